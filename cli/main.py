@@ -1,0 +1,75 @@
+"""Entry point of the ``acp-model`` command.
+
+Owns: argument parsing, subcommand discovery and the exit-code contract shared by every
+subcommand (0 ok, 1 findings, 2 unusable input or usage). Each subcommand lives in its own
+module ``cli/cmd_<name>.py`` that defines ``add_parser(subparsers)`` and ``run(args) -> int``;
+modules are found by name, so adding a command never edits this file.
+
+Must not know: what any subcommand does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+import cli
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Unusable input or options: printed as one line on stderr, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _command_modules() -> list[ModuleType]:
+    names = sorted(
+        m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.startswith("cmd_")
+    )
+    return [importlib.import_module(f"cli.{name}") for name in names]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="acp-model",
+        description="Executable model, simulator and checker of the ACP v2 prompt lifecycle.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for module in _command_modules():
+        p = module.add_parser(sub)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args._run(args)
+    except UsageError as exc:
+        sys.stderr.write(f"acp-model {args.command}: {exc}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:  # e.g. piped into `head`
+        return EXIT_OK
+    except KeyboardInterrupt:
+        sys.stderr.write(f"acp-model {args.command}: interrupted\n")
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
