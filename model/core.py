@@ -1,0 +1,312 @@
+"""The table form every machine of the model is written in, and what can go wrong with it.
+
+Theory of operation
+-------------------
+A machine is a ``MachineSpec``: a name, its states in the spec's order, one initial state, its
+final states, and a total table of ``Row``s (trigger, source, dest, guard, section, actor, rule).
+A (state, trigger) cell with no row is forbidden: firing it raises a ``ProtocolViolation`` that
+names the rule the trigger breaks there (``MachineSpec.forbidden``) and who broke it, and the
+state is left unchanged. A cell may hold two rows only when their guards are complementary
+(``g`` and ``!g``), so the first passing guard can never hide another row.
+
+Guards are named predicates over a context mapping the caller passes with the event (for the
+prompt machine: "is this the oldest held prompt?"). Their implementations live beside the
+table, in ``MachineSpec.guards``; the table itself stays plain data that the fast explorer,
+the diagram code and ``acp-model machines`` read without running anything.
+
+The same table drives two executions that tests keep in agreement:
+- ``MachineSpec.fire(state, trigger, ctx)``: a pure dictionary lookup for explorers.
+- ``Instance``: a live object driven by the ``transitions`` library (one shared ``Machine``
+  per spec, models added with ``add_model``; ``auto_transitions`` off; a trigger whose guards
+  all fail is turned into a violation, never a silent ``False``).
+
+Every spec is checked when it is built (``check_graph``): one initial state, every state
+reachable, no non-final trap states, and every non-final state able to reach a final state
+(or the spec's ``home`` state, e.g. idle for the foreground machine). A failure names the
+offending states.
+
+Must not know: JSON-RPC, sessions, or any particular machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import networkx as nx
+from transitions import Machine, MachineError
+
+Actor = Literal["agent", "client"]
+Context = Mapping[str, Any]
+Guard = Callable[[Context], bool]
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+class ProtocolViolation(Exception):
+    """An event a machine does not allow in its current state.
+
+    Carries fields, not only a message, so tools never parse the text.
+    """
+
+    actor: Actor = "agent"
+
+    def __init__(
+        self, rule: str, machine: str, state: str, event: str, detail: str = ""
+    ) -> None:
+        self.rule = rule
+        self.machine = machine
+        self.state = state
+        self.event = event
+        self.detail = detail
+        text = f"{self.actor} broke {rule}: {machine} cannot {event!r} in state {state!r}"
+        super().__init__(f"{text} ({detail})" if detail else text)
+
+
+class AgentViolation(ProtocolViolation):
+    actor: Actor = "agent"
+
+
+class ClientViolation(ProtocolViolation):
+    actor: Actor = "client"
+
+
+class SpecError(Exception):
+    """A machine table that does not hold together (raised when the spec is built)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One transition of a machine table."""
+
+    trigger: str
+    source: str
+    dest: str
+    section: str
+    """Spec section heading this row comes from."""
+    actor: Actor = "agent"
+    guard: str | None = None
+    """Guard name, ``!name`` for its negation, or None."""
+    note: str = ""
+
+    @property
+    def guard_name(self) -> str | None:
+        return None if self.guard is None else self.guard.lstrip("!")
+
+    @property
+    def negated(self) -> bool:
+        return self.guard is not None and self.guard.startswith("!")
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    """A declarative state machine: states, initial, finals and a table of rows."""
+
+    name: str
+    title: str
+    per: str
+    """What one instance of the machine tracks (e.g. "session", "session/prompt request")."""
+    states: tuple[str, ...]
+    initial: str
+    final: tuple[str, ...]
+    rows: tuple[Row, ...]
+    forbidden: Mapping[str | tuple[str, str], str]
+    """Rule ID broken when a trigger fires where the table has no row for it: keyed by
+    ``(state, trigger)`` for a cell-specific rule, else by ``trigger``."""
+    guards: Mapping[str, Guard] = field(default_factory=dict)
+    guard_rules: Mapping[str, str] = field(default_factory=dict)
+    """guard name -> rule ID broken when a guarded row is refused by its guard."""
+    home: str | None = None
+    """A state every state must be able to reach (checked at build time)."""
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        check_table(self)
+        check_graph(self)
+
+    # -- derived tables ------------------------------------------------------------------
+    @cached_property
+    def triggers(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for row in self.rows:
+            seen.setdefault(row.trigger, None)
+        return tuple(seen)
+
+    @cached_property
+    def actor_of(self) -> Mapping[str, Actor]:
+        return {row.trigger: row.actor for row in self.rows}
+
+    @cached_property
+    def cells(self) -> Mapping[tuple[str, str], tuple[Row, ...]]:
+        index: dict[tuple[str, str], list[Row]] = {}
+        for row in self.rows:
+            index.setdefault((row.source, row.trigger), []).append(row)
+        return {key: tuple(rows) for key, rows in index.items()}
+
+    def enabled(self, state: str) -> tuple[str, ...]:
+        """Triggers with at least one row from ``state`` (guards not evaluated)."""
+        return tuple(t for t in self.triggers if (state, t) in self.cells)
+
+    # -- execution -------------------------------------------------------------------------
+    def violation(self, state: str, trigger: str, rule: str | None = None, detail: str = "") -> ProtocolViolation:
+        actor = self.actor_of.get(trigger, "agent")
+        cls = ClientViolation if actor == "client" else AgentViolation
+        rule = rule or self.forbidden.get((state, trigger)) or self.forbidden.get(trigger, "model")
+        return cls(rule, self.name, state, trigger, detail)
+
+    def fire(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str:
+        """The state after ``trigger`` in ``state``; raises the named violation otherwise."""
+        rows = self.cells.get((state, trigger))
+        if rows is None:
+            if trigger not in self.actor_of:
+                raise SpecError(f"{self.name}: unknown trigger {trigger!r}")
+            raise self.violation(state, trigger)
+        for row in rows:
+            if row.guard is None or self.guards[row.guard_name](ctx) != row.negated:  # type: ignore[index]
+                return row.dest
+        failed = rows[0].guard_name or ""
+        raise self.violation(
+            state, trigger, self.guard_rules.get(failed), f"guard {rows[0].guard!r} refused"
+        )
+
+    # -- the transitions library ---------------------------------------------------------
+    @cached_property
+    def machine(self) -> Machine:
+        """One shared ``transitions.Machine`` for every live instance of this spec."""
+        transitions: list[dict[str, Any]] = []
+        for row in self.rows:
+            entry: dict[str, Any] = {"trigger": row.trigger, "source": row.source, "dest": row.dest}
+            if row.guard is not None:
+                pred = _event_guard(self.guards[row.guard_name])  # type: ignore[index]
+                entry["unless" if row.negated else "conditions"] = [pred]
+            transitions.append(entry)
+        return Machine(
+            model=None,
+            states=list(self.states),
+            transitions=transitions,
+            initial=self.initial,
+            auto_transitions=False,
+            ignore_invalid_triggers=False,
+            send_event=True,
+            name=self.name,
+        )
+
+
+def _event_guard(guard: Guard) -> Callable[[Any], bool]:
+    def predicate(event: Any) -> bool:
+        return guard(event.kwargs.get("ctx", _EMPTY))
+
+    return predicate
+
+
+class Instance:
+    """A live object of one machine, stepped through the ``transitions`` library."""
+
+    state: str
+
+    def __init__(self, spec: MachineSpec) -> None:
+        self.spec = spec
+        spec.machine.add_model(self, initial=spec.initial)
+
+    def fire(self, trigger: str, ctx: Context = _EMPTY) -> str:
+        before = self.state
+        if trigger not in self.spec.actor_of:
+            raise SpecError(f"{self.spec.name}: unknown trigger {trigger!r}")
+        try:
+            moved = self.spec.machine.events[trigger].trigger(self, ctx=ctx)
+        except MachineError:
+            raise self.spec.violation(before, trigger) from None
+        if not moved:
+            rows = self.spec.cells[(before, trigger)]
+            failed = rows[0].guard_name or ""
+            raise self.spec.violation(
+                before, trigger, self.spec.guard_rules.get(failed), f"guard {rows[0].guard!r} refused"
+            )
+        return self.state
+
+    def detach(self) -> None:
+        self.spec.machine.remove_model(self)
+
+
+# -- checks at build time ---------------------------------------------------------------------
+
+
+def check_table(spec: MachineSpec) -> None:
+    problems: list[str] = []
+    states = set(spec.states)
+    if len(states) != len(spec.states):
+        problems.append("duplicate state names")
+    if spec.initial not in states:
+        problems.append(f"initial state {spec.initial!r} is not a state")
+    for f in spec.final:
+        if f not in states:
+            problems.append(f"final state {f!r} is not a state")
+    for row in spec.rows:
+        for s in (row.source, row.dest):
+            if s not in states:
+                problems.append(f"row {row.trigger}: {s!r} is not a state")
+        if row.guard is not None and row.guard_name not in spec.guards:
+            problems.append(f"row {row.trigger}: guard {row.guard!r} has no implementation")
+        if not row.section:
+            problems.append(f"row {row.trigger} from {row.source}: no spec section")
+    actors: dict[str, str] = {}
+    for row in spec.rows:
+        if actors.setdefault(row.trigger, row.actor) != row.actor:
+            problems.append(f"trigger {row.trigger!r} is fired by both agent and client")
+    cells: dict[tuple[str, str], list[Row]] = {}
+    for row in spec.rows:
+        cells.setdefault((row.source, row.trigger), []).append(row)
+    for (source, trigger), rows in cells.items():
+        if len(rows) == 1:
+            continue
+        guards = sorted(r.guard or "" for r in rows)
+        if len(rows) != 2 or guards[0] == "" or guards[0].lstrip("!") != guards[1].lstrip("!") or (
+            guards[0].startswith("!") == guards[1].startswith("!")
+        ):
+            problems.append(f"overlapping rows for ({source}, {trigger}): guards {guards}")
+    for trigger in {r.trigger for r in spec.rows}:
+        if trigger not in spec.forbidden:
+            problems.append(f"trigger {trigger!r} has no rule for where it is forbidden")
+    if problems:
+        raise SpecError(f"{spec.name}: " + "; ".join(problems))
+
+
+def graph_of(spec: MachineSpec) -> nx.MultiDiGraph:
+    """The machine as a networkx multigraph: nodes are states, one edge per row."""
+    g = nx.MultiDiGraph(name=spec.name)
+    g.add_nodes_from(spec.states)
+    for i, row in enumerate(spec.rows):
+        g.add_edge(row.source, row.dest, key=i, trigger=row.trigger, guard=row.guard or "")
+    return g
+
+
+def check_graph(spec: MachineSpec) -> None:
+    g = graph_of(spec)
+    problems: list[str] = []
+    reachable = nx.descendants(g, spec.initial) | {spec.initial}
+    unreachable = [s for s in spec.states if s not in reachable]
+    if unreachable:
+        problems.append(f"unreachable states {unreachable}")
+    finals = set(spec.final)
+    traps = [s for s in spec.states if s not in finals and g.out_degree(s) == 0]
+    if traps:
+        problems.append(f"non-final trap states {traps}")
+    targets = set(finals)
+    if spec.home is not None:
+        targets.add(spec.home)
+    if targets:
+        stuck = [
+            s
+            for s in spec.states
+            if s not in targets and not (nx.descendants(g, s) & targets)
+        ]
+        if stuck:
+            problems.append(f"states that can reach no final or home state {stuck}")
+    if spec.home is not None:
+        cut_off = [s for s in spec.states if s != spec.home and spec.home not in nx.descendants(g, s)]
+        if cut_off:
+            problems.append(f"{spec.home!r} is not reachable from {cut_off}")
+    if problems:
+        raise SpecError(f"{spec.name}: " + "; ".join(problems))

@@ -1,0 +1,107 @@
+"""Foreground state of one session: idle, running, requires_action, unknown (and unrecognized).
+
+Theory of operation
+-------------------
+The Agent reports the session's aggregate foreground activity with ``state_update``. Work
+starts (running, or requires_action when it starts blocked), blocks, resumes and ends (idle,
+with a stop reason carried as data: end_turn, max_tokens, max_turn_requests, refusal,
+cancelled, error, or a custom ``_`` reason). Loss of observability moves any state to unknown;
+a later current-state snapshot restores a known state without implying that work started or
+ended. A state the observer does not recognise (a future ACP state) is held as
+``unrecognized``: generic busy, never idle.
+
+Repeated snapshots of the current state are idempotent and are not transitions: the mapping
+from a reported state to a trigger (``trigger_for``) returns None for them.
+
+Rows come from: Foreground and background work; 3. Agent reports output; 4. Report completion;
+Session states; State transitions; Waiting for user action; Work boundaries and local commands.
+
+Must not know: prompts, JSON-RPC ids, tool calls, or why work started.
+"""
+
+from __future__ import annotations
+
+from model.core import MachineSpec, Row
+
+IDLE, RUNNING, REQUIRES_ACTION, UNKNOWN, UNRECOGNIZED = (
+    "idle",
+    "running",
+    "requires_action",
+    "unknown",
+    "unrecognized",
+)
+STATES = (IDLE, RUNNING, REQUIRES_ACTION, UNKNOWN, UNRECOGNIZED)
+KNOWN_STATES = (IDLE, RUNNING, REQUIRES_ACTION, UNKNOWN)
+STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
+
+FG = "Foreground and background work"
+STATES_SEC = "Session states"
+TRANS = "State transitions"
+WAIT = "Waiting for user action"
+DONE = "4. Report completion"
+
+ROWS = (
+    Row("start", IDLE, RUNNING, FG, note="foreground work starts"),
+    Row("start_blocked", IDLE, REQUIRES_ACTION, TRANS, note="work starts blocked on user action"),
+    Row("block", RUNNING, REQUIRES_ACTION, WAIT, note="work blocks on user action"),
+    Row("resume", REQUIRES_ACTION, RUNNING, WAIT, note="progress resumes"),
+    Row("end", RUNNING, IDLE, DONE, note="work ends; stop reason as data"),
+    Row("end", REQUIRES_ACTION, IDLE, WAIT, note="work ends without resuming"),
+    Row("lose", IDLE, UNKNOWN, STATES_SEC),
+    Row("lose", RUNNING, UNKNOWN, STATES_SEC),
+    Row("lose", REQUIRES_ACTION, UNKNOWN, STATES_SEC),
+    Row("lose", UNRECOGNIZED, UNKNOWN, STATES_SEC),
+    Row("restore_idle", UNKNOWN, IDLE, TRANS, note="snapshot, not a completion"),
+    Row("restore_running", UNKNOWN, RUNNING, TRANS, note="snapshot, not a start"),
+    Row("restore_requires_action", UNKNOWN, REQUIRES_ACTION, TRANS),
+    Row("future_state", IDLE, UNRECOGNIZED, STATES_SEC, note="a state the observer does not know"),
+    Row("future_state", RUNNING, UNRECOGNIZED, STATES_SEC),
+    Row("future_state", REQUIRES_ACTION, UNRECOGNIZED, STATES_SEC),
+    Row("future_state", UNKNOWN, UNRECOGNIZED, STATES_SEC),
+    Row("restore_idle", UNRECOGNIZED, IDLE, STATES_SEC),
+    Row("restore_running", UNRECOGNIZED, RUNNING, STATES_SEC),
+    Row("restore_requires_action", UNRECOGNIZED, REQUIRES_ACTION, STATES_SEC),
+)
+
+SPEC = MachineSpec(
+    name="foreground",
+    title="Foreground state",
+    per="session",
+    states=STATES,
+    initial=IDLE,
+    final=(),
+    rows=ROWS,
+    home=IDLE,
+    forbidden={
+        "start": "TRANS-00",
+        "start_blocked": "TRANS-00",
+        "block": "TRANS-00",
+        "resume": "TRANS-00",
+        "end": "TRANS-00",
+        "lose": "TRANS-00",
+        "restore_idle": "TRANS-00",
+        "restore_running": "TRANS-00",
+        "restore_requires_action": "TRANS-00",
+        "future_state": "TRANS-00",
+    },
+    description="Aggregate foreground activity of a session as the Agent reports it.",
+)
+
+_RESTORE = {IDLE: "restore_idle", RUNNING: "restore_running", REQUIRES_ACTION: "restore_requires_action"}
+
+
+def trigger_for(current: str, reported: str) -> str | None:
+    """The trigger a reported state means in ``current``; None for a repeated snapshot."""
+    if reported == current:
+        return None
+    if reported == UNKNOWN:
+        return "lose"
+    if reported not in KNOWN_STATES:
+        return None if current == UNRECOGNIZED else "future_state"
+    if current in (UNKNOWN, UNRECOGNIZED):
+        return _RESTORE[reported]
+    if current == IDLE:
+        return "start" if reported == RUNNING else "start_blocked"
+    if reported == IDLE:
+        return "end"
+    return "block" if reported == REQUIRES_ACTION else "resume"

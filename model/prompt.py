@@ -1,0 +1,102 @@
+"""One ``session/prompt`` request, from receipt to its single answer.
+
+Theory of operation
+-------------------
+The Agent receives a prompt and either inserts it at once or holds it; held prompts are
+inserted in the order received (guard ``oldest_held``). Insertion is acceptance: only then may
+the Agent answer, and then only with success (the inserted user message's messageId). Before
+insertion the Agent may reject the request with a JSON-RPC error (invalid params -32602, a hook
+rejection, an early failure), but never only because foreground work is active (guard
+``busy_only``). A prompt not yet inserted is withdrawn with -32800 when the Client asks
+(``$/cancel_request``, ``session/close``: the Agent may still insert it instead) or when a
+``session/cancel`` covers it (then -32800 is the only answer). Cancellation never undoes an
+insertion: the cancel triggers are self-loops once a prompt is inserted or answered.
+
+Rows come from: 1. User message; 2. Prompt accepted; Prompts during active work; Prompts that are
+never inserted; Cancellation.
+
+Must not know: foreground state, message content, or the transport.
+"""
+
+from __future__ import annotations
+
+from model.core import Context, MachineSpec, Row
+
+RECEIVED, HELD, CANCEL_REQUESTED, COVERED, INSERTED, ANSWERED, REJECTED, WITHDRAWN = (
+    "received",
+    "held",
+    "cancel_requested",
+    "covered",
+    "inserted",
+    "answered",
+    "rejected",
+    "withdrawn",
+)
+STATES = (RECEIVED, HELD, CANCEL_REQUESTED, COVERED, INSERTED, ANSWERED, REJECTED, WITHDRAWN)
+PENDING = (RECEIVED, HELD, CANCEL_REQUESTED, COVERED)
+"""Not yet inserted: the states ``session/cancel`` covers."""
+
+ACC = "2. Prompt accepted"
+ACTIVE = "Prompts during active work"
+NEVER = "Prompts that are never inserted"
+CANCEL = "Cancellation"
+
+ROWS = (
+    Row("hold", RECEIVED, HELD, ACTIVE, note="agent holds it for later"),
+    Row("insert", RECEIVED, INSERTED, ACC),
+    Row("insert", HELD, INSERTED, ACTIVE, guard="oldest_held", note="held prompts go in order"),
+    Row("insert", CANCEL_REQUESTED, INSERTED, ACC, guard="oldest_held", note="the request was not cancelled"),
+    Row("answer", INSERTED, ANSWERED, ACC, note="success with the messageId"),
+    Row("reject", RECEIVED, REJECTED, NEVER, guard="!busy_only", note="-32602, hook or early failure"),
+    Row("reject", HELD, REJECTED, NEVER, guard="!busy_only"),
+    Row("reject", CANCEL_REQUESTED, REJECTED, NEVER, guard="!busy_only"),
+    Row("cancel_request", RECEIVED, CANCEL_REQUESTED, ACTIVE, actor="client", note="$/cancel_request"),
+    Row("cancel_request", HELD, CANCEL_REQUESTED, ACTIVE, actor="client"),
+    Row("cancel_request", CANCEL_REQUESTED, CANCEL_REQUESTED, ACTIVE, actor="client"),
+    Row("cancel_request", COVERED, COVERED, ACTIVE, actor="client"),
+    Row("cancel_request", INSERTED, INSERTED, ACC, actor="client", note="too late: still succeeds"),
+    Row("cancel_request", ANSWERED, ANSWERED, ACC, actor="client", note="ignored"),
+    Row("cancel_request", REJECTED, REJECTED, ACC, actor="client", note="ignored"),
+    Row("cancel_request", WITHDRAWN, WITHDRAWN, ACC, actor="client", note="ignored"),
+    Row("cover", RECEIVED, COVERED, CANCEL, actor="client", note="session/cancel or session/close"),
+    Row("cover", HELD, COVERED, CANCEL, actor="client"),
+    Row("cover", CANCEL_REQUESTED, COVERED, CANCEL, actor="client"),
+    Row("cover", COVERED, COVERED, CANCEL, actor="client"),
+    Row("cover", INSERTED, INSERTED, CANCEL, actor="client", note="insertion is not undone"),
+    Row("cover", ANSWERED, ANSWERED, CANCEL, actor="client"),
+    Row("cover", REJECTED, REJECTED, CANCEL, actor="client"),
+    Row("cover", WITHDRAWN, WITHDRAWN, CANCEL, actor="client"),
+    Row("withdraw", CANCEL_REQUESTED, WITHDRAWN, ACTIVE, note="-32800"),
+    Row("withdraw", COVERED, WITHDRAWN, CANCEL, note="-32800"),
+)
+
+
+def _oldest_held(ctx: Context) -> bool:
+    return bool(ctx.get("oldest_held", True))
+
+
+def _busy_only(ctx: Context) -> bool:
+    return bool(ctx.get("busy_only", False))
+
+
+SPEC = MachineSpec(
+    name="prompt",
+    title="Prompt submission",
+    per="session/prompt request",
+    states=STATES,
+    initial=RECEIVED,
+    final=(ANSWERED, REJECTED, WITHDRAWN),
+    rows=ROWS,
+    guards={"oldest_held": _oldest_held, "busy_only": _busy_only},
+    guard_rules={"oldest_held": "ACTIVE-00", "busy_only": "ACTIVE-00"},
+    forbidden={
+        "hold": "ACC-00",
+        "insert": "CANCEL-00",
+        "answer": "ACC-00",
+        "reject": "ACC-00",
+        "cancel_request": "ACC-00",
+        "cover": "CANCEL-00",
+        "withdraw": "ACC-00",
+    },
+    description="A session/prompt request from receipt to its one answer.",
+)

@@ -1,0 +1,56 @@
+"""Every machine of the model, in the order ``acp-model machines`` lists them.
+
+Owns: the list and its JSON form (the ``machines --json`` contract: name, states, initial,
+final, transitions with trigger, source, dest, guard, section).
+Must not know: how any machine is executed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model import background, compaction, entity, foreground, permission, prompt, session, toolcall
+from model.core import MachineSpec
+
+MACHINES: tuple[MachineSpec, ...] = (
+    foreground.SPEC,
+    prompt.SPEC,
+    toolcall.SPEC,
+    permission.SPEC,
+    compaction.SPEC,
+    background.SPEC,
+    entity.SPEC,
+    session.SPEC,
+)
+BY_NAME: dict[str, MachineSpec] = {m.name: m for m in MACHINES}
+
+
+def rule_of(spec: MachineSpec, state: str, trigger: str) -> str:
+    return spec.violation(state, trigger).rule
+
+
+def to_json(spec: MachineSpec) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "title": spec.title,
+        "per": spec.per,
+        "description": spec.description,
+        "states": list(spec.states),
+        "initial": spec.initial,
+        "final": list(spec.final),
+        "transitions": [
+            {
+                "trigger": r.trigger,
+                "source": r.source,
+                "dest": r.dest,
+                "guard": r.guard,
+                "section": r.section,
+                "actor": r.actor,
+                "note": r.note,
+            }
+            for r in spec.rows
+        ],
+        "forbidden": {
+            (k if isinstance(k, str) else f"{k[0]}:{k[1]}"): v for k, v in spec.forbidden.items()
+        },
+    }

@@ -1,0 +1,62 @@
+"""One session: open, closing, closed, and resume with optional history replay.
+
+Theory of operation
+-------------------
+A session is open once initialized (sessions in a transcript are assumed initialized unless
+it shows the setup). ``session/close`` ends it once the Agent answers. ``session/resume``
+starts a resume: the Agent optionally replays history, then MUST send a snapshot of the
+foreground state, and only then answers the resume successfully; the snapshot after replay and
+before the response is what the Client uses (it must not infer activity from replay).
+
+Rows come from: Initial state and synchronization; 2. Prompt accepted (close); Cancellation.
+
+Must not know: prompts, entities, or foreground activity itself (only that a snapshot was sent).
+"""
+
+from __future__ import annotations
+
+from model.core import MachineSpec, Row
+
+OPEN, CLOSING, CLOSED, RESUMING, REPLAYING, SYNCED = (
+    "open",
+    "closing",
+    "closed",
+    "resuming",
+    "replaying",
+    "synced",
+)
+STATES = (OPEN, CLOSING, CLOSED, RESUMING, REPLAYING, SYNCED)
+SYNC = "Initial state and synchronization"
+ACC = "2. Prompt accepted"
+
+ROWS = (
+    Row("close", OPEN, CLOSING, ACC, actor="client", note="session/close"),
+    Row("closed", CLOSING, CLOSED, ACC, note="close response"),
+    Row("resume", CLOSED, RESUMING, SYNC, actor="client", note="session/resume"),
+    Row("replay", RESUMING, REPLAYING, SYNC, note="history replay starts"),
+    Row("replay", REPLAYING, REPLAYING, SYNC, note="more replayed updates"),
+    Row("snapshot", RESUMING, SYNCED, SYNC, note="state after resuming"),
+    Row("snapshot", REPLAYING, SYNCED, SYNC, note="state after the replay"),
+    Row("snapshot", SYNCED, SYNCED, SYNC, note="repeated snapshot"),
+    Row("resumed", SYNCED, OPEN, SYNC, note="successful resume response"),
+)
+
+SPEC = MachineSpec(
+    name="session",
+    title="Session",
+    per="session",
+    states=STATES,
+    initial=OPEN,
+    final=(),
+    rows=ROWS,
+    home=OPEN,
+    forbidden={
+        "close": "ACC-00",
+        "closed": "ACC-00",
+        "resume": "SYNC-00",
+        "replay": "SYNC-00",
+        "snapshot": "SYNC-00",
+        "resumed": "SYNC-00",
+    },
+    description="Session open/close and the resume handshake.",
+)

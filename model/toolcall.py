@@ -1,0 +1,73 @@
+"""One tool call: pending, in_progress, paused, completed, failed, cancelled.
+
+Theory of operation
+-------------------
+A tool call is created by its first ``tool_call_update`` (or content chunk) and starts pending.
+The live statuses (pending, in_progress, paused) may follow each other in any order, as the
+Agent asks permission, runs, suspends or schedules the work. completed, failed and cancelled
+are final: a final status is never reopened; the Agent starts a new tool call instead.
+Content is replaced by a ``tool_call_update`` that carries content and appended by a
+``tool_call_content_chunk``; both leave the status alone (self-loops), on live and final calls.
+
+Rows come from: 5. Tool invocation and status reporting; Background work; Failures; Cancellation.
+
+Must not know: permissions, foreground state, or who is waiting on the call.
+"""
+
+from __future__ import annotations
+
+from model.core import MachineSpec, Row
+
+PENDING, IN_PROGRESS, PAUSED, COMPLETED, FAILED, CANCELLED = (
+    "pending",
+    "in_progress",
+    "paused",
+    "completed",
+    "failed",
+    "cancelled",
+)
+STATES = (PENDING, IN_PROGRESS, PAUSED, COMPLETED, FAILED, CANCELLED)
+LIVE = (PENDING, IN_PROGRESS, PAUSED)
+FINAL = (COMPLETED, FAILED, CANCELLED)
+
+TOOL = "5. Tool invocation and status reporting"
+BG = "Background work"
+
+_SET = {PENDING: "set_pending", IN_PROGRESS: "run", PAUSED: "pause"}
+_END = {COMPLETED: "complete", FAILED: "fail", CANCELLED: "cancel"}
+
+ROWS = (
+    *(
+        Row(_SET[dest], src, dest, TOOL if dest == IN_PROGRESS else BG)
+        for src in LIVE
+        for dest in LIVE
+        if src != dest
+    ),
+    *(Row(_END[dest], src, dest, TOOL) for src in LIVE for dest in FINAL),
+    *(Row("replace_content", s, s, TOOL, note="tool_call_update with content") for s in STATES),
+    *(Row("append_content", s, s, TOOL, note="tool_call_content_chunk") for s in STATES),
+)
+
+SPEC = MachineSpec(
+    name="tool_call",
+    title="Tool call",
+    per="tool call (toolCallId)",
+    states=STATES,
+    initial=PENDING,
+    final=FINAL,
+    rows=ROWS,
+    forbidden={
+        "set_pending": "BG-00",
+        "run": "BG-00",
+        "pause": "BG-00",
+        "complete": "BG-00",
+        "fail": "BG-00",
+        "cancel": "BG-00",
+        "replace_content": "BG-00",
+        "append_content": "BG-00",
+    },
+    description="Status of one tool call; final statuses are final.",
+)
+
+STATUS_TRIGGER = {**_SET, **_END}
+"""Reported status -> trigger (a repeated status is no trigger)."""

@@ -1,0 +1,223 @@
+"""The machines of model/: load-time checks, the total (state, event) sweep, and entity arithmetic."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cli.main import main
+from model import entity, foreground
+from model.core import (
+    AgentViolation,
+    ClientViolation,
+    Instance,
+    MachineSpec,
+    ProtocolViolation,
+    Row,
+    SpecError,
+)
+from model.registry import MACHINES
+
+CELLS = [
+    (spec, state, trigger) for spec in MACHINES for state in spec.states for trigger in spec.triggers
+]
+
+
+def _contexts(spec: MachineSpec) -> st.SearchStrategy[dict[str, bool]]:
+    return st.fixed_dictionaries({name: st.booleans() for name in spec.guards})
+
+
+@st.composite
+def cell_and_ctx(draw: st.DrawFn) -> tuple[MachineSpec, str, str, dict[str, bool]]:
+    spec, state, trigger = draw(st.sampled_from(CELLS))
+    return spec, state, trigger, draw(_contexts(spec))
+
+
+def _expected(spec: MachineSpec, state: str, trigger: str, ctx: dict[str, bool]) -> str | None:
+    for row in spec.cells.get((state, trigger), ()):
+        if row.guard is None or ctx[row.guard_name or ""] != row.negated:
+            return row.dest
+    return None
+
+
+@settings(max_examples=600, deadline=None)
+@given(cell_and_ctx())
+def test_every_cell_reaches_its_target_or_raises_the_named_violation(
+    case: tuple[MachineSpec, str, str, dict[str, bool]],
+) -> None:
+    spec, state, trigger, ctx = case
+    expected = _expected(spec, state, trigger, ctx)
+    live = Instance(spec)
+    live.state = state
+    try:
+        for step in (lambda: spec.fire(state, trigger, ctx), lambda: live.fire(trigger, ctx)):
+            if expected is None:
+                with pytest.raises(ProtocolViolation) as info:
+                    step()
+                v = info.value
+                assert (v.machine, v.state, v.event) == (spec.name, state, trigger)
+                assert v.rule and v.rule != "model"
+                cls = ClientViolation if spec.actor_of[trigger] == "client" else AgentViolation
+                assert isinstance(v, cls)
+                assert live.state == state, "a refused event must leave the state unchanged"
+            else:
+                assert step() == expected
+                live.state = state
+    finally:
+        live.detach()
+
+
+def test_sweep_covers_every_cell_and_every_row() -> None:
+    # The sweep above draws from CELLS; make sure that list really is total.
+    for spec in MACHINES:
+        assert len({(s, t) for sp, s, t in CELLS if sp is spec}) == len(spec.states) * len(spec.triggers)
+        for row in spec.rows:
+            ctx = {g: not row.negated if g == row.guard_name else False for g in spec.guards}
+            assert spec.fire(row.source, row.trigger, ctx) == row.dest
+
+
+def test_guard_refusal_names_the_guard_rule() -> None:
+    from model import prompt
+
+    with pytest.raises(AgentViolation) as info:
+        prompt.SPEC.fire("held", "insert", {"oldest_held": False})
+    assert info.value.rule == prompt.SPEC.guard_rules["oldest_held"]
+    assert "guard" in info.value.detail
+
+
+def test_unknown_trigger_is_a_spec_error_not_a_violation() -> None:
+    with pytest.raises(SpecError):
+        foreground.SPEC.fire("idle", "teleport")
+
+
+def _spec(**over: object) -> MachineSpec:
+    base: dict[str, object] = dict(
+        name="t",
+        title="t",
+        per="t",
+        states=("a", "b", "c"),
+        initial="a",
+        final=("c",),
+        rows=(Row("go", "a", "b", "S"), Row("stop", "b", "c", "S")),
+        forbidden={"go": "X-01", "stop": "X-01"},
+    )
+    base.update(over)
+    return MachineSpec(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("over", "needle"),
+    [
+        ({"states": ("a", "b", "c", "d")}, "unreachable states ['d']"),
+        ({"final": ()}, "non-final trap states ['c']"),
+        ({"initial": "z"}, "initial state 'z'"),
+        ({"rows": (Row("go", "a", "b", "S"), Row("go", "a", "c", "S"), Row("stop", "b", "c", "S"))}, "overlapping"),
+        ({"forbidden": {"go": "X-01"}}, "trigger 'stop' has no rule"),
+        (
+            {
+                "states": ("a", "b", "c", "d"),
+                "rows": (Row("go", "a", "b", "S"), Row("stop", "b", "c", "S"), Row("go", "b", "d", "S"),
+                         Row("spin", "d", "d", "S")),
+                "forbidden": {"go": "X", "stop": "X", "spin": "X"},
+            },
+            "can reach no final or home state ['d']",
+        ),
+    ],
+)
+def test_load_time_checks_name_the_offending_states(over: dict[str, object], needle: str) -> None:
+    with pytest.raises(SpecError) as info:
+        _spec(**over)
+    assert needle in str(info.value)
+
+
+def test_idle_is_reachable_from_every_foreground_state() -> None:
+    import networkx as nx
+
+    from model.core import graph_of
+
+    g = graph_of(foreground.SPEC)
+    for s in foreground.STATES:
+        assert s == "idle" or "idle" in nx.descendants(g, s)
+
+
+@pytest.mark.parametrize(
+    ("current", "reported", "trigger"),
+    [
+        ("idle", "idle", None),
+        ("idle", "running", "start"),
+        ("idle", "requires_action", "start_blocked"),
+        ("running", "requires_action", "block"),
+        ("requires_action", "running", "resume"),
+        ("running", "idle", "end"),
+        ("running", "unknown", "lose"),
+        ("unknown", "idle", "restore_idle"),
+        ("running", "_paused_for_review", "future_state"),
+        ("unrecognized", "_other_future", None),
+        ("unrecognized", "running", "restore_running"),
+    ],
+)
+def test_reported_state_maps_to_trigger(current: str, reported: str, trigger: str | None) -> None:
+    assert foreground.trigger_for(current, reported) == trigger
+    if trigger is not None:
+        assert foreground.SPEC.fire(current, trigger) in foreground.STATES
+
+
+def test_spec_example_full_update_then_chunks() -> None:
+    # agent_message [A]; chunk B -> [A, B]; agent_message [C] -> [C]; chunk D -> [C, D]
+    c = entity.apply_upsert([], ["A"])
+    c = entity.apply_chunk(c, "B")
+    assert c == ["A", "B"]
+    c = entity.apply_upsert(c, ["C"])
+    assert c == ["C"]
+    c = entity.apply_chunk(c, "D")
+    assert c == ["C", "D"]
+
+
+def test_upsert_omitted_null_and_empty() -> None:
+    assert entity.apply_upsert(["A"]) == ["A"]
+    assert entity.apply_upsert(["A"], None) == []
+    assert entity.apply_upsert(["A"], []) == []
+    assert entity.upsert_trigger(entity.MISSING) == "upsert_keep"
+    assert entity.upsert_trigger(None) == "upsert_clear"
+    assert entity.upsert_trigger([]) == "upsert_clear"
+    assert entity.upsert_trigger([{"type": "text", "text": "x"}]) == "upsert_content"
+
+
+def test_chunk_for_unseen_entity_creates_it() -> None:
+    assert entity.SPEC.fire("unseen", "chunk") == "with_content"
+    assert entity.apply_chunk([], "B") == ["B"]
+
+
+def test_meta_patch_is_by_top_level_key() -> None:
+    assert entity.patch_meta({"a": 1, "b": {"x": 1}}, {"b": {"y": 2}, "c": 3}) == {
+        "a": 1,
+        "b": {"y": 2},
+        "c": 3,
+    }
+    assert entity.patch_meta({"a": 1}, None) == {"a": 1}
+
+
+def test_machines_json_lists_all_eight_with_sections(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["machines", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    names = [m["name"] for m in data]
+    assert names == [
+        "foreground", "prompt", "tool_call", "permission", "compaction", "background_item", "entity", "session",
+    ]
+    for m in data:
+        assert {"name", "states", "initial", "final", "transitions"} <= set(m)
+        assert m["initial"] in m["states"]
+        for row in m["transitions"]:
+            assert {"trigger", "source", "dest", "guard", "section"} <= set(row)
+            assert row["source"] in m["states"] and row["dest"] in m["states"]
+            assert row["section"]
+
+
+def test_machines_human_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["machines"]) == 0
+    out = capsys.readouterr().out
+    assert "foreground: Foreground state" in out
+    assert "--start_blocked" in out
