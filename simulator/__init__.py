@@ -1,0 +1,1 @@
+"""The simulator: agent, client and transport composed, sans-IO."""

@@ -1,0 +1,718 @@
+"""The normative client view: what a Client that applies every update exactly as the spec asks shows.
+
+Theory of operation
+-------------------
+``ClientView.apply(sender, message)`` consumes every JSON-RPC message in the order the Client
+receives or sends it and folds it into one view per session ID:
+
+* **Entities** (spec: Entity IDs, Message IDs, Session-directed messages, Session compaction,
+  5. Tool invocation) are keyed by (type, ID). The first update *or chunk* of an entity creates
+  it with its defaults and fixes its timeline position; later ones patch it in place. Upserts
+  follow patch rules (omitted: unchanged, null: cleared, value: replaced; content ``[]`` also
+  clears); chunks append; a chunk for an unseen ID creates the entity first.
+* **Session state** (spec: Session states, Initial state and synchronization, State transitions,
+  Background work, Stop reasons): sessions start idle; a ``session/new`` response never
+  overwrites a reported state; an unrecognized state is a generic busy state, never idle;
+  ``background`` is the latest concrete list or ``None`` (unknown) when omitted, null or
+  malformed; an idle that ends running or requires_action work is one completion, repeats are
+  not, and snapshots received while a ``session/resume`` is pending never count.
+* **Prompt bookkeeping** (spec: 2. Prompt accepted): the JSON-RPC id of a client-sent
+  ``session/prompt`` maps to the messageId its success response returns. The association comes
+  only from the response, never from content or arrival order; whether the ``user_message``
+  update came first or later, there is only one user-message entity.
+* **Unknown and custom update variants** (spec: Session updates) are kept raw in ``preserved``
+  and otherwise ignored.
+
+Readings where the spec text we have is silent (the "Metadata Patches" and "Display-only
+Terminals" sections are not in our copy; the schema ``$defs`` descriptions fill the gap):
+
+* ``_meta`` on an upsert: omitted leaves it unchanged, ``null`` clears it (the schema says so for
+  every upsert that has stored metadata), an object patches by top-level key, a key set to null
+  is removed, nested objects are not merged. Chunk, plan and usage ``_meta`` is event-scoped.
+* A malformed optional field (wrong JSON type) is ignored, i.e. treated as omitted; malformed
+  list items in content arrays are skipped. ``background`` is the exception: the spec says a
+  malformed list makes background unknown. A list item is malformed when it is not an object
+  with a string ``type`` or a known type lacks its string ID; an unknown item type is valid.
+* A state update whose ``state`` is missing or not a string is treated as an unrecognized state.
+* An idle after ``unknown`` or an unrecognized state is not a completion: the spec says a known
+  snapshot after unknown implies no start or end of work, and we read unrecognized states alike.
+* ``plan_removed`` for a plan never seen is a no-op (there is nothing to remove); a removed plan
+  keeps its entity and position with ``removed: true``.
+* A known update variant missing its required fields is counted in ``malformed_updates`` and
+  otherwise ignored. Session ``notice`` events are counted, never stored (they are live-only).
+* The optional client-side "mark tool calls cancelled" hint after ``session/cancel`` is not
+  applied: it is a local display hint, replaced by the Agent's own updates.
+
+``apply`` does not copy the messages it is given: callers must not mutate a message after
+passing it in. ``to_json`` builds fresh containers but shares JSON leaves (content blocks):
+treat its result as read-only.
+
+Deliberate faults (``faults=``) turn this into one of a few named buggy clients, each a small
+branch below, for mutation testing of the monitors.
+
+Must not know: transports, files, the agent's internals, or which rules a monitor checks.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+Json = Any
+Message = dict[str, Any]
+
+ENTITY_TYPES: tuple[str, ...] = (
+    "user_message",
+    "agent_message",
+    "agent_thought",
+    "session_message",
+    "tool_call",
+    "compaction",
+    "terminal",
+    "plan",
+)
+KNOWN_STATES = frozenset({"idle", "running", "requires_action", "unknown"})
+ACTIVE_STATES = frozenset({"running", "requires_action"})
+
+F_OMITTED_BACKGROUND_EMPTY = "omitted-background-is-empty"
+F_MOVE_ON_UPDATE = "move-on-update"
+F_DROP_UNSEEN_CHUNK = "drop-unseen-chunk"
+F_KEY_BY_ID_ONLY = "key-by-id-only"
+F_UNKNOWN_STATE_IDLE = "unknown-state-is-idle"
+F_REPEAT_IDLE_COUNTS = "repeat-idle-counts"
+F_RESPONSE_OVERWRITES = "response-overwrites-state"
+
+CLIENT_FAULTS: tuple[str, ...] = (
+    F_OMITTED_BACKGROUND_EMPTY,
+    F_MOVE_ON_UPDATE,
+    F_DROP_UNSEEN_CHUNK,
+    F_KEY_BY_ID_ONLY,
+    F_UNKNOWN_STATE_IDLE,
+    F_REPEAT_IDLE_COUNTS,
+    F_RESPONSE_OVERWRITES,
+)
+
+_MISSING: Any = object()
+
+
+# -- small validators ----------------------------------------------------------------------------
+def _is_str(v: Json) -> bool:
+    return isinstance(v, str)
+
+
+def _is_obj(v: Json) -> bool:
+    return isinstance(v, dict)
+
+
+def _is_any(v: Json) -> bool:
+    return True
+
+
+def _is_block(v: Json) -> bool:
+    """A ContentBlock / ToolCallContent item: an object with a string ``type``."""
+    return isinstance(v, dict) and isinstance(v.get("type"), str)
+
+
+def _is_uint(v: Json) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _is_cost(v: Json) -> bool:
+    if not isinstance(v, dict):
+        return False
+    amount = v.get("amount")
+    numeric = isinstance(amount, int | float) and not isinstance(amount, bool)
+    return numeric and isinstance(v.get("currency"), str)
+
+
+_BACKGROUND_ID_FIELD = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
+
+
+def _valid_background(items: list[Json]) -> bool:
+    for item in items:
+        if not isinstance(item, dict):
+            return False
+        kind = item.get("type")
+        if not isinstance(kind, str):
+            return False
+        id_field = _BACKGROUND_ID_FIELD.get(kind)
+        if id_field is not None and not isinstance(item.get(id_field), str):
+            return False
+    return True
+
+
+def _decode_b64(v: Json) -> bytes | None:
+    if not isinstance(v, str):
+        return None
+    try:
+        return base64.b64decode(v, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def freeze(value: Json) -> Any:
+    """A hashable, order-sensitive form of a JSON value (dicts by sorted key, tagged)."""
+    if isinstance(value, dict):
+        return ("{", tuple(sorted((k, freeze(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return ("[", tuple(freeze(v) for v in value))
+    return value
+
+
+def json_key(request_id: Json) -> str:
+    """How a JSON-RPC id is written as a key of ``prompts``: ``7`` -> ``"7"``, ``"p"`` -> ``'"p"'``."""
+    return json.dumps(request_id)
+
+
+# -- entities ------------------------------------------------------------------------------------
+def _defaults(etype: str) -> dict[str, Json]:
+    if etype == "tool_call":
+        return {
+            "status": "pending",
+            "title": None,
+            "kind": "other",
+            "name": None,
+            "content": [],
+            "locations": [],
+            "rawInput": None,
+            "rawOutput": None,
+            "capabilities": None,
+            "_meta": {},
+        }
+    if etype == "compaction":
+        return {"status": "in_progress", "summary": [], "error": None, "_meta": {}}
+    if etype == "terminal":
+        return {
+            "command": None,
+            "cwd": None,
+            "output": None,
+            "exitStatus": None,
+            "size": None,
+            "capabilities": None,
+            "_meta": {},
+        }
+    if etype == "plan":
+        return {"plan": None, "removed": False}
+    if etype == "session_message":
+        return {
+            "content": [],
+            "_meta": {},
+            "senderSessionId": None,
+            "recipientSessionId": None,
+            "senderMessageId": None,
+            "recipientMessageId": None,
+        }
+    return {"content": [], "_meta": {}}
+
+
+class _Entity:
+    __slots__ = ("eid", "etype", "fields", "frozen")
+
+    def __init__(self, etype: str, eid: str) -> None:
+        self.etype = etype
+        self.eid = eid
+        self.fields = _defaults(etype)
+        self.frozen: Any = None
+
+    def to_json(self) -> dict[str, Json]:
+        out: dict[str, Json] = {}
+        for name, value in self.fields.items():
+            if name == "output" and isinstance(value, bytes):
+                out[name] = base64.b64encode(value).decode("ascii")
+            elif isinstance(value, list):
+                out[name] = list(value)
+            elif isinstance(value, dict) and name == "_meta":
+                out[name] = dict(value)
+            else:
+                out[name] = value
+        return out
+
+    def snapshot(self) -> Any:
+        if self.frozen is None:
+            self.frozen = (self.etype, self.eid, tuple(freeze(v) for v in self.fields.values()))
+        return self.frozen
+
+
+# -- patch helpers (each mutates ``fields`` in place; ``upd`` is the wire payload) ---------------
+def _patch(
+    fields: dict[str, Json],
+    upd: dict[str, Json],
+    name: str,
+    check: Callable[[Json], bool],
+    null_value: Json = None,
+) -> None:
+    value = upd.get(name, _MISSING)
+    if value is _MISSING:
+        return
+    if value is None:
+        fields[name] = null_value
+    elif check(value):
+        fields[name] = value
+
+
+def _patch_list(
+    fields: dict[str, Json], upd: dict[str, Json], name: str, item_ok: Callable[[Json], bool]
+) -> None:
+    value = upd.get(name, _MISSING)
+    if value is _MISSING:
+        return
+    if value is None:
+        fields[name] = []
+    elif isinstance(value, list):
+        fields[name] = [item for item in value if item_ok(item)]
+
+
+def _patch_meta(fields: dict[str, Json], upd: dict[str, Json]) -> None:
+    value = upd.get("_meta", _MISSING)
+    if value is _MISSING:
+        return
+    if value is None:
+        fields["_meta"] = {}
+    elif isinstance(value, dict):
+        meta = fields["_meta"]
+        for key, val in value.items():
+            if val is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = val
+
+
+# -- sessions ------------------------------------------------------------------------------------
+class _Session:
+    __slots__ = (
+        "background",
+        "completions",
+        "cost",
+        "entities",
+        "last_stop_reason",
+        "malformed",
+        "notices",
+        "preserved",
+        "prompts",
+        "rejected",
+        "resuming",
+        "size",
+        "state",
+        "subagents",
+        "timeline",
+        "used",
+    )
+
+    def __init__(self, state: str = "idle") -> None:
+        self.state = state
+        self.background: list[Json] | None = None
+        self.completions = 0
+        self.used: int | None = None
+        self.size: int | None = None
+        self.cost: Json = None
+        self.last_stop_reason: Json = None
+        self.entities: dict[tuple[str, str], _Entity] = {}
+        self.timeline: list[tuple[str, str]] = []
+        self.prompts: dict[str, str | None] = {}
+        self.rejected: dict[str, Json] = {}
+        self.preserved: list[Json] = []
+        self.subagents: dict[str, dict[str, Json]] = {}
+        self.notices = 0
+        self.malformed = 0
+        self.resuming = 0
+
+    def to_json(self) -> dict[str, Json]:
+        entities: dict[str, dict[str, Json]] = {t: {} for t in ENTITY_TYPES}
+        timeline: list[list[str]] = []
+        for key in self.timeline:
+            ent = self.entities[key]
+            entities[ent.etype][ent.eid] = ent.to_json()
+            timeline.append([ent.etype, ent.eid])
+        return {
+            "entities": entities,
+            "timeline": timeline,
+            "session": {
+                "state": self.state,
+                "background": None if self.background is None else list(self.background),
+                "completions": self.completions,
+                "usage": {"used": self.used, "size": self.size, "cost": self.cost},
+                "last_stop_reason": self.last_stop_reason,
+                "prompts": dict(self.prompts),
+                "rejected_prompts": dict(self.rejected),
+                "notices": self.notices,
+                "malformed_updates": self.malformed,
+                "subagents": {k: dict(v) for k, v in self.subagents.items()},
+            },
+            "preserved": list(self.preserved),
+        }
+
+    def snapshot(self) -> Any:
+        return (
+            self.state,
+            None if self.background is None else freeze(self.background),
+            self.completions,
+            self.used,
+            self.size,
+            freeze(self.cost),
+            freeze(self.last_stop_reason),
+            tuple(self.entities[key].snapshot() for key in self.timeline),
+            tuple(self.prompts.items()),
+            tuple((k, freeze(v)) for k, v in self.rejected.items()),
+            self.notices,
+            self.malformed,
+            freeze(self.subagents),
+            freeze(self.preserved),
+        )
+
+
+# -- the view ------------------------------------------------------------------------------------
+_MESSAGE_UPSERTS = {
+    "user_message": "user_message",
+    "agent_message": "agent_message",
+    "agent_thought": "agent_thought",
+    "session_message": "session_message",
+}
+# chunk variant -> (entity type, ID field, field the chunk appends to)
+_CHUNKS = {
+    "user_message_chunk": ("user_message", "messageId", "content"),
+    "agent_message_chunk": ("agent_message", "messageId", "content"),
+    "agent_thought_chunk": ("agent_thought", "messageId", "content"),
+    "session_message_chunk": ("session_message", "messageId", "content"),
+    "tool_call_content_chunk": ("tool_call", "toolCallId", "content"),
+    "compaction_summary_chunk": ("compaction", "compactionId", "summary"),
+}
+_PARTICIPANTS = ("senderSessionId", "recipientSessionId", "senderMessageId", "recipientMessageId")
+_IGNORED_KNOWN = frozenset({"available_commands_update", "config_option_update", "session_info_update"})
+
+
+class ClientView:
+    """The reference client's view of every session; see the module docstring for the rules."""
+
+    def __init__(self, faults: Iterable[str] = frozenset()) -> None:
+        self.faults = frozenset(faults)
+        unknown = self.faults - set(CLIENT_FAULTS)
+        if unknown:
+            raise ValueError(f"unknown client faults: {sorted(unknown)}")
+        self._sessions: dict[str, _Session] = {}
+        # client -> agent requests still awaiting a response: id -> (method, sessionId or None)
+        self._pending: dict[Json, tuple[str, str | None]] = {}
+        self._snap: Any = None
+        self._key_by_id = F_KEY_BY_ID_ONLY in self.faults
+        self._move = F_MOVE_ON_UPDATE in self.faults
+        self._handlers: dict[str, Callable[[_Session, dict[str, Json]], bool]] = {
+            "state_update": self._on_state,
+            "tool_call_update": self._on_tool_call,
+            "terminal_update": self._on_terminal,
+            "terminal_output_chunk": self._on_terminal_output,
+            "compaction_update": self._on_compaction,
+            "plan_update": self._on_plan,
+            "plan_removed": self._on_plan_removed,
+            "usage_update": self._on_usage,
+            "notice": self._on_notice,
+            "subagent_update": self._on_subagent,
+        }
+        for variant in _MESSAGE_UPSERTS:
+            self._handlers[variant] = self._on_message_upsert
+        for variant in _CHUNKS:
+            self._handlers[variant] = self._on_chunk
+
+    # -- public API ------------------------------------------------------------------------------
+    def apply(self, sender: str, message: Message) -> None:
+        """Fold one wire message (``sender`` is "client" or "agent") into the view."""
+        if not isinstance(message, dict):
+            return
+        self._snap = None
+        method = message.get("method")
+        if isinstance(method, str):
+            params = message.get("params")
+            if not isinstance(params, dict):
+                params = {}
+            if "id" in message:
+                if sender == "client":
+                    self._on_client_request(message["id"], method, params)
+            elif sender == "agent" and method == "session/update":
+                self._on_update(params)
+        elif sender == "agent" and ("result" in message or "error" in message):
+            self._on_response(message)
+
+    def sessions(self) -> list[str]:
+        return list(self._sessions)
+
+    def to_json(self) -> dict[str, Json]:
+        """The client view format: one object per session ID (see docs and tests for the shape)."""
+        return {sid: sess.to_json() for sid, sess in self._sessions.items()}
+
+    def snapshot(self) -> Any:
+        """The whole view as a hashable tuple (cached until the next ``apply``)."""
+        if self._snap is None:
+            self._snap = tuple((sid, sess.snapshot()) for sid, sess in self._sessions.items())
+        return self._snap
+
+    # -- sessions and requests -------------------------------------------------------------------
+    def _session(self, sid: str, state: str = "idle") -> _Session:
+        sess = self._sessions.get(sid)
+        if sess is None:
+            sess = self._sessions[sid] = _Session(state)
+        return sess
+
+    def _on_client_request(self, rid: Json, method: str, params: dict[str, Json]) -> None:
+        if isinstance(rid, bool) or not isinstance(rid, int | str):
+            return
+        sid = params.get("sessionId")
+        sid = sid if isinstance(sid, str) else None
+        self._pending[rid] = (method, sid)
+        if sid is None:
+            return
+        if method == "session/prompt":
+            self._session(sid).prompts[json_key(rid)] = None
+        elif method == "session/resume":
+            # A resumed session does not imply idle: until its snapshot arrives, state is unknown.
+            sess = self._session(sid, state="unknown")
+            sess.resuming += 1
+
+    def _on_response(self, message: Message) -> None:
+        rid = message.get("id")
+        if isinstance(rid, bool) or not isinstance(rid, int | str):
+            return
+        pending = self._pending.pop(rid, None)
+        if pending is None:
+            return
+        method, sid = pending
+        result = message.get("result")
+        ok = "error" not in message and isinstance(result, dict)
+        if method in ("session/new", "session/fork"):
+            new_sid = result.get("sessionId") if ok and isinstance(result, dict) else None
+            if isinstance(new_sid, str):
+                sess = self._session(new_sid)
+                if F_RESPONSE_OVERWRITES in self.faults:
+                    sess.state = "idle"
+        elif sid is None:
+            return
+        elif method == "session/prompt":
+            sess = self._session(sid)
+            key = json_key(rid)
+            mid = result.get("messageId") if ok and isinstance(result, dict) else None
+            if isinstance(mid, str):
+                sess.prompts[key] = mid
+            else:
+                error = message.get("error")
+                sess.rejected[key] = error.get("code") if isinstance(error, dict) else None
+        elif method == "session/resume":
+            sess = self._session(sid)
+            sess.resuming = max(0, sess.resuming - 1)
+
+    # -- session/update dispatch -----------------------------------------------------------------
+    def _on_update(self, params: dict[str, Json]) -> None:
+        sid = params.get("sessionId")
+        upd = params.get("update")
+        if not isinstance(sid, str):
+            return
+        sess = self._session(sid)
+        if not isinstance(upd, dict) or not isinstance(upd.get("sessionUpdate"), str):
+            sess.malformed += 1
+            return
+        variant: str = upd["sessionUpdate"]
+        handler = self._handlers.get(variant)
+        if handler is None:
+            if variant not in _IGNORED_KNOWN:
+                sess.preserved.append(upd)  # unknown or custom variant: keep raw, ignore
+            return
+        if not handler(sess, upd):
+            sess.malformed += 1
+
+    # -- entity bookkeeping ----------------------------------------------------------------------
+    def _lookup(self, sess: _Session, etype: str, eid: str) -> _Entity | None:
+        key = ("", eid) if self._key_by_id else (etype, eid)
+        ent = sess.entities.get(key)
+        if ent is None:
+            return None
+        if ent.etype != etype:  # only reachable under key-by-id-only: the new type overwrites
+            ent.etype = etype
+            ent.fields = _defaults(etype)
+        if self._move:
+            sess.timeline.remove(key)
+            sess.timeline.append(key)
+        ent.frozen = None
+        return ent
+
+    def _create(self, sess: _Session, etype: str, eid: str) -> _Entity:
+        key = ("", eid) if self._key_by_id else (etype, eid)
+        ent = sess.entities[key] = _Entity(etype, eid)
+        sess.timeline.append(key)
+        return ent
+
+    def _upsert(self, sess: _Session, etype: str, eid: str) -> _Entity:
+        ent = self._lookup(sess, etype, eid)
+        return ent if ent is not None else self._create(sess, etype, eid)
+
+    # -- handlers (return False for a malformed known variant) -----------------------------------
+    def _on_message_upsert(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        mid = upd.get("messageId")
+        if not isinstance(mid, str):
+            return False
+        etype = _MESSAGE_UPSERTS[upd["sessionUpdate"]]
+        fields = self._upsert(sess, etype, mid).fields
+        _patch_list(fields, upd, "content", _is_block)
+        _patch_meta(fields, upd)
+        if etype == "session_message":
+            for name in _PARTICIPANTS:
+                _patch(fields, upd, name, _is_str)
+        return True
+
+    def _on_chunk(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        etype, id_field, target = _CHUNKS[upd["sessionUpdate"]]
+        eid = upd.get(id_field)
+        block = upd.get("content")
+        if not isinstance(eid, str) or not _is_block(block):
+            return False
+        ent = self._lookup(sess, etype, eid)
+        if ent is None:
+            if F_DROP_UNSEEN_CHUNK in self.faults:
+                return True
+            ent = self._create(sess, etype, eid)
+        ent.fields[target].append(block)
+        return True
+
+    def _on_tool_call(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        tid = upd.get("toolCallId")
+        if not isinstance(tid, str):
+            return False
+        fields = self._upsert(sess, "tool_call", tid).fields
+        _patch(fields, upd, "status", _is_str, "pending")
+        _patch(fields, upd, "kind", _is_str, "other")
+        _patch(fields, upd, "title", _is_str)
+        _patch(fields, upd, "name", _is_str)
+        _patch_list(fields, upd, "content", _is_block)
+        _patch_list(fields, upd, "locations", _is_obj)
+        _patch(fields, upd, "rawInput", _is_any)
+        _patch(fields, upd, "rawOutput", _is_any)
+        _patch(fields, upd, "capabilities", _is_obj)
+        _patch_meta(fields, upd)
+        return True
+
+    def _on_terminal(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        tid = upd.get("terminalId")
+        if not isinstance(tid, str):
+            return False
+        fields = self._upsert(sess, "terminal", tid).fields
+        for name, check in (
+            ("command", _is_str),
+            ("cwd", _is_str),
+            ("exitStatus", _is_obj),
+            ("size", _is_obj),
+            ("capabilities", _is_obj),
+        ):
+            _patch(fields, upd, name, check)
+        output = upd.get("output", _MISSING)
+        if output is None:
+            fields["output"] = None
+        elif isinstance(output, dict):
+            data = _decode_b64(output.get("data"))
+            if data is not None:
+                fields["output"] = data
+        _patch_meta(fields, upd)
+        return True
+
+    def _on_terminal_output(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        tid = upd.get("terminalId")
+        data = _decode_b64(upd.get("data"))
+        if not isinstance(tid, str) or data is None:
+            return False
+        ent = self._lookup(sess, "terminal", tid)
+        if ent is None:
+            if F_DROP_UNSEEN_CHUNK in self.faults:
+                return True
+            ent = self._create(sess, "terminal", tid)
+        ent.fields["output"] = (ent.fields["output"] or b"") + data
+        return True
+
+    def _on_compaction(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        cid = upd.get("compactionId")
+        status = upd.get("status")
+        if not isinstance(cid, str) or not isinstance(status, str):
+            return False
+        fields = self._upsert(sess, "compaction", cid).fields
+        fields["status"] = status
+        _patch_list(fields, upd, "summary", _is_block)
+        _patch(fields, upd, "error", _is_str)
+        _patch_meta(fields, upd)
+        return True
+
+    def _on_plan(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        plan = upd.get("plan")
+        if not isinstance(plan, dict) or not isinstance(plan.get("type"), str):
+            return False
+        pid = plan.get("planId")
+        if not isinstance(pid, str):
+            return False
+        fields = self._upsert(sess, "plan", pid).fields
+        fields["plan"] = plan
+        fields["removed"] = False
+        return True
+
+    def _on_plan_removed(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        pid = upd.get("planId")
+        if not isinstance(pid, str):
+            return False
+        ent = self._lookup(sess, "plan", pid)
+        if ent is not None:
+            ent.fields["removed"] = True
+        return True
+
+    def _on_usage(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        used, size = upd.get("used"), upd.get("size")
+        if not _is_uint(used) or not _is_uint(size):
+            return False
+        sess.used, sess.size = used, size
+        cost = upd.get("cost", _MISSING)
+        if cost is None:
+            sess.cost = None
+        elif cost is not _MISSING and _is_cost(cost):
+            sess.cost = cost
+        return True
+
+    def _on_notice(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        sess.notices += 1
+        return True
+
+    def _on_subagent(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        child = upd.get("sessionId")
+        if not isinstance(child, str):
+            return False
+        record = sess.subagents.setdefault(child, {})
+        for key, value in upd.items():
+            if key in ("sessionUpdate", "sessionId"):
+                continue
+            if key == "_meta":
+                meta = record.setdefault("_meta", {})
+                if value is None:
+                    meta.clear()
+                elif isinstance(value, dict):
+                    for mk, mv in value.items():
+                        if mv is None:
+                            meta.pop(mk, None)
+                        else:
+                            meta[mk] = mv
+            elif value is None:
+                record.pop(key, None)
+            else:
+                record[key] = value
+        return True
+
+    def _on_state(self, sess: _Session, upd: dict[str, Json]) -> bool:
+        raw = upd.get("state")
+        state = raw if isinstance(raw, str) and raw in KNOWN_STATES else "unrecognized"
+        if state != "idle" and state not in ACTIVE_STATES and F_UNKNOWN_STATE_IDLE in self.faults:
+            state = "idle"
+        if state == "idle":
+            if F_REPEAT_IDLE_COUNTS in self.faults or (sess.state in ACTIVE_STATES and not sess.resuming):
+                sess.completions += 1
+            reason = upd.get("stopReason")
+            sess.last_stop_reason = reason if isinstance(reason, str) else None
+        sess.state = state
+        background = upd.get("background")
+        if background is None:
+            sess.background = [] if F_OMITTED_BACKGROUND_EMPTY in self.faults else None
+        elif isinstance(background, list) and _valid_background(background):
+            sess.background = list(background)
+        else:
+            sess.background = None
+        return True
