@@ -1,0 +1,633 @@
+"""Hand-written expectations for the normative client view (simulator/clientview.py).
+
+Every expected value here is worked out from the spec sections cited in each test, not taken
+from the code under test. Section names: Session updates, Entity IDs, Message IDs,
+Session-directed messages, Session compaction, Session usage updates, 5. Tool invocation,
+Session states, Initial state and synchronization, State transitions, Background work,
+2. Prompt accepted.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator.clientview import CLIENT_FAULTS, ClientView
+
+S = "sess_1"
+
+
+# -- message builders ----------------------------------------------------------------------------
+def upd(variant: str, sid: str = S, **fields: Any) -> dict[str, Any]:
+    update = {"sessionUpdate": variant, **fields}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": update}}
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def state(s: str, sid: str = S, **fields: Any) -> dict[str, Any]:
+    return upd("state_update", sid, state=s, **fields)
+
+
+def request(rid: Any, method: str, **params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def result(rid: Any, **res: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": res}
+
+
+def error(rid: Any, code: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": "nope"}}
+
+
+def run(*msgs: dict[str, Any], faults: frozenset[str] = frozenset()) -> ClientView:
+    view = ClientView(faults=faults)
+    for m in msgs:
+        sender = "client" if m.get("method") in CLIENT_METHODS and "id" in m else "agent"
+        view.apply(sender, m)
+    return view
+
+
+CLIENT_METHODS = {"session/new", "session/prompt", "session/resume", "session/fork", "session/close"}
+
+
+def sess(view: ClientView, sid: str = S) -> dict[str, Any]:
+    out: dict[str, Any] = view.to_json()[sid]
+    return out
+
+
+def entity(view: ClientView, etype: str, eid: str, sid: str = S) -> dict[str, Any]:
+    out: dict[str, Any] = sess(view, sid)["entities"][etype][eid]
+    return out
+
+
+def timeline(view: ClientView, sid: str = S) -> list[tuple[str, str]]:
+    return [(t, i) for t, i in sess(view, sid)["timeline"]]
+
+
+# -- Message IDs ---------------------------------------------------------------------------------
+def test_spec_example_replace_then_chunks() -> None:
+    v = ClientView()
+    v.apply("agent", upd("agent_message", messageId="m", content=[text("A")]))
+    v.apply("agent", upd("agent_message_chunk", messageId="m", content=text("B")))
+    assert entity(v, "agent_message", "m")["content"] == [text("A"), text("B")]
+    v.apply("agent", upd("agent_message", messageId="m", content=[text("C")]))
+    assert entity(v, "agent_message", "m")["content"] == [text("C")]
+    v.apply("agent", upd("agent_message_chunk", messageId="m", content=text("D")))
+    v.apply("agent", upd("agent_message_chunk", messageId="m", content=text("E")))
+    assert entity(v, "agent_message", "m")["content"] == [text("C"), text("D"), text("E")]
+    assert timeline(v) == [("agent_message", "m")]
+
+
+@pytest.mark.parametrize("variant", ["user_message", "agent_message", "agent_thought", "session_message"])
+def test_message_content_patch_rules(variant: str) -> None:
+    v = ClientView()
+    v.apply("agent", upd(variant, messageId="m"))
+    assert entity(v, variant, "m")["content"] == []
+    assert entity(v, variant, "m")["_meta"] == {}
+    v.apply("agent", upd(variant, messageId="m", content=[text("x"), text("y")]))
+    v.apply("agent", upd(variant, messageId="m", _meta={"k": 1}))  # content omitted: unchanged
+    assert entity(v, variant, "m")["content"] == [text("x"), text("y")]
+    v.apply("agent", upd(variant, messageId="m", content=None))
+    assert entity(v, variant, "m")["content"] == []
+    v.apply("agent", upd(variant + "_chunk", messageId="m", content=text("z")))
+    assert entity(v, variant, "m")["content"] == [text("z")]
+    v.apply("agent", upd(variant, messageId="m", content=[]))
+    assert entity(v, variant, "m")["content"] == []
+    assert timeline(v) == [(variant, "m")]
+
+
+def test_chunk_for_unseen_id_creates_then_appends_and_fixes_position() -> None:
+    v = run(
+        upd("agent_message_chunk", messageId="m1", content=text("a")),
+        upd("tool_call_update", toolCallId="t1", title="Read"),
+        upd("agent_message_chunk", messageId="m1", content=text("b")),
+        upd("agent_message", messageId="m1", _meta={"done": True}),
+    )
+    assert entity(v, "agent_message", "m1") == {"content": [text("a"), text("b")], "_meta": {"done": True}}
+    assert timeline(v) == [("agent_message", "m1"), ("tool_call", "t1")]
+
+
+def test_positions_never_move_even_after_idle() -> None:
+    v = run(
+        state("running"),
+        upd("user_message", messageId="u1", content=[text("hi")]),
+        upd("agent_thought_chunk", messageId="th", content=text("hmm")),
+        upd("agent_message_chunk", messageId="a1", content=text("hello")),
+        state("idle", stopReason="end_turn"),
+        upd("agent_thought", messageId="th", content=[text("rethought")]),
+        upd("user_message", messageId="u1", _meta={"x": 1}),
+        upd("agent_message_chunk", messageId="a2", content=text("later")),
+    )
+    assert timeline(v) == [
+        ("user_message", "u1"),
+        ("agent_thought", "th"),
+        ("agent_message", "a1"),
+        ("agent_message", "a2"),
+    ]
+    assert entity(v, "agent_thought", "th")["content"] == [text("rethought")]
+
+
+def test_entities_are_keyed_by_type_and_id() -> None:
+    v = run(
+        upd("agent_message", messageId="m", content=[text("answer")]),
+        upd("agent_thought", messageId="m", content=[text("reasoning")]),
+        upd("agent_thought_chunk", messageId="m", content=text("more")),
+        upd("tool_call_update", toolCallId="m", status="in_progress"),
+    )
+    assert entity(v, "agent_message", "m")["content"] == [text("answer")]
+    assert entity(v, "agent_thought", "m")["content"] == [text("reasoning"), text("more")]
+    assert entity(v, "tool_call", "m")["status"] == "in_progress"
+    assert timeline(v) == [("agent_message", "m"), ("agent_thought", "m"), ("tool_call", "m")]
+
+
+# -- metadata patches ----------------------------------------------------------------------------
+def test_meta_patches_by_top_level_key() -> None:
+    v = ClientView()
+    v.apply("agent", upd("agent_message", messageId="m", _meta={"a": 1, "b": {"x": 1}, "c": 3}))
+    v.apply(
+        "agent", upd("agent_message", messageId="m", content=[text("t")], _meta={"a": None, "b": {"y": 2}})
+    )
+    # a removed, b replaced whole (no nested merge), c untouched; content replaced in the same update
+    assert entity(v, "agent_message", "m") == {"content": [text("t")], "_meta": {"b": {"y": 2}, "c": 3}}
+    v.apply("agent", upd("agent_message_chunk", messageId="m", content=text("u"), _meta={"chunk": 1}))
+    assert entity(v, "agent_message", "m")["_meta"] == {"b": {"y": 2}, "c": 3}  # chunk _meta is scoped
+    v.apply("agent", upd("agent_message", messageId="m"))
+    assert entity(v, "agent_message", "m")["_meta"] == {"b": {"y": 2}, "c": 3}  # omitted: unchanged
+    v.apply("agent", upd("agent_message", messageId="m", _meta=None))
+    assert entity(v, "agent_message", "m")["_meta"] == {}  # null clears (schema: Metadata Patches)
+
+
+# -- Session-directed messages -------------------------------------------------------------------
+def test_session_message_participants_follow_patch_rules() -> None:
+    v = ClientView()
+    v.apply("agent", upd("session_message_chunk", messageId="sm", content=text("task")))
+    assert entity(v, "session_message", "sm") == {
+        "content": [text("task")],
+        "_meta": {},
+        "senderSessionId": None,
+        "recipientSessionId": None,
+        "senderMessageId": None,
+        "recipientMessageId": None,
+    }
+    v.apply("agent", upd("session_message", messageId="sm", senderSessionId="parent", senderMessageId="o1"))
+    v.apply("agent", upd("session_message", messageId="sm", recipientSessionId="child"))
+    e = entity(v, "session_message", "sm")
+    assert (e["senderSessionId"], e["recipientSessionId"], e["senderMessageId"]) == ("parent", "child", "o1")
+    assert e["content"] == [text("task")]
+    v.apply("agent", upd("session_message", messageId="sm", senderSessionId=None))
+    assert entity(v, "session_message", "sm")["senderSessionId"] is None
+    assert entity(v, "session_message", "sm")["senderMessageId"] == "o1"
+
+
+# -- 5. Tool invocation --------------------------------------------------------------------------
+def test_tool_call_defaults_patches_and_chunks() -> None:
+    v = ClientView()
+    v.apply("agent", upd("tool_call_update", toolCallId="t"))
+    e = entity(v, "tool_call", "t")
+    assert (e["status"], e["title"], e["kind"], e["content"], e["_meta"]) == (
+        "pending",
+        None,
+        "other",
+        [],
+        {},
+    )
+    v.apply(
+        "agent", upd("tool_call_update", toolCallId="t", title="Run", kind="execute", status="in_progress")
+    )
+    v.apply(
+        "agent",
+        upd("tool_call_content_chunk", toolCallId="t", content={"type": "content", "content": text("1")}),
+    )
+    v.apply(
+        "agent",
+        upd("tool_call_content_chunk", toolCallId="t", content={"type": "content", "content": text("2")}),
+    )
+    e = entity(v, "tool_call", "t")
+    assert (e["status"], e["title"], e["kind"]) == ("in_progress", "Run", "execute")
+    assert [c["content"]["text"] for c in e["content"]] == ["1", "2"]
+    final = [{"type": "content", "content": text("all")}]
+    v.apply("agent", upd("tool_call_update", toolCallId="t", status="completed", content=final))
+    assert entity(v, "tool_call", "t")["content"] == final
+    v.apply(
+        "agent", upd("tool_call_update", toolCallId="t", status=None, kind=None, title=None, content=None)
+    )
+    e = entity(v, "tool_call", "t")
+    assert (e["status"], e["title"], e["kind"], e["content"]) == ("pending", None, "other", [])
+
+
+def test_tool_call_chunk_for_unseen_tool_call_creates_it_pending() -> None:
+    v = run(
+        upd("tool_call_content_chunk", toolCallId="t9", content={"type": "content", "content": text("x")})
+    )
+    assert entity(v, "tool_call", "t9")["status"] == "pending"
+    assert len(entity(v, "tool_call", "t9")["content"]) == 1
+
+
+# -- Session compaction --------------------------------------------------------------------------
+def test_compaction_summary_and_error_patches() -> None:
+    v = ClientView()
+    v.apply("agent", upd("compaction_summary_chunk", compactionId="c", content=text("s1")))
+    assert entity(v, "compaction", "c") == {
+        "status": "in_progress",
+        "summary": [text("s1")],
+        "error": None,
+        "_meta": {},
+    }
+    v.apply("agent", upd("compaction_summary_chunk", compactionId="c", content=text("s2")))
+    v.apply("agent", upd("compaction_update", compactionId="c", status="in_progress"))  # summary omitted
+    assert entity(v, "compaction", "c")["summary"] == [text("s1"), text("s2")]
+    v.apply("agent", upd("compaction_update", compactionId="c", status="in_progress", summary=[text("R")]))
+    v.apply("agent", upd("compaction_summary_chunk", compactionId="c", content=text("+")))
+    assert entity(v, "compaction", "c")["summary"] == [text("R"), text("+")]
+    v.apply("agent", upd("compaction_update", compactionId="c", status="failed", error="boom", summary=[]))
+    assert entity(v, "compaction", "c") == {"status": "failed", "summary": [], "error": "boom", "_meta": {}}
+    v.apply("agent", upd("compaction_update", compactionId="c", status="failed", error=None))
+    assert entity(v, "compaction", "c")["error"] is None
+
+
+def test_single_completed_compaction_and_custom_status() -> None:
+    v = run(
+        upd("compaction_update", compactionId="c1", status="completed"),
+        upd("compaction_update", compactionId="c2", status="_vendor", summary=None),
+    )
+    assert entity(v, "compaction", "c1")["status"] == "completed"
+    assert entity(v, "compaction", "c2")["status"] == "_vendor"
+    assert entity(v, "compaction", "c2")["summary"] == []
+
+
+# -- Session usage updates -----------------------------------------------------------------------
+def test_usage_cost_patch() -> None:
+    v = ClientView()
+    v.apply("agent", state("idle"))
+    assert sess(v)["session"]["usage"] == {"used": None, "size": None, "cost": None}
+    v.apply("agent", upd("usage_update", used=10, size=100))
+    assert sess(v)["session"]["usage"] == {"used": 10, "size": 100, "cost": None}
+    usd = {"amount": 0.5, "currency": "USD"}
+    v.apply("agent", upd("usage_update", used=20, size=100, cost=usd))
+    v.apply("agent", upd("usage_update", used=30, size=100))  # omitted: unchanged
+    assert sess(v)["session"]["usage"] == {"used": 30, "size": 100, "cost": usd}
+    credits = {"amount": 3, "currency": "credits"}
+    v.apply("agent", upd("usage_update", used=30, size=100, cost=credits))
+    assert sess(v)["session"]["usage"]["cost"] == credits
+    v.apply("agent", upd("usage_update", used=31, size=100, cost=None))
+    assert sess(v)["session"]["usage"] == {"used": 31, "size": 100, "cost": None}
+
+
+# -- Session states, State transitions, Stop reasons ---------------------------------------------
+def test_new_session_defaults_to_idle_and_completions_count_work_endings() -> None:
+    v = run(request(1, "session/new", cwd="/w"), result(1, sessionId=S))
+    assert sess(v)["session"]["state"] == "idle"
+    assert sess(v)["session"]["completions"] == 0
+    for m in (
+        state("idle"),  # optional initial idle: not a completion
+        state("running"),
+        state("running"),  # repeat: not a transition
+        state("idle", stopReason="end_turn"),
+        state("idle", stopReason="end_turn"),  # repeat: not a completion
+        state("requires_action"),
+        state("idle", stopReason="cancelled"),
+        state("running"),
+        state("idle", stopReason="_vendor"),  # unknown stop reason still ends the work
+        state("running"),
+        state("idle", stopReason=None),
+    ):
+        v.apply("agent", m)
+    assert sess(v)["session"]["completions"] == 4
+    assert sess(v)["session"]["state"] == "idle"
+
+
+def test_unknown_and_unrecognized_states() -> None:
+    v = run(state("running"), state("unknown"))
+    assert sess(v)["session"]["state"] == "unknown"
+    v.apply("agent", state("idle"))  # restores a known state without implying that work ended
+    assert sess(v)["session"]["completions"] == 0
+    v.apply("agent", state("_compacting"))
+    assert sess(v)["session"]["state"] == "unrecognized"
+    v.apply("agent", state("paused_future"))
+    assert sess(v)["session"]["state"] == "unrecognized"
+    v.apply("agent", upd("state_update"))  # no state at all: not recognized either
+    assert sess(v)["session"]["state"] == "unrecognized"
+    v.apply("agent", state("running"))
+    assert sess(v)["session"]["state"] == "running"
+
+
+def test_session_new_response_does_not_overwrite_reported_state() -> None:
+    v = run(request(1, "session/new", cwd="/w"), state("running", background=[]), result(1, sessionId=S))
+    assert sess(v)["session"]["state"] == "running"
+    assert sess(v)["session"]["background"] == []
+
+
+def test_resume_snapshots_are_not_completions() -> None:
+    v = run(state("running"), request(5, "session/resume", sessionId=S, cwd="/w"), state("idle"), result(5))
+    assert sess(v)["session"]["completions"] == 0
+    assert sess(v)["session"]["state"] == "idle"
+    v.apply("agent", state("running"))
+    v.apply("agent", state("idle"))
+    assert sess(v)["session"]["completions"] == 1
+
+
+def test_resume_of_unseen_session_is_unknown_until_snapshot() -> None:
+    v = run(request(5, "session/resume", sessionId="s9", cwd="/w"))
+    assert sess(v, "s9")["session"]["state"] == "unknown"
+    v.apply("agent", state("running", sid="s9"))
+    v.apply("agent", result(5))
+    assert sess(v, "s9")["session"]["state"] == "running"
+
+
+# -- Background work -----------------------------------------------------------------------------
+def test_background_snapshots() -> None:
+    term = {"type": "terminal", "terminalId": "term1"}
+    v = run(state("running"))
+    assert sess(v)["session"]["background"] is None  # omitted: unknown
+    v.apply("agent", state("running", background=[term]))
+    assert sess(v)["session"]["background"] == [term]
+    v.apply("agent", state("running", background=[term]))  # repeated snapshot: idempotent
+    assert sess(v)["session"]["background"] == [term]
+    v.apply("agent", state("idle", background=[]))
+    assert sess(v)["session"]["background"] == []
+    v.apply("agent", state("idle", background=None))
+    assert sess(v)["session"]["background"] is None
+    v.apply("agent", state("idle", background=[{"type": "_vendor_job", "x": 1}]))  # unknown type counts
+    assert sess(v)["session"]["background"] == [{"type": "_vendor_job", "x": 1}]
+    for malformed in ("nope", [{"type": "terminal"}], [{"terminalId": "t"}], [1], {"type": "terminal"}):
+        v.apply("agent", state("idle", background=[]))
+        v.apply("agent", state("idle", background=malformed))
+        assert sess(v)["session"]["background"] is None, malformed
+    assert sess(v)["session"]["completions"] == 1
+
+
+def test_repeated_snapshot_leaves_view_unchanged() -> None:
+    snap = state("idle", stopReason="end_turn", background=[{"type": "tool_call", "toolCallId": "w"}])
+    v = run(state("running"), snap)
+    before = (json.dumps(v.to_json(), sort_keys=True), v.snapshot())
+    v.apply("agent", snap)
+    assert (json.dumps(v.to_json(), sort_keys=True), v.snapshot()) == before
+
+
+# -- 2. Prompt accepted --------------------------------------------------------------------------
+def test_prompt_response_first_then_user_message() -> None:
+    v = run(request(7, "session/prompt", sessionId=S, prompt=[text("hi")]))
+    assert sess(v)["session"]["prompts"] == {"7": None}
+    v.apply("agent", result(7, messageId="u1"))
+    assert sess(v)["session"]["prompts"] == {"7": "u1"}
+    assert sess(v)["entities"]["user_message"] == {}  # the response is not an update
+    v.apply("agent", upd("user_message", messageId="u1", content=[text("hi")]))
+    assert timeline(v) == [("user_message", "u1")]
+
+
+def test_user_message_first_then_response_reconciles() -> None:
+    v = run(
+        request("p-1", "session/prompt", sessionId=S, prompt=[text("hi")]),
+        request("p-2", "session/prompt", sessionId=S, prompt=[text("hi")]),
+        upd("user_message", messageId="u2", content=[text("hi")]),
+        upd("user_message", messageId="u1", content=[text("hi")]),
+    )
+    # identical content, no response yet: the client must not guess which prompt is which
+    assert sess(v)["session"]["prompts"] == {'"p-1"': None, '"p-2"': None}
+    v.apply("agent", result("p-1", messageId="u1"))
+    v.apply("agent", result("p-2", messageId="u2"))
+    assert sess(v)["session"]["prompts"] == {'"p-1"': "u1", '"p-2"': "u2"}
+    assert timeline(v) == [("user_message", "u2"), ("user_message", "u1")]
+
+
+def test_rejected_prompt_is_recorded_without_a_message() -> None:
+    v = run(request(3, "session/prompt", sessionId=S, prompt=[text("x")]), error(3, -32800))
+    assert sess(v)["session"]["prompts"] == {"3": None}
+    assert sess(v)["session"]["rejected_prompts"] == {"3": -32800}
+    assert sess(v)["timeline"] == []
+
+
+def test_agent_request_ids_do_not_collide_with_client_ids() -> None:
+    v = run(request(1, "session/prompt", sessionId=S, prompt=[text("x")]))
+    v.apply("agent", {"jsonrpc": "2.0", "id": 1, "method": "session/request_permission", "params": {}})
+    v.apply("client", result(1, outcome={"outcome": "cancelled"}))  # client answering the agent
+    assert sess(v)["session"]["prompts"] == {"1": None}
+    v.apply("agent", result(1, messageId="u1"))
+    assert sess(v)["session"]["prompts"] == {"1": "u1"}
+
+
+# -- Session updates: unknown, custom, notices, other entities -----------------------------------
+def test_unknown_and_custom_variants_are_preserved_raw() -> None:
+    v = run(
+        upd("_vendor_thing", payload={"a": 1}),
+        upd("future_variant", x=[1, 2]),
+        upd("available_commands_update", availableCommands=[]),
+        upd("notice", severity="info", title="Heads up"),
+        upd("agent_message"),  # known variant without its required messageId
+    )
+    out = sess(v)
+    assert out["preserved"] == [
+        {"sessionUpdate": "_vendor_thing", "payload": {"a": 1}},
+        {"sessionUpdate": "future_variant", "x": [1, 2]},
+    ]
+    assert out["session"]["notices"] == 1
+    assert out["session"]["malformed_updates"] == 1
+    assert out["timeline"] == []
+    assert out["session"]["state"] == "idle"
+
+
+def test_terminal_output_snapshot_and_chunks() -> None:
+    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    v = run(
+        upd("terminal_output_chunk", terminalId="T", data=b64(b"ab")),
+        upd("terminal_update", terminalId="T", command="make"),
+        upd("terminal_output_chunk", terminalId="T", data=b64(b"cd")),
+    )
+    e = entity(v, "terminal", "T")
+    assert (e["command"], base64.b64decode(e["output"]), e["exitStatus"]) == ("make", b"abcd", None)
+    v.apply(
+        "agent",
+        upd("terminal_update", terminalId="T", output={"data": b64(b"X")}, exitStatus={"exitCode": 0}),
+    )
+    e = entity(v, "terminal", "T")
+    assert (base64.b64decode(e["output"]), e["exitStatus"]) == (b"X", {"exitCode": 0})
+
+
+def test_plans_update_and_remove_in_place() -> None:
+    items = {"type": "items", "planId": "p", "entries": []}
+    v = run(
+        upd("plan_update", plan=items),
+        upd("agent_message", messageId="m", content=[]),
+        upd(
+            "plan_update",
+            plan={**items, "entries": [{"content": "x", "priority": "high", "status": "pending"}]},
+        ),
+        upd("plan_removed", planId="p"),
+        upd("plan_removed", planId="never-seen"),
+    )
+    assert timeline(v) == [("plan", "p"), ("agent_message", "m")]
+    assert entity(v, "plan", "p")["removed"] is True
+    assert len(entity(v, "plan", "p")["plan"]["entries"]) == 1
+
+
+def test_view_is_deterministic_and_snapshot_tracks_changes() -> None:
+    msgs = [state("running"), upd("agent_message_chunk", messageId="m", content=text("a")), state("idle")]
+    a, b = run(*msgs), run(*msgs)
+    assert a.to_json() == b.to_json()
+    assert a.snapshot() == b.snapshot()
+    assert hash(a.snapshot()) == hash(b.snapshot())
+    b.apply("agent", upd("agent_message_chunk", messageId="m", content=text("b")))
+    assert a.snapshot() != b.snapshot()
+
+
+def test_unknown_fault_name_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown client faults"):
+        ClientView(faults={"no-such-bug"})
+
+
+# -- deliberate faults ---------------------------------------------------------------------------
+FAULT_CASES: dict[str, tuple[list[dict[str, Any]], Any]] = {
+    # each: a small transcript, and a function of (reference, faulty) views that must hold
+    "omitted-background-is-empty": (
+        [state("running", background=[{"type": "terminal", "terminalId": "x"}]), state("idle")],
+        lambda r, f: r["session"]["background"] is None and f["session"]["background"] == [],
+    ),
+    "move-on-update": (
+        [
+            upd("agent_message", messageId="a", content=[text("1")]),
+            upd("agent_message", messageId="b", content=[text("2")]),
+            upd("agent_message_chunk", messageId="a", content=text("3")),
+        ],
+        lambda r, f: (
+            r["timeline"] == [["agent_message", "a"], ["agent_message", "b"]]
+            and f["timeline"] == [["agent_message", "b"], ["agent_message", "a"]]
+        ),
+    ),
+    "drop-unseen-chunk": (
+        [upd("agent_message_chunk", messageId="a", content=text("1"))],
+        lambda r, f: r["timeline"] == [["agent_message", "a"]] and f["timeline"] == [],
+    ),
+    "key-by-id-only": (
+        [
+            upd("agent_message", messageId="m", content=[text("answer")]),
+            upd("agent_thought", messageId="m", content=[text("thought")]),
+        ],
+        lambda r, f: (
+            r["entities"]["agent_message"]["m"]["content"] == [text("answer")]
+            and "m" not in f["entities"]["agent_message"]
+            and f["entities"]["agent_thought"]["m"]["content"] == [text("thought")]
+        ),
+    ),
+    "unknown-state-is-idle": (
+        [state("running"), state("_custom")],
+        lambda r, f: (
+            (r["session"]["state"], r["session"]["completions"]) == ("unrecognized", 0)
+            and (f["session"]["state"], f["session"]["completions"]) == ("idle", 1)
+        ),
+    ),
+    "repeat-idle-counts": (
+        [state("running"), state("idle"), state("idle")],
+        lambda r, f: r["session"]["completions"] == 1 and f["session"]["completions"] == 2,
+    ),
+    "response-overwrites-state": (
+        [request(1, "session/new", cwd="/w"), state("running"), result(1, sessionId=S)],
+        lambda r, f: r["session"]["state"] == "running" and f["session"]["state"] == "idle",
+    ),
+}
+
+
+def test_every_fault_has_a_case() -> None:
+    assert set(FAULT_CASES) == set(CLIENT_FAULTS)
+
+
+@pytest.mark.parametrize("fault", CLIENT_FAULTS)
+def test_fault_changes_the_view_as_intended(fault: str) -> None:
+    msgs, check = FAULT_CASES[fault]
+    ref = sess(run(*msgs))
+    bad = sess(run(*msgs, faults=frozenset({fault})))
+    assert ref != bad
+    assert check(ref, bad)
+    # the hashable snapshot (used by the explorer) sees the difference too
+    assert run(*msgs, faults=frozenset({fault})).snapshot() != run(*msgs).snapshot()
+
+
+# -- hypothesis: random well-formed updates keep the invariants ----------------------------------
+IDS = st.sampled_from(["a", "b", "c"])
+BLOCK = st.builds(text, st.sampled_from(["x", "y", "z"]))
+META = st.one_of(
+    st.none(), st.dictionaries(st.sampled_from(["k", "l"]), st.one_of(st.none(), st.integers(0, 3)))
+)
+
+
+def _opt(**fields: Any) -> Any:
+    """Each field present or omitted."""
+    return st.fixed_dictionaries({}, optional=fields)
+
+
+MSG_UPSERT = st.builds(
+    lambda variant, mid, rest: upd(variant, messageId=mid, **rest),
+    st.sampled_from(["user_message", "agent_message", "agent_thought", "session_message"]),
+    IDS,
+    _opt(content=st.one_of(st.none(), st.lists(BLOCK, max_size=2)), _meta=META),
+)
+MSG_CHUNK = st.builds(
+    lambda variant, mid, block: upd(variant, messageId=mid, content=block),
+    st.sampled_from(
+        ["user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "session_message_chunk"]
+    ),
+    IDS,
+    BLOCK,
+)
+TOOL = st.builds(
+    lambda tid, rest: upd("tool_call_update", toolCallId=tid, **rest),
+    IDS,
+    _opt(
+        status=st.sampled_from([None, "pending", "in_progress", "completed", "failed"]),
+        title=st.one_of(st.none(), st.just("T")),
+        content=st.one_of(st.none(), st.lists(st.builds(lambda b: {"type": "content", "content": b}, BLOCK))),
+    ),
+)
+TOOL_CHUNK = st.builds(
+    lambda tid, b: upd("tool_call_content_chunk", toolCallId=tid, content={"type": "content", "content": b}),
+    IDS,
+    BLOCK,
+)
+COMPACTION = st.builds(
+    lambda cid, status, rest: upd("compaction_update", compactionId=cid, status=status, **rest),
+    IDS,
+    st.sampled_from(["in_progress", "completed", "failed"]),
+    _opt(summary=st.one_of(st.none(), st.lists(BLOCK, max_size=2)), error=st.one_of(st.none(), st.just("e"))),
+)
+COMPACTION_CHUNK = st.builds(
+    lambda cid, b: upd("compaction_summary_chunk", compactionId=cid, content=b), IDS, BLOCK
+)
+STATE = st.builds(
+    lambda s, rest: state(s, **rest),
+    st.sampled_from(["idle", "running", "requires_action", "unknown", "_x"]),
+    _opt(
+        background=st.one_of(
+            st.none(), st.lists(st.builds(lambda i: {"type": "tool_call", "toolCallId": i}, IDS))
+        )
+    ),
+)
+UPDATE = st.one_of(MSG_UPSERT, MSG_CHUNK, TOOL, TOOL_CHUNK, COMPACTION, COMPACTION_CHUNK, STATE)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(UPDATE, max_size=30))
+def test_random_updates_keep_invariants(msgs: list[dict[str, Any]]) -> None:
+    view = ClientView()
+    previous: list[list[str]] = []
+    for m in msgs:
+        view.apply("agent", m)
+        out = view.to_json()[S]
+        tl = out["timeline"]
+        assert len({tuple(e) for e in tl}) == len(tl), "timeline has duplicates"
+        for etype, eid in tl:
+            assert eid in out["entities"][etype]
+        assert sum(len(v) for v in out["entities"].values()) == len(tl)
+        assert tl[: len(previous)] == previous, "an entity moved"
+        assert len(tl) - len(previous) <= 1
+        previous = tl
+        assert out["session"]["state"] in {"idle", "running", "requires_action", "unknown", "unrecognized"}
+        json.dumps(out)  # stays plain JSON
+        hash(view.snapshot())
