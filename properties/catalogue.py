@@ -175,8 +175,9 @@ RULES: Final[tuple[Rule, ...]] = (
        reason="A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh "
        "live notice sent during the replay window."),
     # -- Entity IDs ----------------------------------------------------------------------------
-    _r("ENT-01", _MN, _A, _MOD, """Within one session the Agent never gives an ID already used by an
-       entity of some type to a second, different entity of that same type.""", (4,)),
+    _r("ENT-01", _MN, _A, _MON, """Within one session the Agent never gives an ID already used by an
+       entity of some type to a second, different entity of that same type (seen on the wire as an
+       ended entity that starts over under the same type and ID).""", (4,)),
     _r("ENT-02", _M, _C, _CV, """The Client identifies every entity by the pair (entity type, ID); an
        update only touches the entity of its own type, never one of another type with an equal
        ID.""", (5,)),
@@ -309,6 +310,10 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("ACC-13", _M, _A, _MON, """When session/close stops a prompt before insertion, that prompt gets
        error -32800; a prompt already inserted gets its successful messageId response.""",
        informal=True),
+    # -- Insertion and ordering ----------------------------------------------------------------
+    _r("INS-01", _MN, _C, _CV, """A Client does not read a running report as a sign that a pending
+       prompt has been inserted; running may come before insertion and before the prompt
+       response.""", informal=True),
     # -- Prompts during active work ------------------------------------------------------------
     _r("ACTIVE-01", _Y, _C, _MON, """A Client may send session/prompt in any state, running and
        requires_action included.""", (45,)),
@@ -494,11 +499,27 @@ RULES: Final[tuple[Rule, ...]] = (
        reports the cancellation.""", (110,)),
     _r("CANCEL-15", _S, _C, _CV, """The Client keeps accepting tool call updates that arrive after it
        sent session/cancel.""", (111,)),
+    _r("CANCEL-16", _MN, _A, _MON, """A session/cancel does not cover prompts that reach the Agent after
+       it: such a prompt gets -32800 only if a later cancel, a $/cancel_request for it or a
+       session/close accounts for it.""", informal=True),
 )
 
 RULES_BY_ID: Final[dict[str, Rule]] = {rule.id: rule for rule in RULES}
 if len(RULES_BY_ID) != len(RULES):  # pragma: no cover - guarded by tests
     raise ValueError("duplicate rule IDs in the catalogue")
+
+RESTATED: Final[dict[str, tuple[str, ...]]] = {
+    "active-state-on-start": ("FG-02", "OUT-01"),
+    "running-after-requires-action": ("FG-04", "OUT-02", "TOOL-03", "WAIT-01"),
+    "idle-when-work-ends": ("FG-05", "DONE-01", "FAIL-01", "BOUND-01"),
+    "stop-reason-on-ending-idle": ("FG-06", "DONE-02", "DONE-05", "STOP-01", "TRANS-03"),
+    "requires-action-when-blocked": ("FG-03", "FG-07", "TOOL-02"),
+    "cancelled-stop-reason": ("TRANS-04", "CANCEL-11", "CANCEL-12"),
+    "notices-not-replayed": ("UPD-02", "NOTICE-06"),
+    "ignore-answers-for-ended-work": ("WAIT-02", "CANCEL-10"),
+}
+"""One obligation stated in several sections, each statement with its own ID. A checker that
+judges the obligation once should report (or count as exercised) every ID of its group."""
 
 _KEYWORD = re.compile(r"\b(MUST\s+NOT|MUST|SHOULD\s+NOT|SHOULD|MAY|REQUIRED)\b")
 _HEADING_MAX = 80

@@ -270,3 +270,14 @@ def test_rules_bad_filter_exits_2_with_one_line(
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0]
+
+
+def test_restated_groups_share_level() -> None:
+    seen: set[str] = set()
+    for name, ids in catalogue.RESTATED.items():
+        assert len(ids) >= 2, name
+        rules = [RULES_BY_ID[i] for i in ids]
+        assert len({r.level for r in rules}) == 1, name
+        assert len({r.section for r in rules}) == len(rules), name
+        assert not seen & set(ids), name
+        seen |= set(ids)
