@@ -47,7 +47,7 @@ class Finding:
     @property
     def severity(self) -> Severity:
         if self.kind == "input":
-            return "error"
+            return "info" if self.level == "info" else "error"
         if self.kind == "open":
             return "info"
         return LEVEL_SEVERITY.get(self.level, "info")

@@ -1,0 +1,327 @@
+"""Schema validation of transcript messages against the official ACP JSON Schema.
+
+Owns: loading the schema file, the map from (sender, message kind, method) to the ``$defs``
+entry that describes the message's params or result, precompiled validators (one per
+definition, all sharing one ``referencing`` registry rooted at the whole schema), and turning
+the first schema error into a ``schema.<method>`` finding (kind "rule", level MUST) with a JSON
+path and a short message.
+
+How the map is built: every definition annotated with ``x-method`` names its method; its
+``x-side`` names the side that *handles* it ("agent": the client sends its requests and
+notifications and the agent its responses; "client": the reverse; "protocol"/"proxy": either
+side); the definition's name ends in Request, Response or Notification. A response is
+validated against the result definition of the request it answers, so the checker remembers
+each side's pending request methods by id. An error response is validated against the
+response envelope (whose ``error`` is the schema's Error object). Methods the schema does not
+define for that sender (extensions, future methods) are validated against the sender's
+envelope only; a standard method sent by the wrong side is reported.
+
+Must not know: files other than the schema, line splitting, the monitors, or the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, relevance
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from properties.findings import Finding
+
+Message = dict[str, Any]
+
+_ROOT_URI = "urn:acp-schema"
+_KINDS = ("Request", "Response", "Notification")
+_SIDE_SENDERS = {
+    "agent": ("client",),
+    "client": ("agent",),
+    "protocol": ("client", "agent"),
+    "proxy": ("client", "agent"),
+}
+_RESPONDERS = {
+    "agent": ("agent",),
+    "client": ("client",),
+    "protocol": ("client", "agent"),
+    "proxy": ("client", "agent"),
+}
+_ENVELOPES = {
+    ("client", "Request"): "ClientRequest",
+    ("client", "Response"): "ClientResponse",
+    ("client", "Notification"): "ClientNotification",
+    ("agent", "Request"): "AgentRequest",
+    ("agent", "Response"): "AgentResponse",
+    ("agent", "Notification"): "AgentNotification",
+}
+_OTHER = {"client": "agent", "agent": "client"}
+_MAX_MESSAGE = 200
+
+
+class SchemaError(Exception):
+    """The schema file is missing, unreadable or not a usable JSON Schema; the text says why."""
+
+
+def _path(prefix: str, parts: Iterable[Any]) -> str:
+    out = prefix
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _shorten(text: str, limit: int = _MAX_MESSAGE) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _absolute(schema: Any) -> Any:
+    """Copy a fragment of the schema with its local ``$ref``s made absolute, so it can be
+    compiled on its own and still resolve against the whole schema."""
+    if isinstance(schema, dict):
+        return {
+            key: (
+                _ROOT_URI + value
+                if key == "$ref" and isinstance(value, str) and value.startswith("#")
+                else _absolute(value)
+            )
+            for key, value in schema.items()
+        }
+    if isinstance(schema, list):
+        return [_absolute(item) for item in schema]
+    return schema
+
+
+def _discriminated(branch: Any, instance: Any) -> bool | None:
+    """Whether a union branch's discriminator (``properties.<key>.const``) matches the
+    instance: True/False, or None when the branch has no discriminator."""
+    if not isinstance(branch, dict):
+        return None
+    consts = [
+        (key, sub["const"])
+        for key, sub in (branch.get("properties") or {}).items()
+        if isinstance(sub, dict) and "const" in sub
+    ]
+    if not consts:
+        return None
+    return isinstance(instance, dict) and all(
+        key in instance and instance[key] == value for key, value in consts
+    )
+
+
+def _off_target(errors: list[ValidationError]) -> bool:
+    return any(err.validator in ("const", "not", "enum") for err in errors)
+
+
+def most_useful_error(error: ValidationError) -> ValidationError:
+    """Descend through ``anyOf``/``oneOf`` failures into the branch that was meant.
+
+    ACP unions are discriminated (``sessionUpdate``, ``state``, ``stopReason``, ``type``):
+    the meant branch is the one whose ``const`` matches the instance, or, when none does,
+    the catch-all branch whose only fault is not a discriminator mismatch. Undiscriminated
+    unions (result vs error responses) pick the branch that got furthest into the instance.
+    """
+    while error.validator in ("anyOf", "oneOf") and error.context:
+        options = error.validator_value if isinstance(error.validator_value, list) else []
+        branches: dict[int, list[ValidationError]] = {}
+        for sub in error.context:
+            index = sub.relative_schema_path[0] if sub.relative_schema_path else -1
+            branches.setdefault(int(index), []).append(sub)
+        meant = [
+            i
+            for i in sorted(branches)
+            if 0 <= i < len(options) and _discriminated(options[i], error.instance) is True
+        ]
+        if not meant:
+            meant = [i for i in sorted(branches) if not _off_target(branches[i])]
+        if not meant:
+            return error
+        chosen = max(meant, key=lambda i: (min(len(e.path) for e in branches[i]), -i))
+        error = min(
+            branches[chosen], key=lambda e: (len(e.path), len(e.relative_schema_path), list(map(str, e.path)))
+        )
+    return error
+
+
+class SchemaChecker:
+    """Validates each message of one transcript against the definition for its method.
+
+    Construct once per schema (compiling is the slow part); call ``reset`` between
+    transcripts so request ids of one file are not matched against another.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise SchemaError(f"{path}: cannot read schema ({exc.strerror or exc})") from None
+        try:
+            schema = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise SchemaError(f"{path}: schema is not valid JSON ({exc})") from None
+        if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
+            raise SchemaError(f"{path}: not a JSON Schema with a $defs object")
+        self._defs: dict[str, Any] = schema["$defs"]
+        missing = [name for name in _ENVELOPES.values() if name not in self._defs]
+        if missing:
+            raise SchemaError(f"{path}: schema lacks the ACP envelope definitions {', '.join(missing)}")
+        self._registry: Registry[Any] = Registry().with_resource(
+            _ROOT_URI, Resource.from_contents(schema, default_specification=DRAFT202012)
+        )
+        self._validators: dict[str, Draft202012Validator] = {}
+        self.definitions: dict[tuple[str, str, str], str] = {}
+        """(sender, kind, method) -> name of the ``$defs`` entry for its params or result."""
+        self._defined_for: dict[tuple[str, str], set[str]] = {}
+        for name, definition in sorted(self._defs.items()):
+            if not isinstance(definition, dict):
+                continue
+            method, side = definition.get("x-method"), definition.get("x-side")
+            kind = next((k for k in _KINDS if name.endswith(k)), None)
+            if not isinstance(method, str) or kind is None or side not in _SIDE_SENDERS:
+                continue
+            # x-side names the side handling the method: it receives requests and
+            # notifications and sends the responses.
+            senders = _RESPONDERS[side] if kind == "Response" else _SIDE_SENDERS[side]
+            for sender in senders:
+                self.definitions[(sender, kind, method)] = name
+                self._defined_for.setdefault((kind, method), set()).add(sender)
+        if not self.definitions:
+            raise SchemaError(f"{path}: no definition carries x-method/x-side annotations")
+        try:  # compile everything now, so a broken reference is reported before any input
+            for name in sorted({*self.definitions.values(), *_ENVELOPES.values(), "Error"}):
+                self._validator(name).is_valid({})
+        except (Unresolvable, LookupError, TypeError, ValueError) as exc:
+            raise SchemaError(f"{path}: schema cannot be used ({type(exc).__name__}: {exc})") from None
+        self._update_shell: Draft202012Validator | None = None
+        self._update_variants: dict[str, Draft202012Validator] = {}
+        self._build_update_dispatch()
+        self._pending: dict[str, dict[Any, tuple[str, str | None]]] = {"client": {}, "agent": {}}
+
+    # -- compiled validators ---------------------------------------------------------------
+    def _compile(self, schema: dict[str, Any]) -> Draft202012Validator:
+        return Draft202012Validator(schema, registry=self._registry)
+
+    def _validator(self, name: str) -> Draft202012Validator:
+        validator = self._validators.get(name)
+        if validator is None:
+            if name not in self._defs:
+                raise LookupError(f"no definition {name!r}")
+            validator = self._compile({"$ref": f"{_ROOT_URI}#/$defs/{name}"})
+            self._validators[name] = validator
+        return validator
+
+    def _build_update_dispatch(self) -> None:
+        """Speed-up for the commonest message: validate ``session/update`` params as a shell
+        (everything but ``update``) plus the one ``SessionUpdate`` branch its ``sessionUpdate``
+        selects, instead of trying every branch. Used only when the schema has the expected
+        shape, so the result is the same as validating against the whole definition."""
+        note, union = self._defs.get("UpdateSessionNotification"), self._defs.get("SessionUpdate")
+        if not isinstance(note, dict) or not isinstance(union, dict):
+            return
+        props, branches = note.get("properties"), union.get("anyOf")
+        if not isinstance(props, dict) or "update" not in props or not isinstance(branches, list):
+            return
+        if set(union) - {"anyOf", "description", "title"}:
+            return
+        variants: dict[str, Draft202012Validator] = {}
+        for branch in branches:
+            if _discriminated(branch, {}) is None:
+                continue  # the catch-all branch: left to the full definition
+            value = branch["properties"].get("sessionUpdate", {}).get("const")
+            if not isinstance(value, str) or set(branch["properties"]) != {"sessionUpdate"}:
+                return
+            variants[value] = self._compile(_absolute(branch))
+        shell = dict(note)
+        shell["properties"] = {**props, "update": {"type": "object"}}
+        self._update_shell = self._compile(_absolute(shell))
+        self._update_variants = variants
+
+    def reset(self) -> None:
+        """Forget pending requests (start of a new transcript)."""
+        self._pending = {"client": {}, "agent": {}}
+
+    # -- checking --------------------------------------------------------------------------
+    def check(self, sender: str, msg: Message, line: int | None) -> Finding | None:
+        """Validate one well-formed JSON-RPC message; return a finding on the first error."""
+        if "method" in msg:
+            method: str = msg["method"]
+            params = msg.get("params")
+            session = params.get("sessionId") if isinstance(params, dict) else None
+            session = session if isinstance(session, str) else None
+            kind = "Request" if "id" in msg else "Notification"
+            if kind == "Request":
+                self._pending[sender][msg["id"]] = (method, session)
+            name = self.definitions.get((sender, kind, method))
+            if name is not None:
+                if "params" not in msg:
+                    return self._finding(method, line, session, msg, f"$.params: missing ({name})")
+                if method == "session/update" and self._update_shell is not None and type(params) is dict:
+                    update = params.get("update")
+                    variant = update.get("sessionUpdate") if type(update) is dict else None
+                    branch = self._update_variants.get(variant) if type(variant) is str else None
+                    if branch is not None:
+                        return self._run(
+                            self._update_shell, name, params, "$.params", method, line, session, msg
+                        ) or self._run(branch, name, update, "$.params.update", method, line, session, msg)
+                return self._validate(name, params, "$.params", method, line, session, msg)
+            senders = self._defined_for.get((kind, method))
+            if senders:
+                return self._finding(
+                    method,
+                    line,
+                    session,
+                    msg,
+                    f"{method} is a {kind.lower()} the {' or '.join(sorted(senders))} sends, "
+                    f"not the {sender}",
+                )
+            return self._validate(_ENVELOPES[(sender, kind)], msg, "$", method, line, session, msg)
+        # a response: it answers a request the other side sent
+        answered = self._pending[_OTHER[sender]].pop(msg.get("id"), None)
+        method, session = answered if answered is not None else ("response", None)
+        if "error" in msg or answered is None:
+            return self._validate(_ENVELOPES[(sender, "Response")], msg, "$", method, line, session, msg)
+        name = self.definitions.get((sender, "Response", method))
+        if name is None:
+            return self._validate(_ENVELOPES[(sender, "Response")], msg, "$", method, line, session, msg)
+        return self._validate(name, msg.get("result"), "$.result", method, line, session, msg)
+
+    def _validate(
+        self,
+        name: str,
+        instance: Any,
+        prefix: str,
+        method: str,
+        line: int | None,
+        session: str | None,
+        msg: Message,
+    ) -> Finding | None:
+        return self._run(self._validator(name), name, instance, prefix, method, line, session, msg)
+
+    def _run(
+        self,
+        validator: Draft202012Validator,
+        name: str,
+        instance: Any,
+        prefix: str,
+        method: str,
+        line: int | None,
+        session: str | None,
+        msg: Message,
+    ) -> Finding | None:
+        errors = validator.iter_errors(instance)
+        first = next(errors, None)
+        if first is None:
+            return None
+        error = most_useful_error(max([first, *errors], key=relevance))
+        where = _path(prefix, error.absolute_path)
+        return self._finding(method, line, session, msg, f"{where}: {_shorten(error.message)} ({name})")
+
+    @staticmethod
+    def _finding(
+        method: str, line: int | None, session: str | None, msg: Message, explanation: str
+    ) -> Finding:
+        return Finding(f"schema.{method}", "MUST", line, session, explanation, "rule", msg)

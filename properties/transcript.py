@@ -1,0 +1,369 @@
+"""The transcript reader: NDJSON lines in, JSON-RPC messages (or input findings) out.
+
+Owns: the transcript file format, which is a contract shared with every tool that writes one:
+UTF-8 NDJSON, one object per line, ``{"from": "client" | "agent", "message": <JSON-RPC 2.0>}``,
+in the order a proxy between the peers saw the lines. Any number of sessions may interleave.
+
+The reader streams: it reads one line at a time in binary, never holds more than one line
+(a line over the size limit is read in chunks and dropped), and keeps only the bookkeeping a
+JSON-RPC stream needs: the ids each side has requested and not yet seen answered (so a response
+to an id nobody asked for, or a second request reusing an id still in flight, is caught here),
+the set of session ids seen, and a count of methods and update variants it does not know.
+
+Every line that cannot be used yields exactly one input ``Finding`` (rule ``input.<problem>``,
+kind "input", with the line's 1-based number) and reading goes on. Two problems are reported
+but do not lose the line: a UTF-8 byte-order mark (reported, then the line is used), and CRLF
+line ends (reported once per file at level "info"; every such line is used). Lines reported
+as ``input.unknown-response-id`` or ``input.duplicate-request-id`` are well formed but are not
+passed on: nothing downstream could associate them with a request.
+
+Unknown methods and unknown or custom (``_``-prefixed) ``session/update`` variants are not
+errors: they are passed on unchanged and counted in ``TranscriptStats.preserved``.
+
+Must not know: the JSON Schema, the rule catalogue, the monitors, or how results are shown.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from properties.findings import Finding
+
+try:  # orjson is several times faster; the standard library is the fallback
+    import orjson
+
+    def _loads(data: bytes) -> Any:
+        return orjson.loads(data)
+
+    JSON_BACKEND = "orjson"
+except ImportError:  # pragma: no cover - exercised only where orjson is absent
+    import json
+
+    def _loads(data: bytes) -> Any:
+        return json.loads(data.decode("utf-8"))
+
+    JSON_BACKEND = "json"
+
+Message = dict[str, Any]
+MessageItem = tuple[int, str, Message]
+"""``(line, sender, message)``: one decoded JSON-RPC message and who sent it."""
+Item = MessageItem | Finding
+
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+"""Largest accepted line, in bytes, not counting its line end."""
+
+SENDERS = ("client", "agent")
+
+KNOWN_METHODS: frozenset[str] = frozenset(
+    {
+        "$/cancel_request",
+        "auth/login",
+        "auth/logout",
+        "auth/status",
+        "auth/status_update",
+        "elicitation/complete",
+        "elicitation/create",
+        "initialize",
+        "mcp/message",
+        "providers/disable",
+        "providers/list",
+        "providers/set",
+        "proxy/initialize",
+        "proxy/successor",
+        "session/archive",
+        "session/cancel",
+        "session/close",
+        "session/delete",
+        "session/fork",
+        "session/list",
+        "session/new",
+        "session/prompt",
+        "session/request_permission",
+        "session/resume",
+        "session/set_config_option",
+        "session/set_title",
+        "session/status",
+        "session/unarchive",
+        "session/update",
+        "terminal/cancel",
+        "tool_call/cancel",
+    }
+)
+"""Every method the ACP v2 schema defines (its ``x-method`` annotations)."""
+
+KNOWN_UPDATES: frozenset[str] = frozenset(
+    {
+        "user_message_chunk",
+        "user_message",
+        "agent_message_chunk",
+        "agent_message",
+        "agent_thought_chunk",
+        "agent_thought",
+        "state_update",
+        "tool_call_content_chunk",
+        "tool_call_update",
+        "terminal_update",
+        "terminal_output_chunk",
+        "plan_update",
+        "plan_removed",
+        "available_commands_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+        "notice",
+        "compaction_update",
+        "compaction_summary_chunk",
+        "subagent_update",
+        "session_message",
+        "session_message_chunk",
+    }
+)
+"""Every standard ``sessionUpdate`` variant of the schema's ``SessionUpdate``."""
+
+_SESSION_CREATING = frozenset({"session/new", "session/fork"})
+_BOM = b"\xef\xbb\xbf"
+_DISCARD_CHUNK = 1 << 16
+_EXCERPT = 60
+
+
+@dataclass(slots=True)
+class TranscriptStats:
+    """What the reader saw, filled in while it reads."""
+
+    lines: int = 0
+    messages: int = 0
+    requests: int = 0
+    notifications: int = 0
+    responses: int = 0
+    input_findings: int = 0
+    """Input findings yielded (the one CRLF note included)."""
+    sessions: set[str] = field(default_factory=set)
+    preserved: Counter[str] = field(default_factory=Counter)
+    """Unknown or custom methods (``method <name>``) and update variants (``update <name>``)."""
+
+
+def _input(rule: str, line: int, explanation: str, level: str = "input") -> Finding:
+    return Finding("input." + rule, level, line, None, explanation, "input")
+
+
+def _excerpt(raw: bytes) -> str:
+    text = raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace")
+    if len(text) > _EXCERPT:
+        text = text[: _EXCERPT - 1] + "…"
+    return repr(text)
+
+
+def _decode_error(exc: BaseException) -> str:
+    return str(exc).split("\n", 1)[0] or type(exc).__name__
+
+
+def _unparseable(raw: bytes, terminated: bool, line: int, exc: BaseException) -> Finding:
+    """Say why a line that did not parse is unusable (cold path: only bad lines get here)."""
+    if not raw.strip():
+        return _input("blank-line", line, "blank line (skipped)")
+    if not terminated:
+        return _input(
+            "truncated", line, f"last line has no line end and is not complete JSON: {_excerpt(raw)}"
+        )
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return _input("invalid-utf8", line, f"not valid UTF-8 (byte {err.start}): {_excerpt(raw)}")
+    return _input("invalid-json", line, f"not valid JSON ({_decode_error(exc)}): {_excerpt(raw)}")
+
+
+def _shape_problem(msg: Message) -> tuple[str | None, int]:
+    """Classify a JSON-RPC 2.0 message: (problem, kind) with kind 0 request, 1 notification,
+    2 response; problem is None when the message has exactly one valid shape."""
+    if msg.get("jsonrpc") != "2.0":
+        return 'message.jsonrpc is not "2.0"', 0
+    has_id = "id" in msg
+    if "method" in msg:
+        if type(msg["method"]) is not str:
+            return "message.method is not a string", 0
+        if "result" in msg or "error" in msg:
+            return "message has both method and result/error", 0
+        if "params" in msg and type(msg["params"]) not in (dict, list, type(None)):
+            return "message.params is not an object or array", 0
+        if has_id:
+            rid = msg["id"]
+            if type(rid) is not str and type(rid) is not int:
+                return "request id is not a string or integer", 0
+            return None, 0
+        return None, 1
+    if not has_id:
+        return "message is none of request (id+method), notification (method), response (id+result/error)", 0
+    has_result = "result" in msg
+    if has_result == ("error" in msg):
+        if has_result:
+            return "response has both result and error", 2
+        return "message has an id but no method, result or error", 2
+    rid = msg["id"]
+    if has_result:
+        if type(rid) is not str and type(rid) is not int:
+            return "response id is not a string or integer", 2
+    else:
+        if rid is not None and type(rid) is not str and type(rid) is not int:
+            return "response id is not a string, integer or null", 2
+        err = msg["error"]
+        if type(err) is not dict or type(err.get("code")) is not int or type(err.get("message")) is not str:
+            return "response error is not an object with an integer code and a string message", 2
+    return None, 2
+
+
+def read_transcript(
+    stream: BinaryIO,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    *,
+    stats: TranscriptStats | None = None,
+) -> Iterator[Item]:
+    """Read a transcript from a binary stream, yielding messages and input findings in line order.
+
+    Pass ``stats`` to have it filled in as the reader goes (it is complete once the iterator is
+    exhausted). Memory use does not grow with the number of lines, only with the number of
+    requests awaiting a response and of distinct session ids.
+    """
+    if max_line_bytes < 1:
+        raise ValueError("max_line_bytes must be positive")
+    st = stats if stats is not None else TranscriptStats()
+    readline: Callable[[int], bytes] = stream.readline
+    limit = max_line_bytes + 1
+    loads = _loads
+    sessions = st.sessions
+    preserved = st.preserved
+    known_methods = KNOWN_METHODS
+    known_updates = KNOWN_UPDATES
+    # requests still awaiting a response, by the side that sent them: id -> method
+    pending: dict[str, dict[Any, str]] = {"client": {}, "agent": {}}
+    other = {"client": "agent", "agent": "client"}
+    crlf_reported = False
+    line = 0
+    n_messages = n_requests = n_notifications = n_responses = n_input = 0
+    try:
+        while True:
+            raw = readline(limit)
+            if not raw:
+                break
+            line += 1
+            if raw[-1] == 10:  # b"\n"
+                terminated = True
+            elif len(raw) == limit:
+                # Over the limit: drop the rest of the line without holding it.
+                while True:
+                    rest = readline(_DISCARD_CHUNK)
+                    if not rest or rest[-1] == 10:
+                        break
+                n_input += 1
+                yield _input("too-long", line, f"line longer than {max_line_bytes} bytes (skipped)")
+                continue
+            else:
+                terminated = False
+            try:
+                obj = loads(raw)
+            except (ValueError, RecursionError) as exc:
+                if raw.startswith(_BOM):
+                    n_input += 1
+                    yield _input("bom", line, "line starts with a UTF-8 byte-order mark (ignored)")
+                    raw = raw[3:]
+                    try:
+                        obj = loads(raw)
+                    except (ValueError, RecursionError) as exc2:
+                        n_input += 1
+                        yield _unparseable(raw, terminated, line, exc2)
+                        continue
+                else:
+                    n_input += 1
+                    yield _unparseable(raw, terminated, line, exc)
+                    continue
+            if not crlf_reported and raw.endswith(b"\r\n"):
+                crlf_reported = True
+                n_input += 1
+                yield _input(
+                    "crlf", line, "CRLF line ends (first seen here; accepted, reported once)", "info"
+                )
+            if type(obj) is not dict:
+                n_input += 1
+                yield _input("not-object", line, f"line is a JSON {type(obj).__name__}, not an object")
+                continue
+            sender = obj.get("from")
+            if sender != "client" and sender != "agent":
+                n_input += 1
+                if "from" not in obj:
+                    yield _input("bad-from", line, 'missing "from" (must be "client" or "agent")')
+                else:
+                    yield _input("bad-from", line, f'"from" is {sender!r}, not "client" or "agent"')
+                continue
+            msg = obj.get("message")
+            if type(msg) is not dict:
+                n_input += 1
+                what = 'missing "message"' if "message" not in obj else '"message" is not an object'
+                yield _input("not-jsonrpc", line, what)
+                continue
+            problem, kind = _shape_problem(msg)
+            if problem is not None:
+                n_input += 1
+                yield _input("not-jsonrpc", line, problem)
+                continue
+            if kind == 2:  # response: answers a request from the other side
+                rid = msg["id"]
+                if rid is not None:
+                    method = pending[other[sender]].pop(rid, None)
+                    if method is None:
+                        n_input += 1
+                        yield _input(
+                            "unknown-response-id",
+                            line,
+                            f"{sender} responds to id {rid!r}, which the {other[sender]} has not "
+                            "requested or which was already answered (skipped)",
+                        )
+                        continue
+                    if method in _SESSION_CREATING:
+                        result = msg.get("result")
+                        if type(result) is dict:
+                            sid = result.get("sessionId")
+                            if type(sid) is str:
+                                sessions.add(sid)
+                n_responses += 1
+            else:
+                method = msg["method"]
+                if kind == 0:
+                    mine = pending[sender]
+                    rid = msg["id"]
+                    if rid in mine:
+                        n_input += 1
+                        yield _input(
+                            "duplicate-request-id",
+                            line,
+                            f"{sender} reuses request id {rid!r} while its {mine[rid]} request with "
+                            "that id is still unanswered (skipped)",
+                        )
+                        continue
+                    mine[rid] = method
+                    n_requests += 1
+                else:
+                    n_notifications += 1
+                params = msg.get("params")
+                if type(params) is dict:
+                    sid = params.get("sessionId")
+                    if type(sid) is str:
+                        sessions.add(sid)
+                    if method == "session/update":
+                        update = params.get("update")
+                        if type(update) is dict:
+                            variant = update.get("sessionUpdate")
+                            if type(variant) is str and variant not in known_updates:
+                                preserved["update " + variant] += 1
+                if method not in known_methods:
+                    preserved["method " + method] += 1
+            n_messages += 1
+            yield (line, sender, msg)
+    finally:
+        st.lines = line
+        st.messages = n_messages
+        st.requests = n_requests
+        st.notifications = n_notifications
+        st.responses = n_responses
+        st.input_findings = n_input
