@@ -1,0 +1,111 @@
+"""``acp-model replay``: re-run a saved counterexample transcript through every monitor.
+
+Owns: the numbered message list (one line per message: who sent it, the method or update
+variant, and the fields that matter for the prompt lifecycle). Reading, judging, rendering of
+findings and exit codes all come from ``cli.cmd_check``; nothing here duplicates them.
+
+Must not know: what the monitors check, or how transcripts are decoded.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cli import cmd_check
+from cli.util import dumps
+
+_UPDATE_FIELDS = ("messageId", "state", "stopReason", "toolCallId", "status", "compactionId", "terminalId")
+_PARAM_FIELDS = ("requestId",)
+_RESULT_FIELDS = ("messageId", "sessionId", "stopReason")
+
+
+def _pick(source: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(source, dict):
+        return {}
+    return {name: source[name] for name in names if name in source}
+
+
+def describe(line: int, sender: str, msg: dict[str, Any]) -> dict[str, Any]:
+    """The key facts of one message, as a flat JSON object."""
+    entry: dict[str, Any] = {"line": line, "from": sender}
+    params = msg.get("params")
+    if "method" in msg:
+        entry["kind"] = "request" if "id" in msg else "notification"
+        entry["method"] = msg["method"]
+        if "id" in msg:
+            entry["id"] = msg["id"]
+        if isinstance(params, dict):
+            if isinstance(params.get("sessionId"), str):
+                entry["session"] = params["sessionId"]
+            update = params.get("update")
+            if msg["method"] == "session/update" and isinstance(update, dict):
+                entry["update"] = update.get("sessionUpdate")
+                entry.update(_pick(update, _UPDATE_FIELDS))
+            entry.update(_pick(params, _PARAM_FIELDS))
+    else:
+        entry["kind"] = "response"
+        entry["id"] = msg.get("id")
+        if "error" in msg:
+            error = msg["error"]
+            entry["error"] = _pick(error, ("code", "message"))
+        else:
+            entry.update(_pick(msg.get("result"), _RESULT_FIELDS))
+    return entry
+
+
+def _value(value: Any) -> str:
+    return value if isinstance(value, str) else cmd_check.shorten(repr(value), 40)
+
+
+def describe_text(entry: dict[str, Any]) -> str:
+    head = f"{entry['line']:>5}  {entry['from']:<6} "
+    if entry["kind"] == "response":
+        what = f"response id={_value(entry['id'])}"
+        if "error" in entry:
+            err = entry["error"]
+            what += f" error {err.get('code')!r} {_value(err.get('message', ''))}"
+    else:
+        what = str(entry["method"])
+        if "update" in entry:
+            what += f" {_value(entry['update'])}"
+        if "id" in entry:
+            what += f" id={_value(entry['id'])}"
+    skip = {"line", "from", "kind", "method", "id", "update", "error"}
+    extra = " ".join(f"{k}={_value(v)}" for k, v in entry.items() if k not in skip)
+    return cmd_check.shorten(f"{head}{what} {extra}".rstrip(), cmd_check.MESSAGE_WIDTH + 20)
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "replay",
+        help="re-run a saved counterexample transcript through all monitors",
+        description="Replay a transcript (NDJSON, as written by the simulator or check) through "
+        "every monitor: prints the numbered message list and the findings. Exit codes as check.",
+    )
+    p.add_argument("file", metavar="FILE", help="transcript file (.ndjson), or - for standard input")
+    p.add_argument("--json", action="store_true", help="print a JSON report instead of text")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    messages: list[dict[str, Any]] = []
+
+    def hook(_path: str) -> cmd_check.MessageHook:
+        return lambda line, sender, msg: messages.append(describe(line, sender, msg))
+
+    reports = cmd_check.run_files(
+        [args.file], schema=None, max_line_bytes=cmd_check.DEFAULT_MAX_LINE_BYTES, on_message=hook
+    )
+    code = cmd_check.exit_code(reports, "must")
+    report = reports[0]
+    if args.json:
+        body = cmd_check.report_json(report)
+        body["transcript"] = messages
+        cmd_check.write(dumps({"files": [body], "summary": cmd_check.summary_json(reports, "must", code)}))
+        return code
+    out = [f"{report.path}: {len(messages)} messages"]
+    out.extend(describe_text(entry) for entry in messages)
+    out.extend(cmd_check.render_text(report))
+    cmd_check.write("\n".join(out) + "\n")
+    return code
