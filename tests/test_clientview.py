@@ -10,13 +10,18 @@ Session states, Initial state and synchronization, State transitions, Background
 from __future__ import annotations
 
 import base64
+import io
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cli import cmd_view
+from cli.main import main
 from simulator.clientview import CLIENT_FAULTS, ClientView
 
 S = "sess_1"
@@ -435,8 +440,11 @@ def test_unknown_and_custom_variants_are_preserved_raw() -> None:
     assert out["session"]["state"] == "idle"
 
 
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
 def test_terminal_output_snapshot_and_chunks() -> None:
-    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
     v = run(
         upd("terminal_output_chunk", terminalId="T", data=b64(b"ab")),
         upd("terminal_update", terminalId="T", command="make"),
@@ -631,3 +639,107 @@ def test_random_updates_keep_invariants(msgs: list[dict[str, Any]]) -> None:
         assert out["session"]["state"] in {"idle", "running", "requires_action", "unknown", "unrecognized"}
         json.dumps(out)  # stays plain JSON
         hash(view.snapshot())
+
+
+# -- acp-model view ------------------------------------------------------------------------------
+DATA = Path(__file__).resolve().parent / "data"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def _run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["view", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_json_matches_hand_written_view(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run_cli(capsys, str(DATA / "view_two_sessions.ndjson"), "--json")
+    assert (code, err) == (0, "")
+    expected = json.loads((DATA / "view_two_sessions.expected.json").read_text("utf-8"))
+    assert json.loads(out) == expected
+    assert list(json.loads(out)) == sorted(expected)  # keys are sorted
+    _, out2, _ = _run_cli(capsys, str(DATA / "view_two_sessions.ndjson"), "--json")
+    assert out2 == out  # byte-identical on a second run
+
+
+def test_cli_text_form(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run_cli(capsys, str(DATA / "view_two_sessions.ndjson"))
+    assert code == 0
+    lines = [line.split() for line in out.splitlines()]
+    assert ["session", "sA"] in lines and ["session", "sB"] in lines
+    assert ["state:", "idle", "completions:", "1"] in lines
+    assert ["state:", "unrecognized", "completions:", "0"] in lines
+    assert ["background:", "terminal", "T1"] in lines
+    order = [parts[1:3] for parts in lines if parts and parts[0].isdigit()]
+    assert order == [
+        ["user_message", "u1"],
+        ["agent_thought", "m1"],
+        ["agent_message", "m1"],
+        ["tool_call", "t1"],
+        ["terminal", "T1"],
+        ["compaction", "c1"],
+    ]
+    assert '"Done. Bye."' in out
+    assert "npm run dev: 12 output bytes" in out
+
+
+def test_cli_skips_bad_lines_and_counts_them(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(DATA / "view_bad_lines.ndjson")
+    code, out, err = _run_cli(capsys, path, "--json")
+    assert code == 0
+    assert err == f"acp-model view: {path}: skipped 4 unusable line(s)\n"
+    s1 = json.loads(out)["s1"]["session"]
+    assert (s1["state"], s1["completions"], s1["last_stop_reason"]) == ("idle", 1, "error")
+    assert s1["prompts"] == {'"p1"': None}
+    assert s1["rejected_prompts"] == {'"p1"': -32602}
+
+
+def test_private_reader_agrees_with_the_project_reader() -> None:
+    for name in ("view_two_sessions.ndjson", "view_bad_lines.ndjson"):
+        with open(DATA / name, "rb") as fh:
+            items = list(cmd_view._minimal_reader(fh))
+        view = ClientView()
+        for item in items:
+            if item is not None:
+                view.apply(*item)
+        with open(DATA / name, "rb") as fh:
+            via_cli, skipped = cmd_view.build_view(fh)
+        assert view.to_json() == via_cli.to_json()
+        assert sum(item is None for item in items) == skipped
+
+
+def test_cli_reads_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    data = (DATA / "view_two_sessions.ndjson").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    code, out, _ = _run_cli(capsys, "-", "--json")
+    assert code == 0
+    assert json.loads(out) == json.loads((DATA / "view_two_sessions.expected.json").read_text("utf-8"))
+
+
+@pytest.mark.parametrize(("target", "problem"), [("missing.ndjson", "no such file"), (".", "is a directory")])
+def test_cli_unusable_file_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, target: str, problem: str
+) -> None:
+    path = str(tmp_path / target)
+    code, out, err = _run_cli(capsys, path)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and path in err and problem in err
+
+
+@pytest.mark.needs_shared
+def test_fixture_messages_validate_against_the_schema() -> None:
+    schema_path = SHARED / "acp-schema" / "v2" / "schema.unstable.json"
+    if not schema_path.exists():
+        pytest.skip(f"needs the official schema at {schema_path} (../shared is absent)")
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(json.loads(schema_path.read_text("utf-8")))
+    checked = 0
+    for name in ("view_two_sessions.ndjson", "view_bad_lines.ndjson"):
+        with open(DATA / name, "rb") as fh:
+            for item in cmd_view._minimal_reader(fh):
+                if item is not None:
+                    errors = list(validator.iter_errors(item[1]))
+                    assert not errors, (name, item[1], errors[0].message)
+                    checked += 1
+    assert checked == 30
