@@ -46,11 +46,10 @@ SPEC = MachineSpec(
     final=(DONE,),
     rows=ROWS,
     forbidden={
-        "announce": "BG-00",
-        "list": "BG-00",
-        ("unannounced", "list"): "BG-00",
-        "finalize": "BG-00",
-        "unlist": "BG-00",
+        "announce": "BG-10",
+        "list": "BG-10",
+        "finalize": "BG-11",
+        "unlist": "BG-11",
     },
     description="Announced before listed, finalized before removed.",
 )

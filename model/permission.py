@@ -51,10 +51,10 @@ SPEC = MachineSpec(
     final=(SELECTED, CANCELLED),
     rows=ROWS,
     forbidden={
-        "select": "WAIT-00",
-        "answer_cancelled": "WAIT-00",
-        "withdraw": "CANCEL-00",
-        "abandon": "CANCEL-00",
+        "select": "WAIT-02",
+        "answer_cancelled": "WAIT-02",
+        "withdraw": "CANCEL-07",
+        "abandon": "CANCEL-06",
     },
     description="A permission request until the Client's one answer.",
 )

@@ -51,12 +51,12 @@ SPEC = MachineSpec(
     rows=ROWS,
     home=OPEN,
     forbidden={
-        "close": "ACC-00",
-        "closed": "ACC-00",
-        "resume": "SYNC-00",
-        "replay": "SYNC-00",
-        "snapshot": "SYNC-00",
-        "resumed": "SYNC-00",
+        "close": "ACC-13",
+        "closed": "ACC-13",
+        "resume": "SYNC-02",
+        "replay": "SYNC-02",
+        "snapshot": "SYNC-02",
+        "resumed": "SYNC-02",
     },
     description="Session open/close and the resume handshake.",
 )

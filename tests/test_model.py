@@ -221,3 +221,14 @@ def test_machines_human_output(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "foreground: Foreground state" in out
     assert "--start_blocked" in out
+
+
+def test_every_rule_a_machine_names_is_in_the_catalogue_and_every_section_in_the_spec() -> None:
+    from properties.catalogue import RULES_BY_ID, SECTIONS
+
+    for spec in MACHINES:
+        named = [*spec.forbidden.values(), *spec.guard_rules.values()]
+        for rule in named:
+            assert rule in RULES_BY_ID, f"{spec.name}: {rule} is not a catalogue rule"
+        for row in spec.rows:
+            assert row.section in SECTIONS, f"{spec.name}: section {row.section!r} not in the spec"
