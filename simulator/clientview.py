@@ -295,6 +295,7 @@ class _Session:
         "rejected",
         "resuming",
         "size",
+        "snap",
         "state",
         "subagents",
         "timeline",
@@ -318,6 +319,7 @@ class _Session:
         self.notices = 0
         self.malformed = 0
         self.resuming = 0
+        self.snap: Any = None
 
     def to_json(self) -> dict[str, Json]:
         entities: dict[str, dict[str, Json]] = {t: {} for t in ENTITY_TYPES}
@@ -345,6 +347,11 @@ class _Session:
         }
 
     def snapshot(self) -> Any:
+        if self.snap is None:
+            self.snap = self._freeze()
+        return self.snap
+
+    def _freeze(self) -> Any:
         return (
             self.state,
             None if self.background is None else freeze(self.background),
@@ -448,9 +455,11 @@ class ClientView:
 
     # -- sessions and requests -------------------------------------------------------------------
     def _session(self, sid: str, state: str = "idle") -> _Session:
+        """The session to change (created with ``state`` if new); its cached snapshot is dropped."""
         sess = self._sessions.get(sid)
         if sess is None:
             sess = self._sessions[sid] = _Session(state)
+        sess.snap = None
         return sess
 
     def _on_client_request(self, rid: Json, method: str, params: dict[str, Json]) -> None:

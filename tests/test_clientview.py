@@ -639,6 +639,11 @@ def test_random_updates_keep_invariants(msgs: list[dict[str, Any]]) -> None:
         assert out["session"]["state"] in {"idle", "running", "requires_action", "unknown", "unrecognized"}
         json.dumps(out)  # stays plain JSON
         hash(view.snapshot())
+    fresh = ClientView()
+    for m in msgs:
+        fresh.apply("agent", m)
+    assert fresh.snapshot() == view.snapshot(), "a cached snapshot went stale"
+    assert fresh.to_json() == view.to_json()
 
 
 # -- acp-model view ------------------------------------------------------------------------------
@@ -743,3 +748,56 @@ def test_fixture_messages_validate_against_the_schema() -> None:
                     assert not errors, (name, item[1], errors[0].message)
                     checked += 1
     assert checked == 30
+
+
+# -- robustness: arbitrary (ill-typed) payloads never raise ---------------------------------------
+JSON_LEAF = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False), st.text(max_size=3)
+)
+JSON = st.recursive(
+    JSON_LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["type", "text", "data", "x"]), inner)
+    ),
+    max_leaves=6,
+)
+FIELD_NAMES = [
+    "messageId", "toolCallId", "terminalId", "compactionId", "planId", "sessionId", "content", "summary",
+    "status", "title", "kind", "_meta", "state", "background", "stopReason", "used", "size", "cost",
+    "output", "data", "exitStatus", "plan", "error", "senderSessionId",
+]  # fmt: skip
+VARIANTS = st.sampled_from(
+    [
+        "user_message", "agent_message", "agent_thought", "session_message", "user_message_chunk",
+        "agent_message_chunk", "session_message_chunk", "tool_call_update", "tool_call_content_chunk",
+        "terminal_update", "terminal_output_chunk", "compaction_update", "compaction_summary_chunk",
+        "plan_update", "plan_removed", "usage_update", "notice", "subagent_update", "state_update", "_x",
+    ]
+)  # fmt: skip
+GARBAGE_UPDATE = st.builds(
+    lambda variant, fields: upd(variant, **fields),
+    VARIANTS,
+    st.dictionaries(st.sampled_from(FIELD_NAMES), st.one_of(JSON, st.sampled_from(["a", "b"])), max_size=5),
+)
+GARBAGE_RPC = st.builds(
+    lambda rid, method, params, res: {"id": rid, "method": method, "params": params, "result": res},
+    st.one_of(JSON_LEAF, st.lists(st.integers())),
+    st.sampled_from(["session/new", "session/prompt", "session/resume", "session/fork"]),
+    JSON,
+    JSON,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["client", "agent"]), st.one_of(GARBAGE_UPDATE, GARBAGE_RPC, JSON)))
+)
+def test_ill_typed_messages_never_raise(msgs: list[tuple[str, Any]]) -> None:
+    view = ClientView()
+    for sender, m in msgs:
+        view.apply(sender, m)
+        if isinstance(m, dict) and "result" in m:  # also as a bare response
+            view.apply("agent", {"id": m["id"], "result": m["result"]})
+    json.dumps(view.to_json())
+    hash(view.snapshot())
+    cmd_view.render_text(view.to_json())
