@@ -23,6 +23,26 @@ receives or sends it and folds it into one view per session ID:
 * **Unknown and custom update variants** (spec: Session updates) are kept raw in ``preserved``
   and otherwise ignored.
 
+View format (``to_json``; a contract other parts read, never reshape it)
+--------------------------------------------------------------------
+``{SESSION_ID: {"entities": {TYPE: {ID: {...}}}, "timeline": [[TYPE, ID], ...], "session": {...},
+"preserved": [raw update, ...]}}`` with TYPE one of ``ENTITY_TYPES`` (every TYPE key is present).
+
+* user_message, agent_message, agent_thought: ``content`` (list), ``_meta`` (object);
+  session_message adds senderSessionId, recipientSessionId, senderMessageId, recipientMessageId.
+* tool_call: status, title, kind, name, content, locations, rawInput, rawOutput, capabilities,
+  _meta. compaction: status, summary, error, _meta. terminal: command, cwd, output (base64 of
+  all bytes so far, or null), exitStatus, size, capabilities, _meta. plan: plan (the latest raw
+  plan object), removed.
+* session: state (idle, running, requires_action, unknown, unrecognized), background (list or
+  null), completions, usage {used, size, cost}, last_stop_reason, prompts {key: messageId or
+  null}, rejected_prompts {key: error code}, notices, malformed_updates, subagents {child ID:
+  patched subagent_update fields}. A prompt key is the JSON text of its JSON-RPC id (``7`` ->
+  ``"7"``, ``"p7"`` -> ``'"p7"'``) so integer and string ids never collide.
+
+A session first seen through a client's ``session/resume`` starts ``unknown`` (resuming does not
+imply idle); every other session starts idle.
+
 Readings where the spec text we have is silent (the "Metadata Patches" and "Display-only
 Terminals" sections are not in our copy; the schema ``$defs`` descriptions fill the gap):
 
@@ -36,6 +56,8 @@ Terminals" sections are not in our copy; the schema ``$defs`` descriptions fill 
 * A state update whose ``state`` is missing or not a string is treated as an unrecognized state.
 * An idle after ``unknown`` or an unrecognized state is not a completion: the spec says a known
   snapshot after unknown implies no start or end of work, and we read unrecognized states alike.
+* ``last_stop_reason`` is the latest string stopReason on an idle update; an idle that ends work
+  without one (omitted, null, malformed) resets it to None; other idles without one keep it.
 * ``plan_removed`` for a plan never seen is a no-op (there is nothing to remove); a removed plan
   keeps its entity and position with ``removed: true``.
 * A known update variant missing its required fields is counted in ``malformed_updates`` and
@@ -712,10 +734,14 @@ class ClientView:
         if state != "idle" and state not in ACTIVE_STATES and F_UNKNOWN_STATE_IDLE in self.faults:
             state = "idle"
         if state == "idle":
-            if F_REPEAT_IDLE_COUNTS in self.faults or (sess.state in ACTIVE_STATES and not sess.resuming):
+            ends_work = sess.state in ACTIVE_STATES and not sess.resuming
+            if ends_work or F_REPEAT_IDLE_COUNTS in self.faults:
                 sess.completions += 1
             reason = upd.get("stopReason")
-            sess.last_stop_reason = reason if isinstance(reason, str) else None
+            if isinstance(reason, str):
+                sess.last_stop_reason = reason
+            elif ends_work:  # work ended without a usable reason: the old one no longer applies
+                sess.last_stop_reason = None
         sess.state = state
         background = upd.get("background")
         if background is None:

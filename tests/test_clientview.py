@@ -310,6 +310,17 @@ def test_new_session_defaults_to_idle_and_completions_count_work_endings() -> No
     assert sess(v)["session"]["state"] == "idle"
 
 
+def test_last_stop_reason() -> None:
+    v = run(state("running"), state("idle", stopReason="refusal"))
+    assert sess(v)["session"]["last_stop_reason"] == "refusal"
+    v.apply("agent", state("idle"))  # repeat without a reason keeps the context
+    assert sess(v)["session"]["last_stop_reason"] == "refusal"
+    v.apply("agent", state("running"))
+    v.apply("agent", state("idle", stopReason=7))  # ends work with a malformed reason
+    assert sess(v)["session"]["last_stop_reason"] is None
+    assert sess(v)["session"]["completions"] == 2
+
+
 def test_unknown_and_unrecognized_states() -> None:
     v = run(state("running"), state("unknown"))
     assert sess(v)["session"]["state"] == "unknown"
