@@ -194,7 +194,7 @@ def render_text(view_json: dict[str, Any]) -> str:
         out.append(f"  background: {_background(s['background'])}")
         out.append(f"  usage: {_usage(s['usage'])}")
         if s["prompts"]:
-            pairs = ", ".join(f"{k} -> {v or '(pending)'}" for k, v in s["prompts"].items())
+            pairs = ", ".join(f"{k} -> {'(pending)' if v is None else v}" for k, v in s["prompts"].items())
             out.append(f"  prompts: {pairs}")
         extras = []
         if s["rejected_prompts"]:
