@@ -1,0 +1,841 @@
+"""The simulated Agent: every choice the spec leaves to an Agent is an enabled event.
+
+Theory of operation
+-------------------
+The Agent owns one session (``MAIN``) and, when it delegates, one child session (``CHILD``).
+Its state is small and explicit: the prompt machine state of each request, the foreground
+state it really is in and the one it last reported, its tool calls, permission requests,
+background items, compactions and counters. ``enabled()`` lists what it may do now, as
+``("agent", name, arg)`` tuples in a fixed order; ``do(event)`` performs one choice and returns
+the wire messages it sends, in send order; ``receive(message)`` reacts to a delivered client
+message (reactions that the spec makes immediate, e.g. a session/cancel covering held prompts,
+happen here; answers are later choices).
+
+Cross-machine rules live in one place each, in the methods named after them:
+``_settle_end`` (ending foreground work: finalize tool calls, withdraw pending permission
+requests, then idle with the stop reason), ``receive`` (cancel covers un-inserted prompts and
+marks active work cancelled), ``_can_end`` (pending updates of the ended work go before idle).
+Each step advances the model's machines through ``MachineSpec.fire``, so an agent that tried a
+move the tables forbid would raise the named violation.
+
+Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
+monitor can fail; each is a small, marked branch.
+
+Must not know: channels, the client, monitors, or files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model import background as bgm
+from model import compaction as cm
+from model import foreground as fgm
+from model import permission as pm
+from model import prompt as prm
+from model import toolcall as tcm
+from simulator import wire
+from simulator.config import Config
+
+MAIN = "sess_1"
+CHILD = "sess_2"
+
+Event = tuple[str, str, Any]
+Msg = dict[str, Any]
+
+AGENT_FAULTS = (
+    "error-after-insert",  # answers an inserted prompt with an error response
+    "no-idle-after-cancel",  # never reports idle after a session/cancel of active work
+    "cancel-as-end-turn",  # confirms cancellation with end_turn instead of cancelled
+    "reuse-message-id",  # gives every inserted prompt the same messageId
+    "list-before-announce",  # lists a terminal before its first terminal_update
+    "remove-before-exit",  # removes a terminal from the list before its exitStatus
+    "update-after-idle",  # sends output of the ended work after its idle
+    "answer-before-insert",  # answers a prompt before inserting (no user message ever)
+    "user-message-after-reject",  # reports a user message for a rejected prompt
+    "no-running-on-start",  # starts foreground work without reporting running
+    "no-resume-running",  # after requires_action, resumes work without reporting running
+    "drop-background-field",  # omits background after it once reported it
+    "reopen-tool-call",  # reports in_progress on a completed tool call
+    "compaction-never-ends",  # leaves a reported compaction in progress
+    "reuse-compaction-id",  # starts a second compaction under the first one's ID
+    "notice-empty-title",  # sends a notice with an empty title
+    "replay-notice",  # replays a notice on resume
+    "response-before-snapshot",  # answers session/resume before the state snapshot
+    "replay-new-ids",  # replays history under new message IDs
+    "error-with-live-tools",  # reports idle/error while a tool call is still in progress
+    "held-not-withdrawn",  # inserts a prompt that a session/cancel covered
+    "usage-no-size",  # sends a usage_update without size
+    "list-tool-and-terminal",  # lists a tool call whose only live work is a listed terminal
+    "custom-stop-reason-no-underscore",  # ends with a stop reason that is neither known nor _-prefixed
+    "list-foreground-tool",  # lists a tool call that foreground work is waiting on
+)
+
+
+class Agent:
+    __slots__ = (
+        "bg_reported",
+        "bg_started",
+        "cancelling",
+        "cfg",
+        "close_rid",
+        "closed_cancel",
+        "comp_started",
+        "compactions",
+        "cur_msg",
+        "cur_thought",
+        "ended_output",
+        "faults",
+        "followup",
+        "history",
+        "items",
+        "listed",
+        "losses",
+        "next_msg",
+        "next_perm",
+        "next_plan",
+        "notices",
+        "order",
+        "perms",
+        "perms_started",
+        "prompts",
+        "real",
+        "replay",
+        "reported",
+        "resume_rid",
+        "session",
+        "tools",
+        "tools_started",
+        "turn_outputs",
+        "usages",
+    )
+
+    def __init__(self, cfg: Config, faults: frozenset[str] = frozenset()) -> None:
+        self.cfg = cfg
+        self.faults = faults
+        self.real = fgm.IDLE  # the foreground state the agent is really in
+        self.reported = fgm.IDLE  # the foreground state it last reported
+        # rid -> [prompt state, messageId, user message reported, handled by foreground work, empty]
+        self.prompts: dict[int, list[Any]] = {}
+        self.order: list[int] = []  # rids in receive order
+        self.next_msg = 0
+        self.turn_outputs = 0
+        self.cur_msg: str | None = None  # agent_message being streamed in this interval
+        self.cur_thought: str | None = None
+        self.tools: dict[str, list[Any]] = {}  # id -> [status, background?, permission rid]
+        self.tools_started = 0
+        self.perms: dict[str, list[Any]] = {}  # rid -> [permission state, tool call id]
+        self.perms_started = 0
+        self.items: dict[tuple[str, str], str] = {}  # (kind, id) -> background machine state
+        self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
+        self.bg_reported = False
+        self.bg_started = 0
+        self.compactions: dict[str, str] = {}
+        self.comp_started = 0
+        self.notices = 0
+        self.usages = 0
+        self.losses = 0
+        self.cancelling = False
+        self.followup = False
+        self.session = "open"
+        self.close_rid: int | None = None
+        self.resume_rid: int | None = None
+        self.replay = False
+        self.history: list[Msg] = []  # replayable updates (retained history)
+        self.ended_output: str | None = None
+        self.next_perm = 0
+        self.next_plan = 0
+        self.closed_cancel = False
+
+    # -- copying for explorers ----------------------------------------------------------------
+    def clone(self) -> Agent:
+        new = Agent.__new__(Agent)
+        for name in Agent.__slots__:
+            setattr(new, name, getattr(self, name))
+        new.prompts = {k: list(v) for k, v in self.prompts.items()}
+        new.order = list(self.order)
+        new.tools = {k: list(v) for k, v in self.tools.items()}
+        new.perms = {k: list(v) for k, v in self.perms.items()}
+        new.items = dict(self.items)
+        new.compactions = dict(self.compactions)
+        new.history = list(self.history)
+        return new
+
+    def snapshot(self) -> tuple[Any, ...]:
+        return (
+            self.real,
+            self.reported,
+            tuple((r, tuple(self.prompts[r])) for r in self.order),
+            self.next_msg,
+            self.turn_outputs,
+            self.cur_msg,
+            self.cur_thought,
+            tuple(sorted((k, tuple(v)) for k, v in self.tools.items())),
+            self.tools_started,
+            tuple(sorted((k, tuple(v)) for k, v in self.perms.items())),
+            self.perms_started,
+            tuple(sorted(self.items.items())),
+            self.listed,
+            self.bg_reported,
+            self.bg_started,
+            tuple(sorted(self.compactions.items())),
+            self.comp_started,
+            self.notices,
+            self.usages,
+            self.losses,
+            self.cancelling,
+            self.followup,
+            self.session,
+            self.close_rid,
+            self.resume_rid,
+            self.replay,
+            len(self.history),
+            self.ended_output,
+            self.closed_cancel,
+        )
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _has(self, feature: str) -> bool:
+        return feature in self.cfg.features
+
+    def _msg_id(self, prefix: str) -> str:
+        self.next_msg += 1
+        return f"{prefix}_{self.next_msg}"
+
+    def _bg_list(self) -> list[dict[str, str]] | None:
+        if not self.bg_reported:
+            return None
+        if "drop-background-field" in self.faults and self.listed:
+            return None
+        return [wire.background_item(kind, ident) for kind, ident in self.listed]
+
+    def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
+        return wire.state_update(MAIN, state, self._bg_list(), stop, err)
+
+    def _report(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
+        trig = fgm.trigger_for(self.reported, state)
+        if trig is not None:
+            self.reported = fgm.SPEC.fire(self.reported, trig)
+        return self._state(state, stop, err)
+
+    def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
+        p = self.prompts[rid]
+        p[0] = prm.SPEC.fire(p[0], trigger, ctx)
+
+    def _oldest_waiting(self) -> int | None:
+        for rid in self.order:
+            if self.prompts[rid][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED):
+                return rid
+        return None
+
+    def _fg_tools_live(self) -> list[str]:
+        return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
+
+    def _blocked(self) -> bool:
+        return any(v[0] == pm.PENDING for v in self.perms.values())
+
+    def _open(self) -> bool:
+        return self.session == "open"
+
+    # -- receiving -----------------------------------------------------------------------------
+    def receive(self, msg: Msg) -> None:
+        method = msg.get("method")
+        if method == "session/prompt":
+            rid = msg["id"]
+            empty = not msg["params"].get("prompt")
+            self.prompts[rid] = [prm.RECEIVED, None, False, False, empty]
+            self.order.append(rid)
+        elif method == "session/cancel":
+            for rid in self.order:
+                if self.prompts[rid][0] in prm.PENDING:
+                    self._prompt_fire(rid, "cover")
+            if self.real != fgm.IDLE:
+                self.cancelling = True
+        elif method == "$/cancel_request":
+            rid = msg["params"]["requestId"]
+            if rid in self.prompts:
+                self._prompt_fire(rid, "cancel_request")
+        elif method == "session/close":
+            self.close_rid = msg["id"]
+            self.session = "closing"
+            for rid in self.order:
+                if self.prompts[rid][0] in prm.PENDING:
+                    self._prompt_fire(rid, "cover")
+            if self.real != fgm.IDLE:
+                self.cancelling = True
+        elif method == "session/resume":
+            self.resume_rid = msg["id"]
+            self.session = "resuming"
+            self.replay = "replayFrom" in msg["params"]
+        elif "id" in msg and "method" not in msg:
+            rid = msg["id"]
+            perm = self.perms.get(rid)
+            if perm is None:
+                return
+            outcome = msg.get("result", {}).get("outcome", {})
+            trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
+            was = perm[0]
+            perm[0] = pm.SPEC.fire(perm[0], trig)
+            if was == pm.PENDING:
+                tool = self.tools[perm[1]]
+                tool.append("allowed" if outcome.get("optionId") == "allow" else "denied")
+
+    # -- choices -------------------------------------------------------------------------------
+    def enabled(self) -> list[Event]:
+        ev: list[Event] = []
+        add = ev.append
+        cfg = self.cfg
+        if self.session == "resuming":
+            return self._resume_events()
+        if self.session == "closed":
+            return ev
+        waiting = self._oldest_waiting()
+        active = self.real != fgm.IDLE
+        for rid in self.order:
+            p = self.prompts[rid]
+            st = p[0]
+            if st == prm.RECEIVED:
+                if self._has("hold") and waiting == rid:
+                    add(("agent", "hold", rid))
+                if self._has("fail") or p[4]:
+                    add(("agent", "reject", rid))
+            if (
+                st in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
+                and rid == waiting
+                and self._open()
+                and not p[4]
+            ):
+                add(("agent", "insert", rid))
+            if st == prm.HELD and self._has("fail") and rid == waiting:
+                add(("agent", "reject", rid))
+            if st in (prm.CANCEL_REQUESTED, prm.COVERED):
+                add(("agent", "withdraw", rid))
+            if st == prm.INSERTED:
+                add(("agent", "answer", rid))
+            if st in (prm.INSERTED, prm.ANSWERED) and not p[2]:
+                add(("agent", "user_message", rid))
+                if self._has("chunks"):
+                    add(("agent", "user_chunks", rid))
+            if "answer-before-insert" in self.faults and st == prm.RECEIVED:
+                add(("agent", "answer_early", rid))
+        if (
+            self.session == "closing"
+            and not active
+            and all(self.prompts[r][0] in prm.SPEC.final for r in self.order)
+        ):
+            add(("agent", "close_response", None))
+        if not active:
+            if self._open() and (self._work_waiting() or self.followup):
+                add(("agent", "start", None))
+                if self._has("permission") and self.perms_started < cfg.permissions and self._work_waiting():
+                    add(("agent", "start_blocked", None))
+        else:
+            self._active_events(add)
+        self._background_events(add, active)
+        if self._has("compaction") and self._open():
+            if self.comp_started < cfg.compactions and active:
+                add(("agent", "compact_start", None))
+            for cid, st in self.compactions.items():
+                if st == cm.IN_PROGRESS:
+                    add(("agent", "compact_chunk", cid))
+                    if "compaction-never-ends" not in self.faults:
+                        add(("agent", "compact_end", cid))
+        if self._has("notice") and self.notices < cfg.notices and self._open():
+            add(("agent", "notice", None))
+        if self._has("usage") and self.usages < cfg.usages and self._open():
+            add(("agent", "usage", None))
+        if self._has("unknown") and self._open():
+            if self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
+                add(("agent", "lose", None))
+            if self.reported == fgm.UNKNOWN:
+                add(("agent", "restore", None))
+        if "update-after-idle" in self.faults and self.ended_output is not None:
+            add(("agent", "late_output", None))
+        return ev
+
+    def _work_waiting(self) -> bool:
+        return any(
+            self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED) and not self.prompts[r][3] for r in self.order
+        ) or (self._has("hook") and self._oldest_waiting() is not None)
+
+    def _active_events(self, add: Any) -> None:
+        cfg = self.cfg
+        blocked = self._blocked()
+        if self.real == fgm.RUNNING and not self.cancelling:
+            if self.turn_outputs < cfg.outputs:
+                add(("agent", "say", None))
+                if self._has("thought"):
+                    add(("agent", "think", None))
+                if self._has("plan"):
+                    add(("agent", "plan", None))
+            if self.tools_started < cfg.tool_calls:
+                add(("agent", "tool", None))
+                if self._has("permission") and self.perms_started < cfg.permissions:
+                    add(("agent", "tool_ask", None))
+        if self.real == fgm.RUNNING:
+            for tid, t in self.tools.items():
+                if t[1] or t[0] not in tcm.LIVE:
+                    continue
+                if t[2] is not None and self.perms[t[2]][0] == pm.PENDING:
+                    continue
+                if t[0] == tcm.PENDING:
+                    add(("agent", "tool_run", tid))
+                elif t[0] == tcm.IN_PROGRESS:
+                    add(("agent", "tool_done", tid))
+        if self.real == fgm.REQUIRES_ACTION and not blocked:
+            add(("agent", "resume", None))
+        if self.cancelling:
+            add(("agent", "end", "cancelled"))
+            return
+        if self._can_end():
+            add(("agent", "end", "end_turn"))
+            if self._has("limits"):
+                add(("agent", "end", "max_tokens"))
+                add(("agent", "end", "refusal"))
+        if self._has("fail"):
+            add(("agent", "end", "error"))
+
+    def _can_end(self) -> bool:
+        """Pending updates of the work (user messages, tool results) are sent before idle."""
+        if self._fg_tools_live() and "error-with-live-tools" not in self.faults:
+            return False
+        if self._blocked():
+            return False
+        return all(
+            self.prompts[r][2] for r in self.order if self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED)
+        )
+
+    def _background_events(self, add: Any, active: bool) -> None:
+        cfg = self.cfg
+        if not self._open():
+            return
+        if active and self.real == fgm.RUNNING and not self.cancelling and self.bg_started < cfg.background:
+            if self._has("terminal"):
+                add(("agent", "bg_start", "terminal"))
+            if self._has("bg_tool"):
+                add(("agent", "bg_start", "tool_call"))
+            if self._has("subagent"):
+                add(("agent", "bg_start", "subagent"))
+        for key, st in self.items.items():
+            if st == bgm.ANNOUNCED and key not in self.listed:
+                add(("agent", "bg_list", key))
+            if st in (bgm.ANNOUNCED, bgm.LISTED):
+                add(("agent", "bg_finish", key))
+            if st == bgm.FINALIZED:
+                add(("agent", "bg_unlist", key))
+                if self._has("followup") and not active:
+                    add(("agent", "bg_unlist_followup", key))
+        if "list-before-announce" in self.faults and self.bg_started < cfg.background and active:
+            add(("agent", "bg_list_unannounced", None))
+        if "remove-before-exit" in self.faults:
+            for key, st in self.items.items():
+                if st == bgm.LISTED:
+                    add(("agent", "bg_remove_early", key))
+
+    def _resume_events(self) -> list[Event]:
+        ev: list[Event] = []
+        if self.replay and self.history:
+            ev.append(("agent", "replay", None))
+        else:
+            ev.append(("agent", "resync", None))
+        if "response-before-snapshot" in self.faults:
+            ev.append(("agent", "resume_early", None))
+        return ev
+
+    # -- doing ---------------------------------------------------------------------------------
+    def do(self, name: str, arg: Any) -> list[Msg]:
+        handler = getattr(self, "_do_" + name)
+        out: list[Msg] = handler(arg)
+        return out
+
+    def _do_hold(self, rid: int) -> list[Msg]:
+        self._prompt_fire(rid, "hold")
+        return []
+
+    def _do_insert(self, rid: int) -> list[Msg]:
+        p = self.prompts[rid]
+        if p[0] == prm.COVERED and "held-not-withdrawn" in self.faults:
+            p[0] = prm.INSERTED
+        else:
+            self._prompt_fire(rid, "insert", oldest_held=True)
+        if "reuse-message-id" in self.faults and self.next_msg > 0:
+            p[1] = "msg_u_1"
+        else:
+            p[1] = self._msg_id("msg_u")
+            if "reuse-message-id" in self.faults:
+                p[1] = "msg_u_1"
+        return []
+
+    def _do_answer(self, rid: int) -> list[Msg]:
+        self._prompt_fire(rid, "answer")
+        p = self.prompts[rid]
+        if "error-after-insert" in self.faults:
+            return [wire.error(rid, wire.INTERNAL_ERROR, "turn failed")]
+        return [wire.result(rid, {"messageId": p[1]})]
+
+    def _do_answer_early(self, rid: int) -> list[Msg]:
+        p = self.prompts[rid]
+        p[0] = prm.ANSWERED
+        p[1] = self._msg_id("msg_u")
+        p[2] = True
+        return [wire.result(rid, {"messageId": p[1]})]
+
+    def _do_reject(self, rid: int) -> list[Msg]:
+        self._prompt_fire(rid, "reject", busy_only=False)
+        out = [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
+        if "user-message-after-reject" in self.faults:
+            out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
+        return out
+
+    def _do_withdraw(self, rid: int) -> list[Msg]:
+        self._prompt_fire(rid, "withdraw")
+        return [wire.error(rid, wire.REQUEST_CANCELLED, "request cancelled")]
+
+    def _do_user_message(self, rid: int) -> list[Msg]:
+        p = self.prompts[rid]
+        p[2] = True
+        msg = wire.message("user_message", MAIN, p[1], [wire.text(f"prompt {rid}")])
+        self.history.append(msg)
+        return [msg]
+
+    def _do_user_chunks(self, rid: int) -> list[Msg]:
+        p = self.prompts[rid]
+        p[2] = True
+        msgs = [
+            wire.chunk("user_message_chunk", MAIN, p[1], wire.text("prompt ")),
+            wire.chunk("user_message_chunk", MAIN, p[1], wire.text(str(rid))),
+        ]
+        self.history.append(wire.message("user_message", MAIN, p[1], [wire.text(f"prompt {rid}")]))
+        return msgs
+
+    def _mark_handled(self) -> None:
+        for rid in self.order:
+            p = self.prompts[rid]
+            if p[0] in (prm.INSERTED, prm.ANSWERED):
+                p[3] = True
+
+    def _do_start(self, _: Any) -> list[Msg]:
+        self.real = fgm.RUNNING
+        self.turn_outputs = 0
+        self.cur_msg = self.cur_thought = None
+        self.followup = False
+        self._mark_handled()
+        if "no-running-on-start" in self.faults:
+            return []
+        return [self._report(fgm.RUNNING)]
+
+    def _do_start_blocked(self, _: Any) -> list[Msg]:
+        self.real = fgm.REQUIRES_ACTION
+        self.turn_outputs = 0
+        self.cur_msg = self.cur_thought = None
+        self._mark_handled()
+        out = self._new_tool(ask=True)
+        out.append(self._report(fgm.REQUIRES_ACTION))
+        return out
+
+    def _do_say(self, _: Any) -> list[Msg]:
+        self.turn_outputs += 1
+        if self.cur_msg is None or not self._has("chunks"):
+            self.cur_msg = self._msg_id("msg_a")
+            msg = wire.message("agent_message", MAIN, self.cur_msg, [wire.text("Hello")])
+        else:
+            msg = wire.chunk("agent_message_chunk", MAIN, self.cur_msg, wire.text(" more"))
+        self.history.append(msg)
+        return [msg]
+
+    def _do_think(self, _: Any) -> list[Msg]:
+        self.turn_outputs += 1
+        if self.cur_thought is None:
+            self.cur_thought = self._msg_id("msg_t")
+            return [wire.chunk("agent_thought_chunk", MAIN, self.cur_thought, wire.text("hmm"))]
+        return [wire.message("agent_thought", MAIN, self.cur_thought, [wire.text("hmm, yes")])]
+
+    def _do_plan(self, _: Any) -> list[Msg]:
+        self.turn_outputs += 1
+        self.next_plan += 1
+        return [wire.plan(MAIN, "plan_1", self.next_plan)]
+
+    def _new_tool(self, ask: bool) -> list[Msg]:
+        self.tools_started += 1
+        tid = f"tc_{self.tools_started}"
+        out = [wire.tool_call(MAIN, tid, "pending", title="Edit file", kind="edit")]
+        perm_rid = None
+        if ask:
+            self.perms_started += 1
+            perm_rid = f"perm_{self.perms_started}"
+            self.perms[perm_rid] = [pm.PENDING, tid]
+            out.append(wire.request_permission(perm_rid, MAIN, tid))
+        self.tools[tid] = [tcm.PENDING, False, perm_rid]
+        self.history.append(out[0])
+        return out
+
+    def _do_tool(self, _: Any) -> list[Msg]:
+        return self._new_tool(ask=False)
+
+    def _do_tool_ask(self, _: Any) -> list[Msg]:
+        out = self._new_tool(ask=True)
+        self.real = fgm.REQUIRES_ACTION
+        out.append(self._report(fgm.REQUIRES_ACTION))
+        return out
+
+    def _do_resume(self, _: Any) -> list[Msg]:
+        self.real = fgm.RUNNING
+        if "no-resume-running" in self.faults:
+            return []
+        return [self._report(fgm.RUNNING)]
+
+    def _do_tool_run(self, tid: str) -> list[Msg]:
+        t = self.tools[tid]
+        if len(t) > 3 and t[3] == "denied":
+            t[0] = tcm.SPEC.fire(t[0], "fail")
+            return [wire.tool_call(MAIN, tid, "failed")]
+        t[0] = tcm.SPEC.fire(t[0], "run")
+        return [wire.tool_call(MAIN, tid, "in_progress"), wire.tool_content_chunk(MAIN, tid, "working")]
+
+    def _do_tool_done(self, tid: str) -> list[Msg]:
+        t = self.tools[tid]
+        t[0] = tcm.SPEC.fire(t[0], "complete")
+        out = [
+            wire.tool_call(
+                MAIN, tid, "completed", content=[{"type": "content", "content": wire.text("done")}]
+            )
+        ]
+        if "reopen-tool-call" in self.faults:
+            out.append(wire.tool_call(MAIN, tid, "in_progress"))
+        return out
+
+    def _do_end(self, reason: str) -> list[Msg]:
+        return self._settle_end(reason)
+
+    def _settle_end(self, reason: str) -> list[Msg]:
+        """End foreground work: finalize its tool calls, withdraw its permission requests, idle."""
+        out: list[Msg] = []
+        final = "cancelled" if reason == "cancelled" else "failed"
+        for tid in self._fg_tools_live():
+            if reason == "error" and "error-with-live-tools" in self.faults:
+                continue
+            t = self.tools[tid]
+            t[0] = tcm.SPEC.fire(t[0], "cancel" if final == "cancelled" else "fail")
+            out.append(wire.tool_call(MAIN, tid, final))
+        for rid, perm in self.perms.items():
+            if perm[0] == pm.PENDING:
+                perm[0] = pm.SPEC.fire(perm[0], "abandon")
+                perm[0] = pm.SPEC.fire(perm[0], "withdraw")
+                out.append(wire.cancel_request(rid))
+        if "no-idle-after-cancel" in self.faults and reason == "cancelled":
+            self.cancelling = False
+            self.real = fgm.IDLE
+            self._after_end()
+            return out
+        if reason == "cancelled" and "cancel-as-end-turn" in self.faults:
+            reason = "end_turn"
+        if "custom-stop-reason-no-underscore" in self.faults and reason == "end_turn":
+            reason = "paused"
+        err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
+        self.real = fgm.IDLE
+        self.cancelling = False
+        out.append(self._report(fgm.IDLE, reason, err))
+        self.ended_output = self.cur_msg or "msg_a_late"
+        self._after_end()
+        return out
+
+    def _after_end(self) -> None:
+        self.cur_msg = self.cur_thought = None
+        self.turn_outputs = 0
+
+    def _do_late_output(self, _: Any) -> list[Msg]:
+        mid = self.ended_output or "msg_a_late"
+        self.ended_output = None
+        return [wire.chunk("agent_message_chunk", MAIN, mid, wire.text(" (late)"))]
+
+    # background work
+    def _do_bg_start(self, kind: str) -> list[Msg]:
+        self.bg_started += 1
+        if kind == "terminal":
+            ident = f"term_{self.bg_started}"
+            msgs = [wire.terminal(MAIN, ident)]
+        elif kind == "tool_call":
+            self.tools_started += 1
+            ident = f"tc_bg_{self.bg_started}"
+            self.tools[ident] = [tcm.IN_PROGRESS, True, None]
+            msgs = [wire.tool_call(MAIN, ident, "in_progress", title="Watch files", kind="execute")]
+        else:
+            ident = CHILD
+            msgs = [
+                wire.subagent(MAIN, CHILD),
+                wire.session_message(CHILD, self._msg_id("msg_s"), MAIN, [wire.text("Summarize the logs")]),
+                wire.state_update(CHILD, "running", []),
+            ]
+        key = (kind, ident)
+        self.items[key] = bgm.SPEC.fire(bgm.UNANNOUNCED, "announce")
+        if "list-tool-and-terminal" in self.faults and kind == "terminal":
+            self.tools_started += 1
+            self.tools["tc_term"] = [tcm.IN_PROGRESS, True, None]
+            msgs.insert(
+                0,
+                wire.tool_call(
+                    MAIN, "tc_term", "in_progress", content=[{"type": "terminal", "terminalId": ident}]
+                ),
+            )
+            self.items[("tool_call", "tc_term")] = bgm.ANNOUNCED
+        return msgs
+
+    def _snapshot_now(self) -> Msg:
+        return self._state(self.reported if self.reported != fgm.UNKNOWN else fgm.UNKNOWN)
+
+    def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:
+        self.items[key] = bgm.SPEC.fire(self.items[key], "list")
+        self.bg_reported = True
+        extra: list[tuple[str, str]] = [key]
+        if "list-tool-and-terminal" in self.faults and key[0] == "terminal":
+            self.items[("tool_call", "tc_term")] = bgm.LISTED
+            extra.append(("tool_call", "tc_term"))
+        if "list-foreground-tool" in self.faults:
+            for tid in self._fg_tools_live():
+                extra.append(("tool_call", tid))
+        self.listed = (*self.listed, *extra)
+        return [self._snapshot_now()]
+
+    def _do_bg_list_unannounced(self, _: Any) -> list[Msg]:
+        self.bg_started += 1
+        key = ("terminal", f"term_{self.bg_started}")
+        self.items[key] = bgm.LISTED
+        self.bg_reported = True
+        self.listed = (*self.listed, key)
+        return [self._snapshot_now(), wire.terminal(MAIN, key[1])]
+
+    def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
+        kind, ident = key
+        self.items[key] = bgm.SPEC.fire(self.items[key], "finalize")
+        if kind == "terminal":
+            out = [wire.terminal(MAIN, ident, exit_code=0)]
+        elif kind == "tool_call":
+            t = self.tools[ident]
+            t[0] = tcm.SPEC.fire(t[0], "complete")
+            out = [wire.tool_call(MAIN, ident, "completed")]
+        else:
+            idle = {"state": "idle", "stopReason": "end_turn", "background": []}
+            out = [wire.state_update(CHILD, "idle", [], "end_turn"), wire.subagent(MAIN, CHILD, idle)]
+        if (
+            "list-tool-and-terminal" in self.faults
+            and kind == "terminal"
+            and ("tool_call", "tc_term") in self.items
+        ):
+            self.tools["tc_term"][0] = tcm.COMPLETED
+            self.items[("tool_call", "tc_term")] = (
+                bgm.FINALIZED if ("tool_call", "tc_term") in self.listed else bgm.DONE
+            )
+            out.append(wire.tool_call(MAIN, "tc_term", "completed"))
+        if self.items[key] == bgm.DONE:
+            self.followup = self._has("followup") and self.real == fgm.IDLE
+        return out
+
+    def _unlist(self, key: tuple[str, str]) -> None:
+        self.items[key] = bgm.SPEC.fire(self.items[key], "unlist")
+        drop = {key}
+        if key[0] == "terminal" and ("tool_call", "tc_term") in self.items:
+            drop.add(("tool_call", "tc_term"))
+            self.items[("tool_call", "tc_term")] = bgm.DONE
+        self.listed = tuple(k for k in self.listed if k not in drop)
+
+    def _do_bg_unlist(self, key: tuple[str, str]) -> list[Msg]:
+        self._unlist(key)
+        return [self._snapshot_now()]
+
+    def _do_bg_unlist_followup(self, key: tuple[str, str]) -> list[Msg]:
+        """Known follow-up work is reported with the removal: running in the same snapshot."""
+        self._unlist(key)
+        self.real = fgm.RUNNING
+        self.turn_outputs = 0
+        self.cur_msg = self.cur_thought = None
+        return [self._report(fgm.RUNNING)]
+
+    def _do_bg_remove_early(self, key: tuple[str, str]) -> list[Msg]:
+        self.items[key] = bgm.DONE
+        self.listed = tuple(k for k in self.listed if k != key)
+        return [self._snapshot_now()]
+
+    # compaction
+    def _do_compact_start(self, _: Any) -> list[Msg]:
+        self.comp_started += 1
+        cid = f"cmp_{self.comp_started}"
+        self.compactions[cid] = cm.IN_PROGRESS
+        msg = wire.compaction(MAIN, cid, "in_progress")
+        return [msg]
+
+    def _do_compact_chunk(self, cid: str) -> list[Msg]:
+        return [wire.compaction_chunk(MAIN, cid, "Kept: the plan. ")]
+
+    def _do_compact_end(self, cid: str) -> list[Msg]:
+        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "complete")
+        msg = wire.compaction(MAIN, cid, "completed", [wire.text("Summary of earlier turns")])
+        self.history.append(msg)
+        out = [msg]
+        if "reuse-compaction-id" in self.faults:
+            out.append(wire.compaction(MAIN, cid, "in_progress"))
+            self.compactions[cid] = cm.IN_PROGRESS
+        return out
+
+    def _do_notice(self, _: Any) -> list[Msg]:
+        self.notices += 1
+        title = "" if "notice-empty-title" in self.faults else "Model request retried"
+        msg = wire.notice(MAIN, "warning", title)
+        if "replay-notice" in self.faults:
+            self.history.append(msg)
+        return [msg]
+
+    def _do_usage(self, _: Any) -> list[Msg]:
+        self.usages += 1
+        msg = wire.usage(MAIN, 1200, 200000, 0.01)
+        if "usage-no-size" in self.faults:
+            del msg["params"]["update"]["size"]
+        return [msg]
+
+    def _do_lose(self, _: Any) -> list[Msg]:
+        self.losses += 1
+        return [self._report(fgm.UNKNOWN)]
+
+    def _do_restore(self, _: Any) -> list[Msg]:
+        return [self._report(self.real)]
+
+    # close and resume
+    def _do_close_response(self, _: Any) -> list[Msg]:
+        self.session = "closed"
+        rid = self.close_rid
+        self.close_rid = None
+        assert rid is not None
+        return [wire.result(rid, {})]
+
+    def _replayed(self) -> list[Msg]:
+        out: list[Msg] = []
+        for msg in self.history:
+            if "replay-new-ids" in self.faults and "messageId" in msg["params"]["update"]:
+                upd = dict(msg["params"]["update"])
+                upd["messageId"] = upd["messageId"] + "_r"
+                out.append(wire.update(MAIN, upd))
+            else:
+                out.append(msg)
+        return out
+
+    def _finish_resume(self, out: list[Msg]) -> list[Msg]:
+        rid = self.resume_rid
+        assert rid is not None
+        self.resume_rid = None
+        self.session = "open"
+        self.reported = self.real
+        out.append(self._state(self.real))
+        out.append(wire.result(rid, {}))
+        return out
+
+    def _do_replay(self, _: Any) -> list[Msg]:
+        return self._finish_resume(self._replayed())
+
+    def _do_resync(self, _: Any) -> list[Msg]:
+        return self._finish_resume([])
+
+    def _do_resume_early(self, _: Any) -> list[Msg]:
+        rid = self.resume_rid
+        assert rid is not None
+        self.resume_rid = None
+        self.session = "open"
+        return [wire.result(rid, {}), self._state(self.real)]

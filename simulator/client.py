@@ -1,0 +1,154 @@
+"""The simulated Client: what it may send, and the view it keeps of what it receives.
+
+Theory of operation
+-------------------
+The Client may send ``session/prompt`` in any state, ``session/cancel``, ``$/cancel_request``
+for a prompt still unanswered, answers to permission requests (allow, deny or the cancelled
+outcome), ``session/close`` and, once closed, ``session/resume`` with or without replay. Each
+is an enabled event ``("client", name, arg)`` within the bounds of ``Config``. It keeps its
+view of the session in a ``ClientView`` (the normative one, or a faulty one for mutation
+testing) fed with everything it sends and receives.
+
+Must not know: the Agent's internals or the transport's order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulator import wire
+from simulator.agent import MAIN
+from simulator.clientview import ClientView
+from simulator.config import Config
+
+Event = tuple[str, str, Any]
+Msg = dict[str, Any]
+
+CLIENT_SIDE_FAULTS = (
+    "empty-prompt",  # sends a session/prompt with an empty prompt array
+)
+
+
+class Client:
+    __slots__ = (
+        "cancel_requests",
+        "cancels",
+        "cfg",
+        "closes",
+        "faults",
+        "next_id",
+        "perms",
+        "prompts_sent",
+        "resumes",
+        "session",
+        "unanswered",
+        "view",
+    )
+
+    def __init__(
+        self, cfg: Config, faults: frozenset[str] = frozenset(), view: ClientView | None = None
+    ) -> None:
+        self.cfg = cfg
+        self.faults = faults
+        self.view = view if view is not None else ClientView(faults=faults - set(CLIENT_SIDE_FAULTS))
+        self.next_id = 0
+        self.prompts_sent = 0
+        self.unanswered: list[int] = []  # prompt request ids without a response yet
+        self.cancels = 0
+        self.cancel_requests = 0
+        self.perms: list[str] = []  # permission request ids awaiting an answer
+        self.closes = 0
+        self.resumes = 0
+        self.session = "open"  # open, closing, closed, resuming
+
+    def clone(self, view: ClientView) -> Client:
+        new = Client.__new__(Client)
+        for name in Client.__slots__:
+            setattr(new, name, getattr(self, name))
+        new.view = view
+        new.unanswered = list(self.unanswered)
+        new.perms = list(self.perms)
+        return new
+
+    def snapshot(self) -> tuple[Any, ...]:
+        return (
+            self.next_id,
+            self.prompts_sent,
+            tuple(self.unanswered),
+            self.cancels,
+            self.cancel_requests,
+            tuple(self.perms),
+            self.closes,
+            self.resumes,
+            self.session,
+        )
+
+    def _has(self, feature: str) -> bool:
+        return feature in self.cfg.features
+
+    def enabled(self) -> list[Event]:
+        cfg = self.cfg
+        ev: list[Event] = []
+        if self.session == "open":
+            if self.prompts_sent < cfg.prompts:
+                ev.append(("client", "prompt", None))
+            if self._has("cancel") and self.cancels < cfg.cancels:
+                ev.append(("client", "cancel", None))
+                if self.cancel_requests < cfg.cancel_requests and self.unanswered:
+                    ev.append(("client", "cancel_request", self.unanswered[-1]))
+            if self._has("close") and self.closes < cfg.closes:
+                ev.append(("client", "close", None))
+        for rid in self.perms:
+            ev.append(("client", "allow", rid))
+            ev.append(("client", "deny", rid))
+            ev.append(("client", "dismiss", rid))
+        if self.session == "closed" and self._has("resume") and self.resumes < cfg.resumes:
+            ev.append(("client", "resume", True))
+            ev.append(("client", "resume", False))
+        return ev
+
+    def _rid(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def do(self, name: str, arg: Any) -> list[Msg]:
+        if name == "prompt":
+            self.prompts_sent += 1
+            rid = self._rid()
+            self.unanswered.append(rid)
+            content = [] if "empty-prompt" in self.faults else [wire.text(f"prompt {rid}")]
+            return [wire.prompt(rid, MAIN, content)]
+        if name == "cancel":
+            self.cancels += 1
+            return [wire.cancel(MAIN)]
+        if name == "cancel_request":
+            self.cancel_requests += 1
+            return [wire.cancel_request(arg)]
+        if name in ("allow", "deny"):
+            self.perms.remove(arg)
+            return [wire.permission_selected(arg, name)]
+        if name == "dismiss":
+            self.perms.remove(arg)
+            return [wire.permission_cancelled(arg)]
+        if name == "close":
+            self.closes += 1
+            self.session = "closing"
+            return [wire.close(self._rid(), MAIN)]
+        if name == "resume":
+            self.resumes += 1
+            self.session = "resuming"
+            return [wire.resume(self._rid(), MAIN, bool(arg))]
+        raise ValueError(f"unknown client event {name!r}")
+
+    def receive(self, msg: Msg) -> None:
+        method = msg.get("method")
+        if method == "session/request_permission":
+            self.perms.append(msg["id"])
+        elif method is None:
+            rid = msg.get("id")
+            if rid in self.unanswered:
+                self.unanswered.remove(rid)
+            elif self.session == "closing":
+                self.session = "closed"
+            elif self.session == "resuming":
+                self.session = "open"

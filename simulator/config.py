@@ -1,0 +1,94 @@
+"""Bounds and options of a simulated session: how much of each thing may happen in one run.
+
+Owns: the ``Config`` value (immutable, hashable) that every scheduler and explorer passes to
+``World``, and its documented default. Bounds keep the exhaustive search finite; the random
+schedulers use the same bounds so that both look at the same model.
+
+Must not know: how the bounds are used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+FEATURES = (
+    "hold",  # agent may hold prompts and insert them later
+    "chunks",  # user/agent messages as chunks as well as full updates
+    "thought",  # agent thoughts
+    "plan",  # plan updates
+    "permission",  # tool calls with a permission request
+    "terminal",  # background terminals
+    "bg_tool",  # background tool calls
+    "subagent",  # subagent children with session-directed messages
+    "compaction",  # context compaction
+    "notice",  # session notices
+    "usage",  # usage updates
+    "unknown",  # loss and restoration of observability
+    "fail",  # error stop reason and prompt rejection
+    "limits",  # max_tokens, max_turn_requests, refusal
+    "cancel",  # session/cancel and $/cancel_request
+    "close",  # session/close
+    "resume",  # session/resume with or without replay
+    "followup",  # agent-initiated foreground work after a background item finishes
+    "hook",  # foreground hooks before insertion
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    prompts: int = 2
+    """session/prompt requests the client may send."""
+    tool_calls: int = 1
+    """Foreground tool calls the agent may start per run."""
+    permissions: int = 1
+    """session/request_permission requests per run."""
+    background: int = 1
+    """Background items (terminal, background tool call, subagent child) per run."""
+    compactions: int = 1
+    outputs: int = 2
+    """Output updates (message, thought, plan) per foreground interval."""
+    notices: int = 1
+    usages: int = 1
+    cancels: int = 1
+    """session/cancel notifications the client may send."""
+    cancel_requests: int = 1
+    closes: int = 1
+    resumes: int = 1
+    losses: int = 1
+    """Times the agent may lose observability (report unknown)."""
+    capacity: int = 4
+    """Messages in flight per direction."""
+    transport: str = "fifo"
+    """fifo (both directions in order, like stdio) or unordered (agent -> client any order)."""
+    features: frozenset[str] = field(default_factory=lambda: frozenset(FEATURES))
+
+    def with_(self, **changes: Any) -> Config:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["features"] = sorted(self.features)
+        return data
+
+
+DEFAULT = Config()
+
+SMALL = Config(
+    prompts=1,
+    tool_calls=1,
+    permissions=1,
+    background=1,
+    compactions=0,
+    outputs=1,
+    notices=0,
+    usages=0,
+    cancels=1,
+    cancel_requests=0,
+    closes=0,
+    resumes=0,
+    losses=0,
+    capacity=2,
+    features=frozenset({"permission", "terminal", "cancel", "fail", "hold"}),
+)
+"""A small bound for the composed-graph figure and quick exhaustive runs."""

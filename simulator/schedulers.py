@@ -1,0 +1,154 @@
+"""Schedulers: who picks the next enabled event.
+
+Owns: the seeded random scheduler (one walk: pick uniformly among enabled events with a
+``random.Random(seed)``, stop at quiescence or after ``steps``), and the scripted scheduler
+(a list of events, each must be enabled when its turn comes). Explorers (hypothesis and
+exhaustive search) live in ``simulator/explore*.py`` and use ``World`` directly.
+
+Must not know: monitors' rules, files.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from properties.engine import MonitorSet
+from properties.findings import Finding
+from simulator.config import DEFAULT, Config
+from simulator.world import Event, World
+
+RARE = frozenset({"close", "lose", "cancel", "resume"})
+"""Events a random walk re-draws once with probability 0.8, so that runs are not ended early by
+a close or filled with cancellations; they still occur in a fair share of walks."""
+
+
+class ScriptError(Exception):
+    """A scripted event that is not enabled when its turn comes."""
+
+
+@dataclass
+class Run:
+    world: World
+    events: list[Event] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    stop: str = ""
+
+
+def random_walk(
+    seed: int,
+    steps: int,
+    cfg: Config = DEFAULT,
+    faults: frozenset[str] = frozenset(),
+    monitors: MonitorSet | None = None,
+    record: bool = True,
+    drain: bool = True,
+) -> Run:
+    """One seeded random walk. With ``drain``, deliveries and agent moves continue after
+    ``steps`` client/agent choices until quiescence (so eventually-rules are judged fairly)."""
+    rng = random.Random(seed)
+    world = World(cfg, faults, monitors, record)
+    run = Run(world)
+    choose = rng.choice
+    n = 0
+    while True:
+        enabled = world.enabled()
+        if not enabled:
+            run.stop = "quiescent"
+            break
+        if n >= steps:
+            if not drain:
+                run.stop = "step budget"
+                break
+            enabled = [e for e in enabled if e[0] != "client"] or enabled
+            if n >= steps * 4 + 200:
+                run.stop = "drain budget"
+                break
+        ev = choose(enabled)
+        if ev[1] in RARE and rng.random() < 0.8:
+            ev = choose(enabled)
+        run.events.append(ev)
+        run.findings.extend(world.step(ev))
+        n += 1
+    run.findings.extend(world.finish())
+    return run
+
+
+def scripted(
+    script: Iterable[Event | str],
+    cfg: Config = DEFAULT,
+    faults: frozenset[str] = frozenset(),
+    monitors: MonitorSet | None = None,
+    settle: bool = True,
+) -> Run:
+    """Run a script. The string ``"deliver"`` delivers everything in flight, FIFO; with
+    ``settle`` every message still in flight at the end is delivered too."""
+    world = World(cfg, faults, monitors)
+    run = Run(world)
+    for item in script:
+        if item == "deliver":
+            _deliver_all(run)
+            continue
+        assert not isinstance(item, str)
+        if item not in world.enabled():
+            raise ScriptError(f"step {len(run.events) + 1}: {item} is not enabled")
+        run.events.append(item)
+        run.findings.extend(world.step(item))
+    if settle:
+        _deliver_all(run)
+    run.stop = "quiescent" if world.quiescent() else "end of script"
+    run.findings.extend(world.finish())
+    return run
+
+
+def _deliver_all(run: Run) -> None:
+    world = run.world
+    while world.net.to_agent or world.net.to_client:
+        ev: Event = ("net", "to_agent", 0) if world.net.to_agent else ("net", "to_client", 0)
+        run.events.append(ev)
+        run.findings.extend(world.step(ev))
+
+
+def replay_events(
+    events: Iterable[Event],
+    cfg: Config = DEFAULT,
+    faults: frozenset[str] = frozenset(),
+    monitors: MonitorSet | None = None,
+) -> Run:
+    """Re-run a recorded event list exactly (used by shrinkers and pasted counterexamples)."""
+    return scripted(list(events), cfg, faults, monitors, settle=False)
+
+
+def describe(ev: Event) -> str:
+    actor, name, arg = ev
+    return f"{actor}.{name}" + ("" if arg is None else f"({arg!r})")
+
+
+def as_program(events: list[Event], faults: frozenset[str], cfg: Config) -> str:
+    """A short program that replays a counterexample, to paste into a test."""
+    lines = [
+        "from simulator.config import Config",
+        "from simulator.schedulers import replay_events",
+        "from properties.engine import MonitorSet",
+        "",
+        f"cfg = Config(**{_cfg_kwargs(cfg)!r})" if cfg != DEFAULT else "cfg = Config()",
+        "events = [",
+        *(f"    {ev!r}," for ev in events),
+        "]",
+        f"run = replay_events(events, cfg, frozenset({sorted(faults)!r}), MonitorSet())",
+        "assert run.findings, 'expected the counterexample to reproduce'",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _cfg_kwargs(cfg: Config) -> dict[str, Any]:
+    data = {
+        k: v
+        for k, v in cfg.to_json().items()
+        if getattr(DEFAULT, k) != (frozenset(v) if k == "features" else v)
+    }
+    if "features" in data:
+        data["features"] = frozenset(data["features"])
+    return data

@@ -1,0 +1,217 @@
+"""Wire-exact ACP v2 JSON-RPC 2.0 messages, built as plain dicts.
+
+Owns: the shape of every message the simulator puts on the wire (requests, responses, error
+responses, notifications and every ``session/update`` variant it uses), so that all of them
+validate against the official schema and the rest of the simulator never spells a field name.
+
+Must not know: why a message is sent, state machines, or channels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Msg = dict[str, Any]
+
+REQUEST_CANCELLED = -32800
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+def text(t: str) -> dict[str, str]:
+    return {"type": "text", "text": t}
+
+
+def request(rid: int | str, method: str, params: dict[str, Any]) -> Msg:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def notification(method: str, params: dict[str, Any]) -> Msg:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def result(rid: int | str, res: dict[str, Any]) -> Msg:
+    return {"jsonrpc": "2.0", "id": rid, "result": res}
+
+
+def error(rid: int | str, code: int, message: str) -> Msg:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+# -- client -> agent ---------------------------------------------------------------------------
+
+
+def prompt(rid: int, session: str, content: list[Any]) -> Msg:
+    return request(rid, "session/prompt", {"sessionId": session, "prompt": content})
+
+
+def cancel(session: str) -> Msg:
+    return notification("session/cancel", {"sessionId": session})
+
+
+def cancel_request(rid: int | str) -> Msg:
+    return notification("$/cancel_request", {"requestId": rid})
+
+
+def close(rid: int, session: str) -> Msg:
+    return request(rid, "session/close", {"sessionId": session})
+
+
+def resume(rid: int, session: str, replay: bool) -> Msg:
+    params: dict[str, Any] = {"sessionId": session, "cwd": "/work"}
+    if replay:
+        params["replayFrom"] = {"type": "start"}
+    return request(rid, "session/resume", params)
+
+
+def permission_selected(rid: int | str, option: str) -> Msg:
+    return result(rid, {"outcome": {"outcome": "selected", "optionId": option}})
+
+
+def permission_cancelled(rid: int | str) -> Msg:
+    return result(rid, {"outcome": {"outcome": "cancelled"}})
+
+
+# -- agent -> client ---------------------------------------------------------------------------
+
+PERMISSION_OPTIONS = [
+    {"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "deny", "name": "Reject once", "kind": "reject_once"},
+]
+
+
+def request_permission(rid: str, session: str, tool_call_id: str) -> Msg:
+    return request(
+        rid,
+        "session/request_permission",
+        {
+            "sessionId": session,
+            "title": f"Run {tool_call_id}?",
+            "subject": {"type": "tool_call", "toolCall": {"toolCallId": tool_call_id}},
+            "options": PERMISSION_OPTIONS,
+        },
+    )
+
+
+def update(session: str, upd: dict[str, Any]) -> Msg:
+    return notification("session/update", {"sessionId": session, "update": upd})
+
+
+def state_update(
+    session: str,
+    state: str,
+    background: list[dict[str, Any]] | None = None,
+    stop_reason: str | None = None,
+    err: dict[str, Any] | None = None,
+) -> Msg:
+    upd: dict[str, Any] = {"sessionUpdate": "state_update", "state": state}
+    if state == "idle" and stop_reason is not None:
+        upd["stopReason"] = stop_reason
+        if stop_reason == "error" and err is not None:
+            upd["error"] = err
+    if background is not None:
+        upd["background"] = background
+    return update(session, upd)
+
+
+def message(kind: str, session: str, message_id: str, content: list[Any] | None) -> Msg:
+    """A full message upsert: kind is user_message, agent_message or agent_thought."""
+    return update(session, {"sessionUpdate": kind, "messageId": message_id, "content": content})
+
+
+def chunk(kind: str, session: str, message_id: str, block: Any) -> Msg:
+    """A message chunk: kind is user_message_chunk, agent_message_chunk, agent_thought_chunk."""
+    return update(session, {"sessionUpdate": kind, "messageId": message_id, "content": block})
+
+
+def tool_call(session: str, tool_call_id: str, status: str | None = None, **fields: Any) -> Msg:
+    upd: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
+    if status is not None:
+        upd["status"] = status
+    upd.update(fields)
+    return update(session, upd)
+
+
+def tool_content_chunk(session: str, tool_call_id: str, t: str) -> Msg:
+    return update(
+        session,
+        {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": tool_call_id,
+            "content": {"type": "content", "content": text(t)},
+        },
+    )
+
+
+def terminal(session: str, terminal_id: str, exit_code: int | None = None) -> Msg:
+    upd: dict[str, Any] = {"sessionUpdate": "terminal_update", "terminalId": terminal_id}
+    if exit_code is None:
+        upd["command"] = "npm run dev"
+    else:
+        upd["exitStatus"] = {"exitCode": exit_code}
+    return update(session, upd)
+
+
+def subagent(session: str, child: str, state: dict[str, Any] | None = None) -> Msg:
+    upd: dict[str, Any] = {"sessionUpdate": "subagent_update", "sessionId": child, "title": "helper"}
+    if state is not None:
+        upd["state"] = state
+    return update(session, upd)
+
+
+def session_message(session: str, message_id: str, sender: str | None, content: list[Any]) -> Msg:
+    upd: dict[str, Any] = {"sessionUpdate": "session_message", "messageId": message_id, "content": content}
+    if sender is not None:
+        upd["senderSessionId"] = sender
+    return update(session, upd)
+
+
+def plan(session: str, plan_id: str, entries: int) -> Msg:
+    return update(
+        session,
+        {
+            "sessionUpdate": "plan_update",
+            "plan": {
+                "type": "items",
+                "planId": plan_id,
+                "entries": [
+                    {"content": f"step {i + 1}", "priority": "medium", "status": "pending"}
+                    for i in range(entries)
+                ],
+            },
+        },
+    )
+
+
+def compaction(session: str, compaction_id: str, status: str, summary: list[Any] | None = None) -> Msg:
+    upd: dict[str, Any] = {
+        "sessionUpdate": "compaction_update",
+        "compactionId": compaction_id,
+        "status": status,
+    }
+    if summary is not None:
+        upd["summary"] = summary
+    return update(session, upd)
+
+
+def compaction_chunk(session: str, compaction_id: str, t: str) -> Msg:
+    return update(
+        session,
+        {"sessionUpdate": "compaction_summary_chunk", "compactionId": compaction_id, "content": text(t)},
+    )
+
+
+def notice(session: str, severity: str, title: str) -> Msg:
+    return update(session, {"sessionUpdate": "notice", "severity": severity, "title": title})
+
+
+def usage(session: str, used: int, size: int, cost: float | None = None) -> Msg:
+    upd: dict[str, Any] = {"sessionUpdate": "usage_update", "used": used, "size": size}
+    if cost is not None:
+        upd["cost"] = {"amount": cost, "currency": "USD"}
+    return update(session, upd)
+
+
+def background_item(kind: str, ident: str) -> dict[str, str]:
+    key = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}[kind]
+    return {"type": kind, key: ident}

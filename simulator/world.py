@@ -1,0 +1,181 @@
+"""The composed world: Agent, Client and Transport, stepped one enabled event at a time.
+
+Theory of operation
+-------------------
+``World.enabled()`` lists every event possible now, in a fixed order: the Client's choices,
+the Agent's choices, and deliveries (``("net", "to_agent", 0)`` and ``("net", "to_client", i)``).
+``World.step(event)`` performs it. Sans-IO: no sockets, threads or clocks; the same events give
+the same messages.
+
+The transcript is what a proxy at the Agent's end sees: an agent message is recorded when the
+Agent sends it, a client message when the Agent receives it (``Line`` = (sender, message)).
+Every recorded line is fed to the monitors (if any) as it is recorded; the Client's view is fed
+when the Client sends or receives. When the Client is faulty, a reference view (no faults) is
+fed the same messages and the two are compared (``view_findings``).
+
+A world is quiescent when no event is enabled: then the "eventually" rules are judged
+(``finish``), since nothing more can happen under the bounds. Fairness assumption: every
+enabled event is eventually taken or disabled; deliveries are always enabled while messages
+are in flight.
+
+Must not know: which scheduler drives it, files, or JSON encoding.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from properties.engine import MonitorSet
+from properties.findings import Finding
+from simulator.agent import AGENT_FAULTS, Agent
+from simulator.client import CLIENT_SIDE_FAULTS, Client
+from simulator.clientview import CLIENT_FAULTS, ClientView
+from simulator.config import DEFAULT, Config
+from simulator.transport import Transport
+
+Event = tuple[str, str, Any]
+Msg = dict[str, Any]
+Line = tuple[str, Msg]
+
+ALL_FAULTS = frozenset(AGENT_FAULTS) | frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS)
+
+
+class World:
+    __slots__ = (
+        "agent",
+        "cfg",
+        "client",
+        "counts",
+        "monitors",
+        "net",
+        "record",
+        "reference",
+        "steps",
+        "transcript",
+    )
+
+    def __init__(
+        self,
+        cfg: Config = DEFAULT,
+        faults: frozenset[str] = frozenset(),
+        monitors: MonitorSet | None = None,
+        record: bool = True,
+    ) -> None:
+        unknown = faults - ALL_FAULTS
+        if unknown:
+            raise ValueError(f"unknown faults: {', '.join(sorted(unknown))}")
+        self.cfg = cfg
+        self.agent = Agent(cfg, faults & frozenset(AGENT_FAULTS))
+        client_faults = faults & (frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS))
+        self.client = Client(cfg, client_faults)
+        self.net = Transport(cfg.capacity, cfg.transport)
+        self.transcript: list[Line] = []
+        self.monitors = monitors
+        view_faults = client_faults & frozenset(CLIENT_FAULTS)
+        self.reference: ClientView | None = ClientView() if view_faults else None
+        self.counts: Counter[str] = Counter()
+        self.steps = 0
+        self.record = record
+
+    # -- copying for explorers ----------------------------------------------------------------
+    def clone(self) -> World:
+        import copy
+
+        new = World.__new__(World)
+        new.cfg = self.cfg
+        new.agent = self.agent.clone()
+        new.client = self.client.clone(copy.deepcopy(self.client.view))
+        new.net = self.net.clone()
+        new.transcript = list(self.transcript)
+        new.monitors = self.monitors.clone() if self.monitors is not None else None  # type: ignore[attr-defined]
+        new.reference = copy.deepcopy(self.reference)
+        new.counts = Counter(self.counts)
+        new.steps = self.steps
+        new.record = self.record
+        return new
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """A hashable summary of everything that decides what can happen next."""
+        return (
+            self.agent.snapshot(),
+            self.client.snapshot(),
+            tuple(_freeze(m) for m in self.net.to_agent),
+            tuple(_freeze(m) for m in self.net.to_client),
+            self.client.view.snapshot(),
+        )
+
+    # -- stepping ------------------------------------------------------------------------------
+    def enabled(self) -> list[Event]:
+        ev: list[Event] = []
+        net = self.net
+        if net.room_to_agent() > 0:
+            ev.extend(self.client.enabled())
+        if net.room_to_client() > 0:
+            ev.extend(self.agent.enabled())
+        if net.to_agent:
+            ev.append(("net", "to_agent", 0))
+        for i in net.client_deliveries():
+            ev.append(("net", "to_client", i))
+        return ev
+
+    def step(self, event: Event) -> list[Finding]:
+        """Perform one enabled event; returns the findings it made certain."""
+        actor, name, arg = event
+        self.steps += 1
+        self.counts[f"{actor}.{name}"] += 1
+        found: list[Finding] = []
+        if actor == "agent":
+            for msg in self.agent.do(name, arg):
+                self.net.to_client.append(msg)
+                found.extend(self._record("agent", msg))
+        elif actor == "client":
+            for msg in self.client.do(name, arg):
+                self.net.to_agent.append(msg)
+                self.client.view.apply("client", msg)
+                if self.reference is not None:
+                    self.reference.apply("client", msg)
+        elif name == "to_agent":
+            msg = self.net.to_agent.pop(0)
+            found.extend(self._record("client", msg))
+            self.agent.receive(msg)
+        else:
+            msg = self.net.to_client.pop(arg)
+            self.client.view.apply("agent", msg)
+            if self.reference is not None:
+                self.reference.apply("agent", msg)
+            self.client.receive(msg)
+        return found
+
+    def _record(self, sender: str, msg: Msg) -> list[Finding]:
+        if self.record:
+            self.transcript.append((sender, msg))
+        if self.monitors is None:
+            return []
+        line = len(self.transcript) if self.record else self.steps
+        return self.monitors.feed(sender, msg, line)
+
+    def quiescent(self) -> bool:
+        return not self.enabled()
+
+    def finish(self) -> list[Finding]:
+        """Judge the "eventually" rules; a breach when the world is quiescent, else open."""
+        if self.monitors is None:
+            return []
+        return self.monitors.finish(quiescent=self.quiescent())
+
+    def view_findings(self) -> list[tuple[str, str]]:
+        """(rule, explanation) for each way the Client's view differs from the reference."""
+        if self.reference is None:
+            return []
+        from properties.viewcheck import compare_views
+
+        return compare_views(self.reference.to_json(), self.client.view.to_json())
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
