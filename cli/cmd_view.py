@@ -6,9 +6,8 @@ human-readable summary per session (state, background, completions, usage, then 
 with each entity's type, ID and a content summary). Unusable lines are skipped and counted on
 stderr; they do not change the exit code (this command shows, it does not judge).
 
-The transcript is read with ``properties.transcript.read_transcript`` when that module is
-importable; otherwise a minimal private reader below accepts the same format (one
-``{"from": "client"|"agent", "message": {...}}`` object per line) and skips anything else.
+The transcript is read with ``properties.transcript.read_transcript`` (the shared reader and
+its input findings); each finding that loses a line counts as one skipped line.
 
 Must not know: the rule catalogue, monitors, or how the view is computed.
 """
@@ -17,16 +16,15 @@ from __future__ import annotations
 
 import argparse
 import base64
-import importlib
 import json
 import sys
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any, BinaryIO
 
 from cli.main import EXIT_OK, UsageError
+from properties.transcript import DEFAULT_MAX_LINE_BYTES, read_transcript
 from simulator.clientview import ClientView
 
-_MAX_LINE_BYTES = 16 * 1024 * 1024
 _SUMMARY = 60
 # reader notes that do not lose the line they are about
 _LINE_KEPT = frozenset({"input.crlf", "input.bom"})
@@ -48,34 +46,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 # -- reading -------------------------------------------------------------------------------------
-def _minimal_reader(stream: IO[bytes]) -> Iterator[tuple[str, dict[str, Any]] | None]:
-    """Fallback reader: yields (sender, message) per usable line, None per unusable one."""
-    for raw in stream:
-        if len(raw) > _MAX_LINE_BYTES:
-            yield None
-            continue
-        try:
-            obj = json.loads(raw.decode("utf-8-sig"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            yield None
-            continue
-        if (
-            isinstance(obj, dict)
-            and obj.get("from") in ("client", "agent")
-            and isinstance(obj.get("message"), dict)
-        ):
-            yield obj["from"], obj["message"]
-        else:
-            yield None
-
-
-def _items(stream: IO[bytes]) -> Iterator[tuple[str, dict[str, Any]] | None]:
-    try:  # written by another part of the project; the private reader stands in until it exists
-        transcript = importlib.import_module("properties.transcript")
-    except ImportError:
-        yield from _minimal_reader(stream)
-        return
-    for item in transcript.read_transcript(stream, _MAX_LINE_BYTES):
+def _items(stream: BinaryIO) -> Iterator[tuple[str, dict[str, Any]] | None]:
+    """(sender, message) per usable line, None per line the reader had to skip."""
+    for item in read_transcript(stream, DEFAULT_MAX_LINE_BYTES):
         if isinstance(item, tuple):
             _line, sender, message = item
             yield sender, message
@@ -83,7 +56,7 @@ def _items(stream: IO[bytes]) -> Iterator[tuple[str, dict[str, Any]] | None]:
             yield None
 
 
-def build_view(stream: IO[bytes]) -> tuple[ClientView, int]:
+def build_view(stream: BinaryIO) -> tuple[ClientView, int]:
     """Apply a transcript to a fresh reference view; returns it and the number of skipped lines."""
     view = ClientView()
     skipped = 0

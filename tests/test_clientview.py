@@ -710,18 +710,15 @@ def test_cli_skips_bad_lines_and_counts_them(capsys: pytest.CaptureFixture[str])
     assert s1["rejected_prompts"] == {'"p1"': -32602}
 
 
-def test_private_reader_agrees_with_the_project_reader() -> None:
-    for name in ("view_two_sessions.ndjson", "view_bad_lines.ndjson"):
-        with open(DATA / name, "rb") as fh:
-            items = list(cmd_view._minimal_reader(fh))
-        view = ClientView()
-        for item in items:
-            if item is not None:
-                view.apply(*item)
-        with open(DATA / name, "rb") as fh:
-            via_cli, skipped = cmd_view.build_view(fh)
-        assert view.to_json() == via_cli.to_json()
-        assert sum(item is None for item in items) == skipped
+def test_cli_crlf_and_bom_lines_are_used_not_skipped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    lines = (DATA / "view_two_sessions.ndjson").read_bytes().splitlines()
+    path = tmp_path / "crlf.ndjson"
+    path.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(lines) + b"\r\n")
+    code, out, err = _run_cli(capsys, str(path), "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == json.loads((DATA / "view_two_sessions.expected.json").read_text("utf-8"))
 
 
 def test_cli_reads_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -753,7 +750,7 @@ def test_fixture_messages_validate_against_the_schema() -> None:
     checked = 0
     for name in ("view_two_sessions.ndjson", "view_bad_lines.ndjson"):
         with open(DATA / name, "rb") as fh:
-            for item in cmd_view._minimal_reader(fh):
+            for item in cmd_view._items(fh):
                 if item is not None:
                     errors = list(validator.iter_errors(item[1]))
                     assert not errors, (name, item[1], errors[0].message)
