@@ -37,16 +37,16 @@ try:
     def _compact(value: Any) -> str:
         try:
             return orjson.dumps(value).decode("utf-8")
-        except TypeError:
-            return repr(value)
+        except (TypeError, ValueError, RecursionError):
+            return "(message not printable)"
 except ImportError:  # pragma: no cover - orjson is a dependency
     import json
 
     def _compact(value: Any) -> str:
         try:
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-        except (TypeError, ValueError):
-            return repr(value)
+        except (TypeError, ValueError, RecursionError):
+            return "(message not printable)"
 
 
 if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when --schema is given

@@ -14,6 +14,7 @@ from typing import Any
 
 from cli import cmd_check
 from cli.util import dumps
+from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
 _UPDATE_FIELDS = ("messageId", "state", "stopReason", "toolCallId", "status", "compactionId", "terminalId")
 _PARAM_FIELDS = ("requestId",)
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return lambda line, sender, msg: messages.append(describe(line, sender, msg))
 
     reports = cmd_check.run_files(
-        [args.file], schema=None, max_line_bytes=cmd_check.DEFAULT_MAX_LINE_BYTES, on_message=hook
+        [args.file], schema=None, max_line_bytes=DEFAULT_MAX_LINE_BYTES, on_message=hook
     )
     code = cmd_check.exit_code(reports, "must")
     report = reports[0]

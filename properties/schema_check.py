@@ -312,11 +312,16 @@ class SchemaChecker:
         session: str | None,
         msg: Message,
     ) -> Finding | None:
-        errors = validator.iter_errors(instance)
-        first = next(errors, None)
-        if first is None:
-            return None
-        error = most_useful_error(max([first, *errors], key=relevance))
+        try:
+            errors = validator.iter_errors(instance)
+            first = next(errors, None)
+            if first is None:
+                return None
+            error = most_useful_error(max([first, *errors], key=relevance))
+        except RecursionError:
+            return self._finding(
+                method, line, session, msg, f"{prefix}: too deeply nested to validate ({name})"
+            )
         where = _path(prefix, error.absolute_path)
         return self._finding(method, line, session, msg, f"{where}: {_shorten(error.message)} ({name})")
 

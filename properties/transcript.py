@@ -10,6 +10,9 @@ JSON-RPC stream needs: the ids each side has requested and not yet seen answered
 to an id nobody asked for, or a second request reusing an id still in flight, is caught here),
 the set of session ids seen, and a count of methods and update variants it does not know.
 
+Limits: a line over ``max_line_bytes`` (``input.too-long``) or nested deeper than
+``MAX_DEPTH`` (``input.too-deep``) is skipped without being decoded.
+
 Every line that cannot be used yields exactly one input ``Finding`` (rule ``input.<problem>``,
 kind "input", with the line's 1-based number) and reading goes on. Two problems are reported
 but do not lose the line: a UTF-8 byte-order mark (reported, then the line is used), and CRLF
@@ -25,6 +28,7 @@ Must not know: the JSON Schema, the rule catalogue, the monitors, or how results
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -123,6 +127,12 @@ KNOWN_UPDATES: frozenset[str] = frozenset(
 )
 """Every standard ``sessionUpdate`` variant of the schema's ``SessionUpdate``."""
 
+MAX_DEPTH = 256
+"""Deepest accepted nesting of arrays and objects in one line. Real ACP messages are a few
+levels deep; the limit keeps pathological lines away from recursive code (JSON decoders,
+``repr``, schema validation), some of which would otherwise overflow the C stack."""
+
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
 _DISCARD_CHUNK = 1 << 16
@@ -173,6 +183,21 @@ def _unparseable(raw: bytes, terminated: bool, line: int, exc: BaseException) ->
     except UnicodeDecodeError as err:
         return _input("invalid-utf8", line, f"not valid UTF-8 (byte {err.start}): {_excerpt(raw)}")
     return _input("invalid-json", line, f"not valid JSON ({_decode_error(exc)}): {_excerpt(raw)}")
+
+
+def _deeper_than(raw: bytes, limit: int) -> bool:
+    """Whether the line nests arrays/objects deeper than ``limit`` (brackets inside strings
+    do not count). Only called on the rare lines with more than ``limit`` open brackets."""
+    depth = 0
+    for match in _TOKENS.finditer(raw):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return False
 
 
 def _shape_problem(msg: Message) -> tuple[str | None, int]:
@@ -261,6 +286,16 @@ def read_transcript(
                 continue
             else:
                 terminated = False
+            if (
+                len(raw) > MAX_DEPTH
+                and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+                and _deeper_than(raw, MAX_DEPTH)
+            ):
+                n_input += 1
+                yield _input(
+                    "too-deep", line, f"arrays/objects nested deeper than {MAX_DEPTH} levels (skipped)"
+                )
+                continue
             try:
                 obj = loads(raw)
             except (ValueError, RecursionError) as exc:

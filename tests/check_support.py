@@ -1,0 +1,185 @@
+"""Helpers shared by the transcript-reader, schema and ``check``/``replay`` tests.
+
+Owns: the location of ``../shared`` (tests needing it skip with a reason when it is absent),
+small monitors with known behaviour (so the checker can be tested without the real monitors),
+a line builder for transcripts, and a way to run the CLI in-process and capture its output.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli import cmd_check
+from cli.main import main
+from properties.engine import Monitor, MonitorSet
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+SCHEMA = SHARED / "acp-schema" / "v2" / "schema.unstable.json"
+BASIC_TURN = REPO / "tests" / "data" / "basic_turn.ndjson"
+
+
+def schema_path() -> Path:
+    """The official schema, or skip the test (with the reason) when ../shared is absent."""
+    if not SCHEMA.is_file():
+        pytest.skip(f"schema not found at {SCHEMA} (../shared is absent)")
+    return SCHEMA
+
+
+def real_monitors_available() -> bool:
+    try:
+        from properties.monitors import ALL_MONITORS
+    except ImportError:
+        return False
+    return bool(ALL_MONITORS)
+
+
+def line(sender: str, message: dict[str, Any]) -> bytes:
+    return json.dumps({"from": sender, "message": message}, separators=(",", ":")).encode() + b"\n"
+
+
+def request(rid: Any, method: str, params: Any = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def notification(method: str, params: Any = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def result(rid: Any, value: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": value}
+
+
+def error(rid: Any, code: int = -32800, message: str = "cancelled") -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+def update(session: str, body: dict[str, Any]) -> dict[str, Any]:
+    return notification("session/update", {"sessionId": session, "update": body})
+
+
+def basic_turn(session: str = "sess_basic", rid: Any = 1, n: int = 1) -> list[bytes]:
+    """The basic prompt turn of tests/data/basic_turn.ndjson, with chosen ids."""
+    user, agent = f"msg_user_{n}", f"msg_agent_{n}"
+    hello = {"type": "text", "text": "Hello, agent"}
+    reply = {"type": "text", "text": "Hello! How can I help?"}
+    s, chunk, idle = session, "agent_message_chunk", {"state": "idle", "stopReason": "end_turn"}
+    return [
+        line("client", request(rid, "session/prompt", {"sessionId": s, "prompt": [hello]})),
+        line("agent", update(s, {"sessionUpdate": "user_message", "messageId": user, "content": [hello]})),
+        line("agent", update(s, {"sessionUpdate": "state_update", "state": "running"})),
+        line("agent", update(s, {"sessionUpdate": chunk, "messageId": agent, "content": reply})),
+        line("agent", result(rid, {"messageId": user})),
+        line("agent", update(s, {"sessionUpdate": "state_update", **idle})),
+    ]
+
+
+# -- monitors with known behaviour -------------------------------------------------------------
+
+
+class CountingMonitor(Monitor):
+    """Exercises TEST-COUNT on every message; never breaches."""
+
+    RULES = ("TEST-COUNT",)
+
+    def on_message(self, sender: str, msg: dict[str, Any], line: int) -> None:
+        self.exercise("TEST-COUNT")
+
+
+class SecondPromptMonitor(Monitor):
+    """Breaches TEST-ONE-PROMPT on the second session/prompt it ever sees (so a fresh
+    MonitorSet per file is observable), and leaves an obligation open at the end."""
+
+    RULES = ("TEST-ONE-PROMPT",)
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.prompts = 0
+        self.last_session: str | None = None
+
+    def on_message(self, sender: str, msg: dict[str, Any], line: int) -> None:
+        if msg.get("method") != "session/prompt":
+            return
+        self.exercise("TEST-ONE-PROMPT")
+        self.prompts += 1
+        params = msg.get("params")
+        self.last_session = params.get("sessionId") if isinstance(params, dict) else None
+        if self.prompts == 2:
+            self.breach("TEST-ONE-PROMPT", line, self.last_session, "a second prompt", msg)
+
+    def at_end(self, quiescent: bool) -> None:
+        if self.prompts:
+            self.eventually("TEST-ONE-PROMPT", quiescent, None, self.last_session, "prompts were sent")
+
+
+def should_rule() -> str:
+    """A catalogued rule at level SHOULD (so warnings can be produced)."""
+    from properties.catalogue import RULES
+
+    return next(rule.id for rule in RULES if rule.level == "SHOULD")
+
+
+class WarningMonitor(Monitor):
+    """Breaches a catalogued SHOULD rule on every response."""
+
+    RULES = ()
+
+    def on_message(self, sender: str, msg: dict[str, Any], line: int) -> None:
+        if "result" in msg:
+            self.breach(should_rule(), line, None, "a response was seen", msg)
+
+
+def use_monitors(monkeypatch: pytest.MonkeyPatch, *monitors: type[Monitor]) -> None:
+    """Make ``check``/``replay`` use these monitors instead of all of them."""
+    monkeypatch.setattr(cmd_check, "new_monitor_set", lambda: MonitorSet(list(monitors)))
+
+
+def run_cli(argv: Sequence[str], stdin: bytes | None = None) -> tuple[int, str, str]:
+    """Run ``acp-model`` in-process; returns (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err), _stdin(stdin):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code) if isinstance(exc.code, int) else 2
+    return code, out.getvalue(), err.getvalue()
+
+
+class _FakeStdin:
+    def __init__(self, data: bytes) -> None:
+        self.buffer = io.BytesIO(data)
+
+
+@contextmanager
+def _stdin(data: bytes | None) -> Iterator[None]:
+    if data is None:
+        yield
+        return
+    saved = sys.stdin
+    sys.stdin = _FakeStdin(data)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def iter_items(data: bytes, max_line_bytes: int | None = None) -> Iterator[Any]:
+    from properties.transcript import read_transcript
+
+    if max_line_bytes is None:
+        return read_transcript(io.BytesIO(data))
+    return read_transcript(io.BytesIO(data), max_line_bytes)
