@@ -215,3 +215,15 @@ def usage(session: str, used: int, size: int, cost: float | None = None) -> Msg:
 def background_item(kind: str, ident: str) -> dict[str, str]:
     key = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}[kind]
     return {"type": kind, key: ident}
+
+
+def transcript_line(sender: str, msg: Msg) -> str:
+    """One line of the transcript format: ``{"from": sender, "message": msg}`` as compact JSON."""
+    import json
+
+    return json.dumps({"from": sender, "message": msg}, separators=(",", ":"), ensure_ascii=False)
+
+
+def to_ndjson(lines: list[tuple[str, Msg]]) -> str:
+    """A whole transcript as UTF-8 NDJSON text (one line per message, final newline)."""
+    return "".join(transcript_line(s, m) + "\n" for s, m in lines)

@@ -170,7 +170,8 @@ class World:
             return []
         from properties.viewcheck import compare_views
 
-        return compare_views(self.reference.to_json(), self.client.view.to_json())
+        found: list[tuple[str, str]] = compare_views(self.reference.to_json(), self.client.view.to_json())
+        return found
 
 
 def _freeze(value: Any) -> Any:

@@ -1,0 +1,39 @@
+"""``acp-model scenarios [--json]``: the named scenario library."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cli.util import dumps
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser("scenarios", help="list the named scenarios")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from simulator.scenarios import SCENARIOS
+
+    if args.json:
+        sys.stdout.write(
+            dumps(
+                [
+                    {
+                        "name": s.name,
+                        "section": s.section,
+                        "description": s.description,
+                        "steps": len(s.script),
+                    }
+                    for s in SCENARIOS
+                ]
+            )
+        )
+        return 0
+    width = max(len(s.name) for s in SCENARIOS)
+    for s in SCENARIOS:
+        sys.stdout.write(f"{s.name:<{width}}  [{s.section}]\n{'':<{width}}  {s.description}\n")
+    return 0
