@@ -60,7 +60,6 @@ AGENT_FAULTS = (
     "compaction-never-ends",  # leaves a reported compaction in progress
     "reuse-compaction-id",  # starts a second compaction under the first one's ID
     "notice-empty-title",  # sends a notice with an empty title
-    "replay-notice",  # replays a notice on resume
     "response-before-snapshot",  # answers session/resume before the state snapshot
     "replay-new-ids",  # replays history under new message IDs
     "error-with-live-tools",  # reports idle/error while a tool call is still in progress
@@ -68,7 +67,6 @@ AGENT_FAULTS = (
     "usage-no-size",  # sends a usage_update without size
     "list-tool-and-terminal",  # lists a tool call whose only live work is a listed terminal
     "custom-stop-reason-no-underscore",  # ends with a stop reason that is neither known nor _-prefixed
-    "list-foreground-tool",  # lists a tool call that foreground work is waiting on
 )
 
 
@@ -690,9 +688,6 @@ class Agent:
         if "list-tool-and-terminal" in self.faults and key[0] == "terminal":
             self.items[("tool_call", "tc_term")] = bgm.LISTED
             extra.append(("tool_call", "tc_term"))
-        if "list-foreground-tool" in self.faults:
-            for tid in self._fg_tools_live():
-                extra.append(("tool_call", tid))
         self.listed = (*self.listed, *extra)
         return [self._snapshot_now()]
 
@@ -779,10 +774,7 @@ class Agent:
     def _do_notice(self, _: Any) -> list[Msg]:
         self.notices += 1
         title = "" if "notice-empty-title" in self.faults else "Model request retried"
-        msg = wire.notice(MAIN, "warning", title)
-        if "replay-notice" in self.faults:
-            self.history.append(msg)
-        return [msg]
+        return [wire.notice(MAIN, "warning", title)]
 
     def _do_usage(self, _: Any) -> list[Msg]:
         self.usages += 1

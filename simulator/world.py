@@ -53,6 +53,7 @@ class World:
         "reference",
         "steps",
         "transcript",
+        "view_breaches",
     )
 
     def __init__(
@@ -74,6 +75,8 @@ class World:
         self.monitors = monitors
         view_faults = client_faults & frozenset(CLIENT_FAULTS)
         self.reference: ClientView | None = ClientView() if view_faults else None
+        self.view_breaches: dict[str, str] = {}
+        """Client-view rules the faulty client broke so far (rule -> first explanation)."""
         self.counts: Counter[str] = Counter()
         self.steps = 0
         self.record = record
@@ -90,6 +93,7 @@ class World:
         new.transcript = list(self.transcript)
         new.monitors = self.monitors.clone() if self.monitors is not None else None  # type: ignore[attr-defined]
         new.reference = copy.deepcopy(self.reference)
+        new.view_breaches = dict(self.view_breaches)
         new.counts = Counter(self.counts)
         new.steps = self.steps
         new.record = self.record
@@ -144,6 +148,8 @@ class World:
             self.client.view.apply("agent", msg)
             if self.reference is not None:
                 self.reference.apply("agent", msg)
+                for rule, why in self.view_findings():
+                    self.view_breaches.setdefault(rule, why)
             self.client.receive(msg)
         return found
 

@@ -1,0 +1,149 @@
+"""Seeded bugs: faulty agents and clients, each written to break one rule, and the runner that
+proves the checker catches every one of them.
+
+Theory of operation
+-------------------
+A mutant is a named fault of the simulated Agent (``simulator.agent.AGENT_FAULTS``), of the
+Client's view (``simulator.clientview.CLIENT_FAULTS``) or of what the Client sends
+(``simulator.client.CLIENT_SIDE_FAULTS``), with the catalogue rule it is meant to break. The
+runner executes every named scenario plus a fixed budget of seeded random walks with the fault
+switched on and all monitors attached; agent and client-send faults are judged on the wire
+(monitor findings), client-view faults by comparing the faulty view with the reference view
+after every step. A mutant is caught when some run reports its intended rule; the shortest
+such transcript is kept (and can be written out as a corpus for ``acp-model check``).
+The same runs without any fault must produce no finding at all.
+
+Must not know: how monitors decide; how transcripts are written to disk.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from properties.engine import MonitorSet
+from properties.findings import Finding
+from simulator.config import DEFAULT, Config
+from simulator.scenarios import SCENARIOS
+from simulator.schedulers import Run, random_walk, scripted
+from simulator.world import Line
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    side: str  # "agent" or "client"
+    intended_rule: str
+    description: str
+    cfg: Config = field(default=DEFAULT)
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("error-after-insert", "agent", "ACC-03", "answers an inserted prompt with an error response"),
+    Mutant("no-idle-after-cancel", "agent", "CANCEL-11", "never reports idle after cancelling active work"),
+    Mutant("cancel-as-end-turn", "agent", "TRANS-04", "confirms a cancellation with end_turn"),
+    Mutant("reuse-message-id", "agent", "ACC-09", "gives two inserted prompts the same messageId"),
+    Mutant("list-before-announce", "agent", "BG-10", "lists a terminal before its terminal_update"),
+    Mutant("remove-before-exit", "agent", "BG-11", "removes a terminal from the list before its exitStatus"),
+    Mutant("update-after-idle", "agent", "DONE-03", "sends output of the ended work after its idle"),
+    Mutant("answer-before-insert", "agent", "ACC-05", "answers a prompt but never reports the user message"),
+    Mutant("user-message-after-reject", "agent", "REJ-02", "reports a user message for a rejected prompt"),
+    Mutant("no-running-on-start", "agent", "FG-02", "starts foreground work without reporting running"),
+    Mutant("no-resume-running", "agent", "FG-04", "resumes blocked work without reporting running"),
+    Mutant("drop-background-field", "agent", "BG-07", "omits background after it once reported a list"),
+    Mutant("reopen-tool-call", "agent", "BG-05", "reports in_progress on a completed tool call"),
+    Mutant("compaction-never-ends", "agent", "COMPACT-05", "leaves a reported compaction in progress"),
+    Mutant("reuse-compaction-id", "agent", "COMPACT-03", "reuses a finished compaction's ID"),
+    Mutant("notice-empty-title", "agent", "NOTICE-02", "sends a notice with an empty title"),
+    Mutant(
+        "response-before-snapshot", "agent", "SYNC-02", "answers session/resume before the state snapshot"
+    ),
+    Mutant("replay-new-ids", "agent", "ACC-11", "replays history under new message IDs"),
+    Mutant("error-with-live-tools", "agent", "FAIL-04", "reports idle error while a tool call is unfinished"),
+    Mutant("held-not-withdrawn", "agent", "CANCEL-02", "inserts a prompt that a session/cancel covered"),
+    Mutant("usage-no-size", "agent", "USAGE-02", "sends a usage_update without size"),
+    Mutant(
+        "list-tool-and-terminal",
+        "agent",
+        "BG-13",
+        "lists a tool call whose only live work is a listed terminal",
+    ),
+    Mutant(
+        "custom-stop-reason-no-underscore", "agent", "STOP-03", "ends with an unknown stop reason without `_`"
+    ),
+    Mutant("empty-prompt", "client", "USER-01", "sends a session/prompt with an empty prompt array"),
+    Mutant("omitted-background-is-empty", "client", "BG-08", "treats an omitted background list as []"),
+    Mutant("move-on-update", "client", "ENT-04", "moves an entity to the end of the timeline on update"),
+    Mutant("drop-unseen-chunk", "client", "ENT-03", "drops a chunk for an ID it has not seen"),
+    Mutant("key-by-id-only", "client", "ENT-02", "keys entities by ID alone"),
+    Mutant("unknown-state-is-idle", "client", "STATE-05", "treats unknown or unrecognized states as idle"),
+    Mutant("repeat-idle-counts", "client", "TRANS-02", "counts every repeated idle as a completion"),
+)
+BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
+
+WALKS = 200
+"""Seeded random walks per mutant (seeds 0..WALKS-1), on top of every scenario."""
+STEPS = 60
+
+
+@dataclass
+class Verdict:
+    mutant: Mutant | None
+    runs: int = 0
+    caught_by: Counter[str] = field(default_factory=Counter)
+    shortest: list[Line] | None = None
+    shortest_source: str = ""
+    findings: int = 0
+
+    @property
+    def caught(self) -> bool:
+        return self.mutant is not None and self.caught_by[self.mutant.intended_rule] > 0
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.mutant
+        return {
+            "name": m.name if m else "unmodified",
+            "side": m.side if m else "both",
+            "intended_rule": m.intended_rule if m else None,
+            "description": m.description if m else "the reference agent and client",
+            "caught": self.caught,
+            "caught_by": sorted(self.caught_by),
+            "shortest_length": len(self.shortest) if self.shortest is not None else None,
+            "shortest_source": self.shortest_source or None,
+            "runs": self.runs,
+            "findings": self.findings,
+        }
+
+
+def _rule_findings(run: Run) -> list[Finding]:
+    return [f for f in run.findings if f.kind == "rule"]
+
+
+def _client_view_rules(run: Run) -> set[str]:
+    return set(run.world.view_breaches)
+
+
+def _runs(fault: frozenset[str], cfg: Config, walks: int, steps: int) -> Iterable[tuple[str, Run]]:
+    for scenario in SCENARIOS:
+        yield f"scenario {scenario.name}", scripted(scenario.script, scenario.cfg, fault, MonitorSet())
+    for seed in range(walks):
+        yield f"seed {seed}", random_walk(seed, steps, cfg, fault, MonitorSet())
+
+
+def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verdict:
+    """Run a mutant (or, with None, the unmodified simulator) through scenarios and walks."""
+    fault = frozenset({mutant.name}) if mutant else frozenset()
+    cfg = mutant.cfg if mutant else DEFAULT
+    verdict = Verdict(mutant)
+    for source, run in _runs(fault, cfg, walks, steps):
+        verdict.runs += 1
+        rules = {f.rule for f in _rule_findings(run)} | _client_view_rules(run)
+        verdict.findings += len(rules)
+        verdict.caught_by.update(rules)
+        hit = mutant.intended_rule in rules if mutant else bool(rules)
+        if hit and (verdict.shortest is None or len(run.world.transcript) < len(verdict.shortest)):
+            verdict.shortest = list(run.world.transcript)
+            verdict.shortest_source = source
+    return verdict
