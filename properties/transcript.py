@@ -200,6 +200,14 @@ def _deeper_than(raw: bytes, limit: int) -> bool:
     return False
 
 
+def _count_new_session(msg: Message, sessions: set[str]) -> None:
+    result = msg.get("result")
+    if type(result) is dict:
+        sid = result.get("sessionId")
+        if type(sid) is str:
+            sessions.add(sid)
+
+
 def _shape_problem(msg: Message) -> tuple[str | None, int]:
     """Classify a JSON-RPC 2.0 message: (problem, kind) with kind 0 request, 1 notification,
     2 response; problem is None when the message has exactly one valid shape."""
@@ -319,6 +327,80 @@ def read_transcript(
                 yield _input(
                     "crlf", line, "CRLF line ends (first seen here; accepted, reported once)", "info"
                 )
+            # Fast path for well-formed lines (nearly all of them). Plain subscripts are
+            # cheaper than .get(); any surprise (a missing key, an odd type) falls through to
+            # the general path below, which judges the line from scratch: nothing here changes
+            # state before the last step, except idempotent or counting steps that are undone.
+            if type(obj) is dict:
+                try:
+                    sender = obj["from"]
+                    msg = obj["message"]
+                    if (
+                        (sender == "agent" or sender == "client")
+                        and type(msg) is dict
+                        and msg["jsonrpc"] == "2.0"
+                    ):
+                        if "id" not in msg:  # notification
+                            method = msg["method"]
+                            params = msg["params"]
+                            if (
+                                type(method) is str
+                                and type(params) is dict
+                                and "result" not in msg
+                                and "error" not in msg
+                            ):
+                                sid = params["sessionId"]
+                                if method == "session/update":
+                                    variant = params["update"]["sessionUpdate"]
+                                    if type(variant) is str and variant not in known_updates:
+                                        preserved["update " + variant] += 1
+                                elif method not in known_methods:
+                                    preserved["method " + method] += 1
+                                if type(sid) is str:
+                                    sessions.add(sid)
+                                n_notifications += 1
+                                n_messages += 1
+                                yield (line, sender, msg)
+                                continue
+                        elif "method" in msg:  # request
+                            method = msg["method"]
+                            params = msg["params"]
+                            rid = msg["id"]
+                            mine = pending[sender]
+                            if (
+                                type(method) is str
+                                and type(params) is dict
+                                and (type(rid) is str or type(rid) is int)
+                                and "result" not in msg
+                                and "error" not in msg
+                                and rid not in mine
+                            ):
+                                sid = params["sessionId"]
+                                if method not in known_methods:
+                                    preserved["method " + method] += 1
+                                if type(sid) is str:
+                                    sessions.add(sid)
+                                mine[rid] = method
+                                n_requests += 1
+                                n_messages += 1
+                                yield (line, sender, msg)
+                                continue
+                        elif "result" in msg and "error" not in msg:  # successful response
+                            rid = msg["id"]
+                            if type(rid) is str or type(rid) is int:
+                                method = pending[other[sender]].pop(rid, None)
+                                if method is not None:
+                                    if method in _SESSION_CREATING:
+                                        _count_new_session(msg, sessions)
+                                    n_responses += 1
+                                    n_messages += 1
+                                    yield (line, sender, msg)
+                                    continue
+                except KeyError:
+                    pass
+                except TypeError:
+                    pass
+            # General path: requests, responses, other notifications, and every problem.
             if type(obj) is not dict:
                 n_input += 1
                 yield _input("not-object", line, f"line is a JSON {type(obj).__name__}, not an object")
@@ -356,11 +438,7 @@ def read_transcript(
                         )
                         continue
                     if method in _SESSION_CREATING:
-                        result = msg.get("result")
-                        if type(result) is dict:
-                            sid = result.get("sessionId")
-                            if type(sid) is str:
-                                sessions.add(sid)
+                        _count_new_session(msg, sessions)
                 n_responses += 1
             else:
                 method = msg["method"]

@@ -1,0 +1,191 @@
+"""Throughput and memory of ``acp-model check`` (cli/cmd_check.py over properties/transcript.py).
+
+Run: ``python benchmarks/bench_check.py [--messages N] [--sessions K] [--no-rss]``.
+
+Writes a transcript of N messages (default 1,000,000) to a temporary folder: the basic prompt
+turn of tests/data/basic_turn.ndjson (prompt, user_message, running, agent_message_chunk,
+response, idle) repeated with fresh request and message ids, turns spread over a pool of K
+session ids (default 1,000; ``--sessions 0`` gives every turn its own session). Then, in this
+one process and on the same file:
+
+- baseline: a plain loop ``for line in file: orjson.loads(line)``;
+- reader: ``properties.transcript.read_transcript`` alone (decode, envelope, id bookkeeping);
+- check: ``cmd_check.check_stream`` in-process with every monitor (``MonitorSet()``) and no
+  schema: what ``acp-model check FILE`` does minus interpreter start-up and printing.
+
+It prints messages/s and the ratio to the baseline for each (target: check <= 3x), then the
+peak RSS of a fresh subprocess running each mode on N/10 and N messages (``VmHWM`` from
+/proc/self/status; ``resource.getrusage`` where /proc is absent: on Linux it inherits the
+parent's high-water mark), to show memory does not grow with the number of messages. Figures
+only: no asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
+
+import orjson
+
+from cli import cmd_check
+from properties.engine import MonitorSet
+from properties.transcript import JSON_BACKEND, read_transcript
+
+_TURN = (
+    b'{"from":"client","message":{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":'
+    b'{"sessionId":"%s","prompt":[{"type":"text","text":"Hello, agent"}]}}}\n'
+    b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
+    b'"update":{"sessionUpdate":"user_message","messageId":"u%d","content":[{"type":"text",'
+    b'"text":"Hello, agent"}]}}}}\n'
+    b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
+    b'"update":{"sessionUpdate":"state_update","state":"running"}}}}\n'
+    b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
+    b'"update":{"sessionUpdate":"agent_message_chunk","messageId":"a%d","content":{"type":"text",'
+    b'"text":"Hello! How can I help?"}}}}}\n'
+    b'{"from":"agent","message":{"jsonrpc":"2.0","id":%d,"result":{"messageId":"u%d"}}}\n'
+    b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
+    b'"update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}}\n'
+)
+_PER_TURN = 6
+
+
+def write_transcript(path: Path, messages: int, sessions: int) -> int:
+    """Write whole turns until at least ``messages`` messages; returns the count written."""
+    turns = -(-messages // _PER_TURN)
+    with path.open("wb", buffering=1 << 20) as fh:
+        for t in range(turns):
+            s = (b"sess_%d" % (t % sessions)) if sessions else (b"sess_%d" % t)
+            fh.write(_TURN % (t, s, s, t, s, s, t, t, t, s))
+    return turns * _PER_TURN
+
+
+def monitors_available() -> bool:
+    try:
+        from properties.monitors import ALL_MONITORS
+    except ImportError:
+        return False
+    return bool(ALL_MONITORS)
+
+
+# -- the three timed loops -------------------------------------------------------------------------
+
+
+def run_baseline(path: Path) -> int:
+    n = 0
+    loads = orjson.loads
+    with path.open("rb") as fh:
+        for raw in fh:
+            loads(raw)
+            n += 1
+    return n
+
+
+def run_reader(path: Path) -> int:
+    n = 0
+    with path.open("rb") as fh:
+        for item in read_transcript(fh):
+            if type(item) is tuple:
+                n += 1
+    return n
+
+
+def run_check(path: Path) -> int:
+    with path.open("rb") as fh:
+        report = cmd_check.check_stream(fh, str(path), monitors=MonitorSet())
+    return report.stats.messages
+
+
+MODES = {"baseline": run_baseline, "reader": run_reader, "check": run_check}
+
+
+def timed(mode: str, path: Path) -> tuple[float, int]:
+    start = time.perf_counter()
+    n = MODES[mode](path)
+    return time.perf_counter() - start, n
+
+
+# -- peak memory, one fresh process per measurement ------------------------------------------------
+
+
+def _peak_kib() -> int:
+    """Peak RSS of this process in KiB. On Linux ``getrusage`` keeps the parent's high-water
+    mark across fork+exec (a child never reports less than its parent held when it was
+    started), so the kernel's per-process ``VmHWM`` is preferred where it exists."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for text in fh:
+                if text.startswith("VmHWM:"):
+                    return int(text.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def peak_rss_child(mode: str, path: Path) -> None:
+    """Entry point of the measuring subprocess: run one mode and print peak RSS in KiB."""
+    MODES[mode](path)
+    print(_peak_kib(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def peak_rss(mode: str, path: Path) -> int:
+    out = subprocess.run(
+        [sys.executable, __file__, "--rss-child", mode, str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(out.stdout.split()[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--messages", type=int, default=1_000_000, help="messages in the timed transcript")
+    parser.add_argument("--sessions", type=int, default=1000, help="session id pool (0: a new one per turn)")
+    parser.add_argument("--no-rss", action="store_true", help="skip the peak-memory subprocesses")
+    parser.add_argument("--rss-child", nargs=2, metavar=("MODE", "FILE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rss_child:
+        peak_rss_child(args.rss_child[0], Path(args.rss_child[1]))
+        return
+
+    full = monitors_available()
+    modes = ["baseline", "reader", *(["check"] if full else [])]
+    with tempfile.TemporaryDirectory(prefix="bench_check.") as tmp:
+        big = Path(tmp) / "big.ndjson"
+        n = write_transcript(big, args.messages, args.sessions)
+        size = big.stat().st_size
+        pool = f"a pool of {args.sessions} sessions" if args.sessions else "a new session per turn"
+        print(f"transcript: {n:,} messages, {size / 1e6:.1f} MB, {pool}; JSON backend: {JSON_BACKEND}")
+        host = f"{os.uname().sysname} {os.uname().machine}, {os.cpu_count()} CPUs"
+        print(f"python {sys.version.split()[0]} on {host}")
+        if not full:
+            print("properties.monitors.ALL_MONITORS is not available: full check not measured")
+        run_baseline(big)  # warm the page cache
+        base = 0.0
+        print(f"{'mode':<9} {'seconds':>8} {'messages/s':>12} {'x baseline':>10}")
+        for mode in modes:
+            seconds, count = timed(mode, big)
+            assert count == n, (mode, count, n)
+            if mode == "baseline":
+                base = seconds
+            print(f"{mode:<9} {seconds:8.2f} {count / seconds:12,.0f} {seconds / base:10.2f}")
+        if args.no_rss:
+            return
+        small = Path(tmp) / "small.ndjson"
+        n_small = write_transcript(small, args.messages // 10, args.sessions)
+        print(f"peak RSS of a fresh process (KiB): {n_small:,} vs {n:,} messages")
+        for mode in modes:
+            low, high = peak_rss(mode, small), peak_rss(mode, big)
+            print(f"{mode:<9} {low:>10,} {high:>10,}  growth {high - low:+,} KiB")
+
+
+if __name__ == "__main__":
+    main()
