@@ -119,7 +119,8 @@ def check_stream(
                     findings.append(problem)
             new = feed(sender, msg, line)
             if new:
-                findings.extend(new)
+                for finding in new:
+                    (report.open if finding.kind == "open" else findings).append(finding)
         else:
             findings.append(item)  # type: ignore[arg-type]
     for finding in monitor_set.finish(quiescent=False):
