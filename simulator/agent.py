@@ -389,6 +389,7 @@ class Agent:
             add(("agent", "end", "end_turn"))
             if self._has("limits"):
                 add(("agent", "end", "max_tokens"))
+                add(("agent", "end", "max_turn_requests"))
                 add(("agent", "end", "refusal"))
         if self._has("fail"):
             add(("agent", "end", "error"))

@@ -176,7 +176,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "held_prompts_in_order",
         "Prompts during active work",
-        "Two prompts held during work are inserted in the order received, each in its own turn.",
+        "A prompt held during work is inserted after the running turn ends, in a turn of its own.",
         (
             *_TURN_START,
             c("prompt"),
@@ -380,8 +380,10 @@ SCENARIOS: tuple[Scenario, ...] = (
             a("say"),
             a("answer", 1),
             a("end", "end_turn"),
-            ("net", "to_client", 4),
-            ("net", "to_client", 3),
+            ("net", "to_client", 0),
+            ("net", "to_client", 0),
+            ("net", "to_client", 0),
+            ("net", "to_client", 1),
             D,
         ),
         ROOMY.with_(transport="unordered"),

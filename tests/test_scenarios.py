@@ -328,12 +328,7 @@ EXPECTED: dict[str, dict[str, S]] = {
     },
 }
 
-KNOWN_BAD = {
-    "response_after_idle": "the script delivers the idle (to_client 4) first, then the response, then "
-    "running, user_message and agent_message: running overtakes idle, so the view ends running with "
-    "no completion; the description (idle and output before the response) needs the output and idle "
-    "delivered in order before the response, e.g. to_client 0, 0, 0, 1, then deliver",
-}
+KNOWN_BAD: dict[str, str] = {}
 
 
 def _session_view(view: dict[str, Json], sid: str) -> dict[str, Json]:
@@ -435,7 +430,6 @@ def client_receipts(run: Run, cfg: Config) -> list[dict[str, Json]]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_BAD["response_after_idle"])
 def test_response_after_idle_only_moves_the_response() -> None:
     """2. Prompt accepted: only the response has no fixed order relative to the session updates;
     the scenario should show it arriving after the output and the idle, the updates in order."""

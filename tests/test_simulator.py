@@ -60,7 +60,7 @@ FAULT_ONLY = {
 }
 SPEC_STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
 """The standard stop reasons of the spec's "Stop reasons" section."""
-NOT_MODELLED_STOP_REASONS = frozenset({"max_turn_requests"})
+NOT_MODELLED_STOP_REASONS: frozenset[str] = frozenset()
 """Spec stop reasons the agent cannot choose yet (see test_agent_can_end_with_max_turn_requests)."""
 IO_MODULES = frozenset({"socket", "threading", "asyncio", "select", "selectors"})
 
@@ -157,11 +157,6 @@ def test_fault_only_handler_occurs_under_its_fault(handler: str, fault: str) -> 
     assert hits > 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent._active_events offers end with end_turn, max_tokens, refusal, cancelled and error, "
-    "never max_turn_requests (config.py's 'limits' feature says it should)",
-)
 def test_agent_can_end_with_max_turn_requests(walks: dict[str, list[tuple[int, Run]]]) -> None:
     events, _ = _coverage(walks["fifo"])
     assert events["agent.end:max_turn_requests"] > 0
