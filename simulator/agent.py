@@ -664,6 +664,7 @@ class Agent:
                 wire.subagent(MAIN, CHILD),
                 wire.session_message(CHILD, self._msg_id("msg_s"), MAIN, [wire.text("Summarize the logs")]),
                 wire.state_update(CHILD, "running", []),
+                wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
             ]
         key = (kind, ident)
         self.items[key] = bgm.SPEC.fire(bgm.UNANNOUNCED, "announce")

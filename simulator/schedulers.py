@@ -20,7 +20,7 @@ from properties.findings import Finding
 from simulator.config import DEFAULT, Config
 from simulator.world import Event, World
 
-RARE = frozenset({"close", "lose", "cancel", "resume"})
+RARE = frozenset({("client", "close"), ("agent", "lose"), ("client", "cancel"), ("client", "resume")})
 """Events a random walk re-draws once with probability 0.8, so that runs are not ended early by
 a close or filled with cancellations; they still occur in a fair share of walks."""
 
@@ -67,7 +67,7 @@ def random_walk(
                 run.stop = "drain budget"
                 break
         ev = choose(enabled)
-        if ev[1] in RARE and rng.random() < 0.8:
+        if ev[:2] in RARE and rng.random() < 0.8:
             ev = choose(enabled)
         run.events.append(ev)
         run.findings.extend(world.step(ev))
