@@ -1,0 +1,278 @@
+"""A small composed state graph: foreground x prompts x one tool call x one background item.
+
+Theory of operation
+-------------------
+The product of the model's own machine tables (``model.foreground``, ``model.prompt``,
+``model.toolcall``, ``model.background``), explored breadth-first from the start state. The
+simulator had no exhaustive explorer when this was written, so the composition is built here
+from the tables, with these simplifications and cross-machine constraints (each one ours, read
+from the spec section named):
+
+* Foreground is kept to idle / running / requires_action: the observability states (unknown,
+  unrecognized) are reachable from everywhere and would only multiply the graph (Session states).
+* Self-loop rows (content updates, repeated cancels) are left out: they do not change the
+  composed state.
+* Each prompt and the tool call start in an extra "not yet" state (``unsent``, ``unstarted``);
+  ``send`` (client) and ``start`` (agent) create them. Prompt k+1 is sent after prompt k.
+* ``session/cancel`` is one client event that fires the ``cover`` row of every prompt already
+  sent, at once; prompts sent later are not covered (Cancellation).
+* Guards: ``oldest_held`` holds for a prompt when no earlier prompt is still held or
+  cancel-requested (Prompts during active work: held prompts go in order); ``busy_only`` is
+  false (a rejection is never only because work is active).
+* The tool call is foreground work: it starts and changes status only while the foreground is
+  running (Foreground and background work), and foreground work reports idle only once the
+  tool call it started has a final status (Failures: the agent gives unfinished calls a terminal
+  status before it reports the end). Nothing ties the background item to the rest: it runs
+  independently of foreground work (Background work), so it only interleaves.
+
+Reported per configuration: states, edges, strongly connected components, quiescent states
+(foreground idle, no prompt or tool call in flight, no background item live: the spec's "quiet"
+session), dead ends (states with no move at all), and whether every state can still reach a
+quiescent one. Files: a GraphML per configuration, ``summary.json``, ``summary.md`` and a PNG of
+the smallest configuration (dots by foreground state, layered by distance from the start).
+
+Must not know: the simulator, JSON-RPC, or the CLI.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import networkx as nx
+
+from model import background, foreground, prompt, toolcall
+from model.core import MachineSpec, Row
+
+FG_STATES = ("idle", "running", "requires_action")
+LIVE_TOOL = ("unstarted", "pending", "in_progress", "paused")
+PENDING_PROMPT = ("held", "cancel_requested")
+UNSENT, UNSTARTED = "unsent", "unstarted"
+
+State = tuple[str, tuple[str, ...], str, str]
+"""(foreground, prompt states, tool call, background item)."""
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    prompts: int
+    tool_call: bool = True
+    background: bool = True
+
+
+CONFIGS = (
+    Config("fg_1prompt_tool", 1, True, False),
+    Config("fg_1prompt_tool_bg", 1, True, True),
+    Config("fg_2prompts_tool_bg", 2, True, True),
+)
+DRAWN = CONFIGS[0]
+WITH_GRAPHML = frozenset({DRAWN.name})
+"""The larger graphs are summarized only: their GraphML would be megabytes of committed text."""
+
+
+def _rows(spec: MachineSpec) -> dict[str, list[Row]]:
+    by_source: dict[str, list[Row]] = {}
+    for r in spec.rows:
+        if r.source != r.dest:
+            by_source.setdefault(r.source, []).append(r)
+    return by_source
+
+
+FG_ROWS = {s: [r for r in rows if r.dest in FG_STATES] for s, rows in _rows(foreground.SPEC).items()}
+PROMPT_ROWS = _rows(prompt.SPEC)
+TOOL_ROWS = _rows(toolcall.SPEC)
+BG_ROWS = _rows(background.SPEC)
+
+
+def _guard_ok(row: Row, prompts: tuple[str, ...], i: int) -> bool:
+    if row.guard is None:
+        return True
+    value = {
+        "oldest_held": all(p not in PENDING_PROMPT for p in prompts[:i]),
+        "busy_only": False,
+    }[row.guard_name or ""]
+    return value != row.negated
+
+
+def initial(cfg: Config) -> State:
+    return (
+        foreground.SPEC.initial,
+        (UNSENT,) * cfg.prompts,
+        UNSTARTED if cfg.tool_call else "none",
+        background.SPEC.initial if cfg.background else "none",
+    )
+
+
+def moves(state: State) -> Iterator[tuple[str, str, State]]:
+    """(event, actor, next state) for every move from ``state``."""
+    fg, prompts, tool, bg = state
+    for r in FG_ROWS.get(fg, []):
+        if r.trigger == "end" and tool in LIVE_TOOL[1:]:
+            continue
+        yield f"fg.{r.trigger}", r.actor, (r.dest, prompts, tool, bg)
+    for i, p in enumerate(prompts):
+        if p == UNSENT:
+            if i == 0 or prompts[i - 1] != UNSENT:
+                yield f"p{i + 1}.send", "client", (fg, _set(prompts, i, "received"), tool, bg)
+            continue
+        for r in PROMPT_ROWS.get(p, []):
+            if r.trigger != "cover" and _guard_ok(r, prompts, i):
+                yield f"p{i + 1}.{r.trigger}", r.actor, (fg, _set(prompts, i, r.dest), tool, bg)
+    covered = tuple(p if p == UNSENT else prompt.SPEC.fire(p, "cover") for p in prompts)
+    if covered != prompts:
+        yield "session/cancel", "client", (fg, covered, tool, bg)
+    if fg == "running" and tool != "none":
+        if tool == UNSTARTED:
+            yield "tool.start", "agent", (fg, prompts, toolcall.SPEC.initial, bg)
+        for r in TOOL_ROWS.get(tool, []):
+            yield f"tool.{r.trigger}", r.actor, (fg, prompts, r.dest, bg)
+    for r in BG_ROWS.get(bg, []):
+        yield f"bg.{r.trigger}", r.actor, (fg, prompts, tool, r.dest)
+
+
+def _set(t: tuple[str, ...], i: int, v: str) -> tuple[str, ...]:
+    return (*t[:i], v, *t[i + 1 :])
+
+
+def quiescent(state: State) -> bool:
+    fg, prompts, tool, bg = state
+    return (
+        fg == "idle"
+        and all(p == UNSENT or p in prompt.SPEC.final for p in prompts)
+        and tool not in LIVE_TOOL[1:]
+        and bg in ("none", background.SPEC.initial, *background.SPEC.final)
+    )
+
+
+def label(state: State) -> str:
+    fg, prompts, tool, bg = state
+    parts = [fg, *prompts]
+    if tool != "none":
+        parts.append(tool)
+    if bg != "none":
+        parts.append(bg)
+    return ",".join(parts)
+
+
+def explore(cfg: Config) -> nx.MultiDiGraph:
+    start = initial(cfg)
+    g = nx.MultiDiGraph(name=cfg.name)
+    seen = {start: 0}
+    queue = deque([start])
+    g.add_node(label(start), depth=0, foreground=start[0], quiescent=quiescent(start), initial=True)
+    while queue:
+        s = queue.popleft()
+        for event, actor, t in moves(s):
+            if t not in seen:
+                seen[t] = seen[s] + 1
+                queue.append(t)
+                g.add_node(label(t), depth=seen[t], foreground=t[0], quiescent=quiescent(t), initial=False)
+            g.add_edge(label(s), label(t), key=event, event=event, actor=actor)
+    return g
+
+
+def summarize(cfg: Config, g: nx.MultiDiGraph) -> dict[str, object]:
+    sccs = sorted((sorted(c) for c in nx.strongly_connected_components(g)), key=lambda c: (-len(c), c))
+    quiet = sorted(n for n, q in g.nodes(data="quiescent") if q)
+    dead = sorted(n for n in g.nodes if g.out_degree(n) == 0)
+    reach_quiet = set(quiet)
+    for q in quiet:
+        reach_quiet |= nx.ancestors(g, q)
+    stuck = sorted(set(g.nodes) - reach_quiet)
+    return {
+        "config": cfg.name,
+        "prompts": cfg.prompts,
+        "tool_call": cfg.tool_call,
+        "background_item": cfg.background,
+        "state_format": _state_format(cfg),
+        "states": g.number_of_nodes(),
+        "edges": g.number_of_edges(),
+        "max_depth": max(d for _, d in g.nodes(data="depth")),
+        "strongly_connected_components": len(sccs),
+        "largest_scc": len(sccs[0]),
+        "nontrivial_sccs": sum(len(c) > 1 for c in sccs),
+        "quiescent_states": len(quiet),
+        "quiescent": quiet if len(quiet) <= 40 else [*quiet[:40], "..."],
+        "dead_ends": dead,
+        "cannot_reach_quiescent": len(stuck),
+    }
+
+
+def _state_format(cfg: Config) -> str:
+    parts = ["foreground", *(f"prompt{i + 1}" for i in range(cfg.prompts))]
+    if cfg.tool_call:
+        parts.append("tool_call")
+    if cfg.background:
+        parts.append("background_item")
+    return ",".join(parts)
+
+
+def graphml(g: nx.MultiDiGraph) -> bytes:
+    buf = io.BytesIO()
+    h = nx.MultiDiGraph(name=g.graph.get("name", ""))
+    for n in sorted(g.nodes):
+        h.add_node(n, **g.nodes[n])
+    for u, v, k, data in sorted(g.edges(keys=True, data=True)):
+        h.add_edge(u, v, key=k, **data)
+    nx.write_graphml(h, buf, encoding="utf-8", prettyprint=True)
+    return buf.getvalue()
+
+
+def picture(cfg: Config, g: nx.MultiDiGraph) -> bytes:
+    from diagrams.render_mpl import composed_png
+
+    return composed_png(g, f"composed: {_state_format(cfg)}")
+
+
+def files() -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    summaries = []
+    for cfg in CONFIGS:
+        g = explore(cfg)
+        summaries.append(summarize(cfg, g))
+        if cfg.name in WITH_GRAPHML:
+            out[f"{cfg.name}.graphml"] = graphml(g)
+        if cfg == DRAWN:
+            out[f"{cfg.name}.png"] = picture(cfg, g)
+    out["summary.json"] = (json.dumps(summaries, indent=2) + "\n").encode()
+    out["summary.md"] = ("\n".join(_summary_md(summaries, "")) + "\n").encode()
+    return out
+
+
+def _summary_md(summaries: list[dict[str, object]], prefix: str) -> list[str]:
+    lines = [
+        "Product of the model's foreground, prompt, tool call and background item tables, explored",
+        "breadth-first (constraints and simplifications: the header of `diagrams/composed.py`).",
+        "Quiescent: foreground idle, no prompt or tool call in flight, no background item live.",
+        "",
+        "| configuration | states | edges | SCCs (largest) | quiescent | dead ends "
+        "| cannot reach quiescent | GraphML |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        lines.append(
+            f"| `{s['state_format']}` | {s['states']} | {s['edges']} | {s['strongly_connected_components']} "
+            f"({s['largest_scc']}) | {s['quiescent_states']} | {len(s['dead_ends'])} "  # type: ignore[arg-type]
+            f"| {s['cannot_reach_quiescent']} | {_link(s, prefix)} |"
+        )
+    return lines
+
+
+def _link(s: dict[str, object], prefix: str) -> str:
+    name = str(s["config"])
+    return f"[{name}.graphml]({prefix}{name}.graphml)" if name in WITH_GRAPHML else "(summary only)"
+
+
+def gallery_section(prefix: str) -> list[str]:
+    summaries = [summarize(cfg, explore(cfg)) for cfg in CONFIGS]
+    return [
+        *_summary_md(summaries, prefix),
+        "",
+        f"Summary: [summary.md]({prefix}summary.md) · [summary.json]({prefix}summary.json)",
+        "",
+        f"![composed state graph, {_state_format(DRAWN)}]({prefix}{DRAWN.name}.png)",
+    ]

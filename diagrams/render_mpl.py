@@ -1,0 +1,311 @@
+"""matplotlib pictures (PNG and SVG) of one machine, drawn from a ``diagrams.layout.Plan``.
+
+Theory of operation
+-------------------
+Headless: a bare ``matplotlib.figure.Figure`` on the Agg canvas, never pyplot, so nothing global
+is touched and no display is needed. The axes fill the figure and one data unit is one inch,
+so the plan's inch geometry (and matplotlib's ``arc3`` curves, which bend in display space)
+come out exactly as planned. Text is measured with the same renderer and dpi before planning.
+
+What the picture shows: states as rounded boxes (initial: thick border and an arrow from a black
+dot; final: green with a double border); one arrow per bundle of rows, coloured by who fires it
+(agent blue, client orange) and labelled with each row's ``trigger [guard]``; self-loops as loops
+beside their state; a title line and a legend above the graph.
+
+Byte-for-byte reproducible output: fixed ``svg.hashsalt``, no date or software version in the
+metadata, text as paths in SVG, fixed dpi and sizes.
+
+Must not know: where files go, or how machines execute.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+from typing import Any
+
+from matplotlib import rc_context
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
+from matplotlib.path import Path as MplPath
+
+from diagrams.ir import Diagram
+from diagrams.layout import LABEL_FONT, LABEL_PAD, MARKER_LEN, NODE_FONT, Plan, loop_geometry, plan
+
+DPI = 100
+AGENT = "#2f5597"
+CLIENT = "#c55a11"
+NODE_FILL = "#f4f6fa"
+NODE_EDGE = "#333333"
+FINAL_FILL = "#e2f0d9"
+FINAL_EDGE = "#385723"
+MARGIN = 0.3
+HEADER = 1.0
+MIN_WIDTH = 10.0
+
+RC: Any = {
+    "svg.hashsalt": "acp-model-diagrams",
+    "svg.fonttype": "path",
+    "font.family": "DejaVu Sans",
+    "path.simplify": False,
+}
+PNG_META: dict[str, str | None] = {"Software": None}
+SVG_META: dict[str, str | None] = {"Date": None, "Creator": "acp-model diagrams"}
+
+
+@lru_cache(maxsize=1024)
+def measure(text: str, size: float) -> tuple[float, float]:
+    """Width and height of ``text`` at ``size`` points, in inches (Agg renderer at ``DPI``)."""
+    with rc_context(RC):
+        fig = Figure(figsize=(4, 4), dpi=DPI)
+        canvas = FigureCanvasAgg(fig)
+        t = fig.text(0, 0, text, fontsize=size, linespacing=1.25)
+        bb = t.get_window_extent(canvas.get_renderer())  # type: ignore[no-untyped-call]
+    return bb.width / DPI, bb.height / DPI
+
+
+def plan_of(d: Diagram) -> Plan:
+    """The geometry handed to matplotlib (tests read its nodes and bundles)."""
+    return plan(d, measure)
+
+
+def _color(actor: str) -> str:
+    return CLIENT if actor == "client" else AGENT
+
+
+def figure_of(p: Plan) -> Figure:
+    b = p.bounds()
+    width = max(b.x1 - b.x0 + 2 * MARGIN, MIN_WIDTH)
+    height = b.y1 - b.y0 + 2 * MARGIN + HEADER
+    cx = (b.x0 + b.x1) / 2
+    fig = Figure(figsize=(width, height), dpi=DPI, facecolor="white")
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(cx - width / 2, cx + width / 2)
+    ax.set_ylim(b.y0 - MARGIN, b.y1 + MARGIN + HEADER)
+    ax.axis("off")
+
+    patches: dict[str, FancyBboxPatch] = {}
+    for n in p.nodes.values():
+        fill, edge = (FINAL_FILL, FINAL_EDGE) if n.final else (NODE_FILL, NODE_EDGE)
+        patch = FancyBboxPatch(
+            (n.x - n.w / 2, n.y - n.h / 2),
+            n.w,
+            n.h,
+            boxstyle="round,pad=0,rounding_size=0.1",
+            fc=fill,
+            ec=edge,
+            lw=2.6 if n.initial else 1.3,
+            zorder=3,
+        )
+        ax.add_patch(patch)
+        patches[n.id] = patch
+        if n.final:
+            ax.add_patch(
+                FancyBboxPatch(
+                    (n.x - n.w / 2 + 0.045, n.y - n.h / 2 + 0.045),
+                    n.w - 0.09,
+                    n.h - 0.09,
+                    boxstyle="round,pad=0,rounding_size=0.07",
+                    fc="none",
+                    ec=edge,
+                    lw=1.0,
+                    zorder=4,
+                )
+            )
+        ax.text(n.x, n.y, n.id, ha="center", va="center", fontsize=NODE_FONT, zorder=5, color="#111111")
+        if n.initial:
+            top = n.y + n.h / 2
+            ax.plot([n.x], [top + MARKER_LEN], marker="o", ms=9, color="black", zorder=5)
+            ax.add_patch(
+                FancyArrowPatch(
+                    (n.x, top + MARKER_LEN),
+                    (n.x, top),
+                    arrowstyle="-|>",
+                    mutation_scale=14,
+                    color="black",
+                    lw=1.5,
+                    shrinkA=4,
+                    shrinkB=1,
+                    zorder=4,
+                )
+            )
+
+    for pb in p.bundles:
+        bnd = pb.bundle
+        color = _color(bnd.actor)
+        if bnd.self_loop:
+            ctrl, _ = loop_geometry(p.nodes[bnd.source], pb.side)
+            path = MplPath(ctrl, [MplPath.MOVETO, MplPath.CURVE4, MplPath.CURVE4, MplPath.CURVE4])
+            arrow = FancyArrowPatch(
+                path=path, arrowstyle="-|>", mutation_scale=12, color=color, lw=1.3, zorder=2
+            )
+        else:
+            a, c = p.nodes[bnd.source], p.nodes[bnd.dest]
+            arrow = FancyArrowPatch(
+                (a.x, a.y),
+                (c.x, c.y),
+                connectionstyle=f"arc3,rad={pb.rad:.4f}",
+                arrowstyle="-|>",
+                mutation_scale=15,
+                color=color,
+                lw=1.3,
+                patchA=patches[a.id],
+                patchB=patches[c.id],
+                shrinkA=1,
+                shrinkB=1,
+                zorder=2,
+            )
+        ax.add_patch(arrow)
+        lx, ly = pb.label.center
+        ax.text(
+            lx,
+            ly,
+            bnd.text,
+            ha="center",
+            va="center",
+            fontsize=LABEL_FONT,
+            color=color,
+            zorder=6,
+            linespacing=1.25,
+            multialignment="center",
+            bbox={
+                "boxstyle": f"round,pad={LABEL_PAD * 72 / LABEL_FONT * 0.8:.3f}",
+                "fc": "white",
+                "ec": color,
+                "lw": 0.6,
+            },
+        )
+
+    d = p.diagram
+    top = b.y1 + MARGIN + HEADER
+    ax.text(cx, top - 0.28, f"{d.name}: {d.title}", ha="center", va="center", fontsize=14, weight="bold")
+    guards = "  [g] guard, [!g] its negation" if any(e.guard for e in d.edges) else ""
+    ax.text(
+        cx,
+        top - 0.55,
+        f"one per {d.per}: {len(d.nodes)} states, {len(d.edges)} rows{guards}",
+        ha="center",
+        va="center",
+        fontsize=9.5,
+        color="#444444",
+    )
+    handles = [
+        Line2D([], [], color=AGENT, lw=2, label="agent fires"),
+        Line2D([], [], color=CLIENT, lw=2, label="client fires"),
+        Line2D([], [], color="black", marker="o", lw=0, ms=7, label="initial state (thick border)"),
+        Patch(fc=FINAL_FILL, ec=FINAL_EDGE, lw=2, label="final state (double border)"),
+    ]
+    fig.legend(
+        handles=handles,
+        loc="center",
+        bbox_to_anchor=(0.5, (top - 0.84 - (b.y0 - MARGIN)) / height),
+        ncol=4,
+        frameon=False,
+        fontsize=9.5,
+        handlelength=1.8,
+        columnspacing=1.6,
+    )
+    return fig
+
+
+def render(d: Diagram) -> tuple[bytes, bytes]:
+    """PNG and SVG bytes for one machine."""
+    with rc_context(RC):
+        fig = figure_of(plan_of(d))
+        png, svg = io.BytesIO(), io.BytesIO()
+        fig.savefig(png, format="png", dpi=DPI, metadata=PNG_META)
+        fig.savefig(svg, format="svg", metadata=SVG_META)
+    return png.getvalue(), svg.getvalue()
+
+
+FG_COLORS = {"idle": "#70ad47", "running": "#2f5597", "requires_action": "#c00000"}
+
+
+def composed_png(g: Any, title: str) -> bytes:
+    """A dot picture of a composed state graph: one column per distance from the start state,
+    dots coloured by foreground state, quiescent states ringed, moves as thin lines."""
+    depth: dict[str, int] = dict(g.nodes(data="depth"))
+    columns: dict[int, list[str]] = {}
+    for n in sorted(g.nodes, key=lambda n: (depth[n], n)):
+        columns.setdefault(depth[n], []).append(n)
+    tallest = max(len(c) for c in columns.values())
+    step_y, step_x = 0.11, 1.45
+    pos = {
+        n: (k * step_x, (i - (len(col) - 1) / 2) * step_y)
+        for k, col in columns.items()
+        for i, n in enumerate(col)
+    }
+    width = max(MIN_WIDTH, (len(columns) - 1) * step_x + 2 * MARGIN + 1.0)
+    height = tallest * step_y + 2 * MARGIN + HEADER + 0.3
+    with rc_context(RC):
+        fig = Figure(figsize=(width, height), dpi=DPI, facecolor="white")
+        FigureCanvasAgg(fig)
+        ax = fig.add_axes((0, 0, 1, 1))
+        cx = (len(columns) - 1) * step_x / 2
+        ax.set_xlim(cx - width / 2, cx + width / 2)
+        bottom = -(tallest - 1) / 2 * step_y - MARGIN - 0.3
+        ax.set_ylim(bottom, bottom + height)
+        ax.axis("off")
+        for actor, color in (("agent", AGENT), ("client", CLIENT)):
+            segs = [(pos[u], pos[v]) for u, v, a in sorted(g.edges(data="actor")) if a == actor and u != v]
+            from matplotlib.collections import LineCollection
+
+            ax.add_collection(LineCollection(segs, colors=color, linewidths=0.35, alpha=0.35, zorder=1))
+        for state, color in FG_COLORS.items():
+            pts = [pos[n] for n in sorted(g.nodes) if g.nodes[n]["foreground"] == state]
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, color=color, zorder=3, linewidths=0)
+        quiet = [pos[n] for n in sorted(g.nodes) if g.nodes[n]["quiescent"]]
+        ax.scatter(
+            [p[0] for p in quiet],
+            [p[1] for p in quiet],
+            s=60,
+            facecolors="none",
+            edgecolors="black",
+            linewidths=1.0,
+            zorder=4,
+        )
+        for k in sorted(columns):
+            ax.text(
+                k * step_x,
+                bottom + 0.15,
+                f"depth {k}: {len(columns[k])}",
+                ha="center",
+                fontsize=8.5,
+                color="#444444",
+            )
+        top = bottom + height
+        ax.text(cx, top - 0.28, title, ha="center", va="center", fontsize=13, weight="bold")
+        ax.text(
+            cx,
+            top - 0.55,
+            f"{g.number_of_nodes()} states, {g.number_of_edges()} moves; columns: "
+            "distance from the start state",
+            ha="center",
+            va="center",
+            fontsize=9.5,
+            color="#444444",
+        )
+        handles = [
+            Line2D([], [], color=c, marker="o", lw=0, ms=6, label=f"foreground {s}")
+            for s, c in FG_COLORS.items()
+        ] + [
+            Line2D([], [], color="black", marker="o", mfc="none", lw=0, ms=8, label="quiescent"),
+            Line2D([], [], color=AGENT, lw=1.5, label="agent move"),
+            Line2D([], [], color=CLIENT, lw=1.5, label="client move"),
+        ]
+        fig.legend(
+            handles=handles,
+            loc="center",
+            bbox_to_anchor=(0.5, (height - 0.84) / height),
+            ncol=6,
+            frameon=False,
+            fontsize=9,
+            handlelength=1.5,
+            columnspacing=1.2,
+        )
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=DPI, metadata=PNG_META)
+    return buf.getvalue()

@@ -1,0 +1,184 @@
+"""Mermaid ``sequenceDiagram`` text for a transcript: one arrow per JSON-RPC message.
+
+Theory of operation
+-------------------
+``transcript_to_mermaid(items)`` takes ``(sender, message)`` pairs in transcript order (the
+transcript format: ``{"from": "client" | "agent", "message": <JSON-RPC 2.0>}`` per line; sender
+"client" means Client -> Agent) and draws two lanes, Client and Agent:
+
+* a request is a solid arrow labelled with its method and id; a notification an open (async)
+  arrow labelled with its method; a response a dashed arrow labelled ``result`` or ``error
+  <code>``, the method of the request it answers (looked up by the requester's id) and, for a
+  prompt, the returned messageId;
+* a ``session/update`` is labelled with its variant and key fields: state and stopReason,
+  messageId, toolCallId and status, compactionId and status, terminalId (and "exited"), the
+  subagent's sessionId and state, and a short summary of the background list (``bg=[]``,
+  ``bg=[terminal term_1]``, ``bg=[5 items]``; nothing when the list is omitted);
+* a note spans both lanes wherever a session's foreground state changes (sessions start idle);
+* updates for a session other than the first one seen carry its id in brackets.
+
+Labels are short and safe: anything outside letters, digits and a few punctuation marks
+(``;``, ``#``, ``:``, ``<``, ``$``...) becomes a Mermaid entity code (``#59;``), which Mermaid
+decodes when it renders. Malformed messages are drawn as "malformed message", never an error:
+explorers call this on counterexamples from faulty peers.
+
+Must not know: the rules, the simulator, or files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+_SAFE = re.compile(r"[A-Za-z0-9_ .,()\[\]=/+*-]")
+MAX_FIELD = 28
+"""Longest field value shown (longer ids are cut with an ellipsis)."""
+
+
+def escape(text: str) -> str:
+    return "".join(ch if _SAFE.fullmatch(ch) else f"#{ord(ch)};" for ch in text)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_FIELD else text[: MAX_FIELD - 1] + "\u2026"
+
+
+def _id_text(value: Any) -> str:
+    return _short(value) if isinstance(value, str) else str(value)
+
+
+def _background(update: Mapping[str, Any]) -> str:
+    if "background" not in update or update["background"] is None:
+        return ""
+    items = update["background"]
+    if not isinstance(items, list):
+        return " bg=malformed"
+    if len(items) > 3:
+        return f" bg=[{len(items)} items]"
+    parts = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            parts.append("?")
+            continue
+        kind = item.get("type")
+        ident = item.get("terminalId") or item.get("toolCallId") or item.get("sessionId")
+        parts.append(" ".join(_short(x) for x in (kind, ident) if x is not None) or "?")
+    return " bg=[" + ", ".join(parts) + "]"
+
+
+def update_label(update: Mapping[str, Any]) -> str:
+    """Short description of one ``params.update`` of a ``session/update``."""
+    kind = update.get("sessionUpdate")
+    if not isinstance(kind, str):
+        return "session/update (no variant)"
+    words = [kind]
+
+    def add(key: str, fmt: str = "{}") -> None:
+        value = update.get(key)
+        if value is not None and not isinstance(value, (dict, list)):
+            words.append(fmt.format(_short(value)))
+
+    if kind == "state_update":
+        add("state")
+        add("stopReason", "stopReason={}")
+        label = " ".join(words) + _background(update)
+        err = update.get("error")
+        if isinstance(err, Mapping) and "code" in err:
+            label += f" error={_short(err['code'])}"
+        return label
+    if kind in ("tool_call_update", "tool_call_content_chunk"):
+        add("toolCallId")
+        add("status")
+    elif kind in ("compaction_update", "compaction_summary_chunk"):
+        add("compactionId")
+        add("status")
+    elif kind in ("terminal_update", "terminal_output_chunk"):
+        add("terminalId")
+        if isinstance(update.get("exitStatus"), Mapping):
+            words.append("exited")
+    elif kind == "subagent_update":
+        add("sessionId")
+        add("state")
+    elif kind == "notice":
+        add("severity")
+    else:
+        add("messageId")
+    return " ".join(words)
+
+
+def _foreground(update: Mapping[str, Any]) -> str | None:
+    if update.get("sessionUpdate") != "state_update":
+        return None
+    state = update.get("state")
+    return state if isinstance(state, str) else "unrecognized"
+
+
+def transcript_to_mermaid(items: Iterable[tuple[str, Any]], title: str | None = None) -> str:
+    """A Mermaid ``sequenceDiagram`` of ``(sender, message)`` pairs in transcript order."""
+    out = ["sequenceDiagram"]
+    if title:
+        out.append(f"    %% {' '.join(title.split())}")
+    out += ["    autonumber", "    participant C as Client", "    participant A as Agent"]
+    pending: dict[tuple[str, str], str] = {}
+    foreground: dict[str, str] = {}
+    first_session: str | None = None
+    for sender, msg in items:
+        src, dst = ("C", "A") if sender == "client" else ("A", "C")
+        other = "agent" if sender == "client" else "client"
+        note: str | None = None
+        if not isinstance(msg, Mapping):
+            out.append(f"    {src}-){dst}: {escape('malformed message')}")
+            continue
+        method = msg.get("method")
+        has_id = "id" in msg and msg.get("id") is not None
+        if isinstance(method, str):
+            label = method
+            params = msg.get("params")
+            params = params if isinstance(params, Mapping) else {}
+            sid = params.get("sessionId")
+            if isinstance(sid, str) and first_session is None:
+                first_session = sid
+            if method == "session/update":
+                update = params.get("update")
+                update = update if isinstance(update, Mapping) else {}
+                label = update_label(update)
+                state = _foreground(update)
+                key = sid if isinstance(sid, str) else ""
+                before = foreground.get(key, "idle")
+                if state is not None and state != before:
+                    foreground[key] = state
+                    where = f"[{_short(key)}] " if key and key != first_session else ""
+                    note = f"{where}foreground {before} \u2192 {state}"
+            if isinstance(sid, str) and sid != first_session:
+                label = f"[{_short(sid)}] {label}"
+            if has_id:
+                pending[(sender, repr(msg["id"]))] = method
+                text = f"{label} id={_id_text(msg['id'])}"
+                out.append(f"    {src}->>{dst}: {escape(text)}")
+            else:
+                out.append(f"    {src}-){dst}: {escape(label)}")
+        elif "id" in msg and ("result" in msg or "error" in msg):
+            asked = pending.pop((other, repr(msg["id"])), "unknown request")
+            if "error" in msg:
+                err = msg["error"]
+                code = err.get("code") if isinstance(err, Mapping) else None
+                label = f"error {_short(code)} {asked} id={_id_text(msg['id'])}"
+            else:
+                label = f"result {asked} id={_id_text(msg['id'])}"
+                res = msg["result"]
+                if isinstance(res, Mapping):
+                    for key in ("messageId", "outcome"):
+                        value = res.get(key)
+                        if isinstance(value, Mapping):
+                            value = value.get("outcome")
+                        if value is not None and not isinstance(value, (dict, list)):
+                            label += f" {key}={_short(value)}"
+            out.append(f"    {src}-->>{dst}: {escape(label)}")
+        else:
+            out.append(f"    {src}-){dst}: {escape('malformed message')}")
+        if note is not None:
+            out.append(f"    Note over C,A: {escape(note)}")
+    return "\n".join(out) + "\n"
