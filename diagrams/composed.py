@@ -41,6 +41,7 @@ import json
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import networkx as nx
 
@@ -228,12 +229,20 @@ def picture(cfg: Config, g: nx.MultiDiGraph) -> bytes:
     return composed_png(g, f"composed: {_state_format(cfg)}")
 
 
+@lru_cache(maxsize=1)
+def _explored() -> tuple[tuple[Config, nx.MultiDiGraph, dict[str, object]], ...]:
+    out = []
+    for cfg in CONFIGS:
+        g = explore(cfg)
+        out.append((cfg, g, summarize(cfg, g)))
+    return tuple(out)
+
+
 def files() -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     summaries = []
-    for cfg in CONFIGS:
-        g = explore(cfg)
-        summaries.append(summarize(cfg, g))
+    for cfg, g, summary in _explored():
+        summaries.append(summary)
         if cfg.name in WITH_GRAPHML:
             out[f"{cfg.name}.graphml"] = graphml(g)
         if cfg == DRAWN:
@@ -268,7 +277,7 @@ def _link(s: dict[str, object], prefix: str) -> str:
 
 
 def gallery_section(prefix: str) -> list[str]:
-    summaries = [summarize(cfg, explore(cfg)) for cfg in CONFIGS]
+    summaries = [summary for _, _, summary in _explored()]
     return [
         *_summary_md(summaries, prefix),
         "",

@@ -298,7 +298,8 @@ LAYOUT_HINTS: dict[str, tuple[tuple[str | None, ...], ...]] = {
     "foreground": (
         (None, None, "idle", None, None),
         ("running", None, None, None, "requires_action"),
-        (None, "unknown", None, "unrecognized", None),
+        (None, None, None, None, None),
+        ("unknown", None, None, None, "unrecognized"),
     ),
     # prompt: the not-yet-inserted states run down the left; where they can end up, right.
     "prompt": (
