@@ -28,8 +28,9 @@ from the spec section named):
 Reported per configuration: states, edges, strongly connected components, quiescent states
 (foreground idle, no prompt or tool call in flight, no background item live: the spec's "quiet"
 session), dead ends (states with no move at all), and whether every state can still reach a
-quiescent one. Files: a GraphML per configuration, ``summary.json``, ``summary.md`` and a PNG of
-the smallest configuration (dots by foreground state, layered by distance from the start).
+quiescent one. Files: ``summary.json`` and ``summary.md`` for every configuration, and a GraphML
+and a PNG (dots by foreground state, one column per distance from the start) of the smallest one
+only: the larger graphs would be megabytes of committed text.
 
 Must not know: the simulator, JSON-RPC, or the CLI.
 """

@@ -13,6 +13,9 @@ All geometry is in inches, so text measured once at the output dpi can be placed
    bottom layer. Departure from plain BFS depth (the usual ``multipartite_layout`` recipe): BFS
    puts most states of the dense machines into one layer and draws their edges inside it;
    longest-path layers keep forward edges pointing down.
+   A machine listed in ``LAYOUT_HINTS`` (foreground, prompt, tool_call, entity, session: the dense
+   ones, whose automatic layers read badly) gets its rows of states from the hint instead; a
+   hint is used only while it names exactly the machine's states.
 3. **Order in a layer**: spec order, then a few barycenter sweeps (down and up) to cut crossings;
    ties keep spec order. Each layer is centred with a fixed column width (the widest state
    plus room for a label), the same multipartite arrangement ``nx.multipartite_layout`` gives,
@@ -20,9 +23,11 @@ All geometry is in inches, so text measured once at the output dpi can be placed
 4. **Curves.** Bundles between the same two states get distinct ``arc3`` bends (a reverse pair
    bends to opposite sides). If a curve would pass through another state, its whole pair of
    bundles bends further (smallest extra bend that clears every other state).
-5. **Labels**, greedily, short edges first, then loops: each label tries spots along its curve
-   (middle first) and takes the first one that overlaps no state, no placed label and no
-   marker; among equals it prefers spots that hide no other curve. ``Plan.overlaps()`` reports
+5. **Self-loops and labels.** Each self-loop's side (right, left, bottom, top) is picked
+   together with its label spot, loops first since they have few good spots. Then the other
+   labels, short edges first: each tries spots along its curve (middle first) and beside it,
+   and takes the first that overlaps no state, no placed label and no marker; among those it
+   prefers spots that hide no other curve. ``Plan.overlaps()`` reports
    whatever could not be separated (a test keeps it empty for every machine).
 
 Must not know: matplotlib artists (only text measurement is passed in), or how machines run.
