@@ -53,9 +53,7 @@ class ProtocolViolation(Exception):
 
     actor: Actor = "agent"
 
-    def __init__(
-        self, rule: str, machine: str, state: str, event: str, detail: str = ""
-    ) -> None:
+    def __init__(self, rule: str, machine: str, state: str, event: str, detail: str = "") -> None:
         self.rule = rule
         self.machine = machine
         self.state = state
@@ -150,7 +148,9 @@ class MachineSpec:
         return tuple(t for t in self.triggers if (state, t) in self.cells)
 
     # -- execution -------------------------------------------------------------------------
-    def violation(self, state: str, trigger: str, rule: str | None = None, detail: str = "") -> ProtocolViolation:
+    def violation(
+        self, state: str, trigger: str, rule: str | None = None, detail: str = ""
+    ) -> ProtocolViolation:
         actor = self.actor_of.get(trigger, "agent")
         cls = ClientViolation if actor == "client" else AgentViolation
         rule = rule or self.forbidden.get((state, trigger)) or self.forbidden.get(trigger, "model")
@@ -167,9 +167,7 @@ class MachineSpec:
             if row.guard is None or self.guards[row.guard_name](ctx) != row.negated:  # type: ignore[index]
                 return row.dest
         failed = rows[0].guard_name or ""
-        raise self.violation(
-            state, trigger, self.guard_rules.get(failed), f"guard {rows[0].guard!r} refused"
-        )
+        raise self.violation(state, trigger, self.guard_rules.get(failed), f"guard {rows[0].guard!r} refused")
 
     # -- the transitions library ---------------------------------------------------------
     @cached_property
@@ -262,8 +260,11 @@ def check_table(spec: MachineSpec) -> None:
         if len(rows) == 1:
             continue
         guards = sorted(r.guard or "" for r in rows)
-        if len(rows) != 2 or guards[0] == "" or guards[0].lstrip("!") != guards[1].lstrip("!") or (
-            guards[0].startswith("!") == guards[1].startswith("!")
+        if (
+            len(rows) != 2
+            or guards[0] == ""
+            or guards[0].lstrip("!") != guards[1].lstrip("!")
+            or (guards[0].startswith("!") == guards[1].startswith("!"))
         ):
             problems.append(f"overlapping rows for ({source}, {trigger}): guards {guards}")
     for trigger in {r.trigger for r in spec.rows}:
@@ -297,11 +298,7 @@ def check_graph(spec: MachineSpec) -> None:
     if spec.home is not None:
         targets.add(spec.home)
     if targets:
-        stuck = [
-            s
-            for s in spec.states
-            if s not in targets and not (nx.descendants(g, s) & targets)
-        ]
+        stuck = [s for s in spec.states if s not in targets and not (nx.descendants(g, s) & targets)]
         if stuck:
             problems.append(f"states that can reach no final or home state {stuck}")
     if spec.home is not None:

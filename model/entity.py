@@ -67,7 +67,12 @@ SPEC = MachineSpec(
     final=(),
     rows=ROWS,
     home=EMPTY,
-    forbidden={"upsert_content": "ENT-04", "upsert_keep": "ENT-04", "upsert_clear": "ENT-04", "chunk": "ENT-04"},
+    forbidden={
+        "upsert_content": "ENT-04",
+        "upsert_keep": "ENT-04",
+        "upsert_clear": "ENT-04",
+        "chunk": "ENT-04",
+    },
     description="Timeline placement and content of one (type, ID) entity.",
 )
 

@@ -21,9 +21,7 @@ from model.core import (
 )
 from model.registry import MACHINES
 
-CELLS = [
-    (spec, state, trigger) for spec in MACHINES for state in spec.states for trigger in spec.triggers
-]
+CELLS = [(spec, state, trigger) for spec in MACHINES for state in spec.states for trigger in spec.triggers]
 
 
 def _contexts(spec: MachineSpec) -> st.SearchStrategy[dict[str, bool]]:
@@ -114,13 +112,20 @@ def _spec(**over: object) -> MachineSpec:
         ({"states": ("a", "b", "c", "d")}, "unreachable states ['d']"),
         ({"final": ()}, "non-final trap states ['c']"),
         ({"initial": "z"}, "initial state 'z'"),
-        ({"rows": (Row("go", "a", "b", "S"), Row("go", "a", "c", "S"), Row("stop", "b", "c", "S"))}, "overlapping"),
+        (
+            {"rows": (Row("go", "a", "b", "S"), Row("go", "a", "c", "S"), Row("stop", "b", "c", "S"))},
+            "overlapping",
+        ),
         ({"forbidden": {"go": "X-01"}}, "trigger 'stop' has no rule"),
         (
             {
                 "states": ("a", "b", "c", "d"),
-                "rows": (Row("go", "a", "b", "S"), Row("stop", "b", "c", "S"), Row("go", "b", "d", "S"),
-                         Row("spin", "d", "d", "S")),
+                "rows": (
+                    Row("go", "a", "b", "S"),
+                    Row("stop", "b", "c", "S"),
+                    Row("go", "b", "d", "S"),
+                    Row("spin", "d", "d", "S"),
+                ),
                 "forbidden": {"go": "X", "stop": "X", "spin": "X"},
             },
             "can reach no final or home state ['d']",
@@ -205,7 +210,14 @@ def test_machines_json_lists_all_eight_with_sections(capsys: pytest.CaptureFixtu
     data = json.loads(capsys.readouterr().out)
     names = [m["name"] for m in data]
     assert names == [
-        "foreground", "prompt", "tool_call", "permission", "compaction", "background_item", "entity", "session",
+        "foreground",
+        "prompt",
+        "tool_call",
+        "permission",
+        "compaction",
+        "background_item",
+        "entity",
+        "session",
     ]
     for m in data:
         assert {"name", "states", "initial", "final", "transitions"} <= set(m)
