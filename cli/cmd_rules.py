@@ -2,7 +2,7 @@
 
 Owns: the presentation of ``properties.catalogue`` (a table grouped by section, or a JSON array)
 and the ``--level`` / ``--section`` filters. ``implemented_by`` comes from
-``properties.trace.implemented_by``; until that module exists it falls back to an empty list.
+``properties.trace.implemented_by``.
 
 Must not know: how rules are checked.
 """
@@ -10,15 +10,14 @@ Must not know: how rules are checked.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import textwrap
-from collections.abc import Callable
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
 from cli.util import dumps
 from properties.catalogue import Rule, rules_for
+from properties.trace import implemented_by
 
 _PARAPHRASE_WIDTH = 72
 
@@ -39,15 +38,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--section", metavar="S", help="only this section: its heading or its code (any case)"
     )
     return parser
-
-
-def _implemented_by() -> Callable[[str], list[str]]:
-    try:  # temporary fallback: properties.trace is written by another part of the project
-        trace = importlib.import_module("properties.trace")
-    except ImportError:
-        return lambda rule_id: []
-    found: Callable[[str], list[str]] = trace.implemented_by
-    return found
 
 
 def _select(args: argparse.Namespace) -> tuple[Rule, ...]:
@@ -85,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
     if not rules:
         raise UsageError("no rule matches the given --level and --section")
     if args.json:
-        implemented_by = _implemented_by()
         entries = []
         for rule in rules:
             entry = rule.to_json()

@@ -201,7 +201,7 @@ RULES: Final[tuple[Rule, ...]] = (
        "mark it."),
     _r("SDM-05", _SN, _A, _MON, """The delegated task is not reported as a user_message in the child
        session: a user_message there that no session/prompt on that session accounts for is
-       suspect.""", (8,), eventually=True),
+       suspect.""", (8,)),
     _r("SDM-06", _MN, _A, _NC, """When the Agent cannot tell who sent a message received by a child,
        it leaves senderSessionId out instead of presuming that the parent sent it.""", (9,),
        reason="Depends on what evidence the Agent holds about the sender, which is internal and not "
@@ -268,6 +268,10 @@ RULES: Final[tuple[Rule, ...]] = (
        (29,)),
     _r("BG-16", _MN, _C, _CV, """With no background list reported, the Client regards nothing as
        abandoned.""", (30,)),
+    _r("BG-17", _MN, _A, _MON, """A background list names only work running apart from the
+       foreground, each item once: no item twice in one snapshot, and no newly listed item that has
+       already finished (an exited terminal, a tool call with a final status).""",
+       informal=True),
     # -- 1. User message -----------------------------------------------------------------------
     _r("USER-01", _MN, _C, _MON, """A Client never sends a session/prompt whose prompt array is
        empty.""", (31,)),

@@ -9,40 +9,118 @@ Proxy-view semantics: lines arrive in the order a proxy between the peers saw th
 in the agent's send order, client lines in the agent's receive order). A monitor flags only what
 is certain from that order.
 
+Dispatch (the hot path): a monitor does not look at every message. It lists, in ``handlers()``,
+the message kinds it wants, and the set builds one table per kind once (again after ``clone``):
+
+- ``update``: ``session/update`` notifications from the Agent, keyed by ``sessionUpdate``; the
+  handler gets ``(sessionId, update, line, message)``;
+- ``client-request`` / ``agent-request`` / ``client-notification`` / ``agent-notification``,
+  keyed by method; the handler gets ``(params.sessionId or None, params, line, message)``;
+- ``agent-response`` / ``client-response``: a response, keyed by the method of the request it
+  answers (the set pairs them by JSON-RPC id per direction); the handler gets
+  ``(sessionId of the request or None, request, line, response)``.
+
+So ``feed`` does one dictionary lookup per message and calls only the handlers registered for
+it, in monitor order. A monitor that overrides ``on_message`` instead still sees every message
+(the old, simple interface, kept for small test monitors).
+
+Shared context: a monitor may name other monitor classes in ``REQUIRES`` (for instance a tracker
+of per-session facts that several monitors read). The set creates each required class once,
+before the monitors that need it, and dispatches to it *after* them, so a monitor always reads
+the context as it stood before the current message.
+
+Cloning for explorers: ``MonitorSet.clone()`` is an independent copy (each monitor's ``clone``
+copies its plain containers), and ``state_key()`` a hashable summary of everything that can
+change future findings.
+
 Must not know: files, JSON decoding, or how the messages were produced.
 """
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
-from collections.abc import Iterable
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, TypeVar
 
 from properties.findings import Finding
 
 Message = dict[str, Any]
+Handler = Callable[[Any, Any, int, Message], None]
+"""``handler(session_id, payload, line, message)``; see the module docstring for the payloads."""
+
+TABLES = (
+    "update",
+    "client-request",
+    "agent-request",
+    "client-notification",
+    "agent-notification",
+    "agent-response",
+    "client-response",
+)
+
+_EMPTY: dict[str, Any] = {}
+M = TypeVar("M", bound="Monitor")
+
+
+def freeze(value: Any) -> Any:
+    """A hashable form of plain data (dicts, lists, sets, tuples, scalars)."""
+    if isinstance(value, dict):
+        return ("{", tuple(sorted(((repr(k), freeze(v)) for k, v in value.items()), key=repr)))
+    if isinstance(value, list | tuple):
+        return ("[", tuple(freeze(v) for v in value))
+    if isinstance(value, set | frozenset):
+        return ("<", tuple(sorted((freeze(v) for v in value), key=repr)))
+    if isinstance(value, Monitor | MonitorSet):
+        return None
+    if hasattr(value, "__slots__"):
+        return (type(value).__name__, tuple(freeze(getattr(value, s, None)) for s in value.__slots__))
+    return value
 
 
 class Monitor:
     """Base class of every monitor.
 
-    Subclasses list the rule IDs they implement in ``RULES`` and override ``on_message`` (and
-    ``at_end`` for "eventually" rules). They report through ``self.breach`` / ``self.open`` and
-    count a rule as exercised with ``self.exercise`` whenever its trigger condition is met.
+    Subclasses list the rule IDs they implement in ``RULES`` (and the MAY permissions they must
+    tolerate in ``TOLERATES``), register handlers with ``handlers()`` (or override
+    ``on_message``), and judge "eventually" rules in ``at_end``. They report through
+    ``self.breach`` / ``self.eventually`` and count a rule as exercised with ``self.exercise``
+    whenever its trigger condition is met.
     """
 
     RULES: ClassVar[tuple[str, ...]] = ()
+    TOLERATES: ClassVar[tuple[str, ...]] = ()
+    REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
 
     def __init__(self, owner: MonitorSet) -> None:
         self._owner = owner
 
     # -- hooks ---------------------------------------------------------------------------
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        """``(table, key, bound method)`` for every message kind this monitor wants."""
+        return ()
+
     def on_message(self, sender: str, msg: Message, line: int) -> None:
-        """Called for every decoded JSON-RPC message, ``sender`` is "client" or "agent"."""
+        """Called for every decoded JSON-RPC message when a subclass overrides it."""
 
     def at_end(self, quiescent: bool) -> None:
         """Judge "eventually" rules. ``quiescent``: the simulator proved nothing more can happen
         (open obligations are breaches); otherwise the input merely ended (they are ``open``)."""
+
+    # -- copying for explorers -----------------------------------------------------------
+    def clone(self: M, owner: MonitorSet) -> M:
+        """An independent copy attached to ``owner``. The default deep-copies the instance
+        state; monitors on the hot path override it with plain container copies."""
+        new = copy.copy(self)
+        for name, value in vars(self).items():
+            if name != "_owner":
+                setattr(new, name, copy.deepcopy(value))
+        new._owner = owner
+        return new
+
+    def state_key(self) -> Any:
+        """A hashable summary of the state that matters for future findings."""
+        return freeze({k: v for k, v in vars(self).items() if k != "_owner"})
 
     # -- reporting -----------------------------------------------------------------------
     def exercise(self, rule: str) -> None:
@@ -81,19 +159,73 @@ class Monitor:
             )
 
 
+def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monitor]], list[type[Monitor]]]:
+    """(the given classes minus required ones, the required ones) in a stable order."""
+    given = list(dict.fromkeys(monitors))
+    required: list[type[Monitor]] = []
+    pending = list(given)
+    while pending:
+        cls = pending.pop(0)
+        for dep in cls.REQUIRES:
+            if dep not in required:
+                required.append(dep)
+                pending.append(dep)
+    return [c for c in given if c not in required], required
+
+
 class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
 
-    def __init__(self, monitors: Iterable[type[Monitor]] | None = None) -> None:
+    def __init__(
+        self, monitors: Iterable[type[Monitor]] | None = None, *, from_start: bool = False
+    ) -> None:
         if monitors is None:
             from properties.monitors import ALL_MONITORS
 
             monitors = ALL_MONITORS
+        self.from_start = from_start
+        """Every session in the stream is seen from its creation on (true of simulated runs;
+        a transcript shows it per session with a ``session/new`` response)."""
         self.exercised: Counter[str] = Counter()
         self.findings: list[Finding] = []
         self._new: list[Finding] = []
-        self.monitors: list[Monitor] = [m(self) for m in monitors]
         self._levels: dict[str, str] = {}
+        # requests awaiting a response, by the side that sent them: id -> request message
+        self.pending_client: dict[Any, Message] = {}
+        self.pending_agent: dict[Any, Message] = {}
+        given, required = _ordered_classes(monitors)
+        self._by_class: dict[type[Monitor], Monitor] = {}
+        for cls in required:  # created first: the others look them up in __init__
+            self._by_class[cls] = cls(self)
+        for cls in given:
+            self._by_class[cls] = cls(self)
+        self.monitors: list[Monitor] = [self._by_class[c] for c in (*given, *required)]
+        self._build_tables()
+
+    # -- set-up --------------------------------------------------------------------------
+    def get(self, cls: type[M]) -> M:
+        """The instance of a monitor class in this set (for shared context)."""
+        found = self._by_class[cls]
+        assert isinstance(found, cls)
+        return found
+
+    def _build_tables(self) -> None:
+        tables: dict[str, dict[str, list[Handler]]] = {name: {} for name in TABLES}
+        raw: list[Monitor] = []
+        for monitor in self.monitors:
+            if type(monitor).on_message is not Monitor.on_message:
+                raw.append(monitor)
+            for table, key, handler in monitor.handlers():
+                tables[table].setdefault(key, []).append(handler)
+        frozen = {name: {k: tuple(v) for k, v in t.items()} for name, t in tables.items()}
+        self._upd = frozen["update"]
+        self._creq = frozen["client-request"]
+        self._areq = frozen["agent-request"]
+        self._cnote = frozen["client-notification"]
+        self._anote = frozen["agent-notification"]
+        self._aresp = frozen["agent-response"]
+        self._cresp = frozen["client-response"]
+        self._raw = tuple(raw)
 
     def level_of(self, rule: str) -> str:
         level = self._levels.get(rule)
@@ -109,14 +241,71 @@ class MonitorSet:
         self.findings.append(finding)
         self._new.append(finding)
 
+    # -- the hot path --------------------------------------------------------------------
     def feed(self, sender: str, msg: Message, line: int) -> list[Finding]:
         """Feed one message; returns the findings it made certain (possibly none)."""
-        for monitor in self.monitors:
+        for monitor in self._raw:
             monitor.on_message(sender, msg, line)
+        method = msg.get("method")
+        if method == "session/update":
+            params = msg.get("params")
+            if sender == "agent" and type(params) is dict:
+                upd = params.get("update")
+                if type(upd) is dict:
+                    variant = upd.get("sessionUpdate")
+                    if type(variant) is str:
+                        handlers = self._upd.get(variant)
+                        if handlers is not None:
+                            sid = params.get("sessionId")
+                            if type(sid) is str:
+                                for handler in handlers:
+                                    handler(sid, upd, line, msg)
+        elif method is None:
+            self._response(sender, msg, line)
+        elif type(method) is str:
+            params = msg.get("params")
+            if type(params) is not dict:
+                params = _EMPTY
+            sid = params.get("sessionId")
+            if type(sid) is not str:
+                sid = None
+            client = sender == "client"
+            if "id" in msg:
+                rid = msg["id"]
+                if type(rid) is int or type(rid) is str:
+                    (self.pending_client if client else self.pending_agent)[rid] = msg
+                handlers = (self._creq if client else self._areq).get(method)
+            else:
+                handlers = (self._cnote if client else self._anote).get(method)
+            if handlers is not None:
+                for handler in handlers:
+                    handler(sid, params, line, msg)
         if not self._new:
             return []
         new, self._new = self._new, []
         return new
+
+    def _response(self, sender: str, msg: Message, line: int) -> None:
+        rid = msg.get("id")
+        if type(rid) is not int and type(rid) is not str:
+            return
+        if sender == "agent":
+            request = self.pending_client.pop(rid, None)
+            table = self._aresp
+        else:
+            request = self.pending_agent.pop(rid, None)
+            table = self._cresp
+        if request is None:
+            return
+        handlers = table.get(request["method"])
+        if handlers is None:
+            return
+        params = request.get("params")
+        sid = params.get("sessionId") if type(params) is dict else None
+        if type(sid) is not str:
+            sid = None
+        for handler in handlers:
+            handler(sid, request, line, msg)
 
     def finish(self, quiescent: bool = False) -> list[Finding]:
         """Judge the "eventually" rules; returns the findings this produced."""
@@ -124,3 +313,41 @@ class MonitorSet:
             monitor.at_end(quiescent)
         new, self._new = self._new, []
         return new
+
+    # -- explorers -----------------------------------------------------------------------
+    def clone(self) -> MonitorSet:
+        """An independent copy: feeding one never changes the other."""
+        new = MonitorSet.__new__(MonitorSet)
+        new.from_start = self.from_start
+        new.exercised = Counter(self.exercised)
+        new.findings = list(self.findings)
+        new._new = list(self._new)
+        new._levels = self._levels
+        new.pending_client = dict(self.pending_client)
+        new.pending_agent = dict(self.pending_agent)
+        new._by_class = {}
+        order = [type(m) for m in self.monitors]
+        required = {dep for cls in order for dep in cls.REQUIRES}
+        for cls in [c for c in order if c in required] + [c for c in order if c not in required]:
+            new._by_class[cls] = self._by_class[cls].clone(new)
+        new.monitors = [new._by_class[c] for c in order]
+        new._build_tables()
+        return new
+
+    def state_key(self) -> Any:
+        """Hashable summary of all monitor state that matters for future findings (not the
+        findings already made, nor the exercise counts)."""
+        return (
+            _pending_key(self.pending_client),
+            _pending_key(self.pending_agent),
+            tuple(m.state_key() for m in self.monitors),
+        )
+
+
+def _pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
+    out = set()
+    for rid, request in pending.items():
+        params = request.get("params")
+        sid = params.get("sessionId") if type(params) is dict else None
+        out.add((rid, request.get("method"), sid if type(sid) is str else None))
+    return frozenset(out)

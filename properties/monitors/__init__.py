@@ -1,0 +1,49 @@
+"""The executable monitors of the rule catalogue, one module per concern.
+
+Owns: ``ALL_MONITORS``, the monitor classes ``MonitorSet()`` runs by default, in dispatch order.
+Each class declares the rule IDs it reports (``RULES``) and the MAY permissions it must not
+report (``TOLERATES``); ``properties.trace`` reads both. ``Facts`` (shared per-session context,
+no rules) is pulled in by the monitors that name it in ``REQUIRES``.
+
+Must not know: files, the CLI, the simulator.
+"""
+
+from __future__ import annotations
+
+from properties.engine import Monitor
+from properties.monitors.background import BackgroundMonitor
+from properties.monitors.client import ClientMonitor
+from properties.monitors.entities import EntityMonitor
+from properties.monitors.facts import Facts
+from properties.monitors.fields import FieldMonitor
+from properties.monitors.lifecycle import ForegroundMonitor
+from properties.monitors.prompts import PromptMonitor
+from properties.monitors.resume import ResumeMonitor
+from properties.monitors.subagents import SubagentMonitor
+from properties.monitors.tools import ToolMonitor
+
+ALL_MONITORS: tuple[type[Monitor], ...] = (
+    ClientMonitor,
+    PromptMonitor,
+    ForegroundMonitor,
+    ToolMonitor,
+    BackgroundMonitor,
+    EntityMonitor,
+    FieldMonitor,
+    ResumeMonitor,
+    SubagentMonitor,
+)
+
+__all__ = [
+    "ALL_MONITORS",
+    "BackgroundMonitor",
+    "ClientMonitor",
+    "EntityMonitor",
+    "Facts",
+    "FieldMonitor",
+    "ForegroundMonitor",
+    "PromptMonitor",
+    "ResumeMonitor",
+    "SubagentMonitor",
+    "ToolMonitor",
+]

@@ -1,0 +1,247 @@
+"""The background monitor: the ``background`` list of every state_update, against the items' own
+updates ("Background work").
+
+What is certain in proxy order, and why: agent lines are in send order, so "the item's own update
+was sent before the snapshot" is a plain fact, and so is "the snapshot carries no background".
+
+- BG-07: once a concrete list was reported in a session, a later state_update without a list
+  (field omitted, null or not an array) breaks it.
+- BG-10: an item (terminal, tool call, subagent) newly listed in a snapshot must have had its own
+  update (``terminal_update`` / ``tool_call_update`` / ``subagent_update``) before.
+- BG-11: a terminal or tool call dropped from the list (compared with the last concrete list)
+  must have had its ``exitStatus`` / final status before that snapshot.
+- BG-13: a tool call listed together with a terminal that its content embeds. We read "a tool
+  call whose content embeds the terminal" as one whose only live work is that terminal; the
+  spec's exception (the tool call has other live work) is not visible on the wire.
+- BG-17: an item listed twice in one snapshot, or newly listed when it has already finished
+  (exited terminal, tool call with a final status). An item that finishes *while* listed may
+  stay listed until the snapshot that removes it (finalized before removed).
+- BG-09 (eventually, SHOULD): a listed item that has finished should be dropped by a later
+  snapshot; one still listed at the end is reported.
+
+Tolerated: a tool call opened for background work without one of its own, even while idle
+(BG-04); cancellation stopping unlisted background activity (CANCEL-03). Unknown item types are
+skipped (they still count as background work).
+
+Must not know: foreground state, prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitors.common import TOOL_FINAL, Key, background_keys, terminal_refs
+from properties.monitors.facts import Facts
+
+_NONE: frozenset[Key] = frozenset()
+
+
+class _Session:
+    __slots__ = ("last", "reported", "subs", "terminals", "tool_terms", "tools")
+
+    def __init__(self) -> None:
+        self.terminals: dict[str, bool] = {}  # announced terminal -> exited
+        self.tools: dict[str, bool] = {}  # announced tool call -> final status
+        self.tool_terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
+        self.subs: set[str] = set()  # announced subagent children
+        self.last: frozenset[Key] = _NONE  # items of the last concrete list
+        self.reported = False
+
+    def copy(self) -> _Session:
+        new = _Session.__new__(_Session)
+        new.terminals = dict(self.terminals)
+        new.tools = dict(self.tools)
+        new.tool_terms = dict(self.tool_terms)
+        new.subs = set(self.subs)
+        new.last = self.last
+        new.reported = self.reported
+        return new
+
+    def key(self) -> tuple[Any, ...]:
+        return (
+            frozenset(self.terminals.items()),
+            frozenset(self.tools.items()),
+            frozenset(self.tool_terms.items()),
+            frozenset(self.subs),
+            self.last,
+            self.reported,
+        )
+
+    def finished(self, key: Key) -> bool:
+        kind, ident = key
+        if kind == "terminal":
+            return self.terminals.get(ident, False)
+        if kind == "tool_call":
+            return self.tools.get(ident, False)
+        return False
+
+    def announced(self, key: Key) -> bool:
+        kind, ident = key
+        if kind == "terminal":
+            return ident in self.terminals
+        if kind == "tool_call":
+            return ident in self.tools
+        return ident in self.subs
+
+
+class BackgroundMonitor(Monitor):
+    """Background lists against the items' own updates (see module docstring)."""
+
+    RULES = ("BG-07", "BG-09", "BG-10", "BG-11", "BG-13", "BG-17")
+    TOLERATES = ("BG-04", "CANCEL-03")
+    REQUIRES = (Facts,)
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.facts = owner.get(Facts)
+        self.sessions: dict[str, _Session] = {}
+
+    def _replaying(self, sid: str) -> bool:
+        fs = self.facts.sessions.get(sid)
+        return fs is not None and fs.resuming > 0
+
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("update", "state_update", self._state),
+            ("update", "terminal_update", self._terminal),
+            ("update", "tool_call_update", self._tool),
+            ("update", "subagent_update", self._subagent),
+        )
+
+    def _session(self, sid: str) -> _Session:
+        found = self.sessions.get(sid)
+        if found is None:
+            found = self.sessions[sid] = _Session()
+        return found
+
+    # -- items ---------------------------------------------------------------------------
+    def _terminal(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        ident = upd.get("terminalId")
+        if type(ident) is not str:
+            return
+        bs = self._session(sid)
+        if ident in bs.terminals and self._replaying(sid):
+            return  # replayed history: announces, but does not undo an exit
+        if "exitStatus" in upd:
+            exited = upd["exitStatus"] is not None
+            if exited and ("terminal", ident) in bs.last:
+                self.exercise("BG-09")
+            bs.terminals[ident] = exited
+        elif ident not in bs.terminals:
+            bs.terminals[ident] = False
+
+    def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        ident = upd.get("toolCallId")
+        if type(ident) is not str:
+            return
+        bs = self.sessions.get(sid)
+        if bs is None:
+            bs = self._session(sid)
+        if ident in bs.tools and self._replaying(sid):
+            return  # replayed history: announces, but does not undo a final status
+        status = upd.get("status")
+        if type(status) is str:
+            final = status in TOOL_FINAL
+            if final and bs.last and ("tool_call", ident) in bs.last:
+                self.exercise("BG-09")
+            bs.tools[ident] = final
+        elif ident not in bs.tools:
+            bs.tools[ident] = False
+        if "content" in upd:
+            refs = terminal_refs(upd["content"])
+            if refs:
+                bs.tool_terms[ident] = refs
+            else:
+                bs.tool_terms.pop(ident, None)
+
+    def _subagent(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        child = upd.get("sessionId")
+        if type(child) is str:
+            self._session(sid).subs.add(child)
+
+    # -- snapshots -----------------------------------------------------------------------
+    def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        bs = self._session(sid)
+        raw = upd.get("background")
+        if bs.reported:
+            self.exercise("BG-07")
+            if type(raw) is not list:
+                what = "omits background" if "background" not in upd else f"has background {raw!r}"
+                self.breach(
+                    "BG-07", line, sid,
+                    f"state_update {what} after this session reported a background list", msg,
+                )
+        keys = background_keys(raw)
+        if keys is None:
+            return
+        bs.reported = True
+        cur = frozenset(keys)
+        self.exercise("BG-17")
+        if len(cur) != len(keys):
+            twice = sorted({k for k in keys if keys.count(k) > 1})
+            self.breach("BG-17", line, sid, f"background lists {_names(twice)} more than once", msg)
+        prev = bs.last
+        if cur != prev:
+            for key in sorted(cur - prev):
+                self.exercise("BG-10")
+                if not bs.announced(key):
+                    self.breach(
+                        "BG-10", line, sid,
+                        f"background lists {_names([key])} before any update announced it", msg,
+                    )
+                elif bs.finished(key):
+                    self.breach(
+                        "BG-17", line, sid,
+                        f"background newly lists {_names([key])}, which has already finished", msg,
+                    )
+            for key in sorted(prev - cur):
+                if key[0] == "subagent":
+                    continue
+                self.exercise("BG-11")
+                if not bs.finished(key):
+                    what = "exitStatus" if key[0] == "terminal" else "final status"
+                    self.breach(
+                        "BG-11", line, sid,
+                        f"background drops {_names([key])} before its {what} was sent", msg,
+                    )
+        if bs.tool_terms:
+            for kind, ident in cur:
+                terms = bs.tool_terms.get(ident) if kind == "tool_call" else None
+                if terms:
+                    self.exercise("BG-13")
+                    both = sorted(t for t in terms if ("terminal", t) in cur)
+                    if both:
+                        self.breach(
+                            "BG-13", line, sid,
+                            f"background lists tool call {ident!r} and the terminal "
+                            f"{', '.join(map(repr, both))} it runs: list the terminal only",
+                            msg,
+                        )
+        bs.last = cur
+
+    # -- end -----------------------------------------------------------------------------
+    def at_end(self, quiescent: bool) -> None:
+        for sid, bs in self.sessions.items():
+            done = sorted(k for k in bs.last if bs.finished(k))
+            if done:
+                self.eventually(
+                    "BG-09", quiescent, None, sid,
+                    f"background still lists finished {_names(done)}: no snapshot dropped it",
+                )
+
+    # -- explorers -----------------------------------------------------------------------
+    def clone(self, owner: MonitorSet) -> BackgroundMonitor:
+        new = BackgroundMonitor.__new__(BackgroundMonitor)
+        new._owner = owner
+        new.facts = owner.get(Facts)
+        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
+        return new
+
+    def state_key(self) -> Any:
+        return tuple(sorted((k, v.key()) for k, v in self.sessions.items()))
+
+
+def _names(keys: Iterable[Key]) -> str:
+    return ", ".join(f"{kind} {ident!r}" for kind, ident in keys)

@@ -1,0 +1,96 @@
+"""The client monitor: what the Client may send, and when ("1. User message", the introduction).
+
+Reasoning in proxy order: a Client line appears when the Agent received it, and an Agent line
+when the Agent sent it. A Client request that appears *before* the Agent's answer to an earlier
+request was therefore sent before the Client could have seen that answer. So:
+
+- INTRO-01: a ``session/prompt`` received while the Client's ``initialize`` is still unanswered,
+  or while a ``session/resume`` of that session is unanswered (setup not finished), or for a
+  session that a later ``session/new`` response creates, was sent before setup completed.
+- USER-01: a ``session/prompt`` whose ``prompt`` is an empty array.
+- USER-03: a prompt block whose type the Agent's ``initialize`` answer does not allow (judged only
+  when that answer is in the stream; custom types only when the prompt capabilities carry no
+  ``_meta`` where a custom capability could be advertised).
+
+Tolerated permissions: a prompt in any state (ACTIVE-01), ``session/cancel`` at any time
+(CANCEL-01), a ``cancelled`` permission outcome without a prior ``$/cancel_request`` (CANCEL-08):
+no monitor reports any of them.
+
+Must not know: anything the Agent sends besides the answers named above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitors.facts import Facts
+
+
+class ClientMonitor(Monitor):
+    """Client-side rules on session/prompt (see module docstring)."""
+
+    RULES = ("INTRO-01", "USER-01", "USER-03")
+    TOLERATES = ("ACTIVE-01", "CANCEL-01", "CANCEL-08")
+    REQUIRES = (Facts,)
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.facts = owner.get(Facts)
+        self.prompted: dict[str, int] = {}  # session -> line of its first prompt
+
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("client-request", "session/prompt", self._prompt),
+            ("agent-response", "session/new", self._created),
+        )
+
+    def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        facts = self.facts
+        self.exercise("INTRO-01")
+        if facts.init_pending:
+            self.breach("INTRO-01", line, sid, "session/prompt sent before initialize was answered", msg)
+        elif sid is not None:
+            fs = facts.sessions.get(sid)
+            if fs is not None and fs.resuming:
+                self.breach(
+                    "INTRO-01", line, sid, "session/prompt sent before session/resume was answered", msg
+                )
+        if sid is not None and sid not in self.prompted:
+            self.prompted[sid] = line
+        prompt = params.get("prompt")
+        self.exercise("USER-01")
+        if type(prompt) is list and not prompt:
+            self.breach("USER-01", line, sid, "session/prompt with an empty prompt array", msg)
+        if facts.prompt_types is not None:
+            self.exercise("USER-03")
+            bad = facts.disallowed_types(prompt)
+            if bad:
+                self.breach(
+                    "USER-03", line, sid,
+                    f"prompt content of type {', '.join(sorted(set(bad)))} was not allowed by the "
+                    "Agent's prompt capabilities",
+                    msg,
+                )
+
+    def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        result = msg.get("result")
+        new_sid = result.get("sessionId") if type(result) is dict else None
+        if type(new_sid) is str and new_sid in self.prompted:
+            self.breach(
+                "INTRO-01", line, new_sid,
+                f"session/prompt for this session was received at line {self.prompted[new_sid]}, "
+                "before session/new created it",
+                msg,
+            )
+
+    def clone(self, owner: MonitorSet) -> ClientMonitor:
+        new = ClientMonitor.__new__(ClientMonitor)
+        new._owner = owner
+        new.facts = owner.get(Facts)
+        new.prompted = dict(self.prompted)
+        return new
+
+    def state_key(self) -> Any:
+        return frozenset(self.prompted)

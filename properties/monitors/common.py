@@ -1,0 +1,72 @@
+"""Vocabulary shared by the monitors: the standard values of the wire enums and small parsers.
+
+Owns: which states are active, which stop reasons, tool-call and compaction statuses are
+standard or terminal, which update variants are messages, and the parsing of a ``background``
+list into ``(type, id)`` keys. Values come from the schema ``$defs`` (StateUpdate, StopReason
+variants of IdleStateUpdate, ToolCallStatus, CompactionStatus, BackgroundWork).
+
+Must not know: any monitor's state or rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+ACTIVE: Final = frozenset({"running", "requires_action"})
+STANDARD_STATES: Final = frozenset({"idle", "running", "requires_action", "unknown"})
+STOP_REASONS: Final = frozenset(
+    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
+)
+TOOL_FINAL: Final = frozenset({"completed", "failed", "cancelled"})
+COMPACTION_TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+REQUEST_CANCELLED: Final = -32800
+INVALID_PARAMS: Final = -32602
+
+BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})
+PROMPT_CAPABILITY_TYPES: Final = {"image": "image", "audio": "audio", "embeddedContext": "resource"}
+"""PromptCapabilities field -> the content block type it allows."""
+KNOWN_CONTENT_TYPES: Final = frozenset({"text", "resource_link", "image", "audio", "resource"})
+
+BACKGROUND_ID_FIELD: Final = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
+
+Key = tuple[str, str]
+"""A background item or entity: (type, ID)."""
+
+
+def background_keys(value: Any) -> list[Key] | None:
+    """The known items of a ``background`` value, in list order (duplicates kept), or None when
+    the value is not a list (omitted, null or malformed: background not reported). Items of an
+    unknown type or without their ID are skipped: they do not invalidate the list."""
+    if type(value) is not list:
+        return None
+    out: list[Key] = []
+    for item in value:
+        if type(item) is dict:
+            kind = item.get("type")
+            if type(kind) is str:
+                field = BACKGROUND_ID_FIELD.get(kind)
+                if field is not None:
+                    ident = item.get(field)
+                    if type(ident) is str:
+                        out.append((kind, ident))
+    return out
+
+
+def terminal_refs(content: Any) -> frozenset[str]:
+    """Terminal IDs a tool call's ``content`` array embeds (``{"type": "terminal", ...}``)."""
+    if type(content) is not list:
+        return frozenset()
+    return frozenset(
+        item["terminalId"]
+        for item in content
+        if type(item) is dict and item.get("type") == "terminal" and type(item.get("terminalId")) is str
+    )
+
+
+def is_error_object(value: Any) -> bool:
+    """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
+    return (
+        type(value) is dict
+        and type(value.get("code")) is int
+        and type(value.get("message")) is str
+    )

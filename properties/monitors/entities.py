@@ -1,0 +1,175 @@
+"""The entity monitor: IDs are not reused for a second entity of the same type, and compactions
+are well formed and end ("Entity IDs", "Session compaction").
+
+What is certain in proxy order, and why: the Agent's lines are in its send order, so an entity
+seen to end (a terminal with an ``exitStatus``, a compaction with a terminal status) and then to
+start over under the same type and ID was certainly given to a second entity:
+
+- ENT-01: a ``terminal_update`` that clears ``exitStatus`` (null) after the terminal exited.
+- COMPACT-03 (the most specific ID; ENT-01 is exercised with it): a ``compaction_update`` back to
+  ``in_progress`` after a terminal status (completed, failed, cancelled).
+- COMPACT-02: ``compactionId`` and ``status`` are strings on every ``compaction_update``;
+  ``compactionId`` a string and ``content`` an object on every ``compaction_summary_chunk``.
+- COMPACT-05 (eventually): a compaction reported (by an update or a first chunk, which starts it
+  in progress) and still ``in_progress`` at the end. Custom or future statuses are not judged.
+
+Inside a ``session/resume`` window the Agent replays history: old updates of known entities are
+re-sent in their original order and are not transitions, so they are not judged (entities first
+seen there are recorded).
+
+Tool calls reopened after a final status are the tool monitor's (BG-05); a messageId returned
+for two prompts is the prompt monitor's (ACC-09).
+
+Tolerated: one compaction_update with ``completed`` and nothing else (COMPACT-01).
+
+Must not know: foreground state, prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitors.common import COMPACTION_TERMINAL
+from properties.monitors.facts import Facts
+
+
+class _Session:
+    __slots__ = ("compactions", "since", "terminals")
+
+    def __init__(self) -> None:
+        self.terminals: dict[str, bool] = {}  # terminal -> exited
+        self.compactions: dict[str, str] = {}  # compaction -> last status
+        self.since: dict[str, int] = {}  # compaction -> line it was first reported
+
+    def copy(self) -> _Session:
+        new = _Session.__new__(_Session)
+        new.terminals = dict(self.terminals)
+        new.compactions = dict(self.compactions)
+        new.since = dict(self.since)
+        return new
+
+    def key(self) -> tuple[Any, ...]:
+        return (frozenset(self.terminals.items()), frozenset(self.compactions.items()))
+
+
+class EntityMonitor(Monitor):
+    """Entity ID reuse and compaction lifecycles (see module docstring)."""
+
+    RULES = ("ENT-01", "COMPACT-02", "COMPACT-03", "COMPACT-05")
+    TOLERATES = ("COMPACT-01",)
+    REQUIRES = (Facts,)
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.facts = owner.get(Facts)
+        self.sessions: dict[str, _Session] = {}
+
+    def _replaying(self, sid: str) -> bool:
+        fs = self.facts.sessions.get(sid)
+        return fs is not None and fs.resuming > 0
+
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("update", "terminal_update", self._terminal),
+            ("update", "compaction_update", self._compaction),
+            ("update", "compaction_summary_chunk", self._chunk),
+        )
+
+    def _session(self, sid: str) -> _Session:
+        found = self.sessions.get(sid)
+        if found is None:
+            found = self.sessions[sid] = _Session()
+        return found
+
+    def _terminal(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        tid = upd.get("terminalId")
+        if type(tid) is not str:
+            return
+        es = self._session(sid)
+        if tid in es.terminals and self._replaying(sid):
+            return
+        exited = es.terminals.get(tid, False)
+        if exited:
+            self.exercise("ENT-01")
+        if "exitStatus" not in upd:
+            es.terminals.setdefault(tid, False)
+            return
+        now = upd["exitStatus"] is not None
+        if exited and not now:
+            self.breach(
+                "ENT-01", line, sid,
+                f"terminal {tid!r} had exited and is reported live again: a second terminal "
+                "under the same ID",
+                msg,
+            )
+        es.terminals[tid] = now
+
+    def _compaction(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        cid = upd.get("compactionId")
+        status = upd.get("status")
+        self.exercise("COMPACT-02")
+        if type(cid) is not str or type(status) is not str:
+            self.breach(
+                "COMPACT-02", line, sid,
+                f"compaction_update needs string compactionId and status (got {cid!r}, {status!r})",
+                msg,
+            )
+            if type(cid) is not str:
+                return
+        es = self._session(sid)
+        prev = es.compactions.get(cid)
+        if prev is not None and self._replaying(sid):
+            return
+        if prev is None:
+            self.exercise("COMPACT-05")
+            es.since[cid] = line
+        elif prev in COMPACTION_TERMINAL:
+            self.exercise("COMPACT-03")
+            self.exercise("ENT-01")
+            if status == "in_progress":
+                self.breach(
+                    "COMPACT-03", line, sid,
+                    f"compaction {cid!r} had ended ({prev!r}) and is in progress again: a second "
+                    "compaction under the same ID",
+                    msg,
+                )
+        if type(status) is str:
+            es.compactions[cid] = status
+
+    def _chunk(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        cid = upd.get("compactionId")
+        content = upd.get("content")
+        self.exercise("COMPACT-02")
+        if type(cid) is not str or type(content) is not dict:
+            self.breach(
+                "COMPACT-02", line, sid,
+                "compaction_summary_chunk needs a string compactionId and a content block", msg,
+            )
+            if type(cid) is not str:
+                return
+        es = self._session(sid)
+        if cid not in es.compactions:
+            self.exercise("COMPACT-05")
+            es.compactions[cid] = "in_progress"
+            es.since[cid] = line
+
+    def at_end(self, quiescent: bool) -> None:
+        for sid, es in self.sessions.items():
+            for cid, status in es.compactions.items():
+                if status == "in_progress":
+                    self.eventually(
+                        "COMPACT-05", quiescent, es.since.get(cid), sid,
+                        f"compaction {cid!r} never reported a terminal status",
+                    )
+
+    def clone(self, owner: MonitorSet) -> EntityMonitor:
+        new = EntityMonitor.__new__(EntityMonitor)
+        new._owner = owner
+        new.facts = owner.get(Facts)
+        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
+        return new
+
+    def state_key(self) -> Any:
+        return tuple(sorted((k, v.key()) for k, v in self.sessions.items()))

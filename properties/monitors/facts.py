@@ -1,0 +1,234 @@
+"""Per-session facts several monitors read: reported state, resume windows, the background list.
+
+Owns: ``Facts``, a tracker with no rules of its own. Monitors that need it name it in
+``REQUIRES``; the engine creates it first and dispatches to it *after* them, so during a
+message every monitor reads the facts as they stood just before that message.
+
+Per session (``SessionFacts``):
+- ``state``: the last reported ``state`` (sessions start ``idle``, spec "Initial state and
+  synchronization"; a non-string state is kept as ``"?"``). During a ``session/resume`` the
+  state is ``unknown`` until the snapshot comes (resume does not imply idle).
+- ``resuming``: ``session/resume`` requests received and not yet answered (the replay window).
+- ``interval``: counts foreground intervals: it grows whenever an active state follows a
+  non-active one, so entities first seen in different intervals can be told apart.
+- ``period``: grows on every change of ``state``, so a monitor can report a breach once per
+  stretch of one state.
+- ``cancel_line``: line of a ``session/cancel`` (or ``session/close``) received while the
+  reported state was active, until the next idle: cancellation of active work to confirm.
+- ``listed``: the items of the latest concrete background list (None before any).
+- ``created``: a ``session/new`` response named this session in the stream, so everything about
+  it is in view (``MonitorSet.from_start`` says so for all sessions).
+- ``closed``: ``session/close`` succeeded (until a ``session/resume`` reopens it).
+
+Connection-wide: the Client's ``initialize`` request and the Agent's answer (prompt content the
+Agent accepts, whether the Client's capabilities could advertise custom extensions).
+
+Must not know: any rule, finding or explanation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitors.common import (
+    ACTIVE,
+    BASELINE_PROMPT_TYPES,
+    KNOWN_CONTENT_TYPES,
+    PROMPT_CAPABILITY_TYPES,
+    Key,
+    background_keys,
+)
+
+
+class SessionFacts:
+    __slots__ = ("cancel_line", "closed", "created", "interval", "listed", "period", "resuming", "state")
+
+    def __init__(self) -> None:
+        self.state = "idle"
+        self.resuming = 0
+        self.interval = 0
+        self.period = 0
+        self.cancel_line = 0
+        self.listed: frozenset[Key] | None = None
+        self.created = False
+        self.closed = False
+
+    def copy(self) -> SessionFacts:
+        new = SessionFacts.__new__(SessionFacts)
+        new.state = self.state
+        new.resuming = self.resuming
+        new.interval = self.interval
+        new.period = self.period
+        new.cancel_line = self.cancel_line
+        new.listed = self.listed
+        new.created = self.created
+        new.closed = self.closed
+        return new
+
+    def key(self) -> tuple[Any, ...]:
+        """Without the counters and line numbers (monitors keep them only to compare)."""
+        return (
+            self.state,
+            self.resuming,
+            bool(self.cancel_line),
+            self.listed,
+            self.created,
+            self.closed,
+        )
+
+
+class Facts(Monitor):
+    """Shared per-session context (no rules)."""
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.sessions: dict[str, SessionFacts] = {}
+        self.init_pending = False
+        self.initialized = False
+        self.client_may_extend: bool | None = None
+        """None: the Client's initialize was not seen; else whether its capabilities carry
+        ``_meta`` (the only place a custom extension such as custom states could be
+        advertised)."""
+        self.prompt_types: frozenset[str] | None = None
+        """Content types the Agent accepts in prompts (None: its initialize answer not seen)."""
+        self.custom_prompt_ok = True
+        """Whether custom content types may have been advertised (prompt capability ``_meta``)."""
+
+    def of(self, sid: str) -> SessionFacts:
+        found = self.sessions.get(sid)
+        if found is None:
+            found = self.sessions[sid] = SessionFacts()
+        return found
+
+    def from_start(self, sid: str) -> bool:
+        if self._owner.from_start:
+            return True
+        found = self.sessions.get(sid)
+        return found is not None and found.created
+
+    def active(self, sid: str) -> bool:
+        found = self.sessions.get(sid)
+        return found is not None and found.state in ACTIVE
+
+    def disallowed_types(self, prompt: Any) -> list[str]:
+        """Content types in a prompt array that the Agent's initialize answer does not allow
+        (empty when that answer was not seen, or when the prompt is not a list)."""
+        allowed = self.prompt_types
+        if allowed is None or type(prompt) is not list:
+            return []
+        bad: list[str] = []
+        for block in prompt:
+            ctype = block.get("type") if type(block) is dict else None
+            if type(ctype) is not str or ctype in allowed:
+                continue
+            if ctype in KNOWN_CONTENT_TYPES or not self.custom_prompt_ok:
+                bad.append(ctype)
+        return bad
+
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("update", "state_update", self._state),
+            ("client-request", "session/resume", self._resume),
+            ("agent-response", "session/resume", self._resumed),
+            ("client-notification", "session/cancel", self._cancel),
+            ("client-request", "session/close", self._cancel),
+            ("agent-response", "session/close", self._closed),
+            ("client-request", "initialize", self._initialize),
+            ("agent-response", "initialize", self._initialized),
+            ("agent-response", "session/new", self._created),
+        )
+
+    # -- handlers ------------------------------------------------------------------------
+    def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        fs = self.of(sid)
+        state = upd.get("state")
+        if type(state) is not str:
+            state = "?"
+        if state in ACTIVE and fs.state not in ACTIVE:
+            fs.interval += 1
+        if state == "idle":
+            fs.cancel_line = 0
+        if state != fs.state:
+            fs.period += 1
+        fs.state = state
+        keys = background_keys(upd.get("background"))
+        if keys is not None:
+            fs.listed = frozenset(keys)
+
+    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is not None:
+            fs = self.of(sid)
+            fs.resuming += 1
+            fs.closed = False
+            if fs.state != "unknown":
+                fs.period += 1
+            fs.state = "unknown"
+
+    def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        if sid is not None:
+            fs = self.of(sid)
+            fs.resuming = max(0, fs.resuming - 1)
+
+    def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is not None:
+            fs = self.of(sid)
+            if fs.state in ACTIVE and not fs.cancel_line:
+                fs.cancel_line = line
+
+    def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        if sid is not None and "result" in msg:
+            self.of(sid).closed = True
+
+    def _initialize(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        self.init_pending = True
+        caps = params.get("capabilities")
+        self.client_may_extend = type(caps) is dict and bool(caps.get("_meta"))
+
+    def _initialized(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        self.init_pending = False
+        result = msg.get("result")
+        if type(result) is not dict:
+            return
+        self.initialized = True
+        caps = result.get("capabilities")
+        session = caps.get("session") if type(caps) is dict else None
+        prompt = session.get("prompt") if type(session) is dict else None
+        types = set(BASELINE_PROMPT_TYPES)
+        custom = False
+        if type(prompt) is dict:
+            for field, ctype in PROMPT_CAPABILITY_TYPES.items():
+                if prompt.get(field) is not None:
+                    types.add(ctype)
+            custom = bool(prompt.get("_meta"))
+        self.prompt_types = frozenset(types)
+        self.custom_prompt_ok = custom
+
+    def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        result = msg.get("result")
+        new_sid = result.get("sessionId") if type(result) is dict else None
+        if type(new_sid) is str:
+            self.of(new_sid).created = True
+
+    # -- explorers -----------------------------------------------------------------------
+    def clone(self, owner: MonitorSet) -> Facts:
+        new = Facts.__new__(Facts)
+        new._owner = owner
+        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
+        new.init_pending = self.init_pending
+        new.initialized = self.initialized
+        new.client_may_extend = self.client_may_extend
+        new.prompt_types = self.prompt_types
+        new.custom_prompt_ok = self.custom_prompt_ok
+        return new
+
+    def state_key(self) -> Any:
+        return (
+            tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
+            self.init_pending,
+            self.initialized,
+            self.client_may_extend,
+            self.prompt_types,
+            self.custom_prompt_ok,
+        )

@@ -1,0 +1,80 @@
+"""The field monitor: required fields of notices, usage updates and session-directed messages
+("Session notices", "Session usage updates", "Session-directed messages").
+
+Each check looks at one message alone, so each breach is certain at its line:
+
+- NOTICE-02: ``severity`` is a string (present, not null); ``title`` a non-empty string.
+- USAGE-02: ``used`` and ``size`` are non-negative integers (present, not null); a ``cost`` that is
+  present and not null has a numeric ``amount`` and a string ``currency``.
+- SDM-01: ``session_message`` and ``session_message_chunk`` carry a string ``messageId``.
+
+Tolerated: notices at any time a session exists (NOTICE-01), usage updates at any time
+(USAGE-01). Whether a notice is replayed on resume cannot be told from the wire (a notice has no
+ID; NOTICE-06 is not checkable), so nothing here judges it.
+
+Must not know: any state across messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from properties.engine import Handler, Message, Monitor
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+class FieldMonitor(Monitor):
+    """Per-message required fields (see module docstring)."""
+
+    RULES = ("NOTICE-02", "USAGE-02", "SDM-01")
+    TOLERATES = ("NOTICE-01", "USAGE-01")
+
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("update", "notice", self._notice),
+            ("update", "usage_update", self._usage),
+            ("update", "session_message", self._session_message),
+            ("update", "session_message_chunk", self._session_message),
+        )
+
+    def _notice(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        self.exercise("NOTICE-02")
+        severity, title = upd.get("severity"), upd.get("title")
+        if type(severity) is not str:
+            self.breach("NOTICE-02", line, sid, f"notice severity is {severity!r}, not a string", msg)
+        if type(title) is not str or not title:
+            self.breach("NOTICE-02", line, sid, f"notice title is {title!r}, not a non-empty string", msg)
+
+    def _usage(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        self.exercise("USAGE-02")
+        used, size = upd.get("used"), upd.get("size")
+        if not _count(used) or not _count(size):
+            self.breach(
+                "USAGE-02", line, sid,
+                f"usage_update needs token counts used and size (got {used!r}, {size!r})", msg,
+            )
+        cost = upd.get("cost")
+        if cost is not None:
+            amount = cost.get("amount") if type(cost) is dict else None
+            currency = cost.get("currency") if type(cost) is dict else None
+            if type(amount) not in (int, float) or type(currency) is not str:
+                self.breach(
+                    "USAGE-02", line, sid, f"usage_update cost {cost!r} lacks amount or currency", msg
+                )
+
+    def _session_message(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        self.exercise("SDM-01")
+        if type(upd.get("messageId")) is not str:
+            self.breach("SDM-01", line, sid, f"{upd['sessionUpdate']} without a string messageId", msg)
+
+    def clone(self, owner: Any) -> FieldMonitor:
+        new = FieldMonitor.__new__(FieldMonitor)
+        new._owner = owner
+        return new
+
+    def state_key(self) -> Any:
+        return ()

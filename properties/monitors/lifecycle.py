@@ -1,0 +1,445 @@
+"""The foreground monitor: active state at the start, running after requires_action, idle at the
+end with a fitting stop reason, nothing of the ended work after its idle.
+
+Owns the rules of "Foreground and background work", "3. Agent reports output", "4. Report
+completion", "Stop reasons", "Failures" (FAIL-03), "State transitions", "Waiting for user
+action", "Work boundaries and local commands", the idle side of "Cancellation" and "Message IDs"
+(MSGID-01 for agent messages and thoughts).
+
+What is certain in proxy order, and why
+---------------------------------------
+The reported state is the last ``state_update`` the Agent sent (``Facts``; sessions start idle,
+a ``session/resume`` makes it unknown until the snapshot). Agent lines are in send order, so
+"X was sent while the last reported state was S" is a plain fact.
+
+*Evidence of foreground work* is model output: an ``agent_message`` / ``agent_thought`` (upsert or
+chunk). Tool calls, terminals, subagents, permission requests, notices, usage and compaction are
+not evidence: background activity may send them while idle (STATE-03, BG-04, "Foreground and
+background work"). So:
+
+- a message or thought under a new ID while the state is idle means foreground work is under way
+  with no active state reported: FG-02 (the group ``active-state-on-start``; OUT-01 is exercised
+  with it). Reported once per idle stretch. STATE-04 instead when the state is a custom one that
+  followed idle and the Client's ``initialize`` could not have advertised custom states;
+- an idle carrying a stop reason other than the last one seen, while the state was already idle,
+  is a new completion of work that was never reported as started: FG-02 (a cancel received in
+  between excuses ``cancelled``: a racing confirmation);
+- any message or thought content while the state is requires_action means the work progressed
+  without running being reported: FG-04 (group ``running-after-requires-action``; the tool side
+  is judged by the tool monitor);
+- content for a message first seen during an ended foreground interval, sent while the session
+  is still idle after it, is an update of the ended work after its idle: DONE-03, or CANCEL-14
+  when that idle confirmed a cancellation.
+
+*The idle that ends work* (active -> idle, outside resume windows) must carry a stop reason
+(FG-06, SHOULD: the group ``stop-reason-on-ending-idle``); when a ``session/cancel`` (or
+``session/close``) was received while the work was active, the first idle after it must say
+``cancelled``: TRANS-04, or CANCEL-12 when it says ``error`` (the group
+``cancelled-stop-reason``). "Received" means delivered to the Agent in proxy order: an Agent
+that finished on its own but sent its idle after the cancel reached it is held to ``cancelled``.
+Any idle's string stop reason must be standard or start with ``_`` (STOP-03); ``error`` should
+carry a JSON-RPC error object (FAIL-03). Repeated snapshots are fine (TRANS-01), and idle at any
+moment is fine (DONE-04).
+
+Closing a session cancels its foreground work: a successful ``session/close`` response sent while
+the work it cancelled was never ended with idle breaks CANCEL-11 (nothing can follow for a
+closed session).
+
+*Eventually*: a session left running or requires_action (FG-05, group ``idle-when-work-ends``;
+CANCEL-11 when a cancellation is pending); a prompt accepted while the session was idle with no
+active state reported after its receipt (BOUND-02). Closed sessions owe neither.
+
+Restated obligations (``catalogue.RESTATED``): every ID of a group is exercised together; a
+finding names the group's first ID (where the spec first states it), unless a more specific ID
+fits the case exactly (CANCEL-11: cancelled work never idled; CANCEL-12: reported as error).
+
+Must not know: request IDs of prompts beyond BOUND-02, tool calls, background lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
+from properties.monitors.facts import Facts
+
+_IDLE_GROUP = ("FG-05", "DONE-01", "FAIL-01", "BOUND-01")
+_STOP_GROUP = ("FG-06", "DONE-02", "DONE-05", "STOP-01", "TRANS-03")
+_RA_GROUP = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01")
+_CANCEL_GROUP = ("TRANS-04", "CANCEL-11", "CANCEL-12")
+_START_GROUP = ("FG-02", "OUT-01")
+
+
+class _Session:
+    __slots__ = (
+        "accepted",
+        "await_active",
+        "cancel_since",
+        "done_period",
+        "flag_period",
+        "last_end",
+        "last_end_cancel",
+        "last_std",
+        "last_stop",
+        "msgs",
+        "since",
+        "thoughts",
+    )
+
+    def __init__(self) -> None:
+        self.msgs: dict[str, int] = {}  # agent message ID -> interval first seen in (-1: not active)
+        self.thoughts: dict[str, int] = {}
+        self.last_end = 0  # interval ended by the last ending idle
+        self.last_end_cancel = False
+        self.last_std = "idle"  # last of idle / running / requires_action reported
+        self.last_stop: Any = None  # last string stop reason seen on any idle
+        self.cancel_since = False  # a cancel or close arrived since the last state_update
+        self.flag_period = -1  # period in which a start / resume breach was reported
+        self.done_period = -1  # period in which DONE-03 / CANCEL-14 was reported
+        self.since = 0  # line of the last state change
+        self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
+        self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
+
+    def copy(self) -> _Session:
+        new = _Session.__new__(_Session)
+        new.msgs = dict(self.msgs)
+        new.thoughts = dict(self.thoughts)
+        new.last_end = self.last_end
+        new.last_end_cancel = self.last_end_cancel
+        new.last_std = self.last_std
+        new.last_stop = self.last_stop
+        new.cancel_since = self.cancel_since
+        new.flag_period = self.flag_period
+        new.done_period = self.done_period
+        new.since = self.since
+        new.await_active = dict(self.await_active)
+        new.accepted = dict(self.accepted)
+        return new
+
+    def key(self, interval: int, period: int) -> tuple[Any, ...]:
+        """Relative form: counters and line numbers only as the comparisons the checks make."""
+
+        def rel(v: int) -> tuple[bool, bool, bool]:
+            return (v > 0, v == self.last_end, v == interval)
+
+        return (
+            frozenset((k, rel(v)) for k, v in self.msgs.items()),
+            frozenset((k, rel(v)) for k, v in self.thoughts.items()),
+            self.last_end == interval,
+            self.last_end_cancel,
+            self.last_std,
+            self.last_stop,
+            self.cancel_since,
+            self.flag_period == period,
+            self.done_period == period,
+            frozenset(self.await_active),
+            frozenset(self.accepted),
+        )
+
+
+class ForegroundMonitor(Monitor):
+    """Foreground state reporting (see module docstring)."""
+
+    RULES = (
+        "FG-02",
+        "OUT-01",
+        "FG-04",
+        "OUT-02",
+        "WAIT-01",
+        "FG-05",
+        "DONE-01",
+        "FAIL-01",
+        "BOUND-01",
+        "FG-06",
+        "DONE-02",
+        "DONE-05",
+        "STOP-01",
+        "TRANS-03",
+        "TRANS-04",
+        "CANCEL-11",
+        "CANCEL-12",
+        "STOP-03",
+        "FAIL-03",
+        "DONE-03",
+        "CANCEL-14",
+        "STATE-04",
+        "BOUND-02",
+        "MSGID-01",
+    )
+    TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
+    REQUIRES = (Facts,)
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.facts = owner.get(Facts)
+        self.sessions: dict[str, _Session] = {}
+
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("update", "agent_message", self._output),
+            ("update", "agent_message_chunk", self._output),
+            ("update", "agent_thought", self._output),
+            ("update", "agent_thought_chunk", self._output),
+            ("update", "state_update", self._state),
+            ("client-notification", "session/cancel", self._cancel),
+            ("client-request", "session/close", self._cancel),
+            ("client-request", "session/prompt", self._prompt),
+            ("agent-response", "session/prompt", self._answer),
+            ("agent-response", "session/close", self._closed),
+        )
+
+    def _session(self, sid: str) -> _Session:
+        found = self.sessions.get(sid)
+        if found is None:
+            found = self.sessions[sid] = _Session()
+        return found
+
+    # -- output --------------------------------------------------------------------------
+    def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        self._owner.exercised["MSGID-01"] += 1
+        mid = upd.get("messageId")
+        variant: str = upd["sessionUpdate"]
+        if type(mid) is not str:
+            self.breach("MSGID-01", line, sid, f"{variant} without a string messageId", msg)
+            return
+        st = self.sessions.get(sid)
+        if st is None:
+            st = self._session(sid)
+        table = st.thoughts if variant[6] == "t" else st.msgs
+        seen = table.get(mid)
+        fs = self.facts.of(sid)
+        state = fs.state
+        if state == "running":
+            if seen is None:
+                table[mid] = fs.interval
+            return
+        if seen is None:
+            table[mid] = fs.interval if state in ACTIVE else -1
+        if fs.resuming or fs.closed:
+            return
+        if state == "idle":
+            if seen is None:
+                self._started(st, fs.period, "FG-02", sid, line, f"{variant} {mid!r} sent while idle", msg)
+            elif seen > 0 and (variant[-1] == "k" or "content" in upd):
+                cancelled = seen == st.last_end and st.last_end_cancel
+                rule = "CANCEL-14" if cancelled else "DONE-03"
+                self.exercise(rule)
+                if st.done_period != fs.period:
+                    st.done_period = fs.period
+                    what = "the cancellation" if cancelled else "that work"
+                    self.breach(
+                        rule, line, sid,
+                        f"{variant} {mid!r} of foreground work that already ended is sent after "
+                        f"the idle that reported {what}",
+                        msg,
+                    )
+        elif state == "requires_action":
+            for rule in _RA_GROUP:
+                self.exercise(rule)
+            if st.flag_period != fs.period:
+                st.flag_period = fs.period
+                self.breach(
+                    "FG-04", line, sid,
+                    f"{variant} {mid!r} shows foreground progress, but running was not reported "
+                    "after requires_action",
+                    msg,
+                )
+        elif (
+            seen is None
+            and state not in STANDARD_STATES
+            and st.last_std == "idle"
+            and self.facts.client_may_extend is False
+        ):
+            self._started(
+                st, fs.period, "STATE-04", sid, line,
+                f"{variant} {mid!r} after the custom state {state!r} replaced running", msg,
+            )
+
+    def _started(
+        self, st: _Session, period: int, rule: str, sid: str, line: int, what: str, msg: Message
+    ) -> None:
+        for r in _START_GROUP:
+            self.exercise(r)
+        if rule not in _START_GROUP:
+            self.exercise(rule)
+        if st.flag_period != period:
+            st.flag_period = period
+            self.breach(
+                rule, line, sid, f"{what}: foreground work started without running being reported", msg
+            )
+
+    # -- state ---------------------------------------------------------------------------
+    def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        fs = self.facts.of(sid)
+        st = self._session(sid)
+        prev = fs.state
+        new = upd.get("state")
+        if type(new) is not str:
+            new = "?"
+        cancel_since, st.cancel_since = st.cancel_since, False
+        if new != prev:
+            st.since = line
+        if new != "idle":
+            st.await_active.clear()
+            st.accepted.clear()
+            if new in ACTIVE:
+                st.last_std = new
+        if fs.resuming:  # a resume snapshot reports the state, it is no transition
+            if new == "idle":
+                st.last_std = new
+                reason = upd.get("stopReason")
+                if type(reason) is str:
+                    st.last_stop = reason
+            return
+        if new in ACTIVE:
+            if prev not in ACTIVE:
+                for r in _START_GROUP:
+                    self.exercise(r)
+            elif prev == "requires_action" and new == "running":
+                for r in _RA_GROUP:
+                    self.exercise(r)
+            return
+        if new != "idle":
+            return
+        st.last_std = "idle"
+        reason = upd.get("stopReason")
+        if type(reason) is str:
+            self.exercise("STOP-03")
+            if reason not in STOP_REASONS and not reason.startswith("_"):
+                self.breach(
+                    "STOP-03", line, sid,
+                    f"stop reason {reason!r} is not a standard one and does not start with '_'", msg,
+                )
+        if prev in ACTIVE:
+            self._ends(fs.interval, fs.cancel_line, prev, reason, st, sid, upd, line, msg)
+        elif prev == "idle":
+            self.exercise("TRANS-01")
+            if (
+                type(reason) is str
+                and reason != st.last_stop
+                and not (cancel_since and reason == "cancelled")
+                and not fs.closed
+            ):
+                self._started(
+                    st, fs.period, "FG-02", sid, line,
+                    f"idle with the new stop reason {reason!r} while already idle", msg,
+                )
+        if type(reason) is str:
+            st.last_stop = reason
+
+    def _ends(
+        self,
+        interval: int,
+        cancel_line: int,
+        prev: str,
+        reason: Any,
+        st: _Session,
+        sid: str,
+        upd: dict[str, Any],
+        line: int,
+        msg: Message,
+    ) -> None:
+        for r in _IDLE_GROUP:
+            self.exercise(r)
+        for r in _STOP_GROUP:
+            self.exercise(r)
+        if prev == "requires_action":
+            for r in _RA_GROUP:
+                self.exercise(r)
+        st.last_end = interval
+        st.last_end_cancel = bool(cancel_line)
+        if cancel_line:
+            for r in _CANCEL_GROUP:
+                self.exercise(r)
+            if reason != "cancelled":
+                rule = "CANCEL-12" if reason == "error" else "TRANS-04"
+                self.breach(
+                    rule, line, sid,
+                    f"the idle that ends work after the cancellation received at line {cancel_line} "
+                    f"has stop reason {reason!r}, not 'cancelled'",
+                    msg,
+                )
+        elif type(reason) is not str:
+            self.breach("FG-06", line, sid, f"the idle that ends {prev} work has no stop reason", msg)
+        if reason == "error":
+            self.exercise("FAIL-03")
+            if not is_error_object(upd.get("error")):
+                self.breach(
+                    "FAIL-03", line, sid,
+                    "idle with stop reason 'error' carries no error object (code and message)", msg,
+                )
+
+    # -- cancellation and prompts --------------------------------------------------------
+    def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is not None:
+            self._session(sid).cancel_since = True
+
+    def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        if sid is None or "result" not in msg:
+            return
+        fs = self.facts.of(sid)
+        if fs.state in ACTIVE and fs.cancel_line and not fs.resuming:
+            for r in _CANCEL_GROUP:
+                self.exercise(r)
+            self.breach(
+                "CANCEL-11", line, sid,
+                f"session/close succeeded while the {fs.state} work it cancelled (line "
+                f"{fs.cancel_line}) was never ended with idle",
+                msg,
+            )
+
+    def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is None:
+            return
+        fs = self.facts.of(sid)
+        if fs.state == "idle" and not fs.resuming:
+            self._session(sid).await_active[msg["id"]] = line
+
+    def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        if sid is None:
+            return
+        st = self.sessions.get(sid)
+        if st is None:
+            return
+        rid = msg["id"]
+        if st.await_active.pop(rid, None) is not None and "result" in msg:
+            self.exercise("BOUND-02")
+            st.accepted[rid] = line
+
+    # -- end -----------------------------------------------------------------------------
+    def at_end(self, quiescent: bool) -> None:
+        for sid, fs in self.facts.sessions.items():
+            if fs.closed:
+                continue
+            st = self.sessions.get(sid)
+            if fs.state in ACTIVE and not fs.resuming:
+                rule = "CANCEL-11" if fs.cancel_line else "FG-05"
+                since = st.since if st is not None else None
+                self.eventually(
+                    rule, quiescent, since, sid,
+                    f"foreground work reported {fs.state} was never ended with idle"
+                    + (f" after the cancellation at line {fs.cancel_line}" if fs.cancel_line else ""),
+                )
+            if st is not None:
+                for rid, line in st.accepted.items():
+                    self.eventually(
+                        "BOUND-02", quiescent, line, sid,
+                        f"prompt {rid!r} was accepted while idle, but no active state followed",
+                    )
+
+    # -- explorers -----------------------------------------------------------------------
+    def clone(self, owner: MonitorSet) -> ForegroundMonitor:
+        new = ForegroundMonitor.__new__(ForegroundMonitor)
+        new._owner = owner
+        new.facts = owner.get(Facts)
+        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
+        return new
+
+    def state_key(self) -> Any:
+        out = []
+        for sid, st in sorted(self.sessions.items()):
+            fs = self.facts.sessions.get(sid)
+            out.append((sid, st.key(fs.interval, fs.period) if fs is not None else st.key(0, 0)))
+        return tuple(out)

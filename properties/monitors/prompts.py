@@ -1,0 +1,422 @@
+"""The prompt monitor: every session/prompt gets one fitting answer, and user messages add up.
+
+Owns the rules of "2. Prompt accepted", "Prompts that are never inserted", "Prompts during active
+work" and the prompt side of "Cancellation", "1. User message" (USER-04) and "Message IDs"
+(MSGID-01 for user messages).
+
+What is certain in proxy order, and why
+---------------------------------------
+*Insertion is not on the wire.* A user message names its messageId, but the only thing that ties
+a messageId to a request is that request's success response. So this monitor never guesses which
+request a user message belongs to; it counts. Working assumption, from "2. Prompt accepted": a
+live user message (outside a ``session/resume`` replay window) reports the insertion of a
+session/prompt of the same session. The only other source the spec discusses is a delegated task
+in a child session, which it discourages (SDM-05): a session that never had a prompt gets SDM-05
+for a user message, never anything stronger.
+
+A prompt can claim a user message only if it was received before the message was first reported
+(no update may precede insertion, and insertion follows receipt). Keep, per session, the user
+messages that no success response has claimed yet (with the line each was first seen) and the
+prompts still waiting for an answer (with their receipt line). Each waiting prompt can claim at
+most one of those messages, and only one first seen after its receipt: by Hall's theorem on
+these nested candidate sets, the number of messages that can never be claimed is
+``d = max_k (k - #waiting prompts received before the k-th oldest unclaimed message)``. ``d`` can
+only grow through one of three events, and each increase is a certain breach:
+
+- an error response removes a prompt that every complete matching needed: that prompt was
+  inserted and then answered with an error (ACC-03);
+- a new user message nobody can claim: its submission was answered with an error (REJ-02) when a
+  prompt of the session received before it got an error, else it is an update about a user
+  message under an ID no response returned (ACC-06); SDM-05 in a session without prompts;
+- a success response whose messageId is not among the waiting messages leaves one stranded: the
+  user message was reported under another ID than the response returned (ACC-06).
+
+Also certain: a success response naming an ID first reported before the request was received
+(ACC-07: the update preceded insertion); the same messageId returned for two requests of a
+session (ACC-09); a success without a string messageId (ACC-04); a success for a prompt whose
+content the Agent's initialize answer does not allow, or an error code other than -32602/-32800
+for it (USER-04).
+
+*-32800.* A prompt still waiting when the Agent received ``session/cancel`` (CANCEL-02),
+``session/close`` (ACC-13) or a ``$/cancel_request`` naming it (REJ-03) must be answered with
+-32800 or, if it had been inserted already, with success; another error code is a breach. A
+prompt received after a ``session/cancel`` of its session and answered -32800 without any later
+cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16.
+
+*Replay.* User messages inside a resume window are replayed history, not insertions. When the
+session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
+the stream), a replayed user message under an ID never seen in the session breaks ACC-11.
+
+*Eventually.* A prompt never answered: ACC-01 when an unclaimed user message reported after it
+exists (it was probably inserted), else REJ-01. A returned messageId never reported by a
+``user_message`` or ``user_message_chunk``: ACC-05 (not for sessions that were closed).
+
+Must not know: foreground state, tool calls, background work, files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
+from properties.monitors.facts import Facts
+
+# prompt record: (session, receipt line, cover rule or "", received after a cancel, bad types)
+_Prompt = tuple[str, int, str, bool, tuple[str, ...]]
+
+
+class _Session:
+    __slots__ = (
+        "cancel_seen",
+        "claimed",
+        "first_error",
+        "pending",
+        "prompted",
+        "replay_unknown",
+        "reported_d",
+        "unclaimed",
+        "unreported",
+    )
+
+    def __init__(self) -> None:
+        self.pending: dict[Any, int] = {}  # request id -> receipt line (receipt order)
+        self.unclaimed: dict[str, int] = {}  # user message ID -> first live line (in order)
+        self.claimed: dict[str, Any] = {}  # messageId -> request id that returned it
+        self.unreported: dict[str, int] = {}  # claimed messageId -> response line, no report yet
+        self.reported_d = 0
+        self.prompted = False
+        self.cancel_seen = False
+        self.first_error = 0  # receipt line of the earliest prompt answered with an error
+        self.replay_unknown: set[str] = set()
+
+    def copy(self) -> _Session:
+        new = _Session.__new__(_Session)
+        new.pending = dict(self.pending)
+        new.unclaimed = dict(self.unclaimed)
+        new.claimed = dict(self.claimed)
+        new.unreported = dict(self.unreported)
+        new.reported_d = self.reported_d
+        new.prompted = self.prompted
+        new.cancel_seen = self.cancel_seen
+        new.first_error = self.first_error
+        new.replay_unknown = set(self.replay_unknown)
+        return new
+
+    def key(self) -> tuple[Any, ...]:
+        """Relative form: waiting prompts and unclaimed messages merged in line order (all the
+        checks compare), no line numbers."""
+        merged = sorted(
+            [(line, 0, repr(rid)) for rid, line in self.pending.items()]
+            + [(line, 1, mid) for mid, line in self.unclaimed.items()]
+        )
+        return (
+            tuple((kind, name) for _, kind, name in merged),
+            frozenset(self.claimed),
+            frozenset(self.unreported),
+            self.reported_d,
+            self.prompted,
+            self.cancel_seen,
+            bool(self.first_error),
+            frozenset(self.replay_unknown),
+        )
+
+    def deficiency(self) -> int:
+        """How many unclaimed user messages no waiting prompt can ever claim (see docstring)."""
+        if not self.unclaimed:
+            return 0
+        receipts = list(self.pending.values())
+        n = len(receipts)
+        j = worst = 0
+        for k, first_seen in enumerate(self.unclaimed.values(), 1):
+            while j < n and receipts[j] < first_seen:
+                j += 1
+            if k - j > worst:
+                worst = k - j
+        return worst
+
+
+class PromptMonitor(Monitor):
+    """Answers to session/prompt and the accounting of user messages (see module docstring)."""
+
+    RULES = (
+        "ACC-01",
+        "ACC-03",
+        "ACC-04",
+        "ACC-05",
+        "ACC-06",
+        "ACC-07",
+        "ACC-09",
+        "ACC-11",
+        "ACC-13",
+        "REJ-01",
+        "REJ-02",
+        "REJ-03",
+        "CANCEL-02",
+        "CANCEL-16",
+        "USER-04",
+        "SDM-05",
+        "MSGID-01",
+    )
+    TOLERATES = ("USER-02", "ACTIVE-01")
+    REQUIRES = (Facts,)
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.facts = owner.get(Facts)
+        self.prompts: dict[Any, _Prompt] = {}
+        self.sessions: dict[str, _Session] = {}
+
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("client-request", "session/prompt", self._prompt),
+            ("agent-response", "session/prompt", self._answer),
+            ("client-notification", "session/cancel", self._cancel),
+            ("client-request", "session/close", self._close),
+            ("client-notification", "$/cancel_request", self._cancel_request),
+            ("update", "user_message", self._user),
+            ("update", "user_message_chunk", self._user),
+        )
+
+    def _session(self, sid: str) -> _Session:
+        found = self.sessions.get(sid)
+        if found is None:
+            found = self.sessions[sid] = _Session()
+        return found
+
+    # -- requests ------------------------------------------------------------------------
+    def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        rid = msg["id"]
+        if sid is None or (type(rid) is not int and type(rid) is not str):
+            return
+        ps = self._session(sid)
+        ps.prompted = True
+        bad = tuple(self.facts.disallowed_types(params.get("prompt")))
+        self.prompts[rid] = (sid, line, "", ps.cancel_seen, bad)
+        ps.pending[rid] = line
+
+    def _cover(self, ps: _Session, rule: str) -> None:
+        prompts = self.prompts
+        for rid in ps.pending:
+            rec = prompts[rid]
+            if not rec[2]:
+                prompts[rid] = (rec[0], rec[1], rule, rec[3], rec[4])
+
+    def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is not None:
+            ps = self._session(sid)
+            ps.cancel_seen = True
+            self._cover(ps, "CANCEL-02")
+
+    def _close(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is not None:
+            self._cover(self._session(sid), "ACC-13")
+
+    def _cancel_request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        rid = params.get("requestId")
+        if type(rid) is not int and type(rid) is not str:
+            return
+        rec = self.prompts.get(rid)
+        if rec is not None and not rec[2]:
+            self.prompts[rid] = (rec[0], rec[1], "REJ-03", rec[3], rec[4])
+
+    # -- answers -------------------------------------------------------------------------
+    def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        rid = msg["id"]
+        rec = self.prompts.pop(rid, None)
+        if rec is None:
+            return
+        sid = rec[0]
+        ps = self.sessions[sid]
+        del ps.pending[rid]
+        self.exercise("REJ-01")
+        self.exercise("ACC-01")
+        if "error" in msg:
+            self._error(ps, sid, rid, rec, line, msg)
+        else:
+            self._success(ps, sid, rid, rec, line, msg)
+
+    def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
+        err = msg.get("error")
+        code = err.get("code") if type(err) is dict else None
+        cover = rec[2]
+        if cover:
+            self.exercise(cover)
+            if code != REQUEST_CANCELLED:
+                self.breach(
+                    cover, line, sid,
+                    f"prompt {rid!r} was still waiting when {_COVER_WHAT[cover]} reached the Agent "
+                    f"(line {rec[1]} received it) but was answered with error {code}, not -32800",
+                    msg,
+                )
+        elif rec[3]:
+            self.exercise("CANCEL-16")
+            if code == REQUEST_CANCELLED:
+                self.breach(
+                    "CANCEL-16", line, sid,
+                    f"prompt {rid!r} reached the Agent after a session/cancel and nothing later "
+                    "cancelled it, yet it was answered -32800",
+                    msg,
+                )
+        if rec[4]:
+            self.exercise("USER-04")
+            if code != INVALID_PARAMS and code != REQUEST_CANCELLED:
+                self.breach(
+                    "USER-04", line, sid,
+                    f"prompt {rid!r} carries content the Agent did not advertise "
+                    f"({', '.join(rec[4])}) and was refused with {code}, not -32602",
+                    msg,
+                )
+        if not ps.first_error or rec[1] < ps.first_error:
+            ps.first_error = rec[1]
+        self.exercise("ACC-03")
+        self._settle(
+            ps, sid, line, "ACC-03",
+            f"prompt {rid!r} was answered with an error after insertion: a user message reported "
+            "after it was received can now be claimed by no prompt that may still succeed",
+            msg,
+        )
+
+    def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
+        result = msg.get("result")
+        mid = result.get("messageId") if type(result) is dict else None
+        self.exercise("ACC-04")
+        if rec[2]:
+            self.exercise(rec[2])
+        if rec[4]:
+            self.exercise("USER-04")
+            self.breach(
+                "USER-04", line, sid,
+                f"prompt {rid!r} carries content the Agent did not advertise ({', '.join(rec[4])}) "
+                "but was accepted",
+                msg,
+            )
+        if type(mid) is not str:
+            self.breach(
+                "ACC-04", line, sid,
+                f"success response to prompt {rid!r} has no string messageId ({mid!r})", msg,
+            )
+        else:
+            self.exercise("ACC-09")
+            self.exercise("ACC-05")
+            other = ps.claimed.get(mid)
+            if other is not None:
+                self.breach(
+                    "ACC-09", line, sid,
+                    f"messageId {mid!r} returned for prompt {rid!r} was already returned for "
+                    f"prompt {other!r}: distinct submissions need distinct IDs",
+                    msg,
+                )
+            else:
+                ps.claimed[mid] = rid
+                first = ps.unclaimed.pop(mid, 0)
+                if first:
+                    self.exercise("ACC-07")
+                    if first < rec[1]:
+                        self.breach(
+                            "ACC-07", line, sid,
+                            f"user message {mid!r} was reported at line {first}, before prompt "
+                            f"{rid!r} that it answers was received (line {rec[1]})",
+                            msg,
+                        )
+                else:
+                    ps.unreported[mid] = line
+        self.exercise("ACC-06")
+        self._settle(
+            ps, sid, line, "ACC-06",
+            f"prompt {rid!r} returned messageId {mid!r}, but a user message reported after it was "
+            "received is under another ID that no waiting prompt can claim",
+            msg,
+        )
+
+    # -- user messages -------------------------------------------------------------------
+    def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        ex = self._owner.exercised
+        ex["MSGID-01"] += 1
+        mid = upd.get("messageId")
+        if type(mid) is not str:
+            self.breach("MSGID-01", line, sid, f"{upd['sessionUpdate']} without a string messageId", msg)
+            return
+        ps = self.sessions.get(sid)
+        if ps is None:
+            ps = self._session(sid)
+        elif mid in ps.claimed:
+            if ps.unreported:
+                ps.unreported.pop(mid, None)
+            return
+        if mid in ps.unclaimed:
+            return
+        fs = self.facts.sessions.get(sid)
+        if fs is not None and fs.resuming:
+            self._replayed(ps, sid, mid, line, msg)
+            return
+        ps.unclaimed[mid] = line
+        if not ps.prompted:
+            rule, why = "SDM-05", "in a session that never received a session/prompt (a delegated task?)"
+        elif ps.first_error and ps.first_error < line:
+            rule, why = "REJ-02", "and a prompt received before it was answered with an error"
+        else:
+            rule, why = "ACC-06", "under an ID that no prompt response returned or can still return"
+        ex[rule] += 1
+        self._settle(ps, sid, line, rule, f"user message {mid!r} reported {why}", msg)
+
+    def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
+        if not self.facts.from_start(sid):
+            return
+        self.exercise("ACC-11")
+        if mid not in ps.replay_unknown:
+            ps.replay_unknown.add(mid)
+            self.breach(
+                "ACC-11", line, sid,
+                f"session/resume replays user message {mid!r}, an ID never used live in this "
+                "session: a replayed message must keep its ID",
+                msg,
+            )
+
+    def _settle(self, ps: _Session, sid: str, line: int, rule: str, why: str, msg: Message) -> None:
+        d = ps.deficiency()
+        if d > ps.reported_d:
+            self.breach(rule, line, sid, why, msg)
+        ps.reported_d = d
+
+    # -- end -----------------------------------------------------------------------------
+    def at_end(self, quiescent: bool) -> None:
+        for rid, rec in self.prompts.items():
+            sid, received = rec[0], rec[1]
+            ps = self.sessions[sid]
+            inserted = any(first > received for first in ps.unclaimed.values())
+            rule = "ACC-01" if inserted else "REJ-01"
+            self.eventually(rule, quiescent, received, sid, f"prompt {rid!r} was never answered")
+        for sid, ps in self.sessions.items():
+            fs = self.facts.sessions.get(sid)
+            if fs is not None and fs.closed:
+                continue
+            for mid, line in ps.unreported.items():
+                self.eventually(
+                    "ACC-05", quiescent, line, sid,
+                    f"messageId {mid!r} was returned, but no user_message or user_message_chunk "
+                    "reported it",
+                )
+
+    # -- explorers -----------------------------------------------------------------------
+    def clone(self, owner: MonitorSet) -> PromptMonitor:
+        new = PromptMonitor.__new__(PromptMonitor)
+        new._owner = owner
+        new.facts = owner.get(Facts)
+        new.prompts = dict(self.prompts)
+        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
+        return new
+
+    def state_key(self) -> Any:
+        return (
+            frozenset((rid, (r[0], r[2], r[3], r[4])) for rid, r in self.prompts.items()),
+            tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
+        )
+
+
+_COVER_WHAT = {
+    "CANCEL-02": "a session/cancel",
+    "ACC-13": "a session/close",
+    "REJ-03": "a $/cancel_request for it",
+}

@@ -1,0 +1,304 @@
+"""The tool monitor: tool-call statuses and permission requests ("5. Tool invocation and status
+reporting", "Failures", "Cancellation", "Background work").
+
+What is certain in proxy order, and why
+---------------------------------------
+- BG-05: a tool call whose last status was final (completed, failed, cancelled) is never given
+  another status, and gets no more ``tool_call_content_chunk``: that would reopen it (repeating
+  the same final status is harmless).
+- FG-04 (group ``running-after-requires-action``, reported under its first ID): while the reported state is
+  requires_action, a foreground tool call (first reported during active work, not in the latest
+  background list) moving to ``in_progress`` shows progress without running reported. New tool
+  calls are not evidence: background work may announce them at any time. Once per stretch.
+- TOOL-04 (SHOULD): after the Client selects an ``allow_*`` option of a permission request about
+  a tool call, that call should go ``in_progress`` before it is ``completed``. Failing or being
+  cancelled without running is fine.
+- FAIL-04 (SHOULD): when an idle with stop reason ``error`` ends active work, every tool call first
+  reported during that work and still unfinished should have had a final status before; tool
+  calls in the background list and those embedding a listed terminal are exempt. A background
+  tool call may be announced before it is first listed, so an unfinished, unlisted call is only
+  a suspect at the idle: it is cleared if any later snapshot lists it or its status changes later
+  (work that carries on after the idle was independent of the failed work), and reported at the
+  end (a breach at quiescence).
+- CANCEL-07 (SHOULD, judged at the end): permission requests still open when the idle confirming
+  a cancellation was sent (and not about a tool call listed then or later) should be withdrawn
+  with ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
+
+Tolerated: a permission request before running a tool (TOOL-01), progress updates while a tool
+runs (TOOL-05).
+
+Must not know: prompts, messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitors.common import ACTIVE, TOOL_FINAL, background_keys, terminal_refs
+from properties.monitors.facts import Facts
+
+# tool record: (status, interval it was first reported in (0: not during active work), grant)
+# grant: 0 no permission granted, 1 granted and not yet in_progress since, 2 in_progress since
+_Tool = tuple[str, int, int]
+_RA_GROUP = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01")
+
+
+class _Session:
+    __slots__ = ("ra_period", "terms", "tools")
+
+    def __init__(self) -> None:
+        self.tools: dict[str, _Tool] = {}
+        self.terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
+        self.ra_period = -1
+
+    def copy(self) -> _Session:
+        new = _Session.__new__(_Session)
+        new.tools = dict(self.tools)
+        new.terms = dict(self.terms)
+        new.ra_period = self.ra_period
+        return new
+
+    def key(self, interval: int, period: int) -> tuple[Any, ...]:
+        return (
+            frozenset((k, (v[0], v[1] > 0, v[1] == interval, v[2])) for k, v in self.tools.items()),
+            frozenset(self.terms.items()),
+            self.ra_period == period,
+        )
+
+
+class ToolMonitor(Monitor):
+    """Tool-call statuses and permission requests (see module docstring)."""
+
+    RULES = ("BG-05", "FG-04", "OUT-02", "TOOL-03", "WAIT-01", "TOOL-04", "FAIL-04", "CANCEL-07")
+    TOLERATES = ("TOOL-01", "TOOL-05")
+    REQUIRES = (Facts,)
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.facts = owner.get(Facts)
+        self.sessions: dict[str, _Session] = {}
+        self.perms: dict[Any, tuple[str, str | None, int]] = {}  # open: rid -> (sid, tool, line)
+        self.owed: dict[Any, tuple[str, int]] = {}  # to withdraw: rid -> (sid, line of the idle)
+        # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
+        self.suspects: dict[tuple[str, str], int] = {}
+
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("update", "tool_call_update", self._tool),
+            ("update", "tool_call_content_chunk", self._chunk),
+            ("update", "state_update", self._state),
+            ("agent-request", "session/request_permission", self._ask),
+            ("client-response", "session/request_permission", self._answered),
+            ("agent-notification", "$/cancel_request", self._withdrawn),
+        )
+
+    def _session(self, sid: str) -> _Session:
+        found = self.sessions.get(sid)
+        if found is None:
+            found = self.sessions[sid] = _Session()
+        return found
+
+    # -- tool calls ----------------------------------------------------------------------
+    def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        tid = upd.get("toolCallId")
+        if type(tid) is not str:
+            return
+        ts = self.sessions.get(sid)
+        if ts is None:
+            ts = self._session(sid)
+        if "content" in upd:
+            refs = terminal_refs(upd["content"])
+            if refs:
+                ts.terms[tid] = refs
+            elif ts.terms:
+                ts.terms.pop(tid, None)
+        status = upd.get("status")
+        if type(status) is not str:
+            status = None
+        rec = ts.tools.get(tid)
+        if rec is None:
+            fs = self.facts.of(sid)
+            ts.tools[tid] = (status or "pending", fs.interval if fs.state in ACTIVE else 0, 0)
+            return
+        fs = self.facts.of(sid)
+        if fs.resuming:  # replayed history re-sends old updates: not a transition
+            return
+        old, created, grant = rec
+        if old in TOOL_FINAL:
+            self.exercise("BG-05")
+            if status is not None and status != old:
+                self.breach(
+                    "BG-05", line, sid,
+                    f"tool call {tid!r} had the final status {old!r} and now reports {status!r}", msg,
+                )
+            return
+        if status is None or status == old:
+            return
+        if self.suspects:
+            self.suspects.pop((sid, tid), None)
+        if status == "in_progress":
+            if grant == 1:
+                grant = 2
+            if fs.state == "requires_action" and created > 0 and not fs.resuming:
+                listed = fs.listed
+                if listed is None or ("tool_call", tid) not in listed:
+                    for rule in _RA_GROUP:
+                        self.exercise(rule)
+                    if ts.ra_period != fs.period:
+                        ts.ra_period = fs.period
+                        self.breach(
+                            "FG-04", line, sid,
+                            f"tool call {tid!r} of the blocked foreground work went in_progress, "
+                            "but running was not reported after requires_action",
+                            msg,
+                        )
+        elif status == "completed" and grant == 1:
+            self.breach(
+                "TOOL-04", line, sid,
+                f"tool call {tid!r} completed after its permission was granted without being "
+                "marked in_progress",
+                msg,
+            )
+        ts.tools[tid] = (status, created, grant)
+
+    def _chunk(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        tid = upd.get("toolCallId")
+        ts = self.sessions.get(sid)
+        if ts is None or type(tid) is not str:
+            return
+        rec = ts.tools.get(tid)
+        if rec is not None and rec[0] in TOOL_FINAL and not self.facts.of(sid).resuming:
+            self.exercise("BG-05")
+            self.breach(
+                "BG-05", line, sid,
+                f"content appended to tool call {tid!r} after its final status {rec[0]!r}", msg,
+            )
+
+    # -- the idle that ends work ---------------------------------------------------------
+    def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        keys = background_keys(upd.get("background"))
+        if keys and (self.suspects or self.owed):
+            self._listed(sid, keys)
+        if upd.get("state") != "idle":
+            return
+        fs = self.facts.of(sid)
+        if fs.state not in ACTIVE or fs.resuming:
+            return
+        listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
+        ts = self.sessions.get(sid)
+        if upd.get("stopReason") == "error":
+            self.exercise("FAIL-04")
+            if ts is not None:
+                for tid, (status, created, _) in ts.tools.items():
+                    if (
+                        created == fs.interval
+                        and status not in TOOL_FINAL
+                        and not _exempt(tid, ts, listed)
+                    ):
+                        self.suspects[(sid, tid)] = line
+        if fs.cancel_line:
+            for rid, (psid, about, _) in self.perms.items():
+                if psid == sid and not (about is not None and ts is not None and _exempt(about, ts, listed)):
+                    self.exercise("CANCEL-07")
+                    self.owed[rid] = (sid, line)
+
+    def _listed(self, sid: str, keys: list[Any]) -> None:
+        """Work listed as background was never part of the foreground work that ended."""
+        ts = self.sessions.get(sid)
+        if ts is None:
+            return
+        listed = frozenset(keys)
+        for key in [k for k in self.suspects if k[0] == sid and _exempt(k[1], ts, listed)]:
+            del self.suspects[key]
+        for rid, (psid, _) in list(self.owed.items()):
+            about = self.perms[rid][1]  # owed requests are still open
+            if psid == sid and about is not None and _exempt(about, ts, listed):
+                del self.owed[rid]
+
+    # -- permission requests -------------------------------------------------------------
+    def _ask(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is None:
+            return
+        subject = params.get("subject")
+        call = subject.get("toolCall") if type(subject) is dict else None
+        tid = call.get("toolCallId") if type(call) is dict else None
+        self.perms[msg["id"]] = (sid, tid if type(tid) is str else None, line)
+
+    def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        rid = msg["id"]
+        perm = self.perms.pop(rid, None)
+        self.owed.pop(rid, None)
+        if perm is None or perm[1] is None:
+            return
+        result = msg.get("result")
+        outcome = result.get("outcome") if type(result) is dict else None
+        if type(outcome) is not dict or outcome.get("outcome") != "selected":
+            return
+        chosen = outcome.get("optionId")
+        options = request.get("params", {}).get("options")
+        kind = None
+        if type(options) is list:
+            for option in options:
+                if type(option) is dict and option.get("optionId") == chosen:
+                    kind = option.get("kind")
+        if type(kind) is not str or not kind.startswith("allow"):
+            return
+        self.exercise("TOOL-04")
+        ts = self.sessions.get(perm[0])
+        rec = ts.tools.get(perm[1]) if ts is not None else None
+        if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
+            ts.tools[perm[1]] = (rec[0], rec[1], 2 if rec[0] == "in_progress" else 1)
+
+    def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        rid = params.get("requestId")
+        if type(rid) is int or type(rid) is str:
+            self.perms.pop(rid, None)
+            self.owed.pop(rid, None)
+
+    # -- end -----------------------------------------------------------------------------
+    def at_end(self, quiescent: bool) -> None:
+        for (sid, tid), line in self.suspects.items():
+            self.eventually(
+                "FAIL-04", quiescent, line, sid,
+                f"idle with stop reason 'error' while tool call {tid!r} of the failed work had no "
+                "final status (and it was never listed as background work)",
+            )
+        for rid, (sid, line) in self.owed.items():
+            self.eventually(
+                "CANCEL-07", quiescent, line, sid,
+                f"permission request {rid!r} of the cancelled work was neither withdrawn with "
+                "$/cancel_request nor answered",
+            )
+
+    # -- explorers -----------------------------------------------------------------------
+    def clone(self, owner: MonitorSet) -> ToolMonitor:
+        new = ToolMonitor.__new__(ToolMonitor)
+        new._owner = owner
+        new.facts = owner.get(Facts)
+        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
+        new.perms = dict(self.perms)
+        new.owed = dict(self.owed)
+        new.suspects = dict(self.suspects)
+        return new
+
+    def state_key(self) -> Any:
+        out = []
+        for sid, ts in sorted(self.sessions.items()):
+            fs = self.facts.sessions.get(sid)
+            out.append((sid, ts.key(fs.interval, fs.period) if fs is not None else ts.key(0, 0)))
+        return (
+            tuple(out),
+            frozenset((rid, p[0], p[1]) for rid, p in self.perms.items()),
+            frozenset((rid, o[0]) for rid, o in self.owed.items()),
+            frozenset(self.suspects),
+        )
+
+
+def _exempt(tid: str, ts: _Session, listed: frozenset[Any]) -> bool:
+    """Listed as background, or embeds a listed terminal."""
+    if ("tool_call", tid) in listed:
+        return True
+    terms = ts.terms.get(tid)
+    return bool(terms) and any(("terminal", t) in listed for t in terms or ())
