@@ -39,9 +39,7 @@ from properties.findings import Finding
 try:  # orjson is several times faster; the standard library is the fallback
     import orjson
 
-    def _loads(data: bytes) -> Any:
-        return orjson.loads(data)
-
+    _loads: Callable[[bytes], Any] = orjson.loads
     JSON_BACKEND = "orjson"
 except ImportError:  # pragma: no cover - exercised only where orjson is absent
     import json
@@ -321,7 +319,8 @@ def read_transcript(
                     n_input += 1
                     yield _unparseable(raw, terminated, line, exc)
                     continue
-            if not crlf_reported and raw.endswith(b"\r\n"):
+            # a line that parsed and ends in "\n" has at least two bytes
+            if not crlf_reported and raw[-1] == 10 and raw[-2] == 13:
                 crlf_reported = True
                 n_input += 1
                 yield _input(
