@@ -94,6 +94,8 @@ class Monitor:
 
     def __init__(self, owner: MonitorSet) -> None:
         self._owner = owner
+        self._ex = owner.exercised
+        """The owner's exercise counter (hot paths increment it directly)."""
 
     # -- hooks ---------------------------------------------------------------------------
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
@@ -113,18 +115,19 @@ class Monitor:
         state; monitors on the hot path override it with plain container copies."""
         new = copy.copy(self)
         for name, value in vars(self).items():
-            if name != "_owner":
+            if name not in ("_owner", "_ex"):
                 setattr(new, name, copy.deepcopy(value))
         new._owner = owner
+        new._ex = owner.exercised
         return new
 
     def state_key(self) -> Any:
         """A hashable summary of the state that matters for future findings."""
-        return freeze({k: v for k, v in vars(self).items() if k != "_owner"})
+        return freeze({k: v for k, v in vars(self).items() if k not in ("_owner", "_ex")})
 
     # -- reporting -----------------------------------------------------------------------
     def exercise(self, rule: str) -> None:
-        self._owner.exercised[rule] += 1
+        self._ex[rule] += 1
 
     def breach(
         self, rule: str, line: int | None, session: str | None, explanation: str, message: Any = None
@@ -244,46 +247,49 @@ class MonitorSet:
     # -- the hot path --------------------------------------------------------------------
     def feed(self, sender: str, msg: Message, line: int) -> list[Finding]:
         """Feed one message; returns the findings it made certain (possibly none)."""
-        for monitor in self._raw:
-            monitor.on_message(sender, msg, line)
+        if self._raw:
+            for monitor in self._raw:
+                monitor.on_message(sender, msg, line)
         method = msg.get("method")
         if method == "session/update":
-            params = msg.get("params")
-            if sender == "agent" and type(params) is dict:
-                upd = params.get("update")
-                if type(upd) is dict:
-                    variant = upd.get("sessionUpdate")
-                    if type(variant) is str:
-                        handlers = self._upd.get(variant)
-                        if handlers is not None:
-                            sid = params.get("sessionId")
-                            if type(sid) is str:
-                                for handler in handlers:
-                                    handler(sid, upd, line, msg)
+            if sender == "agent":
+                try:
+                    params = msg["params"]
+                    upd = params["update"]
+                    handlers = self._upd.get(upd["sessionUpdate"])
+                    sid = params["sessionId"]
+                except (KeyError, TypeError, IndexError):
+                    handlers = None  # malformed: the schema checker reports it
+                if handlers is not None and type(sid) is str and type(upd) is dict:
+                    for handler in handlers:
+                        handler(sid, upd, line, msg)
         elif method is None:
             self._response(sender, msg, line)
         elif type(method) is str:
-            params = msg.get("params")
-            if type(params) is not dict:
-                params = _EMPTY
-            sid = params.get("sessionId")
-            if type(sid) is not str:
-                sid = None
-            client = sender == "client"
-            if "id" in msg:
-                rid = msg["id"]
-                if type(rid) is int or type(rid) is str:
-                    (self.pending_client if client else self.pending_agent)[rid] = msg
-                handlers = (self._creq if client else self._areq).get(method)
-            else:
-                handlers = (self._cnote if client else self._anote).get(method)
-            if handlers is not None:
-                for handler in handlers:
-                    handler(sid, params, line, msg)
+            self._other(sender, method, msg, line)
         if not self._new:
             return []
         new, self._new = self._new, []
         return new
+
+    def _other(self, sender: str, method: str, msg: Message, line: int) -> None:
+        params = msg.get("params")
+        if type(params) is not dict:
+            params = _EMPTY
+        sid = params.get("sessionId")
+        if type(sid) is not str:
+            sid = None
+        client = sender == "client"
+        if "id" in msg:
+            rid = msg["id"]
+            if type(rid) is int or type(rid) is str:
+                (self.pending_client if client else self.pending_agent)[rid] = msg
+            handlers = (self._creq if client else self._areq).get(method)
+        else:
+            handlers = (self._cnote if client else self._anote).get(method)
+        if handlers is not None:
+            for handler in handlers:
+                handler(sid, params, line, msg)
 
     def _response(self, sender: str, msg: Message, line: int) -> None:
         rid = msg.get("id")

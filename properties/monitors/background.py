@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, Monitor, MonitorSet
-from properties.monitors.common import TOOL_FINAL, Key, background_keys, terminal_refs
+from properties.monitors.common import TOOL_FINAL, Key, terminal_refs
 from properties.monitors.facts import Facts
 
 _NONE: frozenset[Key] = frozenset()
@@ -127,7 +127,7 @@ class BackgroundMonitor(Monitor):
         if "exitStatus" in upd:
             exited = upd["exitStatus"] is not None
             if exited and ("terminal", ident) in bs.last:
-                self.exercise("BG-09")
+                self._ex["BG-09"] += 1
             bs.terminals[ident] = exited
         elif ident not in bs.terminals:
             bs.terminals[ident] = False
@@ -145,7 +145,7 @@ class BackgroundMonitor(Monitor):
         if type(status) is str:
             final = status in TOOL_FINAL
             if final and bs.last and ("tool_call", ident) in bs.last:
-                self.exercise("BG-09")
+                self._ex["BG-09"] += 1
             bs.tools[ident] = final
         elif ident not in bs.tools:
             bs.tools[ident] = False
@@ -166,26 +166,26 @@ class BackgroundMonitor(Monitor):
         bs = self._session(sid)
         raw = upd.get("background")
         if bs.reported:
-            self.exercise("BG-07")
+            self._ex["BG-07"] += 1
             if type(raw) is not list:
                 what = "omits background" if "background" not in upd else f"has background {raw!r}"
                 self.breach(
                     "BG-07", line, sid,
                     f"state_update {what} after this session reported a background list", msg,
                 )
-        keys = background_keys(raw)
+        keys = self.facts.background(upd)
         if keys is None:
             return
         bs.reported = True
-        cur = frozenset(keys)
-        self.exercise("BG-17")
+        cur = frozenset(keys) if keys else _NONE
+        self._ex["BG-17"] += 1
         if len(cur) != len(keys):
             twice = sorted({k for k in keys if keys.count(k) > 1})
             self.breach("BG-17", line, sid, f"background lists {_names(twice)} more than once", msg)
         prev = bs.last
         if cur != prev:
             for key in sorted(cur - prev):
-                self.exercise("BG-10")
+                self._ex["BG-10"] += 1
                 if not bs.announced(key):
                     self.breach(
                         "BG-10", line, sid,
@@ -199,7 +199,7 @@ class BackgroundMonitor(Monitor):
             for key in sorted(prev - cur):
                 if key[0] == "subagent":
                     continue
-                self.exercise("BG-11")
+                self._ex["BG-11"] += 1
                 if not bs.finished(key):
                     what = "exitStatus" if key[0] == "terminal" else "final status"
                     self.breach(
@@ -210,7 +210,7 @@ class BackgroundMonitor(Monitor):
             for kind, ident in cur:
                 terms = bs.tool_terms.get(ident) if kind == "tool_call" else None
                 if terms:
-                    self.exercise("BG-13")
+                    self._ex["BG-13"] += 1
                     both = sorted(t for t in terms if ("terminal", t) in cur)
                     if both:
                         self.breach(
@@ -235,6 +235,7 @@ class BackgroundMonitor(Monitor):
     def clone(self, owner: MonitorSet) -> BackgroundMonitor:
         new = BackgroundMonitor.__new__(BackgroundMonitor)
         new._owner = owner
+        new._ex = owner.exercised
         new.facts = owner.get(Facts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         return new

@@ -48,7 +48,7 @@ class ClientMonitor(Monitor):
 
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         facts = self.facts
-        self.exercise("INTRO-01")
+        self._ex["INTRO-01"] += 1
         if facts.init_pending:
             self.breach("INTRO-01", line, sid, "session/prompt sent before initialize was answered", msg)
         elif sid is not None:
@@ -60,11 +60,11 @@ class ClientMonitor(Monitor):
         if sid is not None and sid not in self.prompted:
             self.prompted[sid] = line
         prompt = params.get("prompt")
-        self.exercise("USER-01")
+        self._ex["USER-01"] += 1
         if type(prompt) is list and not prompt:
             self.breach("USER-01", line, sid, "session/prompt with an empty prompt array", msg)
         if facts.prompt_types is not None:
-            self.exercise("USER-03")
+            self._ex["USER-03"] += 1
             bad = facts.disallowed_types(prompt)
             if bad:
                 self.breach(
@@ -88,6 +88,7 @@ class ClientMonitor(Monitor):
     def clone(self, owner: MonitorSet) -> ClientMonitor:
         new = ClientMonitor.__new__(ClientMonitor)
         new._owner = owner
+        new._ex = owner.exercised
         new.facts = owner.get(Facts)
         new.prompted = dict(self.prompted)
         return new

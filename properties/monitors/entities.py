@@ -92,7 +92,7 @@ class EntityMonitor(Monitor):
             return
         exited = es.terminals.get(tid, False)
         if exited:
-            self.exercise("ENT-01")
+            self._ex["ENT-01"] += 1
         if "exitStatus" not in upd:
             es.terminals.setdefault(tid, False)
             return
@@ -109,7 +109,7 @@ class EntityMonitor(Monitor):
     def _compaction(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         cid = upd.get("compactionId")
         status = upd.get("status")
-        self.exercise("COMPACT-02")
+        self._ex["COMPACT-02"] += 1
         if type(cid) is not str or type(status) is not str:
             self.breach(
                 "COMPACT-02", line, sid,
@@ -123,11 +123,11 @@ class EntityMonitor(Monitor):
         if prev is not None and self._replaying(sid):
             return
         if prev is None:
-            self.exercise("COMPACT-05")
+            self._ex["COMPACT-05"] += 1
             es.since[cid] = line
         elif prev in COMPACTION_TERMINAL:
-            self.exercise("COMPACT-03")
-            self.exercise("ENT-01")
+            self._ex["COMPACT-03"] += 1
+            self._ex["ENT-01"] += 1
             if status == "in_progress":
                 self.breach(
                     "COMPACT-03", line, sid,
@@ -141,7 +141,7 @@ class EntityMonitor(Monitor):
     def _chunk(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         cid = upd.get("compactionId")
         content = upd.get("content")
-        self.exercise("COMPACT-02")
+        self._ex["COMPACT-02"] += 1
         if type(cid) is not str or type(content) is not dict:
             self.breach(
                 "COMPACT-02", line, sid,
@@ -151,7 +151,7 @@ class EntityMonitor(Monitor):
                 return
         es = self._session(sid)
         if cid not in es.compactions:
-            self.exercise("COMPACT-05")
+            self._ex["COMPACT-05"] += 1
             es.compactions[cid] = "in_progress"
             es.since[cid] = line
 
@@ -167,6 +167,7 @@ class EntityMonitor(Monitor):
     def clone(self, owner: MonitorSet) -> EntityMonitor:
         new = EntityMonitor.__new__(EntityMonitor)
         new._owner = owner
+        new._ex = owner.exercised
         new.facts = owner.get(Facts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         return new

@@ -95,6 +95,16 @@ class Facts(Monitor):
         """Content types the Agent accepts in prompts (None: its initialize answer not seen)."""
         self.custom_prompt_ok = True
         """Whether custom content types may have been advertised (prompt capability ``_meta``)."""
+        self._bg_upd: Any = None  # the update whose background list was parsed last
+        self._bg_keys: list[Key] | None = None
+
+    def background(self, upd: dict[str, Any]) -> list[Key] | None:
+        """``background_keys`` of a state_update, parsed once per message for all monitors
+        (the result is shared: do not modify it)."""
+        if upd is not self._bg_upd:
+            self._bg_keys = background_keys(upd.get("background"))
+            self._bg_upd = upd
+        return self._bg_keys
 
     def of(self, sid: str) -> SessionFacts:
         found = self.sessions.get(sid)
@@ -153,7 +163,7 @@ class Facts(Monitor):
         if state != fs.state:
             fs.period += 1
         fs.state = state
-        keys = background_keys(upd.get("background"))
+        keys = self.background(upd)
         if keys is not None:
             fs.listed = frozenset(keys)
 
@@ -215,12 +225,14 @@ class Facts(Monitor):
     def clone(self, owner: MonitorSet) -> Facts:
         new = Facts.__new__(Facts)
         new._owner = owner
+        new._ex = owner.exercised
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         new.init_pending = self.init_pending
         new.initialized = self.initialized
         new.client_may_extend = self.client_may_extend
         new.prompt_types = self.prompt_types
         new.custom_prompt_ok = self.custom_prompt_ok
+        new._bg_upd = new._bg_keys = None
         return new
 
     def state_key(self) -> Any:

@@ -42,7 +42,7 @@ class FieldMonitor(Monitor):
         )
 
     def _notice(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self.exercise("NOTICE-02")
+        self._ex["NOTICE-02"] += 1
         severity, title = upd.get("severity"), upd.get("title")
         if type(severity) is not str:
             self.breach("NOTICE-02", line, sid, f"notice severity is {severity!r}, not a string", msg)
@@ -50,7 +50,7 @@ class FieldMonitor(Monitor):
             self.breach("NOTICE-02", line, sid, f"notice title is {title!r}, not a non-empty string", msg)
 
     def _usage(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self.exercise("USAGE-02")
+        self._ex["USAGE-02"] += 1
         used, size = upd.get("used"), upd.get("size")
         if not _count(used) or not _count(size):
             self.breach(
@@ -67,13 +67,14 @@ class FieldMonitor(Monitor):
                 )
 
     def _session_message(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self.exercise("SDM-01")
+        self._ex["SDM-01"] += 1
         if type(upd.get("messageId")) is not str:
             self.breach("SDM-01", line, sid, f"{upd['sessionUpdate']} without a string messageId", msg)
 
     def clone(self, owner: Any) -> FieldMonitor:
         new = FieldMonitor.__new__(FieldMonitor)
         new._owner = owner
+        new._ex = owner.exercised
         return new
 
     def state_key(self) -> Any:

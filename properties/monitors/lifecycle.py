@@ -70,6 +70,7 @@ _STOP_GROUP = ("FG-06", "DONE-02", "DONE-05", "STOP-01", "TRANS-03")
 _RA_GROUP = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01")
 _CANCEL_GROUP = ("TRANS-04", "CANCEL-11", "CANCEL-12")
 _START_GROUP = ("FG-02", "OUT-01")
+_END_GROUPS = _IDLE_GROUP + _STOP_GROUP
 
 
 class _Session:
@@ -198,7 +199,7 @@ class ForegroundMonitor(Monitor):
 
     # -- output --------------------------------------------------------------------------
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._owner.exercised["MSGID-01"] += 1
+        self._ex["MSGID-01"] += 1
         mid = upd.get("messageId")
         variant: str = upd["sessionUpdate"]
         if type(mid) is not str:
@@ -209,9 +210,11 @@ class ForegroundMonitor(Monitor):
             st = self._session(sid)
         table = st.thoughts if variant[6] == "t" else st.msgs
         seen = table.get(mid)
-        fs = self.facts.of(sid)
+        fs = self.facts.sessions.get(sid)
+        if fs is None:
+            fs = self.facts.of(sid)
         state = fs.state
-        if state == "running":
+        if state == "running":  # the common case: output of running work
             if seen is None:
                 table[mid] = fs.interval
             return
@@ -225,7 +228,7 @@ class ForegroundMonitor(Monitor):
             elif seen > 0 and (variant[-1] == "k" or "content" in upd):
                 cancelled = seen == st.last_end and st.last_end_cancel
                 rule = "CANCEL-14" if cancelled else "DONE-03"
-                self.exercise(rule)
+                self._ex[rule] += 1
                 if st.done_period != fs.period:
                     st.done_period = fs.period
                     what = "the cancellation" if cancelled else "that work"
@@ -236,8 +239,8 @@ class ForegroundMonitor(Monitor):
                         msg,
                     )
         elif state == "requires_action":
-            for rule in _RA_GROUP:
-                self.exercise(rule)
+            for counted in _RA_GROUP:
+                self._ex[counted] += 1
             if st.flag_period != fs.period:
                 st.flag_period = fs.period
                 self.breach(
@@ -260,10 +263,10 @@ class ForegroundMonitor(Monitor):
     def _started(
         self, st: _Session, period: int, rule: str, sid: str, line: int, what: str, msg: Message
     ) -> None:
-        for r in _START_GROUP:
-            self.exercise(r)
+        for counted in _START_GROUP:
+            self._ex[counted] += 1
         if rule not in _START_GROUP:
-            self.exercise(rule)
+            self._ex[rule] += 1
         if st.flag_period != period:
             st.flag_period = period
             self.breach(
@@ -295,18 +298,18 @@ class ForegroundMonitor(Monitor):
             return
         if new in ACTIVE:
             if prev not in ACTIVE:
-                for r in _START_GROUP:
-                    self.exercise(r)
+                for counted in _START_GROUP:
+                    self._ex[counted] += 1
             elif prev == "requires_action" and new == "running":
-                for r in _RA_GROUP:
-                    self.exercise(r)
+                for counted in _RA_GROUP:
+                    self._ex[counted] += 1
             return
         if new != "idle":
             return
         st.last_std = "idle"
         reason = upd.get("stopReason")
         if type(reason) is str:
-            self.exercise("STOP-03")
+            self._ex["STOP-03"] += 1
             if reason not in STOP_REASONS and not reason.startswith("_"):
                 self.breach(
                     "STOP-03", line, sid,
@@ -315,7 +318,7 @@ class ForegroundMonitor(Monitor):
         if prev in ACTIVE:
             self._ends(fs.interval, fs.cancel_line, prev, reason, st, sid, upd, line, msg)
         elif prev == "idle":
-            self.exercise("TRANS-01")
+            self._ex["TRANS-01"] += 1
             if (
                 type(reason) is str
                 and reason != st.last_stop
@@ -341,18 +344,16 @@ class ForegroundMonitor(Monitor):
         line: int,
         msg: Message,
     ) -> None:
-        for r in _IDLE_GROUP:
-            self.exercise(r)
-        for r in _STOP_GROUP:
-            self.exercise(r)
+        for counted in _END_GROUPS:
+            self._ex[counted] += 1
         if prev == "requires_action":
-            for r in _RA_GROUP:
-                self.exercise(r)
+            for counted in _RA_GROUP:
+                self._ex[counted] += 1
         st.last_end = interval
         st.last_end_cancel = bool(cancel_line)
         if cancel_line:
-            for r in _CANCEL_GROUP:
-                self.exercise(r)
+            for counted in _CANCEL_GROUP:
+                self._ex[counted] += 1
             if reason != "cancelled":
                 rule = "CANCEL-12" if reason == "error" else "TRANS-04"
                 self.breach(
@@ -364,7 +365,7 @@ class ForegroundMonitor(Monitor):
         elif type(reason) is not str:
             self.breach("FG-06", line, sid, f"the idle that ends {prev} work has no stop reason", msg)
         if reason == "error":
-            self.exercise("FAIL-03")
+            self._ex["FAIL-03"] += 1
             if not is_error_object(upd.get("error")):
                 self.breach(
                     "FAIL-03", line, sid,
@@ -381,8 +382,8 @@ class ForegroundMonitor(Monitor):
             return
         fs = self.facts.of(sid)
         if fs.state in ACTIVE and fs.cancel_line and not fs.resuming:
-            for r in _CANCEL_GROUP:
-                self.exercise(r)
+            for counted in _CANCEL_GROUP:
+                self._ex[counted] += 1
             self.breach(
                 "CANCEL-11", line, sid,
                 f"session/close succeeded while the {fs.state} work it cancelled (line "
@@ -405,7 +406,7 @@ class ForegroundMonitor(Monitor):
             return
         rid = msg["id"]
         if st.await_active.pop(rid, None) is not None and "result" in msg:
-            self.exercise("BOUND-02")
+            self._ex["BOUND-02"] += 1
             st.accepted[rid] = line
 
     # -- end -----------------------------------------------------------------------------
@@ -433,6 +434,7 @@ class ForegroundMonitor(Monitor):
     def clone(self, owner: MonitorSet) -> ForegroundMonitor:
         new = ForegroundMonitor.__new__(ForegroundMonitor)
         new._owner = owner
+        new._ex = owner.exercised
         new.facts = owner.get(Facts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         return new

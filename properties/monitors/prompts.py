@@ -124,8 +124,12 @@ class _Session:
 
     def deficiency(self) -> int:
         """How many unclaimed user messages no waiting prompt can ever claim (see docstring)."""
-        if not self.unclaimed:
+        unclaimed = self.unclaimed
+        if not unclaimed:
             return 0
+        if len(unclaimed) == 1:  # the usual case: one user message awaiting its response
+            oldest = next(iter(self.pending.values()), None)  # receipt order: the smallest line
+            return 0 if oldest is not None and oldest < next(iter(unclaimed.values())) else 1
         receipts = list(self.pending.values())
         n = len(receipts)
         j = worst = 0
@@ -230,8 +234,8 @@ class PromptMonitor(Monitor):
         sid = rec[0]
         ps = self.sessions[sid]
         del ps.pending[rid]
-        self.exercise("REJ-01")
-        self.exercise("ACC-01")
+        for counted in _ANSWERED:
+            self._ex[counted] += 1
         if "error" in msg:
             self._error(ps, sid, rid, rec, line, msg)
         else:
@@ -242,7 +246,7 @@ class PromptMonitor(Monitor):
         code = err.get("code") if type(err) is dict else None
         cover = rec[2]
         if cover:
-            self.exercise(cover)
+            self._ex[cover] += 1
             if code != REQUEST_CANCELLED:
                 self.breach(
                     cover, line, sid,
@@ -251,7 +255,7 @@ class PromptMonitor(Monitor):
                     msg,
                 )
         elif rec[3]:
-            self.exercise("CANCEL-16")
+            self._ex["CANCEL-16"] += 1
             if code == REQUEST_CANCELLED:
                 self.breach(
                     "CANCEL-16", line, sid,
@@ -260,7 +264,7 @@ class PromptMonitor(Monitor):
                     msg,
                 )
         if rec[4]:
-            self.exercise("USER-04")
+            self._ex["USER-04"] += 1
             if code != INVALID_PARAMS and code != REQUEST_CANCELLED:
                 self.breach(
                     "USER-04", line, sid,
@@ -270,7 +274,7 @@ class PromptMonitor(Monitor):
                 )
         if not ps.first_error or rec[1] < ps.first_error:
             ps.first_error = rec[1]
-        self.exercise("ACC-03")
+        self._ex["ACC-03"] += 1
         self._settle(
             ps, sid, line, "ACC-03",
             f"prompt {rid!r} was answered with an error after insertion: a user message reported "
@@ -281,11 +285,11 @@ class PromptMonitor(Monitor):
     def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
-        self.exercise("ACC-04")
+        self._ex["ACC-04"] += 1
         if rec[2]:
-            self.exercise(rec[2])
+            self._ex[rec[2]] += 1
         if rec[4]:
-            self.exercise("USER-04")
+            self._ex["USER-04"] += 1
             self.breach(
                 "USER-04", line, sid,
                 f"prompt {rid!r} carries content the Agent did not advertise ({', '.join(rec[4])}) "
@@ -298,8 +302,8 @@ class PromptMonitor(Monitor):
                 f"success response to prompt {rid!r} has no string messageId ({mid!r})", msg,
             )
         else:
-            self.exercise("ACC-09")
-            self.exercise("ACC-05")
+            for counted in _RETURNED:
+                self._ex[counted] += 1
             other = ps.claimed.get(mid)
             if other is not None:
                 self.breach(
@@ -312,7 +316,7 @@ class PromptMonitor(Monitor):
                 ps.claimed[mid] = rid
                 first = ps.unclaimed.pop(mid, 0)
                 if first:
-                    self.exercise("ACC-07")
+                    self._ex["ACC-07"] += 1
                     if first < rec[1]:
                         self.breach(
                             "ACC-07", line, sid,
@@ -322,7 +326,7 @@ class PromptMonitor(Monitor):
                         )
                 else:
                     ps.unreported[mid] = line
-        self.exercise("ACC-06")
+        self._ex["ACC-06"] += 1
         self._settle(
             ps, sid, line, "ACC-06",
             f"prompt {rid!r} returned messageId {mid!r}, but a user message reported after it was "
@@ -332,7 +336,7 @@ class PromptMonitor(Monitor):
 
     # -- user messages -------------------------------------------------------------------
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        ex = self._owner.exercised
+        ex = self._ex
         ex["MSGID-01"] += 1
         mid = upd.get("messageId")
         if type(mid) is not str:
@@ -364,7 +368,7 @@ class PromptMonitor(Monitor):
     def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
         if not self.facts.from_start(sid):
             return
-        self.exercise("ACC-11")
+        self._ex["ACC-11"] += 1
         if mid not in ps.replay_unknown:
             ps.replay_unknown.add(mid)
             self.breach(
@@ -403,6 +407,7 @@ class PromptMonitor(Monitor):
     def clone(self, owner: MonitorSet) -> PromptMonitor:
         new = PromptMonitor.__new__(PromptMonitor)
         new._owner = owner
+        new._ex = owner.exercised
         new.facts = owner.get(Facts)
         new.prompts = dict(self.prompts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
@@ -415,6 +420,8 @@ class PromptMonitor(Monitor):
         )
 
 
+_ANSWERED = ("REJ-01", "ACC-01")
+_RETURNED = ("ACC-09", "ACC-05")
 _COVER_WHAT = {
     "CANCEL-02": "a session/cancel",
     "ACC-13": "a session/close",

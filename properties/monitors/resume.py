@@ -48,7 +48,7 @@ class ResumeMonitor(Monitor):
         window = self.windows.pop(msg["id"], None)
         if window is None or "result" not in msg:
             return
-        self.exercise("SYNC-02")
+        self._ex["SYNC-02"] += 1
         if not window[1]:
             self.breach(
                 "SYNC-02", line, window[0],
@@ -60,6 +60,7 @@ class ResumeMonitor(Monitor):
     def clone(self, owner: MonitorSet) -> ResumeMonitor:
         new = ResumeMonitor.__new__(ResumeMonitor)
         new._owner = owner
+        new._ex = owner.exercised
         new.windows = dict(self.windows)
         return new
 

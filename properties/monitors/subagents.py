@@ -48,7 +48,7 @@ class SubagentMonitor(Monitor):
 
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if sid in self.parents:
-            self.exercise("STATE-01")
+            self._ex["STATE-01"] += 1
             self.own[sid] = upd.get("state")
             self.lines[sid] = line
 
@@ -65,6 +65,7 @@ class SubagentMonitor(Monitor):
     def clone(self, owner: MonitorSet) -> SubagentMonitor:
         new = SubagentMonitor.__new__(SubagentMonitor)
         new._owner = owner
+        new._ex = owner.exercised
         new.parents = dict(self.parents)
         new.mirrored = dict(self.mirrored)
         new.own = dict(self.own)

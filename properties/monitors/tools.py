@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, Monitor, MonitorSet
-from properties.monitors.common import ACTIVE, TOOL_FINAL, background_keys, terminal_refs
+from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
 from properties.monitors.facts import Facts
 
 # tool record: (status, interval it was first reported in (0: not during active work), grant)
@@ -127,7 +127,7 @@ class ToolMonitor(Monitor):
             return
         old, created, grant = rec
         if old in TOOL_FINAL:
-            self.exercise("BG-05")
+            self._ex["BG-05"] += 1
             if status is not None and status != old:
                 self.breach(
                     "BG-05", line, sid,
@@ -144,8 +144,8 @@ class ToolMonitor(Monitor):
             if fs.state == "requires_action" and created > 0 and not fs.resuming:
                 listed = fs.listed
                 if listed is None or ("tool_call", tid) not in listed:
-                    for rule in _RA_GROUP:
-                        self.exercise(rule)
+                    for counted in _RA_GROUP:
+                        self._ex[counted] += 1
                     if ts.ra_period != fs.period:
                         ts.ra_period = fs.period
                         self.breach(
@@ -170,7 +170,7 @@ class ToolMonitor(Monitor):
             return
         rec = ts.tools.get(tid)
         if rec is not None and rec[0] in TOOL_FINAL and not self.facts.of(sid).resuming:
-            self.exercise("BG-05")
+            self._ex["BG-05"] += 1
             self.breach(
                 "BG-05", line, sid,
                 f"content appended to tool call {tid!r} after its final status {rec[0]!r}", msg,
@@ -178,7 +178,7 @@ class ToolMonitor(Monitor):
 
     # -- the idle that ends work ---------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        keys = background_keys(upd.get("background"))
+        keys = self.facts.background(upd)
         if keys and (self.suspects or self.owed):
             self._listed(sid, keys)
         if upd.get("state") != "idle":
@@ -189,7 +189,7 @@ class ToolMonitor(Monitor):
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
         if upd.get("stopReason") == "error":
-            self.exercise("FAIL-04")
+            self._ex["FAIL-04"] += 1
             if ts is not None:
                 for tid, (status, created, _) in ts.tools.items():
                     if (
@@ -201,7 +201,7 @@ class ToolMonitor(Monitor):
         if fs.cancel_line:
             for rid, (psid, about, _) in self.perms.items():
                 if psid == sid and not (about is not None and ts is not None and _exempt(about, ts, listed)):
-                    self.exercise("CANCEL-07")
+                    self._ex["CANCEL-07"] += 1
                     self.owed[rid] = (sid, line)
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
@@ -245,7 +245,7 @@ class ToolMonitor(Monitor):
                     kind = option.get("kind")
         if type(kind) is not str or not kind.startswith("allow"):
             return
-        self.exercise("TOOL-04")
+        self._ex["TOOL-04"] += 1
         ts = self.sessions.get(perm[0])
         rec = ts.tools.get(perm[1]) if ts is not None else None
         if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
@@ -276,6 +276,7 @@ class ToolMonitor(Monitor):
     def clone(self, owner: MonitorSet) -> ToolMonitor:
         new = ToolMonitor.__new__(ToolMonitor)
         new._owner = owner
+        new._ex = owner.exercised
         new.facts = owner.get(Facts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         new.perms = dict(self.perms)

@@ -1,0 +1,1148 @@
+"""Tests of the monitors (``properties/monitors``) and of the engine's dispatch and cloning.
+
+Every rule a monitor reports has a hand-written violating transcript (flagged with that rule at
+the line where the breach becomes certain, and with nothing else) and a conforming neighbour
+(accepted). Every MAY permission a monitor tolerates has a transcript exercising it that gives no
+finding. Transcripts are inline lists built with ``tests/wire_dsl.py``; longer ones live in
+``tests/data/mon_*.ndjson``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from properties.catalogue import RESTATED, RULES_BY_ID
+from properties.engine import Monitor, MonitorSet
+from properties.findings import Finding
+from properties.monitors import ALL_MONITORS
+from tests.wire_dsl import (
+    Line,
+    answer,
+    ask,
+    cancel,
+    cancel_request,
+    close,
+    compaction,
+    compaction_chunk,
+    created,
+    fail,
+    initialize,
+    initialized,
+    item,
+    new_session,
+    notice,
+    ok,
+    permission_answer,
+    prompt,
+    resume,
+    say,
+    session_message,
+    state,
+    subagent,
+    terminal,
+    text,
+    tool,
+    tool_chunk,
+    update,
+    usage,
+    user,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def run(lines: Sequence[Line], quiescent: bool = True, from_start: bool = False) -> MonitorSet:
+    ms = MonitorSet(from_start=from_start)
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent)
+    return ms
+
+
+def found(ms: MonitorSet, kind: str = "rule") -> list[tuple[str, int | None]]:
+    return sorted(((f.rule, f.line) for f in ms.findings if f.kind == kind), key=repr)
+
+
+def read(name: str) -> list[Line]:
+    out: list[Line] = []
+    for raw in (DATA / name).read_text(encoding="utf-8").splitlines():
+        obj = json.loads(raw)
+        out.append((obj["from"], obj["message"]))
+    return out
+
+
+# A normal turn in session s1: prompt 1, running, its user message, output, answer, idle.
+def turn(rid: int = 1, mid: str = "u1", out: str = "a1", sid: str = "s1") -> list[Line]:
+    return [
+        prompt(rid, sid),
+        state("running", sid),
+        user(mid, sid),
+        say(out, sid),
+        answer(rid, mid),
+        state("idle", sid, stop="end_turn"),
+    ]
+
+
+@dataclass
+class Case:
+    name: str
+    lines: list[Line]
+    expect: list[tuple[str, int | None]] = field(default_factory=list)
+    quiescent: bool = True
+    from_start: bool = False
+
+
+# -- violating transcripts (each flags exactly the expected findings) ----------------------------
+VIOLATIONS: list[Case] = [
+    # prompts: insertion and answers
+    Case(
+        "ACC-03 error after the user message",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            fail(1, -32603),
+            state("idle", stop="error", error={"code": -32603, "message": "x"}),
+        ],
+        [("ACC-03", 4)],
+    ),
+    Case(
+        "ACC-03 two messages, one prompt left",
+        [
+            prompt(1),
+            prompt(2),
+            state("running"),
+            user("x"),
+            user("y"),
+            fail(1, -32603),
+            answer(2, "x"),
+            state("idle", stop="end_turn"),
+        ],
+        [("ACC-03", 6)],
+    ),
+    Case(
+        "REJ-02 user message for a rejected prompt", [prompt(1), fail(1, -32602), user("u1")], [("REJ-02", 3)]
+    ),
+    Case(
+        "ACC-06 response names another ID",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u2"),
+            user("u2"),
+            state("idle", stop="end_turn"),
+        ],
+        [("ACC-06", 4)],
+    ),
+    Case("ACC-06 user message no response accounts for", [*turn(), user("u9")], [("ACC-06", 7)]),
+    Case(
+        "ACC-07 user message before its prompt",
+        [*turn(), user("u9"), prompt(2), answer(2, "u9"), state("running"), state("idle", stop="end_turn")],
+        [("ACC-06", 7), ("ACC-07", 9)],
+    ),
+    Case(
+        "ACC-09 one messageId for two prompts",
+        [*turn(), prompt(2), state("running"), answer(2, "u1"), state("idle", stop="end_turn")],
+        [("ACC-09", 9)],
+    ),
+    Case(
+        "ACC-04 success without messageId",
+        [prompt(1), state("running"), ok(1), state("idle", stop="end_turn")],
+        [("ACC-04", 3)],
+    ),
+    Case(
+        "ACC-05 returned ID never reported",
+        [prompt(1), state("running"), answer(1, "u1"), state("idle", stop="end_turn")],
+        [("ACC-05", 3)],
+    ),
+    Case("REJ-01 prompt never answered", [prompt(1)], [("REJ-01", 1)]),
+    Case(
+        "ACC-01 inserted prompt never answered",
+        [prompt(1), state("running"), user("u1"), state("idle", stop="end_turn")],
+        [("ACC-01", 1)],
+    ),
+    Case(
+        "CANCEL-02 covered prompt answered with another error",
+        [prompt(1), cancel(), fail(1, -32603)],
+        [("CANCEL-02", 3)],
+    ),
+    Case(
+        "ACC-13 prompt pending at close answered with another error",
+        [prompt(1), close(9), fail(1, -32603), ok(9)],
+        [("ACC-13", 3)],
+    ),
+    Case(
+        "REJ-03 withdrawn prompt answered with another error",
+        [prompt(1), cancel_request(1), fail(1, -32602)],
+        [("REJ-03", 3)],
+    ),
+    Case(
+        "CANCEL-16 prompt after a cancel answered -32800",
+        [cancel(), prompt(1), fail(1, -32800)],
+        [("CANCEL-16", 3)],
+    ),
+    Case(
+        "USER-04 unadvertised content accepted",
+        [
+            initialize(0),
+            initialized(0),
+            prompt(1, content=[{"type": "image", "mimeType": "image/png", "data": "AA=="}]),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            state("idle", stop="end_turn"),
+        ],
+        [("USER-03", 3), ("USER-04", 6)],
+    ),
+    Case("SDM-05 user message in a session without prompts", [user("task", sid="child")], [("SDM-05", 1)]),
+    Case(
+        "MSGID-01 user message without messageId",
+        [update("user_message", content=[text()])],
+        [("MSGID-01", 1)],
+    ),
+    Case(
+        "ACC-11 replay under a new ID",
+        [new_session(0), created(0), *turn(), resume(2), user("u1-r"), state("idle"), ok(2)],
+        [("ACC-11", 10)],
+    ),
+    Case(
+        "ACC-11 with from_start",
+        [*turn(), resume(2), user("u1-r"), state("idle"), ok(2)],
+        [("ACC-11", 8)],
+        from_start=True,
+    ),
+    # client
+    Case(
+        "INTRO-01 prompt before initialize is answered",
+        [initialize(0), prompt(1), initialized(0), fail(1, -32602)],
+        [("INTRO-01", 2)],
+    ),
+    Case(
+        "INTRO-01 prompt before session/resume is answered",
+        [resume(7, replay=False), prompt(1), state("idle"), ok(7), fail(1, -32602)],
+        [("INTRO-01", 2)],
+    ),
+    Case(
+        "INTRO-01 prompt for a session created later",
+        [new_session(0), prompt(1), created(0), fail(1, -32602)],
+        [("INTRO-01", 3)],
+    ),
+    Case("USER-01 empty prompt", [prompt(1, content=[]), fail(1, -32602)], [("USER-01", 1)]),
+    Case(
+        "USER-03 content the Agent does not accept",
+        [
+            initialize(0),
+            initialized(0, {"image": {}}),
+            prompt(1, content=[{"type": "audio", "mimeType": "audio/wav", "data": "AA=="}]),
+            fail(1, -32602),
+        ],
+        [("USER-03", 3)],
+    ),
+    # foreground
+    Case("FG-02 output while idle", [*turn(), say("a2", chunk=False)], [("FG-02", 7)]),
+    Case("FG-02 new stop reason while idle", [*turn(), state("idle", stop="max_tokens")], [("FG-02", 7)]),
+    Case(
+        "STATE-04 custom state instead of running",
+        [
+            initialize(0, None),
+            initialized(0),
+            prompt(1),
+            state("_working"),
+            user("u1"),
+            say("a1"),
+            answer(1, "u1"),
+            state("idle", stop="end_turn"),
+        ],
+        [("STATE-04", 6)],
+    ),
+    Case(
+        "FG-04 output while requires_action",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            state("requires_action"),
+            say("a1"),
+            state("idle", stop="end_turn"),
+        ],
+        [("FG-04", 6)],
+    ),
+    Case("FG-05 never idle", [prompt(1), state("running"), user("u1"), answer(1, "u1")], [("FG-05", 2)]),
+    Case(
+        "CANCEL-11 never idle after cancel",
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), cancel()],
+        [("CANCEL-11", 2)],
+    ),
+    Case(
+        "CANCEL-11 close without the idle",
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), close(5), ok(5)],
+        [("CANCEL-11", 6)],
+    ),
+    Case("FG-06 ending idle without stop reason", [*turn()[:-1], state("idle")], [("FG-06", 6)]),
+    Case(
+        "TRANS-04 cancellation confirmed with end_turn",
+        [*turn()[:-1], cancel(), state("idle", stop="end_turn")],
+        [("TRANS-04", 7)],
+    ),
+    Case(
+        "CANCEL-12 cancellation reported as error",
+        [*turn()[:-1], cancel(), state("idle", stop="error", error={"code": -32603, "message": "aborted"})],
+        [("CANCEL-12", 7)],
+    ),
+    Case(
+        "STOP-03 custom stop reason without underscore",
+        [*turn()[:-1], state("idle", stop="paused")],
+        [("STOP-03", 6)],
+    ),
+    Case(
+        "FAIL-03 error without an error object", [*turn()[:-1], state("idle", stop="error")], [("FAIL-03", 6)]
+    ),
+    Case("DONE-03 output of ended work after idle", [*turn(), say("a1")], [("DONE-03", 7)]),
+    Case(
+        "CANCEL-14 output after the cancellation idle",
+        [*turn()[:-1], cancel(), state("idle", stop="cancelled"), say("a1")],
+        [("CANCEL-14", 8)],
+    ),
+    Case(
+        "BOUND-02 accepted prompt with no active state",
+        [prompt(1), user("u1"), answer(1, "u1")],
+        [("BOUND-02", 3)],
+    ),
+    Case(
+        "MSGID-01 agent message without messageId",
+        [prompt(1), state("running"), update("agent_message_chunk", content=text())],
+        [("FG-05", 2), ("MSGID-01", 3), ("REJ-01", 1)],
+    ),
+    # tools
+    Case(
+        "BG-05 completed tool call reopened",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "pending"),
+            tool("t1", "completed"),
+            tool("t1", "in_progress"),
+            state("idle", stop="end_turn"),
+        ],
+        [("BG-05", 7)],
+    ),
+    Case(
+        "BG-05 content after the final status",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "in_progress"),
+            tool("t1", "failed"),
+            tool_chunk("t1"),
+            state("idle", stop="error", error={"code": 1, "message": "x"}),
+        ],
+        [("BG-05", 7)],
+    ),
+    Case(
+        "FG-04 tool runs while requires_action",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "pending"),
+            ask("p1", "t1"),
+            state("requires_action"),
+            permission_answer("p1", "allow"),
+            tool("t1", "in_progress"),
+            tool("t1", "completed"),
+            state("idle", stop="end_turn"),
+        ],
+        [("FG-04", 9)],
+    ),
+    Case(
+        "TOOL-04 granted tool completes without in_progress",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "pending"),
+            ask("p1", "t1"),
+            state("requires_action"),
+            permission_answer("p1", "allow"),
+            state("running"),
+            tool("t1", "completed"),
+            state("idle", stop="end_turn"),
+        ],
+        [("TOOL-04", 10)],
+    ),
+    Case(
+        "FAIL-04 unfinished tool call at the error idle",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "in_progress"),
+            state("idle", stop="error", error={"code": 1, "message": "x"}),
+        ],
+        [("FAIL-04", 6)],
+    ),
+    Case(
+        "CANCEL-07 permission request never withdrawn",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "pending"),
+            ask("p1", "t1"),
+            state("requires_action"),
+            cancel(),
+            tool("t1", "cancelled"),
+            state("idle", stop="cancelled"),
+        ],
+        [("CANCEL-07", 10)],
+    ),
+    # background
+    Case("BG-07 background dropped after a list", [state("idle", bg=[]), state("idle")], [("BG-07", 2)]),
+    Case(
+        "BG-10 listed before announced",
+        [state("idle", bg=[item("terminal", "T")]), terminal("T")],
+        [("BG-10", 1)],
+    ),
+    Case(
+        "BG-11 removed before exit",
+        [terminal("T"), state("idle", bg=[item("terminal", "T")]), state("idle", bg=[])],
+        [("BG-11", 3)],
+    ),
+    Case(
+        "BG-13 tool call listed with its terminal",
+        [
+            terminal("T"),
+            tool("t1", "in_progress", content=[{"type": "terminal", "terminalId": "T"}]),
+            state("idle", bg=[item("terminal", "T"), item("tool_call", "t1")]),
+            terminal("T", 0),
+            tool("t1", "completed"),
+            state("idle", bg=[]),
+        ],
+        [("BG-13", 3)],
+    ),
+    Case(
+        "BG-17 listed twice",
+        [
+            terminal("T"),
+            state("idle", bg=[item("terminal", "T"), item("terminal", "T")]),
+            terminal("T", 0),
+            state("idle", bg=[]),
+        ],
+        [("BG-17", 2)],
+    ),
+    Case(
+        "BG-17 finished work newly listed",
+        [terminal("T"), terminal("T", 1), state("idle", bg=[item("terminal", "T")]), state("idle", bg=[])],
+        [("BG-17", 3)],
+    ),
+    Case(
+        "BG-09 finished item never dropped",
+        [terminal("T"), state("idle", bg=[item("terminal", "T")]), terminal("T", 0)],
+        [("BG-09", None)],
+    ),
+    # entities
+    Case(
+        "ENT-01 exited terminal live again",
+        [terminal("T"), terminal("T", 0), terminal("T", None), terminal("T", 0)],
+        [("ENT-01", 3)],
+    ),
+    Case(
+        "COMPACT-02 compaction_update without status",
+        [compaction("c1", None), compaction("c1", "completed")],
+        [("COMPACT-02", 1)],
+    ),
+    Case(
+        "COMPACT-02 chunk without content",
+        [compaction_chunk("c1", content=None), compaction("c1", "completed")],
+        [("COMPACT-02", 1)],
+    ),
+    Case(
+        "COMPACT-03 finished compaction restarted",
+        [
+            compaction("c1"),
+            compaction("c1", "completed"),
+            compaction("c1", "in_progress"),
+            compaction("c1", "completed"),
+        ],
+        [("COMPACT-03", 3)],
+    ),
+    Case("COMPACT-05 compaction never ends", [compaction("c1"), compaction_chunk("c1")], [("COMPACT-05", 1)]),
+    Case("COMPACT-05 first seen by a chunk", [compaction_chunk("c2")], [("COMPACT-05", 1)]),
+    # fields
+    Case("NOTICE-02 empty title", [notice(title="")], [("NOTICE-02", 1)]),
+    Case("NOTICE-02 null severity", [notice(severity=None)], [("NOTICE-02", 1)]),
+    Case("USAGE-02 no size", [usage(used=10)], [("USAGE-02", 1)]),
+    Case(
+        "USAGE-02 cost without currency", [usage(used=10, size=100, cost={"amount": 1.5})], [("USAGE-02", 1)]
+    ),
+    Case(
+        "SDM-01 session_message without messageId",
+        [update("session_message", content=[text()])],
+        [("SDM-01", 1)],
+    ),
+    # resume and subagents
+    Case(
+        "SYNC-02 resume answered before the snapshot",
+        [resume(7, replay=False), ok(7), state("idle")],
+        [("SYNC-02", 2)],
+    ),
+    Case(
+        "STATE-01 parent never mirrors its child",
+        [
+            subagent("c"),
+            state("running", sid="c"),
+            session_message("m1", sid="c"),
+            state("idle", sid="c", stop="end_turn"),
+        ],
+        [("STATE-01", 4)],
+    ),
+]
+
+
+# -- conforming neighbours (no finding at quiescence) -----------------------------------------------
+CONFORMING: list[Case] = [
+    Case("basic turn", turn()),
+    Case(
+        "response before the user message",
+        [
+            prompt(1),
+            state("running"),
+            answer(1, "u1"),
+            user("u1", chunk=True),
+            user("u1", chunk=True),
+            say("a1"),
+            state("idle", stop="end_turn"),
+        ],
+    ),
+    Case(
+        "idle before the response",
+        [prompt(1), state("running"), user("u1"), state("idle", stop="end_turn"), answer(1, "u1")],
+    ),
+    Case(
+        "two held prompts answered in order",
+        [
+            prompt(1),
+            state("running"),
+            prompt(2),
+            user("u1"),
+            user("u2"),
+            answer(2, "u2"),
+            answer(1, "u1"),
+            state("idle", stop="end_turn"),
+        ],
+    ),
+    Case(
+        "rejected prompt, the other inserted",
+        [
+            prompt(1),
+            prompt(2),
+            fail(1, -32602),
+            state("running"),
+            user("u2"),
+            answer(2, "u2"),
+            state("idle", stop="end_turn"),
+        ],
+    ),
+    Case(
+        "cancel answers the held prompt -32800",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            prompt(2),
+            cancel(),
+            fail(2, -32800),
+            state("idle", stop="cancelled"),
+        ],
+    ),
+    Case(
+        "inserted before the cancel still succeeds",
+        [prompt(1), state("running"), cancel(), user("u1"), answer(1, "u1"), state("idle", stop="cancelled")],
+    ),
+    Case(
+        "prompt after a cancel covered by a second cancel", [cancel(), prompt(1), cancel(), fail(1, -32800)]
+    ),
+    Case("withdrawn prompt", [prompt(1), cancel_request(1), fail(1, -32800)]),
+    Case("close answers pending prompts", [prompt(1), close(9), fail(1, -32800), ok(9)]),
+    Case(
+        "advertised image content",
+        [
+            initialize(0),
+            initialized(0, {"image": {}}),
+            prompt(1, content=[{"type": "image", "mimeType": "image/png", "data": "AA=="}]),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            state("idle", stop="end_turn"),
+        ],
+    ),
+    Case(
+        "replay keeps IDs",
+        [
+            new_session(0),
+            created(0),
+            *turn(),
+            resume(2),
+            user("u1"),
+            say("a1"),
+            state("idle", stop="end_turn"),
+            ok(2),
+        ],
+    ),
+    Case(
+        "unseen replay IDs when the session began before the transcript",
+        [*turn(), resume(2), user("u0"), state("idle"), ok(2)],
+    ),
+    Case(
+        "requires_action then running",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "pending"),
+            ask("p1", "t1"),
+            state("requires_action"),
+            permission_answer("p1", "allow"),
+            state("running"),
+            tool("t1", "in_progress"),
+            tool("t1", "completed"),
+            say("a1"),
+            state("idle", stop="end_turn"),
+        ],
+    ),
+    Case(
+        "error idle after finishing tool calls",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "in_progress"),
+            tool("t1", "failed"),
+            state("idle", stop="error", error={"code": -32603, "message": "model down"}),
+        ],
+    ),
+    Case(
+        "background tool survives the error idle",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("bg", "in_progress"),
+            state("idle", stop="error", error={"code": 1, "message": "x"}),
+            state("idle", bg=[item("tool_call", "bg")]),
+            tool("bg", "completed"),
+            state("idle", bg=[]),
+        ],
+    ),
+    Case(
+        "cancellation withdraws the permission request",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "pending"),
+            ask("p1", "t1"),
+            state("requires_action"),
+            cancel(),
+            tool("t1", "cancelled"),
+            cancel_request("p1", by="agent"),
+            state("idle", stop="cancelled"),
+        ],
+    ),
+    Case(
+        "background lifecycle",
+        [
+            terminal("T"),
+            state("idle", bg=[item("terminal", "T")]),
+            terminal("T", 0),
+            state("idle", bg=[]),
+            state("running", bg=[]),
+            state("idle", stop="end_turn", bg=[]),
+        ],
+    ),
+    Case(
+        "terminal referenced by an unlisted tool call",
+        [
+            terminal("T"),
+            tool("t1", "in_progress", content=[{"type": "terminal", "terminalId": "T"}]),
+            state("idle", bg=[item("terminal", "T")]),
+            terminal("T", 0),
+            tool("t1", "completed"),
+            state("idle", bg=[]),
+        ],
+    ),
+    Case(
+        "compaction with progress and summary",
+        [
+            compaction("c1"),
+            compaction_chunk("c1"),
+            compaction("c1", "completed"),
+            compaction("c1", "completed"),
+        ],
+    ),
+    Case(
+        "resume re-sends a finished compaction's history",
+        [
+            compaction("c1"),
+            compaction("c1", "completed"),
+            resume(7),
+            compaction("c1", "in_progress"),
+            compaction("c1", "completed"),
+            state("idle"),
+            ok(7),
+        ],
+    ),
+    Case(
+        "resume replays a finished tool call",
+        [
+            *turn(),
+            tool("t1", "completed"),
+            resume(7),
+            tool("t1", "pending"),
+            tool("t1", "completed"),
+            state("idle"),
+            ok(7),
+        ],
+    ),
+    Case(
+        "notice, usage and session messages",
+        [
+            notice(),
+            usage(used=1, size=2, cost={"amount": 0.1, "currency": "USD"}),
+            usage(used=1, size=2, cost=None),
+            session_message("m1"),
+        ],
+    ),
+    Case(
+        "resume with the snapshot",
+        [resume(7, replay=False), state("running"), ok(7), state("idle", stop="end_turn")],
+    ),
+    Case(
+        "parent mirrors its child",
+        [
+            subagent("c"),
+            state("running", sid="c"),
+            subagent("c", state={"state": "running"}),
+            state("idle", sid="c", stop="end_turn"),
+            subagent("c", state={"state": "idle"}),
+        ],
+    ),
+    Case(
+        "two sessions interleaved",
+        [a for pair in zip(turn(1, "u1", "a1", "s1"), turn(2, "u2", "a2", "s2"), strict=True) for a in pair],
+    ),
+    Case(
+        "same ID for a thought and a message",
+        [
+            prompt(1),
+            state("running"),
+            user("m"),
+            say("m", thought=True),
+            say("m"),
+            answer(1, "m"),
+            state("idle", stop="end_turn"),
+        ],
+    ),
+    Case("custom stop reason with underscore", [*turn()[:-1], state("idle", stop="_paused")]),
+    Case(
+        "unknown methods and custom updates",
+        [
+            ("client", {"jsonrpc": "2.0", "method": "_x/ping", "params": {}}),
+            update("_custom_thing", foo=1),
+            *turn(),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", VIOLATIONS, ids=lambda c: c.name)
+def test_violation_is_flagged_with_rule_and_line(case: Case) -> None:
+    ms = run(case.lines, case.quiescent, case.from_start)
+    assert found(ms) == sorted(case.expect, key=repr)
+
+
+@pytest.mark.parametrize("case", CONFORMING, ids=lambda c: c.name)
+def test_conforming_transcript_is_accepted(case: Case) -> None:
+    ms = run(case.lines, quiescent=True)
+    assert found(ms) == []
+    assert found(ms, "open") == []
+
+
+def test_every_reported_rule_has_a_violating_case() -> None:
+    reported = {rule for case in VIOLATIONS for rule, _ in case.expect}
+    grouped = {rule for ids in RESTATED.values() for rule in ids}
+    for cls in ALL_MONITORS:
+        for rule in cls.RULES:
+            assert rule in RULES_BY_ID, (cls.__name__, rule)
+            if rule in grouped:
+                group = next(ids for ids in RESTATED.values() if rule in ids)
+                assert reported & set(group), (cls.__name__, rule)
+            else:
+                assert rule in reported, (cls.__name__, rule)
+
+
+@pytest.mark.parametrize("case", VIOLATIONS + CONFORMING, ids=lambda c: c.name)
+def test_restated_groups_are_exercised_together(case: Case) -> None:
+    ms = run(case.lines, case.quiescent, case.from_start)
+    for ids in RESTATED.values():
+        judged = [i for i in ids if any(i in c.RULES for c in ALL_MONITORS)]
+        if any(ms.exercised[i] for i in judged):
+            assert all(ms.exercised[i] for i in judged), (ids, {i: ms.exercised[i] for i in ids})
+
+
+def test_eventually_rules_are_open_at_end_of_input() -> None:
+    ms = run([prompt(1), state("running"), user("u1"), answer(1, "u1")], quiescent=False)
+    assert found(ms) == []
+    assert found(ms, "open") == [("FG-05", 2)]
+    assert all(f.severity == "info" for f in ms.findings)
+
+
+def test_levels_map_to_severities() -> None:
+    ms = run([*turn()[:-1], state("idle")])
+    (finding,) = ms.findings
+    assert (finding.rule, finding.level, finding.severity) == ("FG-06", "SHOULD", "warning")
+    ms = run([*turn()[:-1], state("idle", stop="paused")])
+    assert [f.severity for f in ms.findings] == ["error"]
+
+
+def test_finding_names_session_and_message() -> None:
+    lines = [
+        a for pair in zip(turn(1, "u1", "a1", "s1"), turn(2, "u2", "a2", "s2"), strict=True) for a in pair
+    ]
+    lines.append(say("late", sid="s2"))
+    ms = run(lines)
+    (finding,) = ms.findings
+    assert (finding.rule, finding.session, finding.line) == ("FG-02", "s2", 13)
+    assert finding.message is lines[-1][1]
+    assert "late" in finding.explanation
+
+
+def test_flagged_once_per_stretch() -> None:
+    ms = run([*turn(), say("a2"), say("a3"), say("a2")])
+    assert found(ms) == [("FG-02", 7)]
+
+
+# -- permissions (MAY) are tolerated -----------------------------------------------------------------
+TOLERATED: dict[str, list[Line]] = {
+    "USER-02": [prompt(1, content=[]), fail(1, -32602)],
+    "ACTIVE-01": [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        prompt(2),
+        state("requires_action"),
+        prompt(3),
+        state("running"),
+        user("u2"),
+        user("u3"),
+        answer(2, "u2"),
+        answer(3, "u3"),
+        state("idle", stop="end_turn"),
+    ],
+    "CANCEL-01": [cancel(), *turn(), cancel(), cancel()],
+    "CANCEL-08": [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        tool("t1", "pending"),
+        ask("p1", "t1"),
+        state("requires_action"),
+        cancel(),
+        permission_answer("p1", None),
+        tool("t1", "cancelled"),
+        state("idle", stop="cancelled"),
+    ],
+    "DONE-04": [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        tool("t1", "pending"),
+        ask("p1", "t1"),
+        state("requires_action"),
+        tool("t1", "cancelled"),
+        state("idle", stop="refusal"),
+        permission_answer("p1", "deny"),
+    ],
+    "TRANS-01": [
+        prompt(1),
+        state("running"),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        state("idle", stop="end_turn"),
+        state("idle", stop="end_turn"),
+        state("idle"),
+    ],
+    "STATE-03": [
+        *turn(),
+        terminal("T"),
+        state("idle", bg=[item("terminal", "T")]),
+        tool("w", "in_progress"),
+        notice(),
+        usage(used=1, size=2),
+        compaction("c1", "completed"),
+        terminal("T", 0),
+        state("idle", bg=[]),
+        tool("w", "completed"),
+    ],
+    "CANCEL-13": [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        tool("t1", "in_progress"),
+        cancel(),
+        say("a1"),
+        tool_chunk("t1"),
+        tool("t1", "cancelled"),
+        state("idle", stop="cancelled"),
+    ],
+    "OUT-03": [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        say("a1"),
+        tool("t1", "in_progress"),
+        say("a1"),
+        tool("t1", "completed"),
+        say("a2", chunk=False),
+        answer(1, "u1"),
+        state("idle", stop="end_turn"),
+    ],
+    "TOOL-01": [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        tool("t1", "pending"),
+        ask("p1", "t1"),
+        state("requires_action"),
+        permission_answer("p1", "deny"),
+        state("running"),
+        tool("t1", "failed"),
+        state("idle", stop="end_turn"),
+    ],
+    "TOOL-05": [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        tool("t1", "in_progress"),
+        tool_chunk("t1"),
+        tool("t1", "in_progress", title="50%"),
+        tool_chunk("t1"),
+        tool("t1", "completed"),
+        state("idle", stop="end_turn"),
+    ],
+    "BG-04": [
+        *turn(),
+        tool("w", "pending", title="Scheduled wakeup"),
+        state("idle", bg=[item("tool_call", "w")]),
+        tool("w", "in_progress"),
+        tool("w", "completed"),
+        state("idle", bg=[]),
+    ],
+    "CANCEL-03": [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        tool("w", "in_progress"),
+        cancel(),
+        tool("w", "cancelled"),
+        state("idle", stop="cancelled"),
+    ],
+    "COMPACT-01": [compaction("c1", "completed")],
+    "NOTICE-01": [notice(), *turn(), notice("warning", "Rate limited"), notice("_custom", "Hi")],
+    "USAGE-01": [
+        usage(used=1, size=10),
+        *turn(),
+        usage(used=5, size=10, cost={"amount": 1, "currency": "credits"}),
+    ],
+}
+
+
+def test_every_tolerated_permission_has_a_transcript() -> None:
+    tolerated = {rule for cls in ALL_MONITORS for rule in cls.TOLERATES}
+    assert tolerated == set(TOLERATED)
+    for rule in tolerated:
+        assert RULES_BY_ID[rule].level == "MAY", rule
+    may_monitor = {r.id for r in RULES_BY_ID.values() if r.level == "MAY" and r.check == "monitor"}
+    assert may_monitor <= tolerated
+
+
+# what the transcript of a permission breaks on the other side (the Client's empty prompt)
+OTHER_SIDE: dict[str, list[tuple[str, int | None]]] = {"USER-02": [("USER-01", 1)]}
+
+
+@pytest.mark.parametrize("rule", sorted(TOLERATED))
+def test_permission_gives_no_finding(rule: str) -> None:
+    ms = run(TOLERATED[rule])
+    assert found(ms) == OTHER_SIDE.get(rule, []) and found(ms, "open") == []
+    assert ms.exercised  # the transcript did reach the monitors
+
+
+# -- hand-written transcript files -------------------------------------------------------------------
+def test_conforming_transcript_file() -> None:
+    ms = run(read("mon_conforming.ndjson"))
+    assert ms.findings == []
+    assert len({f"{r}" for r in ms.exercised}) > 40
+
+
+def test_violations_transcript_file() -> None:
+    ms = run(read("mon_violations.ndjson"))
+    assert found(ms) == [("ACC-09", 17), ("BG-10", 7), ("DONE-03", 14), ("TRANS-04", 13)]
+    sessions = {f.rule: f.session for f in ms.findings}
+    assert sessions == {"ACC-09": "s2", "BG-10": "s1", "DONE-03": "s1", "TRANS-04": "s2"}
+
+
+# -- engine ------------------------------------------------------------------------------------------
+def test_clone_evolves_independently() -> None:
+    lines = turn()
+    ms = MonitorSet()
+    for n, (sender, msg) in enumerate(lines[:3], 1):
+        ms.feed(sender, msg, n)
+    twin = ms.clone()
+    assert twin.state_key() == ms.state_key()
+    for n, (sender, msg) in enumerate(lines[3:], 4):
+        ms.feed(sender, msg, n)
+    assert twin.state_key() != ms.state_key()
+    # the twin takes another path: an error after insertion
+    assert [f.rule for f in twin.feed(*fail(1, -32603), 4)] == ["ACC-03"]
+    assert ms.findings == []
+    assert twin.exercised["ACC-03"] == 1 and ms.exercised["ACC-03"] == 0
+    ms.finish(True)
+    assert ms.findings == []
+
+
+def test_state_key_ignores_counters_but_not_obligations() -> None:
+    a = run(turn(), quiescent=False)
+    b = run([*turn(), *turn(2, "u2", "a2")], quiescent=False)
+    c = run([*turn(), prompt(2)], quiescent=False)
+    assert hash(a.state_key()) == hash(a.clone().state_key())
+    assert a.state_key() != c.state_key()
+    assert b.state_key() != c.state_key()
+
+
+def test_clone_of_a_legacy_monitor_uses_deepcopy() -> None:
+    class Counting(Monitor):
+        RULES = ("ACC-01",)
+
+        def __init__(self, owner: MonitorSet) -> None:
+            super().__init__(owner)
+            self.seen: list[int] = []
+
+        def on_message(self, sender: str, msg: dict[str, Any], line: int) -> None:
+            self.seen.append(line)
+
+    ms = MonitorSet([Counting])
+    ms.feed(*prompt(1), 1)
+    twin = ms.clone()
+    twin.feed(*prompt(2), 2)
+    assert ms.get(Counting).seen == [1] and twin.get(Counting).seen == [1, 2]
+    assert ms.state_key() != twin.state_key()
+
+
+def test_required_context_is_shared_and_dispatched_last() -> None:
+    from properties.monitors import Facts, ForegroundMonitor, PromptMonitor
+
+    ms = MonitorSet([PromptMonitor, ForegroundMonitor])
+    assert isinstance(ms.monitors[-1], Facts) and len(ms.monitors) == 3
+    assert ms.get(PromptMonitor).facts is ms.get(ForegroundMonitor).facts
+    twin = ms.clone()
+    assert twin.get(PromptMonitor).facts is twin.get(Facts) is not ms.get(Facts)
+
+
+def test_malformed_messages_never_raise() -> None:
+    rng = random.Random(7)
+    values: list[Any] = [None, 1, "x", [], {}, [1], {"a": 1}, True, 1.5, ["s1"], {"sessionUpdate": []}]
+    keys = [
+        "method",
+        "params",
+        "id",
+        "result",
+        "error",
+        "sessionId",
+        "update",
+        "sessionUpdate",
+        "state",
+        "messageId",
+        "background",
+        "toolCallId",
+        "status",
+        "requestId",
+        "prompt",
+        "stopReason",
+    ]
+    methods = [
+        "session/update",
+        "session/prompt",
+        "session/cancel",
+        "$/cancel_request",
+        "session/close",
+        "session/resume",
+        "initialize",
+        "session/new",
+        "session/request_permission",
+        None,
+    ]
+    ms = MonitorSet()
+    lines = read("mon_conforming.ndjson")
+    for n in range(3000):
+        sender, msg = lines[n % len(lines)] if n % 3 == 0 else (rng.choice(["agent", "client"]), {})
+        msg = json.loads(json.dumps(msg))
+        if not msg or n % 3:
+            msg = {k: rng.choice(values) for k in rng.sample(keys, rng.randint(0, 5))}
+            method = rng.choice(methods)
+            if method is not None:
+                msg["method"] = method
+            if method == "session/update" and rng.random() < 0.7:
+                msg["params"] = {
+                    "sessionId": rng.choice(["s1", "s2", 3]),
+                    "update": {
+                        k: rng.choice([*values, "state_update", "idle", "running", "tool_call_update"])
+                        for k in rng.sample(keys, rng.randint(0, 6))
+                    },
+                }
+                msg["params"]["update"]["sessionUpdate"] = rng.choice(
+                    [
+                        "state_update",
+                        "tool_call_update",
+                        "agent_message_chunk",
+                        "user_message",
+                        "terminal_update",
+                        "compaction_update",
+                        "notice",
+                        "usage_update",
+                        "subagent_update",
+                        5,
+                    ]
+                )
+        ms.feed(sender, msg, n + 1)
+    ms.finish(True)
+    assert all(isinstance(f, Finding) and f.rule in RULES_BY_ID for f in ms.findings)

@@ -1,0 +1,77 @@
+"""Tests of the traceability matrix (``properties/trace.py``, ``docs/traceability.md``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from properties import trace
+from properties.catalogue import RULES, RULES_BY_ID
+from properties.monitors import ALL_MONITORS
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_committed_matrix_is_up_to_date(tmp_path: Path) -> None:
+    fresh = tmp_path / "traceability.md"
+    trace.write_matrix(fresh)
+    committed = REPO / "docs" / "traceability.md"
+    assert committed.is_file(), "docs/traceability.md is missing: run python -m properties.trace"
+    assert fresh.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), (
+        "docs/traceability.md is stale: run python -m properties.trace"
+    )
+
+
+def test_matrix_is_deterministic_and_has_one_row_per_rule() -> None:
+    text = trace.matrix()
+    assert text == trace.matrix()
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| rule")]
+    assert [row.split(" | ")[0][2:] for row in rows] == [rule.id for rule in RULES]
+
+
+def test_every_must_monitor_rule_has_an_implementing_monitor() -> None:
+    for rule in RULES:
+        if rule.check == "monitor" and rule.level in ("MUST", "MUST NOT"):
+            monitors = [name for name in trace.implemented_by(rule.id) if ".monitors." in name]
+            assert monitors, rule.id
+
+
+def test_every_monitor_rule_is_catalogued_and_mays_are_only_tolerated() -> None:
+    for cls in ALL_MONITORS:
+        for rule in cls.RULES:
+            assert rule in RULES_BY_ID, (cls.__name__, rule)
+            assert RULES_BY_ID[rule].level != "MAY", (cls.__name__, rule)
+        for rule in cls.TOLERATES:
+            assert RULES_BY_ID[rule].level == "MAY", (cls.__name__, rule)
+    for entry in RULES:
+        if entry.check == "monitor" and entry.level == "MAY":
+            assert trace.tolerated_by(entry.id), entry.id
+
+
+def test_implemented_by_names_monitors_machines_and_the_view_check() -> None:
+    assert "properties.monitors.prompts.PromptMonitor" in trace.implemented_by("ACC-09")
+    assert "model.prompt.SPEC" in trace.implemented_by("ACTIVE-02")  # a guard rule
+    assert "model.toolcall.SPEC" in trace.implemented_by("BG-05")  # a forbidden cell
+    assert "properties.monitors.tools.ToolMonitor" in trace.implemented_by("BG-05")
+    assert trace.implemented_by("ENT-03") == ["properties.viewcheck.compare_views"]
+    assert trace.implemented_by("UPD-01") == []
+
+
+def test_exercised_by_lists_tests_and_seeded_bugs() -> None:
+    assert "tests/test_monitors.py" in trace.exercised_by("ACC-03")
+    assert "tests/test_viewcheck.py" not in trace.exercised_by("ACC-03")
+    mutants = pytest.importorskip("simulator.mutants")
+    named = {m.intended_rule: m.name for m in mutants.MUTANTS}
+    assert any(name.startswith(f"mutant {named['ACC-03']} ") for name in trace.exercised_by("ACC-03"))
+
+
+def test_cli_module_regenerates(tmp_path: Path) -> None:
+    target = tmp_path / "m.md"
+    done = subprocess.run(
+        [sys.executable, "-m", "properties.trace", str(target)], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert target.read_text(encoding="utf-8") == trace.matrix()

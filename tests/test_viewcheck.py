@@ -1,0 +1,134 @@
+"""Tests of the client-view comparison (``properties/viewcheck.py``).
+
+Each named client fault runs a small transcript through the reference ``ClientView`` and the
+faulty one; ``compare_views`` must name the rule the fault is meant to break first (and, for these
+minimal transcripts, nothing unrelated).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+import pytest
+
+from properties.catalogue import RULES_BY_ID
+from properties.viewcheck import CLIENT_FAULT_RULES, VIEW_RULES, compare_views
+from simulator.clientview import CLIENT_FAULTS, ClientView
+from tests.wire_dsl import Line, answer, created, new_session, prompt, say, state, update, user
+
+FAULT_TRANSCRIPTS: dict[str, list[Line]] = {
+    "omitted-background-is-empty": [state("idle", bg=[]), state("running")],
+    "move-on-update": [say("a1"), say("a2"), say("a1")],
+    "drop-unseen-chunk": [say("a1")],
+    "key-by-id-only": [say("m", thought=True), say("m")],
+    "unknown-state-is-idle": [state("running"), state("unknown")],
+    "repeat-idle-counts": [state("running"), state("idle", stop="end_turn"), state("idle", stop="end_turn")],
+    "response-overwrites-state": [new_session(1), state("running"), created(1)],
+}
+
+
+def views(lines: Sequence[Line], fault: str) -> tuple[ClientView, ClientView]:
+    reference, faulty = ClientView(), ClientView(faults={fault})
+    for sender, msg in lines:
+        reference.apply(sender, msg)
+        faulty.apply(sender, msg)
+    return reference, faulty
+
+
+def test_every_client_fault_has_an_intended_rule_and_a_transcript() -> None:
+    assert set(CLIENT_FAULT_RULES) == set(CLIENT_FAULTS) == set(FAULT_TRANSCRIPTS)
+    for rule in CLIENT_FAULT_RULES.values():
+        assert RULES_BY_ID[rule].check == "client-view"
+        assert rule in VIEW_RULES
+
+
+def test_view_rules_are_client_view_rules() -> None:
+    for rule in VIEW_RULES:
+        assert RULES_BY_ID[rule].check == "client-view", rule
+        assert RULES_BY_ID[rule].side == "client", rule
+
+
+@pytest.mark.parametrize("fault", sorted(FAULT_TRANSCRIPTS))
+def test_fault_breaks_its_intended_rule(fault: str) -> None:
+    reference, faulty = views(FAULT_TRANSCRIPTS[fault], fault)
+    found = compare_views(reference.to_json(), faulty.to_json())
+    intended = CLIENT_FAULT_RULES[fault]
+    assert found and found[0][0] == intended, found
+    # a state taken as idle also counts a completion; every other fault shows only its rule
+    also = {"TRANS-02"} if fault == "unknown-state-is-idle" else set()
+    assert {rule for rule, _ in found} == {intended} | also, found
+    assert all(why.startswith("s1: ") for _, why in found)
+
+
+@pytest.mark.parametrize("fault", sorted(FAULT_TRANSCRIPTS))
+def test_reference_agrees_with_itself(fault: str) -> None:
+    reference, _ = views(FAULT_TRANSCRIPTS[fault], fault)
+    assert compare_views(reference.to_json(), copy.deepcopy(reference.to_json())) == []
+
+
+def test_unrecognized_state_taken_as_idle() -> None:
+    reference, faulty = views([state("_thinking")], "unknown-state-is-idle")
+    assert [r for r, _ in compare_views(reference.to_json(), faulty.to_json())] == ["STATE-05"]
+
+
+def test_mutant_table_agrees_with_the_fault_rules() -> None:
+    mutants = pytest.importorskip("simulator.mutants")
+    for mutant in mutants.MUTANTS:
+        if mutant.name in CLIENT_FAULT_RULES:
+            assert mutant.intended_rule == CLIENT_FAULT_RULES[mutant.name], mutant.name
+
+
+def test_each_kind_of_difference_maps_to_its_rule() -> None:
+    base = ClientView()
+    for sender, msg in [
+        prompt(1),
+        state("running", bg=[]),
+        user("u1"),
+        say("a1"),
+        answer(1, "u1"),
+        update("tool_call_update", toolCallId="t1", status="pending"),
+        update("compaction_update", compactionId="c1", status="in_progress"),
+        state("idle", stop="end_turn", bg=[]),
+    ]:
+        base.apply(sender, msg)
+    ref = base.to_json()
+
+    def changed(edit: str) -> list[str]:
+        act = copy.deepcopy(ref)
+        s = act["s1"]
+        if edit == "message":
+            s["entities"]["agent_message"]["a1"]["content"] = []
+        elif edit == "tool":
+            s["entities"]["tool_call"]["t1"]["status"] = "completed"
+        elif edit == "compaction":
+            s["entities"]["compaction"]["c1"]["status"] = "completed"
+        elif edit == "extra":
+            s["timeline"].append(["plan", "p9"])
+            s["entities"]["plan"]["p9"] = {"plan": None, "removed": False}
+        elif edit == "fewer completions":
+            s["session"]["completions"] = 0
+        elif edit == "stop reason":
+            s["session"]["last_stop_reason"] = None
+        elif edit == "prompts":
+            s["session"]["prompts"] = {}
+        elif edit == "usage":
+            s["session"]["usage"]["used"] = 5
+        elif edit == "state":
+            s["session"]["state"] = "running"
+        return [rule for rule, _ in compare_views(ref, act)]
+
+    assert changed("message") == ["MSGID-02"]
+    assert changed("tool") == ["TOOL-06"]
+    assert changed("compaction") == ["COMPACT-04"]
+    assert changed("extra") == ["ACC-08"]
+    assert changed("fewer completions") == ["STOP-02"]
+    assert changed("stop reason") == ["STOP-02"]
+    assert changed("prompts") == ["ACC-10"]
+    assert changed("usage") == ["TRANS-02"]
+    assert changed("state") == ["STATE-05"]
+
+
+def test_session_missing_from_the_view() -> None:
+    reference, _ = views([say("a1")], "drop-unseen-chunk")
+    assert [r for r, _ in compare_views(reference.to_json(), {})] == ["ENT-03"]
