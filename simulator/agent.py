@@ -78,6 +78,7 @@ class Agent:
         "cfg",
         "close_rid",
         "closed_cancel",
+        "comp_chunks",
         "comp_started",
         "compactions",
         "cur_msg",
@@ -130,6 +131,7 @@ class Agent:
         self.bg_started = 0
         self.compactions: dict[str, str] = {}
         self.comp_started = 0
+        self.comp_chunks = 0
         self.notices = 0
         self.usages = 0
         self.losses = 0
@@ -178,6 +180,7 @@ class Agent:
             self.bg_started,
             tuple(sorted(self.compactions.items())),
             self.comp_started,
+            self.comp_chunks,
             self.notices,
             self.usages,
             self.losses,
@@ -203,8 +206,6 @@ class Agent:
     def _bg_list(self) -> list[dict[str, str]] | None:
         if not self.bg_reported:
             return None
-        if "drop-background-field" in self.faults and self.listed:
-            return None
         return [wire.background_item(kind, ident) for kind, ident in self.listed]
 
     def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
@@ -214,6 +215,8 @@ class Agent:
         trig = fgm.trigger_for(self.reported, state)
         if trig is not None:
             self.reported = fgm.SPEC.fire(self.reported, trig)
+        if "drop-background-field" in self.faults:  # seeded bug: only listing snapshots carry it
+            return wire.state_update(MAIN, state, None, stop, err)
         return self._state(state, stop, err)
 
     def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
@@ -297,6 +300,8 @@ class Agent:
                     add(("agent", "hold", rid))
                 if self._has("fail") or p[4]:
                     add(("agent", "reject", rid))
+            if st == prm.COVERED and "held-not-withdrawn" in self.faults and self._open():
+                add(("agent", "insert", rid))
             if (
                 st in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
                 and rid == waiting
@@ -320,6 +325,11 @@ class Agent:
             self.session == "closing"
             and not active
             and all(self.prompts[r][0] in prm.SPEC.final for r in self.order)
+            and (
+                all(st in cm.TERMINAL for st in self.compactions.values())
+                or "compaction-never-ends" in self.faults
+            )
+            and all(st == bgm.DONE for st in self.items.values())
         ):
             add(("agent", "close_response", None))
         if not active:
@@ -330,14 +340,16 @@ class Agent:
         else:
             self._active_events(add)
         self._background_events(add, active)
-        if self._has("compaction") and self._open():
-            if self.comp_started < cfg.compactions and active:
+        if self._has("compaction") and self.session in ("open", "closing"):
+            if self.comp_started < cfg.compactions and active and self._open():
                 add(("agent", "compact_start", None))
             for cid, st in self.compactions.items():
-                if st == cm.IN_PROGRESS:
+                if st != cm.IN_PROGRESS:
+                    continue
+                if self.comp_chunks < self.comp_started:
                     add(("agent", "compact_chunk", cid))
-                    if "compaction-never-ends" not in self.faults:
-                        add(("agent", "compact_end", cid))
+                if "compaction-never-ends" not in self.faults:
+                    add(("agent", "compact_end", cid))
         if self._has("notice") and self.notices < cfg.notices and self._open():
             add(("agent", "notice", None))
         if self._has("usage") and self.usages < cfg.usages and self._open():
@@ -391,12 +403,18 @@ class Agent:
                 add(("agent", "end", "max_tokens"))
                 add(("agent", "end", "max_turn_requests"))
                 add(("agent", "end", "refusal"))
-        if self._has("fail"):
+        if self._has("fail") and not self._unlisted_work():
             add(("agent", "end", "error"))
+
+    def _unlisted_work(self) -> bool:
+        """Announced background work not yet in the list (it would pass for foreground work)."""
+        return any(st == bgm.ANNOUNCED and key not in self.listed for key, st in self.items.items())
 
     def _can_end(self) -> bool:
         """Pending updates of the work (user messages, tool results) are sent before idle."""
         if self._fg_tools_live() and "error-with-live-tools" not in self.faults:
+            return False
+        if self._unlisted_work():
             return False
         if self._blocked():
             return False
@@ -405,10 +423,18 @@ class Agent:
         )
 
     def _background_events(self, add: Any, active: bool) -> None:
+        """Background work: start (from running foreground work), list, finalize, remove.
+        While the session is closing, live items are finalized and removed (closing stops them)."""
         cfg = self.cfg
-        if not self._open():
+        if self.session not in ("open", "closing"):
             return
-        if active and self.real == fgm.RUNNING and not self.cancelling and self.bg_started < cfg.background:
+        if (
+            self.session == "open"
+            and active
+            and self.real == fgm.RUNNING
+            and not self.cancelling
+            and self.bg_started < cfg.background
+        ):
             if self._has("terminal"):
                 add(("agent", "bg_start", "terminal"))
             if self._has("bg_tool"):
@@ -422,7 +448,7 @@ class Agent:
                 add(("agent", "bg_finish", key))
             if st == bgm.FINALIZED:
                 add(("agent", "bg_unlist", key))
-                if self._has("followup") and not active:
+                if self._has("followup") and not active and self._open():
                     add(("agent", "bg_unlist_followup", key))
         if "list-before-announce" in self.faults and self.bg_started < cfg.background and active:
             add(("agent", "bg_list_unannounced", None))
@@ -453,10 +479,9 @@ class Agent:
 
     def _do_insert(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
-        if p[0] == prm.COVERED and "held-not-withdrawn" in self.faults:
-            p[0] = prm.INSERTED
-        else:
-            self._prompt_fire(rid, "insert", oldest_held=True)
+        # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
+        # refuses it with the named violation (CANCEL-02), as it would any agent.
+        self._prompt_fire(rid, "insert", oldest_held=True)
         if "reuse-message-id" in self.faults and self.next_msg > 0:
             p[1] = "msg_u_1"
         else:
@@ -545,7 +570,9 @@ class Agent:
     def _do_think(self, _: Any) -> list[Msg]:
         self.turn_outputs += 1
         if self.cur_thought is None:
-            self.cur_thought = self._msg_id("msg_t")
+            # A thought derived from the same model output as the current message may share
+            # its messageId: it is still a separate entity (Entity IDs).
+            self.cur_thought = self.cur_msg or self._msg_id("msg_t")
             return [wire.chunk("agent_thought_chunk", MAIN, self.cur_thought, wire.text("hmm"))]
         return [wire.message("agent_thought", MAIN, self.cur_thought, [wire.text("hmm, yes")])]
 
@@ -761,6 +788,7 @@ class Agent:
         return [msg]
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
+        self.comp_chunks += 1
         return [wire.compaction_chunk(MAIN, cid, "Kept: the plan. ")]
 
     def _do_compact_end(self, cid: str) -> list[Msg]:

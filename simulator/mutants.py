@@ -127,9 +127,12 @@ def _client_view_rules(run: Run) -> set[str]:
 
 def _runs(fault: frozenset[str], cfg: Config, walks: int, steps: int) -> Iterable[tuple[str, Run]]:
     for scenario in SCENARIOS:
-        yield f"scenario {scenario.name}", scripted(scenario.script, scenario.cfg, fault, MonitorSet())
+        yield (
+            f"scenario {scenario.name}",
+            scripted(scenario.script, scenario.cfg, fault, MonitorSet(from_start=True), strict=False),
+        )
     for seed in range(walks):
-        yield f"seed {seed}", random_walk(seed, steps, cfg, fault, MonitorSet())
+        yield f"seed {seed}", random_walk(seed, steps, cfg, fault, MonitorSet(from_start=True))
 
 
 def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verdict:

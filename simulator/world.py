@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from model.core import ProtocolViolation
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from simulator.agent import AGENT_FAULTS, Agent
@@ -44,6 +45,7 @@ ALL_FAULTS = frozenset(AGENT_FAULTS) | frozenset(CLIENT_FAULTS) | frozenset(CLIE
 class World:
     __slots__ = (
         "agent",
+        "broken",
         "cfg",
         "client",
         "counts",
@@ -72,6 +74,7 @@ class World:
         self.client = Client(cfg, client_faults)
         self.net = Transport(cfg.capacity, cfg.transport)
         self.transcript: list[Line] = []
+        self.broken: ProtocolViolation | None = None
         self.monitors = monitors
         view_faults = client_faults & frozenset(CLIENT_FAULTS)
         self.reference: ClientView | None = ClientView() if view_faults else None
@@ -91,6 +94,7 @@ class World:
         new.client = self.client.clone(copy.deepcopy(self.client.view))
         new.net = self.net.clone()
         new.transcript = list(self.transcript)
+        new.broken = self.broken
         new.monitors = self.monitors.clone() if self.monitors is not None else None  # type: ignore[attr-defined]
         new.reference = copy.deepcopy(self.reference)
         new.view_breaches = dict(self.view_breaches)
@@ -111,6 +115,8 @@ class World:
 
     # -- stepping ------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:
+        if self.broken is not None:
+            return []
         ev: list[Event] = []
         net = self.net
         if net.room_to_agent() > 0:
@@ -124,7 +130,24 @@ class World:
         return ev
 
     def step(self, event: Event) -> list[Finding]:
-        """Perform one enabled event; returns the findings it made certain."""
+        """Perform one enabled event; returns the findings it made certain.
+
+        A move the model's machines refuse (``ProtocolViolation``: only a seeded-bug agent or
+        client tries one) becomes a finding of the violated rule, and the world stops: no event
+        is enabled after it.
+        """
+        try:
+            return self._step(event)
+        except ProtocolViolation as v:
+            self.broken = v
+            from properties.catalogue import RULES_BY_ID
+
+            rule = RULES_BY_ID.get(v.rule)
+            level = rule.level if rule is not None else "MUST"
+            line = len(self.transcript) + 1
+            return [Finding(v.rule, level, line, None, f"model: {v}", "rule")]
+
+    def _step(self, event: Event) -> list[Finding]:
         actor, name, arg = event
         self.steps += 1
         self.counts[f"{actor}.{name}"] += 1
@@ -166,7 +189,7 @@ class World:
 
     def finish(self) -> list[Finding]:
         """Judge the "eventually" rules; a breach when the world is quiescent, else open."""
-        if self.monitors is None:
+        if self.monitors is None or self.broken is not None:
             return []
         return self.monitors.finish(quiescent=self.quiescent())
 
