@@ -38,6 +38,8 @@ from simulator import wire
 from simulator.config import Config
 
 MAIN = "sess_1"
+_BASELINE = ("text", "resource_link")
+"""Prompt content every Agent accepts; the simulated Agent advertises nothing more."""
 CHILD = "sess_2"
 
 Event = tuple[str, str, Any]
@@ -67,6 +69,21 @@ AGENT_FAULTS = (
     "usage-no-size",  # sends a usage_update without size
     "list-tool-and-terminal",  # lists a tool call whose only live work is a listed terminal
     "custom-stop-reason-no-underscore",  # ends with a stop reason that is neither known nor _-prefixed
+    "no-idle-at-end",  # ends foreground work without any idle
+    "terminal-reused",  # starts a second terminal under an exited terminal's ID
+    "session-message-no-id",  # sends a session_message without messageId
+    "list-twice",  # names the same item twice in one background list
+    "never-answer-inserted",  # never answers an inserted prompt
+    "response-without-message-id",  # answers a prompt with a result that has no messageId
+    "user-message-wrong-id",  # reports the user message under another ID than the response's
+    "withdraw-wrong-code",  # answers a withdrawn prompt with -32603 instead of -32800
+    "silent-reject",  # rejects a prompt without any response
+    "chunk-no-message-id",  # sends message chunks without messageId
+    "compaction-no-status",  # starts a compaction with an update that has no status
+    "custom-running-state",  # reports a custom state where running is required
+    "prompt-without-work",  # inserts and answers prompts but never runs foreground work for them
+    "cancel-covers-later-prompts",  # withdraws prompts that arrived after a session/cancel
+    "accept-unadvertised-content",  # inserts prompts whose content type was not advertised
 )
 
 
@@ -243,9 +260,12 @@ class Agent:
         method = msg.get("method")
         if method == "session/prompt":
             rid = msg["id"]
-            empty = not msg["params"].get("prompt")
-            self.prompts[rid] = [prm.RECEIVED, None, False, False, empty]
+            content = msg["params"].get("prompt")
+            invalid = not content or any(b.get("type") not in _BASELINE for b in content)
+            self.prompts[rid] = [prm.RECEIVED, None, False, False, invalid]
             self.order.append(rid)
+            if self.cancelling and "cancel-covers-later-prompts" in self.faults:
+                self._prompt_fire(rid, "cover")
         elif method == "session/cancel":
             for rid in self.order:
                 if self.prompts[rid][0] in prm.PENDING:
@@ -306,14 +326,14 @@ class Agent:
                 st in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
                 and rid == waiting
                 and self._open()
-                and not p[4]
+                and (not p[4] or "accept-unadvertised-content" in self.faults)
             ):
                 add(("agent", "insert", rid))
             if st == prm.HELD and self._has("fail") and rid == waiting:
                 add(("agent", "reject", rid))
             if st in (prm.CANCEL_REQUESTED, prm.COVERED):
                 add(("agent", "withdraw", rid))
-            if st == prm.INSERTED:
+            if st == prm.INSERTED and "never-answer-inserted" not in self.faults:
                 add(("agent", "answer", rid))
             if st in (prm.INSERTED, prm.ANSWERED) and not p[2]:
                 add(("agent", "user_message", rid))
@@ -364,6 +384,8 @@ class Agent:
         return ev
 
     def _work_waiting(self) -> bool:
+        if "prompt-without-work" in self.faults:
+            return False
         return any(
             self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED) and not self.prompts[r][3] for r in self.order
         ) or (self._has("hook") and self._oldest_waiting() is not None)
@@ -495,6 +517,8 @@ class Agent:
         p = self.prompts[rid]
         if "error-after-insert" in self.faults:
             return [wire.error(rid, wire.INTERNAL_ERROR, "turn failed")]
+        if "response-without-message-id" in self.faults:
+            return [wire.result(rid, {})]
         return [wire.result(rid, {"messageId": p[1]})]
 
     def _do_answer_early(self, rid: int) -> list[Msg]:
@@ -506,19 +530,26 @@ class Agent:
 
     def _do_reject(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "reject", busy_only=False)
-        out = [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
+        out = (
+            []
+            if "silent-reject" in self.faults
+            else [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
+        )
         if "user-message-after-reject" in self.faults:
             out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
         return out
 
     def _do_withdraw(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "withdraw")
+        if "withdraw-wrong-code" in self.faults:
+            return [wire.error(rid, wire.INTERNAL_ERROR, "request cancelled")]
         return [wire.error(rid, wire.REQUEST_CANCELLED, "request cancelled")]
 
     def _do_user_message(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
         p[2] = True
-        msg = wire.message("user_message", MAIN, p[1], [wire.text(f"prompt {rid}")])
+        mid = p[1] + "_x" if "user-message-wrong-id" in self.faults else p[1]
+        msg = wire.message("user_message", MAIN, mid, [wire.text(f"prompt {rid}")])
         self.history.append(msg)
         return [msg]
 
@@ -546,6 +577,9 @@ class Agent:
         self._mark_handled()
         if "no-running-on-start" in self.faults:
             return []
+        if "custom-running-state" in self.faults:
+            self.reported = fgm.RUNNING
+            return [self._state("_busy")]
         return [self._report(fgm.RUNNING)]
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
@@ -564,6 +598,8 @@ class Agent:
             msg = wire.message("agent_message", MAIN, self.cur_msg, [wire.text("Hello")])
         else:
             msg = wire.chunk("agent_message_chunk", MAIN, self.cur_msg, wire.text(" more"))
+            if "chunk-no-message-id" in self.faults:
+                del msg["params"]["update"]["messageId"]
         self.history.append(msg)
         return [msg]
 
@@ -648,7 +684,9 @@ class Agent:
                 perm[0] = pm.SPEC.fire(perm[0], "abandon")
                 perm[0] = pm.SPEC.fire(perm[0], "withdraw")
                 out.append(wire.cancel_request(rid))
-        if "no-idle-after-cancel" in self.faults and reason == "cancelled":
+        if ("no-idle-after-cancel" in self.faults and reason == "cancelled") or (
+            "no-idle-at-end" in self.faults and reason != "cancelled"
+        ):
             self.cancelling = False
             self.real = fgm.IDLE
             self._after_end()
@@ -680,6 +718,13 @@ class Agent:
         if kind == "terminal":
             ident = f"term_{self.bg_started}"
             msgs = [wire.terminal(MAIN, ident)]
+            if "terminal-reused" in self.faults and self.items.get(("terminal", "term_1")) in (
+                bgm.FINALIZED,
+                bgm.DONE,
+            ):
+                ident = "term_1"  # a new process announced live under the exited terminal's ID
+                msgs = [wire.terminal(MAIN, ident)]
+                msgs[0]["params"]["update"]["exitStatus"] = None
         elif kind == "tool_call":
             self.tools_started += 1
             ident = f"tc_bg_{self.bg_started}"
@@ -693,6 +738,8 @@ class Agent:
                 wire.state_update(CHILD, "running", []),
                 wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
             ]
+            if "session-message-no-id" in self.faults:
+                del msgs[1]["params"]["update"]["messageId"]
         key = (kind, ident)
         self.items[key] = bgm.SPEC.fire(bgm.UNANNOUNCED, "announce")
         if "list-tool-and-terminal" in self.faults and kind == "terminal":
@@ -717,6 +764,8 @@ class Agent:
         if "list-tool-and-terminal" in self.faults and key[0] == "terminal":
             self.items[("tool_call", "tc_term")] = bgm.LISTED
             extra.append(("tool_call", "tc_term"))
+        if "list-twice" in self.faults:
+            extra.append(key)
         self.listed = (*self.listed, *extra)
         return [self._snapshot_now()]
 
@@ -785,6 +834,8 @@ class Agent:
         cid = f"cmp_{self.comp_started}"
         self.compactions[cid] = cm.IN_PROGRESS
         msg = wire.compaction(MAIN, cid, "in_progress")
+        if "compaction-no-status" in self.faults:
+            del msg["params"]["update"]["status"]
         return [msg]
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:

@@ -26,6 +26,8 @@ Msg = dict[str, Any]
 
 CLIENT_SIDE_FAULTS = (
     "empty-prompt",  # sends a session/prompt with an empty prompt array
+    "image-without-capability",  # sends an image the Agent did not advertise
+    "prompt-during-resume",  # sends a session/prompt before session/resume was answered
 )
 
 
@@ -89,6 +91,9 @@ class Client:
     def enabled(self) -> list[Event]:
         cfg = self.cfg
         ev: list[Event] = []
+        resuming_prompt = self.session == "resuming" and "prompt-during-resume" in self.faults
+        if resuming_prompt and self.prompts_sent < cfg.prompts:
+            ev.append(("client", "prompt", None))
         if self.session == "open":
             if self.prompts_sent < cfg.prompts:
                 ev.append(("client", "prompt", None))
@@ -116,7 +121,11 @@ class Client:
             self.prompts_sent += 1
             rid = self._rid()
             self.unanswered.append(rid)
-            content = [] if "empty-prompt" in self.faults else [wire.text(f"prompt {rid}")]
+            content: list[Any] = [wire.text(f"prompt {rid}")]
+            if "empty-prompt" in self.faults:
+                content = []
+            elif "image-without-capability" in self.faults:
+                content = [wire.image()]
             return [wire.prompt(rid, MAIN, content)]
         if name == "cancel":
             self.cancels += 1

@@ -62,6 +62,9 @@ class Config:
     transport: str = "fifo"
     """fifo (both directions in order, like stdio) or unordered (agent -> client any order)."""
     features: frozenset[str] = field(default_factory=lambda: frozenset(FEATURES))
+    handshake: bool = True
+    """Start every run with initialize and session/new (answered), so that the transcript shows
+    the session from its creation; without it the session is assumed initialized."""
 
     def with_(self, **changes: Any) -> Config:
         return replace(self, **changes)

@@ -38,6 +38,12 @@ class Mutant:
     intended_rule: str
     description: str
     cfg: Config = field(default=DEFAULT)
+    faults: tuple[str, ...] = ()
+    """The faults switched on (default: the one named like the mutant)."""
+
+    @property
+    def switched_on(self) -> frozenset[str]:
+        return frozenset(self.faults or (self.name,))
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -73,7 +79,52 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "custom-stop-reason-no-underscore", "agent", "STOP-03", "ends with an unknown stop reason without `_`"
     ),
+    Mutant("no-idle-at-end", "agent", "FG-05", "ends foreground work without reporting idle"),
+    Mutant(
+        "terminal-reused",
+        "agent",
+        "ENT-01",
+        "starts a second terminal under an exited terminal's ID",
+        DEFAULT.with_(background=2, prompts=3, features=DEFAULT.features - {"bg_tool", "subagent", "fail"}),
+    ),
+    Mutant("session-message-no-id", "agent", "SDM-01", "sends a session_message without messageId"),
+    Mutant("list-twice", "agent", "BG-17", "names the same item twice in one background list"),
+    Mutant("never-answer-inserted", "agent", "ACC-01", "never answers an inserted prompt"),
+    Mutant("response-without-message-id", "agent", "ACC-04", "answers a prompt without messageId"),
+    Mutant("user-message-wrong-id", "agent", "ACC-06", "reports the user message under another ID"),
+    Mutant("withdraw-wrong-code", "agent", "REJ-03", "answers a withdrawn prompt with -32603, not -32800"),
+    Mutant(
+        "close-withdraw-wrong-code",
+        "agent",
+        "ACC-13",
+        "answers a prompt stopped by session/close with -32603",
+        faults=("withdraw-wrong-code",),
+    ),
+    Mutant("silent-reject", "agent", "REJ-01", "rejects a prompt without sending any response"),
+    Mutant("chunk-no-message-id", "agent", "MSGID-01", "sends an agent message chunk without messageId"),
+    Mutant("compaction-no-status", "agent", "COMPACT-02", "starts a compaction with no status"),
+    Mutant("custom-running-state", "agent", "STATE-04", "reports a custom state where running is required"),
+    Mutant("prompt-without-work", "agent", "BOUND-02", "accepts prompts but never runs foreground work"),
+    Mutant(
+        "update-after-cancelled-idle",
+        "agent",
+        "CANCEL-14",
+        "sends output after the idle that confirms a cancel",
+        faults=("update-after-idle",),
+    ),
+    Mutant(
+        "cancel-covers-later-prompts", "agent", "CANCEL-16", "withdraws prompts that arrived after a cancel"
+    ),
+    Mutant(
+        "accept-unadvertised-content",
+        "agent",
+        "USER-04",
+        "inserts a prompt with content it did not advertise",
+        faults=("accept-unadvertised-content", "image-without-capability"),
+    ),
     Mutant("empty-prompt", "client", "USER-01", "sends a session/prompt with an empty prompt array"),
+    Mutant("image-without-capability", "client", "USER-03", "sends an image the Agent did not advertise"),
+    Mutant("prompt-during-resume", "client", "INTRO-01", "sends a prompt before session/resume was answered"),
     Mutant("omitted-background-is-empty", "client", "BG-08", "treats an omitted background list as []"),
     Mutant("move-on-update", "client", "ENT-04", "moves an entity to the end of the timeline on update"),
     Mutant("drop-unseen-chunk", "client", "ENT-03", "drops a chunk for an ID it has not seen"),
@@ -137,7 +188,7 @@ def _runs(fault: frozenset[str], cfg: Config, walks: int, steps: int) -> Iterabl
 
 def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verdict:
     """Run a mutant (or, with None, the unmodified simulator) through scenarios and walks."""
-    fault = frozenset({mutant.name}) if mutant else frozenset()
+    fault = mutant.switched_on if mutant else frozenset()
     cfg = mutant.cfg if mutant else DEFAULT
     verdict = Verdict(mutant)
     for source, run in _runs(fault, cfg, walks, steps):

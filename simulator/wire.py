@@ -227,3 +227,37 @@ def transcript_line(sender: str, msg: Msg) -> str:
 def to_ndjson(lines: list[tuple[str, Msg]]) -> str:
     """A whole transcript as UTF-8 NDJSON text (one line per message, final newline)."""
     return "".join(transcript_line(s, m) + "\n" for s, m in lines)
+
+
+# -- connection set-up -------------------------------------------------------------------------
+
+PROTOCOL_VERSION = 2
+IMPLEMENTATION = {"name": "acp-model", "version": "0.1.0"}
+
+
+def initialize(rid: int | str) -> Msg:
+    return request(rid, "initialize", {"protocolVersion": PROTOCOL_VERSION, "info": IMPLEMENTATION})
+
+
+def initialized(rid: int | str) -> Msg:
+    """The Agent's initialize answer: baseline session methods and baseline prompt content only."""
+    return result(
+        rid,
+        {
+            "protocolVersion": PROTOCOL_VERSION,
+            "info": IMPLEMENTATION,
+            "capabilities": {"session": {"prompt": {}}},
+        },
+    )
+
+
+def new_session(rid: int | str) -> Msg:
+    return request(rid, "session/new", {"cwd": "/work"})
+
+
+def session_created(rid: int | str, session: str) -> Msg:
+    return result(rid, {"sessionId": session})
+
+
+def image(data: str = "iVBORw0KGgo=") -> dict[str, str]:
+    return {"type": "image", "data": data, "mimeType": "image/png"}

@@ -29,7 +29,8 @@ from typing import Any
 from model.core import ProtocolViolation
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from simulator.agent import AGENT_FAULTS, Agent
+from simulator import wire
+from simulator.agent import AGENT_FAULTS, MAIN, Agent
 from simulator.client import CLIENT_SIDE_FAULTS, Client
 from simulator.clientview import CLIENT_FAULTS, ClientView
 from simulator.config import DEFAULT, Config
@@ -83,6 +84,20 @@ class World:
         self.counts: Counter[str] = Counter()
         self.steps = 0
         self.record = record
+        if cfg.handshake:
+            self._handshake()
+
+    def _handshake(self) -> None:
+        """initialize, then session/new: each request received and answered at once."""
+        for request, answer in (
+            (wire.initialize("init"), wire.initialized("init")),
+            (wire.new_session("new"), wire.session_created("new", MAIN)),
+        ):
+            for sender, msg in (("client", request), ("agent", answer)):
+                self.client.view.apply(sender, msg)
+                if self.reference is not None:
+                    self.reference.apply(sender, msg)
+                self._record(sender, msg)
 
     # -- copying for explorers ----------------------------------------------------------------
     def clone(self) -> World:

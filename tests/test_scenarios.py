@@ -422,7 +422,8 @@ def checker() -> SchemaChecker:
 def client_receipts(run: Run, cfg: Config) -> list[dict[str, Json]]:
     """Agent messages in the order the client received them (re-stepping the run's events)."""
     world = World(cfg)
-    out: list[dict[str, Json]] = []
+    # The handshake (initialize, session/new) is answered before any event: received at once.
+    out: list[dict[str, Json]] = [m for s, m in world.transcript if s == "agent"]
     for ev in run.events:
         if ev[:2] == ("net", "to_client"):
             out.append(world.net.to_client[ev[2]])
