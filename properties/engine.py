@@ -21,8 +21,10 @@ the message kinds it wants, and the set builds one table per kind once (again af
   ``(sessionId of the request or None, request, line, response)``.
 
 So ``feed`` does one dictionary lookup per message and calls only the handlers registered for
-it, in monitor order. A monitor that overrides ``on_message`` instead still sees every message
-(the old, simple interface, kept for small test monitors).
+it, in monitor order. The tables hold each handler's function and its monitor's index (not bound
+methods), so a clone shares them and only copies the monitors' state. A monitor that overrides
+``on_message`` instead still sees every message (the old, simple interface, kept for small test
+monitors).
 
 Shared context: a monitor may name other monitor classes in ``REQUIRES`` (for instance a tracker
 of per-session facts that several monitors read). The set creates each required class once,
@@ -93,9 +95,15 @@ class Monitor:
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
 
     def __init__(self, owner: MonitorSet) -> None:
+        self._attach(owner)
+
+    def _attach(self, owner: MonitorSet) -> None:
+        """Belong to ``owner`` (also used by ``clone``)."""
         self._owner = owner
-        self._ex = owner.exercised
+        self._ex = owner._exercised
         """The owner's exercise counter (hot paths increment it directly)."""
+        self._gx = owner._groups
+        """Counts of rule groups exercised together (``exercise_all``), merged on reading."""
 
     # -- hooks ---------------------------------------------------------------------------
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
@@ -115,19 +123,22 @@ class Monitor:
         state; monitors on the hot path override it with plain container copies."""
         new = copy.copy(self)
         for name, value in vars(self).items():
-            if name not in ("_owner", "_ex"):
+            if name not in ("_owner", "_ex", "_gx"):
                 setattr(new, name, copy.deepcopy(value))
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         return new
 
     def state_key(self) -> Any:
         """A hashable summary of the state that matters for future findings."""
-        return freeze({k: v for k, v in vars(self).items() if k not in ("_owner", "_ex")})
+        return freeze({k: v for k, v in vars(self).items() if k not in ("_owner", "_ex", "_gx")})
 
     # -- reporting -----------------------------------------------------------------------
     def exercise(self, rule: str) -> None:
         self._ex[rule] += 1
+
+    def exercise_all(self, rules: tuple[str, ...]) -> None:
+        """Count every rule of a group (one dictionary update; merged when ``exercised`` is read)."""
+        self._gx[rules] += 1
 
     def breach(
         self, rule: str, line: int | None, session: str | None, explanation: str, message: Any = None
@@ -189,7 +200,8 @@ class MonitorSet:
         self.from_start = from_start
         """Every session in the stream is seen from its creation on (true of simulated runs;
         a transcript shows it per session with a ``session/new`` response)."""
-        self.exercised: Counter[str] = Counter()
+        self._exercised: Counter[str] = Counter()
+        self._groups: Counter[tuple[str, ...]] = Counter()
         self.findings: list[Finding] = []
         self._new: list[Finding] = []
         self._levels: dict[str, str] = {}
@@ -213,13 +225,19 @@ class MonitorSet:
         return found
 
     def _build_tables(self) -> None:
-        tables: dict[str, dict[str, list[Handler]]] = {name: {} for name in TABLES}
-        raw: list[Monitor] = []
-        for monitor in self.monitors:
+        """One table per message kind: key -> ((handler function, monitor index), ...). The
+        tables hold plain functions and indices, so clones share them."""
+        tables: dict[str, dict[str, list[tuple[Callable[..., None], int]]]]
+        tables = {name: {} for name in TABLES}
+        raw: list[int] = []
+        for index, monitor in enumerate(self.monitors):
             if type(monitor).on_message is not Monitor.on_message:
-                raw.append(monitor)
+                raw.append(index)
             for table, key, handler in monitor.handlers():
-                tables[table].setdefault(key, []).append(handler)
+                func = getattr(handler, "__func__", None)
+                if func is None or getattr(handler, "__self__", None) is not monitor:
+                    raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
+                tables[table].setdefault(key, []).append((func, index))
         frozen = {name: {k: tuple(v) for k, v in t.items()} for name, t in tables.items()}
         self._upd = frozen["update"]
         self._creq = frozen["client-request"]
@@ -229,6 +247,27 @@ class MonitorSet:
         self._aresp = frozen["agent-response"]
         self._cresp = frozen["client-response"]
         self._raw = tuple(raw)
+
+    def _share_tables(self, other: MonitorSet) -> None:
+        self._upd = other._upd
+        self._creq = other._creq
+        self._areq = other._areq
+        self._cnote = other._cnote
+        self._anote = other._anote
+        self._aresp = other._aresp
+        self._cresp = other._cresp
+        self._raw = other._raw
+
+    @property
+    def exercised(self) -> Counter[str]:
+        """How often each rule's trigger condition was met so far."""
+        if self._groups:
+            ex = self._exercised
+            for rules, n in self._groups.items():
+                for rule in rules:
+                    ex[rule] += n
+            self._groups.clear()
+        return self._exercised
 
     def level_of(self, rule: str) -> str:
         level = self._levels.get(rule)
@@ -247,9 +286,10 @@ class MonitorSet:
     # -- the hot path --------------------------------------------------------------------
     def feed(self, sender: str, msg: Message, line: int) -> list[Finding]:
         """Feed one message; returns the findings it made certain (possibly none)."""
+        mons = self.monitors
         if self._raw:
-            for monitor in self._raw:
-                monitor.on_message(sender, msg, line)
+            for index in self._raw:
+                mons[index].on_message(sender, msg, line)
         method = msg.get("method")
         if method == "session/update":
             if sender == "agent":
@@ -261,8 +301,8 @@ class MonitorSet:
                 except (KeyError, TypeError, IndexError):
                     handlers = None  # malformed: the schema checker reports it
                 if handlers is not None and type(sid) is str and type(upd) is dict:
-                    for handler in handlers:
-                        handler(sid, upd, line, msg)
+                    for func, index in handlers:
+                        func(mons[index], sid, upd, line, msg)
         elif method is None:
             self._response(sender, msg, line)
         elif type(method) is str:
@@ -288,8 +328,9 @@ class MonitorSet:
         else:
             handlers = (self._cnote if client else self._anote).get(method)
         if handlers is not None:
-            for handler in handlers:
-                handler(sid, params, line, msg)
+            mons = self.monitors
+            for func, index in handlers:
+                func(mons[index], sid, params, line, msg)
 
     def _response(self, sender: str, msg: Message, line: int) -> None:
         rid = msg.get("id")
@@ -310,8 +351,9 @@ class MonitorSet:
         sid = params.get("sessionId") if type(params) is dict else None
         if type(sid) is not str:
             sid = None
-        for handler in handlers:
-            handler(sid, request, line, msg)
+        mons = self.monitors
+        for func, index in handlers:
+            func(mons[index], sid, request, line, msg)
 
     def finish(self, quiescent: bool = False) -> list[Finding]:
         """Judge the "eventually" rules; returns the findings this produced."""
@@ -325,7 +367,8 @@ class MonitorSet:
         """An independent copy: feeding one never changes the other."""
         new = MonitorSet.__new__(MonitorSet)
         new.from_start = self.from_start
-        new.exercised = Counter(self.exercised)
+        new._exercised = Counter(self._exercised)
+        new._groups = Counter(self._groups)
         new.findings = list(self.findings)
         new._new = list(self._new)
         new._levels = self._levels
@@ -337,7 +380,7 @@ class MonitorSet:
         for cls in [c for c in order if c in required] + [c for c in order if c not in required]:
             new._by_class[cls] = self._by_class[cls].clone(new)
         new.monitors = [new._by_class[c] for c in order]
-        new._build_tables()
+        new._share_tables(self)
         return new
 
     def state_key(self) -> Any:

@@ -163,7 +163,11 @@ class BackgroundMonitor(Monitor):
 
     # -- snapshots -----------------------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        bs = self._session(sid)
+        bs = self.sessions.get(sid)
+        if bs is None:
+            if "background" not in upd:
+                return  # nothing reported yet, nothing reported now
+            bs = self._session(sid)
         raw = upd.get("background")
         if bs.reported:
             self._ex["BG-07"] += 1
@@ -234,8 +238,7 @@ class BackgroundMonitor(Monitor):
     # -- explorers -----------------------------------------------------------------------
     def clone(self, owner: MonitorSet) -> BackgroundMonitor:
         new = BackgroundMonitor.__new__(BackgroundMonitor)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         new.facts = owner.get(Facts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         return new

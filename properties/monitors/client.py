@@ -87,8 +87,7 @@ class ClientMonitor(Monitor):
 
     def clone(self, owner: MonitorSet) -> ClientMonitor:
         new = ClientMonitor.__new__(ClientMonitor)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         new.facts = owner.get(Facts)
         new.prompted = dict(self.prompted)
         return new

@@ -166,8 +166,7 @@ class EntityMonitor(Monitor):
 
     def clone(self, owner: MonitorSet) -> EntityMonitor:
         new = EntityMonitor.__new__(EntityMonitor)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         new.facts = owner.get(Facts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         return new

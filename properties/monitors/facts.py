@@ -152,7 +152,9 @@ class Facts(Monitor):
 
     # -- handlers ------------------------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        fs = self.of(sid)
+        fs = self.sessions.get(sid)
+        if fs is None:
+            fs = self.of(sid)
         state = upd.get("state")
         if type(state) is not str:
             state = "?"
@@ -163,9 +165,10 @@ class Facts(Monitor):
         if state != fs.state:
             fs.period += 1
         fs.state = state
-        keys = self.background(upd)
-        if keys is not None:
-            fs.listed = frozenset(keys)
+        if "background" in upd:
+            keys = self.background(upd)
+            if keys is not None:
+                fs.listed = frozenset(keys)
 
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
@@ -224,8 +227,7 @@ class Facts(Monitor):
     # -- explorers -----------------------------------------------------------------------
     def clone(self, owner: MonitorSet) -> Facts:
         new = Facts.__new__(Facts)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         new.init_pending = self.init_pending
         new.initialized = self.initialized

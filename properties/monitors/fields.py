@@ -73,8 +73,7 @@ class FieldMonitor(Monitor):
 
     def clone(self, owner: Any) -> FieldMonitor:
         new = FieldMonitor.__new__(FieldMonitor)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         return new
 
     def state_key(self) -> Any:

@@ -239,8 +239,7 @@ class ForegroundMonitor(Monitor):
                         msg,
                     )
         elif state == "requires_action":
-            for counted in _RA_GROUP:
-                self._ex[counted] += 1
+            self._gx[_RA_GROUP] += 1
             if st.flag_period != fs.period:
                 st.flag_period = fs.period
                 self.breach(
@@ -263,8 +262,7 @@ class ForegroundMonitor(Monitor):
     def _started(
         self, st: _Session, period: int, rule: str, sid: str, line: int, what: str, msg: Message
     ) -> None:
-        for counted in _START_GROUP:
-            self._ex[counted] += 1
+        self._gx[_START_GROUP] += 1
         if rule not in _START_GROUP:
             self._ex[rule] += 1
         if st.flag_period != period:
@@ -275,18 +273,26 @@ class ForegroundMonitor(Monitor):
 
     # -- state ---------------------------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        fs = self.facts.of(sid)
-        st = self._session(sid)
+        fs = self.facts.sessions.get(sid)
+        if fs is None:
+            fs = self.facts.of(sid)
+        st = self.sessions.get(sid)
+        if st is None:
+            st = self._session(sid)
         prev = fs.state
         new = upd.get("state")
         if type(new) is not str:
             new = "?"
-        cancel_since, st.cancel_since = st.cancel_since, False
+        cancel_since = st.cancel_since
+        if cancel_since:
+            st.cancel_since = False
         if new != prev:
             st.since = line
         if new != "idle":
-            st.await_active.clear()
-            st.accepted.clear()
+            if st.await_active:
+                st.await_active.clear()
+            if st.accepted:
+                st.accepted.clear()
             if new in ACTIVE:
                 st.last_std = new
         if fs.resuming:  # a resume snapshot reports the state, it is no transition
@@ -298,11 +304,9 @@ class ForegroundMonitor(Monitor):
             return
         if new in ACTIVE:
             if prev not in ACTIVE:
-                for counted in _START_GROUP:
-                    self._ex[counted] += 1
+                self._gx[_START_GROUP] += 1
             elif prev == "requires_action" and new == "running":
-                for counted in _RA_GROUP:
-                    self._ex[counted] += 1
+                self._gx[_RA_GROUP] += 1
             return
         if new != "idle":
             return
@@ -344,16 +348,13 @@ class ForegroundMonitor(Monitor):
         line: int,
         msg: Message,
     ) -> None:
-        for counted in _END_GROUPS:
-            self._ex[counted] += 1
+        self._gx[_END_GROUPS] += 1
         if prev == "requires_action":
-            for counted in _RA_GROUP:
-                self._ex[counted] += 1
+            self._gx[_RA_GROUP] += 1
         st.last_end = interval
         st.last_end_cancel = bool(cancel_line)
         if cancel_line:
-            for counted in _CANCEL_GROUP:
-                self._ex[counted] += 1
+            self._gx[_CANCEL_GROUP] += 1
             if reason != "cancelled":
                 rule = "CANCEL-12" if reason == "error" else "TRANS-04"
                 self.breach(
@@ -382,8 +383,7 @@ class ForegroundMonitor(Monitor):
             return
         fs = self.facts.of(sid)
         if fs.state in ACTIVE and fs.cancel_line and not fs.resuming:
-            for counted in _CANCEL_GROUP:
-                self._ex[counted] += 1
+            self._gx[_CANCEL_GROUP] += 1
             self.breach(
                 "CANCEL-11", line, sid,
                 f"session/close succeeded while the {fs.state} work it cancelled (line "
@@ -433,8 +433,7 @@ class ForegroundMonitor(Monitor):
     # -- explorers -----------------------------------------------------------------------
     def clone(self, owner: MonitorSet) -> ForegroundMonitor:
         new = ForegroundMonitor.__new__(ForegroundMonitor)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         new.facts = owner.get(Facts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         return new

@@ -234,8 +234,7 @@ class PromptMonitor(Monitor):
         sid = rec[0]
         ps = self.sessions[sid]
         del ps.pending[rid]
-        for counted in _ANSWERED:
-            self._ex[counted] += 1
+        self._gx[_ANSWERED] += 1
         if "error" in msg:
             self._error(ps, sid, rid, rec, line, msg)
         else:
@@ -302,8 +301,7 @@ class PromptMonitor(Monitor):
                 f"success response to prompt {rid!r} has no string messageId ({mid!r})", msg,
             )
         else:
-            for counted in _RETURNED:
-                self._ex[counted] += 1
+            self._gx[_RETURNED] += 1
             other = ps.claimed.get(mid)
             if other is not None:
                 self.breach(
@@ -327,6 +325,9 @@ class PromptMonitor(Monitor):
                 else:
                     ps.unreported[mid] = line
         self._ex["ACC-06"] += 1
+        if not ps.unclaimed:
+            ps.reported_d = 0
+            return
         self._settle(
             ps, sid, line, "ACC-06",
             f"prompt {rid!r} returned messageId {mid!r}, but a user message reported after it was "
@@ -406,8 +407,7 @@ class PromptMonitor(Monitor):
     # -- explorers -----------------------------------------------------------------------
     def clone(self, owner: MonitorSet) -> PromptMonitor:
         new = PromptMonitor.__new__(PromptMonitor)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         new.facts = owner.get(Facts)
         new.prompts = dict(self.prompts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}

@@ -59,8 +59,7 @@ class ResumeMonitor(Monitor):
 
     def clone(self, owner: MonitorSet) -> ResumeMonitor:
         new = ResumeMonitor.__new__(ResumeMonitor)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         new.windows = dict(self.windows)
         return new
 

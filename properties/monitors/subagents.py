@@ -64,8 +64,7 @@ class SubagentMonitor(Monitor):
 
     def clone(self, owner: MonitorSet) -> SubagentMonitor:
         new = SubagentMonitor.__new__(SubagentMonitor)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         new.parents = dict(self.parents)
         new.mirrored = dict(self.mirrored)
         new.own = dict(self.own)

@@ -144,8 +144,7 @@ class ToolMonitor(Monitor):
             if fs.state == "requires_action" and created > 0 and not fs.resuming:
                 listed = fs.listed
                 if listed is None or ("tool_call", tid) not in listed:
-                    for counted in _RA_GROUP:
-                        self._ex[counted] += 1
+                    self._gx[_RA_GROUP] += 1
                     if ts.ra_period != fs.period:
                         ts.ra_period = fs.period
                         self.breach(
@@ -178,14 +177,16 @@ class ToolMonitor(Monitor):
 
     # -- the idle that ends work ---------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        keys = self.facts.background(upd)
-        if keys and (self.suspects or self.owed):
-            self._listed(sid, keys)
+        if self.suspects or self.owed:
+            keys = self.facts.background(upd)
+            if keys:
+                self._listed(sid, keys)
         if upd.get("state") != "idle":
             return
         fs = self.facts.of(sid)
         if fs.state not in ACTIVE or fs.resuming:
             return
+        keys = self.facts.background(upd)
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
         if upd.get("stopReason") == "error":
@@ -275,8 +276,7 @@ class ToolMonitor(Monitor):
     # -- explorers -----------------------------------------------------------------------
     def clone(self, owner: MonitorSet) -> ToolMonitor:
         new = ToolMonitor.__new__(ToolMonitor)
-        new._owner = owner
-        new._ex = owner.exercised
+        new._attach(owner)
         new.facts = owner.get(Facts)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         new.perms = dict(self.perms)
