@@ -63,6 +63,9 @@ TABLES = (
 
 _EMPTY: dict[str, Any] = {}
 M = TypeVar("M", bound="Monitor")
+_TABLES: dict[tuple[type[Monitor], ...], _Tables] = {}
+"""Dispatch tables by monitor classes in order: handlers are methods, so the tables (functions
+and monitor indices) depend only on the classes, and every set of the same classes shares them."""
 
 
 def freeze(value: Any) -> Any:
@@ -107,7 +110,8 @@ class Monitor:
 
     # -- hooks ---------------------------------------------------------------------------
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        """``(table, key, bound method)`` for every message kind this monitor wants."""
+        """``(table, key, bound method of self)`` for every message kind this monitor wants. The
+        answer must depend on the class only (sets of the same classes share the tables)."""
         return ()
 
     def on_message(self, sender: str, msg: Message, line: int) -> None:
@@ -215,7 +219,13 @@ class MonitorSet:
         for cls in given:
             self._by_class[cls] = cls(self)
         self.monitors: list[Monitor] = [self._by_class[c] for c in (*given, *required)]
-        self._build_tables()
+        order = tuple(type(m) for m in self.monitors)
+        cached = _TABLES.get(order)
+        if cached is None:
+            self._build_tables()
+            _TABLES[order] = _Tables(self)
+        else:
+            self._share_tables(cached)
 
     # -- set-up --------------------------------------------------------------------------
     def get(self, cls: type[M]) -> M:
@@ -248,7 +258,7 @@ class MonitorSet:
         self._cresp = frozen["client-response"]
         self._raw = tuple(raw)
 
-    def _share_tables(self, other: MonitorSet) -> None:
+    def _share_tables(self, other: MonitorSet | _Tables) -> None:
         self._upd = other._upd
         self._creq = other._creq
         self._areq = other._areq
@@ -391,6 +401,20 @@ class MonitorSet:
             _pending_key(self.pending_agent),
             tuple(m.state_key() for m in self.monitors),
         )
+
+
+class _Tables:
+    """The dispatch tables of a set, kept without the set (see ``_TABLES``)."""
+
+    def __init__(self, ms: MonitorSet) -> None:
+        self._upd = ms._upd
+        self._creq = ms._creq
+        self._areq = ms._areq
+        self._cnote = ms._cnote
+        self._anote = ms._anote
+        self._aresp = ms._aresp
+        self._cresp = ms._cresp
+        self._raw = ms._raw
 
 
 def _pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
