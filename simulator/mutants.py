@@ -146,6 +146,10 @@ class Verdict:
     caught_by: Counter[str] = field(default_factory=Counter)
     shortest: list[Line] | None = None
     shortest_source: str = ""
+    shortest_rules: frozenset[str] = frozenset()
+    """Rules the monitors reported on the wire for the shortest run, breaches and obligations
+    still open at its end (model refusals and client-view breaches excluded): ``acp-model check``
+    on that transcript finds exactly these."""
     findings: int = 0
 
     @property
@@ -163,6 +167,7 @@ class Verdict:
             "caught_by": sorted(self.caught_by),
             "shortest_length": len(self.shortest) if self.shortest is not None else None,
             "shortest_source": self.shortest_source or None,
+            "shortest_wire_rules": sorted(self.shortest_rules),
             "runs": self.runs,
             "findings": self.findings,
         }
@@ -200,4 +205,9 @@ def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verd
         if hit and (verdict.shortest is None or len(run.world.transcript) < len(verdict.shortest)):
             verdict.shortest = list(run.world.transcript)
             verdict.shortest_source = source
+            verdict.shortest_rules = frozenset(
+                f.rule
+                for f in run.findings
+                if f.kind in ("rule", "open") and not f.explanation.startswith("model: ")
+            )
     return verdict

@@ -204,9 +204,10 @@ class World:
 
     def finish(self) -> list[Finding]:
         """Judge the "eventually" rules; a breach when the world is quiescent, else open."""
-        if self.monitors is None or self.broken is not None:
+        if self.monitors is None:
             return []
-        return self.monitors.finish(quiescent=self.quiescent())
+        # A world stopped by a model refusal is not quiescent: what is open stays open.
+        return self.monitors.finish(quiescent=self.broken is None and self.quiescent())
 
     def view_findings(self) -> list[tuple[str, str]]:
         """(rule, explanation) for each way the Client's view differs from the reference."""
