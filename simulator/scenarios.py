@@ -32,6 +32,7 @@ def a(name: str, arg: Any = None) -> tuple[str, str, Any]:
 ROOMY = DEFAULT.with_(capacity=32, outputs=3)
 """Scenarios deliver in batches: give the channels room for a whole batch."""
 
+
 @dataclass(frozen=True)
 class Scenario:
     name: str

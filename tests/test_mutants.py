@@ -37,7 +37,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, obj
     return json.loads(buf.getvalue()), out, code
 
 
-def test_every_mutant_is_caught_by_its_intended_rule(report: tuple[list[dict[str, object]], Path, int]) -> None:
+Report = tuple[list[dict[str, object]], Path, int]
+
+
+def test_every_mutant_is_caught_by_its_intended_rule(report: Report) -> None:
     verdicts, _, code = report
     missed = [v["name"] for v in verdicts if not v["caught"]]
     assert missed == []
