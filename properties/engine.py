@@ -10,7 +10,7 @@ in the agent's send order, client lines in the agent's receive order). A monitor
 is certain from that order.
 
 Dispatch (the hot path): a monitor does not look at every message. It lists, in ``handlers()``,
-the message kinds it wants, and the set builds one table per kind once (again after ``clone``):
+the message kinds it wants, and one table per kind is built once per list of monitor classes:
 
 - ``update``: ``session/update`` notifications from the Agent, keyed by ``sessionUpdate``; the
   handler gets ``(sessionId, update, line, message)``;
@@ -31,9 +31,16 @@ of per-session facts that several monitors read). The set creates each required 
 before the monitors that need it, and dispatches to it *after* them, so a monitor always reads
 the context as it stood before the current message.
 
+Exercise counts: ``exercise(rule)`` counts one rule; ``exercise_all(group)`` counts a group of
+restated rules with one update, merged into ``exercised`` when it is read.
+
 Cloning for explorers: ``MonitorSet.clone()`` is an independent copy (each monitor's ``clone``
 copies its plain containers), and ``state_key()`` a hashable summary of everything that can
-change future findings.
+change future findings (counters and line numbers only in the relative form the checks use).
+
+Construction options: ``MonitorSet(monitors, from_start=True)`` says every session in the stream
+is seen from its creation (a simulated run); otherwise a ``session/new`` response shows it per
+session. It lets the prompt monitor judge replayed IDs (ACC-11).
 
 Must not know: files, JSON decoding, or how the messages were produced.
 """
