@@ -234,7 +234,10 @@ def mutated(draw: st.DrawFn) -> list[bytes]:
             lines[i], lines[j] = lines[j], lines[i]
         else:
             obj = json.loads(lines[i])
-            path = draw(st.sampled_from(_paths(obj)))
+            paths = _paths(obj)
+            if not paths:  # an earlier mutation left nothing to remove or retype on this line
+                continue
+            path = draw(st.sampled_from(paths))
             parent = obj
             for key in path[:-1]:
                 parent = parent[key]
