@@ -1,0 +1,208 @@
+"""What every explorer shares: the monitors it runs, checked stepping, replay and the counterexample value.
+
+Theory of operation
+-------------------
+A *breach* is one rule broken in one run, from one of four sources:
+
+- ``monitor``: a monitor finding of kind ``rule`` made certain by a step (``World.step``);
+- ``eventually``: a monitor finding made at quiescence by ``World.finish`` (an "eventually"
+  obligation nothing can discharge any more);
+- ``view``: the faulty client's view differs from the reference view (``World.view_breaches``);
+- ``model``: the agent tried a move its machine tables forbid (``ProtocolViolation``).
+
+``step_checked`` performs one event and returns the breaches it caused; ``settle`` finishes a
+run deterministically (oldest agent move or delivery first) so "eventually" rules can be judged
+at quiescence; ``replay`` re-runs an event list (dropping events that are not enabled when their
+turn comes, as the shrinker needs) and reports what it broke. A ``Counterexample`` is a shrunk
+event list for one rule, with everything needed to write it out (``simulator.report``).
+
+Monitors come from ``new_monitors``: the full catalogue (``MonitorSet()``, i.e.
+``properties.monitors.ALL_MONITORS``) when it can be imported, otherwise an empty set (the
+explorers still run; the report says so).
+
+Must not know: which explorer is running, files, or how a counterexample is printed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from model.core import ProtocolViolation
+from properties.engine import MonitorSet
+from simulator.config import Config
+from simulator.world import Event, Line, World
+
+SETTLE_BUDGET = 400
+"""Most agent moves and deliveries ``settle`` takes before giving up on quiescence."""
+
+
+def new_monitors(enabled: bool = True) -> MonitorSet:
+    """The full catalogue of monitors, or an empty set when it is off or not importable."""
+    if not enabled:
+        return MonitorSet([])
+    try:
+        return MonitorSet()
+    except ImportError:  # pragma: no cover - only while properties.monitors is missing
+        return MonitorSet([])
+
+
+def monitor_rules() -> tuple[str, ...]:
+    """Every rule ID some default monitor reports (sorted), for coverage reports."""
+    ms = new_monitors()
+    rules = {rule for m in ms.monitors for rule in type(m).RULES}
+    return tuple(sorted(rules))
+
+
+@dataclass(frozen=True, slots=True)
+class Breach:
+    rule: str
+    source: str
+    """monitor, eventually, view or model (see the module docstring)."""
+    explanation: str
+
+
+def step_checked(world: World, event: Event) -> list[Breach]:
+    """Perform ``event``; the breaches it made certain. After a model violation the world is
+    broken (nothing is enabled) and callers stop the run."""
+    before = len(world.view_breaches)
+    was_broken = getattr(world, "broken", None)
+    try:
+        found = world.step(event)
+    except ProtocolViolation as exc:  # worlds that do not turn refusals into findings
+        return [Breach(exc.rule, "model", str(exc))]
+    broken = getattr(world, "broken", None)
+    if broken is not None and broken is not was_broken:
+        return [Breach(broken.rule, "model", str(broken))]
+    out = [Breach(f.rule, "monitor", f.explanation) for f in found if f.kind == "rule"]
+    if len(world.view_breaches) != before:
+        for rule, why in list(world.view_breaches.items())[before:]:
+            out.append(Breach(rule, "view", why))
+    return out
+
+
+def judge_end(world: World) -> list[Breach]:
+    """Judge the "eventually" rules; breaches only when the world is quiescent."""
+    return [Breach(f.rule, "eventually", f.explanation) for f in world.finish() if f.kind == "rule"]
+
+
+def settle_choice(enabled: list[Event]) -> Event | None:
+    """The move ``settle`` takes: the first enabled agent move or delivery (never a client choice)."""
+    for ev in enabled:
+        if ev[0] != "client":
+            return ev
+    return None
+
+
+@dataclass
+class Replay:
+    world: World
+    events: list[Event] = field(default_factory=list)
+    """The events actually performed (disabled ones dropped, settling moves appended)."""
+    breaches: list[Breach] = field(default_factory=list)
+    quiescent: bool = False
+
+
+def replay(
+    events: list[Event],
+    cfg: Config,
+    faults: frozenset[str],
+    *,
+    skip_disabled: bool = True,
+    settle: bool = True,
+    monitors: bool = True,
+    record: bool = True,
+    stop_rule: str | None = None,
+) -> Replay:
+    """Re-run ``events``; with ``settle``, continue with ``settle_choice`` until quiescence (or
+    ``SETTLE_BUDGET`` moves), then judge the "eventually" rules. With ``stop_rule`` the replay
+    stops as soon as that rule is broken (what a shrinker needs)."""
+    world = World(cfg, faults, new_monitors(monitors), record)
+    out = Replay(world)
+    for ev in events:
+        if skip_disabled and ev not in world.enabled():
+            continue
+        out.events.append(ev)
+        found = step_checked(world, ev)
+        out.breaches.extend(found)
+        if any(b.source == "model" for b in found) or (
+            stop_rule is not None and any(b.rule == stop_rule for b in found)
+        ):
+            return out
+    if settle:
+        for _ in range(SETTLE_BUDGET):
+            ev_next = settle_choice(world.enabled())
+            if ev_next is None:
+                break
+            out.events.append(ev_next)
+            found = step_checked(world, ev_next)
+            out.breaches.extend(found)
+            if any(b.source == "model" for b in found) or (
+                stop_rule is not None and any(b.rule == stop_rule for b in found)
+            ):
+                return out
+    out.quiescent = world.quiescent()
+    out.breaches.extend(judge_end(world))
+    return out
+
+
+@dataclass
+class Counterexample:
+    """One rule broken, with the (shrunk) events that break it."""
+
+    rule: str
+    source: str
+    """How the breach shows: monitor, eventually, view or model."""
+    explanation: str
+    mode: str
+    """Which explorer found it: random, hypothesis or exhaustive."""
+    found_by: str
+    """Where: a walk seed, a hypothesis example, a BFS depth."""
+    events: list[Event]
+    cfg: Config
+    faults: frozenset[str]
+    original_length: int
+    """Events before shrinking."""
+    hits: int = 1
+    """How many runs (walks, examples, states) broke this rule."""
+    transcript: list[Line] = field(default_factory=list)
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (self.rule, len(self.events), self.mode)
+
+
+def transcript_of(events: list[Event], cfg: Config, faults: frozenset[str]) -> list[Line]:
+    """The wire transcript (proxy order) of a counterexample, replayed exactly."""
+    return replay(events, cfg, faults, skip_disabled=False, settle=False).world.transcript
+
+
+def make_counterexample(
+    rule: str,
+    events: list[Event],
+    cfg: Config,
+    faults: frozenset[str],
+    *,
+    mode: str,
+    found_by: str,
+    original_length: int,
+    hits: int = 1,
+    fallback: Breach | None = None,
+) -> Counterexample:
+    """Replay ``events`` exactly (recording the transcript) and describe the breach of ``rule``
+    as that replay shows it (``fallback`` when the replay does not break it, which a test
+    forbids)."""
+    run = replay(events, cfg, faults, skip_disabled=False, settle=False)
+    breach = next((b for b in run.breaches if b.rule == rule), fallback)
+    return Counterexample(
+        rule=rule,
+        source=breach.source if breach else "unknown",
+        explanation=breach.explanation if breach else "did not reproduce",
+        mode=mode,
+        found_by=found_by,
+        events=list(events),
+        cfg=cfg,
+        faults=faults,
+        original_length=original_length,
+        hits=hits,
+        transcript=list(run.world.transcript),
+    )

@@ -1,0 +1,374 @@
+"""Property-based exploration: a hypothesis ``RuleBasedStateMachine`` that drives the World.
+
+Theory of operation
+-------------------
+The machine class is built from the world's event names (``build_machine``): one ``@rule`` per
+(actor, event name) pair, named like the protocol action (``send_prompt``, ``insert_prompt``,
+``deliver_to_client``, ``agent_tool_run`` ...), guarded by a ``@precondition`` "an event of this
+name is enabled now", and taking a small integer that picks the argument among the enabled
+events of that name. ``deliver_or_wait`` is always enabled (it delivers the oldest message in
+flight, or does nothing), so a run never stalls. Hypothesis's stateful runner already does
+swarm testing: each example draws a subset of the rules (its ``FeatureStrategy``) and uses only
+those, so some examples never cancel, others never answer permissions, and so on.
+
+Invariants, one per monitor class of the catalogue (``no_<monitor>_breach``) plus
+``client_view_matches_reference``, ``agent_respects_machine_tables`` and
+``no_other_breach``, assert that the last step made no breach certain. When the world becomes
+quiescent the "eventually" rules are judged at once; at the end of an example (teardown) the
+run is settled deterministically (``explore_common.settle_choice``) and judged, so obligations
+left open by a short example are caught too.
+
+A failing example is shrunk by hypothesis; its performed events (from the final, minimal
+replay hypothesis makes) are shrunk once more by ``simulator.shrink`` so every mode reports the
+same kind of exact, replayable event list. Hypothesis stops at the first failure, so
+``explore`` runs again with the rules already found ignored, up to ``max_rounds`` times.
+
+Reproducible: the seed is set on the machine (what ``@hypothesis.seed`` does), the example
+database is off unless a directory is given, and deadlines and health checks are off.
+
+Must not know: the random walker, the exhaustive search, files or printing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from simulator.agent import Agent
+from simulator.config import Config
+from simulator.explore_coverage import Observer, Row, recording
+from simulator.explore_common import (
+    Breach,
+    Counterexample,
+    judge_end,
+    make_counterexample,
+    new_monitors,
+    settle_choice,
+    step_checked,
+)
+from simulator.shrink import shrink
+from simulator.world import Event, World
+
+DEFAULT_EXAMPLES = 300
+DEFAULT_STEPS = 50
+
+CLIENT_EVENTS = ("prompt", "cancel", "cancel_request", "allow", "deny", "dismiss", "close", "resume")
+"""The client's event names (``simulator.client.Client.do``); a test checks none is missing."""
+NET_EVENTS = ("to_agent", "to_client")
+
+_NAMES = {
+    ("client", "prompt"): "send_prompt",
+    ("client", "cancel"): "send_cancel",
+    ("client", "cancel_request"): "send_cancel_request",
+    ("client", "allow"): "allow_permission",
+    ("client", "deny"): "deny_permission",
+    ("client", "dismiss"): "dismiss_permission",
+    ("client", "close"): "send_close",
+    ("client", "resume"): "send_resume",
+    ("agent", "hold"): "hold_prompt",
+    ("agent", "insert"): "insert_prompt",
+    ("agent", "reject"): "reject_prompt",
+    ("agent", "withdraw"): "withdraw_prompt",
+    ("agent", "answer"): "answer_prompt",
+    ("agent", "start"): "start_work",
+    ("agent", "end"): "end_work",
+    ("net", "to_agent"): "deliver_to_agent",
+    ("net", "to_client"): "deliver_to_client",
+}
+
+
+def event_names() -> list[tuple[str, str]]:
+    """Every (actor, name) an event can have: the client's, the agent's ``_do_*`` choices and
+    the two deliveries."""
+    agent = sorted(n[4:] for n in dir(Agent) if n.startswith("_do_"))
+    return (
+        [("client", n) for n in CLIENT_EVENTS]
+        + [("agent", n) for n in agent]
+        + [("net", n) for n in NET_EVENTS]
+    )
+
+
+def rule_name(actor: str, name: str) -> str:
+    return _NAMES.get((actor, name), f"{actor}_{name}")
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class RuleBroken(AssertionError):
+    """An invariant failed: ``breach`` is the rule broken by the last step."""
+
+    def __init__(self, breach: Breach) -> None:
+        super().__init__(f"{breach.rule} ({breach.source}): {breach.explanation}")
+        self.breach = breach
+
+
+@dataclass
+class Stats:
+    examples: int = 0
+    rule_executions: int = 0
+    settle_steps: int = 0
+    steps: int = 0
+    events: Counter[str] = field(default_factory=Counter)
+    exercised: Counter[str] = field(default_factory=Counter)
+    rows: Counter[Row] = field(default_factory=Counter)
+    observer: Observer = field(default_factory=Observer)
+    failing_examples: Counter[str] = field(default_factory=Counter)
+    last_failure: tuple[Breach, list[Event]] | None = None
+
+
+def build_machine(
+    cfg: Config, faults: frozenset[str], ignore: frozenset[str], stats: Stats
+) -> type[RuleBasedStateMachine]:
+    """A fresh machine class for one configuration (rules and invariants attached)."""
+    monitors = new_monitors()
+    groups: list[tuple[str, frozenset[str]]] = [
+        (f"no_{_snake(type(m).__name__)}_breach", frozenset(type(m).RULES))
+        for m in monitors.monitors
+        if type(m).RULES
+    ]
+    grouped = frozenset().union(*(g for _, g in groups)) if groups else frozenset()
+
+    class WorldMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.world = World(cfg, faults, new_monitors(), record=False)
+            self.events: list[Event] = []
+            self.new: list[Breach] = []
+            self.judged = False
+            self.failed = False
+            self._enabled: dict[tuple[str, str], list[Event]] | None = None
+            stats.examples += 1
+
+        # -- helpers ------------------------------------------------------------------------
+        def enabled_by_name(self) -> dict[tuple[str, str], list[Event]]:
+            if self._enabled is None:
+                table: dict[tuple[str, str], list[Event]] = {}
+                for ev in self.world.enabled():
+                    table.setdefault((ev[0], ev[1]), []).append(ev)
+                self._enabled = table
+            return self._enabled
+
+        def fire(self, ev: Event) -> None:
+            self._enabled = None
+            self.events.append(ev)
+            sent = self.world.net.to_client
+            before = len(sent)
+            found = [b for b in step_checked(self.world, ev) if b.rule not in ignore]
+            if ev[0] == "agent":
+                stats.observer.observe(sent, before)
+            if not self.judged and self.world.quiescent():
+                self.judged = True
+                found += [b for b in judge_end(self.world) if b.rule not in ignore]
+            self.new = found
+
+        def fail(self, breach: Breach) -> None:
+            self.failed = True
+            stats.failing_examples[breach.rule] += 1
+            stats.last_failure = (breach, list(self.events))
+            raise RuleBroken(breach)
+
+        def check(self, wanted: Any) -> None:
+            for b in self.new:
+                if wanted(b):
+                    self.fail(b)
+
+        # -- the always-enabled rule ----------------------------------------------------------
+        @rule()
+        def deliver_or_wait(self) -> None:
+            stats.rule_executions += 1
+            net = self.world.net
+            if net.to_agent:
+                self.fire(("net", "to_agent", 0))
+            elif net.to_client:
+                self.fire(("net", "to_client", 0))
+            else:
+                self.new = []
+
+        def teardown(self) -> None:
+            counts = self.world.counts
+            stats.steps += sum(counts.values())
+            if self.failed or self.judged or any(b.source == "model" for b in self.new):
+                self._account()
+                return
+            self.new = []
+            for _ in range(400):
+                ev = settle_choice(self.world.enabled())
+                if ev is None:
+                    break
+                stats.settle_steps += 1
+                stats.steps += 1
+                self.events.append(ev)
+                found = [b for b in step_checked(self.world, ev) if b.rule not in ignore]
+                if found:
+                    self._account()
+                    self.fail(found[0])
+            found = [b for b in judge_end(self.world) if b.rule not in ignore]
+            self._account()
+            if found:
+                self.fail(found[0])
+
+        def _account(self) -> None:
+            stats.events.update(self.world.counts)
+            if self.world.monitors is not None:
+                stats.exercised.update(self.world.monitors.exercised)
+
+    def make_rule(actor: str, name: str) -> None:
+        key = (actor, name)
+
+        def body(self: WorldMachine, pick: int) -> None:
+            stats.rule_executions += 1
+            options = self.enabled_by_name()[key]
+            self.fire(options[pick % len(options)])
+
+        body.__name__ = rule_name(actor, name)
+        fn = precondition(lambda self: key in self.enabled_by_name())(
+            rule(pick=st.integers(min_value=0, max_value=7))(body)
+        )
+        setattr(WorldMachine, body.__name__, fn)
+
+    for actor, name in event_names():
+        make_rule(actor, name)
+
+    def make_invariant(inv_name: str, wanted: Any) -> None:
+        def body(self: WorldMachine) -> None:
+            self.check(wanted)
+
+        body.__name__ = inv_name
+        setattr(WorldMachine, inv_name, invariant()(body))
+
+    for inv_name, rules in groups:
+        make_invariant(
+            inv_name, lambda b, rules=rules: b.source in ("monitor", "eventually") and b.rule in rules
+        )
+    make_invariant("client_view_matches_reference", lambda b: b.source == "view")
+    make_invariant("agent_respects_machine_tables", lambda b: b.source == "model")
+    make_invariant(
+        "no_other_breach",
+        lambda b: b.source in ("monitor", "eventually") and b.rule not in grouped,
+    )
+    return WorldMachine
+
+
+@dataclass
+class HypothesisResult:
+    seed: int
+    max_examples: int
+    steps_per_example: int
+    rounds: int
+    seconds: float
+    stats: Stats
+    counterexamples: list[Counterexample]
+    stop: str
+
+    @property
+    def rule_executions_per_second(self) -> float:
+        return self.stats.rule_executions / self.seconds if self.seconds > 0 else 0.0
+
+    def stats_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "examples": self.stats.examples,
+            "max_examples": self.max_examples,
+            "steps_per_example": self.steps_per_example,
+            "steps": self.stats.steps,
+            "rule_executions": self.stats.rule_executions,
+            "settle_steps": self.stats.settle_steps,
+            "rounds": self.rounds,
+            "stop": self.stop,
+            "events": dict(sorted(self.stats.events.items())),
+        }
+
+
+def _settings(examples: int, steps: int, database: str | None) -> settings:
+    return settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=DirectoryBasedExampleDatabase(database) if database else None,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
+
+
+def explore(
+    cfg: Config,
+    faults: frozenset[str] = frozenset(),
+    *,
+    seed: int = 0,
+    examples: int = DEFAULT_EXAMPLES,
+    steps: int = DEFAULT_STEPS,
+    database: str | None = None,
+    max_rounds: int = 6,
+    time_budget: float | None = None,
+) -> HypothesisResult:
+    """Run the machine; each round stops at its first (shrunk) failure, later rounds ignore the
+    rules already found."""
+    t0 = time.perf_counter()
+    stats = Stats()
+    found: dict[str, Counterexample] = {}
+    rounds = 0
+    stop = "examples exhausted"
+    while rounds < max_rounds:
+        if time_budget is not None and time.perf_counter() - t0 > time_budget:
+            stop = "time budget"
+            break
+        rounds += 1
+        machine = build_machine(cfg, faults, frozenset(found), stats)
+        machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+        stats.last_failure = None
+        try:
+            with recording() as rows:
+                try:
+                    run_state_machine_as_test(machine, settings=_settings(examples, steps, database))
+                finally:
+                    stats.rows.update(rows)
+        except RuleBroken:
+            if stats.last_failure is None:  # pragma: no cover - set by every RuleBroken
+                raise
+            breach, events = stats.last_failure
+            small = shrink(events, cfg, faults, breach.rule)
+            found[breach.rule] = make_counterexample(
+                breach.rule,
+                small,
+                cfg,
+                faults,
+                mode="hypothesis",
+                found_by=f"round {rounds} (shrunk by hypothesis from a failing example)",
+                original_length=len(events),
+                hits=stats.failing_examples[breach.rule],
+                fallback=breach,
+            )
+            if rounds == max_rounds:
+                stop = "round limit"
+            continue
+        break
+    seconds = time.perf_counter() - t0
+    return HypothesisResult(
+        seed=seed,
+        max_examples=examples,
+        steps_per_example=steps,
+        rounds=rounds,
+        seconds=seconds,
+        stats=stats,
+        counterexamples=[found[r] for r in sorted(found)],
+        stop=stop,
+    )

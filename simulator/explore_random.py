@@ -1,0 +1,272 @@
+"""Random exploration for volume: many seeded random walks, optionally on a process pool.
+
+Theory of operation
+-------------------
+Walk ``i`` of a run with base seed ``s`` uses the seed ``walk_seed(s, i)``; a walk is the random
+scheduler of ``simulator.schedulers.random_walk`` (uniform choice among enabled events, rare
+events re-drawn once, ``steps`` choices, then draining to quiescence), re-implemented here so
+that a breach never loses the events that led to it: every step is checked
+(``explore_common.step_checked``: monitor findings, client-view divergence, model violations)
+and the "eventually" rules are judged at the end. A test keeps the two schedulers in step.
+
+Walks are cut into chunks of consecutive indices; with ``workers > 1`` the chunks run in a
+process pool. Chunk results are merged in index order, so the statistics, the chosen failing
+walk per rule (shortest, then lowest index) and therefore every output are the same for any
+number of workers. Each rule's chosen walk is then shrunk (``simulator.shrink``) in this
+process.
+
+Must not know: hypothesis, the exhaustive search, files or printing.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.config import Config
+from simulator.explore_coverage import Observer, Row, recording
+from simulator.explore_common import (
+    Breach,
+    Counterexample,
+    judge_end,
+    make_counterexample,
+    new_monitors,
+    step_checked,
+)
+from simulator.schedulers import RARE
+from simulator.shrink import shrink
+from simulator.world import Event, World
+
+DEFAULT_WALKS = 2000
+DEFAULT_STEPS = 60
+
+
+def walk_seed(base: int, index: int) -> int:
+    """The seed of walk ``index`` (distinct for every (base, index) pair with index < 2**32)."""
+    return base * 2**32 + index
+
+
+@dataclass
+class Walk:
+    seed: int
+    events: list[Event]
+    breaches: list[Breach]
+    stop: str
+    world: World
+
+
+def walk(
+    seed: int,
+    steps: int,
+    cfg: Config,
+    faults: frozenset[str] = frozenset(),
+    monitors: bool = True,
+    record: bool = False,
+    observer: Observer | None = None,
+) -> Walk:
+    """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``."""
+    rng = random.Random(seed)
+    choose = rng.choice
+    draw = rng.random
+    world = World(cfg, faults, new_monitors(monitors), record)
+    events: list[Event] = []
+    breaches: list[Breach] = []
+    stop = ""
+    n = 0
+    limit = steps * 4 + 200
+    while True:
+        enabled = world.enabled()
+        if not enabled:
+            stop = "quiescent"
+            break
+        if n >= steps:
+            enabled = [e for e in enabled if e[0] != "client"] or enabled
+            if n >= limit:
+                stop = "drain budget"
+                break
+        ev = choose(enabled)
+        if ev[:2] in RARE and draw() < 0.8:
+            ev = choose(enabled)
+        events.append(ev)
+        n += 1
+        if observer is not None and ev[0] == "agent":
+            sent = world.net.to_client
+            before = len(sent)
+            found = step_checked(world, ev)
+            observer.observe(sent, before)
+        else:
+            found = step_checked(world, ev)
+        if found:
+            breaches.extend(found)
+            if any(b.source == "model" for b in found):
+                stop = "model violation"
+                return Walk(seed, events, breaches, stop, world)
+    breaches.extend(judge_end(world))
+    return Walk(seed, events, breaches, stop, world)
+
+
+@dataclass
+class _Hit:
+    index: int
+    seed: int
+    source: str
+    explanation: str
+    events: list[Event]
+
+
+@dataclass
+class ChunkResult:
+    start: int
+    walks: int = 0
+    steps: int = 0
+    events: Counter[str] = field(default_factory=Counter)
+    stops: Counter[str] = field(default_factory=Counter)
+    exercised: Counter[str] = field(default_factory=Counter)
+    hits: Counter[str] = field(default_factory=Counter)
+    rows: Counter[Row] = field(default_factory=Counter)
+    entity: Counter[str] = field(default_factory=Counter)
+    first: dict[str, _Hit] = field(default_factory=dict)
+    """rule -> the shortest failing walk in the chunk (lowest index on ties)."""
+
+    def merge(self, other: ChunkResult) -> None:
+        self.walks += other.walks
+        self.steps += other.steps
+        self.events.update(other.events)
+        self.stops.update(other.stops)
+        self.exercised.update(other.exercised)
+        self.hits.update(other.hits)
+        self.rows.update(other.rows)
+        self.entity.update(other.entity)
+        for rule, hit in other.first.items():
+            mine = self.first.get(rule)
+            if mine is None or (len(hit.events), hit.index) < (len(mine.events), mine.index):
+                self.first[rule] = hit
+
+
+def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> ChunkResult:
+    """Walks ``start .. start+count-1`` (module-level so a process pool can pickle it)."""
+    base, start, count, steps, cfg, faults, monitors = args
+    res = ChunkResult(start)
+    observer = Observer()
+    with recording() as rows:
+        for index in range(start, start + count):
+            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, observer=observer)
+            res.walks += 1
+            res.steps += len(w.events)
+            res.events.update(w.world.counts)
+            res.stops[w.stop] += 1
+            if w.world.monitors is not None:
+                res.exercised.update(w.world.monitors.exercised)
+            seen: set[str] = set()
+            for b in w.breaches:
+                if b.rule in seen:
+                    continue
+                seen.add(b.rule)
+                res.hits[b.rule] += 1
+                mine = res.first.get(b.rule)
+                if mine is None or len(w.events) < len(mine.events):
+                    res.first[b.rule] = _Hit(index, w.seed, b.source, b.explanation, w.events)
+    res.rows.update(rows)
+    res.entity.update(observer.entity)
+    return res
+
+
+@dataclass
+class RandomResult:
+    seed: int
+    walks: int
+    steps_per_walk: int
+    steps: int
+    seconds: float
+    shrink_seconds: float
+    workers: int
+    events: Counter[str]
+    stops: Counter[str]
+    exercised: Counter[str]
+    rows: Counter[Row]
+    entity: Counter[str]
+    counterexamples: list[Counterexample]
+
+    @property
+    def walk_steps_per_second(self) -> float:
+        return self.steps / self.seconds if self.seconds > 0 else 0.0
+
+    def stats_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "walks": self.walks,
+            "steps_per_walk": self.steps_per_walk,
+            "walk_steps": self.steps,
+            "workers": self.workers,
+            "stops": dict(sorted(self.stops.items())),
+            "events": dict(sorted(self.events.items())),
+        }
+
+
+def _chunks(walks: int, workers: int) -> list[tuple[int, int]]:
+    """(start, count) pairs; independent of ``workers`` so merged results never depend on it."""
+    size = 250
+    return [(s, min(size, walks - s)) for s in range(0, walks, size)]
+
+
+def explore(
+    cfg: Config,
+    faults: frozenset[str] = frozenset(),
+    *,
+    seed: int = 0,
+    walks: int = DEFAULT_WALKS,
+    steps: int = DEFAULT_STEPS,
+    workers: int = 1,
+    monitors: bool = True,
+    shrink_budget: int | None = None,
+) -> RandomResult:
+    """Run ``walks`` checked walks and shrink one failing walk per broken rule."""
+    t0 = time.perf_counter()
+    jobs = [(seed, start, count, steps, cfg, faults, monitors) for start, count in _chunks(walks, workers)]
+    total = ChunkResult(0)
+    if workers > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for res in pool.map(run_chunk, jobs):
+                total.merge(res)
+    else:
+        for job in jobs:
+            total.merge(run_chunk(job))
+    seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    found: list[Counterexample] = []
+    for rule in sorted(total.first):
+        hit = total.first[rule]
+        kw = {} if shrink_budget is None else {"budget": shrink_budget}
+        small = shrink(hit.events, cfg, faults, rule, **kw)
+        found.append(
+            make_counterexample(
+                rule,
+                small,
+                cfg,
+                faults,
+                mode="random",
+                found_by=f"walk {hit.index} (seed {hit.seed})",
+                original_length=len(hit.events),
+                hits=total.hits[rule],
+                fallback=Breach(rule, hit.source, hit.explanation),
+            )
+        )
+    return RandomResult(
+        seed=seed,
+        walks=total.walks,
+        steps_per_walk=steps,
+        steps=total.steps,
+        seconds=seconds,
+        shrink_seconds=time.perf_counter() - t1,
+        workers=workers,
+        events=total.events,
+        stops=total.stops,
+        exercised=total.exercised,
+        rows=total.rows,
+        entity=total.entity,
+        counterexamples=found,
+    )

@@ -1,0 +1,257 @@
+"""One ``acp-model explore`` run: choose the bounds, run the modes, assemble the report.
+
+Theory of operation
+-------------------
+Two modes, both by default:
+
+- ``exhaustive``: breadth-first search (``simulator.explore_bfs``). Default bound: every slice
+  of ``explore_bfs.SLICES`` (small configurations that together switch on every feature; each
+  explored completely). ``--slice`` picks slices; any bound option (``--prompts`` ...) replaces
+  them by one ``custom`` slice: ``SMALL`` with those changes.
+- ``random``: hypothesis's stateful testing (``simulator.explore_hypothesis``) and many seeded
+  random walks (``simulator.explore_random``), on ``DEFAULT`` with the same bound changes.
+
+Counterexamples of every mode are written by ``simulator.report`` to the output folder, with a
+``report.json`` that holds the whole report without its timing fields.
+
+Must not know: argument parsing, exit codes (``cli.cmd_explore`` owns them).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator import explore_bfs, explore_hypothesis, explore_random
+from simulator.config import DEFAULT, FEATURES, SMALL, Config
+from simulator.explore_common import Counterexample, monitor_rules
+from simulator.report import FAIRNESS, LIVENESS, coverage_json, findings_json, strip_timing
+
+BOUND_FIELDS = ("prompts", "tool_calls", "permissions", "background", "compactions", "capacity")
+
+
+@dataclass
+class Options:
+    mode: str = "both"
+    seed: int = 0
+    examples: int = explore_hypothesis.DEFAULT_EXAMPLES
+    walks: int = explore_random.DEFAULT_WALKS
+    steps: int = explore_random.DEFAULT_STEPS
+    workers: int = 1
+    time_budget: float | None = None
+    graph: str | None = None
+    out: str = "out/explore"
+    faults: frozenset[str] = frozenset()
+    database: str | None = None
+    symmetry: bool = False
+    slices: tuple[str, ...] = ()
+    bounds: dict[str, Any] = field(default_factory=dict)
+    """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
+    depth: int | None = None
+
+
+def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
+    """The slices the exhaustive mode explores for these options."""
+    shape = {k: v for k, v in opts.bounds.items() if k != "transport"}
+    transport = opts.bounds.get("transport")
+    if shape:
+        chosen = [explore_bfs.Slice("custom", SMALL.with_(**shape), "SMALL with the given bounds")]
+    elif opts.slices:
+        chosen = [explore_bfs.SLICE_BY_NAME[n] for n in opts.slices]
+    else:
+        chosen = list(explore_bfs.SLICES)
+    if transport is not None:
+        chosen = [explore_bfs.Slice(s.name, s.cfg.with_(transport=transport), s.purpose) for s in chosen]
+    return chosen
+
+
+def random_config(opts: Options) -> Config:
+    return DEFAULT.with_(**opts.bounds) if opts.bounds else DEFAULT
+
+
+def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run the chosen modes; write the counterexample files; the report as a JSON object."""
+    t0 = time.perf_counter()
+    rules = monitor_rules()
+    cexs: list[Counterexample] = []
+    report: dict[str, Any] = {
+        "command": "explore",
+        "mode": opts.mode,
+        "seed": opts.seed,
+        "faults": sorted(opts.faults),
+        "monitors": len(rules),
+    }
+    coverage: dict[str, Any] = {}
+    warnings: list[str] = []
+    if opts.mode in ("exhaustive", "both"):
+        ex, ex_cexs, ex_cov = _exhaustive(opts, progress)
+        report["exhaustive"] = ex
+        coverage["exhaustive"] = coverage_json(*ex_cov, rules)
+        cexs += ex_cexs
+        if not ex["complete"]:
+            warnings.append(
+                "the exhaustive search is incomplete (" + ", ".join(
+                    f"{s['name']}: {s['stop']}" for s in ex["slices"] if not s["complete"]
+                ) + "): liveness in cycles was not judged there"
+            )
+    if opts.mode in ("random", "both"):
+        rnd, rnd_cexs, rnd_cov = _random(opts)
+        report["random"] = rnd
+        coverage["random"] = coverage_json(*rnd_cov, rules)
+        cexs += rnd_cexs
+    out = Path(opts.out)
+    report["findings"] = findings_json(cexs, out)
+    report["coverage"] = coverage
+    for mode, cov in coverage.items():
+        never = cov["rules"]["never_exercised"]
+        if never:
+            warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
+    if not rules:
+        warnings.append("no monitors available: only model refusals and client-view checks ran")
+    report["warnings"] = warnings
+    report["output"] = str(out)
+    report["timing"] = {"total_seconds": time.perf_counter() - t0}
+    from cli.util import dumps, write_atomic
+
+    write_atomic(out / "report.json", dumps(strip_timing(report)))
+    return report
+
+
+def _exhaustive(
+    opts: Options, progress: Callable[[str], None] | None
+) -> tuple[dict[str, Any], list[Counterexample], tuple[Any, ...]]:
+    t0 = time.perf_counter()
+    slices = exhaustive_slices(opts)
+    results: list[explore_bfs.BfsResult] = []
+    for sl in slices:
+        budget = None
+        if opts.time_budget is not None:
+            budget = max(0.0, opts.time_budget - (time.perf_counter() - t0))
+        results.append(
+            explore_bfs.explore(
+                sl.cfg,
+                opts.faults,
+                depth=opts.depth,
+                time_budget=budget,
+                symmetry=opts.symmetry,
+                graph=opts.graph is not None,
+                progress=progress,
+                name=sl.name,
+            )
+        )
+    seconds = time.perf_counter() - t0
+    states = sum(r.states for r in results)
+    best: dict[str, Counterexample] = {}
+    for r in results:
+        for c in r.counterexamples:
+            if c.rule not in best or len(c.events) < len(best[c.rule].events):
+                best[c.rule] = c
+    rows: Counter[Any] = Counter()
+    events: Counter[str] = Counter()
+    entity: Counter[str] = Counter()
+    exercised: Counter[str] = Counter()
+    for r in results:
+        rows.update(r.rows)
+        events.update(r.events)
+        entity.update(r.entity)
+        exercised.update(r.exercised)
+    if opts.graph is not None:
+        _write_graph(opts.graph, results)
+    ex = {
+        "states": states,
+        "transitions": sum(r.transitions for r in results),
+        "max_depth": max((r.max_depth for r in results), default=0),
+        "seconds": seconds,
+        "states_per_second": states / seconds if seconds > 0 else 0.0,
+        "bounds": [r.cfg.to_json() for r in results],
+        "depth_limit": opts.depth,
+        "complete": all(r.complete for r in results),
+        "symmetry": opts.symmetry,
+        "quiescent_states": sum(r.quiescent_states for r in results),
+        "bottom_cycles": sum(r.bottom_cycles for r in results),
+        "fairness": FAIRNESS,
+        "liveness": LIVENESS,
+        "slices": [
+            {
+                **r.stats_json(),
+                "purpose": sl.purpose,
+                "seconds": r.seconds,
+                "states_per_second": r.states_per_second,
+            }
+            for sl, r in zip(slices, results, strict=True)
+        ],
+    }
+    if opts.graph is not None:
+        ex["graph"] = opts.graph
+    return ex, [best[r] for r in sorted(best)], (rows, events, entity, exercised)
+
+
+def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
+    import io
+
+    import networkx as nx
+
+    from cli.util import write_atomic
+
+    graphs = []
+    for r in results:
+        g = nx.relabel_nodes(r.graph, {v: f"{r.name}:{v}" for v in r.graph.nodes}, copy=True)
+        for v in g.nodes:
+            g.nodes[v]["slice"] = r.name
+        graphs.append(g)
+    merged = nx.union_all(graphs) if len(graphs) > 1 else graphs[0]
+    merged.graph.clear()
+    for key in ("states", "transitions", "quiescent_states", "sccs", "nontrivial_sccs", "bottom_cycles"):
+        merged.graph[key] = sum(int(r.graph.graph[key]) for r in results)
+    merged.graph["complete"] = all(r.complete for r in results)
+    merged.graph["slices"] = ",".join(r.name for r in results)
+    buf = io.BytesIO()
+    nx.write_graphml(merged, buf)
+    write_atomic(path, buf.getvalue())
+
+
+def _random(opts: Options) -> tuple[dict[str, Any], list[Counterexample], tuple[Any, ...]]:
+    cfg = random_config(opts)
+    hyp = explore_hypothesis.explore(
+        cfg, opts.faults, seed=opts.seed, examples=opts.examples, steps=opts.steps, database=opts.database
+    )
+    walks = explore_random.explore(
+        cfg, opts.faults, seed=opts.seed, walks=opts.walks, steps=opts.steps, workers=opts.workers
+    )
+    seconds = hyp.seconds + walks.seconds + walks.shrink_seconds
+    rnd = {
+        "seed": opts.seed,
+        "bounds": cfg.to_json(),
+        "examples": hyp.stats.examples,
+        "rule_executions": hyp.stats.rule_executions,
+        "rule_executions_per_second": hyp.rule_executions_per_second,
+        "walks": walks.walks,
+        "walk_steps": walks.steps,
+        "walk_steps_per_second": walks.walk_steps_per_second,
+        "steps": walks.steps + hyp.stats.steps,
+        "seconds": seconds,
+        "hypothesis": {**hyp.stats_json(), "seconds": hyp.seconds},
+        "walk": {**walks.stats_json(), "seconds": walks.seconds, "shrink_seconds": walks.shrink_seconds},
+    }
+    rows: Counter[Any] = Counter(hyp.stats.rows)
+    rows.update(walks.rows)
+    events: Counter[str] = Counter(hyp.stats.events)
+    events.update(walks.events)
+    entity: Counter[str] = Counter(hyp.stats.observer.entity)
+    entity.update(walks.entity)
+    exercised: Counter[str] = Counter(hyp.stats.exercised)
+    exercised.update(walks.exercised)
+    return rnd, hyp.counterexamples + walks.counterexamples, (rows, events, entity, exercised)
+
+
+def parse_features(text: str) -> frozenset[str]:
+    """``a,b,c`` -> the feature set; unknown names raise ValueError naming them."""
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    unknown = sorted(names - frozenset(FEATURES))
+    if unknown:
+        raise ValueError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(FEATURES)}")
+    return names

@@ -1,0 +1,306 @@
+"""The exploration report: counterexample files, the JSON object and the text summary.
+
+Theory of operation
+-------------------
+Every counterexample (one per rule and mode) is written next to its siblings in the output
+folder, named ``<mode>-<rule>``:
+
+- ``.ndjson``: the wire transcript of the exact replay (``{"from", "message"}`` per line,
+  compact UTF-8 JSON, the transcript contract), readable by ``acp-model check``;
+- ``.mmd``: a Mermaid sequence diagram of it (``diagrams.sequence.transcript_to_mermaid``);
+- ``.py``: a program that replays the events with ``simulator.schedulers.replay_events`` and
+  asserts the rule is broken (paste it into a test).
+
+``build_json`` gathers what each mode explored, the findings (grouped by rule; the shortest
+counterexample first) and the coverage into one JSON object; ``render_text`` prints it for
+people. Everything is deterministic for a given seed and options except the timing fields,
+which are exactly the keys ending in ``seconds`` or ``per_second`` (``strip_timing`` removes
+them; the ``report.json`` file in the output folder is written without them).
+
+Must not know: how the explorers work inside, argument parsing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from simulator.config import DEFAULT, Config
+from simulator.explore_common import Counterexample
+from simulator.explore_coverage import machine_coverage, rule_coverage
+from simulator.world import Event
+
+MODE_ORDER = {"exhaustive": 0, "random": 1, "hypothesis": 2}
+
+FAIRNESS = (
+    "strong fairness: an event enabled infinitely often is eventually taken, so every run "
+    "ends in a quiescent state or in a bottom strongly connected component it never leaves"
+)
+LIVENESS = (
+    "eventually-rules are judged at every quiescent state (every prompt answered exactly once, "
+    "idle after work ends, compactions terminal, background finalized and removed, permission "
+    "requests resolved) and in every bottom cycle that never becomes quiescent (a rule open in "
+    "all its states is a breach)"
+)
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+def config_source(cfg: Config) -> str:
+    """``Config(...)`` with only the fields that differ from the default, deterministically."""
+    parts: list[str] = []
+    for key, value in cfg.to_json().items():
+        default = DEFAULT.to_json()[key]
+        if value == default:
+            continue
+        if key == "features":
+            parts.append(f"features=frozenset({sorted(value)!r})")
+        else:
+            parts.append(f"{key}={value!r}")
+    return f"Config({', '.join(parts)})"
+
+
+def program_text(cex: Counterexample) -> str:
+    """A program that replays ``cex`` and asserts that its rule is broken."""
+    lines = [
+        f'"""{cex.rule} ({cex.source}), found by {cex.mode}: {cex.found_by}."""',
+        "",
+        "from properties.engine import MonitorSet",
+        "from simulator.config import Config",
+        "from simulator.schedulers import replay_events",
+        "",
+        f"cfg = {config_source(cex.cfg)}",
+        f"faults = frozenset({sorted(cex.faults)!r})",
+        "events = [",
+        *(f"    {ev!r}," for ev in cex.events),
+        "]",
+        "run = replay_events(events, cfg, faults, MonitorSet())",
+    ]
+    if cex.source == "cycle":
+        lines += [
+            "# the run ends in a cycle that never becomes quiescent: the rule stays open",
+            'rules = {f.rule for f in run.findings if f.kind == "open"}',
+        ]
+    else:
+        lines.append(
+            'rules = {f.rule for f in run.findings if f.kind == "rule"} | set(run.world.view_breaches)'
+        )
+    lines.append(f"assert {cex.rule!r} in rules, sorted(rules)")
+    return "\n".join(lines) + "\n"
+
+
+def _mermaid(cex: Counterexample) -> str | None:
+    try:
+        from diagrams.sequence import transcript_to_mermaid
+    except ImportError:  # pragma: no cover - the diagrams package is part of the project
+        return None
+    text: str = transcript_to_mermaid(cex.transcript, title=f"{cex.rule} ({cex.mode}: {cex.found_by})")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _ndjson(cex: Counterexample) -> str:
+    return "".join(
+        json.dumps({"from": s, "message": m}, separators=(",", ":"), ensure_ascii=False) + "\n"
+        for s, m in cex.transcript
+    )
+
+
+def write_counterexample(cex: Counterexample, out: Path) -> dict[str, str]:
+    """Write the three files of ``cex``; their paths by kind."""
+    from cli.util import write_atomic
+
+    stem = f"{cex.mode}-{cex.rule}"
+    paths = {"transcript": str(out / f"{stem}.ndjson"), "program": str(out / f"{stem}.py")}
+    write_atomic(paths["transcript"], _ndjson(cex))
+    write_atomic(paths["program"], program_text(cex))
+    diagram = _mermaid(cex)
+    if diagram is not None:
+        paths["diagram"] = str(out / f"{stem}.mmd")
+        write_atomic(paths["diagram"], diagram)
+    return paths
+
+
+# -- JSON -----------------------------------------------------------------------------------------
+
+
+def _level(rule: str) -> str:
+    from properties.catalogue import RULES_BY_ID
+
+    entry = RULES_BY_ID.get(rule)
+    return entry.level if entry is not None else "MUST"
+
+
+def _describe(ev: Event) -> str:
+    from simulator.schedulers import describe
+
+    return describe(ev)
+
+
+def findings_json(cexs: Iterable[Counterexample], out: Path | None) -> list[dict[str, Any]]:
+    """Findings grouped by rule, each counterexample's files written (when ``out`` is given)."""
+    by_rule: dict[str, list[Counterexample]] = {}
+    for c in cexs:
+        by_rule.setdefault(c.rule, []).append(c)
+    result: list[dict[str, Any]] = []
+    for rule in sorted(by_rule):
+        group = sorted(by_rule[rule], key=lambda c: (len(c.events), MODE_ORDER.get(c.mode, 9)))
+        entries = []
+        for c in group:
+            paths = write_counterexample(c, out) if out is not None else {}
+            entries.append(
+                {
+                    "mode": c.mode,
+                    "found_by": c.found_by,
+                    "source": c.source,
+                    "explanation": c.explanation,
+                    "events": len(c.events),
+                    "original_events": c.original_length,
+                    "messages": len(c.transcript),
+                    "hits": c.hits,
+                    "steps": [_describe(e) for e in c.events],
+                    **paths,
+                }
+            )
+        best = entries[0]
+        result.append(
+            {
+                "rule": rule,
+                "level": _level(rule),
+                "source": best["source"],
+                "explanation": best["explanation"],
+                "modes": sorted({c.mode for c in group}, key=lambda m: MODE_ORDER.get(m, 9)),
+                "transcript": best.get("transcript"),
+                "diagram": best.get("diagram"),
+                "program": best.get("program"),
+                "counterexamples": entries,
+            }
+        )
+    return result
+
+
+def coverage_json(
+    rows: Counter[Any],
+    events: Counter[str],
+    entity: Counter[str],
+    exercised: Counter[str],
+    rules: tuple[str, ...],
+) -> dict[str, Any]:
+    return {
+        "machines": machine_coverage(rows, events, entity),
+        "rules": rule_coverage(exercised, rules),
+    }
+
+
+def strip_timing(obj: Any) -> Any:
+    """``obj`` without timing fields (keys ending in ``seconds`` or ``per_second``)."""
+    if isinstance(obj, dict):
+        return {
+            k: strip_timing(v)
+            for k, v in obj.items()
+            if not (k.endswith("seconds") or k.endswith("per_second"))
+        }
+    if isinstance(obj, list):
+        return [strip_timing(v) for v in obj]
+    return obj
+
+
+# -- text -----------------------------------------------------------------------------------------
+
+
+def _n(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def render_text(report: dict[str, Any]) -> str:
+    lines: list[str] = []
+    faults = ", ".join(report["faults"]) or "none"
+    lines.append(f"acp-model explore: mode {report['mode']}, seed {report['seed']}, faults: {faults}")
+    ex = report.get("exhaustive")
+    if ex is not None:
+        lines.append("")
+        lines.append(
+            f"exhaustive (breadth-first, {'complete' if ex['complete'] else 'INCOMPLETE'}"
+            f"{', symmetry reduction on' if ex['symmetry'] else ''}): {_n(ex['states'])} states, "
+            f"{_n(ex['transitions'])} transitions, max depth {ex['max_depth']}, "
+            f"{ex['seconds']:.1f} s, {ex['states_per_second']:,.0f} states/s"
+        )
+        lines.append(
+            f"  {'slice':<12}{'states':>9}{'transitions':>13}{'depth':>7}{'quiescent':>11}"
+            f"{'cycles':>8}{'seconds':>9}  stop"
+        )
+        for s in ex["slices"]:
+            lines.append(
+                f"  {s['name']:<12}{_n(s['states']):>9}{_n(s['transitions']):>13}{s['max_depth']:>7}"
+                f"{_n(s['quiescent_states']):>11}{s['bottom_cycles']:>8}{s['seconds']:>9.2f}  {s['stop']}"
+            )
+        lines.append(f"  bound: each slice's Config (see --json 'bounds'); depth limit {ex['depth_limit']}")
+        lines.append(f"  fairness: {FAIRNESS}")
+    rnd = report.get("random")
+    if rnd is not None:
+        lines.append("")
+        hyp = rnd["hypothesis"]
+        wk = rnd["walk"]
+        lines.append(
+            f"random walks: {_n(rnd['walks'])} walks x {wk['steps_per_walk']} steps (then drained), "
+            f"{_n(rnd['walk_steps'])} steps, {rnd['walk_steps_per_second']:,.0f} steps/s "
+            f"({wk['workers']} worker{'s' if wk['workers'] != 1 else ''}), stops: "
+            + ", ".join(f"{k} {v}" for k, v in wk["stops"].items())
+        )
+        lines.append(
+            f"hypothesis: {_n(rnd['examples'])} examples, {_n(rnd['rule_executions'])} rule executions, "
+            f"{rnd['rule_executions_per_second']:,.0f} rule executions/s, {hyp['rounds']} round(s), "
+            f"stop: {hyp['stop']}"
+        )
+    lines.append("")
+    findings = report["findings"]
+    if not findings:
+        lines.append("findings: none")
+    else:
+        lines.append(f"findings: {len(findings)} rule(s) broken")
+        for f in findings:
+            modes = ", ".join(
+                f"{c['mode']} ({c['events']} events)" for c in f["counterexamples"]
+            )
+            lines.append(f"  {f['rule']} [{f['level']}, {f['source']}] found by {modes}")
+            lines.append(f"    {f['explanation']}")
+            best = f["counterexamples"][0]
+            lines.append("    steps: " + "; ".join(best["steps"]))
+            if f.get("transcript"):
+                files = [f["transcript"]] + [p for p in (f.get("diagram"), f.get("program")) if p]
+                lines.append("    files: " + ", ".join(files))
+    lines.append("")
+    lines.append("coverage (states reached/total, transitions reached/total):")
+    modes = list(report["coverage"])
+    header = f"  {'machine':<16}" + "".join(f"{m:>22}" for m in modes) + "  method"
+    lines.append(header)
+    names = [m["name"] for m in report["coverage"][modes[0]]["machines"]] if modes else []
+    for i, name in enumerate(names):
+        cells = []
+        method = ""
+        for m in modes:
+            entry = report["coverage"][m]["machines"][i]
+            method = entry["method"]
+            if method == "triggers":
+                seen = sum(1 for v in entry["triggers"].values() if v)
+                cells.append(f"{seen}/{len(entry['triggers'])} triggers")
+            else:
+                cells.append(
+                    f"{entry['states_reached']}/{entry['states_total']}, "
+                    f"{entry['transitions_reached']}/{entry['transitions_total']}"
+                )
+        lines.append(f"  {name:<16}" + "".join(f"{c:>22}" for c in cells) + f"  {method}")
+    for m in modes:
+        rc = report["coverage"][m]["rules"]
+        total = len(rc["exercised"])
+        lines.append(
+            f"  rules exercised ({m}): {total - len(rc['never_exercised'])}/{total}"
+        )
+    for w in report["warnings"]:
+        lines.append(f"warning: {w}")
+    lines.append("")
+    lines.append(f"time: {report['timing']['total_seconds']:.1f} s")
+    return "\n".join(lines) + "\n"
