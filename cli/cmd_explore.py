@@ -32,22 +32,37 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--workers", type=int, default=1, help="processes for the random walks (default 1)")
     p.add_argument(
-        "--time-budget", type=float, default=None, metavar="S",
+        "--time-budget",
+        type=float,
+        default=None,
+        metavar="S",
         help="stop the exhaustive search after S seconds (partial statistics are reported)",
     )
     p.add_argument("--graph", metavar="PATH", help="write the exhaustive state graph as GraphML")
     p.add_argument("--out", default="out/explore", metavar="DIR", help="output folder (default out/explore)")
     p.add_argument(
-        "--fault", action="append", default=[], metavar="NAME",
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
         help="explore a seeded-bug agent or client (see `acp-model mutants`); repeatable",
     )
     p.add_argument("--database", metavar="DIR", help="hypothesis example database (default: none)")
     p.add_argument(
-        "--symmetry", action="store_true",
+        "--hypothesis-shrink",
+        action="store_true",
+        help="let hypothesis shrink a failing example before delta debugging does (slower)",
+    )
+    p.add_argument(
+        "--symmetry",
+        action="store_true",
         help="exhaustive: merge states that differ only by a renaming of message IDs",
     )
     p.add_argument(
-        "--slice", action="append", default=[], metavar="NAME",
+        "--slice",
+        action="append",
+        default=[],
+        metavar="NAME",
         help="exhaustive: explore only this default slice (repeatable)",
     )
     bounds = p.add_argument_group("bounds (exhaustive: SMALL with these changes; random: DEFAULT with them)")
@@ -107,6 +122,7 @@ def _options(args: argparse.Namespace) -> Any:
         faults=faults,
         database=args.database,
         symmetry=args.symmetry,
+        hypothesis_shrink=args.hypothesis_shrink,
         slices=tuple(args.slice),
         bounds=bounds,
         depth=args.depth,

@@ -51,13 +51,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from properties.engine import MonitorSet
+from properties.findings import Finding
 from simulator.agent import Agent
 from simulator.clientview import CLIENT_FAULTS
 from simulator.config import SMALL, Config
-from properties.engine import MonitorSet
-from properties.findings import Finding
-from simulator.explore_coverage import Observer, Row, recording
 from simulator.explore_common import Breach, Counterexample, make_counterexample, new_monitors, step_checked
+from simulator.explore_coverage import Observer, Row, recording
 from simulator.world import Event, World
 
 PROGRESS_EVERY = 2.0

@@ -79,7 +79,7 @@ def recording() -> Iterator[Counter[Row]]:
     original = MachineSpec.fire
     rows: Counter[Row] = Counter()
 
-    def fire(self: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any] = {}) -> str:  # noqa: B006
+    def fire(self: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any] = {}) -> str:
         dest = original(self, state, trigger, ctx)
         rows[(self.name, state, trigger, dest)] += 1
         return dest
@@ -120,9 +120,7 @@ class Observer:
                 self.entity[trig] += 1
 
 
-def machine_coverage(
-    rows: Counter[Row], events: Counter[str], entity: Counter[str]
-) -> list[dict[str, Any]]:
+def machine_coverage(rows: Counter[Row], events: Counter[str], entity: Counter[str]) -> list[dict[str, Any]]:
     """Per machine: states and rows reached (see the module docstring for the methods)."""
     session_rows: Counter[tuple[str, str, str]] = Counter()
     for name, n in events.items():

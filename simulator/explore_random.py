@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulator.config import Config
-from simulator.explore_coverage import Observer, Row, recording
 from simulator.explore_common import (
     Breach,
     Counterexample,
@@ -37,6 +36,7 @@ from simulator.explore_common import (
     new_monitors,
     step_checked,
 )
+from simulator.explore_coverage import Observer, Row, recording
 from simulator.schedulers import RARE
 from simulator.shrink import shrink
 from simulator.world import Event, World

@@ -31,6 +31,9 @@ from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, monitor_rules
 from simulator.report import FAIRNESS, LIVENESS, coverage_json, findings_json, strip_timing
 
+Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
+"""Machine rows fired, events, entity triggers, rules exercised."""
+
 BOUND_FIELDS = ("prompts", "tool_calls", "permissions", "background", "compactions", "capacity")
 
 
@@ -48,6 +51,7 @@ class Options:
     faults: frozenset[str] = frozenset()
     database: str | None = None
     symmetry: bool = False
+    hypothesis_shrink: bool = False
     slices: tuple[str, ...] = ()
     bounds: dict[str, Any] = field(default_factory=dict)
     """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
@@ -94,9 +98,9 @@ def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[st
         cexs += ex_cexs
         if not ex["complete"]:
             warnings.append(
-                "the exhaustive search is incomplete (" + ", ".join(
-                    f"{s['name']}: {s['stop']}" for s in ex["slices"] if not s["complete"]
-                ) + "): liveness in cycles was not judged there"
+                "the exhaustive search is incomplete ("
+                + ", ".join(f"{s['name']}: {s['stop']}" for s in ex["slices"] if not s["complete"])
+                + "): liveness in cycles was not judged there"
             )
     if opts.mode in ("random", "both"):
         rnd, rnd_cexs, rnd_cov = _random(opts)
@@ -123,7 +127,7 @@ def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[st
 
 def _exhaustive(
     opts: Options, progress: Callable[[str], None] | None
-) -> tuple[dict[str, Any], list[Counterexample], tuple[Any, ...]]:
+) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     t0 = time.perf_counter()
     slices = exhaustive_slices(opts)
     results: list[explore_bfs.BfsResult] = []
@@ -214,10 +218,16 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
     write_atomic(path, buf.getvalue())
 
 
-def _random(opts: Options) -> tuple[dict[str, Any], list[Counterexample], tuple[Any, ...]]:
+def _random(opts: Options) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     cfg = random_config(opts)
     hyp = explore_hypothesis.explore(
-        cfg, opts.faults, seed=opts.seed, examples=opts.examples, steps=opts.steps, database=opts.database
+        cfg,
+        opts.faults,
+        seed=opts.seed,
+        examples=opts.examples,
+        steps=opts.steps,
+        database=opts.database,
+        hypothesis_shrink=opts.hypothesis_shrink,
     )
     walks = explore_random.explore(
         cfg, opts.faults, seed=opts.seed, walks=opts.walks, steps=opts.steps, workers=opts.workers

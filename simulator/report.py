@@ -262,10 +262,8 @@ def render_text(report: dict[str, Any]) -> str:
     else:
         lines.append(f"findings: {len(findings)} rule(s) broken")
         for f in findings:
-            modes = ", ".join(
-                f"{c['mode']} ({c['events']} events)" for c in f["counterexamples"]
-            )
-            lines.append(f"  {f['rule']} [{f['level']}, {f['source']}] found by {modes}")
+            found_in = ", ".join(f"{c['mode']} ({c['events']} events)" for c in f["counterexamples"])
+            lines.append(f"  {f['rule']} [{f['level']}, {f['source']}] found by {found_in}")
             lines.append(f"    {f['explanation']}")
             best = f["counterexamples"][0]
             lines.append("    steps: " + "; ".join(best["steps"]))
@@ -296,9 +294,7 @@ def render_text(report: dict[str, Any]) -> str:
     for m in modes:
         rc = report["coverage"][m]["rules"]
         total = len(rc["exercised"])
-        lines.append(
-            f"  rules exercised ({m}): {total - len(rc['never_exercised'])}/{total}"
-        )
+        lines.append(f"  rules exercised ({m}): {total - len(rc['never_exercised'])}/{total}")
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
     lines.append("")

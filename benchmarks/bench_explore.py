@@ -1,0 +1,264 @@
+"""Throughput of the explorers (simulator/explore_*.py), next to hand-written baselines.
+
+Run: ``python benchmarks/bench_explore.py [--quick] [--json]`` from the repository root.
+
+Measured in this one process, one core:
+
+1. **BFS states/s**: ``explore_bfs.explore`` (all monitors, memoized) on the ``core`` and
+   ``prompts`` slices, next to ``tuple_bfs``: a minimal hand-written breadth-first search over a
+   plain-tuple model of the same protocol core (prompt, hold, insert, answer, cancel, a
+   permission request, work start and end, two FIFO channels of capacity 1), with no monitors,
+   no wire messages and no objects. The ratio says what the executable model costs over the
+   cheapest possible search. Peak traced memory per distinct state (``tracemalloc``; includes
+   the frontier of worlds, which dominates) is printed for both.
+2. **random-walk steps/s** with all monitors and with none (ratio = the monitors' cost).
+3. **hypothesis rule executions/s** on the unmodified model.
+4. **symmetry**: distinct states of each slice with and without message-ID symmetry reduction.
+
+Figures only, nothing asserted (the shared machine's load moves them by tens of percent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import tracemalloc
+from collections import deque
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from simulator import explore_bfs, explore_hypothesis, explore_random
+from simulator.config import DEFAULT
+
+# -- the hand-written baseline -------------------------------------------------------------------
+# state: (prompts, fg, perm, cancels_left, sent, to_agent, to_client)
+#   prompts: tuple of per-prompt states: 0 unsent, 1 in flight, 2 received, 3 held, 4 covered,
+#            5 inserted, 6 answered, 7 withdrawn
+#   fg: 0 idle, 1 running, 2 requires_action, 3 cancelling
+#   perm: 0 none, 1 pending, 2 answered
+#   to_agent / to_client: tuples of tokens (FIFO)
+
+
+def _put(t: tuple[int, ...], i: int, v: int) -> tuple[int, ...]:
+    return (*t[:i], v, *t[i + 1 :])
+
+
+def tuple_successors(state: tuple[Any, ...], cap: int) -> Iterator[tuple[Any, ...]]:
+    prompts, fg, perm, cancels, to_agent, to_client = state
+    if len(to_agent) < cap:
+        for i, p in enumerate(prompts):
+            if p == 0:
+                yield (
+                    _put(prompts, i, 1),
+                    fg,
+                    perm,
+                    cancels,
+                    (*to_agent, ("p", i)),
+                    to_client,
+                )
+                break
+        if cancels:
+            yield (prompts, fg, perm, cancels - 1, (*to_agent, ("c",)), to_client)
+        if perm == 1:
+            yield (prompts, fg, 2, cancels, (*to_agent, ("a",)), to_client)
+    if to_agent:
+        msg, rest = to_agent[0], to_agent[1:]
+        if msg[0] == "p":
+            i = msg[1]
+            yield (_put(prompts, i, 2), fg, perm, cancels, rest, to_client)
+        elif msg[0] == "c":
+            ps = tuple(4 if p in (2, 3) else p for p in prompts)
+            yield (ps, 3 if fg in (1, 2) else fg, perm, cancels, rest, to_client)
+        else:
+            yield (prompts, 1 if fg == 2 else fg, perm, cancels, rest, to_client)
+    if to_client:
+        yield (prompts, fg, perm, cancels, to_agent, to_client[1:])
+    if len(to_client) < cap:
+        oldest = next((i for i, p in enumerate(prompts) if p in (2, 3)), None)
+        if oldest is not None:
+            p = prompts[oldest]
+            if p == 2:
+                yield (
+                    _put(prompts, oldest, 3),
+                    fg,
+                    perm,
+                    cancels,
+                    to_agent,
+                    to_client,
+                )
+            yield (_put(prompts, oldest, 5), fg, perm, cancels, to_agent, to_client)
+        for i, p in enumerate(prompts):
+            if p == 5:
+                yield (
+                    _put(prompts, i, 6),
+                    fg,
+                    perm,
+                    cancels,
+                    to_agent,
+                    (*to_client, ("r", i)),
+                )
+            if p == 4:
+                yield (
+                    _put(prompts, i, 7),
+                    fg,
+                    perm,
+                    cancels,
+                    to_agent,
+                    (*to_client, ("w", i)),
+                )
+        if fg == 0 and any(p in (5, 6) for p in prompts):
+            yield (prompts, 1, perm, cancels, to_agent, (*to_client, ("s", 1)))
+        if fg == 1 and perm == 0:
+            yield (prompts, 2, 1, cancels, to_agent, (*to_client, ("q",)))
+        if fg in (1, 3) and perm != 1:
+            yield (prompts, 0, perm, cancels, to_agent, (*to_client, ("s", 0)))
+
+
+def tuple_bfs(prompts: int, cap: int) -> tuple[int, int]:
+    root = ((0,) * prompts, 0, 0, 1, (), ())
+    seen = {root: None}
+    queue = deque([root])
+    transitions = 0
+    while queue:
+        s = queue.popleft()
+        for t in tuple_successors(s, cap):
+            transitions += 1
+            if t not in seen:
+                seen[t] = None
+                queue.append(t)
+    return len(seen), transitions
+
+
+# -- measurement helpers --------------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def traced_peak(fn: Callable[[], Any]) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smaller runs")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    out: dict[str, Any] = {}
+
+    # 1. BFS versus the tuple baseline
+    size = 3 if args.quick else 4
+    (states, trans), secs = timed(lambda: tuple_bfs(size, 2))
+    tuple_mem = traced_peak(lambda: tuple_bfs(size, 2))
+    out["tuple_bfs"] = {
+        "prompts": size,
+        "states": states,
+        "transitions": trans,
+        "seconds": secs,
+        "states_per_second": states / secs,
+        "peak_bytes_per_state": tuple_mem / states,
+    }
+    out["bfs"] = []
+    for name in ("prompts",) if args.quick else ("core", "prompts"):
+        cfg = explore_bfs.SLICE_BY_NAME[name].cfg
+        res = explore_bfs.explore(cfg, name=name)
+        mem = 0 if args.quick else traced_peak(partial(explore_bfs.explore, cfg))
+        out["bfs"].append(
+            {
+                "slice": name,
+                "states": res.states,
+                "transitions": res.transitions,
+                "seconds": res.seconds,
+                "states_per_second": res.states_per_second,
+                "ratio_to_tuple_bfs": res.states_per_second / out["tuple_bfs"]["states_per_second"],
+                "peak_bytes_per_state": mem / res.states if mem else None,
+            }
+        )
+
+    # 2. random walks with and without monitors
+    walks = 300 if args.quick else 1500
+    with_m = explore_random.explore(DEFAULT, walks=walks, steps=60)
+    without = explore_random.explore(DEFAULT, walks=walks, steps=60, monitors=False)
+    out["random"] = {
+        "walks": walks,
+        "steps": with_m.steps,
+        "steps_per_second_monitors": with_m.walk_steps_per_second,
+        "steps_per_second_no_monitors": without.walk_steps_per_second,
+        "monitor_cost_ratio": without.walk_steps_per_second / with_m.walk_steps_per_second,
+    }
+
+    # 3. hypothesis
+    hyp = explore_hypothesis.explore(DEFAULT, examples=60 if args.quick else 300, steps=50)
+    out["hypothesis"] = {
+        "examples": hyp.stats.examples,
+        "rule_executions": hyp.stats.rule_executions,
+        "seconds": hyp.seconds,
+        "rule_executions_per_second": hyp.rule_executions_per_second,
+    }
+
+    # 4. symmetry
+    out["symmetry"] = []
+    for sl in explore_bfs.SLICES:
+        if args.quick and sl.name in ("core", "prompts"):
+            continue
+        plain = explore_bfs.explore(sl.cfg)
+        reduced = explore_bfs.explore(sl.cfg, symmetry=True)
+        out["symmetry"].append(
+            {
+                "slice": sl.name,
+                "states": plain.states,
+                "states_symmetry": reduced.states,
+                "seconds": plain.seconds,
+                "seconds_symmetry": reduced.seconds,
+            }
+        )
+
+    if args.json:
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return 0
+    t = out["tuple_bfs"]
+    print(
+        f"tuple BFS ({t['prompts']} prompts, capacity 2): {t['states']:,} states, "
+        f"{t['states_per_second']:,.0f} states/s, {t['peak_bytes_per_state']:,.0f} peak bytes/state"
+    )
+    for b in out["bfs"]:
+        per = b["peak_bytes_per_state"]
+        note = f", {per:,.0f} peak bytes/state" if per else ""
+        print(
+            f"explore BFS {b['slice']}: {b['states']:,} states in {b['seconds']:.2f} s, "
+            f"{b['states_per_second']:,.0f} states/s = {b['ratio_to_tuple_bfs']:.3f} x tuple BFS{note}"
+        )
+    r = out["random"]
+    print(
+        f"random walks: {r['steps_per_second_monitors']:,.0f} steps/s with all monitors, "
+        f"{r['steps_per_second_no_monitors']:,.0f} without ({r['monitor_cost_ratio']:.2f}x)"
+    )
+    h = out["hypothesis"]
+    print(
+        f"hypothesis: {h['rule_executions']:,} rule executions in {h['seconds']:.1f} s, "
+        f"{h['rule_executions_per_second']:,.0f}/s"
+    )
+    for s in out["symmetry"]:
+        print(
+            f"symmetry {s['slice']}: {s['states']:,} -> {s['states_symmetry']:,} states, "
+            f"{s['seconds']:.2f} s -> {s['seconds_symmetry']:.2f} s"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

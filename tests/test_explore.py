@@ -1,0 +1,437 @@
+"""acp-model explore: each mode finds a seeded bug by its rule, counterexamples are shortest or
+shrunk and replay, the unmodified model is clean, outputs are deterministic, the graph exports.
+
+Fast tests use tiny bounds; the full default run and every mutant in both modes are ``deep``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from cli.main import main
+from simulator import explore_bfs, explore_hypothesis, explore_random
+from simulator.client import Client
+from simulator.config import DEFAULT, SMALL, Config
+from simulator.explore_common import Counterexample, replay
+from simulator.explore_run import Options, exhaustive_slices
+from simulator.explore_run import run as run_explore
+from simulator.mutants import MUTANTS
+from simulator.report import program_text, strip_timing
+from simulator.schedulers import random_walk, replay_events
+from simulator.shrink import shrink
+from simulator.world import Event, World
+
+FAULT = "cancel-as-end-turn"
+RULE = "TRANS-04"
+TINY = SMALL.with_(
+    tool_calls=0, permissions=0, background=0, capacity=1, features=frozenset({"cancel", "hold"})
+)
+"""About two hundred states: small enough to search by brute force."""
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(argv)
+    return code, buf.getvalue()
+
+
+def _breaks(events: list[Event], cfg: Config, faults: frozenset[str], rule: str) -> bool:
+    run = replay_events(events, cfg, faults, _monitors())
+    rules = {f.rule for f in run.findings if f.kind == "rule"} | set(run.world.view_breaches)
+    return rule in rules
+
+
+def _monitors() -> Any:
+    from properties.engine import MonitorSet
+
+    return MonitorSet()
+
+
+# -- random walks -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 12345])
+def test_checked_walk_makes_the_same_choices_as_the_scheduler(seed: int) -> None:
+    mine = explore_random.walk(seed, 40, DEFAULT)
+    theirs = random_walk(seed, 40, DEFAULT)
+    assert mine.events == theirs.events
+    assert mine.stop == theirs.stop
+
+
+def test_random_walks_find_the_fault_and_shrink_it() -> None:
+    res = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=200, steps=40)
+    found = {c.rule: c for c in res.counterexamples}
+    assert RULE in found
+    cex = found[RULE]
+    assert cex.mode == "random"
+    assert len(cex.events) <= cex.original_length
+    assert cex.hits >= 1
+    assert _breaks(cex.events, DEFAULT, frozenset({FAULT}), RULE)
+    assert cex.transcript and cex.transcript[0][0] == "client"
+
+
+def test_random_walks_on_the_unmodified_model_find_nothing() -> None:
+    res = explore_random.explore(DEFAULT, walks=150, steps=40)
+    assert res.counterexamples == []
+    assert res.walks == 150
+    assert res.steps > 150
+    assert sum(res.exercised.values()) > 0
+
+
+def test_random_results_do_not_depend_on_the_number_of_workers() -> None:
+    one = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=520, steps=30, workers=1)
+    two = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=520, steps=30, workers=2)
+    assert one.steps == two.steps
+    assert one.events == two.events
+    assert one.exercised == two.exercised
+    assert [(c.rule, c.events, c.found_by, c.hits) for c in one.counterexamples] == [
+        (c.rule, c.events, c.found_by, c.hits) for c in two.counterexamples
+    ]
+
+
+def test_shrinking_gives_a_one_minimal_exact_run() -> None:
+    res = explore_random.walk(3, 60, DEFAULT, frozenset({FAULT}))
+    seed = 3
+    while not any(b.rule == RULE for b in res.breaches):
+        seed += 1
+        res = explore_random.walk(seed, 60, DEFAULT, frozenset({FAULT}))
+    small = shrink(res.events, DEFAULT, frozenset({FAULT}), RULE)
+    assert len(small) < len(res.events)
+    assert _breaks(small, DEFAULT, frozenset({FAULT}), RULE)
+    for i in range(len(small)):  # no single event can go (settling may only put it back)
+        shorter = small[:i] + small[i + 1 :]
+        again = replay(shorter, DEFAULT, frozenset({FAULT}), stop_rule=RULE)
+        if any(b.rule == RULE for b in again.breaches):
+            assert len(again.events) >= len(small)
+
+
+# -- hypothesis -------------------------------------------------------------------------------
+
+
+def test_every_event_name_has_a_rule() -> None:
+    names = set(explore_hypothesis.event_names())
+    client = Client(DEFAULT)
+    for _, name in [n for n in names if n[0] == "client"]:
+        assert name in explore_hypothesis.CLIENT_EVENTS
+    with pytest.raises(ValueError):
+        client.do("no-such-event", None)
+    seen: set[tuple[str, str]] = set()
+    for seed in range(60):
+        seen |= {(a, n) for a, n, _ in random_walk(seed, 60, DEFAULT).events}
+    assert seen <= names
+    rule_names = [explore_hypothesis.rule_name(a, n) for a, n in names]
+    assert len(set(rule_names)) == len(rule_names)
+    assert "send_prompt" in rule_names and "deliver_to_client" in rule_names
+
+
+def test_hypothesis_finds_the_fault_with_its_rule() -> None:
+    res = explore_hypothesis.explore(DEFAULT, frozenset({FAULT}), examples=150, steps=30, max_rounds=1)
+    assert [c.rule for c in res.counterexamples] == [RULE]
+    cex = res.counterexamples[0]
+    assert cex.mode == "hypothesis"
+    assert _breaks(cex.events, DEFAULT, frozenset({FAULT}), RULE)
+    assert res.stats.rule_executions > 0
+    assert res.stats.examples > 0
+
+
+def test_hypothesis_on_the_unmodified_model_finds_nothing() -> None:
+    res = explore_hypothesis.explore(DEFAULT, examples=60, steps=30)
+    assert res.counterexamples == []
+    assert res.stop == "examples exhausted"
+    assert res.stats.events["net.to_agent"] > 0
+
+
+def test_hypothesis_is_reproducible_from_its_seed() -> None:
+    a = explore_hypothesis.explore(DEFAULT, frozenset({FAULT}), seed=5, examples=80, steps=30, max_rounds=1)
+    b = explore_hypothesis.explore(DEFAULT, frozenset({FAULT}), seed=5, examples=80, steps=30, max_rounds=1)
+    assert a.stats.rule_executions == b.stats.rule_executions
+    assert [c.events for c in a.counterexamples] == [c.events for c in b.counterexamples]
+
+
+# -- exhaustive -------------------------------------------------------------------------------
+
+
+def _brute_force_shortest(cfg: Config, faults: frozenset[str], rule: str, limit: int) -> int | None:
+    """Length of the shortest event sequence (<= limit) that breaks ``rule``, by trying all."""
+    frontier: list[list[Event]] = [[]]
+    for length in range(1, limit + 1):
+        nxt: list[list[Event]] = []
+        for prefix in frontier:
+            world = replay(prefix, cfg, faults, skip_disabled=False, settle=False).world
+            for ev in world.enabled():
+                path = [*prefix, ev]
+                run = replay(path, cfg, faults, skip_disabled=False, settle=False)
+                if any(b.rule == rule for b in run.breaches):
+                    return length
+                nxt.append(path)
+        frontier = nxt
+    return None
+
+
+def test_bfs_finds_the_fault_with_a_shortest_counterexample() -> None:
+    res = explore_bfs.explore(TINY, frozenset({FAULT}))
+    assert res.complete and res.stop == "complete"
+    found = {c.rule: c for c in res.counterexamples}
+    assert set(found) == {RULE}
+    cex = found[RULE]
+    assert _breaks(cex.events, TINY, frozenset({FAULT}), RULE)
+    assert _brute_force_shortest(TINY, frozenset({FAULT}), RULE, len(cex.events) - 1) is None
+    assert _brute_force_shortest(TINY, frozenset({FAULT}), RULE, len(cex.events)) == len(cex.events)
+
+
+def test_bfs_on_the_unmodified_model_finds_nothing_and_counts_its_graph() -> None:
+    res = explore_bfs.explore(TINY)
+    assert res.counterexamples == []
+    assert res.complete
+    assert res.states > 100
+    assert res.transitions >= res.states - 1
+    assert res.quiescent_states > 0
+    assert sum(res.foreground.values()) == res.states
+    assert res.max_depth > 5
+
+
+def test_bfs_depth_limit_and_time_budget_stop_cleanly() -> None:
+    cut = explore_bfs.explore(TINY, depth=4)
+    assert cut.stop == "depth limit" and not cut.complete
+    assert cut.max_depth == 4
+    assert 1 < cut.states < explore_bfs.explore(TINY).states
+    stopped = explore_bfs.explore(explore_bfs.SLICE_BY_NAME["core"].cfg, time_budget=0.3)
+    assert stopped.stop == "time budget" and not stopped.complete
+    assert stopped.states > 1 and stopped.transitions > 0
+
+
+def test_bfs_keys_merge_exactly_what_the_monitor_memo_allows() -> None:
+    """The memoized monitors give the same state count as cloning them at every step."""
+    with_memo = explore_bfs.explore(TINY)
+    without_monitors = explore_bfs.explore(TINY, monitors=False)
+    assert with_memo.states >= without_monitors.states
+    assert with_memo.exercised and not without_monitors.exercised
+
+
+def test_symmetry_reduction_never_adds_states() -> None:
+    cfg = explore_bfs.SLICE_BY_NAME["prompts"].cfg.with_(cancel_requests=0, features=frozenset({"hold"}))
+    plain = explore_bfs.explore(cfg)
+    reduced = explore_bfs.explore(cfg, symmetry=True)
+    assert reduced.symmetry and not plain.symmetry
+    assert reduced.states <= plain.states
+    assert reduced.counterexamples == plain.counterexamples == []
+
+
+def test_bottom_cycles_are_found_by_tarjan() -> None:
+    from array import array
+
+    # 0 -> 1 -> 2 -> 1 (a bottom cycle {1, 2}); 0 -> 3 (quiescent); 4 -> 4 (self loop, bottom)
+    src = array("l", [0, 1, 2, 0, 4])
+    dst = array("l", [1, 2, 1, 3, 4])
+    sccs, nontrivial, cycles = explore_bfs._bottom_cycles(5, src, dst)
+    assert sccs == 4
+    assert nontrivial == 2
+    assert cycles == [[1, 2], [4]]
+
+
+def test_graphml_export_loads_with_networkx(tmp_path: Path) -> None:
+    path = tmp_path / "graph.graphml"
+    report = run_explore(
+        Options(mode="exhaustive", slices=("background",), graph=str(path), out=str(tmp_path / "out"))
+    )
+    g = nx.read_graphml(path)
+    ex = report["exhaustive"]
+    assert g.number_of_nodes() == ex["states"]
+    assert g.number_of_edges() == ex["transitions"]
+    first = g.nodes["background:0"]
+    assert first["depth"] == 0 and first["foreground"] == "idle" and first["quiescent"] is False
+    assert any(d["quiescent"] for _, d in g.nodes(data=True))
+    assert all("event" in d for _, _, d in g.edges(data=True))
+    assert g.graph["quiescent_states"] == ex["quiescent_states"]
+
+
+# -- report, files and the command ------------------------------------------------------------
+
+
+def test_program_text_replays_and_can_fail() -> None:
+    res = explore_bfs.explore(TINY, frozenset({FAULT}))
+    cex = res.counterexamples[0]
+    exec(compile(program_text(cex), "<counterexample>", "exec"), {})
+    wrong = Counterexample(**{**cex.__dict__, "rule": "ACC-01"})
+    with pytest.raises(AssertionError):
+        exec(compile(program_text(wrong), "<counterexample>", "exec"), {})
+
+
+def _small_options(out: Path, **kw: Any) -> Options:
+    return Options(
+        faults=frozenset({FAULT}),
+        examples=40,
+        walks=120,
+        steps=30,
+        slices=("session",),
+        out=str(out),
+        **kw,
+    )
+
+
+def test_outputs_are_byte_identical_for_the_same_seed(tmp_path: Path) -> None:
+    a = run_explore(_small_options(tmp_path / "a"))
+    b = run_explore(_small_options(tmp_path / "b"))
+    files_a = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert files_a == sorted(p.name for p in (tmp_path / "b").iterdir())
+    assert "report.json" in files_a and any(n.endswith(".mmd") for n in files_a)
+    for name in files_a:
+        left = (tmp_path / "a" / name).read_bytes().replace(str(tmp_path / "a").encode(), b"X")
+        right = (tmp_path / "b" / name).read_bytes().replace(str(tmp_path / "b").encode(), b"X")
+        assert left == right, name
+    norm = json.dumps(strip_timing(a)).replace(str(tmp_path / "a"), "X")
+    assert norm == json.dumps(strip_timing(b)).replace(str(tmp_path / "b"), "X")
+    assert "seconds" in a["exhaustive"] and "seconds" not in strip_timing(a)["exhaustive"]
+
+
+def test_counterexample_files_follow_the_transcript_contract(tmp_path: Path) -> None:
+    report = run_explore(_small_options(tmp_path))
+    finding = next(f for f in report["findings"] if f["rule"] == RULE)
+    assert set(finding["modes"]) == {"exhaustive", "random", "hypothesis"}
+    lines = Path(finding["transcript"]).read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    assert set(first) == {"from", "message"} and first["from"] in ("client", "agent")
+    assert lines[0] == json.dumps(first, separators=(",", ":"), ensure_ascii=False)
+    assert Path(finding["diagram"]).read_text(encoding="utf-8").startswith("sequenceDiagram")
+    assert f"assert {RULE!r} in rules" in Path(finding["program"]).read_text(encoding="utf-8")
+    code, _ = _cli(["check", finding["transcript"]])
+    assert code == 1  # acp-model check sees the same breach in the written transcript
+
+
+def test_cli_json_has_the_documented_fields(tmp_path: Path) -> None:
+    code, out = _cli(
+        [
+            "explore",
+            "--json",
+            "--slice",
+            "background",
+            "--examples",
+            "20",
+            "--walks",
+            "50",
+            "--steps",
+            "20",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert code == 0
+    report = json.loads(out)
+    ex = report["exhaustive"]
+    for key in ("states", "transitions", "max_depth", "seconds", "states_per_second", "bounds"):
+        assert key in ex
+    rnd = report["random"]
+    for key in ("examples", "steps", "rule_executions_per_second", "walks", "walk_steps_per_second", "seed"):
+        assert key in rnd
+    assert report["findings"] == []
+    assert {"exhaustive", "random"} == set(report["coverage"])
+    machines = {m["name"]: m for m in report["coverage"]["exhaustive"]["machines"]}
+    assert machines["background_item"]["transitions_reached"] > 0
+    assert report["coverage"]["random"]["rules"]["exercised"]
+
+
+def test_cli_exit_codes(tmp_path: Path) -> None:
+    code, out = _cli(
+        [
+            "explore",
+            "--mode",
+            "exhaustive",
+            "--prompts",
+            "1",
+            "--tool-calls",
+            "0",
+            "--permissions",
+            "0",
+            "--background",
+            "0",
+            "--capacity",
+            "1",
+            "--features",
+            "cancel",
+            "--fault",
+            FAULT,
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert code == 1
+    assert "TRANS-04" in out and "findings: 1 rule(s) broken" in out
+    for bad in (
+        ["--fault", "no-such-fault"],
+        ["--walks", "-1"],
+        ["--features", "cancel,bogus"],
+        ["--slice", "nowhere"],
+        ["--time-budget", "0"],
+    ):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = main(["explore", "--out", str(tmp_path), *bad])
+        assert code == 2, bad
+        assert err.getvalue().count("\n") == 1 and "Traceback" not in err.getvalue()
+
+
+def test_bound_options_replace_the_slices() -> None:
+    custom = exhaustive_slices(Options(bounds={"prompts": 2, "transport": "unordered"}))
+    assert [s.name for s in custom] == ["custom"]
+    assert custom[0].cfg == SMALL.with_(prompts=2, transport="unordered")
+    default = exhaustive_slices(Options())
+    assert [s.name for s in default] == [s.name for s in explore_bfs.SLICES]
+    features: Counter[str] = Counter()
+    for s in default:
+        features.update(s.cfg.features)
+    assert set(features) | {"hook"} == set(DEFAULT.features)
+
+
+# -- deep -------------------------------------------------------------------------------------
+
+
+@pytest.mark.deep
+def test_default_run_is_clean(tmp_path: Path) -> None:
+    report = run_explore(Options(out=str(tmp_path)))
+    assert report["findings"] == []
+    assert report["exhaustive"]["complete"]
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("name", [m.name for m in MUTANTS])
+def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
+    from simulator.mutants import BY_NAME
+
+    mutant = BY_NAME[name]
+    report = run_explore(Options(faults=frozenset({name}), out=str(tmp_path)))
+    by_rule = {f["rule"]: f for f in report["findings"]}
+    assert mutant.intended_rule in by_rule, sorted(by_rule)
+    modes = set(by_rule[mutant.intended_rule]["modes"])
+    assert "exhaustive" in modes and ({"random", "hypothesis"} & modes), modes
+
+
+def test_world_fork_matches_world_clone() -> None:
+    """The explorer's fork copies the same mutable parts ``World.clone`` does."""
+    world = World(DEFAULT, record=False)
+    for ev in random_walk(4, 12, DEFAULT, drain=False).events:
+        world.step(ev)
+    forked = explore_bfs._fork(world)
+    cloned = world.clone()
+    assert forked.enabled() == cloned.enabled()
+    assert forked.agent.snapshot() == cloned.agent.snapshot()
+    ev = forked.enabled()[0]
+    forked.step(ev)
+    assert world.agent.snapshot() == cloned.agent.snapshot()  # the original was not touched
+
+
+def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
+    res = explore_hypothesis.explore(
+        DEFAULT, frozenset({FAULT}), examples=60, steps=15, max_rounds=1, hypothesis_shrink=True
+    )
+    assert [c.rule for c in res.counterexamples] == [RULE]
+    assert "shrunk by hypothesis" in res.counterexamples[0].found_by
+    assert _breaks(res.counterexamples[0].events, DEFAULT, frozenset({FAULT}), RULE)
