@@ -194,9 +194,13 @@ class PromptMonitor(Monitor):
         rid = msg["id"]
         if sid is None or (type(rid) is not int and type(rid) is not str):
             return
-        ps = self._session(sid)
+        ps = self.sessions.get(sid)
+        if ps is None:
+            ps = self.sessions[sid] = _Session()
         ps.prompted = True
-        bad = tuple(self.facts.disallowed_types(params.get("prompt")))
+        facts = self.facts
+        # disallowed_types finds nothing before the Agent's initialize answer
+        bad = () if facts.prompt_types is None else tuple(facts.disallowed_types(params.get("prompt")))
         self.prompts[rid] = (sid, line, "", ps.cancel_seen, bad)
         ps.pending[rid] = line
 
@@ -234,8 +238,8 @@ class PromptMonitor(Monitor):
         sid = rec[0]
         ps = self.sessions[sid]
         del ps.pending[rid]
-        self._gx[_ANSWERED] += 1
         if "error" in msg:
+            self._gx[_ANSWERED] += 1
             self._error(ps, sid, rid, rec, line, msg)
         else:
             self._success(ps, sid, rid, rec, line, msg)
@@ -274,17 +278,18 @@ class PromptMonitor(Monitor):
         if not ps.first_error or rec[1] < ps.first_error:
             ps.first_error = rec[1]
         self._ex["ACC-03"] += 1
-        self._settle(
-            ps, sid, line, "ACC-03",
-            f"prompt {rid!r} was answered with an error after insertion: a user message reported "
-            "after it was received can now be claimed by no prompt that may still succeed",
-            msg,
-        )
+        if self._settle(ps):
+            self.breach(
+                "ACC-03", line, sid,
+                f"prompt {rid!r} was answered with an error after insertion: a user message "
+                "reported after it was received can now be claimed by no prompt that may still "
+                "succeed",
+                msg,
+            )
 
     def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
-        self._ex["ACC-04"] += 1
         if rec[2]:
             self._ex[rec[2]] += 1
         if rec[4]:
@@ -296,13 +301,15 @@ class PromptMonitor(Monitor):
                 msg,
             )
         if type(mid) is not str:
+            self._gx[_SUCCESS] += 1
             self.breach(
                 "ACC-04", line, sid,
                 f"success response to prompt {rid!r} has no string messageId ({mid!r})", msg,
             )
         else:
             self._gx[_RETURNED] += 1
-            other = ps.claimed.get(mid)
+            claimed = ps.claimed
+            other = claimed.get(mid)
             if other is not None:
                 self.breach(
                     "ACC-09", line, sid,
@@ -311,7 +318,7 @@ class PromptMonitor(Monitor):
                     msg,
                 )
             else:
-                ps.claimed[mid] = rid
+                claimed[mid] = rid
                 first = ps.unclaimed.pop(mid, 0)
                 if first:
                     self._ex["ACC-07"] += 1
@@ -324,47 +331,64 @@ class PromptMonitor(Monitor):
                         )
                 else:
                     ps.unreported[mid] = line
-        self._ex["ACC-06"] += 1
         if not ps.unclaimed:
             ps.reported_d = 0
-            return
-        self._settle(
-            ps, sid, line, "ACC-06",
-            f"prompt {rid!r} returned messageId {mid!r}, but a user message reported after it was "
-            "received is under another ID that no waiting prompt can claim",
-            msg,
-        )
+        elif self._settle(ps):
+            self.breach(
+                "ACC-06", line, sid,
+                f"prompt {rid!r} returned messageId {mid!r}, but a user message reported after it "
+                "was received is under another ID that no waiting prompt can claim",
+                msg,
+            )
 
     # -- user messages -------------------------------------------------------------------
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        ex = self._ex
-        ex["MSGID-01"] += 1
         mid = upd.get("messageId")
         if type(mid) is not str:
+            self._ex["MSGID-01"] += 1
             self.breach("MSGID-01", line, sid, f"{upd['sessionUpdate']} without a string messageId", msg)
             return
         ps = self.sessions.get(sid)
         if ps is None:
-            ps = self._session(sid)
+            ps = self.sessions[sid] = _Session()
         elif mid in ps.claimed:
+            self._ex["MSGID-01"] += 1
             if ps.unreported:
                 ps.unreported.pop(mid, None)
             return
-        if mid in ps.unclaimed:
+        unclaimed = ps.unclaimed
+        if mid in unclaimed:
+            self._ex["MSGID-01"] += 1
             return
         fs = self.facts.sessions.get(sid)
         if fs is not None and fs.resuming:
+            self._ex["MSGID-01"] += 1
             self._replayed(ps, sid, mid, line, msg)
             return
-        ps.unclaimed[mid] = line
+        unclaimed[mid] = line
         if not ps.prompted:
             rule, why = "SDM-05", "in a session that never received a session/prompt (a delegated task?)"
         elif ps.first_error and ps.first_error < line:
             rule, why = "REJ-02", "and a prompt received before it was answered with an error"
         else:
-            rule, why = "ACC-06", "under an ID that no prompt response returned or can still return"
-        ex[rule] += 1
-        self._settle(ps, sid, line, rule, f"user message {mid!r} reported {why}", msg)
+            self._gx[_NEW_USER] += 1
+            if len(unclaimed) == 1:  # the usual case: deficiency() without the call
+                pending = ps.pending
+                if pending and next(iter(pending.values())) < line:
+                    ps.reported_d = 0
+                    return
+            if self._settle(ps):
+                self.breach(
+                    "ACC-06", line, sid,
+                    f"user message {mid!r} reported under an ID that no prompt response returned "
+                    "or can still return",
+                    msg,
+                )
+            return
+        self._ex["MSGID-01"] += 1
+        self._ex[rule] += 1
+        if self._settle(ps):
+            self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg)
 
     def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
         if not self.facts.from_start(sid):
@@ -379,11 +403,13 @@ class PromptMonitor(Monitor):
                 msg,
             )
 
-    def _settle(self, ps: _Session, sid: str, line: int, rule: str, why: str, msg: Message) -> None:
+    @staticmethod
+    def _settle(ps: _Session) -> bool:
+        """Update the session's deficiency; whether it grew (a breach of the caller's rule)."""
         d = ps.deficiency()
-        if d > ps.reported_d:
-            self.breach(rule, line, sid, why, msg)
+        grew = d > ps.reported_d
         ps.reported_d = d
+        return grew
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
@@ -421,7 +447,12 @@ class PromptMonitor(Monitor):
 
 
 _ANSWERED = ("REJ-01", "ACC-01")
-_RETURNED = ("ACC-09", "ACC-05")
+_SUCCESS = (*_ANSWERED, "ACC-04", "ACC-06")
+"""Exercised by every success response (with those of every answer)."""
+_RETURNED = (*_SUCCESS, "ACC-09", "ACC-05")
+"""Exercised by a success response that returns a string messageId."""
+_NEW_USER = ("MSGID-01", "ACC-06")
+"""Exercised by a live user message under a new ID in a session with prompts and no error."""
 _COVER_WHAT = {
     "CANCEL-02": "a session/cancel",
     "ACC-13": "a session/close",
