@@ -27,6 +27,9 @@ from typing import Any
 from properties.engine import Handler, Message, Monitor, MonitorSet
 from properties.monitors.facts import Facts
 
+_ALWAYS = ("INTRO-01", "USER-01")
+"""Exercised by every session/prompt."""
+
 
 class ClientMonitor(Monitor):
     """Client-side rules on session/prompt (see module docstring)."""
@@ -48,7 +51,7 @@ class ClientMonitor(Monitor):
 
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         facts = self.facts
-        self._ex["INTRO-01"] += 1
+        self._gx[_ALWAYS] += 1
         if facts.init_pending:
             self.breach("INTRO-01", line, sid, "session/prompt sent before initialize was answered", msg)
         elif sid is not None:
@@ -60,7 +63,6 @@ class ClientMonitor(Monitor):
         if sid is not None and sid not in self.prompted:
             self.prompted[sid] = line
         prompt = params.get("prompt")
-        self._ex["USER-01"] += 1
         if type(prompt) is list and not prompt:
             self.breach("USER-01", line, sid, "session/prompt with an empty prompt array", msg)
         if facts.prompt_types is not None:

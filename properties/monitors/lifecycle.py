@@ -63,7 +63,7 @@ from typing import Any
 
 from properties.engine import Handler, Message, Monitor, MonitorSet
 from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
-from properties.monitors.facts import Facts
+from properties.monitors.facts import Facts, SessionFacts
 
 _IDLE_GROUP = ("FG-05", "DONE-01", "FAIL-01", "BOUND-01")
 _STOP_GROUP = ("FG-06", "DONE-02", "DONE-05", "STOP-01", "TRANS-03")
@@ -71,6 +71,8 @@ _RA_GROUP = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01")
 _CANCEL_GROUP = ("TRANS-04", "CANCEL-11", "CANCEL-12")
 _START_GROUP = ("FG-02", "OUT-01")
 _END_GROUPS = _IDLE_GROUP + _STOP_GROUP
+_END_STOP = (*_END_GROUPS, "STOP-03")
+"""Exercised by an idle with a string stop reason that ends active work."""
 
 
 class _Session:
@@ -207,7 +209,7 @@ class ForegroundMonitor(Monitor):
             return
         st = self.sessions.get(sid)
         if st is None:
-            st = self._session(sid)
+            st = self.sessions[sid] = _Session()
         table = st.thoughts if variant[6] == "t" else st.msgs
         seen = table.get(mid)
         fs = self.facts.sessions.get(sid)
@@ -278,7 +280,7 @@ class ForegroundMonitor(Monitor):
             fs = self.facts.of(sid)
         st = self.sessions.get(sid)
         if st is None:
-            st = self._session(sid)
+            st = self.sessions[sid] = _Session()
         prev = fs.state
         new = upd.get("state")
         if type(new) is not str:
@@ -295,51 +297,51 @@ class ForegroundMonitor(Monitor):
                 st.accepted.clear()
             if new in ACTIVE:
                 st.last_std = new
-        if fs.resuming:  # a resume snapshot reports the state, it is no transition
-            if new == "idle":
-                st.last_std = new
-                reason = upd.get("stopReason")
-                if type(reason) is str:
-                    st.last_stop = reason
-            return
-        if new in ACTIVE:
-            if prev not in ACTIVE:
-                self._gx[_START_GROUP] += 1
-            elif prev == "requires_action" and new == "running":
-                self._gx[_RA_GROUP] += 1
-            return
-        if new != "idle":
+                if fs.resuming:  # a resume snapshot reports the state, it is no transition
+                    return
+                if prev not in ACTIVE:
+                    self._gx[_START_GROUP] += 1
+                elif prev == "requires_action" and new == "running":
+                    self._gx[_RA_GROUP] += 1
             return
         st.last_std = "idle"
         reason = upd.get("stopReason")
+        if fs.resuming:  # a resume snapshot reports the state, it is no transition
+            if type(reason) is str:
+                st.last_stop = reason
+            return
         if type(reason) is str:
-            self._ex["STOP-03"] += 1
             if reason not in STOP_REASONS and not reason.startswith("_"):
                 self.breach(
                     "STOP-03", line, sid,
                     f"stop reason {reason!r} is not a standard one and does not start with '_'", msg,
                 )
-        if prev in ACTIVE:
-            self._ends(fs.interval, fs.cancel_line, prev, reason, st, sid, upd, line, msg)
+            if prev in ACTIVE:
+                self._gx[_END_STOP] += 1
+                self._ends(fs, prev, reason, st, sid, upd, line, msg)
+            else:
+                self._ex["STOP-03"] += 1
+                if prev == "idle":
+                    self._ex["TRANS-01"] += 1
+                    if (
+                        reason != st.last_stop
+                        and not (cancel_since and reason == "cancelled")
+                        and not fs.closed
+                    ):
+                        self._started(
+                            st, fs.period, "FG-02", sid, line,
+                            f"idle with the new stop reason {reason!r} while already idle", msg,
+                        )
+            st.last_stop = reason
+        elif prev in ACTIVE:
+            self._gx[_END_GROUPS] += 1
+            self._ends(fs, prev, reason, st, sid, upd, line, msg)
         elif prev == "idle":
             self._ex["TRANS-01"] += 1
-            if (
-                type(reason) is str
-                and reason != st.last_stop
-                and not (cancel_since and reason == "cancelled")
-                and not fs.closed
-            ):
-                self._started(
-                    st, fs.period, "FG-02", sid, line,
-                    f"idle with the new stop reason {reason!r} while already idle", msg,
-                )
-        if type(reason) is str:
-            st.last_stop = reason
 
     def _ends(
         self,
-        interval: int,
-        cancel_line: int,
+        fs: SessionFacts,
         prev: str,
         reason: Any,
         st: _Session,
@@ -348,12 +350,13 @@ class ForegroundMonitor(Monitor):
         line: int,
         msg: Message,
     ) -> None:
-        self._gx[_END_GROUPS] += 1
+        """The idle ending active work (the caller counted ``_END_GROUPS``)."""
         if prev == "requires_action":
             self._gx[_RA_GROUP] += 1
-        st.last_end = interval
-        st.last_end_cancel = bool(cancel_line)
+        st.last_end = fs.interval
+        cancel_line = fs.cancel_line
         if cancel_line:
+            st.last_end_cancel = True
             self._gx[_CANCEL_GROUP] += 1
             if reason != "cancelled":
                 rule = "CANCEL-12" if reason == "error" else "TRANS-04"
@@ -363,8 +366,10 @@ class ForegroundMonitor(Monitor):
                     f"has stop reason {reason!r}, not 'cancelled'",
                     msg,
                 )
-        elif type(reason) is not str:
-            self.breach("FG-06", line, sid, f"the idle that ends {prev} work has no stop reason", msg)
+        else:
+            st.last_end_cancel = False
+            if type(reason) is not str:
+                self.breach("FG-06", line, sid, f"the idle that ends {prev} work has no stop reason", msg)
         if reason == "error":
             self._ex["FAIL-03"] += 1
             if not is_error_object(upd.get("error")):

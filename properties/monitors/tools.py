@@ -186,10 +186,13 @@ class ToolMonitor(Monitor):
         fs = self.facts.of(sid)
         if fs.state not in ACTIVE or fs.resuming:
             return
+        error = upd.get("stopReason") == "error"
+        if not error and not fs.cancel_line:
+            return  # the usual end of work: nothing owed
         keys = self.facts.background(upd)
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
-        if upd.get("stopReason") == "error":
+        if error:
             self._ex["FAIL-04"] += 1
             if ts is not None:
                 for tid, (status, created, _) in ts.tools.items():
