@@ -29,7 +29,7 @@ from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from cli.util import dumps
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, read_transcript
+from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, scan_transcript
 
 try:
     import orjson
@@ -101,30 +101,46 @@ def check_stream(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     on_message: MessageHook | None = None,
 ) -> FileReport:
-    """Read one transcript and judge it; ``on_message`` sees every message that was used."""
+    """Read one transcript and judge it; ``on_message`` sees every message that was used.
+
+    Findings are kept in the order they were made: the monitors' findings of the Agent updates
+    the reader already took apart (``MonitorSet.feed_update``) wait in the set until the next
+    ``feed`` returns them, or until another finding (input, schema) has to follow them."""
     monitor_set = monitors if monitors is not None else new_monitor_set()
     if schema is not None:
         schema.reset()
     report = FileReport(path, TranscriptStats(), schema=schema is not None)
     findings = report.findings
+    opened = report.open
+
+    def keep(new: list[Finding]) -> None:
+        for finding in new:
+            (opened if finding.kind == "open" else findings).append(finding)
+
     feed = monitor_set.feed
-    for item in read_transcript(stream, max_line_bytes, stats=report.stats):
+    feed_update = monitor_set.feed_update
+    take_new = monitor_set.take_new
+    for item in scan_transcript(stream, max_line_bytes, stats=report.stats):
         if type(item) is tuple:
-            line, sender, msg = item
+            line, sender, msg, sid, upd = item
             if on_message is not None:
                 on_message(line, sender, msg)
             if schema is not None:
                 problem = schema.check(sender, msg, line)
                 if problem is not None:
+                    keep(take_new())
                     findings.append(problem)
-            new = feed(sender, msg, line)
-            if new:
-                for finding in new:
-                    (report.open if finding.kind == "open" else findings).append(finding)
+            if upd is not None:
+                feed_update(sid, upd, line, msg)  # type: ignore[arg-type]  # both or neither are None
+            else:
+                new = feed(sender, msg, line)
+                if new:
+                    keep(new)
         else:
+            keep(take_new())
             findings.append(item)  # type: ignore[arg-type]
-    for finding in monitor_set.finish(quiescent=False):
-        (report.open if finding.kind == "open" else findings).append(finding)
+    keep(take_new())
+    keep(monitor_set.finish(quiescent=False))
     report.exercised = Counter(monitor_set.exercised)
     return report
 

@@ -339,6 +339,28 @@ class MonitorSet:
         new, self._new = self._new, []
         return new
 
+    def feed_update(self, sid: str, upd: Message, line: int, msg: Message) -> None:
+        """``feed`` for an Agent's ``session/update`` whose ``sessionId`` (``sid``, a string)
+        and ``update`` (``upd``, an object) the caller already took out, as the transcript
+        reader does: the same dispatch without classifying the message again. Its findings are
+        not returned: the next ``feed`` (or ``take_new``) returns them, in order."""
+        if self._raw:
+            mons = self.monitors
+            for index in self._raw:
+                mons[index].on_message("agent", msg, line)
+        try:
+            handlers = self._upd.get(upd["sessionUpdate"])
+        except (KeyError, TypeError):
+            return  # malformed: the schema checker reports it
+        if handlers is not None:
+            for handler in handlers:
+                handler(sid, upd, line, msg)
+
+    def take_new(self) -> list[Finding]:
+        """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""
+        new, self._new = self._new, []
+        return new
+
     def _other(self, sender: str, method: str, msg: Message, line: int) -> None:
         params = msg.get("params")
         if type(params) is not dict:

@@ -53,6 +53,9 @@ Message = dict[str, Any]
 MessageItem = tuple[int, str, Message]
 """``(line, sender, message)``: one decoded JSON-RPC message and who sent it."""
 Item = MessageItem | Finding
+ScanMessage = tuple[int, str, Message, str | None, Message | None]
+"""``(line, sender, message, session, update)``: see ``scan_transcript``."""
+ScanItem = ScanMessage | Finding
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 """Largest accepted line, in bytes, not counting its line end."""
@@ -130,6 +133,9 @@ MAX_DEPTH = 256
 levels deep; the limit keeps pathological lines away from recursive code (JSON decoders,
 ``repr``, schema validation), some of which would otherwise overflow the C stack."""
 
+_DEEP_LINE = 2 * (MAX_DEPTH + 1)
+"""Shortest line that can parse and still nest deeper than ``MAX_DEPTH``: it needs that many
+opening brackets and as many closing ones."""
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
@@ -198,6 +204,14 @@ def _deeper_than(raw: bytes, limit: int) -> bool:
     return False
 
 
+def _too_deep(raw: bytes) -> bool:
+    return (
+        len(raw) > MAX_DEPTH
+        and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+        and _deeper_than(raw, MAX_DEPTH)
+    )
+
+
 def _count_new_session(msg: Message, sessions: set[str]) -> None:
     result = msg.get("result")
     if type(result) is dict:
@@ -257,6 +271,25 @@ def read_transcript(
     exhausted). Memory use does not grow with the number of lines, only with the number of
     requests awaiting a response and of distinct session ids.
     """
+    for item in scan_transcript(stream, max_line_bytes, stats=stats):
+        if isinstance(item, Finding):
+            yield item
+        else:
+            yield item[:3]
+
+
+def scan_transcript(
+    stream: BinaryIO,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    *,
+    stats: TranscriptStats | None = None,
+) -> Iterator[ScanItem]:
+    """``read_transcript`` with what the reader took apart on the way: a message comes as
+    ``(line, sender, message, session, update)``, where ``session`` and ``update`` are the
+    ``sessionId`` (a string) and the ``update`` object (with its ``sessionUpdate`` key) of an
+    Agent's well-formed ``session/update``, and both None for every other message. Used by
+    ``acp-model check``, which hands such updates straight to the monitors' dispatch table.
+    """
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be positive")
     st = stats if stats is not None else TranscriptStats()
@@ -264,6 +297,7 @@ def read_transcript(
     limit = max_line_bytes + 1
     loads = _loads
     sessions = st.sessions
+    add_session = sessions.add
     preserved = st.preserved
     known_methods = KNOWN_METHODS
     known_updates = KNOWN_UPDATES
@@ -272,16 +306,14 @@ def read_transcript(
     other = {"client": "agent", "agent": "client"}
     crlf_reported = False
     line = 0
-    n_messages = n_requests = n_notifications = n_responses = n_input = 0
+    n_requests = n_notifications = n_responses = n_input = 0
     try:
         while True:
             raw = readline(limit)
             if not raw:
                 break
             line += 1
-            if raw[-1] == 10:  # b"\n"
-                terminated = True
-            elif len(raw) == limit:
+            if raw[-1] != 10 and len(raw) == limit:  # no b"\n" within the limit
                 # Over the limit: drop the rest of the line without holding it.
                 while True:
                     rest = readline(_DISCARD_CHUNK)
@@ -290,13 +322,10 @@ def read_transcript(
                 n_input += 1
                 yield _input("too-long", line, f"line longer than {max_line_bytes} bytes (skipped)")
                 continue
-            else:
-                terminated = False
-            if (
-                len(raw) > MAX_DEPTH
-                and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
-                and _deeper_than(raw, MAX_DEPTH)
-            ):
+            # A line that parses cannot nest deeper than MAX_DEPTH unless it holds more than
+            # MAX_DEPTH opening and as many closing brackets: shorter lines are checked only
+            # when they fail to parse (the finding must still be too-deep, not invalid-json).
+            if len(raw) >= _DEEP_LINE and _too_deep(raw):
                 n_input += 1
                 yield _input(
                     "too-deep", line, f"arrays/objects nested deeper than {MAX_DEPTH} levels (skipped)"
@@ -305,6 +334,13 @@ def read_transcript(
             try:
                 obj = loads(raw)
             except (ValueError, RecursionError) as exc:
+                if len(raw) < _DEEP_LINE and _too_deep(raw):
+                    n_input += 1
+                    yield _input(
+                        "too-deep", line, f"arrays/objects nested deeper than {MAX_DEPTH} levels (skipped)"
+                    )
+                    continue
+                terminated = raw[-1] == 10
                 if raw.startswith(_BOM):
                     n_input += 1
                     yield _input("bom", line, "line starts with a UTF-8 byte-order mark (ignored)")
@@ -320,71 +356,65 @@ def read_transcript(
                     yield _unparseable(raw, terminated, line, exc)
                     continue
             # a line that parsed and ends in "\n" has at least two bytes
-            if not crlf_reported and raw[-1] == 10 and raw[-2] == 13:
+            if raw[-1] == 10 and raw[-2] == 13 and not crlf_reported:
                 crlf_reported = True
                 n_input += 1
                 yield _input(
                     "crlf", line, "CRLF line ends (first seen here; accepted, reported once)", "info"
                 )
             # Fast path for well-formed lines (nearly all of them). Plain subscripts are
-            # cheaper than .get(); any surprise (a missing key, an odd type) falls through to
-            # the general path below, which judges the line from scratch: nothing here changes
-            # state before the last step, except idempotent or counting steps that are undone.
+            # cheaper than .get() and membership tests: a decoded value that can be subscripted
+            # with a string is an object, and an object of exactly 3 keys of which two are
+            # "jsonrpc" and "method" and one "params" has no "id", "result" or "error". Any
+            # surprise (a missing key, an odd type, an extra key) falls through to the general
+            # path below, which judges the line from scratch: nothing here changes state before
+            # the step that yields.
             if type(obj) is dict:
                 try:
-                    sender = obj["from"]
                     msg = obj["message"]
-                    if (
-                        (sender == "agent" or sender == "client")
-                        and type(msg) is dict
-                        and msg["jsonrpc"] == "2.0"
-                    ):
-                        if "id" not in msg:  # notification
+                    sender = obj["from"]
+                    if msg["jsonrpc"] == "2.0" and (sender == "agent" or sender == "client"):
+                        if "method" in msg:
                             method = msg["method"]
                             params = msg["params"]
-                            if (
-                                type(method) is str
-                                and type(params) is dict
-                                and "result" not in msg
-                                and "error" not in msg
-                            ):
-                                sid = params["sessionId"]
-                                if method == "session/update":
-                                    variant = params["update"]["sessionUpdate"]
-                                    if type(variant) is str and variant not in known_updates:
-                                        preserved["update " + variant] += 1
-                                elif method not in known_methods:
-                                    preserved["method " + method] += 1
-                                if type(sid) is str:
-                                    sessions.add(sid)
-                                n_notifications += 1
-                                n_messages += 1
-                                yield (line, sender, msg)
-                                continue
-                        elif "method" in msg:  # request
-                            method = msg["method"]
-                            params = msg["params"]
-                            rid = msg["id"]
-                            mine = pending[sender]
-                            if (
-                                type(method) is str
-                                and type(params) is dict
-                                and (type(rid) is str or type(rid) is int)
-                                and "result" not in msg
-                                and "error" not in msg
-                                and rid not in mine
-                            ):
-                                sid = params["sessionId"]
-                                if method not in known_methods:
-                                    preserved["method " + method] += 1
-                                if type(sid) is str:
-                                    sessions.add(sid)
-                                mine[rid] = method
-                                n_requests += 1
-                                n_messages += 1
-                                yield (line, sender, msg)
-                                continue
-                        elif "result" in msg and "error" not in msg:  # successful response
+                            if type(method) is str and type(params) is dict:
+                                size = len(msg)
+                                if size == 3:  # notification: jsonrpc, method, params
+                                    sid = params["sessionId"]
+                                    if method == "session/update":
+                                        upd = params["update"]
+                                        variant = upd["sessionUpdate"]
+                                        if variant not in known_updates and type(variant) is str:
+                                            preserved["update " + variant] += 1
+                                        if type(sid) is str:
+                                            add_session(sid)
+                                            n_notifications += 1
+                                            if sender == "agent":
+                                                yield (line, sender, msg, sid, upd)
+                                            else:
+                                                yield (line, sender, msg, None, None)
+                                            continue
+                                    elif method not in known_methods:
+                                        preserved["method " + method] += 1
+                                    if type(sid) is str:
+                                        add_session(sid)
+                                    n_notifications += 1
+                                    yield (line, sender, msg, None, None)
+                                    continue
+                                if size == 4 and "id" in msg:  # request: and an id
+                                    rid = msg["id"]
+                                    mine = pending[sender]
+                                    if (type(rid) is str or type(rid) is int) and rid not in mine:
+                                        sid = params["sessionId"]
+                                        if method not in known_methods:
+                                            preserved["method " + method] += 1
+                                        if type(sid) is str:
+                                            add_session(sid)
+                                        mine[rid] = method
+                                        n_requests += 1
+                                        yield (line, sender, msg, None, None)
+                                        continue
+                        elif len(msg) == 3 and "result" in msg:  # success: jsonrpc, result, id
                             rid = msg["id"]
                             if type(rid) is str or type(rid) is int:
                                 method = pending[other[sender]].pop(rid, None)
@@ -392,8 +422,7 @@ def read_transcript(
                                     if method in _SESSION_CREATING:
                                         _count_new_session(msg, sessions)
                                     n_responses += 1
-                                    n_messages += 1
-                                    yield (line, sender, msg)
+                                    yield (line, sender, msg, None, None)
                                     continue
                 except KeyError:
                     pass
@@ -470,11 +499,10 @@ def read_transcript(
                                 preserved["update " + variant] += 1
                 if method not in known_methods:
                     preserved["method " + method] += 1
-            n_messages += 1
-            yield (line, sender, msg)
+            yield (line, sender, msg, None, None)
     finally:
         st.lines = line
-        st.messages = n_messages
+        st.messages = n_requests + n_notifications + n_responses
         st.requests = n_requests
         st.notifications = n_notifications
         st.responses = n_responses
