@@ -313,6 +313,15 @@ class MonitorSet:
     # -- the hot path --------------------------------------------------------------------
     def feed(self, sender: str, msg: Message, line: int) -> list[Finding]:
         """Feed one message; returns the findings it made certain (possibly none)."""
+        self.push(sender, msg, line)
+        if not self._new:
+            return []
+        new, self._new = self._new, []
+        return new
+
+    def push(self, sender: str, msg: Message, line: int) -> None:
+        """``feed`` without returning the findings: the next ``feed`` (or ``take_new``) returns
+        them, in order."""
         if self._raw:
             mons = self.monitors
             for index in self._raw:
@@ -334,10 +343,6 @@ class MonitorSet:
             self._response(sender, msg, line)
         elif type(method) is str:
             self._other(sender, method, msg, line)
-        if not self._new:
-            return []
-        new, self._new = self._new, []
-        return new
 
     def feed_update(self, sid: str, upd: Message, line: int, msg: Message) -> None:
         """``feed`` for an Agent's ``session/update`` whose ``sessionId`` (``sid``, a string)

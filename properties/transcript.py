@@ -283,12 +283,20 @@ def scan_transcript(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     *,
     stats: TranscriptStats | None = None,
+    on_message: Callable[[str, Message, int], Any] | None = None,
+    on_update: Callable[[str, Message, int, Message], Any] | None = None,
 ) -> Iterator[ScanItem]:
     """``read_transcript`` with what the reader took apart on the way: a message comes as
     ``(line, sender, message, session, update)``, where ``session`` and ``update`` are the
     ``sessionId`` (a string) and the ``update`` object (with its ``sessionUpdate`` key) of an
     Agent's well-formed ``session/update``, and both None for every other message. Used by
     ``acp-model check``, which hands such updates straight to the monitors' dispatch table.
+
+    Callbacks save the iterator's round trip per message: with ``on_update``, those Agent
+    updates are passed to ``on_update(session, update, line, message)`` instead of being
+    yielded; with ``on_message``, every other message is passed to ``on_message(sender,
+    message, line)``. Each call happens when its line is read, so the calls and the items
+    still yielded (input findings at least) stay in line order.
     """
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be positive")
@@ -370,6 +378,7 @@ def scan_transcript(
             # path below, which judges the line from scratch: nothing here changes state before
             # the step that yields.
             if type(obj) is dict:
+                fast = 0  # 1: an Agent update taken apart; 2: any other well-formed message
                 try:
                     msg = obj["message"]
                     sender = obj["from"]
@@ -386,22 +395,15 @@ def scan_transcript(
                                         variant = upd["sessionUpdate"]
                                         if variant not in known_updates and type(variant) is str:
                                             preserved["update " + variant] += 1
-                                        if type(sid) is str:
-                                            add_session(sid)
-                                            n_notifications += 1
-                                            if sender == "agent":
-                                                yield (line, sender, msg, sid, upd)
-                                            else:
-                                                yield (line, sender, msg, None, None)
-                                            continue
+                                        if type(sid) is str and sender == "agent":
+                                            fast = 1
                                     elif method not in known_methods:
                                         preserved["method " + method] += 1
                                     if type(sid) is str:
                                         add_session(sid)
                                     n_notifications += 1
-                                    yield (line, sender, msg, None, None)
-                                    continue
-                                if size == 4 and "id" in msg:  # request: and an id
+                                    fast = fast or 2
+                                elif size == 4 and "id" in msg:  # request: and an id
                                     rid = msg["id"]
                                     mine = pending[sender]
                                     if (type(rid) is str or type(rid) is int) and rid not in mine:
@@ -412,8 +414,7 @@ def scan_transcript(
                                             add_session(sid)
                                         mine[rid] = method
                                         n_requests += 1
-                                        yield (line, sender, msg, None, None)
-                                        continue
+                                        fast = 2
                         elif len(msg) == 3 and "result" in msg:  # success: jsonrpc, result, id
                             rid = msg["id"]
                             if type(rid) is str or type(rid) is int:
@@ -422,12 +423,23 @@ def scan_transcript(
                                     if method in _SESSION_CREATING:
                                         _count_new_session(msg, sessions)
                                     n_responses += 1
-                                    yield (line, sender, msg, None, None)
-                                    continue
+                                    fast = 2
                 except KeyError:
                     pass
                 except TypeError:
                     pass
+                if fast == 1:
+                    if on_update is None:
+                        yield (line, sender, msg, sid, upd)
+                    else:
+                        on_update(sid, upd, line, msg)
+                    continue
+                if fast:
+                    if on_message is None:
+                        yield (line, sender, msg, None, None)
+                    else:
+                        on_message(sender, msg, line)
+                    continue
             # General path: requests, responses, other notifications, and every problem.
             if type(obj) is not dict:
                 n_input += 1
@@ -499,7 +511,10 @@ def scan_transcript(
                                 preserved["update " + variant] += 1
                 if method not in known_methods:
                     preserved["method " + method] += 1
-            yield (line, sender, msg, None, None)
+            if on_message is None:
+                yield (line, sender, msg, None, None)
+            else:
+                on_message(sender, msg, line)
     finally:
         st.lines = line
         st.messages = n_requests + n_notifications + n_responses
