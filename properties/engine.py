@@ -106,6 +106,10 @@ class Monitor:
     RULES: ClassVar[tuple[str, ...]] = ()
     TOLERATES: ClassVar[tuple[str, ...]] = ()
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
+    GATES: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(handler method name, attribute name) pairs: the set calls that handler only while the
+    attribute is truthy (a handler that has nothing to do most of the time then costs nothing).
+    The monitor must call ``regate()`` whenever the attribute's truth may have changed."""
 
     def __init__(self, owner: MonitorSet) -> None:
         self._attach(owner)
@@ -148,6 +152,10 @@ class Monitor:
         return freeze({k: v for k, v in vars(self).items() if k not in ("_owner", "_ex", "_gx")})
 
     # -- reporting -----------------------------------------------------------------------
+    def regate(self) -> None:
+        """Have the set re-read the ``GATES`` attributes before its next message."""
+        self._owner._unbind()
+
     def exercise(self, rule: str) -> None:
         self._ex[rule] += 1
 
@@ -276,10 +284,24 @@ class MonitorSet:
         mons = self.monitors
         attrs = vars(self)
         for name, table in self._tables.tables.items():
-            attrs[name] = {
-                key: tuple([func.__get__(mons[index]) for func, index in entries])
-                for key, entries in table.items()
-            }
+            bound: dict[str, tuple[Handler, ...]] = {}
+            for key, entries in table.items():
+                handlers = tuple(
+                    [
+                        func.__get__(mons[index])
+                        for func, index, gate in entries
+                        if gate is None or getattr(mons[index], gate)
+                    ]
+                )
+                if handlers:
+                    bound[key] = handlers
+            attrs[name] = bound
+
+    def _unbind(self) -> None:
+        """Forget the bound tables: the next use binds them again (``Monitor.regate``)."""
+        attrs = vars(self)
+        for name in _ATTR.values():
+            attrs.pop(name, None)
 
     @property
     def exercised(self) -> Counter[str]:
@@ -457,11 +479,12 @@ class MonitorSet:
 
 class _Tables:
     """The dispatch tables of a list of monitor classes: for each message kind, key ->
-    ((handler function, monitor index), ...). They hold plain functions and indices, so every
-    set of the same classes (clones included) shares them; ``MonitorSet._bind`` binds them."""
+    ((handler function, monitor index, gate attribute or None), ...). They hold plain functions
+    and indices, so every set of the same classes (clones included) shares them;
+    ``MonitorSet._bind`` binds them."""
 
     def __init__(self, monitors: list[Monitor]) -> None:
-        tables: dict[str, dict[str, list[tuple[Callable[..., None], int]]]]
+        tables: dict[str, dict[str, list[tuple[Callable[..., None], int, str | None]]]]
         tables = {name: {} for name in TABLES}
         raw: list[int] = []
         for index, monitor in enumerate(monitors):
@@ -471,8 +494,9 @@ class _Tables:
                 func = getattr(handler, "__func__", None)
                 if func is None or getattr(handler, "__self__", None) is not monitor:
                     raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
-                tables[table].setdefault(key, []).append((func, index))
-        self.tables: dict[str, dict[str, tuple[tuple[Any, int], ...]]] = {
+                gate = dict(type(monitor).GATES).get(func.__name__)
+                tables[table].setdefault(key, []).append((func, index, gate))
+        self.tables: dict[str, dict[str, tuple[tuple[Any, int, str | None], ...]]] = {
             _ATTR[name]: {k: tuple(v) for k, v in t.items()} for name, t in tables.items()
         }
         """By ``MonitorSet`` attribute name."""

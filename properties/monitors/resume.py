@@ -22,6 +22,7 @@ class ResumeMonitor(Monitor):
     """session/resume answers only after a state snapshot (see module docstring)."""
 
     RULES = ("SYNC-02",)
+    GATES = (("_state", "windows"),)  # state_update matters only while a resume is unanswered
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -36,7 +37,10 @@ class ResumeMonitor(Monitor):
 
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
+            regate = not self.windows
             self.windows[msg["id"]] = (sid, False)
+            if regate:
+                self.regate()
 
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if self.windows:
@@ -46,7 +50,11 @@ class ResumeMonitor(Monitor):
 
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         window = self.windows.pop(msg["id"], None)
-        if window is None or "result" not in msg:
+        if window is None:
+            return
+        if not self.windows:
+            self.regate()
+        if "result" not in msg:
             return
         self._ex["SYNC-02"] += 1
         if not window[1]:
