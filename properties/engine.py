@@ -361,34 +361,32 @@ class MonitorSet:
                 if handlers is not None and type(sid) is str and type(upd) is dict:
                     for handler in handlers:
                         handler(sid, upd, line, msg)
-        elif method is None:
-            self._response(sender, msg, line)
-        elif type(method) is str:
-            self._other(sender, method, msg, line)
-
-    def feed_update(self, sid: str, upd: Message, line: int, msg: Message) -> None:
-        """``feed`` for an Agent's ``session/update`` whose ``sessionId`` (``sid``, a string)
-        and ``update`` (``upd``, an object) the caller already took out, as the transcript
-        reader does: the same dispatch without classifying the message again. Its findings are
-        not returned: the next ``feed`` (or ``take_new``) returns them, in order."""
-        if self._raw:
-            mons = self.monitors
-            for index in self._raw:
-                mons[index].on_message("agent", msg, line)
-        try:
-            handlers = self._upd.get(upd["sessionUpdate"])
-        except (KeyError, TypeError):
-            return  # malformed: the schema checker reports it
-        if handlers is not None:
+            return
+        if method is None:  # a response: its handlers get the request it answers
+            rid = msg.get("id")
+            if type(rid) is not int and type(rid) is not str:
+                return
+            if sender == "agent":
+                request = self.pending_client.pop(rid, None)
+                if request is None:
+                    return
+                handlers = self._aresp.get(request["method"])
+            else:
+                request = self.pending_agent.pop(rid, None)
+                if request is None:
+                    return
+                handlers = self._cresp.get(request["method"])
+            if handlers is None:
+                return
+            params = request.get("params")
+            sid = params.get("sessionId") if type(params) is dict else None
+            if type(sid) is not str:
+                sid = None
             for handler in handlers:
-                handler(sid, upd, line, msg)
-
-    def take_new(self) -> list[Finding]:
-        """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""
-        new, self._new = self._new, []
-        return new
-
-    def _other(self, sender: str, method: str, msg: Message, line: int) -> None:
+                handler(sid, request, line, msg)
+            return
+        if type(method) is not str:
+            return
         params = msg.get("params")
         if type(params) is not dict:
             params = _EMPTY
@@ -414,28 +412,27 @@ class MonitorSet:
             for handler in handlers:
                 handler(sid, params, line, msg)
 
-    def _response(self, sender: str, msg: Message, line: int) -> None:
-        rid = msg.get("id")
-        if type(rid) is not int and type(rid) is not str:
-            return
-        if sender == "agent":
-            request = self.pending_client.pop(rid, None)
-            if request is None:
-                return
-            handlers = self._aresp.get(request["method"])
-        else:
-            request = self.pending_agent.pop(rid, None)
-            if request is None:
-                return
-            handlers = self._cresp.get(request["method"])
-        if handlers is None:
-            return
-        params = request.get("params")
-        sid = params.get("sessionId") if type(params) is dict else None
-        if type(sid) is not str:
-            sid = None
-        for handler in handlers:
-            handler(sid, request, line, msg)
+    def feed_update(self, sid: str, upd: Message, line: int, msg: Message) -> None:
+        """``feed`` for an Agent's ``session/update`` whose ``sessionId`` (``sid``, a string)
+        and ``update`` (``upd``, an object) the caller already took out, as the transcript
+        reader does: the same dispatch without classifying the message again. Its findings are
+        not returned: the next ``feed`` (or ``take_new``) returns them, in order."""
+        if self._raw:
+            mons = self.monitors
+            for index in self._raw:
+                mons[index].on_message("agent", msg, line)
+        try:
+            handlers = self._upd.get(upd["sessionUpdate"])
+        except (KeyError, TypeError):
+            return  # malformed: the schema checker reports it
+        if handlers is not None:
+            for handler in handlers:
+                handler(sid, upd, line, msg)
+
+    def take_new(self) -> list[Finding]:
+        """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""
+        new, self._new = self._new, []
+        return new
 
     def finish(self, quiescent: bool = False) -> list[Finding]:
         """Judge the "eventually" rules; returns the findings this produced."""

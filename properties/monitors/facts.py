@@ -154,7 +154,7 @@ class Facts(Monitor):
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         fs = self.sessions.get(sid)
         if fs is None:
-            fs = self.of(sid)
+            fs = self.sessions[sid] = SessionFacts()
         state = upd.get("state")
         if type(state) is not str:
             state = "?"

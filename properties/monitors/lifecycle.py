@@ -316,7 +316,11 @@ class ForegroundMonitor(Monitor):
                     "STOP-03", line, sid,
                     f"stop reason {reason!r} is not a standard one and does not start with '_'", msg,
                 )
-            if prev in ACTIVE:
+            if prev == "running" and not fs.cancel_line and reason != "error":
+                self._gx[_END_STOP] += 1  # the usual end of work: _ends without a call
+                st.last_end = fs.interval
+                st.last_end_cancel = False
+            elif prev in ACTIVE:
                 self._gx[_END_STOP] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
             else:
@@ -399,9 +403,15 @@ class ForegroundMonitor(Monitor):
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
-        fs = self.facts.of(sid)
+        facts = self.facts
+        fs = facts.sessions.get(sid)
+        if fs is None:
+            fs = facts.of(sid)
         if fs.state == "idle" and not fs.resuming:
-            self._session(sid).await_active[msg["id"]] = line
+            st = self.sessions.get(sid)
+            if st is None:
+                st = self.sessions[sid] = _Session()
+            st.await_active[msg["id"]] = line
 
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:

@@ -241,8 +241,22 @@ class PromptMonitor(Monitor):
         if "error" in msg:
             self._gx[_ANSWERED] += 1
             self._error(ps, sid, rid, rec, line, msg)
-        else:
-            self._success(ps, sid, rid, rec, line, msg)
+            return
+        if not rec[2] and not rec[4]:
+            # The usual answer returns the ID of the one user message waiting, reported after
+            # the prompt was received: what _success does then, without the call.
+            result = msg.get("result")
+            mid = result.get("messageId") if type(result) is dict else None
+            unclaimed = ps.unclaimed
+            if type(mid) is str and len(unclaimed) == 1 and mid not in ps.claimed:
+                first = unclaimed.get(mid)
+                if first and first >= rec[1]:
+                    self._gx[_CLAIMED] += 1
+                    ps.claimed[mid] = rid
+                    del unclaimed[mid]
+                    ps.reported_d = 0
+                    return
+        self._success(ps, sid, rid, rec, line, msg)
 
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         err = msg.get("error")
@@ -451,6 +465,8 @@ _SUCCESS = (*_ANSWERED, "ACC-04", "ACC-06")
 """Exercised by every success response (with those of every answer)."""
 _RETURNED = (*_SUCCESS, "ACC-09", "ACC-05")
 """Exercised by a success response that returns a string messageId."""
+_CLAIMED = (*_RETURNED, "ACC-07")
+"""Exercised by a success response that claims a user message already reported."""
 _NEW_USER = ("MSGID-01", "ACC-06")
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
 _COVER_WHAT = {

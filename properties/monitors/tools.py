@@ -183,9 +183,9 @@ class ToolMonitor(Monitor):
                 self._listed(sid, keys)
         if upd.get("state") != "idle":
             return
-        fs = self.facts.of(sid)
-        if fs.state not in ACTIVE or fs.resuming:
-            return
+        fs = self.facts.sessions.get(sid)
+        if fs is None or fs.state not in ACTIVE or fs.resuming:
+            return  # (a session without facts is idle)
         error = upd.get("stopReason") == "error"
         if not error and not fs.cancel_line:
             return  # the usual end of work: nothing owed
