@@ -24,11 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
 from properties.monitors.facts import Facts
 
 _ALWAYS = ("INTRO-01", "USER-01")
 """Exercised by every session/prompt."""
+_ALWAYS_KEY = rule_group(*_ALWAYS)
 
 
 class ClientMonitor(Monitor):
@@ -51,7 +52,7 @@ class ClientMonitor(Monitor):
 
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         facts = self.facts
-        self._gx[_ALWAYS] += 1
+        self._gx[_ALWAYS_KEY] += 1
         if facts.init_pending:
             self.breach("INTRO-01", line, sid, "session/prompt sent before initialize was answered", msg)
         elif sid is not None:

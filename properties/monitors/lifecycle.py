@@ -61,7 +61,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
 from properties.monitors.facts import Facts, SessionFacts
 
@@ -73,6 +73,11 @@ _START_GROUP = ("FG-02", "OUT-01")
 _END_GROUPS = _IDLE_GROUP + _STOP_GROUP
 _END_STOP = (*_END_GROUPS, "STOP-03")
 """Exercised by an idle with a string stop reason that ends active work."""
+_RA_GROUP_KEY = rule_group(*_RA_GROUP)
+_START_GROUP_KEY = rule_group(*_START_GROUP)
+_END_STOP_KEY = rule_group(*_END_STOP)
+_END_GROUPS_KEY = rule_group(*_END_GROUPS)
+_CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
 
 
 class _Session:
@@ -241,7 +246,7 @@ class ForegroundMonitor(Monitor):
                         msg,
                     )
         elif state == "requires_action":
-            self._gx[_RA_GROUP] += 1
+            self._gx[_RA_GROUP_KEY] += 1
             if st.flag_period != fs.period:
                 st.flag_period = fs.period
                 self.breach(
@@ -264,7 +269,7 @@ class ForegroundMonitor(Monitor):
     def _started(
         self, st: _Session, period: int, rule: str, sid: str, line: int, what: str, msg: Message
     ) -> None:
-        self._gx[_START_GROUP] += 1
+        self._gx[_START_GROUP_KEY] += 1
         if rule not in _START_GROUP:
             self._ex[rule] += 1
         if st.flag_period != period:
@@ -300,9 +305,9 @@ class ForegroundMonitor(Monitor):
                 if fs.resuming:  # a resume snapshot reports the state, it is no transition
                     return
                 if prev not in ACTIVE:
-                    self._gx[_START_GROUP] += 1
+                    self._gx[_START_GROUP_KEY] += 1
                 elif prev == "requires_action" and new == "running":
-                    self._gx[_RA_GROUP] += 1
+                    self._gx[_RA_GROUP_KEY] += 1
             return
         st.last_std = "idle"
         reason = upd.get("stopReason")
@@ -317,11 +322,11 @@ class ForegroundMonitor(Monitor):
                     f"stop reason {reason!r} is not a standard one and does not start with '_'", msg,
                 )
             if prev == "running" and not fs.cancel_line and reason != "error":
-                self._gx[_END_STOP] += 1  # the usual end of work: _ends without a call
+                self._gx[_END_STOP_KEY] += 1  # the usual end of work: _ends without a call
                 st.last_end = fs.interval
                 st.last_end_cancel = False
             elif prev in ACTIVE:
-                self._gx[_END_STOP] += 1
+                self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
             else:
                 self._ex["STOP-03"] += 1
@@ -338,7 +343,7 @@ class ForegroundMonitor(Monitor):
                         )
             st.last_stop = reason
         elif prev in ACTIVE:
-            self._gx[_END_GROUPS] += 1
+            self._gx[_END_GROUPS_KEY] += 1
             self._ends(fs, prev, reason, st, sid, upd, line, msg)
         elif prev == "idle":
             self._ex["TRANS-01"] += 1
@@ -356,12 +361,12 @@ class ForegroundMonitor(Monitor):
     ) -> None:
         """The idle ending active work (the caller counted ``_END_GROUPS``)."""
         if prev == "requires_action":
-            self._gx[_RA_GROUP] += 1
+            self._gx[_RA_GROUP_KEY] += 1
         st.last_end = fs.interval
         cancel_line = fs.cancel_line
         if cancel_line:
             st.last_end_cancel = True
-            self._gx[_CANCEL_GROUP] += 1
+            self._gx[_CANCEL_GROUP_KEY] += 1
             if reason != "cancelled":
                 rule = "CANCEL-12" if reason == "error" else "TRANS-04"
                 self.breach(
@@ -392,7 +397,7 @@ class ForegroundMonitor(Monitor):
             return
         fs = self.facts.of(sid)
         if fs.state in ACTIVE and fs.cancel_line and not fs.resuming:
-            self._gx[_CANCEL_GROUP] += 1
+            self._gx[_CANCEL_GROUP_KEY] += 1
             self.breach(
                 "CANCEL-11", line, sid,
                 f"session/close succeeded while the {fs.state} work it cancelled (line "

@@ -59,7 +59,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
 from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
 from properties.monitors.facts import Facts
 
@@ -239,7 +239,7 @@ class PromptMonitor(Monitor):
         ps = self.sessions[sid]
         del ps.pending[rid]
         if "error" in msg:
-            self._gx[_ANSWERED] += 1
+            self._gx[_ANSWERED_KEY] += 1
             self._error(ps, sid, rid, rec, line, msg)
             return
         if not rec[2] and not rec[4]:
@@ -251,7 +251,7 @@ class PromptMonitor(Monitor):
             if type(mid) is str and len(unclaimed) == 1 and mid not in ps.claimed:
                 first = unclaimed.get(mid)
                 if first and first >= rec[1]:
-                    self._gx[_CLAIMED] += 1
+                    self._gx[_CLAIMED_KEY] += 1
                     ps.claimed[mid] = rid
                     del unclaimed[mid]
                     ps.reported_d = 0
@@ -315,13 +315,13 @@ class PromptMonitor(Monitor):
                 msg,
             )
         if type(mid) is not str:
-            self._gx[_SUCCESS] += 1
+            self._gx[_SUCCESS_KEY] += 1
             self.breach(
                 "ACC-04", line, sid,
                 f"success response to prompt {rid!r} has no string messageId ({mid!r})", msg,
             )
         else:
-            self._gx[_RETURNED] += 1
+            self._gx[_RETURNED_KEY] += 1
             claimed = ps.claimed
             other = claimed.get(mid)
             if other is not None:
@@ -385,7 +385,7 @@ class PromptMonitor(Monitor):
         elif ps.first_error and ps.first_error < line:
             rule, why = "REJ-02", "and a prompt received before it was answered with an error"
         else:
-            self._gx[_NEW_USER] += 1
+            self._gx[_NEW_USER_KEY] += 1
             if len(unclaimed) == 1:  # the usual case: deficiency() without the call
                 pending = ps.pending
                 if pending and next(iter(pending.values())) < line:
@@ -469,6 +469,11 @@ _CLAIMED = (*_RETURNED, "ACC-07")
 """Exercised by a success response that claims a user message already reported."""
 _NEW_USER = ("MSGID-01", "ACC-06")
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
+_ANSWERED_KEY = rule_group(*_ANSWERED)
+_CLAIMED_KEY = rule_group(*_CLAIMED)
+_SUCCESS_KEY = rule_group(*_SUCCESS)
+_RETURNED_KEY = rule_group(*_RETURNED)
+_NEW_USER_KEY = rule_group(*_NEW_USER)
 _COVER_WHAT = {
     "CANCEL-02": "a session/cancel",
     "ACC-13": "a session/close",

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
 from properties.monitors.facts import Facts
 
@@ -43,6 +43,7 @@ from properties.monitors.facts import Facts
 # grant: 0 no permission granted, 1 granted and not yet in_progress since, 2 in_progress since
 _Tool = tuple[str, int, int]
 _RA_GROUP = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01")
+_RA_GROUP_KEY = rule_group(*_RA_GROUP)
 
 
 class _Session:
@@ -144,7 +145,7 @@ class ToolMonitor(Monitor):
             if fs.state == "requires_action" and created > 0 and not fs.resuming:
                 listed = fs.listed
                 if listed is None or ("tool_call", tid) not in listed:
-                    self._gx[_RA_GROUP] += 1
+                    self._gx[_RA_GROUP_KEY] += 1
                     if ts.ra_period != fs.period:
                         ts.ra_period = fs.period
                         self.breach(
