@@ -167,7 +167,7 @@ class Monitor:
     # -- reporting -----------------------------------------------------------------------
     def regate(self) -> None:
         """Have the set re-read the ``GATES`` attributes before its next message."""
-        self._owner._unbind()
+        self._owner._regate()
 
     def exercise(self, rule: str) -> None:
         self._ex[rule] += 1
@@ -310,11 +310,29 @@ class MonitorSet:
                     bound[key] = handlers
             attrs[name] = bound
 
-    def _unbind(self) -> None:
-        """Forget the bound tables: the next use binds them again (``Monitor.regate``)."""
+    def _regate(self) -> None:
+        """Bind the tables again after a gate changed (``Monitor.regate``): in place, so a
+        table handed out by ``update_routes`` stays the live one."""
         attrs = vars(self)
-        for name in _ATTR.values():
-            attrs.pop(name, None)
+        if "_upd" not in attrs:
+            return  # not bound yet: the first use binds with the gates as they are then
+        old = {name: attrs.pop(name) for name in _ATTR.values()}
+        self._bind()
+        for name, table in old.items():
+            table.clear()
+            table.update(attrs[name])
+            attrs[name] = table
+
+    def update_routes(self) -> dict[Any, tuple[Handler, ...]] | None:
+        """The live dispatch table of Agent ``session/update`` messages (``sessionUpdate`` ->
+        bound handlers, each called as ``handler(sessionId, update, line, message)``), for a
+        caller that takes updates apart itself (``properties.transcript.scan_transcript``).
+        Calling them is what ``feed_update`` does, minus the call. None when a monitor
+        overrides ``on_message`` (it must see every message: use ``feed_update``). Findings
+        wait for the next ``feed`` or ``take_new``."""
+        if self._raw:
+            return None
+        return self._upd
 
     @property
     def exercised(self) -> Counter[str]:

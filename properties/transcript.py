@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -284,7 +284,7 @@ def scan_transcript(
     *,
     stats: TranscriptStats | None = None,
     on_message: Callable[[str, Message, int], Any] | None = None,
-    on_update: Callable[[str, Message, int, Message], Any] | None = None,
+    update_routes: Mapping[Any, Iterable[Callable[[str, Message, int, Message], Any]]] | None = None,
 ) -> Iterator[ScanItem]:
     """``read_transcript`` with what the reader took apart on the way: a message comes as
     ``(line, sender, message, session, update)``, where ``session`` and ``update`` are the
@@ -292,11 +292,14 @@ def scan_transcript(
     Agent's well-formed ``session/update``, and both None for every other message. Used by
     ``acp-model check``, which hands such updates straight to the monitors' dispatch table.
 
-    Callbacks save the iterator's round trip per message: with ``on_update``, those Agent
-    updates are passed to ``on_update(session, update, line, message)`` instead of being
-    yielded; with ``on_message``, every other message is passed to ``on_message(sender,
-    message, line)``. Each call happens when its line is read, so the calls and the items
-    still yielded (input findings at least) stay in line order.
+    Callbacks save the iterator's round trip per message. With ``update_routes`` (a mapping
+    from ``sessionUpdate`` to callables), each of those Agent updates goes to the callables
+    under its variant, called as ``route(session, update, line, message)``, instead of being
+    yielded (a variant without an entry goes nowhere). With ``on_message``, every other
+    message is passed to ``on_message(sender, message, line)`` instead of being yielded. Each
+    call happens when its line is read, so the calls and the items still yielded (input
+    findings at least) stay in line order. The mapping is read at every update, so it may
+    change while the transcript is read.
     """
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be positive")
@@ -429,10 +432,13 @@ def scan_transcript(
                 except TypeError:
                     pass
                 if fast == 1:
-                    if on_update is None:
+                    if update_routes is None:
                         yield (line, sender, msg, sid, upd)
                     else:
-                        on_update(sid, upd, line, msg)
+                        routes = update_routes.get(variant)
+                        if routes is not None:
+                            for route in routes:
+                                route(sid, upd, line, msg)
                     continue
                 if fast:
                     if on_message is None:
