@@ -374,78 +374,80 @@ def scan_transcript(
                     "crlf", line, "CRLF line ends (first seen here; accepted, reported once)", "info"
                 )
             # Fast path for well-formed lines (nearly all of them). Plain subscripts are
-            # cheaper than .get() and membership tests: a decoded value that can be subscripted
-            # with a string is an object, and an object of exactly 3 keys of which two are
-            # "jsonrpc" and "method" and one "params" has no "id", "result" or "error". Any
-            # surprise (a missing key, an odd type, an extra key) falls through to the general
-            # path below, which judges the line from scratch: nothing here changes state before
-            # the step that yields.
-            if type(obj) is dict:
-                fast = 0  # 1: an Agent update taken apart; 2: any other well-formed message
-                try:
-                    msg = obj["message"]
-                    sender = obj["from"]
-                    if msg["jsonrpc"] == "2.0" and (sender == "agent" or sender == "client"):
-                        if "method" in msg:
-                            method = msg["method"]
-                            params = msg["params"]
-                            if type(method) is str and type(params) is dict:
-                                size = len(msg)
-                                if size == 3:  # notification: jsonrpc, method, params
-                                    sid = params["sessionId"]
-                                    if method == "session/update":
-                                        upd = params["update"]
-                                        variant = upd["sessionUpdate"]
-                                        if variant not in known_updates and type(variant) is str:
-                                            preserved["update " + variant] += 1
-                                        if type(sid) is str and sender == "agent":
-                                            fast = 1
-                                    elif method not in known_methods:
-                                        preserved["method " + method] += 1
-                                    if type(sid) is str:
-                                        add_session(sid)
-                                    n_notifications += 1
-                                    fast = fast or 2
-                                elif size == 4 and "id" in msg:  # request: and an id
-                                    rid = msg["id"]
-                                    mine = pending[sender]
-                                    if (type(rid) is str or type(rid) is int) and rid not in mine:
-                                        sid = params["sessionId"]
-                                        if method not in known_methods:
-                                            preserved["method " + method] += 1
-                                        if type(sid) is str:
-                                            add_session(sid)
-                                        mine[rid] = method
-                                        n_requests += 1
-                                        fast = 2
-                        elif len(msg) == 3 and "result" in msg:  # success: jsonrpc, result, id
-                            rid = msg["id"]
-                            if type(rid) is str or type(rid) is int:
-                                method = pending[other[sender]].pop(rid, None)
-                                if method is not None:
-                                    if method in _SESSION_CREATING:
-                                        _count_new_session(msg, sessions)
-                                    n_responses += 1
+            # cheaper than .get(), type tests and membership tests: a decoded value that can be
+            # subscripted with a string is an object, and an object of exactly 3 keys of which
+            # two are "jsonrpc" and "method" and one "params" has no "id", "result" or "error".
+            # Any surprise (a missing key, an odd type, an extra key) falls through to the
+            # general path below, which judges the line from scratch: nothing here changes
+            # state before the last test has passed.
+            fast = 0  # 1: an Agent update taken apart; 2: any other well-formed message
+            try:
+                msg = obj["message"]  # (so obj is an object, and so on for each subscript)
+                sender = obj["from"]
+                if msg["jsonrpc"] == "2.0" and (sender == "agent" or sender == "client"):
+                    if "method" in msg:
+                        method = msg["method"]
+                        params = msg["params"]
+                        sid = params["sessionId"]
+                        size = len(msg)
+                        if size == 3:  # notification: jsonrpc, method, params
+                            if method == "session/update":
+                                upd = params["update"]
+                                variant = upd["sessionUpdate"]
+                                if variant not in known_updates and type(variant) is str:
+                                    preserved["update " + variant] += 1
+                                if type(sid) is str:
+                                    add_session(sid)
+                                    fast = 1 if sender == "agent" else 2
+                                else:
                                     fast = 2
-                except KeyError:
-                    pass
-                except TypeError:
-                    pass
-                if fast == 1:
-                    if update_routes is None:
-                        yield (line, sender, msg, sid, upd)
-                    else:
-                        routes = update_routes.get(variant)
-                        if routes is not None:
-                            for route in routes:
-                                route(sid, upd, line, msg)
-                    continue
-                if fast:
-                    if on_message is None:
-                        yield (line, sender, msg, None, None)
-                    else:
-                        on_message(sender, msg, line)
-                    continue
+                                n_notifications += 1
+                            elif type(method) is str:
+                                if method not in known_methods:
+                                    preserved["method " + method] += 1
+                                if type(sid) is str:
+                                    add_session(sid)
+                                n_notifications += 1
+                                fast = 2
+                        elif size == 4 and "id" in msg and type(method) is str:  # request
+                            rid = msg["id"]
+                            mine = pending[sender]
+                            if (type(rid) is str or type(rid) is int) and rid not in mine:
+                                if method not in known_methods:
+                                    preserved["method " + method] += 1
+                                if type(sid) is str:
+                                    add_session(sid)
+                                mine[rid] = method
+                                n_requests += 1
+                                fast = 2
+                    elif len(msg) == 3 and "result" in msg:  # success: jsonrpc, result, id
+                        rid = msg["id"]
+                        if type(rid) is str or type(rid) is int:
+                            method = pending[other[sender]].pop(rid, None)
+                            if method is not None:
+                                if method in _SESSION_CREATING:
+                                    _count_new_session(msg, sessions)
+                                n_responses += 1
+                                fast = 2
+            except KeyError:
+                pass
+            except TypeError:
+                pass
+            if fast == 1:
+                if update_routes is None:
+                    yield (line, sender, msg, sid, upd)
+                else:
+                    routes = update_routes.get(variant)
+                    if routes is not None:
+                        for route in routes:
+                            route(sid, upd, line, msg)
+                continue
+            if fast:
+                if on_message is None:
+                    yield (line, sender, msg, None, None)
+                else:
+                    on_message(sender, msg, line)
+                continue
             # General path: requests, responses, other notifications, and every problem.
             if type(obj) is not dict:
                 n_input += 1
