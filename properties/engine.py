@@ -22,10 +22,17 @@ the message kinds it wants, and one table per kind is built once per list of mon
 
 So ``feed`` does one dictionary lookup per message and calls only the handlers registered for
 it, in monitor order. The tables are built once per list of monitor classes as (function,
-monitor index) pairs, which every set of those classes shares; each set binds them to its own
-monitors on first use (a tuple of bound methods per key, so the hot loop is a plain call), and
-a clone that is never fed never pays for binding. A monitor that overrides ``on_message``
-instead still sees every message (the old, simple interface, kept for small test monitors).
+monitor index) pairs, so every set of those classes, clones included, shares them (a clone
+costs no table work). A handler named in its monitor's ``GATES`` is in the tables only while
+a given attribute of the monitor is truthy (say, while a resume is unanswered): one version of
+the tables per gate state, and the monitor calls ``regate()`` when the attribute may have
+changed. A monitor that overrides ``on_message`` instead still sees every message (the old,
+simple interface, kept for small test monitors).
+
+Feeding a transcript: ``push`` is ``feed`` without handing back the findings (they wait for
+the next ``feed`` or ``take_new``), ``feed_update`` takes an Agent update its caller already
+took apart, and ``update_routes`` hands such a caller the update handlers themselves, bound to
+this set's monitors, so the reader calls them directly (``acp-model check``).
 
 Shared context: a monitor may name other monitor classes in ``REQUIRES`` (for instance a tracker
 of per-session facts that several monitors read). The set creates each required class once,
@@ -223,32 +230,9 @@ def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monit
     return [c for c in given if c not in required], required
 
 
-class _Lazy:
-    """A bound dispatch table of ``MonitorSet``, made on first use (``MonitorSet._bind`` then
-    stores all of them as instance attributes, which take precedence over this descriptor)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, ms: MonitorSet | None, owner: type) -> dict[Any, tuple[Handler, ...]]:
-        if ms is None:
-            raise AttributeError(self.name)
-        ms._bind()
-        table: dict[Any, tuple[Handler, ...]] = vars(ms)[self.name]
-        return table
-
-
 class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
 
-    # handler tables bound to this set's monitors: key -> (bound handler, ...)
-    _upd = _Lazy()
-    _creq = _Lazy()
-    _areq = _Lazy()
-    _cnote = _Lazy()
-    _anote = _Lazy()
-    _aresp = _Lazy()
-    _cresp = _Lazy()
 
     def __init__(
         self, monitors: Iterable[type[Monitor]] | None = None, *, from_start: bool = False
@@ -282,6 +266,9 @@ class MonitorSet:
             tables = _TABLES[order] = _Tables(self.monitors)
         self._tables = tables
         self._raw = tables.raw
+        self._routes: Routes | None = None
+        self._gates = self._gate_state()
+        self._use(tables.filtered(self._gates))
 
     # -- set-up --------------------------------------------------------------------------
     def get(self, cls: type[M]) -> M:
@@ -290,49 +277,52 @@ class MonitorSet:
         assert isinstance(found, cls)
         return found
 
-    def _bind(self) -> None:
-        """Bind the shared tables to this set's monitors (on first use: a clone that is never
-        fed does not pay for it). The bound tables become instance attributes, which shadow
-        the ``_Lazy`` class attributes from then on."""
+    def _gate_state(self) -> tuple[bool, ...]:
         mons = self.monitors
-        attrs = vars(self)
-        for name, table in self._tables.tables.items():
-            bound: dict[str, tuple[Handler, ...]] = {}
-            for key, entries in table.items():
-                handlers = tuple(
-                    [
-                        func.__get__(mons[index])
-                        for func, index, gate in entries
-                        if gate is None or getattr(mons[index], gate)
-                    ]
-                )
-                if handlers:
-                    bound[key] = handlers
-            attrs[name] = bound
+        return tuple([bool(getattr(mons[index], attr)) for index, attr in self._tables.gates])
+
+    def _use(self, tables: dict[str, Table]) -> None:
+        """Dispatch with these tables (shared with other sets: never changed in place)."""
+        self._upd = tables["update"]
+        self._creq = tables["client-request"]
+        self._areq = tables["agent-request"]
+        self._cnote = tables["client-notification"]
+        self._anote = tables["agent-notification"]
+        self._aresp = tables["agent-response"]
+        self._cresp = tables["client-response"]
 
     def _regate(self) -> None:
-        """Bind the tables again after a gate changed (``Monitor.regate``): in place, so a
-        table handed out by ``update_routes`` stays the live one."""
-        attrs = vars(self)
-        if "_upd" not in attrs:
-            return  # not bound yet: the first use binds with the gates as they are then
-        old = {name: attrs.pop(name) for name in _ATTR.values()}
-        self._bind()
-        for name, table in old.items():
-            table.clear()
-            table.update(attrs[name])
-            attrs[name] = table
+        """Re-read the gates (``Monitor.regate``): switch to the tables of the new gate state,
+        and bring the bound routes handed out by ``update_routes`` up to date in place."""
+        gates = self._gate_state()
+        if gates == self._gates:
+            return
+        self._gates = gates
+        self._use(self._tables.filtered(gates))
+        if self._routes is not None:
+            self._routes.clear()
+            self._routes.update(self._bind_updates())
 
-    def update_routes(self) -> dict[Any, tuple[Handler, ...]] | None:
+    def _bind_updates(self) -> Routes:
+        mons = self.monitors
+        return {
+            key: tuple([func.__get__(mons[index]) for func, index in entries])
+            for key, entries in self._upd.items()
+        }
+
+    def update_routes(self) -> Routes | None:
         """The live dispatch table of Agent ``session/update`` messages (``sessionUpdate`` ->
         bound handlers, each called as ``handler(sessionId, update, line, message)``), for a
         caller that takes updates apart itself (``properties.transcript.scan_transcript``).
         Calling them is what ``feed_update`` does, minus the call. None when a monitor
-        overrides ``on_message`` (it must see every message: use ``feed_update``). Findings
-        wait for the next ``feed`` or ``take_new``."""
+        overrides ``on_message`` (it must see every message: use ``feed_update``). The table
+        belongs to this set (clones do not share it) and stays current when gates change.
+        Findings wait for the next ``feed`` or ``take_new``."""
         if self._raw:
             return None
-        return self._upd
+        if self._routes is None:
+            self._routes = self._bind_updates()
+        return self._routes
 
     @property
     def exercised(self) -> Counter[str]:
@@ -390,8 +380,9 @@ class MonitorSet:
                 except (KeyError, TypeError, IndexError):
                     handlers = None  # malformed: the schema checker reports it
                 if handlers is not None and type(sid) is str and type(upd) is dict:
-                    for handler in handlers:
-                        handler(sid, upd, line, msg)
+                    mons = self.monitors
+                    for func, index in handlers:
+                        func(mons[index], sid, upd, line, msg)
             return
         if method is None:  # a response: its handlers get the request it answers
             rid = msg.get("id")
@@ -413,8 +404,9 @@ class MonitorSet:
             sid = params.get("sessionId") if type(params) is dict else None
             if type(sid) is not str:
                 sid = None
-            for handler in handlers:
-                handler(sid, request, line, msg)
+            mons = self.monitors
+            for func, index in handlers:
+                func(mons[index], sid, request, line, msg)
             return
         if type(method) is not str:
             return
@@ -440,8 +432,9 @@ class MonitorSet:
         else:
             handlers = self._anote.get(method)
         if handlers is not None:
-            for handler in handlers:
-                handler(sid, params, line, msg)
+            mons = self.monitors
+            for func, index in handlers:
+                func(mons[index], sid, params, line, msg)
 
     def feed_update(self, sid: str, upd: Message, line: int, msg: Message) -> None:
         """``feed`` for an Agent's ``session/update`` whose ``sessionId`` (``sid``, a string)
@@ -457,8 +450,9 @@ class MonitorSet:
         except (KeyError, TypeError):
             return  # malformed: the schema checker reports it
         if handlers is not None:
-            for handler in handlers:
-                handler(sid, upd, line, msg)
+            mons = self.monitors
+            for func, index in handlers:
+                func(mons[index], sid, upd, line, msg)
 
     def take_new(self) -> list[Finding]:
         """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""
@@ -493,6 +487,9 @@ class MonitorSet:
         new.monitors = [new._by_class[c] for c in order]
         new._tables = self._tables
         new._raw = self._raw
+        new._routes = None
+        new._gates = self._gates
+        new._use(self._tables.filtered(self._gates))
         return new
 
     def state_key(self) -> Any:
@@ -505,16 +502,24 @@ class MonitorSet:
         )
 
 
+Table = dict[str, tuple[tuple[Callable[..., None], int], ...]]
+"""key -> ((handler function, monitor index), ...): one dispatch table."""
+Routes = dict[Any, tuple[Handler, ...]]
+"""``sessionUpdate`` -> bound handlers (``MonitorSet.update_routes``)."""
+
+
 class _Tables:
     """The dispatch tables of a list of monitor classes: for each message kind, key ->
-    ((handler function, monitor index, gate attribute or None), ...). They hold plain functions
-    and indices, so every set of the same classes (clones included) shares them;
-    ``MonitorSet._bind`` binds them."""
+    ((handler function, monitor index), ...). They hold plain functions and indices, so every
+    set of the same classes (clones included) shares them; a set passes the monitor to the
+    function. Gated handlers (``Monitor.GATES``) make one version of the tables per gate
+    state, built when first needed."""
 
     def __init__(self, monitors: list[Monitor]) -> None:
-        tables: dict[str, dict[str, list[tuple[Callable[..., None], int, str | None]]]]
-        tables = {name: {} for name in TABLES}
+        full: dict[str, dict[str, list[tuple[Callable[..., None], int, str | None]]]]
+        full = {name: {} for name in TABLES}
         raw: list[int] = []
+        gates: list[tuple[int, str]] = []
         for index, monitor in enumerate(monitors):
             if type(monitor).on_message is not Monitor.on_message:
                 raw.append(index)
@@ -523,24 +528,39 @@ class _Tables:
                 if func is None or getattr(handler, "__self__", None) is not monitor:
                     raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
                 gate = dict(type(monitor).GATES).get(func.__name__)
-                tables[table].setdefault(key, []).append((func, index, gate))
-        self.tables: dict[str, dict[str, tuple[tuple[Any, int, str | None], ...]]] = {
-            _ATTR[name]: {k: tuple(v) for k, v in t.items()} for name, t in tables.items()
-        }
-        """By ``MonitorSet`` attribute name."""
+                if gate is not None and (index, gate) not in gates:
+                    gates.append((index, gate))
+                full[table].setdefault(key, []).append((func, index, gate))
+        self.full = full
         self.raw = tuple(raw)
         """Indices of the monitors that override ``on_message``."""
+        self.gates = tuple(gates)
+        """(monitor index, attribute) of every gate, in the order of a gate state."""
+        self._by_state: dict[tuple[bool, ...], dict[str, Table]] = {}
+
+    def filtered(self, state: tuple[bool, ...]) -> dict[str, Table]:
+        """The tables without the handlers whose gate is closed in ``state``."""
+        found = self._by_state.get(state)
+        if found is None:
+            open_gates = {gate for gate, is_open in zip(self.gates, state, strict=True) if is_open}
+            found = {}
+            for name, table in self.full.items():
+                kept: Table = {}
+                for key, entries in table.items():
+                    handlers = tuple(
+                        [
+                            (func, index)
+                            for func, index, attr in entries
+                            if attr is None or (index, attr) in open_gates
+                        ]
+                    )
+                    if handlers:
+                        kept[key] = handlers
+                found[name] = kept
+            self._by_state[state] = found
+        return found
 
 
-_ATTR = {
-    "update": "_upd",
-    "client-request": "_creq",
-    "agent-request": "_areq",
-    "client-notification": "_cnote",
-    "agent-notification": "_anote",
-    "agent-response": "_aresp",
-    "client-response": "_cresp",
-}
 def _pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
     out = set()
     for rid, request in pending.items():
