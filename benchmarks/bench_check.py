@@ -10,8 +10,11 @@ one process and on the same file:
 
 - baseline: a plain loop ``for line in file: orjson.loads(line)``;
 - reader: ``properties.transcript.read_transcript`` alone (decode, envelope, id bookkeeping);
+- scan: ``properties.transcript.scan_transcript`` alone, the reader ``check`` runs (the same
+  work, yielding the Agent updates taken apart instead of 3-tuples);
 - check: ``cmd_check.check_stream`` in-process with every monitor (``MonitorSet()``) and no
-  schema: what ``acp-model check FILE`` does minus interpreter start-up and printing.
+  schema: what ``acp-model check FILE`` does minus interpreter start-up and printing (there
+  the reader hands each message to the monitors itself: see ``check_stream``).
 
 It prints messages/s and the ratio to the baseline for each, best of R interleaved runs
 (default 3; target: check <= 3x the baseline), then the
@@ -38,7 +41,7 @@ import orjson
 
 from cli import cmd_check
 from properties.engine import MonitorSet
-from properties.transcript import JSON_BACKEND, read_transcript
+from properties.transcript import JSON_BACKEND, read_transcript, scan_transcript
 
 _TURN = (
     b'{"from":"client","message":{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":'
@@ -98,13 +101,22 @@ def run_reader(path: Path) -> int:
     return n
 
 
+def run_scan(path: Path) -> int:
+    n = 0
+    with path.open("rb") as fh:
+        for item in scan_transcript(fh):
+            if type(item) is tuple:
+                n += 1
+    return n
+
+
 def run_check(path: Path) -> int:
     with path.open("rb") as fh:
         report = cmd_check.check_stream(fh, str(path), monitors=MonitorSet())
     return report.stats.messages
 
 
-MODES = {"baseline": run_baseline, "reader": run_reader, "check": run_check}
+MODES = {"baseline": run_baseline, "reader": run_reader, "scan": run_scan, "check": run_check}
 
 
 def timed(mode: str, path: Path) -> tuple[float, int]:
@@ -159,7 +171,7 @@ def main() -> None:
         return
 
     full = monitors_available()
-    modes = ["baseline", "reader", *(["check"] if full else [])]
+    modes = ["baseline", "reader", "scan", *(["check"] if full else [])]
     with tempfile.TemporaryDirectory(prefix="bench_check.") as tmp:
         big = Path(tmp) / "big.ndjson"
         n = write_transcript(big, args.messages, args.sessions)

@@ -11,7 +11,14 @@ to an id nobody asked for, or a second request reusing an id still in flight, is
 the set of session ids seen, and a count of methods and update variants it does not know.
 
 Limits: a line over ``max_line_bytes`` (``input.too-long``) or nested deeper than
-``MAX_DEPTH`` (``input.too-deep``) is skipped without being decoded.
+``MAX_DEPTH`` (``input.too-deep``) is skipped. A line long enough to nest that deep and still
+be valid JSON is measured before it is decoded, so it never reaches the decoder; a shorter one
+can only nest that deep if it is invalid, so it is measured only when it fails to decode (at
+most a few hundred levels, which every decoder refuses safely).
+
+Two entry points: ``read_transcript`` yields ``(line, sender, message)`` items and input
+findings; ``scan_transcript`` (used by ``acp-model check``) also yields, or hands to
+callbacks, the parts of an Agent update it took apart anyway (session id, update object).
 
 Every line that cannot be used yields exactly one input ``Finding`` (rule ``input.<problem>``,
 kind "input", with the line's 1-based number) and reading goes on. Two problems are reported
