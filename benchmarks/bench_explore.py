@@ -15,6 +15,10 @@ Measured in this one process, one core:
 3. **hypothesis rule executions/s** on the unmodified model.
 4. **symmetry**: distinct states of each slice with and without message-ID symmetry reduction.
 
+``--growth`` instead prints the cost-growth table of docs/exploring.md: distinct states and
+seconds of the exhaustive search (all monitors) as each bound grows from the ``core`` slice,
+one bound at a time, each point stopped by ``--budget`` seconds (then marked ``>``).
+
 Figures only, nothing asserted (the shared machine's load moves them by tens of percent).
 """
 
@@ -153,12 +157,64 @@ def traced_peak(fn: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
+GROWTH: tuple[tuple[str, str, tuple[Any, ...]], ...] = (
+    ("prompts", "prompts", (1, 2, 3)),
+    ("tool_calls", "tool_calls", (0, 1, 2)),
+    ("permissions", "permissions", (0, 1, 2)),
+    ("background", "background", (0, 1, 2)),
+    ("cancels", "cancels", (0, 1, 2)),
+    ("outputs", "outputs", (0, 1, 2)),
+    ("capacity", "capacity", (1, 2, 3)),
+    ("transport", "transport", ("fifo", "unordered")),
+)
+
+
+def growth(budget: float) -> list[dict[str, Any]]:
+    base = explore_bfs.SLICE_BY_NAME["core"].cfg
+    rows = []
+    for label, field_name, values in GROWTH:
+        for value in values:
+            cfg = base.with_(**{field_name: value})
+            if field_name == "permissions" and value > cfg.tool_calls:
+                cfg = cfg.with_(tool_calls=value)
+            res = explore_bfs.explore(cfg, time_budget=budget)
+            rows.append(
+                {
+                    "bound": label,
+                    "value": value,
+                    "states": res.states,
+                    "transitions": res.transitions,
+                    "max_depth": res.max_depth,
+                    "seconds": res.seconds,
+                    "complete": res.complete,
+                }
+            )
+            mark = "" if res.complete else ">"
+            print(
+                f"| {label} | {value} | {mark}{res.states:,} | {mark}{res.transitions:,} | "
+                f"{res.max_depth} | {res.seconds:.1f} |",
+                flush=True,
+            )
+            if not res.complete:
+                break
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller runs")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--growth", action="store_true", help="print the cost-growth table instead")
+    ap.add_argument("--budget", type=float, default=120.0, help="seconds per growth point (default 120)")
     args = ap.parse_args()
     out: dict[str, Any] = {}
+    if args.growth:
+        print("| bound | value | states | transitions | max depth | seconds |")
+        print("|---|---:|---:|---:|---:|---:|")
+        rows = growth(args.budget)
+        if args.json:
+            sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return 0
 
     # 1. BFS versus the tuple baseline
     size = 3 if args.quick else 4

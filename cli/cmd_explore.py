@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from cli.main import UsageError
@@ -70,6 +71,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         bounds.add_argument(f"--{name}", type=int, default=None, metavar="N")
     bounds.add_argument("--features", metavar="A,B", help="features switched on (comma-separated)")
     bounds.add_argument("--depth", type=int, default=None, metavar="N", help="exhaustive depth limit")
+    bounds.add_argument(
+        "--max-states",
+        type=int,
+        default=None,
+        metavar="N",
+        help="exhaustive: stop a slice after N distinct states (default 100,000)",
+    )
     bounds.add_argument("--transport", choices=("fifo", "unordered"), default=None)
     return p
 
@@ -93,11 +101,19 @@ def _options(args: argparse.Namespace) -> Any:
         ("--steps", args.steps, 1),
         ("--workers", args.workers, 1),
         ("--depth", args.depth, 0),
+        ("--max-states", args.max_states, 1),
     ):
         if value is not None and value < low:
             raise UsageError(f"{flag} must be >= {low}")
     if args.time_budget is not None and args.time_budget <= 0:
         raise UsageError("--time-budget must be > 0")
+    if args.graph is not None:
+        if args.mode == "random":
+            raise UsageError("--graph needs the exhaustive mode (--mode exhaustive or both)")
+        if Path(args.graph).is_dir():
+            raise UsageError(f"{args.graph}: is a folder, not a file")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"{args.out}: is a file, not a folder")
     bounds: dict[str, Any] = {}
     for name in ("prompts", "tool_calls", "permissions", "background", "compactions", "capacity"):
         value = getattr(args, name)
@@ -133,6 +149,8 @@ def _options(args: argparse.Namespace) -> Any:
         opts.walks = args.walks
     if args.steps is not None:
         opts.steps = args.steps
+    if args.max_states is not None:
+        opts.max_states = args.max_states
     return opts
 
 

@@ -60,6 +60,9 @@ from simulator.explore_common import Breach, Counterexample, make_counterexample
 from simulator.explore_coverage import Observer, Row, recording
 from simulator.world import Event, World
 
+MAX_STATES = 100_000
+"""Default cap on distinct states per search: a seeded bug can make the state space infinite
+(a compaction reopened forever), and the frontier of worlds costs memory."""
 PROGRESS_EVERY = 2.0
 """Seconds between progress lines."""
 MAX_CYCLE_STATES = 64
@@ -113,13 +116,13 @@ SLICES: tuple[Slice, ...] = (
         SMALL.with_(
             tool_calls=0,
             permissions=0,
-            background=1,
+            background=2,
             cancels=0,
             outputs=0,
             capacity=1,
             features=frozenset({"terminal", "bg_tool", "subagent", "followup"}),
         ),
-        "terminals, background tool calls, subagents, follow-up work",
+        "two background items (terminals, background tool calls, subagents), follow-up work",
     ),
     Slice(
         "compaction",
@@ -442,10 +445,13 @@ def explore(
     graph: bool = False,
     progress: Callable[[str], None] | None = None,
     name: str = "",
+    max_states: int | None = MAX_STATES,
 ) -> BfsResult:
     """Breadth-first search of every state reachable within ``cfg`` (and ``depth``)."""
     with recording() as rows:
-        result = _explore(cfg, faults, depth, time_budget, symmetry, monitors, progress, name, rows)
+        result = _explore(
+            cfg, faults, depth, time_budget, symmetry, monitors, progress, name, rows, max_states
+        )
     if graph:
         result.graph = _graph(result._search, result)
     result._search = None
@@ -462,6 +468,7 @@ def _explore(
     progress: Callable[[str], None] | None,
     name: str,
     rows: Counter[Row],
+    max_states: int | None,
 ) -> BfsResult:
     t0 = time.perf_counter()
     observer = Observer()
@@ -510,6 +517,9 @@ def _explore(
                     f"{transitions:,} transitions, depth {max_depth}, queue {len(queue):,}, "
                     f"{rate:,.0f} states/s"
                 )
+        if max_states is not None and len(s.parent) >= max_states:
+            stop = "state limit"
+            break
         world, i = queue.popleft()
         d = s.depth[i]
         enabled = world.enabled()

@@ -9,7 +9,8 @@ Two modes, both by default:
   explored completely). ``--slice`` picks slices; any bound option (``--prompts`` ...) replaces
   them by one ``custom`` slice: ``SMALL`` with those changes.
 - ``random``: hypothesis's stateful testing (``simulator.explore_hypothesis``) and many seeded
-  random walks (``simulator.explore_random``), on ``DEFAULT`` with the same bound changes.
+  random walks (``simulator.explore_random``), on ``DEFAULT`` with the same bound changes (or on
+  the bounds a registered seeded bug brings, see ``random_config``).
 
 Counterexamples of every mode are written by ``simulator.report`` to the output folder, with a
 ``report.json`` that holds the whole report without its timing fields.
@@ -56,6 +57,7 @@ class Options:
     bounds: dict[str, Any] = field(default_factory=dict)
     """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
     depth: int | None = None
+    max_states: int | None = explore_bfs.MAX_STATES
 
 
 def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
@@ -74,7 +76,16 @@ def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
 
 
 def random_config(opts: Options) -> Config:
-    return DEFAULT.with_(**opts.bounds) if opts.bounds else DEFAULT
+    """``DEFAULT`` with the bound changes; a seeded bug registered in ``simulator.mutants`` with
+    bounds of its own (e.g. two terminals) brings those instead of ``DEFAULT``."""
+    base = DEFAULT
+    if opts.faults:
+        from simulator.mutants import BY_NAME
+
+        own = {BY_NAME[f].cfg for f in opts.faults if f in BY_NAME} - {DEFAULT}
+        if len(own) == 1:
+            base = own.pop()
+    return base.with_(**opts.bounds) if opts.bounds else base
 
 
 def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -145,6 +156,7 @@ def _exhaustive(
                 graph=opts.graph is not None,
                 progress=progress,
                 name=sl.name,
+                max_states=opts.max_states,
             )
         )
     seconds = time.perf_counter() - t0
@@ -173,6 +185,7 @@ def _exhaustive(
         "states_per_second": states / seconds if seconds > 0 else 0.0,
         "bounds": [r.cfg.to_json() for r in results],
         "depth_limit": opts.depth,
+        "max_states": opts.max_states,
         "complete": all(r.complete for r in results),
         "symmetry": opts.symmetry,
         "quiescent_states": sum(r.quiescent_states for r in results),

@@ -64,6 +64,16 @@ def config_source(cfg: Config) -> str:
     return f"Config({', '.join(parts)})"
 
 
+def bounds_text(bounds: dict[str, Any]) -> str:
+    """A short form of a ``Config.to_json()``: non-zero budgets, transport, features."""
+    skip = {"features", "transport", "handshake"}
+    parts = [f"{k}={v}" for k, v in bounds.items() if k not in skip and v]
+    if bounds.get("transport", "fifo") != "fifo":
+        parts.append(f"transport={bounds['transport']}")
+    parts.append("features=" + (",".join(bounds.get("features", [])) or "none"))
+    return " ".join(parts)
+
+
 def program_text(cex: Counterexample) -> str:
     """A program that replays ``cex`` and asserts that its rule is broken."""
     lines = [
@@ -237,13 +247,18 @@ def render_text(report: dict[str, Any]) -> str:
                 f"  {s['name']:<12}{_n(s['states']):>9}{_n(s['transitions']):>13}{s['max_depth']:>7}"
                 f"{_n(s['quiescent_states']):>11}{s['bottom_cycles']:>8}{s['seconds']:>9.2f}  {s['stop']}"
             )
-        lines.append(f"  bound: each slice's Config (see --json 'bounds'); depth limit {ex['depth_limit']}")
+        lines.append("  bounds:")
+        for sl in ex["slices"]:
+            lines.append(f"    {sl['name']}: {bounds_text(sl['bounds'])}")
+        if ex["depth_limit"] is not None:
+            lines.append(f"  depth limit: {ex['depth_limit']}")
         lines.append(f"  fairness: {FAIRNESS}")
     rnd = report.get("random")
     if rnd is not None:
         lines.append("")
         hyp = rnd["hypothesis"]
         wk = rnd["walk"]
+        lines.append(f"random bounds: {bounds_text(rnd['bounds'])}")
         lines.append(
             f"random walks: {_n(rnd['walks'])} walks x {wk['steps_per_walk']} steps (then drained), "
             f"{_n(rnd['walk_steps'])} steps, {rnd['walk_steps_per_second']:,.0f} steps/s "

@@ -207,6 +207,9 @@ def test_bfs_depth_limit_and_time_budget_stop_cleanly() -> None:
     stopped = explore_bfs.explore(explore_bfs.SLICE_BY_NAME["core"].cfg, time_budget=0.3)
     assert stopped.stop == "time budget" and not stopped.complete
     assert stopped.states > 1 and stopped.transitions > 0
+    capped = explore_bfs.explore(TINY, max_states=50)
+    assert capped.stop == "state limit" and not capped.complete
+    assert 50 <= capped.states < 50 + 20
 
 
 def test_bfs_keys_merge_exactly_what_the_monitor_memo_allows() -> None:
@@ -435,3 +438,17 @@ def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
     assert [c.rule for c in res.counterexamples] == [RULE]
     assert "shrunk by hypothesis" in res.counterexamples[0].found_by
     assert _breaks(res.counterexamples[0].events, DEFAULT, frozenset({FAULT}), RULE)
+
+
+def test_hypothesis_example_database_is_used_when_given(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    res = explore_hypothesis.explore(
+        DEFAULT, frozenset({FAULT}), examples=150, steps=30, max_rounds=1, database=str(db)
+    )
+    assert [c.rule for c in res.counterexamples] == [RULE]
+    assert db.is_dir() and any(p.is_file() for p in db.rglob("*"))
+    again = explore_hypothesis.explore(
+        DEFAULT, frozenset({FAULT}), examples=150, steps=30, max_rounds=1, database=str(db)
+    )
+    assert [c.rule for c in again.counterexamples] == [RULE]
+    assert again.stats.examples <= res.stats.examples  # the saved failure is replayed first
