@@ -98,10 +98,6 @@ class BackgroundMonitor(Monitor):
         self.facts = owner.get(Facts)
         self.sessions: dict[str, _Session] = {}
 
-    def _replaying(self, sid: str) -> bool:
-        fs = self.facts.sessions.get(sid)
-        return fs is not None and fs.resuming > 0
-
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
             ("update", "state_update", self._state),
@@ -122,7 +118,7 @@ class BackgroundMonitor(Monitor):
         if type(ident) is not str:
             return
         bs = self._session(sid)
-        if ident in bs.terminals and self._replaying(sid):
+        if ident in bs.terminals and self.facts.replaying(sid):
             return  # replayed history: announces, but does not undo an exit
         if "exitStatus" in upd:
             exited = upd["exitStatus"] is not None
@@ -139,7 +135,7 @@ class BackgroundMonitor(Monitor):
         bs = self.sessions.get(sid)
         if bs is None:
             bs = self._session(sid)
-        if ident in bs.tools and self._replaying(sid):
+        if ident in bs.tools and self.facts.replaying(sid):
             return  # replayed history: announces, but does not undo a final status
         status = upd.get("status")
         if type(status) is str:

@@ -66,10 +66,6 @@ class EntityMonitor(Monitor):
         self.facts = owner.get(Facts)
         self.sessions: dict[str, _Session] = {}
 
-    def _replaying(self, sid: str) -> bool:
-        fs = self.facts.sessions.get(sid)
-        return fs is not None and fs.resuming > 0
-
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
             ("update", "terminal_update", self._terminal),
@@ -88,7 +84,7 @@ class EntityMonitor(Monitor):
         if type(tid) is not str:
             return
         es = self._session(sid)
-        if tid in es.terminals and self._replaying(sid):
+        if tid in es.terminals and self.facts.replaying(sid):
             return
         exited = es.terminals.get(tid, False)
         if exited:
@@ -120,7 +116,7 @@ class EntityMonitor(Monitor):
                 return
         es = self._session(sid)
         prev = es.compactions.get(cid)
-        if prev is not None and self._replaying(sid):
+        if prev is not None and self.facts.replaying(sid):
             return
         if prev is None:
             self._ex["COMPACT-05"] += 1

@@ -112,6 +112,11 @@ class Facts(Monitor):
             found = self.sessions[sid] = SessionFacts()
         return found
 
+    def replaying(self, sid: str) -> bool:
+        """A session/resume of this session is received and not yet answered (history replay)."""
+        fs = self.sessions.get(sid)
+        return fs is not None and fs.resuming > 0
+
     def from_start(self, sid: str) -> bool:
         if self._owner.from_start:
             return True
