@@ -71,9 +71,11 @@ CONFIGS = (
     Config("fg_1prompt_tool_bg", 1, True, True),
     Config("fg_2prompts_tool_bg", 2, True, True),
 )
-DRAWN = CONFIGS[0]
-WITH_GRAPHML = frozenset({DRAWN.name})
-"""The larger graphs are summarized only: their GraphML would be megabytes of committed text."""
+DRAWN = CONFIGS[1]
+"""The default bound drawn for the docs: foreground x one prompt x one tool call x one
+background item."""
+WITH_GRAPHML = frozenset({CONFIGS[0].name, DRAWN.name})
+"""The largest graph is summarized only: its GraphML would be megabytes of committed text."""
 
 
 def _rows(spec: MachineSpec) -> dict[str, list[Row]]:
