@@ -31,7 +31,6 @@ import time
 import tracemalloc
 from collections import deque
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +156,19 @@ def traced_peak(fn: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
+def traced_bfs(cfg: Any) -> tuple[int, int, int]:
+    """(states, peak bytes, bytes still held right after the search) for one exhaustive search."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        res = explore_bfs.explore(cfg)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        stored = (res.stored_bytes or base) - base
+        return res.states, peak, stored
+    finally:
+        tracemalloc.stop()
+
+
 GROWTH: tuple[tuple[str, str, tuple[Any, ...]], ...] = (
     ("prompts", "prompts", (1, 2, 3)),
     ("tool_calls", "tool_calls", (0, 1, 2)),
@@ -232,7 +244,7 @@ def main() -> int:
     for name in ("prompts",) if args.quick else ("core", "prompts"):
         cfg = explore_bfs.SLICE_BY_NAME[name].cfg
         res = explore_bfs.explore(cfg, name=name)
-        mem = 0 if args.quick else traced_peak(partial(explore_bfs.explore, cfg))
+        traced = None if args.quick else traced_bfs(cfg)
         out["bfs"].append(
             {
                 "slice": name,
@@ -241,7 +253,8 @@ def main() -> int:
                 "seconds": res.seconds,
                 "states_per_second": res.states_per_second,
                 "ratio_to_tuple_bfs": res.states_per_second / out["tuple_bfs"]["states_per_second"],
-                "peak_bytes_per_state": mem / res.states if mem else None,
+                "peak_bytes_per_state": traced[1] / traced[0] if traced else None,
+                "stored_bytes_per_state": traced[2] / traced[0] if traced else None,
             }
         )
 
@@ -293,7 +306,11 @@ def main() -> int:
     )
     for b in out["bfs"]:
         per = b["peak_bytes_per_state"]
-        note = f", {per:,.0f} peak bytes/state" if per else ""
+        note = (
+            f", {per:,.0f} peak bytes/state, {b['stored_bytes_per_state']:,.0f} stored bytes/state"
+            if per
+            else ""
+        )
         print(
             f"explore BFS {b['slice']}: {b['states']:,} states in {b['seconds']:.2f} s, "
             f"{b['states_per_second']:,.0f} states/s = {b['ratio_to_tuple_bfs']:.3f} x tuple BFS{note}"

@@ -29,7 +29,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--examples", type=int, default=None, help="hypothesis examples (default 300)")
     p.add_argument("--walks", type=int, default=None, help="random walks (default 2000)")
     p.add_argument(
-        "--steps", type=int, default=None, help="steps per walk and per hypothesis example (default 50)"
+        "--steps", type=int, default=None, help="steps per walk and per hypothesis example (default 60)"
     )
     p.add_argument("--workers", type=int, default=1, help="processes for the random walks (default 1)")
     p.add_argument(
@@ -46,7 +46,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME",
-        help="explore a seeded-bug agent or client (see `acp-model mutants`); repeatable",
+        help="explore a seeded bug: a fault or a mutant (all its faults), see `acp-model mutants`",
     )
     p.add_argument("--database", metavar="DIR", help="hypothesis example database (default: none)")
     p.add_argument(
@@ -88,6 +88,14 @@ def _options(args: argparse.Namespace) -> Any:
     from simulator.world import ALL_FAULTS
 
     faults = frozenset(args.fault)
+    try:
+        from simulator.mutants import BY_NAME as MUTANTS
+    except ImportError:  # pragma: no cover - mutants are part of the simulator
+        MUTANTS = {}
+    for name in args.fault:  # a mutant made of several faults switches them all on
+        mutant = MUTANTS.get(name)
+        if mutant is not None:
+            faults |= getattr(mutant, "switched_on", frozenset({name}))
     unknown = sorted(faults - ALL_FAULTS)
     if unknown:
         raise UsageError(f"unknown fault {unknown[0]!r} (see `acp-model mutants`)")

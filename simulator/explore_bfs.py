@@ -4,27 +4,30 @@ Theory of operation
 -------------------
 States are Worlds; a state's successors are the Worlds reached by each enabled event (the
 state is forked, the fork stepped). Two states are the same when their *keys* are equal
-(``state_key``): the agent's and client's snapshots, the messages in flight, the monitors'
-``state_key()``, and two things the world's own ``snapshot`` leaves out or adds:
+(``_Keys.key``): the agent's and client's snapshots, the messages in flight, the monitors'
+state, and two things the world's own ``snapshot`` leaves out or adds:
 
 - the client's view is left out when the client is not faulty: then nothing reads it (the
   client's choices never depend on it and no view rule can break), so states that differ only
-  in what has been drawn are merged. With a faulty client view the view and the reference
-  view are both in the key (they decide future view breaches).
+  in what has been drawn are merged, and the fork carries a view that ignores everything. With
+  a faulty client view the view and the reference view are both in the key (they decide future
+  view breaches).
 - the agent's retained history is added when a resume with replay is possible (replay sends
   it again, so its content, not only its length, decides future messages).
 
-Symmetry (``symmetry=True``, the default): message IDs are fresh names drawn from one counter
-(``msg_u_3``, ``msg_a_4`` ...). Two states that differ only by a consistent renaming of those
-IDs, and in the counter itself, have the same futures up to renaming, so the key renames every
-message ID by order of first appearance and drops the counter. Request IDs, tool-call,
-terminal, permission and compaction IDs are not renamed (their counters are also budgets).
-Event arguments never carry message IDs, so a path found under symmetry replays exactly.
+Monitors are hash-consed and memoized (``_MonitorMemo``): each distinct monitor state
+(``MonitorSet.state_key``) is kept once, each (state, message) pair is fed once, and a world
+only carries the number of its monitor state. Monitors are deterministic, so this gives the
+same states and findings as cloning the monitors at every step, for a fraction of the cost.
 
-Forking shares what a step cannot change: the monitors are cloned only for events that feed
-them (agent moves and deliveries to the agent; client moves and deliveries to the client are
-not seen by the proxy-order monitors), and a fault-free client's view is replaced by a view
-that ignores everything (see above).
+Symmetry (``symmetry=True``; off by default, it rarely pays): message IDs are fresh names
+drawn from one counter (``msg_u_3``, ``msg_a_4`` ...). Two states that differ only by a
+consistent renaming of those IDs, and in the counter itself, have the same futures up to
+renaming (the monitors only compare IDs for equality), so the key renames every message ID by
+order of first appearance, in the whole key including the monitors' state, and drops the
+counter. Request, tool-call, terminal, permission and compaction IDs are not renamed (their
+counters are also budgets). Event arguments never carry message IDs, so a path found under
+symmetry replays exactly. Off with seeded bugs (some write literal IDs).
 
 Results: the first breach of each rule in BFS order has a shortest path (parent pointers give
 the events); "eventually" rules are judged at every quiescent state (no event enabled) on a
@@ -33,9 +36,10 @@ component that is a cycle (the run can never leave it and never becomes quiescen
 open in every state of such a cycle is a breach under the fairness assumption below.
 
 Bound and fairness: the search covers exactly the runs allowed by the ``Config`` bounds (and
-``depth``). Fairness assumption: strong fairness of events, i.e. an event enabled infinitely
-often is eventually taken, so every infinite run ends in a bottom SCC and visits all its
-states; a finite run ends in a quiescent state.
+``depth``, ``max_states``, ``time_budget``: a search they stop is reported incomplete).
+Fairness assumption: strong fairness of events, i.e. an event enabled infinitely often is
+eventually taken, so every infinite run ends in a bottom SCC and visits all its states; a
+finite run ends in a quiescent state.
 
 Must not know: hypothesis, the random walker, files or printing.
 """
@@ -45,6 +49,7 @@ from __future__ import annotations
 import copy
 import re
 import time
+import tracemalloc
 from array import array
 from collections import Counter, deque
 from collections.abc import Callable
@@ -308,6 +313,87 @@ class _MonitorsRef:
         return found
 
 
+class _ViewMemo:
+    """Hash-consed client views (faulty or reference) and memoized ``apply``, like the monitors.
+
+    A view's identity is ``ClientView.snapshot()`` plus the requests it still awaits a response
+    for (``_pending``: they decide how a response is applied, and ``snapshot`` leaves them out).
+    Also memoizes the comparison of a faulty view with the reference (``compare``).
+    """
+
+    def __init__(self, root: Any, freeze: Callable[[Any], Any]) -> None:
+        self.views: list[Any] = [root]
+        self.ids: dict[Any, int] = {self._key(root): 0}
+        self.steps: dict[tuple[int, str, Any], int] = {}
+        self.json: dict[int, Any] = {}
+        self.compared: dict[tuple[int, int], list[tuple[str, str]]] = {}
+        """(reference view, this view) -> the view findings (used on the faulty view's memo)."""
+        self.freeze = freeze
+
+    @staticmethod
+    def _key(view: Any) -> Any:
+        pending = getattr(view, "_pending", {})
+        return (view.snapshot(), frozenset((repr(k), v) for k, v in pending.items()))
+
+    def apply(self, vid: int, sender: str, msg: Any) -> int:
+        k = (vid, sender, self.freeze(msg))
+        hit = self.steps.get(k)
+        if hit is None:
+            view = copy.deepcopy(self.views[vid])
+            view.apply(sender, msg)
+            key = self._key(view)
+            hit = self.ids.get(key)
+            if hit is None:
+                hit = len(self.views)
+                self.ids[key] = hit
+                self.views.append(view)
+            self.steps[k] = hit
+        return hit
+
+    def to_json(self, vid: int) -> Any:
+        got = self.json.get(vid)
+        if got is None:
+            got = self.json[vid] = self.views[vid].to_json()
+        return got
+
+
+class _ViewRef:
+    """What ``Client.view`` / ``World.reference`` hold during the search: a view by number."""
+
+    __slots__ = ("memo", "vid")
+
+    def __init__(self, memo: _ViewMemo, vid: int) -> None:
+        self.memo = memo
+        self.vid = vid
+
+    def apply(self, sender: str, message: Any) -> None:
+        self.vid = self.memo.apply(self.vid, sender, message)
+
+    def snapshot(self) -> Any:
+        return self.vid
+
+    def to_json(self) -> Any:
+        return self.memo.to_json(self.vid)
+
+
+class _SearchWorld(World):
+    """A World whose view comparison is memoized per (reference view, faulty view) pair."""
+
+    __slots__ = ()
+
+    def view_findings(self) -> list[tuple[str, str]]:
+        ref = self.reference
+        view = self.client.view
+        if isinstance(ref, _ViewRef) and isinstance(view, _ViewRef):
+            key = (ref.vid, view.vid)
+            compared = view.memo.compared
+            got = compared.get(key)
+            if got is None:
+                got = compared[key] = World.view_findings(self)
+            return got
+        return World.view_findings(self)
+
+
 class _NullView:
     """A client view that ignores everything (a fault-free client's view decides nothing)."""
 
@@ -323,21 +409,26 @@ class _NullView:
 
 def _fork(world: World) -> World:
     """A copy of ``world`` that ``step`` may change (immutable parts shared)."""
-    new = World.__new__(World)
+    new = type(world).__new__(type(world))
     for name in World.__slots__:  # immutable fields are shared; the mutable ones replaced below
         setattr(new, name, getattr(world, name))
     new.agent = world.agent.clone()
-    view = world.client.view
-    if not isinstance(view, _NullView):
+    view: Any = world.client.view
+    if isinstance(view, _ViewRef):
+        view = _ViewRef(view.memo, view.vid)
+    elif not isinstance(view, _NullView):
         view = copy.deepcopy(view)
-    new.client = world.client.clone(view)  # type: ignore[arg-type]
+    new.client = world.client.clone(view)
     new.net = world.net.clone()
     new.transcript = []
     ref = world.monitors
     if isinstance(ref, _MonitorsRef):
         new.monitors = _MonitorsRef(ref.memo, ref.mid)  # type: ignore[assignment]
-    if world.reference is not None:
-        new.reference = copy.deepcopy(world.reference)
+    reference: Any = world.reference
+    if isinstance(reference, _ViewRef):
+        new.reference = _ViewRef(reference.memo, reference.vid)  # type: ignore[assignment]
+    elif reference is not None:
+        new.reference = copy.deepcopy(reference)
     new.record = False
     new.view_breaches = dict(world.view_breaches)
     return new
@@ -371,6 +462,9 @@ class BfsResult:
     name: str = ""
     entity: Counter[str] = field(default_factory=Counter)
     rows: Counter[Row] = field(default_factory=Counter)
+    stored_bytes: int | None = None
+    """Traced memory right after the search, frontier emptied (only when tracemalloc runs):
+    the state index, parent pointers, depths and edges."""
     _search: Any = None
 
     @property
@@ -473,9 +567,13 @@ def _explore(
     t0 = time.perf_counter()
     observer = Observer()
     keys = _Keys(cfg, faults, symmetry)
-    root = World(cfg, faults, new_monitors(monitors), record=False)
+    root: World = _SearchWorld(cfg, faults, new_monitors(monitors), record=False)
     if not keys.view:
         root.client.view = _NullView()  # type: ignore[assignment]
+    else:
+        root.client.view = _ViewRef(_ViewMemo(root.client.view, keys.freeze), 0)  # type: ignore[assignment]
+        if root.reference is not None:
+            root.reference = _ViewRef(_ViewMemo(root.reference, keys.freeze), 0)  # type: ignore[assignment]
     memo: _MonitorMemo | None = None
     if root.monitors is not None:
         memo = _MonitorMemo(root.monitors, keys.freeze)
@@ -571,6 +669,7 @@ def _explore(
     complete = stop == "complete"
     states = len(s.parent)
     queue.clear()
+    stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
     sccs = nontrivial = bottom = 0
     if complete:
         sccs, nontrivial, cycles = _bottom_cycles(states, s.src, s.dst)
@@ -617,6 +716,7 @@ def _explore(
         name=name,
         entity=observer.entity,
         rows=searched_rows,
+        stored_bytes=stored,
     )
     result._search = s
     return result

@@ -82,7 +82,7 @@ def random_config(opts: Options) -> Config:
     if opts.faults:
         from simulator.mutants import BY_NAME
 
-        own = {BY_NAME[f].cfg for f in opts.faults if f in BY_NAME} - {DEFAULT}
+        own = {m.cfg for m in BY_NAME.values() if m.switched_on <= opts.faults} - {DEFAULT}
         if len(own) == 1:
             base = own.pop()
     return base.with_(**opts.bounds) if opts.bounds else base

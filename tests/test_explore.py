@@ -410,7 +410,7 @@ def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
     from simulator.mutants import BY_NAME
 
     mutant = BY_NAME[name]
-    report = run_explore(Options(faults=frozenset({name}), out=str(tmp_path)))
+    report = run_explore(Options(faults=mutant.switched_on, out=str(tmp_path)))
     by_rule = {f["rule"]: f for f in report["findings"]}
     assert mutant.intended_rule in by_rule, sorted(by_rule)
     modes = set(by_rule[mutant.intended_rule]["modes"])
@@ -452,3 +452,35 @@ def test_hypothesis_example_database_is_used_when_given(tmp_path: Path) -> None:
     )
     assert [c.rule for c in again.counterexamples] == [RULE]
     assert again.stats.examples <= res.stats.examples  # the saved failure is replayed first
+
+
+def test_rules_open_in_every_state_of_a_bottom_cycle_are_breaches() -> None:
+    """``_judge_cycle`` on states where a prompt is received but never answered."""
+    search = explore_bfs._Search()
+    events: list[Event] = [("client", "prompt", None), ("net", "to_agent", 0), ("agent", "hold", 1)]
+    for i, ev in enumerate([None, *events]):
+        search.parent.append(i - 1)
+        search.via.append(ev)
+        search.depth.append(i)
+    explore_bfs._judge_cycle([2, 3], search, TINY, frozenset(), monitors=True)
+    assert search.found, "an unanswered prompt is open in both states"
+    for found in search.found.values():
+        assert found.breach.source == "cycle" and found.state == 2 and found.event is None
+        assert "cycle of 2 states" in found.breach.explanation
+    quiet = explore_bfs._Search()
+    quiet.parent.append(-1)
+    quiet.via.append(None)
+    quiet.depth.append(0)
+    explore_bfs._judge_cycle([0], quiet, TINY, frozenset(), monitors=True)
+    assert quiet.found == {}  # nothing is open before the first prompt
+
+
+def test_bfs_finds_a_client_view_fault_with_memoized_views() -> None:
+    fault = frozenset({"omitted-background-is-empty"})
+    res = explore_bfs.explore(TINY, fault)
+    assert [(c.rule, c.source) for c in res.counterexamples] == [("BG-08", "view")]
+    cex = res.counterexamples[0]
+    assert _breaks(cex.events, TINY, fault, "BG-08")
+    assert _brute_force_shortest(TINY, fault, "BG-08", len(cex.events) - 1) is None
+    plain = explore_bfs.explore(TINY)
+    assert res.states >= plain.states  # the views are part of the state with a faulty client
