@@ -189,7 +189,7 @@ def growth(budget: float) -> list[dict[str, Any]]:
             cfg = base.with_(**{field_name: value})
             if field_name == "permissions" and value > cfg.tool_calls:
                 cfg = cfg.with_(tool_calls=value)
-            res = explore_bfs.explore(cfg, time_budget=budget)
+            res = explore_bfs.explore(cfg, time_budget=budget, max_states=None)
             rows.append(
                 {
                     "bound": label,
