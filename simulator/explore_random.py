@@ -201,7 +201,6 @@ class RandomResult:
             "walks": self.walks,
             "steps_per_walk": self.steps_per_walk,
             "walk_steps": self.steps,
-            "workers": self.workers,
             "stops": dict(sorted(self.stops.items())),
             "events": dict(sorted(self.events.items())),
         }

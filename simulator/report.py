@@ -261,8 +261,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(f"random bounds: {bounds_text(rnd['bounds'])}")
         lines.append(
             f"random walks: {_n(rnd['walks'])} walks x {wk['steps_per_walk']} steps (then drained), "
-            f"{_n(rnd['walk_steps'])} steps, {rnd['walk_steps_per_second']:,.0f} steps/s "
-            f"({wk['workers']} worker{'s' if wk['workers'] != 1 else ''}), stops: "
+            f"{_n(rnd['walk_steps'])} steps, {rnd['walk_steps_per_second']:,.0f} steps/s, stops: "
             + ", ".join(f"{k} {v}" for k, v in wk["stops"].items())
         )
         lines.append(

@@ -296,6 +296,20 @@ def test_outputs_are_byte_identical_for_the_same_seed(tmp_path: Path) -> None:
     assert "seconds" in a["exhaustive"] and "seconds" not in strip_timing(a)["exhaustive"]
 
 
+def test_the_report_is_the_same_for_any_number_of_workers(tmp_path: Path) -> None:
+    common = ["explore", "--mode", "random", "--fault", FAULT, "--walks", "600", "--examples", "20"]
+    code1, out1 = _cli([*common, "--workers", "1", "--json", "--out", str(tmp_path / "one")])
+    code2, out2 = _cli([*common, "--workers", "2", "--json", "--out", str(tmp_path / "two")])
+    assert code1 == code2 == 1
+    one = json.dumps(strip_timing(json.loads(out1))).replace(str(tmp_path / "one"), "X")
+    two = json.dumps(strip_timing(json.loads(out2))).replace(str(tmp_path / "two"), "X")
+    assert one == two
+    for name in ("report.json", "random-TRANS-04.ndjson", "random-TRANS-04.py"):
+        left = (tmp_path / "one" / name).read_bytes().replace(str(tmp_path / "one").encode(), b"X")
+        right = (tmp_path / "two" / name).read_bytes().replace(str(tmp_path / "two").encode(), b"X")
+        assert left == right, name
+
+
 def test_counterexample_files_follow_the_transcript_contract(tmp_path: Path) -> None:
     report = run_explore(_small_options(tmp_path))
     finding = next(f for f in report["findings"] if f["rule"] == RULE)
