@@ -138,7 +138,7 @@ def as_program(events: list[Event], faults: frozenset[str], cfg: Config) -> str:
         "from simulator.schedulers import replay_events",
         "from properties.engine import MonitorSet",
         "",
-        f"cfg = Config(**{_cfg_kwargs(cfg)!r})" if cfg != DEFAULT else "cfg = Config()",
+        _cfg_line(cfg),
         "events = [",
         *(f"    {ev!r}," for ev in events),
         "]",
@@ -148,12 +148,22 @@ def as_program(events: list[Event], faults: frozenset[str], cfg: Config) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cfg_line(cfg: Config) -> str:
+    """``cfg = Config(...)`` with features in sorted order, so the text is the same in every process."""
+    if cfg == DEFAULT:
+        return "cfg = Config()"
+    kwargs = _cfg_kwargs(cfg)
+    feats = kwargs.pop("features", None)
+    args = [f"{k}={v!r}" for k, v in kwargs.items()]
+    if feats is not None:
+        args.append(f"features=frozenset({sorted(feats)!r})")
+    return f"cfg = Config({', '.join(args)})"
+
+
 def _cfg_kwargs(cfg: Config) -> dict[str, Any]:
     data = {
         k: v
         for k, v in cfg.to_json().items()
         if getattr(DEFAULT, k) != (frozenset(v) if k == "features" else v)
     }
-    if "features" in data:
-        data["features"] = frozenset(data["features"])
     return data
