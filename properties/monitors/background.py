@@ -31,9 +31,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.engine import Handler, Message, MonitorSet
 from properties.monitors.common import TOOL_FINAL, Key, terminal_refs
-from properties.monitors.facts import Facts
+from properties.monitors.facts import Facts, SessionMonitor
 
 _NONE: frozenset[Key] = frozenset()
 
@@ -86,17 +86,13 @@ class _Session:
         return ident in self.subs
 
 
-class BackgroundMonitor(Monitor):
+class BackgroundMonitor(SessionMonitor["_Session"]):
     """Background lists against the items' own updates (see module docstring)."""
 
     RULES = ("BG-07", "BG-09", "BG-10", "BG-11", "BG-13", "BG-17")
     TOLERATES = ("BG-04", "CANCEL-03")
+    SESSION = _Session
     REQUIRES = (Facts,)
-
-    def __init__(self, owner: MonitorSet) -> None:
-        super().__init__(owner)
-        self.facts = owner.get(Facts)
-        self.sessions: dict[str, _Session] = {}
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -105,12 +101,6 @@ class BackgroundMonitor(Monitor):
             ("update", "tool_call_update", self._tool),
             ("update", "subagent_update", self._subagent),
         )
-
-    def _session(self, sid: str) -> _Session:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = _Session()
-        return found
 
     # -- items ---------------------------------------------------------------------------
     def _terminal(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

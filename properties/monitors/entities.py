@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.engine import Handler, Message, MonitorSet
 from properties.monitors.common import COMPACTION_TERMINAL
-from properties.monitors.facts import Facts
+from properties.monitors.facts import Facts, SessionMonitor
 
 
 class _Session:
@@ -54,17 +54,13 @@ class _Session:
         return (frozenset(self.terminals.items()), frozenset(self.compactions.items()))
 
 
-class EntityMonitor(Monitor):
+class EntityMonitor(SessionMonitor["_Session"]):
     """Entity ID reuse and compaction lifecycles (see module docstring)."""
 
     RULES = ("ENT-01", "COMPACT-02", "COMPACT-03", "COMPACT-05")
     TOLERATES = ("COMPACT-01",)
+    SESSION = _Session
     REQUIRES = (Facts,)
-
-    def __init__(self, owner: MonitorSet) -> None:
-        super().__init__(owner)
-        self.facts = owner.get(Facts)
-        self.sessions: dict[str, _Session] = {}
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -72,12 +68,6 @@ class EntityMonitor(Monitor):
             ("update", "compaction_update", self._compaction),
             ("update", "compaction_summary_chunk", self._chunk),
         )
-
-    def _session(self, sid: str) -> _Session:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = _Session()
-        return found
 
     def _terminal(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         tid = upd.get("terminalId")

@@ -29,7 +29,7 @@ Must not know: any rule, finding or explanation.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
 from properties.engine import Handler, Message, Monitor, MonitorSet
 from properties.monitors.common import (
@@ -251,3 +251,25 @@ class Facts(Monitor):
             self.prompt_types,
             self.custom_prompt_ok,
         )
+
+
+S = TypeVar("S")
+
+
+class SessionMonitor(Monitor, Generic[S]):
+    """Base of the monitors that keep one record per session (built by ``SESSION``) and read
+    the shared ``Facts``: one place for the get-or-create of a session's record."""
+
+    REQUIRES = (Facts,)
+    SESSION: ClassVar[type[Any]]
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.facts = owner.get(Facts)
+        self.sessions: dict[str, S] = {}
+
+    def _session(self, sid: str) -> S:
+        found = self.sessions.get(sid)
+        if found is None:
+            found = self.sessions[sid] = self.SESSION()
+        return found

@@ -61,9 +61,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
+from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
-from properties.monitors.facts import Facts, SessionFacts
+from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 
 _IDLE_GROUP = ("FG-05", "DONE-01", "FAIL-01", "BOUND-01")
 _STOP_GROUP = ("FG-06", "DONE-02", "DONE-05", "STOP-01", "TRANS-03")
@@ -147,7 +147,7 @@ class _Session:
         )
 
 
-class ForegroundMonitor(Monitor):
+class ForegroundMonitor(SessionMonitor["_Session"]):
     """Foreground state reporting (see module docstring)."""
 
     RULES = (
@@ -177,12 +177,8 @@ class ForegroundMonitor(Monitor):
         "MSGID-01",
     )
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
+    SESSION = _Session
     REQUIRES = (Facts,)
-
-    def __init__(self, owner: MonitorSet) -> None:
-        super().__init__(owner)
-        self.facts = owner.get(Facts)
-        self.sessions: dict[str, _Session] = {}
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -197,12 +193,6 @@ class ForegroundMonitor(Monitor):
             ("agent-response", "session/prompt", self._answer),
             ("agent-response", "session/close", self._closed),
         )
-
-    def _session(self, sid: str) -> _Session:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = _Session()
-        return found
 
     # -- output --------------------------------------------------------------------------
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

@@ -59,9 +59,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
+from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
-from properties.monitors.facts import Facts
+from properties.monitors.facts import Facts, SessionMonitor
 
 # prompt record: (session, receipt line, cover rule or "", received after a cancel, bad types)
 _Prompt = tuple[str, int, str, bool, tuple[str, ...]]
@@ -141,7 +141,7 @@ class _Session:
         return worst
 
 
-class PromptMonitor(Monitor):
+class PromptMonitor(SessionMonitor["_Session"]):
     """Answers to session/prompt and the accounting of user messages (see module docstring)."""
 
     RULES = (
@@ -164,13 +164,12 @@ class PromptMonitor(Monitor):
         "MSGID-01",
     )
     TOLERATES = ("USER-02", "ACTIVE-01")
+    SESSION = _Session
     REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.facts = owner.get(Facts)
         self.prompts: dict[Any, _Prompt] = {}
-        self.sessions: dict[str, _Session] = {}
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -182,12 +181,6 @@ class PromptMonitor(Monitor):
             ("update", "user_message", self._user),
             ("update", "user_message_chunk", self._user),
         )
-
-    def _session(self, sid: str) -> _Session:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = _Session()
-        return found
 
     # -- requests ------------------------------------------------------------------------
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:

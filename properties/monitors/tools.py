@@ -35,9 +35,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
+from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
-from properties.monitors.facts import Facts
+from properties.monitors.facts import Facts, SessionMonitor
 
 # tool record: (status, interval it was first reported in (0: not during active work), grant)
 # grant: 0 no permission granted, 1 granted and not yet in_progress since, 2 in_progress since
@@ -69,17 +69,16 @@ class _Session:
         )
 
 
-class ToolMonitor(Monitor):
+class ToolMonitor(SessionMonitor["_Session"]):
     """Tool-call statuses and permission requests (see module docstring)."""
 
     RULES = ("BG-05", "FG-04", "OUT-02", "TOOL-03", "WAIT-01", "TOOL-04", "FAIL-04", "CANCEL-07")
     TOLERATES = ("TOOL-01", "TOOL-05")
+    SESSION = _Session
     REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.facts = owner.get(Facts)
-        self.sessions: dict[str, _Session] = {}
         self.perms: dict[Any, tuple[str, str | None, int]] = {}  # open: rid -> (sid, tool, line)
         self.owed: dict[Any, tuple[str, int]] = {}  # to withdraw: rid -> (sid, line of the idle)
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
@@ -94,12 +93,6 @@ class ToolMonitor(Monitor):
             ("client-response", "session/request_permission", self._answered),
             ("agent-notification", "$/cancel_request", self._withdrawn),
         )
-
-    def _session(self, sid: str) -> _Session:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = _Session()
-        return found
 
     # -- tool calls ----------------------------------------------------------------------
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
