@@ -126,6 +126,10 @@ class Monitor:
     RULES: ClassVar[tuple[str, ...]] = ()
     TOLERATES: ClassVar[tuple[str, ...]] = ()
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
+    KEY_CONTEXT: ClassVar[bool] = False
+    """True when ``state_key`` reads a required monitor's state (say, counters kept by the
+    shared facts, compared with this monitor's own): a copy-on-write set (``derive``) then
+    re-keys this monitor whenever that context was copied, instead of reusing its key."""
     GATES: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(handler method name, attribute name) pairs: the set calls that handler only while the
     attribute is truthy (a handler that has nothing to do most of the time then costs nothing).
@@ -161,15 +165,21 @@ class Monitor:
         """An independent copy attached to ``owner``. The default deep-copies the instance
         state; monitors on the hot path override it with plain container copies."""
         new = copy.copy(self)
+        vars(new).pop("_kid", None)
         for name, value in vars(self).items():
-            if name not in ("_owner", "_ex", "_gx"):
+            if name not in _PLUMBING:
                 setattr(new, name, copy.deepcopy(value))
         new._attach(owner)
         return new
 
     def state_key(self) -> Any:
         """A hashable summary of the state that matters for future findings."""
-        return freeze({k: v for k, v in vars(self).items() if k not in ("_owner", "_ex", "_gx")})
+        return freeze({k: v for k, v in vars(self).items() if k not in _PLUMBING})
+
+    def context_key(self) -> Any:
+        """For a monitor others require: what of its state their ``state_key`` may read (see
+        ``KEY_CONTEXT``; the default, everything, is always safe)."""
+        return freeze({k: v for k, v in vars(self).items() if k not in _PLUMBING})
 
     # -- reporting -----------------------------------------------------------------------
     def regate(self) -> None:
@@ -216,6 +226,10 @@ class Monitor:
             )
 
 
+_PLUMBING = ("_owner", "_ex", "_gx", "_kid")
+"""Monitor attributes that are not monitor state (``_kid``: a cached key number, ``derive``)."""
+
+
 def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monitor]], list[type[Monitor]]]:
     """(the given classes minus required ones, the required ones) in a stable order."""
     given = list(dict.fromkeys(monitors))
@@ -254,13 +268,11 @@ class MonitorSet:
         self.pending_client: dict[Any, Message] = {}
         self.pending_agent: dict[Any, Message] = {}
         given, required = _ordered_classes(monitors)
-        self._by_class: dict[type[Monitor], Monitor] = {}
-        for cls in required:  # created first: the others look them up in __init__
-            self._by_class[cls] = cls(self)
-        for cls in given:
-            self._by_class[cls] = cls(self)
-        self.monitors: list[Monitor] = [self._by_class[c] for c in (*given, *required)]
-        order = tuple(type(m) for m in self.monitors)
+        order = (*given, *required)
+        self._index: dict[type[Monitor], int] = {cls: i for i, cls in enumerate(order)}
+        self.monitors: list[Monitor] = [None] * len(order)  # type: ignore[list-item]
+        for cls in (*required, *given):  # required first: the others look them up in __init__
+            self.monitors[self._index[cls]] = cls(self)
         tables = _TABLES.get(order)
         if tables is None:
             tables = _TABLES[order] = _Tables(self.monitors)
@@ -273,7 +285,7 @@ class MonitorSet:
     # -- set-up --------------------------------------------------------------------------
     def get(self, cls: type[M]) -> M:
         """The instance of a monitor class in this set (for shared context)."""
-        found = self._by_class[cls]
+        found = self.monitors[self._index[cls]]
         assert isinstance(found, cls)
         return found
 
@@ -479,18 +491,69 @@ class MonitorSet:
         new._levels = self._levels
         new.pending_client = dict(self.pending_client)
         new.pending_agent = dict(self.pending_agent)
-        new._by_class = {}
-        order = [type(m) for m in self.monitors]
-        required = {dep for cls in order for dep in cls.REQUIRES}
-        for cls in [c for c in order if c in required] + [c for c in order if c not in required]:
-            new._by_class[cls] = self._by_class[cls].clone(new)
-        new.monitors = [new._by_class[c] for c in order]
+        new._index = self._index
+        mons = list.__iter__(self.monitors)  # the objects as they are (no copy-on-write)
+        new.monitors = list(mons)
+        for i in self._tables.clone_order:  # required ones first: the others look them up
+            new.monitors[i] = new.monitors[i].clone(new)
         new._tables = self._tables
         new._raw = self._raw
         new._routes = None
         new._gates = self._gates
         new._use(self._tables.filtered(self._gates))
         return new
+
+    def derive(self) -> MonitorSet:
+        """A copy-on-write successor, for explorers that keep each distinct monitor state once
+        and feed copies: it shares this set's monitors, and a monitor is copied only when the
+        new set first reaches it (a handler, a gate, ``get``). So feeding it costs a copy of
+        the monitors the message concerns, not of all of them. A set must not be fed once a
+        set was derived from it (they share monitors)."""
+        new = MonitorSet.__new__(MonitorSet)
+        new.from_start = self.from_start
+        new._exercised = Counter()
+        new._counts = defaultdict(int)
+        new._groups = defaultdict(int)
+        new.findings = []
+        new._new = []
+        new._levels = self._levels
+        new.pending_client = dict(self.pending_client)
+        new.pending_agent = dict(self.pending_agent)
+        new._index = self._index
+        new.monitors = _CopyOnWrite(new, list(list.__iter__(self.monitors)))
+        new._tables = self._tables
+        new._raw = self._raw
+        new._routes = None
+        new._gates = self._gates
+        new._use(self._tables.filtered(self._gates))
+        return new
+
+    def interned_key(self, numbers: list[dict[Any, int]]) -> tuple[Any, ...]:
+        """``state_key`` with each monitor's part replaced by its number in ``numbers[i]``
+        (equal keys get equal numbers), cached on the monitor: for interned sets that are never
+        fed again, whose monitors are shared by the sets derived from them. A monitor whose key
+        reads a required monitor (``KEY_CONTEXT``) is re-keyed when that one's ``context_key``
+        changed."""
+        mons = self.monitors
+        fresh = mons.owned if isinstance(mons, _CopyOnWrite) else None
+        context = fresh is not None and any(
+            fresh[i] and list.__getitem__(mons, i).context_key() != mons.base[i].context_key()
+            for i in self._tables.required
+        )
+        ids = []
+        for i, m in enumerate(list.__iter__(mons)):
+            if context and type(m).KEY_CONTEXT and not fresh[i]:  # type: ignore[index]
+                m = mons[i]  # copied now, so that it reads the new context
+            kid = getattr(m, "_kid", None)
+            if kid is None or (context and type(m).KEY_CONTEXT):
+                table = numbers[i]
+                key = m.state_key()
+                kid = table.get(key)
+                if kid is None:
+                    kid = table[key] = len(table)
+                m._kid = kid  # type: ignore[attr-defined]
+            ids.append(kid)
+        return (_pending_key(self.pending_client), _pending_key(self.pending_agent), tuple(ids))
 
     def state_key(self) -> Any:
         """Hashable summary of all monitor state that matters for future findings (not the
@@ -506,6 +569,29 @@ Table = dict[str, tuple[tuple[Callable[..., None], int], ...]]
 """key -> ((handler function, monitor index), ...): one dispatch table."""
 Routes = dict[Any, tuple[Handler, ...]]
 """``sessionUpdate`` -> bound handlers (``MonitorSet.update_routes``)."""
+
+
+class _CopyOnWrite(list):  # type: ignore[type-arg]
+    """The monitors of a derived set (``MonitorSet.derive``): reading one by index copies it
+    into the set the first time (an index read is how handlers, gates and ``get`` reach it);
+    iterating gives the objects as they are."""
+
+    __slots__ = ("base", "owned", "owner")
+
+    def __init__(self, owner: MonitorSet, monitors: list[Monitor]) -> None:
+        super().__init__(monitors)
+        self.base = monitors
+        """The monitors as derived (before any copy)."""
+        self.owner = owner
+        self.owned = bytearray(len(self))
+
+    def __getitem__(self, i: Any) -> Any:
+        m = list.__getitem__(self, i)
+        if not self.owned[i]:
+            self.owned[i] = 1
+            m = m.clone(self.owner)
+            list.__setitem__(self, i, m)
+        return m
 
 
 class _Tables:
@@ -532,6 +618,12 @@ class _Tables:
                     gates.append((index, gate))
                 full[table].setdefault(key, []).append((func, index, gate))
         self.full = full
+        classes = [type(m) for m in monitors]
+        needed = {dep for cls in classes for dep in cls.REQUIRES}
+        self.required = tuple(i for i, cls in enumerate(classes) if cls in needed)
+        """Indices of the monitors others require (shared context)."""
+        self.clone_order = (*self.required, *(i for i in range(len(classes)) if i not in self.required))
+        """The order ``clone`` copies monitors in: required ones first."""
         self.raw = tuple(raw)
         """Indices of the monitors that override ``on_message``."""
         self.gates = tuple(gates)

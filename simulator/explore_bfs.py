@@ -46,23 +46,21 @@ Must not know: hypothesis, the random walker, files or printing.
 
 from __future__ import annotations
 
-import copy
 import re
 import time
 import tracemalloc
 from array import array
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from properties.engine import MonitorSet
-from properties.findings import Finding
 from simulator.agent import Agent
 from simulator.clientview import CLIENT_FAULTS
 from simulator.config import SMALL, Config
-from simulator.explore_common import Breach, Counterexample, make_counterexample, new_monitors, step_checked
-from simulator.explore_coverage import Observer, Row, recording
+from simulator.explore_common import Breach, Counterexample, make_counterexample, new_monitors
+from simulator.explore_coverage import Row
+from simulator.explore_parts import SHIFT, Parts
 from simulator.world import Event, World
 
 MAX_STATES = 100_000
@@ -200,240 +198,6 @@ def _rename(obj: Any, table: dict[str, str]) -> Any:
     return obj
 
 
-class _Keys:
-    """Builds state keys. A message is keyed by its ``repr`` (memoized per object: forks share
-    the messages in flight); ``wire`` builds every message with its fields in a fixed order."""
-
-    def __init__(self, cfg: Config, faults: frozenset[str], symmetry: bool) -> None:
-        self.symmetry = symmetry and _COUNTER_AT >= 0 and not faults
-        self.view = bool(faults & frozenset(CLIENT_FAULTS))
-        self.history = "resume" in cfg.features and cfg.resumes > 0
-        self._frozen: dict[int, tuple[Any, Any]] = {}
-
-    def freeze(self, msg: Any) -> Any:
-        got = self._frozen.get(id(msg))
-        if got is not None and got[0] is msg:
-            return got[1]
-        if len(self._frozen) > 500_000:
-            self._frozen.clear()
-        frozen = repr(msg)  # dicts keep insertion order, and the wire builds them alike
-        self._frozen[id(msg)] = (msg, frozen)
-        return frozen
-
-    def key(self, world: World, monitor_part: Any) -> Any:
-        freeze = self.freeze
-        agent = world.agent.snapshot()
-        if self.symmetry:
-            agent = (*agent[:_COUNTER_AT], 0, *agent[_COUNTER_AT + 1 :])
-        extra: tuple[Any, ...] = ()
-        if self.view:
-            ref = world.reference
-            extra = (world.client.view.snapshot(), ref.snapshot() if ref is not None else None)
-        if self.history:
-            extra = (*extra, tuple([freeze(m) for m in world.agent.history]))
-        key = (
-            agent,
-            world.client.snapshot(),
-            tuple([freeze(m) for m in world.net.to_agent]),
-            tuple([freeze(m) for m in world.net.to_client]),
-            monitor_part,
-            extra,
-        )
-        if self.symmetry:
-            return _rename(key, {})
-        return key
-
-
-class _MonitorMemo:
-    """Hash-consed monitor states and memoized monitor transitions.
-
-    Monitors are deterministic: the findings a message causes and the state after it depend
-    only on the state before it (summarised by ``MonitorSet.state_key``) and the message. So
-    each distinct monitor state is kept once (``sets[mid]``, never fed again) and each
-    (state, message) pair is fed once; later worlds reuse the result. A world's monitors are a
-    small ``_MonitorsRef`` naming its state by number.
-    """
-
-    def __init__(self, root: MonitorSet, freeze: Callable[[Any], Any]) -> None:
-        self.sets: list[MonitorSet] = [root]
-        self.keys: list[Any] = [root.state_key()]
-        self.ids: dict[Any, int] = {self.keys[0]: 0}
-        self.steps: dict[tuple[int, str, Any], tuple[int, list[Finding], tuple[tuple[str, int], ...]]] = {}
-        self.ends: dict[int, list[Finding]] = {}
-        self.exercised: Counter[str] = Counter(root.exercised)
-        self.freeze = freeze
-        self.fed = 0
-
-    def feed(self, mid: int, sender: str, msg: Any, line: int) -> tuple[int, list[Finding]]:
-        k = (mid, sender, self.freeze(msg))
-        hit = self.steps.get(k)
-        if hit is None:
-            self.fed += 1
-            ms = self.sets[mid].clone()
-            ms.exercised.clear()
-            ms.findings = []
-            found = ms.feed(sender, msg, line)
-            skey = ms.state_key()
-            nid = self.ids.get(skey)
-            if nid is None:
-                nid = len(self.sets)
-                self.ids[skey] = nid
-                self.sets.append(ms)
-                self.keys.append(skey)
-            hit = (nid, found, tuple(ms.exercised.items()))
-            self.steps[k] = hit
-        ex = self.exercised
-        for rule, n in hit[2]:
-            ex[rule] += n
-        return hit[0], hit[1]
-
-    def finish(self, mid: int) -> list[Finding]:
-        """The findings of judging state ``mid`` at quiescence (computed once per state)."""
-        got = self.ends.get(mid)
-        if got is None:
-            ms = self.sets[mid].clone()
-            ms.exercised.clear()
-            got = [f for f in ms.finish(quiescent=True) if f.kind == "rule"]
-            self.ends[mid] = got
-            self.exercised.update(ms.exercised)
-        return got
-
-
-class _MonitorsRef:
-    """What ``World.monitors`` holds during the search: a monitor state by number."""
-
-    __slots__ = ("memo", "mid")
-
-    def __init__(self, memo: _MonitorMemo, mid: int) -> None:
-        self.memo = memo
-        self.mid = mid
-
-    def feed(self, sender: str, msg: Any, line: int) -> list[Finding]:
-        self.mid, found = self.memo.feed(self.mid, sender, msg, line)
-        return found
-
-
-class _ViewMemo:
-    """Hash-consed client views (faulty or reference) and memoized ``apply``, like the monitors.
-
-    A view's identity is ``ClientView.snapshot()`` plus the requests it still awaits a response
-    for (``_pending``: they decide how a response is applied, and ``snapshot`` leaves them out).
-    Also memoizes the comparison of a faulty view with the reference (``compare``).
-    """
-
-    def __init__(self, root: Any, freeze: Callable[[Any], Any]) -> None:
-        self.views: list[Any] = [root]
-        self.ids: dict[Any, int] = {self._key(root): 0}
-        self.steps: dict[tuple[int, str, Any], int] = {}
-        self.json: dict[int, Any] = {}
-        self.compared: dict[tuple[int, int], list[tuple[str, str]]] = {}
-        """(reference view, this view) -> the view findings (used on the faulty view's memo)."""
-        self.freeze = freeze
-
-    @staticmethod
-    def _key(view: Any) -> Any:
-        pending = getattr(view, "_pending", {})
-        return (view.snapshot(), frozenset((repr(k), v) for k, v in pending.items()))
-
-    def apply(self, vid: int, sender: str, msg: Any) -> int:
-        k = (vid, sender, self.freeze(msg))
-        hit = self.steps.get(k)
-        if hit is None:
-            view = copy.deepcopy(self.views[vid])
-            view.apply(sender, msg)
-            key = self._key(view)
-            hit = self.ids.get(key)
-            if hit is None:
-                hit = len(self.views)
-                self.ids[key] = hit
-                self.views.append(view)
-            self.steps[k] = hit
-        return hit
-
-    def to_json(self, vid: int) -> Any:
-        got = self.json.get(vid)
-        if got is None:
-            got = self.json[vid] = self.views[vid].to_json()
-        return got
-
-
-class _ViewRef:
-    """What ``Client.view`` / ``World.reference`` hold during the search: a view by number."""
-
-    __slots__ = ("memo", "vid")
-
-    def __init__(self, memo: _ViewMemo, vid: int) -> None:
-        self.memo = memo
-        self.vid = vid
-
-    def apply(self, sender: str, message: Any) -> None:
-        self.vid = self.memo.apply(self.vid, sender, message)
-
-    def snapshot(self) -> Any:
-        return self.vid
-
-    def to_json(self) -> Any:
-        return self.memo.to_json(self.vid)
-
-
-class _SearchWorld(World):
-    """A World whose view comparison is memoized per (reference view, faulty view) pair."""
-
-    __slots__ = ()
-
-    def view_findings(self) -> list[tuple[str, str]]:
-        ref = self.reference
-        view = self.client.view
-        if isinstance(ref, _ViewRef) and isinstance(view, _ViewRef):
-            key = (ref.vid, view.vid)
-            compared = view.memo.compared
-            got = compared.get(key)
-            if got is None:
-                got = compared[key] = World.view_findings(self)
-            return got
-        return World.view_findings(self)
-
-
-class _NullView:
-    """A client view that ignores everything (a fault-free client's view decides nothing)."""
-
-    def apply(self, sender: str, message: Any) -> None:
-        return None
-
-    def snapshot(self) -> Any:
-        return ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {}
-
-
-def _fork(world: World) -> World:
-    """A copy of ``world`` that ``step`` may change (immutable parts shared)."""
-    new = type(world).__new__(type(world))
-    for name in World.__slots__:  # immutable fields are shared; the mutable ones replaced below
-        setattr(new, name, getattr(world, name))
-    new.agent = world.agent.clone()
-    view: Any = world.client.view
-    if isinstance(view, _ViewRef):
-        view = _ViewRef(view.memo, view.vid)
-    elif not isinstance(view, _NullView):
-        view = copy.deepcopy(view)
-    new.client = world.client.clone(view)
-    new.net = world.net.clone()
-    new.transcript = []
-    ref = world.monitors
-    if isinstance(ref, _MonitorsRef):
-        new.monitors = _MonitorsRef(ref.memo, ref.mid)  # type: ignore[assignment]
-    reference: Any = world.reference
-    if isinstance(reference, _ViewRef):
-        new.reference = _ViewRef(reference.memo, reference.vid)  # type: ignore[assignment]
-    elif reference is not None:
-        new.reference = copy.deepcopy(reference)
-    new.record = False
-    new.view_breaches = dict(world.view_breaches)
-    return new
-
-
 # -- the search ---------------------------------------------------------------------------------
 
 
@@ -507,6 +271,7 @@ class _Search:
     src: array[int] = field(default_factory=lambda: array("l"))
     dst: array[int] = field(default_factory=lambda: array("l"))
     edge_event: list[Event] = field(default_factory=list)
+    states: list[Any] = field(default_factory=list)
     quiet: list[int] = field(default_factory=list)
     found: dict[str, _Found] = field(default_factory=dict)
 
@@ -542,10 +307,7 @@ def explore(
     max_states: int | None = MAX_STATES,
 ) -> BfsResult:
     """Breadth-first search of every state reachable within ``cfg`` (and ``depth``)."""
-    with recording() as rows:
-        result = _explore(
-            cfg, faults, depth, time_budget, symmetry, monitors, progress, name, rows, max_states
-        )
+    result = _explore(cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, graph)
     if graph:
         result.graph = _graph(result._search, result)
     result._search = None
@@ -561,114 +323,22 @@ def _explore(
     monitors: bool,
     progress: Callable[[str], None] | None,
     name: str,
-    rows: Counter[Row],
     max_states: int | None,
+    keep_edges: bool,
 ) -> BfsResult:
     t0 = time.perf_counter()
-    observer = Observer()
-    keys = _Keys(cfg, faults, symmetry)
-    root: World = _SearchWorld(cfg, faults, new_monitors(monitors), record=False)
-    if not keys.view:
-        root.client.view = _NullView()  # type: ignore[assignment]
-    else:
-        root.client.view = _ViewRef(_ViewMemo(root.client.view, keys.freeze), 0)  # type: ignore[assignment]
-        if root.reference is not None:
-            root.reference = _ViewRef(_ViewMemo(root.reference, keys.freeze), 0)  # type: ignore[assignment]
-    memo: _MonitorMemo | None = None
-    if root.monitors is not None:
-        memo = _MonitorMemo(root.monitors, keys.freeze)
-        root.monitors = _MonitorsRef(memo, 0)  # type: ignore[assignment]
-
-    def monitor_part(w: World) -> Any:
-        ref = w.monitors
-        if not isinstance(ref, _MonitorsRef):
-            return None
-        return ref.memo.keys[ref.mid] if keys.symmetry else ref.mid
-
-    index: dict[Any, int] = {keys.key(root, monitor_part(root)): 0}
+    views = bool(faults & frozenset(CLIENT_FAULTS))
+    history = "resume" in cfg.features and cfg.resumes > 0
+    symmetry = symmetry and _COUNTER_AT >= 0 and not faults
+    root_world = World(cfg, faults, new_monitors(monitors), record=False)
+    parts = Parts(root_world, monitors, views, history)
     s = _Search()
-    s.parent.append(-1)
-    s.via.append(None)
-    s.depth.append(0)
-    s.fg.append(root.agent.reported)
-    queue: deque[tuple[World, int]] = deque([(root, 0)])
-    events: Counter[str] = Counter()
-    transitions = 0
-    max_depth = 0
-    stop = "complete"
-    cut = False
-    pops = 0
-    next_report = t0 + PROGRESS_EVERY
-    note = s.note
-    while queue:
-        pops += 1
-        if pops & 63 == 0:
-            now = time.perf_counter()
-            if time_budget is not None and now - t0 > time_budget:
-                stop = "time budget"
-                break
-            if progress is not None and now >= next_report:
-                next_report = now + PROGRESS_EVERY
-                rate = len(s.parent) / (now - t0)
-                progress(
-                    f"bfs{' ' + name if name else ''}: {len(s.parent):,} states, "
-                    f"{transitions:,} transitions, depth {max_depth}, queue {len(queue):,}, "
-                    f"{rate:,.0f} states/s"
-                )
-        if max_states is not None and len(s.parent) >= max_states:
-            stop = "state limit"
-            break
-        world, i = queue.popleft()
-        d = s.depth[i]
-        enabled = world.enabled()
-        if depth is not None and d >= depth:
-            cut = cut or bool(enabled)
-            continue
-        if not enabled:
-            s.quiet.append(i)
-            ref = world.monitors
-            if isinstance(ref, _MonitorsRef) and world.broken is None:
-                for f in ref.memo.finish(ref.mid):
-                    note(Breach(f.rule, "eventually", f.explanation), i, None)
-            continue
-        for ev in enabled:
-            child = _fork(world)
-            if ev[0] == "agent":
-                sent = child.net.to_client
-                before = len(sent)
-                found = step_checked(child, ev)
-                observer.observe(sent, before)
-            else:
-                found = step_checked(child, ev)
-            transitions += 1
-            events[f"{ev[0]}.{ev[1]}"] += 1
-            broken = False
-            for b in found:
-                note(b, i, ev)
-                broken = broken or b.source == "model"
-            if broken:
-                continue
-            k = keys.key(child, monitor_part(child))
-            j = index.get(k)
-            if j is None:
-                j = len(s.parent)
-                index[k] = j
-                s.parent.append(i)
-                s.via.append(ev)
-                s.depth.append(d + 1)
-                s.fg.append(child.agent.reported)
-                if d + 1 > max_depth:
-                    max_depth = d + 1
-                queue.append((child, j))
-            s.src.append(i)
-            s.dst.append(j)
-            s.edge_event.append(ev)
-    else:
-        stop = "depth limit" if cut else "complete"
-    searched_rows = Counter(rows)  # before the replays below
+    with parts.stepping():
+        stop, transitions, max_depth = _search(
+            parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, keep_edges, t0
+        )
     complete = stop == "complete"
     states = len(s.parent)
-    queue.clear()
     stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
     sccs = nontrivial = bottom = 0
     if complete:
@@ -676,7 +346,6 @@ def _explore(
         bottom = len(cycles)
         for members in cycles:
             _judge_cycle(members, s, cfg, faults, monitors)
-    seconds = time.perf_counter() - t0
     found_list = []
     for rule in sorted(s.found):
         f = s.found[rule]
@@ -694,10 +363,13 @@ def _explore(
                 fallback=f.breach,
             )
         )
+    events, rows, entity = parts.tally()
+    s.fg = [parts.fg[st[0]] for st in s.states]
+    seconds = time.perf_counter() - t0
     result = BfsResult(
         cfg=cfg,
         faults=faults,
-        symmetry=keys.symmetry,
+        symmetry=symmetry,
         states=states,
         transitions=transitions,
         max_depth=max_depth,
@@ -710,16 +382,240 @@ def _explore(
         nontrivial_sccs=nontrivial,
         bottom_cycles=bottom,
         counterexamples=found_list,
-        exercised=memo.exercised if memo is not None else Counter(),
+        exercised=parts.monitors.tally() if monitors else Counter(),
         events=events,
         foreground=Counter(s.fg),
         name=name,
-        entity=observer.entity,
-        rows=searched_rows,
+        entity=entity,
+        rows=rows,
         stored_bytes=stored,
     )
     result._search = s
     return result
+
+
+def _search(
+    parts: Parts,
+    s: _Search,
+    cfg: Config,
+    depth: int | None,
+    time_budget: float | None,
+    symmetry: bool,
+    progress: Callable[[str], None] | None,
+    name: str,
+    max_states: int | None,
+    keep_edges: bool,
+    t0: float,
+) -> tuple[str, int, int]:
+    """The breadth-first loop over integer states (see ``simulator.explore_parts``); fills
+    ``s`` and returns (stop reason, transitions, maximum depth)."""
+    mon = parts.monitors
+    mon_steps = mon.steps
+    mon_step = mon.step
+    agent_moves = parts.agent_moves
+    client_moves = parts.client_moves
+    agent_choices = parts.agent_choices
+    client_choices = parts.client_choices
+    agent_recv = parts.agent_recv
+    client_recv = parts.client_recv
+    agent_receive = parts.agent_receive
+    client_receive = parts.client_receive
+    view_table = parts.view_table
+    ref_table = parts.reference_table
+    views = view_table is not None
+    cap = cfg.capacity
+    ordered = cfg.transport == "fifo"
+    canon = _canon(parts) if symmetry else None
+
+    root = (parts.root_agent, parts.root_client, (), (), 0, 0, 0)
+    states = s.states
+    states.append(root)
+    index: dict[Any, int] = {canon(root) if canon else root: 0}
+    parent = s.parent
+    via = s.via
+    src = s.src
+    dst = s.dst
+    edge_event = s.edge_event
+    parent.append(-1)
+    via.append(None)
+    note = s.note
+    transitions = 0
+    d = 0
+    level_end = 1
+    cut = False
+    stop = "complete"
+    next_report = t0 + PROGRESS_EVERY
+    i = 0
+    children: list[tuple[Event, Any, tuple[Breach, ...]]] = []
+    while i < len(states):
+        if i == level_end:
+            d += 1
+            level_end = len(states)
+        if i & 63 == 0:
+            now = time.perf_counter()
+            if time_budget is not None and now - t0 > time_budget:
+                stop = "time budget"
+                break
+            if progress is not None and now >= next_report:
+                next_report = now + PROGRESS_EVERY
+                progress(
+                    f"bfs{' ' + name if name else ''}: {len(states):,} states, "
+                    f"{transitions:,} transitions, depth {d}, queue {len(states) - i:,}, "
+                    f"{len(states) / (now - t0):,.0f} states/s"
+                )
+        if max_states is not None and len(states) >= max_states:
+            stop = "state limit"
+            break
+        a, c, ta, tc, m, v, r = states[i]
+        if depth is not None and d >= depth:
+            if not cut and (
+                ta or tc or (len(ta) < cap and client_choices(c)) or (len(tc) < cap and agent_choices(a))
+            ):
+                cut = True
+            i += 1
+            continue
+        children.clear()
+        # the Client's choices, then the Agent's, then deliveries: World.enabled's order
+        if len(ta) < cap:
+            moves = client_moves[c]
+            if moves is None:
+                moves = client_choices(c)
+            for move in moves:
+                move[4] += 1
+                c2 = move[1]
+                if c2 < 0:
+                    children.append((move[0], None, move[3]))
+                    continue
+                seq = move[2]
+                v2, r2 = v, r
+                if views:
+                    for x in seq:
+                        v2 = view_table.apply(v2, x)  # type: ignore[union-attr]
+                        if ref_table is not None:
+                            r2 = ref_table.apply(r2, x)
+                children.append((move[0], (a, c2, ta + seq, tc, m, v2, r2), ()))
+        if len(tc) < cap:
+            moves = agent_moves[a]
+            if moves is None:
+                moves = agent_choices(a)
+            for move in moves:
+                move[4] += 1
+                a2 = move[1]
+                if a2 < 0:
+                    children.append((move[0], None, move[3]))
+                    continue
+                m2 = m
+                found: tuple[Breach, ...] = ()
+                for x in move[2]:
+                    hit = mon_steps.get(m2 << SHIFT | x)
+                    if hit is None:
+                        hit = mon_step(m2, x)
+                    hit[2] += 1
+                    m2 = hit[0]
+                    if hit[1]:
+                        found += hit[1]
+                children.append((move[0], (a2, c, ta, tc + move[2], m2, v, r), found))
+        if ta:
+            x = ta[0]
+            hit = mon_steps.get(m << SHIFT | x)
+            if hit is None:
+                hit = mon_step(m, x)
+            hit[2] += 1
+            move = agent_recv.get(a << SHIFT | x)
+            if move is None:
+                move = agent_receive(a, x)
+            move[4] += 1
+            if move[1] < 0:
+                children.append((_TO_AGENT, None, move[3]))
+            else:
+                children.append((_TO_AGENT, (move[1], c, ta[1:], tc, hit[0], v, r), hit[1]))
+        if tc:
+            for k in range(len(tc)) if not ordered else (0,):
+                x = tc[k]
+                v2, r2 = v, r
+                found = ()
+                if views:
+                    v2 = view_table.apply(v, x)  # type: ignore[union-attr]
+                    if ref_table is not None:
+                        r2 = ref_table.apply(r, x)
+                        found = parts.compare(r2, v2)
+                move = client_recv.get(c << SHIFT | x)
+                if move is None:
+                    move = client_receive(c, x)
+                move[4] += 1
+                ev = _TO_CLIENT[k] if k < len(_TO_CLIENT) else ("net", "to_client", k)
+                if move[1] < 0:
+                    children.append((ev, None, move[3]))
+                else:
+                    children.append((ev, (a, move[1], ta, tc[:k] + tc[k + 1 :], m, v2, r2), found))
+        if not children:
+            s.quiet.append(i)
+            for b in mon.finish(m):
+                note(b, i, None)
+            i += 1
+            continue
+        for ev, child, found in children:
+            transitions += 1
+            if found:
+                for b in found:
+                    note(b, i, ev)
+            if child is None:
+                continue
+            key = canon(child) if canon else child
+            j = index.get(key)
+            if j is None:
+                j = len(states)
+                index[key] = j
+                states.append(child)
+                parent.append(i)
+                via.append(ev)
+            src.append(i)
+            dst.append(j)
+            if keep_edges:
+                edge_event.append(ev)
+        i += 1
+    else:
+        stop = "depth limit" if cut else "complete"
+    s.depth = _depths(parent)
+    return stop, transitions, s.depth[-1]
+
+
+_TO_AGENT: Event = ("net", "to_agent", 0)
+_TO_CLIENT: tuple[Event, ...] = tuple(("net", "to_client", k) for k in range(16))
+
+
+def _depths(parent: array[int]) -> array[int]:
+    """Each state's depth (parents come before their children)."""
+    depth = array("l", [0]) * len(parent)
+    for j in range(1, len(parent)):
+        depth[j] = depth[parent[j]] + 1
+    return depth
+
+
+def _canon(parts: Parts) -> Callable[[Any], Any]:
+    """The symmetry key of a state: its parts spelled out, message IDs renamed (see above)."""
+    reprs = parts.msgs.reprs
+    full_key = parts.monitors.full_key
+
+    def canon(st: Any) -> Any:
+        a, c, ta, tc, m, _, _ = st
+        akey = parts.agent_key(a)
+        hist: tuple[str, ...] = ()
+        if parts.history:
+            akey, held = akey
+            hist = tuple([reprs[x] for x in held])
+        akey = (*akey[:_COUNTER_AT], 0, *akey[_COUNTER_AT + 1 :])
+        key = (
+            akey,
+            parts.client_key(c),
+            tuple([reprs[x] for x in ta]),
+            tuple([reprs[x] for x in tc]),
+            full_key(m),
+            hist,
+        )
+        return _rename(key, {})
+
+    return canon
 
 
 def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, list[list[int]]]:

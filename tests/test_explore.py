@@ -431,20 +431,6 @@ def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
     assert "exhaustive" in modes and ({"random", "hypothesis"} & modes), modes
 
 
-def test_world_fork_matches_world_clone() -> None:
-    """The explorer's fork copies the same mutable parts ``World.clone`` does."""
-    world = World(DEFAULT, record=False)
-    for ev in random_walk(4, 12, DEFAULT, drain=False).events:
-        world.step(ev)
-    forked = explore_bfs._fork(world)
-    cloned = world.clone()
-    assert forked.enabled() == cloned.enabled()
-    assert forked.agent.snapshot() == cloned.agent.snapshot()
-    ev = forked.enabled()[0]
-    forked.step(ev)
-    assert world.agent.snapshot() == cloned.agent.snapshot()  # the original was not touched
-
-
 def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
     res = explore_hypothesis.explore(
         DEFAULT, frozenset({FAULT}), examples=60, steps=15, max_rounds=1, hypothesis_shrink=True

@@ -242,6 +242,13 @@ class Facts(Monitor):
         new._bg_upd = new._bg_keys = None
         return new
 
+    def context_key(self) -> Any:
+        """All of the state (the counters too), which the relative keys of others read."""
+        return (
+            self.state_key(),
+            tuple([(k, v.interval, v.period, v.cancel_line) for k, v in self.sessions.items()]),
+        )
+
     def state_key(self) -> Any:
         return (
             tuple(sorted((k, v.key()) for k, v in self.sessions.items())),

@@ -150,6 +150,8 @@ class _Session:
 class ForegroundMonitor(SessionMonitor["_Session"]):
     """Foreground state reporting (see module docstring)."""
 
+    KEY_CONTEXT = True  # state_key is relative to the Facts counters
+
     RULES = (
         "FG-02",
         "OUT-01",

@@ -72,6 +72,8 @@ class _Session:
 class ToolMonitor(SessionMonitor["_Session"]):
     """Tool-call statuses and permission requests (see module docstring)."""
 
+    KEY_CONTEXT = True  # state_key is relative to the Facts counters
+
     RULES = ("BG-05", "FG-04", "OUT-02", "TOOL-03", "WAIT-01", "TOOL-04", "FAIL-04", "CANCEL-07")
     TOLERATES = ("TOOL-01", "TOOL-05")
     SESSION = _Session

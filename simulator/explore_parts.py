@@ -1,0 +1,398 @@
+"""The parts of a composed World, interned and with memoized moves, for the exhaustive search.
+
+Theory of operation
+-------------------
+The exhaustive search (``simulator.explore_bfs``) does not copy Worlds. A state there is a
+tuple of small integers ``(agent, client, to_agent, to_client, monitors, view, reference)``:
+numbers of distinct part states, and the messages in flight as tuples of message numbers. The
+parts of a World are independent and deterministic: what the Agent may do next, and what a
+move sends, depend only on the Agent's own state; the same holds for the Client, for each
+client view and for the monitors (whose state after a message depends only on their state
+before it and the message). So each part's moves are computed once per distinct part state,
+by stepping a copy of a representative object with the real simulator code, and looked up by
+every later state that contains the same part state. A search touches the simulator's classes
+only on such misses; the rest is dictionary and tuple work.
+
+Identity of a part state:
+
+- Agent: ``Agent.snapshot()``, plus its retained history (message numbers) when a resume with
+  replay is possible (replay sends it again, so its content decides future messages);
+- Client: ``Client.snapshot()`` (the client's choices never read its view);
+- monitors: ``MonitorSet.state_key()``;
+- client view (only with a faulty client view, when views decide findings): ``snapshot()`` and
+  the requests it still awaits a response for;
+- message: its sender and ``repr`` (the wire builds every message with its fields in one order).
+
+Counting: every memoized move is a small list whose last slots count how often the search took
+it; coverage (events, machine rows, entity triggers, rules exercised) is the per-move figures
+multiplied by those counts (``tally``), which equals counting at every step.
+
+Must not know: the search order, files or printing.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from model.core import MachineSpec, ProtocolViolation
+from properties.engine import MonitorSet
+from simulator.agent import Agent
+from simulator.client import Client
+from simulator.explore_common import Breach, new_monitors
+from simulator.explore_coverage import Row, entity_trigger
+from simulator.world import World
+
+SHIFT = 32
+"""Memo keys pack (part state, message number) into one int: ``part << SHIFT | message``."""
+BROKEN = -1
+"""The part-state number of a move the model refuses (the world stops there)."""
+
+# A memoized move: [event, next part state (or BROKEN), messages sent, breaches, count, coverage]
+# (a list so the search counts in place: ``move[4] += 1``).
+Move = list[Any]
+
+
+class _NoView:
+    """The view a representative Client carries: its choices never read it."""
+
+    def apply(self, sender: str, message: Any) -> None:
+        return None
+
+
+class Messages:
+    """Interned wire messages: number <-> (sender, message)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, str], int] = {}
+        self.msgs: list[dict[str, Any]] = []
+        self.senders: list[str] = []
+        self.reprs: list[str] = []
+
+    def intern(self, sender: str, msg: dict[str, Any]) -> int:
+        text = repr(msg)
+        key = (sender, text)
+        got = self.ids.get(key)
+        if got is None:
+            got = self.ids[key] = len(self.msgs)
+            self.msgs.append(msg)
+            self.senders.append(sender)
+            self.reprs.append(text)
+        return got
+
+
+class _Interned:
+    """Distinct part states: representative objects and their numbers."""
+
+    def __init__(self) -> None:
+        self.reps: list[Any] = []
+        self.keys: list[Any] = []
+        self.ids: dict[Any, int] = {}
+
+    def intern(self, key: Any, rep: Any) -> int:
+        got = self.ids.get(key)
+        if got is None:
+            got = self.ids[key] = len(self.reps)
+            self.reps.append(rep)
+            self.keys.append(key)
+        return got
+
+
+class Parts:
+    """Every part of the composed world, interned, with memoized moves (see the module header)."""
+
+    def __init__(self, world: World, monitors: bool, views: bool, history: bool) -> None:
+        self.msgs = Messages()
+        self.history = history
+        self.views = views
+        self.agents = _Interned()
+        self.clients = _Interned()
+        self.agent_moves: list[list[Move] | None] = []
+        self.client_moves: list[list[Move] | None] = []
+        self.agent_recv: dict[int, Move] = {}
+        self.client_recv: dict[int, Move] = {}
+        self.fg: list[str] = []
+        """The foreground state each Agent state last reported."""
+        self._rows: list[Row] = []
+        client = world.client.clone(_NoView())  # type: ignore[arg-type]
+        self.root_agent = self._agent_id(world.agent)
+        self.root_client = self._client_id(client)
+        self.monitors = MonitorTable(world.monitors if monitors else new_monitors(False), self.msgs)
+        self.view_table: ViewTable | None = None
+        self.reference_table: ViewTable | None = None
+        if views:
+            self.view_table = ViewTable(world.client.view, self.msgs)
+            if world.reference is not None:
+                self.reference_table = ViewTable(world.reference, self.msgs)
+        self.compared: dict[tuple[int, int], tuple[Breach, ...]] = {}
+
+    # -- interning ------------------------------------------------------------------------
+    def _agent_id(self, agent: Agent) -> int:
+        key: Any = agent.snapshot()
+        if self.history:
+            key = (key, tuple([self.msgs.intern("agent", m) for m in agent.history]))
+        n = len(self.agents.reps)
+        got = self.agents.intern(key, agent)
+        if got == n:
+            self.agent_moves.append(None)
+            self.fg.append(agent.reported)
+        return got
+
+    def _client_id(self, client: Client) -> int:
+        n = len(self.clients.reps)
+        got = self.clients.intern(client.snapshot(), client)
+        if got == n:
+            self.client_moves.append(None)
+        return got
+
+    @contextmanager
+    def stepping(self) -> Iterator[None]:
+        """While the search runs: every machine row the Agent fires is logged for coverage."""
+        original = MachineSpec.fire
+        log = self._rows
+
+        def fire(spec: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any] = {}) -> str:
+            dest = original(spec, state, trigger, ctx)
+            log.append((spec.name, state, trigger, dest))
+            return dest
+
+        MachineSpec.fire = fire  # type: ignore[method-assign,assignment]
+        try:
+            yield
+        finally:
+            MachineSpec.fire = original  # type: ignore[method-assign]
+
+    def _take_rows(self) -> tuple[Row, ...]:
+        rows = tuple(self._rows)
+        self._rows.clear()
+        return rows
+
+    # -- moves ----------------------------------------------------------------------------
+    def agent_choices(self, a: int) -> list[Move]:
+        """The Agent's enabled events from state ``a`` and where each leads (memoized)."""
+        moves = self.agent_moves[a]
+        if moves is None:
+            rep: Agent = self.agents.reps[a]
+            moves = []
+            for ev in rep.enabled():
+                new = rep.clone()
+                self._rows.clear()
+                try:
+                    sent = new.do(ev[1], ev[2])
+                except ProtocolViolation as exc:
+                    moves.append([ev, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()])
+                    continue
+                seq = tuple([self.msgs.intern("agent", m) for m in sent])
+                triggers = tuple(t for t in map(entity_trigger, sent) if t is not None)
+                moves.append([ev, self._agent_id(new), seq, (), 0, self._cov(triggers)])
+            self.agent_moves[a] = moves
+        return moves
+
+    def client_choices(self, c: int) -> list[Move]:
+        """The Client's enabled events from state ``c`` and where each leads (memoized)."""
+        moves = self.client_moves[c]
+        if moves is None:
+            rep: Client = self.clients.reps[c]
+            moves = []
+            for ev in rep.enabled():
+                new = rep.clone(rep.view)
+                self._rows.clear()
+                try:
+                    sent = new.do(ev[1], ev[2])
+                except ProtocolViolation as exc:
+                    moves.append([ev, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()])
+                    continue
+                seq = tuple([self.msgs.intern("client", m) for m in sent])
+                moves.append([ev, self._client_id(new), seq, (), 0, self._cov()])
+            self.client_moves[c] = moves
+        return moves
+
+    def agent_receive(self, a: int, x: int) -> Move:
+        """The Agent in state ``a`` receives message ``x`` (memoized)."""
+        key = a << SHIFT | x
+        move = self.agent_recv.get(key)
+        if move is None:
+            new = self.agents.reps[a].clone()
+            self._rows.clear()
+            try:
+                new.receive(self.msgs.msgs[x])
+                move = [None, self._agent_id(new), (), (), 0, self._cov()]
+            except ProtocolViolation as exc:
+                move = [None, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()]
+            self.agent_recv[key] = move
+        return move
+
+    def client_receive(self, c: int, x: int) -> Move:
+        """The Client in state ``c`` receives message ``x`` (memoized)."""
+        key = c << SHIFT | x
+        move = self.client_recv.get(key)
+        if move is None:
+            rep: Client = self.clients.reps[c]
+            new = rep.clone(rep.view)
+            self._rows.clear()
+            try:
+                new.receive(self.msgs.msgs[x])
+                move = [None, self._client_id(new), (), (), 0, self._cov()]
+            except ProtocolViolation as exc:
+                move = [None, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()]
+            self.client_recv[key] = move
+        return move
+
+    def _cov(self, triggers: tuple[str, ...] = ()) -> tuple[tuple[Row, ...], tuple[str, ...]]:
+        return (self._take_rows(), triggers)
+
+    def compare(self, r: int, v: int) -> tuple[Breach, ...]:
+        """View breaches: where the faulty view ``v`` differs from the reference view ``r``."""
+        got = self.compared.get((r, v))
+        if got is None:
+            from properties.viewcheck import compare_views
+
+            assert self.view_table is not None and self.reference_table is not None
+            found = compare_views(self.reference_table.to_json(r), self.view_table.to_json(v))
+            got = self.compared[(r, v)] = tuple(Breach(rule, "view", why) for rule, why in found)
+        return got
+
+    # -- coverage -------------------------------------------------------------------------
+    def tally(self) -> tuple[Counter[str], Counter[Row], Counter[str]]:
+        """(events, machine rows, entity triggers) over every move the search took."""
+        events: Counter[str] = Counter()
+        rows: Counter[Row] = Counter()
+        entity: Counter[str] = Counter()
+
+        def add(move: Move, name: str) -> None:
+            n = move[4]
+            if not n:
+                return
+            events[name] += n
+            for row in move[5][0]:
+                rows[row] += n
+            for trig in move[5][1]:
+                entity[trig] += n
+
+        for moves in (*self.client_moves, *self.agent_moves):
+            for move in moves or ():
+                ev = move[0]
+                add(move, f"{ev[0]}.{ev[1]}")
+        for move in self.agent_recv.values():
+            add(move, "net.to_agent")
+        for move in self.client_recv.values():
+            add(move, "net.to_client")
+        return events, rows, entity
+
+    # -- what the symmetry reduction renames ------------------------------------------------
+    def agent_key(self, a: int) -> Any:
+        return self.agents.keys[a]
+
+    def client_key(self, c: int) -> Any:
+        return self.clients.keys[c]
+
+
+class MonitorTable:
+    """Hash-consed monitor states and memoized monitor steps.
+
+    Each distinct monitor state (``MonitorSet.state_key``) is kept once (``sets[mid]``, never fed
+    again) and each (state, message) pair is fed once, to a copy-on-write successor
+    (``MonitorSet.derive``: only the monitors the message reaches are copied; states are
+    compared by ``MonitorSet.interned_key``, which numbers each monitor's key once).
+    ``step(mid, x)`` is a list
+    ``[next state, breaches, count, exercised]``; the search counts its uses in place.
+    """
+
+    def __init__(self, root: MonitorSet | None, msgs: Messages) -> None:
+        self.root = root if root is not None else new_monitors(False)
+        self.numbers: list[dict[Any, int]] = [{} for _ in self.root.monitors]
+        self.sets: list[MonitorSet] = [self.root]
+        self.ids: dict[Any, int] = {self.root.interned_key(self.numbers): 0}
+        self._full: dict[int, Any] = {}
+        self.steps: dict[int, list[Any]] = {}
+        self.ends: dict[int, tuple[Breach, ...]] = {}
+        self.exercised: Counter[str] = Counter(self.root.exercised)
+        self.msgs = msgs
+        self.line = 1_000
+
+    def step(self, mid: int, x: int) -> list[Any]:
+        key = mid << SHIFT | x
+        hit = self.steps.get(key)
+        if hit is None:
+            ms = self.sets[mid].derive()
+            self.line += 1  # later than any line a stored state holds (checks compare lines)
+            found = ms.feed(self.msgs.senders[x], self.msgs.msgs[x], self.line)
+            skey = ms.interned_key(self.numbers)
+            nid = self.ids.get(skey)
+            if nid is None:
+                nid = self.ids[skey] = len(self.sets)
+                self.sets.append(ms)
+            breaches = tuple(Breach(f.rule, "monitor", f.explanation) for f in found if f.kind == "rule")
+            hit = self.steps[key] = [nid, breaches, 0, tuple(ms.exercised.items())]
+        return hit
+
+    def full_key(self, mid: int) -> Any:
+        """``MonitorSet.state_key`` of state ``mid`` spelled out (what symmetry renames)."""
+        got = self._full.get(mid)
+        if got is None:
+            got = self._full[mid] = self.sets[mid].clone().state_key()
+        return got
+
+    def finish(self, mid: int) -> tuple[Breach, ...]:
+        """The breaches of judging state ``mid`` at quiescence (computed once per state)."""
+        got = self.ends.get(mid)
+        if got is None:
+            ms = self.sets[mid].clone()
+            ms.exercised.clear()
+            found = ms.finish(quiescent=True)
+            got = tuple(Breach(f.rule, "eventually", f.explanation) for f in found if f.kind == "rule")
+            self.ends[mid] = got
+            self.exercised.update(ms.exercised)
+        return got
+
+    def tally(self) -> Counter[str]:
+        """How often each rule's check was exercised over every step the search took."""
+        out = Counter(self.exercised)
+        for _, _, n, ex in self.steps.values():
+            if n:
+                for rule, k in ex:
+                    out[rule] += k * n
+        return out
+
+
+class ViewTable:
+    """Hash-consed client views (faulty or reference) and memoized ``apply``, like the monitors.
+
+    A view's identity is ``snapshot()`` plus the requests it still awaits a response for
+    (``_pending``: they decide how a response is applied, and ``snapshot`` leaves them out).
+    """
+
+    def __init__(self, root: Any, msgs: Messages) -> None:
+        self.views: list[Any] = [root]
+        self.ids: dict[Any, int] = {self._key(root): 0}
+        self.steps: dict[int, int] = {}
+        self.json: dict[int, Any] = {}
+        self.msgs = msgs
+
+    @staticmethod
+    def _key(view: Any) -> Any:
+        pending = getattr(view, "_pending", {})
+        return (view.snapshot(), frozenset((repr(k), v) for k, v in pending.items()))
+
+    def apply(self, vid: int, x: int) -> int:
+        key = vid << SHIFT | x
+        hit = self.steps.get(key)
+        if hit is None:
+            view = copy.deepcopy(self.views[vid])
+            view.apply(self.msgs.senders[x], self.msgs.msgs[x])
+            vkey = self._key(view)
+            hit = self.ids.get(vkey)
+            if hit is None:
+                hit = self.ids[vkey] = len(self.views)
+                self.views.append(view)
+            self.steps[key] = hit
+        return hit
+
+    def to_json(self, vid: int) -> Any:
+        got = self.json.get(vid)
+        if got is None:
+            got = self.json[vid] = self.views[vid].to_json()
+        return got
