@@ -536,8 +536,8 @@ class MonitorSet:
         changed."""
         mons = self.monitors
         fresh = mons.owned if isinstance(mons, _CopyOnWrite) else None
-        context = fresh is not None and any(
-            fresh[i] and list.__getitem__(mons, i).context_key() != mons.base[i].context_key()
+        context = isinstance(mons, _CopyOnWrite) and any(
+            mons.owned[i] and list.__getitem__(mons, i).context_key() != mons.base[i].context_key()
             for i in self._tables.required
         )
         ids = []

@@ -27,7 +27,7 @@ from simulator.mutants import MUTANTS
 from simulator.report import program_text, strip_timing
 from simulator.schedulers import random_walk, replay_events
 from simulator.shrink import shrink
-from simulator.world import Event, World
+from simulator.world import Event
 
 FAULT = "cancel-as-end-turn"
 RULE = "TRANS-04"
