@@ -165,7 +165,6 @@ class Monitor:
         """An independent copy attached to ``owner``. The default deep-copies the instance
         state; monitors on the hot path override it with plain container copies."""
         new = copy.copy(self)
-        vars(new).pop("_kid", None)
         for name, value in vars(self).items():
             if name not in _PLUMBING:
                 setattr(new, name, copy.deepcopy(value))
@@ -226,8 +225,8 @@ class Monitor:
             )
 
 
-_PLUMBING = ("_owner", "_ex", "_gx", "_kid")
-"""Monitor attributes that are not monitor state (``_kid``: a cached key number, ``derive``)."""
+_PLUMBING = ("_owner", "_ex", "_gx")
+"""Monitor attributes that are not monitor state."""
 
 
 def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monitor]], list[type[Monitor]]]:
@@ -279,6 +278,10 @@ class MonitorSet:
         self._tables = tables
         self._raw = tables.raw
         self._routes: Routes | None = None
+        self._numbers: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
+        """(monitor numbers, context keys) once ``interned_key`` ran (explorers)."""
+        self._base_numbers: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
+        """The ``_numbers`` of the set this one was derived from."""
         self._gates = self._gate_state()
         self._use(tables.filtered(self._gates))
 
@@ -499,6 +502,7 @@ class MonitorSet:
         new._tables = self._tables
         new._raw = self._raw
         new._routes = None
+        new._numbers = new._base_numbers = None
         new._gates = self._gates
         new._use(self._tables.filtered(self._gates))
         return new
@@ -521,6 +525,8 @@ class MonitorSet:
         new.pending_agent = dict(self.pending_agent)
         new._index = self._index
         new.monitors = _CopyOnWrite(new, list(list.__iter__(self.monitors)))
+        new._base_numbers = self._numbers
+        new._numbers = None
         new._tables = self._tables
         new._raw = self._raw
         new._routes = None
@@ -530,30 +536,33 @@ class MonitorSet:
 
     def interned_key(self, numbers: list[dict[Any, int]]) -> tuple[Any, ...]:
         """``state_key`` with each monitor's part replaced by its number in ``numbers[i]``
-        (equal keys get equal numbers), cached on the monitor: for interned sets that are never
-        fed again, whose monitors are shared by the sets derived from them. A monitor whose key
-        reads a required monitor (``KEY_CONTEXT``) is re-keyed when that one's ``context_key``
-        changed."""
+        (equal keys get equal numbers). For explorers that keep each distinct set once and
+        feed derived copies (``derive``): a derived set numbers only the monitors it copied,
+        and reuses its parent's numbers for the monitors it shares, except that a monitor whose
+        key reads a required monitor (``KEY_CONTEXT``) is numbered again when that one's
+        ``context_key`` changed."""
         mons = self.monitors
-        fresh = mons.owned if isinstance(mons, _CopyOnWrite) else None
-        context = isinstance(mons, _CopyOnWrite) and any(
-            mons.owned[i] and list.__getitem__(mons, i).context_key() != mons.base[i].context_key()
-            for i in self._tables.required
-        )
-        ids = []
-        for i, m in enumerate(list.__iter__(mons)):
-            if context and type(m).KEY_CONTEXT and not fresh[i]:  # type: ignore[index]
-                m = mons[i]  # copied now, so that it reads the new context
-            kid = getattr(m, "_kid", None)
-            if kid is None or (context and type(m).KEY_CONTEXT):
-                table = numbers[i]
-                key = m.state_key()
-                kid = table.get(key)
-                if kid is None:
-                    kid = table[key] = len(table)
-                m._kid = kid  # type: ignore[attr-defined]
-            ids.append(kid)
-        return (_pending_key(self.pending_client), _pending_key(self.pending_agent), tuple(ids))
+        required = self._tables.required
+        base = self._base_numbers
+        if base is None or not isinstance(mons, _CopyOnWrite):
+            ids = [_number(numbers[i], m.state_key()) for i, m in enumerate(list.__iter__(mons))]
+            ctx = tuple([list.__getitem__(mons, i).context_key() for i in required])
+        else:
+            base_ids, base_ctx = base
+            ids = list(base_ids)
+            owned = mons.owned
+            ctx = tuple(
+                [
+                    list.__getitem__(mons, i).context_key() if owned[i] else base_ctx[j]
+                    for j, i in enumerate(required)
+                ]
+            )
+            rekey = self._tables.key_context if ctx != base_ctx else None
+            for i, copied in enumerate(owned):
+                if copied or (rekey is not None and rekey[i]):
+                    ids[i] = _number(numbers[i], mons[i].state_key())  # mons[i]: copied if not yet
+        self._numbers = (tuple(ids), ctx)
+        return (_pending_key(self.pending_client), _pending_key(self.pending_agent), self._numbers[0])
 
     def state_key(self) -> Any:
         """Hashable summary of all monitor state that matters for future findings (not the
@@ -622,6 +631,8 @@ class _Tables:
         needed = {dep for cls in classes for dep in cls.REQUIRES}
         self.required = tuple(i for i, cls in enumerate(classes) if cls in needed)
         """Indices of the monitors others require (shared context)."""
+        self.key_context = tuple(cls.KEY_CONTEXT for cls in classes)
+        """Per monitor: whether its key reads a required monitor (``Monitor.KEY_CONTEXT``)."""
         self.clone_order = (*self.required, *(i for i in range(len(classes)) if i not in self.required))
         """The order ``clone`` copies monitors in: required ones first."""
         self.raw = tuple(raw)
@@ -651,6 +662,13 @@ class _Tables:
                 found[name] = kept
             self._by_state[state] = found
         return found
+
+
+def _number(table: dict[Any, int], key: Any) -> int:
+    found = table.get(key)
+    if found is None:
+        found = table[key] = len(table)
+    return found
 
 
 def _pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
