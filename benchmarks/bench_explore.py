@@ -4,13 +4,15 @@ Run: ``python benchmarks/bench_explore.py [--quick] [--json]`` from the reposito
 
 Measured in this one process, one core:
 
-1. **BFS states/s**: ``explore_bfs.explore`` (all monitors, memoized) on the ``core`` and
-   ``prompts`` slices, next to ``tuple_bfs``: a minimal hand-written breadth-first search over a
-   plain-tuple model of the same protocol core (prompt, hold, insert, answer, cancel, a
-   permission request, work start and end, two FIFO channels of capacity 1), with no monitors,
-   no wire messages and no objects. The ratio says what the executable model costs over the
-   cheapest possible search. Peak traced memory per distinct state (``tracemalloc``; includes
-   the frontier of worlds, which dominates) is printed for both.
+1. **BFS states/s**: ``explore_bfs.explore`` (all monitors) on the ``core`` and ``prompts``
+   slices, on the first 300,000 states of ``core`` with two prompts, and on ``core`` without
+   monitors (what the search itself costs), next to ``tuple_bfs``: a minimal hand-written
+   breadth-first search over a plain-tuple model of the same protocol core (prompt, hold,
+   insert, answer, cancel, a permission request, work start and end, two FIFO channels of
+   capacity 1), with no monitors, no wire messages and no objects. The ratio says what the
+   executable model costs over the cheapest possible search. Peak traced memory per distinct
+   state (``tracemalloc``: the state index, parent pointers, edges and the interned parts with
+   their memoized moves) is printed for both.
 2. **random-walk steps/s** with all monitors and with none (ratio = the monitors' cost).
 3. **hypothesis rule executions/s** on the unmodified model.
 4. **symmetry**: distinct states of each slice with and without message-ID symmetry reduction.
@@ -241,13 +243,21 @@ def main() -> int:
         "peak_bytes_per_state": tuple_mem / states,
     }
     out["bfs"] = []
-    for name in ("prompts",) if args.quick else ("core", "prompts"):
-        cfg = explore_bfs.SLICE_BY_NAME[name].cfg
-        res = explore_bfs.explore(cfg, name=name)
-        traced = None if args.quick else traced_bfs(cfg)
+    core = explore_bfs.SLICE_BY_NAME["core"].cfg
+    runs: list[tuple[str, Any, bool, int | None]] = [
+        (name, explore_bfs.SLICE_BY_NAME[name].cfg, True, None)
+        for name in (("prompts",) if args.quick else ("core", "prompts"))
+    ]
+    runs.append(("core, no monitors", core, False, None))
+    if not args.quick:
+        runs.append(("core with 2 prompts, first 300,000 states", core.with_(prompts=2), True, 300_000))
+    for name, cfg, monitors, cap in runs:
+        res = explore_bfs.explore(cfg, name=name, monitors=monitors, max_states=cap)
+        traced = None if args.quick or not monitors or cap else traced_bfs(cfg)
         out["bfs"].append(
             {
                 "slice": name,
+                "monitors": monitors,
                 "states": res.states,
                 "transitions": res.transitions,
                 "seconds": res.seconds,

@@ -67,7 +67,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exhaustive: explore only this default slice (repeatable)",
     )
     bounds = p.add_argument_group("bounds (exhaustive: SMALL with these changes; random: DEFAULT with them)")
-    for name in ("prompts", "tool-calls", "permissions", "background", "compactions", "capacity"):
+    for name in ("prompts", "tool-calls", "permissions", "background", "compactions", "hooks", "capacity"):
         bounds.add_argument(f"--{name}", type=int, default=None, metavar="N")
     bounds.add_argument("--features", metavar="A,B", help="features switched on (comma-separated)")
     bounds.add_argument("--depth", type=int, default=None, metavar="N", help="exhaustive depth limit")
@@ -123,7 +123,7 @@ def _options(args: argparse.Namespace) -> Any:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"{args.out}: is a file, not a folder")
     bounds: dict[str, Any] = {}
-    for name in ("prompts", "tool_calls", "permissions", "background", "compactions", "capacity"):
+    for name in ("prompts", "tool_calls", "permissions", "background", "compactions", "hooks", "capacity"):
         value = getattr(args, name)
         if value is not None:
             if value < (1 if name == "capacity" else 0):

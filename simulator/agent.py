@@ -104,6 +104,7 @@ class Agent:
         "faults",
         "followup",
         "history",
+        "hooks_run",
         "items",
         "listed",
         "losses",
@@ -154,6 +155,7 @@ class Agent:
         self.losses = 0
         self.cancelling = False
         self.followup = False
+        self.hooks_run = 0  # foreground intervals started for hook work (bounded by cfg.hooks)
         self.session = "open"
         self.close_rid: int | None = None
         self.resume_rid: int | None = None
@@ -210,6 +212,7 @@ class Agent:
             len(self.history),
             self.ended_output,
             self.closed_cancel,
+            self.hooks_run,
         )
 
     # -- helpers -------------------------------------------------------------------------------
@@ -386,9 +389,22 @@ class Agent:
     def _work_waiting(self) -> bool:
         if "prompt-without-work" in self.faults:
             return False
+        return self._inserted_waiting() or self._hook_possible()
+
+    def _inserted_waiting(self) -> bool:
         return any(
             self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED) and not self.prompts[r][3] for r in self.order
-        ) or (self._has("hook") and self._oldest_waiting() is not None)
+        )
+
+    def _hook_possible(self) -> bool:
+        """Hook work may start: a prompt waits for insertion, within the ``hooks`` bound."""
+        return self._has("hook") and self.hooks_run < self.cfg.hooks and self._oldest_waiting() is not None
+
+    def _count_hook(self) -> None:
+        """Called as foreground work starts: count it as hook work when only a waiting prompt
+        justifies it."""
+        if not self.followup and not self._inserted_waiting() and self._hook_possible():
+            self.hooks_run += 1
 
     def _active_events(self, add: Any) -> None:
         cfg = self.cfg
@@ -570,6 +586,7 @@ class Agent:
                 p[3] = True
 
     def _do_start(self, _: Any) -> list[Msg]:
+        self._count_hook()
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
@@ -583,6 +600,7 @@ class Agent:
         return [self._report(fgm.RUNNING)]
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
+        self._count_hook()
         self.real = fgm.REQUIRES_ACTION
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None

@@ -57,6 +57,9 @@ class Config:
     resumes: int = 1
     losses: int = 1
     """Times the agent may lose observability (report unknown)."""
+    hooks: int = 1
+    """Foreground intervals of hook work (feature ``hook``: work started while a prompt waits
+    and nothing is inserted) per run; unbounded, hook work could restart forever."""
     capacity: int = 4
     """Messages in flight per direction."""
     transport: str = "fifo"

@@ -156,11 +156,23 @@ SLICES: tuple[Slice, ...] = (
         ),
         "session/close, session/resume with and without replay",
     ),
+    Slice(
+        "hook",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            hooks=1,
+            capacity=1,
+            features=frozenset({"hook", "hold", "fail", "cancel"}),
+        ),
+        "foreground hook work while a prompt waits: then insertion, rejection or cancellation",
+    ),
 )
 """The default bound of the exhaustive mode: small slices of the model, each complete, that
-together switch on every feature but ``hook`` (``acp-model explore --slice NAME`` runs one).
-``hook`` is left out because it makes the state space infinite: while a prompt waits the agent
-may run hook work again and again, and each round grows the message counter and history."""
+together switch on every feature (``acp-model explore --slice NAME`` runs one). Hook work is
+bounded by ``Config.hooks`` (intervals of hook work per run): without that bound the agent
+could restart hook work forever while a prompt waits, and the state space would be infinite."""
 SLICE_BY_NAME = {s.name: s for s in SLICES}
 
 # -- keys ---------------------------------------------------------------------------------------

@@ -405,7 +405,7 @@ def test_bound_options_replace_the_slices() -> None:
     features: Counter[str] = Counter()
     for s in default:
         features.update(s.cfg.features)
-    assert set(features) | {"hook"} == set(DEFAULT.features)
+    assert set(features) == set(DEFAULT.features)
 
 
 # -- deep -------------------------------------------------------------------------------------
@@ -484,3 +484,16 @@ def test_bfs_finds_a_client_view_fault_with_memoized_views() -> None:
     assert _brute_force_shortest(TINY, fault, "BG-08", len(cex.events) - 1) is None
     plain = explore_bfs.explore(TINY)
     assert res.states >= plain.states  # the views are part of the state with a faulty client
+
+
+def test_hook_work_is_bounded_per_run() -> None:
+    """``hooks`` bounds hook intervals: with it the hook slice is finite and complete, and
+    raising it reaches more states (hook work can run again while the prompt still waits)."""
+    cfg = explore_bfs.SLICE_BY_NAME["hook"].cfg
+    once = explore_bfs.explore(cfg)
+    twice = explore_bfs.explore(cfg.with_(hooks=2))
+    none = explore_bfs.explore(cfg.with_(hooks=0))
+    assert once.complete and twice.complete and none.complete
+    assert none.states < once.states < twice.states
+    assert once.counterexamples == []
+    assert once.events["agent.start"] > 0 and none.events["agent.reject"] > 0
