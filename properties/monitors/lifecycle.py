@@ -62,6 +62,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
+from properties.idset import SPILL_AT, IdMap, pair_items, spill
 from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 
@@ -92,13 +93,18 @@ class _Session:
         "last_std",
         "last_stop",
         "msgs",
+        "msgs_old",
         "since",
         "thoughts",
+        "thoughts_old",
     )
 
     def __init__(self) -> None:
         self.msgs: dict[str, int] = {}  # agent message ID -> interval first seen in (-1: not active)
         self.thoughts: dict[str, int] = {}
+        # the older entries of each (recent ones stay in the dict; properties.idset: spill)
+        self.msgs_old: IdMap[int] | None = None
+        self.thoughts_old: IdMap[int] | None = None
         self.last_end = 0  # interval ended by the last ending idle
         self.last_end_cancel = False
         self.last_std = "idle"  # last of idle / running / requires_action reported
@@ -114,6 +120,8 @@ class _Session:
         new = _Session.__new__(_Session)
         new.msgs = dict(self.msgs)
         new.thoughts = dict(self.thoughts)
+        new.msgs_old = None if self.msgs_old is None else self.msgs_old.copy()
+        new.thoughts_old = None if self.thoughts_old is None else self.thoughts_old.copy()
         new.last_end = self.last_end
         new.last_end_cancel = self.last_end_cancel
         new.last_std = self.last_std
@@ -126,15 +134,28 @@ class _Session:
         new.accepted = dict(self.accepted)
         return new
 
+    def spill(self, thoughts: bool) -> None:
+        """Move the older entries of ``msgs`` or ``thoughts`` to its compact map."""
+        if thoughts:
+            self.thoughts_old = spill(self.thoughts, self.thoughts_old)
+        else:
+            self.msgs_old = spill(self.msgs, self.msgs_old)
+
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         """Relative form: counters and line numbers only as the comparisons the checks make."""
 
         def rel(v: int) -> tuple[bool, bool, bool]:
             return (v > 0, v == self.last_end, v == interval)
 
+        msgs = self.msgs.items() if self.msgs_old is None else pair_items(self.msgs, self.msgs_old)
+        thoughts = (
+            self.thoughts.items()
+            if self.thoughts_old is None
+            else pair_items(self.thoughts, self.thoughts_old)
+        )
         return (
-            frozenset((k, rel(v)) for k, v in self.msgs.items()),
-            frozenset((k, rel(v)) for k, v in self.thoughts.items()),
+            frozenset((k, rel(v)) for k, v in msgs),
+            frozenset((k, rel(v)) for k, v in thoughts),
             self.last_end == interval,
             self.last_end_cancel,
             self.last_std,
@@ -207,18 +228,26 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st = self.sessions.get(sid)
         if st is None:
             st = self.sessions[sid] = _Session()
-        table = st.thoughts if variant[6] == "t" else st.msgs
+        if variant[6] == "t":
+            table, old = st.thoughts, st.thoughts_old
+        else:
+            table, old = st.msgs, st.msgs_old
         seen = table.get(mid)
         fs = self.facts.sessions.get(sid)
         if fs is None:
             fs = self.facts.of(sid)
         state = fs.state
-        if state == "running":  # the common case: output of running work
-            if seen is None:
-                table[mid] = fs.interval
-            return
         if seen is None:
-            table[mid] = fs.interval if state in ACTIVE else -1
+            if old is not None:
+                top = old.tops.get(len(mid))
+                if top is not None and mid <= top:  # else certainly not in old
+                    seen = old.get(mid)
+            if seen is None:
+                table[mid] = fs.interval if state in ACTIVE else -1
+                if len(table) > SPILL_AT:
+                    st.spill(variant[6] == "t")
+        if state == "running":  # the common case: output of running work
+            return
         if fs.resuming or fs.closed:
             return
         if state == "idle":

@@ -60,6 +60,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
+from properties.idset import SPILL_AT, IdMap, lookup, pair_items, spill
 from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
 
@@ -71,6 +72,7 @@ class _Session:
     __slots__ = (
         "cancel_seen",
         "claimed",
+        "claimed_old",
         "first_error",
         "pending",
         "prompted",
@@ -83,7 +85,8 @@ class _Session:
     def __init__(self) -> None:
         self.pending: dict[Any, int] = {}  # request id -> receipt line (receipt order)
         self.unclaimed: dict[str, int] = {}  # user message ID -> first live line (in order)
-        self.claimed: dict[str, Any] = {}  # messageId -> request id that returned it
+        self.claimed: dict[str, Any] = {}  # messageId -> request id that returned it (recent)
+        self.claimed_old: IdMap[Any] | None = None  # the older ones (properties.idset: spill)
         self.unreported: dict[str, int] = {}  # claimed messageId -> response line, no report yet
         self.reported_d = 0
         self.prompted = False
@@ -96,6 +99,7 @@ class _Session:
         new.pending = dict(self.pending)
         new.unclaimed = dict(self.unclaimed)
         new.claimed = dict(self.claimed)
+        new.claimed_old = None if self.claimed_old is None else self.claimed_old.copy()
         new.unreported = dict(self.unreported)
         new.reported_d = self.reported_d
         new.prompted = self.prompted
@@ -113,7 +117,9 @@ class _Session:
         )
         return (
             tuple((kind, name) for _, kind, name in merged),
-            frozenset(self.claimed),
+            frozenset(self.claimed)
+            if self.claimed_old is None
+            else frozenset(k for k, _ in pair_items(self.claimed, self.claimed_old)),
             frozenset(self.unreported),
             self.reported_d,
             self.prompted,
@@ -240,12 +246,17 @@ class PromptMonitor(SessionMonitor["_Session"]):
             # the prompt was received: what _success does then, without the call.
             result = msg.get("result")
             mid = result.get("messageId") if type(result) is dict else None
+            # (a user message waiting in unclaimed is never claimed: _user looks in claimed
+            # before adding one, and claiming removes it)
             unclaimed = ps.unclaimed
-            if type(mid) is str and len(unclaimed) == 1 and mid not in ps.claimed:
+            if type(mid) is str and len(unclaimed) == 1:
                 first = unclaimed.get(mid)
                 if first and first >= rec[1]:
                     self._gx[_CLAIMED_KEY] += 1
-                    ps.claimed[mid] = rid
+                    claimed = ps.claimed
+                    claimed[mid] = rid
+                    if len(claimed) > SPILL_AT:
+                        ps.claimed_old = spill(claimed, ps.claimed_old)
                     del unclaimed[mid]
                     ps.reported_d = 0
                     return
@@ -316,7 +327,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         else:
             self._gx[_RETURNED_KEY] += 1
             claimed = ps.claimed
-            other = claimed.get(mid)
+            other = lookup(claimed, ps.claimed_old, mid)
             if other is not None:
                 self.breach(
                     "ACC-09", line, sid,
@@ -326,6 +337,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 )
             else:
                 claimed[mid] = rid
+                if len(claimed) > SPILL_AT:
+                    ps.claimed_old = spill(claimed, ps.claimed_old)
                 first = ps.unclaimed.pop(mid, 0)
                 if first:
                     self._ex["ACC-07"] += 1
@@ -358,15 +371,20 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid)
         if ps is None:
             ps = self.sessions[sid] = _Session()
-        elif mid in ps.claimed:
+        elif mid in ps.unclaimed:  # (then not in claimed: see _answer)
+            self._ex["MSGID-01"] += 1
+            return
+        elif mid in ps.claimed or (
+            (old := ps.claimed_old) is not None
+            and (top := old.tops.get(len(mid))) is not None  # else certainly not in old
+            and mid <= top
+            and mid in old
+        ):
             self._ex["MSGID-01"] += 1
             if ps.unreported:
                 ps.unreported.pop(mid, None)
             return
         unclaimed = ps.unclaimed
-        if mid in unclaimed:
-            self._ex["MSGID-01"] += 1
-            return
         fs = self.facts.sessions.get(sid)
         if fs is not None and fs.resuming:
             self._ex["MSGID-01"] += 1

@@ -1,0 +1,393 @@
+"""Exact maps of wire IDs whose memory does not grow with sequential IDs.
+
+Owns: ``IdMap``, a mapping from IDs (JSON-RPC request ids, message IDs, ...) to values with
+exact membership (never a false hit or miss), and the "recent dict in front of an IdMap" pair
+the monitors use for the IDs they must remember for as long as a session lives (a messageId
+returned twice, output of work that already ended): new IDs go to a plain dict, which
+``spill`` empties into the session's ``IdMap`` (all but its newest entry) whenever it holds
+more than ``SPILL_AT`` entries. Lookups try the dict, then the map.
+
+How the map stores IDs: an integer ID or a string of the form ``prefix + decimal counter``
+(no leading zero, at most 18 digits: ``u17``, ``msg_0``) goes into a *run*: per prefix, a
+sorted list of arithmetic progressions ``[start, step, count, first value, value step]``, where
+the value step is an integer step for integer values and ``None`` for a repeated value. IDs a
+counter hands out in order, even every k-th one (sessions taking turns on one counter), with
+values that are constant or advance by a fixed step, extend one run: such a map takes O(1)
+memory. Every other key (a UUID, a counter with a leading zero, a key inside a run's span but
+off its progression, a value that breaks the run's pattern) is kept in a plain dict beside the
+runs.
+
+What memory still grows with: one run (about 150 bytes) per break in a progression, and one
+plain dict entry (the key string, about 50 + length bytes, plus about 100 bytes of slot and
+value) per ID that fits no run: random UUID message IDs cost about what a plain dict of them
+would. ``benchmarks/bench_check.py --random-ids`` measures that case. The recent dicts add at
+most ``SPILL_AT`` entries per table per session.
+
+Speed: a string key greater than every stored key of its length (``tops``; an integer key
+greater than every stored integer) is absent without parsing it, a test callers on a hot path
+make inline. ``spill`` compares a batch that continues the last run with the keys the run
+expects as one joined string (formatting the expected counters costs about 0.1 us per ID); only
+other batches are parsed key by key.
+
+Keys are meant to be ``str`` or ``int``; keys of other types are kept in a dict of their own
+under ``(type, key)``, so ``True`` is not ``1`` here (a plain dict would merge them). Values
+must be hashable for ``key()``.
+
+Explorers: ``copy()`` is independent of the original; ``key()`` is a hashable form equal for
+equal contents (a frozenset of the items: O(n), like the plain containers it replaces). A
+monitor whose recent dict never spills (every explored state is small) never makes a map.
+
+Must not know: monitors, rules, JSON-RPC.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator
+from typing import Any, Generic, TypeVar
+
+V = TypeVar("V")
+
+_DIGITS = "0123456789"
+_MAX_DIGITS = 18
+_MISS: Any = object()
+
+
+def _start(run: list[Any]) -> int:
+    return int(run[0])
+
+
+def split_id(key: Any) -> tuple[str | None, int] | None:
+    """``(prefix, counter)`` of a key a run can hold (``(None, n)`` for an integer), else None."""
+    if type(key) is int:
+        return None, key
+    if type(key) is not str:
+        return None
+    head = key.rstrip(_DIGITS)
+    n = len(head)
+    digits = len(key) - n
+    if digits == 0 or digits > _MAX_DIGITS or (digits > 1 and key[n] == "0"):
+        return None
+    return head, int(key[n:])
+
+
+def _value_step(first: Any, second: Any) -> tuple[bool, int | None]:
+    """Whether ``second`` may follow ``first`` in a run, and the value step it sets."""
+    if type(first) is int and type(second) is int:
+        return True, second - first
+    if type(first) is type(second) and first == second:
+        return True, None
+    return False, None
+
+
+class IdMap(Generic[V]):
+    """An exact mapping of IDs to values, compact for sequential IDs (see module docstring).
+    Entries are only added, never changed or removed."""
+
+    __slots__ = ("_itop", "_n", "_next", "_nextv", "_odd", "_other", "_runs", "_tail", "_thead", "tops")
+
+    def __init__(self) -> None:
+        self._runs: dict[str | None, list[list[Any]]] = {}
+        self._other: dict[Any, V] = {}
+        """String and integer keys that fit no run."""
+        self._odd: dict[tuple[type, Any], tuple[Any, V]] = {}
+        """Keys of other types, under (type, key): ``True`` is kept apart from ``1``."""
+        self.tops: dict[int, str] = {}
+        """Per length, the greatest string key held: a string key greater than the one of its
+        length here (or of a length not here) is certainly absent. Callers on a hot path test
+        that themselves before calling ``get``."""
+        self._itop: int | None = None
+        self._n = 0
+        self._tail: list[Any] | None = None
+        """The last run of its prefix, when it has a step: the run the next key may extend."""
+        self._thead: str | None = None
+        self._next: Any = _MISS
+        """The key that would extend ``_tail`` (``_MISS`` when there is no tail)."""
+        self._nextv: Any = _MISS
+
+    # -- reading -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._n
+
+    def __bool__(self) -> bool:
+        return self._n > 0
+
+    def __contains__(self, key: Any) -> bool:
+        return self.get(key, _MISS) is not _MISS
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        t = type(key)
+        if t is str:
+            top = self.tops.get(len(key))
+            if top is None or key > top:
+                return default
+        elif t is int:
+            if self._itop is None or key > self._itop:
+                return default
+        else:
+            odd = self._odd.get((t, key))
+            return default if odd is None else odd[1]
+        found = self._other.get(key, _MISS)
+        if found is not _MISS:
+            return found
+        parts = split_id(key)
+        if parts is None:
+            return default
+        head, c = parts
+        bucket = self._runs.get(head)
+        if not bucket:
+            return default
+        i = bisect_right(bucket, c, key=_start)
+        if i == 0:
+            return default
+        start, step, count, value, vstep = bucket[i - 1]
+        if c == start:
+            return value
+        if step and (c - start) % step == 0 and (c - start) // step < count:
+            return value if vstep is None else value + (c - start) // step * vstep
+        return default
+
+    def items(self) -> Iterator[tuple[Any, V]]:
+        for head, bucket in self._runs.items():
+            for start, step, count, value, vstep in bucket:
+                for j in range(count):
+                    c = start + j * step
+                    yield (c if head is None else head + str(c)), (
+                        value if vstep is None else value + j * vstep
+                    )
+        yield from self._other.items()
+        yield from self._odd.values()
+
+    def __iter__(self) -> Iterator[Any]:
+        for key, _ in self.items():
+            yield key
+
+    def key(self) -> frozenset[tuple[Any, V]]:
+        """A hashable form, equal for equal contents whatever the order of insertion."""
+        return frozenset(self.items())
+
+    def runs(self) -> int:
+        """How many runs the map holds: for tests and benchmarks."""
+        return sum(len(b) for b in self._runs.values())
+
+    # -- adding --------------------------------------------------------------------------
+    def add(self, key: Any, value: V) -> None:
+        """Add an entry whose key is not in the map (the caller knows it is absent)."""
+        if not self._extend(key, value):
+            self._insert(key, value)
+
+    def first(self, key: Any, value: V) -> Any:
+        """The value of ``key`` if present; otherwise add ``(key, value)`` and return None."""
+        found = self.get(key, _MISS)
+        if found is not _MISS:
+            return found
+        if not self._extend(key, value):
+            self._insert(key, value)
+        return None
+
+    def absorb(self, keys: list[Any], values: list[Any]) -> None:
+        """Add absent keys, in this order, with their values. Keys that continue the last run
+        in the order it expects are added in bulk (compared as whole lists, no parsing)."""
+        run = self._tail
+        if run is not None and len(keys) > 1 and keys[0] == self._next and self._bulk(run, keys, values):
+            return
+        for key, value in zip(keys, values, strict=True):
+            if not self._extend(key, value):
+                self._insert(key, value)
+
+    def _bulk(self, run: list[Any], keys: list[Any], values: list[Any]) -> bool:
+        """Extend ``run`` by all of ``keys`` at once if they are exactly its next keys and the
+        values its next values; whether they were (else nothing changed)."""
+        n = len(keys)
+        start, step, count, _, vstep = run
+        c = start + step * count
+        end = c + step * n
+        head = self._thead
+        nv = self._nextv
+        if vstep:
+            if values != list(range(nv, nv + vstep * n, vstep)):
+                return False
+        elif values != [nv] * n:
+            return False
+        if set(map(type, values)) != {type(nv)}:  # (True == 1, but a run keeps one type)
+            return False
+        if head is None:
+            if keys != list(range(c, end, step)) or set(map(type, keys)) != {int}:
+                return False
+        else:
+            # Joined with a separator neither the prefix nor the counters contain, the keys
+            # equal the expected ones exactly when the joined strings are equal (a key holding
+            # the separator would add one to the joined text).
+            if "\n" in head:
+                return False
+            try:
+                joined = "\n".join(keys)
+            except TypeError:  # a key that is not a string
+                return False
+            if joined != head + ("\n" + head).join(map(str, range(c, end, step))):
+                return False
+        run[2] = count + n
+        self._next = end if head is None else head + str(end)
+        self._nextv = nv if vstep is None else nv + vstep * n
+        self._n += n
+        last = keys[-1]
+        if head is None or len(keys[0]) == len(last):  # counters grow: the last is the greatest
+            self._top(last)
+        else:
+            for key in keys:
+                self._top(key)
+        return True
+
+    def _top(self, key: Any) -> None:
+        if type(key) is str:
+            n = len(key)
+            top = self.tops.get(n)
+            if top is None or key > top:
+                self.tops[n] = key
+        elif type(key) is int and (self._itop is None or key > self._itop):
+            self._itop = key
+
+    def _extend(self, key: Any, value: Any) -> bool:
+        """Add an absent key if it is the one ``_tail`` expects next; whether it was."""
+        nxt = self._next
+        if key != nxt or type(key) is not type(nxt):
+            return False
+        nv = self._nextv
+        if value != nv or type(value) is not type(nv):
+            return False
+        run = self._tail
+        assert run is not None
+        count = run[2] + 1
+        run[2] = count
+        c = run[0] + run[1] * count
+        head = self._thead
+        if head is None:
+            self._next = c
+            if self._itop is None or key > self._itop:
+                self._itop = key
+        else:
+            self._next = head + str(c)
+            n = len(key)
+            top = self.tops.get(n)
+            if top is None or key > top:
+                self.tops[n] = key
+        vstep = run[4]
+        self._nextv = value if vstep is None else value + vstep
+        self._n += 1
+        return True
+
+    def _insert(self, key: Any, value: Any) -> None:
+        """Add an absent key anywhere (the general case)."""
+        runs = self._runs
+        assert runs is not None
+        self._n += 1
+        self._top(key)
+        parts = split_id(key)
+        if parts is None:
+            if type(key) is str:
+                self._other[key] = value
+            else:
+                self._odd[(type(key), key)] = (key, value)
+            return
+        head, c = parts
+        bucket = runs.get(head)
+        if bucket is None:
+            bucket = runs[head] = []
+        i = bisect_right(bucket, c, key=_start)
+        if i:
+            run = bucket[i - 1]
+            start, step, count, first, vstep = run
+            end = start + step * (count - 1)
+            if c <= end:  # inside the run's span, off its progression
+                self._other[key] = value
+                return
+            if count == 1:
+                ok, vs = _value_step(first, value)
+                if ok:
+                    run[1], run[2], run[4] = c - start, 2, vs
+                    self._retail(head, bucket, run)
+                    return
+            elif c == end + step:
+                expected = first if vstep is None else first + count * vstep
+                if value == expected and type(value) is type(expected):
+                    run[2] = count + 1
+                    self._retail(head, bucket, run)
+                    return
+        run = [c, 0, 1, value, None]
+        bucket.insert(i, run)
+        self._retail(head, bucket, run)
+
+    def _retail(self, head: str | None, bucket: list[list[Any]], run: list[Any]) -> None:
+        """Keep ``_tail`` the extendable last run of the prefix touched last."""
+        if run is bucket[-1] and run[2] > 1:
+            start, step, count, first, vstep = run
+            c = start + step * count
+            self._tail, self._thead = run, head
+            self._next = c if head is None else head + str(c)
+            self._nextv = first if vstep is None else first + count * vstep
+        elif self._thead == head and self._tail is not None and self._tail is not bucket[-1]:
+            self._tail, self._thead, self._next, self._nextv = None, None, _MISS, _MISS
+
+    # -- copying -------------------------------------------------------------------------
+    def copy(self) -> IdMap[V]:
+        new: IdMap[V] = IdMap.__new__(IdMap)
+        new._other = dict(self._other)
+        new._odd = dict(self._odd)
+        new.tops = dict(self.tops)
+        new._itop = self._itop
+        new._n = self._n
+        new._thead = self._thead
+        new._next = self._next
+        new._nextv = self._nextv
+        new._runs = {}
+        new._tail = None
+        for head, bucket in self._runs.items():
+            copied = []
+            for run in bucket:
+                twin = list(run)
+                if run is self._tail:
+                    new._tail = twin
+                copied.append(twin)
+            new._runs[head] = copied
+        return new
+
+    def __repr__(self) -> str:
+        return f"IdMap({len(self)} entries, {self.runs()} runs)"
+
+
+# -- a plain dict of recent entries in front of an IdMap ------------------------------------
+
+SPILL_AT = 16
+"""A monitor's dict of recent IDs longer than this spills into its ``IdMap`` (see ``spill``)."""
+
+
+def spill(recent: dict[Any, V], old: IdMap[V] | None) -> IdMap[V]:
+    """Move every entry of ``recent`` but the newest into ``old`` (a new map when None) and
+    return the map. The keys of ``recent`` must all be absent from ``old``. The newest stays:
+    it is the ID a stream is most likely to name again (the next chunk of the same message)."""
+    if old is None:
+        old = IdMap()
+    key, value = recent.popitem()
+    keys = list(recent)
+    values = list(recent.values())
+    recent.clear()
+    recent[key] = value
+    run = old._tail
+    if run is None or len(keys) < 2 or keys[0] != old._next or not old._bulk(run, keys, values):
+        old.absorb(keys, values)
+    return old
+
+
+def lookup(recent: dict[Any, V], old: IdMap[V] | None, key: Any, default: Any = None) -> Any:
+    """The value of ``key`` in the pair (the dict first), or ``default``."""
+    found = recent.get(key, _MISS)
+    if found is not _MISS:
+        return found
+    return default if old is None else old.get(key, default)
+
+
+def pair_items(recent: dict[Any, V], old: IdMap[V] | None) -> Iterator[tuple[Any, V]]:
+    """Every entry of the pair (the map's first, then the dict's, in no particular order)."""
+    if old is not None:
+        yield from old.items()
+    yield from recent.items()

@@ -1,0 +1,293 @@
+"""``properties.idset``: exact ID maps that stay small for sequential IDs, and the monitors that
+keep old IDs in them.
+
+The map must answer exactly as a plain dict would (every lookup, every entry, whatever the
+mix of integer, counter and other keys), copies must be independent, ``key()`` equal exactly
+for equal contents, and sequential IDs must take a constant number of runs. The monitors that
+spill old message IDs into maps must make the same findings as with plain dicts, including for
+an ID reused far back, long after it left the recent dict.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cli import cmd_check
+from properties import idset
+from properties.engine import MonitorSet
+from properties.idset import IdMap, lookup, pair_items, spill, split_id
+from properties.monitors import lifecycle, prompts
+from tests.check_support import line, request, result, update
+
+# -- the map against a plain dict ------------------------------------------------------------
+
+COUNTER = st.builds(
+    lambda prefix, n: f"{prefix}{n}", st.sampled_from(["u", "a", "", "msg_", "x9y", "z"]), st.integers(0, 60)
+)
+KEYS = st.one_of(
+    st.integers(-5, 60),
+    COUNTER,
+    st.sampled_from(["u007", "u0", "a00", "9" * 25, "u" + "1" * 19, "", "uuid-3f2a", "a\n1"]),
+    st.text(max_size=4),
+)
+VALUES = st.one_of(st.integers(-3, 40), st.sampled_from(["r1", "r2", None, True, 1.5]))
+
+
+def probes(keys: list[Any]) -> list[Any]:
+    """The keys, their neighbours (just past a run's end, between its steps) and odd ones."""
+    out: list[Any] = [0, 1, 61, -6, "u", "u61", "a61", "u1", "u01", True, 2.0, "9" * 25, "zz"]
+    for key in keys:
+        out.append(key)
+        parts = split_id(key)
+        if parts is not None:
+            head, c = parts
+            for d in (-2, -1, 1, 2, 3):
+                if c + d >= 0:
+                    out.append(c + d if head is None else f"{head}{c + d}")
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(KEYS, VALUES), max_size=120))
+def test_map_answers_like_a_dict(entries: list[tuple[Any, Any]]) -> None:
+    ref: dict[tuple[type, Any], Any] = {}  # keyed with the type: the map keeps True apart from 1
+    m: IdMap[Any] = IdMap()
+    for key, value in entries:
+        expected = ref.get((type(key), key), "absent")
+        found = m.first(key, value)
+        if expected == "absent":
+            assert found is None
+            ref[(type(key), key)] = value
+        else:
+            assert found == expected and type(found) is type(expected)
+    assert len(m) == len(ref)
+    got = {(type(k), k): v for k, v in m.items()}
+    assert got == ref
+    assert all(type(v) is type(ref[k]) for k, v in got.items())
+    for key in probes([k for k, _ in entries]):
+        want = ref.get((type(key), key), "absent")
+        assert m.get(key, "absent") == want
+        assert (key in m) == (want != "absent")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(KEYS, VALUES), max_size=80), st.integers(1, 20))
+def test_spilled_pair_answers_like_a_dict(entries: list[tuple[Any, Any]], limit: int) -> None:
+    """The monitors' pattern: a recent dict spilling into a map beyond ``limit`` entries."""
+    ref: dict[Any, Any] = {}
+    recent: dict[Any, Any] = {}
+    old: IdMap[Any] | None = None
+    for key, value in entries:
+        if type(key) is not str:  # the monitors' tables are keyed by strings
+            continue
+        if lookup(recent, old, key, "absent") == "absent":
+            assert key not in ref
+            recent[key] = value
+            ref[key] = value
+            if len(recent) > limit:
+                old = spill(recent, old)
+                assert len(recent) == 1
+        else:
+            assert lookup(recent, old, key) == ref[key]
+    assert dict(pair_items(recent, old)) == ref
+    for key in probes([k for k, _ in entries]):
+        assert lookup(recent, old, key, "absent") == ref.get(key, "absent")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(KEYS, VALUES), max_size=60), st.lists(st.tuples(KEYS, VALUES), max_size=20))
+def test_copy_is_independent(before: list[tuple[Any, Any]], after: list[tuple[Any, Any]]) -> None:
+    m: IdMap[Any] = IdMap()
+    for key, value in before:
+        m.first(key, value)
+    snapshot = m.key()
+    twin = m.copy()
+    assert twin.key() == snapshot
+    for key, value in after:
+        twin.first(key, value)
+    assert m.key() == snapshot
+    for key, value in after:  # and the other way round
+        m.first(key, value)
+    assert m.key() == twin.key()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(COUNTER, st.integers(0, 3)), max_size=50), st.randoms(use_true_random=False))
+def test_key_is_equal_exactly_for_equal_contents(entries: list[tuple[str, int]], rnd: Any) -> None:
+    unique = list(dict(entries).items())
+    shuffled = list(unique)
+    rnd.shuffle(shuffled)
+    a: IdMap[int] = IdMap()
+    b: IdMap[int] = IdMap()
+    for key, value in unique:
+        a.add(key, value)
+    for key, value in shuffled:
+        b.add(key, value)
+    assert a.key() == b.key() and hash(a.key()) == hash(b.key())
+    if unique:
+        c: IdMap[int] = IdMap()
+        for key, value in unique[:-1]:
+            c.add(key, value)
+        key, value = unique[-1]
+        c.add(key, value + 1)
+        assert c.key() != a.key()
+        d: IdMap[int] = IdMap()
+        for key, value in unique[:-1]:
+            d.add(key, value)
+        assert d.key() != a.key()
+
+
+def test_sequential_ids_take_one_run() -> None:
+    claimed: IdMap[int] = IdMap()
+    for t in range(7, 200_000, 1000):  # one session's share of a counter over 1,000 sessions
+        claimed.add(f"u{t}", t)
+    assert claimed.runs() == 1 and len(claimed) == 200
+    assert claimed.get("u5007") == 5007 and claimed.get("u5008") is None and "u7" in claimed
+    numbers: IdMap[str] = IdMap()
+    for n in range(1000):
+        numbers.add(n, "same")
+    assert numbers.runs() == 1 and numbers.get(999) == "same" and numbers.get(1000) is None
+    recent: dict[str, int] = {}
+    old: IdMap[int] | None = None
+    for t in range(5000):
+        recent[f"a{t}"] = t
+        if len(recent) > idset.SPILL_AT:
+            old = spill(recent, old)
+    assert old is not None and old.runs() == 1 and len(old) + len(recent) == 5000
+
+
+def test_a_batch_that_almost_continues_a_run_is_not_taken_in_bulk() -> None:
+    for last_key, last_value in (("a11", 10), ("a10", 11), ("b10", 10)):
+        recent = {f"a{t}": t for t in range(5)}
+        old = spill(recent, None)  # a0..a3 in one run; a4 stays recent
+        recent.update({f"a{t}": t for t in range(5, 10)})
+        recent[last_key] = last_value
+        recent["a99"] = 99  # the newest stays in the dict
+        old = spill(recent, old)
+        want = {f"a{t}": t for t in range(10)}
+        want[last_key] = last_value
+        want["a99"] = 99
+        assert dict(pair_items(recent, old)) == want
+        for key in ("a10", "a11", "b10", "a9", "a12"):
+            assert lookup(recent, old, key, "absent") == want.get(key, "absent")
+
+
+def test_split_id_takes_only_canonical_counters() -> None:
+    assert split_id("u17") == ("u", 17)
+    assert split_id("0") == ("", 0)
+    assert split_id(5) == (None, 5)
+    for other in ("u017", "u", "", "1" * 19, "u١٢", True, 1.0, None):
+        assert split_id(other) is None
+
+
+# -- monitors: old IDs far back, and the same findings as plain dicts ------------------------
+
+
+PROMPT = [{"type": "text", "text": "hi"}]
+
+
+def turns(n: int, session: str = "s1", rid0: int = 0) -> list[bytes]:
+    """``n`` prompt turns with sequential ids: prompt rid, user message u<rid>, running,
+    agent chunk a<rid>, the answer returning u<rid>, idle."""
+    out: list[bytes] = []
+    for t in range(rid0, rid0 + n):
+        out += [
+            line("client", request(t, "session/prompt", {"sessionId": session, "prompt": PROMPT})),
+            line("agent", update(session, {"sessionUpdate": "user_message", "messageId": f"u{t}"})),
+            line("agent", update(session, {"sessionUpdate": "state_update", "state": "running"})),
+            line("agent", update(session, {"sessionUpdate": "agent_message_chunk", "messageId": f"a{t}"})),
+            line("agent", result(t, {"messageId": f"u{t}"})),
+            line(
+                "agent",
+                update(session, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}),
+            ),
+        ]
+    return out
+
+
+def check(data: bytes) -> list[tuple[str, int | None, str]]:
+    with io.BytesIO(data) as fh:
+        report = cmd_check.check_stream(fh, "t", monitors=MonitorSet())
+    return [(f.rule, f.line, f.explanation) for f in report.findings]
+
+
+def test_a_messageid_returned_again_far_back_is_caught() -> None:
+    body = turns(300)
+    tail = [
+        line("client", request(900, "session/prompt", {"sessionId": "s1", "prompt": PROMPT})),
+        line("agent", update("s1", {"sessionUpdate": "state_update", "state": "running"})),
+        line("agent", result(900, {"messageId": "u3"})),  # returned for prompt 3, 297 turns ago
+    ]
+    found = check(b"".join(body + tail))
+    n = len(body) + 3
+    assert (
+        "ACC-09",
+        n,
+        "messageId 'u3' returned for prompt 900 was already returned for prompt 3: distinct "
+        "submissions need distinct IDs",
+    ) in found
+
+
+def test_output_of_work_ended_far_back_is_caught_and_an_old_user_message_is_known() -> None:
+    body = turns(300)
+    late = [
+        # a late report of a user message claimed 290 turns ago: known, no finding
+        line("agent", update("s1", {"sessionUpdate": "user_message", "messageId": "u10"})),
+        # content for an agent message of work that ended 280 turns ago, while idle: DONE-03
+        line(
+            "agent", update("s1", {"sessionUpdate": "agent_message_chunk", "messageId": "a20", "content": {}})
+        ),
+    ]
+    found = check(b"".join(body + late))
+    assert [f[:2] for f in found] == [("DONE-03", len(body) + 2)]
+
+
+SPILL_USERS = [(prompts, "SPILL_AT"), (lifecycle, "SPILL_AT")]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 80), st.integers(0, 5), st.sampled_from(["u", "a", "uuid-", "u0"])),
+        min_size=1,
+        max_size=120,
+    )
+)
+def test_monitors_find_the_same_with_and_without_spilling(steps: list[tuple[int, int, str]]) -> None:
+    """Random turns whose ids repeat (old ones too): spilling after 2 entries and never spilling
+    give identical findings, exercise counts and state keys (of the set and of a clone)."""
+    lines: list[bytes] = []
+    for n, (t, kind, prefix) in enumerate(steps):
+        mid = f"{prefix}{t}"
+        if kind == 0:
+            lines.append(line("client", request(n, "session/prompt", {"sessionId": "s1", "prompt": PROMPT})))
+            lines.append(line("agent", result(n, {"messageId": mid})))
+        elif kind == 1:
+            lines.append(line("agent", update("s1", {"sessionUpdate": "user_message", "messageId": mid})))
+        elif kind == 2:
+            state = {"sessionUpdate": "state_update", "state": "running"}
+            lines.append(line("agent", update("s1", state)))
+        elif kind == 3:
+            state = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+            lines.append(line("agent", update("s1", state)))
+        else:
+            variant = "agent_message_chunk" if kind == 4 else "agent_thought_chunk"
+            body = {"sessionUpdate": variant, "messageId": mid, "content": {}}
+            lines.append(line("agent", update("s1", body)))
+    data = b"".join(lines)
+    results = []
+    for limit in (2, 10**9):
+        monitors = MonitorSet()
+        with pytest.MonkeyPatch.context() as mp:
+            for module, name in SPILL_USERS:
+                mp.setattr(module, name, limit)
+            with io.BytesIO(data) as fh:
+                report = cmd_check.check_stream(fh, "t", monitors=monitors)
+        findings = [f.to_json() for f in (*report.findings, *report.open)]
+        results.append((findings, dict(report.exercised), monitors.state_key(), monitors.clone().state_key()))
+    assert results[0] == results[1]
