@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
@@ -47,27 +49,35 @@ _TURN = (
     b'{"from":"client","message":{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":'
     b'{"sessionId":"%s","prompt":[{"type":"text","text":"Hello, agent"}]}}}\n'
     b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
-    b'"update":{"sessionUpdate":"user_message","messageId":"u%d","content":[{"type":"text",'
+    b'"update":{"sessionUpdate":"user_message","messageId":"%s","content":[{"type":"text",'
     b'"text":"Hello, agent"}]}}}}\n'
     b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
     b'"update":{"sessionUpdate":"state_update","state":"running"}}}}\n'
     b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
-    b'"update":{"sessionUpdate":"agent_message_chunk","messageId":"a%d","content":{"type":"text",'
+    b'"update":{"sessionUpdate":"agent_message_chunk","messageId":"%s","content":{"type":"text",'
     b'"text":"Hello! How can I help?"}}}}}\n'
-    b'{"from":"agent","message":{"jsonrpc":"2.0","id":%d,"result":{"messageId":"u%d"}}}\n'
+    b'{"from":"agent","message":{"jsonrpc":"2.0","id":%d,"result":{"messageId":"%s"}}}\n'
     b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
     b'"update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}}\n'
 )
 _PER_TURN = 6
 
 
-def write_transcript(path: Path, messages: int, sessions: int) -> int:
-    """Write whole turns until at least ``messages`` messages; returns the count written."""
+def write_transcript(path: Path, messages: int, sessions: int, random_ids: bool = False) -> int:
+    """Write whole turns until at least ``messages`` messages; returns the count written.
+    Message IDs are ``u<turn>`` and ``a<turn>``, or with ``random_ids`` random UUIDs (seeded:
+    the same file every time)."""
     turns = -(-messages // _PER_TURN)
+    rnd = random.Random(0)
     with path.open("wb", buffering=1 << 20) as fh:
         for t in range(turns):
             s = (b"sess_%d" % (t % sessions)) if sessions else (b"sess_%d" % t)
-            fh.write(_TURN % (t, s, s, t, s, s, t, t, t, s))
+            if random_ids:
+                user = str(uuid.UUID(int=rnd.getrandbits(128), version=4)).encode()
+                agent = str(uuid.UUID(int=rnd.getrandbits(128), version=4)).encode()
+            else:
+                user, agent = b"u%d" % t, b"a%d" % t
+            fh.write(_TURN % (t, s, s, user, s, s, agent, t, user, s))
     return turns * _PER_TURN
 
 
@@ -164,6 +174,9 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000, help="session id pool (0: a new one per turn)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per mode (the best is kept)")
     parser.add_argument("--no-rss", action="store_true", help="skip the peak-memory subprocesses")
+    parser.add_argument(
+        "--random-ids", action="store_true", help="random UUID message IDs instead of u<n> and a<n>"
+    )
     parser.add_argument("--rss-child", nargs=2, metavar=("MODE", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
@@ -174,10 +187,11 @@ def main() -> None:
     modes = ["baseline", "reader", "scan", *(["check"] if full else [])]
     with tempfile.TemporaryDirectory(prefix="bench_check.") as tmp:
         big = Path(tmp) / "big.ndjson"
-        n = write_transcript(big, args.messages, args.sessions)
+        n = write_transcript(big, args.messages, args.sessions, args.random_ids)
         size = big.stat().st_size
         pool = f"a pool of {args.sessions} sessions" if args.sessions else "a new session per turn"
-        print(f"transcript: {n:,} messages, {size / 1e6:.1f} MB, {pool}; JSON backend: {JSON_BACKEND}")
+        ids = "random UUID message IDs" if args.random_ids else "message IDs u<n>, a<n>"
+        print(f"transcript: {n:,} messages, {size / 1e6:.1f} MB, {pool}, {ids}; JSON backend: {JSON_BACKEND}")
         host = f"{os.uname().sysname} {os.uname().machine}, {os.cpu_count()} CPUs"
         print(f"python {sys.version.split()[0]} on {host}")
         if not full:
@@ -196,12 +210,18 @@ def main() -> None:
             print(f"{mode:<9} {seconds:8.2f} {n / seconds:12,.0f} {seconds / best['baseline']:10.2f}")
         if args.no_rss:
             return
-        small = Path(tmp) / "small.ndjson"
-        n_small = write_transcript(small, args.messages // 10, args.sessions)
-        print(f"peak RSS of a fresh process (KiB): {n_small:,} vs {n:,} messages")
+        sizes = [args.messages // 10, args.messages // 3]
+        paths = []
+        for i, size_n in enumerate(sizes):
+            paths.append(Path(tmp) / f"rss{i}.ndjson")
+            sizes[i] = write_transcript(paths[i], size_n, args.sessions, args.random_ids)
+        sizes.append(n)
+        paths.append(big)
+        print("peak RSS of a fresh process (KiB) by messages:")
+        print(f"{'mode':<9} " + " ".join(f"{k:>11,}" for k in sizes) + "  growth from the first")
         for mode in modes:
-            low, high = peak_rss(mode, small), peak_rss(mode, big)
-            print(f"{mode:<9} {low:>10,} {high:>10,}  growth {high - low:+,} KiB")
+            peaks = [peak_rss(mode, path) for path in paths]
+            print(f"{mode:<9} " + " ".join(f"{p:>11,}" for p in peaks) + f"  {peaks[-1] - peaks[0]:+,} KiB")
 
 
 if __name__ == "__main__":

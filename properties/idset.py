@@ -191,9 +191,20 @@ class IdMap(Generic[V]):
         run = self._tail
         if run is not None and len(keys) > 1 and keys[0] == self._next and self._bulk(run, keys, values):
             return
+        # A prefix gets runs only when it has some already or comes twice in the batch: a
+        # random ID that happens to end in digits (most UUIDs do) would otherwise cost a run
+        # and a prefix entry of its own.
+        heads: dict[Any, int] = {}
+        for key in keys:
+            parts = split_id(key)
+            if parts is not None:
+                heads[parts[0]] = heads.get(parts[0], 0) + 1
+        runs = self._runs
         for key, value in zip(keys, values, strict=True):
             if not self._extend(key, value):
-                self._insert(key, value)
+                parts = split_id(key)
+                single = parts is not None and heads[parts[0]] < 2 and parts[0] not in runs
+                self._insert(key, value, single)
 
     def _bulk(self, run: list[Any], keys: list[Any], values: list[Any]) -> bool:
         """Extend ``run`` by all of ``keys`` at once if they are exactly its next keys and the
@@ -276,13 +287,12 @@ class IdMap(Generic[V]):
         self._n += 1
         return True
 
-    def _insert(self, key: Any, value: Any) -> None:
-        """Add an absent key anywhere (the general case)."""
+    def _insert(self, key: Any, value: Any, single: bool = False) -> None:
+        """Add an absent key anywhere (the general case); ``single``: keep it out of the runs."""
         runs = self._runs
-        assert runs is not None
         self._n += 1
         self._top(key)
-        parts = split_id(key)
+        parts = None if single else split_id(key)
         if parts is None:
             if type(key) is str:
                 self._other[key] = value
