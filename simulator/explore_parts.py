@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -54,6 +54,14 @@ BROKEN = -1
 # A memoized move: [event, next part state (or BROKEN), messages sent, breaches, count, coverage]
 # (a list so the search counts in place: ``move[4] += 1``).
 Move = list[Any]
+
+
+def _do(ev: Any) -> Callable[[Any], Any]:
+    return lambda part: part.do(ev[1], ev[2])
+
+
+def _receive(msg: Any) -> Callable[[Any], Any]:
+    return lambda part: part.receive(msg)
 
 
 class _NoView:
@@ -176,19 +184,9 @@ class Parts:
         moves = self.agent_moves[a]
         if moves is None:
             rep: Agent = self.agents.reps[a]
-            moves = []
-            for ev in rep.enabled():
-                new = rep.clone()
-                self._rows.clear()
-                try:
-                    sent = new.do(ev[1], ev[2])
-                except ProtocolViolation as exc:
-                    moves.append([ev, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()])
-                    continue
-                seq = tuple([self.msgs.intern("agent", m) for m in sent])
-                triggers = tuple(t for t in map(entity_trigger, sent) if t is not None)
-                moves.append([ev, self._agent_id(new), seq, (), 0, self._cov(triggers)])
-            self.agent_moves[a] = moves
+            moves = self.agent_moves[a] = [
+                self._move(rep.clone(), ev, _do(ev), "agent", self._agent_id) for ev in rep.enabled()
+            ]
         return moves
 
     def client_choices(self, c: int) -> list[Move]:
@@ -196,18 +194,10 @@ class Parts:
         moves = self.client_moves[c]
         if moves is None:
             rep: Client = self.clients.reps[c]
-            moves = []
-            for ev in rep.enabled():
-                new = rep.clone(rep.view)
-                self._rows.clear()
-                try:
-                    sent = new.do(ev[1], ev[2])
-                except ProtocolViolation as exc:
-                    moves.append([ev, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()])
-                    continue
-                seq = tuple([self.msgs.intern("client", m) for m in sent])
-                moves.append([ev, self._client_id(new), seq, (), 0, self._cov()])
-            self.client_moves[c] = moves
+            moves = self.client_moves[c] = [
+                self._move(rep.clone(rep.view), ev, _do(ev), "client", self._client_id)
+                for ev in rep.enabled()
+            ]
         return moves
 
     def agent_receive(self, a: int, x: int) -> Move:
@@ -216,13 +206,9 @@ class Parts:
         move = self.agent_recv.get(key)
         if move is None:
             new = self.agents.reps[a].clone()
-            self._rows.clear()
-            try:
-                new.receive(self.msgs.msgs[x])
-                move = [None, self._agent_id(new), (), (), 0, self._cov()]
-            except ProtocolViolation as exc:
-                move = [None, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()]
-            self.agent_recv[key] = move
+            move = self.agent_recv[key] = self._move(
+                new, None, _receive(self.msgs.msgs[x]), "", self._agent_id
+            )
         return move
 
     def client_receive(self, c: int, x: int) -> Move:
@@ -232,14 +218,23 @@ class Parts:
         if move is None:
             rep: Client = self.clients.reps[c]
             new = rep.clone(rep.view)
-            self._rows.clear()
-            try:
-                new.receive(self.msgs.msgs[x])
-                move = [None, self._client_id(new), (), (), 0, self._cov()]
-            except ProtocolViolation as exc:
-                move = [None, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()]
-            self.client_recv[key] = move
+            move = self.client_recv[key] = self._move(
+                new, None, _receive(self.msgs.msgs[x]), "", self._client_id
+            )
         return move
+
+    def _move(
+        self, new: Any, ev: Any, act: Callable[[Any], Any], sender: str, ident: Callable[[Any], int]
+    ) -> Move:
+        """Perform ``act`` on ``new`` (a copy of a representative): the move it makes."""
+        self._rows.clear()
+        try:
+            sent = act(new) or []
+        except ProtocolViolation as exc:
+            return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()]
+        seq = tuple([self.msgs.intern(sender, m) for m in sent])
+        triggers = tuple(t for t in map(entity_trigger, sent) if t is not None) if sender == "agent" else ()
+        return [ev, ident(new), seq, (), 0, self._cov(triggers)]
 
     def _cov(self, triggers: tuple[str, ...] = ()) -> tuple[tuple[Row, ...], tuple[str, ...]]:
         return (self._take_rows(), triggers)
