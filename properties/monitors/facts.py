@@ -243,11 +243,8 @@ class Facts(Monitor):
         return new
 
     def context_key(self) -> Any:
-        """All of the state (the counters too), which the relative keys of others read."""
-        return (
-            self.state_key(),
-            tuple([(k, v.interval, v.period, v.cancel_line) for k, v in self.sessions.items()]),
-        )
+        """What the relative keys of others read (``KEY_CONTEXT``): each session's counters."""
+        return tuple([(k, v.interval, v.period) for k, v in self.sessions.items()])
 
     def state_key(self) -> Any:
         return (
