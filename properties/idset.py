@@ -191,6 +191,8 @@ class IdMap(Generic[V]):
         run = self._tail
         if run is not None and len(keys) > 1 and keys[0] == self._next and self._bulk(run, keys, values):
             return
+        if len(keys) > 2 and self._fresh(keys, values):
+            return
         # A prefix gets runs only when it has some already or comes twice in the batch: a
         # random ID that happens to end in digits (most UUIDs do) would otherwise cost a run
         # and a prefix entry of its own.
@@ -205,6 +207,36 @@ class IdMap(Generic[V]):
                 parts = split_id(key)
                 single = parts is not None and heads[parts[0]] < 2 and parts[0] not in runs
                 self._insert(key, value, single)
+
+    def _fresh(self, keys: list[Any], values: list[Any]) -> bool:
+        """Add a batch that is one progression of its own, past every run of its prefix, as a
+        new run at once (the first spill of a table, or one after its run broke); whether it
+        was (else nothing changed)."""
+        first, second = split_id(keys[0]), split_id(keys[1])
+        if first is None or second is None or first[0] != second[0] or second[1] <= first[1]:
+            return False
+        head, c = first
+        ok, vstep = _value_step(values[0], values[1])
+        if not ok:
+            return False
+        bucket = self._runs.get(head)
+        if bucket and bucket[-1][0] + bucket[-1][1] * (bucket[-1][2] - 1) >= c:
+            return False
+        saved = (self._tail, self._thead, self._next, self._nextv)
+        step = second[1] - c
+        run = [c, step, 1, values[0], vstep]
+        self._tail, self._thead = run, head
+        self._next = keys[1]
+        self._nextv = values[1]
+        if not self._bulk(run, keys[1:], values[1:]):
+            self._tail, self._thead, self._next, self._nextv = saved
+            return False
+        if bucket is None:
+            bucket = self._runs[head] = []
+        bucket.append(run)
+        self._n += 1
+        self._top(keys[0])
+        return True
 
     def _bulk(self, run: list[Any], keys: list[Any], values: list[Any]) -> bool:
         """Extend ``run`` by all of ``keys`` at once if they are exactly its next keys and the

@@ -316,6 +316,8 @@ def scan_transcript(
     loads = _loads
     sessions = st.sessions
     add_session = sessions.add
+    last_sid: Any = None  # the session id added last (consecutive lines mostly share one)
+    routes_get = update_routes.get if update_routes is not None else None  # (a live view)
     preserved = st.preserved
     known_methods = KNOWN_METHODS
     known_updates = KNOWN_UPDATES
@@ -404,7 +406,9 @@ def scan_transcript(
                                 if variant not in known_updates and type(variant) is str:
                                     preserved["update " + variant] += 1
                                 if type(sid) is str:
-                                    add_session(sid)
+                                    if sid != last_sid:
+                                        add_session(sid)
+                                        last_sid = sid
                                     fast = 1 if sender == "agent" else 2
                                 else:
                                     fast = 2
@@ -422,8 +426,9 @@ def scan_transcript(
                             if (type(rid) is str or type(rid) is int) and rid not in mine:
                                 if method not in known_methods:
                                     preserved["method " + method] += 1
-                                if type(sid) is str:
+                                if type(sid) is str and sid != last_sid:
                                     add_session(sid)
+                                    last_sid = sid
                                 mine[rid] = method
                                 n_requests += 1
                                 fast = 2
@@ -441,10 +446,10 @@ def scan_transcript(
             except TypeError:
                 pass
             if fast == 1:
-                if update_routes is None:
+                if routes_get is None:
                     yield (line, sender, msg, sid, upd)
                 else:
-                    routes = update_routes.get(variant)
+                    routes = routes_get(variant)
                     if routes is not None:
                         for route in routes:
                             route(sid, upd, line, msg)
