@@ -1,12 +1,14 @@
 """Throughput and memory of ``acp-model check`` (cli/cmd_check.py over properties/transcript.py).
 
-Run: ``python benchmarks/bench_check.py [--messages N] [--sessions K] [--repeat R] [--no-rss]``.
+Run: ``python benchmarks/bench_check.py [--messages N] [--sessions K] [--repeat R] [--no-rss]
+[--random-ids]``.
 
 Writes a transcript of N messages (default 1,000,000) to a temporary folder: the basic prompt
 turn of tests/data/basic_turn.ndjson (prompt, user_message, running, agent_message_chunk,
-response, idle) repeated with fresh request and message ids, turns spread over a pool of K
-session ids (default 1,000; ``--sessions 0`` gives every turn its own session). Then, in this
-one process and on the same file:
+response, idle) repeated with fresh request ids (``0, 1, ...``) and message IDs (``u<n>`` and
+``a<n>``, or random UUIDs with ``--random-ids``), turns spread over a pool of K session ids
+(default 1,000; ``--sessions 0`` gives every turn its own session). Then, in this one process
+and on the same file:
 
 - baseline: a plain loop ``for line in file: orjson.loads(line)``;
 - reader: ``properties.transcript.read_transcript`` alone (decode, envelope, id bookkeeping);
@@ -17,11 +19,17 @@ one process and on the same file:
   the reader hands each message to the monitors itself: see ``check_stream``).
 
 It prints messages/s and the ratio to the baseline for each, best of R interleaved runs
-(default 3; target: check <= 3x the baseline), then the
-peak RSS of a fresh subprocess running each mode on N/10 and N messages (``VmHWM`` from
-/proc/self/status; ``resource.getrusage`` where /proc is absent: on Linux it inherits the
-parent's high-water mark), to show memory does not grow with the number of messages. Figures
-only: no asserts.
+(default 3; target: check <= 3x the baseline), then the peak RSS of a fresh subprocess
+running each mode on N/10, N/3 and N messages (``VmHWM`` from /proc/self/status;
+``resource.getrusage`` where /proc is absent: on Linux it inherits the parent's high-water
+mark). Figures only: no asserts.
+
+What the check's memory grows with (see properties/idset.py): not with the number of
+messages, nor with sequential message IDs (the monitors keep old IDs as runs of
+``prefix + counter``); it grows with the number of sessions (their per-session state and up to
+8 recent IDs per table, reached after 8 turns of a session: with the default pool that is
+before N/10 = 100,000 messages) and with IDs that form no progression, such as random UUIDs,
+at about a plain dict entry each (measure with ``--random-ids``).
 """
 
 from __future__ import annotations

@@ -399,7 +399,7 @@ class IdMap(Generic[V]):
 
 # -- a plain dict of recent entries in front of an IdMap ------------------------------------
 
-SPILL_AT = 16
+SPILL_AT = 8
 """A monitor's dict of recent IDs longer than this spills into its ``IdMap`` (see ``spill``)."""
 
 
