@@ -84,18 +84,31 @@ class IdMap(Generic[V]):
     """An exact mapping of IDs to values, compact for sequential IDs (see module docstring).
     Entries are only added, never changed or removed."""
 
-    __slots__ = ("_itop", "_n", "_next", "_nextv", "_odd", "_other", "_runs", "_tail", "_thead", "tops")
+    __slots__ = (
+        "_itop",
+        "_n",
+        "_next",
+        "_nextv",
+        "_odd",
+        "_plain",
+        "_runs",
+        "_tail",
+        "_thead",
+        "other",
+        "tops"
+    )
 
     def __init__(self) -> None:
         self._runs: dict[str | None, list[list[Any]]] = {}
-        self._other: dict[Any, V] = {}
-        """String and integer keys that fit no run."""
+        self.other: dict[Any, V] = {}
+        """String and integer keys that fit no run. Callers on a hot path may look a string
+        key up here themselves, then test ``tops``, before calling ``get``."""
         self._odd: dict[tuple[type, Any], tuple[Any, V]] = {}
         """Keys of other types, under (type, key): ``True`` is kept apart from ``1``."""
         self.tops: dict[int, str] = {}
-        """Per length, the greatest string key held: a string key greater than the one of its
-        length here (or of a length not here) is certainly absent. Callers on a hot path test
-        that themselves before calling ``get``."""
+        """Per length, the greatest string key held in a run: a string key that is not in
+        ``other`` and is greater than the one of its length here (or of a length not here) is
+        certainly absent."""
         self._itop: int | None = None
         self._n = 0
         self._tail: list[Any] | None = None
@@ -104,6 +117,8 @@ class IdMap(Generic[V]):
         self._next: Any = _MISS
         """The key that would extend ``_tail`` (``_MISS`` when there is no tail)."""
         self._nextv: Any = _MISS
+        self._plain = 0
+        """Batches ``absorb`` still stores unparsed (after one in which no run grew)."""
 
     # -- reading -------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -117,19 +132,18 @@ class IdMap(Generic[V]):
 
     def get(self, key: Any, default: Any = None) -> Any:
         t = type(key)
+        if t is not str and t is not int:
+            odd = self._odd.get((t, key))
+            return default if odd is None else odd[1]
+        found = self.other.get(key, _MISS)
+        if found is not _MISS:
+            return found
         if t is str:
             top = self.tops.get(len(key))
             if top is None or key > top:
                 return default
-        elif t is int:
-            if self._itop is None or key > self._itop:
-                return default
-        else:
-            odd = self._odd.get((t, key))
-            return default if odd is None else odd[1]
-        found = self._other.get(key, _MISS)
-        if found is not _MISS:
-            return found
+        elif self._itop is None or key > self._itop:
+            return default
         parts = split_id(key)
         if parts is None:
             return default
@@ -155,7 +169,7 @@ class IdMap(Generic[V]):
                     yield (c if head is None else head + str(c)), (
                         value if vstep is None else value + j * vstep
                     )
-        yield from self._other.items()
+        yield from self.other.items()
         yield from self._odd.values()
 
     def __iter__(self) -> Iterator[Any]:
@@ -191,7 +205,11 @@ class IdMap(Generic[V]):
         run = self._tail
         if run is not None and len(keys) > 1 and keys[0] == self._next and self._bulk(run, keys, values):
             return
-        if len(keys) > 2 and self._fresh(keys, values):
+        if self._plain:  # recent batches held no counters: store this one unparsed
+            self._plain -= 1
+            if self._unparsed(keys, values):
+                return
+        elif len(keys) > 2 and self._fresh(keys, values):
             return
         # A prefix gets runs only when it has some already or comes twice in the batch: a
         # random ID that happens to end in digits (most UUIDs do) would otherwise cost a run
@@ -202,11 +220,23 @@ class IdMap(Generic[V]):
             if parts is not None:
                 heads[parts[0]] = heads.get(parts[0], 0) + 1
         runs = self._runs
+        plain = len(self.other) + len(self._odd)
         for key, value in zip(keys, values, strict=True):
             if not self._extend(key, value):
                 parts = split_id(key)
                 single = parts is not None and heads[parts[0]] < 2 and parts[0] not in runs
                 self._insert(key, value, single)
+        if len(self.other) + len(self._odd) - plain == len(keys) > 1:
+            self._plain = PLAIN_BATCHES  # no key went to a run: skip parsing for a while
+
+    def _unparsed(self, keys: list[Any], values: list[Any]) -> bool:
+        """Add a batch of string keys to the plain dict without parsing them (keys that might
+        have formed runs cost memory there, never exactness); whether it could."""
+        if set(map(type, keys)) != {str}:
+            return False
+        self.other.update(zip(keys, values, strict=True))
+        self._n += len(keys)
+        return True
 
     def _fresh(self, keys: list[Any], values: list[Any]) -> bool:
         """Add a batch that is one progression of its own, past every run of its prefix, as a
@@ -323,11 +353,10 @@ class IdMap(Generic[V]):
         """Add an absent key anywhere (the general case); ``single``: keep it out of the runs."""
         runs = self._runs
         self._n += 1
-        self._top(key)
         parts = None if single else split_id(key)
         if parts is None:
-            if type(key) is str:
-                self._other[key] = value
+            if type(key) is str or type(key) is int:
+                self.other[key] = value
             else:
                 self._odd[(type(key), key)] = (key, value)
             return
@@ -341,8 +370,9 @@ class IdMap(Generic[V]):
             start, step, count, first, vstep = run
             end = start + step * (count - 1)
             if c <= end:  # inside the run's span, off its progression
-                self._other[key] = value
+                self.other[key] = value
                 return
+            self._top(key)
             if count == 1:
                 ok, vs = _value_step(first, value)
                 if ok:
@@ -355,6 +385,8 @@ class IdMap(Generic[V]):
                     run[2] = count + 1
                     self._retail(head, bucket, run)
                     return
+        if not i:
+            self._top(key)
         run = [c, 0, 1, value, None]
         bucket.insert(i, run)
         self._retail(head, bucket, run)
@@ -373,8 +405,9 @@ class IdMap(Generic[V]):
     # -- copying -------------------------------------------------------------------------
     def copy(self) -> IdMap[V]:
         new: IdMap[V] = IdMap.__new__(IdMap)
-        new._other = dict(self._other)
+        new.other = dict(self.other)
         new._odd = dict(self._odd)
+        new._plain = self._plain
         new.tops = dict(self.tops)
         new._itop = self._itop
         new._n = self._n
@@ -399,6 +432,8 @@ class IdMap(Generic[V]):
 
 # -- a plain dict of recent entries in front of an IdMap ------------------------------------
 
+PLAIN_BATCHES = 15
+"""After a batch in which no run grew (random IDs), this many batches are stored unparsed."""
 SPILL_AT = 8
 """A monitor's dict of recent IDs longer than this spills into its ``IdMap`` (see ``spill``)."""
 
@@ -406,9 +441,17 @@ SPILL_AT = 8
 def spill(recent: dict[Any, V], old: IdMap[V] | None) -> IdMap[V]:
     """Move every entry of ``recent`` but the newest into ``old`` (a new map when None) and
     return the map. The keys of ``recent`` must all be absent from ``old``. The newest stays:
-    it is the ID a stream is most likely to name again (the next chunk of the same message)."""
+    it is the ID a stream is most likely to name again (the next chunk of the same message),
+    except while the map takes batches unparsed (random IDs: there a lookup in ``other`` is as
+    cheap as in ``recent``)."""
     if old is None:
         old = IdMap()
+    elif old._plain and set(map(type, recent)) == {str}:  # random IDs: no parsing, none kept
+        old._plain -= 1
+        old.other.update(recent)
+        old._n += len(recent)
+        recent.clear()
+        return old
     key, value = recent.popitem()
     keys = list(recent)
     values = list(recent.values())

@@ -239,9 +239,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         state = fs.state
         if seen is None:
             if old is not None:
-                top = old.tops.get(len(mid))
-                if top is not None and mid <= top:  # else certainly not in old
-                    seen = old.get(mid)
+                seen = old.other.get(mid)
+                if seen is None:
+                    top = old.tops.get(len(mid))
+                    if top is not None and mid <= top:  # else certainly not in old
+                        seen = old.get(mid)
             if seen is None:
                 table[mid] = fs.interval if state in ACTIVE else -1
                 if len(table) > SPILL_AT:

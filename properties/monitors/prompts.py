@@ -376,9 +376,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         elif mid in ps.claimed or (
             (old := ps.claimed_old) is not None
-            and (top := old.tops.get(len(mid))) is not None  # else certainly not in old
-            and mid <= top
-            and mid in old
+            and (
+                mid in old.other
+                or ((top := old.tops.get(len(mid))) is not None and mid <= top and mid in old)
+            )  # (not in other and past tops: certainly not in old)
         ):
             self._ex["MSGID-01"] += 1
             if ps.unreported:
