@@ -23,11 +23,13 @@ value) per ID that fits no run: random UUID message IDs cost about what a plain 
 would. ``benchmarks/bench_check.py --random-ids`` measures that case. The recent dicts add at
 most ``SPILL_AT`` entries per table per session.
 
-Speed: a string key greater than every stored key of its length (``tops``; an integer key
-greater than every stored integer) is absent without parsing it, a test callers on a hot path
-make inline. ``spill`` compares a batch that continues the last run with the keys the run
-expects as one joined string (formatting the expected counters costs about 0.1 us per ID); only
-other batches are parsed key by key.
+Speed: a lookup tries ``other`` (a plain dict) first; a string key not there and greater
+than every run key of its length (``tops``; an integer key greater than every run integer) is
+absent without parsing it. Hot handlers make both tests inline. ``spill`` compares a batch
+that continues the last run with the keys the run expects as one joined string (formatting the
+expected counters costs about 0.1 us per ID); other batches are parsed key by key, and after a
+batch in which no key fitted a run (random IDs) the next ``PLAIN_BATCHES`` batches go to
+``other`` unparsed.
 
 Keys are meant to be ``str`` or ``int``; keys of other types are kept in a dict of their own
 under ``(type, key)``, so ``True`` is not ``1`` here (a plain dict would merge them). Values
@@ -35,7 +37,8 @@ must be hashable for ``key()``.
 
 Explorers: ``copy()`` is independent of the original; ``key()`` is a hashable form equal for
 equal contents (a frozenset of the items: O(n), like the plain containers it replaces). A
-monitor whose recent dict never spills (every explored state is small) never makes a map.
+monitor whose recent dict never spills (fewer than ``SPILL_AT`` IDs in a table, as in explored
+states) never makes a map.
 
 Must not know: monitors, rules, JSON-RPC.
 """
