@@ -545,7 +545,7 @@ class MonitorSet:
         required = self._tables.required
         base = self._base_numbers
         if base is None or not isinstance(mons, _CopyOnWrite):
-            ids = [_number(numbers[i], m.state_key()) for i, m in enumerate(list.__iter__(mons))]
+            ids = [_number(numbers[i], m.state_key()) for i, m in enumerate(self._keyed_monitors())]
             ctx = tuple([list.__getitem__(mons, i).context_key() for i in required])
         else:
             base_ids, base_ctx = base
@@ -570,8 +570,18 @@ class MonitorSet:
         return (
             _pending_key(self.pending_client),
             _pending_key(self.pending_agent),
-            tuple(m.state_key() for m in self.monitors),
+            tuple([m.state_key() for m in self._keyed_monitors()]),
         )
+
+    def _keyed_monitors(self) -> list[Monitor]:
+        """The monitors whose keys describe this set. In a derived set a shared monitor whose
+        key reads a required monitor (``KEY_CONTEXT``) may still point at its parent's copy of
+        that one: it is copied into this set first, so that it reads this set's."""
+        mons = self.monitors
+        if not isinstance(mons, _CopyOnWrite):
+            return mons
+        context = self._tables.key_context
+        return [mons[i] if context[i] else m for i, m in enumerate(list.__iter__(mons))]
 
 
 Table = dict[str, tuple[tuple[Callable[..., None], int], ...]]
