@@ -476,7 +476,10 @@ class MonitorSet:
 
     def finish(self, quiescent: bool = False) -> list[Finding]:
         """Judge the "eventually" rules; returns the findings this produced."""
-        for monitor in self.monitors:
+        mons = self.monitors
+        if isinstance(mons, _CopyOnWrite):  # judge copies owned by this set, not shared ones
+            mons = [mons[i] for i in range(len(mons))]
+        for monitor in mons:
             monitor.at_end(quiescent)
         new, self._new = self._new, []
         return new

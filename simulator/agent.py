@@ -400,10 +400,13 @@ class Agent:
         """Hook work may start: a prompt waits for insertion, within the ``hooks`` bound."""
         return self._has("hook") and self.hooks_run < self.cfg.hooks and self._oldest_waiting() is not None
 
-    def _count_hook(self) -> None:
+    def _count_hook(self, followup_may_start: bool) -> None:
         """Called as foreground work starts: count it as hook work when only a waiting prompt
-        justifies it."""
-        if not self.followup and not self._inserted_waiting() and self._hook_possible():
+        justifies it (``followup_may_start``: pending follow-up work would justify this start
+        too; it does ``start`` but not ``start_blocked``)."""
+        if followup_may_start and self.followup:
+            return
+        if not self._inserted_waiting() and self._hook_possible():
             self.hooks_run += 1
 
     def _active_events(self, add: Any) -> None:
@@ -586,7 +589,7 @@ class Agent:
                 p[3] = True
 
     def _do_start(self, _: Any) -> list[Msg]:
-        self._count_hook()
+        self._count_hook(followup_may_start=True)
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
@@ -600,7 +603,7 @@ class Agent:
         return [self._report(fgm.RUNNING)]
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
-        self._count_hook()
+        self._count_hook(followup_may_start=False)
         self.real = fgm.REQUIRES_ACTION
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None

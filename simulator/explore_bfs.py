@@ -551,6 +551,9 @@ def _search(
                     if ref_table is not None:
                         r2 = ref_table.apply(r, x)
                         found = parts.compare(r2, v2)
+                        if found:  # hits: a view rule counts where it newly differs
+                            before = {b.rule for b in parts.compare(r, v)}
+                            found = tuple(b for b in found if b.rule not in before or b.rule not in s.found)
                 move = client_recv.get(c << SHIFT | x)
                 if move is None:
                     move = client_receive(c, x)

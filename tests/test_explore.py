@@ -27,7 +27,7 @@ from simulator.mutants import MUTANTS
 from simulator.report import program_text, strip_timing
 from simulator.schedulers import random_walk, replay_events
 from simulator.shrink import shrink
-from simulator.world import Event
+from simulator.world import Event, World
 
 FAULT = "cancel-as-end-turn"
 RULE = "TRANS-04"
@@ -497,3 +497,59 @@ def test_hook_work_is_bounded_per_run() -> None:
     assert none.states < once.states < twice.states
     assert once.counterexamples == []
     assert once.events["agent.start"] > 0 and none.events["agent.reject"] > 0
+
+
+def _hook_start(world: World, ev: Event) -> bool:
+    """Whether ``ev`` starts foreground work that only a waiting prompt justifies."""
+    agent = world.agent
+    if ev[0] != "agent" or ev[1] not in ("start", "start_blocked"):
+        return False
+    if ev[1] == "start" and agent.followup:
+        return False
+    return not agent._inserted_waiting() and agent._oldest_waiting() is not None
+
+
+def test_hook_intervals_never_exceed_the_bound_in_random_runs() -> None:
+    """Also when follow-up work is pending and the hook work starts blocked on a permission."""
+    import random
+
+    cfg = DEFAULT.with_(hooks=1, permissions=3, tool_calls=3, background=2)
+    most = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        world = World(cfg, monitors=None, record=False)
+        hooks = 0
+        for _ in range(150):
+            enabled = world.enabled()
+            if not enabled:
+                break
+            ev = rng.choice(enabled)
+            hooks += _hook_start(world, ev)
+            world.step(ev)
+        assert hooks <= cfg.hooks, seed
+        most = max(most, hooks)
+    assert most == 1, "hook work happened in some run"
+
+
+def test_blocked_hook_work_counts_against_the_bound_even_with_follow_up_pending() -> None:
+    """``start_blocked`` is never justified by follow-up work, so it is hook work whenever only
+    a waiting prompt justifies it, follow-up pending or not."""
+    import random
+
+    cfg = DEFAULT.with_(hooks=1, permissions=3, tool_calls=3, background=2)
+    blocked: Event = ("agent", "start_blocked", None)
+    for seed in range(3000):
+        rng = random.Random(seed)
+        world = World(cfg, monitors=None, record=False)
+        for _ in range(150):
+            enabled = world.enabled()
+            if not enabled:
+                break
+            agent = world.agent
+            if agent.followup and blocked in enabled and _hook_start(world, blocked):
+                before = agent.hooks_run
+                world.step(blocked)
+                assert world.agent.hooks_run == before + 1
+                return
+            world.step(rng.choice(enabled))
+    pytest.fail("no run reached blocked hook work with follow-up pending")

@@ -172,3 +172,24 @@ def test_a_derived_set_keys_itself_like_its_clone_even_when_its_parent_was_never
                 assert chain.interned_key(numbers) == chain.clone().interned_key(numbers)
                 checked += 1
     assert checked > 100
+
+
+def test_monitor_keys_are_a_congruence_along_memoized_steps() -> None:
+    """Equal keys must stay equal under the same message: the memo table's state after each
+    message has the key of a set fed plainly. Seed 133 (an agent with a custom running state)
+    once broke it: a tool call reported outside active work before the first interval and
+    after one looked the same to the facts but not to the tool monitor."""
+    from simulator.explore_parts import Messages, MonitorTable
+
+    msgs = Messages()
+    table = MonitorTable(MonitorSet(), msgs)
+    for seed in range(134):  # the states of seed 133 were first made by earlier seeds
+        faults = frozenset(MUTANTS[seed % len(MUTANTS)].switched_on) if seed % 2 else frozenset()
+        cfg = DEFAULT.with_(transport="unordered") if seed % 3 == 0 else DEFAULT
+        transcript = random_walk(seed, 120, cfg, faults).world.transcript
+        plain = MonitorSet()
+        mid = 0
+        for line, (sender, msg) in enumerate(transcript, 1):
+            plain.feed(sender, msg, line)
+            mid = table.step(mid, msgs.intern(sender, msg))[0]
+            assert table.sets[mid].clone().state_key() == plain.clone().state_key(), (seed, line)

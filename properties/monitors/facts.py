@@ -68,8 +68,11 @@ class SessionFacts:
         return new
 
     def key(self) -> tuple[Any, ...]:
-        """Without the counters and line numbers (monitors keep them only to compare)."""
+        """Without the counters and line numbers (monitors keep them only to compare), except
+        whether any active interval began: a monitor's "not during active work" mark (0) equals
+        the interval counter until then (the tool monitor's FAIL-04 check compares them)."""
         return (
+            self.interval > 0,
             self.state,
             self.resuming,
             bool(self.cancel_line),
