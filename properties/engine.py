@@ -48,6 +48,11 @@ Counter resets the counts.
 Cloning for explorers: ``MonitorSet.clone()`` is an independent copy (each monitor's ``clone``
 copies its plain containers), and ``state_key()`` a hashable summary of everything that can
 change future findings (counters and line numbers only in the relative form the checks use).
+An explorer that keeps each distinct set once feeds ``derive()``d successors instead: they
+share their parent's monitors and copy one only when the message reaches it, and
+``interned_key()`` numbers each monitor's key once, reusing the parent's numbers for what is
+shared. A monitor whose key reads a required monitor's counters says so (``KEY_CONTEXT``) and
+is keyed again when that one's ``context_key()`` changes.
 
 Construction options: ``MonitorSet(monitors, from_start=True)`` says every session in the stream
 is seen from its creation (a simulated run); otherwise a ``session/new`` response shows it per
