@@ -343,7 +343,7 @@ def _explore(
     history = "resume" in cfg.features and cfg.resumes > 0
     symmetry = symmetry and _COUNTER_AT >= 0 and not faults
     root_world = World(cfg, faults, new_monitors(monitors), record=False)
-    parts = Parts(root_world, monitors, views, history)
+    parts = Parts(root_world, views, history)
     s = _Search()
     with parts.stepping():
         stop, transitions, max_depth = _search(
@@ -503,8 +503,7 @@ def _search(
                 if views:
                     for x in seq:
                         v2 = view_table.apply(v2, x)  # type: ignore[union-attr]
-                        if ref_table is not None:
-                            r2 = ref_table.apply(r2, x)
+                        r2 = ref_table.apply(r2, x)  # type: ignore[union-attr]
                 children.append((move[0], (a, c2, ta + seq, tc, m, v2, r2), ()))
         if len(tc) < cap:
             moves = agent_moves[a]
@@ -548,12 +547,11 @@ def _search(
                 found = ()
                 if views:
                     v2 = view_table.apply(v, x)  # type: ignore[union-attr]
-                    if ref_table is not None:
-                        r2 = ref_table.apply(r, x)
-                        found = parts.compare(r2, v2)
-                        if found:  # hits: a view rule counts where it newly differs
-                            before = {b.rule for b in parts.compare(r, v)}
-                            found = tuple(b for b in found if b.rule not in before or b.rule not in s.found)
+                    r2 = ref_table.apply(r, x)  # type: ignore[union-attr]
+                    found = parts.compare(r2, v2)
+                    if found:  # hits: a view rule counts where it newly differs
+                        before = {b.rule for b in parts.compare(r, v)}
+                        found = tuple(b for b in found if b.rule not in before or b.rule not in s.found)
                 move = client_recv.get(c << SHIFT | x)
                 if move is None:
                     move = client_receive(c, x)
@@ -609,7 +607,7 @@ def _depths(parent: array[int]) -> array[int]:
 
 def _canon(parts: Parts) -> Callable[[Any], Any]:
     """The symmetry key of a state: its parts spelled out, message IDs renamed (see above)."""
-    reprs = parts.msgs.reprs
+    text = parts.msgs.text
     full_key = parts.monitors.full_key
 
     def canon(st: Any) -> Any:
@@ -618,13 +616,13 @@ def _canon(parts: Parts) -> Callable[[Any], Any]:
         hist: tuple[str, ...] = ()
         if parts.history:
             akey, held = akey
-            hist = tuple([reprs[x] for x in held])
+            hist = tuple([text(x) for x in held])
         akey = (*akey[:_COUNTER_AT], 0, *akey[_COUNTER_AT + 1 :])
         key = (
             akey,
             parts.client_key(c),
-            tuple([reprs[x] for x in ta]),
-            tuple([reprs[x] for x in tc]),
+            tuple([text(x) for x in ta]),
+            tuple([text(x) for x in tc]),
             full_key(m),
             hist,
         )

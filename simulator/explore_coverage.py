@@ -27,7 +27,7 @@ Must not know: which explorer ran, files or printing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -74,21 +74,32 @@ _UPSERTS = {
 
 
 @contextmanager
-def recording() -> Iterator[Counter[Row]]:
-    """Count every row fired through ``MachineSpec.fire`` while the block runs."""
+def rows_fired(sink: Callable[[Row], Any]) -> Iterator[None]:
+    """Hand every row fired through ``MachineSpec.fire`` to ``sink`` while the block runs."""
     original = MachineSpec.fire
-    rows: Counter[Row] = Counter()
 
     def fire(self: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any] = {}) -> str:
         dest = original(self, state, trigger, ctx)
-        rows[(self.name, state, trigger, dest)] += 1
+        sink((self.name, state, trigger, dest))
         return dest
 
     MachineSpec.fire = fire  # type: ignore[method-assign]
     try:
-        yield rows
+        yield
     finally:
         MachineSpec.fire = original  # type: ignore[method-assign]
+
+
+@contextmanager
+def recording() -> Iterator[Counter[Row]]:
+    """Count every row fired through ``MachineSpec.fire`` while the block runs."""
+    rows: Counter[Row] = Counter()
+
+    def count(row: Row) -> None:
+        rows[row] += 1
+
+    with rows_fired(count):
+        yield rows
 
 
 def entity_trigger(msg: Mapping[str, Any]) -> str | None:

@@ -34,16 +34,16 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
-from model.core import MachineSpec, ProtocolViolation
+from model.core import ProtocolViolation
 from properties.engine import MonitorSet
 from simulator.agent import Agent
 from simulator.client import Client
 from simulator.explore_common import Breach, new_monitors
-from simulator.explore_coverage import Row, entity_trigger
+from simulator.explore_coverage import Row, entity_trigger, rows_fired
 from simulator.world import World
 
 SHIFT = 32
@@ -71,29 +71,8 @@ class _NoView:
         return None
 
 
-class Messages:
-    """Interned wire messages: number <-> (sender, message)."""
-
-    def __init__(self) -> None:
-        self.ids: dict[tuple[str, str], int] = {}
-        self.msgs: list[dict[str, Any]] = []
-        self.senders: list[str] = []
-        self.reprs: list[str] = []
-
-    def intern(self, sender: str, msg: dict[str, Any]) -> int:
-        text = repr(msg)
-        key = (sender, text)
-        got = self.ids.get(key)
-        if got is None:
-            got = self.ids[key] = len(self.msgs)
-            self.msgs.append(msg)
-            self.senders.append(sender)
-            self.reprs.append(text)
-        return got
-
-
 class _Interned:
-    """Distinct part states: representative objects and their numbers."""
+    """Distinct states of one kind: representative objects and their numbers, by key."""
 
     def __init__(self) -> None:
         self.reps: list[Any] = []
@@ -109,13 +88,31 @@ class _Interned:
         return got
 
 
+class Messages:
+    """Interned wire messages: number <-> (sender, message), keyed by sender and text."""
+
+    def __init__(self) -> None:
+        self._table = _Interned()
+        self.msgs: list[dict[str, Any]] = self._table.reps
+
+    def intern(self, sender: str, msg: dict[str, Any]) -> int:
+        return self._table.intern((sender, repr(msg)), msg)
+
+    def sender(self, x: int) -> str:
+        sender: str = self._table.keys[x][0]
+        return sender
+
+    def text(self, x: int) -> str:
+        text: str = self._table.keys[x][1]
+        return text
+
+
 class Parts:
     """Every part of the composed world, interned, with memoized moves (see the module header)."""
 
-    def __init__(self, world: World, monitors: bool, views: bool, history: bool) -> None:
+    def __init__(self, world: World, views: bool, history: bool) -> None:
         self.msgs = Messages()
         self.history = history
-        self.views = views
         self.agents = _Interned()
         self.clients = _Interned()
         self.agent_moves: list[list[Move] | None] = []
@@ -128,13 +125,13 @@ class Parts:
         client = world.client.clone(_NoView())  # type: ignore[arg-type]
         self.root_agent = self._agent_id(world.agent)
         self.root_client = self._client_id(client)
-        self.monitors = MonitorTable(world.monitors if monitors else new_monitors(False), self.msgs)
+        self.monitors = MonitorTable(world.monitors, self.msgs)
         self.view_table: ViewTable | None = None
         self.reference_table: ViewTable | None = None
-        if views:
+        if views:  # a faulty client view: the World keeps a reference view beside it
+            assert world.reference is not None
             self.view_table = ViewTable(world.client.view, self.msgs)
-            if world.reference is not None:
-                self.reference_table = ViewTable(world.reference, self.msgs)
+            self.reference_table = ViewTable(world.reference, self.msgs)
         self.compared: dict[tuple[int, int], tuple[Breach, ...]] = {}
 
     # -- interning ------------------------------------------------------------------------
@@ -156,22 +153,9 @@ class Parts:
             self.client_moves.append(None)
         return got
 
-    @contextmanager
-    def stepping(self) -> Iterator[None]:
+    def stepping(self) -> AbstractContextManager[None]:
         """While the search runs: every machine row the Agent fires is logged for coverage."""
-        original = MachineSpec.fire
-        log = self._rows
-
-        def fire(spec: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any] = {}) -> str:
-            dest = original(spec, state, trigger, ctx)
-            log.append((spec.name, state, trigger, dest))
-            return dest
-
-        MachineSpec.fire = fire  # type: ignore[method-assign,assignment]
-        try:
-            yield
-        finally:
-            MachineSpec.fire = original  # type: ignore[method-assign]
+        return rows_fired(self._rows.append)
 
     def _take_rows(self) -> tuple[Row, ...]:
         rows = tuple(self._rows)
@@ -299,8 +283,9 @@ class MonitorTable:
     def __init__(self, root: MonitorSet | None, msgs: Messages) -> None:
         self.root = root if root is not None else new_monitors(False)
         self.numbers: list[dict[Any, int]] = [{} for _ in self.root.monitors]
-        self.sets: list[MonitorSet] = [self.root]
-        self.ids: dict[Any, int] = {self.root.interned_key(self.numbers): 0}
+        self._states = _Interned()
+        self._states.intern(self.root.interned_key(self.numbers), self.root)
+        self.sets: list[MonitorSet] = self._states.reps
         self._full: dict[int, Any] = {}
         self.steps: dict[int, list[Any]] = {}
         self.ends: dict[int, tuple[Breach, ...]] = {}
@@ -314,12 +299,8 @@ class MonitorTable:
         if hit is None:
             ms = self.sets[mid].derive()
             self.line += 1  # later than any line a stored state holds (checks compare lines)
-            found = ms.feed(self.msgs.senders[x], self.msgs.msgs[x], self.line)
-            skey = ms.interned_key(self.numbers)
-            nid = self.ids.get(skey)
-            if nid is None:
-                nid = self.ids[skey] = len(self.sets)
-                self.sets.append(ms)
+            found = ms.feed(self.msgs.sender(x), self.msgs.msgs[x], self.line)
+            nid = self._states.intern(ms.interned_key(self.numbers), ms)
             breaches = tuple(Breach(f.rule, "monitor", f.explanation) for f in found if f.kind == "rule")
             hit = self.steps[key] = [nid, breaches, 0, tuple(ms.exercised.items())]
         return hit
@@ -361,8 +342,9 @@ class ViewTable:
     """
 
     def __init__(self, root: Any, msgs: Messages) -> None:
-        self.views: list[Any] = [root]
-        self.ids: dict[Any, int] = {self._key(root): 0}
+        self._views = _Interned()
+        self._views.intern(self._key(root), root)
+        self.views: list[Any] = self._views.reps
         self.steps: dict[int, int] = {}
         self.json: dict[int, Any] = {}
         self.msgs = msgs
@@ -377,13 +359,8 @@ class ViewTable:
         hit = self.steps.get(key)
         if hit is None:
             view = copy.deepcopy(self.views[vid])
-            view.apply(self.msgs.senders[x], self.msgs.msgs[x])
-            vkey = self._key(view)
-            hit = self.ids.get(vkey)
-            if hit is None:
-                hit = self.ids[vkey] = len(self.views)
-                self.views.append(view)
-            self.steps[key] = hit
+            view.apply(self.msgs.sender(x), self.msgs.msgs[x])
+            hit = self.steps[key] = self._views.intern(self._key(view), view)
         return hit
 
     def to_json(self, vid: int) -> Any:

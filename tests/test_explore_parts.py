@@ -29,7 +29,7 @@ def test_memoized_moves_match_stepping_a_world() -> None:
     """Every event of 40 random walks: the part moves give the World's next snapshots and messages."""
     for seed in range(40):
         world = World(DEFAULT, monitors=None, record=False)
-        parts = Parts(world.clone(), monitors=False, views=False, history=False)
+        parts = Parts(world.clone(), views=False, history=False)
         a, c = parts.root_agent, parts.root_client
         rng = random.Random(seed)
         for _ in range(60):
