@@ -492,27 +492,16 @@ class MonitorSet:
     # -- explorers -----------------------------------------------------------------------
     def clone(self) -> MonitorSet:
         """An independent copy: feeding one never changes the other."""
-        new = MonitorSet.__new__(MonitorSet)
-        new.from_start = self.from_start
+        new = self._successor()
         new._exercised = Counter(self._exercised)
         new._counts = self._counts.copy()
         new._groups = self._groups.copy()
         new.findings = list(self.findings)
         new._new = list(self._new)
-        new._levels = self._levels
-        new.pending_client = dict(self.pending_client)
-        new.pending_agent = dict(self.pending_agent)
-        new._index = self._index
-        mons = list.__iter__(self.monitors)  # the objects as they are (no copy-on-write)
-        new.monitors = list(mons)
+        new.monitors = list(list.__iter__(self.monitors))  # as they are (no copy-on-write)
         for i in self._tables.clone_order:  # required ones first: the others look them up
             new.monitors[i] = new.monitors[i].clone(new)
-        new._tables = self._tables
-        new._raw = self._raw
-        new._routes = None
-        new._numbers = new._base_numbers = None
-        new._gates = self._gates
-        new._use(self._tables.filtered(self._gates))
+        new._base_numbers = None
         return new
 
     def derive(self) -> MonitorSet:
@@ -521,23 +510,29 @@ class MonitorSet:
         new set first reaches it (a handler, a gate, ``get``). So feeding it costs a copy of
         the monitors the message concerns, not of all of them. A set must not be fed once a
         set was derived from it (they share monitors)."""
-        new = MonitorSet.__new__(MonitorSet)
-        new.from_start = self.from_start
+        new = self._successor()
         new._exercised = Counter()
         new._counts = defaultdict(int)
         new._groups = defaultdict(int)
         new.findings = []
         new._new = []
+        new.monitors = _CopyOnWrite(new, list(list.__iter__(self.monitors)))
+        new._base_numbers = self._numbers
+        return new
+
+    def _successor(self) -> MonitorSet:
+        """A new set with this one's configuration, tables, gates and pending requests; the
+        caller sets its monitors, findings and exercise counts."""
+        new = MonitorSet.__new__(MonitorSet)
+        new.from_start = self.from_start
         new._levels = self._levels
         new.pending_client = dict(self.pending_client)
         new.pending_agent = dict(self.pending_agent)
         new._index = self._index
-        new.monitors = _CopyOnWrite(new, list(list.__iter__(self.monitors)))
-        new._base_numbers = self._numbers
-        new._numbers = None
         new._tables = self._tables
         new._raw = self._raw
         new._routes = None
+        new._numbers = None
         new._gates = self._gates
         new._use(self._tables.filtered(self._gates))
         return new
