@@ -43,7 +43,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
@@ -110,22 +112,21 @@ def run_baseline(path: Path) -> int:
     return n
 
 
-def run_reader(path: Path) -> int:
+def _count_messages(path: Path, read: Callable[[BinaryIO], Iterator[Any]]) -> int:
     n = 0
     with path.open("rb") as fh:
-        for item in read_transcript(fh):
+        for item in read(fh):
             if type(item) is tuple:
                 n += 1
     return n
+
+
+def run_reader(path: Path) -> int:
+    return _count_messages(path, read_transcript)
 
 
 def run_scan(path: Path) -> int:
-    n = 0
-    with path.open("rb") as fh:
-        for item in scan_transcript(fh):
-            if type(item) is tuple:
-                n += 1
-    return n
+    return _count_messages(path, scan_transcript)
 
 
 def run_check(path: Path) -> int:
