@@ -287,6 +287,8 @@ class MonitorSet:
         """(monitor numbers, context keys) once ``interned_key`` ran (explorers)."""
         self._base_numbers: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
         """The ``_numbers`` of the set this one was derived from."""
+        self._only: tuple[int, ...] | None = None
+        """The monitors a set made by ``derive(only=...)`` dispatches to (None: all)."""
         self._gates = self._gate_state()
         self._use(tables.filtered(self._gates))
 
@@ -318,7 +320,7 @@ class MonitorSet:
         if gates == self._gates:
             return
         self._gates = gates
-        self._use(self._tables.filtered(gates))
+        self._use(self._tables.filtered(gates, self._only))
         if self._routes is not None:
             self._routes.clear()
             self._routes.update(self._bind_updates())
@@ -504,13 +506,17 @@ class MonitorSet:
         new._base_numbers = None
         return new
 
-    def derive(self) -> MonitorSet:
+    def derive(self, only: tuple[int, ...] | None = None) -> MonitorSet:
         """A copy-on-write successor, for explorers that keep each distinct monitor state once
         and feed copies: it shares this set's monitors, and a monitor is copied only when the
         new set first reaches it (a handler, a gate, ``get``). So feeding it costs a copy of
         the monitors the message concerns, not of all of them. A set must not be fed once a
-        set was derived from it (they share monitors)."""
-        new = self._successor()
+        set was derived from it (they share monitors).
+
+        ``only``: monitor indices; the new set dispatches to their handlers alone (the others
+        stand still), so its findings and exercise counts are theirs. An explorer that steps
+        monitors one at a time uses it, with the required monitors among ``only``."""
+        new = self._successor(only)
         new._exercised = Counter()
         new._counts = defaultdict(int)
         new._groups = defaultdict(int)
@@ -520,7 +526,20 @@ class MonitorSet:
         new._base_numbers = self._numbers
         return new
 
-    def _successor(self) -> MonitorSet:
+    def graft(self, i: int, source: MonitorSet) -> MonitorSet:
+        """A derived set (``derive``) whose monitor ``i`` is a copy of ``source``'s, attached
+        to the new set (so it reads the new set's required monitors). For explorers that
+        combine a monitor's state with another set's context; sound only for a monitor whose
+        key does not read that context (not ``KEY_CONTEXT``)."""
+        new = self.derive()
+        mons = new.monitors
+        assert isinstance(mons, _CopyOnWrite)
+        list.__setitem__(mons, i, list.__getitem__(source.monitors, i).clone(new))
+        mons.owned[i] = 1
+        new._regate()
+        return new
+
+    def _successor(self, only: tuple[int, ...] | None = None) -> MonitorSet:
         """A new set with this one's configuration, tables, gates and pending requests; the
         caller sets its monitors, findings and exercise counts."""
         new = MonitorSet.__new__(MonitorSet)
@@ -530,12 +549,35 @@ class MonitorSet:
         new.pending_agent = dict(self.pending_agent)
         new._index = self._index
         new._tables = self._tables
-        new._raw = self._raw
+        new._raw = self._tables.raw if only is None else tuple(i for i in self._tables.raw if i in only)
         new._routes = None
         new._numbers = None
+        new._only = only
         new._gates = self._gates
-        new._use(self._tables.filtered(self._gates))
+        new._use(self._tables.filtered(self._gates, only))
         return new
+
+    def reaches(self, sender: str, msg: Message, request: Message | None) -> tuple[int, ...]:
+        """Indices of the monitors ``push`` may call for ``msg`` whatever their gates
+        (``request``: the request a response answers, None for other messages). The monitors
+        not among them stand still on ``msg``."""
+        full = self._tables.full
+        method = msg.get("method")
+        entries: list[Any] = []
+        if method == "session/update":
+            params = msg.get("params")
+            upd = params.get("update") if type(params) is dict else None
+            kind = upd.get("sessionUpdate") if type(upd) is dict else None
+            if sender == "agent" and type(kind) is str:
+                entries = full["update"].get(kind, [])
+        elif method is None:
+            if request is not None:
+                table = "agent-response" if sender == "agent" else "client-response"
+                entries = full[table].get(request["method"], [])
+        elif type(method) is str:
+            side = "client-" if sender == "client" else "agent-"
+            entries = full[side + ("request" if "id" in msg else "notification")].get(method, [])
+        return tuple(sorted({*(index for _, index, _ in entries), *self._tables.raw}))
 
     def interned_key(self, numbers: list[dict[Any, int]]) -> tuple[Any, ...]:
         """``state_key`` with each monitor's part replaced by its number in ``numbers[i]``
@@ -652,11 +694,12 @@ class _Tables:
         """Indices of the monitors that override ``on_message``."""
         self.gates = tuple(gates)
         """(monitor index, attribute) of every gate, in the order of a gate state."""
-        self._by_state: dict[tuple[bool, ...], dict[str, Table]] = {}
+        self._by_state: dict[tuple[tuple[bool, ...], tuple[int, ...] | None], dict[str, Table]] = {}
 
-    def filtered(self, state: tuple[bool, ...]) -> dict[str, Table]:
-        """The tables without the handlers whose gate is closed in ``state``."""
-        found = self._by_state.get(state)
+    def filtered(self, state: tuple[bool, ...], only: tuple[int, ...] | None = None) -> dict[str, Table]:
+        """The tables without the handlers whose gate is closed in ``state`` (and, given
+        ``only``, without those of the other monitors)."""
+        found = self._by_state.get((state, only))
         if found is None:
             open_gates = {gate for gate, is_open in zip(self.gates, state, strict=True) if is_open}
             found = {}
@@ -667,13 +710,14 @@ class _Tables:
                         [
                             (func, index)
                             for func, index, attr in entries
-                            if attr is None or (index, attr) in open_gates
+                            if (attr is None or (index, attr) in open_gates)
+                            and (only is None or index in only)
                         ]
                     )
                     if handlers:
                         kept[key] = handlers
                 found[name] = kept
-            self._by_state[state] = found
+            self._by_state[(state, only)] = found
         return found
 
 
@@ -684,10 +728,12 @@ def _number(table: dict[Any, int], key: Any) -> int:
     return found
 
 
+def pending_tag(rid: Any, request: Message) -> tuple[Any, Any, Any]:
+    """What a set's key keeps of a request awaiting its response: (id, method, sessionId)."""
+    params = request.get("params")
+    sid = params.get("sessionId") if type(params) is dict else None
+    return (rid, request.get("method"), sid if type(sid) is str else None)
+
+
 def _pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
-    out = set()
-    for rid, request in pending.items():
-        params = request.get("params")
-        sid = params.get("sessionId") if type(params) is dict else None
-        out.add((rid, request.get("method"), sid if type(sid) is str else None))
-    return frozenset(out)
+    return frozenset([pending_tag(rid, request) for rid, request in pending.items()])

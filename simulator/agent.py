@@ -87,6 +87,16 @@ AGENT_FAULTS = (
 )
 
 
+def _slot_copier(names: tuple[str, ...]) -> Any:
+    """A function ``copy(src, dst)`` assigning each named slot of ``src`` to ``dst``: plain
+    attribute assignments, built once, about three times faster than a getattr/setattr loop
+    (explorers clone an Agent for every move they compute)."""
+    body = "".join(f"    dst.{name} = src.{name}\n" for name in names)
+    scope: dict[str, Any] = {}
+    exec(f"def copy(src, dst):\n{body}", scope)  # names are this module's slot names only
+    return scope["copy"]
+
+
 class Agent:
     __slots__ = (
         "bg_reported",
@@ -169,8 +179,7 @@ class Agent:
     # -- copying for explorers ----------------------------------------------------------------
     def clone(self) -> Agent:
         new = Agent.__new__(Agent)
-        for name in Agent.__slots__:
-            setattr(new, name, getattr(self, name))
+        _copy_slots(self, new)
         new.prompts = {k: list(v) for k, v in self.prompts.items()}
         new.order = list(self.order)
         new.tools = {k: list(v) for k, v in self.tools.items()}
@@ -933,3 +942,6 @@ class Agent:
         self.resume_rid = None
         self.session = "open"
         return [wire.result(rid, {}), self._state(self.real)]
+
+
+_copy_slots = _slot_copier(Agent.__slots__)

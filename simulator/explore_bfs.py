@@ -60,7 +60,8 @@ from simulator.clientview import CLIENT_FAULTS
 from simulator.config import SMALL, Config
 from simulator.explore_common import Breach, Counterexample, make_counterexample, new_monitors
 from simulator.explore_coverage import Row
-from simulator.explore_parts import SHIFT, Parts
+from simulator.explore_intern import SHIFT
+from simulator.explore_parts import Parts
 from simulator.world import Event, World
 
 MAX_STATES = 100_000

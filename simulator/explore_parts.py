@@ -39,15 +39,14 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from model.core import ProtocolViolation
-from properties.engine import MonitorSet
 from simulator.agent import Agent
 from simulator.client import Client
-from simulator.explore_common import Breach, new_monitors
+from simulator.explore_common import Breach
 from simulator.explore_coverage import Row, entity_trigger, rows_fired
+from simulator.explore_intern import SHIFT, Interned, Messages
+from simulator.explore_monitors import MonitorTable
 from simulator.world import World
 
-SHIFT = 32
-"""Memo keys pack (part state, message number) into one int: ``part << SHIFT | message``."""
 BROKEN = -1
 """The part-state number of a move the model refuses (the world stops there)."""
 
@@ -71,50 +70,14 @@ class _NoView:
         return None
 
 
-class _Interned:
-    """Distinct states of one kind: representative objects and their numbers, by key."""
-
-    def __init__(self) -> None:
-        self.reps: list[Any] = []
-        self.keys: list[Any] = []
-        self.ids: dict[Any, int] = {}
-
-    def intern(self, key: Any, rep: Any) -> int:
-        got = self.ids.get(key)
-        if got is None:
-            got = self.ids[key] = len(self.reps)
-            self.reps.append(rep)
-            self.keys.append(key)
-        return got
-
-
-class Messages:
-    """Interned wire messages: number <-> (sender, message), keyed by sender and text."""
-
-    def __init__(self) -> None:
-        self._table = _Interned()
-        self.msgs: list[dict[str, Any]] = self._table.reps
-
-    def intern(self, sender: str, msg: dict[str, Any]) -> int:
-        return self._table.intern((sender, repr(msg)), msg)
-
-    def sender(self, x: int) -> str:
-        sender: str = self._table.keys[x][0]
-        return sender
-
-    def text(self, x: int) -> str:
-        text: str = self._table.keys[x][1]
-        return text
-
-
 class Parts:
     """Every part of the composed world, interned, with memoized moves (see the module header)."""
 
     def __init__(self, world: World, views: bool, history: bool) -> None:
         self.msgs = Messages()
         self.history = history
-        self.agents = _Interned()
-        self.clients = _Interned()
+        self.agents = Interned()
+        self.clients = Interned()
         self.agent_moves: list[list[Move] | None] = []
         self.client_moves: list[list[Move] | None] = []
         self.agent_recv: dict[int, Move] = {}
@@ -269,71 +232,6 @@ class Parts:
         return self.clients.keys[c]
 
 
-class MonitorTable:
-    """Hash-consed monitor states and memoized monitor steps.
-
-    Each distinct monitor state (``MonitorSet.state_key``) is kept once (``sets[mid]``, never fed
-    again) and each (state, message) pair is fed once, to a copy-on-write successor
-    (``MonitorSet.derive``: only the monitors the message reaches are copied; states are
-    compared by ``MonitorSet.interned_key``, which numbers each monitor's key once).
-    ``step(mid, x)`` is a list
-    ``[next state, breaches, count, exercised]``; the search counts its uses in place.
-    """
-
-    def __init__(self, root: MonitorSet | None, msgs: Messages) -> None:
-        self.root = root if root is not None else new_monitors(False)
-        self.numbers: list[dict[Any, int]] = [{} for _ in self.root.monitors]
-        self._states = _Interned()
-        self._states.intern(self.root.interned_key(self.numbers), self.root)
-        self.sets: list[MonitorSet] = self._states.reps
-        self._full: dict[int, Any] = {}
-        self.steps: dict[int, list[Any]] = {}
-        self.ends: dict[int, tuple[Breach, ...]] = {}
-        self.exercised: Counter[str] = Counter(self.root.exercised)
-        self.msgs = msgs
-        self.line = 1_000
-
-    def step(self, mid: int, x: int) -> list[Any]:
-        key = mid << SHIFT | x
-        hit = self.steps.get(key)
-        if hit is None:
-            ms = self.sets[mid].derive()
-            self.line += 1  # later than any line a stored state holds (checks compare lines)
-            found = ms.feed(self.msgs.sender(x), self.msgs.msgs[x], self.line)
-            nid = self._states.intern(ms.interned_key(self.numbers), ms)
-            breaches = tuple(Breach(f.rule, "monitor", f.explanation) for f in found if f.kind == "rule")
-            hit = self.steps[key] = [nid, breaches, 0, tuple(ms.exercised.items())]
-        return hit
-
-    def full_key(self, mid: int) -> Any:
-        """``MonitorSet.state_key`` of state ``mid`` spelled out (what symmetry renames)."""
-        got = self._full.get(mid)
-        if got is None:
-            got = self._full[mid] = self.sets[mid].clone().state_key()
-        return got
-
-    def finish(self, mid: int) -> tuple[Breach, ...]:
-        """The breaches of judging state ``mid`` at quiescence (computed once per state)."""
-        got = self.ends.get(mid)
-        if got is None:
-            ms = self.sets[mid].clone()
-            ms.exercised.clear()
-            found = ms.finish(quiescent=True)
-            got = tuple(Breach(f.rule, "eventually", f.explanation) for f in found if f.kind == "rule")
-            self.ends[mid] = got
-            self.exercised.update(ms.exercised)
-        return got
-
-    def tally(self) -> Counter[str]:
-        """How often each rule's check was exercised over every step the search took."""
-        out = Counter(self.exercised)
-        for _, _, n, ex in self.steps.values():
-            if n:
-                for rule, k in ex:
-                    out[rule] += k * n
-        return out
-
-
 class ViewTable:
     """Hash-consed client views (faulty or reference) and memoized ``apply``, like the monitors.
 
@@ -342,7 +240,7 @@ class ViewTable:
     """
 
     def __init__(self, root: Any, msgs: Messages) -> None:
-        self._views = _Interned()
+        self._views = Interned()
         self._views.intern(self._key(root), root)
         self.views: list[Any] = self._views.reps
         self.steps: dict[int, int] = {}

@@ -179,10 +179,11 @@ def test_monitor_keys_are_a_congruence_along_memoized_steps() -> None:
     message has the key of a set fed plainly. Seed 133 (an agent with a custom running state)
     once broke it: a tool call reported outside active work before the first interval and
     after one looked the same to the facts but not to the tool monitor."""
-    from simulator.explore_parts import Messages, MonitorTable
+    from simulator.explore_intern import Messages
+    from simulator.explore_monitors import MonitorTable
 
     msgs = Messages()
-    table = MonitorTable(MonitorSet(), msgs)
+    table = MonitorTable(MonitorSet(), msgs, check=True)  # composed steps agree with whole sets
     for seed in range(134):  # the states of seed 133 were first made by earlier seeds
         faults = frozenset(MUTANTS[seed % len(MUTANTS)].switched_on) if seed % 2 else frozenset()
         cfg = DEFAULT.with_(transport="unordered") if seed % 3 == 0 else DEFAULT
@@ -192,4 +193,4 @@ def test_monitor_keys_are_a_congruence_along_memoized_steps() -> None:
         for line, (sender, msg) in enumerate(transcript, 1):
             plain.feed(sender, msg, line)
             mid = table.step(mid, msgs.intern(sender, msg))[0]
-            assert table.sets[mid].clone().state_key() == plain.clone().state_key(), (seed, line)
+            assert table.materialize(mid).clone().state_key() == plain.clone().state_key(), (seed, line)
