@@ -103,13 +103,13 @@ def check_stream(
 ) -> FileReport:
     """Read one transcript and judge it; ``on_message`` sees every message that was used.
 
-    Without a hook or a schema, the reader hands each message to the monitor set itself: the
-    Agent's updates, which it took apart anyway, straight to the set's update handlers
-    (``MonitorSet.update_routes``), the rest to ``MonitorSet.push``; only input findings come
-    out of the loop. Otherwise each message goes through the loop (updates taken apart to
-    ``MonitorSet.feed_update``). Either way findings are kept in the order they were made:
-    the monitors' findings wait in the set until the next ``feed`` returns them, or until
-    another finding (input, schema) has to follow them."""
+    Without a hook or a schema, the reader hands each message to the monitor set itself,
+    straight to the handlers of the set's dispatch tables (``MonitorSet.routes``) as it
+    classified the message; only input findings come out of the loop. Otherwise each message
+    goes through the loop (updates taken apart to ``MonitorSet.feed_update``). Either way
+    findings are kept in the order they were made: the monitors' findings wait in the set
+    until the next ``feed`` returns them, or until another finding (input, schema) has to
+    follow them."""
     monitor_set = monitors if monitors is not None else new_monitor_set()
     if schema is not None:
         schema.reset()
@@ -124,11 +124,9 @@ def check_stream(
     feed = monitor_set.feed
     feed_update = monitor_set.feed_update
     take_new = monitor_set.take_new
-    routes = monitor_set.update_routes() if on_message is None and schema is None else None
+    routes = monitor_set.routes() if on_message is None and schema is None else None
     if routes is not None:  # the reader hands every message to the set
-        for item in scan_transcript(
-            stream, max_line_bytes, stats=report.stats, on_message=monitor_set.push, update_routes=routes
-        ):
+        for item in scan_transcript(stream, max_line_bytes, stats=report.stats, routes=routes):
             keep(take_new())
             findings.append(item)  # type: ignore[arg-type]  # only input findings are left
         keep(take_new())

@@ -31,8 +31,9 @@ simple interface, kept for small test monitors).
 
 Feeding a transcript: ``push`` is ``feed`` without handing back the findings (they wait for
 the next ``feed`` or ``take_new``), ``feed_update`` takes an Agent update its caller already
-took apart, and ``update_routes`` hands such a caller the update handlers themselves, bound to
-this set's monitors, so the reader calls them directly (``acp-model check``).
+took apart, and ``routes`` hands a reader that classifies each message itself the handlers of
+every table, bound to this set's monitors (``update_routes``: the update table alone), so the
+reader calls them directly (``acp-model check``).
 
 Shared context: a monitor may name other monitor classes in ``REQUIRES`` (for instance a tracker
 of per-session facts that several monitors read). The set creates each required class once,
@@ -251,6 +252,8 @@ def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monit
 class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
 
+    _bound: dict[str, Routes] | None = None
+    """The tables handed out by ``routes`` (none until it is called)."""
 
     def __init__(
         self, monitors: Iterable[type[Monitor]] | None = None, *, from_start: bool = False
@@ -326,11 +329,33 @@ class MonitorSet:
             self._routes.update(self._bind_updates())
 
     def _bind_updates(self) -> Routes:
+        """The update table bound to this set's monitors (``update_routes``); also brings the
+        other tables handed out by ``routes`` up to date in place (``_regate`` calls it)."""
+        bound = self._bound
+        if bound is not None:
+            for name, table in self._reader_tables():
+                live = bound[name]
+                live.clear()
+                live.update(self._bind(table))
+        return self._bind(self._upd)
+
+    def _bind(self, table: Table) -> Routes:
         mons = self.monitors
         return {
             key: tuple([func.__get__(mons[index]) for func, index in entries])
-            for key, entries in self._upd.items()
+            for key, entries in table.items()
         }
+
+    def _reader_tables(self) -> tuple[tuple[str, Table], ...]:
+        """The dispatch tables other than ``update``, by name, as gated now."""
+        return (
+            ("client-request", self._creq),
+            ("agent-request", self._areq),
+            ("client-notification", self._cnote),
+            ("agent-notification", self._anote),
+            ("agent-response", self._aresp),
+            ("client-response", self._cresp),
+        )
 
     def update_routes(self) -> Routes | None:
         """The live dispatch table of Agent ``session/update`` messages (``sessionUpdate`` ->
@@ -345,6 +370,25 @@ class MonitorSet:
         if self._routes is None:
             self._routes = self._bind_updates()
         return self._routes
+
+    def routes(self) -> dict[str, Routes] | None:
+        """Every dispatch table, bound to this set's monitors: table name (``TABLES``) -> key
+        -> bound handlers, called with the arguments the module docstring gives, for a reader
+        that classifies each message and pairs responses with requests itself
+        (``properties.transcript.scan_transcript``, ``acp-model check``). Calling them is what
+        ``push`` does minus the classification, with one difference: the set's own record of
+        requests awaiting a response (``pending_client`` / ``pending_agent``) stays empty, so
+        a set fed this way must be fed this way throughout. None when a monitor overrides
+        ``on_message``. The tables belong to this set and stay current when gates change.
+        Findings wait for the next ``feed`` or ``take_new``."""
+        updates = self.update_routes()
+        if updates is None:
+            return None
+        if self._bound is None:
+            self._bound = {"update": updates}
+            for name, table in self._reader_tables():
+                self._bound[name] = self._bind(table)
+        return self._bound
 
     @property
     def exercised(self) -> Counter[str]:

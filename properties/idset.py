@@ -285,22 +285,23 @@ class IdMap(Generic[V]):
                 return False
         elif values != [nv] * n:
             return False
-        if set(map(type, values)) != {type(nv)}:  # (True == 1, but a run keeps one type)
+        if list(map(type, values)) != [type(nv)] * n:  # (True == 1, but a run keeps one type)
             return False
         if head is None:
-            if keys != list(range(c, end, step)) or set(map(type, keys)) != {int}:
+            if keys != list(range(c, end, step)) or list(map(type, keys)) != [int] * n:
                 return False
         else:
-            # Joined with a separator neither the prefix nor the counters contain, the keys
-            # equal the expected ones exactly when the joined strings are equal (a key holding
-            # the separator would add one to the joined text).
+            # Each key followed by a separator neither the prefix nor the counters contain:
+            # the keys equal the expected ones exactly when the joined strings are equal (a key
+            # holding the separator would add one to the joined text).
             if "\n" in head:
                 return False
             try:
                 joined = "\n".join(keys)
             except TypeError:  # a key that is not a string
                 return False
-            if joined != head + ("\n" + head).join(map(str, range(c, end, step))):
+            expected = (head.replace("%", "%%") + "%d\n") * n % tuple(range(c, end, step))
+            if joined + "\n" != expected:
                 return False
         run[2] = count + n
         self._next = end if head is None else head + str(end)

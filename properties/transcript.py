@@ -6,9 +6,10 @@ in the order a proxy between the peers saw the lines. Any number of sessions may
 
 The reader streams: it reads one line at a time in binary, never holds more than one line
 (a line over the size limit is read in chunks and dropped), and keeps only the bookkeeping a
-JSON-RPC stream needs: the ids each side has requested and not yet seen answered (so a response
-to an id nobody asked for, or a second request reusing an id still in flight, is caught here),
-the set of session ids seen, and a count of methods and update variants it does not know.
+JSON-RPC stream needs: the requests each side has sent and not yet seen answered, by id (so a
+response to an id nobody asked for, or a second request reusing an id still in flight, is
+caught here, and a response can be handed on with its request), the set of session ids seen,
+and a count of methods and update variants it does not know.
 
 Limits: a line over ``max_line_bytes`` (``input.too-long``) or nested deeper than
 ``MAX_DEPTH`` (``input.too-deep``) is skipped. A line long enough to nest that deep and still
@@ -17,8 +18,10 @@ can only nest that deep if it is invalid, so it is measured only when it fails t
 most a few hundred levels, which every decoder refuses safely).
 
 Two entry points: ``read_transcript`` yields ``(line, sender, message)`` items and input
-findings; ``scan_transcript`` (used by ``acp-model check``) also yields, or hands to
-callbacks, the parts of an Agent update it took apart anyway (session id, update object).
+findings; ``scan_transcript`` also yields the parts of an Agent update it took apart anyway
+(session id, update object), or (as ``acp-model check`` runs it) hands every message to the
+callables of the dispatch tables it is given, as it classified the message: update, request,
+notification or response (with its request).
 
 Every line that cannot be used yields exactly one input ``Finding`` (rule ``input.<problem>``,
 kind "input", with the line's 1-based number) and reading goes on. Two problems are reported
@@ -63,6 +66,8 @@ Item = MessageItem | Finding
 ScanMessage = tuple[int, str, Message, str | None, Message | None]
 """``(line, sender, message, session, update)``: see ``scan_transcript``."""
 ScanItem = ScanMessage | Finding
+Routes = Mapping[Any, Iterable[Callable[..., Any]]]
+"""A dispatch table: key (variant or method) -> callables (see ``scan_transcript``)."""
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 """Largest accepted line, in bytes, not counting its line end."""
@@ -148,6 +153,10 @@ _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
 _DISCARD_CHUNK = 1 << 16
 _EXCERPT = 60
+_NO_PARAMS: dict[str, Any] = {}
+"""What a request or notification without object params hands its routes (never changed)."""
+_UPDATE, _REQUEST, _NOTIFICATION, _RESPONSE = 1, 2, 3, 4
+"""What the reader found a line to be (an Agent update taken apart, a request, ...)."""
 
 
 @dataclass(slots=True)
@@ -290,22 +299,38 @@ def scan_transcript(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     *,
     stats: TranscriptStats | None = None,
+    routes: Mapping[str, Routes] | None = None,
     on_message: Callable[[str, Message, int], Any] | None = None,
-    update_routes: Mapping[Any, Iterable[Callable[[str, Message, int, Message], Any]]] | None = None,
+    update_routes: Routes | None = None,
 ) -> Iterator[ScanItem]:
     """``read_transcript`` with what the reader took apart on the way: a message comes as
     ``(line, sender, message, session, update)``, where ``session`` and ``update`` are the
     ``sessionId`` (a string) and the ``update`` object (with its ``sessionUpdate`` key) of an
-    Agent's well-formed ``session/update``, and both None for every other message. Used by
-    ``acp-model check``, which hands such updates straight to the monitors' dispatch table.
+    Agent's well-formed ``session/update``, and both None for every other message.
 
-    Callbacks save the iterator's round trip per message. With ``update_routes`` (a mapping
-    from ``sessionUpdate`` to callables), each of those Agent updates goes to the callables
-    under its variant, called as ``route(session, update, line, message)``, instead of being
-    yielded (a variant without an entry goes nowhere). With ``on_message``, every other
-    message is passed to ``on_message(sender, message, line)`` instead of being yielded. Each
-    call happens when its line is read, so the calls and the items still yielded (input
-    findings at least) stay in line order. The mapping is read at every update, so it may
+    Callbacks save the iterator's round trip per message, and the classification a consumer
+    would otherwise repeat. With ``routes`` (used by ``acp-model check``: the monitor set's
+    dispatch tables), no message is yielded: each goes to the callables its table lists under
+    its key (a key without an entry: nowhere), as the reader classified it:
+
+    - ``update``, by ``sessionUpdate``: the Agent's ``session/update`` notifications, called as
+      ``route(sessionId, update, line, message)`` (only with a string ``sessionId`` and an
+      object ``update``);
+    - ``client-request`` / ``agent-request`` / ``client-notification`` /
+      ``agent-notification``, by method: ``route(params.sessionId or None, params or {}, line,
+      message)``. A message whose method is ``session/update`` goes to no such table (from the
+      Agent it is an update, as above, even with an id);
+    - ``agent-response`` / ``client-response``, by the method of the request it answers (the
+      reader pairs them by id per direction): ``route(sessionId of the request or None,
+      request, line, response)``; never for a response with a null id, nor for one answering
+      a ``session/update``.
+
+    The older, partial form: with ``update_routes`` (the ``update`` table alone), those Agent
+    updates go to its callables instead of being yielded; with ``on_message``, every other
+    message is passed to ``on_message(sender, message, line)`` instead of being yielded.
+
+    Each call happens when its line is read, so the calls and the items still yielded (input
+    findings at least) stay in line order. Tables are read at every message, so they may
     change while the transcript is read.
     """
     if max_line_bytes < 1:
@@ -317,12 +342,17 @@ def scan_transcript(
     sessions = st.sessions
     add_session = sessions.add
     last_sid: Any = None  # the session id added last (consecutive lines mostly share one)
-    routes_get = update_routes.get if update_routes is not None else None  # (a live view)
     preserved = st.preserved
     known_methods = KNOWN_METHODS
     known_updates = KNOWN_UPDATES
-    # requests still awaiting a response, by the side that sent them: id -> method
-    pending: dict[str, dict[Any, str]] = {"client": {}, "agent": {}}
+    if routes is not None:
+        update_routes = routes["update"]
+        creq, areq = routes["client-request"].get, routes["agent-request"].get
+        cnote, anote = routes["client-notification"].get, routes["agent-notification"].get
+        aresp, cresp = routes["agent-response"].get, routes["client-response"].get
+    upd_get = update_routes.get if update_routes is not None else None  # (live views)
+    # requests still awaiting a response, by the side that sent them: id -> request
+    pending: dict[str, dict[Any, Message]] = {"client": {}, "agent": {}}
     other = {"client": "agent", "agent": "client"}
     crlf_reported = False
     line = 0
@@ -389,7 +419,7 @@ def scan_transcript(
             # Any surprise (a missing key, an odd type, an extra key) falls through to the
             # general path below, which judges the line from scratch: nothing here changes
             # state before the last test has passed.
-            fast = 0  # 1: an Agent update taken apart; 2: any other well-formed message
+            kind = 0  # what the line was found to be: _UPDATE (taken apart), _REQUEST, ...
             try:
                 msg = obj["message"]  # (so obj is an object, and so on for each subscript)
                 sender = obj["from"]
@@ -409,9 +439,9 @@ def scan_transcript(
                                     if sid != last_sid:
                                         add_session(sid)
                                         last_sid = sid
-                                    fast = 1 if sender == "agent" else 2
+                                    kind = _UPDATE if sender == "agent" else _NOTIFICATION
                                 else:
-                                    fast = 2
+                                    kind = _NOTIFICATION
                                 n_notifications += 1
                             elif type(method) is str:
                                 if method not in known_methods:
@@ -419,7 +449,7 @@ def scan_transcript(
                                 if type(sid) is str:
                                     add_session(sid)
                                 n_notifications += 1
-                                fast = 2
+                                kind = _NOTIFICATION
                         elif size == 4 and "id" in msg and type(method) is str:  # request
                             rid = msg["id"]
                             mine = pending[sender]
@@ -429,112 +459,139 @@ def scan_transcript(
                                 if type(sid) is str and sid != last_sid:
                                     add_session(sid)
                                     last_sid = sid
-                                mine[rid] = method
+                                mine[rid] = msg
                                 n_requests += 1
-                                fast = 2
+                                kind = _REQUEST
                     elif len(msg) == 3 and "result" in msg:  # success: jsonrpc, result, id
                         rid = msg["id"]
                         if type(rid) is str or type(rid) is int:
-                            method = pending[other[sender]].pop(rid, None)
-                            if method is not None:
-                                if method in _SESSION_CREATING:
+                            request = pending[other[sender]].pop(rid, None)
+                            if request is not None:
+                                if request["method"] in _SESSION_CREATING:
                                     _count_new_session(msg, sessions)
                                 n_responses += 1
-                                fast = 2
+                                kind = _RESPONSE
             except KeyError:
                 pass
             except TypeError:
                 pass
-            if fast == 1:
-                if routes_get is None:
+            if not kind:
+                # General path: every line the fast path did not take, problems included.
+                if type(obj) is not dict:
+                    n_input += 1
+                    yield _input("not-object", line, f"line is a JSON {type(obj).__name__}, not an object")
+                    continue
+                sender = obj.get("from")
+                if sender != "client" and sender != "agent":
+                    n_input += 1
+                    if "from" not in obj:
+                        yield _input("bad-from", line, 'missing "from" (must be "client" or "agent")')
+                    else:
+                        yield _input("bad-from", line, f'"from" is {sender!r}, not "client" or "agent"')
+                    continue
+                msg = obj.get("message")
+                if type(msg) is not dict:
+                    n_input += 1
+                    what = 'missing "message"' if "message" not in obj else '"message" is not an object'
+                    yield _input("not-jsonrpc", line, what)
+                    continue
+                problem, shape = _shape_problem(msg)
+                if problem is not None:
+                    n_input += 1
+                    yield _input("not-jsonrpc", line, problem)
+                    continue
+                if shape == 2:  # response: answers a request from the other side
+                    rid = msg["id"]
+                    request = None
+                    if rid is not None:
+                        request = pending[other[sender]].pop(rid, None)
+                        if request is None:
+                            n_input += 1
+                            yield _input(
+                                "unknown-response-id",
+                                line,
+                                f"{sender} responds to id {rid!r}, which the {other[sender]} has not "
+                                "requested or which was already answered (skipped)",
+                            )
+                            continue
+                        if request["method"] in _SESSION_CREATING:
+                            _count_new_session(msg, sessions)
+                    n_responses += 1
+                    kind = _RESPONSE
+                else:
+                    method = msg["method"]
+                    if shape == 0:
+                        mine = pending[sender]
+                        rid = msg["id"]
+                        if rid in mine:
+                            n_input += 1
+                            yield _input(
+                                "duplicate-request-id",
+                                line,
+                                f"{sender} reuses request id {rid!r} while its {mine[rid]['method']} "
+                                "request with that id is still unanswered (skipped)",
+                            )
+                            continue
+                        mine[rid] = msg
+                        n_requests += 1
+                        kind = _REQUEST
+                    else:
+                        n_notifications += 1
+                        kind = _NOTIFICATION
+                    params = msg.get("params")
+                    sid = None
+                    if type(params) is dict:
+                        sid = params.get("sessionId")
+                        if type(sid) is str:
+                            sessions.add(sid)
+                        if method == "session/update":
+                            update = params.get("update")
+                            if type(update) is dict:
+                                variant = update.get("sessionUpdate")
+                                if type(variant) is str and variant not in known_updates:
+                                    preserved["update " + variant] += 1
+                    else:
+                        params = _NO_PARAMS
+                    if method not in known_methods:
+                        preserved["method " + method] += 1
+            # Hand the message on.
+            if kind == _UPDATE:
+                if upd_get is None:
                     yield (line, sender, msg, sid, upd)
                 else:
-                    routes = routes_get(variant)
-                    if routes is not None:
-                        for route in routes:
-                            route(sid, upd, line, msg)
-                continue
-            if fast:
+                    handlers = upd_get(variant)
+                    if handlers is not None:
+                        for handler in handlers:
+                            handler(sid, upd, line, msg)
+            elif routes is None:
                 if on_message is None:
                     yield (line, sender, msg, None, None)
                 else:
                     on_message(sender, msg, line)
-                continue
-            # General path: requests, responses, other notifications, and every problem.
-            if type(obj) is not dict:
-                n_input += 1
-                yield _input("not-object", line, f"line is a JSON {type(obj).__name__}, not an object")
-                continue
-            sender = obj.get("from")
-            if sender != "client" and sender != "agent":
-                n_input += 1
-                if "from" not in obj:
-                    yield _input("bad-from", line, 'missing "from" (must be "client" or "agent")')
-                else:
-                    yield _input("bad-from", line, f'"from" is {sender!r}, not "client" or "agent"')
-                continue
-            msg = obj.get("message")
-            if type(msg) is not dict:
-                n_input += 1
-                what = 'missing "message"' if "message" not in obj else '"message" is not an object'
-                yield _input("not-jsonrpc", line, what)
-                continue
-            problem, kind = _shape_problem(msg)
-            if problem is not None:
-                n_input += 1
-                yield _input("not-jsonrpc", line, problem)
-                continue
-            if kind == 2:  # response: answers a request from the other side
-                rid = msg["id"]
-                if rid is not None:
-                    method = pending[other[sender]].pop(rid, None)
-                    if method is None:
-                        n_input += 1
-                        yield _input(
-                            "unknown-response-id",
-                            line,
-                            f"{sender} responds to id {rid!r}, which the {other[sender]} has not "
-                            "requested or which was already answered (skipped)",
-                        )
-                        continue
-                    if method in _SESSION_CREATING:
-                        _count_new_session(msg, sessions)
-                n_responses += 1
+            elif kind == _RESPONSE:
+                if request is not None:
+                    method = request["method"]
+                    handlers = aresp(method) if sender == "agent" else cresp(method)
+                    if handlers is not None and method != "session/update":
+                        params = request.get("params")
+                        sid = params.get("sessionId") if type(params) is dict else None
+                        if type(sid) is not str:
+                            sid = None
+                        for handler in handlers:
+                            handler(sid, request, line, msg)
+            elif method == "session/update":  # an update, whatever its shape, or nothing
+                if sender == "agent" and upd_get is not None:
+                    _route_update(upd_get, msg, line)
             else:
-                method = msg["method"]
-                if kind == 0:
-                    mine = pending[sender]
-                    rid = msg["id"]
-                    if rid in mine:
-                        n_input += 1
-                        yield _input(
-                            "duplicate-request-id",
-                            line,
-                            f"{sender} reuses request id {rid!r} while its {mine[rid]} request with "
-                            "that id is still unanswered (skipped)",
-                        )
-                        continue
-                    mine[rid] = method
-                    n_requests += 1
+                if kind == _REQUEST:
+                    handlers = creq(method) if sender == "client" else areq(method)
                 else:
-                    n_notifications += 1
-                params = msg.get("params")
-                if type(params) is dict:
-                    sid = params.get("sessionId")
-                    if type(sid) is str:
-                        sessions.add(sid)
-                    if method == "session/update":
-                        update = params.get("update")
-                        if type(update) is dict:
-                            variant = update.get("sessionUpdate")
-                            if type(variant) is str and variant not in known_updates:
-                                preserved["update " + variant] += 1
-                if method not in known_methods:
-                    preserved["method " + method] += 1
-            if on_message is None:
-                yield (line, sender, msg, None, None)
-            else:
-                on_message(sender, msg, line)
+                    handlers = cnote(method) if sender == "client" else anote(method)
+                if handlers is not None:
+                    if type(sid) is not str:
+                        sid = None
+                    for handler in handlers:
+                        handler(sid, params, line, msg)
     finally:
         st.lines = line
         st.messages = n_requests + n_notifications + n_responses
@@ -542,3 +599,19 @@ def scan_transcript(
         st.notifications = n_notifications
         st.responses = n_responses
         st.input_findings = n_input
+
+
+def _route_update(get: Callable[[Any], Any], msg: Message, line: int) -> None:
+    """Route an Agent's ``session/update`` the fast path did not take apart (an extra key, an
+    id): to the handlers of its variant when its ``sessionId`` is a string and its ``update``
+    an object, else nowhere."""
+    try:
+        params = msg["params"]
+        upd = params["update"]
+        handlers = get(upd["sessionUpdate"])
+        sid = params["sessionId"]
+    except (KeyError, TypeError, IndexError):
+        return
+    if handlers is not None and type(sid) is str and type(upd) is dict:
+        for handler in handlers:
+            handler(sid, upd, line, msg)
