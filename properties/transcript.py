@@ -151,7 +151,9 @@ opening brackets and as many closing ones."""
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
-_DISCARD_CHUNK = 1 << 16
+_CHUNK = 1 << 17
+"""Bytes read at a time (at most; a line may span chunks)."""
+_TOO_DEEP = f"arrays/objects nested deeper than {MAX_DEPTH} levels (skipped)"
 _EXCERPT = 60
 _NO_PARAMS: dict[str, Any] = {}
 """What a request or notification without object params hands its routes (never changed)."""
@@ -336,9 +338,12 @@ def scan_transcript(
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be positive")
     st = stats if stats is not None else TranscriptStats()
-    readline: Callable[[int], bytes] = stream.readline
-    limit = max_line_bytes + 1
+    read: Callable[[int], bytes] = getattr(stream, "read1", None) or stream.read
+    # A line within one chunk is at most chunk_size - 1 bytes long: only a line carried over
+    # from one chunk to the next can be over the limit.
+    chunk_size = min(_CHUNK, max_line_bytes + 1)
     loads = _loads
+    deep_line = _DEEP_LINE
     sessions = st.sessions
     add_session = sessions.add
     last_sid: Any = None  # the session id added last (consecutive lines mostly share one)
@@ -355,243 +360,274 @@ def scan_transcript(
     pending: dict[str, dict[Any, Message]] = {"client": {}, "agent": {}}
     other = {"client": "agent", "agent": "client"}
     crlf_reported = False
+    carry: list[bytes] = []  # the start of a line that did not end in the chunks read so far
+    carried = 0  # its length
+    skipping = False  # dropping the rest of a line over the limit
     line = 0
     n_requests = n_notifications = n_responses = n_input = 0
     try:
         while True:
-            raw = readline(limit)
-            if not raw:
-                break
-            line += 1
-            if raw[-1] != 10 and len(raw) == limit:  # no b"\n" within the limit
-                # Over the limit: drop the rest of the line without holding it.
-                while True:
-                    rest = readline(_DISCARD_CHUNK)
-                    if not rest or rest[-1] == 10:
-                        break
-                n_input += 1
-                yield _input("too-long", line, f"line longer than {max_line_bytes} bytes (skipped)")
-                continue
-            # A line that parses cannot nest deeper than MAX_DEPTH unless it holds more than
-            # MAX_DEPTH opening and as many closing brackets: shorter lines are checked only
-            # when they fail to parse (the finding must still be too-deep, not invalid-json).
-            if len(raw) >= _DEEP_LINE and _too_deep(raw):
-                n_input += 1
-                yield _input(
-                    "too-deep", line, f"arrays/objects nested deeper than {MAX_DEPTH} levels (skipped)"
-                )
-                continue
-            try:
-                obj = loads(raw)
-            except (ValueError, RecursionError) as exc:
-                if len(raw) < _DEEP_LINE and _too_deep(raw):
+            chunk = read(chunk_size)
+            tail = b""
+            at_end = not chunk
+            if at_end:  # the carried line, if any, has no line end
+                if skipping or not carry:
+                    break
+                pieces = [b"".join(carry)]
+                ended = watch = False
+            else:
+                if skipping:  # the rest of a line over the limit: drop it up to its end
+                    end = chunk.find(b"\n")
+                    if end < 0:
+                        continue
+                    skipping = False
+                    chunk = chunk[end + 1 :]
+                pieces = chunk.split(b"\n")
+                tail = pieces.pop()  # the start of a line that ends in a later chunk, or b""
+                ended = True
+                # CRLF line ends are looked for only in chunks holding a carriage return
+                watch = not crlf_reported and (b"\r" in chunk or (bool(carry) and carry[-1][-1:] == b"\r"))
+                if carry and pieces:  # the line carried over ends here
+                    first = pieces[0]
+                    if carried + len(first) > max_line_bytes:
+                        del pieces[0]
+                        line += 1
+                        n_input += 1
+                        yield _input("too-long", line, f"line longer than {max_line_bytes} bytes (skipped)")
+                    else:
+                        carry.append(first)
+                        pieces[0] = b"".join(carry)
+                    carry = []
+                    carried = 0
+            for raw in pieces:
+                line += 1
+                # A line that parses cannot nest deeper than MAX_DEPTH unless it holds more than
+                # MAX_DEPTH opening and as many closing brackets: shorter lines are checked only
+                # when they fail to parse (the finding must still be too-deep, not invalid-json).
+                if len(raw) >= deep_line and _too_deep(raw):
+                    n_input += 1
+                    yield _input("too-deep", line, _TOO_DEEP)
+                    continue
+                try:
+                    obj = loads(raw)
+                except (ValueError, RecursionError) as exc:
+                    if len(raw) < _DEEP_LINE and _too_deep(raw):
+                        n_input += 1
+                        yield _input("too-deep", line, _TOO_DEEP)
+                        continue
+                    if raw.startswith(_BOM):
+                        n_input += 1
+                        yield _input("bom", line, "line starts with a UTF-8 byte-order mark (ignored)")
+                        raw = raw[3:]
+                        try:
+                            obj = loads(raw)
+                        except (ValueError, RecursionError) as exc2:
+                            n_input += 1
+                            yield _unparseable(raw, ended, line, exc2)
+                            continue
+                    else:
+                        n_input += 1
+                        yield _unparseable(raw, ended, line, exc)
+                        continue
+                if watch and raw[-1:] == b"\r" and not crlf_reported:
+                    crlf_reported = True
                     n_input += 1
                     yield _input(
-                        "too-deep", line, f"arrays/objects nested deeper than {MAX_DEPTH} levels (skipped)"
+                        "crlf", line, "CRLF line ends (first seen here; accepted, reported once)", "info"
                     )
-                    continue
-                terminated = raw[-1] == 10
-                if raw.startswith(_BOM):
-                    n_input += 1
-                    yield _input("bom", line, "line starts with a UTF-8 byte-order mark (ignored)")
-                    raw = raw[3:]
-                    try:
-                        obj = loads(raw)
-                    except (ValueError, RecursionError) as exc2:
-                        n_input += 1
-                        yield _unparseable(raw, terminated, line, exc2)
-                        continue
-                else:
-                    n_input += 1
-                    yield _unparseable(raw, terminated, line, exc)
-                    continue
-            # a line that parsed and ends in "\n" has at least two bytes
-            if raw[-1] == 10 and raw[-2] == 13 and not crlf_reported:
-                crlf_reported = True
-                n_input += 1
-                yield _input(
-                    "crlf", line, "CRLF line ends (first seen here; accepted, reported once)", "info"
-                )
-            # Fast path for well-formed lines (nearly all of them). Plain subscripts are
-            # cheaper than .get(), type tests and membership tests: a decoded value that can be
-            # subscripted with a string is an object, and an object of exactly 3 keys of which
-            # two are "jsonrpc" and "method" and one "params" has no "id", "result" or "error".
-            # Any surprise (a missing key, an odd type, an extra key) falls through to the
-            # general path below, which judges the line from scratch: nothing here changes
-            # state before the last test has passed.
-            kind = 0  # what the line was found to be: _UPDATE (taken apart), _REQUEST, ...
-            try:
-                msg = obj["message"]  # (so obj is an object, and so on for each subscript)
-                sender = obj["from"]
-                if msg["jsonrpc"] == "2.0" and (sender == "agent" or sender == "client"):
-                    if "method" in msg:
-                        method = msg["method"]
-                        params = msg["params"]
-                        sid = params["sessionId"]
-                        size = len(msg)
-                        if size == 3:  # notification: jsonrpc, method, params
-                            if method == "session/update":
-                                upd = params["update"]
-                                variant = upd["sessionUpdate"]
-                                if variant not in known_updates and type(variant) is str:
-                                    preserved["update " + variant] += 1
-                                if type(sid) is str:
-                                    if sid != last_sid:
+                # Fast path for well-formed lines (nearly all of them). Plain subscripts are
+                # cheaper than .get(), type tests and membership tests: a decoded value that can be
+                # subscripted with a string is an object, and an object of exactly 3 keys of which
+                # two are "jsonrpc" and "method" and one "params" has no "id", "result" or "error".
+                # Any surprise (a missing key, an odd type, an extra key) falls through to the
+                # general path below, which judges the line from scratch: nothing here changes
+                # state before the last test has passed.
+                kind = 0  # what the line was found to be: _UPDATE (taken apart), _REQUEST, ...
+                try:
+                    msg = obj["message"]  # (so obj is an object, and so on for each subscript)
+                    sender = obj["from"]
+                    if msg["jsonrpc"] == "2.0" and (sender == "agent" or sender == "client"):
+                        if "method" in msg:
+                            method = msg["method"]
+                            params = msg["params"]
+                            sid = params["sessionId"]
+                            size = len(msg)
+                            if size == 3:  # notification: jsonrpc, method, params
+                                if method == "session/update":
+                                    upd = params["update"]
+                                    variant = upd["sessionUpdate"]
+                                    if variant not in known_updates and type(variant) is str:
+                                        preserved["update " + variant] += 1
+                                    if type(sid) is str:
+                                        if sid != last_sid:
+                                            add_session(sid)
+                                            last_sid = sid
+                                        kind = _UPDATE if sender == "agent" else _NOTIFICATION
+                                    else:
+                                        kind = _NOTIFICATION
+                                    n_notifications += 1
+                                elif type(method) is str:
+                                    if method not in known_methods:
+                                        preserved["method " + method] += 1
+                                    if type(sid) is str:
+                                        add_session(sid)
+                                    n_notifications += 1
+                                    kind = _NOTIFICATION
+                            elif size == 4 and "id" in msg and type(method) is str:  # request
+                                rid = msg["id"]
+                                mine = pending[sender]
+                                if (type(rid) is str or type(rid) is int) and rid not in mine:
+                                    if method not in known_methods:
+                                        preserved["method " + method] += 1
+                                    if type(sid) is str and sid != last_sid:
                                         add_session(sid)
                                         last_sid = sid
-                                    kind = _UPDATE if sender == "agent" else _NOTIFICATION
-                                else:
-                                    kind = _NOTIFICATION
-                                n_notifications += 1
-                            elif type(method) is str:
-                                if method not in known_methods:
-                                    preserved["method " + method] += 1
-                                if type(sid) is str:
-                                    add_session(sid)
-                                n_notifications += 1
-                                kind = _NOTIFICATION
-                        elif size == 4 and "id" in msg and type(method) is str:  # request
+                                    mine[rid] = msg
+                                    n_requests += 1
+                                    kind = _REQUEST
+                        elif len(msg) == 3 and "result" in msg:  # success: jsonrpc, result, id
                             rid = msg["id"]
-                            mine = pending[sender]
-                            if (type(rid) is str or type(rid) is int) and rid not in mine:
-                                if method not in known_methods:
-                                    preserved["method " + method] += 1
-                                if type(sid) is str and sid != last_sid:
-                                    add_session(sid)
-                                    last_sid = sid
-                                mine[rid] = msg
-                                n_requests += 1
-                                kind = _REQUEST
-                    elif len(msg) == 3 and "result" in msg:  # success: jsonrpc, result, id
+                            if type(rid) is str or type(rid) is int:
+                                request = pending[other[sender]].pop(rid, None)
+                                if request is not None:
+                                    if request["method"] in _SESSION_CREATING:
+                                        _count_new_session(msg, sessions)
+                                    n_responses += 1
+                                    kind = _RESPONSE
+                except KeyError:
+                    pass
+                except TypeError:
+                    pass
+                if not kind:
+                    # General path: every line the fast path did not take, problems included.
+                    if type(obj) is not dict:
+                        n_input += 1
+                        what = f"line is a JSON {type(obj).__name__}, not an object"
+                        yield _input("not-object", line, what)
+                        continue
+                    sender = obj.get("from")
+                    if sender != "client" and sender != "agent":
+                        n_input += 1
+                        if "from" not in obj:
+                            yield _input("bad-from", line, 'missing "from" (must be "client" or "agent")')
+                        else:
+                            yield _input("bad-from", line, f'"from" is {sender!r}, not "client" or "agent"')
+                        continue
+                    msg = obj.get("message")
+                    if type(msg) is not dict:
+                        n_input += 1
+                        what = 'missing "message"' if "message" not in obj else '"message" is not an object'
+                        yield _input("not-jsonrpc", line, what)
+                        continue
+                    problem, shape = _shape_problem(msg)
+                    if problem is not None:
+                        n_input += 1
+                        yield _input("not-jsonrpc", line, problem)
+                        continue
+                    if shape == 2:  # response: answers a request from the other side
                         rid = msg["id"]
-                        if type(rid) is str or type(rid) is int:
+                        request = None
+                        if rid is not None:
                             request = pending[other[sender]].pop(rid, None)
-                            if request is not None:
-                                if request["method"] in _SESSION_CREATING:
-                                    _count_new_session(msg, sessions)
-                                n_responses += 1
-                                kind = _RESPONSE
-            except KeyError:
-                pass
-            except TypeError:
-                pass
-            if not kind:
-                # General path: every line the fast path did not take, problems included.
-                if type(obj) is not dict:
-                    n_input += 1
-                    yield _input("not-object", line, f"line is a JSON {type(obj).__name__}, not an object")
-                    continue
-                sender = obj.get("from")
-                if sender != "client" and sender != "agent":
-                    n_input += 1
-                    if "from" not in obj:
-                        yield _input("bad-from", line, 'missing "from" (must be "client" or "agent")')
+                            if request is None:
+                                n_input += 1
+                                yield _input(
+                                    "unknown-response-id",
+                                    line,
+                                    f"{sender} responds to id {rid!r}, which the {other[sender]} has not "
+                                    "requested or which was already answered (skipped)",
+                                )
+                                continue
+                            if request["method"] in _SESSION_CREATING:
+                                _count_new_session(msg, sessions)
+                        n_responses += 1
+                        kind = _RESPONSE
                     else:
-                        yield _input("bad-from", line, f'"from" is {sender!r}, not "client" or "agent"')
-                    continue
-                msg = obj.get("message")
-                if type(msg) is not dict:
-                    n_input += 1
-                    what = 'missing "message"' if "message" not in obj else '"message" is not an object'
-                    yield _input("not-jsonrpc", line, what)
-                    continue
-                problem, shape = _shape_problem(msg)
-                if problem is not None:
-                    n_input += 1
-                    yield _input("not-jsonrpc", line, problem)
-                    continue
-                if shape == 2:  # response: answers a request from the other side
-                    rid = msg["id"]
-                    request = None
-                    if rid is not None:
-                        request = pending[other[sender]].pop(rid, None)
-                        if request is None:
-                            n_input += 1
-                            yield _input(
-                                "unknown-response-id",
-                                line,
-                                f"{sender} responds to id {rid!r}, which the {other[sender]} has not "
-                                "requested or which was already answered (skipped)",
-                            )
-                            continue
-                        if request["method"] in _SESSION_CREATING:
-                            _count_new_session(msg, sessions)
-                    n_responses += 1
-                    kind = _RESPONSE
+                        method = msg["method"]
+                        if shape == 0:
+                            mine = pending[sender]
+                            rid = msg["id"]
+                            if rid in mine:
+                                n_input += 1
+                                yield _input(
+                                    "duplicate-request-id",
+                                    line,
+                                    f"{sender} reuses request id {rid!r} while its {mine[rid]['method']} "
+                                    "request with that id is still unanswered (skipped)",
+                                )
+                                continue
+                            mine[rid] = msg
+                            n_requests += 1
+                            kind = _REQUEST
+                        else:
+                            n_notifications += 1
+                            kind = _NOTIFICATION
+                        params = msg.get("params")
+                        sid = None
+                        if type(params) is dict:
+                            sid = params.get("sessionId")
+                            if type(sid) is str:
+                                sessions.add(sid)
+                            if method == "session/update":
+                                update = params.get("update")
+                                if type(update) is dict:
+                                    variant = update.get("sessionUpdate")
+                                    if type(variant) is str and variant not in known_updates:
+                                        preserved["update " + variant] += 1
+                        else:
+                            params = _NO_PARAMS
+                        if method not in known_methods:
+                            preserved["method " + method] += 1
+                # Hand the message on.
+                if kind == _UPDATE:
+                    if upd_get is None:
+                        yield (line, sender, msg, sid, upd)
+                    else:
+                        handlers = upd_get(variant)
+                        if handlers is not None:
+                            for handler in handlers:
+                                handler(sid, upd, line, msg)
+                elif routes is None:
+                    if on_message is None:
+                        yield (line, sender, msg, None, None)
+                    else:
+                        on_message(sender, msg, line)
+                elif kind == _RESPONSE:
+                    if request is not None:
+                        method = request["method"]
+                        handlers = aresp(method) if sender == "agent" else cresp(method)
+                        if handlers is not None and method != "session/update":
+                            params = request.get("params")
+                            sid = params.get("sessionId") if type(params) is dict else None
+                            if type(sid) is not str:
+                                sid = None
+                            for handler in handlers:
+                                handler(sid, request, line, msg)
+                elif method == "session/update":  # an update, whatever its shape, or nothing
+                    if sender == "agent" and upd_get is not None:
+                        _route_update(upd_get, msg, line)
                 else:
-                    method = msg["method"]
-                    if shape == 0:
-                        mine = pending[sender]
-                        rid = msg["id"]
-                        if rid in mine:
-                            n_input += 1
-                            yield _input(
-                                "duplicate-request-id",
-                                line,
-                                f"{sender} reuses request id {rid!r} while its {mine[rid]['method']} "
-                                "request with that id is still unanswered (skipped)",
-                            )
-                            continue
-                        mine[rid] = msg
-                        n_requests += 1
-                        kind = _REQUEST
+                    if kind == _REQUEST:
+                        handlers = creq(method) if sender == "client" else areq(method)
                     else:
-                        n_notifications += 1
-                        kind = _NOTIFICATION
-                    params = msg.get("params")
-                    sid = None
-                    if type(params) is dict:
-                        sid = params.get("sessionId")
-                        if type(sid) is str:
-                            sessions.add(sid)
-                        if method == "session/update":
-                            update = params.get("update")
-                            if type(update) is dict:
-                                variant = update.get("sessionUpdate")
-                                if type(variant) is str and variant not in known_updates:
-                                    preserved["update " + variant] += 1
-                    else:
-                        params = _NO_PARAMS
-                    if method not in known_methods:
-                        preserved["method " + method] += 1
-            # Hand the message on.
-            if kind == _UPDATE:
-                if upd_get is None:
-                    yield (line, sender, msg, sid, upd)
-                else:
-                    handlers = upd_get(variant)
+                        handlers = cnote(method) if sender == "client" else anote(method)
                     if handlers is not None:
-                        for handler in handlers:
-                            handler(sid, upd, line, msg)
-            elif routes is None:
-                if on_message is None:
-                    yield (line, sender, msg, None, None)
-                else:
-                    on_message(sender, msg, line)
-            elif kind == _RESPONSE:
-                if request is not None:
-                    method = request["method"]
-                    handlers = aresp(method) if sender == "agent" else cresp(method)
-                    if handlers is not None and method != "session/update":
-                        params = request.get("params")
-                        sid = params.get("sessionId") if type(params) is dict else None
                         if type(sid) is not str:
                             sid = None
                         for handler in handlers:
-                            handler(sid, request, line, msg)
-            elif method == "session/update":  # an update, whatever its shape, or nothing
-                if sender == "agent" and upd_get is not None:
-                    _route_update(upd_get, msg, line)
-            else:
-                if kind == _REQUEST:
-                    handlers = creq(method) if sender == "client" else areq(method)
-                else:
-                    handlers = cnote(method) if sender == "client" else anote(method)
-                if handlers is not None:
-                    if type(sid) is not str:
-                        sid = None
-                    for handler in handlers:
-                        handler(sid, params, line, msg)
+                            handler(sid, params, line, msg)
+            if tail:
+                carry.append(tail)
+                carried += len(tail)
+                if carried > max_line_bytes:  # reported now, its rest dropped as it comes
+                    line += 1
+                    n_input += 1
+                    yield _input("too-long", line, f"line longer than {max_line_bytes} bytes (skipped)")
+                    carry = []
+                    carried = 0
+                    skipping = True
+            elif at_end:
+                break
     finally:
         st.lines = line
         st.messages = n_requests + n_notifications + n_responses
