@@ -97,6 +97,11 @@ def _slot_copier(names: tuple[str, ...]) -> Any:
     return scope["copy"]
 
 
+def _sorted_lists(d: dict[str, list[Any]]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """A dict of lists in its snapshot form: sorted (key, tuple) pairs."""
+    return tuple(sorted([(k, tuple(v)) for k, v in d.items()])) if d else ()
+
+
 class Agent:
     __slots__ = (
         "bg_reported",
@@ -193,20 +198,20 @@ class Agent:
         return (
             self.real,
             self.reported,
-            tuple((r, tuple(self.prompts[r])) for r in self.order),
+            tuple([(r, tuple(self.prompts[r])) for r in self.order]),
             self.next_msg,
             self.turn_outputs,
             self.cur_msg,
             self.cur_thought,
-            tuple(sorted((k, tuple(v)) for k, v in self.tools.items())),
+            _sorted_lists(self.tools),
             self.tools_started,
-            tuple(sorted((k, tuple(v)) for k, v in self.perms.items())),
+            _sorted_lists(self.perms),
             self.perms_started,
-            tuple(sorted(self.items.items())),
+            tuple(sorted(self.items.items())) if self.items else (),
             self.listed,
             self.bg_reported,
             self.bg_started,
-            tuple(sorted(self.compactions.items())),
+            tuple(sorted(self.compactions.items())) if self.compactions else (),
             self.comp_started,
             self.comp_chunks,
             self.notices,

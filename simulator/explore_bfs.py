@@ -46,12 +46,14 @@ Must not know: hypothesis, the random walker, files or printing.
 
 from __future__ import annotations
 
+import gc
 import re
 import time
 import tracemalloc
 from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -346,7 +348,7 @@ def _explore(
     root_world = World(cfg, faults, new_monitors(monitors), record=False)
     parts = Parts(root_world, views, history)
     s = _Search()
-    with parts.stepping():
+    with parts.stepping(), _collector_paused():
         stop, transitions, max_depth = _search(
             parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, keep_edges, t0
         )
@@ -407,6 +409,22 @@ def _explore(
     return result
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector while the search runs. The search keeps
+    millions of small tuples alive (states, index keys, memo entries); the collector would
+    scan them again and again and find nothing, a quarter to a third of the search's time.
+    What the search discards in cycles (copied monitor sets) waits for the collector's next
+    run after it."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _search(
     parts: Parts,
     s: _Search,
@@ -459,6 +477,8 @@ def _search(
     stop = "complete"
     next_report = t0 + PROGRESS_EVERY
     i = 0
+    limit = max_states if max_states is not None else 1 << 62
+    deepest = depth if depth is not None else 1 << 62
     children: list[tuple[Event, Any, tuple[Breach, ...]]] = []
     while i < len(states):
         if i == level_end:
@@ -476,11 +496,11 @@ def _search(
                     f"{transitions:,} transitions, depth {d}, queue {len(states) - i:,}, "
                     f"{len(states) / (now - t0):,.0f} states/s"
                 )
-        if max_states is not None and len(states) >= max_states:
+        if len(states) >= limit:
             stop = "state limit"
             break
         a, c, ta, tc, m, v, r = states[i]
-        if depth is not None and d >= depth:
+        if d >= deepest:
             if not cut and (
                 ta or tc or (len(ta) < cap and client_choices(c)) or (len(tc) < cap and agent_choices(a))
             ):
@@ -568,18 +588,16 @@ def _search(
                 note(b, i, None)
             i += 1
             continue
+        transitions += len(children)
         for ev, child, found in children:
-            transitions += 1
             if found:
                 for b in found:
                     note(b, i, ev)
             if child is None:
                 continue
-            key = canon(child) if canon else child
-            j = index.get(key)
-            if j is None:
-                j = len(states)
-                index[key] = j
+            n = len(states)
+            j = index.setdefault(canon(child) if canon else child, n)
+            if j == n:
                 states.append(child)
                 parent.append(i)
                 via.append(ev)

@@ -80,23 +80,29 @@ class MonitorTable:
         pn = self._pending.intern((pc, pa), None)
         self._states = Interned()
         self._states.intern((pn, ids), (pn, ids))
+        self._ids = self._states.ids
         self.parts: list[tuple[int, tuple[int, ...]]] = self._states.reps
         """Per combined state: (pending number, monitor numbers)."""
         self.sets: list[MonitorSet | None] = [self.root]
         """Per combined state: a whole set in it, where one was built (``materialize``)."""
         self.origin: list[tuple[int, int]] = [(-1, -1)]
         """Per combined state: the (state, message) step that first reached it."""
-        ctx = tuple([ids[r] for r in self.required])
-        self._reps: dict[tuple[int, int, tuple[int, ...]], MonitorSet] = {
+        self._r0 = self.required[0] if len(self.required) == 1 else -1
+        ctx = self._ctx(ids)
+        self._reps: dict[tuple[int, int, Any], MonitorSet] = {
             (i, n, ctx): self.root for i, n in enumerate(ids)
         }
         self._mon_reps: dict[tuple[int, int], MonitorSet] = {(i, n): self.root for i, n in enumerate(ids)}
         """A set holding monitor ``i`` in state ``n`` (any context), to graft from."""
-        self._block_reps: dict[tuple[int, ...], MonitorSet] = {ctx: self.root}
+        self._block_reps: dict[Any, MonitorSet] = {ctx: self.root}
         """A set whose required monitors are in these states."""
         self._local: dict[Any, Local] = {}
-        self._pending_steps: dict[int, tuple[int, Any, Any, tuple[int, ...], bool]] = {}
-        self._reached: dict[tuple[int, Any], tuple[tuple[int, ...], bool]] = {}
+        self._pending_steps: dict[int, tuple[int, int, tuple[int, ...], bool]] = {}
+        self._what = Interned()
+        """(message, tag of the request it answers or None) -> (message, that request)."""
+        self._moves: list[tuple[tuple[int, ...], bool]] = []
+        """Per ``_what`` number: the monitors that message moves, and whether it reaches the
+        required ones."""
         self.steps: dict[int, list[Any]] = {}
         self.ends: dict[int, tuple[Breach, ...]] = {}
         self._full: dict[int, Any] = {}
@@ -168,42 +174,49 @@ class MonitorTable:
         pending = self._pending_steps.get(pn << SHIFT | x)
         if pending is None:
             pending = self._pending_step(pn, x)
-        pn2, tag, request, movers, block = pending
-        required = self.required
-        ctx = tuple([ids[r] for r in required])
+        pn2, tx, movers, block = pending
+        r0 = self._r0
+        ctx = ids[r0] if r0 >= 0 else self._ctx(ids)
         new = list(ids)
         breaches: tuple[Breach, ...] = ()
         exercised: tuple[tuple[str, int], ...] = ()
         local = self._local
         for i in movers:  # in monitor order, as the set dispatches
             own = ids[i]
-            got = local.get((i, own, ctx, tag, x))
+            got = local.get((tx, i, own, ctx))
             if got is None:
-                got = self._step_one(i, own, ctx, tag, request, x)
+                got = self._step_one(tx, i, own, ctx)
             new[i] = got[0]
             if got[1]:
                 breaches += got[1]
             if got[2]:
                 exercised += got[2]
         if block:  # the required monitors come last in a set, and are dispatched last
-            got = local.get((-1, ctx, tag, x))
+            got = local.get((tx, -1, ctx))
             if got is None:
-                got = self._step_block(ctx, tag, request, x)
-            for r, n in zip(required, got[0], strict=True):
+                got = self._step_block(tx, ctx)
+            for r, n in zip(self.required, got[0], strict=True):
                 new[r] = n
             breaches += got[1]
             exercised += got[2]
         key = (pn2, tuple(new))
-        n_states = len(self.parts)
-        nid = self._states.intern(key, key)
-        if nid == n_states:
+        nid = self._ids.get(key)
+        if nid is None:
+            nid = self._states.intern(key, key)
             self.sets.append(None)
             self.origin.append((mid, x))
         return [nid, breaches, 0, exercised]
 
-    def _pending_step(self, pn: int, x: int) -> tuple[int, Any, Any, tuple[int, ...], bool]:
-        """Requests awaiting a response after ``x``; the request ``x`` answers (its tag and
-        message, or None); the monitors ``x`` moves; whether it reaches the required ones."""
+    def _ctx(self, ids: Any) -> Any:
+        """The required monitors' numbers in ``ids`` (one number when one monitor is required)."""
+        if self._r0 >= 0:
+            return ids[self._r0]
+        return tuple([ids[r] for r in self.required])
+
+    def _pending_step(self, pn: int, x: int) -> tuple[int, int, tuple[int, ...], bool]:
+        """Requests awaiting a response after ``x``; the number of what ``x`` is to the
+        monitors (the message and the request it answers, ``_what``); the monitors it moves;
+        whether it reaches the required ones."""
         sender, msg = self.msgs.sender(x), self.msgs.msgs[x]
         client, agent = self._pending.keys[pn]
         bare = self._bare
@@ -220,10 +233,11 @@ class MonitorTable:
         self._remember(bare)
         after = (frozenset(self._tag_all(bare.pending_client)), frozenset(self._tag_all(bare.pending_agent)))
         pn2 = self._pending.intern(after, None)
-        reach = self._reached.get((x, tag))
-        if reach is None:
-            reach = self._reached[(x, tag)] = self._movers(sender, msg, request)
-        got = self._pending_steps[pn << SHIFT | x] = (pn2, tag, request, *reach)
+        n = len(self._what.reps)
+        tx = self._what.intern((x, tag), (x, request))
+        if tx == n:
+            self._moves.append(self._movers(sender, msg, request))
+        got = self._pending_steps[pn << SHIFT | x] = (pn2, tx, *self._moves[tx])
         return got
 
     @staticmethod
@@ -246,7 +260,8 @@ class MonitorTable:
             movers.update(self._relative)
         return tuple(sorted(movers)), block
 
-    def _feed_only(self, rep: MonitorSet, only: tuple[int, ...], request: Any, x: int) -> MonitorSet:
+    def _feed_only(self, rep: MonitorSet, only: tuple[int, ...], tx: int) -> MonitorSet:
+        x, request = self._what.reps[tx]
         sender, msg = self.msgs.sender(x), self.msgs.msgs[x]
         ms = rep.derive(only)
         ms.pending_client = {}
@@ -267,7 +282,7 @@ class MonitorTable:
         table = self.numbers[i]
         return table.setdefault(ms.monitors[i].state_key(), len(table))
 
-    def _rep(self, i: int, own: int, ctx: tuple[int, ...]) -> MonitorSet:
+    def _rep(self, i: int, own: int, ctx: Any) -> MonitorSet:
         """A set in which monitor ``i`` is in state ``own`` and the required ones in ``ctx``."""
         got = self._reps.get((i, own, ctx))
         if got is None:
@@ -276,21 +291,22 @@ class MonitorTable:
             got = self._reps[(i, own, ctx)] = self._block_reps[ctx].graft(i, self._mon_reps[(i, own)])
         return got
 
-    def _step_one(self, i: int, own: int, ctx: tuple[int, ...], tag: Any, request: Any, x: int) -> Local:
-        ms = self._feed_only(self._rep(i, own, ctx), (i, *self.required), request, x)
+    def _step_one(self, tx: int, i: int, own: int, ctx: Any) -> Local:
+        ms = self._feed_only(self._rep(i, own, ctx), (i, *self.required), tx)
         own2 = self._number(ms, i)
-        ctx2 = tuple([self._number(ms, r) for r in self.required])
+        numbers = tuple([self._number(ms, r) for r in self.required])
+        ctx2 = numbers[0] if self._r0 >= 0 else numbers
         self._reps.setdefault((i, own2, ctx2), ms)
         self._mon_reps.setdefault((i, own2), ms)
         self._block_reps.setdefault(ctx2, ms)
-        got = self._local[(i, own, ctx, tag, x)] = (own2, *self._outcome(ms))
+        got = self._local[(tx, i, own, ctx)] = (own2, *self._outcome(ms))
         return got
 
-    def _step_block(self, ctx: tuple[int, ...], tag: Any, request: Any, x: int) -> Local:
-        ms = self._feed_only(self._block_reps[ctx], self.required, request, x)
-        ctx2 = tuple([self._number(ms, r) for r in self.required])
-        self._block_reps.setdefault(ctx2, ms)
-        got = self._local[(-1, ctx, tag, x)] = (ctx2, *self._outcome(ms))
+    def _step_block(self, tx: int, ctx: Any) -> Local:
+        ms = self._feed_only(self._block_reps[ctx], self.required, tx)
+        numbers = tuple([self._number(ms, r) for r in self.required])
+        self._block_reps.setdefault(numbers[0] if self._r0 >= 0 else numbers, ms)
+        got = self._local[(tx, -1, ctx)] = (numbers, *self._outcome(ms))
         return got
 
     # -- checking the composition ------------------------------------------------------------
