@@ -294,8 +294,11 @@ class MonitorTable:
     def _step_one(self, tx: int, i: int, own: int, ctx: Any) -> Local:
         ms = self._feed_only(self._rep(i, own, ctx), (i, *self.required), tx)
         own2 = self._number(ms, i)
-        numbers = tuple([self._number(ms, r) for r in self.required])
-        ctx2 = numbers[0] if self._r0 >= 0 else numbers
+        if self._moves[tx][1]:  # the message reached the required monitors
+            numbers = tuple([self._number(ms, r) for r in self.required])
+            ctx2 = numbers[0] if self._r0 >= 0 else numbers
+        else:
+            ctx2 = ctx
         self._reps.setdefault((i, own2, ctx2), ms)
         self._mon_reps.setdefault((i, own2), ms)
         self._block_reps.setdefault(ctx2, ms)

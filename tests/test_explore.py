@@ -15,6 +15,8 @@ from typing import Any
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cli.main import main
 from simulator import explore_bfs, explore_hypothesis, explore_random
@@ -239,6 +241,36 @@ def test_bottom_cycles_are_found_by_tarjan() -> None:
     assert sccs == 4
     assert nontrivial == 2
     assert cycles == [[1, 2], [4]]
+
+
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=30)
+        )
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_bottom_cycles_agree_with_networkx_on_random_graphs(graph: tuple[int, list[tuple[int, int]]]) -> None:
+    """Peeling states off before Tarjan changes no count: components, non-trivial ones (a
+    self loop makes one) and bottom non-trivial ones, against networkx."""
+    from array import array
+
+    n, edges = graph
+    edges.sort()  # the search appends edges state by state
+    src = array("l", [a for a, _ in edges])
+    dst = array("l", [b for _, b in edges])
+    g = nx.MultiDiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(edges)
+    comps = [sorted(c) for c in nx.strongly_connected_components(g)]
+    loops = {a for a, b in edges if a == b}
+    nontrivial = [c for c in comps if len(c) > 1 or c[0] in loops]
+    where = {v: k for k, c in enumerate(comps) for v in c}
+    bottom = [c for c in nontrivial if all(where[b] == where[c[0]] for a, b in edges if a in c)]
+    sccs, count, cycles = explore_bfs._bottom_cycles(n, src, dst)
+    assert (sccs, count) == (len(comps), len(nontrivial))
+    assert cycles == sorted(bottom, key=lambda m: m[0])
 
 
 def test_graphml_export_loads_with_networkx(tmp_path: Path) -> None:
