@@ -20,6 +20,7 @@ Must not know: argument parsing, exit codes (``cli.cmd_explore`` owns them).
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -114,6 +115,10 @@ def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[st
                 + "): liveness in cycles was not judged there"
             )
     if opts.mode in ("random", "both"):
+        if opts.mode == "both":
+            # the exhaustive search left its monitor sets (reference cycles) to the collector's
+            # next full run; have it now rather than in the middle of the random walks
+            gc.collect()
         rnd, rnd_cexs, rnd_cov = _random(opts)
         report["random"] = rnd
         coverage["random"] = coverage_json(*rnd_cov, rules)
