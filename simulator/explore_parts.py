@@ -50,6 +50,8 @@ from simulator.world import World
 BROKEN = -1
 """The part-state number of a move the model refuses (the world stops there)."""
 
+_UNSEEN = object()
+
 # A memoized move: [event, next part state (or BROKEN), messages sent, breaches, count, coverage]
 # (a list so the search counts in place: ``move[4] += 1``).
 Move = list[Any]
@@ -96,6 +98,7 @@ class Parts:
             self.view_table = ViewTable(world.client.view, self.msgs)
             self.reference_table = ViewTable(world.reference, self.msgs)
         self.compared: dict[tuple[int, int], tuple[Breach, ...]] = {}
+        self._triggers: dict[int, str | None] = {}
 
     # -- interning ------------------------------------------------------------------------
     def _agent_id(self, agent: Agent) -> int:
@@ -180,8 +183,15 @@ class Parts:
         except ProtocolViolation as exc:
             return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()]
         seq = tuple([self.msgs.intern(sender, m) for m in sent])
-        triggers = tuple(t for t in map(entity_trigger, sent) if t is not None) if sender == "agent" else ()
+        triggers = tuple([t for t in map(self._trigger, seq) if t is not None]) if sender == "agent" else ()
         return [ev, ident(new), seq, (), 0, self._cov(triggers)]
+
+    def _trigger(self, x: int) -> str | None:
+        """The entity trigger of message ``x`` (computed once per message)."""
+        got = self._triggers.get(x, _UNSEEN)
+        if got is _UNSEEN:
+            got = self._triggers[x] = entity_trigger(self.msgs.msgs[x])
+        return got  # type: ignore[return-value]
 
     def _cov(self, triggers: tuple[str, ...] = ()) -> tuple[tuple[Row, ...], tuple[str, ...]]:
         return (self._take_rows(), triggers)
