@@ -76,3 +76,12 @@ def test_most_steps_are_composed_without_feeding_a_monitor(monkeypatch: pytest.M
     built = sum(s is not None for s in table.sets)
     assert built < len(table.sets) / 2, (built, len(table.sets))
     assert res.quiescent_states > 0 and len(table.ends) > 0
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_composed_steps_agree_with_whole_sets_for_every_seeded_bug_on_three_slices(
+    mutant: Any, checked: None
+) -> None:
+    for sl in explore_bfs.SLICES[:3]:
+        explore_bfs.explore(sl.cfg, frozenset(mutant.switched_on), max_states=50_000)
