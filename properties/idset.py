@@ -31,6 +31,12 @@ expected counters costs about 0.1 us per ID); other batches are parsed key by ke
 batch in which no key fitted a run (random IDs) the next ``PLAIN_BATCHES`` batches go to
 ``other`` unparsed.
 
+Ceilings: beside a pair, a monitor may keep its *ceiling*: "" to begin with, then passed
+through ``ceiling`` with every key added to the pair. It is the greatest of the longest string
+keys, and no string key of its length exceeds it (it only ever grows longer, and the first key
+of a new greater length becomes it). So a string ID of the ceiling's length greater than it is
+certainly absent without any lookup: with sequential IDs, every new ID.
+
 Keys are meant to be ``str`` or ``int``; keys of other types are kept in a dict of their own
 under ``(type, key)``, so ``True`` is not ``1`` here (a plain dict would merge them). Values
 must be hashable for ``key()``.
@@ -465,6 +471,14 @@ def spill(recent: dict[Any, V], old: IdMap[V] | None) -> IdMap[V]:
     if run is None or len(keys) < 2 or keys[0] != old._next or not old._bulk(run, keys, values):
         old.absorb(keys, values)
     return old
+
+
+def ceiling(top: str, key: Any) -> str:
+    """The ceiling of a pair once ``key`` was added to it (see the module docstring): ``key``
+    when it is a string longer than ``top``, or as long and greater, else ``top``."""
+    if type(key) is str and (len(key) > len(top) or (len(key) == len(top) and key > top)):
+        return key
+    return top
 
 
 def lookup(recent: dict[Any, V], old: IdMap[V] | None, key: Any, default: Any = None) -> Any:

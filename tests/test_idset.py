@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from cli import cmd_check
 from properties import idset
 from properties.engine import MonitorSet
-from properties.idset import IdMap, lookup, pair_items, spill, split_id
+from properties.idset import IdMap, ceiling, lookup, pair_items, spill, split_id
 from properties.monitors import lifecycle, prompts
 from tests.check_support import line, request, result, update
 
@@ -97,6 +97,60 @@ def test_spilled_pair_answers_like_a_dict(entries: list[tuple[Any, Any]], limit:
     assert dict(pair_items(recent, old)) == ref
     for key in probes([k for k, _ in entries]):
         assert lookup(recent, old, key, "absent") == ref.get(key, "absent")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(COUNTER, st.builds(lambda n: f"m{n}", st.integers(0, 2000)), st.text(max_size=5)),
+        max_size=150,
+    ),
+    st.integers(1, 12),
+)
+def test_ceiling_never_hides_an_id(keys: list[str], limit: int) -> None:
+    """The monitors' fast test: a key of the ceiling's length past it is absent; no key of the
+    ceiling's length exceeds it, through spills and length changes."""
+    ref: dict[str, int] = {}
+    recent: dict[str, int] = {}
+    old: IdMap[int] | None = None
+    top = ""
+    fast = 0
+    for n, key in enumerate(keys):
+        if len(key) == len(top) and key > top:
+            assert key not in ref
+            fast += 1
+            recent[key] = ref[key] = n
+            top = key
+        elif lookup(recent, old, key) is None:
+            assert key not in ref
+            recent[key] = ref[key] = n
+            top = ceiling(top, key)
+        else:
+            assert lookup(recent, old, key) == ref[key]
+        if len(recent) > limit:
+            old = spill(recent, old)
+        assert all(k <= top for k in ref if len(k) == len(top))
+    assert dict(pair_items(recent, old)) == ref
+
+
+def test_ceiling_follows_a_counter_across_lengths() -> None:
+    recent: dict[str, int] = {}
+    old: IdMap[int] | None = None
+    top, slow = "", []
+    for t in range(3, 20_000, 7):
+        key = f"u{t}"
+        if len(key) == len(top) and key > top:
+            recent[key] = t
+            top = key
+        else:
+            assert lookup(recent, old, key) is None
+            recent[key] = t
+            top = ceiling(top, key)
+            slow.append(key)
+        if len(recent) > idset.SPILL_AT:
+            old = spill(recent, old)
+    assert slow == ["u3", "u10", "u101", "u1004", "u10006"]  # a new length each
+    assert ceiling(top, "u99999") == "u99999" and ceiling(top, "u9") == top == ceiling(top, 17)
 
 
 @settings(max_examples=200, deadline=None)
@@ -278,8 +332,9 @@ SPILL_USERS = [(prompts, "SPILL_AT"), (lifecycle, "SPILL_AT")]
     )
 )
 def test_monitors_find_the_same_with_and_without_spilling(steps: list[tuple[int, int, str]]) -> None:
-    """Random turns whose ids repeat (old ones too): spilling after 2 entries and never spilling
-    give identical findings, exercise counts and state keys (of the set and of a clone)."""
+    """Random turns whose ids repeat (old ones too): spilling after 2 entries, never spilling,
+    and never spilling with no ceiling (every ID looked up) give identical findings, exercise
+    counts and state keys (of the set and of a clone)."""
     lines: list[bytes] = []
     for n, (t, kind, prefix) in enumerate(steps):
         mid = f"{prefix}{t}"
@@ -300,13 +355,15 @@ def test_monitors_find_the_same_with_and_without_spilling(steps: list[tuple[int,
             lines.append(line("agent", update("s1", body)))
     data = b"".join(lines)
     results = []
-    for limit in (2, 10**9):
+    for limit, ceilings in ((2, True), (10**9, True), (10**9, False)):
         monitors = MonitorSet()
         with pytest.MonkeyPatch.context() as mp:
             for module, name in SPILL_USERS:
                 mp.setattr(module, name, limit)
+                if not ceilings:  # the ceiling stays "": the fast test never passes
+                    mp.setattr(module, "ceiling", lambda top, key: "")
             with io.BytesIO(data) as fh:
                 report = cmd_check.check_stream(fh, "t", monitors=monitors)
         findings = [f.to_json() for f in (*report.findings, *report.open)]
         results.append((findings, dict(report.exercised), monitors.state_key(), monitors.clone().state_key()))
-    assert results[0] == results[1]
+    assert results[0] == results[1] == results[2]

@@ -62,7 +62,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.idset import SPILL_AT, IdMap, pair_items, spill
+from properties.idset import SPILL_AT, IdMap, ceiling, pair_items, spill
 from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 
@@ -94,9 +94,11 @@ class _Session:
         "last_stop",
         "msgs",
         "msgs_old",
+        "msgs_top",
         "since",
         "thoughts",
         "thoughts_old",
+        "thoughts_top",
     )
 
     def __init__(self) -> None:
@@ -105,6 +107,9 @@ class _Session:
         # the older entries of each (recent ones stay in the dict; properties.idset: spill)
         self.msgs_old: IdMap[int] | None = None
         self.thoughts_old: IdMap[int] | None = None
+        # the ceiling of each (properties.idset: ceiling)
+        self.msgs_top = ""
+        self.thoughts_top = ""
         self.last_end = 0  # interval ended by the last ending idle
         self.last_end_cancel = False
         self.last_std = "idle"  # last of idle / running / requires_action reported
@@ -122,6 +127,8 @@ class _Session:
         new.thoughts = dict(self.thoughts)
         new.msgs_old = None if self.msgs_old is None else self.msgs_old.copy()
         new.thoughts_old = None if self.thoughts_old is None else self.thoughts_old.copy()
+        new.msgs_top = self.msgs_top
+        new.thoughts_top = self.thoughts_top
         new.last_end = self.last_end
         new.last_end_cancel = self.last_end_cancel
         new.last_std = self.last_std
@@ -140,6 +147,25 @@ class _Session:
             self.thoughts_old = spill(self.thoughts, self.thoughts_old)
         else:
             self.msgs_old = spill(self.msgs, self.msgs_old)
+
+    def old(self, thoughts: bool, mid: str) -> int | None:
+        """The entry of ``mid`` among the spilled older IDs of ``thoughts`` or ``msgs``."""
+        old = self.thoughts_old if thoughts else self.msgs_old
+        return None if old is None else old.get(mid)
+
+    def add(self, thoughts: bool, mid: str, interval: int) -> None:
+        """Add an ID absent from ``thoughts`` or ``msgs`` (and their maps), whatever its
+        place against the table's ceiling."""
+        if thoughts:
+            self.thoughts[mid] = interval
+            self.thoughts_top = ceiling(self.thoughts_top, mid)
+            if len(self.thoughts) > SPILL_AT:
+                self.spill(True)
+        else:
+            self.msgs[mid] = interval
+            self.msgs_top = ceiling(self.msgs_top, mid)
+            if len(self.msgs) > SPILL_AT:
+                self.spill(False)
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         """Relative form: counters and line numbers only as the comparisons the checks make."""
@@ -228,26 +254,30 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st = self.sessions.get(sid)
         if st is None:
             st = self.sessions[sid] = _Session()
-        if variant[6] == "t":
-            table, old = st.thoughts, st.thoughts_old
+        thought = variant[6] == "t"
+        if thought:
+            table, top = st.thoughts, st.thoughts_top
         else:
-            table, old = st.msgs, st.msgs_old
-        seen = table.get(mid)
+            table, top = st.msgs, st.msgs_top
         fs = self.facts.sessions.get(sid)
         if fs is None:
             fs = self.facts.of(sid)
         state = fs.state
-        if seen is None:
-            if old is not None:
-                seen = old.other.get(mid)
-                if seen is None:
-                    top = old.tops.get(len(mid))
-                    if top is not None and mid <= top:  # else certainly not in old
-                        seen = old.get(mid)
+        if len(mid) == len(top) and mid > top:  # past the table's ceiling: a new ID
+            seen = None
+            table[mid] = fs.interval if state in ACTIVE else -1
+            if thought:
+                st.thoughts_top = mid
+            else:
+                st.msgs_top = mid
+            if len(table) > SPILL_AT:
+                st.spill(thought)
+        else:
+            seen = table.get(mid)
             if seen is None:
-                table[mid] = fs.interval if state in ACTIVE else -1
-                if len(table) > SPILL_AT:
-                    st.spill(variant[6] == "t")
+                seen = st.old(thought, mid)
+                if seen is None:
+                    st.add(thought, mid, fs.interval if state in ACTIVE else -1)
         if state == "running":  # the common case: output of running work
             return
         if fs.resuming or fs.closed:

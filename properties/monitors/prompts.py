@@ -60,7 +60,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.idset import SPILL_AT, IdMap, lookup, pair_items, spill
+from properties.idset import SPILL_AT, IdMap, ceiling, lookup, pair_items, spill
 from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
 
@@ -73,6 +73,7 @@ class _Session:
         "cancel_seen",
         "claimed",
         "claimed_old",
+        "claimed_top",
         "first_error",
         "pending",
         "prompted",
@@ -87,6 +88,7 @@ class _Session:
         self.unclaimed: dict[str, int] = {}  # user message ID -> first live line (in order)
         self.claimed: dict[str, Any] = {}  # messageId -> request id that returned it (recent)
         self.claimed_old: IdMap[Any] | None = None  # the older ones (properties.idset: spill)
+        self.claimed_top = ""  # their ceiling (properties.idset: ceiling)
         self.unreported: dict[str, int] = {}  # claimed messageId -> response line, no report yet
         self.reported_d = 0
         self.prompted = False
@@ -100,6 +102,7 @@ class _Session:
         new.unclaimed = dict(self.unclaimed)
         new.claimed = dict(self.claimed)
         new.claimed_old = None if self.claimed_old is None else self.claimed_old.copy()
+        new.claimed_top = self.claimed_top
         new.unreported = dict(self.unreported)
         new.reported_d = self.reported_d
         new.prompted = self.prompted
@@ -107,6 +110,14 @@ class _Session:
         new.first_error = self.first_error
         new.replay_unknown = set(self.replay_unknown)
         return new
+
+    def claim(self, mid: str, rid: Any) -> None:
+        """Record ``mid`` (absent from ``claimed`` and its map) as returned for ``rid``."""
+        claimed = self.claimed
+        claimed[mid] = rid
+        self.claimed_top = ceiling(self.claimed_top, mid)
+        if len(claimed) > SPILL_AT:
+            self.claimed_old = spill(claimed, self.claimed_old)
 
     def key(self) -> tuple[Any, ...]:
         """Relative form: waiting prompts and unclaimed messages merged in line order (all the
@@ -253,10 +264,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 first = unclaimed.get(mid)
                 if first and first >= rec[1]:
                     self._gx[_CLAIMED_KEY] += 1
-                    claimed = ps.claimed
-                    claimed[mid] = rid
-                    if len(claimed) > SPILL_AT:
-                        ps.claimed_old = spill(claimed, ps.claimed_old)
+                    ps.claim(mid, rid)
                     del unclaimed[mid]
                     ps.reported_d = 0
                     return
@@ -326,8 +334,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
         else:
             self._gx[_RETURNED_KEY] += 1
-            claimed = ps.claimed
-            other = lookup(claimed, ps.claimed_old, mid)
+            other = lookup(ps.claimed, ps.claimed_old, mid)
             if other is not None:
                 self.breach(
                     "ACC-09", line, sid,
@@ -336,9 +343,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     msg,
                 )
             else:
-                claimed[mid] = rid
-                if len(claimed) > SPILL_AT:
-                    ps.claimed_old = spill(claimed, ps.claimed_old)
+                ps.claim(mid, rid)
                 first = ps.unclaimed.pop(mid, 0)
                 if first:
                     self._ex["ACC-07"] += 1
@@ -374,13 +379,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         elif mid in ps.unclaimed:  # (then not in claimed: see _answer)
             self._ex["MSGID-01"] += 1
             return
-        elif mid in ps.claimed or (
-            (old := ps.claimed_old) is not None
-            and (
-                mid in old.other
-                or ((top := old.tops.get(len(mid))) is not None and mid <= top and mid in old)
-            )  # (not in other and past tops: certainly not in old)
-        ):
+        elif (len(mid) != len(ps.claimed_top) or mid <= ps.claimed_top) and (
+            mid in ps.claimed or ((old := ps.claimed_old) is not None and mid in old)
+        ):  # (past the ceiling: certainly not claimed)
             self._ex["MSGID-01"] += 1
             if ps.unreported:
                 ps.unreported.pop(mid, None)
