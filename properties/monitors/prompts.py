@@ -264,9 +264,17 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 first = unclaimed.get(mid)
                 if first and first >= rec[1]:
                     self._gx[_CLAIMED_KEY] += 1
-                    ps.claim(mid, rid)
                     del unclaimed[mid]
                     ps.reported_d = 0
+                    top = ps.claimed_top
+                    if len(mid) == len(top) and mid > top:  # (ps.claim without the call)
+                        claimed = ps.claimed
+                        claimed[mid] = rid
+                        ps.claimed_top = mid
+                        if len(claimed) > SPILL_AT:
+                            ps.claimed_old = spill(claimed, ps.claimed_old)
+                    else:
+                        ps.claim(mid, rid)
                     return
         self._success(ps, sid, rid, rec, line, msg)
 
