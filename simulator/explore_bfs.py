@@ -57,6 +57,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from simulator.agent import Agent
 from simulator.clientview import CLIENT_FAULTS
 from simulator.config import SMALL, Config
@@ -662,8 +664,6 @@ def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, 
     a component of its own; peeling such states off until none is left (numpy, a few passes
     over the edges) leaves only the states that may be on cycles, usually none. Tarjan's
     algorithm then runs on what is left."""
-    import numpy as np
-
     kind = f"i{src.itemsize}"
     s_all = np.frombuffer(src, dtype=kind) if len(src) else np.zeros(0, dtype=np.int64)
     d_all = np.frombuffer(dst, dtype=kind) if len(dst) else np.zeros(0, dtype=np.int64)
