@@ -18,10 +18,12 @@ Identity of a part state:
 - Agent: ``Agent.snapshot()``, plus its retained history (message numbers) when a resume with
   replay is possible (replay sends it again, so its content decides future messages);
 - Client: ``Client.snapshot()`` (the client's choices never read its view);
-- monitors: ``MonitorSet.state_key()``;
+- monitors: each monitor's ``state_key()`` numbered, plus the requests awaiting a response
+  (``simulator.explore_monitors``, which composes monitor steps one monitor at a time);
 - client view (only with a faulty client view, when views decide findings): ``snapshot()`` and
   the requests it still awaits a response for;
-- message: its sender and ``repr`` (the wire builds every message with its fields in one order).
+- message: its sender and JSON text (``simulator.explore_intern``; the wire builds every
+  message with its fields in one order).
 
 Counting: every memoized move is a small list whose last slots count how often the search took
 it; coverage (events, machine rows, entity triggers, rules exercised) is the per-move figures
