@@ -53,7 +53,10 @@ An explorer that keeps each distinct set once feeds ``derive()``d successors ins
 share their parent's monitors and copy one only when the message reaches it, and
 ``interned_key()`` numbers each monitor's key once, reusing the parent's numbers for what is
 shared. A monitor whose key reads a required monitor's counters says so (``KEY_CONTEXT``) and
-is keyed again when that one's ``context_key()`` changes.
+is keyed again when that one's ``context_key()`` changes. An explorer that steps monitors one
+at a time asks which monitors a message reaches (``reaches``), feeds a set that dispatches to
+some of them only (``derive(only=...)``: its findings and counts are theirs), and combines a
+monitor's copy with another set's required monitors (``graft``).
 
 Construction options: ``MonitorSet(monitors, from_start=True)`` says every session in the stream
 is seen from its creation (a simulated run); otherwise a ``session/new`` response shows it per
