@@ -4,12 +4,14 @@ Owns: the transcript file format, which is a contract shared with every tool tha
 UTF-8 NDJSON, one object per line, ``{"from": "client" | "agent", "message": <JSON-RPC 2.0>}``,
 in the order a proxy between the peers saw the lines. Any number of sessions may interleave.
 
-The reader streams: it reads one line at a time in binary, never holds more than one line
-(a line over the size limit is read in chunks and dropped), and keeps only the bookkeeping a
-JSON-RPC stream needs: the requests each side has sent and not yet seen answered, by id (so a
-response to an id nobody asked for, or a second request reusing an id still in flight, is
-caught here, and a response can be handed on with its request), the set of session ids seen,
-and a count of methods and update variants it does not know.
+The reader streams: it reads binary chunks of at most 128 KiB (``read1`` where the stream has
+it, so a pipe is read as it fills), splits them into lines, and never holds more than one
+chunk and the start of one line carried over to the next chunk (a line over the size limit
+is dropped as it comes, never held whole). It keeps only the bookkeeping a JSON-RPC stream
+needs: the requests each side has sent and not yet seen answered, by id (so a response to an
+id nobody asked for, or a second request reusing an id still in flight, is caught here, and a
+response can be handed on with its request), the set of session ids seen, and a count of
+methods and update variants it does not know.
 
 Limits: a line over ``max_line_bytes`` (``input.too-long``) or nested deeper than
 ``MAX_DEPTH`` (``input.too-deep``) is skipped. A line long enough to nest that deep and still
