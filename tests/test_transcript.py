@@ -215,21 +215,33 @@ def test_line_size_limit_is_exact() -> None:
 
 
 class _ReadRecorder(io.BytesIO):
+    """Records the largest piece the reader asked for, whichever read method it uses."""
+
     def __init__(self, data: bytes) -> None:
         super().__init__(data)
         self.largest = 0
+        self.reads = 0
 
-    def readline(self, size: int | None = -1) -> bytes:
-        chunk = super().readline(size)
+    def _seen(self, chunk: bytes) -> bytes:
+        self.reads += 1
         self.largest = max(self.largest, len(chunk))
         return chunk
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self._seen(super().readline(size))
+
+    def read1(self, size: int | None = -1) -> bytes:
+        return self._seen(super().read1(size))
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._seen(super().read(size))
 
 
 def test_over_long_line_is_never_held_whole() -> None:
     huge = b'{"from": "agent", "message": "' + b"y" * 2_000_000 + b'"}\n'
     stream = _ReadRecorder(GOOD + huge + GOOD)
     items = list(read_transcript(stream, max_line_bytes=1000))
-    assert stream.largest <= 1 << 16
+    assert stream.reads > 2 and 0 < stream.largest <= 1 << 17  # pieces of at most 128 KiB
     assert [(i.rule, i.line) for i in items if isinstance(i, Finding)] == [("input.too-long", 2)]
     assert [i[0] for i in items if isinstance(i, tuple)] == [1, 3]
 
