@@ -206,7 +206,9 @@ def test_bfs_depth_limit_and_time_budget_stop_cleanly() -> None:
     assert cut.stop == "depth limit" and not cut.complete
     assert cut.max_depth == 4
     assert 1 < cut.states < explore_bfs.explore(TINY).states
-    stopped = explore_bfs.explore(explore_bfs.SLICE_BY_NAME["core"].cfg, time_budget=0.3)
+    # core with two prompts: 1.4 million states, over 10 s; the budget stops it long before
+    big = explore_bfs.SLICE_BY_NAME["core"].cfg.with_(prompts=2)
+    stopped = explore_bfs.explore(big, time_budget=0.3, max_states=None)
     assert stopped.stop == "time budget" and not stopped.complete
     assert stopped.states > 1 and stopped.transitions > 0
     capped = explore_bfs.explore(TINY, max_states=50)
