@@ -637,7 +637,7 @@ class MonitorSet:
         required = self._tables.required
         base = self._base_numbers
         if base is None or not isinstance(mons, _CopyOnWrite):
-            ids = [_number(numbers[i], m.state_key()) for i, m in enumerate(self._keyed_monitors())]
+            ids = [number(numbers[i], m.state_key()) for i, m in enumerate(self._keyed_monitors())]
             ctx = tuple([list.__getitem__(mons, i).context_key() for i in required])
         else:
             base_ids, base_ctx = base
@@ -652,16 +652,16 @@ class MonitorSet:
             rekey = self._tables.key_context if ctx != base_ctx else None
             for i, copied in enumerate(owned):
                 if copied or (rekey is not None and rekey[i]):
-                    ids[i] = _number(numbers[i], mons[i].state_key())  # mons[i]: copied if not yet
+                    ids[i] = number(numbers[i], mons[i].state_key())  # mons[i]: copied if not yet
         self._numbers = (tuple(ids), ctx)
-        return (_pending_key(self.pending_client), _pending_key(self.pending_agent), self._numbers[0])
+        return (pending_key(self.pending_client), pending_key(self.pending_agent), self._numbers[0])
 
     def state_key(self) -> Any:
         """Hashable summary of all monitor state that matters for future findings (not the
         findings already made, nor the exercise counts)."""
         return (
-            _pending_key(self.pending_client),
-            _pending_key(self.pending_agent),
+            pending_key(self.pending_client),
+            pending_key(self.pending_agent),
             tuple([m.state_key() for m in self._keyed_monitors()]),
         )
 
@@ -687,12 +687,10 @@ class _CopyOnWrite(list):  # type: ignore[type-arg]
     into the set the first time (an index read is how handlers, gates and ``get`` reach it);
     iterating gives the objects as they are."""
 
-    __slots__ = ("base", "owned", "owner")
+    __slots__ = ("owned", "owner")
 
     def __init__(self, owner: MonitorSet, monitors: list[Monitor]) -> None:
         super().__init__(monitors)
-        self.base = monitors
-        """The monitors as derived (before any copy)."""
         self.owner = owner
         self.owned = bytearray(len(self))
 
@@ -768,7 +766,9 @@ class _Tables:
         return found
 
 
-def _number(table: dict[Any, int], key: Any) -> int:
+def number(table: dict[Any, int], key: Any) -> int:
+    """The number of ``key`` in ``table``, numbering it next if new (``interned_key``'s
+    numbering; explorers that number monitor keys themselves use it too)."""
     found = table.get(key)
     if found is None:
         found = table[key] = len(table)
@@ -782,5 +782,6 @@ def pending_tag(rid: Any, request: Message) -> tuple[Any, Any, Any]:
     return (rid, request.get("method"), sid if type(sid) is str else None)
 
 
-def _pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
+def pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
+    """What a set's key keeps of its requests awaiting a response (``pending_tag`` of each)."""
     return frozenset([pending_tag(rid, request) for rid, request in pending.items()])

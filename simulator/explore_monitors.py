@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from properties.engine import MonitorSet, pending_tag
+from properties.engine import MonitorSet, number, pending_key, pending_tag
 from simulator.explore_common import Breach, new_monitors
 from simulator.explore_intern import SHIFT, Interned, Messages
 
@@ -231,18 +231,13 @@ class MonitorTable:
                 tag = pending_tag(rid, request)
         bare.push(sender, msg, 0)
         self._remember(bare)
-        after = (frozenset(self._tag_all(bare.pending_client)), frozenset(self._tag_all(bare.pending_agent)))
-        pn2 = self._pending.intern(after, None)
+        pn2 = self._pending.intern((pending_key(bare.pending_client), pending_key(bare.pending_agent)), None)
         n = len(self._what.reps)
         tx = self._what.intern((x, tag), (x, request))
         if tx == n:
             self._moves.append(self._movers(sender, msg, request))
         got = self._pending_steps[pn << SHIFT | x] = (pn2, tx, *self._moves[tx])
         return got
-
-    @staticmethod
-    def _tag_all(pending: dict[Any, Any]) -> list[tuple[Any, Any, Any]]:
-        return [pending_tag(rid, request) for rid, request in pending.items()]
 
     def _remember(self, ms: MonitorSet) -> None:
         """Keep a request message for each pending tag (the key keeps only the tag)."""
@@ -279,8 +274,13 @@ class MonitorTable:
         return breaches, tuple(ms.exercised.items())
 
     def _number(self, ms: MonitorSet, i: int) -> int:
-        table = self.numbers[i]
-        return table.setdefault(ms.monitors[i].state_key(), len(table))
+        return number(self.numbers[i], ms.monitors[i].state_key())
+
+    def _required(self, ms: MonitorSet) -> tuple[tuple[int, ...], Any]:
+        """The numbers of the required monitors in ``ms``, and them as a context key (one
+        number when one monitor is required)."""
+        numbers = tuple([self._number(ms, r) for r in self.required])
+        return numbers, numbers[0] if self._r0 >= 0 else numbers
 
     def _rep(self, i: int, own: int, ctx: Any) -> MonitorSet:
         """A set in which monitor ``i`` is in state ``own`` and the required ones in ``ctx``."""
@@ -294,11 +294,8 @@ class MonitorTable:
     def _step_one(self, tx: int, i: int, own: int, ctx: Any) -> Local:
         ms = self._feed_only(self._rep(i, own, ctx), (i, *self.required), tx)
         own2 = self._number(ms, i)
-        if self._moves[tx][1]:  # the message reached the required monitors
-            numbers = tuple([self._number(ms, r) for r in self.required])
-            ctx2 = numbers[0] if self._r0 >= 0 else numbers
-        else:
-            ctx2 = ctx
+        # the required monitors moved only if the message reached them
+        ctx2 = self._required(ms)[1] if self._moves[tx][1] else ctx
         self._reps.setdefault((i, own2, ctx2), ms)
         self._mon_reps.setdefault((i, own2), ms)
         self._block_reps.setdefault(ctx2, ms)
@@ -307,8 +304,8 @@ class MonitorTable:
 
     def _step_block(self, tx: int, ctx: Any) -> Local:
         ms = self._feed_only(self._block_reps[ctx], self.required, tx)
-        numbers = tuple([self._number(ms, r) for r in self.required])
-        self._block_reps.setdefault(numbers[0] if self._r0 >= 0 else numbers, ms)
+        numbers, ctx2 = self._required(ms)
+        self._block_reps.setdefault(ctx2, ms)
         got = self._local[(tx, -1, ctx)] = (numbers, *self._outcome(ms))
         return got
 
