@@ -1146,3 +1146,39 @@ def test_malformed_messages_never_raise() -> None:
         ms.feed(sender, msg, n + 1)
     ms.finish(True)
     assert all(isinstance(f, Finding) and f.rule in RULES_BY_ID for f in ms.findings)
+
+
+def _tool_state_routed(ms: MonitorSet) -> bool:
+    from properties.monitors.tools import ToolMonitor
+
+    handlers = ms.routes()["update"].get("state_update", ())  # type: ignore[index]
+    return any(getattr(h, "__self__", None) is ms.get(ToolMonitor) for h in handlers)
+
+
+def test_tool_monitor_sees_state_updates_only_once_a_tool_or_permission_is_known() -> None:
+    """The tool monitor's ``state_update`` handler is gated (``ToolMonitor.watching``): out of
+    the tables until a tool call or an open permission request is known, in while one is, and
+    out again when the last permission request is answered in a session without tool calls."""
+    ms = MonitorSet()
+    turn = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
+    for n, (sender, msg) in enumerate(turn, 1):
+        ms.feed(sender, msg, n)
+    assert not _tool_state_routed(ms)
+    ms.feed(*ask("p1", "t9"), 5)
+    assert _tool_state_routed(ms)
+    ms.feed(*permission_answer("p1", "allow"), 6)
+    assert not _tool_state_routed(ms)
+    ms.feed(*tool("t1", "pending"), 7)
+    assert _tool_state_routed(ms)
+
+
+def test_fail_04_is_exercised_only_where_tool_calls_were_reported() -> None:
+    """An error idle ending work exercises FAIL-04 in a session that reported tool calls, and
+    not in one that reported none (nothing there for the rule to require)."""
+    err = {"code": 1, "message": "x"}
+    base = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
+    without = run([*base, state("idle", stop="error", error=err)])
+    with_tool = run([*base, tool("t1", "completed"), state("idle", stop="error", error=err)])
+    assert without.exercised["FAIL-04"] == 0 and without.exercised["FAIL-03"] == 1
+    assert with_tool.exercised["FAIL-04"] == 1
+    assert not [f for f in with_tool.findings if f.kind == "rule"]

@@ -19,13 +19,18 @@ What is certain in proxy order, and why
   tool call may be announced before it is first listed, so an unfinished, unlisted call is only
   a suspect at the idle: it is cleared if any later snapshot lists it or its status changes later
   (work that carries on after the idle was independent of the failed work), and reported at the
-  end (a breach at quiescence).
+  end (a breach at quiescence). The rule is exercised by such an idle in a session that
+  reported tool calls (in one that reported none, there is nothing it could require).
 - CANCEL-07 (SHOULD, judged at the end): permission requests still open when the idle confirming
   a cancellation was sent (and not about a tool call listed then or later) should be withdrawn
   with ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
 
 Tolerated: a permission request before running a tool (TOOL-01), progress updates while a tool
 runs (TOOL-05).
+
+Gate: ``state_update`` reaches this monitor only once it knows a tool call or an open permission
+request (``watching``). Before that an idle has nothing to judge here: no tool call can be a
+suspect and no permission request can be owed.
 
 Must not know: prompts, messages.
 """
@@ -78,6 +83,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("TOOL-01", "TOOL-05")
     SESSION = _Session
     REQUIRES = (Facts,)
+    GATES = (("_state", "watching"),)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -85,6 +91,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
         self.owed: dict[Any, tuple[str, int]] = {}  # to withdraw: rid -> (sid, line of the idle)
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
         self.suspects: dict[tuple[str, str], int] = {}
+
+    @property
+    def watching(self) -> bool:
+        """Whether a tool call or an open permission request is known (the gate of ``_state``;
+        suspects and owed withdrawals exist only then). Sessions are never dropped; the
+        handlers that change ``perms`` call ``regate``."""
+        return bool(self.sessions) or bool(self.perms)
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -103,7 +116,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         ts = self.sessions.get(sid)
         if ts is None:
+            regate = not self.sessions
             ts = self._session(sid)
+            if regate:
+                self.regate()
         if "content" in upd:
             refs = terminal_refs(upd["content"])
             if refs:
@@ -188,16 +204,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
         keys = self.facts.background(upd)
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
-        if error:
+        if error and ts is not None:
             self._ex["FAIL-04"] += 1
-            if ts is not None:
-                for tid, (status, created, _) in ts.tools.items():
-                    if (
-                        created == fs.interval
-                        and status not in TOOL_FINAL
-                        and not _exempt(tid, ts, listed)
-                    ):
-                        self.suspects[(sid, tid)] = line
+            for tid, (status, created, _) in ts.tools.items():
+                if created == fs.interval and status not in TOOL_FINAL and not _exempt(tid, ts, listed):
+                    self.suspects[(sid, tid)] = line
         if fs.cancel_line:
             for rid, (psid, about, _) in self.perms.items():
                 if psid == sid and not (about is not None and ts is not None and _exempt(about, ts, listed)):
@@ -224,12 +235,17 @@ class ToolMonitor(SessionMonitor["_Session"]):
         subject = params.get("subject")
         call = subject.get("toolCall") if type(subject) is dict else None
         tid = call.get("toolCallId") if type(call) is dict else None
+        regate = not self.perms
         self.perms[msg["id"]] = (sid, tid if type(tid) is str else None, line)
+        if regate:
+            self.regate()
 
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         perm = self.perms.pop(rid, None)
         self.owed.pop(rid, None)
+        if perm is not None and not self.perms:
+            self.regate()
         if perm is None or perm[1] is None:
             return
         result = msg.get("result")
@@ -254,7 +270,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is int or type(rid) is str:
-            self.perms.pop(rid, None)
+            if self.perms.pop(rid, None) is not None and not self.perms:
+                self.regate()
             self.owed.pop(rid, None)
 
     # -- end -----------------------------------------------------------------------------
