@@ -1,13 +1,15 @@
 """Throughput and memory of ``acp-model check`` (cli/cmd_check.py over properties/transcript.py).
 
 Run: ``python benchmarks/bench_check.py [--messages N] [--sessions K] [--repeat R] [--no-rss]
-[--random-ids]``.
+[--random-ids] [--chunks C]``.
 
 Writes a transcript of N messages (default 1,000,000) to a temporary folder: the basic prompt
 turn of tests/data/basic_turn.ndjson (prompt, user_message, running, agent_message_chunk,
 response, idle) repeated with fresh request ids (``0, 1, ...``) and message IDs (``u<n>`` and
 ``a<n>``, or random UUIDs with ``--random-ids``), turns spread over a pool of K session ids
-(default 1,000; ``--sessions 0`` gives every turn its own session). Then, in this one process
+(default 1,000; ``--sessions 0`` gives every turn its own session); with ``--chunks C`` the
+Agent streams its message as C chunks under one messageId, as streaming agents do (default 1:
+every message brings a new ID, the costliest case for the monitors). Then, in this one process
 and on the same file:
 
 - baseline: a plain loop ``for line in file: orjson.loads(line)``;
@@ -55,7 +57,7 @@ from cli import cmd_check
 from properties.engine import MonitorSet
 from properties.transcript import JSON_BACKEND, read_transcript, scan_transcript
 
-_TURN = (
+_HEAD = (
     b'{"from":"client","message":{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":'
     b'{"sessionId":"%s","prompt":[{"type":"text","text":"Hello, agent"}]}}}\n'
     b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
@@ -63,21 +65,30 @@ _TURN = (
     b'"text":"Hello, agent"}]}}}}\n'
     b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
     b'"update":{"sessionUpdate":"state_update","state":"running"}}}}\n'
+)
+_CHUNK = (
     b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
     b'"update":{"sessionUpdate":"agent_message_chunk","messageId":"%s","content":{"type":"text",'
     b'"text":"Hello! How can I help?"}}}}}\n'
+)
+_TAIL = (
     b'{"from":"agent","message":{"jsonrpc":"2.0","id":%d,"result":{"messageId":"%s"}}}\n'
     b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
     b'"update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}}\n'
 )
+_TURN = _HEAD + _CHUNK + _TAIL
 _PER_TURN = 6
 
 
-def write_transcript(path: Path, messages: int, sessions: int, random_ids: bool = False) -> int:
+def write_transcript(
+    path: Path, messages: int, sessions: int, random_ids: bool = False, chunks: int = 1
+) -> int:
     """Write whole turns until at least ``messages`` messages; returns the count written.
     Message IDs are ``u<turn>`` and ``a<turn>``, or with ``random_ids`` random UUIDs (seeded:
-    the same file every time)."""
-    turns = -(-messages // _PER_TURN)
+    the same file every time). With ``chunks`` above 1 the Agent streams its message as that
+    many ``agent_message_chunk`` updates under one messageId (a turn is 5 + chunks messages)."""
+    per_turn = _PER_TURN - 1 + chunks
+    turns = -(-messages // per_turn)
     rnd = random.Random(0)
     with path.open("wb", buffering=1 << 20) as fh:
         for t in range(turns):
@@ -87,8 +98,11 @@ def write_transcript(path: Path, messages: int, sessions: int, random_ids: bool 
                 agent = str(uuid.UUID(int=rnd.getrandbits(128), version=4)).encode()
             else:
                 user, agent = b"u%d" % t, b"a%d" % t
-            fh.write(_TURN % (t, s, s, user, s, s, agent, t, user, s))
-    return turns * _PER_TURN
+            if chunks == 1:
+                fh.write(_TURN % (t, s, s, user, s, s, agent, t, user, s))
+            else:
+                fh.write(_HEAD % (t, s, s, user, s) + _CHUNK % (s, agent) * chunks + _TAIL % (t, user, s))
+    return turns * per_turn
 
 
 def monitors_available() -> bool:
@@ -186,6 +200,9 @@ def main() -> None:
     parser.add_argument(
         "--random-ids", action="store_true", help="random UUID message IDs instead of u<n> and a<n>"
     )
+    parser.add_argument(
+        "--chunks", type=int, default=1, help="agent_message_chunk updates per agent message (streaming)"
+    )
     parser.add_argument("--rss-child", nargs=2, metavar=("MODE", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
@@ -196,10 +213,13 @@ def main() -> None:
     modes = ["baseline", "reader", "scan", *(["check"] if full else [])]
     with tempfile.TemporaryDirectory(prefix="bench_check.") as tmp:
         big = Path(tmp) / "big.ndjson"
-        n = write_transcript(big, args.messages, args.sessions, args.random_ids)
+        if args.chunks < 1:
+            parser.error("--chunks must be at least 1")
+        n = write_transcript(big, args.messages, args.sessions, args.random_ids, args.chunks)
         size = big.stat().st_size
         pool = f"a pool of {args.sessions} sessions" if args.sessions else "a new session per turn"
         ids = "random UUID message IDs" if args.random_ids else "message IDs u<n>, a<n>"
+        ids += f", {args.chunks} chunks per agent message" if args.chunks > 1 else ""
         print(f"transcript: {n:,} messages, {size / 1e6:.1f} MB, {pool}, {ids}; JSON backend: {JSON_BACKEND}")
         host = f"{os.uname().sysname} {os.uname().machine}, {os.cpu_count()} CPUs"
         print(f"python {sys.version.split()[0]} on {host}")
@@ -223,7 +243,7 @@ def main() -> None:
         paths = []
         for i, size_n in enumerate(sizes):
             paths.append(Path(tmp) / f"rss{i}.ndjson")
-            sizes[i] = write_transcript(paths[i], size_n, args.sessions, args.random_ids)
+            sizes[i] = write_transcript(paths[i], size_n, args.sessions, args.random_ids, args.chunks)
         sizes.append(n)
         paths.append(big)
         print("peak RSS of a fresh process (KiB) by messages:")
