@@ -76,8 +76,8 @@ _TAIL = (
     b'{"from":"agent","message":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
     b'"update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}}\n'
 )
-_TURN = _HEAD + _CHUNK + _TAIL
-_PER_TURN = 6
+_FIXED = 5
+"""Messages of a turn besides the agent message's chunks."""
 
 
 def write_transcript(
@@ -87,7 +87,7 @@ def write_transcript(
     Message IDs are ``u<turn>`` and ``a<turn>``, or with ``random_ids`` random UUIDs (seeded:
     the same file every time). With ``chunks`` above 1 the Agent streams its message as that
     many ``agent_message_chunk`` updates under one messageId (a turn is 5 + chunks messages)."""
-    per_turn = _PER_TURN - 1 + chunks
+    per_turn = _FIXED + chunks
     turns = -(-messages // per_turn)
     rnd = random.Random(0)
     with path.open("wb", buffering=1 << 20) as fh:
@@ -98,10 +98,7 @@ def write_transcript(
                 agent = str(uuid.UUID(int=rnd.getrandbits(128), version=4)).encode()
             else:
                 user, agent = b"u%d" % t, b"a%d" % t
-            if chunks == 1:
-                fh.write(_TURN % (t, s, s, user, s, s, agent, t, user, s))
-            else:
-                fh.write(_HEAD % (t, s, s, user, s) + _CHUNK % (s, agent) * chunks + _TAIL % (t, user, s))
+            fh.write(_HEAD % (t, s, s, user, s) + _CHUNK % (s, agent) * chunks + _TAIL % (t, user, s))
     return turns * per_turn
 
 

@@ -156,16 +156,14 @@ class _Session:
     def add(self, thoughts: bool, mid: str, interval: int) -> None:
         """Add an ID absent from ``thoughts`` or ``msgs`` (and their maps), whatever its
         place against the table's ceiling."""
+        table = self.thoughts if thoughts else self.msgs
+        table[mid] = interval
         if thoughts:
-            self.thoughts[mid] = interval
             self.thoughts_top = ceiling(self.thoughts_top, mid)
-            if len(self.thoughts) > SPILL_AT:
-                self.spill(True)
         else:
-            self.msgs[mid] = interval
             self.msgs_top = ceiling(self.msgs_top, mid)
-            if len(self.msgs) > SPILL_AT:
-                self.spill(False)
+        if len(table) > SPILL_AT:
+            self.spill(thoughts)
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         """Relative form: counters and line numbers only as the comparisons the checks make."""
