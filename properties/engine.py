@@ -26,8 +26,12 @@ monitor index) pairs, so every set of those classes, clones included, shares the
 costs no table work). A handler named in its monitor's ``GATES`` is in the tables only while
 a given attribute of the monitor is truthy (say, while a resume is unanswered): one version of
 the tables per gate state, and the monitor calls ``regate()`` when the attribute may have
-changed. A monitor that overrides ``on_message`` instead still sees every message (the old,
-simple interface, kept for small test monitors).
+changed. A gated handler may also name, in ``WAKES``, an update field that reaches it while
+its gate is closed: a required monitor that reads that field anyway (the facts tracker reads
+every state_update's ``background``) passes such an update to ``MonitorSet.wake``, which calls
+the sleeping handlers, so the others pay nothing for a field that is mostly absent. A monitor
+that overrides ``on_message`` instead still sees every message (the old, simple interface,
+kept for small test monitors).
 
 Feeding a transcript: ``push`` is ``feed`` without handing back the findings (they wait for
 the next ``feed`` or ``take_new``), ``feed_update`` takes an Agent update its caller already
@@ -143,6 +147,12 @@ class Monitor:
     """(handler method name, attribute name) pairs: the set calls that handler only while the
     attribute is truthy (a handler that has nothing to do most of the time then costs nothing).
     The monitor must call ``regate()`` whenever the attribute's truth may have changed."""
+    WAKES: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(gated handler method name, update field) pairs: while that handler's gate is closed,
+    an update carrying the field still reaches it through ``MonitorSet.wake`` (called by the
+    required monitor that reads the field, for the field names it documents). The gate's
+    attribute must stay true once it is true (a woken handler must not run twice for one
+    message)."""
 
     def __init__(self, owner: MonitorSet) -> None:
         self._attach(owner)
@@ -523,6 +533,19 @@ class MonitorSet:
             for func, index in handlers:
                 func(mons[index], sid, upd, line, msg)
 
+    def wake(self, field: str, sid: str, upd: Message, line: int, msg: Message) -> None:
+        """Call the handlers that asked, in ``WAKES``, to see updates carrying ``field`` while
+        their gate is closed (open gates: the table called them already), in monitor order.
+        A set made by ``derive(only=...)`` wakes only its monitors."""
+        entries = self._tables.wakes.get(field)
+        if entries is None:
+            return
+        gates = self._gates
+        only = self._only
+        for func, index, gate in entries:
+            if not gates[gate] and (only is None or index in only):
+                func(self.monitors[index], sid, upd, line, msg)
+
     def take_new(self) -> list[Finding]:
         """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""
         new, self._new = self._new, []
@@ -715,6 +738,7 @@ class _Tables:
         full = {name: {} for name in TABLES}
         raw: list[int] = []
         gates: list[tuple[int, str]] = []
+        wakes: dict[str, list[tuple[Callable[..., None], int, int]]] = {}
         for index, monitor in enumerate(monitors):
             if type(monitor).on_message is not Monitor.on_message:
                 raw.append(index)
@@ -726,6 +750,12 @@ class _Tables:
                 if gate is not None and (index, gate) not in gates:
                     gates.append((index, gate))
                 full[table].setdefault(key, []).append((func, index, gate))
+            for name, woken_by in type(monitor).WAKES:
+                gate = dict(type(monitor).GATES).get(name)
+                if gate is None:
+                    raise TypeError(f"{type(monitor).__name__}: WAKES names {name}, which is not gated")
+                func = getattr(type(monitor), name)
+                wakes.setdefault(woken_by, []).append((func, index, gates.index((index, gate))))
         self.full = full
         classes = [type(m) for m in monitors]
         needed = {dep for cls in classes for dep in cls.REQUIRES}
@@ -739,6 +769,9 @@ class _Tables:
         """Indices of the monitors that override ``on_message``."""
         self.gates = tuple(gates)
         """(monitor index, attribute) of every gate, in the order of a gate state."""
+        self.wakes = {field: tuple(entries) for field, entries in wakes.items()}
+        """Update field -> (handler function, monitor index, position of its gate) of every
+        ``WAKES`` entry, in monitor order."""
         self._by_state: dict[tuple[tuple[bool, ...], tuple[int, ...] | None], dict[str, Table]] = {}
 
     def filtered(self, state: tuple[bool, ...], only: tuple[int, ...] | None = None) -> dict[str, Table]:

@@ -1172,6 +1172,40 @@ def test_tool_monitor_sees_state_updates_only_once_a_tool_or_permission_is_known
     assert _tool_state_routed(ms)
 
 
+def _background_state_routed(ms: MonitorSet) -> bool:
+    from properties.monitors.background import BackgroundMonitor
+
+    handlers = ms.routes()["update"].get("state_update", ())  # type: ignore[index]
+    return any(getattr(h, "__self__", None) is ms.get(BackgroundMonitor) for h in handlers)
+
+
+def test_background_monitor_is_woken_by_the_first_background_list() -> None:
+    """The background monitor's ``state_update`` handler is out of the tables until a session
+    has a record there; the facts tracker wakes it for a state_update carrying ``background``
+    (its first list), after which the tables call it for every state_update, lists or not."""
+    ms = MonitorSet()
+    ms.feed(*state("running"), 1)
+    ms.feed(*state("idle", stop="end_turn"), 2)
+    assert not _background_state_routed(ms)
+    assert ms.feed(*state("idle", bg=[item("terminal", "T")]), 3)[0].rule == "BG-10"
+    assert _background_state_routed(ms)
+    assert [f.rule for f in ms.feed(*state("idle"), 4)] == ["BG-07"]  # through the table now
+
+
+def test_background_wake_keeps_to_the_monitors_of_a_derived_set() -> None:
+    """A set that steps some monitors only (``derive(only=...)``) wakes none of the others."""
+    from properties.monitors.background import BackgroundMonitor
+    from properties.monitors.facts import Facts
+
+    ms = MonitorSet()
+    index = {type(m): i for i, m in enumerate(ms.monitors)}
+    facts_only = ms.derive(only=(index[Facts],))
+    facts_only.feed(*state("idle", bg=[item("terminal", "T")]), 1)
+    assert not facts_only.get(BackgroundMonitor).sessions and not facts_only.findings
+    with_bg = ms.derive(only=(index[Facts], index[BackgroundMonitor]))
+    assert [f.rule for f in with_bg.feed(*state("idle", bg=[item("terminal", "T")]), 1)] == ["BG-10"]
+
+
 def test_fail_04_is_exercised_only_where_tool_calls_were_reported() -> None:
     """An error idle ending work exercises FAIL-04 in a session that reported tool calls, and
     not in one that reported none (nothing there for the rule to require)."""

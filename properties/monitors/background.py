@@ -23,6 +23,10 @@ Tolerated: a tool call opened for background work without one of its own, even w
 (BG-04); cancellation stopping unlisted background activity (CANCEL-03). Unknown item types are
 skipped (they still count as background work).
 
+Cost: the state_update handler is gated until some session has a record here (``GATES``);
+until then the facts tracker wakes it for a state_update that carries ``background``
+(``WAKES``), so a transcript without background work does not call it at all.
+
 Must not know: foreground state, prompts.
 """
 
@@ -93,6 +97,11 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("BG-04", "CANCEL-03")
     SESSION = _Session
     REQUIRES = (Facts,)
+    GATES = (("_state", "sessions"),)
+    """Until some session has a record (an item's own update, or a background list), a
+    state_update has nothing to judge here: no list reported, no item announced."""
+    WAKES = (("_state", "background"),)
+    """The first background list may come in any state_update: it wakes the handler."""
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -101,6 +110,15 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
             ("update", "tool_call_update", self._tool),
             ("update", "subagent_update", self._subagent),
         )
+
+    def _session(self, sid: str) -> _Session:
+        found = self.sessions.get(sid)
+        if found is None:
+            first = not self.sessions
+            found = self.sessions[sid] = _Session()
+            if first:
+                self.regate()
+        return found
 
     # -- items ---------------------------------------------------------------------------
     def _terminal(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

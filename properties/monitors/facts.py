@@ -20,6 +20,11 @@ Per session (``SessionFacts``):
   it is in view (``MonitorSet.from_start`` says so for all sessions).
 - ``closed``: ``session/close`` succeeded (until a ``session/resume`` reopens it).
 
+Wakes: every state_update carrying a ``background`` field is passed on to
+``MonitorSet.wake("background", ...)``, after the facts took it in, so a monitor may gate its
+state_update handler until background work is known (``Monitor.WAKES``) and still see the
+first list.
+
 Connection-wide: the Client's ``initialize`` request and the Agent's answer (prompt content the
 Agent accepts, whether the Client's capabilities could advertise custom extensions).
 
@@ -177,6 +182,7 @@ class Facts(Monitor):
             keys = self.background(upd)
             if keys is not None:
                 fs.listed = frozenset(keys)
+            self._owner.wake("background", sid, upd, line, msg)
 
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
