@@ -99,6 +99,117 @@ def test_spilled_pair_answers_like_a_dict(entries: list[tuple[Any, Any]], limit:
         assert lookup(recent, old, key, "absent") == ref.get(key, "absent")
 
 
+class LanedPair(idset.Laned):
+    """A laned pair used as the monitors use theirs (the new-ID path inline, as in
+    ``ForegroundMonitor._output``), with ``limit`` in place of ``SPILL_AT``."""
+
+    __slots__ = ("limit", "old", "recent", "top")
+
+    def __init__(self, limit: int) -> None:
+        self.recent: dict[str, int] = {}
+        self.old: IdMap[int] | None = None
+        self.top = ""
+        self.limit = limit
+        self.lane_reset()
+
+    def get(self, key: str) -> int | None:
+        found: int | None = self.lane_get(self.recent, self.old, self.top, key)
+        return found
+
+    def add(self, key: str, value: int) -> None:
+        """Add an absent key."""
+        if len(key) == len(self.top) and key > self.top:
+            self.top = key
+            if key == self.lane_want and value == self.lane_wantv:
+                self.lane_at += self.lane_step
+                self.lane_want = self.lane_head + str(self.lane_at)
+                self.lane_wantv = value + self.lane_vstep
+                self.lane_top = True
+                return
+            self.lane_top = False
+        else:
+            top = ceiling(self.top, key)
+            if top is not self.top:
+                self.top = top
+                self.lane_top = False
+        self.recent[key] = value
+        if len(self.recent) > self.limit:
+            self.old = self.lane_spill(self.recent, self.old, self.top)
+
+    def items(self) -> dict[str, int]:
+        self.lane_flush(self.old)
+        return dict(pair_items(self.recent, self.old))
+
+    def copy(self) -> LanedPair:
+        new = LanedPair(self.limit)
+        new.recent = dict(self.recent)
+        new.old = None if self.old is None else self.old.copy()
+        new.top = self.top
+        new.lane_copy(self)
+        return new
+
+
+# Mostly a counter advancing by a fixed step with values advancing by another (the lane's
+# case), broken now and then by a jump, a repeat, a value off the pattern or another prefix.
+LANE_STEPS = st.lists(
+    st.tuples(st.sampled_from(["next", "next", "next", "jump", "old", "value", "other"]), st.integers(0, 9)),
+    max_size=150,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LANE_STEPS, st.integers(1, 10), st.sampled_from([1, 3, 1000]), st.sampled_from([0, 1, 1000]))
+def test_laned_pair_answers_like_a_dict(
+    steps: list[tuple[str, int]], limit: int, step: int, vstep: int
+) -> None:
+    """A laned pair answers every lookup as a dict would, through lanes armed, extended,
+    broken and flushed; a copy taken midway is independent and answers the same."""
+    pair = LanedPair(limit)
+    ref: dict[str, int] = {}
+    c, v = 0, 5
+    twin: tuple[LanedPair, dict[str, int]] | None = None
+    for n, (what, k) in enumerate(steps):
+        if what == "next":
+            c, v = c + step, v + vstep
+            key, value = f"a{c}", v
+        elif what == "jump":
+            c, v = c + step * (k + 2), v + k
+            key, value = f"a{c}", v
+        elif what == "old":
+            key, value = f"a{max(0, c - step * k)}", -1
+        elif what == "value":
+            c = c + step
+            key, value = f"a{c}", v + 1000
+        else:
+            key, value = f"b{k}", n
+        found = pair.get(key)
+        assert found == ref.get(key)
+        if found is None:
+            pair.add(key, value)
+            ref[key] = value
+        if n == len(steps) // 2:
+            twin = (pair.copy(), dict(ref))
+    for key in [*ref, *(f"a{c + d}" for d in range(-3 * step, 3 * step + 1)), "b10", "a"]:
+        assert pair.get(key) == ref.get(key)
+    assert pair.items() == ref
+    if twin is not None:
+        copy, before = twin
+        assert copy.items() == before
+        assert all(copy.get(key) == before.get(key) for key in ref)
+
+
+def test_sequential_ids_go_to_the_lane_after_the_first_spill() -> None:
+    pair = LanedPair(8)
+    for i in range(1000):
+        pair.add(f"u{i * 7}", 3 * i)
+        assert pair.get(f"u{i * 7}") == 3 * i  # the newest: found without a lookup in the map
+    assert pair.old is not None and pair.old.runs() == 1
+    assert not pair.recent and pair.lane_want == "u7000" and pair.lane_top
+    assert len(pair.old) < 1000  # not counted yet: the lane took them
+    assert pair.get("u14") == 6 and len(pair.old) == 1000  # a lookup in the map flushes
+    assert pair.get("u15") is None and pair.get("u7000") is None
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
@@ -335,6 +446,29 @@ def test_monitors_find_the_same_with_and_without_spilling(steps: list[tuple[int,
     """Random turns whose ids repeat (old ones too): spilling after 2 entries, never spilling,
     and never spilling with no ceiling (every ID looked up) give identical findings, exercise
     counts and state keys (of the set and of a clone)."""
+    assert_same_with_and_without_spilling(steps)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0, 0, 1, 1, 1, 2, 3, 3, 4, 4, 4, 5]), st.integers(-2, 3)),
+        min_size=1,
+        max_size=150,
+    )
+)
+def test_monitors_find_the_same_with_lanes(steps: list[tuple[int, int]]) -> None:
+    """As above with IDs that mostly follow one counter (so lanes form, break and re-form),
+    stepping back now and then: a repeated or old ID must be found in the lane or the map."""
+    counter = 0
+    turns: list[tuple[int, int, str]] = []
+    for kind, move in steps:
+        counter = max(0, counter + (1 if move >= 0 else move * 3))
+        turns.append((counter if move < 3 else counter + 40, kind, "u" if kind < 2 else "a"))
+    assert_same_with_and_without_spilling(turns)
+
+
+def assert_same_with_and_without_spilling(steps: list[tuple[int, int, str]]) -> None:
     lines: list[bytes] = []
     for n, (t, kind, prefix) in enumerate(steps):
         mid = f"{prefix}{t}"

@@ -62,7 +62,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.idset import SPILL_AT, IdMap, ceiling, pair_items, spill
+from properties.idset import SPILL_AT, IdMap, Laned, ceiling, pair_items, spill
 from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 
@@ -81,7 +81,10 @@ _END_GROUPS_KEY = rule_group(*_END_GROUPS)
 _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
 
 
-class _Session:
+class _Session(Laned):
+    """One session's foreground record; agent message IDs are a laned pair (``Laned``):
+    ``msgs`` / ``msgs_old`` / ``msgs_top`` with the lane (thought IDs: a plain pair)."""
+
     __slots__ = (
         "accepted",
         "await_active",
@@ -120,6 +123,7 @@ class _Session:
         self.since = 0  # line of the last state change
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
+        self.lane_reset()
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
@@ -139,6 +143,7 @@ class _Session:
         new.since = self.since
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
+        new.lane_copy(self)
         return new
 
     def spill(self, thoughts: bool) -> None:
@@ -146,12 +151,16 @@ class _Session:
         if thoughts:
             self.thoughts_old = spill(self.thoughts, self.thoughts_old)
         else:
-            self.msgs_old = spill(self.msgs, self.msgs_old)
+            self.msgs_old = self.lane_spill(self.msgs, self.msgs_old, self.msgs_top)
 
     def old(self, thoughts: bool, mid: str) -> int | None:
-        """The entry of ``mid`` among the spilled older IDs of ``thoughts`` or ``msgs``."""
-        old = self.thoughts_old if thoughts else self.msgs_old
-        return None if old is None else old.get(mid)
+        """The entry of ``mid`` (absent from the dict) among the older IDs of ``thoughts`` or
+        ``msgs`` (the lane included)."""
+        if thoughts:
+            old = self.thoughts_old
+            return None if old is None else old.get(mid)
+        found: int | None = self.lane_get(self.msgs, self.msgs_old, self.msgs_top, mid)
+        return found
 
     def add(self, thoughts: bool, mid: str, interval: int) -> None:
         """Add an ID absent from ``thoughts`` or ``msgs`` (and their maps), whatever its
@@ -161,7 +170,10 @@ class _Session:
         if thoughts:
             self.thoughts_top = ceiling(self.thoughts_top, mid)
         else:
-            self.msgs_top = ceiling(self.msgs_top, mid)
+            top = ceiling(self.msgs_top, mid)
+            if top is not self.msgs_top:
+                self.msgs_top = top
+                self.lane_top = False
         if len(table) > SPILL_AT:
             self.spill(thoughts)
 
@@ -171,6 +183,7 @@ class _Session:
         def rel(v: int) -> tuple[bool, bool, bool]:
             return (v > 0, v == self.last_end, v == interval)
 
+        self.lane_flush(self.msgs_old)
         msgs = self.msgs.items() if self.msgs_old is None else pair_items(self.msgs, self.msgs_old)
         thoughts = (
             self.thoughts.items()
@@ -263,19 +276,34 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         state = fs.state
         if len(mid) == len(top) and mid > top:  # past the table's ceiling: a new ID
             seen = None
-            table[mid] = fs.interval if state in ACTIVE else -1
+            value = fs.interval if state in ACTIVE else -1
             if thought:
+                table[mid] = value
                 st.thoughts_top = mid
-            else:
+                if len(table) > SPILL_AT:
+                    st.spill(True)
+            elif mid == st.lane_want and value == st.lane_wantv:  # the lane's next (Laned)
+                c = st.lane_at + st.lane_step
+                st.lane_at = c
+                st.lane_want = st.lane_head + str(c)
+                st.lane_wantv = value + st.lane_vstep
+                st.lane_top = True
                 st.msgs_top = mid
-            if len(table) > SPILL_AT:
-                st.spill(thought)
+            else:
+                table[mid] = value
+                st.msgs_top = mid
+                st.lane_top = False
+                if len(table) > SPILL_AT:
+                    st.spill(False)
         else:
             seen = table.get(mid)
             if seen is None:
-                seen = st.old(thought, mid)
-                if seen is None:
-                    st.add(thought, mid, fs.interval if state in ACTIVE else -1)
+                if mid == top and st.lane_top and not thought:  # the lane's newest
+                    seen = st.lane_wantv - st.lane_vstep  # type: ignore[operator]
+                else:
+                    seen = st.old(thought, mid)
+                    if seen is None:
+                        st.add(thought, mid, fs.interval if state in ACTIVE else -1)
         if state == "running":  # the common case: output of running work
             return
         if fs.resuming or fs.closed:

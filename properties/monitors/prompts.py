@@ -60,7 +60,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.idset import SPILL_AT, IdMap, ceiling, lookup, pair_items, spill
+from properties.idset import SPILL_AT, IdMap, Laned, ceiling, pair_items
 from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
 
@@ -68,7 +68,10 @@ from properties.monitors.facts import Facts, SessionMonitor
 _Prompt = tuple[str, int, str, bool, tuple[str, ...]]
 
 
-class _Session:
+class _Session(Laned):
+    """One session's prompt record; returned message IDs are a laned pair (``Laned``):
+    ``claimed`` / ``claimed_old`` / ``claimed_top`` with the lane."""
+
     __slots__ = (
         "cancel_seen",
         "claimed",
@@ -95,6 +98,7 @@ class _Session:
         self.cancel_seen = False
         self.first_error = 0  # receipt line of the earliest prompt answered with an error
         self.replay_unknown: set[str] = set()
+        self.lane_reset()
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
@@ -109,19 +113,28 @@ class _Session:
         new.cancel_seen = self.cancel_seen
         new.first_error = self.first_error
         new.replay_unknown = set(self.replay_unknown)
+        new.lane_copy(self)
         return new
 
     def claim(self, mid: str, rid: Any) -> None:
         """Record ``mid`` (absent from ``claimed`` and its map) as returned for ``rid``."""
         claimed = self.claimed
         claimed[mid] = rid
-        self.claimed_top = ceiling(self.claimed_top, mid)
+        top = ceiling(self.claimed_top, mid)
+        if top is not self.claimed_top:
+            self.claimed_top = top
+            self.lane_top = False
         if len(claimed) > SPILL_AT:
-            self.claimed_old = spill(claimed, self.claimed_old)
+            self.claimed_old = self.lane_spill(claimed, self.claimed_old, top)
+
+    def claimer(self, mid: str) -> Any:
+        """The request id ``mid`` was returned for, or None."""
+        return self.lane_get(self.claimed, self.claimed_old, self.claimed_top, mid)
 
     def key(self) -> tuple[Any, ...]:
         """Relative form: waiting prompts and unclaimed messages merged in line order (all the
         checks compare), no line numbers."""
+        self.lane_flush(self.claimed_old)
         merged = sorted(
             [(line, 0, repr(rid)) for rid, line in self.pending.items()]
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
@@ -268,11 +281,19 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     ps.reported_d = 0
                     top = ps.claimed_top
                     if len(mid) == len(top) and mid > top:  # (ps.claim without the call)
-                        claimed = ps.claimed
-                        claimed[mid] = rid
                         ps.claimed_top = mid
-                        if len(claimed) > SPILL_AT:
-                            ps.claimed_old = spill(claimed, ps.claimed_old)
+                        if mid == ps.lane_want and rid == ps.lane_wantv:  # the lane's next
+                            c = ps.lane_at + ps.lane_step
+                            ps.lane_at = c
+                            ps.lane_want = ps.lane_head + str(c)
+                            ps.lane_wantv = rid + ps.lane_vstep
+                            ps.lane_top = True
+                        else:
+                            claimed = ps.claimed
+                            claimed[mid] = rid
+                            ps.lane_top = False
+                            if len(claimed) > SPILL_AT:
+                                ps.claimed_old = ps.lane_spill(claimed, ps.claimed_old, mid)
                     else:
                         ps.claim(mid, rid)
                     return
@@ -342,7 +363,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
         else:
             self._gx[_RETURNED_KEY] += 1
-            other = lookup(ps.claimed, ps.claimed_old, mid)
+            other = ps.claimer(mid)
             if other is not None:
                 self.breach(
                     "ACC-09", line, sid,
@@ -388,7 +409,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._ex["MSGID-01"] += 1
             return
         elif (len(mid) != len(ps.claimed_top) or mid <= ps.claimed_top) and (
-            mid in ps.claimed or ((old := ps.claimed_old) is not None and mid in old)
+            ps.claimer(mid) is not None
         ):  # (past the ceiling: certainly not claimed)
             self._ex["MSGID-01"] += 1
             if ps.unreported:
