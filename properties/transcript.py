@@ -352,6 +352,7 @@ def scan_transcript(
     preserved = st.preserved
     known_methods = KNOWN_METHODS
     known_updates = KNOWN_UPDATES
+    update_kind = _UPDATE
     if routes is not None:
         update_routes = routes["update"]
         creq, areq = routes["client-request"].get, routes["agent-request"].get
@@ -500,6 +501,12 @@ def scan_transcript(
                     pass
                 except TypeError:
                     pass
+                if kind == update_kind and upd_get is not None:  # the commonest line: handed on
+                    handlers = upd_get(variant)
+                    if handlers is not None:
+                        for handler in handlers:
+                            handler(sid, upd, line, msg)
+                    continue
                 if not kind:
                     # General path: every line the fast path did not take, problems included.
                     if type(obj) is not dict:
@@ -581,14 +588,8 @@ def scan_transcript(
                         if method not in known_methods:
                             preserved["method " + method] += 1
                 # Hand the message on.
-                if kind == _UPDATE:
-                    if upd_get is None:
-                        yield (line, sender, msg, sid, upd)
-                    else:
-                        handlers = upd_get(variant)
-                        if handlers is not None:
-                            for handler in handlers:
-                                handler(sid, upd, line, msg)
+                if kind == _UPDATE:  # (only without update routes: handed on above otherwise)
+                    yield (line, sender, msg, sid, upd)
                 elif routes is None:
                     if on_message is None:
                         yield (line, sender, msg, None, None)
