@@ -572,6 +572,11 @@ class Laned:
         found = recent.get(key, _MISS)
         if found is not _MISS:
             return found
+        return self.lane_older(old, top, key)
+
+    def lane_older(self, old: IdMap[Any] | None, top: str, key: Any) -> Any:
+        """``lane_get`` for a key the caller already looked up in the dict: the lane, then
+        the map."""
         if self.lane_top and key == top:
             return self.lane_wantv - self.lane_vstep  # type: ignore[operator]
         if old is None:

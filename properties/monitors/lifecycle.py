@@ -159,7 +159,7 @@ class _Session(Laned):
         if thoughts:
             old = self.thoughts_old
             return None if old is None else old.get(mid)
-        found: int | None = self.lane_get(self.msgs, self.msgs_old, self.msgs_top, mid)
+        found: int | None = self.lane_older(self.msgs_old, self.msgs_top, mid)
         return found
 
     def add(self, thoughts: bool, mid: str, interval: int) -> None:
