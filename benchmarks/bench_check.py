@@ -26,6 +26,10 @@ running each mode on N/10, N/3 and N messages (``VmHWM`` from /proc/self/status;
 ``resource.getrusage`` where /proc is absent: on Linux it inherits the parent's high-water
 mark). Figures only: no asserts.
 
+The reader is the one ``pip install -e .`` compiled with mypyc where it could (see setup.py and
+properties/native.py; the header line says which runs); ``ACP_MODEL_PURE_PYTHON=1 python
+benchmarks/bench_check.py`` measures its Python source instead.
+
 What the check's memory grows with (see properties/idset.py): not with the number of
 messages, nor with sequential message IDs (the monitors keep old IDs as runs of
 ``prefix + counter``); it grows with the number of sessions (their per-session state and up to
@@ -54,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 import orjson
 
 from cli import cmd_check
+from properties import native
 from properties.engine import MonitorSet
 from properties.transcript import JSON_BACKEND, read_transcript, scan_transcript
 
@@ -220,6 +225,7 @@ def main() -> None:
         print(f"transcript: {n:,} messages, {size / 1e6:.1f} MB, {pool}, {ids}; JSON backend: {JSON_BACKEND}")
         host = f"{os.uname().sysname} {os.uname().machine}, {os.cpu_count()} CPUs"
         print(f"python {sys.version.split()[0]} on {host}")
+        print(f"reader: {native.describe()}")
         if not full:
             print("properties.monitors.ALL_MONITORS is not available: full check not measured")
         run_baseline(big)  # warm the page cache
