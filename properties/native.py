@@ -3,8 +3,8 @@
 setup.py compiles properties/transcript.py with mypyc at install time where it can. Python
 imports an extension module in preference to the .py beside it, so an edit to the source would
 be ignored until the next build. This module, called when the ``properties`` package is
-imported, prevents that: for each compiled module it compares the SHA-256 of the source with the
-digest setup.py recorded when it compiled it (``properties/_native_build.py``, generated) and,
+imported, prevents that: for each compiled module it compares the digest of the source with the
+one setup.py recorded when it compiled it (``properties/_native_build.py``, generated) and,
 when they differ, when no digest was recorded, or when ``ACP_MODEL_PURE_PYTHON`` is set in the
 environment, loads the source under the module's own name before anything imports it.
 
@@ -13,11 +13,11 @@ environment, loads the source under the module's own name before anything import
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import importlib.util
 import os
 import sys
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -42,7 +42,10 @@ def compiled_file(package_dir: Path, name: str) -> Path | None:
 
 
 def source_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """What setup.py records of a source it compiled: its length and CRC-32 (enough to tell an
+    edited file, and zlib is light to import where hashlib loads OpenSSL, about 4 MB)."""
+    data = path.read_bytes()
+    return f"{len(data)}-{zlib.crc32(data):08x}"
 
 
 def load_source(qualified: str, path: Path) -> ModuleType:

@@ -14,8 +14,8 @@ exactly as its Python source does.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
+import importlib.util
 import io
 import sys
 import uuid
@@ -32,6 +32,8 @@ import properties.transcript as transcript
 from cli import cmd_check
 from properties import native
 from tests.test_check_robustness import _chunks, labelled_transcripts, monitor_set, mutated
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # -- choosing between an extension module and its source ---------------------------------------
 
@@ -61,7 +63,20 @@ def fake_extension(pkg: Path) -> Path:
 
 
 def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return native.source_digest(path)
+
+
+def test_setup_records_the_digest_the_guard_computes(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("acp_model_setup", ROOT / "setup.py")
+    assert spec is not None and spec.loader is not None
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)  # (its setup() call runs only as __main__)
+    source = ROOT / "properties" / "transcript.py"
+    assert setup._digest(source) == native.source_digest(source)
+    assert set(native.COMPILED) == {Path(p).stem for p in setup.COMPILED}
+    edited = tmp_path / "t.py"
+    edited.write_bytes(source.read_bytes().replace(b"line", b"lime", 1))
+    assert native.source_digest(edited) != native.source_digest(source)
 
 
 def test_no_extension_means_the_source_and_nothing_loaded_early(package: tuple[str, Path]) -> None:
