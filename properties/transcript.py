@@ -35,6 +35,11 @@ passed on: nothing downstream could associate them with a request.
 Unknown methods and unknown or custom (``_``-prefixed) ``session/update`` variants are not
 errors: they are passed on unchanged and counted in ``TranscriptStats.preserved``.
 
+Installing the project compiles this module with mypyc (setup.py); properties/native.py runs
+this source instead whenever it differs from what was compiled. So it must stay mypy-clean and
+within what mypyc compiles (no monkeypatching of its functions or classes from outside), and
+tests/test_native.py checks the two read alike.
+
 Must not know: the JSON Schema, the rule catalogue, the monitors, or how results are shown.
 """
 
