@@ -4,9 +4,13 @@ setup.py compiles properties/transcript.py with mypyc at install time where it c
 imports an extension module in preference to the .py beside it, so an edit to the source would
 be ignored until the next build. This module, called when the ``properties`` package is
 imported, prevents that: for each compiled module it compares the digest of the source with the
-one setup.py recorded when it compiled it (``properties/_native_build.py``, generated) and,
-when they differ, when no digest was recorded, or when ``ACP_MODEL_PURE_PYTHON`` is set in the
-environment, loads the source under the module's own name before anything imports it.
+one setup.py recorded when it compiled it (``properties/_native_build.py``, generated), and the
+extension files with the sizes recorded. When they differ, when there is no record, when the
+extension does not load, or when ``ACP_MODEL_PURE_PYTHON`` is set in the environment, it loads
+the source under the module's own name before anything imports it.
+
+Not covered: ``importlib.reload`` of a module that fell back goes through the import system
+again, which prefers the extension.
 
 ``STATUS`` says, per module, which one is in use and why (the benchmarks print it).
 """
@@ -19,6 +23,7 @@ import os
 import sys
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -49,8 +54,9 @@ def source_digest(path: Path) -> str:
 
 
 def load_source(qualified: str, path: Path) -> ModuleType:
-    """Execute the Python source ``path`` as module ``qualified`` and register it in
-    ``sys.modules`` (so that later imports of that name get it)."""
+    """Execute the Python source ``path`` as module ``qualified``, register it in
+    ``sys.modules`` and bind it in its parent package, as an import would (so that later
+    imports of that name, and ``package.name``, get it)."""
     spec = importlib.util.spec_from_file_location(qualified, path)
     if spec is None or spec.loader is None:  # pragma: no cover - a .py path always has a loader
         raise ImportError(f"cannot load {path}")
@@ -61,7 +67,41 @@ def load_source(qualified: str, path: Path) -> ModuleType:
     except BaseException:
         del sys.modules[qualified]
         raise
+    parent, _, child = qualified.rpartition(".")
+    if parent in sys.modules:
+        setattr(sys.modules[parent], child, module)
     return module
+
+
+@dataclass(frozen=True)
+class BuildRecord:
+    """What setup.py's last build wrote to ``_native_build.py`` (see setup.py)."""
+
+    outcome: str
+    """"compiled", "skipped: ..." or "failed: ..."."""
+    sources: Mapping[str, str]
+    """Module name -> ``source_digest`` of the source compiled."""
+    files: Mapping[str, int]
+    """Extension file name -> its size in bytes, as built."""
+
+
+def read_record(package: str) -> BuildRecord | None:
+    """The package's build record, or None where there is none or it cannot be read (a
+    truncated or hand-edited file counts as none: the sources run)."""
+    try:
+        module = importlib.import_module(f"{package}._native_build")
+        record = BuildRecord(module.OUTCOME, module.SOURCES, module.FILES)
+    except Exception:
+        return None
+    if not (
+        type(record.outcome) is str
+        and isinstance(record.sources, dict)
+        and all(type(k) is str and type(v) is str for k, v in record.sources.items())
+        and isinstance(record.files, dict)
+        and all(type(k) is str and type(v) is int for k, v in record.files.items())
+    ):
+        return None
+    return record
 
 
 def _load_compiled(qualified: str) -> str | None:
@@ -75,52 +115,69 @@ def _load_compiled(qualified: str) -> str | None:
     return None
 
 
+def _files_match(package_dir: Path, extension: Path, record: BuildRecord) -> bool:
+    """The extension found is one the record lists, and every listed file is there, with the
+    size it had when built (so the record and the binaries come from the same build)."""
+    if extension.name not in record.files:
+        return False
+    for name, size in record.files.items():
+        path = package_dir / name
+        if not path.is_file() or path.stat().st_size != size:
+            return False
+    return True
+
+
 def choose(
     package: str,
     package_dir: Path,
     names: tuple[str, ...],
-    built: Mapping[str, str] | None,
+    record: BuildRecord | None,
     pure: bool,
 ) -> dict[str, str]:
     """Decide, for each module in ``names``, between its extension module and its source, and
-    load the source wherever the extension must not be used. ``built`` maps module names to
-    the source digests recorded at build time (None: no record). A current extension module is
-    imported here, so that one that does not load falls back to the source too. Returns the
-    status of each."""
+    load the source wherever the extension must not be used. ``record`` is the build record
+    (None: none). A current extension module is imported here, so that one that does not load
+    falls back to the source too. Returns the status of each: "compiled..." or "source (why)"."""
     status: dict[str, str] = {}
     for name in names:
         source = package_dir / (name + ".py")
-        if compiled_file(package_dir, name) is None:
+        extension = compiled_file(package_dir, name)
+        if extension is None:
             status[name] = "source (not compiled)"
             continue
         reason: str | None
         if pure:
             reason = f"source ({PURE_ENV} is set)"
-        elif built is None or name not in built:
+        elif record is None or name not in record.sources:
             reason = "source (no build record for the compiled module)"
-        elif not source.is_file() or built[name] != source_digest(source):
+        elif not _files_match(package_dir, extension, record):
+            reason = "source (the compiled files are not the ones the build record lists)"
+        elif source.is_file() and record.sources[name] != source_digest(source):
             reason = "source (changed since it was compiled)"
         else:
             reason = _load_compiled(f"{package}.{name}")
             if reason is None:
-                status[name] = "compiled"
+                status[name] = "compiled" if source.is_file() else "compiled (no source beside it)"
                 continue
+        if not source.is_file():  # nothing else to run: the import system takes the extension
+            status[name] = f"compiled, although it should not run: {reason}"
+            continue
         status[name] = reason
         qualified = f"{package}.{name}"
-        if qualified not in sys.modules and source.is_file():
+        if qualified not in sys.modules:
             load_source(qualified, source)
     return status
 
 
+RECORD: BuildRecord | None = None
+"""The build record read by ``setup_package``."""
+
+
 def setup_package(package: str, package_dir: Path) -> None:
     """Called by ``properties/__init__.py``: fill ``STATUS`` and load stale modules' sources."""
-    built: Mapping[str, str] | None
-    try:
-        record = importlib.import_module(f"{package}._native_build")
-        built = record.SOURCES
-    except ImportError:
-        built = None
-    STATUS.update(choose(package, package_dir, COMPILED, built, bool(os.environ.get(PURE_ENV))))
+    global RECORD
+    RECORD = read_record(package)
+    STATUS.update(choose(package, package_dir, COMPILED, RECORD, bool(os.environ.get(PURE_ENV))))
 
 
 def describe() -> str:

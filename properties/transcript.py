@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -292,15 +292,20 @@ def read_transcript(
 ) -> Iterator[Item]:
     """Read a transcript from a binary stream, yielding messages and input findings in line order.
 
-    Pass ``stats`` to have it filled in as the reader goes (it is complete once the iterator is
-    exhausted). Memory use does not grow with the number of lines, only with the number of
-    requests awaiting a response and of distinct session ids.
+    Pass ``stats`` to have it filled in: it is complete once the iterator is exhausted, and
+    holds what was read so far once it is closed (``close()``; when the module is compiled, an
+    iterator merely dropped leaves it untouched). Memory use does not grow with the number of
+    lines, only with the number of requests awaiting a response and of distinct session ids.
     """
-    for item in scan_transcript(stream, max_line_bytes, stats=stats):
-        if isinstance(item, Finding):
-            yield item
-        else:
-            yield item[:3]
+    scan = scan_transcript(stream, max_line_bytes, stats=stats)
+    try:
+        for item in scan:
+            if isinstance(item, Finding):
+                yield item
+            else:
+                yield item[:3]
+    finally:
+        scan.close()  # (fills in stats when this iterator is closed early)
 
 
 def scan_transcript(
@@ -311,7 +316,7 @@ def scan_transcript(
     routes: Mapping[str, Routes] | None = None,
     on_message: Callable[[str, Message, int], Any] | None = None,
     update_routes: Routes | None = None,
-) -> Iterator[ScanItem]:
+) -> Generator[ScanItem, None, None]:
     """``read_transcript`` with what the reader took apart on the way: a message comes as
     ``(line, sender, message, session, update)``, where ``session`` and ``update`` are the
     ``sessionId`` (a string) and the ``update`` object (with its ``sessionUpdate`` key) of an
