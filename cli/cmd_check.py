@@ -25,7 +25,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
+from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
 from cli.util import dumps
 from properties.engine import MonitorSet
 from properties.findings import Finding
@@ -310,7 +310,7 @@ def open_inputs(paths: Sequence[str], stack: ExitStack) -> list[tuple[str, Binar
     opened: list[tuple[str, BinaryIO]] = []
     for path in paths:
         if path == STDIN:
-            opened.append(("<stdin>", sys.stdin.buffer))
+            opened.append(("<stdin>", stdin_bytes()))
             continue
         if os.path.isdir(path):
             raise UsageError(f"{path}: is a directory")

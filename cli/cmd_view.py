@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from cli.main import EXIT_OK, UsageError
+from cli.main import EXIT_OK, UsageError, stdin_bytes
 from properties.transcript import DEFAULT_MAX_LINE_BYTES, read_transcript
 from simulator.clientview import ClientView
 
@@ -70,7 +70,7 @@ def build_view(stream: BinaryIO) -> tuple[ClientView, int]:
 
 def _read(path: str) -> tuple[ClientView, int]:
     if path == "-":
-        return build_view(sys.stdin.buffer)
+        return build_view(stdin_bytes())
     try:
         with open(path, "rb") as fh:
             return build_view(fh)

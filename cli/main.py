@@ -16,6 +16,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import BinaryIO
 
 import cli
 
@@ -26,6 +27,14 @@ EXIT_USAGE = 2
 
 class UsageError(Exception):
     """Unusable input or options: printed as one line on stderr, exit code 2."""
+
+
+def stdin_bytes() -> BinaryIO:
+    """Standard input as a binary stream, for the FILE argument ``-``; a UsageError where the
+    process was started without one (closed, as by ``<&-``)."""
+    if sys.stdin is None:
+        raise UsageError("-: standard input is closed")
+    return sys.stdin.buffer
 
 
 class _Parser(argparse.ArgumentParser):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,23 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], 
     assert code == 2
     assert out == ""  # nothing checked before the bad input was found
     assert err.count("\n") == 1 and needle.format(**names) in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(os.name != "posix", reason="closing a child's standard input needs POSIX")
+@pytest.mark.parametrize("command", ["check", "view", "replay"])
+def test_closed_stdin_is_a_usage_error(command: str) -> None:
+    """Started with standard input closed (``<&-``), ``-`` is unusable input, not a traceback."""
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", command, "-"],
+        cwd=Path(__file__).resolve().parent.parent,
+        preexec_fn=lambda: os.close(0),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "-: standard input is closed" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
 
 
 @pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root can read any file")
