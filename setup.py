@@ -71,9 +71,11 @@ class OptionalMypycBuild(build_ext):
 
     _digests: dict[str, str] = {}  # noqa: RUF012 (set per build in _generate)
     _outcome = "skipped: not a build command"
+    _building = False  # (a command that builds runs; set in finalize_options)
 
     def finalize_options(self) -> None:
-        if BUILDING & set(self.distribution.commands):
+        self._building = bool(BUILDING & set(self.distribution.commands))
+        if self._building:
             # The extensions must be in place before setuptools finalizes them. Without them
             # the placeholder stays, so that run() is still called (and writes the record).
             self.distribution.ext_modules = self._generate() or self.distribution.ext_modules
@@ -115,7 +117,7 @@ class OptionalMypycBuild(build_ext):
             except (Exception, SystemExit) as exc:  # any failure leaves a working pure-Python build
                 self.inplace = inplace
                 self._fail(exc)
-        if BUILDING & set(self.distribution.commands):
+        if self._building:
             self._write_record()
 
     def get_outputs(self) -> list[str]:

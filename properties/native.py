@@ -115,16 +115,32 @@ def _load_compiled(qualified: str) -> str | None:
     return None
 
 
-def _files_match(package_dir: Path, extension: Path, record: BuildRecord) -> bool:
-    """The extension found is one the record lists, and every listed file is there, with the
-    size it had when built (so the record and the binaries come from the same build)."""
+def _files_match(extension: Path, record: BuildRecord) -> bool:
+    """The extension found is one the record lists, and every listed file is there beside it,
+    with the size it had when built (so the record and the binaries come from the same build)."""
     if extension.name not in record.files:
         return False
     for name, size in record.files.items():
-        path = package_dir / name
+        path = extension.parent / name
         if not path.is_file() or path.stat().st_size != size:
             return False
     return True
+
+
+def _refusal(
+    name: str, extension: Path, source: Path | None, record: BuildRecord | None, pure: bool
+) -> str | None:
+    """Why the extension module ``name`` must not run (the status to report), or None.
+    ``source`` is its source file, None where there is none to compare."""
+    if pure:
+        return f"source ({PURE_ENV} is set)"
+    if record is None or name not in record.sources:
+        return "source (no build record for the compiled module)"
+    if not _files_match(extension, record):
+        return "source (the compiled files are not the ones the build record lists)"
+    if source is not None and record.sources[name] != source_digest(source):
+        return "source (changed since it was compiled)"
+    return None
 
 
 def choose(
@@ -140,32 +156,22 @@ def choose(
     falls back to the source too. Returns the status of each: "compiled..." or "source (why)"."""
     status: dict[str, str] = {}
     for name in names:
-        source = package_dir / (name + ".py")
         extension = compiled_file(package_dir, name)
         if extension is None:
             status[name] = "source (not compiled)"
             continue
-        reason: str | None
-        if pure:
-            reason = f"source ({PURE_ENV} is set)"
-        elif record is None or name not in record.sources:
-            reason = "source (no build record for the compiled module)"
-        elif not _files_match(package_dir, extension, record):
-            reason = "source (the compiled files are not the ones the build record lists)"
-        elif source.is_file() and record.sources[name] != source_digest(source):
-            reason = "source (changed since it was compiled)"
-        else:
-            reason = _load_compiled(f"{package}.{name}")
-            if reason is None:
-                status[name] = "compiled" if source.is_file() else "compiled (no source beside it)"
-                continue
-        if not source.is_file():  # nothing else to run: the import system takes the extension
-            status[name] = f"compiled, although it should not run: {reason}"
-            continue
-        status[name] = reason
+        path = package_dir / (name + ".py")
+        source = path if path.is_file() else None
         qualified = f"{package}.{name}"
-        if qualified not in sys.modules:
-            load_source(qualified, source)
+        reason = _refusal(name, extension, source, record, pure) or _load_compiled(qualified)
+        if reason is None:
+            status[name] = "compiled" if source is not None else "compiled (no source beside it)"
+        elif source is None:  # nothing else to run: the import system takes the extension
+            status[name] = f"compiled, although it should not run: {reason}"
+        else:
+            status[name] = reason
+            if qualified not in sys.modules:
+                load_source(qualified, source)
     return status
 
 
