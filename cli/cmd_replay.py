@@ -14,6 +14,7 @@ from typing import Any
 
 from cli import cmd_check
 from cli.util import dumps
+from properties.checking import MessageHook
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
 _UPDATE_FIELDS = ("messageId", "state", "stopReason", "toolCallId", "status", "compactionId", "terminalId")
@@ -92,7 +93,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     messages: list[dict[str, Any]] = []
 
-    def hook(_path: str) -> cmd_check.MessageHook:
+    def hook(_path: str) -> MessageHook:
         return lambda line, sender, msg: messages.append(describe(line, sender, msg))
 
     reports = cmd_check.run_files(

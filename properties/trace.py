@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from properties.catalogue import RULES, RULES_BY_ID
+from properties.outputs import write_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 MATRIX = REPO / "docs" / "traceability.md"
@@ -151,8 +152,6 @@ def matrix() -> str:
 
 def write_matrix(path: str | Path = MATRIX) -> None:
     """Write the matrix to ``path`` atomically."""
-    from cli.util import write_atomic
-
     write_atomic(path, matrix())
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from properties.outputs import dumps, write_atomic
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, monitor_rules
@@ -135,8 +136,6 @@ def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[st
     report["warnings"] = warnings
     report["output"] = str(out)
     report["timing"] = {"total_seconds": time.perf_counter() - t0}
-    from cli.util import dumps, write_atomic
-
     write_atomic(out / "report.json", dumps(strip_timing(report)))
     return report
 
@@ -216,8 +215,6 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
     import io
 
     import networkx as nx
-
-    from cli.util import write_atomic
 
     graphs = []
     for r in results:

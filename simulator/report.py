@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from properties.outputs import write_atomic
 from simulator.config import DEFAULT, Config
 from simulator.explore_common import Counterexample
 from simulator.explore_coverage import machine_coverage, rule_coverage
@@ -121,8 +122,6 @@ def _ndjson(cex: Counterexample) -> str:
 
 def write_counterexample(cex: Counterexample, out: Path) -> dict[str, str]:
     """Write the three files of ``cex``; their paths by kind."""
-    from cli.util import write_atomic
-
     stem = f"{cex.mode}-{cex.rule}"
     paths = {"transcript": str(out / f"{stem}.ndjson"), "program": str(out / f"{stem}.py")}
     write_atomic(paths["transcript"], _ndjson(cex))
