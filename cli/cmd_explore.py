@@ -164,9 +164,11 @@ def _options(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from cli.util import dumps
+    from diagrams.sequence import transcript_to_mermaid
     from simulator.report import render_text
 
     opts = _options(args)
+    opts.diagram = transcript_to_mermaid
     from simulator import explore_run
 
     def progress(line: str) -> None:

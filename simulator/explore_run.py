@@ -32,7 +32,7 @@ from properties.outputs import dumps, write_atomic
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, monitor_rules
-from simulator.report import FAIRNESS, LIVENESS, coverage_json, findings_json, strip_timing
+from simulator.report import FAIRNESS, LIVENESS, Diagram, coverage_json, findings_json, strip_timing
 
 Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
 """Machine rows fired, events, entity triggers, rules exercised."""
@@ -60,6 +60,9 @@ class Options:
     """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
     depth: int | None = None
     max_states: int | None = explore_bfs.MAX_STATES
+    diagram: Diagram | None = None
+    """Renders a counterexample's transcript as a sequence diagram (the command hands in
+    ``diagrams.sequence.transcript_to_mermaid``); None writes no diagram."""
 
 
 def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
@@ -125,7 +128,7 @@ def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[st
         coverage["random"] = coverage_json(*rnd_cov, rules)
         cexs += rnd_cexs
     out = Path(opts.out)
-    report["findings"] = findings_json(cexs, out)
+    report["findings"] = findings_json(cexs, out, opts.diagram)
     report["coverage"] = coverage
     for mode, cov in coverage.items():
         never = cov["rules"]["never_exercised"]
