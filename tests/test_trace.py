@@ -80,3 +80,25 @@ def test_cli_command_regenerates(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert target.read_text(encoding="utf-8") == trace.matrix(seeded_bugs())
     assert done.stderr == f"acp-model trace: wrote {target}\n"
+
+
+def test_each_rule_says_truly_how_it_is_checked() -> None:
+    """``check`` names what implements the rule: a monitor, a machine of the model, or the
+    client-view comparison; a rule nothing checks says so (``unchecked``, with a reason)."""
+    wrong = []
+    for rule in RULES:
+        if rule.level == "MAY":  # a permission: tolerated by monitors, allowed by the model
+            continue
+        found = trace.implemented_by(rule.id)
+        kinds = {
+            "monitor": any(".monitors." in name for name in found),
+            "model": any(name.startswith("model.") for name in found),
+            "client-view": "properties.viewcheck.compare_views" in found,
+        }
+        if rule.check in kinds and not kinds[rule.check]:
+            wrong.append(f"{rule.id} says {rule.check} but is implemented by {found}")
+        if rule.check == "model" and kinds["monitor"]:
+            wrong.append(f"{rule.id} says model but a monitor reports it from the wire")
+        if rule.check == "unchecked" and found:
+            wrong.append(f"{rule.id} says unchecked but is implemented by {found}")
+    assert not wrong, "\n".join(wrong)
