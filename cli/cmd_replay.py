@@ -86,7 +86,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "every monitor: prints the numbered message list and the findings. Exit codes as check.",
     )
     p.add_argument("file", metavar="FILE", help="transcript file (.ndjson), or - for standard input")
-    p.add_argument("--json", action="store_true", help="print a JSON report instead of text")
+    p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
+    cmd_check.add_max_findings(p)
     return p
 
 
@@ -97,7 +98,11 @@ def run(args: argparse.Namespace) -> int:
         return lambda line, sender, msg: messages.append(describe(line, sender, msg))
 
     reports = cmd_check.run_files(
-        [args.file], schema=None, max_line_bytes=DEFAULT_MAX_LINE_BYTES, on_message=hook
+        [args.file],
+        schema=None,
+        max_line_bytes=DEFAULT_MAX_LINE_BYTES,
+        on_message=hook,
+        max_findings=args.max_findings,
     )
     code = cmd_check.exit_code(reports, "must")
     report = reports[0]
