@@ -49,8 +49,10 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 
-PACE = (0.002, 0.02)
-"""Seconds the agent listens for input before each move (uniform in this range, seeded)."""
+PACE = (0.01, 0.03)
+"""Seconds the agent listens for input before each move (uniform in this range, seeded). The
+least of it is well above the time a driver takes to answer what the agent wrote, so a driver
+that answers at once reaches the agent while it listens: its runs replay move for move."""
 
 
 def agent_config(faults: frozenset[str]) -> Config:
