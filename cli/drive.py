@@ -318,7 +318,7 @@ class _Run:
                 self.exited()
                 return None
             if self.failing():
-                self.result.stop = "finding"
+                self.result.stop = self.result.stop or "finding"
                 return None
         answer: dict[str, Any] = self.answers[msg["id"]]
         return answer
@@ -349,7 +349,7 @@ class _Run:
                 self.exited()
                 return False
             if self.failing():
-                self.result.stop = "finding"
+                self.result.stop = self.result.stop or "finding"
                 return False
             choice = next_choice(self.client.enabled())
             if choice is None:
@@ -364,7 +364,7 @@ class _Run:
             while self.client.client.perms:
                 self.send(self.client.do(["allow", 0]))
             if self.failing():
-                self.result.stop = "finding"
+                self.result.stop = self.result.stop or "finding"
                 return
             if not self.live.open_now():
                 self.result.stop = "settled"
@@ -474,14 +474,14 @@ def shrink_run(
         return result if rule in result.rules else None
 
     first = None
-    for attempt_no in range(tries):
+    needed = 0
+    while first is None and needed < tries:
+        needed += 1
         first = attempt(choices)
-        if first is not None:
-            break
     if first is None:
         return out
     # a failure that came back at once is taken as deterministic: one run per candidate
-    per_candidate = 1 if attempt_no == 0 else tries
+    per_candidate = 1 if needed == 1 else tries
     out.result = first
     spent = [0]
 
