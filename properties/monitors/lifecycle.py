@@ -315,11 +315,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "STOP-03", line, sid,
                     f"stop reason {reason!r} is not a standard one and does not start with '_'", msg,
                 )
-            if prev == "running" and not fs.cancel_line and reason != "error":
-                self._gx[_END_STOP_KEY] += 1  # the usual end of work: _ends without a call
-                st.last_end = fs.interval
-                st.last_end_cancel = False
-            elif prev in ACTIVE:
+            if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
             else:

@@ -131,9 +131,6 @@ class _Session:
         unclaimed = self.unclaimed
         if not unclaimed:
             return 0
-        if len(unclaimed) == 1:  # the usual case: one user message awaiting its response
-            oldest = next(iter(self.pending.values()), None)  # receipt order: the smallest line
-            return 0 if oldest is not None and oldest < next(iter(unclaimed.values())) else 1
         receipts = list(self.pending.values())
         n = len(receipts)
         j = worst = 0
@@ -239,22 +236,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._gx[_ANSWERED_KEY] += 1
             self._error(ps, sid, rid, rec, line, msg)
             return
-        if not rec[2] and not rec[4]:
-            # The usual answer returns the ID of the one user message waiting, reported after
-            # the prompt was received: what _success does then, without the call.
-            result = msg.get("result")
-            mid = result.get("messageId") if type(result) is dict else None
-            # (a user message waiting in unclaimed is never claimed: _user looks in claimed
-            # before adding one, and claiming removes it)
-            unclaimed = ps.unclaimed
-            if type(mid) is str and len(unclaimed) == 1:
-                first = unclaimed.get(mid)
-                if first and first >= rec[1]:
-                    self._gx[_CLAIMED_KEY] += 1
-                    del unclaimed[mid]
-                    ps.reported_d = 0
-                    ps.claimed[mid] = rid
-                    return
         self._success(ps, sid, rid, rec, line, msg)
 
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
@@ -384,11 +365,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             rule, why = "REJ-02", "and a prompt received before it was answered with an error"
         else:
             self._gx[_NEW_USER_KEY] += 1
-            if len(unclaimed) == 1:  # the usual case: deficiency() without the call
-                pending = ps.pending
-                if pending and next(iter(pending.values())) < line:
-                    ps.reported_d = 0
-                    return
             if self._settle(ps):
                 self.breach(
                     "ACC-06", line, sid,
@@ -463,12 +439,9 @@ _SUCCESS = (*_ANSWERED, "ACC-04", "ACC-06")
 """Exercised by every success response (with those of every answer)."""
 _RETURNED = (*_SUCCESS, "ACC-09", "ACC-05")
 """Exercised by a success response that returns a string messageId."""
-_CLAIMED = (*_RETURNED, "ACC-07")
-"""Exercised by a success response that claims a user message already reported."""
 _NEW_USER = ("MSGID-01", "ACC-06")
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)
-_CLAIMED_KEY = rule_group(*_CLAIMED)
 _SUCCESS_KEY = rule_group(*_SUCCESS)
 _RETURNED_KEY = rule_group(*_RETURNED)
 _NEW_USER_KEY = rule_group(*_NEW_USER)
