@@ -248,7 +248,6 @@ VIOLATIONS: list[Case] = [
     ),
     # foreground
     Case("FG-02 output while idle", [*turn(), say("a2", chunk=False)], [("FG-02", 7)]),
-    Case("FG-02 new stop reason while idle", [*turn(), state("idle", stop="max_tokens")], [("FG-02", 7)]),
     Case(
         "STATE-04 custom state instead of running",
         [
@@ -262,6 +261,22 @@ VIOLATIONS: list[Case] = [
             state("idle", stop="end_turn"),
         ],
         [("STATE-04", 6)],
+    ),
+    Case(
+        "STATE-04 custom state instead of running after requires_action",
+        [
+            initialize(0, None),
+            initialized(0),
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            state("requires_action"),
+            state("_working"),
+            say("a1"),
+            state("idle", stop="end_turn"),
+        ],
+        [("STATE-04", 9)],
     ),
     Case(
         "FG-04 output while requires_action",
@@ -752,6 +767,10 @@ CONFORMING: list[Case] = [
         ],
     ),
     Case("custom stop reason with underscore", [*turn()[:-1], state("idle", stop="_paused")]),
+    Case(
+        "a repeated idle with another stop reason is a snapshot, not a completion",
+        [*turn(), state("idle", stop="max_tokens"), state("idle", stop="_later")],
+    ),
     Case(
         "unknown methods and custom updates",
         [

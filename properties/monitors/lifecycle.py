@@ -20,10 +20,12 @@ background work"). So:
 - a message or thought under a new ID while the state is idle means foreground work is under way
   with no active state reported: FG-02 (the group ``active-state-on-start``; OUT-01 is exercised
   with it). Reported once per idle stretch. STATE-04 instead when the state is a custom one that
-  followed idle and the Client's ``initialize`` could not have advertised custom states;
-- an idle carrying a stop reason other than the last one seen, while the state was already idle,
-  is a new completion of work that was never reported as started: FG-02 (a cancel received in
-  between excuses ``cancelled``: a racing confirmation);
+  followed idle and the Client's ``initialize`` could not have advertised custom states; and
+  STATE-04 for output under a custom state that followed requires_action (running is required
+  there);
+- a repeated idle is a snapshot whatever stop reason it carries (State transitions: a repeat
+  may bring new details without being a transition), so it is never taken as a completion of
+  unreported work;
 - any message or thought content while the state is requires_action means the work progressed
   without running being reported: FG-04 (group ``running-after-requires-action``; the tool side
   is judged by the tool monitor);
@@ -86,13 +88,11 @@ class _Session:
     __slots__ = (
         "accepted",
         "await_active",
-        "cancel_since",
         "done_period",
         "flag_period",
         "last_end",
         "last_end_cancel",
         "last_std",
-        "last_stop",
         "msgs",
         "since",
         "thoughts",
@@ -106,8 +106,6 @@ class _Session:
         self.last_end = 0  # interval ended by the last ending idle
         self.last_end_cancel = False
         self.last_std = "idle"  # last of idle / running / requires_action reported
-        self.last_stop: Any = None  # last string stop reason seen on any idle
-        self.cancel_since = False  # a cancel or close arrived since the last state_update
         self.flag_period = -1  # period in which a start / resume breach was reported
         self.done_period = -1  # period in which DONE-03 / CANCEL-14 was reported
         self.since = 0  # line of the last state change
@@ -121,8 +119,6 @@ class _Session:
         new.last_end = self.last_end
         new.last_end_cancel = self.last_end_cancel
         new.last_std = self.last_std
-        new.last_stop = self.last_stop
-        new.cancel_since = self.cancel_since
         new.flag_period = self.flag_period
         new.done_period = self.done_period
         new.since = self.since
@@ -142,8 +138,6 @@ class _Session:
             self.last_end == interval,
             self.last_end_cancel,
             self.last_std,
-            self.last_stop,
-            self.cancel_since,
             self.flag_period == period,
             self.done_period == period,
             frozenset(self.await_active),
@@ -193,8 +187,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ("update", "agent_thought", self._output),
             ("update", "agent_thought_chunk", self._output),
             ("update", "state_update", self._state),
-            ("client-notification", "session/cancel", self._cancel),
-            ("client-request", "session/close", self._cancel),
             ("client-request", "session/prompt", self._prompt),
             ("agent-response", "session/prompt", self._answer),
             ("agent-response", "session/close", self._closed),
@@ -249,16 +241,23 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "after requires_action",
                     msg,
                 )
-        elif (
-            seen is None
-            and state not in STANDARD_STATES
-            and st.last_std == "idle"
-            and self.facts.client_may_extend is False
-        ):
-            self._started(
-                st, fs.period, "STATE-04", sid, line,
-                f"{variant} {mid!r} after the custom state {state!r} replaced running", msg,
-            )
+        elif state not in STANDARD_STATES and self.facts.client_may_extend is False:
+            if seen is None and st.last_std == "idle":
+                self._started(
+                    st, fs.period, "STATE-04", sid, line,
+                    f"{variant} {mid!r} after the custom state {state!r} replaced running", msg,
+                )
+            elif st.last_std == "requires_action":
+                self._ex["STATE-04"] += 1
+                if st.flag_period != fs.period:
+                    st.flag_period = fs.period
+                    self.breach(
+                        "STATE-04", line, sid,
+                        f"{variant} {mid!r} shows progress after requires_action under the custom "
+                        f"state {state!r}: running is required there, and the Client advertised no "
+                        "custom states",
+                        msg,
+                    )
 
     def _started(
         self, st: _Session, period: int, rule: str, sid: str, line: int, what: str, msg: Message
@@ -284,9 +283,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         new = upd.get("state")
         if type(new) is not str:
             new = "?"
-        cancel_since = st.cancel_since
-        if cancel_since:
-            st.cancel_since = False
         if new != prev:
             st.since = line
         if new != "idle":
@@ -306,8 +302,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.last_std = "idle"
         reason = upd.get("stopReason")
         if fs.resuming:  # a resume snapshot reports the state, it is no transition
-            if type(reason) is str:
-                st.last_stop = reason
             return
         if type(reason) is str:
             if reason not in STOP_REASONS and not reason.startswith("_"):
@@ -318,20 +312,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
-            else:
+            else:  # a repeated idle may carry updated information: no new completion
                 self._ex["STOP-03"] += 1
                 if prev == "idle":
                     self._ex["TRANS-01"] += 1
-                    if (
-                        reason != st.last_stop
-                        and not (cancel_since and reason == "cancelled")
-                        and not fs.closed
-                    ):
-                        self._started(
-                            st, fs.period, "FG-02", sid, line,
-                            f"idle with the new stop reason {reason!r} while already idle", msg,
-                        )
-            st.last_stop = reason
         elif prev in ACTIVE:
             self._gx[_END_GROUPS_KEY] += 1
             self._ends(fs, prev, reason, st, sid, upd, line, msg)
@@ -378,10 +362,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 )
 
     # -- cancellation and prompts --------------------------------------------------------
-    def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        if sid is not None:
-            self._session(sid).cancel_since = True
-
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None or "result" not in msg:
             return
