@@ -166,6 +166,9 @@ RULES: Final[tuple[Rule, ...]] = (
     # -- INTRO ---------------------------------------------------------------------------------
     _r("INTRO-01", _M, _C, _MON, """A Client sends no session/prompt until the initialize handshake and
        the setup of that session have completed.""", (1,)),
+    _r("INTRO-02", _M, _B, _MON, """Each request gets exactly one response: ACP runs on JSON-RPC 2.0, and
+       a prompt lasts until its one answer (success after insertion, or an error before it).""",
+       informal=True),
     # -- Session updates -----------------------------------------------------------------------
     _r("UPD-01", _S, _C, _NC, """A Client that meets an update variant it does not know keeps the raw
        payload intact whenever it stores, replays, proxies or forwards history; otherwise it skips

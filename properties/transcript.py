@@ -8,9 +8,11 @@ The reader streams: it reads binary chunks of at most 128 KiB (``read1`` where t
 it, so a pipe is read as it fills), splits them into lines, and never holds more than one
 chunk and the start of one line carried over (a line over the size limit is dropped as it
 comes, never held whole). It keeps only the bookkeeping a JSON-RPC stream needs: the requests
-each side has sent and not yet seen answered, by id (so a response to an id nobody asked for,
-or a second request reusing an id still in flight, is caught here), the set of session ids
-seen, and a count of methods and update variants it does not know.
+each side has sent and not yet seen answered, by id, and the ids already answered (so a
+response to an id nobody asked for, or a second request reusing an id still in flight, is
+caught here, while a second response to an answered request is passed on for the monitors to
+judge), the set of session ids seen, and a count of methods and update variants it does not
+know.
 
 Limits: a line over ``max_line_bytes`` (``input.too-long``) or nested deeper than
 ``MAX_DEPTH`` (``input.too-deep``) is skipped; a request or response id that is an integer
@@ -328,12 +330,12 @@ def read_transcript(
     input findings in line order.
 
     Pass ``stats`` to have it filled in as reading goes. Memory use does not grow with the
-    number of lines, only with the number of requests awaiting a response and of distinct
-    session ids."""
+    number of lines, only with the number of requests and of distinct session ids."""
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be positive")
     st = stats if stats is not None else TranscriptStats()
     pending: dict[str, dict[Any, Message]] = {"client": {}, "agent": {}}
+    answered: dict[str, set[Any]] = {"client": set(), "agent": set()}  # by the side that asked
     crlf_reported = False
     line = 0
 
@@ -394,18 +396,19 @@ def read_transcript(
             rid = msg["id"]
             if rid is not None:
                 request = pending[_OTHER[sender]].pop(rid, None)
-                if request is None:
+                if request is None and rid not in answered[_OTHER[sender]]:
                     yield note(
                         _input(
                             "unknown-response-id",
                             line,
                             f"{sender} responds to id {rid!r}, which the {_OTHER[sender]} has not "
-                            "requested or which was already answered (skipped)",
+                            "requested (skipped)",
                         )
                     )
                     continue
+                answered[_OTHER[sender]].add(rid)  # a second response is passed on: a breach
                 result = msg.get("result")
-                if request["method"] in _SESSION_CREATING and type(result) is dict:
+                if request is not None and request["method"] in _SESSION_CREATING and type(result) is dict:
                     sid = result.get("sessionId")
                     if type(sid) is str:
                         st.sessions.add(sid)

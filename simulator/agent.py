@@ -56,6 +56,7 @@ AGENT_FAULTS = (
     "answer-before-insert",  # answers a prompt before inserting (no user message ever)
     "user-message-after-reject",  # reports a user message for a rejected prompt
     "user-message-ahead",  # reports the user message of the next prompt before receiving it
+    "answer-twice",  # answers an inserted prompt twice
     "no-running-on-start",  # starts foreground work without reporting running
     "no-resume-running",  # after requires_action, resumes work without reporting running
     "drop-background-field",  # omits background after it once reported it
@@ -561,6 +562,8 @@ class Agent:
             return [wire.error(rid, wire.INTERNAL_ERROR, "turn failed")]
         if "response-without-message-id" in self.faults:
             return [wire.result(rid, {})]
+        if "answer-twice" in self.faults:
+            return [wire.result(rid, {"messageId": p[1]}), wire.result(rid, {"messageId": p[1]})]
         return [wire.result(rid, {"messageId": p[1]})]
 
     def _do_answer_early(self, rid: int) -> list[Msg]:

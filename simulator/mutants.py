@@ -98,6 +98,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("list-twice", "agent", "BG-17", "names the same item twice in one background list"),
     Mutant("never-answer-inserted", "agent", "ACC-01", "never answers an inserted prompt"),
     Mutant("response-without-message-id", "agent", "ACC-04", "answers a prompt without messageId"),
+    Mutant("answer-twice", "agent", "INTRO-02", "sends two success responses to one prompt"),
     Mutant("user-message-wrong-id", "agent", "ACC-06", "reports the user message under another ID"),
     Mutant("withdraw-wrong-code", "agent", "REJ-03", "answers a withdrawn prompt with -32603, not -32800"),
     Mutant(

@@ -263,6 +263,11 @@ VIOLATIONS: list[Case] = [
         [("STATE-04", 6)],
     ),
     Case(
+        "INTRO-02 a second response",
+        [*turn()[:-1], answer(1, "u1"), state("idle", stop="end_turn")],
+        [("INTRO-02", 6)],
+    ),
+    Case(
         "STATE-04 custom state instead of running after requires_action",
         [
             initialize(0, None),

@@ -106,3 +106,25 @@ def test_no_monitor_module_names_a_rule_its_class_does_not_declare() -> None:
         }  # fmt: skip
         if cls is not TableMonitor:
             assert not names, (cls.__name__, names)
+
+
+# -- one response per request (properties.monitors.rpc) -------------------------------------------
+
+
+def run_all(lines: list[Line]) -> list[tuple[str, int | None]]:
+    ms = MonitorSet()
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    return [(f.rule, f.line) for f in ms.findings if f.kind == "rule"]
+
+
+def test_a_second_response_is_its_senders_breach() -> None:
+    again = answer(1, "u1")
+    assert run_all([*TURN, again, state("idle", stop="end_turn")]) == [("INTRO-02", 5)]
+    error = ("agent", {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "late failure"}})
+    assert run_all([*TURN, error, state("idle", stop="end_turn")]) == [("ACC-03", 5)]
+
+
+def test_an_id_answered_and_then_reused_by_a_new_request_may_be_answered_again() -> None:
+    second = [prompt(1), user("u2"), answer(1, "u2"), state("idle", stop="end_turn")]
+    assert run_all([*TURN, state("idle", stop="end_turn"), *second]) == []

@@ -345,11 +345,14 @@ def test_same_id_in_both_directions_is_fine() -> None:
     assert findings == [] and len(messages) == 4
 
 
-def test_second_response_to_one_request_is_reported() -> None:
+def test_second_response_to_one_request_is_passed_on_for_the_monitors() -> None:
     data = (
         line("client", request("a", "x/y", {})) + line("agent", result("a", {})) + line("agent", error("a"))
     )
-    assert [(f.rule, f.line) for f in read(data)[1]] == [("input.unknown-response-id", 3)]
+    messages, findings = read(data)
+    assert findings == [] and [n for n, _, _ in messages] == [1, 2, 3]
+    never = line("agent", result("b", {}))
+    assert [(f.rule, f.line) for f in read(data + never)[1]] == [("input.unknown-response-id", 4)]
 
 
 def test_string_and_integer_ids_are_distinct() -> None:

@@ -19,6 +19,7 @@ from properties.monitors.fields import FieldMonitor
 from properties.monitors.lifecycle import ForegroundMonitor
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.resume import ResumeMonitor
+from properties.monitors.rpc import ResponseMonitor
 from properties.monitors.subagents import SubagentMonitor
 from properties.monitors.tables import TableMonitor
 from properties.monitors.tools import ToolMonitor
@@ -34,6 +35,7 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     ResumeMonitor,
     SubagentMonitor,
     TableMonitor,
+    ResponseMonitor,
 )
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "FieldMonitor",
     "ForegroundMonitor",
     "PromptMonitor",
+    "ResponseMonitor",
     "ResumeMonitor",
     "SubagentMonitor",
     "TableMonitor",

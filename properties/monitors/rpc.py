@@ -1,0 +1,73 @@
+"""The response monitor: every request gets exactly one response (JSON-RPC 2.0 under ACP).
+
+What is certain in proxy order: a request line is when the Agent received it (client requests)
+or sent it (its own), and a response line when it was sent or received, so a second response to
+an id already answered is a plain fact, and a breach of its sender:
+
+- INTRO-02: a second response to the same request;
+- ACC-03 instead when the request is a ``session/prompt`` that was answered successfully and the
+  second response is an error (an inserted prompt is never answered with an error).
+
+The reader passes second responses on (a response to an id never requested is unusable input).
+The other monitors see only the first response of a request.
+
+Must not know: what any request is about beyond its method.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from properties.engine import Message, Monitor, MonitorSet
+
+_OTHER = {"client": "agent", "agent": "client"}
+
+
+class ResponseMonitor(Monitor):
+    """One response per request (see module docstring)."""
+
+    RULES = ("INTRO-02", "ACC-03")
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        # by the side that sent the request: id -> method (waiting) / (method, success) (answered)
+        self.waiting: dict[str, dict[Any, str]] = {"client": {}, "agent": {}}
+        self.answered: dict[str, dict[Any, tuple[str, bool]]] = {"client": {}, "agent": {}}
+
+    def on_message(self, sender: str, msg: Message, line: int) -> None:
+        rid = msg.get("id")
+        if type(rid) is not str and type(rid) is not int:
+            return
+        method = msg.get("method")
+        if type(method) is str:
+            self.waiting[sender][rid] = method
+            self.answered[sender].pop(rid, None)  # an id may be reused once its request is answered
+            return
+        if method is not None or not ("result" in msg or "error" in msg):
+            return
+        asker = _OTHER.get(sender)
+        if asker is None:
+            return
+        success = "result" in msg
+        asked = self.waiting[asker].pop(rid, None)
+        if asked is not None:
+            self.answered[asker][rid] = (asked, success)
+            self._ex["INTRO-02"] += 1
+            return
+        first = self.answered[asker].get(rid)
+        if first is None:
+            return
+        asked, first_ok = first
+        if asked == "session/prompt" and first_ok and not success:
+            self._ex["ACC-03"] += 1
+            self.breach(
+                "ACC-03", line, None,
+                f"session/prompt {rid!r} was answered successfully (its message was inserted) and is "
+                "now answered again with an error",
+                msg,
+            )
+            return
+        self.breach(
+            "INTRO-02", line, None,
+            f"{sender} sends a second response to the {asked} request {rid!r} of the {asker}", msg,
+        )  # fmt: skip
