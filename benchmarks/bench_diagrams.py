@@ -35,7 +35,9 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs of each part; the best is shown (default %(default)s)"
+    )
     n = ap.parse_args().repeat
     ds = all_diagrams()
     parts: list[tuple[str, Callable[[], object]]] = [

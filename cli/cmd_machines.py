@@ -18,9 +18,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "comes from and its guard, if any). The same tables drive the simulator, the checker and "
         "the diagrams.",
     )
-    p.add_argument(
-        "--json", action="store_true", help="print a JSON array instead of text (default: text)"
-    )
+    p.add_argument("--json", action="store_true", help="print a JSON array instead of text (default: text)")
     return p
 
 
@@ -31,8 +29,7 @@ def _rows(rows: Any) -> list[str]:
     """The transition rows as a table: each column as wide as its longest cell (header
     included) and two spaces between columns, so no two cells ever touch."""
     cells = [_HEAD] + [
-        (r.source, r.trigger, r.dest, r.actor, r.section + (f" [{r.guard}]" if r.guard else ""))
-        for r in rows
+        (r.source, r.trigger, r.dest, r.actor, r.section + (f" [{r.guard}]" if r.guard else "")) for r in rows
     ]
     widths = [max(len(c[i]) for c in cells) for i in range(len(_HEAD) - 1)]
     return [

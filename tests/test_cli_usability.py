@@ -5,6 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from cli.main import main
 from model.registry import MACHINES
@@ -29,3 +36,61 @@ def test_machines_text_keeps_every_column_apart() -> None:
     # the longest names of every column are still followed by two spaces
     longest = max((r for m in MACHINES for r in m.rows), key=lambda r: len(r.trigger))
     assert any(f"{longest.trigger}  " in ln for ln in lines)
+
+
+# -- entry points -----------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+NOT_OURS = {"setup.py", "properties/trace.py"}
+"""setup.py is setuptools' entry point; properties/trace.py is owned by the traceability work."""
+
+
+def _entry_points() -> list[Path]:
+    found = []
+    for path in sorted(REPO.rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if rel.split("/")[0] in {".venv", "tests", "build"} or rel in NOT_OURS:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if path.name == "__main__.py" or re.search(r"^if __name__ == .__main__.:", text, re.M):
+            found.append(path)
+    return found
+
+
+def _command(path: Path) -> list[str]:
+    rel = path.relative_to(REPO)
+    if rel.parts[0] == "benchmarks":
+        return [sys.executable, str(path)]
+    module = ".".join(rel.with_suffix("").parts)
+    return [sys.executable, "-m", module.removesuffix(".__main__")]
+
+
+def test_entry_points_are_found() -> None:
+    names = {p.relative_to(REPO).as_posix() for p in _entry_points()}
+    assert {"cli/__main__.py", "cli/main.py", "benchmarks/bench_simulator.py"} <= names
+
+
+@pytest.mark.parametrize("path", _entry_points(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_entry_point_parses_its_arguments(path: Path, tmp_path: Path) -> None:
+    """``--help`` prints a usage and does nothing else (no file appears, in the current folder or
+    in the repository); an unknown option is a usage error, exit 2, before any work."""
+    before = {p.name for p in REPO.iterdir()} | {p.name for p in path.parent.iterdir()}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    shown = subprocess.run(
+        [*_command(path), "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("usage:")
+    wrong = subprocess.run(
+        [*_command(path), "--no-such-option"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert wrong.returncode == 2
+    assert "error" in wrong.stderr
+    assert list(tmp_path.iterdir()) == []
+    after = {p.name for p in REPO.iterdir()} | {p.name for p in path.parent.iterdir()}
+    assert after == before
