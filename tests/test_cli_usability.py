@@ -3,6 +3,7 @@ this module covers, and that every script and module entry point parses its argu
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import os
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
+from cli.main import build_parser, main
 from model.registry import MACHINES
 
 
@@ -94,3 +95,61 @@ def test_every_entry_point_parses_its_arguments(path: Path, tmp_path: Path) -> N
     assert list(tmp_path.iterdir()) == []
     after = {p.name for p in REPO.iterdir()} | {p.name for p in path.parent.iterdir()}
     assert after == before
+
+
+# -- --help ----------------------------------------------------------------------------------
+
+MINE = ("diagrams", "explore", "machines", "mutants", "rules", "scenarios", "simulate")
+"""The commands whose help this file holds to the rules (check, view and replay: test_check_cli)."""
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+@pytest.mark.parametrize("command", MINE)
+def test_every_option_has_a_description_and_its_default(command: str) -> None:
+    sub = _subparsers()[command]
+    assert sub.description, f"{command} has no description"
+    for action in sub._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        name = "/".join(action.option_strings) or action.dest
+        assert action.help, f"{command} {name} has no help"
+        if action.option_strings:  # positional arguments are required: no default to show
+            assert "default" in action.help or "required" in action.help, f"{command} {name}: no default"
+    text = sub.format_help()
+    assert "%(default)" not in text and "None" not in text
+
+
+@pytest.mark.parametrize("command", ["explore", "simulate"])
+def test_features_lists_its_values(command: str) -> None:
+    from simulator.config import FEATURES
+
+    features = next(a for a in _subparsers()[command]._actions if "--features" in a.option_strings)
+    assert all(name in (features.help or "") for name in FEATURES)
+
+
+def test_explore_and_simulate_accept_the_same_bound_options() -> None:
+    def bounds(command: str) -> set[str]:
+        sub = _subparsers()[command]
+        group = next(g for g in sub._action_groups if g.title and g.title.startswith("bounds"))
+        return {o for a in group._group_actions for o in a.option_strings}
+
+    assert bounds("explore") - bounds("simulate") == {"--depth", "--max-states"}  # exhaustive only
+    assert bounds("simulate") <= bounds("explore")
+
+
+def test_mutants_text_has_a_header_and_says_what_each_bug_does() -> None:
+    from simulator.mutants import MUTANTS
+
+    code, text = _cli(["mutants", "--walks", "0", "--quiet"])
+    lines = text.splitlines()
+    assert lines[0].split() == ["mutant", "side", "breaks", "verdict", "what", "the", "seeded", "bug", "does"]
+    body = lines[1 : 1 + len(MUTANTS)]
+    for m, line in zip(MUTANTS, body, strict=True):
+        assert line.split()[:3] == [m.name, m.side, m.intended_rule]
+        assert line.endswith(m.description)
+    assert code in (0, 1)  # a few mutants need random walks to be caught
