@@ -14,21 +14,14 @@ and on the same file:
 
 - baseline: a plain loop ``for line in file: orjson.loads(line)``;
 - reader: ``properties.transcript.read_transcript`` alone (decode, envelope, id bookkeeping);
-- scan: ``properties.transcript.scan_transcript`` alone, the reader ``check`` runs (the same
-  work, yielding the Agent updates taken apart instead of 3-tuples);
-- check: ``cmd_check.check_stream`` in-process with every monitor (``MonitorSet()``) and no
-  schema: what ``acp-model check FILE`` does minus interpreter start-up and printing (there
-  the reader hands each message to the monitors itself: see ``check_stream``).
+- check: ``properties.checking.check_stream`` in-process with every monitor (``MonitorSet()``)
+  and no schema: what ``acp-model check FILE`` does minus interpreter start-up and printing.
 
 It prints messages/s and the ratio to the baseline for each, best of R interleaved runs
-(default 3; target: check <= 3x the baseline), then the peak RSS of a fresh subprocess
+(default 3; floor: check <= 10x the baseline), then the peak RSS of a fresh subprocess
 running each mode on N/10, N/3 and N messages (``VmHWM`` from /proc/self/status;
 ``resource.getrusage`` where /proc is absent: on Linux it inherits the parent's high-water
 mark). Figures only: no asserts.
-
-The reader is the one ``pip install -e .`` compiled with mypyc where it could (see setup.py and
-properties/native.py; the header line says which runs); ``ACP_MODEL_PURE_PYTHON=1 python
-benchmarks/bench_check.py`` measures its Python source instead.
 
 What the check's memory grows with (see properties/idset.py): not with the number of
 messages, nor with sequential message IDs (the monitors keep old IDs as runs of
@@ -57,10 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 
 import orjson
 
-from cli import cmd_check
-from properties import native
+from properties.checking import check_stream
 from properties.engine import MonitorSet
-from properties.transcript import JSON_BACKEND, read_transcript, scan_transcript
+from properties.transcript import read_transcript
 
 _HEAD = (
     b'{"from":"client","message":{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":'
@@ -141,17 +133,15 @@ def run_reader(path: Path) -> int:
     return _count_messages(path, read_transcript)
 
 
-def run_scan(path: Path) -> int:
-    return _count_messages(path, scan_transcript)
 
 
 def run_check(path: Path) -> int:
     with path.open("rb") as fh:
-        report = cmd_check.check_stream(fh, str(path), monitors=MonitorSet())
+        report = check_stream(fh, str(path), monitors=MonitorSet())
     return report.stats.messages
 
 
-MODES = {"baseline": run_baseline, "reader": run_reader, "scan": run_scan, "check": run_check}
+MODES = {"baseline": run_baseline, "reader": run_reader, "check": run_check}
 
 
 def timed(mode: str, path: Path) -> tuple[float, int]:
@@ -212,7 +202,7 @@ def main() -> None:
         return
 
     full = monitors_available()
-    modes = ["baseline", "reader", "scan", *(["check"] if full else [])]
+    modes = ["baseline", "reader", *(["check"] if full else [])]
     with tempfile.TemporaryDirectory(prefix="bench_check.") as tmp:
         big = Path(tmp) / "big.ndjson"
         if args.chunks < 1:
@@ -222,10 +212,9 @@ def main() -> None:
         pool = f"a pool of {args.sessions} sessions" if args.sessions else "a new session per turn"
         ids = "random UUID message IDs" if args.random_ids else "message IDs u<n>, a<n>"
         ids += f", {args.chunks} chunks per agent message" if args.chunks > 1 else ""
-        print(f"transcript: {n:,} messages, {size / 1e6:.1f} MB, {pool}, {ids}; JSON backend: {JSON_BACKEND}")
+        print(f"transcript: {n:,} messages, {size / 1e6:.1f} MB, {pool}, {ids}")
         host = f"{os.uname().sysname} {os.uname().machine}, {os.cpu_count()} CPUs"
         print(f"python {sys.version.split()[0]} on {host}")
-        print(f"reader: {native.describe()}")
         if not full:
             print("properties.monitors.ALL_MONITORS is not available: full check not measured")
         run_baseline(big)  # warm the page cache

@@ -1,4 +1,4 @@
-"""Throughput of the reference client view (simulator/clientview.py).
+"""Throughput of the reference client view (properties/clientview.py).
 
 Run: ``python benchmarks/bench_clientview.py [N]``. Builds a synthetic stream of N session
 updates (chunks, upserts, tool calls, state snapshots over a few sessions and a bounded pool of
@@ -16,7 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
-from simulator.clientview import ClientView
+from properties.clientview import ClientView
 
 
 def _stream(n: int) -> list[dict[str, Any]]:

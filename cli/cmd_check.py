@@ -1,14 +1,14 @@
 """``acp-model check``: judge recorded transcripts against the rule monitors (and the schema).
 
 Owns: opening the inputs (every path is checked before anything is read), one pass per file
-that feeds the transcript reader's messages to the optional schema checker and to a fresh
-``MonitorSet``, the per-file report, its human and JSON renderings, and the exit code
-(0: nothing at the failing level, 1: findings, 2: unusable input or options).
-``acp-model replay`` reuses all of it (``check_stream``, ``render_text``, ``report_json``).
+(``properties.checking.check_stream``) with a fresh ``MonitorSet``, the human and JSON
+renderings of the per-file reports, and the exit code (0: nothing at the failing level,
+1: findings, 2: unusable input or options). ``acp-model replay`` reuses the renderings.
 
 Failing levels: ``--fail-on must`` (default) fails on errors (MUST / MUST NOT breaches, input
-findings, schema findings); ``--fail-on should`` fails on warnings too. Obligations still open
-at the end of the input are information and never fail a check.
+findings that lose a line, schema findings); ``--fail-on should`` fails on warnings too.
+Obligations still open at the end of the input, and tolerated input (a blank line, a
+byte-order mark, CRLF line ends), are information and never fail a check.
 
 Must not know: what any monitor checks, how lines are split and decoded, or the schema's
 layout.
@@ -22,42 +22,40 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
+
+import orjson
 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
 from cli.util import dumps
+from properties.checking import (
+    DEFAULT_MAX_FINDINGS,
+    FAIL_SEVERITIES,
+    SEVERITIES,
+    FileReport,
+    MessageHook,
+    check_stream,
+)
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, scan_transcript
+from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
-try:
-    import orjson
 
-    def _compact(value: Any) -> str:
-        try:
-            return orjson.dumps(value).decode("utf-8")
-        except (TypeError, ValueError, RecursionError):
-            return "(message not printable)"
-except ImportError:  # pragma: no cover - orjson is a dependency
-    import json
-
-    def _compact(value: Any) -> str:
-        try:
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-        except (TypeError, ValueError, RecursionError):
-            return "(message not printable)"
+def _compact(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except (TypeError, ValueError, RecursionError):
+        return "(message not printable)"
 
 
 if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when --schema is given
     from properties.schema_check import SchemaChecker
 
-STDIN = "-"
-FAIL_SEVERITIES = {"must": frozenset({"error"}), "should": frozenset({"error", "warning"})}
-MESSAGE_WIDTH = 120
-SEVERITIES = ("error", "warning", "info")
+__all__ = ["FileReport", "check_stream", "new_monitor_set"]
 
-MessageHook = Callable[[int, str, dict[str, Any]], None]
+STDIN = "-"
+MESSAGE_WIDTH = 120
+
 
 
 def new_monitor_set() -> MonitorSet:
@@ -65,103 +63,16 @@ def new_monitor_set() -> MonitorSet:
     return MonitorSet()
 
 
-@dataclass
-class FileReport:
-    """Everything ``check`` has to say about one input."""
-
-    path: str
-    stats: TranscriptStats
-    findings: list[Finding] = field(default_factory=list)
-    """Breaches, schema and input findings (kinds "rule" and "input"), in the order found."""
-    open: list[Finding] = field(default_factory=list)
-    """Obligations still open at the end of the input (kind "open")."""
-    exercised: Counter[str] = field(default_factory=Counter)
-    schema: bool = False
-
-    def severities(self) -> Counter[str]:
-        return Counter(f.severity for f in (*self.findings, *self.open))
-
-    def levels(self) -> Counter[str]:
-        return Counter(f.level for f in self.findings)
-
-    def failing(self, fail_on: str) -> bool:
-        bad = FAIL_SEVERITIES[fail_on]
-        return any(f.severity in bad for f in self.findings)
-
-
-# -- one pass over one input -------------------------------------------------------------------
-
-
-def check_stream(
-    stream: BinaryIO,
-    path: str,
-    *,
-    monitors: MonitorSet | None = None,
-    schema: SchemaChecker | None = None,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    on_message: MessageHook | None = None,
-) -> FileReport:
-    """Read one transcript and judge it; ``on_message`` sees every message that was used.
-
-    Without a hook or a schema, the reader hands each message to the monitor set itself,
-    straight to the handlers of the set's dispatch tables (``MonitorSet.routes``) as it
-    classified the message; only input findings come out of the loop. Otherwise each message
-    goes through the loop (updates taken apart to ``MonitorSet.feed_update``). Either way
-    findings are kept in the order they were made: the monitors' findings wait in the set
-    until the next ``feed`` returns them, or until another finding (input, schema) has to
-    follow them."""
-    monitor_set = monitors if monitors is not None else new_monitor_set()
-    if schema is not None:
-        schema.reset()
-    report = FileReport(path, TranscriptStats(), schema=schema is not None)
-    findings = report.findings
-    opened = report.open
-
-    def keep(new: list[Finding]) -> None:
-        for finding in new:
-            (opened if finding.kind == "open" else findings).append(finding)
-
-    feed = monitor_set.feed
-    feed_update = monitor_set.feed_update
-    take_new = monitor_set.take_new
-    routes = monitor_set.routes() if on_message is None and schema is None else None
-    if routes is not None:  # the reader hands every message to the set
-        for item in scan_transcript(stream, max_line_bytes, stats=report.stats, routes=routes):
-            keep(take_new())
-            findings.append(item)  # type: ignore[arg-type]  # only input findings are left
-        keep(take_new())
-        keep(monitor_set.finish(quiescent=False))
-        report.exercised = Counter(monitor_set.exercised)
-        return report
-    for item in scan_transcript(stream, max_line_bytes, stats=report.stats):
-        if type(item) is tuple:
-            line, sender, msg, sid, upd = item
-            if on_message is not None:
-                on_message(line, sender, msg)
-            if schema is not None:
-                problem = schema.check(sender, msg, line)
-                if problem is not None:
-                    keep(take_new())
-                    findings.append(problem)
-            if upd is not None:
-                feed_update(sid, upd, line, msg)  # type: ignore[arg-type]  # both or neither are None
-            else:
-                new = feed(sender, msg, line)
-                if new:
-                    keep(new)
-        else:
-            keep(take_new())
-            findings.append(item)  # type: ignore[arg-type]
-    keep(take_new())
-    keep(monitor_set.finish(quiescent=False))
-    report.exercised = Counter(monitor_set.exercised)
-    return report
-
-
 # -- rendering ---------------------------------------------------------------------------------
 
 
+TOLERATED = frozenset({"input.blank-line", "input.bom", "input.crlf"})
+"""Input the reader accepts as it is (information, never a failure)."""
+
+
 def _paraphrase(rule: str) -> str:
+    if rule in TOLERATED:
+        return "transcript line tolerated as it is (information)"
     if rule.startswith("input."):
         return "transcript line that could not be used as it stands"
     if rule.startswith("schema."):
@@ -205,7 +116,7 @@ def render_findings(report: FileReport) -> Iterator[str]:
     for finding in report.findings:
         groups.setdefault(finding.rule, []).append(finding)
     if not groups:
-        yield "  no findings"
+        yield "  no findings" if report.judged else "  nothing to judge: the input holds no JSON-RPC message"
     for rule in sorted(groups):
         items = sorted(groups[rule], key=_line_key)
         yield f"  {rule} ({items[0].level}, {_plural(len(items), 'finding')}): {_paraphrase(rule)}"
@@ -214,6 +125,11 @@ def render_findings(report: FileReport) -> Iterator[str]:
             yield f"    {_where(report, f)}{session} [{f.severity}] {f.explanation}"
             if f.message is not None:
                 yield f"      {shorten(_compact(f.message))}"
+    if report.cut:
+        yield (
+            f"  ... {_plural(sum(report.cut.values()), 'more finding')} not shown "
+            f"(--max-findings {report.max_findings}; {_counts(report.cut)})"
+        )
     if report.open:
         yield "  open at end of input (information only, not breaches):"
         for f in sorted(report.open, key=lambda f: (f.rule, *_line_key(f))):
@@ -259,6 +175,8 @@ def report_json(report: FileReport) -> dict[str, Any]:
         "exercised": {r: report.exercised[r] for r in sorted(report.exercised)},
         "preserved": {k: st.preserved[k] for k in sorted(st.preserved)},
         "schema": "validated" if report.schema else "skipped",
+        "judged": report.judged,
+        "cut": {s: report.cut[s] for s in SEVERITIES if report.cut[s]},
     }
 
 
@@ -343,6 +261,7 @@ def run_files(
     schema: SchemaChecker | None,
     max_line_bytes: int,
     on_message: Callable[[str], MessageHook] | None = None,
+    max_findings: int | None = DEFAULT_MAX_FINDINGS,
 ) -> list[FileReport]:
     """Check each input with its own fresh monitors; reading errors are UsageErrors."""
     reports: list[FileReport] = []
@@ -351,7 +270,15 @@ def run_files(
             hook = on_message(path) if on_message is not None else None
             try:
                 reports.append(
-                    check_stream(stream, path, schema=schema, max_line_bytes=max_line_bytes, on_message=hook)
+                    check_stream(
+                        stream,
+                        path,
+                        monitors=new_monitor_set(),
+                        schema=schema,
+                        max_line_bytes=max_line_bytes,
+                        on_message=hook,
+                        max_findings=max_findings,
+                    )
                 )
             except OSError as exc:
                 raise UsageError(f"{path}: read error ({exc.strerror or exc})") from None
@@ -375,27 +302,45 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "saw them. Exit 0: no findings at the failing level; 1: findings; 2: unusable input.",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="transcript files, or - for standard input")
-    p.add_argument("--json", action="store_true", help="print a JSON report instead of text")
-    p.add_argument("--schema", metavar="PATH", help="also validate every message against this JSON Schema")
+    p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
+    p.add_argument(
+        "--schema",
+        metavar="PATH",
+        help="also validate every message against this JSON Schema (default: no schema validation)",
+    )
     p.add_argument(
         "--fail-on",
         choices=sorted(FAIL_SEVERITIES),
         default="must",
-        help="must (default): fail on errors; should: fail on warnings too",
+        help="must: fail on errors; should: fail on warnings too (default: %(default)s)",
     )
     p.add_argument(
         "--max-line-bytes",
         type=positive_int,
         default=DEFAULT_MAX_LINE_BYTES,
         metavar="N",
-        help=f"longest accepted line in bytes (default {DEFAULT_MAX_LINE_BYTES})",
+        help="longest accepted line in bytes (default: %(default)s)",
     )
+    add_max_findings(p)
     return p
+
+
+def add_max_findings(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-findings",
+        type=positive_int,
+        default=DEFAULT_MAX_FINDINGS,
+        metavar="N",
+        help="findings kept per file; the rest are counted in the summary and still set the exit "
+        "code (default: %(default)s)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     schema = load_schema(args.schema)
-    reports = run_files(args.files, schema=schema, max_line_bytes=args.max_line_bytes)
+    reports = run_files(
+        args.files, schema=schema, max_line_bytes=args.max_line_bytes, max_findings=args.max_findings
+    )
     code = exit_code(reports, args.fail_on)
     if args.json:
         write(

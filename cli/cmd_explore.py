@@ -206,10 +206,12 @@ def _options(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from cli.progress import make
     from cli.util import dumps
+    from diagrams.sequence import transcript_to_mermaid
     from simulator import explore_run
     from simulator.report import render_text
 
     opts = _options(args)
+    opts.diagram = transcript_to_mermaid
     progress = make(args.quiet)
     try:
         report = explore_run.run(opts, progress)

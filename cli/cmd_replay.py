@@ -14,6 +14,7 @@ from typing import Any
 
 from cli import cmd_check
 from cli.util import dumps
+from properties.checking import MessageHook
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
 _UPDATE_FIELDS = ("messageId", "state", "stopReason", "toolCallId", "status", "compactionId", "terminalId")
@@ -85,18 +86,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "every monitor: prints the numbered message list and the findings. Exit codes as check.",
     )
     p.add_argument("file", metavar="FILE", help="transcript file (.ndjson), or - for standard input")
-    p.add_argument("--json", action="store_true", help="print a JSON report instead of text")
+    p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
+    cmd_check.add_max_findings(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     messages: list[dict[str, Any]] = []
 
-    def hook(_path: str) -> cmd_check.MessageHook:
+    def hook(_path: str) -> MessageHook:
         return lambda line, sender, msg: messages.append(describe(line, sender, msg))
 
     reports = cmd_check.run_files(
-        [args.file], schema=None, max_line_bytes=DEFAULT_MAX_LINE_BYTES, on_message=hook
+        [args.file],
+        schema=None,
+        max_line_bytes=DEFAULT_MAX_LINE_BYTES,
+        on_message=hook,
+        max_findings=args.max_findings,
     )
     code = cmd_check.exit_code(reports, "must")
     report = reports[0]

@@ -1,13 +1,14 @@
 """``acp-model view FILE [--json]``: what a spec-conforming client shows for a transcript.
 
-Owns: reading a transcript into ``simulator.clientview.ClientView`` and presenting the result,
+Owns: reading a transcript into ``properties.clientview.ClientView`` and presenting the result,
 either as the client view format (``--json``: sorted keys, deterministic) or as a short
 human-readable summary per session (state, background, completions, usage, then the timeline
-with each entity's type, ID and a content summary). Unusable lines are skipped and counted on
-stderr; they do not change the exit code (this command shows, it does not judge).
+with each entity's type, ID and a content summary). Unusable lines are skipped and listed on
+stderr with their numbers; they do not change the exit code (this command shows, it does not
+judge), but an input with no usable message at all is unusable (exit 2).
 
-The transcript is read with ``properties.transcript.read_transcript`` (the shared reader and
-its input findings); each finding that loses a line counts as one skipped line.
+The view is built by ``properties.clientview.view_transcript`` (the shared reader and the
+reference view).
 
 Must not know: the rule catalogue, monitors, or how the view is computed.
 """
@@ -19,15 +20,13 @@ import base64
 import json
 import sys
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any
 
 from cli.main import EXIT_OK, UsageError, stdin_bytes
-from properties.transcript import DEFAULT_MAX_LINE_BYTES, read_transcript
-from simulator.clientview import ClientView
+from properties.clientview import ViewedTranscript, view_transcript
+from properties.findings import Finding
 
 _SUMMARY = 60
-# reader notes that do not lose the line they are about
-_LINE_KEPT = frozenset({"input.crlf", "input.bom"})
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -41,39 +40,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("file", metavar="FILE", help="transcript file (NDJSON), or - for stdin")
-    parser.add_argument("--json", action="store_true", help="print the client view format as JSON")
+    parser.add_argument(
+        "--json", action="store_true", help="print the client view format as JSON (default: text)"
+    )
     return parser
 
 
 # -- reading -------------------------------------------------------------------------------------
-def _items(stream: BinaryIO) -> Iterator[tuple[str, dict[str, Any]] | None]:
-    """(sender, message) per usable line, None per line the reader had to skip."""
-    for item in read_transcript(stream, DEFAULT_MAX_LINE_BYTES):
-        if isinstance(item, tuple):
-            _line, sender, message = item
-            yield sender, message
-        elif item.rule not in _LINE_KEPT:
-            yield None
+SKIPPED_SHOWN = 20
+"""Skipped lines listed on stderr one by one; the rest are counted."""
 
 
-def build_view(stream: BinaryIO) -> tuple[ClientView, int]:
-    """Apply a transcript to a fresh reference view; returns it and the number of skipped lines."""
-    view = ClientView()
-    skipped = 0
-    for item in _items(stream):
-        if item is None:
-            skipped += 1
-        else:
-            view.apply(item[0], item[1])
-    return view, skipped
-
-
-def _read(path: str) -> tuple[ClientView, int]:
+def _read(path: str) -> ViewedTranscript:
     if path == "-":
-        return build_view(stdin_bytes())
+        return view_transcript(stdin_bytes())
     try:
         with open(path, "rb") as fh:
-            return build_view(fh)
+            return view_transcript(fh)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -191,14 +174,28 @@ def render_text(view_json: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _skipped_lines(name: str, skipped: list[Finding]) -> Iterator[str]:
+    for finding in skipped[:SKIPPED_SHOWN]:
+        yield f"acp-model view: {name}:{finding.line}: skipped ({finding.rule}: {finding.explanation})\n"
+    if len(skipped) > SKIPPED_SHOWN:
+        yield f"acp-model view: {name}: ... and {len(skipped) - SKIPPED_SHOWN} more skipped line(s)\n"
+
+
 def run(args: argparse.Namespace) -> int:
-    view, skipped = _read(args.file)
-    data = view.to_json()
+    read = _read(args.file)
+    name = "<stdin>" if args.file == "-" else args.file
+    for text in _skipped_lines(name, read.skipped):
+        sys.stderr.write(text)
+    if not read.messages:
+        raise UsageError(
+            f"{name}: nothing to view: no line holds a usable JSON-RPC message "
+            f"({len(read.skipped)} line(s) skipped)"
+        )
+    data = read.view.to_json()
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render_text(data))
-    if skipped:
-        name = "<stdin>" if args.file == "-" else args.file
-        sys.stderr.write(f"acp-model view: {name}: skipped {skipped} unusable line(s)\n")
+    if read.skipped:
+        sys.stderr.write(f"acp-model view: {name}: skipped {len(read.skipped)} unusable line(s)\n")
     return EXIT_OK

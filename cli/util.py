@@ -1,36 +1,8 @@
-"""Small helpers shared by subcommands: atomic output files and stable JSON printing.
-
-Owns: how outputs reach the disk (write to a temporary file in the same folder, then rename),
-so a crash never leaves a half-written file behind.
-"""
+"""Helpers shared by subcommands; outputs themselves are written by ``properties.outputs``
+(re-exported here, so every command imports its helpers from one place)."""
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
-from typing import Any
+from properties.outputs import dumps, write_atomic
 
-
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write ``data`` to ``path`` atomically (same-folder temporary file, then ``os.replace``)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs are ordinary files
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def dumps(obj: Any) -> str:
-    """Deterministic, human-friendly JSON for command output."""
-    return json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+__all__ = ["dumps", "write_atomic"]

@@ -26,13 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cli.util import write_atomic
 from diagrams import composed
 from diagrams.ir import all_diagrams
 from diagrams.render_markdown import cell, to_markdown
 from diagrams.render_mermaid import to_mermaid
 from diagrams.render_mpl import render
 from diagrams.sequence import transcript_to_mermaid
+from properties.outputs import write_atomic
 from simulator.progress import NULL, Progress
 
 GENERATED_DIRS = ("machines", "scenarios", "composed")

@@ -33,11 +33,8 @@ the sleeping handlers, so the others pay nothing for a field that is mostly abse
 that overrides ``on_message`` instead still sees every message (the old, simple interface,
 kept for small test monitors).
 
-Feeding a transcript: ``push`` is ``feed`` without handing back the findings (they wait for
-the next ``feed`` or ``take_new``), ``feed_update`` takes an Agent update its caller already
-took apart, and ``routes`` hands a reader that classifies each message itself the handlers of
-every table, bound to this set's monitors (``update_routes``: the update table alone), so the
-reader calls them directly (``acp-model check``).
+Feeding a transcript: ``feed`` returns the findings a message made certain; ``push`` is
+``feed`` without handing them back (they wait for the next ``feed`` or ``take_new``).
 
 Shared context: a monitor may name other monitor classes in ``REQUIRES`` (for instance a tracker
 of per-session facts that several monitors read). The set creates each required class once,
@@ -265,9 +262,6 @@ def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monit
 class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
 
-    _bound: dict[str, Routes] | None = None
-    """The tables handed out by ``routes`` (none until it is called)."""
-
     def __init__(
         self, monitors: Iterable[type[Monitor]] | None = None, *, from_start: bool = False
     ) -> None:
@@ -298,7 +292,6 @@ class MonitorSet:
             tables = _TABLES[order] = _Tables(self.monitors)
         self._tables = tables
         self._raw = tables.raw
-        self._routes: Routes | None = None
         self._numbers: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
         """(monitor numbers, context keys) once ``interned_key`` ran (explorers)."""
         self._base_numbers: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
@@ -330,78 +323,12 @@ class MonitorSet:
         self._cresp = tables["client-response"]
 
     def _regate(self) -> None:
-        """Re-read the gates (``Monitor.regate``): switch to the tables of the new gate state,
-        and bring the bound routes handed out by ``update_routes`` up to date in place."""
+        """Re-read the gates (``Monitor.regate``): switch to the tables of the new gate state."""
         gates = self._gate_state()
         if gates == self._gates:
             return
         self._gates = gates
         self._use(self._tables.filtered(gates, self._only))
-        if self._routes is not None:
-            self._routes.clear()
-            self._routes.update(self._bind_updates())
-
-    def _bind_updates(self) -> Routes:
-        """The update table bound to this set's monitors (``update_routes``); also brings the
-        other tables handed out by ``routes`` up to date in place (``_regate`` calls it)."""
-        bound = self._bound
-        if bound is not None:
-            for name, table in self._reader_tables():
-                live = bound[name]
-                live.clear()
-                live.update(self._bind(table))
-        return self._bind(self._upd)
-
-    def _bind(self, table: Table) -> Routes:
-        mons = self.monitors
-        return {
-            key: tuple([func.__get__(mons[index]) for func, index in entries])
-            for key, entries in table.items()
-        }
-
-    def _reader_tables(self) -> tuple[tuple[str, Table], ...]:
-        """The dispatch tables other than ``update``, by name, as gated now."""
-        return (
-            ("client-request", self._creq),
-            ("agent-request", self._areq),
-            ("client-notification", self._cnote),
-            ("agent-notification", self._anote),
-            ("agent-response", self._aresp),
-            ("client-response", self._cresp),
-        )
-
-    def update_routes(self) -> Routes | None:
-        """The live dispatch table of Agent ``session/update`` messages (``sessionUpdate`` ->
-        bound handlers, each called as ``handler(sessionId, update, line, message)``), for a
-        caller that takes updates apart itself (``properties.transcript.scan_transcript``).
-        Calling them is what ``feed_update`` does, minus the call. None when a monitor
-        overrides ``on_message`` (it must see every message: use ``feed_update``). The table
-        belongs to this set (clones do not share it) and stays current when gates change.
-        Findings wait for the next ``feed`` or ``take_new``."""
-        if self._raw:
-            return None
-        if self._routes is None:
-            self._routes = self._bind_updates()
-        return self._routes
-
-    def routes(self) -> dict[str, Routes] | None:
-        """Every dispatch table, bound to this set's monitors: table name (``TABLES``) -> key
-        -> bound handlers, called with the arguments the module docstring gives, for a reader
-        that classifies each message and pairs responses with requests itself
-        (``properties.transcript.scan_transcript``, ``acp-model check``). Calling them is what
-        ``push`` does minus the classification, with one difference: the set's own record of
-        requests awaiting a response (``pending_client`` / ``pending_agent``) stays empty, so
-        a set fed this way must be fed this way throughout. None when a monitor overrides
-        ``on_message``. The tables belong to this set and stay current when gates change.
-        Findings wait for the next ``feed`` or ``take_new``."""
-        updates = self.update_routes()
-        if updates is None:
-            return None
-        if self._bound is None:
-            self._bound = {"update": updates}
-            for name, table in self._reader_tables():
-                self._bound[name] = self._bind(table)
-        return self._bound
 
     @property
     def exercised(self) -> Counter[str]:
@@ -515,24 +442,6 @@ class MonitorSet:
             for func, index in handlers:
                 func(mons[index], sid, params, line, msg)
 
-    def feed_update(self, sid: str, upd: Message, line: int, msg: Message) -> None:
-        """``feed`` for an Agent's ``session/update`` whose ``sessionId`` (``sid``, a string)
-        and ``update`` (``upd``, an object) the caller already took out, as the transcript
-        reader does: the same dispatch without classifying the message again. Its findings are
-        not returned: the next ``feed`` (or ``take_new``) returns them, in order."""
-        if self._raw:
-            mons = self.monitors
-            for index in self._raw:
-                mons[index].on_message("agent", msg, line)
-        try:
-            handlers = self._upd.get(upd["sessionUpdate"])
-        except (KeyError, TypeError):
-            return  # malformed: the schema checker reports it
-        if handlers is not None:
-            mons = self.monitors
-            for func, index in handlers:
-                func(mons[index], sid, upd, line, msg)
-
     def wake(self, field: str, sid: str, upd: Message, line: int, msg: Message) -> None:
         """Call the handlers that asked, in ``WAKES``, to see updates carrying ``field`` while
         their gate is closed (open gates: the table called them already), in monitor order.
@@ -620,7 +529,6 @@ class MonitorSet:
         new._index = self._index
         new._tables = self._tables
         new._raw = self._tables.raw if only is None else tuple(i for i in self._tables.raw if i in only)
-        new._routes = None
         new._numbers = None
         new._only = only
         new._gates = self._gates
@@ -701,8 +609,6 @@ class MonitorSet:
 
 Table = dict[str, tuple[tuple[Callable[..., None], int], ...]]
 """key -> ((handler function, monitor index), ...): one dispatch table."""
-Routes = dict[Any, tuple[Handler, ...]]
-"""``sessionUpdate`` -> bound handlers (``MonitorSet.update_routes``)."""
 
 
 class _CopyOnWrite(list):  # type: ignore[type-arg]

@@ -62,6 +62,51 @@ _OTHER = {"client": "agent", "agent": "client"}
 _MAX_MESSAGE = 200
 
 
+def _resolves(schema: Any, pointer: str) -> bool:
+    """Whether the local JSON pointer (``#/a/b``) names a part of ``schema``."""
+    node = schema
+    for part in pointer[1:].split("/")[1:] if pointer != "#" else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+    return True
+
+
+def _dangling_ref(schema: Any) -> tuple[str, str] | None:
+    """The first local ``$ref`` (in document order) that points nowhere, with where it is."""
+    stack: list[tuple[Any, str]] = [(schema, "#")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#") and not _resolves(schema, ref):
+                return where, ref
+            stack.extend((v, f"{where}/{k}") for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((v, f"{where}/{i}") for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+def _unusable(name: str, exc: BaseException) -> str:
+    """One short line on why the definition ``name`` cannot be compiled: the broken reference
+    when there is one, never the schema itself (errors of the referencing library print the
+    whole document a pointer failed in)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        ref = getattr(cause, "ref", None)
+        if isinstance(ref, str):
+            return f"definition {name}: broken reference {ref!r}"
+        cause = getattr(cause, "_wrapped", None) or cause.__cause__ or cause.__context__
+    text = str(exc).split("\n", 1)[0]
+    if len(text) > 160:
+        text = text[:159] + "…"
+    return f"definition {name}: {type(exc).__name__}: {text}"
+
+
 class SchemaError(Exception):
     """The schema file is missing, unreadable or not a usable JSON Schema; the text says why."""
 
@@ -166,6 +211,10 @@ class SchemaChecker:
         if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
             raise SchemaError(f"{path}: not a JSON Schema with a $defs object")
         self._defs: dict[str, Any] = schema["$defs"]
+        dangling = _dangling_ref(schema)
+        if dangling is not None:
+            where, ref = dangling
+            raise SchemaError(f"{path}: schema cannot be used (at {where}: broken reference {ref!r})")
         missing = [name for name in _ENVELOPES.values() if name not in self._defs]
         if missing:
             raise SchemaError(f"{path}: schema lacks the ACP envelope definitions {', '.join(missing)}")
@@ -191,11 +240,12 @@ class SchemaChecker:
                 self._defined_for.setdefault((kind, method), set()).add(sender)
         if not self.definitions:
             raise SchemaError(f"{path}: no definition carries x-method/x-side annotations")
+        name = ""
         try:  # compile everything now, so a broken reference is reported before any input
             for name in sorted({*self.definitions.values(), *_ENVELOPES.values(), "Error"}):
                 self._validator(name).is_valid({})
         except (Unresolvable, LookupError, TypeError, ValueError) as exc:
-            raise SchemaError(f"{path}: schema cannot be used ({type(exc).__name__}: {exc})") from None
+            raise SchemaError(f"{path}: schema cannot be used ({_unusable(name, exc)})") from None
         self._update_shell: Draft202012Validator | None = None
         self._update_variants: dict[str, Draft202012Validator] = {}
         self._build_update_dispatch()

@@ -3,8 +3,8 @@ which client-view rule each difference breaks.
 
 Owns: ``compare_views(reference, actual)`` over two ``ClientView.to_json()`` values (one object
 per session: ``entities``, ``timeline``, ``session``, ``preserved``; see
-``simulator/clientview.py``), and ``CLIENT_FAULT_RULES``, the rule each named client fault of
-``simulator.clientview.CLIENT_FAULTS`` is meant to break.
+``properties/clientview.py``), and ``CLIENT_FAULT_RULES``, the rule each named client fault of
+``properties.clientview.CLIENT_FAULTS`` is meant to break.
 
 Mapping of differences to rules (catalogue IDs, check ``client-view``):
 
@@ -46,7 +46,7 @@ CLIENT_FAULT_RULES: Final[dict[str, str]] = {
     "repeat-idle-counts": "TRANS-02",
     "response-overwrites-state": "SYNC-01",
 }
-"""Client fault name (``simulator.clientview.CLIENT_FAULTS``) -> the rule it is meant to break."""
+"""Client fault name (``properties.clientview.CLIENT_FAULTS``) -> the rule it is meant to break."""
 
 VIEW_RULES: Final = frozenset(
     {

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from properties.clientview import ClientView
 from simulator import wire
 from simulator.agent import MAIN
-from simulator.clientview import ClientView
 from simulator.config import Config
 
 Event = tuple[str, str, Any]

@@ -59,8 +59,8 @@ from typing import Any
 
 import numpy as np
 
+from properties.clientview import CLIENT_FAULTS
 from simulator.agent import Agent
-from simulator.clientview import CLIENT_FAULTS
 from simulator.config import MAX_STATES as MAX_STATES
 from simulator.config import SMALL, Config
 from simulator.explore_common import Breach, Counterexample, make_counterexample, new_monitors

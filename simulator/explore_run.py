@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from properties.outputs import dumps, write_atomic
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, monitor_rules
 from simulator.progress import NULL, Progress
-from simulator.report import FAIRNESS, LIVENESS, coverage_json, findings_json, strip_timing
+from simulator.report import FAIRNESS, LIVENESS, Diagram, coverage_json, findings_json, strip_timing
 
 Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
 """Machine rows fired, events, entity triggers, rules exercised."""
@@ -64,6 +65,9 @@ class Options:
     """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
     depth: int | None = None
     max_states: int | None = explore_bfs.MAX_STATES
+    diagram: Diagram | None = None
+    """Renders a counterexample's transcript as a sequence diagram (the command hands in
+    ``diagrams.sequence.transcript_to_mermaid``); None writes no diagram."""
 
 
 def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
@@ -130,7 +134,7 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
         coverage["random"] = coverage_json(*rnd_cov, rules)
         cexs += rnd_cexs
     out = Path(opts.out)
-    report["findings"] = findings_json(cexs, out, write_errors)
+    report["findings"] = findings_json(cexs, out, opts.diagram, write_errors)
     report["coverage"] = coverage
     for mode, cov in coverage.items():
         never = cov["rules"]["never_exercised"]
@@ -143,8 +147,6 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     report["report_file"] = str(out / "report.json")
     report["write_errors"] = write_errors
     report["timing"] = {"total_seconds": time.perf_counter() - t0}
-    from cli.util import dumps, write_atomic
-
     try:
         write_atomic(out / "report.json", dumps(strip_timing(report)))
     except OSError as exc:
@@ -240,8 +242,6 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
     import io
 
     import networkx as nx
-
-    from cli.util import write_atomic
 
     graphs = []
     for r in results:

@@ -4,7 +4,7 @@ proves the checker catches every one of them.
 Theory of operation
 -------------------
 A mutant is a named fault of the simulated Agent (``simulator.agent.AGENT_FAULTS``), of the
-Client's view (``simulator.clientview.CLIENT_FAULTS``) or of what the Client sends
+Client's view (``properties.clientview.CLIENT_FAULTS``) or of what the Client sends
 (``simulator.client.CLIENT_SIDE_FAULTS``), with the catalogue rule it is meant to break. The
 runner executes every named scenario plus a fixed budget of seeded random walks with the fault
 switched on and all monitors attached; agent and client-send faults are judged on the wire

@@ -7,7 +7,8 @@ folder, named ``<mode>-<rule>``:
 
 - ``.ndjson``: the wire transcript of the exact replay (``{"from", "message"}`` per line,
   compact UTF-8 JSON, the transcript contract), readable by ``acp-model check``;
-- ``.mmd``: a Mermaid sequence diagram of it (``diagrams.sequence.transcript_to_mermaid``);
+- ``.mmd``: a Mermaid sequence diagram of it (drawn by the ``Diagram`` the caller hands in:
+  ``acp-model explore`` hands in ``diagrams.sequence.transcript_to_mermaid``);
 - ``.py``: a program that replays the events with ``simulator.schedulers.replay_events`` and
   asserts the rule is broken (paste it into a test).
 
@@ -24,14 +25,18 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from properties.outputs import write_atomic
 from simulator.config import DEFAULT, Config
 from simulator.explore_common import Counterexample
 from simulator.explore_coverage import machine_coverage, rule_coverage
 from simulator.world import Event
+
+Diagram = Callable[[Sequence[tuple[str, Any]], str], str]
+"""(transcript as (sender, message) pairs, title) -> diagram text."""
 
 MODE_ORDER = {"exhaustive": 0, "random": 1, "hypothesis": 2}
 
@@ -103,12 +108,8 @@ def program_text(cex: Counterexample) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _mermaid(cex: Counterexample) -> str | None:
-    try:
-        from diagrams.sequence import transcript_to_mermaid
-    except ImportError:  # pragma: no cover - the diagrams package is part of the project
-        return None
-    text: str = transcript_to_mermaid(cex.transcript, title=f"{cex.rule} ({cex.mode}: {cex.found_by})")
+def _diagram(cex: Counterexample, render: Diagram) -> str:
+    text = render(cex.transcript, f"{cex.rule} ({cex.mode}: {cex.found_by})")
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -119,18 +120,16 @@ def _ndjson(cex: Counterexample) -> str:
     )
 
 
-def write_counterexample(cex: Counterexample, out: Path) -> dict[str, str]:
-    """Write the three files of ``cex``; their paths by kind."""
-    from cli.util import write_atomic
-
+def write_counterexample(cex: Counterexample, out: Path, diagram: Diagram | None = None) -> dict[str, str]:
+    """Write the files of ``cex`` (transcript, program, and the diagram ``diagram`` renders);
+    their paths by kind."""
     stem = f"{cex.mode}-{cex.rule}"
     paths = {"transcript": str(out / f"{stem}.ndjson"), "program": str(out / f"{stem}.py")}
     write_atomic(paths["transcript"], _ndjson(cex))
     write_atomic(paths["program"], program_text(cex))
-    diagram = _mermaid(cex)
     if diagram is not None:
         paths["diagram"] = str(out / f"{stem}.mmd")
-        write_atomic(paths["diagram"], diagram)
+        write_atomic(paths["diagram"], _diagram(cex, diagram))
     return paths
 
 
@@ -151,7 +150,10 @@ def _describe(ev: Event) -> str:
 
 
 def findings_json(
-    cexs: Iterable[Counterexample], out: Path | None, write_errors: list[str] | None = None
+    cexs: Iterable[Counterexample],
+    out: Path | None,
+    diagram: Diagram | None = None,
+    write_errors: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Findings grouped by rule, each counterexample's files written (when ``out`` is given).
     With ``write_errors``, a counterexample whose files cannot be written is listed without
@@ -167,7 +169,7 @@ def findings_json(
             paths: dict[str, str] = {}
             if out is not None:
                 try:
-                    paths = write_counterexample(c, out)
+                    paths = write_counterexample(c, out, diagram)
                 except OSError as exc:
                     if write_errors is None:
                         raise

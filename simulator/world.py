@@ -27,12 +27,12 @@ from collections import Counter
 from typing import Any
 
 from model.core import ProtocolViolation
+from properties.clientview import CLIENT_FAULTS, ClientView
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, MAIN, Agent
 from simulator.client import CLIENT_SIDE_FAULTS, Client
-from simulator.clientview import CLIENT_FAULTS, ClientView
 from simulator.config import DEFAULT, Config
 from simulator.transport import Transport
 

@@ -317,3 +317,49 @@ def test_real_monitors_flag_a_response_without_its_user_message(tmp_path: Path) 
     _, out, _ = run_cli(["check", write(tmp_path, "t.ndjson", lines), "--json"])
     findings = json.loads(out)["files"][0]["findings"]
     assert any(f["kind"] in ("rule", "open") for f in findings), findings
+
+
+# -- tolerated input, nothing to judge, the cap on findings ----------------------------------------
+
+
+def test_tolerated_input_is_information_and_passes(tmp_path: Path) -> None:
+    data = b"\xef\xbb\xbf" + b"".join(basic_turn()) + b"\n\n"
+    code, out, _ = run_cli(["check", write(tmp_path, "t.ndjson", [data])])
+    assert code == 0
+    assert "transcript line tolerated as it is (information)" in out
+    assert "could not be used" not in out
+    assert "findings: 0 errors, 0 warnings" in out
+    assert "input.bom (info, 1 finding)" in out and "input.blank-line (info, 2 findings)" in out
+
+
+def test_an_empty_input_has_nothing_to_judge(tmp_path: Path) -> None:
+    path = write(tmp_path, "empty.ndjson", [])
+    code, out, _ = run_cli(["check", path])
+    assert code == 0 and "nothing to judge: the input holds no JSON-RPC message" in out
+    code, out, _ = run_cli(["check", "--json", path])
+    assert code == 0 and json.loads(out)["files"][0]["judged"] is False
+    code, out, _ = run_cli(["check", "--json", str(BASIC_TURN)])
+    assert json.loads(out)["files"][0]["judged"] is True
+
+
+def test_max_findings_cuts_the_list_counts_the_rest_and_keeps_the_exit_code(tmp_path: Path) -> None:
+    path = write(tmp_path, "junk.ndjson", [b"junk\n" * 30])
+    code, out, _ = run_cli(["check", "--max-findings", "5", path])
+    assert code == 1
+    assert out.count("[error] not valid JSON") == 5
+    assert "... 25 more findings not shown (--max-findings 5; error 25)" in out
+    assert "findings: 30 errors" in out
+    code, out, _ = run_cli(["check", "--json", "--max-findings", "5", path])
+    report = json.loads(out)["files"][0]
+    assert len(report["findings"]) == 5 and report["cut"] == {"error": 25}
+    assert report["counts"]["error"] == 30
+    code, out, _ = run_cli(["check", path])  # the default keeps all 30
+    assert "more findings not shown" not in out and out.count("[error] not valid JSON") == 30
+
+
+def test_the_default_cap_bounds_the_output_of_random_bytes(tmp_path: Path) -> None:
+    path = write(tmp_path, "noise.ndjson", [bytes(range(11, 256)) * 4 + b"\n" for _ in range(3000)])
+    code, out, _ = run_cli(["check", "--json", path])
+    report = json.loads(out)["files"][0]
+    assert code == 1 and len(report["findings"]) == cmd_check.DEFAULT_MAX_FINDINGS
+    assert sum(report["cut"].values()) == 3000 - cmd_check.DEFAULT_MAX_FINDINGS

@@ -1,6 +1,6 @@
 """The transcript reader reads in chunks: where the chunks end never changes what it reports.
 
-``scan_transcript`` reads up to 128 KiB at a time (``read1`` where the stream has it, so a pipe
+``read_transcript`` reads up to 128 KiB at a time (``read1`` where the stream has it, so a pipe
 is read as it fills) and splits the chunk into lines; a line that does not end in its chunk is
 carried over to the next one. The answers (items, findings with their line numbers, counts)
 must not depend on where a stream's reads happen to stop: these tests read the same bytes as
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from properties.findings import Finding
 from properties.transcript import TranscriptStats, read_transcript
 from tests.check_support import basic_turn
-from tests.test_check_fastpaths import mutated_transcripts, stats_tuple
+from tests.mutation_support import mutated_transcripts, stats_tuple
 
 
 class Pieces(io.BytesIO):
@@ -75,7 +75,7 @@ def test_crlf_and_bom_split_across_reads() -> None:
     data = good.replace(b"\n", b"\r\n", 2) + b"\xef\xbb\xbf" + good
     expected = [
         ("input.crlf", "info", 1, "CRLF line ends (first seen here; accepted, reported once)"),
-        ("input.bom", "input", 7, "line starts with a UTF-8 byte-order mark (ignored)"),
+        ("input.bom", "info", 7, "line starts with a UTF-8 byte-order mark (ignored)"),
     ]
     for stream in (io.BytesIO(data), Pieces(data, 1), Pieces(data, 3, 1), Pieces(data, 50, 2)):
         items, _ = answers(stream)

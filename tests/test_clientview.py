@@ -1,4 +1,4 @@
-"""Hand-written expectations for the normative client view (simulator/clientview.py).
+"""Hand-written expectations for the normative client view (properties/clientview.py).
 
 Every expected value here is worked out from the spec sections cited in each test, not taken
 from the code under test. Section names: Session updates, Entity IDs, Message IDs,
@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from cli import cmd_view
 from cli.main import main
-from simulator.clientview import CLIENT_FAULTS, ClientView
+from properties.clientview import CLIENT_FAULTS, ClientView
+from properties.transcript import read_transcript
 
 S = "sess_1"
 
@@ -699,11 +700,20 @@ def test_cli_text_form(capsys: pytest.CaptureFixture[str]) -> None:
     assert "npm run dev: 12 output bytes" in out
 
 
-def test_cli_skips_bad_lines_and_counts_them(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_lists_skipped_lines_with_their_numbers_and_counts_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     path = str(DATA / "view_bad_lines.ndjson")
     code, out, err = _run_cli(capsys, path, "--json")
     assert code == 0
-    assert err == f"acp-model view: {path}: skipped 4 unusable line(s)\n"
+    assert err.splitlines() == [
+        f"acp-model view: {path}:2: skipped (input.invalid-json: not valid JSON "
+        "(invalid literal, expected 'true': line 1 column 1 (char 0)): 'this is not json')",
+        f"acp-model view: {path}:4: skipped "
+        "(input.bad-from: \"from\" is 'server', not \"client\" or \"agent\")",
+        f"acp-model view: {path}:5: skipped (input.not-object: line is a JSON list, not an object)",
+        f"acp-model view: {path}: skipped 3 unusable line(s)",
+    ]
     s1 = json.loads(out)["s1"]["session"]
     assert (s1["state"], s1["completions"], s1["last_stop_reason"]) == ("idle", 1, "error")
     assert s1["prompts"] == {'"p1"': None}
@@ -750,10 +760,10 @@ def test_fixture_messages_validate_against_the_schema() -> None:
     checked = 0
     for name in ("view_two_sessions.ndjson", "view_bad_lines.ndjson"):
         with open(DATA / name, "rb") as fh:
-            for item in cmd_view._items(fh):
-                if item is not None:
-                    errors = list(validator.iter_errors(item[1]))
-                    assert not errors, (name, item[1], errors[0].message)
+            for item in read_transcript(fh):
+                if isinstance(item, tuple):
+                    errors = list(validator.iter_errors(item[2]))
+                    assert not errors, (name, item[2], errors[0].message)
                     checked += 1
     assert checked == 30
 
@@ -809,3 +819,35 @@ def test_ill_typed_messages_never_raise(msgs: list[tuple[str, Any]]) -> None:
     json.dumps(view.to_json())
     hash(view.snapshot())
     cmd_view.render_text(view.to_json())
+
+
+def test_cli_on_input_without_a_usable_message_is_unusable(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    garbage = tmp_path / "garbage.ndjson"
+    garbage.write_bytes(b"not json\n[1]\n\n")
+    code, out, err = _run_cli(capsys, str(garbage))
+    assert code == 2 and out == ""
+    assert err.splitlines()[:2] == [
+        f"acp-model view: {garbage}:1: skipped (input.invalid-json: not valid JSON "
+        "(invalid literal, expected 'null': line 1 column 1 (char 0)): 'not json')",
+        f"acp-model view: {garbage}:2: skipped (input.not-object: line is a JSON list, not an object)",
+    ]
+    assert err.splitlines()[-1] == (
+        f"acp-model view: {garbage}: nothing to view: no line holds a usable JSON-RPC message "
+        "(2 line(s) skipped)"
+    )
+    empty = tmp_path / "empty.ndjson"
+    empty.write_bytes(b"")
+    code, out, err = _run_cli(capsys, str(empty))
+    assert (code, out) == (2, "") and "nothing to view" in err
+
+
+def test_cli_lists_at_most_twenty_skipped_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "many.ndjson"
+    path.write_bytes(b"x\n" * 25 + (DATA / "view_bad_lines.ndjson").read_bytes().splitlines(keepends=True)[0])
+    code, _out, err = _run_cli(capsys, str(path))
+    lines = err.splitlines()
+    assert code == 0 and len(lines) == 22
+    assert lines[19].startswith(f"acp-model view: {path}:20: skipped (input.invalid-json")
+    assert lines[20] == f"acp-model view: {path}: ... and 5 more skipped line(s)"

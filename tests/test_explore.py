@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli.main import main
+from diagrams.sequence import transcript_to_mermaid
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.client import Client
 from simulator.config import DEFAULT, SMALL, Config
@@ -311,6 +312,7 @@ def _small_options(out: Path, **kw: Any) -> Options:
         steps=30,
         slices=("session",),
         out=str(out),
+        diagram=transcript_to_mermaid,
         **kw,
     )
 

@@ -16,7 +16,6 @@ from typing import Any
 import networkx as nx
 import pytest
 
-import cli.util
 from cli.main import main
 from simulator import explore_run
 
@@ -75,14 +74,14 @@ def test_outputs_are_checked_before_any_work(tmp_path: Path, no_run: list[Any], 
 def test_a_late_write_failure_still_prints_the_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = cli.util.write_atomic
+    real = explore_run.write_atomic
 
     def failing(path: Any, data: Any) -> None:
         if Path(path).name == "report.json":
             raise OSError(28, "No space left on device", str(path))
         real(path, data)
 
-    monkeypatch.setattr(cli.util, "write_atomic", failing)
+    monkeypatch.setattr(explore_run, "write_atomic", failing)
     out_dir = tmp_path / "out"
     code, out, err = _cli(["explore", "--mode", "exhaustive", *TINY, "--fault", "cancel-as-end-turn",
                            "--out", str(out_dir)])  # fmt: skip

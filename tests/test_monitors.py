@@ -1151,8 +1151,8 @@ def test_malformed_messages_never_raise() -> None:
 def _tool_state_routed(ms: MonitorSet) -> bool:
     from properties.monitors.tools import ToolMonitor
 
-    handlers = ms.routes()["update"].get("state_update", ())  # type: ignore[index]
-    return any(getattr(h, "__self__", None) is ms.get(ToolMonitor) for h in handlers)
+    entries = ms._upd.get("state_update", ())
+    return any(ms.monitors[index] is ms.get(ToolMonitor) for _, index in entries)
 
 
 def test_tool_monitor_sees_state_updates_only_once_a_tool_or_permission_is_known() -> None:
@@ -1175,8 +1175,8 @@ def test_tool_monitor_sees_state_updates_only_once_a_tool_or_permission_is_known
 def _background_state_routed(ms: MonitorSet) -> bool:
     from properties.monitors.background import BackgroundMonitor
 
-    handlers = ms.routes()["update"].get("state_update", ())  # type: ignore[index]
-    return any(getattr(h, "__self__", None) is ms.get(BackgroundMonitor) for h in handlers)
+    entries = ms._upd.get("state_update", ())
+    return any(ms.monitors[index] is ms.get(BackgroundMonitor) for _, index in entries)
 
 
 def test_background_monitor_is_woken_by_the_first_background_list() -> None:

@@ -11,10 +11,10 @@ import pytest
 
 from cli.main import main
 from properties.catalogue import RESTATED, RULES, RULES_BY_ID
+from properties.clientview import CLIENT_FAULTS
 from properties.engine import MonitorSet
 from simulator.agent import AGENT_FAULTS
 from simulator.client import CLIENT_SIDE_FAULTS
-from simulator.clientview import CLIENT_FAULTS
 from simulator.config import Config
 from simulator.mutants import MUTANTS
 from simulator.schedulers import random_walk

@@ -279,3 +279,15 @@ def test_checker_works_on_a_stream(checker: SchemaChecker) -> None:
     items = [item for item in read_transcript(io.BytesIO(data)) if isinstance(item, tuple)]
     findings = [f for n, sender, msg in items if (f := checker.check(sender, msg, n)) is not None]
     assert [(f.rule, f.line) for f in findings] == [("schema.session/update", 6)]
+
+
+def test_a_dangling_reference_in_the_real_schema_is_one_short_line(tmp_path: Path) -> None:
+    """The referencing library's error prints the whole document; ours names the reference."""
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    schema["$defs"]["ContentBlock"] = {"$ref": "#/$defs/NoSuchThing"}
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(schema))
+    text = _schema_error(broken)
+    assert "\n" not in text and len(text) < 300, text[:400]
+    where = "at #/$defs/ContentBlock: broken reference '#/$defs/NoSuchThing'"
+    assert text == f"{broken}: schema cannot be used ({where})"

@@ -37,10 +37,10 @@ from typing import Any
 import pytest
 
 from cli.main import main
+from properties.clientview import json_key
 from properties.schema_check import SchemaChecker
 from simulator import wire
 from simulator.agent import MAIN, Agent
-from simulator.clientview import json_key
 from simulator.config import DEFAULT, long_session
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import Run, random_walk

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cli.cmd_trace import seeded_bugs
 from properties import trace
 from properties.catalogue import RULES, RULES_BY_ID
 from properties.monitors import ALL_MONITORS
@@ -17,11 +18,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_committed_matrix_is_up_to_date(tmp_path: Path) -> None:
     fresh = tmp_path / "traceability.md"
-    trace.write_matrix(fresh)
+    trace.write_matrix(fresh, seeded_bugs())
     committed = REPO / "docs" / "traceability.md"
-    assert committed.is_file(), "docs/traceability.md is missing: run python -m properties.trace"
+    assert committed.is_file(), "docs/traceability.md is missing: run acp-model trace"
     assert fresh.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), (
-        "docs/traceability.md is stale: run python -m properties.trace"
+        "docs/traceability.md is stale: run acp-model trace"
     )
 
 
@@ -65,13 +66,39 @@ def test_exercised_by_lists_tests_and_seeded_bugs() -> None:
     assert "tests/test_viewcheck.py" not in trace.exercised_by("ACC-03")
     mutants = pytest.importorskip("simulator.mutants")
     named = {m.intended_rule: m.name for m in mutants.MUTANTS}
-    assert any(name.startswith(f"mutant {named['ACC-03']} ") for name in trace.exercised_by("ACC-03"))
+    found = trace.exercised_by("ACC-03", seeded_bugs())
+    assert any(name.startswith(f"mutant {named['ACC-03']} ") for name in found)
+    assert not any(name.startswith("mutant ") for name in trace.exercised_by("ACC-03"))
 
 
-def test_cli_module_regenerates(tmp_path: Path) -> None:
+def test_cli_command_regenerates(tmp_path: Path) -> None:
     target = tmp_path / "m.md"
     done = subprocess.run(
-        [sys.executable, "-m", "properties.trace", str(target)], cwd=REPO, capture_output=True, text=True
-    )
+        [sys.executable, "-m", "cli", "trace", "--out", str(target)],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert target.read_text(encoding="utf-8") == trace.matrix()
+    assert target.read_text(encoding="utf-8") == trace.matrix(seeded_bugs())
+    assert done.stderr == f"acp-model trace: wrote {target}\n"
+
+
+def test_each_rule_says_truly_how_it_is_checked() -> None:
+    """``check`` names what implements the rule: a monitor, a machine of the model, or the
+    client-view comparison; a rule nothing checks says so (``unchecked``, with a reason)."""
+    wrong = []
+    for rule in RULES:
+        if rule.level == "MAY":  # a permission: tolerated by monitors, allowed by the model
+            continue
+        found = trace.implemented_by(rule.id)
+        kinds = {
+            "monitor": any(".monitors." in name for name in found),
+            "model": any(name.startswith("model.") for name in found),
+            "client-view": "properties.viewcheck.compare_views" in found,
+        }
+        if rule.check in kinds and not kinds[rule.check]:
+            wrong.append(f"{rule.id} says {rule.check} but is implemented by {found}")
+        if rule.check == "model" and kinds["monitor"]:
+            wrong.append(f"{rule.id} says model but a monitor reports it from the wire")
+        if rule.check == "unchecked" and found:
+            wrong.append(f"{rule.id} says unchecked but is implemented by {found}")
+    assert not wrong, "\n".join(wrong)

@@ -138,9 +138,6 @@ BAD_LINES: list[tuple[bytes, str]] = [
     (RPC + b'"id": 1, "error": {"code": "1", "message": "m"}}}\n', "input.not-jsonrpc"),
     (RPC + b'"id": 1, "error": {"code": 1}}}\n', "input.not-jsonrpc"),
     (RPC + b'"method": "\xff\xfe"}}\n', "input.invalid-utf8"),
-    (b"\n", "input.blank-line"),
-    (b"   \t \n", "input.blank-line"),
-    (b"\r\n", "input.blank-line"),
     (b"[" * 5000 + b"]" * 5000 + b"\n", "input.too-deep"),
     (RPC + b'"method": "x", "params": {"a": ' + b"[" * 300 + b"]" * 300 + b"}}}\n", "input.too-deep"),
 ]  # fmt: skip
@@ -157,16 +154,67 @@ def test_bad_line_gives_one_finding_and_reading_goes_on(bad: bytes, rule: str) -
     assert findings[0].explanation
 
 
+@pytest.mark.parametrize("blank", [b"\n", b"   \t \n", b"\r\n"])
+def test_blank_line_is_tolerated_as_information(blank: bytes) -> None:
+    messages, findings = read(GOOD + blank + GOOD)
+    assert [(f.rule, f.line, f.kind, f.level, f.severity) for f in findings] == [
+        ("input.blank-line", 2, "input", "info", "info")
+    ]
+    assert [n for n, _, _ in messages] == [1, 3]
+
+
+@pytest.mark.parametrize("digits", [20, 30, 5000])
+def test_an_integer_id_out_of_range_is_said_to_be_so_not_invalid_json(digits: int) -> None:
+    big = "9" * digits
+    for kind, text in (
+        ("request", f'{{"from": "client", "message": {{"jsonrpc": "2.0", "id": {big}, "method": "x"}}}}'),
+        ("response", f'{{"from": "agent", "message": {{"jsonrpc": "2.0", "id": -{big}, "result": {{}}}}}}'),
+    ):
+        finding = only_finding(GOOD + text.encode() + b"\n")
+        assert (finding.rule, finding.line, finding.severity) == ("input.id-out-of-range", 2, "error")
+        assert f"{kind} id is an integer of {digits} digits" in finding.explanation
+        assert "64-bit" in finding.explanation
+
+
+def test_ids_at_the_edges_of_the_64_bit_range_are_used() -> None:
+    for rid in (2**63 - 1, -(2**63)):
+        text = json.dumps({"from": "client", "message": {"jsonrpc": "2.0", "id": rid, "method": "x"}})
+        messages, findings = read(text.encode() + b"\n")
+        assert findings == [] and messages[0][2]["id"] == rid
+
+
+@pytest.mark.parametrize("zeros", [30, 5000])
+def test_big_integers_elsewhere_are_valid_json(zeros: int) -> None:
+    number = "1" + "0" * zeros
+    message = '{"jsonrpc": "2.0", "method": "_x", "params": {"n": ' + number + "}}"
+    text = '{"from": "agent", "message": ' + message + "}"
+    messages, findings = read(text.encode() + b"\n")
+    assert findings == [] and messages[0][2]["params"]["n"] >= 10**30
+
+
+def test_lines_too_deep_are_too_deep_wherever_they_fail() -> None:
+    shallow = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"\n"
+    cases = {
+        b"[" * (MAX_DEPTH + 1) + b"\n": ["input.too-deep"],
+        b"\xef\xbb\xbf" + b"[" * (MAX_DEPTH + 1) + b"\n": ["input.bom", "input.too-deep"],
+        b"[" * MAX_DEPTH + b"\n": ["input.invalid-json"],
+        shallow: ["input.not-object"],
+        b'{"a":"' + b"[" * (MAX_DEPTH + 10) + b'"}\n': ["input.bad-from"],
+    }
+    for raw, rules in cases.items():
+        assert [f.rule for f in read(raw)[1]] == rules, raw[:20]
+
+
 def test_invalid_json_names_the_problem_and_quotes_the_line() -> None:
     finding = only_finding(b'{"from": oops}\n')
     assert finding.rule == "input.invalid-json"
     assert "oops" in finding.explanation
 
 
-def test_bom_is_reported_and_the_line_still_used() -> None:
+def test_bom_is_reported_as_information_and_the_line_still_used() -> None:
     data = GOOD + b"\xef\xbb\xbf" + GOOD + GOOD
     messages, findings = read(data)
-    assert [(f.rule, f.line) for f in findings] == [("input.bom", 2)]
+    assert [(f.rule, f.line, f.severity) for f in findings] == [("input.bom", 2, "info")]
     assert [n for n, _, _ in messages] == [1, 2, 3]
 
 

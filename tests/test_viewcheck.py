@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import pytest
 
 from properties.catalogue import RULES_BY_ID
+from properties.clientview import CLIENT_FAULTS, ClientView
 from properties.viewcheck import CLIENT_FAULT_RULES, VIEW_RULES, compare_views
-from simulator.clientview import CLIENT_FAULTS, ClientView
 from tests.wire_dsl import Line, answer, created, new_session, prompt, say, state, update, user
 
 FAULT_TRANSCRIPTS: dict[str, list[Line]] = {

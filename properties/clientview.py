@@ -81,7 +81,11 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from properties.findings import Finding
+from properties.transcript import DEFAULT_MAX_LINE_BYTES, read_transcript
 
 Json = Any
 Message = dict[str, Any]
@@ -751,3 +755,29 @@ class ClientView:
         else:
             sess.background = None
         return True
+
+
+@dataclass
+class ViewedTranscript:
+    """A transcript applied to a fresh reference view (``view_transcript``)."""
+
+    view: ClientView
+    messages: int
+    """Messages applied."""
+    skipped: list[Finding]
+    """The reader's findings for lines it could not use, in line order."""
+
+
+def view_transcript(stream: BinaryIO, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ViewedTranscript:
+    """Apply every usable message of a transcript to a fresh reference view, and keep the
+    reader's findings for the lines that could not be used (tolerated input is not skipped)."""
+    result = ViewedTranscript(ClientView(), 0, [])
+    for item in read_transcript(stream, max_line_bytes):
+        if isinstance(item, Finding):
+            if item.severity != "info":
+                result.skipped.append(item)
+            continue
+        _line, sender, message = item
+        result.view.apply(sender, message)
+        result.messages += 1
+    return result

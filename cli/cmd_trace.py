@@ -1,0 +1,55 @@
+"""``acp-model trace [--out PATH]``: regenerate the traceability matrix (docs/traceability.md).
+
+Owns: gathering the seeded bugs of ``simulator.mutants`` by the rule each is meant to break and
+handing them to ``properties.trace``, which builds the matrix.
+
+Must not know: how the matrix is laid out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cli.main import EXIT_OK, UsageError
+from properties import trace
+
+
+def seeded_bugs() -> dict[str, list[str]]:
+    """rule ID -> ``mutant NAME (side)`` for every seeded bug meant to break it."""
+    from simulator.mutants import MUTANTS
+
+    out: dict[str, list[str]] = {}
+    for mutant in MUTANTS:
+        out.setdefault(mutant.intended_rule, []).append(f"mutant {mutant.name} ({mutant.side})")
+    return out
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "trace",
+        help="regenerate the traceability matrix (rule -> checks, tests, seeded bugs)",
+        description="Write the traceability matrix: for every catalogued rule, what checks it "
+        "and which tests and seeded bugs exercise it.",
+    )
+    p.add_argument(
+        "--out",
+        metavar="PATH",
+        default=str(trace.MATRIX),
+        help="where to write it; - for standard output (default: %(default)s)",
+    )
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    text = trace.matrix(seeded_bugs())
+    if args.out == "-":
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        trace.write_matrix(args.out, seeded_bugs())
+    except OSError as exc:
+        raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
+    sys.stderr.write(f"acp-model trace: wrote {args.out}\n")
+    return EXIT_OK

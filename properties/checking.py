@@ -1,0 +1,113 @@
+"""One pass of the rule monitors (and optionally the schema) over one recorded transcript.
+
+Owns: ``check_stream`` (what ``acp-model check`` and ``acp-model replay`` run per input, and what
+tests, benchmarks and the live recorder call), the per-file ``FileReport`` it fills in, and the
+cap on findings kept (``max_findings``: the rest are counted by severity, never lost from the
+exit code).
+
+Failing levels: ``must`` fails on errors (MUST / MUST NOT breaches, input findings that lose a
+line, schema findings); ``should`` fails on warnings too. Obligations still open at the end of
+the input, and input the reader tolerated, are information and never fail a check.
+
+Must not know: how lines are split and decoded, what any monitor checks, how reports are
+rendered, or the command line.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from properties.engine import MonitorSet
+from properties.findings import Finding
+from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, read_transcript
+
+if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when a schema is given
+    from properties.schema_check import SchemaChecker
+
+FAIL_SEVERITIES = {"must": frozenset({"error"}), "should": frozenset({"error", "warning"})}
+SEVERITIES = ("error", "warning", "info")
+DEFAULT_MAX_FINDINGS = 1000
+"""Findings kept per input by default; the rest are counted (``FileReport.cut``)."""
+
+MessageHook = Callable[[int, str, dict[str, Any]], None]
+
+
+@dataclass
+class FileReport:
+    """Everything a check has to say about one input."""
+
+    path: str
+    stats: TranscriptStats
+    findings: list[Finding] = field(default_factory=list)
+    """Breaches, schema and input findings (kinds "rule" and "input"), in the order found."""
+    open: list[Finding] = field(default_factory=list)
+    """Obligations still open at the end of the input (kind "open")."""
+    exercised: Counter[str] = field(default_factory=Counter)
+    schema: bool = False
+    cut: Counter[str] = field(default_factory=Counter)
+    """Findings not kept because ``max_findings`` was reached, by severity."""
+    max_findings: int | None = None
+
+    def severities(self) -> Counter[str]:
+        counts: Counter[str] = Counter(f.severity for f in (*self.findings, *self.open))
+        counts.update(self.cut)
+        return counts
+
+    def levels(self) -> Counter[str]:
+        return Counter(f.level for f in self.findings)
+
+    def failing(self, fail_on: str) -> bool:
+        bad = FAIL_SEVERITIES[fail_on]
+        return any(f.severity in bad for f in self.findings) or any(self.cut[s] for s in bad)
+
+    @property
+    def judged(self) -> bool:
+        """Whether the input held anything to judge (at least one message)."""
+        return self.stats.messages > 0
+
+
+def check_stream(
+    stream: BinaryIO,
+    path: str,
+    *,
+    monitors: MonitorSet | None = None,
+    schema: SchemaChecker | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    on_message: MessageHook | None = None,
+    max_findings: int | None = None,
+) -> FileReport:
+    """Read one transcript and judge it; ``on_message`` sees every message that was used.
+
+    Findings are kept in the order they were made, up to ``max_findings`` (None: all)."""
+    monitor_set = monitors if monitors is not None else MonitorSet()
+    if schema is not None:
+        schema.reset()
+    report = FileReport(path, TranscriptStats(), schema=schema is not None, max_findings=max_findings)
+
+    def keep(new: list[Finding]) -> None:
+        for finding in new:
+            if finding.kind == "open":
+                report.open.append(finding)
+            elif max_findings is None or len(report.findings) < max_findings:
+                report.findings.append(finding)
+            else:
+                report.cut[finding.severity] += 1
+
+    for item in read_transcript(stream, max_line_bytes, stats=report.stats):
+        if isinstance(item, Finding):
+            keep([item])
+            continue
+        line, sender, msg = item
+        if on_message is not None:
+            on_message(line, sender, msg)
+        if schema is not None:
+            problem = schema.check(sender, msg, line)
+            if problem is not None:
+                keep([problem])
+        keep(monitor_set.feed(sender, msg, line))
+    keep(monitor_set.finish(quiescent=False))
+    report.exercised = Counter(monitor_set.exercised)
+    return report

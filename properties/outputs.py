@@ -1,0 +1,39 @@
+"""Output files and stable JSON printing, for every layer that writes (commands, diagrams, the
+explorer's reports, the traceability matrix).
+
+Owns: how outputs reach the disk (write to a temporary file in the same folder, then rename),
+so a crash never leaves a half-written file behind, and the JSON text commands print.
+
+Must not know: what is written, or which command writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write ``data`` to ``path`` atomically (same-folder temporary file, then ``os.replace``)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs are ordinary files
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def dumps(obj: Any) -> str:
+    """Deterministic, human-friendly JSON for command output."""
+    return json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
