@@ -12,6 +12,8 @@ import random
 from collections import deque
 from typing import Any
 
+import pytest
+
 from properties.engine import MonitorSet
 from simulator import explore_bfs
 from simulator.config import DEFAULT, SMALL
@@ -73,10 +75,13 @@ def _transcripts(n: int, start: int = 0, steps: int = 50) -> list[list[tuple[str
     return runs
 
 
-def test_derived_monitor_sets_feed_like_clones_and_never_touch_their_parents() -> None:
+@pytest.mark.parametrize(
+    "runs", [pytest.param(12, id="12 runs"), pytest.param(45, id="45 runs", marks=pytest.mark.deep)]
+)
+def test_derived_monitor_sets_feed_like_clones_and_never_touch_their_parents(runs: int) -> None:
     """Feeding a chain of derived sets gives the findings and the state of one set fed
     throughout; each parent's state is unchanged by what its children were fed."""
-    for transcript in _transcripts(45):
+    for transcript in _transcripts(runs):
         plain = MonitorSet(from_start=False)
         chain = MonitorSet(from_start=False)
         kept: list[tuple[MonitorSet, Any]] = []
