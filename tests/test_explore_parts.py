@@ -97,11 +97,14 @@ def test_derived_monitor_sets_feed_like_clones_and_never_touch_their_parents(run
             assert parent.clone().state_key() == key
 
 
-def test_interned_keys_are_equal_exactly_when_state_keys_are() -> None:
+@pytest.mark.parametrize(
+    "runs", [pytest.param(12, id="12 runs"), pytest.param(30, id="30 runs", marks=pytest.mark.deep)]
+)
+def test_interned_keys_are_equal_exactly_when_state_keys_are(runs: int) -> None:
     numbers: list[dict[Any, int]] = [{} for _ in MonitorSet().monitors]
     seen: dict[Any, Any] = {}
     pairs = 0
-    for transcript in _transcripts(30):
+    for transcript in _transcripts(runs):
         chain = MonitorSet()
         chain.interned_key(numbers)
         for line, (sender, msg) in enumerate(transcript, 1):
