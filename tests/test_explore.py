@@ -307,8 +307,8 @@ def test_program_text_replays_and_can_fail() -> None:
 def _small_options(out: Path, **kw: Any) -> Options:
     return Options(
         faults=frozenset({FAULT}),
-        examples=40,
-        walks=120,
+        examples=20,
+        walks=80,
         steps=30,
         slices=("session",),
         out=str(out),
@@ -469,7 +469,7 @@ def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
 
 def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
     res = explore_hypothesis.explore(
-        DEFAULT, frozenset({FAULT}), examples=60, steps=15, max_rounds=1, hypothesis_shrink=True
+        DEFAULT, frozenset({FAULT}), examples=30, steps=15, max_rounds=1, hypothesis_shrink=True
     )
     assert [c.rule for c in res.counterexamples] == [RULE]
     assert "shrunk by hypothesis" in res.counterexamples[0].found_by

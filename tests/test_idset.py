@@ -52,7 +52,7 @@ def probes(keys: list[Any]) -> list[Any]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(KEYS, VALUES), max_size=120))
 def test_map_answers_like_a_dict(entries: list[tuple[Any, Any]]) -> None:
     ref: dict[tuple[type, Any], Any] = {}  # keyed with the type: the map keeps True apart from 1
@@ -73,6 +73,14 @@ def test_map_answers_like_a_dict(entries: list[tuple[Any, Any]]) -> None:
         want = ref.get((type(key), key), "absent")
         assert m.get(key, "absent") == want
         assert (key in m) == (want != "absent")
+
+
+@pytest.mark.deep
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.tuples(KEYS, VALUES), max_size=120))
+def test_map_answers_like_a_dict_many_examples(entries: list[tuple[Any, Any]]) -> None:
+    """test_map_answers_like_a_dict with 3000 examples (the default suite runs 100)."""
+    test_map_answers_like_a_dict.hypothesis.inner_test(entries)  # type: ignore[attr-defined]
 
 
 @settings(max_examples=200, deadline=None)
@@ -157,7 +165,7 @@ LANE_STEPS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(LANE_STEPS, st.integers(1, 10), st.sampled_from([1, 3, 1000]), st.sampled_from([0, 1, 1000]))
 def test_laned_pair_answers_like_a_dict(
     steps: list[tuple[str, int]], limit: int, step: int, vstep: int
@@ -196,6 +204,16 @@ def test_laned_pair_answers_like_a_dict(
         copy, before = twin
         assert copy.items() == before
         assert all(copy.get(key) == before.get(key) for key in ref)
+
+
+@pytest.mark.deep
+@settings(max_examples=3000, deadline=None)
+@given(LANE_STEPS, st.integers(1, 10), st.sampled_from([1, 3, 1000]), st.sampled_from([0, 1, 1000]))
+def test_laned_pair_answers_like_a_dict_many_examples(
+    steps: list[tuple[str, int]], limit: int, step: int, vstep: int
+) -> None:
+    """test_laned_pair_answers_like_a_dict with 3000 examples (the default suite runs 100)."""
+    test_laned_pair_answers_like_a_dict.hypothesis.inner_test(steps, limit, step, vstep)  # type: ignore[attr-defined]
 
 
 def test_sequential_ids_go_to_the_lane_after_the_first_spill() -> None:
@@ -264,7 +282,7 @@ def test_ceiling_follows_a_counter_across_lengths() -> None:
     assert ceiling(top, "u99999") == "u99999" and ceiling(top, "u9") == top == ceiling(top, 17)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=70, deadline=None)
 @given(st.lists(st.lists(st.tuples(KEYS, VALUES), max_size=12), max_size=12))
 def test_batches_answer_like_a_dict(batches: list[list[tuple[Any, Any]]]) -> None:
     """``absorb`` (bulk runs, new runs, keys kept unparsed after a batch of odd ones)."""
@@ -281,6 +299,14 @@ def test_batches_answer_like_a_dict(batches: list[list[tuple[Any, Any]]]) -> Non
     assert {(type(k), k): v for k, v in m.items()} == ref
     for key in probes([k for batch in batches for k, _ in batch]):
         assert m.get(key, "absent") == ref.get((type(key), key), "absent")
+
+
+@pytest.mark.deep
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.lists(st.tuples(KEYS, VALUES), max_size=12), max_size=12))
+def test_batches_answer_like_a_dict_many_examples(batches: list[list[tuple[Any, Any]]]) -> None:
+    """test_batches_answer_like_a_dict with 2000 examples (the default suite runs 70)."""
+    test_batches_answer_like_a_dict.hypothesis.inner_test(batches)  # type: ignore[attr-defined]
 
 
 @settings(max_examples=100, deadline=None)
