@@ -77,21 +77,23 @@ def test_every_entry_point_parses_its_arguments(path: Path, tmp_path: Path) -> N
     in the repository); an unknown option is a usage error, exit 2, before any work."""
     before = {p.name for p in REPO.iterdir()} | {p.name for p in path.parent.iterdir()}
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    shown = subprocess.run(
-        [*_command(path), "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.startswith("usage:")
-    wrong = subprocess.run(
-        [*_command(path), "--no-such-option"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert wrong.returncode == 2
-    assert "error" in wrong.stderr
+    runs = {  # both at once: each costs mostly its imports
+        arg: subprocess.Popen(
+            [*_command(path), arg],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for arg in ("--help", "--no-such-option")
+    }
+    (out, err), code = runs["--help"].communicate(timeout=60), runs["--help"].returncode
+    assert code == 0, err
+    assert out.startswith("usage:")
+    (_, err), code = runs["--no-such-option"].communicate(timeout=60), runs["--no-such-option"].returncode
+    assert code == 2
+    assert "error" in err
     assert list(tmp_path.iterdir()) == []
     after = {p.name for p in REPO.iterdir()} | {p.name for p in path.parent.iterdir()}
     assert after == before
