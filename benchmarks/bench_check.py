@@ -23,12 +23,11 @@ running each mode on N/10, N/3 and N messages (``VmHWM`` from /proc/self/status;
 ``resource.getrusage`` where /proc is absent: on Linux it inherits the parent's high-water
 mark). Figures only: no asserts.
 
-What the check's memory grows with (see properties/idset.py): not with the number of
-messages, nor with sequential message IDs (the monitors keep old IDs as runs of
-``prefix + counter``); it grows with the number of sessions (their per-session state and up to
-8 recent IDs per table, reached after 8 turns of a session: with the default pool that is
-before N/10 = 100,000 messages) and with IDs that form no progression, such as random UUIDs,
-at about a plain dict entry each (measure with ``--random-ids``).
+What the check's memory grows with: not with the number of messages as such, but with what
+the rules must remember per session: every agent message ID and every messageId a prompt
+response returned, for as long as the session lives (DONE-03, ACC-09 and MSGID-01 may name any
+of them), one plain dict entry each whatever the IDs look like (two new IDs per turn here, with
+``--random-ids`` too), and the per-session state of the number of sessions.
 """
 
 from __future__ import annotations

@@ -6,9 +6,11 @@ A compaction is an ID-addressed timeline entity. The first notification for a ne
 starts it in_progress (the Client's initial value), then applies the update, so a single
 ``compaction_update`` with status completed is a whole lifecycle. ``status`` is an open enum:
 ``_``-prefixed values are implementation extensions and other unknown values are reserved for
-future statuses; both are held as ``custom`` and imply no lifecycle. Once a terminal status
-(completed, failed, cancelled) is reported the compaction is over: reporting it live again
-(in_progress or custom) would reuse its ID for another compaction, which is forbidden.
+future statuses; both are held as ``custom`` and imply no lifecycle: before a terminal status
+they make the compaction custom, after one they change nothing. Once a terminal status
+(completed, failed, cancelled) is reported the compaction is over: reporting it in progress
+again, or another terminal status, would reuse its ID for another compaction, which is
+forbidden.
 The summary follows patch, chunk and clear rules (self-loops here; the arithmetic is in
 ``model.entity``).
 
@@ -38,6 +40,7 @@ ROWS = (
     Row("custom_status", IN_PROGRESS, CUSTOM, SEC, note="`_` or future status"),
     Row("progress", CUSTOM, IN_PROGRESS, SEC),
     *(Row(_END[t], s, t, SEC) for s in (IN_PROGRESS, CUSTOM) for t in TERMINAL),
+    *(Row("custom_status", t, t, SEC, note="implies no lifecycle") for t in TERMINAL),
     *(Row("summary_patch", s, s, SEC, note="summary replace / clear") for s in STATES),
     *(Row("summary_chunk", s, s, SEC, note="compaction_summary_chunk appends") for s in STATES),
 )

@@ -55,6 +55,7 @@ AGENT_FAULTS = (
     "update-after-idle",  # sends output of the ended work after its idle
     "answer-before-insert",  # answers a prompt before inserting (no user message ever)
     "user-message-after-reject",  # reports a user message for a rejected prompt
+    "user-message-ahead",  # reports the user message of the next prompt before receiving it
     "no-running-on-start",  # starts foreground work without reporting running
     "no-resume-running",  # after requires_action, resumes work without reporting running
     "drop-background-field",  # omits background after it once reported it
@@ -104,6 +105,7 @@ def _sorted_lists(d: dict[str, list[Any]]) -> tuple[tuple[str, tuple[Any, ...]],
 
 class Agent:
     __slots__ = (
+        "ahead",
         "bg_reported",
         "bg_started",
         "cancelling",
@@ -180,6 +182,7 @@ class Agent:
         self.next_perm = 0
         self.next_plan = 0
         self.closed_cancel = False
+        self.ahead: str | None = None  # seeded bug "user-message-ahead": the ID announced early
 
     # -- copying for explorers ----------------------------------------------------------------
     def clone(self) -> Agent:
@@ -227,6 +230,7 @@ class Agent:
             self.ended_output,
             self.closed_cancel,
             self.hooks_run,
+            self.ahead,
         )
 
     # -- helpers -------------------------------------------------------------------------------
@@ -539,10 +543,15 @@ class Agent:
         self._prompt_fire(rid, "insert", oldest_held=True)
         if "reuse-message-id" in self.faults and self.next_msg > 0:
             p[1] = "msg_u_1"
+        elif self.ahead is not None:  # seeded bug: the ID whose user message went out early
+            p[1], self.ahead = self.ahead, None
         else:
             p[1] = self._msg_id("msg_u")
             if "reuse-message-id" in self.faults:
                 p[1] = "msg_u_1"
+            elif "user-message-ahead" in self.faults and p[1] == "msg_u_1":
+                self.ahead = "msg_u_ahead"  # reported now, before any prompt it could belong to
+                return [wire.message("user_message", MAIN, self.ahead, [wire.text("ahead")])]
         return []
 
     def _do_answer(self, rid: int) -> list[Msg]:

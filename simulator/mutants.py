@@ -56,6 +56,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("update-after-idle", "agent", "DONE-03", "sends output of the ended work after its idle"),
     Mutant("answer-before-insert", "agent", "ACC-05", "answers a prompt but never reports the user message"),
     Mutant("user-message-after-reject", "agent", "REJ-02", "reports a user message for a rejected prompt"),
+    Mutant(
+        "user-message-ahead",
+        "agent",
+        "ACC-07",
+        "reports a user message before the prompt it is later returned for was received",
+        DEFAULT.with_(prompts=2),
+    ),
     Mutant("no-running-on-start", "agent", "FG-02", "starts foreground work without reporting running"),
     Mutant("no-resume-running", "agent", "FG-04", "resumes blocked work without reporting running"),
     Mutant("drop-background-field", "agent", "BG-07", "omits background after it once reported a list"),

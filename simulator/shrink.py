@@ -17,9 +17,14 @@ Must not know: where the failing list came from (random walk, hypothesis, BFS), 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from simulator.config import Config
 from simulator.explore_common import replay
 from simulator.world import Event
+
+T = TypeVar("T")
 
 MAX_REPLAYS = 3000
 """Replays one shrink may spend; past it the current (already failing) list is returned."""
@@ -55,21 +60,29 @@ def shrink(
 ) -> list[Event]:
     """A short exact run breaking ``rule``; ``events`` itself must break it (else returned as is)."""
     s = _Shrinker(cfg, faults, rule, budget)
-    current = s.test(list(events))
+    return ddmin(list(events), s.test, lambda: s.spent)
+
+
+def ddmin(items: list[T], test: Callable[[list[T]], list[T] | None], spent: Callable[[], bool]) -> list[T]:
+    """Delta debugging over ``items`` with ``test(candidate)``: the list a run actually performed
+    when ``candidate`` still fails (it becomes the current list), else None. ``spent()`` says
+    when to stop and return the current list. ``items`` itself must fail (else returned as is).
+    Also used by ``acp-model drive``, whose test re-runs a real agent."""
+    current = test(list(items))
     if current is None:
-        return list(events)
+        return list(items)
     n = 2
-    while len(current) >= 2 and not s.spent:
+    while len(current) >= 2 and not spent():
         size = max(1, len(current) // n)
         chunks = [current[i : i + size] for i in range(0, len(current), size)]
         reduced = False
         for i in range(len(chunks)):
-            if s.spent:
+            if spent():
                 break
             for candidate in (chunks[i], [e for j, c in enumerate(chunks) if j != i for e in c]):
                 if len(candidate) >= len(current):
                     continue
-                got = s.test(candidate)
+                got = test(candidate)
                 if got is not None and len(got) < len(current):
                     current = got
                     n = 2 if candidate is chunks[i] else max(n - 1, 2)
@@ -83,8 +96,8 @@ def shrink(
             n = min(len(current), n * 2)
     # last pass: no single event can go
     i = 0
-    while i < len(current) and not s.spent:
-        got = s.test(current[:i] + current[i + 1 :])
+    while i < len(current) and not spent():
+        got = test(current[:i] + current[i + 1 :])
         if got is not None and len(got) < len(current):
             current = got
             continue

@@ -338,20 +338,6 @@ VIOLATIONS: list[Case] = [
         [("BG-05", 7)],
     ),
     Case(
-        "BG-05 content after the final status",
-        [
-            prompt(1),
-            state("running"),
-            user("u1"),
-            answer(1, "u1"),
-            tool("t1", "in_progress"),
-            tool("t1", "failed"),
-            tool_chunk("t1"),
-            state("idle", stop="error", error={"code": 1, "message": "x"}),
-        ],
-        [("BG-05", 7)],
-    ),
-    Case(
         "FG-04 tool runs while requires_action",
         [
             prompt(1),

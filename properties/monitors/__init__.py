@@ -20,6 +20,7 @@ from properties.monitors.lifecycle import ForegroundMonitor
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.resume import ResumeMonitor
 from properties.monitors.subagents import SubagentMonitor
+from properties.monitors.tables import TableMonitor
 from properties.monitors.tools import ToolMonitor
 
 ALL_MONITORS: tuple[type[Monitor], ...] = (
@@ -32,6 +33,7 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     FieldMonitor,
     ResumeMonitor,
     SubagentMonitor,
+    TableMonitor,
 )
 
 __all__ = [
@@ -45,5 +47,6 @@ __all__ = [
     "PromptMonitor",
     "ResumeMonitor",
     "SubagentMonitor",
+    "TableMonitor",
     "ToolMonitor",
 ]

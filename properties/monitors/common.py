@@ -1,9 +1,10 @@
 """Vocabulary shared by the monitors: the standard values of the wire enums and small parsers.
 
-Owns: which states are active, which stop reasons, tool-call and compaction statuses are
-standard or terminal, which update variants are messages, and the parsing of a ``background``
-list into ``(type, id)`` keys. Values come from the schema ``$defs`` (StateUpdate, StopReason
-variants of IdleStateUpdate, ToolCallStatus, CompactionStatus, BackgroundWork).
+Owns: the monitors' names for the model's vocabulary (states, stop reasons, final tool-call and
+compaction statuses come from the machines in ``model/``, where they are defined once), which
+update variants are messages, and the parsing of a ``background`` list into ``(type, id)``
+keys. Values come from the schema ``$defs`` (StateUpdate, StopReason variants of
+IdleStateUpdate, ToolCallStatus, CompactionStatus, BackgroundWork).
 
 Must not know: any monitor's state or rule.
 """
@@ -12,13 +13,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-ACTIVE: Final = frozenset({"running", "requires_action"})
-STANDARD_STATES: Final = frozenset({"idle", "running", "requires_action", "unknown"})
-STOP_REASONS: Final = frozenset(
-    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
-)
-TOOL_FINAL: Final = frozenset({"completed", "failed", "cancelled"})
-COMPACTION_TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+from model import compaction, foreground, toolcall
+
+ACTIVE: Final = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})
+STANDARD_STATES: Final = frozenset(foreground.KNOWN_STATES)
+STOP_REASONS: Final = frozenset(foreground.STOP_REASONS)
+TOOL_FINAL: Final = frozenset(toolcall.FINAL)
+COMPACTION_TERMINAL: Final = frozenset(compaction.TERMINAL)
 REQUEST_CANCELLED: Final = -32800
 INVALID_PARAMS: Final = -32602
 

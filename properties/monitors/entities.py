@@ -6,8 +6,8 @@ seen to end (a terminal with an ``exitStatus``, a compaction with a terminal sta
 start over under the same type and ID was certainly given to a second entity:
 
 - ENT-01: a ``terminal_update`` that clears ``exitStatus`` (null) after the terminal exited.
-- COMPACT-03 (the most specific ID; ENT-01 is exercised with it): a ``compaction_update`` back to
-  ``in_progress`` after a terminal status (completed, failed, cancelled).
+- (A compaction reopened after a terminal status, COMPACT-03, is judged by the compaction
+  table of the model: ``properties.monitors.tables``; ENT-01 is exercised here with it.)
 - COMPACT-02: ``compactionId`` and ``status`` are strings on every ``compaction_update``;
   ``compactionId`` a string and ``content`` an object on every ``compaction_summary_chunk``.
 - COMPACT-05 (eventually): a compaction reported (by an update or a first chunk, which starts it
@@ -17,7 +17,7 @@ Inside a ``session/resume`` window the Agent replays history: old updates of kno
 re-sent in their original order and are not transitions, so they are not judged (entities first
 seen there are recorded).
 
-Tool calls reopened after a final status are the tool monitor's (BG-05); a messageId returned
+A messageId returned
 for two prompts is the prompt monitor's (ACC-09).
 
 Tolerated: one compaction_update with ``completed`` and nothing else (COMPACT-01).
@@ -57,7 +57,7 @@ class _Session:
 class EntityMonitor(SessionMonitor["_Session"]):
     """Entity ID reuse and compaction lifecycles (see module docstring)."""
 
-    RULES = ("ENT-01", "COMPACT-02", "COMPACT-03", "COMPACT-05")
+    RULES = ("ENT-01", "COMPACT-02", "COMPACT-05")
     TOLERATES = ("COMPACT-01",)
     SESSION = _Session
     REQUIRES = (Facts,)
@@ -111,16 +111,8 @@ class EntityMonitor(SessionMonitor["_Session"]):
         if prev is None:
             self._ex["COMPACT-05"] += 1
             es.since[cid] = line
-        elif prev in COMPACTION_TERMINAL:
-            self._ex["COMPACT-03"] += 1
+        elif prev in COMPACTION_TERMINAL:  # reopening it is the table's (model.compaction)
             self._ex["ENT-01"] += 1
-            if status == "in_progress":
-                self.breach(
-                    "COMPACT-03", line, sid,
-                    f"compaction {cid!r} had ended ({prev!r}) and is in progress again: a second "
-                    "compaction under the same ID",
-                    msg,
-                )
         if type(status) is str:
             es.compactions[cid] = status
 

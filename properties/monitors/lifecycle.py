@@ -62,7 +62,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.idset import SPILL_AT, IdMap, Laned, ceiling, pair_items, spill
 from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 
@@ -81,9 +80,8 @@ _END_GROUPS_KEY = rule_group(*_END_GROUPS)
 _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
 
 
-class _Session(Laned):
-    """One session's foreground record; agent message IDs are a laned pair (``Laned``):
-    ``msgs`` / ``msgs_old`` / ``msgs_top`` with the lane (thought IDs: a plain pair)."""
+class _Session:
+    """One session's foreground record."""
 
     __slots__ = (
         "accepted",
@@ -96,23 +94,15 @@ class _Session(Laned):
         "last_std",
         "last_stop",
         "msgs",
-        "msgs_old",
-        "msgs_top",
         "since",
         "thoughts",
-        "thoughts_old",
-        "thoughts_top",
     )
 
     def __init__(self) -> None:
-        self.msgs: dict[str, int] = {}  # agent message ID -> interval first seen in (-1: not active)
+        # every agent message / thought ID of the session -> interval first seen in (-1: not
+        # active); kept while the session lives (DONE-03 and MSGID-01 may name any of them)
+        self.msgs: dict[str, int] = {}
         self.thoughts: dict[str, int] = {}
-        # the older entries of each (recent ones stay in the dict; properties.idset: spill)
-        self.msgs_old: IdMap[int] | None = None
-        self.thoughts_old: IdMap[int] | None = None
-        # the ceiling of each (properties.idset: ceiling)
-        self.msgs_top = ""
-        self.thoughts_top = ""
         self.last_end = 0  # interval ended by the last ending idle
         self.last_end_cancel = False
         self.last_std = "idle"  # last of idle / running / requires_action reported
@@ -123,16 +113,11 @@ class _Session(Laned):
         self.since = 0  # line of the last state change
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
-        self.lane_reset()
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
         new.msgs = dict(self.msgs)
         new.thoughts = dict(self.thoughts)
-        new.msgs_old = None if self.msgs_old is None else self.msgs_old.copy()
-        new.thoughts_old = None if self.thoughts_old is None else self.thoughts_old.copy()
-        new.msgs_top = self.msgs_top
-        new.thoughts_top = self.thoughts_top
         new.last_end = self.last_end
         new.last_end_cancel = self.last_end_cancel
         new.last_std = self.last_std
@@ -143,39 +128,7 @@ class _Session(Laned):
         new.since = self.since
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
-        new.lane_copy(self)
         return new
-
-    def spill(self, thoughts: bool) -> None:
-        """Move the older entries of ``msgs`` or ``thoughts`` to its compact map."""
-        if thoughts:
-            self.thoughts_old = spill(self.thoughts, self.thoughts_old)
-        else:
-            self.msgs_old = self.lane_spill(self.msgs, self.msgs_old, self.msgs_top)
-
-    def old(self, thoughts: bool, mid: str) -> int | None:
-        """The entry of ``mid`` (absent from the dict) among the older IDs of ``thoughts`` or
-        ``msgs`` (the lane included)."""
-        if thoughts:
-            old = self.thoughts_old
-            return None if old is None else old.get(mid)
-        found: int | None = self.lane_older(self.msgs_old, self.msgs_top, mid)
-        return found
-
-    def add(self, thoughts: bool, mid: str, interval: int) -> None:
-        """Add an ID absent from ``thoughts`` or ``msgs`` (and their maps), whatever its
-        place against the table's ceiling."""
-        table = self.thoughts if thoughts else self.msgs
-        table[mid] = interval
-        if thoughts:
-            self.thoughts_top = ceiling(self.thoughts_top, mid)
-        else:
-            top = ceiling(self.msgs_top, mid)
-            if top is not self.msgs_top:
-                self.msgs_top = top
-                self.lane_top = False
-        if len(table) > SPILL_AT:
-            self.spill(thoughts)
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         """Relative form: counters and line numbers only as the comparisons the checks make."""
@@ -183,16 +136,9 @@ class _Session(Laned):
         def rel(v: int) -> tuple[bool, bool, bool]:
             return (v > 0, v == self.last_end, v == interval)
 
-        self.lane_flush(self.msgs_old)
-        msgs = self.msgs.items() if self.msgs_old is None else pair_items(self.msgs, self.msgs_old)
-        thoughts = (
-            self.thoughts.items()
-            if self.thoughts_old is None
-            else pair_items(self.thoughts, self.thoughts_old)
-        )
         return (
-            frozenset((k, rel(v)) for k, v in msgs),
-            frozenset((k, rel(v)) for k, v in thoughts),
+            frozenset((k, rel(v)) for k, v in self.msgs.items()),
+            frozenset((k, rel(v)) for k, v in self.thoughts.items()),
             self.last_end == interval,
             self.last_end_cancel,
             self.last_std,
@@ -265,45 +211,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st = self.sessions.get(sid)
         if st is None:
             st = self.sessions[sid] = _Session()
-        thought = variant[6] == "t"
-        if thought:
-            table, top = st.thoughts, st.thoughts_top
-        else:
-            table, top = st.msgs, st.msgs_top
+        table = st.thoughts if variant[6] == "t" else st.msgs
         fs = self.facts.sessions.get(sid)
         if fs is None:
             fs = self.facts.of(sid)
         state = fs.state
-        if len(mid) == len(top) and mid > top:  # past the table's ceiling: a new ID
-            seen = None
-            value = fs.interval if state in ACTIVE else -1
-            if thought:
-                table[mid] = value
-                st.thoughts_top = mid
-                if len(table) > SPILL_AT:
-                    st.spill(True)
-            elif mid == st.lane_want and value == st.lane_wantv:  # the lane's next (Laned)
-                c = st.lane_at + st.lane_step
-                st.lane_at = c
-                st.lane_want = st.lane_head + str(c)
-                st.lane_wantv = value + st.lane_vstep
-                st.lane_top = True
-                st.msgs_top = mid
-            else:
-                table[mid] = value
-                st.msgs_top = mid
-                st.lane_top = False
-                if len(table) > SPILL_AT:
-                    st.spill(False)
-        else:
-            seen = table.get(mid)
-            if seen is None:
-                if mid == top and st.lane_top and not thought:  # the lane's newest
-                    seen = st.lane_wantv - st.lane_vstep  # type: ignore[operator]
-                else:
-                    seen = st.old(thought, mid)
-                    if seen is None:
-                        st.add(thought, mid, fs.interval if state in ACTIVE else -1)
+        seen = table.get(mid)
+        if seen is None:
+            table[mid] = fs.interval if state in ACTIVE else -1
         if state == "running":  # the common case: output of running work
             return
         if fs.resuming or fs.closed:
@@ -400,11 +315,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "STOP-03", line, sid,
                     f"stop reason {reason!r} is not a standard one and does not start with '_'", msg,
                 )
-            if prev == "running" and not fs.cancel_line and reason != "error":
-                self._gx[_END_STOP_KEY] += 1  # the usual end of work: _ends without a call
-                st.last_end = fs.interval
-                st.last_end_cancel = False
-            elif prev in ACTIVE:
+            if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
             else:

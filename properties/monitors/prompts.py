@@ -60,7 +60,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.idset import SPILL_AT, IdMap, Laned, ceiling, pair_items
 from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
 
@@ -68,15 +67,12 @@ from properties.monitors.facts import Facts, SessionMonitor
 _Prompt = tuple[str, int, str, bool, tuple[str, ...]]
 
 
-class _Session(Laned):
-    """One session's prompt record; returned message IDs are a laned pair (``Laned``):
-    ``claimed`` / ``claimed_old`` / ``claimed_top`` with the lane."""
+class _Session:
+    """One session's prompt record."""
 
     __slots__ = (
         "cancel_seen",
         "claimed",
-        "claimed_old",
-        "claimed_top",
         "first_error",
         "pending",
         "prompted",
@@ -89,61 +85,39 @@ class _Session(Laned):
     def __init__(self) -> None:
         self.pending: dict[Any, int] = {}  # request id -> receipt line (receipt order)
         self.unclaimed: dict[str, int] = {}  # user message ID -> first live line (in order)
-        self.claimed: dict[str, Any] = {}  # messageId -> request id that returned it (recent)
-        self.claimed_old: IdMap[Any] | None = None  # the older ones (properties.idset: spill)
-        self.claimed_top = ""  # their ceiling (properties.idset: ceiling)
+        # every messageId a success returned in the session -> the request id it answered;
+        # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
+        self.claimed: dict[str, Any] = {}
         self.unreported: dict[str, int] = {}  # claimed messageId -> response line, no report yet
         self.reported_d = 0
         self.prompted = False
         self.cancel_seen = False
         self.first_error = 0  # receipt line of the earliest prompt answered with an error
         self.replay_unknown: set[str] = set()
-        self.lane_reset()
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
         new.pending = dict(self.pending)
         new.unclaimed = dict(self.unclaimed)
         new.claimed = dict(self.claimed)
-        new.claimed_old = None if self.claimed_old is None else self.claimed_old.copy()
-        new.claimed_top = self.claimed_top
         new.unreported = dict(self.unreported)
         new.reported_d = self.reported_d
         new.prompted = self.prompted
         new.cancel_seen = self.cancel_seen
         new.first_error = self.first_error
         new.replay_unknown = set(self.replay_unknown)
-        new.lane_copy(self)
         return new
-
-    def claim(self, mid: str, rid: Any) -> None:
-        """Record ``mid`` (absent from ``claimed`` and its map) as returned for ``rid``."""
-        claimed = self.claimed
-        claimed[mid] = rid
-        top = ceiling(self.claimed_top, mid)
-        if top is not self.claimed_top:
-            self.claimed_top = top
-            self.lane_top = False
-        if len(claimed) > SPILL_AT:
-            self.claimed_old = self.lane_spill(claimed, self.claimed_old, top)
-
-    def claimer(self, mid: str) -> Any:
-        """The request id ``mid`` was returned for, or None."""
-        return self.lane_get(self.claimed, self.claimed_old, self.claimed_top, mid)
 
     def key(self) -> tuple[Any, ...]:
         """Relative form: waiting prompts and unclaimed messages merged in line order (all the
         checks compare), no line numbers."""
-        self.lane_flush(self.claimed_old)
         merged = sorted(
             [(line, 0, repr(rid)) for rid, line in self.pending.items()]
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
         )
         return (
             tuple((kind, name) for _, kind, name in merged),
-            frozenset(self.claimed)
-            if self.claimed_old is None
-            else frozenset(k for k, _ in pair_items(self.claimed, self.claimed_old)),
+            frozenset(self.claimed),
             frozenset(self.unreported),
             self.reported_d,
             self.prompted,
@@ -157,9 +131,6 @@ class _Session(Laned):
         unclaimed = self.unclaimed
         if not unclaimed:
             return 0
-        if len(unclaimed) == 1:  # the usual case: one user message awaiting its response
-            oldest = next(iter(self.pending.values()), None)  # receipt order: the smallest line
-            return 0 if oldest is not None and oldest < next(iter(unclaimed.values())) else 1
         receipts = list(self.pending.values())
         n = len(receipts)
         j = worst = 0
@@ -265,38 +236,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._gx[_ANSWERED_KEY] += 1
             self._error(ps, sid, rid, rec, line, msg)
             return
-        if not rec[2] and not rec[4]:
-            # The usual answer returns the ID of the one user message waiting, reported after
-            # the prompt was received: what _success does then, without the call.
-            result = msg.get("result")
-            mid = result.get("messageId") if type(result) is dict else None
-            # (a user message waiting in unclaimed is never claimed: _user looks in claimed
-            # before adding one, and claiming removes it)
-            unclaimed = ps.unclaimed
-            if type(mid) is str and len(unclaimed) == 1:
-                first = unclaimed.get(mid)
-                if first and first >= rec[1]:
-                    self._gx[_CLAIMED_KEY] += 1
-                    del unclaimed[mid]
-                    ps.reported_d = 0
-                    top = ps.claimed_top
-                    if len(mid) == len(top) and mid > top:  # (ps.claim without the call)
-                        ps.claimed_top = mid
-                        if mid == ps.lane_want and rid == ps.lane_wantv:  # the lane's next
-                            c = ps.lane_at + ps.lane_step
-                            ps.lane_at = c
-                            ps.lane_want = ps.lane_head + str(c)
-                            ps.lane_wantv = rid + ps.lane_vstep
-                            ps.lane_top = True
-                        else:
-                            claimed = ps.claimed
-                            claimed[mid] = rid
-                            ps.lane_top = False
-                            if len(claimed) > SPILL_AT:
-                                ps.claimed_old = ps.lane_spill(claimed, ps.claimed_old, mid)
-                    else:
-                        ps.claim(mid, rid)
-                    return
         self._success(ps, sid, rid, rec, line, msg)
 
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
@@ -363,7 +302,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
         else:
             self._gx[_RETURNED_KEY] += 1
-            other = ps.claimer(mid)
+            other = ps.claimed.get(mid)
             if other is not None:
                 self.breach(
                     "ACC-09", line, sid,
@@ -372,7 +311,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     msg,
                 )
             else:
-                ps.claim(mid, rid)
+                ps.claimed[mid] = rid
                 first = ps.unclaimed.pop(mid, 0)
                 if first:
                     self._ex["ACC-07"] += 1
@@ -408,9 +347,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         elif mid in ps.unclaimed:  # (then not in claimed: see _answer)
             self._ex["MSGID-01"] += 1
             return
-        elif (len(mid) != len(ps.claimed_top) or mid <= ps.claimed_top) and (
-            ps.claimer(mid) is not None
-        ):  # (past the ceiling: certainly not claimed)
+        elif mid in ps.claimed:
             self._ex["MSGID-01"] += 1
             if ps.unreported:
                 ps.unreported.pop(mid, None)
@@ -428,11 +365,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             rule, why = "REJ-02", "and a prompt received before it was answered with an error"
         else:
             self._gx[_NEW_USER_KEY] += 1
-            if len(unclaimed) == 1:  # the usual case: deficiency() without the call
-                pending = ps.pending
-                if pending and next(iter(pending.values())) < line:
-                    ps.reported_d = 0
-                    return
             if self._settle(ps):
                 self.breach(
                     "ACC-06", line, sid,
@@ -507,12 +439,9 @@ _SUCCESS = (*_ANSWERED, "ACC-04", "ACC-06")
 """Exercised by every success response (with those of every answer)."""
 _RETURNED = (*_SUCCESS, "ACC-09", "ACC-05")
 """Exercised by a success response that returns a string messageId."""
-_CLAIMED = (*_RETURNED, "ACC-07")
-"""Exercised by a success response that claims a user message already reported."""
 _NEW_USER = ("MSGID-01", "ACC-06")
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)
-_CLAIMED_KEY = rule_group(*_CLAIMED)
 _SUCCESS_KEY = rule_group(*_SUCCESS)
 _RETURNED_KEY = rule_group(*_RETURNED)
 _NEW_USER_KEY = rule_group(*_NEW_USER)

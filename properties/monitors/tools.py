@@ -3,9 +3,8 @@ reporting", "Failures", "Cancellation", "Background work").
 
 What is certain in proxy order, and why
 ---------------------------------------
-- BG-05: a tool call whose last status was final (completed, failed, cancelled) is never given
-  another status, and gets no more ``tool_call_content_chunk``: that would reopen it (repeating
-  the same final status is harmless).
+- (A tool call reopened after a final status, BG-05, is judged by the tool call table of the
+  model: ``properties.monitors.tables``.)
 - FG-04 (group ``running-after-requires-action``, reported under its first ID): while the reported state is
   requires_action, a foreground tool call (first reported during active work, not in the latest
   background list) moving to ``in_progress`` shows progress without running reported. New tool
@@ -79,7 +78,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     KEY_CONTEXT = True  # state_key is relative to the Facts counters
 
-    RULES = ("BG-05", "FG-04", "OUT-02", "TOOL-03", "WAIT-01", "TOOL-04", "FAIL-04", "CANCEL-07")
+    RULES = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01", "TOOL-04", "FAIL-04", "CANCEL-07")
     TOLERATES = ("TOOL-01", "TOOL-05")
     SESSION = _Session
     REQUIRES = (Facts,)
@@ -102,7 +101,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
             ("update", "tool_call_update", self._tool),
-            ("update", "tool_call_content_chunk", self._chunk),
             ("update", "state_update", self._state),
             ("agent-request", "session/request_permission", self._ask),
             ("client-response", "session/request_permission", self._answered),
@@ -138,13 +136,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if fs.resuming:  # replayed history re-sends old updates: not a transition
             return
         old, created, grant = rec
-        if old in TOOL_FINAL:
-            self._ex["BG-05"] += 1
-            if status is not None and status != old:
-                self.breach(
-                    "BG-05", line, sid,
-                    f"tool call {tid!r} had the final status {old!r} and now reports {status!r}", msg,
-                )
+        if old in TOOL_FINAL:  # reopening it is the table's (model.toolcall, BG-05)
             return
         if status is None or status == old:
             return
@@ -173,19 +165,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 msg,
             )
         ts.tools[tid] = (status, created, grant)
-
-    def _chunk(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        tid = upd.get("toolCallId")
-        ts = self.sessions.get(sid)
-        if ts is None or type(tid) is not str:
-            return
-        rec = ts.tools.get(tid)
-        if rec is not None and rec[0] in TOOL_FINAL and not self.facts.of(sid).resuming:
-            self._ex["BG-05"] += 1
-            self.breach(
-                "BG-05", line, sid,
-                f"content appended to tool call {tid!r} after its final status {rec[0]!r}", msg,
-            )
 
     # -- the idle that ends work ---------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

@@ -1,0 +1,114 @@
+"""``acp-model agent``: the simulated Agent as a real ACP v2 Agent over standard input and output.
+
+Owns: the loop between the file descriptors and ``simulator.stdio_agent.StdioAgent``: listen
+for input for the seeded pause, answer each complete line as it comes, otherwise make one move;
+write each move's lines with one ``write``; notes on standard error; exit 0 at end of input or
+when the Client stops reading.
+
+Must not know: what the Agent may do (the model decides), monitors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import sys
+from typing import Any
+
+from cli.main import EXIT_OK, UsageError
+from simulator.agent import AGENT_FAULTS
+from simulator.stdio_agent import PACE, StdioAgent, encode
+
+
+def _pace(text: str) -> tuple[float, float]:
+    try:
+        parts = [float(p) / 1000 for p in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not milliseconds MIN,MAX: {text!r}") from None
+    if len(parts) == 1:
+        parts *= 2
+    if len(parts) != 2 or parts[0] < 0 or parts[1] < parts[0]:
+        raise argparse.ArgumentTypeError(f"not milliseconds MIN,MAX with 0 <= MIN <= MAX: {text!r}")
+    return parts[0], parts[1]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "agent",
+        help="run the simulated Agent as an ACP v2 Agent over stdio (for testing clients)",
+        description="The model's Agent over standard input/output, newline-delimited JSON-RPC: it "
+        "answers initialize, session/new (one session, sess_1), session/prompt, session/cancel, "
+        "$/cancel_request, session/close, session/resume and permission answers, and chooses "
+        "among the model's moves with the seed. Exit 0 at end of input.",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the Agent's choices (default 0)")
+    p.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="switch on a seeded bug (repeatable; see `acp-model mutants`)",
+    )
+    p.add_argument(
+        "--pace",
+        type=_pace,
+        default=PACE,
+        metavar="MIN,MAX",
+        help=f"milliseconds to listen for input before each move (default "
+        f"{PACE[0] * 1000:g},{PACE[1] * 1000:g})",
+    )
+    return p
+
+
+def _write(fd: int, msgs: list[dict[str, Any]]) -> bool:
+    data = b"".join(encode(m) for m in msgs)
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except (BrokenPipeError, OSError):
+        return False
+    return True
+
+
+def _notes(agent: StdioAgent) -> None:
+    for note in agent.notes:
+        sys.stderr.write(f"acp-model agent: {note}\n")
+    agent.notes.clear()
+    sys.stderr.flush()
+
+
+def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
+    """Run until end of input (or until the Client stops reading)."""
+    pending = b""
+    while True:
+        timeout = agent.pause() if agent.moves() else None
+        ready, _, _ = select.select([fd_in], [], [], timeout)
+        if ready:
+            try:
+                data = os.read(fd_in, 1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                return EXIT_OK
+            pending += data
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line.strip() and not _write(fd_out, agent.receive(line)):
+                    return EXIT_OK
+            _notes(agent)
+            continue
+        msgs = agent.move()
+        if msgs and not _write(fd_out, msgs):
+            return EXIT_OK
+        _notes(agent)
+
+
+def run(args: argparse.Namespace) -> int:
+    unknown = sorted(set(args.fault) - set(AGENT_FAULTS))
+    if unknown:
+        raise UsageError(f"unknown agent fault(s): {', '.join(unknown)} (see `acp-model mutants`)")
+    if sys.stdin is None or sys.stdout is None:
+        raise UsageError("standard input or output is closed")
+    agent = StdioAgent(args.seed, frozenset(args.fault), pace=args.pace)
+    return serve(agent, sys.stdin.fileno(), sys.stdout.fileno())

@@ -1,0 +1,505 @@
+"""Driving a real Agent with the model's Client: one run, its live check, and shrinking a failure.
+
+Theory of operation
+-------------------
+A *peer* is the Agent: ``send(bytes)``, ``receive(timeout)`` (the complete lines it wrote, ``[]``
+when it wrote none within ``timeout`` seconds, ``None`` once its output ended) and ``stop()``.
+``ProcessPeer`` starts the Agent command (a fresh process per run, in a process group of its
+own); ``simulator.drive.InProcessPeer`` runs the simulated Agent in process.
+
+``run_once`` plays one run. Every line either side writes is recorded (``cli.proxy``: the
+transcript format, in the order the driver sent and read them) and judged live by the same
+reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The run:
+
+1. ``initialize`` and ``session/new``, each answered within ``timeout``;
+2. up to ``steps`` choice points: the driver takes the Agent's next batch of lines (or notes
+   ``quiet`` seconds of silence), then makes one choice (``simulator.drive.DriverClient``),
+   drawn with the run's seed or taken from a script. The driver acts right after the Agent
+   wrote, or after a silence, so its messages reach an Agent waiting for input: the transcript
+   order is then the Agent's own order (an Agent writing while a message is in flight can
+   make an ordering finding it did not cause; the replays of shrinking show it);
+3. settling: permission requests still unanswered are allowed; then the driver waits until no
+   obligation is open. An Agent that sends nothing for ``timeout`` seconds while one is open
+   is judged quiescent: the monitors' "eventually" rules become breaches, whose explanation
+   states the timeout.
+
+A run ends early at the first finding that fails it (``fail_on`` as in ``check``; rules of
+the Client's side that the driver breaks on purpose excepted), when the Agent's output ends
+(``drive.agent-exited``, and its open obligations are breaches), at a request of the driver
+unanswered within ``timeout`` (``drive.no-answer``), or past ``max_messages`` Agent lines
+(``drive.flood``).
+
+``shrink_run`` minimises a failing run's choices with delta debugging (``simulator.shrink.ddmin``),
+re-running the Agent for each candidate. It first replays the original choices, up to
+``tries`` times: a failure that does not come back is reported as not reproduced (a
+nondeterministic Agent); one that needed more than one try is tested ``tries`` times per
+candidate (a candidate fails when some run shows the same rule), else once. The final script
+is replayed ``confirm`` times and the count is stated in the report.
+
+Must not know: argument parsing, how reports are printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from cli.proxy import TranscriptWriter, entry, message_entry
+from properties.checking import FAIL_SEVERITIES
+from properties.findings import Finding
+from properties.live import LiveCheck
+from simulator import wire
+from simulator.drive import CLIENT_RULES_ON_PURPOSE, Choice, DriverClient
+from simulator.shrink import ddmin
+from simulator.stdio_agent import encode
+
+try:
+    import orjson
+
+    _loads: Callable[[bytes], Any] = orjson.loads
+except ImportError:  # pragma: no cover
+    import json
+
+    def _loads(data: bytes) -> Any:
+        return json.loads(data.decode("utf-8"))
+
+
+MAX_MESSAGES = 20000
+_READ = 1 << 16
+
+
+class Peer(Protocol):
+    def send(self, data: bytes) -> None: ...
+
+    def receive(self, timeout: float) -> list[bytes] | None: ...
+
+    def stop(self) -> str: ...
+
+
+class ProcessPeer:
+    """The Agent as a child process on pipes (its standard error is ours)."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, process_group=0
+        )
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        self._out = self.proc.stdout.fileno()
+        self._in = self.proc.stdin.fileno()
+        os.set_blocking(self._out, False)
+        self._pending = b""
+        self._eof = False
+        self._in_broken = False
+
+    def send(self, data: bytes) -> None:
+        if self._in_broken:
+            return
+        try:
+            while data:
+                data = data[os.write(self._in, data) :]
+        except OSError:
+            self._in_broken = True
+
+    def _read_now(self) -> bool:
+        """Read what is there without waiting; False at end of output."""
+        while True:
+            try:
+                data = os.read(self._out, _READ)
+            except BlockingIOError:
+                return True
+            except OSError:
+                data = b""
+            if not data:
+                return False
+            self._pending += data
+            if len(data) < _READ:
+                return True
+
+    def receive(self, timeout: float) -> list[bytes] | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            if b"\n" in self._pending:
+                *lines, self._pending = self._pending.split(b"\n")
+                return lines
+            if self._eof:
+                if self._pending:
+                    last, self._pending = self._pending, b""
+                    return [last]
+                return None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return []
+            ready, _, _ = select.select([self._out], [], [], left)
+            if ready and not self._read_now():
+                self._eof = True
+
+    def stop(self, grace: float = 2.0) -> str:
+        """Close the Agent's input; end it if it has not exited within ``grace`` seconds."""
+        proc = self.proc
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        try:
+            code = proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                proc.kill()
+            code = proc.wait()
+            return f"killed after {grace:g} s without exiting at end of input"
+        finally:
+            if proc.stdout is not None:
+                proc.stdout.close()
+        return f"exit code {code}" if code >= 0 else f"ended by signal {-code}"
+
+
+@dataclass
+class Settings:
+    steps: int = 30
+    timeout: float = 5.0
+    quiet: float = 0.05
+    fail_on: str = "must"
+    max_messages: int = MAX_MESSAGES
+
+
+@dataclass
+class RunResult:
+    choices: list[Choice] = field(default_factory=list)
+    """The choices actually made (a replayable script)."""
+    lines: list[bytes] = field(default_factory=list)
+    """The transcript, one line each (with its line feed)."""
+    findings: list[Finding] = field(default_factory=list)
+    """Every finding of the run (rule, input and driver findings; open obligations excluded)."""
+    failing: list[Finding] = field(default_factory=list)
+    open: list[Finding] = field(default_factory=list)
+    messages: int = 0
+    stop: str = ""
+    ended: str = ""
+    seconds: float = 0.0
+    exercised: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rules(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for f in self.failing:
+            seen.setdefault(f.rule, None)
+        return list(seen)
+
+
+def transcript_item(line: bytes) -> tuple[str, Any] | None:
+    """(sender, message) of a transcript line that records a message, else None."""
+    try:
+        obj = _loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if type(obj) is dict and "message" in obj and obj.get("from") in ("client", "agent"):
+        return obj["from"], obj["message"]
+    return None
+
+
+def _driver_finding(rule: str, line: int | None, explanation: str) -> Finding:
+    return Finding(rule, "MUST", line, None, explanation, "input")
+
+
+def fails(finding: Finding, fail_on: str) -> bool:
+    if finding.kind == "open" or finding.severity not in FAIL_SEVERITIES[fail_on]:
+        return False
+    if finding.rule in CLIENT_RULES_ON_PURPOSE:
+        return False
+    if finding.kind == "rule":
+        from properties.catalogue import RULES_BY_ID
+
+        rule = RULES_BY_ID.get(finding.rule)
+        return rule is None or rule.side != "client"
+    return True
+
+
+class _Run:
+    def __init__(self, peer: Peer, settings: Settings, on_line: Callable[[bytes], None] | None) -> None:
+        self.peer = peer
+        self.s = settings
+        self.result = RunResult()
+        self.live = LiveCheck()
+        self.writer = TranscriptWriter(None, self.live)
+        self.client = DriverClient()
+        self.on_line = on_line
+        self.answers: dict[Any, Any] = {}  # our request id -> the Agent's response
+        self.gone = False
+
+    # -- lines -----------------------------------------------------------------------------------
+    def _keep(self, line: bytes) -> None:
+        self.result.lines.append(line)
+        self.writer.write(line)
+        if self.on_line is not None:
+            self.on_line(line)
+
+    def send(self, msgs: list[dict[str, Any]]) -> None:
+        for msg in msgs:
+            self._keep(message_entry("client", msg))
+            self.peer.send(encode(msg))
+
+    def take(self, lines: list[bytes]) -> None:
+        for raw in lines:
+            self.result.messages += 1
+            self._keep(entry("agent", raw))
+            try:
+                msg = _loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if type(msg) is dict and "method" not in msg and "id" in msg:
+                self.answers.setdefault(msg["id"], msg)
+            self.client.receive(msg)
+
+    def pump(self, timeout: float) -> bool:
+        """Take the Agent's next lines (waiting up to ``timeout``); False once its output ended."""
+        got = self.peer.receive(timeout)
+        if got is None:
+            self.gone = True
+            return False
+        self.take(got)
+        return True
+
+    # -- judging ---------------------------------------------------------------------------------
+    def failing(self) -> bool:
+        if self.result.messages > self.s.max_messages:
+            self._end_with(
+                _driver_finding(
+                    "drive.flood",
+                    self.writer.lines,
+                    f"the agent wrote more than {self.s.max_messages} lines in one run",
+                ),
+                "flood",
+            )
+            return True
+        self.live.sync()
+        findings, _ = self.live.snapshot()
+        return any(fails(f, self.s.fail_on) for f in findings)
+
+    def _end_with(self, finding: Finding, stop: str) -> None:
+        self.result.findings.append(finding)
+        self.result.stop = stop
+
+    def exited(self) -> None:
+        self._end_with(
+            _driver_finding(
+                "drive.agent-exited",
+                self.writer.lines or None,
+                "the agent's output ended while the driver was still connected",
+            ),
+            "agent exited",
+        )
+
+    def request(self, msg: dict[str, Any], what: str) -> dict[str, Any] | None:
+        """Send a request and wait for its answer (None: a finding ended the run)."""
+        self.send([msg])
+        deadline = time.monotonic() + self.s.timeout
+        while msg["id"] not in self.answers:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._end_with(
+                    _driver_finding(
+                        "drive.no-answer",
+                        self.writer.lines,
+                        f"no answer to {what} within {self.s.timeout:g} s",
+                    ),
+                    "timeout",
+                )
+                return None
+            if not self.pump(min(left, 0.5)):
+                self.exited()
+                return None
+            if self.failing():
+                self.result.stop = self.result.stop or "finding"
+                return None
+        answer: dict[str, Any] = self.answers[msg["id"]]
+        return answer
+
+    # -- the run ---------------------------------------------------------------------------------
+    def handshake(self) -> bool:
+        if self.request(wire.initialize("drive-init"), "initialize") is None:
+            return False
+        answer = self.request(wire.new_session("drive-new"), "session/new")
+        if answer is None:
+            return False
+        result = answer.get("result")
+        sid = result.get("sessionId") if isinstance(result, dict) else None
+        if not isinstance(sid, str):
+            self._end_with(
+                _driver_finding(
+                    "drive.no-session", self.writer.lines, "session/new was not answered with a sessionId"
+                ),
+                "no session",
+            )
+            return False
+        self.client.sid = sid
+        return True
+
+    def play(self, next_choice: Callable[[list[Choice]], Choice | None]) -> bool:
+        for _ in range(self.s.steps):
+            if not self.pump(self.s.quiet):
+                self.exited()
+                return False
+            if self.failing():
+                self.result.stop = self.result.stop or "finding"
+                return False
+            choice = next_choice(self.client.enabled())
+            if choice is None:
+                break
+            self.result.choices.append(choice)
+            self.send(self.client.do(choice))
+        return True
+
+    def settle(self) -> None:
+        deadline = time.monotonic() + self.s.timeout
+        while True:
+            while self.client.client.perms:
+                self.send(self.client.do(["allow", 0]))
+            if self.failing():
+                self.result.stop = self.result.stop or "finding"
+                return
+            if not self.live.open_now():
+                self.result.stop = "settled"
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.result.stop = "timeout"
+                self.live.close(quiescent=True)
+                return
+            before = self.result.messages
+            if not self.pump(min(left, self.s.quiet)):
+                self.exited()
+                return
+            if self.result.messages != before:
+                deadline = time.monotonic() + self.s.timeout
+
+    def finish(self) -> RunResult:
+        r = self.result
+        self.result.ended = self.peer.stop()
+        quiescent = r.stop in ("agent exited",)
+        self.live.close(quiescent=quiescent)
+        findings, opened = self.live.snapshot()
+        why = (
+            f"(still open: the agent sent nothing for {self.s.timeout:g} s)"
+            if r.stop == "timeout"
+            else "(still open when the agent's output ended)"
+        )
+        fixed = [
+            replace(f, explanation=f.explanation.replace("(still open at quiescence)", why))
+            for f in findings
+        ]
+        r.findings = fixed + r.findings
+        r.failing = [f for f in r.findings if fails(f, self.s.fail_on)]
+        r.open = opened
+        r.exercised = dict(self.live.exercised)
+        return r
+
+
+def run_once(
+    peer: Peer,
+    settings: Settings,
+    *,
+    seed: int | None = None,
+    script: list[Choice] | None = None,
+    on_line: Callable[[bytes], None] | None = None,
+) -> RunResult:
+    """One run: choices drawn with ``seed``, or taken from ``script`` (disabled ones skipped)."""
+    started = time.monotonic()
+    run = _Run(peer, settings, on_line)
+    if script is not None:
+        todo = list(script)
+
+        def scripted(enabled: list[Choice]) -> Choice | None:
+            while todo:
+                choice = todo.pop(0)
+                if choice in enabled:
+                    return choice
+            return None
+
+        next_choice = scripted
+    else:
+        rng = random.Random(seed)
+
+        def drawn(enabled: list[Choice]) -> Choice | None:
+            if len(enabled) > 1 and rng.random() < 0.4:
+                return rng.choice(enabled[1:])
+            return enabled[0]  # wait
+
+        next_choice = drawn
+    try:
+        if run.handshake() and run.play(next_choice) and not run.result.stop:
+            run.settle()
+    finally:
+        result = run.finish()
+    result.seconds = time.monotonic() - started
+    return result
+
+
+@dataclass
+class Shrunk:
+    rule: str
+    original: list[Choice]
+    choices: list[Choice]
+    result: RunResult | None
+    """The last run of ``choices`` that showed the rule (None: the failure did not come back)."""
+    reproduced: int = 0
+    replays: int = 0
+    runs: int = 0
+
+
+def shrink_run(
+    make_peer: Callable[[], Peer],
+    settings: Settings,
+    rule: str,
+    choices: list[Choice],
+    *,
+    tries: int = 2,
+    confirm: int = 3,
+    budget: int = 60,
+) -> Shrunk:
+    """Minimise ``choices`` so that a run still fails by ``rule`` (see the module docstring)."""
+    out = Shrunk(rule, list(choices), list(choices), None)
+
+    def attempt(candidate: list[Choice]) -> RunResult | None:
+        out.runs += 1
+        result = run_once(make_peer(), settings, script=candidate)
+        return result if rule in result.rules else None
+
+    first = None
+    needed = 0
+    while first is None and needed < tries:
+        needed += 1
+        first = attempt(choices)
+    if first is None:
+        return out
+    # a failure that came back at once is taken as deterministic: one run per candidate
+    per_candidate = 1 if needed == 1 else tries
+    out.result = first
+    spent = [0]
+
+    def test(candidate: list[Choice]) -> list[Choice] | None:
+        spent[0] += 1
+        for _ in range(per_candidate):
+            got = attempt(candidate)
+            if got is not None:
+                out.result = got
+                return got.choices
+        return None
+
+    out.choices = ddmin(first.choices, test, lambda: spent[0] >= budget)
+    # the last run that failed may be of a longer list: replay the final one to confirm it
+    for _ in range(confirm):
+        out.replays += 1
+        got = attempt(out.choices)
+        if got is not None:
+            out.reproduced += 1
+            out.result = got
+    return out

@@ -1,0 +1,195 @@
+"""The model's Client as a tester of real Agents: its choices, and the script that replays them.
+
+Theory of operation
+-------------------
+``DriverClient`` adapts the simulated Client (``simulator.client.Client``: prompts in any state,
+``session/cancel``, ``$/cancel_request`` for the latest unanswered prompt, permission answers,
+``session/close``, ``session/resume`` with or without replay, within the bounds of a
+``Config``) to an Agent it does not know: the session ID is the one the Agent's
+``session/new`` returned, a permission answer picks the option of the right kind among the
+options the Agent offered, and two moves are added: a prompt with content the Agent did not
+advertise (an image: the Agent must reject it with -32602, and the Client breaks USER-03 on
+purpose) and an unknown extension notification (the Agent must ignore it).
+
+A choice is a small JSON-friendly list: ``["prompt"]``, ``["allow", k]`` (the k-th permission
+request still unanswered, oldest first: Agents name their requests as they like, so a script
+names them by position), ``["resume", true]``, ``["wait"]`` (send nothing, let the Agent go on).
+Choices refer to nothing a run cannot rebuild, so a list of them is a replayable client script
+(``script_json`` / ``load_script``); a choice not enabled when its turn comes is skipped, as
+the shrinker needs.
+
+``InProcessPeer`` runs ``simulator.stdio_agent.StdioAgent`` in this process behind the same
+interface a real Agent process has (``cli/drive.py``): fast and deterministic, for tests.
+
+Must not know: processes, files, time, the monitors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from simulator import wire
+from simulator.agent import MAIN
+from simulator.client import Client
+from simulator.config import DEFAULT, Config
+from simulator.stdio_agent import StdioAgent, encode
+
+Choice = list[Any]
+Msg = dict[str, Any]
+
+DRIVE_CONFIG = DEFAULT.with_(prompts=4, cancels=2, cancel_requests=2)
+"""The driver's bounds: how many prompts, cancels, ... one run may send."""
+NOTIFICATIONS = 2
+"""Unknown extension notifications one run may send."""
+EXTENSION_METHOD = "_acp_model/probe"
+SCRIPT_FORMAT = "acp-model drive script"
+CLIENT_RULES_ON_PURPOSE = frozenset({"USER-03"})
+"""Client-side rules the driver breaks on purpose (an unadvertised content type)."""
+
+
+class DriverClient:
+    def __init__(self, cfg: Config = DRIVE_CONFIG) -> None:
+        self.client = Client(cfg)
+        self.sid: str | None = None
+        self.options: dict[Any, list[Any]] = {}  # permission request id -> options offered
+        self.notified = 0
+
+    def enabled(self) -> list[Choice]:
+        out: list[Choice] = [["wait"]]
+        if self.sid is None:
+            return out
+        perms = self.client.perms
+        for _, name, arg in self.client.enabled():
+            if name in ("allow", "deny", "dismiss"):
+                out.append([name, perms.index(arg)])
+            elif name == "resume":
+                out.append([name, bool(arg)])
+            elif name == "cancel_request":
+                out.append([name])
+            else:
+                out.append([name])
+                if name == "prompt":
+                    out.append(["prompt_image"])
+        if self.notified < NOTIFICATIONS:
+            out.append(["notify"])
+        return out
+
+    def do(self, choice: Choice) -> list[Msg]:
+        """The messages ``choice`` sends (``choice`` must be enabled)."""
+        name = choice[0]
+        if name == "wait":
+            return []
+        if name == "notify":
+            self.notified += 1
+            return [wire.notification(EXTENSION_METHOD, {"sessionId": self.sid, "n": self.notified})]
+        if name in ("allow", "deny", "dismiss"):
+            rid = self.client.perms[choice[1]]
+            self.client.perms.remove(rid)
+            options = self.options.pop(rid, [])
+            if name == "dismiss":
+                return [wire.permission_cancelled(rid)]
+            return [wire.permission_selected(rid, _option(options, name))]
+        if name == "prompt_image":
+            msgs = self.client.do("prompt", None)
+            msgs[0]["params"]["prompt"] = [wire.image()]
+        elif name == "cancel_request":
+            msgs = self.client.do("cancel_request", self.client.unanswered[-1])
+        elif name == "resume":
+            msgs = self.client.do("resume", choice[1])
+        else:
+            msgs = self.client.do(name, None)
+        for msg in msgs:
+            params = msg.get("params")
+            if isinstance(params, dict) and params.get("sessionId") == MAIN:
+                params["sessionId"] = self.sid
+        return msgs
+
+    def receive(self, msg: Any) -> None:
+        if type(msg) is not dict:
+            return
+        if msg.get("method") == "session/request_permission" and "id" in msg:
+            params = msg.get("params")
+            options = params.get("options") if isinstance(params, dict) else None
+            self.options[msg["id"]] = options if isinstance(options, list) else []
+            if msg["id"] in self.client.perms:  # a reused id: answer it once
+                return
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            self.client.receive(msg)
+
+
+def _option(options: list[Any], name: str) -> str:
+    """The optionId to select: the first option of an allowing (or rejecting) kind."""
+    prefix = "allow" if name == "allow" else "reject"
+    for opt in options:
+        if isinstance(opt, dict) and str(opt.get("kind", "")).startswith(prefix):
+            return str(opt.get("optionId"))
+    for opt in options:
+        if isinstance(opt, dict) and "optionId" in opt:
+            return str(opt["optionId"])
+    return name
+
+
+def is_enabled(choice: Choice, enabled: list[Choice]) -> bool:
+    return choice in enabled
+
+
+# -- scripts ----------------------------------------------------------------------------------
+
+
+def script_json(choices: list[Choice], **about: Any) -> str:
+    """The script as JSON text: what it is, then one choice per line."""
+    head = {"format": SCRIPT_FORMAT, "version": 1, **about}
+    lines = [f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in head.items()]
+    body = ",\n".join("  " + json.dumps(c, ensure_ascii=False) for c in choices)
+    return "{\n" + "\n".join(lines) + '\n "choices": [\n' + body + ("\n" if body else "") + " ]\n}\n"
+
+
+class ScriptError(ValueError):
+    """A file that is not a drive script."""
+
+
+def load_script(text: str) -> list[Choice]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ScriptError(f"not JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != SCRIPT_FORMAT:
+        raise ScriptError(f'not a drive script (no "format": "{SCRIPT_FORMAT}")')
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not all(
+        isinstance(c, list) and c and isinstance(c[0], str) for c in choices
+    ):
+        raise ScriptError('"choices" is not a list of choices such as ["prompt"]')
+    return choices
+
+
+# -- an Agent in this process -----------------------------------------------------------------
+
+
+class InProcessPeer:
+    """``StdioAgent`` behind the peer interface of ``cli/drive.py``: ``send`` bytes, ``receive``
+    the lines of the Agent's answers to them, else of its next move ([] when it has none)."""
+
+    def __init__(self, agent: StdioAgent) -> None:
+        self.agent = agent
+        self._pending = b""
+        self.closed = False
+
+    def send(self, data: bytes) -> None:
+        self._pending += data
+
+    def receive(self, timeout: float) -> list[bytes] | None:
+        *lines, self._pending = self._pending.split(b"\n")
+        out: list[Msg] = []
+        for line in lines:
+            if line.strip():
+                out.extend(self.agent.receive(line))
+        if not out and not lines:
+            out = self.agent.move() or []
+        return [encode(m)[:-1] for m in out]
+
+    def stop(self) -> str:
+        self.closed = True
+        return "stopped"

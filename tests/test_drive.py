@@ -1,0 +1,309 @@
+"""``acp-model drive``: the model's Client against an Agent, live checks, shrinking, replay.
+
+Most tests run the simulated Agent in process (``InProcessPeer``: fast, deterministic); a few
+start real processes (the simulated Agent, and small misbehaving agents) with short timeouts.
+The full proof, every agent-side seeded bug found and shrunk through ``acp-model agent``
+processes, is ``-m deep``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli.drive import ProcessPeer, Settings, run_once, shrink_run
+from simulator.agent import AGENT_FAULTS
+from simulator.drive import DriverClient, InProcessPeer, load_script, script_json
+from simulator.mutants import MUTANTS
+from simulator.stdio_agent import StdioAgent
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "cli"]
+FAST = Settings(steps=40, timeout=0.05, quiet=0.0)
+WIRE_INVISIBLE = {"held-not-withdrawn"}
+"""Agent faults the model refuses as moves (only the simulator sees them; nothing reaches the wire)."""
+AGENT_MUTANTS = [m for m in MUTANTS if m.side == "agent" and not (m.switched_on & WIRE_INVISIBLE)]
+
+
+def _peer(seed: int, faults: frozenset[str] = frozenset()) -> InProcessPeer:
+    return InProcessPeer(StdioAgent(seed, faults & frozenset(AGENT_FAULTS)))
+
+
+def _first_failing(
+    faults: frozenset[str], rule: str, fail_on: str, seeds: int = 400
+) -> tuple[int, list[list[object]]]:
+    settings = Settings(steps=40, timeout=0.05, quiet=0.0, fail_on=fail_on)
+    for seed in range(seeds):
+        result = run_once(_peer(seed, faults), settings, seed=seed)
+        if rule in result.rules:
+            return seed, result.choices
+    raise AssertionError(f"{rule} not found in {seeds} runs")
+
+
+def test_no_findings_without_a_fault() -> None:
+    settings = Settings(steps=40, timeout=0.05, quiet=0.0, fail_on="should")
+    for seed in range(60):
+        result = run_once(_peer(seed), settings, seed=seed)
+        assert result.failing == [], (seed, result.failing)
+        assert result.stop == "settled"
+
+
+@pytest.mark.parametrize(
+    "mutant",
+    [
+        m
+        for m in AGENT_MUTANTS
+        if m.name
+        in ("cancel-as-end-turn", "never-answer-inserted", "notice-empty-title", "no-resume-running")
+    ],
+    ids=lambda m: m.name,
+)
+def test_seeded_bugs_are_found_and_shrunk_in_process(mutant: object) -> None:
+    from simulator.mutants import Mutant
+
+    assert isinstance(mutant, Mutant)
+    level = "should" if mutant.intended_rule in ("FAIL-04",) else "must"
+    faults = mutant.switched_on
+    seed, choices = _first_failing(faults, mutant.intended_rule, level)
+    settings = Settings(steps=40, timeout=0.05, quiet=0.0, fail_on=level)
+    shrunk = shrink_run(lambda: _peer(seed, faults), settings, mutant.intended_rule, choices, budget=200)
+    assert shrunk.reproduced == shrunk.replays == 3
+    assert len(shrunk.choices) <= len(choices)
+    replayed = run_once(_peer(seed, faults), settings, script=shrunk.choices)
+    assert mutant.intended_rule in replayed.rules
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("mutant", AGENT_MUTANTS, ids=lambda m: m.name)
+def test_every_agent_bug_found_in_process(mutant: object) -> None:
+    from simulator.mutants import Mutant
+
+    assert isinstance(mutant, Mutant)
+    level = "should" if mutant.intended_rule == "FAIL-04" else "must"
+    _first_failing(mutant.switched_on, mutant.intended_rule, level, seeds=1000)
+
+
+def test_a_liveness_finding_states_the_timeout() -> None:
+    settings = Settings(steps=40, timeout=0.05, quiet=0.0)
+    faults = frozenset({"never-answer-inserted"})
+    for seed in range(100):
+        result = run_once(_peer(seed, faults), settings, seed=seed)
+        acc = [f for f in result.failing if f.rule == "ACC-01"]
+        if acc:
+            assert result.stop == "timeout"
+            assert "the agent sent nothing for 0.05 s" in acc[0].explanation
+            return
+    raise AssertionError("ACC-01 not found")
+
+
+def test_choices_and_scripts() -> None:
+    client = DriverClient()
+    assert client.enabled() == [["wait"]]  # nothing but waiting before session/new is answered
+    client.sid = "abc"
+    names = {c[0] for c in client.enabled()}
+    assert {"prompt", "prompt_image", "cancel", "close", "notify"} <= names
+    msg = client.do(["prompt"])[0]
+    assert msg["params"]["sessionId"] == "abc"
+    client.receive(
+        {
+            "jsonrpc": "2.0",
+            "id": "p1",
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "abc",
+                "options": [
+                    {"optionId": "no", "kind": "reject_once"},
+                    {"optionId": "yes", "kind": "allow_always"},
+                ],
+            },
+        }
+    )
+    assert ["allow", 0] in client.enabled()
+    assert client.do(["allow", 0])[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "yes"}
+    text = script_json([["prompt"], ["wait"], ["allow", 0]], rule="X")
+    assert load_script(text) == [["prompt"], ["wait"], ["allow", 0]]
+
+
+# -- real processes ------------------------------------------------------------------------------
+
+posix = pytest.mark.skipif(os.name != "posix", reason="driving a process needs POSIX pipes")
+
+
+def _fake(tmp_path: Path, body: str) -> list[str]:
+    """A small agent: answers initialize and session/new, then does ``body`` on each prompt."""
+    path = tmp_path / "fake_agent.py"
+    path.write_text(
+        "import json, sys, time\n"
+        "def send(m):\n"
+        "    sys.stdout.write(json.dumps(m) + '\\n'); sys.stdout.flush()\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m.get('method') == 'initialize':\n"
+        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'protocolVersion': 2}})\n"
+        "    elif m.get('method') == 'session/new':\n"
+        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'sessionId': 's1'}})\n"
+        "    elif m.get('method') == 'session/prompt':\n"
+        + "".join(f"        {line}\n" for line in body.splitlines())
+    )
+    return [sys.executable, str(path)]
+
+
+@posix
+@pytest.mark.parametrize(
+    ("body", "rules", "stop"),
+    [
+        ("sys.stdout.write('garbage\\n'); sys.stdout.flush()", {"input.not-jsonrpc"}, "finding"),
+        ("pass  # never answers", {"REJ-01"}, "timeout"),
+        (
+            "send({'jsonrpc': '2.0', 'method': 'session/update', 'params': {'sessionId': 's1', "
+            "'update': {'sessionUpdate': 'state_update', 'state': 'running'}}}); sys.exit(0)",
+            {"drive.agent-exited", "FG-05"},
+            "agent exited",
+        ),
+        (
+            "while True: send({'jsonrpc': '2.0', 'method': 'session/update', 'params': {'sessionId': 's1', "
+            "'update': {'sessionUpdate': 'notice', 'severity': 'info', 'title': 'x'}}})",
+            {"drive.flood"},
+            "flood",
+        ),
+    ],
+    ids=["garbage", "hangs", "exits-mid-turn", "floods"],
+)
+def test_misbehaving_agents_end_the_run_cleanly(
+    tmp_path: Path, body: str, rules: set[str], stop: str
+) -> None:
+    settings = Settings(steps=3, timeout=0.5, quiet=0.02, max_messages=2000)
+    started = time.monotonic()
+    result = run_once(ProcessPeer(_fake(tmp_path, body)), settings, script=[["prompt"], ["wait"], ["wait"]])
+    assert time.monotonic() - started < 20
+    assert result.stop == stop
+    assert rules <= set(result.rules), result.failing
+
+
+@posix
+def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
+    agent = [*CLI, "agent", "--fault", "no-running-on-start", "--pace", "10,20"]
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            *CLI,
+            "drive",
+            "--runs",
+            "1",
+            "--steps",
+            "12",
+            "--timeout",
+            "2",
+            "--shrink-budget",
+            "2",
+            "--json",
+            "--out",
+            str(out),
+            "--",
+            *agent,
+        ],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=240,
+    )
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["runs"] == 1 and report["messages"] > 0
+    found = {f["rule"]: f for f in report["findings"]}
+    assert "FG-02" in found
+    f = found["FG-02"]
+    assert f["shrunk_length"] <= f["original_length"] and f["reproduced"] >= 1
+    script = Path(f["files"]["script"])
+    assert (
+        Path(f["files"]["transcript"]).read_bytes()
+        and "sequenceDiagram" in Path(f["files"]["diagram"]).read_text()
+    )
+    replay = subprocess.run(
+        [*CLI, "drive", "--replay", str(script), "--timeout", "2", "--json", "--", *agent],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert replay.returncode == 1 and "FG-02" in json.loads(replay.stdout)["failing_rules"]
+    clean = subprocess.run(
+        [
+            *CLI,
+            "drive",
+            "--runs",
+            "1",
+            "--steps",
+            "12",
+            "--timeout",
+            "2",
+            "--out",
+            str(out),
+            "--",
+            *CLI,
+            "agent",
+        ],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=240,
+    )
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert b"findings: none" in clean.stdout
+
+
+@posix
+def test_drive_usage_errors(tmp_path: Path) -> None:
+    for argv, needle in (
+        ([], b"no agent command"),
+        (["--", "/no/such/agent"], b"/no/such/agent: no such command"),
+        (["--replay", str(tmp_path / "none.json"), "--", "true"], b"no such file"),
+    ):
+        done = subprocess.run(
+            [*CLI, "drive", "--runs", "1", *argv], capture_output=True, cwd=ROOT, timeout=60
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count(b"\n") == 1 and needle in done.stderr
+
+
+@pytest.mark.deep
+@posix
+@pytest.mark.parametrize("mutant", AGENT_MUTANTS, ids=lambda m: m.name)
+def test_every_agent_bug_through_acp_model_agent(tmp_path: Path, mutant: object) -> None:
+    """`acp-model drive -- acp-model agent --fault NAME` finds the bug by its rule and shrinks it."""
+    from simulator.mutants import Mutant
+
+    assert isinstance(mutant, Mutant)
+    faults = sorted(mutant.switched_on & frozenset(AGENT_FAULTS))
+    agent = [*CLI, "agent", *[a for f in faults for a in ("--fault", f)]]
+    level = "should" if mutant.intended_rule == "FAIL-04" else "must"
+    done = subprocess.run(
+        [
+            *CLI,
+            "drive",
+            "--runs",
+            "40",
+            "--steps",
+            "40",
+            "--timeout",
+            "1",
+            "--fail-on",
+            level,
+            "--shrink-budget",
+            "25",
+            "--json",
+            "--out",
+            str(tmp_path),
+            "--",
+            *agent,
+        ],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=1800,
+    )
+    report = json.loads(done.stdout)
+    found = {f["rule"]: f for f in report["findings"]}
+    assert mutant.intended_rule in found, (sorted(found), done.stderr[-2000:])
+    assert found[mutant.intended_rule]["shrunk_length"] <= found[mutant.intended_rule]["original_length"]

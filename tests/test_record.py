@@ -1,0 +1,209 @@
+"""``acp-model record``: a transparent proxy that records what passes (real processes, small runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli.proxy import LinePump, entry
+from simulator import wire
+from simulator.stdio_agent import encode
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="the proxy needs POSIX pipes and signals")
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "cli"]
+SCRIPT = (
+    b"".join(
+        encode(m)
+        for m in (
+            wire.initialize(0),
+            wire.new_session(1),
+            wire.prompt(2, "sess_1", [wire.text("hi")]),
+            wire.notification("_vendor/ping", {"sessionId": "sess_1"}),
+        )
+    )
+    + b"not json at all\n"
+)
+CLOSE = encode(wire.close(3, "sess_1"))
+
+
+def _session(command: list[str], timeout: float = 60) -> bytes:
+    """Send SCRIPT, wait for the prompt's answer, close the session, wait for its answer, end."""
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(SCRIPT)
+    proc.stdin.flush()
+    got = b""
+    deadline = time.monotonic() + timeout
+    sent_close = False
+    try:
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            got += line
+            msg = json.loads(line)
+            if msg.get("id") == 2 and not sent_close:
+                proc.stdin.write(CLOSE)
+                proc.stdin.flush()
+                sent_close = True
+            if msg.get("id") == 3:
+                proc.stdin.close()
+        got += proc.stdout.read()
+        assert proc.wait(timeout) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return got
+
+
+def test_record_is_transparent(tmp_path: Path) -> None:
+    """The same seeded session with and without the proxy: each side gets the same bytes, and the
+    transcript holds exactly what was sent, in an order where each answer follows its request."""
+    agent = [*CLI, "agent", "--seed", "4", "--pace", "15,25"]
+    seen_direct = tmp_path / "direct.in"
+    seen_proxied = tmp_path / "proxied.in"
+    direct = _session(["sh", "-c", f'tee "{seen_direct}" | "$@"', "sh", *agent])
+    out = tmp_path / "t.ndjson"
+    proxied = _session(
+        [*CLI, "record", "--out", str(out), "--", "sh", "-c", f'tee "{seen_proxied}" | "$@"', "sh", *agent]
+    )
+    assert proxied == direct  # what the client received
+    assert seen_proxied.read_bytes() == seen_direct.read_bytes() == SCRIPT + CLOSE  # what the agent received
+    records = [json.loads(line) for line in out.read_bytes().splitlines()]
+    client = [r for r in records if r["from"] == "client"]
+    agent_side = [r for r in records if r["from"] == "agent"]
+    assert [r["message"] for r in client[:4]] == [json.loads(x) for x in SCRIPT.splitlines()[:4]]
+    assert client[4] == {"from": "client", "unparsed": "not json at all"}
+    assert [
+        json.dumps(r["message"], separators=(",", ":")).encode() for r in agent_side
+    ] == proxied.splitlines()
+    position = {
+        ("client", r["message"].get("id")): i
+        for i, r in enumerate(records)
+        if "message" in r and "method" in r["message"]
+    }
+    for i, r in enumerate(records):
+        m = r.get("message", {})
+        if r["from"] == "agent" and "method" not in m:
+            assert position[("client", m["id"])] < i  # every answer after its request
+
+
+def test_check_reports_live_and_the_exit_code_is_the_agents(tmp_path: Path) -> None:
+    fake = (
+        "import sys\n"
+        "print('garbage out', flush=True)\n"
+        'print(\'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s",'
+        '"update":{"sessionUpdate":"notice","severity":"info","title":""}}}\', flush=True)\n'
+        "sys.stdin.read()\n"
+        "sys.exit(3)\n"
+    )
+    out = tmp_path / "t.ndjson"
+    done = subprocess.run(
+        [*CLI, "record", "--check", "--out", str(out), "--", sys.executable, "-c", fake],
+        input=b"",
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 3
+    assert done.stdout.splitlines()[0] == b"garbage out"  # forwarded unchanged
+    err = done.stderr.decode()
+    assert "t.ndjson:1 input.not-jsonrpc" in err and "not JSON" in err
+    assert "NOTICE-02" in err and "summary:" in err and "Traceback" not in err
+    assert json.loads(out.read_bytes().splitlines()[0]) == {"from": "agent", "unparsed": "garbage out"}
+
+
+def test_signals_are_forwarded_and_lines_are_flushed(tmp_path: Path) -> None:
+    fake = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    out = tmp_path / "t.ndjson"
+    proc = subprocess.Popen(
+        [*CLI, "record", "--out", str(out), "--", sys.executable, "-c", fake],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"ready\n"
+        assert out.read_bytes() == entry("agent", b"ready")  # on disk before the agent ends
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 7
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_an_agent_killed_by_a_signal(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*CLI, "record", "--out", str(tmp_path / "t.ndjson"), "--", "sh", "-c", "kill -KILL $$"],
+        input=b"",
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 128 + signal.SIGKILL
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--out", "{tmp}/t.ndjson"], "no agent command"),
+        (["--out", "{tmp}/t.ndjson", "--", "/no/such/agent"], "/no/such/agent: no such command"),
+        (["--out", "{tmp}", "--", "true"], "is a directory"),
+    ],
+)
+def test_unusable_options(tmp_path: Path, argv: list[str], needle: str) -> None:
+    done = subprocess.run(
+        [*CLI, "record", *[a.format(tmp=tmp_path) for a in argv]],
+        input=b"",
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count(b"\n") == 1 and needle.encode() in done.stderr
+
+
+def test_line_pump_records_each_line_before_its_end_is_passed_on() -> None:
+    events: list[Any] = []
+    pump = LinePump(
+        lambda line, cut: events.append(("record", line, cut)), lambda b: events.append(("fwd", b)), limit=8
+    )
+    pump.feed(b"ab")
+    pump.feed(b"c\nde")
+    pump.feed(b"0123456789\nx")
+    pump.end()
+    assert events == [
+        ("fwd", b"ab"),
+        ("record", b"abc", None),
+        ("fwd", b"c\n"),
+        ("fwd", b"de"),
+        ("record", b"de012345", 12),
+        ("fwd", b"0123456789\n"),
+        ("fwd", b"x"),
+        ("record", b"x", None),
+    ]
+    assert b"".join(e[1] for e in events if e[0] == "fwd") == b"abc\nde0123456789\nx"
+
+
+def test_record_kinds() -> None:
+    assert entry("agent", b' {"a": 1} ') == b'{"from":"agent","message":{"a": 1}}\n'
+    assert json.loads(entry("client", b"\xff bad")) == {"from": "client", "unparsed": "\\xff bad"}
+    assert json.loads(entry("agent", b"{}", 99)) == {"from": "agent", "unparsed": "{}", "bytes": 99}
