@@ -8,6 +8,7 @@ exhaustive explorer does on small runs) and ``to_json`` once at the end. Figures
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -53,8 +54,23 @@ def _stream(n: int) -> list[dict[str, Any]]:
     return out
 
 
-def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be >= 1")
+    return value
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", 1)[0])
+    ap.add_argument(
+        "n",
+        nargs="?",
+        type=_positive,
+        default=200_000,
+        help="session updates in the stream (default %(default)s)",
+    )
+    n = ap.parse_args(argv).n
     msgs = _stream(n)
     view = ClientView()
     t0 = time.perf_counter()

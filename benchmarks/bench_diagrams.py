@@ -15,14 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from diagrams import composed, generate
-from diagrams.ir import all_diagrams
-from diagrams.render_markdown import to_markdown
-from diagrams.render_mermaid import to_mermaid
-from diagrams.render_mpl import measure, render
-
 
 def best(fn: Callable[[], object], repeat: int) -> float:
+    from diagrams import composed
+    from diagrams.render_mpl import measure
+
     times = []
     for _ in range(repeat):
         measure.cache_clear()
@@ -35,8 +32,16 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs of each part; the best is shown (default %(default)s)"
+    )
     n = ap.parse_args().repeat
+    from diagrams import composed, generate  # after parsing: --help imports nothing heavy
+    from diagrams.ir import all_diagrams
+    from diagrams.render_markdown import to_markdown
+    from diagrams.render_mermaid import to_mermaid
+    from diagrams.render_mpl import render
+
     ds = all_diagrams()
     parts: list[tuple[str, Callable[[], object]]] = [
         ("machine pictures (PNG+SVG, 8 machines)", lambda: [render(d) for d in ds]),

@@ -7,6 +7,7 @@ Run: ``python benchmarks/bench_model.py``. Figures are ratios against plain-Pyth
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Callable
@@ -24,7 +25,8 @@ def best(fn: Callable[[], None], repeat: int = 5) -> float:
     return min(times)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", 1)[0]).parse_args(argv)
     from model import registry
     from model.core import Instance, MachineSpec
 

@@ -17,6 +17,7 @@ Figures only: no asserts, no timing thresholds.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import random
@@ -91,9 +92,23 @@ def _monitors_present() -> bool:
         return False
 
 
-def main() -> None:
-    walks = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 60
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be >= 1")
+    return value
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", 1)[0])
+    ap.add_argument(
+        "walks", nargs="?", type=_positive, default=1000, help="seeded walks (default %(default)s)"
+    )
+    ap.add_argument(
+        "steps", nargs="?", type=_positive, default=60, help="steps per walk (default %(default)s)"
+    )
+    args = ap.parse_args(argv)
+    walks, steps = args.walks, args.steps
     print(f"bench_simulator: {walks} walks x {steps} steps, best of {REPEATS}; {_pin_one_core()}")
     rows: list[tuple[str, float, int]] = []
     for label, cfg in (("walks", DEFAULT), ("walks+unordered", DEFAULT.with_(transport="unordered"))):

@@ -18,22 +18,32 @@ from cli.main import UsageError
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
-        "diagrams", help="draw every machine, scenario and the composed graph into a folder"
+        "diagrams",
+        help="draw every machine, scenario and the composed graph into a folder",
+        description="Draw every diagram from the model itself: a picture (PNG, SVG), a Mermaid "
+        "source and a Markdown table for each state machine, a Mermaid sequence diagram for each "
+        "named scenario, the composed state graph, and a gallery README linking them. Files "
+        "whose bytes are unchanged are left alone; stale generated files are removed.",
     )
-    p.add_argument("--out", default="diagrams", metavar="DIR", help="output folder (default: diagrams)")
+    p.add_argument("--out", default="diagrams", metavar="DIR", help="output folder (default %(default)s)")
+    p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: off)")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    from cli.outputs import check_folder
+    from cli.progress import make
     from diagrams.generate import write
 
+    check_folder(args.out, "--out")
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out}: not a folder")
+    progress = make(args.quiet)
     try:
-        report = write(out)
+        report = write(out, progress=progress)
     except OSError as exc:
         raise UsageError(f"{exc.filename or out}: {exc.strerror or exc}") from None
+    finally:
+        progress.done()
     total = len(report.written) + len(report.unchanged)
     sys.stdout.write(
         f"{out}: {total} files ({len(report.written)} written, {len(report.unchanged)} unchanged, "

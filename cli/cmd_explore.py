@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from cli.main import UsageError
+from cli.bounds import add_bound_options, bounds_from, faults_from
+from cli.main import EXIT_USAGE, UsageError
+from cli.outputs import STDOUT, check_file, check_folder
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -23,82 +24,132 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "within small bounds, hypothesis stateful testing and many random walks. Every "
         "counterexample is shrunk and written as a transcript, a Mermaid diagram and a program.",
     )
-    p.add_argument("--mode", choices=("random", "exhaustive", "both"), default="both")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("--seed", type=int, default=0, help="seed of hypothesis and the random walks (default 0)")
-    p.add_argument("--examples", type=int, default=None, help="hypothesis examples (default 300)")
-    p.add_argument("--walks", type=int, default=None, help="random walks (default 2000)")
+    from simulator import config
+
     p.add_argument(
-        "--steps", type=int, default=None, help="steps per walk and per hypothesis example (default 60)"
+        "--mode",
+        choices=("random", "exhaustive", "both"),
+        default="both",
+        help="exhaustive: breadth-first search of small slices; random: hypothesis and seeded random "
+        "walks (default %(default)s)",
     )
-    p.add_argument("--workers", type=int, default=1, help="processes for the random walks (default 1)")
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of text (default: text)"
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of hypothesis and the random walks, >= 0 (default %(default)s)",
+    )
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=config.EXPLORE_EXAMPLES,
+        help="hypothesis examples per round; the report says how many ran and why (default %(default)s)",
+    )
+    p.add_argument(
+        "--walks", type=int, default=config.EXPLORE_WALKS, help="random walks (default %(default)s)"
+    )
+    p.add_argument(
+        "--steps",
+        type=int,
+        default=config.EXPLORE_STEPS,
+        help="steps per walk and per hypothesis example (default %(default)s)",
+    )
+    p.add_argument(
+        "--workers", type=int, default=1, help="processes for the random walks (default %(default)s)"
+    )
     p.add_argument(
         "--time-budget",
         type=float,
         default=None,
         metavar="S",
-        help="stop the exhaustive search after S seconds (partial statistics are reported)",
+        help="stop the exhaustive search after S seconds; partial statistics are reported "
+        "(default: no budget)",
     )
-    p.add_argument("--graph", metavar="PATH", help="write the exhaustive state graph as GraphML")
-    p.add_argument("--out", default="out/explore", metavar="DIR", help="output folder (default out/explore)")
+    p.add_argument(
+        "--graph",
+        metavar="PATH",
+        help="write the exhaustive state graph as GraphML; - for standard output, the report then "
+        "goes to standard error (default: not written)",
+    )
+    p.add_argument(
+        "--out",
+        default="out/explore",
+        metavar="DIR",
+        help="folder for report.json and the counterexample files (default %(default)s)",
+    )
     p.add_argument(
         "--fault",
         action="append",
         default=[],
         metavar="NAME",
-        help="explore a seeded bug: a fault or a mutant (all its faults), see `acp-model mutants`",
+        help="explore a seeded bug: a fault or a mutant (all its faults); repeatable, see "
+        "`acp-model mutants` (default: none)",
     )
-    p.add_argument("--database", metavar="DIR", help="hypothesis example database (default: none)")
+    p.add_argument(
+        "--database", metavar="DIR", help="folder of hypothesis's example database (default: none)"
+    )
     p.add_argument(
         "--hypothesis-shrink",
         action="store_true",
-        help="let hypothesis shrink a failing example before delta debugging does (slower)",
+        help="let hypothesis shrink a failing example before delta debugging does; slower (default: off)",
     )
     p.add_argument(
         "--symmetry",
         action="store_true",
-        help="exhaustive: merge states that differ only by a renaming of message IDs",
+        help="exhaustive: merge states that differ only by a renaming of message IDs (default: off)",
     )
     p.add_argument(
         "--slice",
         action="append",
         default=[],
         metavar="NAME",
-        help="exhaustive: explore only this default slice (repeatable)",
+        help="exhaustive: explore only this default slice; repeatable (default: every slice)",
     )
-    bounds = p.add_argument_group("bounds (exhaustive: SMALL with these changes; random: DEFAULT with them)")
-    for name in ("prompts", "tool-calls", "permissions", "background", "compactions", "hooks", "capacity"):
-        bounds.add_argument(f"--{name}", type=int, default=None, metavar="N")
-    bounds.add_argument("--features", metavar="A,B", help="features switched on (comma-separated)")
-    bounds.add_argument("--depth", type=int, default=None, metavar="N", help="exhaustive depth limit")
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress on standard error (default: off; progress is shown only on a terminal)",
+    )
+    bounds = p.add_argument_group(
+        "bounds (exhaustive: SMALL with these changes, replacing the slices; random: DEFAULT with them)"
+    )
+    add_bound_options(bounds, _default)
     bounds.add_argument(
-        "--max-states",
+        "--depth",
         type=int,
         default=None,
         metavar="N",
-        help="exhaustive: stop a slice after N distinct states (default 100,000)",
+        help="exhaustive: events from the start, at most (default: no limit)",
     )
-    bounds.add_argument("--transport", choices=("fifo", "unordered"), default=None)
+    bounds.add_argument(
+        "--max-states",
+        type=int,
+        default=config.MAX_STATES,
+        metavar="N",
+        help="exhaustive: stop a slice after N distinct states (default %(default)s)",
+    )
     return p
+
+
+def _default(field: str) -> str:
+    from simulator.config import DEFAULT, SMALL
+
+    small, default = getattr(SMALL, field), getattr(DEFAULT, field)
+    if field == "transport":
+        return str(default)
+    if field == "features":
+        small, default = ",".join(sorted(small)), "all"
+    return f"exhaustive: each slice's own, or {small} in the custom slice; random: {default}"
 
 
 def _options(args: argparse.Namespace) -> Any:
     from simulator.explore_bfs import SLICE_BY_NAME
-    from simulator.explore_run import Options, parse_features
-    from simulator.world import ALL_FAULTS
+    from simulator.explore_run import Options
 
-    faults = frozenset(args.fault)
-    try:
-        from simulator.mutants import BY_NAME as MUTANTS
-    except ImportError:  # pragma: no cover - mutants are part of the simulator
-        MUTANTS = {}
-    for name in args.fault:  # a mutant made of several faults switches them all on
-        mutant = MUTANTS.get(name)
-        if mutant is not None:
-            faults |= getattr(mutant, "switched_on", frozenset({name}))
-    unknown = sorted(faults - ALL_FAULTS)
-    if unknown:
-        raise UsageError(f"unknown fault {unknown[0]!r} (see `acp-model mutants`)")
+    faults = faults_from(args.fault)
     for name in args.slice:
         if name not in SLICE_BY_NAME:
             raise UsageError(f"unknown slice {name!r}; known: {', '.join(SLICE_BY_NAME)}")
@@ -115,27 +166,17 @@ def _options(args: argparse.Namespace) -> Any:
             raise UsageError(f"{flag} must be >= {low}")
     if args.time_budget is not None and args.time_budget <= 0:
         raise UsageError("--time-budget must be > 0")
+    bounds = bounds_from(args)
+    # every output is checked before the run starts, so a long run never ends unable to write
     if args.graph is not None:
         if args.mode == "random":
             raise UsageError("--graph needs the exhaustive mode (--mode exhaustive or both)")
-        if Path(args.graph).is_dir():
-            raise UsageError(f"{args.graph}: is a folder, not a file")
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise UsageError(f"{args.out}: is a file, not a folder")
-    bounds: dict[str, Any] = {}
-    for name in ("prompts", "tool_calls", "permissions", "background", "compactions", "hooks", "capacity"):
-        value = getattr(args, name)
-        if value is not None:
-            if value < (1 if name == "capacity" else 0):
-                raise UsageError(f"--{name.replace('_', '-')} must be >= {1 if name == 'capacity' else 0}")
-            bounds[name] = value
-    if args.features is not None:
-        try:
-            bounds["features"] = parse_features(args.features)
-        except ValueError as exc:
-            raise UsageError(f"--features: {exc}") from None
-    if args.transport is not None:
-        bounds["transport"] = args.transport
+        if args.graph == STDOUT and args.json:
+            raise UsageError("--graph - and --json both want standard output; give --graph a file")
+        check_file(args.graph)
+    check_folder(args.out, "--out")
+    if args.database is not None:
+        check_folder(args.database, "--database")
     opts = Options(
         mode=args.mode,
         seed=args.seed,
@@ -163,22 +204,25 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cli.progress import make
     from cli.util import dumps
     from diagrams.sequence import transcript_to_mermaid
+    from simulator import explore_run
     from simulator.report import render_text
 
     opts = _options(args)
     opts.diagram = transcript_to_mermaid
-    from simulator import explore_run
-
-    def progress(line: str) -> None:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
+    progress = make(args.quiet)
     try:
         report = explore_run.run(opts, progress)
-    except OSError as exc:
-        where = getattr(exc, "filename", None) or opts.out
-        raise UsageError(f"{where}: cannot write ({exc.strerror or exc})") from None
-    sys.stdout.write(dumps(report) if args.json else render_text(report))
+    finally:
+        progress.done()
+    # with the graph on standard output, the report goes to standard error
+    shown = sys.stderr if args.graph == STDOUT else sys.stdout
+    shown.write(dumps(report) if args.json else render_text(report))
+    shown.flush()
+    if report["write_errors"]:
+        for line in report["write_errors"]:
+            sys.stderr.write(f"acp-model explore: {line}\n")
+        return EXIT_USAGE
     return 1 if report["findings"] else 0

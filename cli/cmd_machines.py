@@ -11,10 +11,31 @@ from cli.util import dumps
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
-        "machines", help="list every state machine of the model with its transition table"
+        "machines",
+        help="list every state machine of the model with its transition table",
+        description="List every state machine of the model: its states, initial and final states, "
+        "and one row per transition (from, trigger, to, which peer moves, the spec section it "
+        "comes from and its guard, if any). The same tables drive the simulator, the checker and "
+        "the diagrams.",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--json", action="store_true", help="print a JSON array instead of text (default: text)")
     return p
+
+
+_HEAD = ("from", "trigger", "to", "by", "section [guard]")
+
+
+def _rows(rows: Any) -> list[str]:
+    """The transition rows as a table: each column as wide as its longest cell (header
+    included) and two spaces between columns, so no two cells ever touch."""
+    cells = [_HEAD] + [
+        (r.source, r.trigger, r.dest, r.actor, r.section + (f" [{r.guard}]" if r.guard else "")) for r in rows
+    ]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(_HEAD) - 1)]
+    return [
+        "    " + "  ".join(f"{cell:<{w}}" for cell, w in zip(c, widths, strict=False)) + "  " + c[-1]
+        for c in cells
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,13 +50,7 @@ def run(args: argparse.Namespace) -> int:
         out.append(f"{m.name}: {m.title} (one per {m.per})")
         out.append(f"  states:  {', '.join(m.states)}")
         out.append(f"  initial: {m.initial}    final: {finals}")
-        width = max(len(r.trigger) for r in m.rows)
-        for r in m.rows:
-            guard = f" [{r.guard}]" if r.guard else ""
-            out.append(
-                f"    {r.source:>17} --{r.trigger:<{width}}--> {r.dest:<17}"
-                f" {r.actor:<6} {r.section}{guard}"
-            )
+        out.extend(_rows(m.rows))
         out.append("")
     sys.stdout.write("\n".join(out))
     return 0

@@ -1,4 +1,9 @@
-"""``acp-model mutants``: run every seeded-bug agent and client; each must be caught by its rule."""
+"""``acp-model mutants``: run every seeded-bug agent and client; each must be caught by its rule.
+
+Owns: the options, the table printed for people (a header, then one line per seeded bug: its
+name, side, intended rule, verdict and what the bug does) and the exit code (0 every mutant
+caught and the unmodified simulator clean, 1 otherwise). The runs are ``simulator.mutants``'s.
+"""
 
 from __future__ import annotations
 
@@ -12,33 +17,66 @@ from cli.util import dumps, write_atomic
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
+    from simulator.config import MUTANT_STEPS, MUTANT_WALKS
+
     p: argparse.ArgumentParser = sub.add_parser(
-        "mutants", help="prove every monitor can fail: run the seeded-bug agents and clients"
+        "mutants",
+        help="prove every monitor can fail: run the seeded-bug agents and clients",
+        description="Run every seeded bug (a faulty agent or client, each written to break one "
+        "rule) through the named scenarios and seeded random walks with every monitor on: each "
+        "must be caught by the rule it breaks, and the unmodified simulator must give no finding. "
+        "The names are what `--fault` of explore and simulate accept.",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--walks", type=int, default=None, help="seeded random walks per mutant (default 200)")
-    p.add_argument("--steps", type=int, default=None, help="steps per walk (default 60)")
-    p.add_argument("--only", action="append", default=[], metavar="NAME", help="run only these mutants")
+    p.add_argument("--json", action="store_true", help="print a JSON array instead of text (default: text)")
     p.add_argument(
-        "--out", metavar="DIR", help="write each mutant's shortest transcript to DIR/<name>.ndjson"
+        "--walks", type=int, default=MUTANT_WALKS, help="seeded random walks per mutant (default %(default)s)"
     )
+    p.add_argument("--steps", type=int, default=MUTANT_STEPS, help="steps per walk (default %(default)s)")
+    p.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this mutant; repeatable (default: every mutant)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write each mutant's shortest transcript to DIR/<name>.ndjson (default: not written)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: off)")
     return p
 
 
+HEAD = ("mutant", "side", "breaks", "verdict", "what the seeded bug does")
+
+
 def run(args: argparse.Namespace) -> int:
-    from simulator.mutants import BY_NAME, MUTANTS, STEPS, WALKS, judge
+    from cli.outputs import check_folder
+    from cli.progress import make
+    from simulator.mutants import BY_NAME, MUTANTS, judge
     from simulator.wire import to_ndjson
 
-    walks = WALKS if args.walks is None else args.walks
-    steps = STEPS if args.steps is None else args.steps
+    walks, steps = args.walks, args.steps
     if walks < 0 or steps < 0:
         raise UsageError("--walks and --steps must be >= 0")
     for name in args.only:
         if name not in BY_NAME:
             raise UsageError(f"unknown mutant {name!r}; known: {', '.join(BY_NAME)}")
+    if args.out:
+        check_folder(args.out, "--out")
     chosen = [BY_NAME[n] for n in args.only] if args.only else list(MUTANTS)
-    baseline = judge(None, walks, steps)
-    verdicts = [judge(m, walks, steps) for m in chosen]
+    progress = make(args.quiet)
+    try:
+        progress.phase("mutants", len(chosen) + 1)
+        baseline = judge(None, walks, steps)
+        progress.advance()
+        verdicts = []
+        for m in chosen:
+            verdicts.append(judge(m, walks, steps))
+            progress.advance()
+    finally:
+        progress.done()
     if args.out:
         out = Path(args.out)
         try:
@@ -55,18 +93,18 @@ def run(args: argparse.Namespace) -> int:
             f"({', '.join(sorted(baseline.caught_by)) or 'none'})\n"
         )
         return 0 if ok else 1
-    lines = []
-    width = max(len(v.mutant.name) for v in verdicts if v.mutant) if verdicts else 10
+    rows: list[tuple[str, ...]] = [HEAD]
     for v in verdicts:
         assert v.mutant is not None
-        status = "caught" if v.caught else "MISSED"
+        verdict = "caught" if v.caught else "MISSED"
         also = sorted(set(v.caught_by) - {v.mutant.intended_rule})
-        extra = f" (also {', '.join(also)})" if also else ""
-        shortest = f", shortest {len(v.shortest)} lines ({v.shortest_source})" if v.shortest else ""
-        lines.append(
-            f"{v.mutant.name:<{width}}  {v.mutant.side:<6} {v.mutant.intended_rule:<11} {status}{extra}"
-            f"{shortest}"
-        )
+        if also:
+            verdict += f" (also {', '.join(also)})"
+        if v.shortest:
+            verdict += f", shortest {len(v.shortest)} lines ({v.shortest_source})"
+        rows.append((v.mutant.name, v.mutant.side, v.mutant.intended_rule, verdict, v.mutant.description))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD) - 1)]
+    lines = ["  ".join(f"{c:<{w}}" for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows]
     caught = sum(v.caught for v in verdicts)
     lines.append("")
     lines.append(

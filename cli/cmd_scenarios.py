@@ -10,8 +10,14 @@ from cli.util import dumps
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = sub.add_parser("scenarios", help="list the named scenarios")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "scenarios",
+        help="list the named scenarios",
+        description="List the named scenarios: scripted runs of the simulated agent and client, one "
+        "or more per spec section, with what each shows. `acp-model simulate --scenario NAME` "
+        "writes one as a transcript.",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON array instead of text (default: text)")
     return p
 
 

@@ -1,4 +1,16 @@
-"""``acp-model simulate``: one seeded random run or one named scenario, written as a transcript."""
+"""``acp-model simulate``: one seeded random run or one named scenario, written as a transcript.
+
+Owns: the options, their validation and where the transcript goes (a file, written atomically,
+or standard output for ``--out -``; the one-line summary then goes to standard error so the
+transcript stays clean).
+
+A seeded run takes ``--steps`` events with the client starting work (prompts, cancellations,
+closes, resumes) until they are spent: its budgets come from ``simulator.config.long_session``
+unless a bound option sets them. Then the run settles: the agent finishes what it started and
+the client only answers.
+
+Must not know: how the simulator chooses events.
+"""
 
 from __future__ import annotations
 
@@ -6,61 +18,115 @@ import argparse
 import sys
 from typing import Any
 
+from cli.bounds import add_bound_options, bounds_from, faults_from
 from cli.main import UsageError
+from cli.outputs import STDOUT, check_file
 from cli.util import write_atomic
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
-        "simulate", help="run the simulated agent and client; write the wire transcript (NDJSON)"
+        "simulate",
+        help="run the simulated agent and client; write the wire transcript (NDJSON)",
+        description="Run the simulated agent and client once and write what went over the wire as "
+        "a transcript (NDJSON, one {from, message} object per line, readable by `acp-model check` "
+        "and `acp-model view`). A seeded run takes --steps events (client and agent choices and "
+        "deliveries) in which the client keeps starting work, then settles; --scenario runs a "
+        "named scenario instead. The same seed and options give a byte-identical transcript.",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default %(default)s)")
     p.add_argument(
-        "--steps", type=int, default=60, help="client and agent choices before draining (default 60)"
+        "--steps",
+        type=int,
+        default=60,
+        help="events of the seeded run before it settles (default %(default)s)",
     )
     p.add_argument(
-        "--scenario", metavar="NAME", help="run a named scenario instead (see `acp-model scenarios`)"
+        "--scenario",
+        metavar="NAME",
+        help="run a named scenario instead of a seeded run (see `acp-model scenarios`; default: none)",
     )
-    p.add_argument("--transport", choices=("fifo", "unordered"), default=None)
     p.add_argument(
         "--fault",
         action="append",
         default=[],
         metavar="NAME",
-        help="run a seeded-bug agent or client (see `acp-model mutants`)",
+        help="run a seeded-bug agent or client, a fault or a mutant; repeatable "
+        "(see `acp-model mutants`; default: none)",
     )
-    p.add_argument("--out", required=True, metavar="FILE.ndjson", help="where to write the transcript")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE.ndjson",
+        help="where to write the transcript; - for standard output (required)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: off)")
+    bounds = p.add_argument_group(
+        "bounds (a seeded run; a scenario brings its own, only --transport applies to it)"
+    )
+    add_bound_options(bounds, _default)
     return p
 
 
+def _default(field: str) -> str:
+    from simulator.config import CLIENT_BUDGETS, DEFAULT, STEPS_PER_AGENT_ITEM
+
+    if field in CLIENT_BUDGETS:
+        return "one per step, so --steps is the limit"
+    if field == "features":
+        return "all"
+    if field in ("capacity", "transport"):
+        return str(getattr(DEFAULT, field))
+    return f"one per {STEPS_PER_AGENT_ITEM} steps, at least {getattr(DEFAULT, field)}"
+
+
 def run(args: argparse.Namespace) -> int:
-    from simulator.config import DEFAULT
+    from simulator.config import DEFAULT, long_session
     from simulator.scenarios import BY_NAME
     from simulator.schedulers import random_walk, scripted
     from simulator.wire import to_ndjson
-    from simulator.world import ALL_FAULTS
 
     if args.steps < 0:
         raise UsageError("--steps must be >= 0")
-    faults = frozenset(args.fault)
-    unknown = sorted(faults - ALL_FAULTS)
-    if unknown:
-        raise UsageError(f"unknown fault {unknown[0]!r} (see `acp-model mutants`)")
+    if args.seed < 0:
+        raise UsageError("--seed must be >= 0")
+    faults = faults_from(args.fault)
+    bounds = bounds_from(args)
+    check_file(args.out)
     if args.scenario is not None:
         scenario = BY_NAME.get(args.scenario)
         if scenario is None:
             raise UsageError(f"unknown scenario {args.scenario!r} (see `acp-model scenarios`)")
-        cfg = scenario.cfg if args.transport is None else scenario.cfg.with_(transport=args.transport)
+        shape = sorted(k for k in bounds if k != "transport")
+        if shape:
+            raise UsageError(
+                f"--{shape[0].replace('_', '-')} does not apply to --scenario (a scenario brings its bounds)"
+            )
+        cfg = scenario.cfg.with_(**bounds)
         result = scripted(scenario.script, cfg, faults)
     else:
-        cfg = DEFAULT if args.transport is None else DEFAULT.with_(transport=args.transport)
-        result = random_walk(args.seed, args.steps, cfg, faults)
-    try:
-        write_atomic(args.out, to_ndjson(result.world.transcript))
-    except OSError as exc:
-        raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
-    sys.stdout.write(
-        f"wrote {len(result.world.transcript)} messages to {args.out} "
+        from cli.progress import make
+
+        cfg = long_session(args.steps, DEFAULT).with_(**bounds)
+        progress = make(args.quiet)
+        try:
+            result = random_walk(args.seed, args.steps, cfg, faults, answers_only=True, progress=progress)
+        finally:
+            progress.done()
+    data = to_ndjson(result.world.transcript)
+    summary = (
+        f"wrote {len(result.world.transcript)} messages to "
+        f"{'standard output' if args.out == STDOUT else args.out} "
         f"({result.world.steps} events, stop: {result.stop})\n"
     )
+    if args.out == STDOUT:
+        sys.stdout.buffer.write(data.encode("utf-8"))
+        sys.stdout.flush()
+        sys.stderr.write(summary)
+        return 0
+    try:
+        write_atomic(args.out, data)
+    except OSError as exc:
+        raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
+    sys.stdout.write(summary)
     return 0

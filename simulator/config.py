@@ -1,8 +1,9 @@
 """Bounds and options of a simulated session: how much of each thing may happen in one run.
 
 Owns: the ``Config`` value (immutable, hashable) that every scheduler and explorer passes to
-``World``, and its documented default. Bounds keep the exhaustive search finite; the random
-schedulers use the same bounds so that both look at the same model.
+``World``, and its documented default; the explorers' default amounts of work (here, so that a
+command's ``--help`` can show them without importing the explorers). Bounds keep the exhaustive
+search finite; the random schedulers use the same bounds so that both look at the same model.
 
 Must not know: how the bounds are used.
 """
@@ -98,3 +99,49 @@ SMALL = Config(
     features=frozenset({"permission", "terminal", "cancel", "fail", "hold"}),
 )
 """A small bound for the composed-graph figure and quick exhaustive runs."""
+
+CLIENT_BUDGETS = ("prompts", "cancels", "cancel_requests", "closes", "resumes")
+"""Per-run budgets of what the client starts."""
+AGENT_BUDGETS = (
+    "tool_calls",
+    "permissions",
+    "background",
+    "compactions",
+    "notices",
+    "usages",
+    "losses",
+    "hooks",
+)
+"""Per-run budgets of what the agent starts (``outputs`` is per interval, not per run)."""
+STEPS_PER_AGENT_ITEM = 10
+"""In a long session, the agent may start one more item of each kind per this many steps."""
+
+
+def long_session(steps: int, base: Config = DEFAULT) -> Config:
+    """``base`` with per-run budgets that ``steps`` events cannot exhaust on the client's side
+    (one prompt, cancel, close... per step at most) and that grow with ``steps`` on the agent's
+    side (one more of each kind per ``STEPS_PER_AGENT_ITEM`` steps), so a seeded run is as long
+    as asked: the client keeps starting work until the steps are spent. Budgets of ``base``
+    that are already larger are kept."""
+    changes = {name: max(getattr(base, name), steps) for name in CLIENT_BUDGETS}
+    changes.update({name: max(getattr(base, name), steps // STEPS_PER_AGENT_ITEM) for name in AGENT_BUDGETS})
+    return base.with_(**changes)
+
+
+# -- default amounts of work ----------------------------------------------------------------------
+
+EXPLORE_EXAMPLES = 300
+"""Hypothesis examples (asked per round) of ``acp-model explore``."""
+EXPLORE_WALKS = 2000
+"""Random walks of ``acp-model explore``."""
+EXPLORE_STEPS = 60
+"""Steps per random walk (and per hypothesis example, from the command line)."""
+HYPOTHESIS_STEPS = 50
+"""Steps per hypothesis example when ``explore_hypothesis.explore`` is called directly."""
+MAX_STATES = 100_000
+"""Default cap on distinct states per exhaustive search: a seeded bug can make the state space
+infinite (a compaction reopened forever), and the frontier of worlds costs memory."""
+MUTANT_WALKS = 200
+"""Seeded random walks per mutant (``acp-model mutants``)."""
+MUTANT_STEPS = 60
+"""Steps per mutant walk."""

@@ -61,6 +61,7 @@ import numpy as np
 
 from properties.clientview import CLIENT_FAULTS
 from simulator.agent import Agent
+from simulator.config import MAX_STATES as MAX_STATES
 from simulator.config import SMALL, Config
 from simulator.explore_common import Breach, Counterexample, make_counterexample, new_monitors
 from simulator.explore_coverage import Row
@@ -68,10 +69,7 @@ from simulator.explore_intern import SHIFT
 from simulator.explore_parts import Parts
 from simulator.world import Event, World
 
-MAX_STATES = 100_000
-"""Default cap on distinct states per search: a seeded bug can make the state space infinite
-(a compaction reopened forever), and the frontier of worlds costs memory."""
-PROGRESS_EVERY = 2.0
+PROGRESS_EVERY = 0.5
 """Seconds between progress lines."""
 MAX_CYCLE_STATES = 64
 """States of one bottom cycle on which "eventually" rules are judged (lowest indices first)."""

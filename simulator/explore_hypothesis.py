@@ -34,6 +34,7 @@ Must not know: the random walker, the exhaustive search, files or printing.
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -41,7 +42,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import strategies as st
+from hypothesis.control import current_build_context
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import StopTest, UnsatisfiedAssumption
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     invariant,
@@ -51,7 +54,7 @@ from hypothesis.stateful import (
 )
 
 from simulator.agent import Agent
-from simulator.config import Config
+from simulator.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
 from simulator.explore_common import (
     Breach,
     Counterexample,
@@ -62,11 +65,12 @@ from simulator.explore_common import (
     step_checked,
 )
 from simulator.explore_coverage import Observer, Row, recording
+from simulator.progress import NULL, Progress
 from simulator.shrink import shrink
 from simulator.world import Event, World
 
-DEFAULT_EXAMPLES = 300
-DEFAULT_STEPS = 50
+DEFAULT_EXAMPLES = EXPLORE_EXAMPLES
+DEFAULT_STEPS = HYPOTHESIS_STEPS
 
 CLIENT_EVENTS = ("prompt", "cancel", "cancel_request", "allow", "deny", "dismiss", "close", "resume")
 """The client's event names (``simulator.client.Client.do``); a test checks none is missing."""
@@ -120,6 +124,44 @@ class RuleBroken(AssertionError):
         self.breach = breach
 
 
+OUTCOMES = {
+    "completed": "ran to its end (the only kind hypothesis counts towards the examples asked)",
+    "failed": "broke a rule (hypothesis then runs the failing example once more to report it)",
+    "no_enabled_rule": "abandoned part-way by hypothesis: none of the rules the example drew "
+    "(its swarm subset) was enabled",
+    "size_limit": "abandoned part-way by hypothesis: the example reached hypothesis's size limit",
+    "other": "abandoned part-way by hypothesis for another reason",
+}
+"""How an example ended, as counted in ``Stats.outcomes``."""
+OUTCOME_LABELS = {
+    "completed": "completed",
+    "failed": "broke a rule",
+    "no_enabled_rule": "abandoned by hypothesis (none of the rules it drew was enabled)",
+    "size_limit": "abandoned by hypothesis (its size limit reached)",
+    "other": "abandoned by hypothesis (another reason)",
+}
+"""``OUTCOMES`` in a few words, for reports."""
+
+
+def _outcome() -> str:
+    """How the example whose teardown is running ended: hypothesis calls ``teardown`` in a
+    ``finally`` clause, so the exception that ended the example (if any) is the one in flight."""
+    exc = sys.exc_info()[1]
+    if exc is None:
+        return "completed"
+    if isinstance(exc, RuleBroken):
+        return "failed"
+    if isinstance(exc, UnsatisfiedAssumption):
+        return "no_enabled_rule"
+    if isinstance(exc, StopTest):  # hypothesis concluded the example; its status says why
+        try:
+            status = current_build_context().data.status.name
+        except Exception:  # pragma: no cover - hypothesis internals moved
+            return "other"
+        return {"OVERRUN": "size_limit", "INVALID": "no_enabled_rule"}.get(status, "other")
+    return "other"
+
+
 @dataclass
 class Stats:
     examples: int = 0
@@ -132,6 +174,9 @@ class Stats:
     observer: Observer = field(default_factory=Observer)
     failing_examples: Counter[str] = field(default_factory=Counter)
     last_failure: tuple[Breach, list[Event]] | None = None
+    outcomes: Counter[str] = field(default_factory=Counter)
+    """Examples by how they ended (``OUTCOMES``)."""
+    progress: Progress = NULL
 
 
 def build_machine(
@@ -203,6 +248,10 @@ def build_machine(
                 self.new = []
 
         def teardown(self) -> None:
+            outcome = _outcome()
+            stats.outcomes[outcome] += 1
+            if outcome == "completed":
+                stats.progress.advance()
             counts = self.world.counts
             stats.steps += sum(counts.values())
             if self.failed or self.judged or any(b.source == "model" for b in self.new):
@@ -299,6 +348,7 @@ class HypothesisResult:
             "rule_executions": self.stats.rule_executions,
             "settle_steps": self.stats.settle_steps,
             "rounds": self.rounds,
+            "examples_by_outcome": {k: self.stats.outcomes[k] for k in OUTCOMES if self.stats.outcomes[k]},
             "stop": self.stop,
             "events": dict(sorted(self.stats.events.items())),
         }
@@ -330,11 +380,12 @@ def explore(
     max_rounds: int = 6,
     time_budget: float | None = None,
     hypothesis_shrink: bool = False,
+    progress: Progress = NULL,
 ) -> HypothesisResult:
     """Run the machine; each round stops at its first (shrunk) failure, later rounds ignore the
     rules already found."""
     t0 = time.perf_counter()
-    stats = Stats()
+    stats = Stats(progress=progress)
     found: dict[str, Counterexample] = {}
     rounds = 0
     stop = "examples exhausted"
@@ -343,6 +394,7 @@ def explore(
             stop = "time budget"
             break
         rounds += 1
+        progress.phase(f"hypothesis, round {rounds}", examples)
         machine = build_machine(cfg, faults, frozenset(found), stats)
         machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
         stats.last_failure = None
@@ -358,6 +410,7 @@ def explore(
             if stats.last_failure is None:  # pragma: no cover - set by every RuleBroken
                 raise
             breach, events = stats.last_failure
+            progress.phase(f"hypothesis, shrinking the {breach.rule} counterexample")
             small = shrink(events, cfg, faults, breach.rule)
             found[breach.rule] = make_counterexample(
                 breach.rule,
@@ -374,6 +427,7 @@ def explore(
                 stop = "round limit"
             continue
         break
+    progress.done()
     seconds = time.perf_counter() - t0
     return HypothesisResult(
         seed=seed,

@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.config import Config
+from simulator.config import EXPLORE_STEPS, EXPLORE_WALKS, Config
 from simulator.explore_common import (
     Breach,
     Counterexample,
@@ -37,12 +37,13 @@ from simulator.explore_common import (
     step_checked,
 )
 from simulator.explore_coverage import Observer, Row, recording
+from simulator.progress import NULL, Progress
 from simulator.schedulers import RARE
 from simulator.shrink import shrink
 from simulator.world import Event, World
 
-DEFAULT_WALKS = 2000
-DEFAULT_STEPS = 60
+DEFAULT_WALKS = EXPLORE_WALKS
+DEFAULT_STEPS = EXPLORE_STEPS
 
 
 def walk_seed(base: int, index: int) -> int:
@@ -222,21 +223,28 @@ def explore(
     workers: int = 1,
     monitors: bool = True,
     shrink_budget: int | None = None,
+    progress: Progress = NULL,
 ) -> RandomResult:
     """Run ``walks`` checked walks and shrink one failing walk per broken rule."""
     t0 = time.perf_counter()
     jobs = [(seed, start, count, steps, cfg, faults, monitors) for start, count in _chunks(walks, workers)]
     total = ChunkResult(0)
+    progress.phase("random walks", walks)
     if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for res in pool.map(run_chunk, jobs):
                 total.merge(res)
+                progress.advance(res.walks)
     else:
         for job in jobs:
-            total.merge(run_chunk(job))
+            res = run_chunk(job)
+            total.merge(res)
+            progress.advance(res.walks)
     seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     found: list[Counterexample] = []
+    if total.first:
+        progress.phase("random walks, shrinking counterexamples", len(total.first))
     for rule in sorted(total.first):
         hit = total.first[rule]
         kw = {} if shrink_budget is None else {"budget": shrink_budget}
@@ -254,6 +262,8 @@ def explore(
                 fallback=Breach(rule, hit.source, hit.explanation),
             )
         )
+        progress.advance()
+    progress.done()
     return RandomResult(
         seed=seed,
         walks=total.walks,

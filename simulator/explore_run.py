@@ -13,7 +13,12 @@ Two modes, both by default:
   the bounds a registered seeded bug brings, see ``random_config``).
 
 Counterexamples of every mode are written by ``simulator.report`` to the output folder, with a
-``report.json`` that holds the whole report without its timing fields.
+``report.json`` that holds the whole report without its timing fields. A write that fails
+(the caller checked the paths before the run, but a disk can fill up) does not lose the run:
+the report says which file could not be written (``write_errors``) and is still returned.
+
+Long phases report to a ``simulator.progress.Progress`` (the exhaustive slices, hypothesis
+rounds, random walks, shrinking, writing the graph).
 
 Must not know: argument parsing, exit codes (``cli.cmd_explore`` owns them).
 """
@@ -23,7 +28,6 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +36,7 @@ from properties.outputs import dumps, write_atomic
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, monitor_rules
+from simulator.progress import NULL, Progress
 from simulator.report import FAIRNESS, LIVENESS, Diagram, coverage_json, findings_json, strip_timing
 
 Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
@@ -93,7 +98,7 @@ def random_config(opts: Options) -> Config:
     return base.with_(**opts.bounds) if opts.bounds else base
 
 
-def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     """Run the chosen modes; write the counterexample files; the report as a JSON object."""
     t0 = time.perf_counter()
     rules = monitor_rules()
@@ -107,8 +112,9 @@ def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[st
     }
     coverage: dict[str, Any] = {}
     warnings: list[str] = []
+    write_errors: list[str] = []
     if opts.mode in ("exhaustive", "both"):
-        ex, ex_cexs, ex_cov = _exhaustive(opts, progress)
+        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors)
         report["exhaustive"] = ex
         coverage["exhaustive"] = coverage_json(*ex_cov, rules)
         cexs += ex_cexs
@@ -123,12 +129,12 @@ def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[st
             # the exhaustive search left its monitor sets (reference cycles) to the collector's
             # next full run; have it now rather than in the middle of the random walks
             gc.collect()
-        rnd, rnd_cexs, rnd_cov = _random(opts)
+        rnd, rnd_cexs, rnd_cov = _random(opts, progress)
         report["random"] = rnd
         coverage["random"] = coverage_json(*rnd_cov, rules)
         cexs += rnd_cexs
     out = Path(opts.out)
-    report["findings"] = findings_json(cexs, out, opts.diagram)
+    report["findings"] = findings_json(cexs, out, opts.diagram, write_errors)
     report["coverage"] = coverage
     for mode, cov in coverage.items():
         never = cov["rules"]["never_exercised"]
@@ -138,13 +144,24 @@ def run(opts: Options, progress: Callable[[str], None] | None = None) -> dict[st
         warnings.append("no monitors available: only model refusals and client-view checks ran")
     report["warnings"] = warnings
     report["output"] = str(out)
+    report["report_file"] = str(out / "report.json")
+    report["write_errors"] = write_errors
     report["timing"] = {"total_seconds": time.perf_counter() - t0}
-    write_atomic(out / "report.json", dumps(strip_timing(report)))
+    try:
+        write_atomic(out / "report.json", dumps(strip_timing(report)))
+    except OSError as exc:
+        report["report_file"] = None
+        write_errors.append(write_error(out / "report.json", exc))
     return report
 
 
+def write_error(path: str | Path, exc: OSError) -> str:
+    """One line naming the file that could not be written and why."""
+    return f"{exc.filename or path}: cannot write ({exc.strerror or exc})"
+
+
 def _exhaustive(
-    opts: Options, progress: Callable[[str], None] | None
+    opts: Options, progress: Progress, write_errors: list[str]
 ) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     t0 = time.perf_counter()
     slices = exhaustive_slices(opts)
@@ -153,6 +170,7 @@ def _exhaustive(
         budget = None
         if opts.time_budget is not None:
             budget = max(0.0, opts.time_budget - (time.perf_counter() - t0))
+        progress.phase(f"exhaustive, slice {sl.name}")
         results.append(
             explore_bfs.explore(
                 sl.cfg,
@@ -161,7 +179,7 @@ def _exhaustive(
                 time_budget=budget,
                 symmetry=opts.symmetry,
                 graph=opts.graph is not None,
-                progress=progress,
+                progress=progress.note,
                 name=sl.name,
                 max_states=opts.max_states,
             )
@@ -182,8 +200,14 @@ def _exhaustive(
         events.update(r.events)
         entity.update(r.entity)
         exercised.update(r.exercised)
+    progress.done()
     if opts.graph is not None:
-        _write_graph(opts.graph, results)
+        progress.phase("writing the state graph (GraphML)")
+        try:
+            _write_graph(opts.graph, results)
+        except OSError as exc:
+            write_errors.append(write_error(opts.graph, exc))
+        progress.done()
     ex = {
         "states": states,
         "transitions": sum(r.transitions for r in results),
@@ -233,10 +257,16 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
     merged.graph["slices"] = ",".join(r.name for r in results)
     buf = io.BytesIO()
     nx.write_graphml(merged, buf)
-    write_atomic(path, buf.getvalue())
+    if path == "-":  # standard output
+        import sys
+
+        sys.stdout.buffer.write(buf.getvalue())
+        sys.stdout.flush()
+    else:
+        write_atomic(path, buf.getvalue())
 
 
-def _random(opts: Options) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
+def _random(opts: Options, progress: Progress) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     cfg = random_config(opts)
     hyp = explore_hypothesis.explore(
         cfg,
@@ -246,15 +276,24 @@ def _random(opts: Options) -> tuple[dict[str, Any], list[Counterexample], Covera
         steps=opts.steps,
         database=opts.database,
         hypothesis_shrink=opts.hypothesis_shrink,
+        progress=progress,
     )
     walks = explore_random.explore(
-        cfg, opts.faults, seed=opts.seed, walks=opts.walks, steps=opts.steps, workers=opts.workers
+        cfg,
+        opts.faults,
+        seed=opts.seed,
+        walks=opts.walks,
+        steps=opts.steps,
+        workers=opts.workers,
+        progress=progress,
     )
     seconds = hyp.seconds + walks.seconds + walks.shrink_seconds
     rnd = {
         "seed": opts.seed,
         "bounds": cfg.to_json(),
         "examples": hyp.stats.examples,
+        "examples_asked": opts.examples,
+        "examples_explained": explain_examples(hyp.stats_json(), opts.examples),
         "rule_executions": hyp.stats.rule_executions,
         "rule_executions_per_second": hyp.rule_executions_per_second,
         "walks": walks.walks,
@@ -274,6 +313,24 @@ def _random(opts: Options) -> tuple[dict[str, Any], list[Counterexample], Covera
     exercised: Counter[str] = Counter(hyp.stats.exercised)
     exercised.update(walks.exercised)
     return rnd, hyp.counterexamples + walks.counterexamples, (rows, events, entity, exercised)
+
+
+def explain_examples(hyp: dict[str, Any], asked: int) -> str:
+    """What hypothesis was asked for, what it ran and why the two differ, in one sentence."""
+    by = hyp["examples_by_outcome"]
+    ran = sum(by.values())
+    parts = ", ".join(f"{n:,} {explore_hypothesis.OUTCOME_LABELS[k]}" for k, n in by.items())
+    text = f"{asked:,} examples asked per round, {ran:,} ran in {hyp['rounds']} round(s) ({parts})"
+    why = []
+    if any(k not in ("completed", "failed") for k in by):
+        why.append("hypothesis counts only the examples that run to their end towards the number asked")
+    if by.get("failed"):
+        why.append("it runs a failing example once more to report it")
+    if hyp["rounds"] > 1:
+        why.append("each round after a rule is found asks for the examples again")
+    if ran != asked and why:
+        text += ": " + "; ".join(why)
+    return text
 
 
 def parse_features(text: str) -> frozenset[str]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from simulator.config import DEFAULT, Config
+from simulator.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import Run, random_walk, scripted
 from simulator.world import Line
@@ -142,9 +142,9 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
 
-WALKS = 200
+WALKS = MUTANT_WALKS
 """Seeded random walks per mutant (seeds 0..WALKS-1), on top of every scenario."""
-STEPS = 60
+STEPS = MUTANT_STEPS
 
 
 @dataclass

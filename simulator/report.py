@@ -150,9 +150,14 @@ def _describe(ev: Event) -> str:
 
 
 def findings_json(
-    cexs: Iterable[Counterexample], out: Path | None, diagram: Diagram | None = None
+    cexs: Iterable[Counterexample],
+    out: Path | None,
+    diagram: Diagram | None = None,
+    write_errors: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Findings grouped by rule, each counterexample's files written (when ``out`` is given)."""
+    """Findings grouped by rule, each counterexample's files written (when ``out`` is given).
+    With ``write_errors``, a counterexample whose files cannot be written is listed without
+    them and the failure is appended there (one line naming the file); without it, it raises."""
     by_rule: dict[str, list[Counterexample]] = {}
     for c in cexs:
         by_rule.setdefault(c.rule, []).append(c)
@@ -161,7 +166,14 @@ def findings_json(
         group = sorted(by_rule[rule], key=lambda c: (len(c.events), MODE_ORDER.get(c.mode, 9)))
         entries = []
         for c in group:
-            paths = write_counterexample(c, out, diagram) if out is not None else {}
+            paths: dict[str, str] = {}
+            if out is not None:
+                try:
+                    paths = write_counterexample(c, out, diagram)
+                except OSError as exc:
+                    if write_errors is None:
+                        raise
+                    write_errors.append(f"{exc.filename or out}: cannot write ({exc.strerror or exc})")
             entries.append(
                 {
                     "mode": c.mode,
@@ -270,6 +282,8 @@ def render_text(report: dict[str, Any]) -> str:
             f"{rnd['rule_executions_per_second']:,.0f} rule executions/s, {hyp['rounds']} round(s), "
             f"stop: {hyp['stop']}"
         )
+        if "examples_explained" in rnd:
+            lines.append(f"  examples: {rnd['examples_explained']}")
     lines.append("")
     findings = report["findings"]
     if not findings:
@@ -313,5 +327,9 @@ def render_text(report: dict[str, Any]) -> str:
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
     lines.append("")
+    if report.get("report_file"):
+        lines.append(f"report: {report['report_file']} (this report as JSON, without timing)")
+    for e in report.get("write_errors", []):
+        lines.append(f"error: {e}")
     lines.append(f"time: {report['timing']['total_seconds']:.1f} s")
     return "\n".join(lines) + "\n"

@@ -18,11 +18,25 @@ from typing import Any
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from simulator.config import DEFAULT, Config
+from simulator.progress import NULL, Progress
 from simulator.world import Event, World
 
 RARE = frozenset({("client", "close"), ("agent", "lose"), ("client", "cancel"), ("client", "resume")})
 """Events a random walk re-draws once with probability 0.8, so that runs are not ended early by
 a close or filled with cancellations; they still occur in a fair share of walks."""
+
+
+STARTS_WORK = frozenset(
+    {
+        ("client", "prompt"),
+        ("client", "cancel"),
+        ("client", "cancel_request"),
+        ("client", "close"),
+        ("client", "resume"),
+    }
+)
+"""Client events that start something new, as opposed to answering the agent (allow, deny,
+dismiss a permission request)."""
 
 
 class ScriptError(Exception):
@@ -45,24 +59,38 @@ def random_walk(
     monitors: MonitorSet | None = None,
     record: bool = True,
     drain: bool = True,
+    answers_only: bool = False,
+    progress: Progress = NULL,
 ) -> Run:
     """One seeded random walk. With ``drain``, deliveries and agent moves continue after
-    ``steps`` client/agent choices until quiescence (so eventually-rules are judged fairly)."""
+    ``steps`` client/agent choices until quiescence (so eventually-rules are judged fairly);
+    while draining, the client acts only when nothing else can, and with ``answers_only`` it
+    then only answers (``STARTS_WORK`` is left out), for configurations whose client budgets
+    would never run out (``simulator.config.long_session``): the run stops ``settled`` when only
+    new client work is left."""
     rng = random.Random(seed)
     world = World(cfg, faults, monitors, record)
     run = Run(world)
     choose = rng.choice
     n = 0
+    progress.phase("random walk", steps)
     while True:
         enabled = world.enabled()
         if not enabled:
             run.stop = "quiescent"
             break
         if n >= steps:
+            if n == steps:
+                progress.phase("random walk, settling")
             if not drain:
                 run.stop = "step budget"
                 break
-            enabled = [e for e in enabled if e[0] != "client"] or enabled
+            enabled = [e for e in enabled if e[0] != "client"] or (
+                [e for e in enabled if e[:2] not in STARTS_WORK] if answers_only else enabled
+            )
+            if not enabled:
+                run.stop = "settled"
+                break
             if n >= steps * 4 + 200:
                 run.stop = "drain budget"
                 break
@@ -72,6 +100,8 @@ def random_walk(
         run.events.append(ev)
         run.findings.extend(world.step(ev))
         n += 1
+        progress.advance()
+    progress.done()
     run.findings.extend(world.finish())
     return run
 

@@ -218,6 +218,7 @@ EXPECTED_KEYS = {
     "check",
     "reason",
     "implemented_by",
+    "spec_lines",
     "occurrences",
     "eventually",
     "informal",

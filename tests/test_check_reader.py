@@ -16,6 +16,7 @@ import random
 import tracemalloc
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,13 +62,21 @@ def message_lines(items: list[Any]) -> list[int]:
     return [it[0] for it in items if it[0] != "finding"]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(data=mutated_transcripts(), seed=st.integers(0, 2**16), limit=st.sampled_from([1 << 20, 300, 120, 40]))
 def test_where_reads_stop_changes_nothing(data: bytes, seed: int, limit: int) -> None:
     whole = answers(io.BytesIO(data), limit)
     assert answers(Pieces(data, 1), limit) == whole
     assert answers(Pieces(data, 7, seed), limit) == whole
     assert answers(Pieces(data, 400, seed), limit) == whole
+
+
+@pytest.mark.deep
+@settings(max_examples=800, deadline=None)
+@given(data=mutated_transcripts(), seed=st.integers(0, 2**16), limit=st.sampled_from([1 << 20, 300, 120, 40]))
+def test_where_reads_stop_changes_nothing_many_examples(data: bytes, seed: int, limit: int) -> None:
+    """test_where_reads_stop_changes_nothing with 800 examples (the default suite runs 25)."""
+    test_where_reads_stop_changes_nothing.hypothesis.inner_test(data, seed, limit)  # type: ignore[attr-defined]
 
 
 def test_crlf_and_bom_split_across_reads() -> None:

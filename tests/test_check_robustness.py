@@ -16,6 +16,7 @@ import io
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -52,9 +53,7 @@ def account(data: bytes) -> tuple[cmd_check.FileReport, list[int]]:
     lines = count_lines(data)
     assert report.stats.lines == lines
     reported = {
-        f.line
-        for f in report.findings
-        if f.kind == "input" and f.rule not in ("input.bom", "input.crlf")
+        f.line for f in report.findings if f.kind == "input" and f.rule not in ("input.bom", "input.crlf")
     }
     assert len(used) == len(set(used)), "a line was used twice"
     assert not (set(used) & reported), "a line was both used and reported unusable"
@@ -175,7 +174,7 @@ def labelled_transcripts(draw: st.DrawFn) -> list[tuple[bytes, str | None]]:
     return [draw(labelled_line(i)) for i in range(size)]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(lines=labelled_transcripts())
 def test_random_json_lines_are_judged_by_their_labels(lines: list[tuple[bytes, str | None]]) -> None:
     data = b"".join(raw for raw, _ in lines)
@@ -184,6 +183,16 @@ def test_random_json_lines_are_judged_by_their_labels(lines: list[tuple[bytes, s
     got_bad = {(f.line, f.rule) for f in report.findings if f.kind == "input"}
     assert got_bad == expected_bad
     assert used == [n for n, (_, rule) in enumerate(lines, 1) if rule is None]
+
+
+@pytest.mark.deep
+@settings(max_examples=1000, deadline=None)
+@given(lines=labelled_transcripts())
+def test_random_json_lines_are_judged_by_their_labels_many_examples(
+    lines: list[tuple[bytes, str | None]],
+) -> None:
+    """test_random_json_lines_are_judged_by_their_labels with 1000 examples (the default suite runs 40)."""
+    test_random_json_lines_are_judged_by_their_labels.hypothesis.inner_test(lines)  # type: ignore[attr-defined]
 
 
 # -- mutated valid transcripts ----------------------------------------------------------------------
@@ -250,7 +259,7 @@ def mutated(draw: st.DrawFn) -> list[bytes]:
     return lines
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(lines=mutated())
 def test_mutated_transcripts(lines: list[bytes]) -> None:
     data = b"".join(lines)
@@ -263,6 +272,14 @@ def test_mutated_transcripts(lines: list[bytes]) -> None:
         assert code in (0, 1) and err == ""
     finally:
         cmd_check.new_monitor_set = saved  # type: ignore[method-assign]
+
+
+@pytest.mark.deep
+@settings(max_examples=1000, deadline=None)
+@given(lines=mutated())
+def test_mutated_transcripts_many_examples(lines: list[bytes]) -> None:
+    """test_mutated_transcripts with 1000 examples (the default suite runs 50)."""
+    test_mutated_transcripts.hypothesis.inner_test(lines)  # type: ignore[attr-defined]
 
 
 def test_the_unmutated_transcript_is_clean() -> None:

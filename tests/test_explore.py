@@ -91,8 +91,8 @@ def test_random_walks_on_the_unmodified_model_find_nothing() -> None:
 
 
 def test_random_results_do_not_depend_on_the_number_of_workers() -> None:
-    one = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=520, steps=30, workers=1)
-    two = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=520, steps=30, workers=2)
+    one = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=300, steps=30, workers=1)
+    two = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=300, steps=30, workers=2)
     assert one.steps == two.steps
     assert one.events == two.events
     assert one.exercised == two.exercised
@@ -307,8 +307,8 @@ def test_program_text_replays_and_can_fail() -> None:
 def _small_options(out: Path, **kw: Any) -> Options:
     return Options(
         faults=frozenset({FAULT}),
-        examples=40,
-        walks=120,
+        examples=20,
+        walks=80,
         steps=30,
         slices=("session",),
         out=str(out),
@@ -333,7 +333,7 @@ def test_outputs_are_byte_identical_for_the_same_seed(tmp_path: Path) -> None:
 
 
 def test_the_report_is_the_same_for_any_number_of_workers(tmp_path: Path) -> None:
-    common = ["explore", "--mode", "random", "--fault", FAULT, "--walks", "600", "--examples", "20"]
+    common = ["explore", "--mode", "random", "--fault", FAULT, "--walks", "300", "--examples", "8"]
     code1, out1 = _cli([*common, "--workers", "1", "--json", "--out", str(tmp_path / "one")])
     code2, out2 = _cli([*common, "--workers", "2", "--json", "--out", str(tmp_path / "two")])
     assert code1 == code2 == 1
@@ -469,7 +469,7 @@ def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
 
 def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
     res = explore_hypothesis.explore(
-        DEFAULT, frozenset({FAULT}), examples=60, steps=15, max_rounds=1, hypothesis_shrink=True
+        DEFAULT, frozenset({FAULT}), examples=30, steps=15, max_rounds=1, hypothesis_shrink=True
     )
     assert [c.rule for c in res.counterexamples] == [RULE]
     assert "shrunk by hypothesis" in res.counterexamples[0].found_by

@@ -12,6 +12,8 @@ import random
 from collections import deque
 from typing import Any
 
+import pytest
+
 from properties.engine import MonitorSet
 from simulator import explore_bfs
 from simulator.config import DEFAULT, SMALL
@@ -73,10 +75,13 @@ def _transcripts(n: int, start: int = 0, steps: int = 50) -> list[list[tuple[str
     return runs
 
 
-def test_derived_monitor_sets_feed_like_clones_and_never_touch_their_parents() -> None:
+@pytest.mark.parametrize(
+    "runs", [pytest.param(12, id="12 runs"), pytest.param(45, id="45 runs", marks=pytest.mark.deep)]
+)
+def test_derived_monitor_sets_feed_like_clones_and_never_touch_their_parents(runs: int) -> None:
     """Feeding a chain of derived sets gives the findings and the state of one set fed
     throughout; each parent's state is unchanged by what its children were fed."""
-    for transcript in _transcripts(45):
+    for transcript in _transcripts(runs):
         plain = MonitorSet(from_start=False)
         chain = MonitorSet(from_start=False)
         kept: list[tuple[MonitorSet, Any]] = []
@@ -92,11 +97,14 @@ def test_derived_monitor_sets_feed_like_clones_and_never_touch_their_parents() -
             assert parent.clone().state_key() == key
 
 
-def test_interned_keys_are_equal_exactly_when_state_keys_are() -> None:
+@pytest.mark.parametrize(
+    "runs", [pytest.param(12, id="12 runs"), pytest.param(30, id="30 runs", marks=pytest.mark.deep)]
+)
+def test_interned_keys_are_equal_exactly_when_state_keys_are(runs: int) -> None:
     numbers: list[dict[Any, int]] = [{} for _ in MonitorSet().monitors]
     seen: dict[Any, Any] = {}
     pairs = 0
-    for transcript in _transcripts(30):
+    for transcript in _transcripts(runs):
         chain = MonitorSet()
         chain.interned_key(numbers)
         for line, (sender, msg) in enumerate(transcript, 1):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import io
+import json
 import socket
 import threading
 from collections import Counter
@@ -40,7 +41,7 @@ from properties.clientview import json_key
 from properties.schema_check import SchemaChecker
 from simulator import wire
 from simulator.agent import MAIN, Agent
-from simulator.config import DEFAULT, Config
+from simulator.config import DEFAULT, long_session
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import Run, random_walk
 from tests.check_support import schema_path
@@ -186,10 +187,11 @@ def test_simulate_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_simulate_transcript_is_the_walk(tmp_path: Path) -> None:
-    """The file is exactly the random walk's transcript for those options."""
+    """The file is exactly the random walk's transcript for those options: a long session's
+    bounds, the client answering only once the steps are spent."""
     out = tmp_path / "w.ndjson"
     assert _cli("simulate", "--seed", "3", "--steps", "25", "--out", str(out))[0] == 0
-    run = random_walk(3, 25)
+    run = random_walk(3, 25, long_session(25), answers_only=True)
     assert out.read_text(encoding="utf-8") == wire.to_ndjson(run.world.transcript)
 
 
@@ -200,7 +202,8 @@ def test_simulate_unordered_transport(tmp_path: Path) -> None:
         assert _cli("simulate", "--seed", seed, "--out", str(fifo))[0] == 0
         code, _, err = _cli("simulate", "--seed", seed, "--transport", "unordered", "--out", str(unordered))
         assert code == 0, err
-        expected = random_walk(int(seed), STEPS, Config(transport="unordered"))
+        cfg = long_session(60).with_(transport="unordered")
+        expected = random_walk(int(seed), 60, cfg, answers_only=True)
         assert unordered.read_text(encoding="utf-8") == wire.to_ndjson(expected.world.transcript)
         seeds_differ |= fifo.read_bytes() != unordered.read_bytes()
     assert seeds_differ
@@ -212,6 +215,10 @@ def test_simulate_unordered_transport(tmp_path: Path) -> None:
         ("--scenario", "no_such_scenario"),
         ("--steps", "-1"),
         ("--fault", "no-such-fault"),
+        ("--prompts", "-1"),
+        ("--capacity", "0"),
+        ("--features", "hold,teleport"),
+        ("--scenario", "basic_turn", "--prompts", "3"),
     ],
 )
 def test_simulate_bad_options_are_one_line(tmp_path: Path, argv: tuple[str, ...]) -> None:
@@ -238,6 +245,51 @@ def test_simulate_scenario_writes_its_transcript(tmp_path: Path) -> None:
     assert code == 0, err
     scenario = next(s for s in SCENARIOS if s.name == "basic_turn")
     assert out.read_text(encoding="utf-8") == wire.to_ndjson(scenario.run().world.transcript)
+
+
+def test_simulate_steps_are_spent_starting_work(tmp_path: Path) -> None:
+    """``--steps 200`` gives 200 events before the run settles, for every seed (the default
+    bounds used to stop the client after two prompts: about 30 messages a run), and the long
+    sessions break no rule."""
+    from properties.engine import MonitorSet
+
+    for seed in range(25):
+        run = random_walk(seed, 200, long_session(200), monitors=MonitorSet(), answers_only=True)
+        assert len(run.events) >= 200, (seed, run.stop)
+        assert run.stop == "settled", seed
+        assert [f for f in run.findings if f.kind == "rule"] == [], seed
+        assert run.world.client.prompts_sent > DEFAULT.prompts, seed
+    out = tmp_path / "long.ndjson"
+    code, stdout, _ = _cli("simulate", "--steps", "200", "--out", str(out))
+    assert code == 0
+    assert "stop: settled" in stdout
+    assert len(out.read_bytes().splitlines()) > 100
+
+
+def test_simulate_bound_options_bound_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "b.ndjson"
+    code, _, err = _cli(
+        "simulate", "--steps", "300", "--prompts", "1", "--features", "cancel,hold", "--out", str(out)
+    )
+    assert code == 0, err
+    sent = [json.loads(line)["message"] for line in out.read_bytes().splitlines()]
+    methods = Counter(m.get("method") for m in sent)
+    assert methods["session/prompt"] == 1
+    assert methods["session/close"] == 0  # the close feature is off
+
+
+def test_simulate_out_dash_writes_standard_output(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--out -`` is the transcript on standard output, the summary on standard error, and no
+    file named ``-``."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", "--seed", "4", "--steps", "30", "--out", "-"]) == 0
+    captured = capsysbinary.readouterr()
+    assert not (tmp_path / "-").exists()
+    run = random_walk(4, 30, long_session(30), answers_only=True)
+    assert captured.out == wire.to_ndjson(run.world.transcript).encode("utf-8")
+    assert b"standard output" in captured.err
 
 
 # -- sans-IO ------------------------------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""Output paths of the commands that write files: checked before any work starts, and ``-``.
+
+Owns: what ``-`` means for an output option (standard output, where the output is one file;
+a usage error where it is a folder of files, which standard output cannot hold) and the check
+that an output path can be written, made before a long run rather than after it. The check has
+no side effects: it creates (and removes) one empty temporary file in the nearest folder that
+exists, and creates no folder.
+
+Must not know: what is written (``cli.util.write_atomic`` writes it).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from cli.main import UsageError
+
+STDOUT = "-"
+
+
+def check_file(path: str) -> None:
+    """A ``UsageError`` (one line naming ``path``) unless a file can be written at ``path``;
+    ``-`` (standard output) always can."""
+    if path == STDOUT:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{path}: is a folder, not a file")
+    _probe(target.parent, path)
+
+
+def check_folder(path: str, option: str) -> None:
+    """A ``UsageError`` unless files can be written into the folder ``path`` (made if missing)."""
+    if path == STDOUT:
+        raise UsageError(f"{option} -: {option} is a folder of files; standard output cannot hold them")
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{path}: is a file, not a folder")
+    _probe(target, path)
+
+
+def _probe(folder: Path, shown: str) -> None:
+    existing = folder
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{shown}: cannot write ({existing} is not a folder)")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".acp-model-probe.", dir=existing)
+    except OSError as exc:
+        raise UsageError(f"{shown}: cannot write ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(tmp)

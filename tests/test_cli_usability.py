@@ -1,0 +1,162 @@
+"""What a newcomer meets first: the text of ``acp-model machines``, ``--help`` of every command
+this module covers, and that every script and module entry point parses its arguments."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.main import build_parser, main
+from model.registry import MACHINES
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(argv)
+    return code, buf.getvalue()
+
+
+def test_machines_text_keeps_every_column_apart() -> None:
+    code, text = _cli(["machines"])
+    assert code == 0
+    lines = text.splitlines()
+    for m in MACHINES:
+        for r in m.rows:
+            want = [r.source, r.trigger, r.dest, r.actor, *r.section.split()]
+            rows = [ln.split() for ln in lines if ln.split()[: len(want)] == want]
+            assert rows, f"{m.name}: no line with the separate cells {want}"
+    # the longest names of every column are still followed by two spaces
+    longest = max((r for m in MACHINES for r in m.rows), key=lambda r: len(r.trigger))
+    assert any(f"{longest.trigger}  " in ln for ln in lines)
+
+
+# -- entry points -----------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+NOT_OURS = {"setup.py", "properties/trace.py"}
+"""setup.py is setuptools' entry point; properties/trace.py is owned by the traceability work."""
+
+
+def _entry_points() -> list[Path]:
+    found = []
+    for path in sorted(REPO.rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if rel.split("/")[0] in {".venv", "tests", "build"} or rel in NOT_OURS:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if path.name == "__main__.py" or re.search(r"^if __name__ == .__main__.:", text, re.M):
+            found.append(path)
+    return found
+
+
+def _command(path: Path) -> list[str]:
+    rel = path.relative_to(REPO)
+    if rel.parts[0] == "benchmarks":
+        return [sys.executable, str(path)]
+    module = ".".join(rel.with_suffix("").parts)
+    return [sys.executable, "-m", module.removesuffix(".__main__")]
+
+
+def test_entry_points_are_found() -> None:
+    names = {p.relative_to(REPO).as_posix() for p in _entry_points()}
+    assert {"cli/__main__.py", "cli/main.py", "benchmarks/bench_simulator.py"} <= names
+
+
+@pytest.mark.parametrize("path", _entry_points(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_entry_point_parses_its_arguments(path: Path, tmp_path: Path) -> None:
+    """``--help`` prints a usage and does nothing else (no file appears, in the current folder or
+    in the repository); an unknown option is a usage error, exit 2, before any work."""
+    before = {p.name for p in REPO.iterdir()} | {p.name for p in path.parent.iterdir()}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    runs = {  # both at once: each costs mostly its imports
+        arg: subprocess.Popen(
+            [*_command(path), arg],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for arg in ("--help", "--no-such-option")
+    }
+    (out, err), code = runs["--help"].communicate(timeout=60), runs["--help"].returncode
+    assert code == 0, err
+    assert out.startswith("usage:")
+    (_, err), code = runs["--no-such-option"].communicate(timeout=60), runs["--no-such-option"].returncode
+    assert code == 2
+    assert "error" in err
+    assert list(tmp_path.iterdir()) == []
+    after = {p.name for p in REPO.iterdir()} | {p.name for p in path.parent.iterdir()}
+    assert after == before
+
+
+# -- --help ----------------------------------------------------------------------------------
+
+MINE = ("diagrams", "explore", "machines", "mutants", "rules", "scenarios", "simulate")
+"""The commands whose help this file holds to the rules (check, view and replay: test_check_cli)."""
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+@pytest.mark.parametrize("command", MINE)
+def test_every_option_has_a_description_and_its_default(command: str) -> None:
+    sub = _subparsers()[command]
+    assert sub.description, f"{command} has no description"
+    for action in sub._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        name = "/".join(action.option_strings) or action.dest
+        assert action.help, f"{command} {name} has no help"
+        if action.option_strings:  # positional arguments are required: no default to show
+            assert "default" in action.help or "required" in action.help, f"{command} {name}: no default"
+    text = sub.format_help()
+    assert "%(default)" not in text and "None" not in text
+
+
+@pytest.mark.parametrize("command", ["explore", "simulate"])
+def test_features_lists_its_values(command: str) -> None:
+    from simulator.config import FEATURES
+
+    features = next(a for a in _subparsers()[command]._actions if "--features" in a.option_strings)
+    assert all(name in (features.help or "") for name in FEATURES)
+
+
+def test_explore_and_simulate_accept_the_same_bound_options() -> None:
+    def bounds(command: str) -> set[str]:
+        sub = _subparsers()[command]
+        group = next(g for g in sub._action_groups if g.title and g.title.startswith("bounds"))
+        return {o for a in group._group_actions for o in a.option_strings}
+
+    assert bounds("explore") - bounds("simulate") == {"--depth", "--max-states"}  # exhaustive only
+    assert bounds("simulate") <= bounds("explore")
+
+
+def test_mutants_text_has_a_header_and_says_what_each_bug_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layout of the text (the verdicts themselves: tests/test_mutants.py); each run is
+    replaced by a verdict that caught nothing, so the table is made without running anything."""
+    import simulator.mutants
+    from simulator.mutants import MUTANTS, Verdict
+
+    monkeypatch.setattr(simulator.mutants, "judge", lambda mutant, walks, steps: Verdict(mutant))
+    code, text = _cli(["mutants", "--quiet"])
+    lines = text.splitlines()
+    assert lines[0].split() == ["mutant", "side", "breaks", "verdict", "what", "the", "seeded", "bug", "does"]
+    body = lines[1 : 1 + len(MUTANTS)]
+    for m, line in zip(MUTANTS, body, strict=True):
+        assert line.split()[:3] == [m.name, m.side, m.intended_rule]
+        assert line.endswith(m.description)
+    assert "MISSED" in body[0]
+    assert code == 1

@@ -1,0 +1,152 @@
+"""``acp-model explore`` as a newcomer meets it: outputs checked before the work, a report that
+survives a late write failure and says where it was written, ``-`` for the graph, the examples
+asked against those run, seeded bugs named by their mutant.
+
+Runs use a tiny custom slice (about two hundred states) and a few random examples.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from cli.main import main
+from simulator import explore_run
+
+TINY = [
+    "--prompts", "1", "--tool-calls", "0", "--permissions", "0", "--background", "0",
+    "--capacity", "1", "--features", "cancel,hold",
+]  # fmt: skip
+RANDOM = ["--examples", "10", "--walks", "20", "--steps", "15"]
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def no_run(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Fails the test if the exploration starts."""
+    started: list[Any] = []
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        started.append(args)
+        raise AssertionError("the exploration started before its outputs were checked")
+
+    monkeypatch.setattr(explore_run, "run", run)
+    return started
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--out", "{blocker}/sub"],
+        ["--out", "{blocker}"],
+        ["--out", "-"],
+        ["--graph", "{blocker}/g.graphml"],
+        ["--graph", "{tmp}"],
+        ["--database", "{blocker}/db"],
+    ],
+)
+def test_outputs_are_checked_before_any_work(tmp_path: Path, no_run: list[Any], option: list[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    argv = [a.format(blocker=blocker, tmp=tmp_path) for a in option]
+    if "--out" not in argv:
+        argv += ["--out", str(tmp_path / "out")]
+    code, out, err = _cli(["explore", *argv])
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("acp-model explore: "), err
+    assert no_run == []
+    assert not (tmp_path / "out").exists()  # the check creates nothing
+
+
+def test_a_late_write_failure_still_prints_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = explore_run.write_atomic
+
+    def failing(path: Any, data: Any) -> None:
+        if Path(path).name == "report.json":
+            raise OSError(28, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(explore_run, "write_atomic", failing)
+    out_dir = tmp_path / "out"
+    code, out, err = _cli(["explore", "--mode", "exhaustive", *TINY, "--fault", "cancel-as-end-turn",
+                           "--out", str(out_dir)])  # fmt: skip
+    assert code == 2
+    assert "findings: 1 rule(s) broken" in out and "TRANS-04" in out  # the report is not lost
+    assert f"{out_dir / 'report.json'}: cannot write (No space left on device)" in out
+    assert err == f"acp-model explore: {out_dir / 'report.json'}: cannot write (No space left on device)\n"
+    assert (out_dir / "exhaustive-TRANS-04.ndjson").exists()  # what could be written was
+
+
+def test_the_report_says_where_it_was_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _cli(["explore", "--mode", "exhaustive", *TINY])
+    assert code == 0
+    assert "report: out/explore/report.json (this report as JSON, without timing)" in out
+    assert (tmp_path / "out" / "explore" / "report.json").is_file()
+    code, out, _ = _cli(["explore", "--mode", "exhaustive", *TINY, "--json"])
+    assert json.loads(out)["report_file"] == "out/explore/report.json"
+
+
+def test_graph_dash_writes_graphml_to_standard_output(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    code = main(["explore", "--mode", "exhaustive", *TINY, "--graph", "-", "--out", str(tmp_path)])
+    assert code == 0
+    captured = capsysbinary.readouterr()
+    graph = nx.read_graphml(io.BytesIO(captured.out))
+    assert graph.number_of_nodes() > 100
+    assert b"acp-model explore: mode exhaustive" in captured.err  # the report moved aside
+    assert not (Path.cwd() / "-").exists() and not (tmp_path / "-").exists()
+    code, _, err = _cli(["explore", "--graph", "-", "--json", "--out", str(tmp_path)])
+    assert code == 2 and "standard output" in err
+
+
+def test_the_report_says_how_many_examples_were_asked_and_ran(tmp_path: Path) -> None:
+    code, out, _ = _cli(["explore", "--mode", "random", *RANDOM, "--json", "--out", str(tmp_path)])
+    assert code == 0
+    rnd = json.loads(out)["random"]
+    assert rnd["examples_asked"] == 10
+    by = rnd["hypothesis"]["examples_by_outcome"]
+    assert sum(by.values()) == rnd["examples"]  # every example that ran is accounted for
+    assert by["completed"] == 10  # hypothesis stops when the examples asked have completed
+    assert rnd["examples_explained"].startswith(f"10 examples asked per round, {rnd['examples']} ran")
+    if rnd["examples"] != 10:
+        assert "counts only the examples that run to their end" in rnd["examples_explained"]
+    code, out, _ = _cli(["explore", "--mode", "random", *RANDOM, "--out", str(tmp_path)])
+    assert f"  examples: {rnd['examples_explained']}" in out
+
+
+def test_the_explanation_covers_every_difference() -> None:
+    text = explore_run.explain_examples(
+        {"examples_by_outcome": {"completed": 320, "failed": 2, "size_limit": 61}, "rounds": 2}, 300
+    )
+    assert text.startswith("300 examples asked per round, 383 ran in 2 round(s) (320 completed, 2 broke")
+    for reason in ("run to their end", "once more to report it", "asks for the examples again"):
+        assert reason in text
+    same = explore_run.explain_examples({"examples_by_outcome": {"completed": 5}, "rounds": 1}, 5)
+    assert same == "5 examples asked per round, 5 ran in 1 round(s) (5 completed)"
+
+
+def test_a_mutant_of_several_faults_is_accepted_by_name(tmp_path: Path) -> None:
+    """``close-withdraw-wrong-code`` is a mutant, not a fault: it switches its faults on (it was
+    refused as an unknown fault)."""
+    code, out, err = _cli(["explore", "--mode", "exhaustive", *TINY, "--fault", "close-withdraw-wrong-code",
+                           "--json", "--out", str(tmp_path)])  # fmt: skip
+    assert code in (0, 1), err
+    assert "close-withdraw-wrong-code" not in json.loads(out)["faults"]
+    assert json.loads(out)["faults"]

@@ -1,0 +1,125 @@
+"""``acp-model rules``: each rule's line numbers in the spec text (``spec_lines``), so a reader
+goes from a finding to the sentence; without the spec the output says so and has none."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from cli.speclines import default_spec, spec_lines
+from properties.catalogue import RULES, Rule
+
+SPEC = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "acp-v2-prompt-lifecycle.txt"
+
+
+@pytest.fixture(scope="module")
+def spec_text() -> str:
+    if not SPEC.is_file():
+        pytest.skip(f"spec not found at {SPEC} (../shared is absent)")
+    return SPEC.read_text(encoding="utf-8")
+
+
+def test_the_default_spec_is_the_shared_one() -> None:
+    assert default_spec() == SPEC
+
+
+def test_lines_on_a_small_text() -> None:
+    text = "\n".join(
+        [
+            "Opening words. A Client MUST wait.",  # line 1, keyword 1 (INTRO)
+            "",
+            "Session updates",  # a heading: line 3
+            "",
+            "Agents send updates. Peers MAY skip some; the Agent SHOULD NOT repeat.",  # 2 and 3
+            "Unknown variants are kept verbatim by a relaying client.",  # line 6, no keyword
+            "",
+            "Entity IDs",
+            "",
+            "Types separate identical identifiers everywhere.",
+        ]
+    )
+    # IDs are built, not written as literals: the traceability matrix would count this test as
+    # exercising those catalogue rules, which it does not
+    intro, upd, ent = (f"{code}-{{:02d}}".format for code in ("INTRO", "UPD", "ENT"))
+    rules = (
+        Rule(intro(1), "INTRO", "MUST", "client", "Wait.", "monitor", occurrences=(1,)),
+        Rule(upd(1), "Session updates", "SHOULD NOT", "agent", "No repeats.", "monitor", occurrences=(3,)),
+        Rule(upd(2), "Session updates", "MAY", "both", "Skipping.", "monitor", occurrences=(2,)),
+        Rule(
+            upd(3),
+            "Session updates",
+            "SHOULD",
+            "client",
+            "A relaying client keeps unknown variants verbatim.",
+            "monitor",
+            informal=True,
+        ),
+        Rule(
+            ent(1), "Entity IDs", "MUST", "both", "Identifiers of separate types.", "monitor", informal=True
+        ),
+    )
+    assert spec_lines(rules, text) == {
+        intro(1): (1,),
+        upd(1): (5,),
+        upd(2): (5,),
+        upd(3): (6,),  # the most alike sentence of its own section
+        ent(1): (10,),
+    }
+
+
+def test_every_rule_is_located_in_its_own_section_on_a_line_that_states_it(spec_text: str) -> None:
+    from cli.speclines import _sections
+
+    lines = spec_text.splitlines()
+    sections = _sections(lines)
+    where = spec_lines(RULES, spec_text)
+    for rule in RULES:
+        assert where[rule.id], rule.id
+        first, last = sections[rule.section]
+        for n in where[rule.id]:
+            assert first + 1 <= n <= last + 1, (rule.id, n)
+            if rule.occurrences:
+                level = r"\s+".join(rule.level.split())
+                assert re.search(rf"\b{level}\b", lines[n - 1]), (rule.id, n)
+    # informal rules: the sentence they paraphrase
+    assert "tool_call_content_chunk" in lines[where["TOOL-06"][0] - 1]
+    assert "in the order they were received" in lines[where["ACTIVE-02"][0] - 1]
+    assert "compactionId and status are required" in lines[where["COMPACT-02"][0] - 1]
+    assert "Only background work is listed" in lines[where["BG-17"][0] - 1]
+
+
+def test_rules_json_adds_spec_lines_and_keeps_every_field(
+    spec_text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rules", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    where = spec_lines(RULES, spec_text)
+    for entry, rule in zip(entries, RULES, strict=True):
+        assert entry["spec_lines"] == list(where[rule.id])
+        assert set(rule.to_json()) | {"implemented_by", "spec_lines"} == set(entry)
+
+
+def test_rules_table_shows_the_lines(spec_text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "--section", "TOOL"]) == 0
+    out = capsys.readouterr().out
+    tool06 = spec_lines(RULES, spec_text)["TOOL-06"][0]
+    assert f"[spec line {tool06}]" in out
+
+
+def test_without_the_spec_it_says_so_and_shows_no_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "spec.txt"
+    assert main(["rules", "--spec", str(missing)]) == 0
+    captured = capsys.readouterr()
+    assert "[spec line" not in captured.out and "132 rules" in captured.out
+    assert (
+        captured.err == f"acp-model rules: no spec line numbers: {missing}: No such file or directory "
+        "(see README, Set-up)\n"
+    )
+    assert main(["rules", "--json", "--spec", str(missing)]) == 0
+    assert all(e["spec_lines"] is None for e in json.loads(capsys.readouterr().out))
