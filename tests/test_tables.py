@@ -7,6 +7,8 @@ import ast
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.monitors import ALL_MONITORS, TableMonitor
@@ -128,3 +130,17 @@ def test_a_second_response_is_its_senders_breach() -> None:
 def test_an_id_answered_and_then_reused_by_a_new_request_may_be_answered_again() -> None:
     second = [prompt(1), user("u2"), answer(1, "u2"), state("idle", stop="end_turn")]
     assert run_all([*TURN, state("idle", stop="end_turn"), *second]) == []
+
+
+def test_editing_a_row_changes_the_checkers_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/engine.md's example: one added row in model/compaction.py, and the checker follows."""
+    from dataclasses import replace
+
+    from model import compaction as cm
+    from model.core import Row
+
+    lines = [compaction("c1", "completed"), compaction("c1", "failed")]
+    assert [f.rule for f in run(lines)] == ["COMPACT-03"]
+    edited = replace(cm.SPEC, rows=(*cm.SPEC.rows, Row("fail", cm.COMPLETED, cm.FAILED, cm.SEC)))
+    monkeypatch.setattr(cm, "SPEC", edited)
+    assert run(lines) == []
