@@ -16,6 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
+from cli.cmd_check import positive_int
 from properties.clientview import ClientView
 
 
@@ -54,19 +55,12 @@ def _stream(n: int) -> list[dict[str, Any]]:
     return out
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: must be >= 1")
-    return value
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", 1)[0])
     ap.add_argument(
         "n",
         nargs="?",
-        type=_positive,
+        type=positive_int,
         default=200_000,
         help="session updates in the stream (default %(default)s)",
     )

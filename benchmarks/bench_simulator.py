@@ -29,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
+from cli.cmd_check import positive_int
 from simulator.config import DEFAULT, Config
 from simulator.schedulers import random_walk
 
@@ -92,20 +93,13 @@ def _monitors_present() -> bool:
         return False
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: must be >= 1")
-    return value
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n", 1)[0])
     ap.add_argument(
-        "walks", nargs="?", type=_positive, default=1000, help="seeded walks (default %(default)s)"
+        "walks", nargs="?", type=positive_int, default=1000, help="seeded walks (default %(default)s)"
     )
     ap.add_argument(
-        "steps", nargs="?", type=_positive, default=60, help="steps per walk (default %(default)s)"
+        "steps", nargs="?", type=positive_int, default=60, help="steps per walk (default %(default)s)"
     )
     args = ap.parse_args(argv)
     walks, steps = args.walks, args.steps
