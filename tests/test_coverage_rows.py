@@ -36,7 +36,7 @@ def _missed(machines: list[dict[str, object]]) -> dict[str, set[str]]:
     return {
         str(m["name"]): set(m["transitions_missed"])  # type: ignore[call-overload]
         for m in machines
-        if "transitions_missed" in m and m["transitions_missed"]
+        if m.get("transitions_missed")
     }
 
 
