@@ -89,6 +89,16 @@ AGENT_FAULTS = (
 )
 
 
+CUSTOM_STOP = "_handed_off"
+"""The custom stop reason the Agent may use (feature ``custom_stop``)."""
+FUTURE_STATE = "_reviewing"
+"""The custom state the Agent may report when the Client advertised custom states (``future``)."""
+CUSTOM_COMPACTION = "_deferred"
+"""The custom compaction status the Agent may report (feature ``compaction``)."""
+_PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
+"""Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
+
+
 def _slot_copier(names: tuple[str, ...]) -> Any:
     """A function ``copy(src, dst)`` assigning each named slot of ``src`` to ``dst``: plain
     attribute assignments, built once, about three times faster than a getattr/setattr loop
@@ -111,16 +121,21 @@ class Agent:
         "bg_started",
         "cancelling",
         "cfg",
+        "child_msg",
         "close_rid",
         "closed_cancel",
         "comp_chunks",
+        "comp_customs",
+        "comp_patches",
         "comp_started",
         "compactions",
         "cur_msg",
         "cur_thought",
         "ended_output",
+        "extras",
         "faults",
         "followup",
+        "futures",
         "history",
         "hooks_run",
         "items",
@@ -139,6 +154,7 @@ class Agent:
         "reported",
         "resume_rid",
         "session",
+        "tool_updates",
         "tools",
         "tools_started",
         "turn_outputs",
@@ -168,6 +184,12 @@ class Agent:
         self.compactions: dict[str, str] = {}
         self.comp_started = 0
         self.comp_chunks = 0
+        self.comp_patches = 0
+        self.comp_customs = 0
+        self.futures = 0
+        self.tool_updates = 0
+        self.extras: frozenset[str] = frozenset()  # one-off updates sent (feature ``extras``)
+        self.child_msg: str | None = None  # the child's incoming session_message ID
         self.notices = 0
         self.usages = 0
         self.losses = 0
@@ -232,6 +254,12 @@ class Agent:
             self.closed_cancel,
             self.hooks_run,
             self.ahead,
+            self.comp_patches,
+            self.comp_customs,
+            self.futures,
+            self.tool_updates,
+            self.extras,
+            self.child_msg,
         )
 
     # -- helpers -------------------------------------------------------------------------------
@@ -272,7 +300,8 @@ class Agent:
         return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
 
     def _blocked(self) -> bool:
-        return any(v[0] == pm.PENDING for v in self.perms.values())
+        """A permission request of foreground work is pending (background requests never block)."""
+        return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values())
 
     def _open(self) -> bool:
         return self.session == "open"
@@ -289,9 +318,8 @@ class Agent:
             if self.cancelling and "cancel-covers-later-prompts" in self.faults:
                 self._prompt_fire(rid, "cover")
         elif method == "session/cancel":
-            for rid in self.order:
-                if self.prompts[rid][0] in prm.PENDING:
-                    self._prompt_fire(rid, "cover")
+            for rid in self.order:  # the prompt table says what a cancel means in each state
+                self._prompt_fire(rid, "cover")
             if self.real != fgm.IDLE:
                 self.cancelling = True
         elif method == "$/cancel_request":
@@ -353,6 +381,8 @@ class Agent:
                 add(("agent", "insert", rid))
             if st == prm.HELD and self._has("fail") and rid == waiting:
                 add(("agent", "reject", rid))
+            if st == prm.CANCEL_REQUESTED and self._has("reject_cancel_requested"):
+                add(("agent", "reject", rid))
             if st in (prm.CANCEL_REQUESTED, prm.COVERED):
                 add(("agent", "withdraw", rid))
             if st == prm.INSERTED and "never-answer-inserted" not in self.faults:
@@ -383,15 +413,7 @@ class Agent:
             self._active_events(add)
         self._background_events(add, active)
         if self._has("compaction") and self.session in ("open", "closing"):
-            if self.comp_started < cfg.compactions and active and self._open():
-                add(("agent", "compact_start", None))
-            for cid, st in self.compactions.items():
-                if st != cm.IN_PROGRESS:
-                    continue
-                if self.comp_chunks < self.comp_started:
-                    add(("agent", "compact_chunk", cid))
-                if "compaction-never-ends" not in self.faults:
-                    add(("agent", "compact_end", cid))
+            self._compaction_events(add)
         if self._has("notice") and self.notices < cfg.notices and self._open():
             add(("agent", "notice", None))
         if self._has("usage") and self.usages < cfg.usages and self._open():
@@ -400,6 +422,11 @@ class Agent:
             if self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
                 add(("agent", "lose", None))
             if self.reported == fgm.UNKNOWN:
+                add(("agent", "restore", None))
+        if self._has("future") and self._open():
+            if self.reported != fgm.UNRECOGNIZED and self.futures < cfg.futures:
+                add(("agent", "future_state", None))
+            if self.reported == fgm.UNRECOGNIZED:
                 add(("agent", "restore", None))
         if "update-after-idle" in self.faults and self.ended_output is not None:
             add(("agent", "late_output", None))
@@ -442,7 +469,14 @@ class Agent:
                 add(("agent", "tool", None))
                 if self._has("permission") and self.perms_started < cfg.permissions:
                     add(("agent", "tool_ask", None))
+                    if self._has("multi_request"):
+                        add(("agent", "tool_ask_running", None))
+            if "plan" in self.extras and "plan_removed" not in self.extras:
+                add(("agent", "plan_removed", None))
+        if self.real == fgm.RUNNING and blocked and not self.cancelling:
+            add(("agent", "block", None))
         if self.real == fgm.RUNNING:
+            pause = self._has("pause")
             for tid, t in self.tools.items():
                 if t[1] or t[0] not in tcm.LIVE:
                     continue
@@ -452,6 +486,21 @@ class Agent:
                     add(("agent", "tool_run", tid))
                 elif t[0] == tcm.IN_PROGRESS:
                     add(("agent", "tool_done", tid))
+                if pause:
+                    denied = len(t) > 3 and t[3] == "denied"
+                    for status in tcm.STATUS_TRIGGER:
+                        if status == t[0] or (t[0], status) in _PLAIN_MOVES:
+                            continue
+                        if denied and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
+                            continue
+                        if t[2] is not None and status not in (tcm.FAILED, tcm.CANCELLED):
+                            continue  # a permitted call is invoked, in_progress (TOOL-04)
+                        add(("agent", "tool_status", (tid, status)))
+        if self.real != fgm.IDLE and self._has("pause") and self.tool_updates < cfg.tool_updates:
+            for tid, t in self.tools.items():
+                if not t[1]:
+                    add(("agent", "tool_content", (tid, True)))
+                    add(("agent", "tool_content", (tid, False)))
         if self.real == fgm.REQUIRES_ACTION and not blocked:
             add(("agent", "resume", None))
         if self.cancelling:
@@ -463,6 +512,10 @@ class Agent:
                 add(("agent", "end", "max_tokens"))
                 add(("agent", "end", "max_turn_requests"))
                 add(("agent", "end", "refusal"))
+            if self._has("custom_stop"):
+                add(("agent", "end", CUSTOM_STOP))
+            if self._has("omit_stop"):
+                add(("agent", "end", None))
         if self._has("fail") and not self._unlisted_work():
             add(("agent", "end", "error"))
 
@@ -504,18 +557,70 @@ class Agent:
         for key, st in self.items.items():
             if st == bgm.ANNOUNCED and key not in self.listed:
                 add(("agent", "bg_list", key))
-            if st in (bgm.ANNOUNCED, bgm.LISTED):
+            if st in (bgm.ANNOUNCED, bgm.LISTED) and not self._awaits_permission(key):
                 add(("agent", "bg_finish", key))
+            if st in (bgm.ANNOUNCED, bgm.LISTED):
+                self._live_item_events(add, key)
             if st == bgm.FINALIZED:
                 add(("agent", "bg_unlist", key))
                 if self._has("followup") and not active and self._open():
                     add(("agent", "bg_unlist_followup", key))
+        for rid, perm in self.perms.items():
+            if perm[0] == pm.NOT_APPROVED or (perm[0] == pm.PENDING and self.tools[perm[1]][1]):
+                add(("agent", "perm_withdraw", rid))
         if "list-before-announce" in self.faults and self.bg_started < cfg.background and active:
             add(("agent", "bg_list_unannounced", None))
         if "remove-before-exit" in self.faults:
             for key, st in self.items.items():
                 if st == bgm.LISTED:
                     add(("agent", "bg_remove_early", key))
+
+    def _awaits_permission(self, key: tuple[str, str]) -> bool:
+        if key[0] != "tool_call" or key[1] not in self.tools:
+            return False
+        rid = self.tools[key[1]][2]
+        return rid is not None and self.perms[rid][0] == pm.PENDING
+
+    def _live_item_events(self, add: Any, key: tuple[str, str]) -> None:
+        """What a live background item may do besides finishing: ask permission (a background
+        tool call, even while idle: Foreground and background work), stream output (a
+        terminal's ``terminal_output_chunk``, a child's ``session_message_chunk``)."""
+        kind, ident = key
+        if (
+            kind == "tool_call"
+            and self._has("bg_permission")
+            and self.perms_started < self.cfg.permissions
+            and ident in self.tools
+            and self.tools[ident][2] is None
+            and self.session == "open"
+        ):
+            add(("agent", "bg_ask", ident))
+        if self._has("extras") and "out:" + ident not in self.extras and self.session == "open":
+            if kind == "terminal":
+                add(("agent", "terminal_output", ident))
+            elif kind == "subagent" and self.child_msg is not None:
+                add(("agent", "child_chunk", ident))
+
+    def _compaction_events(self, add: Any) -> None:
+        """Compaction, also while idle: it ends completed, failed, cancelled; a custom status
+        (``_``) before or after its end implies no lifecycle; its summary is patched and
+        streamed in any status (Session compaction)."""
+        cfg = self.cfg
+        if self.comp_started < cfg.compactions and self._open():
+            add(("agent", "compact_start", None))
+        for cid, st in self.compactions.items():
+            if self.comp_chunks < self.comp_started:
+                add(("agent", "compact_chunk", cid))
+            if self.comp_patches < self.comp_started:
+                add(("agent", "compact_patch", cid))
+            if st in (cm.IN_PROGRESS, cm.CUSTOM) and "compaction-never-ends" not in self.faults:
+                add(("agent", "compact_end", cid))
+                add(("agent", "compact_fail", cid))
+                add(("agent", "compact_cancel", cid))
+            if st != cm.CUSTOM and self.comp_customs < self.comp_started:
+                add(("agent", "compact_custom", cid))
+            if st == cm.CUSTOM:
+                add(("agent", "compact_progress", cid))
 
     def _resume_events(self) -> list[Event]:
         ev: list[Event] = []
@@ -662,6 +767,8 @@ class Agent:
     def _do_plan(self, _: Any) -> list[Msg]:
         self.turn_outputs += 1
         self.next_plan += 1
+        if self._has("extras"):
+            self.extras = self.extras | {"plan"}  # a plan exists that can be removed
         return [wire.plan(MAIN, "plan_1", self.next_plan)]
 
     def _new_tool(self, ask: bool) -> list[Msg]:
@@ -686,6 +793,66 @@ class Agent:
         self.real = fgm.REQUIRES_ACTION
         out.append(self._report(fgm.REQUIRES_ACTION))
         return out
+
+    def _do_tool_ask_running(self, _: Any) -> list[Msg]:
+        """Ask permission and keep running: other foreground work still progresses (Waiting for
+        user action), so several requests can be outstanding."""
+        return self._new_tool(ask=True)
+
+    def _do_block(self, _: Any) -> list[Msg]:
+        self.real = fgm.REQUIRES_ACTION
+        return [self._report(fgm.REQUIRES_ACTION)]
+
+    def _do_tool_status(self, arg: tuple[str, str]) -> list[Msg]:
+        """A tool call pauses, goes back to pending, resumes, or ends (5. Tool invocation and
+        status reporting; Background work: pending and paused calls are live)."""
+        tid, status = arg
+        t = self.tools[tid]
+        t[0] = tcm.SPEC.fire(t[0], tcm.STATUS_TRIGGER[status])
+        return [wire.tool_call(MAIN, tid, status)]
+
+    def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
+        """Content of a tool call, live or final: replaced by an update, appended by a chunk."""
+        tid, replace = arg
+        self.tool_updates += 1
+        t = self.tools[tid]
+        if replace:
+            t[0] = tcm.SPEC.fire(t[0], "replace_content")
+            return [wire.tool_call(MAIN, tid, content=[{"type": "content", "content": wire.text("diff")}])]
+        t[0] = tcm.SPEC.fire(t[0], "append_content")
+        return [wire.tool_content_chunk(MAIN, tid, "more")]
+
+    def _do_plan_removed(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"plan_removed"}
+        return [wire.update(MAIN, {"sessionUpdate": "plan_removed", "planId": "plan_1"})]
+
+    def _do_bg_ask(self, tid: str) -> list[Msg]:
+        """A permission request for background work: the foreground state does not change."""
+        self.perms_started += 1
+        rid = f"perm_{self.perms_started}"
+        self.perms[rid] = [pm.PENDING, tid]
+        self.tools[tid][2] = rid
+        return [wire.request_permission(rid, MAIN, tid)]
+
+    def _do_perm_withdraw(self, rid: str) -> list[Msg]:
+        perm = self.perms[rid]
+        perm[0] = pm.SPEC.fire(perm[0], "withdraw")
+        return [wire.cancel_request(rid)]
+
+    def _do_terminal_output(self, ident: str) -> list[Msg]:
+        self.extras = self.extras | {"out:" + ident}
+        return [
+            wire.update(MAIN, {"sessionUpdate": "terminal_output_chunk", "terminalId": ident, "data": "b2sK"})
+        ]
+
+    def _do_child_chunk(self, ident: str) -> list[Msg]:
+        self.extras = self.extras | {"out:" + ident}
+        assert self.child_msg is not None
+        return [wire.chunk("session_message_chunk", CHILD, self.child_msg, wire.text(" and report back"))]
+
+    def _do_future_state(self, _: Any) -> list[Msg]:
+        self.futures += 1
+        return [self._report(FUTURE_STATE)]
 
     def _do_resume(self, _: Any) -> list[Msg]:
         self.real = fgm.RUNNING
@@ -726,11 +893,11 @@ class Agent:
             t = self.tools[tid]
             t[0] = tcm.SPEC.fire(t[0], "cancel" if final == "cancelled" else "fail")
             out.append(wire.tool_call(MAIN, tid, final))
-        for rid, perm in self.perms.items():
-            if perm[0] == pm.PENDING:
+        for perm in self.perms.values():
+            if perm[0] == pm.PENDING and not self.tools[perm[1]][1]:
+                # not approved now; the $/cancel_request that lets the Client dismiss it is a
+                # later choice (``perm_withdraw``), and the Client may answer first
                 perm[0] = pm.SPEC.fire(perm[0], "abandon")
-                perm[0] = pm.SPEC.fire(perm[0], "withdraw")
-                out.append(wire.cancel_request(rid))
         if ("no-idle-after-cancel" in self.faults and reason == "cancelled") or (
             "no-idle-at-end" in self.faults and reason != "cancelled"
         ):
@@ -779,9 +946,10 @@ class Agent:
             msgs = [wire.tool_call(MAIN, ident, "in_progress", title="Watch files", kind="execute")]
         else:
             ident = CHILD
+            self.child_msg = self._msg_id("msg_s")
             msgs = [
                 wire.subagent(MAIN, CHILD),
-                wire.session_message(CHILD, self._msg_id("msg_s"), MAIN, [wire.text("Summarize the logs")]),
+                wire.session_message(CHILD, self.child_msg, MAIN, [wire.text("Summarize the logs")]),
                 wire.state_update(CHILD, "running", []),
                 wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
             ]
@@ -887,7 +1055,42 @@ class Agent:
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
         self.comp_chunks += 1
+        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "summary_chunk")
         return [wire.compaction_chunk(MAIN, cid, "Kept: the plan. ")]
+
+    def _do_compact_patch(self, cid: str) -> list[Msg]:
+        """A summary patch: ``summary: []`` clears what was streamed (also after the end)."""
+        self.comp_patches += 1
+        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "summary_patch")
+        msg = wire.compaction(MAIN, cid, self._comp_status(cid), [])
+        return [msg]
+
+    def _comp_status(self, cid: str) -> str:
+        st = self.compactions[cid]
+        return CUSTOM_COMPACTION if st == cm.CUSTOM else st
+
+    def _comp_move(self, cid: str, status: str) -> list[Msg]:
+        trig = cm.trigger_for(self.compactions[cid], status)
+        assert trig is not None
+        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], trig)
+        return [wire.compaction(MAIN, cid, status)]
+
+    def _do_compact_custom(self, cid: str) -> list[Msg]:
+        self.comp_customs += 1
+        return self._comp_move(cid, CUSTOM_COMPACTION)
+
+    def _do_compact_progress(self, cid: str) -> list[Msg]:
+        return self._comp_move(cid, cm.IN_PROGRESS)
+
+    def _do_compact_fail(self, cid: str) -> list[Msg]:
+        out = self._comp_move(cid, cm.FAILED)
+        self.history.append(out[0])
+        return out
+
+    def _do_compact_cancel(self, cid: str) -> list[Msg]:
+        out = self._comp_move(cid, cm.CANCELLED)
+        self.history.append(out[0])
+        return out
 
     def _do_compact_end(self, cid: str) -> list[Msg]:
         self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "complete")

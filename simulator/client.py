@@ -99,8 +99,10 @@ class Client:
                 ev.append(("client", "prompt", None))
             if self._has("cancel") and self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
-                if self.cancel_requests < cfg.cancel_requests and self.unanswered:
-                    ev.append(("client", "cancel_request", self.unanswered[-1]))
+            if self._has("cancel") and self.cancel_requests < cfg.cancel_requests:
+                # any prompt it has no answer for yet (the answer may be in flight)
+                for prompt_rid in self.unanswered:
+                    ev.append(("client", "cancel_request", prompt_rid))
             if self._has("close") and self.closes < cfg.closes:
                 ev.append(("client", "close", None))
         for rid in self.perms:

@@ -33,7 +33,20 @@ FEATURES = (
     "resume",  # session/resume with or without replay
     "followup",  # agent-initiated foreground work after a background item finishes
     "hook",  # foreground hooks before insertion
+    "pause",  # tool calls pause, go back to pending, end failed or cancelled, get content updates
+    "future",  # the Client advertises custom states; the agent may report a future state
+    "bg_permission",  # permission requests for background tool calls, also while idle
+    "multi_request",  # a permission request while running without blocking (several outstanding)
+    "custom_stop",  # a custom `_` stop reason
+    "extras",  # terminal_output_chunk, plan_removed, session_message_chunk
+    "omit_stop",  # an idle that omits the stop reason (off by default, see OFF_BY_DEFAULT)
+    "reject_cancel_requested",  # -32602 after a $/cancel_request arrived (off by default)
 )
+OFF_BY_DEFAULT = ("omit_stop", "reject_cancel_requested")
+"""Freedoms the model's tables give that a default monitor still reports (kept behind a flag
+until the two agree): ``omit_stop``, an idle that omits the stop reason (Stop reasons);
+``reject_cancel_requested``, rejecting a prompt with -32602 after a ``$/cancel_request`` for it
+arrived (the prompt table has the row; the REJ-03 monitor wants -32800)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,10 @@ class Config:
     resumes: int = 1
     losses: int = 1
     """Times the agent may lose observability (report unknown)."""
+    futures: int = 1
+    """Times the agent may report a future (custom) state (feature ``future``)."""
+    tool_updates: int = 1
+    """Tool-call content updates (replace or chunk) per run (feature ``pause``)."""
     hooks: int = 1
     """Foreground intervals of hook work (feature ``hook``: work started while a prompt waits
     and nothing is inserted) per run; unbounded, hook work could restart forever."""
@@ -65,7 +82,7 @@ class Config:
     """Messages in flight per direction."""
     transport: str = "fifo"
     """fifo (both directions in order, like stdio) or unordered (agent -> client any order)."""
-    features: frozenset[str] = field(default_factory=lambda: frozenset(FEATURES))
+    features: frozenset[str] = field(default_factory=lambda: frozenset(FEATURES) - frozenset(OFF_BY_DEFAULT))
     handshake: bool = True
     """Start every run with initialize and session/new (answered), so that the transcript shows
     the session from its creation; without it the session is assumed initialized."""
@@ -95,6 +112,8 @@ SMALL = Config(
     closes=0,
     resumes=0,
     losses=0,
+    futures=0,
+    tool_updates=0,
     capacity=2,
     features=frozenset({"permission", "terminal", "cancel", "fail", "hold"}),
 )
@@ -110,6 +129,8 @@ AGENT_BUDGETS = (
     "notices",
     "usages",
     "losses",
+    "futures",
+    "tool_updates",
     "hooks",
 )
 """Per-run budgets of what the agent starts (``outputs`` is per interval, not per run)."""

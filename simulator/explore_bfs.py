@@ -104,6 +104,20 @@ SLICES: tuple[Slice, ...] = (
         "two prompts: held and inserted in order, $/cancel_request, session/cancel",
     ),
     Slice(
+        "cancels",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=2,
+            cancel_requests=2,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"cancel", "fail"}),
+        ),
+        "session/cancel and $/cancel_request (each twice) reaching a prompt in every state",
+    ),
+    Slice(
         "output",
         SMALL.with_(
             background=0,
@@ -113,9 +127,12 @@ SLICES: tuple[Slice, ...] = (
             usages=1,
             outputs=2,
             capacity=1,
-            features=frozenset({"chunks", "thought", "plan", "limits", "notice", "usage", "fail"}),
+            features=frozenset(
+                {"chunks", "thought", "plan", "limits", "notice", "usage", "fail", "custom_stop", "extras"}
+            ),
         ),
-        "messages, chunks, thoughts, plans, stop reasons, errors and rejection, notices, usage",
+        "messages, chunks, thoughts, plans (and their removal), stop reasons (also custom), errors "
+        "and rejection, notices, usage",
     ),
     Slice(
         "background",
@@ -126,9 +143,10 @@ SLICES: tuple[Slice, ...] = (
             cancels=0,
             outputs=0,
             capacity=1,
-            features=frozenset({"terminal", "bg_tool", "subagent", "followup"}),
+            features=frozenset({"terminal", "bg_tool", "subagent", "followup", "extras"}),
         ),
-        "two background items (terminals, background tool calls, subagents), follow-up work",
+        "two background items (terminals and their output, background tool calls, subagents and "
+        "their session-directed message chunks), follow-up work",
     ),
     Slice(
         "compaction",
@@ -137,12 +155,65 @@ SLICES: tuple[Slice, ...] = (
             permissions=0,
             background=0,
             compactions=1,
-            losses=1,
             outputs=0,
             capacity=1,
-            features=frozenset({"compaction", "unknown", "cancel"}),
+            features=frozenset({"compaction", "cancel"}),
         ),
-        "compaction, loss and restoration of observability",
+        "compaction, also while idle: ended completed, failed, cancelled; custom statuses; summary "
+        "patches and chunks in every status",
+    ),
+    Slice(
+        "observability",
+        SMALL.with_(
+            background=0,
+            cancels=0,
+            losses=1,
+            futures=1,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"unknown", "future", "permission"}),
+        ),
+        "loss of observability (unknown) and future states (the Client advertised custom states) "
+        "from every state, restored to each state",
+    ),
+    Slice(
+        "tools",
+        SMALL.with_(
+            permissions=0,
+            background=0,
+            tool_updates=1,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"pause", "cancel", "fail"}),
+        ),
+        "a tool call that pauses, goes back to pending, ends completed, failed or cancelled, and "
+        "has its content replaced or appended in every status",
+    ),
+    Slice(
+        "requests",
+        SMALL.with_(
+            tool_calls=2,
+            permissions=2,
+            background=0,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"permission", "multi_request", "cancel"}),
+        ),
+        "several outstanding permission requests (running with one pending, then blocked), "
+        "answered after the work was cancelled or withdrawn",
+    ),
+    Slice(
+        "bg_requests",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=1,
+            background=1,
+            cancels=0,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"bg_tool", "bg_permission"}),
+        ),
+        "a permission request for a background tool call, also while idle, answered or withdrawn",
     ),
     Slice(
         "session",

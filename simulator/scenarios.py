@@ -139,8 +139,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "cancellation_with_held_prompt",
         "Cancellation",
-        "A second prompt is held; session/cancel withdraws it with -32800, the pending permission "
-        "request is withdrawn, and idle reports cancelled.",
+        "A second prompt is held; session/cancel withdraws it with -32800, idle reports cancelled, "
+        "and the permission request of the cancelled work is withdrawn.",
         (
             *_TURN_START,
             a("tool_ask"),
@@ -152,6 +152,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             D,
             a("withdraw", 2),
             a("end", "cancelled"),
+            a("perm_withdraw", "perm_1"),
             D,
             c("dismiss", "perm_1"),
             D,

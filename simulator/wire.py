@@ -235,8 +235,13 @@ PROTOCOL_VERSION = 2
 IMPLEMENTATION = {"name": "acp-model", "version": "0.1.0"}
 
 
-def initialize(rid: int | str) -> Msg:
-    return request(rid, "initialize", {"protocolVersion": PROTOCOL_VERSION, "info": IMPLEMENTATION})
+def initialize(rid: int | str, custom_states: bool = False) -> Msg:
+    """The Client's initialize; ``custom_states``: it advertises support for custom states
+    (in capabilities ``_meta``, where custom extensions are advertised)."""
+    params: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION, "info": IMPLEMENTATION}
+    if custom_states:
+        params["capabilities"] = {"_meta": {"customStates": True}}
+    return request(rid, "initialize", params)
 
 
 def initialized(rid: int | str) -> Msg:

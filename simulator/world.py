@@ -90,7 +90,7 @@ class World:
     def _handshake(self) -> None:
         """initialize, then session/new: each request received and answered at once."""
         for request, answer in (
-            (wire.initialize("init"), wire.initialized("init")),
+            (wire.initialize("init", "future" in self.cfg.features), wire.initialized("init")),
             (wire.new_session("new"), wire.session_created("new", MAIN)),
         ):
             for sender, msg in (("client", request), ("agent", answer)):
