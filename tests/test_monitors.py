@@ -58,8 +58,13 @@ from tests.wire_dsl import (
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def run(lines: Sequence[Line], quiescent: bool = True, from_start: bool = False) -> MonitorSet:
-    ms = MonitorSet(from_start=from_start)
+def run(
+    lines: Sequence[Line],
+    quiescent: bool = True,
+    from_start: bool = False,
+    readings: dict[str, str] | None = None,
+) -> MonitorSet:
+    ms = MonitorSet(from_start=from_start, readings=readings)
     for n, (sender, msg) in enumerate(lines, 1):
         ms.feed(sender, msg, n)
     ms.finish(quiescent)
@@ -97,6 +102,8 @@ class Case:
     expect: list[tuple[str, int | None]] = field(default_factory=list)
     quiescent: bool = True
     from_start: bool = False
+    readings: dict[str, str] = field(default_factory=dict)
+    """Readings in force (``properties.readings``) other than the defaults."""
 
 
 # -- violating transcripts (each flags exactly the expected findings) ----------------------------
