@@ -26,7 +26,7 @@ from cli.main import EXIT_OK, UsageError, stdin_bytes
 from cli.readings_option import add_reading_option, chosen_readings
 from properties.clientview import ViewedTranscript, view_transcript
 from properties.findings import Finding
-from properties.readings import describe, resolve
+from properties.readings import describe, non_default, resolve
 
 _SUMMARY = 60
 
@@ -198,8 +198,9 @@ def run(args: argparse.Namespace) -> int:
     data = read.view.to_json()
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-        # the client view format is keyed by session: the readings go to standard error
-        sys.stderr.write(f"acp-model view: {describe(resolve(chosen))}\n")
+        # the client view format is keyed by session: chosen readings go to standard error
+        if non_default(resolve(chosen)):
+            sys.stderr.write(f"acp-model view: {describe(resolve(chosen))}\n")
     else:
         sys.stdout.write(render_text(data))
         sys.stdout.write(describe(resolve(chosen)) + "\n")

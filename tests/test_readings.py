@@ -335,3 +335,11 @@ def test_readings_command_lists_the_catalogue(capsys: pytest.CaptureFixture[str]
     assert code == 0
     for r in READINGS:
         assert r.name in out and r.question in out
+
+
+def test_the_docs_page_shows_the_catalogue_as_printed() -> None:
+    from cli.cmd_readings import render_text
+
+    page = (REPO / "docs" / "readings.md").read_text(encoding="utf-8")
+    block = page.split("```text\n", 1)[1].split("```", 1)[0]
+    assert block == render_text()
