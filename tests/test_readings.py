@@ -343,3 +343,23 @@ def test_the_docs_page_shows_the_catalogue_as_printed() -> None:
     page = (REPO / "docs" / "readings.md").read_text(encoding="utf-8")
     block = page.split("```text\n", 1)[1].split("```", 1)[0]
     assert block == render_text()
+
+
+@pytest.mark.parametrize("alt, rules", [("on-receipt", {"TRANS-04"}), ("when-acted", set())])
+def test_explore_applies_the_reading_to_the_simulators_monitors(
+    alt: str, rules: set[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seeded bug cancel-as-end-turn breaks TRANS-04 only when a cancellation takes effect
+    on receipt; the explorer's monitors (in its worker processes too) follow --reading."""
+    argv = ["explore", "--mode", "random", "--walks", "3", "--workers", "2", "--examples", "1",
+            "--steps", "40", "--quiet", "--json",
+            "--fault", "cancel-as-end-turn", "--reading", f"cancel-takes-effect={alt}",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    code, out, _ = _main(argv, capsys)
+    report = json.loads(out)
+    assert report["readings"]["cancel-takes-effect"] == alt
+    assert {f["rule"] for f in report["findings"]} == rules
+    assert code == (1 if rules else 0)
+    from properties.readings import in_force
+
+    assert in_force() == {}  # the run's readings end with it
