@@ -20,13 +20,14 @@ import argparse
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
+from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps
 from properties.checking import (
     DEFAULT_MAX_FINDINGS,
@@ -38,6 +39,7 @@ from properties.checking import (
 )
 from properties.engine import MonitorSet
 from properties.findings import Finding
+from properties.readings import describe, resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
 
@@ -58,9 +60,9 @@ MESSAGE_WIDTH = 120
 
 
 
-def new_monitor_set() -> MonitorSet:
-    """A fresh set of every monitor (tests may replace this function)."""
-    return MonitorSet()
+def new_monitor_set(readings: Mapping[str, str] | None = None) -> MonitorSet:
+    """A fresh set of every monitor under these readings (tests may replace this function)."""
+    return MonitorSet(readings=readings)
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -110,6 +112,14 @@ def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{key} {counter[key]}" for key in sorted(counter)) or "none"
 
 
+def _readings(report: FileReport, finding: Finding) -> str:
+    """" (reading NAME=ALT, ...)" for a finding whose verdict depends on readings."""
+    if not finding.readings:
+        return ""
+    chosen = report.readings or resolve({})
+    return " (reading " + ", ".join(f"{n}={chosen.get(n, '?')}" for n in finding.readings) + ")"
+
+
 def render_findings(report: FileReport) -> Iterator[str]:
     """The findings of one report, grouped by rule, then the open obligations."""
     groups: dict[str, list[Finding]] = {}
@@ -122,7 +132,7 @@ def render_findings(report: FileReport) -> Iterator[str]:
         yield f"  {rule} ({items[0].level}, {_plural(len(items), 'finding')}): {_paraphrase(rule)}"
         for f in items:
             session = f" session {f.session}" if f.session is not None else ""
-            yield f"    {_where(report, f)}{session} [{f.severity}] {f.explanation}"
+            yield f"    {_where(report, f)}{session} [{f.severity}] {f.explanation}{_readings(report, f)}"
             if f.message is not None:
                 yield f"      {shorten(_compact(f.message))}"
     if report.cut:
@@ -134,7 +144,8 @@ def render_findings(report: FileReport) -> Iterator[str]:
         yield "  open at end of input (information only, not breaches):"
         for f in sorted(report.open, key=lambda f: (f.rule, *_line_key(f))):
             session = f" session {f.session}" if f.session is not None else ""
-            yield f"    {_where(report, f)}{session} {f.rule} ({f.level}): {f.explanation}"
+            why = f"{f.explanation}{_readings(report, f)}"
+            yield f"    {_where(report, f)}{session} {f.rule} ({f.level}): {why}"
 
 
 def summary_line(report: FileReport) -> str:
@@ -155,6 +166,7 @@ def render_text(report: FileReport) -> Iterator[str]:
     yield f"{report.path}:"
     yield from render_findings(report)
     yield f"  summary: {summary_line(report)}"
+    yield f"  {describe(report.readings or resolve({}))}"
     if report.exercised:
         yield "  exercised: " + ", ".join(f"{r}×{report.exercised[r]}" for r in sorted(report.exercised))
     if report.stats.preserved:
@@ -262,8 +274,10 @@ def run_files(
     max_line_bytes: int,
     on_message: Callable[[str], MessageHook] | None = None,
     max_findings: int | None = DEFAULT_MAX_FINDINGS,
+    readings: Mapping[str, str] | None = None,
 ) -> list[FileReport]:
-    """Check each input with its own fresh monitors; reading errors are UsageErrors."""
+    """Check each input with its own fresh monitors (under ``readings``: the ``--reading``
+    choices); reading errors are UsageErrors."""
     reports: list[FileReport] = []
     with ExitStack() as stack:
         for path, stream in open_inputs(paths, stack):
@@ -273,7 +287,7 @@ def run_files(
                     check_stream(
                         stream,
                         path,
-                        monitors=new_monitor_set(),
+                        monitors=new_monitor_set(readings) if readings else new_monitor_set(),
                         schema=schema,
                         max_line_bytes=max_line_bytes,
                         on_message=hook,
@@ -322,6 +336,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="longest accepted line in bytes (default: %(default)s)",
     )
     add_max_findings(p)
+    add_reading_option(p)
     return p
 
 
@@ -337,9 +352,14 @@ def add_max_findings(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    readings = chosen_readings(args)
     schema = load_schema(args.schema)
     reports = run_files(
-        args.files, schema=schema, max_line_bytes=args.max_line_bytes, max_findings=args.max_findings
+        args.files,
+        schema=schema,
+        max_line_bytes=args.max_line_bytes,
+        max_findings=args.max_findings,
+        readings=readings,
     )
     code = exit_code(reports, args.fail_on)
     if args.json:
@@ -348,6 +368,7 @@ def run(args: argparse.Namespace) -> int:
                 {
                     "files": [report_json(r) for r in reports],
                     "summary": summary_json(reports, args.fail_on, code),
+                    "readings": resolve(readings),
                 }
             )
         )

@@ -14,6 +14,8 @@ from typing import Any
 from cli.bounds import add_bound_options, bounds_from, faults_from
 from cli.main import EXIT_USAGE, UsageError
 from cli.outputs import STDOUT, check_file, check_folder
+from cli.readings_option import add_reading_option, chosen_readings
+from properties.readings import describe
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -131,6 +133,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="exhaustive: stop a slice after N distinct states (default %(default)s)",
     )
+    add_reading_option(p)
     return p
 
 
@@ -150,6 +153,7 @@ def _options(args: argparse.Namespace) -> Any:
     from simulator.explore_run import Options
 
     faults = faults_from(args.fault)
+    readings = chosen_readings(args)
     for name in args.slice:
         if name not in SLICE_BY_NAME:
             raise UsageError(f"unknown slice {name!r}; known: {', '.join(SLICE_BY_NAME)}")
@@ -191,6 +195,7 @@ def _options(args: argparse.Namespace) -> Any:
         slices=tuple(args.slice),
         bounds=bounds,
         depth=args.depth,
+        readings=readings,
     )
     if args.examples is not None:
         opts.examples = args.examples
@@ -219,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
         progress.done()
     # with the graph on standard output, the report goes to standard error
     shown = sys.stderr if args.graph == STDOUT else sys.stdout
-    shown.write(dumps(report) if args.json else render_text(report))
+    shown.write(dumps(report) if args.json else render_text(report) + describe(report["readings"]) + "\n")
     shown.flush()
     if report["write_errors"]:
         for line in report["write_errors"]:

@@ -13,8 +13,10 @@ import argparse
 from typing import Any
 
 from cli import cmd_check
+from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps
 from properties.checking import MessageHook
+from properties.readings import resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
 _UPDATE_FIELDS = ("messageId", "state", "stopReason", "toolCallId", "status", "compactionId", "terminalId")
@@ -88,10 +90,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="transcript file (.ndjson), or - for standard input")
     p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
     cmd_check.add_max_findings(p)
+    add_reading_option(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    readings = chosen_readings(args)
     messages: list[dict[str, Any]] = []
 
     def hook(_path: str) -> MessageHook:
@@ -103,13 +107,22 @@ def run(args: argparse.Namespace) -> int:
         max_line_bytes=DEFAULT_MAX_LINE_BYTES,
         on_message=hook,
         max_findings=args.max_findings,
+        readings=readings,
     )
     code = cmd_check.exit_code(reports, "must")
     report = reports[0]
     if args.json:
         body = cmd_check.report_json(report)
         body["transcript"] = messages
-        cmd_check.write(dumps({"files": [body], "summary": cmd_check.summary_json(reports, "must", code)}))
+        cmd_check.write(
+            dumps(
+                {
+                    "files": [body],
+                    "summary": cmd_check.summary_json(reports, "must", code),
+                    "readings": resolve(readings),
+                }
+            )
+        )
         return code
     out = [f"{report.path}: {len(messages)} messages"]
     out.extend(describe_text(entry) for entry in messages)

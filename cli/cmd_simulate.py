@@ -21,7 +21,9 @@ from typing import Any
 from cli.bounds import add_bound_options, bounds_from, faults_from
 from cli.main import UsageError
 from cli.outputs import STDOUT, check_file
+from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import write_atomic
+from properties.readings import describe, readings_in_force, resolve
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -65,6 +67,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "bounds (a seeded run; a scenario brings its own, only --transport applies to it)"
     )
     add_bound_options(bounds, _default)
+    add_reading_option(p)
     return p
 
 
@@ -86,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from simulator.schedulers import random_walk, scripted
     from simulator.wire import to_ndjson
 
+    readings = chosen_readings(args)
     if args.steps < 0:
         raise UsageError("--steps must be >= 0")
     if args.seed < 0:
@@ -103,21 +107,25 @@ def run(args: argparse.Namespace) -> int:
                 f"--{shape[0].replace('_', '-')} does not apply to --scenario (a scenario brings its bounds)"
             )
         cfg = scenario.cfg.with_(**bounds)
-        result = scripted(scenario.script, cfg, faults)
+        with readings_in_force(readings):
+            result = scripted(scenario.script, cfg, faults)
     else:
         from cli.progress import make
 
         cfg = long_session(args.steps, DEFAULT).with_(**bounds)
         progress = make(args.quiet)
         try:
-            result = random_walk(args.seed, args.steps, cfg, faults, answers_only=True, progress=progress)
+            with readings_in_force(readings):
+                result = random_walk(
+                    args.seed, args.steps, cfg, faults, answers_only=True, progress=progress
+                )
         finally:
             progress.done()
     data = to_ndjson(result.world.transcript)
     summary = (
         f"wrote {len(result.world.transcript)} messages to "
         f"{'standard output' if args.out == STDOUT else args.out} "
-        f"({result.world.steps} events, stop: {result.stop})\n"
+        f"({result.world.steps} events, stop: {result.stop}; {describe(resolve(readings))})\n"
     )
     if args.out == STDOUT:
         sys.stdout.buffer.write(data.encode("utf-8"))

@@ -23,8 +23,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError, stdin_bytes
+from cli.readings_option import add_reading_option, chosen_readings
 from properties.clientview import ViewedTranscript, view_transcript
 from properties.findings import Finding
+from properties.readings import describe, non_default, resolve
 
 _SUMMARY = 60
 
@@ -43,6 +45,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--json", action="store_true", help="print the client view format as JSON (default: text)"
     )
+    add_reading_option(parser)
     return parser
 
 
@@ -51,12 +54,12 @@ SKIPPED_SHOWN = 20
 """Skipped lines listed on stderr one by one; the rest are counted."""
 
 
-def _read(path: str) -> ViewedTranscript:
+def _read(path: str, readings: dict[str, str] | None = None) -> ViewedTranscript:
     if path == "-":
-        return view_transcript(stdin_bytes())
+        return view_transcript(stdin_bytes(), readings=readings)
     try:
         with open(path, "rb") as fh:
-            return view_transcript(fh)
+            return view_transcript(fh, readings=readings)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -182,7 +185,8 @@ def _skipped_lines(name: str, skipped: list[Finding]) -> Iterator[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    read = _read(args.file)
+    chosen = chosen_readings(args)
+    read = _read(args.file, chosen)
     name = "<stdin>" if args.file == "-" else args.file
     for text in _skipped_lines(name, read.skipped):
         sys.stderr.write(text)
@@ -194,8 +198,12 @@ def run(args: argparse.Namespace) -> int:
     data = read.view.to_json()
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        # the client view format is keyed by session: chosen readings go to standard error
+        if non_default(resolve(chosen)):
+            sys.stderr.write(f"acp-model view: {describe(resolve(chosen))}\n")
     else:
         sys.stdout.write(render_text(data))
+        sys.stdout.write(describe(resolve(chosen)) + "\n")
     if read.skipped:
         sys.stderr.write(f"acp-model view: {name}: skipped {len(read.skipped)} unusable line(s)\n")
     return EXIT_OK

@@ -342,7 +342,7 @@ RULES: Final[tuple[Rule, ...]] = (
     # -- Prompts during active work ------------------------------------------------------------
     _r("ACTIVE-01", _Y, _C, _MON, """A Client may send session/prompt in any state, running and
        requires_action included.""", (45,)),
-    _r("ACTIVE-02", _M, _A, _MOD, """Prompts the Agent holds back are inserted in the order in which it
+    _r("ACTIVE-02", _M, _A, _MON, """Prompts the Agent holds back are inserted in the order in which it
        received them.""", informal=True),
     _r("ACTIVE-03", _MN, _A, _MOD, """A prompt is never rejected merely because foreground work is in
        progress.""", (46,)),

@@ -50,6 +50,8 @@ class FileReport:
     cut: Counter[str] = field(default_factory=Counter)
     """Findings not kept because ``max_findings`` was reached, by severity."""
     max_findings: int | None = None
+    readings: dict[str, str] = field(default_factory=dict)
+    """Every reading's alternative in force for this check (``properties.readings``)."""
 
     def severities(self) -> Counter[str]:
         counts: Counter[str] = Counter(f.severity for f in (*self.findings, *self.open))
@@ -85,7 +87,13 @@ def check_stream(
     monitor_set = monitors if monitors is not None else MonitorSet()
     if schema is not None:
         schema.reset()
-    report = FileReport(path, TranscriptStats(), schema=schema is not None, max_findings=max_findings)
+    report = FileReport(
+        path,
+        TranscriptStats(),
+        schema=schema is not None,
+        max_findings=max_findings,
+        readings=dict(getattr(monitor_set, "readings", {})),
+    )
 
     def keep(new: list[Finding]) -> None:
         for finding in new:

@@ -54,8 +54,11 @@ Terminals" sections are not in our copy; the schema ``$defs`` descriptions fill 
   malformed list makes background unknown. A list item is malformed when it is not an object
   with a string ``type`` or a known type lacks its string ID; an unknown item type is valid.
 * A state update whose ``state`` is missing or not a string is treated as an unrecognized state.
-* An idle after ``unknown`` or an unrecognized state is not a completion: the spec says a known
-  snapshot after unknown implies no start or end of work, and we read unrecognized states alike.
+* An idle after ``unknown`` is not a completion: the spec says a known snapshot after unknown
+  implies no start or end of work. An idle after an unrecognized state is the reading
+  ``idle-after-unrecognized-state`` (``properties.readings``): by default (``no-completion``) it
+  is treated like one after unknown; under ``completion`` it ends that work (``completions``
+  grows, ``last_stop_reason`` is reset as for work that ended). ``ClientView(readings=...)``.
 * ``last_stop_reason`` is the latest string stopReason on an idle update; an idle that ends work
   without one (omitted, null, malformed) resets it to None; other idles without one keep it.
 * ``plan_removed`` for a plan never seen is a no-op (there is nothing to remove); a removed plan
@@ -80,11 +83,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from properties.findings import Finding
+from properties.readings import IDLE_AFTER_UNRECOGNIZED_STATE, resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES, read_transcript
 
 Json = Any
@@ -419,8 +423,13 @@ _IGNORED_KNOWN = frozenset({"available_commands_update", "config_option_update",
 class ClientView:
     """The reference client's view of every session; see the module docstring for the rules."""
 
-    def __init__(self, faults: Iterable[str] = frozenset()) -> None:
+    def __init__(
+        self, faults: Iterable[str] = frozenset(), readings: Mapping[str, str] | None = None
+    ) -> None:
         self.faults = frozenset(faults)
+        self.readings = resolve(readings)
+        """Every reading's alternative in force (``properties.readings``)."""
+        self._unrecognized_ends = self.readings[IDLE_AFTER_UNRECOGNIZED_STATE] == "completion"
         unknown = self.faults - set(CLIENT_FAULTS)
         if unknown:
             raise ValueError(f"unknown client faults: {sorted(unknown)}")
@@ -738,7 +747,10 @@ class ClientView:
         if state != "idle" and state not in ACTIVE_STATES and F_UNKNOWN_STATE_IDLE in self.faults:
             state = "idle"
         if state == "idle":
-            ends_work = sess.state in ACTIVE_STATES and not sess.resuming
+            ends_work = (
+                sess.state in ACTIVE_STATES
+                or (self._unrecognized_ends and sess.state == "unrecognized")
+            ) and not sess.resuming
             if ends_work or F_REPEAT_IDLE_COUNTS in self.faults:
                 sess.completions += 1
             reason = upd.get("stopReason")
@@ -768,10 +780,14 @@ class ViewedTranscript:
     """The reader's findings for lines it could not use, in line order."""
 
 
-def view_transcript(stream: BinaryIO, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ViewedTranscript:
+def view_transcript(
+    stream: BinaryIO,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    readings: Mapping[str, str] | None = None,
+) -> ViewedTranscript:
     """Apply every usable message of a transcript to a fresh reference view, and keep the
     reader's findings for the lines that could not be used (tolerated input is not skipped)."""
-    result = ViewedTranscript(ClientView(), 0, [])
+    result = ViewedTranscript(ClientView(readings=readings), 0, [])
     for item in read_transcript(stream, max_line_bytes):
         if isinstance(item, Finding):
             if item.severity != "info":

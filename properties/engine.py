@@ -61,7 +61,12 @@ monitor's copy with another set's required monitors (``graft``).
 
 Construction options: ``MonitorSet(monitors, from_start=True)`` says every session in the stream
 is seen from its creation (a simulated run); otherwise a ``session/new`` response shows it per
-session. It lets the prompt monitor judge replayed IDs (ACC-11).
+session. It lets the prompt monitor judge replayed IDs (ACC-11). ``readings={NAME: ALTERNATIVE}``
+chooses among the readings of ambiguous spec text (``properties.readings``; every reading not
+given takes its default, an unknown one raises ``ReadingError``). The set keeps the full mapping
+(``readings``); a monitor asks ``self.reading(NAME)`` and names the reading on every finding
+whose verdict depends on it (``breach(..., readings=(NAME,))``). Clones and derived sets share
+the readings: they are configuration, not state, so no state key includes them.
 
 Must not know: files, JSON decoding, or how the messages were produced.
 """
@@ -70,10 +75,11 @@ from __future__ import annotations
 
 import copy
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 from properties.findings import Finding
+from properties.readings import resolve
 
 Message = dict[str, Any]
 Handler = Callable[[Any, Any, int, Message], None]
@@ -204,15 +210,28 @@ class Monitor:
     def exercise(self, rule: str) -> None:
         self._ex[rule] += 1
 
+    def reading(self, name: str) -> str:
+        """The alternative in force for the reading ``name`` (``properties.readings``)."""
+        return self._owner.readings[name]
+
     def exercise_all(self, rules: tuple[str, ...]) -> None:
         """Count every rule of a group (one dictionary update; merged when ``exercised`` is read)."""
         self._gx[rules] += 1
 
     def breach(
-        self, rule: str, line: int | None, session: str | None, explanation: str, message: Any = None
+        self,
+        rule: str,
+        line: int | None,
+        session: str | None,
+        explanation: str,
+        message: Any = None,
+        readings: tuple[str, ...] = (),
     ) -> None:
+        """Report a breach; ``readings``: the readings its verdict depends on."""
         self._owner.add(
-            Finding(rule, self._owner.level_of(rule), line, session, explanation, "rule", message)
+            Finding(
+                rule, self._owner.level_of(rule), line, session, explanation, "rule", message, readings
+            )
         )
 
     def eventually(
@@ -223,10 +242,11 @@ class Monitor:
         session: str | None,
         explanation: str,
         message: Any = None,
+        readings: tuple[str, ...] = (),
     ) -> None:
         """Report an obligation still open: a breach at quiescence, information at end of input."""
         if quiescent:
-            self.breach(rule, line, session, explanation + " (still open at quiescence)", message)
+            self.breach(rule, line, session, explanation + " (still open at quiescence)", message, readings)
         else:
             self._owner.add(
                 Finding(
@@ -237,6 +257,7 @@ class Monitor:
                     explanation + " (open at end of input)",
                     "open",
                     message,
+                    readings,
                 )
             )
 
@@ -263,8 +284,14 @@ class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
 
     def __init__(
-        self, monitors: Iterable[type[Monitor]] | None = None, *, from_start: bool = False
+        self,
+        monitors: Iterable[type[Monitor]] | None = None,
+        *,
+        from_start: bool = False,
+        readings: Mapping[str, str] | None = None,
     ) -> None:
+        self.readings: dict[str, str] = resolve(readings)
+        """Every reading's alternative in force (``properties.readings``)."""
         if monitors is None:
             from properties.monitors import ALL_MONITORS
 
@@ -523,6 +550,7 @@ class MonitorSet:
         caller sets its monitors, findings and exercise counts."""
         new = MonitorSet.__new__(MonitorSet)
         new.from_start = self.from_start
+        new.readings = self.readings
         new._levels = self._levels
         new.pending_client = dict(self.pending_client)
         new.pending_agent = dict(self.pending_agent)

@@ -43,6 +43,8 @@ class Finding:
     kind: Kind = "rule"
     message: Any = field(default=None, compare=False)
     """The message involved (the decoded JSON-RPC object), when there is one."""
+    readings: tuple[str, ...] = field(default=(), compare=False)
+    """Names of the readings (``properties.readings``) the verdict depends on."""
 
     @property
     def severity(self) -> Severity:
@@ -61,4 +63,5 @@ class Finding:
             "line": self.line,
             "session": self.session,
             "explanation": self.explanation,
+            "readings": list(self.readings),
         }

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from properties.outputs import dumps, write_atomic
+from properties.readings import readings_in_force
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, monitor_rules
@@ -65,6 +66,9 @@ class Options:
     """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
     depth: int | None = None
     max_states: int | None = explore_bfs.MAX_STATES
+    readings: dict[str, str] = field(default_factory=dict)
+    """Readings of ambiguous spec text (``properties.readings``) for every monitor set and
+    client view of the run; absent ones take their defaults."""
     diagram: Diagram | None = None
     """Renders a counterexample's transcript as a sequence diagram (the command hands in
     ``diagrams.sequence.transcript_to_mermaid``); None writes no diagram."""
@@ -99,7 +103,14 @@ def random_config(opts: Options) -> Config:
 
 
 def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
-    """Run the chosen modes; write the counterexample files; the report as a JSON object."""
+    """Run the chosen modes; write the counterexample files; the report as a JSON object.
+    The readings of ``opts`` are in force for the whole run (``readings_in_force``: every
+    monitor set and client view the explorers build, worker processes included, takes them)."""
+    with readings_in_force(opts.readings) as readings:
+        return _run(opts, progress, readings)
+
+
+def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[str, Any]:
     t0 = time.perf_counter()
     rules = monitor_rules()
     cexs: list[Counterexample] = []
@@ -109,6 +120,7 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
         "seed": opts.seed,
         "faults": sorted(opts.faults),
         "monitors": len(rules),
+        "readings": readings,
     }
     coverage: dict[str, Any] = {}
     warnings: list[str] = []

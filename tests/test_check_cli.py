@@ -190,7 +190,7 @@ def test_json_report_keys_and_values(tmp_path: Path) -> None:
     path = two_prompts(tmp_path)
     code, out, _ = run_cli(["check", path, str(BASIC_TURN), "--json"])
     doc = json.loads(out)
-    assert code == 1 and set(doc) == {"files", "summary"}
+    assert code == 1 and set(doc) == {"files", "summary", "readings"}
     first, second = doc["files"]
     assert set(first) >= FILE_KEYS
     assert (first["path"], first["messages"], first["sessions"]) == (path, 12, 2)
@@ -198,7 +198,7 @@ def test_json_report_keys_and_values(tmp_path: Path) -> None:
     breach = [f for f in first["findings"] if f["kind"] == "rule"]
     assert breach == [
         {"rule": "TEST-ONE-PROMPT", "level": "MUST", "kind": "rule", "severity": "error", "line": 7,
-         "session": "s2", "explanation": "a second prompt"}
+         "session": "s2", "explanation": "a second prompt", "readings": []}
     ]  # fmt: skip
     assert [f["kind"] for f in second["findings"]] == ["open"]
     assert doc["summary"]["files"] == 2 and doc["summary"]["messages"] == 18

@@ -58,8 +58,13 @@ from tests.wire_dsl import (
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def run(lines: Sequence[Line], quiescent: bool = True, from_start: bool = False) -> MonitorSet:
-    ms = MonitorSet(from_start=from_start)
+def run(
+    lines: Sequence[Line],
+    quiescent: bool = True,
+    from_start: bool = False,
+    readings: dict[str, str] | None = None,
+) -> MonitorSet:
+    ms = MonitorSet(from_start=from_start, readings=readings)
     for n, (sender, msg) in enumerate(lines, 1):
         ms.feed(sender, msg, n)
     ms.finish(quiescent)
@@ -97,10 +102,21 @@ class Case:
     expect: list[tuple[str, int | None]] = field(default_factory=list)
     quiescent: bool = True
     from_start: bool = False
+    readings: dict[str, str] = field(default_factory=dict)
+    """Readings in force (``properties.readings``) other than the defaults."""
 
 
 # -- violating transcripts (each flags exactly the expected findings) ----------------------------
 VIOLATIONS: list[Case] = [
+    Case(
+        "ACTIVE-02 a later prompt inserted ahead of one never inserted (reading receipt-order)",
+        [
+            prompt(1), state("running"), user("u1"), answer(1, "u1"), prompt(2), prompt(3), user("u3"),
+            answer(3, "u3"), cancel(), fail(2, -32800), state("idle", stop="cancelled"),
+        ],
+        [("ACTIVE-02", 10)],
+        readings={"prompt-ahead-of-held": "receipt-order"},
+    ),
     # prompts: insertion and answers
     Case(
         "ACC-03 error after the user message",
@@ -789,7 +805,7 @@ CONFORMING: list[Case] = [
 
 @pytest.mark.parametrize("case", VIOLATIONS, ids=lambda c: c.name)
 def test_violation_is_flagged_with_rule_and_line(case: Case) -> None:
-    ms = run(case.lines, case.quiescent, case.from_start)
+    ms = run(case.lines, case.quiescent, case.from_start, case.readings)
     assert found(ms) == sorted(case.expect, key=repr)
 
 
@@ -815,7 +831,7 @@ def test_every_reported_rule_has_a_violating_case() -> None:
 
 @pytest.mark.parametrize("case", VIOLATIONS + CONFORMING, ids=lambda c: c.name)
 def test_restated_groups_are_exercised_together(case: Case) -> None:
-    ms = run(case.lines, case.quiescent, case.from_start)
+    ms = run(case.lines, case.quiescent, case.from_start, case.readings)
     for ids in RESTATED.values():
         judged = [i for i in ids if any(i in c.RULES for c in ALL_MONITORS)]
         if any(ms.exercised[i] for i in judged):

@@ -75,6 +75,12 @@ def test_intended_rules_exist_and_every_fault_is_a_mutant() -> None:
     assert len({m.name for m in MUTANTS}) == len(MUTANTS)
 
 
+READING_ONLY = {"ACTIVE-02"}
+"""Rules a monitor reports only under a reading that is not the default
+(``prompt-ahead-of-held=receipt-order``): the simulated agent follows the default reading, so no
+seeded bug breaks them (under the alternative, the unmodified simulator may)."""
+
+
 def test_every_monitor_checked_must_has_a_seeded_bug() -> None:
     group_of = {rule: set(group) for group in RESTATED.values() for rule in group}
     intended = {m.intended_rule for m in MUTANTS}
@@ -84,6 +90,7 @@ def test_every_monitor_checked_must_has_a_seeded_bug() -> None:
         if r.level in ("MUST", "MUST NOT")
         and r.check == "monitor"
         and not (group_of.get(r.id, {r.id}) & intended)
+        and r.id not in READING_ONLY
     ]
     assert uncovered == []
 

@@ -5,14 +5,21 @@ What is certain in proxy order, and why: agent lines are in send order, so "the 
 was sent before the snapshot" is a plain fact, and so is "the snapshot carries no background".
 
 - BG-07: once a concrete list was reported in a session, a later state_update without a list
-  (field omitted, null or not an array) breaks it.
+  (field omitted, null or not an array) breaks it. Whether the state_updates before the first
+  list are held to it too is the reading ``state-updates-before-first-list``: under ``every``
+  (not the default) the first list of a session that sent a state_update without one is a
+  breach.
 - BG-10: an item (terminal, tool call, subagent) newly listed in a snapshot must have had its own
   update (``terminal_update`` / ``tool_call_update`` / ``subagent_update``) before.
 - BG-11: a terminal or tool call dropped from the list (compared with the last concrete list)
-  must have had its ``exitStatus`` / final status before that snapshot.
-- BG-13: a tool call listed together with a terminal that its content embeds. We read "a tool
-  call whose content embeds the terminal" as one whose only live work is that terminal; the
-  spec's exception (the tool call has other live work) is not visible on the wire.
+  must have had its ``exitStatus`` / final status before that snapshot. Under the reading
+  ``waited-on-background=becomes-foreground`` (not the default) an unfinished item dropped by a
+  snapshot whose state is running or requires_action may have become foreground work (which is
+  not listed): no breach.
+- BG-13: a tool call listed together with a terminal that its content embeds. Whether such a
+  tool call's only live work is that terminal is the reading ``tool-with-listed-terminal``: by
+  default (``only-live-work``) it is, and listing both is a breach; under
+  ``may-have-other-work`` the tool call may have live work the wire does not show (no breach).
 - BG-17: an item listed twice in one snapshot, or newly listed when it has already finished
   (exited terminal, tool call with a final status). An item that finishes *while* listed may
   stay listed until the snapshot that removes it (finalized before removed).
@@ -36,8 +43,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet
-from properties.monitors.common import TOOL_FINAL, Key, terminal_refs
+from properties.monitors.common import ACTIVE, TOOL_FINAL, Key, terminal_refs
 from properties.monitors.facts import Facts, SessionMonitor
+from properties.readings import (
+    STATE_UPDATES_BEFORE_FIRST_LIST,
+    TOOL_WITH_LISTED_TERMINAL,
+    WAITED_ON_BACKGROUND,
+)
 
 _NONE: frozenset[Key] = frozenset()
 
@@ -184,6 +196,16 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
         keys = self.facts.background(upd)
         if keys is None:
             return
+        if not bs.reported:
+            fs = self.facts.sessions.get(sid)
+            if fs is not None and fs.bare_line:
+                self._ex["BG-07"] += 1
+                self.breach(
+                    "BG-07", line, sid,
+                    f"the session's first background list comes after a state_update without one "
+                    f"(line {fs.bare_line})",
+                    msg, (STATE_UPDATES_BEFORE_FIRST_LIST,),
+                )
         bs.reported = True
         cur = frozenset(keys) if keys else _NONE
         self._ex["BG-17"] += 1
@@ -204,17 +226,22 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                         "BG-17", line, sid,
                         f"background newly lists {_names([key])}, which has already finished", msg,
                     )
+            state = upd.get("state")
+            active = type(state) is str and state in ACTIVE
             for key in sorted(prev - cur):
                 if key[0] == "subagent":
                     continue
                 self._ex["BG-11"] += 1
-                if not bs.finished(key):
+                if not bs.finished(key) and not (
+                    active and self.reading(WAITED_ON_BACKGROUND) == "becomes-foreground"
+                ):
                     what = "exitStatus" if key[0] == "terminal" else "final status"
                     self.breach(
                         "BG-11", line, sid,
                         f"background drops {_names([key])} before its {what} was sent", msg,
+                        (WAITED_ON_BACKGROUND,) if active else (),
                     )
-        if bs.tool_terms:
+        if bs.tool_terms and self.reading(TOOL_WITH_LISTED_TERMINAL) == "only-live-work":
             for kind, ident in cur:
                 terms = bs.tool_terms.get(ident) if kind == "tool_call" else None
                 if terms:
@@ -225,7 +252,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                             "BG-13", line, sid,
                             f"background lists tool call {ident!r} and the terminal "
                             f"{', '.join(map(repr, both))} it runs: list the terminal only",
-                            msg,
+                            msg, (TOOL_WITH_LISTED_TERMINAL,),
                         )
         bs.last = cur
 

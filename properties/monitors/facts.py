@@ -16,6 +16,9 @@ Per session (``SessionFacts``):
 - ``cancel_line``: line of a ``session/cancel`` (or ``session/close``) received while the
   reported state was active, until the next idle: cancellation of active work to confirm.
 - ``listed``: the items of the latest concrete background list (None before any).
+- ``bare_line``: line of the first state_update without a concrete background list sent before
+  the session's first list; kept only under the reading ``state-updates-before-first-list=every``
+  (0 otherwise).
 - ``created``: a ``session/new`` response named this session in the stream, so everything about
   it is in view (``MonitorSet.from_start`` says so for all sessions).
 - ``closed``: ``session/close`` succeeded (until a ``session/resume`` reopens it).
@@ -45,10 +48,21 @@ from properties.monitors.common import (
     Key,
     background_keys,
 )
+from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
 
 
 class SessionFacts:
-    __slots__ = ("cancel_line", "closed", "created", "interval", "listed", "period", "resuming", "state")
+    __slots__ = (
+        "bare_line",
+        "cancel_line",
+        "closed",
+        "created",
+        "interval",
+        "listed",
+        "period",
+        "resuming",
+        "state",
+    )
 
     def __init__(self) -> None:
         self.state = "idle"
@@ -59,6 +73,7 @@ class SessionFacts:
         self.listed: frozenset[Key] | None = None
         self.created = False
         self.closed = False
+        self.bare_line = 0
 
     def copy(self) -> SessionFacts:
         new = SessionFacts.__new__(SessionFacts)
@@ -70,6 +85,7 @@ class SessionFacts:
         new.listed = self.listed
         new.created = self.created
         new.closed = self.closed
+        new.bare_line = self.bare_line
         return new
 
     def key(self) -> tuple[Any, ...]:
@@ -84,6 +100,7 @@ class SessionFacts:
             self.listed,
             self.created,
             self.closed,
+            self.bare_line > 0,
         )
 
 
@@ -178,6 +195,13 @@ class Facts(Monitor):
         if state != fs.state:
             fs.period += 1
         fs.state = state
+        if (
+            fs.listed is None
+            and not fs.bare_line
+            and self._owner.readings[STATE_UPDATES_BEFORE_FIRST_LIST] == "every"
+            and self.background(upd) is None
+        ):
+            fs.bare_line = line
         if "background" in upd:
             keys = self.background(upd)
             if keys is not None:

@@ -25,13 +25,16 @@ background work"). So:
   there);
 - a repeated idle is a snapshot whatever stop reason it carries (State transitions: a repeat
   may bring new details without being a transition), so it is never taken as a completion of
-  unreported work;
+  unreported work: the default of the reading ``repeated-idle-new-stop-reason``. Under its
+  alternative ``completion``, a repeated idle (outside resume windows) whose string stop reason
+  differs from the last one reported in the session completes work never reported active: FG-02;
 - any message or thought content while the state is requires_action means the work progressed
   without running being reported: FG-04 (group ``running-after-requires-action``; the tool side
   is judged by the tool monitor);
 - content for a message first seen during an ended foreground interval, sent while the session
   is still idle after it, is an update of the ended work after its idle: DONE-03, or CANCEL-14
-  when that idle confirmed a cancellation.
+  when that idle confirmed a cancellation. That is the default of the reading
+  ``patch-after-idle``; under ``patch-in-place`` such content is a patch in place (no finding).
 
 *The idle that ends work* (active -> idle, outside resume windows) must carry a stop reason
 (FG-06, SHOULD: the group ``stop-reason-on-ending-idle``); when a ``session/cancel`` (or
@@ -39,6 +42,9 @@ background work"). So:
 ``cancelled``: TRANS-04, or CANCEL-12 when it says ``error`` (the group
 ``cancelled-stop-reason``). "Received" means delivered to the Agent in proxy order: an Agent
 that finished on its own but sent its idle after the cancel reached it is held to ``cancelled``.
+That is the default of the reading ``cancel-takes-effect`` (``on-receipt``); under
+``when-acted`` the Agent may have ended the work before acting on the cancel, so the idle's stop
+reason is judged as for any ending idle (FG-06) and not held to ``cancelled``.
 Any idle's string stop reason must be standard or start with ``_`` (STOP-03); ``error`` should
 carry a JSON-RPC error object (FAIL-03). Repeated snapshots are fine (TRANS-01), and idle at any
 moment is fine (DONE-04).
@@ -66,6 +72,7 @@ from typing import Any
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
+from properties.readings import CANCEL_TAKES_EFFECT, PATCH_AFTER_IDLE, REPEATED_IDLE_NEW_REASON
 
 _IDLE_GROUP = ("FG-05", "DONE-01", "FAIL-01", "BOUND-01")
 _STOP_GROUP = ("FG-06", "DONE-02", "DONE-05", "STOP-01", "TRANS-03")
@@ -92,6 +99,7 @@ class _Session:
         "flag_period",
         "last_end",
         "last_end_cancel",
+        "last_reason",
         "last_std",
         "msgs",
         "since",
@@ -105,6 +113,7 @@ class _Session:
         self.thoughts: dict[str, int] = {}
         self.last_end = 0  # interval ended by the last ending idle
         self.last_end_cancel = False
+        self.last_reason: str | None = None  # last string stop reason (kept under one reading)
         self.last_std = "idle"  # last of idle / running / requires_action reported
         self.flag_period = -1  # period in which a start / resume breach was reported
         self.done_period = -1  # period in which DONE-03 / CANCEL-14 was reported
@@ -118,6 +127,7 @@ class _Session:
         new.thoughts = dict(self.thoughts)
         new.last_end = self.last_end
         new.last_end_cancel = self.last_end_cancel
+        new.last_reason = self.last_reason
         new.last_std = self.last_std
         new.flag_period = self.flag_period
         new.done_period = self.done_period
@@ -137,6 +147,7 @@ class _Session:
             frozenset((k, rel(v)) for k, v in self.thoughts.items()),
             self.last_end == interval,
             self.last_end_cancel,
+            self.last_reason,
             self.last_std,
             self.flag_period == period,
             self.done_period == period,
@@ -218,7 +229,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if state == "idle":
             if seen is None:
                 self._started(st, fs.period, "FG-02", sid, line, f"{variant} {mid!r} sent while idle", msg)
-            elif seen > 0 and (variant[-1] == "k" or "content" in upd):
+            elif (
+                seen > 0
+                and (variant[-1] == "k" or "content" in upd)
+                and self.reading(PATCH_AFTER_IDLE) == "ended-work"
+            ):
                 cancelled = seen == st.last_end and st.last_end_cancel
                 rule = "CANCEL-14" if cancelled else "DONE-03"
                 self._ex[rule] += 1
@@ -229,7 +244,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                         rule, line, sid,
                         f"{variant} {mid!r} of foreground work that already ended is sent after "
                         f"the idle that reported {what}",
-                        msg,
+                        msg, (PATCH_AFTER_IDLE,),
                     )
         elif state == "requires_action":
             self._gx[_RA_GROUP_KEY] += 1
@@ -260,7 +275,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     )
 
     def _started(
-        self, st: _Session, period: int, rule: str, sid: str, line: int, what: str, msg: Message
+        self,
+        st: _Session,
+        period: int,
+        rule: str,
+        sid: str,
+        line: int,
+        what: str,
+        msg: Message,
+        readings: tuple[str, ...] = (),
     ) -> None:
         self._gx[_START_GROUP_KEY] += 1
         if rule not in _START_GROUP:
@@ -268,7 +291,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if st.flag_period != period:
             st.flag_period = period
             self.breach(
-                rule, line, sid, f"{what}: foreground work started without running being reported", msg
+                rule, line, sid, f"{what}: foreground work started without running being reported", msg,
+                readings,
             )
 
     # -- state ---------------------------------------------------------------------------
@@ -302,6 +326,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.last_std = "idle"
         reason = upd.get("stopReason")
         if fs.resuming:  # a resume snapshot reports the state, it is no transition
+            if type(reason) is str and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+                st.last_reason = reason  # it may carry the last stop reason for context
             return
         if type(reason) is str:
             if reason not in STOP_REASONS and not reason.startswith("_"):
@@ -316,6 +342,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 self._ex["STOP-03"] += 1
                 if prev == "idle":
                     self._ex["TRANS-01"] += 1
+                    if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+                        if reason != st.last_reason:
+                            self._started(
+                                st, fs.period, "FG-02", sid, line,
+                                f"repeated idle with the new stop reason {reason!r} (was "
+                                f"{st.last_reason!r}) completes work",
+                                msg, (REPEATED_IDLE_NEW_REASON,),
+                            )
+                        st.last_reason = reason
         elif prev in ACTIVE:
             self._gx[_END_GROUPS_KEY] += 1
             self._ends(fs, prev, reason, st, sid, upd, line, msg)
@@ -337,8 +372,18 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if prev == "requires_action":
             self._gx[_RA_GROUP_KEY] += 1
         st.last_end = fs.interval
+        if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+            st.last_reason = reason if type(reason) is str else None
         cancel_line = fs.cancel_line
-        if cancel_line:
+        if cancel_line and self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
+            self._gx[_CANCEL_GROUP_KEY] += 1
+            st.last_end_cancel = reason == "cancelled"
+            if type(reason) is not str:
+                self.breach(
+                    "FG-06", line, sid, f"the idle that ends {prev} work has no stop reason", msg,
+                    (CANCEL_TAKES_EFFECT,),
+                )
+        elif cancel_line:
             st.last_end_cancel = True
             self._gx[_CANCEL_GROUP_KEY] += 1
             if reason != "cancelled":
@@ -347,7 +392,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     rule, line, sid,
                     f"the idle that ends work after the cancellation received at line {cancel_line} "
                     f"has stop reason {reason!r}, not 'cancelled'",
-                    msg,
+                    msg, (CANCEL_TAKES_EFFECT,),
                 )
         else:
             st.last_end_cancel = False

@@ -8,11 +8,13 @@ What is certain in proxy order, and why
 ---------------------------------------
 *Insertion is not on the wire.* A user message names its messageId, but the only thing that ties
 a messageId to a request is that request's success response. So this monitor never guesses which
-request a user message belongs to; it counts. Working assumption, from "2. Prompt accepted": a
-live user message (outside a ``session/resume`` replay window) reports the insertion of a
-session/prompt of the same session. The only other source the spec discusses is a delegated task
-in a child session, which it discourages (SDM-05): a session that never had a prompt gets SDM-05
-for a user message, never anything stronger.
+request a user message belongs to; it counts. Whether a live user message (outside a
+``session/resume`` replay window) always reports the insertion of a session/prompt of the same
+session is the reading ``unaccounted-user-message`` (``properties.readings``). Under its default,
+``prompt-only``, it does; the only other source the spec discusses is a delegated task in a child
+session, which it discourages (SDM-05): a session that never had a prompt gets SDM-05 for a user
+message, never anything stronger. Under ``other-sources`` the counting below proves nothing and
+reports nothing (ACC-03, ACC-06, REJ-02 and SDM-05 findings name the reading).
 
 A prompt can claim a user message only if it was received before the message was first reported
 (no update may precede insertion, and insertion follows receipt). Keep, per session, the user
@@ -42,6 +44,14 @@ for it (USER-04).
 -32800 or, if it had been inserted already, with success; another error code is a breach. A
 prompt received after a ``session/cancel`` of its session and answered -32800 without any later
 cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16.
+A prompt with unadvertised content that a session/cancel covers: which code answers it is the
+reading ``cancelled-invalid-prompt`` (default ``cancelled``: -32800 only; ``either``: -32800 or
+-32602; ``invalid``: -32602 only, USER-04 reports -32800).
+
+*Held prompts.* Under the reading ``prompt-ahead-of-held=receipt-order`` (not the default), a
+prompt answered with success while a prompt of the session received before it was still waiting
+and not yet covered by a cancel, close or ``$/cancel_request``, when that earlier prompt is then
+answered -32800 (so it was never inserted), was inserted ahead of it: ACTIVE-02.
 
 *Replay.* User messages inside a resume window are replayed history, not insertions. When the
 session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
@@ -62,6 +72,13 @@ from typing import Any
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
+from properties.readings import (
+    CANCELLED_INVALID_PROMPT,
+    PROMPT_AHEAD_OF_HELD,
+    UNACCOUNTED_USER_MESSAGE,
+)
+
+_UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
 
 # prompt record: (session, receipt line, cover rule or "", received after a cancel, bad types)
 _Prompt = tuple[str, int, str, bool, tuple[str, ...]]
@@ -163,6 +180,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         "USER-04",
         "SDM-05",
         "MSGID-01",
+        "ACTIVE-02",
     )
     TOLERATES = ("USER-02", "ACTIVE-01")
     SESSION = _Session
@@ -171,6 +189,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.prompts: dict[Any, _Prompt] = {}
+        self.overtaken: dict[Any, tuple[Any, int]] = {}
+        """Under ``prompt-ahead-of-held=receipt-order``: waiting prompt -> (the later prompt
+        answered with success while it waited, that response's line)."""
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -242,14 +263,26 @@ class PromptMonitor(SessionMonitor["_Session"]):
         err = msg.get("error")
         code = err.get("code") if type(err) is dict else None
         cover = rec[2]
+        invalid = bool(rec[4]) and cover == "CANCEL-02"
+        alt = self.reading(CANCELLED_INVALID_PROMPT) if invalid else "cancelled"
+        if self.overtaken:
+            ahead = self.overtaken.pop(rid, None)
+            if ahead is not None and code == REQUEST_CANCELLED:
+                self._ex["ACTIVE-02"] += 1
+                self.breach(
+                    "ACTIVE-02", line, sid,
+                    f"prompt {rid!r} was never inserted (answered -32800), yet prompt {ahead[0]!r} "
+                    f"received after it was inserted while it waited (success at line {ahead[1]})",
+                    msg, (PROMPT_AHEAD_OF_HELD,),
+                )
         if cover:
             self._ex[cover] += 1
-            if code != REQUEST_CANCELLED:
+            if code != REQUEST_CANCELLED and not (alt != "cancelled" and code == INVALID_PARAMS):
                 self.breach(
                     cover, line, sid,
                     f"prompt {rid!r} was still waiting when {_COVER_WHAT[cover]} reached the Agent "
                     f"(line {rec[1]} received it) but was answered with error {code}, not -32800",
-                    msg,
+                    msg, (CANCELLED_INVALID_PROMPT,) if invalid else (),
                 )
         elif rec[3]:
             self._ex["CANCEL-16"] += 1
@@ -262,26 +295,32 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 )
         if rec[4]:
             self._ex["USER-04"] += 1
-            if code != INVALID_PARAMS and code != REQUEST_CANCELLED:
+            if code != INVALID_PARAMS and (code != REQUEST_CANCELLED or alt == "invalid"):
                 self.breach(
                     "USER-04", line, sid,
                     f"prompt {rid!r} carries content the Agent did not advertise "
                     f"({', '.join(rec[4])}) and was refused with {code}, not -32602",
-                    msg,
+                    msg, (CANCELLED_INVALID_PROMPT,) if invalid else (),
                 )
         if not ps.first_error or rec[1] < ps.first_error:
             ps.first_error = rec[1]
         self._ex["ACC-03"] += 1
-        if self._settle(ps):
+        if self._settle(ps) and self._counting():
             self.breach(
                 "ACC-03", line, sid,
                 f"prompt {rid!r} was answered with an error after insertion: a user message "
                 "reported after it was received can now be claimed by no prompt that may still "
                 "succeed",
-                msg,
+                msg, _UNACCOUNTED,
             )
 
     def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
+        if self.overtaken:
+            self.overtaken.pop(rid, None)  # it was inserted after all
+        if ps.pending and self.reading(PROMPT_AHEAD_OF_HELD) == "receipt-order":
+            for earlier, received in ps.pending.items():
+                if received < rec[1] and not self.prompts[earlier][2]:
+                    self.overtaken.setdefault(earlier, (rid, line))
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
         if rec[2]:
@@ -326,12 +365,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     ps.unreported[mid] = line
         if not ps.unclaimed:
             ps.reported_d = 0
-        elif self._settle(ps):
+        elif self._settle(ps) and self._counting():
             self.breach(
                 "ACC-06", line, sid,
                 f"prompt {rid!r} returned messageId {mid!r}, but a user message reported after it "
                 "was received is under another ID that no waiting prompt can claim",
-                msg,
+                msg, _UNACCOUNTED,
             )
 
     # -- user messages -------------------------------------------------------------------
@@ -365,18 +404,18 @@ class PromptMonitor(SessionMonitor["_Session"]):
             rule, why = "REJ-02", "and a prompt received before it was answered with an error"
         else:
             self._gx[_NEW_USER_KEY] += 1
-            if self._settle(ps):
+            if self._settle(ps) and self._counting():
                 self.breach(
                     "ACC-06", line, sid,
                     f"user message {mid!r} reported under an ID that no prompt response returned "
                     "or can still return",
-                    msg,
+                    msg, _UNACCOUNTED,
                 )
             return
         self._ex["MSGID-01"] += 1
         self._ex[rule] += 1
-        if self._settle(ps):
-            self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg)
+        if self._settle(ps) and self._counting():
+            self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
 
     def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
         if not self.facts.from_start(sid):
@@ -390,6 +429,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 "session: a replayed message must keep its ID",
                 msg,
             )
+
+    def _counting(self) -> bool:
+        """Whether an unclaimed user message is a breach (reading ``unaccounted-user-message``)."""
+        return self.reading(UNACCOUNTED_USER_MESSAGE) == "prompt-only"
 
     @staticmethod
     def _settle(ps: _Session) -> bool:
@@ -424,6 +467,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         new._attach(owner)
         new.facts = owner.get(Facts)
         new.prompts = dict(self.prompts)
+        new.overtaken = dict(self.overtaken)
         new.sessions = {k: v.copy() for k, v in self.sessions.items()}
         return new
 
@@ -431,6 +475,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         return (
             frozenset((rid, (r[0], r[2], r[3], r[4])) for rid, r in self.prompts.items()),
             tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
+            frozenset((rid, o[0]) for rid, o in self.overtaken.items()),
         )
 
 

@@ -18,8 +18,13 @@ What is certain in proxy order, and why
   tool call may be announced before it is first listed, so an unfinished, unlisted call is only
   a suspect at the idle: it is cleared if any later snapshot lists it or its status changes later
   (work that carries on after the idle was independent of the failed work), and reported at the
-  end (a breach at quiescence). The rule is exercised by such an idle in a session that
-  reported tool calls (in one that reported none, there is nothing it could require).
+  end (a breach at quiescence). That a later status change means background work is the default
+  of the reading ``tool-updates-after-idle`` (``background``). Under ``foreground-owed`` it does
+  not clear the suspicion, and a status change of a tool call first reported during ended
+  foreground work, sent while the session is still idle after it, neither listed nor embedding a
+  listed terminal, is an update of the ended work after its idle: DONE-03, or CANCEL-14 when
+  that idle confirmed a cancellation (once per tool call). The rule is exercised by such an idle
+  in a session that reported tool calls (in one that reported none, there is nothing it could require).
 - CANCEL-07 (SHOULD, judged at the end): permission requests still open when the idle confirming
   a cancellation was sent (and not about a tool call listed then or later) should be withdrawn
   with ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
@@ -42,6 +47,7 @@ from typing import Any
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
 from properties.monitors.facts import Facts, SessionMonitor
+from properties.readings import TOOL_UPDATES_AFTER_IDLE
 
 # tool record: (status, interval it was first reported in (0: not during active work), grant)
 # grant: 0 no permission granted, 1 granted and not yet in_progress since, 2 in_progress since
@@ -51,18 +57,23 @@ _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 
 
 class _Session:
-    __slots__ = ("ra_period", "terms", "tools")
+    __slots__ = ("cancel_end", "late", "ra_period", "terms", "tools")
 
     def __init__(self) -> None:
         self.tools: dict[str, _Tool] = {}
         self.terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
         self.ra_period = -1
+        # kept only under tool-updates-after-idle=foreground-owed:
+        self.cancel_end = 0  # interval last ended by an idle that confirmed a cancellation
+        self.late: frozenset[str] = frozenset()  # tool calls already reported late
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
         new.tools = dict(self.tools)
         new.terms = dict(self.terms)
         new.ra_period = self.ra_period
+        new.cancel_end = self.cancel_end
+        new.late = self.late
         return new
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
@@ -70,6 +81,8 @@ class _Session:
             frozenset((k, (v[0], v[1] > 0, v[1] == interval, v[2])) for k, v in self.tools.items()),
             frozenset(self.terms.items()),
             self.ra_period == period,
+            self.cancel_end == interval,
+            self.late,
         )
 
 
@@ -78,7 +91,17 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     KEY_CONTEXT = True  # state_key is relative to the Facts counters
 
-    RULES = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01", "TOOL-04", "FAIL-04", "CANCEL-07")
+    RULES = (
+        "FG-04",
+        "OUT-02",
+        "TOOL-03",
+        "WAIT-01",
+        "TOOL-04",
+        "FAIL-04",
+        "CANCEL-07",
+        "DONE-03",
+        "CANCEL-14",
+    )
     TOLERATES = ("TOOL-01", "TOOL-05")
     SESSION = _Session
     REQUIRES = (Facts,)
@@ -140,7 +163,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         if status is None or status == old:
             return
-        if self.suspects:
+        owed = self.reading(TOOL_UPDATES_AFTER_IDLE) == "foreground-owed"
+        if owed:
+            self._late(ts, sid, tid, created, line, msg)
+        elif self.suspects:
             self.suspects.pop((sid, tid), None)
         if status == "in_progress":
             if grant == 1:
@@ -166,6 +192,27 @@ class ToolMonitor(SessionMonitor["_Session"]):
             )
         ts.tools[tid] = (status, created, grant)
 
+    def _late(self, ts: _Session, sid: str, tid: str, created: int, line: int, msg: Message) -> None:
+        """Under ``tool-updates-after-idle=foreground-owed``: a status change of a tool call of
+        ended foreground work, while the session is still idle after it."""
+        fs = self.facts.of(sid)
+        if created <= 0 or fs.state != "idle" or fs.resuming or fs.closed:
+            return
+        if _exempt(tid, ts, fs.listed or frozenset()):
+            return
+        rule = "CANCEL-14" if created == ts.cancel_end else "DONE-03"
+        self._ex[rule] += 1
+        if tid in ts.late:
+            return
+        ts.late = ts.late | {tid}
+        what = "the cancellation" if rule == "CANCEL-14" else "that work"
+        self.breach(
+            rule, line, sid,
+            f"tool call {tid!r} of foreground work that already ended changes status after the "
+            f"idle that reported {what}",
+            msg, (TOOL_UPDATES_AFTER_IDLE,),
+        )
+
     # -- the idle that ends work ---------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if self.suspects or self.owed:
@@ -178,6 +225,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if fs is None or fs.state not in ACTIVE or fs.resuming:
             return  # (a session without facts is idle)
         error = upd.get("stopReason") == "error"
+        if fs.cancel_line and self.reading(TOOL_UPDATES_AFTER_IDLE) == "foreground-owed":
+            self._session(sid).cancel_end = fs.interval
         if not error and not fs.cancel_line:
             return  # the usual end of work: nothing owed
         keys = self.facts.background(upd)
@@ -260,6 +309,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 "FAIL-04", quiescent, line, sid,
                 f"idle with stop reason 'error' while tool call {tid!r} of the failed work had no "
                 "final status (and it was never listed as background work)",
+                readings=(TOOL_UPDATES_AFTER_IDLE,),
             )
         for rid, (sid, line) in self.owed.items():
             self.eventually(

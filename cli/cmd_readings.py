@@ -1,0 +1,57 @@
+"""``acp-model readings [--json]``: the catalogue of readings of ambiguous spec text.
+
+Owns: the text and JSON renderings of ``properties.readings.READINGS`` (JSON: ``{"readings":
+[{name, question, sections, spec_lines, alternatives: [{name, meaning}], default, why_default,
+rules}]}``).
+
+Must not know: how monitors apply a reading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from typing import Any
+
+from cli.main import EXIT_OK
+from cli.util import dumps
+from properties.readings import READINGS, catalogue_json
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "readings",
+        help="list the readings of ambiguous spec text (choose one with --reading NAME=ALTERNATIVE)",
+        description="List every place where the spec can be read more than one way: the question, "
+        "the spec lines in tension, the alternatives, the default and the rules whose verdicts "
+        "depend on it. check, view, replay, simulate and explore take --reading NAME=ALTERNATIVE.",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of text (default: text)"
+    )
+    return p
+
+
+def _wrap(text: str, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(text, 100, initial_indent=first, subsequent_indent=rest)
+
+
+def render_text() -> str:
+    out: list[str] = []
+    for r in READINGS:
+        out.append(f"{r.name}: {r.question}")
+        out.append(f"  sections: {'; '.join(r.sections)} (spec lines {', '.join(map(str, r.spec_lines))})")
+        out.append(f"  rules: {', '.join(r.rules) if r.rules else 'none (client view only)'}")
+        for alt in r.alternatives:
+            mark = " (default)" if alt.name == r.default else ""
+            out.extend(_wrap(f"{alt.name}{mark}: {alt.meaning}", "  - ", "    "))
+        out.extend(_wrap(f"why the default: {r.why_default}", "  ", "  "))
+        out.append("")
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    sys.stdout.write(dumps(catalogue_json()) if args.json else render_text())
+    sys.stdout.flush()
+    return EXIT_OK

@@ -1,0 +1,365 @@
+"""Readings of ambiguous spec text (properties.readings): the catalogue points at real spec lines,
+every docstring reading is catalogued, and every reading changes a verdict.
+
+For each reading, a transcript whose findings differ between two alternatives: checked through
+``MonitorSet(readings=...)`` for all of them and through ``acp-model check --reading`` for a few.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from properties.catalogue import RULES_BY_ID
+from properties.clientview import ClientView
+from properties.engine import MonitorSet
+from properties.readings import BY_NAME, DEFAULTS, READINGS, ReadingError, parse, resolve
+from tests.wire_dsl import (
+    Line,
+    answer,
+    cancel,
+    fail,
+    initialize,
+    initialized,
+    item,
+    prompt,
+    say,
+    state,
+    terminal,
+    text,
+    tool,
+    user,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+SPEC = REPO.parent / "shared" / "spec" / "acp-v2-prompt-lifecycle.txt"
+
+IMAGE = {"type": "image", "mimeType": "image/png", "data": "AA=="}
+
+# -- one transcript per reading: (lines, findings under the default, alternative, findings) -------
+CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, int]]]] = {
+    "unaccounted-user-message": (
+        [prompt(1), state("running"), user("u1"), user("u2"), answer(1, "u1"),
+         state("idle", stop="end_turn")],
+        [("ACC-06", 4)],
+        "other-sources",
+        [],
+    ),
+    "state-updates-before-first-list": (
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), terminal("T1"),
+         state("idle", stop="end_turn", bg=[item("terminal", "T1")])],
+        [],
+        "every",
+        [("BG-07", 6)],
+    ),
+    "patch-after-idle": (
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), say("a1"), state("idle", stop="end_turn"),
+         say("a1")],
+        [("DONE-03", 7)],
+        "patch-in-place",
+        [],
+    ),
+    "cancel-takes-effect": (
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), say("a1"), cancel(),
+         state("idle", stop="end_turn")],
+        [("TRANS-04", 7)],
+        "when-acted",
+        [],
+    ),
+    "waited-on-background": (
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), terminal("T1"),
+         state("running", bg=[item("terminal", "T1")]), state("running", bg=[]),
+         terminal("T1", 0), state("idle", stop="end_turn", bg=[])],
+        [("BG-11", 7)],
+        "becomes-foreground",
+        [],
+    ),
+    "cancelled-invalid-prompt": (
+        [initialize(0), initialized(0), state("running"), prompt(1, content=[text(), IMAGE]), cancel(),
+         fail(1, -32602), state("idle", stop="cancelled")],
+        [("CANCEL-02", 6), ("USER-03", 4)],
+        "either",
+        [("USER-03", 4)],
+    ),
+    "tool-updates-after-idle": (
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), tool("t1", "in_progress"),
+         state("idle", stop="end_turn"), tool("t1", "completed")],
+        [],
+        "foreground-owed",
+        [("DONE-03", 7)],
+    ),
+    "prompt-ahead-of-held": (
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), prompt(2), prompt(3), user("u3"),
+         answer(3, "u3"), cancel(), fail(2, -32800), state("idle", stop="cancelled")],
+        [],
+        "receipt-order",
+        [("ACTIVE-02", 10)],
+    ),
+    "tool-with-listed-terminal": (
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), terminal("T1"),
+         tool("t1", "in_progress", content=[{"type": "terminal", "terminalId": "T1"}]),
+         state("idle", stop="end_turn", bg=[item("terminal", "T1"), item("tool_call", "t1")])],
+        [("BG-13", 7)],
+        "may-have-other-work",
+        [],
+    ),
+    "repeated-idle-new-stop-reason": (
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), state("idle", stop="end_turn"),
+         state("idle", stop="max_tokens")],
+        [],
+        "completion",
+        [("FG-02", 6)],
+    ),
+}
+
+
+def findings(lines: list[Line], readings: dict[str, str] | None = None) -> list[tuple[str, int]]:
+    ms = MonitorSet(readings=readings)
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=True)
+    return sorted((f.rule, f.line) for f in ms.findings if f.kind == "rule" and f.line is not None)
+
+
+def test_every_reading_has_a_case() -> None:
+    """Every reading with rules has a transcript here; the one without rules (the client
+    view's) is tested on the view below."""
+    assert {r.name for r in READINGS if r.rules} == set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_verdict_differs_between_two_alternatives(name: str) -> None:
+    lines, default, alternative, other = CASES[name]
+    assert default != other
+    assert findings(lines) == default
+    assert findings(lines, {name: BY_NAME[name].default}) == default
+    assert findings(lines, {name: alternative}) == other
+    for rule, _ in set(default) ^ set(other):
+        assert rule in BY_NAME[name].rules, (name, rule)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_findings_name_the_readings_they_depend_on(name: str) -> None:
+    lines, default, alternative, _ = CASES[name]
+    chosen = {name: BY_NAME[name].default} if default else {name: alternative}
+    ms = MonitorSet(readings=chosen)
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=True)
+    differs = {rule for rule, _ in set(CASES[name][1]) ^ set(CASES[name][3])}
+    flagged = [f for f in ms.findings if f.kind == "rule" and f.rule in differs]
+    assert flagged
+    assert all(name in f.readings for f in flagged), [(f.rule, f.readings) for f in flagged]
+    assert all(f.to_json()["readings"] == list(f.readings) for f in flagged)
+
+
+def test_idle_after_an_unrecognized_state_in_the_client_view() -> None:
+    lines = [state("_warming_up"), state("idle", stop="end_turn")]
+    counts = {}
+    for alt in BY_NAME["idle-after-unrecognized-state"].alternative_names():
+        view = ClientView(readings={"idle-after-unrecognized-state": alt})
+        for sender, msg in lines:
+            view.apply(sender, msg)
+        counts[alt] = view.to_json()["s1"]["session"]["completions"]
+    assert counts == {"no-completion": 0, "completion": 1}
+
+
+# -- the catalogue --------------------------------------------------------------------------------
+
+
+def test_catalogue_entries_are_complete() -> None:
+    assert len(READINGS) >= 10
+    for r in READINGS:
+        assert re.fullmatch(r"[a-z][a-z0-9-]+", r.name), r.name
+        assert "\n" not in r.question and r.question.endswith("?")
+        assert r.sections and r.why_default
+        assert len(r.spec_lines) == len(r.spec_words)
+        assert len(r.alternatives) >= 2
+        assert r.default in r.alternative_names()
+        assert len(set(r.alternative_names())) == len(r.alternatives)
+        for rule in r.rules:
+            assert rule in RULES_BY_ID, (r.name, rule)
+        data = r.to_json()
+        assert set(data) == {
+            "name", "question", "sections", "spec_lines", "alternatives", "default", "why_default", "rules",
+        }  # fmt: skip
+
+
+@pytest.mark.needs_shared
+def test_spec_lines_point_at_the_sentences_in_tension() -> None:
+    if not SPEC.is_file():
+        pytest.skip(f"spec text not found at {SPEC} (../shared is absent)")
+    lines = SPEC.read_text(encoding="utf-8").splitlines()
+    headings = set(lines)
+    for r in READINGS:
+        for number, words in zip(r.spec_lines, r.spec_words, strict=True):
+            assert 1 <= number <= len(lines), (r.name, number)
+            assert words in lines[number - 1], (r.name, number, words)
+        for section in r.sections:
+            assert section in headings, (r.name, section)
+
+
+PHRASES = re.compile(r"working assumption|we read this as|\bwe read\b", re.IGNORECASE)
+
+
+def test_no_docstring_reading_is_left_uncatalogued() -> None:
+    """The phrases that used to mark a silent choice are gone from properties/: each such
+    choice is a catalogued reading now (or the spec settles it)."""
+    hits = []
+    for path in sorted((REPO / "properties").rglob("*.py")):
+        for n, text_line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if PHRASES.search(text_line):
+                hits.append(f"{path.relative_to(REPO)}:{n}: {text_line.strip()}")
+    assert not hits, "\n".join(hits)
+
+
+def test_docstrings_name_only_catalogued_readings() -> None:
+    """Every reading name a monitor docstring mentions with an alternative exists."""
+    for path in sorted((REPO / "properties").rglob("*.py")):
+        for name, alt in re.findall(r"``([a-z-]+)=([a-z-]+)``", path.read_text(encoding="utf-8")):
+            if name in BY_NAME:
+                assert alt in BY_NAME[name].alternative_names(), (path.name, name, alt)
+
+
+# -- resolution -----------------------------------------------------------------------------------
+
+
+def test_resolve_fills_defaults_and_rejects_unknowns() -> None:
+    assert resolve() == DEFAULTS
+    assert resolve({"patch-after-idle": "patch-in-place"})["patch-after-idle"] == "patch-in-place"
+    with pytest.raises(ReadingError, match="unknown reading 'nope'"):
+        resolve({"nope": "x"})
+    with pytest.raises(ReadingError, match="has no alternative 'x'"):
+        resolve({"patch-after-idle": "x"})
+    with pytest.raises(ReadingError, match="NAME=ALTERNATIVE"):
+        parse(["patch-after-idle"])
+    with pytest.raises(ReadingError):
+        MonitorSet(readings={"nope": "x"})
+    assert parse(["cancel-takes-effect=when-acted"]) == {"cancel-takes-effect": "when-acted"}
+
+
+def test_clones_and_derived_sets_keep_the_readings() -> None:
+    ms = MonitorSet(readings={"patch-after-idle": "patch-in-place"})
+    assert ms.clone().readings == ms.readings
+    assert ms.derive().readings == ms.readings
+
+
+# -- the command line -----------------------------------------------------------------------------
+
+
+def _write(tmp_path: Path, lines: list[Line]) -> Path:
+    path = tmp_path / "t.ndjson"
+    path.write_text("".join(json.dumps({"from": s, "message": m}) + "\n" for s, m in lines), encoding="utf-8")
+    return path
+
+
+def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from cli.main import main
+
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    "name", ["cancel-takes-effect", "unaccounted-user-message", "tool-updates-after-idle"]
+)
+def test_check_verdict_changes_with_reading(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines, default, alternative, other = CASES[name]
+    path = _write(tmp_path, lines)
+    results: dict[str, tuple[int, dict[str, Any]]] = {}
+    for alt in (BY_NAME[name].default, alternative):
+        code, out, _ = _main(["check", "--json", "--reading", f"{name}={alt}", str(path)], capsys)
+        results[alt] = (code, json.loads(out))
+    for alt, expect in ((BY_NAME[name].default, default), (alternative, other)):
+        code, data = results[alt]
+        assert data["readings"][name] == alt
+        assert set(data["readings"]) == set(DEFAULTS)
+        got = sorted((f["rule"], f["line"]) for f in data["files"][0]["findings"] if f["kind"] == "rule")
+        assert got == expect
+        assert code == (1 if expect else 0)
+        for f in data["files"][0]["findings"]:
+            if f["kind"] == "rule":
+                assert f["readings"] == [name]
+
+
+def test_check_text_states_the_readings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = CASES["cancel-takes-effect"][0]
+    path = _write(tmp_path, lines)
+    code, out, _ = _main(["check", str(path)], capsys)
+    assert code == 1
+    assert "readings: all defaults" in out
+    assert "(reading cancel-takes-effect=on-receipt)" in out
+    code, out, _ = _main(["check", "--reading", "patch-after-idle=patch-in-place", str(path)], capsys)
+    assert "readings: patch-after-idle=patch-in-place; the others at their defaults" in out
+
+
+@pytest.mark.parametrize("command", ["check", "replay", "view"])
+@pytest.mark.parametrize(
+    "option", ["nope=x", "patch-after-idle=nope", "patch-after-idle"], ids=["name", "alternative", "form"]
+)
+def test_unknown_readings_are_usage_errors(
+    command: str, option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path, CASES["patch-after-idle"][0])
+    code, out, err = _main([command, "--reading", option, str(path)], capsys)
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1 and "reading" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["simulate", "--steps", "5", "--out", "-"], ["explore", "--mode", "random", "--walks", "1"]],
+)
+def test_simulator_commands_reject_unknown_readings(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _main([*command, "--reading", "nope=x"], capsys)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "nope" in err
+
+
+def test_readings_command_lists_the_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _main(["readings", "--json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert [r["name"] for r in data["readings"]] == [r.name for r in READINGS]
+    code, out, _ = _main(["readings"], capsys)
+    assert code == 0
+    for r in READINGS:
+        assert r.name in out and r.question in out
+
+
+def test_the_docs_page_shows_the_catalogue_as_printed() -> None:
+    from cli.cmd_readings import render_text
+
+    page = (REPO / "docs" / "readings.md").read_text(encoding="utf-8")
+    block = page.split("```text\n", 1)[1].split("```", 1)[0]
+    assert block == render_text()
+
+
+@pytest.mark.parametrize("alt, rules", [("on-receipt", {"TRANS-04"}), ("when-acted", set())])
+def test_explore_applies_the_reading_to_the_simulators_monitors(
+    alt: str, rules: set[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seeded bug cancel-as-end-turn breaks TRANS-04 only when a cancellation takes effect
+    on receipt; the explorer's monitors (in its worker processes too) follow --reading."""
+    argv = ["explore", "--mode", "random", "--walks", "3", "--workers", "2", "--examples", "1",
+            "--steps", "40", "--quiet", "--json",
+            "--fault", "cancel-as-end-turn", "--reading", f"cancel-takes-effect={alt}",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    code, out, _ = _main(argv, capsys)
+    report = json.loads(out)
+    assert report["readings"]["cancel-takes-effect"] == alt
+    assert {f["rule"] for f in report["findings"]} == rules
+    assert code == (1 if rules else 0)
+    from properties.readings import in_force
+
+    assert in_force() == {}  # the run's readings end with it
