@@ -103,7 +103,7 @@ def test_explore_reports_every_phase(recorder: Recorder, tmp_path: Path, capsys:
     tiny = ["--prompts", "1", "--tool-calls", "0", "--permissions", "0", "--background", "0",
             "--capacity", "1", "--features", "cancel,hold"]  # fmt: skip
     argv = ["explore", *tiny, "--examples", "30", "--walks", "300", "--steps", "20", "--fault",
-            "cancel-as-end-turn", "--graph", str(tmp_path / "g.graphml"), "--out", str(tmp_path)]  # fmt: skip
+            "answer-twice", "--graph", str(tmp_path / "g.graphml"), "--out", str(tmp_path)]  # fmt: skip
     assert main(argv) == 1
     names = [n for n, _ in recorder.phases]
     assert "exhaustive, slice custom" in names, names
