@@ -32,6 +32,7 @@ from cli.drive import (
 )
 from cli.live_report import finding_text
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
+from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps, write_atomic
 from properties.checking import FAIL_SEVERITIES
 from properties.findings import Finding
@@ -96,7 +97,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="candidate scripts one shrink may try (default 60)",
     )
-    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
+    p.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
+    add_reading_option(p)
     return p
 
 
@@ -175,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         fail_on=args.fail_on,
         max_messages=MAX_MESSAGES,
+        readings=chosen_readings(args),
     )
     make_peer = _peer_factory(command)
     out = Path(args.out)

@@ -27,6 +27,8 @@ from typing import Any, BinaryIO
 from cli.live_report import finding_text, summary_text
 from cli.main import UsageError
 from cli.proxy import LinePump, TranscriptWriter
+from cli.readings_option import add_reading_option, chosen_readings
+from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck
 
@@ -48,12 +50,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="check the session live: findings on standard error as they are made, a summary at exit",
     )
-    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
+    p.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
+    add_reading_option(p)
     return p
 
 
 def agent_command(args: argparse.Namespace) -> list[str]:
-    command = list(args.command)
+    command = list(args.agent)
     if command and command[0] == "--":
         command = command[1:]
     if not command:
@@ -128,6 +131,7 @@ def _forward_signals(proc: subprocess.Popen[bytes]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     command = agent_command(args)
+    readings = chosen_readings(args)
     if sys.stdin is None or sys.stdout is None:
         raise UsageError("standard input or output is closed")
     out = open_out(args.out)
@@ -139,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(finding_text(args.out, finding, writer.unparsed) + "\n")
             sys.stderr.flush()
 
-        live = LiveCheck(show)
+        live = LiveCheck(show, monitors=MonitorSet(readings=readings))
         writer.live = live
     try:
         proc = spawn(command)

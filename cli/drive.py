@@ -54,6 +54,7 @@ from typing import Any, Protocol
 
 from cli.proxy import TranscriptWriter, entry, message_entry
 from properties.checking import FAIL_SEVERITIES
+from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck
 from simulator import wire
@@ -169,6 +170,8 @@ class Settings:
     quiet: float = 0.05
     fail_on: str = "must"
     max_messages: int = MAX_MESSAGES
+    readings: dict[str, str] = field(default_factory=dict)
+    """The ``--reading`` choices the live check judges under."""
 
 
 @dataclass
@@ -228,7 +231,7 @@ class _Run:
         self.peer = peer
         self.s = settings
         self.result = RunResult()
-        self.live = LiveCheck()
+        self.live = LiveCheck(monitors=MonitorSet(readings=settings.readings))
         self.writer = TranscriptWriter(None, self.live)
         self.client = DriverClient()
         self.on_line = on_line

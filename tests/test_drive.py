@@ -307,3 +307,26 @@ def test_every_agent_bug_through_acp_model_agent(tmp_path: Path, mutant: object)
     found = {f["rule"]: f for f in report["findings"]}
     assert mutant.intended_rule in found, (sorted(found), done.stderr[-2000:])
     assert found[mutant.intended_rule]["shrunk_length"] <= found[mutant.intended_rule]["original_length"]
+
+
+def test_the_live_check_judges_under_the_chosen_readings() -> None:
+    """A run that breaks TRANS-04 under the default reading of when a cancellation takes effect
+    replays clean when the cancellation takes effect only when the Agent acts on it."""
+    faults = frozenset({"cancel-as-end-turn"})
+    seed, choices = _first_failing(faults, "TRANS-04", "must")
+    plain = Settings(steps=40, timeout=0.05, quiet=0.0)
+    assert "TRANS-04" in run_once(_peer(seed, faults), plain, script=choices).rules
+    acted = Settings(steps=40, timeout=0.05, quiet=0.0, readings={"cancel-takes-effect": "when-acted"})
+    assert "TRANS-04" not in run_once(_peer(seed, faults), acted, script=choices).rules
+
+
+def test_record_and_drive_refuse_an_unknown_reading_in_one_line() -> None:
+    for command in ("record", "drive"):
+        extra = ["--out", os.devnull] if command == "record" else []
+        done = subprocess.run(
+            [*CLI, command, *extra, "--reading", "nope=x", "--", "true"],
+            capture_output=True, cwd=ROOT, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        said = f"acp-model {command}: unknown reading 'nope' (acp-model readings lists them)\n"
+        assert done.stderr == said.encode()
