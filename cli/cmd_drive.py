@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.cmd_check import positive_int
-from cli.cmd_record import agent_command
+from cli.cmd_record import agent_command, start_failure
 from cli.drive import (
     MAX_MESSAGES,
     ProcessPeer,
@@ -106,12 +106,8 @@ def _peer_factory(command: list[str]) -> Any:
     def make() -> ProcessPeer:
         try:
             return ProcessPeer(command)
-        except FileNotFoundError:
-            raise UsageError(f"{command[0]}: no such command") from None
-        except PermissionError:
-            raise UsageError(f"{command[0]}: permission denied") from None
         except OSError as exc:
-            raise UsageError(f"{command[0]}: cannot start ({exc.strerror or exc})") from None
+            raise start_failure(command, exc) from None
 
     return make
 

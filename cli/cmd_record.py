@@ -70,12 +70,17 @@ def spawn(command: list[str]) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, process_group=0
         )
-    except FileNotFoundError:
-        raise UsageError(f"{command[0]}: no such command") from None
-    except PermissionError:
-        raise UsageError(f"{command[0]}: permission denied") from None
     except OSError as exc:
-        raise UsageError(f"{command[0]}: cannot start ({exc.strerror or exc})") from None
+        raise start_failure(command, exc) from None
+
+
+def start_failure(command: list[str], exc: OSError) -> UsageError:
+    """The one-line usage error for an agent command that could not be started."""
+    if isinstance(exc, FileNotFoundError):
+        return UsageError(f"{command[0]}: no such command")
+    if isinstance(exc, PermissionError):
+        return UsageError(f"{command[0]}: permission denied")
+    return UsageError(f"{command[0]}: cannot start ({exc.strerror or exc})")
 
 
 def open_out(path: str) -> BinaryIO:
