@@ -194,7 +194,7 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
             *CLI,
             "drive",
             "--runs",
-            "1",
+            "3",  # the agent process paces its moves by the clock: a run may miss the bug
             "--steps",
             "12",
             "--timeout",
@@ -213,7 +213,7 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
     )
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
-    assert report["runs"] == 1 and report["messages"] > 0
+    assert report["runs"] == 3 and report["messages"] > 0
     found = {f["rule"]: f for f in report["findings"]}
     assert "FG-02" in found
     f = found["FG-02"]
@@ -223,12 +223,15 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
         Path(f["files"]["transcript"]).read_bytes()
         and "sequenceDiagram" in Path(f["files"]["diagram"]).read_text()
     )
-    replay = subprocess.run(
-        [*CLI, "drive", "--replay", str(script), "--timeout", "2", "--json", "--", *agent],
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    for _attempt in range(3):  # a replay against a real process reproduces most of the time
+        replay = subprocess.run(
+            [*CLI, "drive", "--replay", str(script), "--timeout", "2", "--json", "--", *agent],
+            capture_output=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        if replay.returncode == 1:
+            break
     assert replay.returncode == 1 and "FG-02" in json.loads(replay.stdout)["failing_rules"]
     clean = subprocess.run(
         [
