@@ -71,3 +71,9 @@ def is_error_object(value: Any) -> bool:
         and type(value.get("code")) is int
         and type(value.get("message")) is str
     )
+
+
+def after_idle(cancelled: bool) -> tuple[str, str]:
+    """(rule, what the idle reported) for an update of foreground work sent after the idle that
+    ended it: CANCEL-14 when that idle confirmed a cancellation, else DONE-03."""
+    return ("CANCEL-14", "the cancellation") if cancelled else ("DONE-03", "that work")

@@ -70,7 +70,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, is_error_object
+from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, after_idle, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 from properties.readings import CANCEL_TAKES_EFFECT, PATCH_AFTER_IDLE, REPEATED_IDLE_NEW_REASON
 
@@ -234,12 +234,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 and (variant[-1] == "k" or "content" in upd)
                 and self.reading(PATCH_AFTER_IDLE) == "ended-work"
             ):
-                cancelled = seen == st.last_end and st.last_end_cancel
-                rule = "CANCEL-14" if cancelled else "DONE-03"
+                rule, what = after_idle(seen == st.last_end and st.last_end_cancel)
                 self._ex[rule] += 1
                 if st.done_period != fs.period:
                     st.done_period = fs.period
-                    what = "the cancellation" if cancelled else "that work"
                     self.breach(
                         rule, line, sid,
                         f"{variant} {mid!r} of foreground work that already ended is sent after "

@@ -45,7 +45,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
+from properties.monitors.common import ACTIVE, TOOL_FINAL, after_idle, terminal_refs
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.readings import TOOL_UPDATES_AFTER_IDLE
 
@@ -200,12 +200,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         if _exempt(tid, ts, fs.listed or frozenset()):
             return
-        rule = "CANCEL-14" if created == ts.cancel_end else "DONE-03"
+        rule, what = after_idle(created == ts.cancel_end)
         self._ex[rule] += 1
         if tid in ts.late:
             return
         ts.late = ts.late | {tid}
-        what = "the cancellation" if rule == "CANCEL-14" else "that work"
         self.breach(
             rule, line, sid,
             f"tool call {tid!r} of foreground work that already ended changes status after the "
