@@ -168,6 +168,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("repeat-idle-counts", "client", "TRANS-02", "counts every repeated idle as a completion"),
 )
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
+BY_RULE: dict[str, Mutant] = {m.intended_rule: m for m in MUTANTS}
+"""The seeded bug written to break each rule that has one (one mutant per rule)."""
+
+
+def breaking(rule: str) -> Mutant | None:
+    """The seeded bug whose faulty peer breaks ``rule``, or None when no mutant breaks it: the
+    behaviours a variant that drops ``rule`` adds to the simulated peers (``--drop``) and the
+    breaking behaviours the decidability search explores."""
+    return BY_RULE.get(rule)
 
 WALKS = MUTANT_WALKS
 """Seeded random walks per mutant (seeds 0..WALKS-1), on top of every scenario."""

@@ -125,3 +125,12 @@ def test_corpus_gives_exactly_the_expected_rules(
         assert code == (1 if errors else 0), v["name"]
     wire_caught = [v for v in verdicts if v["intended_rule"] in v["shortest_wire_rules"]]  # type: ignore[operator]
     assert checked == len(wire_caught) > 40
+
+
+def test_every_rule_has_at_most_one_breaking_mutant_and_breaking_finds_it() -> None:
+    from simulator.mutants import MUTANTS, breaking
+
+    assert len({m.intended_rule for m in MUTANTS}) == len(MUTANTS)
+    for m in MUTANTS:
+        assert breaking(m.intended_rule) is m
+    assert breaking("NO-SUCH-RULE") is None
