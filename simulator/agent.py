@@ -33,6 +33,7 @@ from model import compaction as cm
 from model import foreground as fgm
 from model import permission as pm
 from model import prompt as prm
+from model import session as sm
 from model import toolcall as tcm
 from simulator import wire
 from simulator.config import Config
@@ -152,6 +153,7 @@ class Agent:
         "real",
         "replay",
         "reported",
+        "reruns",
         "resume_rid",
         "session",
         "tool_updates",
@@ -181,6 +183,7 @@ class Agent:
         self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
         self.bg_reported = False
         self.bg_started = 0
+        self.reruns = 0  # times a finished child got new work
         self.compactions: dict[str, str] = {}
         self.comp_started = 0
         self.comp_chunks = 0
@@ -196,7 +199,7 @@ class Agent:
         self.cancelling = False
         self.followup = False
         self.hooks_run = 0  # foreground intervals started for hook work (bounded by cfg.hooks)
-        self.session = "open"
+        self.session = sm.OPEN
         self.close_rid: int | None = None
         self.resume_rid: int | None = None
         self.replay = False
@@ -237,6 +240,7 @@ class Agent:
             self.listed,
             self.bg_reported,
             self.bg_started,
+            self.reruns,
             tuple(sorted(self.compactions.items())) if self.compactions else (),
             self.comp_started,
             self.comp_chunks,
@@ -328,15 +332,14 @@ class Agent:
                 self._prompt_fire(rid, "cancel_request")
         elif method == "session/close":
             self.close_rid = msg["id"]
-            self.session = "closing"
-            for rid in self.order:
-                if self.prompts[rid][0] in prm.PENDING:
-                    self._prompt_fire(rid, "cover")
+            self.session = sm.SPEC.fire(self.session, "close")
+            for rid in self.order:  # the prompt table says what a close means in each state
+                self._prompt_fire(rid, "close")
             if self.real != fgm.IDLE:
                 self.cancelling = True
         elif method == "session/resume":
             self.resume_rid = msg["id"]
-            self.session = "resuming"
+            self.session = sm.SPEC.fire(self.session, "resume")
             self.replay = "replayFrom" in msg["params"]
         elif "id" in msg and "method" not in msg:
             rid = msg["id"]
@@ -356,7 +359,7 @@ class Agent:
         ev: list[Event] = []
         add = ev.append
         cfg = self.cfg
-        if self.session == "resuming":
+        if self.session == sm.RESUMING:
             return self._resume_events()
         if self.session == "closed":
             return ev
@@ -383,7 +386,7 @@ class Agent:
                 add(("agent", "reject", rid))
             if st == prm.CANCEL_REQUESTED and self._has("reject_cancel_requested"):
                 add(("agent", "reject", rid))
-            if st in (prm.CANCEL_REQUESTED, prm.COVERED):
+            if st == prm.CANCEL_REQUESTED or st in prm.STOPPED:
                 add(("agent", "withdraw", rid))
             if st == prm.INSERTED and "never-answer-inserted" not in self.faults:
                 add(("agent", "answer", rid))
@@ -402,6 +405,7 @@ class Agent:
                 or "compaction-never-ends" in self.faults
             )
             and all(st == bgm.DONE for st in self.items.values())
+            and self.reported == fgm.IDLE
         ):
             add(("agent", "close_response", None))
         if not active:
@@ -418,16 +422,14 @@ class Agent:
             add(("agent", "notice", None))
         if self._has("usage") and self.usages < cfg.usages and self._open():
             add(("agent", "usage", None))
-        if self._has("unknown") and self._open():
-            if self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
-                add(("agent", "lose", None))
-            if self.reported == fgm.UNKNOWN:
-                add(("agent", "restore", None))
-        if self._has("future") and self._open():
-            if self.reported != fgm.UNRECOGNIZED and self.futures < cfg.futures:
-                add(("agent", "future_state", None))
-            if self.reported == fgm.UNRECOGNIZED:
-                add(("agent", "restore", None))
+        open_ = self._open()
+        if open_ and self._has("unknown") and self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
+            add(("agent", "lose", None))
+        unrecognized = self.reported == fgm.UNRECOGNIZED
+        if open_ and self._has("future") and not unrecognized and self.futures < cfg.futures:
+            add(("agent", "future_state", None))
+        if self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED) and self.session in ("open", "closing"):
+            add(("agent", "restore", None))  # also before answering a close: it reports a known state
         if "update-after-idle" in self.faults and self.ended_output is not None:
             add(("agent", "late_output", None))
         return ev
@@ -552,8 +554,8 @@ class Agent:
                 add(("agent", "bg_start", "terminal"))
             if self._has("bg_tool"):
                 add(("agent", "bg_start", "tool_call"))
-            if self._has("subagent"):
-                add(("agent", "bg_start", "subagent"))
+            if self._has("subagent") and ("subagent", CHILD) not in self.items:
+                add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
         for key, st in self.items.items():
             if st == bgm.ANNOUNCED and key not in self.listed:
                 add(("agent", "bg_list", key))
@@ -561,6 +563,13 @@ class Agent:
                 add(("agent", "bg_finish", key))
             if st in (bgm.ANNOUNCED, bgm.LISTED):
                 self._live_item_events(add, key)
+            if (
+                st == bgm.DONE
+                and key[0] == "subagent"
+                and self.session == "open"
+                and self.reruns < cfg.reruns
+            ):
+                add(("agent", "bg_rerun", key))  # a detached child gets work again
             if st == bgm.FINALIZED:
                 add(("agent", "bg_unlist", key))
                 if self._has("followup") and not active and self._open():
@@ -973,7 +982,7 @@ class Agent:
         return self._state(self.reported if self.reported != fgm.UNKNOWN else fgm.UNKNOWN)
 
     def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:
-        self.items[key] = bgm.SPEC.fire(self.items[key], "list")
+        self.items[key] = bgm.SPEC.fire(self.items[key], "list", {"child": key[0] == "subagent"})
         self.bg_reported = True
         extra: list[tuple[str, str]] = [key]
         if "list-tool-and-terminal" in self.faults and key[0] == "terminal":
@@ -983,6 +992,17 @@ class Agent:
             extra.append(key)
         self.listed = (*self.listed, *extra)
         return [self._snapshot_now()]
+
+    def _do_bg_rerun(self, key: tuple[str, str]) -> list[Msg]:
+        """A child that finished gets a new task: it reports running, and is listed while it runs."""
+        self.reruns += 1
+        self.child_msg = self._msg_id("msg_s")
+        running = [
+            wire.session_message(CHILD, self.child_msg, MAIN, [wire.text("Check the logs again")]),
+            wire.state_update(CHILD, "running", []),
+            wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
+        ]
+        return running + self._do_bg_list(key)
 
     def _do_bg_list_unannounced(self, _: Any) -> list[Msg]:
         self.bg_started += 1
@@ -1123,7 +1143,7 @@ class Agent:
 
     # close and resume
     def _do_close_response(self, _: Any) -> list[Msg]:
-        self.session = "closed"
+        self.session = sm.SPEC.fire(self.session, "closed")
         rid = self.close_rid
         self.close_rid = None
         assert rid is not None
@@ -1144,7 +1164,9 @@ class Agent:
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None
-        self.session = "open"
+        if out:  # the history replay, then the snapshot, then the response (one step)
+            self.session = sm.SPEC.fire(self.session, "replay")
+        self.session = sm.SPEC.fire(sm.SPEC.fire(self.session, "snapshot"), "resumed")
         self.reported = self.real
         out.append(self._state(self.real))
         out.append(wire.result(rid, {}))
@@ -1160,7 +1182,7 @@ class Agent:
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None
-        self.session = "open"
+        self.session = sm.OPEN  # seeded bug: answered before the snapshot (not a row of the table)
         return [wire.result(rid, {}), self._state(self.real)]
 
 

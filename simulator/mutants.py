@@ -135,6 +135,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "agent",
         "CANCEL-14",
         "sends output after the idle that confirms a cancel",
+        DEFAULT.with_(features=frozenset({"cancel", "thought", "chunks", "plan"})),
         faults=("update-after-idle",),
     ),
     Mutant(

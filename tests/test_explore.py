@@ -140,7 +140,7 @@ def test_every_event_name_has_a_rule() -> None:
 
 
 def test_hypothesis_finds_the_fault_with_its_rule() -> None:
-    res = explore_hypothesis.explore(DEFAULT, frozenset({FAULT}), examples=150, steps=30, max_rounds=1)
+    res = explore_hypothesis.explore(DEFAULT, frozenset({FAULT}), examples=300, steps=30, max_rounds=1)
     assert [c.rule for c in res.counterexamples] == [RULE]
     cex = res.counterexamples[0]
     assert cex.mode == "hypothesis"
@@ -482,12 +482,12 @@ def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
 def test_hypothesis_example_database_is_used_when_given(tmp_path: Path) -> None:
     db = tmp_path / "db"
     res = explore_hypothesis.explore(
-        DEFAULT, frozenset({FAULT}), examples=150, steps=30, max_rounds=1, database=str(db)
+        DEFAULT, frozenset({FAULT}), examples=300, steps=30, max_rounds=1, database=str(db)
     )
     assert [c.rule for c in res.counterexamples] == [RULE]
     assert db.is_dir() and any(p.is_file() for p in db.rglob("*"))
     again = explore_hypothesis.explore(
-        DEFAULT, frozenset({FAULT}), examples=150, steps=30, max_rounds=1, database=str(db)
+        DEFAULT, frozenset({FAULT}), examples=300, steps=30, max_rounds=1, database=str(db)
     )
     assert [c.rule for c in again.counterexamples] == [RULE]
     assert again.stats.examples <= res.stats.examples  # the saved failure is replayed first
