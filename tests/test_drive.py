@@ -23,6 +23,7 @@ from simulator.agent import AGENT_FAULTS
 from simulator.drive import DriverClient, InProcessPeer, load_script, script_json
 from simulator.mutants import MUTANTS
 from simulator.stdio_agent import StdioAgent
+from tests.check_support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cli"]
@@ -324,15 +325,13 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
 @posix
 def test_drive_usage_errors(tmp_path: Path) -> None:
     for argv, needle in (
-        ([], b"no agent command"),
-        (["--", "/no/such/agent"], b"/no/such/agent: no such command"),
-        (["--replay", str(tmp_path / "none.json"), "--", "true"], b"no such file"),
+        ([], "no agent command"),
+        (["--", "/no/such/agent"], "/no/such/agent: no such command"),
+        (["--replay", str(tmp_path / "none.json"), "--", "true"], "no such file"),
     ):
-        done = subprocess.run(
-            [*CLI, "drive", "--runs", "1", *argv], capture_output=True, cwd=ROOT, timeout=60
-        )
-        assert done.returncode == 2, done.stderr
-        assert done.stderr.count(b"\n") == 1 and needle in done.stderr
+        code, out, err = run_cli(["drive", "--runs", "1", *argv])
+        assert code == 2, err
+        assert out == "" and err.count("\n") == 1 and needle in err
 
 
 @pytest.mark.deep
@@ -390,10 +389,7 @@ def test_the_live_check_judges_under_the_chosen_readings() -> None:
 def test_record_and_drive_refuse_an_unknown_reading_in_one_line() -> None:
     for command in ("record", "drive"):
         extra = ["--out", os.devnull] if command == "record" else []
-        done = subprocess.run(
-            [*CLI, command, *extra, "--reading", "nope=x", "--", "true"],
-            capture_output=True, cwd=ROOT, timeout=60,
-        )  # fmt: skip
-        assert done.returncode == 2, done.stderr
+        code, out, err = run_cli([command, *extra, "--reading", "nope=x", "--", "true"])
+        assert code == 2, err
         said = f"acp-model {command}: unknown reading 'nope' (acp-model readings lists them)\n"
-        assert done.stderr == said.encode()
+        assert (out, err) == ("", said)
