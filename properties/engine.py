@@ -69,8 +69,8 @@ whose verdict depends on it (``breach(..., readings=(NAME,))``). Clones and deri
 the readings: they are configuration, not state, so no state key includes them.
 
 Variants: ``MonitorSet(variant=...)`` (default: the process's variant, ``properties.variants``)
-sets aside every finding of a rule the variant dropped (``set_aside`` counts them by rule; they
-are neither returned nor kept in ``findings``), and hands the table monitor the variant's
+sets aside every finding of a rule the variant dropped (``set_aside`` counts them by rule, and
+the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and hands the table monitor the variant's
 machine tables (``tables``; empty: the model's own). Like readings, the variant is
 configuration: clones and derived sets share it.
 
@@ -111,6 +111,10 @@ and monitor indices) depend only on the classes, and every set of the same class
 
 
 _GROUPS: dict[str, tuple[str, ...]] = {}
+
+SET_ASIDE: Counter[str] = Counter()
+"""Findings of dropped rules set aside by every set of this process, by rule (an explorer reads
+which dropped rules its runs broke: the per-set counts are scattered over copies)."""
 
 
 def rule_group(*rules: str) -> str:
@@ -401,6 +405,7 @@ class MonitorSet:
     def add(self, finding: Finding) -> None:
         if finding.rule in self.dropped:
             self.set_aside[finding.rule] += 1
+            SET_ASIDE[finding.rule] += 1
             return
         self.findings.append(finding)
         self._new.append(finding)

@@ -198,7 +198,7 @@ def from_data(data: Mapping[str, Any], path: str, name: str) -> Variant:
 def from_drops(rules: Iterable[str], where: str = "--drop") -> Variant:
     """The variant of ``--drop RULE-ID`` options alone."""
     drop = _drops(list(rules), where, option=True)
-    return Variant("drop", "", "rules dropped on the command line: " + ", ".join(drop), drop)
+    return Variant("drop", "", "rules dropped on the command line", drop)
 
 
 def _drops(value: Any, path: str, option: bool = False) -> tuple[str, ...]:

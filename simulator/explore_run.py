@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from properties.engine import SET_ASIDE
 from properties.outputs import dumps, write_atomic
 from properties.readings import readings_in_force
 from properties.variants import Variant, variant_in_force
@@ -140,6 +141,7 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[st
             "notes": notes(opts.variant),
         }
     coverage: dict[str, Any] = {}
+    aside_before = Counter(SET_ASIDE)
     warnings: list[str] = []
     write_errors: list[str] = []
     if opts.mode in ("exhaustive", "both"):
@@ -163,6 +165,10 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[st
         coverage["random"] = coverage_json(*rnd_cov, rules)
         cexs += rnd_cexs
     out = Path(opts.out)
+    if opts.variant is not None:
+        # which dropped rules the explored behaviours broke (their findings were set aside);
+        # counted in this process only: with --workers the walks in other processes are not
+        report["variant"]["set_aside"] = sorted(r for r in SET_ASIDE if SET_ASIDE[r] > aside_before[r])
     report["findings"] = findings_json(cexs, out, opts.diagram, write_errors)
     report["coverage"] = coverage
     for mode, cov in coverage.items():

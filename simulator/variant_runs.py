@@ -76,8 +76,8 @@ def notes(variant: Variant | None) -> list[str]:
         else:
             faults = ", ".join(sorted(mutant.switched_on))
             out.append(
-                f"{rule}: the simulated {mutant.side} may also {mutant.description} "
-                f"(seeded bug {mutant.name}: {faults}); the checker sets its findings aside"
+                f"{rule}: the simulated {mutant.side} may also behave like seeded bug {mutant.name}, "
+                f"which {mutant.description} (faults: {faults}); the checker sets its findings aside"
             )
     cells: dict[str, list[str]] = {}
     for rule, machine, state, trigger, effect in variant.relaxed_cells():
