@@ -140,14 +140,18 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     bx, vx = base.get("exhaustive"), var.get("exhaustive")
     if bx is not None and vx is not None:
         b_slices = {s["name"]: s for s in bx["slices"]}
+        extra = [s for s in vx["slices"] if s["name"] not in b_slices]
+        if extra:
+            faults = next((b["faults"] for b in (var.get("variant") or {}).get("behaviours", []) if b["label"] == "dropped"), [])
+            out.append(
+                {"kind": "behaviours", "rule": None, "detail": f"exhaustive: {len(extra)} slice(s) explored "
+                 f"again with the dropped rules' seeded bugs on ({', '.join(faults)}): "
+                 f"{sum(s['states'] for s in extra):,} states, {sum(s['quiescent_states'] for s in extra):,} "
+                 f"quiescent, {sum(s['bottom_cycles'] for s in extra)} bottom cycles", "files": []}
+            )  # fmt: skip
         for s in vx["slices"]:
             b = b_slices.get(s["name"])
             if b is None:
-                out.append(
-                    {"kind": "behaviours", "rule": None, "detail": f"exhaustive slice {s['name']} (the "
-                     f"dropped rules' seeded bugs on): {s['states']:,} states, {s['quiescent_states']:,} "
-                     f"quiescent, {s['bottom_cycles']} bottom cycles", "files": []}
-                )  # fmt: skip
                 continue
             for key in ("states", "quiescent_states", "bottom_cycles"):
                 if b[key] != s[key]:
