@@ -28,8 +28,8 @@ import orjson
 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
 from cli.readings_option import add_reading_option
-from cli.variant_option import add_variant_options, variant_and_readings
 from cli.util import dumps
+from cli.variant_option import add_variant_options, variant_and_readings
 from properties.checking import (
     DEFAULT_MAX_FINDINGS,
     FAIL_SEVERITIES,

@@ -22,8 +22,8 @@ from cli.bounds import add_bound_options, bounds_from, faults_from
 from cli.main import UsageError
 from cli.outputs import STDOUT, check_file
 from cli.readings_option import add_reading_option
-from cli.variant_option import add_variant_options, variant_and_readings
 from cli.util import write_atomic
+from cli.variant_option import add_variant_options, variant_and_readings
 from properties.readings import describe, readings_in_force, resolve
 from properties.variants import variant_in_force
 
@@ -90,9 +90,8 @@ def run(args: argparse.Namespace) -> int:
     from simulator.config import DEFAULT, long_session
     from simulator.scenarios import BY_NAME
     from simulator.schedulers import random_walk, scripted
-    from simulator.wire import to_ndjson
-
     from simulator.variant_runs import added_faults, notes
+    from simulator.wire import to_ndjson
 
     variant, readings = variant_and_readings(args)
     if args.steps < 0:

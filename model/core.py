@@ -210,7 +210,9 @@ class MachineSpec:
             if row.guard is None or self.guards[row.guard_name](ctx) != row.negated:  # type: ignore[index]
                 return row.dest
         failed = rows[0].guard_name or ""
-        refused = self.violation(state, trigger, self.guard_rules.get(failed), f"guard {rows[0].guard!r} refused")
+        refused = self.violation(
+            state, trigger, self.guard_rules.get(failed), f"guard {rows[0].guard!r} refused"
+        )
         if refused.rule in self.relaxed:
             return rows[0].dest
         raise self._mark(refused, state, trigger, ctx)
@@ -222,7 +224,8 @@ class MachineSpec:
                 row.guard is None or self.guards[row.guard_name](ctx) != row.negated  # type: ignore[index]
             ):
                 refused.removed = True
-                refused.detail = (refused.detail + "; " if refused.detail else "") + "row removed by the variant"
+                why = "row removed by the variant"
+                refused.detail = f"{refused.detail}; {why}" if refused.detail else why
                 refused.args = (f"{refused.args[0]} (row removed by the variant)",)
                 break
         return refused

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.variants import Variant
 from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, read_transcript
+from properties.variants import Variant
 
 if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when a schema is given
     from properties.schema_check import SchemaChecker

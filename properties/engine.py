@@ -70,9 +70,9 @@ the readings: they are configuration, not state, so no state key includes them.
 
 Variants: ``MonitorSet(variant=...)`` (default: the process's variant, ``properties.variants``)
 sets aside every finding of a rule the variant dropped (``set_aside`` counts them by rule, and
-the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and hands the table monitor the variant's
-machine tables (``tables``; empty: the model's own). Like readings, the variant is
-configuration: clones and derived sets share it.
+the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and
+hands the table monitor the variant's machine tables (``tables``; empty: the model's own).
+Like readings, the variant is configuration: clones and derived sets share it.
 
 Must not know: files, JSON decoding, or how the messages were produced.
 """

@@ -107,7 +107,9 @@ class Variant:
     def with_drops(self, rules: Iterable[str]) -> Variant:
         """This variant with more rules dropped (``--drop`` beside ``--variant``)."""
         more = sorted(set(self.drop) | set(rules))
-        out = Variant(self.name, self.path, self.title, tuple(more), self.readings, self.add_rows, self.remove_rows)
+        out = Variant(
+            self.name, self.path, self.title, tuple(more), self.readings, self.add_rows, self.remove_rows
+        )
         out.tables()
         return out
 
@@ -125,7 +127,15 @@ class Variant:
                         continue
                     for row in spec.rows:
                         if row.guard_name == guard:
-                            out.append((rule, spec.name, row.source, row.trigger, f"goes to {row.dest} whatever {row.guard}"))
+                            out.append(
+                                (
+                                    rule,
+                                    spec.name,
+                                    row.source,
+                                    row.trigger,
+                                    f"goes to {row.dest} whatever {row.guard}",
+                                )
+                            )
         return out
 
     def describe(self) -> list[str]:
@@ -217,7 +227,7 @@ def _drops(value: Any, path: str, option: bool = False) -> tuple[str, ...]:
 
 def _readings(value: Any, path: str) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, dict):
-        raise VariantError(f"{path}: readings: a table NAME = \"ALTERNATIVE\" is required")
+        raise VariantError(f'{path}: readings: a table NAME = "ALTERNATIVE" is required')
     for name, alt in value.items():
         if not isinstance(alt, str):
             raise VariantError(f"{path}: readings.{name}: the alternative must be a string")
@@ -250,7 +260,8 @@ def _rows(value: Any, path: str, key: str) -> tuple[RowChange, ...]:
             state = getattr(change, k)
             if state not in spec.states:
                 raise VariantError(
-                    f"{where}: {k}: {change.machine} has no state {state!r} (states: {', '.join(spec.states)})"
+                    f"{where}: {k}: {change.machine} has no state {state!r} "
+                    f"(states: {', '.join(spec.states)})"
                 )
         if change.trigger not in spec.triggers:
             raise VariantError(
@@ -259,7 +270,9 @@ def _rows(value: Any, path: str, key: str) -> tuple[RowChange, ...]:
             )
         exists = _matching(spec, change)
         if key == "remove_row" and not exists:
-            raise VariantError(f"{where}: {change.text()} is not a row of the table (acp-model machines lists them)")
+            raise VariantError(
+                f"{where}: {change.text()} is not a row of the table (acp-model machines lists them)"
+            )
         if key == "add_row" and exists:
             raise VariantError(f"{where}: {change.text()} is already a row of the table")
         if change in out:
@@ -270,9 +283,7 @@ def _rows(value: Any, path: str, key: str) -> tuple[RowChange, ...]:
 
 def _matching(spec: MachineSpec, change: RowChange) -> tuple[Row, ...]:
     return tuple(
-        r
-        for r in spec.rows
-        if (r.trigger, r.source, r.dest) == (change.trigger, change.source, change.dest)
+        r for r in spec.rows if (r.trigger, r.source, r.dest) == (change.trigger, change.source, change.dest)
     )
 
 
@@ -281,7 +292,14 @@ def _build(variant: Variant, where: str) -> dict[str, MachineSpec]:
     out: dict[str, MachineSpec] = {}
     for spec in MACHINES:
         adds = tuple(
-            Row(c.trigger, c.source, c.dest, f"variant {variant.name}", spec.actor_of[c.trigger], note=variant.title)
+            Row(
+                c.trigger,
+                c.source,
+                c.dest,
+                f"variant {variant.name}",
+                spec.actor_of[c.trigger],
+                note=variant.title,
+            )
             for c in variant.add_rows
             if c.machine == spec.name
         )

@@ -10,8 +10,8 @@ plain exploration does. The differences are read off the two reports:
 
 - ``state`` / ``row``: a machine state or table row (``machine: source --trigger--> dest``)
   reached in one run only by the exhaustive mode (the random mode's reach differs by sampling
-  alone, since its walks are split between behaviour sets, so it is not compared); under the variant the forbidden cells of dropped rules
-  that were fired count as rows (the state stayed);
+  alone, since its walks are split between behaviour sets, so it is not compared); under the
+  variant the forbidden cells of dropped rules that were fired count as rows (the state stayed);
 - ``finding`` / ``liveness`` / ``client-view``: a rule broken in one run only (by its source:
   a monitor breach or model refusal, an "eventually" obligation at quiescence or in a cycle,
   the client view against the reference view); a finding that appears names the variant's
@@ -99,7 +99,9 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _reached(report: dict[str, Any], mode: str, tables: Mapping[str, MachineSpec]) -> tuple[set[str], set[str]]:
+def _reached(
+    report: dict[str, Any], mode: str, tables: Mapping[str, MachineSpec]
+) -> tuple[set[str], set[str]]:
     """(machine states, rows) a mode of a run reached, for the machines measured from the rows
     fired (``tables``: the machines as that run had them)."""
     states: set[str] = set()
@@ -142,7 +144,14 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
         b_slices = {s["name"]: s for s in bx["slices"]}
         extra = [s for s in vx["slices"] if s["name"] not in b_slices]
         if extra:
-            faults = next((b["faults"] for b in (var.get("variant") or {}).get("behaviours", []) if b["label"] == "dropped"), [])
+            faults: list[str] = next(
+                (
+                    b["faults"]
+                    for b in (var.get("variant") or {}).get("behaviours", [])
+                    if b["label"] == "dropped"
+                ),
+                [],
+            )
             out.append(
                 {"kind": "behaviours", "rule": None, "detail": f"exhaustive: {len(extra)} slice(s) explored "
                  f"again with the dropped rules' seeded bugs on ({', '.join(faults)}): "
@@ -166,9 +175,23 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
         v_states, v_rows = _reached(var, mode, variant.tables())
         for kind, b, v in (("state", b_states, v_states), ("row", b_rows, v_rows)):
             for item in sorted(v - b):
-                out.append({"kind": kind, "rule": None, "detail": f"{mode}: {item} reached under the variant only", "files": []})
+                out.append(
+                    {
+                        "kind": kind,
+                        "rule": None,
+                        "detail": f"{mode}: {item} reached under the variant only",
+                        "files": [],
+                    }
+                )
             for item in sorted(b - v):
-                out.append({"kind": kind, "rule": None, "detail": f"{mode}: {item} reached in the spec only", "files": []})
+                out.append(
+                    {
+                        "kind": kind,
+                        "rule": None,
+                        "detail": f"{mode}: {item} reached in the spec only",
+                        "files": [],
+                    }
+                )
     out.sort(key=lambda d: (KINDS.index(d["kind"]), d["rule"] or "", d["detail"]))
     return out
 
@@ -189,7 +212,9 @@ def render_text(result: dict[str, Any]) -> str:
     c = result["compare"]
     lines = []
     v = c["variant"].get("variant") or {}
-    lines.append(f"acp-model explore --compare: the spec as written against variant {v.get('name')}: {v.get('title')}")
+    lines.append(
+        f"acp-model explore --compare: the spec as written against variant {v.get('name')}: {v.get('title')}"
+    )
     for label in ("base", "variant"):
         s = c[label]
         parts = [f"{label:<8}"]

