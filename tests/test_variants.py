@@ -254,3 +254,34 @@ def test_compare_cli_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[st
         body["compare"]["base"]["findings"] == [] and "TRANS-04" not in body["compare"]["variant"]["findings"]
     )
     assert (tmp_path / "base" / "report.json").is_file() and (tmp_path / "variant" / "report.json").is_file()
+
+
+def test_simulate_under_a_drop_takes_the_behaviour_the_rule_forbade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "s.ndjson")
+    assert main(["simulate", "--drop", "TRANS-04", "--seed", "2", "--out", out]) == 0
+    said = capsys.readouterr().out
+    assert "seeded bugs switched on for the dropped rules: cancel-as-end-turn" in said
+    assert main(["check", "--json", out]) == 1
+    assert {f["rule"] for f in json.loads(capsys.readouterr().out)["files"][0]["findings"]} == {"TRANS-04"}
+    assert main(["check", "--drop", "TRANS-04", out]) == 0
+
+
+def test_explore_says_when_a_dropped_rule_gives_the_peers_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["explore", "--drop", "ACTIVE-03", "--json", "--quiet", "--mode", "exhaustive",
+            "--slice", "cancels", "--out", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    variant = report["variant"]
+    assert variant["drop"] == ["ACTIVE-03"] and [b["label"] for b in variant["behaviours"]] == ["spec"]
+    assert "no behaviour of the simulated peers is forbidden by this rule alone" in variant["notes"][0]
+    assert any("goes to rejected whatever !busy_only" in n for n in variant["notes"])
+    assert [s["name"] for s in report["exhaustive"]["slices"]] == ["cancels"]
+    args[-1] = str(tmp_path / "text")
+    args.remove("--json")
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "variant: drop" in text and "note: ACTIVE-03: no behaviour" in text
