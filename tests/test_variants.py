@@ -285,3 +285,21 @@ def test_explore_says_when_a_dropped_rule_gives_the_peers_nothing(
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "variant: drop" in text and "note: ACTIVE-03: no behaviour" in text
+
+
+def test_no_search_fires_a_removed_row() -> None:
+    from simulator import explore_bfs, explore_random
+    from simulator.config import SMALL
+
+    cfg = SMALL.with_(
+        **{k: v for k, v in TOOLS.items() if k != "features"}, features=frozenset(TOOLS["features"])
+    )
+    row = ("tool_call", "pending", "complete", "completed")
+    base = explore_bfs.explore(cfg)
+    assert base.rows[row] > 0  # the spec as written reaches it
+    with variant_in_force(load(str(REPO / "variants" / "tool-runs-before-completing.toml"))):
+        pruned = explore_bfs.explore(cfg)
+        walks = explore_random.explore(cfg, walks=40, steps=60)
+    assert pruned.rows[row] == 0 and walks.rows[row] == 0
+    assert not pruned.counterexamples and not walks.counterexamples
+    assert pruned.rows[("tool_call", "in_progress", "complete", "completed")] > 0
