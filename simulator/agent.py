@@ -18,6 +18,10 @@ marks active work cancelled), ``_can_end`` (pending updates of the ended work go
 Each step advances the model's machines through ``MachineSpec.fire``, so an agent that tried a
 move the tables forbid would raise the named violation.
 
+The tables it fires are the ones in force (``properties.variants.tables_in_force``): the model's,
+or a variant's, where a removed row makes the move that needs it raise a violation flagged
+``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
+
 Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
 monitor can fail; each is a small, marked branch.
 
@@ -35,6 +39,7 @@ from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
+from properties.variants import tables_in_force
 from simulator import wire
 from simulator.config import Config
 
@@ -156,6 +161,7 @@ class Agent:
         "reruns",
         "resume_rid",
         "session",
+        "specs",
         "tool_updates",
         "tools",
         "tools_started",
@@ -166,6 +172,7 @@ class Agent:
     def __init__(self, cfg: Config, faults: frozenset[str] = frozenset()) -> None:
         self.cfg = cfg
         self.faults = faults
+        self.specs = tables_in_force()  # the model's tables, or a variant's
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
         # rid -> [prompt state, messageId, user message reported, handled by foreground work, empty]
@@ -285,14 +292,14 @@ class Agent:
     def _report(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
         trig = fgm.trigger_for(self.reported, state)
         if trig is not None:
-            self.reported = fgm.SPEC.fire(self.reported, trig)
+            self.reported = self.specs["foreground"].fire(self.reported, trig)
         if "drop-background-field" in self.faults:  # seeded bug: only listing snapshots carry it
             return wire.state_update(MAIN, state, None, stop, err)
         return self._state(state, stop, err)
 
     def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
         p = self.prompts[rid]
-        p[0] = prm.SPEC.fire(p[0], trigger, ctx)
+        p[0] = self.specs["prompt"].fire(p[0], trigger, ctx)
 
     def _oldest_waiting(self) -> int | None:
         for rid in self.order:
@@ -332,14 +339,14 @@ class Agent:
                 self._prompt_fire(rid, "cancel_request")
         elif method == "session/close":
             self.close_rid = msg["id"]
-            self.session = sm.SPEC.fire(self.session, "close")
+            self.session = self.specs["session"].fire(self.session, "close")
             for rid in self.order:  # the prompt table says what a close means in each state
                 self._prompt_fire(rid, "close")
             if self.real != fgm.IDLE:
                 self.cancelling = True
         elif method == "session/resume":
             self.resume_rid = msg["id"]
-            self.session = sm.SPEC.fire(self.session, "resume")
+            self.session = self.specs["session"].fire(self.session, "resume")
             self.replay = "replayFrom" in msg["params"]
         elif "id" in msg and "method" not in msg:
             rid = msg["id"]
@@ -349,7 +356,7 @@ class Agent:
             outcome = msg.get("result", {}).get("outcome", {})
             trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
             was = perm[0]
-            perm[0] = pm.SPEC.fire(perm[0], trig)
+            perm[0] = self.specs["permission"].fire(perm[0], trig)
             if was == pm.PENDING:
                 tool = self.tools[perm[1]]
                 tool.append("allowed" if outcome.get("optionId") == "allow" else "denied")
@@ -817,7 +824,7 @@ class Agent:
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
         t = self.tools[tid]
-        t[0] = tcm.SPEC.fire(t[0], tcm.STATUS_TRIGGER[status])
+        t[0] = self.specs["tool_call"].fire(t[0], tcm.STATUS_TRIGGER[status])
         return [wire.tool_call(MAIN, tid, status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
@@ -826,9 +833,9 @@ class Agent:
         self.tool_updates += 1
         t = self.tools[tid]
         if replace:
-            t[0] = tcm.SPEC.fire(t[0], "replace_content")
+            t[0] = self.specs["tool_call"].fire(t[0], "replace_content")
             return [wire.tool_call(MAIN, tid, content=[{"type": "content", "content": wire.text("diff")}])]
-        t[0] = tcm.SPEC.fire(t[0], "append_content")
+        t[0] = self.specs["tool_call"].fire(t[0], "append_content")
         return [wire.tool_content_chunk(MAIN, tid, "more")]
 
     def _do_plan_removed(self, _: Any) -> list[Msg]:
@@ -845,7 +852,7 @@ class Agent:
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
         perm = self.perms[rid]
-        perm[0] = pm.SPEC.fire(perm[0], "withdraw")
+        perm[0] = self.specs["permission"].fire(perm[0], "withdraw")
         return [wire.cancel_request(rid)]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
@@ -872,14 +879,14 @@ class Agent:
     def _do_tool_run(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
         if len(t) > 3 and t[3] == "denied":
-            t[0] = tcm.SPEC.fire(t[0], "fail")
+            t[0] = self.specs["tool_call"].fire(t[0], "fail")
             return [wire.tool_call(MAIN, tid, "failed")]
-        t[0] = tcm.SPEC.fire(t[0], "run")
+        t[0] = self.specs["tool_call"].fire(t[0], "run")
         return [wire.tool_call(MAIN, tid, "in_progress"), wire.tool_content_chunk(MAIN, tid, "working")]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
-        t[0] = tcm.SPEC.fire(t[0], "complete")
+        t[0] = self.specs["tool_call"].fire(t[0], "complete")
         out = [
             wire.tool_call(
                 MAIN, tid, "completed", content=[{"type": "content", "content": wire.text("done")}]
@@ -900,13 +907,13 @@ class Agent:
             if reason == "error" and "error-with-live-tools" in self.faults:
                 continue
             t = self.tools[tid]
-            t[0] = tcm.SPEC.fire(t[0], "cancel" if final == "cancelled" else "fail")
+            t[0] = self.specs["tool_call"].fire(t[0], "cancel" if final == "cancelled" else "fail")
             out.append(wire.tool_call(MAIN, tid, final))
         for perm in self.perms.values():
             if perm[0] == pm.PENDING and not self.tools[perm[1]][1]:
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
-                perm[0] = pm.SPEC.fire(perm[0], "abandon")
+                perm[0] = self.specs["permission"].fire(perm[0], "abandon")
         if ("no-idle-after-cancel" in self.faults and reason == "cancelled") or (
             "no-idle-at-end" in self.faults and reason != "cancelled"
         ):
@@ -965,7 +972,7 @@ class Agent:
             if "session-message-no-id" in self.faults:
                 del msgs[1]["params"]["update"]["messageId"]
         key = (kind, ident)
-        self.items[key] = bgm.SPEC.fire(bgm.UNANNOUNCED, "announce")
+        self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
         if "list-tool-and-terminal" in self.faults and kind == "terminal":
             self.tools_started += 1
             self.tools["tc_term"] = [tcm.IN_PROGRESS, True, None]
@@ -982,7 +989,8 @@ class Agent:
         return self._state(self.reported if self.reported != fgm.UNKNOWN else fgm.UNKNOWN)
 
     def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:
-        self.items[key] = bgm.SPEC.fire(self.items[key], "list", {"child": key[0] == "subagent"})
+        child = {"child": key[0] == "subagent"}
+        self.items[key] = self.specs["background_item"].fire(self.items[key], "list", child)
         self.bg_reported = True
         extra: list[tuple[str, str]] = [key]
         if "list-tool-and-terminal" in self.faults and key[0] == "terminal":
@@ -1014,12 +1022,12 @@ class Agent:
 
     def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
         kind, ident = key
-        self.items[key] = bgm.SPEC.fire(self.items[key], "finalize")
+        self.items[key] = self.specs["background_item"].fire(self.items[key], "finalize")
         if kind == "terminal":
             out = [wire.terminal(MAIN, ident, exit_code=0)]
         elif kind == "tool_call":
             t = self.tools[ident]
-            t[0] = tcm.SPEC.fire(t[0], "complete")
+            t[0] = self.specs["tool_call"].fire(t[0], "complete")
             out = [wire.tool_call(MAIN, ident, "completed")]
         else:
             idle = {"state": "idle", "stopReason": "end_turn", "background": []}
@@ -1039,7 +1047,7 @@ class Agent:
         return out
 
     def _unlist(self, key: tuple[str, str]) -> None:
-        self.items[key] = bgm.SPEC.fire(self.items[key], "unlist")
+        self.items[key] = self.specs["background_item"].fire(self.items[key], "unlist")
         drop = {key}
         if key[0] == "terminal" and ("tool_call", "tc_term") in self.items:
             drop.add(("tool_call", "tc_term"))
@@ -1075,13 +1083,13 @@ class Agent:
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
         self.comp_chunks += 1
-        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "summary_chunk")
+        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], "summary_chunk")
         return [wire.compaction_chunk(MAIN, cid, "Kept: the plan. ")]
 
     def _do_compact_patch(self, cid: str) -> list[Msg]:
         """A summary patch: ``summary: []`` clears what was streamed (also after the end)."""
         self.comp_patches += 1
-        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "summary_patch")
+        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], "summary_patch")
         msg = wire.compaction(MAIN, cid, self._comp_status(cid), [])
         return [msg]
 
@@ -1092,7 +1100,7 @@ class Agent:
     def _comp_move(self, cid: str, status: str) -> list[Msg]:
         trig = cm.trigger_for(self.compactions[cid], status)
         assert trig is not None
-        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], trig)
+        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], trig)
         return [wire.compaction(MAIN, cid, status)]
 
     def _do_compact_custom(self, cid: str) -> list[Msg]:
@@ -1113,7 +1121,7 @@ class Agent:
         return out
 
     def _do_compact_end(self, cid: str) -> list[Msg]:
-        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "complete")
+        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], "complete")
         msg = wire.compaction(MAIN, cid, "completed", [wire.text("Summary of earlier turns")])
         self.history.append(msg)
         out = [msg]
@@ -1143,7 +1151,7 @@ class Agent:
 
     # close and resume
     def _do_close_response(self, _: Any) -> list[Msg]:
-        self.session = sm.SPEC.fire(self.session, "closed")
+        self.session = self.specs["session"].fire(self.session, "closed")
         rid = self.close_rid
         self.close_rid = None
         assert rid is not None
@@ -1165,8 +1173,9 @@ class Agent:
         assert rid is not None
         self.resume_rid = None
         if out:  # the history replay, then the snapshot, then the response (one step)
-            self.session = sm.SPEC.fire(self.session, "replay")
-        self.session = sm.SPEC.fire(sm.SPEC.fire(self.session, "snapshot"), "resumed")
+            self.session = self.specs["session"].fire(self.session, "replay")
+        session = self.specs["session"]
+        self.session = session.fire(session.fire(self.session, "snapshot"), "resumed")
         self.reported = self.real
         out.append(self._state(self.real))
         out.append(wire.result(rid, {}))

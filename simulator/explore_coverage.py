@@ -15,6 +15,10 @@ Per machine of ``model.registry.MACHINES`` the report says which states and whic
   on the wire are reported (``observe``: every session/update the Agent sends, classified as
   upsert with content, upsert without content, clearing upsert or chunk), not rows.
 
+Under a variant (``properties.variants``) the machines are the variant's tables (added rows
+count, removed rows do not), and each machine lists the forbidden cells of dropped rules that
+were fired (``relaxed_cells_fired``: the state stayed).
+
 Rules: ``MonitorSet.exercised`` counts how often each rule's check was triggered; every rule a
 default monitor reports and that was never exercised is listed as a warning.
 
@@ -30,6 +34,7 @@ from typing import Any
 
 from model.core import MachineSpec
 from model.registry import MACHINES
+from properties.variants import tables_in_force
 
 Row = tuple[str, str, str, str]
 """(machine, source, trigger, dest)."""
@@ -119,7 +124,8 @@ class Observer:
 def machine_coverage(rows: Counter[Row], events: Counter[str], entity: Counter[str]) -> list[dict[str, Any]]:
     """Per machine: states and rows reached (see the module docstring for the methods)."""
     out: list[dict[str, Any]] = []
-    for spec in MACHINES:
+    tables = tables_in_force()  # a variant's added and removed rows count as its table has them
+    for spec in (tables.get(m.name, m) for m in MACHINES):
         all_rows = [(r.source, r.trigger, r.dest) for r in spec.rows]
         if spec.name in EXACT:
             method = "exact"
@@ -147,6 +153,10 @@ def machine_coverage(rows: Counter[Row], events: Counter[str], entity: Counter[s
             entry["transitions_missed"] = [
                 f"{s} --{t}--> {d}" for s, t, d in dict.fromkeys(all_rows) if (s, t, d) not in hit
             ]
+            if spec.relaxed:  # a variant's dropped rules: forbidden cells fired, the state stayed
+                entry["relaxed_cells_fired"] = sorted(
+                    f"{s} --{t}--> {d}" for s, t, d in hit if (s, t, d) not in set(all_rows)
+                )
         out.append(entry)
     return out
 

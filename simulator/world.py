@@ -18,6 +18,11 @@ A world is quiescent when no event is enabled: then the "eventually" rules are j
 enabled event is eventually taken or disabled; deliveries are always enabled while messages
 are in flight.
 
+Under a variant (``properties.variants``): an agent move that needs a row the variant removed
+is not enabled (``_allowed`` tries it on a copy); a reaction to a delivered message cannot be
+pruned, so one that needs a removed row stops the world with a model finding that says so; the
+client-view breaches of dropped rules are set aside.
+
 Must not know: which scheduler drives it, files, or JSON encoding.
 """
 
@@ -30,6 +35,7 @@ from model.core import ProtocolViolation
 from properties.clientview import CLIENT_FAULTS, ClientView
 from properties.engine import MonitorSet
 from properties.findings import Finding
+from properties.variants import in_force as variant_now
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, MAIN, Agent
 from simulator.client import CLIENT_SIDE_FAULTS, Client
@@ -50,8 +56,10 @@ class World:
         "cfg",
         "client",
         "counts",
+        "dropped",
         "monitors",
         "net",
+        "prune",
         "record",
         "reference",
         "steps",
@@ -84,6 +92,11 @@ class World:
         self.counts: Counter[str] = Counter()
         self.steps = 0
         self.record = record
+        variant = variant_now()
+        self.dropped = frozenset(variant.drop) if variant is not None else frozenset()
+        """Rules of the variant in force that no longer bind (their view breaches are set aside)."""
+        self.prune = any(spec.removed for spec in self.agent.specs.values())
+        """The variant in force removed rows: agent moves that need one are not enabled."""
         if cfg.handshake:
             self._handshake()
 
@@ -116,6 +129,8 @@ class World:
         new.counts = Counter(self.counts)
         new.steps = self.steps
         new.record = self.record
+        new.dropped = self.dropped
+        new.prune = self.prune
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -137,12 +152,22 @@ class World:
         if net.room_to_agent() > 0:
             ev.extend(self.client.enabled())
         if net.room_to_client() > 0:
-            ev.extend(self.agent.enabled())
+            moves = self.agent.enabled()
+            ev.extend([e for e in moves if self._allowed(e)] if self.prune else moves)
         if net.to_agent:
             ev.append(("net", "to_agent", 0))
         for i in net.client_deliveries():
             ev.append(("net", "to_client", i))
         return ev
+
+    def _allowed(self, event: Event) -> bool:
+        """False for an agent move that needs a row the variant in force removed (tried on a
+        copy of the agent; only under such a variant)."""
+        try:
+            self.agent.clone().do(event[1], event[2])
+        except ProtocolViolation as v:
+            return not v.removed
+        return True
 
     def step(self, event: Event) -> list[Finding]:
         """Perform one enabled event; returns the findings it made certain.
@@ -187,7 +212,8 @@ class World:
             if self.reference is not None:
                 self.reference.apply("agent", msg)
                 for rule, why in self.view_findings():
-                    self.view_breaches.setdefault(rule, why)
+                    if rule not in self.dropped:
+                        self.view_breaches.setdefault(rule, why)
             self.client.receive(msg)
         return found
 
