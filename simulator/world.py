@@ -47,7 +47,6 @@ Msg = dict[str, Any]
 Line = tuple[str, Msg]
 
 
-
 class Hidden(NamedTuple):
     """A breach that is not a wire message: ``actor`` (agent or client) broke ``rule`` after
     ``position`` transcript lines."""
