@@ -116,9 +116,7 @@ def run(args: argparse.Namespace) -> int:
         progress = make(args.quiet)
         try:
             with readings_in_force(readings):
-                result = random_walk(
-                    args.seed, args.steps, cfg, faults, answers_only=True, progress=progress
-                )
+                result = random_walk(args.seed, args.steps, cfg, faults, answers_only=True, progress=progress)
         finally:
             progress.done()
     data = to_ndjson(result.world.transcript)
