@@ -299,9 +299,9 @@ def section_decidability(ctx: Context) -> Section:
             f"{' (' + ', '.join(sorted(v.other)) + ')' if v.other else ''} | {v.accepted} |",
             "",
         ]
-        if v.note:
-            lines += [f"{v.note[0].upper()}{v.note[1:]}.", ""]
         w = v.witness
+        if v.note and (w is None or w.twin_found):
+            lines += [f"{v.note[0].upper()}{v.note[1:]}.", ""]
         if w is not None:
             if w.twin_found:
                 lines.append(

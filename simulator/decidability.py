@@ -31,11 +31,12 @@ Must not know: files, diagrams, printing or argument parsing (the command and th
 
 from __future__ import annotations
 
+import heapq
 import io
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -278,7 +279,11 @@ def decide(
                 "the breach's later messages are never sent"
             )
         elif not verdict.witness.twin_found:
-            verdict.note = "no conforming run with the same messages within the bound: a gap in the checker"
+            verdict.note = (
+                "no conforming run sends the same messages within the bound: the checker accepts "
+                "messages the conforming peers never send (a gap in the checker, or a freedom the "
+                "simulated peers do not take)"
+            )
     verdict.seconds = time.perf_counter() - t0
     return verdict
 
@@ -286,19 +291,23 @@ def decide(
 # -- the conforming twin ------------------------------------------------------------------------
 
 
-def twin(target: list[Line], cfg: Config, budget: int) -> tuple[list[Event] | None, int]:
+def twin(
+    target: list[Line], cfg: Config, budget: int, prefer: Collection[tuple[int, str]] = ()
+) -> tuple[list[Event] | None, int]:
     """A conforming run (no faults) whose transcript is exactly ``target``, and the states tried.
-    Depth-first: a child whose new lines match the next target lines is tried before the moves
-    that record nothing."""
+    Best first: a move that records the next target lines costs nothing, a move that records
+    nothing costs one unless ``prefer`` holds it at that position (the breaking run's own hidden
+    moves), so the twin found differs from the breaking run in as few hidden steps as possible."""
     root = World(cfg, frozenset(), None, record=True)
     if root.transcript != target[: len(root.transcript)]:
         return None, 0
     root.client.view = _Blind()  # type: ignore[assignment]  # the conforming client never reads it
     seen: set[Any] = set()
-    stack: list[tuple[World, list[Event]]] = [(root, [])]
+    tie = 0
+    heap: list[tuple[int, int, int, World, list[Event]]] = [(0, -len(root.transcript), tie, root, [])]
     nodes = 0
-    while stack:
-        world, events = stack.pop()
+    while heap:
+        cost, _, _, world, events = heapq.heappop(heap)
         pos = len(world.transcript)
         if pos == len(target):
             return events, nodes
@@ -309,8 +318,6 @@ def twin(target: list[Line], cfg: Config, budget: int) -> tuple[list[Event] | No
         nodes += 1
         if nodes > budget:
             return None, nodes
-        silent: list[tuple[World, list[Event]]] = []
-        progress: list[tuple[World, list[Event]]] = []
         for ev in world.enabled():
             child = world.clone()
             child.step(ev)
@@ -319,10 +326,9 @@ def twin(target: list[Line], cfg: Config, budget: int) -> tuple[list[Event] | No
             new = child.transcript[pos:]
             if new != target[pos : pos + len(new)]:
                 continue
-            (progress if new else silent).append((child, [*events, ev]))
-        # the stack pops from the end: silent moves last pushed... progress first tried
-        stack.extend(reversed(silent))
-        stack.extend(reversed(progress))
+            step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
+            tie += 1
+            heapq.heappush(heap, (cost + step, -len(child.transcript), tie, child, [*events, ev]))
     return None, nodes
 
 
@@ -357,11 +363,11 @@ def _silent_steps(
 
 
 def witness(rule: str, run: Run, bound: Bound) -> Witness:
-    events, nodes = twin(run.transcript, run.cfg, bound.twin_nodes)
-    w = Witness(rule, run, events, twin_nodes=nodes)
     mutant = breaking(rule)
     faults = mutant.switched_on if mutant else frozenset()
     b_silent, _ = _silent_steps(run.events, run.cfg, faults)
+    events, nodes = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
+    w = Witness(rule, run, events, twin_nodes=nodes)
     differing: list[tuple[int, str, str]] = [
         (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule == rule
     ]
