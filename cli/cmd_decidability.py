@@ -15,18 +15,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cli.decidability_options import add_bound_options, bound_of, time_budget
 from cli.main import EXIT_OK, UsageError
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps
-from diagrams.sequence import transcript_to_mermaid
 from properties.catalogue import RULES_BY_ID
 from properties.outputs import write_atomic
 from properties.readings import readings_in_force
-from simulator import decidability as dec
+
+if TYPE_CHECKING:
+    from simulator import decidability as dec
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -59,6 +60,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _rules(args: argparse.Namespace) -> tuple[str, ...]:
+    from simulator import decidability as dec
+
     if not args.rule:
         return tuple(r.id for r in dec.rules_with_check())
     for rule in args.rule:
@@ -69,6 +72,9 @@ def _rules(args: argparse.Namespace) -> tuple[str, ...]:
 
 def write_witness(v: dec.Verdict, out: Path) -> dict[str, str]:
     """The witness files of ``v`` in ``out``; their paths by kind."""
+    from diagrams.sequence import transcript_to_mermaid
+    from simulator import decidability as dec
+
     w = v.witness
     assert w is not None
     paths = {"breaking": str(out / f"{v.rule}.breaking.ndjson"), "diagram": str(out / f"{v.rule}.mmd")}
@@ -84,6 +90,8 @@ def write_witness(v: dec.Verdict, out: Path) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from simulator import decidability as dec
+
     rules = _rules(args)
     bound = bound_of(args)
     budget = time_budget(args)

@@ -18,7 +18,6 @@ from cli.decidability_options import add_bound_options, bound_of, time_budget
 from cli.main import EXIT_OK
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
-from cli.spec_report import Options, build
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -46,6 +45,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cli.spec_report import Options, build  # matplotlib and the explorers: only when run
+
     check_folder(args.out, "--out")
     opts = Options(Path(args.out), chosen_readings(args), bound_of(args), time_budget(args))
     w0, c0 = time.perf_counter(), time.process_time()

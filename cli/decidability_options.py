@@ -10,41 +10,45 @@ Must not know: how the sample is taken.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cli.main import UsageError
-from simulator.decidability import DEFAULT_BOUND, Bound
+from simulator.config import DECIDABILITY_STEPS, DECIDABILITY_TWIN_NODES, DECIDABILITY_WALKS
+
+if TYPE_CHECKING:
+    from simulator.decidability import Bound
 
 
 def add_bound_options(group: Any) -> None:
-    d = DEFAULT_BOUND
     group.add_argument(
         "--walks",
         type=int,
         metavar="N",
-        default=d.walks,
+        default=DECIDABILITY_WALKS,
         help="seeded random walks per rule, on top of every scenario (default %(default)s)",
     )
     group.add_argument(
         "--steps",
         type=int,
         metavar="N",
-        default=d.steps,
+        default=DECIDABILITY_STEPS,
         help="choices per walk before it drains to quiescence (default %(default)s)",
     )
     group.add_argument(
-        "--seed", type=int, metavar="N", default=d.seed, help="first walk seed (default %(default)s)"
+        "--seed", type=int, metavar="N", default=0, help="first walk seed (default %(default)s)"
     )
     group.add_argument(
         "--twin-nodes",
         type=int,
         metavar="N",
-        default=d.twin_nodes,
+        default=DECIDABILITY_TWIN_NODES,
         help="states the search for a conforming twin may visit (default %(default)s)",
     )
 
 
 def bound_of(args: argparse.Namespace) -> Bound:
+    from simulator.decidability import Bound
+
     for name, low in (("walks", 0), ("steps", 1), ("seed", 0), ("twin_nodes", 1)):
         value = getattr(args, name)
         if value < low:

@@ -75,6 +75,8 @@ class Options:
     """Exhaustive slices (None: all)."""
     walks: int = REPORT_WALKS
     ladder: tuple[tuple[str, int, int], ...] = LADDER
+    pictures: bool = True
+    """Draw the PNG pictures (matplotlib); without, the page links the Mermaid files only."""
 
 
 @dataclass
@@ -264,7 +266,8 @@ def _witness_files(ctx: Context, v: dec.Verdict) -> dict[str, str]:
         notes.setdefault(end, []).append(("A", "conforming", "may next: " + "; ".join(w.conforming_next[:2])))
     title = f"{v.rule}: breaking and conforming runs, same messages"
     paths["diagram"] = ctx.add(f"{stem}.mmd", transcript_to_mermaid(w.breaking.transcript, title, notes))
-    paths["picture"] = ctx.add(f"{stem}.png", sequence_png(w.breaking.transcript, title, notes))
+    if ctx.opts.pictures:
+        paths["picture"] = ctx.add(f"{stem}.png", sequence_png(w.breaking.transcript, title, notes))
     return paths
 
 
@@ -317,7 +320,7 @@ def section_decidability(ctx: Context) -> Section:
                     f"{ctx.opts.bound.twin_nodes:,} states of the search: the checker accepts messages "
                     "the conforming peers never send at this bound."
                 )
-            lines += ["", f"![{v.rule} witness]({paths['picture']})", ""]
+            lines += ["", _picture(f"{v.rule} witness", paths), ""]
             if w.differing:
                 lines += ["| after message | run | hidden step |", "|---:|---|---|"]
                 for pos, run, what in w.differing:
@@ -360,14 +363,15 @@ def section_contradictions(ctx: Context) -> Section:
         files = {
             "transcript": ctx.add(f"{stem}.ndjson", dec.ndjson(c.transcript)),
             "diagram": ctx.add(f"{stem}.mmd", transcript_to_mermaid(c.transcript, title)),
-            "picture": ctx.add(f"{stem}.png", sequence_png(c.transcript, title)),
         }
+        if ctx.opts.pictures:
+            files["picture"] = ctx.add(f"{stem}.png", sequence_png(c.transcript, title))
         lines += [f"### {title}", "", c.explanation, ""]
         lines += [
             f"Shortest counterexample ({len(c.events)} steps, {c.mode}): [{files['transcript']}]"
             f"({files['transcript']})",
             "",
-            f"![{c.rule}]({files['picture']})",
+            _picture(c.rule, files),
             "",
         ]
         data.append({"rule": c.rule, "kind": c.source, "explanation": c.explanation, **files})
@@ -404,21 +408,22 @@ def section_coverage(ctx: Context) -> Section:
             f"{', '.join(f'`{m}`' for m in missed) or '–'} |"
         )
         d = diagrams[spec.name]
-        png = ctx.add(f"coverage/{spec.name}.png", coverage_png(d, fired))
-        mmd = ctx.add(f"coverage/{spec.name}.mmd", coverage_mermaid(d, fired))
-        pics += [f"#### {spec.name}", "", f"![{spec.name} coverage]({png})", "", f"[Mermaid]({mmd})", ""]
+        files = {"diagram": ctx.add(f"coverage/{spec.name}.mmd", coverage_mermaid(d, fired))}
+        if ctx.opts.pictures:
+            files["picture"] = ctx.add(f"coverage/{spec.name}.png", coverage_png(d, fired))
+        pics += [f"#### {spec.name}", "", _picture(f"{spec.name} coverage", files), ""]
         data.append(
-            {
-                "machine": spec.name,
-                "method": cov["method"],
-                "fired": len(fired),
-                "missed": missed,
-                "picture": png,
-                "diagram": mmd,
-            }
+            {"machine": spec.name, "method": cov["method"], "fired": len(fired), "missed": missed, **files}
         )
     lines += ["", *pics]
     return Section("coverage", "Coverage per machine", lines, data)
+
+
+def _picture(alt: str, files: dict[str, str]) -> str:
+    """The picture (with a link to its Mermaid source), or the Mermaid link alone."""
+    if "picture" in files:
+        return f"![{alt}]({files['picture']})\n\n[Mermaid source]({files['diagram']})"
+    return f"[{alt} (Mermaid)]({files['diagram']})"
 
 
 def _fired_rows(cov: dict[str, Any], spec: Any) -> set[tuple[str, str, str]]:

@@ -43,7 +43,7 @@ from typing import Any
 from properties.catalogue import RULES, Rule
 from properties.checking import check_stream
 from properties.engine import MonitorSet
-from simulator.config import Config
+from simulator.config import DECIDABILITY_STEPS, DECIDABILITY_TWIN_NODES, DECIDABILITY_WALKS, Config
 from simulator.mutants import Mutant, breaking
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import describe, random_walk, scripted
@@ -58,12 +58,12 @@ DECIDABLE = ("yes", "partly", "no", "unknown")
 class Bound:
     """How much behaviour is sampled per rule."""
 
-    walks: int = 200
+    walks: int = DECIDABILITY_WALKS
     """Seeded random walks (seeds ``seed .. seed+walks-1``) on top of every named scenario."""
-    steps: int = 60
+    steps: int = DECIDABILITY_STEPS
     """Choices per walk before it drains to quiescence."""
     seed: int = 0
-    twin_nodes: int = 10_000
+    twin_nodes: int = DECIDABILITY_TWIN_NODES
     """States the search for a conforming twin may visit before it gives up."""
 
     def text(self) -> str:

@@ -101,7 +101,17 @@ def test_every_entry_point_parses_its_arguments(path: Path, tmp_path: Path) -> N
 
 # -- --help ----------------------------------------------------------------------------------
 
-MINE = ("diagrams", "explore", "machines", "mutants", "rules", "scenarios", "simulate")
+MINE = (
+    "decidability",
+    "diagrams",
+    "explore",
+    "machines",
+    "mutants",
+    "rules",
+    "scenarios",
+    "simulate",
+    "spec-report",
+)
 """The commands whose help this file holds to the rules (check, view and replay: test_check_cli)."""
 
 
