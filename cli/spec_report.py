@@ -43,9 +43,11 @@ from properties.outputs import dumps, write_atomic
 from properties.readings import readings_in_force
 from simulator import decidability as dec
 from simulator import explore_bfs, explore_random
+from simulator.agent import MAIN
 from simulator.config import DEFAULT, EXPLORE_STEPS, long_session
 from simulator.explore_common import Counterexample, monitor_rules
 from simulator.explore_coverage import machine_coverage
+from simulator.schedulers import random_walk
 
 REPORT_WALKS = 400
 """Random walks of the conforming model (default bounds) after the exhaustive slices."""
@@ -149,6 +151,10 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         for c in w.counterexamples:
             if c.rule not in cexs or len(c.events) < len(cexs[c.rule].events):
                 cexs[c.rule] = c
+    if walks:
+        ctx.progress(f"explore: {walks} walks, the client's view against the agent's truth")
+        for c in view_against_truth(walks):
+            cexs.setdefault(c.rule, c)
     ctx.results["explore"] = {
         "slices": stats,
         "walks": walks,
@@ -159,6 +165,38 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         "counterexamples": [cexs[r] for r in sorted(cexs)],
     }
     return complete
+
+
+VIEW_TRUTH = "VIEW-TRUTH"
+"""The name a disagreement between the client's view and the agent's truth is reported under."""
+
+
+def view_against_truth(walks: int) -> list[Counterexample]:
+    """Seeded conforming walks at the default bounds: at quiescence (everything delivered), the
+    foreground state in the client's view of the session must be the one the agent is really in;
+    the shortest disagreement, if any."""
+    best: Counterexample | None = None
+    for seed in range(walks):
+        run = random_walk(seed, EXPLORE_STEPS, DEFAULT)
+        world = run.world
+        if run.stop != "quiescent" or world.agent.session != "open":
+            continue
+        seen = world.client.view.to_json().get(MAIN, {}).get("session", {}).get("state")
+        truth = world.agent.real
+        if seen != truth and (best is None or len(run.events) < len(best.events)):
+            best = Counterexample(
+                VIEW_TRUTH,
+                "view",
+                f"the client's view says {seen}, the agent is {truth}",
+                "random",
+                f"seed {seed}",
+                list(run.events),
+                DEFAULT,
+                frozenset(),
+                len(run.events),
+                transcript=list(world.transcript),
+            )
+    return [best] if best is not None else []
 
 
 def part_ladder(ctx: Context, budget: float | None) -> bool:
@@ -350,9 +388,13 @@ def section_contradictions(ctx: Context) -> Section:
         return Section("contradictions", "Contradictions", ["Not computed."], data)
     lines.append(
         "Findings of the conforming model: the simulated peers take only moves the tables allow, so "
-        "every finding is a place where the rules do not hold together. Explored: the exhaustive "
-        f"slices ({', '.join(s['name'] for s in ex['slices'])}) and {ex['walks']} random walks at "
-        "the default bounds."
+        "every finding is a place where the rules do not hold together: a conforming move a monitor "
+        "rejects, an obligation no conforming move can discharge, a liveness failure (a cycle that "
+        "never discharges it), or a client view that disagrees with the agent's truth at the end of a "
+        "run. Explored: the exhaustive slices "
+        f"({', '.join(s['name'] for s in ex['slices'])}) and {ex['walks']} random walks at the "
+        "default bounds (with monitors), and as many walks comparing the client's view with the "
+        "agent's truth."
     )
     lines.append("")
     if not ex["counterexamples"]:
