@@ -792,7 +792,8 @@ class Agent:
             self._breach("FG-02")
             return []
         if "custom-running-state" in self.faults:
-            self._breach("STATE-04")
+            if "future" not in self.cfg.features:  # a breach only when no custom state was advertised
+                self._breach("STATE-04")
             self.reported = fgm.RUNNING
             return [self._state("_busy")]
         return [self._report(fgm.RUNNING)]
