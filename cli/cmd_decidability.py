@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         frac = (
             "" if e["fraction"] is None else f" ({round(100 * e['fraction'])} % flagged of {e['breaking']})"
         )
-        line = f"{e['rule']:<11} {e['decidable']:<8}{frac}"
+        line = f"{e['rule']:<11} {e['decidable']}{frac}"
         if e["note"]:
             line += f": {e['note']}"
         sys.stdout.write(line + "\n")

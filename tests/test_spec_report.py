@@ -20,7 +20,7 @@ COMMITTED = REPO / "docs" / "spec-report"
 TINY = dict(
     bound=dec.Bound(walks=4, steps=30, twin_nodes=500),
     rules=("INTRO-02", "REJ-01"),
-    slices=("prompts",),
+    slices=("cancels",),
     walks=3,
     ladder=(("default bounds, 3 walks", 3, 30),),
     pictures=False,
