@@ -302,7 +302,11 @@ def _witness_files(ctx: Context, v: dec.Verdict) -> dict[str, str]:
     if w.twin_found:
         end = len(w.breaking.transcript)
         notes.setdefault(end, []).append(("A", "conforming", "may next: " + "; ".join(w.conforming_next[:2])))
-    title = f"{v.rule}: breaking and conforming runs, same messages"
+    title = (
+        f"{v.rule}: breaking and conforming runs, same messages"
+        if w.twin_found
+        else f"{v.rule}: an accepted breaking run (no conforming run found that sends these messages)"
+    )
     paths["diagram"] = ctx.add(f"{stem}.mmd", transcript_to_mermaid(w.breaking.transcript, title, notes))
     if ctx.opts.pictures:
         paths["picture"] = ctx.add(f"{stem}.png", sequence_png(w.breaking.transcript, title, notes))
