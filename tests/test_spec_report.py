@@ -93,3 +93,18 @@ def test_committed_report_is_current(tmp_path: Path) -> None:
     for rel in fresh:
         if not rel.endswith(".png"):
             assert fresh[rel] == committed[rel], rel
+
+
+def test_coverage_mermaid_colours_exactly_the_rows_fired() -> None:
+    from diagrams.coverage import FIRED, NEVER, coverage_mermaid
+    from diagrams.ir import all_diagrams
+
+    d = next(x for x in all_diagrams() if x.name == "session")
+    fired = {(e.source, e.trigger, e.dest) for e in d.edges[:3]}
+    text = coverage_mermaid(d, fired)
+    styles = dict(re.findall(r"linkStyle ([\d,]+) stroke:(#\w+)", text))
+    assert {v: k for k, v in styles.items()} == {
+        FIRED: "0,1,2",
+        NEVER: ",".join(map(str, range(3, len(d.edges)))),
+    }
+    assert text.count("-->|") == len(d.edges)
