@@ -56,6 +56,8 @@ LADDER: tuple[tuple[str, int, int], ...] = (
     ("long session (budgets for 200 steps), 400 walks x 200 steps", 400, 200),
 )
 """Larger bounds tried, smallest first, for rules the exhaustive slices never exercise."""
+LADDER_CHUNK = 50
+"""Walks of a ladder bound run between two looks at the time budget (chunk ``k`` is seeded ``k``)."""
 SOURCE_KIND = {
     "monitor": "a conforming move the checker rejects",
     "eventually": "an obligation no conforming move can discharge (the run is over)",
@@ -216,10 +218,15 @@ def part_ladder(ctx: Context, budget: float | None) -> bool:
             break
         ctx.progress(f"ladder: {name}")
         cfg = long_session(steps) if steps > EXPLORE_STEPS else DEFAULT
-        w = explore_random.explore(cfg, frozenset(), seed=0, walks=walks, steps=steps)
-        for r in todo:
-            if w.exercised[r]:
-                smallest[r] = name
+        for chunk in range(0, walks, LADDER_CHUNK):  # the budget is checked between chunks
+            if budget is not None and time.perf_counter() - t0 > budget:
+                complete = False
+                break
+            n = min(LADDER_CHUNK, walks - chunk)
+            w = explore_random.explore(cfg, frozenset(), seed=chunk, walks=n, steps=steps)
+            for r in todo:
+                if w.exercised[r] and smallest[r] is None:
+                    smallest[r] = name
     ctx.results["ladder"] = smallest
     return complete
 
