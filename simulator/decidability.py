@@ -17,10 +17,12 @@ runs, on the transcript's NDJSON bytes); it is *flagged* when the checker report
 
 For ``partly`` and ``no`` a witness is searched: the shortest accepted breaking transcript, and a
 run of the conforming peers (faults off, the same ``Config``) whose transcript is exactly the
-same messages. ``twin`` finds it by a bounded depth-first search over the world's enabled moves:
-a move must record exactly the next lines of the target transcript (moves that record nothing,
-the hidden steps, are free), states already tried at the same position are skipped, and the
-search gives up after ``Bound.twin_nodes`` states. The witness keeps both runs' hidden steps: the
+same messages. ``twin`` finds it by a bounded best-first search over the world's enabled moves:
+a move must record exactly the next lines of the target transcript; moves that record nothing (the
+hidden steps) are free when the breaking run made the same one at that point and cost one
+otherwise, so the twin differs from the breaking run in as few hidden steps as it can; states
+already tried at the same position are skipped, and the search gives up after
+``Bound.twin_nodes`` states. The witness keeps both runs' hidden steps: the
 breaking run's breach markers, and the steps (moves that put nothing on the wire) in which the
 two runs differ, with what the conforming run may still do at the end. No twin within the bound
 means the checker accepted a breach that no conforming run produces at that bound: a gap in the
