@@ -61,7 +61,6 @@ STDIN = "-"
 MESSAGE_WIDTH = 120
 
 
-
 def new_monitor_set(readings: Mapping[str, str] | None = None) -> MonitorSet:
     """A fresh set of every monitor under these readings (tests may replace this function)."""
     return MonitorSet(readings=readings)
@@ -115,7 +114,7 @@ def _counts(counter: Counter[str]) -> str:
 
 
 def _readings(report: FileReport, finding: Finding) -> str:
-    """" (reading NAME=ALT, ...)" for a finding whose verdict depends on readings."""
+    """ " (reading NAME=ALT, ...)" for a finding whose verdict depends on readings."""
     if not finding.readings:
         return ""
     chosen = report.readings or resolve({})

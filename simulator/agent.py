@@ -23,7 +23,12 @@ or a variant's, where a removed row makes the move that needs it raise a violati
 ``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
 
 Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
-monitor can fail; each is a small, marked branch.
+monitor can fail; each is a small, marked branch. Where a fault actually makes a move differ from
+what the conforming Agent would do, the branch calls ``_breach(RULE)``: a breach marker, not a
+wire message, naming the rule the move breaks (``marks``, first breach of each rule, in order;
+part of the snapshot, so the exhaustive search keeps breaching paths apart). The World turns new
+marks into hidden steps beside the transcript. Faults that only leave a move out are marked when
+the world is quiescent (``omitted``): only then is the move never going to happen.
 
 Must not know: channels, the client, monitors, or files.
 """
@@ -145,8 +150,10 @@ class Agent:
         "history",
         "hooks_run",
         "items",
+        "last_stop",
         "listed",
         "losses",
+        "marks",
         "next_msg",
         "next_perm",
         "next_plan",
@@ -216,6 +223,8 @@ class Agent:
         self.next_plan = 0
         self.closed_cancel = False
         self.ahead: str | None = None  # seeded bug "user-message-ahead": the ID announced early
+        self.last_stop: str | None = None  # seeded bug "update-after-idle": how the ended work ended
+        self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
 
     # -- copying for explorers ----------------------------------------------------------------
     def clone(self) -> Agent:
@@ -271,9 +280,32 @@ class Agent:
             self.tool_updates,
             self.extras,
             self.child_msg,
+            self.marks,
+            self.last_stop,
         )
 
     # -- helpers -------------------------------------------------------------------------------
+    def _breach(self, rule: str) -> None:
+        """A fault made the move being done break ``rule`` (a breach marker; see the docstring)."""
+        if rule not in self.marks:
+            self.marks = (*self.marks, rule)
+
+    def omitted(self) -> tuple[str, ...]:
+        """Rules broken by a move a fault leaves out and that is owed now: at quiescence, the move
+        will never happen (never answering an inserted prompt, never running its work, never
+        ending a compaction)."""
+        out: list[str] = []
+        f = self.faults
+        if "never-answer-inserted" in f and any(self.prompts[r][0] == prm.INSERTED for r in self.order):
+            out.append("ACC-01")
+        if "prompt-without-work" in f and self._open() and self._inserted_waiting():
+            out.append("BOUND-02")
+        if "compaction-never-ends" in f and any(
+            st in (cm.IN_PROGRESS, cm.CUSTOM) for st in self.compactions.values()
+        ):
+            out.append("COMPACT-05")
+        return tuple(out)
+
     def _has(self, feature: str) -> bool:
         return feature in self.cfg.features
 
@@ -294,6 +326,8 @@ class Agent:
         if trig is not None:
             self.reported = self.specs["foreground"].fire(self.reported, trig)
         if "drop-background-field" in self.faults:  # seeded bug: only listing snapshots carry it
+            if self.bg_reported:
+                self._breach("BG-07")
             return wire.state_update(MAIN, state, None, stop, err)
         return self._state(state, stop, err)
 
@@ -327,6 +361,7 @@ class Agent:
             self.prompts[rid] = [prm.RECEIVED, None, False, False, invalid]
             self.order.append(rid)
             if self.cancelling and "cancel-covers-later-prompts" in self.faults:
+                self._breach("CANCEL-16")
                 self._prompt_fire(rid, "cover")
         elif method == "session/cancel":
             for rid in self.order:  # the prompt table says what a cancel means in each state
@@ -660,35 +695,51 @@ class Agent:
 
     def _do_insert(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
+        if p[0] == prm.COVERED:  # seeded bug "held-not-withdrawn"
+            self._breach("CANCEL-02")
+        if p[4]:  # seeded bug "accept-unadvertised-content"
+            self._breach("USER-04")
         # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
         # refuses it with the named violation (CANCEL-02), as it would any agent.
         self._prompt_fire(rid, "insert", oldest_held=True)
         if "reuse-message-id" in self.faults and self.next_msg > 0:
+            self._reuse_mark(rid)
             p[1] = "msg_u_1"
         elif self.ahead is not None:  # seeded bug: the ID whose user message went out early
             p[1], self.ahead = self.ahead, None
         else:
             p[1] = self._msg_id("msg_u")
             if "reuse-message-id" in self.faults:
+                self._reuse_mark(rid)
                 p[1] = "msg_u_1"
             elif "user-message-ahead" in self.faults and p[1] == "msg_u_1":
+                self._breach("ACC-07")
                 self.ahead = "msg_u_ahead"  # reported now, before any prompt it could belong to
                 return [wire.message("user_message", MAIN, self.ahead, [wire.text("ahead")])]
         return []
+
+    def _reuse_mark(self, rid: int) -> None:
+        """Seeded bug "reuse-message-id": a breach when another prompt already has msg_u_1."""
+        if any(self.prompts[r][1] == "msg_u_1" for r in self.order if r != rid):
+            self._breach("ACC-09")
 
     def _do_answer(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "answer")
         p = self.prompts[rid]
         if "error-after-insert" in self.faults:
+            self._breach("ACC-03")
             return [wire.error(rid, wire.INTERNAL_ERROR, "turn failed")]
         if "response-without-message-id" in self.faults:
+            self._breach("ACC-04")
             return [wire.result(rid, {})]
         if "answer-twice" in self.faults:
+            self._breach("INTRO-02")
             return [wire.result(rid, {"messageId": p[1]}), wire.result(rid, {"messageId": p[1]})]
         return [wire.result(rid, {"messageId": p[1]})]
 
     def _do_answer_early(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
+        self._breach("ACC-05")
         p[0] = prm.ANSWERED
         p[1] = self._msg_id("msg_u")
         p[2] = True
@@ -696,25 +747,36 @@ class Agent:
 
     def _do_reject(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "reject", busy_only=False)
+        if "silent-reject" in self.faults:
+            self._breach("REJ-01")
         out = (
             []
             if "silent-reject" in self.faults
             else [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
         )
         if "user-message-after-reject" in self.faults:
+            self._breach("REJ-02")
             out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
         return out
 
     def _do_withdraw(self, rid: int) -> list[Msg]:
+        was = self.prompts[rid][0]
         self._prompt_fire(rid, "withdraw")
         if "withdraw-wrong-code" in self.faults:
+            if was == prm.CANCEL_REQUESTED:
+                self._breach("REJ-03")
+            else:  # covered: by session/close while closing, else by session/cancel
+                self._breach("ACC-13" if self.session != "open" else "CANCEL-02")
             return [wire.error(rid, wire.INTERNAL_ERROR, "request cancelled")]
         return [wire.error(rid, wire.REQUEST_CANCELLED, "request cancelled")]
 
     def _do_user_message(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
         p[2] = True
-        mid = p[1] + "_x" if "user-message-wrong-id" in self.faults else p[1]
+        mid = p[1]
+        if "user-message-wrong-id" in self.faults:
+            self._breach("ACC-06")
+            mid = p[1] + "_x"
         msg = wire.message("user_message", MAIN, mid, [wire.text(f"prompt {rid}")])
         self.history.append(msg)
         return [msg]
@@ -743,8 +805,11 @@ class Agent:
         self.followup = False
         self._mark_handled()
         if "no-running-on-start" in self.faults:
+            self._breach("FG-02")
             return []
         if "custom-running-state" in self.faults:
+            if "future" not in self.cfg.features:  # a breach only when no custom state was advertised
+                self._breach("STATE-04")
             self.reported = fgm.RUNNING
             return [self._state("_busy")]
         return [self._report(fgm.RUNNING)]
@@ -767,6 +832,7 @@ class Agent:
         else:
             msg = wire.chunk("agent_message_chunk", MAIN, self.cur_msg, wire.text(" more"))
             if "chunk-no-message-id" in self.faults:
+                self._breach("MSGID-01")
                 del msg["params"]["update"]["messageId"]
         self.history.append(msg)
         return [msg]
@@ -873,6 +939,7 @@ class Agent:
     def _do_resume(self, _: Any) -> list[Msg]:
         self.real = fgm.RUNNING
         if "no-resume-running" in self.faults:
+            self._breach("FG-04")
             return []
         return [self._report(fgm.RUNNING)]
 
@@ -893,6 +960,7 @@ class Agent:
             )
         ]
         if "reopen-tool-call" in self.faults:
+            self._breach("BG-05")
             out.append(wire.tool_call(MAIN, tid, "in_progress"))
         return out
 
@@ -905,6 +973,7 @@ class Agent:
         final = "cancelled" if reason == "cancelled" else "failed"
         for tid in self._fg_tools_live():
             if reason == "error" and "error-with-live-tools" in self.faults:
+                self._breach("FAIL-04")
                 continue
             t = self.tools[tid]
             t[0] = self.specs["tool_call"].fire(t[0], "cancel" if final == "cancelled" else "fail")
@@ -917,19 +986,24 @@ class Agent:
         if ("no-idle-after-cancel" in self.faults and reason == "cancelled") or (
             "no-idle-at-end" in self.faults and reason != "cancelled"
         ):
+            self._breach("CANCEL-11" if reason == "cancelled" else "FG-05")
             self.cancelling = False
             self.real = fgm.IDLE
             self._after_end()
             return out
         if reason == "cancelled" and "cancel-as-end-turn" in self.faults:
+            self._breach("TRANS-04")
             reason = "end_turn"
         if "custom-stop-reason-no-underscore" in self.faults and reason == "end_turn":
+            self._breach("STOP-03")
             reason = "paused"
         err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
         self.real = fgm.IDLE
         self.cancelling = False
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"
+        if "update-after-idle" in self.faults:
+            self.last_stop = reason
         self._after_end()
         return out
 
@@ -939,6 +1013,7 @@ class Agent:
 
     def _do_late_output(self, _: Any) -> list[Msg]:
         mid = self.ended_output or "msg_a_late"
+        self._breach("CANCEL-14" if self.last_stop == "cancelled" else "DONE-03")
         self.ended_output = None
         return [wire.chunk("agent_message_chunk", MAIN, mid, wire.text(" (late)"))]
 
@@ -952,6 +1027,7 @@ class Agent:
                 bgm.FINALIZED,
                 bgm.DONE,
             ):
+                self._breach("ENT-01")
                 ident = "term_1"  # a new process announced live under the exited terminal's ID
                 msgs = [wire.terminal(MAIN, ident)]
                 msgs[0]["params"]["update"]["exitStatus"] = None
@@ -970,6 +1046,7 @@ class Agent:
                 wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
             ]
             if "session-message-no-id" in self.faults:
+                self._breach("SDM-01")
                 del msgs[1]["params"]["update"]["messageId"]
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
@@ -994,9 +1071,11 @@ class Agent:
         self.bg_reported = True
         extra: list[tuple[str, str]] = [key]
         if "list-tool-and-terminal" in self.faults and key[0] == "terminal":
+            self._breach("BG-13")
             self.items[("tool_call", "tc_term")] = bgm.LISTED
             extra.append(("tool_call", "tc_term"))
         if "list-twice" in self.faults:
+            self._breach("BG-17")
             extra.append(key)
         self.listed = (*self.listed, *extra)
         return [self._snapshot_now()]
@@ -1013,6 +1092,7 @@ class Agent:
         return running + self._do_bg_list(key)
 
     def _do_bg_list_unannounced(self, _: Any) -> list[Msg]:
+        self._breach("BG-10")
         self.bg_started += 1
         key = ("terminal", f"term_{self.bg_started}")
         self.items[key] = bgm.LISTED
@@ -1067,6 +1147,7 @@ class Agent:
         return [self._report(fgm.RUNNING)]
 
     def _do_bg_remove_early(self, key: tuple[str, str]) -> list[Msg]:
+        self._breach("BG-11")
         self.items[key] = bgm.DONE
         self.listed = tuple(k for k in self.listed if k != key)
         return [self._snapshot_now()]
@@ -1078,6 +1159,7 @@ class Agent:
         self.compactions[cid] = cm.IN_PROGRESS
         msg = wire.compaction(MAIN, cid, "in_progress")
         if "compaction-no-status" in self.faults:
+            self._breach("COMPACT-02")
             del msg["params"]["update"]["status"]
         return [msg]
 
@@ -1126,19 +1208,24 @@ class Agent:
         self.history.append(msg)
         out = [msg]
         if "reuse-compaction-id" in self.faults:
+            self._breach("COMPACT-03")
             out.append(wire.compaction(MAIN, cid, "in_progress"))
             self.compactions[cid] = cm.IN_PROGRESS
         return out
 
     def _do_notice(self, _: Any) -> list[Msg]:
         self.notices += 1
-        title = "" if "notice-empty-title" in self.faults else "Model request retried"
+        title = "Model request retried"
+        if "notice-empty-title" in self.faults:
+            self._breach("NOTICE-02")
+            title = ""
         return [wire.notice(MAIN, "warning", title)]
 
     def _do_usage(self, _: Any) -> list[Msg]:
         self.usages += 1
         msg = wire.usage(MAIN, 1200, 200000, 0.01)
         if "usage-no-size" in self.faults:
+            self._breach("USAGE-02")
             del msg["params"]["update"]["size"]
         return [msg]
 
@@ -1161,6 +1248,7 @@ class Agent:
         out: list[Msg] = []
         for msg in self.history:
             if "replay-new-ids" in self.faults and "messageId" in msg["params"]["update"]:
+                self._breach("ACC-11")
                 upd = dict(msg["params"]["update"])
                 upd["messageId"] = upd["messageId"] + "_r"
                 out.append(wire.update(MAIN, upd))
@@ -1188,6 +1276,7 @@ class Agent:
         return self._finish_resume([])
 
     def _do_resume_early(self, _: Any) -> list[Msg]:
+        self._breach("SYNC-02")
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None

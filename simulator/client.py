@@ -8,7 +8,8 @@ outcome), ``session/close`` (and cancels while it closes) and ``session/resume``
 closed session or of one still open (``Config.reattaches``). Each
 is an enabled event ``("client", name, arg)`` within the bounds of ``Config``. It keeps its
 view of the session in a ``ClientView`` (the normative one, or a faulty one for mutation
-testing) fed with everything it sends and receives.
+testing) fed with everything it sends and receives. A fault that makes a message differ from what
+the conforming Client would send leaves a breach marker (``marks``, as the Agent's do).
 
 Must not know: the Agent's internals or the transport's order.
 """
@@ -39,6 +40,7 @@ class Client:
         "cfg",
         "closes",
         "faults",
+        "marks",
         "next_id",
         "perms",
         "prompts_sent",
@@ -65,6 +67,7 @@ class Client:
         self.resumes = 0
         self.reattaches = 0  # session/resume sent while the session was open
         self.session = "open"  # open, closing, closed, resuming
+        self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
 
     def clone(self, view: ClientView) -> Client:
         new = Client.__new__(Client)
@@ -87,6 +90,7 @@ class Client:
             self.resumes,
             self.reattaches,
             self.session,
+            self.marks,
         )
 
     def _has(self, feature: str) -> bool:
@@ -122,19 +126,27 @@ class Client:
             ev.append(("client", "resume", False))
         return ev
 
+    def _breach(self, rule: str) -> None:
+        if rule not in self.marks:
+            self.marks = (*self.marks, rule)
+
     def _rid(self) -> int:
         self.next_id += 1
         return self.next_id
 
     def do(self, name: str, arg: Any) -> list[Msg]:
         if name == "prompt":
+            if self.session == "resuming":  # seeded bug "prompt-during-resume"
+                self._breach("INTRO-01")
             self.prompts_sent += 1
             rid = self._rid()
             self.unanswered.append(rid)
             content: list[Any] = [wire.text(f"prompt {rid}")]
             if "empty-prompt" in self.faults:
+                self._breach("USER-01")
                 content = []
             elif "image-without-capability" in self.faults:
+                self._breach("USER-03")
                 content = [wire.image()]
             return [wire.prompt(rid, MAIN, content)]
         if name == "cancel":

@@ -173,3 +173,9 @@ MUTANT_WALKS = 200
 """Seeded random walks per mutant (``acp-model mutants``)."""
 MUTANT_STEPS = 60
 """Steps per mutant walk."""
+DECIDABILITY_WALKS = 200
+"""Seeded random walks per rule of ``acp-model decidability`` (on top of every scenario)."""
+DECIDABILITY_STEPS = 60
+"""Steps per decidability walk."""
+DECIDABILITY_TWIN_NODES = 10_000
+"""States the search for a conforming twin may visit."""

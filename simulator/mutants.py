@@ -179,6 +179,7 @@ def breaking(rule: str) -> Mutant | None:
     breaking behaviours the decidability search explores."""
     return BY_RULE.get(rule)
 
+
 WALKS = MUTANT_WALKS
 """Seeded random walks per mutant (seeds 0..WALKS-1), on top of every scenario."""
 STEPS = MUTANT_STEPS

@@ -13,6 +13,12 @@ Every recorded line is fed to the monitors (if any) as it is recorded; the Clien
 when the Client sends or receives. When the Client is faulty, a reference view (no faults) is
 fed the same messages and the two are compared (``view_findings``).
 
+Hidden steps (``hidden``): where a seeded-bug Agent or Client makes a move break a rule (its
+breach markers, ``Agent.marks`` / ``Client.marks``) or a faulty client view first disagrees
+with the reference view, the world records ``Hidden(position, actor, rule)`` beside the
+transcript: not a wire message, ``position`` is the number of transcript lines before it. A
+move a fault leaves out is recorded when the world is judged quiescent (``finish``), at the end.
+
 A world is quiescent when no event is enabled: then the "eventually" rules are judged
 (``finish``), since nothing more can happen under the bounds. Fairness assumption: every
 enabled event is eventually taken or disabled; deliveries are always enabled while messages
@@ -29,7 +35,7 @@ Must not know: which scheduler drives it, files, or JSON encoding.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from model.core import ProtocolViolation
 from properties.clientview import CLIENT_FAULTS, ClientView
@@ -46,6 +52,16 @@ Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 Line = tuple[str, Msg]
 
+
+class Hidden(NamedTuple):
+    """A breach that is not a wire message: ``actor`` (agent or client) broke ``rule`` after
+    ``position`` transcript lines."""
+
+    position: int
+    actor: str
+    rule: str
+
+
 ALL_FAULTS = frozenset(AGENT_FAULTS) | frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS)
 
 
@@ -57,6 +73,7 @@ class World:
         "client",
         "counts",
         "dropped",
+        "hidden",
         "monitors",
         "net",
         "prune",
@@ -90,6 +107,8 @@ class World:
         self.view_breaches: dict[str, str] = {}
         """Client-view rules the faulty client broke so far (rule -> first explanation)."""
         self.counts: Counter[str] = Counter()
+        self.hidden: list[Hidden] = []
+        """Breach markers beside the transcript (see the module docstring)."""
         self.steps = 0
         self.record = record
         variant = variant_now()
@@ -127,6 +146,7 @@ class World:
         new.reference = copy.deepcopy(self.reference)
         new.view_breaches = dict(self.view_breaches)
         new.counts = Counter(self.counts)
+        new.hidden = list(self.hidden)
         new.steps = self.steps
         new.record = self.record
         new.dropped = self.dropped
@@ -176,6 +196,8 @@ class World:
         client tries one) becomes a finding of the violated rule, and the world stops: no event
         is enabled after it.
         """
+        at = len(self.transcript) if self.record else self.steps
+        marks = (len(self.agent.marks), len(self.client.marks), len(self.view_breaches))
         try:
             return self._step(event)
         except ProtocolViolation as v:
@@ -186,6 +208,19 @@ class World:
             level = rule.level if rule is not None else "MUST"
             line = len(self.transcript) + 1
             return [Finding(v.rule, level, line, None, f"model: {v}", "rule")]
+        finally:
+            self._note_hidden(at, *marks)
+
+    def _note_hidden(self, at: int, agent: int, client: int, view: int) -> None:
+        """Hidden steps for the breach markers a step added (before its messages)."""
+        for rule in self.agent.marks[agent:]:
+            self.hidden.append(Hidden(at, "agent", rule))
+        for rule in self.client.marks[client:]:
+            self.hidden.append(Hidden(at, "client", rule))
+        if len(self.view_breaches) != view:
+            end = len(self.transcript) if self.record else self.steps
+            for rule in list(self.view_breaches)[view:]:
+                self.hidden.append(Hidden(end, "client", rule))
 
     def _step(self, event: Event) -> list[Finding]:
         actor, name, arg = event
@@ -229,7 +264,13 @@ class World:
         return not self.enabled()
 
     def finish(self) -> list[Finding]:
-        """Judge the "eventually" rules; a breach when the world is quiescent, else open."""
+        """Judge the "eventually" rules; a breach when the world is quiescent, else open. At
+        quiescence, the moves a fault left out become hidden steps (``Agent.omitted``)."""
+        if self.broken is None and self.quiescent():
+            end = len(self.transcript) if self.record else self.steps
+            for rule in self.agent.omitted():
+                if not any(h.rule == rule and h.position == end for h in self.hidden):
+                    self.hidden.append(Hidden(end, "agent", rule))
         if self.monitors is None:
             return []
         # A world stopped by a model refusal is not quiescent: what is open stays open.

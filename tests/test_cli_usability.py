@@ -126,7 +126,17 @@ def test_the_installed_command_parses_its_arguments(tmp_path: Path) -> None:
 
 # -- --help ----------------------------------------------------------------------------------
 
-MINE = ("diagrams", "explore", "machines", "mutants", "rules", "scenarios", "simulate")
+MINE = (
+    "decidability",
+    "diagrams",
+    "explore",
+    "machines",
+    "mutants",
+    "rules",
+    "scenarios",
+    "simulate",
+    "spec-report",
+)
 """The commands whose help this file holds to the rules (check, view and replay: test_check_cli)."""
 
 
