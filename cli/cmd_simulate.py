@@ -23,7 +23,7 @@ from cli.main import UsageError
 from cli.outputs import STDOUT, check_file
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import write_atomic
-from properties.readings import describe, readings_in_force, resolve
+from properties.readings import describe, resolve
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -106,19 +106,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--{shape[0].replace('_', '-')} does not apply to --scenario (a scenario brings its bounds)"
             )
-        cfg = scenario.cfg.with_(**bounds)
-        with readings_in_force(readings):
-            result = scripted(scenario.script, cfg, faults)
+        cfg = scenario.cfg.with_(**bounds, readings=readings)
+        result = scripted(scenario.script, cfg, faults)
     else:
         from cli.progress import make
 
-        cfg = long_session(args.steps, DEFAULT).with_(**bounds)
+        cfg = long_session(args.steps, DEFAULT).with_(**bounds, readings=readings)
         progress = make(args.quiet)
         try:
-            with readings_in_force(readings):
-                result = random_walk(
-                    args.seed, args.steps, cfg, faults, answers_only=True, progress=progress
-                )
+            result = random_walk(args.seed, args.steps, cfg, faults, answers_only=True, progress=progress)
         finally:
             progress.done()
     data = to_ndjson(result.world.transcript)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from properties.outputs import dumps, write_atomic
-from properties.readings import readings_in_force
+from properties.readings import resolve
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, monitor_rules
@@ -67,8 +67,8 @@ class Options:
     depth: int | None = None
     max_states: int | None = explore_bfs.MAX_STATES
     readings: dict[str, str] = field(default_factory=dict)
-    """Readings of ambiguous spec text (``properties.readings``) for every monitor set and
-    client view of the run; absent ones take their defaults."""
+    """Readings of ambiguous spec text (``properties.readings``) the run explores under (put in
+    every slice's and the random modes' ``Config``); absent ones take their defaults."""
     diagram: Diagram | None = None
     """Renders a counterexample's transcript as a sequence diagram (the command hands in
     ``diagrams.sequence.transcript_to_mermaid``); None writes no diagram."""
@@ -86,6 +86,8 @@ def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
         chosen = list(explore_bfs.SLICES)
     if transport is not None:
         chosen = [explore_bfs.Slice(s.name, s.cfg.with_(transport=transport), s.purpose) for s in chosen]
+    if opts.readings:
+        chosen = [explore_bfs.Slice(s.name, s.cfg.with_(readings=opts.readings), s.purpose) for s in chosen]
     return chosen
 
 
@@ -99,18 +101,16 @@ def random_config(opts: Options) -> Config:
         own = {m.cfg for m in BY_NAME.values() if m.switched_on <= opts.faults} - {DEFAULT}
         if len(own) == 1:
             base = own.pop()
-    return base.with_(**opts.bounds) if opts.bounds else base
+    cfg = base.with_(**opts.bounds) if opts.bounds else base
+    return cfg.with_(readings=opts.readings) if opts.readings else cfg
 
 
 def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     """Run the chosen modes; write the counterexample files; the report as a JSON object.
-    The readings of ``opts`` are in force for the whole run (``readings_in_force``: every
-    monitor set and client view the explorers build, worker processes included, takes them)."""
-    with readings_in_force(opts.readings) as readings:
-        return _run(opts, progress, readings)
-
-
-def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[str, Any]:
+    The readings of ``opts`` travel in the runs' ``Config`` (``exhaustive_slices``,
+    ``random_config``) to every monitor set, client view and simulated peer, worker processes
+    included."""
+    readings = resolve(opts.readings)
     t0 = time.perf_counter()
     rules = monitor_rules()
     cexs: list[Counterexample] = []

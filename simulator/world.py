@@ -11,7 +11,9 @@ The transcript is what a proxy at the Agent's end sees: an agent message is reco
 Agent sends it, a client message when the Agent receives it (``Line`` = (sender, message)).
 Every recorded line is fed to the monitors (if any) as it is recorded; the Client's view is fed
 when the Client sends or receives. When the Client is faulty, a reference view (no faults) is
-fed the same messages and the two are compared (``view_findings``).
+fed the same messages and the two are compared (``view_findings``). Monitors and views judge
+under the readings of the run's ``Config`` (``Config.readings``); a monitor set built for other
+readings is refused.
 
 A world is quiescent when no event is enabled: then the "eventually" rules are judged
 (``finish``), since nothing more can happen under the bounds. Fairness assumption: every
@@ -69,6 +71,8 @@ class World:
         unknown = faults - ALL_FAULTS
         if unknown:
             raise ValueError(f"unknown faults: {', '.join(sorted(unknown))}")
+        if monitors is not None and monitors.monitors and monitors.readings != cfg.reading_map():
+            raise ValueError("the monitors judge under other readings than the run's (Config.readings)")
         self.cfg = cfg
         self.agent = Agent(cfg, faults & frozenset(AGENT_FAULTS))
         client_faults = faults & (frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS))
@@ -78,7 +82,7 @@ class World:
         self.broken: ProtocolViolation | None = None
         self.monitors = monitors
         view_faults = client_faults & frozenset(CLIENT_FAULTS)
-        self.reference: ClientView | None = ClientView() if view_faults else None
+        self.reference: ClientView | None = ClientView(readings=cfg.reading_map()) if view_faults else None
         self.view_breaches: dict[str, str] = {}
         """Client-view rules the faulty client broke so far (rule -> first explanation)."""
         self.counts: Counter[str] = Counter()
