@@ -114,6 +114,12 @@ _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 
 
+def _embedding(terminal: str) -> str:
+    """The ID of the tool call that embeds ``terminal`` (a listed tool call whose work is that
+    terminal: the seeded bug list-tool-and-terminal, or tool-with-listed-terminal=may-have-other-work)."""
+    return f"tc_{terminal}"
+
+
 def _slot_copier(names: tuple[str, ...]) -> Any:
     """A function ``copy(src, dst)`` assigning each named slot of ``src`` to ``dst``: plain
     attribute assignments, built once, about three times faster than a getattr/setattr loop
@@ -452,6 +458,7 @@ class Agent:
             self._compaction_events(add)
         if (
             self.real == fgm.RUNNING
+            and self.turn_outputs == 0  # as the work's first output
             and "synthetic" not in self.extras
             and self._open()
             and self._reading("unaccounted-user-message", "other-sources")
@@ -650,6 +657,8 @@ class Agent:
             if self._has("subagent"):
                 add(("agent", "bg_start", "subagent"))
         for key, st in self.items.items():
+            if key[0] == "tool_call" and key[1].startswith("tc_term"):
+                continue  # a tool call embedding a terminal lives and is listed with it
             if st == bgm.ANNOUNCED and key not in self.listed:
                 add(("agent", "bg_list", key))
             if st in (bgm.ANNOUNCED, bgm.LISTED) and not self._awaits_permission(key):
@@ -659,7 +668,6 @@ class Agent:
             if (
                 st == bgm.LISTED
                 and key[0] == "tool_call"
-                and key[1] != "tc_term"
                 and self.real == self.reported
                 and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
                 and not self.cancelling
@@ -803,7 +811,8 @@ class Agent:
 
     def _do_synthetic_user(self, _: Any) -> list[Msg]:
         """``unaccounted-user-message=other-sources``: a user message of the Agent's own running
-        work (an Agent-side insertion), which no session/prompt accounts for."""
+        work (an Agent-side insertion), which no session/prompt accounts for; once per run, before
+        the work's other output."""
         self.extras = self.extras | {"synthetic"}
         msg = wire.message("user_message", MAIN, self._msg_id("msg_x"), [wire.text("continue")])
         self.history.append(msg)
@@ -1111,14 +1120,13 @@ class Agent:
         self.items[key] = bgm.SPEC.fire(bgm.UNANNOUNCED, "announce")
         if with_tool and kind == "terminal":
             self.tools_started += 1
-            self.tools["tc_term"] = [tcm.IN_PROGRESS, True, None]
+            tid = _embedding(ident)
+            self.tools[tid] = [tcm.IN_PROGRESS, True, None]
             msgs.insert(
                 0,
-                wire.tool_call(
-                    MAIN, "tc_term", "in_progress", content=[{"type": "terminal", "terminalId": ident}]
-                ),
+                wire.tool_call(MAIN, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]),
             )
-            self.items[("tool_call", "tc_term")] = bgm.ANNOUNCED
+            self.items[("tool_call", tid)] = bgm.ANNOUNCED
         return msgs
 
     def _snapshot_now(self) -> Msg:
@@ -1128,9 +1136,10 @@ class Agent:
         self.items[key] = bgm.SPEC.fire(self.items[key], "list")
         self.bg_reported = True
         extra: list[tuple[str, str]] = [key]
-        if key[0] == "terminal" and self.items.get(("tool_call", "tc_term")) == bgm.ANNOUNCED:
-            self.items[("tool_call", "tc_term")] = bgm.LISTED
-            extra.append(("tool_call", "tc_term"))
+        tc = ("tool_call", _embedding(key[1]))
+        if key[0] == "terminal" and self.items.get(tc) == bgm.ANNOUNCED:
+            self.items[tc] = bgm.LISTED
+            extra.append(tc)
         if "list-twice" in self.faults:
             extra.append(key)
         self.listed = (*self.listed, *extra)
@@ -1156,12 +1165,12 @@ class Agent:
         else:
             idle = {"state": "idle", "stopReason": "end_turn", "background": []}
             out = [wire.state_update(CHILD, "idle", [], "end_turn"), wire.subagent(MAIN, CHILD, idle)]
-        if kind == "terminal" and ("tool_call", "tc_term") in self.items:
-            self.tools["tc_term"][0] = tcm.COMPLETED
-            self.items[("tool_call", "tc_term")] = (
-                bgm.FINALIZED if ("tool_call", "tc_term") in self.listed else bgm.DONE
-            )
-            out.append(wire.tool_call(MAIN, "tc_term", "completed"))
+        tc = ("tool_call", _embedding(ident))
+        if kind == "terminal" and self.items.get(tc) in (bgm.ANNOUNCED, bgm.LISTED):
+            # the tool call that embeds the terminal ends with it
+            self.tools[tc[1]][0] = tcm.SPEC.fire(self.tools[tc[1]][0], "complete")
+            self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
+            out.append(wire.tool_call(MAIN, tc[1], "completed"))
         if self.items[key] == bgm.DONE:
             self.followup = self._has("followup") and self.real == fgm.IDLE
         return out
@@ -1169,9 +1178,10 @@ class Agent:
     def _unlist(self, key: tuple[str, str]) -> None:
         self.items[key] = bgm.SPEC.fire(self.items[key], "unlist")
         drop = {key}
-        if key[0] == "terminal" and ("tool_call", "tc_term") in self.items:
-            drop.add(("tool_call", "tc_term"))
-            self.items[("tool_call", "tc_term")] = bgm.DONE
+        tc = ("tool_call", _embedding(key[1]))
+        if key[0] == "terminal" and self.items.get(tc) == bgm.FINALIZED:
+            drop.add(tc)  # the embedding tool call leaves the list with its terminal
+            self.items[tc] = bgm.DONE
         self.listed = tuple(k for k in self.listed if k not in drop)
 
     def _do_bg_unlist(self, key: tuple[str, str]) -> list[Msg]:
