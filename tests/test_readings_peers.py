@@ -13,6 +13,7 @@ spec text makes one: the peers explore that reading's protocol, not the default'
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -199,3 +200,16 @@ def test_config_keeps_only_the_readings_that_differ_from_the_defaults() -> None:
     assert a.to_json()["readings"] == {"cancel-takes-effect": "when-acted"}
     assert "readings" not in SMALL.to_json()
     assert a.reading("patch-after-idle") == "ended-work"
+
+
+def test_simulate_hands_the_reading_to_its_agent(tmp_path: Path) -> None:
+    """``acp-model simulate --reading``: the walk's Agent takes the alternative's freedom (seed 22
+    is a walk where it reports a user message of its own under other-sources)."""
+    from cli.main import main
+
+    texts = {}
+    for reading in ([], ["--reading", "unaccounted-user-message=other-sources"]):
+        out = tmp_path / f"t{len(reading)}.ndjson"
+        assert main(["simulate", "--seed", "22", "--steps", "60", "--out", str(out), *reading]) == 0
+        texts[bool(reading)] = out.read_text(encoding="utf-8")
+    assert '"msg_x_' in texts[True] and '"msg_x_' not in texts[False]
