@@ -418,7 +418,7 @@ def _explore(
     views = bool(faults & frozenset(CLIENT_FAULTS))
     history = "resume" in cfg.features and cfg.resumes > 0
     symmetry = symmetry and _COUNTER_AT >= 0 and not faults
-    root_world = World(cfg, faults, new_monitors(monitors), record=False)
+    root_world = World(cfg, faults, new_monitors(monitors, cfg), record=False)
     parts = Parts(root_world, views, history)
     s = _Search()
     with parts.stepping(), _collector_paused():

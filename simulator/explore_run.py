@@ -40,7 +40,7 @@ from typing import Any
 
 from properties.engine import SET_ASIDE
 from properties.outputs import dumps, write_atomic
-from properties.readings import readings_in_force
+from properties.readings import resolve
 from properties.variants import Variant, variant_in_force
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
@@ -76,8 +76,8 @@ class Options:
     depth: int | None = None
     max_states: int | None = explore_bfs.MAX_STATES
     readings: dict[str, str] = field(default_factory=dict)
-    """Readings of ambiguous spec text (``properties.readings``) for every monitor set and
-    client view of the run; absent ones take their defaults."""
+    """Readings of ambiguous spec text (``properties.readings``) the run explores under (put in
+    every slice's and the random modes' ``Config``); absent ones take their defaults."""
     variant: Variant | None = None
     """The variant in force for the whole run (None: the spec as written); its readings are
     merged under ``readings`` by the caller."""
@@ -98,6 +98,8 @@ def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
         chosen = list(explore_bfs.SLICES)
     if transport is not None:
         chosen = [explore_bfs.Slice(s.name, s.cfg.with_(transport=transport), s.purpose) for s in chosen]
+    if opts.readings:
+        chosen = [explore_bfs.Slice(s.name, s.cfg.with_(readings=opts.readings), s.purpose) for s in chosen]
     return chosen
 
 
@@ -111,15 +113,17 @@ def random_config(opts: Options) -> Config:
         own = {m.cfg for m in BY_NAME.values() if m.switched_on <= opts.faults} - {DEFAULT}
         if len(own) == 1:
             base = own.pop()
-    return base.with_(**opts.bounds) if opts.bounds else base
+    cfg = base.with_(**opts.bounds) if opts.bounds else base
+    return cfg.with_(readings=opts.readings) if opts.readings else cfg
 
 
 def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     """Run the chosen modes; write the counterexample files; the report as a JSON object.
-    The readings of ``opts`` are in force for the whole run (``readings_in_force``: every
-    monitor set and client view the explorers build, worker processes included, takes them)."""
-    with readings_in_force(opts.readings) as readings, variant_in_force(opts.variant):
-        return _run(opts, progress, readings)
+    The readings of ``opts`` travel in the runs' ``Config`` (``exhaustive_slices``,
+    ``random_config``) to every monitor set, client view and simulated peer, worker processes
+    included; the variant of ``opts`` is in force for the whole run (``variant_in_force``)."""
+    with variant_in_force(opts.variant):
+        return _run(opts, progress, resolve(opts.readings))
 
 
 def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[str, Any]:
