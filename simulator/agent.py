@@ -734,7 +734,7 @@ class Agent:
             add(("agent", "bg_list_unannounced", None))
         if "remove-before-exit" in self.faults:
             for key, st in self.items.items():
-                if st == bgm.LISTED:
+                if st == bgm.LISTED and key[0] != "subagent":  # a child may leave the list any time
                     add(("agent", "bg_remove_early", key))
 
     def _awaits_permission(self, key: tuple[str, str]) -> bool:

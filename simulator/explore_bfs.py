@@ -225,7 +225,7 @@ SLICES: tuple[Slice, ...] = (
             cancel_requests=1,
             closes=1,
             resumes=1,
-            outputs=1,
+            outputs=0,
             capacity=2,
             features=frozenset({"close", "resume", "hold", "cancel", "fail"}),
         ),

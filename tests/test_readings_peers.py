@@ -203,13 +203,13 @@ def test_config_keeps_only_the_readings_that_differ_from_the_defaults() -> None:
 
 
 def test_simulate_hands_the_reading_to_its_agent(tmp_path: Path) -> None:
-    """``acp-model simulate --reading``: the walk's Agent takes the alternative's freedom (seed 22
+    """``acp-model simulate --reading``: the walk's Agent takes the alternative's freedom (seed 4
     is a walk where it reports a user message of its own under other-sources)."""
     from cli.main import main
 
     texts = {}
     for reading in ([], ["--reading", "unaccounted-user-message=other-sources"]):
         out = tmp_path / f"t{len(reading)}.ndjson"
-        assert main(["simulate", "--seed", "22", "--steps", "60", "--out", str(out), *reading]) == 0
+        assert main(["simulate", "--seed", "4", "--steps", "60", "--out", str(out), *reading]) == 0
         texts[bool(reading)] = out.read_text(encoding="utf-8")
     assert '"msg_x_' in texts[True] and '"msg_x_' not in texts[False]
