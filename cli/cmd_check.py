@@ -40,6 +40,7 @@ from properties.checking import (
 )
 from properties.engine import MonitorSet
 from properties.findings import Finding
+from properties.outputs import unreadable
 from properties.readings import describe, resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 from properties.variants import variant_in_force
@@ -266,12 +267,8 @@ def open_inputs(paths: Sequence[str], stack: ExitStack) -> list[tuple[str, Binar
             raise UsageError(f"{path}: is a directory")
         try:
             stream = stack.enter_context(open(path, "rb"))  # noqa: SIM115 - closed by the stack
-        except FileNotFoundError:
-            raise UsageError(f"{path}: no such file") from None
-        except PermissionError:
-            raise UsageError(f"{path}: permission denied") from None
         except OSError as exc:
-            raise UsageError(f"{path}: cannot open ({exc.strerror or exc})") from None
+            raise UsageError(unreadable(path, exc, verb="open")) from None
         opened.append((path, stream))
     return opened
 

@@ -26,6 +26,7 @@ from cli.main import EXIT_OK, UsageError, stdin_bytes
 from cli.readings_option import add_reading_option, chosen_readings
 from properties.clientview import ViewedTranscript, view_transcript
 from properties.findings import Finding
+from properties.outputs import unreadable
 from properties.readings import describe, non_default, resolve
 
 _SUMMARY = 60
@@ -60,12 +61,8 @@ def _read(path: str, readings: dict[str, str] | None = None) -> ViewedTranscript
     try:
         with open(path, "rb") as fh:
             return view_transcript(fh, readings=readings)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, not a transcript file") from None
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise UsageError(unreadable(path, exc, "is a directory, not a transcript file")) from None
 
 
 # -- human-readable form -------------------------------------------------------------------------

@@ -37,3 +37,14 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
 def dumps(obj: Any) -> str:
     """Deterministic, human-friendly JSON for command output."""
     return json.dumps(obj, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def unreadable(path: str, exc: OSError, directory: str = "is a directory", verb: str = "read") -> str:
+    """The one-line error for an input file that cannot be read (``path: what is wrong``)."""
+    if isinstance(exc, FileNotFoundError):
+        return f"{path}: no such file"
+    if isinstance(exc, IsADirectoryError):
+        return f"{path}: {directory}"
+    if isinstance(exc, PermissionError):
+        return f"{path}: permission denied"
+    return f"{path}: cannot {verb} ({exc.strerror or exc})"

@@ -54,6 +54,7 @@ from typing import Any, Final
 
 from model.core import MachineSpec, Row, SpecError
 from model.registry import BY_NAME, MACHINES
+from properties.outputs import unreadable
 from properties.readings import ReadingError, resolve
 
 ENV: Final = "ACP_MODEL_VARIANT"
@@ -172,12 +173,8 @@ def load(path: str) -> Variant:
     try:
         with open(path, "rb") as f:
             raw = f.read()
-    except FileNotFoundError:
-        raise VariantError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise VariantError(f"{path}: is a directory") from None
     except OSError as exc:
-        raise VariantError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise VariantError(unreadable(path, exc)) from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

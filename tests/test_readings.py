@@ -18,6 +18,7 @@ from properties.catalogue import RULES_BY_ID
 from properties.clientview import ClientView
 from properties.engine import MonitorSet
 from properties.readings import BY_NAME, DEFAULTS, READINGS, ReadingError, parse, resolve
+from tests.test_monitors import VIOLATIONS
 from tests.wire_dsl import (
     Line,
     answer,
@@ -141,19 +142,7 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         [("DONE-03", 7)],
     ),
     "prompt-ahead-of-held": (
-        [
-            prompt(1),
-            state("running"),
-            user("u1"),
-            answer(1, "u1"),
-            prompt(2),
-            prompt(3),
-            user("u3"),
-            answer(3, "u3"),
-            cancel(),
-            fail(2, -32800),
-            state("idle", stop="cancelled"),
-        ],
+        next(c.lines for c in VIOLATIONS if c.name.startswith("ACTIVE-02 a later prompt inserted ahead")),
         [],
         "receipt-order",
         [("ACTIVE-02", 10)],
