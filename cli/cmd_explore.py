@@ -60,7 +60,18 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="steps per walk and per hypothesis example (default %(default)s)",
     )
     p.add_argument(
-        "--workers", type=int, default=1, help="processes for the random walks (default %(default)s)"
+        "--workers",
+        type=int,
+        default=1,
+        help="processes for the random walks; with --cluster, Ray workers for the exhaustive search "
+        "and the random walks (default %(default)s)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="local|ADDRESS",
+        help="run the exhaustive search and the random walks on Ray: local starts a Ray instance "
+        "with --workers workers, HOST:PORT joins a running cluster; same results as one process; "
+        "needs pip install -e '.[cluster]' (default: one process, Ray not used)",
     )
     p.add_argument(
         "--time-budget",
@@ -178,6 +189,11 @@ def _options(args: argparse.Namespace) -> Any:
         if args.graph == STDOUT and args.json:
             raise UsageError("--graph - and --json both want standard output; give --graph a file")
         check_file(args.graph)
+    if args.cluster is not None:
+        if not args.cluster.strip():
+            raise UsageError("--cluster: expected local or HOST:PORT")
+        if args.graph is not None:
+            raise UsageError("--graph is not available with --cluster (the state graph stays on the workers)")
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")
@@ -196,6 +212,7 @@ def _options(args: argparse.Namespace) -> Any:
         bounds=bounds,
         depth=args.depth,
         readings=readings,
+        cluster=args.cluster,
     )
     if args.examples is not None:
         opts.examples = args.examples
@@ -220,6 +237,19 @@ def run(args: argparse.Namespace) -> int:
     progress = make(args.quiet)
     try:
         report = explore_run.run(opts, progress)
+    except Exception as exc:
+        if args.cluster is None:
+            raise
+        from simulator.explore_cluster import ClusterError
+
+        if not isinstance(exc, ClusterError):
+            raise
+        progress.done()
+        sys.stderr.write(f"acp-model explore: {exc}\n")
+        if exc.partial:
+            figures = ", ".join(f"{k} {v}" for k, v in exc.partial.items())
+            sys.stderr.write(f"acp-model explore: partial statistics: {figures}\n")
+        return EXIT_USAGE
     finally:
         progress.done()
     # with the graph on standard output, the report goes to standard error

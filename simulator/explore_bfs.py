@@ -610,7 +610,8 @@ def expander(parts: Parts, cfg: Config) -> tuple[Callable[[Any, list[Child]], No
             for k in range(len(tc)) if not ordered else (0,):
                 x = tc[k]
                 v2, r2 = v, r
-                found = maybe = ()
+                found = ()
+                maybe: tuple[Breach, ...] = ()
                 if views:
                     v2 = view_table.apply(v, x)  # type: ignore[union-attr]
                     r2 = ref_table.apply(r, x)  # type: ignore[union-attr]

@@ -144,7 +144,9 @@ def search(
     t0 = time.perf_counter()
     lv = _Level()
     try:
-        return _search(pool, cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, t0, lv)
+        return _search(
+            pool, cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, t0, lv
+        )
     except ClusterError as exc:
         exc.partial.update(_partial(lv, name, t0))
         raise
@@ -228,7 +230,13 @@ def _search(
         dst = np.concatenate([x["edges"][2] for x in sums])
         order = np.lexsort((pos, src))
         sccs, nontrivial, bottom = judge_cycles(
-            lv.states, np.ascontiguousarray(src[order]), np.ascontiguousarray(dst[order]), s, cfg, faults, monitors
+            lv.states,
+            np.ascontiguousarray(src[order]),
+            np.ascontiguousarray(dst[order]),
+            s,
+            cfg,
+            faults,
+            monitors,
         )
     events: Counter[str] = Counter()
     rows: Counter[Any] = Counter()
@@ -293,3 +301,142 @@ def _merge_found(sums: list[dict[str, Any]]) -> dict[str, _Found]:
             pos, breach, ev = first_u
             found[rule] = _Found(breach, pos[0], ev, hits)
     return found
+
+
+# -- Ray ------------------------------------------------------------------------------------------
+
+
+class ShardActor(Shard):
+    """A shard in its own process, kept for a whole run (``start`` begins each slice's search):
+    the run's readings in force, the cyclic collector off while a search runs (the process
+    holds millions of small objects and frees none of them until the search ends)."""
+
+    def __init__(self, readings: dict[str, str]) -> None:
+        import os
+
+        from properties.readings import ENV
+
+        os.environ[ENV] = ",".join(f"{k}={v}" for k, v in sorted(readings.items()))
+
+    def start(self, *args: Any) -> None:
+        import gc
+
+        self.__dict__.clear()
+        gc.enable()
+        gc.collect()
+        gc.disable()
+        Shard.__init__(self, *args)
+
+
+class Session:
+    """A connection to Ray for one run: ``local`` starts a private instance with ``workers``
+    CPUs; ``HOST:PORT`` (or ``ray://HOST:PORT``) joins a running cluster."""
+
+    def __init__(self, cluster: str, workers: int) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ClusterError(f"--cluster needs Ray, which is not installed: {INSTALL_HINT}") from None
+        self.ray = ray
+        self.workers = workers
+        self.cluster = cluster
+        self.actors: list[Any] = []
+        import logging
+
+        quiet: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": logging.ERROR,
+        }
+        try:
+            if cluster == "local":
+                ray.init(num_cpus=workers, **quiet)
+            else:
+                host, port = _address(cluster)
+                try:
+                    socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+                except OSError as exc:
+                    raise ClusterError(
+                        f"--cluster {cluster}: cannot reach a Ray cluster there ({exc.strerror or exc})"
+                    ) from None
+                ray.init(address=cluster, **quiet)
+        except ClusterError:
+            raise
+        except Exception as exc:  # Ray's own start-up and connection errors
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ClusterError(f"--cluster {cluster}: {first}") from None
+
+    def pool(
+        self,
+        cfg: Config,
+        faults: frozenset[str],
+        symmetry: bool,
+        monitors: bool,
+        readings: dict[str, str],
+    ) -> RayPool:
+        n = self.workers
+        if not self.actors:
+            remote = self.ray.remote(num_cpus=1 if self.cluster == "local" else 0, max_restarts=0)(ShardActor)
+            self.actors = [remote.remote(readings) for _ in range(n)]
+        pool = RayPool(self.ray, self.actors)
+        pool.each("start", [(i, n, cfg, faults, symmetry, monitors) for i in range(n)])
+        return pool
+
+    def map(self, fn: Callable[[Any], Any], jobs: list[Any]) -> Any:
+        """``fn`` over ``jobs`` as Ray tasks, results in job order (as they arrive in order)."""
+        task = self.ray.remote(num_cpus=1 if self.cluster == "local" else 0, max_retries=0)(fn)
+        refs = [task.remote(job) for job in jobs]
+        for i, ref in enumerate(refs):
+            yield _get(self.ray, ref, f"random-walk task {i}")
+
+    def close(self) -> None:
+        for a in self.actors:
+            self.ray.kill(a)
+        self.ray.shutdown()
+
+
+def _address(cluster: str) -> tuple[str, int]:
+    rest = cluster.split("://", 1)[-1]
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(f"--cluster {cluster}: expected local or HOST:PORT (or ray://HOST:PORT)")
+    return host, int(port)
+
+
+def _get(ray: Any, refs: Any, what: str) -> Any:
+    """``ray.get`` with a lost worker or a failure in one turned into ``ClusterError``."""
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayActorError as exc:
+        raise ClusterError(f"a cluster worker died during {what} ({type(exc).__name__})") from None
+    except ray.exceptions.RayError as exc:
+        lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+        raise ClusterError(f"a cluster worker failed during {what}: {lines[-1] if lines else exc}") from None
+
+
+class RayPool:
+    """Shards in Ray actors; successor batches go from actor to actor as object references."""
+
+    def __init__(self, ray: Any, actors: list[Any]) -> None:
+        self.ray = ray
+        self.actors = actors
+        self.size = len(actors)
+
+    def each(self, method: str, args: list[tuple[Any, ...]] | None = None) -> list[Any]:
+        refs = [getattr(a, method).remote(*(args[i] if args else ())) for i, a in enumerate(self.actors)]
+        return list(_get(self.ray, refs, method))
+
+    def one(self, index: int, method: str, *args: Any) -> Any:
+        return _get(self.ray, getattr(self.actors[index], method).remote(*args), method)
+
+    def exchange(self) -> list[Any]:
+        n = self.size
+        out = [a.expand_level.options(num_returns=n).remote() for a in self.actors]
+        if n == 1:
+            out = [[r] for r in out]
+        refs = [a.receive_level.remote(*[out[j][i] for j in range(n)]) for i, a in enumerate(self.actors)]
+        return list(_get(self.ray, refs, "a level of the search"))
+
+    def close(self) -> None:
+        for a in self.actors:
+            self.ray.kill(a)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -95,7 +96,7 @@ class Codec:
         self._digests: dict[str, list[bytes | None]] = {k: [] for k in self.KINDS}
         self.local: dict[str, dict[bytes, int]] = {k: {} for k in self.KINDS}
         """Per kind: digest -> this worker's number."""
-        self._key_of = {
+        self._key_of: dict[str, Callable[[int], Any]] = {
             "msg": parts.msgs.key,
             "agent": self._agent_key,
             "client": lambda c: parts.clients.keys[c],

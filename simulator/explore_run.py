@@ -66,6 +66,9 @@ class Options:
     """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
     depth: int | None = None
     max_states: int | None = explore_bfs.MAX_STATES
+    cluster: str | None = None
+    """``local`` or a Ray cluster's address: the exhaustive search and the random walks run
+    there on ``workers`` workers (``simulator.explore_cluster``); None: in this process."""
     readings: dict[str, str] = field(default_factory=dict)
     """Readings of ambiguous spec text (``properties.readings``) for every monitor set and
     client view of the run; absent ones take their defaults."""
@@ -107,10 +110,20 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     The readings of ``opts`` are in force for the whole run (``readings_in_force``: every
     monitor set and client view the explorers build, worker processes included, takes them)."""
     with readings_in_force(opts.readings) as readings:
-        return _run(opts, progress, readings)
+        if opts.cluster is None:
+            return _run(opts, progress, readings, None)
+        from simulator.explore_cluster import Session
+
+        progress.phase(f"starting Ray ({opts.cluster}, {opts.workers} worker(s))")
+        session = Session(opts.cluster, opts.workers)
+        progress.done()
+        try:
+            return _run(opts, progress, readings, session)
+        finally:
+            session.close()
 
 
-def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[str, Any]:
+def _run(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> dict[str, Any]:
     t0 = time.perf_counter()
     rules = monitor_rules()
     cexs: list[Counterexample] = []
@@ -126,7 +139,7 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[st
     warnings: list[str] = []
     write_errors: list[str] = []
     if opts.mode in ("exhaustive", "both"):
-        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors)
+        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, session, readings)
         report["exhaustive"] = ex
         coverage["exhaustive"] = coverage_json(*ex_cov, rules)
         cexs += ex_cexs
@@ -141,7 +154,7 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[st
             # the exhaustive search left its monitor sets (reference cycles) to the collector's
             # next full run; have it now rather than in the middle of the random walks
             gc.collect()
-        rnd, rnd_cexs, rnd_cov = _random(opts, progress)
+        rnd, rnd_cexs, rnd_cov = _random(opts, progress, session)
         report["random"] = rnd
         coverage["random"] = coverage_json(*rnd_cov, rules)
         cexs += rnd_cexs
@@ -173,7 +186,7 @@ def write_error(path: str | Path, exc: OSError) -> str:
 
 
 def _exhaustive(
-    opts: Options, progress: Progress, write_errors: list[str]
+    opts: Options, progress: Progress, write_errors: list[str], session: Any, readings: dict[str, str]
 ) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     t0 = time.perf_counter()
     slices = exhaustive_slices(opts)
@@ -183,6 +196,9 @@ def _exhaustive(
         if opts.time_budget is not None:
             budget = max(0.0, opts.time_budget - (time.perf_counter() - t0))
         progress.phase(f"exhaustive, slice {sl.name}")
+        if session is not None:
+            results.append(_on_cluster(session, sl, opts, budget, progress, readings))
+            continue
         results.append(
             explore_bfs.explore(
                 sl.cfg,
@@ -250,6 +266,30 @@ def _exhaustive(
     return ex, [best[r] for r in sorted(best)], (rows, events, entity, exercised)
 
 
+def _on_cluster(
+    session: Any,
+    sl: explore_bfs.Slice,
+    opts: Options,
+    budget: float | None,
+    progress: Progress,
+    readings: dict[str, str],
+) -> explore_bfs.BfsResult:
+    """One slice searched on the cluster's workers (``simulator.explore_cluster``)."""
+    from simulator import explore_cluster
+
+    return explore_cluster.search(
+        session.pool(sl.cfg, opts.faults, opts.symmetry, True, readings),
+        sl.cfg,
+        opts.faults,
+        depth=opts.depth,
+        time_budget=budget,
+        symmetry=opts.symmetry,
+        progress=progress.note,
+        name=sl.name,
+        max_states=opts.max_states,
+    )
+
+
 def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
     import io
 
@@ -278,7 +318,9 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
         write_atomic(path, buf.getvalue())
 
 
-def _random(opts: Options, progress: Progress) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
+def _random(
+    opts: Options, progress: Progress, session: Any
+) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     cfg = random_config(opts)
     hyp = explore_hypothesis.explore(
         cfg,
@@ -298,6 +340,7 @@ def _random(opts: Options, progress: Progress) -> tuple[dict[str, Any], list[Cou
         steps=opts.steps,
         workers=opts.workers,
         progress=progress,
+        chunk_map=session.map if session is not None else None,
     )
     seconds = hyp.seconds + walks.seconds + walks.shrink_seconds
     rnd = {
