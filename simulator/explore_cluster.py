@@ -51,7 +51,9 @@ from simulator.explore_shard import Shard
 from simulator.world import Event
 
 CONNECT_TIMEOUT = 5.0
-"""Seconds to reach a ``--cluster ADDRESS`` before giving up."""
+"""Seconds to open a TCP connection to a ``--cluster ADDRESS`` before giving up."""
+PROBE_TIMEOUT = 10.0
+"""Seconds a trial join of a ``--cluster ADDRESS`` may take (see ``_probe``)."""
 INSTALL_HINT = "pip install -e '.[cluster]'"
 
 
@@ -341,6 +343,11 @@ class Session:
         self.workers = workers
         self.cluster = cluster
         self.actors: list[Any] = []
+        self.owned = not ray.is_initialized()
+        """Whether this session started or joined Ray (and so ends it); a process that already
+        runs Ray (a test's instance) keeps it."""
+        if not self.owned:
+            return
         import logging
 
         quiet: dict[str, Any] = {
@@ -352,13 +359,7 @@ class Session:
             if cluster == "local":
                 ray.init(num_cpus=workers, **quiet)
             else:
-                host, port = _address(cluster)
-                try:
-                    socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
-                except OSError as exc:
-                    raise ClusterError(
-                        f"--cluster {cluster}: cannot reach a Ray cluster there ({exc.strerror or exc})"
-                    ) from None
+                _probe(cluster)
                 ray.init(address=cluster, **quiet)
         except ClusterError:
             raise
@@ -376,7 +377,13 @@ class Session:
     ) -> RayPool:
         n = self.workers
         if not self.actors:
-            remote = self.ray.remote(num_cpus=1 if self.cluster == "local" else 0, max_restarts=0)(ShardActor)
+            # a private local instance has one CPU per worker; elsewhere the workers are spread
+            # over the nodes without claiming CPUs (a claim the cluster cannot meet would wait)
+            mine = self.owned and self.cluster == "local"
+            options: dict[str, Any] = (
+                {"num_cpus": 1} if mine else {"num_cpus": 0, "scheduling_strategy": "SPREAD"}
+            )
+            remote = self.ray.remote(max_restarts=0, **options)(ShardActor)
             self.actors = [remote.remote(readings) for _ in range(n)]
         pool = RayPool(self.ray, self.actors)
         pool.each("start", [(i, n, cfg, faults, symmetry, monitors) for i in range(n)])
@@ -384,15 +391,54 @@ class Session:
 
     def map(self, fn: Callable[[Any], Any], jobs: list[Any]) -> Any:
         """``fn`` over ``jobs`` as Ray tasks, results in job order (as they arrive in order)."""
-        task = self.ray.remote(num_cpus=1 if self.cluster == "local" else 0, max_retries=0)(fn)
+        self.release()
+        task = self.ray.remote(num_cpus=1, max_retries=0)(fn)
         refs = [task.remote(job) for job in jobs]
         for i, ref in enumerate(refs):
             yield _get(self.ray, ref, f"random-walk task {i}")
 
-    def close(self) -> None:
+    def release(self) -> None:
+        """End the search's workers (they hold the CPUs the random walks' tasks need)."""
         for a in self.actors:
             self.ray.kill(a)
-        self.ray.shutdown()
+        self.actors = []
+
+    def close(self) -> None:
+        self.release()
+        if self.owned:
+            self.ray.shutdown()
+
+
+def _probe(cluster: str) -> None:
+    """Fail fast when ``cluster`` is no Ray cluster: a TCP connection within ``CONNECT_TIMEOUT``,
+    then a trial join in a child process within ``PROBE_TIMEOUT`` (Ray's own join retries for
+    about 20 s, logging every second, when something else answers on the port)."""
+    import subprocess
+    import sys
+
+    host, port = _address(cluster)
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise ClusterError(
+            f"--cluster {cluster}: cannot reach a Ray cluster there ({exc.strerror or exc})"
+        ) from None
+    code = (
+        "import logging, sys, ray; "
+        "ray.init(address=sys.argv[1], log_to_driver=False, logging_level=logging.ERROR); ray.shutdown()"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, cluster], capture_output=True, text=True, timeout=PROBE_TIMEOUT
+        )
+    except subprocess.TimeoutExpired:
+        raise ClusterError(
+            f"--cluster {cluster}: no Ray cluster answered there within {PROBE_TIMEOUT:.0f} s"
+        ) from None
+    if done.returncode != 0:
+        errors = [ln for ln in done.stderr.splitlines() if "Error" in ln and "gcs_client" not in ln]
+        why = errors[-1].strip() if errors else f"the trial join exited with {done.returncode}"
+        raise ClusterError(f"--cluster {cluster}: cannot join the Ray cluster there ({why})")
 
 
 def _address(cluster: str) -> tuple[str, int]:
