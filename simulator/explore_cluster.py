@@ -335,6 +335,8 @@ class Session:
     CPUs; ``HOST:PORT`` (or ``ray://HOST:PORT``) joins a running cluster."""
 
     def __init__(self, cluster: str, workers: int) -> None:
+        if cluster != "local":
+            _reachable(cluster)
         try:
             import ray
         except ImportError:
@@ -410,19 +412,12 @@ class Session:
 
 
 def _probe(cluster: str) -> None:
-    """Fail fast when ``cluster`` is no Ray cluster: a TCP connection within ``CONNECT_TIMEOUT``,
-    then a trial join in a child process within ``PROBE_TIMEOUT`` (Ray's own join retries for
-    about 20 s, logging every second, when something else answers on the port)."""
+    """Fail fast when ``cluster`` (reachable, ``_reachable``) is no Ray cluster: a trial join
+    in a child process within ``PROBE_TIMEOUT`` (Ray's own join retries for about 20 s,
+    logging every second, when something else answers on the port)."""
     import subprocess
     import sys
 
-    host, port = _address(cluster)
-    try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
-    except OSError as exc:
-        raise ClusterError(
-            f"--cluster {cluster}: cannot reach a Ray cluster there ({exc.strerror or exc})"
-        ) from None
     code = (
         "import logging, sys, ray; "
         "ray.init(address=sys.argv[1], log_to_driver=False, logging_level=logging.ERROR); ray.shutdown()"
@@ -439,6 +434,17 @@ def _probe(cluster: str) -> None:
         errors = [ln for ln in done.stderr.splitlines() if "Error" in ln and "gcs_client" not in ln]
         why = errors[-1].strip() if errors else f"the trial join exited with {done.returncode}"
         raise ClusterError(f"--cluster {cluster}: cannot join the Ray cluster there ({why})")
+
+
+def _reachable(cluster: str) -> None:
+    """``cluster`` is HOST:PORT and takes a TCP connection within ``CONNECT_TIMEOUT``."""
+    host, port = _address(cluster)
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise ClusterError(
+            f"--cluster {cluster}: cannot reach a Ray cluster there ({exc.strerror or exc})"
+        ) from None
 
 
 def _address(cluster: str) -> tuple[str, int]:
@@ -477,9 +483,12 @@ class RayPool:
 
     def exchange(self) -> list[Any]:
         n = self.size
+        if n == 1:  # one return value: the list of one batch
+            a = self.actors[0]
+            return list(
+                _get(self.ray, [a.receive_all.remote(a.expand_level.remote())], "a level of the search")
+            )
         out = [a.expand_level.options(num_returns=n).remote() for a in self.actors]
-        if n == 1:
-            out = [[r] for r in out]
         refs = [a.receive_level.remote(*[out[j][i] for j in range(n)]) for i, a in enumerate(self.actors)]
         return list(_get(self.ray, refs, "a level of the search"))
 

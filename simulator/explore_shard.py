@@ -235,6 +235,10 @@ class Shard:
         new = np.array([pending[k][0] for k in self._order], dtype=np.int64)
         return new, {"transitions": self.transitions, "states": len(self.numbers), "rss": _rss()}
 
+    def receive_all(self, batches: list[Batch]) -> tuple[np.ndarray, dict[str, Any]]:
+        """``receive_level`` with the batches in one list."""
+        return self.receive_level(*batches)
+
     def commit(self, numbers: np.ndarray) -> None:
         """Give the new states their global numbers (in the order of ``receive_level``'s tags)."""
         pending = self.pending
