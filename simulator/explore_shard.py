@@ -262,6 +262,9 @@ class Shard:
             return any(self.can_move(st) for _, st in self.frontier)
 
     # -- after the search -------------------------------------------------------------------
+    def peak_rss(self) -> int:
+        return peak_rss()
+
     def step_back(self, number: int) -> tuple[int, Event | None]:
         """(parent number, event) of state ``number`` (owned here)."""
         i = int(np.searchsorted(np.frombuffer(self.numbers, dtype=np.int64), number))
@@ -296,6 +299,18 @@ class Shard:
                 np.frombuffer(self.e_dst, dtype=np.int64).copy(),
             )
         return out
+
+
+def peak_rss() -> int:
+    """This process's peak resident memory in bytes (``VmHWM``; 0 where /proc is absent)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def _rss() -> int:
