@@ -103,9 +103,8 @@ def main() -> int:
         )
         return 0
     print(f"core slice, {args.prompts} prompt(s); same answers: {len(answers) == 1}")
-    print(
-        "| run | states | transitions | start-up s | search s | states/s | x single | peak RSS MB (driver; workers) |"
-    )
+    head = "| run | states | transitions | start-up s | search s | states/s | x single |"
+    print(head + " peak RSS MB (driver; workers) |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         name = "single process" if r["kind"] == "single" else f"--cluster local --workers {r['workers']}"
