@@ -63,12 +63,17 @@ def test_sharded_search_in_process_gives_the_single_process_answers() -> None:
     faults = frozenset({"move-on-update"})
     one = explore_bfs.explore(cfg, faults, name="session")
     pool = explore_cluster.local_pool(2, cfg, faults)
-    two = explore_cluster.search(pool, cfg, faults, name="session")
+    lines: list[str] = []
+    two = explore_cluster.search(pool, cfg, faults, name="session", progress=lines.append)
     assert one.counterexamples, "the seeded bug must be found for the comparison to mean something"
     assert _answers(two) == _answers(one)
     assert two.foreground == one.foreground
     # every shard owns some states: the work was shared
     assert all(len(s.numbers) > 0 for s in pool.shards)
+    # progress: one line per level, states/s across the shards, frontier, memory per worker
+    assert len(lines) == one.max_depth
+    assert "frontier" in lines[0] and "states/s" in lines[0] and "MB per worker" in lines[0]
+    assert f"{one.states:,} states" in lines[-1]
 
 
 def test_state_bytes_carry_a_state_between_two_numberings() -> None:
