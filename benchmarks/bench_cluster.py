@@ -45,10 +45,11 @@ def _one(kind: str, workers: int, prompts: int, max_states: int) -> dict[str, An
         out["startup_seconds"] = 0.0
         out["worker_peak_rss"] = []
     else:
+        from cli.cluster import Session
         from simulator import explore_cluster
 
         t0 = time.perf_counter()
-        session = explore_cluster.Session("local", workers)
+        session = Session("local", workers)
         pool = session.pool(cfg, frozenset(), False, True, {})
         out["startup_seconds"] = time.perf_counter() - t0
         t1 = time.perf_counter()

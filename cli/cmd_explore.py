@@ -212,7 +212,6 @@ def _options(args: argparse.Namespace) -> Any:
         bounds=bounds,
         depth=args.depth,
         readings=readings,
-        cluster=args.cluster,
     )
     if args.examples is not None:
         opts.examples = args.examples
@@ -235,7 +234,14 @@ def run(args: argparse.Namespace) -> int:
     opts = _options(args)
     opts.diagram = transcript_to_mermaid
     progress = make(args.quiet)
+    session = None
     try:
+        if args.cluster is not None:
+            from cli.cluster import Session
+
+            progress.phase(f"starting Ray ({args.cluster}, {args.workers} worker(s))")
+            opts.cluster = session = Session(args.cluster, args.workers)
+            progress.done()
         report = explore_run.run(opts, progress)
     except Exception as exc:
         if args.cluster is None:
@@ -252,6 +258,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     finally:
         progress.done()
+        if session is not None:
+            session.close()
     # with the graph on standard output, the report goes to standard error
     shown = sys.stderr if args.graph == STDOUT else sys.stdout
     shown.write(dumps(report) if args.json else render_text(report) + describe(report["readings"]) + "\n")

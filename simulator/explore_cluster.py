@@ -21,22 +21,23 @@ Two bounds are checked between levels only: ``max_states`` (the search stops bef
 first level that starts with at least that many states, so it may find up to one level more
 than the single process, which stops inside a level) and the time budget.
 
-Random (``random_walks``): walks are cut into the same chunks as ``simulator.explore_random``
-(fixed size, never by worker count), run as Ray tasks, and merged in chunk order; the
+Random (``cli.cluster.Session.map`` handed to ``simulator.explore_random``): walks are cut
+into the same chunks as on a process pool (fixed size, never by worker count), run as Ray
+tasks, and merged in chunk order; the
 counterexamples are shrunk on the driver. So the merged report for a seed does not depend on
 the number of workers.
 
-Pools: ``LocalPool`` runs shards in this process (tests and ``workers`` = 0 checks);
-``RayPool`` puts each shard in a Ray actor. ``connect`` starts or joins Ray (``ray`` is imported
-only there: without ``--cluster`` nothing here is imported). A worker that dies ends the run
-with ``ClusterError`` carrying the statistics so far.
+Pools: ``LocalPool`` runs shards in this process (the tests); ``cli.cluster.RayPool`` puts each
+shard in a Ray actor (``ShardActor``), and ``cli.cluster.Session`` starts or joins Ray: Ray is
+imported only there, and only with ``--cluster``. A worker that dies ends the run with
+``ClusterError`` carrying the statistics so far.
 
-Must not know: argument parsing, exit codes, printing (progress goes to a callback).
+Must not know: Ray, connections, argument parsing, exit codes, printing (progress goes to a
+callback).
 """
 
 from __future__ import annotations
 
-import socket
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -49,12 +50,6 @@ from simulator.config import MAX_STATES, Config
 from simulator.explore_bfs import BfsResult, _Found, _Search, counterexamples, judge_cycles
 from simulator.explore_shard import Shard
 from simulator.world import Event
-
-CONNECT_TIMEOUT = 5.0
-"""Seconds to open a TCP connection to a ``--cluster ADDRESS`` before giving up."""
-PROBE_TIMEOUT = 10.0
-"""Seconds a trial join of a ``--cluster ADDRESS`` may take (see ``_probe``)."""
-INSTALL_HINT = "pip install -e '.[cluster]'"
 
 
 class ClusterError(Exception):
@@ -328,170 +323,3 @@ class ShardActor(Shard):
         gc.collect()
         gc.disable()
         Shard.__init__(self, *args)
-
-
-class Session:
-    """A connection to Ray for one run: ``local`` starts a private instance with ``workers``
-    CPUs; ``HOST:PORT`` (or ``ray://HOST:PORT``) joins a running cluster."""
-
-    def __init__(self, cluster: str, workers: int) -> None:
-        if cluster != "local":
-            _reachable(cluster)
-        try:
-            import ray
-        except ImportError:
-            raise ClusterError(f"--cluster needs Ray, which is not installed: {INSTALL_HINT}") from None
-        self.ray = ray
-        self.workers = workers
-        self.cluster = cluster
-        self.actors: list[Any] = []
-        self.owned = not ray.is_initialized()
-        """Whether this session started or joined Ray (and so ends it); a process that already
-        runs Ray (a test's instance) keeps it."""
-        if not self.owned:
-            return
-        import logging
-
-        quiet: dict[str, Any] = {
-            "include_dashboard": False,
-            "log_to_driver": False,
-            "logging_level": logging.ERROR,
-        }
-        try:
-            if cluster == "local":
-                ray.init(num_cpus=workers, **quiet)
-            else:
-                _probe(cluster)
-                ray.init(address=cluster, **quiet)
-        except ClusterError:
-            raise
-        except Exception as exc:  # Ray's own start-up and connection errors
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ClusterError(f"--cluster {cluster}: {first}") from None
-
-    def pool(
-        self,
-        cfg: Config,
-        faults: frozenset[str],
-        symmetry: bool,
-        monitors: bool,
-        readings: dict[str, str],
-    ) -> RayPool:
-        n = self.workers
-        if not self.actors:
-            # a private local instance has one CPU per worker; elsewhere the workers are spread
-            # over the nodes without claiming CPUs (a claim the cluster cannot meet would wait)
-            mine = self.owned and self.cluster == "local"
-            options: dict[str, Any] = (
-                {"num_cpus": 1} if mine else {"num_cpus": 0, "scheduling_strategy": "SPREAD"}
-            )
-            remote = self.ray.remote(max_restarts=0, **options)(ShardActor)
-            self.actors = [remote.remote(readings) for _ in range(n)]
-        pool = RayPool(self.ray, self.actors)
-        pool.each("start", [(i, n, cfg, faults, symmetry, monitors) for i in range(n)])
-        return pool
-
-    def map(self, fn: Callable[[Any], Any], jobs: list[Any]) -> Any:
-        """``fn`` over ``jobs`` as Ray tasks, results in job order (as they arrive in order)."""
-        self.release()
-        task = self.ray.remote(num_cpus=1, max_retries=0)(fn)
-        refs = [task.remote(job) for job in jobs]
-        for i, ref in enumerate(refs):
-            yield _get(self.ray, ref, f"random-walk task {i}")
-
-    def release(self) -> None:
-        """End the search's workers (they hold the CPUs the random walks' tasks need)."""
-        for a in self.actors:
-            self.ray.kill(a)
-        self.actors = []
-
-    def close(self) -> None:
-        self.release()
-        if self.owned:
-            self.ray.shutdown()
-
-
-def _probe(cluster: str) -> None:
-    """Fail fast when ``cluster`` (reachable, ``_reachable``) is no Ray cluster: a trial join
-    in a child process within ``PROBE_TIMEOUT`` (Ray's own join retries for about 20 s,
-    logging every second, when something else answers on the port)."""
-    import subprocess
-    import sys
-
-    code = (
-        "import logging, sys, ray; "
-        "ray.init(address=sys.argv[1], log_to_driver=False, logging_level=logging.ERROR); ray.shutdown()"
-    )
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", code, cluster], capture_output=True, text=True, timeout=PROBE_TIMEOUT
-        )
-    except subprocess.TimeoutExpired:
-        raise ClusterError(
-            f"--cluster {cluster}: no Ray cluster answered there within {PROBE_TIMEOUT:.0f} s"
-        ) from None
-    if done.returncode != 0:
-        errors = [ln for ln in done.stderr.splitlines() if "Error" in ln and "gcs_client" not in ln]
-        why = errors[-1].strip() if errors else f"the trial join exited with {done.returncode}"
-        raise ClusterError(f"--cluster {cluster}: cannot join the Ray cluster there ({why})")
-
-
-def _reachable(cluster: str) -> None:
-    """``cluster`` is HOST:PORT and takes a TCP connection within ``CONNECT_TIMEOUT``."""
-    host, port = _address(cluster)
-    try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
-    except OSError as exc:
-        raise ClusterError(
-            f"--cluster {cluster}: cannot reach a Ray cluster there ({exc.strerror or exc})"
-        ) from None
-
-
-def _address(cluster: str) -> tuple[str, int]:
-    rest = cluster.split("://", 1)[-1]
-    host, _, port = rest.rpartition(":")
-    if not host or not port.isdigit():
-        raise ClusterError(f"--cluster {cluster}: expected local or HOST:PORT (or ray://HOST:PORT)")
-    return host, int(port)
-
-
-def _get(ray: Any, refs: Any, what: str) -> Any:
-    """``ray.get`` with a lost worker or a failure in one turned into ``ClusterError``."""
-    try:
-        return ray.get(refs)
-    except ray.exceptions.RayActorError as exc:
-        raise ClusterError(f"a cluster worker died during {what} ({type(exc).__name__})") from None
-    except ray.exceptions.RayError as exc:
-        lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
-        raise ClusterError(f"a cluster worker failed during {what}: {lines[-1] if lines else exc}") from None
-
-
-class RayPool:
-    """Shards in Ray actors; successor batches go from actor to actor as object references."""
-
-    def __init__(self, ray: Any, actors: list[Any]) -> None:
-        self.ray = ray
-        self.actors = actors
-        self.size = len(actors)
-
-    def each(self, method: str, args: list[tuple[Any, ...]] | None = None) -> list[Any]:
-        refs = [getattr(a, method).remote(*(args[i] if args else ())) for i, a in enumerate(self.actors)]
-        return list(_get(self.ray, refs, method))
-
-    def one(self, index: int, method: str, *args: Any) -> Any:
-        return _get(self.ray, getattr(self.actors[index], method).remote(*args), method)
-
-    def exchange(self) -> list[Any]:
-        n = self.size
-        if n == 1:  # one return value: the list of one batch
-            a = self.actors[0]
-            return list(
-                _get(self.ray, [a.receive_all.remote(a.expand_level.remote())], "a level of the search")
-            )
-        out = [a.expand_level.options(num_returns=n).remote() for a in self.actors]
-        refs = [a.receive_level.remote(*[out[j][i] for j in range(n)]) for i, a in enumerate(self.actors)]
-        return list(_get(self.ray, refs, "a level of the search"))
-
-    def close(self) -> None:
-        for a in self.actors:
-            self.ray.kill(a)

@@ -66,9 +66,10 @@ class Options:
     """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
     depth: int | None = None
     max_states: int | None = explore_bfs.MAX_STATES
-    cluster: str | None = None
-    """``local`` or a Ray cluster's address: the exhaustive search and the random walks run
-    there on ``workers`` workers (``simulator.explore_cluster``); None: in this process."""
+    cluster: Any = None
+    """A cluster session (``cli.cluster.Session``, made by the command for ``--cluster``): the
+    exhaustive search and the random walks run on its workers (``simulator.explore_cluster``);
+    None: in this process."""
     readings: dict[str, str] = field(default_factory=dict)
     """Readings of ambiguous spec text (``properties.readings``) for every monitor set and
     client view of the run; absent ones take their defaults."""
@@ -110,17 +111,7 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     The readings of ``opts`` are in force for the whole run (``readings_in_force``: every
     monitor set and client view the explorers build, worker processes included, takes them)."""
     with readings_in_force(opts.readings) as readings:
-        if opts.cluster is None:
-            return _run(opts, progress, readings, None)
-        from simulator.explore_cluster import Session
-
-        progress.phase(f"starting Ray ({opts.cluster}, {opts.workers} worker(s))")
-        session = Session(opts.cluster, opts.workers)
-        progress.done()
-        try:
-            return _run(opts, progress, readings, session)
-        finally:
-            session.close()
+        return _run(opts, progress, readings, opts.cluster)
 
 
 def _run(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> dict[str, Any]:

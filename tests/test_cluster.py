@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from cli.cluster import Session
 from cli.main import main
 from simulator import explore_bfs, explore_cluster, explore_random
 from simulator.explore_codec import Codec, stable
@@ -172,7 +173,7 @@ def ray_session() -> Iterator[Any]:
 def _on_ray(
     workers: int, sl: explore_bfs.Slice, faults: frozenset[str] = frozenset()
 ) -> explore_bfs.BfsResult:
-    session = explore_cluster.Session("local", workers)
+    session = Session("local", workers)
     try:
         pool = session.pool(sl.cfg, faults, False, True, {})
         return explore_cluster.search(pool, sl.cfg, faults, name=sl.name)
@@ -200,7 +201,7 @@ def test_seeded_bugs_one_ray_worker_and_two_agree(ray_session: Any, fault: str) 
 @pytest.mark.deep
 def test_a_killed_worker_ends_the_search_with_partial_figures(ray_session: Any) -> None:
     sl = explore_bfs.SLICE_BY_NAME["core"]
-    session = explore_cluster.Session("local", 2)
+    session = Session("local", 2)
     try:
         pool = session.pool(sl.cfg, frozenset(), False, True, {})
         levels: list[str] = []
@@ -225,7 +226,7 @@ def test_random_walks_merged_from_ray_tasks_match_one_process(ray_session: Any) 
     cfg = explore_bfs.SLICE_BY_NAME["core"].cfg
     faults = frozenset({"cancel-as-end-turn"})
     here = explore_random.explore(cfg, faults, seed=3, walks=600, steps=40)
-    session = explore_cluster.Session("local", 2)
+    session = Session("local", 2)
     try:
         there = explore_random.explore(cfg, faults, seed=3, walks=600, steps=40, chunk_map=session.map)
     finally:
