@@ -29,7 +29,6 @@ Must not know: Ray, the search order, how states are partitioned over workers.
 from __future__ import annotations
 
 import hashlib
-import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -45,40 +44,47 @@ Recipe = tuple[Any, ...]
 
 
 def stable(obj: Any) -> bytes:
-    """A canonical byte encoding of plain data: equal data, equal bytes, in every process."""
-    out = bytearray()
-    _encode(obj, out)
-    return bytes(out)
+    """A canonical byte encoding of plain data: equal data, equal bytes, in every process.
+
+    Data without sets, dicts or objects (no ``{`` and no ``<`` in its ``repr``, as with most
+    part keys: tuples of strings, numbers, None) is its ``repr``, which is the same in every
+    process (``{`` in a string, as in monitor keys, is checked by ``_plain``); anything else
+    is the ``repr`` of its ``_canonical`` form (sets and dicts sorted), and an object that is
+    not plain data is refused."""
+    text = repr(obj)
+    if ("{" not in text and "<" not in text) or _plain(obj):
+        return b"r" + text.encode()
+    return b"c" + repr(_canonical(obj)).encode()
 
 
-def _encode(obj: Any, out: bytearray) -> None:
+_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
+
+
+def _plain(obj: Any) -> bool:
+    """Whether ``obj`` is scalars in tuples and lists only (its ``repr`` is then canonical)."""
     t = type(obj)
-    if obj is None:
-        out += b"N"
-    elif t is bool:
-        out += b"T" if obj else b"F"
-    elif t is int or t is float:
-        text = repr(obj).encode()
-        out += b"i" if t is int else b"f"
-        out += struct.pack("<I", len(text)) + text
-    elif t is str or t is bytes:
-        raw = obj.encode() if t is str else obj
-        out += b"s" if t is str else b"b"
-        out += struct.pack("<I", len(raw)) + raw
-    elif t is tuple or t is list:
-        out += b"(" + struct.pack("<I", len(obj))
-        for x in obj:
-            _encode(x, out)
-    elif t is frozenset or t is set:
-        out += b"{" + struct.pack("<I", len(obj))
-        for item in sorted(stable(x) for x in obj):
-            out += item
-    elif t is dict:
-        out += b"<" + struct.pack("<I", len(obj))
-        for item in sorted(stable(kv) for kv in obj.items()):
-            out += item
-    else:
-        raise TypeError(f"no stable encoding for {t.__name__}")
+    if t in _SCALARS:
+        return True
+    if t is tuple or t is list:
+        return all(map(_plain, obj))
+    return False
+
+
+def _canonical(obj: Any) -> Any:
+    """``obj`` with every set and dict replaced by a tagged tuple of its items' canonical
+    ``repr``s, sorted; refuses anything that is not plain data."""
+    t = type(obj)
+    if t in _SCALARS:
+        return obj
+    if t is tuple:
+        return tuple(map(_canonical, obj))
+    if t is list:
+        return list(map(_canonical, obj))
+    if t is frozenset or t is set:
+        return ("\x00set", tuple(sorted(repr(_canonical(x)) for x in obj)))
+    if t is dict:
+        return ("\x00dict", tuple(sorted(repr(_canonical(kv)) for kv in obj.items())))
+    raise TypeError(f"no stable encoding for {t.__name__}")
 
 
 def digest(data: bytes) -> bytes:
@@ -94,13 +100,14 @@ class Codec:
         self.parts = parts
         self.views = parts.view_table is not None
         self._digests: dict[str, list[bytes | None]] = {k: [] for k in self.KINDS}
+        self._sub: dict[Any, bytes] = {}
         self.local: dict[str, dict[bytes, int]] = {k: {} for k in self.KINDS}
         """Per kind: digest -> this worker's number."""
         self._key_of: dict[str, Callable[[int], Any]] = {
             "msg": parts.msgs.key,
             "agent": self._agent_key,
             "client": lambda c: parts.clients.keys[c],
-            "monitor": parts.monitors.spelled,
+            "monitor": self._monitor_key,
             "view": lambda v: parts.view_table.keys[v],  # type: ignore[union-attr]
             "ref": lambda r: parts.reference_table.keys[r],  # type: ignore[union-attr]
         }
@@ -109,6 +116,22 @@ class Codec:
             roots += [("view", 0), ("ref", 0)]
         self.roots: set[bytes] = {kind.encode() + self.of(kind, n) for kind, n in roots}
         """The initial World's part states (every worker has them), as ``sent`` names them."""
+
+    def _monitor_key(self, m: int) -> Any:
+        """A combined monitor state as the digests of its parts (each computed once per
+        distinct pending set and per-monitor state; combined states share them)."""
+        table = self.parts.monitors
+        pn, ids = table.parts[m]
+        got = [self._cached(("p", pn), lambda: table.pending_key(pn))]
+        for i, n in enumerate(ids):
+            got.append(self._cached((i, n), lambda i=i, n=n: table.monitor_key(i, n)))  # type: ignore[misc]
+        return b"".join(got)
+
+    def _cached(self, name: Any, key: Callable[[], Any]) -> bytes:
+        got = self._sub.get(name)
+        if got is None:
+            got = self._sub[name] = digest(stable(key()))
+        return got
 
     def _agent_key(self, a: int) -> Any:
         key = self.parts.agents.keys[a]

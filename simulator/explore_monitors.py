@@ -138,18 +138,18 @@ class MonitorTable:
             self.ended[mid] = Counter(ms.exercised)
         return got
 
-    def spelled(self, mid: int) -> Any:
-        """State ``mid`` as data, independent of this table's numbering: the requests awaiting
-        a response and each monitor's ``state_key`` (equal for equal states; what the cluster
-        search names a monitor state by across processes)."""
-        pn, ids = self.parts[mid]
-        keys = []
-        for i, n in enumerate(ids):
-            inverse = self._inverse[i]
-            if n >= len(inverse):
-                inverse[:] = list(self.numbers[i])  # numbered in insertion order (``number``)
-            keys.append(inverse[n])
-        return (self._pending.keys[pn], tuple(keys))
+    def pending_key(self, pn: int) -> Any:
+        """The requests awaiting a response numbered ``pn`` (``parts[mid][0]``), as data."""
+        return self._pending.keys[pn]
+
+    def monitor_key(self, i: int, n: int) -> Any:
+        """Monitor ``i``'s ``state_key`` numbered ``n`` (``parts[mid][1][i]``). With
+        ``pending_key`` it names a combined state independently of this table's numbering
+        (what the cluster search names a monitor state by across processes)."""
+        inverse = self._inverse[i]
+        if n >= len(inverse):
+            inverse[:] = list(self.numbers[i])  # numbered in insertion order (``number``)
+        return inverse[n]
 
     def full_key(self, mid: int) -> Any:
         """``MonitorSet.state_key`` of state ``mid`` spelled out (what symmetry renames)."""
