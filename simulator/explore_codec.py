@@ -7,8 +7,9 @@ the order it meets them (``simulator.explore_parts``), so a state there is a tup
 that mean something only in that one process. The cluster search (``simulator.explore_shard``)
 runs one ``Parts`` per worker, and a state moves between workers. So each part state gets a
 *digest*: 8 bytes of BLAKE2b over a canonical encoding of its key (``stable``: the same data
-give the same bytes in every process; sets and dicts are sorted by their encoded items, since
-Python's string hashing, and so set order, differs between processes). A state travels as
+give the same bytes in every process; sets and dicts are sorted, since Python's string
+hashing, and so set order, differs between processes). A combined monitor state is named by
+the digests of its pending requests and of each monitor's own state, each computed once. A state travels as
 ``state_bytes``: the digests of its Agent, Client and monitor state (and of its two views when
 views decide findings), the number of messages in flight each way, and their digests; 40 to 80
 bytes. Two states are equal exactly when their part keys are equal, as in one process; a
