@@ -92,6 +92,15 @@ def digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=DIGEST).digest()
 
 
+class Sent:
+    """What one worker has sent another: part states by name (kind + digest), and by its own
+    numbers per kind (the quick check)."""
+
+    def __init__(self) -> None:
+        self.names: set[bytes] = set()
+        self.done: dict[str, set[int]] = {k: set() for k in Codec.KINDS}
+
+
 class Codec:
     """Digests, state bytes and recipes for one ``Parts`` (one worker's numbering)."""
 
@@ -102,6 +111,9 @@ class Codec:
         self.views = parts.view_table is not None
         self._digests: dict[str, list[bytes | None]] = {k: [] for k in self.KINDS}
         self._sub: dict[Any, bytes] = {}
+        d = self._digests
+        self._da, self._dc, self._dm = d["agent"], d["client"], d["monitor"]
+        self._dv, self._dr, self._dx = d["view"], d["ref"], d["msg"]
         self.local: dict[str, dict[bytes, int]] = {k: {} for k in self.KINDS}
         """Per kind: digest -> this worker's number."""
         self._key_of: dict[str, Callable[[int], Any]] = {
@@ -158,6 +170,17 @@ class Codec:
     def state_bytes(self, st: Any) -> bytes:
         """A state as bytes (see the module header)."""
         a, c, ta, tc, m, v, r = st
+        try:  # every digest already known: list lookups only
+            got = [self._da[a], self._dc[c], self._dm[m]]
+            if self.views:
+                got += [self._dv[v], self._dr[r]]
+            got.append(bytes((len(ta), len(tc))))
+            dx = self._dx
+            got += [dx[x] for x in ta]
+            got += [dx[x] for x in tc]
+            return b"".join(got)  # type: ignore[arg-type]  # TypeError where one is missing
+        except (IndexError, TypeError):
+            pass
         of = self.of
         head = of("agent", a) + of("client", c) + of("monitor", m)
         if self.views:
@@ -184,30 +207,37 @@ class Codec:
         return (a, c, tuple(xs[:na]), tuple(xs[na:]), m, v, r)
 
     # -- recipes --------------------------------------------------------------------------
-    def recipes_for(self, st: Any, sent: set[bytes], out: list[Recipe]) -> None:
-        """Append to ``out`` the recipes of every part of ``st`` not in ``sent`` (kind + digest;
-        they are added to it), each after the recipes of the parts it is made from."""
+    def recipes_for(self, st: Any, sent: Sent, out: list[Recipe]) -> None:
+        """Append to ``out`` the recipes of every part of ``st`` not yet sent to one worker
+        (``sent``; they are added to it), each after the recipes of the parts it is made from."""
         a, c, ta, tc, m, v, r = st
-        self._need("agent", a, sent, out)
-        self._need("client", c, sent, out)
-        self._need("monitor", m, sent, out)
+        done = sent.done
+        if a not in done["agent"]:
+            self._need("agent", a, sent, out)
+        if c not in done["client"]:
+            self._need("client", c, sent, out)
+        if m not in done["monitor"]:
+            self._need("monitor", m, sent, out)
         if self.views:
             self._need("view", v, sent, out)
             self._need("ref", r, sent, out)
+        msgs = done["msg"]
         for x in ta + tc:
-            self._need("msg", x, sent, out)
+            if x not in msgs:
+                self._need("msg", x, sent, out)
 
-    def _need(self, kind: str, n: int, sent: set[bytes], out: list[Recipe]) -> None:
+    def _need(self, kind: str, n: int, sent: Sent, out: list[Recipe]) -> None:
+        sent.done[kind].add(n)
         d = self.of(kind, n)
         name = kind.encode() + d  # two kinds may have equal keys (a view and its reference)
-        if name in sent or name in self.roots:
+        if name in sent.names or name in self.roots:
             return
         parts = self.parts
         if kind == "msg":
             sender, text = parts.msgs.key(n)
             if not isinstance(text, bytes):
                 raise ValueError(f"message {text[:60]} is not JSON data: it cannot travel between workers")
-            sent.add(name)
+            sent.names.add(name)
             out.append(("msg", d, sender, text))
             return
         if kind == "agent" or kind == "client":
@@ -220,7 +250,7 @@ class Codec:
                 how: Any = ("recv", self.of("msg", step))
             else:
                 how = ("do", step)
-            sent.add(name)
+            sent.names.add(name)
             out.append((kind, d, self.of(kind, before), how))
             return
         if kind == "monitor":
@@ -232,7 +262,7 @@ class Codec:
             before, x = got
         self._need(kind, before, sent, out)
         self._need("msg", x, sent, out)
-        sent.add(name)
+        sent.names.add(name)
         out.append((kind, d, self.of(kind, before), self.of("msg", x)))
 
     def read(self, recipes: list[Recipe]) -> None:

@@ -45,7 +45,7 @@ import numpy as np
 
 from simulator.config import Config
 from simulator.explore_bfs import Child, canonical_key, collector_paused, expander, new_parts, root_state
-from simulator.explore_codec import Codec, Recipe, stable
+from simulator.explore_codec import Codec, Recipe, Sent, stable
 from simulator.explore_common import Breach
 from simulator.world import Event
 
@@ -92,7 +92,7 @@ class Shard:
         self.events: list[Event | None] = [None]
         self._event_ids: dict[Event, int] = {}
         self.frontier: list[tuple[int, Any]] = []
-        self.sent: list[set[bytes]] = [set() for _ in range(count)]
+        self.sent: list[Sent] = [Sent() for _ in range(count)]
         self.pending: dict[bytes, list[Any]] = {}
         self._order: list[bytes] = []
         self._edges_pending: list[tuple[int, bytes]] = []

@@ -27,7 +27,7 @@ import pytest
 from cli.cluster import Session
 from cli.main import main
 from simulator import explore_bfs, explore_cluster, explore_random
-from simulator.explore_codec import Codec, stable
+from simulator.explore_codec import Codec, Sent, stable
 from simulator.explore_shard import Shard
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def test_state_bytes_carry_a_state_between_two_numberings() -> None:
             st = next(c for _, c, _, _ in reversed(children) if c is not None)
         data = a.codec.state_bytes(st)
         recipes: list[Any] = []
-        a.codec.recipes_for(st, set(), recipes)
+        a.codec.recipes_for(st, Sent(), recipes)
         assert recipes, "a state six steps in has parts the other worker never saw"
         b.codec.read(recipes)
         there = b.codec.state(data)
