@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import orjson
 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
-from cli.readings_option import add_reading_option, chosen_readings
+from cli.readings_option import add_reading_option
 from cli.util import dumps
+from cli.variant_option import add_variant_options, variant_and_readings
 from properties.checking import (
     DEFAULT_MAX_FINDINGS,
     FAIL_SEVERITIES,
@@ -41,6 +42,7 @@ from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.readings import describe, resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
+from properties.variants import variant_in_force
 
 
 def _compact(value: Any) -> str:
@@ -57,7 +59,6 @@ __all__ = ["FileReport", "check_stream", "new_monitor_set"]
 
 STDIN = "-"
 MESSAGE_WIDTH = 120
-
 
 
 def new_monitor_set(readings: Mapping[str, str] | None = None) -> MonitorSet:
@@ -113,7 +114,7 @@ def _counts(counter: Counter[str]) -> str:
 
 
 def _readings(report: FileReport, finding: Finding) -> str:
-    """" (reading NAME=ALT, ...)" for a finding whose verdict depends on readings."""
+    """ " (reading NAME=ALT, ...)" for a finding whose verdict depends on readings."""
     if not finding.readings:
         return ""
     chosen = report.readings or resolve({})
@@ -167,15 +168,34 @@ def render_text(report: FileReport) -> Iterator[str]:
     yield from render_findings(report)
     yield f"  summary: {summary_line(report)}"
     yield f"  {describe(report.readings or resolve({}))}"
+    if report.variant is not None:
+        yield f"  {set_aside_line(report)}"
     if report.exercised:
         yield "  exercised: " + ", ".join(f"{r}×{report.exercised[r]}" for r in sorted(report.exercised))
     if report.stats.preserved:
         yield "  preserved: " + _counts(report.stats.preserved)
 
 
+def set_aside_line(report: FileReport) -> str:
+    """What the variant in force set aside in one report (one line)."""
+    v = report.variant
+    assert v is not None
+    n = sum(report.set_aside.values())
+    which = f" ({_counts(report.set_aside)})" if n else ""
+    dropped = ", ".join(v.drop) or "none"
+    return (
+        f"variant {v.name}: {_plural(n, 'finding')} of dropped rules set aside{which}; "
+        f"rules dropped: {dropped}"
+    )
+
+
 def report_json(report: FileReport) -> dict[str, Any]:
     st, sev = report.stats, report.severities()
+    extra: dict[str, Any] = {}
+    if report.variant is not None:
+        extra["set_aside"] = {r: report.set_aside[r] for r in sorted(report.set_aside)}
     return {
+        **extra,
         "path": report.path,
         "lines": st.lines,
         "messages": st.messages,
@@ -337,6 +357,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_max_findings(p)
     add_reading_option(p)
+    add_variant_options(p)
     return p
 
 
@@ -352,28 +373,33 @@ def add_max_findings(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    readings = chosen_readings(args)
+    variant, readings = variant_and_readings(args)
     schema = load_schema(args.schema)
-    reports = run_files(
-        args.files,
-        schema=schema,
-        max_line_bytes=args.max_line_bytes,
-        max_findings=args.max_findings,
-        readings=readings,
-    )
+    with variant_in_force(variant):
+        reports = run_files(
+            args.files,
+            schema=schema,
+            max_line_bytes=args.max_line_bytes,
+            max_findings=args.max_findings,
+            readings=readings,
+        )
     code = exit_code(reports, args.fail_on)
     if args.json:
-        write(
-            dumps(
-                {
-                    "files": [report_json(r) for r in reports],
-                    "summary": summary_json(reports, args.fail_on, code),
-                    "readings": resolve(readings),
-                }
-            )
-        )
+        body: dict[str, Any] = {
+            "files": [report_json(r) for r in reports],
+            "summary": summary_json(reports, args.fail_on, code),
+            "readings": resolve(readings),
+        }
+        if variant is not None:
+            aside: Counter[str] = Counter()
+            for r in reports:
+                aside.update(r.set_aside)
+            body["variant"] = {**variant.to_json(), "set_aside": {k: aside[k] for k in sorted(aside)}}
+        write(dumps(body))
         return code
     out: list[str] = []
+    if variant is not None:
+        out.extend(variant.describe())
     for report in reports:
         out.extend(render_text(report))
     if len(reports) > 1:

@@ -141,8 +141,14 @@ def _finding_json(f: Finding) -> dict[str, Any]:
     return f.to_json()
 
 
-def _report_rule(rule: str, first: Finding, run_no: int, seed: int | None, shrunk: Shrunk | None,
-                 files: dict[str, str] | None) -> dict[str, Any]:
+def _report_rule(
+    rule: str,
+    first: Finding,
+    run_no: int,
+    seed: int | None,
+    shrunk: Shrunk | None,
+    files: dict[str, str] | None,
+) -> dict[str, Any]:
     data: dict[str, Any] = {
         "rule": rule,
         "level": first.level,

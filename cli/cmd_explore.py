@@ -15,6 +15,7 @@ from cli.bounds import add_bound_options, bounds_from, faults_from
 from cli.main import EXIT_USAGE, UsageError
 from cli.outputs import STDOUT, check_file, check_folder
 from cli.readings_option import add_reading_option, chosen_readings
+from cli.variant_option import add_variant_options, variant_and_readings
 from properties.readings import describe
 
 
@@ -145,6 +146,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exhaustive: stop a slice after N distinct states (default %(default)s)",
     )
     add_reading_option(p)
+    add_variant_options(p)
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="explore the spec as written and the variant (--variant or --drop) at the same bounds "
+        "and seed and report the differences; files under OUT/base and OUT/variant; exit 0 when "
+        "the comparison ran (default: off)",
+    )
     return p
 
 
@@ -164,7 +173,9 @@ def _options(args: argparse.Namespace) -> Any:
     from simulator.explore_run import Options
 
     faults = faults_from(args.fault)
-    readings = chosen_readings(args)
+    variant, readings = variant_and_readings(args)
+    if args.compare and variant is None:
+        raise UsageError("--compare needs a variant: --variant FILE or --drop RULE-ID")
     for name in args.slice:
         if name not in SLICE_BY_NAME:
             raise UsageError(f"unknown slice {name!r}; known: {', '.join(SLICE_BY_NAME)}")
@@ -192,6 +203,8 @@ def _options(args: argparse.Namespace) -> Any:
     if args.cluster is not None:
         if not args.cluster.strip():
             raise UsageError("--cluster: expected local or HOST:PORT")
+        if variant is not None or args.compare:
+            raise UsageError("--variant, --drop and --compare are not available with --cluster yet")
         if args.graph is not None:
             raise UsageError("--graph is not available with --cluster (the state graph stays on the workers)")
     check_folder(args.out, "--out")
@@ -212,6 +225,7 @@ def _options(args: argparse.Namespace) -> Any:
         bounds=bounds,
         depth=args.depth,
         readings=readings,
+        variant=variant,
     )
     if args.examples is not None:
         opts.examples = args.examples
@@ -234,6 +248,8 @@ def run(args: argparse.Namespace) -> int:
     opts = _options(args)
     opts.diagram = transcript_to_mermaid
     progress = make(args.quiet)
+    if args.compare:
+        return _compare(args, opts, progress)
     session = None
     try:
         if args.cluster is not None:
@@ -262,10 +278,35 @@ def run(args: argparse.Namespace) -> int:
             session.close()
     # with the graph on standard output, the report goes to standard error
     shown = sys.stderr if args.graph == STDOUT else sys.stdout
-    shown.write(dumps(report) if args.json else render_text(report) + describe(report["readings"]) + "\n")
+    text = render_text(report) + describe(report["readings"]) + "\n"
+    if "variant" in report:
+        v = report["variant"]
+        text += "".join(f"{line}\n" for line in opts.variant.describe())
+        text += "".join(f"  note: {n}\n" for n in v["notes"])
+    shown.write(dumps(report) if args.json else text)
     shown.flush()
     if report["write_errors"]:
         for line in report["write_errors"]:
             sys.stderr.write(f"acp-model explore: {line}\n")
         return EXIT_USAGE
     return 1 if report["findings"] else 0
+
+
+def _compare(args: argparse.Namespace, opts: Any, progress: Any) -> int:
+    from cli.util import dumps
+    from simulator.explore_compare import compare, render_text
+
+    if args.graph is not None:
+        raise UsageError("--graph does not apply to --compare")
+    try:
+        result = compare(opts, opts.variant, chosen_readings(args), progress)
+    finally:
+        progress.done()
+    errors = result.pop("write_errors")
+    sys.stdout.write(dumps(result) if args.json else render_text(result))
+    sys.stdout.flush()
+    if errors:
+        for line in errors:
+            sys.stderr.write(f"acp-model explore: {line}\n")
+        return EXIT_USAGE
+    return 0

@@ -158,9 +158,7 @@ def run(args: argparse.Namespace) -> int:
     _forward_signals(proc)
     assert proc.stdin is not None and proc.stdout is not None
     to_agent = proc.stdin.fileno()
-    client_pump = LinePump(
-        lambda line, cut: writer.record("client", line, cut), _writer(to_agent)
-    )
+    client_pump = LinePump(lambda line, cut: writer.record("client", line, cut), _writer(to_agent))
     agent_pump = LinePump(lambda line, cut: writer.record("agent", line, cut), _writer(sys.stdout.fileno()))
     feeder = threading.Thread(
         target=_pump, args=(sys.stdin.fileno(), client_pump, proc.stdin.close), daemon=True

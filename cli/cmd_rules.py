@@ -6,6 +6,10 @@ and the ``--level`` / ``--section`` filters. ``implemented_by`` comes from
 from ``cli.speclines``, when the spec text can be read (otherwise the output says so and has no
 line numbers).
 
+``decidable`` and ``decidable_bound`` (JSON, every rule that has a check) are read from
+``properties/decidability.json``: the output of ``acp-model decidability --json`` at the default
+bound, committed (a test keeps it current), so that listing rules never re-runs the sample.
+
 Must not know: how rules are checked.
 """
 
@@ -21,6 +25,7 @@ from cli.main import EXIT_OK, UsageError
 from cli.speclines import default_spec, spec_lines
 from cli.util import dumps
 from properties.catalogue import Rule, rules_for
+from properties.decidability_data import decidability_of
 from properties.trace import implemented_by
 
 _PARAPHRASE_WIDTH = 72
@@ -111,8 +116,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"acp-model rules: {why}\n")
     if args.json:
         entries = []
+        decided = decidability_of()
         for rule in rules:
             entry = rule.to_json()
+            if rule.id in decided:
+                entry["decidable"], entry["decidable_bound"] = decided[rule.id]
             entry["implemented_by"] = list(implemented_by(rule.id))
             entry["spec_lines"] = None if lines is None else list(lines[rule.id])
             entries.append(entry)

@@ -21,9 +21,11 @@ from typing import Any
 from cli.bounds import add_bound_options, bounds_from, faults_from
 from cli.main import UsageError
 from cli.outputs import STDOUT, check_file
-from cli.readings_option import add_reading_option, chosen_readings
+from cli.readings_option import add_reading_option
 from cli.util import write_atomic
+from cli.variant_option import add_variant_options, variant_and_readings
 from properties.readings import describe, readings_in_force, resolve
+from properties.variants import variant_in_force
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -68,6 +70,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     add_bound_options(bounds, _default)
     add_reading_option(p)
+    add_variant_options(p)
     return p
 
 
@@ -87,14 +90,16 @@ def run(args: argparse.Namespace) -> int:
     from simulator.config import DEFAULT, long_session
     from simulator.scenarios import BY_NAME
     from simulator.schedulers import random_walk, scripted
+    from simulator.variant_runs import added_faults, notes
     from simulator.wire import to_ndjson
 
-    readings = chosen_readings(args)
+    variant, readings = variant_and_readings(args)
     if args.steps < 0:
         raise UsageError("--steps must be >= 0")
     if args.seed < 0:
         raise UsageError("--seed must be >= 0")
-    faults = faults_from(args.fault)
+    # under a variant the run takes the behaviours its dropped rules allowed (their seeded bugs)
+    faults = faults_from(args.fault) | added_faults(variant)
     bounds = bounds_from(args)
     check_file(args.out)
     if args.scenario is not None:
@@ -107,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--{shape[0].replace('_', '-')} does not apply to --scenario (a scenario brings its bounds)"
             )
         cfg = scenario.cfg.with_(**bounds)
-        with readings_in_force(readings):
+        with readings_in_force(readings), variant_in_force(variant):
             result = scripted(scenario.script, cfg, faults)
     else:
         from cli.progress import make
@@ -115,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         cfg = long_session(args.steps, DEFAULT).with_(**bounds)
         progress = make(args.quiet)
         try:
-            with readings_in_force(readings):
+            with readings_in_force(readings), variant_in_force(variant):
                 result = random_walk(
                     args.seed, args.steps, cfg, faults, answers_only=True, progress=progress
                 )
@@ -127,6 +132,11 @@ def run(args: argparse.Namespace) -> int:
         f"{'standard output' if args.out == STDOUT else args.out} "
         f"({result.world.steps} events, stop: {result.stop}; {describe(resolve(readings))})\n"
     )
+    if variant is not None:
+        added = ", ".join(sorted(added_faults(variant))) or "none"
+        summary += "".join(f"{line}\n" for line in variant.describe())
+        summary += f"  seeded bugs switched on for the dropped rules: {added}\n"
+        summary += "".join(f"  note: {n}\n" for n in notes(variant))
     if args.out == STDOUT:
         sys.stdout.buffer.write(data.encode("utf-8"))
         sys.stdout.flush()

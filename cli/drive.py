@@ -396,8 +396,7 @@ class _Run:
             else "(still open when the agent's output ended)"
         )
         fixed = [
-            replace(f, explanation=f.explanation.replace("(still open at quiescence)", why))
-            for f in findings
+            replace(f, explanation=f.explanation.replace("(still open at quiescence)", why)) for f in findings
         ]
         r.findings = fixed + r.findings
         r.failing = [f for f in r.findings if fails(f, self.s.fail_on)]

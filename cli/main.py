@@ -45,9 +45,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _command_modules() -> list[ModuleType]:
-    names = sorted(
-        m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.startswith("cmd_")
-    )
+    names = sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.startswith("cmd_"))
     return [importlib.import_module(f"cli.{name}") for name in names]
 
 

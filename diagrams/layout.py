@@ -311,7 +311,7 @@ LAYOUT_HINTS: dict[str, tuple[tuple[str | None, ...], ...]] = {
         (None, "received", None, None, None),
         (None, "held", None, None, "rejected"),
         (None, "cancel_requested", None, "inserted", None),
-        ("covered", None, None, None, None),
+        ("covered", None, "closed_out", None, None),
         (None, "withdrawn", None, "answered", None),
     ),
     # session: one cycle (open, close, resume, back to open), drawn as a ring.

@@ -21,6 +21,7 @@ Must not know: where files go, or how machines execute.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -32,7 +33,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 from matplotlib.path import Path as MplPath
 
 from diagrams.ir import Diagram
-from diagrams.layout import LABEL_FONT, LABEL_PAD, MARKER_LEN, NODE_FONT, Plan, loop_geometry, plan
+from diagrams.layout import LABEL_FONT, LABEL_PAD, MARKER_LEN, NODE_FONT, Bundle, Plan, loop_geometry, plan
 
 DPI = 100
 AGENT = "#2f5597"
@@ -75,7 +76,11 @@ def _color(actor: str) -> str:
     return CLIENT if actor == "client" else AGENT
 
 
-def figure_of(p: Plan) -> Figure:
+def figure_of(
+    p: Plan, colour_of: Callable[[Bundle], str] | None = None, legend: list[Any] | None = None
+) -> Figure:
+    """The picture of a plan; ``colour_of`` colours each bundle of rows (default: by who fires
+    it) and ``legend`` replaces the legend's entries (a coverage picture brings both)."""
     b = p.bounds()
     width = max(b.x1 - b.x0 + 2 * MARGIN, MIN_WIDTH)
     height = b.y1 - b.y0 + 2 * MARGIN + HEADER
@@ -135,7 +140,7 @@ def figure_of(p: Plan) -> Figure:
 
     for pb in p.bundles:
         bnd = pb.bundle
-        color = _color(bnd.actor)
+        color = colour_of(bnd) if colour_of is not None else _color(bnd.actor)
         if bnd.self_loop:
             ctrl, _ = loop_geometry(p.nodes[bnd.source], pb.side)
             path = MplPath(ctrl, [MplPath.MOVETO, MplPath.CURVE4, MplPath.CURVE4, MplPath.CURVE4])
@@ -192,7 +197,7 @@ def figure_of(p: Plan) -> Figure:
         fontsize=9.5,
         color="#444444",
     )
-    handles = [
+    handles = legend or [
         Line2D([], [], color=AGENT, lw=2, label="agent fires"),
         Line2D([], [], color=CLIENT, lw=2, label="client fires"),
         Line2D([], [], color="black", marker="o", lw=0, ms=7, label="initial state (thick border)"),

@@ -28,8 +28,8 @@ Must not know: the rules, the simulator, or files.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 _SAFE = re.compile(r"[A-Za-z0-9_ .,()\[\]=/+*-]")
 MAX_FIELD = 28
@@ -116,21 +116,39 @@ def _foreground(update: Mapping[str, Any]) -> str | None:
     return state if isinstance(state, str) else "unrecognized"
 
 
-def transcript_to_mermaid(items: Iterable[tuple[str, Any]], title: str | None = None) -> str:
-    """A Mermaid ``sequenceDiagram`` of ``(sender, message)`` pairs in transcript order."""
-    out = ["sequenceDiagram"]
-    if title:
-        out.append(f"    %% {' '.join(title.split())}")
-    out += ["    autonumber", "    participant C as Client", "    participant A as Agent"]
+class Step(NamedTuple):
+    """One drawn element: an arrow (``kind`` request, notification or response, from ``src``
+    to ``dst``, C or A) or a note (``kind`` note, over C and A; ``kind`` hidden, a hidden step
+    beside the lane of ``src``, ``style`` naming the run it belongs to)."""
+
+    kind: str
+    src: str
+    dst: str
+    label: str
+    style: str = ""
+
+
+Notes = Mapping[int, Sequence[tuple[str, str, str]]]
+"""Hidden steps by position (before transcript line ``position``, 0-based; ``len(items)``: at
+the end): (lane C or A, run name, text)."""
+
+
+def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[Step]:
+    """What a sequence diagram of ``items`` shows, in order (see ``transcript_to_mermaid``)."""
+    out: list[Step] = []
     pending: dict[tuple[str, str], str] = {}
     foreground: dict[str, str] = {}
     first_session: str | None = None
-    for sender, msg in items:
+    notes = notes or {}
+    n = -1
+    for n, (sender, msg) in enumerate(items):
+        for lane, run, text in notes.get(n, ()):
+            out.append(Step("hidden", lane, lane, text, run))
         src, dst = ("C", "A") if sender == "client" else ("A", "C")
         other = "agent" if sender == "client" else "client"
         note: str | None = None
         if not isinstance(msg, Mapping):
-            out.append(f"    {src}-){dst}: {escape('malformed message')}")
+            out.append(Step("notification", src, dst, "malformed message"))
             continue
         method = msg.get("method")
         has_id = "id" in msg and msg.get("id") is not None
@@ -156,10 +174,9 @@ def transcript_to_mermaid(items: Iterable[tuple[str, Any]], title: str | None = 
                 label = f"[{_short(sid)}] {label}"
             if has_id:
                 pending[(sender, repr(msg["id"]))] = method
-                text = f"{label} id={_id_text(msg['id'])}"
-                out.append(f"    {src}->>{dst}: {escape(text)}")
+                out.append(Step("request", src, dst, f"{label} id={_id_text(msg['id'])}"))
             else:
-                out.append(f"    {src}-){dst}: {escape(label)}")
+                out.append(Step("notification", src, dst, label))
         elif "id" in msg and ("result" in msg or "error" in msg):
             asked = pending.pop((other, repr(msg["id"])), "unknown request")
             if "error" in msg:
@@ -176,9 +193,35 @@ def transcript_to_mermaid(items: Iterable[tuple[str, Any]], title: str | None = 
                             value = value.get("outcome")
                         if value is not None and not isinstance(value, (dict, list)):
                             label += f" {key}={_short(value)}"
-            out.append(f"    {src}-->>{dst}: {escape(label)}")
+            out.append(Step("response", src, dst, label))
         else:
-            out.append(f"    {src}-){dst}: {escape('malformed message')}")
+            out.append(Step("notification", src, dst, "malformed message"))
         if note is not None:
-            out.append(f"    Note over C,A: {escape(note)}")
+            out.append(Step("note", "C", "A", note))
+    for position in sorted(p for p in notes if p > n):
+        for lane, run, text in notes[position]:
+            out.append(Step("hidden", lane, lane, text, run))
+    return out
+
+
+_ARROW = {"request": "->>", "notification": "-)", "response": "-->>"}
+
+
+def transcript_to_mermaid(
+    items: Iterable[tuple[str, Any]], title: str | None = None, notes: Notes | None = None
+) -> str:
+    """A Mermaid ``sequenceDiagram`` of ``(sender, message)`` pairs in transcript order; with
+    ``notes``, hidden steps as notes beside their lane, each prefixed with its run's name."""
+    out = ["sequenceDiagram"]
+    if title:
+        out.append(f"    %% {' '.join(title.split())}")
+    out += ["    autonumber", "    participant C as Client", "    participant A as Agent"]
+    for st in steps(items, notes):
+        if st.kind == "note":
+            out.append(f"    Note over C,A: {escape(st.label)}")
+        elif st.kind == "hidden":
+            side = "left of" if st.src == "C" else "right of"
+            out.append(f"    Note {side} {st.src}: {escape(f'{st.style}: {st.label}')}")
+        else:
+            out.append(f"    {st.src}{_ARROW[st.kind]}{st.dst}: {escape(st.label)}")
     return "\n".join(out) + "\n"

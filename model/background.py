@@ -7,7 +7,9 @@ announced (``terminal_update``, ``tool_call_update`` or ``subagent_update``) bef
 snapshot that lists it, and finalized (a terminal's exitStatus, a tool call's final status,
 a child that is idle with an empty background list of its own) before the snapshot that removes
 it. Work that finishes before it was ever listed is simply done. A listed item stays listed in
-repeated snapshots (not transitions); a finished item is never listed again.
+repeated snapshots (not transitions). A finished terminal or tool call is never listed again; a
+detached subagent child is listed whenever it is not idle, so a child that runs again after it
+was removed is listed again (guard ``child``: the caller says whether the item is a child).
 
 Rows come from: Background work.
 
@@ -17,7 +19,7 @@ foreground state.
 
 from __future__ import annotations
 
-from model.core import MachineSpec, Row
+from model.core import Context, MachineSpec, Row
 
 UNANNOUNCED, ANNOUNCED, LISTED, FINALIZED, DONE = (
     "unannounced",
@@ -35,7 +37,13 @@ ROWS = (
     Row("finalize", LISTED, FINALIZED, SEC, note="exitStatus / final status / child idle+[]"),
     Row("unlist", FINALIZED, DONE, SEC, note="snapshot that removes it"),
     Row("finalize", ANNOUNCED, DONE, SEC, note="finished before it was listed"),
+    Row("list", DONE, LISTED, SEC, guard="child", note="a detached child that runs again"),
 )
+
+
+def _child(ctx: Context) -> bool:
+    return bool(ctx.get("child", False))
+
 
 SPEC = MachineSpec(
     name="background_item",
@@ -45,6 +53,8 @@ SPEC = MachineSpec(
     initial=UNANNOUNCED,
     final=(DONE,),
     rows=ROWS,
+    guards={"child": _child},
+    guard_rules={"child": "BG-17"},
     forbidden={
         "announce": "BG-10",
         "list": "BG-10",

@@ -20,6 +20,15 @@ The same table drives two executions that tests keep in agreement:
   per spec, models added with ``add_model``; ``auto_transitions`` off; a trigger whose guards
   all fail is turned into a violation, never a silent ``False``).
 
+Variants (``properties.variants``) build changed copies of a spec with ``MachineSpec.changed``:
+rows added or removed (the copy is checked like any spec), and ``relaxed`` rules, the rules a
+variant dropped. In a relaxed spec, ``fire`` on a forbidden cell whose rule is relaxed no longer
+raises: the state stays as it is (the event happened, the machine did not move); a guarded row
+refused by a guard whose rule is relaxed is taken anyway (the guard no longer binds). A cell
+emptied by a removed row raises the cell's rule with ``removed=True`` on the violation, so a
+simulated peer can tell "the variant removed this move" from a seeded bug. Only ``fire`` knows
+these; ``Instance`` (the transitions library) runs the rows as they are.
+
 Every spec is checked when it is built (``check_graph``): one initial state, every state
 reachable, no non-final trap states, and every non-final state able to reach a final state
 (or the spec's ``home`` state, e.g. idle for the foreground machine). A failure names the
@@ -31,7 +40,7 @@ Must not know: JSON-RPC, sessions, or any particular machine.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
@@ -59,6 +68,8 @@ class ProtocolViolation(Exception):
         self.state = state
         self.event = event
         self.detail = detail
+        self.removed = False
+        """True when the move was refused only because a variant removed its row."""
         text = f"{self.actor} broke {rule}: {machine} cannot {event!r} in state {state!r}"
         super().__init__(f"{text} ({detail})" if detail else text)
 
@@ -119,6 +130,11 @@ class MachineSpec:
     home: str | None = None
     """A state every state must be able to reach (checked at build time)."""
     description: str = ""
+    relaxed: frozenset[str] = frozenset()
+    """Rules a variant dropped: their forbidden cells leave the state as it is and their guards
+    no longer refuse (see the module docstring)."""
+    removed: tuple[Row, ...] = ()
+    """Rows a variant removed (their cells raise with ``removed=True``)."""
 
     def __post_init__(self) -> None:
         check_table(self)
@@ -134,7 +150,31 @@ class MachineSpec:
 
     @cached_property
     def actor_of(self) -> Mapping[str, Actor]:
-        return {row.trigger: row.actor for row in self.rows}
+        return {row.trigger: row.actor for row in (*self.rows, *self.removed)}
+
+    def changed(
+        self,
+        add: tuple[Row, ...] = (),
+        remove: tuple[Row, ...] = (),
+        relaxed: frozenset[str] = frozenset(),
+    ) -> MachineSpec:
+        """A copy with rows added and removed and rules relaxed, checked like any spec (a table
+        that no longer holds together raises ``SpecError``)."""
+        gone = set(remove)
+        rows = tuple(r for r in self.rows if r not in gone) + tuple(add)
+        return replace(
+            self, rows=rows, relaxed=self.relaxed | relaxed, removed=(*self.removed, *remove)
+        )
+
+    def relaxed_cells(self, rule: str) -> tuple[tuple[str, str], ...]:
+        """The (state, trigger) cells without a row whose forbidding rule is ``rule`` (what
+        dropping ``rule`` lets happen in this machine: the state then stays)."""
+        return tuple(
+            (state, trigger)
+            for state in self.states
+            for trigger in self.triggers
+            if (state, trigger) not in self.cells and self.violation(state, trigger).rule == rule
+        )
 
     @cached_property
     def cells(self) -> Mapping[tuple[str, str], tuple[Row, ...]]:
@@ -162,12 +202,33 @@ class MachineSpec:
         if rows is None:
             if trigger not in self.actor_of:
                 raise SpecError(f"{self.name}: unknown trigger {trigger!r}")
-            raise self.violation(state, trigger)
+            refused = self.violation(state, trigger)
+            if refused.rule in self.relaxed:
+                return state
+            raise self._mark(refused, state, trigger, ctx)
         for row in rows:
             if row.guard is None or self.guards[row.guard_name](ctx) != row.negated:  # type: ignore[index]
                 return row.dest
         failed = rows[0].guard_name or ""
-        raise self.violation(state, trigger, self.guard_rules.get(failed), f"guard {rows[0].guard!r} refused")
+        refused = self.violation(
+            state, trigger, self.guard_rules.get(failed), f"guard {rows[0].guard!r} refused"
+        )
+        if refused.rule in self.relaxed:
+            return rows[0].dest
+        raise self._mark(refused, state, trigger, ctx)
+
+    def _mark(self, refused: ProtocolViolation, state: str, trigger: str, ctx: Context) -> ProtocolViolation:
+        """Flag a refusal that a removed row would have allowed (``ProtocolViolation.removed``)."""
+        for row in self.removed:
+            if row.source == state and row.trigger == trigger and (
+                row.guard is None or self.guards[row.guard_name](ctx) != row.negated  # type: ignore[index]
+            ):
+                refused.removed = True
+                why = "row removed by the variant"
+                refused.detail = f"{refused.detail}; {why}" if refused.detail else why
+                refused.args = (f"{refused.args[0]} (row removed by the variant)",)
+                break
+        return refused
 
     # -- the transitions library ---------------------------------------------------------
     @cached_property

@@ -8,9 +8,11 @@ the Agent answer, and then only with success (the inserted user message's messag
 insertion the Agent may reject the request with a JSON-RPC error (invalid params -32602, a hook
 rejection, an early failure), but never only because foreground work is active (guard
 ``busy_only``). A prompt not yet inserted is withdrawn with -32800 when the Client asks
-(``$/cancel_request``, ``session/close``: the Agent may still insert it instead) or when a
-``session/cancel`` covers it (then -32800 is the only answer). Cancellation never undoes an
-insertion: the cancel triggers are self-loops once a prompt is inserted or answered.
+(``$/cancel_request``: the Agent may still insert it instead), when a ``session/cancel`` covers
+it, or when a ``session/close`` stops it (then -32800 is the only answer; inserting, answering or
+rejecting it breaks the cancellation rule or the close rule, whichever stopped it first).
+Cancellation never undoes an insertion: the cancel and close triggers are self-loops once a
+prompt is inserted or answered.
 
 Rows come from: 1. User message; 2. Prompt accepted; Prompts during active work; Prompts that are
 never inserted; Cancellation.
@@ -22,19 +24,22 @@ from __future__ import annotations
 
 from model.core import Context, MachineSpec, Row
 
-RECEIVED, HELD, CANCEL_REQUESTED, COVERED, INSERTED, ANSWERED, REJECTED, WITHDRAWN = (
+RECEIVED, HELD, CANCEL_REQUESTED, COVERED, CLOSED_OUT, INSERTED, ANSWERED, REJECTED, WITHDRAWN = (
     "received",
     "held",
     "cancel_requested",
     "covered",
+    "closed_out",
     "inserted",
     "answered",
     "rejected",
     "withdrawn",
 )
-STATES = (RECEIVED, HELD, CANCEL_REQUESTED, COVERED, INSERTED, ANSWERED, REJECTED, WITHDRAWN)
-PENDING = (RECEIVED, HELD, CANCEL_REQUESTED, COVERED)
-"""Not yet inserted: the states ``session/cancel`` covers."""
+STATES = (RECEIVED, HELD, CANCEL_REQUESTED, COVERED, CLOSED_OUT, INSERTED, ANSWERED, REJECTED, WITHDRAWN)
+PENDING = (RECEIVED, HELD, CANCEL_REQUESTED, COVERED, CLOSED_OUT)
+"""Not yet inserted."""
+STOPPED = (COVERED, CLOSED_OUT)
+"""Stopped by the Client before insertion: -32800 is the only answer."""
 
 ACC = "2. Prompt accepted"
 ACTIVE = "Prompts during active work"
@@ -58,7 +63,7 @@ ROWS = (
     Row("cancel_request", ANSWERED, ANSWERED, ACC, actor="client", note="ignored"),
     Row("cancel_request", REJECTED, REJECTED, ACC, actor="client", note="ignored"),
     Row("cancel_request", WITHDRAWN, WITHDRAWN, ACC, actor="client", note="ignored"),
-    Row("cover", RECEIVED, COVERED, CANCEL, actor="client", note="session/cancel or session/close"),
+    Row("cover", RECEIVED, COVERED, CANCEL, actor="client", note="session/cancel"),
     Row("cover", HELD, COVERED, CANCEL, actor="client"),
     Row("cover", CANCEL_REQUESTED, COVERED, CANCEL, actor="client"),
     Row("cover", COVERED, COVERED, CANCEL, actor="client"),
@@ -66,8 +71,20 @@ ROWS = (
     Row("cover", ANSWERED, ANSWERED, CANCEL, actor="client"),
     Row("cover", REJECTED, REJECTED, CANCEL, actor="client"),
     Row("cover", WITHDRAWN, WITHDRAWN, CANCEL, actor="client"),
+    Row("cover", CLOSED_OUT, CLOSED_OUT, CANCEL, actor="client"),
+    Row("close", RECEIVED, CLOSED_OUT, ACC, actor="client", note="session/close"),
+    Row("close", HELD, CLOSED_OUT, ACC, actor="client"),
+    Row("close", CANCEL_REQUESTED, CLOSED_OUT, ACC, actor="client"),
+    Row("close", COVERED, COVERED, ACC, actor="client", note="a cancel stopped it first"),
+    Row("close", INSERTED, INSERTED, ACC, actor="client", note="insertion is not undone"),
+    Row("close", ANSWERED, ANSWERED, ACC, actor="client"),
+    Row("close", REJECTED, REJECTED, ACC, actor="client"),
+    Row("close", WITHDRAWN, WITHDRAWN, ACC, actor="client"),
+    Row("close", CLOSED_OUT, CLOSED_OUT, ACC, actor="client"),
+    Row("cancel_request", CLOSED_OUT, CLOSED_OUT, ACC, actor="client"),
     Row("withdraw", CANCEL_REQUESTED, WITHDRAWN, ACTIVE, note="-32800"),
     Row("withdraw", COVERED, WITHDRAWN, CANCEL, note="-32800"),
+    Row("withdraw", CLOSED_OUT, WITHDRAWN, ACC, note="-32800"),
 )
 
 
@@ -101,6 +118,10 @@ SPEC = MachineSpec(
         "reject": "REJ-01",
         (INSERTED, "reject"): "ACC-03",
         (COVERED, "reject"): "CANCEL-02",
+        (CLOSED_OUT, "insert"): "ACC-13",
+        (CLOSED_OUT, "answer"): "ACC-13",
+        (CLOSED_OUT, "reject"): "ACC-13",
+        "close": "ACC-13",
         "cancel_request": "REJ-03",
         "cover": "CANCEL-02",
         "withdraw": "REJ-03",

@@ -4,6 +4,7 @@ Theory of operation
 -------------------
 A session is open once initialized (sessions in a transcript are assumed initialized unless
 it shows the setup). ``session/close`` ends it once the Agent answers. ``session/resume``
+(of a closed session, or of one still open: the spec does not restrict it to closed sessions)
 starts a resume: the Agent optionally replays history, then MUST send a snapshot of the
 foreground state, and only then answers the resume successfully; the snapshot after replay and
 before the response is what the Client uses (it must not infer activity from replay).
@@ -33,6 +34,7 @@ ROWS = (
     Row("close", OPEN, CLOSING, ACC, actor="client", note="session/close"),
     Row("closed", CLOSING, CLOSED, ACC, note="close response"),
     Row("resume", CLOSED, RESUMING, SYNC, actor="client", note="session/resume"),
+    Row("resume", OPEN, RESUMING, SYNC, actor="client", note="session/resume of a session still open"),
     Row("replay", RESUMING, REPLAYING, SYNC, note="history replay starts"),
     Row("replay", REPLAYING, REPLAYING, SYNC, note="more replayed updates"),
     Row("snapshot", RESUMING, SYNCED, SYNC, note="state after resuming"),

@@ -10,7 +10,8 @@ line, schema findings); ``should`` fails on warnings too. Obligations still open
 the input, and input the reader tolerated, are information and never fail a check.
 
 Must not know: how lines are split and decoded, what any monitor checks, how reports are
-rendered, or the command line.
+rendered, or the command line. Under a variant the monitor set has already set aside the
+findings of dropped rules; the report carries their count (``set_aside``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, read_transcript
+from properties.variants import Variant
 
 if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when a schema is given
     from properties.schema_check import SchemaChecker
@@ -52,6 +54,10 @@ class FileReport:
     max_findings: int | None = None
     readings: dict[str, str] = field(default_factory=dict)
     """Every reading's alternative in force for this check (``properties.readings``)."""
+    variant: Variant | None = None
+    """The variant in force (``properties.variants``), or None: the spec as written."""
+    set_aside: Counter[str] = field(default_factory=Counter)
+    """Findings of rules the variant dropped, by rule: not findings, not failures."""
 
     def severities(self) -> Counter[str]:
         counts: Counter[str] = Counter(f.severity for f in (*self.findings, *self.open))
@@ -118,4 +124,6 @@ def check_stream(
         keep(monitor_set.feed(sender, msg, line))
     keep(monitor_set.finish(quiescent=False))
     report.exercised = Counter(monitor_set.exercised)
+    report.variant = getattr(monitor_set, "variant", None)
+    report.set_aside = Counter(getattr(monitor_set, "set_aside", ()))
     return report

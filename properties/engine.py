@@ -68,6 +68,12 @@ given takes its default, an unknown one raises ``ReadingError``). The set keeps 
 whose verdict depends on it (``breach(..., readings=(NAME,))``). Clones and derived sets share
 the readings: they are configuration, not state, so no state key includes them.
 
+Variants: ``MonitorSet(variant=...)`` (default: the process's variant, ``properties.variants``)
+sets aside every finding of a rule the variant dropped (``set_aside`` counts them by rule, and
+the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and
+hands the table monitor the variant's machine tables (``tables``; empty: the model's own).
+Like readings, the variant is configuration: clones and derived sets share it.
+
 Must not know: files, JSON decoding, or how the messages were produced.
 """
 
@@ -80,6 +86,8 @@ from typing import Any, ClassVar, TypeVar
 
 from properties.findings import Finding
 from properties.readings import resolve
+from properties.variants import Variant
+from properties.variants import in_force as variant_now
 
 Message = dict[str, Any]
 Handler = Callable[[Any, Any, int, Message], None]
@@ -103,6 +111,10 @@ and monitor indices) depend only on the classes, and every set of the same class
 
 
 _GROUPS: dict[str, tuple[str, ...]] = {}
+
+SET_ASIDE: Counter[str] = Counter()
+"""Findings of dropped rules set aside by every set of this process, by rule (an explorer reads
+which dropped rules its runs broke: the per-set counts are scattered over copies)."""
 
 
 def rule_group(*rules: str) -> str:
@@ -289,9 +301,17 @@ class MonitorSet:
         *,
         from_start: bool = False,
         readings: Mapping[str, str] | None = None,
+        variant: Variant | None = None,
     ) -> None:
         self.readings: dict[str, str] = resolve(readings)
         """Every reading's alternative in force (``properties.readings``)."""
+        self.variant = variant if variant is not None else variant_now()
+        """The variant in force, or None: the spec as written (``properties.variants``)."""
+        self.dropped: frozenset[str] = frozenset(self.variant.drop) if self.variant else frozenset()
+        self.tables: Mapping[str, Any] = self.variant.tables() if self.variant else {}
+        """Machine name -> the variant's table (empty: the model's own)."""
+        self.set_aside: Counter[str] = Counter()
+        """Findings of dropped rules, by rule (not reported)."""
         if monitors is None:
             from properties.monitors import ALL_MONITORS
 
@@ -383,6 +403,10 @@ class MonitorSet:
         return level
 
     def add(self, finding: Finding) -> None:
+        if finding.rule in self.dropped:
+            self.set_aside[finding.rule] += 1
+            SET_ASIDE[finding.rule] += 1
+            return
         self.findings.append(finding)
         self._new.append(finding)
 
@@ -505,6 +529,7 @@ class MonitorSet:
         new._counts = self._counts.copy()
         new._groups = self._groups.copy()
         new.findings = list(self.findings)
+        new.set_aside = Counter(self.set_aside)
         new._new = list(self._new)
         new.monitors = list(list.__iter__(self.monitors))  # as they are (no copy-on-write)
         for i in self._tables.clone_order:  # required ones first: the others look them up
@@ -527,6 +552,7 @@ class MonitorSet:
         new._counts = defaultdict(int)
         new._groups = defaultdict(int)
         new.findings = []
+        new.set_aside = Counter()
         new._new = []
         new.monitors = _CopyOnWrite(new, list(list.__iter__(self.monitors)))
         new._base_numbers = self._numbers
@@ -551,6 +577,9 @@ class MonitorSet:
         new = MonitorSet.__new__(MonitorSet)
         new.from_start = self.from_start
         new.readings = self.readings
+        new.variant = self.variant
+        new.dropped = self.dropped
+        new.tables = self.tables
         new._levels = self._levels
         new.pending_client = dict(self.pending_client)
         new.pending_agent = dict(self.pending_agent)

@@ -18,8 +18,17 @@ marks active work cancelled), ``_can_end`` (pending updates of the ended work go
 Each step advances the model's machines through ``MachineSpec.fire``, so an agent that tried a
 move the tables forbid would raise the named violation.
 
+The tables it fires are the ones in force (``properties.variants.tables_in_force``): the model's,
+or a variant's, where a removed row makes the move that needs it raise a violation flagged
+``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
+
 Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
-monitor can fail; each is a small, marked branch.
+monitor can fail; each is a small, marked branch. Where a fault actually makes a move differ from
+what the conforming Agent would do, the branch calls ``_breach(RULE)``: a breach marker, not a
+wire message, naming the rule the move breaks (``marks``, first breach of each rule, in order;
+part of the snapshot, so the exhaustive search keeps breaching paths apart). The World turns new
+marks into hidden steps beside the transcript. Faults that only leave a move out are marked when
+the world is quiescent (``omitted``): only then is the move never going to happen.
 
 Must not know: channels, the client, monitors, or files.
 """
@@ -33,7 +42,9 @@ from model import compaction as cm
 from model import foreground as fgm
 from model import permission as pm
 from model import prompt as prm
+from model import session as sm
 from model import toolcall as tcm
+from properties.variants import tables_in_force
 from simulator import wire
 from simulator.config import Config
 
@@ -139,8 +150,10 @@ class Agent:
         "history",
         "hooks_run",
         "items",
+        "last_stop",
         "listed",
         "losses",
+        "marks",
         "next_msg",
         "next_perm",
         "next_plan",
@@ -152,8 +165,10 @@ class Agent:
         "real",
         "replay",
         "reported",
+        "reruns",
         "resume_rid",
         "session",
+        "specs",
         "tool_updates",
         "tools",
         "tools_started",
@@ -164,6 +179,7 @@ class Agent:
     def __init__(self, cfg: Config, faults: frozenset[str] = frozenset()) -> None:
         self.cfg = cfg
         self.faults = faults
+        self.specs = tables_in_force()  # the model's tables, or a variant's
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
         # rid -> [prompt state, messageId, user message reported, handled by foreground work, empty]
@@ -181,6 +197,7 @@ class Agent:
         self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
         self.bg_reported = False
         self.bg_started = 0
+        self.reruns = 0  # times a finished child got new work
         self.compactions: dict[str, str] = {}
         self.comp_started = 0
         self.comp_chunks = 0
@@ -196,7 +213,7 @@ class Agent:
         self.cancelling = False
         self.followup = False
         self.hooks_run = 0  # foreground intervals started for hook work (bounded by cfg.hooks)
-        self.session = "open"
+        self.session = sm.OPEN
         self.close_rid: int | None = None
         self.resume_rid: int | None = None
         self.replay = False
@@ -206,6 +223,8 @@ class Agent:
         self.next_plan = 0
         self.closed_cancel = False
         self.ahead: str | None = None  # seeded bug "user-message-ahead": the ID announced early
+        self.last_stop: str | None = None  # seeded bug "update-after-idle": how the ended work ended
+        self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
 
     # -- copying for explorers ----------------------------------------------------------------
     def clone(self) -> Agent:
@@ -237,6 +256,7 @@ class Agent:
             self.listed,
             self.bg_reported,
             self.bg_started,
+            self.reruns,
             tuple(sorted(self.compactions.items())) if self.compactions else (),
             self.comp_started,
             self.comp_chunks,
@@ -260,9 +280,32 @@ class Agent:
             self.tool_updates,
             self.extras,
             self.child_msg,
+            self.marks,
+            self.last_stop,
         )
 
     # -- helpers -------------------------------------------------------------------------------
+    def _breach(self, rule: str) -> None:
+        """A fault made the move being done break ``rule`` (a breach marker; see the docstring)."""
+        if rule not in self.marks:
+            self.marks = (*self.marks, rule)
+
+    def omitted(self) -> tuple[str, ...]:
+        """Rules broken by a move a fault leaves out and that is owed now: at quiescence, the move
+        will never happen (never answering an inserted prompt, never running its work, never
+        ending a compaction)."""
+        out: list[str] = []
+        f = self.faults
+        if "never-answer-inserted" in f and any(self.prompts[r][0] == prm.INSERTED for r in self.order):
+            out.append("ACC-01")
+        if "prompt-without-work" in f and self._open() and self._inserted_waiting():
+            out.append("BOUND-02")
+        if "compaction-never-ends" in f and any(
+            st in (cm.IN_PROGRESS, cm.CUSTOM) for st in self.compactions.values()
+        ):
+            out.append("COMPACT-05")
+        return tuple(out)
+
     def _has(self, feature: str) -> bool:
         return feature in self.cfg.features
 
@@ -281,14 +324,16 @@ class Agent:
     def _report(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
         trig = fgm.trigger_for(self.reported, state)
         if trig is not None:
-            self.reported = fgm.SPEC.fire(self.reported, trig)
+            self.reported = self.specs["foreground"].fire(self.reported, trig)
         if "drop-background-field" in self.faults:  # seeded bug: only listing snapshots carry it
+            if self.bg_reported:
+                self._breach("BG-07")
             return wire.state_update(MAIN, state, None, stop, err)
         return self._state(state, stop, err)
 
     def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
         p = self.prompts[rid]
-        p[0] = prm.SPEC.fire(p[0], trigger, ctx)
+        p[0] = self.specs["prompt"].fire(p[0], trigger, ctx)
 
     def _oldest_waiting(self) -> int | None:
         for rid in self.order:
@@ -316,6 +361,7 @@ class Agent:
             self.prompts[rid] = [prm.RECEIVED, None, False, False, invalid]
             self.order.append(rid)
             if self.cancelling and "cancel-covers-later-prompts" in self.faults:
+                self._breach("CANCEL-16")
                 self._prompt_fire(rid, "cover")
         elif method == "session/cancel":
             for rid in self.order:  # the prompt table says what a cancel means in each state
@@ -328,15 +374,14 @@ class Agent:
                 self._prompt_fire(rid, "cancel_request")
         elif method == "session/close":
             self.close_rid = msg["id"]
-            self.session = "closing"
-            for rid in self.order:
-                if self.prompts[rid][0] in prm.PENDING:
-                    self._prompt_fire(rid, "cover")
+            self.session = self.specs["session"].fire(self.session, "close")
+            for rid in self.order:  # the prompt table says what a close means in each state
+                self._prompt_fire(rid, "close")
             if self.real != fgm.IDLE:
                 self.cancelling = True
         elif method == "session/resume":
             self.resume_rid = msg["id"]
-            self.session = "resuming"
+            self.session = self.specs["session"].fire(self.session, "resume")
             self.replay = "replayFrom" in msg["params"]
         elif "id" in msg and "method" not in msg:
             rid = msg["id"]
@@ -346,7 +391,7 @@ class Agent:
             outcome = msg.get("result", {}).get("outcome", {})
             trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
             was = perm[0]
-            perm[0] = pm.SPEC.fire(perm[0], trig)
+            perm[0] = self.specs["permission"].fire(perm[0], trig)
             if was == pm.PENDING:
                 tool = self.tools[perm[1]]
                 tool.append("allowed" if outcome.get("optionId") == "allow" else "denied")
@@ -356,7 +401,7 @@ class Agent:
         ev: list[Event] = []
         add = ev.append
         cfg = self.cfg
-        if self.session == "resuming":
+        if self.session == sm.RESUMING:
             return self._resume_events()
         if self.session == "closed":
             return ev
@@ -383,7 +428,7 @@ class Agent:
                 add(("agent", "reject", rid))
             if st == prm.CANCEL_REQUESTED and self._has("reject_cancel_requested"):
                 add(("agent", "reject", rid))
-            if st in (prm.CANCEL_REQUESTED, prm.COVERED):
+            if st == prm.CANCEL_REQUESTED or st in prm.STOPPED:
                 add(("agent", "withdraw", rid))
             if st == prm.INSERTED and "never-answer-inserted" not in self.faults:
                 add(("agent", "answer", rid))
@@ -402,6 +447,7 @@ class Agent:
                 or "compaction-never-ends" in self.faults
             )
             and all(st == bgm.DONE for st in self.items.values())
+            and self.reported == fgm.IDLE
         ):
             add(("agent", "close_response", None))
         if not active:
@@ -418,16 +464,14 @@ class Agent:
             add(("agent", "notice", None))
         if self._has("usage") and self.usages < cfg.usages and self._open():
             add(("agent", "usage", None))
-        if self._has("unknown") and self._open():
-            if self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
-                add(("agent", "lose", None))
-            if self.reported == fgm.UNKNOWN:
-                add(("agent", "restore", None))
-        if self._has("future") and self._open():
-            if self.reported != fgm.UNRECOGNIZED and self.futures < cfg.futures:
-                add(("agent", "future_state", None))
-            if self.reported == fgm.UNRECOGNIZED:
-                add(("agent", "restore", None))
+        open_ = self._open()
+        if open_ and self._has("unknown") and self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
+            add(("agent", "lose", None))
+        unrecognized = self.reported == fgm.UNRECOGNIZED
+        if open_ and self._has("future") and not unrecognized and self.futures < cfg.futures:
+            add(("agent", "future_state", None))
+        if self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED) and self.session in ("open", "closing"):
+            add(("agent", "restore", None))  # also before answering a close: it reports a known state
         if "update-after-idle" in self.faults and self.ended_output is not None:
             add(("agent", "late_output", None))
         return ev
@@ -552,8 +596,8 @@ class Agent:
                 add(("agent", "bg_start", "terminal"))
             if self._has("bg_tool"):
                 add(("agent", "bg_start", "tool_call"))
-            if self._has("subagent"):
-                add(("agent", "bg_start", "subagent"))
+            if self._has("subagent") and ("subagent", CHILD) not in self.items:
+                add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
         for key, st in self.items.items():
             if st == bgm.ANNOUNCED and key not in self.listed:
                 add(("agent", "bg_list", key))
@@ -561,6 +605,13 @@ class Agent:
                 add(("agent", "bg_finish", key))
             if st in (bgm.ANNOUNCED, bgm.LISTED):
                 self._live_item_events(add, key)
+            if (
+                st == bgm.DONE
+                and key[0] == "subagent"
+                and self.session == "open"
+                and self.reruns < cfg.reruns
+            ):
+                add(("agent", "bg_rerun", key))  # a detached child gets work again
             if st == bgm.FINALIZED:
                 add(("agent", "bg_unlist", key))
                 if self._has("followup") and not active and self._open():
@@ -644,35 +695,51 @@ class Agent:
 
     def _do_insert(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
+        if p[0] == prm.COVERED:  # seeded bug "held-not-withdrawn"
+            self._breach("CANCEL-02")
+        if p[4]:  # seeded bug "accept-unadvertised-content"
+            self._breach("USER-04")
         # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
         # refuses it with the named violation (CANCEL-02), as it would any agent.
         self._prompt_fire(rid, "insert", oldest_held=True)
         if "reuse-message-id" in self.faults and self.next_msg > 0:
+            self._reuse_mark(rid)
             p[1] = "msg_u_1"
         elif self.ahead is not None:  # seeded bug: the ID whose user message went out early
             p[1], self.ahead = self.ahead, None
         else:
             p[1] = self._msg_id("msg_u")
             if "reuse-message-id" in self.faults:
+                self._reuse_mark(rid)
                 p[1] = "msg_u_1"
             elif "user-message-ahead" in self.faults and p[1] == "msg_u_1":
+                self._breach("ACC-07")
                 self.ahead = "msg_u_ahead"  # reported now, before any prompt it could belong to
                 return [wire.message("user_message", MAIN, self.ahead, [wire.text("ahead")])]
         return []
+
+    def _reuse_mark(self, rid: int) -> None:
+        """Seeded bug "reuse-message-id": a breach when another prompt already has msg_u_1."""
+        if any(self.prompts[r][1] == "msg_u_1" for r in self.order if r != rid):
+            self._breach("ACC-09")
 
     def _do_answer(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "answer")
         p = self.prompts[rid]
         if "error-after-insert" in self.faults:
+            self._breach("ACC-03")
             return [wire.error(rid, wire.INTERNAL_ERROR, "turn failed")]
         if "response-without-message-id" in self.faults:
+            self._breach("ACC-04")
             return [wire.result(rid, {})]
         if "answer-twice" in self.faults:
+            self._breach("INTRO-02")
             return [wire.result(rid, {"messageId": p[1]}), wire.result(rid, {"messageId": p[1]})]
         return [wire.result(rid, {"messageId": p[1]})]
 
     def _do_answer_early(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
+        self._breach("ACC-05")
         p[0] = prm.ANSWERED
         p[1] = self._msg_id("msg_u")
         p[2] = True
@@ -680,25 +747,36 @@ class Agent:
 
     def _do_reject(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "reject", busy_only=False)
+        if "silent-reject" in self.faults:
+            self._breach("REJ-01")
         out = (
             []
             if "silent-reject" in self.faults
             else [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
         )
         if "user-message-after-reject" in self.faults:
+            self._breach("REJ-02")
             out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
         return out
 
     def _do_withdraw(self, rid: int) -> list[Msg]:
+        was = self.prompts[rid][0]
         self._prompt_fire(rid, "withdraw")
         if "withdraw-wrong-code" in self.faults:
+            if was == prm.CANCEL_REQUESTED:
+                self._breach("REJ-03")
+            else:  # covered: by session/close while closing, else by session/cancel
+                self._breach("ACC-13" if self.session != "open" else "CANCEL-02")
             return [wire.error(rid, wire.INTERNAL_ERROR, "request cancelled")]
         return [wire.error(rid, wire.REQUEST_CANCELLED, "request cancelled")]
 
     def _do_user_message(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
         p[2] = True
-        mid = p[1] + "_x" if "user-message-wrong-id" in self.faults else p[1]
+        mid = p[1]
+        if "user-message-wrong-id" in self.faults:
+            self._breach("ACC-06")
+            mid = p[1] + "_x"
         msg = wire.message("user_message", MAIN, mid, [wire.text(f"prompt {rid}")])
         self.history.append(msg)
         return [msg]
@@ -727,8 +805,11 @@ class Agent:
         self.followup = False
         self._mark_handled()
         if "no-running-on-start" in self.faults:
+            self._breach("FG-02")
             return []
         if "custom-running-state" in self.faults:
+            if "future" not in self.cfg.features:  # a breach only when no custom state was advertised
+                self._breach("STATE-04")
             self.reported = fgm.RUNNING
             return [self._state("_busy")]
         return [self._report(fgm.RUNNING)]
@@ -751,6 +832,7 @@ class Agent:
         else:
             msg = wire.chunk("agent_message_chunk", MAIN, self.cur_msg, wire.text(" more"))
             if "chunk-no-message-id" in self.faults:
+                self._breach("MSGID-01")
                 del msg["params"]["update"]["messageId"]
         self.history.append(msg)
         return [msg]
@@ -808,7 +890,7 @@ class Agent:
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
         t = self.tools[tid]
-        t[0] = tcm.SPEC.fire(t[0], tcm.STATUS_TRIGGER[status])
+        t[0] = self.specs["tool_call"].fire(t[0], tcm.STATUS_TRIGGER[status])
         return [wire.tool_call(MAIN, tid, status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
@@ -817,9 +899,9 @@ class Agent:
         self.tool_updates += 1
         t = self.tools[tid]
         if replace:
-            t[0] = tcm.SPEC.fire(t[0], "replace_content")
+            t[0] = self.specs["tool_call"].fire(t[0], "replace_content")
             return [wire.tool_call(MAIN, tid, content=[{"type": "content", "content": wire.text("diff")}])]
-        t[0] = tcm.SPEC.fire(t[0], "append_content")
+        t[0] = self.specs["tool_call"].fire(t[0], "append_content")
         return [wire.tool_content_chunk(MAIN, tid, "more")]
 
     def _do_plan_removed(self, _: Any) -> list[Msg]:
@@ -836,7 +918,7 @@ class Agent:
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
         perm = self.perms[rid]
-        perm[0] = pm.SPEC.fire(perm[0], "withdraw")
+        perm[0] = self.specs["permission"].fire(perm[0], "withdraw")
         return [wire.cancel_request(rid)]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
@@ -857,26 +939,28 @@ class Agent:
     def _do_resume(self, _: Any) -> list[Msg]:
         self.real = fgm.RUNNING
         if "no-resume-running" in self.faults:
+            self._breach("FG-04")
             return []
         return [self._report(fgm.RUNNING)]
 
     def _do_tool_run(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
         if len(t) > 3 and t[3] == "denied":
-            t[0] = tcm.SPEC.fire(t[0], "fail")
+            t[0] = self.specs["tool_call"].fire(t[0], "fail")
             return [wire.tool_call(MAIN, tid, "failed")]
-        t[0] = tcm.SPEC.fire(t[0], "run")
+        t[0] = self.specs["tool_call"].fire(t[0], "run")
         return [wire.tool_call(MAIN, tid, "in_progress"), wire.tool_content_chunk(MAIN, tid, "working")]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
-        t[0] = tcm.SPEC.fire(t[0], "complete")
+        t[0] = self.specs["tool_call"].fire(t[0], "complete")
         out = [
             wire.tool_call(
                 MAIN, tid, "completed", content=[{"type": "content", "content": wire.text("done")}]
             )
         ]
         if "reopen-tool-call" in self.faults:
+            self._breach("BG-05")
             out.append(wire.tool_call(MAIN, tid, "in_progress"))
         return out
 
@@ -889,31 +973,37 @@ class Agent:
         final = "cancelled" if reason == "cancelled" else "failed"
         for tid in self._fg_tools_live():
             if reason == "error" and "error-with-live-tools" in self.faults:
+                self._breach("FAIL-04")
                 continue
             t = self.tools[tid]
-            t[0] = tcm.SPEC.fire(t[0], "cancel" if final == "cancelled" else "fail")
+            t[0] = self.specs["tool_call"].fire(t[0], "cancel" if final == "cancelled" else "fail")
             out.append(wire.tool_call(MAIN, tid, final))
         for perm in self.perms.values():
             if perm[0] == pm.PENDING and not self.tools[perm[1]][1]:
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
-                perm[0] = pm.SPEC.fire(perm[0], "abandon")
+                perm[0] = self.specs["permission"].fire(perm[0], "abandon")
         if ("no-idle-after-cancel" in self.faults and reason == "cancelled") or (
             "no-idle-at-end" in self.faults and reason != "cancelled"
         ):
+            self._breach("CANCEL-11" if reason == "cancelled" else "FG-05")
             self.cancelling = False
             self.real = fgm.IDLE
             self._after_end()
             return out
         if reason == "cancelled" and "cancel-as-end-turn" in self.faults:
+            self._breach("TRANS-04")
             reason = "end_turn"
         if "custom-stop-reason-no-underscore" in self.faults and reason == "end_turn":
+            self._breach("STOP-03")
             reason = "paused"
         err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
         self.real = fgm.IDLE
         self.cancelling = False
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"
+        if "update-after-idle" in self.faults:
+            self.last_stop = reason
         self._after_end()
         return out
 
@@ -923,6 +1013,7 @@ class Agent:
 
     def _do_late_output(self, _: Any) -> list[Msg]:
         mid = self.ended_output or "msg_a_late"
+        self._breach("CANCEL-14" if self.last_stop == "cancelled" else "DONE-03")
         self.ended_output = None
         return [wire.chunk("agent_message_chunk", MAIN, mid, wire.text(" (late)"))]
 
@@ -936,6 +1027,7 @@ class Agent:
                 bgm.FINALIZED,
                 bgm.DONE,
             ):
+                self._breach("ENT-01")
                 ident = "term_1"  # a new process announced live under the exited terminal's ID
                 msgs = [wire.terminal(MAIN, ident)]
                 msgs[0]["params"]["update"]["exitStatus"] = None
@@ -954,9 +1046,10 @@ class Agent:
                 wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
             ]
             if "session-message-no-id" in self.faults:
+                self._breach("SDM-01")
                 del msgs[1]["params"]["update"]["messageId"]
         key = (kind, ident)
-        self.items[key] = bgm.SPEC.fire(bgm.UNANNOUNCED, "announce")
+        self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
         if "list-tool-and-terminal" in self.faults and kind == "terminal":
             self.tools_started += 1
             self.tools["tc_term"] = [tcm.IN_PROGRESS, True, None]
@@ -973,18 +1066,33 @@ class Agent:
         return self._state(self.reported if self.reported != fgm.UNKNOWN else fgm.UNKNOWN)
 
     def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:
-        self.items[key] = bgm.SPEC.fire(self.items[key], "list")
+        child = {"child": key[0] == "subagent"}
+        self.items[key] = self.specs["background_item"].fire(self.items[key], "list", child)
         self.bg_reported = True
         extra: list[tuple[str, str]] = [key]
         if "list-tool-and-terminal" in self.faults and key[0] == "terminal":
+            self._breach("BG-13")
             self.items[("tool_call", "tc_term")] = bgm.LISTED
             extra.append(("tool_call", "tc_term"))
         if "list-twice" in self.faults:
+            self._breach("BG-17")
             extra.append(key)
         self.listed = (*self.listed, *extra)
         return [self._snapshot_now()]
 
+    def _do_bg_rerun(self, key: tuple[str, str]) -> list[Msg]:
+        """A child that finished gets a new task: it reports running, and is listed while it runs."""
+        self.reruns += 1
+        self.child_msg = self._msg_id("msg_s")
+        running = [
+            wire.session_message(CHILD, self.child_msg, MAIN, [wire.text("Check the logs again")]),
+            wire.state_update(CHILD, "running", []),
+            wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
+        ]
+        return running + self._do_bg_list(key)
+
     def _do_bg_list_unannounced(self, _: Any) -> list[Msg]:
+        self._breach("BG-10")
         self.bg_started += 1
         key = ("terminal", f"term_{self.bg_started}")
         self.items[key] = bgm.LISTED
@@ -994,12 +1102,12 @@ class Agent:
 
     def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
         kind, ident = key
-        self.items[key] = bgm.SPEC.fire(self.items[key], "finalize")
+        self.items[key] = self.specs["background_item"].fire(self.items[key], "finalize")
         if kind == "terminal":
             out = [wire.terminal(MAIN, ident, exit_code=0)]
         elif kind == "tool_call":
             t = self.tools[ident]
-            t[0] = tcm.SPEC.fire(t[0], "complete")
+            t[0] = self.specs["tool_call"].fire(t[0], "complete")
             out = [wire.tool_call(MAIN, ident, "completed")]
         else:
             idle = {"state": "idle", "stopReason": "end_turn", "background": []}
@@ -1019,7 +1127,7 @@ class Agent:
         return out
 
     def _unlist(self, key: tuple[str, str]) -> None:
-        self.items[key] = bgm.SPEC.fire(self.items[key], "unlist")
+        self.items[key] = self.specs["background_item"].fire(self.items[key], "unlist")
         drop = {key}
         if key[0] == "terminal" and ("tool_call", "tc_term") in self.items:
             drop.add(("tool_call", "tc_term"))
@@ -1039,6 +1147,7 @@ class Agent:
         return [self._report(fgm.RUNNING)]
 
     def _do_bg_remove_early(self, key: tuple[str, str]) -> list[Msg]:
+        self._breach("BG-11")
         self.items[key] = bgm.DONE
         self.listed = tuple(k for k in self.listed if k != key)
         return [self._snapshot_now()]
@@ -1050,18 +1159,19 @@ class Agent:
         self.compactions[cid] = cm.IN_PROGRESS
         msg = wire.compaction(MAIN, cid, "in_progress")
         if "compaction-no-status" in self.faults:
+            self._breach("COMPACT-02")
             del msg["params"]["update"]["status"]
         return [msg]
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
         self.comp_chunks += 1
-        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "summary_chunk")
+        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], "summary_chunk")
         return [wire.compaction_chunk(MAIN, cid, "Kept: the plan. ")]
 
     def _do_compact_patch(self, cid: str) -> list[Msg]:
         """A summary patch: ``summary: []`` clears what was streamed (also after the end)."""
         self.comp_patches += 1
-        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "summary_patch")
+        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], "summary_patch")
         msg = wire.compaction(MAIN, cid, self._comp_status(cid), [])
         return [msg]
 
@@ -1072,7 +1182,7 @@ class Agent:
     def _comp_move(self, cid: str, status: str) -> list[Msg]:
         trig = cm.trigger_for(self.compactions[cid], status)
         assert trig is not None
-        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], trig)
+        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], trig)
         return [wire.compaction(MAIN, cid, status)]
 
     def _do_compact_custom(self, cid: str) -> list[Msg]:
@@ -1093,24 +1203,29 @@ class Agent:
         return out
 
     def _do_compact_end(self, cid: str) -> list[Msg]:
-        self.compactions[cid] = cm.SPEC.fire(self.compactions[cid], "complete")
+        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], "complete")
         msg = wire.compaction(MAIN, cid, "completed", [wire.text("Summary of earlier turns")])
         self.history.append(msg)
         out = [msg]
         if "reuse-compaction-id" in self.faults:
+            self._breach("COMPACT-03")
             out.append(wire.compaction(MAIN, cid, "in_progress"))
             self.compactions[cid] = cm.IN_PROGRESS
         return out
 
     def _do_notice(self, _: Any) -> list[Msg]:
         self.notices += 1
-        title = "" if "notice-empty-title" in self.faults else "Model request retried"
+        title = "Model request retried"
+        if "notice-empty-title" in self.faults:
+            self._breach("NOTICE-02")
+            title = ""
         return [wire.notice(MAIN, "warning", title)]
 
     def _do_usage(self, _: Any) -> list[Msg]:
         self.usages += 1
         msg = wire.usage(MAIN, 1200, 200000, 0.01)
         if "usage-no-size" in self.faults:
+            self._breach("USAGE-02")
             del msg["params"]["update"]["size"]
         return [msg]
 
@@ -1123,7 +1238,7 @@ class Agent:
 
     # close and resume
     def _do_close_response(self, _: Any) -> list[Msg]:
-        self.session = "closed"
+        self.session = self.specs["session"].fire(self.session, "closed")
         rid = self.close_rid
         self.close_rid = None
         assert rid is not None
@@ -1133,6 +1248,7 @@ class Agent:
         out: list[Msg] = []
         for msg in self.history:
             if "replay-new-ids" in self.faults and "messageId" in msg["params"]["update"]:
+                self._breach("ACC-11")
                 upd = dict(msg["params"]["update"])
                 upd["messageId"] = upd["messageId"] + "_r"
                 out.append(wire.update(MAIN, upd))
@@ -1144,7 +1260,10 @@ class Agent:
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None
-        self.session = "open"
+        if out:  # the history replay, then the snapshot, then the response (one step)
+            self.session = self.specs["session"].fire(self.session, "replay")
+        session = self.specs["session"]
+        self.session = session.fire(session.fire(self.session, "snapshot"), "resumed")
         self.reported = self.real
         out.append(self._state(self.real))
         out.append(wire.result(rid, {}))
@@ -1157,10 +1276,11 @@ class Agent:
         return self._finish_resume([])
 
     def _do_resume_early(self, _: Any) -> list[Msg]:
+        self._breach("SYNC-02")
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None
-        self.session = "open"
+        self.session = sm.OPEN  # seeded bug: answered before the snapshot (not a row of the table)
         return [wire.result(rid, {}), self._state(self.real)]
 
 

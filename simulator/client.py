@@ -4,10 +4,12 @@ Theory of operation
 -------------------
 The Client may send ``session/prompt`` in any state, ``session/cancel``, ``$/cancel_request``
 for a prompt still unanswered, answers to permission requests (allow, deny or the cancelled
-outcome), ``session/close`` and, once closed, ``session/resume`` with or without replay. Each
+outcome), ``session/close`` (and cancels while it closes) and ``session/resume`` with or without replay, of a
+closed session or of one still open (``Config.reattaches``). Each
 is an enabled event ``("client", name, arg)`` within the bounds of ``Config``. It keeps its
 view of the session in a ``ClientView`` (the normative one, or a faulty one for mutation
-testing) fed with everything it sends and receives.
+testing) fed with everything it sends and receives. A fault that makes a message differ from what
+the conforming Client would send leaves a breach marker (``marks``, as the Agent's do).
 
 Must not know: the Agent's internals or the transport's order.
 """
@@ -38,9 +40,11 @@ class Client:
         "cfg",
         "closes",
         "faults",
+        "marks",
         "next_id",
         "perms",
         "prompts_sent",
+        "reattaches",
         "resumes",
         "session",
         "unanswered",
@@ -61,7 +65,9 @@ class Client:
         self.perms: list[str] = []  # permission request ids awaiting an answer
         self.closes = 0
         self.resumes = 0
+        self.reattaches = 0  # session/resume sent while the session was open
         self.session = "open"  # open, closing, closed, resuming
+        self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
 
     def clone(self, view: ClientView) -> Client:
         new = Client.__new__(Client)
@@ -82,7 +88,9 @@ class Client:
             tuple(self.perms),
             self.closes,
             self.resumes,
+            self.reattaches,
             self.session,
+            self.marks,
         )
 
     def _has(self, feature: str) -> bool:
@@ -97,22 +105,30 @@ class Client:
         if self.session == "open":
             if self.prompts_sent < cfg.prompts:
                 ev.append(("client", "prompt", None))
+            if self._has("close") and self.closes < cfg.closes:
+                ev.append(("client", "close", None))
+        if self.session in ("open", "closing"):  # a close does not stop the Client cancelling
             if self._has("cancel") and self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
             if self._has("cancel") and self.cancel_requests < cfg.cancel_requests:
                 # any prompt it has no answer for yet (the answer may be in flight)
                 for prompt_rid in self.unanswered:
                     ev.append(("client", "cancel_request", prompt_rid))
-            if self._has("close") and self.closes < cfg.closes:
-                ev.append(("client", "close", None))
         for rid in self.perms:
             ev.append(("client", "allow", rid))
             ev.append(("client", "deny", rid))
             ev.append(("client", "dismiss", rid))
-        if self.session == "closed" and self._has("resume") and self.resumes < cfg.resumes:
+        if self._has("resume") and (
+            (self.session == "closed" and self.resumes < cfg.resumes)
+            or (self.session == "open" and self.reattaches < cfg.reattaches)
+        ):
             ev.append(("client", "resume", True))
             ev.append(("client", "resume", False))
         return ev
+
+    def _breach(self, rule: str) -> None:
+        if rule not in self.marks:
+            self.marks = (*self.marks, rule)
 
     def _rid(self) -> int:
         self.next_id += 1
@@ -120,13 +136,17 @@ class Client:
 
     def do(self, name: str, arg: Any) -> list[Msg]:
         if name == "prompt":
+            if self.session == "resuming":  # seeded bug "prompt-during-resume"
+                self._breach("INTRO-01")
             self.prompts_sent += 1
             rid = self._rid()
             self.unanswered.append(rid)
             content: list[Any] = [wire.text(f"prompt {rid}")]
             if "empty-prompt" in self.faults:
+                self._breach("USER-01")
                 content = []
             elif "image-without-capability" in self.faults:
+                self._breach("USER-03")
                 content = [wire.image()]
             return [wire.prompt(rid, MAIN, content)]
         if name == "cancel":
@@ -146,7 +166,10 @@ class Client:
             self.session = "closing"
             return [wire.close(self._rid(), MAIN)]
         if name == "resume":
-            self.resumes += 1
+            if self.session == "open":
+                self.reattaches += 1
+            else:
+                self.resumes += 1
             self.session = "resuming"
             return [wire.resume(self._rid(), MAIN, bool(arg))]
         raise ValueError(f"unknown client event {name!r}")

@@ -69,6 +69,10 @@ class Config:
     cancel_requests: int = 1
     closes: int = 1
     resumes: int = 1
+    """session/resume requests the client may send after its session/close was answered."""
+    reattaches: int = 1
+    """session/resume requests the client may send while the session is open (a Client attaching
+    again; the spec does not restrict resume to closed sessions). Not scaled in long sessions."""
     losses: int = 1
     """Times the agent may lose observability (report unknown)."""
     futures: int = 1
@@ -78,6 +82,9 @@ class Config:
     hooks: int = 1
     """Foreground intervals of hook work (feature ``hook``: work started while a prompt waits
     and nothing is inserted) per run; unbounded, hook work could restart forever."""
+    reruns: int = 1
+    """Times a finished subagent child may get new work per run (then it is listed again). Not
+    scaled in long sessions."""
     capacity: int = 4
     """Messages in flight per direction."""
     transport: str = "fifo"
@@ -166,3 +173,9 @@ MUTANT_WALKS = 200
 """Seeded random walks per mutant (``acp-model mutants``)."""
 MUTANT_STEPS = 60
 """Steps per mutant walk."""
+DECIDABILITY_WALKS = 200
+"""Seeded random walks per rule of ``acp-model decidability`` (on top of every scenario)."""
+DECIDABILITY_STEPS = 60
+"""Steps per decidability walk."""
+DECIDABILITY_TWIN_NODES = 10_000
+"""States the search for a conforming twin may visit."""

@@ -60,6 +60,9 @@ class Breach:
     source: str
     """monitor, eventually, view or model (see the module docstring)."""
     explanation: str
+    pruned: bool = False
+    """A model refusal only because the variant in force removed the row (an agent move that
+    needs it is pruned, not a breach)."""
 
 
 def step_checked(world: World, event: Event) -> list[Breach]:

@@ -5,18 +5,19 @@ Theory of operation
 Per machine of ``model.registry.MACHINES`` the report says which states and which table rows
 (source, trigger, dest) a run reached, and how that was measured:
 
-- ``exact``: foreground, prompt, tool_call, permission, compaction and background_item rows are
+- ``exact``: foreground, prompt, tool_call, permission, compaction, background_item and session rows are
   the ones the simulated Agent fired (``recording()`` wraps ``MachineSpec.fire`` while an
   explorer runs; the Agent advances these machines through ``fire``). A row reached only by a
   direct assignment (a seeded-bug branch, a tool call or compaction created in its initial
   state) is not counted; initial states always count as reached.
-- ``events``: the session machine is not stepped by the Agent; its rows are mapped from the
-  world's event counts (client close, agent close response, client resume, agent replay or
-  resync). The replaying self-loop and the repeated snapshot are never counted.
 - ``triggers``: entity rows depend on per-entity state that the explorers do not keep (the
   exhaustive search merges states without it), so for the entity machine only the triggers seen
   on the wire are reported (``observe``: every session/update the Agent sends, classified as
   upsert with content, upsert without content, clearing upsert or chunk), not rows.
+
+Under a variant (``properties.variants``) the machines are the variant's tables (added rows
+count, removed rows do not), and each machine lists the forbidden cells of dropped rules that
+were fired (``relaxed_cells_fired``: the state stayed).
 
 Rules: ``MonitorSet.exercised`` counts how often each rule's check was triggered; every rule a
 default monitor reports and that was never exercised is listed as a warning.
@@ -33,23 +34,12 @@ from typing import Any
 
 from model.core import MachineSpec
 from model.registry import MACHINES
+from properties.variants import tables_in_force
 
 Row = tuple[str, str, str, str]
 """(machine, source, trigger, dest)."""
 
-EXACT = ("foreground", "prompt", "tool_call", "permission", "compaction", "background_item")
-
-_SESSION_ROWS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "client.close": (("open", "close", "closing"),),
-    "agent.close_response": (("closing", "closed", "closed"),),
-    "client.resume": (("closed", "resume", "resuming"),),
-    "agent.replay": (
-        ("resuming", "replay", "replaying"),
-        ("replaying", "snapshot", "synced"),
-        ("synced", "resumed", "open"),
-    ),
-    "agent.resync": (("resuming", "snapshot", "synced"), ("synced", "resumed", "open")),
-}
+EXACT = ("foreground", "prompt", "tool_call", "permission", "compaction", "background_item", "session")
 
 _CHUNKS = frozenset(
     {
@@ -133,19 +123,13 @@ class Observer:
 
 def machine_coverage(rows: Counter[Row], events: Counter[str], entity: Counter[str]) -> list[dict[str, Any]]:
     """Per machine: states and rows reached (see the module docstring for the methods)."""
-    session_rows: Counter[tuple[str, str, str]] = Counter()
-    for name, n in events.items():
-        for row in _SESSION_ROWS.get(name, ()):
-            session_rows[row] += n
     out: list[dict[str, Any]] = []
-    for spec in MACHINES:
+    tables = tables_in_force()  # a variant's added and removed rows count as its table has them
+    for spec in (tables.get(m.name, m) for m in MACHINES):
         all_rows = [(r.source, r.trigger, r.dest) for r in spec.rows]
         if spec.name in EXACT:
             method = "exact"
             hit = {(s, t, d): n for (m, s, t, d), n in rows.items() if m == spec.name}
-        elif spec.name == "session":
-            method = "events"
-            hit = dict(session_rows)
         else:
             method = "triggers"
             hit = {}
@@ -169,6 +153,10 @@ def machine_coverage(rows: Counter[Row], events: Counter[str], entity: Counter[s
             entry["transitions_missed"] = [
                 f"{s} --{t}--> {d}" for s, t, d in dict.fromkeys(all_rows) if (s, t, d) not in hit
             ]
+            if spec.relaxed:  # a variant's dropped rules: forbidden cells fired, the state stayed
+                entry["relaxed_cells_fired"] = sorted(
+                    f"{s} --{t}--> {d}" for s, t, d in hit if (s, t, d) not in set(all_rows)
+                )
         out.append(entry)
     return out
 

@@ -143,10 +143,12 @@ class Parts:
         moves = self.agent_moves[a]
         if moves is None:
             rep: Agent = self.agents.reps[a]
-            moves = self.agent_moves[a] = [
+            made = [
                 self._move(rep.clone(), ev, _do(ev), "agent", self._agent_id, self.agent_origin, (a, ev))
                 for ev in rep.enabled()
             ]
+            # a move that needs a row the variant in force removed is not a move (``World.enabled``)
+            moves = self.agent_moves[a] = [m for m in made if not m[3] or not m[3][0].pruned]
         return moves
 
     def client_choices(self, c: int) -> list[Move]:
@@ -202,7 +204,7 @@ class Parts:
         try:
             sent = act(new) or []
         except ProtocolViolation as exc:
-            return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc)),), 0, self._cov()]
+            return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc), exc.removed),), 0, self._cov()]
         seq = tuple([self.msgs.intern(sender, m) for m in sent])
         triggers = tuple([t for t in map(self._trigger, seq) if t is not None]) if sender == "agent" else ()
         n = len(origins)

@@ -20,6 +20,12 @@ the report says which file could not be written (``write_errors``) and is still 
 Long phases report to a ``simulator.progress.Progress`` (the exhaustive slices, hypothesis
 rounds, random walks, shrinking, writing the graph).
 
+Under a variant (``Options.variant``, ``properties.variants``) the whole run has it in force,
+and each mode explores every behaviour set of ``simulator.variant_runs.behaviours``: the spec's,
+and the dropped rules' seeded bugs switched on (the exhaustive mode explores each slice once per
+set, named ``SLICE+dropped`` for the second; the random mode splits its walks and hypothesis
+examples). The report names the variant and what it gives the peers (``variant``).
+
 Must not know: argument parsing, exit codes (``cli.cmd_explore`` owns them).
 """
 
@@ -32,13 +38,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from properties.engine import SET_ASIDE
 from properties.outputs import dumps, write_atomic
 from properties.readings import readings_in_force
+from properties.variants import Variant, variant_in_force
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, monitor_rules
 from simulator.progress import NULL, Progress
 from simulator.report import FAIRNESS, LIVENESS, Diagram, coverage_json, findings_json, strip_timing
+from simulator.variant_runs import behaviours, notes
 
 Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
 """Machine rows fired, events, entity triggers, rules exercised."""
@@ -73,6 +82,9 @@ class Options:
     readings: dict[str, str] = field(default_factory=dict)
     """Readings of ambiguous spec text (``properties.readings``) for every monitor set and
     client view of the run; absent ones take their defaults."""
+    variant: Variant | None = None
+    """The variant in force for the whole run (None: the spec as written); its readings are
+    merged under ``readings`` by the caller."""
     diagram: Diagram | None = None
     """Renders a counterexample's transcript as a sequence diagram (the command hands in
     ``diagrams.sequence.transcript_to_mermaid``); None writes no diagram."""
@@ -110,7 +122,7 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     """Run the chosen modes; write the counterexample files; the report as a JSON object.
     The readings of ``opts`` are in force for the whole run (``readings_in_force``: every
     monitor set and client view the explorers build, worker processes included, takes them)."""
-    with readings_in_force(opts.readings) as readings:
+    with readings_in_force(opts.readings) as readings, variant_in_force(opts.variant):
         return _run(opts, progress, readings, opts.cluster)
 
 
@@ -126,7 +138,16 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str], session: A
         "monitors": len(rules),
         "readings": readings,
     }
+    if opts.variant is not None:
+        report["variant"] = {
+            **opts.variant.to_json(),
+            "behaviours": [
+                {"label": k, "faults": sorted(f)} for k, f in behaviours(opts.variant, opts.faults)
+            ],
+            "notes": notes(opts.variant),
+        }
     coverage: dict[str, Any] = {}
+    aside_before = Counter(SET_ASIDE)
     warnings: list[str] = []
     write_errors: list[str] = []
     if opts.mode in ("exhaustive", "both"):
@@ -150,6 +171,10 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str], session: A
         coverage["random"] = coverage_json(*rnd_cov, rules)
         cexs += rnd_cexs
     out = Path(opts.out)
+    if opts.variant is not None:
+        # which dropped rules the explored behaviours broke (their findings were set aside);
+        # counted in this process only: with --workers the walks in other processes are not
+        report["variant"]["set_aside"] = sorted(r for r in SET_ASIDE if SET_ASIDE[r] > aside_before[r])
     report["findings"] = findings_json(cexs, out, opts.diagram, write_errors)
     report["coverage"] = coverage
     for mode, cov in coverage.items():
@@ -182,27 +207,31 @@ def _exhaustive(
     t0 = time.perf_counter()
     slices = exhaustive_slices(opts)
     results: list[explore_bfs.BfsResult] = []
+    ran: list[explore_bfs.Slice] = []
     for sl in slices:
-        budget = None
-        if opts.time_budget is not None:
-            budget = max(0.0, opts.time_budget - (time.perf_counter() - t0))
-        progress.phase(f"exhaustive, slice {sl.name}")
-        if session is not None:
-            results.append(_on_cluster(session, sl, opts, budget, progress, readings))
-            continue
-        results.append(
-            explore_bfs.explore(
-                sl.cfg,
-                opts.faults,
-                depth=opts.depth,
-                time_budget=budget,
-                symmetry=opts.symmetry,
-                graph=opts.graph is not None,
-                progress=progress.note,
-                name=sl.name,
-                max_states=opts.max_states,
+        for label, faults in behaviours(opts.variant, opts.faults):
+            budget = None
+            if opts.time_budget is not None:
+                budget = max(0.0, opts.time_budget - (time.perf_counter() - t0))
+            name = sl.name if label == "spec" else f"{sl.name}+{label}"
+            progress.phase(f"exhaustive, slice {name}")
+            ran.append(sl)
+            if session is not None:
+                results.append(_on_cluster(session, sl, faults, name, opts, budget, progress, readings))
+                continue
+            results.append(
+                explore_bfs.explore(
+                    sl.cfg,
+                    faults,
+                    depth=opts.depth,
+                    time_budget=budget,
+                    symmetry=opts.symmetry,
+                    graph=opts.graph is not None,
+                    progress=progress.note,
+                    name=name,
+                    max_states=opts.max_states,
+                )
             )
-        )
     seconds = time.perf_counter() - t0
     states = sum(r.states for r in results)
     best: dict[str, Counterexample] = {}
@@ -249,7 +278,7 @@ def _exhaustive(
                 "seconds": r.seconds,
                 "states_per_second": r.states_per_second,
             }
-            for sl, r in zip(slices, results, strict=True)
+            for sl, r in zip(ran, results, strict=True)
         ],
     }
     if opts.graph is not None:
@@ -260,6 +289,8 @@ def _exhaustive(
 def _on_cluster(
     session: Any,
     sl: explore_bfs.Slice,
+    faults: frozenset[str],
+    name: str,
     opts: Options,
     budget: float | None,
     progress: Progress,
@@ -269,14 +300,14 @@ def _on_cluster(
     from simulator import explore_cluster
 
     return explore_cluster.search(
-        session.pool(sl.cfg, opts.faults, opts.symmetry, True, readings),
+        session.pool(sl.cfg, faults, opts.symmetry, True, readings),
         sl.cfg,
-        opts.faults,
+        faults,
         depth=opts.depth,
         time_budget=budget,
         symmetry=opts.symmetry,
         progress=progress.note,
-        name=sl.name,
+        name=name,
         max_states=opts.max_states,
     )
 
@@ -313,52 +344,96 @@ def _random(
     opts: Options, progress: Progress, session: Any
 ) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     cfg = random_config(opts)
-    hyp = explore_hypothesis.explore(
-        cfg,
-        opts.faults,
-        seed=opts.seed,
-        examples=opts.examples,
-        steps=opts.steps,
-        database=opts.database,
-        hypothesis_shrink=opts.hypothesis_shrink,
-        progress=progress,
-    )
-    walks = explore_random.explore(
-        cfg,
-        opts.faults,
-        seed=opts.seed,
-        walks=opts.walks,
-        steps=opts.steps,
-        workers=opts.workers,
-        progress=progress,
-        chunk_map=session.map if session is not None else None,
-    )
-    seconds = hyp.seconds + walks.seconds + walks.shrink_seconds
+    sets = behaviours(opts.variant, opts.faults)
+    hyps: list[explore_hypothesis.HypothesisResult] = []
+    walks_: list[explore_random.RandomResult] = []
+    for i, (_label, faults) in enumerate(sets):
+        hyps.append(
+            explore_hypothesis.explore(
+                cfg,
+                faults,
+                seed=opts.seed,
+                examples=_share(opts.examples, i, len(sets), 1),
+                steps=opts.steps,
+                database=opts.database,
+                hypothesis_shrink=opts.hypothesis_shrink,
+                progress=progress,
+            )
+        )
+        walks_.append(
+            explore_random.explore(
+                cfg,
+                faults,
+                seed=opts.seed,
+                walks=_share(opts.walks, i, len(sets), 0),
+                steps=opts.steps,
+                workers=opts.workers,
+                progress=progress,
+                chunk_map=session.map if session is not None else None,
+            )
+        )
+    hyp, walks = hyps[0], walks_[0]
+    seconds = sum(h.seconds for h in hyps) + sum(w.seconds + w.shrink_seconds for w in walks_)
+    examples = sum(h.stats.examples for h in hyps)
+    rule_executions = sum(h.stats.rule_executions for h in hyps)
+    walk_steps = sum(w.steps for w in walks_)
+    walk_seconds = sum(w.seconds for w in walks_)
+    hyp_seconds = sum(h.seconds for h in hyps)
     rnd = {
         "seed": opts.seed,
         "bounds": cfg.to_json(),
-        "examples": hyp.stats.examples,
+        "examples": examples,
         "examples_asked": opts.examples,
-        "examples_explained": explain_examples(hyp.stats_json(), opts.examples),
-        "rule_executions": hyp.stats.rule_executions,
-        "rule_executions_per_second": hyp.rule_executions_per_second,
-        "walks": walks.walks,
-        "walk_steps": walks.steps,
-        "walk_steps_per_second": walks.walk_steps_per_second,
-        "steps": walks.steps + hyp.stats.steps,
+        "examples_explained": explain_examples(hyp.stats_json(), hyp.max_examples),
+        "rule_executions": rule_executions,
+        "rule_executions_per_second": rule_executions / hyp_seconds if hyp_seconds > 0 else 0.0,
+        "walks": sum(w.walks for w in walks_),
+        "walk_steps": walk_steps,
+        "walk_steps_per_second": walk_steps / walk_seconds if walk_seconds > 0 else 0.0,
+        "steps": walk_steps + sum(h.stats.steps for h in hyps),
         "seconds": seconds,
         "hypothesis": {**hyp.stats_json(), "seconds": hyp.seconds},
         "walk": {**walks.stats_json(), "seconds": walks.seconds, "shrink_seconds": walks.shrink_seconds},
     }
-    rows: Counter[Any] = Counter(hyp.stats.rows)
-    rows.update(walks.rows)
-    events: Counter[str] = Counter(hyp.stats.events)
-    events.update(walks.events)
-    entity: Counter[str] = Counter(hyp.stats.observer.entity)
-    entity.update(walks.entity)
-    exercised: Counter[str] = Counter(hyp.stats.exercised)
-    exercised.update(walks.exercised)
-    return rnd, hyp.counterexamples + walks.counterexamples, (rows, events, entity, exercised)
+    if len(sets) > 1:
+        rnd["behaviours"] = [
+            {
+                "label": label,
+                "faults": sorted(faults),
+                "examples": h.stats.examples,
+                "walks": w.walks,
+                "walk_steps": w.steps,
+            }
+            for (label, faults), h, w in zip(sets, hyps, walks_, strict=True)
+        ]
+    rows: Counter[Any] = Counter()
+    events: Counter[str] = Counter()
+    entity: Counter[str] = Counter()
+    exercised: Counter[str] = Counter()
+    cexs: list[Counterexample] = []
+    best: dict[str, Counterexample] = {}
+    for h, w in zip(hyps, walks_, strict=True):
+        rows.update(h.stats.rows)
+        rows.update(w.rows)
+        events.update(h.stats.events)
+        events.update(w.events)
+        entity.update(h.stats.observer.entity)
+        entity.update(w.entity)
+        exercised.update(h.stats.exercised)
+        exercised.update(w.exercised)
+        cexs += h.counterexamples + w.counterexamples
+    if len(sets) == 1:
+        return rnd, cexs, (rows, events, entity, exercised)
+    for c in cexs:  # one counterexample per rule and mode: the shortest of the behaviour sets
+        key = f"{c.rule} {c.mode}"
+        if key not in best or len(c.events) < len(best[key].events):
+            best[key] = c
+    return rnd, [best[k] for k in sorted(best)], (rows, events, entity, exercised)
+
+
+def _share(total: int, i: int, parts: int, low: int) -> int:
+    """Part ``i`` of ``total`` split in ``parts`` (the first parts take the remainder), at least ``low``."""
+    return max(low, total // parts + (1 if i < total % parts else 0))
 
 
 def explain_examples(hyp: dict[str, Any], asked: int) -> str:

@@ -135,6 +135,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "agent",
         "CANCEL-14",
         "sends output after the idle that confirms a cancel",
+        DEFAULT.with_(features=frozenset({"cancel", "thought", "chunks", "plan"})),
         faults=("update-after-idle",),
     ),
     Mutant(
@@ -177,6 +178,7 @@ def breaking(rule: str) -> Mutant | None:
     behaviours a variant that drops ``rule`` adds to the simulated peers (``--drop``) and the
     breaking behaviours the decidability search explores."""
     return BY_RULE.get(rule)
+
 
 WALKS = MUTANT_WALKS
 """Seeded random walks per mutant (seeds 0..WALKS-1), on top of every scenario."""

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from properties.outputs import write_atomic
+from properties.variants import in_force
 from simulator.config import DEFAULT, Config
 from simulator.explore_common import Counterexample
 from simulator.explore_coverage import machine_coverage, rule_coverage
@@ -93,8 +94,18 @@ def program_text(cex: Counterexample) -> str:
         "events = [",
         *(f"    {ev!r}," for ev in cex.events),
         "]",
-        "run = replay_events(events, cfg, faults, MonitorSet())",
     ]
+    variant = in_force()
+    if variant is None:
+        lines.append("run = replay_events(events, cfg, faults, MonitorSet())")
+    else:  # the counterexample was found under a variant: replay it under that variant
+        lines += [
+            "from properties.variants import from_json, variant_in_force",
+            "",
+            f"variant = from_json({variant.to_json()!r})",
+            "with variant_in_force(variant):",
+            "    run = replay_events(events, cfg, faults, MonitorSet())",
+        ]
     if cex.source == "cycle":
         lines += [
             "# the run ends in a cycle that never becomes quiescent: the rule stays open",

@@ -21,9 +21,18 @@ from simulator.config import DEFAULT, Config
 from simulator.progress import NULL, Progress
 from simulator.world import Event, World
 
-RARE = frozenset({("client", "close"), ("agent", "lose"), ("client", "cancel"), ("client", "resume")})
+RARE = frozenset(
+    {
+        ("client", "close"),
+        ("agent", "lose"),
+        ("client", "cancel"),
+        ("client", "resume"),
+        ("agent", "tool_status"),
+    }
+)
 """Events a random walk re-draws once with probability 0.8, so that runs are not ended early by
-a close or filled with cancellations; they still occur in a fair share of walks."""
+a close or filled with cancellations, and a live tool call's plain completion is not crowded out
+by its other statuses (one event each); they still occur in a fair share of walks."""
 
 
 STARTS_WORK = frozenset(

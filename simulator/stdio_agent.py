@@ -109,9 +109,7 @@ class StdioAgent:
         if method is None:
             if request and ("result" in msg or "error" in msg):
                 result = msg.get("result")
-                if "result" in msg and not (
-                    type(result) is dict and type(result.get("outcome", {})) is dict
-                ):
+                if "result" in msg and not (type(result) is dict and type(result.get("outcome", {})) is dict):
                     msg = {"jsonrpc": "2.0", "id": rid, "result": {"outcome": {"outcome": "cancelled"}}}
                 self._pass(msg)
             return []

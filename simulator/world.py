@@ -13,10 +13,21 @@ Every recorded line is fed to the monitors (if any) as it is recorded; the Clien
 when the Client sends or receives. When the Client is faulty, a reference view (no faults) is
 fed the same messages and the two are compared (``view_findings``).
 
+Hidden steps (``hidden``): where a seeded-bug Agent or Client makes a move break a rule (its
+breach markers, ``Agent.marks`` / ``Client.marks``) or a faulty client view first disagrees
+with the reference view, the world records ``Hidden(position, actor, rule)`` beside the
+transcript: not a wire message, ``position`` is the number of transcript lines before it. A
+move a fault leaves out is recorded when the world is judged quiescent (``finish``), at the end.
+
 A world is quiescent when no event is enabled: then the "eventually" rules are judged
 (``finish``), since nothing more can happen under the bounds. Fairness assumption: every
 enabled event is eventually taken or disabled; deliveries are always enabled while messages
 are in flight.
+
+Under a variant (``properties.variants``): an agent move that needs a row the variant removed
+is not enabled (``_allowed`` tries it on a copy); a reaction to a delivered message cannot be
+pruned, so one that needs a removed row stops the world with a model finding that says so; the
+client-view breaches of dropped rules are set aside.
 
 Must not know: which scheduler drives it, files, or JSON encoding.
 """
@@ -24,12 +35,13 @@ Must not know: which scheduler drives it, files, or JSON encoding.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from model.core import ProtocolViolation
 from properties.clientview import CLIENT_FAULTS, ClientView
 from properties.engine import MonitorSet
 from properties.findings import Finding
+from properties.variants import in_force as variant_now
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, MAIN, Agent
 from simulator.client import CLIENT_SIDE_FAULTS, Client
@@ -39,6 +51,16 @@ from simulator.transport import Transport
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 Line = tuple[str, Msg]
+
+
+class Hidden(NamedTuple):
+    """A breach that is not a wire message: ``actor`` (agent or client) broke ``rule`` after
+    ``position`` transcript lines."""
+
+    position: int
+    actor: str
+    rule: str
+
 
 ALL_FAULTS = frozenset(AGENT_FAULTS) | frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS)
 
@@ -50,8 +72,11 @@ class World:
         "cfg",
         "client",
         "counts",
+        "dropped",
+        "hidden",
         "monitors",
         "net",
+        "prune",
         "record",
         "reference",
         "steps",
@@ -82,8 +107,15 @@ class World:
         self.view_breaches: dict[str, str] = {}
         """Client-view rules the faulty client broke so far (rule -> first explanation)."""
         self.counts: Counter[str] = Counter()
+        self.hidden: list[Hidden] = []
+        """Breach markers beside the transcript (see the module docstring)."""
         self.steps = 0
         self.record = record
+        variant = variant_now()
+        self.dropped = frozenset(variant.drop) if variant is not None else frozenset()
+        """Rules of the variant in force that no longer bind (their view breaches are set aside)."""
+        self.prune = any(spec.removed for spec in self.agent.specs.values())
+        """The variant in force removed rows: agent moves that need one are not enabled."""
         if cfg.handshake:
             self._handshake()
 
@@ -114,8 +146,11 @@ class World:
         new.reference = copy.deepcopy(self.reference)
         new.view_breaches = dict(self.view_breaches)
         new.counts = Counter(self.counts)
+        new.hidden = list(self.hidden)
         new.steps = self.steps
         new.record = self.record
+        new.dropped = self.dropped
+        new.prune = self.prune
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -137,12 +172,22 @@ class World:
         if net.room_to_agent() > 0:
             ev.extend(self.client.enabled())
         if net.room_to_client() > 0:
-            ev.extend(self.agent.enabled())
+            moves = self.agent.enabled()
+            ev.extend([e for e in moves if self._allowed(e)] if self.prune else moves)
         if net.to_agent:
             ev.append(("net", "to_agent", 0))
         for i in net.client_deliveries():
             ev.append(("net", "to_client", i))
         return ev
+
+    def _allowed(self, event: Event) -> bool:
+        """False for an agent move that needs a row the variant in force removed (tried on a
+        copy of the agent; only under such a variant)."""
+        try:
+            self.agent.clone().do(event[1], event[2])
+        except ProtocolViolation as v:
+            return not v.removed
+        return True
 
     def step(self, event: Event) -> list[Finding]:
         """Perform one enabled event; returns the findings it made certain.
@@ -151,6 +196,8 @@ class World:
         client tries one) becomes a finding of the violated rule, and the world stops: no event
         is enabled after it.
         """
+        at = len(self.transcript) if self.record else self.steps
+        marks = (len(self.agent.marks), len(self.client.marks), len(self.view_breaches))
         try:
             return self._step(event)
         except ProtocolViolation as v:
@@ -161,6 +208,19 @@ class World:
             level = rule.level if rule is not None else "MUST"
             line = len(self.transcript) + 1
             return [Finding(v.rule, level, line, None, f"model: {v}", "rule")]
+        finally:
+            self._note_hidden(at, *marks)
+
+    def _note_hidden(self, at: int, agent: int, client: int, view: int) -> None:
+        """Hidden steps for the breach markers a step added (before its messages)."""
+        for rule in self.agent.marks[agent:]:
+            self.hidden.append(Hidden(at, "agent", rule))
+        for rule in self.client.marks[client:]:
+            self.hidden.append(Hidden(at, "client", rule))
+        if len(self.view_breaches) != view:
+            end = len(self.transcript) if self.record else self.steps
+            for rule in list(self.view_breaches)[view:]:
+                self.hidden.append(Hidden(end, "client", rule))
 
     def _step(self, event: Event) -> list[Finding]:
         actor, name, arg = event
@@ -187,7 +247,8 @@ class World:
             if self.reference is not None:
                 self.reference.apply("agent", msg)
                 for rule, why in self.view_findings():
-                    self.view_breaches.setdefault(rule, why)
+                    if rule not in self.dropped:
+                        self.view_breaches.setdefault(rule, why)
             self.client.receive(msg)
         return found
 
@@ -203,7 +264,13 @@ class World:
         return not self.enabled()
 
     def finish(self) -> list[Finding]:
-        """Judge the "eventually" rules; a breach when the world is quiescent, else open."""
+        """Judge the "eventually" rules; a breach when the world is quiescent, else open. At
+        quiescence, the moves a fault left out become hidden steps (``Agent.omitted``)."""
+        if self.broken is None and self.quiescent():
+            end = len(self.transcript) if self.record else self.steps
+            for rule in self.agent.omitted():
+                if not any(h.rule == rule and h.position == end for h in self.hidden):
+                    self.hidden.append(Hidden(end, "agent", rule))
         if self.monitors is None:
             return []
         # A world stopped by a model refusal is not quiescent: what is open stays open.

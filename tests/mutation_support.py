@@ -93,5 +93,3 @@ def stats_tuple(st_: TranscriptStats) -> tuple[Any, ...]:
         st_.lines, st_.messages, st_.requests, st_.notifications, st_.responses,
         st_.input_findings, sorted(st_.sessions), sorted(st_.preserved.items()),
     )  # fmt: skip
-
-

@@ -13,6 +13,7 @@ import pytest
 from properties.engine import MonitorSet
 from simulator import wire
 from simulator.stdio_agent import StdioAgent, encode
+from tests.check_support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cli"]
@@ -171,8 +172,6 @@ def test_the_command_answers_and_exits_at_end_of_input() -> None:
 
 
 def test_unknown_fault_is_a_usage_error() -> None:
-    done = subprocess.run(
-        [*CLI, "agent", "--fault", "no-such-bug"], input=b"", capture_output=True, cwd=ROOT, timeout=60
-    )
-    assert done.returncode == 2
-    assert done.stderr.count(b"\n") == 1 and b"no-such-bug" in done.stderr
+    code, out, err = run_cli(["agent", "--fault", "no-such-bug"], stdin=b"")
+    assert code == 2
+    assert out == "" and err.count("\n") == 1 and "no-such-bug" in err

@@ -144,10 +144,20 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], 
     assert err.count("\n") == 1 and needle.format(**names) in err and "Traceback" not in err
 
 
-@pytest.mark.skipif(os.name != "posix", reason="closing a child's standard input needs POSIX")
 @pytest.mark.parametrize("command", ["check", "view", "replay"])
-def test_closed_stdin_is_a_usage_error(command: str) -> None:
+def test_closed_stdin_is_a_usage_error(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python started with standard input closed has ``sys.stdin`` None: ``-`` is unusable input,
+    not a traceback (in this process; a real one: the test below)."""
+    monkeypatch.setattr(sys, "stdin", None)
+    code, out, err = run_cli([command, "-"])
+    assert (code, out) == (2, ""), err
+    assert err == f"acp-model {command}: -: standard input is closed\n"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="closing a child's standard input needs POSIX")
+def test_closed_stdin_is_a_usage_error_in_a_real_process() -> None:
     """Started with standard input closed (``<&-``), ``-`` is unusable input, not a traceback."""
+    command = "check"
     done = subprocess.run(
         [sys.executable, "-m", "cli", command, "-"],
         cwd=Path(__file__).resolve().parent.parent,

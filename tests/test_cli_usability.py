@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import os
 import re
+import runpy
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -58,12 +59,23 @@ def _entry_points() -> list[Path]:
     return found
 
 
-def _command(path: Path) -> list[str]:
+def _run_entry_point(path: Path, arg: str) -> int:
+    """Run ``path`` as ``python path ARG`` (a benchmark) or ``python -m MODULE ARG`` would, in
+    this process: its exit code."""
     rel = path.relative_to(REPO)
-    if rel.parts[0] == "benchmarks":
-        return [sys.executable, str(path)]
-    module = ".".join(rel.with_suffix("").parts)
-    return [sys.executable, "-m", module.removesuffix(".__main__")]
+    with warnings.catch_warnings():  # runpy: "found in sys.modules": this run is a second copy
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            if rel.parts[0] == "benchmarks":
+                sys.argv = [str(path), arg]
+                runpy.run_path(str(path), run_name="__main__")
+            else:
+                module = ".".join(rel.with_suffix("").parts).removesuffix(".__main__")
+                sys.argv = [module, arg]
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else 1
+    return 0
 
 
 def test_entry_points_are_found() -> None:
@@ -72,36 +84,59 @@ def test_entry_points_are_found() -> None:
 
 
 @pytest.mark.parametrize("path", _entry_points(), ids=lambda p: p.relative_to(REPO).as_posix())
-def test_every_entry_point_parses_its_arguments(path: Path, tmp_path: Path) -> None:
+def test_every_entry_point_parses_its_arguments(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``--help`` prints a usage and does nothing else (no file appears, in the current folder or
-    in the repository); an unknown option is a usage error, exit 2, before any work."""
+    in the repository); an unknown option is a usage error, exit 2, before any work. Run in this
+    process (a real process: the test below)."""
     before = {p.name for p in REPO.iterdir()} | {p.name for p in path.parent.iterdir()}
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    runs = {  # both at once: each costs mostly its imports
-        arg: subprocess.Popen(
-            [*_command(path), arg],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for arg in ("--help", "--no-such-option")
-    }
-    (out, err), code = runs["--help"].communicate(timeout=60), runs["--help"].returncode
-    assert code == 0, err
-    assert out.startswith("usage:")
-    (_, err), code = runs["--no-such-option"].communicate(timeout=60), runs["--no-such-option"].returncode
-    assert code == 2
-    assert "error" in err
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    assert _run_entry_point(path, "--help") == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith("usage:")
+    assert _run_entry_point(path, "--no-such-option") == 2
+    assert "error" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
     after = {p.name for p in REPO.iterdir()} | {p.name for p in path.parent.iterdir()}
     assert after == before
 
 
+def test_the_installed_command_parses_its_arguments(tmp_path: Path) -> None:
+    """The ``acp-model`` script that installing the project puts beside the interpreter, as a
+    real process: ``--help`` is a usage and exit 0, an unknown option exit 2."""
+    script = Path(sys.executable).with_name("acp-model")
+    if not script.is_file():
+        pytest.skip(f"{script}: not installed (pip install -e '.[dev]' puts it there)")
+    runs = {  # both at once: each costs mostly its imports
+        arg: subprocess.Popen(
+            [str(script), arg], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for arg in ("--help", "--no-such-option")
+    }
+    (out, err), code = runs["--help"].communicate(timeout=60), runs["--help"].returncode
+    assert code == 0, err
+    assert out.startswith("usage: acp-model")
+    (_, err), code = runs["--no-such-option"].communicate(timeout=60), runs["--no-such-option"].returncode
+    assert code == 2
+    assert "error" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 # -- --help ----------------------------------------------------------------------------------
 
-MINE = ("diagrams", "explore", "machines", "mutants", "rules", "scenarios", "simulate")
+MINE = (
+    "decidability",
+    "diagrams",
+    "explore",
+    "machines",
+    "mutants",
+    "rules",
+    "scenarios",
+    "simulate",
+    "spec-report",
+)
 """The commands whose help this file holds to the rules (check, view and replay: test_check_cli)."""
 
 

@@ -60,12 +60,12 @@ def _answers(r: explore_bfs.BfsResult) -> dict[str, Any]:
 def test_sharded_search_in_process_gives_the_single_process_answers() -> None:
     """Two in-process shards, a seeded bug that a view rule catches (its hits depend on the
     order breaches are met in): same numbers, shortest counterexamples, hits and coverage."""
-    cfg = explore_bfs.SLICE_BY_NAME["session"].cfg
+    cfg = explore_bfs.SLICE_BY_NAME["bg_requests"].cfg
     faults = frozenset({"move-on-update"})
-    one = explore_bfs.explore(cfg, faults, name="session")
+    one = explore_bfs.explore(cfg, faults, name="bg_requests")
     pool = explore_cluster.local_pool(2, cfg, faults)
     lines: list[str] = []
-    two = explore_cluster.search(pool, cfg, faults, name="session", progress=lines.append)
+    two = explore_cluster.search(pool, cfg, faults, name="bg_requests", progress=lines.append)
     assert one.counterexamples, "the seeded bug must be found for the comparison to mean something"
     assert _answers(two) == _answers(one)
     assert two.foreground == one.foreground
@@ -188,9 +188,11 @@ def test_every_default_slice_on_two_ray_workers(ray_session: Any, sl: explore_bf
 
 
 @pytest.mark.deep
-@pytest.mark.parametrize("fault", ["cancel-as-end-turn", "repeat-idle-counts"])
-def test_seeded_bugs_one_ray_worker_and_two_agree(ray_session: Any, fault: str) -> None:
-    sl = explore_bfs.SLICE_BY_NAME["session"]
+@pytest.mark.parametrize(
+    ("slice_name", "fault"), [("hook", "cancel-as-end-turn"), ("bg_requests", "repeat-idle-counts")]
+)
+def test_seeded_bugs_one_ray_worker_and_two_agree(ray_session: Any, slice_name: str, fault: str) -> None:
+    sl = explore_bfs.SLICE_BY_NAME[slice_name]
     faults = frozenset({fault})
     single = _answers(explore_bfs.explore(sl.cfg, faults, name=sl.name))
     assert single["counterexamples"]

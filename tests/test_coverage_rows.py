@@ -23,6 +23,8 @@ KNOWN_UNFIRED = {
     "prompt": {
         "cancel_requested --reject--> rejected": "behind the off-by-default feature "
         "reject_cancel_requested: the REJ-03 monitor wants -32800 once a $/cancel_request arrived",
+        "closed_out --close--> closed_out": "the simulated client sends one session/close per "
+        "session (closes=1 in every slice): a second close of a closing session is not explored",
     },
     "session": {
         "replaying --replay--> replaying": "the session machine is counted from event names and "

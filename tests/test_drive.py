@@ -7,6 +7,8 @@ processes, is ``-m deep``."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -21,6 +23,7 @@ from simulator.agent import AGENT_FAULTS
 from simulator.drive import DriverClient, InProcessPeer, load_script, script_json
 from simulator.mutants import MUTANTS
 from simulator.stdio_agent import StdioAgent
+from tests.check_support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cli"]
@@ -185,8 +188,70 @@ def test_misbehaving_agents_end_the_run_cleanly(
     assert rules <= set(result.rules), result.failing
 
 
+def _simulated_agent(command: list[str]) -> InProcessPeer:
+    """What ``acp-model agent --fault F ...`` runs (seed 0), in process and without the clock."""
+    faults = frozenset(command[i + 1] for i, arg in enumerate(command) if arg == "--fault")
+    return _peer(0, faults)
+
+
+def test_drive_cli_finds_shrinks_writes_and_replays_in_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast form of the process test below: ``acp-model drive`` (its options, runs, shrinking,
+    files, JSON and text reports, ``--replay`` and exit codes) with the simulated Agent in
+    process, where every replay reproduces."""
+    from cli import cmd_drive
+    from cli.main import main
+
+    monkeypatch.setattr(cmd_drive, "ProcessPeer", _simulated_agent)
+    agent = ["acp-model", "agent", "--fault", "no-running-on-start"]
+    out = tmp_path / "out"
+    timing = ["--timeout", "0.05", "--quiet", "0.001"]
+    argv = ["drive", "--runs", "3", "--steps", "12", *timing, "--shrink-budget", "20", "--json"]
+    assert main([*argv, "--out", str(out), "--", *agent]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["runs"] == 3 and report["messages"] > 0 and report["exit_code"] == 1
+    assert report["command"] == agent
+    found = {f["rule"]: f for f in report["findings"]}
+    assert "FG-02" in found
+    f = found["FG-02"]
+    assert f["shrunk_length"] <= f["original_length"]
+    assert f["reproduced"] == f["replays"] >= 1 and f["nondeterministic"] is False
+    files = {k: Path(v) for k, v in f["files"].items()}
+    assert files["transcript"].read_bytes() and "sequenceDiagram" in files["diagram"].read_text()
+    assert json.loads(files["script"].read_text())["rule"] == "FG-02"
+    assert main(["drive", "--replay", str(files["script"]), *timing, "--json", "--", *agent]) == 1
+    assert "FG-02" in json.loads(capsys.readouterr().out)["failing_rules"]
+    clean = ["drive", "--runs", "2", "--steps", "12", *timing, "--out", str(out), "--", "acp-model", "agent"]
+    assert main(clean) == 0
+    text = capsys.readouterr()
+    assert "findings: none" in text.out and "run 2/2 (seed 1)" in text.err
+
+
+@posix
+def test_drive_cli_starts_the_agent_command_for_each_run(tmp_path: Path) -> None:
+    """``acp-model drive -- COMMAND`` in process: each run and each replay of the shrink starts
+    COMMAND afresh (a small agent that writes garbage; the real simulated Agent: the deep test
+    below)."""
+    from cli.main import main
+
+    agent = _fake(tmp_path, "sys.stdout.write('garbage\\n'); sys.stdout.flush()")
+    out = tmp_path / "out"
+    argv = ["drive", "--seed", "2", "--runs", "1", "--steps", "12", "--quiet", "0.01", "--timeout", "2"]
+    argv += ["--shrink-budget", "3", "--json"]
+    with contextlib.redirect_stdout(io.StringIO()) as stdout:
+        assert main([*argv, "--out", str(out), "--", *agent]) == 1
+    (f,) = json.loads(stdout.getvalue())["findings"]
+    assert f["rule"] == "input.not-jsonrpc" and f["reproduced"] == f["replays"] >= 1
+    assert f["shrunk_length"] <= f["original_length"]
+    assert b"garbage" in Path(f["files"]["transcript"]).read_bytes()
+
+
+@pytest.mark.deep
 @posix
 def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
+    """The real thing: ``acp-model drive -- acp-model agent --fault ...`` as processes, the agent
+    pacing its moves by the clock (the fast forms: the two tests above)."""
     agent = [*CLI, "agent", "--fault", "no-running-on-start", "--pace", "10,20"]
     out = tmp_path / "out"
     done = subprocess.run(
@@ -260,15 +325,13 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
 @posix
 def test_drive_usage_errors(tmp_path: Path) -> None:
     for argv, needle in (
-        ([], b"no agent command"),
-        (["--", "/no/such/agent"], b"/no/such/agent: no such command"),
-        (["--replay", str(tmp_path / "none.json"), "--", "true"], b"no such file"),
+        ([], "no agent command"),
+        (["--", "/no/such/agent"], "/no/such/agent: no such command"),
+        (["--replay", str(tmp_path / "none.json"), "--", "true"], "no such file"),
     ):
-        done = subprocess.run(
-            [*CLI, "drive", "--runs", "1", *argv], capture_output=True, cwd=ROOT, timeout=60
-        )
-        assert done.returncode == 2, done.stderr
-        assert done.stderr.count(b"\n") == 1 and needle in done.stderr
+        code, out, err = run_cli(["drive", "--runs", "1", *argv])
+        assert code == 2, err
+        assert out == "" and err.count("\n") == 1 and needle in err
 
 
 @pytest.mark.deep
@@ -326,10 +389,7 @@ def test_the_live_check_judges_under_the_chosen_readings() -> None:
 def test_record_and_drive_refuse_an_unknown_reading_in_one_line() -> None:
     for command in ("record", "drive"):
         extra = ["--out", os.devnull] if command == "record" else []
-        done = subprocess.run(
-            [*CLI, command, *extra, "--reading", "nope=x", "--", "true"],
-            capture_output=True, cwd=ROOT, timeout=60,
-        )  # fmt: skip
-        assert done.returncode == 2, done.stderr
+        code, out, err = run_cli([command, *extra, "--reading", "nope=x", "--", "true"])
+        assert code == 2, err
         said = f"acp-model {command}: unknown reading 'nope' (acp-model readings lists them)\n"
-        assert done.stderr == said.encode()
+        assert (out, err) == ("", said)

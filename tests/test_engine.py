@@ -98,5 +98,3 @@ def test_rule_groups_count_every_rule_and_clearing_resets() -> None:
     twin = ms.clone()
     monitor.exercise("GROUP-C")
     assert dict(twin.exercised) == {"GROUP-A": 1, "GROUP-B": 1}
-
-

@@ -140,7 +140,7 @@ def test_every_event_name_has_a_rule() -> None:
 
 
 def test_hypothesis_finds_the_fault_with_its_rule() -> None:
-    res = explore_hypothesis.explore(DEFAULT, frozenset({FAULT}), examples=150, steps=30, max_rounds=1)
+    res = explore_hypothesis.explore(DEFAULT, frozenset({FAULT}), examples=300, steps=30, max_rounds=1)
     assert [c.rule for c in res.counterexamples] == [RULE]
     cex = res.counterexamples[0]
     assert cex.mode == "hypothesis"
@@ -282,13 +282,13 @@ def test_bottom_cycles_agree_with_networkx_on_random_graphs(graph: tuple[int, li
 def test_graphml_export_loads_with_networkx(tmp_path: Path) -> None:
     path = tmp_path / "graph.graphml"
     report = run_explore(
-        Options(mode="exhaustive", slices=("background",), graph=str(path), out=str(tmp_path / "out"))
+        Options(mode="exhaustive", slices=("session",), graph=str(path), out=str(tmp_path / "out"))
     )
     g = nx.read_graphml(path)
     ex = report["exhaustive"]
     assert g.number_of_nodes() == ex["states"]
     assert g.number_of_edges() == ex["transitions"]
-    first = g.nodes["background:0"]
+    first = g.nodes["session:0"]
     assert first["depth"] == 0 and first["foreground"] == "idle" and first["quiescent"] is False
     assert any(d["quiescent"] for _, d in g.nodes(data=True))
     assert all("event" in d for _, _, d in g.edges(data=True))
@@ -369,7 +369,7 @@ def test_cli_json_has_the_documented_fields(tmp_path: Path) -> None:
             "explore",
             "--json",
             "--slice",
-            "background",
+            "bg_requests",
             "--examples",
             "20",
             "--walks",
@@ -482,12 +482,12 @@ def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
 def test_hypothesis_example_database_is_used_when_given(tmp_path: Path) -> None:
     db = tmp_path / "db"
     res = explore_hypothesis.explore(
-        DEFAULT, frozenset({FAULT}), examples=150, steps=30, max_rounds=1, database=str(db)
+        DEFAULT, frozenset({FAULT}), examples=300, steps=30, max_rounds=1, database=str(db)
     )
     assert [c.rule for c in res.counterexamples] == [RULE]
     assert db.is_dir() and any(p.is_file() for p in db.rglob("*"))
     again = explore_hypothesis.explore(
-        DEFAULT, frozenset({FAULT}), examples=150, steps=30, max_rounds=1, database=str(db)
+        DEFAULT, frozenset({FAULT}), examples=300, steps=30, max_rounds=1, database=str(db)
     )
     assert [c.rule for c in again.counterexamples] == [RULE]
     assert again.stats.examples <= res.stats.examples  # the saved failure is replayed first

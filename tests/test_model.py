@@ -244,3 +244,44 @@ def test_every_rule_a_machine_names_is_in_the_catalogue_and_every_section_in_the
             assert rule in RULES_BY_ID, f"{spec.name}: {rule} is not a catalogue rule"
         for row in spec.rows:
             assert row.section in SECTIONS, f"{spec.name}: section {row.section!r} not in the spec"
+
+
+def test_a_prompt_stopped_by_close_breaks_the_close_rule_and_one_stopped_by_cancel_the_cancel_rule() -> None:
+    from model import prompt
+
+    closed = prompt.SPEC.fire(prompt.SPEC.fire(prompt.RECEIVED, "hold"), "close")
+    assert closed == prompt.CLOSED_OUT
+    for trigger in ("insert", "answer", "reject"):
+        with pytest.raises(ProtocolViolation) as caught:
+            prompt.SPEC.fire(closed, trigger)
+        assert caught.value.rule == "ACC-13"
+    assert prompt.SPEC.fire(closed, "withdraw") == prompt.WITHDRAWN
+    covered = prompt.SPEC.fire(prompt.RECEIVED, "cover")
+    assert prompt.SPEC.fire(covered, "close") == prompt.COVERED  # the cancel stopped it first
+    with pytest.raises(ProtocolViolation) as caught:
+        prompt.SPEC.fire(covered, "insert")
+    assert caught.value.rule == "CANCEL-02"
+    assert prompt.SPEC.fire(prompt.INSERTED, "close") == prompt.INSERTED  # insertion is not undone
+
+
+def test_a_finished_child_may_be_listed_again_but_not_a_finished_terminal() -> None:
+    from model import background as bg
+
+    done = bg.UNANNOUNCED
+    for trigger in ("announce", "list", "finalize", "unlist"):
+        done = bg.SPEC.fire(done, trigger, {"child": True})
+    assert done == bg.DONE
+    assert bg.SPEC.fire(done, "list", {"child": True}) == bg.LISTED
+    with pytest.raises(ProtocolViolation) as caught:  # a terminal or a tool call
+        bg.SPEC.fire(done, "list", {"child": False})
+    assert caught.value.rule == "BG-17"
+
+
+def test_session_resume_is_allowed_from_open_and_closed_only() -> None:
+    from model import session
+
+    assert session.SPEC.fire(session.OPEN, "resume") == session.RESUMING
+    assert session.SPEC.fire(session.CLOSED, "resume") == session.RESUMING
+    with pytest.raises(ProtocolViolation) as caught:
+        session.SPEC.fire(session.CLOSING, "resume")
+    assert caught.value.rule == "SYNC-02"

@@ -16,6 +16,7 @@ import pytest
 from cli.proxy import LinePump, entry
 from simulator import wire
 from simulator.stdio_agent import encode
+from tests.check_support import run_cli
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the proxy needs POSIX pipes and signals")
 
@@ -170,15 +171,9 @@ def test_an_agent_killed_by_a_signal(tmp_path: Path) -> None:
     ],
 )
 def test_unusable_options(tmp_path: Path, argv: list[str], needle: str) -> None:
-    done = subprocess.run(
-        [*CLI, "record", *[a.format(tmp=tmp_path) for a in argv]],
-        input=b"",
-        capture_output=True,
-        cwd=ROOT,
-        timeout=60,
-    )
-    assert done.returncode == 2
-    assert done.stderr.count(b"\n") == 1 and needle.encode() in done.stderr
+    code, out, err = run_cli(["record", *[a.format(tmp=tmp_path) for a in argv]], stdin=b"")
+    assert code == 2
+    assert out == "" and err.count("\n") == 1 and needle in err
 
 
 def test_line_pump_records_each_line_before_its_end_is_passed_on() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from cli.cmd_trace import seeded_bugs
 from properties import trace
 from properties.catalogue import RULES, RULES_BY_ID
 from properties.monitors import ALL_MONITORS
+from tests.check_support import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -73,13 +72,10 @@ def test_exercised_by_lists_tests_and_seeded_bugs() -> None:
 
 def test_cli_command_regenerates(tmp_path: Path) -> None:
     target = tmp_path / "m.md"
-    done = subprocess.run(
-        [sys.executable, "-m", "cli", "trace", "--out", str(target)],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    code, out, err = run_cli(["trace", "--out", str(target)])
+    assert code == 0, err
     assert target.read_text(encoding="utf-8") == trace.matrix(seeded_bugs())
-    assert done.stderr == f"acp-model trace: wrote {target}\n"
+    assert (out, err) == ("", f"acp-model trace: wrote {target}\n")
 
 
 def test_each_rule_says_truly_how_it_is_checked() -> None:

@@ -8,6 +8,10 @@ A rule is exercised each time one of its cells is consulted. Inside a ``session/
 window the Agent replays history: re-sent updates of known entities are not transitions and
 are not judged (entities first seen there are recorded).
 
+Under a variant (``properties.variants``) the monitor fires the variant's tables
+(``MonitorSet.tables``): rows added or removed there change the verdicts here, and a forbidden
+cell of a dropped rule leaves the state as it is.
+
 Must not know: any rule ID, status or state name.
 """
 
@@ -55,6 +59,7 @@ class TableMonitor(SessionMonitor["_Session"]):
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         states = self._session(sid).states
         replaying = self.facts.replaying(sid)
+        tables = self._owner.tables
 
         def state_of(spec: MachineSpec, key: str) -> str:
             return states.get((spec.name, key), spec.initial)
@@ -64,6 +69,8 @@ class TableMonitor(SessionMonitor["_Session"]):
             if replaying and where in states:
                 return
             state = states.get(where, spec.initial)
+            if tables:
+                spec = tables.get(spec.name, spec)
             self._ex[spec.violation(state, trigger).rule] += 1
             try:
                 states[where] = spec.fire(state, trigger)

@@ -1,0 +1,145 @@
+"""``acp-model decidability``: can a transcript prove each rule broken?
+
+Owns: the command line of ``simulator.decidability`` (which rules, the bound, readings), the
+witness files written under ``--out`` (``<RULE>.breaking.ndjson``, ``<RULE>.conforming.ndjson``,
+``<RULE>.mmd``; atomically), and the text and JSON renderings. JSON: ``{"bound", "readings",
+"counts", "rules": [{"rule", "decidable", "fraction", "bound", "witness": {"breaking",
+"conforming", ...} | null, ...}]}``, deterministic for the same options (no timing). Progress
+goes to standard error.
+
+Must not know: how the sample is taken or judged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cli.decidability_options import add_bound_options, bound_of, time_budget
+from cli.main import EXIT_OK, UsageError
+from cli.outputs import check_folder
+from cli.readings_option import add_reading_option, chosen_readings
+from cli.util import dumps
+from properties.catalogue import RULES_BY_ID
+from properties.outputs import write_atomic
+from properties.readings import readings_in_force
+
+if TYPE_CHECKING:
+    from simulator import decidability as dec
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "decidability",
+        help="which rules a transcript can prove broken (wire decidability), with witnesses",
+        description="For each rule with a seeded bug that breaks it, sample the bug's breaking "
+        "behaviours and run the checker on each transcript: decidable yes (all flagged), partly "
+        "(the fraction), no (none), unknown (no behaviour of the simulated peers breaks it). For "
+        "partly and no, a witness: an accepted breaking transcript and a conforming run with the "
+        "same messages.",
+    )
+    p.add_argument(
+        "--rule",
+        action="append",
+        metavar="ID",
+        help="only this rule (repeatable; default: every rule with a check)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of text (default: text)")
+    p.add_argument("--out", metavar="DIR", help="write the witnesses into this folder (default: none)")
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="stop after this long; rules not reached are unknown (default: none)",
+    )
+    add_reading_option(p)
+    add_bound_options(p.add_argument_group("bounds"))
+    return p
+
+
+def _rules(args: argparse.Namespace) -> tuple[str, ...]:
+    from simulator import decidability as dec
+
+    if not args.rule:
+        return tuple(r.id for r in dec.rules_with_check())
+    for rule in args.rule:
+        if rule not in RULES_BY_ID:
+            raise UsageError(f"--rule {rule}: not in the rule catalogue (acp-model rules lists them)")
+    return tuple(dict.fromkeys(args.rule))
+
+
+def write_witness(v: dec.Verdict, out: Path) -> dict[str, str]:
+    """The witness files of ``v`` in ``out``; their paths by kind."""
+    from diagrams.sequence import transcript_to_mermaid
+    from simulator import decidability as dec
+
+    w = v.witness
+    assert w is not None
+    paths = {"breaking": str(out / f"{v.rule}.breaking.ndjson"), "diagram": str(out / f"{v.rule}.mmd")}
+    write_atomic(paths["breaking"], dec.ndjson(w.breaking.transcript))
+    if w.twin_found:
+        paths["conforming"] = str(out / f"{v.rule}.conforming.ndjson")
+        write_atomic(paths["conforming"], dec.ndjson(dec.conforming_transcript(w)))
+    notes: dict[int, list[tuple[str, str, str]]] = {}
+    for pos, run, what in w.differing:
+        notes.setdefault(pos, []).append(("C" if what.startswith("client") else "A", run, what))
+    write_atomic(paths["diagram"], transcript_to_mermaid(w.breaking.transcript, f"{v.rule} witness", notes))
+    return paths
+
+
+def run(args: argparse.Namespace) -> int:
+    from simulator import decidability as dec
+
+    rules = _rules(args)
+    bound = bound_of(args)
+    budget = time_budget(args)
+    readings = chosen_readings(args)
+    if args.out:
+        check_folder(args.out, "--out")
+
+    def progress(text: str) -> None:
+        sys.stderr.write(f"acp-model decidability: {text}\n")
+
+    with readings_in_force(readings) as full:
+        verdicts, complete = dec.decide_all(rules, bound, full, progress, budget)
+    entries = []
+    for v in verdicts:
+        paths = write_witness(v, Path(args.out)) if (args.out and v.witness is not None) else None
+        entries.append(v.to_json(paths))
+    counts = dec.counts(verdicts)
+    if args.json:
+        sys.stdout.write(
+            dumps(
+                {
+                    "bound": bound.to_json(),
+                    "readings": readings,
+                    "complete": complete,
+                    "counts": counts,
+                    "rules": entries,
+                }
+            )
+        )
+        return EXIT_OK
+    for e in entries:
+        frac = (
+            "" if e["fraction"] is None else f" ({round(100 * e['fraction'])} % flagged of {e['breaking']})"
+        )
+        line = f"{e['rule']:<11} {e['decidable']}{frac}"
+        if e["note"]:
+            line += f": {e['note']}"
+        sys.stdout.write(line + "\n")
+        w = e["witness"]
+        if w is not None and w.get("breaking"):
+            sys.stdout.write(
+                f"{'':12}witness: {w['breaking']}"
+                + (f", {w['conforming']}" if w.get("conforming") else "")
+                + "\n"
+            )
+    sys.stdout.write(
+        f"\n{len(entries)} rules: "
+        + ", ".join(f"{k} {n}" for k, n in counts.items())
+        + f". Bound: {bound.text()}.{'' if complete else ' Incomplete: the time budget ended it.'}\n"
+    )
+    return EXIT_OK

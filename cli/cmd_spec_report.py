@@ -1,0 +1,65 @@
+"""``acp-model spec-report``: the page a spec author brings to a review of the spec.
+
+Owns: the command line of ``cli.spec_report`` (output folder, readings, decidability bound, time
+budget) and the progress lines on standard error (with each part's wall and CPU seconds).
+
+Must not know: what the page holds (``cli.spec_report`` builds it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cli.decidability_options import add_bound_options, bound_of, time_budget
+from cli.main import EXIT_OK
+from cli.outputs import check_folder
+from cli.readings_option import add_reading_option, chosen_readings
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "spec-report",
+        help="write the spec report: wire decidability, contradictions, coverage (index.md, report.json)",
+        description="Write DIR/index.md (GitHub Markdown, pictures beside it) and DIR/report.json: "
+        "rules by level and check, wire decidability with witnesses, contradictions of the rules "
+        "found by exploring the conforming model, rules never exercised, coverage per machine. The "
+        "same options give the same bytes.",
+    )
+    p.add_argument(
+        "--out", metavar="DIR", default="out/spec-report", help="output folder (default %(default)s)"
+    )
+    p.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="stop each part at its share of this budget; the page says which parts are partial "
+        "(default: none)",
+    )
+    add_reading_option(p)
+    add_bound_options(p.add_argument_group("decidability bounds"))
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from cli.spec_report import Options, build  # matplotlib and the explorers: only when run
+
+    check_folder(args.out, "--out")
+    opts = Options(Path(args.out), chosen_readings(args), bound_of(args), time_budget(args))
+    w0, c0 = time.perf_counter(), time.process_time()
+
+    def progress(text: str) -> None:
+        sys.stderr.write(
+            f"acp-model spec-report: [{time.perf_counter() - w0:6.1f} s wall, "
+            f"{time.process_time() - c0:6.1f} s CPU] {text}\n"
+        )
+
+    report = build(opts, progress)
+    progress(
+        f"wrote {Path(args.out) / 'index.md'} and report.json"
+        + (f" (partial: {', '.join(report['partial'])})" if report["partial"] else "")
+    )
+    return EXIT_OK

@@ -1,0 +1,565 @@
+"""The spec report: one page (``index.md`` and ``report.json``) a spec author brings to a review.
+
+Theory of operation
+-------------------
+Two stages. *Parts* compute (each stops cleanly at its share of ``--time-budget`` and says so):
+
+- ``decidability``: ``simulator.decidability`` for every rule that has a check;
+- ``explore``: the conforming model explored exhaustively in every slice of
+  ``simulator.explore_bfs.SLICES``, then by seeded random walks at the default bounds
+  (findings are contradictions of the rules; rows fired and rules exercised are the coverage);
+- ``ladder``: for each rule the slices never exercised, the smallest of a few larger bounds
+  (``LADDER``) whose random walks exercise it.
+
+*Sections* render what the parts computed, in page order (``SECTIONS``): a section builder
+takes the ``Context`` and returns a ``Section`` (a heading, Markdown lines, JSON data, files to
+write beside the page). To add a section (the readings matrix, a variant's differences), write
+one more builder and put it in ``SECTIONS`` where it belongs on the page; a part it needs goes
+in ``PARTS`` (a function that fills ``Context.results[name]`` and returns whether it completed).
+
+Everything written is deterministic for the same options: no timing in ``report.json`` or
+``index.md`` (timing goes to standard error), files in a fixed order, pictures without metadata.
+All files are written atomically, the page last.
+
+Must not know: argument parsing or exit codes (``cli.cmd_spec_report`` owns them).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from diagrams.coverage import coverage_mermaid, coverage_png
+from diagrams.ir import all_diagrams
+from diagrams.sequence import transcript_to_mermaid
+from diagrams.sequence_mpl import sequence_png
+from model.registry import MACHINES
+from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
+from properties.outputs import dumps, write_atomic
+from properties.readings import readings_in_force
+from simulator import decidability as dec
+from simulator import explore_bfs, explore_random
+from simulator.agent import MAIN
+from simulator.config import DEFAULT, EXPLORE_STEPS, long_session
+from simulator.explore_common import Counterexample, monitor_rules
+from simulator.explore_coverage import machine_coverage
+from simulator.schedulers import random_walk
+
+REPORT_WALKS = 400
+"""Random walks of the conforming model (default bounds) after the exhaustive slices."""
+LADDER: tuple[tuple[str, int, int], ...] = (
+    ("default bounds, 400 walks x 60 steps", 400, 60),
+    ("long session (budgets for 200 steps), 400 walks x 200 steps", 400, 200),
+)
+"""Larger bounds tried, smallest first, for rules the exhaustive slices never exercise."""
+LADDER_CHUNK = 50
+"""Walks of a ladder bound run between two looks at the time budget (chunk ``k`` is seeded ``k``)."""
+SOURCE_KIND = {
+    "monitor": "a conforming move the checker rejects",
+    "eventually": "an obligation no conforming move can discharge (the run is over)",
+    "cycle": "a liveness failure (a cycle that never discharges the obligation)",
+    "view": "the client's view disagrees with the agent's truth",
+    "model": "a move the peer made that the tables refuse",
+}
+
+
+@dataclass
+class Options:
+    out: Path
+    readings: dict[str, str] = field(default_factory=dict)
+    bound: dec.Bound = dec.DEFAULT_BOUND
+    time_budget: float | None = None
+    rules: tuple[str, ...] | None = None
+    """Rules whose decidability is computed (None: every rule with a check)."""
+    slices: tuple[str, ...] | None = None
+    """Exhaustive slices (None: all)."""
+    walks: int = REPORT_WALKS
+    ladder: tuple[tuple[str, int, int], ...] = LADDER
+    pictures: bool = True
+    """Draw the PNG pictures (matplotlib); without, the page links the Mermaid files only."""
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    lines: list[str]
+    data: Any
+
+
+@dataclass
+class Context:
+    opts: Options
+    progress: Callable[[str], None]
+    results: dict[str, Any] = field(default_factory=dict)
+    partial: dict[str, bool] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+    """Files to write, by path relative to the output folder."""
+    readings: dict[str, str] = field(default_factory=dict)
+
+    def add(self, rel: str, data: str | bytes) -> str:
+        self.files[rel] = data.encode("utf-8") if isinstance(data, str) else data
+        return rel
+
+
+# -- parts ---------------------------------------------------------------------------------------
+
+
+def part_decidability(ctx: Context, budget: float | None) -> bool:
+    rules = ctx.opts.rules or tuple(r.id for r in dec.rules_with_check())
+    verdicts, complete = dec.decide_all(rules, ctx.opts.bound, ctx.readings, ctx.progress, budget)
+    ctx.results["decidability"] = verdicts
+    return complete
+
+
+def part_explore(ctx: Context, budget: float | None) -> bool:
+    t0 = time.perf_counter()
+    slices = [s for s in explore_bfs.SLICES if ctx.opts.slices is None or s.name in ctx.opts.slices]
+    rows: Counter[Any] = Counter()
+    exercised: Counter[str] = Counter()
+    events: Counter[str] = Counter()
+    entity: Counter[str] = Counter()
+    cexs: dict[str, Counterexample] = {}
+    complete = True
+    stats = []
+    for sl in slices:
+        left = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
+        ctx.progress(f"explore: slice {sl.name}")
+        r = explore_bfs.explore(sl.cfg, frozenset(), time_budget=left, name=sl.name)
+        complete &= r.complete
+        stats.append({"name": sl.name, "states": r.states, "complete": r.complete, "stop": r.stop})
+        rows.update(r.rows)
+        exercised.update(r.exercised)
+        events.update(r.events)
+        entity.update(r.entity)
+        for c in r.counterexamples:
+            if c.rule not in cexs or len(c.events) < len(cexs[c.rule].events):
+                cexs[c.rule] = c
+    slice_exercised = Counter(exercised)
+    walks = ctx.opts.walks
+    if budget is not None and time.perf_counter() - t0 > budget:
+        walks, complete = 0, False
+    if walks:
+        ctx.progress(f"explore: {walks} random walks at the default bounds")
+        w = explore_random.explore(DEFAULT, frozenset(), seed=0, walks=walks, steps=EXPLORE_STEPS)
+        rows.update(w.rows)
+        exercised.update(w.exercised)
+        events.update(w.events)
+        entity.update(w.entity)
+        for c in w.counterexamples:
+            if c.rule not in cexs or len(c.events) < len(cexs[c.rule].events):
+                cexs[c.rule] = c
+    if walks:
+        ctx.progress(f"explore: {walks} walks, the client's view against the agent's truth")
+        for c in view_against_truth(walks):
+            cexs.setdefault(c.rule, c)
+    ctx.results["explore"] = {
+        "slices": stats,
+        "walks": walks,
+        "rows": rows,
+        "machines": machine_coverage(rows, events, entity),
+        "exercised": exercised,
+        "slice_exercised": slice_exercised,
+        "counterexamples": [cexs[r] for r in sorted(cexs)],
+    }
+    return complete
+
+
+VIEW_TRUTH = "VIEW-TRUTH"
+"""The name a disagreement between the client's view and the agent's truth is reported under."""
+
+
+def view_against_truth(walks: int) -> list[Counterexample]:
+    """Seeded conforming walks at the default bounds: at quiescence (everything delivered), the
+    foreground state in the client's view of the session must be the one the agent is really in;
+    the shortest disagreement, if any."""
+    best: Counterexample | None = None
+    for seed in range(walks):
+        run = random_walk(seed, EXPLORE_STEPS, DEFAULT)
+        world = run.world
+        if run.stop != "quiescent" or world.agent.session != "open":
+            continue
+        seen = world.client.view.to_json().get(MAIN, {}).get("session", {}).get("state")
+        truth = world.agent.real
+        if seen != truth and (best is None or len(run.events) < len(best.events)):
+            best = Counterexample(
+                VIEW_TRUTH,
+                "view",
+                f"the client's view says {seen}, the agent is {truth}",
+                "random",
+                f"seed {seed}",
+                list(run.events),
+                DEFAULT,
+                frozenset(),
+                len(run.events),
+                transcript=list(world.transcript),
+            )
+    return [best] if best is not None else []
+
+
+def part_ladder(ctx: Context, budget: float | None) -> bool:
+    t0 = time.perf_counter()
+    rules = monitor_rules()
+    ex = ctx.results.get("explore")
+    seen = ex["slice_exercised"] if ex else Counter()
+    missing = [r for r in rules if not seen[r]]
+    smallest: dict[str, str | None] = {r: None for r in missing}
+    complete = True
+    for name, walks, steps in ctx.opts.ladder:
+        todo = [r for r in missing if smallest[r] is None]
+        if not todo:
+            break
+        if budget is not None and time.perf_counter() - t0 > budget:
+            complete = False
+            break
+        ctx.progress(f"ladder: {name}")
+        cfg = long_session(steps) if steps > EXPLORE_STEPS else DEFAULT
+        for chunk in range(0, walks, LADDER_CHUNK):  # the budget is checked between chunks
+            if budget is not None and time.perf_counter() - t0 > budget:
+                complete = False
+                break
+            n = min(LADDER_CHUNK, walks - chunk)
+            w = explore_random.explore(cfg, frozenset(), seed=chunk, walks=n, steps=steps)
+            for r in todo:
+                if w.exercised[r] and smallest[r] is None:
+                    smallest[r] = name
+    ctx.results["ladder"] = smallest
+    return complete
+
+
+PARTS: tuple[tuple[str, Callable[[Context, float | None], bool], float], ...] = (
+    ("decidability", part_decidability, 0.5),
+    ("explore", part_explore, 0.25),
+    ("ladder", part_ladder, 0.25),
+)
+"""(name, function, share of the time budget), run in this order."""
+
+
+# -- sections ------------------------------------------------------------------------------------
+
+
+def _rule_order(rule: str) -> tuple[int, int]:
+    r = RULES_BY_ID.get(rule)
+    return (SECTIONS.index(r.section), RULES.index(r)) if r else (len(SECTIONS), 0)
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{round(100 * x)} %"
+
+
+def section_summary(ctx: Context) -> Section:
+    checks = ("monitor", "client-view", "model", "unchecked", "not-checkable")
+    lines = ["### Rules by level and by how each is checked", ""]
+    lines.append("| level | " + " | ".join(checks) + " | total |")
+    lines.append("|---|" + "---:|" * (len(checks) + 1))
+    table: dict[str, dict[str, int]] = {}
+    for level in LEVELS:
+        row = Counter(r.check for r in RULES if r.level == level)
+        table[level] = {c: row[c] for c in checks}
+        lines.append(f"| {level} | " + " | ".join(str(row[c]) for c in checks) + f" | {sum(row.values())} |")
+    total = Counter(r.check for r in RULES)
+    lines.append("| **all** | " + " | ".join(f"**{total[c]}**" for c in checks) + f" | **{len(RULES)}** |")
+    data: dict[str, Any] = {"rules": len(RULES), "by_level_and_check": table}
+    verdicts: list[dec.Verdict] | None = ctx.results.get("decidability")
+    if verdicts is not None:
+        n = dec.counts(verdicts)
+        lines += ["", "### Wire decidability", ""]
+        lines.append(
+            "Can a transcript prove the rule broken? For each rule with a seeded bug that breaks it, "
+            "the bug's breaking behaviours were sampled and every breaking transcript was given to "
+            "`acp-model check` (see [Undecidable rules](#undecidable-and-partly-decidable-rules))."
+        )
+        lines += ["", "| yes | partly | no | unknown |", "|---:|---:|---:|---:|"]
+        lines.append(f"| {n['yes']} | {n['partly']} | {n['no']} | {n['unknown']} |")
+        lines += ["", f"Bound: {ctx.opts.bound.text()}."]
+        data["decidability"] = n
+    ladder: dict[str, str | None] | None = ctx.results.get("ladder")
+    if ladder is not None:
+        lines += ["", "### Rules never exercised by the exhaustive slices", ""]
+        if not ladder:
+            lines.append("Every rule a monitor checks was exercised.")
+        else:
+            lines += ["| rule | level | smallest bound that exercises it |", "|---|---|---|"]
+            for rule in sorted(ladder, key=_rule_order):
+                lvl = RULES_BY_ID[rule].level if rule in RULES_BY_ID else ""
+                lines.append(f"| {rule} | {lvl} | {ladder[rule] or 'none of the bounds tried'} |")
+        data["never_exercised"] = {r: ladder[r] for r in sorted(ladder, key=_rule_order)}
+    partial = sorted(k for k, v in ctx.partial.items() if v)
+    if partial:
+        lines += ["", f"**Partial** (the time budget ended them early): {', '.join(partial)}."]
+    data["partial"] = partial
+    return Section("summary", "Summary", lines, data)
+
+
+def _witness_files(ctx: Context, v: dec.Verdict) -> dict[str, str]:
+    w = v.witness
+    assert w is not None
+    stem = f"witnesses/{v.rule}"
+    paths = {"breaking": ctx.add(f"{stem}.breaking.ndjson", dec.ndjson(w.breaking.transcript))}
+    if w.twin_found:
+        paths["conforming"] = ctx.add(f"{stem}.conforming.ndjson", dec.ndjson(dec.conforming_transcript(w)))
+    notes: dict[int, list[tuple[str, str, str]]] = {}
+    for pos, run, what in w.differing:
+        lane = "C" if what.startswith("client") else "A"
+        notes.setdefault(pos, []).append((lane, run, what))
+    if w.twin_found:
+        end = len(w.breaking.transcript)
+        notes.setdefault(end, []).append(("A", "conforming", "may next: " + "; ".join(w.conforming_next[:2])))
+    title = (
+        f"{v.rule}: breaking and conforming runs, same messages"
+        if w.twin_found
+        else f"{v.rule}: an accepted breaking run (no conforming run found that sends these messages)"
+    )
+    paths["diagram"] = ctx.add(f"{stem}.mmd", transcript_to_mermaid(w.breaking.transcript, title, notes))
+    if ctx.opts.pictures:
+        paths["picture"] = ctx.add(f"{stem}.png", sequence_png(w.breaking.transcript, title, notes))
+    return paths
+
+
+def section_decidability(ctx: Context) -> Section:
+    verdicts: list[dec.Verdict] = ctx.results.get("decidability") or []
+    lines: list[str] = [
+        "Each rule below has breaking behaviours whose transcripts `acp-model check` does not flag "
+        "with that rule. *Seen as another rule*: the checker rejects the transcript, but names a "
+        "different rule (the messages cannot say which was broken). *Accepted*: the checker reports "
+        "nothing; the witness is then a conforming run of the simulated peers with exactly the same "
+        "messages, and the diagram marks the hidden steps in which the two runs differ (red: the "
+        "breaking run, green: the conforming run).",
+        "",
+    ]
+    entries: list[dict[str, Any]] = []
+    bad = sorted((v for v in verdicts if v.decidable in ("partly", "no")), key=lambda v: _rule_order(v.rule))
+    if not bad:
+        lines.append("None: every breach sampled is flagged by the checker with its rule.")
+    for v in bad:
+        rule = RULES_BY_ID[v.rule]
+        paths = _witness_files(ctx, v) if v.witness is not None else {}
+        lines += [f"### {v.rule}: {rule.paraphrase}", ""]
+        lines.append(
+            f"*{rule.section}* · {rule.level} · checked by {rule.check} · seeded bug `{v.mutant}` · "
+            f"decidable: **{v.decidable}**"
+        )
+        lines += [
+            "",
+            "| breaking transcripts | flagged with the rule | seen as another rule | accepted |",
+            "|---:|---:|---:|---:|",
+            f"| {v.breaking} | {v.flagged} ({_pct(v.fraction)}) | {sum(v.other.values())}"
+            f"{' (' + ', '.join(sorted(v.other)) + ')' if v.other else ''} | {v.accepted} |",
+            "",
+        ]
+        w = v.witness
+        if v.note and (w is None or w.twin_found):
+            lines += [f"{v.note[0].upper()}{v.note[1:]}.", ""]
+        if w is not None:
+            if w.twin_found:
+                lines.append(
+                    f"Witness: the breaking run ({w.breaking.source}) and a conforming run send the same "
+                    f"{len(w.breaking.transcript)} messages; `acp-model check` accepts both "
+                    f"([breaking]({paths['breaking']}), [conforming]({paths['conforming']}), "
+                    f"[Mermaid]({paths['diagram']}))."
+                )
+            else:
+                lines.append(
+                    f"The accepted transcript ([breaking]({paths['breaking']}), "
+                    f"[Mermaid]({paths['diagram']})) has no conforming twin within "
+                    f"{ctx.opts.bound.twin_nodes:,} states of the search: the checker accepts messages "
+                    "the conforming peers never send at this bound."
+                )
+            lines += ["", _picture(f"{v.rule} witness", paths), ""]
+            if w.differing:
+                lines += ["| after message | run | hidden step |", "|---:|---|---|"]
+                for pos, run, what in w.differing:
+                    lines.append(f"| {pos} | {run} | {what} |")
+                lines.append("")
+        entries.append(v.to_json(paths))
+    data = {
+        "bound": ctx.opts.bound.to_json(),
+        "rules": [
+            v.to_json() if v.decidable not in ("partly", "no") else e
+            for v, e in _merge(sorted(verdicts, key=lambda v: _rule_order(v.rule)), entries)
+        ],
+    }
+    return Section("decidability", "Undecidable and partly decidable rules", lines, data)
+
+
+def _merge(verdicts: list[dec.Verdict], entries: list[dict[str, Any]]) -> list[tuple[dec.Verdict, Any]]:
+    by_rule = {e["rule"]: e for e in entries}
+    return [(v, by_rule.get(v.rule)) for v in verdicts]
+
+
+def section_contradictions(ctx: Context) -> Section:
+    ex = ctx.results.get("explore")
+    lines: list[str] = []
+    data: list[dict[str, Any]] = []
+    if ex is None:
+        return Section("contradictions", "Contradictions", ["Not computed."], data)
+    lines.append(
+        "Findings of the conforming model: the simulated peers take only moves the tables allow, so "
+        "every finding is a place where the rules do not hold together: a conforming move a monitor "
+        "rejects, an obligation no conforming move can discharge, a liveness failure (a cycle that "
+        "never discharges it), or a client view that disagrees with the agent's truth at the end of a "
+        "run. Explored: the exhaustive slices "
+        f"({', '.join(s['name'] for s in ex['slices'])}) and {ex['walks']} random walks at the "
+        "default bounds (with monitors), and as many walks comparing the client's view with the "
+        "agent's truth."
+    )
+    lines.append("")
+    if not ex["counterexamples"]:
+        lines.append("None found at these bounds.")
+    for c in ex["counterexamples"]:
+        title = f"{c.rule}: {SOURCE_KIND.get(c.source, c.source)}"
+        stem = f"contradictions/{c.rule}"
+        files = {
+            "transcript": ctx.add(f"{stem}.ndjson", dec.ndjson(c.transcript)),
+            "diagram": ctx.add(f"{stem}.mmd", transcript_to_mermaid(c.transcript, title)),
+        }
+        if ctx.opts.pictures:
+            files["picture"] = ctx.add(f"{stem}.png", sequence_png(c.transcript, title))
+        lines += [f"### {title}", "", c.explanation, ""]
+        lines += [
+            f"Shortest counterexample ({len(c.events)} steps, {c.mode}): [{files['transcript']}]"
+            f"({files['transcript']})",
+            "",
+            _picture(c.rule, files),
+            "",
+        ]
+        data.append({"rule": c.rule, "kind": c.source, "explanation": c.explanation, **files})
+    return Section("contradictions", "Contradictions", lines, data)
+
+
+def section_coverage(ctx: Context) -> Section:
+    ex = ctx.results.get("explore")
+    if ex is None:
+        return Section("coverage", "Coverage per machine", ["Not computed."], [])
+    lines = [
+        "Rows of each machine's table fired by the conforming model (exhaustive slices and random "
+        "walks): green arrows fired, red arrows never, amber arrows carry rows of both kinds.",
+        "",
+        "| machine | rows fired | never fired |",
+        "|---|---:|---|",
+    ]
+    diagrams = {d.name: d for d in all_diagrams()}
+    data = []
+    pics: list[str] = []
+    for spec, cov in zip(MACHINES, ex["machines"], strict=True):
+        if cov["method"] == "triggers":
+            missed = cov["triggers_missed"]
+            lines.append(
+                f"| {spec.name} | triggers only: {len(cov['triggers']) - len(missed)}/"
+                f"{len(cov['triggers'])} | {', '.join(missed) or '–'} |"
+            )
+            data.append({"machine": spec.name, "method": "triggers", "missed": missed})
+            continue
+        fired = _fired_rows(cov, spec)
+        missed = cov["transitions_missed"]
+        lines.append(
+            f"| {spec.name} | {cov['transitions_reached']}/{cov['transitions_total']} | "
+            f"{', '.join(f'`{m}`' for m in missed) or '–'} |"
+        )
+        d = diagrams[spec.name]
+        files = {"diagram": ctx.add(f"coverage/{spec.name}.mmd", coverage_mermaid(d, fired))}
+        if ctx.opts.pictures:
+            files["picture"] = ctx.add(f"coverage/{spec.name}.png", coverage_png(d, fired))
+        pics += [f"#### {spec.name}", "", _picture(f"{spec.name} coverage", files), ""]
+        data.append(
+            {"machine": spec.name, "method": cov["method"], "fired": len(fired), "missed": missed, **files}
+        )
+    lines += ["", *pics]
+    return Section("coverage", "Coverage per machine", lines, data)
+
+
+def _picture(alt: str, files: dict[str, str]) -> str:
+    """The picture (with a link to its Mermaid source), or the Mermaid link alone."""
+    if "picture" in files:
+        return f"![{alt}]({files['picture']})\n\n[Mermaid source]({files['diagram']})"
+    return f"[{alt} (Mermaid)]({files['diagram']})"
+
+
+def _fired_rows(cov: dict[str, Any], spec: Any) -> set[tuple[str, str, str]]:
+    """The rows a machine's coverage entry counts as reached (every row it does not list missed)."""
+    missed = set(cov["transitions_missed"])
+    return {
+        (r.source, r.trigger, r.dest)
+        for r in spec.rows
+        if f"{r.source} --{r.trigger}--> {r.dest}" not in missed
+    }
+
+
+def section_all_rules(ctx: Context) -> Section:
+    verdicts = {v.rule: v for v in ctx.results.get("decidability") or []}
+    lines = ["| rule | level | checked by | decidable | flagged |", "|---|---|---|---|---:|"]
+    for r in RULES:
+        v = verdicts.get(r.id)
+        if v is None:
+            continue
+        lines.append(f"| {r.id} | {r.level} | {r.check} | {v.decidable} | {_pct(v.fraction)} |")
+    return Section("rules", "Every rule with a check", lines, None)
+
+
+SectionBuilder = Callable[[Context], Section]
+SECTIONS_BUILDERS: tuple[SectionBuilder, ...] = (
+    section_summary,
+    # the readings matrix section goes here (after the summary)
+    section_decidability,
+    section_contradictions,
+    section_coverage,
+    section_all_rules,
+)
+"""Section builders in page order (see the module docstring)."""
+
+
+# -- the page ------------------------------------------------------------------------------------
+
+
+def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
+    """Run the parts, render the sections, write every file; the report as JSON."""
+    with readings_in_force(opts.readings) as readings:
+        ctx = Context(opts, progress, readings=readings)
+        for name, fn, share in PARTS:
+            t0 = time.perf_counter()
+            budget = None if opts.time_budget is None else opts.time_budget * share
+            progress(f"part {name}: started")
+            ctx.partial[name] = not fn(ctx, budget)
+            progress(
+                f"part {name}: {time.perf_counter() - t0:.1f} s{' (partial)' if ctx.partial[name] else ''}"
+            )
+        sections = [b(ctx) for b in SECTIONS_BUILDERS]
+    report = {
+        "command": "spec-report",
+        "readings": {k: v for k, v in sorted(readings.items())},
+        "non_default_readings": {k: v for k, v in sorted(opts.readings.items())},
+        "partial": sorted(k for k, v in ctx.partial.items() if v),
+        "sections": {s.key: s.data for s in sections if s.data is not None},
+    }
+    page = render(sections, report)
+    out = opts.out
+    for rel in sorted(ctx.files):
+        write_atomic(out / rel, ctx.files[rel])
+    write_atomic(out / "report.json", dumps(report))
+    write_atomic(out / "index.md", page)
+    return report
+
+
+def render(sections: list[Section], report: dict[str, Any]) -> str:
+    lines = [
+        "# Spec report: ACP v2 prompt lifecycle",
+        "",
+        "Generated by `acp-model spec-report`: which rules a transcript can prove broken, where the "
+        "rules contradict each other, and what the model never reaches. Readings: "
+        + (", ".join(f"`{k}={v}`" for k, v in report["non_default_readings"].items()) or "all defaults")
+        + ".",
+        "",
+    ]
+    lines += [f"- [{s.title}](#{_anchor(s.title)})" for s in sections]
+    lines.append("")
+    for s in sections:
+        lines += [f"## {s.title}", "", *s.lines, ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _anchor(title: str) -> str:
+    return "".join(ch for ch in title.lower().replace(" ", "-") if ch.isalnum() or ch == "-")

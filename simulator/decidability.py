@@ -1,0 +1,437 @@
+"""Wire decidability of every rule: can a breach be seen in the messages at all?
+
+Theory of operation
+-------------------
+For a rule with a seeded bug written to break it (``simulator.mutants.breaking``), the behaviours
+of the simulated peers with that bug's faults on are sampled at a small bound (``Bound``: every
+named scenario, then seeded random walks of the bug's own ``Config``, each drained to
+quiescence); a behaviour is *breaking* when the world recorded a hidden step naming the rule
+(``World.hidden``: the fault really made a move break it). Each distinct breaking transcript is
+judged by the ordinary checker (``properties.checking.check_stream``, what ``acp-model check``
+runs, on the transcript's NDJSON bytes); it is *flagged* when the checker reports the rule.
+
+- ``yes``: every breaking transcript is flagged (at this bound);
+- ``partly`` (with the fraction flagged) or ``no`` (none flagged): some breach is invisible;
+- ``unknown``: no seeded bug breaks the rule, or the bug never broke it at this bound (said so,
+  never guessed).
+
+For ``partly`` and ``no`` a witness is searched: the shortest accepted breaking transcript, and a
+run of the conforming peers (faults off, the same ``Config``) whose transcript is exactly the
+same messages. ``twin`` finds it by a bounded best-first search over the world's enabled moves:
+a move must record exactly the next lines of the target transcript; moves that record nothing (the
+hidden steps) are free when the breaking run made the same one at that point and cost one
+otherwise, so the twin differs from the breaking run in as few hidden steps as it can; states
+already tried at the same position are skipped, and the search gives up after
+``Bound.twin_nodes`` states. The witness keeps both runs' hidden steps: the
+breaking run's breach markers, and the steps (moves that put nothing on the wire) in which the
+two runs differ, with what the conforming run may still do at the end. No twin within the bound
+means the checker accepted a breach that no conforming run produces at that bound: a gap in the
+checker rather than in the spec, reported as such (``twin_found`` false).
+
+Must not know: files, diagrams, printing or argument parsing (the command and the report do).
+"""
+
+from __future__ import annotations
+
+import heapq
+import io
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from properties.catalogue import RULES, Rule
+from properties.checking import check_stream
+from properties.engine import MonitorSet
+from simulator.config import DECIDABILITY_STEPS, DECIDABILITY_TWIN_NODES, DECIDABILITY_WALKS, Config
+from simulator.mutants import Mutant, breaking
+from simulator.scenarios import SCENARIOS
+from simulator.schedulers import describe, random_walk, scripted
+from simulator.world import Event, Hidden, Line, World
+
+CHECKED = ("monitor", "client-view", "model")
+"""How a rule is judged when it "has a check" (``properties.catalogue``)."""
+DECIDABLE = ("yes", "partly", "no", "unknown")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """How much behaviour is sampled per rule."""
+
+    walks: int = DECIDABILITY_WALKS
+    """Seeded random walks (seeds ``seed .. seed+walks-1``) on top of every named scenario."""
+    steps: int = DECIDABILITY_STEPS
+    """Choices per walk before it drains to quiescence."""
+    seed: int = 0
+    twin_nodes: int = DECIDABILITY_TWIN_NODES
+    """States the search for a conforming twin may visit before it gives up."""
+
+    def text(self) -> str:
+        return (
+            f"{len(SCENARIOS)} scenarios + {self.walks} seeded walks x {self.steps} steps "
+            f"(seeds {self.seed}..{self.seed + self.walks - 1}), the seeded bug's bounds"
+        )
+
+    def to_json(self) -> dict[str, int]:
+        return {"walks": self.walks, "steps": self.steps, "seed": self.seed, "twin_nodes": self.twin_nodes}
+
+
+DEFAULT_BOUND = Bound()
+
+
+@dataclass
+class Run:
+    """One breaking behaviour: where it came from, its events, transcript and hidden steps."""
+
+    source: str
+    cfg: Config
+    events: list[Event]
+    transcript: list[Line]
+    hidden: list[Hidden]
+    broken: bool
+    """The model's tables refused a move (the run stops there)."""
+
+
+@dataclass
+class Witness:
+    """A breaking transcript the checker accepted and a conforming run with the same messages."""
+
+    rule: str
+    breaking: Run
+    conforming_events: list[Event] | None
+    """The conforming run's events (None: no twin within the bound)."""
+    differing: list[tuple[int, str, str]] = field(default_factory=list)
+    """Hidden steps (position, run: breaking or conforming, what) that differ between the runs:
+    the breach markers and the moves without wire messages one run makes and the other does not."""
+    conforming_next: list[str] = field(default_factory=list)
+    """What the conforming run may still do after its last message (agent moves first)."""
+    twin_nodes: int = 0
+
+    @property
+    def twin_found(self) -> bool:
+        return self.conforming_events is not None
+
+
+@dataclass
+class Verdict:
+    rule: str
+    decidable: str
+    fraction: float | None
+    bound: str
+    mutant: str | None = None
+    breaking: int = 0
+    """Distinct breaking transcripts found."""
+    flagged: int = 0
+    other: Counter[str] = field(default_factory=Counter)
+    """Breaking transcripts the checker rejects under other rules only, by those rules: the breach
+    is seen, but cannot be told apart from a breach of another rule."""
+    accepted: int = 0
+    """Breaking transcripts the checker reports nothing on."""
+    refused: int = 0
+    """Breaking runs the model's tables stopped at the breaching move."""
+    note: str = ""
+    witness: Witness | None = None
+    seconds: float = 0.0
+
+    def to_json(self, paths: dict[str, str] | None = None) -> dict[str, Any]:
+        w = self.witness
+        out: dict[str, Any] = {
+            "rule": self.rule,
+            "decidable": self.decidable,
+            "fraction": None if self.fraction is None else round(self.fraction, 4),
+            "bound": self.bound,
+            "mutant": self.mutant,
+            "breaking": self.breaking,
+            "flagged": self.flagged,
+            "seen_as_other": sum(self.other.values()),
+            "other_rules": sorted(self.other),
+            "accepted": self.accepted,
+            "refused": self.refused,
+            "note": self.note,
+            "witness": None,
+        }
+        if w is not None:
+            out["witness"] = {
+                "breaking": (paths or {}).get("breaking"),
+                "conforming": (paths or {}).get("conforming"),
+                "diagram": (paths or {}).get("diagram"),
+                "twin_found": w.twin_found,
+                "messages": len(w.breaking.transcript),
+                "source": w.breaking.source,
+                "hidden": [{"position": pos, "run": run, "step": what} for pos, run, what in w.differing],
+                "conforming_next": w.conforming_next,
+            }
+        return out
+
+
+def ndjson(lines: Iterable[Line]) -> bytes:
+    """A transcript in the transcript format (one ``{"from", "message"}`` per line)."""
+    return "".join(
+        json.dumps({"from": s, "message": m}, separators=(",", ":"), ensure_ascii=False) + "\n"
+        for s, m in lines
+    ).encode("utf-8")
+
+
+def checker_rules(lines: list[Line], readings: dict[str, str] | None = None) -> set[str]:
+    """Rules ``acp-model check`` reports on this transcript (breaches, not open obligations)."""
+    report = check_stream(io.BytesIO(ndjson(lines)), "transcript", monitors=MonitorSet(readings=readings))
+    return {f.rule for f in report.findings}
+
+
+def accepts(lines: list[Line], readings: dict[str, str] | None = None) -> bool:
+    """Whether ``acp-model check`` reports nothing on this transcript."""
+    return not checker_rules(lines, readings)
+
+
+def _runs(mutant: Mutant, bound: Bound) -> Iterable[tuple[str, Config, Any]]:
+    faults = mutant.switched_on
+    for scenario in SCENARIOS:
+        yield (
+            f"scenario {scenario.name}",
+            scenario.cfg,
+            lambda s=scenario: scripted(s.script, s.cfg, faults, None, strict=False),
+        )
+    for seed in range(bound.seed, bound.seed + bound.walks):
+        yield f"seed {seed}", mutant.cfg, lambda s=seed: random_walk(s, bound.steps, mutant.cfg, faults, None)
+
+
+def breaking_runs(
+    rule: str, mutant: Mutant, bound: Bound, deadline: float | None = None
+) -> tuple[list[Run], bool]:
+    """Distinct breaking behaviours of ``mutant`` for ``rule`` (first found of each transcript),
+    and whether the sample was completed before ``deadline``."""
+    seen: set[bytes] = set()
+    out: list[Run] = []
+    for source, cfg, make in _runs(mutant, bound):
+        if deadline is not None and time.perf_counter() > deadline:
+            return out, False
+        run = make()
+        world = run.world
+        if world.quiescent() and not any(h.rule == rule for h in world.hidden):
+            world.finish()  # scripted runs end without judging quiescence: omitted moves
+        if not any(h.rule == rule for h in world.hidden):
+            continue
+        key = ndjson(world.transcript)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(
+            Run(
+                source,
+                cfg,
+                list(run.events),
+                list(world.transcript),
+                list(world.hidden),
+                world.broken is not None,
+            )
+        )
+    return out, True
+
+
+def decide(
+    rule: str,
+    bound: Bound = DEFAULT_BOUND,
+    readings: dict[str, str] | None = None,
+    deadline: float | None = None,
+) -> Verdict:
+    """The wire decidability of one rule (see the module docstring)."""
+    t0 = time.perf_counter()
+    mutant = breaking(rule)
+    if mutant is None:
+        return Verdict(
+            rule, "unknown", None, "none", note="no behaviour of the simulated peers breaks it", seconds=0.0
+        )
+    runs, complete = breaking_runs(rule, mutant, bound, deadline)
+    verdict = Verdict(rule, "unknown", None, bound.text(), mutant=mutant.name, breaking=len(runs))
+    if not complete:
+        verdict.note = "partial: the time budget ended the sample"
+    verdict.refused = sum(1 for r in runs if r.broken)
+    accepted: list[Run] = []
+    for r in runs:
+        found = checker_rules(r.transcript, readings)
+        if rule in found:
+            verdict.flagged += 1
+        elif found:
+            verdict.other.update(found)
+        else:
+            accepted.append(r)
+    verdict.accepted = len(accepted)
+    if not runs:
+        verdict.note = verdict.note or f"the seeded bug {mutant.name} did not break it at this bound"
+        verdict.seconds = time.perf_counter() - t0
+        return verdict
+    verdict.fraction = verdict.flagged / len(runs)
+    verdict.decidable = (
+        "yes" if verdict.flagged == len(runs) else ("no" if verdict.flagged == 0 else "partly")
+    )
+    if verdict.decidable != "yes" and not accepted:
+        verdict.note = (
+            "every breach is seen, but some only as a breach of another rule ("
+            + ", ".join(sorted(verdict.other))
+            + "): the messages cannot say which rule was broken"
+        )
+    if accepted:
+        best = min(accepted, key=lambda r: (len(r.transcript), len(r.events)))
+        verdict.witness = witness(rule, best, bound)
+        if verdict.refused and all(r.broken for r in accepted):
+            verdict.note = (
+                "the model's tables refuse the breaching move, so the breaking runs end there: "
+                "the breach's later messages are never sent"
+            )
+        elif not verdict.witness.twin_found:
+            verdict.note = (
+                "no conforming run sends the same messages within the bound: the checker accepts "
+                "messages the conforming peers never send (a gap in the checker, or a freedom the "
+                "simulated peers do not take)"
+            )
+    verdict.seconds = time.perf_counter() - t0
+    return verdict
+
+
+# -- the conforming twin ------------------------------------------------------------------------
+
+
+def twin(
+    target: list[Line], cfg: Config, budget: int, prefer: Collection[tuple[int, str]] = ()
+) -> tuple[list[Event] | None, int]:
+    """A conforming run (no faults) whose transcript is exactly ``target``, and the states tried.
+    Best first: a move that records the next target lines costs nothing, a move that records
+    nothing costs one unless ``prefer`` holds it at that position (the breaking run's own hidden
+    moves), so the twin found differs from the breaking run in as few hidden steps as possible."""
+    root = World(cfg, frozenset(), None, record=True)
+    if root.transcript != target[: len(root.transcript)]:
+        return None, 0
+    root.client.view = _Blind()  # type: ignore[assignment]  # the conforming client never reads it
+    seen: set[Any] = set()
+    tie = 0
+    heap: list[tuple[int, int, int, World, list[Event]]] = [(0, -len(root.transcript), tie, root, [])]
+    nodes = 0
+    while heap:
+        cost, _, _, world, events = heapq.heappop(heap)
+        pos = len(world.transcript)
+        if pos == len(target):
+            return events, nodes
+        key = (world.agent.snapshot(), world.client.snapshot(), _net(world), pos)
+        if key in seen:
+            continue
+        seen.add(key)
+        nodes += 1
+        if nodes > budget:
+            return None, nodes
+        for ev in world.enabled():
+            child = world.clone()
+            child.step(ev)
+            if child.broken is not None:
+                continue
+            new = child.transcript[pos:]
+            if new != target[pos : pos + len(new)]:
+                continue
+            step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
+            tie += 1
+            heapq.heappush(heap, (cost + step, -len(child.transcript), tie, child, [*events, ev]))
+    return None, nodes
+
+
+class _Blind:
+    """The client view of a twin search: the Client's choices never read it, so it keeps nothing."""
+
+    def apply(self, sender: str, message: Any) -> None:
+        return None
+
+    def snapshot(self) -> tuple[()]:
+        return ()
+
+
+def _net(world: World) -> tuple[bytes, ...]:
+    return tuple(
+        json.dumps(m, sort_keys=True).encode() for m in (*world.net.to_agent, None, *world.net.to_client)
+    )
+
+
+def _silent_steps(
+    events: list[Event], cfg: Config, faults: frozenset[str]
+) -> tuple[list[tuple[int, str]], World]:
+    """(position, description) of the events that record no line, and the world after them."""
+    world = World(cfg, faults, None, record=True)
+    out: list[tuple[int, str]] = []
+    for ev in events:
+        before = len(world.transcript)
+        world.step(ev)
+        if len(world.transcript) == before and ev[:2] != ("net", "to_client"):
+            out.append((before, describe(ev)))
+    return out, world
+
+
+def witness(rule: str, run: Run, bound: Bound) -> Witness:
+    mutant = breaking(rule)
+    faults = mutant.switched_on if mutant else frozenset()
+    b_silent, _ = _silent_steps(run.events, run.cfg, faults)
+    events, nodes = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
+    w = Witness(rule, run, events, twin_nodes=nodes)
+    differing: list[tuple[int, str, str]] = [
+        (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule == rule
+    ]
+    if events is not None:
+        c_silent, world = _silent_steps(events, run.cfg, frozenset())
+        b_count, c_count = Counter(b_silent), Counter(c_silent)
+        differing += [(p, "breaking", d) for p, d in b_silent if c_count[(p, d)] < b_count[(p, d)]]
+        differing += [(p, "conforming", d) for p, d in c_silent if b_count[(p, d)] < c_count[(p, d)]]
+        differing = list(dict.fromkeys(differing))
+        enabled = world.enabled()
+        moves = [e for e in enabled if e[0] == "agent"] + [e for e in enabled if e[0] == "net"]
+        w.conforming_next = [describe(e) for e in moves[:4]] or ["nothing: the run is complete"]
+    differing.sort(key=lambda x: (x[0], x[1] != "breaking"))
+    w.differing = differing
+    return w
+
+
+def conforming_transcript(w: Witness) -> list[Line]:
+    """The conforming run's transcript (equal to the breaking one, by construction)."""
+    assert w.conforming_events is not None
+    world = World(w.breaking.cfg, frozenset(), None, record=True)
+    for ev in w.conforming_events:
+        world.step(ev)
+    return list(world.transcript)
+
+
+# -- every rule ---------------------------------------------------------------------------------
+
+
+def rules_with_check() -> tuple[Rule, ...]:
+    """Every catalogued rule that some check judges (monitor, client view or model)."""
+    return tuple(r for r in RULES if r.check in CHECKED)
+
+
+def decide_all(
+    rules: Iterable[str],
+    bound: Bound = DEFAULT_BOUND,
+    readings: dict[str, str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    time_budget: float | None = None,
+) -> tuple[list[Verdict], bool]:
+    """Verdicts of ``rules`` in the given order; and whether all were computed in the budget
+    (rules not reached are "unknown", noted as skipped)."""
+    t0 = time.perf_counter()
+    deadline = None if time_budget is None else t0 + time_budget
+    out: list[Verdict] = []
+    complete = True
+    for i, rule in enumerate(rules, 1):
+        if deadline is not None and time.perf_counter() > deadline:
+            complete = False
+            out.append(Verdict(rule, "unknown", None, bound.text(), note="skipped: the time budget ended"))
+            continue
+        v = decide(rule, bound, readings, deadline)
+        if v.note.startswith("partial"):
+            complete = False
+        out.append(v)
+        if progress is not None:
+            extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
+            progress(f"decidability {i}: {rule} {v.decidable}{extra}, {v.seconds:.1f} s")
+    return out, complete
+
+
+def counts(verdicts: Iterable[Verdict]) -> dict[str, int]:
+    c = Counter(v.decidable for v in verdicts)
+    return {k: c[k] for k in DECIDABLE}

@@ -1,0 +1,243 @@
+"""``explore --compare``: the spec as written and a variant, explored alike, and what differs.
+
+Theory of operation
+-------------------
+``compare`` runs ``explore_run.run`` twice with the same options (bounds, seed, modes): once
+for the spec as written (the ``--reading`` choices alone; files under ``OUT/base``) and once
+under the variant (its readings under the ``--reading`` choices; files under ``OUT/variant``).
+Each run writes its counterexamples (transcript, Mermaid sequence diagram, program) as a
+plain exploration does. The differences are read off the two reports:
+
+- ``state`` / ``row``: a machine state or table row (``machine: source --trigger--> dest``)
+  reached in one run only by the exhaustive mode (the random mode's reach differs by sampling
+  alone, since its walks are split between behaviour sets, so it is not compared); under the
+  variant the forbidden cells of dropped rules that were fired count as rows (the state stayed);
+- ``finding`` / ``liveness`` / ``client-view``: a rule broken in one run only (by its source:
+  a monitor breach or model refusal, an "eventually" obligation at quiescence or in a cycle,
+  the client view against the reference view); a finding that appears names the variant's
+  counterexample files, one that vanishes the base's, and says when the variant dropped it;
+- ``set-aside``: a dropped rule that the variant's behaviours broke (its findings were set
+  aside) and the spec's never did;
+- ``behaviours``: an exhaustive slice explored with the dropped rules' seeded bugs on (states,
+  quiescent states and bottom cycles it has; such a search is separate from the spec's, so its
+  states are not merged with them);
+- ``cycles`` / ``state``: per slice explored in both, the number of states, quiescent states
+  or bottom cycles (where liveness is judged) changed.
+
+Differences are sorted (kind order above, then rule and detail) and carry no timing, so the
+same seed and options give the same list; the timings of both runs are in ``base`` and
+``variant``.
+
+Must not know: argument parsing, how the explorers search, how reports are printed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from model.core import MachineSpec
+from model.registry import BY_NAME
+from properties.variants import Variant
+from simulator import explore_run
+from simulator.progress import NULL, Progress
+
+KINDS = ("finding", "liveness", "client-view", "set-aside", "behaviours", "cycles", "state", "row")
+_SOURCE_KIND = {"eventually": "liveness", "cycle": "liveness", "view": "client-view"}
+
+
+def compare(
+    opts: explore_run.Options, variant: Variant, base_readings: dict[str, str], progress: Progress = NULL
+) -> dict[str, Any]:
+    """Explore the spec as written and ``variant`` with ``opts``; the comparison as JSON."""
+    out = Path(opts.out)
+    base_opts = dataclasses.replace(opts, variant=None, readings=dict(base_readings), out=str(out / "base"))
+    var_opts = dataclasses.replace(opts, variant=variant, out=str(out / "variant"))
+    progress.phase("compare: the spec as written")
+    base = explore_run.run(base_opts, progress)
+    progress.phase(f"compare: the variant {variant.name}")
+    var = explore_run.run(var_opts, progress)
+    return {
+        "compare": {
+            "base": summary(base),
+            "variant": {**summary(var), "variant": var.get("variant")},
+            "differences": differences(base, var, variant),
+        },
+        "write_errors": base["write_errors"] + var["write_errors"],
+    }
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """What one run explored, found and took (timing included)."""
+    out: dict[str, Any] = {
+        "findings": [f["rule"] for f in report["findings"]],
+        "output": report["output"],
+        "readings": report["readings"],
+        "seconds": report["timing"]["total_seconds"],
+    }
+    ex = report.get("exhaustive")
+    if ex is not None:
+        out["exhaustive"] = {
+            "states": ex["states"],
+            "transitions": ex["transitions"],
+            "complete": ex["complete"],
+            "quiescent_states": ex["quiescent_states"],
+            "bottom_cycles": ex["bottom_cycles"],
+            "slices": [s["name"] for s in ex["slices"]],
+            "seconds": ex["seconds"],
+        }
+    rnd = report.get("random")
+    if rnd is not None:
+        out["random"] = {
+            "walks": rnd["walks"],
+            "walk_steps": rnd["walk_steps"],
+            "examples": rnd["examples"],
+            "seconds": rnd["seconds"],
+        }
+    return out
+
+
+def _reached(
+    report: dict[str, Any], mode: str, tables: Mapping[str, MachineSpec]
+) -> tuple[set[str], set[str]]:
+    """(machine states, rows) a mode of a run reached, for the machines measured from the rows
+    fired (``tables``: the machines as that run had them)."""
+    states: set[str] = set()
+    rows: set[str] = set()
+    for m in report["coverage"].get(mode, {}).get("machines", []):
+        spec = tables.get(m["name"])
+        if m["method"] == "triggers" or spec is None:
+            continue
+        missed_states = set(m["states_missed"])
+        missed_rows = set(m["transitions_missed"])
+        states |= {f"{m['name']}: {s}" for s in spec.states if s not in missed_states}
+        for r in spec.rows:
+            text = f"{r.source} --{r.trigger}--> {r.dest}"
+            if text not in missed_rows:
+                rows.add(f"{m['name']}: {text}")
+        rows |= {f"{m['name']}: {r} (relaxed cell)" for r in m.get("relaxed_cells_fired", [])}
+    return states, rows
+
+
+def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    b_find = {f["rule"]: f for f in base["findings"]}
+    v_find = {f["rule"]: f for f in var["findings"]}
+    for rule in sorted(set(v_find) - set(b_find)):
+        f = v_find[rule]
+        out.append(_finding("appears", f, rule, "under the variant only"))
+    for rule in sorted(set(b_find) - set(v_find)):
+        f = b_find[rule]
+        why = "the variant drops this rule" if rule in variant.drop else "no longer broken under the variant"
+        out.append(_finding("vanishes", f, rule, why))
+    for rule in (var.get("variant") or {}).get("set_aside", []):
+        if rule not in b_find:
+            out.append(
+                {"kind": "set-aside", "rule": rule, "detail": "broken by behaviour the variant allows "
+                 "(its findings were set aside); the spec as written never breaks it at these bounds",
+                 "files": []}
+            )  # fmt: skip
+    bx, vx = base.get("exhaustive"), var.get("exhaustive")
+    if bx is not None and vx is not None:
+        b_slices = {s["name"]: s for s in bx["slices"]}
+        extra = [s for s in vx["slices"] if s["name"] not in b_slices]
+        if extra:
+            faults: list[str] = next(
+                (
+                    b["faults"]
+                    for b in (var.get("variant") or {}).get("behaviours", [])
+                    if b["label"] == "dropped"
+                ),
+                [],
+            )
+            out.append(
+                {"kind": "behaviours", "rule": None, "detail": f"exhaustive: {len(extra)} slice(s) explored "
+                 f"again with the dropped rules' seeded bugs on ({', '.join(faults)}): "
+                 f"{sum(s['states'] for s in extra):,} states, {sum(s['quiescent_states'] for s in extra):,} "
+                 f"quiescent, {sum(s['bottom_cycles'] for s in extra)} bottom cycles", "files": []}
+            )  # fmt: skip
+        for s in vx["slices"]:
+            b = b_slices.get(s["name"])
+            if b is None:
+                continue
+            for key in ("states", "quiescent_states", "bottom_cycles"):
+                if b[key] != s[key]:
+                    kind = "state" if key == "states" else "cycles"
+                    out.append(
+                        {"kind": kind, "rule": None, "detail": f"exhaustive slice {s['name']}: "
+                         f"{key.replace('_', ' ')} {b[key]:,} in the spec, {s[key]:,} under the variant",
+                         "files": []}
+                    )  # fmt: skip
+    for mode in sorted(set(base["coverage"]) & set(var["coverage"]) & {"exhaustive"}):
+        b_states, b_rows = _reached(base, mode, BY_NAME)
+        v_states, v_rows = _reached(var, mode, variant.tables())
+        for kind, b, v in (("state", b_states, v_states), ("row", b_rows, v_rows)):
+            for item in sorted(v - b):
+                out.append(
+                    {
+                        "kind": kind,
+                        "rule": None,
+                        "detail": f"{mode}: {item} reached under the variant only",
+                        "files": [],
+                    }
+                )
+            for item in sorted(b - v):
+                out.append(
+                    {
+                        "kind": kind,
+                        "rule": None,
+                        "detail": f"{mode}: {item} reached in the spec only",
+                        "files": [],
+                    }
+                )
+    out.sort(key=lambda d: (KINDS.index(d["kind"]), d["rule"] or "", d["detail"]))
+    return out
+
+
+def _finding(change: str, f: dict[str, Any], rule: str, why: str) -> dict[str, Any]:
+    kind = _SOURCE_KIND.get(f["source"], "finding")
+    files = [p for p in (f.get("transcript"), f.get("diagram"), f.get("program")) if p]
+    steps = f["counterexamples"][0]["events"]
+    return {
+        "kind": kind,
+        "rule": rule,
+        "detail": f"{change}: {why}; {f['explanation']} (shortest: {steps} events, {', '.join(f['modes'])})",
+        "files": files,
+    }
+
+
+def render_text(result: dict[str, Any]) -> str:
+    c = result["compare"]
+    lines = []
+    v = c["variant"].get("variant") or {}
+    lines.append(
+        f"acp-model explore --compare: the spec as written against variant {v.get('name')}: {v.get('title')}"
+    )
+    for label in ("base", "variant"):
+        s = c[label]
+        parts = [f"{label:<8}"]
+        if "exhaustive" in s:
+            ex = s["exhaustive"]
+            parts.append(
+                f"exhaustive {ex['states']:,} states, {ex['transitions']:,} transitions"
+                f"{'' if ex['complete'] else ' (INCOMPLETE)'}, {ex['bottom_cycles']} bottom cycles, "
+                f"{ex['seconds']:.1f} s"
+            )
+        if "random" in s:
+            r = s["random"]
+            parts.append(f"random {r['walks']:,} walks, {r['examples']:,} examples, {r['seconds']:.1f} s")
+        parts.append(f"findings: {', '.join(s['findings']) or 'none'}")
+        parts.append(f"total {s['seconds']:.1f} s")
+        lines.append("; ".join(parts))
+    for note in v.get("notes", []):
+        lines.append(f"  note: {note}")
+    diffs = c["differences"]
+    lines.append(f"differences: {len(diffs)}")
+    for d in diffs:
+        rule = f" {d['rule']}" if d["rule"] else ""
+        lines.append(f"  [{d['kind']}]{rule} {d['detail']}")
+        if d["files"]:
+            lines.append("    files: " + ", ".join(d["files"]))
+    return "\n".join(lines) + "\n"

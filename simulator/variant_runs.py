@@ -1,0 +1,112 @@
+"""What a variant gives the simulated peers, and what it cannot: the explorers' side of variants.
+
+Theory of operation
+-------------------
+A variant (``properties.variants``) drops rules and changes table rows. For the simulated peers:
+
+- a dropped rule with a seeded bug that breaks it (``simulator.mutants.breaking``): the variant's
+  peers may also behave like that bug. An exploration under the variant is the union of the
+  spec's behaviours and the behaviours with the faults of every dropped rule's bug switched on
+  together (``behaviours``): the exhaustive search explores each slice once per behaviour set;
+  the random mode splits its walks and hypothesis examples between them (the first half, rounded
+  up, with the spec's behaviours; the same seed for both halves). The findings of dropped rules
+  are set aside by the monitors and the relaxed tables, so what remains is what the new
+  behaviours do to the other rules.
+- a dropped rule without a seeded bug: no behaviour of the simulated peers is forbidden by this
+  rule alone, so the peers gain nothing (``notes`` says so; the checker still sets its findings
+  aside).
+- a removed row: the simulated agent fires the variant's tables, and a move that needs the row
+  is pruned (``World.enabled``, ``Parts.agent_choices``); a reaction to a received message
+  cannot be pruned, so one that needs it stops the run with a model finding.
+- an added row: the tables accept it wherever the agent fires it, but the agent does not choose
+  its moves from the tables, so it takes no new move because of it.
+- rows of the entity and session machines: nothing executes those tables yet.
+
+Must not know: files, the CLI, how the explorers search.
+"""
+
+from __future__ import annotations
+
+from properties.observe import OBSERVED
+from properties.variants import Variant
+from simulator.mutants import breaking
+
+AGENT_MACHINES = ("foreground", "prompt", "tool_call", "permission", "compaction", "background_item")
+"""Machines whose tables the simulated agent fires (``simulator.agent``)."""
+CHECKER_MACHINES = tuple(spec.name for spec in OBSERVED)
+"""Machines whose tables the checker fires (``properties.monitors.tables``)."""
+
+
+def added_faults(variant: Variant | None) -> frozenset[str]:
+    """The faults of the seeded bugs that break the variant's dropped rules (switched on
+    together for the variant's extra behaviours)."""
+    if variant is None:
+        return frozenset()
+    out: set[str] = set()
+    for rule in variant.drop:
+        mutant = breaking(rule)
+        if mutant is not None:
+            out |= mutant.switched_on
+    return frozenset(out)
+
+
+def behaviours(variant: Variant | None, faults: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
+    """(label, faults) of every behaviour set an exploration under ``variant`` covers: the
+    spec's ("spec"), then, when a dropped rule has a seeded bug, those bugs on ("dropped")."""
+    out = [("spec", faults)]
+    extra = added_faults(variant)
+    if extra - faults:
+        out.append(("dropped", faults | extra))
+    return out
+
+
+def notes(variant: Variant | None) -> list[str]:
+    """One line per dropped rule and per row change: what it gives the simulated peers and the
+    checker (never silent about what it cannot)."""
+    if variant is None:
+        return []
+    out: list[str] = []
+    for rule in variant.drop:
+        mutant = breaking(rule)
+        if mutant is None:
+            out.append(
+                f"{rule}: no behaviour of the simulated peers is forbidden by this rule alone "
+                "(no seeded bug breaks it): the peers gain nothing; the checker sets its findings aside"
+            )
+        else:
+            faults = ", ".join(sorted(mutant.switched_on))
+            out.append(
+                f"{rule}: the simulated {mutant.side} may also behave like seeded bug {mutant.name}, "
+                f"which {mutant.description} (faults: {faults}); the checker sets its findings aside"
+            )
+    cells: dict[str, list[str]] = {}
+    for rule, machine, state, trigger, effect in variant.relaxed_cells():
+        cells.setdefault(rule, []).append(f"{machine} {state}/{trigger}: {effect}")
+    for rule in variant.drop:
+        if rule in cells:
+            out.append(f"{rule} in the tables: " + "; ".join(cells[rule]))
+        else:
+            out.append(f"{rule} in the tables: no forbidden cell or guard names it")
+    for kind, changes in (("removed", variant.remove_rows), ("added", variant.add_rows)):
+        for change in changes:
+            out.append(f"row {kind} ({change.text()}): {_reach(change.machine, kind)}")
+    return out
+
+
+def _reach(machine: str, kind: str) -> str:
+    parts = []
+    if machine in CHECKER_MACHINES:
+        parts.append("the checker's table monitor fires it")
+    if machine in AGENT_MACHINES:
+        parts.append(
+            "the simulated agent's moves that need it are pruned"
+            if kind == "removed"
+            else "the simulated agent's table accepts it, but the agent takes no new move because of it"
+        )
+    if not parts:
+        return (
+            f"reaches neither the checker nor the simulated peers (nothing executes the {machine} table yet)"
+        )
+    if machine not in CHECKER_MACHINES:
+        parts.append(f"the checker does not fire the {machine} table (its rules are hand-written monitors)")
+    return "; ".join(parts)

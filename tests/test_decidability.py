@@ -1,0 +1,145 @@
+"""Wire decidability: breach markers, verdicts, witnesses, the decidability command and the
+committed figures that ``acp-model rules --json`` reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from properties.catalogue import RULES
+from properties.decidability_data import DATA, decidability_of
+from simulator import decidability as dec
+from simulator.config import DEFAULT
+from simulator.scenarios import SCENARIOS
+from simulator.schedulers import random_walk, scripted
+from simulator.world import Hidden
+
+SMALL = dec.Bound(walks=20, steps=40, twin_nodes=2000)
+BASIC = next(s for s in SCENARIOS if s.name == "basic_turn")
+
+
+def test_a_fault_marks_the_move_it_changes_and_only_that() -> None:
+    run = scripted(BASIC.script, BASIC.cfg, frozenset({"answer-twice"}))
+    assert run.world.hidden == [Hidden(7, "agent", "INTRO-02")]
+    # the marker sits before the two responses the faulty answer sent
+    responses = [i for i, (s, m) in enumerate(run.world.transcript) if m.get("id") == 1 and "result" in m]
+    assert responses == [7, 8]
+    assert scripted(BASIC.script, BASIC.cfg).world.hidden == []
+
+
+def test_conforming_walks_leave_no_marker() -> None:
+    for seed in range(20):
+        assert random_walk(seed, 60, DEFAULT).world.hidden == []
+
+
+def test_an_omission_is_marked_when_the_world_is_quiescent() -> None:
+    run = random_walk(0, 40, DEFAULT, frozenset({"never-answer-inserted"}))
+    rules = [h.rule for h in run.world.hidden]
+    assert run.stop == "quiescent" and "ACC-01" in rules
+    assert all(h.position == len(run.world.transcript) for h in run.world.hidden)
+
+
+def test_markers_are_part_of_the_state_key() -> None:
+    runs = [random_walk(seed, 30, DEFAULT, frozenset({"answer-twice"})) for seed in range(10)]
+    marked = [r for r in runs if r.world.agent.marks]
+    assert marked and all(r.world.agent.marks == ("INTRO-02",) for r in marked)
+    plain = next(r for r in runs if not r.world.agent.marks)
+    assert marked[0].world.agent.snapshot() != plain.world.agent.snapshot()
+    assert ("INTRO-02",) in marked[0].world.agent.snapshot()
+
+
+def test_a_visible_rule_is_decidable() -> None:
+    v = dec.decide("INTRO-02", SMALL)
+    assert v.decidable == "yes" and v.fraction == 1.0
+    assert v.breaking > 5 and v.flagged == v.breaking and v.witness is None
+
+
+def test_a_rule_without_a_seeded_bug_is_unknown_and_says_why() -> None:
+    v = dec.decide("SDM-05", SMALL)
+    assert (v.decidable, v.fraction, v.breaking) == ("unknown", None, 0)
+    assert "no behaviour of the simulated peers breaks it" in v.note
+
+
+@pytest.mark.parametrize("rule", ["REJ-01", "ACC-01"])
+def test_a_witness_for_no_has_identical_messages_and_the_checker_accepts_both(
+    rule: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    v = dec.decide(rule, SMALL)
+    assert v.decidable == "no" and v.breaking > 0 and v.flagged == 0
+    w = v.witness
+    assert w is not None and w.twin_found
+    conforming = dec.conforming_transcript(w)
+    assert conforming == w.breaking.transcript
+    assert all(0 <= p <= len(conforming) for p, _, _ in w.differing)
+    assert any(what == f"agent breaks {rule}" for _, run, what in w.differing if run == "breaking")
+    for name, lines in (("breaking", w.breaking.transcript), ("conforming", conforming)):
+        path = tmp_path / f"{name}.ndjson"
+        path.write_bytes(dec.ndjson(lines))
+        assert main(["check", str(path)]) == 0, capsys.readouterr().out
+
+
+def test_decidability_command_json_and_witness_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["decidability", "--rule", "REJ-01", "--rule", "INTRO-02", "--walks", "10", "--json"]
+    assert main([*args, "--out", str(tmp_path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    by_rule = {e["rule"]: e for e in data["rules"]}
+    assert by_rule["INTRO-02"]["decidable"] == "yes" and by_rule["INTRO-02"]["witness"] is None
+    w = by_rule["REJ-01"]["witness"]
+    assert by_rule["REJ-01"]["decidable"] == "no"
+    assert Path(w["breaking"]).read_bytes() == Path(w["conforming"]).read_bytes()
+    assert "agent breaks REJ-01" in Path(w["diagram"]).read_text()
+    assert set(by_rule["REJ-01"]) >= {"rule", "decidable", "fraction", "bound", "witness"}
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--rule", "NOPE-01"], "--rule NOPE-01: not in the rule catalogue"),
+        (["--walks", "-1"], "--walks -1: must be >= 0"),
+        (["--reading", "nope=x"], "unknown reading"),
+    ],
+)
+def test_decidability_bad_options_are_one_line_errors(
+    args: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["decidability", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err
+
+
+def test_rules_json_gains_decidability_for_every_rule_with_a_check(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["rules", "--json"]) == 0
+    entries = {e["id"]: e for e in json.loads(capsys.readouterr().out)}
+    for rule in RULES:
+        entry = entries[rule.id]
+        if rule.check in dec.CHECKED:
+            assert entry["decidable"] in dec.DECIDABLE and entry["decidable_bound"]
+        else:
+            assert "decidable" not in entry
+    assert entries["INTRO-02"]["decidable"] == "yes"
+
+
+def test_committed_figures_match_a_fresh_sample_of_one_rule() -> None:
+    """The fast drift check: one rule sampled at the default bound, as committed."""
+    committed = json.loads(DATA.read_text(encoding="utf-8"))
+    assert committed["bound"] == dec.DEFAULT_BOUND.to_json()
+    entry = next(e for e in committed["rules"] if e["rule"] == "REJ-01")
+    assert dec.decide("REJ-01").to_json() == entry
+    assert set(decidability_of()) == {r.id for r in dec.rules_with_check()}
+
+
+@pytest.mark.deep
+def test_committed_figures_are_current() -> None:
+    """properties/decidability.json is `acp-model decidability --json` at the default bound
+    (regenerate with that command when this fails)."""
+    committed = json.loads(DATA.read_text(encoding="utf-8"))
+    verdicts, complete = dec.decide_all(r.id for r in dec.rules_with_check())
+    assert complete
+    assert [v.to_json() for v in verdicts] == committed["rules"]

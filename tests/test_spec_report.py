@@ -1,0 +1,110 @@
+"""The spec report: deterministic bytes, a page that reads as Markdown (no raw dumps), the
+committed example in docs/spec-report kept current (deep: regenerated whole; fast: one rule's
+witness and its entry)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from cli.spec_report import Context, Options, build, section_decidability
+from simulator import decidability as dec
+
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED = REPO / "docs" / "spec-report"
+
+TINY = dict(
+    bound=dec.Bound(walks=4, steps=30, twin_nodes=500),
+    rules=("INTRO-02", "REJ-01"),
+    slices=("cancels",),
+    walks=3,
+    ladder=(("default bounds, 3 walks", 3, 30),),
+    pictures=False,
+)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_the_report_is_deterministic_and_reads_as_markdown(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        build(Options(tmp_path / name, **TINY), lambda _: None)  # type: ignore[arg-type]
+    a, b = _files(tmp_path / "a"), _files(tmp_path / "b")
+    assert a == b
+    page = a["index.md"].decode()
+    assert page.startswith("# Spec report")
+    for heading in (
+        "## Summary",
+        "## Undecidable and partly decidable rules",
+        "## Contradictions",
+        "## Coverage per machine",
+    ):
+        assert heading in page
+    assert "### REJ-01" in page and "### INTRO-02" not in page  # only the undecidable get a section
+    assert "{" not in page  # no raw JSON on the page
+    for link in re.findall(r"\]\(([^)#]+)\)", page):
+        assert link in a, link  # every link points at a file written beside the page
+    report = json.loads(a["report.json"])
+    assert report["sections"]["summary"]["decidability"] == {"yes": 1, "partly": 0, "no": 1, "unknown": 0}
+
+
+def test_a_time_budget_marks_parts_partial(tmp_path: Path) -> None:
+    opts = Options(tmp_path, time_budget=1e-6, **TINY)  # type: ignore[arg-type]
+    report = build(opts, lambda _: None)
+    assert "decidability" in report["partial"]
+    assert "**Partial**" in (tmp_path / "index.md").read_text()
+
+
+def test_spec_report_command_refuses_a_file_as_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "f"
+    f.write_text("")
+    assert main(["spec-report", "--out", str(f)]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_committed_witness_of_one_rule_is_current() -> None:
+    """Fast drift check: REJ-01's witness and entry, regenerated at the default bound."""
+    ctx = Context(Options(Path("unused"), pictures=False), lambda _: None)
+    ctx.results["decidability"] = [dec.decide("REJ-01")]
+    section = section_decidability(ctx)
+    for rel, data in ctx.files.items():
+        assert (COMMITTED / rel).read_bytes() == data, rel
+    committed = json.loads((COMMITTED / "report.json").read_text())
+    entry = next(e for e in committed["sections"]["decidability"]["rules"] if e["rule"] == "REJ-01")
+    fresh = section.data["rules"][0]
+    assert fresh == entry
+
+
+@pytest.mark.deep
+def test_committed_report_is_current(tmp_path: Path) -> None:
+    """docs/spec-report is `acp-model spec-report --out docs/spec-report` (regenerate with that
+    command when this fails). Pictures are compared by name only: their pixels depend on the
+    installed matplotlib and fonts."""
+    build(Options(tmp_path), lambda _: None)
+    fresh, committed = _files(tmp_path), _files(COMMITTED)
+    assert sorted(fresh) == sorted(committed)
+    for rel in fresh:
+        if not rel.endswith(".png"):
+            assert fresh[rel] == committed[rel], rel
+
+
+def test_coverage_mermaid_colours_exactly_the_rows_fired() -> None:
+    from diagrams.coverage import FIRED, NEVER, coverage_mermaid
+    from diagrams.ir import all_diagrams
+
+    d = next(x for x in all_diagrams() if x.name == "session")
+    fired = {(e.source, e.trigger, e.dest) for e in d.edges[:3]}
+    text = coverage_mermaid(d, fired)
+    styles = dict(re.findall(r"linkStyle ([\d,]+) stroke:(#\w+)", text))
+    assert {v: k for k, v in styles.items()} == {
+        FIRED: "0,1,2",
+        NEVER: ",".join(map(str, range(3, len(d.edges)))),
+    }
+    assert text.count("-->|") == len(d.edges)
