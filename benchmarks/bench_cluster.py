@@ -50,7 +50,7 @@ def _one(kind: str, workers: int, prompts: int, max_states: int) -> dict[str, An
 
         t0 = time.perf_counter()
         session = Session("local", workers)
-        pool = session.pool(cfg, frozenset(), False, True, {})
+        pool = session.pool(cfg, frozenset(), False, True)
         out["startup_seconds"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         r = explore_cluster.search(pool, cfg, max_states=max_states, name="core")

@@ -72,7 +72,6 @@ class Session:
         faults: frozenset[str],
         symmetry: bool,
         monitors: bool,
-        readings: dict[str, str],
     ) -> RayPool:
         n = self.workers
         if not self.actors:
@@ -83,7 +82,7 @@ class Session:
                 {"num_cpus": 1} if mine else {"num_cpus": 0, "scheduling_strategy": "SPREAD"}
             )
             remote = self.ray.remote(max_restarts=0, **options)(ShardActor)
-            self.actors = [remote.remote(readings) for _ in range(n)]
+            self.actors = [remote.remote() for _ in range(n)]
         pool = RayPool(self.ray, self.actors)
         pool.each("start", [(i, n, cfg, faults, symmetry, monitors) for i in range(n)])
         return pool

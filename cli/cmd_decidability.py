@@ -24,7 +24,7 @@ from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps
 from properties.catalogue import RULES_BY_ID
 from properties.outputs import write_atomic
-from properties.readings import readings_in_force
+from properties.readings import resolve
 
 if TYPE_CHECKING:
     from simulator import decidability as dec
@@ -102,8 +102,7 @@ def run(args: argparse.Namespace) -> int:
     def progress(text: str) -> None:
         sys.stderr.write(f"acp-model decidability: {text}\n")
 
-    with readings_in_force(readings) as full:
-        verdicts, complete = dec.decide_all(rules, bound, full, progress, budget)
+    verdicts, complete = dec.decide_all(rules, bound, resolve(readings), progress, budget)
     entries = []
     for v in verdicts:
         paths = write_witness(v, Path(args.out)) if (args.out and v.witness is not None) else None

@@ -32,9 +32,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--mode",
         choices=("random", "exhaustive", "both"),
-        default="both",
+        default=None,
         help="exhaustive: breadth-first search of small slices; random: hypothesis and seeded random "
-        "walks (default %(default)s)",
+        "walks (default both; with --readings: exhaustive)",
     )
     p.add_argument(
         "--json", action="store_true", help="print one JSON object instead of text (default: text)"
@@ -154,7 +154,27 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "and seed and report the differences; files under OUT/base and OUT/variant; exit 0 when "
         "the comparison ran (default: off)",
     )
+    add_matrix_options(p)
     return p
+
+
+def add_matrix_options(p: argparse.ArgumentParser) -> None:
+    """``--readings`` and ``--jobs``: the readings matrix (``simulator.matrix``)."""
+    p.add_argument(
+        "--readings",
+        metavar="all|NAME,NAME",
+        default=None,
+        help="the readings matrix: explore every alternative of every reading against the defaults "
+        "of the others (all), or the product of the named readings' alternatives, and print "
+        "reading x alternative -> findings, states, seconds (default: off)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--readings: explorations run at once, one process each (default: every core)",
+    )
 
 
 def _default(field: str) -> str:
@@ -238,7 +258,46 @@ def _options(args: argparse.Namespace) -> Any:
     return opts
 
 
+def run_matrix(args: argparse.Namespace) -> int:
+    """``explore --readings``: the readings matrix, as text or JSON (exit 1 when a row has findings)."""
+    from cli.util import dumps
+    from diagrams.sequence import transcript_to_mermaid
+    from properties.readings import ReadingError
+    from simulator.matrix import cells, readings_matrix
+
+    if args.reading:
+        raise UsageError("--reading and --readings do not combine: the matrix chooses every row's readings")
+    if args.graph is not None:
+        raise UsageError("--graph does not apply to --readings (each row is its own exploration)")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be >= 1")
+    names = tuple(n.strip() for n in args.readings.split(",") if n.strip())
+    if not names or ("all" in names and len(names) > 1):
+        raise UsageError("--readings: expected all or NAME,NAME (acp-model readings lists them)")
+    try:
+        cells(names)
+    except ReadingError as exc:
+        raise UsageError(f"--readings: {exc}") from None
+    if args.mode is None:
+        args.mode = "exhaustive"  # the matrix's states column; --mode both adds the random modes
+    opts = _options(args)
+    opts.diagram = transcript_to_mermaid
+    matrix = readings_matrix(names, opts, args.jobs)
+    sys.stdout.write(dumps(matrix.to_json()) if args.json else matrix.to_text())
+    sys.stdout.flush()
+    errors = matrix.write_errors()
+    for line in errors:
+        sys.stderr.write(f"acp-model explore: {line}\n")
+    if errors:
+        return EXIT_USAGE
+    return 1 if matrix.contradicting() else 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.readings is not None:
+        return run_matrix(args)
+    if args.mode is None:
+        args.mode = "both"
     from cli.progress import make
     from cli.util import dumps
     from diagrams.sequence import transcript_to_mermaid

@@ -2,7 +2,8 @@
 
 Owns: the text and JSON renderings of ``properties.readings.READINGS`` (JSON: ``{"readings":
 [{name, question, sections, spec_lines, alternatives: [{name, meaning}], default, why_default,
-rules}]}``).
+rules, affects, peers}]}``; ``affects``: checker or both, ``peers``: what the simulated peers
+may do under each alternative).
 
 Must not know: how monitors apply a reading.
 """
@@ -43,6 +44,10 @@ def render_text() -> str:
         out.append(f"{r.name}: {r.question}")
         out.append(f"  sections: {'; '.join(r.sections)} (spec lines {', '.join(map(str, r.spec_lines))})")
         out.append(f"  rules: {', '.join(r.rules) if r.rules else 'none (client view only)'}")
+        if r.affects == "checker":
+            out.append("  affects: checker (the peers' freedoms are the same under every alternative)")
+        else:
+            out.extend(_wrap(f"affects: {r.affects}; peers: {r.peers}", "  ", "    "))
         for alt in r.alternatives:
             mark = " (default)" if alt.name == r.default else ""
             out.extend(_wrap(f"{alt.name}{mark}: {alt.meaning}", "  - ", "    "))

@@ -24,7 +24,7 @@ from cli.outputs import STDOUT, check_file
 from cli.readings_option import add_reading_option
 from cli.util import write_atomic
 from cli.variant_option import add_variant_options, variant_and_readings
-from properties.readings import describe, readings_in_force, resolve
+from properties.readings import describe, resolve
 from properties.variants import variant_in_force
 
 
@@ -111,16 +111,16 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--{shape[0].replace('_', '-')} does not apply to --scenario (a scenario brings its bounds)"
             )
-        cfg = scenario.cfg.with_(**bounds)
-        with readings_in_force(readings), variant_in_force(variant):
+        cfg = scenario.cfg.with_(**bounds, readings=readings)
+        with variant_in_force(variant):
             result = scripted(scenario.script, cfg, faults)
     else:
         from cli.progress import make
 
-        cfg = long_session(args.steps, DEFAULT).with_(**bounds)
+        cfg = long_session(args.steps, DEFAULT).with_(**bounds, readings=readings)
         progress = make(args.quiet)
         try:
-            with readings_in_force(readings), variant_in_force(variant):
+            with variant_in_force(variant):
                 result = random_walk(
                     args.seed, args.steps, cfg, faults, answers_only=True, progress=progress
                 )

@@ -40,11 +40,11 @@ from diagrams.sequence_mpl import sequence_png
 from model.registry import MACHINES
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
 from properties.outputs import dumps, write_atomic
-from properties.readings import readings_in_force
+from properties.readings import resolve
 from simulator import decidability as dec
 from simulator import explore_bfs, explore_random
 from simulator.agent import MAIN
-from simulator.config import DEFAULT, EXPLORE_STEPS, long_session
+from simulator.config import DEFAULT, EXPLORE_STEPS, Config, long_session
 from simulator.explore_common import Counterexample, monitor_rules
 from simulator.explore_coverage import machine_coverage
 from simulator.schedulers import random_walk
@@ -116,6 +116,11 @@ def part_decidability(ctx: Context, budget: float | None) -> bool:
     return complete
 
 
+def _cfg(ctx: Context, cfg: Config) -> Config:
+    """``cfg`` under the report's readings (the simulated peers and monitors take them from it)."""
+    return cfg.with_(readings=ctx.opts.readings) if ctx.opts.readings else cfg
+
+
 def part_explore(ctx: Context, budget: float | None) -> bool:
     t0 = time.perf_counter()
     slices = [s for s in explore_bfs.SLICES if ctx.opts.slices is None or s.name in ctx.opts.slices]
@@ -129,7 +134,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
     for sl in slices:
         left = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
         ctx.progress(f"explore: slice {sl.name}")
-        r = explore_bfs.explore(sl.cfg, frozenset(), time_budget=left, name=sl.name)
+        r = explore_bfs.explore(_cfg(ctx, sl.cfg), frozenset(), time_budget=left, name=sl.name)
         complete &= r.complete
         stats.append({"name": sl.name, "states": r.states, "complete": r.complete, "stop": r.stop})
         rows.update(r.rows)
@@ -145,7 +150,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         walks, complete = 0, False
     if walks:
         ctx.progress(f"explore: {walks} random walks at the default bounds")
-        w = explore_random.explore(DEFAULT, frozenset(), seed=0, walks=walks, steps=EXPLORE_STEPS)
+        w = explore_random.explore(_cfg(ctx, DEFAULT), frozenset(), seed=0, walks=walks, steps=EXPLORE_STEPS)
         rows.update(w.rows)
         exercised.update(w.exercised)
         events.update(w.events)
@@ -155,7 +160,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
                 cexs[c.rule] = c
     if walks:
         ctx.progress(f"explore: {walks} walks, the client's view against the agent's truth")
-        for c in view_against_truth(walks):
+        for c in view_against_truth(walks, _cfg(ctx, DEFAULT)):
             cexs.setdefault(c.rule, c)
     ctx.results["explore"] = {
         "slices": stats,
@@ -173,13 +178,13 @@ VIEW_TRUTH = "VIEW-TRUTH"
 """The name a disagreement between the client's view and the agent's truth is reported under."""
 
 
-def view_against_truth(walks: int) -> list[Counterexample]:
+def view_against_truth(walks: int, cfg: Config = DEFAULT) -> list[Counterexample]:
     """Seeded conforming walks at the default bounds: at quiescence (everything delivered), the
     foreground state in the client's view of the session must be the one the agent is really in;
     the shortest disagreement, if any."""
     best: Counterexample | None = None
     for seed in range(walks):
-        run = random_walk(seed, EXPLORE_STEPS, DEFAULT)
+        run = random_walk(seed, EXPLORE_STEPS, cfg)
         world = run.world
         if run.stop != "quiescent" or world.agent.session != "open":
             continue
@@ -223,7 +228,7 @@ def part_ladder(ctx: Context, budget: float | None) -> bool:
                 complete = False
                 break
             n = min(LADDER_CHUNK, walks - chunk)
-            w = explore_random.explore(cfg, frozenset(), seed=chunk, walks=n, steps=steps)
+            w = explore_random.explore(_cfg(ctx, cfg), frozenset(), seed=chunk, walks=n, steps=steps)
             for r in todo:
                 if w.exercised[r] and smallest[r] is None:
                     smallest[r] = name
@@ -517,17 +522,17 @@ SECTIONS_BUILDERS: tuple[SectionBuilder, ...] = (
 
 def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
     """Run the parts, render the sections, write every file; the report as JSON."""
-    with readings_in_force(opts.readings) as readings:
-        ctx = Context(opts, progress, readings=readings)
-        for name, fn, share in PARTS:
-            t0 = time.perf_counter()
-            budget = None if opts.time_budget is None else opts.time_budget * share
-            progress(f"part {name}: started")
-            ctx.partial[name] = not fn(ctx, budget)
-            progress(
-                f"part {name}: {time.perf_counter() - t0:.1f} s{' (partial)' if ctx.partial[name] else ''}"
-            )
-        sections = [b(ctx) for b in SECTIONS_BUILDERS]
+    readings = resolve(opts.readings)
+    ctx = Context(opts, progress, readings=readings)
+    for name, fn, share in PARTS:
+        t0 = time.perf_counter()
+        budget = None if opts.time_budget is None else opts.time_budget * share
+        progress(f"part {name}: started")
+        ctx.partial[name] = not fn(ctx, budget)
+        progress(
+            f"part {name}: {time.perf_counter() - t0:.1f} s{' (partial)' if ctx.partial[name] else ''}"
+        )
+    sections = [b(ctx) for b in SECTIONS_BUILDERS]
     report = {
         "command": "spec-report",
         "readings": {k: v for k, v in sorted(readings.items())},

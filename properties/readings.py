@@ -14,20 +14,22 @@ at the sentences in tension. The questions and meanings are our own words.
 Defaults: today's behaviour of the monitors, unless the spec settles the question.
 
 Readings in force: ``MonitorSet(readings=...)`` and ``ClientView(readings=...)`` take them
-explicitly; without them they take the process's readings (``in_force``), which are the defaults
-unless a command that builds its monitor sets deep inside the simulator (``simulate``,
-``explore``) chose others with ``readings_in_force`` for the length of its run. The choice is
-also put in the environment (``ACP_MODEL_READINGS``), so worker processes see it whatever their
-start method.
+explicitly (without them, every reading takes its default); the simulator carries them in its
+``Config`` to every monitor set, client view and simulated peer it builds, worker processes
+included. Nothing is read from the process's environment: a user's environment never changes
+a verdict.
+
+Who a reading concerns (``affects``): ``checker`` when only the judgement of a transcript
+depends on it; ``both`` when the alternatives also give a peer different freedoms (what the
+simulated Agent or Client may do): exploring under a reading then explores that reading's
+protocol.
 
 Must not know: monitors, findings, files, the CLI.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -57,6 +59,11 @@ class Reading:
     why_default: str
     rules: tuple[str, ...]
     """Rule IDs whose verdicts depend on the alternative in force."""
+    affects: str = "checker"
+    """``checker`` (only the judgement depends on it) or ``both`` (the peers' freedoms differ
+    between the alternatives too)."""
+    peers: str = ""
+    """For ``both``: what the simulated peer may do under each alternative (one line)."""
 
     def alternative_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.alternatives)
@@ -71,6 +78,8 @@ class Reading:
             "default": self.default,
             "why_default": self.why_default,
             "rules": list(self.rules),
+            "affects": self.affects,
+            "peers": self.peers,
         }
 
 
@@ -117,6 +126,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               delegated tasks); it says Agent-initiated work needs no synthetic user message but
               does not forbid one. prompt-only is what the monitors have always checked."""),
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
+        affects="both",
+        peers=_text("""other-sources: the Agent may report one user message of its own running work that no
+              prompt accounts for; prompt-only: never"""),
     ),
     Reading(
         STATE_UPDATES_BEFORE_FIRST_LIST,
@@ -136,6 +148,10 @@ READINGS: Final[tuple[Reading, ...]] = (
               omitted list as "not reported", which is harmless before any list. This is what
               the monitors have always checked."""),
         ("BG-07",),
+        affects="both",
+        peers=_text("""every: an Agent that may report background work carries a list (maybe empty) on
+              every state_update; after-first-list: it omits the list until its first background
+              work"""),
     ),
     Reading(
         PATCH_AFTER_IDLE,
@@ -157,6 +173,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               rule describes how a Client applies updates, not what an Agent may send. This is
               what the monitors have always checked."""),
         ("DONE-03", "CANCEL-14"),
+        affects="both",
+        peers=_text("""patch-in-place: while idle, the Agent may append a chunk to the ended work's agent
+              message; ended-work: never"""),
     ),
     Reading(
         CANCEL_TAKES_EFFECT,
@@ -177,6 +196,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               This is what the monitors have always checked. (CANCEL-11, work never ended with
               idle, holds under both: the idle is owed either way.)"""),
         ("TRANS-04", "CANCEL-12"),
+        affects="both",
+        peers=_text("""when-acted: after a cancel arrives, the Agent may still end the work with its own
+              stop reason (end_turn, a limit, a custom one); on-receipt: only cancelled"""),
     ),
     Reading(
         WAITED_ON_BACKGROUND,
@@ -196,6 +218,9 @@ READINGS: Final[tuple[Reading, ...]] = (
         _text("""The MUST names no exception, and the wire does not show what foreground work waits
               on. This is what the monitors have always checked."""),
         ("BG-11",),
+        affects="both",
+        peers=_text("""becomes-foreground: while running, the Agent may take a listed background tool call
+              into its foreground work, dropping it unfinished from the list; final-status: never"""),
     ),
     Reading(
         CANCELLED_INVALID_PROMPT,
@@ -215,6 +240,9 @@ READINGS: Final[tuple[Reading, ...]] = (
         _text("""The cancellation sentence covers every prompt received before the cancel and not
               yet inserted, without exception. This is what the monitors have always checked."""),
         ("CANCEL-02", "USER-04"),
+        affects="both",
+        peers=_text("""the answer the Agent gives a covered prompt with unadvertised content (only a faulty
+              Client sends one): cancelled -32800, invalid -32602, either one of both"""),
     ),
     Reading(
         TOOL_UPDATES_AFTER_IDLE,
@@ -237,6 +265,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               Client is told to accept tool call updates after a cancel. This is what the
               monitors have always checked."""),
         ("DONE-03", "CANCEL-14", "FAIL-04"),
+        affects="both",
+        peers=_text("""background: an in_progress foreground tool call may carry on after an end_turn idle
+              and complete later; foreground-owed: every tool call ends before the idle"""),
     ),
     Reading(
         PROMPT_AHEAD_OF_HELD,
@@ -257,6 +288,9 @@ READINGS: Final[tuple[Reading, ...]] = (
         _text("""The sentence speaks of held prompts only, and the Agent decides what inserting
               during active work means. The model's guard (oldest_held) reads it so."""),
         ("ACTIVE-02",),
+        affects="both",
+        peers=_text("""held-only: a newly received prompt may be inserted at once while older prompts are
+              held; receipt-order: prompts are inserted in the order received"""),
     ),
     Reading(
         TOOL_WITH_LISTED_TERMINAL,
@@ -275,6 +309,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               is invisible, so the checkable reading is the strict one. This is what the
               monitors have always checked."""),
         ("BG-13",),
+        affects="both",
+        peers=_text("""may-have-other-work: the Agent may start a terminal with a tool call embedding it
+              and list both; only-live-work: it lists the terminal alone"""),
     ),
     Reading(
         REPEATED_IDLE_NEW_REASON,
@@ -294,6 +331,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               transition; the Background work sentence only says when a repeat is certainly
               not a completion. This is what the monitors have always checked."""),
         ("FG-02",),
+        affects="both",
+        peers=_text("""snapshot: while idle, the Agent may repeat idle once with a new stop reason;
+              completion: never (it would report running first)"""),
     ),
     Reading(
         IDLE_AFTER_UNRECOGNIZED_STATE,
@@ -314,6 +354,7 @@ READINGS: Final[tuple[Reading, ...]] = (
               monitor rule depends on it: it decides the client view's completions and
               last_stop_reason (acp-model view, and the explorers' view agreement)."""),
         (),
+        affects="checker",
     ),
 )
 
@@ -321,39 +362,11 @@ BY_NAME: Final[dict[str, Reading]] = {r.name: r for r in READINGS}
 DEFAULTS: Final[dict[str, str]] = {r.name: r.default for r in READINGS}
 
 
-ENV: Final = "ACP_MODEL_READINGS"
-"""Environment variable holding the process's readings as ``NAME=ALT,NAME=ALT``."""
-
-
-def in_force() -> dict[str, str]:
-    """The process's chosen readings (``readings_in_force``); empty: all defaults."""
-    raw = os.environ.get(ENV, "")
-    return parse(raw.split(",")) if raw else {}
-
-
-@contextmanager
-def readings_in_force(chosen: Mapping[str, str]) -> Iterator[dict[str, str]]:
-    """Make ``chosen`` the process's readings (for every ``MonitorSet`` and ``ClientView`` built
-    without explicit readings) until the block ends; yields the full mapping."""
-    full = resolve(chosen)
-    before = os.environ.get(ENV)
-    os.environ[ENV] = ",".join(f"{k}={v}" for k, v in sorted(non_default(full).items()))
-    try:
-        yield full
-    finally:
-        if before is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = before
-
-
 def resolve(chosen: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Every reading's alternative in force: ``chosen`` over the defaults (None: the process's
-    readings, ``in_force``). Unknown names or alternatives raise ``ReadingError`` (one line)."""
+    """Every reading's alternative in force: ``chosen`` over the defaults (None: all defaults).
+    Unknown names or alternatives raise ``ReadingError`` (one line)."""
     out = dict(DEFAULTS)
-    if chosen is None:
-        chosen = in_force()
-    for name, alt in chosen.items():
+    for name, alt in (chosen or {}).items():
         reading = BY_NAME.get(name)
         if reading is None:
             raise ReadingError(f"unknown reading {name!r} (acp-model readings lists them)")

@@ -30,6 +30,21 @@ part of the snapshot, so the exhaustive search keeps breaching paths apart). The
 marks into hidden steps beside the transcript. Faults that only leave a move out are marked when
 the world is quiescent (``omitted``): only then is the move never going to happen.
 
+Readings (``cfg.readings``, ``properties.readings``): where the alternatives of a reading give an
+Agent different freedoms, the Agent takes those of the alternative in force, so exploring under a
+reading explores that reading's protocol (``_reading``; each use is marked with the reading's
+name): a prompt inserted at once ahead of a held one (``prompt-ahead-of-held=held-only``); an
+end with the work's own stop reason after a cancel arrived (``cancel-takes-effect=when-acted``);
+a chunk patching the ended work's message while idle (``patch-after-idle=patch-in-place``); a
+user message no prompt accounts for (``unaccounted-user-message=other-sources``); a background
+list on every state_update from the first (``state-updates-before-first-list=every``); a listed
+background tool call that foreground work takes over, dropped unfinished from the list
+(``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
+answered -32602 (``cancelled-invalid-prompt=invalid`` or ``either``); a foreground tool call that
+carries on after an end_turn idle (``tool-updates-after-idle=background``); a tool call listed
+with the terminal it embeds (``tool-with-listed-terminal=may-have-other-work``); a repeated idle
+with a new stop reason (``repeated-idle-new-stop-reason=snapshot``).
+
 Must not know: channels, the client, monitors, or files.
 """
 
@@ -110,6 +125,12 @@ _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 
 
+def _embedding(terminal: str) -> str:
+    """The ID of the tool call that embeds ``terminal`` (a listed tool call whose work is that
+    terminal: the seeded bug list-tool-and-terminal, or tool-with-listed-terminal=may-have-other-work)."""
+    return f"tc_{terminal}"
+
+
 def _slot_copier(names: tuple[str, ...]) -> Any:
     """A function ``copy(src, dst)`` assigning each named slot of ``src`` to ``dst``: plain
     attribute assignments, built once, about three times faster than a getattr/setattr loop
@@ -162,6 +183,7 @@ class Agent:
         "perms",
         "perms_started",
         "prompts",
+        "rd",
         "real",
         "replay",
         "reported",
@@ -180,6 +202,9 @@ class Agent:
         self.cfg = cfg
         self.faults = faults
         self.specs = tables_in_force()  # the model's tables, or a variant's
+        self.rd: frozenset[str] = frozenset(f"{k}={v}" for k, v in cfg.reading_map().items())
+        """The readings in force, as ``NAME=ALT`` strings (``_reading``)."""
+        self.last_stop: str | None = None  # the stop reason of the last idle that ended work
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
         # rid -> [prompt state, messageId, user message reported, handled by foreground work, empty]
@@ -223,7 +248,6 @@ class Agent:
         self.next_plan = 0
         self.closed_cancel = False
         self.ahead: str | None = None  # seeded bug "user-message-ahead": the ID announced early
-        self.last_stop: str | None = None  # seeded bug "update-after-idle": how the ended work ended
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
 
     # -- copying for explorers ----------------------------------------------------------------
@@ -309,14 +333,25 @@ class Agent:
     def _has(self, feature: str) -> bool:
         return feature in self.cfg.features
 
+    def _reading(self, name: str, alternative: str) -> bool:
+        """The reading ``name`` is read as ``alternative`` in this run (``cfg.readings``)."""
+        return f"{name}={alternative}" in self.rd
+
     def _msg_id(self, prefix: str) -> str:
         self.next_msg += 1
         return f"{prefix}_{self.next_msg}"
 
     def _bg_list(self) -> list[dict[str, str]] | None:
-        if not self.bg_reported:
+        if not self.bg_reported and not self._lists_always():
             return None
         return [wire.background_item(kind, ident) for kind, ident in self.listed]
+
+    def _lists_always(self) -> bool:
+        """``state-updates-before-first-list=every``: an Agent that may report background work
+        carries a list (maybe empty) on every state_update of the session."""
+        return self._reading("state-updates-before-first-list", "every") and any(
+            self._has(f) for f in ("terminal", "bg_tool", "subagent")
+        )
 
     def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
         return wire.state_update(MAIN, state, self._bg_list(), stop, err)
@@ -419,7 +454,7 @@ class Agent:
                 add(("agent", "insert", rid))
             if (
                 st in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
-                and rid == waiting
+                and (rid == waiting or (st == prm.RECEIVED and self._may_overtake(rid)))
                 and self._open()
                 and (not p[4] or "accept-unadvertised-content" in self.faults)
             ):
@@ -428,7 +463,11 @@ class Agent:
                 add(("agent", "reject", rid))
             if st == prm.CANCEL_REQUESTED and self._has("reject_cancel_requested"):
                 add(("agent", "reject", rid))
-            if st == prm.CANCEL_REQUESTED or st in prm.STOPPED:
+            if st == prm.COVERED and p[4] and not self._reading("cancelled-invalid-prompt", "cancelled"):
+                add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
+            if st in (prm.CANCEL_REQUESTED, prm.CLOSED_OUT) or (
+                st == prm.COVERED and not (p[4] and self._reading("cancelled-invalid-prompt", "invalid"))
+            ):
                 add(("agent", "withdraw", rid))
             if st == prm.INSERTED and "never-answer-inserted" not in self.faults:
                 add(("agent", "answer", rid))
@@ -460,6 +499,14 @@ class Agent:
         self._background_events(add, active)
         if self._has("compaction") and self.session in ("open", "closing"):
             self._compaction_events(add)
+        if (
+            self.real == fgm.RUNNING
+            and self.turn_outputs == 0  # as the work's first output
+            and "synthetic" not in self.extras
+            and self._open()
+            and self._reading("unaccounted-user-message", "other-sources")
+        ):
+            add(("agent", "synthetic_user", None))  # once per run
         if self._has("notice") and self.notices < cfg.notices and self._open():
             add(("agent", "notice", None))
         if self._has("usage") and self.usages < cfg.usages and self._open():
@@ -474,7 +521,51 @@ class Agent:
             add(("agent", "restore", None))  # also before answering a close: it reports a known state
         if "update-after-idle" in self.faults and self.ended_output is not None:
             add(("agent", "late_output", None))
+        elif (
+            self._reading("patch-after-idle", "patch-in-place")
+            and self.ended_output not in (None, "msg_a_late")
+            and not active
+            and self.reported == fgm.IDLE
+            and self._open()
+        ):
+            add(("agent", "late_output", None))  # a patch of the ended work's message
+        if not active and self._open():
+            self._idle_reading_events(add)
+        if self.session in ("open", "closing"):
+            self._carried_events(add)
         return ev
+
+    def _may_overtake(self, rid: int) -> bool:
+        """``prompt-ahead-of-held=held-only``: a newly received prompt may be inserted at once
+        ahead of held ones (the order binds held prompts among themselves); every prompt
+        received before it and still waiting is held."""
+        if not self._reading("prompt-ahead-of-held", "held-only"):
+            return False
+        before = self.order[: self.order.index(rid)]
+        waiting = [r for r in before if self.prompts[r][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)]
+        return bool(waiting) and all(self.prompts[r][0] != prm.RECEIVED for r in waiting)
+
+    def _idle_reading_events(self, add: Any) -> None:
+        """Freedoms of an idle session that a reading gives: a repeated idle bringing a new stop
+        reason (``repeated-idle-new-stop-reason=snapshot``, once per run)."""
+        if (
+            self._reading("repeated-idle-new-stop-reason", "snapshot")
+            and self.reported == fgm.IDLE
+            and self.last_stop is not None
+            and "restated" not in self.extras
+            and self._restated_reason() is not None
+        ):
+            add(("agent", "restate_idle", None))
+
+    def _carried_events(self, add: Any) -> None:
+        for tid, t in self.tools.items():
+            if t[1] == "carried" and t[0] in tcm.LIVE:
+                add(("agent", "carried_done", tid))
+
+    def _restated_reason(self) -> str | None:
+        if self.last_stop != "end_turn":
+            return "end_turn"
+        return "max_tokens" if self._has("limits") else None
 
     def _work_waiting(self) -> bool:
         if "prompt-without-work" in self.faults:
@@ -549,7 +640,9 @@ class Agent:
             add(("agent", "resume", None))
         if self.cancelling:
             add(("agent", "end", "cancelled"))
-            return
+            if not self._reading("cancel-takes-effect", "when-acted"):
+                return
+            # when-acted: the work may have ended before the Agent acted on the cancel
         if self._can_end():
             add(("agent", "end", "end_turn"))
             if self._has("limits"):
@@ -568,8 +661,12 @@ class Agent:
         return any(st == bgm.ANNOUNCED and key not in self.listed for key, st in self.items.items())
 
     def _can_end(self) -> bool:
-        """Pending updates of the work (user messages, tool results) are sent before idle."""
-        if self._fg_tools_live() and "error-with-live-tools" not in self.faults:
+        """Pending updates of the work (user messages, tool results) are sent before idle;
+        under ``tool-updates-after-idle=background`` an in_progress tool call may carry on."""
+        live = self._fg_tools_live()
+        if live and self._reading("tool-updates-after-idle", "background") and not self.cancelling:
+            live = [t for t in live if self.tools[t][0] != tcm.IN_PROGRESS]
+        if live and "error-with-live-tools" not in self.faults:
             return False
         if self._unlisted_work():
             return False
@@ -594,11 +691,15 @@ class Agent:
         ):
             if self._has("terminal"):
                 add(("agent", "bg_start", "terminal"))
+                if self._reading("tool-with-listed-terminal", "may-have-other-work"):
+                    add(("agent", "bg_start", "terminal+tool"))
             if self._has("bg_tool"):
                 add(("agent", "bg_start", "tool_call"))
             if self._has("subagent") and ("subagent", CHILD) not in self.items:
                 add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
         for key, st in self.items.items():
+            if key[0] == "tool_call" and key[1].startswith("tc_term"):
+                continue  # a tool call embedding a terminal lives and is listed with it
             if st == bgm.ANNOUNCED and key not in self.listed:
                 add(("agent", "bg_list", key))
             if st in (bgm.ANNOUNCED, bgm.LISTED) and not self._awaits_permission(key):
@@ -612,6 +713,16 @@ class Agent:
                 and self.reruns < cfg.reruns
             ):
                 add(("agent", "bg_rerun", key))  # a detached child gets work again
+            if (
+                st == bgm.LISTED
+                and key[0] == "tool_call"
+                and self.real == self.reported
+                and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
+                and not self.cancelling
+                and self.session == "open"
+                and self._reading("waited-on-background", "becomes-foreground")
+            ):
+                add(("agent", "bg_adopt", key))
             if st == bgm.FINALIZED:
                 add(("agent", "bg_unlist", key))
                 if self._has("followup") and not active and self._open():
@@ -623,7 +734,7 @@ class Agent:
             add(("agent", "bg_list_unannounced", None))
         if "remove-before-exit" in self.faults:
             for key, st in self.items.items():
-                if st == bgm.LISTED:
+                if st == bgm.LISTED and key[0] != "subagent":  # a child may leave the list any time
                     add(("agent", "bg_remove_early", key))
 
     def _awaits_permission(self, key: tuple[str, str]) -> bool:
@@ -758,6 +869,43 @@ class Agent:
             self._breach("REJ-02")
             out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
         return out
+
+    def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
+        """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the
+        answer of a covered prompt with unadvertised content (-32602)."""
+        self._prompt_fire(rid, "withdraw")
+        return [wire.error(rid, wire.INVALID_PARAMS, "unsupported prompt content")]
+
+    def _do_synthetic_user(self, _: Any) -> list[Msg]:
+        """``unaccounted-user-message=other-sources``: a user message of the Agent's own running
+        work (an Agent-side insertion), which no session/prompt accounts for; once per run, before
+        the work's other output."""
+        self.extras = self.extras | {"synthetic"}
+        msg = wire.message("user_message", MAIN, self._msg_id("msg_x"), [wire.text("continue")])
+        self.history.append(msg)
+        return [msg]
+
+    def _do_restate_idle(self, _: Any) -> list[Msg]:
+        """``repeated-idle-new-stop-reason=snapshot``: a repeated idle with updated information."""
+        self.extras = self.extras | {"restated"}
+        reason = self._restated_reason()
+        self.last_stop = reason
+        return [self._state(fgm.IDLE, reason)]
+
+    def _do_carried_done(self, tid: str) -> list[Msg]:
+        """``tool-updates-after-idle=background``: a tool call that carried on after the idle
+        ends as independent work."""
+        t = self.tools[tid]
+        t[0] = self.specs["tool_call"].fire(t[0], "complete")
+        return [wire.tool_call(MAIN, tid, "completed")]
+
+    def _do_bg_adopt(self, key: tuple[str, str]) -> list[Msg]:
+        """``waited-on-background=becomes-foreground``: foreground work starts waiting on a listed
+        background tool call, which becomes foreground work and leaves the list unfinished."""
+        del self.items[key]
+        self.listed = tuple(k for k in self.listed if k != key)
+        self.tools[key[1]][1] = False
+        return [self._snapshot_now()]
 
     def _do_withdraw(self, rid: int) -> list[Msg]:
         was = self.prompts[rid][0]
@@ -971,11 +1119,17 @@ class Agent:
         """End foreground work: finalize its tool calls, withdraw its permission requests, idle."""
         out: list[Msg] = []
         final = "cancelled" if reason == "cancelled" else "failed"
+        carry = reason not in ("cancelled", "error") and self._reading(
+            "tool-updates-after-idle", "background"
+        )
         for tid in self._fg_tools_live():
             if reason == "error" and "error-with-live-tools" in self.faults:
                 self._breach("FAIL-04")
                 continue
             t = self.tools[tid]
+            if carry and t[0] == tcm.IN_PROGRESS:
+                t[1] = "carried"  # it carries on after the idle as independent work
+                continue
             t[0] = self.specs["tool_call"].fire(t[0], "cancel" if final == "cancelled" else "fail")
             out.append(wire.tool_call(MAIN, tid, final))
         for perm in self.perms.values():
@@ -1000,6 +1154,7 @@ class Agent:
         err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
         self.real = fgm.IDLE
         self.cancelling = False
+        self.last_stop = reason
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"
         if "update-after-idle" in self.faults:
@@ -1020,6 +1175,9 @@ class Agent:
     # background work
     def _do_bg_start(self, kind: str) -> list[Msg]:
         self.bg_started += 1
+        with_tool = "list-tool-and-terminal" in self.faults
+        if kind == "terminal+tool":  # tool-with-listed-terminal=may-have-other-work
+            kind, with_tool = "terminal", True
         if kind == "terminal":
             ident = f"term_{self.bg_started}"
             msgs = [wire.terminal(MAIN, ident)]
@@ -1050,16 +1208,15 @@ class Agent:
                 del msgs[1]["params"]["update"]["messageId"]
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
-        if "list-tool-and-terminal" in self.faults and kind == "terminal":
+        if with_tool and kind == "terminal":
             self.tools_started += 1
-            self.tools["tc_term"] = [tcm.IN_PROGRESS, True, None]
+            tid = _embedding(ident)
+            self.tools[tid] = [tcm.IN_PROGRESS, True, None]
             msgs.insert(
                 0,
-                wire.tool_call(
-                    MAIN, "tc_term", "in_progress", content=[{"type": "terminal", "terminalId": ident}]
-                ),
+                wire.tool_call(MAIN, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]),
             )
-            self.items[("tool_call", "tc_term")] = bgm.ANNOUNCED
+            self.items[("tool_call", tid)] = bgm.ANNOUNCED
         return msgs
 
     def _snapshot_now(self) -> Msg:
@@ -1070,10 +1227,12 @@ class Agent:
         self.items[key] = self.specs["background_item"].fire(self.items[key], "list", child)
         self.bg_reported = True
         extra: list[tuple[str, str]] = [key]
-        if "list-tool-and-terminal" in self.faults and key[0] == "terminal":
-            self._breach("BG-13")
-            self.items[("tool_call", "tc_term")] = bgm.LISTED
-            extra.append(("tool_call", "tc_term"))
+        tc = ("tool_call", _embedding(key[1]))
+        if key[0] == "terminal" and self.items.get(tc) == bgm.ANNOUNCED:
+            if "list-tool-and-terminal" in self.faults:
+                self._breach("BG-13")
+            self.items[tc] = bgm.LISTED
+            extra.append(tc)
         if "list-twice" in self.faults:
             self._breach("BG-17")
             extra.append(key)
@@ -1112,16 +1271,12 @@ class Agent:
         else:
             idle = {"state": "idle", "stopReason": "end_turn", "background": []}
             out = [wire.state_update(CHILD, "idle", [], "end_turn"), wire.subagent(MAIN, CHILD, idle)]
-        if (
-            "list-tool-and-terminal" in self.faults
-            and kind == "terminal"
-            and ("tool_call", "tc_term") in self.items
-        ):
-            self.tools["tc_term"][0] = tcm.COMPLETED
-            self.items[("tool_call", "tc_term")] = (
-                bgm.FINALIZED if ("tool_call", "tc_term") in self.listed else bgm.DONE
-            )
-            out.append(wire.tool_call(MAIN, "tc_term", "completed"))
+        tc = ("tool_call", _embedding(ident))
+        if kind == "terminal" and self.items.get(tc) in (bgm.ANNOUNCED, bgm.LISTED):
+            # the tool call that embeds the terminal ends with it
+            self.tools[tc[1]][0] = self.specs["tool_call"].fire(self.tools[tc[1]][0], "complete")
+            self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
+            out.append(wire.tool_call(MAIN, tc[1], "completed"))
         if self.items[key] == bgm.DONE:
             self.followup = self._has("followup") and self.real == fgm.IDLE
         return out
@@ -1129,9 +1284,10 @@ class Agent:
     def _unlist(self, key: tuple[str, str]) -> None:
         self.items[key] = self.specs["background_item"].fire(self.items[key], "unlist")
         drop = {key}
-        if key[0] == "terminal" and ("tool_call", "tc_term") in self.items:
-            drop.add(("tool_call", "tc_term"))
-            self.items[("tool_call", "tc_term")] = bgm.DONE
+        tc = ("tool_call", _embedding(key[1]))
+        if key[0] == "terminal" and self.items.get(tc) == bgm.FINALIZED:
+            drop.add(tc)  # the embedding tool call leaves the list with its terminal
+            self.items[tc] = bgm.DONE
         self.listed = tuple(k for k in self.listed if k not in drop)
 
     def _do_bg_unlist(self, key: tuple[str, str]) -> list[Msg]:

@@ -56,7 +56,11 @@ class Client:
     ) -> None:
         self.cfg = cfg
         self.faults = faults
-        self.view = view if view is not None else ClientView(faults=faults - set(CLIENT_SIDE_FAULTS))
+        self.view = (
+            view
+            if view is not None
+            else ClientView(faults=faults - set(CLIENT_SIDE_FAULTS), readings=cfg.reading_map())
+        )
         self.next_id = 0
         self.prompts_sent = 0
         self.unanswered: list[int] = []  # prompt request ids without a response yet

@@ -10,8 +10,11 @@ Must not know: how the bounds are used.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
+
+from properties.readings import DEFAULTS, non_default, resolve
 
 FEATURES = (
     "hold",  # agent may hold prompts and insert them later
@@ -93,13 +96,35 @@ class Config:
     handshake: bool = True
     """Start every run with initialize and session/new (answered), so that the transcript shows
     the session from its creation; without it the session is assumed initialized."""
+    readings: tuple[tuple[str, str], ...] = ()
+    """The readings of ambiguous spec text (``properties.readings``) this run is explored under,
+    as sorted ``(name, alternative)`` pairs of those that differ from their defaults (a mapping
+    given here is checked and put in that form). Every monitor set and client view of the run
+    judges under them, and the simulated peers take the freedoms they give."""
+
+    def __post_init__(self) -> None:
+        given: Iterable[tuple[str, str]] | Mapping[str, str] = self.readings
+        pairs = dict(given.items() if isinstance(given, Mapping) else given)
+        object.__setattr__(self, "readings", tuple(sorted(non_default(resolve(pairs)).items())))
 
     def with_(self, **changes: Any) -> Config:
         return replace(self, **changes)
 
+    def reading_map(self) -> dict[str, str]:
+        """Every reading's alternative in force for this run (defaults included)."""
+        return resolve(dict(self.readings))
+
+    def reading(self, name: str) -> str:
+        """The alternative in force for the reading ``name``."""
+        return dict(self.readings).get(name) or DEFAULTS[name]
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["features"] = sorted(self.features)
+        if self.readings:
+            data["readings"] = dict(self.readings)
+        else:  # all defaults: the bounds read as they always have
+            del data["readings"]
         return data
 
 

@@ -185,26 +185,37 @@ def accepts(lines: list[Line], readings: dict[str, str] | None = None) -> bool:
     return not checker_rules(lines, readings)
 
 
-def _runs(mutant: Mutant, bound: Bound) -> Iterable[tuple[str, Config, Any]]:
+def _runs(
+    mutant: Mutant, bound: Bound, readings: dict[str, str] | None = None
+) -> Iterable[tuple[str, Config, Any]]:
+    """The sample: every scenario and the seeded walks, under ``readings`` (their ``Config``
+    carries them to the simulated peers and monitors)."""
     faults = mutant.switched_on
+    extra: dict[str, Any] = {"readings": readings} if readings else {}
     for scenario in SCENARIOS:
+        scfg = scenario.cfg.with_(**extra)
         yield (
             f"scenario {scenario.name}",
-            scenario.cfg,
-            lambda s=scenario: scripted(s.script, s.cfg, faults, None, strict=False),
+            scfg,
+            lambda s=scenario, c=scfg: scripted(s.script, c, faults, None, strict=False),
         )
+    cfg = mutant.cfg.with_(**extra)
     for seed in range(bound.seed, bound.seed + bound.walks):
-        yield f"seed {seed}", mutant.cfg, lambda s=seed: random_walk(s, bound.steps, mutant.cfg, faults, None)
+        yield f"seed {seed}", cfg, lambda s=seed: random_walk(s, bound.steps, cfg, faults, None)
 
 
 def breaking_runs(
-    rule: str, mutant: Mutant, bound: Bound, deadline: float | None = None
+    rule: str,
+    mutant: Mutant,
+    bound: Bound,
+    deadline: float | None = None,
+    readings: dict[str, str] | None = None,
 ) -> tuple[list[Run], bool]:
     """Distinct breaking behaviours of ``mutant`` for ``rule`` (first found of each transcript),
     and whether the sample was completed before ``deadline``."""
     seen: set[bytes] = set()
     out: list[Run] = []
-    for source, cfg, make in _runs(mutant, bound):
+    for source, cfg, make in _runs(mutant, bound, readings):
         if deadline is not None and time.perf_counter() > deadline:
             return out, False
         run = make()
@@ -243,7 +254,7 @@ def decide(
         return Verdict(
             rule, "unknown", None, "none", note="no behaviour of the simulated peers breaks it", seconds=0.0
         )
-    runs, complete = breaking_runs(rule, mutant, bound, deadline)
+    runs, complete = breaking_runs(rule, mutant, bound, deadline, readings)
     verdict = Verdict(rule, "unknown", None, bound.text(), mutant=mutant.name, breaking=len(runs))
     if not complete:
         verdict.note = "partial: the time budget ended the sample"

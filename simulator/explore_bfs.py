@@ -225,7 +225,7 @@ SLICES: tuple[Slice, ...] = (
             cancel_requests=1,
             closes=1,
             resumes=1,
-            outputs=1,
+            outputs=0,
             capacity=2,
             features=frozenset({"close", "resume", "hold", "cancel", "fail"}),
         ),
@@ -464,7 +464,7 @@ def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: boo
     views = bool(faults & frozenset(CLIENT_FAULTS))
     history = "resume" in cfg.features and cfg.resumes > 0
     symmetry = symmetry and _COUNTER_AT >= 0 and not faults
-    root_world = World(cfg, faults, new_monitors(monitors), record=False)
+    root_world = World(cfg, faults, new_monitors(monitors, cfg), record=False)
     return Parts(root_world, views, history), symmetry
 
 

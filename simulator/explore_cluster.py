@@ -304,16 +304,12 @@ def _merge_found(sums: list[dict[str, Any]]) -> dict[str, _Found]:
 
 
 class ShardActor(Shard):
-    """A shard in its own process, kept for a whole run (``start`` begins each slice's search):
-    the run's readings in force, the cyclic collector off while a search runs (the process
-    holds millions of small objects and frees none of them until the search ends)."""
+    """A shard in its own process, kept for a whole run (``start`` begins each slice's search;
+    the readings travel in its ``Config``), the cyclic collector off while a search runs (the
+    process holds millions of small objects and frees none of them until the search ends)."""
 
-    def __init__(self, readings: dict[str, str]) -> None:
-        import os
-
-        from properties.readings import ENV
-
-        os.environ[ENV] = ",".join(f"{k}={v}" for k, v in sorted(readings.items()))
+    def __init__(self) -> None:
+        pass
 
     def start(self, *args: Any) -> None:
         import gc

@@ -18,7 +18,7 @@ event list for one rule, with everything needed to write it out (``simulator.rep
 
 Monitors come from ``new_monitors``: the full catalogue (``MonitorSet()``, i.e.
 ``properties.monitors.ALL_MONITORS``) when it can be imported, otherwise an empty set (the
-explorers still run; the report says so).
+explorers still run; the report says so), judging under the readings of the run's ``Config``.
 
 Must not know: which explorer is running, files, or how a counterexample is printed.
 """
@@ -37,14 +37,16 @@ SETTLE_BUDGET = 400
 """Most agent moves and deliveries ``settle`` takes before giving up on quiescence."""
 
 
-def new_monitors(enabled: bool = True) -> MonitorSet:
-    """The full catalogue of monitors, or an empty set when it is off or not importable."""
+def new_monitors(enabled: bool = True, cfg: Config | None = None) -> MonitorSet:
+    """The full catalogue of monitors, judging under the readings of ``cfg`` (None: the
+    defaults), or an empty set when it is off or not importable."""
+    readings = cfg.reading_map() if cfg is not None else None
     if not enabled:
-        return MonitorSet([])
+        return MonitorSet([], readings=readings)
     try:
-        return MonitorSet()
+        return MonitorSet(readings=readings)
     except ImportError:  # pragma: no cover - only while properties.monitors is missing
-        return MonitorSet([])
+        return MonitorSet([], readings=readings)
 
 
 def monitor_rules() -> tuple[str, ...]:
@@ -120,7 +122,7 @@ def replay(
     """Re-run ``events``; with ``settle``, continue with ``settle_choice`` until quiescence (or
     ``SETTLE_BUDGET`` moves), then judge the "eventually" rules. With ``stop_rule`` the replay
     stops as soon as that rule is broken (what a shrinker needs)."""
-    world = World(cfg, faults, new_monitors(monitors), record)
+    world = World(cfg, faults, new_monitors(monitors, cfg), record)
     out = Replay(world)
     for ev in events:
         if skip_disabled and ev not in world.enabled():

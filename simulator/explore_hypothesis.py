@@ -183,7 +183,7 @@ def build_machine(
     cfg: Config, faults: frozenset[str], ignore: frozenset[str], stats: Stats
 ) -> type[RuleBasedStateMachine]:
     """A fresh machine class for one configuration (rules and invariants attached)."""
-    monitors = new_monitors()
+    monitors = new_monitors(True, cfg)
     groups: list[tuple[str, frozenset[str]]] = [
         (f"no_{_snake(type(m).__name__)}_breach", frozenset(type(m).RULES))
         for m in monitors.monitors
@@ -194,7 +194,7 @@ def build_machine(
     class WorldMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.world = World(cfg, faults, new_monitors(), record=False)
+            self.world = World(cfg, faults, new_monitors(True, cfg), record=False)
             self.events: list[Event] = []
             self.new: list[Breach] = []
             self.judged = False

@@ -40,7 +40,7 @@ from typing import Any
 
 from properties.engine import SET_ASIDE
 from properties.outputs import dumps, write_atomic
-from properties.readings import readings_in_force
+from properties.readings import resolve
 from properties.variants import Variant, variant_in_force
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
@@ -80,8 +80,8 @@ class Options:
     exhaustive search and the random walks run on its workers (``simulator.explore_cluster``);
     None: in this process."""
     readings: dict[str, str] = field(default_factory=dict)
-    """Readings of ambiguous spec text (``properties.readings``) for every monitor set and
-    client view of the run; absent ones take their defaults."""
+    """Readings of ambiguous spec text (``properties.readings``) the run explores under (put in
+    every slice's and the random modes' ``Config``); absent ones take their defaults."""
     variant: Variant | None = None
     """The variant in force for the whole run (None: the spec as written); its readings are
     merged under ``readings`` by the caller."""
@@ -102,6 +102,8 @@ def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
         chosen = list(explore_bfs.SLICES)
     if transport is not None:
         chosen = [explore_bfs.Slice(s.name, s.cfg.with_(transport=transport), s.purpose) for s in chosen]
+    if opts.readings:
+        chosen = [explore_bfs.Slice(s.name, s.cfg.with_(readings=opts.readings), s.purpose) for s in chosen]
     return chosen
 
 
@@ -115,15 +117,18 @@ def random_config(opts: Options) -> Config:
         own = {m.cfg for m in BY_NAME.values() if m.switched_on <= opts.faults} - {DEFAULT}
         if len(own) == 1:
             base = own.pop()
-    return base.with_(**opts.bounds) if opts.bounds else base
+    cfg = base.with_(**opts.bounds) if opts.bounds else base
+    return cfg.with_(readings=opts.readings) if opts.readings else cfg
 
 
 def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     """Run the chosen modes; write the counterexample files; the report as a JSON object.
-    The readings of ``opts`` are in force for the whole run (``readings_in_force``: every
-    monitor set and client view the explorers build, worker processes included, takes them)."""
-    with readings_in_force(opts.readings) as readings, variant_in_force(opts.variant):
-        return _run(opts, progress, readings, opts.cluster)
+    The readings of ``opts`` travel in the runs' ``Config`` (``exhaustive_slices``,
+    ``random_config``) to every monitor set, client view and simulated peer, worker processes
+    and cluster workers included; the variant of ``opts`` is in force for the whole run
+    (``variant_in_force``)."""
+    with variant_in_force(opts.variant):
+        return _run(opts, progress, resolve(opts.readings), opts.cluster)
 
 
 def _run(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> dict[str, Any]:
@@ -151,7 +156,7 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str], session: A
     warnings: list[str] = []
     write_errors: list[str] = []
     if opts.mode in ("exhaustive", "both"):
-        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, session, readings)
+        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, session)
         report["exhaustive"] = ex
         coverage["exhaustive"] = coverage_json(*ex_cov, rules)
         cexs += ex_cexs
@@ -202,7 +207,7 @@ def write_error(path: str | Path, exc: OSError) -> str:
 
 
 def _exhaustive(
-    opts: Options, progress: Progress, write_errors: list[str], session: Any, readings: dict[str, str]
+    opts: Options, progress: Progress, write_errors: list[str], session: Any
 ) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     t0 = time.perf_counter()
     slices = exhaustive_slices(opts)
@@ -217,7 +222,7 @@ def _exhaustive(
             progress.phase(f"exhaustive, slice {name}")
             ran.append(sl)
             if session is not None:
-                results.append(_on_cluster(session, sl, faults, name, opts, budget, progress, readings))
+                results.append(_on_cluster(session, sl, faults, name, opts, budget, progress))
                 continue
             results.append(
                 explore_bfs.explore(
@@ -294,13 +299,12 @@ def _on_cluster(
     opts: Options,
     budget: float | None,
     progress: Progress,
-    readings: dict[str, str],
 ) -> explore_bfs.BfsResult:
     """One slice searched on the cluster's workers (``simulator.explore_cluster``)."""
     from simulator import explore_cluster
 
     return explore_cluster.search(
-        session.pool(sl.cfg, faults, opts.symmetry, True, readings),
+        session.pool(sl.cfg, faults, opts.symmetry, True),
         sl.cfg,
         faults,
         depth=opts.depth,

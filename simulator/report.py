@@ -60,7 +60,7 @@ def config_source(cfg: Config) -> str:
     """``Config(...)`` with only the fields that differ from the default, deterministically."""
     parts: list[str] = []
     for key, value in cfg.to_json().items():
-        default = DEFAULT.to_json()[key]
+        default = DEFAULT.to_json().get(key)
         if value == default:
             continue
         if key == "features":

@@ -11,7 +11,9 @@ The transcript is what a proxy at the Agent's end sees: an agent message is reco
 Agent sends it, a client message when the Agent receives it (``Line`` = (sender, message)).
 Every recorded line is fed to the monitors (if any) as it is recorded; the Client's view is fed
 when the Client sends or receives. When the Client is faulty, a reference view (no faults) is
-fed the same messages and the two are compared (``view_findings``).
+fed the same messages and the two are compared (``view_findings``). Monitors and views judge
+under the readings of the run's ``Config`` (``Config.readings``); a monitor set built for other
+readings is refused.
 
 Hidden steps (``hidden``): where a seeded-bug Agent or Client makes a move break a rule (its
 breach markers, ``Agent.marks`` / ``Client.marks``) or a faulty client view first disagrees
@@ -94,6 +96,8 @@ class World:
         unknown = faults - ALL_FAULTS
         if unknown:
             raise ValueError(f"unknown faults: {', '.join(sorted(unknown))}")
+        if monitors is not None and monitors.monitors and monitors.readings != cfg.reading_map():
+            raise ValueError("the monitors judge under other readings than the run's (Config.readings)")
         self.cfg = cfg
         self.agent = Agent(cfg, faults & frozenset(AGENT_FAULTS))
         client_faults = faults & (frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS))
@@ -103,7 +107,7 @@ class World:
         self.broken: ProtocolViolation | None = None
         self.monitors = monitors
         view_faults = client_faults & frozenset(CLIENT_FAULTS)
-        self.reference: ClientView | None = ClientView() if view_faults else None
+        self.reference: ClientView | None = ClientView(readings=cfg.reading_map()) if view_faults else None
         self.view_breaches: dict[str, str] = {}
         """Client-view rules the faulty client broke so far (rule -> first explanation)."""
         self.counts: Counter[str] = Counter()

@@ -175,7 +175,7 @@ def _on_ray(
 ) -> explore_bfs.BfsResult:
     session = Session("local", workers)
     try:
-        pool = session.pool(sl.cfg, faults, False, True, {})
+        pool = session.pool(sl.cfg, faults, False, True)
         return explore_cluster.search(pool, sl.cfg, faults, name=sl.name)
     finally:
         session.close()
@@ -205,7 +205,7 @@ def test_a_killed_worker_ends_the_search_with_partial_figures(ray_session: Any) 
     sl = explore_bfs.SLICE_BY_NAME["core"]
     session = Session("local", 2)
     try:
-        pool = session.pool(sl.cfg, frozenset(), False, True, {})
+        pool = session.pool(sl.cfg, frozenset(), False, True)
         levels: list[str] = []
 
         def kill_at_level_five(line: str) -> None:

@@ -207,7 +207,8 @@ def test_drive_cli_finds_shrinks_writes_and_replays_in_process(
     agent = ["acp-model", "agent", "--fault", "no-running-on-start"]
     out = tmp_path / "out"
     timing = ["--timeout", "0.05", "--quiet", "0.001"]
-    argv = ["drive", "--runs", "3", "--steps", "12", *timing, "--shrink-budget", "20", "--json"]
+    argv = ["drive", "--runs", "3", "--seed", "1", "--steps", "20", *timing, "--shrink-budget", "20"]
+    argv.append("--json")
     assert main([*argv, "--out", str(out), "--", *agent]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["runs"] == 3 and report["messages"] > 0 and report["exit_code"] == 1

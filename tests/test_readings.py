@@ -257,7 +257,10 @@ def test_catalogue_entries_are_complete() -> None:
         data = r.to_json()
         assert set(data) == {
             "name", "question", "sections", "spec_lines", "alternatives", "default", "why_default", "rules",
+            "affects", "peers",
         }  # fmt: skip
+        assert r.affects in ("checker", "peers", "both")
+        assert bool(r.peers) == (r.affects != "checker")
 
 
 @pytest.mark.needs_shared
@@ -278,10 +281,14 @@ PHRASES = re.compile(r"working assumption|we read this as|\bwe read\b", re.IGNOR
 
 
 def test_no_docstring_reading_is_left_uncatalogued() -> None:
-    """The phrases that used to mark a silent choice are gone from properties/: each such
-    choice is a catalogued reading now (or the spec settles it)."""
+    """The phrases that used to mark a silent choice are gone from the sources (the checker's,
+    the model's, the simulated peers', the commands' and the diagrams'): each such choice is a
+    catalogued reading now (or the spec settles it)."""
     hits = []
-    for path in sorted((REPO / "properties").rglob("*.py")):
+    folders = ("model", "properties", "simulator", "cli", "diagrams")
+    sources = [p for d in folders for p in (REPO / d).rglob("*.py")]
+    assert len(sources) > 50
+    for path in sorted(sources):
         for n, text_line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if PHRASES.search(text_line):
                 hits.append(f"{path.relative_to(REPO)}:{n}: {text_line.strip()}")
@@ -431,6 +438,32 @@ def test_explore_applies_the_reading_to_the_simulators_monitors(
     assert report["readings"]["cancel-takes-effect"] == alt
     assert {f["rule"] for f in report["findings"]} == rules
     assert code == (1 if rules else 0)
-    from properties.readings import in_force
 
-    assert in_force() == {}  # the run's readings end with it
+
+def _without_seconds(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_seconds(v) for k, v in value.items() if "second" not in k and k != "timing"}
+    if isinstance(value, list):
+        return [_without_seconds(v) for v in value]
+    return value
+
+
+def test_the_environment_changes_no_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The readings travel explicitly (options, Config): the variable that once carried them
+    into worker processes changes nothing, for check nor for explore (worker processes too)."""
+    import properties.readings as readings_module
+
+    assert not hasattr(readings_module, "in_force") and not hasattr(readings_module, "ENV")
+    path = _write(tmp_path, CASES["cancel-takes-effect"][0])
+    argv = ["explore", "--mode", "random", "--walks", "3", "--workers", "2", "--examples", "1",
+            "--steps", "40", "--quiet", "--json", "--fault", "cancel-as-end-turn",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    plain = [_main(["check", "--json", str(path)], capsys)[:2], _main(argv, capsys)[:2]]
+    monkeypatch.setenv("ACP_MODEL_READINGS", "cancel-takes-effect=when-acted")
+    varied = [_main(["check", "--json", str(path)], capsys)[:2], _main(argv, capsys)[:2]]
+    assert [code for code, _ in plain] == [1, 1]  # TRANS-04: a cancellation takes effect on receipt
+    for (code, out), (code2, out2) in zip(plain, varied, strict=True):
+        assert code == code2
+        assert _without_seconds(json.loads(out)) == _without_seconds(json.loads(out2))

@@ -61,6 +61,13 @@ FAULT_ONLY = {
     "bg_remove_early": "remove-before-exit",
     "resume_early": "response-before-snapshot",
 }
+READING_ONLY = {
+    # handler -> the reading's alternative that gives the freedom (not a default; the
+    # handlers and their alternatives are tested in tests/test_readings_peers.py)
+    "synthetic_user": "unaccounted-user-message=other-sources",
+    "bg_adopt": "waited-on-background=becomes-foreground",
+    "withdraw_invalid": "cancelled-invalid-prompt=either",
+}
 SPEC_STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
 """The standard stop reasons of the spec's "Stop reasons" section."""
 NOT_MODELLED_STOP_REASONS: frozenset[str] = frozenset()
@@ -82,6 +89,16 @@ def _walks(transport: str) -> Iterator[tuple[int, Run]]:
 def walks() -> dict[str, list[tuple[int, Run]]]:
     """The 200 default-config walks per transport, shared by the tests of this module."""
     return {t: list(_walks(t)) for t in TRANSPORTS}
+
+
+FOCUSED = DEFAULT.with_(features=frozenset({"permission", "multi_request"}))
+"""Tool calls and permission requests only: the choices of a tool call's life (run, done, block,
+carry on after the idle) are rare among the many of the default configuration, common here."""
+
+
+@pytest.fixture(scope="module")
+def focused_walks() -> dict[str, list[tuple[int, Run]]]:
+    return {t: [(s, random_walk(s, STEPS, FOCUSED.with_(transport=t))) for s in SEEDS] for t in TRANSPORTS}
 
 
 # -- wire shape --------------------------------------------------------------------------------
@@ -136,12 +153,15 @@ def test_fault_only_handlers_are_handlers() -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_every_agent_choice_occurs(walks: dict[str, list[tuple[int, Run]]], transport: str) -> None:
-    events, seeds = _coverage(walks[transport])
-    wanted = [f"agent.{h}" for h in _handlers() if h not in FAULT_ONLY]
+def test_every_agent_choice_occurs(
+    walks: dict[str, list[tuple[int, Run]]], focused_walks: dict[str, list[tuple[int, Run]]], transport: str
+) -> None:
+    """Every choice occurs in the default walks or in the focused ones (``FOCUSED``)."""
+    events, seeds = _coverage(walks[transport] + focused_walks[transport])
+    wanted = [f"agent.{h}" for h in _handlers() if h not in FAULT_ONLY and h not in READING_ONLY]
     wanted += [f"agent.end:{r}" for r in SPEC_STOP_REASONS if r not in NOT_MODELLED_STOP_REASONS]
     width = max(len(k) for k in wanted)
-    print(f"\nagent choices over seeds 0..{len(SEEDS) - 1}, {transport} transport")
+    print(f"\nagent choices over seeds 0..{len(SEEDS) - 1}, default and focused, {transport} transport")
     print(f"{'choice':<{width}}  {'events':>7}  {'seeds':>5}")
     for key in wanted:
         print(f"{key:<{width}}  {events[key]:>7}  {seeds[key]:>5}")
@@ -153,6 +173,8 @@ def test_every_agent_choice_occurs(walks: dict[str, list[tuple[int, Run]]], tran
     assert not missing, f"never chosen in {len(SEEDS) + len(MORE_SEEDS)} seeds: {missing}"
     for handler in FAULT_ONLY:
         assert events[f"agent.{handler}"] == 0, f"{handler} occurred without its fault"
+    for handler in READING_ONLY:
+        assert events[f"agent.{handler}"] == 0, f"{handler} occurred under the default readings"
 
 
 @pytest.mark.parametrize(("handler", "fault"), sorted(FAULT_ONLY.items()))

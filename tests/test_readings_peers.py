@@ -1,0 +1,215 @@
+"""The simulated peers follow the readings: where a reading's alternatives give the Agent
+different freedoms (``affects == "both"`` in ``properties.readings``), the Agent takes the
+freedom of the alternative in force, and taking it breaks none of that alternative's rules.
+
+For each such reading, a short script leads the simulated session to the point where the
+freedom matters; there the freedom's event is enabled under the alternatives that give it and
+under no other. The event is then taken, the run settled, and the monitors (judging under the
+same alternative, as every simulated run does) find nothing. A monitor set under another
+alternative, fed the same transcript, finds a breach of one of the reading's rules wherever the
+spec text makes one: the peers explore that reading's protocol, not the default's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from properties.engine import MonitorSet
+from properties.readings import BY_NAME, READINGS
+from simulator.config import SMALL, Config
+from simulator.explore_common import new_monitors
+from simulator.schedulers import scripted
+from simulator.world import World
+
+P = ("client", "prompt", None)
+D = "deliver"
+START = [P, D, ("agent", "insert", 1), ("agent", "user_message", 1), ("agent", "start", None), D]
+"""A prompt received, inserted, its user message reported and foreground work running."""
+
+
+@dataclass(frozen=True)
+class Case:
+    script: list[Any]
+    event: tuple[str, str, Any]
+    gives: tuple[str, ...]
+    """The alternatives under which ``event`` is enabled after ``script``."""
+    features: frozenset[str] = frozenset()
+    faults: frozenset[str] = frozenset()
+    then: tuple[Any, ...] = ()
+    """Events after the freedom, before settling (to reach a verdict)."""
+    breaks: str | None = None
+    """A rule of the reading a monitor set under another alternative reports on the transcript."""
+
+
+CASES = {
+    "prompt-ahead-of-held": Case(
+        [P, D, ("agent", "hold", 1), P, D],
+        ("agent", "insert", 2),
+        ("held-only",),
+        frozenset({"hold", "cancel"}),
+        then=(
+            ("agent", "user_message", 2),
+            ("agent", "answer", 2),
+            D,
+            ("client", "cancel", None),
+            D,
+            ("agent", "withdraw", 1),
+        ),
+        breaks="ACTIVE-02",
+    ),
+    "cancel-takes-effect": Case(
+        [*START, ("client", "cancel", None), D],
+        ("agent", "end", "end_turn"),
+        ("when-acted",),
+        frozenset({"cancel"}),
+        breaks="TRANS-04",
+    ),
+    "patch-after-idle": Case(
+        [*START, ("agent", "say", None), ("agent", "answer", 1), ("agent", "end", "end_turn")],
+        ("agent", "late_output", None),
+        ("patch-in-place",),
+        frozenset({"chunks"}),
+        breaks="DONE-03",
+    ),
+    "unaccounted-user-message": Case(
+        START,
+        ("agent", "synthetic_user", None),
+        ("other-sources",),
+        then=(("agent", "answer", 1), ("agent", "end", "end_turn")),
+        breaks="ACC-06",
+    ),
+    "waited-on-background": Case(
+        [*START, ("agent", "bg_start", "tool_call"), ("agent", "bg_list", ("tool_call", "tc_bg_1"))],
+        ("agent", "bg_adopt", ("tool_call", "tc_bg_1")),
+        ("becomes-foreground",),
+        frozenset({"bg_tool"}),
+        then=(("agent", "tool_done", "tc_bg_1"), ("agent", "answer", 1), ("agent", "end", "end_turn")),
+        breaks="BG-11",
+    ),
+    "cancelled-invalid-prompt": Case(
+        [P, D, ("client", "cancel", None), D],
+        ("agent", "withdraw_invalid", 1),
+        ("either", "invalid"),
+        frozenset({"cancel"}),
+        frozenset({"image-without-capability"}),
+        breaks="CANCEL-02",
+    ),
+    "tool-updates-after-idle": Case(
+        [*START, ("agent", "tool", None), ("agent", "tool_run", "tc_1"), ("agent", "answer", 1)],
+        ("agent", "end", "end_turn"),
+        ("background",),
+        then=(("agent", "carried_done", "tc_1"),),
+        breaks="DONE-03",
+    ),
+    "tool-with-listed-terminal": Case(
+        START,
+        ("agent", "bg_start", "terminal+tool"),
+        ("may-have-other-work",),
+        frozenset({"terminal"}),
+        then=(("agent", "bg_list", ("terminal", "term_1")),),
+        breaks="BG-13",
+    ),
+    "repeated-idle-new-stop-reason": Case(
+        [*START, ("agent", "answer", 1), ("agent", "end", "end_turn")],
+        ("agent", "restate_idle", None),
+        ("snapshot",),
+        frozenset({"limits"}),
+        breaks="FG-02",
+    ),
+}
+
+
+def _cfg(case: Case, name: str, alt: str) -> Config:
+    return SMALL.with_(features=case.features, prompts=2, capacity=8, readings={name: alt})
+
+
+def test_every_reading_that_concerns_the_peers_has_a_case() -> None:
+    shaped = {"state-updates-before-first-list"}  # a message's shape, not an event: below
+    assert {r.name for r in READINGS if r.affects != "checker"} == set(CASES) | shaped
+
+
+def test_state_updates_carry_a_list_from_the_first_under_every() -> None:
+    name = "state-updates-before-first-list"
+    script = [*START, ("agent", "bg_start", "terminal"), ("agent", "bg_list", ("terminal", "term_1"))]
+    states: dict[str, list[Any]] = {}
+    for alt in BY_NAME[name].alternative_names():
+        cfg = SMALL.with_(features=frozenset({"terminal"}), capacity=8, readings={name: alt})
+        run = scripted(script, cfg, frozenset(), new_monitors(True, cfg))
+        assert not [f.rule for f in run.findings if f.kind == "rule"], alt
+        states[alt] = [
+            m["params"]["update"].get("background", "absent")
+            for _, m in run.world.transcript
+            if m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] == "state_update"
+        ]
+        if alt == "after-first-list":  # judged under every, the first state_update lacks a list
+            judged = MonitorSet(readings={name: "every"}, from_start=True)
+            for n, (sender, msg) in enumerate(run.world.transcript, 1):
+                judged.feed(sender, msg, n)
+            assert "BG-07" in {f.rule for f in judged.findings}
+    assert states["every"][0] == [] and states["after-first-list"][0] == "absent"
+    assert states["every"][-1] == states["after-first-list"][-1] != "absent"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_freedom_is_enabled_exactly_under_its_alternatives(name: str) -> None:
+    case = CASES[name]
+    for alt in BY_NAME[name].alternative_names():
+        run = scripted(case.script, _cfg(case, name, alt), case.faults, settle=False)
+        enabled = case.event in run.world.enabled()
+        assert enabled == (alt in case.gives), (name, alt, run.world.enabled())
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_taking_the_freedom_breaks_no_rule_of_its_alternative(name: str) -> None:
+    case = CASES[name]
+    alt = case.gives[0]
+    cfg = _cfg(case, name, alt)
+    world = World(cfg, case.faults, new_monitors(True, cfg))
+    run = scripted([*case.script, case.event, *case.then], cfg, case.faults, world.monitors)
+    client_side = {"USER-03"}  # the faulty client's own breach (cancelled-invalid-prompt's case)
+    found = sorted({f.rule for f in run.findings if f.kind == "rule"} - client_side)
+    assert found == [], (name, alt, found)
+    if case.breaks is None:
+        return
+    others = [a for a in BY_NAME[name].alternative_names() if a not in case.gives]
+    judged = MonitorSet(readings={name: others[0]}, from_start=True)
+    for n, (sender, msg) in enumerate(run.world.transcript, 1):
+        judged.feed(sender, msg, n)
+    judged.finish(quiescent=True)
+    assert case.breaks in {f.rule for f in judged.findings if f.kind == "rule"}, (name, others[0])
+    assert case.breaks in BY_NAME[name].rules
+
+
+def test_a_world_refuses_monitors_of_other_readings() -> None:
+    cfg = SMALL.with_(readings={"cancel-takes-effect": "when-acted"})
+    with pytest.raises(ValueError, match="other readings"):
+        World(cfg, frozenset(), MonitorSet())
+    assert World(cfg, frozenset(), new_monitors(True, cfg)).monitors is not None
+
+
+def test_config_keeps_only_the_readings_that_differ_from_the_defaults() -> None:
+    a = SMALL.with_(readings={"cancel-takes-effect": "when-acted", "patch-after-idle": "ended-work"})
+    b = SMALL.with_(readings=(("cancel-takes-effect", "when-acted"),))
+    assert a == b and hash(a) == hash(b)
+    assert a.readings == (("cancel-takes-effect", "when-acted"),)
+    assert a.to_json()["readings"] == {"cancel-takes-effect": "when-acted"}
+    assert "readings" not in SMALL.to_json()
+    assert a.reading("patch-after-idle") == "ended-work"
+
+
+def test_simulate_hands_the_reading_to_its_agent(tmp_path: Path) -> None:
+    """``acp-model simulate --reading``: the walk's Agent takes the alternative's freedom (seed 4
+    is a walk where it reports a user message of its own under other-sources)."""
+    from cli.main import main
+
+    texts = {}
+    for reading in ([], ["--reading", "unaccounted-user-message=other-sources"]):
+        out = tmp_path / f"t{len(reading)}.ndjson"
+        assert main(["simulate", "--seed", "4", "--steps", "60", "--out", str(out), *reading]) == 0
+        texts[bool(reading)] = out.read_text(encoding="utf-8")
+    assert '"msg_x_' in texts[True] and '"msg_x_' not in texts[False]
