@@ -61,7 +61,18 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="steps per walk and per hypothesis example (default %(default)s)",
     )
     p.add_argument(
-        "--workers", type=int, default=1, help="processes for the random walks (default %(default)s)"
+        "--workers",
+        type=int,
+        default=1,
+        help="processes for the random walks; with --cluster, Ray workers for the exhaustive search "
+        "and the random walks (default %(default)s)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="local|ADDRESS",
+        help="run the exhaustive search and the random walks on Ray: local starts a Ray instance "
+        "with --workers workers, HOST:PORT joins a running cluster; same results as one process; "
+        "needs pip install -e '.[cluster]' (default: one process, Ray not used)",
     )
     p.add_argument(
         "--time-budget",
@@ -209,6 +220,13 @@ def _options(args: argparse.Namespace) -> Any:
         if args.graph == STDOUT and args.json:
             raise UsageError("--graph - and --json both want standard output; give --graph a file")
         check_file(args.graph)
+    if args.cluster is not None:
+        if not args.cluster.strip():
+            raise UsageError("--cluster: expected local or HOST:PORT")
+        if variant is not None or args.compare:
+            raise UsageError("--variant, --drop and --compare are not available with --cluster yet")
+        if args.graph is not None:
+            raise UsageError("--graph is not available with --cluster (the state graph stays on the workers)")
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")
@@ -291,10 +309,32 @@ def run(args: argparse.Namespace) -> int:
     progress = make(args.quiet)
     if args.compare:
         return _compare(args, opts, progress)
+    session = None
     try:
+        if args.cluster is not None:
+            from cli.cluster import Session
+
+            progress.phase(f"starting Ray ({args.cluster}, {args.workers} worker(s))")
+            opts.cluster = session = Session(args.cluster, args.workers)
+            progress.done()
         report = explore_run.run(opts, progress)
+    except Exception as exc:
+        if args.cluster is None:
+            raise
+        from simulator.explore_cluster import ClusterError
+
+        if not isinstance(exc, ClusterError):
+            raise
+        progress.done()
+        sys.stderr.write(f"acp-model explore: {exc}\n")
+        if exc.partial:
+            figures = ", ".join(f"{k} {v}" for k, v in exc.partial.items())
+            sys.stderr.write(f"acp-model explore: partial statistics: {figures}\n")
+        return EXIT_USAGE
     finally:
         progress.done()
+        if session is not None:
+            session.close()
     # with the graph on standard output, the report goes to standard error
     shown = sys.stderr if args.graph == STDOUT else sys.stdout
     text = render_text(report) + describe(report["readings"]) + "\n"

@@ -415,13 +415,9 @@ def _explore(
     keep_edges: bool,
 ) -> BfsResult:
     t0 = time.perf_counter()
-    views = bool(faults & frozenset(CLIENT_FAULTS))
-    history = "resume" in cfg.features and cfg.resumes > 0
-    symmetry = symmetry and _COUNTER_AT >= 0 and not faults
-    root_world = World(cfg, faults, new_monitors(monitors, cfg), record=False)
-    parts = Parts(root_world, views, history)
+    parts, symmetry = new_parts(cfg, faults, symmetry, monitors)
     s = _Search()
-    with parts.stepping(), _collector_paused():
+    with parts.stepping(), collector_paused():
         stop, transitions, max_depth = _search(
             parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, keep_edges, t0
         )
@@ -430,27 +426,8 @@ def _explore(
     stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
     sccs = nontrivial = bottom = 0
     if complete:
-        sccs, nontrivial, cycles = _bottom_cycles(states, s.src, s.dst)
-        bottom = len(cycles)
-        for members in cycles:
-            _judge_cycle(members, s, cfg, faults, monitors)
-    found_list = []
-    for rule in sorted(s.found):
-        f = s.found[rule]
-        path = s.path(f.state) + ([f.event] if f.event is not None else [])
-        found_list.append(
-            make_counterexample(
-                rule,
-                path,
-                cfg,
-                faults,
-                mode="exhaustive",
-                found_by=f"{name + ', ' if name else ''}depth {len(path)} (shortest)",
-                original_length=len(path),
-                hits=f.hits,
-                fallback=f.breach,
-            )
-        )
+        sccs, nontrivial, bottom = judge_cycles(states, s.src, s.dst, s, cfg, faults, monitors)
+    found_list = counterexamples(s, cfg, faults, name)
     events, rows, entity = parts.tally()
     s.fg = [parts.fg[st[0]] for st in s.states]
     seconds = time.perf_counter() - t0
@@ -482,8 +459,50 @@ def _explore(
     return result
 
 
+def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: bool) -> tuple[Parts, bool]:
+    """The interned parts of the initial World, and whether symmetry applies (see above)."""
+    views = bool(faults & frozenset(CLIENT_FAULTS))
+    history = "resume" in cfg.features and cfg.resumes > 0
+    symmetry = symmetry and _COUNTER_AT >= 0 and not faults
+    root_world = World(cfg, faults, new_monitors(monitors, cfg), record=False)
+    return Parts(root_world, views, history), symmetry
+
+
+def judge_cycles(
+    states: int, src: Any, dst: Any, s: _Search, cfg: Config, faults: frozenset[str], monitors: bool
+) -> tuple[int, int, int]:
+    """(SCCs, non-trivial SCCs, bottom cycles) of the complete graph (edges ``src`` -> ``dst``,
+    sorted by source); rules open in a whole bottom cycle are added to ``s.found``."""
+    sccs, nontrivial, cycles = _bottom_cycles(states, src, dst)
+    for members in cycles:
+        _judge_cycle(members, s, cfg, faults, monitors)
+    return sccs, nontrivial, len(cycles)
+
+
+def counterexamples(s: _Search, cfg: Config, faults: frozenset[str], name: str) -> list[Counterexample]:
+    """One counterexample per rule in ``s.found``: the path to its first breach in BFS order."""
+    found_list = []
+    for rule in sorted(s.found):
+        f = s.found[rule]
+        path = s.path(f.state) + ([f.event] if f.event is not None else [])
+        found_list.append(
+            make_counterexample(
+                rule,
+                path,
+                cfg,
+                faults,
+                mode="exhaustive",
+                found_by=f"{name + ', ' if name else ''}depth {len(path)} (shortest)",
+                original_length=len(path),
+                hits=f.hits,
+                fallback=f.breach,
+            )
+        )
+    return found_list
+
+
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause CPython's cyclic garbage collector while the search runs. The search keeps
     millions of small tuples alive (states, index keys, memo entries); the collector would
     scan them again and again and find nothing, a quarter to a third of the search's time.
@@ -503,21 +522,21 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _search(
-    parts: Parts,
-    s: _Search,
-    cfg: Config,
-    depth: int | None,
-    time_budget: float | None,
-    symmetry: bool,
-    progress: Callable[[str], None] | None,
-    name: str,
-    max_states: int | None,
-    keep_edges: bool,
-    t0: float,
-) -> tuple[str, int, int]:
-    """The breadth-first loop over integer states (see ``simulator.explore_parts``); fills
-    ``s`` and returns (stop reason, transitions, maximum depth)."""
+Child = tuple[Event, Any, tuple[Breach, ...], tuple[Breach, ...]]
+"""What a state's expansion yields per enabled event: (event, the next state or None where the
+model refuses the move, the breaches the move makes, view breaches that count only while their
+rule has not been found yet: the faulty view already differed there before the move)."""
+
+
+def expander(parts: Parts, cfg: Config) -> tuple[Callable[[Any, list[Child]], None], Callable[[Any], bool]]:
+    """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore_parts``).
+
+    ``expand(state, children)`` appends one ``Child`` per enabled event, in ``World.enabled``'s
+    order (the Client's choices, the Agent's, then deliveries), and counts the moves it takes
+    for coverage; ``can_move(state)`` says whether any event is enabled (what a search that
+    stops at a depth limit asks of the states it does not expand). The single-process search
+    and the cluster workers (``simulator.explore_cluster``) both step states with these, so
+    the composition of the parts is written once."""
     mon = parts.monitors
     mon_steps = mon.steps
     mon_step = mon.step
@@ -534,9 +553,112 @@ def _search(
     views = view_table is not None
     cap = cfg.capacity
     ordered = cfg.transport == "fifo"
-    canon = _canon(parts) if symmetry else None
 
-    root = (parts.root_agent, parts.root_client, (), (), 0, 0, 0)
+    def expand(st: Any, children: list[Child]) -> None:
+        a, c, ta, tc, m, v, r = st
+        if len(ta) < cap:
+            moves = client_moves[c]
+            if moves is None:
+                moves = client_choices(c)
+            for move in moves:
+                move[4] += 1
+                c2 = move[1]
+                if c2 < 0:
+                    children.append((move[0], None, move[3], ()))
+                    continue
+                seq = move[2]
+                v2, r2 = v, r
+                if views:
+                    for x in seq:
+                        v2 = view_table.apply(v2, x)  # type: ignore[union-attr]
+                        r2 = ref_table.apply(r2, x)  # type: ignore[union-attr]
+                children.append((move[0], (a, c2, ta + seq, tc, m, v2, r2), (), ()))
+        if len(tc) < cap:
+            moves = agent_moves[a]
+            if moves is None:
+                moves = agent_choices(a)
+            for move in moves:
+                move[4] += 1
+                a2 = move[1]
+                if a2 < 0:
+                    children.append((move[0], None, move[3], ()))
+                    continue
+                m2 = m
+                found: tuple[Breach, ...] = ()
+                for x in move[2]:
+                    hit = mon_steps.get(m2 << SHIFT | x)
+                    if hit is None:
+                        hit = mon_step(m2, x)
+                    hit[2] += 1
+                    m2 = hit[0]
+                    if hit[1]:
+                        found += hit[1]
+                children.append((move[0], (a2, c, ta, tc + move[2], m2, v, r), found, ()))
+        if ta:
+            x = ta[0]
+            hit = mon_steps.get(m << SHIFT | x)
+            if hit is None:
+                hit = mon_step(m, x)
+            hit[2] += 1
+            move = agent_recv.get(a << SHIFT | x)
+            if move is None:
+                move = agent_receive(a, x)
+            move[4] += 1
+            if move[1] < 0:
+                children.append((_TO_AGENT, None, move[3], ()))
+            else:
+                children.append((_TO_AGENT, (move[1], c, ta[1:], tc, hit[0], v, r), hit[1], ()))
+        if tc:
+            for k in range(len(tc)) if not ordered else (0,):
+                x = tc[k]
+                v2, r2 = v, r
+                found = ()
+                maybe: tuple[Breach, ...] = ()
+                if views:
+                    v2 = view_table.apply(v, x)  # type: ignore[union-attr]
+                    r2 = ref_table.apply(r, x)  # type: ignore[union-attr]
+                    found = parts.compare(r2, v2)
+                    if found:  # hits: a view rule counts where it newly differs
+                        before = {b.rule for b in parts.compare(r, v)}
+                        maybe = tuple(b for b in found if b.rule in before)
+                        found = tuple(b for b in found if b.rule not in before)
+                move = client_recv.get(c << SHIFT | x)
+                if move is None:
+                    move = client_receive(c, x)
+                move[4] += 1
+                ev = _TO_CLIENT[k] if k < len(_TO_CLIENT) else ("net", "to_client", k)
+                if move[1] < 0:
+                    children.append((ev, None, move[3], ()))
+                else:
+                    children.append((ev, (a, move[1], ta, tc[:k] + tc[k + 1 :], m, v2, r2), found, maybe))
+
+    def can_move(st: Any) -> bool:
+        a, c, ta, tc = st[:4]
+        return bool(ta or tc or (len(ta) < cap and client_choices(c)) or (len(tc) < cap and agent_choices(a)))
+
+    return expand, can_move
+
+
+def _search(
+    parts: Parts,
+    s: _Search,
+    cfg: Config,
+    depth: int | None,
+    time_budget: float | None,
+    symmetry: bool,
+    progress: Callable[[str], None] | None,
+    name: str,
+    max_states: int | None,
+    keep_edges: bool,
+    t0: float,
+) -> tuple[str, int, int]:
+    """The breadth-first loop over integer states (see ``simulator.explore_parts``); fills
+    ``s`` and returns (stop reason, transitions, maximum depth)."""
+    mon = parts.monitors
+    expand, can_move = expander(parts, cfg)
+    canon = canonical_key(parts) if symmetry else None
+
+    root = root_state(parts)
     states = s.states
     states.append(root)
     index: dict[Any, int] = {canon(root) if canon else root: 0}
@@ -548,6 +670,7 @@ def _search(
     parent.append(-1)
     via.append(None)
     note = s.note
+    found_rules = s.found
     transitions = 0
     d = 0
     level_end = 1
@@ -557,7 +680,7 @@ def _search(
     i = 0
     limit = max_states if max_states is not None else 1 << 62
     deepest = depth if depth is not None else 1 << 62
-    children: list[tuple[Event, Any, tuple[Breach, ...]]] = []
+    children: list[Child] = []
     while i < len(states):
         if i == level_end:
             d += 1
@@ -577,97 +700,23 @@ def _search(
         if len(states) >= limit:
             stop = "state limit"
             break
-        a, c, ta, tc, m, v, r = states[i]
         if d >= deepest:
-            if not cut and (
-                ta or tc or (len(ta) < cap and client_choices(c)) or (len(tc) < cap and agent_choices(a))
-            ):
+            if not cut and can_move(states[i]):
                 cut = True
             i += 1
             continue
         children.clear()
-        # the Client's choices, then the Agent's, then deliveries: World.enabled's order
-        if len(ta) < cap:
-            moves = client_moves[c]
-            if moves is None:
-                moves = client_choices(c)
-            for move in moves:
-                move[4] += 1
-                c2 = move[1]
-                if c2 < 0:
-                    children.append((move[0], None, move[3]))
-                    continue
-                seq = move[2]
-                v2, r2 = v, r
-                if views:
-                    for x in seq:
-                        v2 = view_table.apply(v2, x)  # type: ignore[union-attr]
-                        r2 = ref_table.apply(r2, x)  # type: ignore[union-attr]
-                children.append((move[0], (a, c2, ta + seq, tc, m, v2, r2), ()))
-        if len(tc) < cap:
-            moves = agent_moves[a]
-            if moves is None:
-                moves = agent_choices(a)
-            for move in moves:
-                move[4] += 1
-                a2 = move[1]
-                if a2 < 0:
-                    children.append((move[0], None, move[3]))
-                    continue
-                m2 = m
-                found: tuple[Breach, ...] = ()
-                for x in move[2]:
-                    hit = mon_steps.get(m2 << SHIFT | x)
-                    if hit is None:
-                        hit = mon_step(m2, x)
-                    hit[2] += 1
-                    m2 = hit[0]
-                    if hit[1]:
-                        found += hit[1]
-                children.append((move[0], (a2, c, ta, tc + move[2], m2, v, r), found))
-        if ta:
-            x = ta[0]
-            hit = mon_steps.get(m << SHIFT | x)
-            if hit is None:
-                hit = mon_step(m, x)
-            hit[2] += 1
-            move = agent_recv.get(a << SHIFT | x)
-            if move is None:
-                move = agent_receive(a, x)
-            move[4] += 1
-            if move[1] < 0:
-                children.append((_TO_AGENT, None, move[3]))
-            else:
-                children.append((_TO_AGENT, (move[1], c, ta[1:], tc, hit[0], v, r), hit[1]))
-        if tc:
-            for k in range(len(tc)) if not ordered else (0,):
-                x = tc[k]
-                v2, r2 = v, r
-                found = ()
-                if views:
-                    v2 = view_table.apply(v, x)  # type: ignore[union-attr]
-                    r2 = ref_table.apply(r, x)  # type: ignore[union-attr]
-                    found = parts.compare(r2, v2)
-                    if found:  # hits: a view rule counts where it newly differs
-                        before = {b.rule for b in parts.compare(r, v)}
-                        found = tuple(b for b in found if b.rule not in before or b.rule not in s.found)
-                move = client_recv.get(c << SHIFT | x)
-                if move is None:
-                    move = client_receive(c, x)
-                move[4] += 1
-                ev = _TO_CLIENT[k] if k < len(_TO_CLIENT) else ("net", "to_client", k)
-                if move[1] < 0:
-                    children.append((ev, None, move[3]))
-                else:
-                    children.append((ev, (a, move[1], ta, tc[:k] + tc[k + 1 :], m, v2, r2), found))
+        expand(states[i], children)
         if not children:
             s.quiet.append(i)
-            for b in mon.finish(m):
+            for b in mon.finish(states[i][4]):
                 note(b, i, None)
             i += 1
             continue
         transitions += len(children)
-        for ev, child, found in children:
+        for ev, child, found, maybe in children:
+            if maybe:  # evaluated before this move's own breaches are noted
+                found += tuple(b for b in maybe if b.rule not in found_rules)
             if found:
                 for b in found:
                     note(b, i, ev)
@@ -690,6 +739,11 @@ def _search(
     return stop, transitions, s.depth[-1]
 
 
+def root_state(parts: Parts) -> Any:
+    """The integer state of the initial World."""
+    return (parts.root_agent, parts.root_client, (), (), 0, 0, 0)
+
+
 _TO_AGENT: Event = ("net", "to_agent", 0)
 _TO_CLIENT: tuple[Event, ...] = tuple(("net", "to_client", k) for k in range(16))
 
@@ -702,7 +756,7 @@ def _depths(parent: array[int]) -> array[int]:
     return depth
 
 
-def _canon(parts: Parts) -> Callable[[Any], Any]:
+def canonical_key(parts: Parts) -> Callable[[Any], Any]:
     """The symmetry key of a state: its parts spelled out, message IDs renamed (see above)."""
     text = parts.msgs.text
     full_key = parts.monitors.full_key

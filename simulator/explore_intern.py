@@ -50,6 +50,11 @@ class Messages:
             text = repr(msg)
         return self._table.intern((sender, text), msg)
 
+    def key(self, x: int) -> tuple[str, bytes | str]:
+        """Message ``x``'s (sender, text): what names it in every process."""
+        key: tuple[str, bytes | str] = self._table.keys[x]
+        return key
+
     def sender(self, x: int) -> str:
         sender: str = self._table.keys[x][0]
         return sender

@@ -107,6 +107,11 @@ class MonitorTable:
         self.ends: dict[int, tuple[Breach, ...]] = {}
         self._full: dict[int, Any] = {}
         self.exercised: Counter[str] = Counter(self.root.exercised)
+        self.base_exercised: Counter[str] = Counter(self.root.exercised)
+        """The rules the root set had exercised before the search (part of ``exercised``)."""
+        self.ended: dict[int, Counter[str]] = {}
+        """Per state judged at quiescence: the rules judging it exercised (part of ``exercised``)."""
+        self._inverse: list[list[Any]] = [[] for _ in self.root.monitors]
         self.line = 1_000
         self._bare = MonitorSet([])
 
@@ -130,7 +135,21 @@ class MonitorTable:
             got = tuple(Breach(f.rule, "eventually", f.explanation) for f in found if f.kind == "rule")
             self.ends[mid] = got
             self.exercised.update(ms.exercised)
+            self.ended[mid] = Counter(ms.exercised)
         return got
+
+    def pending_key(self, pn: int) -> Any:
+        """The requests awaiting a response numbered ``pn`` (``parts[mid][0]``), as data."""
+        return self._pending.keys[pn]
+
+    def monitor_key(self, i: int, n: int) -> Any:
+        """Monitor ``i``'s ``state_key`` numbered ``n`` (``parts[mid][1][i]``). With
+        ``pending_key`` it names a combined state independently of this table's numbering
+        (what the cluster search names a monitor state by across processes)."""
+        inverse = self._inverse[i]
+        if n >= len(inverse):
+            inverse[:] = list(self.numbers[i])  # numbered in insertion order (``number``)
+        return inverse[n]
 
     def full_key(self, mid: int) -> Any:
         """``MonitorSet.state_key`` of state ``mid`` spelled out (what symmetry renames)."""
@@ -142,6 +161,12 @@ class MonitorTable:
     def tally(self) -> Counter[str]:
         """How often each rule's check was exercised over every step the search took."""
         out = Counter(self.exercised)
+        out.update(self.step_tally())
+        return out
+
+    def step_tally(self) -> Counter[str]:
+        """The part of ``tally`` that the steps taken exercised."""
+        out: Counter[str] = Counter()
         for _, _, n, ex in self.steps.values():
             if n:
                 for rule, k in ex:

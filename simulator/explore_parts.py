@@ -54,6 +54,9 @@ BROKEN = -1
 
 _UNSEEN = object()
 
+Origin = tuple[int, Any] | None
+"""How a part state was first reached: (part state before, event or received message number)."""
+
 # A memoized move: [event, next part state (or BROKEN), messages sent, breaches, count, coverage]
 # (a list so the search counts in place: ``move[4] += 1``).
 Move = list[Any]
@@ -92,6 +95,10 @@ class Parts:
         client = world.client.clone(_NoView())  # type: ignore[arg-type]
         self.root_agent = self._agent_id(world.agent)
         self.root_client = self._client_id(client)
+        self.agent_origin: list[Origin] = [None]
+        """Per Agent state: the (state, input) move that first reached it (None: the root)."""
+        self.client_origin: list[Origin] = [None]
+        """Per Client state: likewise."""
         self.monitors = MonitorTable(world.monitors, self.msgs)
         self.view_table: ViewTable | None = None
         self.reference_table: ViewTable | None = None
@@ -136,7 +143,10 @@ class Parts:
         moves = self.agent_moves[a]
         if moves is None:
             rep: Agent = self.agents.reps[a]
-            made = [self._move(rep.clone(), ev, _do(ev), "agent", self._agent_id) for ev in rep.enabled()]
+            made = [
+                self._move(rep.clone(), ev, _do(ev), "agent", self._agent_id, self.agent_origin, (a, ev))
+                for ev in rep.enabled()
+            ]
             # a move that needs a row the variant in force removed is not a move (``World.enabled``)
             moves = self.agent_moves[a] = [m for m in made if not m[3] or not m[3][0].pruned]
         return moves
@@ -147,7 +157,9 @@ class Parts:
         if moves is None:
             rep: Client = self.clients.reps[c]
             moves = self.client_moves[c] = [
-                self._move(rep.clone(rep.view), ev, _do(ev), "client", self._client_id)
+                self._move(
+                    rep.clone(rep.view), ev, _do(ev), "client", self._client_id, self.client_origin, (c, ev)
+                )
                 for ev in rep.enabled()
             ]
         return moves
@@ -159,7 +171,7 @@ class Parts:
         if move is None:
             new = self.agents.reps[a].clone()
             move = self.agent_recv[key] = self._move(
-                new, None, _receive(self.msgs.msgs[x]), "", self._agent_id
+                new, None, _receive(self.msgs.msgs[x]), "", self._agent_id, self.agent_origin, (a, x)
             )
         return move
 
@@ -171,14 +183,23 @@ class Parts:
             rep: Client = self.clients.reps[c]
             new = rep.clone(rep.view)
             move = self.client_recv[key] = self._move(
-                new, None, _receive(self.msgs.msgs[x]), "", self._client_id
+                new, None, _receive(self.msgs.msgs[x]), "", self._client_id, self.client_origin, (c, x)
             )
         return move
 
     def _move(
-        self, new: Any, ev: Any, act: Callable[[Any], Any], sender: str, ident: Callable[[Any], int]
+        self,
+        new: Any,
+        ev: Any,
+        act: Callable[[Any], Any],
+        sender: str,
+        ident: Callable[[Any], int],
+        origins: list[Origin],
+        origin: Origin,
     ) -> Move:
-        """Perform ``act`` on ``new`` (a copy of a representative): the move it makes."""
+        """Perform ``act`` on ``new`` (a copy of a representative): the move it makes. A part
+        state it reaches first gets ``origin`` (its state before, and the event or the
+        number of the message received)."""
         self._rows.clear()
         try:
             sent = act(new) or []
@@ -186,7 +207,11 @@ class Parts:
             return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc), exc.removed),), 0, self._cov()]
         seq = tuple([self.msgs.intern(sender, m) for m in sent])
         triggers = tuple([t for t in map(self._trigger, seq) if t is not None]) if sender == "agent" else ()
-        return [ev, ident(new), seq, (), 0, self._cov(triggers)]
+        n = len(origins)
+        got = ident(new)
+        if got == n:
+            origins.append(origin)
+        return [ev, got, seq, (), 0, self._cov(triggers)]
 
     def _trigger(self, x: int) -> str | None:
         """The entity trigger of message ``x`` (computed once per message)."""
@@ -258,6 +283,9 @@ class ViewTable:
         self.steps: dict[int, int] = {}
         self.json: dict[int, Any] = {}
         self.msgs = msgs
+        self.origin: list[tuple[int, int] | None] = [None]
+        """Per view: the (view, message number) step that first reached it (None: the root)."""
+        self.keys: list[Any] = self._views.keys
 
     @staticmethod
     def _key(view: Any) -> Any:
@@ -270,7 +298,10 @@ class ViewTable:
         if hit is None:
             view = copy.deepcopy(self.views[vid])
             view.apply(self.msgs.sender(x), self.msgs.msgs[x])
+            n = len(self.origin)
             hit = self.steps[key] = self._views.intern(self._key(view), view)
+            if hit == n:
+                self.origin.append((vid, x))
         return hit
 
     def to_json(self, vid: int) -> Any:

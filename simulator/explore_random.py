@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -224,13 +225,20 @@ def explore(
     monitors: bool = True,
     shrink_budget: int | None = None,
     progress: Progress = NULL,
+    chunk_map: Callable[[Callable[[Any], ChunkResult], list[Any]], Iterable[ChunkResult]] | None = None,
 ) -> RandomResult:
-    """Run ``walks`` checked walks and shrink one failing walk per broken rule."""
+    """Run ``walks`` checked walks and shrink one failing walk per broken rule. ``chunk_map``
+    (``run_chunk``, the chunks) runs the chunks elsewhere (a Ray cluster), yielding their results
+    in chunk order."""
     t0 = time.perf_counter()
     jobs = [(seed, start, count, steps, cfg, faults, monitors) for start, count in _chunks(walks, workers)]
     total = ChunkResult(0)
     progress.phase("random walks", walks)
-    if workers > 1 and len(jobs) > 1:
+    if chunk_map is not None:
+        for res in chunk_map(run_chunk, jobs):
+            total.merge(res)
+            progress.advance(res.walks)
+    elif workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for res in pool.map(run_chunk, jobs):
                 total.merge(res)

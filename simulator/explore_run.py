@@ -75,6 +75,10 @@ class Options:
     """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
     depth: int | None = None
     max_states: int | None = explore_bfs.MAX_STATES
+    cluster: Any = None
+    """A cluster session (``cli.cluster.Session``, made by the command for ``--cluster``): the
+    exhaustive search and the random walks run on its workers (``simulator.explore_cluster``);
+    None: in this process."""
     readings: dict[str, str] = field(default_factory=dict)
     """Readings of ambiguous spec text (``properties.readings``) the run explores under (put in
     every slice's and the random modes' ``Config``); absent ones take their defaults."""
@@ -121,12 +125,13 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     """Run the chosen modes; write the counterexample files; the report as a JSON object.
     The readings of ``opts`` travel in the runs' ``Config`` (``exhaustive_slices``,
     ``random_config``) to every monitor set, client view and simulated peer, worker processes
-    included; the variant of ``opts`` is in force for the whole run (``variant_in_force``)."""
+    and cluster workers included; the variant of ``opts`` is in force for the whole run
+    (``variant_in_force``)."""
     with variant_in_force(opts.variant):
-        return _run(opts, progress, resolve(opts.readings))
+        return _run(opts, progress, resolve(opts.readings), opts.cluster)
 
 
-def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[str, Any]:
+def _run(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> dict[str, Any]:
     t0 = time.perf_counter()
     rules = monitor_rules()
     cexs: list[Counterexample] = []
@@ -151,7 +156,7 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[st
     warnings: list[str] = []
     write_errors: list[str] = []
     if opts.mode in ("exhaustive", "both"):
-        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors)
+        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, session)
         report["exhaustive"] = ex
         coverage["exhaustive"] = coverage_json(*ex_cov, rules)
         cexs += ex_cexs
@@ -166,7 +171,7 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str]) -> dict[st
             # the exhaustive search left its monitor sets (reference cycles) to the collector's
             # next full run; have it now rather than in the middle of the random walks
             gc.collect()
-        rnd, rnd_cexs, rnd_cov = _random(opts, progress)
+        rnd, rnd_cexs, rnd_cov = _random(opts, progress, session)
         report["random"] = rnd
         coverage["random"] = coverage_json(*rnd_cov, rules)
         cexs += rnd_cexs
@@ -202,7 +207,7 @@ def write_error(path: str | Path, exc: OSError) -> str:
 
 
 def _exhaustive(
-    opts: Options, progress: Progress, write_errors: list[str]
+    opts: Options, progress: Progress, write_errors: list[str], session: Any
 ) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     t0 = time.perf_counter()
     slices = exhaustive_slices(opts)
@@ -216,6 +221,9 @@ def _exhaustive(
             name = sl.name if label == "spec" else f"{sl.name}+{label}"
             progress.phase(f"exhaustive, slice {name}")
             ran.append(sl)
+            if session is not None:
+                results.append(_on_cluster(session, sl, faults, name, opts, budget, progress))
+                continue
             results.append(
                 explore_bfs.explore(
                     sl.cfg,
@@ -283,6 +291,31 @@ def _exhaustive(
     return ex, [best[r] for r in sorted(best)], (rows, events, entity, exercised)
 
 
+def _on_cluster(
+    session: Any,
+    sl: explore_bfs.Slice,
+    faults: frozenset[str],
+    name: str,
+    opts: Options,
+    budget: float | None,
+    progress: Progress,
+) -> explore_bfs.BfsResult:
+    """One slice searched on the cluster's workers (``simulator.explore_cluster``)."""
+    from simulator import explore_cluster
+
+    return explore_cluster.search(
+        session.pool(sl.cfg, faults, opts.symmetry, True),
+        sl.cfg,
+        faults,
+        depth=opts.depth,
+        time_budget=budget,
+        symmetry=opts.symmetry,
+        progress=progress.note,
+        name=name,
+        max_states=opts.max_states,
+    )
+
+
 def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
     import io
 
@@ -311,7 +344,9 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
         write_atomic(path, buf.getvalue())
 
 
-def _random(opts: Options, progress: Progress) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
+def _random(
+    opts: Options, progress: Progress, session: Any
+) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     cfg = random_config(opts)
     sets = behaviours(opts.variant, opts.faults)
     hyps: list[explore_hypothesis.HypothesisResult] = []
@@ -338,6 +373,7 @@ def _random(opts: Options, progress: Progress) -> tuple[dict[str, Any], list[Cou
                 steps=opts.steps,
                 workers=opts.workers,
                 progress=progress,
+                chunk_map=session.map if session is not None else None,
             )
         )
     hyp, walks = hyps[0], walks_[0]
