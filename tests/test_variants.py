@@ -303,3 +303,18 @@ def test_no_search_fires_a_removed_row() -> None:
     assert pruned.rows[row] == 0 and walks.rows[row] == 0
     assert not pruned.counterexamples and not walks.counterexamples
     assert pruned.rows[("tool_call", "in_progress", "complete", "completed")] > 0
+
+
+def test_a_variant_left_in_the_environment_changes_no_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only --variant and --drop choose a variant: the environment route that carries one to
+    worker processes is cleared when a command starts."""
+    from properties.variants import ENV, from_drops, to_env
+
+    out = str(tmp_path / "s.ndjson")
+    assert main(["simulate", "--drop", "TRANS-04", "--seed", "4", "--out", out]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv(ENV, to_env(from_drops(["TRANS-04"])))
+    assert main(["check", out]) == 1
+    assert "TRANS-04" in capsys.readouterr().out
