@@ -282,13 +282,13 @@ def test_bottom_cycles_agree_with_networkx_on_random_graphs(graph: tuple[int, li
 def test_graphml_export_loads_with_networkx(tmp_path: Path) -> None:
     path = tmp_path / "graph.graphml"
     report = run_explore(
-        Options(mode="exhaustive", slices=("session",), graph=str(path), out=str(tmp_path / "out"))
+        Options(mode="exhaustive", slices=("hook",), graph=str(path), out=str(tmp_path / "out"))
     )
     g = nx.read_graphml(path)
     ex = report["exhaustive"]
     assert g.number_of_nodes() == ex["states"]
     assert g.number_of_edges() == ex["transitions"]
-    first = g.nodes["session:0"]
+    first = g.nodes["hook:0"]
     assert first["depth"] == 0 and first["foreground"] == "idle" and first["quiescent"] is False
     assert any(d["quiescent"] for _, d in g.nodes(data=True))
     assert all("event" in d for _, _, d in g.edges(data=True))
