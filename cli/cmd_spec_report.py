@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.decidability_options import add_bound_options, bound_of, time_budget
-from cli.main import EXIT_OK
+from cli.main import EXIT_OK, UsageError
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
 
@@ -40,6 +40,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "(default: none)",
     )
     add_reading_option(p)
+    p.add_argument(
+        "--readings",
+        default="all",
+        metavar="all|NAME,NAME|none",
+        help="readings of the readings matrix section: every alternative of all readings, of the "
+        "named ones (their product), or none to leave the section out (default %(default)s)",
+    )
     add_bound_options(p.add_argument_group("decidability bounds"))
     return p
 
@@ -49,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_folder(args.out, "--out")
     opts = Options(Path(args.out), chosen_readings(args), bound_of(args), time_budget(args))
+    opts.matrix = _matrix_names(args.readings)
     w0, c0 = time.perf_counter(), time.process_time()
 
     def progress(text: str) -> None:
@@ -63,3 +71,20 @@ def run(args: argparse.Namespace) -> int:
         + (f" (partial: {', '.join(report['partial'])})" if report["partial"] else "")
     )
     return EXIT_OK
+
+
+def _matrix_names(value: str) -> tuple[str, ...]:
+    """``--readings``: ("all",), the named readings, or () for none (an unknown name is a usage
+    error)."""
+    from properties.readings import BY_NAME
+
+    if value == "none":
+        return ()
+    if value == "all":
+        return ("all",)
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown or not names:
+        bad = unknown[0] if unknown else value
+        raise UsageError(f"--readings: unknown reading {bad!r} (see `acp-model readings`)")
+    return names

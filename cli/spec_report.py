@@ -81,6 +81,8 @@ class Options:
     ladder: tuple[tuple[str, int, int], ...] = LADDER
     pictures: bool = True
     """Draw the PNG pictures (matplotlib); without, the page links the Mermaid files only."""
+    matrix: tuple[str, ...] = ("all",)
+    """Readings of the readings matrix (``("all",)``, reading names, or ``()`` for no matrix)."""
 
 
 @dataclass
@@ -236,10 +238,27 @@ def part_ladder(ctx: Context, budget: float | None) -> bool:
     return complete
 
 
+def part_matrix(ctx: Context, budget: float | None) -> bool:
+    """The readings matrix (``simulator.matrix``) at the default slices, exhaustive, seed 0:
+    every alternative of the chosen readings, peers and checker under it."""
+    if not ctx.opts.matrix:
+        return True
+    import tempfile
+
+    from simulator import explore_run
+    from simulator.matrix import readings_matrix
+
+    with tempfile.TemporaryDirectory() as tmp:
+        opts = explore_run.Options(mode="exhaustive", seed=0, out=tmp)
+        ctx.results["matrix"] = readings_matrix(ctx.opts.matrix, opts)
+    return True
+
+
 PARTS: tuple[tuple[str, Callable[[Context, float | None], bool], float], ...] = (
     ("decidability", part_decidability, 0.5),
-    ("explore", part_explore, 0.25),
-    ("ladder", part_ladder, 0.25),
+    ("explore", part_explore, 0.2),
+    ("ladder", part_ladder, 0.2),
+    ("matrix", part_matrix, 0.1),
 )
 """(name, function, share of the time budget), run in this order."""
 
@@ -506,9 +525,49 @@ def section_all_rules(ctx: Context) -> Section:
 
 
 SectionBuilder = Callable[[Context], Section]
+def section_matrix(ctx: Context) -> Section:
+    matrix = ctx.results.get("matrix")
+    lines: list[str] = []
+    if matrix is None:
+        lines.append("Not run (`--readings none`).")
+        return Section("matrix", "Readings matrix", lines, None)
+    lines.append(
+        "Every alternative of every reading (`acp-model readings`), each against the defaults of "
+        "the others, explored exhaustively at the default slices: the simulated peers take the "
+        "freedoms of the alternative and the checker judges under it. A rule broken in a row means "
+        "the rules contradict under that reading (`acp-model explore --readings all` gives the same "
+        "table with its counterexamples)."
+    )
+    lines += ["", "| reading | alternative | rules broken | states | complete |", "|---|---|---|---:|---|"]
+    bars = []
+    for r in matrix.rows:
+        rules = sorted({f.rule for f in r.outcome.findings})
+        alt = f"{r.alternative} (default)" if r.default else r.alternative
+        lines.append(
+            f"| {r.reading} | {alt} | {', '.join(rules) or 'none'} | {r.outcome.states:,} | "
+            f"{'yes' if r.outcome.complete else 'no (state limit)'} |"
+        )
+        bars.append((f"{r.reading} = {r.alternative}", r.outcome.states, rules))
+    contradicting = matrix.contradicting()
+    lines += [
+        "",
+        "**No reading makes the rules contradict** at these bounds."
+        if not contradicting
+        else f"**{len(contradicting)} row(s) make the rules contradict.**",
+    ]
+    if ctx.opts.pictures:
+        from diagrams.matrix_png import matrix_png
+
+        lines += ["", f"![readings matrix]({ctx.add('matrix.png', matrix_png(bars))})"]
+    data = {k: v for k, v in matrix.to_json().items() if k != "seconds"}
+    for row in data["matrix"]:
+        row.pop("seconds", None)
+    return Section("matrix", "Readings matrix", lines, data)
+
+
 SECTIONS_BUILDERS: tuple[SectionBuilder, ...] = (
     section_summary,
-    # the readings matrix section goes here (after the summary)
+    section_matrix,
     section_decidability,
     section_contradictions,
     section_coverage,

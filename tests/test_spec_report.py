@@ -24,6 +24,7 @@ TINY = dict(
     walks=3,
     ladder=(("default bounds, 3 walks", 3, 30),),
     pictures=False,
+    matrix=(),
 )
 
 
@@ -108,3 +109,42 @@ def test_coverage_mermaid_colours_exactly_the_rows_fired() -> None:
         NEVER: ",".join(map(str, range(3, len(d.edges)))),
     }
     assert text.count("-->|") == len(d.edges)
+
+
+def _matrix() -> object:
+    from simulator.matrix import Finding, Matrix, Outcome, Row
+
+    quiet = Outcome((), 263_557, 0, True, 9.5)
+    broken = Outcome((Finding("DONE-03", "x.ndjson", 12, "late chunk"),), 321_009, 0, True, 9.9)
+    m = Matrix(("patch-after-idle",), "exhaustive", 0, 1)
+    m.rows = [
+        Row("patch-after-idle", "ended-work", (), quiet),
+        Row("patch-after-idle", "patch-in-place", (("patch-after-idle", "patch-in-place"),), broken),
+    ]
+    return m
+
+
+def test_the_readings_matrix_section_names_the_rows_that_contradict() -> None:
+    from cli.spec_report import section_matrix
+
+    pages = []
+    for _ in range(2):
+        ctx = Context(Options(Path("unused")), lambda _: None)
+        ctx.results["matrix"] = _matrix()
+        section = section_matrix(ctx)
+        pages.append((section.lines, ctx.files))
+    lines, files = pages[0]
+    assert pages[0] == pages[1]  # the picture too: same rows, same bytes
+    text = "\n".join(lines)
+    assert "| patch-after-idle | ended-work (default) | none | 263,557 | yes |" in text
+    assert "| patch-after-idle | patch-in-place | DONE-03 | 321,009 | yes |" in text
+    assert "1 row(s) make the rules contradict" in text
+    assert files["matrix.png"].startswith(b"\x89PNG")
+    assert "seconds" not in str(section.data)
+
+
+def test_an_unknown_matrix_reading_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["spec-report", "--out", str(tmp_path / "r"), "--readings", "nosuch"]) == 2
+    assert "--readings: unknown reading 'nosuch'" in capsys.readouterr().err
