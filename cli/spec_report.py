@@ -601,6 +601,10 @@ def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
     }
     page = render(sections, report)
     out = opts.out
+    for folder in sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1}):
+        for old in sorted((out / folder).glob("*")):  # a page regenerated in place keeps no stale
+            if old.is_file() and str(old.relative_to(out)) not in ctx.files:  # witness or picture
+                old.unlink()
     for rel in sorted(ctx.files):
         write_atomic(out / rel, ctx.files[rel])
     write_atomic(out / "report.json", dumps(report))

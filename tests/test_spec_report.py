@@ -148,3 +148,19 @@ def test_an_unknown_matrix_reading_is_a_usage_error(
 ) -> None:
     assert main(["spec-report", "--out", str(tmp_path / "r"), "--readings", "nosuch"]) == 2
     assert "--readings: unknown reading 'nosuch'" in capsys.readouterr().err
+
+
+def test_a_page_regenerated_in_place_keeps_no_stale_witness(tmp_path: Path) -> None:
+    """Files of the report's own folders that this run did not write (a witness of a rule that
+    is now decidable) are removed; files elsewhere in the output folder are left alone."""
+    build(Options(tmp_path, **TINY), lambda _: None)  # type: ignore[arg-type]
+    written = _files(tmp_path)
+    folders = {Path(rel).parts[0] for rel in written if len(Path(rel).parts) > 1}
+    assert folders
+    stale = tmp_path / sorted(folders)[0] / "OLD-01.breaking.ndjson"
+    stale.write_text("{}\n", encoding="utf-8")
+    mine = tmp_path / "notes.txt"
+    mine.write_text("kept", encoding="utf-8")
+    build(Options(tmp_path, **TINY), lambda _: None)  # type: ignore[arg-type]
+    assert not stale.exists() and mine.read_text(encoding="utf-8") == "kept"
+    assert {k: v for k, v in _files(tmp_path).items() if k != "notes.txt"} == written
