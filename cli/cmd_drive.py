@@ -36,6 +36,7 @@ from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps, write_atomic
 from properties.checking import FAIL_SEVERITIES
 from properties.findings import Finding
+from properties.outputs import unreadable
 from simulator.drive import ScriptError, load_script, script_json
 
 
@@ -257,9 +258,9 @@ def _replay(args: argparse.Namespace, settings: Settings, make_peer: Any, out: P
     path = args.replay
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise UsageError(unreadable(path, exc)) from None
+    except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: cannot read ({exc})") from None
     try:
         script = load_script(text)
