@@ -1235,10 +1235,12 @@ def test_background_wake_keeps_to_the_monitors_of_a_derived_set() -> None:
     ms = MonitorSet()
     index = {type(m): i for i, m in enumerate(ms.monitors)}
     facts_only = ms.derive(only=(index[Facts],))
-    facts_only.feed(*state("idle", bg=[item("terminal", "T")]), 1)
+    facts_only.feed(*state("idle", bg=[]), 1)
+    facts_only.feed(*state("idle"), 2)
     assert not facts_only.get(BackgroundMonitor).sessions and not facts_only.findings
     with_bg = ms.derive(only=(index[Facts], index[BackgroundMonitor]))
-    assert [f.rule for f in with_bg.feed(*state("idle", bg=[item("terminal", "T")]), 1)] == ["BG-10"]
+    with_bg.feed(*state("idle", bg=[]), 1)
+    assert [f.rule for f in with_bg.feed(*state("idle"), 2)] == ["BG-07"]
 
 
 def test_fail_04_is_exercised_only_where_tool_calls_were_reported() -> None:
