@@ -20,6 +20,13 @@ reported in its own session: a child leaving the list is observed as finalized t
 removed. An item listed before it was announced (a
 breach of its own) counts as listed from its announcement on.
 
+The session: the ``session/resume`` handshake of the session table (``model.session``) is
+observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), a
+user message under a messageId the session already reported (``replay``: a user message is
+inserted once, so one reported again is replayed history) and the success response
+(``resumed``). Opening and closing the session are not observed here (the prompt rules judge
+what a close stops), so the session is ``open`` outside a handshake.
+
 Machines whose steps are partly hidden from a proxy (foreground state against a cancel's
 arrival, a prompt held or decided) are not observed here yet: their rules are still judged by
 the hand-written monitors.
@@ -32,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from model import background, compaction, foreground, toolcall
+from model import background, compaction, foreground, session, toolcall
 from model.core import Context, MachineSpec
 
 BACKGROUND_ID_FIELD: Final = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
@@ -65,7 +72,7 @@ Observation = tuple[MachineSpec, str, str, Context]
 guard's value under its name, and the alternative in force of each reading a guard answers
 for, under the reading's name)."""
 
-OBSERVED: tuple[MachineSpec, ...] = (toolcall.SPEC, compaction.SPEC, background.SPEC)
+OBSERVED: tuple[MachineSpec, ...] = (toolcall.SPEC, compaction.SPEC, background.SPEC, session.SPEC)
 """The machines this layer drives from the wire."""
 
 _NO_CTX: Context = {}
@@ -73,16 +80,24 @@ _ACTIVE = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})
 _LISTED = frozenset({background.LISTED, background.FINALIZED})
 
 
+SESSION_KEY = ""
+"""The entity key of the session machine (one instance per session record)."""
+
+
 class Seen:
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("listed", "states")
+    __slots__ = ("handshake", "listed", "states", "user_ids")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
         """(machine name, entity key) -> state (the machine's initial state when absent)."""
         self.listed: frozenset[tuple[str, str]] = frozenset()
         """The items of the last concrete background list, as (type, ID)."""
+        self.handshake: tuple[Any, str] | None = None
+        """(request ID, session state before it) of the session/resume being answered."""
+        self.user_ids: frozenset[str] = frozenset()
+        """messageIds of the user messages reported in the session so far."""
 
     def state_of(self, spec: MachineSpec, key: str) -> str:
         return self.states.get((spec.name, key), spec.initial)
@@ -91,10 +106,12 @@ class Seen:
         new = Seen()
         new.states = dict(self.states)
         new.listed = self.listed
+        new.handshake = self.handshake
+        new.user_ids = self.user_ids
         return new
 
     def key(self) -> Any:
-        return (frozenset(self.states.items()), self.listed)
+        return (frozenset(self.states.items()), self.listed, self.handshake, self.user_ids)
 
 
 Observer = Callable[[dict[str, Any], Seen, Mapping[str, str]], Iterator[Observation]]
@@ -150,6 +167,8 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
 
 
 def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    if seen.handshake is not None:
+        yield session.SPEC, SESSION_KEY, "snapshot", _NO_CTX
     keys = background_keys(upd.get("background"))
     if keys is None:
         return
@@ -187,7 +206,42 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
     seen.listed = cur
 
 
+def _user_message(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    mid = upd.get("messageId")
+    if type(mid) is not str:
+        return
+    if mid in seen.user_ids:
+        if seen.handshake is not None:
+            yield session.SPEC, SESSION_KEY, "replay", _NO_CTX
+    else:
+        seen.user_ids = seen.user_ids | {mid}
+
+
+def resume_requested(rid: Any, seen: Seen) -> list[Observation]:
+    """A ``session/resume`` request of the session: the handshake starts (one at a time: a
+    request made while another is unanswered is not judged)."""
+    if seen.handshake is not None:
+        return []
+    seen.handshake = (rid, seen.state_of(session.SPEC, SESSION_KEY))
+    return [(session.SPEC, SESSION_KEY, "resume", _NO_CTX)]
+
+
+def resume_answered(rid: Any, success: bool, seen: Seen) -> list[Observation]:
+    """The response to a ``session/resume`` request. A success ends the handshake; an error
+    leaves the session as it was before the request (the table has no row for a refused resume:
+    nothing happened to the session)."""
+    if seen.handshake is None or seen.handshake[0] != rid:
+        return []
+    before = seen.handshake[1]
+    seen.handshake = None
+    if success:
+        return [(session.SPEC, SESSION_KEY, "resumed", _NO_CTX)]
+    seen.states[(session.SPEC.name, SESSION_KEY)] = before
+    return []
+
+
 UPDATES: dict[str, Observer] = {
+    "user_message": _user_message,
     "tool_call_update": _tool_call,
     "tool_call_content_chunk": _tool_call_chunk,
     "terminal_update": _terminal,
@@ -200,6 +254,8 @@ UPDATES: dict[str, Observer] = {
 
 SNAPSHOTS = frozenset({"state_update"})
 """Variants that are snapshots, not updates of an entity: judged inside a resume's replay too."""
+REPLAYED = frozenset({toolcall.SPEC.name, compaction.SPEC.name, background.SPEC.name})
+"""Machines whose entities' updates a resume's replay re-sends (not transitions there)."""
 
 
 def _compaction(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:

@@ -535,6 +535,12 @@ VIOLATIONS: list[Case] = [
         [("SYNC-02", 2)],
     ),
     Case(
+        "SYNC-02 snapshot sent before the requested replay",
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), state("idle", stop="end_turn"),
+         resume(7), state("idle", stop="end_turn"), user("u1"), ok(7)],
+        [("SYNC-02", 8)],
+    ),
+    Case(
         "STATE-01 parent never mirrors its child",
         [
             subagent("c"),

@@ -27,7 +27,17 @@ from typing import Any
 from model.core import MachineSpec, ProtocolViolation
 from properties.engine import Handler, Message, MonitorSet
 from properties.monitors.facts import Facts, SessionMonitor
-from properties.observe import OBSERVED, SNAPSHOTS, UPDATES, Seen, observe
+from properties.observe import (
+    OBSERVED,
+    REPLAYED,
+    SNAPSHOTS,
+    UPDATES,
+    Observation,
+    Seen,
+    observe,
+    resume_answered,
+    resume_requested,
+)
 from properties.readings import BY_NAME
 
 
@@ -50,16 +60,35 @@ class TableMonitor(SessionMonitor[Seen]):
         super().__init__(owner)
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return tuple(("update", variant, self._update) for variant in UPDATES)
+        return (
+            *(("update", variant, self._update) for variant in UPDATES),
+            ("client-request", "session/resume", self._resume),
+            ("agent-response", "session/resume", self._resumed),
+        )
+
+    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is not None:
+            seen = self._session(sid)
+            self._fire(sid, seen, resume_requested(msg["id"], seen), line, msg)
+
+    def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        seen = self.sessions.get(sid) if sid is not None else None
+        if sid is not None and seen is not None:
+            self._fire(sid, seen, resume_answered(msg["id"], "result" in msg, seen), line, msg)
 
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         seen = self._session(sid)
-        states = seen.states
         replaying = upd.get("sessionUpdate") not in SNAPSHOTS and self.facts.replaying(sid)
+        self._fire(sid, seen, observe(upd, seen, self._owner.readings), line, msg, replaying)
+
+    def _fire(
+        self, sid: str, seen: Seen, found: list[Observation], line: int, msg: Message, replaying: bool = False
+    ) -> None:
+        states = seen.states
         tables = self._owner.tables
-        for spec, key, trigger, ctx in observe(upd, seen, self._owner.readings):
+        for spec, key, trigger, ctx in found:
             where = (spec.name, key)
-            if replaying and where in states:
+            if replaying and spec.name in REPLAYED and where in states:
                 return
             state = states.get(where, spec.initial)
             if tables:
@@ -71,9 +100,10 @@ class TableMonitor(SessionMonitor[Seen]):
                     self._ex[spec.eventually[after]] += 1
             except ProtocolViolation as broke:
                 why = f" ({broke.detail})" if broke.detail else ""
+                what = f"{spec.title.lower()} {key!r}" if key else spec.title.lower()
                 self.breach(
                     broke.rule, line, sid,
-                    f"{spec.title.lower()} {key!r} is {state}: the model has no {trigger!r} there{why} "
+                    f"{what} is {state}: the model has no {trigger!r} there{why} "
                     f"({broke.actor} broke {broke.rule})",
                     msg, tuple(name for name in ctx if name in BY_NAME),
                 )  # fmt: skip
