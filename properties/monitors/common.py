@@ -23,6 +23,7 @@ TOOL_FINAL: Final = frozenset(toolcall.FINAL)
 COMPACTION_TERMINAL: Final = frozenset(compaction.TERMINAL)
 REQUEST_CANCELLED: Final = -32800
 INVALID_PARAMS: Final = -32602
+INVALID_REQUEST: Final = -32600
 
 BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})
 PROMPT_CAPABILITY_TYPES: Final = {"image": "image", "audio": "audio", "embeddedContext": "resource"}
