@@ -535,6 +535,13 @@ VIOLATIONS: list[Case] = [
         [("SYNC-02", 2)],
     ),
     Case(
+        "CANCEL-06 a late approval of cancelled work runs its tool call",
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), tool("t1", "pending"), ask("p1", "t1"),
+         state("requires_action"), cancel(), state("idle", stop="cancelled"),
+         permission_answer("p1", "allow"), tool("t1", "in_progress"), tool("t1", "cancelled")],
+        [("CANCEL-06", 11)],
+    ),
+    Case(
         "SYNC-02 snapshot sent before the requested replay",
         [prompt(1), state("running"), user("u1"), answer(1, "u1"), state("idle", stop="end_turn"),
          resume(7), state("idle", stop="end_turn"), user("u1"), ok(7)],
@@ -555,6 +562,12 @@ VIOLATIONS: list[Case] = [
 
 # -- conforming neighbours (no finding at quiescence) -----------------------------------------------
 CONFORMING: list[Case] = [
+    Case(
+        "a late approval of cancelled work is ignored",
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), tool("t1", "pending"), ask("p1", "t1"),
+         state("requires_action"), cancel(), tool("t1", "cancelled"), state("idle", stop="cancelled"),
+         permission_answer("p1", "allow")],
+    ),
     Case("basic turn", turn()),
     Case(
         "response before the user message",
