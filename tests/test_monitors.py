@@ -332,7 +332,6 @@ VIOLATIONS: list[Case] = [
         [prompt(1), state("running"), user("u1"), answer(1, "u1"), close(5), ok(5)],
         [("CANCEL-11", 6)],
     ),
-    Case("FG-06 ending idle without stop reason", [*turn()[:-1], state("idle")], [("FG-06", 6)]),
     Case(
         "TRANS-04 cancellation confirmed with end_turn",
         [*turn()[:-1], cancel(), state("idle", stop="end_turn")],
@@ -844,8 +843,13 @@ def test_conforming_transcript_is_accepted(case: Case) -> None:
     assert found(ms, "open") == []
 
 
+SUSPECTED = {"FG-06"}
+"""Rules whose breach a monitor can only suspect (kind ``suspect``): their cases are the tests
+test_an_ending_idle_without_stop_reason_is_a_suspicion and its neighbours."""
+
+
 def test_every_reported_rule_has_a_violating_case() -> None:
-    reported = {rule for case in VIOLATIONS for rule, _ in case.expect}
+    reported = {rule for case in VIOLATIONS for rule, _ in case.expect} | SUSPECTED
     grouped = {rule for ids in RESTATED.values() for rule in ids}
     for cls in ALL_MONITORS:
         for rule in cls.RULES:
@@ -1286,3 +1290,12 @@ def test_a_busy_looking_refusal_is_a_suspicion_not_a_breach() -> None:
     assert [f for f in run(idle).findings if f.kind == "suspect"] == []
     invalid = [*busy[:5], fail(2, -32602)]
     assert [f for f in run(invalid).findings if f.kind == "suspect"] == []
+
+
+def test_an_ending_idle_without_stop_reason_is_a_suspicion() -> None:
+    """The Agent may omit the stop reason when it cannot tell why the work stopped (Stop
+    reasons), which the wire does not show: FG-06 is suspected (a warning), not proven."""
+    ms = run([*turn()[:-1], state("idle")])
+    assert found(ms) == [] and found(ms, "suspect") == [("FG-06", 6)]
+    assert [f.severity for f in ms.findings] == ["warning"]
+    assert found(run(turn()), "suspect") == []
