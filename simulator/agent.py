@@ -469,7 +469,7 @@ class Agent:
                 add(("agent", "insert", rid))
             if st == prm.HELD and self._has("fail") and rid == waiting:
                 add(("agent", "reject", rid))
-            if st == prm.CANCEL_REQUESTED and self._has("reject_cancel_requested"):
+            if st == prm.CANCEL_REQUESTED and self._reading("rejected-after-cancel-request", "own-reason"):
                 add(("agent", "reject", rid))
             if st == prm.COVERED and p[4] and not self._reading("cancelled-invalid-prompt", "cancelled"):
                 add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)

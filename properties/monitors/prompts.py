@@ -41,7 +41,9 @@ for it (USER-04).
 
 *-32800.* A prompt still waiting when the Agent received ``session/cancel`` (CANCEL-02),
 ``session/close`` (ACC-13) or a ``$/cancel_request`` naming it (REJ-03) must be answered with
--32800 or, if it had been inserted already, with success; another error code is a breach. A
+-32800 or, if it had been inserted already, with success; another error code is a breach
+(after a ``$/cancel_request``, unless the reading ``rejected-after-cancel-request`` is
+``own-reason``: the Agent may refuse it for a reason of its own). A
 prompt received after a ``session/cancel`` of its session and answered -32800 without any later
 cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16.
 A prompt with unadvertised content that a session/cancel covers: which code answers it is the
@@ -81,6 +83,7 @@ from properties.monitors.facts import Facts, SessionMonitor
 from properties.readings import (
     CANCELLED_INVALID_PROMPT,
     PROMPT_AHEAD_OF_HELD,
+    REJECTED_AFTER_CANCEL_REQUEST,
     UNACCOUNTED_USER_MESSAGE,
 )
 
@@ -286,12 +289,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 )
         if cover:
             self._ex[cover] += 1
-            if code != REQUEST_CANCELLED and not (alt != "cancelled" and code == INVALID_PARAMS):
+            requested = cover == "REJ-03"
+            own = requested and self.reading(REJECTED_AFTER_CANCEL_REQUEST) == "own-reason"
+            if code != REQUEST_CANCELLED and not own and not (alt != "cancelled" and code == INVALID_PARAMS):
                 self.breach(
                     cover, line, sid,
                     f"prompt {rid!r} was still waiting when {_COVER_WHAT[cover]} reached the Agent "
                     f"(line {rec[1]} received it) but was answered with error {code}, not -32800",
-                    msg, (CANCELLED_INVALID_PROMPT,) if invalid else (),
+                    msg,
+                    (CANCELLED_INVALID_PROMPT,) if invalid
+                    else (REJECTED_AFTER_CANCEL_REQUEST,) if requested else (),
                 )
         elif rec[3]:
             self._ex["CANCEL-16"] += 1
