@@ -240,8 +240,18 @@ def resume_answered(rid: Any, success: bool, seen: Seen) -> list[Observation]:
     return []
 
 
+def _user_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    """A chunk reports its user message too (recorded), but is no evidence of a replay: the
+    live stream of a message may go on across a re-attachment."""
+    mid = upd.get("messageId")
+    if type(mid) is str and mid not in seen.user_ids:
+        seen.user_ids = seen.user_ids | {mid}
+    return iter(())
+
+
 UPDATES: dict[str, Observer] = {
     "user_message": _user_message,
+    "user_message_chunk": _user_chunk,
     "tool_call_update": _tool_call,
     "tool_call_content_chunk": _tool_call_chunk,
     "terminal_update": _terminal,
