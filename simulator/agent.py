@@ -208,7 +208,8 @@ class Agent:
         self.last_stop: str | None = None  # the stop reason of the last idle that ended work
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
-        # rid -> [prompt state, messageId, user message reported, handled by foreground work, empty]
+        # rid -> [prompt state, messageId, user message reported, handled by foreground work,
+        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised"]
         self.prompts: dict[int, list[Any]] = {}
         self.order: list[int] = []  # rids in receive order
         self.next_msg = 0
@@ -393,7 +394,10 @@ class Agent:
         if method == "session/prompt":
             rid = msg["id"]
             content = msg["params"].get("prompt")
-            invalid = not content or any(b.get("type") not in _BASELINE for b in content)
+            # "empty": the Agent may reject it (-32602) or insert it; "unadvertised": it must reject
+            invalid = "" if content else "empty"
+            if content and any(b.get("type") not in _BASELINE for b in content):
+                invalid = "unadvertised"
             self.prompts[rid] = [prm.RECEIVED, None, False, False, invalid]
             self.order.append(rid)
             if self.cancelling and "cancel-covers-later-prompts" in self.faults:
@@ -464,17 +468,19 @@ class Agent:
                 st in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
                 and (rid == waiting or (st == prm.RECEIVED and self._may_overtake(rid)))
                 and self._open()
-                and (not p[4] or "accept-unadvertised-content" in self.faults)
+                and (p[4] != "unadvertised" or "accept-unadvertised-content" in self.faults)
             ):
                 add(("agent", "insert", rid))
             if st == prm.HELD and self._has("fail") and rid == waiting:
                 add(("agent", "reject", rid))
             if st == prm.CANCEL_REQUESTED and self._reading("rejected-after-cancel-request", "own-reason"):
                 add(("agent", "reject", rid))
-            if st == prm.COVERED and p[4] and not self._reading("cancelled-invalid-prompt", "cancelled"):
+            unadvertised = p[4] == "unadvertised"
+            answer_invalid = self.cfg.reading("cancelled-invalid-prompt")  # cancelled, either or invalid
+            if st == prm.COVERED and unadvertised and answer_invalid != "cancelled":
                 add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
             if st in (prm.CANCEL_REQUESTED, prm.CLOSED_OUT) or (
-                st == prm.COVERED and not (p[4] and self._reading("cancelled-invalid-prompt", "invalid"))
+                st == prm.COVERED and not (unadvertised and answer_invalid == "invalid")
             ):
                 add(("agent", "withdraw", rid))
             if st == prm.INSERTED and "never-answer-inserted" not in self.faults:
@@ -820,7 +826,7 @@ class Agent:
         p = self.prompts[rid]
         if p[0] == prm.COVERED:  # seeded bug "held-not-withdrawn"
             self._breach("CANCEL-02")
-        if p[4]:  # seeded bug "accept-unadvertised-content"
+        if p[4] == "unadvertised":  # seeded bug "accept-unadvertised-content"
             self._breach("USER-04")
         # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
         # refuses it with the named violation (CANCEL-02), as it would any agent.

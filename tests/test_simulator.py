@@ -417,3 +417,20 @@ def test_walks_use_their_bounds(walks: dict[str, list[tuple[int, Run]]]) -> None
         assert counts["agent.compact_start"] <= DEFAULT.compactions, seed
         assert counts["agent.bg_start"] <= DEFAULT.background, seed
         assert max(len(run.world.net.to_agent), len(run.world.net.to_client)) <= DEFAULT.capacity
+
+
+def test_the_agent_may_insert_an_empty_prompt_but_must_refuse_unadvertised_content() -> None:
+    """An empty prompt array (a Client's breach, USER-01) may be rejected with -32602 or inserted
+    ("1. User message": Agents MAY reject one); a prompt with content the Agent did not advertise
+    must be rejected: inserting it is no conforming move."""
+    from simulator.schedulers import scripted
+
+    P, D = ("client", "prompt", None), "deliver"
+    empty = scripted([P, D], DEFAULT, frozenset({"empty-prompt"}))
+    moves = empty.world.enabled()
+    assert ("agent", "insert", 1) in moves and ("agent", "reject", 1) in moves
+    done = scripted([P, D, ("agent", "insert", 1), ("agent", "answer", 1)], DEFAULT, frozenset({"empty-prompt"}))
+    assert {f.rule for f in done.findings if f.kind == "rule"} <= {"USER-01"}
+    image = scripted([P, D], DEFAULT, frozenset({"image-without-capability"}))
+    assert ("agent", "insert", 1) not in image.world.enabled()
+    assert ("agent", "reject", 1) in image.world.enabled()
