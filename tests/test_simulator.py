@@ -429,7 +429,8 @@ def test_the_agent_may_insert_an_empty_prompt_but_must_refuse_unadvertised_conte
     empty = scripted([P, D], DEFAULT, frozenset({"empty-prompt"}))
     moves = empty.world.enabled()
     assert ("agent", "insert", 1) in moves and ("agent", "reject", 1) in moves
-    done = scripted([P, D, ("agent", "insert", 1), ("agent", "answer", 1)], DEFAULT, frozenset({"empty-prompt"}))
+    inserted = [P, D, ("agent", "insert", 1), ("agent", "answer", 1)]
+    done = scripted(inserted, DEFAULT, frozenset({"empty-prompt"}))
     assert {f.rule for f in done.findings if f.kind == "rule"} <= {"USER-01"}
     image = scripted([P, D], DEFAULT, frozenset({"image-without-capability"}))
     assert ("agent", "insert", 1) not in image.world.enabled()
