@@ -465,6 +465,10 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("STATE-05", _MN, _C, _CV, """A Client receiving a state it does not recognise neither treats it
        as idle nor shows the previous state as confirmed; until a known state comes it displays a
        generic busy indicator.""", (84,)),
+    _r("STATE-06", _M, _A, _NC, """The Agent reports unknown only when it has really lost sight of the
+       foreground activity, not because nothing was heard for a while.""", informal=True,
+       reason="Not visible on the wire: whether the Agent could still observe its work is its own "
+       "knowledge."),
     # -- Initial state and synchronization -----------------------------------------------------
     _r("SYNC-01", _MN, _C, _CV, """When the session/new response arrives, the Client keeps any state
        that was already reported and does not reset it.""", (85,)),
@@ -506,12 +510,12 @@ RULES: Final[tuple[Rule, ...]] = (
        it does not list.""", (99,)),
     _r("CANCEL-04", _S, _C, _UN, """On sending session/cancel, the Client marks the unfinished tool
        calls of the current work as cancelled in its own view right away.""", (100,),
-       reason="Not checked yet: the simulated Client does not apply the optional local mark (a display hint)."
-       "Not checked yet: the simulated Client does not apply the optional local mark (a display hint)."),
+       reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
+       "display hint)."),
     _r("CANCEL-05", _S, _C, _UN, """That local marking skips tool calls that appear in the most recent
        background list or that refer to a listed terminal.""", (101,),
-       reason="Not checked yet: the simulated Client does not apply the optional local mark (a display hint)."
-       "Not checked yet: the simulated Client does not apply the optional local mark (a display hint)."),
+       reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
+       "display hint)."),
     _r("CANCEL-06", _M, _A, _MOD, """When stopping cancelled work, the Agent stops waiting on that
        work's open permission requests and treats them as refused.""", (102,)),
     _r("CANCEL-07", _S, _A, _MON, """The Agent withdraws each of those open permission requests with
@@ -537,11 +541,19 @@ RULES: Final[tuple[Rule, ...]] = (
        reports the cancellation.""", (110,)),
     _r("CANCEL-15", _S, _C, _UN, """The Client keeps accepting tool call updates that arrive after it
        sent session/cancel.""", (111,),
-       reason="Not checked yet: a client-view check that tool call updates after session/cancel are applied."
-       "Not checked yet: a client-view check that tool call updates after session/cancel are applied."),
+       reason="Not checked yet: a client-view check that tool call updates after session/cancel are "
+       "applied."),
     _r("CANCEL-16", _MN, _A, _MON, """A session/cancel does not cover prompts that reach the Agent after
        it: such a prompt gets -32800 only if a later cancel, a $/cancel_request for it or a
        session/close accounts for it.""", informal=True),
+    _r("CANCEL-17", _M, _A, _MON, """The Agent itself reports the final status of every unfinished tool
+       call of the cancelled foreground work (the Client's own cancelled mark is only a display
+       hint that those updates replace); tool calls in the latest background list, or running a
+       listed terminal, are not part of it.""", informal=True, eventually=True),
+    _r("CANCEL-18", _M, _A, _NC, """A session/cancel does not cover the work in the latest background
+       list: that work keeps running.""", informal=True,
+       reason="Not visible on the wire: a listed item that ends after the cancel may have ended on "
+       "its own."),
 )
 
 RULES_BY_ID: Final[dict[str, Rule]] = {rule.id: rule for rule in RULES}

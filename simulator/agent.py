@@ -113,6 +113,7 @@ AGENT_FAULTS = (
     "cancel-covers-later-prompts",  # withdraws prompts that arrived after a session/cancel
     "accept-unadvertised-content",  # inserts prompts whose content type was not advertised
     "late-approval-runs",  # leaves a cancelled tool call pending and runs it on a late approval
+    "cancel-leaves-tool-open",  # confirms a cancellation with a tool call of the work still open
 )
 
 
@@ -1162,7 +1163,11 @@ class Agent:
                 and t[2] is not None
                 and self.perms[t[2]][0] == pm.PENDING
             ):
-                continue  # seeded bug: left pending, waiting on its permission request
+                self._breach("CANCEL-17")  # seeded bug: left pending, waiting on its permission request
+                continue
+            if reason == "cancelled" and "cancel-leaves-tool-open" in self.faults:
+                self._breach("CANCEL-17")
+                continue
             if carry and t[0] == tcm.IN_PROGRESS:
                 t[1] = "carried"  # it carries on after the idle as independent work
                 continue

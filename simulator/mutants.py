@@ -92,6 +92,11 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant("replay-new-ids", "agent", "ACC-11", "replays history under new message IDs"),
     Mutant(
+        "cancel-leaves-tool-open", "agent", "CANCEL-17",
+        "confirms a cancellation while a tool call of the cancelled work has no final status",
+        FOCUSED.with_(prompts=1, features=frozenset({"cancel", "thought"})),
+    ),
+    Mutant(
         "late-approval-runs", "agent", "CANCEL-06",
         "leaves a cancelled tool call pending and runs it when its permission is approved late",
         FOCUSED.with_(

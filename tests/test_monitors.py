@@ -428,6 +428,19 @@ VIOLATIONS: list[Case] = [
         [("FAIL-04", 6)],
     ),
     Case(
+        "CANCEL-17 unfinished tool call at the idle confirming a cancellation",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "in_progress"),
+            cancel(),
+            state("idle", stop="cancelled"),
+        ],
+        [("CANCEL-17", 7)],
+    ),
+    Case(
         "CANCEL-07 permission request never withdrawn",
         [
             prompt(1),

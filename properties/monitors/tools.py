@@ -29,6 +29,10 @@ What is certain in proxy order, and why
   not approved): a permission request still open at the idle confirming a cancellation (one
   CANCEL-07 owes a withdrawal for) that the Client then answers with an ``allow_*`` option, and
   whose tool call afterwards goes ``in_progress``: the late answer was used as an approval.
+- CANCEL-17 (judged at the end, like FAIL-04): when the idle confirming a cancellation ends
+  active work, every tool call first reported during that work and still unfinished, neither
+  listed nor embedding a listed terminal, is owed a final status by the Agent; cleared and
+  reported exactly as the FAIL-04 suspects are (the same reading applies).
 - CANCEL-07 (SHOULD, judged at the end): permission requests still open when the idle confirming
   a cancellation was sent (and not about a tool call listed then or later) should be withdrawn
   with ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
@@ -107,6 +111,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         "WAIT-01",
         "TOOL-04",
         "FAIL-04",
+        "CANCEL-17",
         "CANCEL-07",
         "DONE-03",
         "CANCEL-14",
@@ -121,7 +126,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         self.perms: dict[Any, tuple[str, str | None, int]] = {}  # open: rid -> (sid, tool, line)
         self.owed: dict[Any, tuple[str, int]] = {}  # to withdraw: rid -> (sid, line of the idle)
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
-        self.suspects: dict[tuple[str, str], int] = {}
+        self.suspects: dict[tuple[str, str], tuple[int, str]] = {}
+        """(session, tool call) -> (line of the idle, rule it owes: FAIL-04 or CANCEL-17)."""
 
     @property
     def watching(self) -> bool:
@@ -250,11 +256,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         keys = self.facts.background(upd)
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
-        if error and ts is not None:
-            self._ex["FAIL-04"] += 1
+        if ts is not None:
+            owed = "FAIL-04" if error else "CANCEL-17"
+            self._ex[owed] += 1
             for tid, (status, created, _) in ts.tools.items():
                 if created == fs.interval and status not in TOOL_FINAL and not _exempt(tid, ts, listed):
-                    self.suspects[(sid, tid)] = line
+                    self.suspects[(sid, tid)] = (line, owed)
         if fs.cancel_line:
             for rid, (psid, about, _) in self.perms.items():
                 if psid == sid and not (about is not None and ts is not None and _exempt(about, ts, listed)):
@@ -323,11 +330,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
-        for (sid, tid), line in self.suspects.items():
+        for (sid, tid), (line, owed) in self.suspects.items():
+            what = "with stop reason 'error'" if owed == "FAIL-04" else "confirming the cancellation"
+            work = "failed" if owed == "FAIL-04" else "cancelled"
             self.eventually(
-                "FAIL-04", quiescent, line, sid,
-                f"idle with stop reason 'error' while tool call {tid!r} of the failed work had no "
-                "final status (and it was never listed as background work)",
+                owed, quiescent, line, sid,
+                f"idle {what} while tool call {tid!r} of the {work} work had no final status (and "
+                "it was never listed as background work)",
                 readings=(TOOL_UPDATES_AFTER_IDLE,),
             )
         for rid, (sid, line) in self.owed.items():
@@ -357,7 +366,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             tuple(out),
             frozenset((rid, p[0], p[1]) for rid, p in self.perms.items()),
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
-            frozenset(self.suspects),
+            frozenset((key, owed) for key, (_, owed) in self.suspects.items()),
         )
 
 
