@@ -170,10 +170,9 @@ class Verdict:
     by_reading: list[ReadingVerdict] | None = None
     """Verdicts under reading alternatives that differ from this one (None: not computed)."""
 
-    def key(self) -> tuple[str, float | None]:
-        """What two verdicts are compared by: decidable and the fraction flagged (rounded as
-        the JSON has it)."""
-        return (self.decidable, None if self.fraction is None else round(self.fraction, 4))
+    def rounded(self) -> float | None:
+        """The fraction flagged as the JSON has it."""
+        return None if self.fraction is None else round(self.fraction, 4)
 
     def to_json(
         self,
@@ -215,7 +214,7 @@ class Verdict:
                     "reading": r.reading,
                     "alternative": r.alternative,
                     "decidable": r.verdict.decidable,
-                    "fraction": r.verdict.key()[1],
+                    "fraction": r.verdict.rounded(),
                     "witness": r.verdict.to_json((reading_paths or {}).get((r.reading, r.alternative)))[
                         "witness"
                     ],
@@ -315,11 +314,11 @@ def decide(
     bound: Bound = DEFAULT_BOUND,
     readings: dict[str, str] | None = None,
     deadline: float | None = None,
-    same_as: tuple[str, float | None] | None = None,
+    same_as: str | None = None,
 ) -> Verdict:
     """The wire decidability of one rule (see the module docstring). ``deadline``: a point on
-    ``time.monotonic()`` (the same clock in every process). ``same_as``: a verdict
-    (decidable, fraction) this one is compared with; when they agree no witness is searched."""
+    ``time.monotonic()`` (the same clock in every process). ``same_as``: the ``decidable`` of a
+    verdict this one is compared with; when they agree no witness is searched."""
     t0 = time.perf_counter()
     mutant = breaking(rule)
     variant = variant_now()
@@ -363,7 +362,7 @@ def decide(
             + ", ".join(sorted(verdict.other))
             + "): the messages cannot say which rule was broken"
         )
-    if accepted and (same_as is None or same_as != verdict.key()):
+    if accepted and (same_as is None or same_as != verdict.decidable):
         best = min(accepted, key=lambda r: (len(r.transcript), len(r.events)))
         verdict.witness = witness(rule, best, bound)
         if verdict.refused and all(r.broken for r in accepted):
@@ -506,7 +505,7 @@ def alternatives(names: tuple[str, ...], base: dict[str, str] | None = None) -> 
     return [(r.name, a) for r in wanted for a in r.alternative_names() if a != chosen[r.name]]
 
 
-Job = tuple[str, Bound, dict[str, str] | None, float | None, tuple[str, float | None] | None, Variant | None]
+Job = tuple[str, Bound, dict[str, str] | None, float | None, str | None, Variant | None]
 """(rule, bound, readings, deadline, same_as, variant): one ``decide`` call."""
 
 
@@ -541,8 +540,10 @@ def decide_all(
     were computed in the budget (rules not reached are "unknown", noted as skipped).
 
     ``by_reading`` (reading, alternative) pairs: each rule's verdict is computed again under each
-    alternative (on top of ``readings``), and ``Verdict.by_reading`` keeps those that differ
-    (witness searched only for them); the budget's skipped or partial ones are not compared.
+    alternative (on top of ``readings``), and ``Verdict.by_reading`` keeps those whose
+    ``decidable`` differs (the fraction flagged alone moves with the sample, whose random walks
+    take other paths under another reading; a witness is searched only for those that differ);
+    the budget's skipped or partial ones are not compared.
     ``jobs`` > 1: the ``decide`` calls run on that many worker processes; each is independent
     of the others, so the verdicts are the same for any ``jobs``."""
     deadline = None if time_budget is None else time.monotonic() + time_budget
@@ -560,13 +561,14 @@ def decide_all(
         (v, name, alt) for v in out if v.mutant is not None and v.complete for name, alt in by_reading
     ]
     work = [
-        (v.rule, bound, {**(readings or {}), name: alt}, deadline, v.key(), variant) for v, name, alt in again
+        (v.rule, bound, {**(readings or {}), name: alt}, deadline, v.decidable, variant)
+        for v, name, alt in again
     ]
     for v in out:
         v.by_reading = []
     for i, ((v, name, alt), w) in enumerate(zip(again, _map(work, jobs), strict=True), 1):
         complete &= w.complete
-        if w.complete and w.key() != v.key():
+        if w.complete and w.decidable != v.decidable:
             assert v.by_reading is not None
             v.by_reading.append(ReadingVerdict(name, alt, w))
         if progress is not None and (i % 50 == 0 or i == len(work)):

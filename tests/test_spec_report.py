@@ -18,13 +18,14 @@ REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "spec-report"
 
 TINY = dict(
-    bound=dec.Bound(walks=4, steps=30, twin_nodes=500),
+    bound=dec.Bound(walks=4, steps=30, twin_nodes=500, exhaustive_states=100),
     rules=("INTRO-02", "REJ-01"),
     slices=("cancels",),
     walks=3,
     ladder=(("default bounds, 3 walks", 3, 30),),
     pictures=False,
     matrix=(),
+    jobs=1,
 )
 
 
