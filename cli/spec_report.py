@@ -336,6 +336,19 @@ def section_summary(ctx: Context) -> Section:
         lines.append(f"| {n['yes']} | {n['partly']} | {n['no']} | {n['unknown']} |")
         lines += ["", f"Bound: {ctx.opts.bound.text()}."]
         data["decidability"] = n
+        alts = ctx.results.get("alternatives")
+        if alts is not None:
+            differ = sorted((v.rule for v in verdicts if v.by_reading), key=rule_order)
+            lines += [
+                "",
+                f"Under {len(alts)} other reading alternatives, {len(differ)} rule(s) get another verdict"
+                + (
+                    f" ({', '.join(differ)}; see [the table](#where-a-reading-changes-the-verdict))."
+                    if differ
+                    else "."
+                ),
+            ]
+            data["reading_dependent"] = differ
     ladder: dict[str, str | None] | None = ctx.results.get("ladder")
     if ladder is not None:
         lines += ["", "### Rules never exercised by the exhaustive slices", ""]
@@ -398,7 +411,13 @@ def section_decidability(ctx: Context) -> Section:
     lines += by_reading_lines
     bad = sorted((v for v in verdicts if v.decidable in ("partly", "no")), key=lambda v: rule_order(v.rule))
     if bad and by_reading_lines:
-        lines += ["### Under the readings in force", ""]
+        lines += [
+            "### Under the readings in force",
+            "",
+            "The rules that are partly or not decidable under the readings in force, in the spec's "
+            "section order:",
+            "",
+        ]
     if not bad:
         lines.append("None: every breach sampled is flagged by the checker with its rule.")
     for v in bad:
@@ -652,6 +671,8 @@ def section_matrix(ctx: Context) -> Section:
     data = {k: v for k, v in matrix.to_json().items() if k != "seconds"}
     for row in data["matrix"]:
         row.pop("seconds", None)
+        for finding in row["findings"]:  # written to a temporary folder that is gone by now
+            finding.pop("counterexample", None)
     return Section("matrix", "Readings matrix", lines, data)
 
 
