@@ -4,7 +4,9 @@ Theory of operation
 -------------------
 Two stages. *Parts* compute (each stops cleanly at its share of ``--time-budget`` and says so):
 
-- ``decidability``: ``simulator.decidability`` for every rule that has a check;
+- ``decidability``: ``simulator.decidability`` for every rule that has a check, and again under
+  every other alternative of the ``--readings`` readings (the page lists the verdicts that
+  differ);
 - ``explore``: the conforming model explored exhaustively in every slice of
   ``simulator.explore_bfs.SLICES``, then by seeded random walks at the default bounds
   (findings are contradictions of the rules; rows fired and rules exercised are the coverage);
@@ -16,6 +18,10 @@ takes the ``Context`` and returns a ``Section`` (a heading, Markdown lines, JSON
 write beside the page). To add a section (the readings matrix, a variant's differences), write
 one more builder and put it in ``SECTIONS`` where it belongs on the page; a part it needs goes
 in ``PARTS`` (a function that fills ``Context.results[name]`` and returns whether it completed).
+
+For ``--variant`` (``Options.variant``) the parts run twice, for the spec as written and under
+the variant (each with half the time budget), and ``cli.spec_report_diff`` writes the
+"Differences" section that opens the page; the other sections are the variant's.
 
 Everything written is deterministic for the same options: no timing in ``report.json`` or
 ``index.md`` (timing goes to standard error), files in a fixed order, pictures without metadata.

@@ -5,10 +5,12 @@ Theory of operation
 For a rule with a seeded bug written to break it (``simulator.mutants.breaking``), the behaviours
 of the simulated peers with that bug's faults on are sampled at a small bound (``Bound``: every
 named scenario, then seeded random walks of the bug's own ``Config``, each drained to
-quiescence); a behaviour is *breaking* when the world recorded a hidden step naming the rule
-(``World.hidden``: the fault really made a move break it). Each distinct breaking transcript is
-judged by the ordinary checker (``properties.checking.check_stream``, what ``acp-model check``
-runs, on the transcript's NDJSON bytes); it is *flagged* when the checker reports the rule.
+quiescence, then an exhaustive search of the first states of every explore slice,
+``simulator.decidability_exhaustive``); a behaviour is *breaking* when the world recorded a
+hidden step naming the rule (``World.hidden``: the fault really made a move break it). Each
+distinct breaking transcript is judged by the ordinary checker
+(``properties.checking.check_stream``, what ``acp-model check`` runs, on the transcript's NDJSON
+bytes); it is *flagged* when the checker reports the rule.
 
 - ``yes``: every breaking transcript is flagged (at this bound);
 - ``partly`` (with the fraction flagged) or ``no`` (none flagged): some breach is invisible;
@@ -27,6 +29,12 @@ breaking run's breach markers, and the steps (moves that put nothing on the wire
 two runs differ, with what the conforming run may still do at the end. No twin within the bound
 means the checker accepted a breach that no conforming run produces at that bound: a gap in the
 checker rather than in the spec, reported as such (``twin_found`` false).
+
+Readings and variants: ``decide`` judges under the readings it is given (the peers take their
+freedoms, the checker judges by them) and under the variant in force (a dropped rule is
+``unknown``: nothing checks it). ``decide_all`` computes every rule, on worker processes with
+``jobs`` > 1, and with ``by_reading`` each rule again under other reading alternatives, keeping
+those whose ``decidable`` differs (``Verdict.by_reading``).
 
 Must not know: files, diagrams, printing or argument parsing (the command and the report do).
 """
