@@ -81,6 +81,7 @@ def test_committed_witness_of_one_rule_is_current() -> None:
     committed = json.loads((COMMITTED / "report.json").read_text())
     entry = next(e for e in committed["sections"]["decidability"]["rules"] if e["rule"] == "REJ-01")
     fresh = section.data["rules"][0]
+    entry.pop("by_reading")  # computed under every other reading alternative: the deep test's
     assert fresh == entry
 
 
