@@ -368,7 +368,7 @@ def section_summary(ctx: Context) -> Section:
         data["never_exercised"] = {r: ladder[r] for r in sorted(ladder, key=rule_order)}
     partial = sorted(k for k, v in ctx.partial.items() if v)
     if partial:
-        lines += ["", f"**Partial** (the time budget ended them early): {', '.join(partial)}."]
+        lines += ["", f"**Partial** (the time budget or a state limit ended them): {', '.join(partial)}."]
     data["partial"] = partial
     return Section("summary", "Summary", lines, data)
 

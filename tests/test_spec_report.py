@@ -236,4 +236,7 @@ def test_a_variant_report_at_the_default_slices(tmp_path: Path) -> None:
     assert not diff["contradictions"]["vanish"]
     assert [r["rule"] for r in diff["decidability"]] == ["DONE-03"]
     assert diff["matrix"]  # the variant's late output breaks rules in the matrix rows too
-    assert not report["partial"]
+    # with the monitors' state in the key, a slice explored with the dropped rule's bug on goes
+    # over the state limit: the explore part says it is partial, the other parts are whole
+    assert report["partial"] == ["explore"]
+    assert "**Partial**" in (tmp_path / "index.md").read_text(encoding="utf-8")
