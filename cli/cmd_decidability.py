@@ -1,10 +1,14 @@
 """``acp-model decidability``: can a transcript prove each rule broken?
 
-Owns: the command line of ``simulator.decidability`` (which rules, the bound, readings), the
-witness files written under ``--out`` (``<RULE>.breaking.ndjson``, ``<RULE>.conforming.ndjson``,
-``<RULE>.mmd``; atomically), and the text and JSON renderings. JSON: ``{"bound", "readings",
-"counts", "rules": [{"rule", "decidable", "fraction", "bound", "witness": {"breaking",
-"conforming", ...} | null, ...}]}``, deterministic for the same options (no timing). Progress
+Owns: the command line of ``simulator.decidability`` (which rules, the bound, readings, the
+reading alternatives of ``--readings``, ``--jobs``), the witness files written under ``--out``
+(``<RULE>.breaking.ndjson``, ``<RULE>.conforming.ndjson``, ``<RULE>.mmd``; under a reading
+alternative ``<RULE>@<READING>=<ALTERNATIVE>.*``; atomically), and the text and JSON
+renderings. JSON: ``{"bound", "readings", "counts", "rules": [{"rule", "decidable", "fraction",
+"bound", "witness": {"breaking", "conforming", ...} | null, ...}]}``; with ``--readings`` each rule
+also has ``by_reading``: ``[{"reading", "alternative", "decidable", "fraction", "witness"}]``,
+only the alternatives under which the verdict differs, and the top level ``by_reading``: the
+alternatives computed. Deterministic for the same options (no timing, any ``--jobs``). Progress
 goes to standard error.
 
 Must not know: how the sample is taken or judged.
@@ -17,7 +21,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.decidability_options import add_bound_options, bound_of, time_budget
+from cli.decidability_options import (
+    add_bound_options,
+    add_jobs_option,
+    bound_of,
+    jobs_of,
+    reading_names,
+    time_budget,
+)
 from cli.main import EXIT_OK, UsageError
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
@@ -55,6 +66,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="stop after this long; rules not reached are unknown (default: none)",
     )
     add_reading_option(p)
+    p.add_argument(
+        "--readings",
+        metavar="all|NAME,NAME",
+        help="also compute every rule's verdict under each other alternative of these readings "
+        "(each against --reading's choices) and list, per rule, those under which it differs "
+        "(default: none)",
+    )
+    add_jobs_option(p)
     add_bound_options(p.add_argument_group("bounds"))
     return p
 
@@ -70,17 +89,18 @@ def _rules(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(args.rule))
 
 
-def write_witness(v: dec.Verdict, out: Path) -> dict[str, str]:
-    """The witness files of ``v`` in ``out``; their paths by kind."""
+def write_witness(v: dec.Verdict, out: Path, stem: str | None = None) -> dict[str, str]:
+    """The witness files of ``v`` in ``out`` (named ``stem``, default the rule); their paths by kind."""
     from diagrams.sequence import transcript_to_mermaid
     from simulator import decidability as dec
 
     w = v.witness
     assert w is not None
-    paths = {"breaking": str(out / f"{v.rule}.breaking.ndjson"), "diagram": str(out / f"{v.rule}.mmd")}
+    stem = stem or v.rule
+    paths = {"breaking": str(out / f"{stem}.breaking.ndjson"), "diagram": str(out / f"{stem}.mmd")}
     write_atomic(paths["breaking"], dec.ndjson(w.breaking.transcript))
     if w.twin_found:
-        paths["conforming"] = str(out / f"{v.rule}.conforming.ndjson")
+        paths["conforming"] = str(out / f"{stem}.conforming.ndjson")
         write_atomic(paths["conforming"], dec.ndjson(dec.conforming_transcript(w)))
     notes: dict[int, list[tuple[str, str, str]]] = {}
     for pos, run, what in w.differing:
@@ -96,30 +116,41 @@ def run(args: argparse.Namespace) -> int:
     bound = bound_of(args)
     budget = time_budget(args)
     readings = chosen_readings(args)
+    jobs = jobs_of(args)
+    alts = None
+    if args.readings is not None:
+        names = reading_names(args.readings)
+        alts = dec.alternatives(names, readings) if names else None
     if args.out:
         check_folder(args.out, "--out")
 
     def progress(text: str) -> None:
         sys.stderr.write(f"acp-model decidability: {text}\n")
 
-    verdicts, complete = dec.decide_all(rules, bound, resolve(readings), progress, budget)
+    verdicts, complete = dec.decide_all(
+        rules, bound, resolve(readings), progress, budget, by_reading=alts, jobs=jobs
+    )
     entries = []
     for v in verdicts:
         paths = write_witness(v, Path(args.out)) if (args.out and v.witness is not None) else None
-        entries.append(v.to_json(paths))
+        reading_paths = {}
+        for r in v.by_reading or []:
+            if args.out and r.verdict.witness is not None:
+                stem = f"{v.rule}@{r.reading}={r.alternative}"
+                reading_paths[(r.reading, r.alternative)] = write_witness(r.verdict, Path(args.out), stem)
+        entries.append(v.to_json(paths, reading_paths))
     counts = dec.counts(verdicts)
     if args.json:
-        sys.stdout.write(
-            dumps(
-                {
-                    "bound": bound.to_json(),
-                    "readings": readings,
-                    "complete": complete,
-                    "counts": counts,
-                    "rules": entries,
-                }
-            )
-        )
+        data = {
+            "bound": bound.to_json(),
+            "readings": readings,
+            "complete": complete,
+            "counts": counts,
+            "rules": entries,
+        }
+        if alts is not None:
+            data["by_reading"] = [{"reading": n, "alternative": a} for n, a in alts]
+        sys.stdout.write(dumps(data))
         return EXIT_OK
     for e in entries:
         frac = (
@@ -129,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
         if e["note"]:
             line += f": {e['note']}"
         sys.stdout.write(line + "\n")
+        for r in e.get("by_reading", []):
+            frac = "" if r["fraction"] is None else f" ({round(100 * r['fraction'])} % flagged)"
+            sys.stdout.write(f"{'':12}under {r['reading']}={r['alternative']}: {r['decidable']}{frac}\n")
         w = e["witness"]
         if w is not None and w.get("breaking"):
             sys.stdout.write(
@@ -141,4 +175,9 @@ def run(args: argparse.Namespace) -> int:
         + ", ".join(f"{k} {n}" for k, n in counts.items())
         + f". Bound: {bound.text()}.{'' if complete else ' Incomplete: the time budget ended it.'}\n"
     )
+    if alts is not None:
+        differ = sum(1 for e in entries if e.get("by_reading"))
+        sys.stdout.write(
+            f"Under {len(alts)} other reading alternative(s): {differ} rule(s) have a verdict that differs.\n"
+        )
     return EXIT_OK

@@ -121,9 +121,7 @@ def run(args: argparse.Namespace) -> int:
         progress = make(args.quiet)
         try:
             with variant_in_force(variant):
-                result = random_walk(
-                    args.seed, args.steps, cfg, faults, answers_only=True, progress=progress
-                )
+                result = random_walk(args.seed, args.steps, cfg, faults, answers_only=True, progress=progress)
         finally:
             progress.done()
     data = to_ndjson(result.world.transcript)

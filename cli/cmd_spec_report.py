@@ -1,7 +1,8 @@
 """``acp-model spec-report``: the page a spec author brings to a review of the spec.
 
-Owns: the command line of ``cli.spec_report`` (output folder, readings, decidability bound, time
-budget) and the progress lines on standard error (with each part's wall and CPU seconds).
+Owns: the command line of ``cli.spec_report`` (output folder, readings, variant, decidability
+bound, jobs, time budget) and the progress lines on standard error (with each part's wall and
+CPU seconds; CPU of this process only, the worker processes' is not in it).
 
 Must not know: what the page holds (``cli.spec_report`` builds it).
 """
@@ -14,10 +15,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.decidability_options import add_bound_options, bound_of, time_budget
-from cli.main import EXIT_OK, UsageError
+from cli.decidability_options import (
+    add_bound_options,
+    add_jobs_option,
+    bound_of,
+    jobs_of,
+    reading_names,
+    time_budget,
+)
+from cli.main import EXIT_OK
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
+from cli.variant_option import add_variant_options, variant_and_readings
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -26,8 +35,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="write the spec report: wire decidability, contradictions, coverage (index.md, report.json)",
         description="Write DIR/index.md (GitHub Markdown, pictures beside it) and DIR/report.json: "
         "rules by level and check, wire decidability with witnesses, contradictions of the rules "
-        "found by exploring the conforming model, rules never exercised, coverage per machine. The "
-        "same options give the same bytes.",
+        "found by exploring the conforming model, rules never exercised, coverage per machine. With "
+        "--variant, the same page for the variant, opening with its differences from the spec as "
+        "written. The same options give the same bytes.",
     )
     p.add_argument(
         "--out", metavar="DIR", default="out/spec-report", help="output folder (default %(default)s)"
@@ -44,9 +54,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--readings",
         default="all",
         metavar="all|NAME,NAME|none",
-        help="readings of the readings matrix section: every alternative of all readings, of the "
-        "named ones (their product), or none to leave the section out (default %(default)s)",
+        help="readings of the readings matrix section (every alternative of all readings, of the "
+        "named ones: their product) and of the decidability under each other alternative; none "
+        "leaves both out (default %(default)s)",
     )
+    add_variant_options(p)
+    add_jobs_option(p)
     add_bound_options(p.add_argument_group("decidability bounds"))
     return p
 
@@ -55,8 +68,13 @@ def run(args: argparse.Namespace) -> int:
     from cli.spec_report import Options, build  # matplotlib and the explorers: only when run
 
     check_folder(args.out, "--out")
-    opts = Options(Path(args.out), chosen_readings(args), bound_of(args), time_budget(args))
+    variant, readings = variant_and_readings(args)
+    opts = Options(Path(args.out), readings, bound_of(args), time_budget(args))
     opts.matrix = _matrix_names(args.readings)
+    opts.jobs = jobs_of(args)
+    if variant is not None:
+        opts.variant = variant
+        opts.base_readings = chosen_readings(args)
     w0, c0 = time.perf_counter(), time.process_time()
 
     def progress(text: str) -> None:
@@ -74,17 +92,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _matrix_names(value: str) -> tuple[str, ...]:
-    """``--readings``: ("all",), the named readings, or () for none (an unknown name is a usage
-    error)."""
-    from properties.readings import BY_NAME
-
-    if value == "none":
-        return ()
-    if value == "all":
-        return ("all",)
-    names = tuple(n.strip() for n in value.split(",") if n.strip())
-    unknown = [n for n in names if n not in BY_NAME]
-    if unknown or not names:
-        bad = unknown[0] if unknown else value
-        raise UsageError(f"--readings: unknown reading {bad!r} (see `acp-model readings`)")
-    return names
+    return reading_names(value)

@@ -1,8 +1,10 @@
 """The options that bound a decidability sample, shared by ``acp-model decidability`` and
 ``acp-model spec-report``.
 
-Owns: ``--walks``, ``--steps``, ``--seed`` and ``--twin-nodes`` (their names, help and checks) and
-the ``simulator.decidability.Bound`` they make. Bad values are one-line usage errors.
+Owns: ``--walks``, ``--steps``, ``--seed``, ``--twin-nodes`` and ``--exhaustive-states`` (their
+names, help and checks) and the ``simulator.decidability.Bound`` they make; ``--jobs``; the
+``--readings all|NAME,NAME|none`` value parser (``reading_names``). Bad values are one-line usage
+errors.
 
 Must not know: how the sample is taken.
 """
@@ -13,7 +15,12 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cli.main import UsageError
-from simulator.config import DECIDABILITY_STEPS, DECIDABILITY_TWIN_NODES, DECIDABILITY_WALKS
+from simulator.config import (
+    DECIDABILITY_EXHAUSTIVE_STATES,
+    DECIDABILITY_STEPS,
+    DECIDABILITY_TWIN_NODES,
+    DECIDABILITY_WALKS,
+)
 
 if TYPE_CHECKING:
     from simulator.decidability import Bound
@@ -44,16 +51,66 @@ def add_bound_options(group: Any) -> None:
         default=DECIDABILITY_TWIN_NODES,
         help="states the search for a conforming twin may visit (default %(default)s)",
     )
+    group.add_argument(
+        "--exhaustive-states",
+        type=int,
+        metavar="N",
+        default=DECIDABILITY_EXHAUSTIVE_STATES,
+        help="states explored breadth-first in each explore slice with the seeded bug on, on top "
+        "of the scenarios and walks (0: none; default %(default)s)",
+    )
+
+
+def add_jobs_option(p: Any) -> None:
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes for the decidability samples (default: every core); the answers "
+        "are the same for any number",
+    )
+
+
+def jobs_of(args: argparse.Namespace) -> int:
+    import os
+
+    value: int | None = args.jobs
+    if value is not None and value < 1:
+        raise UsageError(f"--jobs {value}: must be >= 1")
+    return value if value is not None else (os.cpu_count() or 1)
+
+
+def reading_names(value: str, option: str = "--readings") -> tuple[str, ...]:
+    """``all|NAME,NAME|none``: ("all",), the named readings, or () for none (an unknown name
+    is a usage error)."""
+    from properties.readings import BY_NAME
+
+    if value == "none":
+        return ()
+    if value == "all":
+        return ("all",)
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown or not names:
+        bad = unknown[0] if unknown else value
+        raise UsageError(f"{option}: unknown reading {bad!r} (see `acp-model readings`)")
+    return names
 
 
 def bound_of(args: argparse.Namespace) -> Bound:
     from simulator.decidability import Bound
 
-    for name, low in (("walks", 0), ("steps", 1), ("seed", 0), ("twin_nodes", 1)):
+    for name, low in (("walks", 0), ("steps", 1), ("seed", 0), ("twin_nodes", 1), ("exhaustive_states", 0)):
         value = getattr(args, name)
         if value < low:
             raise UsageError(f"--{name.replace('_', '-')} {value}: must be >= {low}")
-    return Bound(walks=args.walks, steps=args.steps, seed=args.seed, twin_nodes=args.twin_nodes)
+    return Bound(
+        walks=args.walks,
+        steps=args.steps,
+        seed=args.seed,
+        twin_nodes=args.twin_nodes,
+        exhaustive_states=args.exhaustive_states,
+    )
 
 
 def time_budget(args: argparse.Namespace) -> float | None:

@@ -4,7 +4,9 @@ Theory of operation
 -------------------
 Two stages. *Parts* compute (each stops cleanly at its share of ``--time-budget`` and says so):
 
-- ``decidability``: ``simulator.decidability`` for every rule that has a check;
+- ``decidability``: ``simulator.decidability`` for every rule that has a check, and again under
+  every other alternative of the ``--readings`` readings (the page lists the verdicts that
+  differ);
 - ``explore``: the conforming model explored exhaustively in every slice of
   ``simulator.explore_bfs.SLICES``, then by seeded random walks at the default bounds
   (findings are contradictions of the rules; rows fired and rules exercised are the coverage);
@@ -16,6 +18,10 @@ takes the ``Context`` and returns a ``Section`` (a heading, Markdown lines, JSON
 write beside the page). To add a section (the readings matrix, a variant's differences), write
 one more builder and put it in ``SECTIONS`` where it belongs on the page; a part it needs goes
 in ``PARTS`` (a function that fills ``Context.results[name]`` and returns whether it completed).
+
+For ``--variant`` (``Options.variant``) the parts run twice, for the spec as written and under
+the variant (each with half the time budget), and ``cli.spec_report_diff`` writes the
+"Differences" section that opens the page; the other sections are the variant's.
 
 Everything written is deterministic for the same options: no timing in ``report.json`` or
 ``index.md`` (timing goes to standard error), files in a fixed order, pictures without metadata.
@@ -29,7 +35,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +47,7 @@ from model.registry import MACHINES
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
 from properties.outputs import dumps, write_atomic
 from properties.readings import resolve
+from properties.variants import Variant, variant_in_force
 from simulator import decidability as dec
 from simulator import explore_bfs, explore_random
 from simulator.agent import MAIN
@@ -48,6 +55,7 @@ from simulator.config import DEFAULT, EXPLORE_STEPS, Config, long_session
 from simulator.explore_common import Counterexample, monitor_rules
 from simulator.explore_coverage import machine_coverage
 from simulator.schedulers import random_walk
+from simulator.variant_runs import behaviours
 
 REPORT_WALKS = 400
 """Random walks of the conforming model (default bounds) after the exhaustive slices."""
@@ -82,7 +90,14 @@ class Options:
     pictures: bool = True
     """Draw the PNG pictures (matplotlib); without, the page links the Mermaid files only."""
     matrix: tuple[str, ...] = ("all",)
-    """Readings of the readings matrix (``("all",)``, reading names, or ``()`` for no matrix)."""
+    """Readings of the readings matrix (``("all",)``, reading names, or ``()`` for no matrix);
+    the decidability of every rule is also computed under each other alternative of them."""
+    jobs: int | None = None
+    """Worker processes of the decidability samples and the readings matrix (None: every core)."""
+    variant: Variant | None = None
+    """The variant the page is for (None: the spec as written); its readings are in ``readings``."""
+    base_readings: dict[str, str] | None = None
+    """For a variant: the readings of the spec as written it is compared with (None: ``readings``)."""
 
 
 @dataclass
@@ -113,9 +128,26 @@ class Context:
 
 def part_decidability(ctx: Context, budget: float | None) -> bool:
     rules = ctx.opts.rules or tuple(r.id for r in dec.rules_with_check())
-    verdicts, complete = dec.decide_all(rules, ctx.opts.bound, ctx.readings, ctx.progress, budget)
+    alts = dec.alternatives(ctx.opts.matrix, ctx.readings) if ctx.opts.matrix else None
+    verdicts, complete = dec.decide_all(
+        rules,
+        ctx.opts.bound,
+        ctx.readings,
+        ctx.progress,
+        budget,
+        by_reading=alts,
+        jobs=_jobs(ctx.opts),
+        variant=ctx.opts.variant,
+    )
+    ctx.results["alternatives"] = alts
     ctx.results["decidability"] = verdicts
     return complete
+
+
+def _jobs(opts: Options) -> int:
+    import os
+
+    return max(1, opts.jobs if opts.jobs is not None else (os.cpu_count() or 1))
 
 
 def _cfg(ctx: Context, cfg: Config) -> Config:
@@ -133,33 +165,41 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
     cexs: dict[str, Counterexample] = {}
     complete = True
     stats = []
+    sets = behaviours(ctx.opts.variant, frozenset())
     for sl in slices:
-        left = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
-        ctx.progress(f"explore: slice {sl.name}")
-        r = explore_bfs.explore(_cfg(ctx, sl.cfg), frozenset(), time_budget=left, name=sl.name)
-        complete &= r.complete
-        stats.append({"name": sl.name, "states": r.states, "complete": r.complete, "stop": r.stop})
-        rows.update(r.rows)
-        exercised.update(r.exercised)
-        events.update(r.events)
-        entity.update(r.entity)
-        for c in r.counterexamples:
-            if c.rule not in cexs or len(c.events) < len(cexs[c.rule].events):
-                cexs[c.rule] = c
+        for label, faults in sets:
+            left = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
+            name = sl.name if label == "spec" else f"{sl.name}+{label}"
+            ctx.progress(f"explore: slice {name}")
+            r = explore_bfs.explore(_cfg(ctx, sl.cfg), faults, time_budget=left, name=name)
+            complete &= r.complete
+            stats.append({"name": name, "states": r.states, "complete": r.complete, "stop": r.stop})
+            rows.update(r.rows)
+            exercised.update(r.exercised)
+            events.update(r.events)
+            entity.update(r.entity)
+            for c in r.counterexamples:
+                if c.rule not in cexs or len(c.events) < len(cexs[c.rule].events):
+                    cexs[c.rule] = c
     slice_exercised = Counter(exercised)
+    slice_rows = Counter(rows)
     walks = ctx.opts.walks
     if budget is not None and time.perf_counter() - t0 > budget:
         walks, complete = 0, False
     if walks:
         ctx.progress(f"explore: {walks} random walks at the default bounds")
-        w = explore_random.explore(_cfg(ctx, DEFAULT), frozenset(), seed=0, walks=walks, steps=EXPLORE_STEPS)
-        rows.update(w.rows)
-        exercised.update(w.exercised)
-        events.update(w.events)
-        entity.update(w.entity)
-        for c in w.counterexamples:
-            if c.rule not in cexs or len(c.events) < len(cexs[c.rule].events):
-                cexs[c.rule] = c
+        left_walks = walks
+        for k, (_, faults) in enumerate(sets):  # a variant's walks: the first half (rounded up)
+            n = -(-left_walks // (len(sets) - k))  # with the spec's behaviours, then the rest
+            left_walks -= n
+            w = explore_random.explore(_cfg(ctx, DEFAULT), faults, seed=0, walks=n, steps=EXPLORE_STEPS)
+            rows.update(w.rows)
+            exercised.update(w.exercised)
+            events.update(w.events)
+            entity.update(w.entity)
+            for c in w.counterexamples:
+                if c.rule not in cexs or len(c.events) < len(cexs[c.rule].events):
+                    cexs[c.rule] = c
     if walks:
         ctx.progress(f"explore: {walks} walks, the client's view against the agent's truth")
         for c in view_against_truth(walks, _cfg(ctx, DEFAULT)):
@@ -171,6 +211,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         "machines": machine_coverage(rows, events, entity),
         "exercised": exercised,
         "slice_exercised": slice_exercised,
+        "slice_rows": slice_rows,
         "counterexamples": [cexs[r] for r in sorted(cexs)],
     }
     return complete
@@ -249,8 +290,8 @@ def part_matrix(ctx: Context, budget: float | None) -> bool:
     from simulator.matrix import readings_matrix
 
     with tempfile.TemporaryDirectory() as tmp:
-        opts = explore_run.Options(mode="exhaustive", seed=0, out=tmp)
-        ctx.results["matrix"] = readings_matrix(ctx.opts.matrix, opts)
+        opts = explore_run.Options(mode="exhaustive", seed=0, out=tmp, variant=ctx.opts.variant)
+        ctx.results["matrix"] = readings_matrix(ctx.opts.matrix, opts, _jobs(ctx.opts))
     return True
 
 
@@ -266,7 +307,7 @@ PARTS: tuple[tuple[str, Callable[[Context, float | None], bool], float], ...] = 
 # -- sections ------------------------------------------------------------------------------------
 
 
-def _rule_order(rule: str) -> tuple[int, int]:
+def rule_order(rule: str) -> tuple[int, int]:
     r = RULES_BY_ID.get(rule)
     return (SECTIONS.index(r.section), RULES.index(r)) if r else (len(SECTIONS), 0)
 
@@ -301,6 +342,19 @@ def section_summary(ctx: Context) -> Section:
         lines.append(f"| {n['yes']} | {n['partly']} | {n['no']} | {n['unknown']} |")
         lines += ["", f"Bound: {ctx.opts.bound.text()}."]
         data["decidability"] = n
+        alts = ctx.results.get("alternatives")
+        if alts is not None:
+            differ = sorted((v.rule for v in verdicts if v.by_reading), key=rule_order)
+            lines += [
+                "",
+                f"Under {len(alts)} other reading alternatives, {len(differ)} rule(s) get another verdict"
+                + (
+                    f" ({', '.join(differ)}; see [the table](#where-a-reading-changes-the-verdict))."
+                    if differ
+                    else "."
+                ),
+            ]
+            data["reading_dependent"] = differ
     ladder: dict[str, str | None] | None = ctx.results.get("ladder")
     if ladder is not None:
         lines += ["", "### Rules never exercised by the exhaustive slices", ""]
@@ -308,21 +362,23 @@ def section_summary(ctx: Context) -> Section:
             lines.append("Every rule a monitor checks was exercised.")
         else:
             lines += ["| rule | level | smallest bound that exercises it |", "|---|---|---|"]
-            for rule in sorted(ladder, key=_rule_order):
+            for rule in sorted(ladder, key=rule_order):
                 lvl = RULES_BY_ID[rule].level if rule in RULES_BY_ID else ""
                 lines.append(f"| {rule} | {lvl} | {ladder[rule] or 'none of the bounds tried'} |")
-        data["never_exercised"] = {r: ladder[r] for r in sorted(ladder, key=_rule_order)}
+        data["never_exercised"] = {r: ladder[r] for r in sorted(ladder, key=rule_order)}
     partial = sorted(k for k, v in ctx.partial.items() if v)
     if partial:
-        lines += ["", f"**Partial** (the time budget ended them early): {', '.join(partial)}."]
+        lines += ["", f"**Partial** (the time budget or a state limit ended them): {', '.join(partial)}."]
     data["partial"] = partial
     return Section("summary", "Summary", lines, data)
 
 
-def _witness_files(ctx: Context, v: dec.Verdict) -> dict[str, str]:
+def _witness_files(ctx: Context, v: dec.Verdict, under: str = "", draw: bool = True) -> dict[str, str]:
+    """The witness files of ``v`` (``under``: the reading alternative it was found under, in the
+    file names and the title); their paths by kind."""
     w = v.witness
     assert w is not None
-    stem = f"witnesses/{v.rule}"
+    stem = f"witnesses/{v.rule}{'@' + under if under else ''}"
     paths = {"breaking": ctx.add(f"{stem}.breaking.ndjson", dec.ndjson(w.breaking.transcript))}
     if w.twin_found:
         paths["conforming"] = ctx.add(f"{stem}.conforming.ndjson", dec.ndjson(dec.conforming_transcript(w)))
@@ -333,13 +389,14 @@ def _witness_files(ctx: Context, v: dec.Verdict) -> dict[str, str]:
     if w.twin_found:
         end = len(w.breaking.transcript)
         notes.setdefault(end, []).append(("A", "conforming", "may next: " + "; ".join(w.conforming_next[:2])))
+    name = f"{v.rule} under {under}" if under else v.rule
     title = (
-        f"{v.rule}: breaking and conforming runs, same messages"
+        f"{name}: breaking and conforming runs, same messages"
         if w.twin_found
-        else f"{v.rule}: an accepted breaking run (no conforming run found that sends these messages)"
+        else f"{name}: an accepted breaking run (no conforming run found that sends these messages)"
     )
     paths["diagram"] = ctx.add(f"{stem}.mmd", transcript_to_mermaid(w.breaking.transcript, title, notes))
-    if ctx.opts.pictures:
+    if ctx.opts.pictures and draw:
         paths["picture"] = ctx.add(f"{stem}.png", sequence_png(w.breaking.transcript, title, notes))
     return paths
 
@@ -356,7 +413,17 @@ def section_decidability(ctx: Context) -> Section:
         "",
     ]
     entries: list[dict[str, Any]] = []
-    bad = sorted((v for v in verdicts if v.decidable in ("partly", "no")), key=lambda v: _rule_order(v.rule))
+    reading_paths, by_reading_lines = _by_reading(ctx, verdicts)
+    lines += by_reading_lines
+    bad = sorted((v for v in verdicts if v.decidable in ("partly", "no")), key=lambda v: rule_order(v.rule))
+    if bad and by_reading_lines:
+        lines += [
+            "### Under the readings in force",
+            "",
+            "The rules that are partly or not decidable under the readings in force, in the spec's "
+            "section order:",
+            "",
+        ]
     if not bad:
         lines.append("None: every breach sampled is flagged by the checker with its rule.")
     for v in bad:
@@ -393,26 +460,88 @@ def section_decidability(ctx: Context) -> Section:
                     f"{ctx.opts.bound.twin_nodes:,} states of the search: the checker accepts messages "
                     "the conforming peers never send at this bound."
                 )
-            lines += ["", _picture(f"{v.rule} witness", paths), ""]
+            lines += ["", picture(f"{v.rule} witness", paths), ""]
             if w.differing:
                 lines += ["| after message | run | hidden step |", "|---:|---|---|"]
                 for pos, run, what in w.differing:
                     lines.append(f"| {pos} | {run} | {what} |")
                 lines.append("")
-        entries.append(v.to_json(paths))
+        entries.append(v.to_json(paths, reading_paths.get(v.rule)))
     data = {
         "bound": ctx.opts.bound.to_json(),
         "rules": [
-            v.to_json() if v.decidable not in ("partly", "no") else e
-            for v, e in _merge(sorted(verdicts, key=lambda v: _rule_order(v.rule)), entries)
+            v.to_json(None, reading_paths.get(v.rule)) if v.decidable not in ("partly", "no") else e
+            for v, e in _merge(sorted(verdicts, key=lambda v: rule_order(v.rule)), entries)
         ],
     }
+    alts = ctx.results.get("alternatives")
+    if alts is not None:
+        data["by_reading"] = [{"reading": n, "alternative": a} for n, a in alts]
     return Section("decidability", "Undecidable and partly decidable rules", lines, data)
+
+
+def _by_reading(
+    ctx: Context, verdicts: list[dec.Verdict]
+) -> tuple[dict[str, dict[tuple[str, str], dict[str, str]]], list[str]]:
+    """The witness files of the verdicts that differ under a reading alternative (by rule, then
+    (reading, alternative)) and the page's lines about them."""
+    alts = ctx.results.get("alternatives")
+    paths: dict[str, dict[tuple[str, str], dict[str, str]]] = {}
+    if alts is None:
+        return paths, []
+    lines = [
+        "### Where a reading changes the verdict",
+        "",
+        f"Every rule's decidability was computed again under each of {len(alts)} other "
+        "alternatives of the readings (`acp-model readings`; each against the readings in force "
+        "for the others), at the same bound. Rules whose verdict differs under an alternative:",
+        "",
+    ]
+    differ = sorted((v for v in verdicts if v.by_reading), key=lambda v: rule_order(v.rule))
+    if not differ:
+        return paths, [*lines[:-1], "No rule's verdict depends on a reading at this bound.", ""]
+    lines += [
+        "| rule | decidable | reading | alternative | decidable under it | flagged | witness |",
+        "|---|---|---|---|---|---:|---|",
+    ]
+    for v in differ:
+        for r in v.by_reading or []:
+            w = r.verdict
+            link = "–"
+            if w.witness is not None:
+                files = _witness_files(ctx, w, f"{r.reading}={r.alternative}", draw=False)
+                paths.setdefault(v.rule, {})[(r.reading, r.alternative)] = files
+                link = f"[diagram]({files['diagram']}), [breaking]({files['breaking']})"
+                if "conforming" in files:
+                    link += f", [conforming]({files['conforming']})"
+            lines.append(
+                f"| {v.rule} | {v.decidable} | {r.reading} | {r.alternative} | **{w.decidable}** | "
+                f"{_pct(w.fraction)} | {link} |"
+            )
+    lines.append("")
+    return paths, lines
 
 
 def _merge(verdicts: list[dec.Verdict], entries: list[dict[str, Any]]) -> list[tuple[dec.Verdict, Any]]:
     by_rule = {e["rule"]: e for e in entries}
     return [(v, by_rule.get(v.rule)) for v in verdicts]
+
+
+def cex_title(c: Counterexample) -> str:
+    return f"{c.rule}: {SOURCE_KIND.get(c.source, c.source)}"
+
+
+def cex_files(ctx: Context, c: Counterexample, folder: str = "contradictions") -> dict[str, str]:
+    """A counterexample's transcript, Mermaid diagram and picture in ``folder``; paths by kind."""
+    title = cex_title(c)
+    stem = f"{folder}/{c.rule}"
+    files = {
+        "transcript": ctx.add(f"{stem}.ndjson", dec.ndjson(c.transcript)),
+        "diagram": ctx.add(f"{stem}.mmd", transcript_to_mermaid(c.transcript, title)),
+    }
+    if ctx.opts.pictures:
+        files["picture"] = ctx.add(f"{stem}.png", sequence_png(c.transcript, title))
+    return files
 
 
 def section_contradictions(ctx: Context) -> Section:
@@ -435,20 +564,14 @@ def section_contradictions(ctx: Context) -> Section:
     if not ex["counterexamples"]:
         lines.append("None found at these bounds.")
     for c in ex["counterexamples"]:
-        title = f"{c.rule}: {SOURCE_KIND.get(c.source, c.source)}"
-        stem = f"contradictions/{c.rule}"
-        files = {
-            "transcript": ctx.add(f"{stem}.ndjson", dec.ndjson(c.transcript)),
-            "diagram": ctx.add(f"{stem}.mmd", transcript_to_mermaid(c.transcript, title)),
-        }
-        if ctx.opts.pictures:
-            files["picture"] = ctx.add(f"{stem}.png", sequence_png(c.transcript, title))
+        title = cex_title(c)
+        files = cex_files(ctx, c)
         lines += [f"### {title}", "", c.explanation, ""]
         lines += [
             f"Shortest counterexample ({len(c.events)} steps, {c.mode}): [{files['transcript']}]"
             f"({files['transcript']})",
             "",
-            _picture(c.rule, files),
+            picture(c.rule, files),
             "",
         ]
         data.append({"rule": c.rule, "kind": c.source, "explanation": c.explanation, **files})
@@ -478,7 +601,7 @@ def section_coverage(ctx: Context) -> Section:
             )
             data.append({"machine": spec.name, "method": "triggers", "missed": missed})
             continue
-        fired = _fired_rows(cov, spec)
+        fired = {(src, trig, dest) for (m, src, trig, dest) in ex["rows"] if m == spec.name}
         missed = cov["transitions_missed"]
         lines.append(
             f"| {spec.name} | {cov['transitions_reached']}/{cov['transitions_total']} | "
@@ -488,7 +611,7 @@ def section_coverage(ctx: Context) -> Section:
         files = {"diagram": ctx.add(f"coverage/{spec.name}.mmd", coverage_mermaid(d, fired))}
         if ctx.opts.pictures:
             files["picture"] = ctx.add(f"coverage/{spec.name}.png", coverage_png(d, fired))
-        pics += [f"#### {spec.name}", "", _picture(f"{spec.name} coverage", files), ""]
+        pics += [f"#### {spec.name}", "", picture(f"{spec.name} coverage", files), ""]
         data.append(
             {"machine": spec.name, "method": cov["method"], "fired": len(fired), "missed": missed, **files}
         )
@@ -496,21 +619,11 @@ def section_coverage(ctx: Context) -> Section:
     return Section("coverage", "Coverage per machine", lines, data)
 
 
-def _picture(alt: str, files: dict[str, str]) -> str:
+def picture(alt: str, files: dict[str, str]) -> str:
     """The picture (with a link to its Mermaid source), or the Mermaid link alone."""
     if "picture" in files:
         return f"![{alt}]({files['picture']})\n\n[Mermaid source]({files['diagram']})"
     return f"[{alt} (Mermaid)]({files['diagram']})"
-
-
-def _fired_rows(cov: dict[str, Any], spec: Any) -> set[tuple[str, str, str]]:
-    """The rows a machine's coverage entry counts as reached (every row it does not list missed)."""
-    missed = set(cov["transitions_missed"])
-    return {
-        (r.source, r.trigger, r.dest)
-        for r in spec.rows
-        if f"{r.source} --{r.trigger}--> {r.dest}" not in missed
-    }
 
 
 def section_all_rules(ctx: Context) -> Section:
@@ -525,6 +638,8 @@ def section_all_rules(ctx: Context) -> Section:
 
 
 SectionBuilder = Callable[[Context], Section]
+
+
 def section_matrix(ctx: Context) -> Section:
     matrix = ctx.results.get("matrix")
     lines: list[str] = []
@@ -562,6 +677,8 @@ def section_matrix(ctx: Context) -> Section:
     data = {k: v for k, v in matrix.to_json().items() if k != "seconds"}
     for row in data["matrix"]:
         row.pop("seconds", None)
+        for finding in row["findings"]:  # written to a temporary folder that is gone by now
+            finding.pop("counterexample", None)
     return Section("matrix", "Readings matrix", lines, data)
 
 
@@ -579,26 +696,51 @@ SECTIONS_BUILDERS: tuple[SectionBuilder, ...] = (
 # -- the page ------------------------------------------------------------------------------------
 
 
+def compute(opts: Options, progress: Callable[[str], None], share: float = 1.0) -> Context:
+    """Run the parts for ``opts`` (under its variant, if any) with ``share`` of the time budget."""
+    ctx = Context(opts, progress, readings=resolve(opts.readings))
+    with variant_in_force(opts.variant):
+        for name, fn, part_share in PARTS:
+            t0 = time.perf_counter()
+            budget = None if opts.time_budget is None else opts.time_budget * share * part_share
+            progress(f"part {name}: started")
+            ctx.partial[name] = not fn(ctx, budget)
+            took = time.perf_counter() - t0
+            progress(f"part {name}: {took:.1f} s{' (partial)' if ctx.partial[name] else ''}")
+    return ctx
+
+
 def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
-    """Run the parts, render the sections, write every file; the report as JSON."""
-    readings = resolve(opts.readings)
-    ctx = Context(opts, progress, readings=readings)
-    for name, fn, share in PARTS:
-        t0 = time.perf_counter()
-        budget = None if opts.time_budget is None else opts.time_budget * share
-        progress(f"part {name}: started")
-        ctx.partial[name] = not fn(ctx, budget)
-        progress(
-            f"part {name}: {time.perf_counter() - t0:.1f} s{' (partial)' if ctx.partial[name] else ''}"
-        )
-    sections = [b(ctx) for b in SECTIONS_BUILDERS]
-    report = {
+    """Run the parts, render the sections, write every file; the report as JSON. For a variant
+    the parts run twice, for the spec as written (half the time budget) and for the variant, and
+    the page opens with their differences (``cli.spec_report_diff``)."""
+    base: Context | None = None
+    if opts.variant is not None:
+        progress("the spec as written, to compare the variant with")
+        readings = opts.readings if opts.base_readings is None else opts.base_readings
+        base = compute(replace(opts, variant=None, readings=readings), progress, 0.5)
+        progress(f"the variant {opts.variant.name}")
+    ctx = compute(opts, progress, 0.5 if base is not None else 1.0)
+    readings = ctx.readings
+    sections = []
+    if base is not None:
+        from cli.spec_report_diff import section_differences
+
+        sections.append(section_differences(base, ctx))
+    sections += [b(ctx) for b in SECTIONS_BUILDERS]
+    partial = sorted(k for k, v in ctx.partial.items() if v)
+    if base is not None:
+        partial += sorted(f"spec as written: {k}" for k, v in base.partial.items() if v)
+    report: dict[str, Any] = {
         "command": "spec-report",
         "readings": {k: v for k, v in sorted(readings.items())},
         "non_default_readings": {k: v for k, v in sorted(opts.readings.items())},
-        "partial": sorted(k for k, v in ctx.partial.items() if v),
-        "sections": {s.key: s.data for s in sections if s.data is not None},
+        "partial": partial,
+        "sections": {s.key: s.data for s in sections if s.data is not None and s.key != "differences"},
     }
+    if opts.variant is not None:
+        report["variant"] = opts.variant.to_json()
+        report["differences"] = sections[0].data
     page = render(sections, report)
     out = opts.out
     for folder in sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1}):
@@ -622,6 +764,14 @@ def render(sections: list[Section], report: dict[str, Any]) -> str:
         + ".",
         "",
     ]
+    variant = report.get("variant")
+    if variant is not None:
+        lines[0] += f" (variant `{variant['name']}`)"
+        lines[2:2] = [
+            f"**Variant `{variant['name']}`: {variant['title']}.** Every section below is for the "
+            "variant; [Differences](#differences) compares it with the spec as written.",
+            "",
+        ]
     lines += [f"- [{s.title}](#{_anchor(s.title)})" for s in sections]
     lines.append("")
     for s in sections:

@@ -200,5 +200,7 @@ DECIDABILITY_WALKS = 200
 """Seeded random walks per rule of ``acp-model decidability`` (on top of every scenario)."""
 DECIDABILITY_STEPS = 60
 """Steps per decidability walk."""
+DECIDABILITY_EXHAUSTIVE_STATES = 1_000
+"""States per exhaustive slice of a decidability sample (breadth-first; 0: no exhaustive part)."""
 DECIDABILITY_TWIN_NODES = 10_000
 """States the search for a conforming twin may visit."""

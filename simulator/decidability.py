@@ -5,10 +5,12 @@ Theory of operation
 For a rule with a seeded bug written to break it (``simulator.mutants.breaking``), the behaviours
 of the simulated peers with that bug's faults on are sampled at a small bound (``Bound``: every
 named scenario, then seeded random walks of the bug's own ``Config``, each drained to
-quiescence); a behaviour is *breaking* when the world recorded a hidden step naming the rule
-(``World.hidden``: the fault really made a move break it). Each distinct breaking transcript is
-judged by the ordinary checker (``properties.checking.check_stream``, what ``acp-model check``
-runs, on the transcript's NDJSON bytes); it is *flagged* when the checker reports the rule.
+quiescence, then an exhaustive search of the first states of every explore slice,
+``simulator.decidability_exhaustive``); a behaviour is *breaking* when the world recorded a
+hidden step naming the rule (``World.hidden``: the fault really made a move break it). Each
+distinct breaking transcript is judged by the ordinary checker
+(``properties.checking.check_stream``, what ``acp-model check`` runs, on the transcript's NDJSON
+bytes); it is *flagged* when the checker reports the rule.
 
 - ``yes``: every breaking transcript is flagged (at this bound);
 - ``partly`` (with the fraction flagged) or ``no`` (none flagged): some breach is invisible;
@@ -28,6 +30,12 @@ two runs differ, with what the conforming run may still do at the end. No twin w
 means the checker accepted a breach that no conforming run produces at that bound: a gap in the
 checker rather than in the spec, reported as such (``twin_found`` false).
 
+Readings and variants: ``decide`` judges under the readings it is given (the peers take their
+freedoms, the checker judges by them) and under the variant in force (a dropped rule is
+``unknown``: nothing checks it). ``decide_all`` computes every rule, on worker processes with
+``jobs`` > 1, and with ``by_reading`` each rule again under other reading alternatives, keeping
+those whose ``decidable`` differs (``Verdict.by_reading``).
+
 Must not know: files, diagrams, printing or argument parsing (the command and the report do).
 """
 
@@ -38,14 +46,27 @@ import io
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from properties.catalogue import RULES, Rule
 from properties.checking import check_stream
 from properties.engine import MonitorSet
-from simulator.config import DECIDABILITY_STEPS, DECIDABILITY_TWIN_NODES, DECIDABILITY_WALKS, Config
+from properties.readings import BY_NAME as READING_BY_NAME
+from properties.readings import READINGS, resolve
+from properties.variants import Variant, variant_in_force
+from properties.variants import in_force as variant_now
+from simulator import decidability_exhaustive
+from simulator.config import (
+    DECIDABILITY_EXHAUSTIVE_STATES,
+    DECIDABILITY_STEPS,
+    DECIDABILITY_TWIN_NODES,
+    DECIDABILITY_WALKS,
+    Config,
+)
+from simulator.explore_bfs import SLICES
 from simulator.mutants import Mutant, breaking
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import describe, random_walk, scripted
@@ -67,15 +88,33 @@ class Bound:
     seed: int = 0
     twin_nodes: int = DECIDABILITY_TWIN_NODES
     """States the search for a conforming twin may visit before it gives up."""
+    exhaustive_states: int = DECIDABILITY_EXHAUSTIVE_STATES
+    """States explored breadth-first in each slice (``simulator.decidability_exhaustive``; 0:
+    no exhaustive part)."""
 
     def text(self) -> str:
-        return (
+        out = (
             f"{len(SCENARIOS)} scenarios + {self.walks} seeded walks x {self.steps} steps "
             f"(seeds {self.seed}..{self.seed + self.walks - 1}), the seeded bug's bounds"
         )
+        if self.exhaustive_states > 0:
+            out += (
+                f"; exhaustive: the first {self.exhaustive_states:,} states (breadth-first) of each "
+                f"of the {len(SLICES)} explore slices"
+            )
+        return out
 
-    def to_json(self) -> dict[str, int]:
-        return {"walks": self.walks, "steps": self.steps, "seed": self.seed, "twin_nodes": self.twin_nodes}
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "walks": self.walks,
+            "steps": self.steps,
+            "seed": self.seed,
+            "twin_nodes": self.twin_nodes,
+            "exhaustive": {
+                "states_per_slice": self.exhaustive_states,
+                "slices": [s.name for s in SLICES] if self.exhaustive_states > 0 else [],
+            },
+        }
 
 
 DEFAULT_BOUND = Bound()
@@ -134,8 +173,22 @@ class Verdict:
     note: str = ""
     witness: Witness | None = None
     seconds: float = 0.0
+    complete: bool = True
+    """The sample was taken whole (the time budget did not end it)."""
+    by_reading: list[ReadingVerdict] | None = None
+    """Verdicts under reading alternatives that differ from this one (None: not computed)."""
 
-    def to_json(self, paths: dict[str, str] | None = None) -> dict[str, Any]:
+    def rounded(self) -> float | None:
+        """The fraction flagged as the JSON has it."""
+        return None if self.fraction is None else round(self.fraction, 4)
+
+    def to_json(
+        self,
+        paths: dict[str, str] | None = None,
+        reading_paths: dict[tuple[str, str], dict[str, str]] | None = None,
+    ) -> dict[str, Any]:
+        """The JSON entry; ``paths``: the witness files by kind; ``reading_paths``: those of the
+        witnesses under reading alternatives, by (reading, alternative)."""
         w = self.witness
         out: dict[str, Any] = {
             "rule": self.rule,
@@ -163,7 +216,29 @@ class Verdict:
                 "hidden": [{"position": pos, "run": run, "step": what} for pos, run, what in w.differing],
                 "conforming_next": w.conforming_next,
             }
+        if self.by_reading is not None:
+            out["by_reading"] = [
+                {
+                    "reading": r.reading,
+                    "alternative": r.alternative,
+                    "decidable": r.verdict.decidable,
+                    "fraction": r.verdict.rounded(),
+                    "witness": r.verdict.to_json((reading_paths or {}).get((r.reading, r.alternative)))[
+                        "witness"
+                    ],
+                }
+                for r in self.by_reading
+            ]
         return out
+
+
+@dataclass
+class ReadingVerdict:
+    """A rule's verdict under one alternative of a reading (the others as the run has them)."""
+
+    reading: str
+    alternative: str
+    verdict: Verdict
 
 
 def ndjson(lines: Iterable[Line]) -> bytes:
@@ -215,29 +290,30 @@ def breaking_runs(
     and whether the sample was completed before ``deadline``."""
     seen: set[bytes] = set()
     out: list[Run] = []
+
+    def keep(source: str, cfg: Config, events: list[Event], world: World) -> None:
+        key = ndjson(world.transcript)
+        if key not in seen:
+            seen.add(key)
+            hidden = list(world.hidden)
+            out.append(Run(source, cfg, events, list(world.transcript), hidden, world.broken is not None))
+
     for source, cfg, make in _runs(mutant, bound, readings):
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline is not None and time.monotonic() > deadline:
             return out, False
         run = make()
         world = run.world
         if world.quiescent() and not any(h.rule == rule for h in world.hidden):
             world.finish()  # scripted runs end without judging quiescence: omitted moves
-        if not any(h.rule == rule for h in world.hidden):
-            continue
-        key = ndjson(world.transcript)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(
-            Run(
-                source,
-                cfg,
-                list(run.events),
-                list(world.transcript),
-                list(world.hidden),
-                world.broken is not None,
-            )
-        )
+        if any(h.rule == rule for h in world.hidden):
+            keep(source, cfg, list(run.events), world)
+    if deadline is not None and time.monotonic() > deadline:
+        return out, False
+    found = decidability_exhaustive.runs(rule, mutant.switched_on, bound.exhaustive_states, readings)
+    for source, cfg, events, world in found:
+        keep(source, cfg, events, world)
+        if deadline is not None and time.monotonic() > deadline:
+            return out, False
     return out, True
 
 
@@ -246,16 +322,27 @@ def decide(
     bound: Bound = DEFAULT_BOUND,
     readings: dict[str, str] | None = None,
     deadline: float | None = None,
+    same_as: str | None = None,
 ) -> Verdict:
-    """The wire decidability of one rule (see the module docstring)."""
+    """The wire decidability of one rule (see the module docstring). ``deadline``: a point on
+    ``time.monotonic()`` (the same clock in every process). ``same_as``: the ``decidable`` of a
+    verdict this one is compared with; when they agree no witness is searched."""
     t0 = time.perf_counter()
     mutant = breaking(rule)
+    variant = variant_now()
+    if variant is not None and rule in variant.drop:
+        return Verdict(rule, "unknown", None, "none", note="the variant drops this rule")
     if mutant is None:
         return Verdict(
             rule, "unknown", None, "none", note="no behaviour of the simulated peers breaks it", seconds=0.0
         )
+    if deadline is not None and time.monotonic() > deadline:
+        return Verdict(
+            rule, "unknown", None, bound.text(), note="skipped: the time budget ended", complete=False
+        )
     runs, complete = breaking_runs(rule, mutant, bound, deadline, readings)
     verdict = Verdict(rule, "unknown", None, bound.text(), mutant=mutant.name, breaking=len(runs))
+    verdict.complete = complete
     if not complete:
         verdict.note = "partial: the time budget ended the sample"
     verdict.refused = sum(1 for r in runs if r.broken)
@@ -283,7 +370,7 @@ def decide(
             + ", ".join(sorted(verdict.other))
             + "): the messages cannot say which rule was broken"
         )
-    if accepted:
+    if accepted and (same_as is None or same_as != verdict.decidable):
         best = min(accepted, key=lambda r: (len(r.transcript), len(r.events)))
         verdict.witness = witness(rule, best, bound)
         if verdict.refused and all(r.broken for r in accepted):
@@ -415,31 +502,85 @@ def rules_with_check() -> tuple[Rule, ...]:
     return tuple(r for r in RULES if r.check in CHECKED)
 
 
+def alternatives(names: tuple[str, ...], base: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(reading, alternative) of every alternative of the named readings (``("all",)``: every
+    reading) that differs from the one ``base`` has in force, in catalogue order."""
+    chosen = resolve(dict(base or {}))
+    wanted = [r for r in READINGS if names == ("all",) or r.name in names]
+    unknown = [n for n in names if n != "all" and n not in READING_BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown reading {unknown[0]!r}")
+    return [(r.name, a) for r in wanted for a in r.alternative_names() if a != chosen[r.name]]
+
+
+Job = tuple[str, Bound, dict[str, str] | None, float | None, str | None, Variant | None]
+"""(rule, bound, readings, deadline, same_as, variant): one ``decide`` call."""
+
+
+def _decide_job(job: Job) -> Verdict:
+    rule, bound, readings, deadline, same_as, variant = job
+    with variant_in_force(variant):
+        return decide(rule, bound, readings, deadline, same_as)
+
+
+def _map(work: list[Job], jobs: int) -> Iterator[Verdict]:
+    """``decide`` of every job, in order: in this process, or on ``jobs`` worker processes."""
+    if jobs > 1 and len(work) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+            yield from pool.map(_decide_job, work)
+    else:
+        for job in work:
+            yield _decide_job(job)
+
+
 def decide_all(
     rules: Iterable[str],
     bound: Bound = DEFAULT_BOUND,
     readings: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
     time_budget: float | None = None,
+    *,
+    by_reading: list[tuple[str, str]] | None = None,
+    jobs: int = 1,
+    variant: Variant | None = None,
 ) -> tuple[list[Verdict], bool]:
-    """Verdicts of ``rules`` in the given order; and whether all were computed in the budget
-    (rules not reached are "unknown", noted as skipped)."""
-    t0 = time.perf_counter()
-    deadline = None if time_budget is None else t0 + time_budget
+    """Verdicts of ``rules`` in the given order under ``readings`` and ``variant``; and whether all
+    were computed in the budget (rules not reached are "unknown", noted as skipped).
+
+    ``by_reading`` (reading, alternative) pairs: each rule's verdict is computed again under each
+    alternative (on top of ``readings``), and ``Verdict.by_reading`` keeps those whose
+    ``decidable`` differs (the fraction flagged alone moves with the sample, whose random walks
+    take other paths under another reading; a witness is searched only for those that differ);
+    the budget's skipped or partial ones are not compared.
+    ``jobs`` > 1: the ``decide`` calls run on that many worker processes; each is independent
+    of the others, so the verdicts are the same for any ``jobs``."""
+    deadline = None if time_budget is None else time.monotonic() + time_budget
+    work: list[Job] = [(rule, bound, readings, deadline, None, variant) for rule in rules]
     out: list[Verdict] = []
-    complete = True
-    for i, rule in enumerate(rules, 1):
-        if deadline is not None and time.perf_counter() > deadline:
-            complete = False
-            out.append(Verdict(rule, "unknown", None, bound.text(), note="skipped: the time budget ended"))
-            continue
-        v = decide(rule, bound, readings, deadline)
-        if v.note.startswith("partial"):
-            complete = False
+    for i, v in enumerate(_map(work, jobs), 1):
         out.append(v)
         if progress is not None:
             extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
-            progress(f"decidability {i}: {rule} {v.decidable}{extra}, {v.seconds:.1f} s")
+            progress(f"decidability {i}/{len(work)}: {v.rule} {v.decidable}{extra}, {v.seconds:.1f} s")
+    complete = all(v.complete for v in out)
+    if by_reading is None:
+        return out, complete
+    again: list[tuple[Verdict, str, str]] = [
+        (v, name, alt) for v in out if v.mutant is not None and v.complete for name, alt in by_reading
+    ]
+    work = [
+        (v.rule, bound, {**(readings or {}), name: alt}, deadline, v.decidable, variant)
+        for v, name, alt in again
+    ]
+    for v in out:
+        v.by_reading = []
+    for i, ((v, name, alt), w) in enumerate(zip(again, _map(work, jobs), strict=True), 1):
+        complete &= w.complete
+        if w.complete and w.decidable != v.decidable:
+            assert v.by_reading is not None
+            v.by_reading.append(ReadingVerdict(name, alt, w))
+        if progress is not None and (i % 50 == 0 or i == len(work)):
+            progress(f"decidability by reading: {i}/{len(work)} rule-alternative pairs")
     return out, complete
 
 

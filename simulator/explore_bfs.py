@@ -460,6 +460,22 @@ def _explore(
     return result
 
 
+def search_states(
+    cfg: Config, faults: frozenset[str], max_states: int | None, monitors: bool = False
+) -> tuple[Parts, _Search, str]:
+    """The bare breadth-first search of ``explore`` (no cycles judged, no coverage or
+    counterexamples assembled): the interned parts, the search (states, parent pointers,
+    quiescent states, first breach of each rule) and why it stopped. For callers that look at
+    the states themselves (``simulator.decidability_exhaustive``)."""
+    parts, _ = new_parts(cfg, faults, False, monitors)
+    s = _Search()
+    with parts.stepping(), collector_paused():
+        stop, _, _ = _search(
+            parts, s, cfg, None, None, False, None, "", max_states, False, time.perf_counter()
+        )
+    return parts, s, stop
+
+
 def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: bool) -> tuple[Parts, bool]:
     """The interned parts of the initial World, and whether symmetry applies (see above)."""
     views = bool(faults & frozenset(CLIENT_FAULTS))

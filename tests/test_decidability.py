@@ -143,3 +143,75 @@ def test_committed_figures_are_current() -> None:
     verdicts, complete = dec.decide_all(r.id for r in dec.rules_with_check())
     assert complete
     assert [v.to_json() for v in verdicts] == committed["rules"]
+
+
+def test_the_exhaustive_part_keeps_breaking_runs_that_replay() -> None:
+    """The explorer's breaking behaviours: each replays to a world whose hidden steps name the
+    rule; the same search without the seeded bug finds none; the bound says what was used."""
+    from simulator import decidability_exhaustive as ex
+    from simulator.mutants import breaking
+
+    mutant = breaking("REJ-01")
+    assert mutant is not None
+    found = list(ex.runs("REJ-01", mutant.switched_on, 300))
+    assert found
+    for source, cfg, events, world in found:
+        assert source.startswith("exhaustive ")
+        again = ex.replay(events, cfg, mutant.switched_on)
+        assert any(h.rule == "REJ-01" for h in again.hidden)
+        assert again.transcript == world.transcript
+    assert not list(ex.runs("REJ-01", frozenset(), 300))
+    bound = dec.Bound(exhaustive_states=300).to_json()["exhaustive"]
+    assert bound["states_per_slice"] == 300 and "cancels" in bound["slices"]
+    assert dec.Bound(exhaustive_states=0).to_json()["exhaustive"]["slices"] == []
+
+
+TINY_BY_READING = dec.Bound(walks=20, steps=40, twin_nodes=2000, exhaustive_states=200)
+
+
+def test_a_verdict_that_differs_under_a_reading_is_listed_with_its_witness() -> None:
+    """TRANS-04 (a cancellation confirmed with end_turn) is seen on the wire when cancellation
+    takes effect on receipt, and not when it takes effect once acted on; patch-after-idle does not
+    change it, so only the first alternative is listed."""
+    alts = [("cancel-takes-effect", "when-acted"), ("patch-after-idle", "patch-in-place")]
+    (v,), complete = dec.decide_all(["TRANS-04"], TINY_BY_READING, by_reading=alts)
+    assert complete and v.decidable == "yes"
+    assert v.by_reading is not None and len(v.by_reading) == 1
+    r = v.by_reading[0]
+    assert (r.reading, r.alternative, r.verdict.decidable) == ("cancel-takes-effect", "when-acted", "no")
+    assert r.verdict.witness is not None
+    entry = v.to_json()
+    assert set(entry["by_reading"][0]) == {"reading", "alternative", "decidable", "fraction", "witness"}
+    assert entry["by_reading"][0]["fraction"] == 0.0
+    plain = dec.decide_all(["TRANS-04"], TINY_BY_READING)[0][0].to_json()
+    assert "by_reading" not in plain  # the existing keys only, without --readings
+
+
+def test_alternatives_skip_the_one_in_force() -> None:
+    alts = dec.alternatives(("cancel-takes-effect",), {"cancel-takes-effect": "when-acted"})
+    assert alts == [("cancel-takes-effect", "on-receipt")]
+    every = dec.alternatives(("all",))
+    assert ("cancelled-invalid-prompt", "either") in every and (
+        "cancelled-invalid-prompt",
+        "cancelled",
+    ) not in every
+
+
+def test_decidability_command_by_reading_json(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["decidability", "--rule", "TRANS-04", "--walks", "20", "--steps", "40", "--twin-nodes", "2000"]
+    args += ["--exhaustive-states", "200", "--readings", "cancel-takes-effect", "--jobs", "1", "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["by_reading"] == [{"reading": "cancel-takes-effect", "alternative": "when-acted"}]
+    assert [e["decidable"] for e in data["rules"][0]["by_reading"]] == ["no"]
+    assert main(["decidability", "--readings", "nosuch"]) == 2
+    assert "--readings: unknown reading 'nosuch'" in capsys.readouterr().err
+
+
+@pytest.mark.deep
+def test_verdicts_are_the_same_for_any_jobs() -> None:
+    rules = ["TRANS-04", "DONE-03", "REJ-01", "INTRO-02"]
+    alts = [("cancel-takes-effect", "when-acted"), ("patch-after-idle", "patch-in-place")]
+    one = dec.decide_all(rules, TINY_BY_READING, by_reading=alts, jobs=1)[0]
+    two = dec.decide_all(rules, TINY_BY_READING, by_reading=alts, jobs=2)[0]
+    assert [v.to_json() for v in one] == [v.to_json() for v in two]

@@ -1,0 +1,85 @@
+"""The exhaustive part of a decidability sample: every breaking behaviour at a small bound.
+
+Theory of operation
+-------------------
+Beside the scenarios and seeded random walks of ``simulator.decidability``, the behaviours of
+the seeded bug are explored breadth-first by the explorer (``explore_bfs.search_states``, the
+same search ``acp-model explore`` runs, without monitors) in every slice of
+``explore_bfs.SLICES``, up to ``max_states`` states each (the whole slice where it is smaller:
+then every run of the slice is covered; otherwise every run within the depth the search
+reached). The breaking behaviours kept are
+
+- every quiescent state (a complete run: nothing more can happen) whose Agent or Client breach
+  markers, omitted moves (``Agent.omitted``) or disagreeing client views name the rule, each at
+  its shortest path; and
+- the first move of each rule the model's tables refuse (the run stops there), when replaying
+  it leaves a marker of the rule.
+
+Each path is replayed in a recording ``World`` (so its transcript and hidden steps are exactly
+what a random walk of the same events would record) and handed back with a source naming the
+slice and the state, in search order: the same bound gives the same runs.
+
+Must not know: how the runs are judged (``simulator.decidability``), files or printing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from simulator import explore_bfs
+from simulator.config import Config
+from simulator.world import Event, World
+
+
+def slices(readings: dict[str, str] | None) -> list[tuple[str, Config]]:
+    """(name, configuration) of every slice, under ``readings``."""
+    extra: dict[str, Any] = {"readings": readings} if readings else {}
+    return [(sl.name, sl.cfg.with_(**extra)) for sl in explore_bfs.SLICES]
+
+
+def marked_paths(
+    cfg: Config, faults: frozenset[str], rule: str, max_states: int
+) -> tuple[list[list[Event]], bool]:
+    """Paths to the breaking behaviours of ``rule`` in ``cfg`` with ``faults`` on (see the
+    module docstring), and whether the search covered the whole slice."""
+    parts, s, stop = explore_bfs.search_states(cfg, faults, max_states)
+    out: list[list[Event]] = []
+    for q in s.quiet:
+        a, c, _, _, _, v, r = s.states[q]
+        agent = parts.agents.reps[a]
+        names = set(agent.marks) | set(agent.omitted()) | set(parts.clients.reps[c].marks)
+        if parts.view_table is not None:
+            names |= {b.rule for b in parts.compare(r, v)}
+        if rule in names:
+            out.append(s.path(q))
+    for found in s.found.values():
+        if found.breach.source == "model" and found.event is not None:
+            out.append([*s.path(found.state), found.event])
+    return out, stop == "complete"
+
+
+def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> World:
+    """The recording world after ``events`` (judged for omissions when it ends quiescent)."""
+    world = World(cfg, faults, None, record=True)
+    for ev in events:
+        world.step(ev)
+        if world.broken is not None:
+            break
+    if world.broken is None and world.quiescent():
+        world.finish()
+    return world
+
+
+def runs(
+    rule: str, faults: frozenset[str], max_states: int, readings: dict[str, str] | None = None
+) -> Iterator[tuple[str, Config, list[Event], World]]:
+    """(source, configuration, events, world) of every breaking behaviour found, slice by slice."""
+    if max_states <= 0:
+        return
+    for name, cfg in slices(readings):
+        paths, _ = marked_paths(cfg, faults, rule, max_states)
+        for events in paths:
+            world = replay(events, cfg, faults)
+            if any(h.rule == rule for h in world.hidden):
+                yield f"exhaustive {name}, {len(events)} steps", cfg, events, world
