@@ -19,7 +19,10 @@ Choices refer to nothing a run cannot rebuild, so a list of them is a replayable
 the shrinker needs.
 
 ``InProcessPeer`` runs ``simulator.stdio_agent.StdioAgent`` in this process behind the same
-interface a real Agent process has (``cli/drive.py``): fast and deterministic, for tests.
+interface a real Agent process has (``cli/drive.py``): fast and deterministic, for tests. It
+answers as ``acp-model agent`` does when the driver waits at least the Agent's pace: the answers
+to what the driver sent, else (nothing sent, or nothing to answer) the Agent's next move. So a
+driver seed that fails in process is the seed to try against the process (the deep proof).
 
 Must not know: processes, files, time, the monitors.
 """
@@ -186,7 +189,7 @@ class InProcessPeer:
         for line in lines:
             if line.strip():
                 out.extend(self.agent.receive(line))
-        if not out and not lines:
+        if not out:  # as the process does: input that needs no answer, then a pause, then a move
             out = self.agent.move() or []
         return [encode(m)[:-1] for m in out]
 

@@ -5,7 +5,9 @@ Theory of operation
 ``StdioAgent`` wraps the model's ``simulator.agent.Agent`` for one connection. ``receive(line)``
 takes one line the Client wrote and returns the lines to write at once; ``move()`` makes one of
 the Agent's own choices (``Agent.enabled()``), picked with a ``random.Random(seed)``, and
-returns what it sends; ``pause()`` is the seeded time to listen for input before the next move.
+returns what it sends; ``pause()`` is the seeded time to listen for input before the next move,
+drawn from a random stream of its own (``pace_rng``), so that how often a loop asks for a pause
+never changes which moves the Agent chooses.
 The loop that reads standard input and writes standard output is ``cli/cmd_agent.py``; tests
 and ``acp-model drive`` may run this class in process instead.
 
@@ -83,6 +85,9 @@ class StdioAgent:
         if unknown:
             raise ValueError(f"unknown agent faults: {', '.join(sorted(unknown))}")
         self.rng = random.Random(seed)
+        """Chooses the moves (``move``)."""
+        self.pace_rng = random.Random(f"pace {seed}")
+        """Draws the pauses (``pause``): a stream apart from the moves'."""
         self.agent = Agent(cfg if cfg is not None else agent_config(faults), faults)
         self.pace = pace
         self.created = False
@@ -207,4 +212,4 @@ class StdioAgent:
 
     def pause(self) -> float:
         low, high = self.pace
-        return low if high <= low else self.rng.uniform(low, high)
+        return low if high <= low else self.pace_rng.uniform(low, high)
