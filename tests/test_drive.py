@@ -326,6 +326,19 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
 
 
 @posix
+def test_an_agent_slow_to_start_has_its_own_allowance(tmp_path: Path) -> None:
+    """initialize may take ``startup`` seconds (an Agent process loading), the rest ``timeout``."""
+    path = tmp_path / "mute.py"
+    path.write_text("import sys\nfor line in sys.stdin:\n    pass\n")
+    settings = Settings(steps=1, timeout=0.05, startup=0.3)
+    started = time.monotonic()
+    result = run_once(ProcessPeer([sys.executable, str(path)]), settings, script=[])
+    assert time.monotonic() - started >= 0.3
+    assert result.rules == ["drive.no-answer"] and result.stop == "timeout"
+    assert "no answer to initialize within 0.3 s" in result.failing[0].explanation
+
+
+@posix
 def test_drive_usage_errors(tmp_path: Path) -> None:
     for argv, needle in (
         ([], "no agent command"),
@@ -387,6 +400,8 @@ def test_every_agent_bug_through_acp_model_agent(
                 str(steps),
                 "--timeout",
                 "1",
+                "--quiet",
+                "0.1",  # well above the agent's pace (10-30 ms) even on a loaded machine
                 "--fail-on",
                 level,
                 "--shrink-budget",
@@ -403,8 +418,8 @@ def test_every_agent_bug_through_acp_model_agent(
         )
         report = json.loads(done.stdout)
         found = {f["rule"]: f for f in report["findings"]}
-        if mutant.intended_rule in found:
-            break
+        if found.get(mutant.intended_rule, {}).get("reproduced"):
+            break  # found, and the shrunk script reproduced it
     seconds = time.monotonic() - started
     assert mutant.intended_rule in found, (tried, sorted(found), done.stderr[-2000:])
     f = found[mutant.intended_rule]
