@@ -26,7 +26,9 @@ Everything else goes to ``Agent.receive`` unchanged. A full ``user_message`` ech
 the Client sent (streamed chunks keep the model's stand-in text). The Agent's moves begin once the session
 exists. A move the model's tables refuse (only a seeded bug tries one, e.g.
 ``held-not-withdrawn``) is not sent: it is noted (``notes``, for standard error) and that move
-is not tried again. Output is compact JSON, one message per line.
+is not tried again. Under a variant (``Config.variant``) that removed rows, a move that needs one
+is not a move, as in the simulator (``simulator.world.allowed``). Output is compact JSON, one
+message per line.
 
 Determinism: the same seed, options and input lines received at the same points of the run
 give the same output lines.
@@ -44,6 +46,7 @@ from model.core import ProtocolViolation
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, MAIN, Agent
 from simulator.config import DEFAULT, Config
+from simulator.world import allowed
 
 Msg = dict[str, Any]
 
@@ -89,6 +92,8 @@ class StdioAgent:
         self.pace_rng = random.Random(f"pace {seed}")
         """Draws the pauses (``pause``): a stream apart from the moves'."""
         self.agent = Agent(cfg if cfg is not None else agent_config(faults), faults)
+        self.prune = any(spec.removed for spec in self.agent.specs.values())
+        """The variant removed rows: moves that need one are not made (``world.allowed``)."""
         self.pace = pace
         self.created = False
         self.refused: set[tuple[str, Any]] = set()
@@ -183,7 +188,8 @@ class StdioAgent:
     def moves(self) -> list[tuple[str, str, Any]]:
         if not self.created:
             return []
-        return [ev for ev in self.agent.enabled() if (ev[1], ev[2]) not in self.refused]
+        moves = [ev for ev in self.agent.enabled() if (ev[1], ev[2]) not in self.refused]
+        return [ev for ev in moves if allowed(self.agent, ev)] if self.prune else moves
 
     def move(self) -> list[Msg] | None:
         """Make one seeded choice among the enabled moves; None when there is none."""

@@ -54,6 +54,16 @@ Msg = dict[str, Any]
 Line = tuple[str, Msg]
 
 
+def allowed(agent: Agent, event: Event) -> bool:
+    """False for an agent move that needs a row the run's variant removed (tried on a copy of
+    the agent; worth asking only under such a variant)."""
+    try:
+        agent.clone().do(event[1], event[2])
+    except ProtocolViolation as v:
+        return not v.removed
+    return True
+
+
 class Hidden(NamedTuple):
     """A breach that is not a wire message: ``actor`` (agent or client) broke ``rule`` after
     ``position`` transcript lines."""
@@ -186,13 +196,7 @@ class World:
         return ev
 
     def _allowed(self, event: Event) -> bool:
-        """False for an agent move that needs a row the variant in force removed (tried on a
-        copy of the agent; only under such a variant)."""
-        try:
-            self.agent.clone().do(event[1], event[2])
-        except ProtocolViolation as v:
-            return not v.removed
-        return True
+        return allowed(self.agent, event)
 
     def step(self, event: Event) -> list[Finding]:
         """Perform one enabled event; returns the findings it made certain.
