@@ -126,8 +126,10 @@ def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
     if unknown:
         raise UsageError(f"unknown agent fault(s): {', '.join(unknown)} (see `acp-model mutants`)")
     variant, readings = variant_and_readings(args)
+    # the bounds are those of the --fault bugs (as without a variant); a dropped rule's bug only
+    # adds its behaviour
+    cfg = agent_config(frozenset(args.fault)).with_(readings=readings, variant=variant)
     faults = frozenset(args.fault) | (added_faults(variant) & frozenset(AGENT_FAULTS))
-    cfg = agent_config(faults).with_(readings=readings, variant=variant)
     said: list[str] = []
     if variant is not None:
         said += variant.describe()
