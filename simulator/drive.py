@@ -20,9 +20,11 @@ the shrinker needs.
 
 ``InProcessPeer`` runs ``simulator.stdio_agent.StdioAgent`` in this process behind the same
 interface a real Agent process has (``cli/drive.py``): fast and deterministic, for tests. It
-answers as ``acp-model agent`` does when the driver waits at least the Agent's pace: the answers
-to what the driver sent, else (nothing sent, or nothing to answer) the Agent's next move. So a
-driver seed that fails in process is the seed to try against the process (the deep proof).
+answers as ``acp-model agent`` does when the driver waits a few of the Agent's paces: the answers
+to what the driver sent, else (nothing sent, or nothing to answer) the Agent's next moves up to
+the first that sends something (a move that sends nothing, such as inserting a prompt, goes
+unseen). So a driver seed that fails in process is the seed to try against the process (the
+deep proof).
 
 Must not know: processes, files, time, the monitors.
 """
@@ -189,8 +191,11 @@ class InProcessPeer:
         for line in lines:
             if line.strip():
                 out.extend(self.agent.receive(line))
-        if not out:  # as the process does: input that needs no answer, then a pause, then a move
-            out = self.agent.move() or []
+        while not out:  # as the process does: after input that needs no answer, or none, its
+            moves = self.agent.move()  # moves (silent ones unseen) until one is heard
+            if moves is None:
+                break
+            out = moves
         return [encode(m)[:-1] for m in out]
 
     def stop(self) -> str:
