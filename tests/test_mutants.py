@@ -140,14 +140,14 @@ def test_mutants_says_which_agent_bug_driving_cannot_find(capsys: pytest.Capture
     """``held-not-withdrawn`` never shows on the wire: the JSON says ``drivable: false`` and why,
     the text prints the reason; an agent bug that shows is ``drivable: true``; a client bug has
     neither field (driving tests Agents)."""
-    only = ["--only", "held-not-withdrawn", "--only", "notice-empty-title", "--only", "empty-prompt"]
-    main(["mutants", *only, "--walks", "0", "--quiet", "--json"])
-    rows = {v["name"]: v for v in json.loads(capsys.readouterr().out)}
-    held = rows["held-not-withdrawn"]
+    from simulator.mutants import BY_NAME, Verdict
+
+    held = Verdict(BY_NAME["held-not-withdrawn"]).to_json()
     assert held["drivable"] is False and "a proxy cannot see when a prompt was inserted" in held["off_wire"]
-    assert rows["notice-empty-title"]["drivable"] is True and "off_wire" not in rows["notice-empty-title"]
-    assert "drivable" not in rows["empty-prompt"]
-    main(["mutants", *only, "--walks", "0", "--quiet"])
+    shown = Verdict(BY_NAME["notice-empty-title"]).to_json()
+    assert shown["drivable"] is True and "off_wire" not in shown
+    assert "drivable" not in Verdict(BY_NAME["empty-prompt"]).to_json()
+    main(["mutants", "--only", "held-not-withdrawn", "--walks", "0", "--quiet"])
     text = capsys.readouterr().out
     assert f"held-not-withdrawn: not detectable by `acp-model drive`: {held['off_wire']}" in text
     assert text.count("not detectable by") == 1
