@@ -257,10 +257,19 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
     pacing its moves by the clock (the fast forms: the two tests above)."""
     agent = [*CLI, "agent", "--fault", "no-running-on-start", "--pace", "10,20"]
     out = tmp_path / "out"
+    settings = Settings(steps=12, timeout=0.05, quiet=0.0)
+    faults = frozenset({"no-running-on-start"})
+    seed = next(  # the first driver seed that fails in process (``_process_plan``)
+        s
+        for s in range(200)
+        if "FG-02" in run_once(InProcessPeer(StdioAgent(0, faults)), settings, seed=s).rules
+    )
     done = subprocess.run(
         [
             *CLI,
             "drive",
+            "--seed",
+            str(seed),
             "--runs",
             "3",  # the agent process paces its moves by the clock: a run may miss the bug
             "--steps",
