@@ -1,9 +1,17 @@
 """``acp-model agent``: the simulated Agent as a real ACP v2 Agent over standard input and output.
 
-Owns: the loop between the file descriptors and ``simulator.stdio_agent.StdioAgent``: listen
-for input for the seeded pause, answer each complete line as it comes, otherwise make one move;
-write each move's lines with one ``write``; notes on standard error; exit 0 at end of input or
-when the Client stops reading.
+Owns: the options, and the loop between the file descriptors and
+``simulator.stdio_agent.StdioAgent``: listen for input for the seeded pause, answer each
+complete line as it comes, otherwise make one move; write each move's lines with one ``write``;
+notes on standard error; exit 0 at end of input or when the Client stops reading.
+
+Readings and variants (``build``): ``--reading`` and ``--variant``/``--drop`` go into the
+Agent's ``Config`` (``Config.readings``, ``Config.variant``), as for ``simulate``: the Agent
+takes the freedoms of the alternatives in force, fires the variant's tables (a move that needs a
+removed row is not made) and, for each dropped rule with a seeded bug that breaks it, behaves
+like that bug too (``simulator.variant_runs.added_faults``). What the variant gives the Agent is
+said on standard error at the start, as is why a seeded bug that never shows on the wire does
+not (``Mutant.off_wire``).
 
 Must not know: what the Agent may do (the model decides), monitors.
 """
@@ -17,8 +25,10 @@ import sys
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
+from cli.readings_option import add_reading_option
+from cli.variant_option import add_variant_options, variant_and_readings
 from simulator.agent import AGENT_FAULTS
-from simulator.stdio_agent import PACE, StdioAgent, encode
+from simulator.stdio_agent import PACE, StdioAgent, agent_config, encode
 
 
 def _pace(text: str) -> tuple[float, float]:
@@ -40,7 +50,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="The model's Agent over standard input/output, newline-delimited JSON-RPC: it "
         "answers initialize, session/new (one session, sess_1), session/prompt, session/cancel, "
         "$/cancel_request, session/close, session/resume and permission answers, and chooses "
-        "among the model's moves with the seed. Exit 0 at end of input.",
+        "among the model's moves with the seed, under the readings and the variant given. Exit 0 "
+        "at end of input.",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the Agent's choices (default 0)")
     p.add_argument(
@@ -58,6 +69,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help=f"milliseconds to listen for input before each move (default "
         f"{PACE[0] * 1000:g},{PACE[1] * 1000:g})",
     )
+    add_reading_option(p)
+    add_variant_options(p)
     return p
 
 
@@ -104,11 +117,35 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
         _notes(agent)
 
 
-def run(args: argparse.Namespace) -> int:
+def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
+    """The Agent the options describe, and what to say about it on standard error."""
+    from simulator.mutants import BY_NAME
+    from simulator.variant_runs import added_faults, notes
+
     unknown = sorted(set(args.fault) - set(AGENT_FAULTS))
     if unknown:
         raise UsageError(f"unknown agent fault(s): {', '.join(unknown)} (see `acp-model mutants`)")
+    variant, readings = variant_and_readings(args)
+    # the bounds are those of the --fault bugs (as without a variant); a dropped rule's bug only
+    # adds its behaviour
+    cfg = agent_config(frozenset(args.fault)).with_(readings=readings, variant=variant)
+    faults = frozenset(args.fault) | (added_faults(variant) & frozenset(AGENT_FAULTS))
+    said: list[str] = []
+    if variant is not None:
+        said += variant.describe()
+        said += [f"  note: {n}" for n in notes(variant)]
+    for name in sorted(faults):
+        mutant = BY_NAME.get(name)
+        if mutant is not None and mutant.off_wire:
+            said.append(f"seeded bug {name} never shows on the wire: {mutant.off_wire}")
+    return StdioAgent(args.seed, faults, cfg=cfg, pace=args.pace), said
+
+
+def run(args: argparse.Namespace) -> int:
+    agent, said = build(args)
     if sys.stdin is None or sys.stdout is None:
         raise UsageError("standard input or output is closed")
-    agent = StdioAgent(args.seed, frozenset(args.fault), pace=args.pace)
+    for line in said:
+        sys.stderr.write(f"acp-model agent: {line}\n")
+    sys.stderr.flush()
     return serve(agent, sys.stdin.fileno(), sys.stdout.fileno())

@@ -43,7 +43,7 @@ from properties.findings import Finding
 from properties.outputs import unreadable
 from properties.readings import describe, resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
-from properties.variants import variant_in_force
+from properties.variants import Variant
 
 
 def _compact(value: Any) -> str:
@@ -62,9 +62,10 @@ STDIN = "-"
 MESSAGE_WIDTH = 120
 
 
-def new_monitor_set(readings: Mapping[str, str] | None = None) -> MonitorSet:
-    """A fresh set of every monitor under these readings (tests may replace this function)."""
-    return MonitorSet(readings=readings)
+def new_monitor_set(readings: Mapping[str, str] | None = None, variant: Variant | None = None) -> MonitorSet:
+    """A fresh set of every monitor under these readings and this variant (None: the spec as
+    written; tests may replace this function)."""
+    return MonitorSet(readings=readings, variant=variant)
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -293,9 +294,10 @@ def run_files(
     on_message: Callable[[str], MessageHook] | None = None,
     max_findings: int | None = DEFAULT_MAX_FINDINGS,
     readings: Mapping[str, str] | None = None,
+    variant: Variant | None = None,
 ) -> list[FileReport]:
     """Check each input with its own fresh monitors (under ``readings``: the ``--reading``
-    choices); reading errors are UsageErrors."""
+    choices, and ``variant``: ``--variant``/``--drop``); reading errors are UsageErrors."""
     reports: list[FileReport] = []
     with ExitStack() as stack:
         for path, stream in open_inputs(paths, stack):
@@ -305,7 +307,11 @@ def run_files(
                     check_stream(
                         stream,
                         path,
-                        monitors=new_monitor_set(readings) if readings else new_monitor_set(),
+                        monitors=(
+                            new_monitor_set(readings, variant)
+                            if readings or variant is not None
+                            else new_monitor_set()
+                        ),
                         schema=schema,
                         max_line_bytes=max_line_bytes,
                         on_message=hook,
@@ -373,14 +379,14 @@ def add_max_findings(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     variant, readings = variant_and_readings(args)
     schema = load_schema(args.schema)
-    with variant_in_force(variant):
-        reports = run_files(
-            args.files,
-            schema=schema,
-            max_line_bytes=args.max_line_bytes,
-            max_findings=args.max_findings,
-            readings=readings,
-        )
+    reports = run_files(
+        args.files,
+        schema=schema,
+        max_line_bytes=args.max_line_bytes,
+        max_findings=args.max_findings,
+        readings=readings,
+        variant=variant,
+    )
     code = exit_code(reports, args.fail_on)
     if args.json:
         body: dict[str, Any] = {

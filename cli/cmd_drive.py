@@ -74,6 +74,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="how long the Agent may stay silent while it owes something (default 5)",
     )
     p.add_argument(
+        "--startup",
+        type=_seconds,
+        default=10.0,
+        metavar="SEC",
+        help="how long the Agent may take to answer initialize after it starts (default 10; at "
+        "least --timeout)",
+    )
+    p.add_argument(
         "--quiet",
         type=_seconds,
         default=0.05,
@@ -177,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings(
         steps=args.steps,
         timeout=args.timeout,
+        startup=args.startup,
         quiet=args.quiet,
         fail_on=args.fail_on,
         max_messages=MAX_MESSAGES,

@@ -1,7 +1,8 @@
 """``acp-model mutants``: run every seeded-bug agent and client; each must be caught by its rule.
 
 Owns: the options, the table printed for people (a header, then one line per seeded bug: its
-name, side, intended rule, verdict and what the bug does) and the exit code (0 every mutant
+name, side, intended rule, verdict and what the bug does; then, for a bug that never shows on
+the wire, why ``acp-model drive`` cannot find it) and the exit code (0 every mutant
 caught and the unmodified simulator clean, 1 otherwise). The runs are ``simulator.mutants``'s.
 """
 
@@ -107,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
     lines = ["  ".join(f"{c:<{w}}" for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows]
     caught = sum(v.caught for v in verdicts)
     lines.append("")
+    for v in verdicts:
+        if v.mutant is not None and v.mutant.off_wire:
+            lines.append(f"{v.mutant.name}: not detectable by `acp-model drive`: {v.mutant.off_wire}")
     lines.append(
         f"{caught}/{len(verdicts)} mutants caught by their intended rule; "
         f"unmodified simulator: {baseline.runs} runs, {baseline.findings} findings"

@@ -25,7 +25,6 @@ from cli.readings_option import add_reading_option
 from cli.util import write_atomic
 from cli.variant_option import add_variant_options, variant_and_readings
 from properties.readings import describe, resolve
-from properties.variants import variant_in_force
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -111,17 +110,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--{shape[0].replace('_', '-')} does not apply to --scenario (a scenario brings its bounds)"
             )
-        cfg = scenario.cfg.with_(**bounds, readings=readings)
-        with variant_in_force(variant):
-            result = scripted(scenario.script, cfg, faults)
+        cfg = scenario.cfg.with_(**bounds, readings=readings, variant=variant)
+        result = scripted(scenario.script, cfg, faults)
     else:
         from cli.progress import make
 
-        cfg = long_session(args.steps, DEFAULT).with_(**bounds, readings=readings)
+        cfg = long_session(args.steps, DEFAULT).with_(**bounds, readings=readings, variant=variant)
         progress = make(args.quiet)
         try:
-            with variant_in_force(variant):
-                result = random_walk(args.seed, args.steps, cfg, faults, answers_only=True, progress=progress)
+            result = random_walk(args.seed, args.steps, cfg, faults, answers_only=True, progress=progress)
         finally:
             progress.done()
     data = to_ndjson(result.world.transcript)

@@ -11,7 +11,8 @@ own); ``simulator.drive.InProcessPeer`` runs the simulated Agent in process.
 transcript format, in the order the driver sent and read them) and judged live by the same
 reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The run:
 
-1. ``initialize`` and ``session/new``, each answered within ``timeout``;
+1. ``initialize``, answered within ``startup`` seconds of the start (an Agent process may take
+   a while to load; at least ``timeout``), and ``session/new``, answered within ``timeout``;
 2. up to ``steps`` choice points: the driver takes the Agent's next batch of lines (or notes
    ``quiet`` seconds of silence), then makes one choice (``simulator.drive.DriverClient``),
    drawn with the run's seed or taken from a script. The driver acts right after the Agent
@@ -167,6 +168,8 @@ class ProcessPeer:
 class Settings:
     steps: int = 30
     timeout: float = 5.0
+    startup: float = 10.0
+    """How long the Agent may take to answer ``initialize`` (at least ``timeout``)."""
     quiet: float = 0.05
     fail_on: str = "must"
     max_messages: int = MAX_MESSAGES
@@ -303,10 +306,12 @@ class _Run:
             "agent exited",
         )
 
-    def request(self, msg: dict[str, Any], what: str) -> dict[str, Any] | None:
-        """Send a request and wait for its answer (None: a finding ended the run)."""
+    def request(self, msg: dict[str, Any], what: str, wait: float | None = None) -> dict[str, Any] | None:
+        """Send a request and wait ``wait`` seconds (default: the timeout) for its answer (None:
+        a finding ended the run)."""
         self.send([msg])
-        deadline = time.monotonic() + self.s.timeout
+        wait = self.s.timeout if wait is None else wait
+        deadline = time.monotonic() + wait
         while msg["id"] not in self.answers:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -314,7 +319,7 @@ class _Run:
                     _driver_finding(
                         "drive.no-answer",
                         self.writer.lines,
-                        f"no answer to {what} within {self.s.timeout:g} s",
+                        f"no answer to {what} within {wait:g} s",
                     ),
                     "timeout",
                 )
@@ -330,7 +335,8 @@ class _Run:
 
     # -- the run ---------------------------------------------------------------------------------
     def handshake(self) -> bool:
-        if self.request(wire.initialize("drive-init"), "initialize") is None:
+        startup = max(self.s.startup, self.s.timeout)
+        if self.request(wire.initialize("drive-init"), "initialize", startup) is None:
             return False
         answer = self.request(wire.new_session("drive-new"), "session/new")
         if answer is None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -66,11 +65,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    # A command states its variant with --variant/--drop; one inherited from the environment
-    # (the route a run uses to reach its worker processes) must not change a verdict.
-    from properties.variants import ENV as VARIANT_ENV
-
-    os.environ.pop(VARIANT_ENV, None)
     try:
         code: int = args._run(args)
     except UsageError as exc:

@@ -47,7 +47,7 @@ from model.registry import MACHINES
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
 from properties.outputs import dumps, write_atomic
 from properties.readings import resolve
-from properties.variants import Variant, variant_in_force
+from properties.variants import Variant
 from simulator import decidability as dec
 from simulator import explore_bfs, explore_random
 from simulator.agent import MAIN
@@ -151,8 +151,9 @@ def _jobs(opts: Options) -> int:
 
 
 def _cfg(ctx: Context, cfg: Config) -> Config:
-    """``cfg`` under the report's readings (the simulated peers and monitors take them from it)."""
-    return cfg.with_(readings=ctx.opts.readings) if ctx.opts.readings else cfg
+    """``cfg`` under the report's readings and variant (the simulated peers and monitors take
+    them from it)."""
+    return cfg.with_(readings=ctx.opts.readings, variant=ctx.opts.variant)
 
 
 def part_explore(ctx: Context, budget: float | None) -> bool:
@@ -208,7 +209,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         "slices": stats,
         "walks": walks,
         "rows": rows,
-        "machines": machine_coverage(rows, events, entity),
+        "machines": machine_coverage(rows, events, entity, ctx.opts.variant),
         "exercised": exercised,
         "slice_exercised": slice_exercised,
         "slice_rows": slice_rows,
@@ -699,14 +700,13 @@ SECTIONS_BUILDERS: tuple[SectionBuilder, ...] = (
 def compute(opts: Options, progress: Callable[[str], None], share: float = 1.0) -> Context:
     """Run the parts for ``opts`` (under its variant, if any) with ``share`` of the time budget."""
     ctx = Context(opts, progress, readings=resolve(opts.readings))
-    with variant_in_force(opts.variant):
-        for name, fn, part_share in PARTS:
-            t0 = time.perf_counter()
-            budget = None if opts.time_budget is None else opts.time_budget * share * part_share
-            progress(f"part {name}: started")
-            ctx.partial[name] = not fn(ctx, budget)
-            took = time.perf_counter() - t0
-            progress(f"part {name}: {took:.1f} s{' (partial)' if ctx.partial[name] else ''}")
+    for name, fn, part_share in PARTS:
+        t0 = time.perf_counter()
+        budget = None if opts.time_budget is None else opts.time_budget * share * part_share
+        progress(f"part {name}: started")
+        ctx.partial[name] = not fn(ctx, budget)
+        took = time.perf_counter() - t0
+        progress(f"part {name}: {took:.1f} s{' (partial)' if ctx.partial[name] else ''}")
     return ctx
 
 

@@ -68,7 +68,7 @@ given takes its default, an unknown one raises ``ReadingError``). The set keeps 
 whose verdict depends on it (``breach(..., readings=(NAME,))``). Clones and derived sets share
 the readings: they are configuration, not state, so no state key includes them.
 
-Variants: ``MonitorSet(variant=...)`` (default: the process's variant, ``properties.variants``)
+Variants: ``MonitorSet(variant=...)`` (default None: the spec as written; ``properties.variants``)
 sets aside every finding of a rule the variant dropped (``set_aside`` counts them by rule, and
 the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and
 hands the table monitor the variant's machine tables (``tables``; empty: the model's own).
@@ -87,7 +87,6 @@ from typing import Any, ClassVar, TypeVar
 from properties.findings import Finding
 from properties.readings import resolve
 from properties.variants import Variant
-from properties.variants import in_force as variant_now
 
 Message = dict[str, Any]
 Handler = Callable[[Any, Any, int, Message], None]
@@ -312,8 +311,8 @@ class MonitorSet:
     ) -> None:
         self.readings: dict[str, str] = resolve(readings)
         """Every reading's alternative in force (``properties.readings``)."""
-        self.variant = variant if variant is not None else variant_now()
-        """The variant in force, or None: the spec as written (``properties.variants``)."""
+        self.variant = variant
+        """The variant judged under, or None: the spec as written (``properties.variants``)."""
         self.dropped: frozenset[str] = frozenset(self.variant.drop) if self.variant else frozenset()
         self.tables: Mapping[str, Any] = self.variant.tables() if self.variant else {}
         """Machine name -> the variant's table (empty: the model's own)."""

@@ -31,24 +31,22 @@ What a variant changes, and where (``Variant.tables``):
   simulator's ``variant_runs``, which knows the seeded bugs).
 - ``add_row`` / ``remove_row``: the named machine is rebuilt with the rows changed and checked
   like any spec. The checker's table monitor fires the variant's tables; the simulated agent
-  fires them too (``tables_in_force``), and its moves that need a removed row are pruned.
+  fires them too (``tables_of``), and its moves that need a removed row are pruned.
 - ``readings``: merged under any ``--reading`` given on the command line.
 
-In force: a command puts the variant in force for its run (``variant_in_force``): as readings
-are, it is written to the environment (``ACP_MODEL_VARIANT``, its JSON form) so every
-``MonitorSet`` and simulated agent built during the run, worker processes included, takes it
-without a file read.
+In force: a run names its variant where it names its readings, never in the environment: the
+simulator's ``Config.variant``, ``MonitorSet(variant=...)``; ``tables_of`` gives the tables a
+variant (or the spec as written) has. A ``Variant`` travels to worker processes in its JSON form
+(``__reduce__``: the tables are rebuilt there, never pickled).
 
 Must not know: monitors, the simulator, files other than the variant's own, the CLI.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -57,8 +55,6 @@ from model.registry import BY_NAME, MACHINES
 from properties.outputs import unreadable
 from properties.readings import ReadingError, resolve
 
-ENV: Final = "ACP_MODEL_VARIANT"
-"""Environment variable holding the variant in force (its JSON form)."""
 KEYS: Final = ("title", "drop", "readings", "add_row", "remove_row")
 ROW_KEYS: Final = ("machine", "trigger", "source", "dest")
 
@@ -152,6 +148,11 @@ class Variant:
         for r in self.add_rows:
             lines.append(f"  row added: {r.text()}")
         return lines
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        # to another process as its JSON form: the tables hold guard functions, and are
+        # rebuilt where they are needed
+        return (from_json, (self.to_json(),))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -313,12 +314,6 @@ def _build(variant: Variant, where: str) -> dict[str, MachineSpec]:
 
 # -- in force -------------------------------------------------------------------------------------
 
-_DECODED: dict[str, Variant] = {}
-
-
-def to_env(variant: Variant) -> str:
-    return json.dumps(variant.to_json(), sort_keys=True, separators=(",", ":"))
-
 
 def from_json(data: Mapping[str, Any]) -> Variant:
     """A variant from its JSON form (``to_json``), without reading its file."""
@@ -333,35 +328,6 @@ def from_json(data: Mapping[str, Any]) -> Variant:
     )
 
 
-def in_force() -> Variant | None:
-    """The process's variant (``variant_in_force``), or None: the spec as written."""
-    raw = os.environ.get(ENV)
-    if not raw:
-        return None
-    got = _DECODED.get(raw)
-    if got is None:
-        got = _DECODED[raw] = from_json(json.loads(raw))
-    return got
-
-
-def tables_in_force() -> Mapping[str, MachineSpec]:
-    """Every machine as the variant in force has it (the spec as written without one)."""
-    variant = in_force()
+def tables_of(variant: Variant | None) -> Mapping[str, MachineSpec]:
+    """Every machine as ``variant`` has it (None: the spec as written)."""
     return BY_NAME if variant is None else variant.tables()
-
-
-@contextmanager
-def variant_in_force(variant: Variant | None) -> Iterator[Variant | None]:
-    """Make ``variant`` the process's variant (None: the spec as written) until the block ends."""
-    before = os.environ.get(ENV)
-    if variant is None:
-        os.environ.pop(ENV, None)
-    else:
-        os.environ[ENV] = to_env(variant)
-    try:
-        yield variant
-    finally:
-        if before is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = before

@@ -18,8 +18,8 @@ marks active work cancelled), ``_can_end`` (pending updates of the ended work go
 Each step advances the model's machines through ``MachineSpec.fire``, so an agent that tried a
 move the tables forbid would raise the named violation.
 
-The tables it fires are the ones in force (``properties.variants.tables_in_force``): the model's,
-or a variant's, where a removed row makes the move that needs it raise a violation flagged
+The tables it fires are its ``Config``'s (``Config.variant``, ``properties.variants.tables_of``):
+the model's, or a variant's, where a removed row makes the move that needs it raise a violation flagged
 ``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
 
 Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
@@ -59,7 +59,7 @@ from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
-from properties.variants import tables_in_force
+from properties.variants import tables_of
 from simulator import wire
 from simulator.config import Config
 
@@ -203,7 +203,7 @@ class Agent:
     def __init__(self, cfg: Config, faults: frozenset[str] = frozenset()) -> None:
         self.cfg = cfg
         self.faults = faults
-        self.specs = tables_in_force()  # the model's tables, or a variant's
+        self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
         self.rd: frozenset[str] = frozenset(f"{k}={v}" for k, v in cfg.reading_map().items())
         """The readings in force, as ``NAME=ALT`` strings (``_reading``)."""
         self.last_stop: str | None = None  # the stop reason of the last idle that ended work

@@ -11,10 +11,11 @@ Must not know: how the bounds are used.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from properties.readings import DEFAULTS, non_default, resolve
+from properties.variants import Variant
 
 FEATURES = (
     "hold",  # agent may hold prompts and insert them later
@@ -99,6 +100,12 @@ class Config:
     as sorted ``(name, alternative)`` pairs of those that differ from their defaults (a mapping
     given here is checked and put in that form). Every monitor set and client view of the run
     judges under them, and the simulated peers take the freedoms they give."""
+    variant: Variant | None = None
+    """The variant of the spec (``properties.variants``) this run is judged under, None: the
+    spec as written. Every monitor set of the run sets its dropped rules' findings aside and
+    fires its tables, the simulated Agent fires its tables, the client view's breaches of its
+    dropped rules are set aside. It travels with the ``Config`` (to worker processes too), as
+    readings do; its readings are merged into ``readings`` by whoever makes the ``Config``."""
 
     def __post_init__(self) -> None:
         given: Iterable[tuple[str, str]] | Mapping[str, str] = self.readings
@@ -117,12 +124,16 @@ class Config:
         return dict(self.readings).get(name) or DEFAULTS[name]
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["features"] = sorted(self.features)
         if self.readings:
             data["readings"] = dict(self.readings)
         else:  # all defaults: the bounds read as they always have
             del data["readings"]
+        if self.variant is not None:
+            data["variant"] = self.variant.to_json()
+        else:  # the spec as written: the bounds read as they always have
+            del data["variant"]
         return data
 
 

@@ -56,8 +56,7 @@ from properties.checking import check_stream
 from properties.engine import MonitorSet
 from properties.readings import BY_NAME as READING_BY_NAME
 from properties.readings import READINGS, resolve
-from properties.variants import Variant, variant_in_force
-from properties.variants import in_force as variant_now
+from properties.variants import Variant
 from simulator import decidability_exhaustive
 from simulator.config import (
     DECIDABILITY_EXHAUSTIVE_STATES,
@@ -249,24 +248,32 @@ def ndjson(lines: Iterable[Line]) -> bytes:
     ).encode("utf-8")
 
 
-def checker_rules(lines: list[Line], readings: dict[str, str] | None = None) -> set[str]:
-    """Rules ``acp-model check`` reports on this transcript (breaches, not open obligations)."""
-    report = check_stream(io.BytesIO(ndjson(lines)), "transcript", monitors=MonitorSet(readings=readings))
+def checker_rules(
+    lines: list[Line], readings: dict[str, str] | None = None, variant: Variant | None = None
+) -> set[str]:
+    """Rules ``acp-model check`` (``--variant``) reports on this transcript (breaches, not open
+    obligations)."""
+    monitors = MonitorSet(readings=readings, variant=variant)
+    report = check_stream(io.BytesIO(ndjson(lines)), "transcript", monitors=monitors)
     return {f.rule for f in report.findings}
 
 
-def accepts(lines: list[Line], readings: dict[str, str] | None = None) -> bool:
+def accepts(
+    lines: list[Line], readings: dict[str, str] | None = None, variant: Variant | None = None
+) -> bool:
     """Whether ``acp-model check`` reports nothing on this transcript."""
-    return not checker_rules(lines, readings)
+    return not checker_rules(lines, readings, variant)
 
 
 def _runs(
-    mutant: Mutant, bound: Bound, readings: dict[str, str] | None = None
+    mutant: Mutant, bound: Bound, readings: dict[str, str] | None = None, variant: Variant | None = None
 ) -> Iterable[tuple[str, Config, Any]]:
-    """The sample: every scenario and the seeded walks, under ``readings`` (their ``Config``
-    carries them to the simulated peers and monitors)."""
+    """The sample: every scenario and the seeded walks, under ``readings`` and ``variant``
+    (their ``Config`` carries them to the simulated peers and monitors)."""
     faults = mutant.switched_on
     extra: dict[str, Any] = {"readings": readings} if readings else {}
+    if variant is not None:
+        extra["variant"] = variant
     for scenario in SCENARIOS:
         scfg = scenario.cfg.with_(**extra)
         yield (
@@ -285,6 +292,7 @@ def breaking_runs(
     bound: Bound,
     deadline: float | None = None,
     readings: dict[str, str] | None = None,
+    variant: Variant | None = None,
 ) -> tuple[list[Run], bool]:
     """Distinct breaking behaviours of ``mutant`` for ``rule`` (first found of each transcript),
     and whether the sample was completed before ``deadline``."""
@@ -298,7 +306,7 @@ def breaking_runs(
             hidden = list(world.hidden)
             out.append(Run(source, cfg, events, list(world.transcript), hidden, world.broken is not None))
 
-    for source, cfg, make in _runs(mutant, bound, readings):
+    for source, cfg, make in _runs(mutant, bound, readings, variant):
         if deadline is not None and time.monotonic() > deadline:
             return out, False
         run = make()
@@ -309,7 +317,7 @@ def breaking_runs(
             keep(source, cfg, list(run.events), world)
     if deadline is not None and time.monotonic() > deadline:
         return out, False
-    found = decidability_exhaustive.runs(rule, mutant.switched_on, bound.exhaustive_states, readings)
+    found = decidability_exhaustive.runs(rule, mutant.switched_on, bound.exhaustive_states, readings, variant)
     for source, cfg, events, world in found:
         keep(source, cfg, events, world)
         if deadline is not None and time.monotonic() > deadline:
@@ -323,13 +331,13 @@ def decide(
     readings: dict[str, str] | None = None,
     deadline: float | None = None,
     same_as: str | None = None,
+    variant: Variant | None = None,
 ) -> Verdict:
     """The wire decidability of one rule (see the module docstring). ``deadline``: a point on
     ``time.monotonic()`` (the same clock in every process). ``same_as``: the ``decidable`` of a
     verdict this one is compared with; when they agree no witness is searched."""
     t0 = time.perf_counter()
     mutant = breaking(rule)
-    variant = variant_now()
     if variant is not None and rule in variant.drop:
         return Verdict(rule, "unknown", None, "none", note="the variant drops this rule")
     if mutant is None:
@@ -340,7 +348,7 @@ def decide(
         return Verdict(
             rule, "unknown", None, bound.text(), note="skipped: the time budget ended", complete=False
         )
-    runs, complete = breaking_runs(rule, mutant, bound, deadline, readings)
+    runs, complete = breaking_runs(rule, mutant, bound, deadline, readings, variant)
     verdict = Verdict(rule, "unknown", None, bound.text(), mutant=mutant.name, breaking=len(runs))
     verdict.complete = complete
     if not complete:
@@ -348,7 +356,7 @@ def decide(
     verdict.refused = sum(1 for r in runs if r.broken)
     accepted: list[Run] = []
     for r in runs:
-        found = checker_rules(r.transcript, readings)
+        found = checker_rules(r.transcript, readings, variant)
         if rule in found:
             verdict.flagged += 1
         elif found:
@@ -519,8 +527,7 @@ Job = tuple[str, Bound, dict[str, str] | None, float | None, str | None, Variant
 
 def _decide_job(job: Job) -> Verdict:
     rule, bound, readings, deadline, same_as, variant = job
-    with variant_in_force(variant):
-        return decide(rule, bound, readings, deadline, same_as)
+    return decide(rule, bound, readings, deadline, same_as, variant)
 
 
 def _map(work: list[Job], jobs: int) -> Iterator[Verdict]:

@@ -27,14 +27,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from properties.variants import Variant
 from simulator import explore_bfs
 from simulator.config import Config
 from simulator.world import Event, World
 
 
-def slices(readings: dict[str, str] | None) -> list[tuple[str, Config]]:
-    """(name, configuration) of every slice, under ``readings``."""
+def slices(readings: dict[str, str] | None, variant: Variant | None = None) -> list[tuple[str, Config]]:
+    """(name, configuration) of every slice, under ``readings`` and ``variant``."""
     extra: dict[str, Any] = {"readings": readings} if readings else {}
+    if variant is not None:
+        extra["variant"] = variant
     return [(sl.name, sl.cfg.with_(**extra)) for sl in explore_bfs.SLICES]
 
 
@@ -72,12 +75,16 @@ def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> World:
 
 
 def runs(
-    rule: str, faults: frozenset[str], max_states: int, readings: dict[str, str] | None = None
+    rule: str,
+    faults: frozenset[str],
+    max_states: int,
+    readings: dict[str, str] | None = None,
+    variant: Variant | None = None,
 ) -> Iterator[tuple[str, Config, list[Event], World]]:
     """(source, configuration, events, world) of every breaking behaviour found, slice by slice."""
     if max_states <= 0:
         return
-    for name, cfg in slices(readings):
+    for name, cfg in slices(readings, variant):
         paths, _ = marked_paths(cfg, faults, rule, max_states)
         for events in paths:
             world = replay(events, cfg, faults)

@@ -19,7 +19,12 @@ Choices refer to nothing a run cannot rebuild, so a list of them is a replayable
 the shrinker needs.
 
 ``InProcessPeer`` runs ``simulator.stdio_agent.StdioAgent`` in this process behind the same
-interface a real Agent process has (``cli/drive.py``): fast and deterministic, for tests.
+interface a real Agent process has (``cli/drive.py``): fast and deterministic, for tests. It
+answers as ``acp-model agent`` does when the driver waits a few of the Agent's paces: the answers
+to what the driver sent, else (nothing sent, or nothing to answer) the Agent's next moves up to
+the first that sends something (a move that sends nothing, such as inserting a prompt, goes
+unseen). So a driver seed that fails in process is the seed to try against the process (the
+deep proof).
 
 Must not know: processes, files, time, the monitors.
 """
@@ -186,8 +191,11 @@ class InProcessPeer:
         for line in lines:
             if line.strip():
                 out.extend(self.agent.receive(line))
-        if not out and not lines:
-            out = self.agent.move() or []
+        while not out:  # as the process does: after input that needs no answer, or none, its
+            moves = self.agent.move()  # moves (silent ones unseen) until one is heard
+            if moves is None:
+                break
+            out = moves
         return [encode(m)[:-1] for m in out]
 
     def stop(self) -> str:

@@ -38,15 +38,16 @@ SETTLE_BUDGET = 400
 
 
 def new_monitors(enabled: bool = True, cfg: Config | None = None) -> MonitorSet:
-    """The full catalogue of monitors, judging under the readings of ``cfg`` (None: the
-    defaults), or an empty set when it is off or not importable."""
+    """The full catalogue of monitors, judging under the readings and the variant of ``cfg``
+    (None: the defaults, the spec as written), or an empty set when it is off or not importable."""
     readings = cfg.reading_map() if cfg is not None else None
+    variant = cfg.variant if cfg is not None else None
     if not enabled:
-        return MonitorSet([], readings=readings)
+        return MonitorSet([], readings=readings, variant=variant)
     try:
-        return MonitorSet(readings=readings)
+        return MonitorSet(readings=readings, variant=variant)
     except ImportError:  # pragma: no cover - only while properties.monitors is missing
-        return MonitorSet([], readings=readings)
+        return MonitorSet([], readings=readings, variant=variant)
 
 
 def monitor_rules() -> tuple[str, ...]:

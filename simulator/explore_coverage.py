@@ -34,7 +34,7 @@ from typing import Any
 
 from model.core import MachineSpec
 from model.registry import MACHINES
-from properties.variants import tables_in_force
+from properties.variants import Variant, tables_of
 
 Row = tuple[str, str, str, str]
 """(machine, source, trigger, dest)."""
@@ -121,10 +121,13 @@ class Observer:
                 self.entity[trig] += 1
 
 
-def machine_coverage(rows: Counter[Row], events: Counter[str], entity: Counter[str]) -> list[dict[str, Any]]:
-    """Per machine: states and rows reached (see the module docstring for the methods)."""
+def machine_coverage(
+    rows: Counter[Row], events: Counter[str], entity: Counter[str], variant: Variant | None = None
+) -> list[dict[str, Any]]:
+    """Per machine: states and rows reached (see the module docstring for the methods), under
+    ``variant`` (None: the spec as written)."""
     out: list[dict[str, Any]] = []
-    tables = tables_in_force()  # a variant's added and removed rows count as its table has them
+    tables = tables_of(variant)  # a variant's added and removed rows count as its table has them
     for spec in (tables.get(m.name, m) for m in MACHINES):
         all_rows = [(r.source, r.trigger, r.dest) for r in spec.rows]
         if spec.name in EXACT:

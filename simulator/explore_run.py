@@ -20,7 +20,7 @@ the report says which file could not be written (``write_errors``) and is still 
 Long phases report to a ``simulator.progress.Progress`` (the exhaustive slices, hypothesis
 rounds, random walks, shrinking, writing the graph).
 
-Under a variant (``Options.variant``, ``properties.variants``) the whole run has it in force,
+Under a variant (``Options.variant``, ``properties.variants``) every run has it in its ``Config``,
 and each mode explores every behaviour set of ``simulator.variant_runs.behaviours``: the spec's,
 and the dropped rules' seeded bugs switched on (the exhaustive mode explores each slice once per
 set, named ``SLICE+dropped`` for the second; the random mode splits its walks and hypothesis
@@ -41,7 +41,7 @@ from typing import Any
 from properties.engine import SET_ASIDE
 from properties.outputs import dumps, write_atomic
 from properties.readings import resolve
-from properties.variants import Variant, variant_in_force
+from properties.variants import Variant
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, monitor_rules
@@ -102,8 +102,11 @@ def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
         chosen = list(explore_bfs.SLICES)
     if transport is not None:
         chosen = [explore_bfs.Slice(s.name, s.cfg.with_(transport=transport), s.purpose) for s in chosen]
-    if opts.readings:
-        chosen = [explore_bfs.Slice(s.name, s.cfg.with_(readings=opts.readings), s.purpose) for s in chosen]
+    if opts.readings or opts.variant is not None:
+        chosen = [
+            explore_bfs.Slice(s.name, s.cfg.with_(readings=opts.readings, variant=opts.variant), s.purpose)
+            for s in chosen
+        ]
     return chosen
 
 
@@ -118,7 +121,9 @@ def random_config(opts: Options) -> Config:
         if len(own) == 1:
             base = own.pop()
     cfg = base.with_(**opts.bounds) if opts.bounds else base
-    return cfg.with_(readings=opts.readings) if opts.readings else cfg
+    if opts.readings or opts.variant is not None:
+        cfg = cfg.with_(readings=opts.readings, variant=opts.variant)
+    return cfg
 
 
 def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
@@ -126,9 +131,8 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     The readings of ``opts`` travel in the runs' ``Config`` (``exhaustive_slices``,
     ``random_config``) to every monitor set, client view and simulated peer, worker processes
     and cluster workers included; the variant of ``opts`` is in force for the whole run
-    (``variant_in_force``)."""
-    with variant_in_force(opts.variant):
-        return _run(opts, progress, resolve(opts.readings), opts.cluster)
+    (``Config.variant``, the same way)."""
+    return _run(opts, progress, resolve(opts.readings), opts.cluster)
 
 
 def _run(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> dict[str, Any]:
@@ -158,7 +162,7 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str], session: A
     if opts.mode in ("exhaustive", "both"):
         ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, session)
         report["exhaustive"] = ex
-        coverage["exhaustive"] = coverage_json(*ex_cov, rules)
+        coverage["exhaustive"] = coverage_json(*ex_cov, rules, opts.variant)
         cexs += ex_cexs
         if not ex["complete"]:
             warnings.append(
@@ -173,7 +177,7 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str], session: A
             gc.collect()
         rnd, rnd_cexs, rnd_cov = _random(opts, progress, session)
         report["random"] = rnd
-        coverage["random"] = coverage_json(*rnd_cov, rules)
+        coverage["random"] = coverage_json(*rnd_cov, rules, opts.variant)
         cexs += rnd_cexs
     out = Path(opts.out)
     if opts.variant is not None:

@@ -45,11 +45,23 @@ class Mutant:
     cfg: Config = field(default=FOCUSED)
     faults: tuple[str, ...] = ()
     """The faults switched on (default: the one named like the mutant)."""
+    off_wire: str = ""
+    """Why this bug never shows on the wire, so that ``acp-model drive`` cannot find it in
+    ``acp-model agent --fault NAME`` (empty: it shows; the monitors see every other one)."""
 
     @property
     def switched_on(self) -> frozenset[str]:
         return frozenset(self.faults or (self.name,))
 
+
+HELD_NOT_WITHDRAWN_OFF_WIRE = (
+    "the model's prompt table refuses to insert a prompt that a session/cancel covered, so the "
+    "simulated Agent never sends that insertion (acp-model agent notes the refusal on standard "
+    "error); and were it sent, its user message and success answer after the cancel are what an "
+    "Agent that inserted the prompt before the cancel arrived sends too, which conforms (a proxy "
+    "cannot see when a prompt was inserted): CANCEL-02 is broken on the wire only by an error "
+    "answer other than -32800, and acp-model decidability rates this bug not decidable"
+)
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("error-after-insert", "agent", "ACC-03", "answers an inserted prompt with an error response"),
@@ -106,7 +118,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ),  # a race (the approval must reach the Agent after its cancelled idle): few other moves
     ),
     Mutant("error-with-live-tools", "agent", "FAIL-04", "reports idle error while a tool call is unfinished"),
-    Mutant("held-not-withdrawn", "agent", "CANCEL-02", "inserts a prompt that a session/cancel covered"),
+    Mutant(
+        "held-not-withdrawn",
+        "agent",
+        "CANCEL-02",
+        "inserts a prompt that a session/cancel covered",
+        off_wire=HELD_NOT_WITHDRAWN_OFF_WIRE,
+    ),
     Mutant("usage-no-size", "agent", "USAGE-02", "sends a usage_update without size"),
     Mutant(
         "list-tool-and-terminal",
@@ -234,6 +252,8 @@ class Verdict:
             "shortest_length": len(self.shortest) if self.shortest is not None else None,
             "shortest_source": self.shortest_source or None,
             "shortest_wire_rules": sorted(self.shortest_rules),
+            **({"drivable": not m.off_wire} if m and m.side == "agent" else {}),
+            **({"off_wire": m.off_wire} if m and m.off_wire else {}),
             "runs": self.runs,
             "findings": self.findings,
         }

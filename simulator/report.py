@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from properties.outputs import write_atomic
-from properties.variants import in_force
+from properties.variants import Variant
 from simulator.config import DEFAULT, Config
 from simulator.explore_common import Counterexample
 from simulator.explore_coverage import machine_coverage, rule_coverage
@@ -65,6 +65,8 @@ def config_source(cfg: Config) -> str:
             continue
         if key == "features":
             parts.append(f"features=frozenset({sorted(value)!r})")
+        elif key == "variant":
+            parts.append(f"variant=from_json({value!r})")
         else:
             parts.append(f"{key}={value!r}")
     return f"Config({', '.join(parts)})"
@@ -95,17 +97,14 @@ def program_text(cex: Counterexample) -> str:
         *(f"    {ev!r}," for ev in cex.events),
         "]",
     ]
-    variant = in_force()
-    if variant is None:
+    if cex.cfg.variant is None and not cex.cfg.readings:
         lines.append("run = replay_events(events, cfg, faults, MonitorSet())")
-    else:  # the counterexample was found under a variant: replay it under that variant
-        lines += [
-            "from properties.variants import from_json, variant_in_force",
-            "",
-            f"variant = from_json({variant.to_json()!r})",
-            "with variant_in_force(variant):",
-            "    run = replay_events(events, cfg, faults, MonitorSet())",
-        ]
+    else:  # found under readings or a variant (in its Config): judged under them
+        if cex.cfg.variant is not None:
+            at = lines.index("from simulator.config import Config")
+            lines.insert(at, "from properties.variants import from_json")
+        lines.append("judged = MonitorSet(readings=cfg.reading_map(), variant=cfg.variant)")
+        lines.append("run = replay_events(events, cfg, faults, judged)")
     if cex.source == "cycle":
         lines += [
             "# the run ends in a cycle that never becomes quiescent: the rule stays open",
@@ -222,9 +221,10 @@ def coverage_json(
     entity: Counter[str],
     exercised: Counter[str],
     rules: tuple[str, ...],
+    variant: Variant | None = None,
 ) -> dict[str, Any]:
     return {
-        "machines": machine_coverage(rows, events, entity),
+        "machines": machine_coverage(rows, events, entity, variant),
         "rules": rule_coverage(exercised, rules),
     }
 

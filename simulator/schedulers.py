@@ -172,16 +172,19 @@ def describe(ev: Event) -> str:
 
 def as_program(events: list[Event], faults: frozenset[str], cfg: Config) -> str:
     """A short program that replays a counterexample, to paste into a test."""
+    judged = "MonitorSet(readings=cfg.reading_map(), variant=cfg.variant)"
     lines = [
         "from simulator.config import Config",
         "from simulator.schedulers import replay_events",
         "from properties.engine import MonitorSet",
+        *(["from properties.variants import from_json"] if cfg.variant is not None else []),
         "",
         _cfg_line(cfg),
         "events = [",
         *(f"    {ev!r}," for ev in events),
         "]",
-        f"run = replay_events(events, cfg, frozenset({sorted(faults)!r}), MonitorSet())",
+        f"run = replay_events(events, cfg, frozenset({sorted(faults)!r}), "
+        f"{judged if cfg.readings or cfg.variant else 'MonitorSet()'})",
         "assert run.findings, 'expected the counterexample to reproduce'",
     ]
     return "\n".join(lines) + "\n"
@@ -193,7 +196,10 @@ def _cfg_line(cfg: Config) -> str:
         return "cfg = Config()"
     kwargs = _cfg_kwargs(cfg)
     feats = kwargs.pop("features", None)
+    variant = kwargs.pop("variant", None)
     args = [f"{k}={v!r}" for k, v in kwargs.items()]
+    if variant is not None:
+        args.append(f"variant=from_json({variant!r})")
     if feats is not None:
         args.append(f"features=frozenset({sorted(feats)!r})")
     return f"cfg = Config({', '.join(args)})"

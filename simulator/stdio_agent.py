@@ -5,7 +5,9 @@ Theory of operation
 ``StdioAgent`` wraps the model's ``simulator.agent.Agent`` for one connection. ``receive(line)``
 takes one line the Client wrote and returns the lines to write at once; ``move()`` makes one of
 the Agent's own choices (``Agent.enabled()``), picked with a ``random.Random(seed)``, and
-returns what it sends; ``pause()`` is the seeded time to listen for input before the next move.
+returns what it sends; ``pause()`` is the seeded time to listen for input before the next move,
+drawn from a random stream of its own (``pace_rng``), so that how often a loop asks for a pause
+never changes which moves the Agent chooses.
 The loop that reads standard input and writes standard output is ``cli/cmd_agent.py``; tests
 and ``acp-model drive`` may run this class in process instead.
 
@@ -24,7 +26,9 @@ Everything else goes to ``Agent.receive`` unchanged. A full ``user_message`` ech
 the Client sent (streamed chunks keep the model's stand-in text). The Agent's moves begin once the session
 exists. A move the model's tables refuse (only a seeded bug tries one, e.g.
 ``held-not-withdrawn``) is not sent: it is noted (``notes``, for standard error) and that move
-is not tried again. Output is compact JSON, one message per line.
+is not tried again. Under a variant (``Config.variant``) that removed rows, a move that needs one
+is not a move, as in the simulator (``simulator.world.allowed``). Output is compact JSON, one
+message per line.
 
 Determinism: the same seed, options and input lines received at the same points of the run
 give the same output lines.
@@ -42,6 +46,7 @@ from model.core import ProtocolViolation
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, MAIN, Agent
 from simulator.config import DEFAULT, Config
+from simulator.world import allowed
 
 Msg = dict[str, Any]
 
@@ -83,7 +88,12 @@ class StdioAgent:
         if unknown:
             raise ValueError(f"unknown agent faults: {', '.join(sorted(unknown))}")
         self.rng = random.Random(seed)
+        """Chooses the moves (``move``)."""
+        self.pace_rng = random.Random(f"pace {seed}")
+        """Draws the pauses (``pause``): a stream apart from the moves'."""
         self.agent = Agent(cfg if cfg is not None else agent_config(faults), faults)
+        self.prune = any(spec.removed for spec in self.agent.specs.values())
+        """The variant removed rows: moves that need one are not made (``world.allowed``)."""
         self.pace = pace
         self.created = False
         self.refused: set[tuple[str, Any]] = set()
@@ -178,7 +188,8 @@ class StdioAgent:
     def moves(self) -> list[tuple[str, str, Any]]:
         if not self.created:
             return []
-        return [ev for ev in self.agent.enabled() if (ev[1], ev[2]) not in self.refused]
+        moves = [ev for ev in self.agent.enabled() if (ev[1], ev[2]) not in self.refused]
+        return [ev for ev in moves if allowed(self.agent, ev)] if self.prune else moves
 
     def move(self) -> list[Msg] | None:
         """Make one seeded choice among the enabled moves; None when there is none."""
@@ -207,4 +218,4 @@ class StdioAgent:
 
     def pause(self) -> float:
         low, high = self.pace
-        return low if high <= low else self.rng.uniform(low, high)
+        return low if high <= low else self.pace_rng.uniform(low, high)

@@ -12,8 +12,8 @@ Agent sends it, a client message when the Agent receives it (``Line`` = (sender,
 Every recorded line is fed to the monitors (if any) as it is recorded; the Client's view is fed
 when the Client sends or receives. When the Client is faulty, a reference view (no faults) is
 fed the same messages and the two are compared (``view_findings``). Monitors and views judge
-under the readings of the run's ``Config`` (``Config.readings``); a monitor set built for other
-readings is refused.
+under the readings and the variant of the run's ``Config`` (``Config.readings``,
+``Config.variant``); a monitor set built for others is refused.
 
 Hidden steps (``hidden``): where a seeded-bug Agent or Client makes a move break a rule (its
 breach markers, ``Agent.marks`` / ``Client.marks``) or a faulty client view first disagrees
@@ -26,10 +26,10 @@ A world is quiescent when no event is enabled: then the "eventually" rules are j
 enabled event is eventually taken or disabled; deliveries are always enabled while messages
 are in flight.
 
-Under a variant (``properties.variants``): an agent move that needs a row the variant removed
-is not enabled (``_allowed`` tries it on a copy); a reaction to a delivered message cannot be
-pruned, so one that needs a removed row stops the world with a model finding that says so; the
-client-view breaches of dropped rules are set aside.
+Under a variant (``Config.variant``, ``properties.variants``): an agent move that needs a row
+the variant removed is not enabled (``_allowed`` tries it on a copy); a reaction to a delivered
+message cannot be pruned, so one that needs a removed row stops the world with a model finding
+that says so; the client-view breaches of dropped rules are set aside.
 
 Must not know: which scheduler drives it, files, or JSON encoding.
 """
@@ -43,7 +43,6 @@ from model.core import ProtocolViolation
 from properties.clientview import CLIENT_FAULTS, ClientView
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.variants import in_force as variant_now
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, MAIN, Agent
 from simulator.client import CLIENT_SIDE_FAULTS, Client
@@ -53,6 +52,16 @@ from simulator.transport import Transport
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 Line = tuple[str, Msg]
+
+
+def allowed(agent: Agent, event: Event) -> bool:
+    """False for an agent move that needs a row the run's variant removed (tried on a copy of
+    the agent; worth asking only under such a variant)."""
+    try:
+        agent.clone().do(event[1], event[2])
+    except ProtocolViolation as v:
+        return not v.removed
+    return True
 
 
 class Hidden(NamedTuple):
@@ -98,6 +107,8 @@ class World:
             raise ValueError(f"unknown faults: {', '.join(sorted(unknown))}")
         if monitors is not None and monitors.monitors and monitors.readings != cfg.reading_map():
             raise ValueError("the monitors judge under other readings than the run's (Config.readings)")
+        if monitors is not None and monitors.monitors and monitors.variant != cfg.variant:
+            raise ValueError("the monitors judge under another variant than the run's (Config.variant)")
         self.cfg = cfg
         self.agent = Agent(cfg, faults & frozenset(AGENT_FAULTS))
         client_faults = faults & (frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS))
@@ -115,9 +126,9 @@ class World:
         """Breach markers beside the transcript (see the module docstring)."""
         self.steps = 0
         self.record = record
-        variant = variant_now()
+        variant = cfg.variant
         self.dropped = frozenset(variant.drop) if variant is not None else frozenset()
-        """Rules of the variant in force that no longer bind (their view breaches are set aside)."""
+        """Rules of the run's variant that no longer bind (their view breaches are set aside)."""
         self.prune = any(spec.removed for spec in self.agent.specs.values())
         """The variant in force removed rows: agent moves that need one are not enabled."""
         if cfg.handshake:
@@ -185,13 +196,7 @@ class World:
         return ev
 
     def _allowed(self, event: Event) -> bool:
-        """False for an agent move that needs a row the variant in force removed (tried on a
-        copy of the agent; only under such a variant)."""
-        try:
-            self.agent.clone().do(event[1], event[2])
-        except ProtocolViolation as v:
-            return not v.removed
-        return True
+        return allowed(self.agent, event)
 
     def step(self, event: Event) -> list[Finding]:
         """Perform one enabled event; returns the findings it made certain.

@@ -175,3 +175,99 @@ def test_unknown_fault_is_a_usage_error() -> None:
     code, out, err = run_cli(["agent", "--fault", "no-such-bug"], stdin=b"")
     assert code == 2
     assert out == "" and err.count("\n") == 1 and "no-such-bug" in err
+
+
+# -- readings and variants -------------------------------------------------------------------------
+
+
+def _agent(argv: list[str]) -> StdioAgent:
+    """The Agent ``acp-model agent ARGV`` serves (its options parsed as the command does)."""
+    from cli import cmd_agent
+    from cli.main import build_parser
+
+    agent, _said = cmd_agent.build(build_parser().parse_args(["agent", *argv]))
+    return agent
+
+
+def test_the_agent_under_a_variant_breaks_a_dropped_rule(tmp_path: Path) -> None:
+    """``--variant`` dropping TRANS-04: the Agent may confirm a cancellation with end_turn (the
+    rule's seeded bug). Its transcript breaks TRANS-04 for ``check``, not for ``check --variant``."""
+    from cli.drive import Settings, run_once
+    from simulator.drive import InProcessPeer
+
+    variant = str(ROOT / "variants" / "cancel-any-stop-reason.toml")
+    settings = Settings(steps=40, timeout=0.05, quiet=0.0)
+    for seed in range(60):
+        result = run_once(InProcessPeer(_agent(["--variant", variant])), settings, seed=seed)
+        if "TRANS-04" in result.rules:
+            break
+    else:
+        raise AssertionError("TRANS-04 never broken under the variant")
+    path = tmp_path / "t.ndjson"
+    path.write_bytes(b"".join(result.lines))
+    rules = []
+    for options in ([], ["--variant", variant]):
+        _code, out, _ = run_cli(["check", "--json", *options, str(path)])
+        report = json.loads(out)
+        rules.append({f["rule"] for f in report["files"][0]["findings"]})
+    assert "TRANS-04" in rules[0] and "TRANS-04" not in rules[1]
+    assert rules[1] == rules[0] - {"TRANS-04"}  # the run ended there: prompts still open
+    assert report["variant"]["set_aside"] == {"TRANS-04": 1}
+    for seed in range(20):  # the spec as written: the same driving never breaks it
+        plain = run_once(InProcessPeer(_agent([])), settings, seed=seed)
+        assert "TRANS-04" not in plain.rules
+
+
+def test_the_agent_takes_the_freedoms_of_a_reading() -> None:
+    """A prompt may be inserted ahead of a held one (``prompt-ahead-of-held=held-only``, the
+    default), not under ``--reading prompt-ahead-of-held=receipt-order``."""
+    moves = []
+    for argv in ([], ["--reading", "prompt-ahead-of-held=receipt-order"]):
+        agent = _agent(["--seed", "0", *argv])
+        agent.receive(_line(wire.initialize(0)))
+        agent.receive(_line(wire.new_session(1)))
+        agent.receive(_line(wire.prompt(2, "sess_1", [wire.text("a")])))
+        agent.agent.do("hold", 2)
+        agent.receive(_line(wire.prompt(3, "sess_1", [wire.text("b")])))
+        moves.append(("agent", "insert", 3) in agent.moves())
+    assert moves == [True, False]
+
+
+def test_a_removed_row_is_no_move_of_the_agent() -> None:
+    """``--variant`` removing tool_call pending --complete--> completed: a move that needs the
+    row is not one of the Agent's moves (as in the simulator), so it is neither sent nor
+    refused (no note): the Agent goes on with the moves the variant's tables allow."""
+    from simulator.world import allowed
+
+    variant = str(ROOT / "variants" / "tool-runs-before-completing.toml")
+    assert _agent(["--variant", variant]).prune and not _agent([]).prune
+    pruned = []
+    for seed in range(40):
+        agent = _agent(["--seed", str(seed), "--variant", variant])
+        agent.receive(_line(wire.initialize(0)))
+        agent.receive(_line(wire.new_session(1)))
+        agent.receive(_line(wire.prompt(2, "sess_1", [wire.text("a")])))
+        while True:
+            needs_row = [ev for ev in agent.agent.enabled() if not allowed(agent.agent, ev)]
+            pruned += needs_row
+            assert not set(needs_row) & set(agent.moves())
+            if agent.move() is None:
+                break
+        assert agent.notes == []
+        if pruned:
+            break
+    assert ("agent", "tool_status", ("tc_1", "completed")) in pruned
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--reading", "nope=x"], "unknown reading 'nope'"),
+        (["--reading", "prompt-ahead-of-held"], "prompt-ahead-of-held"),
+        (["--variant", "/no/such.toml"], "/no/such.toml: no such file"),
+        (["--drop", "NOPE-1"], "--drop NOPE-1: unknown rule"),
+    ],
+)
+def test_a_bad_reading_or_variant_is_one_line_exit_2(argv: list[str], said: str) -> None:
+    code, out, err = run_cli(["agent", *argv])
+    assert code == 2 and out == "" and err.count("\n") == 1 and said in err, err

@@ -134,3 +134,20 @@ def test_every_rule_has_at_most_one_breaking_mutant_and_breaking_finds_it() -> N
     for m in MUTANTS:
         assert breaking(m.intended_rule) is m
     assert breaking("NO-SUCH-RULE") is None
+
+
+def test_mutants_says_which_agent_bug_driving_cannot_find(capsys: pytest.CaptureFixture[str]) -> None:
+    """``held-not-withdrawn`` never shows on the wire: the JSON says ``drivable: false`` and why,
+    the text prints the reason; an agent bug that shows is ``drivable: true``; a client bug has
+    neither field (driving tests Agents)."""
+    from simulator.mutants import BY_NAME, Verdict
+
+    held = Verdict(BY_NAME["held-not-withdrawn"]).to_json()
+    assert held["drivable"] is False and "a proxy cannot see when a prompt was inserted" in held["off_wire"]
+    shown = Verdict(BY_NAME["notice-empty-title"]).to_json()
+    assert shown["drivable"] is True and "off_wire" not in shown
+    assert "drivable" not in Verdict(BY_NAME["empty-prompt"]).to_json()
+    main(["mutants", "--only", "held-not-withdrawn", "--walks", "0", "--quiet"])
+    text = capsys.readouterr().out
+    assert f"held-not-withdrawn: not detectable by `acp-model drive`: {held['off_wire']}" in text
+    assert text.count("not detectable by") == 1

@@ -90,14 +90,17 @@ def test_record_is_transparent(tmp_path: Path) -> None:
         json.dumps(r["message"], separators=(",", ":")).encode() for r in agent_side
     ] == proxied.splitlines()
     position = {
-        ("client", r["message"].get("id")): i
+        r["message"]["id"]: i
         for i, r in enumerate(records)
-        if "message" in r and "method" in r["message"]
+        if r["from"] == "client" and "method" in r.get("message", {}) and "id" in r["message"]
     }
+    answers = 0
     for i, r in enumerate(records):
         m = r.get("message", {})
-        if r["from"] == "agent" and "method" not in m:
-            assert position[("client", m["id"])] < i  # every answer after its request
+        if r["from"] == "agent" and "method" not in m and m["id"] is not None:  # null: a parse error
+            assert position[m["id"]] < i  # every answer after its request
+            answers += 1
+    assert answers == 4  # initialize, session/new, the prompt, session/close
 
 
 def test_check_reports_live_and_the_exit_code_is_the_agents(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from cli.main import main
 from model.core import ProtocolViolation
 from model.registry import BY_NAME
 from properties.engine import MonitorSet
-from properties.variants import VariantError, from_drops, load, variant_in_force
+from properties.variants import VariantError, from_drops, load
 from tests.wire_dsl import Line, answer, cancel, prompt, say, state, tool, user
 
 REPO = Path(__file__).resolve().parent.parent
@@ -160,9 +160,7 @@ def test_remove_row_makes_the_checker_flag_an_accepted_transition(tmp_path: Path
     assert main(["check", transcript]) == 0
     variant = str(REPO / "variants" / "tool-runs-before-completing.toml")
     assert main(["check", "--variant", variant, transcript]) == 1
-    v = load(variant)
-    with variant_in_force(v):
-        ms = MonitorSet()
+    ms = MonitorSet(variant=load(variant))
     for n, (sender, msg) in enumerate(lines, 1):
         ms.feed(sender, msg, n)
     assert [(f.rule, f.line) for f in ms.findings] == [("BG-05", 5)]
@@ -189,10 +187,13 @@ def test_removed_row_is_flagged_and_pruned_from_the_agents_moves() -> None:
     with pytest.raises(ProtocolViolation) as err:
         spec.fire("pending", "complete")
     assert err.value.removed and err.value.rule == "BG-05"
-    with variant_in_force(v):
-        world = World(SMALL.with_(features=frozenset({"pause"}), tool_updates=1))
-        assert world.prune and world.agent.specs["tool_call"] is not BY_NAME["tool_call"]
+    world = World(SMALL.with_(features=frozenset({"pause"}), tool_updates=1, variant=v))
+    assert world.prune and world.agent.specs["tool_call"] is not BY_NAME["tool_call"]
     assert not World(SMALL).prune
+    with pytest.raises(ValueError, match="another variant"):
+        World(SMALL, monitors=MonitorSet(variant=v))  # monitors judge under the run's variant only
+    with pytest.raises(ValueError, match="another variant"):
+        World(SMALL.with_(variant=v), monitors=MonitorSet())
 
 
 # -- explore --compare ------------------------------------------------------------------------------------
@@ -297,9 +298,9 @@ def test_no_search_fires_a_removed_row() -> None:
     row = ("tool_call", "pending", "complete", "completed")
     base = explore_bfs.explore(cfg)
     assert base.rows[row] > 0  # the spec as written reaches it
-    with variant_in_force(load(str(REPO / "variants" / "tool-runs-before-completing.toml"))):
-        pruned = explore_bfs.explore(cfg)
-        walks = explore_random.explore(cfg, walks=40, steps=60)
+    cfg = cfg.with_(variant=load(str(REPO / "variants" / "tool-runs-before-completing.toml")))
+    pruned = explore_bfs.explore(cfg)
+    walks = explore_random.explore(cfg, walks=40, steps=60)
     assert pruned.rows[row] == 0 and walks.rows[row] == 0
     assert not pruned.counterexamples and not walks.counterexamples
     assert pruned.rows[("tool_call", "in_progress", "complete", "completed")] > 0
@@ -308,15 +309,56 @@ def test_no_search_fires_a_removed_row() -> None:
 def test_a_variant_left_in_the_environment_changes_no_verdict(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Only --variant and --drop choose a variant: the environment route that carries one to
-    worker processes is cleared when a command starts."""
-    from properties.variants import ENV, from_drops, to_env
+    """Only --variant and --drop choose a variant; it travels in ``Config.variant`` (to worker
+    processes too), never in the environment: ACP_MODEL_VARIANT, the route it once took, changes
+    nothing for check, replay, simulate, explore and the stdio agent (worker processes: below)."""
+    from properties import variants
+    from simulator.report import strip_timing
+    from simulator.stdio_agent import StdioAgent
+
+    assert not hasattr(variants, "ENV") and not hasattr(variants, "in_force")
 
     out = str(tmp_path / "s.ndjson")
     assert main(["simulate", "--drop", "TRANS-04", "--seed", "4", "--out", out]) == 0
     capsys.readouterr()
-    monkeypatch.setenv(ENV, to_env(from_drops(["TRANS-04"])))
-    for command in ("check", "replay"):
-        main([command, out])
-        said = capsys.readouterr().out
-        assert "findings: 1 error" in said and "set aside" not in said, command
+    explore = ["explore", "--mode", "random", "--walks", "2", "--examples", "1", "--steps", "20", "--json"]
+
+    def outputs() -> list[str]:
+        said = []
+        for command in ("check", "replay"):
+            main([command, out])
+            said.append(capsys.readouterr().out)
+        main(["simulate", "--seed", "4", "--steps", "20", "--out", "-", "--quiet"])
+        said.append(capsys.readouterr().out)
+        main([*explore, "--fault", "cancel-as-end-turn", "--out", str(tmp_path / "e")])
+        said.append(json.dumps(strip_timing(json.loads(capsys.readouterr().out)), sort_keys=True))
+        agent = StdioAgent(4, frozenset({"cancel-as-end-turn"}))
+        said.append(repr([agent.receive(b'{"jsonrpc":"2.0","id":1,"method":"initialize"}'), agent.moves()]))
+        return said
+
+    plain = outputs()
+    assert "findings: 1 error" in plain[0] and "set aside" not in plain[0]
+    assert "TRANS-04" in plain[3]  # the explorer's walks break the rule: nothing sets it aside
+    monkeypatch.setenv("ACP_MODEL_VARIANT", json.dumps(from_drops(["TRANS-04"]).to_json()))
+    assert outputs() == plain
+
+
+def test_the_variant_reaches_worker_processes_in_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """explore --drop TRANS-04 --workers 2: the walks with the dropped rule's seeded bug break
+    TRANS-04 in the worker processes, whose monitors set it aside (the variant went there in
+    each job's Config): the same findings as in one process, and none of TRANS-04."""
+    from simulator.report import strip_timing
+
+    argv = ["explore", "--mode", "random", "--walks", "20", "--examples", "1", "--steps", "40", "--json"]
+    argv += ["--drop", "TRANS-04"]
+    reports = []
+    for workers in ("1", "2"):
+        main([*argv, "--workers", workers, "--out", str(tmp_path / workers)])
+        reports.append(json.loads(capsys.readouterr().out))
+    one, two = reports
+    assert "TRANS-04" in one["variant"]["set_aside"]  # broken in this process, set aside
+    assert [f["rule"] for f in two["findings"]] == [f["rule"] for f in one["findings"]]
+    assert "TRANS-04" not in {f["rule"] for f in two["findings"]}
+    assert strip_timing(one["random"]["walk"]) == strip_timing(two["random"]["walk"])
