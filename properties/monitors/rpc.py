@@ -71,3 +71,16 @@ class ResponseMonitor(Monitor):
             "INTRO-02", line, None,
             f"{sender} sends a second response to the {asked} request {rid!r} of the {asker}", msg,
         )  # fmt: skip
+
+    def clone(self, owner: MonitorSet) -> ResponseMonitor:
+        new = ResponseMonitor.__new__(ResponseMonitor)
+        new._attach(owner)
+        new.waiting = {side: dict(ids) for side, ids in self.waiting.items()}
+        new.answered = {side: dict(ids) for side, ids in self.answered.items()}
+        return new
+
+    def state_key(self) -> Any:
+        return tuple(
+            (frozenset(self.waiting[side].items()), frozenset(self.answered[side].items()))
+            for side in ("client", "agent")
+        )
