@@ -202,8 +202,8 @@ class Agent:
         self.cfg = cfg
         self.faults = faults
         self.specs = tables_in_force()  # the model's tables, or a variant's
-        self.rd: frozenset[str] = frozenset(f"{k}={v}" for k, v in cfg.reading_map().items())
-        """The readings in force, as ``NAME=ALT`` strings (``_reading``)."""
+        self.rd: dict[str, str] = cfg.reading_map()
+        """Every reading's alternative in force (``_reading``)."""
         self.last_stop: str | None = None  # the stop reason of the last idle that ended work
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
@@ -335,7 +335,7 @@ class Agent:
 
     def _reading(self, name: str, alternative: str) -> bool:
         """The reading ``name`` is read as ``alternative`` in this run (``cfg.readings``)."""
-        return f"{name}={alternative}" in self.rd
+        return self.rd[name] == alternative
 
     def _msg_id(self, prefix: str) -> str:
         self.next_msg += 1

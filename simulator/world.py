@@ -77,6 +77,7 @@ class World:
         "dropped",
         "hidden",
         "monitors",
+        "moves",
         "net",
         "prune",
         "record",
@@ -120,6 +121,8 @@ class World:
         """Rules of the variant in force that no longer bind (their view breaches are set aside)."""
         self.prune = any(spec.removed for spec in self.agent.specs.values())
         """The variant in force removed rows: agent moves that need one are not enabled."""
+        self.moves: list[Event] | None = None
+        """The Agent's enabled moves while its state is unchanged (None: to be listed again)."""
         if cfg.handshake:
             self._handshake()
 
@@ -155,6 +158,7 @@ class World:
         new.record = self.record
         new.dropped = self.dropped
         new.prune = self.prune
+        new.moves = self.moves
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -176,8 +180,13 @@ class World:
         if net.room_to_agent() > 0:
             ev.extend(self.client.enabled())
         if net.room_to_client() > 0:
-            moves = self.agent.enabled()
-            ev.extend([e for e in moves if self._allowed(e)] if self.prune else moves)
+            moves = self.moves
+            if moves is None:  # only the Agent's own steps change what it may do
+                moves = self.agent.enabled()
+                if self.prune:
+                    moves = [e for e in moves if self._allowed(e)]
+                self.moves = moves
+            ev.extend(moves)
         if net.to_agent:
             ev.append(("net", "to_agent", 0))
         for i in net.client_deliveries():
@@ -232,6 +241,7 @@ class World:
         self.counts[f"{actor}.{name}"] += 1
         found: list[Finding] = []
         if actor == "agent":
+            self.moves = None
             for msg in self.agent.do(name, arg):
                 self.net.to_client.append(msg)
                 found.extend(self._record("agent", msg))
@@ -242,6 +252,7 @@ class World:
                 if self.reference is not None:
                     self.reference.apply("client", msg)
         elif name == "to_agent":
+            self.moves = None
             msg = self.net.to_agent.pop(0)
             found.extend(self._record("client", msg))
             self.agent.receive(msg)
