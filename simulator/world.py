@@ -73,6 +73,7 @@ class World:
         "broken",
         "cfg",
         "client",
+        "client_moves",
         "counts",
         "dropped",
         "hidden",
@@ -123,6 +124,8 @@ class World:
         """The variant in force removed rows: agent moves that need one are not enabled."""
         self.moves: list[Event] | None = None
         """The Agent's enabled moves while its state is unchanged (None: to be listed again)."""
+        self.client_moves: list[Event] | None = None
+        """The Client's, likewise."""
         if cfg.handshake:
             self._handshake()
 
@@ -159,6 +162,7 @@ class World:
         new.dropped = self.dropped
         new.prune = self.prune
         new.moves = self.moves
+        new.client_moves = self.client_moves
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -178,7 +182,9 @@ class World:
         ev: list[Event] = []
         net = self.net
         if net.room_to_agent() > 0:
-            ev.extend(self.client.enabled())
+            if self.client_moves is None:  # only the Client's own steps change what it may do
+                self.client_moves = self.client.enabled()
+            ev.extend(self.client_moves)
         if net.room_to_client() > 0:
             moves = self.moves
             if moves is None:  # only the Agent's own steps change what it may do
@@ -246,6 +252,7 @@ class World:
                 self.net.to_client.append(msg)
                 found.extend(self._record("agent", msg))
         elif actor == "client":
+            self.client_moves = None
             for msg in self.client.do(name, arg):
                 self.net.to_agent.append(msg)
                 self.client.view.apply("client", msg)
@@ -257,6 +264,7 @@ class World:
             found.extend(self._record("client", msg))
             self.agent.receive(msg)
         else:
+            self.client_moves = None
             msg = self.net.to_client.pop(arg)
             self.client.view.apply("agent", msg)
             if self.reference is not None:
