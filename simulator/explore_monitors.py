@@ -171,12 +171,16 @@ class MonitorTable:
         return out
 
     def step_tally(self) -> Counter[str]:
-        """The part of ``tally`` that the steps taken exercised."""
-        out: Counter[str] = Counter()
+        """The part of ``tally`` that the steps taken exercised (steps exercising the same
+        rules are summed first: there are few such sets and many steps)."""
+        uses: Counter[tuple[tuple[str, int], ...]] = Counter()
         for _, _, n, ex in self.steps.values():
-            if n:
-                for rule, k in ex:
-                    out[rule] += k * n
+            if n and ex:
+                uses[ex] += n
+        out: Counter[str] = Counter()
+        for ex, n in uses.items():
+            for rule, k in ex:
+                out[rule] += k * n
         return out
 
     def materialize(self, mid: int) -> MonitorSet:
