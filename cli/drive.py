@@ -214,7 +214,9 @@ def _driver_finding(rule: str, line: int | None, explanation: str) -> Finding:
 
 
 def fails(finding: Finding, fail_on: str) -> bool:
-    if finding.kind == "open" or finding.severity not in FAIL_SEVERITIES[fail_on]:
+    """Whether a finding ends a drive run: breaches at the failing level, not open obligations
+    and not suspicions (a conforming Agent may make one: the wire cannot prove it)."""
+    if finding.kind in ("open", "suspect") or finding.severity not in FAIL_SEVERITIES[fail_on]:
         return False
     if finding.rule in CLIENT_RULES_ON_PURPOSE:
         return False

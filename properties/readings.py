@@ -98,6 +98,7 @@ CANCEL_TAKES_EFFECT: Final = "cancel-takes-effect"
 WAITED_ON_BACKGROUND: Final = "waited-on-background"
 CANCELLED_INVALID_PROMPT: Final = "cancelled-invalid-prompt"
 TOOL_UPDATES_AFTER_IDLE: Final = "tool-updates-after-idle"
+REJECTED_AFTER_CANCEL_REQUEST: Final = "rejected-after-cancel-request"
 PROMPT_AHEAD_OF_HELD: Final = "prompt-ahead-of-held"
 TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
@@ -243,6 +244,31 @@ READINGS: Final[tuple[Reading, ...]] = (
         affects="both",
         peers=_text("""the answer the Agent gives a covered prompt with unadvertised content (only a faulty
               Client sends one): cancelled -32800, invalid -32602, either one of both"""),
+    ),
+    Reading(
+        REJECTED_AFTER_CANCEL_REQUEST,
+        "May a prompt that a $/cancel_request named before its insertion be refused with an error "
+        "other than -32800?",
+        ("Prompts during active work", "Prompts that are never inserted"),
+        (77, 81),
+        ("The Client can withdraw it with $/cancel_request",
+         "Request cancellation before insertion uses -32800"),
+        (
+            _alt("cancelled-only", """Once the $/cancel_request reached the Agent, a prompt not yet
+                 inserted is answered -32800 (or with success if it is inserted instead): any other
+                 error breaks REJ-03."""),
+            _alt("own-reason", """The Agent may still refuse it for a reason of its own (invalid
+                 params, a hook): only a refusal because of the cancellation must use -32800, and
+                 the wire does not show which, so another error code is no breach."""),
+        ),
+        "cancelled-only",
+        _text("""-32800 is what request cancellation before insertion uses, and the prompt table lets
+              the Agent refuse a prompt for its own reasons; which wins once a $/cancel_request
+              arrived is not said. cancelled-only is what the monitors have always checked."""),
+        ("REJ-03",),
+        affects="both",
+        peers=_text("""own-reason: the Agent may refuse (-32602) a prompt after a $/cancel_request for it
+              arrived; cancelled-only: never"""),
     ),
     Reading(
         TOOL_UPDATES_AFTER_IDLE,

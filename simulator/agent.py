@@ -112,6 +112,7 @@ AGENT_FAULTS = (
     "prompt-without-work",  # inserts and answers prompts but never runs foreground work for them
     "cancel-covers-later-prompts",  # withdraws prompts that arrived after a session/cancel
     "accept-unadvertised-content",  # inserts prompts whose content type was not advertised
+    "late-approval-runs",  # leaves a cancelled tool call pending and runs it on a late approval
 )
 
 
@@ -430,6 +431,13 @@ class Agent:
             if was == pm.PENDING:
                 tool = self.tools[perm[1]]
                 tool.append("allowed" if outcome.get("optionId") == "allow" else "denied")
+            elif (
+                was == pm.NOT_APPROVED
+                and "late-approval-runs" in self.faults
+                and outcome.get("optionId") == "allow"
+                and self.tools[perm[1]][0] == tcm.PENDING
+            ):
+                self.tools[perm[1]].append("late")  # seeded bug: the late answer is used
 
     # -- choices -------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:
@@ -461,7 +469,7 @@ class Agent:
                 add(("agent", "insert", rid))
             if st == prm.HELD and self._has("fail") and rid == waiting:
                 add(("agent", "reject", rid))
-            if st == prm.CANCEL_REQUESTED and self._has("reject_cancel_requested"):
+            if st == prm.CANCEL_REQUESTED and self._reading("rejected-after-cancel-request", "own-reason"):
                 add(("agent", "reject", rid))
             if st == prm.COVERED and p[4] and not self._reading("cancelled-invalid-prompt", "cancelled"):
                 add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
@@ -727,6 +735,10 @@ class Agent:
                 add(("agent", "bg_unlist", key))
                 if self._has("followup") and not active and self._open():
                     add(("agent", "bg_unlist_followup", key))
+        if "late-approval-runs" in self.faults:
+            for tid, t in self.tools.items():
+                if t[-1] == "late" and t[0] == tcm.PENDING:
+                    add(("agent", "late_run", tid))
         for rid, perm in self.perms.items():
             if perm[0] == pm.NOT_APPROVED or (perm[0] == pm.PENDING and self.tools[perm[1]][1]):
                 add(("agent", "perm_withdraw", rid))
@@ -901,7 +913,9 @@ class Agent:
 
     def _do_bg_adopt(self, key: tuple[str, str]) -> list[Msg]:
         """``waited-on-background=becomes-foreground``: foreground work starts waiting on a listed
-        background tool call, which becomes foreground work and leaves the list unfinished."""
+        background tool call, which becomes foreground work and leaves the list unfinished (the
+        table's ``adopt`` row). From then on this Agent runs it as foreground work only."""
+        self.specs["background_item"].fire(self.items[key], "adopt", {"becomes_foreground": True})
         del self.items[key]
         self.listed = tuple(k for k in self.listed if k != key)
         self.tools[key[1]][1] = False
@@ -1099,6 +1113,15 @@ class Agent:
         t[0] = self.specs["tool_call"].fire(t[0], "run")
         return [wire.tool_call(MAIN, tid, "in_progress"), wire.tool_content_chunk(MAIN, tid, "working")]
 
+    def _do_late_run(self, tid: str) -> list[Msg]:
+        """Seeded bug ``late-approval-runs``: a late approval of a request of cancelled work runs
+        its tool call."""
+        self._breach("CANCEL-06")
+        t = self.tools[tid]
+        t.pop()
+        t[0] = self.specs["tool_call"].fire(t[0], "run")
+        return [wire.tool_call(MAIN, tid, "in_progress")]
+
     def _do_tool_done(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
         t[0] = self.specs["tool_call"].fire(t[0], "complete")
@@ -1127,6 +1150,13 @@ class Agent:
                 self._breach("FAIL-04")
                 continue
             t = self.tools[tid]
+            if (
+                "late-approval-runs" in self.faults
+                and reason == "cancelled"
+                and t[2] is not None
+                and self.perms[t[2]][0] == pm.PENDING
+            ):
+                continue  # seeded bug: left pending, waiting on its permission request
             if carry and t[0] == tcm.IN_PROGRESS:
                 t[1] = "carried"  # it carries on after the idle as independent work
                 continue

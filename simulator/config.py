@@ -42,14 +42,12 @@ FEATURES = (
     "multi_request",  # a permission request while running without blocking (several outstanding)
     "custom_stop",  # a custom `_` stop reason
     "extras",  # terminal_output_chunk, plan_removed, session_message_chunk
-    "omit_stop",  # an idle that omits the stop reason (off by default, see OFF_BY_DEFAULT)
-    "reject_cancel_requested",  # -32602 after a $/cancel_request arrived (off by default)
+    "omit_stop",  # an idle that omits the stop reason (FG-06 is then only suspected)
 )
-OFF_BY_DEFAULT = ("omit_stop", "reject_cancel_requested")
+OFF_BY_DEFAULT: tuple[str, ...] = ()
 """Freedoms the model's tables give that a default monitor still reports (kept behind a flag
-until the two agree): ``omit_stop``, an idle that omits the stop reason (Stop reasons);
-``reject_cancel_requested``, rejecting a prompt with -32602 after a ``$/cancel_request`` for it
-arrived (the prompt table has the row; the REJ-03 monitor wants -32800)."""
+until the two agree): none today. (Refusing a prompt after a ``$/cancel_request`` for it is the
+reading ``rejected-after-cancel-request``.)"""
 
 
 @dataclass(frozen=True)

@@ -171,10 +171,11 @@ SLICES: tuple[Slice, ...] = (
             futures=1,
             outputs=0,
             capacity=1,
-            features=frozenset({"unknown", "future", "permission"}),
+            features=frozenset({"unknown", "future", "permission", "omit_stop"}),
         ),
         "loss of observability (unknown) and future states (the Client advertised custom states) "
-        "from every state, restored to each state",
+        "from every state, restored to each state; an idle without a stop reason (the Agent "
+        "cannot tell why the work stopped)",
     ),
     Slice(
         "tools",

@@ -91,6 +91,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "response-before-snapshot", "agent", "SYNC-02", "answers session/resume before the state snapshot"
     ),
     Mutant("replay-new-ids", "agent", "ACC-11", "replays history under new message IDs"),
+    Mutant(
+        "late-approval-runs", "agent", "CANCEL-06",
+        "leaves a cancelled tool call pending and runs it when its permission is approved late",
+        FOCUSED.with_(
+            prompts=1, outputs=0, cancel_requests=0, closes=0, resumes=0, reattaches=0, losses=0,
+            futures=0, hooks=0, reruns=0, notices=0, usages=0, compactions=0, background=0,
+            features=frozenset({"permission", "cancel"}),
+        ),  # a race (the approval must reach the Agent after its cancelled idle): few other moves
+    ),
     Mutant("error-with-live-tools", "agent", "FAIL-04", "reports idle error while a tool call is unfinished"),
     Mutant("held-not-withdrawn", "agent", "CANCEL-02", "inserts a prompt that a session/cancel covered"),
     Mutant("usage-no-size", "agent", "USAGE-02", "sends a usage_update without size"),

@@ -10,6 +10,7 @@ row that is still not fired and why: a new gap fails the test, and so does a gap
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,15 @@ from simulator.explore_run import Options
 from simulator.explore_run import run as run_explore
 
 KNOWN_UNFIRED = {
+    "background_item": {
+        "listed --adopt--> announced": "taken only under the reading waited-on-background="
+        "becomes-foreground (its guard reads the reading): fired under it by "
+        "test_a_row_behind_a_reading_fires_under_it",
+    },
     "prompt": {
-        "cancel_requested --reject--> rejected": "behind the off-by-default feature "
-        "reject_cancel_requested: the REJ-03 monitor wants -32800 once a $/cancel_request arrived",
+        "cancel_requested --reject--> rejected": "taken only under the reading "
+        "rejected-after-cancel-request=own-reason: fired under it by "
+        "test_a_row_behind_a_reading_fires_under_it",
         "closed_out --close--> closed_out": "the simulated client sends one session/close per "
         "session (closes=1 in every slice): a second close of a closing session is not explored",
     },
@@ -60,6 +67,27 @@ def test_the_exhaustive_slices_fire_every_row() -> None:
     assert _missed(machines) == _known()
     triggers = next(m for m in machines if m["name"] == "entity")
     assert triggers["triggers_missed"] == []
+
+
+ROWS_BEHIND_READINGS = (
+    ("bg_requests", "waited-on-background", "becomes-foreground",
+     ("background_item", "listed", "adopt", "announced")),
+    ("cancels", "rejected-after-cancel-request", "own-reason",
+     ("prompt", "cancel_requested", "reject", "rejected")),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(("slice_name", "reading", "alt", "row"), ROWS_BEHIND_READINGS)
+def test_a_row_behind_a_reading_fires_under_it(
+    slice_name: str, reading: str, alt: str, row: tuple[str, str, str, str]
+) -> None:
+    """A row whose move only a reading's alternative allows is a freedom of that reading's
+    peers: exploring the slice under the alternative fires it, and under the default it never
+    fires."""
+    sl = next(s for s in explore_bfs.SLICES if s.name == slice_name)
+    under = replace(sl.cfg, readings=((reading, alt),))
+    assert explore_bfs.explore(under, name=sl.name).rows[row] > 0
+    assert explore_bfs.explore(sl.cfg, name=sl.name).rows[row] == 0
 
 
 @pytest.mark.deep

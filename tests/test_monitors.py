@@ -332,7 +332,6 @@ VIOLATIONS: list[Case] = [
         [prompt(1), state("running"), user("u1"), answer(1, "u1"), close(5), ok(5)],
         [("CANCEL-11", 6)],
     ),
-    Case("FG-06 ending idle without stop reason", [*turn()[:-1], state("idle")], [("FG-06", 6)]),
     Case(
         "TRANS-04 cancellation confirmed with end_turn",
         [*turn()[:-1], cancel(), state("idle", stop="end_turn")],
@@ -535,6 +534,19 @@ VIOLATIONS: list[Case] = [
         [("SYNC-02", 2)],
     ),
     Case(
+        "CANCEL-06 a late approval of cancelled work runs its tool call",
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), tool("t1", "pending"), ask("p1", "t1"),
+         state("requires_action"), cancel(), state("idle", stop="cancelled"),
+         permission_answer("p1", "allow"), tool("t1", "in_progress"), tool("t1", "cancelled")],
+        [("CANCEL-06", 11)],
+    ),
+    Case(
+        "SYNC-02 snapshot sent before the requested replay",
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), state("idle", stop="end_turn"),
+         resume(7), state("idle", stop="end_turn"), user("u1"), ok(7)],
+        [("SYNC-02", 8)],
+    ),
+    Case(
         "STATE-01 parent never mirrors its child",
         [
             subagent("c"),
@@ -549,6 +561,12 @@ VIOLATIONS: list[Case] = [
 
 # -- conforming neighbours (no finding at quiescence) -----------------------------------------------
 CONFORMING: list[Case] = [
+    Case(
+        "a late approval of cancelled work is ignored",
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), tool("t1", "pending"), ask("p1", "t1"),
+         state("requires_action"), cancel(), tool("t1", "cancelled"), state("idle", stop="cancelled"),
+         permission_answer("p1", "allow")],
+    ),
     Case("basic turn", turn()),
     Case(
         "response before the user message",
@@ -825,8 +843,13 @@ def test_conforming_transcript_is_accepted(case: Case) -> None:
     assert found(ms, "open") == []
 
 
+SUSPECTED = {"FG-06"}
+"""Rules whose breach a monitor can only suspect (kind ``suspect``): their cases are the tests
+test_an_ending_idle_without_stop_reason_is_a_suspicion and its neighbours."""
+
+
 def test_every_reported_rule_has_a_violating_case() -> None:
-    reported = {rule for case in VIOLATIONS for rule, _ in case.expect}
+    reported = {rule for case in VIOLATIONS for rule, _ in case.expect} | SUSPECTED
     grouped = {rule for ids in RESTATED.values() for rule in ids}
     for cls in ALL_MONITORS:
         for rule in cls.RULES:
@@ -1235,10 +1258,12 @@ def test_background_wake_keeps_to_the_monitors_of_a_derived_set() -> None:
     ms = MonitorSet()
     index = {type(m): i for i, m in enumerate(ms.monitors)}
     facts_only = ms.derive(only=(index[Facts],))
-    facts_only.feed(*state("idle", bg=[item("terminal", "T")]), 1)
+    facts_only.feed(*state("idle", bg=[]), 1)
+    facts_only.feed(*state("idle"), 2)
     assert not facts_only.get(BackgroundMonitor).sessions and not facts_only.findings
     with_bg = ms.derive(only=(index[Facts], index[BackgroundMonitor]))
-    assert [f.rule for f in with_bg.feed(*state("idle", bg=[item("terminal", "T")]), 1)] == ["BG-10"]
+    with_bg.feed(*state("idle", bg=[]), 1)
+    assert [f.rule for f in with_bg.feed(*state("idle"), 2)] == ["BG-07"]
 
 
 def test_fail_04_is_exercised_only_where_tool_calls_were_reported() -> None:
@@ -1251,3 +1276,26 @@ def test_fail_04_is_exercised_only_where_tool_calls_were_reported() -> None:
     assert without.exercised["FAIL-04"] == 0 and without.exercised["FAIL-03"] == 1
     assert with_tool.exercised["FAIL-04"] == 1
     assert not [f for f in with_tool.findings if f.kind == "rule"]
+
+
+def test_a_busy_looking_refusal_is_a_suspicion_not_a_breach() -> None:
+    """A well-formed prompt refused with -32600 while the session reports work: the busy-only
+    rule (the prompt table's guard) is suspected, a warning; the same refusal while idle, or
+    with -32602, is no suspicion."""
+    busy = [prompt(1), state("running"), user("u1"), answer(1, "u1"), prompt(2), fail(2, -32600)]
+    found = run(busy, quiescent=False).findings
+    suspected = [(f.rule, f.line, f.kind, f.severity) for f in found if f.kind != "open"]
+    assert suspected == [("ACTIVE-03", 6, "suspect", "warning")]
+    idle = [*busy[:4], state("idle", stop="end_turn"), prompt(2), fail(2, -32600)]
+    assert [f for f in run(idle).findings if f.kind == "suspect"] == []
+    invalid = [*busy[:5], fail(2, -32602)]
+    assert [f for f in run(invalid).findings if f.kind == "suspect"] == []
+
+
+def test_an_ending_idle_without_stop_reason_is_a_suspicion() -> None:
+    """The Agent may omit the stop reason when it cannot tell why the work stopped (Stop
+    reasons), which the wire does not show: FG-06 is suspected (a warning), not proven."""
+    ms = run([*turn()[:-1], state("idle")])
+    assert found(ms) == [] and found(ms, "suspect") == [("FG-06", 6)]
+    assert [f.severity for f in ms.findings] == ["warning"]
+    assert found(run(turn()), "suspect") == []

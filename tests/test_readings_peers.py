@@ -46,6 +46,14 @@ class Case:
 
 
 CASES = {
+    "rejected-after-cancel-request": Case(
+        [*START, P, D, ("client", "cancel_request", 2), D],
+        ("agent", "reject", 2),
+        ("own-reason",),
+        frozenset({"cancel"}),
+        then=(("agent", "end", "end_turn"),),
+        breaks="REJ-03",
+    ),
     "prompt-ahead-of-held": Case(
         [P, D, ("agent", "hold", 1), P, D],
         ("agent", "insert", 2),
@@ -124,7 +132,7 @@ CASES = {
 
 
 def _cfg(case: Case, name: str, alt: str) -> Config:
-    return SMALL.with_(features=case.features, prompts=2, capacity=8, readings={name: alt})
+    return SMALL.with_(features=case.features, prompts=2, capacity=8, cancel_requests=1, readings={name: alt})
 
 
 def test_every_reading_that_concerns_the_peers_has_a_case() -> None:

@@ -60,6 +60,7 @@ FAULT_ONLY = {
     "bg_list_unannounced": "list-before-announce",
     "bg_remove_early": "remove-before-exit",
     "resume_early": "response-before-snapshot",
+    "late_run": "late-approval-runs",
 }
 READING_ONLY = {
     # handler -> the reading's alternative that gives the freedom (not a default; the

@@ -36,8 +36,10 @@ background work"). So:
   when that idle confirmed a cancellation. That is the default of the reading
   ``patch-after-idle``; under ``patch-in-place`` such content is a patch in place (no finding).
 
-*The idle that ends work* (active -> idle, outside resume windows) must carry a stop reason
-(FG-06, SHOULD: the group ``stop-reason-on-ending-idle``); when a ``session/cancel`` (or
+*The idle that ends work* (active -> idle, outside resume windows) should carry a stop reason
+(FG-06, SHOULD: the group ``stop-reason-on-ending-idle``). The Agent may omit it when it cannot
+tell why the work stopped, which the wire does not show: an omitted one is a suspicion (kind
+``suspect``, a warning), not a breach; when a ``session/cancel`` (or
 ``session/close``) was received while the work was active, the first idle after it must say
 ``cancelled``: TRANS-04, or CANCEL-12 when it says ``error`` (the group
 ``cancelled-stop-reason``). "Received" means delivered to the Agent in proxy order: an Agent
@@ -355,6 +357,16 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         elif prev == "idle":
             self._ex["TRANS-01"] += 1
 
+    def _no_stop_reason(self, prev: str, sid: str, line: int, msg: Message) -> None:
+        """An ending idle without a stop reason: a breach of FG-06 only when the Agent could tell
+        why the work stopped, which the wire does not show (a suspicion, a warning)."""
+        self.suspect(
+            "FG-06", line, sid,
+            f"the idle that ends {prev} work has no stop reason: the Agent should name one unless "
+            "it cannot tell why the work stopped (which the wire does not show)",
+            msg,
+        )
+
     def _ends(
         self,
         fs: SessionFacts,
@@ -377,10 +389,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._gx[_CANCEL_GROUP_KEY] += 1
             st.last_end_cancel = reason == "cancelled"
             if type(reason) is not str:
-                self.breach(
-                    "FG-06", line, sid, f"the idle that ends {prev} work has no stop reason", msg,
-                    (CANCEL_TAKES_EFFECT,),
-                )
+                self._no_stop_reason(prev, sid, line, msg)
         elif cancel_line:
             st.last_end_cancel = True
             self._gx[_CANCEL_GROUP_KEY] += 1
@@ -395,7 +404,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         else:
             st.last_end_cancel = False
             if type(reason) is not str:
-                self.breach("FG-06", line, sid, f"the idle that ends {prev} work has no stop reason", msg)
+                self._no_stop_reason(prev, sid, line, msg)
         if reason == "error":
             self._ex["FAIL-03"] += 1
             if not is_error_object(upd.get("error")):

@@ -41,7 +41,9 @@ for it (USER-04).
 
 *-32800.* A prompt still waiting when the Agent received ``session/cancel`` (CANCEL-02),
 ``session/close`` (ACC-13) or a ``$/cancel_request`` naming it (REJ-03) must be answered with
--32800 or, if it had been inserted already, with success; another error code is a breach. A
+-32800 or, if it had been inserted already, with success; another error code is a breach
+(after a ``$/cancel_request``, unless the reading ``rejected-after-cancel-request`` is
+``own-reason``: the Agent may refuse it for a reason of its own). A
 prompt received after a ``session/cancel`` of its session and answered -32800 without any later
 cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16.
 A prompt with unadvertised content that a session/cancel covers: which code answers it is the
@@ -52,6 +54,11 @@ reading ``cancelled-invalid-prompt`` (default ``cancelled``: -32800 only; ``eith
 prompt answered with success while a prompt of the session received before it was still waiting
 and not yet covered by a cancel, close or ``$/cancel_request``, when that earlier prompt is then
 answered -32800 (so it was never inserted), was inserted ahead of it: ACTIVE-02.
+
+*Busy-only refusals* (the prompt table's guard ``busy_only``) are not on the wire: the Agent's
+reason for a refusal is its own. A well-formed prompt refused with -32600 ("not a valid
+request") while the session reports running or requires_action is reported as a suspicion (kind
+``suspect``, a warning) of that rule.
 
 *Replay.* User messages inside a resume window are replayed history, not insertions. When the
 session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
@@ -69,16 +76,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model import prompt as prm
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
+from properties.monitors.common import INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.readings import (
     CANCELLED_INVALID_PROMPT,
     PROMPT_AHEAD_OF_HELD,
+    REJECTED_AFTER_CANCEL_REQUEST,
     UNACCOUNTED_USER_MESSAGE,
 )
 
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
+BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
+"""The rule the prompt table's guard ``busy_only`` states (refused only because work is
+active): suspected here, never proven from the wire."""
 
 # prompt record: (session, receipt line, cover rule or "", received after a cancel, bad types)
 _Prompt = tuple[str, int, str, bool, tuple[str, ...]]
@@ -277,12 +289,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 )
         if cover:
             self._ex[cover] += 1
-            if code != REQUEST_CANCELLED and not (alt != "cancelled" and code == INVALID_PARAMS):
+            requested = cover == "REJ-03"
+            own = requested and self.reading(REJECTED_AFTER_CANCEL_REQUEST) == "own-reason"
+            if code != REQUEST_CANCELLED and not own and not (alt != "cancelled" and code == INVALID_PARAMS):
                 self.breach(
                     cover, line, sid,
                     f"prompt {rid!r} was still waiting when {_COVER_WHAT[cover]} reached the Agent "
                     f"(line {rec[1]} received it) but was answered with error {code}, not -32800",
-                    msg, (CANCELLED_INVALID_PROMPT,) if invalid else (),
+                    msg,
+                    (CANCELLED_INVALID_PROMPT,) if invalid
+                    else (REJECTED_AFTER_CANCEL_REQUEST,) if requested else (),
                 )
         elif rec[3]:
             self._ex["CANCEL-16"] += 1
@@ -302,6 +318,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     f"({', '.join(rec[4])}) and was refused with {code}, not -32602",
                     msg, (CANCELLED_INVALID_PROMPT,) if invalid else (),
                 )
+        if code == INVALID_REQUEST and self.facts.active(sid) and not rec[4]:
+            self.suspect(
+                BUSY_ONLY, line, sid,
+                f"prompt {rid!r} is a well-formed request, yet it was refused with -32600 (not a "
+                "valid request) while the session reported active work: this looks like a refusal "
+                "only because work is active, which the wire cannot prove (the Agent's reason is "
+                "not on it)",
+                msg,
+            )
         if not ps.first_error or rec[1] < ps.first_error:
             ps.first_error = rec[1]
         self._ex["ACC-03"] += 1

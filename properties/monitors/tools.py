@@ -25,6 +25,10 @@ What is certain in proxy order, and why
   listed terminal, is an update of the ended work after its idle: DONE-03, or CANCEL-14 when
   that idle confirmed a cancellation (once per tool call). The rule is exercised by such an idle
   in a session that reported tool calls (in one that reported none, there is nothing it could require).
+- The permission table's ``abandon`` rule (CANCEL-06, a request of cancelled work is treated as
+  not approved): a permission request still open at the idle confirming a cancellation (one
+  CANCEL-07 owes a withdrawal for) that the Client then answers with an ``allow_*`` option, and
+  whose tool call afterwards goes ``in_progress``: the late answer was used as an approval.
 - CANCEL-07 (SHOULD, judged at the end): permission requests still open when the idle confirming
   a cancellation was sent (and not about a tool call listed then or later) should be withdrawn
   with ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
@@ -44,13 +48,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model import permission
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, TOOL_FINAL, after_idle, terminal_refs
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.readings import TOOL_UPDATES_AFTER_IDLE
 
 # tool record: (status, interval it was first reported in (0: not during active work), grant)
-# grant: 0 no permission granted, 1 granted and not yet in_progress since, 2 in_progress since
+# grant: 0 no permission granted, 1 granted and not yet in_progress since, 2 in_progress since,
+# 3 (_LATE_GRANT) granted by a late answer to a request of cancelled work (not an approval)
+_LATE_GRANT = 3
+ABANDONED = permission.SPEC.forbidden["abandon"]
+"""The rule of the permission table's ``abandon`` (a request of cancelled work is not approved)."""
 _Tool = tuple[str, int, int]
 _RA_GROUP = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01")
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
@@ -171,6 +180,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if status == "in_progress":
             if grant == 1:
                 grant = 2
+            elif grant == _LATE_GRANT:
+                grant = 0
+                self._ex[ABANDONED] += 1
+                self.breach(
+                    ABANDONED, line, sid,
+                    f"tool call {tid!r} went in_progress after its permission was granted, but that "
+                    "request belonged to cancelled work and was open at the idle confirming the "
+                    "cancellation: the Agent treats it as not approved and ignores the late answer",
+                    msg,
+                )
             if fs.state == "requires_action" and created > 0 and not fs.resuming:
                 listed = fs.listed
                 if listed is None or ("tool_call", tid) not in listed:
@@ -270,7 +289,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         perm = self.perms.pop(rid, None)
-        self.owed.pop(rid, None)
+        abandoned = self.owed.pop(rid, None) is not None
         if perm is not None and not self.perms:
             self.regate()
         if perm is None or perm[1] is None:
@@ -292,7 +311,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         ts = self.sessions.get(perm[0])
         rec = ts.tools.get(perm[1]) if ts is not None else None
         if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
-            ts.tools[perm[1]] = (rec[0], rec[1], 2 if rec[0] == "in_progress" else 1)
+            grant = _LATE_GRANT if abandoned else 2 if rec[0] == "in_progress" else 1
+            ts.tools[perm[1]] = (rec[0], rec[1], grant)
 
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
