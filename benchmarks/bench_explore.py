@@ -1,6 +1,6 @@
 """Throughput of the explorers (simulator/explore_*.py), next to hand-written baselines.
 
-Run: ``python benchmarks/bench_explore.py [--quick] [--json]`` from the repository root.
+Run: ``python benchmarks/bench_explore.py [--quick] [--json] [--no-symmetry]`` from the repository root.
 
 Measured in this one process, one core, after one untimed warm-up search (the first search of
 a process also pays one-time imports and table building, about 0.1 s):
@@ -223,6 +223,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller runs")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--growth", action="store_true", help="print the cost-growth table instead")
+    ap.add_argument("--no-symmetry", action="store_true", help="skip the symmetry section (the longest)")
     ap.add_argument("--budget", type=float, default=120.0, help="seconds per growth point (default 120)")
     args = ap.parse_args()
     out: dict[str, Any] = {}
@@ -308,7 +309,7 @@ def main() -> int:
 
     # 4. symmetry
     out["symmetry"] = []
-    for sl in explore_bfs.SLICES:
+    for sl in () if args.no_symmetry else explore_bfs.SLICES:
         if args.quick and sl.name in ("core", "prompts"):
             continue
         plain = explore_bfs.explore(sl.cfg)

@@ -386,6 +386,10 @@ READINGS: Final[tuple[Reading, ...]] = (
 
 BY_NAME: Final[dict[str, Reading]] = {r.name: r for r in READINGS}
 DEFAULTS: Final[dict[str, str]] = {r.name: r.default for r in READINGS}
+_CHOICES: Final[frozenset[tuple[str, str]]] = frozenset(
+    (r.name, a) for r in READINGS for a in r.alternative_names()
+)
+"""Every (reading, alternative) pair there is."""
 
 
 def resolve(chosen: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -393,10 +397,10 @@ def resolve(chosen: Mapping[str, str] | None = None) -> dict[str, str]:
     Unknown names or alternatives raise ``ReadingError`` (one line)."""
     out = dict(DEFAULTS)
     for name, alt in (chosen or {}).items():
-        reading = BY_NAME.get(name)
-        if reading is None:
-            raise ReadingError(f"unknown reading {name!r} (acp-model readings lists them)")
-        if alt not in reading.alternative_names():
+        if type(alt) is not str or (name, alt) not in _CHOICES:
+            reading = BY_NAME.get(name)
+            if reading is None:
+                raise ReadingError(f"unknown reading {name!r} (acp-model readings lists them)")
             raise ReadingError(
                 f"reading {name!r} has no alternative {alt!r} "
                 f"(one of: {', '.join(reading.alternative_names())})"

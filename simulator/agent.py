@@ -204,8 +204,8 @@ class Agent:
         self.cfg = cfg
         self.faults = faults
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
-        self.rd: frozenset[str] = frozenset(f"{k}={v}" for k, v in cfg.reading_map().items())
-        """The readings in force, as ``NAME=ALT`` strings (``_reading``)."""
+        self.rd: dict[str, str] = cfg.reading_map()
+        """Every reading's alternative in force (``_reading``)."""
         self.last_stop: str | None = None  # the stop reason of the last idle that ended work
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
@@ -338,7 +338,7 @@ class Agent:
 
     def _reading(self, name: str, alternative: str) -> bool:
         """The reading ``name`` is read as ``alternative`` in this run (``cfg.readings``)."""
-        return f"{name}={alternative}" in self.rd
+        return self.rd[name] == alternative
 
     def _msg_id(self, prefix: str) -> str:
         self.next_msg += 1
@@ -477,7 +477,7 @@ class Agent:
             if st == prm.CANCEL_REQUESTED and self._reading("rejected-after-cancel-request", "own-reason"):
                 add(("agent", "reject", rid))
             unadvertised = p[4] == "unadvertised"
-            answer_invalid = self.cfg.reading("cancelled-invalid-prompt")  # cancelled, either or invalid
+            answer_invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
             if st == prm.COVERED and unadvertised and answer_invalid != "cancelled":
                 add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
             if st in (prm.CANCEL_REQUESTED, prm.CLOSED_OUT) or (

@@ -691,6 +691,7 @@ def _search(
     transitions = 0
     d = 0
     level_end = 1
+    starts = [0, 1]  # the index of each depth's first state (states are numbered level by level)
     cut = False
     stop = "complete"
     next_report = t0 + PROGRESS_EVERY
@@ -702,6 +703,7 @@ def _search(
         if i == level_end:
             d += 1
             level_end = len(states)
+            starts.append(level_end)
         if i & 63 == 0:
             now = time.perf_counter()
             if time_budget is not None and now - t0 > time_budget:
@@ -752,7 +754,7 @@ def _search(
         i += 1
     else:
         stop = "depth limit" if cut else "complete"
-    s.depth = _depths(parent)
+    s.depth = _depths(starts, len(states))
     return stop, transitions, s.depth[-1]
 
 
@@ -765,11 +767,12 @@ _TO_AGENT: Event = ("net", "to_agent", 0)
 _TO_CLIENT: tuple[Event, ...] = tuple(("net", "to_client", k) for k in range(16))
 
 
-def _depths(parent: array[int]) -> array[int]:
-    """Each state's depth (parents come before their children)."""
-    depth = array("l", [0]) * len(parent)
-    for j in range(1, len(parent)):
-        depth[j] = depth[parent[j]] + 1
+def _depths(starts: list[int], n: int) -> array[int]:
+    """Each of the ``n`` states' depth, from the index of each depth's first state."""
+    depth = array("l")
+    for d, start in enumerate(starts):
+        end = starts[d + 1] if d + 1 < len(starts) else n
+        depth.extend(array("l", [d]) * max(0, end - start))
     return depth
 
 

@@ -17,7 +17,8 @@ response, and a step is composed from per-monitor steps:
   as they stood before the message), on the request a response answers, and on the message.
   It is computed once per such combination, by feeding a copy of a representative set that
   dispatches to that monitor and the required ones alone (``MonitorSet.derive(only=...)``),
-  so its breaches and exercise counts are the monitor's own;
+  so its breaches and exercise counts are the monitor's own; a monitor that requires none
+  (``REQUIRES`` empty) is fed alone, once per (its state, message), whatever the context;
 - a monitor whose key is relative to the required monitors' counters (``KEY_CONTEXT``) is
   stepped whenever those are reached, since its number may change without a handler of its
   own running;
@@ -72,6 +73,11 @@ class MonitorTable:
         self._relative = tuple(
             i for i, relative in enumerate(tables.key_context) if relative and i not in self.required
         )
+        self._free = tuple(
+            not type(m).REQUIRES and not type(m).KEY_CONTEXT and i not in self.required
+            for i, m in enumerate(self.root.monitors)
+        )
+        """Per monitor: it requires no other monitor, so its steps do not depend on the context."""
         self.numbers: list[dict[Any, int]] = [{} for _ in self.root.monitors]
         pc, pa, ids = self.root.interned_key(self.numbers)
         self._pending = Interned()
@@ -165,12 +171,16 @@ class MonitorTable:
         return out
 
     def step_tally(self) -> Counter[str]:
-        """The part of ``tally`` that the steps taken exercised."""
-        out: Counter[str] = Counter()
+        """The part of ``tally`` that the steps taken exercised (steps exercising the same
+        rules are summed first: there are few such sets and many steps)."""
+        uses: Counter[tuple[tuple[str, int], ...]] = Counter()
         for _, _, n, ex in self.steps.values():
-            if n:
-                for rule, k in ex:
-                    out[rule] += k * n
+            if n and ex:
+                uses[ex] += n
+        out: Counter[str] = Counter()
+        for ex, n in uses.items():
+            for rule, k in ex:
+                out[rule] += k * n
         return out
 
     def materialize(self, mid: int) -> MonitorSet:
@@ -186,8 +196,8 @@ class MonitorTable:
             ms = ms.derive()
             self.line += 1
             ms.feed(self.msgs.sender(x), self.msgs.msgs[x], self.line)
-            pc, pa, ids = ms.interned_key(self.numbers)  # also what its derived sets reuse
             if self.check:
+                pc, pa, ids = ms.interned_key(self.numbers)
                 pn, want = self.parts[m]
                 assert (pc, pa) == self._pending.keys[pn] and ids == want, ("materialize", m)
             self.sets[m] = ms
@@ -206,11 +216,13 @@ class MonitorTable:
         breaches: tuple[Breach, ...] = ()
         exercised: tuple[tuple[str, int], ...] = ()
         local = self._local
+        free = self._free
         for i in movers:  # in monitor order, as the set dispatches
             own = ids[i]
-            got = local.get((tx, i, own, ctx))
+            c = None if free[i] else ctx
+            got = local.get((tx, i, own, c))
             if got is None:
-                got = self._step_one(tx, i, own, ctx)
+                got = self._step_one(tx, i, own, c)
             new[i] = got[0]
             if got[1]:
                 breaches += got[1]
@@ -317,6 +329,12 @@ class MonitorTable:
         return got
 
     def _step_one(self, tx: int, i: int, own: int, ctx: Any) -> Local:
+        if self._free[i]:  # it reads no context: fed alone, from any set holding it in ``own``
+            ms = self._feed_only(self._mon_reps[(i, own)], (i,), tx)
+            own2 = self._number(ms, i)
+            self._mon_reps.setdefault((i, own2), ms)
+            got = self._local[(tx, i, own, None)] = (own2, *self._outcome(ms))
+            return got
         ms = self._feed_only(self._rep(i, own, ctx), (i, *self.required), tx)
         own2 = self._number(ms, i)
         # the required monitors moved only if the message reached them

@@ -82,10 +82,12 @@ class World:
         "broken",
         "cfg",
         "client",
+        "client_moves",
         "counts",
         "dropped",
         "hidden",
         "monitors",
+        "moves",
         "net",
         "prune",
         "record",
@@ -131,6 +133,10 @@ class World:
         """Rules of the run's variant that no longer bind (their view breaches are set aside)."""
         self.prune = any(spec.removed for spec in self.agent.specs.values())
         """The variant in force removed rows: agent moves that need one are not enabled."""
+        self.moves: list[Event] | None = None
+        """The Agent's enabled moves while its state is unchanged (None: to be listed again)."""
+        self.client_moves: list[Event] | None = None
+        """The Client's, likewise."""
         if cfg.handshake:
             self._handshake()
 
@@ -166,6 +172,8 @@ class World:
         new.record = self.record
         new.dropped = self.dropped
         new.prune = self.prune
+        new.moves = self.moves
+        new.client_moves = self.client_moves
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -185,10 +193,17 @@ class World:
         ev: list[Event] = []
         net = self.net
         if net.room_to_agent() > 0:
-            ev.extend(self.client.enabled())
+            if self.client_moves is None:  # only the Client's own steps change what it may do
+                self.client_moves = self.client.enabled()
+            ev.extend(self.client_moves)
         if net.room_to_client() > 0:
-            moves = self.agent.enabled()
-            ev.extend([e for e in moves if self._allowed(e)] if self.prune else moves)
+            moves = self.moves
+            if moves is None:  # only the Agent's own steps change what it may do
+                moves = self.agent.enabled()
+                if self.prune:
+                    moves = [e for e in moves if self._allowed(e)]
+                self.moves = moves
+            ev.extend(moves)
         if net.to_agent:
             ev.append(("net", "to_agent", 0))
         for i in net.client_deliveries():
@@ -237,20 +252,24 @@ class World:
         self.counts[f"{actor}.{name}"] += 1
         found: list[Finding] = []
         if actor == "agent":
+            self.moves = None
             for msg in self.agent.do(name, arg):
                 self.net.to_client.append(msg)
                 found.extend(self._record("agent", msg))
         elif actor == "client":
+            self.client_moves = None
             for msg in self.client.do(name, arg):
                 self.net.to_agent.append(msg)
                 self.client.view.apply("client", msg)
                 if self.reference is not None:
                     self.reference.apply("client", msg)
         elif name == "to_agent":
+            self.moves = None
             msg = self.net.to_agent.pop(0)
             found.extend(self._record("client", msg))
             self.agent.receive(msg)
         else:
+            self.client_moves = None
             msg = self.net.to_client.pop(arg)
             self.client.view.apply("agent", msg)
             if self.reference is not None:

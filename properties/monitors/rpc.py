@@ -33,6 +33,9 @@ class ResponseMonitor(Monitor):
         # by the side that sent the request: id -> method (waiting) / (method, success) (answered)
         self.waiting: dict[str, dict[Any, str]] = {"client": {}, "agent": {}}
         self.answered: dict[str, dict[Any, tuple[str, bool]]] = {"client": {}, "agent": {}}
+        self._kinds: dict[tuple[str, bool], tuple[str, bool]] = {}
+        """One shared (method, success) pair per kind of answer: a long transcript keeps one
+        entry per answered request, and this spares each its own pair and method text."""
 
     def on_message(self, sender: str, msg: Message, line: int) -> None:
         rid = msg.get("id")
@@ -51,7 +54,8 @@ class ResponseMonitor(Monitor):
         success = "result" in msg
         asked = self.waiting[asker].pop(rid, None)
         if asked is not None:
-            self.answered[asker][rid] = (asked, success)
+            kind = (asked, success)
+            self.answered[asker][rid] = self._kinds.setdefault(kind, kind)
             self._ex["INTRO-02"] += 1
             return
         first = self.answered[asker].get(rid)
@@ -71,3 +75,17 @@ class ResponseMonitor(Monitor):
             "INTRO-02", line, None,
             f"{sender} sends a second response to the {asked} request {rid!r} of the {asker}", msg,
         )  # fmt: skip
+
+    def clone(self, owner: MonitorSet) -> ResponseMonitor:
+        new = ResponseMonitor.__new__(ResponseMonitor)
+        new._attach(owner)
+        new.waiting = {side: dict(ids) for side, ids in self.waiting.items()}
+        new.answered = {side: dict(ids) for side, ids in self.answered.items()}
+        new._kinds = self._kinds  # immutable pairs: shared
+        return new
+
+    def state_key(self) -> Any:
+        return tuple(
+            (frozenset(self.waiting[side].items()), frozenset(self.answered[side].items()))
+            for side in ("client", "agent")
+        )
