@@ -116,6 +116,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exhaustive: merge states that differ only by a renaming of message IDs (default: off)",
     )
     p.add_argument(
+        "--reduce",
+        choices=("none", "por"),
+        default="none",
+        help="exhaustive: por expands, where the agent's and the client's side both can act and one "
+        "side's events are independent of all the other side can do, that side only (partial-order "
+        "reduction: the same rules found, quiescent states and machine rows; fewer states); not "
+        "with --depth or --cluster yet (default %(default)s)",
+    )
+    p.add_argument(
         "--slice",
         action="append",
         default=[],
@@ -212,6 +221,11 @@ def _options(args: argparse.Namespace) -> Any:
             raise UsageError(f"{flag} must be >= {low}")
     if args.time_budget is not None and args.time_budget <= 0:
         raise UsageError("--time-budget must be > 0")
+    if args.reduce != "none" and args.depth is not None:
+        raise UsageError(
+            "--reduce por does not combine with --depth (a reduced search may need more steps to reach "
+            "a situation)"
+        )
     bounds = bounds_from(args)
     # every output is checked before the run starts, so a long run never ends unable to write
     if args.graph is not None:
@@ -227,6 +241,8 @@ def _options(args: argparse.Namespace) -> Any:
             raise UsageError("--variant, --drop and --compare are not available with --cluster yet")
         if args.graph is not None:
             raise UsageError("--graph is not available with --cluster (the state graph stays on the workers)")
+        if args.reduce != "none":
+            raise UsageError("--reduce por is not available with --cluster yet")
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")
@@ -240,6 +256,7 @@ def _options(args: argparse.Namespace) -> Any:
         faults=faults,
         database=args.database,
         symmetry=args.symmetry,
+        reduce=args.reduce,
         hypothesis_shrink=args.hypothesis_shrink,
         slices=tuple(args.slice),
         bounds=bounds,

@@ -226,7 +226,7 @@ def _search(
         pos = np.concatenate([x["edges"][1] for x in sums])
         dst = np.concatenate([x["edges"][2] for x in sums])
         order = np.lexsort((pos, src))
-        sccs, nontrivial, bottom = judge_cycles(
+        sccs, nontrivial, bottom, _ = judge_cycles(
             lv.states,
             np.ascontiguousarray(src[order]),
             np.ascontiguousarray(dst[order]),

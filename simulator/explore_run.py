@@ -69,6 +69,8 @@ class Options:
     faults: frozenset[str] = frozenset()
     database: str | None = None
     symmetry: bool = False
+    reduce: str = "none"
+    """The exhaustive search's reduction: none or por (``simulator.explore_por``)."""
     hypothesis_shrink: bool = False
     slices: tuple[str, ...] = ()
     bounds: dict[str, Any] = field(default_factory=dict)
@@ -166,6 +168,14 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str], session: A
                 + ", ".join(f"{s['name']}: {s['stop']}" for s in ex["slices"] if not s["complete"])
                 + "): liveness in cycles was not judged there"
             )
+        unjudged = [s for s in ex["slices"] if s["unjudged_cycles"]]
+        if unjudged:
+            warnings.append(
+                "liveness was not judged in "
+                + ", ".join(f"{s['unjudged_cycles']} bottom cycle(s) of {s['name']}" for s in unjudged)
+                + " (a state of them was expanded on one side only by --reduce por; "
+                "--reduce none judges them)"
+            )
     if opts.mode in ("random", "both"):
         if opts.mode == "both":
             # the exhaustive search left its monitor sets (reference cycles) to the collector's
@@ -235,6 +245,7 @@ def _exhaustive(
                     progress=progress.note,
                     name=name,
                     max_states=opts.max_states,
+                    reduce=opts.reduce,
                 )
             )
     seconds = time.perf_counter() - t0
@@ -272,6 +283,7 @@ def _exhaustive(
         "max_states": opts.max_states,
         "complete": all(r.complete for r in results),
         "symmetry": opts.symmetry,
+        "reduce": opts.reduce,
         "quiescent_states": sum(r.quiescent_states for r in results),
         "bottom_cycles": sum(r.bottom_cycles for r in results),
         "fairness": FAIRNESS,
