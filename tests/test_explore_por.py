@@ -174,7 +174,7 @@ def test_every_seeded_bug_is_found_alike_with_the_reduction(name: str) -> None:
     from simulator.mutants import BY_NAME
 
     faults = BY_NAME[name].switched_on
-    for sl in SLICES:
-        full = explore_bfs.explore(sl.cfg, faults, name=sl.name)
-        por = explore_bfs.explore(sl.cfg, faults, name=sl.name, reduce="por")
+    for sl in SLICES:  # without the state limit: a seeded bug can take a slice past it
+        full = explore_bfs.explore(sl.cfg, faults, name=sl.name, max_states=None)
+        por = explore_bfs.explore(sl.cfg, faults, name=sl.name, reduce="por", max_states=None)
         _same_report(full, por)
