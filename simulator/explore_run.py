@@ -128,12 +128,30 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     The readings of ``opts`` travel in the runs' ``Config`` (``exhaustive_slices``,
     ``random_config``) to every monitor set, client view and simulated peer, worker processes
     and cluster workers included; the variant of ``opts`` is in force for the whole run
-    (``variant_in_force``)."""
+    (``variant_in_force``). ``compute`` then ``write``."""
+    return write(opts, compute(opts, progress))
+
+
+@dataclass
+class Computed:
+    """A run's results before anything is written (``compute``): plain data, so a cluster task
+    can compute it and the command's process write it (``write``)."""
+
+    report: dict[str, Any]
+    counterexamples: list[Counterexample]
+    coverage: dict[str, Any]
+    warnings: list[str]
+    write_errors: list[str]
+    seconds: float
+
+
+def compute(opts: Options, progress: Progress = NULL) -> Computed:
+    """The chosen modes run; nothing written but the state graph (``--graph``)."""
     with variant_in_force(opts.variant):
-        return _run(opts, progress, resolve(opts.readings), opts.cluster)
+        return _compute(opts, progress, resolve(opts.readings), opts.cluster)
 
 
-def _run(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> dict[str, Any]:
+def _compute(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> Computed:
     t0 = time.perf_counter()
     rules = monitor_rules()
     cexs: list[Counterexample] = []
@@ -185,24 +203,33 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str], session: A
         report["random"] = rnd
         coverage["random"] = coverage_json(*rnd_cov, rules)
         cexs += rnd_cexs
-    out = Path(opts.out)
     if opts.variant is not None:
         # which dropped rules the explored behaviours broke (their findings were set aside);
         # counted in this process only: with --workers the walks in other processes are not
         report["variant"]["set_aside"] = sorted(r for r in SET_ASIDE if SET_ASIDE[r] > aside_before[r])
-    report["findings"] = findings_json(cexs, out, opts.diagram, write_errors)
-    report["coverage"] = coverage
     for mode, cov in coverage.items():
         never = cov["rules"]["never_exercised"]
         if never:
             warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
     if not rules:
         warnings.append("no monitors available: only model refusals and client-view checks ran")
-    report["warnings"] = warnings
+    return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0)
+
+
+def write(opts: Options, done: Computed) -> dict[str, Any]:
+    """Write the counterexample files and ``report.json`` of a computed run under ``opts.out``;
+    the whole report."""
+    t0 = time.perf_counter()
+    out = Path(opts.out)
+    report = done.report
+    write_errors = done.write_errors
+    report["findings"] = findings_json(done.counterexamples, out, opts.diagram, write_errors)
+    report["coverage"] = done.coverage
+    report["warnings"] = done.warnings
     report["output"] = str(out)
     report["report_file"] = str(out / "report.json")
     report["write_errors"] = write_errors
-    report["timing"] = {"total_seconds": time.perf_counter() - t0}
+    report["timing"] = {"total_seconds": done.seconds + time.perf_counter() - t0}
     try:
         write_atomic(out / "report.json", dumps(strip_timing(report)))
     except OSError as exc:
