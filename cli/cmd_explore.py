@@ -124,7 +124,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exhaustive: por expands, where the agent's and the client's side both can act and one "
         "side's events are independent of all the other side can do, that side only (partial-order "
         "reduction: the same rules found, quiescent states and machine rows; fewer states); not "
-        "with --depth or --cluster yet (default %(default)s)",
+        "with --depth, nor with --cluster yet except for --readings and --compare (default %(default)s)",
     )
     p.add_argument(
         "--slice",
@@ -246,8 +246,11 @@ def _options(args: argparse.Namespace) -> Any:
             )
         if args.graph is not None:
             raise UsageError("--graph is not available with --cluster (the state graph stays on the workers)")
-        if args.reduce != "none":
-            raise UsageError("--reduce por is not available with --cluster yet")
+        if args.reduce != "none" and args.readings is None and not args.compare:
+            # (the explorations of --readings and --compare run whole in one task each)
+            raise UsageError(
+                "--reduce por is not available with --cluster yet, except with --readings or --compare"
+            )
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")
