@@ -134,7 +134,8 @@ def render_findings(report: FileReport) -> Iterator[str]:
         yield f"  {rule} ({items[0].level}, {_plural(len(items), 'finding')}): {_paraphrase(rule)}"
         for f in items:
             session = f" session {f.session}" if f.session is not None else ""
-            yield f"    {_where(report, f)}{session} [{f.severity}] {f.explanation}{_readings(report, f)}"
+            tag = f"suspected, {f.severity}" if f.kind == "suspect" else f.severity
+            yield f"    {_where(report, f)}{session} [{tag}] {f.explanation}{_readings(report, f)}"
             if f.message is not None:
                 yield f"      {shorten(_compact(f.message))}"
     if report.cut:

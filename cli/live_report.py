@@ -28,7 +28,8 @@ def finding_text(path: str, f: Finding, unparsed: Sequence[int] = ()) -> str:
     """``PATH:LINE RULE (LEVEL) [severity] explanation``; a line recorded as ``unparsed`` says so."""
     where = "end" if f.line is None else str(f.line)
     session = f" session {f.session}" if f.session is not None else ""
-    text = f"{path}:{where}{session} {f.rule} ({f.level}) [{f.severity}] {f.explanation}"
+    tag = f"suspected, {f.severity}" if f.kind == "suspect" else f.severity
+    text = f"{path}:{where}{session} {f.rule} ({f.level}) [{tag}] {f.explanation}"
     if f.kind == "input" and f.line in unparsed:
         text += " (a line that is not JSON, recorded as unparsed)"
     return text

@@ -6,10 +6,20 @@ Background work is listed in the ``background`` snapshot of state updates. An it
 announced (``terminal_update``, ``tool_call_update`` or ``subagent_update``) before the first
 snapshot that lists it, and finalized (a terminal's exitStatus, a tool call's final status,
 a child that is idle with an empty background list of its own) before the snapshot that removes
-it. Work that finishes before it was ever listed is simply done. A listed item stays listed in
-repeated snapshots (not transitions). A finished terminal or tool call is never listed again; a
-detached subagent child is listed whenever it is not idle, so a child that runs again after it
-was removed is listed again (guard ``child``: the caller says whether the item is a child).
+it. Work that finishes before it was ever listed is simply done. A listed item that finished
+should be removed by a later snapshot (the eventual obligation of ``finalized``). A listed item
+stays listed in repeated snapshots (not transitions), and only once: an item already listed is
+not listed again in the same snapshot. A finished terminal or tool call is never listed again;
+a detached subagent child is listed whenever it is not idle, so a child that runs again after
+it was removed is listed again (guard ``child``: the caller says whether the item is a child).
+
+Work that foreground work waits on is foreground work and is not listed. Whether a listed item
+that foreground work starts waiting on may leave the list unfinished is the reading
+``waited-on-background`` (``properties.readings``): the row ``adopt`` is taken only when the
+caller says that its alternative ``becomes-foreground`` is in force and the snapshot's state is
+running or requires_action (guard ``becomes_foreground``); otherwise dropping an unfinished item
+breaks BG-11 like any other removal. The item is then announced but not listed, as before its
+first listing.
 
 Rows come from: Background work.
 
@@ -38,11 +48,22 @@ ROWS = (
     Row("unlist", FINALIZED, DONE, SEC, note="snapshot that removes it"),
     Row("finalize", ANNOUNCED, DONE, SEC, note="finished before it was listed"),
     Row("list", DONE, LISTED, SEC, guard="child", note="a detached child that runs again"),
-)
+    Row(
+        "adopt", LISTED, ANNOUNCED, SEC, guard="becomes_foreground",
+        note="dropped unfinished: foreground work waits on it (reading waited-on-background)",
+    ),
+)  # fmt: skip
+
+WAITED_ON: str = "waited-on-background"
+"""The reading (``properties.readings``) the guard ``becomes_foreground`` answers for."""
 
 
 def _child(ctx: Context) -> bool:
     return bool(ctx.get("child", False))
+
+
+def _becomes_foreground(ctx: Context) -> bool:
+    return bool(ctx.get("becomes_foreground", False))
 
 
 SPEC = MachineSpec(
@@ -53,13 +74,17 @@ SPEC = MachineSpec(
     initial=UNANNOUNCED,
     final=(DONE,),
     rows=ROWS,
-    guards={"child": _child},
-    guard_rules={"child": "BG-17"},
+    eventually={FINALIZED: "BG-09"},
+    guards={"child": _child, "becomes_foreground": _becomes_foreground},
+    guard_rules={"child": "BG-17", "becomes_foreground": "BG-11"},
     forbidden={
+        (LISTED, "list"): "BG-17",
+        (FINALIZED, "list"): "BG-17",
         "announce": "BG-10",
         "list": "BG-10",
         "finalize": "BG-11",
         "unlist": "BG-11",
+        "adopt": "BG-11",
     },
     description="Announced before listed, finalized before removed.",
 )

@@ -9,6 +9,9 @@ names the rule the trigger breaks there (``MachineSpec.forbidden``) and who brok
 state is left unchanged. A cell may hold two rows only when their guards are complementary
 (``g`` and ``!g``), so the first passing guard can never hide another row.
 
+A state may carry an eventual obligation (``MachineSpec.eventually``): the rule that an entity
+must leave it in the end (a listed background item that finished must be removed).
+
 Guards are named predicates over a context mapping the caller passes with the event (for the
 prompt machine: "is this the oldest held prompt?"). Their implementations live beside the
 table, in ``MachineSpec.guards``; the table itself stays plain data that the fast explorer,
@@ -129,6 +132,9 @@ class MachineSpec:
     """guard name -> rule ID broken when a guarded row is refused by its guard."""
     home: str | None = None
     """A state every state must be able to reach (checked at build time)."""
+    eventually: Mapping[str, str] = field(default_factory=dict)
+    """state -> rule ID: an obligation to leave that state in the end (an entity still in it
+    when the run ends breaks the rule: a breach at quiescence, an open obligation otherwise)."""
     description: str = ""
     relaxed: frozenset[str] = frozenset()
     """Rules a variant dropped: their forbidden cells leave the state as it is and their guards
@@ -302,6 +308,9 @@ def check_table(spec: MachineSpec) -> None:
     for f in spec.final:
         if f not in states:
             problems.append(f"final state {f!r} is not a state")
+    for state in spec.eventually:
+        if state not in states:
+            problems.append(f"eventually: {state!r} is not a state")
     for row in spec.rows:
         for s in (row.source, row.dest):
             if s not in states:

@@ -88,6 +88,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from properties.findings import Finding
+from properties.observe import BACKGROUND_ID_FIELD
 from properties.readings import IDLE_AFTER_UNRECOGNIZED_STATE, resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES, read_transcript
 
@@ -158,9 +159,6 @@ def _is_cost(v: Json) -> bool:
     return numeric and isinstance(v.get("currency"), str)
 
 
-_BACKGROUND_ID_FIELD = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
-
-
 def _valid_background(items: list[Json]) -> bool:
     for item in items:
         if not isinstance(item, dict):
@@ -168,7 +166,7 @@ def _valid_background(items: list[Json]) -> bool:
         kind = item.get("type")
         if not isinstance(kind, str):
             return False
-        id_field = _BACKGROUND_ID_FIELD.get(kind)
+        id_field = BACKGROUND_ID_FIELD.get(kind)
         if id_field is not None and not isinstance(item.get(id_field), str):
             return False
     return True

@@ -246,6 +246,13 @@ class Monitor:
             )
         )
 
+    def suspect(
+        self, rule: str, line: int | None, session: str | None, explanation: str, message: Any = None
+    ) -> None:
+        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning)."""
+        level = self._owner.level_of(rule)
+        self._owner.add(Finding(rule, level, line, session, explanation, "suspect", message))
+
     def eventually(
         self,
         rule: str,

@@ -8,6 +8,9 @@ Kinds:
 - ``open``: an "eventually" obligation still open at the end of the input (information only:
   a transcript cut mid-turn is not a breach).
 - ``input``: a line that could not be used (bad JSON, wrong shape, too long, ...).
+- ``suspect``: a breach the messages make likely but cannot prove, because the step that
+  decides it is not on the wire (the explanation says which); a warning whatever the rule's
+  level, never counted as a breach by the explorers.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Kind = Literal["rule", "open", "input"]
+Kind = Literal["rule", "open", "input", "suspect"]
 Severity = Literal["error", "warning", "info"]
 
 LEVEL_SEVERITY: dict[str, Severity] = {
@@ -52,6 +55,8 @@ class Finding:
             return "info" if self.level == "info" else "error"
         if self.kind == "open":
             return "info"
+        if self.kind == "suspect":
+            return "warning"
         return LEVEL_SEVERITY.get(self.level, "info")
 
     def to_json(self) -> dict[str, Any]:

@@ -1,84 +1,285 @@
 """The observer layer: which trigger of which machine of the model a wire message fires.
 
-Owns: the mapping from an Agent's ``session/update`` to ``(machine, entity key, trigger)``
-for the per-entity machines whose every step shows on the wire (tool calls, compactions).
-Each trigger is chosen by the machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``,
-``model.compaction.trigger_for``), so what a status means is stated once, in ``model/``; the
-table monitor (``properties.monitors.tables``) fires the tables with these observations, and
-a forbidden cell is the finding.
+Owns: the mapping from an Agent's ``session/update`` to ``(machine, entity key, trigger,
+context)`` for the per-entity machines whose steps show on the wire (tool calls, compactions,
+background items), and ``Seen``, what the wire has shown of one session's observed entities
+(each entity's state, the last concrete ``background`` list). Each trigger is chosen by the
+machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``, ``model.compaction.trigger_for``,
+``model.background``), so what a status means is stated once, in ``model/``; the table monitor
+(``properties.monitors.tables``) fires the tables with these observations, and a forbidden cell
+is the finding.
+
+Background items: an item's own update (``terminal_update``, ``tool_call_update``,
+``subagent_update``) announces it, and an exitStatus or a final status finalizes it; a
+``state_update`` with a concrete list lists what the last list did not name (once more for each
+repeat inside the list) and removes what it no longer names, in ID order. An unfinished item
+removed while the state is running or requires_action is observed as ``adopt`` (foreground work
+may be waiting on it; the guard ``becomes_foreground`` is true when the reading
+``waited-on-background`` says so, and the context names that reading). A child's own idle is
+reported in its own session: a child leaving the list is observed as finalized there and then
+removed. An item listed before it was announced (a
+breach of its own) counts as listed from its announcement on.
+
+The session: the ``session/resume`` handshake of the session table (``model.session``) is
+observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), a
+user message under a messageId the session already reported (``replay``: a user message is
+inserted once, so one reported again is replayed history) and the success response
+(``resumed``). Opening and closing the session are not observed here (the prompt rules judge
+what a close stops), so the session is ``open`` outside a handshake.
 
 Machines whose steps are partly hidden from a proxy (foreground state against a cancel's
 arrival, a prompt held or decided) are not observed here yet: their rules are still judged by
 the hand-written monitors.
 
-Must not know: findings, monitors' records, or how the tables are executed.
+Must not know: findings, monitors, or how the tables are executed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Final
 
-from model import compaction, toolcall
-from model.core import MachineSpec
+from model import background, compaction, foreground, session, toolcall
+from model.core import Context, MachineSpec
 
-Observation = tuple[MachineSpec, str, str]
-"""(machine, entity key within the session, trigger)."""
-StateOf = Callable[[MachineSpec, str], str]
-"""The current state of an entity (the machine's initial state when it was never seen)."""
+BACKGROUND_ID_FIELD: Final = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
 
-OBSERVED: tuple[MachineSpec, ...] = (toolcall.SPEC, compaction.SPEC)
+Key = tuple[str, str]
+"""A background item or entity: (type, ID)."""
+
+
+def background_keys(value: Any) -> list[Key] | None:
+    """The known items of a ``background`` value, in list order (duplicates kept), or None when
+    the value is not a list (omitted, null or malformed: background not reported). Items of an
+    unknown type or without their ID are skipped: they do not invalidate the list."""
+    if type(value) is not list:
+        return None
+    out: list[Key] = []
+    for item in value:
+        if type(item) is dict:
+            kind = item.get("type")
+            if type(kind) is str:
+                field = BACKGROUND_ID_FIELD.get(kind)
+                if field is not None:
+                    ident = item.get(field)
+                    if type(ident) is str:
+                        out.append((kind, ident))
+    return out
+
+
+Observation = tuple[MachineSpec, str, str, Context]
+"""(machine, entity key within the session, trigger, context for the table's guards: each
+guard's value under its name, and the alternative in force of each reading a guard answers
+for, under the reading's name)."""
+
+OBSERVED: tuple[MachineSpec, ...] = (toolcall.SPEC, compaction.SPEC, background.SPEC, session.SPEC)
 """The machines this layer drives from the wire."""
 
+_NO_CTX: Context = {}
+_ACTIVE = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})
+_LISTED = frozenset({background.LISTED, background.FINALIZED})
 
-def _tool_call(upd: dict[str, Any], state_of: StateOf) -> Iterator[Observation]:
+
+SESSION_KEY = ""
+"""The entity key of the session machine (one instance per session record)."""
+
+
+class Seen:
+    """What the wire has shown of one session's observed entities."""
+
+    __slots__ = ("handshake", "listed", "states", "user_ids")
+
+    def __init__(self) -> None:
+        self.states: dict[tuple[str, str], str] = {}
+        """(machine name, entity key) -> state (the machine's initial state when absent)."""
+        self.listed: frozenset[tuple[str, str]] = frozenset()
+        """The items of the last concrete background list, as (type, ID)."""
+        self.handshake: tuple[Any, str] | None = None
+        """(request ID, session state before it) of the session/resume being answered."""
+        self.user_ids: frozenset[str] = frozenset()
+        """messageIds of the user messages reported in the session so far."""
+
+    def state_of(self, spec: MachineSpec, key: str) -> str:
+        return self.states.get((spec.name, key), spec.initial)
+
+    def copy(self) -> Seen:
+        new = Seen()
+        new.states = dict(self.states)
+        new.listed = self.listed
+        new.handshake = self.handshake
+        new.user_ids = self.user_ids
+        return new
+
+    def key(self) -> Any:
+        return (frozenset(self.states.items()), self.listed, self.handshake, self.user_ids)
+
+
+Observer = Callable[[dict[str, Any], Seen, Mapping[str, str]], Iterator[Observation]]
+
+
+def item_key(kind: str, ident: str) -> str:
+    """A background item's entity key: ``"terminal term_1"``."""
+    return f"{kind} {ident}"
+
+
+def _item(kind: str, ident: str, seen: Seen, finished: bool) -> Iterator[Observation]:
+    key = item_key(kind, ident)
+    state = seen.state_of(background.SPEC, key)
+    if state == background.UNANNOUNCED:
+        yield background.SPEC, key, "announce", _NO_CTX
+        state = background.ANNOUNCED
+        if (kind, ident) in seen.listed:  # listed too early (BG-10 there): listed from now on
+            yield background.SPEC, key, "list", {"child": kind == "subagent"}
+            state = background.LISTED
+    if finished and state in (background.ANNOUNCED, background.LISTED):
+        yield background.SPEC, key, "finalize", _NO_CTX
+
+
+def _tool_call(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     tid = upd.get("toolCallId")
     if type(tid) is not str:
         return
     status = upd.get("status")
-    if type(status) is str and status in toolcall.STATUS_TRIGGER and status != state_of(toolcall.SPEC, tid):
-        yield toolcall.SPEC, tid, toolcall.STATUS_TRIGGER[status]
+    trigger = toolcall.STATUS_TRIGGER.get(status) if type(status) is str else None
+    if trigger is not None and status != seen.state_of(toolcall.SPEC, tid):
+        yield toolcall.SPEC, tid, trigger, _NO_CTX
     if "content" in upd:
-        yield toolcall.SPEC, tid, "replace_content"
+        yield toolcall.SPEC, tid, "replace_content", _NO_CTX
+    yield from _item("tool_call", tid, seen, trigger is not None and status in toolcall.FINAL)
 
 
-def _tool_call_chunk(upd: dict[str, Any], state_of: StateOf) -> Iterator[Observation]:
+def _tool_call_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     tid = upd.get("toolCallId")
     if type(tid) is str:
-        yield toolcall.SPEC, tid, "append_content"
+        yield toolcall.SPEC, tid, "append_content", _NO_CTX
 
 
-def _compaction(upd: dict[str, Any], state_of: StateOf) -> Iterator[Observation]:
+def _terminal(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    ident = upd.get("terminalId")
+    if type(ident) is str:
+        yield from _item("terminal", ident, seen, upd.get("exitStatus") is not None)
+
+
+def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    child = upd.get("sessionId")
+    if type(child) is str:
+        yield from _item("subagent", child, seen, False)
+
+
+def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    if seen.handshake is not None:
+        yield session.SPEC, SESSION_KEY, "snapshot", _NO_CTX
+    keys = background_keys(upd.get("background"))
+    if keys is None:
+        return
+    prev = seen.listed
+    cur = frozenset(keys)
+    if cur == prev and len(keys) == len(cur):
+        return
+    spec = background.SPEC
+    for kind, ident in sorted(cur - prev):
+        yield spec, item_key(kind, ident), "list", {"child": kind == "subagent"}
+    if len(keys) != len(cur):
+        extra = list(keys)
+        for k in cur:
+            extra.remove(k)
+        for kind, ident in sorted(extra):
+            yield spec, item_key(kind, ident), "list", {"child": kind == "subagent"}
+    state_now = upd.get("state")
+    active = type(state_now) is str and state_now in _ACTIVE
+    for kind, ident in sorted(prev - cur):
+        key = item_key(kind, ident)
+        state = seen.state_of(spec, key)
+        if kind == "subagent":
+            if state in _LISTED:
+                if state == background.LISTED:
+                    yield spec, key, "finalize", _NO_CTX
+                yield spec, key, "unlist", _NO_CTX
+        elif state == background.DONE:
+            continue  # finished when it was listed (BG-17 there): the table never held it listed
+        elif state == background.LISTED and active:
+            reading = readings.get(background.WAITED_ON, "")
+            may = reading == "becomes-foreground"  # and the state is active: this branch
+            yield spec, key, "adopt", {"becomes_foreground": may, background.WAITED_ON: reading}
+        else:
+            yield spec, key, "unlist", _NO_CTX
+    seen.listed = cur
+
+
+def _user_message(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    mid = upd.get("messageId")
+    if type(mid) is not str:
+        return
+    if mid in seen.user_ids:
+        if seen.handshake is not None:
+            yield session.SPEC, SESSION_KEY, "replay", _NO_CTX
+    else:
+        seen.user_ids = seen.user_ids | {mid}
+
+
+def resume_requested(rid: Any, seen: Seen) -> list[Observation]:
+    """A ``session/resume`` request of the session: the handshake starts (one at a time: a
+    request made while another is unanswered is not judged)."""
+    if seen.handshake is not None:
+        return []
+    seen.handshake = (rid, seen.state_of(session.SPEC, SESSION_KEY))
+    return [(session.SPEC, SESSION_KEY, "resume", _NO_CTX)]
+
+
+def resume_answered(rid: Any, success: bool, seen: Seen) -> list[Observation]:
+    """The response to a ``session/resume`` request. A success ends the handshake; an error
+    leaves the session as it was before the request (the table has no row for a refused resume:
+    nothing happened to the session)."""
+    if seen.handshake is None or seen.handshake[0] != rid:
+        return []
+    before = seen.handshake[1]
+    seen.handshake = None
+    if success:
+        return [(session.SPEC, SESSION_KEY, "resumed", _NO_CTX)]
+    seen.states[(session.SPEC.name, SESSION_KEY)] = before
+    return []
+
+
+UPDATES: dict[str, Observer] = {
+    "user_message": _user_message,
+    "tool_call_update": _tool_call,
+    "tool_call_content_chunk": _tool_call_chunk,
+    "terminal_update": _terminal,
+    "subagent_update": _subagent,
+    "state_update": _snapshot,
+    "compaction_update": lambda upd, seen, readings: _compaction(upd, seen),
+    "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd),
+}
+"""``sessionUpdate`` variant -> its observations, in the order they apply."""
+
+SNAPSHOTS = frozenset({"state_update"})
+"""Variants that are snapshots, not updates of an entity: judged inside a resume's replay too."""
+REPLAYED = frozenset({toolcall.SPEC.name, compaction.SPEC.name, background.SPEC.name})
+"""Machines whose entities' updates a resume's replay re-sends (not transitions there)."""
+
+
+def _compaction(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
     cid = upd.get("compactionId")
     if type(cid) is not str:
         return
     status = upd.get("status")
     if type(status) is str:
-        trigger = compaction.trigger_for(state_of(compaction.SPEC, cid), status)
+        trigger = compaction.trigger_for(seen.state_of(compaction.SPEC, cid), status)
         if trigger is not None:
-            yield compaction.SPEC, cid, trigger
+            yield compaction.SPEC, cid, trigger, _NO_CTX
     if "summary" in upd:
-        yield compaction.SPEC, cid, "summary_patch"
+        yield compaction.SPEC, cid, "summary_patch", _NO_CTX
 
 
-def _compaction_chunk(upd: dict[str, Any], state_of: StateOf) -> Iterator[Observation]:
+def _compaction_chunk(upd: dict[str, Any]) -> Iterator[Observation]:
     cid = upd.get("compactionId")
     if type(cid) is str:
-        yield compaction.SPEC, cid, "summary_chunk"
+        yield compaction.SPEC, cid, "summary_chunk", _NO_CTX
 
 
-UPDATES: dict[str, Callable[[dict[str, Any], StateOf], Iterator[Observation]]] = {
-    "tool_call_update": _tool_call,
-    "tool_call_content_chunk": _tool_call_chunk,
-    "compaction_update": _compaction,
-    "compaction_summary_chunk": _compaction_chunk,
-}
-"""``sessionUpdate`` variant -> its observations, in the order they apply."""
-
-
-def observe(upd: dict[str, Any], state_of: StateOf) -> Iterator[Observation]:
-    """The observations an Agent update makes, given the entities' current states."""
+def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> list[Observation]:
+    """The observations an Agent update makes, given what the session has shown so far (read
+    before any of them is fired). A snapshot also records its list in ``seen``."""
     variant = upd.get("sessionUpdate")
     found = UPDATES.get(variant) if type(variant) is str else None
-    if found is not None:
-        yield from found(upd, state_of)
+    return [] if found is None else list(found(upd, seen, readings))

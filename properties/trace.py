@@ -60,7 +60,7 @@ def _machine_table() -> dict[str, tuple[str, ...]]:
     out: dict[str, set[str]] = {}
     for spec in registry.MACHINES:
         name = names.get(id(spec), f"model.{spec.name}")
-        for rule in (*spec.forbidden.values(), *spec.guard_rules.values()):
+        for rule in (*spec.forbidden.values(), *spec.guard_rules.values(), *spec.eventually.values()):
             out.setdefault(rule, set()).add(name)
     return {k: tuple(sorted(v)) for k, v in out.items()}
 

@@ -901,7 +901,9 @@ class Agent:
 
     def _do_bg_adopt(self, key: tuple[str, str]) -> list[Msg]:
         """``waited-on-background=becomes-foreground``: foreground work starts waiting on a listed
-        background tool call, which becomes foreground work and leaves the list unfinished."""
+        background tool call, which becomes foreground work and leaves the list unfinished (the
+        table's ``adopt`` row). From then on this Agent runs it as foreground work only."""
+        self.specs["background_item"].fire(self.items[key], "adopt", {"becomes_foreground": True})
         del self.items[key]
         self.listed = tuple(k for k in self.listed if k != key)
         self.tools[key[1]][1] = False

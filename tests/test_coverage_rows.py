@@ -10,6 +10,7 @@ row that is still not fired and why: a new gap fails the test, and so does a gap
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,11 @@ from simulator.explore_run import Options
 from simulator.explore_run import run as run_explore
 
 KNOWN_UNFIRED = {
+    "background_item": {
+        "listed --adopt--> announced": "taken only under the reading waited-on-background="
+        "becomes-foreground (its guard reads the reading): fired under it by "
+        "test_a_row_behind_a_reading_fires_under_it",
+    },
     "prompt": {
         "cancel_requested --reject--> rejected": "behind the off-by-default feature "
         "reject_cancel_requested: the REJ-03 monitor wants -32800 once a $/cancel_request arrived",
@@ -60,6 +66,16 @@ def test_the_exhaustive_slices_fire_every_row() -> None:
     assert _missed(machines) == _known()
     triggers = next(m for m in machines if m["name"] == "entity")
     assert triggers["triggers_missed"] == []
+
+
+def test_a_row_behind_a_reading_fires_under_it() -> None:
+    """A row whose guard reads a reading is a freedom of that reading's peers: exploring the
+    slice under the alternative fires it (and under the default reading it never fires)."""
+    bg = next(s for s in explore_bfs.SLICES if s.name == "bg_requests")
+    adopt = ("background_item", "listed", "adopt", "announced")
+    under = replace(bg.cfg, readings=(("waited-on-background", "becomes-foreground"),))
+    assert explore_bfs.explore(under, name=bg.name).rows[adopt] > 0
+    assert explore_bfs.explore(bg.cfg, name=bg.name).rows[adopt] == 0
 
 
 @pytest.mark.deep

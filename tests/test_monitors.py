@@ -535,6 +535,12 @@ VIOLATIONS: list[Case] = [
         [("SYNC-02", 2)],
     ),
     Case(
+        "SYNC-02 snapshot sent before the requested replay",
+        [prompt(1), state("running"), user("u1"), answer(1, "u1"), state("idle", stop="end_turn"),
+         resume(7), state("idle", stop="end_turn"), user("u1"), ok(7)],
+        [("SYNC-02", 8)],
+    ),
+    Case(
         "STATE-01 parent never mirrors its child",
         [
             subagent("c"),
@@ -1235,10 +1241,12 @@ def test_background_wake_keeps_to_the_monitors_of_a_derived_set() -> None:
     ms = MonitorSet()
     index = {type(m): i for i, m in enumerate(ms.monitors)}
     facts_only = ms.derive(only=(index[Facts],))
-    facts_only.feed(*state("idle", bg=[item("terminal", "T")]), 1)
+    facts_only.feed(*state("idle", bg=[]), 1)
+    facts_only.feed(*state("idle"), 2)
     assert not facts_only.get(BackgroundMonitor).sessions and not facts_only.findings
     with_bg = ms.derive(only=(index[Facts], index[BackgroundMonitor]))
-    assert [f.rule for f in with_bg.feed(*state("idle", bg=[item("terminal", "T")]), 1)] == ["BG-10"]
+    with_bg.feed(*state("idle", bg=[]), 1)
+    assert [f.rule for f in with_bg.feed(*state("idle"), 2)] == ["BG-07"]
 
 
 def test_fail_04_is_exercised_only_where_tool_calls_were_reported() -> None:
@@ -1251,3 +1259,17 @@ def test_fail_04_is_exercised_only_where_tool_calls_were_reported() -> None:
     assert without.exercised["FAIL-04"] == 0 and without.exercised["FAIL-03"] == 1
     assert with_tool.exercised["FAIL-04"] == 1
     assert not [f for f in with_tool.findings if f.kind == "rule"]
+
+
+def test_a_busy_looking_refusal_is_a_suspicion_not_a_breach() -> None:
+    """A well-formed prompt refused with -32600 while the session reports work: the busy-only
+    rule (the prompt table's guard) is suspected, a warning; the same refusal while idle, or
+    with -32602, is no suspicion."""
+    busy = [prompt(1), state("running"), user("u1"), answer(1, "u1"), prompt(2), fail(2, -32600)]
+    found = run(busy, quiescent=False).findings
+    suspected = [(f.rule, f.line, f.kind, f.severity) for f in found if f.kind != "open"]
+    assert suspected == [("ACTIVE-03", 6, "suspect", "warning")]
+    idle = [*busy[:4], state("idle", stop="end_turn"), prompt(2), fail(2, -32600)]
+    assert [f for f in run(idle).findings if f.kind == "suspect"] == []
+    invalid = [*busy[:5], fail(2, -32602)]
+    assert [f for f in run(invalid).findings if f.kind == "suspect"] == []

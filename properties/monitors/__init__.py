@@ -18,7 +18,6 @@ from properties.monitors.facts import Facts
 from properties.monitors.fields import FieldMonitor
 from properties.monitors.lifecycle import ForegroundMonitor
 from properties.monitors.prompts import PromptMonitor
-from properties.monitors.resume import ResumeMonitor
 from properties.monitors.rpc import ResponseMonitor
 from properties.monitors.subagents import SubagentMonitor
 from properties.monitors.tables import TableMonitor
@@ -32,7 +31,6 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     BackgroundMonitor,
     EntityMonitor,
     FieldMonitor,
-    ResumeMonitor,
     SubagentMonitor,
     TableMonitor,
     ResponseMonitor,
@@ -48,7 +46,6 @@ __all__ = [
     "ForegroundMonitor",
     "PromptMonitor",
     "ResponseMonitor",
-    "ResumeMonitor",
     "SubagentMonitor",
     "TableMonitor",
     "ToolMonitor",

@@ -2,9 +2,10 @@
 
 Owns: the monitors' names for the model's vocabulary (states, stop reasons, final tool-call and
 compaction statuses come from the machines in ``model/``, where they are defined once), which
-update variants are messages, and the parsing of a ``background`` list into ``(type, id)``
-keys. Values come from the schema ``$defs`` (StateUpdate, StopReason variants of
-IdleStateUpdate, ToolCallStatus, CompactionStatus, BackgroundWork).
+update variants are messages (the parsing of a ``background`` list into ``(type, id)`` keys
+is the observer layer's, ``properties.observe.background_keys``). Values come from the
+schema ``$defs`` (StateUpdate, StopReason variants of IdleStateUpdate, ToolCallStatus,
+CompactionStatus, BackgroundWork).
 
 Must not know: any monitor's state or rule.
 """
@@ -22,35 +23,15 @@ TOOL_FINAL: Final = frozenset(toolcall.FINAL)
 COMPACTION_TERMINAL: Final = frozenset(compaction.TERMINAL)
 REQUEST_CANCELLED: Final = -32800
 INVALID_PARAMS: Final = -32602
+INVALID_REQUEST: Final = -32600
 
 BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})
 PROMPT_CAPABILITY_TYPES: Final = {"image": "image", "audio": "audio", "embeddedContext": "resource"}
 """PromptCapabilities field -> the content block type it allows."""
 KNOWN_CONTENT_TYPES: Final = frozenset({"text", "resource_link", "image", "audio", "resource"})
 
-BACKGROUND_ID_FIELD: Final = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
-
 Key = tuple[str, str]
 """A background item or entity: (type, ID)."""
-
-
-def background_keys(value: Any) -> list[Key] | None:
-    """The known items of a ``background`` value, in list order (duplicates kept), or None when
-    the value is not a list (omitted, null or malformed: background not reported). Items of an
-    unknown type or without their ID are skipped: they do not invalidate the list."""
-    if type(value) is not list:
-        return None
-    out: list[Key] = []
-    for item in value:
-        if type(item) is dict:
-            kind = item.get("type")
-            if type(kind) is str:
-                field = BACKGROUND_ID_FIELD.get(kind)
-                if field is not None:
-                    ident = item.get(field)
-                    if type(ident) is str:
-                        out.append((kind, ident))
-    return out
 
 
 def terminal_refs(content: Any) -> frozenset[str]:

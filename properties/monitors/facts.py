@@ -46,8 +46,8 @@ from properties.monitors.common import (
     KNOWN_CONTENT_TYPES,
     PROMPT_CAPABILITY_TYPES,
     Key,
-    background_keys,
 )
+from properties.observe import background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
 
 
@@ -297,7 +297,7 @@ class SessionMonitor(Monitor, Generic[S]):
     """Base of the monitors that keep one record per session (built by ``SESSION``) and read
     the shared ``Facts``: one place for the get-or-create of a session's record."""
 
-    REQUIRES = (Facts,)
+    REQUIRES: ClassVar[tuple[type[Monitor], ...]] = (Facts,)
     SESSION: ClassVar[type[Any]]
 
     def __init__(self, owner: MonitorSet) -> None:

@@ -53,6 +53,11 @@ prompt answered with success while a prompt of the session received before it wa
 and not yet covered by a cancel, close or ``$/cancel_request``, when that earlier prompt is then
 answered -32800 (so it was never inserted), was inserted ahead of it: ACTIVE-02.
 
+*Busy-only refusals* (the prompt table's guard ``busy_only``) are not on the wire: the Agent's
+reason for a refusal is its own. A well-formed prompt refused with -32600 ("not a valid
+request") while the session reports running or requires_action is reported as a suspicion (kind
+``suspect``, a warning) of that rule.
+
 *Replay.* User messages inside a resume window are replayed history, not insertions. When the
 session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
 the stream), a replayed user message under an ID never seen in the session breaks ACC-11.
@@ -69,8 +74,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model import prompt as prm
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.monitors.common import INVALID_PARAMS, REQUEST_CANCELLED
+from properties.monitors.common import INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.readings import (
     CANCELLED_INVALID_PROMPT,
@@ -79,6 +85,9 @@ from properties.readings import (
 )
 
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
+BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
+"""The rule the prompt table's guard ``busy_only`` states (refused only because work is
+active): suspected here, never proven from the wire."""
 
 # prompt record: (session, receipt line, cover rule or "", received after a cancel, bad types)
 _Prompt = tuple[str, int, str, bool, tuple[str, ...]]
@@ -302,6 +311,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     f"({', '.join(rec[4])}) and was refused with {code}, not -32602",
                     msg, (CANCELLED_INVALID_PROMPT,) if invalid else (),
                 )
+        if code == INVALID_REQUEST and self.facts.active(sid) and not rec[4]:
+            self.suspect(
+                BUSY_ONLY, line, sid,
+                f"prompt {rid!r} is a well-formed request, yet it was refused with -32600 (not a "
+                "valid request) while the session reported active work: this looks like a refusal "
+                "only because work is active, which the wire cannot prove (the Agent's reason is "
+                "not on it)",
+                msg,
+            )
         if not ps.first_error or rec[1] < ps.first_error:
             ps.first_error = rec[1]
         self._ex["ACC-03"] += 1

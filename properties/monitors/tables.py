@@ -4,9 +4,13 @@ Owns: the state of every observed entity per session (``properties.observe.OBSER
 turning a forbidden cell of a table into a finding that names the cell's rule, the machine,
 the state and the trigger. Nothing here states a rule: the tables in ``model/`` do.
 
-A rule is exercised each time one of its cells is consulted. Inside a ``session/resume``
+A rule is exercised each time one of its cells is consulted, and an eventual obligation of a
+state (``MachineSpec.eventually``) each time an entity enters that state; an entity still in
+such a state at the end is reported by ``at_end``. Inside a ``session/resume``
 window the Agent replays history: re-sent updates of known entities are not transitions and
-are not judged (entities first seen there are recorded).
+are not judged (entities first seen there are recorded); snapshots are judged as always. A
+finding whose cell's guard reads a reading (the observation's context names it) names that
+reading.
 
 Under a variant (``properties.variants``) the monitor fires the variant's tables
 (``MonitorSet.tables``): rows added or removed there change the verdicts here, and a forbidden
@@ -23,75 +27,107 @@ from typing import Any
 from model.core import MachineSpec, ProtocolViolation
 from properties.engine import Handler, Message, MonitorSet
 from properties.monitors.facts import Facts, SessionMonitor
-from properties.observe import OBSERVED, UPDATES, observe
+from properties.observe import (
+    OBSERVED,
+    REPLAYED,
+    SNAPSHOTS,
+    UPDATES,
+    Observation,
+    Seen,
+    observe,
+    resume_answered,
+    resume_requested,
+)
+from properties.readings import BY_NAME
 
 
 def _rules(specs: Iterable[MachineSpec]) -> tuple[str, ...]:
     found: dict[str, None] = {}
     for spec in specs:
-        for rule in (*spec.forbidden.values(), *spec.guard_rules.values()):
+        for rule in (*spec.forbidden.values(), *spec.guard_rules.values(), *spec.eventually.values()):
             found.setdefault(rule, None)
     return tuple(found)
 
 
-class _Session:
-    """(machine name, entity key) -> state."""
-
-    __slots__ = ("states",)
-
-    def __init__(self) -> None:
-        self.states: dict[tuple[str, str], str] = {}
-
-
-class TableMonitor(SessionMonitor["_Session"]):
+class TableMonitor(SessionMonitor[Seen]):
     """Executes the observed machines' tables (see module docstring)."""
 
     RULES = _rules(OBSERVED)
-    SESSION = _Session
+    SESSION = Seen
     REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return tuple(("update", variant, self._update) for variant in UPDATES)
+        return (
+            *(("update", variant, self._update) for variant in UPDATES),
+            ("client-request", "session/resume", self._resume),
+            ("agent-response", "session/resume", self._resumed),
+        )
+
+    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is not None:
+            seen = self._session(sid)
+            self._fire(sid, seen, resume_requested(msg["id"], seen), line, msg)
+
+    def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        seen = self.sessions.get(sid) if sid is not None else None
+        if sid is not None and seen is not None:
+            self._fire(sid, seen, resume_answered(msg["id"], "result" in msg, seen), line, msg)
 
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        states = self._session(sid).states
-        replaying = self.facts.replaying(sid)
+        seen = self._session(sid)
+        replaying = upd.get("sessionUpdate") not in SNAPSHOTS and self.facts.replaying(sid)
+        self._fire(sid, seen, observe(upd, seen, self._owner.readings), line, msg, replaying)
+
+    def _fire(
+        self, sid: str, seen: Seen, found: list[Observation], line: int, msg: Message, replaying: bool = False
+    ) -> None:
+        states = seen.states
         tables = self._owner.tables
-
-        def state_of(spec: MachineSpec, key: str) -> str:
-            return states.get((spec.name, key), spec.initial)
-
-        for spec, key, trigger in list(observe(upd, state_of)):
+        for spec, key, trigger, ctx in found:
             where = (spec.name, key)
-            if replaying and where in states:
+            if replaying and spec.name in REPLAYED and where in states:
                 return
             state = states.get(where, spec.initial)
             if tables:
                 spec = tables.get(spec.name, spec)
             self._ex[spec.violation(state, trigger).rule] += 1
             try:
-                states[where] = spec.fire(state, trigger)
+                states[where] = after = spec.fire(state, trigger, ctx)
+                if after != state and after in spec.eventually:
+                    self._ex[spec.eventually[after]] += 1
             except ProtocolViolation as broke:
+                why = f" ({broke.detail})" if broke.detail else ""
+                what = f"{spec.title.lower()} {key!r}" if key else spec.title.lower()
                 self.breach(
                     broke.rule, line, sid,
-                    f"{spec.title.lower()} {key!r} is {state}: the model has no {trigger!r} there "
+                    f"{what} is {state}: the model has no {trigger!r} there{why} "
                     f"({broke.actor} broke {broke.rule})",
-                    msg,
+                    msg, tuple(name for name in ctx if name in BY_NAME),
                 )  # fmt: skip
+
+    def at_end(self, quiescent: bool) -> None:
+        tables = self._owner.tables
+        specs = {spec.name: tables.get(spec.name, spec) if tables else spec for spec in OBSERVED}
+        for sid, seen in self.sessions.items():
+            for (machine, key), state in sorted(seen.states.items()):
+                spec = specs[machine]
+                rule = spec.eventually.get(state)
+                if rule is not None and rule not in spec.relaxed:
+                    self.eventually(
+                        rule, quiescent, None, sid,
+                        f"{spec.title.lower()} {key!r} is still {state} at the end: the model "
+                        f"requires it to leave that state ({rule})",
+                    )  # fmt: skip
 
     def clone(self, owner: MonitorSet) -> TableMonitor:
         new = TableMonitor.__new__(TableMonitor)
         new._attach(owner)
         new.facts = owner.get(Facts)
-        new.sessions = {}
-        for sid, record in self.sessions.items():
-            copy = _Session()
-            copy.states = dict(record.states)
-            new.sessions[sid] = copy
+        new.sessions = {sid: seen.copy() for sid, seen in self.sessions.items()}
         return new
 
     def state_key(self) -> Any:
-        return frozenset((sid, frozenset(s.states.items())) for sid, s in self.sessions.items())
+        return frozenset((sid, seen.key()) for sid, seen in self.sessions.items())
