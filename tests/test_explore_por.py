@@ -169,12 +169,24 @@ def test_every_default_slice_reports_the_same_with_the_reduction(name: str) -> N
 @pytest.mark.deep
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS])
 def test_every_seeded_bug_is_found_alike_with_the_reduction(name: str) -> None:
-    """Each mutant on every default slice: the same rules (its intended rule among them where
-    the full search finds it), quiescent states and rows with and without the reduction."""
+    """Each mutant on every default slice: the same rules, quiescent states and rows with and
+    without the reduction. A seeded bug can make a slice large or infinite (one reopens a
+    compaction forever): a slice whose full search passes ``DEEP_CAP`` states is left out, and
+    the mutant's intended rule is found with the reduction wherever it is found without."""
     from simulator.mutants import BY_NAME
 
-    faults = BY_NAME[name].switched_on
-    for sl in SLICES:  # without the state limit: a seeded bug can take a slice past it
-        full = explore_bfs.explore(sl.cfg, faults, name=sl.name, max_states=None)
-        por = explore_bfs.explore(sl.cfg, faults, name=sl.name, reduce="por", max_states=None)
+    mutant = BY_NAME[name]
+    faults = mutant.switched_on
+    compared = 0
+    for sl in SLICES:
+        full = explore_bfs.explore(sl.cfg, faults, name=sl.name, max_states=DEEP_CAP)
+        if not full.complete:
+            continue
+        por = explore_bfs.explore(sl.cfg, faults, name=sl.name, reduce="por", max_states=DEEP_CAP)
         _same_report(full, por)
+        compared += 1
+    assert compared >= len(SLICES) - 2, compared
+
+
+DEEP_CAP = 400_000
+"""States of a full search beyond which a seeded bug's slice is not compared (see above)."""
