@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from cli.bounds import add_bound_options, bounds_from, faults_from
@@ -116,6 +118,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exhaustive: merge states that differ only by a renaming of message IDs (default: off)",
     )
     p.add_argument(
+        "--reduce",
+        choices=("none", "por"),
+        default="none",
+        help="exhaustive: por expands, where the agent's and the client's side both can act and one "
+        "side's events are independent of all the other side can do, that side only (partial-order "
+        "reduction: the same rules found, quiescent states and machine rows; fewer states); not "
+        "with --depth, nor with --cluster yet except for --readings and --compare (default %(default)s)",
+    )
+    p.add_argument(
         "--slice",
         action="append",
         default=[],
@@ -212,6 +223,11 @@ def _options(args: argparse.Namespace) -> Any:
             raise UsageError(f"{flag} must be >= {low}")
     if args.time_budget is not None and args.time_budget <= 0:
         raise UsageError("--time-budget must be > 0")
+    if args.reduce != "none" and args.depth is not None:
+        raise UsageError(
+            "--reduce por does not combine with --depth (a reduced search may need more steps to reach "
+            "a situation)"
+        )
     bounds = bounds_from(args)
     # every output is checked before the run starts, so a long run never ends unable to write
     if args.graph is not None:
@@ -223,10 +239,18 @@ def _options(args: argparse.Namespace) -> Any:
     if args.cluster is not None:
         if not args.cluster.strip():
             raise UsageError("--cluster: expected local or HOST:PORT")
-        if variant is not None or args.compare:
-            raise UsageError("--variant, --drop and --compare are not available with --cluster yet")
+        if variant is not None and not args.compare:
+            raise UsageError(
+                "--variant and --drop are not available with --cluster yet, except with --compare "
+                "(the two explorations run as cluster tasks)"
+            )
         if args.graph is not None:
             raise UsageError("--graph is not available with --cluster (the state graph stays on the workers)")
+        if args.reduce != "none" and args.readings is None and not args.compare:
+            # (the explorations of --readings and --compare run whole in one task each)
+            raise UsageError(
+                "--reduce por is not available with --cluster yet, except with --readings or --compare"
+            )
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")
@@ -240,6 +264,7 @@ def _options(args: argparse.Namespace) -> Any:
         faults=faults,
         database=args.database,
         symmetry=args.symmetry,
+        reduce=args.reduce,
         hypothesis_shrink=args.hypothesis_shrink,
         slices=tuple(args.slice),
         bounds=bounds,
@@ -260,6 +285,7 @@ def _options(args: argparse.Namespace) -> Any:
 
 def run_matrix(args: argparse.Namespace) -> int:
     """``explore --readings``: the readings matrix, as text or JSON (exit 1 when a row has findings)."""
+    from cli.progress import make
     from cli.util import dumps
     from diagrams.sequence import transcript_to_mermaid
     from properties.readings import ReadingError
@@ -271,6 +297,8 @@ def run_matrix(args: argparse.Namespace) -> int:
         raise UsageError("--graph does not apply to --readings (each row is its own exploration)")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be >= 1")
+    if args.jobs is not None and args.cluster is not None:
+        raise UsageError("--jobs does not apply with --cluster: the explorations run as tasks on --workers")
     names = tuple(n.strip() for n in args.readings.split(",") if n.strip())
     if not names or ("all" in names and len(names) > 1):
         raise UsageError("--readings: expected all or NAME,NAME (acp-model readings lists them)")
@@ -282,7 +310,12 @@ def run_matrix(args: argparse.Namespace) -> int:
         args.mode = "exhaustive"  # the matrix's states column; --mode both adds the random modes
     opts = _options(args)
     opts.diagram = transcript_to_mermaid
-    matrix = readings_matrix(names, opts, args.jobs)
+    progress = make(args.quiet)
+    try:
+        with cluster_session(args, progress) as session:
+            matrix = readings_matrix(names, opts, args.jobs, session, progress)
+    except _ClusterFailed as exc:
+        return _cluster_failed(exc, progress)
     sys.stdout.write(dumps(matrix.to_json()) if args.json else matrix.to_text())
     sys.stdout.flush()
     errors = matrix.write_errors()
@@ -309,32 +342,14 @@ def run(args: argparse.Namespace) -> int:
     progress = make(args.quiet)
     if args.compare:
         return _compare(args, opts, progress)
-    session = None
     try:
-        if args.cluster is not None:
-            from cli.cluster import Session
-
-            progress.phase(f"starting Ray ({args.cluster}, {args.workers} worker(s))")
-            opts.cluster = session = Session(args.cluster, args.workers)
-            progress.done()
-        report = explore_run.run(opts, progress)
-    except Exception as exc:
-        if args.cluster is None:
-            raise
-        from simulator.explore_cluster import ClusterError
-
-        if not isinstance(exc, ClusterError):
-            raise
-        progress.done()
-        sys.stderr.write(f"acp-model explore: {exc}\n")
-        if exc.partial:
-            figures = ", ".join(f"{k} {v}" for k, v in exc.partial.items())
-            sys.stderr.write(f"acp-model explore: partial statistics: {figures}\n")
-        return EXIT_USAGE
+        with cluster_session(args, progress) as session:
+            opts.cluster = session
+            report = explore_run.run(opts, progress)
+    except _ClusterFailed as exc:
+        return _cluster_failed(exc, progress)
     finally:
         progress.done()
-        if session is not None:
-            session.close()
     # with the graph on standard output, the report goes to standard error
     shown = sys.stderr if args.graph == STDOUT else sys.stdout
     text = render_text(report) + describe(report["readings"]) + "\n"
@@ -358,7 +373,10 @@ def _compare(args: argparse.Namespace, opts: Any, progress: Any) -> int:
     if args.graph is not None:
         raise UsageError("--graph does not apply to --compare")
     try:
-        result = compare(opts, opts.variant, chosen_readings(args), progress)
+        with cluster_session(args, progress) as session:
+            result = compare(opts, opts.variant, chosen_readings(args), progress, session)
+    except _ClusterFailed as exc:
+        return _cluster_failed(exc, progress)
     finally:
         progress.done()
     errors = result.pop("write_errors")
@@ -369,3 +387,42 @@ def _compare(args: argparse.Namespace, opts: Any, progress: Any) -> int:
             sys.stderr.write(f"acp-model explore: {line}\n")
         return EXIT_USAGE
     return 0
+
+
+class _ClusterFailed(Exception):
+    """A ``simulator.explore_cluster.ClusterError`` (message, partial figures) seen by the
+    command; that module is not imported by a run without ``--cluster``."""
+
+
+@contextmanager
+def cluster_session(args: argparse.Namespace, progress: Any) -> Iterator[Any]:
+    """A Ray session for ``--cluster`` (None without it), closed at the end; its failures are
+    raised as ``_ClusterFailed``."""
+    if args.cluster is None:
+        yield None
+        return
+    from cli.cluster import Session
+    from simulator import explore_cluster
+
+    session = None
+    try:
+        progress.phase(f"starting Ray ({args.cluster}, {args.workers} worker(s))")
+        session = Session(args.cluster, args.workers)
+        progress.done()
+        yield session
+    except explore_cluster.ClusterError as exc:
+        raise _ClusterFailed(str(exc), exc.partial) from None
+    finally:
+        if session is not None:
+            session.close()
+
+
+def _cluster_failed(exc: _ClusterFailed, progress: Any) -> int:
+    """One line for a cluster that could not be used or lost a worker, and the partial figures."""
+    progress.done()
+    sys.stderr.write(f"acp-model explore: {exc.args[0]}\n")
+    partial = exc.args[1] if len(exc.args) > 1 else {}
+    if partial:
+        figures = ", ".join(f"{k} {v}" for k, v in partial.items())
+        sys.stderr.write(f"acp-model explore: partial statistics: {figures}\n")
+    return EXIT_USAGE

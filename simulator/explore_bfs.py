@@ -29,6 +29,19 @@ counter. Request, tool-call, terminal, permission and compaction IDs are not ren
 counters are also budgets). Event arguments never carry message IDs, so a path found under
 symmetry replays exactly. Off with seeded bugs (some write literal IDs).
 
+Partial-order reduction (``reduce="por"``; off by default): a state where the agent side and
+the client side both have events and one side's events form a persistent set
+(``simulator.explore_por``) is expanded on that side only. Cycle proviso: when one of those
+successors was already found at the state's depth or above (index below the end of the current
+level), the state is expanded on both sides after all; the state with the greatest depth on a
+cycle of the reduced graph closes the cycle that way, so every cycle has a fully expanded state
+and no enabled event is put off forever. Quiescent states, rules found and machine rows fired
+are those of the full search (see ``explore_por``); states, transitions, depths and
+counterexample lengths are smaller or longer. A bottom cycle of the reduced graph is judged
+only when every state of it was expanded on both sides (then it is a bottom cycle of the full
+graph); others are counted in ``unjudged_cycles`` and the run says liveness was not judged
+there. Not with a depth limit (a reduced run may need more steps to reach a situation).
+
 Results: the first breach of each rule in BFS order has a shortest path (parent pointers give
 the events); "eventually" rules are judged at every quiescent state (no event enabled) on a
 copy of the monitors; and, when the search is complete, in every bottom strongly connected
@@ -55,7 +68,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -67,6 +80,7 @@ from simulator.explore_common import Breach, Counterexample, make_counterexample
 from simulator.explore_coverage import Row
 from simulator.explore_intern import SHIFT
 from simulator.explore_parts import Parts
+from simulator.explore_por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
 from simulator.world import Event, World
 
 PROGRESS_EVERY = 0.5
@@ -315,6 +329,12 @@ class BfsResult:
     name: str = ""
     entity: Counter[str] = field(default_factory=Counter)
     rows: Counter[Row] = field(default_factory=Counter)
+    reduce: str = "none"
+    """The reduction the search ran with (``simulator.explore_por.REDUCTIONS``)."""
+    one_side_states: int = 0
+    """States the partial-order reduction expanded on one side only."""
+    unjudged_cycles: int = 0
+    """Bottom cycles of the reduced graph not judged (a state of them was expanded on one side)."""
     stored_bytes: int | None = None
     """Traced memory right after the search, frontier emptied (only when tracemalloc runs):
     the state index, parent pointers, depths and edges."""
@@ -329,6 +349,9 @@ class BfsResult:
             "name": self.name,
             "bounds": self.cfg.to_json(),
             "symmetry": self.symmetry,
+            "reduce": self.reduce,
+            "one_side_states": self.one_side_states,
+            "unjudged_cycles": self.unjudged_cycles,
             "states": self.states,
             "transitions": self.transitions,
             "max_depth": self.max_depth,
@@ -363,6 +386,8 @@ class _Search:
     states: list[Any] = field(default_factory=list)
     quiet: list[int] = field(default_factory=list)
     found: dict[str, _Found] = field(default_factory=dict)
+    one_side: bytearray | None = None
+    """Under the partial-order reduction: 1 for each state expanded on one side only."""
 
     def path(self, state: int) -> list[Event]:
         out: list[Event] = []
@@ -394,9 +419,16 @@ def explore(
     progress: Callable[[str], None] | None = None,
     name: str = "",
     max_states: int | None = MAX_STATES,
+    reduce: str = "none",
 ) -> BfsResult:
     """Breadth-first search of every state reachable within ``cfg`` (and ``depth``)."""
-    result = _explore(cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, graph)
+    if reduce not in REDUCTIONS:
+        raise ValueError(f"unknown reduction {reduce!r} ({', '.join(REDUCTIONS)})")
+    if reduce != "none" and depth is not None:
+        raise ValueError("the partial-order reduction does not combine with a depth limit")
+    result = _explore(
+        cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, graph, reduce
+    )
     if graph:
         result.graph = _graph(result._search, result)
     result._search = None
@@ -414,10 +446,13 @@ def _explore(
     name: str,
     max_states: int | None,
     keep_edges: bool,
+    reduce: str = "none",
 ) -> BfsResult:
     t0 = time.perf_counter()
     parts, symmetry = new_parts(cfg, faults, symmetry, monitors)
     s = _Search()
+    if reduce == "por":
+        s.one_side = bytearray()
     with parts.stepping(), collector_paused():
         stop, transitions, max_depth = _search(
             parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, keep_edges, t0
@@ -425,9 +460,12 @@ def _explore(
     complete = stop == "complete"
     states = len(s.parent)
     stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
-    sccs = nontrivial = bottom = 0
+    sccs = nontrivial = bottom = unjudged = 0
     if complete:
-        sccs, nontrivial, bottom = judge_cycles(states, s.src, s.dst, s, cfg, faults, monitors)
+        full = None if s.one_side is None else _expanded_fully(s.one_side)
+        sccs, nontrivial, bottom, unjudged = judge_cycles(
+            states, s.src, s.dst, s, cfg, faults, monitors, full
+        )
     found_list = counterexamples(s, cfg, faults, name)
     events, rows, entity = parts.tally()
     s.fg = [parts.fg[st[0]] for st in s.states]
@@ -454,6 +492,9 @@ def _explore(
         name=name,
         entity=entity,
         rows=rows,
+        reduce=reduce,
+        one_side_states=sum(s.one_side) if s.one_side is not None else 0,
+        unjudged_cycles=unjudged,
         stored_bytes=stored,
     )
     result._search = s
@@ -486,14 +527,31 @@ def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: boo
 
 
 def judge_cycles(
-    states: int, src: Any, dst: Any, s: _Search, cfg: Config, faults: frozenset[str], monitors: bool
-) -> tuple[int, int, int]:
-    """(SCCs, non-trivial SCCs, bottom cycles) of the complete graph (edges ``src`` -> ``dst``,
-    sorted by source); rules open in a whole bottom cycle are added to ``s.found``."""
+    states: int,
+    src: Any,
+    dst: Any,
+    s: _Search,
+    cfg: Config,
+    faults: frozenset[str],
+    monitors: bool,
+    full: Callable[[int], bool] | None = None,
+) -> tuple[int, int, int, int]:
+    """(SCCs, non-trivial SCCs, bottom cycles, bottom cycles not judged) of the complete graph
+    (edges ``src`` -> ``dst``, sorted by source); rules open in a whole bottom cycle are added to
+    ``s.found``. ``full`` (a reduced graph): whether a state was expanded on both sides; a
+    bottom cycle with a state that was not is not judged."""
     sccs, nontrivial, cycles = _bottom_cycles(states, src, dst)
+    unjudged = 0
     for members in cycles:
+        if full is not None and not all(map(full, members)):
+            unjudged += 1
+            continue
         _judge_cycle(members, s, cfg, faults, monitors)
-    return sccs, nontrivial, len(cycles)
+    return sccs, nontrivial, len(cycles), unjudged
+
+
+def _expanded_fully(one_side: bytearray) -> Callable[[int], bool]:
+    return lambda state: not one_side[state]
 
 
 def counterexamples(s: _Search, cfg: Config, faults: frozenset[str], name: str) -> list[Counterexample]:
@@ -545,11 +603,16 @@ model refuses the move, the breaches the move makes, view breaches that count on
 rule has not been found yet: the faulty view already differed there before the move)."""
 
 
-def expander(parts: Parts, cfg: Config) -> tuple[Callable[[Any, list[Child]], None], Callable[[Any], bool]]:
+class Expand(Protocol):
+    def __call__(self, st: Any, children: list[Child], sides: int = BOTH) -> None: ...
+
+
+def expander(parts: Parts, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
     """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore_parts``).
 
     ``expand(state, children)`` appends one ``Child`` per enabled event, in ``World.enabled``'s
     order (the Client's choices, the Agent's, then deliveries), and counts the moves it takes
+    (``expand(state, children, sides)``: only the events of those sides, ``simulator.explore_por``)
     for coverage; ``can_move(state)`` says whether any event is enabled (what a search that
     stops at a depth limit asks of the states it does not expand). The single-process search
     and the cluster workers (``simulator.explore_cluster``) both step states with these, so
@@ -571,9 +634,11 @@ def expander(parts: Parts, cfg: Config) -> tuple[Callable[[Any, list[Child]], No
     cap = cfg.capacity
     ordered = cfg.transport == "fifo"
 
-    def expand(st: Any, children: list[Child]) -> None:
+    def expand(st: Any, children: list[Child], sides: int = BOTH) -> None:
         a, c, ta, tc, m, v, r = st
-        if len(ta) < cap:
+        client_side = sides & CLIENT_SIDE
+        agent_side = sides & AGENT_SIDE
+        if client_side and len(ta) < cap:
             moves = client_moves[c]
             if moves is None:
                 moves = client_choices(c)
@@ -590,7 +655,7 @@ def expander(parts: Parts, cfg: Config) -> tuple[Callable[[Any, list[Child]], No
                         v2 = view_table.apply(v2, x)  # type: ignore[union-attr]
                         r2 = ref_table.apply(r2, x)  # type: ignore[union-attr]
                 children.append((move[0], (a, c2, ta + seq, tc, m, v2, r2), (), ()))
-        if len(tc) < cap:
+        if agent_side and len(tc) < cap:
             moves = agent_moves[a]
             if moves is None:
                 moves = agent_choices(a)
@@ -611,7 +676,7 @@ def expander(parts: Parts, cfg: Config) -> tuple[Callable[[Any, list[Child]], No
                     if hit[1]:
                         found += hit[1]
                 children.append((move[0], (a2, c, ta, tc + move[2], m2, v, r), found, ()))
-        if ta:
+        if agent_side and ta:
             x = ta[0]
             hit = mon_steps.get(m << SHIFT | x)
             if hit is None:
@@ -625,7 +690,7 @@ def expander(parts: Parts, cfg: Config) -> tuple[Callable[[Any, list[Child]], No
                 children.append((_TO_AGENT, None, move[3], ()))
             else:
                 children.append((_TO_AGENT, (move[1], c, ta[1:], tc, hit[0], v, r), hit[1], ()))
-        if tc:
+        if client_side and tc:
             for k in range(len(tc)) if not ordered else (0,):
                 x = tc[k]
                 v2, r2 = v, r
@@ -674,6 +739,8 @@ def _search(
     mon = parts.monitors
     expand, can_move = expander(parts, cfg)
     canon = canonical_key(parts) if symmetry else None
+    one_side = s.one_side
+    side = ample(parts, cfg) if one_side is not None else None
 
     root = root_state(parts)
     states = s.states
@@ -725,7 +792,16 @@ def _search(
             i += 1
             continue
         children.clear()
-        expand(states[i], children)
+        if side is None:
+            expand(states[i], children)
+        else:
+            st = states[i]
+            sd = side(st)
+            expand(st, children, sd)
+            if sd != BOTH and _seen_above(children, index, canon, level_end):
+                expand(st, children, BOTH ^ sd)  # the cycle proviso (see the module header)
+                sd = BOTH
+            one_side.append(sd != BOTH)  # type: ignore[union-attr]
         if not children:
             s.quiet.append(i)
             for b in mon.finish(states[i][4]):
@@ -756,6 +832,16 @@ def _search(
         stop = "depth limit" if cut else "complete"
     s.depth = _depths(starts, len(states))
     return stop, transitions, s.depth[-1]
+
+
+def _seen_above(children: list[Child], index: dict[Any, int], canon: Any, level_end: int) -> bool:
+    """Whether a successor was already found at the current depth or above."""
+    for _, child, _, _ in children:
+        if child is not None:
+            j = index.get(canon(child) if canon else child)
+            if j is not None and j < level_end:
+                return True
+    return False
 
 
 def root_state(parts: Parts) -> Any:

@@ -226,7 +226,7 @@ def _search(
         pos = np.concatenate([x["edges"][1] for x in sums])
         dst = np.concatenate([x["edges"][2] for x in sums])
         order = np.lexsort((pos, src))
-        sccs, nontrivial, bottom = judge_cycles(
+        sccs, nontrivial, bottom, _ = judge_cycles(
             lv.states,
             np.ascontiguousarray(src[order]),
             np.ascontiguousarray(dst[order]),
@@ -298,6 +298,32 @@ def _merge_found(sums: list[dict[str, Any]]) -> dict[str, _Found]:
             pos, breach, ev = first_u
             found[rule] = _Found(breach, pos[0], ev, hits)
     return found
+
+
+class TaskProgress:
+    """Progress of independent explorations run as cluster tasks (the readings matrix, the two
+    runs of a comparison): after each task, the tasks done, the states explored so far, states
+    per second across the cluster (wall time since the first task was sent) and the peak
+    resident memory of the worker process that ran it."""
+
+    def __init__(self, progress: Any, what: str, total: int) -> None:
+        self.progress = progress
+        self.what = what
+        self.total = total
+        self.count = 0
+        self.states = 0
+        self.t0 = time.perf_counter()
+        progress.phase(f"{what}: {total} exploration(s) as cluster tasks", total)
+
+    def done(self, report: dict[str, Any], rss: int) -> None:
+        self.count += 1
+        self.states += int(report.get("exhaustive", {}).get("states", 0))
+        rate = self.states / max(time.perf_counter() - self.t0, 1e-9)
+        self.progress.advance()
+        self.progress.note(
+            f"{self.count}/{self.total} done, {self.states:,} states, {rate:,.0f} states/s across the "
+            f"cluster, last task's worker peak {rss / 2**20:,.0f} MB"
+        )
 
 
 # -- Ray ------------------------------------------------------------------------------------------

@@ -49,16 +49,34 @@ _SOURCE_KIND = {"eventually": "liveness", "cycle": "liveness", "view": "client-v
 
 
 def compare(
-    opts: explore_run.Options, variant: Variant, base_readings: dict[str, str], progress: Progress = NULL
+    opts: explore_run.Options,
+    variant: Variant,
+    base_readings: dict[str, str],
+    progress: Progress = NULL,
+    session: Any = None,
 ) -> dict[str, Any]:
-    """Explore the spec as written and ``variant`` with ``opts``; the comparison as JSON."""
+    """Explore the spec as written and ``variant`` with ``opts``; the comparison as JSON. On a
+    cluster (``session``: ``cli.cluster.Session``) the two explorations run as two tasks side by
+    side (each in one process, ``explore_run.compute``), and their files are written here."""
     out = Path(opts.out)
     base_opts = dataclasses.replace(opts, variant=None, readings=dict(base_readings), out=str(out / "base"))
     var_opts = dataclasses.replace(opts, variant=variant, out=str(out / "variant"))
-    progress.phase("compare: the spec as written")
-    base = explore_run.run(base_opts, progress)
-    progress.phase(f"compare: the variant {variant.name}")
-    var = explore_run.run(var_opts, progress)
+    if session is not None:
+        from simulator.explore_cluster import TaskProgress
+
+        tasks = TaskProgress(progress, f"compare with the variant {variant.name}", 2)
+        reports = []
+        runs = [dataclasses.replace(o, workers=1, cluster=None) for o in (base_opts, var_opts)]
+        for o, (done, rss) in zip((base_opts, var_opts), session.map(compute_run, runs), strict=True):
+            reports.append(explore_run.write(o, done))
+            tasks.done(reports[-1], rss)
+        progress.done()
+        base, var = reports
+    else:
+        progress.phase("compare: the spec as written")
+        base = explore_run.run(base_opts, progress)
+        progress.phase(f"compare: the variant {variant.name}")
+        var = explore_run.run(var_opts, progress)
     return {
         "compare": {
             "base": summary(base),
@@ -67,6 +85,14 @@ def compare(
         },
         "write_errors": base["write_errors"] + var["write_errors"],
     }
+
+
+def compute_run(opts: explore_run.Options) -> tuple[explore_run.Computed, int]:
+    """One exploration of a comparison as a cluster task: computed, nothing written; and the
+    peak resident memory of the task's process."""
+    from simulator.explore_shard import peak_rss
+
+    return explore_run.compute(opts), peak_rss()
 
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:

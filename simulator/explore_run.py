@@ -69,6 +69,8 @@ class Options:
     faults: frozenset[str] = frozenset()
     database: str | None = None
     symmetry: bool = False
+    reduce: str = "none"
+    """The exhaustive search's reduction: none or por (``simulator.explore_por``)."""
     hypothesis_shrink: bool = False
     slices: tuple[str, ...] = ()
     bounds: dict[str, Any] = field(default_factory=dict)
@@ -131,11 +133,29 @@ def run(opts: Options, progress: Progress = NULL) -> dict[str, Any]:
     The readings of ``opts`` travel in the runs' ``Config`` (``exhaustive_slices``,
     ``random_config``) to every monitor set, client view and simulated peer, worker processes
     and cluster workers included; the variant of ``opts`` is in force for the whole run
-    (``Config.variant``, the same way)."""
-    return _run(opts, progress, resolve(opts.readings), opts.cluster)
+    (``Config.variant``, the same way). ``compute`` then ``write``."""
+    return write(opts, compute(opts, progress))
 
 
-def _run(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> dict[str, Any]:
+@dataclass
+class Computed:
+    """A run's results before anything is written (``compute``): plain data, so a cluster task
+    can compute it and the command's process write it (``write``)."""
+
+    report: dict[str, Any]
+    counterexamples: list[Counterexample]
+    coverage: dict[str, Any]
+    warnings: list[str]
+    write_errors: list[str]
+    seconds: float
+
+
+def compute(opts: Options, progress: Progress = NULL) -> Computed:
+    """The chosen modes run; nothing written but the state graph (``--graph``)."""
+    return _compute(opts, progress, resolve(opts.readings), opts.cluster)
+
+
+def _compute(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> Computed:
     t0 = time.perf_counter()
     rules = monitor_rules()
     cexs: list[Counterexample] = []
@@ -170,6 +190,14 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str], session: A
                 + ", ".join(f"{s['name']}: {s['stop']}" for s in ex["slices"] if not s["complete"])
                 + "): liveness in cycles was not judged there"
             )
+        unjudged = [s for s in ex["slices"] if s["unjudged_cycles"]]
+        if unjudged:
+            warnings.append(
+                "liveness was not judged in "
+                + ", ".join(f"{s['unjudged_cycles']} bottom cycle(s) of {s['name']}" for s in unjudged)
+                + " (a state of them was expanded on one side only by --reduce por; "
+                "--reduce none judges them)"
+            )
     if opts.mode in ("random", "both"):
         if opts.mode == "both":
             # the exhaustive search left its monitor sets (reference cycles) to the collector's
@@ -179,24 +207,33 @@ def _run(opts: Options, progress: Progress, readings: dict[str, str], session: A
         report["random"] = rnd
         coverage["random"] = coverage_json(*rnd_cov, rules, opts.variant)
         cexs += rnd_cexs
-    out = Path(opts.out)
     if opts.variant is not None:
         # which dropped rules the explored behaviours broke (their findings were set aside);
         # counted in this process only: with --workers the walks in other processes are not
         report["variant"]["set_aside"] = sorted(r for r in SET_ASIDE if SET_ASIDE[r] > aside_before[r])
-    report["findings"] = findings_json(cexs, out, opts.diagram, write_errors)
-    report["coverage"] = coverage
     for mode, cov in coverage.items():
         never = cov["rules"]["never_exercised"]
         if never:
             warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
     if not rules:
         warnings.append("no monitors available: only model refusals and client-view checks ran")
-    report["warnings"] = warnings
+    return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0)
+
+
+def write(opts: Options, done: Computed) -> dict[str, Any]:
+    """Write the counterexample files and ``report.json`` of a computed run under ``opts.out``;
+    the whole report."""
+    t0 = time.perf_counter()
+    out = Path(opts.out)
+    report = done.report
+    write_errors = done.write_errors
+    report["findings"] = findings_json(done.counterexamples, out, opts.diagram, write_errors)
+    report["coverage"] = done.coverage
+    report["warnings"] = done.warnings
     report["output"] = str(out)
     report["report_file"] = str(out / "report.json")
     report["write_errors"] = write_errors
-    report["timing"] = {"total_seconds": time.perf_counter() - t0}
+    report["timing"] = {"total_seconds": done.seconds + time.perf_counter() - t0}
     try:
         write_atomic(out / "report.json", dumps(strip_timing(report)))
     except OSError as exc:
@@ -239,6 +276,7 @@ def _exhaustive(
                     progress=progress.note,
                     name=name,
                     max_states=opts.max_states,
+                    reduce=opts.reduce,
                 )
             )
     seconds = time.perf_counter() - t0
@@ -276,6 +314,7 @@ def _exhaustive(
         "max_states": opts.max_states,
         "complete": all(r.complete for r in results),
         "symmetry": opts.symmetry,
+        "reduce": opts.reduce,
         "quiescent_states": sum(r.quiescent_states for r in results),
         "bottom_cycles": sum(r.bottom_cycles for r in results),
         "fairness": FAIRNESS,

@@ -9,7 +9,11 @@ alternatives. Cells that make the same choice (every reading's default alternati
 all-defaults exploration) are explored once and shown in each of their rows.
 
 Cells run in worker processes (``concurrent.futures.ProcessPoolExecutor``, ``jobs`` of them;
-one job runs them in this process). Each cell writes its counterexamples to a folder of its own
+one job runs them in this process), or, on a cluster (``session``: ``cli.cluster.Session``), as
+one task each (``Session.map``): a task computes its cell's exploration
+(``explore_run.compute``, every mode in the task's process) and this process writes its files
+(``explore_run.write``), so the files land here even when the task ran on another node.
+Each cell writes its counterexamples to a folder of its own
 under ``out`` (named after its choice), and the matrix row keeps, per rule that the explored
 peers break under that choice, the shortest counterexample transcript. A rule broken by peers
 that follow the spec under a reading is a contradiction of the rules under that reading (the
@@ -34,6 +38,8 @@ from typing import Any
 
 from properties.readings import BY_NAME, READINGS, ReadingError, non_default
 from simulator import explore_run
+from simulator.explore_cluster import TaskProgress
+from simulator.progress import NULL, Progress
 
 Choice = tuple[tuple[str, str], ...]
 """Readings chosen for one cell, as sorted (name, alternative) pairs of non-defaults."""
@@ -218,13 +224,29 @@ def cell_folder(choice: Choice) -> str:
     return "_".join(f"{k}={v}" for k, v in choice) or "defaults"
 
 
+def _cell_options(base: explore_run.Options, choice: Choice) -> explore_run.Options:
+    return replace(base, readings=dict(choice), out=str(Path(base.out) / cell_folder(choice)), graph=None)
+
+
 def _explore(job: tuple[explore_run.Options, Choice]) -> Outcome:
     """One cell (in a worker process): explore under ``choice``, keep what the matrix shows."""
     base, choice = job
-    opts = replace(base, readings=dict(choice), out=str(Path(base.out) / cell_folder(choice)), graph=None)
+    opts = _cell_options(base, choice)
     t0 = time.perf_counter()
     report = explore_run.run(opts)
-    seconds = time.perf_counter() - t0
+    return _outcome(report, time.perf_counter() - t0)
+
+
+def compute_cell(job: tuple[explore_run.Options, Choice]) -> tuple[explore_run.Computed, int]:
+    """One cell as a cluster task: its exploration computed, nothing written; and the peak
+    resident memory of the task's process."""
+    from simulator.explore_shard import peak_rss
+
+    base, choice = job
+    return explore_run.compute(_cell_options(base, choice)), peak_rss()
+
+
+def _outcome(report: dict[str, Any], seconds: float) -> Outcome:
     findings = []
     for f in report["findings"]:
         best = f["counterexamples"][0]
@@ -241,16 +263,32 @@ def _explore(job: tuple[explore_run.Options, Choice]) -> Outcome:
     )
 
 
-def readings_matrix(names: tuple[str, ...], opts: explore_run.Options, jobs: int | None = None) -> Matrix:
+def readings_matrix(
+    names: tuple[str, ...],
+    opts: explore_run.Options,
+    jobs: int | None = None,
+    session: Any = None,
+    progress: Progress = NULL,
+) -> Matrix:
     """Explore every row of ``names`` (``("all",)`` or reading names) with the options ``opts``
     (mode, seed, bounds, slices...; its ``readings`` are replaced by each row's choice, its
-    ``out`` holds one folder per distinct choice) on ``jobs`` processes (None: every core)."""
+    ``out`` holds one folder per distinct choice) on ``jobs`` processes (None: every core), or
+    as tasks of the cluster ``session`` (then ``jobs`` is its worker count)."""
     t0 = time.perf_counter()
     rows = cells(names)
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
     distinct: list[Choice] = list(dict.fromkeys(choice for _, _, choice in rows))
-    work = [(replace(opts, workers=1), choice) for choice in distinct]
-    if jobs > 1 and len(work) > 1:
+    work = [(replace(opts, workers=1, cluster=None), choice) for choice in distinct]
+    if session is not None:
+        jobs = session.workers
+        outcomes = []
+        tasks = TaskProgress(progress, "readings matrix", len(work))
+        for (_, choice), (done, rss) in zip(work, session.map(compute_cell, work), strict=True):
+            report = explore_run.write(_cell_options(opts, choice), done)
+            outcomes.append(_outcome(report, done.seconds))
+            tasks.done(report, rss)
+        progress.done()
+    elif jobs > 1 and len(work) > 1:
         with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
             outcomes = list(pool.map(_explore, work))
     else:

@@ -258,7 +258,9 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("")
         lines.append(
             f"exhaustive (breadth-first, {'complete' if ex['complete'] else 'INCOMPLETE'}"
-            f"{', symmetry reduction on' if ex['symmetry'] else ''}): {_n(ex['states'])} states, "
+            f"{', symmetry reduction on' if ex['symmetry'] else ''}"
+            f"{', partial-order reduction on' if ex.get('reduce') == 'por' else ''}"
+            f"): {_n(ex['states'])} states, "
             f"{_n(ex['transitions'])} transitions, max depth {ex['max_depth']}, "
             f"{ex['seconds']:.1f} s, {ex['states_per_second']:,.0f} states/s"
         )
