@@ -52,7 +52,7 @@ from simulator import decidability as dec
 from simulator import explore_bfs, explore_random
 from simulator.agent import MAIN
 from simulator.config import DEFAULT, EXPLORE_STEPS, Config, long_session
-from simulator.explore_common import Counterexample, monitor_rules
+from simulator.explore_common import Counterexample, keep_shortest, monitor_rules
 from simulator.explore_coverage import machine_coverage
 from simulator.schedulers import random_walk
 from simulator.variant_runs import behaviours
@@ -166,6 +166,15 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
     cexs: dict[str, Counterexample] = {}
     complete = True
     stats = []
+
+    def absorb(found: Any) -> None:
+        """Add one exploration's coverage and counterexamples (the shortest per rule)."""
+        rows.update(found.rows)
+        exercised.update(found.exercised)
+        events.update(found.events)
+        entity.update(found.entity)
+        keep_shortest(cexs, found.counterexamples)
+
     sets = behaviours(ctx.opts.variant, frozenset())
     for sl in slices:
         for label, faults in sets:
@@ -175,13 +184,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
             r = explore_bfs.explore(_cfg(ctx, sl.cfg), faults, time_budget=left, name=name)
             complete &= r.complete
             stats.append({"name": name, "states": r.states, "complete": r.complete, "stop": r.stop})
-            rows.update(r.rows)
-            exercised.update(r.exercised)
-            events.update(r.events)
-            entity.update(r.entity)
-            for c in r.counterexamples:
-                if c.rule not in cexs or len(c.events) < len(cexs[c.rule].events):
-                    cexs[c.rule] = c
+            absorb(r)
     slice_exercised = Counter(exercised)
     slice_rows = Counter(rows)
     walks = ctx.opts.walks
@@ -194,13 +197,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
             n = -(-left_walks // (len(sets) - k))  # with the spec's behaviours, then the rest
             left_walks -= n
             w = explore_random.explore(_cfg(ctx, DEFAULT), faults, seed=0, walks=n, steps=EXPLORE_STEPS)
-            rows.update(w.rows)
-            exercised.update(w.exercised)
-            events.update(w.events)
-            entity.update(w.entity)
-            for c in w.counterexamples:
-                if c.rule not in cexs or len(c.events) < len(cexs[c.rule].events):
-                    cexs[c.rule] = c
+            absorb(w)
     if walks:
         ctx.progress(f"explore: {walks} walks, the client's view against the agent's truth")
         for c in view_against_truth(walks, _cfg(ctx, DEFAULT)):

@@ -25,6 +25,7 @@ Must not know: which explorer is running, files, or how a counterexample is prin
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,6 +176,19 @@ class Counterexample:
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.rule, len(self.events), self.mode)
+
+
+def keep_shortest(
+    best: dict[str, Counterexample],
+    found: Iterable[Counterexample],
+    key: Callable[[Counterexample], str] = lambda c: c.rule,
+) -> None:
+    """Merge ``found`` into ``best``: one counterexample per ``key`` (by default the rule), the
+    shortest; of equal lengths the first one met stays."""
+    for c in found:
+        k = key(c)
+        if k not in best or len(c.events) < len(best[k].events):
+            best[k] = c
 
 
 def transcript_of(events: list[Event], cfg: Config, faults: frozenset[str]) -> list[Line]:

@@ -44,7 +44,7 @@ from properties.readings import resolve
 from properties.variants import Variant
 from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
-from simulator.explore_common import Counterexample, monitor_rules
+from simulator.explore_common import Counterexample, keep_shortest, monitor_rules
 from simulator.progress import NULL, Progress
 from simulator.report import FAIRNESS, LIVENESS, Diagram, coverage_json, findings_json, strip_timing
 from simulator.variant_runs import behaviours, notes
@@ -282,10 +282,7 @@ def _exhaustive(
     seconds = time.perf_counter() - t0
     states = sum(r.states for r in results)
     best: dict[str, Counterexample] = {}
-    for r in results:
-        for c in r.counterexamples:
-            if c.rule not in best or len(c.events) < len(best[c.rule].events):
-                best[c.rule] = c
+    keep_shortest(best, (c for r in results for c in r.counterexamples))
     rows: Counter[Any] = Counter()
     events: Counter[str] = Counter()
     entity: Counter[str] = Counter()
@@ -471,10 +468,8 @@ def _random(
         cexs += h.counterexamples + w.counterexamples
     if len(sets) == 1:
         return rnd, cexs, (rows, events, entity, exercised)
-    for c in cexs:  # one counterexample per rule and mode: the shortest of the behaviour sets
-        key = f"{c.rule} {c.mode}"
-        if key not in best or len(c.events) < len(best[key].events):
-            best[key] = c
+    # one counterexample per rule and mode: the shortest of the behaviour sets
+    keep_shortest(best, cexs, key=lambda c: f"{c.rule} {c.mode}")
     return rnd, [best[k] for k in sorted(best)], (rows, events, entity, exercised)
 
 
