@@ -36,6 +36,7 @@ Must not know: findings, monitors, or how the tables are executed.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
@@ -177,14 +178,9 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
     if cur == prev and len(keys) == len(cur):
         return
     spec = background.SPEC
-    for kind, ident in sorted(cur - prev):
+    repeats = (Counter(keys) - Counter(cur)).elements()  # named again inside the same list
+    for kind, ident in [*sorted(cur - prev), *sorted(repeats)]:
         yield spec, item_key(kind, ident), "list", {"child": kind == "subagent"}
-    if len(keys) != len(cur):
-        extra = list(keys)
-        for k in cur:
-            extra.remove(k)
-        for kind, ident in sorted(extra):
-            yield spec, item_key(kind, ident), "list", {"child": kind == "subagent"}
     state_now = upd.get("state")
     active = type(state_now) is str and state_now in _ACTIVE
     for kind, ident in sorted(prev - cur):
