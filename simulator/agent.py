@@ -114,6 +114,7 @@ AGENT_FAULTS = (
     "accept-unadvertised-content",  # inserts prompts whose content type was not advertised
     "late-approval-runs",  # leaves a cancelled tool call pending and runs it on a late approval
     "cancel-leaves-tool-open",  # confirms a cancellation with a tool call of the work still open
+    "busy-refusal",  # refuses a well-formed prompt with -32600 only because work is active
 )
 
 
@@ -492,6 +493,8 @@ class Agent:
                     add(("agent", "user_chunks", rid))
             if "answer-before-insert" in self.faults and st == prm.RECEIVED:
                 add(("agent", "answer_early", rid))
+            if "busy-refusal" in self.faults and st == prm.RECEIVED and active:
+                add(("agent", "refuse_busy", rid))
         if (
             self.session == "closing"
             and not active
@@ -876,7 +879,8 @@ class Agent:
         return [wire.result(rid, {"messageId": p[1]})]
 
     def _do_reject(self, rid: int) -> list[Msg]:
-        self._prompt_fire(rid, "reject", busy_only=False)
+        own = self._reading("rejected-after-cancel-request", "own-reason")
+        self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
         if "silent-reject" in self.faults:
             self._breach("REJ-01")
         out = (
@@ -888,6 +892,14 @@ class Agent:
             self._breach("REJ-02")
             out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
         return out
+
+    def _do_refuse_busy(self, rid: int) -> list[Msg]:
+        """Seeded bug "busy-refusal": refuses a well-formed prompt only because work is active
+        (-32600). The prompt table's guard ``busy_only`` refuses the move (the model knows the
+        Agent's reason; the wire shows only a suspicion)."""
+        self._breach("ACTIVE-03")
+        self._prompt_fire(rid, "reject", busy_only=True)
+        return [wire.error(rid, wire.INVALID_REQUEST, "busy")]
 
     def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
         """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the
