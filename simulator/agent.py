@@ -808,10 +808,9 @@ class Agent:
 
     def _resume_events(self) -> list[Event]:
         ev: list[Event] = []
-        if self.replay and self.history:
-            ev.append(("agent", "replay", None))
-        else:
-            ev.append(("agent", "resync", None))
+        move = "replay" if self.replay and self.history else "resync"
+        ev.append(("agent", move, None))
+        ev.append(("agent", move, "again"))  # the snapshot repeated before the response
         if "response-before-snapshot" in self.faults:
             ev.append(("agent", "resume_early", None))
         return ev
@@ -1465,24 +1464,30 @@ class Agent:
                 out.append(msg)
         return out
 
-    def _finish_resume(self, out: list[Msg]) -> list[Msg]:
+    def _finish_resume(self, out: list[Msg], again: bool = False) -> list[Msg]:
+        """The history replay, then the snapshot (``again``: sent twice, a repeated snapshot is
+        no transition), then the response: one step."""
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None
-        if out:  # the history replay, then the snapshot, then the response (one step)
+        if out:
             self.session = self.specs["session"].fire(self.session, "replay")
         session = self.specs["session"]
-        self.session = session.fire(session.fire(self.session, "snapshot"), "resumed")
-        self.reported = self.real
+        synced = session.fire(self.session, "snapshot")
         out.append(self._state(self.real))
+        if again:
+            synced = session.fire(synced, "snapshot")
+            out.append(self._state(self.real))
+        self.session = session.fire(synced, "resumed")
+        self.reported = self.real
         out.append(wire.result(rid, {}))
         return out
 
-    def _do_replay(self, _: Any) -> list[Msg]:
-        return self._finish_resume(self._replayed())
+    def _do_replay(self, again: str | None) -> list[Msg]:
+        return self._finish_resume(self._replayed(), again is not None)
 
-    def _do_resync(self, _: Any) -> list[Msg]:
-        return self._finish_resume([])
+    def _do_resync(self, again: str | None) -> list[Msg]:
+        return self._finish_resume([], again is not None)
 
     def _do_resume_early(self, _: Any) -> list[Msg]:
         self._breach("SYNC-02")

@@ -135,6 +135,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "agent",
         "CANCEL-02",
         "inserts a prompt that a session/cancel covered",
+        FOCUSED.with_(prompts=2, features=frozenset({"hold", "cancel"})),
         off_wire=HELD_NOT_WITHDRAWN_OFF_WIRE,
     ),
     Mutant("usage-no-size", "agent", "USAGE-02", "sends a usage_update without size"),
