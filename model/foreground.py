@@ -13,6 +13,13 @@ ended. A state the observer does not recognise (a future ACP state) is held as
 Repeated snapshots of the current state are idempotent and are not transitions: the mapping
 from a reported state to a trigger (``trigger_for``) returns None for them.
 
+Model output (an agent message or thought) is progress of foreground work: the trigger
+``output`` is allowed only where the reported state says work runs (running; unknown, where
+nothing is known; a custom state only when the Client advertised custom states, guard
+``custom_states``). Output while idle is reported means work started without running being
+reported; while requires_action, that progress resumed without it. Work that was reported
+active must end with idle in the end (``eventually``).
+
 Rows come from: Foreground and background work; 3. Agent reports output; 4. Report completion;
 Session states; State transitions; Waiting for user action; Work boundaries and local commands.
 
@@ -21,7 +28,7 @@ Must not know: prompts, JSON-RPC ids, tool calls, or why work started.
 
 from __future__ import annotations
 
-from model.core import MachineSpec, Row
+from model.core import Context, MachineSpec, Row
 
 IDLE, RUNNING, REQUIRES_ACTION, UNKNOWN, UNRECOGNIZED = (
     "idle",
@@ -39,6 +46,7 @@ STATES_SEC = "Session states"
 TRANS = "State transitions"
 WAIT = "Waiting for user action"
 DONE = "4. Report completion"
+OUTPUT = "3. Agent reports output"
 
 ROWS = (
     Row("start", IDLE, RUNNING, FG, note="foreground work starts"),
@@ -61,7 +69,17 @@ ROWS = (
     Row("restore_idle", UNRECOGNIZED, IDLE, STATES_SEC),
     Row("restore_running", UNRECOGNIZED, RUNNING, STATES_SEC),
     Row("restore_requires_action", UNRECOGNIZED, REQUIRES_ACTION, STATES_SEC),
+    Row("output", RUNNING, RUNNING, OUTPUT, note="model output of the running work"),
+    Row("output", UNKNOWN, UNKNOWN, STATES_SEC, note="nothing is known of the state"),
+    Row(
+        "output", UNRECOGNIZED, UNRECOGNIZED, STATES_SEC, guard="custom_states",
+        note="a custom state the Client advertised support for",
+    ),
 )
+
+
+def _custom_states(ctx: Context) -> bool:
+    return bool(ctx.get("custom_states", True))
 
 SPEC = MachineSpec(
     name="foreground",
@@ -83,7 +101,12 @@ SPEC = MachineSpec(
         "restore_running": "STATE-02",
         "restore_requires_action": "STATE-02",
         "future_state": "STATE-04",
+        "output": "FG-02",
+        (REQUIRES_ACTION, "output"): "FG-04",
     },
+    guards={"custom_states": _custom_states},
+    guard_rules={"custom_states": "STATE-04"},
+    eventually={RUNNING: "FG-05", REQUIRES_ACTION: "FG-05"},
     description="Aggregate foreground activity of a session as the Agent reports it.",
 )
 

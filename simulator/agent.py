@@ -59,6 +59,7 @@ from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
+from model.core import ProtocolViolation
 from properties.variants import tables_of
 from simulator import wire
 from simulator.config import Config
@@ -124,6 +125,8 @@ FUTURE_STATE = "_reviewing"
 """The custom state the Agent may report when the Client advertised custom states (``future``)."""
 CUSTOM_COMPACTION = "_deferred"
 """The custom compaction status the Agent may report (feature ``compaction``)."""
+_UNREPORTED_WORK = frozenset({"no-running-on-start", "no-resume-running", "custom-running-state"})
+"""Seeded bugs that leave the reported state behind the work (their output shows it)."""
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 
@@ -1004,7 +1007,18 @@ class Agent:
         out.append(self._report(fgm.REQUIRES_ACTION))
         return out
 
+    def _output(self) -> None:
+        """Model output: the foreground table's ``output`` from the reported state (custom states
+        count as advertised when the Client may extend them, feature ``future``). A seeded bug
+        that left running unreported sends its output anyway: its breach is already marked."""
+        try:
+            self.specs["foreground"].fire(self.reported, "output", {"custom_states": self._has("future")})
+        except ProtocolViolation:
+            if not self.faults & _UNREPORTED_WORK:
+                raise
+
     def _do_say(self, _: Any) -> list[Msg]:
+        self._output()
         self.turn_outputs += 1
         if self.cur_msg is None or not self._has("chunks"):
             self.cur_msg = self._msg_id("msg_a")
@@ -1018,6 +1032,7 @@ class Agent:
         return [msg]
 
     def _do_think(self, _: Any) -> list[Msg]:
+        self._output()
         self.turn_outputs += 1
         if self.cur_thought is None:
             # A thought derived from the same model output as the current message may share

@@ -183,13 +183,13 @@ SLICES: tuple[Slice, ...] = (
             cancels=0,
             losses=1,
             futures=1,
-            outputs=0,
+            outputs=1,
             capacity=1,
             features=frozenset({"unknown", "future", "permission", "omit_stop"}),
         ),
         "loss of observability (unknown) and future states (the Client advertised custom states) "
-        "from every state, restored to each state; an idle without a stop reason (the Agent "
-        "cannot tell why the work stopped)",
+        "from every state, restored to each state, with output under them; an idle without a stop "
+        "reason (the Agent cannot tell why the work stopped)",
     ),
     Slice(
         "tools",

@@ -13,8 +13,9 @@ and ``acp-model drive`` may run this class in process instead.
 
 What the model does not cover, this layer answers (and nothing else):
 
-- ``initialize`` (baseline prompt content only) and ``session/new`` (the model holds one
-  session, ``sess_1``; a second ``session/new`` is refused with -32603);
+- ``initialize`` (baseline prompt content only; custom states, the feature ``future``, only
+  when the Client's capabilities ``_meta`` advertise ``customStates``) and ``session/new`` (the
+  model holds one session, ``sess_1``; a second ``session/new`` is refused with -32603);
 - requests the model would never receive from its own Client, refused with -32602 and not
   passed on: a session other than ``sess_1``, a prompt whose ``prompt`` is not an array of
   objects, a prompt or close while the session is not open, a resume while it is not closed,
@@ -132,6 +133,11 @@ class StdioAgent:
         if refusal is not None:
             return [wire.error(rid, wire.INVALID_PARAMS, refusal)] if request else []
         if method == "initialize":
+            caps = params.get("capabilities")
+            meta = caps.get("_meta") if type(caps) is dict else None
+            if not (type(meta) is dict and meta.get("customStates")):  # custom states not advertised
+                cfg = self.agent.cfg
+                self.agent.cfg = cfg.with_(features=cfg.features - {"future"})
             return [wire.initialized(rid)] if request else []
         if method == "session/new":
             if not request:

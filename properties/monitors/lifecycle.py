@@ -71,16 +71,27 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model import foreground as fgm
+from model.core import ProtocolViolation
+from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, after_idle, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 from properties.readings import CANCEL_TAKES_EFFECT, PATCH_AFTER_IDLE, REPEATED_IDLE_NEW_REASON
 
-_IDLE_GROUP = ("FG-05", "DONE-01", "FAIL-01", "BOUND-01")
-_STOP_GROUP = ("FG-06", "DONE-02", "DONE-05", "STOP-01", "TRANS-03")
-_RA_GROUP = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01")
-_CANCEL_GROUP = ("TRANS-04", "CANCEL-11", "CANCEL-12")
-_START_GROUP = ("FG-02", "OUT-01")
+_IDLE_GROUP = RESTATED["idle-when-work-ends"]
+_STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
+_RA_GROUP = RESTATED["running-after-requires-action"]
+_CANCEL_GROUP = RESTATED["cancelled-stop-reason"]
+_START_GROUP = RESTATED["active-state-on-start"]
+_UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
+"""The foreground table's rule for work under way while idle is reported."""
+_QUIET = frozenset(
+    state for state in fgm.STATES
+    if any(row.guard is None for row in fgm.SPEC.cells.get((state, "output"), ()))
+)  # fmt: skip
+"""Reported states in which the foreground table allows output whatever the context (the usual
+case: nothing to judge)."""
 _END_GROUPS = _IDLE_GROUP + _STOP_GROUP
 _END_STOP = (*_END_GROUPS, "STOP-03")
 """Exercised by an idle with a string stop reason that ends active work."""
@@ -164,31 +175,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     KEY_CONTEXT = True  # state_key is relative to the Facts counters
 
     RULES = (
-        "FG-02",
-        "OUT-01",
-        "FG-04",
-        "OUT-02",
-        "WAIT-01",
-        "FG-05",
-        "DONE-01",
-        "FAIL-01",
-        "BOUND-01",
-        "FG-06",
-        "DONE-02",
-        "DONE-05",
-        "STOP-01",
-        "TRANS-03",
-        "TRANS-04",
-        "CANCEL-11",
-        "CANCEL-12",
+        *_START_GROUP,
+        *_RA_GROUP,
+        *_IDLE_GROUP,
+        *_STOP_GROUP,
+        *_CANCEL_GROUP,
         "STOP-03",
         "FAIL-03",
         "DONE-03",
         "CANCEL-14",
-        "STATE-04",
+        fgm.SPEC.guard_rules["custom_states"],
         "BOUND-02",
         "MSGID-01",
     )
+    TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
     REQUIRES = (Facts,)
@@ -224,14 +224,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         seen = table.get(mid)
         if seen is None:
             table[mid] = fs.interval if state in ACTIVE else -1
-        if state == "running":  # the common case: output of running work
+        if state in _QUIET:  # the common case: output of running work
             return
         if fs.resuming or fs.closed:
             return
-        if state == "idle":
-            if seen is None:
-                self._started(st, fs.period, "FG-02", sid, line, f"{variant} {mid!r} sent while idle", msg)
-            elif (
+        if state == "idle" and seen is not None:
+            if (
                 seen > 0
                 and (variant[-1] == "k" or "content" in upd)
                 and self.reading(PATCH_AFTER_IDLE) == "ended-work"
@@ -246,33 +244,36 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                         f"the idle that reported {what}",
                         msg, (PATCH_AFTER_IDLE,),
                     )
-        elif state == "requires_action":
+            return
+        # progress of foreground work: the foreground table's output from the reported state
+        custom = state not in STANDARD_STATES
+        where = fgm.UNRECOGNIZED if custom else state
+        spec = self.table(fgm.SPEC)
+        rule = spec.rule_of(where, "output")
+        if where == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
-            if st.flag_period != fs.period:
-                st.flag_period = fs.period
-                self.breach(
-                    "FG-04", line, sid,
-                    f"{variant} {mid!r} shows foreground progress, but running was not reported "
-                    "after requires_action",
-                    msg,
-                )
-        elif state not in STANDARD_STATES and self.facts.client_may_extend is False:
-            if seen is None and st.last_std == "idle":
-                self._started(
-                    st, fs.period, "STATE-04", sid, line,
-                    f"{variant} {mid!r} after the custom state {state!r} replaced running", msg,
-                )
-            elif st.last_std == "requires_action":
-                self._ex["STATE-04"] += 1
-                if st.flag_period != fs.period:
-                    st.flag_period = fs.period
-                    self.breach(
-                        "STATE-04", line, sid,
-                        f"{variant} {mid!r} shows progress after requires_action under the custom "
-                        f"state {state!r}: running is required there, and the Client advertised no "
-                        "custom states",
-                        msg,
-                    )
+        try:
+            spec.fire(where, "output", {"custom_states": self.facts.client_may_extend is not False})
+            return
+        except ProtocolViolation as broke:
+            rule = broke.rule
+        what = f"{variant} {mid!r}"
+        if state == "idle" or (custom and seen is None and st.last_std == "idle"):
+            after = f" after the custom state {state!r} replaced running" if custom else " sent while idle"
+            self._started(st, fs.period, rule, sid, line, what + after, msg)
+            return
+        if where != fgm.REQUIRES_ACTION:
+            self._ex[rule] += 1
+        if st.flag_period != fs.period:
+            st.flag_period = fs.period
+            why = (
+                f"under the custom state {state!r}, which the Client did not advertise (running is "
+                "required there)" if custom else "after requires_action, without running reported"
+            )
+            self.breach(
+                rule, line, sid, f"{what} shows foreground progress {why} ({rule}: the foreground "
+                f"table has no output in {where})", msg,
+            )
 
     def _started(
         self,
@@ -345,7 +346,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                         if reason != st.last_reason:
                             self._started(
-                                st, fs.period, "FG-02", sid, line,
+                                st, fs.period, _UNREPORTED_START, sid, line,
                                 f"repeated idle with the new stop reason {reason!r} (was "
                                 f"{st.last_reason!r}) completes work",
                                 msg, (REPEATED_IDLE_NEW_REASON,),
@@ -457,8 +458,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if fs.closed:
                 continue
             st = self.sessions.get(sid)
-            if fs.state in ACTIVE and not fs.resuming:
-                rule = "CANCEL-11" if fs.cancel_line else "FG-05"
+            owed = self.table(fgm.SPEC).eventually.get(fs.state)
+            if owed is not None and not fs.resuming:
+                rule = "CANCEL-11" if fs.cancel_line else owed  # the cancellation's own rule
                 since = st.since if st is not None else None
                 self.eventually(
                     rule, quiescent, since, sid,

@@ -53,7 +53,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from model import permission
+from model import foreground, permission
+from model.core import ProtocolViolation
+from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, TOOL_FINAL, after_idle, terminal_refs
 from properties.monitors.facts import Facts, SessionMonitor
@@ -67,7 +69,7 @@ ABANDONED = permission.SPEC.forbidden["abandon"]
 """The rule of the permission table's ``abandon`` (a request of cancelled work is not approved)."""
 _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
-_RA_GROUP = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01")
+_RA_GROUP = RESTATED["running-after-requires-action"]
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 
 
@@ -107,10 +109,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
     KEY_CONTEXT = True  # state_key is relative to the Facts counters
 
     RULES = (
-        "FG-04",
-        "OUT-02",
-        "TOOL-03",
-        "WAIT-01",
+        *_RA_GROUP,
         "TOOL-04",
         "FAIL-04",
         "CANCEL-17",
@@ -119,7 +118,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         "CANCEL-14",
     )
     TOLERATES = ("TOOL-01", "TOOL-05")
-    TABLES = (permission.SPEC,)
+    TABLES = (permission.SPEC, foreground.SPEC)
     SESSION = _Session
     REQUIRES = (Facts,)
     GATES = (("_state", "watching"),)
@@ -207,12 +206,15 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     self._gx[_RA_GROUP_KEY] += 1
                     if ts.ra_period != fs.period:
                         ts.ra_period = fs.period
-                        self.breach(
-                            "FG-04", line, sid,
-                            f"tool call {tid!r} of the blocked foreground work went in_progress, "
-                            "but running was not reported after requires_action",
-                            msg,
-                        )
+                        try:  # progress of the blocked work: the foreground table's output
+                            self.table(foreground.SPEC).fire(foreground.REQUIRES_ACTION, "output")
+                        except ProtocolViolation as broke:
+                            self.breach(
+                                broke.rule, line, sid,
+                                f"tool call {tid!r} of the blocked foreground work went "
+                                "in_progress, but running was not reported after requires_action",
+                                msg,
+                            )
         elif status == "completed" and grant == 1:
             self.breach(
                 "TOOL-04", line, sid,
