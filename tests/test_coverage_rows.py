@@ -91,3 +91,16 @@ def test_the_default_explore_fires_every_row(tmp_path: Path) -> None:
         for name in {n for m in per_mode for n in m}
     }
     assert {k: v for k, v in union.items() if v} == _known()
+
+
+def test_the_reading_rows_slice_keeps_its_readings_under_other_readings() -> None:
+    """``--reading`` wins for the readings it names; the slice keeps the alternatives its rows
+    need for the others (so a readings-matrix cell still fires those rows)."""
+    from simulator.explore_run import exhaustive_slices
+
+    given = {"cancel-takes-effect": "when-acted", "rejected-after-cancel-request": "cancelled-only"}
+    chosen = exhaustive_slices(replace(Options(), slices=("reading_rows",), readings=given))
+    cfg = chosen[0].cfg
+    assert cfg.reading("cancel-takes-effect") == "when-acted"
+    assert cfg.reading("rejected-after-cancel-request") == "cancelled-only"  # given: it wins
+    assert cfg.reading("waited-on-background") == "becomes-foreground"  # the slice's own
