@@ -75,6 +75,9 @@ for, under the reading's name)."""
 
 OBSERVED: tuple[MachineSpec, ...] = (toolcall.SPEC, compaction.SPEC, background.SPEC, session.SPEC)
 """The machines this layer drives from the wire."""
+UNOBSERVED: dict[str, frozenset[str]] = {session.SPEC.name: frozenset({"close", "closed"})}
+"""Triggers of those machines this layer never fires: opening and closing a session (the prompt
+rules judge what a close stops; see the module docstring)."""
 
 _NO_CTX: Context = {}
 _ACTIVE = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})

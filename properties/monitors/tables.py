@@ -21,7 +21,7 @@ Must not know: any rule ID, status or state name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from model.core import MachineSpec, ProtocolViolation
@@ -31,6 +31,7 @@ from properties.observe import (
     OBSERVED,
     REPLAYED,
     SNAPSHOTS,
+    UNOBSERVED,
     UPDATES,
     Observation,
     Seen,
@@ -40,12 +41,25 @@ from properties.observe import (
 )
 from properties.readings import BY_NAME
 
+_NONE: Mapping[str, frozenset[str]] = {}
 
-def rules_of(specs: Iterable[MachineSpec]) -> tuple[str, ...]:
-    """Every rule the tables state: their forbidden cells, guards and obligations."""
+
+def rules_of(
+    specs: Iterable[MachineSpec], unobserved: Mapping[str, frozenset[str]] = _NONE
+) -> tuple[str, ...]:
+    """Every rule the tables state: their forbidden cells, guards and obligations, less those of
+    the triggers ``unobserved`` names per machine (never fired from the wire, so never reported)."""
     found: dict[str, None] = {}
     for spec in specs:
-        for rule in (*spec.forbidden.values(), *spec.guard_rules.values(), *spec.eventually.values()):
+        skip = unobserved.get(spec.name, frozenset())
+        for key, rule in spec.forbidden.items():
+            if (key if isinstance(key, str) else key[1]) not in skip:
+                found.setdefault(rule, None)
+        guarded = {row.guard_name for row in spec.rows if row.guard is not None and row.trigger not in skip}
+        for guard, rule in spec.guard_rules.items():
+            if guard in guarded:
+                found.setdefault(rule, None)
+        for rule in spec.eventually.values():
             found.setdefault(rule, None)
     return tuple(found)
 
@@ -53,7 +67,7 @@ def rules_of(specs: Iterable[MachineSpec]) -> tuple[str, ...]:
 class TableMonitor(SessionMonitor[Seen]):
     """Executes the observed machines' tables (see module docstring)."""
 
-    RULES = rules_of(OBSERVED)
+    RULES = rules_of(OBSERVED, UNOBSERVED)
     TABLES = OBSERVED
     SESSION = Seen
     REQUIRES = (Facts,)
