@@ -115,6 +115,13 @@ class Config:
     def with_(self, **changes: Any) -> Config:
         return replace(self, **changes)
 
+    def under(self, readings: Mapping[str, str] | None, variant: Variant | None = None) -> Config:
+        """This configuration judged under a run's ``readings`` (and ``variant``): the run's
+        choices that differ from the defaults win; this configuration keeps its own readings for
+        the rest (a slice made to explore an alternative, ``reading_rows``, still does)."""
+        mine = dict(self.readings) | non_default(resolve(dict(readings or {})))
+        return replace(self, readings=tuple(sorted(mine.items())), variant=variant)
+
     def reading_map(self) -> dict[str, str]:
         """Every reading's alternative in force for this run (defaults included)."""
         return resolve(dict(self.readings))

@@ -25,7 +25,6 @@ Must not know: how the runs are judged (``simulator.decidability``), files or pr
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from properties.variants import Variant
 from simulator import explore_bfs
@@ -35,10 +34,7 @@ from simulator.world import Event, World
 
 def slices(readings: dict[str, str] | None, variant: Variant | None = None) -> list[tuple[str, Config]]:
     """(name, configuration) of every slice, under ``readings`` and ``variant``."""
-    extra: dict[str, Any] = {"readings": readings} if readings else {}
-    if variant is not None:
-        extra["variant"] = variant
-    return [(sl.name, sl.cfg.with_(**extra)) for sl in explore_bfs.SLICES]
+    return [(sl.name, sl.cfg.under(readings, variant)) for sl in explore_bfs.SLICES]
 
 
 def marked_paths(

@@ -34,7 +34,6 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,20 +105,10 @@ def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
     if transport is not None:
         chosen = [explore_bfs.Slice(s.name, s.cfg.with_(transport=transport), s.purpose) for s in chosen]
     if opts.readings or opts.variant is not None:
-        # the options' readings win; a slice's own (reading_rows) stay for the readings not given
         chosen = [
-            explore_bfs.Slice(
-                s.name,
-                s.cfg.with_(readings=_merged(s.cfg.readings, opts.readings), variant=opts.variant),
-                s.purpose,
-            )
-            for s in chosen
+            explore_bfs.Slice(s.name, s.cfg.under(opts.readings, opts.variant), s.purpose) for s in chosen
         ]
     return chosen
-
-
-def _merged(own: tuple[tuple[str, str], ...], given: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((dict(own) | dict(given)).items()))
 
 
 def random_config(opts: Options) -> Config:

@@ -94,13 +94,16 @@ def test_the_default_explore_fires_every_row(tmp_path: Path) -> None:
 
 
 def test_the_reading_rows_slice_keeps_its_readings_under_other_readings() -> None:
-    """``--reading`` wins for the readings it names; the slice keeps the alternatives its rows
-    need for the others (so a readings-matrix cell still fires those rows)."""
+    """A run's non-default readings win; the slice keeps the alternatives its rows need for the
+    others (a readings-matrix cell or a complete readings map still fires those rows)."""
     from simulator.explore_run import exhaustive_slices
 
-    given = {"cancel-takes-effect": "when-acted", "rejected-after-cancel-request": "cancelled-only"}
+    given = {"cancel-takes-effect": "when-acted", "waited-on-background": "final-status"}
     chosen = exhaustive_slices(replace(Options(), slices=("reading_rows",), readings=given))
     cfg = chosen[0].cfg
     assert cfg.reading("cancel-takes-effect") == "when-acted"
-    assert cfg.reading("rejected-after-cancel-request") == "cancelled-only"  # given: it wins
-    assert cfg.reading("waited-on-background") == "becomes-foreground"  # the slice's own
+    assert cfg.reading("rejected-after-cancel-request") == "own-reason"  # the slice's own
+    # a default given (as a complete readings map does for every reading) does not override it
+    assert cfg.reading("waited-on-background") == "becomes-foreground"
+    other = explore_bfs.SLICE_BY_NAME["prompts"].cfg.under({"cancel-takes-effect": "when-acted"})
+    assert other.reading_map()["cancel-takes-effect"] == "when-acted"
