@@ -215,25 +215,34 @@ class MachineSpec:
         is still "about" that rule: consulting it exercises the rule)."""
         return self.forbidden.get((state, trigger)) or self.forbidden.get(trigger, "model")
 
-    def fire(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str:
-        """The state after ``trigger`` in ``state``; raises the named violation otherwise."""
+    def successor(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str | None:
+        """The state after ``trigger`` in ``state``, or None where ``fire`` raises (the one
+        statement of how a cell is read: rows, guards, a variant's relaxed rules)."""
         rows = self.cells.get((state, trigger))
         if rows is None:
             if trigger not in self.actor_of:
                 raise SpecError(f"{self.name}: unknown trigger {trigger!r}")
-            refused = self.violation(state, trigger)
-            if refused.rule in self.relaxed:
-                return state
-            raise self._mark(refused, state, trigger, ctx)
+            return state if self.relaxed and self.rule_of(state, trigger) in self.relaxed else None
         for row in rows:
             if row.guard is None or self.guards[row.guard_name](ctx) != row.negated:  # type: ignore[index]
                 return row.dest
-        failed = rows[0].guard_name or ""
-        refused = self.violation(
-            state, trigger, self.guard_rules.get(failed), f"guard {rows[0].guard!r} refused"
-        )
-        if refused.rule in self.relaxed:
+        if self.relaxed and self.guard_rules.get(rows[0].guard_name or "") in self.relaxed:
             return rows[0].dest
+        return None
+
+    def fire(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str:
+        """The state after ``trigger`` in ``state``; raises the named violation otherwise."""
+        after = self.successor(state, trigger, ctx)
+        if after is not None:
+            return after
+        rows = self.cells.get((state, trigger))
+        if rows is None:
+            refused = self.violation(state, trigger)
+        else:
+            failed = rows[0].guard_name or ""
+            refused = self.violation(
+                state, trigger, self.guard_rules.get(failed), f"guard {rows[0].guard!r} refused"
+            )
         raise self._mark(refused, state, trigger, ctx)
 
     def unseen(self, states: frozenset[str], ctx: Context = _EMPTY) -> frozenset[str]:
@@ -244,11 +253,8 @@ class MachineSpec:
         while todo:
             state = todo.pop()
             for trigger in self.hidden:
-                try:
-                    after = self.fire(state, trigger, ctx)
-                except ProtocolViolation:
-                    continue
-                if after not in found:
+                after = self.successor(state, trigger, ctx)
+                if after is not None and after not in found:
                     found.add(after)
                     todo.append(after)
         return frozenset(found)
@@ -261,18 +267,28 @@ class MachineSpec:
         ``states`` are the states the entity may be in (closed under ``unseen``); ``trigger``
         names the trigger, or chooses it per state (one wire message may mean a different
         trigger in different states). Returns the states it may be in afterwards (closed again)
-        and, in the order of ``self.states``, the violations of the states it ruled out. No
-        state left means the message is a breach: the first violation is the one reached with
-        the fewest hidden steps when the states are listed in lifecycle order."""
+        and, when none is left (the message is a breach), the violations of the states it ruled
+        out in the order of ``self.states``: the first is the one reached with the fewest hidden
+        steps when the states are listed in lifecycle order."""
         after: set[str] = set()
-        refused: list[ProtocolViolation] = []
+        ruled_out: list[tuple[str, str]] = []
         for state in sorted(states, key=self.states.index):
             name = trigger if isinstance(trigger, str) else trigger(state)
-            try:
-                after.add(self.fire(state, name, ctx))
-            except ProtocolViolation as broke:
-                refused.append(broke)
-        return self.unseen(frozenset(after), ctx), tuple(refused)
+            found = self.successor(state, name, ctx)
+            if found is None:
+                ruled_out.append((state, name))
+            else:
+                after.add(found)
+        if after:
+            return self.unseen(frozenset(after), ctx), ()
+        return frozenset(), tuple(self._refusal(state, name, ctx) for state, name in ruled_out)
+
+    def _refusal(self, state: str, trigger: str, ctx: Context) -> ProtocolViolation:
+        try:
+            self.fire(state, trigger, ctx)
+        except ProtocolViolation as broke:
+            return broke
+        raise AssertionError(f"{self.name}: {trigger!r} from {state!r} was refused once")  # pragma: no cover
 
     def _mark(self, refused: ProtocolViolation, state: str, trigger: str, ctx: Context) -> ProtocolViolation:
         """Flag a refusal that a removed row would have allowed (``ProtocolViolation.removed``)."""
