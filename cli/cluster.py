@@ -72,6 +72,7 @@ class Session:
         faults: frozenset[str],
         symmetry: bool,
         monitors: bool,
+        reduce: str = "none",
     ) -> RayPool:
         n = self.workers
         if not self.actors:
@@ -84,7 +85,7 @@ class Session:
             remote = self.ray.remote(max_restarts=0, **options)(ShardActor)
             self.actors = [remote.remote() for _ in range(n)]
         pool = RayPool(self.ray, self.actors)
-        pool.each("start", [(i, n, cfg, faults, symmetry, monitors) for i in range(n)])
+        pool.each("start", [(i, n, cfg, faults, symmetry, monitors, reduce) for i in range(n)])
         return pool
 
     def map(self, fn: Callable[[Any], Any], jobs: list[Any]) -> Iterator[Any]:
@@ -177,14 +178,16 @@ class RayPool:
     def one(self, index: int, method: str, *args: Any) -> Any:
         return _get(self.ray, getattr(self.actors[index], method).remote(*args), method)
 
-    def exchange(self) -> list[Any]:
+    def exchange(self, method: str = "expand_level", args: list[tuple[Any, ...]] | None = None) -> list[Any]:
         n = self.size
         if n == 1:  # one return value: the list of one batch
             a = self.actors[0]
-            return list(
-                _get(self.ray, [a.receive_all.remote(a.expand_level.remote())], "a level of the search")
-            )
-        out = [a.expand_level.options(num_returns=n).remote() for a in self.actors]
+            sent = getattr(a, method).remote(*(args[0] if args else ()))
+            return list(_get(self.ray, [a.receive_all.remote(sent)], "a level of the search"))
+        out = [
+            getattr(a, method).options(num_returns=n).remote(*(args[i] if args else ()))
+            for i, a in enumerate(self.actors)
+        ]
         refs = [a.receive_level.remote(*[out[j][i] for j in range(n)]) for i, a in enumerate(self.actors)]
         return list(_get(self.ray, refs, "a level of the search"))
 
