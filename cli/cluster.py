@@ -65,6 +65,7 @@ class Session:
         except Exception as exc:  # Ray's own start-up and connection errors
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ClusterError(f"--cluster {cluster}: {first}") from None
+        _errors_to_stderr()
 
     def pool(
         self,
@@ -106,6 +107,27 @@ class Session:
         self.release()
         if self.owned:
             self.ray.shutdown()
+
+
+def _errors_to_stderr() -> None:
+    """Ray's driver prints the errors the cluster reports (a worker that died: a paragraph of
+    advice) on standard output, from a thread, where ``--json`` writes the report: send them to
+    standard error. (The run's own one-line error says what happened.) Ray looks the printer up
+    in its module at each message, so replacing it there is enough; a Ray without it is left
+    as it is."""
+    try:
+        from ray._private import worker
+    except ImportError:  # pragma: no cover - Ray moved it
+        return
+    original = getattr(worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
 
 
 def _probe(cluster: str) -> None:

@@ -260,6 +260,21 @@ def test_a_killed_worker_ends_the_search_with_partial_figures(ray_session: Any) 
 
 
 @pytest.mark.deep
+def test_ray_error_reports_go_to_stderr_not_to_the_json(monkeypatch: Any) -> None:
+    """A dead worker makes Ray's driver print a paragraph on standard output (where ``--json``
+    writes the report); the session sends it to standard error."""
+    worker = pytest.importorskip("ray._private.worker", reason="Ray is not installed")
+    from cli import cluster
+
+    got: list[dict[str, Any]] = []
+    monkeypatch.setattr(worker, "print_to_stdstream", lambda data, ignore_prefix: got.append(data))
+    cluster._errors_to_stderr()
+    cluster._errors_to_stderr()  # a second session does not wrap it twice
+    worker.print_to_stdstream({"lines": ["A worker died"], "pid": "raylet", "is_err": False}, False)
+    assert got == [{"lines": ["A worker died"], "pid": "raylet", "is_err": True}]
+
+
+@pytest.mark.deep
 def test_random_walks_merged_from_ray_tasks_match_one_process(ray_session: Any) -> None:
     cfg = explore_bfs.SLICE_BY_NAME["core"].cfg
     faults = frozenset({"cancel-as-end-turn"})
