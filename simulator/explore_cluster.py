@@ -167,8 +167,9 @@ def search(
     lv = _Level()
     try:
         return _search(
-            pool, cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, t0, lv, reduce
-        )
+            pool, cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, t0, lv,
+            reduce,
+        )  # fmt: skip
     except ClusterError as exc:
         exc.partial.update(_partial(lv, name, t0))
         raise

@@ -375,7 +375,7 @@ def isolated() -> Iterator[None]:
 
         real = providers._get_local_constants
         cache = providers.CONSTANTS_CACHE.cache
-        empty = providers.Constants()
+        empty = providers.Constants()  # type: ignore[attr-defined]
     except (ImportError, AttributeError):  # pragma: no cover - a hypothesis before 6.131
         yield
         return

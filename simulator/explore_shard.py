@@ -282,7 +282,11 @@ class Shard:
                         pending[key] = [tag, key if datas is None else datas[i], events[ev_list[i]]]
         self._order = sorted(pending, key=lambda k: pending[k][0])
         new = np.array([pending[k][0] for k in self._order], dtype=np.int64)
-        figures = {"transitions": self.transitions, "states": len(self.numbers), "rss": _rss()}
+        figures: dict[str, Any] = {
+            "transitions": self.transitions,
+            "states": len(self.numbers),
+            "rss": _rss(),
+        }
         if self.side is not None:
             figures["seen"] = np.unique(np.array(seen, dtype=np.int64))
         return new, figures
@@ -334,7 +338,10 @@ class Shard:
             "transitions": self.transitions,
             "quiescent": self.quiescent,
             "one_sided": np.concatenate(
-                [np.frombuffer(self.one_sided, dtype=np.int64), np.array(sorted(self.reduced), dtype=np.int64)]
+                [
+                    np.frombuffer(self.one_sided, dtype=np.int64),
+                    np.array(sorted(self.reduced), dtype=np.int64),
+                ]
             ),
             "foreground": self.foreground,
             "first_u": self.first_u,

@@ -2,9 +2,9 @@
 
 Default suite (no Ray needed): the sharded search run in this process (``LocalPool``: the same
 ``Shard`` code the Ray actors run, without the transport) against the single-process search
-on a small slice with a seeded bug, and with ``--reduce por`` on several slices; state bytes and recipes carried between two workers'
-numberings; ``--cluster`` usage errors; an ``explore`` run without ``--cluster`` never imports
-Ray; a missing Ray is a one-line error.
+on a small slice with a seeded bug, and with ``--reduce por`` on several slices; state bytes and
+recipes carried between two workers' numberings; ``--cluster`` usage errors; an ``explore`` run
+without ``--cluster`` never imports Ray; a missing Ray is a one-line error.
 
 Deep suite (``-m deep``; skipped with a reason when Ray is not installed): one module-scoped
 local Ray instance; every default slice on two Ray workers against one process, without and
@@ -80,7 +80,12 @@ def test_sharded_search_in_process_gives_the_single_process_answers() -> None:
 
 @pytest.mark.parametrize(
     ("slice_name", "fault", "workers"),
-    [("tools", None, 2), ("bg_requests", None, 3), ("cancels", None, 2), ("cancels", "cancel-as-end-turn", 2)],
+    [
+        ("tools", None, 2),
+        ("bg_requests", None, 3),
+        ("cancels", None, 2),
+        ("cancels", "cancel-as-end-turn", 2),
+    ],
 )
 def test_sharded_search_with_the_reduction_gives_the_single_process_reduced_answers(
     slice_name: str, fault: str | None, workers: int
