@@ -55,8 +55,8 @@ class Session:
             "logging_level": logging.ERROR,
         }
         try:
-            if cluster == "local":
-                ray.init(num_cpus=workers, **quiet)
+            if cluster == "local":  # a new instance even where one runs already (ray start)
+                ray.init(address="local", num_cpus=workers, **quiet)
             else:
                 _probe(cluster)
                 ray.init(address=cluster, **quiet)

@@ -178,6 +178,21 @@ def test_explore_without_cluster_never_imports_ray(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-800:]
 
 
+def test_cluster_local_starts_its_own_instance_even_beside_a_running_one(monkeypatch: Any) -> None:
+    """``ray.init()`` joins a cluster that ``ray start`` runs on this machine, and then refuses
+    ``num_cpus``; ``--cluster local`` asks for a new instance by name."""
+    import types
+
+    calls: list[dict[str, Any]] = []
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False  # type: ignore[attr-defined]
+    fake.init = lambda **kw: calls.append(kw)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    session = Session("local", 3)
+    assert session.owned
+    assert [(c["address"], c["num_cpus"]) for c in calls] == [("local", 3)]
+
+
 def test_missing_ray_is_a_one_line_error_naming_the_extra(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['ray'] = None; from cli.main import main; "
