@@ -1,11 +1,13 @@
 """Ray for ``acp-model explore --cluster``: starting or joining it, the search's actors, tasks.
 
-Owns: ``Session`` (``local``: a private Ray instance with one CPU per worker; ``HOST:PORT``: a
+Owns: ``Session`` (``local``: a private Ray instance with one CPU per worker, even where a
+cluster that ``ray start`` runs on this machine would be joined by default; ``HOST:PORT``: a
 running cluster, checked first by a TCP connection and a trial join in a child process, so an
 address where no Ray cluster answers is a one-line error within seconds), ``RayPool`` (the
 shards of ``simulator.explore_shard`` in Ray actors; successor batches go from actor to actor as
 object references) and ``Session.map`` (random-walk chunks as Ray tasks). Every Ray failure
-(a worker that died, an exception in one) becomes ``simulator.explore_cluster.ClusterError``.
+(a worker that died, an exception in one) becomes ``simulator.explore_cluster.ClusterError``;
+what Ray's driver prints about it goes to standard error, never into a ``--json`` report.
 ``ray`` is imported only when a ``Session`` is made.
 
 Must not know: the search itself (``simulator.explore_cluster``), argument parsing.
