@@ -212,7 +212,7 @@ def test_missing_ray_is_a_one_line_error_naming_the_extra(tmp_path: Path) -> Non
 @pytest.fixture(scope="module")
 def ray_session() -> Iterator[Any]:
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         yield ray
     finally:
