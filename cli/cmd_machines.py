@@ -50,6 +50,11 @@ def run(args: argparse.Namespace) -> int:
         out.append(f"{m.name}: {m.title} (one per {m.per})")
         out.append(f"  states:  {', '.join(m.states)}")
         out.append(f"  initial: {m.initial}    final: {finals}")
+        if m.hidden:
+            out.append(f"  hidden:  {', '.join(m.hidden)} (no message shows them)")
+        if m.eventually:
+            owed = ", ".join(f"{state} ({rule})" for state, rule in m.eventually.items())
+            out.append(f"  must leave: {owed}")
         out.extend(_rows(m.rows))
         out.append("")
     sys.stdout.write("\n".join(out))

@@ -18,7 +18,8 @@ from the spec section named):
   sent, at once; prompts sent later are not covered (Cancellation).
 * Guards: ``oldest_held`` holds for a prompt when no earlier prompt is still held or
   cancel-requested (Prompts during active work: held prompts go in order); ``busy_only`` is
-  false (a rejection is never only because work is active).
+  false (a rejection is never only because work is active); ``own_reason`` is false (the default
+  reading of ``rejected-after-cancel-request``: a withdrawn prompt is answered -32800).
 * The tool call is foreground work: it starts and changes status only while the foreground is
   running (Foreground and background work), and foreground work reports idle only once the
   tool call it started has a final status (Failures: the agent gives unfinished calls a terminal
@@ -98,6 +99,7 @@ def _guard_ok(row: Row, prompts: tuple[str, ...], i: int) -> bool:
     value = {
         "oldest_held": all(p not in PENDING_PROMPT for p in prompts[:i]),
         "busy_only": False,
+        "own_reason": False,  # the default reading of rejected-after-cancel-request
     }[row.guard_name or ""]
     return value != row.negated
 

@@ -59,6 +59,10 @@ class Diagram:
     per: str
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
+    hidden: tuple[str, ...] = ()
+    """Triggers no message shows (``MachineSpec.hidden``)."""
+    obligations: tuple[tuple[str, str], ...] = ()
+    """(state, rule): states an entity must leave in the end (``MachineSpec.eventually``)."""
 
     @property
     def initial(self) -> str:
@@ -84,7 +88,8 @@ def from_spec(spec: MachineSpec) -> Diagram:
         Edge(i, r.source, r.dest, r.trigger, r.guard, r.actor, r.section, r.note)
         for i, r in enumerate(spec.rows)
     )
-    return Diagram(spec.name, spec.title, spec.per, nodes, edges)
+    obligations = tuple(spec.eventually.items())
+    return Diagram(spec.name, spec.title, spec.per, nodes, edges, spec.hidden, obligations)
 
 
 def all_diagrams() -> tuple[Diagram, ...]:

@@ -35,6 +35,12 @@ def to_markdown(d: Diagram, picture: str | None = None, mermaid: str | None = No
         f"({sum(e.actor == 'client' for e in d.edges)} fired by the Client).",
         "",
     ]
+    if d.hidden:
+        hidden = ", ".join(code(t) for t in d.hidden)
+        out += [f"Hidden triggers (no message shows them; the checker allows for them): {hidden}.", ""]
+    if d.obligations:
+        owed = "; ".join(f"{code(state)} ({rule})" for state, rule in d.obligations)
+        out += [f"States an instance must leave in the end: {owed}.", ""]
     if picture:
         out += [f"![{d.name} state machine]({picture})", ""]
     if mermaid:

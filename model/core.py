@@ -12,6 +12,13 @@ state is left unchanged. A cell may hold two rows only when their guards are com
 A state may carry an eventual obligation (``MachineSpec.eventually``): the rule that an entity
 must leave it in the end (a listed background item that finished must be removed).
 
+Some triggers are hidden (``MachineSpec.hidden``): no message shows them, only what follows.
+A checker that sees only the wire keeps the set of states an entity may be in (closed under
+the hidden triggers, ``MachineSpec.unseen``) and judges each observed trigger against all of
+them (``MachineSpec.fire_unseen``): the message is a breach only when no state is left, and
+the rule named is that of the state reached with the fewest hidden steps. This is how trace
+validation judges a log against a nondeterministic specification.
+
 Guards are named predicates over a context mapping the caller passes with the event (for the
 prompt machine: "is this the oldest held prompt?"). Their implementations live beside the
 table, in ``MachineSpec.guards``; the table itself stays plain data that the fast explorer,
@@ -141,6 +148,10 @@ class MachineSpec:
     no longer refuse (see the module docstring)."""
     removed: tuple[Row, ...] = ()
     """Rows a variant removed (their cells raise with ``removed=True``)."""
+    hidden: tuple[str, ...] = ()
+    """Triggers no message shows: a proxy sees only what they lead to (a prompt held, or
+    inserted before its user message is reported). ``unseen`` and ``fire_unseen`` judge an
+    observed trigger against every state those steps may have reached."""
 
     def __post_init__(self) -> None:
         check_table(self)
@@ -168,9 +179,7 @@ class MachineSpec:
         that no longer holds together raises ``SpecError``)."""
         gone = set(remove)
         rows = tuple(r for r in self.rows if r not in gone) + tuple(add)
-        return replace(
-            self, rows=rows, relaxed=self.relaxed | relaxed, removed=(*self.removed, *remove)
-        )
+        return replace(self, rows=rows, relaxed=self.relaxed | relaxed, removed=(*self.removed, *remove))
 
     def relaxed_cells(self, rule: str) -> tuple[tuple[str, str], ...]:
         """The (state, trigger) cells without a row whose forbidding rule is ``rule`` (what
@@ -199,8 +208,12 @@ class MachineSpec:
     ) -> ProtocolViolation:
         actor = self.actor_of.get(trigger, "agent")
         cls = ClientViolation if actor == "client" else AgentViolation
-        rule = rule or self.forbidden.get((state, trigger)) or self.forbidden.get(trigger, "model")
-        return cls(rule, self.name, state, trigger, detail)
+        return cls(rule or self.rule_of(state, trigger), self.name, state, trigger, detail)
+
+    def rule_of(self, state: str, trigger: str) -> str:
+        """The rule of the (state, trigger) cell: the one its refusal breaks (a cell with rows
+        is still "about" that rule: consulting it exercises the rule)."""
+        return self.forbidden.get((state, trigger)) or self.forbidden.get(trigger, "model")
 
     def fire(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str:
         """The state after ``trigger`` in ``state``; raises the named violation otherwise."""
@@ -223,11 +236,53 @@ class MachineSpec:
             return rows[0].dest
         raise self._mark(refused, state, trigger, ctx)
 
+    def unseen(self, states: frozenset[str], ctx: Context = _EMPTY) -> frozenset[str]:
+        """``states`` and every state the hidden triggers reach from them (their guards read
+        ``ctx``; a refused hidden step is simply not taken)."""
+        found = set(states)
+        todo = list(states)
+        while todo:
+            state = todo.pop()
+            for trigger in self.hidden:
+                try:
+                    after = self.fire(state, trigger, ctx)
+                except ProtocolViolation:
+                    continue
+                if after not in found:
+                    found.add(after)
+                    todo.append(after)
+        return frozenset(found)
+
+    def fire_unseen(
+        self, states: frozenset[str], trigger: str | Callable[[str], str], ctx: Context = _EMPTY
+    ) -> tuple[frozenset[str], tuple[ProtocolViolation, ...]]:
+        """Judge an observed trigger when hidden steps may have happened before it.
+
+        ``states`` are the states the entity may be in (closed under ``unseen``); ``trigger``
+        names the trigger, or chooses it per state (one wire message may mean a different
+        trigger in different states). Returns the states it may be in afterwards (closed again)
+        and, in the order of ``self.states``, the violations of the states it ruled out. No
+        state left means the message is a breach: the first violation is the one reached with
+        the fewest hidden steps when the states are listed in lifecycle order."""
+        after: set[str] = set()
+        refused: list[ProtocolViolation] = []
+        for state in sorted(states, key=self.states.index):
+            name = trigger if isinstance(trigger, str) else trigger(state)
+            try:
+                after.add(self.fire(state, name, ctx))
+            except ProtocolViolation as broke:
+                refused.append(broke)
+        return self.unseen(frozenset(after), ctx), tuple(refused)
+
     def _mark(self, refused: ProtocolViolation, state: str, trigger: str, ctx: Context) -> ProtocolViolation:
         """Flag a refusal that a removed row would have allowed (``ProtocolViolation.removed``)."""
         for row in self.removed:
-            if row.source == state and row.trigger == trigger and (
-                row.guard is None or self.guards[row.guard_name](ctx) != row.negated  # type: ignore[index]
+            if (
+                row.source == state
+                and row.trigger == trigger
+                and (
+                    row.guard is None or self.guards[row.guard_name](ctx) != row.negated  # type: ignore[index]
+                )
             ):
                 refused.removed = True
                 why = "row removed by the variant"
@@ -311,6 +366,9 @@ def check_table(spec: MachineSpec) -> None:
     for state in spec.eventually:
         if state not in states:
             problems.append(f"eventually: {state!r} is not a state")
+    for trigger in spec.hidden:
+        if trigger not in {r.trigger for r in (*spec.rows, *spec.removed)}:
+            problems.append(f"hidden trigger {trigger!r} is no trigger of the table")
     for row in spec.rows:
         for s in (row.source, row.dest):
             if s not in states:

@@ -6,7 +6,9 @@ The Agent asks; the request is pending until the Client answers with a selected 
 cancelled outcome. The Agent may withdraw it with ``$/cancel_request`` (the Client still answers,
 usually with the cancelled outcome). When the Agent stops the foreground work the request
 belongs to, it stops waiting and treats the request as not approved; a late answer is then
-ignored rather than used to resume that work. A request is resolved once answered.
+ignored rather than used to resume that work. A request is resolved once answered. A request
+not approved is owed a withdrawal (or the Client's answer) in the end, so the Client can dismiss
+it (``eventually``).
 
 Rows come from: 5. Tool invocation and status reporting; Waiting for user action; Cancellation.
 
@@ -56,5 +58,6 @@ SPEC = MachineSpec(
         "withdraw": "CANCEL-07",
         "abandon": "CANCEL-06",
     },
+    eventually={NOT_APPROVED: "CANCEL-07"},
     description="A permission request until the Client's one answer.",
 )

@@ -12,7 +12,14 @@ rejection, an early failure), but never only because foreground work is active (
 it, or when a ``session/close`` stops it (then -32800 is the only answer; inserting, answering or
 rejecting it breaks the cancellation rule or the close rule, whichever stopped it first).
 Cancellation never undoes an insertion: the cancel and close triggers are self-loops once a
-prompt is inserted or answered.
+prompt is inserted or answered, and an error after a success breaks the prompt rule too. After a
+``$/cancel_request`` the Agent may refuse the prompt for its own reason only under the reading
+``rejected-after-cancel-request=own-reason`` (guard ``own_reason``).
+
+Holding and inserting are hidden (``MachineSpec.hidden``): the wire shows the request, the
+Client's cancels and closes, the answer and, separately, a user message that no field ties to
+the request. A prompt not yet answered must be answered in the end: with success once inserted
+(ACC-01), else with an error (REJ-01).
 
 Rows come from: 1. User message; 2. Prompt accepted; Prompts during active work; Prompts that are
 never inserted; Cancellation.
@@ -54,7 +61,14 @@ ROWS = (
     Row("answer", INSERTED, ANSWERED, ACC, note="success with the messageId"),
     Row("reject", RECEIVED, REJECTED, NEVER, guard="!busy_only", note="-32602, hook or early failure"),
     Row("reject", HELD, REJECTED, NEVER, guard="!busy_only"),
-    Row("reject", CANCEL_REQUESTED, REJECTED, NEVER, guard="!busy_only"),
+    Row(
+        "reject",
+        CANCEL_REQUESTED,
+        REJECTED,
+        NEVER,
+        guard="own_reason",
+        note="refused for a reason of its own (reading rejected-after-cancel-request)",
+    ),
     Row("cancel_request", RECEIVED, CANCEL_REQUESTED, ACTIVE, actor="client", note="$/cancel_request"),
     Row("cancel_request", HELD, CANCEL_REQUESTED, ACTIVE, actor="client"),
     Row("cancel_request", CANCEL_REQUESTED, CANCEL_REQUESTED, ACTIVE, actor="client"),
@@ -96,6 +110,16 @@ def _busy_only(ctx: Context) -> bool:
     return bool(ctx.get("busy_only", False))
 
 
+def _own_reason(ctx: Context) -> bool:
+    return bool(ctx.get("own_reason", False))
+
+
+OWN_REASON: str = "rejected-after-cancel-request"
+"""The reading (``properties.readings``) the guard ``own_reason`` answers for: whether a prompt
+the Client withdrew with ``$/cancel_request`` may still be refused for the Agent's own reason
+(``own-reason``) or only answered -32800 (``cancelled-only``)."""
+
+
 SPEC = MachineSpec(
     name="prompt",
     title="Prompt submission",
@@ -104,8 +128,8 @@ SPEC = MachineSpec(
     initial=RECEIVED,
     final=(ANSWERED, REJECTED, WITHDRAWN),
     rows=ROWS,
-    guards={"oldest_held": _oldest_held, "busy_only": _busy_only},
-    guard_rules={"oldest_held": "ACTIVE-02", "busy_only": "ACTIVE-03"},
+    guards={"oldest_held": _oldest_held, "busy_only": _busy_only, "own_reason": _own_reason},
+    guard_rules={"oldest_held": "ACTIVE-02", "busy_only": "ACTIVE-03", "own_reason": "REJ-03"},
     forbidden={
         "hold": "ACTIVE-02",
         "insert": "ACC-01",
@@ -126,6 +150,13 @@ SPEC = MachineSpec(
         "cover": "CANCEL-02",
         "withdraw": "REJ-03",
         (INSERTED, "withdraw"): "ACC-03",
+        (ANSWERED, "reject"): "ACC-03",
+        (ANSWERED, "withdraw"): "ACC-03",
+    },
+    hidden=("hold", "insert"),
+    eventually={
+        **{state: "REJ-01" for state in PENDING},
+        INSERTED: "ACC-01",
     },
     description="A session/prompt request from receipt to its one answer.",
 )

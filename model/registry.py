@@ -1,7 +1,8 @@
 """Every machine of the model, in the order ``acp-model machines`` lists them.
 
 Owns: the list and its JSON form (the ``machines --json`` contract: name, states, initial,
-final, transitions with trigger, source, dest, guard, section).
+final, transitions with trigger, source, dest, guard, section; the hidden triggers and the
+states an instance must leave, with their rules).
 Must not know: how any machine is executed.
 """
 
@@ -50,7 +51,7 @@ def to_json(spec: MachineSpec) -> dict[str, Any]:
             }
             for r in spec.rows
         ],
-        "forbidden": {
-            (k if isinstance(k, str) else f"{k[0]}:{k[1]}"): v for k, v in spec.forbidden.items()
-        },
+        "forbidden": {(k if isinstance(k, str) else f"{k[0]}:{k[1]}"): v for k, v in spec.forbidden.items()},
+        "hidden": list(spec.hidden),
+        "eventually": dict(spec.eventually),
     }

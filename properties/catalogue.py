@@ -344,7 +344,7 @@ RULES: Final[tuple[Rule, ...]] = (
        requires_action included.""", (45,)),
     _r("ACTIVE-02", _M, _A, _MON, """Prompts the Agent holds back are inserted in the order in which it
        received them.""", informal=True),
-    _r("ACTIVE-03", _MN, _A, _MOD, """A prompt is never rejected merely because foreground work is in
+    _r("ACTIVE-03", _MN, _A, _MON, """A prompt is never rejected merely because foreground work is in
        progress.""", (46,)),
     # -- Prompts that are never inserted -------------------------------------------------------
     _r("REJ-01", _M, _A, _MON, """A prompt rejected before insertion (by a hook, an early failure, ...)

@@ -84,6 +84,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
+from model.core import MachineSpec
 from properties.findings import Finding
 from properties.readings import resolve
 from properties.variants import Variant
@@ -152,6 +153,9 @@ class Monitor:
 
     RULES: ClassVar[tuple[str, ...]] = ()
     TOLERATES: ClassVar[tuple[str, ...]] = ()
+    TABLES: ClassVar[tuple[MachineSpec, ...]] = ()
+    """The machine tables of ``model/`` this monitor fires: their rules are reported from the
+    tables' violations, never named by the monitor's own code (a test reads the source)."""
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
     KEY_CONTEXT: ClassVar[bool] = False
     """True when ``state_key`` reads a required monitor's state (say, counters kept by the
@@ -221,6 +225,11 @@ class Monitor:
     def exercise(self, rule: str) -> None:
         self._ex[rule] += 1
 
+    def table(self, spec: MachineSpec) -> MachineSpec:
+        """The table in force for ``spec``: the variant's (``MonitorSet.tables``), else the model's."""
+        tables = self._owner.tables
+        return tables.get(spec.name, spec) if tables else spec
+
     def reading(self, name: str) -> str:
         """The alternative in force for the reading ``name`` (``properties.readings``)."""
         return self._owner.readings[name]
@@ -240,9 +249,7 @@ class Monitor:
     ) -> None:
         """Report a breach; ``readings``: the readings its verdict depends on."""
         self._owner.add(
-            Finding(
-                rule, self._owner.level_of(rule), line, session, explanation, "rule", message, readings
-            )
+            Finding(rule, self._owner.level_of(rule), line, session, explanation, "rule", message, readings)
         )
 
     def suspect(

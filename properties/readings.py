@@ -33,6 +33,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from model import background, prompt
+
 
 class ReadingError(ValueError):
     """An unknown reading or alternative, or a malformed ``NAME=ALTERNATIVE``: one line."""
@@ -95,10 +97,10 @@ UNACCOUNTED_USER_MESSAGE: Final = "unaccounted-user-message"
 STATE_UPDATES_BEFORE_FIRST_LIST: Final = "state-updates-before-first-list"
 PATCH_AFTER_IDLE: Final = "patch-after-idle"
 CANCEL_TAKES_EFFECT: Final = "cancel-takes-effect"
-WAITED_ON_BACKGROUND: Final = "waited-on-background"
+WAITED_ON_BACKGROUND: Final = background.WAITED_ON  # answered by a guard of the table
 CANCELLED_INVALID_PROMPT: Final = "cancelled-invalid-prompt"
 TOOL_UPDATES_AFTER_IDLE: Final = "tool-updates-after-idle"
-REJECTED_AFTER_CANCEL_REQUEST: Final = "rejected-after-cancel-request"
+REJECTED_AFTER_CANCEL_REQUEST: Final = prompt.OWN_REASON  # answered by a guard of the table
 PROMPT_AHEAD_OF_HELD: Final = "prompt-ahead-of-held"
 TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"

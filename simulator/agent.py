@@ -114,6 +114,7 @@ AGENT_FAULTS = (
     "accept-unadvertised-content",  # inserts prompts whose content type was not advertised
     "late-approval-runs",  # leaves a cancelled tool call pending and runs it on a late approval
     "cancel-leaves-tool-open",  # confirms a cancellation with a tool call of the work still open
+    "busy-refusal",  # refuses a well-formed prompt with -32600 only because work is active
 )
 
 
@@ -492,6 +493,8 @@ class Agent:
                     add(("agent", "user_chunks", rid))
             if "answer-before-insert" in self.faults and st == prm.RECEIVED:
                 add(("agent", "answer_early", rid))
+            if "busy-refusal" in self.faults and st == prm.RECEIVED and active:
+                add(("agent", "refuse_busy", rid))
         if (
             self.session == "closing"
             and not active
@@ -805,10 +808,9 @@ class Agent:
 
     def _resume_events(self) -> list[Event]:
         ev: list[Event] = []
-        if self.replay and self.history:
-            ev.append(("agent", "replay", None))
-        else:
-            ev.append(("agent", "resync", None))
+        move = "replay" if self.replay and self.history else "resync"
+        ev.append(("agent", move, None))
+        ev.append(("agent", move, "again"))  # the snapshot repeated before the response
         if "response-before-snapshot" in self.faults:
             ev.append(("agent", "resume_early", None))
         return ev
@@ -876,7 +878,8 @@ class Agent:
         return [wire.result(rid, {"messageId": p[1]})]
 
     def _do_reject(self, rid: int) -> list[Msg]:
-        self._prompt_fire(rid, "reject", busy_only=False)
+        own = self._reading("rejected-after-cancel-request", "own-reason")
+        self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
         if "silent-reject" in self.faults:
             self._breach("REJ-01")
         out = (
@@ -888,6 +891,14 @@ class Agent:
             self._breach("REJ-02")
             out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
         return out
+
+    def _do_refuse_busy(self, rid: int) -> list[Msg]:
+        """Seeded bug "busy-refusal": refuses a well-formed prompt only because work is active
+        (-32600). The prompt table's guard ``busy_only`` refuses the move (the model knows the
+        Agent's reason; the wire shows only a suspicion)."""
+        self._breach("ACTIVE-03")
+        self._prompt_fire(rid, "reject", busy_only=True)
+        return [wire.error(rid, wire.INVALID_REQUEST, "busy")]
 
     def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
         """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the
@@ -1453,24 +1464,30 @@ class Agent:
                 out.append(msg)
         return out
 
-    def _finish_resume(self, out: list[Msg]) -> list[Msg]:
+    def _finish_resume(self, out: list[Msg], again: bool = False) -> list[Msg]:
+        """The history replay, then the snapshot (``again``: sent twice, a repeated snapshot is
+        no transition), then the response: one step."""
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None
-        if out:  # the history replay, then the snapshot, then the response (one step)
+        if out:
             self.session = self.specs["session"].fire(self.session, "replay")
         session = self.specs["session"]
-        self.session = session.fire(session.fire(self.session, "snapshot"), "resumed")
-        self.reported = self.real
+        synced = session.fire(self.session, "snapshot")
         out.append(self._state(self.real))
+        if again:
+            synced = session.fire(synced, "snapshot")
+            out.append(self._state(self.real))
+        self.session = session.fire(synced, "resumed")
+        self.reported = self.real
         out.append(wire.result(rid, {}))
         return out
 
-    def _do_replay(self, _: Any) -> list[Msg]:
-        return self._finish_resume(self._replayed())
+    def _do_replay(self, again: str | None) -> list[Msg]:
+        return self._finish_resume(self._replayed(), again is not None)
 
-    def _do_resync(self, _: Any) -> list[Msg]:
-        return self._finish_resume([])
+    def _do_resync(self, again: str | None) -> list[Msg]:
+        return self._finish_resume([], again is not None)
 
     def _do_resume_early(self, _: Any) -> list[Msg]:
         self._breach("SYNC-02")

@@ -259,6 +259,28 @@ SLICES: tuple[Slice, ...] = (
         ),
         "foreground hook work while a prompt waits: then insertion, rejection or cancellation",
     ),
+    Slice(
+        "reading_rows",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=1,
+            cancels=0,
+            cancel_requests=1,
+            outputs=0,
+            capacity=2,
+            features=frozenset({"hold", "cancel", "bg_tool"}),
+            readings=(
+                ("rejected-after-cancel-request", "own-reason"),
+                ("waited-on-background", "becomes-foreground"),
+            ),
+        ),
+        "the rows only an alternative reading allows (so the default run fires every row): a "
+        "prompt refused for the Agent's own reason after $/cancel_request "
+        "(rejected-after-cancel-request=own-reason) and a listed background tool call that "
+        "foreground work starts waiting on (waited-on-background=becomes-foreground); judged "
+        "under those readings",
+    ),
 )
 """The default bound of the exhaustive mode: small slices of the model, each complete, that
 together switch on every feature (``acp-model explore --slice NAME`` runs one). Hook work is

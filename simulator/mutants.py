@@ -63,6 +63,13 @@ HELD_NOT_WITHDRAWN_OFF_WIRE = (
     "answer other than -32800, and acp-model decidability rates this bug not decidable"
 )
 
+BUSY_REFUSAL_OFF_WIRE = (
+    "the Agent's reason for a refusal is not on the wire: acp-model check reports a -32600 refusal "
+    "while work is active as a suspicion (a warning, which drive does not count), and only the "
+    "model, which knows why the simulated Agent refused, proves the breach (the prompt table's "
+    "guard busy_only); acp-model decidability rates this bug not decidable"
+)
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("error-after-insert", "agent", "ACC-03", "answers an inserted prompt with an error response"),
     Mutant("no-idle-after-cancel", "agent", "CANCEL-11", "never reports idle after cancelling active work"),
@@ -117,12 +124,18 @@ MUTANTS: tuple[Mutant, ...] = (
             features=frozenset({"permission", "cancel"}),
         ),  # a race (the approval must reach the Agent after its cancelled idle): few other moves
     ),
+    Mutant(
+        "busy-refusal", "agent", "ACTIVE-03",
+        "refuses a well-formed prompt with -32600 only because foreground work is active",
+        off_wire=BUSY_REFUSAL_OFF_WIRE,
+    ),
     Mutant("error-with-live-tools", "agent", "FAIL-04", "reports idle error while a tool call is unfinished"),
     Mutant(
         "held-not-withdrawn",
         "agent",
         "CANCEL-02",
         "inserts a prompt that a session/cancel covered",
+        FOCUSED.with_(prompts=2, features=frozenset({"hold", "cancel"})),
         off_wire=HELD_NOT_WITHDRAWN_OFF_WIRE,
     ),
     Mutant("usage-no-size", "agent", "USAGE-02", "sends a usage_update without size"),

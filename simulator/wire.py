@@ -14,6 +14,7 @@ from typing import Any
 Msg = dict[str, Any]
 
 REQUEST_CANCELLED = -32800
+INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 

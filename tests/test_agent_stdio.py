@@ -138,7 +138,7 @@ def test_a_seeded_bug_shows_on_the_wire() -> None:
 
 
 def test_a_move_the_model_refuses_is_not_sent() -> None:
-    agent = _ready(0, frozenset({"held-not-withdrawn"}))
+    agent = _ready(1, frozenset({"held-not-withdrawn"}))  # a seed that tries the move (most do)
     agent.receive(_line(wire.prompt(2, "sess_1", [wire.text("x")])))
     agent.receive(_line(wire.cancel("sess_1")))  # covers the prompt before insertion
     sent = []

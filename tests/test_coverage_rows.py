@@ -21,22 +21,13 @@ from simulator.explore_run import Options
 from simulator.explore_run import run as run_explore
 
 KNOWN_UNFIRED = {
-    "background_item": {
-        "listed --adopt--> announced": "taken only under the reading waited-on-background="
-        "becomes-foreground (its guard reads the reading): fired under it by "
-        "test_a_row_behind_a_reading_fires_under_it",
-    },
     "prompt": {
-        "cancel_requested --reject--> rejected": "taken only under the reading "
-        "rejected-after-cancel-request=own-reason: fired under it by "
-        "test_a_row_behind_a_reading_fires_under_it",
         "closed_out --close--> closed_out": "the simulated client sends one session/close per "
         "session (closes=1 in every slice): a second close of a closing session is not explored",
     },
     "session": {
         "replaying --replay--> replaying": "the session machine is counted from event names and "
         "the agent replays its history in one step",
-        "synced --snapshot--> synced": "the agent sends one snapshot before the resume response",
     },
 }
 

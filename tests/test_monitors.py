@@ -856,7 +856,7 @@ def test_conforming_transcript_is_accepted(case: Case) -> None:
     assert found(ms, "open") == []
 
 
-SUSPECTED = {"FG-06"}
+SUSPECTED = {"FG-06", "ACTIVE-03"}
 """Rules whose breach a monitor can only suspect (kind ``suspect``): their cases are the tests
 test_an_ending_idle_without_stop_reason_is_a_suspicion and its neighbours."""
 

@@ -9,12 +9,27 @@ from pathlib import Path
 
 import pytest
 
+from model import prompt as prompt_table
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.monitors import ALL_MONITORS, TableMonitor
+from properties.monitors.tables import rules_of
 from properties.observe import OBSERVED
 from properties.trace import implemented_by
-from tests.wire_dsl import Line, answer, prompt, state, tool, tool_chunk, update, user
+from properties.variants import from_data, from_drops
+from tests.wire_dsl import (
+    Line,
+    answer,
+    cancel,
+    cancel_request,
+    fail,
+    prompt,
+    state,
+    tool,
+    tool_chunk,
+    update,
+    user,
+)  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -82,40 +97,97 @@ def test_the_table_monitor_reports_exactly_the_rules_of_the_observed_tables() ->
 # Rules both a table of model/ and a hand-written monitor still state: issue 15's remaining work.
 # The list may only shrink; a rule that joins it is a new second statement of a rule.
 STATED_TWICE = {
-    "ACC-01", "ACC-03", "BOUND-01", "CANCEL-02", "FG-04", "FG-05",
-    "REJ-01", "REJ-03", "STATE-04", "ACC-13", "CANCEL-07",
-    # the model's guard oldest_held states the default reading of prompt-ahead-of-held; the
-    # prompt monitor checks its receipt-order alternative from the wire (properties.readings)
-    "ACTIVE-02",
+    "BOUND-01", "FG-04", "FG-05", "STATE-04",
 }  # fmt: skip
 
 
+def _literals(cls: type) -> set[str]:
+    path = REPO / (cls.__module__.replace(".", "/") + ".py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def _executes(cls: type, rule: str) -> bool:
+    """The monitor fires a table stating ``rule`` and its module never names the rule."""
+    return rule in rules_of(getattr(cls, "TABLES", ())) and rule not in _literals(cls)
+
+
 def test_a_rule_is_stated_once() -> None:
-    """A rule that a table of the model states (a forbidden cell or a guard) is reported from
-    the wire by the table monitor, not by a hand-written monitor as well."""
+    """A rule that a table of the model states (a forbidden cell, a guard or an obligation) is
+    reported from the wire by a monitor firing that table, not by hand-written code as well."""
+    by_name = {f"{m.__module__}.{m.__name__}": m for m in ALL_MONITORS}
     twice = set()
     for rule in {r for m in ALL_MONITORS for r in m.RULES}:
         found = implemented_by(rule)
         tables = [n for n in found if n.startswith("model.")]
-        hand = [n for n in found if ".monitors." in n and not n.endswith(".TableMonitor")]
+        hand = [n for n in found if n in by_name and not _executes(by_name[n], rule)]
         if tables and hand:
             twice.add(rule)
     assert twice <= STATED_TWICE, sorted(twice - STATED_TWICE)
     assert twice == STATED_TWICE, f"no longer stated twice: {sorted(STATED_TWICE - twice)} (shrink the list)"
 
 
-def test_no_monitor_module_names_a_rule_its_class_does_not_declare() -> None:
-    """Rule IDs in a monitor's code are the ones in its RULES (or TOLERATES, or groups it
-    exercises): a rule moved to a table leaves no string behind."""
-    for cls in ALL_MONITORS:
-        path = REPO / (cls.__module__.replace(".", "/") + ".py")
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        names = {
-            n.value for n in ast.walk(tree)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in {"BG-05", "COMPACT-03"}
-        }  # fmt: skip
-        if cls is not TableMonitor:
-            assert not names, (cls.__name__, names)
+def findings_of(lines: list[Line], **options: object) -> list[Finding]:
+    ms = MonitorSet(**options)  # type: ignore[arg-type]
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=True)
+    return [f for f in ms.findings if f.kind == "rule" and f.rule in PROMPT_RULES]
+
+
+PROMPT_RULES = rules_of((prompt_table.SPEC,))
+
+
+def test_a_prompt_is_judged_against_every_state_hidden_steps_may_have_reached() -> None:
+    """Holding and inserting are hidden: a cancel covers the prompt only if it was not inserted,
+    so a success after the cancel is fine, and an error other than -32800 is judged as the
+    covered prompt's breach (the state reached with the fewest hidden steps)."""
+    covered = [prompt(1), cancel()]
+    assert findings_of([*covered, answer(1, "u1"), user("u1")]) == []
+    found = findings_of([*covered, fail(1, -32603)])
+    assert [(f.rule, f.line) for f in found] == [("CANCEL-02", 3)]
+    assert "prompt 1 (received at line 1) is covered" in found[0].explanation
+    assert "had it been inserted, ACC-03" in found[0].explanation
+    assert findings_of([*covered, fail(1, -32800)]) == []
+
+
+def test_a_cancel_after_a_cancel_request_makes_minus_32800_the_only_error() -> None:
+    """A $/cancel_request, then a session/cancel: the prompt is covered (the table's cover row
+    from cancel_requested); refusing it for a reason of its own is no longer open to the Agent."""
+    lines = [prompt(1), cancel_request(1), cancel(), fail(1, -32603)]
+    found = findings_of(lines, readings={"rejected-after-cancel-request": "own-reason"})
+    assert [(f.rule, f.line) for f in found] == [("CANCEL-02", 4)]
+
+
+def test_the_own_reason_reading_is_the_guard_of_a_row() -> None:
+    lines = [prompt(1), cancel_request(1), fail(1, -32603)]
+    found = findings_of(lines)
+    assert [(f.rule, f.readings) for f in found] == [("REJ-03", ("rejected-after-cancel-request",))]
+    assert findings_of(lines, readings={"rejected-after-cancel-request": "own-reason"}) == []
+
+
+def test_evidence_of_insertion_leaves_only_the_inserted_state() -> None:
+    """A user message only this prompt can account for: the error answers an inserted prompt."""
+    found = findings_of([prompt(1), user("u1"), fail(1, -32800)])
+    assert [(f.rule, f.line) for f in found] == [("ACC-03", 3)]
+    assert "is inserted" in found[0].explanation
+
+
+def test_an_unanswered_prompt_owes_the_answer_of_the_state_it_may_be_in() -> None:
+    assert [f.rule for f in findings_of([prompt(1)])] == ["REJ-01"]
+    assert [f.rule for f in findings_of([prompt(1), user("u1")])] == ["ACC-01"]
+
+
+def test_editing_the_prompt_table_changes_the_verdicts() -> None:
+    """A variant that lets a covered prompt be refused with any error (one added row) and one
+    that drops the error-after-success rule: the prompt and response monitors follow."""
+    covered = [prompt(1), cancel(), fail(1, -32603)]
+    row = {"machine": "prompt", "trigger": "reject", "source": "covered", "dest": "rejected"}
+    relaxed = from_data({"title": "covered prompts may be refused", "add_row": [row]}, "v.toml", "v")
+    assert findings_of(covered, variant=relaxed) == []
+    twice = [prompt(1), user("u1"), answer(1, "u1"), fail(1, -32603)]
+    assert [f.rule for f in findings_of(twice)] == ["ACC-03"]
+    assert findings_of(twice, variant=from_drops(["ACC-03"])) == []
 
 
 # -- one response per request (properties.monitors.rpc) -------------------------------------------

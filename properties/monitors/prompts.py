@@ -1,8 +1,29 @@
 """The prompt monitor: every session/prompt gets one fitting answer, and user messages add up.
 
-Owns the rules of "2. Prompt accepted", "Prompts that are never inserted", "Prompts during active
-work" and the prompt side of "Cancellation", "1. User message" (USER-04) and "Message IDs"
-(MSGID-01 for user messages).
+Fires the prompt table (``model.prompt``) for each request: its forbidden cells, guards and
+obligations are the prompt rules, and this module names none of them. Owns what lies outside
+that table: the accounting of user messages against prompts ("2. Prompt accepted", "Prompts
+that are never inserted"), the content rule (USER-04), prompts after a cancel (CANCEL-16) and
+"Message IDs" for user messages (MSGID-01).
+
+The prompt table, fired from the wire with hidden steps
+-------------------------------------------------------
+The wire shows a request, the Client's ``session/cancel``, ``session/close`` and
+``$/cancel_request`` (triggers ``cover``, ``close``, ``cancel_request``) and the answer: a
+success fires ``answer``; an error fires ``withdraw`` where the table has that row and the code
+is -32800 (or -32602 for unadvertised content, where the reading ``cancelled-invalid-prompt``
+allows it), else ``reject``. Holding and inserting are hidden (``MachineSpec.hidden``). So each
+waiting prompt keeps the set of states it may be in (at most the table's nine; no bound is ever
+hit) and every observed trigger is fired on all of them (``MachineSpec.fire_unseen``): a
+finding only when none allows it, naming the rule of the state reached with the fewest hidden
+steps (a prompt covered by a cancel and then refused with -32603 is the covered prompt's breach;
+had it been inserted, the other rule is named in the explanation). Evidence that a prompt was
+inserted comes from the accounting below: when an error removes a prompt that every way of
+accounting for the session's user messages needs, only its inserted state is judged (the finding
+names the reading ``unaccounted-user-message``). At the end, a prompt never answered owes the
+answer of the state it may be in (``MachineSpec.eventually``): the inserted state's when an
+unclaimed user message reported after its receipt exists, else the waiting state's. The guard
+``own_reason`` answers for the reading ``rejected-after-cancel-request``.
 
 What is certain in proxy order, and why
 ---------------------------------------
@@ -14,7 +35,7 @@ session is the reading ``unaccounted-user-message`` (``properties.readings``). U
 ``prompt-only``, it does; the only other source the spec discusses is a delegated task in a child
 session, which it discourages (SDM-05): a session that never had a prompt gets SDM-05 for a user
 message, never anything stronger. Under ``other-sources`` the counting below proves nothing and
-reports nothing (ACC-03, ACC-06, REJ-02 and SDM-05 findings name the reading).
+reports nothing (the findings it leads to name the reading).
 
 A prompt can claim a user message only if it was received before the message was first reported
 (no update may precede insertion, and insertion follows receipt). Keep, per session, the user
@@ -26,7 +47,7 @@ these nested candidate sets, the number of messages that can never be claimed is
 only grow through one of three events, and each increase is a certain breach:
 
 - an error response removes a prompt that every complete matching needed: that prompt was
-  inserted and then answered with an error (ACC-03);
+  inserted and then answered with an error (evidence for the prompt table, above);
 - a new user message nobody can claim: its submission was answered with an error (REJ-02) when a
   prompt of the session received before it got an error, else it is an update about a user
   message under an ID no response returned (ACC-06); SDM-05 in a session without prompts;
@@ -39,21 +60,17 @@ session (ACC-09); a success without a string messageId (ACC-04); a success for a
 content the Agent's initialize answer does not allow, or an error code other than -32602/-32800
 for it (USER-04).
 
-*-32800.* A prompt still waiting when the Agent received ``session/cancel`` (CANCEL-02),
-``session/close`` (ACC-13) or a ``$/cancel_request`` naming it (REJ-03) must be answered with
--32800 or, if it had been inserted already, with success; another error code is a breach
-(after a ``$/cancel_request``, unless the reading ``rejected-after-cancel-request`` is
-``own-reason``: the Agent may refuse it for a reason of its own). A
-prompt received after a ``session/cancel`` of its session and answered -32800 without any later
-cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16.
-A prompt with unadvertised content that a session/cancel covers: which code answers it is the
-reading ``cancelled-invalid-prompt`` (default ``cancelled``: -32800 only; ``either``: -32800 or
--32602; ``invalid``: -32602 only, USER-04 reports -32800).
+*After a cancel.* A prompt received after a ``session/cancel`` of its session and answered
+-32800 without any later cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16.
+Which code answers a covered prompt with unadvertised content is the reading
+``cancelled-invalid-prompt`` (default ``cancelled``: -32800 only; ``either``: -32800 or -32602;
+``invalid``: -32602 only, USER-04 reports -32800).
 
-*Held prompts.* Under the reading ``prompt-ahead-of-held=receipt-order`` (not the default), a
-prompt answered with success while a prompt of the session received before it was still waiting
-and not yet covered by a cancel, close or ``$/cancel_request``, when that earlier prompt is then
-answered -32800 (so it was never inserted), was inserted ahead of it: ACTIVE-02.
+*Held prompts.* The table's guard ``oldest_held`` (held prompts go in order) shows on the wire
+only under the reading ``prompt-ahead-of-held=receipt-order`` (not the default): a prompt
+answered with success while a prompt of the session received before it was still waiting and
+not yet covered by a cancel, close or ``$/cancel_request``, when that earlier prompt is then
+answered -32800 (so it was never inserted), was inserted ahead of it: the guard's rule.
 
 *Busy-only refusals* (the prompt table's guard ``busy_only``) are not on the wire: the Agent's
 reason for a refusal is its own. A well-formed prompt refused with -32600 ("not a valid
@@ -64,26 +81,27 @@ request") while the session reports running or requires_action is reported as a 
 session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
 the stream), a replayed user message under an ID never seen in the session breaks ACC-11.
 
-*Eventually.* A prompt never answered: ACC-01 when an unclaimed user message reported after it
-exists (it was probably inserted), else REJ-01. A returned messageId never reported by a
-``user_message`` or ``user_message_chunk``: ACC-05 (not for sessions that were closed).
+*Eventually.* A returned messageId never reported by a ``user_message`` or
+``user_message_chunk``: ACC-05 (not for sessions that were closed).
 
 Must not know: foreground state, tool calls, background work, files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from model import prompt as prm
+from model.core import Context, MachineSpec
+from model.prompt import OWN_REASON
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
+from properties.monitors.tables import rules_of
 from properties.readings import (
     CANCELLED_INVALID_PROMPT,
     PROMPT_AHEAD_OF_HELD,
-    REJECTED_AFTER_CANCEL_REQUEST,
     UNACCOUNTED_USER_MESSAGE,
 )
 
@@ -91,9 +109,17 @@ _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
 active): suspected here, never proven from the wire."""
+_NO_CTX: Context = {}
+_UNSEEN_EARLY = prm.SPEC.rule_of(prm.RECEIVED, "answer")
+"""The rule of a success before insertion: never shown by the wire, where a hidden insertion
+may always have come first (the simulated Agent's seeded bug is caught by the model)."""
+OLDEST_HELD = prm.SPEC.guard_rules["oldest_held"]
+"""The rule the prompt table's guard ``oldest_held`` states (held prompts go in order): shown by
+the wire only under the reading ``prompt-ahead-of-held=receipt-order`` (see the docstring)."""
 
-# prompt record: (session, receipt line, cover rule or "", received after a cancel, bad types)
-_Prompt = tuple[str, int, str, bool, tuple[str, ...]]
+# prompt record: (session, receipt line, the states it may be in, received after a cancel,
+#                 content types the Agent did not advertise)
+_Prompt = tuple[str, int, frozenset[str], bool, tuple[str, ...]]
 
 
 class _Session:
@@ -175,25 +201,20 @@ class PromptMonitor(SessionMonitor["_Session"]):
     """Answers to session/prompt and the accounting of user messages (see module docstring)."""
 
     RULES = (
-        "ACC-01",
-        "ACC-03",
         "ACC-04",
         "ACC-05",
         "ACC-06",
         "ACC-07",
         "ACC-09",
         "ACC-11",
-        "ACC-13",
-        "REJ-01",
         "REJ-02",
-        "REJ-03",
-        "CANCEL-02",
         "CANCEL-16",
         "USER-04",
         "SDM-05",
         "MSGID-01",
-        "ACTIVE-02",
+        *(rule for rule in rules_of((prm.SPEC,)) if rule != _UNSEEN_EARLY),
     )
+    TABLES = (prm.SPEC,)
     TOLERATES = ("USER-02", "ACTIVE-01")
     SESSION = _Session
     REQUIRES = (Facts,)
@@ -228,33 +249,69 @@ class PromptMonitor(SessionMonitor["_Session"]):
         facts = self.facts
         # disallowed_types finds nothing before the Agent's initialize answer
         bad = () if facts.prompt_types is None else tuple(facts.disallowed_types(params.get("prompt")))
-        self.prompts[rid] = (sid, line, "", ps.cancel_seen, bad)
+        spec = self._spec()
+        self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
         ps.pending[rid] = line
 
-    def _cover(self, ps: _Session, rule: str) -> None:
+    def _spec(self) -> MachineSpec:
+        return self.table(prm.SPEC)
+
+    def _fire(
+        self,
+        rid: Any,
+        rec: _Prompt,
+        trigger: str | Callable[[str], str],
+        line: int,
+        msg: Message,
+        ctx: Context = _NO_CTX,
+        why: str = "",
+        readings: tuple[str, ...] = (),
+    ) -> frozenset[str]:
+        """Fire an observed trigger of the prompt table on every state the prompt may be in
+        (hidden holds and insertions included); a breach when none allows it, naming the rule
+        of the state reached with the fewest hidden steps. Returns the states left."""
+        spec = self._spec()
+        ex = self._ex
+        for state in rec[2]:
+            rule = spec.rule_of(state, trigger if isinstance(trigger, str) else trigger(state))
+            if rule in _REPORTED:  # (the wire never shows some cells: _UNSEEN_EARLY)
+                ex[rule] += 1
+        after, refused = spec.fire_unseen(rec[2], trigger, ctx)
+        if not after and refused:
+            first = refused[0]
+            stopped = _STOPPED_BY.get(first.state, "")
+            others = "".join(f"; had it been {v.state}, {v.rule}" for v in refused[1:])
+            self.breach(
+                first.rule, line, rec[0],
+                f"prompt {rid!r} (received at line {rec[1]}) is {first.state}{stopped}{why}: the "
+                f"prompt table has no {first.event!r} there ({first.actor} broke {first.rule}{others})",
+                msg, readings,
+            )  # fmt: skip
+        return after
+
+    def _client(self, rids: Iterable[Any], trigger: str, line: int, msg: Message) -> None:
         prompts = self.prompts
-        for rid in ps.pending:
+        for rid in rids:
             rec = prompts[rid]
-            if not rec[2]:
-                prompts[rid] = (rec[0], rec[1], rule, rec[3], rec[4])
+            after = self._fire(rid, rec, trigger, line, msg) or rec[2]
+            prompts[rid] = (rec[0], rec[1], after, rec[3], rec[4])
 
     def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             ps = self._session(sid)
             ps.cancel_seen = True
-            self._cover(ps, "CANCEL-02")
+            self._client(ps.pending, "cover", line, msg)
 
     def _close(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
-            self._cover(self._session(sid), "ACC-13")
+            self._client(self._session(sid).pending, "close", line, msg)
 
     def _cancel_request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is not int and type(rid) is not str:
             return
-        rec = self.prompts.get(rid)
-        if rec is not None and not rec[2]:
-            self.prompts[rid] = (rec[0], rec[1], "REJ-03", rec[3], rec[4])
+        if rid in self.prompts:
+            self._client((rid,), "cancel_request", line, msg)
 
     # -- answers -------------------------------------------------------------------------
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
@@ -274,37 +331,29 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         err = msg.get("error")
         code = err.get("code") if type(err) is dict else None
-        cover = rec[2]
-        invalid = bool(rec[4]) and cover == "CANCEL-02"
+        waiting = _waiting(rec[2])
+        invalid = bool(rec[4]) and waiting == prm.COVERED
         alt = self.reading(CANCELLED_INVALID_PROMPT) if invalid else "cancelled"
         if self.overtaken:
             ahead = self.overtaken.pop(rid, None)
             if ahead is not None and code == REQUEST_CANCELLED:
-                self._ex["ACTIVE-02"] += 1
+                self._ex[OLDEST_HELD] += 1
                 self.breach(
-                    "ACTIVE-02", line, sid,
+                    OLDEST_HELD,
+                    line,
+                    sid,
                     f"prompt {rid!r} was never inserted (answered -32800), yet prompt {ahead[0]!r} "
                     f"received after it was inserted while it waited (success at line {ahead[1]})",
-                    msg, (PROMPT_AHEAD_OF_HELD,),
-                )
-        if cover:
-            self._ex[cover] += 1
-            requested = cover == "REJ-03"
-            own = requested and self.reading(REJECTED_AFTER_CANCEL_REQUEST) == "own-reason"
-            if code != REQUEST_CANCELLED and not own and not (alt != "cancelled" and code == INVALID_PARAMS):
-                self.breach(
-                    cover, line, sid,
-                    f"prompt {rid!r} was still waiting when {_COVER_WHAT[cover]} reached the Agent "
-                    f"(line {rec[1]} received it) but was answered with error {code}, not -32800",
                     msg,
-                    (CANCELLED_INVALID_PROMPT,) if invalid
-                    else (REJECTED_AFTER_CANCEL_REQUEST,) if requested else (),
+                    (PROMPT_AHEAD_OF_HELD,),
                 )
-        elif rec[3]:
+        if waiting in _UNSTOPPED and rec[3]:
             self._ex["CANCEL-16"] += 1
             if code == REQUEST_CANCELLED:
                 self.breach(
-                    "CANCEL-16", line, sid,
+                    "CANCEL-16",
+                    line,
+                    sid,
                     f"prompt {rid!r} reached the Agent after a session/cancel and nothing later "
                     "cancelled it, yet it was answered -32800",
                     msg,
@@ -313,14 +362,19 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._ex["USER-04"] += 1
             if code != INVALID_PARAMS and (code != REQUEST_CANCELLED or alt == "invalid"):
                 self.breach(
-                    "USER-04", line, sid,
+                    "USER-04",
+                    line,
+                    sid,
                     f"prompt {rid!r} carries content the Agent did not advertise "
                     f"({', '.join(rec[4])}) and was refused with {code}, not -32602",
-                    msg, (CANCELLED_INVALID_PROMPT,) if invalid else (),
+                    msg,
+                    (CANCELLED_INVALID_PROMPT,) if invalid else (),
                 )
         if code == INVALID_REQUEST and self.facts.active(sid) and not rec[4]:
             self.suspect(
-                BUSY_ONLY, line, sid,
+                BUSY_ONLY,
+                line,
+                sid,
                 f"prompt {rid!r} is a well-formed request, yet it was refused with -32600 (not a "
                 "valid request) while the session reported active work: this looks like a refusal "
                 "only because work is active, which the wire cannot prove (the Agent's reason is "
@@ -329,31 +383,45 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
         if not ps.first_error or rec[1] < ps.first_error:
             ps.first_error = rec[1]
-        self._ex["ACC-03"] += 1
-        if self._settle(ps) and self._counting():
-            self.breach(
-                "ACC-03", line, sid,
-                f"prompt {rid!r} was answered with an error after insertion: a user message "
-                "reported after it was received can now be claimed by no prompt that may still "
-                "succeed",
-                msg, _UNACCOUNTED,
+        # The answer that withdraws a prompt the Client stopped: -32800, or -32602 for content
+        # the Agent did not advertise where the reading cancelled-invalid-prompt allows it.
+        withdraws = code == REQUEST_CANCELLED or (alt != "cancelled" and code == INVALID_PARAMS)
+        cells = self._spec().cells
+
+        def trigger(state: str) -> str:
+            return "withdraw" if withdraws and (state, "withdraw") in cells else "reject"
+
+        requested = waiting == prm.CANCEL_REQUESTED
+        readings = (CANCELLED_INVALID_PROMPT,) if invalid else (OWN_REASON,) if requested else ()
+        cands = rec[2]
+        why = f" and was answered with error {code}"
+        if self._settle(ps) and self._counting() and prm.INSERTED in cands:
+            # every way to account for the session's user messages needs this prompt inserted
+            cands, readings = _INSERTED, _UNACCOUNTED
+            why = (
+                " (a user message reported after it was received can be claimed by no other "
+                f"prompt that may still succeed){why}"
             )
+        own = self.reading(OWN_REASON) == "own-reason"
+        ctx = {"own_reason": own, OWN_REASON: own} if requested else _NO_CTX
+        self._fire(rid, (rec[0], rec[1], cands, rec[3], rec[4]), trigger, line, msg, ctx, why, readings)
 
     def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         if self.overtaken:
             self.overtaken.pop(rid, None)  # it was inserted after all
         if ps.pending and self.reading(PROMPT_AHEAD_OF_HELD) == "receipt-order":
             for earlier, received in ps.pending.items():
-                if received < rec[1] and not self.prompts[earlier][2]:
+                if received < rec[1] and _waiting(self.prompts[earlier][2]) in _UNSTOPPED:
                     self.overtaken.setdefault(earlier, (rid, line))
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
-        if rec[2]:
-            self._ex[rec[2]] += 1
+        self._fire(rid, rec, "answer", line, msg, why=" and was answered with success")
         if rec[4]:
             self._ex["USER-04"] += 1
             self.breach(
-                "USER-04", line, sid,
+                "USER-04",
+                line,
+                sid,
                 f"prompt {rid!r} carries content the Agent did not advertise ({', '.join(rec[4])}) "
                 "but was accepted",
                 msg,
@@ -361,15 +429,20 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if type(mid) is not str:
             self._gx[_SUCCESS_KEY] += 1
             self.breach(
-                "ACC-04", line, sid,
-                f"success response to prompt {rid!r} has no string messageId ({mid!r})", msg,
+                "ACC-04",
+                line,
+                sid,
+                f"success response to prompt {rid!r} has no string messageId ({mid!r})",
+                msg,
             )
         else:
             self._gx[_RETURNED_KEY] += 1
             other = ps.claimed.get(mid)
             if other is not None:
                 self.breach(
-                    "ACC-09", line, sid,
+                    "ACC-09",
+                    line,
+                    sid,
                     f"messageId {mid!r} returned for prompt {rid!r} was already returned for "
                     f"prompt {other!r}: distinct submissions need distinct IDs",
                     msg,
@@ -381,7 +454,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     self._ex["ACC-07"] += 1
                     if first < rec[1]:
                         self.breach(
-                            "ACC-07", line, sid,
+                            "ACC-07",
+                            line,
+                            sid,
                             f"user message {mid!r} was reported at line {first}, before prompt "
                             f"{rid!r} that it answers was received (line {rec[1]})",
                             msg,
@@ -392,10 +467,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.reported_d = 0
         elif self._settle(ps) and self._counting():
             self.breach(
-                "ACC-06", line, sid,
+                "ACC-06",
+                line,
+                sid,
                 f"prompt {rid!r} returned messageId {mid!r}, but a user message reported after it "
                 "was received is under another ID that no waiting prompt can claim",
-                msg, _UNACCOUNTED,
+                msg,
+                _UNACCOUNTED,
             )
 
     # -- user messages -------------------------------------------------------------------
@@ -431,10 +509,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._gx[_NEW_USER_KEY] += 1
             if self._settle(ps) and self._counting():
                 self.breach(
-                    "ACC-06", line, sid,
+                    "ACC-06",
+                    line,
+                    sid,
                     f"user message {mid!r} reported under an ID that no prompt response returned "
                     "or can still return",
-                    msg, _UNACCOUNTED,
+                    msg,
+                    _UNACCOUNTED,
                 )
             return
         self._ex["MSGID-01"] += 1
@@ -449,7 +530,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if mid not in ps.replay_unknown:
             ps.replay_unknown.add(mid)
             self.breach(
-                "ACC-11", line, sid,
+                "ACC-11",
+                line,
+                sid,
                 f"session/resume replays user message {mid!r}, an ID never used live in this "
                 "session: a replayed message must keep its ID",
                 msg,
@@ -469,21 +552,32 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
+        spec = self._spec()
         for rid, rec in self.prompts.items():
             sid, received = rec[0], rec[1]
             ps = self.sessions[sid]
-            inserted = any(first > received for first in ps.unclaimed.values())
-            rule = "ACC-01" if inserted else "REJ-01"
-            self.eventually(rule, quiescent, received, sid, f"prompt {rid!r} was never answered")
+            owed = [state for state in spec.states if state in rec[2] and state in spec.eventually]
+            if not owed or spec.eventually[owed[0]] in spec.relaxed:
+                continue
+            # a user message reported after its receipt, that no response claimed: probably its own
+            inserted = prm.INSERTED in owed and any(first > received for first in ps.unclaimed.values())
+            state = prm.INSERTED if inserted else owed[0]
+            self.eventually(
+                spec.eventually[state], quiescent, received, sid,
+                f"prompt {rid!r} was never answered (it may be {state}: the prompt table requires "
+                "an answer from there)",
+            )  # fmt: skip
         for sid, ps in self.sessions.items():
             fs = self.facts.sessions.get(sid)
             if fs is not None and fs.closed:
                 continue
             for mid, line in ps.unreported.items():
                 self.eventually(
-                    "ACC-05", quiescent, line, sid,
-                    f"messageId {mid!r} was returned, but no user_message or user_message_chunk "
-                    "reported it",
+                    "ACC-05",
+                    quiescent,
+                    line,
+                    sid,
+                    f"messageId {mid!r} was returned, but no user_message or user_message_chunk reported it",
                 )
 
     # -- explorers -----------------------------------------------------------------------
@@ -504,7 +598,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         )
 
 
-_ANSWERED = ("REJ-01", "ACC-01")
+_ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
+"""Exercised by every answer: the prompt table's obligations to answer."""
 _SUCCESS = (*_ANSWERED, "ACC-04", "ACC-06")
 """Exercised by every success response (with those of every answer)."""
 _RETURNED = (*_SUCCESS, "ACC-09", "ACC-05")
@@ -515,8 +610,21 @@ _ANSWERED_KEY = rule_group(*_ANSWERED)
 _SUCCESS_KEY = rule_group(*_SUCCESS)
 _RETURNED_KEY = rule_group(*_RETURNED)
 _NEW_USER_KEY = rule_group(*_NEW_USER)
-_COVER_WHAT = {
-    "CANCEL-02": "a session/cancel",
-    "ACC-13": "a session/close",
-    "REJ-03": "a $/cancel_request for it",
+_STOPPED_BY = {
+    prm.COVERED: " (a session/cancel reached the Agent before it was inserted)",
+    prm.CLOSED_OUT: " (a session/close reached the Agent before it was inserted)",
+    prm.CANCEL_REQUESTED: " (a $/cancel_request for it reached the Agent before it was inserted)",
 }
+_UNSTOPPED = (prm.RECEIVED, prm.HELD)
+_INSERTED = frozenset((prm.INSERTED,))
+
+
+def _waiting(states: frozenset[str]) -> str | None:
+    """The state of a prompt that was not inserted, among the states it may be in."""
+    for state in prm.PENDING:
+        if state in states:
+            return state
+    return None
+
+
+_REPORTED = frozenset(PromptMonitor.RULES)

@@ -5,19 +5,23 @@ or sent it (its own), and a response line when it was sent or received, so a sec
 an id already answered is a plain fact, and a breach of its sender:
 
 - INTRO-02: a second response to the same request;
-- ACC-03 instead when the request is a ``session/prompt`` that was answered successfully and the
-  second response is an error (an inserted prompt is never answered with an error).
+- when the request is a ``session/prompt`` that was answered successfully and the second response
+  is an error, the prompt table's rule for an error after a success instead (the cell of the
+  table's answered state, ``model.prompt``).
 
 The reader passes second responses on (a response to an id never requested is unusable input).
 The other monitors see only the first response of a request.
 
-Must not know: what any request is about beyond its method.
+Must not know: what any request is about beyond its method (and, for a prompt, the prompt
+table's cell for an error after a success).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from model import prompt as prm
+from model.core import ProtocolViolation
 from properties.engine import Message, Monitor, MonitorSet
 
 _OTHER = {"client": "agent", "agent": "client"}
@@ -26,7 +30,8 @@ _OTHER = {"client": "agent", "agent": "client"}
 class ResponseMonitor(Monitor):
     """One response per request (see module docstring)."""
 
-    RULES = ("INTRO-02", "ACC-03")
+    RULES = ("INTRO-02", prm.SPEC.rule_of(prm.ANSWERED, "reject"))
+    TABLES = (prm.SPEC,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -63,13 +68,20 @@ class ResponseMonitor(Monitor):
             return
         asked, first_ok = first
         if asked == "session/prompt" and first_ok and not success:
-            self._ex["ACC-03"] += 1
-            self.breach(
-                "ACC-03", line, None,
-                f"session/prompt {rid!r} was answered successfully (its message was inserted) and is "
-                "now answered again with an error",
-                msg,
-            )
+            spec = self.table(prm.SPEC)
+            self._ex[spec.rule_of(prm.ANSWERED, "reject")] += 1
+            try:
+                spec.fire(prm.ANSWERED, "reject")
+            except ProtocolViolation as broke:
+                self.breach(
+                    broke.rule,
+                    line,
+                    None,
+                    f"session/prompt {rid!r} was answered successfully (its message was inserted) "
+                    f"and is now answered again with an error: the prompt table has no 'reject' once "
+                    f"answered ({broke.actor} broke {broke.rule})",
+                    msg,
+                )
             return
         self.breach(
             "INTRO-02", line, None,

@@ -41,7 +41,8 @@ from properties.observe import (
 from properties.readings import BY_NAME
 
 
-def _rules(specs: Iterable[MachineSpec]) -> tuple[str, ...]:
+def rules_of(specs: Iterable[MachineSpec]) -> tuple[str, ...]:
+    """Every rule the tables state: their forbidden cells, guards and obligations."""
     found: dict[str, None] = {}
     for spec in specs:
         for rule in (*spec.forbidden.values(), *spec.guard_rules.values(), *spec.eventually.values()):
@@ -52,7 +53,8 @@ def _rules(specs: Iterable[MachineSpec]) -> tuple[str, ...]:
 class TableMonitor(SessionMonitor[Seen]):
     """Executes the observed machines' tables (see module docstring)."""
 
-    RULES = _rules(OBSERVED)
+    RULES = rules_of(OBSERVED)
+    TABLES = OBSERVED
     SESSION = Seen
     REQUIRES = (Facts,)
 
@@ -85,15 +87,13 @@ class TableMonitor(SessionMonitor[Seen]):
         self, sid: str, seen: Seen, found: list[Observation], line: int, msg: Message, replaying: bool = False
     ) -> None:
         states = seen.states
-        tables = self._owner.tables
         for spec, key, trigger, ctx in found:
             where = (spec.name, key)
             if replaying and spec.name in REPLAYED and where in states:
                 return
             state = states.get(where, spec.initial)
-            if tables:
-                spec = tables.get(spec.name, spec)
-            self._ex[spec.violation(state, trigger).rule] += 1
+            spec = self.table(spec)
+            self._ex[spec.rule_of(state, trigger)] += 1
             try:
                 states[where] = after = spec.fire(state, trigger, ctx)
                 if after != state and after in spec.eventually:
@@ -109,8 +109,7 @@ class TableMonitor(SessionMonitor[Seen]):
                 )  # fmt: skip
 
     def at_end(self, quiescent: bool) -> None:
-        tables = self._owner.tables
-        specs = {spec.name: tables.get(spec.name, spec) if tables else spec for spec in OBSERVED}
+        specs = {spec.name: self.table(spec) for spec in OBSERVED}
         for sid, seen in self.sessions.items():
             for (machine, key), state in sorted(seen.states.items()):
                 spec = specs[machine]

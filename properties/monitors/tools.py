@@ -27,15 +27,16 @@ What is certain in proxy order, and why
   in a session that reported tool calls (in one that reported none, there is nothing it could require).
 - The permission table's ``abandon`` rule (CANCEL-06, a request of cancelled work is treated as
   not approved): a permission request still open at the idle confirming a cancellation (one
-  CANCEL-07 owes a withdrawal for) that the Client then answers with an ``allow_*`` option, and
+  owed a withdrawal, below) that the Client then answers with an ``allow_*`` option, and
   whose tool call afterwards goes ``in_progress``: the late answer was used as an approval.
 - CANCEL-17 (judged at the end, like FAIL-04): when the idle confirming a cancellation ends
   active work, every tool call first reported during that work and still unfinished, neither
   listed nor embedding a listed terminal, is owed a final status by the Agent; cleared and
   reported exactly as the FAIL-04 suspects are (the same reading applies).
-- CANCEL-07 (SHOULD, judged at the end): permission requests still open when the idle confirming
-  a cancellation was sent (and not about a tool call listed then or later) should be withdrawn
-  with ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
+- The permission table's obligation on ``not_approved`` (judged at the end): permission requests
+  still open when the idle confirming a cancellation was sent (and not about a tool call listed
+  then or later) are abandoned (the table's ``abandon``) and should then be withdrawn with
+  ``$/cancel_request``; an answer from the Client resolves them too (CANCEL-08).
 
 Tolerated: a permission request before running a tool (TOOL-01), progress updates while a tool
 runs (TOOL-05).
@@ -64,6 +65,7 @@ from properties.readings import TOOL_UPDATES_AFTER_IDLE
 _LATE_GRANT = 3
 ABANDONED = permission.SPEC.forbidden["abandon"]
 """The rule of the permission table's ``abandon`` (a request of cancelled work is not approved)."""
+_ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
 _RA_GROUP = ("FG-04", "OUT-02", "TOOL-03", "WAIT-01")
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
@@ -112,11 +114,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         "TOOL-04",
         "FAIL-04",
         "CANCEL-17",
-        "CANCEL-07",
+        *permission.SPEC.eventually.values(),
         "DONE-03",
         "CANCEL-14",
     )
     TOLERATES = ("TOOL-01", "TOOL-05")
+    TABLES = (permission.SPEC,)
     SESSION = _Session
     REQUIRES = (Facts,)
     GATES = (("_state", "watching"),)
@@ -124,7 +127,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.perms: dict[Any, tuple[str, str | None, int]] = {}  # open: rid -> (sid, tool, line)
-        self.owed: dict[Any, tuple[str, int]] = {}  # to withdraw: rid -> (sid, line of the idle)
+        self.owed: dict[Any, tuple[str, int, str]] = {}
+        """Requests the permission table moved (``abandon``) into a state it must leave: rid ->
+        (sid, line of the idle confirming the cancellation, the obligation's rule)."""
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
         self.suspects: dict[tuple[str, str], tuple[int, str]] = {}
         """(session, tool call) -> (line of the idle, rule it owes: FAIL-04 or CANCEL-17)."""
@@ -263,10 +268,15 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 if created == fs.interval and status not in TOOL_FINAL and not _exempt(tid, ts, listed):
                     self.suspects[(sid, tid)] = (line, owed)
         if fs.cancel_line:
+            spec = self.table(permission.SPEC)
             for rid, (psid, about, _) in self.perms.items():
                 if psid == sid and not (about is not None and ts is not None and _exempt(about, ts, listed)):
-                    self._ex["CANCEL-07"] += 1
-                    self.owed[rid] = (sid, line)
+                    # the cancelled work's request: the Agent stops waiting (the table's abandon)
+                    owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
+                    if owes is not None:
+                        self._ex[owes] += 1
+                        if owes not in spec.relaxed:
+                            self.owed[rid] = (sid, line, owes)
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
@@ -276,7 +286,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         listed = frozenset(keys)
         for key in [k for k in self.suspects if k[0] == sid and _exempt(k[1], ts, listed)]:
             del self.suspects[key]
-        for rid, (psid, _) in list(self.owed.items()):
+        for rid, (psid, _, _) in list(self.owed.items()):
             about = self.perms[rid][1]  # owed requests are still open
             if psid == sid and about is not None and _exempt(about, ts, listed):
                 del self.owed[rid]
@@ -339,9 +349,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 "it was never listed as background work)",
                 readings=(TOOL_UPDATES_AFTER_IDLE,),
             )
-        for rid, (sid, line) in self.owed.items():
+        for rid, (sid, line, rule) in self.owed.items():
             self.eventually(
-                "CANCEL-07", quiescent, line, sid,
+                rule, quiescent, line, sid,
                 f"permission request {rid!r} of the cancelled work was neither withdrawn with "
                 "$/cancel_request nor answered",
             )
