@@ -1,7 +1,9 @@
 """The exhaustive search in one process against the same search on a local Ray cluster.
 
-Run: ``python benchmarks/bench_cluster.py [--prompts N] [--max-states N] [--workers 1,2] [--json]``
-from the repository root (needs ``pip install -e '.[cluster]'``).
+Run: ``python benchmarks/bench_cluster.py [--prompts N] [--max-states N] [--workers 1,2]
+[--reduce none|por] [--json]`` from the repository root (needs ``pip install -e '.[cluster]'``).
+``--reduce por``: every configuration with the partial-order reduction (the cluster's reduced
+graph is the single process's).
 
 On the ``core`` slice with ``--prompts`` prompts (default 2: 1,426,999 states), measured in
 this one run, each configuration in a fresh child process (so peak memory is its own):
@@ -31,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _one(kind: str, workers: int, prompts: int, max_states: int) -> dict[str, Any]:
+def _one(kind: str, workers: int, prompts: int, max_states: int, reduce: str) -> dict[str, Any]:
     """One measurement, in this (fresh) process."""
     from simulator import explore_bfs
     from simulator.explore_shard import peak_rss
@@ -40,7 +42,7 @@ def _one(kind: str, workers: int, prompts: int, max_states: int) -> dict[str, An
     out: dict[str, Any] = {"kind": kind, "workers": workers}
     if kind == "single":
         t0 = time.perf_counter()
-        r = explore_bfs.explore(cfg, max_states=max_states, name="core")
+        r = explore_bfs.explore(cfg, max_states=max_states, name="core", reduce=reduce)
         out["seconds"] = time.perf_counter() - t0
         out["startup_seconds"] = 0.0
         out["worker_peak_rss"] = []
@@ -50,10 +52,10 @@ def _one(kind: str, workers: int, prompts: int, max_states: int) -> dict[str, An
 
         t0 = time.perf_counter()
         session = Session("local", workers)
-        pool = session.pool(cfg, frozenset(), False, True)
+        pool = session.pool(cfg, frozenset(), False, True, reduce)
         out["startup_seconds"] = time.perf_counter() - t0
         t1 = time.perf_counter()
-        r = explore_cluster.search(pool, cfg, max_states=max_states, name="core")
+        r = explore_cluster.search(pool, cfg, max_states=max_states, name="core", reduce=reduce)
         out["seconds"] = time.perf_counter() - t1
         out["worker_peak_rss"] = pool.each("peak_rss")
         session.close()
@@ -78,17 +80,18 @@ def main() -> int:
     ap.add_argument(
         "--workers", default="1,2", help="cluster sizes to measure, comma-separated (default 1,2)"
     )
+    ap.add_argument("--reduce", choices=("none", "por"), default="none", help="reduction (default none)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--child", nargs=2, metavar=("KIND", "WORKERS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(_one(args.child[0], int(args.child[1]), args.prompts, args.max_states)))
+        print(json.dumps(_one(args.child[0], int(args.child[1]), args.prompts, args.max_states, args.reduce)))
         return 0
     runs = [("single", 1)] + [("cluster", int(w)) for w in args.workers.split(",")]
     rows = []
     for kind, w in runs:
         cmd = [sys.executable, __file__, "--child", kind, str(w), "--prompts", str(args.prompts)]
-        cmd += ["--max-states", str(args.max_states)]
+        cmd += ["--max-states", str(args.max_states), "--reduce", args.reduce]
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if done.returncode != 0:
             print(f"{kind} {w}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
@@ -100,10 +103,18 @@ def main() -> int:
     answers = {(r["states"], r["transitions"], r["max_depth"], json.dumps(r["findings"])) for r in rows}
     if args.json:
         print(
-            json.dumps({"prompts": args.prompts, "runs": rows, "same_answers": len(answers) == 1}, indent=1)
+            json.dumps(
+                {
+                    "prompts": args.prompts,
+                    "reduce": args.reduce,
+                    "runs": rows,
+                    "same_answers": len(answers) == 1,
+                },
+                indent=1,
+            )
         )
         return 0
-    print(f"core slice, {args.prompts} prompt(s); same answers: {len(answers) == 1}")
+    print(f"core slice, {args.prompts} prompt(s), --reduce {args.reduce}; same answers: {len(answers) == 1}")
     head = "| run | states | transitions | start-up s | search s | states/s | x single |"
     print(head + " peak RSS MB (driver; workers) |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")

@@ -1,11 +1,13 @@
 """Ray for ``acp-model explore --cluster``: starting or joining it, the search's actors, tasks.
 
-Owns: ``Session`` (``local``: a private Ray instance with one CPU per worker; ``HOST:PORT``: a
+Owns: ``Session`` (``local``: a private Ray instance with one CPU per worker, even where a
+cluster that ``ray start`` runs on this machine would be joined by default; ``HOST:PORT``: a
 running cluster, checked first by a TCP connection and a trial join in a child process, so an
 address where no Ray cluster answers is a one-line error within seconds), ``RayPool`` (the
 shards of ``simulator.explore_shard`` in Ray actors; successor batches go from actor to actor as
 object references) and ``Session.map`` (random-walk chunks as Ray tasks). Every Ray failure
-(a worker that died, an exception in one) becomes ``simulator.explore_cluster.ClusterError``.
+(a worker that died, an exception in one) becomes ``simulator.explore_cluster.ClusterError``;
+what Ray's driver prints about it goes to standard error, never into a ``--json`` report.
 ``ray`` is imported only when a ``Session`` is made.
 
 Must not know: the search itself (``simulator.explore_cluster``), argument parsing.
@@ -55,8 +57,8 @@ class Session:
             "logging_level": logging.ERROR,
         }
         try:
-            if cluster == "local":
-                ray.init(num_cpus=workers, **quiet)
+            if cluster == "local":  # a new instance even where one runs already (ray start)
+                ray.init(address="local", num_cpus=workers, **quiet)
             else:
                 _probe(cluster)
                 ray.init(address=cluster, **quiet)
@@ -65,6 +67,7 @@ class Session:
         except Exception as exc:  # Ray's own start-up and connection errors
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ClusterError(f"--cluster {cluster}: {first}") from None
+        _errors_to_stderr()
 
     def pool(
         self,
@@ -72,6 +75,7 @@ class Session:
         faults: frozenset[str],
         symmetry: bool,
         monitors: bool,
+        reduce: str = "none",
     ) -> RayPool:
         n = self.workers
         if not self.actors:
@@ -84,7 +88,7 @@ class Session:
             remote = self.ray.remote(max_restarts=0, **options)(ShardActor)
             self.actors = [remote.remote() for _ in range(n)]
         pool = RayPool(self.ray, self.actors)
-        pool.each("start", [(i, n, cfg, faults, symmetry, monitors) for i in range(n)])
+        pool.each("start", [(i, n, cfg, faults, symmetry, monitors, reduce) for i in range(n)])
         return pool
 
     def map(self, fn: Callable[[Any], Any], jobs: list[Any]) -> Iterator[Any]:
@@ -105,6 +109,27 @@ class Session:
         self.release()
         if self.owned:
             self.ray.shutdown()
+
+
+def _errors_to_stderr() -> None:
+    """Ray's driver prints the errors the cluster reports (a worker that died: a paragraph of
+    advice) on standard output, from a thread, where ``--json`` writes the report: send them to
+    standard error. (The run's own one-line error says what happened.) Ray looks the printer up
+    in its module at each message, so replacing it there is enough; a Ray without it is left
+    as it is."""
+    try:
+        from ray._private import worker
+    except ImportError:  # pragma: no cover - Ray moved it
+        return
+    original = getattr(worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
 
 
 def _probe(cluster: str) -> None:
@@ -177,14 +202,16 @@ class RayPool:
     def one(self, index: int, method: str, *args: Any) -> Any:
         return _get(self.ray, getattr(self.actors[index], method).remote(*args), method)
 
-    def exchange(self) -> list[Any]:
+    def exchange(self, method: str = "expand_level", args: list[tuple[Any, ...]] | None = None) -> list[Any]:
         n = self.size
         if n == 1:  # one return value: the list of one batch
             a = self.actors[0]
-            return list(
-                _get(self.ray, [a.receive_all.remote(a.expand_level.remote())], "a level of the search")
-            )
-        out = [a.expand_level.options(num_returns=n).remote() for a in self.actors]
+            sent = getattr(a, method).remote(*(args[0] if args else ()))
+            return list(_get(self.ray, [a.receive_all.remote(sent)], "a level of the search"))
+        out = [
+            getattr(a, method).options(num_returns=n).remote(*(args[i] if args else ()))
+            for i, a in enumerate(self.actors)
+        ]
         refs = [a.receive_level.remote(*[out[j][i] for j in range(n)]) for i, a in enumerate(self.actors)]
         return list(_get(self.ray, refs, "a level of the search"))
 

@@ -246,11 +246,6 @@ def _options(args: argparse.Namespace) -> Any:
             )
         if args.graph is not None:
             raise UsageError("--graph is not available with --cluster (the state graph stays on the workers)")
-        if args.reduce != "none" and args.readings is None and not args.compare:
-            # (the explorations of --readings and --compare run whole in one task each)
-            raise UsageError(
-                "--reduce por is not available with --cluster yet, except with --readings or --compare"
-            )
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")

@@ -17,6 +17,16 @@ walked back through the owners' parent pointers. So states, transitions, depth, 
 their shortest counterexamples, coverage, quiescent states and liveness verdicts are the
 single process's.
 
+Partial-order reduction (``reduce="por"``, as ``simulator.explore_bfs`` has it): each level
+takes a second exchange. The shards expand their states on the side ``simulator.explore_por``
+picks and report the parents of successors that were already visited; the driver hands those
+parents back to their owners (the frontier's owners are known from the level's ranking), which
+expand the one-sided ones on their other side too (the cycle proviso) and send the further
+successors; only then is the level ranked. Whether a successor was visited before the level's
+new states are committed is exactly the single process's test (found at the state's depth or
+above), and it does not depend on the order of the level, so the reduced graph, its numbering
+and its findings are the single process's ``--reduce por`` ones (``explore_shard``).
+
 Two bounds are checked between levels only: ``max_states`` (the search stops before the
 first level that starts with at least that many states, so it may find up to one level more
 than the single process, which stops inside a level) and the time budget.
@@ -48,6 +58,7 @@ import numpy as np
 
 from simulator.config import MAX_STATES, Config
 from simulator.explore_bfs import BfsResult, _Found, _Search, counterexamples, judge_cycles
+from simulator.explore_por import REDUCTIONS
 from simulator.explore_shard import Shard
 from simulator.world import Event
 
@@ -67,7 +78,10 @@ class Pool(Protocol):
 
     def one(self, index: int, method: str, *args: Any) -> Any: ...
 
-    def exchange(self) -> list[Any]: ...
+    def exchange(self, method: str = "expand_level", args: list[tuple[Any, ...]] | None = None) -> list[Any]:
+        """Every shard's ``method`` (``expand_level``, or ``expand_more`` with ``args``), its
+        batches delivered to their owners' ``receive_level``; the receivers' answers."""
+        ...
 
 
 class LocalPool:
@@ -83,15 +97,20 @@ class LocalPool:
     def one(self, index: int, method: str, *args: Any) -> Any:
         return getattr(self.shards[index], method)(*args)
 
-    def exchange(self) -> list[Any]:
-        out = [s.expand_level() for s in self.shards]
+    def exchange(self, method: str = "expand_level", args: list[tuple[Any, ...]] | None = None) -> list[Any]:
+        out = [getattr(s, method)(*(args[i] if args else ())) for i, s in enumerate(self.shards)]
         return [s.receive_level(*[out[j][i] for j in range(self.size)]) for i, s in enumerate(self.shards)]
 
 
 def local_pool(
-    workers: int, cfg: Config, faults: frozenset[str], symmetry: bool = False, monitors: bool = True
+    workers: int,
+    cfg: Config,
+    faults: frozenset[str],
+    symmetry: bool = False,
+    monitors: bool = True,
+    reduce: str = "none",
 ) -> LocalPool:
-    return LocalPool([Shard(i, workers, cfg, faults, symmetry, monitors) for i in range(workers)])
+    return LocalPool([Shard(i, workers, cfg, faults, symmetry, monitors, reduce) for i in range(workers)])
 
 
 # -- the search -----------------------------------------------------------------------------------
@@ -136,14 +155,21 @@ def search(
     progress: Callable[[str], None] | None = None,
     name: str = "",
     max_states: int | None = MAX_STATES,
+    reduce: str = "none",
 ) -> BfsResult:
-    """The exhaustive search of ``simulator.explore_bfs.explore`` on the shards of ``pool``."""
+    """The exhaustive search of ``simulator.explore_bfs.explore`` on the shards of ``pool``
+    (made with the same ``reduce``)."""
+    if reduce not in REDUCTIONS:
+        raise ValueError(f"unknown reduction {reduce!r} ({', '.join(REDUCTIONS)})")
+    if reduce != "none" and depth is not None:
+        raise ValueError("the partial-order reduction does not combine with a depth limit")
     t0 = time.perf_counter()
     lv = _Level()
     try:
         return _search(
-            pool, cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, t0, lv
-        )
+            pool, cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, t0, lv,
+            reduce,
+        )  # fmt: skip
     except ClusterError as exc:
         exc.partial.update(_partial(lv, name, t0))
         raise
@@ -172,6 +198,7 @@ def _search(
     max_states: int | None,
     t0: float,
     lv: _Level,
+    reduce: str,
 ) -> BfsResult:
     owners = pool.each("seed")
     owner = np.array([owners.index(True)], dtype=np.int32)
@@ -189,6 +216,8 @@ def _search(
             stop = "depth limit" if any(pool.each("frontier_can_move")) else "complete"
             break
         got = pool.exchange()
+        if reduce == "por":
+            got = _proviso(pool, got, chunks[-1], lv.states - len(chunks[-1])) or got
         tags = [t for t, _ in got]
         lv.transitions = sum(f["transitions"] for _, f in got)
         lv.rss = [f["rss"] for _, f in got]
@@ -220,13 +249,16 @@ def _search(
     s = _Paths(pool, np.concatenate(chunks))
     s.found = _merge_found(sums)
     transitions = sum(x["transitions"] for x in sums)
-    sccs = nontrivial = bottom = 0
+    sccs = nontrivial = bottom = unjudged = 0
+    one_side = np.zeros(lv.states, dtype=np.bool_)
+    for x in sums:
+        one_side[x["one_sided"]] = True
     if complete:
         src = np.concatenate([x["edges"][0] for x in sums])
         pos = np.concatenate([x["edges"][1] for x in sums])
         dst = np.concatenate([x["edges"][2] for x in sums])
         order = np.lexsort((pos, src))
-        sccs, nontrivial, bottom, _ = judge_cycles(
+        sccs, nontrivial, bottom, unjudged = judge_cycles(
             lv.states,
             np.ascontiguousarray(src[order]),
             np.ascontiguousarray(dst[order]),
@@ -234,6 +266,7 @@ def _search(
             cfg,
             faults,
             monitors,
+            None if reduce == "none" else (lambda state: not one_side[state]),
         )
     events: Counter[str] = Counter()
     rows: Counter[Any] = Counter()
@@ -277,7 +310,21 @@ def _search(
         name=name,
         entity=entity,
         rows=rows,
+        reduce=reduce,
+        one_side_states=int(one_side.sum()),
+        unjudged_cycles=unjudged,
     )
+
+
+def _proviso(pool: Pool, got: list[Any], frontier_owner: np.ndarray, first: int) -> list[Any] | None:
+    """The cycle proviso of the reduction: the parents of successors already visited, back to
+    their owners to be expanded on their other side too (``Shard.expand_more``); the receivers'
+    answers after that, or None when no successor was visited."""
+    seen = np.concatenate([f["seen"] for _, f in got])
+    if not len(seen):
+        return None
+    owners = frontier_owner[seen - first]
+    return pool.exchange("expand_more", [(seen[owners == i],) for i in range(pool.size)])
 
 
 def _merge_found(sums: list[dict[str, Any]]) -> dict[str, _Found]:

@@ -25,18 +25,29 @@ bugs it spent about 90% of the mode's time (hundreds of replayed examples) and e
 same length as delta debugging alone. Hypothesis stops at the first failure, so ``explore``
 runs again with the rules already found ignored, up to ``max_rounds`` times.
 
-Reproducible: the seed is set on the machine (what ``@hypothesis.seed`` does), the example
-database is off unless a directory is given, and deadlines and health checks are off.
+Reproducible: the hypothesis part of a run depends only on the seed and the options, never on
+what the process did before. The seed is set on the machine (what ``@hypothesis.seed`` does);
+every setting is given (none inherited from a loaded settings profile: ``derandomize`` off, the
+standard backend); the example database is off unless a directory is given; deadlines and health
+checks are off. And hypothesis's pool of "local constants" is empty while the machine runs
+(``isolated``): hypothesis (since its PR #4356, 2025) draws about one value in twenty from constants it
+collects from the source of every non-library module in ``sys.modules``, and collects again
+whenever that dict grows, so the same seed gave different examples depending on which of our
+modules happened to be imported (``--cluster`` imports ``cli.cluster``; a test file imports
+others; a second run in one process sees modules the first one loaded lazily).
 
 Must not know: the random walker, the exhaustive search, files or printing.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,9 +365,38 @@ class HypothesisResult:
         }
 
 
+@contextmanager
+def isolated() -> Iterator[None]:
+    """Hypothesis with an empty pool of local constants while the block runs (see the module
+    docstring); its cache of constants is emptied on entry and on exit, so neither this run nor
+    a later one sees the other's pool. A hypothesis without the pool runs unchanged."""
+    try:
+        from hypothesis.internal.conjecture import providers
+
+        real = providers._get_local_constants
+        cache = providers.CONSTANTS_CACHE.cache
+        empty = providers.Constants()  # type: ignore[attr-defined]
+    except (ImportError, AttributeError):  # pragma: no cover - a hypothesis before 6.131
+        yield
+        return
+    providers._get_local_constants = lambda: empty
+    cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = real
+        cache.clear()
+
+
+_EXPLICIT: dict[str, Any] = {"derandomize": False, "backend": "hypothesis"}
+"""Settings that would otherwise come from the loaded profile (``backend`` where it exists)."""
+
+
 def _settings(examples: int, steps: int, database: str | None, shrink: bool) -> settings:
     phases = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)
+    known = inspect.signature(settings.__init__).parameters
     return settings(
+        **{k: v for k, v in _EXPLICIT.items() if k in known},
         max_examples=examples,
         stateful_step_count=steps,
         deadline=None,
@@ -399,7 +439,7 @@ def explore(
         machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
         stats.last_failure = None
         try:
-            with recording() as rows:
+            with recording() as rows, isolated():
                 try:
                     run_state_machine_as_test(  # type: ignore[no-untyped-call]
                         machine, settings=_settings(examples, steps, database, hypothesis_shrink)

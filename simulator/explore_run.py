@@ -343,7 +343,7 @@ def _on_cluster(
     from simulator import explore_cluster
 
     return explore_cluster.search(
-        session.pool(sl.cfg, faults, opts.symmetry, True),
+        session.pool(sl.cfg, faults, opts.symmetry, True, opts.reduce),
         sl.cfg,
         faults,
         depth=opts.depth,
@@ -352,6 +352,7 @@ def _on_cluster(
         progress=progress.note,
         name=name,
         max_states=opts.max_states,
+        reduce=opts.reduce,
     )
 
 

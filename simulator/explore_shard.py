@@ -29,6 +29,20 @@ counterexamples are the single process's. A view breach that counts only while i
 not been found yet is kept apart (``first_c``): the driver decides after the merge whether it
 came first.
 
+Partial-order reduction (``reduce="por"``): step 1 expands each frontier state on the side
+``simulator.explore_por.ample`` picks (the single process's ``expand(st, children, side)``);
+``receive`` also returns the parents of the successors it already had (``seen``). Those are
+states of depth at most the level's, the states the single process's cycle proviso looks at
+(an index below the end of the current level): membership in the visited set before the level's
+new states are committed does not depend on the order in which the level is expanded, so the
+proviso is decided exactly, one level at a time. The driver hands each owner its seen parents;
+``expand_more`` expands those that went on one side on the other side too, at the positions
+after the first side's successors (where the single process appends them), and a second
+``receive`` merges them. A shard keeps the global numbers of the states that stayed one-sided
+(``one_sided``), for the count and the bottom cycles that cannot be judged. Breaches of the
+second step can precede, in position, breaches already noted, so a shard keeps the smallest
+position per rule rather than the first noted.
+
 Must not know: Ray (a shard is a plain object; ``simulator.explore_cluster`` puts it in an
 actor or runs it in process), files or printing.
 """
@@ -47,6 +61,7 @@ from simulator.config import Config
 from simulator.explore_bfs import Child, canonical_key, collector_paused, expander, new_parts, root_state
 from simulator.explore_codec import Codec, Recipe, Sent, stable
 from simulator.explore_common import Breach
+from simulator.explore_por import BOTH, REDUCTIONS, ample
 from simulator.world import Event
 
 POS_BITS = 16
@@ -75,7 +90,10 @@ class Shard:
         faults: frozenset[str],
         symmetry: bool = False,
         monitors: bool = True,
+        reduce: str = "none",
     ) -> None:
+        if reduce not in REDUCTIONS:
+            raise ValueError(f"unknown reduction {reduce!r} ({', '.join(REDUCTIONS)})")
         self.index = index
         self.count = count
         self.parts, symmetry = new_parts(cfg, faults, symmetry, monitors)
@@ -83,6 +101,11 @@ class Shard:
         with self.parts.stepping():
             self.codec = Codec(self.parts)
         self.expand, self.can_move = expander(self.parts, cfg)
+        self.side = ample(self.parts, cfg) if reduce == "por" else None
+        self.reduced: dict[int, tuple[Any, int, int]] = {}
+        """This level's states expanded on one side: number -> (state, side, successors)."""
+        self.one_sided = array("q")
+        """Global numbers of the states that stayed expanded on one side only (``reduce``)."""
         self.canon = canonical_key(self.parts) if symmetry else None
         self.visited: dict[bytes, int] = {}
         self.numbers = array("q")
@@ -141,7 +164,27 @@ class Shard:
         self.foreground[self.parts.fg[st[0]]] += 1
 
     def expand_level(self) -> list[Batch]:
-        """Step every frontier state; one batch of successors per owner."""
+        """Step every frontier state (on the side ``ample`` picks, under the reduction); one
+        batch of successors per owner."""
+        side = self.side
+        with self.parts.stepping():  # ``ample`` may make the memoized moves, rows and all
+            work = [(number, st, BOTH if side is None else side(st), 0) for number, st in self.frontier]
+        self.frontier = []
+        return self._expand(work)
+
+    def expand_more(self, parents: np.ndarray) -> list[Batch]:
+        """The cycle proviso: expand on their other side too those of ``parents`` (frontier
+        states of this level, owned here, with a successor already visited) that went on one
+        side; their new successors take the positions after the first side's."""
+        work = []
+        for number in parents.tolist():
+            got = self.reduced.pop(number, None)
+            if got is not None:
+                st, sd, first = got
+                work.append((number, st, BOTH ^ sd, first))
+        return self._expand(work)
+
+    def _expand(self, work: list[tuple[int, Any, int, int]]) -> list[Batch]:
         count = self.count
         codec = self.codec
         expand = self.expand
@@ -153,17 +196,20 @@ class Shard:
         tables: list[dict[Event, int]] = [{} for _ in range(count)]
         children: list[Child] = []
         finish = self.parts.monitors.finish
+        reduced = self.reduced
         with self.parts.stepping(), collector_paused():
-            for number, st in self.frontier:
+            for number, st, sd, first in work:
                 children.clear()
-                expand(st, children)
+                expand(st, children, sd)
                 if not children:
                     self.quiescent += 1
                     for b in finish(st[4]):
                         self._note(b, (number, 0), None)
                     continue
+                if sd != BOTH and not first:
+                    reduced[number] = (st, sd, len(children))
                 self.transitions += len(children)
-                for k, (ev, child, found, maybe) in enumerate(children):
+                for k, (ev, child, found, maybe) in enumerate(children, first):
                     for b in found:
                         self._note(b, (number, k), ev)
                     for b in maybe:
@@ -183,7 +229,6 @@ class Shard:
                     if e is None:
                         e = table[ev] = len(table)
                     evs[o].append(e)
-        self.frontier = []
         return [
             (
                 recipes[o],
@@ -198,22 +243,25 @@ class Shard:
 
     def _note(self, b: Breach, pos: Pos, ev: Event | None) -> None:
         self.u_hits[b.rule] += 1
-        if b.rule not in self.first_u:
+        got = self.first_u.get(b.rule)
+        if got is None or pos < got[0]:
             self.first_u[b.rule] = (pos, b, ev)
 
     def _note_maybe(self, b: Breach, pos: Pos, ev: Event) -> None:
         got = self.first_c.get(b.rule)
-        if got is None:
+        if got is None or pos < got[0]:
             self.first_c[b.rule] = [pos, b, ev, 1]
         elif got[0] == pos:
             got[3] += 1
 
     def receive_level(self, *batches: Batch) -> tuple[np.ndarray, dict[str, Any]]:
-        """Merge the level's successors for this shard; the sorted tags of its new states, and
-        figures (transitions so far, frontier, memory)."""
+        """Merge the level's successors for this shard; the sorted tags of its new states (all
+        received this level so far), and figures (transitions so far, frontier, memory; under
+        the reduction ``seen``: the parents of successors already visited)."""
         visited = self.visited
         pending = self.pending
         later = self._edges_pending
+        seen: list[int] = []
         with self.parts.stepping(), collector_paused():
             for recipes, events, keys, datas, tags, evs in batches:
                 self.codec.read(recipes)
@@ -223,6 +271,7 @@ class Shard:
                     tag = tag_list[i]
                     g = visited.get(key)
                     if g is not None:
+                        seen.append(tag >> POS_BITS)
                         self.e_src.append(tag >> POS_BITS)
                         self.e_pos.append(tag & 0xFFFF)
                         self.e_dst.append(g)
@@ -233,7 +282,14 @@ class Shard:
                         pending[key] = [tag, key if datas is None else datas[i], events[ev_list[i]]]
         self._order = sorted(pending, key=lambda k: pending[k][0])
         new = np.array([pending[k][0] for k in self._order], dtype=np.int64)
-        return new, {"transitions": self.transitions, "states": len(self.numbers), "rss": _rss()}
+        figures: dict[str, Any] = {
+            "transitions": self.transitions,
+            "states": len(self.numbers),
+            "rss": _rss(),
+        }
+        if self.side is not None:
+            figures["seen"] = np.unique(np.array(seen, dtype=np.int64))
+        return new, figures
 
     def receive_all(self, batches: list[Batch]) -> tuple[np.ndarray, dict[str, Any]]:
         """``receive_level`` with the batches in one list."""
@@ -255,6 +311,8 @@ class Shard:
         self._edges_pending = []
         self.pending = {}
         self._order = []
+        self.one_sided.extend(sorted(self.reduced))
+        self.reduced = {}
 
     def frontier_can_move(self) -> bool:
         """Whether some frontier state has an enabled event (the search stopped at a depth limit)."""
@@ -279,6 +337,12 @@ class Shard:
         out: dict[str, Any] = {
             "transitions": self.transitions,
             "quiescent": self.quiescent,
+            "one_sided": np.concatenate(
+                [
+                    np.frombuffer(self.one_sided, dtype=np.int64),
+                    np.array(sorted(self.reduced), dtype=np.int64),
+                ]
+            ),
             "foreground": self.foreground,
             "first_u": self.first_u,
             "u_hits": self.u_hits,

@@ -2,12 +2,13 @@
 
 Default suite (no Ray needed): the sharded search run in this process (``LocalPool``: the same
 ``Shard`` code the Ray actors run, without the transport) against the single-process search
-on a small slice with a seeded bug; state bytes and recipes carried between two workers'
-numberings; ``--cluster`` usage errors; an ``explore`` run without ``--cluster`` never imports
-Ray; a missing Ray is a one-line error.
+on a small slice with a seeded bug, and with ``--reduce por`` on several slices; state bytes and
+recipes carried between two workers' numberings; ``--cluster`` usage errors; an ``explore`` run
+without ``--cluster`` never imports Ray; a missing Ray is a one-line error.
 
 Deep suite (``-m deep``; skipped with a reason when Ray is not installed): one module-scoped
-local Ray instance; every default slice on two Ray workers against one process; one worker
+local Ray instance; every default slice on two Ray workers against one process, without and
+with the reduction; one worker
 against two; a worker killed mid-search; random walks merged from Ray tasks.
 """
 
@@ -77,6 +78,39 @@ def test_sharded_search_in_process_gives_the_single_process_answers() -> None:
     assert f"{one.states:,} states" in lines[-1]
 
 
+@pytest.mark.parametrize(
+    ("slice_name", "fault", "workers"),
+    [
+        ("tools", None, 2),
+        ("bg_requests", None, 3),
+        ("cancels", None, 2),
+        ("cancels", "cancel-as-end-turn", 2),
+    ],
+)
+def test_sharded_search_with_the_reduction_gives_the_single_process_reduced_answers(
+    slice_name: str, fault: str | None, workers: int
+) -> None:
+    """``--reduce por`` on shards: the cycle proviso, decided level by level from the owners'
+    visited sets, makes the very graph the single process makes (states, transitions, one-sided
+    states, cycles, findings, rows). ``tools`` has cycles."""
+    sl = explore_bfs.SLICE_BY_NAME[slice_name]
+    faults = frozenset({fault}) if fault else frozenset()
+    one = explore_bfs.explore(sl.cfg, faults, name=sl.name, reduce="por")
+    assert one.one_side_states > 0  # the reduction did something
+    assert bool(one.counterexamples) == bool(fault)
+    pool = explore_cluster.local_pool(workers, sl.cfg, faults, reduce="por")
+    got = explore_cluster.search(pool, sl.cfg, faults, name=sl.name, reduce="por")
+    assert _answers(got) == _answers(one)
+    assert got.stats_json()["reduce"] == "por"
+
+
+def test_a_reduced_sharded_search_refuses_a_depth_limit() -> None:
+    cfg = explore_bfs.SLICE_BY_NAME["tools"].cfg
+    pool = explore_cluster.local_pool(2, cfg, frozenset(), reduce="por")
+    with pytest.raises(ValueError, match="depth"):
+        explore_cluster.search(pool, cfg, depth=3, reduce="por")
+
+
 def test_state_bytes_carry_a_state_between_two_numberings() -> None:
     """A state reached in one worker is rebuilt from its recipes in another that has only the
     initial state, and names the same state there."""
@@ -144,6 +178,21 @@ def test_explore_without_cluster_never_imports_ray(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-800:]
 
 
+def test_cluster_local_starts_its_own_instance_even_beside_a_running_one(monkeypatch: Any) -> None:
+    """``ray.init()`` joins a cluster that ``ray start`` runs on this machine, and then refuses
+    ``num_cpus``; ``--cluster local`` asks for a new instance by name."""
+    import types
+
+    calls: list[dict[str, Any]] = []
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False  # type: ignore[attr-defined]
+    fake.init = lambda **kw: calls.append(kw)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    session = Session("local", 3)
+    assert session.owned
+    assert [(c["address"], c["num_cpus"]) for c in calls] == [("local", 3)]
+
+
 def test_missing_ray_is_a_one_line_error_naming_the_extra(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['ray'] = None; from cli.main import main; "
@@ -163,7 +212,7 @@ def test_missing_ray_is_a_one_line_error_naming_the_extra(tmp_path: Path) -> Non
 @pytest.fixture(scope="module")
 def ray_session() -> Iterator[Any]:
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         yield ray
     finally:
@@ -171,12 +220,12 @@ def ray_session() -> Iterator[Any]:
 
 
 def _on_ray(
-    workers: int, sl: explore_bfs.Slice, faults: frozenset[str] = frozenset()
+    workers: int, sl: explore_bfs.Slice, faults: frozenset[str] = frozenset(), reduce: str = "none"
 ) -> explore_bfs.BfsResult:
     session = Session("local", workers)
     try:
-        pool = session.pool(sl.cfg, faults, False, True)
-        return explore_cluster.search(pool, sl.cfg, faults, name=sl.name)
+        pool = session.pool(sl.cfg, faults, False, True, reduce)
+        return explore_cluster.search(pool, sl.cfg, faults, name=sl.name, reduce=reduce)
     finally:
         session.close()
 
@@ -185,6 +234,13 @@ def _on_ray(
 @pytest.mark.parametrize("sl", explore_bfs.SLICES, ids=lambda s: s.name)
 def test_every_default_slice_on_two_ray_workers(ray_session: Any, sl: explore_bfs.Slice) -> None:
     assert _answers(_on_ray(2, sl)) == _answers(explore_bfs.explore(sl.cfg, name=sl.name))
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("sl", explore_bfs.SLICES, ids=lambda s: s.name)
+def test_every_default_slice_reduced_on_two_ray_workers(ray_session: Any, sl: explore_bfs.Slice) -> None:
+    single = explore_bfs.explore(sl.cfg, name=sl.name, reduce="por")
+    assert _answers(_on_ray(2, sl, reduce="por")) == _answers(single)
 
 
 @pytest.mark.deep
@@ -221,6 +277,21 @@ def test_a_killed_worker_ends_the_search_with_partial_figures(ray_session: Any) 
     assert caught.value.partial["depth"] == 5
     assert caught.value.partial["states"] > 1
     assert caught.value.partial["slice"] == "core"
+
+
+@pytest.mark.deep
+def test_ray_error_reports_go_to_stderr_not_to_the_json(monkeypatch: Any) -> None:
+    """A dead worker makes Ray's driver print a paragraph on standard output (where ``--json``
+    writes the report); the session sends it to standard error."""
+    worker = pytest.importorskip("ray._private.worker", reason="Ray is not installed")
+    from cli import cluster
+
+    got: list[dict[str, Any]] = []
+    monkeypatch.setattr(worker, "print_to_stdstream", lambda data, ignore_prefix: got.append(data))
+    cluster._errors_to_stderr()
+    cluster._errors_to_stderr()  # a second session does not wrap it twice
+    worker.print_to_stdstream({"lines": ["A worker died"], "pid": "raylet", "is_err": False}, False)
+    assert got == [{"lines": ["A worker died"], "pid": "raylet", "is_err": True}]
 
 
 @pytest.mark.deep

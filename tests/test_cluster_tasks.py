@@ -148,11 +148,10 @@ def _cli_json(args: list[str], out: Path) -> dict[str, Any]:
 def test_cli_matrix_and_compare_on_ray_equal_the_plain_runs(tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
     cluster = ["--cluster", "local", "--workers", "2"]
-    # the exhaustive mode: hypothesis's example counts depend on what its process did before
-    # (modules imported, runs made), so a cell run in a Ray worker and one run in the command's
-    # process can differ in them (see docs/exploring.md, limitations)
-    matrix = ["--readings", "cancel-takes-effect,patch-after-idle", "--mode", "exhaustive", "--slice",
-              "cancels", "--fault", "cancel-as-end-turn"]  # fmt: skip
+    # both modes: a cell run in a Ray worker (a fresh process) and one run in the command's
+    # process after other cells give the same hypothesis counts too
+    matrix = ["--readings", "cancel-takes-effect,patch-after-idle", "--mode", "both", "--slice",
+              "cancels", "--fault", "cancel-as-end-turn", "--examples", "30", "--walks", "200"]  # fmt: skip
     plain = _cli_json([*matrix, "--jobs", "1"], tmp_path / "m1")
     assert plain["contradicting"]
     assert _cli_json([*matrix, *cluster], tmp_path / "m2") == plain

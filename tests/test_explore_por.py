@@ -143,7 +143,8 @@ def test_cli_reduce_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, out = _cli([*base, "--reduce", "por"])
     assert "partial-order reduction on" in out
     capsys.readouterr()
-    for extra in (["--depth", "3"], ["--cluster", "local"]):
+    # with or without --cluster (which takes the reduction: tests/test_cluster.py)
+    for extra in (["--depth", "3"], ["--depth", "3", "--cluster", "local"]):
         assert _cli([*base, "--reduce", "por", *extra])[0] == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "--reduce por" in err[0], err
