@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import select
 import signal
 import subprocess
@@ -59,7 +58,7 @@ from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck
 from simulator import wire
-from simulator.drive import CLIENT_RULES_ON_PURPOSE, Choice, DriverClient
+from simulator.drive import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
 from simulator.shrink import ddmin
 from simulator.stdio_agent import encode
 
@@ -436,12 +435,10 @@ def run_once(
 
         next_choice = scripted
     else:
-        rng = random.Random(seed)
+        chooser = Chooser(seed)
 
         def drawn(enabled: list[Choice]) -> Choice | None:
-            if len(enabled) > 1 and rng.random() < 0.4:
-                return rng.choice(enabled[1:])
-            return enabled[0]  # wait
+            return chooser.choose(run.client, enabled)
 
         next_choice = drawn
     try:

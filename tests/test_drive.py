@@ -64,7 +64,13 @@ def test_no_findings_without_a_fault() -> None:
         m
         for m in AGENT_MUTANTS
         if m.name
-        in ("cancel-as-end-turn", "never-answer-inserted", "notice-empty-title", "no-resume-running")
+        in (
+            "cancel-as-end-turn",
+            "never-answer-inserted",
+            "notice-empty-title",
+            "no-resume-running",
+            "late-approval-runs",
+        )
     ],
     ids=lambda m: m.name,
 )
@@ -132,6 +138,61 @@ def test_choices_and_scripts() -> None:
     assert client.do(["allow", 0])[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "yes"}
     text = script_json([["prompt"], ["wait"], ["allow", 0]], rule="X")
     assert load_script(text) == [["prompt"], ["wait"], ["allow", 0]]
+
+
+def _permission_request(rid: str) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "session/request_permission",
+        "params": {"sessionId": "abc", "options": [{"optionId": "yes", "kind": "allow_once"}]},
+    }
+
+
+def _state(state: str) -> dict[str, object]:
+    update = {"sessionUpdate": "state_update", "state": state}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "abc", "update": update}}
+
+
+def test_a_holding_run_answers_its_permission_requests_after_the_idle() -> None:
+    """The late answer is a freedom the driver takes: in a run that holds its permission requests
+    (about a third of seeds), a request is never answered while the work runs, a cancel comes
+    often, and the first choice after the session reports idle answers it."""
+    from simulator.drive import Chooser
+
+    holding = [seed for seed in range(40) if Chooser(seed).holds]
+    assert 4 <= len(holding) <= 24
+    cancelled = 0
+    for seed in holding:
+        chooser, client = Chooser(seed), DriverClient()
+        client.sid = "abc"
+        client.receive(_state("running"))
+        client.receive(_permission_request("p1"))
+        for _ in range(30):
+            choice = chooser.choose(client, client.enabled())
+            assert choice[0] not in ("allow", "deny", "dismiss"), (seed, choice)
+            if choice == ["cancel"]:
+                cancelled += 1
+                client.do(choice)
+        client.receive(_state("idle"))
+        late = chooser.choose(client, client.enabled())
+        assert late[0] in ("allow", "deny", "dismiss") and late[1] == 0, (seed, late)
+    assert cancelled >= len(holding)
+    # a run that does not hold answers in time (some choice among 30 answers the request)
+    other = next(seed for seed in range(40) if not Chooser(seed).holds)
+    chooser, client = Chooser(other), DriverClient()
+    client.sid = "abc"
+    client.receive(_state("running"))
+    client.receive(_permission_request("p1"))
+    answered = []
+    for _ in range(30):
+        choice = chooser.choose(client, client.enabled())
+        if choice[0] in ("allow", "deny", "dismiss"):
+            answered.append(choice)
+            break
+        if choice[0] != "wait":
+            client.do(choice)
+    assert answered
 
 
 # -- real processes ------------------------------------------------------------------------------
@@ -454,7 +515,7 @@ def test_a_bug_off_the_wire_is_not_found_by_driving(mutant: Mutant) -> None:
     faults = mutant.switched_on & frozenset(AGENT_FAULTS)
     settings = Settings(steps=40, timeout=0.05, quiet=0.0)
     refused = 0
-    for seed in range(12):
+    for seed in range(60):  # the driver gets the agent to try it in a few runs of these
         agent = StdioAgent(0, faults)
         result = run_once(InProcessPeer(agent), settings, seed=seed)
         assert mutant.intended_rule not in result.rules
