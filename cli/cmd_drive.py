@@ -173,7 +173,10 @@ def _report_rule(
             reproduced=shrunk.reproduced,
             replays=shrunk.replays,
             shrink_runs=shrunk.runs,
-            nondeterministic=shrunk.result is None or shrunk.reproduced < shrunk.replays,
+            nondeterministic=shrunk.nondeterministic,
+            original_replays=shrunk.checks,
+            original_reproduced=shrunk.checked,
+            runs_per_candidate=shrunk.per_candidate,
         )
     if files is not None:
         data["files"] = files
@@ -256,7 +259,13 @@ def run(args: argparse.Namespace) -> int:
                 f"    first in run {r['run']} (seed {r['seed']}), {r['hits']} failing run(s); shrunk "
                 f"{r.get('original_length')} -> {r.get('shrunk_length')} choices, reproduced "
                 f"{r.get('reproduced')}/{r.get('replays')}"
-                + (" (nondeterministic)" if r.get("nondeterministic") else "")
+                + (
+                    f" (nondeterministic: the original failed {r.get('original_reproduced')}/"
+                    f"{r.get('original_replays')} replays, {r.get('runs_per_candidate')} run(s) per "
+                    "candidate)"
+                    if r.get("nondeterministic")
+                    else ""
+                )
                 + f"\n    files: {', '.join(r['files'].values())}"
             )
         sys.stdout.write("\n".join(lines) + "\n")

@@ -30,12 +30,14 @@ the Client's side that the driver breaks on purpose excepted), when the Agent's 
 unanswered within ``timeout`` (``drive.no-answer``), or past ``max_messages`` Agent lines
 (``drive.flood``).
 
-``shrink_run`` minimises a failing run's choices with delta debugging (``simulator.shrink.ddmin``),
-re-running the Agent for each candidate. It first replays the original choices, up to
-``tries`` times: a failure that does not come back is reported as not reproduced (a
-nondeterministic Agent); one that needed more than one try is tested ``tries`` times per
-candidate (a candidate fails when some run shows the same rule), else once. The final script
-is replayed ``confirm`` times and the count is stated in the report.
+``shrink_run`` minimises a failing run's choices (``simulator.shrink.minimise``: a prefix
+search, delta debugging, then single and pair removals), re-running the Agent for each candidate.
+It first replays the original choices ``tries`` times: a failure that never comes back is
+reported as not reproduced; one that comes back every time is taken as deterministic and each
+candidate is run once; one that comes back only sometimes (a nondeterministic Agent, or a race
+the timing decides) gets ``tries`` runs per candidate (a candidate fails when some run shows the
+same rule), so that a reduction is not lost to one unlucky run. The final script is replayed
+``confirm`` times, and the counts are stated in the report.
 
 Must not know: argument parsing, how reports are printed.
 """
@@ -43,6 +45,7 @@ Must not know: argument parsing, how reports are printed.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
@@ -59,7 +62,7 @@ from properties.findings import Finding
 from properties.live import LiveCheck
 from simulator import wire
 from simulator.drive import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
-from simulator.shrink import ddmin
+from simulator.shrink import minimise
 from simulator.stdio_agent import encode
 
 try:
@@ -67,7 +70,6 @@ try:
 
     _loads: Callable[[bytes], Any] = orjson.loads
 except ImportError:  # pragma: no cover
-    import json
 
     def _loads(data: bytes) -> Any:
         return json.loads(data.decode("utf-8"))
@@ -450,6 +452,10 @@ def run_once(
     return result
 
 
+def _script_key(choices: list[Choice]) -> str:
+    return json.dumps(choices)
+
+
 @dataclass
 class Shrunk:
     rule: str
@@ -460,6 +466,16 @@ class Shrunk:
     reproduced: int = 0
     replays: int = 0
     runs: int = 0
+    checks: int = 0
+    """Replays of the original choices before shrinking ..."""
+    checked: int = 0
+    """... and how many of them showed the rule."""
+    per_candidate: int = 1
+    """Runs a candidate may take to show the rule (more than one: a nondeterministic failure)."""
+
+    @property
+    def nondeterministic(self) -> bool:
+        return self.result is None or self.reproduced < self.replays or self.checked < self.checks
 
 
 def shrink_run(
@@ -481,14 +497,17 @@ def shrink_run(
         return result if rule in result.rules else None
 
     first = None
-    needed = 0
-    while first is None and needed < tries:
-        needed += 1
-        first = attempt(choices)
+    for _ in range(tries):  # every try, so that a failure that comes and goes is seen to
+        out.checks += 1
+        got = attempt(choices)
+        if got is not None:
+            out.checked += 1
+            first = first or got
     if first is None:
         return out
-    # a failure that came back at once is taken as deterministic: one run per candidate
-    per_candidate = 1 if needed == 1 else tries
+    # a failure that came back every time is taken as deterministic: one run per candidate
+    out.per_candidate = 1 if out.checked == out.checks else tries
+    per_candidate = out.per_candidate
     out.result = first
     spent = [0]
 
@@ -501,7 +520,7 @@ def shrink_run(
                 return got.choices
         return None
 
-    out.choices = ddmin(first.choices, test, lambda: spent[0] >= budget)
+    out.choices = minimise(first.choices, test, lambda: spent[0] >= budget, key=_script_key)
     # the last run that failed may be of a longer list: replay the final one to confirm it
     for _ in range(confirm):
         out.replays += 1

@@ -281,6 +281,8 @@ def test_drive_cli_finds_shrinks_writes_and_replays_in_process(
     f = found["FG-02"]
     assert f["shrunk_length"] <= f["original_length"]
     assert f["reproduced"] == f["replays"] >= 1 and f["nondeterministic"] is False
+    # the original came back on both replays: deterministic, one run per candidate
+    assert (f["original_reproduced"], f["original_replays"], f["runs_per_candidate"]) == (2, 2, 1)
     files = {k: Path(v) for k, v in f["files"].items()}
     assert files["transcript"].read_bytes() and "sequenceDiagram" in files["diagram"].read_text()
     assert json.loads(files["script"].read_text())["rule"] == "FG-02"
