@@ -177,6 +177,7 @@ def _report_rule(
             original_replays=shrunk.checks,
             original_reproduced=shrunk.checked,
             runs_per_candidate=shrunk.per_candidate,
+            undone=shrunk.undone,
         )
     if files is not None:
         data["files"] = files
@@ -262,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
                 + (
                     f" (nondeterministic: the original failed {r.get('original_reproduced')}/"
                     f"{r.get('original_replays')} replays, {r.get('runs_per_candidate')} run(s) per "
-                    "candidate)"
+                    f"candidate, {r.get('undone')} reduction(s) undone)"
                     if r.get("nondeterministic")
                     else ""
                 )

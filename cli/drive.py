@@ -37,7 +37,9 @@ reported as not reproduced; one that comes back every time is taken as determini
 candidate is run once; one that comes back only sometimes (a nondeterministic Agent, or a race
 the timing decides) gets ``tries`` runs per candidate (a candidate fails when some run shows the
 same rule), so that a reduction is not lost to one unlucky run. The final script is replayed
-``confirm`` times, and the counts are stated in the report.
+``confirm`` times; when no replay shows the rule (a reduction was kept on a failure that came by
+chance), the next longer list that failed is confirmed instead, up to ``UNDO`` times. The counts
+are stated in the report.
 
 Must not know: argument parsing, how reports are printed.
 """
@@ -452,6 +454,10 @@ def run_once(
     return result
 
 
+UNDO = 3
+"""Kept lists ``shrink_run`` steps back through when the final one does not fail again."""
+
+
 def _script_key(choices: list[Choice]) -> str:
     return json.dumps(choices)
 
@@ -472,10 +478,17 @@ class Shrunk:
     """... and how many of them showed the rule."""
     per_candidate: int = 1
     """Runs a candidate may take to show the rule (more than one: a nondeterministic failure)."""
+    undone: int = 0
+    """Reductions given up because their list did not fail again on replay."""
 
     @property
     def nondeterministic(self) -> bool:
-        return self.result is None or self.reproduced < self.replays or self.checked < self.checks
+        return (
+            self.result is None
+            or self.reproduced < self.replays
+            or self.checked < self.checks
+            or self.undone > 0
+        )
 
 
 def shrink_run(
@@ -510,22 +523,33 @@ def shrink_run(
     per_candidate = out.per_candidate
     out.result = first
     spent = [0]
+    failed: dict[str, RunResult] = {_script_key(first.choices): first}  # a failing run of each list
 
     def test(candidate: list[Choice]) -> list[Choice] | None:
         spent[0] += 1
         for _ in range(per_candidate):
             got = attempt(candidate)
             if got is not None:
-                out.result = got
+                failed.setdefault(_script_key(got.choices), got)
                 return got.choices
         return None
 
     out.choices = minimise(first.choices, test, lambda: spent[0] >= budget, key=_script_key)
-    # the last run that failed may be of a longer list: replay the final one to confirm it
-    for _ in range(confirm):
-        out.replays += 1
-        got = attempt(out.choices)
-        if got is not None:
-            out.reproduced += 1
-            out.result = got
+    # a reduction may have been kept on a failure that came by chance: confirm the final list
+    # by replays, and if none shows the rule, step back through the lists kept before it
+    kept = sorted(failed, key=lambda k: len(failed[k].choices))
+    kept = kept[kept.index(_script_key(out.choices)) :]
+    for k in kept[: 1 + UNDO]:
+        out.replays = out.reproduced = 0
+        out.choices = failed[k].choices
+        out.result = failed[k]
+        for _ in range(confirm):
+            out.replays += 1
+            got = attempt(out.choices)
+            if got is not None:
+                out.reproduced += 1
+                out.result = got
+        if out.reproduced:
+            break
+        out.undone += 1
     return out

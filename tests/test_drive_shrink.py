@@ -74,3 +74,40 @@ def test_a_failure_that_comes_and_goes_gets_more_runs_per_candidate() -> None:
     assert (shrunk.checks, shrunk.checked, shrunk.per_candidate) == (2, 1, 2)
     assert shrunk.nondeterministic and shrunk.result is not None
     assert len(shrunk.choices) < len(choices)
+
+
+def test_a_reduction_kept_on_a_chance_failure_is_undone() -> None:
+    """An Agent that writes garbage once it got two prompts, and, by chance, in its 4th run on
+    the first prompt: the shrink keeps that run's list (one prompt), which never fails again on
+    replay, so the next longer list that failed (two prompts) is confirmed and reported."""
+    from cli.drive import Settings, shrink_run
+    from simulator.drive import InProcessPeer
+    from simulator.stdio_agent import StdioAgent
+
+    runs = [0]
+
+    class Garbling(InProcessPeer):
+        def __init__(self, fluke: bool) -> None:
+            super().__init__(StdioAgent(0))
+            self.prompts = 0
+            self.fluke = fluke
+
+        def send(self, data: bytes) -> None:
+            self.prompts += data.count(b'"session/prompt"')
+            super().send(data)
+
+        def receive(self, timeout: float) -> list[bytes] | None:
+            lines = super().receive(timeout)
+            if lines is not None and (self.prompts >= 2 or (self.fluke and self.prompts)):
+                lines = [*lines, b"garbage"]
+            return lines
+
+    def peer() -> Garbling:
+        runs[0] += 1
+        return Garbling(fluke=runs[0] == 4)
+
+    settings = Settings(steps=20, timeout=0.05, quiet=0.0)
+    choices: list[list[object]] = [["prompt"], *[["wait"]] * 8, ["prompt"], *[["wait"]] * 10]
+    shrunk = shrink_run(peer, settings, "input.not-jsonrpc", choices, budget=30)
+    assert shrunk.undone >= 1 and shrunk.nondeterministic
+    assert shrunk.choices.count(["prompt"]) == 2 and shrunk.reproduced == shrunk.replays == 3
