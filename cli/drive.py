@@ -20,9 +20,10 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
    order is then the Agent's own order (an Agent writing while a message is in flight can
    make an ordering finding it did not cause; the replays of shrinking show it);
 3. settling: permission requests still unanswered are allowed; then the driver waits until no
-   obligation is open. An Agent that sends nothing for ``timeout`` seconds while one is open
-   is judged quiescent: the monitors' "eventually" rules become breaches, whose explanation
-   states the timeout.
+   obligation is open and each of its requests is answered. An Agent that sends nothing for
+   ``timeout`` seconds meanwhile is judged quiescent: the monitors' "eventually" rules become
+   breaches, whose explanation states the timeout, and a request other than a prompt still
+   unanswered is a ``drive.no-answer`` finding (a prompt's answer is owed under its own rules).
 
 A run ends early at the first finding that fails it (``fail_on`` as in ``check``; rules of
 the Client's side that the driver breaks on purpose excepted), when the Agent's output ends
@@ -244,6 +245,7 @@ class _Run:
         self.client = DriverClient()
         self.on_line = on_line
         self.answers: dict[Any, Any] = {}  # our request id -> the Agent's response
+        self.asked: dict[Any, tuple[str, int]] = {}  # our request id -> (method, transcript line)
         self.gone = False
 
     # -- lines -----------------------------------------------------------------------------------
@@ -256,6 +258,8 @@ class _Run:
     def send(self, msgs: list[dict[str, Any]]) -> None:
         for msg in msgs:
             self._keep(message_entry("client", msg))
+            if "method" in msg and "id" in msg:
+                self.asked.setdefault(msg["id"], (msg["method"], self.writer.lines))
             self.peer.send(encode(msg))
 
     def take(self, lines: list[bytes]) -> None:
@@ -372,6 +376,15 @@ class _Run:
             self.send(self.client.do(choice))
         return True
 
+    def unanswered(self) -> list[tuple[Any, str, int]]:
+        """Requests of the driver still without an answer that no rule's monitor waits for
+        (a prompt's answer is owed under the prompt rules, which say so at quiescence)."""
+        return [
+            (rid, method, line)
+            for rid, (method, line) in self.asked.items()
+            if rid not in self.answers and method != "session/prompt"
+        ]
+
     def settle(self) -> None:
         deadline = time.monotonic() + self.s.timeout
         while True:
@@ -380,12 +393,21 @@ class _Run:
             if self.failing():
                 self.result.stop = self.result.stop or "finding"
                 return
-            if not self.live.open_now():
+            if not self.live.open_now() and not self.unanswered():
                 self.result.stop = "settled"
                 return
             left = deadline - time.monotonic()
             if left <= 0:
                 self.result.stop = "timeout"
+                for rid, method, line in self.unanswered():
+                    self.result.findings.append(
+                        _driver_finding(
+                            "drive.no-answer",
+                            line,
+                            f"no answer to {method} (id {rid!r}) while the agent sent nothing for "
+                            f"{self.s.timeout:g} s",
+                        )
+                    )
                 self.live.close(quiescent=True)
                 return
             before = self.result.messages

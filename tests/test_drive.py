@@ -251,6 +251,18 @@ def test_misbehaving_agents_end_the_run_cleanly(
     assert rules <= set(result.rules), result.failing
 
 
+@posix
+def test_a_request_left_unanswered_is_a_finding_that_states_the_timeout(tmp_path: Path) -> None:
+    """An agent that answers only initialize and session/new: a session/close (whose answer no
+    rule's monitor waits for) still unanswered when the agent has been silent for the timeout."""
+    settings = Settings(steps=2, timeout=0.3, quiet=0.02)
+    result = run_once(ProcessPeer(_fake(tmp_path, "pass")), settings, script=[["close"], ["wait"]])
+    assert result.stop == "timeout" and result.rules == ["drive.no-answer"]
+    (finding,) = result.failing
+    assert finding.explanation == "no answer to session/close (id 1) while the agent sent nothing for 0.3 s"
+    assert finding.line == 5  # the close in the transcript
+
+
 def _simulated_agent(command: list[str]) -> InProcessPeer:
     """What ``acp-model agent --fault F ...`` runs (seed 0), in process and without the clock."""
     faults = frozenset(command[i + 1] for i, arg in enumerate(command) if arg == "--fault")
