@@ -196,6 +196,8 @@ class RunResult:
     ended: str = ""
     seconds: float = 0.0
     exercised: dict[str, int] = field(default_factory=dict)
+    unparsed: list[int] = field(default_factory=list)
+    """Transcript lines recorded as ``unparsed`` (not JSON)."""
 
     @property
     def rules(self) -> list[str]:
@@ -435,6 +437,7 @@ class _Run:
         r.failing = [f for f in r.findings if fails(f, self.s.fail_on)]
         r.open = opened
         r.exercised = dict(self.live.exercised)
+        r.unparsed = list(self.writer.unparsed)
         return r
 
 

@@ -321,6 +321,7 @@ def test_drive_cli_starts_the_agent_command_for_each_run(tmp_path: Path) -> None
         assert main([*argv, "--out", str(out), "--", *agent]) == 1
     (f,) = json.loads(stdout.getvalue())["findings"]
     assert f["rule"] == "input.not-jsonrpc" and f["reproduced"] == f["replays"] >= 1
+    assert f["explanation"].endswith("(a line that is not JSON, recorded as unparsed)")
     assert f["shrunk_length"] <= f["original_length"]
     assert b"garbage" in Path(f["files"]["transcript"]).read_bytes()
 
