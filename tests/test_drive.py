@@ -455,6 +455,15 @@ def _process_plan(mutant: Mutant, level: str, seeds: int = 400) -> list[tuple[in
     return plan
 
 
+@pytest.mark.parametrize("name", ["late-approval-runs", "cancel-leaves-tool-open"])
+def test_the_process_proof_has_a_plan_for_the_cancellation_races(name: str) -> None:
+    """The two bugs of a cancelled turn's tool calls (a late approval used, a tool call left open)
+    are in the process proof below, and the in-process search gives it runs to ask for."""
+    mutant = next(m for m in AGENT_MUTANTS if m.name == name)
+    plan = _process_plan(mutant, "must", seeds=60)
+    assert len(plan) == 3 and all(steps >= 2 for _, steps in plan), plan
+
+
 @pytest.mark.deep
 @posix
 @pytest.mark.parametrize("mutant", AGENT_MUTANTS, ids=lambda m: m.name)
