@@ -455,42 +455,47 @@ class Agent:
             return ev
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
+        features = cfg.features
+        faults = self.faults
+        open_ = self._open()
+        hold = "hold" in features
+        fail = "fail" in features
+        answer_invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
         for rid in self.order:
             p = self.prompts[rid]
             st = p[0]
             if st == prm.RECEIVED:
-                if self._has("hold") and waiting == rid:
+                if hold and waiting == rid:
                     add(("agent", "hold", rid))
-                if self._has("fail") or p[4]:
+                if fail or p[4]:
                     add(("agent", "reject", rid))
-            if st == prm.COVERED and "held-not-withdrawn" in self.faults and self._open():
+            if st == prm.COVERED and "held-not-withdrawn" in faults and open_:
                 add(("agent", "insert", rid))
             if (
                 st in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
                 and (rid == waiting or (st == prm.RECEIVED and self._may_overtake(rid)))
-                and self._open()
-                and (p[4] != "unadvertised" or "accept-unadvertised-content" in self.faults)
+                and open_
+                and (p[4] != "unadvertised" or "accept-unadvertised-content" in faults)
             ):
                 add(("agent", "insert", rid))
-            if st == prm.HELD and self._has("fail") and rid == waiting:
+            if st == prm.HELD and fail and rid == waiting:
                 add(("agent", "reject", rid))
             if st == prm.CANCEL_REQUESTED and self._reading("rejected-after-cancel-request", "own-reason"):
                 add(("agent", "reject", rid))
             unadvertised = p[4] == "unadvertised"
-            answer_invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
             if st == prm.COVERED and unadvertised and answer_invalid != "cancelled":
                 add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
             if st in (prm.CANCEL_REQUESTED, prm.CLOSED_OUT) or (
                 st == prm.COVERED and not (unadvertised and answer_invalid == "invalid")
             ):
                 add(("agent", "withdraw", rid))
-            if st == prm.INSERTED and "never-answer-inserted" not in self.faults:
+            if st == prm.INSERTED and "never-answer-inserted" not in faults:
                 add(("agent", "answer", rid))
             if st in (prm.INSERTED, prm.ANSWERED) and not p[2]:
                 add(("agent", "user_message", rid))
-                if self._has("chunks"):
+                if "chunks" in features:
                     add(("agent", "user_chunks", rid))
-            if "answer-before-insert" in self.faults and st == prm.RECEIVED:
+            if "answer-before-insert" in faults and st == prm.RECEIVED:
                 add(("agent", "answer_early", rid))
         if (
             self.session == "closing"
@@ -505,32 +510,31 @@ class Agent:
         ):
             add(("agent", "close_response", None))
         if not active:
-            if self._open() and (self._work_waiting() or self.followup):
+            if open_ and (self._work_waiting() or self.followup):
                 add(("agent", "start", None))
-                if self._has("permission") and self.perms_started < cfg.permissions and self._work_waiting():
+                if "permission" in features and self.perms_started < cfg.permissions and self._work_waiting():
                     add(("agent", "start_blocked", None))
         else:
             self._active_events(add)
         self._background_events(add, active)
-        if self._has("compaction") and self.session in ("open", "closing"):
+        if "compaction" in features and self.session in ("open", "closing"):
             self._compaction_events(add)
         if (
             self.real == fgm.RUNNING
             and self.turn_outputs == 0  # as the work's first output
             and "synthetic" not in self.extras
-            and self._open()
+            and open_
             and self._reading("unaccounted-user-message", "other-sources")
         ):
             add(("agent", "synthetic_user", None))  # once per run
-        if self._has("notice") and self.notices < cfg.notices and self._open():
+        if "notice" in features and self.notices < cfg.notices and open_:
             add(("agent", "notice", None))
-        if self._has("usage") and self.usages < cfg.usages and self._open():
+        if "usage" in features and self.usages < cfg.usages and open_:
             add(("agent", "usage", None))
-        open_ = self._open()
-        if open_ and self._has("unknown") and self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
+        if open_ and "unknown" in features and self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
             add(("agent", "lose", None))
         unrecognized = self.reported == fgm.UNRECOGNIZED
-        if open_ and self._has("future") and not unrecognized and self.futures < cfg.futures:
+        if open_ and "future" in features and not unrecognized and self.futures < cfg.futures:
             add(("agent", "future_state", None))
         if self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED) and self.session in ("open", "closing"):
             add(("agent", "restore", None))  # also before answering a close: it reports a known state
@@ -541,10 +545,10 @@ class Agent:
             and self.ended_output not in (None, "msg_a_late")
             and not active
             and self.reported == fgm.IDLE
-            and self._open()
+            and open_
         ):
             add(("agent", "late_output", None))  # a patch of the ended work's message
-        if not active and self._open():
+        if not active and open_:
             self._idle_reading_events(add)
         if self.session in ("open", "closing"):
             self._carried_events(add)
