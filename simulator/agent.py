@@ -143,9 +143,11 @@ def _slot_copier(names: tuple[str, ...]) -> Any:
     return scope["copy"]
 
 
-def _sorted_lists(d: dict[str, list[Any]]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
-    """A dict of lists in its snapshot form: sorted (key, tuple) pairs."""
-    return tuple(sorted([(k, tuple(v)) for k, v in d.items()])) if d else ()
+def _put(table: dict[Any, tuple[Any, ...]], key: Any, i: int, value: Any) -> None:
+    """Set field ``i`` of the record ``table[key]`` (records are tuples, so copies of the Agent
+    share them and its snapshot holds them as they are)."""
+    rec = table[key]
+    table[key] = (*rec[:i], value, *rec[i + 1 :])
 
 
 class Agent:
@@ -209,17 +211,17 @@ class Agent:
         self.last_stop: str | None = None  # the stop reason of the last idle that ended work
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
-        # rid -> [prompt state, messageId, user message reported, handled by foreground work,
-        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised"]
-        self.prompts: dict[int, list[Any]] = {}
+        # rid -> (prompt state, messageId, user message reported, handled by foreground work,
+        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised")
+        self.prompts: dict[int, tuple[Any, ...]] = {}
         self.order: list[int] = []  # rids in receive order
         self.next_msg = 0
         self.turn_outputs = 0
         self.cur_msg: str | None = None  # agent_message being streamed in this interval
         self.cur_thought: str | None = None
-        self.tools: dict[str, list[Any]] = {}  # id -> [status, background?, permission rid]
+        self.tools: dict[str, tuple[Any, ...]] = {}  # id -> (status, background?, permission rid)
         self.tools_started = 0
-        self.perms: dict[str, list[Any]] = {}  # rid -> [permission state, tool call id]
+        self.perms: dict[str, tuple[Any, ...]] = {}  # rid -> (permission state, tool call id)
         self.perms_started = 0
         self.items: dict[tuple[str, str], str] = {}  # (kind, id) -> background machine state
         self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
@@ -257,10 +259,10 @@ class Agent:
     def clone(self) -> Agent:
         new = Agent.__new__(Agent)
         _copy_slots(self, new)
-        new.prompts = {k: list(v) for k, v in self.prompts.items()}
+        new.prompts = dict(self.prompts)
         new.order = list(self.order)
-        new.tools = {k: list(v) for k, v in self.tools.items()}
-        new.perms = {k: list(v) for k, v in self.perms.items()}
+        new.tools = dict(self.tools)
+        new.perms = dict(self.perms)
         new.items = dict(self.items)
         new.compactions = dict(self.compactions)
         new.history = list(self.history)
@@ -270,14 +272,14 @@ class Agent:
         return (
             self.real,
             self.reported,
-            tuple([(r, tuple(self.prompts[r])) for r in self.order]),
+            tuple(self.prompts.items()),  # in receive order (``order``)
             self.next_msg,
             self.turn_outputs,
             self.cur_msg,
             self.cur_thought,
-            _sorted_lists(self.tools),
+            tuple(sorted(self.tools.items())) if self.tools else (),
             self.tools_started,
-            _sorted_lists(self.perms),
+            tuple(sorted(self.perms.items())) if self.perms else (),
             self.perms_started,
             tuple(sorted(self.items.items())) if self.items else (),
             self.listed,
@@ -370,8 +372,7 @@ class Agent:
         return self._state(state, stop, err)
 
     def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
-        p = self.prompts[rid]
-        p[0] = self.specs["prompt"].fire(p[0], trigger, ctx)
+        _put(self.prompts, rid, 0, self.specs["prompt"].fire(self.prompts[rid][0], trigger, ctx))
 
     def _oldest_waiting(self) -> int | None:
         for rid in self.order:
@@ -399,7 +400,7 @@ class Agent:
             invalid = "" if content else "empty"
             if content and any(b.get("type") not in _BASELINE for b in content):
                 invalid = "unadvertised"
-            self.prompts[rid] = [prm.RECEIVED, None, False, False, invalid]
+            self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid)
             self.order.append(rid)
             if self.cancelling and "cancel-covers-later-prompts" in self.faults:
                 self._breach("CANCEL-16")
@@ -432,17 +433,20 @@ class Agent:
             outcome = msg.get("result", {}).get("outcome", {})
             trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
             was = perm[0]
-            perm[0] = self.specs["permission"].fire(perm[0], trig)
+            _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
             if was == pm.PENDING:
-                tool = self.tools[perm[1]]
-                tool.append("allowed" if outcome.get("optionId") == "allow" else "denied")
+                tid = perm[1]
+                self.tools[tid] = (
+                    *self.tools[tid],
+                    "allowed" if outcome.get("optionId") == "allow" else "denied",
+                )
             elif (
                 was == pm.NOT_APPROVED
                 and "late-approval-runs" in self.faults
                 and outcome.get("optionId") == "allow"
                 and self.tools[perm[1]][0] == tcm.PENDING
             ):
-                self.tools[perm[1]].append("late")  # seeded bug: the late answer is used
+                self.tools[perm[1]] = (*self.tools[perm[1]], "late")  # seeded bug: the late answer is used
 
     # -- choices -------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:
@@ -838,15 +842,17 @@ class Agent:
         self._prompt_fire(rid, "insert", oldest_held=True)
         if "reuse-message-id" in self.faults and self.next_msg > 0:
             self._reuse_mark(rid)
-            p[1] = "msg_u_1"
+            _put(self.prompts, rid, 1, "msg_u_1")
         elif self.ahead is not None:  # seeded bug: the ID whose user message went out early
-            p[1], self.ahead = self.ahead, None
+            _put(self.prompts, rid, 1, self.ahead)
+            self.ahead = None
         else:
-            p[1] = self._msg_id("msg_u")
+            mid = self._msg_id("msg_u")
+            _put(self.prompts, rid, 1, mid)
             if "reuse-message-id" in self.faults:
                 self._reuse_mark(rid)
-                p[1] = "msg_u_1"
-            elif "user-message-ahead" in self.faults and p[1] == "msg_u_1":
+                _put(self.prompts, rid, 1, "msg_u_1")
+            elif "user-message-ahead" in self.faults and mid == "msg_u_1":
                 self._breach("ACC-07")
                 self.ahead = "msg_u_ahead"  # reported now, before any prompt it could belong to
                 return [wire.message("user_message", MAIN, self.ahead, [wire.text("ahead")])]
@@ -874,10 +880,9 @@ class Agent:
     def _do_answer_early(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
         self._breach("ACC-05")
-        p[0] = prm.ANSWERED
-        p[1] = self._msg_id("msg_u")
-        p[2] = True
-        return [wire.result(rid, {"messageId": p[1]})]
+        mid = self._msg_id("msg_u")
+        self.prompts[rid] = (prm.ANSWERED, mid, True, *p[3:])
+        return [wire.result(rid, {"messageId": mid})]
 
     def _do_reject(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "reject", busy_only=False)
@@ -918,8 +923,7 @@ class Agent:
     def _do_carried_done(self, tid: str) -> list[Msg]:
         """``tool-updates-after-idle=background``: a tool call that carried on after the idle
         ends as independent work."""
-        t = self.tools[tid]
-        t[0] = self.specs["tool_call"].fire(t[0], "complete")
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], "complete"))
         return [wire.tool_call(MAIN, tid, "completed")]
 
     def _do_bg_adopt(self, key: tuple[str, str]) -> list[Msg]:
@@ -929,7 +933,7 @@ class Agent:
         self.specs["background_item"].fire(self.items[key], "adopt", {"becomes_foreground": True})
         del self.items[key]
         self.listed = tuple(k for k in self.listed if k != key)
-        self.tools[key[1]][1] = False
+        _put(self.tools, key[1], 1, False)
         return [self._snapshot_now()]
 
     def _do_withdraw(self, rid: int) -> list[Msg]:
@@ -944,19 +948,18 @@ class Agent:
         return [wire.error(rid, wire.REQUEST_CANCELLED, "request cancelled")]
 
     def _do_user_message(self, rid: int) -> list[Msg]:
-        p = self.prompts[rid]
-        p[2] = True
-        mid = p[1]
+        _put(self.prompts, rid, 2, True)
+        mid = self.prompts[rid][1]
         if "user-message-wrong-id" in self.faults:
             self._breach("ACC-06")
-            mid = p[1] + "_x"
+            mid = mid + "_x"
         msg = wire.message("user_message", MAIN, mid, [wire.text(f"prompt {rid}")])
         self.history.append(msg)
         return [msg]
 
     def _do_user_chunks(self, rid: int) -> list[Msg]:
+        _put(self.prompts, rid, 2, True)
         p = self.prompts[rid]
-        p[2] = True
         msgs = [
             wire.chunk("user_message_chunk", MAIN, p[1], wire.text("prompt ")),
             wire.chunk("user_message_chunk", MAIN, p[1], wire.text(str(rid))),
@@ -966,9 +969,8 @@ class Agent:
 
     def _mark_handled(self) -> None:
         for rid in self.order:
-            p = self.prompts[rid]
-            if p[0] in (prm.INSERTED, prm.ANSWERED):
-                p[3] = True
+            if self.prompts[rid][0] in (prm.INSERTED, prm.ANSWERED):
+                _put(self.prompts, rid, 3, True)
 
     def _do_start(self, _: Any) -> list[Msg]:
         self._count_hook(followup_may_start=True)
@@ -1034,9 +1036,9 @@ class Agent:
         if ask:
             self.perms_started += 1
             perm_rid = f"perm_{self.perms_started}"
-            self.perms[perm_rid] = [pm.PENDING, tid]
+            self.perms[perm_rid] = (pm.PENDING, tid)
             out.append(wire.request_permission(perm_rid, MAIN, tid))
-        self.tools[tid] = [tcm.PENDING, False, perm_rid]
+        self.tools[tid] = (tcm.PENDING, False, perm_rid)
         self.history.append(out[0])
         return out
 
@@ -1062,19 +1064,18 @@ class Agent:
         """A tool call pauses, goes back to pending, resumes, or ends (5. Tool invocation and
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
-        t = self.tools[tid]
-        t[0] = self.specs["tool_call"].fire(t[0], tcm.STATUS_TRIGGER[status])
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], tcm.STATUS_TRIGGER[status]))
         return [wire.tool_call(MAIN, tid, status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
         """Content of a tool call, live or final: replaced by an update, appended by a chunk."""
         tid, replace = arg
         self.tool_updates += 1
-        t = self.tools[tid]
+        status = self.tools[tid][0]
         if replace:
-            t[0] = self.specs["tool_call"].fire(t[0], "replace_content")
+            _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "replace_content"))
             return [wire.tool_call(MAIN, tid, content=[{"type": "content", "content": wire.text("diff")}])]
-        t[0] = self.specs["tool_call"].fire(t[0], "append_content")
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "append_content"))
         return [wire.tool_content_chunk(MAIN, tid, "more")]
 
     def _do_plan_removed(self, _: Any) -> list[Msg]:
@@ -1085,13 +1086,12 @@ class Agent:
         """A permission request for background work: the foreground state does not change."""
         self.perms_started += 1
         rid = f"perm_{self.perms_started}"
-        self.perms[rid] = [pm.PENDING, tid]
-        self.tools[tid][2] = rid
+        self.perms[rid] = (pm.PENDING, tid)
+        _put(self.tools, tid, 2, rid)
         return [wire.request_permission(rid, MAIN, tid)]
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
-        perm = self.perms[rid]
-        perm[0] = self.specs["permission"].fire(perm[0], "withdraw")
+        _put(self.perms, rid, 0, self.specs["permission"].fire(self.perms[rid][0], "withdraw"))
         return [wire.cancel_request(rid)]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
@@ -1119,23 +1119,22 @@ class Agent:
     def _do_tool_run(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
         if len(t) > 3 and t[3] == "denied":
-            t[0] = self.specs["tool_call"].fire(t[0], "fail")
+            _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
             return [wire.tool_call(MAIN, tid, "failed")]
-        t[0] = self.specs["tool_call"].fire(t[0], "run")
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
         return [wire.tool_call(MAIN, tid, "in_progress"), wire.tool_content_chunk(MAIN, tid, "working")]
 
     def _do_late_run(self, tid: str) -> list[Msg]:
         """Seeded bug ``late-approval-runs``: a late approval of a request of cancelled work runs
         its tool call."""
         self._breach("CANCEL-06")
-        t = self.tools[tid]
-        t.pop()
-        t[0] = self.specs["tool_call"].fire(t[0], "run")
+        t = self.tools[tid][:-1]
+        self.tools[tid] = t
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
         return [wire.tool_call(MAIN, tid, "in_progress")]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
-        t = self.tools[tid]
-        t[0] = self.specs["tool_call"].fire(t[0], "complete")
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], "complete"))
         out = [
             wire.tool_call(
                 MAIN, tid, "completed", content=[{"type": "content", "content": wire.text("done")}]
@@ -1173,15 +1172,20 @@ class Agent:
                 self._breach("CANCEL-17")
                 continue
             if carry and t[0] == tcm.IN_PROGRESS:
-                t[1] = "carried"  # it carries on after the idle as independent work
+                _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
-            t[0] = self.specs["tool_call"].fire(t[0], "cancel" if final == "cancelled" else "fail")
+            _put(
+                self.tools,
+                tid,
+                0,
+                self.specs["tool_call"].fire(t[0], "cancel" if final == "cancelled" else "fail"),
+            )
             out.append(wire.tool_call(MAIN, tid, final))
-        for perm in self.perms.values():
+        for rid, perm in self.perms.items():
             if perm[0] == pm.PENDING and not self.tools[perm[1]][1]:
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
-                perm[0] = self.specs["permission"].fire(perm[0], "abandon")
+                _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
         if ("no-idle-after-cancel" in self.faults and reason == "cancelled") or (
             "no-idle-at-end" in self.faults and reason != "cancelled"
         ):
@@ -1237,7 +1241,7 @@ class Agent:
         elif kind == "tool_call":
             self.tools_started += 1
             ident = f"tc_bg_{self.bg_started}"
-            self.tools[ident] = [tcm.IN_PROGRESS, True, None]
+            self.tools[ident] = (tcm.IN_PROGRESS, True, None)
             msgs = [wire.tool_call(MAIN, ident, "in_progress", title="Watch files", kind="execute")]
         else:
             ident = CHILD
@@ -1256,7 +1260,7 @@ class Agent:
         if with_tool and kind == "terminal":
             self.tools_started += 1
             tid = _embedding(ident)
-            self.tools[tid] = [tcm.IN_PROGRESS, True, None]
+            self.tools[tid] = (tcm.IN_PROGRESS, True, None)
             msgs.insert(
                 0,
                 wire.tool_call(MAIN, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]),
@@ -1310,8 +1314,7 @@ class Agent:
         if kind == "terminal":
             out = [wire.terminal(MAIN, ident, exit_code=0)]
         elif kind == "tool_call":
-            t = self.tools[ident]
-            t[0] = self.specs["tool_call"].fire(t[0], "complete")
+            _put(self.tools, ident, 0, self.specs["tool_call"].fire(self.tools[ident][0], "complete"))
             out = [wire.tool_call(MAIN, ident, "completed")]
         else:
             idle = {"state": "idle", "stopReason": "end_turn", "background": []}
@@ -1319,7 +1322,7 @@ class Agent:
         tc = ("tool_call", _embedding(ident))
         if kind == "terminal" and self.items.get(tc) in (bgm.ANNOUNCED, bgm.LISTED):
             # the tool call that embeds the terminal ends with it
-            self.tools[tc[1]][0] = self.specs["tool_call"].fire(self.tools[tc[1]][0], "complete")
+            _put(self.tools, tc[1], 0, self.specs["tool_call"].fire(self.tools[tc[1]][0], "complete"))
             self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
             out.append(wire.tool_call(MAIN, tc[1], "completed"))
         if self.items[key] == bgm.DONE:
