@@ -615,26 +615,27 @@ class Agent:
 
     def _active_events(self, add: Any) -> None:
         cfg = self.cfg
+        features = cfg.features
         blocked = self._blocked()
         if self.real == fgm.RUNNING and not self.cancelling:
             if self.turn_outputs < cfg.outputs:
                 add(("agent", "say", None))
-                if self._has("thought"):
+                if "thought" in features:
                     add(("agent", "think", None))
-                if self._has("plan"):
+                if "plan" in features:
                     add(("agent", "plan", None))
             if self.tools_started < cfg.tool_calls:
                 add(("agent", "tool", None))
-                if self._has("permission") and self.perms_started < cfg.permissions:
+                if "permission" in features and self.perms_started < cfg.permissions:
                     add(("agent", "tool_ask", None))
-                    if self._has("multi_request"):
+                    if "multi_request" in features:
                         add(("agent", "tool_ask_running", None))
             if "plan" in self.extras and "plan_removed" not in self.extras:
                 add(("agent", "plan_removed", None))
         if self.real == fgm.RUNNING and blocked and not self.cancelling:
             add(("agent", "block", None))
         if self.real == fgm.RUNNING:
-            pause = self._has("pause")
+            pause = "pause" in features
             for tid, t in self.tools.items():
                 if t[1] or t[0] not in tcm.LIVE:
                     continue
@@ -654,7 +655,7 @@ class Agent:
                         if t[2] is not None and status not in (tcm.FAILED, tcm.CANCELLED):
                             continue  # a permitted call is invoked, in_progress (TOOL-04)
                         add(("agent", "tool_status", (tid, status)))
-        if self.real != fgm.IDLE and self._has("pause") and self.tool_updates < cfg.tool_updates:
+        if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
             for tid, t in self.tools.items():
                 if not t[1]:
                     add(("agent", "tool_content", (tid, True)))
@@ -668,15 +669,15 @@ class Agent:
             # when-acted: the work may have ended before the Agent acted on the cancel
         if self._can_end():
             add(("agent", "end", "end_turn"))
-            if self._has("limits"):
+            if "limits" in features:
                 add(("agent", "end", "max_tokens"))
                 add(("agent", "end", "max_turn_requests"))
                 add(("agent", "end", "refusal"))
-            if self._has("custom_stop"):
+            if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
-            if self._has("omit_stop"):
+            if "omit_stop" in features:
                 add(("agent", "end", None))
-        if self._has("fail") and not self._unlisted_work():
+        if "fail" in features and not self._unlisted_work():
             add(("agent", "end", "error"))
 
     def _unlisted_work(self) -> bool:
@@ -703,6 +704,7 @@ class Agent:
         """Background work: start (from running foreground work), list, finalize, remove.
         While the session is closing, live items are finalized and removed (closing stops them)."""
         cfg = self.cfg
+        features = cfg.features
         if self.session not in ("open", "closing"):
             return
         if (
@@ -712,13 +714,13 @@ class Agent:
             and not self.cancelling
             and self.bg_started < cfg.background
         ):
-            if self._has("terminal"):
+            if "terminal" in features:
                 add(("agent", "bg_start", "terminal"))
                 if self._reading("tool-with-listed-terminal", "may-have-other-work"):
                     add(("agent", "bg_start", "terminal+tool"))
-            if self._has("bg_tool"):
+            if "bg_tool" in features:
                 add(("agent", "bg_start", "tool_call"))
-            if self._has("subagent") and ("subagent", CHILD) not in self.items:
+            if "subagent" in features and ("subagent", CHILD) not in self.items:
                 add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
         for key, st in self.items.items():
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
@@ -748,7 +750,7 @@ class Agent:
                 add(("agent", "bg_adopt", key))
             if st == bgm.FINALIZED:
                 add(("agent", "bg_unlist", key))
-                if self._has("followup") and not active and self._open():
+                if "followup" in features and not active and self._open():
                     add(("agent", "bg_unlist_followup", key))
         if "late-approval-runs" in self.faults:
             for tid, t in self.tools.items():
@@ -775,16 +777,17 @@ class Agent:
         tool call, even while idle: Foreground and background work), stream output (a
         terminal's ``terminal_output_chunk``, a child's ``session_message_chunk``)."""
         kind, ident = key
+        features = self.cfg.features
         if (
             kind == "tool_call"
-            and self._has("bg_permission")
+            and "bg_permission" in features
             and self.perms_started < self.cfg.permissions
             and ident in self.tools
             and self.tools[ident][2] is None
             and self.session == "open"
         ):
             add(("agent", "bg_ask", ident))
-        if self._has("extras") and "out:" + ident not in self.extras and self.session == "open":
+        if "extras" in features and "out:" + ident not in self.extras and self.session == "open":
             if kind == "terminal":
                 add(("agent", "terminal_output", ident))
             elif kind == "subagent" and self.child_msg is not None:

@@ -117,6 +117,7 @@ class Client:
 
     def enabled(self) -> list[Event]:
         cfg = self.cfg
+        features = cfg.features
         ev: list[Event] = []
         resuming_prompt = self.session == "resuming" and "prompt-during-resume" in self.faults
         if resuming_prompt and self.prompts_sent < cfg.prompts:
@@ -124,12 +125,12 @@ class Client:
         if self.session == "open":
             if self.prompts_sent < cfg.prompts:
                 ev.append(("client", "prompt", None))
-            if self._has("close") and self.closes < cfg.closes:
+            if "close" in features and self.closes < cfg.closes:
                 ev.append(("client", "close", None))
         if self.session in ("open", "closing"):  # a close does not stop the Client cancelling
-            if self._has("cancel") and self.cancels < cfg.cancels:
+            if "cancel" in features and self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
-            if self._has("cancel") and self.cancel_requests < cfg.cancel_requests:
+            if "cancel" in features and self.cancel_requests < cfg.cancel_requests:
                 # any prompt it has no answer for yet (the answer may be in flight)
                 for prompt_rid in self.unanswered:
                     ev.append(("client", "cancel_request", prompt_rid))
@@ -137,7 +138,7 @@ class Client:
             ev.append(("client", "allow", rid))
             ev.append(("client", "deny", rid))
             ev.append(("client", "dismiss", rid))
-        if self._has("resume") and (
+        if "resume" in features and (
             (self.session == "closed" and self.resumes < cfg.resumes)
             or (self.session == "open" and self.reattaches < cfg.reattaches)
         ):
