@@ -40,6 +40,21 @@ from properties.observe import (
 )
 from properties.readings import BY_NAME
 
+_CELL_RULES: dict[int, tuple[MachineSpec, dict[tuple[str, str], str]]] = {}
+"""Per table (by identity, the table kept alive beside its cells): the rule each consulted cell
+exercises, ``MachineSpec.violation``'s rule, asked once per cell (it builds an exception)."""
+
+
+def _cell_rule(spec: MachineSpec, state: str, trigger: str) -> str:
+    got = _CELL_RULES.get(id(spec))
+    if got is None:
+        got = _CELL_RULES[id(spec)] = (spec, {})
+    cells = got[1]
+    rule = cells.get((state, trigger))
+    if rule is None:
+        rule = cells[(state, trigger)] = spec.violation(state, trigger).rule
+    return rule
+
 
 def _rules(specs: Iterable[MachineSpec]) -> tuple[str, ...]:
     found: dict[str, None] = {}
@@ -93,7 +108,7 @@ class TableMonitor(SessionMonitor[Seen]):
             state = states.get(where, spec.initial)
             if tables:
                 spec = tables.get(spec.name, spec)
-            self._ex[spec.violation(state, trigger).rule] += 1
+            self._ex[_cell_rule(spec, state, trigger)] += 1
             try:
                 states[where] = after = spec.fire(state, trigger, ctx)
                 if after != state and after in spec.eventually:
