@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from cli.drive import (
     shrink_run,
     transcript_item,
 )
-from cli.live_report import finding_text
+from cli.live_report import UNPARSED_NOTE, finding_text
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps, write_atomic
@@ -173,7 +174,11 @@ def _report_rule(
             reproduced=shrunk.reproduced,
             replays=shrunk.replays,
             shrink_runs=shrunk.runs,
-            nondeterministic=shrunk.result is None or shrunk.reproduced < shrunk.replays,
+            nondeterministic=shrunk.nondeterministic,
+            original_replays=shrunk.checks,
+            original_reproduced=shrunk.checked,
+            runs_per_candidate=shrunk.per_candidate,
+            undone=shrunk.undone,
         )
     if files is not None:
         data["files"] = files
@@ -215,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
                 rules[rule]["hits"] += 1
                 continue
             first = next(f for f in result.failing if f.rule == rule)
+            if first.kind == "input" and first.line in result.unparsed:
+                first = replace(first, explanation=first.explanation + UNPARSED_NOTE)
             if not args.json:
                 _progress(f"  {finding_text('run', first)}")
                 _progress(f"  shrinking {rule} from {len(result.choices)} choices ...")
@@ -256,7 +263,13 @@ def run(args: argparse.Namespace) -> int:
                 f"    first in run {r['run']} (seed {r['seed']}), {r['hits']} failing run(s); shrunk "
                 f"{r.get('original_length')} -> {r.get('shrunk_length')} choices, reproduced "
                 f"{r.get('reproduced')}/{r.get('replays')}"
-                + (" (nondeterministic)" if r.get("nondeterministic") else "")
+                + (
+                    f" (nondeterministic: the original failed {r.get('original_reproduced')}/"
+                    f"{r.get('original_replays')} replays, {r.get('runs_per_candidate')} run(s) per "
+                    f"candidate, {r.get('undone')} reduction(s) undone)"
+                    if r.get("nondeterministic")
+                    else ""
+                )
                 + f"\n    files: {', '.join(r['files'].values())}"
             )
         sys.stdout.write("\n".join(lines) + "\n")
@@ -295,7 +308,9 @@ def _replay(args: argparse.Namespace, settings: Settings, make_peer: Any, out: P
             f"acp-model drive --replay {path}: {len(result.choices)} choices, {result.messages} agent "
             f"messages, {result.stop}; agent {result.ended}"
         ]
-        lines += [f"  {finding_text('replay', f)}" for f in result.findings if f.kind != "open"]
+        lines += [
+            f"  {finding_text('replay', f, result.unparsed)}" for f in result.findings if f.kind != "open"
+        ]
         lines.append(f"  failing rules: {', '.join(result.rules) or 'none'}")
         sys.stdout.write("\n".join(lines) + "\n")
     return code

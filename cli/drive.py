@@ -20,9 +20,10 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
    order is then the Agent's own order (an Agent writing while a message is in flight can
    make an ordering finding it did not cause; the replays of shrinking show it);
 3. settling: permission requests still unanswered are allowed; then the driver waits until no
-   obligation is open. An Agent that sends nothing for ``timeout`` seconds while one is open
-   is judged quiescent: the monitors' "eventually" rules become breaches, whose explanation
-   states the timeout.
+   obligation is open and each of its requests is answered. An Agent that sends nothing for
+   ``timeout`` seconds meanwhile is judged quiescent: the monitors' "eventually" rules become
+   breaches, whose explanation states the timeout, and a request other than a prompt still
+   unanswered is a ``drive.no-answer`` finding (a prompt's answer is owed under its own rules).
 
 A run ends early at the first finding that fails it (``fail_on`` as in ``check``; rules of
 the Client's side that the driver breaks on purpose excepted), when the Agent's output ends
@@ -30,12 +31,16 @@ the Client's side that the driver breaks on purpose excepted), when the Agent's 
 unanswered within ``timeout`` (``drive.no-answer``), or past ``max_messages`` Agent lines
 (``drive.flood``).
 
-``shrink_run`` minimises a failing run's choices with delta debugging (``simulator.shrink.ddmin``),
-re-running the Agent for each candidate. It first replays the original choices, up to
-``tries`` times: a failure that does not come back is reported as not reproduced (a
-nondeterministic Agent); one that needed more than one try is tested ``tries`` times per
-candidate (a candidate fails when some run shows the same rule), else once. The final script
-is replayed ``confirm`` times and the count is stated in the report.
+``shrink_run`` minimises a failing run's choices (``simulator.shrink.minimise``: a prefix
+search, delta debugging, then single and pair removals), re-running the Agent for each candidate.
+It first replays the original choices ``tries`` times: a failure that never comes back is
+reported as not reproduced; one that comes back every time is taken as deterministic and each
+candidate is run once; one that comes back only sometimes (a nondeterministic Agent, or a race
+the timing decides) gets ``tries`` runs per candidate (a candidate fails when some run shows the
+same rule), so that a reduction is not lost to one unlucky run. The final script is replayed
+``confirm`` times; when no replay shows the rule (a reduction was kept on a failure that came by
+chance), the next longer list that failed is confirmed instead, up to ``UNDO`` times. The counts
+are stated in the report.
 
 Must not know: argument parsing, how reports are printed.
 """
@@ -43,8 +48,8 @@ Must not know: argument parsing, how reports are printed.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-import random
 import select
 import signal
 import subprocess
@@ -59,8 +64,8 @@ from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck
 from simulator import wire
-from simulator.drive import CLIENT_RULES_ON_PURPOSE, Choice, DriverClient
-from simulator.shrink import ddmin
+from simulator.drive import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
+from simulator.shrink import minimise
 from simulator.stdio_agent import encode
 
 try:
@@ -68,7 +73,6 @@ try:
 
     _loads: Callable[[bytes], Any] = orjson.loads
 except ImportError:  # pragma: no cover
-    import json
 
     def _loads(data: bytes) -> Any:
         return json.loads(data.decode("utf-8"))
@@ -192,6 +196,8 @@ class RunResult:
     ended: str = ""
     seconds: float = 0.0
     exercised: dict[str, int] = field(default_factory=dict)
+    unparsed: list[int] = field(default_factory=list)
+    """Transcript lines recorded as ``unparsed`` (not JSON)."""
 
     @property
     def rules(self) -> list[str]:
@@ -241,6 +247,7 @@ class _Run:
         self.client = DriverClient()
         self.on_line = on_line
         self.answers: dict[Any, Any] = {}  # our request id -> the Agent's response
+        self.asked: dict[Any, tuple[str, int]] = {}  # our request id -> (method, transcript line)
         self.gone = False
 
     # -- lines -----------------------------------------------------------------------------------
@@ -253,6 +260,8 @@ class _Run:
     def send(self, msgs: list[dict[str, Any]]) -> None:
         for msg in msgs:
             self._keep(message_entry("client", msg))
+            if "method" in msg and "id" in msg:
+                self.asked.setdefault(msg["id"], (msg["method"], self.writer.lines))
             self.peer.send(encode(msg))
 
     def take(self, lines: list[bytes]) -> None:
@@ -369,6 +378,15 @@ class _Run:
             self.send(self.client.do(choice))
         return True
 
+    def unanswered(self) -> list[tuple[Any, str, int]]:
+        """Requests of the driver still without an answer that no rule's monitor waits for
+        (a prompt's answer is owed under the prompt rules, which say so at quiescence)."""
+        return [
+            (rid, method, line)
+            for rid, (method, line) in self.asked.items()
+            if rid not in self.answers and method != "session/prompt"
+        ]
+
     def settle(self) -> None:
         deadline = time.monotonic() + self.s.timeout
         while True:
@@ -377,12 +395,21 @@ class _Run:
             if self.failing():
                 self.result.stop = self.result.stop or "finding"
                 return
-            if not self.live.open_now():
+            if not self.live.open_now() and not self.unanswered():
                 self.result.stop = "settled"
                 return
             left = deadline - time.monotonic()
             if left <= 0:
                 self.result.stop = "timeout"
+                for rid, method, line in self.unanswered():
+                    self.result.findings.append(
+                        _driver_finding(
+                            "drive.no-answer",
+                            line,
+                            f"no answer to {method} (id {rid!r}) while the agent sent nothing for "
+                            f"{self.s.timeout:g} s",
+                        )
+                    )
                 self.live.close(quiescent=True)
                 return
             before = self.result.messages
@@ -410,6 +437,7 @@ class _Run:
         r.failing = [f for f in r.findings if fails(f, self.s.fail_on)]
         r.open = opened
         r.exercised = dict(self.live.exercised)
+        r.unparsed = list(self.writer.unparsed)
         return r
 
 
@@ -436,12 +464,10 @@ def run_once(
 
         next_choice = scripted
     else:
-        rng = random.Random(seed)
+        chooser = Chooser(seed)
 
         def drawn(enabled: list[Choice]) -> Choice | None:
-            if len(enabled) > 1 and rng.random() < 0.4:
-                return rng.choice(enabled[1:])
-            return enabled[0]  # wait
+            return chooser.choose(run.client, enabled)
 
         next_choice = drawn
     try:
@@ -451,6 +477,14 @@ def run_once(
         result = run.finish()
     result.seconds = time.monotonic() - started
     return result
+
+
+UNDO = 3
+"""Kept lists ``shrink_run`` steps back through when the final one does not fail again."""
+
+
+def _script_key(choices: list[Choice]) -> str:
+    return json.dumps(choices)
 
 
 @dataclass
@@ -463,6 +497,23 @@ class Shrunk:
     reproduced: int = 0
     replays: int = 0
     runs: int = 0
+    checks: int = 0
+    """Replays of the original choices before shrinking ..."""
+    checked: int = 0
+    """... and how many of them showed the rule."""
+    per_candidate: int = 1
+    """Runs a candidate may take to show the rule (more than one: a nondeterministic failure)."""
+    undone: int = 0
+    """Reductions given up because their list did not fail again on replay."""
+
+    @property
+    def nondeterministic(self) -> bool:
+        return (
+            self.result is None
+            or self.reproduced < self.replays
+            or self.checked < self.checks
+            or self.undone > 0
+        )
 
 
 def shrink_run(
@@ -484,32 +535,46 @@ def shrink_run(
         return result if rule in result.rules else None
 
     first = None
-    needed = 0
-    while first is None and needed < tries:
-        needed += 1
-        first = attempt(choices)
+    for _ in range(tries):  # every try, so that a failure that comes and goes is seen to
+        out.checks += 1
+        got = attempt(choices)
+        if got is not None:
+            out.checked += 1
+            first = first or got
     if first is None:
         return out
-    # a failure that came back at once is taken as deterministic: one run per candidate
-    per_candidate = 1 if needed == 1 else tries
+    # a failure that came back every time is taken as deterministic: one run per candidate
+    out.per_candidate = 1 if out.checked == out.checks else tries
+    per_candidate = out.per_candidate
     out.result = first
     spent = [0]
+    failed: dict[str, RunResult] = {_script_key(first.choices): first}  # a failing run of each list
 
     def test(candidate: list[Choice]) -> list[Choice] | None:
         spent[0] += 1
         for _ in range(per_candidate):
             got = attempt(candidate)
             if got is not None:
-                out.result = got
+                failed.setdefault(_script_key(got.choices), got)
                 return got.choices
         return None
 
-    out.choices = ddmin(first.choices, test, lambda: spent[0] >= budget)
-    # the last run that failed may be of a longer list: replay the final one to confirm it
-    for _ in range(confirm):
-        out.replays += 1
-        got = attempt(out.choices)
-        if got is not None:
-            out.reproduced += 1
-            out.result = got
+    out.choices = minimise(first.choices, test, lambda: spent[0] >= budget, key=_script_key)
+    # a reduction may have been kept on a failure that came by chance: confirm the final list
+    # by replays, and if none shows the rule, step back through the lists kept before it
+    kept = sorted(failed, key=lambda k: len(failed[k].choices))
+    kept = kept[kept.index(_script_key(out.choices)) :]
+    for k in kept[: 1 + UNDO]:
+        out.replays = out.reproduced = 0
+        out.choices = failed[k].choices
+        out.result = failed[k]
+        for _ in range(confirm):
+            out.replays += 1
+            got = attempt(out.choices)
+            if got is not None:
+                out.reproduced += 1
+                out.result = got
+        if out.reproduced:
+            break
+        out.undone += 1
     return out

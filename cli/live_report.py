@@ -24,6 +24,9 @@ def file_report(path: str, live: LiveCheck) -> FileReport:
     return FileReport(path, live.stats, findings, opened, live.exercised)
 
 
+UNPARSED_NOTE = " (a line that is not JSON, recorded as unparsed)"
+
+
 def finding_text(path: str, f: Finding, unparsed: Sequence[int] = ()) -> str:
     """``PATH:LINE RULE (LEVEL) [severity] explanation``; a line recorded as ``unparsed`` says so."""
     where = "end" if f.line is None else str(f.line)
@@ -31,7 +34,7 @@ def finding_text(path: str, f: Finding, unparsed: Sequence[int] = ()) -> str:
     tag = f"suspected, {f.severity}" if f.kind == "suspect" else f.severity
     text = f"{path}:{where}{session} {f.rule} ({f.level}) [{tag}] {f.explanation}"
     if f.kind == "input" and f.line in unparsed:
-        text += " (a line that is not JSON, recorded as unparsed)"
+        text += UNPARSED_NOTE
     return text
 
 

@@ -147,9 +147,11 @@ def _slot_copier(names: tuple[str, ...]) -> Any:
     return scope["copy"]
 
 
-def _sorted_lists(d: dict[str, list[Any]]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
-    """A dict of lists in its snapshot form: sorted (key, tuple) pairs."""
-    return tuple(sorted([(k, tuple(v)) for k, v in d.items()])) if d else ()
+def _put(table: dict[Any, tuple[Any, ...]], key: Any, i: int, value: Any) -> None:
+    """Set field ``i`` of the record ``table[key]`` (records are tuples, so copies of the Agent
+    share them and its snapshot holds them as they are)."""
+    rec = table[key]
+    table[key] = (*rec[:i], value, *rec[i + 1 :])
 
 
 class Agent:
@@ -213,17 +215,17 @@ class Agent:
         self.last_stop: str | None = None  # the stop reason of the last idle that ended work
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
-        # rid -> [prompt state, messageId, user message reported, handled by foreground work,
-        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised"]
-        self.prompts: dict[int, list[Any]] = {}
+        # rid -> (prompt state, messageId, user message reported, handled by foreground work,
+        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised")
+        self.prompts: dict[int, tuple[Any, ...]] = {}
         self.order: list[int] = []  # rids in receive order
         self.next_msg = 0
         self.turn_outputs = 0
         self.cur_msg: str | None = None  # agent_message being streamed in this interval
         self.cur_thought: str | None = None
-        self.tools: dict[str, list[Any]] = {}  # id -> [status, background?, permission rid]
+        self.tools: dict[str, tuple[Any, ...]] = {}  # id -> (status, background?, permission rid)
         self.tools_started = 0
-        self.perms: dict[str, list[Any]] = {}  # rid -> [permission state, tool call id]
+        self.perms: dict[str, tuple[Any, ...]] = {}  # rid -> (permission state, tool call id)
         self.perms_started = 0
         self.items: dict[tuple[str, str], str] = {}  # (kind, id) -> background machine state
         self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
@@ -261,10 +263,10 @@ class Agent:
     def clone(self) -> Agent:
         new = Agent.__new__(Agent)
         _copy_slots(self, new)
-        new.prompts = {k: list(v) for k, v in self.prompts.items()}
+        new.prompts = dict(self.prompts)
         new.order = list(self.order)
-        new.tools = {k: list(v) for k, v in self.tools.items()}
-        new.perms = {k: list(v) for k, v in self.perms.items()}
+        new.tools = dict(self.tools)
+        new.perms = dict(self.perms)
         new.items = dict(self.items)
         new.compactions = dict(self.compactions)
         new.history = list(self.history)
@@ -274,14 +276,14 @@ class Agent:
         return (
             self.real,
             self.reported,
-            tuple([(r, tuple(self.prompts[r])) for r in self.order]),
+            tuple(self.prompts.items()),  # in receive order (``order``)
             self.next_msg,
             self.turn_outputs,
             self.cur_msg,
             self.cur_thought,
-            _sorted_lists(self.tools),
+            tuple(sorted(self.tools.items())) if self.tools else (),
             self.tools_started,
-            _sorted_lists(self.perms),
+            tuple(sorted(self.perms.items())) if self.perms else (),
             self.perms_started,
             tuple(sorted(self.items.items())) if self.items else (),
             self.listed,
@@ -374,8 +376,7 @@ class Agent:
         return self._state(state, stop, err)
 
     def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
-        p = self.prompts[rid]
-        p[0] = self.specs["prompt"].fire(p[0], trigger, ctx)
+        _put(self.prompts, rid, 0, self.specs["prompt"].fire(self.prompts[rid][0], trigger, ctx))
 
     def _oldest_waiting(self) -> int | None:
         for rid in self.order:
@@ -403,7 +404,7 @@ class Agent:
             invalid = "" if content else "empty"
             if content and any(b.get("type") not in _BASELINE for b in content):
                 invalid = "unadvertised"
-            self.prompts[rid] = [prm.RECEIVED, None, False, False, invalid]
+            self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid)
             self.order.append(rid)
             if self.cancelling and "cancel-covers-later-prompts" in self.faults:
                 self._breach("CANCEL-16")
@@ -436,17 +437,20 @@ class Agent:
             outcome = msg.get("result", {}).get("outcome", {})
             trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
             was = perm[0]
-            perm[0] = self.specs["permission"].fire(perm[0], trig)
+            _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
             if was == pm.PENDING:
-                tool = self.tools[perm[1]]
-                tool.append("allowed" if outcome.get("optionId") == "allow" else "denied")
+                tid = perm[1]
+                self.tools[tid] = (
+                    *self.tools[tid],
+                    "allowed" if outcome.get("optionId") == "allow" else "denied",
+                )
             elif (
                 was == pm.NOT_APPROVED
                 and "late-approval-runs" in self.faults
                 and outcome.get("optionId") == "allow"
                 and self.tools[perm[1]][0] == tcm.PENDING
             ):
-                self.tools[perm[1]].append("late")  # seeded bug: the late answer is used
+                self.tools[perm[1]] = (*self.tools[perm[1]], "late")  # seeded bug: the late answer is used
 
     # -- choices -------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:
@@ -459,44 +463,49 @@ class Agent:
             return ev
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
+        features = cfg.features
+        faults = self.faults
+        open_ = self._open()
+        hold = "hold" in features
+        fail = "fail" in features
+        answer_invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
         for rid in self.order:
             p = self.prompts[rid]
             st = p[0]
             if st == prm.RECEIVED:
-                if self._has("hold") and waiting == rid:
+                if hold and waiting == rid:
                     add(("agent", "hold", rid))
-                if self._has("fail") or p[4]:
+                if fail or p[4]:
                     add(("agent", "reject", rid))
-            if st == prm.COVERED and "held-not-withdrawn" in self.faults and self._open():
+            if st == prm.COVERED and "held-not-withdrawn" in faults and open_:
                 add(("agent", "insert", rid))
             if (
                 st in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
                 and (rid == waiting or (st == prm.RECEIVED and self._may_overtake(rid)))
-                and self._open()
-                and (p[4] != "unadvertised" or "accept-unadvertised-content" in self.faults)
+                and open_
+                and (p[4] != "unadvertised" or "accept-unadvertised-content" in faults)
             ):
                 add(("agent", "insert", rid))
-            if st == prm.HELD and self._has("fail") and rid == waiting:
+            if st == prm.HELD and fail and rid == waiting:
                 add(("agent", "reject", rid))
             if st == prm.CANCEL_REQUESTED and self._reading("rejected-after-cancel-request", "own-reason"):
                 add(("agent", "reject", rid))
             unadvertised = p[4] == "unadvertised"
-            answer_invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
             if st == prm.COVERED and unadvertised and answer_invalid != "cancelled":
                 add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
             if st in (prm.CANCEL_REQUESTED, prm.CLOSED_OUT) or (
                 st == prm.COVERED and not (unadvertised and answer_invalid == "invalid")
             ):
                 add(("agent", "withdraw", rid))
-            if st == prm.INSERTED and "never-answer-inserted" not in self.faults:
+            if st == prm.INSERTED and "never-answer-inserted" not in faults:
                 add(("agent", "answer", rid))
             if st in (prm.INSERTED, prm.ANSWERED) and not p[2]:
                 add(("agent", "user_message", rid))
-                if self._has("chunks"):
+                if "chunks" in features:
                     add(("agent", "user_chunks", rid))
-            if "answer-before-insert" in self.faults and st == prm.RECEIVED:
+            if "answer-before-insert" in faults and st == prm.RECEIVED:
                 add(("agent", "answer_early", rid))
-            if "busy-refusal" in self.faults and st == prm.RECEIVED and active:
+            if "busy-refusal" in faults and st == prm.RECEIVED and active:
                 add(("agent", "refuse_busy", rid))
         if (
             self.session == "closing"
@@ -511,32 +520,31 @@ class Agent:
         ):
             add(("agent", "close_response", None))
         if not active:
-            if self._open() and (self._work_waiting() or self.followup):
+            if open_ and (self._work_waiting() or self.followup):
                 add(("agent", "start", None))
-                if self._has("permission") and self.perms_started < cfg.permissions and self._work_waiting():
+                if "permission" in features and self.perms_started < cfg.permissions and self._work_waiting():
                     add(("agent", "start_blocked", None))
         else:
             self._active_events(add)
         self._background_events(add, active)
-        if self._has("compaction") and self.session in ("open", "closing"):
+        if "compaction" in features and self.session in ("open", "closing"):
             self._compaction_events(add)
         if (
             self.real == fgm.RUNNING
             and self.turn_outputs == 0  # as the work's first output
             and "synthetic" not in self.extras
-            and self._open()
+            and open_
             and self._reading("unaccounted-user-message", "other-sources")
         ):
             add(("agent", "synthetic_user", None))  # once per run
-        if self._has("notice") and self.notices < cfg.notices and self._open():
+        if "notice" in features and self.notices < cfg.notices and open_:
             add(("agent", "notice", None))
-        if self._has("usage") and self.usages < cfg.usages and self._open():
+        if "usage" in features and self.usages < cfg.usages and open_:
             add(("agent", "usage", None))
-        open_ = self._open()
-        if open_ and self._has("unknown") and self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
+        if open_ and "unknown" in features and self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
             add(("agent", "lose", None))
         unrecognized = self.reported == fgm.UNRECOGNIZED
-        if open_ and self._has("future") and not unrecognized and self.futures < cfg.futures:
+        if open_ and "future" in features and not unrecognized and self.futures < cfg.futures:
             add(("agent", "future_state", None))
         if self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED) and self.session in ("open", "closing"):
             add(("agent", "restore", None))  # also before answering a close: it reports a known state
@@ -547,10 +555,10 @@ class Agent:
             and self.ended_output not in (None, "msg_a_late")
             and not active
             and self.reported == fgm.IDLE
-            and self._open()
+            and open_
         ):
             add(("agent", "late_output", None))  # a patch of the ended work's message
-        if not active and self._open():
+        if not active and open_:
             self._idle_reading_events(add)
         if self.session in ("open", "closing"):
             self._carried_events(add)
@@ -613,26 +621,27 @@ class Agent:
 
     def _active_events(self, add: Any) -> None:
         cfg = self.cfg
+        features = cfg.features
         blocked = self._blocked()
         if self.real == fgm.RUNNING and not self.cancelling:
             if self.turn_outputs < cfg.outputs:
                 add(("agent", "say", None))
-                if self._has("thought"):
+                if "thought" in features:
                     add(("agent", "think", None))
-                if self._has("plan"):
+                if "plan" in features:
                     add(("agent", "plan", None))
             if self.tools_started < cfg.tool_calls:
                 add(("agent", "tool", None))
-                if self._has("permission") and self.perms_started < cfg.permissions:
+                if "permission" in features and self.perms_started < cfg.permissions:
                     add(("agent", "tool_ask", None))
-                    if self._has("multi_request"):
+                    if "multi_request" in features:
                         add(("agent", "tool_ask_running", None))
             if "plan" in self.extras and "plan_removed" not in self.extras:
                 add(("agent", "plan_removed", None))
         if self.real == fgm.RUNNING and blocked and not self.cancelling:
             add(("agent", "block", None))
         if self.real == fgm.RUNNING:
-            pause = self._has("pause")
+            pause = "pause" in features
             for tid, t in self.tools.items():
                 if t[1] or t[0] not in tcm.LIVE:
                     continue
@@ -652,7 +661,7 @@ class Agent:
                         if t[2] is not None and status not in (tcm.FAILED, tcm.CANCELLED):
                             continue  # a permitted call is invoked, in_progress (TOOL-04)
                         add(("agent", "tool_status", (tid, status)))
-        if self.real != fgm.IDLE and self._has("pause") and self.tool_updates < cfg.tool_updates:
+        if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
             for tid, t in self.tools.items():
                 if not t[1]:
                     add(("agent", "tool_content", (tid, True)))
@@ -666,15 +675,15 @@ class Agent:
             # when-acted: the work may have ended before the Agent acted on the cancel
         if self._can_end():
             add(("agent", "end", "end_turn"))
-            if self._has("limits"):
+            if "limits" in features:
                 add(("agent", "end", "max_tokens"))
                 add(("agent", "end", "max_turn_requests"))
                 add(("agent", "end", "refusal"))
-            if self._has("custom_stop"):
+            if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
-            if self._has("omit_stop"):
+            if "omit_stop" in features:
                 add(("agent", "end", None))
-        if self._has("fail") and not self._unlisted_work():
+        if "fail" in features and not self._unlisted_work():
             add(("agent", "end", "error"))
 
     def _unlisted_work(self) -> bool:
@@ -701,6 +710,7 @@ class Agent:
         """Background work: start (from running foreground work), list, finalize, remove.
         While the session is closing, live items are finalized and removed (closing stops them)."""
         cfg = self.cfg
+        features = cfg.features
         if self.session not in ("open", "closing"):
             return
         if (
@@ -710,13 +720,13 @@ class Agent:
             and not self.cancelling
             and self.bg_started < cfg.background
         ):
-            if self._has("terminal"):
+            if "terminal" in features:
                 add(("agent", "bg_start", "terminal"))
                 if self._reading("tool-with-listed-terminal", "may-have-other-work"):
                     add(("agent", "bg_start", "terminal+tool"))
-            if self._has("bg_tool"):
+            if "bg_tool" in features:
                 add(("agent", "bg_start", "tool_call"))
-            if self._has("subagent") and ("subagent", CHILD) not in self.items:
+            if "subagent" in features and ("subagent", CHILD) not in self.items:
                 add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
         for key, st in self.items.items():
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
@@ -746,7 +756,7 @@ class Agent:
                 add(("agent", "bg_adopt", key))
             if st == bgm.FINALIZED:
                 add(("agent", "bg_unlist", key))
-                if self._has("followup") and not active and self._open():
+                if "followup" in features and not active and self._open():
                     add(("agent", "bg_unlist_followup", key))
         if "late-approval-runs" in self.faults:
             for tid, t in self.tools.items():
@@ -773,16 +783,17 @@ class Agent:
         tool call, even while idle: Foreground and background work), stream output (a
         terminal's ``terminal_output_chunk``, a child's ``session_message_chunk``)."""
         kind, ident = key
+        features = self.cfg.features
         if (
             kind == "tool_call"
-            and self._has("bg_permission")
+            and "bg_permission" in features
             and self.perms_started < self.cfg.permissions
             and ident in self.tools
             and self.tools[ident][2] is None
             and self.session == "open"
         ):
             add(("agent", "bg_ask", ident))
-        if self._has("extras") and "out:" + ident not in self.extras and self.session == "open":
+        if "extras" in features and "out:" + ident not in self.extras and self.session == "open":
             if kind == "terminal":
                 add(("agent", "terminal_output", ident))
             elif kind == "subagent" and self.child_msg is not None:
@@ -839,15 +850,17 @@ class Agent:
         self._prompt_fire(rid, "insert", oldest_held=True)
         if "reuse-message-id" in self.faults and self.next_msg > 0:
             self._reuse_mark(rid)
-            p[1] = "msg_u_1"
+            _put(self.prompts, rid, 1, "msg_u_1")
         elif self.ahead is not None:  # seeded bug: the ID whose user message went out early
-            p[1], self.ahead = self.ahead, None
+            _put(self.prompts, rid, 1, self.ahead)
+            self.ahead = None
         else:
-            p[1] = self._msg_id("msg_u")
+            mid = self._msg_id("msg_u")
+            _put(self.prompts, rid, 1, mid)
             if "reuse-message-id" in self.faults:
                 self._reuse_mark(rid)
-                p[1] = "msg_u_1"
-            elif "user-message-ahead" in self.faults and p[1] == "msg_u_1":
+                _put(self.prompts, rid, 1, "msg_u_1")
+            elif "user-message-ahead" in self.faults and mid == "msg_u_1":
                 self._breach("ACC-07")
                 self.ahead = "msg_u_ahead"  # reported now, before any prompt it could belong to
                 return [wire.message("user_message", MAIN, self.ahead, [wire.text("ahead")])]
@@ -875,10 +888,9 @@ class Agent:
     def _do_answer_early(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
         self._breach("ACC-05")
-        p[0] = prm.ANSWERED
-        p[1] = self._msg_id("msg_u")
-        p[2] = True
-        return [wire.result(rid, {"messageId": p[1]})]
+        mid = self._msg_id("msg_u")
+        self.prompts[rid] = (prm.ANSWERED, mid, True, *p[3:])
+        return [wire.result(rid, {"messageId": mid})]
 
     def _do_reject(self, rid: int) -> list[Msg]:
         own = self._reading("rejected-after-cancel-request", "own-reason")
@@ -928,8 +940,7 @@ class Agent:
     def _do_carried_done(self, tid: str) -> list[Msg]:
         """``tool-updates-after-idle=background``: a tool call that carried on after the idle
         ends as independent work."""
-        t = self.tools[tid]
-        t[0] = self.specs["tool_call"].fire(t[0], "complete")
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], "complete"))
         return [wire.tool_call(MAIN, tid, "completed")]
 
     def _do_bg_adopt(self, key: tuple[str, str]) -> list[Msg]:
@@ -939,7 +950,7 @@ class Agent:
         self.specs["background_item"].fire(self.items[key], "adopt", {"becomes_foreground": True})
         del self.items[key]
         self.listed = tuple(k for k in self.listed if k != key)
-        self.tools[key[1]][1] = False
+        _put(self.tools, key[1], 1, False)
         return [self._snapshot_now()]
 
     def _do_withdraw(self, rid: int) -> list[Msg]:
@@ -954,19 +965,18 @@ class Agent:
         return [wire.error(rid, wire.REQUEST_CANCELLED, "request cancelled")]
 
     def _do_user_message(self, rid: int) -> list[Msg]:
-        p = self.prompts[rid]
-        p[2] = True
-        mid = p[1]
+        _put(self.prompts, rid, 2, True)
+        mid = self.prompts[rid][1]
         if "user-message-wrong-id" in self.faults:
             self._breach("ACC-06")
-            mid = p[1] + "_x"
+            mid = mid + "_x"
         msg = wire.message("user_message", MAIN, mid, [wire.text(f"prompt {rid}")])
         self.history.append(msg)
         return [msg]
 
     def _do_user_chunks(self, rid: int) -> list[Msg]:
+        _put(self.prompts, rid, 2, True)
         p = self.prompts[rid]
-        p[2] = True
         msgs = [
             wire.chunk("user_message_chunk", MAIN, p[1], wire.text("prompt ")),
             wire.chunk("user_message_chunk", MAIN, p[1], wire.text(str(rid))),
@@ -976,9 +986,8 @@ class Agent:
 
     def _mark_handled(self) -> None:
         for rid in self.order:
-            p = self.prompts[rid]
-            if p[0] in (prm.INSERTED, prm.ANSWERED):
-                p[3] = True
+            if self.prompts[rid][0] in (prm.INSERTED, prm.ANSWERED):
+                _put(self.prompts, rid, 3, True)
 
     def _do_start(self, _: Any) -> list[Msg]:
         self._count_hook(followup_may_start=True)
@@ -1056,9 +1065,9 @@ class Agent:
         if ask:
             self.perms_started += 1
             perm_rid = f"perm_{self.perms_started}"
-            self.perms[perm_rid] = [pm.PENDING, tid]
+            self.perms[perm_rid] = (pm.PENDING, tid)
             out.append(wire.request_permission(perm_rid, MAIN, tid))
-        self.tools[tid] = [tcm.PENDING, False, perm_rid]
+        self.tools[tid] = (tcm.PENDING, False, perm_rid)
         self.history.append(out[0])
         return out
 
@@ -1084,19 +1093,18 @@ class Agent:
         """A tool call pauses, goes back to pending, resumes, or ends (5. Tool invocation and
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
-        t = self.tools[tid]
-        t[0] = self.specs["tool_call"].fire(t[0], tcm.STATUS_TRIGGER[status])
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], tcm.STATUS_TRIGGER[status]))
         return [wire.tool_call(MAIN, tid, status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
         """Content of a tool call, live or final: replaced by an update, appended by a chunk."""
         tid, replace = arg
         self.tool_updates += 1
-        t = self.tools[tid]
+        status = self.tools[tid][0]
         if replace:
-            t[0] = self.specs["tool_call"].fire(t[0], "replace_content")
+            _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "replace_content"))
             return [wire.tool_call(MAIN, tid, content=[{"type": "content", "content": wire.text("diff")}])]
-        t[0] = self.specs["tool_call"].fire(t[0], "append_content")
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "append_content"))
         return [wire.tool_content_chunk(MAIN, tid, "more")]
 
     def _do_plan_removed(self, _: Any) -> list[Msg]:
@@ -1107,13 +1115,12 @@ class Agent:
         """A permission request for background work: the foreground state does not change."""
         self.perms_started += 1
         rid = f"perm_{self.perms_started}"
-        self.perms[rid] = [pm.PENDING, tid]
-        self.tools[tid][2] = rid
+        self.perms[rid] = (pm.PENDING, tid)
+        _put(self.tools, tid, 2, rid)
         return [wire.request_permission(rid, MAIN, tid)]
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
-        perm = self.perms[rid]
-        perm[0] = self.specs["permission"].fire(perm[0], "withdraw")
+        _put(self.perms, rid, 0, self.specs["permission"].fire(self.perms[rid][0], "withdraw"))
         return [wire.cancel_request(rid)]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
@@ -1141,23 +1148,22 @@ class Agent:
     def _do_tool_run(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
         if len(t) > 3 and t[3] == "denied":
-            t[0] = self.specs["tool_call"].fire(t[0], "fail")
+            _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
             return [wire.tool_call(MAIN, tid, "failed")]
-        t[0] = self.specs["tool_call"].fire(t[0], "run")
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
         return [wire.tool_call(MAIN, tid, "in_progress"), wire.tool_content_chunk(MAIN, tid, "working")]
 
     def _do_late_run(self, tid: str) -> list[Msg]:
         """Seeded bug ``late-approval-runs``: a late approval of a request of cancelled work runs
         its tool call."""
         self._breach("CANCEL-06")
-        t = self.tools[tid]
-        t.pop()
-        t[0] = self.specs["tool_call"].fire(t[0], "run")
+        t = self.tools[tid][:-1]
+        self.tools[tid] = t
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
         return [wire.tool_call(MAIN, tid, "in_progress")]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
-        t = self.tools[tid]
-        t[0] = self.specs["tool_call"].fire(t[0], "complete")
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], "complete"))
         out = [
             wire.tool_call(
                 MAIN, tid, "completed", content=[{"type": "content", "content": wire.text("done")}]
@@ -1195,15 +1201,20 @@ class Agent:
                 self._breach("CANCEL-17")
                 continue
             if carry and t[0] == tcm.IN_PROGRESS:
-                t[1] = "carried"  # it carries on after the idle as independent work
+                _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
-            t[0] = self.specs["tool_call"].fire(t[0], "cancel" if final == "cancelled" else "fail")
+            _put(
+                self.tools,
+                tid,
+                0,
+                self.specs["tool_call"].fire(t[0], "cancel" if final == "cancelled" else "fail"),
+            )
             out.append(wire.tool_call(MAIN, tid, final))
-        for perm in self.perms.values():
+        for rid, perm in self.perms.items():
             if perm[0] == pm.PENDING and not self.tools[perm[1]][1]:
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
-                perm[0] = self.specs["permission"].fire(perm[0], "abandon")
+                _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
         if ("no-idle-after-cancel" in self.faults and reason == "cancelled") or (
             "no-idle-at-end" in self.faults and reason != "cancelled"
         ):
@@ -1259,7 +1270,7 @@ class Agent:
         elif kind == "tool_call":
             self.tools_started += 1
             ident = f"tc_bg_{self.bg_started}"
-            self.tools[ident] = [tcm.IN_PROGRESS, True, None]
+            self.tools[ident] = (tcm.IN_PROGRESS, True, None)
             msgs = [wire.tool_call(MAIN, ident, "in_progress", title="Watch files", kind="execute")]
         else:
             ident = CHILD
@@ -1278,7 +1289,7 @@ class Agent:
         if with_tool and kind == "terminal":
             self.tools_started += 1
             tid = _embedding(ident)
-            self.tools[tid] = [tcm.IN_PROGRESS, True, None]
+            self.tools[tid] = (tcm.IN_PROGRESS, True, None)
             msgs.insert(
                 0,
                 wire.tool_call(MAIN, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]),
@@ -1332,8 +1343,7 @@ class Agent:
         if kind == "terminal":
             out = [wire.terminal(MAIN, ident, exit_code=0)]
         elif kind == "tool_call":
-            t = self.tools[ident]
-            t[0] = self.specs["tool_call"].fire(t[0], "complete")
+            _put(self.tools, ident, 0, self.specs["tool_call"].fire(self.tools[ident][0], "complete"))
             out = [wire.tool_call(MAIN, ident, "completed")]
         else:
             idle = {"state": "idle", "stopReason": "end_turn", "background": []}
@@ -1341,7 +1351,7 @@ class Agent:
         tc = ("tool_call", _embedding(ident))
         if kind == "terminal" and self.items.get(tc) in (bgm.ANNOUNCED, bgm.LISTED):
             # the tool call that embeds the terminal ends with it
-            self.tools[tc[1]][0] = self.specs["tool_call"].fire(self.tools[tc[1]][0], "complete")
+            _put(self.tools, tc[1], 0, self.specs["tool_call"].fire(self.tools[tc[1]][0], "complete"))
             self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
             out.append(wire.tool_call(MAIN, tc[1], "completed"))
         if self.items[key] == bgm.DONE:

@@ -8,7 +8,8 @@ outcome), ``session/close`` (and cancels while it closes) and ``session/resume``
 closed session or of one still open (``Config.reattaches``). Each
 is an enabled event ``("client", name, arg)`` within the bounds of ``Config``. It keeps its
 view of the session in a ``ClientView`` (the normative one, or a faulty one for mutation
-testing) fed with everything it sends and receives. A fault that makes a message differ from what
+testing) fed with everything it sends and receives, or a ``BlindView`` that keeps nothing when
+nothing will read it (a random walk without view faults). A fault that makes a message differ from what
 the conforming Client would send leaves a breach marker (``marks``, as the Agent's do).
 
 Must not know: the Agent's internals or the transport's order.
@@ -33,6 +34,20 @@ CLIENT_SIDE_FAULTS = (
 )
 
 
+class BlindView:
+    """The view of a run where nothing reads the Client's view (no faulty view to compare
+    with a reference; the Client's choices never read it): it keeps nothing."""
+
+    def apply(self, sender: str, message: Any) -> None:
+        return None
+
+    def snapshot(self) -> Any:
+        return ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {}
+
+
 class Client:
     __slots__ = (
         "cancel_requests",
@@ -52,7 +67,7 @@ class Client:
     )
 
     def __init__(
-        self, cfg: Config, faults: frozenset[str] = frozenset(), view: ClientView | None = None
+        self, cfg: Config, faults: frozenset[str] = frozenset(), view: ClientView | BlindView | None = None
     ) -> None:
         self.cfg = cfg
         self.faults = faults
@@ -73,7 +88,7 @@ class Client:
         self.session = "open"  # open, closing, closed, resuming
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
 
-    def clone(self, view: ClientView) -> Client:
+    def clone(self, view: ClientView | BlindView) -> Client:
         new = Client.__new__(Client)
         for name in Client.__slots__:
             setattr(new, name, getattr(self, name))
@@ -102,6 +117,7 @@ class Client:
 
     def enabled(self) -> list[Event]:
         cfg = self.cfg
+        features = cfg.features
         ev: list[Event] = []
         resuming_prompt = self.session == "resuming" and "prompt-during-resume" in self.faults
         if resuming_prompt and self.prompts_sent < cfg.prompts:
@@ -109,12 +125,12 @@ class Client:
         if self.session == "open":
             if self.prompts_sent < cfg.prompts:
                 ev.append(("client", "prompt", None))
-            if self._has("close") and self.closes < cfg.closes:
+            if "close" in features and self.closes < cfg.closes:
                 ev.append(("client", "close", None))
         if self.session in ("open", "closing"):  # a close does not stop the Client cancelling
-            if self._has("cancel") and self.cancels < cfg.cancels:
+            if "cancel" in features and self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
-            if self._has("cancel") and self.cancel_requests < cfg.cancel_requests:
+            if "cancel" in features and self.cancel_requests < cfg.cancel_requests:
                 # any prompt it has no answer for yet (the answer may be in flight)
                 for prompt_rid in self.unanswered:
                     ev.append(("client", "cancel_request", prompt_rid))
@@ -122,7 +138,7 @@ class Client:
             ev.append(("client", "allow", rid))
             ev.append(("client", "deny", rid))
             ev.append(("client", "dismiss", rid))
-        if self._has("resume") and (
+        if "resume" in features and (
             (self.session == "closed" and self.resumes < cfg.resumes)
             or (self.session == "open" and self.reattaches < cfg.reattaches)
         ):

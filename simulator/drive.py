@@ -18,6 +18,18 @@ Choices refer to nothing a run cannot rebuild, so a list of them is a replayable
 (``script_json`` / ``load_script``); a choice not enabled when its turn comes is skipped, as
 the shrinker needs.
 
+``Chooser`` draws a run's choices with its seed. Mostly it waits (an Agent left alone shows its
+own moves) and otherwise picks any enabled choice. One freedom needs more than a uniform pick to
+be taken at all: a Client may answer a permission request whenever it likes, also after the
+work that asked was cancelled and has ended. So a run is, by its first draw, one that answers
+permission requests when the draw says (as any other choice) or one that *holds* them: leaves
+each unanswered while the work runs, sends a ``session/cancel`` likely while one is held, and
+answers it at the first choice after the session reports idle (mostly allowing: an Agent that
+used such an answer as an approval breaks the cancellation rules, CANCEL-06). A held request is
+answered while settling at the latest. Holding in some runs only keeps the others' timely
+answers, which other bugs need (resuming work after an answer, FG-04). The draw changes only
+which choices are made, so a script of them replays like any other.
+
 ``InProcessPeer`` runs ``simulator.stdio_agent.StdioAgent`` in this process behind the same
 interface a real Agent process has (``cli/drive.py``): fast and deterministic, for tests. It
 answers as ``acp-model agent`` does when the driver waits a few of the Agent's paces: the answers
@@ -33,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 from typing import Any
 
 from simulator import wire
@@ -52,6 +65,16 @@ EXTENSION_METHOD = "_acp_model/probe"
 SCRIPT_FORMAT = "acp-model drive script"
 CLIENT_RULES_ON_PURPOSE = frozenset({"USER-03"})
 """Client-side rules the driver breaks on purpose (an unadvertised content type)."""
+ANSWERS = ("allow", "deny", "dismiss")
+"""The choices that answer a permission request."""
+ACT = 0.4
+"""The chance that a choice point sends something rather than waiting."""
+HOLD = 0.3
+"""The chance that a run holds its permission requests for late answers (``Chooser``)."""
+CANCEL_WHILE_HOLDING = 0.5
+"""The chance of a ``session/cancel`` at a choice point while a held request waits."""
+LATE_ALLOW = 0.75
+"""The chance that a late answer allows (else it denies or dismisses)."""
 
 
 class DriverClient:
@@ -60,6 +83,8 @@ class DriverClient:
         self.sid: str | None = None
         self.options: dict[Any, list[Any]] = {}  # permission request id -> options offered
         self.notified = 0
+        self.state: str | None = None
+        """The state the Agent last reported for the session (None: none yet)."""
 
     def enabled(self) -> list[Choice]:
         out: list[Choice] = [["wait"]]
@@ -114,6 +139,17 @@ class DriverClient:
     def receive(self, msg: Any) -> None:
         if type(msg) is not dict:
             return
+        if msg.get("method") == "session/update":
+            params = msg.get("params")
+            update = params.get("update") if isinstance(params, dict) else None
+            if (
+                isinstance(params, dict)
+                and isinstance(update, dict)
+                and update.get("sessionUpdate") == "state_update"
+                and params.get("sessionId") == self.sid
+                and isinstance(update.get("state"), str)
+            ):
+                self.state = update["state"]
         if msg.get("method") == "session/request_permission" and "id" in msg:
             params = msg.get("params")
             options = params.get("options") if isinstance(params, dict) else None
@@ -138,6 +174,37 @@ def _option(options: list[Any], name: str) -> str:
 
 def is_enabled(choice: Choice, enabled: list[Choice]) -> bool:
     return choice in enabled
+
+
+class Chooser:
+    """A run's seeded choices (see the module docstring): ``choose(client, enabled)``."""
+
+    def __init__(self, seed: int | None) -> None:
+        self.rng = random.Random(seed)
+        self.holds = self.rng.random() < HOLD
+        self.held: set[Any] = set()  # permission requests held, not yet answered late
+        self.seen: set[Any] = set()
+
+    def choose(self, client: DriverClient, enabled: list[Choice]) -> Choice:
+        rng = self.rng
+        perms = client.client.perms
+        for rid in perms:
+            if self.holds and rid not in self.seen:
+                self.held.add(rid)
+            self.seen.add(rid)
+        held = [k for k, rid in enumerate(perms) if rid in self.held]
+        if held and client.state == "idle":  # the work ended while it was held: answer it now
+            name = "allow" if rng.random() < LATE_ALLOW else rng.choice(ANSWERS[1:])
+            late = [name, held[0]]
+            if late in enabled:
+                self.held.discard(perms[held[0]])
+                return late
+        if held and ["cancel"] in enabled and rng.random() < CANCEL_WHILE_HOLDING:
+            return ["cancel"]
+        pool = [c for c in enabled[1:] if not (c[0] in ANSWERS and c[1] in held)]
+        if pool and rng.random() < ACT:
+            return rng.choice(pool)
+        return enabled[0]  # wait
 
 
 # -- scripts ----------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ def walk(
     rng = random.Random(seed)
     choose = rng.choice
     draw = rng.random
-    world = World(cfg, faults, new_monitors(monitors, cfg), record)
+    world = World(cfg, faults, new_monitors(monitors, cfg), record, views=False)
     events: list[Event] = []
     breaches: list[Breach] = []
     stop = ""

@@ -12,12 +12,21 @@ always an exact, replayable run (every event enabled in turn) that breaks the ru
 longer than the input's performed events. The result is 1-minimal up to the replay budget: no
 single event can be removed (checked with a last one-at-a-time pass).
 
+``minimise`` is the stronger search for a test that re-runs something slow and timing-bound (a
+real Agent, ``acp-model drive``), where removing one early choice shifts everything after it and
+plain ddmin gets stuck on long lists. Within one budget it tries, in this order: the shortest
+failing prefix (a binary search on the length: what comes after the failure is usually
+irrelevant, and a prefix leaves the run before its cut untouched), ddmin, removing single items
+from the end towards the start (a late removal disturbs less of the run), then removing adjacent
+pairs and any pairs (two choices that only go together, such as a request and its answer). A
+candidate already tried is not tried again.
+
 Must not know: where the failing list came from (random walk, hypothesis, BFS), files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 from simulator.config import Config
@@ -102,4 +111,87 @@ def ddmin(items: list[T], test: Callable[[list[T]], list[T] | None], spent: Call
             current = got
             continue
         i += 1
+    return current
+
+
+def minimise(
+    items: list[T],
+    test: Callable[[list[T]], list[T] | None],
+    spent: Callable[[], bool],
+    key: Callable[[list[T]], Hashable] = lambda c: repr(c),
+) -> list[T]:
+    """``ddmin`` with a prefix search before it and single and pair removals after it (see the
+    module docstring); ``test`` and ``spent`` as for ``ddmin``, ``key`` names a candidate for
+    the cache of those tried."""
+    tried: dict[Hashable, list[T] | None] = {}
+
+    def cached(candidate: list[T]) -> list[T] | None:
+        k = key(candidate)
+        if k not in tried:
+            tried[k] = test(candidate)
+        return tried[k]
+
+    first = cached(list(items))
+    if first is None:
+        return list(items)
+    best = _descend(_prefix(first, cached, spent), cached, spent)
+    if not spent():  # a local minimum with budget left: plain ddmin from the start may go lower
+        other = _descend(first, cached, spent)
+        if len(other) < len(best):
+            best = other
+    return best
+
+
+def _prefix(
+    current: list[T], test: Callable[[list[T]], list[T] | None], spent: Callable[[], bool]
+) -> list[T]:
+    """The shortest failing prefix, by a binary search on its length (``lo`` items do not fail as
+    far as known, ``hi`` do)."""
+    lo, hi = 0, len(current)
+    while hi - lo > 1 and not spent():
+        mid = (lo + hi) // 2
+        got = test(current[:mid])
+        if got is not None and len(got) < len(current):
+            current = got
+            hi = len(current)
+        else:
+            lo = mid
+    return current
+
+
+def _descend(
+    current: list[T], test: Callable[[list[T]], list[T] | None], spent: Callable[[], bool]
+) -> list[T]:
+    """ddmin, then single removals from the end and pair removals until none helps."""
+    current = ddmin(current, test, spent)
+
+    def drop(positions: tuple[int, ...]) -> bool:
+        nonlocal current
+        got = test([c for i, c in enumerate(current) if i not in positions])
+        if got is not None and len(got) < len(current):
+            current = got
+            return True
+        return False
+
+    def singles() -> bool:
+        removed = False
+        i = len(current) - 1
+        while i >= 0 and not spent():
+            removed |= drop((i,))
+            i = min(i, len(current)) - 1
+        return removed
+
+    def pairs() -> bool:
+        n = len(current)
+        order = [(i, i + 1) for i in range(n - 2, -1, -1)]
+        order += [(i, j) for j in range(n - 1, -1, -1) for i in range(j - 2, -1, -1)]
+        for pair in order:
+            if spent():
+                return False
+            if drop(pair):
+                return True
+        return False
+
+    while not spent() and (singles() or pairs()):
+        pass
     return current

@@ -10,7 +10,8 @@ the same messages.
 The transcript is what a proxy at the Agent's end sees: an agent message is recorded when the
 Agent sends it, a client message when the Agent receives it (``Line`` = (sender, message)).
 Every recorded line is fed to the monitors (if any) as it is recorded; the Client's view is fed
-when the Client sends or receives. When the Client is faulty, a reference view (no faults) is
+when the Client sends or receives (``views=False``: a conforming Client keeps no view, for runs
+that never read it). When the Client is faulty, a reference view (no faults) is
 fed the same messages and the two are compared (``view_findings``). Monitors and views judge
 under the readings and the variant of the run's ``Config`` (``Config.readings``,
 ``Config.variant``); a monitor set built for others is refused.
@@ -45,7 +46,7 @@ from properties.engine import MonitorSet
 from properties.findings import Finding
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, MAIN, Agent
-from simulator.client import CLIENT_SIDE_FAULTS, Client
+from simulator.client import CLIENT_SIDE_FAULTS, BlindView, Client
 from simulator.config import DEFAULT, Config
 from simulator.transport import Transport
 
@@ -103,6 +104,7 @@ class World:
         faults: frozenset[str] = frozenset(),
         monitors: MonitorSet | None = None,
         record: bool = True,
+        views: bool = True,
     ) -> None:
         unknown = faults - ALL_FAULTS
         if unknown:
@@ -114,12 +116,13 @@ class World:
         self.cfg = cfg
         self.agent = Agent(cfg, faults & frozenset(AGENT_FAULTS))
         client_faults = faults & (frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS))
-        self.client = Client(cfg, client_faults)
+        view_faults = client_faults & frozenset(CLIENT_FAULTS)
+        # views=False: nothing reads a conforming Client's view (only a faulty one is compared)
+        self.client = Client(cfg, client_faults, None if views or view_faults else BlindView())
         self.net = Transport(cfg.capacity, cfg.transport)
         self.transcript: list[Line] = []
         self.broken: ProtocolViolation | None = None
         self.monitors = monitors
-        view_faults = client_faults & frozenset(CLIENT_FAULTS)
         self.reference: ClientView | None = ClientView(readings=cfg.reading_map()) if view_faults else None
         self.view_breaches: dict[str, str] = {}
         """Client-view rules the faulty client broke so far (rule -> first explanation)."""

@@ -64,7 +64,13 @@ def test_no_findings_without_a_fault() -> None:
         m
         for m in AGENT_MUTANTS
         if m.name
-        in ("cancel-as-end-turn", "never-answer-inserted", "notice-empty-title", "no-resume-running")
+        in (
+            "cancel-as-end-turn",
+            "never-answer-inserted",
+            "notice-empty-title",
+            "no-resume-running",
+            "late-approval-runs",
+        )
     ],
     ids=lambda m: m.name,
 )
@@ -134,6 +140,61 @@ def test_choices_and_scripts() -> None:
     assert load_script(text) == [["prompt"], ["wait"], ["allow", 0]]
 
 
+def _permission_request(rid: str) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "session/request_permission",
+        "params": {"sessionId": "abc", "options": [{"optionId": "yes", "kind": "allow_once"}]},
+    }
+
+
+def _state(state: str) -> dict[str, object]:
+    update = {"sessionUpdate": "state_update", "state": state}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "abc", "update": update}}
+
+
+def test_a_holding_run_answers_its_permission_requests_after_the_idle() -> None:
+    """The late answer is a freedom the driver takes: in a run that holds its permission requests
+    (about a third of seeds), a request is never answered while the work runs, a cancel comes
+    often, and the first choice after the session reports idle answers it."""
+    from simulator.drive import Chooser
+
+    holding = [seed for seed in range(40) if Chooser(seed).holds]
+    assert 4 <= len(holding) <= 24
+    cancelled = 0
+    for seed in holding:
+        chooser, client = Chooser(seed), DriverClient()
+        client.sid = "abc"
+        client.receive(_state("running"))
+        client.receive(_permission_request("p1"))
+        for _ in range(30):
+            choice = chooser.choose(client, client.enabled())
+            assert choice[0] not in ("allow", "deny", "dismiss"), (seed, choice)
+            if choice == ["cancel"]:
+                cancelled += 1
+                client.do(choice)
+        client.receive(_state("idle"))
+        late = chooser.choose(client, client.enabled())
+        assert late[0] in ("allow", "deny", "dismiss") and late[1] == 0, (seed, late)
+    assert cancelled >= len(holding)
+    # a run that does not hold answers in time (some choice among 30 answers the request)
+    other = next(seed for seed in range(40) if not Chooser(seed).holds)
+    chooser, client = Chooser(other), DriverClient()
+    client.sid = "abc"
+    client.receive(_state("running"))
+    client.receive(_permission_request("p1"))
+    answered = []
+    for _ in range(30):
+        choice = chooser.choose(client, client.enabled())
+        if choice[0] in ("allow", "deny", "dismiss"):
+            answered.append(choice)
+            break
+        if choice[0] != "wait":
+            client.do(choice)
+    assert answered
+
+
 # -- real processes ------------------------------------------------------------------------------
 
 posix = pytest.mark.skipif(os.name != "posix", reason="driving a process needs POSIX pipes")
@@ -190,6 +251,18 @@ def test_misbehaving_agents_end_the_run_cleanly(
     assert rules <= set(result.rules), result.failing
 
 
+@posix
+def test_a_request_left_unanswered_is_a_finding_that_states_the_timeout(tmp_path: Path) -> None:
+    """An agent that answers only initialize and session/new: a session/close (whose answer no
+    rule's monitor waits for) still unanswered when the agent has been silent for the timeout."""
+    settings = Settings(steps=2, timeout=0.3, quiet=0.02)
+    result = run_once(ProcessPeer(_fake(tmp_path, "pass")), settings, script=[["close"], ["wait"]])
+    assert result.stop == "timeout" and result.rules == ["drive.no-answer"]
+    (finding,) = result.failing
+    assert finding.explanation == "no answer to session/close (id 1) while the agent sent nothing for 0.3 s"
+    assert finding.line == 5  # the close in the transcript
+
+
 def _simulated_agent(command: list[str]) -> InProcessPeer:
     """What ``acp-model agent --fault F ...`` runs (seed 0), in process and without the clock."""
     faults = frozenset(command[i + 1] for i, arg in enumerate(command) if arg == "--fault")
@@ -220,6 +293,8 @@ def test_drive_cli_finds_shrinks_writes_and_replays_in_process(
     f = found["FG-02"]
     assert f["shrunk_length"] <= f["original_length"]
     assert f["reproduced"] == f["replays"] >= 1 and f["nondeterministic"] is False
+    # the original came back on both replays: deterministic, one run per candidate
+    assert (f["original_reproduced"], f["original_replays"], f["runs_per_candidate"]) == (2, 2, 1)
     files = {k: Path(v) for k, v in f["files"].items()}
     assert files["transcript"].read_bytes() and "sequenceDiagram" in files["diagram"].read_text()
     assert json.loads(files["script"].read_text())["rule"] == "FG-02"
@@ -246,6 +321,7 @@ def test_drive_cli_starts_the_agent_command_for_each_run(tmp_path: Path) -> None
         assert main([*argv, "--out", str(out), "--", *agent]) == 1
     (f,) = json.loads(stdout.getvalue())["findings"]
     assert f["rule"] == "input.not-jsonrpc" and f["reproduced"] == f["replays"] >= 1
+    assert f["explanation"].endswith("(a line that is not JSON, recorded as unparsed)")
     assert f["shrunk_length"] <= f["original_length"]
     assert b"garbage" in Path(f["files"]["transcript"]).read_bytes()
 
@@ -379,6 +455,15 @@ def _process_plan(mutant: Mutant, level: str, seeds: int = 400) -> list[tuple[in
     return plan
 
 
+@pytest.mark.parametrize("name", ["late-approval-runs", "cancel-leaves-tool-open"])
+def test_the_process_proof_has_a_plan_for_the_cancellation_races(name: str) -> None:
+    """The two bugs of a cancelled turn's tool calls (a late approval used, a tool call left open)
+    are in the process proof below, and the in-process search gives it runs to ask for."""
+    mutant = next(m for m in AGENT_MUTANTS if m.name == name)
+    plan = _process_plan(mutant, "must", seeds=60)
+    assert len(plan) == 3 and all(steps >= 2 for _, steps in plan), plan
+
+
 @pytest.mark.deep
 @posix
 @pytest.mark.parametrize("mutant", AGENT_MUTANTS, ids=lambda m: m.name)
@@ -454,7 +539,7 @@ def test_a_bug_off_the_wire_is_not_found_by_driving(mutant: Mutant) -> None:
     faults = mutant.switched_on & frozenset(AGENT_FAULTS)
     settings = Settings(steps=40, timeout=0.05, quiet=0.0)
     refused = 0
-    for seed in range(12):
+    for seed in range(60):  # the driver gets the agent to try it in a few runs of these
         agent = StdioAgent(0, faults)
         result = run_once(InProcessPeer(agent), settings, seed=seed)
         assert mutant.intended_rule not in result.rules

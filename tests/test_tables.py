@@ -265,3 +265,13 @@ def test_editing_a_row_changes_the_checkers_verdict(monkeypatch: pytest.MonkeyPa
     edited = replace(cm.SPEC, rows=(*cm.SPEC.rows, Row("fail", cm.COMPLETED, cm.FAILED, cm.SEC)))
     monkeypatch.setattr(cm, "SPEC", edited)
     assert run(lines) == []
+
+
+def test_a_variant_without_the_running_output_row_is_fired_for_running_output() -> None:
+    """The monitor's shortcut for output while running holds for the model's table only: under
+    a variant that removes that row, output while running is the table's breach."""
+    row = {"machine": "foreground", "trigger": "output", "source": "running", "dest": "running"}
+    variant = from_data({"title": "no output while running", "remove_row": [row]}, "v.toml", "v")
+    lines = [*OPENED, *WORK, say("m1"), state("idle", stop="end_turn")]
+    assert fg_findings(lines) == []
+    assert fg_findings(lines, variant=variant) == [("FG-02", 7)]

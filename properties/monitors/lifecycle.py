@@ -90,8 +90,8 @@ _QUIET = frozenset(
     state for state in fgm.STATES
     if any(row.guard is None for row in fgm.SPEC.cells.get((state, "output"), ()))
 )  # fmt: skip
-"""Reported states in which the foreground table allows output whatever the context (the usual
-case: nothing to judge)."""
+"""Reported states in which the model's foreground table allows output whatever the context (the
+usual case: nothing to judge; a variant's table is fired every time)."""
 _END_GROUPS = _IDLE_GROUP + _STOP_GROUP
 _END_STOP = (*_END_GROUPS, "STOP-03")
 """Exercised by an idle with a string stop reason that ends active work."""
@@ -224,7 +224,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         seen = table.get(mid)
         if seen is None:
             table[mid] = fs.interval if state in ACTIVE else -1
-        if state in _QUIET:  # the common case: output of running work
+        spec = self.table(fgm.SPEC)
+        if state in _QUIET and spec is fgm.SPEC:  # the common case: output of running work
             return
         if fs.resuming or fs.closed:
             return
@@ -248,8 +249,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         # progress of foreground work: the foreground table's output from the reported state
         custom = state not in STANDARD_STATES
         where = fgm.UNRECOGNIZED if custom else state
-        spec = self.table(fgm.SPEC)
-        rule = spec.rule_of(where, "output")
         if where == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
         try:
@@ -266,10 +265,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._ex[rule] += 1
         if st.flag_period != fs.period:
             st.flag_period = fs.period
-            why = (
-                f"under the custom state {state!r}, which the Client did not advertise (running is "
-                "required there)" if custom else "after requires_action, without running reported"
-            )
+            if custom:
+                why = (
+                    f"under the custom state {state!r}, which the Client did not advertise "
+                    "(running is required there)"
+                )
+            elif where == fgm.REQUIRES_ACTION:
+                why = "after requires_action, without running reported"
+            else:
+                why = f"while {where} is reported"
             self.breach(
                 rule, line, sid, f"{what} shows foreground progress {why} ({rule}: the foreground "
                 f"table has no output in {where})", msg,
