@@ -31,11 +31,12 @@ Two bounds are checked between levels only: ``max_states`` (the search stops bef
 first level that starts with at least that many states, so it may find up to one level more
 than the single process, which stops inside a level) and the time budget.
 
-Random (``cli.cluster.Session.map`` handed to ``simulator.explore_random``): walks are cut
-into the same chunks as on a process pool (fixed size, never by worker count), run as Ray
-tasks, and merged in chunk order; the
-counterexamples are shrunk on the driver. So the merged report for a seed does not depend on
-the number of workers.
+Random (``cli.cluster.Session.map`` handed to ``simulator.explore_random`` and
+``simulator.explore_hypothesis``): walks are cut into the same chunks as on a process pool,
+hypothesis's examples into the same chunks as in one process (fixed sizes, never by worker
+count); the chunks run as Ray tasks and are merged in chunk order. The walks' counterexamples
+are shrunk on the driver, hypothesis's in the task that found them. So the merged report for a
+seed does not depend on the number of workers.
 
 Pools: ``LocalPool`` runs shards in this process (the tests); ``cli.cluster.RayPool`` puts each
 shard in a Ray actor (``ShardActor``), and ``cli.cluster.Session`` starts or joins Ray: Ray is

@@ -25,6 +25,16 @@ bugs it spent about 90% of the mode's time (hundreds of replayed examples) and e
 same length as delta debugging alone. Hypothesis stops at the first failure, so ``explore``
 runs again with the rules already found ignored, up to ``max_rounds`` times.
 
+Chunks: a run's example budget is cut into chunks of ``CHUNK_EXAMPLES`` (``chunks``; the cut
+depends on the budget only, never on a number of workers), chunk ``i`` a run of its own with the
+seed ``chunk_seed(seed, i)`` (the run's seed for the first, so a budget of one chunk is the
+single run it always was) and its own rounds. Every run, in this process or on a cluster, is
+chunked the same way: ``explore`` runs the chunks here one after another, or hands them to a
+``chunk_map`` (Ray tasks, ``run_chunk``), and ``merge`` joins them in chunk order (counts
+summed, coverage a union, per rule the shortest counterexample, the earliest chunk on ties,
+with the hits of every chunk). So the result for a seed is the same in one process and on any
+number of workers. Each chunk shrinks its own counterexamples where it runs.
+
 Reproducible: the hypothesis part of a run depends only on the seed and the options, never on
 what the process did before. The seed is set on the machine (what ``@hypothesis.seed`` does);
 every setting is given (none inherited from a loaded settings profile: ``derandomize`` off, the
@@ -46,9 +56,9 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
@@ -409,6 +419,44 @@ def _settings(examples: int, steps: int, database: str | None, shrink: bool) -> 
     )
 
 
+CHUNK_EXAMPLES = 100
+"""Examples per chunk: a run's example budget is cut into chunks of this many (the last may be
+smaller), never by the number of workers, so the merged result does not depend on it."""
+
+
+def chunk_seed(base: int, index: int) -> int:
+    """The hypothesis seed of chunk ``index`` of a run seeded ``base``: ``base`` itself for the
+    first chunk (a run of at most ``CHUNK_EXAMPLES`` examples is the single run it always was),
+    then ``base + index * 2**64`` (distinct for every (base, index) pair with ``|base| < 2**63``)."""
+    return base if index == 0 else base + index * 2**64
+
+
+def chunks(examples: int) -> list[tuple[int, int]]:
+    """(index, examples) of each chunk of a budget of ``examples`` (at least one chunk)."""
+    return [
+        (i, min(CHUNK_EXAMPLES, examples - start))
+        for i, start in enumerate(range(0, max(examples, 1), CHUNK_EXAMPLES))
+    ]
+
+
+ChunkJob = tuple[int, int, int, int, Config, frozenset[str], str | None, int, bool, str]
+"""(index, base seed, examples, steps, cfg, faults, database, max_rounds, hypothesis_shrink,
+label): one chunk, as a Ray task receives it; ``label`` ("chunk I, " when the run has more than
+one) starts the counterexamples' ``found_by``."""
+
+
+def run_chunk(job: ChunkJob) -> HypothesisResult:
+    """One chunk in this process (module-level, so a Ray task can run it), ``isolated`` as every
+    run of the machine is; the result carries no progress object, so it pickles."""
+    index, base, count, steps, cfg, faults, database, max_rounds, hypothesis_shrink, label = job
+    res = _run(
+        cfg, faults, chunk_seed(base, index), count, steps, database, max_rounds, None,
+        hypothesis_shrink, NULL, label,
+    )  # fmt: skip
+    res.stats.progress = NULL
+    return res
+
+
 def explore(
     cfg: Config,
     faults: frozenset[str] = frozenset(),
@@ -421,9 +469,108 @@ def explore(
     time_budget: float | None = None,
     hypothesis_shrink: bool = False,
     progress: Progress = NULL,
+    chunk_map: Callable[[Callable[[Any], HypothesisResult], list[Any]], Iterable[HypothesisResult]]
+    | None = None,
 ) -> HypothesisResult:
-    """Run the machine; each round stops at its first (shrunk) failure, later rounds ignore the
-    rules already found."""
+    """``examples`` examples in chunks of ``CHUNK_EXAMPLES`` (``chunks``), each its own run of the
+    machine seeded by ``chunk_seed``; each chunk's rounds stop at their first (shrunk) failure,
+    later rounds ignore the rules already found. The chunks run here one after another, or
+    elsewhere through ``chunk_map`` (``run_chunk``, the jobs; results in job order: a Ray
+    cluster); either way they are merged in chunk order (``merge``), so the result is the same."""
+    t0 = time.perf_counter()
+    parts = chunks(examples)
+    many = len(parts) > 1
+
+    def label(index: int) -> str:
+        return f"chunk {index}, " if many else ""
+
+    results: list[HypothesisResult] = []
+    if chunk_map is not None:
+        progress.phase(f"hypothesis, {len(parts)} chunk(s) of examples as cluster tasks", examples)
+        jobs: list[ChunkJob] = [
+            (i, seed, n, steps, cfg, faults, database, max_rounds, hypothesis_shrink, label(i))
+            for i, n in parts
+        ]
+        for (_, count), res in zip(parts, chunk_map(run_chunk, jobs), strict=True):
+            results.append(res)
+            progress.advance(count)
+        progress.done()
+    else:
+        for index, count in parts:
+            left = None if time_budget is None else time_budget - (time.perf_counter() - t0)
+            if left is not None and left <= 0 and results:
+                break
+            one = _run(
+                cfg, faults, chunk_seed(seed, index), count, steps, database, max_rounds, left,
+                hypothesis_shrink, progress, label(index),
+            )  # fmt: skip
+            results.append(one)
+    return merge(results, seed, examples, time.perf_counter() - t0, stopped=len(results) < len(parts))
+
+
+def merge(
+    parts: list[HypothesisResult], seed: int, examples: int, seconds: float, stopped: bool = False
+) -> HypothesisResult:
+    """The chunks' results as one run: counts summed, coverage a union (row counts summed), per
+    rule the shortest counterexample (the earliest chunk on ties) with the hits of every chunk;
+    rounds are the most any chunk ran. ``stopped``: chunks were left out (the time budget)."""
+    if len(parts) == 1 and not stopped:
+        only = parts[0]
+        only.seed, only.seconds = seed, seconds
+        return only
+    stats = Stats()
+    best: dict[str, Counterexample] = {}
+    hits: Counter[str] = Counter()
+    for p in parts:
+        s = p.stats
+        stats.examples += s.examples
+        stats.rule_executions += s.rule_executions
+        stats.settle_steps += s.settle_steps
+        stats.steps += s.steps
+        stats.events.update(s.events)
+        stats.exercised.update(s.exercised)
+        stats.rows.update(s.rows)
+        stats.observer.entity.update(s.observer.entity)
+        stats.failing_examples.update(s.failing_examples)
+        stats.outcomes.update(s.outcomes)
+        for c in p.counterexamples:
+            hits[c.rule] += c.hits
+            mine = best.get(c.rule)
+            if mine is None or len(c.events) < len(mine.events):
+                best[c.rule] = c
+    stops = {p.stop for p in parts}
+    stop = "examples exhausted"
+    if stopped or "time budget" in stops:
+        stop = "time budget"
+    elif "round limit" in stops:
+        stop = "round limit"
+    return HypothesisResult(
+        seed=seed,
+        max_examples=examples,
+        steps_per_example=parts[0].steps_per_example if parts else 0,
+        rounds=max((p.rounds for p in parts), default=0),
+        seconds=seconds,
+        stats=stats,
+        counterexamples=[replace(best[r], hits=hits[r]) for r in sorted(best)],
+        stop=stop,
+    )
+
+
+def _run(
+    cfg: Config,
+    faults: frozenset[str],
+    seed: int,
+    examples: int,
+    steps: int,
+    database: str | None,
+    max_rounds: int,
+    time_budget: float | None,
+    hypothesis_shrink: bool,
+    progress: Progress,
+    label: str,
+) -> HypothesisResult:
+    """One run of the machine (one chunk): each round stops at its first (shrunk) failure, later
+    rounds ignore the rules already found."""
     t0 = time.perf_counter()
     stats = Stats(progress=progress)
     found: dict[str, Counterexample] = {}
@@ -434,7 +581,7 @@ def explore(
             stop = "time budget"
             break
         rounds += 1
-        progress.phase(f"hypothesis, round {rounds}", examples)
+        progress.phase(f"hypothesis, {label}round {rounds}", examples)
         machine = build_machine(cfg, faults, frozenset(found), stats)
         machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
         stats.last_failure = None
@@ -458,7 +605,7 @@ def explore(
                 cfg,
                 faults,
                 mode="hypothesis",
-                found_by=f"round {rounds}" + (", shrunk by hypothesis" if hypothesis_shrink else ""),
+                found_by=f"{label}round {rounds}" + (", shrunk by hypothesis" if hypothesis_shrink else ""),
                 original_length=len(events),
                 hits=stats.failing_examples[breach.rule],
                 fallback=breach,

@@ -402,6 +402,7 @@ def _random(
                 database=opts.database,
                 hypothesis_shrink=opts.hypothesis_shrink,
                 progress=progress,
+                chunk_map=session.map if session is not None else None,
             )
         )
         walks_.append(

@@ -9,7 +9,9 @@ without ``--cluster`` never imports Ray; a missing Ray is a one-line error.
 Deep suite (``-m deep``; skipped with a reason when Ray is not installed): one module-scoped
 local Ray instance; every default slice on two Ray workers against one process, without and
 with the reduction; one worker
-against two; a worker killed mid-search; random walks merged from Ray tasks.
+against two; a worker killed mid-search; random walks and hypothesis's example chunks merged
+from Ray tasks; the random mode's ``report.json`` byte for byte in one process and on one and
+two Ray workers.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import pytest
 
 from cli.cluster import Session
 from cli.main import main
-from simulator import explore_bfs, explore_cluster, explore_random
+from simulator import explore_bfs, explore_cluster, explore_hypothesis, explore_random
 from simulator.explore_codec import Codec, Sent, stable
 from simulator.explore_shard import Shard
 
@@ -314,6 +316,55 @@ def test_random_walks_merged_from_ray_tasks_match_one_process(ray_session: Any) 
         here.exercised,
         here.stops,
     )
+
+
+@pytest.mark.deep
+def test_hypothesis_chunks_merged_from_ray_tasks_match_one_process(ray_session: Any) -> None:
+    """Hypothesis's example chunks as Ray tasks (each ``isolated`` in a worker that loaded other
+    modules): the same merged examples, coverage and counterexamples as in this process."""
+    cfg = explore_bfs.SLICE_BY_NAME["core"].cfg
+    faults = frozenset({"cancel-as-end-turn"})
+    kw: dict[str, Any] = {"seed": 3, "examples": 250, "steps": 30}
+    assert len(explore_hypothesis.chunks(250)) == 3
+    here = explore_hypothesis.explore(cfg, faults, **kw)
+    session = Session("local", 2)
+    try:
+        there = explore_hypothesis.explore(cfg, faults, chunk_map=session.map, **kw)
+    finally:
+        session.close()
+    assert here.counterexamples
+    assert [(c.rule, c.events, c.found_by, c.hits) for c in there.counterexamples] == [
+        (c.rule, c.events, c.found_by, c.hits) for c in here.counterexamples
+    ]
+    assert there.stats_json() == here.stats_json()
+    assert (there.stats.rows, there.stats.exercised, there.stats.observer.entity) == (
+        here.stats.rows,
+        here.stats.exercised,
+        here.stats.observer.entity,
+    )
+
+
+@pytest.mark.deep
+def test_random_mode_report_is_byte_identical_for_any_number_of_ray_workers(tmp_path: Path) -> None:
+    """``--mode random --seed 7 --json --out DIR``: the same ``DIR/report.json``, byte for byte,
+    in one process, with ``--cluster local --workers 1`` and with ``--workers 2`` (walks and
+    hypothesis chunks both on the workers)."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
+    out = tmp_path / "out"
+
+    def report(extra: list[str]) -> bytes:
+        done = subprocess.run(
+            [sys.executable, "-m", "cli", "explore", "--mode", "random", "--seed", "7", "--json",
+             "--quiet", "--examples", "250", "--walks", "600", "--out", str(out), *extra],
+            cwd=ROOT, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-800:]
+        assert json.loads(done.stdout)["random"]["examples"] > 250  # three chunks ran
+        return (out / "report.json").read_bytes()
+
+    single = report([])
+    assert report(["--cluster", "local", "--workers", "1"]) == single
+    assert report(["--cluster", "local", "--workers", "2"]) == single
 
 
 @pytest.mark.deep

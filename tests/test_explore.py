@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import pickle
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,45 @@ def test_hypothesis_does_not_depend_on_the_modules_the_process_loaded(monkeypatc
     many = providers.Constants(integers=providers.SortedSet(range(-3, 40)))
     assert run(providers.Constants()) == run(many)
     assert providers._get_local_constants() is many  # the collector is back after the run
+
+
+def test_hypothesis_chunks_merge_to_the_same_result_wherever_they_run(monkeypatch: Any) -> None:
+    """The example budget is cut into fixed chunks, each seeded from the run's seed and its index;
+    run one after another here, or (pickled, in reverse order, under another pool of hypothesis's
+    local constants) as a cluster's tasks would run them, the merged result is the same: counts
+    summed, one counterexample per rule (the shortest) with every chunk's hits."""
+    monkeypatch.setattr(explore_hypothesis, "CHUNK_EXAMPLES", 4)
+    faults = frozenset({FAULT})
+    assert explore_hypothesis.chunks(10) == [(0, 4), (1, 4), (2, 2)]
+    assert explore_hypothesis.chunk_seed(4, 0) == 4
+    assert len({explore_hypothesis.chunk_seed(4, i) for i in range(3)} | {5, 6}) == 5
+    providers = pytest.importorskip("hypothesis.internal.conjecture.providers")
+    many = providers.Constants(integers=providers.SortedSet(range(-3, 40)))
+    parts: dict[int, explore_hypothesis.HypothesisResult] = {}
+
+    def elsewhere(fn: Any, jobs: list[Any]) -> Any:
+        monkeypatch.setattr(providers, "_get_local_constants", lambda: many, raising=False)
+        for job in reversed(jobs):
+            parts[job[0]] = pickle.loads(pickle.dumps(fn(pickle.loads(pickle.dumps(job)))))
+        return (parts[job[0]] for job in jobs)
+
+    def run(chunk_map: Any) -> explore_hypothesis.HypothesisResult:
+        return explore_hypothesis.explore(
+            TINY, faults, seed=4, examples=10, steps=10, max_rounds=1, chunk_map=chunk_map
+        )
+
+    here, there = run(None), run(elsewhere)
+    assert sorted(parts) == [0, 1, 2]
+    assert here.counterexamples, "the fault must be found for the merge to mean something"
+    key = [(c.rule, c.events, c.found_by, c.hits) for c in here.counterexamples]
+    assert key == [(c.rule, c.events, c.found_by, c.hits) for c in there.counterexamples]
+    assert here.stats_json() == there.stats_json()
+    assert (here.stats.rows, here.stats.exercised) == (there.stats.rows, there.stats.exercised)
+    assert here.stats.examples == sum(p.stats.examples for p in parts.values()) >= 10
+    found = [c for p in parts.values() for c in p.counterexamples if c.rule == RULE]
+    assert here.counterexamples[0].hits == sum(c.hits for c in found)
+    assert len(here.counterexamples[0].events) == min(len(c.events) for c in found)
+    assert here.counterexamples[0].found_by.startswith("chunk ")
 
 
 # -- exhaustive -------------------------------------------------------------------------------
