@@ -51,7 +51,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--examples",
         type=int,
         default=config.EXPLORE_EXAMPLES,
-        help="hypothesis examples per round; the report says how many ran and why (default %(default)s)",
+        help="hypothesis examples per round, run in chunks of 100 seeded from --seed; the report "
+        "says how many ran and why (default %(default)s)",
     )
     p.add_argument(
         "--walks", type=int, default=config.EXPLORE_WALKS, help="random walks (default %(default)s)"
