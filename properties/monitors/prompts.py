@@ -370,7 +370,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     msg,
                     (CANCELLED_INVALID_PROMPT,) if invalid else (),
                 )
-        if code == INVALID_REQUEST and self.facts.active(sid) and not rec[4]:
+        busy = self.facts.active(sid) and not rec[4]
+        if busy:
+            self._ex[BUSY_ONLY] += 1  # a refusal while work is active: the suspicion's case
+        if busy and code == INVALID_REQUEST:
             self.suspect(
                 BUSY_ONLY,
                 line,
