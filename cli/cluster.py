@@ -96,11 +96,12 @@ class Session:
         self.release()
         task = self.ray.remote(num_cpus=1, max_retries=0)(fn)
         refs = [task.remote(job) for job in jobs]
+        name = f"{getattr(fn, '__module__', '').rsplit('.', 1)[-1]}.{getattr(fn, '__name__', 'task')}"
         for i, ref in enumerate(refs):
-            yield _get(self.ray, ref, f"random-walk task {i}")
+            yield _get(self.ray, ref, f"task {i} ({name})")
 
     def release(self) -> None:
-        """End the search's workers (they hold the CPUs the random walks' tasks need)."""
+        """End the search's workers (they hold the CPUs the random mode's tasks need)."""
         for a in self.actors:
             self.ray.kill(a)
         self.actors = []

@@ -161,3 +161,35 @@ def test_cli_matrix_and_compare_on_ray_equal_the_plain_runs(tmp_path: Path) -> N
     plain = _cli_json(comp, tmp_path / "c1")
     assert plain["compare"]["differences"]
     assert _cli_json([*comp, *cluster], tmp_path / "c2") == plain
+
+
+def test_a_failed_cluster_task_is_named_by_its_function() -> None:
+    """A task that fails on the cluster is named by what it ran (a random-walk chunk or a chunk
+    of hypothesis examples), not always as a random walk. A stand-in for Ray, no cluster."""
+    import types
+
+    from cli.cluster import ClusterError, Session
+    from simulator.explore_hypothesis import run_chunk
+
+    class RayError(Exception):
+        pass
+
+    class ActorError(RayError):
+        pass
+
+    def get(ref: object) -> object:
+        raise RayError("Traceback ...\nValueError: boom")
+
+    def remote(**options: object) -> object:
+        return lambda fn: types.SimpleNamespace(remote=lambda job: job)
+
+    fake = types.SimpleNamespace(
+        remote=remote, get=get, kill=lambda actor: None,
+        exceptions=types.SimpleNamespace(RayError=RayError, RayActorError=ActorError),
+    )  # fmt: skip
+    session = Session.__new__(Session)
+    session.ray, session.actors = fake, []
+    with pytest.raises(ClusterError) as err:
+        list(session.map(run_chunk, [1]))
+    said = "a cluster worker failed during task 0 (explore_hypothesis.run_chunk): ValueError: boom"
+    assert str(err.value) == said
