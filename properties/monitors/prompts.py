@@ -93,7 +93,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from model import prompt as prm
-from model.core import Context, MachineSpec
+from model.core import Context
 from model.prompt import OWN_REASON
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
@@ -249,12 +249,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         facts = self.facts
         # disallowed_types finds nothing before the Agent's initialize answer
         bad = () if facts.prompt_types is None else tuple(facts.disallowed_types(params.get("prompt")))
-        spec = self._spec()
+        spec = self.table(prm.SPEC)
         self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
         ps.pending[rid] = line
-
-    def _spec(self) -> MachineSpec:
-        return self.table(prm.SPEC)
 
     def _fire(
         self,
@@ -270,7 +267,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """Fire an observed trigger of the prompt table on every state the prompt may be in
         (hidden holds and insertions included); a breach when none allows it, naming the rule
         of the state reached with the fewest hidden steps. Returns the states left."""
-        spec = self._spec()
+        spec = self.table(prm.SPEC)
         ex = self._ex
         for state in rec[2]:
             rule = spec.rule_of(state, trigger if isinstance(trigger, str) else trigger(state))
@@ -389,7 +386,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # The answer that withdraws a prompt the Client stopped: -32800, or -32602 for content
         # the Agent did not advertise where the reading cancelled-invalid-prompt allows it.
         withdraws = code == REQUEST_CANCELLED or (alt != "cancelled" and code == INVALID_PARAMS)
-        cells = self._spec().cells
+        cells = self.table(prm.SPEC).cells
 
         def trigger(state: str) -> str:
             return "withdraw" if withdraws and (state, "withdraw") in cells else "reject"
@@ -555,7 +552,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
-        spec = self._spec()
+        spec = self.table(prm.SPEC)
         for rid, rec in self.prompts.items():
             sid, received = rec[0], rec[1]
             ps = self.sessions[sid]
