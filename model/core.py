@@ -202,6 +202,21 @@ class MachineSpec:
         """Triggers with at least one row from ``state`` (guards not evaluated)."""
         return tuple(t for t in self.triggers if (state, t) in self.cells)
 
+    def moves(self, state: str, actor: Actor = "agent", ctx: Context = _EMPTY) -> tuple[tuple[str, str], ...]:
+        """What ``actor`` may do from ``state``: ``(trigger, dest)`` of each row whose guard
+        passes on ``ctx``, in table order (a relaxed cell is not a move: what a dropped rule lets
+        happen is the business of the seeded bug that breaks it). A simulated peer's choices
+        for an entity are these, so a row a variant adds is a move it takes."""
+        found: list[tuple[str, str]] = []
+        for trigger in self.triggers:
+            for row in self.cells.get((state, trigger), ()):
+                if row.actor != actor:
+                    break
+                if row.guard is None or self.guards[row.guard_name](ctx) != row.negated:  # type: ignore[index]
+                    found.append((trigger, row.dest))
+                    break
+        return tuple(found)
+
     # -- execution -------------------------------------------------------------------------
     def violation(
         self, state: str, trigger: str, rule: str | None = None, detail: str = ""
