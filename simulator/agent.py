@@ -61,7 +61,7 @@ from model import session as sm
 from model import toolcall as tcm
 from model.core import ProtocolViolation
 from properties.variants import tables_of
-from simulator import wire
+from simulator import deviations, wire
 from simulator.config import Config
 
 MAIN = "sess_1"
@@ -129,6 +129,17 @@ _UNREPORTED_WORK = frozenset({"no-running-on-start", "no-resume-running", "custo
 """Seeded bugs that leave the reported state behind the work (their output shows it)."""
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
+_COMPACTION_ACTIONS = (
+    ("summary_chunk", "compact_chunk"),
+    ("summary_patch", "compact_patch"),
+    ("complete", "compact_end"),
+    ("fail", "compact_fail"),
+    ("cancel", "compact_cancel"),
+    ("custom_status", "compact_custom"),
+    ("progress", "compact_progress"),
+)
+"""How the Agent makes each compaction trigger (the order it offers them in); which ones it may
+take is the compaction table's (``_moves``)."""
 
 
 def _embedding(terminal: str) -> str:
@@ -171,6 +182,7 @@ class Agent:
         "compactions",
         "cur_msg",
         "cur_thought",
+        "deviations",
         "ended_output",
         "extras",
         "faults",
@@ -209,6 +221,7 @@ class Agent:
     def __init__(self, cfg: Config, faults: frozenset[str] = frozenset()) -> None:
         self.cfg = cfg
         self.faults = faults
+        self.deviations = deviations.of(faults)  # seeded bugs stated as table deviations
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
         self.rd: dict[str, str] = cfg.reading_map()
         """Every reading's alternative in force (``_reading``)."""
@@ -329,15 +342,26 @@ class Agent:
         ending a compaction)."""
         out: list[str] = []
         f = self.faults
-        if "never-answer-inserted" in f and any(self.prompts[r][0] == prm.INSERTED for r in self.order):
-            out.append("ACC-01")
+        for d in self.deviations:
+            if isinstance(d, deviations.Withhold):
+                spec = self.specs[d.machine]
+                for _, st in self._entities(d.machine):
+                    if any(m[0] in d.triggers for m in spec.moves(st)):  # owed, and withheld
+                        out.append(d.rule or spec.eventually[st])
+                        break
         if "prompt-without-work" in f and self._open() and self._inserted_waiting():
             out.append("BOUND-02")
-        if "compaction-never-ends" in f and any(
-            st in (cm.IN_PROGRESS, cm.CUSTOM) for st in self.compactions.values()
-        ):
-            out.append("COMPACT-05")
-        return tuple(out)
+        return tuple(sorted(set(out), key=out.index))
+
+    def _entities(self, machine: str) -> list[tuple[Any, str]]:
+        """(key, state) of the Agent's entities of ``machine`` (those a deviation can touch)."""
+        if machine == "prompt":
+            return [(r, self.prompts[r][0]) for r in self.order]
+        if machine == "compaction":
+            return list(self.compactions.items())
+        if machine == "tool_call":
+            return [(tid, t[0]) for tid, t in self.tools.items()]
+        raise ValueError(f"no entities of {machine!r}")
 
     def _has(self, feature: str) -> bool:
         return feature in self.cfg.features
@@ -375,8 +399,46 @@ class Agent:
             return wire.state_update(MAIN, state, None, stop, err)
         return self._state(state, stop, err)
 
+    def _moves(self, machine: str, state: str, ctx: Any = None) -> tuple[tuple[str, str], ...]:
+        """The Agent's choices for an entity of ``machine`` in ``state``: the table's rows (so a
+        row a variant adds is a move it takes), less the moves a seeded bug withholds
+        (``simulator.deviations``; the forbidden cells a seeded bug fires are
+        ``_deviation_events``)."""
+        found = self.specs[machine].moves(state, "agent", ctx or {})
+        if self.deviations:
+            skip = deviations.withheld(self.deviations, machine)
+            found = tuple(m for m in found if m[0] not in skip)
+        return found
+
+    def _deviation_events(self, add: Any) -> None:
+        """The forbidden cells the seeded bugs of ``simulator.deviations`` fire: wherever an
+        entity is in the cell's state while the session is open, made as the Agent makes that
+        trigger (``_fire`` marks the cell's rule)."""
+        for d in self.deviations:
+            if not isinstance(d, deviations.Forbidden) or not self._open():
+                continue
+            for key, state in self._entities(d.machine):
+                if state != d.source:
+                    continue
+                if d.machine == "tool_call":
+                    add(("agent", "tool_status", (key, d.dest)))
+                elif d.machine == "compaction":
+                    add(("agent", dict(_COMPACTION_ACTIONS)[d.trigger], key))
+                else:
+                    add(("agent", d.trigger, key))  # the prompt's moves are named as its triggers
+
+    def _fire(self, machine: str, state: str, trigger: str, ctx: Any = None) -> str:
+        """The state after the Agent fires ``trigger``: the table's, or the ``dest`` of a forbidden
+        cell a seeded bug fires, marked with the cell's rule (off the wire, the table refuses)."""
+        for d in deviations.forced(self.deviations, machine, state) if self.deviations else ():
+            if d.trigger == trigger:
+                self._breach(self.specs[machine].rule_of(state, trigger))
+                if d.wire:
+                    return d.dest
+        return self.specs[machine].fire(state, trigger, ctx or {})
+
     def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
-        _put(self.prompts, rid, 0, self.specs["prompt"].fire(self.prompts[rid][0], trigger, ctx))
+        _put(self.prompts, rid, 0, self._fire("prompt", self.prompts[rid][0], trigger, ctx))
 
     def _oldest_waiting(self) -> int | None:
         for rid in self.order:
@@ -477,8 +539,6 @@ class Agent:
                     add(("agent", "hold", rid))
                 if fail or p[4]:
                     add(("agent", "reject", rid))
-            if st == prm.COVERED and "held-not-withdrawn" in faults and open_:
-                add(("agent", "insert", rid))
             if (
                 st in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
                 and (rid == waiting or (st == prm.RECEIVED and self._may_overtake(rid)))
@@ -497,7 +557,7 @@ class Agent:
                 st == prm.COVERED and not (unadvertised and answer_invalid == "invalid")
             ):
                 add(("agent", "withdraw", rid))
-            if st == prm.INSERTED and "never-answer-inserted" not in faults:
+            if st == prm.INSERTED and ("answer", prm.ANSWERED) in self._moves("prompt", st):
                 add(("agent", "answer", rid))
             if st in (prm.INSERTED, prm.ANSWERED) and not p[2]:
                 add(("agent", "user_message", rid))
@@ -513,7 +573,7 @@ class Agent:
             and all(self.prompts[r][0] in prm.SPEC.final for r in self.order)
             and (
                 all(st in cm.TERMINAL for st in self.compactions.values())
-                or "compaction-never-ends" in self.faults
+                or "complete" in deviations.withheld(self.deviations, "compaction")
             )
             and all(st == bgm.DONE for st in self.items.values())
             and self.reported == fgm.IDLE
@@ -562,6 +622,8 @@ class Agent:
             self._idle_reading_events(add)
         if self.session in ("open", "closing"):
             self._carried_events(add)
+        if self.deviations:
+            self._deviation_events(add)
         return ev
 
     def _may_overtake(self, rid: int) -> bool:
@@ -641,26 +703,7 @@ class Agent:
         if self.real == fgm.RUNNING and blocked and not self.cancelling:
             add(("agent", "block", None))
         if self.real == fgm.RUNNING:
-            pause = "pause" in features
-            for tid, t in self.tools.items():
-                if t[1] or t[0] not in tcm.LIVE:
-                    continue
-                if t[2] is not None and self.perms[t[2]][0] == pm.PENDING:
-                    continue
-                if t[0] == tcm.PENDING:
-                    add(("agent", "tool_run", tid))
-                elif t[0] == tcm.IN_PROGRESS:
-                    add(("agent", "tool_done", tid))
-                if pause:
-                    denied = len(t) > 3 and t[3] == "denied"
-                    for status in tcm.STATUS_TRIGGER:
-                        if status == t[0] or (t[0], status) in _PLAIN_MOVES:
-                            continue
-                        if denied and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
-                            continue
-                        if t[2] is not None and status not in (tcm.FAILED, tcm.CANCELLED):
-                            continue  # a permitted call is invoked, in_progress (TOOL-04)
-                        add(("agent", "tool_status", (tid, status)))
+            self._tool_events(add, "pause" in features)
         if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
             for tid, t in self.tools.items():
                 if not t[1]:
@@ -685,6 +728,34 @@ class Agent:
                 add(("agent", "end", None))
         if "fail" in features and not self._unlisted_work():
             add(("agent", "end", "error"))
+
+    def _tool_events(self, add: Any, pause: bool) -> None:
+        """Status moves of foreground tool calls: the tool-call table's rows from each call's
+        status (``_moves``), made as ``tool_run`` / ``tool_done`` (pending -> in_progress ->
+        completed, with content) or, with feature ``pause``, as a bare status update
+        (``tool_status``). The permission of a call binds it (``_permitted``)."""
+        for tid, t in self.tools.items():
+            if t[1] or (t[2] is not None and self.perms[t[2]][0] == pm.PENDING):
+                continue
+            moves = {trigger for trigger, _ in self._moves("tool_call", t[0])}
+            if t[0] == tcm.PENDING and "run" in moves:
+                add(("agent", "tool_run", tid))
+            elif t[0] == tcm.IN_PROGRESS and "complete" in moves:
+                add(("agent", "tool_done", tid))
+            if not pause:
+                continue
+            for status, trigger in tcm.STATUS_TRIGGER.items():
+                if trigger in moves and (t[0], status) not in _PLAIN_MOVES and self._permitted(t, status):
+                    add(("agent", "tool_status", (tid, status)))
+
+    @staticmethod
+    def _permitted(tool: tuple[Any, ...], status: str) -> bool:
+        """A status a tool call's permission allows (Requesting permission): a denied call never
+        runs or completes; a call whose request was answered is invoked (in_progress) by
+        ``tool_run``, so as a bare status it may only fail or be cancelled (TOOL-04)."""
+        if len(tool) > 3 and tool[3] == "denied" and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
+            return False
+        return tool[2] is None or status in (tcm.FAILED, tcm.CANCELLED)
 
     def _unlisted_work(self) -> bool:
         """Announced background work not yet in the list (it would pass for foreground work)."""
@@ -806,19 +877,17 @@ class Agent:
         cfg = self.cfg
         if self.comp_started < cfg.compactions and self._open():
             add(("agent", "compact_start", None))
+        started = self.comp_started
+        bounded = {
+            "summary_chunk": self.comp_chunks < started,
+            "summary_patch": self.comp_patches < started,
+            "custom_status": self.comp_customs < started,
+        }
         for cid, st in self.compactions.items():
-            if self.comp_chunks < self.comp_started:
-                add(("agent", "compact_chunk", cid))
-            if self.comp_patches < self.comp_started:
-                add(("agent", "compact_patch", cid))
-            if st in (cm.IN_PROGRESS, cm.CUSTOM) and "compaction-never-ends" not in self.faults:
-                add(("agent", "compact_end", cid))
-                add(("agent", "compact_fail", cid))
-                add(("agent", "compact_cancel", cid))
-            if st != cm.CUSTOM and self.comp_customs < self.comp_started:
-                add(("agent", "compact_custom", cid))
-            if st == cm.CUSTOM:
-                add(("agent", "compact_progress", cid))
+            moves = {trigger for trigger, _ in self._moves("compaction", st)}
+            for trigger, action in _COMPACTION_ACTIONS:
+                if trigger in moves and bounded.get(trigger, True):
+                    add(("agent", action, cid))
 
     def _resume_events(self) -> list[Event]:
         ev: list[Event] = []
@@ -841,12 +910,10 @@ class Agent:
 
     def _do_insert(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
-        if p[0] == prm.COVERED:  # seeded bug "held-not-withdrawn"
-            self._breach("CANCEL-02")
         if p[4] == "unadvertised":  # seeded bug "accept-unadvertised-content"
             self._breach("USER-04")
         # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
-        # refuses it with the named violation (CANCEL-02), as it would any agent.
+        # refuses it with the cell's violation, as it would any agent (``_fire``).
         self._prompt_fire(rid, "insert", oldest_held=True)
         if "reuse-message-id" in self.faults and self.next_msg > 0:
             self._reuse_mark(rid)
@@ -1093,7 +1160,7 @@ class Agent:
         """A tool call pauses, goes back to pending, resumes, or ends (5. Tool invocation and
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
-        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], tcm.STATUS_TRIGGER[status]))
+        _put(self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], tcm.STATUS_TRIGGER[status]))
         return [wire.tool_call(MAIN, tid, status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
@@ -1163,16 +1230,9 @@ class Agent:
         return [wire.tool_call(MAIN, tid, "in_progress")]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
-        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], "complete"))
-        out = [
-            wire.tool_call(
-                MAIN, tid, "completed", content=[{"type": "content", "content": wire.text("done")}]
-            )
-        ]
-        if "reopen-tool-call" in self.faults:
-            self._breach("BG-05")
-            out.append(wire.tool_call(MAIN, tid, "in_progress"))
-        return out
+        _put(self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], "complete"))
+        content = [{"type": "content", "content": wire.text("done")}]
+        return [wire.tool_call(MAIN, tid, "completed", content=content)]
 
     def _do_end(self, reason: str) -> list[Msg]:
         return self._settle_end(reason)
@@ -1398,13 +1458,13 @@ class Agent:
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
         self.comp_chunks += 1
-        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], "summary_chunk")
+        self.compactions[cid] = self._fire("compaction", self.compactions[cid], "summary_chunk")
         return [wire.compaction_chunk(MAIN, cid, "Kept: the plan. ")]
 
     def _do_compact_patch(self, cid: str) -> list[Msg]:
         """A summary patch: ``summary: []`` clears what was streamed (also after the end)."""
         self.comp_patches += 1
-        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], "summary_patch")
+        self.compactions[cid] = self._fire("compaction", self.compactions[cid], "summary_patch")
         msg = wire.compaction(MAIN, cid, self._comp_status(cid), [])
         return [msg]
 
@@ -1415,7 +1475,7 @@ class Agent:
     def _comp_move(self, cid: str, status: str) -> list[Msg]:
         trig = cm.trigger_for(self.compactions[cid], status)
         assert trig is not None
-        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], trig)
+        self.compactions[cid] = self._fire("compaction", self.compactions[cid], trig)
         return [wire.compaction(MAIN, cid, status)]
 
     def _do_compact_custom(self, cid: str) -> list[Msg]:
@@ -1436,15 +1496,10 @@ class Agent:
         return out
 
     def _do_compact_end(self, cid: str) -> list[Msg]:
-        self.compactions[cid] = self.specs["compaction"].fire(self.compactions[cid], "complete")
+        self.compactions[cid] = self._fire("compaction", self.compactions[cid], "complete")
         msg = wire.compaction(MAIN, cid, "completed", [wire.text("Summary of earlier turns")])
         self.history.append(msg)
-        out = [msg]
-        if "reuse-compaction-id" in self.faults:
-            self._breach("COMPACT-03")
-            out.append(wire.compaction(MAIN, cid, "in_progress"))
-            self.compactions[cid] = cm.IN_PROGRESS
-        return out
+        return [msg]
 
     def _do_notice(self, _: Any) -> list[Msg]:
         self.notices += 1

@@ -1,0 +1,88 @@
+"""The simulated Agent chooses from the machine tables: a row a variant adds is a move it takes,
+and a seeded bug stated as a deviation breaks the rule of the table cell it fires."""
+
+from __future__ import annotations
+
+import pytest
+
+from model.registry import BY_NAME
+from properties.variants import from_data
+from simulator import deviations
+from simulator.agent import Agent
+from simulator.config import DEFAULT
+from simulator.explore_bfs import SLICES, explore
+from simulator.mutants import MUTANTS
+from simulator.world import World
+
+MUTANT = {m.name: m for m in MUTANTS}
+
+
+def added(machine: str, trigger: str, source: str, dest: str) -> object:
+    row = {"machine": machine, "trigger": trigger, "source": source, "dest": dest}
+    return from_data({"title": "one row more", "add_row": [row]}, "v.toml", "v")
+
+
+def agent_with(variant: object | None = None, faults: frozenset[str] = frozenset()) -> Agent:
+    return Agent(DEFAULT.with_(variant=variant), faults)  # type: ignore[arg-type]
+
+
+def test_a_row_added_to_the_compaction_table_is_a_move_the_agent_takes() -> None:
+    plain = agent_with()
+    plain.compactions["cmp_1"] = "completed"
+    assert ("agent", "compact_fail", "cmp_1") not in plain.enabled()
+    agent = agent_with(added("compaction", "fail", "completed", "failed"))
+    agent.compactions["cmp_1"] = "completed"
+    assert ("agent", "compact_fail", "cmp_1") in agent.enabled()
+    agent.do("compact_fail", "cmp_1")
+    assert agent.compactions["cmp_1"] == "failed"
+
+
+def test_a_row_added_to_the_tool_call_table_is_a_move_the_agent_takes() -> None:
+    move = ("agent", "tool_status", ("tc_1", "paused"))
+    for variant, expected in ((None, False), (added("tool_call", "pause", "completed", "paused"), True)):
+        agent = agent_with(variant)
+        agent.real = agent.reported = "running"
+        agent.tools["tc_1"] = ("completed", False, None)
+        assert (move in agent.enabled()) is expected
+
+
+def test_exploring_a_variant_fires_its_added_row() -> None:
+    """The exhaustive search of the compaction slice under a variant with one row more reaches
+    more states, and the run's moves include the new one."""
+    cfg = next(s.cfg for s in SLICES if s.name == "compaction")
+    variant = added("compaction", "fail", "completed", "failed")
+    base = explore(cfg, monitors=False)
+    more = explore(cfg.with_(variant=variant), monitors=False)  # type: ignore[arg-type]
+    assert base.complete and more.complete
+    assert more.states > base.states
+
+
+@pytest.mark.parametrize("d", deviations.DEVIATIONS, ids=lambda d: d.name)
+def test_a_deviation_breaks_the_rule_its_mutant_names(d: deviations.Withhold | deviations.Forbidden) -> None:
+    spec = BY_NAME[d.machine]
+    if isinstance(d, deviations.Forbidden):
+        assert (d.source, d.trigger) not in spec.cells, "a deviation fires a cell the table forbids"
+        rule = spec.rule_of(d.source, d.trigger)
+    else:
+        assert d.triggers <= set(spec.triggers)
+        owed = {s for s in spec.states if any(t in d.triggers for t, _ in spec.moves(s))}
+        rule = d.rule or {spec.eventually[s] for s in owed}.pop()
+    assert rule == MUTANT[d.name].intended_rule
+
+
+def test_a_forbidden_cell_deviation_is_marked_with_the_cells_rule() -> None:
+    agent = agent_with(faults=frozenset({"reuse-compaction-id"}))
+    agent.compactions["cmp_1"] = "completed"
+    assert ("agent", "compact_progress", "cmp_1") in agent.enabled()
+    out = agent.do("compact_progress", "cmp_1")
+    assert agent.marks == ("COMPACT-03",)
+    assert out[0]["params"]["update"]["status"] == "in_progress"
+
+
+def test_a_withheld_move_is_never_offered() -> None:
+    world = World(faults=frozenset({"compaction-never-ends"}), record=False, views=False)
+    agent = world.agent
+    agent.compactions["cmp_1"] = "in_progress"
+    names = {e[1] for e in agent.enabled()}
+    assert not names & {"compact_end", "compact_fail", "compact_cancel"}
+    assert agent.omitted() == ("COMPACT-05",)
