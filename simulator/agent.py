@@ -129,6 +129,8 @@ _UNREPORTED_WORK = frozenset({"no-running-on-start", "no-resume-running", "custo
 """Seeded bugs that leave the reported state behind the work (their output shows it)."""
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
+_PROMPT_TRIGGERS = ("hold", "insert", "reject", "withdraw", "answer")
+"""The order the Agent offers its moves on a prompt in; which it may take is the prompt table's."""
 _COMPACTION_ACTIONS = (
     ("summary_chunk", "compact_chunk"),
     ("summary_patch", "compact_patch"),
@@ -528,37 +530,10 @@ class Agent:
         features = cfg.features
         faults = self.faults
         open_ = self._open()
-        hold = "hold" in features
-        fail = "fail" in features
-        answer_invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
         for rid in self.order:
             p = self.prompts[rid]
             st = p[0]
-            if st == prm.RECEIVED:
-                if hold and waiting == rid:
-                    add(("agent", "hold", rid))
-                if fail or p[4]:
-                    add(("agent", "reject", rid))
-            if (
-                st in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
-                and (rid == waiting or (st == prm.RECEIVED and self._may_overtake(rid)))
-                and open_
-                and (p[4] != "unadvertised" or "accept-unadvertised-content" in faults)
-            ):
-                add(("agent", "insert", rid))
-            if st == prm.HELD and fail and rid == waiting:
-                add(("agent", "reject", rid))
-            if st == prm.CANCEL_REQUESTED and self._reading("rejected-after-cancel-request", "own-reason"):
-                add(("agent", "reject", rid))
-            unadvertised = p[4] == "unadvertised"
-            if st == prm.COVERED and unadvertised and answer_invalid != "cancelled":
-                add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
-            if st in (prm.CANCEL_REQUESTED, prm.CLOSED_OUT) or (
-                st == prm.COVERED and not (unadvertised and answer_invalid == "invalid")
-            ):
-                add(("agent", "withdraw", rid))
-            if st == prm.INSERTED and ("answer", prm.ANSWERED) in self._moves("prompt", st):
-                add(("agent", "answer", rid))
+            self._prompt_events(add, rid, waiting, open_)
             if st in (prm.INSERTED, prm.ANSWERED) and not p[2]:
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
@@ -625,6 +600,55 @@ class Agent:
         if self.deviations:
             self._deviation_events(add)
         return ev
+
+    def _prompt_events(self, add: Any, rid: int, waiting: int | None, open_: bool) -> None:
+        """The Agent's answers to one prompt: the prompt table's rows from its state
+        (``_moves``; guard ``oldest_held``: it is the oldest prompt still waiting; ``own_reason``:
+        the reading ``rejected-after-cancel-request``), in the order ``_PROMPT_ACTIONS``, and
+        within the Agent's own choices:
+
+        - it holds only the oldest waiting prompt (feature ``hold``);
+        - it refuses a prompt not yet asked to stop (received or held) only with feature
+          ``fail`` (the oldest held one) or when the prompt's content is invalid;
+        - it inserts a received prompt only when it is the oldest waiting, or under
+          ``prompt-ahead-of-held=held-only`` ahead of held ones, never while the session is not
+          open, and never one whose content it did not advertise;
+        - a covered prompt with unadvertised content is answered -32602 or -32800 as the
+          reading ``cancelled-invalid-prompt`` says (``withdraw_invalid`` / ``withdraw``).
+        """
+        p = self.prompts[rid]
+        st = p[0]
+        ctx = {"oldest_held": rid == waiting, "own_reason": self.rd[prm.OWN_REASON] == "own-reason"}
+        moves = {trigger for trigger, _ in self._moves("prompt", st, ctx)}
+        invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
+        unadvertised = p[4] == "unadvertised"
+        for trigger in _PROMPT_TRIGGERS:
+            if trigger not in moves:
+                continue
+            if trigger == "hold":
+                if "hold" in self.cfg.features and rid == waiting:
+                    add(("agent", "hold", rid))
+            elif trigger == "reject":
+                fail = "fail" in self.cfg.features
+                if st == prm.RECEIVED and not (fail or p[4]):
+                    continue
+                if st == prm.HELD and not (fail and rid == waiting):
+                    continue
+                add(("agent", "reject", rid))
+            elif trigger == "insert":
+                if (
+                    open_
+                    and (st != prm.RECEIVED or rid == waiting or self._may_overtake(rid))
+                    and (not unadvertised or "accept-unadvertised-content" in self.faults)
+                ):
+                    add(("agent", "insert", rid))
+            elif trigger == "withdraw":
+                if st == prm.COVERED and unadvertised and invalid != "cancelled":
+                    add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
+                if not (st == prm.COVERED and unadvertised and invalid == "invalid"):
+                    add(("agent", "withdraw", rid))
+            else:
+                add(("agent", trigger, rid))
 
     def _may_overtake(self, rid: int) -> bool:
         """``prompt-ahead-of-held=held-only``: a newly received prompt may be inserted at once
@@ -914,7 +938,7 @@ class Agent:
             self._breach("USER-04")
         # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
         # refuses it with the cell's violation, as it would any agent (``_fire``).
-        self._prompt_fire(rid, "insert", oldest_held=True)
+        self._prompt_fire(rid, "insert", oldest_held=self._oldest_waiting() == rid)
         if "reuse-message-id" in self.faults and self.next_msg > 0:
             self._reuse_mark(rid)
             _put(self.prompts, rid, 1, "msg_u_1")

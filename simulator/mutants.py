@@ -129,7 +129,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "refuses a well-formed prompt with -32600 only because foreground work is active",
         off_wire=BUSY_REFUSAL_OFF_WIRE,
     ),
-    Mutant("error-with-live-tools", "agent", "FAIL-04", "reports idle error while a tool call is unfinished"),
+    Mutant(
+        "error-with-live-tools",
+        "agent",
+        "FAIL-04",
+        "reports idle error while a tool call is unfinished",
+        FOCUSED.with_(features=frozenset({"fail", "thought"})),
+    ),
     Mutant(
         "held-not-withdrawn",
         "agent",
