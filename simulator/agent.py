@@ -131,6 +131,9 @@ _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 _PROMPT_TRIGGERS = ("hold", "insert", "reject", "withdraw", "answer")
 """The order the Agent offers its moves on a prompt in; which it may take is the prompt table's."""
+_BACKGROUND_TRIGGERS = ("list", "finalize", "adopt", "unlist")
+"""The order the Agent offers its moves on a background item in; which it may take is the
+background table's."""
 _COMPACTION_ACTIONS = (
     ("summary_chunk", "compact_chunk"),
     ("summary_patch", "compact_patch"),
@@ -826,33 +829,7 @@ class Agent:
         for key, st in self.items.items():
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
                 continue  # a tool call embedding a terminal lives and is listed with it
-            if st == bgm.ANNOUNCED and key not in self.listed:
-                add(("agent", "bg_list", key))
-            if st in (bgm.ANNOUNCED, bgm.LISTED) and not self._awaits_permission(key):
-                add(("agent", "bg_finish", key))
-            if st in (bgm.ANNOUNCED, bgm.LISTED):
-                self._live_item_events(add, key)
-            if (
-                st == bgm.DONE
-                and key[0] == "subagent"
-                and self.session == "open"
-                and self.reruns < cfg.reruns
-            ):
-                add(("agent", "bg_rerun", key))  # a detached child gets work again
-            if (
-                st == bgm.LISTED
-                and key[0] == "tool_call"
-                and self.real == self.reported
-                and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
-                and not self.cancelling
-                and self.session == "open"
-                and self._reading("waited-on-background", "becomes-foreground")
-            ):
-                add(("agent", "bg_adopt", key))
-            if st == bgm.FINALIZED:
-                add(("agent", "bg_unlist", key))
-                if "followup" in features and not active and self._open():
-                    add(("agent", "bg_unlist_followup", key))
+            self._item_events(add, key, st, active)
         if "late-approval-runs" in self.faults:
             for tid, t in self.tools.items():
                 if t[-1] == "late" and t[0] == tcm.PENDING:
@@ -866,6 +843,51 @@ class Agent:
             for key, st in self.items.items():
                 if st == bgm.LISTED and key[0] != "subagent":  # a child may leave the list any time
                     add(("agent", "bg_remove_early", key))
+
+    def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
+        """The Agent's moves on one background item: the background table's rows from its state
+        (``_moves``; guard ``child``: it is the subagent child; ``becomes_foreground``: the
+        reading ``waited-on-background`` is ``becomes-foreground``), in the order
+        ``_BACKGROUND_TRIGGERS``, within its own choices:
+
+        - ``list``: a snapshot naming an announced item (``bg_list``), or a finished child
+          given new work, at most ``Config.reruns`` times while the session is open
+          (``bg_rerun``);
+        - ``finalize``: the item finishes (``bg_finish``), unless it waits on a permission
+          request; besides finishing, a live item may ask and stream (``_live_item_events``);
+        - ``adopt``: foreground work that really runs, reported so, not being cancelled, starts
+          waiting on a listed background tool call (``bg_adopt``);
+        - ``unlist``: a snapshot removing a finished item (``bg_unlist``), with known follow-up
+          work reported in it when the session is idle (``bg_unlist_followup``, feature
+          ``followup``)."""
+        ctx = {
+            "child": key[0] == "subagent",
+            "becomes_foreground": self.rd[bgm.WAITED_ON] == "becomes-foreground",
+        }
+        moves = {trigger for trigger, _ in self._moves("background_item", st, ctx)}
+        for trigger in _BACKGROUND_TRIGGERS:
+            if trigger == "list" and trigger in moves:
+                if st != bgm.DONE and key not in self.listed:
+                    add(("agent", "bg_list", key))
+                elif st == bgm.DONE and self._open() and self.reruns < self.cfg.reruns:
+                    add(("agent", "bg_rerun", key))  # a detached child gets work again
+            elif trigger == "finalize" and trigger in moves:
+                if not self._awaits_permission(key):
+                    add(("agent", "bg_finish", key))
+                self._live_item_events(add, key)
+            elif trigger == "adopt" and trigger in moves:
+                if (
+                    key[0] == "tool_call"
+                    and self.real == self.reported
+                    and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
+                    and not self.cancelling
+                    and self._open()
+                ):
+                    add(("agent", "bg_adopt", key))
+            elif trigger == "unlist" and trigger in moves:
+                add(("agent", "bg_unlist", key))
+                if "followup" in self.cfg.features and not active and self._open():
+                    add(("agent", "bg_unlist_followup", key))
 
     def _awaits_permission(self, key: tuple[str, str]) -> bool:
         if key[0] != "tool_call" or key[1] not in self.tools:
@@ -1038,7 +1060,7 @@ class Agent:
         """``waited-on-background=becomes-foreground``: foreground work starts waiting on a listed
         background tool call, which becomes foreground work and leaves the list unfinished (the
         table's ``adopt`` row). From then on this Agent runs it as foreground work only."""
-        self.specs["background_item"].fire(self.items[key], "adopt", {"becomes_foreground": True})
+        self._fire("background_item", self.items[key], "adopt", {"becomes_foreground": True})
         del self.items[key]
         self.listed = tuple(k for k in self.listed if k != key)
         _put(self.tools, key[1], 1, False)
@@ -1386,7 +1408,7 @@ class Agent:
 
     def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:
         child = {"child": key[0] == "subagent"}
-        self.items[key] = self.specs["background_item"].fire(self.items[key], "list", child)
+        self.items[key] = self._fire("background_item", self.items[key], "list", child)
         self.bg_reported = True
         extra: list[tuple[str, str]] = [key]
         tc = ("tool_call", _embedding(key[1]))
@@ -1423,7 +1445,7 @@ class Agent:
 
     def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
         kind, ident = key
-        self.items[key] = self.specs["background_item"].fire(self.items[key], "finalize")
+        self.items[key] = self._fire("background_item", self.items[key], "finalize")
         if kind == "terminal":
             out = [wire.terminal(MAIN, ident, exit_code=0)]
         elif kind == "tool_call":
@@ -1443,7 +1465,7 @@ class Agent:
         return out
 
     def _unlist(self, key: tuple[str, str]) -> None:
-        self.items[key] = self.specs["background_item"].fire(self.items[key], "unlist")
+        self.items[key] = self._fire("background_item", self.items[key], "unlist")
         drop = {key}
         tc = ("tool_call", _embedding(key[1]))
         if key[0] == "terminal" and self.items.get(tc) == bgm.FINALIZED:

@@ -86,3 +86,13 @@ def test_a_withheld_move_is_never_offered() -> None:
     names = {e[1] for e in agent.enabled()}
     assert not names & {"compact_end", "compact_fail", "compact_cancel"}
     assert agent.omitted() == ("COMPACT-05",)
+
+
+def test_a_row_added_to_the_background_table_is_a_move_the_agent_takes() -> None:
+    """A variant that lets a listed item leave the list unfinished: the Agent offers the removal."""
+    move = ("agent", "bg_unlist", ("terminal", "term_1"))
+    for variant, expected in ((None, False), (added("background_item", "unlist", "listed", "done"), True)):
+        agent = agent_with(variant)
+        agent.items[("terminal", "term_1")] = "listed"
+        agent.listed = (("terminal", "term_1"),)
+        assert (move in agent.enabled()) is expected
