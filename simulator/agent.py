@@ -131,6 +131,8 @@ _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 _PROMPT_TRIGGERS = ("hold", "insert", "reject", "withdraw", "answer")
 """The order the Agent offers its moves on a prompt in; which it may take is the prompt table's."""
+_RESTORES = ("restore_idle", "restore_running", "restore_requires_action")
+"""Foreground triggers that report a known state again after unknown or unrecognized."""
 _BACKGROUND_TRIGGERS = ("list", "finalize", "adopt", "unlist")
 """The order the Agent offers its moves on a background item in; which it may take is the
 background table's."""
@@ -557,10 +559,16 @@ class Agent:
             and self.reported == fgm.IDLE
         ):
             add(("agent", "close_response", None))
+        doing = self._fg_moves(self.real)  # what the work really in this state may do next
         if not active:
-            if open_ and (self._work_waiting() or self.followup):
+            if open_ and (self._work_waiting() or self.followup) and "start" in doing:
                 add(("agent", "start", None))
-                if "permission" in features and self.perms_started < cfg.permissions and self._work_waiting():
+                if (
+                    "start_blocked" in doing
+                    and "permission" in features
+                    and self.perms_started < cfg.permissions
+                    and self._work_waiting()
+                ):
                     add(("agent", "start_blocked", None))
         else:
             self._active_events(add)
@@ -579,13 +587,14 @@ class Agent:
             add(("agent", "notice", None))
         if "usage" in features and self.usages < cfg.usages and open_:
             add(("agent", "usage", None))
-        if open_ and "unknown" in features and self.reported != fgm.UNKNOWN and self.losses < cfg.losses:
+        shown = self._fg_moves(self.reported)  # what the state last reported may become
+        if open_ and "unknown" in features and "lose" in shown and self.losses < cfg.losses:
             add(("agent", "lose", None))
-        unrecognized = self.reported == fgm.UNRECOGNIZED
-        if open_ and "future" in features and not unrecognized and self.futures < cfg.futures:
+        if open_ and "future" in features and "future_state" in shown and self.futures < cfg.futures:
             add(("agent", "future_state", None))
-        if self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED) and self.session in ("open", "closing"):
-            add(("agent", "restore", None))  # also before answering a close: it reports a known state
+        restore = fgm.trigger_for(self.reported, self.real)  # reporting the real state again
+        if restore in shown and restore in _RESTORES and self.session in ("open", "closing"):
+            add(("agent", "restore", None))  # also before answering a close: a known state
         if "update-after-idle" in self.faults and self.ended_output is not None:
             add(("agent", "late_output", None))
         elif (
@@ -708,11 +717,24 @@ class Agent:
         if not self._inserted_waiting() and self._hook_possible():
             self.hooks_run += 1
 
+    def _fg_moves(self, state: str) -> frozenset[str]:
+        """The foreground table's triggers from ``state`` (custom states count as advertised when
+        the Client may extend them, feature ``future``)."""
+        ctx = {"custom_states": self._has("future")}
+        return frozenset(t for t, _ in self._moves("foreground", state, ctx))
+
     def _active_events(self, add: Any) -> None:
+        """Active work's moves: the foreground table's rows from the state the work is really in
+        (``output`` where model output is progress; ``block``, ``resume``, ``end``), within
+        the Agent's bounds (``Config.outputs``, ``tool_calls``, ``permissions``) and its cross
+        rules: it blocks only on a pending permission request of foreground work, resumes only
+        once none is pending, and ends only when ``_can_end`` says the work's updates are out."""
         cfg = self.cfg
         features = cfg.features
         blocked = self._blocked()
-        if self.real == fgm.RUNNING and not self.cancelling:
+        doing = self._fg_moves(self.real)
+        producing = "output" in doing
+        if producing and not self.cancelling:
             if self.turn_outputs < cfg.outputs:
                 add(("agent", "say", None))
                 if "thought" in features:
@@ -727,17 +749,19 @@ class Agent:
                         add(("agent", "tool_ask_running", None))
             if "plan" in self.extras and "plan_removed" not in self.extras:
                 add(("agent", "plan_removed", None))
-        if self.real == fgm.RUNNING and blocked and not self.cancelling:
+        if "block" in doing and blocked and not self.cancelling:
             add(("agent", "block", None))
-        if self.real == fgm.RUNNING:
+        if producing:
             self._tool_events(add, "pause" in features)
         if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
             for tid, t in self.tools.items():
                 if not t[1]:
                     add(("agent", "tool_content", (tid, True)))
                     add(("agent", "tool_content", (tid, False)))
-        if self.real == fgm.REQUIRES_ACTION and not blocked:
+        if "resume" in doing and not blocked:
             add(("agent", "resume", None))
+        if "end" not in doing:
+            return
         if self.cancelling:
             add(("agent", "end", "cancelled"))
             if not self._reading("cancel-takes-effect", "when-acted"):

@@ -96,3 +96,17 @@ def test_a_row_added_to_the_background_table_is_a_move_the_agent_takes() -> None
         agent.items[("terminal", "term_1")] = "listed"
         agent.listed = (("terminal", "term_1"),)
         assert (move in agent.enabled()) is expected
+
+
+def test_a_row_added_to_the_foreground_table_is_a_move_the_agent_takes() -> None:
+    """Progress while blocked (requires_action --output--> requires_action): the Agent then says
+    things while it waits for the user, and the checker, running the same table, accepts it."""
+    variant = added("foreground", "output", "requires_action", "requires_action")
+    for v, expected in ((None, False), (variant, True)):
+        agent = agent_with(v)
+        agent.real = agent.reported = "requires_action"
+        assert (("agent", "say", None) in agent.enabled()) is expected
+    base = next(s.cfg for s in SLICES if s.name == "requests")
+    result = explore(base.with_(variant=variant))  # type: ignore[arg-type]
+    assert result.complete and result.counterexamples == []
+    assert result.states > explore(base, monitors=False).states
