@@ -548,7 +548,7 @@ class Agent:
             if "busy-refusal" in faults and st == prm.RECEIVED and active:
                 add(("agent", "refuse_busy", rid))
         if (
-            self.session == "closing"
+            "closed" in {t for t, _ in self._moves("session", self.session)}  # the close response
             and not active
             and all(self.prompts[r][0] in prm.SPEC.final for r in self.order)
             and (
@@ -859,7 +859,11 @@ class Agent:
                 if t[-1] == "late" and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
         for rid, perm in self.perms.items():
-            if perm[0] == pm.NOT_APPROVED or (perm[0] == pm.PENDING and self.tools[perm[1]][1]):
+            # the permission table's withdraw; a pending request of foreground work is not
+            # withdrawn while its work goes on (cancelling the work abandons it first)
+            if ("withdraw", pm.WITHDRAWN) in self._moves("permission", perm[0]) and (
+                perm[0] != pm.PENDING or self.tools[perm[1]][1]
+            ):
                 add(("agent", "perm_withdraw", rid))
         if "list-before-announce" in self.faults and self.bg_started < cfg.background and active:
             add(("agent", "bg_list_unannounced", None))
@@ -1257,7 +1261,7 @@ class Agent:
         return [wire.request_permission(rid, MAIN, tid)]
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
-        _put(self.perms, rid, 0, self.specs["permission"].fire(self.perms[rid][0], "withdraw"))
+        _put(self.perms, rid, 0, self._fire("permission", self.perms[rid][0], "withdraw"))
         return [wire.cancel_request(rid)]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
