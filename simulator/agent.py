@@ -976,6 +976,10 @@ class Agent:
     def do(self, name: str, arg: Any) -> list[Msg]:
         handler = getattr(self, "_do_" + name)
         out: list[Msg] = handler(arg)
+        for r in deviations.rewrites(self.deviations) if self.deviations else ():
+            for msg in out:
+                if deviations.rewrite(msg, r):
+                    self._breach(r.rule)
         return out
 
     def _do_hold(self, rid: int) -> list[Msg]:
@@ -1015,12 +1019,6 @@ class Agent:
     def _do_answer(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "answer")
         p = self.prompts[rid]
-        if "error-after-insert" in self.faults:
-            self._breach("ACC-03")
-            return [wire.error(rid, wire.INTERNAL_ERROR, "turn failed")]
-        if "response-without-message-id" in self.faults:
-            self._breach("ACC-04")
-            return [wire.result(rid, {})]
         if "answer-twice" in self.faults:
             self._breach("INTRO-02")
             return [wire.result(rid, {"messageId": p[1]}), wire.result(rid, {"messageId": p[1]})]
@@ -1175,9 +1173,6 @@ class Agent:
             msg = wire.message("agent_message", MAIN, self.cur_msg, [wire.text("Hello")])
         else:
             msg = wire.chunk("agent_message_chunk", MAIN, self.cur_msg, wire.text(" more"))
-            if "chunk-no-message-id" in self.faults:
-                self._breach("MSGID-01")
-                del msg["params"]["update"]["messageId"]
         self.history.append(msg)
         return [msg]
 
@@ -1415,9 +1410,6 @@ class Agent:
                 wire.state_update(CHILD, "running", []),
                 wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
             ]
-            if "session-message-no-id" in self.faults:
-                self._breach("SDM-01")
-                del msgs[1]["params"]["update"]["messageId"]
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
         if with_tool and kind == "terminal":
@@ -1524,11 +1516,7 @@ class Agent:
         self.comp_started += 1
         cid = f"cmp_{self.comp_started}"
         self.compactions[cid] = cm.IN_PROGRESS
-        msg = wire.compaction(MAIN, cid, "in_progress")
-        if "compaction-no-status" in self.faults:
-            self._breach("COMPACT-02")
-            del msg["params"]["update"]["status"]
-        return [msg]
+        return [wire.compaction(MAIN, cid, "in_progress")]
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
         self.comp_chunks += 1
@@ -1577,19 +1565,11 @@ class Agent:
 
     def _do_notice(self, _: Any) -> list[Msg]:
         self.notices += 1
-        title = "Model request retried"
-        if "notice-empty-title" in self.faults:
-            self._breach("NOTICE-02")
-            title = ""
-        return [wire.notice(MAIN, "warning", title)]
+        return [wire.notice(MAIN, "warning", "Model request retried")]
 
     def _do_usage(self, _: Any) -> list[Msg]:
         self.usages += 1
-        msg = wire.usage(MAIN, 1200, 200000, 0.01)
-        if "usage-no-size" in self.faults:
-            self._breach("USAGE-02")
-            del msg["params"]["update"]["size"]
-        return [msg]
+        return [wire.usage(MAIN, 1200, 200000, 0.01)]
 
     def _do_lose(self, _: Any) -> list[Msg]:
         self.losses += 1

@@ -16,16 +16,25 @@ Agent:
   progress). The broken rule is the cell's rule in the table (``MachineSpec.rule_of``), never
   a literal here. With ``wire`` the move goes out, so the checker sees the breach on the wire;
   without it the model refuses the move (``ProtocolViolation``) and the run ends there.
+- ``Rewrite``: the Agent makes its moves as the tables say, but one field of some messages is
+  wrong on the wire: dropped (``DROP``) or given another value. Such a bug breaks a rule of the
+  messages' shape, not of a lifecycle, so the rule is named here; ``rewrite`` applies it to a
+  message in place (the Agent's history holds the same message, as a faulty Agent's would).
 
-``withheld`` and ``forced`` are what the Agent asks, per machine, for the faults it runs with.
+``withheld`` and ``forced`` are what the Agent asks, per machine, for the faults it runs with;
+``rewrites`` the message edits.
 
 Must not know: the Agent's records, wire messages, monitors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+DROP: Final = object()
+"""``Rewrite.value`` that removes the field."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,23 +56,51 @@ class Forbidden:
     wire: bool = True
 
 
-DEVIATIONS: tuple[Withhold | Forbidden, ...] = (
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    name: str
+    rule: str
+    path: tuple[str, ...]
+    """Where the field is in the message (``params``, ``update``, ... or ``result``, ...)."""
+    match: Mapping[str, Any] = field(default_factory=dict)
+    """Fields of the session update the message must carry (empty: any message with the path)."""
+    value: Any = DROP
+
+
+Deviation = Withhold | Forbidden | Rewrite
+_UPDATE = ("params", "update")
+
+DEVIATIONS: tuple[Deviation, ...] = (
     Withhold("compaction-never-ends", "compaction", frozenset({"complete", "fail", "cancel"}), "COMPACT-05"),
     Withhold("never-answer-inserted", "prompt", frozenset({"answer"})),
+    Forbidden("error-after-insert", "prompt", "inserted", "reject", "rejected"),
     Forbidden("reuse-compaction-id", "compaction", "completed", "progress", "in_progress"),
     Forbidden("reopen-tool-call", "tool_call", "completed", "run", "in_progress"),
     Forbidden("held-not-withdrawn", "prompt", "covered", "insert", "inserted", wire=False),
+    Rewrite("usage-no-size", "USAGE-02", (*_UPDATE, "size")),
+    Rewrite("notice-empty-title", "NOTICE-02", (*_UPDATE, "title"), {"sessionUpdate": "notice"}, ""),
+    Rewrite(
+        "compaction-no-status",
+        "COMPACT-02",
+        (*_UPDATE, "status"),
+        {"sessionUpdate": "compaction_update", "status": "in_progress"},
+    ),
+    Rewrite("session-message-no-id", "SDM-01", (*_UPDATE, "messageId"), {"sessionUpdate": "session_message"}),
+    Rewrite(
+        "chunk-no-message-id", "MSGID-01", (*_UPDATE, "messageId"), {"sessionUpdate": "agent_message_chunk"}
+    ),
+    Rewrite("response-without-message-id", "ACC-04", ("result", "messageId")),
 )
 BY_NAME = {d.name: d for d in DEVIATIONS}
 
 
-def of(faults: Iterable[str]) -> tuple[Withhold | Forbidden, ...]:
+def of(faults: Iterable[str]) -> tuple[Deviation, ...]:
     """The deviations among ``faults``, in this module's order."""
     names = set(faults)
     return tuple(d for d in DEVIATIONS if d.name in names)
 
 
-def withheld(deviations: Iterable[Withhold | Forbidden], machine: str) -> frozenset[str]:
+def withheld(deviations: Iterable[Deviation], machine: str) -> frozenset[str]:
     """Triggers of ``machine`` the Agent never takes."""
     out: set[str] = set()
     for d in deviations:
@@ -72,8 +109,30 @@ def withheld(deviations: Iterable[Withhold | Forbidden], machine: str) -> frozen
     return frozenset(out)
 
 
-def forced(deviations: Iterable[Withhold | Forbidden], machine: str, state: str) -> tuple[Forbidden, ...]:
+def forced(deviations: Iterable[Deviation], machine: str, state: str) -> tuple[Forbidden, ...]:
     """Forbidden cells of ``machine`` in ``state`` the Agent may fire."""
     return tuple(
         d for d in deviations if isinstance(d, Forbidden) and d.machine == machine and d.source == state
     )
+
+
+def rewrites(deviations: Iterable[Deviation]) -> tuple[Rewrite, ...]:
+    return tuple(d for d in deviations if isinstance(d, Rewrite))
+
+
+def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
+    """Apply ``r`` to ``message`` in place; True when it changed the message."""
+    *where, name = r.path
+    node: Any = message
+    for key in where:
+        node = node.get(key) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or name not in node:
+        return False
+    upd = message.get("params", {}).get("update", {})
+    if any(upd.get(k) != v for k, v in r.match.items()):
+        return False
+    if r.value is DROP:
+        del node[name]
+    else:
+        node[name] = r.value
+    return True

@@ -58,7 +58,10 @@ def test_exploring_a_variant_fires_its_added_row() -> None:
 
 
 @pytest.mark.parametrize("d", deviations.DEVIATIONS, ids=lambda d: d.name)
-def test_a_deviation_breaks_the_rule_its_mutant_names(d: deviations.Withhold | deviations.Forbidden) -> None:
+def test_a_deviation_breaks_the_rule_its_mutant_names(d: deviations.Deviation) -> None:
+    if isinstance(d, deviations.Rewrite):
+        assert d.rule == MUTANT[d.name].intended_rule
+        return
     spec = BY_NAME[d.machine]
     if isinstance(d, deviations.Forbidden):
         assert (d.source, d.trigger) not in spec.cells, "a deviation fires a cell the table forbids"
@@ -110,3 +113,11 @@ def test_a_row_added_to_the_foreground_table_is_a_move_the_agent_takes() -> None
     result = explore(base.with_(variant=variant))  # type: ignore[arg-type]
     assert result.complete and result.counterexamples == []
     assert result.states > explore(base, monitors=False).states
+
+
+def test_a_rewrite_changes_only_the_messages_it_matches() -> None:
+    agent = agent_with(faults=frozenset({"compaction-no-status"}))
+    started = agent.do("compact_start", None)[0]["params"]["update"]
+    assert "status" not in started and agent.marks == ("COMPACT-02",)
+    ended = agent.do("compact_end", "cmp_1")[0]["params"]["update"]
+    assert ended["status"] == "completed"
