@@ -175,3 +175,13 @@ def test_a_cell_deviation_fires_the_forbidden_cell_and_breaks_its_rule(
     with pytest.raises(ClientViolation) as refused:
         client.do("close", None)
     assert refused.value.rule == rule and not refused.value.removed
+
+
+def test_the_variant_notes_say_what_the_client_gains() -> None:
+    from simulator.variant_runs import notes
+
+    said = notes(closes_twice())
+    assert said == [
+        "row added (session: closing --close--> closing): the simulated client offers it as a move "
+        "(within its bounds); the checker's table monitor fires it"
+    ]
