@@ -39,15 +39,14 @@ from simulator.agent import MAIN
 from simulator.client_moves import (
     CANCEL_FROM,
     DEVIATIONS,
-    EARLY,
-    PERMISSION_EVENTS,
     PROMPT_FROM,
     RESPONSE_ROW,
-    SESSION_EVENTS,
     SESSION_FEATURE,
     TRIGGER_OF,
     Deviation,
-    follows_withdrawals,
+    Moves,
+    choices_of,
+    split,
 )
 from simulator.config import Config
 
@@ -77,10 +76,10 @@ class Client:
         "cancel_requests",
         "cancels",
         "cfg",
+        "choices",
         "closes",
         "deviations",
         "faults",
-        "follows",
         "marks",
         "next_id",
         "perms",
@@ -106,7 +105,7 @@ class Client:
         )
         self.tables = tables_of(cfg.variant)  # the model's tables, or the run's variant's
         self.deviations: tuple[Deviation, ...] = tuple(d for d in DEVIATIONS if d.name in faults)
-        self.follows = follows_withdrawals(self.tables)
+        self.choices = choices_of(self.tables)
         self.next_id = 0
         self.prompts_sent = 0
         self.unanswered: list[int] = []  # prompt request ids without a response yet
@@ -148,41 +147,43 @@ class Client:
     # -- choices ------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:
         cfg = self.cfg
+        state = self.session
         ev: list[Event] = []
-        session = self._session_moves()
-        if self.prompts_sent < cfg.prompts and (self.session in PROMPT_FROM or self._deviating("prompt")):
+        if self.prompts_sent < cfg.prompts and (
+            state in PROMPT_FROM or (self.deviations and self._deviating("prompt"))
+        ):
             ev.append(("client", "prompt", None))
-        ev.extend(e for trigger, e in session if trigger in EARLY)
-        if self.session in CANCEL_FROM and "cancel" in cfg.features:  # a close does not stop cancels
+        early, late = self._session_moves()
+        for trigger, events in early:
+            if self._within(trigger):
+                ev.extend(events)
+        if state in CANCEL_FROM and "cancel" in cfg.features:  # a close does not stop cancels
             if self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
             if self.cancel_requests < cfg.cancel_requests:
                 # any prompt it has no answer for yet (the answer may be in flight)
                 for prompt_rid in self.unanswered:
                     ev.append(("client", "cancel_request", prompt_rid))
-        spec = self.tables["permission"]
+        permission = self.choices.permission
         for rid in self.perms:
-            for trigger, _ in spec.moves(self._perm_state(rid), "client"):
-                ev.extend(("client", name, rid) for name in PERMISSION_EVENTS.get(trigger, ()))
-        ev.extend(e for trigger, e in session if trigger not in EARLY)
+            ev.extend(("client", name, rid) for name in permission[self._perm_state(rid)])
+        for trigger, events in late:
+            if self._within(trigger):
+                ev.extend(events)
         return ev
 
-    def _session_moves(self) -> list[tuple[str, Event]]:
-        """(trigger, event) of the session table's client moves from the Client's session state
-        that its features and bounds allow, then those of its ``cell`` deviations."""
+    def _session_moves(self) -> tuple[Moves, Moves]:
+        """The session table's client rows from the Client's session state (early, late), with
+        the triggers of its ``cell`` deviations there."""
         state = self.session
-        triggers = [t for t, _ in self.tables["session"].moves(state, "client")]
-        triggers += [
-            d.cell[2]
-            for d in self.deviations
-            if d.cell is not None and d.cell[1] == state and d.cell[2] not in triggers
-        ]
-        return [
-            (trigger, ("client", name, arg))
-            for trigger in triggers
-            if self._within(trigger)
-            for name, arg in SESSION_EVENTS.get(trigger, ())
-        ]
+        moves = self.choices.session[state]
+        if not self.deviations:
+            return moves
+        cells = [d.cell[2] for d in self.deviations if d.cell is not None and d.cell[1] == state]
+        if not cells:
+            return moves
+        rows = [t for t, _ in (*moves[0], *moves[1])]
+        return split([*rows, *(t for t in cells if t not in rows)])
 
     def _within(self, trigger: str) -> bool:
         """The Config lets the Client fire session ``trigger`` (its feature and its bound)."""
@@ -212,6 +213,8 @@ class Client:
         return self.next_id
 
     def do(self, name: str, arg: Any) -> list[Msg]:
+        if not self.deviations:
+            return self._do(name, arg)
         for deviation in self._deviating(name):  # a move the conforming Client does not take here
             self._breach(deviation.rule_in(self.tables))
         return [self._rewritten(msg) for msg in self._do(name, arg)]
@@ -262,9 +265,10 @@ class Client:
         method = msg.get("method")
         if method == "session/request_permission":
             self.perms.append(msg["id"])
-        elif method == "$/cancel_request":  # the Agent withdrew a request
-            rid = msg.get("params", {}).get("requestId")
-            if self.follows and rid in self.perms and rid not in self.withdrawn:
+        elif method == "$/cancel_request" and self.choices.follows:  # the Agent withdrew a request
+            params = msg.get("params")
+            rid = params.get("requestId") if isinstance(params, dict) else None
+            if rid in self.perms and rid not in self.withdrawn:
                 self.withdrawn = (*self.withdrawn, rid)
         elif method is None:
             rid = msg.get("id")

@@ -53,7 +53,7 @@ Must not know: the Agent's internals, the transport, monitors.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,6 +109,60 @@ def follows_withdrawals(tables: Mapping[str, MachineSpec]) -> bool:
     """Whether the Client must tell a withdrawn request from a pending one (see the header)."""
     spec = tables["permission"]
     return spec.moves(pm.WITHDRAWN, "client") != spec.moves(pm.PENDING, "client")
+
+
+Event = tuple[str, str, Any]
+Moves = tuple[tuple[str, tuple[Event, ...]], ...]
+"""(session trigger, the Client events that fire it) per client row."""
+
+
+@dataclass(frozen=True)
+class Choices:
+    """The Client's table moves per state, read once from one set of tables (the Client passes
+    no context: no Client row has a guard)."""
+
+    session: Mapping[str, tuple[Moves, Moves]]
+    """Session state -> the client rows from it, in table order: those whose events come
+    before the cancels (``EARLY``), then the others."""
+    permission: Mapping[str, tuple[str, ...]]
+    """Permission state -> the event names of its client rows, in table order."""
+    follows: bool
+    """``follows_withdrawals`` of these tables."""
+
+
+def split(triggers: Iterable[str]) -> tuple[Moves, Moves]:
+    """(early, late): each session trigger with the Client events that fire it."""
+    moves = [(t, tuple(("client", name, arg) for name, arg in SESSION_EVENTS.get(t, ()))) for t in triggers]
+    return tuple(m for m in moves if m[0] in EARLY), tuple(m for m in moves if m[0] not in EARLY)
+
+
+def _read(tables: Mapping[str, MachineSpec]) -> Choices:
+    session, permission = tables["session"], tables["permission"]
+    return Choices(
+        {state: split(t for t, _ in session.moves(state, "client")) for state in session.states},
+        {
+            state: tuple(
+                n
+                for trigger, _ in permission.moves(state, "client")
+                for n in PERMISSION_EVENTS.get(trigger, ())
+            )
+            for state in permission.states
+        },
+        follows_withdrawals(tables),
+    )
+
+
+_READ: dict[tuple[int, int], tuple[MachineSpec, MachineSpec, Choices]] = {}
+
+
+def choices_of(tables: Mapping[str, MachineSpec]) -> Choices:
+    """The Client's ``Choices`` under ``tables`` (read once per session and permission table)."""
+    session, permission = tables["session"], tables["permission"]
+    key = (id(session), id(permission))
+    got = _READ.get(key)
+    if got is None or got[0] is not session or got[1] is not permission:
+        got = _READ[key] = (session, permission, _read(tables))
+    return got[2]
 
 
 # -- seeded deviations ------------------------------------------------------------------------------
