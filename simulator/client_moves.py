@@ -12,7 +12,8 @@ cancelled outcome). The tables are the Client's ``Config``'s (``Config.variant``
 variant adds for the Client is a move it offers, and a row a variant removes is one it no longer
 offers. Config features and bounds still limit the session moves (``SESSION_FEATURE``;
 ``Config.closes``, ``resumes``, ``reattaches``). A trigger with no event here (none today) is
-a row the Client cannot send, and is not offered.
+a row the Client cannot send, and is not offered. The moves of every state are read once per
+set of tables (``choices_of``: no Client row has a guard, so they need no context).
 
 Where the Client's state comes from:
 - its session moves fire the session table; the Agent's steps of the handshake that follows
@@ -43,9 +44,10 @@ applied by the generic code of ``simulator.client``, not a branch of its own:
 - ``cell``: fires one forbidden cell of the session machine (the Client offers the cell's
   trigger where the table has no row, and the table refuses it; the Client keeps no state of
   a request it answered, so no permission cell can be offered): its rule is the cell's
-  (``MachineSpec.rule_of``), never a literal. No seeded client fault is one today (the Client's
-  forbidden cells are the Agent's rules: answering a request twice, closing twice), so the kind
-  waits for one; ``tests/test_client_tables.py`` proves it.
+  (``MachineSpec.rule_of``), never a literal. No seeded client fault is one today: the rules
+  of the Client's forbidden cells are Agent rules (ACC-13 for a second close, SYNC-02 for a
+  resume while one is unanswered, WAIT-02 for a second answer), no client rule; the kind waits
+  for one (``tests/test_client_tables.py`` proves it).
 A client fault that skips an obligation would be a fourth kind: the tables give the Client none.
 
 Must not know: the Agent's internals, the transport, monitors.
