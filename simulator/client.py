@@ -73,6 +73,7 @@ class BlindView:
 
 class Client:
     __slots__ = (
+        "asked",
         "cancel_requests",
         "cancels",
         "cfg",
@@ -117,6 +118,7 @@ class Client:
         self.resumes = 0
         self.reattaches = 0  # session/resume sent while the session was open
         self.session = self.tables["session"].initial  # a state of the session table
+        self.asked: int | None = None  # the id of its latest close or resume, until answered
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
 
     def clone(self, view: ClientView | BlindView) -> Client:
@@ -142,6 +144,7 @@ class Client:
             self.session,
             self.marks,
             self.withdrawn,
+            self.asked,
         )
 
     # -- choices ------------------------------------------------------------------------------
@@ -212,6 +215,11 @@ class Client:
         self.next_id += 1
         return self.next_id
 
+    def _asked(self) -> int:
+        """The id of a new session request (close or resume): the one whose response counts."""
+        self.asked = self._rid()
+        return self.asked
+
     def do(self, name: str, arg: Any) -> list[Msg]:
         if not self.deviations:
             return self._do(name, arg)
@@ -254,12 +262,12 @@ class Client:
         self.session = self.tables["session"].fire(before, trigger)
         if name == "close":
             self.closes += 1
-            return [wire.close(self._rid(), MAIN)]
+            return [wire.close(self._asked(), MAIN)]
         if before == sm.OPEN:
             self.reattaches += 1
         else:
             self.resumes += 1
-        return [wire.resume(self._rid(), MAIN, bool(arg))]
+        return [wire.resume(self._asked(), MAIN, bool(arg))]
 
     def receive(self, msg: Msg) -> None:
         method = msg.get("method")
@@ -274,7 +282,9 @@ class Client:
             rid = msg.get("id")
             if rid in self.unanswered:
                 self.unanswered.remove(rid)
-            elif self.session in RESPONSE_ROW:  # the close's or the resume's response
-                after = self.tables["session"].successor(*RESPONSE_ROW[self.session])
+            elif rid is not None and rid == self.asked:  # its latest close's or resume's response
+                self.asked = None  # (the response to an earlier one tells it nothing new)
+                row = RESPONSE_ROW.get(self.session)
+                after = self.tables["session"].successor(*row) if row is not None else None
                 if after is not None:
                     self.session = after

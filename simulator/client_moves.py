@@ -19,7 +19,9 @@ Where the Client's state comes from:
 - its session moves fire the session table; the Agent's steps of the handshake that follows
   (replay, snapshot) are not followed (judging them is the checker's business; following them
   would split Client states the explorers merge today): the Client stays in ``resuming`` until
-  the response, then takes the table's row for that response (``RESPONSE_ROW``);
+  the response, then takes the table's row for that response (``RESPONSE_ROW``); only the
+  response to its latest close or resume counts (matched by request id: under a variant that
+  lets it resume while closing, the close's response does not end the resume);
 - a permission request is pending when it arrives; the Agent's withdrawal (``$/cancel_request``)
   is followed only when the tables give the Client other moves from withdrawn than from pending
   (``follows_withdrawals``: under the spec's table they are the same moves); ``abandon`` is shown
@@ -95,8 +97,8 @@ RESPONSE_ROW: Mapping[str, tuple[str, str]] = {
     sm.CLOSING: (sm.CLOSING, "closed"),
     sm.RESUMING: (sm.SYNCED, "resumed"),
 }
-"""Session state -> the (state, trigger) cell whose row a response (not to a prompt) takes the
-Client through: the close response; the resume response (the Agent's replay and snapshot came
+"""Session state -> the (state, trigger) cell whose row the response to the Client's latest
+session request takes it through: the close response; the resume response (the Agent's replay and snapshot came
 before it, unfollowed)."""
 
 PROMPT_FROM: tuple[str, ...] = (sm.OPEN,)

@@ -185,3 +185,22 @@ def test_the_variant_notes_say_what_the_client_gains() -> None:
         "row added (session: closing --close--> closing): the simulated client offers it as a move "
         "(within its bounds); the checker's table monitor fires it"
     ]
+
+
+def test_only_the_response_to_its_latest_session_request_moves_the_client() -> None:
+    """Under a variant that lets the Client resume while its close is unanswered, the close's
+    response does not end the resume (before, any response not to a prompt did); neither does a
+    second response to a prompt."""
+    row = {"machine": "session", "trigger": "resume", "source": "closing", "dest": "resuming"}
+    variant = from_data({"title": "resume while closing", "add_row": [row]}, "v.toml", "v")
+    client = Client(SESSION.with_(variant=variant))
+    client.do("prompt", None)
+    client.receive(wire.result(1, {"messageId": "u1"}))
+    client.do("close", None)
+    assert ("client", "resume", True) in client.enabled()  # the added row, within Config.resumes
+    client.do("resume", True)
+    for late in (wire.result(1, {"messageId": "u1"}), wire.result(2, {})):  # prompt again, close
+        client.receive(late)
+        assert client.session == sm.RESUMING
+    client.receive(wire.result(3, {}))
+    assert (client.session, client.asked) == (sm.OPEN, None)
