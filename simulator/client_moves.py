@@ -98,8 +98,8 @@ RESPONSE_ROW: Mapping[str, tuple[str, str]] = {
     sm.RESUMING: (sm.SYNCED, "resumed"),
 }
 """Session state -> the (state, trigger) cell whose row the response to the Client's latest
-session request takes it through: the close response; the resume response (the Agent's replay and snapshot came
-before it, unfollowed)."""
+session request takes it through: the close response; the resume response (the Agent's replay
+and snapshot came before it, unfollowed)."""
 
 PROMPT_FROM: tuple[str, ...] = (sm.OPEN,)
 """Session states from which the conforming Client sends session/prompt (no table row)."""
