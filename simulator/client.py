@@ -2,15 +2,26 @@
 
 Theory of operation
 -------------------
-The Client may send ``session/prompt`` in any state, ``session/cancel``, ``$/cancel_request``
-for a prompt still unanswered, answers to permission requests (allow, deny or the cancelled
-outcome), ``session/close`` (and cancels while it closes) and ``session/resume`` with or without replay, of a
-closed session or of one still open (``Config.reattaches``). Each
-is an enabled event ``("client", name, arg)`` within the bounds of ``Config``. It keeps its
-view of the session in a ``ClientView`` (the normative one, or a faulty one for mutation
-testing) fed with everything it sends and receives, or a ``BlindView`` that keeps nothing when
-nothing will read it (a random walk without view faults). A fault that makes a message differ from what
-the conforming Client would send leaves a breach marker (``marks``, as the Agent's do).
+The Client's choices are enabled events ``("client", name, arg)`` within the bounds and features
+of ``Config``, in a fixed order. Those about its session and the permission requests it was
+asked are the client rows of its ``Config``'s machine tables (``simulator.client_moves``): it
+keeps its session's state in the session table and each unanswered request's in the permission
+table, offers ``MachineSpec.moves(state, "client")`` mapped to wire events (``session/close``;
+``session/resume`` with or without replay, of a closed session or of one still open,
+``Config.reattaches``; allow, deny or the cancelled outcome), and fires the table on each
+move, so a move the table forbids raises the named violation. What no table it can follow
+decides is hand-written here and named in ``simulator.client_moves``: ``session/prompt`` while
+the session is open (``PROMPT_FROM``), ``session/cancel`` and ``$/cancel_request`` for a prompt
+still unanswered while it is open or closing (``CANCEL_FROM``).
+
+It keeps its view of the session in a ``ClientView`` (the normative one, or a faulty one for
+mutation testing) fed with everything it sends and receives, or a ``BlindView`` that keeps
+nothing when nothing will read it (a random walk without view faults).
+
+Seeded client faults are the named deviations of ``simulator.client_moves.DEVIATIONS``, applied
+here by one generic piece of code (``_deviating``, ``_rewritten``, the ``cell`` moves of
+``_session_moves``). A deviation that makes a message differ from what the conforming Client
+would send leaves a breach marker (``marks``, as the Agent's do).
 
 Must not know: the Agent's internals or the transport's order.
 """
@@ -19,19 +30,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from model import permission as pm
+from model import session as sm
 from properties.clientview import ClientView
+from properties.variants import tables_of
 from simulator import wire
 from simulator.agent import MAIN
+from simulator.client_moves import (
+    CANCEL_FROM,
+    DEVIATIONS,
+    PROMPT_FROM,
+    RESPONSE_ROW,
+    SESSION_FEATURE,
+    TRIGGER_OF,
+    Deviation,
+    Moves,
+    choices_of,
+    split,
+)
 from simulator.config import Config
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 
-CLIENT_SIDE_FAULTS = (
-    "empty-prompt",  # sends a session/prompt with an empty prompt array
-    "image-without-capability",  # sends an image the Agent did not advertise
-    "prompt-during-resume",  # sends a session/prompt before session/resume was answered
-)
+CLIENT_SIDE_FAULTS = tuple(d.name for d in DEVIATIONS)
+"""The seeded faults of what the Client sends (``simulator.client_moves.DEVIATIONS``)."""
 
 
 class BlindView:
@@ -50,10 +73,13 @@ class BlindView:
 
 class Client:
     __slots__ = (
+        "asked",
         "cancel_requests",
         "cancels",
         "cfg",
+        "choices",
         "closes",
+        "deviations",
         "faults",
         "marks",
         "next_id",
@@ -62,8 +88,10 @@ class Client:
         "reattaches",
         "resumes",
         "session",
+        "tables",
         "unanswered",
         "view",
+        "withdrawn",
     )
 
     def __init__(
@@ -76,16 +104,21 @@ class Client:
             if view is not None
             else ClientView(faults=faults - set(CLIENT_SIDE_FAULTS), readings=cfg.reading_map())
         )
+        self.tables = tables_of(cfg.variant)  # the model's tables, or the run's variant's
+        self.deviations: tuple[Deviation, ...] = tuple(d for d in DEVIATIONS if d.name in faults)
+        self.choices = choices_of(self.tables)
         self.next_id = 0
         self.prompts_sent = 0
         self.unanswered: list[int] = []  # prompt request ids without a response yet
         self.cancels = 0
         self.cancel_requests = 0
         self.perms: list[str] = []  # permission request ids awaiting an answer
+        self.withdrawn: tuple[str, ...] = ()  # of those, the ones the Agent withdrew (if followed)
         self.closes = 0
         self.resumes = 0
         self.reattaches = 0  # session/resume sent while the session was open
-        self.session = "open"  # open, closing, closed, resuming
+        self.session = self.tables["session"].initial  # a state of the session table
+        self.asked: int | None = None  # the id of its latest close or resume, until answered
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
 
     def clone(self, view: ClientView | BlindView) -> Client:
@@ -110,42 +143,70 @@ class Client:
             self.reattaches,
             self.session,
             self.marks,
+            self.withdrawn,
+            self.asked,
         )
 
-    def _has(self, feature: str) -> bool:
-        return feature in self.cfg.features
-
+    # -- choices ------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:
         cfg = self.cfg
-        features = cfg.features
+        state = self.session
         ev: list[Event] = []
-        resuming_prompt = self.session == "resuming" and "prompt-during-resume" in self.faults
-        if resuming_prompt and self.prompts_sent < cfg.prompts:
+        if self.prompts_sent < cfg.prompts and (
+            state in PROMPT_FROM or (self.deviations and self._deviating("prompt"))
+        ):
             ev.append(("client", "prompt", None))
-        if self.session == "open":
-            if self.prompts_sent < cfg.prompts:
-                ev.append(("client", "prompt", None))
-            if "close" in features and self.closes < cfg.closes:
-                ev.append(("client", "close", None))
-        if self.session in ("open", "closing"):  # a close does not stop the Client cancelling
-            if "cancel" in features and self.cancels < cfg.cancels:
+        early, late = self._session_moves()
+        for trigger, events in early:
+            if self._within(trigger):
+                ev.extend(events)
+        if state in CANCEL_FROM and "cancel" in cfg.features:  # a close does not stop cancels
+            if self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
-            if "cancel" in features and self.cancel_requests < cfg.cancel_requests:
+            if self.cancel_requests < cfg.cancel_requests:
                 # any prompt it has no answer for yet (the answer may be in flight)
                 for prompt_rid in self.unanswered:
                     ev.append(("client", "cancel_request", prompt_rid))
+        permission = self.choices.permission
         for rid in self.perms:
-            ev.append(("client", "allow", rid))
-            ev.append(("client", "deny", rid))
-            ev.append(("client", "dismiss", rid))
-        if "resume" in features and (
-            (self.session == "closed" and self.resumes < cfg.resumes)
-            or (self.session == "open" and self.reattaches < cfg.reattaches)
-        ):
-            ev.append(("client", "resume", True))
-            ev.append(("client", "resume", False))
+            ev.extend(("client", name, rid) for name in permission[self._perm_state(rid)])
+        for trigger, events in late:
+            if self._within(trigger):
+                ev.extend(events)
         return ev
 
+    def _session_moves(self) -> tuple[Moves, Moves]:
+        """The session table's client rows from the Client's session state (early, late), with
+        the triggers of its ``cell`` deviations there."""
+        state = self.session
+        moves = self.choices.session[state]
+        if not self.deviations:
+            return moves
+        cells = [d.cell[2] for d in self.deviations if d.cell is not None and d.cell[1] == state]
+        if not cells:
+            return moves
+        rows = [t for t, _ in (*moves[0], *moves[1])]
+        return split([*rows, *(t for t in cells if t not in rows)])
+
+    def _within(self, trigger: str) -> bool:
+        """The Config lets the Client fire session ``trigger`` (its feature and its bound)."""
+        cfg = self.cfg
+        if SESSION_FEATURE.get(trigger) not in cfg.features:
+            return False
+        if trigger == "close":
+            return self.closes < cfg.closes
+        if self.session == sm.OPEN:  # a resume of a session still open: attaching again
+            return self.reattaches < cfg.reattaches
+        return self.resumes < cfg.resumes
+
+    def _perm_state(self, rid: Any) -> str:
+        return pm.WITHDRAWN if rid in self.withdrawn else pm.PENDING
+
+    def _deviating(self, name: str) -> tuple[Deviation, ...]:
+        """The deviations that offer event ``name`` from the Client's session state."""
+        return tuple(d for d in self.deviations if d.offers_from(self.session, name))
+
+    # -- moves ----------------------------------------------------------------------------------
     def _breach(self, rule: str) -> None:
         if rule not in self.marks:
             self.marks = (*self.marks, rule)
@@ -154,55 +215,76 @@ class Client:
         self.next_id += 1
         return self.next_id
 
+    def _asked(self) -> int:
+        """The id of a new session request (close or resume): the one whose response counts."""
+        self.asked = self._rid()
+        return self.asked
+
     def do(self, name: str, arg: Any) -> list[Msg]:
+        if not self.deviations:
+            return self._do(name, arg)
+        for deviation in self._deviating(name):  # a move the conforming Client does not take here
+            self._breach(deviation.rule_in(self.tables))
+        return [self._rewritten(msg) for msg in self._do(name, arg)]
+
+    def _rewritten(self, msg: Msg) -> Msg:
+        """``msg`` as the first deviation that rewrites its method has it (marked)."""
+        for deviation in self.deviations:
+            if deviation.rewrite is not None and deviation.method == msg.get("method"):
+                deviation.rewrite(msg)
+                self._breach(deviation.rule_in(self.tables))
+                break
+        return msg
+
+    def _do(self, name: str, arg: Any) -> list[Msg]:
         if name == "prompt":
-            if self.session == "resuming":  # seeded bug "prompt-during-resume"
-                self._breach("INTRO-01")
             self.prompts_sent += 1
             rid = self._rid()
             self.unanswered.append(rid)
-            content: list[Any] = [wire.text(f"prompt {rid}")]
-            if "empty-prompt" in self.faults:
-                self._breach("USER-01")
-                content = []
-            elif "image-without-capability" in self.faults:
-                self._breach("USER-03")
-                content = [wire.image()]
-            return [wire.prompt(rid, MAIN, content)]
+            return [wire.prompt(rid, MAIN, [wire.text(f"prompt {rid}")])]
         if name == "cancel":
             self.cancels += 1
             return [wire.cancel(MAIN)]
         if name == "cancel_request":
             self.cancel_requests += 1
             return [wire.cancel_request(arg)]
-        if name in ("allow", "deny"):
-            self.perms.remove(arg)
+        trigger = TRIGGER_OF.get(name)
+        if trigger is None:
+            raise ValueError(f"unknown client event {name!r}")
+        if name in ("allow", "deny", "dismiss"):
+            self.tables["permission"].fire(self._perm_state(arg), trigger)
+            self.perms.remove(arg)  # answered once: no longer the Client's to answer
+            self.withdrawn = tuple(r for r in self.withdrawn if r != arg)
+            if name == "dismiss":
+                return [wire.permission_cancelled(arg)]
             return [wire.permission_selected(arg, name)]
-        if name == "dismiss":
-            self.perms.remove(arg)
-            return [wire.permission_cancelled(arg)]
+        before = self.session
+        self.session = self.tables["session"].fire(before, trigger)
         if name == "close":
             self.closes += 1
-            self.session = "closing"
-            return [wire.close(self._rid(), MAIN)]
-        if name == "resume":
-            if self.session == "open":
-                self.reattaches += 1
-            else:
-                self.resumes += 1
-            self.session = "resuming"
-            return [wire.resume(self._rid(), MAIN, bool(arg))]
-        raise ValueError(f"unknown client event {name!r}")
+            return [wire.close(self._asked(), MAIN)]
+        if before == sm.OPEN:
+            self.reattaches += 1
+        else:
+            self.resumes += 1
+        return [wire.resume(self._asked(), MAIN, bool(arg))]
 
     def receive(self, msg: Msg) -> None:
         method = msg.get("method")
         if method == "session/request_permission":
             self.perms.append(msg["id"])
+        elif method == "$/cancel_request" and self.choices.follows:  # the Agent withdrew a request
+            params = msg.get("params")
+            rid = params.get("requestId") if isinstance(params, dict) else None
+            if rid in self.perms and rid not in self.withdrawn:
+                self.withdrawn = (*self.withdrawn, rid)
         elif method is None:
             rid = msg.get("id")
             if rid in self.unanswered:
                 self.unanswered.remove(rid)
-            elif self.session == "closing":
-                self.session = "closed"
-            elif self.session == "resuming":
-                self.session = "open"
+            elif rid is not None and rid == self.asked:  # its latest close's or resume's response
+                self.asked = None  # (the response to an earlier one tells it nothing new)
+                row = RESPONSE_ROW.get(self.session)
+                after = self.tables["session"].successor(*row) if row is not None else None
+                if after is not None:
+                    self.session = after

@@ -20,19 +20,25 @@ A variant (``properties.variants``) drops rules and changes table rows. For the 
   cannot be pruned, so one that needs it stops the run with a model finding.
 - an added row: the tables accept it wherever the agent fires it, but the agent does not choose
   its moves from the tables, so it takes no new move because of it.
-- rows of the entity and session machines: nothing executes those tables yet.
+- a row of a Client trigger of the session or permission machine: the simulated Client chooses
+  those moves from its tables (``simulator.client_moves``): it offers an added row as a move and
+  no longer offers a removed one.
+- other rows of the entity and session machines: nothing executes those tables yet.
 
 Must not know: files, the CLI, how the explorers search.
 """
 
 from __future__ import annotations
 
+from model.registry import BY_NAME
 from properties.observe import OBSERVED
 from properties.variants import Variant
 from simulator.mutants import breaking
 
 AGENT_MACHINES = ("foreground", "prompt", "tool_call", "permission", "compaction", "background_item")
 """Machines whose tables the simulated agent fires (``simulator.agent``)."""
+CLIENT_MACHINES = ("session", "permission")
+"""Machines whose Client rows the simulated client chooses its moves from (``simulator.client``)."""
 CHECKER_MACHINES = tuple(spec.name for spec in OBSERVED)
 """Machines whose tables the checker fires (``properties.monitors.tables``)."""
 
@@ -89,12 +95,18 @@ def notes(variant: Variant | None) -> list[str]:
             out.append(f"{rule} in the tables: no forbidden cell or guard names it")
     for kind, changes in (("removed", variant.remove_rows), ("added", variant.add_rows)):
         for change in changes:
-            out.append(f"row {kind} ({change.text()}): {_reach(change.machine, kind)}")
+            out.append(f"row {kind} ({change.text()}): {_reach(change.machine, kind, change.trigger)}")
     return out
 
 
-def _reach(machine: str, kind: str) -> str:
+def _reach(machine: str, kind: str, trigger: str) -> str:
     parts = []
+    if machine in CLIENT_MACHINES and BY_NAME[machine].actor_of.get(trigger) == "client":
+        parts.append(
+            "the simulated client no longer offers that move"
+            if kind == "removed"
+            else "the simulated client offers it as a move (within its bounds)"
+        )
     if machine in CHECKER_MACHINES:
         parts.append("the checker's table monitor fires it")
     if machine in AGENT_MACHINES:
