@@ -7,7 +7,9 @@ it shows the setup). ``session/close`` ends it once the Agent answers. ``session
 (of a closed session, or of one still open: the spec does not restrict it to closed sessions)
 starts a resume: the Agent optionally replays history, then MUST send a snapshot of the
 foreground state, and only then answers the resume successfully; the snapshot after replay and
-before the response is what the Client uses (it must not infer activity from replay).
+before the response is what the Client uses (it must not infer activity from replay). No rule
+forbids another ``session/close`` while the session is closing or once it is closed: it changes
+nothing, and the Agent answers it.
 
 Rows come from: Initial state and synchronization; 2. Prompt accepted (close); Cancellation.
 
@@ -32,6 +34,9 @@ ACC = "2. Prompt accepted"
 
 ROWS = (
     Row("close", OPEN, CLOSING, ACC, actor="client", note="session/close"),
+    Row("close", CLOSING, CLOSING, ACC, actor="client", note="another session/close: no rule forbids it"),
+    Row("close", CLOSED, CLOSED, ACC, actor="client", note="a close of a closed session changes nothing"),
+    Row("closed", CLOSED, CLOSED, ACC, note="its response"),
     Row("closed", CLOSING, CLOSED, ACC, note="close response"),
     Row("resume", CLOSED, RESUMING, SYNC, actor="client", note="session/resume"),
     Row("resume", OPEN, RESUMING, SYNC, actor="client", note="session/resume of a session still open"),

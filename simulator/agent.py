@@ -180,7 +180,7 @@ class Agent:
         "cancelling",
         "cfg",
         "child_msg",
-        "close_rid",
+        "close_rids",
         "closed_cancel",
         "comp_chunks",
         "comp_customs",
@@ -268,7 +268,7 @@ class Agent:
         self.followup = False
         self.hooks_run = 0  # foreground intervals started for hook work (bounded by cfg.hooks)
         self.session = sm.OPEN
-        self.close_rid: int | None = None
+        self.close_rids: tuple[Any, ...] = ()  # session/close requests to answer once closed
         self.resume_rid: int | None = None
         self.replay = False
         self.history: list[Msg] = []  # replayable updates (retained history)
@@ -319,7 +319,7 @@ class Agent:
             self.cancelling,
             self.followup,
             self.session,
-            self.close_rid,
+            self.close_rids,
             self.resume_rid,
             self.replay,
             len(self.history),
@@ -488,7 +488,7 @@ class Agent:
             if rid in self.prompts:
                 self._prompt_fire(rid, "cancel_request")
         elif method == "session/close":
-            self.close_rid = msg["id"]
+            self.close_rids = (*self.close_rids, msg["id"])
             self.session = self.specs["session"].fire(self.session, "close")
             for rid in self.order:  # the prompt table says what a close means in each state
                 self._prompt_fire(rid, "close")
@@ -529,6 +529,8 @@ class Agent:
         if self.session == sm.RESUMING:
             return self._resume_events()
         if self.session == "closed":
+            if self.close_rids:  # a session/close that reached the closed session
+                add(("agent", "close_response", None))
             return ev
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
@@ -1580,11 +1582,10 @@ class Agent:
 
     # close and resume
     def _do_close_response(self, _: Any) -> list[Msg]:
+        """Closed: every session/close received while closing is answered, in order."""
         self.session = self.specs["session"].fire(self.session, "closed")
-        rid = self.close_rid
-        self.close_rid = None
-        assert rid is not None
-        return [wire.result(rid, {})]
+        rids, self.close_rids = self.close_rids, ()
+        return [wire.result(rid, {}) for rid in rids]
 
     def _replayed(self) -> list[Msg]:
         out: list[Msg] = []
@@ -1604,9 +1605,9 @@ class Agent:
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None
-        if out:
-            self.session = self.specs["session"].fire(self.session, "replay")
         session = self.specs["session"]
+        for _ in out:  # each replayed update: the first starts the replay, the others go on
+            self.session = session.fire(self.session, "replay")
         synced = session.fire(self.session, "snapshot")
         out.append(self._state(self.real))
         if again:

@@ -18,10 +18,11 @@ It keeps its view of the session in a ``ClientView`` (the normative one, or a fa
 mutation testing) fed with everything it sends and receives, or a ``BlindView`` that keeps
 nothing when nothing will read it (a random walk without view faults).
 
-Seeded client faults are the named deviations of ``simulator.client_moves.DEVIATIONS``, applied
-here by one generic piece of code (``_deviating``, ``_rewritten``, the ``cell`` moves of
-``_session_moves``). A deviation that makes a message differ from what the conforming Client
-would send leaves a breach marker (``marks``, as the Agent's do).
+Seeded client faults are the Client's named deviations of ``simulator.deviations`` (a request
+offered where the conforming Client sends none, a message rewritten), applied here by one
+generic piece of code (``_deviating``, ``_rewritten``). A deviation that makes a message differ
+from what the conforming Client would send leaves a breach marker (``marks``, as the Agent's
+do).
 
 Must not know: the Agent's internals or the transport's order.
 """
@@ -34,27 +35,24 @@ from model import permission as pm
 from model import session as sm
 from properties.clientview import ClientView
 from properties.variants import tables_of
-from simulator import wire
+from simulator import deviations, wire
 from simulator.agent import MAIN
 from simulator.client_moves import (
     CANCEL_FROM,
-    DEVIATIONS,
     PROMPT_FROM,
     RESPONSE_ROW,
     SESSION_FEATURE,
     TRIGGER_OF,
-    Deviation,
     Moves,
     choices_of,
-    split,
 )
 from simulator.config import Config
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 
-CLIENT_SIDE_FAULTS = tuple(d.name for d in DEVIATIONS)
-"""The seeded faults of what the Client sends (``simulator.client_moves.DEVIATIONS``)."""
+CLIENT_SIDE_FAULTS = tuple(d.name for d in deviations.DEVIATIONS if d.side == "client")
+"""The seeded faults of what the Client sends (``simulator.deviations``)."""
 
 
 class BlindView:
@@ -105,7 +103,7 @@ class Client:
             else ClientView(faults=faults - set(CLIENT_SIDE_FAULTS), readings=cfg.reading_map())
         )
         self.tables = tables_of(cfg.variant)  # the model's tables, or the run's variant's
-        self.deviations: tuple[Deviation, ...] = tuple(d for d in DEVIATIONS if d.name in faults)
+        self.deviations = deviations.of(faults, "client")
         self.choices = choices_of(self.tables)
         self.next_id = 0
         self.prompts_sent = 0
@@ -176,25 +174,17 @@ class Client:
         return ev
 
     def _session_moves(self) -> tuple[Moves, Moves]:
-        """The session table's client rows from the Client's session state (early, late), with
-        the triggers of its ``cell`` deviations there."""
-        state = self.session
-        moves = self.choices.session[state]
-        if not self.deviations:
-            return moves
-        cells = [d.cell[2] for d in self.deviations if d.cell is not None and d.cell[1] == state]
-        if not cells:
-            return moves
-        rows = [t for t, _ in (*moves[0], *moves[1])]
-        return split([*rows, *(t for t in cells if t not in rows)])
+        """The session table's client rows from the Client's session state (early, late)."""
+        return self.choices.session[self.session]
 
     def _within(self, trigger: str) -> bool:
         """The Config lets the Client fire session ``trigger`` (its feature and its bound)."""
         cfg = self.cfg
         if SESSION_FEATURE.get(trigger) not in cfg.features:
             return False
-        if trigger == "close":
-            return self.closes < cfg.closes
+        if trigger == "close":  # not once closed: the row from closed is for a close that
+            # raced the close response (the Agent's to take); a Client that has the response knows
+            return self.closes < cfg.closes and self.session != sm.CLOSED
         if self.session == sm.OPEN:  # a resume of a session still open: attaching again
             return self.reattaches < cfg.reattaches
         return self.resumes < cfg.resumes
@@ -202,9 +192,9 @@ class Client:
     def _perm_state(self, rid: Any) -> str:
         return pm.WITHDRAWN if rid in self.withdrawn else pm.PENDING
 
-    def _deviating(self, name: str) -> tuple[Deviation, ...]:
+    def _deviating(self, name: str) -> tuple[deviations.Offer, ...]:
         """The deviations that offer event ``name`` from the Client's session state."""
-        return tuple(d for d in self.deviations if d.offers_from(self.session, name))
+        return deviations.offered(self.deviations, name, self.session)
 
     # -- moves ----------------------------------------------------------------------------------
     def _breach(self, rule: str) -> None:
@@ -224,15 +214,14 @@ class Client:
         if not self.deviations:
             return self._do(name, arg)
         for deviation in self._deviating(name):  # a move the conforming Client does not take here
-            self._breach(deviation.rule_in(self.tables))
+            self._breach(deviation.rule)
         return [self._rewritten(msg) for msg in self._do(name, arg)]
 
     def _rewritten(self, msg: Msg) -> Msg:
-        """``msg`` as the first deviation that rewrites its method has it (marked)."""
-        for deviation in self.deviations:
-            if deviation.rewrite is not None and deviation.method == msg.get("method"):
-                deviation.rewrite(msg)
-                self._breach(deviation.rule_in(self.tables))
+        """``msg`` as the first deviation that rewrites it has it (marked)."""
+        for r in deviations.rewrites(self.deviations):
+            if deviations.rewrite(msg, r):
+                self._breach(r.rule)
                 break
         return msg
 

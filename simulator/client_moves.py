@@ -35,38 +35,21 @@ What no table the Client can follow decides (hand-written in ``simulator.client`
   is in is hidden (holding and inserting show on no message), so the Client does not follow
   the prompt machine, and offers them for the session states and unanswered prompts named there.
 
-Deviations
-----------
-A seeded client fault (``DEVIATIONS``) is one small, named deviation from the conforming Client,
-applied by the generic code of ``simulator.client``, not a branch of its own:
-- ``offers``: an event the conforming Client does not take from some session states (a prompt
-  while the resume is unanswered); taking it there leaves the deviation's breach marker;
-- ``rewrite``: rewrites one message the Client sends (by its method): the first deviation that
-  rewrites a message does, and leaves its marker;
-- ``cell``: fires one forbidden cell of the session machine (the Client offers the cell's
-  trigger where the table has no row, and the table refuses it; the Client keeps no state of
-  a request it answered, so no permission cell can be offered): its rule is the cell's
-  (``MachineSpec.rule_of``), never a literal. No seeded client fault is one today: the rules
-  of the Client's forbidden cells are Agent rules (ACC-13 for a second close, SYNC-02 for a
-  resume while one is unanswered, WAIT-02 for a second answer), no client rule; the kind waits
-  for one (``tests/test_client_tables.py`` proves it).
-A client fault that skips an obligation would be a fourth kind: the tables give the Client none.
+Seeded client faults are deviations from these choices, stated with the Agent's in
+``simulator.deviations``.
 
 Must not know: the Agent's internals, the transport, monitors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from model import permission as pm
 from model import session as sm
 from model.core import MachineSpec
-from simulator import wire
-
-Msg = dict[str, Any]
 
 SESSION_EVENTS: Mapping[str, tuple[tuple[str, Any], ...]] = {
     "close": (("close", None),),
@@ -168,65 +151,3 @@ def choices_of(tables: Mapping[str, MachineSpec]) -> Choices:
         got = _READ[key] = (session, permission, _read(tables))
     return got[2]
 
-
-# -- seeded deviations ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Deviation:
-    """One seeded client fault: exactly one of ``offers``, ``rewrite`` or ``cell``."""
-
-    name: str
-    description: str
-    rule: str = ""
-    """The rule broken, for the kinds that fire no table cell (``cell`` takes the cell's)."""
-    offers: tuple[str, tuple[str, ...]] | None = None
-    """(event name, session states): a move the conforming Client does not take there."""
-    method: str = ""
-    rewrite: Callable[[Msg], None] | None = None
-    """Rewrites, in place, a message of ``method`` the Client sends."""
-    cell: tuple[str, str, str] | None = None
-    """(machine, state, trigger): a forbidden cell of the session machine."""
-
-    def offers_from(self, state: str, name: str) -> bool:
-        """Whether this deviation offers event ``name`` from session ``state``."""
-        return self.offers is not None and self.offers[0] == name and state in self.offers[1]
-
-    def rule_in(self, tables: Mapping[str, MachineSpec]) -> str:
-        """The rule this deviation breaks under ``tables``."""
-        if self.cell is not None:
-            machine, state, trigger = self.cell
-            return tables[machine].rule_of(state, trigger)
-        return self.rule
-
-
-def _empty_prompt(msg: Msg) -> None:
-    msg["params"]["prompt"] = []
-
-
-def _image_prompt(msg: Msg) -> None:
-    msg["params"]["prompt"] = [wire.image()]
-
-
-DEVIATIONS: tuple[Deviation, ...] = (
-    Deviation(
-        "empty-prompt",
-        "sends a session/prompt with an empty prompt array",
-        rule="USER-01",
-        method="session/prompt",
-        rewrite=_empty_prompt,
-    ),
-    Deviation(
-        "image-without-capability",
-        "sends an image the Agent did not advertise",
-        rule="USER-03",
-        method="session/prompt",
-        rewrite=_image_prompt,
-    ),
-    Deviation(
-        "prompt-during-resume",
-        "sends a prompt before session/resume was answered",
-        rule="INTRO-01",
-        offers=("prompt", (sm.RESUMING,)),
-    ),
-)

@@ -1,10 +1,9 @@
-"""Seeded bugs that are deviations from a machine table, stated as data.
+"""Seeded bugs that are deviations from the machine tables, stated as data.
 
 Theory of operation
 -------------------
-The simulated Agent chooses its moves for an entity from the table (``MachineSpec.moves``). A
-seeded bug of this module changes that choice in one named way, instead of a branch inside the
-Agent:
+The simulated Agent and Client choose their moves from the tables (``MachineSpec.moves``). A
+seeded bug of this module changes a peer in one named way, instead of a branch inside it:
 
 - ``Withhold``: the Agent never takes some moves of a machine, so an obligation is skipped (a
   compaction that never ends, an inserted prompt never answered). The broken rule is the
@@ -16,22 +15,30 @@ Agent:
   progress). The broken rule is the cell's rule in the table (``MachineSpec.rule_of``), never
   a literal here. With ``wire`` the move goes out, so the checker sees the breach on the wire;
   without it the model refuses the move (``ProtocolViolation``) and the run ends there.
-- ``Rewrite``: the Agent makes its moves as the tables say, but one field of some messages is
+- ``Rewrite``: the peer makes its moves as the tables say, but one field of some messages is
   wrong on the wire: dropped (``DROP``) or given another value. Such a bug breaks a rule of the
   messages' shape, not of a lifecycle, so the rule is named here; ``rewrite`` applies it to a
   message in place (the Agent's history holds the same message, as a faulty Agent's would).
+- ``Offer``: the Client sends a request from session states where the conforming Client does
+  not (a prompt before its resume is answered); the rule is named here.
+
+Every deviation says whose it is (``side``); ``of`` picks a peer's.
 
 ``withheld`` and ``forced`` are what the Agent asks, per machine, for the faults it runs with;
-``rewrites`` the message edits.
+``rewrites`` the message edits; ``offered`` the Client's extra requests.
 
-Must not know: the Agent's records, wire messages, monitors.
+Must not know: the peers' records, monitors.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from model.core import Actor
+from simulator import wire
 
 DROP: Final = object()
 """``Rewrite.value`` that removes the field."""
@@ -44,6 +51,7 @@ class Withhold:
     triggers: frozenset[str]
     rule: str | None = None
     """The obligation skipped, when no ``eventually`` of the table states it."""
+    side: Actor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +62,7 @@ class Forbidden:
     trigger: str
     dest: str
     wire: bool = True
+    side: Actor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +74,23 @@ class Rewrite:
     match: Mapping[str, Any] = field(default_factory=dict)
     """Fields of the session update the message must carry (empty: any message with the path)."""
     value: Any = DROP
+    method: str | None = None
+    """The method of the messages it applies to (None: any)."""
+    side: Actor = "agent"
 
 
-Deviation = Withhold | Forbidden | Rewrite
+@dataclass(frozen=True, slots=True)
+class Offer:
+    name: str
+    rule: str
+    event: str
+    """The Client's event (``Client.enabled``) it also offers ..."""
+    states: tuple[str, ...]
+    """... from these session states."""
+    side: Actor = "client"
+
+
+Deviation = Withhold | Forbidden | Rewrite | Offer
 _UPDATE = ("params", "update")
 
 DEVIATIONS: tuple[Deviation, ...] = (
@@ -90,14 +113,32 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "chunk-no-message-id", "MSGID-01", (*_UPDATE, "messageId"), {"sessionUpdate": "agent_message_chunk"}
     ),
     Rewrite("response-without-message-id", "ACC-04", ("result", "messageId")),
+    Rewrite(
+        "empty-prompt", "USER-01", ("params", "prompt"),
+        value=[], method="session/prompt", side="client"
+    ),
+    Rewrite(
+        "image-without-capability",
+        "USER-03",
+        ("params", "prompt"),
+        value=[wire.image()],
+        method="session/prompt",
+        side="client",
+    ),
+    Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
 )
 BY_NAME = {d.name: d for d in DEVIATIONS}
 
 
-def of(faults: Iterable[str]) -> tuple[Deviation, ...]:
-    """The deviations among ``faults``, in this module's order."""
+def of(faults: Iterable[str], side: Actor = "agent") -> tuple[Deviation, ...]:
+    """``side``'s deviations among ``faults``, in this module's order."""
     names = set(faults)
-    return tuple(d for d in DEVIATIONS if d.name in names)
+    return tuple(d for d in DEVIATIONS if d.name in names and d.side == side)
+
+
+def offered(deviations: Iterable[Deviation], event: str, state: str) -> tuple[Offer, ...]:
+    """The Client's deviations that offer ``event`` from session ``state``."""
+    return tuple(d for d in deviations if isinstance(d, Offer) and d.event == event and state in d.states)
 
 
 def withheld(deviations: Iterable[Deviation], machine: str) -> frozenset[str]:
@@ -128,11 +169,13 @@ def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
         node = node.get(key) if isinstance(node, dict) else None
     if not isinstance(node, dict) or name not in node:
         return False
+    if r.method is not None and message.get("method") != r.method:
+        return False
     upd = message.get("params", {}).get("update", {})
     if any(upd.get(k) != v for k, v in r.match.items()):
         return False
     if r.value is DROP:
         del node[name]
     else:
-        node[name] = r.value
+        node[name] = copy.deepcopy(r.value)
     return True

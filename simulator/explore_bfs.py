@@ -248,6 +248,22 @@ SLICES: tuple[Slice, ...] = (
         "cancels), session/resume with and without replay",
     ),
     Slice(
+        "closes",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            closes=2,
+            outputs=1,
+            capacity=2,
+            features=frozenset({"close", "hold", "resume"}),
+        ),
+        "session/close sent again while the session is closing, or once it is closed; a resume "
+        "replaying more than one update",
+    ),
+    Slice(
         "hook",
         SMALL.with_(
             tool_calls=0,

@@ -5,8 +5,7 @@ Theory of operation
 -------------------
 A mutant is a named fault of the simulated Agent (``simulator.agent.AGENT_FAULTS``), of the
 Client's view (``properties.clientview.CLIENT_FAULTS``) or of what the Client sends
-(``simulator.client_moves.DEVIATIONS``, whose names, rules and descriptions the client
-mutants take), with the catalogue rule it is meant to break. The
+(``simulator.client.CLIENT_SIDE_FAULTS``), with the catalogue rule it is meant to break. The
 runner executes every named scenario plus a fixed budget of seeded random walks with the fault
 switched on and all monitors attached; agent and client-send faults are judged on the wire
 (monitor findings), client-view faults by comparing the faulty view with the reference view
@@ -26,8 +25,6 @@ from typing import Any
 
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.variants import tables_of
-from simulator.client_moves import DEVIATIONS
 from simulator.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import Run, random_walk, scripted
@@ -212,7 +209,9 @@ MUTANTS: tuple[Mutant, ...] = (
         "inserts a prompt with content it did not advertise",
         faults=("accept-unadvertised-content", "image-without-capability"),
     ),
-    *(Mutant(d.name, "client", d.rule_in(tables_of(None)), d.description) for d in DEVIATIONS),
+    Mutant("empty-prompt", "client", "USER-01", "sends a session/prompt with an empty prompt array"),
+    Mutant("image-without-capability", "client", "USER-03", "sends an image the Agent did not advertise"),
+    Mutant("prompt-during-resume", "client", "INTRO-01", "sends a prompt before session/resume was answered"),
     Mutant("omitted-background-is-empty", "client", "BG-08", "treats an omitted background list as []"),
     Mutant("move-on-update", "client", "ENT-04", "moves an entity to the end of the timeline on update"),
     Mutant("drop-unseen-chunk", "client", "ENT-03", "drops a chunk for an ID it has not seen"),
