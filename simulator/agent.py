@@ -978,7 +978,8 @@ class Agent:
     def do(self, name: str, arg: Any) -> list[Msg]:
         handler = getattr(self, "_do_" + name)
         out: list[Msg] = handler(arg)
-        for r in deviations.rewrites(self.deviations) if self.deviations else ():
+        rewrites = deviations.rewrites(self.deviations) if self.deviations and name != "replay" else ()
+        for r in rewrites:  # (a replay re-sends history as it was sent: rewritten already)
             for msg in out:
                 if deviations.rewrite(msg, r):
                     self._breach(r.rule)
@@ -1108,9 +1109,6 @@ class Agent:
     def _do_user_message(self, rid: int) -> list[Msg]:
         _put(self.prompts, rid, 2, True)
         mid = self.prompts[rid][1]
-        if "user-message-wrong-id" in self.faults:
-            self._breach("ACC-06")
-            mid = mid + "_x"
         msg = wire.message("user_message", MAIN, mid, [wire.text(f"prompt {rid}")])
         self.history.append(msg)
         return [msg]
@@ -1354,12 +1352,6 @@ class Agent:
             self.real = fgm.IDLE
             self._after_end()
             return out
-        if reason == "cancelled" and "cancel-as-end-turn" in self.faults:
-            self._breach("TRANS-04")
-            reason = "end_turn"
-        if "custom-stop-reason-no-underscore" in self.faults and reason == "end_turn":
-            self._breach("STOP-03")
-            reason = "paused"
         err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
         self.real = fgm.IDLE
         self.cancelling = False

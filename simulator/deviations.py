@@ -74,6 +74,7 @@ class Rewrite:
     match: Mapping[str, Any] = field(default_factory=dict)
     """Fields of the session update the message must carry (empty: any message with the path)."""
     value: Any = DROP
+    """The new value; a callable gets the old one (``DROP``: the field goes)."""
     method: str | None = None
     """The method of the messages it applies to (None: any)."""
     side: Actor = "agent"
@@ -113,6 +114,27 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "chunk-no-message-id", "MSGID-01", (*_UPDATE, "messageId"), {"sessionUpdate": "agent_message_chunk"}
     ),
     Rewrite("response-without-message-id", "ACC-04", ("result", "messageId")),
+    Rewrite(
+        "user-message-wrong-id",
+        "ACC-06",
+        (*_UPDATE, "messageId"),
+        {"sessionUpdate": "user_message"},
+        lambda mid: f"{mid}_x",
+    ),
+    Rewrite(
+        "cancel-as-end-turn",
+        "TRANS-04",
+        (*_UPDATE, "stopReason"),
+        {"sessionUpdate": "state_update", "stopReason": "cancelled"},
+        "end_turn",
+    ),
+    Rewrite(
+        "custom-stop-reason-no-underscore",
+        "STOP-03",
+        (*_UPDATE, "stopReason"),
+        {"sessionUpdate": "state_update", "stopReason": "end_turn"},
+        "paused",
+    ),
     Rewrite(
         "empty-prompt", "USER-01", ("params", "prompt"),
         value=[], method="session/prompt", side="client"
@@ -176,6 +198,8 @@ def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
         return False
     if r.value is DROP:
         del node[name]
+    elif callable(r.value):
+        node[name] = r.value(node[name])
     else:
         node[name] = copy.deepcopy(r.value)
     return True
