@@ -15,15 +15,15 @@ A variant (``properties.variants``) drops rules and changes table rows. For the 
 - a dropped rule without a seeded bug: no behaviour of the simulated peers is forbidden by this
   rule alone, so the peers gain nothing (``notes`` says so; the checker still sets its findings
   aside).
-- a removed row: the simulated agent fires the variant's tables, and a move that needs the row
-  is pruned (``World.enabled``, ``Parts.agent_choices``); a reaction to a received message
-  cannot be pruned, so one that needs it stops the run with a model finding.
-- an added row: the tables accept it wherever the agent fires it, but the agent does not choose
-  its moves from the tables, so it takes no new move because of it.
+- a row of an Agent trigger: the simulated agent chooses its moves from the variant's tables
+  (``Agent._moves``): it offers an added row as a move and no longer offers one that needs a
+  removed row (what is still decided outside a table, e.g. a reaction to a received message,
+  is pruned: ``World.enabled``, ``Parts.agent_choices``; a reaction cannot be pruned, so one that
+  needs a removed row stops the run with a model finding).
 - a row of a Client trigger of the session or permission machine: the simulated Client chooses
   those moves from its tables (``simulator.client_moves``): it offers an added row as a move and
   no longer offers a removed one.
-- other rows of the entity and session machines: nothing executes those tables yet.
+- rows of the entity machine: nothing executes that table yet.
 
 Must not know: files, the CLI, how the explorers search.
 """
@@ -31,16 +31,18 @@ Must not know: files, the CLI, how the explorers search.
 from __future__ import annotations
 
 from model.registry import BY_NAME
-from properties.observe import OBSERVED
+from properties.engine import MonitorSet
 from properties.variants import Variant
 from simulator.mutants import breaking
 
-AGENT_MACHINES = ("foreground", "prompt", "tool_call", "permission", "compaction", "background_item")
-"""Machines whose tables the simulated agent fires (``simulator.agent``)."""
+AGENT_MACHINES = (
+    "foreground", "prompt", "tool_call", "permission", "compaction", "background_item", "session"
+)
+"""Machines whose Agent rows the simulated agent chooses its moves from (``Agent._moves``)."""
 CLIENT_MACHINES = ("session", "permission")
 """Machines whose Client rows the simulated client chooses its moves from (``simulator.client``)."""
-CHECKER_MACHINES = tuple(spec.name for spec in OBSERVED)
-"""Machines whose tables the checker fires (``properties.monitors.tables``)."""
+CHECKER_MACHINES = tuple(sorted({t.name for m in MonitorSet().monitors for t in type(m).TABLES}))
+"""Machines whose tables the checker's monitors fire (``Monitor.TABLES``)."""
 
 
 def added_faults(variant: Variant | None) -> frozenset[str]:
@@ -109,11 +111,11 @@ def _reach(machine: str, kind: str, trigger: str) -> str:
         )
     if machine in CHECKER_MACHINES:
         parts.append("the checker's table monitor fires it")
-    if machine in AGENT_MACHINES:
+    if machine in AGENT_MACHINES and BY_NAME[machine].actor_of.get(trigger) == "agent":
         parts.append(
-            "the simulated agent's moves that need it are pruned"
+            "the simulated agent no longer offers a move that needs it"
             if kind == "removed"
-            else "the simulated agent's table accepts it, but the agent takes no new move because of it"
+            else "the simulated agent offers it as a move (within its bounds)"
         )
     if not parts:
         return (
