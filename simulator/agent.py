@@ -11,6 +11,13 @@ the wire messages it sends, in send order; ``receive(message)`` reacts to a deli
 message (reactions that the spec makes immediate, e.g. a session/cancel covering held prompts,
 happen here; answers are later choices).
 
+Its choices come from the machine tables: the moves it may offer on an entity are the agent
+rows from the entity's state (``_moves``: ``MachineSpec.moves`` of its ``Config``'s tables, guards
+read on the context it knows: the oldest waiting prompt, the reading in force), narrowed by its
+own choices and bounds, each named in the docstring of the method that offers them
+(``_prompt_events``, ``_active_events``, ``_tool_events``, ``_item_events``,
+``_compaction_events``). So a row a variant adds is a move it offers.
+
 Cross-machine rules live in one place each, in the methods named after them:
 ``_settle_end`` (ending foreground work: finalize tool calls, withdraw pending permission
 requests, then idle with the stop reason), ``receive`` (cancel covers un-inserted prompts and
@@ -23,12 +30,15 @@ the model's, or a variant's, where a removed row makes the move that needs it ra
 ``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
 
 Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
-monitor can fail; each is a small, marked branch. Where a fault actually makes a move differ from
-what the conforming Agent would do, the branch calls ``_breach(RULE)``: a breach marker, not a
-wire message, naming the rule the move breaks (``marks``, first breach of each rule, in order;
-part of the snapshot, so the exhaustive search keeps breaching paths apart). The World turns new
-marks into hidden steps beside the transcript. Faults that only leave a move out are marked when
-the world is quiescent (``omitted``): only then is the move never going to happen.
+monitor can fail. Those stated as deviations from the tables (``simulator.deviations``: a move
+withheld, a forbidden cell fired, a message field rewritten) are applied by ``_moves``,
+``_deviation_events``, ``_fire`` and ``do``; the others are small, marked branches. Where a
+fault actually makes a move differ from what the conforming Agent would do, ``_breach(RULE)``
+leaves a breach marker, not a wire message, naming the rule the move breaks (``marks``, first
+breach of each rule, in order; part of the snapshot, so the exhaustive search keeps breaching
+paths apart). The World turns new marks into hidden steps beside the transcript. Faults that
+only leave a move out are marked when the world is quiescent (``omitted``): only then is the
+move never going to happen.
 
 Readings (``cfg.readings``, ``properties.readings``): where the alternatives of a reading give an
 Agent different freedoms, the Agent takes those of the alternative in force, so exploring under a
