@@ -62,6 +62,8 @@ Context = Mapping[str, Any]
 Guard = Callable[[Context], bool]
 
 _EMPTY: Mapping[str, Any] = {}
+Moves = tuple[tuple[str, str], ...]
+"""(trigger, dest) pairs: what an actor may do from a state."""
 
 
 class ProtocolViolation(Exception):
@@ -117,6 +119,10 @@ class Row:
     @property
     def negated(self) -> bool:
         return self.guard is not None and self.guard.startswith("!")
+
+
+Cells = tuple[tuple[str, tuple[Row, ...]], ...]
+"""(trigger, rows) of the cells of one state."""
 
 
 @dataclass(frozen=True)
@@ -202,20 +208,37 @@ class MachineSpec:
         """Triggers with at least one row from ``state`` (guards not evaluated)."""
         return tuple(t for t in self.triggers if (state, t) in self.cells)
 
-    def moves(self, state: str, actor: Actor = "agent", ctx: Context = _EMPTY) -> tuple[tuple[str, str], ...]:
+    def moves(self, state: str, actor: Actor = "agent", ctx: Context = _EMPTY) -> Moves:
         """What ``actor`` may do from ``state``: ``(trigger, dest)`` of each row whose guard
         passes on ``ctx``, in table order (a relaxed cell is not a move: what a dropped rule lets
         happen is the business of the seeded bug that breaks it). A simulated peer's choices
         for an entity are these, so a row a variant adds is a move it takes."""
+        plain, guarded = self._moves_from[(state, actor)]
+        if guarded is None:
+            return plain
         found: list[tuple[str, str]] = []
-        for trigger in self.triggers:
-            for row in self.cells.get((state, trigger), ()):
-                if row.actor != actor:
-                    break
+        for trigger, rows in guarded:
+            for row in rows:
                 if row.guard is None or self.guards[row.guard_name](ctx) != row.negated:  # type: ignore[index]
                     found.append((trigger, row.dest))
                     break
         return tuple(found)
+
+    @cached_property
+    def _moves_from(self) -> Mapping[tuple[str, str], tuple[Moves, Cells | None]]:
+        """Per (state, actor): the moves when no row there has a guard, else the cells to judge."""
+        index: dict[tuple[str, str], tuple[Moves, Cells | None]] = {}
+        for state in self.states:
+            for actor in ("agent", "client"):
+                cells = tuple(
+                    (trigger, rows)
+                    for trigger in self.triggers
+                    if (rows := self.cells.get((state, trigger), ())) and rows[0].actor == actor
+                )
+                plain = tuple((trigger, rows[0].dest) for trigger, rows in cells)
+                guarded = any(row.guard is not None for _, rows in cells for row in rows)
+                index[(state, actor)] = (plain, cells if guarded else None)
+        return index
 
     # -- execution -------------------------------------------------------------------------
     def violation(
