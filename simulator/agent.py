@@ -102,7 +102,7 @@ AGENT_FAULTS = (
     "reuse-compaction-id",  # starts a second compaction under the first one's ID
     "notice-empty-title",  # sends a notice with an empty title
     "response-before-snapshot",  # answers session/resume before the state snapshot
-    "replay-new-ids",  # replays history under new message IDs
+    "replay-new-ids",  # replays user messages under new message IDs
     "error-with-live-tools",  # reports idle/error while a tool call is still in progress
     "held-not-withdrawn",  # inserts a prompt that a session/cancel covered
     "usage-no-size",  # sends a usage_update without size
@@ -1592,8 +1592,8 @@ class Agent:
     def _replayed(self) -> list[Msg]:
         out: list[Msg] = []
         for msg in self.history:
-            if "replay-new-ids" in self.faults and "messageId" in msg["params"]["update"]:
-                self._breach("ACC-11")
+            if "replay-new-ids" in self.faults and msg["params"]["update"]["sessionUpdate"] == "user_message":
+                self._breach("ACC-11")  # the rule is the retained user message's ID
                 upd = dict(msg["params"]["update"])
                 upd["messageId"] = upd["messageId"] + "_r"
                 out.append(wire.update(MAIN, upd))

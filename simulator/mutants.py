@@ -109,7 +109,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "response-before-snapshot", "agent", "SYNC-02", "answers session/resume before the state snapshot"
     ),
-    Mutant("replay-new-ids", "agent", "ACC-11", "replays history under new message IDs"),
+    Mutant("replay-new-ids", "agent", "ACC-11", "replays retained user messages under new message IDs"),
     Mutant(
         "cancel-leaves-tool-open", "agent", "CANCEL-17",
         "confirms a cancellation while a tool call of the cancelled work has no final status",
