@@ -12,7 +12,7 @@ message (reactions that the spec makes immediate, e.g. a session/cancel covering
 happen here; answers are later choices).
 
 Its choices come from the machine tables: the moves it may offer on an entity are the agent
-rows from the entity's state (``_moves``: ``MachineSpec.moves`` of its ``Config``'s tables, guards
+rows from the entity's state (``_can``: ``MachineSpec.allowed`` of its ``Config``'s tables, guards
 read on the context it knows: the oldest waiting prompt, the reading in force), narrowed by its
 own choices and bounds, each named in the docstring of the method that offers them
 (``_prompt_events``, ``_active_events``, ``_tool_events``, ``_item_events``,
@@ -31,7 +31,7 @@ the model's, or a variant's, where a removed row makes the move that needs it ra
 
 Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
 monitor can fail. Those stated as deviations from the tables (``simulator.deviations``: a move
-withheld, a forbidden cell fired, a message field rewritten) are applied by ``_moves``,
+withheld, a forbidden cell fired, a message field rewritten) are applied by ``_can``,
 ``_deviation_events``, ``_fire`` and ``do``; the others are small, marked branches. Where a
 fault actually makes a move differ from what the conforming Agent would do, ``_breach(RULE)``
 leaves a breach marker, not a wire message, naming the rule the move breaks (``marks``, first
@@ -141,6 +141,7 @@ _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 _PROMPT_TRIGGERS = ("hold", "insert", "reject", "withdraw", "answer")
 """The order the Agent offers its moves on a prompt in; which it may take is the prompt table's."""
+_NO_CONTEXT: dict[str, Any] = {}
 _RESTORES = ("restore_idle", "restore_running", "restore_requires_action")
 """Foreground triggers that report a known state again after unknown or unrecognized."""
 _BACKGROUND_TRIGGERS = ("list", "finalize", "adopt", "unlist")
@@ -156,7 +157,7 @@ _COMPACTION_ACTIONS = (
     ("progress", "compact_progress"),
 )
 """How the Agent makes each compaction trigger (the order it offers them in); which ones it may
-take is the compaction table's (``_moves``)."""
+take is the compaction table's (``_can``)."""
 
 
 def _embedding(terminal: str) -> str:
@@ -203,6 +204,7 @@ class Agent:
         "ended_output",
         "extras",
         "faults",
+        "fg_ctx",
         "followup",
         "futures",
         "history",
@@ -219,6 +221,7 @@ class Agent:
         "order",
         "perms",
         "perms_started",
+        "prompt_ctx",
         "prompts",
         "rd",
         "real",
@@ -242,6 +245,12 @@ class Agent:
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
         self.rd: dict[str, str] = cfg.reading_map()
         """Every reading's alternative in force (``_reading``)."""
+        self.fg_ctx = {"custom_states": "future" in cfg.features}
+        """The foreground table's context: custom states count as advertised when the Client may
+        extend them (feature ``future``)."""
+        own = self.rd[prm.OWN_REASON] == "own-reason"
+        self.prompt_ctx = tuple({"oldest_held": oldest, "own_reason": own} for oldest in (False, True))
+        """The prompt table's context, for a prompt that is not / is the oldest still waiting."""
         self.last_stop: str | None = None  # the stop reason of the last idle that ended work
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
@@ -416,15 +425,14 @@ class Agent:
             return wire.state_update(MAIN, state, None, stop, err)
         return self._state(state, stop, err)
 
-    def _moves(self, machine: str, state: str, ctx: Any = None) -> tuple[tuple[str, str], ...]:
-        """The Agent's choices for an entity of ``machine`` in ``state``: the table's rows (so a
-        row a variant adds is a move it takes), less the moves a seeded bug withholds
-        (``simulator.deviations``; the forbidden cells a seeded bug fires are
+    def _can(self, machine: str, state: str, ctx: Any = None) -> frozenset[str]:
+        """The triggers the Agent may fire on an entity of ``machine`` in ``state``: the table's
+        rows (``MachineSpec.allowed``: so a row a variant adds is a move it takes) that no seeded
+        bug withholds (``simulator.deviations``; the forbidden cells a seeded bug fires are
         ``_deviation_events``)."""
-        found = self.specs[machine].moves(state, "agent", ctx or {})
+        found = self.specs[machine].allowed(state, "agent", ctx or _NO_CONTEXT)
         if self.deviations:
-            skip = deviations.withheld(self.deviations, machine)
-            found = tuple(m for m in found if m[0] not in skip)
+            found = found - deviations.withheld(self.deviations, machine)
         return found
 
     def _deviation_events(self, add: Any) -> None:
@@ -560,7 +568,7 @@ class Agent:
             if "busy-refusal" in faults and st == prm.RECEIVED and active:
                 add(("agent", "refuse_busy", rid))
         if (
-            "closed" in {t for t, _ in self._moves("session", self.session)}  # the close response
+            "closed" in self._can("session", self.session)  # the close response
             and not active
             and all(self.prompts[r][0] in prm.SPEC.final for r in self.order)
             and (
@@ -571,7 +579,7 @@ class Agent:
             and self.reported == fgm.IDLE
         ):
             add(("agent", "close_response", None))
-        doing = self._fg_moves(self.real)  # what the work really in this state may do next
+        doing = self._can("foreground", self.real, self.fg_ctx)  # what the work really in it may do
         if not active:
             if open_ and (self._work_waiting() or self.followup) and "start" in doing:
                 add(("agent", "start", None))
@@ -599,13 +607,14 @@ class Agent:
             add(("agent", "notice", None))
         if "usage" in features and self.usages < cfg.usages and open_:
             add(("agent", "usage", None))
-        shown = self._fg_moves(self.reported)  # what the state last reported may become
-        if open_ and "unknown" in features and "lose" in shown and self.losses < cfg.losses:
+        shown = self._can("foreground", self.reported, self.fg_ctx)  # what the state reported may become
+        if open_ and "unknown" in features and self.losses < cfg.losses and "lose" in shown:
             add(("agent", "lose", None))
-        if open_ and "future" in features and "future_state" in shown and self.futures < cfg.futures:
+        future = open_ and "future" in features and self.futures < cfg.futures
+        if future and "future_state" in shown:
             add(("agent", "future_state", None))
         restore = fgm.trigger_for(self.reported, self.real)  # reporting the real state again
-        if restore in shown and restore in _RESTORES and self.session in ("open", "closing"):
+        if restore in _RESTORES and self.session in ("open", "closing") and restore in shown:
             add(("agent", "restore", None))  # also before answering a close: a known state
         if "update-after-idle" in self.faults and self.ended_output is not None:
             add(("agent", "late_output", None))
@@ -627,7 +636,7 @@ class Agent:
 
     def _prompt_events(self, add: Any, rid: int, waiting: int | None, open_: bool) -> None:
         """The Agent's answers to one prompt: the prompt table's rows from its state
-        (``_moves``; guard ``oldest_held``: it is the oldest prompt still waiting; ``own_reason``:
+        (``_can``; guard ``oldest_held``: it is the oldest prompt still waiting; ``own_reason``:
         the reading ``rejected-after-cancel-request``), in the order ``_PROMPT_ACTIONS``, and
         within the Agent's own choices:
 
@@ -642,12 +651,12 @@ class Agent:
         """
         p = self.prompts[rid]
         st = p[0]
-        ctx = {"oldest_held": rid == waiting, "own_reason": self.rd[prm.OWN_REASON] == "own-reason"}
-        moves = {trigger for trigger, _ in self._moves("prompt", st, ctx)}
+        ctx = self.prompt_ctx[rid == waiting]
         invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
         unadvertised = p[4] == "unadvertised"
+        allowed = self._can("prompt", st, ctx)
         for trigger in _PROMPT_TRIGGERS:
-            if trigger not in moves:
+            if trigger not in allowed:
                 continue
             if trigger == "hold":
                 if "hold" in self.cfg.features and rid == waiting:
@@ -729,12 +738,6 @@ class Agent:
         if not self._inserted_waiting() and self._hook_possible():
             self.hooks_run += 1
 
-    def _fg_moves(self, state: str) -> frozenset[str]:
-        """The foreground table's triggers from ``state`` (custom states count as advertised when
-        the Client may extend them, feature ``future``)."""
-        ctx = {"custom_states": self._has("future")}
-        return frozenset(t for t, _ in self._moves("foreground", state, ctx))
-
     def _active_events(self, add: Any) -> None:
         """Active work's moves: the foreground table's rows from the state the work is really in
         (``output`` where model output is progress; ``block``, ``resume``, ``end``), within
@@ -744,7 +747,7 @@ class Agent:
         cfg = self.cfg
         features = cfg.features
         blocked = self._blocked()
-        doing = self._fg_moves(self.real)
+        doing = self._can("foreground", self.real, self.fg_ctx)
         producing = "output" in doing
         if producing and not self.cancelling:
             if self.turn_outputs < cfg.outputs:
@@ -761,7 +764,7 @@ class Agent:
                         add(("agent", "tool_ask_running", None))
             if "plan" in self.extras and "plan_removed" not in self.extras:
                 add(("agent", "plan_removed", None))
-        if "block" in doing and blocked and not self.cancelling:
+        if blocked and not self.cancelling and "block" in doing:
             add(("agent", "block", None))
         if producing:
             self._tool_events(add, "pause" in features)
@@ -770,7 +773,7 @@ class Agent:
                 if not t[1]:
                     add(("agent", "tool_content", (tid, True)))
                     add(("agent", "tool_content", (tid, False)))
-        if "resume" in doing and not blocked:
+        if not blocked and "resume" in doing:
             add(("agent", "resume", None))
         if "end" not in doing:
             return
@@ -794,21 +797,25 @@ class Agent:
 
     def _tool_events(self, add: Any, pause: bool) -> None:
         """Status moves of foreground tool calls: the tool-call table's rows from each call's
-        status (``_moves``), made as ``tool_run`` / ``tool_done`` (pending -> in_progress ->
+        status (``_can``), made as ``tool_run`` / ``tool_done`` (pending -> in_progress ->
         completed, with content) or, with feature ``pause``, as a bare status update
         (``tool_status``). The permission of a call binds it (``_permitted``)."""
         for tid, t in self.tools.items():
             if t[1] or (t[2] is not None and self.perms[t[2]][0] == pm.PENDING):
                 continue
-            moves = {trigger for trigger, _ in self._moves("tool_call", t[0])}
-            if t[0] == tcm.PENDING and "run" in moves:
+            allowed = self._can("tool_call", t[0])
+            if t[0] == tcm.PENDING and "run" in allowed:
                 add(("agent", "tool_run", tid))
-            elif t[0] == tcm.IN_PROGRESS and "complete" in moves:
+            elif t[0] == tcm.IN_PROGRESS and "complete" in allowed:
                 add(("agent", "tool_done", tid))
             if not pause:
                 continue
             for status, trigger in tcm.STATUS_TRIGGER.items():
-                if trigger in moves and (t[0], status) not in _PLAIN_MOVES and self._permitted(t, status):
+                if (
+                    (t[0], status) not in _PLAIN_MOVES
+                    and self._permitted(t, status)
+                    and trigger in allowed
+                ):
                     add(("agent", "tool_status", (tid, status)))
 
     @staticmethod
@@ -873,9 +880,8 @@ class Agent:
         for rid, perm in self.perms.items():
             # the permission table's withdraw; a pending request of foreground work is not
             # withdrawn while its work goes on (cancelling the work abandons it first)
-            if ("withdraw", pm.WITHDRAWN) in self._moves("permission", perm[0]) and (
-                perm[0] != pm.PENDING or self.tools[perm[1]][1]
-            ):
+            background = perm[0] != pm.PENDING or self.tools[perm[1]][1]
+            if background and "withdraw" in self._can("permission", perm[0]):
                 add(("agent", "perm_withdraw", rid))
         if "list-before-announce" in self.faults and self.bg_started < cfg.background and active:
             add(("agent", "bg_list_unannounced", None))
@@ -886,7 +892,7 @@ class Agent:
 
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
         """The Agent's moves on one background item: the background table's rows from its state
-        (``_moves``; guard ``child``: it is the subagent child; ``becomes_foreground``: the
+        (``_can``; guard ``child``: it is the subagent child; ``becomes_foreground``: the
         reading ``waited-on-background`` is ``becomes-foreground``), in the order
         ``_BACKGROUND_TRIGGERS``, within its own choices:
 
@@ -904,18 +910,20 @@ class Agent:
             "child": key[0] == "subagent",
             "becomes_foreground": self.rd[bgm.WAITED_ON] == "becomes-foreground",
         }
-        moves = {trigger for trigger, _ in self._moves("background_item", st, ctx)}
+        allowed = self._can("background_item", st, ctx)
         for trigger in _BACKGROUND_TRIGGERS:
-            if trigger == "list" and trigger in moves:
+            if trigger not in allowed:
+                continue
+            if trigger == "list":
                 if st != bgm.DONE and key not in self.listed:
                     add(("agent", "bg_list", key))
                 elif st == bgm.DONE and self._open() and self.reruns < self.cfg.reruns:
                     add(("agent", "bg_rerun", key))  # a detached child gets work again
-            elif trigger == "finalize" and trigger in moves:
+            elif trigger == "finalize":
                 if not self._awaits_permission(key):
                     add(("agent", "bg_finish", key))
                 self._live_item_events(add, key)
-            elif trigger == "adopt" and trigger in moves:
+            elif trigger == "adopt":
                 if (
                     key[0] == "tool_call"
                     and self.real == self.reported
@@ -924,7 +932,7 @@ class Agent:
                     and self._open()
                 ):
                     add(("agent", "bg_adopt", key))
-            elif trigger == "unlist" and trigger in moves:
+            elif trigger == "unlist":
                 add(("agent", "bg_unlist", key))
                 if "followup" in self.cfg.features and not active and self._open():
                     add(("agent", "bg_unlist_followup", key))
@@ -970,9 +978,9 @@ class Agent:
             "custom_status": self.comp_customs < started,
         }
         for cid, st in self.compactions.items():
-            moves = {trigger for trigger, _ in self._moves("compaction", st)}
+            allowed = self._can("compaction", st)
             for trigger, action in _COMPACTION_ACTIONS:
-                if trigger in moves and bounded.get(trigger, True):
+                if trigger in allowed and bounded.get(trigger, True):
                     add(("agent", action, cid))
 
     def _resume_events(self) -> list[Event]:
@@ -1170,7 +1178,7 @@ class Agent:
         count as advertised when the Client may extend them, feature ``future``). A seeded bug
         that left running unreported sends its output anyway: its breach is already marked."""
         try:
-            self.specs["foreground"].fire(self.reported, "output", {"custom_states": self._has("future")})
+            self.specs["foreground"].fire(self.reported, "output", self.fg_ctx)
         except ProtocolViolation:
             if not self.faults & _UNREPORTED_WORK:
                 raise

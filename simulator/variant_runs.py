@@ -16,7 +16,7 @@ A variant (``properties.variants``) drops rules and changes table rows. For the 
   rule alone, so the peers gain nothing (``notes`` says so; the checker still sets its findings
   aside).
 - a row of an Agent trigger: the simulated agent chooses its moves from the variant's tables
-  (``Agent._moves``): it offers an added row as a move and no longer offers one that needs a
+  (``Agent._can``): it offers an added row as a move and no longer offers one that needs a
   removed row (what is still decided outside a table, e.g. a reaction to a received message,
   is pruned: ``World.enabled``, ``Parts.agent_choices``; a reaction cannot be pruned, so one that
   needs a removed row stops the run with a model finding).
@@ -38,7 +38,7 @@ from simulator.mutants import breaking
 AGENT_MACHINES = (
     "foreground", "prompt", "tool_call", "permission", "compaction", "background_item", "session"
 )
-"""Machines whose Agent rows the simulated agent chooses its moves from (``Agent._moves``)."""
+"""Machines whose Agent rows the simulated agent chooses its moves from (``Agent._can``)."""
 CLIENT_MACHINES = ("session", "permission")
 """Machines whose Client rows the simulated client chooses its moves from (``simulator.client``)."""
 CHECKER_MACHINES = tuple(sorted({t.name for m in MonitorSet().monitors for t in type(m).TABLES}))
