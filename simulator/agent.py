@@ -387,6 +387,8 @@ class Agent:
             return list(self.compactions.items())
         if machine == "tool_call":
             return [(tid, t[0]) for tid, t in self.tools.items()]
+        if machine == "session":
+            return [(MAIN, self.session)]  # its own moves are made in the resume handshake
         raise ValueError(f"no entities of {machine!r}")
 
     def _has(self, feature: str) -> bool:
@@ -637,7 +639,7 @@ class Agent:
     def _prompt_events(self, add: Any, rid: int, waiting: int | None, open_: bool) -> None:
         """The Agent's answers to one prompt: the prompt table's rows from its state
         (``_can``; guard ``oldest_held``: it is the oldest prompt still waiting; ``own_reason``:
-        the reading ``rejected-after-cancel-request``), in the order ``_PROMPT_ACTIONS``, and
+        the reading ``rejected-after-cancel-request``), in the order ``_PROMPT_TRIGGERS``, and
         within the Agent's own choices:
 
         - it holds only the oldest waiting prompt (feature ``hold``);
@@ -665,7 +667,7 @@ class Agent:
                 fail = "fail" in self.cfg.features
                 if st == prm.RECEIVED and not (fail or p[4]):
                     continue
-                if st == prm.HELD and not (fail and rid == waiting):
+                if st == prm.HELD and not ((fail and rid == waiting) or p[4]):
                     continue
                 add(("agent", "reject", rid))
             elif trigger == "insert":
@@ -984,11 +986,28 @@ class Agent:
                     add(("agent", action, cid))
 
     def _resume_events(self) -> list[Event]:
+        """The resume handshake, one step along the session table's rows: the history replay
+        when the Client asked for it and there is history (``replay``: resuming, then replaying
+        for every further update), the snapshot (``resync`` without a replay), the snapshot
+        repeated where the table lets a synced session take another (``again``), the response;
+        or the response before any snapshot where the table has that row (a variant's; the
+        seeded bug response-before-snapshot fires that forbidden cell: ``_fire``)."""
         ev: list[Event] = []
-        move = "replay" if self.replay and self.history else "resync"
-        ev.append(("agent", move, None))
-        ev.append(("agent", move, "again"))  # the snapshot repeated before the response
-        if "response-before-snapshot" in self.faults:
+        can = self._can
+        if self.replay and self.history:
+            move = "replay"
+            replaying = can("session", sm.REPLAYING)
+            more = len(self.history) == 1 or "replay" in replaying
+            ready = "replay" in can("session", sm.RESUMING) and more and "snapshot" in replaying
+        else:
+            move, ready = "resync", "snapshot" in can("session", sm.RESUMING)
+        synced = can("session", sm.SYNCED)
+        if ready and "resumed" in synced:
+            ev.append(("agent", move, None))
+            if "snapshot" in synced:
+                ev.append(("agent", move, "again"))  # the snapshot repeated before the response
+        early = deviations.forced(self.deviations, "session", sm.RESUMING)
+        if early or "resumed" in can("session", sm.RESUMING):
             ev.append(("agent", "resume_early", None))
         return ev
 
@@ -996,8 +1015,7 @@ class Agent:
     def do(self, name: str, arg: Any) -> list[Msg]:
         handler = getattr(self, "_do_" + name)
         out: list[Msg] = handler(arg)
-        rewrites = deviations.rewrites(self.deviations) if self.deviations and name != "replay" else ()
-        for r in rewrites:  # (a replay re-sends history as it was sent: rewritten already)
+        for r in deviations.rewrites(self.deviations, name) if self.deviations else ():
             for msg in out:
                 if deviations.rewrite(msg, r):
                     self._breach(r.rule)
@@ -1635,11 +1653,12 @@ class Agent:
         return self._finish_resume([], again is not None)
 
     def _do_resume_early(self, _: Any) -> list[Msg]:
-        self._breach("SYNC-02")
+        """The response before the snapshot, then the state (a variant's row, or the seeded bug
+        response-before-snapshot firing the forbidden cell)."""
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None
-        self.session = sm.OPEN  # seeded bug: answered before the snapshot (not a row of the table)
+        self.session = self._fire("session", self.session, "resumed")
         return [wire.result(rid, {}), self._state(self.real)]
 
 

@@ -215,11 +215,11 @@ class Client:
             return self._do(name, arg)
         for deviation in self._deviating(name):  # a move the conforming Client does not take here
             self._breach(deviation.rule)
-        return [self._rewritten(msg) for msg in self._do(name, arg)]
+        return [self._rewritten(name, msg) for msg in self._do(name, arg)]
 
-    def _rewritten(self, msg: Msg) -> Msg:
-        """``msg`` as the first deviation that rewrites it has it (marked)."""
-        for r in deviations.rewrites(self.deviations):
+    def _rewritten(self, name: str, msg: Msg) -> Msg:
+        """``msg`` as the first deviation that rewrites move ``name``'s messages has it (marked)."""
+        for r in deviations.rewrites(self.deviations, name):
             if deviations.rewrite(msg, r):
                 self._breach(r.rule)
                 break

@@ -15,8 +15,8 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
   progress). The broken rule is the cell's rule in the table (``MachineSpec.rule_of``), never
   a literal here. With ``wire`` the move goes out, so the checker sees the breach on the wire;
   without it the model refuses the move (``ProtocolViolation``) and the run ends there.
-- ``Rewrite``: the peer makes its moves as the tables say, but one field of some messages is
-  wrong on the wire: dropped (``DROP``) or given another value. Such a bug breaks a rule of the
+- ``Rewrite``: the peer makes its moves as the tables say, but one field of the messages of one
+  move is wrong on the wire: dropped (``DROP``) or given another value. Such a bug breaks a rule of the
   messages' shape, not of a lifecycle, so the rule is named here; ``rewrite`` applies it to a
   message in place (the Agent's history holds the same message, as a faulty Agent's would).
 - ``Offer``: the Client sends a request from session states where the conforming Client does
@@ -69,14 +69,14 @@ class Forbidden:
 class Rewrite:
     name: str
     rule: str
+    action: str
+    """The peer's move (``Agent.do`` / ``Client.do`` event name) whose messages it rewrites."""
     path: tuple[str, ...]
     """Where the field is in the message (``params``, ``update``, ... or ``result``, ...)."""
     match: Mapping[str, Any] = field(default_factory=dict)
     """Fields of the session update the message must carry (empty: any message with the path)."""
     value: Any = DROP
     """The new value; a callable gets the old one (``DROP``: the field goes)."""
-    method: str | None = None
-    """The method of the messages it applies to (None: any)."""
     side: Actor = "agent"
 
 
@@ -101,50 +101,55 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Forbidden("reuse-compaction-id", "compaction", "completed", "progress", "in_progress"),
     Forbidden("reopen-tool-call", "tool_call", "completed", "run", "in_progress"),
     Forbidden("held-not-withdrawn", "prompt", "covered", "insert", "inserted", wire=False),
-    Rewrite("usage-no-size", "USAGE-02", (*_UPDATE, "size")),
-    Rewrite("notice-empty-title", "NOTICE-02", (*_UPDATE, "title"), {"sessionUpdate": "notice"}, ""),
+    Forbidden("response-before-snapshot", "session", "resuming", "resumed", "open"),
+    Rewrite("usage-no-size", "USAGE-02", "usage", (*_UPDATE, "size")),
+    Rewrite("notice-empty-title", "NOTICE-02", "notice", (*_UPDATE, "title"), value=""),
+    Rewrite("compaction-no-status", "COMPACT-02", "compact_start", (*_UPDATE, "status")),
     Rewrite(
-        "compaction-no-status",
-        "COMPACT-02",
-        (*_UPDATE, "status"),
-        {"sessionUpdate": "compaction_update", "status": "in_progress"},
+        "session-message-no-id",
+        "SDM-01",
+        "bg_start",
+        (*_UPDATE, "messageId"),
+        {"sessionUpdate": "session_message"},
     ),
-    Rewrite("session-message-no-id", "SDM-01", (*_UPDATE, "messageId"), {"sessionUpdate": "session_message"}),
     Rewrite(
-        "chunk-no-message-id", "MSGID-01", (*_UPDATE, "messageId"), {"sessionUpdate": "agent_message_chunk"}
+        "chunk-no-message-id",
+        "MSGID-01",
+        "say",
+        (*_UPDATE, "messageId"),
+        {"sessionUpdate": "agent_message_chunk"},
     ),
-    Rewrite("response-without-message-id", "ACC-04", ("result", "messageId")),
+    Rewrite("response-without-message-id", "ACC-04", "answer", ("result", "messageId")),
     Rewrite(
         "user-message-wrong-id",
         "ACC-06",
+        "user_message",
         (*_UPDATE, "messageId"),
-        {"sessionUpdate": "user_message"},
-        lambda mid: f"{mid}_x",
+        value=lambda mid: f"{mid}_x",
     ),
     Rewrite(
         "cancel-as-end-turn",
         "TRANS-04",
+        "end",
         (*_UPDATE, "stopReason"),
-        {"sessionUpdate": "state_update", "stopReason": "cancelled"},
+        {"stopReason": "cancelled"},
         "end_turn",
     ),
     Rewrite(
         "custom-stop-reason-no-underscore",
         "STOP-03",
+        "end",
         (*_UPDATE, "stopReason"),
-        {"sessionUpdate": "state_update", "stopReason": "end_turn"},
+        {"stopReason": "end_turn"},
         "paused",
     ),
-    Rewrite(
-        "empty-prompt", "USER-01", ("params", "prompt"),
-        value=[], method="session/prompt", side="client"
-    ),
+    Rewrite("empty-prompt", "USER-01", "prompt", ("params", "prompt"), value=[], side="client"),
     Rewrite(
         "image-without-capability",
         "USER-03",
+        "prompt",
         ("params", "prompt"),
         value=[wire.image()],
-        method="session/prompt",
         side="client",
     ),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
@@ -179,8 +184,9 @@ def forced(deviations: Iterable[Deviation], machine: str, state: str) -> tuple[F
     )
 
 
-def rewrites(deviations: Iterable[Deviation]) -> tuple[Rewrite, ...]:
-    return tuple(d for d in deviations if isinstance(d, Rewrite))
+def rewrites(deviations: Iterable[Deviation], action: str) -> tuple[Rewrite, ...]:
+    """The rewrites of the messages of move ``action``."""
+    return tuple(d for d in deviations if isinstance(d, Rewrite) and d.action == action)
 
 
 def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
@@ -190,8 +196,6 @@ def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
     for key in where:
         node = node.get(key) if isinstance(node, dict) else None
     if not isinstance(node, dict) or name not in node:
-        return False
-    if r.method is not None and message.get("method") != r.method:
         return False
     upd = message.get("params", {}).get("update", {})
     if any(upd.get(k) != v for k, v in r.match.items()):

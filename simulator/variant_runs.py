@@ -110,12 +110,12 @@ def _reach(machine: str, kind: str, trigger: str) -> str:
             else "the simulated client offers it as a move (within its bounds)"
         )
     if machine in CHECKER_MACHINES:
-        parts.append("the checker's table monitor fires it")
+        parts.append("the checker's monitors fire the changed table")
     if machine in AGENT_MACHINES and BY_NAME[machine].actor_of.get(trigger) == "agent":
         parts.append(
             "the simulated agent no longer offers a move that needs it"
             if kind == "removed"
-            else "the simulated agent offers it as a move (within its bounds)"
+            else "the simulated agent may take it (its moves are the table's rows, within its own choices)"
         )
     if not parts:
         return (

@@ -7,7 +7,7 @@ import pytest
 
 from model.registry import BY_NAME
 from properties.variants import from_data
-from simulator import deviations
+from simulator import deviations, wire
 from simulator.agent import Agent
 from simulator.config import DEFAULT
 from simulator.explore_bfs import SLICES, explore
@@ -51,9 +51,11 @@ def test_exploring_a_variant_fires_its_added_row() -> None:
     more states, and the run's moves include the new one."""
     cfg = next(s.cfg for s in SLICES if s.name == "compaction")
     variant = added("compaction", "fail", "completed", "failed")
+    row = ("compaction", "completed", "fail", "failed")
     base = explore(cfg, monitors=False)
     more = explore(cfg.with_(variant=variant), monitors=False)  # type: ignore[arg-type]
     assert base.complete and more.complete
+    assert base.rows[row] == 0 and more.rows[row] > 0
     assert more.states > base.states
 
 
@@ -122,3 +124,22 @@ def test_a_rewrite_changes_only_the_messages_it_matches() -> None:
     assert "status" not in started and agent.marks == ("COMPACT-02",)
     ended = agent.do("compact_end", "cmp_1")[0]["params"]["update"]
     assert ended["status"] == "completed"
+
+
+def test_the_resume_handshake_follows_the_session_table() -> None:
+    """A variant that lets the Agent answer a resume before any snapshot: the Agent offers that
+    answer as a conforming move (no breach marked); under the spec only the seeded bug offers it,
+    marked with the cell's rule."""
+    early = ("agent", "resume_early", None)
+    variant = added("session", "resumed", "resuming", "open")
+    for v, faults, offered, marks in (
+        (None, frozenset(), False, ()),
+        (variant, frozenset(), True, ()),
+        (None, frozenset({"response-before-snapshot"}), True, ("SYNC-02",)),
+    ):
+        agent = agent_with(v, faults)
+        agent.receive(wire.resume(7, "sess_1", False))
+        assert (early in agent.enabled()) is offered
+        if offered:
+            agent.do("resume_early", None)
+            assert agent.session == "open" and agent.marks == marks

@@ -3,8 +3,9 @@
 What is checked, and where the expectation comes from (issue 15, design point 3: the simulated
 peers' choices are the tables' enabled rows; seeded bugs are small named deviations):
 
-* A variant that adds a client row to the session table (a second session/close while the first
-  is unanswered) makes the Client offer that move, in the World too; without it, it does not.
+* A variant that adds a client row to the session table (a session/resume while a close is
+  unanswered) makes the Client offer that move, in the World too; without it, it does not. A
+  second session/close while closing is a row of the spec's table: the Client offers it.
 * A variant that removes the Client's select row from pending leaves only the cancelled outcome
   for a pending request; once the Agent withdraws the request the Client follows it (the
   table then gives it other moves) and may select again (the permission table's rows from
@@ -12,9 +13,9 @@ peers' choices are the tables' enabled rows; seeded bugs are small named deviati
 * Each move fires the table: a move the table refuses raises the cell's rule.
 * The order of the enabled events (what seeded walks pick from) is the one the explorers' figures
   were measured with.
-* Deviations: each seeded client fault is one entry applied by generic code (a message rewrite,
-  a move offered from a state where the conforming Client does not take it, a forbidden cell
-  whose rule comes from the table).
+* Deviations: each seeded client fault is one entry of ``simulator.deviations`` applied by
+  generic code (a message rewrite, or a move offered from a state where the conforming Client
+  does not take it).
 
 Must not know: the Agent's internals.
 """
@@ -177,7 +178,7 @@ def test_the_variant_notes_say_what_the_client_gains() -> None:
     said = notes(resumes_while_closing())
     assert said == [
         "row added (session: closing --resume--> resuming): the simulated client offers it as a move "
-        "(within its bounds); the checker's table monitor fires it"
+        "(within its bounds); the checker's monitors fire the changed table"
     ]
 
 
