@@ -23,6 +23,8 @@ BOUNDS = (
     ("background", "background items (terminal, background tool call, subagent) per run"),
     ("compactions", "context compactions per run"),
     ("hooks", "foreground intervals of hook work per run"),
+    ("closes", "session/close requests the client may send per run"),
+    ("resumes", "session/resume requests of a closed session the client may send per run"),
     ("capacity", "messages in flight per direction"),
 )
 """``--<name>`` options, each a ``Config`` field of the same name (``-`` as ``_``)."""

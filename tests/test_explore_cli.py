@@ -150,3 +150,16 @@ def test_a_mutant_of_several_faults_is_accepted_by_name(tmp_path: Path) -> None:
     assert code in (0, 1), err
     assert "close-withdraw-wrong-code" not in json.loads(out)["faults"]
     assert json.loads(out)["faults"]
+
+
+def test_the_closes_bound_lets_the_client_close_again(tmp_path: Path) -> None:
+    """``--closes 2``: the custom slice explores a second session/close while closing (the
+    session table's row fires); with one close it cannot."""
+    missed = []
+    for closes in ("1", "2"):
+        argv = ["explore", "--mode", "exhaustive", "--features", "close", "--prompts", "1"]
+        code, out, _ = _cli([*argv, "--closes", closes, "--json", "--quiet", "--out", str(tmp_path / closes)])
+        assert code == 0
+        session = next(m for m in json.loads(out)["coverage"]["exhaustive"]["machines"] if m["name"] == "session")
+        missed.append("closing --close--> closing" in session["transitions_missed"])
+    assert missed == [True, False]
