@@ -160,6 +160,7 @@ def test_the_closes_bound_lets_the_client_close_again(tmp_path: Path) -> None:
         argv = ["explore", "--mode", "exhaustive", "--features", "close", "--prompts", "1"]
         code, out, _ = _cli([*argv, "--closes", closes, "--json", "--quiet", "--out", str(tmp_path / closes)])
         assert code == 0
-        session = next(m for m in json.loads(out)["coverage"]["exhaustive"]["machines"] if m["name"] == "session")
+        machines = json.loads(out)["coverage"]["exhaustive"]["machines"]
+        session = next(m for m in machines if m["name"] == "session")
         missed.append("closing --close--> closing" in session["transitions_missed"])
     assert missed == [True, False]
