@@ -440,9 +440,13 @@ class Agent:
     def _deviation_events(self, add: Any) -> None:
         """The forbidden cells the seeded bugs of ``simulator.deviations`` fire: wherever an
         entity is in the cell's state while the session is open, made as the Agent makes that
-        trigger (``_fire`` marks the cell's rule)."""
+        trigger (``_fire`` marks the cell's rule), until the rule is marked: a bug that broke it
+        once and again would only make the search longer (a reopened tool call, completed and
+        reopened forever)."""
         for d in self.deviations:
             if not isinstance(d, deviations.Forbidden) or not self._open():
+                continue
+            if self.specs[d.machine].rule_of(d.source, d.trigger) in self.marks:
                 continue
             for key, state in self._entities(d.machine):
                 if state != d.source:

@@ -208,8 +208,9 @@ EXPLORE_STEPS = 60
 HYPOTHESIS_STEPS = 50
 """Steps per hypothesis example when ``explore_hypothesis.explore`` is called directly."""
 MAX_STATES = 100_000
-"""Default cap on distinct states per exhaustive search: a seeded bug can make the state space
-infinite (a compaction reopened forever), and the frontier of worlds costs memory."""
+"""Default cap on distinct states per exhaustive search: a seeded bug or a variant can make the state space
+infinite (a variant that drops CANCEL-02 lets a covered prompt be inserted again and again), and
+the frontier of worlds costs memory."""
 MUTANT_WALKS = 200
 """Seeded random walks per mutant (``acp-model mutants``)."""
 MUTANT_STEPS = 60
