@@ -154,7 +154,6 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
 )
-BY_NAME = {d.name: d for d in DEVIATIONS}
 
 
 def of(faults: Iterable[str], side: Actor = "agent") -> tuple[Deviation, ...]:
