@@ -69,7 +69,6 @@ from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
-from model.core import ProtocolViolation
 from properties.variants import tables_of
 from simulator import deviations, wire
 from simulator.config import Config
@@ -135,7 +134,6 @@ FUTURE_STATE = "_reviewing"
 """The custom state the Agent may report when the Client advertised custom states (``future``)."""
 CUSTOM_COMPACTION = "_deferred"
 """The custom compaction status the Agent may report (feature ``compaction``)."""
-_UNREPORTED_WORK = frozenset({"no-running-on-start", "no-resume-running", "custom-running-state"})
 """Seeded bugs that leave the reported state behind the work (their output shows it)."""
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
@@ -1019,10 +1017,15 @@ class Agent:
     def do(self, name: str, arg: Any) -> list[Msg]:
         handler = getattr(self, "_do_" + name)
         out: list[Msg] = handler(arg)
-        for r in deviations.rewrites(self.deviations, name) if self.deviations else ():
+        if not self.deviations:
+            return out
+        for r in deviations.rewrites(self.deviations, name):
             for msg in out:
-                if deviations.rewrite(msg, r):
+                if deviations.rewrite(msg, r) and not (r.unless and self._has(r.unless)):
                     self._breach(r.rule)
+        out, broken = deviations.copied(self.deviations, name, out)
+        for rule in broken:
+            self._breach(rule)
         return out
 
     def _do_hold(self, rid: int) -> list[Msg]:
@@ -1062,9 +1065,6 @@ class Agent:
     def _do_answer(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "answer")
         p = self.prompts[rid]
-        if "answer-twice" in self.faults:
-            self._breach("INTRO-02")
-            return [wire.result(rid, {"messageId": p[1]}), wire.result(rid, {"messageId": p[1]})]
         return [wire.result(rid, {"messageId": p[1]})]
 
     def _do_answer_early(self, rid: int) -> list[Msg]:
@@ -1077,13 +1077,7 @@ class Agent:
     def _do_reject(self, rid: int) -> list[Msg]:
         own = self._reading("rejected-after-cancel-request", "own-reason")
         self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
-        if "silent-reject" in self.faults:
-            self._breach("REJ-01")
-        out = (
-            []
-            if "silent-reject" in self.faults
-            else [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
-        )
+        out = [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
         if "user-message-after-reject" in self.faults:
             self._breach("REJ-02")
             out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
@@ -1175,14 +1169,6 @@ class Agent:
         self.cur_msg = self.cur_thought = None
         self.followup = False
         self._mark_handled()
-        if "no-running-on-start" in self.faults:
-            self._breach("FG-02")
-            return []
-        if "custom-running-state" in self.faults:
-            if "future" not in self.cfg.features:  # a breach only when no custom state was advertised
-                self._breach("STATE-04")
-            self.reported = fgm.RUNNING
-            return [self._state("_busy")]
         return [self._report(fgm.RUNNING)]
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
@@ -1199,11 +1185,7 @@ class Agent:
         """Model output: the foreground table's ``output`` from the reported state (custom states
         count as advertised when the Client may extend them, feature ``future``). A seeded bug
         that left running unreported sends its output anyway: its breach is already marked."""
-        try:
-            self.specs["foreground"].fire(self.reported, "output", self.fg_ctx)
-        except ProtocolViolation:
-            if not self.faults & _UNREPORTED_WORK:
-                raise
+        self.specs["foreground"].fire(self.reported, "output", self.fg_ctx)
 
     def _do_say(self, _: Any) -> list[Msg]:
         self._output()
@@ -1316,9 +1298,6 @@ class Agent:
 
     def _do_resume(self, _: Any) -> list[Msg]:
         self.real = fgm.RUNNING
-        if "no-resume-running" in self.faults:
-            self._breach("FG-04")
-            return []
         return [self._report(fgm.RUNNING)]
 
     def _do_tool_run(self, tid: str) -> list[Msg]:
@@ -1384,14 +1363,6 @@ class Agent:
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
                 _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
-        if ("no-idle-after-cancel" in self.faults and reason == "cancelled") or (
-            "no-idle-at-end" in self.faults and reason != "cancelled"
-        ):
-            self._breach("CANCEL-11" if reason == "cancelled" else "FG-05")
-            self.cancelling = False
-            self.real = fgm.IDLE
-            self._after_end()
-            return out
         err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
         self.real = fgm.IDLE
         self.cancelling = False

@@ -19,13 +19,18 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
   move is wrong on the wire: dropped (``DROP``) or given another value. Such a bug breaks a rule of the
   messages' shape, not of a lifecycle, so the rule is named here; ``rewrite`` applies it to a
   message in place (the Agent's history holds the same message, as a faulty Agent's would).
+- ``Copies``: the peer makes its move as the tables say, and keeps its records as if it had
+  sent the move's messages, but those that match go out ``copies`` times: none (a report the
+  move owes is skipped: running at a start, idle at an end, the answer of a refusal) or twice (a
+  response sent twice). The rule is named here.
 - ``Offer``: the Client sends a request from session states where the conforming Client does
   not (a prompt before its resume is answered); the rule is named here.
 
 Every deviation says whose it is (``side``); ``of`` picks a peer's.
 
 ``withheld`` and ``forced`` are what the Agent asks, per machine, for the faults it runs with;
-``rewrites`` the message edits; ``offered`` the Client's extra requests.
+``rewrites`` / ``rewrite`` the message edits and ``copied`` the messages silenced or repeated, per
+move; ``offered`` the Client's extra requests.
 
 Must not know: the peers' records, monitors.
 """
@@ -37,7 +42,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from model.core import Actor
+from model.core import Actor, MachineSpec
+from model.foreground import STOP_REASONS
 from simulator import wire
 
 DROP: Final = object()
@@ -78,6 +84,21 @@ class Rewrite:
     value: Any = DROP
     """The new value; a callable gets the old one (``DROP``: the field goes)."""
     side: Actor = "agent"
+    unless: str = ""
+    """A feature of the run under which the rewritten message breaks no rule (empty: none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Copies:
+    name: str
+    rule: str
+    action: str
+    """The peer's move whose messages go out ``copies`` times."""
+    copies: int
+    match: Mapping[str, Any] = field(default_factory=dict)
+    """Fields of the session update the message must carry, a frozenset for any of its values
+    (empty: every message of the move)."""
+    side: Actor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +112,9 @@ class Offer:
     side: Actor = "client"
 
 
-Deviation = Withhold | Forbidden | Rewrite | Offer
+Deviation = Withhold | Forbidden | Rewrite | Copies | Offer
+_STATE = {"sessionUpdate": "state_update"}
+_ENDED = frozenset(STOP_REASONS) - {"cancelled"}
 _UPDATE = ("params", "update")
 
 DEVIATIONS: tuple[Deviation, ...] = (
@@ -143,6 +166,15 @@ DEVIATIONS: tuple[Deviation, ...] = (
         {"stopReason": "end_turn"},
         "paused",
     ),
+    Rewrite(
+        "custom-running-state",
+        "STATE-04",
+        "start",
+        (*_UPDATE, "state"),
+        {**_STATE, "state": "running"},
+        "_busy",
+        unless="future",  # the Client advertised custom states
+    ),
     Rewrite("empty-prompt", "USER-01", "prompt", ("params", "prompt"), value=[], side="client"),
     Rewrite(
         "image-without-capability",
@@ -152,8 +184,32 @@ DEVIATIONS: tuple[Deviation, ...] = (
         value=[wire.image()],
         side="client",
     ),
+    Copies("no-running-on-start", "FG-02", "start", 0, {**_STATE, "state": "running"}),
+    Copies("no-resume-running", "FG-04", "resume", 0, {**_STATE, "state": "running"}),
+    Copies("no-idle-at-end", "FG-05", "end", 0, {**_STATE, "state": "idle", "stopReason": _ENDED}),
+    Copies(
+        "no-idle-after-cancel", "CANCEL-11", "end", 0, {**_STATE, "state": "idle", "stopReason": "cancelled"}
+    ),
+    Copies("silent-reject", "REJ-01", "reject", 0),
+    Copies("answer-twice", "INTRO-02", "answer", 2),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
 )
+
+
+def rule(d: Deviation, specs: Mapping[str, MachineSpec]) -> str:
+    """The rule ``d`` breaks: the forbidden cell's rule in its table, the obligation of the states
+    a withheld move is owed in (unless named), or the rule named in ``d``."""
+    if isinstance(d, Forbidden):
+        return specs[d.machine].rule_of(d.source, d.trigger)
+    if isinstance(d, Withhold):
+        if d.rule is not None:
+            return d.rule
+        spec = specs[d.machine]
+        owed = {spec.eventually[s] for s in spec.states if any(m[0] in d.triggers for m in spec.moves(s))}
+        if len(owed) != 1:
+            raise ValueError(f"{d.name}: the moves withheld are owed under {sorted(owed)}: name the rule")
+        return owed.pop()
+    return d.rule
 
 
 def of(faults: Iterable[str], side: Actor = "agent") -> tuple[Deviation, ...]:
@@ -188,16 +244,19 @@ def rewrites(deviations: Iterable[Deviation], action: str) -> tuple[Rewrite, ...
     return tuple(d for d in deviations if isinstance(d, Rewrite) and d.action == action)
 
 
+def _matches(message: dict[str, Any], match: Mapping[str, Any]) -> bool:
+    """The session update of ``message`` has the fields of ``match`` (a frozenset: one of them)."""
+    upd = message.get("params", {}).get("update", {})
+    return all(upd.get(k) in v if isinstance(v, frozenset) else upd.get(k) == v for k, v in match.items())
+
+
 def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
     """Apply ``r`` to ``message`` in place; True when it changed the message."""
     *where, name = r.path
     node: Any = message
     for key in where:
         node = node.get(key) if isinstance(node, dict) else None
-    if not isinstance(node, dict) or name not in node:
-        return False
-    upd = message.get("params", {}).get("update", {})
-    if any(upd.get(k) != v for k, v in r.match.items()):
+    if not isinstance(node, dict) or name not in node or not _matches(message, r.match):
         return False
     if r.value is DROP:
         del node[name]
@@ -206,3 +265,23 @@ def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
     else:
         node[name] = copy.deepcopy(r.value)
     return True
+
+
+def copied(
+    deviations: Iterable[Deviation], action: str, messages: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+    """The messages move ``action`` sends under the ``Copies`` among ``deviations``, and the rules
+    broken (those of the deviations whose messages matched)."""
+    rules: list[str] = []
+    for c in deviations:
+        if not isinstance(c, Copies) or c.action != action:
+            continue
+        out: list[dict[str, Any]] = []
+        for msg in messages:
+            if _matches(msg, c.match):
+                out.extend(msg if i == 0 else copy.deepcopy(msg) for i in range(c.copies))
+                rules.append(c.rule)
+            else:
+                out.append(msg)
+        messages = out
+    return messages, tuple(rules)

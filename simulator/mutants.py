@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from model.registry import BY_NAME as TABLES
 from properties.engine import MonitorSet
 from properties.findings import Finding
+from simulator import deviations
 from simulator.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import Run, random_walk, scripted
@@ -70,10 +72,22 @@ BUSY_REFUSAL_OFF_WIRE = (
     "guard busy_only); acp-model decidability rates this bug not decidable"
 )
 
-MUTANTS: tuple[Mutant, ...] = (
-    Mutant("error-after-insert", "agent", "ACC-03", "answers an inserted prompt with an error response"),
-    Mutant("no-idle-after-cancel", "agent", "CANCEL-11", "never reports idle after cancelling active work"),
-    Mutant("cancel-as-end-turn", "agent", "TRANS-04", "confirms a cancellation with end_turn"),
+BY_DEVIATION = ""
+"""``Mutant.intended_rule`` of a seeded bug stated as a deviation: the rule is the deviation's
+(``deviations.rule``: its table cell's, its obligation's or the one it names), stated there once."""
+
+
+def _resolved(m: Mutant) -> Mutant:
+    if m.intended_rule != BY_DEVIATION:
+        return m
+    d = next(d for d in deviations.DEVIATIONS if d.name == m.name)
+    return replace(m, intended_rule=deviations.rule(d, TABLES))
+
+
+MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
+    Mutant("error-after-insert", "agent", BY_DEVIATION, "answers an inserted prompt with an error response"),
+    Mutant("no-idle-after-cancel", "agent", BY_DEVIATION, "never reports idle after cancelling active work"),
+    Mutant("cancel-as-end-turn", "agent", BY_DEVIATION, "confirms a cancellation with end_turn"),
     Mutant("reuse-message-id", "agent", "ACC-09", "gives two inserted prompts the same messageId"),
     Mutant("list-before-announce", "agent", "BG-10", "lists a terminal before its terminal_update"),
     Mutant(
@@ -96,18 +110,18 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "no-running-on-start",
         "agent",
-        "FG-02",
+        BY_DEVIATION,
         "starts foreground work without reporting running",
         FOCUSED.with_(features=FOCUSED.features - {"compaction", "notice"}),
     ),
-    Mutant("no-resume-running", "agent", "FG-04", "resumes blocked work without reporting running"),
+    Mutant("no-resume-running", "agent", BY_DEVIATION, "resumes blocked work without reporting running"),
     Mutant("drop-background-field", "agent", "BG-07", "omits background after it once reported a list"),
-    Mutant("reopen-tool-call", "agent", "BG-05", "reports in_progress on a completed tool call"),
-    Mutant("compaction-never-ends", "agent", "COMPACT-05", "leaves a reported compaction in progress"),
-    Mutant("reuse-compaction-id", "agent", "COMPACT-03", "reuses a finished compaction's ID"),
-    Mutant("notice-empty-title", "agent", "NOTICE-02", "sends a notice with an empty title"),
+    Mutant("reopen-tool-call", "agent", BY_DEVIATION, "reports in_progress on a completed tool call"),
+    Mutant("compaction-never-ends", "agent", BY_DEVIATION, "leaves a reported compaction in progress"),
+    Mutant("reuse-compaction-id", "agent", BY_DEVIATION, "reuses a finished compaction's ID"),
+    Mutant("notice-empty-title", "agent", BY_DEVIATION, "sends a notice with an empty title"),
     Mutant(
-        "response-before-snapshot", "agent", "SYNC-02", "answers session/resume before the state snapshot"
+        "response-before-snapshot", "agent", BY_DEVIATION, "answers session/resume before the state snapshot"
     ),
     Mutant("replay-new-ids", "agent", "ACC-11", "replays retained user messages under new message IDs"),
     Mutant(
@@ -139,12 +153,12 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "held-not-withdrawn",
         "agent",
-        "CANCEL-02",
+        BY_DEVIATION,
         "inserts a prompt that a session/cancel covered",
         FOCUSED.with_(prompts=2, features=frozenset({"hold", "cancel"})),
         off_wire=HELD_NOT_WITHDRAWN_OFF_WIRE,
     ),
-    Mutant("usage-no-size", "agent", "USAGE-02", "sends a usage_update without size"),
+    Mutant("usage-no-size", "agent", BY_DEVIATION, "sends a usage_update without size"),
     Mutant(
         "list-tool-and-terminal",
         "agent",
@@ -152,9 +166,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "lists a tool call whose only live work is a listed terminal",
     ),
     Mutant(
-        "custom-stop-reason-no-underscore", "agent", "STOP-03", "ends with an unknown stop reason without `_`"
+        "custom-stop-reason-no-underscore",
+        "agent",
+        BY_DEVIATION,
+        "ends with an unknown stop reason without `_`",
     ),
-    Mutant("no-idle-at-end", "agent", "FG-05", "ends foreground work without reporting idle"),
+    Mutant("no-idle-at-end", "agent", BY_DEVIATION, "ends foreground work without reporting idle"),
     Mutant(
         "terminal-reused",
         "agent",
@@ -162,12 +179,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "starts a second terminal under an exited terminal's ID",
         FOCUSED.with_(background=2, prompts=3, features=FOCUSED.features - {"bg_tool", "subagent", "fail"}),
     ),
-    Mutant("session-message-no-id", "agent", "SDM-01", "sends a session_message without messageId"),
+    Mutant("session-message-no-id", "agent", BY_DEVIATION, "sends a session_message without messageId"),
     Mutant("list-twice", "agent", "BG-17", "names the same item twice in one background list"),
-    Mutant("never-answer-inserted", "agent", "ACC-01", "never answers an inserted prompt"),
-    Mutant("response-without-message-id", "agent", "ACC-04", "answers a prompt without messageId"),
-    Mutant("answer-twice", "agent", "INTRO-02", "sends two success responses to one prompt"),
-    Mutant("user-message-wrong-id", "agent", "ACC-06", "reports the user message under another ID"),
+    Mutant("never-answer-inserted", "agent", BY_DEVIATION, "never answers an inserted prompt"),
+    Mutant("response-without-message-id", "agent", BY_DEVIATION, "answers a prompt without messageId"),
+    Mutant("answer-twice", "agent", BY_DEVIATION, "sends two success responses to one prompt"),
+    Mutant("user-message-wrong-id", "agent", BY_DEVIATION, "reports the user message under another ID"),
     Mutant("withdraw-wrong-code", "agent", "REJ-03", "answers a withdrawn prompt with -32603, not -32800"),
     Mutant(
         "close-withdraw-wrong-code",
@@ -176,13 +193,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "answers a prompt stopped by session/close with -32603",
         faults=("withdraw-wrong-code",),
     ),
-    Mutant("silent-reject", "agent", "REJ-01", "rejects a prompt without sending any response"),
-    Mutant("chunk-no-message-id", "agent", "MSGID-01", "sends an agent message chunk without messageId"),
-    Mutant("compaction-no-status", "agent", "COMPACT-02", "starts a compaction with no status"),
+    Mutant("silent-reject", "agent", BY_DEVIATION, "rejects a prompt without sending any response"),
+    Mutant("chunk-no-message-id", "agent", BY_DEVIATION, "sends an agent message chunk without messageId"),
+    Mutant("compaction-no-status", "agent", BY_DEVIATION, "starts a compaction with no status"),
     Mutant(
         "custom-running-state",
         "agent",
-        "STATE-04",
+        BY_DEVIATION,
         "reports a custom state where running is required (the Client advertised no custom states)",
         FOCUSED.with_(features=FOCUSED.features - {"future"}),
     ),
@@ -209,9 +226,11 @@ MUTANTS: tuple[Mutant, ...] = (
         "inserts a prompt with content it did not advertise",
         faults=("accept-unadvertised-content", "image-without-capability"),
     ),
-    Mutant("empty-prompt", "client", "USER-01", "sends a session/prompt with an empty prompt array"),
-    Mutant("image-without-capability", "client", "USER-03", "sends an image the Agent did not advertise"),
-    Mutant("prompt-during-resume", "client", "INTRO-01", "sends a prompt before session/resume was answered"),
+    Mutant("empty-prompt", "client", BY_DEVIATION, "sends a session/prompt with an empty prompt array"),
+    Mutant("image-without-capability", "client", BY_DEVIATION, "sends an image the Agent did not advertise"),
+    Mutant(
+        "prompt-during-resume", "client", BY_DEVIATION, "sends a prompt before session/resume was answered"
+    ),
     Mutant("omitted-background-is-empty", "client", "BG-08", "treats an omitted background list as []"),
     Mutant("move-on-update", "client", "ENT-04", "moves an entity to the end of the timeline on update"),
     Mutant("drop-unseen-chunk", "client", "ENT-03", "drops a chunk for an ID it has not seen"),
@@ -224,7 +243,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant("unknown-state-is-idle", "client", "STATE-05", "treats unknown or unrecognized states as idle"),
     Mutant("repeat-idle-counts", "client", "TRANS-02", "counts every repeated idle as a completion"),
-)
+)))
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
 BY_RULE: dict[str, Mutant] = {m.intended_rule: m for m in MUTANTS}
 """The seeded bug written to break each rule that has one (one mutant per rule)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from model.registry import BY_NAME
+from properties.catalogue import RULES_BY_ID
 from properties.variants import from_data
 from simulator import deviations, wire
 from simulator.agent import Agent
@@ -60,20 +61,21 @@ def test_exploring_a_variant_fires_its_added_row() -> None:
 
 
 @pytest.mark.parametrize("d", deviations.DEVIATIONS, ids=lambda d: d.name)
-def test_a_deviation_breaks_the_rule_its_mutant_names(d: deviations.Deviation) -> None:
+def test_a_deviation_is_the_mutant_of_the_rule_it_breaks(d: deviations.Deviation) -> None:
+    """The mutant takes its rule from the deviation; a forbidden cell is one the table refuses,
+    and withheld moves are moves of the table."""
     assert MUTANT[d.name].side == d.side
-    if isinstance(d, deviations.Rewrite | deviations.Offer):
-        assert d.rule == MUTANT[d.name].intended_rule
-        return
-    spec = BY_NAME[d.machine]
+    assert MUTANT[d.name].intended_rule == deviations.rule(d, BY_NAME) in RULES_BY_ID
     if isinstance(d, deviations.Forbidden):
-        assert (d.source, d.trigger) not in spec.cells, "a deviation fires a cell the table forbids"
-        rule = spec.rule_of(d.source, d.trigger)
-    else:
-        assert d.triggers <= set(spec.triggers)
-        owed = {s for s in spec.states if any(t in d.triggers for t, _ in spec.moves(s))}
-        rule = d.rule or {spec.eventually[s] for s in owed}.pop()
-    assert rule == MUTANT[d.name].intended_rule
+        assert (d.source, d.trigger) not in BY_NAME[d.machine].cells
+    elif isinstance(d, deviations.Withhold):
+        assert d.triggers <= set(BY_NAME[d.machine].triggers)
+
+
+def test_a_withheld_move_owed_under_two_rules_must_name_its_rule() -> None:
+    both = deviations.Withhold("x", "prompt", frozenset({"answer", "reject"}))
+    with pytest.raises(ValueError, match="name the rule"):
+        deviations.rule(both, BY_NAME)
 
 
 def test_a_forbidden_cell_deviation_is_marked_with_the_cells_rule() -> None:
@@ -124,6 +126,37 @@ def test_a_rewrite_changes_only_the_messages_it_matches() -> None:
     assert "status" not in started and agent.marks == ("COMPACT-02",)
     ended = agent.do("compact_end", "cmp_1")[0]["params"]["update"]
     assert ended["status"] == "completed"
+
+
+def test_a_silenced_report_is_not_sent_and_the_agent_believes_it_was() -> None:
+    """no-running-on-start: the start goes out without its running, yet the Agent's record says
+    running was reported, so its later output is its own conforming move (the checker sees it
+    after idle: FG-02)."""
+    agent = agent_with(faults=frozenset({"no-running-on-start"}))
+    assert agent.do("start", None) == [] and agent.marks == ("FG-02",)
+    assert agent.reported == "running"
+    assert agent.do("say", None)[0]["params"]["update"]["sessionUpdate"] == "agent_message"
+    conforming = agent_with()
+    assert [m["params"]["update"]["state"] for m in conforming.do("start", None)] == ["running"]
+    assert conforming.marks == ()
+
+
+def test_a_repeated_message_goes_out_twice() -> None:
+    agent = agent_with(faults=frozenset({"answer-twice"}))
+    agent.prompts[1] = ("inserted", "msg_u_1", True, True, "")
+    agent.order.append(1)
+    out = agent.do("answer", 1)
+    assert out[0] == out[1] == {"jsonrpc": "2.0", "id": 1, "result": {"messageId": "msg_u_1"}}
+    assert out[0] is not out[1] and agent.marks == ("INTRO-02",)
+
+
+def test_a_rewrite_that_a_feature_allows_marks_no_breach() -> None:
+    """custom-running-state sends ``_busy`` for running: a breach (STATE-04) unless the Client
+    advertised custom states (feature ``future``)."""
+    for features, marks in ((frozenset(), ("STATE-04",)), (frozenset({"future"}), ())):
+        agent = Agent(DEFAULT.with_(features=features), frozenset({"custom-running-state"}))
+        assert agent.do("start", None)[0]["params"]["update"]["state"] == "_busy"
+        assert agent.marks == marks
 
 
 def test_the_resume_handshake_follows_the_session_table() -> None:
