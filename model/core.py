@@ -290,6 +290,13 @@ class MachineSpec:
             raise self._refused(state, trigger, ctx)
         return after
 
+    def refusal(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str | None:
+        """The rule firing ``trigger`` in ``state`` breaks under ``ctx`` (the cell's, or the guard's
+        that refuses it), or None where a row allows it."""
+        if self.successor(state, trigger, ctx) is not None:
+            return None
+        return self._refused(state, trigger, ctx).rule
+
     def _refused(self, state: str, trigger: str, ctx: Context) -> ProtocolViolation:
         """The violation of a cell ``successor`` refuses: the cell's rule, or its guard's."""
         rows = self.cells.get((state, trigger))

@@ -60,6 +60,7 @@ Must not know: channels, the client, monitors, or files.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from model import background as bgm
@@ -114,7 +115,8 @@ AGENT_FAULTS = (
     "never-answer-inserted",  # never answers an inserted prompt
     "response-without-message-id",  # answers a prompt with a result that has no messageId
     "user-message-wrong-id",  # reports the user message under another ID than the response's
-    "withdraw-wrong-code",  # answers a withdrawn prompt with -32603 instead of -32800
+    "withdraw-wrong-code",  # refuses a prompt withdrawn by $/cancel_request (an error, not -32800)
+    "close-withdraw-wrong-code",  # refuses a prompt that a session/close stopped (not -32800)
     "silent-reject",  # rejects a prompt without any response
     "chunk-no-message-id",  # sends message chunks without messageId
     "compaction-no-status",  # starts a compaction with an update that has no status
@@ -437,14 +439,14 @@ class Agent:
 
     def _deviation_events(self, add: Any) -> None:
         """The forbidden cells the seeded bugs of ``simulator.deviations`` fire: wherever an
-        entity is in the cell's state while the session is open, made as the Agent makes that
+        entity is in the cell's state while the session is open or closing, made as the Agent makes that
         trigger (``_fire`` marks the cell's rule), until the rule is marked: a bug that broke it
         once and again would only make the search longer (a reopened tool call, completed and
         reopened forever)."""
         for d in self.deviations:
-            if not isinstance(d, deviations.Forbidden) or not self._open():
+            if not isinstance(d, deviations.Forbidden) or self.session not in (sm.OPEN, sm.CLOSING):
                 continue
-            if self.specs[d.machine].rule_of(d.source, d.trigger) in self.marks:
+            if deviations.rule(d, self.specs) in self.marks:
                 continue
             for key, state in self._entities(d.machine):
                 if state != d.source:
@@ -458,13 +460,16 @@ class Agent:
 
     def _fire(self, machine: str, state: str, trigger: str, ctx: Any = None) -> str:
         """The state after the Agent fires ``trigger``: the table's, or the ``dest`` of a forbidden
-        cell a seeded bug fires, marked with the cell's rule (off the wire, the table refuses)."""
+        cell a seeded bug fires, marked with the rule the table refuses it under (the cell's or
+        its guard's; off the wire, the table refuses)."""
+        spec = self.specs[machine]
         for d in deviations.forced(self.deviations, machine, state) if self.deviations else ():
-            if d.trigger == trigger:
-                self._breach(self.specs[machine].rule_of(state, trigger))
+            rule = spec.refusal(state, trigger, ctx or {}) if d.trigger == trigger else None
+            if rule is not None:  # None: a row allows it here (a reading's guard)
+                self._breach(rule)
                 if d.wire:
                     return d.dest
-        return self.specs[machine].fire(state, trigger, ctx or {})
+        return spec.fire(state, trigger, ctx or {})
 
     def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
         _put(self.prompts, rid, 0, self._fire("prompt", self.prompts[rid][0], trigger, ctx))
@@ -1130,14 +1135,7 @@ class Agent:
         return [self._snapshot_now()]
 
     def _do_withdraw(self, rid: int) -> list[Msg]:
-        was = self.prompts[rid][0]
         self._prompt_fire(rid, "withdraw")
-        if "withdraw-wrong-code" in self.faults:
-            if was == prm.CANCEL_REQUESTED:
-                self._breach("REJ-03")
-            else:  # covered: by session/close while closing, else by session/cancel
-                self._breach("ACC-13" if self.session != "open" else "CANCEL-02")
-            return [wire.error(rid, wire.INTERNAL_ERROR, "request cancelled")]
         return [wire.error(rid, wire.REQUEST_CANCELLED, "request cancelled")]
 
     def _do_user_message(self, rid: int) -> list[Msg]:
@@ -1591,16 +1589,11 @@ class Agent:
         return [wire.result(rid, {}) for rid in rids]
 
     def _replayed(self) -> list[Msg]:
-        out: list[Msg] = []
-        for msg in self.history:
-            if "replay-new-ids" in self.faults and msg["params"]["update"]["sessionUpdate"] == "user_message":
-                self._breach("ACC-11")  # the rule is the retained user message's ID
-                upd = dict(msg["params"]["update"])
-                upd["messageId"] = upd["messageId"] + "_r"
-                out.append(wire.update(MAIN, upd))
-            else:
-                out.append(msg)
-        return out
+        """The retained history: the messages themselves, or copies when a seeded bug rewrites the
+        replay's messages (the live ones stay as they were sent)."""
+        if self.deviations and deviations.rewrites(self.deviations, "replay"):
+            return copy.deepcopy(self.history)
+        return list(self.history)
 
     def _finish_resume(self, out: list[Msg], again: bool = False) -> list[Msg]:
         """The history replay, then the snapshot (``again``: sent twice, a repeated snapshot is

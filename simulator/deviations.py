@@ -12,9 +12,12 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
   world is quiescent (``Agent.omitted``), when the move is certainly never going to happen.
 - ``Forbidden``: the Agent fires one forbidden cell of a table: ``trigger`` in ``source``,
   going to ``dest`` as the faulty Agent means it to (reusing a compaction's ID reopens it in
-  progress). The broken rule is the cell's rule in the table (``MachineSpec.rule_of``), never
-  a literal here. With ``wire`` the move goes out, so the checker sees the breach on the wire;
-  without it the model refuses the move (``ProtocolViolation``) and the run ends there.
+  progress; answering a withdrawn prompt with an error other than -32800 rejects it). The
+  broken rule is the one the table refuses the cell under (``MachineSpec.refusal``: the cell's,
+  or its guard's for a row a guard refuses), never a literal here; where a reading's guard
+  allows the cell, the move breaks nothing. With ``wire`` the move goes out, so the checker
+  sees the breach on the wire; without it the model refuses the move (``ProtocolViolation``)
+  and the run ends there.
 - ``Rewrite``: the peer makes its moves as the tables say, but one field of the messages of one
   move is wrong on the wire: dropped (``DROP``) or given another value. Such a bug breaks a rule of the
   messages' shape, not of a lifecycle, so the rule is named here; ``rewrite`` applies it to a
@@ -121,6 +124,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Withhold("compaction-never-ends", "compaction", frozenset({"complete", "fail", "cancel"}), "COMPACT-05"),
     Withhold("never-answer-inserted", "prompt", frozenset({"answer"})),
     Forbidden("error-after-insert", "prompt", "inserted", "reject", "rejected"),
+    Forbidden("withdraw-wrong-code", "prompt", "cancel_requested", "reject", "rejected"),
+    Forbidden("close-withdraw-wrong-code", "prompt", "closed_out", "reject", "rejected"),
     Forbidden("reuse-compaction-id", "compaction", "completed", "progress", "in_progress"),
     Forbidden("reopen-tool-call", "tool_call", "completed", "run", "in_progress"),
     Forbidden("held-not-withdrawn", "prompt", "covered", "insert", "inserted", wire=False),
@@ -149,6 +154,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "user_message",
         (*_UPDATE, "messageId"),
         value=lambda mid: f"{mid}_x",
+    ),
+    Rewrite(
+        "replay-new-ids",
+        "ACC-11",  # the retained user message keeps its ID
+        "replay",
+        (*_UPDATE, "messageId"),
+        {"sessionUpdate": "user_message"},
+        lambda mid: f"{mid}_r",
     ),
     Rewrite(
         "cancel-as-end-turn",
@@ -200,7 +213,10 @@ def rule(d: Deviation, specs: Mapping[str, MachineSpec]) -> str:
     """The rule ``d`` breaks: the forbidden cell's rule in its table, the obligation of the states
     a withheld move is owed in (unless named), or the rule named in ``d``."""
     if isinstance(d, Forbidden):
-        return specs[d.machine].rule_of(d.source, d.trigger)
+        found = specs[d.machine].refusal(d.source, d.trigger)
+        if found is None:
+            raise ValueError(f"{d.name}: the {d.machine} table allows {d.trigger} in {d.source}")
+        return found
     if isinstance(d, Withhold):
         if d.rule is not None:
             return d.rule

@@ -62,12 +62,12 @@ def test_exploring_a_variant_fires_its_added_row() -> None:
 
 @pytest.mark.parametrize("d", deviations.DEVIATIONS, ids=lambda d: d.name)
 def test_a_deviation_is_the_mutant_of_the_rule_it_breaks(d: deviations.Deviation) -> None:
-    """The mutant takes its rule from the deviation; a forbidden cell is one the table refuses,
-    and withheld moves are moves of the table."""
+    """The mutant takes its rule from the deviation; a forbidden cell is one the table refuses
+    (with the default readings), and withheld moves are moves of the table."""
     assert MUTANT[d.name].side == d.side
     assert MUTANT[d.name].intended_rule == deviations.rule(d, BY_NAME) in RULES_BY_ID
     if isinstance(d, deviations.Forbidden):
-        assert (d.source, d.trigger) not in BY_NAME[d.machine].cells
+        assert BY_NAME[d.machine].refusal(d.source, d.trigger) is not None
     elif isinstance(d, deviations.Withhold):
         assert d.triggers <= set(BY_NAME[d.machine].triggers)
 
@@ -126,6 +126,20 @@ def test_a_rewrite_changes_only_the_messages_it_matches() -> None:
     assert "status" not in started and agent.marks == ("COMPACT-02",)
     ended = agent.do("compact_end", "cmp_1")[0]["params"]["update"]
     assert ended["status"] == "completed"
+
+
+def test_a_forbidden_cell_a_reading_allows_breaks_nothing() -> None:
+    """withdraw-wrong-code refuses a prompt withdrawn by $/cancel_request: REJ-03 (the guard
+    own_reason) under rejected-after-cancel-request=cancelled-only, a conforming refusal for a
+    reason of the Agent's own under own-reason."""
+    for reading, marks in (("cancelled-only", ("REJ-03",)), ("own-reason", ())):
+        cfg = DEFAULT.with_(readings=(("rejected-after-cancel-request", reading),))
+        agent = Agent(cfg, frozenset({"withdraw-wrong-code"}))
+        agent.prompts[1] = ("cancel_requested", None, False, False, "")
+        agent.order.append(1)
+        assert ("agent", "reject", 1) in agent.enabled()
+        assert agent.do("reject", 1)[0]["error"]["code"] != -32800
+        assert agent.prompts[1][0] == "rejected" and agent.marks == marks
 
 
 def test_a_silenced_report_is_not_sent_and_the_agent_believes_it_was() -> None:

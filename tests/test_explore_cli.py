@@ -142,14 +142,13 @@ def test_the_explanation_covers_every_difference() -> None:
     assert same == "5 examples asked per round, 5 ran in 1 round(s) (5 completed)"
 
 
-def test_a_mutant_of_several_faults_is_accepted_by_name(tmp_path: Path) -> None:
-    """``close-withdraw-wrong-code`` is a mutant, not a fault: it switches its faults on (it was
+def test_a_mutant_of_other_faults_is_accepted_by_name(tmp_path: Path) -> None:
+    """``update-after-cancelled-idle`` is a mutant, not a fault: it switches its fault on (it was
     refused as an unknown fault)."""
-    code, out, err = _cli(["explore", "--mode", "exhaustive", *TINY, "--fault", "close-withdraw-wrong-code",
+    code, out, err = _cli(["explore", "--mode", "exhaustive", *TINY, "--fault", "update-after-cancelled-idle",
                            "--json", "--out", str(tmp_path)])  # fmt: skip
     assert code in (0, 1), err
-    assert "close-withdraw-wrong-code" not in json.loads(out)["faults"]
-    assert json.loads(out)["faults"]
+    assert json.loads(out)["faults"] == ["update-after-idle"]
 
 
 def test_the_closes_bound_lets_the_client_close_again(tmp_path: Path) -> None:
