@@ -389,6 +389,13 @@ class Agent:
             return [(tid, t[0]) for tid, t in self.tools.items()]
         if machine == "session":
             return [(MAIN, self.session)]  # its own moves are made in the resume handshake
+        if machine == "background_item":
+            # not the subagent child (its list follows its state), and the next terminal while
+            # one may start: unannounced
+            found = [(key, st) for key, st in self.items.items() if key[0] != "subagent"]
+            if self.bg_started < self.cfg.background and "terminal" in self.cfg.features:
+                found.append((("terminal", f"term_{self.bg_started + 1}"), bgm.UNANNOUNCED))
+            return found
         raise ValueError(f"no entities of {machine!r}")
 
     def _has(self, feature: str) -> bool:
@@ -455,6 +462,8 @@ class Agent:
                     add(("agent", "tool_status", (key, d.dest)))
                 elif d.machine == "compaction":
                     add(("agent", dict(_COMPACTION_ACTIONS)[d.trigger], key))
+                elif d.machine == "background_item":
+                    add(("agent", f"bg_{d.trigger}", key))
                 else:
                     add(("agent", d.trigger, key))  # the prompt's moves are named as its triggers
 
@@ -892,12 +901,6 @@ class Agent:
             background = perm[0] != pm.PENDING or self.tools[perm[1]][1]
             if background and "withdraw" in self._can("permission", perm[0]):
                 add(("agent", "perm_withdraw", rid))
-        if "list-before-announce" in self.faults and self.bg_started < cfg.background and active:
-            add(("agent", "bg_list_unannounced", None))
-        if "remove-before-exit" in self.faults:
-            for key, st in self.items.items():
-                if st == bgm.LISTED and key[0] != "subagent":  # a child may leave the list any time
-                    add(("agent", "bg_remove_early", key))
 
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
         """The Agent's moves on one background item: the background table's rows from its state
@@ -1430,8 +1433,13 @@ class Agent:
         return self._state(self.reported if self.reported != fgm.UNKNOWN else fgm.UNKNOWN)
 
     def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:
+        """A snapshot naming the item (an item not yet started only for a seeded bug that lists
+        before announcing: its ID is then taken; one already listed, named twice)."""
         child = {"child": key[0] == "subagent"}
-        self.items[key] = self._fire("background_item", self.items[key], "list", child)
+        was = self.items.get(key, bgm.UNANNOUNCED)
+        if was == bgm.UNANNOUNCED:
+            self.bg_started += 1
+        self.items[key] = self._fire("background_item", was, "list", child)
         self.bg_reported = True
         extra: list[tuple[str, str]] = [key]
         tc = ("tool_call", _embedding(key[1]))
@@ -1440,9 +1448,6 @@ class Agent:
                 self._breach("BG-13")
             self.items[tc] = bgm.LISTED
             extra.append(tc)
-        if "list-twice" in self.faults:
-            self._breach("BG-17")
-            extra.append(key)
         self.listed = (*self.listed, *extra)
         return [self._snapshot_now()]
 
@@ -1456,15 +1461,6 @@ class Agent:
             wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
         ]
         return running + self._do_bg_list(key)
-
-    def _do_bg_list_unannounced(self, _: Any) -> list[Msg]:
-        self._breach("BG-10")
-        self.bg_started += 1
-        key = ("terminal", f"term_{self.bg_started}")
-        self.items[key] = bgm.LISTED
-        self.bg_reported = True
-        self.listed = (*self.listed, key)
-        return [self._snapshot_now(), wire.terminal(MAIN, key[1])]
 
     def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
         kind, ident = key
@@ -1507,12 +1503,6 @@ class Agent:
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
         return [self._report(fgm.RUNNING)]
-
-    def _do_bg_remove_early(self, key: tuple[str, str]) -> list[Msg]:
-        self._breach("BG-11")
-        self.items[key] = bgm.DONE
-        self.listed = tuple(k for k in self.listed if k != key)
-        return [self._snapshot_now()]
 
     # compaction
     def _do_compact_start(self, _: Any) -> list[Msg]:

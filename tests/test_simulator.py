@@ -57,8 +57,6 @@ FAULT_ONLY = {
     # handler -> the seeded fault that enables it
     "answer_early": "answer-before-insert",
     "late_output": "update-after-idle",
-    "bg_list_unannounced": "list-before-announce",
-    "bg_remove_early": "remove-before-exit",
     "resume_early": "response-before-snapshot",
     "late_run": "late-approval-runs",
     "refuse_busy": "busy-refusal",
