@@ -70,6 +70,7 @@ from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
+from properties.monitors.common import after_idle
 from properties.variants import tables_of
 from simulator import deviations, wire
 from simulator.config import Config
@@ -634,15 +635,7 @@ class Agent:
         restore = fgm.trigger_for(self.reported, self.real)  # reporting the real state again
         if restore in _RESTORES and self.session in ("open", "closing") and restore in shown:
             add(("agent", "restore", None))  # also before answering a close: a known state
-        if "update-after-idle" in self.faults and self.ended_output is not None:
-            add(("agent", "late_output", None))
-        elif (
-            self._reading("patch-after-idle", "patch-in-place")
-            and self.ended_output not in (None, "msg_a_late")
-            and not active
-            and self.reported == fgm.IDLE
-            and open_
-        ):
+        if self._may_patch_ended() or ("update-after-idle" in self.faults and self.ended_output is not None):
             add(("agent", "late_output", None))  # a patch of the ended work's message
         if not active and open_:
             self._idle_reading_events(add)
@@ -1379,9 +1372,22 @@ class Agent:
         self.cur_msg = self.cur_thought = None
         self.turn_outputs = 0
 
+    def _may_patch_ended(self) -> bool:
+        """``patch-after-idle=patch-in-place``: while idle, a chunk may patch the ended work's
+        agent message."""
+        return (
+            self._reading("patch-after-idle", "patch-in-place")
+            and self.ended_output not in (None, "msg_a_late")
+            and self.real == self.reported == fgm.IDLE
+            and self._open()
+        )
+
     def _do_late_output(self, _: Any) -> list[Msg]:
+        """Output of the ended work after its idle: a patch a reading allows, else (the seeded
+        bug update-after-idle) the breach the monitors' ``after_idle`` names."""
         mid = self.ended_output or "msg_a_late"
-        self._breach("CANCEL-14" if self.last_stop == "cancelled" else "DONE-03")
+        if not self._may_patch_ended():
+            self._breach(after_idle(self.last_stop == "cancelled")[0])
         self.ended_output = None
         return [wire.chunk("agent_message_chunk", MAIN, mid, wire.text(" (late)"))]
 
