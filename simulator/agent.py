@@ -473,13 +473,17 @@ class Agent:
         cell a seeded bug fires, marked with the rule the table refuses it under (the cell's or
         its guard's; off the wire, the table refuses)."""
         spec = self.specs[machine]
+        ctx = ctx or {}
         for d in deviations.forced(self.deviations, machine, state) if self.deviations else ():
-            rule = spec.refusal(state, trigger, ctx or {}) if d.trigger == trigger else None
+            if d.trigger != trigger:
+                continue
+            ctx = {**ctx, **d.ctx}  # the faulty Agent's reason
+            rule = spec.refusal(state, trigger, ctx)
             if rule is not None:  # None: a row allows it here (a reading's guard)
                 self._breach(rule)
                 if d.wire:
                     return d.dest
-        return spec.fire(state, trigger, ctx or {})
+        return spec.fire(state, trigger, ctx)
 
     def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
         _put(self.prompts, rid, 0, self._fire("prompt", self.prompts[rid][0], trigger, ctx))
@@ -584,8 +588,6 @@ class Agent:
                     add(("agent", "user_chunks", rid))
             if "answer-before-insert" in faults and st == prm.RECEIVED:
                 add(("agent", "answer_early", rid))
-            if "busy-refusal" in faults and st == prm.RECEIVED and active:
-                add(("agent", "refuse_busy", rid))
         if (
             "closed" in self._can("session", self.session)  # the close response
             and not active
@@ -1083,14 +1085,6 @@ class Agent:
             self._breach("REJ-02")
             out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
         return out
-
-    def _do_refuse_busy(self, rid: int) -> list[Msg]:
-        """Seeded bug "busy-refusal": refuses a well-formed prompt only because work is active
-        (-32600). The prompt table's guard ``busy_only`` refuses the move (the model knows the
-        Agent's reason; the wire shows only a suspicion)."""
-        self._breach("ACTIVE-03")
-        self._prompt_fire(rid, "reject", busy_only=True)
-        return [wire.error(rid, wire.INVALID_REQUEST, "busy")]
 
     def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
         """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the

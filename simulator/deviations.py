@@ -72,6 +72,9 @@ class Forbidden:
     dest: str
     wire: bool = True
     side: Actor = "agent"
+    ctx: Mapping[str, Any] = field(default_factory=dict)
+    """The faulty Agent's reason, as the table's guards read it (a refusal only because work is
+    active: ``busy_only``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +134,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Forbidden("remove-before-exit", "background_item", "listed", "unlist", "done"),
     Forbidden("reuse-compaction-id", "compaction", "completed", "progress", "in_progress"),
     Forbidden("reopen-tool-call", "tool_call", "completed", "run", "in_progress"),
+    Forbidden("busy-refusal", "prompt", "held", "reject", "rejected", wire=False, ctx={"busy_only": True}),
     Forbidden("held-not-withdrawn", "prompt", "covered", "insert", "inserted", wire=False),
     Forbidden("response-before-snapshot", "session", "resuming", "resumed", "open"),
     Rewrite("usage-no-size", "USAGE-02", "usage", (*_UPDATE, "size")),
@@ -216,7 +220,7 @@ def rule(d: Deviation, specs: Mapping[str, MachineSpec]) -> str:
     """The rule ``d`` breaks: the forbidden cell's rule in its table, the obligation of the states
     a withheld move is owed in (unless named), or the rule named in ``d``."""
     if isinstance(d, Forbidden):
-        found = specs[d.machine].refusal(d.source, d.trigger)
+        found = specs[d.machine].refusal(d.source, d.trigger, d.ctx)
         if found is None:
             raise ValueError(f"{d.name}: the {d.machine} table allows {d.trigger} in {d.source}")
         return found

@@ -139,8 +139,8 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
         ),  # a race (the approval must reach the Agent after its cancelled idle): few other moves
     ),
     Mutant(
-        "busy-refusal", "agent", "ACTIVE-03",
-        "refuses a well-formed prompt with -32600 only because foreground work is active",
+        "busy-refusal", "agent", BY_DEVIATION,
+        "refuses a held prompt only because foreground work is active",
         off_wire=BUSY_REFUSAL_OFF_WIRE,
     ),
     Mutant(

@@ -59,7 +59,6 @@ FAULT_ONLY = {
     "late_output": "update-after-idle",
     "resume_early": "response-before-snapshot",
     "late_run": "late-approval-runs",
-    "refuse_busy": "busy-refusal",
 }
 READING_ONLY = {
     # handler -> the reading's alternative that gives the freedom (not a default; the
