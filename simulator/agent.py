@@ -376,6 +376,7 @@ class Agent:
                     if any(m[0] in d.triggers for m in spec.moves(st)):  # owed, and withheld
                         out.append(d.rule or spec.eventually[st])
                         break
+        out = [rule for rule in out if rule not in self.marks]  # marked when it was skipped
         if "prompt-without-work" in f and self._open() and self._inserted_waiting():
             out.append("BOUND-02")
         return tuple(sorted(set(out), key=out.index))
@@ -850,7 +851,7 @@ class Agent:
         live = self._fg_tools_live()
         if live and self._reading("tool-updates-after-idle", "background") and not self.cancelling:
             live = [t for t in live if self.tools[t][0] != tcm.IN_PROGRESS]
-        if live and "error-with-live-tools" not in self.faults:
+        if live:
             return False
         if self._unlisted_work():
             return False
@@ -1320,9 +1321,11 @@ class Agent:
         carry = reason not in ("cancelled", "error") and self._reading(
             "tool-updates-after-idle", "background"
         )
+        trigger = "cancel" if final == "cancelled" else "fail"
+        withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
         for tid in self._fg_tools_live():
-            if reason == "error" and "error-with-live-tools" in self.faults:
-                self._breach("FAIL-04")
+            if withheld:  # a seeded bug never gives the work's tool calls this final status
+                self._breach(deviations.rule(withheld, self.specs))
                 continue
             t = self.tools[tid]
             if (
@@ -1333,18 +1336,10 @@ class Agent:
             ):
                 self._breach("CANCEL-17")  # seeded bug: left pending, waiting on its permission request
                 continue
-            if reason == "cancelled" and "cancel-leaves-tool-open" in self.faults:
-                self._breach("CANCEL-17")
-                continue
             if carry and t[0] == tcm.IN_PROGRESS:
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
-            _put(
-                self.tools,
-                tid,
-                0,
-                self.specs["tool_call"].fire(t[0], "cancel" if final == "cancelled" else "fail"),
-            )
+            _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], trigger))
             out.append(wire.tool_call(MAIN, tid, final))
         for rid, perm in self.perms.items():
             if perm[0] == pm.PENDING and not self.tools[perm[1]][1]:

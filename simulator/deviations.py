@@ -6,10 +6,13 @@ The simulated Agent and Client choose their moves from the tables (``MachineSpec
 seeded bug of this module changes a peer in one named way, instead of a branch inside it:
 
 - ``Withhold``: the Agent never takes some moves of a machine, so an obligation is skipped (a
-  compaction that never ends, an inserted prompt never answered). The broken rule is the
-  table's obligation for the state left (``MachineSpec.eventually``) or, where the obligation
-  is judged by a monitor and not by the table, the rule named here; the Agent marks it once the
-  world is quiescent (``Agent.omitted``), when the move is certainly never going to happen.
+  compaction that never ends, an inserted prompt never answered, the tool calls of cancelled
+  work never given their final status). The broken rule is the table's obligation for the
+  state left (``MachineSpec.eventually``) or, where the obligation is judged by a monitor and
+  not by the table, the rule named here. The Agent marks it where a move it must make then
+  leaves the withheld one out (ending foreground work with its tool calls still live), else
+  once the world is quiescent (``Agent.omitted``), when the move is certainly never going to
+  happen.
 - ``Forbidden``: the Agent fires one forbidden cell of a table: ``trigger`` in ``source``,
   going to ``dest`` as the faulty Agent means it to (reusing a compaction's ID reopens it in
   progress; answering a withdrawn prompt with an error other than -32800 rejects it). The
@@ -126,6 +129,8 @@ _UPDATE = ("params", "update")
 DEVIATIONS: tuple[Deviation, ...] = (
     Withhold("compaction-never-ends", "compaction", frozenset({"complete", "fail", "cancel"}), "COMPACT-05"),
     Withhold("never-answer-inserted", "prompt", frozenset({"answer"})),
+    Withhold("cancel-leaves-tool-open", "tool_call", frozenset({"cancel"}), "CANCEL-17"),
+    Withhold("error-with-live-tools", "tool_call", frozenset({"fail"}), "FAIL-04"),
     Forbidden("error-after-insert", "prompt", "inserted", "reject", "rejected"),
     Forbidden("withdraw-wrong-code", "prompt", "cancel_requested", "reject", "rejected"),
     Forbidden("close-withdraw-wrong-code", "prompt", "closed_out", "reject", "rejected"),
@@ -253,6 +258,14 @@ def withheld(deviations: Iterable[Deviation], machine: str) -> frozenset[str]:
         if isinstance(d, Withhold) and d.machine == machine:
             out |= d.triggers
     return frozenset(out)
+
+
+def withholding(deviations: Iterable[Deviation], machine: str, trigger: str) -> Withhold | None:
+    """The deviation that withholds ``trigger`` of ``machine``, if any."""
+    return next(
+        (d for d in deviations if isinstance(d, Withhold) and d.machine == machine and trigger in d.triggers),
+        None,
+    )
 
 
 def forced(deviations: Iterable[Deviation], machine: str, state: str) -> tuple[Forbidden, ...]:

@@ -125,7 +125,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
     ),
     Mutant("replay-new-ids", "agent", "ACC-11", "replays retained user messages under new message IDs"),
     Mutant(
-        "cancel-leaves-tool-open", "agent", "CANCEL-17",
+        "cancel-leaves-tool-open", "agent", BY_DEVIATION,
         "confirms a cancellation while a tool call of the cancelled work has no final status",
         FOCUSED.with_(prompts=1, features=frozenset({"cancel", "thought"})),
     ),
@@ -146,7 +146,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
     Mutant(
         "error-with-live-tools",
         "agent",
-        "FAIL-04",
+        BY_DEVIATION,
         "reports idle error while a tool call is unfinished",
         FOCUSED.with_(features=frozenset({"fail", "thought"})),
     ),
