@@ -368,7 +368,6 @@ class Agent:
         will never happen (never answering an inserted prompt, never running its work, never
         ending a compaction)."""
         out: list[str] = []
-        f = self.faults
         for d in self.deviations:
             if isinstance(d, deviations.Withhold):
                 spec = self.specs[d.machine]
@@ -377,8 +376,6 @@ class Agent:
                         out.append(d.rule or spec.eventually[st])
                         break
         out = [rule for rule in out if rule not in self.marks]  # marked when it was skipped
-        if "prompt-without-work" in f and self._open() and self._inserted_waiting():
-            out.append("BOUND-02")
         return tuple(sorted(set(out), key=out.index))
 
     def _entities(self, machine: str) -> list[tuple[Any, str]]:
@@ -391,6 +388,8 @@ class Agent:
             return [(tid, t[0]) for tid, t in self.tools.items()]
         if machine == "session":
             return [(MAIN, self.session)]  # its own moves are made in the resume handshake
+        if machine == "foreground":  # owed only while inserted prompts wait for their work
+            return [(MAIN, self.real)] if self._open() and self._inserted_waiting() else []
         if machine == "background_item":
             # not the subagent child (its list follows its state), and the next terminal while
             # one may start: unannounced
@@ -730,8 +729,6 @@ class Agent:
         return "max_tokens" if self._has("limits") else None
 
     def _work_waiting(self) -> bool:
-        if "prompt-without-work" in self.faults:
-            return False
         return self._inserted_waiting() or self._hook_possible()
 
     def _inserted_waiting(self) -> bool:

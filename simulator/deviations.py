@@ -129,6 +129,7 @@ _UPDATE = ("params", "update")
 DEVIATIONS: tuple[Deviation, ...] = (
     Withhold("compaction-never-ends", "compaction", frozenset({"complete", "fail", "cancel"}), "COMPACT-05"),
     Withhold("never-answer-inserted", "prompt", frozenset({"answer"})),
+    Withhold("prompt-without-work", "foreground", frozenset({"start", "start_blocked"}), "BOUND-02"),
     Withhold("cancel-leaves-tool-open", "tool_call", frozenset({"cancel"}), "CANCEL-17"),
     Withhold("error-with-live-tools", "tool_call", frozenset({"fail"}), "FAIL-04"),
     Forbidden("error-after-insert", "prompt", "inserted", "reject", "rejected"),

@@ -213,7 +213,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
         "reports a custom state where running is required (the Client advertised no custom states)",
         FOCUSED.with_(features=FOCUSED.features - {"future"}),
     ),
-    Mutant("prompt-without-work", "agent", "BOUND-02", "accepts prompts but never runs foreground work"),
+    Mutant("prompt-without-work", "agent", BY_DEVIATION, "accepts prompts but never runs foreground work"),
     Mutant(
         "update-after-cancelled-idle",
         "agent",
