@@ -1027,6 +1027,10 @@ class Agent:
         out, broken = deviations.copied(self.deviations, name, out)
         for rule in broken:
             self._breach(rule)
+        for a in deviations.also(self.deviations, name):
+            if a.rule not in self.marks:
+                self._breach(a.rule)
+                out.append(wire.update(MAIN, copy.deepcopy(dict(a.update))))
         return out
 
     def _do_hold(self, rid: int) -> list[Msg]:
@@ -1078,11 +1082,7 @@ class Agent:
     def _do_reject(self, rid: int) -> list[Msg]:
         own = self._reading("rejected-after-cancel-request", "own-reason")
         self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
-        out = [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
-        if "user-message-after-reject" in self.faults:
-            self._breach("REJ-02")
-            out.append(wire.message("user_message", MAIN, self._msg_id("msg_u"), [wire.text("hi")]))
-        return out
+        return [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
 
     def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
         """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the

@@ -29,14 +29,17 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
   sent the move's messages, but those that match go out ``copies`` times: none (a report the
   move owes is skipped: running at a start, idle at an end, the answer of a refusal) or twice (a
   response sent twice). The rule is named here.
+- ``Also``: after the messages of one move, the Agent also sends a session update no rule lets
+  that move bring (a user message for a prompt it refused), until its rule is marked; the rule
+  is named here.
 - ``Offer``: the Client sends a request from session states where the conforming Client does
   not (a prompt before its resume is answered); the rule is named here.
 
 Every deviation says whose it is (``side``); ``of`` picks a peer's.
 
 ``withheld`` and ``forced`` are what the Agent asks, per machine, for the faults it runs with;
-``rewrites`` / ``rewrite`` the message edits and ``copied`` the messages silenced or repeated, per
-move; ``offered`` the Client's extra requests.
+``rewrites`` / ``rewrite`` the message edits, ``copied`` the messages silenced or repeated and
+``also`` the updates added, per move; ``offered`` the Client's extra requests.
 
 Must not know: the peers' records, monitors.
 """
@@ -111,6 +114,16 @@ class Copies:
 
 
 @dataclass(frozen=True, slots=True)
+class Also:
+    name: str
+    rule: str
+    action: str
+    update: Mapping[str, Any]
+    """The session update sent after the move's messages, on the move's session."""
+    side: Actor = "agent"
+
+
+@dataclass(frozen=True, slots=True)
 class Offer:
     name: str
     rule: str
@@ -121,7 +134,7 @@ class Offer:
     side: Actor = "client"
 
 
-Deviation = Withhold | Forbidden | Rewrite | Copies | Offer
+Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Offer
 _STATE = {"sessionUpdate": "state_update"}
 _ENDED = frozenset(STOP_REASONS) - {"cancelled"}
 _UPDATE = ("params", "update")
@@ -218,6 +231,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Copies("silent-reject", "REJ-01", "reject", 0),
     Copies("answer-twice", "INTRO-02", "answer", 2),
+    Also(
+        "user-message-after-reject",
+        "REJ-02",
+        "reject",
+        {"sessionUpdate": "user_message", "messageId": "msg_u_refused", "content": [wire.text("hi")]},
+    ),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
 )
 
@@ -302,6 +321,11 @@ def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
     else:
         node[name] = copy.deepcopy(r.value)
     return True
+
+
+def also(deviations: Iterable[Deviation], action: str) -> tuple[Also, ...]:
+    """The updates sent after the messages of move ``action``."""
+    return tuple(d for d in deviations if isinstance(d, Also) and d.action == action)
 
 
 def copied(

@@ -99,7 +99,9 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
     ),
     Mutant("update-after-idle", "agent", "DONE-03", "sends output of the ended work after its idle"),
     Mutant("answer-before-insert", "agent", "ACC-05", "answers a prompt but never reports the user message"),
-    Mutant("user-message-after-reject", "agent", "REJ-02", "reports a user message for a rejected prompt"),
+    Mutant(
+        "user-message-after-reject", "agent", BY_DEVIATION, "reports a user message for a rejected prompt"
+    ),
     Mutant(
         "user-message-ahead",
         "agent",
