@@ -71,6 +71,7 @@ from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
 from properties.monitors.common import after_idle
+from properties.readings import TOOL_WITH_LISTED_TERMINAL
 from properties.variants import tables_of
 from simulator import deviations, wire
 from simulator.config import Config
@@ -163,7 +164,7 @@ take is the compaction table's (``_can``)."""
 
 def _embedding(terminal: str) -> str:
     """The ID of the tool call that embeds ``terminal`` (a listed tool call whose work is that
-    terminal: the seeded bug list-tool-and-terminal, or tool-with-listed-terminal=may-have-other-work)."""
+    terminal: tool-with-listed-terminal=may-have-other-work, or the seeded bug misreading it)."""
     return f"tc_{terminal}"
 
 
@@ -215,6 +216,7 @@ class Agent:
         "listed",
         "losses",
         "marks",
+        "misread",
         "next_msg",
         "next_perm",
         "next_plan",
@@ -244,8 +246,13 @@ class Agent:
         self.faults = faults
         self.deviations = deviations.of(faults)  # seeded bugs stated as table deviations
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
-        self.rd: dict[str, str] = cfg.reading_map()
-        """Every reading's alternative in force (``_reading``)."""
+        self.misread = deviations.misreads(self.deviations)
+        self.rd: dict[str, str] = {
+            **cfg.reading_map(),
+            **{name: d.alternative for name, d in self.misread.items()},
+        }
+        """Every reading's alternative the Agent acts on (``_reading``): the run's, but where a
+        seeded bug misreads it (``_misread``)."""
         self.fg_ctx = {"custom_states": "future" in cfg.features}
         """The foreground table's context: custom states count as advertised when the Client may
         extend them (feature ``future``)."""
@@ -402,6 +409,11 @@ class Agent:
     def _has(self, feature: str) -> bool:
         return feature in self.cfg.features
 
+    def _misread(self, name: str) -> bool:
+        """The Agent acts on another alternative of reading ``name`` than the run's (a seeded bug):
+        a move only that alternative gives breaks a rule."""
+        return name in self.misread
+
     def _reading(self, name: str, alternative: str) -> bool:
         """The reading ``name`` is read as ``alternative`` in this run (``cfg.readings``)."""
         return self.rd[name] == alternative
@@ -429,10 +441,6 @@ class Agent:
         trig = fgm.trigger_for(self.reported, state)
         if trig is not None:
             self.reported = self.specs["foreground"].fire(self.reported, trig)
-        if "drop-background-field" in self.faults:  # seeded bug: only listing snapshots carry it
-            if self.bg_reported:
-                self._breach("BG-07")
-            return wire.state_update(MAIN, state, None, stop, err)
         return self._state(state, stop, err)
 
     def _can(self, machine: str, state: str, ctx: Any = None) -> frozenset[str]:
@@ -1349,8 +1357,6 @@ class Agent:
         self.last_stop = reason
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"
-        if "update-after-idle" in self.faults:
-            self.last_stop = reason
         self._after_end()
         return out
 
@@ -1369,8 +1375,9 @@ class Agent:
         )
 
     def _do_late_output(self, _: Any) -> list[Msg]:
-        """Output of the ended work after its idle: a patch a reading allows, else (the seeded
-        bug update-after-idle) the breach the monitors' ``after_idle`` names."""
+        """Output of the ended work after its idle: a patch the reading allows, else (the seeded
+        bug update-after-idle: any output of the ended work, a message it had not begun
+        included) the breach the monitors' ``after_idle`` names."""
         mid = self.ended_output or "msg_a_late"
         if not self._may_patch_ended():
             self._breach(after_idle(self.last_stop == "cancelled")[0])
@@ -1380,9 +1387,9 @@ class Agent:
     # background work
     def _do_bg_start(self, kind: str) -> list[Msg]:
         self.bg_started += 1
-        with_tool = "list-tool-and-terminal" in self.faults
-        if kind == "terminal+tool":  # tool-with-listed-terminal=may-have-other-work
-            kind, with_tool = "terminal", True
+        with_tool = kind == "terminal+tool"  # tool-with-listed-terminal=may-have-other-work
+        if with_tool:
+            kind = "terminal"
         if kind == "terminal":
             ident = f"term_{self.bg_started}"
             msgs = [wire.terminal(MAIN, ident)]
@@ -1436,8 +1443,8 @@ class Agent:
         extra: list[tuple[str, str]] = [key]
         tc = ("tool_call", _embedding(key[1]))
         if key[0] == "terminal" and self.items.get(tc) == bgm.ANNOUNCED:
-            if "list-tool-and-terminal" in self.faults:
-                self._breach("BG-13")
+            if self._misread(TOOL_WITH_LISTED_TERMINAL):
+                self._breach(self.misread[TOOL_WITH_LISTED_TERMINAL].rule)
             self.items[tc] = bgm.LISTED
             extra.append(tc)
         self.listed = (*self.listed, *extra)

@@ -32,6 +32,11 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
 - ``Also``: after the messages of one move, the Agent also sends a session update no rule lets
   that move bring (a user message for a prompt it refused), until its rule is marked; the rule
   is named here.
+- ``Misread``: the Agent acts on another alternative of a reading than the run's
+  (``properties.readings``): the moves only that alternative gives it break the rule named
+  here, which the checker, reading the spec as the run does, holds them to (a tool call listed
+  with the terminal that is its only work, under ``tool-with-listed-terminal=no-other-work``).
+  The Agent marks the breach where it makes such a move (``Agent._misread``).
 - ``Offer``: the Client sends a request from session states where the conforming Client does
   not (a prompt before its resume is answered); the rule is named here.
 
@@ -124,6 +129,16 @@ class Also:
 
 
 @dataclass(frozen=True, slots=True)
+class Misread:
+    name: str
+    rule: str
+    reading: str
+    alternative: str
+    """The alternative the Agent acts on."""
+    side: Actor = "agent"
+
+
+@dataclass(frozen=True, slots=True)
 class Offer:
     name: str
     rule: str
@@ -134,7 +149,7 @@ class Offer:
     side: Actor = "client"
 
 
-Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Offer
+Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Misread | Offer
 _STATE = {"sessionUpdate": "state_update"}
 _ENDED = frozenset(STOP_REASONS) - {"cancelled"}
 _UPDATE = ("params", "update")
@@ -158,6 +173,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Forbidden("response-before-snapshot", "session", "resuming", "resumed", "open"),
     Rewrite("usage-no-size", "USAGE-02", "usage", (*_UPDATE, "size")),
     Rewrite("notice-empty-title", "NOTICE-02", "notice", (*_UPDATE, "title"), value=""),
+    Rewrite("drop-background-field", "BG-07", "end", (*_UPDATE, "background"), _STATE),
     Rewrite("compaction-no-status", "COMPACT-02", "compact_start", (*_UPDATE, "status")),
     Rewrite(
         "session-message-no-id",
@@ -237,6 +253,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "reject",
         {"sessionUpdate": "user_message", "messageId": "msg_u_refused", "content": [wire.text("hi")]},
     ),
+    Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
 )
 
@@ -321,6 +338,11 @@ def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
     else:
         node[name] = copy.deepcopy(r.value)
     return True
+
+
+def misreads(deviations: Iterable[Deviation]) -> dict[str, Misread]:
+    """The readings the Agent acts on another alternative of, by reading."""
+    return {d.reading: d for d in deviations if isinstance(d, Misread)}
 
 
 def also(deviations: Iterable[Deviation], action: str) -> tuple[Also, ...]:

@@ -117,7 +117,9 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
         FOCUSED.with_(features=FOCUSED.features - {"compaction", "notice"}),
     ),
     Mutant("no-resume-running", "agent", BY_DEVIATION, "resumes blocked work without reporting running"),
-    Mutant("drop-background-field", "agent", "BG-07", "omits background after it once reported a list"),
+    Mutant(
+        "drop-background-field", "agent", BY_DEVIATION, "ends work with an idle without the background list"
+    ),
     Mutant("reopen-tool-call", "agent", BY_DEVIATION, "reports in_progress on a completed tool call"),
     Mutant("compaction-never-ends", "agent", BY_DEVIATION, "leaves a reported compaction in progress"),
     Mutant("reuse-compaction-id", "agent", BY_DEVIATION, "reuses a finished compaction's ID"),
@@ -164,8 +166,9 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
     Mutant(
         "list-tool-and-terminal",
         "agent",
-        "BG-13",
+        BY_DEVIATION,
         "lists a tool call whose only live work is a listed terminal",
+        DEFAULT.with_(features=frozenset({"terminal", "thought"})),
     ),
     Mutant(
         "custom-stop-reason-no-underscore",

@@ -7,6 +7,7 @@ import pytest
 
 from model.registry import BY_NAME
 from properties.catalogue import RULES_BY_ID
+from properties.readings import BY_NAME as READINGS
 from properties.variants import from_data
 from simulator import deviations, wire
 from simulator.agent import Agent
@@ -190,3 +191,29 @@ def test_the_resume_handshake_follows_the_session_table() -> None:
         if offered:
             agent.do("resume_early", None)
             assert agent.session == "open" and agent.marks == marks
+
+
+def test_a_misread_acts_on_another_alternative_of_a_reading_that_concerns_its_rule() -> None:
+    misreads = [d for d in deviations.DEVIATIONS if isinstance(d, deviations.Misread)]
+    assert misreads
+    for d in misreads:
+        reading = READINGS[d.reading]
+        assert d.alternative in {a.name for a in reading.alternatives} - {reading.default}
+        assert d.rule in reading.rules
+
+
+def test_a_misread_agent_takes_the_alternatives_moves_and_marks_them() -> None:
+    """list-tool-and-terminal: the Agent starts a terminal with the tool call that embeds it, as
+    tool-with-listed-terminal=may-have-other-work lets it, and listing both breaks BG-13 under
+    the run's reading; an Agent that reads it so marks nothing."""
+    cfg = DEFAULT.with_(features=frozenset({"terminal"}))
+    for agent, marks in (
+        (Agent(cfg, frozenset({"list-tool-and-terminal"})), ("BG-13",)),
+        (Agent(cfg.with_(readings=(("tool-with-listed-terminal", "may-have-other-work"),))), ()),
+    ):
+        agent.real = agent.reported = "running"
+        assert ("agent", "bg_start", "terminal+tool") in agent.enabled()
+        agent.do("bg_start", "terminal+tool")
+        agent.do("bg_list", ("terminal", "term_1"))
+        assert agent.listed == (("terminal", "term_1"), ("tool_call", "tc_term_1"))
+        assert agent.marks == marks
