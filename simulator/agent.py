@@ -31,9 +31,11 @@ the model's, or a variant's, where a removed row makes the move that needs it ra
 
 Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
 monitor can fail. Those stated as deviations from the tables (``simulator.deviations``: a move
-withheld, a forbidden cell fired, a message field rewritten) are applied by ``_can``,
-``_deviation_events``, ``_fire`` and ``do``; the others are small, marked branches. Where a
-fault actually makes a move differ from what the conforming Agent would do, ``_breach(RULE)``
+withheld, a forbidden cell fired, a message field rewritten, messages silenced, repeated or
+added, a reading misread) are applied by ``_can``, ``_deviation_events``, ``_fire``,
+``_settle_end`` (a final status withheld), ``_misread`` and ``do``; the eight others, which break
+rules that relate several entities, are small, marked branches. Where a fault actually makes a
+move differ from what the conforming Agent would do, ``_breach(RULE)``
 leaves a breach marker, not a wire message, naming the rule the move breaks (``marks``, first
 breach of each rule, in order; part of the snapshot, so the exhaustive search keeps breaching
 paths apart). The World turns new marks into hidden steps beside the transcript. Faults that
