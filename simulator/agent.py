@@ -33,7 +33,7 @@ Faults (``faults=``) turn this into one of the named seeded-bug agents used to p
 monitor can fail. Those stated as deviations from the tables (``simulator.deviations``: a move
 withheld, a forbidden cell fired, a message field rewritten, messages silenced, repeated or
 added, a reading misread) are applied by ``_can``, ``_deviation_events``, ``_fire``,
-``_settle_end`` (a final status withheld), ``_misread`` and ``do``; the eight others, which break
+``_settle_end`` (a final status withheld), ``_misread`` and ``do``; the seven others, which break
 rules that relate several entities, are small, marked branches. Where a fault actually makes a
 move differ from what the conforming Agent would do, ``_breach(RULE)``
 leaves a breach marker, not a wire message, naming the rule the move breaks (``marks``, first
@@ -94,7 +94,7 @@ AGENT_FAULTS = (
     "list-before-announce",  # lists a terminal before its first terminal_update
     "remove-before-exit",  # removes a terminal from the list before its exitStatus
     "update-after-idle",  # sends output of the ended work after its idle
-    "answer-before-insert",  # answers a prompt before inserting (no user message ever)
+    "answer-before-insert",  # answers an inserted prompt and never reports its user message
     "user-message-after-reject",  # reports a user message for a rejected prompt
     "user-message-ahead",  # reports the user message of the next prompt before receiving it
     "answer-twice",  # answers an inserted prompt twice
@@ -586,7 +586,6 @@ class Agent:
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
         features = cfg.features
-        faults = self.faults
         open_ = self._open()
         for rid in self.order:
             p = self.prompts[rid]
@@ -596,8 +595,6 @@ class Agent:
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
-            if "answer-before-insert" in faults and st == prm.RECEIVED:
-                add(("agent", "answer_early", rid))
         if (
             "closed" in self._can("session", self.session)  # the close response
             and not active
@@ -1081,13 +1078,6 @@ class Agent:
         self._prompt_fire(rid, "answer")
         p = self.prompts[rid]
         return [wire.result(rid, {"messageId": p[1]})]
-
-    def _do_answer_early(self, rid: int) -> list[Msg]:
-        p = self.prompts[rid]
-        self._breach("ACC-05")
-        mid = self._msg_id("msg_u")
-        self.prompts[rid] = (prm.ANSWERED, mid, True, *p[3:])
-        return [wire.result(rid, {"messageId": mid})]
 
     def _do_reject(self, rid: int) -> list[Msg]:
         own = self._reading("rejected-after-cancel-request", "own-reason")

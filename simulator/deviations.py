@@ -109,8 +109,8 @@ class Rewrite:
 class Copies:
     name: str
     rule: str
-    action: str
-    """The peer's move whose messages go out ``copies`` times."""
+    action: str | tuple[str, ...]
+    """The peer's move (or moves) whose messages go out ``copies`` times."""
     copies: int
     match: Mapping[str, Any] = field(default_factory=dict)
     """Fields of the session update the message must carry, a frozenset for any of its values
@@ -246,6 +246,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "no-idle-after-cancel", "CANCEL-11", "end", 0, {**_STATE, "state": "idle", "stopReason": "cancelled"}
     ),
     Copies("silent-reject", "REJ-01", "reject", 0),
+    Copies("answer-before-insert", "ACC-05", ("user_message", "user_chunks"), 0),
     Copies("answer-twice", "INTRO-02", "answer", 2),
     Also(
         "user-message-after-reject",
@@ -357,7 +358,9 @@ def copied(
     broken (those of the deviations whose messages matched)."""
     rules: list[str] = []
     for c in deviations:
-        if not isinstance(c, Copies) or c.action != action:
+        if not isinstance(c, Copies):
+            continue
+        if action not in (c.action if isinstance(c.action, tuple) else (c.action,)):
             continue
         out: list[dict[str, Any]] = []
         for msg in messages:

@@ -98,7 +98,9 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
         DEFAULT.with_(features=frozenset({"terminal", "bg_tool", "cancel", "thought"})),
     ),
     Mutant("update-after-idle", "agent", "DONE-03", "sends output of the ended work after its idle"),
-    Mutant("answer-before-insert", "agent", "ACC-05", "answers a prompt but never reports the user message"),
+    Mutant(
+        "answer-before-insert", "agent", BY_DEVIATION, "answers a prompt but never reports the user message"
+    ),
     Mutant(
         "user-message-after-reject", "agent", BY_DEVIATION, "reports a user message for a rejected prompt"
     ),

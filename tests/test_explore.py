@@ -531,12 +531,13 @@ def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
 
 
 def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
+    cfg = FOCUSED.with_(features=frozenset({"cancel"}), prompts=1)  # few rules: found at once
     res = explore_hypothesis.explore(
-        FOCUSED, frozenset({FAULT}), examples=30, steps=15, max_rounds=1, hypothesis_shrink=True
+        cfg, frozenset({FAULT}), examples=30, steps=15, max_rounds=1, hypothesis_shrink=True
     )
     assert [c.rule for c in res.counterexamples] == [RULE]
     assert "shrunk by hypothesis" in res.counterexamples[0].found_by
-    assert _breaks(res.counterexamples[0].events, FOCUSED, frozenset({FAULT}), RULE)
+    assert _breaks(res.counterexamples[0].events, cfg, frozenset({FAULT}), RULE)
 
 
 def test_hypothesis_example_database_is_used_when_given(tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
 
 def test_explore_reports_every_phase(recorder: Recorder, tmp_path: Path, capsys: Any) -> None:
     tiny = ["--prompts", "1", "--tool-calls", "0", "--permissions", "0", "--background", "0",
-            "--capacity", "1", "--features", "cancel,hold"]  # fmt: skip
+            "--capacity", "1", "--features", "cancel"]  # fmt: skip
     argv = ["explore", *tiny, "--examples", "30", "--walks", "300", "--steps", "20", "--fault",
             "answer-twice", "--graph", str(tmp_path / "g.graphml"), "--out", str(tmp_path)]  # fmt: skip
     assert main(argv) == 1

@@ -55,7 +55,6 @@ TRANSPORTS = ("fifo", "unordered")
 
 FAULT_ONLY = {
     # handler -> the seeded fault that enables it
-    "answer_early": "answer-before-insert",
     "late_output": "update-after-idle",
     "resume_early": "response-before-snapshot",
     "late_run": "late-approval-runs",
