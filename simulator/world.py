@@ -236,7 +236,8 @@ class World:
             line = len(self.transcript) + 1
             return [Finding(v.rule, level, line, None, f"model: {v}", "rule")]
         finally:
-            self._note_hidden(at, *marks)
+            if marks != (len(self.agent.marks), len(self.client.marks), len(self.view_breaches)):
+                self._note_hidden(at, *marks)
 
     def _note_hidden(self, at: int, agent: int, client: int, view: int) -> None:
         """Hidden steps for the breach markers a step added (before its messages)."""
@@ -297,15 +298,16 @@ class World:
     def finish(self) -> list[Finding]:
         """Judge the "eventually" rules; a breach when the world is quiescent, else open. At
         quiescence, the moves a fault left out become hidden steps (``Agent.omitted``)."""
-        if self.broken is None and self.quiescent():
+        # A world stopped by a model refusal is not quiescent: what is open stays open.
+        quiescent = self.broken is None and self.quiescent()
+        if quiescent:
             end = len(self.transcript) if self.record else self.steps
             for rule in self.agent.omitted():
                 if not any(h.rule == rule and h.position == end for h in self.hidden):
                     self.hidden.append(Hidden(end, "agent", rule))
         if self.monitors is None:
             return []
-        # A world stopped by a model refusal is not quiescent: what is open stays open.
-        return self.monitors.finish(quiescent=self.broken is None and self.quiescent())
+        return self.monitors.finish(quiescent=quiescent)
 
     def view_findings(self) -> list[tuple[str, str]]:
         """(rule, explanation) for each way the Client's view differs from the reference."""
