@@ -27,7 +27,7 @@ Must not know: which explorer ran, files or printing.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -81,9 +81,10 @@ def rows_fired(sink: Callable[[Row], Any]) -> Iterator[None]:
 
 
 @contextmanager
-def recording() -> Iterator[Counter[Row]]:
-    """Count every row fired through ``MachineSpec.fire`` while the block runs."""
-    rows: Counter[Row] = Counter()
+def recording() -> Iterator[defaultdict[Row, int]]:
+    """Count every row fired through ``MachineSpec.fire`` while the block runs (a plain
+    ``defaultdict(int)``: incremented on every fire, about twice as fast as a ``Counter``)."""
+    rows: defaultdict[Row, int] = defaultdict(int)
 
     def count(row: Row) -> None:
         rows[row] += 1
