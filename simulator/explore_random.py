@@ -9,6 +9,9 @@ that a breach never loses the events that led to it: every step is checked
 (``explore_common.step_checked``: monitor findings, client-view divergence, model violations)
 and the "eventually" rules are judged at the end. A test keeps the two schedulers in step.
 
+Every walk of a chunk begins in a copy of one start world (``start_world``: the peers after the
+handshake, the monitors that saw it), built once per chunk since it is the same for all.
+
 Walks are cut into chunks of consecutive indices; with ``workers > 1`` the chunks run in a
 process pool. Chunk results are merged in index order, so the statistics, the chosen failing
 walk per rule (shortest, then lowest index) and therefore every output are the same for any
@@ -61,6 +64,13 @@ class Walk:
     world: World
 
 
+def start_world(
+    cfg: Config, faults: frozenset[str] = frozenset(), monitors: bool = True, record: bool = False
+) -> World:
+    """The world every walk of a run begins in (after the handshake)."""
+    return World(cfg, faults, new_monitors(monitors, cfg), record, views=False)
+
+
 def walk(
     seed: int,
     steps: int,
@@ -69,12 +79,15 @@ def walk(
     monitors: bool = True,
     record: bool = False,
     observer: Observer | None = None,
+    start: World | None = None,
 ) -> Walk:
-    """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``."""
+    """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``.
+    ``start``: the ``start_world`` of these options, built once for many walks (each walks a
+    copy); None: built here."""
     rng = random.Random(seed)
     choose = rng.choice
     draw = rng.random
-    world = World(cfg, faults, new_monitors(monitors, cfg), record, views=False)
+    world = start.clone() if start is not None else start_world(cfg, faults, monitors, record)
     events: list[Event] = []
     breaches: list[Breach] = []
     stop = ""
@@ -155,8 +168,9 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
     res = ChunkResult(start)
     observer = Observer()
     with recording() as rows:
+        world = start_world(cfg, faults, monitors)
         for index in range(start, start + count):
-            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, observer=observer)
+            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, observer=observer, start=world)
             res.walks += 1
             res.steps += len(w.events)
             res.events.update(w.world.counts)
