@@ -156,6 +156,8 @@ class World:
                 if self.reference is not None:
                     self.reference.apply(sender, msg)
                 self._record(sender, msg)
+        if self.monitors is not None:
+            self.monitors.take_new()  # judged, not reported: the handshake is not a step
 
     # -- copying for explorers ----------------------------------------------------------------
     def clone(self) -> World:
@@ -219,7 +221,8 @@ class World:
         return allowed(self.agent, event)
 
     def step(self, event: Event) -> list[Finding]:
-        """Perform one enabled event; returns the findings it made certain.
+        """Perform one enabled event; returns the findings it made certain (the monitors' new
+        findings on the messages it recorded).
 
         A move the model's machines refuse (``ProtocolViolation``: only a seeded-bug agent or
         client tries one) becomes a finding of the violated rule, and the world stops: no event
@@ -227,19 +230,51 @@ class World:
         """
         at = len(self.transcript) if self.record else self.steps
         marks = (len(self.agent.marks), len(self.client.marks), len(self.view_breaches))
+        actor, name, arg = event
         try:
-            return self._step(event)
+            self.steps += 1
+            self.counts[f"{actor}.{name}"] += 1
+            if actor == "agent":
+                self.moves = None
+                for msg in self.agent.do(name, arg):
+                    self.net.to_client.append(msg)
+                    self._record("agent", msg)
+            elif actor == "client":
+                self.client_moves = None
+                for msg in self.client.do(name, arg):
+                    self.net.to_agent.append(msg)
+                    self.client.view.apply("client", msg)
+                    if self.reference is not None:
+                        self.reference.apply("client", msg)
+            elif name == "to_agent":
+                self.moves = None
+                msg = self.net.to_agent.pop(0)
+                self._record("client", msg)
+                self.agent.receive(msg)
+            else:
+                self.client_moves = None
+                msg = self.net.to_client.pop(arg)
+                self.client.view.apply("agent", msg)
+                if self.reference is not None:
+                    self.reference.apply("agent", msg)
+                    for rule, why in self.view_findings():
+                        if rule not in self.dropped:
+                            self.view_breaches.setdefault(rule, why)
+                self.client.receive(msg)
         except ProtocolViolation as v:
             self.broken = v
+            if self.monitors is not None:
+                self.monitors.take_new()  # the refusal is the step's finding
             from properties.catalogue import RULES_BY_ID
 
-            rule = RULES_BY_ID.get(v.rule)
-            level = rule.level if rule is not None else "MUST"
+            entry = RULES_BY_ID.get(v.rule)
+            level = entry.level if entry is not None else "MUST"
             line = len(self.transcript) + 1
             return [Finding(v.rule, level, line, None, f"model: {v}", "rule")]
         finally:
             if marks != (len(self.agent.marks), len(self.client.marks), len(self.view_breaches)):
                 self._note_hidden(at, *marks)
+        return [] if self.monitors is None else self.monitors.take_new()
 
     def _note_hidden(self, at: int, agent: int, client: int, view: int) -> None:
         """Hidden steps for the breach markers a step added (before its messages)."""
@@ -252,47 +287,13 @@ class World:
             for rule in list(self.view_breaches)[view:]:
                 self.hidden.append(Hidden(end, "client", rule))
 
-    def _step(self, event: Event) -> list[Finding]:
-        actor, name, arg = event
-        self.steps += 1
-        self.counts[f"{actor}.{name}"] += 1
-        found: list[Finding] = []
-        if actor == "agent":
-            self.moves = None
-            for msg in self.agent.do(name, arg):
-                self.net.to_client.append(msg)
-                found.extend(self._record("agent", msg))
-        elif actor == "client":
-            self.client_moves = None
-            for msg in self.client.do(name, arg):
-                self.net.to_agent.append(msg)
-                self.client.view.apply("client", msg)
-                if self.reference is not None:
-                    self.reference.apply("client", msg)
-        elif name == "to_agent":
-            self.moves = None
-            msg = self.net.to_agent.pop(0)
-            found.extend(self._record("client", msg))
-            self.agent.receive(msg)
-        else:
-            self.client_moves = None
-            msg = self.net.to_client.pop(arg)
-            self.client.view.apply("agent", msg)
-            if self.reference is not None:
-                self.reference.apply("agent", msg)
-                for rule, why in self.view_findings():
-                    if rule not in self.dropped:
-                        self.view_breaches.setdefault(rule, why)
-            self.client.receive(msg)
-        return found
-
-    def _record(self, sender: str, msg: Msg) -> list[Finding]:
+    def _record(self, sender: str, msg: Msg) -> None:
+        """Add a line to the transcript and feed it to the monitors (``step`` takes their new
+        findings)."""
         if self.record:
             self.transcript.append((sender, msg))
-        if self.monitors is None:
-            return []
-        line = len(self.transcript) if self.record else self.steps
-        return self.monitors.feed(sender, msg, line)
+        if self.monitors is not None:
+            self.monitors.push(sender, msg, len(self.transcript) if self.record else self.steps)
 
     def quiescent(self) -> bool:
         return not self.enabled()
