@@ -44,7 +44,7 @@ from simulator.explore_coverage import Observer, Row, recording
 from simulator.progress import NULL, Progress
 from simulator.schedulers import RARE
 from simulator.shrink import shrink
-from simulator.world import Event, World
+from simulator.world import Event, World, event_counts
 
 DEFAULT_WALKS = EXPLORE_WALKS
 DEFAULT_STEPS = EXPLORE_STEPS
@@ -88,7 +88,7 @@ def walk(
     choose = rng.choice
     draw = rng.random
     world = start.clone() if start is not None else start_world(cfg, faults, monitors, record)
-    events: list[Event] = []
+    events = world.events  # the world lists each event it performs
     breaches: list[Breach] = []
     stop = ""
     n = 0
@@ -106,7 +106,6 @@ def walk(
         ev = choose(enabled)
         if ev[:2] in RARE and draw() < 0.8:
             ev = choose(enabled)
-        events.append(ev)
         n += 1
         if observer is not None and ev[0] == "agent":
             sent = world.net.to_client
@@ -167,13 +166,14 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
     base, start, count, steps, cfg, faults, monitors = args
     res = ChunkResult(start)
     observer = Observer()
+    taken: list[Event] = []  # every walk's events, counted once at the end
     with recording() as rows:
         world = start_world(cfg, faults, monitors)
         for index in range(start, start + count):
             w = walk(walk_seed(base, index), steps, cfg, faults, monitors, observer=observer, start=world)
             res.walks += 1
             res.steps += len(w.events)
-            res.events.update(w.world.counts)
+            taken.extend(w.events)
             res.stops[w.stop] += 1
             if w.world.monitors is not None:
                 res.exercised.update(w.world.monitors.exercised)
@@ -186,6 +186,7 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
                 mine = res.first.get(b.rule)
                 if mine is None or len(w.events) < len(mine.events):
                     res.first[b.rule] = _Hit(index, w.seed, b.source, b.explanation, w.events)
+    res.events.update(event_counts(taken))
     res.rows.update(rows)
     res.entity.update(observer.entity)
     return res

@@ -37,7 +37,9 @@ Must not know: which scheduler drives it, files, or JSON encoding.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter
+from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from model.core import ProtocolViolation
@@ -84,8 +86,8 @@ class World:
         "cfg",
         "client",
         "client_moves",
-        "counts",
         "dropped",
+        "events",
         "hidden",
         "monitors",
         "moves",
@@ -126,9 +128,8 @@ class World:
         self.reference: ClientView | None = ClientView(readings=cfg.reading_map()) if view_faults else None
         self.view_breaches: dict[str, str] = {}
         """Client-view rules the faulty client broke so far (rule -> first explanation)."""
-        self.counts: defaultdict[str, int] = defaultdict(int)
-        """Events taken, by ``actor.name`` (a plain ``defaultdict(int)``, like the monitors'
-        exercise counts: incremented on every step, about twice as fast as a ``Counter``)."""
+        self.events: list[Event] = []
+        """The events performed, in order (``counts`` tallies them)."""
         self.hidden: list[Hidden] = []
         """Breach markers beside the transcript (see the module docstring)."""
         self.steps = 0
@@ -173,7 +174,7 @@ class World:
         new.monitors = self.monitors.clone() if self.monitors is not None else None  # type: ignore[attr-defined]
         new.reference = copy.deepcopy(self.reference)
         new.view_breaches = dict(self.view_breaches)
-        new.counts = defaultdict(int, self.counts)
+        new.events = list(self.events)
         new.hidden = list(self.hidden)
         new.steps = self.steps
         new.record = self.record
@@ -233,7 +234,7 @@ class World:
         actor, name, arg = event
         try:
             self.steps += 1
-            self.counts[f"{actor}.{name}"] += 1
+            self.events.append(event)
             if actor == "agent":
                 self.moves = None
                 for msg in self.agent.do(name, arg):
@@ -275,6 +276,11 @@ class World:
             if marks != (len(self.agent.marks), len(self.client.marks), len(self.view_breaches)):
                 self._note_hidden(at, *marks)
         return [] if self.monitors is None else self.monitors.take_new()
+
+    @property
+    def counts(self) -> Counter[str]:
+        """How often each event was performed, by ``actor.name`` (``event_counts``)."""
+        return event_counts(self.events)
 
     def _note_hidden(self, at: int, agent: int, client: int, view: int) -> None:
         """Hidden steps for the breach markers a step added (before its messages)."""
@@ -320,6 +326,12 @@ class World:
 
         found: list[tuple[str, str]] = compare_views(self.reference.to_json(), self.client.view.to_json())
         return found
+
+
+def event_counts(events: Iterable[Event]) -> Counter[str]:
+    """How often each event of ``events`` was performed, by ``actor.name``."""
+    pairs = Counter(map(itemgetter(0, 1), events))
+    return Counter({f"{actor}.{name}": n for (actor, name), n in pairs.items()})
 
 
 def _freeze(value: Any) -> Any:
