@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -167,6 +167,7 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
     res = ChunkResult(start)
     observer = Observer()
     taken: list[Event] = []  # every walk's events, counted once at the end
+    exercised: defaultdict[str, int] = defaultdict(int)  # (a Counter is slower to add to)
     with recording() as rows:
         world = start_world(cfg, faults, monitors)
         for index in range(start, start + count):
@@ -176,7 +177,8 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
             taken.extend(w.events)
             res.stops[w.stop] += 1
             if w.world.monitors is not None:
-                res.exercised.update(w.world.monitors.exercised)
+                for rule, n in w.world.monitors.exercised.items():
+                    exercised[rule] += n
             seen: set[str] = set()
             for b in w.breaches:
                 if b.rule in seen:
@@ -187,6 +189,7 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
                 if mine is None or len(w.events) < len(mine.events):
                     res.first[b.rule] = _Hit(index, w.seed, b.source, b.explanation, w.events)
     res.events.update(event_counts(taken))
+    res.exercised.update(exercised)
     res.rows.update(rows)
     res.entity.update(observer.entity)
     return res
