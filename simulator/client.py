@@ -62,6 +62,9 @@ class BlindView:
     def apply(self, sender: str, message: Any) -> None:
         return None
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> BlindView:
+        return self  # it keeps nothing: copies may share it
+
     def snapshot(self) -> Any:
         return ()
 
