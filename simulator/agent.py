@@ -625,18 +625,17 @@ class Agent:
         future = open_ and "future" in features and self.futures < cfg.futures
         if future and "future_state" in shown:
             add(("agent", "future_state", None))
-        if self.reported != self.real:  # reporting the real state again
-            restore = fgm.trigger_for(self.reported, self.real)
-            if restore in _RESTORES and self.session in ("open", "closing") and restore in shown:
-                add(("agent", "restore", None))  # also before answering a close: a known state
+        restore = fgm.trigger_for(self.reported, self.real)  # reporting the real state again
+        if restore in _RESTORES and self.session in ("open", "closing") and restore in shown:
+            add(("agent", "restore", None))  # also before answering a close: a known state
         if "update-after-idle" in self.faults and self.ended_output is not None:
             add(("agent", "late_output", None))
         elif (
-            self.ended_output not in (None, "msg_a_late")
+            self._reading("patch-after-idle", "patch-in-place")
+            and self.ended_output not in (None, "msg_a_late")
             and not active
             and self.reported == fgm.IDLE
             and open_
-            and self._reading("patch-after-idle", "patch-in-place")
         ):
             add(("agent", "late_output", None))  # a patch of the ended work's message
         if not active and open_:
