@@ -121,8 +121,10 @@ class Row:
         return self.guard is not None and self.guard.startswith("!")
 
 
-Cells = tuple[tuple[str, tuple[Row, ...]], ...]
-"""(trigger, rows) of the cells of one state."""
+Judged = tuple[tuple[str, Guard | None, bool], ...]
+"""(dest, guard function or None, negated) of each row of a cell, in table order."""
+Cells = tuple[tuple[str, Judged], ...]
+"""(trigger, judged rows) of the cells of one state."""
 
 
 @dataclass(frozen=True)
@@ -218,9 +220,9 @@ class MachineSpec:
             return plain
         found: list[tuple[str, str]] = []
         for trigger, rows in guarded:
-            for row in rows:
-                if row.guard is None or self.guards[row.guard_name](ctx) != row.negated:  # type: ignore[index]
-                    found.append((trigger, row.dest))
+            for dest, guard, negated in rows:
+                if guard is None or guard(ctx) != negated:
+                    found.append((trigger, dest))
                     break
         return tuple(found)
 
@@ -246,14 +248,26 @@ class MachineSpec:
         for state in self.states:
             for actor in ("agent", "client"):
                 cells = tuple(
-                    (trigger, rows)
+                    (trigger, self._judged[(state, trigger)])
                     for trigger in self.triggers
                     if (rows := self.cells.get((state, trigger), ())) and rows[0].actor == actor
                 )
-                plain = tuple((trigger, rows[0].dest) for trigger, rows in cells)
-                guarded = any(row.guard is not None for _, rows in cells for row in rows)
+                plain = tuple((trigger, rows[0][0]) for trigger, rows in cells)
+                guarded = any(guard is not None for _, rows in cells for _, guard, _ in rows)
                 index[(state, actor)] = (plain, cells if guarded else None)
         return index
+
+    @cached_property
+    def _judged(self) -> Mapping[tuple[str, str], Judged]:
+        """Per (state, trigger) cell: each row as ``(dest, guard, negated)``, its guard's function
+        looked up once (how ``successor`` and ``moves`` read a row)."""
+        return {
+            key: tuple(
+                (row.dest, None if row.guard_name is None else self.guards[row.guard_name], row.negated)
+                for row in rows
+            )
+            for key, rows in self.cells.items()
+        }
 
     # -- execution -------------------------------------------------------------------------
     def violation(
@@ -271,16 +285,18 @@ class MachineSpec:
     def successor(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str | None:
         """The state after ``trigger`` in ``state``, or None where ``fire`` raises (the one
         statement of how a cell is read: rows, guards, a variant's relaxed rules)."""
-        rows = self.cells.get((state, trigger))
+        rows = self._judged.get((state, trigger))
         if rows is None:
             if trigger not in self.actor_of:
                 raise SpecError(f"{self.name}: unknown trigger {trigger!r}")
             return state if self.relaxed and self.rule_of(state, trigger) in self.relaxed else None
-        for row in rows:
-            if row.guard is None or self.guards[row.guard_name](ctx) != row.negated:  # type: ignore[index]
-                return row.dest
-        if self.relaxed and self.guard_rules.get(rows[0].guard_name or "") in self.relaxed:
-            return rows[0].dest
+        for dest, guard, negated in rows:
+            if guard is None or guard(ctx) != negated:
+                return dest
+        if self.relaxed:  # a guard whose rule the variant dropped no longer refuses
+            first = self.cells[(state, trigger)][0]
+            if self.guard_rules.get(first.guard_name or "") in self.relaxed:
+                return first.dest
         return None
 
     def fire(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str:

@@ -395,8 +395,7 @@ class MonitorSet:
         """How often each rule's trigger condition was met so far."""
         ex = self._exercised
         if self._counts:
-            for rule, n in self._counts.items():
-                ex[rule] += n
+            ex.update(self._counts)
             self._counts.clear()
         if self._groups:
             for key, n in self._groups.items():

@@ -596,30 +596,32 @@ class Agent:
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
         if (
-            "closed" in self._can("session", self.session)  # the close response
-            and not active
+            not active  # the close response
+            and self.reported == fgm.IDLE
+            and "closed" in self._can("session", self.session)
             and all(self.prompts[r][0] in prm.SPEC.final for r in self.order)
             and (
                 all(st in cm.TERMINAL for st in self.compactions.values())
                 or "complete" in deviations.withheld(self.deviations, "compaction")
             )
             and all(st == bgm.DONE for st in self.items.values())
-            and self.reported == fgm.IDLE
         ):
             add(("agent", "close_response", None))
         doing = self._can("foreground", self.real, self.fg_ctx)  # what the work really in it may do
         if not active:
-            if open_ and (self._work_waiting() or self.followup) and "start" in doing:
-                add(("agent", "start", None))
-                if (
-                    "start_blocked" in doing
-                    and "permission" in features
-                    and self.perms_started < cfg.permissions
-                    and self._work_waiting()
-                ):
-                    add(("agent", "start_blocked", None))
+            if open_ and "start" in doing:
+                work = self._work_waiting()
+                if work or self.followup:
+                    add(("agent", "start", None))
+                    if (
+                        work
+                        and "start_blocked" in doing
+                        and "permission" in features
+                        and self.perms_started < cfg.permissions
+                    ):
+                        add(("agent", "start_blocked", None))
         else:
-            self._active_events(add)
+            self._active_events(add, doing)
         self._background_events(add, active)
         if "compaction" in features and self.session in ("open", "closing"):
             self._compaction_events(add)
@@ -635,7 +637,8 @@ class Agent:
             add(("agent", "notice", None))
         if "usage" in features and self.usages < cfg.usages and open_:
             add(("agent", "usage", None))
-        shown = self._can("foreground", self.reported, self.fg_ctx)  # what the state reported may become
+        # what the state reported may become (what the real one may, when they are the same)
+        shown = doing if self.reported == self.real else self._can("foreground", self.reported, self.fg_ctx)
         if open_ and "unknown" in features and self.losses < cfg.losses and "lose" in shown:
             add(("agent", "lose", None))
         future = open_ and "future" in features and self.futures < cfg.futures
@@ -671,10 +674,11 @@ class Agent:
         """
         p = self.prompts[rid]
         st = p[0]
-        ctx = self.prompt_ctx[rid == waiting]
+        allowed = self._can("prompt", st, self.prompt_ctx[rid == waiting])
+        if not allowed:
+            return
         invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
         unadvertised = p[4] == "unadvertised"
-        allowed = self._can("prompt", st, ctx)
         for trigger in _PROMPT_TRIGGERS:
             if trigger not in allowed:
                 continue
@@ -717,10 +721,10 @@ class Agent:
         """Freedoms of an idle session that a reading gives: a repeated idle bringing a new stop
         reason (``repeated-idle-new-stop-reason=snapshot``, once per run)."""
         if (
-            self._reading("repeated-idle-new-stop-reason", "snapshot")
+            self.last_stop is not None
             and self.reported == fgm.IDLE
-            and self.last_stop is not None
             and "restated" not in self.extras
+            and self._reading("repeated-idle-new-stop-reason", "snapshot")
             and self._restated_reason() is not None
         ):
             add(("agent", "restate_idle", None))
@@ -756,16 +760,16 @@ class Agent:
         if not self._inserted_waiting() and self._hook_possible():
             self.hooks_run += 1
 
-    def _active_events(self, add: Any) -> None:
+    def _active_events(self, add: Any, doing: frozenset[str]) -> None:
         """Active work's moves: the foreground table's rows from the state the work is really in
         (``output`` where model output is progress; ``block``, ``resume``, ``end``), within
         the Agent's bounds (``Config.outputs``, ``tool_calls``, ``permissions``) and its cross
         rules: it blocks only on a pending permission request of foreground work, resumes only
-        once none is pending, and ends only when ``_can_end`` says the work's updates are out."""
+        once none is pending, and ends only when ``_can_end`` says the work's updates are out.
+        ``doing``: the foreground table's agent triggers from the state the work is in."""
         cfg = self.cfg
         features = cfg.features
         blocked = self._blocked()
-        doing = self._can("foreground", self.real, self.fg_ctx)
         producing = "output" in doing
         if producing and not self.cancelling:
             if self.turn_outputs < cfg.outputs:
@@ -983,6 +987,8 @@ class Agent:
         cfg = self.cfg
         if self.comp_started < cfg.compactions and self._open():
             add(("agent", "compact_start", None))
+        if not self.compactions:
+            return
         started = self.comp_started
         bounded = {
             "summary_chunk": self.comp_chunks < started,

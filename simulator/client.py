@@ -43,7 +43,6 @@ from simulator.client_moves import (
     RESPONSE_ROW,
     SESSION_FEATURE,
     TRIGGER_OF,
-    Moves,
     choices_of,
 )
 from simulator.config import Config
@@ -61,6 +60,9 @@ class BlindView:
 
     def apply(self, sender: str, message: Any) -> None:
         return None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> BlindView:
+        return self  # it keeps nothing: copies may share it
 
     def snapshot(self) -> Any:
         return ()
@@ -154,7 +156,7 @@ class Client:
             state in PROMPT_FROM or (self.deviations and self._deviating("prompt"))
         ):
             ev.append(("client", "prompt", None))
-        early, late = self._session_moves()
+        early, late = self.choices.session[state]  # the session table's client rows from its state
         for trigger, events in early:
             if self._within(trigger):
                 ev.extend(events)
@@ -172,10 +174,6 @@ class Client:
             if self._within(trigger):
                 ev.extend(events)
         return ev
-
-    def _session_moves(self) -> tuple[Moves, Moves]:
-        """The session table's client rows from the Client's session state (early, late)."""
-        return self.choices.session[self.session]
 
     def _within(self, trigger: str) -> bool:
         """The Config lets the Client fire session ``trigger`` (its feature and its bound)."""

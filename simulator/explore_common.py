@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.core import ProtocolViolation
 from properties.engine import MonitorSet
 from simulator.config import Config
 from simulator.world import Event, Line, World
@@ -73,15 +72,15 @@ def step_checked(world: World, event: Event) -> list[Breach]:
     """Perform ``event``; the breaches it made certain. After a model violation the world is
     broken (nothing is enabled) and callers stop the run."""
     before = len(world.view_breaches)
-    was_broken = getattr(world, "broken", None)
-    try:
-        found = world.step(event)
-    except ProtocolViolation as exc:  # worlds that do not turn refusals into findings
-        return [Breach(exc.rule, "model", str(exc))]
-    broken = getattr(world, "broken", None)
-    if broken is not None and broken is not was_broken:
+    was_broken = world.broken
+    found = world.step(event)  # a refusal of the model's tables breaks the world
+    broken = world.broken
+    if broken is not was_broken and broken is not None:
         return [Breach(broken.rule, "model", str(broken))]
-    out = [Breach(f.rule, "monitor", f.explanation) for f in found if f.kind == "rule"]
+    out: list[Breach] = []
+    for f in found:
+        if f.kind == "rule":
+            out.append(Breach(f.rule, "monitor", f.explanation))
     if len(world.view_breaches) != before:
         for rule, why in list(world.view_breaches.items())[before:]:
             out.append(Breach(rule, "view", why))

@@ -7,9 +7,10 @@ Per machine of ``model.registry.MACHINES`` the report says which states and whic
 
 - ``exact``: foreground, prompt, tool_call, permission, compaction, background_item and session rows are
   the ones the simulated Agent fired (``recording()`` wraps ``MachineSpec.fire`` while an
-  explorer runs; the Agent advances these machines through ``fire``). A row reached only by a
-  direct assignment (a seeded-bug branch, a tool call or compaction created in its initial
-  state) is not counted; initial states always count as reached.
+  explorer runs and lists each row fired, for the explorer to count; the Agent advances these
+  machines through ``fire``). A row reached only by a direct assignment (a seeded-bug branch,
+  a tool call or compaction created in its initial state) is not counted; initial states always
+  count as reached.
 - ``triggers``: entity rows depend on per-entity state that the explorers do not keep (the
   exhaustive search merges states without it), so for the entity machine only the triggers seen
   on the wire are reported (``observe``: every session/update the Agent sends, classified as
@@ -81,15 +82,12 @@ def rows_fired(sink: Callable[[Row], Any]) -> Iterator[None]:
 
 
 @contextmanager
-def recording() -> Iterator[Counter[Row]]:
-    """Count every row fired through ``MachineSpec.fire`` while the block runs."""
-    rows: Counter[Row] = Counter()
-
-    def count(row: Row) -> None:
-        rows[row] += 1
-
-    with rows_fired(count):
-        yield rows
+def recording() -> Iterator[list[Row]]:
+    """Every row fired through ``MachineSpec.fire`` while the block runs, once per firing, in
+    order (a ``Counter`` updated with the list counts them)."""
+    fired: list[Row] = []
+    with rows_fired(fired.append):
+        yield fired
 
 
 def entity_trigger(msg: Mapping[str, Any]) -> str | None:

@@ -9,6 +9,9 @@ that a breach never loses the events that led to it: every step is checked
 (``explore_common.step_checked``: monitor findings, client-view divergence, model violations)
 and the "eventually" rules are judged at the end. A test keeps the two schedulers in step.
 
+Every walk of a chunk begins in a copy of one start world (``start_world``: the peers after the
+handshake, the monitors that saw it), built once per chunk since it is the same for all.
+
 Walks are cut into chunks of consecutive indices; with ``workers > 1`` the chunks run in a
 process pool. Chunk results are merged in index order, so the statistics, the chosen failing
 walk per rule (shortest, then lowest index) and therefore every output are the same for any
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -41,7 +44,7 @@ from simulator.explore_coverage import Observer, Row, recording
 from simulator.progress import NULL, Progress
 from simulator.schedulers import RARE
 from simulator.shrink import shrink
-from simulator.world import Event, World
+from simulator.world import Event, World, event_counts
 
 DEFAULT_WALKS = EXPLORE_WALKS
 DEFAULT_STEPS = EXPLORE_STEPS
@@ -61,6 +64,13 @@ class Walk:
     world: World
 
 
+def start_world(
+    cfg: Config, faults: frozenset[str] = frozenset(), monitors: bool = True, record: bool = False
+) -> World:
+    """The world every walk of a run begins in (after the handshake)."""
+    return World(cfg, faults, new_monitors(monitors, cfg), record, views=False)
+
+
 def walk(
     seed: int,
     steps: int,
@@ -69,13 +79,16 @@ def walk(
     monitors: bool = True,
     record: bool = False,
     observer: Observer | None = None,
+    start: World | None = None,
 ) -> Walk:
-    """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``."""
+    """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``.
+    ``start``: the ``start_world`` of these options, built once for many walks (each walks a
+    copy); None: built here."""
     rng = random.Random(seed)
     choose = rng.choice
     draw = rng.random
-    world = World(cfg, faults, new_monitors(monitors, cfg), record, views=False)
-    events: list[Event] = []
+    world = start.clone() if start is not None else start_world(cfg, faults, monitors, record)
+    events = world.events  # the world lists each event it performs
     breaches: list[Breach] = []
     stop = ""
     n = 0
@@ -93,7 +106,6 @@ def walk(
         ev = choose(enabled)
         if ev[:2] in RARE and draw() < 0.8:
             ev = choose(enabled)
-        events.append(ev)
         n += 1
         if observer is not None and ev[0] == "agent":
             sent = world.net.to_client
@@ -154,15 +166,19 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
     base, start, count, steps, cfg, faults, monitors = args
     res = ChunkResult(start)
     observer = Observer()
+    taken: list[Event] = []  # every walk's events, counted once at the end
+    exercised: defaultdict[str, int] = defaultdict(int)  # (a Counter is slower to add to)
     with recording() as rows:
+        world = start_world(cfg, faults, monitors)
         for index in range(start, start + count):
-            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, observer=observer)
+            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, observer=observer, start=world)
             res.walks += 1
             res.steps += len(w.events)
-            res.events.update(w.world.counts)
+            taken.extend(w.events)
             res.stops[w.stop] += 1
             if w.world.monitors is not None:
-                res.exercised.update(w.world.monitors.exercised)
+                for rule, n in w.world.monitors.exercised.items():
+                    exercised[rule] += n
             seen: set[str] = set()
             for b in w.breaches:
                 if b.rule in seen:
@@ -172,6 +188,8 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
                 mine = res.first.get(b.rule)
                 if mine is None or len(w.events) < len(mine.events):
                     res.first[b.rule] = _Hit(index, w.seed, b.source, b.explanation, w.events)
+    res.events.update(event_counts(taken))
+    res.exercised.update(exercised)
     res.rows.update(rows)
     res.entity.update(observer.entity)
     return res

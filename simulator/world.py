@@ -38,6 +38,8 @@ Must not know: which scheduler drives it, files, or JSON encoding.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from model.core import ProtocolViolation
@@ -84,8 +86,8 @@ class World:
         "cfg",
         "client",
         "client_moves",
-        "counts",
         "dropped",
+        "events",
         "hidden",
         "monitors",
         "moves",
@@ -126,7 +128,8 @@ class World:
         self.reference: ClientView | None = ClientView(readings=cfg.reading_map()) if view_faults else None
         self.view_breaches: dict[str, str] = {}
         """Client-view rules the faulty client broke so far (rule -> first explanation)."""
-        self.counts: Counter[str] = Counter()
+        self.events: list[Event] = []
+        """The events performed, in order (``counts`` tallies them)."""
         self.hidden: list[Hidden] = []
         """Breach markers beside the transcript (see the module docstring)."""
         self.steps = 0
@@ -154,6 +157,8 @@ class World:
                 if self.reference is not None:
                     self.reference.apply(sender, msg)
                 self._record(sender, msg)
+        if self.monitors is not None:
+            self.monitors.take_new()  # judged, not reported: the handshake is not a step
 
     # -- copying for explorers ----------------------------------------------------------------
     def clone(self) -> World:
@@ -169,7 +174,7 @@ class World:
         new.monitors = self.monitors.clone() if self.monitors is not None else None  # type: ignore[attr-defined]
         new.reference = copy.deepcopy(self.reference)
         new.view_breaches = dict(self.view_breaches)
-        new.counts = Counter(self.counts)
+        new.events = list(self.events)
         new.hidden = list(self.hidden)
         new.steps = self.steps
         new.record = self.record
@@ -217,7 +222,8 @@ class World:
         return allowed(self.agent, event)
 
     def step(self, event: Event) -> list[Finding]:
-        """Perform one enabled event; returns the findings it made certain.
+        """Perform one enabled event; returns the findings it made certain (the monitors' new
+        findings on the messages it recorded).
 
         A move the model's machines refuse (``ProtocolViolation``: only a seeded-bug agent or
         client tries one) becomes a finding of the violated rule, and the world stops: no event
@@ -225,18 +231,56 @@ class World:
         """
         at = len(self.transcript) if self.record else self.steps
         marks = (len(self.agent.marks), len(self.client.marks), len(self.view_breaches))
+        actor, name, arg = event
         try:
-            return self._step(event)
+            self.steps += 1
+            self.events.append(event)
+            if actor == "agent":
+                self.moves = None
+                for msg in self.agent.do(name, arg):
+                    self.net.to_client.append(msg)
+                    self._record("agent", msg)
+            elif actor == "client":
+                self.client_moves = None
+                for msg in self.client.do(name, arg):
+                    self.net.to_agent.append(msg)
+                    self.client.view.apply("client", msg)
+                    if self.reference is not None:
+                        self.reference.apply("client", msg)
+            elif name == "to_agent":
+                self.moves = None
+                msg = self.net.to_agent.pop(0)
+                self._record("client", msg)
+                self.agent.receive(msg)
+            else:
+                self.client_moves = None
+                msg = self.net.to_client.pop(arg)
+                self.client.view.apply("agent", msg)
+                if self.reference is not None:
+                    self.reference.apply("agent", msg)
+                    for rule, why in self.view_findings():
+                        if rule not in self.dropped:
+                            self.view_breaches.setdefault(rule, why)
+                self.client.receive(msg)
         except ProtocolViolation as v:
             self.broken = v
+            if self.monitors is not None:
+                self.monitors.take_new()  # the refusal is the step's finding
             from properties.catalogue import RULES_BY_ID
 
-            rule = RULES_BY_ID.get(v.rule)
-            level = rule.level if rule is not None else "MUST"
+            entry = RULES_BY_ID.get(v.rule)
+            level = entry.level if entry is not None else "MUST"
             line = len(self.transcript) + 1
             return [Finding(v.rule, level, line, None, f"model: {v}", "rule")]
         finally:
-            self._note_hidden(at, *marks)
+            if marks != (len(self.agent.marks), len(self.client.marks), len(self.view_breaches)):
+                self._note_hidden(at, *marks)
+        return [] if self.monitors is None else self.monitors.take_new()
+
+    @property
+    def counts(self) -> Counter[str]:
+        """How often each event was performed, by ``actor.name`` (``event_counts``)."""
+        return event_counts(self.events)
 
     def _note_hidden(self, at: int, agent: int, client: int, view: int) -> None:
         """Hidden steps for the breach markers a step added (before its messages)."""
@@ -249,47 +293,13 @@ class World:
             for rule in list(self.view_breaches)[view:]:
                 self.hidden.append(Hidden(end, "client", rule))
 
-    def _step(self, event: Event) -> list[Finding]:
-        actor, name, arg = event
-        self.steps += 1
-        self.counts[f"{actor}.{name}"] += 1
-        found: list[Finding] = []
-        if actor == "agent":
-            self.moves = None
-            for msg in self.agent.do(name, arg):
-                self.net.to_client.append(msg)
-                found.extend(self._record("agent", msg))
-        elif actor == "client":
-            self.client_moves = None
-            for msg in self.client.do(name, arg):
-                self.net.to_agent.append(msg)
-                self.client.view.apply("client", msg)
-                if self.reference is not None:
-                    self.reference.apply("client", msg)
-        elif name == "to_agent":
-            self.moves = None
-            msg = self.net.to_agent.pop(0)
-            found.extend(self._record("client", msg))
-            self.agent.receive(msg)
-        else:
-            self.client_moves = None
-            msg = self.net.to_client.pop(arg)
-            self.client.view.apply("agent", msg)
-            if self.reference is not None:
-                self.reference.apply("agent", msg)
-                for rule, why in self.view_findings():
-                    if rule not in self.dropped:
-                        self.view_breaches.setdefault(rule, why)
-            self.client.receive(msg)
-        return found
-
-    def _record(self, sender: str, msg: Msg) -> list[Finding]:
+    def _record(self, sender: str, msg: Msg) -> None:
+        """Add a line to the transcript and feed it to the monitors (``step`` takes their new
+        findings)."""
         if self.record:
             self.transcript.append((sender, msg))
-        if self.monitors is None:
-            return []
-        line = len(self.transcript) if self.record else self.steps
-        return self.monitors.feed(sender, msg, line)
+        if self.monitors is not None:
+            self.monitors.push(sender, msg, len(self.transcript) if self.record else self.steps)
 
     def quiescent(self) -> bool:
         return not self.enabled()
@@ -297,15 +307,16 @@ class World:
     def finish(self) -> list[Finding]:
         """Judge the "eventually" rules; a breach when the world is quiescent, else open. At
         quiescence, the moves a fault left out become hidden steps (``Agent.omitted``)."""
-        if self.broken is None and self.quiescent():
+        # A world stopped by a model refusal is not quiescent: what is open stays open.
+        quiescent = self.broken is None and self.quiescent()
+        if quiescent:
             end = len(self.transcript) if self.record else self.steps
             for rule in self.agent.omitted():
                 if not any(h.rule == rule and h.position == end for h in self.hidden):
                     self.hidden.append(Hidden(end, "agent", rule))
         if self.monitors is None:
             return []
-        # A world stopped by a model refusal is not quiescent: what is open stays open.
-        return self.monitors.finish(quiescent=self.broken is None and self.quiescent())
+        return self.monitors.finish(quiescent=quiescent)
 
     def view_findings(self) -> list[tuple[str, str]]:
         """(rule, explanation) for each way the Client's view differs from the reference."""
@@ -315,6 +326,12 @@ class World:
 
         found: list[tuple[str, str]] = compare_views(self.reference.to_json(), self.client.view.to_json())
         return found
+
+
+def event_counts(events: Iterable[Event]) -> Counter[str]:
+    """How often each event of ``events`` was performed, by ``actor.name``."""
+    pairs = Counter(map(itemgetter(0, 1), events))
+    return Counter({f"{actor}.{name}": n for (actor, name), n in pairs.items()})
 
 
 def _freeze(value: Any) -> Any:

@@ -94,8 +94,10 @@ class TableMonitor(SessionMonitor[Seen]):
 
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         seen = self._session(sid)
-        replaying = upd.get("sessionUpdate") not in SNAPSHOTS and self.facts.replaying(sid)
-        self._fire(sid, seen, observe(upd, seen, self._owner.readings), line, msg, replaying)
+        found = observe(upd, seen, self._owner.readings)
+        if found:
+            replaying = upd.get("sessionUpdate") not in SNAPSHOTS and self.facts.replaying(sid)
+            self._fire(sid, seen, found, line, msg, replaying)
 
     def _fire(
         self, sid: str, seen: Seen, found: list[Observation], line: int, msg: Message, replaying: bool = False
