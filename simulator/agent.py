@@ -644,10 +644,11 @@ class Agent:
         future = open_ and "future" in features and self.futures < cfg.futures
         if future and "future_state" in shown:
             add(("agent", "future_state", None))
-        restore = fgm.trigger_for(self.reported, self.real)  # reporting the real state again
-        if restore in _RESTORES and self.session in ("open", "closing") and restore in shown:
-            add(("agent", "restore", None))  # also before answering a close: a known state
-        if self._may_patch_ended() or ("update-after-idle" in self.faults and self.ended_output is not None):
+        if self.reported != self.real:  # reporting the real state again
+            restore = fgm.trigger_for(self.reported, self.real)
+            if restore in _RESTORES and self.session in ("open", "closing") and restore in shown:
+                add(("agent", "restore", None))  # also before answering a close: a known state
+        if self.ended_output is not None and ("update-after-idle" in self.faults or self._may_patch_ended()):
             add(("agent", "late_output", None))  # a patch of the ended work's message
         if not active and open_:
             self._idle_reading_events(add)
