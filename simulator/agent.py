@@ -80,6 +80,8 @@ from simulator.config import Config
 
 MAIN = "sess_1"
 _BASELINE = ("text", "resource_link")
+_MSG_PREFIX = {"user_message": "msg_u", "agent_message": "msg_a", "agent_thought": "msg_t"}
+"""The prefix of the Agent's message IDs, by entity type."""
 """Prompt content every Agent accepts; the simulated Agent advertises nothing more."""
 CHILD = "sess_2"
 
@@ -305,7 +307,7 @@ class Agent:
         self.next_perm = 0
         self.next_plan = 0
         self.closed_cancel = False
-        self.ahead: str | None = None  # seeded bug "user-message-ahead": the ID announced early
+        self.ahead: tuple[str, str] | None = None  # (type, ID) given by an update sent ahead (Also.reserve)
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
 
     # -- copying for explorers ----------------------------------------------------------------
@@ -423,6 +425,30 @@ class Agent:
     def _msg_id(self, prefix: str) -> str:
         self.next_msg += 1
         return f"{prefix}_{self.next_msg}"
+
+    def _new_id(self, kind: str, fresh: str) -> str:
+        """The ID the Agent gives a new entity of type ``kind``: ``fresh``, unless a seeded bug
+        gave one already (an update sent ahead of the entity: ``Also.reserve``) or gives an
+        earlier entity's (``Reuse``: marked here)."""
+        if self.ahead is not None and self.ahead[0] == kind:
+            given, self.ahead = self.ahead[1], None
+            return given
+        reuse = deviations.reused(self.deviations, kind) if self.deviations else None
+        if reuse is not None:
+            earlier = self._done_ids(kind)
+            if earlier:
+                self._breach(reuse.rule)
+                return earlier[0]
+        return fresh
+
+    def _done_ids(self, kind: str) -> list[str]:
+        """IDs of earlier entities of type ``kind`` the Agent is done with: every user message's
+        (an ID, once given, belongs to that message), the exited terminals'."""
+        if kind == "user_message":
+            return [p[1] for p in self.prompts.values() if p[1] is not None]
+        if kind == "terminal":
+            return [i for (k, i), st in self.items.items() if k == kind and st in (bgm.FINALIZED, bgm.DONE)]
+        raise ValueError(f"no reusable IDs of {kind!r}")
 
     def _bg_list(self) -> list[dict[str, str]] | None:
         if not self.bg_reported and not self._lists_always():
@@ -834,11 +860,7 @@ class Agent:
             if not pause:
                 continue
             for status, trigger in tcm.STATUS_TRIGGER.items():
-                if (
-                    (t[0], status) not in _PLAIN_MOVES
-                    and self._permitted(t, status)
-                    and trigger in allowed
-                ):
+                if (t[0], status) not in _PLAIN_MOVES and self._permitted(t, status) and trigger in allowed:
                     add(("agent", "tool_status", (tid, status)))
 
     @staticmethod
@@ -1044,7 +1066,11 @@ class Agent:
         for a in deviations.also(self.deviations, name):
             if a.rule not in self.marks:
                 self._breach(a.rule)
-                out.append(wire.update(MAIN, copy.deepcopy(dict(a.update))))
+                update = copy.deepcopy(dict(a.update))
+                if a.reserve:  # about the next entity of that type: its ID is given now
+                    self.ahead = (a.reserve, self._msg_id(_MSG_PREFIX[a.reserve]))
+                    update["messageId"] = self.ahead[1]
+                out.append(wire.update(MAIN, update))
         return out
 
     def _do_hold(self, rid: int) -> list[Msg]:
@@ -1058,28 +1084,8 @@ class Agent:
         # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
         # refuses it with the cell's violation, as it would any agent (``_fire``).
         self._prompt_fire(rid, "insert", oldest_held=self._oldest_waiting() == rid)
-        if "reuse-message-id" in self.faults and self.next_msg > 0:
-            self._reuse_mark(rid)
-            _put(self.prompts, rid, 1, "msg_u_1")
-        elif self.ahead is not None:  # seeded bug: the ID whose user message went out early
-            _put(self.prompts, rid, 1, self.ahead)
-            self.ahead = None
-        else:
-            mid = self._msg_id("msg_u")
-            _put(self.prompts, rid, 1, mid)
-            if "reuse-message-id" in self.faults:
-                self._reuse_mark(rid)
-                _put(self.prompts, rid, 1, "msg_u_1")
-            elif "user-message-ahead" in self.faults and mid == "msg_u_1":
-                self._breach("ACC-07")
-                self.ahead = "msg_u_ahead"  # reported now, before any prompt it could belong to
-                return [wire.message("user_message", MAIN, self.ahead, [wire.text("ahead")])]
+        _put(self.prompts, rid, 1, self._new_id("user_message", self._msg_id("msg_u")))
         return []
-
-    def _reuse_mark(self, rid: int) -> None:
-        """Seeded bug "reuse-message-id": a breach when another prompt already has msg_u_1."""
-        if any(self.prompts[r][1] == "msg_u_1" for r in self.order if r != rid):
-            self._breach("ACC-09")
 
     def _do_answer(self, rid: int) -> list[Msg]:
         self._prompt_fire(rid, "answer")
@@ -1390,16 +1396,12 @@ class Agent:
         if with_tool:
             kind = "terminal"
         if kind == "terminal":
-            ident = f"term_{self.bg_started}"
+            fresh = f"term_{self.bg_started}"
+            ident = self._new_id("terminal", fresh)
             msgs = [wire.terminal(MAIN, ident)]
-            if "terminal-reused" in self.faults and self.items.get(("terminal", "term_1")) in (
-                bgm.FINALIZED,
-                bgm.DONE,
-            ):
-                self._breach("ENT-01")
-                ident = "term_1"  # a new process announced live under the exited terminal's ID
-                msgs = [wire.terminal(MAIN, ident)]
-                msgs[0]["params"]["update"]["exitStatus"] = None
+            reuse = deviations.reused(self.deviations, "terminal")
+            if ident != fresh and reuse is not None:  # an exited terminal's ID: it starts over
+                msgs[0]["params"]["update"].update(copy.deepcopy(dict(reuse.reset)))
         elif kind == "tool_call":
             self.tools_started += 1
             ident = f"tc_bg_{self.bg_started}"

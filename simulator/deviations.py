@@ -31,7 +31,14 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
   response sent twice). The rule is named here.
 - ``Also``: after the messages of one move, the Agent also sends a session update no rule lets
   that move bring (a user message for a prompt it refused), until its rule is marked; the rule
-  is named here.
+  is named here. With ``reserve`` (an entity type), the update is about the next entity of that
+  type the Agent will create: its ID is given now and kept for that entity (a user message
+  reported before the prompt it will belong to was received).
+- ``Reuse``: the Agent gives a new entity of one type (``model.entity.TYPES``) an ID it gave an
+  earlier entity of that type and is done with (a user message: any earlier one, since a message
+  ID is never given twice; a terminal: one that has exited), its first update carrying ``reset``
+  so that the entity is seen to start over. The rule (an ID given twice) is named here; the
+  Agent marks it where it gives the ID (``Agent._new_id``).
 - ``Misread``: the Agent acts on another alternative of a reading than the run's
   (``properties.readings``): the moves only that alternative gives it break the rule named
   here, which the checker, reading the spec as the run does, holds them to (a tool call listed
@@ -44,7 +51,8 @@ Every deviation says whose it is (``side``); ``of`` picks a peer's.
 
 ``withheld`` and ``forced`` are what the Agent asks, per machine, for the faults it runs with;
 ``rewrites`` / ``rewrite`` the message edits, ``copied`` the messages silenced or repeated and
-``also`` the updates added, per move; ``offered`` the Client's extra requests.
+``also`` the updates added, per move; ``reused`` the IDs given again; ``offered`` the Client's
+extra requests.
 
 Must not know: the peers' records, monitors.
 """
@@ -126,6 +134,20 @@ class Also:
     update: Mapping[str, Any]
     """The session update sent after the move's messages, on the move's session."""
     side: Actor = "agent"
+    reserve: str = ""
+    """An entity type: the update's ``messageId`` is the ID the next entity of that type will
+    get, given now (empty: the update as written)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reuse:
+    name: str
+    rule: str
+    kind: str
+    """The entity type (``model.entity.TYPES``) whose IDs are given again."""
+    reset: Mapping[str, Any] = field(default_factory=dict)
+    """Fields the reused entity's first update carries, so that it is seen to start over."""
+    side: Actor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +171,7 @@ class Offer:
     side: Actor = "client"
 
 
-Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Misread | Offer
+Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Reuse | Misread | Offer
 _STATE = {"sessionUpdate": "state_update"}
 _ENDED = frozenset(STOP_REASONS) - {"cancelled"}
 _UPDATE = ("params", "update")
@@ -254,6 +276,15 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "reject",
         {"sessionUpdate": "user_message", "messageId": "msg_u_refused", "content": [wire.text("hi")]},
     ),
+    Also(
+        "user-message-ahead",
+        "ACC-07",
+        "insert",
+        {"sessionUpdate": "user_message", "content": [wire.text("ahead")]},
+        reserve="user_message",
+    ),
+    Reuse("reuse-message-id", "ACC-09", "user_message"),
+    Reuse("terminal-reused", "ENT-01", "terminal", {"exitStatus": None}),
     Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
 )
@@ -349,6 +380,11 @@ def misreads(deviations: Iterable[Deviation]) -> dict[str, Misread]:
 def also(deviations: Iterable[Deviation], action: str) -> tuple[Also, ...]:
     """The updates sent after the messages of move ``action``."""
     return tuple(d for d in deviations if isinstance(d, Also) and d.action == action)
+
+
+def reused(deviations: Iterable[Deviation], kind: str) -> Reuse | None:
+    """The deviation that gives new entities of type ``kind`` earlier IDs, if any."""
+    return next((d for d in deviations if isinstance(d, Reuse) and d.kind == kind), None)
 
 
 def copied(

@@ -88,7 +88,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
     Mutant("error-after-insert", "agent", BY_DEVIATION, "answers an inserted prompt with an error response"),
     Mutant("no-idle-after-cancel", "agent", BY_DEVIATION, "never reports idle after cancelling active work"),
     Mutant("cancel-as-end-turn", "agent", BY_DEVIATION, "confirms a cancellation with end_turn"),
-    Mutant("reuse-message-id", "agent", "ACC-09", "gives two inserted prompts the same messageId"),
+    Mutant("reuse-message-id", "agent", BY_DEVIATION, "gives two inserted prompts the same messageId"),
     Mutant("list-before-announce", "agent", BY_DEVIATION, "lists a terminal it has not announced"),
     Mutant(
         "remove-before-exit",
@@ -107,7 +107,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
     Mutant(
         "user-message-ahead",
         "agent",
-        "ACC-07",
+        BY_DEVIATION,
         "reports a user message before the prompt it is later returned for was received",
         FOCUSED.with_(prompts=2),
     ),
@@ -182,7 +182,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
     Mutant(
         "terminal-reused",
         "agent",
-        "ENT-01",
+        BY_DEVIATION,
         "starts a second terminal under an exited terminal's ID",
         FOCUSED.with_(background=2, prompts=3, features=FOCUSED.features - {"bg_tool", "subagent", "fail"}),
     ),

@@ -217,3 +217,45 @@ def test_a_misread_agent_takes_the_alternatives_moves_and_marks_them() -> None:
         agent.do("bg_list", ("terminal", "term_1"))
         assert agent.listed == (("terminal", "term_1"), ("tool_call", "tc_term_1"))
         assert agent.marks == marks
+
+
+def test_a_reused_id_is_one_the_agent_is_done_with_and_is_marked_only_then() -> None:
+    """reuse-message-id: the first inserted prompt gets a new ID (nothing to reuse, no mark), the
+    second the first one's (ACC-09); the conforming Agent gives two distinct IDs."""
+    for faults, second, marks in (
+        (frozenset({"reuse-message-id"}), "msg_u_1", ("ACC-09",)),
+        (frozenset(), "msg_u_2", ()),
+    ):
+        agent = agent_with(faults=faults)
+        for rid in (1, 2):
+            agent.receive(wire.prompt(rid, "sess_1", [wire.text("hi")]))
+            agent.do("insert", rid)
+        assert (agent.prompts[1][1], agent.prompts[2][1]) == ("msg_u_1", second)
+        assert agent.marks == marks
+
+
+def test_a_reused_terminal_id_starts_over_and_only_after_its_terminal_exited() -> None:
+    """terminal-reused: while the first terminal runs, a second one gets its own ID; once the
+    first has exited (finalized), a new one takes its ID and is announced live again
+    (``Reuse.reset``: exitStatus null), marked ENT-01."""
+    cfg = DEFAULT.with_(features=frozenset({"terminal"}), background=3)
+    agent = Agent(cfg, frozenset({"terminal-reused"}))
+    agent.do("bg_start", "terminal")
+    agent.do("bg_start", "terminal")
+    assert set(agent.items) == {("terminal", "term_1"), ("terminal", "term_2")} and agent.marks == ()
+    agent.items[("terminal", "term_1")] = "finalized"
+    update = agent.do("bg_start", "terminal")[0]["params"]["update"]
+    assert update["terminalId"] == "term_1" and update["exitStatus"] is None
+    assert agent.marks == ("ENT-01",)
+
+
+def test_an_update_sent_ahead_reserves_the_id_of_the_next_entity() -> None:
+    """user-message-ahead: the first insertion also reports a user message under a new ID that
+    no prompt has yet; the next prompt inserted takes that ID; it is sent once."""
+    agent = agent_with(faults=frozenset({"user-message-ahead"}))
+    agent.receive(wire.prompt(1, "sess_1", [wire.text("hi")]))
+    (ahead,) = agent.do("insert", 1)
+    mid = ahead["params"]["update"]["messageId"]
+    assert mid not in (agent.prompts[1][1], None) and agent.marks == ("ACC-07",)
+    agent.receive(wire.prompt(2, "sess_1", [wire.text("hi")]))
+    assert agent.do("insert", 2) == [] and agent.prompts[2][1] == mid
