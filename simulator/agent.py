@@ -674,7 +674,10 @@ class Agent:
             restore = fgm.trigger_for(self.reported, self.real)
             if restore in _RESTORES and self.session in ("open", "closing") and restore in shown:
                 add(("agent", "restore", None))  # also before answering a close: a known state
-        if self.ended_output is not None and ("update-after-idle" in self.faults or self._may_patch_ended()):
+        if self.ended_output is not None and (
+            self._may_patch_ended()
+            or (self.deviations and deviations.offered(self.deviations, "late_output", self.session))
+        ):
             add(("agent", "late_output", None))  # a patch of the ended work's message
         if not active and open_:
             self._idle_reading_events(add)
@@ -1380,9 +1383,9 @@ class Agent:
         )
 
     def _do_late_output(self, _: Any) -> list[Msg]:
-        """Output of the ended work after its idle: a patch the reading allows, else (the seeded
-        bug update-after-idle: any output of the ended work, a message it had not begun
-        included) the breach the monitors' ``after_idle`` names."""
+        """Output of the ended work after its idle: a patch the reading allows, else (a seeded
+        bug's ``Offer``: any output of the ended work, a message it had not begun included) the
+        breach the monitors' ``after_idle`` names."""
         mid = self.ended_output or "msg_a_late"
         if not self._may_patch_ended():
             self._breach(after_idle(self.last_stop == "cancelled")[0])

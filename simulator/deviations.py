@@ -44,8 +44,12 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
   here, which the checker, reading the spec as the run does, holds them to (a tool call listed
   with the terminal that is its only work, under ``tool-with-listed-terminal=no-other-work``).
   The Agent marks the breach where it makes such a move (``Agent._misread``).
-- ``Offer``: the Client sends a request from session states where the conforming Client does
-  not (a prompt before its resume is answered); the rule is named here.
+- ``Offer``: a peer takes one of its moves from session states or at times where the conforming
+  peer does not: the Client a prompt before its resume is answered (the rule named here, marked
+  by ``Client.do``); the Agent output of ended work after its idle where no reading lets it patch
+  the ended work's message. The Agent's move marks the rule it breaks where it is not the
+  conforming move (``Agent._do_late_output``: the rule named here, or the cancellation's
+  CANCEL-14 after the idle that confirms a cancel).
 
 Every deviation says whose it is (``side``); ``of`` picks a peer's.
 
@@ -165,9 +169,9 @@ class Offer:
     name: str
     rule: str
     event: str
-    """The Client's event (``Client.enabled``) it also offers ..."""
+    """The peer's event (``Client.enabled`` / ``Agent.enabled``) it also offers ..."""
     states: tuple[str, ...]
-    """... from these session states."""
+    """... from these session states (the Agent: wherever the move's own precondition holds)."""
     side: Actor = "client"
 
 
@@ -287,6 +291,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Reuse("terminal-reused", "ENT-01", "terminal", {"exitStatus": None}),
     Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
+    Offer("update-after-idle", "DONE-03", "late_output", ("open", "closing"), side="agent"),
 )
 
 

@@ -97,7 +97,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
         "removes an item from the background list before it finished",
         DEFAULT.with_(features=frozenset({"terminal", "bg_tool", "cancel", "thought"})),
     ),
-    Mutant("update-after-idle", "agent", "DONE-03", "sends output of the ended work after its idle"),
+    Mutant("update-after-idle", "agent", BY_DEVIATION, "sends output of the ended work after its idle"),
     Mutant(
         "answer-before-insert", "agent", BY_DEVIATION, "answers a prompt but never reports the user message"
     ),
