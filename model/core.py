@@ -325,9 +325,23 @@ class MachineSpec:
             )
         return self._mark(refused, state, trigger, ctx)
 
+    @cached_property
+    def _closures(self) -> dict[frozenset[str], frozenset[str]]:
+        """``unseen`` of each set of states asked about with an empty context (guards are pure
+        functions of the context, so the answer never changes)."""
+        return {}
+
     def unseen(self, states: frozenset[str], ctx: Context = _EMPTY) -> frozenset[str]:
         """``states`` and every state the hidden triggers reach from them (their guards read
         ``ctx``; a refused hidden step is simply not taken)."""
+        if not ctx:
+            closed = self._closures.get(states)
+            if closed is None:
+                closed = self._closures[states] = self._closure(states, ctx)
+            return closed
+        return self._closure(states, ctx)
+
+    def _closure(self, states: frozenset[str], ctx: Context) -> frozenset[str]:
         found = set(states)
         todo = list(states)
         while todo:
@@ -352,7 +366,7 @@ class MachineSpec:
         steps when the states are listed in lifecycle order."""
         after: set[str] = set()
         ruled_out: list[tuple[str, str]] = []
-        for state in sorted(states, key=self.states.index):
+        for state in states:
             name = trigger if isinstance(trigger, str) else trigger(state)
             found = self.successor(state, name, ctx)
             if found is None:
@@ -361,6 +375,7 @@ class MachineSpec:
                 after.add(found)
         if after:
             return self.unseen(frozenset(after), ctx), ()
+        ruled_out.sort(key=lambda cell: self.states.index(cell[0]))
         return frozenset(), tuple(self._refused(state, name, ctx) for state, name in ruled_out)
 
     def _mark(self, refused: ProtocolViolation, state: str, trigger: str, ctx: Context) -> ProtocolViolation:

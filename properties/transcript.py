@@ -169,9 +169,10 @@ def _excerpt(raw: bytes) -> str:
 
 def _too_deep(raw: bytes) -> bool:
     """Whether the line nests arrays/objects deeper than ``MAX_DEPTH`` (brackets inside
-    strings do not count). Cheap for ordinary lines: only one with that many brackets is
-    scanned."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+    strings do not count). Cheap for ordinary lines: nesting that deep takes more opening
+    brackets than that, so a line of no more bytes is not counted, and only a line with that
+    many brackets is scanned."""
+    if len(raw) <= MAX_DEPTH or raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
         return False
     depth = 0
     for match in _TOKENS.finditer(raw):
@@ -243,36 +244,40 @@ def _id_problem(rid: Any, what: str, null_ok: bool = False) -> tuple[str, str] |
     return "not-jsonrpc", f"{what} id is not {expected}"
 
 
+def _bad(text: str) -> tuple[str, str]:
+    return "not-jsonrpc", text
+
+
+_PARAMS = (dict, list, type(None))
+"""The types ``params`` may have."""
+
+
 def _shape_problem(msg: Message) -> tuple[tuple[str, str] | None, int]:
     """Classify a JSON-RPC 2.0 message: (problem, kind) with kind 0 request, 1 notification,
     2 response; problem is None when the message has exactly one valid shape, else the
     finding's (rule, explanation)."""
-
-    def bad(text: str) -> tuple[str, str]:
-        return "not-jsonrpc", text
-
     if msg.get("jsonrpc") != "2.0":
-        return bad('message.jsonrpc is not "2.0"'), 0
+        return _bad('message.jsonrpc is not "2.0"'), 0
     has_id = "id" in msg
     if "method" in msg:
         if type(msg["method"]) is not str:
-            return bad("message.method is not a string"), 0
+            return _bad("message.method is not a string"), 0
         if "result" in msg or "error" in msg:
-            return bad("message has both method and result/error"), 0
-        if "params" in msg and type(msg["params"]) not in (dict, list, type(None)):
-            return bad("message.params is not an object or array"), 0
+            return _bad("message has both method and result/error"), 0
+        if type(msg.get("params")) not in _PARAMS:
+            return _bad("message.params is not an object or array"), 0
         if has_id:
             return _id_problem(msg["id"], "request"), 0
         return None, 1
     if not has_id:
-        return bad(
+        return _bad(
             "message is none of request (id+method), notification (method), response (id+result/error)"
         ), 0
     has_result = "result" in msg
     if has_result == ("error" in msg):
         if has_result:
-            return bad("response has both result and error"), 2
-        return bad("message has an id but no method, result or error"), 2
+            return _bad("response has both result and error"), 2
+        return _bad("message has an id but no method, result or error"), 2
     if has_result:
         return _id_problem(msg["id"], "response"), 2
     problem = _id_problem(msg["id"], "response", null_ok=True)
@@ -280,7 +285,7 @@ def _shape_problem(msg: Message) -> tuple[tuple[str, str] | None, int]:
         return problem, 2
     err = msg["error"]
     if type(err) is not dict or type(err.get("code")) is not int or type(err.get("message")) is not str:
-        return bad("response error is not an object with an integer code and a string message"), 2
+        return _bad("response error is not an object with an integer code and a string message"), 2
     return None, 2
 
 
