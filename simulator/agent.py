@@ -552,9 +552,9 @@ class Agent:
                 invalid = "unadvertised"
             self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid)
             self.order.append(rid)
-            if self.cancelling and "cancel-covers-later-prompts" in self.faults:
-                self._breach("CANCEL-16")
-                self._prompt_fire(rid, "cover")
+            for d in deviations.stretched(self.deviations, "prompt") if self.cancelling else ():
+                self._breach(d.rule)  # taken as covered by the cancel still being carried out
+                self._prompt_fire(rid, d.trigger)
         elif method == "session/cancel":
             for rid in self.order:  # the prompt table says what a cancel means in each state
                 self._prompt_fire(rid, "cover")

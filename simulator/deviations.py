@@ -39,6 +39,10 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
   ID is never given twice; a terminal: one that has exited), its first update carrying ``reset``
   so that the entity is seen to start over. The rule (an ID given twice) is named here; the
   Agent marks it where it gives the ID (``Agent._new_id``).
+- ``Stretch``: the Agent applies a Client trigger of a table (the ``cover`` of a
+  ``session/cancel``) also to entities that reach it while the work that message stopped is
+  still ending, as if the message had reached them too (prompts received after a cancel taken
+  as cancelled); the rule (what the message covers) is named here.
 - ``Misread``: the Agent acts on another alternative of a reading than the run's
   (``properties.readings``): the moves only that alternative gives it break the rule named
   here, which the checker, reading the spec as the run does, holds them to (a tool call listed
@@ -55,8 +59,8 @@ Every deviation says whose it is (``side``); ``of`` picks a peer's.
 
 ``withheld`` and ``forced`` are what the Agent asks, per machine, for the faults it runs with;
 ``rewrites`` / ``rewrite`` the message edits, ``copied`` the messages silenced or repeated and
-``also`` the updates added, per move; ``reused`` the IDs given again; ``offered`` the Client's
-extra requests.
+``also`` the updates added, per move; ``reused`` the IDs given again; ``stretched`` the Client
+triggers applied too widely; ``offered`` the extra moves.
 
 Must not know: the peers' records, monitors.
 """
@@ -155,6 +159,16 @@ class Reuse:
 
 
 @dataclass(frozen=True, slots=True)
+class Stretch:
+    name: str
+    rule: str
+    machine: str
+    trigger: str
+    """The Client's trigger (a row with ``actor="client"``) applied to later entities."""
+    side: Actor = "agent"
+
+
+@dataclass(frozen=True, slots=True)
 class Misread:
     name: str
     rule: str
@@ -175,7 +189,7 @@ class Offer:
     side: Actor = "client"
 
 
-Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Reuse | Misread | Offer
+Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Reuse | Stretch | Misread | Offer
 _STATE = {"sessionUpdate": "state_update"}
 _ENDED = frozenset(STOP_REASONS) - {"cancelled"}
 _UPDATE = ("params", "update")
@@ -289,6 +303,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Reuse("reuse-message-id", "ACC-09", "user_message"),
     Reuse("terminal-reused", "ENT-01", "terminal", {"exitStatus": None}),
+    Stretch("cancel-covers-later-prompts", "CANCEL-16", "prompt", "cover"),
     Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
     Offer("update-after-idle", "DONE-03", "late_output", ("open", "closing"), side="agent"),
@@ -390,6 +405,11 @@ def also(deviations: Iterable[Deviation], action: str) -> tuple[Also, ...]:
 def reused(deviations: Iterable[Deviation], kind: str) -> Reuse | None:
     """The deviation that gives new entities of type ``kind`` earlier IDs, if any."""
     return next((d for d in deviations if isinstance(d, Reuse) and d.kind == kind), None)
+
+
+def stretched(deviations: Iterable[Deviation], machine: str) -> tuple[Stretch, ...]:
+    """The Client triggers of ``machine`` the Agent applies to entities that arrive later."""
+    return tuple(d for d in deviations if isinstance(d, Stretch) and d.machine == machine)
 
 
 def copied(

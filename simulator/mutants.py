@@ -232,7 +232,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
     Mutant(
         "cancel-covers-later-prompts",
         "agent",
-        "CANCEL-16",
+        BY_DEVIATION,
         "withdraws prompts that arrived after a cancel",
         DEFAULT.with_(features=frozenset({"cancel", "hold", "thought"})),
     ),

@@ -259,3 +259,23 @@ def test_an_update_sent_ahead_reserves_the_id_of_the_next_entity() -> None:
     assert mid not in (agent.prompts[1][1], None) and agent.marks == ("ACC-07",)
     agent.receive(wire.prompt(2, "sess_1", [wire.text("hi")]))
     assert agent.do("insert", 2) == [] and agent.prompts[2][1] == mid
+
+
+def test_a_stretched_cancel_covers_only_prompts_received_while_its_work_ends() -> None:
+    """cancel-covers-later-prompts: a prompt received while cancelled work is still ending is
+    taken as covered by the cancel (CANCEL-16), and may then be withdrawn; one received once the
+    work has ended is not, and the conforming Agent never takes a later prompt as covered."""
+    hi = [wire.text("hi")]
+    for faults, state, marks in (
+        (frozenset({"cancel-covers-later-prompts"}), "covered", ("CANCEL-16",)),
+        (frozenset(), "received", ()),
+    ):
+        agent = agent_with(faults=faults)
+        agent.real = agent.reported = "running"
+        agent.receive(wire.cancel("sess_1"))
+        agent.receive(wire.prompt(1, "sess_1", hi))
+        assert agent.prompts[1][0] == state and agent.marks == marks
+        assert (("agent", "withdraw", 1) in agent.enabled()) is (state == "covered")
+    late = agent_with(faults=frozenset({"cancel-covers-later-prompts"}))
+    late.receive(wire.prompt(1, "sess_1", hi))
+    assert late.prompts[1][0] == "received" and late.marks == ()
