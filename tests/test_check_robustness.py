@@ -285,3 +285,25 @@ def test_mutated_transcripts_many_examples(lines: list[bytes]) -> None:
 def test_the_unmutated_transcript_is_clean() -> None:
     report, used = account(b"".join(valid_transcript()))
     assert len(used) == 18 and [f for f in report.findings if f.kind == "input"] == []
+
+
+def test_full_collections_wait_while_a_transcript_is_judged_and_only_then() -> None:
+    """The collector's oldest generation is not collected during a check (what the rules keep is
+    long-lived); the thresholds are the caller's again afterwards, also when the check fails."""
+    import gc
+
+    from properties.checking import check_stream
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    data = b"".join(basic_turn())
+    check_stream(io.BytesIO(data), "t", on_message=lambda n, s, m: seen.append(gc.get_threshold()))
+    assert seen and all(t[:2] == before[:2] and t[2] > 10**6 for t in seen)
+    assert gc.get_threshold() == before
+
+    def fail(n: int, s: str, m: Any) -> None:
+        raise RuntimeError("hook failed")
+
+    with pytest.raises(RuntimeError):
+        check_stream(io.BytesIO(data), "t", on_message=fail)
+    assert gc.get_threshold() == before
