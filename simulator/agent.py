@@ -242,6 +242,7 @@ class Agent:
         "tools",
         "tools_started",
         "turn_outputs",
+        "unapplied",
         "usages",
     )
 
@@ -251,6 +252,7 @@ class Agent:
         self.deviations = deviations.of(faults)  # seeded bugs stated as table deviations
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
         self.misread = deviations.misreads(self.deviations)
+        self.unapplied = deviations.unchecked(self.deviations)
         self.rd: dict[str, str] = {
             **cfg.reading_map(),
             **{name: d.alternative for name, d in self.misread.items()},
@@ -412,6 +414,11 @@ class Agent:
 
     def _has(self, feature: str) -> bool:
         return feature in self.cfg.features
+
+    def _applies(self, rule: str) -> bool:
+        """The Agent applies the cross-machine rule ``rule`` at this point of its choices (it does
+        not where a seeded bug leaves it unchecked: ``deviations.Unchecked``)."""
+        return rule not in self.unapplied
 
     def _misread(self, name: str) -> bool:
         """The Agent acts on another alternative of reading ``name`` than the run's (a seeded bug):
@@ -592,11 +599,11 @@ class Agent:
                 )
             elif (
                 was == pm.NOT_APPROVED
-                and "late-approval-runs" in self.faults
+                and not self._applies("CANCEL-06")
                 and outcome.get("optionId") == "allow"
                 and self.tools[perm[1]][0] == tcm.PENDING
             ):
-                self.tools[perm[1]] = (*self.tools[perm[1]], "late")  # seeded bug: the late answer is used
+                self.tools[perm[1]] = (*self.tools[perm[1]], "late")  # not treated as refused: used
 
     # -- choices -------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:
@@ -726,7 +733,7 @@ class Agent:
                 if (
                     open_
                     and (st != prm.RECEIVED or rid == waiting or self._may_overtake(rid))
-                    and (not unadvertised or "accept-unadvertised-content" in self.faults)
+                    and (not unadvertised or not self._applies("USER-04"))
                 ):
                     add(("agent", "insert", rid))
             elif trigger == "withdraw":
@@ -921,7 +928,7 @@ class Agent:
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
                 continue  # a tool call embedding a terminal lives and is listed with it
             self._item_events(add, key, st, active)
-        if "late-approval-runs" in self.faults:
+        if not self._applies("CANCEL-06"):  # a late approval of cancelled work's request runs it
             for tid, t in self.tools.items():
                 if t[-1] == "late" and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
@@ -1082,7 +1089,7 @@ class Agent:
 
     def _do_insert(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
-        if p[4] == "unadvertised":  # seeded bug "accept-unadvertised-content"
+        if p[4] == "unadvertised":  # USER-04 not applied (a seeded bug: Unchecked)
             self._breach("USER-04")
         # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
         # refuses it with the cell's violation, as it would any agent (``_fire``).
@@ -1311,8 +1318,8 @@ class Agent:
         return [wire.tool_call(MAIN, tid, "in_progress"), wire.tool_content_chunk(MAIN, tid, "working")]
 
     def _do_late_run(self, tid: str) -> list[Msg]:
-        """Seeded bug ``late-approval-runs``: a late approval of a request of cancelled work runs
-        its tool call."""
+        """A late approval of a request of cancelled work runs its tool call (offered only where
+        the Agent does not apply CANCEL-06)."""
         self._breach("CANCEL-06")
         t = self.tools[tid][:-1]
         self.tools[tid] = t
@@ -1342,12 +1349,12 @@ class Agent:
                 continue
             t = self.tools[tid]
             if (
-                "late-approval-runs" in self.faults
-                and reason == "cancelled"
+                reason == "cancelled"
                 and t[2] is not None
                 and self.perms[t[2]][0] == pm.PENDING
+                and not self._applies("CANCEL-06")
             ):
-                self._breach("CANCEL-17")  # seeded bug: left pending, waiting on its permission request
+                self._breach("CANCEL-17")  # still waiting on its permission request: left pending
                 continue
             if carry and t[0] == tcm.IN_PROGRESS:
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work

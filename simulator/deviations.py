@@ -43,6 +43,11 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
   ``session/cancel``) also to entities that reach it while the work that message stopped is
   still ending, as if the message had reached them too (prompts received after a cancel taken
   as cancelled); the rule (what the message covers) is named here.
+- ``Unchecked``: the Agent does not apply one rule that relates several machines and that its
+  own choices enforce at points named by the rule's ID (``Agent._applies``): a prompt's content
+  against the capabilities it advertised (USER-04); a permission request of cancelled work no
+  longer waited on and treated as refused, its tool call given up with the work (CANCEL-06).
+  The moves only that rule kept from it are offered; the rule is the one named.
 - ``Misread``: the Agent acts on another alternative of a reading than the run's
   (``properties.readings``): the moves only that alternative gives it break the rule named
   here, which the checker, reading the spec as the run does, holds them to (a tool call listed
@@ -60,7 +65,7 @@ Every deviation says whose it is (``side``); ``of`` picks a peer's.
 ``withheld`` and ``forced`` are what the Agent asks, per machine, for the faults it runs with;
 ``rewrites`` / ``rewrite`` the message edits, ``copied`` the messages silenced or repeated and
 ``also`` the updates added, per move; ``reused`` the IDs given again; ``stretched`` the Client
-triggers applied too widely; ``offered`` the extra moves.
+triggers applied too widely; ``unchecked`` the rules not applied; ``offered`` the extra moves.
 
 Must not know: the peers' records, monitors.
 """
@@ -169,6 +174,14 @@ class Stretch:
 
 
 @dataclass(frozen=True, slots=True)
+class Unchecked:
+    name: str
+    rule: str
+    """The rule the Agent does not apply (an ID its code names at the points it applies it)."""
+    side: Actor = "agent"
+
+
+@dataclass(frozen=True, slots=True)
 class Misread:
     name: str
     rule: str
@@ -189,7 +202,7 @@ class Offer:
     side: Actor = "client"
 
 
-Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Reuse | Stretch | Misread | Offer
+Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Reuse | Stretch | Unchecked | Misread | Offer
 _STATE = {"sessionUpdate": "state_update"}
 _ENDED = frozenset(STOP_REASONS) - {"cancelled"}
 _UPDATE = ("params", "update")
@@ -304,6 +317,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Reuse("reuse-message-id", "ACC-09", "user_message"),
     Reuse("terminal-reused", "ENT-01", "terminal", {"exitStatus": None}),
     Stretch("cancel-covers-later-prompts", "CANCEL-16", "prompt", "cover"),
+    Unchecked("accept-unadvertised-content", "USER-04"),
+    Unchecked("late-approval-runs", "CANCEL-06"),
     Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
     Offer("update-after-idle", "DONE-03", "late_output", ("open", "closing"), side="agent"),
@@ -410,6 +425,11 @@ def reused(deviations: Iterable[Deviation], kind: str) -> Reuse | None:
 def stretched(deviations: Iterable[Deviation], machine: str) -> tuple[Stretch, ...]:
     """The Client triggers of ``machine`` the Agent applies to entities that arrive later."""
     return tuple(d for d in deviations if isinstance(d, Stretch) and d.machine == machine)
+
+
+def unchecked(deviations: Iterable[Deviation]) -> frozenset[str]:
+    """The rules the Agent does not apply."""
+    return frozenset(d.rule for d in deviations if isinstance(d, Unchecked))
 
 
 def copied(

@@ -136,7 +136,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
         FOCUSED.with_(prompts=1, features=frozenset({"cancel", "thought"})),
     ),
     Mutant(
-        "late-approval-runs", "agent", "CANCEL-06",
+        "late-approval-runs", "agent", BY_DEVIATION,
         "leaves a cancelled tool call pending and runs it when its permission is approved late",
         FOCUSED.with_(
             prompts=1, outputs=0, cancel_requests=0, closes=0, resumes=0, reattaches=0, losses=0,
@@ -239,7 +239,7 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
     Mutant(
         "accept-unadvertised-content",
         "agent",
-        "USER-04",
+        BY_DEVIATION,
         "inserts a prompt with content it did not advertise",
         faults=("accept-unadvertised-content", "image-without-capability"),
     ),

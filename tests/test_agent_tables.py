@@ -279,3 +279,22 @@ def test_a_stretched_cancel_covers_only_prompts_received_while_its_work_ends() -
     late = agent_with(faults=frozenset({"cancel-covers-later-prompts"}))
     late.receive(wire.prompt(1, "sess_1", hi))
     assert late.prompts[1][0] == "received" and late.marks == ()
+
+
+def test_an_unchecked_rule_offers_the_moves_only_it_kept_from_the_agent() -> None:
+    """accept-unadvertised-content: the Agent does not apply USER-04, so a prompt with content
+    it did not advertise may be inserted (marked USER-04); the conforming Agent only refuses it."""
+    for faults, offered, marks in (
+        (frozenset({"accept-unadvertised-content"}), True, ("USER-04",)),
+        (frozenset(), False, ()),
+    ):
+        agent = agent_with(faults=faults)
+        agent.receive(wire.prompt(1, "sess_1", [wire.image()]))
+        assert (("agent", "insert", 1) in agent.enabled()) is offered
+        assert ("agent", "reject", 1) in agent.enabled()
+        if offered:
+            agent.do("insert", 1)
+        assert agent.marks == marks
+    for d in deviations.DEVIATIONS:
+        if isinstance(d, deviations.Unchecked):
+            assert d.rule in RULES_BY_ID
