@@ -30,11 +30,12 @@ the model's, or a variant's, where a removed row makes the move that needs it ra
 ``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
 
 Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
-monitor can fail. Those stated as deviations from the tables (``simulator.deviations``: a move
-withheld, a forbidden cell fired, a message field rewritten, messages silenced, repeated or
-added, a reading misread) are applied by ``_can``, ``_deviation_events``, ``_fire``,
-``_settle_end`` (a final status withheld), ``_misread`` and ``do``; the seven others, which break
-rules that relate several entities, are small, marked branches. Where a fault actually makes a
+monitor can fail. Each is a deviation from the tables (``simulator.deviations``: a move withheld,
+a forbidden cell fired, a message field rewritten, messages silenced, repeated or added, an ID
+given again, a cancel stretched, a cross-machine rule left unchecked, a reading misread, a move
+offered), applied by ``_can``, ``_deviation_events``, ``_fire``, ``_settle_end`` (a final status
+withheld), ``_new_id``, ``receive``, ``_applies``, ``_misread`` and ``do``; no code here tests a
+fault's name. Where a fault actually makes a
 move differ from what the conforming Agent would do, ``_breach(RULE)``
 leaves a breach marker, not a wire message, naming the rule the move breaks (``marks``, first
 breach of each rule, in order; part of the snapshot, so the exhaustive search keeps breaching
