@@ -437,22 +437,6 @@ class ClientView:
         self._snap: Any = None
         self._key_by_id = F_KEY_BY_ID_ONLY in self.faults
         self._move = F_MOVE_ON_UPDATE in self.faults
-        self._handlers: dict[str, Callable[[_Session, dict[str, Json]], bool]] = {
-            "state_update": self._on_state,
-            "tool_call_update": self._on_tool_call,
-            "terminal_update": self._on_terminal,
-            "terminal_output_chunk": self._on_terminal_output,
-            "compaction_update": self._on_compaction,
-            "plan_update": self._on_plan,
-            "plan_removed": self._on_plan_removed,
-            "usage_update": self._on_usage,
-            "notice": self._on_notice,
-            "subagent_update": self._on_subagent,
-        }
-        for variant in _MESSAGE_UPSERTS:
-            self._handlers[variant] = self._on_message_upsert
-        for variant in _CHUNKS:
-            self._handlers[variant] = self._on_chunk
 
     # -- public API ------------------------------------------------------------------------------
     def apply(self, sender: str, message: Message) -> None:
@@ -552,12 +536,12 @@ class ClientView:
             sess.malformed += 1
             return
         variant: str = upd["sessionUpdate"]
-        handler = self._handlers.get(variant)
+        handler = _HANDLERS.get(variant)
         if handler is None:
             if variant not in _IGNORED_KNOWN:
                 sess.preserved.append(upd)  # unknown or custom variant: keep raw, ignore
             return
-        if not handler(sess, upd):
+        if not handler(self, sess, upd):
             sess.malformed += 1
 
     # -- entity bookkeeping ----------------------------------------------------------------------
@@ -766,6 +750,24 @@ class ClientView:
             sess.background = None
         return True
 
+
+_HANDLERS: dict[str, Callable[[ClientView, _Session, dict[str, Json]], bool]] = {
+    "state_update": ClientView._on_state,
+    "tool_call_update": ClientView._on_tool_call,
+    "terminal_update": ClientView._on_terminal,
+    "terminal_output_chunk": ClientView._on_terminal_output,
+    "compaction_update": ClientView._on_compaction,
+    "plan_update": ClientView._on_plan,
+    "plan_removed": ClientView._on_plan_removed,
+    "usage_update": ClientView._on_usage,
+    "notice": ClientView._on_notice,
+    "subagent_update": ClientView._on_subagent,
+    **dict.fromkeys(_MESSAGE_UPSERTS, ClientView._on_message_upsert),
+    **dict.fromkeys(_CHUNKS, ClientView._on_chunk),
+}
+"""Each known update variant's handler (a class-level table: a view holds no bound methods, so
+it is freed by reference counting alone, without waiting for a full collection of the cyclic
+collector; the exhaustive search keeps hundreds of thousands of views)."""
 
 @dataclass
 class ViewedTranscript:
