@@ -730,8 +730,7 @@ class ClientView:
             state = "idle"
         if state == "idle":
             ends_work = (
-                sess.state in ACTIVE_STATES
-                or (self._unrecognized_ends and sess.state == "unrecognized")
+                sess.state in ACTIVE_STATES or (self._unrecognized_ends and sess.state == "unrecognized")
             ) and not sess.resuming
             if ends_work or F_REPEAT_IDLE_COUNTS in self.faults:
                 sess.completions += 1
@@ -768,6 +767,7 @@ _HANDLERS: dict[str, Callable[[ClientView, _Session, dict[str, Json]], bool]] = 
 """Each known update variant's handler (a class-level table: a view holds no bound methods, so
 it is freed by reference counting alone, without waiting for a full collection of the cyclic
 collector; the exhaustive search keeps hundreds of thousands of views)."""
+
 
 @dataclass
 class ViewedTranscript:

@@ -860,3 +860,31 @@ def test_cli_lists_at_most_twenty_skipped_lines(capsys: pytest.CaptureFixture[st
     assert code == 0 and len(lines) == 22
     assert lines[19].startswith(f"acp-model view: {path}:20: skipped (input.invalid-json")
     assert lines[20] == f"acp-model view: {path}: ... and 5 more skipped line(s)"
+
+
+def test_a_view_is_freed_without_the_cyclic_collector() -> None:
+    """A view holds no reference to itself (its handlers are a class-level table): the exhaustive
+    search keeps one view per view state, and views that needed a full collection to be freed
+    piled up across searches under a client-view fault (a deep test was killed at 17 GB)."""
+    import gc
+    import weakref
+
+    view = ClientView(faults={"key-by-id-only"})
+    for msg in (
+        upd("state_update", state="running"),
+        upd("agent_message_chunk", messageId="m1", content=text("hi")),
+        upd("tool_call_update", toolCallId="t1", status="pending", title="x"),
+        upd("plan_update", planId="p1", entries=[]),
+        upd("state_update", state="idle", stopReason="end_turn"),
+    ):
+        view.apply("agent", msg)
+    assert view.to_json()[S]["session"]["state"] == "idle"
+    gone = weakref.ref(view)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del view
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()
