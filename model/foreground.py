@@ -39,7 +39,17 @@ IDLE, RUNNING, REQUIRES_ACTION, UNKNOWN, UNRECOGNIZED = (
 )
 STATES = (IDLE, RUNNING, REQUIRES_ACTION, UNKNOWN, UNRECOGNIZED)
 KNOWN_STATES = (IDLE, RUNNING, REQUIRES_ACTION, UNKNOWN)
-STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
+END_TURN, MAX_TOKENS, MAX_TURN_REQUESTS, REFUSAL, CANCELLED, ERROR = (
+    "end_turn",
+    "max_tokens",
+    "max_turn_requests",
+    "refusal",
+    "cancelled",
+    "error",
+)
+STOP_REASONS = (END_TURN, MAX_TOKENS, MAX_TURN_REQUESTS, REFUSAL, CANCELLED, ERROR)
+"""The standard stop reasons of an idle (the StopReason values of the schema): defined here
+only; every other layer imports them (a custom reason starts with ``_``)."""
 
 FG = "Foreground and background work"
 STATES_SEC = "Session states"

@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from model.core import Actor, MachineSpec
-from model.foreground import STOP_REASONS
+from model.foreground import CANCELLED, STOP_REASONS
 from simulator import wire
 
 DROP: Final = object()
@@ -204,7 +204,7 @@ class Offer:
 
 Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Reuse | Stretch | Unchecked | Misread | Offer
 _STATE = {"sessionUpdate": "state_update"}
-_ENDED = frozenset(STOP_REASONS) - {"cancelled"}
+_ENDED = frozenset(STOP_REASONS) - {CANCELLED}
 _UPDATE = ("params", "update")
 
 DEVIATIONS: tuple[Deviation, ...] = (

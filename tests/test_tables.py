@@ -275,3 +275,30 @@ def test_a_variant_without_the_running_output_row_is_fired_for_running_output() 
     lines = [*OPENED, *WORK, say("m1"), state("idle", stop="end_turn")]
     assert fg_findings(lines) == []
     assert fg_findings(lines, variant=variant) == [("FG-02", 7)]
+
+
+def test_stop_reasons_are_defined_once() -> None:
+    """The standard stop reasons are stated in ``model.foreground`` only: no other module binds
+    a name for them or spells three or more of them in one literal (issue 31)."""
+    root = Path(__file__).resolve().parent.parent
+    reasons = set(foreground_table.STOP_REASONS)
+    home = root / "model" / "foreground.py"
+    again = []
+    for top in ("model", "properties", "simulator", "cli"):
+        for path in sorted((root / top).rglob("*.py")):
+            if path == home:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                targets: list[ast.expr] = []
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, ast.AnnAssign):
+                    targets = [node.target]
+                if any(isinstance(t, ast.Name) and "STOP_REASON" in t.id for t in targets):
+                    again.append(f"{path.relative_to(root)}:{node.lineno}")
+                if isinstance(node, ast.Tuple | ast.List | ast.Set):
+                    named = {e.value for e in node.elts if isinstance(e, ast.Constant)} & reasons
+                    if len(named) >= 3:
+                        again.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert again == []

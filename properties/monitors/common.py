@@ -1,7 +1,8 @@
 """Vocabulary shared by the monitors: the standard values of the wire enums and small parsers.
 
-Owns: the monitors' names for the model's vocabulary (states, stop reasons, final tool-call and
-compaction statuses come from the machines in ``model/``, where they are defined once), which
+Owns: the monitors' names for the model's vocabulary (states, final tool-call and
+compaction statuses come from the machines in ``model/``, where they are defined once; stop
+reasons are read from ``model.foreground`` directly), which
 update variants are messages (the parsing of a ``background`` list into ``(type, id)`` keys
 is the observer layer's, ``properties.observe.background_keys``). Values come from the
 schema ``$defs`` (StateUpdate, StopReason variants of IdleStateUpdate, ToolCallStatus,
@@ -18,7 +19,6 @@ from model import compaction, foreground, toolcall
 
 ACTIVE: Final = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})
 STANDARD_STATES: Final = frozenset(foreground.KNOWN_STATES)
-STOP_REASONS: Final = frozenset(foreground.STOP_REASONS)
 TOOL_FINAL: Final = frozenset(toolcall.FINAL)
 COMPACTION_TERMINAL: Final = frozenset(compaction.TERMINAL)
 REQUEST_CANCELLED: Final = -32800

@@ -75,7 +75,7 @@ from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.monitors.common import ACTIVE, STANDARD_STATES, STOP_REASONS, after_idle, is_error_object
+from properties.monitors.common import ACTIVE, STANDARD_STATES, after_idle, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 from properties.readings import CANCEL_TAKES_EFFECT, PATCH_AFTER_IDLE, REPEATED_IDLE_NEW_REASON
 
@@ -335,7 +335,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
         if type(reason) is str:
-            if reason not in STOP_REASONS and not reason.startswith("_"):
+            if reason not in fgm.STOP_REASONS and not reason.startswith("_"):
                 self.breach(
                     "STOP-03", line, sid,
                     f"stop reason {reason!r} is not a standard one and does not start with '_'", msg,
@@ -392,14 +392,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         cancel_line = fs.cancel_line
         if cancel_line and self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
             self._gx[_CANCEL_GROUP_KEY] += 1
-            st.last_end_cancel = reason == "cancelled"
+            st.last_end_cancel = reason == fgm.CANCELLED
             if type(reason) is not str:
                 self._no_stop_reason(prev, sid, line, msg)
         elif cancel_line:
             st.last_end_cancel = True
             self._gx[_CANCEL_GROUP_KEY] += 1
-            if reason != "cancelled":
-                rule = "CANCEL-12" if reason == "error" else "TRANS-04"
+            if reason != fgm.CANCELLED:
+                rule = "CANCEL-12" if reason == fgm.ERROR else "TRANS-04"
                 self.breach(
                     rule, line, sid,
                     f"the idle that ends work after the cancellation received at line {cancel_line} "
@@ -410,7 +410,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.last_end_cancel = False
             if type(reason) is not str:
                 self._no_stop_reason(prev, sid, line, msg)
-        if reason == "error":
+        if reason == fgm.ERROR:
             self._ex["FAIL-03"] += 1
             if not is_error_object(upd.get("error")):
                 self.breach(

@@ -255,7 +255,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         fs = self.facts.sessions.get(sid)
         if fs is None or fs.state not in ACTIVE or fs.resuming:
             return  # (a session without facts is idle)
-        error = upd.get("stopReason") == "error"
+        error = upd.get("stopReason") == foreground.ERROR
         if fs.cancel_line and self.reading(TOOL_UPDATES_AFTER_IDLE) == "foreground-owed":
             self._session(sid).cancel_end = fs.interval
         if not error and not fs.cancel_line:
