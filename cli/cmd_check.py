@@ -8,7 +8,8 @@ renderings of the per-file reports, and the exit code (0: nothing at the failing
 Failing levels: ``--fail-on must`` (default) fails on errors (MUST / MUST NOT breaches, input
 findings that lose a line, schema findings); ``--fail-on should`` fails on warnings too.
 Obligations still open at the end of the input, and tolerated input (a blank line, a
-byte-order mark, CRLF line ends), are information and never fail a check.
+byte-order mark, CRLF line ends), are information and never fail a check; under ``--complete``
+(the user declares each transcript complete) an open obligation is a breach at the last line.
 
 Must not know: what any monitor checks, how lines are split and decoded, or the schema's
 layout.
@@ -295,9 +296,11 @@ def run_files(
     max_findings: int | None = DEFAULT_MAX_FINDINGS,
     readings: Mapping[str, str] | None = None,
     variant: Variant | None = None,
+    complete: bool = False,
 ) -> list[FileReport]:
     """Check each input with its own fresh monitors (under ``readings``: the ``--reading``
-    choices, and ``variant``: ``--variant``/``--drop``); reading errors are UsageErrors."""
+    choices, and ``variant``: ``--variant``/``--drop``; ``complete``: ``--complete``, every
+    input holds all its peers will send); reading errors are UsageErrors."""
     reports: list[FileReport] = []
     with ExitStack() as stack:
         for path, stream in open_inputs(paths, stack):
@@ -316,6 +319,7 @@ def run_files(
                         max_line_bytes=max_line_bytes,
                         on_message=hook,
                         max_findings=max_findings,
+                        complete=complete,
                     )
                 )
             except OSError as exc:
@@ -359,6 +363,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="longest accepted line in bytes (default: %(default)s)",
     )
+    p.add_argument(
+        "--complete",
+        action="store_true",
+        help="the transcripts are complete (the session ended, nothing more will come): an "
+        "obligation still open at the end (an idle for every start, an answer for every prompt, "
+        "a report of every inserted message, an end for every compaction) is a breach at the "
+        "last line (default: such obligations are information)",
+    )
     add_max_findings(p)
     add_reading_option(p)
     add_variant_options(p)
@@ -386,6 +398,7 @@ def run(args: argparse.Namespace) -> int:
         max_findings=args.max_findings,
         readings=readings,
         variant=variant,
+        complete=args.complete,
     )
     code = exit_code(reports, args.fail_on)
     if args.json:

@@ -8,7 +8,9 @@ forwarding SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 to the Agent (s
 process group of its own, so a terminal's signals reach it once, through us); closing the
 Agent's input at the end of ours; and ending with the Agent's exit code (128 + N when a signal
 N ended it). With ``--check``, findings go to standard error as the live check makes them, and
-a summary when the Agent has exited.
+a summary when the Agent has exited. The recording is judged complete (open obligations are
+breaches at its last line) when the Agent's output ended while the Client's input was still
+open (the Agent exited on its own), else for the sessions that were closed.
 
 Must not know: what the monitors check, the model.
 """
@@ -30,7 +32,7 @@ from cli.proxy import LinePump, TranscriptWriter
 from cli.readings_option import add_reading_option, chosen_readings
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.live import LiveCheck
+from properties.live import LiveCheck, closed_sessions
 
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 _READ = 1 << 16
@@ -165,9 +167,11 @@ def run(args: argparse.Namespace) -> int:
     )
     feeder.start()
     _pump(proc.stdout.fileno(), agent_pump)
+    client_still_connected = feeder.is_alive()
     code = proc.wait()
     if live is not None:
-        live.close(quiescent=False)
+        # the Agent exited on its own: nothing more can come; else the sessions it closed
+        live.close(complete=True if client_still_connected else closed_sessions(live.monitors))
         if live.error is not None:
             sys.stderr.write(f"acp-model record: live check stopped: {live.error!r}\n")
         sys.stderr.write(summary_text(args.out, live) + "\n")

@@ -27,7 +27,9 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
 
 A run ends early at the first finding that fails it (``fail_on`` as in ``check``; rules of
 the Client's side that the driver breaks on purpose excepted), when the Agent's output ends
-(``drive.agent-exited``, and its open obligations are breaches), at a request of the driver
+(``drive.agent-exited``, and its open obligations are breaches; a run that ends otherwise
+judges a session it closed as complete: what that session still owes is a breach at the last
+line, ``properties.live.closed_sessions``), at a request of the driver
 unanswered within ``timeout`` (``drive.no-answer``), or past ``max_messages`` Agent lines
 (``drive.flood``).
 
@@ -62,7 +64,7 @@ from cli.proxy import TranscriptWriter, entry, message_entry
 from properties.checking import FAIL_SEVERITIES
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.live import LiveCheck
+from properties.live import LiveCheck, closed_sessions
 from simulator import wire
 from simulator.drive import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
 from simulator.shrink import minimise
@@ -423,7 +425,7 @@ class _Run:
         r = self.result
         self.result.ended = self.peer.stop()
         quiescent = r.stop in ("agent exited",)
-        self.live.close(quiescent=quiescent)
+        self.live.close(quiescent=quiescent, complete=closed_sessions(self.live.monitors))
         findings, opened = self.live.snapshot()
         why = (
             f"(still open: the agent sent nothing for {self.s.timeout:g} s)"

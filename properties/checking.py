@@ -7,7 +7,8 @@ exit code).
 
 Failing levels: ``must`` fails on errors (MUST / MUST NOT breaches, input findings that lose a
 line, schema findings); ``should`` fails on warnings too. Obligations still open at the end of
-the input, and input the reader tolerated, are information and never fail a check.
+the input, and input the reader tolerated, are information and never fail a check, unless the
+input is declared complete (``complete``): then an open obligation is a breach at the last line.
 
 While a transcript is judged, CPython's full collections wait (``full_collections_paused``):
 what the rules remember grows with the input and lives until the end, and every full
@@ -110,10 +111,14 @@ def check_stream(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     on_message: MessageHook | None = None,
     max_findings: int | None = None,
+    complete: bool = False,
 ) -> FileReport:
     """Read one transcript and judge it; ``on_message`` sees every message that was used.
 
-    Findings are kept in the order they were made, up to ``max_findings`` (None: all)."""
+    Findings are kept in the order they were made, up to ``max_findings`` (None: all).
+    ``complete``: the user declares that the transcript holds everything the peers will ever
+    send (``check --complete``): obligations still open at its end are breaches at its last
+    line instead of information."""
     monitor_set = monitors if monitors is not None else MonitorSet()
     if schema is not None:
         schema.reset()
@@ -134,12 +139,15 @@ def check_stream(
             else:
                 report.cut[finding.severity] += 1
 
+    last: int | None = None
     with full_collections_paused():
         for item in read_transcript(stream, max_line_bytes, stats=report.stats):
             if isinstance(item, Finding):
                 keep([item])
+                last = item.line if item.line is not None else last
                 continue
             line, sender, msg = item
+            last = line
             if on_message is not None:
                 on_message(line, sender, msg)
             if schema is not None:
@@ -147,7 +155,7 @@ def check_stream(
                 if problem is not None:
                     keep([problem])
             keep(monitor_set.feed(sender, msg, line))
-        keep(monitor_set.finish(quiescent=False))
+        keep(monitor_set.finish(quiescent=False, complete=complete, last_line=last))
     report.exercised = Counter(monitor_set.exercised)
     report.variant = getattr(monitor_set, "variant", None)
     report.set_aside = Counter(getattr(monitor_set, "set_aside", ()))

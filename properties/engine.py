@@ -269,9 +269,22 @@ class Monitor:
         message: Any = None,
         readings: tuple[str, ...] = (),
     ) -> None:
-        """Report an obligation still open: a breach at quiescence, information at end of input."""
+        """Report an obligation still open: a breach at quiescence; a breach at the last line
+        when the input was declared complete for ``session`` (``MonitorSet.finish(complete=...)``);
+        information at the end of any other input."""
         if quiescent:
             self.breach(rule, line, session, explanation + " (still open at quiescence)", message, readings)
+        elif self._owner.complete_for(session):
+            owner = self._owner
+            since = "" if line is None or line == owner.last_line else f"; owed since line {line}"
+            self.breach(
+                rule,
+                owner.last_line if owner.last_line is not None else line,
+                session,
+                explanation + f" (still open at the end of a complete transcript{since})",
+                message,
+                readings,
+            )
         else:
             self._owner.add(
                 Finding(
@@ -286,6 +299,10 @@ class Monitor:
                 )
             )
 
+
+Completeness = bool | Callable[[str | None], bool]
+"""What ``MonitorSet.finish`` is told of the input's end: complete for every session (True),
+for none (False), or for the sessions a predicate accepts."""
 
 _PLUMBING = ("_owner", "_ex", "_gx")
 """Monitor attributes that are not monitor state."""
@@ -338,6 +355,9 @@ class MonitorSet:
         self.findings: list[Finding] = []
         self._new: list[Finding] = []
         self._levels: dict[str, str] = {}
+        self._complete: Completeness = False
+        self.last_line: int | None = None
+        """The last line of the input, once ``finish`` was told it."""
         # requests awaiting a response, by the side that sent them: id -> request message
         self.pending_client: dict[Any, Message] = {}
         self.pending_agent: dict[Any, Message] = {}
@@ -523,15 +543,37 @@ class MonitorSet:
         new, self._new = self._new, []
         return new
 
-    def finish(self, quiescent: bool = False) -> list[Finding]:
-        """Judge the "eventually" rules; returns the findings this produced."""
+    def finish(
+        self, quiescent: bool = False, complete: Completeness = False, last_line: int | None = None
+    ) -> list[Finding]:
+        """Judge the "eventually" rules; returns the findings this produced.
+
+        ``quiescent``: the simulator proved nothing more can happen (open obligations are
+        breaches at the line that opened them). ``complete``: the user (``check --complete``)
+        or the recorder (the Agent exited, a session was closed) declares that nothing more
+        will come: True for every session, or a predicate of the session ID (None: the
+        connection). An obligation open in a complete session is a breach reported at
+        ``last_line`` (the last line of the input), the line after which no continuation
+        can discharge it. Otherwise open obligations are information (kind ``open``)."""
         mons = self.monitors
         if isinstance(mons, _CopyOnWrite):  # judge copies owned by this set, not shared ones
             mons = [mons[i] for i in range(len(mons))]
-        for monitor in mons:
-            monitor.at_end(quiescent)
+        self._complete = complete
+        self.last_line = last_line
+        try:
+            for monitor in mons:
+                monitor.at_end(quiescent)
+        finally:
+            self._complete = False
         new, self._new = self._new, []
         return new
+
+    def complete_for(self, session: str | None) -> bool:
+        """Whether the input being finished was declared complete for ``session``."""
+        complete = self._complete
+        if complete is True or complete is False:
+            return complete
+        return bool(complete(session))
 
     # -- explorers -----------------------------------------------------------------------
     def clone(self) -> MonitorSet:
@@ -593,6 +635,8 @@ class MonitorSet:
         new.dropped = self.dropped
         new.tables = self.tables
         new._levels = self._levels
+        new._complete = False
+        new.last_line = self.last_line
         new.pending_client = dict(self.pending_client)
         new.pending_agent = dict(self.pending_agent)
         new._index = self._index

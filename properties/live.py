@@ -14,9 +14,11 @@ message goes to the set's ``feed``, as in ``check``; every finding (input or rul
 ``sync()`` waits until every line pushed so far is judged (the reader asked for more bytes with
 none left, so it has used every complete line); ``open_now()`` then lists the obligations open
 at this point, judged on a copy of the set (``MonitorSet.clone``), so the live set goes on
-untouched. ``close(quiescent)`` ends the input and judges the "eventually" rules once: as open
-obligations (information, as ``check`` does at the end of a file), or as breaches when the
-caller knows nothing more can happen (a driver whose agent stayed silent past its timeout).
+untouched. ``close(quiescent, complete)`` ends the input and judges the "eventually" rules once:
+as open obligations (information, as ``check`` does at the end of a file), or as breaches when
+the caller knows nothing more can happen (a driver whose agent stayed silent past its timeout),
+or as breaches at the last line for the sessions the caller declares complete (the Agent exited
+while its Client was still connected; a session that was closed: ``closed_sessions``).
 
 Must not know: where the lines come from, files, processes, how findings are shown.
 """
@@ -28,8 +30,9 @@ from collections import Counter, deque
 from collections.abc import Callable
 from typing import BinaryIO, cast
 
-from properties.engine import MonitorSet
+from properties.engine import Completeness, MonitorSet
 from properties.findings import Finding
+from properties.monitors.facts import Facts
 from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, read_transcript
 
 FindingHook = Callable[[Finding], None]
@@ -145,15 +148,17 @@ class LiveCheck:
         self.sync()
         return [f for f in self.monitors.clone().finish(quiescent=False) if f.kind == "open"]
 
-    def close(self, quiescent: bool = False) -> None:
-        """End the input; judge the "eventually" rules (breaches when ``quiescent``)."""
+    def close(self, quiescent: bool = False, complete: Completeness = False) -> None:
+        """End the input; judge the "eventually" rules (breaches when ``quiescent``, or at the
+        last line for the sessions ``complete`` accepts: ``MonitorSet.finish``)."""
         if self._closed:
             return
         self._closed = True
         self._feed.close()
         self._thread.join()
         if self.error is None:
-            self._emit(self.monitors.finish(quiescent=quiescent))
+            last = self.stats.lines or None
+            self._emit(self.monitors.finish(quiescent=quiescent, complete=complete, last_line=last))
 
     @property
     def exercised(self) -> Counter[str]:
@@ -164,3 +169,20 @@ class LiveCheck:
         with self._lock:
             return list(self.findings), list(self.open)
 
+
+
+def closed_sessions(monitors: MonitorSet) -> Callable[[str | None], bool]:
+    """The completeness of a recording that goes on no further for the sessions it saw closed
+    (a successful ``session/close``, not reopened by a resume): what they still owe can no
+    longer come (``MonitorSet.finish(complete=...)``). A set without the shared facts knows of
+    no closed session."""
+    try:
+        facts = monitors.get(Facts)
+    except KeyError:
+        return lambda sid: False
+
+    def closed(sid: str | None) -> bool:
+        fs = facts.sessions.get(sid) if sid is not None else None
+        return fs is not None and fs.closed
+
+    return closed

@@ -205,3 +205,45 @@ def test_record_kinds() -> None:
     assert entry("agent", b' {"a": 1} ') == b'{"from":"agent","message":{"a": 1}}\n'
     assert json.loads(entry("client", b"\xff bad")) == {"from": "client", "unparsed": "\\xff bad"}
     assert json.loads(entry("agent", b"{}", 99)) == {"from": "agent", "unparsed": "{}", "bytes": 99}
+
+
+_RUNNING = (
+    '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s",'
+    '"update":{"sessionUpdate":"state_update","state":"running"}}}'
+)
+
+
+@pytest.mark.parametrize("exits_first", [True, False])
+def test_a_recording_the_agent_ended_is_judged_complete(tmp_path: Path, exits_first: bool) -> None:
+    """The Agent reports running and its output ends. When it exited while the Client was still
+    connected, nothing more can come: the idle it owed (4. Report completion) is a breach at the
+    last line. When the Client left first, the Agent's exit may be its answer to that: the
+    obligation stays open (information)."""
+    wait = "sys.stdin.readline()" if exits_first else "sys.stdin.read()"
+    fake = f"import sys\nsys.stdin.readline()\nprint({_RUNNING!r}, flush=True)\n{wait}\n"
+    out = tmp_path / "t.ndjson"
+    proc = subprocess.Popen(
+        [*CLI, "record", "--check", "--out", str(out), "--", sys.executable, "-c", fake],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None and proc.stderr is not None
+    proc.stdin.write(encode(wire.prompt(2, "s", [wire.text("hi")])))
+    proc.stdin.flush()
+    if exits_first:
+        proc.stdin.write(encode(wire.notification("_vendor/ping", {"sessionId": "s"})))
+        proc.stdin.flush()
+        assert proc.wait(60) == 0
+        proc.stdin.close()
+    else:
+        time.sleep(0.5)
+        proc.stdin.close()
+        assert proc.wait(60) == 0
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    if proc.stdout is not None:
+        proc.stdout.close()
+    assert ("FG-05" in err and "complete transcript" in err) is exits_first, err
+    assert "Traceback" not in err
