@@ -4,6 +4,10 @@ Owns: the ``Monitor`` base class, the ``MonitorSet`` that feeds every monitor on
 time, the count of how often each rule's check was exercised, and the split between
 "certain now" breaches (reported by ``feed``) and "eventually" obligations (reported by
 ``finish``). The same code serves recorded transcripts (``acp-model check``) and simulated runs.
+An obligation still open when ``finish`` runs is a breach at the line that opened it when the
+simulator proved quiescence, a breach at the input's last line when the input was declared
+complete for its session (``check --complete``; ``record`` and ``drive`` when the Agent exited
+or the session was closed), and information (kind ``open``) otherwise.
 
 Proxy-view semantics: lines arrive in the order a proxy between the peers saw them (agent lines
 in the agent's send order, client lines in the agent's receive order). A monitor flags only what
