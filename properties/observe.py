@@ -248,10 +248,13 @@ def _user_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) ->
     return iter(())
 
 
+TOOL_CALL_UPDATE: Final = "tool_call_update"
+"""The update variant a permission request's subject tool call is applied as."""
+
 UPDATES: dict[str, Observer] = {
     "user_message": _user_message,
     "user_message_chunk": _user_chunk,
-    "tool_call_update": _tool_call,
+    TOOL_CALL_UPDATE: _tool_call,
     "tool_call_content_chunk": _tool_call_chunk,
     "terminal_update": _terminal,
     "subagent_update": _subagent,

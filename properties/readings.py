@@ -105,6 +105,7 @@ PROMPT_AHEAD_OF_HELD: Final = "prompt-ahead-of-held"
 TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
 IDLE_AFTER_UNRECOGNIZED_STATE: Final = "idle-after-unrecognized-state"
+UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
 
 
 READINGS: Final[tuple[Reading, ...]] = (
@@ -382,6 +383,38 @@ READINGS: Final[tuple[Reading, ...]] = (
               monitor rule depends on it: it decides the client view's completions and
               last_stop_reason (acp-model view, and the explorers' view agreement)."""),
         (),
+        affects="checker",
+    ),
+    Reading(
+        UNLISTED_TOOL_AT_CANCELLED_IDLE,
+        "Is an unfinished tool call of the cancelled work that no background list names owed its "
+        "final status before the idle confirming the cancellation?",
+        ("Cancellation", "Background work", "4. Report completion"),
+        (190, 33, 122),
+        ("the Agent gives those tool calls their final status",
+         "SHOULD keep that tool call pending, in_progress, or paused and list it",
+         "MUST send any pending updates for the foreground work that ended"),
+        (
+            _alt("owed-before-idle", """A tool call first reported during the cancelled work,
+                 still unfinished at the idle that confirms the cancellation, and left out of a
+                 concrete background list reported since its first report (the idle's own
+                 included; nor embedding a listed terminal), belongs to the cancelled work: its
+                 final status was owed before that idle (CANCEL-17, a finding at the idle). One
+                 no list has ruled on yet is a suspect, as under may-be-background."""),
+            _alt("may-be-background", """Such a tool call may be background activity the Agent
+                 did not list (it may stop unlisted background activity, so some may go on): a
+                 suspect, cleared when a later list names it or its status changes later, and a
+                 breach only when nothing cleared it by the end (at quiescence, or at the last
+                 line of a complete transcript)."""),
+        ),
+        "owed-before-idle",
+        _text("""The Cancellation section exempts only the latest background list and tool calls
+              referencing a listed terminal from the tool calls of the cancelled work, and has the
+              Agent give those their final status; its idle comes after every ongoing operation
+              is aborted and the pending updates are sent. Work the Agent knows goes on should
+              be listed (Background work), and an unlisted item is not background work the
+              wire can see."""),
+        ("CANCEL-17",),
         affects="checker",
     ),
 )

@@ -1229,17 +1229,22 @@ def _tool_state_routed(ms: MonitorSet) -> bool:
 def test_tool_monitor_sees_state_updates_only_once_a_tool_or_permission_is_known() -> None:
     """The tool monitor's ``state_update`` handler is gated (``ToolMonitor.watching``): out of
     the tables until a tool call or an open permission request is known, in while one is, and
-    out again when the last permission request is answered in a session without tool calls."""
+    out again when the last permission request is answered in a session without tool calls. A
+    request whose subject is a tool call makes that tool call known (the Client applies it like
+    a tool_call_update), so the handler stays in."""
     ms = MonitorSet()
     turn = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
     for n, (sender, msg) in enumerate(turn, 1):
         ms.feed(sender, msg, n)
     assert not _tool_state_routed(ms)
-    ms.feed(*ask("p1", "t9"), 5)
+    sender, request = ask("p1", "t9")
+    del request["params"]["subject"]
+    ms.feed(sender, request, 5)
     assert _tool_state_routed(ms)
     ms.feed(*permission_answer("p1", "allow"), 6)
     assert not _tool_state_routed(ms)
-    ms.feed(*tool("t1", "pending"), 7)
+    ms.feed(*ask("p2", "t9"), 7)
+    ms.feed(*permission_answer("p2", "allow"), 8)
     assert _tool_state_routed(ms)
 
 

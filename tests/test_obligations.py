@@ -25,12 +25,10 @@ from tests.wire_dsl import (
     ask,
     cancel,
     compaction,
-    fail,
     item,
     ok,
     permission_answer,
     prompt,
-    resume,
     say,
     state,
     tool,
@@ -159,4 +157,98 @@ def test_a_live_recording_judges_the_sessions_it_saw_closed_as_complete() -> Non
 
 
 # -- what is owed before an idle ---------------------------------------------------------------
-_ = (ask, cancel, fail, item, ok, permission_answer, resume, tool)
+CANCELLED_TURN = [*TURN[:4], tool("t1", "in_progress"), cancel()]
+
+
+def test_a_cancelled_idle_that_leaves_a_foreground_tool_call_running_is_a_breach_there() -> None:
+    """Cancellation: the Agent gives the unfinished tool calls of the cancelled work (all but
+    those in the latest background list or referencing a listed terminal) their final status,
+    and sends the idle confirming the cancellation after every ongoing operation was aborted
+    and the pending updates were sent. An idle that leaves one in progress breaks CANCEL-17 at
+    that idle, complete transcript or not. The idle's background list (empty) says t1 is not
+    background work."""
+    lines = [*CANCELLED_TURN, state("idle", stop="cancelled", bg=[])]
+    report = check(lines)
+    assert errors(report) == [("CANCEL-17", 7)]
+    assert report.findings[0].readings == ("unlisted-tool-at-cancelled-idle",)
+    assert report.open == []
+    assert errors(check(lines, unlisted_tool_at_cancelled_idle="may-be-background")) == []
+    finished = [*CANCELLED_TURN, tool("t1", "cancelled"), state("idle", stop="cancelled", bg=[])]
+    assert errors(check(finished, complete=True)) == []
+
+
+def test_a_list_reported_after_the_tool_call_rules_on_it() -> None:
+    """A concrete list reported after t1's first report (here while running) leaves it out: it is
+    not background work, so the idle without a list (BG-07 as well: once a list was reported,
+    every state_update carries one) still owes its final status."""
+    lines = [*CANCELLED_TURN[:5], state("running", bg=[]), cancel(), state("idle", stop="cancelled")]
+    assert sorted(errors(check(lines))) == [("BG-07", 8), ("CANCEL-17", 8)]
+
+
+def test_a_tool_call_no_list_ruled_on_is_owed_by_the_end() -> None:
+    """Background work: the Agent sends a background tool call before the first list that names
+    it, and with no list reported a Client may treat nothing as abandoned. So at an idle without
+    a list, t1 (never listed) may still be background work announced early: nothing certain at
+    the idle; if it never gets a final status nor a list, a complete transcript breaks CANCEL-17
+    at its last line."""
+    lines = [*CANCELLED_TURN, state("idle", stop="cancelled")]
+    assert errors(check(lines)) == []
+    assert opened(check(lines)) == ["CANCEL-17"]
+    assert errors(check(lines, complete=True)) == [("CANCEL-17", 7)]
+    listed_later = [*lines, state("idle", bg=[item("tool_call", "t1")])]
+    assert errors(check(listed_later, complete=True)) == []
+
+
+@pytest.mark.parametrize(
+    "listed",
+    [
+        [state("idle", stop="cancelled", bg=[item("tool_call", "t1")])],
+        [state("running", bg=[item("tool_call", "t1")]), state("idle", stop="cancelled", bg=None)],
+    ],
+)
+def test_a_tool_call_in_the_latest_background_list_is_not_of_the_cancelled_work(listed: list[Line]) -> None:
+    """Cancellation: work in the latest background list is not covered and keeps running (the
+    idle's own list when it carries one, else the last one reported)."""
+    found = errors(check([*CANCELLED_TURN, *listed]))
+    assert "CANCEL-17" not in [rule for rule, _ in found]
+
+
+def test_under_when_acted_an_idle_with_the_works_own_reason_is_no_confirmation() -> None:
+    """cancel-takes-effect=when-acted: the work may have ended before the cancel was acted on,
+    so an end_turn idle after the cancel does not confirm it (nothing is owed at it)."""
+    lines = [*CANCELLED_TURN, state("idle", stop="end_turn")]
+    assert "CANCEL-17" not in [r for r, _ in errors(check(lines, cancel_takes_effect="when-acted"))]
+
+
+def test_a_tool_call_approved_under_requires_action_that_completes_needs_running() -> None:
+    """3. Agent reports output / Waiting for user action: once requires_action is reported, the
+    Agent MUST report running when progress resumes. A tool call first seen in a permission
+    request's subject (the Client applies it like a tool_call_update) is approved and then
+    completes: the tool ran, so the blocked work progressed, without running being reported.
+    (That it was not marked in_progress first is TOOL-04, a SHOULD: a warning.)"""
+    lines = [
+        *TURN[:4],
+        ask("p1", "t1"),
+        state("requires_action"),
+        permission_answer("p1", "allow"),
+        tool("t1", "completed"),
+        state("idle", stop="end_turn"),
+    ]
+    report = check(lines)
+    assert errors(report) == [("FG-04", 8)]
+    assert [f.rule for f in report.findings if f.severity == "warning"] == ["TOOL-04"]
+    resumed = [*lines[:7], state("running"), tool("t1", "completed"), state("idle", stop="end_turn")]
+    assert errors(check(resumed, complete=True)) == []
+
+
+def test_a_tool_call_that_fails_after_a_refusal_is_no_progress() -> None:
+    """Waiting for user action: declining may lead to a fallback or completion without resuming."""
+    lines = [
+        *TURN[:4],
+        ask("p1", "t1"),
+        state("requires_action"),
+        permission_answer("p1", "deny"),
+        tool("t1", "failed"),
+        state("idle", stop="end_turn"),
+    ]
+    assert errors(check(lines, complete=True)) == []

@@ -190,6 +190,21 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "completion",
         [("FG-02", 6)],
     ),
+    "unlisted-tool-at-cancelled-idle": (
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "in_progress"),
+            cancel(),
+            state("idle", stop="cancelled", bg=[]),
+            tool("t1", "completed"),
+        ],
+        [("CANCEL-17", 7)],
+        "may-be-background",
+        [],
+    ),
 }
 
 

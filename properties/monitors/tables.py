@@ -31,6 +31,7 @@ from properties.observe import (
     OBSERVED,
     REPLAYED,
     SNAPSHOTS,
+    TOOL_CALL_UPDATE,
     UNOBSERVED,
     UPDATES,
     Observation,
@@ -80,7 +81,16 @@ class TableMonitor(SessionMonitor[Seen]):
             *(("update", variant, self._update) for variant in UPDATES),
             ("client-request", "session/resume", self._resume),
             ("agent-response", "session/resume", self._resumed),
+            ("agent-request", "session/request_permission", self._asked),
         )
+
+    def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        """A permission request's subject tool call is applied like a ``tool_call_update``
+        (the schema's ToolCallPermissionSubject: a first-seen ID creates the tool call)."""
+        subject = params.get("subject")
+        call = subject.get("toolCall") if type(subject) is dict else None
+        if sid is not None and type(call) is dict and type(call.get("toolCallId")) is str:
+            self._update(sid, {**call, "sessionUpdate": TOOL_CALL_UPDATE}, line, msg)
 
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:

@@ -7,8 +7,12 @@ What is certain in proxy order, and why
   model: ``properties.monitors.tables``.)
 - FG-04 (group ``running-after-requires-action``, reported under its first ID): while the reported state is
   requires_action, a foreground tool call (first reported during active work, not in the latest
-  background list) moving to ``in_progress`` shows progress without running reported. New tool
-  calls are not evidence: background work may announce them at any time. Once per stretch.
+  background list) moving to ``in_progress``, or completing after its permission was granted
+  (the tool ran: a refusal's fallback that fails or cancels it is no progress), shows progress
+  without running reported. New tool calls are not evidence: background work may announce them
+  at any time. Once per stretch. A permission request's subject tool call is applied like a
+  ``tool_call_update`` (the schema's ToolCallPermissionSubject: a first-seen ID creates it), so
+  a tool call first seen there is tracked like any other.
 - TOOL-04 (SHOULD): after the Client selects an ``allow_*`` option of a permission request about
   a tool call, that call should go ``in_progress`` before it is ``completed``. Failing or being
   cancelled without running is fine.
@@ -29,10 +33,23 @@ What is certain in proxy order, and why
   not approved): a permission request still open at the idle confirming a cancellation (one
   owed a withdrawal, below) that the Client then answers with an ``allow_*`` option, and
   whose tool call afterwards goes ``in_progress``: the late answer was used as an approval.
-- CANCEL-17 (judged at the end, like FAIL-04): when the idle confirming a cancellation ends
-  active work, every tool call first reported during that work and still unfinished, neither
-  listed nor embedding a listed terminal, is owed a final status by the Agent; cleared and
-  reported exactly as the FAIL-04 suspects are (the same reading applies).
+- CANCEL-17 (a MUST, judged at the idle): when the idle confirming a cancellation ends active
+  work, every tool call first reported during that work and still unfinished, neither in the
+  latest background list (the idle's own when it carries one) nor embedding a listed terminal,
+  was owed its final status before that idle ("Cancellation": the Agent gives those tool calls
+  their final status; its idle follows the abort of every ongoing operation and the pending
+  updates): a breach at the idle when a concrete background list reported after the tool
+  call's first report (the idle's own included) leaves it out, the default of the reading
+  ``unlisted-tool-at-cancelled-idle`` (``owed-before-idle``). A tool call no list has ruled on
+  yet may be background work announced before its first list ("Background work"), and with no
+  list reported a Client may treat nothing as abandoned: a suspect, cleared and reported
+  exactly as the FAIL-04 suspects are (at the end: a breach of a complete transcript). Under
+  ``may-be-background`` every such call is a suspect. An idle after the cancel that does not
+  confirm it (``cancel-takes-effect=when-acted`` and a stop reason other than cancelled)
+  leaves suspects only.
+- Not owed before the idle: the -32800 answers of the prompts the cancel covers (a prompt's
+  response has no fixed order relative to the updates, "2. Prompt accepted"); the prompt table
+  owes them eventually (judged at the end, a breach of a complete transcript).
 - The permission table's obligation on ``not_approved`` (judged at the end): permission requests
   still open when the idle confirming a cancellation was sent (and not about a tool call listed
   then or later) are abandoned (the table's ``abandon``) and should then be withdrawn with
@@ -58,8 +75,8 @@ from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, TOOL_FINAL, after_idle, terminal_refs
-from properties.monitors.facts import Facts, SessionMonitor
-from properties.readings import TOOL_UPDATES_AFTER_IDLE
+from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
+from properties.readings import CANCEL_TAKES_EFFECT, TOOL_UPDATES_AFTER_IDLE, UNLISTED_TOOL_AT_CANCELLED_IDLE
 
 # tool record: (status, interval it was first reported in (0: not during active work), grant)
 # grant: 0 no permission granted, 1 granted and not yet in_progress since, 2 in_progress since,
@@ -74,12 +91,15 @@ _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 
 
 class _Session:
-    __slots__ = ("cancel_end", "late", "ra_period", "terms", "tools")
+    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "terms", "tools")
 
     def __init__(self) -> None:
         self.tools: dict[str, _Tool] = {}
         self.terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
         self.ra_period = -1
+        self.fresh: frozenset[str] = frozenset()
+        """Tool calls first reported since the session's last concrete background list: no list
+        has said yet whether they run as background work."""
         # kept only under tool-updates-after-idle=foreground-owed:
         self.cancel_end = 0  # interval last ended by an idle that confirmed a cancellation
         self.late: frozenset[str] = frozenset()  # tool calls already reported late
@@ -89,6 +109,7 @@ class _Session:
         new.tools = dict(self.tools)
         new.terms = dict(self.terms)
         new.ra_period = self.ra_period
+        new.fresh = self.fresh
         new.cancel_end = self.cancel_end
         new.late = self.late
         return new
@@ -100,6 +121,7 @@ class _Session:
             self.ra_period == period,
             self.cancel_end == interval,
             self.late,
+            self.fresh,
         )
 
 
@@ -173,6 +195,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if rec is None:
             fs = self.facts.of(sid)
             ts.tools[tid] = (status or "pending", fs.interval if fs.state in ACTIVE else 0, 0)
+            ts.fresh = ts.fresh | {tid}
             return
         fs = self.facts.of(sid)
         if fs.resuming:  # replayed history re-sends old updates: not a transition
@@ -200,21 +223,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     "cancellation: the Agent treats it as not approved and ignores the late answer",
                     msg,
                 )
-            if fs.state == "requires_action" and created > 0 and not fs.resuming:
-                listed = fs.listed
-                if listed is None or ("tool_call", tid) not in listed:
-                    self._gx[_RA_GROUP_KEY] += 1
-                    if ts.ra_period != fs.period:
-                        ts.ra_period = fs.period
-                        try:  # progress of the blocked work: the foreground table's output
-                            self.table(foreground.SPEC).fire(foreground.REQUIRES_ACTION, "output")
-                        except ProtocolViolation as broke:
-                            self.breach(
-                                broke.rule, line, sid,
-                                f"tool call {tid!r} of the blocked foreground work went "
-                                "in_progress, but running was not reported after requires_action",
-                                msg,
-                            )
+            self._progress(ts, fs, tid, created, "went in_progress", line, sid, msg)
         elif status == "completed" and grant == 1:
             self.breach(
                 "TOOL-04", line, sid,
@@ -222,7 +231,42 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 "marked in_progress",
                 msg,
             )
+            # the tool ran after the grant: progress of the work the permission blocked
+            self._progress(ts, fs, tid, created, "completed after its permission was granted", line, sid, msg)
         ts.tools[tid] = (status, created, grant)
+
+    def _progress(
+        self,
+        ts: _Session,
+        fs: SessionFacts,
+        tid: str,
+        created: int,
+        what: str,
+        line: int,
+        sid: str,
+        msg: Message,
+    ) -> None:
+        """A foreground tool call ran (went in_progress, or completed after its permission was
+        granted): progress of the foreground work, which needs running reported after
+        requires_action (the foreground table's output from requires_action)."""
+        if fs.state != foreground.REQUIRES_ACTION or created <= 0 or fs.resuming:
+            return
+        listed = fs.listed
+        if listed is not None and ("tool_call", tid) in listed:
+            return  # background work: not progress of the blocked foreground work
+        self._gx[_RA_GROUP_KEY] += 1
+        if ts.ra_period == fs.period:
+            return
+        ts.ra_period = fs.period
+        try:  # progress of the blocked work: the foreground table's output
+            self.table(foreground.SPEC).fire(foreground.REQUIRES_ACTION, "output")
+        except ProtocolViolation as broke:
+            self.breach(
+                broke.rule, line, sid,
+                f"tool call {tid!r} of the blocked foreground work {what}, but running was not "
+                "reported after requires_action",
+                msg,
+            )
 
     def _late(self, ts: _Session, sid: str, tid: str, created: int, line: int, msg: Message) -> None:
         """Under ``tool-updates-after-idle=foreground-owed``: a status change of a tool call of
@@ -246,6 +290,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     # -- the idle that ends work ---------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        self._judge(sid, upd, line, msg)
+        if "background" in upd and self.facts.background(upd) is not None:
+            ts = self.sessions.get(sid)
+            if ts is not None and ts.fresh:
+                ts.fresh = frozenset()
+
+    def _judge(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if self.suspects or self.owed:
             keys = self.facts.background(upd)
             if keys:
@@ -266,9 +317,24 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if ts is not None:
             owed = "FAIL-04" if error else "CANCEL-17"
             self._ex[owed] += 1
+            at_idle = owed == "CANCEL-17" and self._confirms(upd) and (
+                self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE) == "owed-before-idle"
+            )
             for tid, (status, created, _) in ts.tools.items():
                 if created == fs.interval and status not in TOOL_FINAL and not _exempt(tid, ts, listed):
-                    self.suspects[(sid, tid)] = (line, owed)
+                    # a list reported since its first report (the idle's own included) says it
+                    # is not background work; before any, it may be background not listed yet
+                    if at_idle and (keys is not None or tid not in ts.fresh):
+                        self.breach(
+                            owed, line, sid,
+                            f"idle confirming the cancellation received at line {fs.cancel_line} while "
+                            f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
+                            "it a final status before this idle (it is not in the latest background "
+                            "list and embeds no listed terminal)",
+                            msg, (UNLISTED_TOOL_AT_CANCELLED_IDLE,),
+                        )  # fmt: skip
+                    else:
+                        self.suspects[(sid, tid)] = (line, owed)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
             for rid, (psid, about, _) in self.perms.items():
@@ -279,6 +345,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self._ex[owes] += 1
                         if owes not in spec.relaxed:
                             self.owed[rid] = (sid, line, owes)
+
+    def _confirms(self, upd: dict[str, Any]) -> bool:
+        """Whether an idle ending work after a cancel was received confirms the cancellation:
+        always under ``cancel-takes-effect=on-receipt``; under ``when-acted`` only when it says
+        cancelled (the work may have ended on its own first)."""
+        if self.reading(CANCEL_TAKES_EFFECT) != "when-acted":
+            return True
+        return bool(upd.get("stopReason") == foreground.CANCELLED)
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
@@ -300,6 +374,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
         subject = params.get("subject")
         call = subject.get("toolCall") if type(subject) is dict else None
         tid = call.get("toolCallId") if type(call) is dict else None
+        if type(call) is dict and type(tid) is str:
+            # the Client applies the subject's tool call like a tool_call_update (a first-seen
+            # ID creates it): so does the monitor (ToolCallPermissionSubject in the schema)
+            self._tool(sid, call, line, msg)
         regate = not self.perms
         self.perms[msg["id"]] = (sid, tid if type(tid) is str else None, line)
         if regate:
