@@ -23,7 +23,10 @@ breach of its own) counts as listed from its announcement on.
 The session: the ``session/resume`` handshake of the session table (``model.session``) is
 observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), a
 user message under a messageId the session already reported (``replay``: a user message is
-inserted once, so one reported again is replayed history) and the success response
+inserted once, so one reported again is replayed history), a user message under a new ID after
+the snapshot of a resume that asked for a replay while no prompt of the session awaits its
+answer (``replay`` too, under the reading ``unaccounted-user-message=prompt-only``: a live user
+message reports a prompt's insertion, and none is left to insert) and the success response
 (``resumed``). Opening and closing the session are not observed here (the prompt rules judge
 what a close stops), so the session is ``open`` outside a handshake.
 
@@ -42,6 +45,7 @@ from typing import Any, Final
 
 from model import background, compaction, foreground, session, toolcall
 from model.core import Context, MachineSpec
+from properties.readings import UNACCOUNTED_USER_MESSAGE
 
 BACKGROUND_ID_FIELD: Final = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
 
@@ -91,17 +95,23 @@ SESSION_KEY = ""
 class Seen:
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("handshake", "listed", "states", "user_ids")
+    __slots__ = ("fresh", "handshake", "listed", "prompts", "states", "user_ids")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
         """(machine name, entity key) -> state (the machine's initial state when absent)."""
         self.listed: frozenset[tuple[str, str]] = frozenset()
         """The items of the last concrete background list, as (type, ID)."""
-        self.handshake: tuple[Any, str] | None = None
-        """(request ID, session state before it) of the session/resume being answered."""
+        self.handshake: tuple[Any, str, bool] | None = None
+        """(request ID, session state before it, whether it asked for a history replay) of the
+        session/resume being answered."""
+        self.prompts = 0
+        """session/prompt requests of the session still unanswered (one may be inserted now)."""
         self.user_ids: frozenset[str] = frozenset()
         """messageIds of the user messages reported in the session so far."""
+        self.fresh: frozenset[tuple[str, str]] = frozenset()
+        """(machine name, entity key) of the entities first seen in the current resume window:
+        their later updates there are live transitions, not replayed history."""
 
     def state_of(self, spec: MachineSpec, key: str) -> str:
         return self.states.get((spec.name, key), spec.initial)
@@ -112,10 +122,19 @@ class Seen:
         new.listed = self.listed
         new.handshake = self.handshake
         new.user_ids = self.user_ids
+        new.fresh = self.fresh
+        new.prompts = self.prompts
         return new
 
     def key(self) -> Any:
-        return (frozenset(self.states.items()), self.listed, self.handshake, self.user_ids)
+        return (
+            frozenset(self.states.items()),
+            self.listed,
+            self.handshake,
+            self.user_ids,
+            self.fresh,
+            self.prompts,
+        )
 
 
 Observer = Callable[[dict[str, Any], Seen, Mapping[str, str]], Iterator[Observation]]
@@ -212,16 +231,28 @@ def _user_message(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) 
     if mid in seen.user_ids:
         if seen.handshake is not None:
             yield session.SPEC, SESSION_KEY, "replay", _NO_CTX
-    else:
-        seen.user_ids = seen.user_ids | {mid}
+        return
+    seen.user_ids = seen.user_ids | {mid}
+    hs = seen.handshake
+    if (
+        hs is not None
+        and hs[2]
+        and not seen.prompts
+        and seen.state_of(session.SPEC, SESSION_KEY) == session.SYNCED
+        and readings.get(UNACCOUNTED_USER_MESSAGE) == "prompt-only"
+    ):
+        # a new ID after the snapshot of a resume that asked for a replay, with no prompt left
+        # to insert: a live user message reports a prompt's insertion, so this one is history
+        yield session.SPEC, SESSION_KEY, "replay", {UNACCOUNTED_USER_MESSAGE: "prompt-only"}
 
 
-def resume_requested(rid: Any, seen: Seen) -> list[Observation]:
-    """A ``session/resume`` request of the session: the handshake starts (one at a time: a
-    request made while another is unanswered is not judged)."""
+def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observation]:
+    """A ``session/resume`` request of the session (``replay``: it carries a ``replayFrom``
+    cursor): the handshake starts (one at a time: a request made while another is unanswered
+    is not judged)."""
     if seen.handshake is not None:
         return []
-    seen.handshake = (rid, seen.state_of(session.SPEC, SESSION_KEY))
+    seen.handshake = (rid, seen.state_of(session.SPEC, SESSION_KEY), replay)
     return [(session.SPEC, SESSION_KEY, "resume", _NO_CTX)]
 
 

@@ -29,6 +29,7 @@ from tests.wire_dsl import (
     ok,
     permission_answer,
     prompt,
+    resume,
     say,
     state,
     tool,
@@ -252,3 +253,44 @@ def test_a_tool_call_that_fails_after_a_refusal_is_no_progress() -> None:
         state("idle", stop="end_turn"),
     ]
     assert errors(check(lines, complete=True)) == []
+
+
+# -- resume windows ------------------------------------------------------------------------------
+def test_a_compaction_that_starts_and_completes_inside_a_resume_window_has_ended() -> None:
+    """Session compaction / Initial state and synchronization: replayed history re-sends updates
+    of entities known before the resume; a compaction first seen in the window and completed
+    before the resume response has completed, whether replayed or live."""
+    lines = [resume(7), compaction("c1"), compaction("c1", "completed"), state("idle"), ok(7)]
+    report = check(lines, complete=True)
+    assert report.findings == [] and report.open == []
+
+
+def test_a_known_compaction_replayed_in_a_window_is_still_not_a_transition() -> None:
+    """A compaction known before the window, re-sent in progress there, is history: no reopen."""
+    known = [compaction("c1"), compaction("c1", "completed")]
+    lines = [*known, resume(7), compaction("c1"), state("idle"), ok(7)]
+    report = check(lines, complete=True)
+    assert report.findings == [] and report.open == []
+
+
+def test_a_snapshot_before_the_requested_replay_of_unseen_messages() -> None:
+    """Initial state and synchronization: the Agent sends the foreground snapshot after any
+    requested history replay and before the resume response. A user message under an ID the
+    checker never saw, after the snapshot, with no prompt left to insert, can only be replayed
+    history (a live user message reports a prompt's insertion): SYNC-02 there."""
+    lines = [resume(7), state("idle"), user("u9"), ok(7)]
+    report = check(lines)
+    assert errors(report) == [("SYNC-02", 3)]
+    assert report.findings[0].readings == ("unaccounted-user-message",)
+    assert errors(check(lines, unaccounted_user_message="other-sources")) == []
+    in_order = [resume(7), user("u9"), state("idle"), ok(7)]
+    assert errors(check(in_order, complete=True)) == []
+    no_replay = [resume(7, replay=False), state("idle"), user("u9"), ok(7)]
+    assert "SYNC-02" not in [r for r, _ in errors(check(no_replay))]
+
+
+def test_a_pending_prompt_may_be_inserted_after_the_snapshot() -> None:
+    """Prompts during active work: a prompt received before the resume may be inserted later;
+    its user message after the snapshot is a live insertion, not replay."""
+    lines = [prompt(1), resume(7), state("running"), user("u1"), answer(1, "u1"), ok(7)]
+    assert "SYNC-02" not in [r for r, _ in errors(check(lines))]

@@ -13,9 +13,10 @@ start over under the same type and ID was certainly given to a second entity:
 - COMPACT-05 (eventually): a compaction reported (by an update or a first chunk, which starts it
   in progress) and still ``in_progress`` at the end. Custom or future statuses are not judged.
 
-Inside a ``session/resume`` window the Agent replays history: old updates of known entities are
-re-sent in their original order and are not transitions, so they are not judged (entities first
-seen there are recorded).
+Inside a ``session/resume`` window the Agent replays history: old updates of entities known
+before the window are re-sent in their original order and are not transitions, so they are not
+judged; an entity first seen in the window is recorded and its later updates there are judged
+as live (a compaction that starts and completes before the resume response has ended).
 
 A messageId returned
 for two prompts is the prompt monitor's (ACC-09).
@@ -36,22 +37,34 @@ from properties.monitors.facts import Facts, SessionMonitor
 
 
 class _Session:
-    __slots__ = ("compactions", "since", "terminals")
+    __slots__ = ("compactions", "fresh", "since", "terminals")
 
     def __init__(self) -> None:
         self.terminals: dict[str, bool] = {}  # terminal -> exited
         self.compactions: dict[str, str] = {}  # compaction -> last status
         self.since: dict[str, int] = {}  # compaction -> line it was first reported
+        self.fresh: frozenset[str] = frozenset()
+        """Terminals and compactions (``"terminal ID"``, ``"compaction ID"``) first seen in the
+        current resume window: their later updates there are live, not replayed history."""
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
         new.terminals = dict(self.terminals)
         new.compactions = dict(self.compactions)
         new.since = dict(self.since)
+        new.fresh = self.fresh
         return new
 
     def key(self) -> tuple[Any, ...]:
-        return (frozenset(self.terminals.items()), frozenset(self.compactions.items()))
+        return (frozenset(self.terminals.items()), frozenset(self.compactions.items()), self.fresh)
+
+    def replayed(self, known: bool, name: str) -> bool:
+        """Inside a resume window: whether an update of the entity ``name`` is replayed history
+        (known before the window), recording a first-seen one as fresh."""
+        if not known:
+            self.fresh = self.fresh | {name}
+            return False
+        return name not in self.fresh
 
 
 class EntityMonitor(SessionMonitor["_Session"]):
@@ -67,14 +80,20 @@ class EntityMonitor(SessionMonitor["_Session"]):
             ("update", "terminal_update", self._terminal),
             ("update", "compaction_update", self._compaction),
             ("update", "compaction_summary_chunk", self._chunk),
+            ("client-request", "session/resume", self._resume),
         )
+
+    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        es = self.sessions.get(sid) if sid is not None else None
+        if es is not None and es.fresh:
+            es.fresh = frozenset()  # a new window: what the last one showed is history now
 
     def _terminal(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         tid = upd.get("terminalId")
         if type(tid) is not str:
             return
         es = self._session(sid)
-        if tid in es.terminals and self.facts.replaying(sid):
+        if self.facts.replaying(sid) and es.replayed(tid in es.terminals, "terminal " + tid):
             return
         exited = es.terminals.get(tid, False)
         if exited:
@@ -106,7 +125,7 @@ class EntityMonitor(SessionMonitor["_Session"]):
                 return
         es = self._session(sid)
         prev = es.compactions.get(cid)
-        if prev is not None and self.facts.replaying(sid):
+        if self.facts.replaying(sid) and es.replayed(prev is not None, "compaction " + cid):
             return
         if prev is None:
             self._ex["COMPACT-05"] += 1

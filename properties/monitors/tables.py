@@ -7,8 +7,10 @@ the state and the trigger. Nothing here states a rule: the tables in ``model/`` 
 A rule is exercised each time one of its cells is consulted, and an eventual obligation of a
 state (``MachineSpec.eventually``) each time an entity enters that state; an entity still in
 such a state at the end is reported by ``at_end``. Inside a ``session/resume``
-window the Agent replays history: re-sent updates of known entities are not transitions and
-are not judged (entities first seen there are recorded); snapshots are judged as always. A
+window the Agent replays history: re-sent updates of entities known before the window are not
+transitions and are not judged; an entity first seen in the window is recorded, and its later
+updates there are judged as live ones (a compaction that starts and completes before the resume
+response has completed); snapshots are judged as always. A
 finding whose cell's guard reads a reading (the observation's context names it) names that
 reading.
 
@@ -82,7 +84,18 @@ class TableMonitor(SessionMonitor[Seen]):
             ("client-request", "session/resume", self._resume),
             ("agent-response", "session/resume", self._resumed),
             ("agent-request", "session/request_permission", self._asked),
+            ("client-request", "session/prompt", self._prompt),
+            ("agent-response", "session/prompt", self._answered),
         )
+
+    def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is not None:
+            self._session(sid).prompts += 1
+
+    def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        seen = self.sessions.get(sid) if sid is not None else None
+        if seen is not None and seen.prompts:
+            seen.prompts -= 1
 
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         """A permission request's subject tool call is applied like a ``tool_call_update``
@@ -95,7 +108,9 @@ class TableMonitor(SessionMonitor[Seen]):
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             seen = self._session(sid)
-            self._fire(sid, seen, resume_requested(msg["id"], seen), line, msg)
+            seen.fresh = frozenset()  # a new window: what the last one showed is history now
+            replay = params.get("replayFrom") is not None
+            self._fire(sid, seen, resume_requested(msg["id"], seen, replay), line, msg)
 
     def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         seen = self.sessions.get(sid) if sid is not None else None
@@ -115,8 +130,11 @@ class TableMonitor(SessionMonitor[Seen]):
         states = seen.states
         for spec, key, trigger, ctx in found:
             where = (spec.name, key)
-            if replaying and spec.name in REPLAYED and where in states:
-                return
+            if replaying and spec.name in REPLAYED:
+                if where not in states:
+                    seen.fresh = seen.fresh | {where}
+                elif where not in seen.fresh:
+                    return
             state = states.get(where, spec.initial)
             spec = self.table(spec)
             self._ex[spec.rule_of(state, trigger)] += 1
