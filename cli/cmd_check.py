@@ -171,6 +171,8 @@ def render_text(report: FileReport) -> Iterator[str]:
     yield f"{report.path}:"
     yield from render_findings(report)
     yield f"  summary: {summary_line(report)}"
+    if report.complete:
+        yield "  judged complete (--complete): obligations open at the end are breaches at the last line"
     yield f"  {describe(report.readings or resolve({}))}"
     if report.variant is not None:
         yield f"  {set_aside_line(report)}"
@@ -198,6 +200,8 @@ def report_json(report: FileReport) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if report.variant is not None:
         extra["set_aside"] = {r: report.set_aside[r] for r in sorted(report.set_aside)}
+    if report.complete:
+        extra["complete"] = True
     return {
         **extra,
         "path": report.path,

@@ -83,6 +83,8 @@ class FileReport:
     """The variant in force (``properties.variants``), or None: the spec as written."""
     set_aside: Counter[str] = field(default_factory=Counter)
     """Findings of rules the variant dropped, by rule: not findings, not failures."""
+    complete: bool = False
+    """The input was declared complete: open obligations were judged as breaches."""
 
     def severities(self) -> Counter[str]:
         counts: Counter[str] = Counter(f.severity for f in (*self.findings, *self.open))
@@ -127,6 +129,7 @@ def check_stream(
         TranscriptStats(),
         schema=schema is not None,
         max_findings=max_findings,
+        complete=complete,
         readings=dict(getattr(monitor_set, "readings", {})),
     )
 

@@ -25,6 +25,7 @@ from tests.wire_dsl import (
     ask,
     cancel,
     compaction,
+    fail,
     item,
     ok,
     permission_answer,
@@ -116,6 +117,9 @@ def test_the_cli_flag_makes_open_obligations_fail(tmp_path: Any) -> None:
     assert [(f["rule"], f["line"], f["severity"]) for f in body["files"][0]["findings"]] == [
         ("FG-05", 5, "error")
     ]
+    assert body["files"][0]["complete"] is True
+    code, out, _ = run_cli(["check", "--complete", str(path)])
+    assert code == 1 and "judged complete (--complete)" in out
 
 
 @pytest.mark.parametrize(
@@ -253,6 +257,19 @@ def test_a_tool_call_that_fails_after_a_refusal_is_no_progress() -> None:
         state("idle", stop="end_turn"),
     ]
     assert errors(check(lines, complete=True)) == []
+
+
+def test_the_answer_of_a_covered_prompt_is_owed_by_the_end_not_before_the_idle() -> None:
+    """Cancellation: the Agent MUST answer the prompts a cancel covers with -32800; 2. Prompt
+    accepted: a prompt's response has no fixed order relative to the session updates, the idle
+    included. So an idle confirming the cancellation before that answer breaks nothing; a
+    complete transcript without the answer does (at its last line)."""
+    lines = [*TURN[:4], prompt(2), cancel(), state("idle", stop="cancelled", bg=[])]
+    assert errors(check(lines)) == []
+    assert opened(check(lines)) == ["REJ-01"]
+    assert errors(check(lines, complete=True)) == [("REJ-01", 7)]
+    answered = [*lines, fail(2, -32800)]
+    assert errors(check(answered, complete=True)) == []
 
 
 # -- resume windows ------------------------------------------------------------------------------
