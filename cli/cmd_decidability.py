@@ -152,11 +152,13 @@ def run(args: argparse.Namespace) -> int:
             data["by_reading"] = [{"reading": n, "alternative": a} for n, a in alts]
         sys.stdout.write(dumps(data))
         return EXIT_OK
-    for e in entries:
+    for v, e in zip(verdicts, entries, strict=True):
         frac = (
             "" if e["fraction"] is None else f" ({round(100 * e['fraction'])} % flagged of {e['breaking']})"
         )
         line = f"{e['rule']:<11} {e['decidable']}{frac}"
+        if v.flagged_complete > v.flagged and v.breaking:
+            line += f" ({round(100 * v.flagged_complete / v.breaking)} % with check --complete)"
         if e["note"]:
             line += f": {e['note']}"
         sys.stdout.write(line + "\n")

@@ -17,6 +17,13 @@ bytes); it is *flagged* when the checker reports the rule.
 - ``unknown``: no seeded bug breaks the rule, or the bug never broke it at this bound (said so,
   never guessed).
 
+The verdict is ``check``'s, on a transcript that may have been cut short. A run that ended
+quiescent (nothing more can happen) has a complete transcript, so it is also judged as
+``check --complete`` judges it: ``flagged_complete`` counts the breaking transcripts flagged
+then (an obligation still open at its end is a breach). When every breach ``check`` accepts is
+flagged so, the note says a complete transcript proves them, instead of searching the accepted
+messages for a gap.
+
 For ``partly`` and ``no`` a witness is searched: the shortest accepted breaking transcript, and a
 run of the conforming peers (faults off, the same ``Config``) whose transcript is exactly the
 same messages. ``twin`` finds it by a bounded best-first search over the world's enabled moves:
@@ -130,6 +137,9 @@ class Run:
     hidden: list[Hidden]
     broken: bool
     """The model's tables refused a move (the run stops there)."""
+    quiescent: bool = False
+    """The run ended where nothing more can happen: its transcript is complete (what
+    ``check --complete`` is told)."""
 
 
 @dataclass
@@ -162,6 +172,11 @@ class Verdict:
     breaking: int = 0
     """Distinct breaking transcripts found."""
     flagged: int = 0
+    flagged_complete: int = 0
+    """Breaking transcripts ``check --complete`` flags: those ``check`` flags, and those of runs
+    that ended quiescent (complete transcripts) whose breach is still open at their end (shown
+    in the text report; not yet a field of the JSON entry, whose committed copies in
+    properties/decidability.json and docs/spec-report would all have to be regenerated)."""
     other: Counter[str] = field(default_factory=Counter)
     """Breaking transcripts the checker rejects under other rules only, by those rules: the breach
     is seen, but cannot be told apart from a breach of another rule."""
@@ -249,12 +264,15 @@ def ndjson(lines: Iterable[Line]) -> bytes:
 
 
 def checker_rules(
-    lines: list[Line], readings: dict[str, str] | None = None, variant: Variant | None = None
+    lines: list[Line],
+    readings: dict[str, str] | None = None,
+    variant: Variant | None = None,
+    complete: bool = False,
 ) -> set[str]:
-    """Rules ``acp-model check`` (``--variant``) reports on this transcript (breaches, not open
-    obligations)."""
+    """Rules ``acp-model check`` (``--variant``, ``--complete``) reports on this transcript
+    (breaches, not open obligations)."""
     monitors = MonitorSet(readings=readings, variant=variant)
-    report = check_stream(io.BytesIO(ndjson(lines)), "transcript", monitors=monitors)
+    report = check_stream(io.BytesIO(ndjson(lines)), "transcript", monitors=monitors, complete=complete)
     return {f.rule for f in report.findings}
 
 
@@ -304,7 +322,9 @@ def breaking_runs(
         if key not in seen:
             seen.add(key)
             hidden = list(world.hidden)
-            out.append(Run(source, cfg, events, list(world.transcript), hidden, world.broken is not None))
+            broken = world.broken is not None
+            quiet = not broken and world.quiescent()
+            out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
 
     for source, cfg, make in _runs(mutant, bound, readings, variant):
         if deadline is not None and time.monotonic() > deadline:
@@ -355,14 +375,20 @@ def decide(
         verdict.note = "partial: the time budget ended the sample"
     verdict.refused = sum(1 for r in runs if r.broken)
     accepted: list[Run] = []
+    open_only = 0  # accepted breaches a complete transcript proves
     for r in runs:
         found = checker_rules(r.transcript, readings, variant)
         if rule in found:
             verdict.flagged += 1
-        elif found:
-            verdict.other.update(found)
         else:
-            accepted.append(r)
+            if found:
+                verdict.other.update(found)
+            else:
+                accepted.append(r)
+            if r.quiescent and rule in checker_rules(r.transcript, readings, variant, complete=True):
+                open_only += 1 if not found else 0
+                verdict.flagged_complete += 1
+    verdict.flagged_complete += verdict.flagged
     verdict.accepted = len(accepted)
     if not runs:
         verdict.note = verdict.note or f"the seeded bug {mutant.name} did not break it at this bound"
@@ -385,6 +411,12 @@ def decide(
             verdict.note = (
                 "the model's tables refuse the breaching move, so the breaking runs end there: "
                 "the breach's later messages are never sent"
+            )
+        elif open_only == len(accepted):
+            verdict.note = (
+                "the breaches check accepts are open at the end of the input: a complete "
+                f"transcript proves them (check --complete flags {verdict.flagged_complete} of "
+                f"{len(runs)})"
             )
         elif not verdict.witness.twin_found:
             verdict.note = (

@@ -216,3 +216,13 @@ def test_verdicts_are_the_same_for_any_jobs() -> None:
     one = dec.decide_all(rules, TINY_BY_READING, by_reading=alts, jobs=1)[0]
     two = dec.decide_all(rules, TINY_BY_READING, by_reading=alts, jobs=2)[0]
     assert [v.to_json() for v in one] == [v.to_json() for v in two]
+
+
+def test_a_complete_transcript_proves_an_obligation_never_met() -> None:
+    """A compaction that never ends: every breaking run's transcript is accepted by ``check``
+    (the input may have been cut short) and flagged by ``check --complete`` (the runs ended
+    quiescent, so their transcripts are complete); the note says so instead of a gap."""
+    v = dec.decide("COMPACT-05")
+    assert v.breaking > 0 and v.flagged == 0
+    assert v.flagged_complete == v.breaking
+    assert "a complete transcript proves them" in v.note
