@@ -192,6 +192,22 @@ def test_a_cancelled_idle_that_leaves_a_foreground_tool_call_running_is_a_breach
     assert errors(check(finished, complete=True)) == []
 
 
+def test_a_suspect_kept_only_by_the_reading_names_it() -> None:
+    """Under may-be-background the idle's empty list does not settle t1: a suspect, a breach of a
+    complete transcript that names both readings its verdict depends on; a suspect no list ruled
+    on names only tool-updates-after-idle (it is one under either alternative)."""
+    ruled = [*CANCELLED_TURN, state("idle", stop="cancelled", bg=[])]
+    found = check(ruled, complete=True, unlisted_tool_at_cancelled_idle="may-be-background").findings
+    assert [(f.rule, f.readings) for f in found if f.severity == "error"] == [
+        ("CANCEL-17", ("tool-updates-after-idle", "unlisted-tool-at-cancelled-idle"))
+    ]
+    unruled = [*CANCELLED_TURN, state("idle", stop="cancelled")]
+    found = check(unruled, complete=True).findings
+    assert [(f.rule, f.readings) for f in found if f.severity == "error"] == [
+        ("CANCEL-17", ("tool-updates-after-idle",))
+    ]
+
+
 def test_a_list_reported_after_the_tool_call_rules_on_it() -> None:
     """A concrete list reported after t1's first report (here while running) leaves it out: it is
     not background work, so the idle without a list (BG-07 as well: once a list was reported,

@@ -152,7 +152,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         """Requests the permission table moved (``abandon``) into a state it must leave: rid ->
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
-        self.suspects: dict[tuple[str, str], tuple[int, str]] = {}
+        self.suspects: dict[tuple[str, str], tuple[int, str, bool]] = {}
         """(session, tool call) -> (line of the idle, rule it owes: FAIL-04 or CANCEL-17)."""
 
     @property
@@ -324,7 +324,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 if created == fs.interval and status not in TOOL_FINAL and not _exempt(tid, ts, listed):
                     # a list reported since its first report (the idle's own included) says it
                     # is not background work; before any, it may be background not listed yet
-                    if at_idle and (keys is not None or tid not in ts.fresh):
+                    ruled = keys is not None or tid not in ts.fresh
+                    if at_idle and ruled:
                         self.breach(
                             owed, line, sid,
                             f"idle confirming the cancellation received at line {fs.cancel_line} while "
@@ -334,7 +335,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
                             msg, (UNLISTED_TOOL_AT_CANCELLED_IDLE,),
                         )  # fmt: skip
                     else:
-                        self.suspects[(sid, tid)] = (line, owed)
+                        # ruled: only may-be-background made it a suspect (a reading to name)
+                        self.suspects[(sid, tid)] = (line, owed, ruled and owed == "CANCEL-17")
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
             for rid, (psid, about, _) in self.perms.items():
@@ -420,14 +422,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
-        for (sid, tid), (line, owed) in self.suspects.items():
+        for (sid, tid), (line, owed, ruled) in self.suspects.items():
             what = "with stop reason 'error'" if owed == "FAIL-04" else "confirming the cancellation"
             work = "failed" if owed == "FAIL-04" else "cancelled"
             self.eventually(
                 owed, quiescent, line, sid,
                 f"idle {what} while tool call {tid!r} of the {work} work had no final status (and "
                 "it was never listed as background work)",
-                readings=(TOOL_UPDATES_AFTER_IDLE,),
+                readings=(TOOL_UPDATES_AFTER_IDLE, UNLISTED_TOOL_AT_CANCELLED_IDLE)
+                if ruled
+                else (TOOL_UPDATES_AFTER_IDLE,),
             )
         for rid, (sid, line, rule) in self.owed.items():
             self.eventually(
@@ -456,7 +460,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             tuple(out),
             frozenset((rid, p[0], p[1]) for rid, p in self.perms.items()),
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
-            frozenset((key, owed) for key, (_, owed) in self.suspects.items()),
+            frozenset((key, owed, ruled) for key, (_, owed, ruled) in self.suspects.items()),
         )
 
 
