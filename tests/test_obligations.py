@@ -337,3 +337,21 @@ def test_a_pending_prompt_may_be_inserted_after_the_snapshot() -> None:
     its user message after the snapshot is a live insertion, not replay."""
     lines = [prompt(1), resume(7), state("running"), user("u1"), answer(1, "u1"), ok(7)]
     assert "SYNC-02" not in [r for r, _ in errors(check(lines))]
+
+
+def test_a_tool_call_first_seen_in_a_resume_window_keeps_its_updates_there() -> None:
+    """t1 first appears inside the window and goes in_progress there: that update is live, so
+    t1 was in progress when its permission was granted, and completing it breaks no TOOL-04
+    (5. Tool invocation: in_progress after the grant, before completed)."""
+    lines = [
+        resume(7),
+        tool("t1", "pending"),
+        tool("t1", "in_progress"),
+        state("running"),
+        ok(7),
+        ask("p1", "t1"),
+        permission_answer("p1", "allow"),
+        tool("t1", "completed"),
+        state("idle", stop="end_turn"),
+    ]
+    assert [f.rule for f in check(lines, complete=True).findings] == []

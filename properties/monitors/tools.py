@@ -58,6 +58,10 @@ What is certain in proxy order, and why
 Tolerated: a permission request before running a tool (TOOL-01), progress updates while a tool
 runs (TOOL-05).
 
+Resume windows: a status update of a tool call known before a ``session/resume`` is replayed
+history until the resume is answered (not judged); a tool call first seen in the window is
+live there, its later updates are transitions.
+
 Gate: ``state_update`` reaches this monitor only once it knows a tool call or an open permission
 request (``watching``). Before that an idle has nothing to judge here: no tool call can be a
 suspect and no permission request can be owed.
@@ -91,7 +95,7 @@ _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 
 
 class _Session:
-    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "terms", "tools")
+    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "terms", "tools", "window")
 
     def __init__(self) -> None:
         self.tools: dict[str, _Tool] = {}
@@ -100,6 +104,9 @@ class _Session:
         self.fresh: frozenset[str] = frozenset()
         """Tool calls first reported since the session's last concrete background list: no list
         has said yet whether they run as background work."""
+        self.window: frozenset[str] = frozenset()
+        """Tool calls first reported in the current resume window: their later updates there are
+        live, not replayed history."""
         # kept only under tool-updates-after-idle=foreground-owed:
         self.cancel_end = 0  # interval last ended by an idle that confirmed a cancellation
         self.late: frozenset[str] = frozenset()  # tool calls already reported late
@@ -110,6 +117,7 @@ class _Session:
         new.terms = dict(self.terms)
         new.ra_period = self.ra_period
         new.fresh = self.fresh
+        new.window = self.window
         new.cancel_end = self.cancel_end
         new.late = self.late
         return new
@@ -122,6 +130,7 @@ class _Session:
             self.cancel_end == interval,
             self.late,
             self.fresh,
+            self.window,
         )
 
 
@@ -169,7 +178,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
             ("agent-request", "session/request_permission", self._ask),
             ("client-response", "session/request_permission", self._answered),
             ("agent-notification", "$/cancel_request", self._withdrawn),
+            ("client-request", "session/resume", self._resume),
         )
+
+    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        ts = self.sessions.get(sid) if sid is not None else None
+        if ts is not None and ts.window:
+            ts.window = frozenset()  # a new window: what the last one showed is history now
 
     # -- tool calls ----------------------------------------------------------------------
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -196,9 +211,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
             fs = self.facts.of(sid)
             ts.tools[tid] = (status or "pending", fs.interval if fs.state in ACTIVE else 0, 0)
             ts.fresh = ts.fresh | {tid}
+            if fs.resuming:
+                ts.window = ts.window | {tid}
             return
         fs = self.facts.of(sid)
-        if fs.resuming:  # replayed history re-sends old updates: not a transition
+        if fs.resuming and tid not in ts.window:  # replayed history re-sends old updates
             return
         old, created, grant = rec
         if old in TOOL_FINAL:  # reopening it is the table's (model.toolcall, BG-05)
