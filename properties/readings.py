@@ -401,6 +401,10 @@ READINGS: Final[tuple[Reading, ...]] = (
                  included; nor embedding a listed terminal), belongs to the cancelled work: its
                  final status was owed before that idle (CANCEL-17, a finding at the idle). One
                  no list has ruled on yet is a suspect, as under may-be-background."""),
+            _alt("every-unlisted", """Every such tool call not in the latest background list
+                 (nor embedding a listed terminal) belongs to the cancelled work, whether or not a
+                 list was reported since its first report: a finding at the idle. A background
+                 tool call announced during the work must then be listed by the idle."""),
             _alt("may-be-background", """Such a tool call may be background activity the Agent
                  did not list (it may stop unlisted background activity, so some may go on): a
                  suspect, cleared when a later list names it or its status changes later, and a

@@ -194,8 +194,8 @@ def test_a_cancelled_idle_that_leaves_a_foreground_tool_call_running_is_a_breach
 
 def test_a_suspect_kept_only_by_the_reading_names_it() -> None:
     """Under may-be-background the idle's empty list does not settle t1: a suspect, a breach of a
-    complete transcript that names both readings its verdict depends on; a suspect no list ruled
-    on names only tool-updates-after-idle (it is one under either alternative)."""
+    complete transcript that names both readings its verdict depends on; so does a suspect no
+    list ruled on (under every-unlisted it is a breach at the idle instead)."""
     ruled = [*CANCELLED_TURN, state("idle", stop="cancelled", bg=[])]
     found = check(ruled, complete=True, unlisted_tool_at_cancelled_idle="may-be-background").findings
     assert [(f.rule, f.readings) for f in found if f.severity == "error"] == [
@@ -203,9 +203,12 @@ def test_a_suspect_kept_only_by_the_reading_names_it() -> None:
     ]
     unruled = [*CANCELLED_TURN, state("idle", stop="cancelled")]
     found = check(unruled, complete=True).findings
-    assert [(f.rule, f.readings) for f in found if f.severity == "error"] == [
-        ("CANCEL-17", ("tool-updates-after-idle",))
+    assert [(f.rule, f.line, f.readings) for f in found if f.severity == "error"] == [
+        ("CANCEL-17", 7, ("tool-updates-after-idle", "unlisted-tool-at-cancelled-idle"))
     ]
+    strict = check(unruled, unlisted_tool_at_cancelled_idle="every-unlisted")
+    assert errors(strict) == [("CANCEL-17", 7)]
+    assert "no background list has named it since its first report" in strict.findings[0].explanation
 
 
 def test_a_list_reported_after_the_tool_call_rules_on_it() -> None:

@@ -43,8 +43,9 @@ What is certain in proxy order, and why
   ``unlisted-tool-at-cancelled-idle`` (``owed-before-idle``). A tool call no list has ruled on
   yet may be background work announced before its first list ("Background work"), and with no
   list reported a Client may treat nothing as abandoned: a suspect, cleared and reported
-  exactly as the FAIL-04 suspects are (at the end: a breach of a complete transcript). Under
-  ``may-be-background`` every such call is a suspect. An idle after the cancel that does not
+  exactly as the FAIL-04 suspects are (at the end: a breach of a complete transcript); under
+  ``every-unlisted`` it is a breach at the idle too. Under ``may-be-background`` every such
+  call is a suspect. An idle after the cancel that does not
   confirm it (``cancel-takes-effect=when-acted`` and a stop reason other than cancelled)
   leaves suspects only.
 - Not owed before the idle: the -32800 answers of the prompts the cancel covers (a prompt's
@@ -334,26 +335,30 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if ts is not None:
             owed = "FAIL-04" if error else "CANCEL-17"
             self._ex[owed] += 1
-            at_idle = owed == "CANCEL-17" and self._confirms(upd) and (
-                self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE) == "owed-before-idle"
-            )
+            cancelled = owed == "CANCEL-17"
+            alt = self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE) if cancelled else ""
+            at_idle = cancelled and alt != "may-be-background" and self._confirms(upd)
             for tid, (status, created, _) in ts.tools.items():
                 if created == fs.interval and status not in TOOL_FINAL and not _exempt(tid, ts, listed):
                     # a list reported since its first report (the idle's own included) says it
                     # is not background work; before any, it may be background not listed yet
                     ruled = keys is not None or tid not in ts.fresh
-                    if at_idle and ruled:
+                    if at_idle and (ruled or alt == "every-unlisted"):
+                        why = (
+                            "it is not in the latest background list"
+                            if ruled
+                            else "no background list has named it since its first report"
+                        )
                         self.breach(
                             owed, line, sid,
                             f"idle confirming the cancellation received at line {fs.cancel_line} while "
                             f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
-                            "it a final status before this idle (it is not in the latest background "
-                            "list and embeds no listed terminal)",
+                            f"it a final status before this idle ({why}, and it embeds no listed "
+                            "terminal)",
                             msg, (UNLISTED_TOOL_AT_CANCELLED_IDLE,),
                         )  # fmt: skip
-                    else:
-                        # ruled: only may-be-background made it a suspect (a reading to name)
-                        self.suspects[(sid, tid)] = (line, owed, ruled and owed == "CANCEL-17")
+                    else:  # a CANCEL-17 suspect's verdict depends on the reading (where it is judged)
+                        self.suspects[(sid, tid)] = (line, owed, cancelled)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
             for rid, (psid, about, _) in self.perms.items():
