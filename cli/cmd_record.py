@@ -162,12 +162,19 @@ def run(args: argparse.Namespace) -> int:
     to_agent = proc.stdin.fileno()
     client_pump = LinePump(lambda line, cut: writer.record("client", line, cut), _writer(to_agent))
     agent_pump = LinePump(lambda line, cut: writer.record("agent", line, cut), _writer(sys.stdout.fileno()))
+    client_left = threading.Event()
+
+    def close_agent_input() -> None:
+        client_left.set()  # before the Agent can see its input end
+        assert proc.stdin is not None
+        proc.stdin.close()
+
     feeder = threading.Thread(
-        target=_pump, args=(sys.stdin.fileno(), client_pump, proc.stdin.close), daemon=True
+        target=_pump, args=(sys.stdin.fileno(), client_pump, close_agent_input), daemon=True
     )
     feeder.start()
     _pump(proc.stdout.fileno(), agent_pump)
-    client_still_connected = feeder.is_alive()
+    client_still_connected = not client_left.is_set()
     code = proc.wait()
     if live is not None:
         # the Agent exited on its own: nothing more can come; else the sessions it closed
