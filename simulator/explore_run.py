@@ -397,7 +397,7 @@ def _random(
                 cfg,
                 faults,
                 seed=opts.seed,
-                examples=_share(opts.examples, i, len(sets), 1),
+                examples=_share(opts.examples, i, len(sets), 1 if opts.examples else 0),
                 steps=opts.steps,
                 database=opts.database,
                 hypothesis_shrink=opts.hypothesis_shrink,
@@ -481,6 +481,8 @@ def _share(total: int, i: int, parts: int, low: int) -> int:
 
 def explain_examples(hyp: dict[str, Any], asked: int) -> str:
     """What hypothesis was asked for, what it ran and why the two differ, in one sentence."""
+    if asked == 0:
+        return "no examples asked (--examples 0): the random walks only"
     by = hyp["examples_by_outcome"]
     ran = sum(by.values())
     parts = ", ".join(f"{n:,} {explore_hypothesis.OUTCOME_LABELS[k]}" for k, n in by.items())

@@ -285,17 +285,23 @@ def render_text(report: dict[str, Any]) -> str:
         hyp = rnd["hypothesis"]
         wk = rnd["walk"]
         lines.append(f"random bounds: {bounds_text(rnd['bounds'])}")
-        lines.append(
-            f"random walks: {_n(rnd['walks'])} walks x {wk['steps_per_walk']} steps (then drained), "
-            f"{_n(rnd['walk_steps'])} steps, {rnd['walk_steps_per_second']:,.0f} steps/s, stops: "
-            + ", ".join(f"{k} {v}" for k, v in wk["stops"].items())
-        )
-        lines.append(
-            f"hypothesis: {_n(rnd['examples'])} examples, {_n(rnd['rule_executions'])} rule executions, "
-            f"{rnd['rule_executions_per_second']:,.0f} rule executions/s, {hyp['rounds']} round(s), "
-            f"stop: {hyp['stop']}"
-        )
-        if "examples_explained" in rnd:
+        if rnd["walks"]:
+            lines.append(
+                f"random walks: {_n(rnd['walks'])} walks x {wk['steps_per_walk']} steps (then drained), "
+                f"{_n(rnd['walk_steps'])} steps, {rnd['walk_steps_per_second']:,.0f} steps/s, stops: "
+                + ", ".join(f"{k} {v}" for k, v in wk["stops"].items())
+            )
+        else:
+            lines.append("random walks: none (--walks 0)")
+        if rnd.get("examples_asked", 1) == 0:
+            lines.append("hypothesis: none (--examples 0)")
+        else:
+            lines.append(
+                f"hypothesis: {_n(rnd['examples'])} examples, {_n(rnd['rule_executions'])} rule executions, "
+                f"{rnd['rule_executions_per_second']:,.0f} rule executions/s, {hyp['rounds']} round(s), "
+                f"stop: {hyp['stop']}"
+            )
+        if "examples_explained" in rnd and rnd.get("examples_asked", 1) != 0:
             lines.append(f"  examples: {rnd['examples_explained']}")
     lines.append("")
     findings = report["findings"]

@@ -163,3 +163,21 @@ def test_the_closes_bound_lets_the_client_close_again(tmp_path: Path) -> None:
         session = next(m for m in machines if m["name"] == "session")
         missed.append("closing --close--> closing" in session["transitions_missed"])
     assert missed == [True, False]
+
+
+def test_a_random_run_of_walks_only_or_hypothesis_only(tmp_path: Path) -> None:
+    """Issue 35, defect 5: ``--walks 0`` said ``stops: `` and nothing; ``--examples 0`` was refused.
+    Each now runs the other half alone and says so; both 0 leave nothing to run (exit 2)."""
+    argv = ["explore", "--mode", "random", *TINY, "--steps", "15", "--out", str(tmp_path)]
+    code, out, _ = _cli([*argv, "--walks", "0", "--examples", "5"])
+    assert code == 0 and "random walks: none (--walks 0)\nhypothesis: " in out and "stops:" not in out
+    code, out, _ = _cli([*argv, "--walks", "7", "--examples", "0"])
+    assert code == 0 and "stops: quiescent 7\nhypothesis: none (--examples 0)\n\nfindings: none" in out
+    code, out, _ = _cli([*argv, "--walks", "7", "--examples", "0", "--json"])
+    rnd = json.loads(out)["random"]
+    assert (rnd["walks"], rnd["examples"], rnd["examples_asked"], rnd["hypothesis"]["rounds"]) == (7, 0, 0, 0)
+    assert rnd["examples_explained"] == "no examples asked (--examples 0): the random walks only"
+    code, out, err = _cli([*argv, "--walks", "0", "--examples", "0"])
+    assert code == 2 and out == "" and err.count("\n") == 1 and "nothing to run" in err
+    code, _, err = _cli([*argv, "--examples", "-1"])
+    assert code == 2 and "--examples must be >= 0" in err
