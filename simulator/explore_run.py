@@ -292,10 +292,11 @@ def _exhaustive(
         entity.update(r.entity)
         exercised.update(r.exercised)
     progress.done()
+    graph_bytes = None
     if opts.graph is not None:
         progress.phase("writing the state graph (GraphML)")
         try:
-            _write_graph(opts.graph, results)
+            graph_bytes = _write_graph(opts.graph, results)
         except OSError as exc:
             write_errors.append(write_error(opts.graph, exc))
         progress.done()
@@ -327,6 +328,7 @@ def _exhaustive(
     }
     if opts.graph is not None:
         ex["graph"] = opts.graph
+        ex["graph_bytes"] = graph_bytes  # None: it could not be written (``write_errors``)
     return ex, [best[r] for r in sorted(best)], (rows, events, entity, exercised)
 
 
@@ -356,7 +358,9 @@ def _on_cluster(
     )
 
 
-def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
+def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> int:
+    """Write the slices' state graphs as one GraphML file (``-``: standard output); its size in
+    bytes (the report says it: a graph of the default slices is tens of megabytes)."""
     import io
 
     import networkx as nx
@@ -382,6 +386,7 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
         sys.stdout.flush()
     else:
         write_atomic(path, buf.getvalue())
+    return len(buf.getvalue())
 
 
 def _random(

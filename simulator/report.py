@@ -249,6 +249,15 @@ def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+def _size(n: int) -> str:
+    """A byte count for people: bytes, kB or MB (decimal units)."""
+    if n < 1000:
+        return f"{n} bytes"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f} kB"
+    return f"{n / 1_000_000:.1f} MB"
+
+
 def render_text(report: dict[str, Any]) -> str:
     lines: list[str] = []
     faults = ", ".join(report["faults"]) or "none"
@@ -278,6 +287,11 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"    {sl['name']}: {bounds_text(sl['bounds'])}")
         if ex["depth_limit"] is not None:
             lines.append(f"  depth limit: {ex['depth_limit']}")
+        if ex.get("graph_bytes") is not None:
+            where = "standard output" if ex["graph"] == "-" else ex["graph"]
+            lines.append(
+                f"  state graph: {where} (GraphML, {_size(ex['graph_bytes'])}, {_n(ex['states'])} states)"
+            )
         lines.append(f"  fairness: {FAIRNESS}")
     rnd = report.get("random")
     if rnd is not None:

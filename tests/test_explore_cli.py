@@ -181,3 +181,16 @@ def test_a_random_run_of_walks_only_or_hypothesis_only(tmp_path: Path) -> None:
     assert code == 2 and out == "" and err.count("\n") == 1 and "nothing to run" in err
     code, _, err = _cli([*argv, "--examples", "-1"])
     assert code == 2 and "--examples must be >= 0" in err
+
+
+def test_the_report_says_how_large_the_state_graph_is(tmp_path: Path) -> None:
+    """Issue 35, defect 5: ``--graph`` wrote a file of megabytes without a word."""
+    graph = tmp_path / "g.graphml"
+    argv = ["explore", "--mode", "exhaustive", *TINY, "--graph", str(graph), "--out", str(tmp_path / "o")]
+    code, out, _ = _cli([*argv, "--json"])
+    assert code == 0
+    ex = json.loads(out)["exhaustive"]
+    assert ex["graph"] == str(graph) and ex["graph_bytes"] == graph.stat().st_size > 1000
+    code, out, _ = _cli(argv)
+    size = f"{graph.stat().st_size / 1000:.1f} kB"
+    assert f"  state graph: {graph} (GraphML, {size}, {ex['states']:,} states)\n" in out
