@@ -147,6 +147,8 @@ class Computed:
     warnings: list[str]
     write_errors: list[str]
     seconds: float
+    info: list[str] = field(default_factory=list)
+    """Facts worth saying that are no problem of the run (``info`` in the report)."""
 
 
 def compute(opts: Options, progress: Progress = NULL) -> Computed:
@@ -210,13 +212,20 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
         # which dropped rules the explored behaviours broke (their findings were set aside);
         # counted in this process only: with --workers the walks in other processes are not
         report["variant"]["set_aside"] = sorted(r for r in SET_ASIDE if SET_ASIDE[r] > aside_before[r])
+    info: list[str] = []
     for mode, cov in coverage.items():
         never = cov["rules"]["never_exercised"]
-        if never:
+        if not never:
+            continue
+        if not opts.bounds and (mode == "random" or not opts.slices):
+            # no correct run within the default bounds triggers them (a seeded bug does): a
+            # fact about the bounds, not a problem of this run
+            info.append(f"rules not exercised by the default bounds of the {mode} mode: {', '.join(never)}")
+        else:
             warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
     if not rules:
         warnings.append("no monitors available: only model refusals and client-view checks ran")
-    return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0)
+    return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0, info)
 
 
 def write(opts: Options, done: Computed) -> dict[str, Any]:
@@ -229,6 +238,7 @@ def write(opts: Options, done: Computed) -> dict[str, Any]:
     report["findings"] = findings_json(done.counterexamples, out, opts.diagram, write_errors)
     report["coverage"] = done.coverage
     report["warnings"] = done.warnings
+    report["info"] = done.info
     report["output"] = str(out)
     report["report_file"] = str(out / "report.json")
     report["write_errors"] = write_errors

@@ -357,6 +357,8 @@ def render_text(report: dict[str, Any]) -> str:
         rc = report["coverage"][m]["rules"]
         total = len(rc["exercised"])
         lines.append(f"  rules exercised ({m}): {total - len(rc['never_exercised'])}/{total}")
+    for i in report.get("info", []):
+        lines.append(f"info: {i}")
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
     lines.append("")

@@ -194,3 +194,25 @@ def test_the_report_says_how_large_the_state_graph_is(tmp_path: Path) -> None:
     code, out, _ = _cli(argv)
     size = f"{graph.stat().st_size / 1000:.1f} kB"
     assert f"  state graph: {graph} (GraphML, {size}, {ex['states']:,} states)\n" in out
+
+
+def test_rules_the_default_bounds_never_exercise_are_info_not_warnings(tmp_path: Path) -> None:
+    """Issue 35: a clean run at the default bounds ended with warnings about the rules no correct
+    run within them triggers; they are information. With bounds of the user's, still warnings."""
+    argv = ["explore", "--mode", "random", "--walks", "5", "--examples", "2", "--steps", "10"]
+    code, out, _ = _cli([*argv, "--json", "--out", str(tmp_path)])
+    report = json.loads(out)
+    assert code == 0 and report["warnings"] == []
+    assert [i.split(":")[0] for i in report["info"]] == [
+        "rules not exercised by the default bounds of the random mode"
+    ]
+    code, out, _ = _cli([*argv, "--out", str(tmp_path)])
+    assert (
+        "\ninfo: rules not exercised by the default bounds of the random mode: " in out
+        and "warning:" not in out
+    )
+    code, out, _ = _cli([*argv, *TINY, "--json", "--out", str(tmp_path)])
+    report = json.loads(out)
+    assert report["info"] == [] and report["warnings"][0].startswith(
+        "rules never exercised by the random mode: "
+    )
