@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,11 @@ from simulator.explore_common import Counterexample
 from simulator.explore_coverage import machine_coverage, rule_coverage
 from simulator.world import Event
 
-Diagram = Callable[[Sequence[tuple[str, Any]], str], str]
-"""(transcript as (sender, message) pairs, title) -> diagram text."""
+Notes = Mapping[int, Sequence[tuple[str, str, str]]]
+"""Notes by transcript position (before line ``position``, 0-based; the length: at the end):
+(lane C or A, label, text), as ``diagrams.sequence.transcript_to_mermaid`` draws them."""
+Diagram = Callable[[Sequence[tuple[str, Any]], str, Notes], str]
+"""(transcript as (sender, message) pairs, title, notes) -> diagram text."""
 
 MODE_ORDER = {"exhaustive": 0, "random": 1, "hypothesis": 2}
 
@@ -118,8 +121,26 @@ def program_text(cex: Counterexample) -> str:
     return "\n".join(lines) + "\n"
 
 
+def breaking_note(cex: Counterexample) -> Notes:
+    """A note beside the message that breaks the rule (after it), or at the end for a rule
+    broken at quiescence, in a cycle or by a move the model refused (never sent): what the
+    spec report's witnesses show as their hidden steps."""
+    at = cex.breaks_at
+    if at is None:
+        return {}
+    at = min(at, len(cex.transcript))
+    by_client = cex.source in ("monitor", "view") and at > 0 and cex.transcript[at - 1][0] == "client"
+    lane = "C" if by_client else "A"
+    what = {
+        "eventually": "still owed at quiescence",
+        "cycle": "never discharged in a cycle",
+        "model": "the next move is refused",
+    }.get(cex.source, "broken here")
+    return {at: [(lane, f"{cex.rule} {what}", cex.explanation)]}
+
+
 def _diagram(cex: Counterexample, render: Diagram) -> str:
-    text = render(cex.transcript, f"{cex.rule} ({cex.mode}: {cex.found_by})")
+    text = render(cex.transcript, f"{cex.rule} ({cex.mode}: {cex.found_by})", breaking_note(cex))
     return text if text.endswith("\n") else text + "\n"
 
 

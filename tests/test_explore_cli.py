@@ -216,3 +216,24 @@ def test_rules_the_default_bounds_never_exercise_are_info_not_warnings(tmp_path:
     assert report["info"] == [] and report["warnings"][0].startswith(
         "rules never exercised by the random mode: "
     )
+
+
+def test_the_counterexample_diagram_marks_the_breaking_message(tmp_path: Path) -> None:
+    """Issue 35: the spec report's witnesses mark the breach with a note; explore's .mmd did not."""
+    argv = ["explore", "--mode", "exhaustive", *TINY, "--quiet", "--out", str(tmp_path)]
+    code, _, _ = _cli([*argv, "--fault", "cancel-as-end-turn"])
+    assert code == 1
+    lines = (tmp_path / "exhaustive-TRANS-04.mmd").read_text().splitlines()
+    at = next(
+        i for i, line in enumerate(lines) if line.startswith("    Note right of A: TRANS-04 broken here#58; ")
+    )
+    sent = [line for line in lines[:at] if "->>" in line or "-)" in line or "-->>" in line]
+    assert (
+        sent[-1] == "    A-)C: state_update idle stopReason=end_turn"
+    )  # the note follows the breaking message
+    code, _, _ = _cli([*argv, "--fault", "never-answer-inserted", "--out", str(tmp_path / "e")])
+    assert code == 1
+    found = sorted((tmp_path / "e").glob("exhaustive-*.mmd"))
+    assert found
+    last = found[0].read_text().splitlines()[-1]
+    assert last.startswith("    Note right of A: ") and "still owed at quiescence#58; " in last
