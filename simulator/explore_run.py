@@ -179,6 +179,7 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
     coverage: dict[str, Any] = {}
     aside_before = Counter(SET_ASIDE)
     warnings: list[str] = []
+    info: list[str] = []
     write_errors: list[str] = []
     if opts.mode in ("exhaustive", "both"):
         ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, session)
@@ -191,6 +192,8 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
                 + ", ".join(f"{s['name']}: {s['stop']}" for s in ex["slices"] if not s["complete"])
                 + "): liveness in cycles was not judged there"
             )
+        if any(s["stop"] == "state limit" for s in ex["slices"]):
+            info.append(further(opts))
         unjudged = [s for s in ex["slices"] if s["unjudged_cycles"]]
         if unjudged:
             warnings.append(
@@ -212,7 +215,6 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
         # which dropped rules the explored behaviours broke (their findings were set aside);
         # counted in this process only: with --workers the walks in other processes are not
         report["variant"]["set_aside"] = sorted(r for r in SET_ASIDE if SET_ASIDE[r] > aside_before[r])
-    info: list[str] = []
     for mode, cov in coverage.items():
         never = cov["rules"]["never_exercised"]
         if not never:
@@ -226,6 +228,26 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
     if not rules:
         warnings.append("no monitors available: only model refusals and client-view checks ran")
     return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0, info)
+
+
+BYTES_PER_STATE = 600
+"""Peak memory of the exhaustive search per state, rounded (``benchmarks/bench_state_memory.py``:
+540 bytes a state more, 596 in all at 1.5 million states of ``--prompts 2 --tool-calls 2``)."""
+
+
+def further(opts: Options) -> str:
+    """How to search past the state cap (a slice stopped at it)."""
+    cap = f"{opts.max_states:,}" if opts.max_states is not None else "no"
+    ways = [
+        f"raise the cap with --max-states N (now {cap} states per slice; the search holds about "
+        f"{BYTES_PER_STATE} bytes a state, so a million states take about "
+        f"{BYTES_PER_STATE * 10**6 / 1e9:.1f} GB)"
+    ]
+    if opts.reduce != "por":
+        ways.append("--reduce por (fewer states, the same rules found, quiescent states and rows)")
+    if opts.cluster is None:
+        ways.append("--cluster to spread the states over the memory of several machines")
+    return "to go further than the state cap: " + "; ".join(ways) + " (docs/exploring.md, Bigger bounds)"
 
 
 def write(opts: Options, done: Computed) -> dict[str, Any]:

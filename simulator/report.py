@@ -378,10 +378,10 @@ def render_text(report: dict[str, Any]) -> str:
         rc = report["coverage"][m]["rules"]
         total = len(rc["exercised"])
         lines.append(f"  rules exercised ({m}): {total - len(rc['never_exercised'])}/{total}")
-    for i in report.get("info", []):
-        lines.append(f"info: {i}")
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
+    for i in report.get("info", []):
+        lines.append(f"info: {i}")
     lines.append("")
     if report.get("report_file"):
         lines.append(f"report: {report['report_file']} (this report as JSON, without timing)")

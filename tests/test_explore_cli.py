@@ -237,3 +237,18 @@ def test_the_counterexample_diagram_marks_the_breaking_message(tmp_path: Path) -
     assert found
     last = found[0].read_text().splitlines()[-1]
     assert last.startswith("    Note right of A: ") and "still owed at quiescence#58; " in last
+
+
+def test_a_search_stopped_by_its_cap_says_how_to_go_further(tmp_path: Path) -> None:
+    """Issue 35: `--prompts 2 --tool-calls 2` met the state cap and the report only said
+    "incomplete"; it now names the cap option, --reduce por and the cluster."""
+    argv = ["explore", "--mode", "exhaustive", *TINY, "--max-states", "50", "--json", "--out", str(tmp_path)]
+    code, out, _ = _cli(argv)
+    info = json.loads(out)["info"]
+    assert code == 0 and len(info) == 1
+    for way in ("--max-states N (now 50 states per slice;", "600 bytes a state", "--reduce por", "--cluster"):
+        assert way in info[0]
+    code, out, _ = _cli([*argv, "--reduce", "por"])
+    assert "--reduce por" not in json.loads(out)["info"][0]
+    code, out, _ = _cli(["explore", "--mode", "exhaustive", *TINY, "--json", "--out", str(tmp_path)])
+    assert json.loads(out)["info"] == []  # complete: nothing to say
