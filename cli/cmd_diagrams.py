@@ -1,8 +1,9 @@
 """``acp-model diagrams [--out DIR]``: regenerate every diagram drawn from the model.
 
 Writes machine pictures (PNG, SVG), Mermaid and Markdown sources, scenario sequence diagrams,
-the composed state graph and the gallery README into DIR (default ``diagrams/`` under the
-current folder); see ``diagrams.generate`` for the file list. Byte-identical files are left
+the composed state graph and the gallery README into DIR (default: the project's own
+``diagrams/`` folder, wherever the command runs from, as ``trace`` writes the project's matrix;
+the summary names the folder); see ``diagrams.generate`` for the file list. Byte-identical files are left
 alone; files no longer generated in DIR's generated sub-folders are removed.
 """
 
@@ -15,6 +16,9 @@ from typing import Any
 
 from cli.main import UsageError
 
+PROJECT_DIAGRAMS = Path(__file__).resolve().parents[1] / "diagrams"
+"""The project's gallery (committed; ``tests/test_diagrams.py`` holds it fresh)."""
+
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -25,7 +29,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "named scenario, the composed state graph, and a gallery README linking them. Files "
         "whose bytes are unchanged are left alone; stale generated files are removed.",
     )
-    p.add_argument("--out", default="diagrams", metavar="DIR", help="output folder (default %(default)s)")
+    p.add_argument(
+        "--out",
+        default=str(PROJECT_DIAGRAMS),
+        metavar="DIR",
+        help="output folder (default: the project's diagrams folder, %(default)s)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: off)")
     return p
 

@@ -52,10 +52,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         type=int,
         default=config.EXPLORE_EXAMPLES,
         help="hypothesis examples per round, run in chunks of 100 seeded from --seed; the report "
-        "says how many ran and why (default %(default)s)",
+        "says how many ran and why; 0: no hypothesis, the random walks only (default %(default)s)",
     )
     p.add_argument(
-        "--walks", type=int, default=config.EXPLORE_WALKS, help="random walks (default %(default)s)"
+        "--walks",
+        type=int,
+        default=config.EXPLORE_WALKS,
+        help="random walks; 0: none, hypothesis only (default %(default)s)",
     )
     p.add_argument(
         "--steps",
@@ -213,7 +216,7 @@ def _options(args: argparse.Namespace) -> Any:
             raise UsageError(f"unknown slice {name!r}; known: {', '.join(SLICE_BY_NAME)}")
     for flag, value, low in (
         ("--seed", args.seed, 0),
-        ("--examples", args.examples, 1),
+        ("--examples", args.examples, 0),
         ("--walks", args.walks, 0),
         ("--steps", args.steps, 1),
         ("--workers", args.workers, 1),
@@ -222,6 +225,11 @@ def _options(args: argparse.Namespace) -> Any:
     ):
         if value is not None and value < low:
             raise UsageError(f"{flag} must be >= {low}")
+    if args.mode in ("random", "both") and args.walks == 0 and args.examples == 0:
+        raise UsageError(
+            "--walks 0 and --examples 0 leave the random mode nothing to run (for the exhaustive "
+            "search alone: --mode exhaustive)"
+        )
     if args.time_budget is not None and args.time_budget <= 0:
         raise UsageError("--time-budget must be > 0")
     if args.reduce != "none" and args.depth is not None:

@@ -672,7 +672,8 @@ def section_matrix(ctx: Context) -> Section:
         from diagrams.matrix_png import matrix_png
 
         lines += ["", f"![readings matrix]({ctx.add('matrix.png', matrix_png(bars))})"]
-    data = {k: v for k, v in matrix.to_json().items() if k != "seconds"}
+    # the report names its variant once, at the top (``variant``)
+    data = {k: v for k, v in matrix.to_json().items() if k not in ("seconds", "variant")}
     for row in data["matrix"]:
         row.pop("seconds", None)
         for finding in row["findings"]:  # written to a temporary folder that is gone by now

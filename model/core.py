@@ -37,7 +37,9 @@ raises: the state stays as it is (the event happened, the machine did not move);
 refused by a guard whose rule is relaxed is taken anyway (the guard no longer binds). A cell
 emptied by a removed row raises the cell's rule with ``removed=True`` on the violation, so a
 simulated peer can tell "the variant removed this move" from a seeded bug. Only ``fire`` knows
-these; ``Instance`` (the transitions library) runs the rows as they are.
+these; ``Instance`` (the transitions library) runs the rows as they are. ``written_refusal`` names
+the rule a cell breaks with the relaxations ignored (a seeded bug that breaks a dropped rule
+still breaks it: the simulated peers mark the breach, the checker sets it aside).
 
 Every spec is checked when it is built (``check_graph``): one initial state, every state
 reachable, no non-final trap states, and every non-final state able to reach a final state
@@ -311,6 +313,17 @@ class MachineSpec:
         that refuses it), or None where a row allows it."""
         if self.successor(state, trigger, ctx) is not None:
             return None
+        return self._refused(state, trigger, ctx).rule
+
+    def written_refusal(self, state: str, trigger: str, ctx: Context = _EMPTY) -> str | None:
+        """The rule firing ``trigger`` in ``state`` breaks under ``ctx`` by the rows and guards
+        as they stand, a relaxed rule included (what a variant dropped is still broken: its
+        findings are set aside, the move is not conforming), or None where a row allows it."""
+        rows = self._judged.get((state, trigger))
+        if rows is not None and any(guard is None or guard(ctx) != negated for _, guard, negated in rows):
+            return None
+        if rows is None and trigger not in self.actor_of:
+            raise SpecError(f"{self.name}: unknown trigger {trigger!r}")
         return self._refused(state, trigger, ctx).rule
 
     def _refused(self, state: str, trigger: str, ctx: Context) -> ProtocolViolation:

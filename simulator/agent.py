@@ -498,8 +498,10 @@ class Agent:
         for d in self.deviations:
             if not isinstance(d, deviations.Forbidden) or self.session not in (sm.OPEN, sm.CLOSING):
                 continue
-            if deviations.rule(d, self.specs) in self.marks:
+            if deviations.rule(d) in self.marks:
                 continue
+            if self.specs[d.machine].written_refusal(d.source, d.trigger, d.ctx) is None:
+                continue  # a variant's added row allows the cell: an ordinary move (``_can``)
             for key, state in self._entities(d.machine):
                 if state != d.source:
                     continue
@@ -515,17 +517,19 @@ class Agent:
     def _fire(self, machine: str, state: str, trigger: str, ctx: Any = None) -> str:
         """The state after the Agent fires ``trigger``: the table's, or the ``dest`` of a forbidden
         cell a seeded bug fires, marked with the rule the table refuses it under (the cell's or
-        its guard's; off the wire, the table refuses)."""
+        its guard's; off the wire, the table refuses). Under a variant that dropped that rule the
+        move is the bug's, on the wire or not, as under the fault (``dest``: the rest of the bug's
+        moves are written for it), and the breach is still marked (the checker sets it aside)."""
         spec = self.specs[machine]
         ctx = ctx or {}
         for d in deviations.forced(self.deviations, machine, state) if self.deviations else ():
             if d.trigger != trigger:
                 continue
             ctx = {**ctx, **d.ctx}  # the faulty Agent's reason
-            rule = spec.refusal(state, trigger, ctx)
-            if rule is not None:  # None: a row allows it here (a reading's guard)
+            rule = spec.written_refusal(state, trigger, ctx)
+            if rule is not None:  # None: a row allows it here (a reading's guard, an added row)
                 self._breach(rule)
-                if d.wire:
+                if d.wire or rule in spec.relaxed:
                     return d.dest
         return spec.fire(state, trigger, ctx)
 
@@ -1346,7 +1350,7 @@ class Agent:
         withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
-                self._breach(deviations.rule(withheld, self.specs))
+                self._breach(deviations.rule(withheld))
                 continue
             t = self.tools[tid]
             if (

@@ -20,7 +20,9 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
   or its guard's for a row a guard refuses), never a literal here; where a reading's guard
   allows the cell, the move breaks nothing. With ``wire`` the move goes out, so the checker
   sees the breach on the wire; without it the model refuses the move (``ProtocolViolation``)
-  and the run ends there.
+  and the run ends there. The rule is the spec's as written (``rule``, ``MachineSpec.
+  written_refusal``): under a variant that drops it, the bug (switched on for the dropped rule)
+  still breaks it and its move is made, on the wire or not; the checker sets the finding aside.
 - ``Rewrite``: the peer makes its moves as the tables say, but one field of the messages of one
   move is wrong on the wire: dropped (``DROP``) or given another value. Such a bug breaks a rule of the
   messages' shape, not of a lifecycle, so the rule is named here; ``rewrite`` applies it to a
@@ -79,6 +81,7 @@ from typing import Any, Final
 
 from model.core import Actor, MachineSpec
 from model.foreground import CANCELLED, STOP_REASONS
+from model.registry import BY_NAME
 from simulator import wire
 
 DROP: Final = object()
@@ -325,11 +328,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
 )
 
 
-def rule(d: Deviation, specs: Mapping[str, MachineSpec]) -> str:
+def rule(d: Deviation, specs: Mapping[str, MachineSpec] = BY_NAME) -> str:
     """The rule ``d`` breaks: the forbidden cell's rule in its table, the obligation of the states
-    a withheld move is owed in (unless named), or the rule named in ``d``."""
+    a withheld move is owed in (unless named), or the rule named in ``d``. A property of the
+    deviation, so judged by the spec as written (``specs``' default): under a variant that drops
+    the rule the deviation still breaks it (the checker sets the finding aside), and a variant
+    that adds the cell as a row makes the bug's move an ordinary one, not a rule it breaks."""
     if isinstance(d, Forbidden):
-        found = specs[d.machine].refusal(d.source, d.trigger, d.ctx)
+        found = specs[d.machine].written_refusal(d.source, d.trigger, d.ctx)
         if found is None:
             raise ValueError(f"{d.name}: the {d.machine} table allows {d.trigger} in {d.source}")
         return found

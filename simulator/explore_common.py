@@ -107,6 +107,9 @@ class Replay:
     """The events actually performed (disabled ones dropped, settling moves appended)."""
     breaches: list[Breach] = field(default_factory=list)
     quiescent: bool = False
+    at: dict[str, int] = field(default_factory=dict)
+    """Per rule broken: the transcript lines recorded when its first breach became certain (the
+    breaking message is the last of them; for an "eventually" rule, the whole transcript)."""
 
 
 def replay(
@@ -130,7 +133,7 @@ def replay(
             continue
         out.events.append(ev)
         found = step_checked(world, ev)
-        out.breaches.extend(found)
+        _note(out, found)
         if any(b.source == "model" for b in found) or (
             stop_rule is not None and any(b.rule == stop_rule for b in found)
         ):
@@ -142,14 +145,20 @@ def replay(
                 break
             out.events.append(ev_next)
             found = step_checked(world, ev_next)
-            out.breaches.extend(found)
+            _note(out, found)
             if any(b.source == "model" for b in found) or (
                 stop_rule is not None and any(b.rule == stop_rule for b in found)
             ):
                 return out
     out.quiescent = world.quiescent()
-    out.breaches.extend(judge_end(world))
+    _note(out, judge_end(world))
     return out
+
+
+def _note(out: Replay, found: list[Breach]) -> None:
+    out.breaches.extend(found)
+    for b in found:
+        out.at.setdefault(b.rule, len(out.world.transcript))
 
 
 @dataclass
@@ -172,6 +181,10 @@ class Counterexample:
     hits: int = 1
     """How many runs (walks, examples, states) broke this rule."""
     transcript: list[Line] = field(default_factory=list)
+    breaks_at: int | None = None
+    """Lines of ``transcript`` sent when the breach became certain: the breaking message is line
+    ``breaks_at`` (1-based); the whole transcript for an "eventually" rule or a refused move
+    (never sent); None when unknown."""
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.rule, len(self.events), self.mode)
@@ -224,4 +237,5 @@ def make_counterexample(
         original_length=original_length,
         hits=hits,
         transcript=list(run.world.transcript),
+        breaks_at=run.at.get(rule),
     )

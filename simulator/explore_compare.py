@@ -28,6 +28,14 @@ Differences are sorted (kind order above, then rule and detail) and carry no tim
 same seed and options give the same list; the timings of both runs are in ``base`` and
 ``variant``.
 
+No difference is evidence only about what the runs exercised, so ``unexercised`` lists the
+variant's changes the runs never fired (``compare.unexercised``, in the variant's order): an
+added row no mode of the variant's run fired (the simulated agent takes an added row only where
+its own choices lead to it, e.g. never output while idle); a removed row no mode of the spec's
+run fired (removing it cannot change these runs); a dropped rule no seeded bug breaks (the peers
+gain nothing: only the checker changes), or whose bug's breaches the checker never saw under the
+variant (none set aside). Rows are measured where coverage is exact (``explore_coverage``).
+
 Must not know: argument parsing, how the explorers search, how reports are printed.
 """
 
@@ -82,6 +90,7 @@ def compare(
             "base": summary(base),
             "variant": {**summary(var), "variant": var.get("variant")},
             "differences": differences(base, var, variant),
+            "unexercised": unexercised(base, var, variant, opts.workers > 1 and opts.mode != "exhaustive"),
         },
         "write_errors": base["write_errors"] + var["write_errors"],
     }
@@ -222,6 +231,68 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     return out
 
 
+def _missed_by(report: dict[str, Any], machine: str, row: str) -> tuple[list[str], list[str]]:
+    """(modes of ``report`` that measured ``machine``'s rows and never fired ``row``, modes that
+    fired it)."""
+    missed: list[str] = []
+    fired: list[str] = []
+    for mode in sorted(report["coverage"]):
+        for m in report["coverage"][mode].get("machines", []):
+            if m["name"] == machine and m["method"] == "exact":
+                (missed if row in m["transitions_missed"] else fired).append(mode)
+    return missed, fired
+
+
+def unexercised(
+    base: dict[str, Any], var: dict[str, Any], variant: Variant, elsewhere: bool = False
+) -> list[dict[str, Any]]:
+    """The variant's changes these runs never exercised (see the module docstring): each with
+    ``change`` (add_row, remove_row, drop), ``rule`` (a dropped rule, else None), ``row`` (the
+    row changed, else None), ``modes`` (the runs' modes that did not exercise it) and ``detail``.
+    ``elsewhere``: random walks ran in other processes, whose set-aside findings are not counted."""
+    from simulator.mutants import breaking
+
+    out: list[dict[str, Any]] = []
+    for kind, report, changes, who in (
+        ("add_row", var, variant.add_rows, "the variant's run"),
+        ("remove_row", base, variant.remove_rows, "the spec's run"),
+    ):
+        for change in changes:
+            row = f"{change.source} --{change.trigger}--> {change.dest}"
+            missed, fired = _missed_by(report, change.machine, row)
+            if fired:
+                continue
+            if missed:
+                detail = f"never fired by {who} ({', '.join(missed)})"
+            else:
+                missed = sorted(report["coverage"])
+                detail = f"not measured: no mode fires the {change.machine} table's rows"
+            if kind == "remove_row" and missed:
+                detail += ": removing it cannot change these runs"
+            out.append(
+                {"change": kind, "rule": None, "row": change.text(), "modes": missed, "detail": detail}
+            )
+    set_aside = set((var.get("variant") or {}).get("set_aside", []))
+    modes = sorted(var["coverage"])
+    for rule in variant.drop:
+        mutant = breaking(rule)
+        if mutant is None:
+            detail = (
+                "no seeded bug breaks it: the simulated peers gain nothing, only the checker sets "
+                "its findings aside"
+            )
+        elif rule not in set_aside:
+            detail = (
+                f"no breach of it was seen under the variant (none set aside): what seeded bug "
+                f"{mutant.name} does was not observed on the wire at these bounds"
+                + ("; the random walks in worker processes (--workers) are not counted" if elsewhere else "")
+            )
+        else:
+            continue
+        out.append({"change": "drop", "rule": rule, "row": None, "modes": modes, "detail": detail})
+    return out
+
+
 def _finding(change: str, f: dict[str, Any], rule: str, why: str) -> dict[str, Any]:
     kind = _SOURCE_KIND.get(f["source"], "finding")
     files = [p for p in (f.get("transcript"), f.get("diagram"), f.get("program")) if p]
@@ -266,4 +337,13 @@ def render_text(result: dict[str, Any]) -> str:
         lines.append(f"  [{d['kind']}]{rule} {d['detail']}")
         if d["files"]:
             lines.append("    files: " + ", ".join(d["files"]))
+    idle = c.get("unexercised", [])
+    if idle:
+        lines.append(
+            f"not exercised: {len(idle)} change(s) of the variant these runs never fired "
+            "(that they show no difference is no evidence; other bounds or slices may reach them)"
+        )
+    for u in idle:
+        what = u["row"] or u["rule"]
+        lines.append(f"  [{u['change']}] {what}: {u['detail']}")
     return "\n".join(lines) + "\n"

@@ -431,6 +431,10 @@ def chunk_seed(base: int, index: int) -> int:
     return base if index == 0 else base + index * 2**64
 
 
+NOT_RUN = "not run (no examples asked)"
+"""``HypothesisResult.stop`` of a run asked for no examples."""
+
+
 def chunks(examples: int) -> list[tuple[int, int]]:
     """(index, examples) of each chunk of a budget of ``examples`` (at least one chunk)."""
     return [
@@ -477,6 +481,8 @@ def explore(
     later rounds ignore the rules already found. The chunks run here one after another, or
     elsewhere through ``chunk_map`` (``run_chunk``, the jobs; results in job order: a Ray
     cluster); either way they are merged in chunk order (``merge``), so the result is the same."""
+    if examples <= 0:  # ``--examples 0``: a run of the random walks alone
+        return replace(merge([], seed, 0, 0.0), stop=NOT_RUN)
     t0 = time.perf_counter()
     parts = chunks(examples)
     many = len(parts) > 1

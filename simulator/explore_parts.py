@@ -107,6 +107,8 @@ class Parts:
             self.view_table = ViewTable(world.client.view, self.msgs)
             self.reference_table = ViewTable(world.reference, self.msgs)
         self.compared: dict[tuple[int, int], tuple[Breach, ...]] = {}
+        self.dropped = world.dropped
+        """The variant's dropped rules: their view breaches are set aside (as ``World.step``)."""
         self._triggers: dict[int, str | None] = {}
 
     # -- interning ------------------------------------------------------------------------
@@ -231,7 +233,9 @@ class Parts:
 
             assert self.view_table is not None and self.reference_table is not None
             found = compare_views(self.reference_table.to_json(r), self.view_table.to_json(v))
-            got = self.compared[(r, v)] = tuple(Breach(rule, "view", why) for rule, why in found)
+            got = self.compared[(r, v)] = tuple(
+                Breach(rule, "view", why) for rule, why in found if rule not in self.dropped
+            )
         return got
 
     # -- coverage -------------------------------------------------------------------------

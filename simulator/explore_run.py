@@ -147,6 +147,8 @@ class Computed:
     warnings: list[str]
     write_errors: list[str]
     seconds: float
+    info: list[str] = field(default_factory=list)
+    """Facts worth saying that are no problem of the run (``info`` in the report)."""
 
 
 def compute(opts: Options, progress: Progress = NULL) -> Computed:
@@ -177,6 +179,7 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
     coverage: dict[str, Any] = {}
     aside_before = Counter(SET_ASIDE)
     warnings: list[str] = []
+    info: list[str] = []
     write_errors: list[str] = []
     if opts.mode in ("exhaustive", "both"):
         ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, session)
@@ -189,6 +192,8 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
                 + ", ".join(f"{s['name']}: {s['stop']}" for s in ex["slices"] if not s["complete"])
                 + "): liveness in cycles was not judged there"
             )
+        if any(s["stop"] == "state limit" for s in ex["slices"]):
+            info.append(further(opts))
         unjudged = [s for s in ex["slices"] if s["unjudged_cycles"]]
         if unjudged:
             warnings.append(
@@ -212,11 +217,37 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
         report["variant"]["set_aside"] = sorted(r for r in SET_ASIDE if SET_ASIDE[r] > aside_before[r])
     for mode, cov in coverage.items():
         never = cov["rules"]["never_exercised"]
-        if never:
+        if not never:
+            continue
+        if not opts.bounds and (mode == "random" or not opts.slices):
+            # no correct run within the default bounds triggers them (a seeded bug does): a
+            # fact about the bounds, not a problem of this run
+            info.append(f"rules not exercised by the default bounds of the {mode} mode: {', '.join(never)}")
+        else:
             warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
     if not rules:
         warnings.append("no monitors available: only model refusals and client-view checks ran")
-    return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0)
+    return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0, info)
+
+
+BYTES_PER_STATE = 600
+"""Peak memory of the exhaustive search per state, rounded (``benchmarks/bench_state_memory.py``:
+540 bytes a state more, 596 in all at 1.5 million states of ``--prompts 2 --tool-calls 2``)."""
+
+
+def further(opts: Options) -> str:
+    """How to search past the state cap (a slice stopped at it)."""
+    cap = f"{opts.max_states:,}" if opts.max_states is not None else "no"
+    ways = [
+        f"raise the cap with --max-states N (now {cap} states per slice; the search holds about "
+        f"{BYTES_PER_STATE} bytes a state, so a million states take about "
+        f"{BYTES_PER_STATE * 10**6 / 1e9:.1f} GB)"
+    ]
+    if opts.reduce != "por":
+        ways.append("--reduce por (fewer states, the same rules found, quiescent states and rows)")
+    if opts.cluster is None:
+        ways.append("--cluster to spread the states over the memory of several machines")
+    return "to go further than the state cap: " + "; ".join(ways) + " (docs/exploring.md, Bigger bounds)"
 
 
 def write(opts: Options, done: Computed) -> dict[str, Any]:
@@ -229,6 +260,7 @@ def write(opts: Options, done: Computed) -> dict[str, Any]:
     report["findings"] = findings_json(done.counterexamples, out, opts.diagram, write_errors)
     report["coverage"] = done.coverage
     report["warnings"] = done.warnings
+    report["info"] = done.info
     report["output"] = str(out)
     report["report_file"] = str(out / "report.json")
     report["write_errors"] = write_errors
@@ -292,10 +324,11 @@ def _exhaustive(
         entity.update(r.entity)
         exercised.update(r.exercised)
     progress.done()
+    graph_bytes = None
     if opts.graph is not None:
         progress.phase("writing the state graph (GraphML)")
         try:
-            _write_graph(opts.graph, results)
+            graph_bytes = _write_graph(opts.graph, results)
         except OSError as exc:
             write_errors.append(write_error(opts.graph, exc))
         progress.done()
@@ -327,6 +360,7 @@ def _exhaustive(
     }
     if opts.graph is not None:
         ex["graph"] = opts.graph
+        ex["graph_bytes"] = graph_bytes  # None: it could not be written (``write_errors``)
     return ex, [best[r] for r in sorted(best)], (rows, events, entity, exercised)
 
 
@@ -356,7 +390,9 @@ def _on_cluster(
     )
 
 
-def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
+def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> int:
+    """Write the slices' state graphs as one GraphML file (``-``: standard output); its size in
+    bytes (the report says it: a graph of the default slices is tens of megabytes)."""
     import io
 
     import networkx as nx
@@ -382,6 +418,7 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> None:
         sys.stdout.flush()
     else:
         write_atomic(path, buf.getvalue())
+    return len(buf.getvalue())
 
 
 def _random(
@@ -397,7 +434,7 @@ def _random(
                 cfg,
                 faults,
                 seed=opts.seed,
-                examples=_share(opts.examples, i, len(sets), 1),
+                examples=_share(opts.examples, i, len(sets), 1 if opts.examples else 0),
                 steps=opts.steps,
                 database=opts.database,
                 hypothesis_shrink=opts.hypothesis_shrink,
@@ -481,6 +518,8 @@ def _share(total: int, i: int, parts: int, low: int) -> int:
 
 def explain_examples(hyp: dict[str, Any], asked: int) -> str:
     """What hypothesis was asked for, what it ran and why the two differ, in one sentence."""
+    if asked == 0:
+        return "no examples asked (--examples 0): the random walks only"
     by = hyp["examples_by_outcome"]
     ran = sum(by.values())
     parts = ", ".join(f"{n:,} {explore_hypothesis.OUTCOME_LABELS[k]}" for k, n in by.items())

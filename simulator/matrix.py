@@ -5,8 +5,9 @@ Theory of operation
 A *cell* is one exploration (``simulator.explore_run.run``) under one choice of readings. For
 ``all`` (``readings_matrix(("all",), ...)``) the cells are every alternative of every reading, each
 against the defaults of the others; for a few named readings they are the product of their
-alternatives. Cells that make the same choice (every reading's default alternative is the
-all-defaults exploration) are explored once and shown in each of their rows.
+alternatives, the readings in the order they were named (the columns as the command line has
+them; the first named varies slowest). Cells that make the same choice (every reading's default
+alternative is the all-defaults exploration) are explored once and shown in each of their rows.
 
 Cells run in worker processes (``concurrent.futures.ProcessPoolExecutor``, ``jobs`` of them;
 one job runs them in this process), or, on a cluster (``session``: ``cli.cluster.Session``), as
@@ -19,8 +20,10 @@ peers break under that choice, the shortest counterexample transcript. A rule br
 that follow the spec under a reading is a contradiction of the rules under that reading (the
 peers take exactly the freedoms the reading gives, the monitors judge by it).
 
+Under a variant (``Options.variant``) every cell explores it; the header and the JSON name it.
+
 Determinism: a cell's result depends only on its choice, the options and the seed; rows are in
-catalogue order whatever order the workers finish in, so the JSON without its ``seconds`` is the
+the order of ``cells`` whatever order the workers finish in, so the JSON without its ``seconds`` is the
 same for any ``jobs``.
 
 Must not know: argument parsing, exit codes, how the matrix is printed by a command (``cli``).
@@ -37,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from properties.readings import BY_NAME, READINGS, ReadingError, non_default
+from properties.variants import Variant
 from simulator import explore_run
 from simulator.explore_cluster import TaskProgress
 from simulator.progress import NULL, Progress
@@ -118,6 +122,8 @@ class Matrix:
     """Distinct explorations run (rows that share a choice share one)."""
     seconds: float = 0.0
     """Wall time of the whole matrix."""
+    variant: Variant | None = None
+    """The variant every cell explores (None: the spec as written)."""
 
     def contradicting(self) -> list[Row]:
         """Rows under which explored peers that follow the spec break a rule."""
@@ -147,20 +153,30 @@ class Matrix:
                 for r in self.contradicting()
             ],
             "seconds": self.seconds,
+            "variant": None if self.variant is None else self.variant.to_json(),
         }
 
     def to_text(self) -> str:
-        """A readable table: one line per row, then one line per finding with its file."""
-        head = ("reading", "alternative", "findings", "states", "steps", "seconds")
+        """A readable table: one line per row, then one line per finding with its file. The
+        exhaustive mode has no steps and the random modes no states: their column is left out."""
+        keep = [
+            i
+            for i, name in enumerate(("reading", "alternative", "findings", "states", "steps", "seconds"))
+            if not (name == "steps" and self.mode == "exhaustive")
+            and not (name == "states" and self.mode == "random")
+        ]
+        full_head = ("reading", "alternative", "findings", "states", "steps", "seconds")
+        head = tuple(full_head[i] for i in keep)
         table: list[tuple[str, ...]] = []
         for r in self.rows:
             o = r.outcome
             rules = ", ".join(f.rule for f in o.findings) or "none"
             alt = r.alternative + (" (default)" if r.default else "")
             states = f"{o.states:,}" + ("" if o.complete or not o.states else " (incomplete)")
-            table.append((r.reading, alt, rules, states, f"{o.steps:,}", f"{o.seconds:.1f}"))
+            cells = (r.reading, alt, rules, states, f"{o.steps:,}", f"{o.seconds:.1f}")
+            table.append(tuple(cells[i] for i in keep))
         widths = [max(len(row[i]) for row in [head, *table]) for i in range(len(head))]
-        right = {3, 4, 5}
+        right = {j for j, i in enumerate(keep) if i >= 3}
 
         def line(cells: tuple[str, ...]) -> str:
             parts = [
@@ -172,6 +188,7 @@ class Matrix:
         out = [
             f"readings matrix: {', '.join(self.names)}; mode {self.mode}, seed {self.seed}"
             + (f", faults {', '.join(self.faults)}" if self.faults else "")
+            + (_variant_text(self.variant) if self.variant is not None else "")
             + "; "
             f"{len(self.rows)} rows, {self.explorations} explorations, {self.jobs} job(s), "
             f"{self.seconds:.1f} s",
@@ -196,10 +213,16 @@ class Matrix:
         return "\n".join(out) + "\n"
 
 
+def _variant_text(variant: Variant) -> str:
+    dropped = f" (dropped: {', '.join(variant.drop)})" if variant.drop else ""
+    return f", variant {variant.name}: {variant.title}{dropped}"
+
+
 def cells(names: tuple[str, ...]) -> list[tuple[str, str, Choice]]:
-    """(reading column, alternative column, choice) of every row, in catalogue order. ``("all",)``:
-    every alternative of every reading against the defaults of the others; otherwise the
-    product of the named readings' alternatives. Unknown names raise ``ReadingError``."""
+    """(reading column, alternative column, choice) of every row. ``("all",)``: every
+    alternative of every reading against the defaults of the others, in catalogue order;
+    otherwise the product of the named readings' alternatives, in the order named. Unknown names
+    raise ``ReadingError``."""
     if names == ("all",):
         return [
             (r.name, a, tuple(non_default({r.name: a}).items()))
@@ -211,7 +234,7 @@ def cells(names: tuple[str, ...]) -> list[tuple[str, str, Choice]]:
         raise ReadingError(f"unknown reading {unknown[0]!r} (acp-model readings lists them)")
     if len(set(names)) != len(names):
         raise ReadingError("a reading is named twice")
-    ordered = [r.name for r in READINGS if r.name in names]
+    ordered = list(names)  # the command line's order
     rows = []
     for alts in itertools.product(*(BY_NAME[n].alternative_names() for n in ordered)):
         choice = tuple(sorted(non_default(dict(zip(ordered, alts, strict=True))).items()))
@@ -294,7 +317,10 @@ def readings_matrix(
     else:
         outcomes = [_explore(w) for w in work]
     by_choice = dict(zip(distinct, outcomes, strict=True))
-    matrix = Matrix(names, opts.mode, opts.seed, jobs, tuple(sorted(opts.faults)), explorations=len(distinct))
+    matrix = Matrix(
+        names, opts.mode, opts.seed, jobs, tuple(sorted(opts.faults)), explorations=len(distinct),
+        variant=opts.variant,
+    )  # fmt: skip
     matrix.rows = [Row(reading, alt, choice, by_choice[choice]) for reading, alt, choice in rows]
     matrix.seconds = time.perf_counter() - t0
     return matrix

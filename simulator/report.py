@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,11 @@ from simulator.explore_common import Counterexample
 from simulator.explore_coverage import machine_coverage, rule_coverage
 from simulator.world import Event
 
-Diagram = Callable[[Sequence[tuple[str, Any]], str], str]
-"""(transcript as (sender, message) pairs, title) -> diagram text."""
+Notes = Mapping[int, Sequence[tuple[str, str, str]]]
+"""Notes by transcript position (before line ``position``, 0-based; the length: at the end):
+(lane C or A, label, text), as ``diagrams.sequence.transcript_to_mermaid`` draws them."""
+Diagram = Callable[[Sequence[tuple[str, Any]], str, Notes], str]
+"""(transcript as (sender, message) pairs, title, notes) -> diagram text."""
 
 MODE_ORDER = {"exhaustive": 0, "random": 1, "hypothesis": 2}
 
@@ -118,8 +121,26 @@ def program_text(cex: Counterexample) -> str:
     return "\n".join(lines) + "\n"
 
 
+def breaking_note(cex: Counterexample) -> Notes:
+    """A note beside the message that breaks the rule (after it), or at the end for a rule
+    broken at quiescence, in a cycle or by a move the model refused (never sent): what the
+    spec report's witnesses show as their hidden steps."""
+    at = cex.breaks_at
+    if at is None:
+        return {}
+    at = min(at, len(cex.transcript))
+    by_client = cex.source in ("monitor", "view") and at > 0 and cex.transcript[at - 1][0] == "client"
+    lane = "C" if by_client else "A"
+    what = {
+        "eventually": "still owed at quiescence",
+        "cycle": "never discharged in a cycle",
+        "model": "the next move is refused",
+    }.get(cex.source, "broken here")
+    return {at: [(lane, f"{cex.rule} {what}", cex.explanation)]}
+
+
 def _diagram(cex: Counterexample, render: Diagram) -> str:
-    text = render(cex.transcript, f"{cex.rule} ({cex.mode}: {cex.found_by})")
+    text = render(cex.transcript, f"{cex.rule} ({cex.mode}: {cex.found_by})", breaking_note(cex))
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -249,6 +270,15 @@ def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+def _size(n: int) -> str:
+    """A byte count for people: bytes, kB or MB (decimal units)."""
+    if n < 1000:
+        return f"{n} bytes"
+    if n < 1_000_000:
+        return f"{n / 1000:.1f} kB"
+    return f"{n / 1_000_000:.1f} MB"
+
+
 def render_text(report: dict[str, Any]) -> str:
     lines: list[str] = []
     faults = ", ".join(report["faults"]) or "none"
@@ -278,6 +308,11 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"    {sl['name']}: {bounds_text(sl['bounds'])}")
         if ex["depth_limit"] is not None:
             lines.append(f"  depth limit: {ex['depth_limit']}")
+        if ex.get("graph_bytes") is not None:
+            where = "standard output" if ex["graph"] == "-" else ex["graph"]
+            lines.append(
+                f"  state graph: {where} (GraphML, {_size(ex['graph_bytes'])}, {_n(ex['states'])} states)"
+            )
         lines.append(f"  fairness: {FAIRNESS}")
     rnd = report.get("random")
     if rnd is not None:
@@ -285,17 +320,23 @@ def render_text(report: dict[str, Any]) -> str:
         hyp = rnd["hypothesis"]
         wk = rnd["walk"]
         lines.append(f"random bounds: {bounds_text(rnd['bounds'])}")
-        lines.append(
-            f"random walks: {_n(rnd['walks'])} walks x {wk['steps_per_walk']} steps (then drained), "
-            f"{_n(rnd['walk_steps'])} steps, {rnd['walk_steps_per_second']:,.0f} steps/s, stops: "
-            + ", ".join(f"{k} {v}" for k, v in wk["stops"].items())
-        )
-        lines.append(
-            f"hypothesis: {_n(rnd['examples'])} examples, {_n(rnd['rule_executions'])} rule executions, "
-            f"{rnd['rule_executions_per_second']:,.0f} rule executions/s, {hyp['rounds']} round(s), "
-            f"stop: {hyp['stop']}"
-        )
-        if "examples_explained" in rnd:
+        if rnd["walks"]:
+            lines.append(
+                f"random walks: {_n(rnd['walks'])} walks x {wk['steps_per_walk']} steps (then drained), "
+                f"{_n(rnd['walk_steps'])} steps, {rnd['walk_steps_per_second']:,.0f} steps/s, stops: "
+                + ", ".join(f"{k} {v}" for k, v in wk["stops"].items())
+            )
+        else:
+            lines.append("random walks: none (--walks 0)")
+        if rnd.get("examples_asked", 1) == 0:
+            lines.append("hypothesis: none (--examples 0)")
+        else:
+            lines.append(
+                f"hypothesis: {_n(rnd['examples'])} examples, {_n(rnd['rule_executions'])} rule executions, "
+                f"{rnd['rule_executions_per_second']:,.0f} rule executions/s, {hyp['rounds']} round(s), "
+                f"stop: {hyp['stop']}"
+            )
+        if "examples_explained" in rnd and rnd.get("examples_asked", 1) != 0:
             lines.append(f"  examples: {rnd['examples_explained']}")
     lines.append("")
     findings = report["findings"]
@@ -339,6 +380,8 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(f"  rules exercised ({m}): {total - len(rc['never_exercised'])}/{total}")
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
+    for i in report.get("info", []):
+        lines.append(f"info: {i}")
     lines.append("")
     if report.get("report_file"):
         lines.append(f"report: {report['report_file']} (this report as JSON, without timing)")

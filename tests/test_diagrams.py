@@ -448,3 +448,24 @@ def test_composed_graphml_round_trips(generated: dict[str, bytes], tmp_path: Pat
     assert back.number_of_edges() == g.number_of_edges()
     summary = json.loads(generated["composed/summary.json"])
     assert [s["config"] for s in summary] == [c.name for c in composed.CONFIGS]
+
+
+def test_diagrams_default_to_the_projects_folder_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35, defect 5: run from another folder, ``diagrams`` wrote a new ./diagrams there.
+    The default is the project's folder (as ``trace``'s), and the summary names it."""
+    import diagrams.generate
+    from cli.main import main
+
+    seen: list[Path] = []
+
+    def write(out: Path, progress: object = None) -> diagrams.generate.Report:
+        seen.append(out)
+        return diagrams.generate.Report()
+
+    monkeypatch.setattr(diagrams.generate, "write", write)
+    monkeypatch.chdir(tmp_path)
+    assert main(["diagrams", "--quiet"]) == 0
+    assert seen == [REPO / "diagrams"] and list(tmp_path.iterdir()) == []
+    assert capsys.readouterr().out.startswith(f"{REPO / 'diagrams'}: 0 files")

@@ -163,3 +163,92 @@ def test_the_closes_bound_lets_the_client_close_again(tmp_path: Path) -> None:
         session = next(m for m in machines if m["name"] == "session")
         missed.append("closing --close--> closing" in session["transitions_missed"])
     assert missed == [True, False]
+
+
+def test_a_random_run_of_walks_only_or_hypothesis_only(tmp_path: Path) -> None:
+    """Issue 35, defect 5: ``--walks 0`` said ``stops: `` and nothing; ``--examples 0`` was refused.
+    Each now runs the other half alone and says so; both 0 leave nothing to run (exit 2)."""
+    argv = ["explore", "--mode", "random", *TINY, "--steps", "15", "--out", str(tmp_path)]
+    code, out, _ = _cli([*argv, "--walks", "0", "--examples", "5"])
+    assert code == 0 and "random walks: none (--walks 0)\nhypothesis: " in out and "stops:" not in out
+    code, out, _ = _cli([*argv, "--walks", "7", "--examples", "0"])
+    assert code == 0 and "stops: quiescent 7\nhypothesis: none (--examples 0)\n\nfindings: none" in out
+    code, out, _ = _cli([*argv, "--walks", "7", "--examples", "0", "--json"])
+    rnd = json.loads(out)["random"]
+    assert (rnd["walks"], rnd["examples"], rnd["examples_asked"], rnd["hypothesis"]["rounds"]) == (7, 0, 0, 0)
+    assert rnd["examples_explained"] == "no examples asked (--examples 0): the random walks only"
+    code, out, err = _cli([*argv, "--walks", "0", "--examples", "0"])
+    assert code == 2 and out == "" and err.count("\n") == 1 and "nothing to run" in err
+    code, _, err = _cli([*argv, "--examples", "-1"])
+    assert code == 2 and "--examples must be >= 0" in err
+
+
+def test_the_report_says_how_large_the_state_graph_is(tmp_path: Path) -> None:
+    """Issue 35, defect 5: ``--graph`` wrote a file of megabytes without a word."""
+    graph = tmp_path / "g.graphml"
+    argv = ["explore", "--mode", "exhaustive", *TINY, "--graph", str(graph), "--out", str(tmp_path / "o")]
+    code, out, _ = _cli([*argv, "--json"])
+    assert code == 0
+    ex = json.loads(out)["exhaustive"]
+    assert ex["graph"] == str(graph) and ex["graph_bytes"] == graph.stat().st_size > 1000
+    code, out, _ = _cli(argv)
+    size = f"{graph.stat().st_size / 1000:.1f} kB"
+    assert f"  state graph: {graph} (GraphML, {size}, {ex['states']:,} states)\n" in out
+
+
+def test_rules_the_default_bounds_never_exercise_are_info_not_warnings(tmp_path: Path) -> None:
+    """Issue 35: a clean run at the default bounds ended with warnings about the rules no correct
+    run within them triggers; they are information. With bounds of the user's, still warnings."""
+    argv = ["explore", "--mode", "random", "--walks", "5", "--examples", "2", "--steps", "10"]
+    code, out, _ = _cli([*argv, "--json", "--out", str(tmp_path)])
+    report = json.loads(out)
+    assert code == 0 and report["warnings"] == []
+    assert [i.split(":")[0] for i in report["info"]] == [
+        "rules not exercised by the default bounds of the random mode"
+    ]
+    code, out, _ = _cli([*argv, "--out", str(tmp_path)])
+    assert (
+        "\ninfo: rules not exercised by the default bounds of the random mode: " in out
+        and "warning:" not in out
+    )
+    code, out, _ = _cli([*argv, *TINY, "--json", "--out", str(tmp_path)])
+    report = json.loads(out)
+    assert report["info"] == [] and report["warnings"][0].startswith(
+        "rules never exercised by the random mode: "
+    )
+
+
+def test_the_counterexample_diagram_marks_the_breaking_message(tmp_path: Path) -> None:
+    """Issue 35: the spec report's witnesses mark the breach with a note; explore's .mmd did not."""
+    argv = ["explore", "--mode", "exhaustive", *TINY, "--quiet", "--out", str(tmp_path)]
+    code, _, _ = _cli([*argv, "--fault", "cancel-as-end-turn"])
+    assert code == 1
+    lines = (tmp_path / "exhaustive-TRANS-04.mmd").read_text().splitlines()
+    at = next(
+        i for i, line in enumerate(lines) if line.startswith("    Note right of A: TRANS-04 broken here#58; ")
+    )
+    sent = [line for line in lines[:at] if "->>" in line or "-)" in line or "-->>" in line]
+    assert (
+        sent[-1] == "    A-)C: state_update idle stopReason=end_turn"
+    )  # the note follows the breaking message
+    code, _, _ = _cli([*argv, "--fault", "never-answer-inserted", "--out", str(tmp_path / "e")])
+    assert code == 1
+    found = sorted((tmp_path / "e").glob("exhaustive-*.mmd"))
+    assert found
+    last = found[0].read_text().splitlines()[-1]
+    assert last.startswith("    Note right of A: ") and "still owed at quiescence#58; " in last
+
+
+def test_a_search_stopped_by_its_cap_says_how_to_go_further(tmp_path: Path) -> None:
+    """Issue 35: `--prompts 2 --tool-calls 2` met the state cap and the report only said
+    "incomplete"; it now names the cap option, --reduce por and the cluster."""
+    argv = ["explore", "--mode", "exhaustive", *TINY, "--max-states", "50", "--json", "--out", str(tmp_path)]
+    code, out, _ = _cli(argv)
+    info = json.loads(out)["info"]
+    assert code == 0 and len(info) == 1
+    for way in ("--max-states N (now 50 states per slice;", "600 bytes a state", "--reduce por", "--cluster"):
+        assert way in info[0]
+    code, out, _ = _cli([*argv, "--reduce", "por"])
+    assert "--reduce por" not in json.loads(out)["info"][0]
+    code, out, _ = _cli(["explore", "--mode", "exhaustive", *TINY, "--json", "--out", str(tmp_path)])
+    assert json.loads(out)["info"] == []  # complete: nothing to say

@@ -46,11 +46,12 @@ def test_named_readings_give_the_product_of_their_alternatives() -> None:
     rows = cells(names)
     n = len(BY_NAME[names[0]].alternatives) * len(BY_NAME[names[1]].alternatives)
     assert len(rows) == n == len({c for _, _, c in rows})
-    # catalogue order, whatever order they were named in
-    assert {r for r, _, _ in rows} == {"cancelled-invalid-prompt,prompt-ahead-of-held"}
-    assert ("cancelled-invalid-prompt,prompt-ahead-of-held", "invalid,receipt-order") in [
+    # the order they were named in (issue 35: the columns keep the command line's order)
+    assert {r for r, _, _ in rows} == {"prompt-ahead-of-held,cancelled-invalid-prompt"}
+    assert ("prompt-ahead-of-held,cancelled-invalid-prompt", "receipt-order,invalid") in [
         (r, a) for r, a, _ in rows
     ]
+    assert {c for _, _, c in cells(names[::-1])} == {c for _, _, c in rows}  # the same cells
     with pytest.raises(ReadingError, match="nope"):
         cells(("nope",))
 
@@ -90,11 +91,12 @@ def test_the_json_is_deterministic_across_runs_and_job_counts(
     runs = [_run([*argv, "--jobs", jobs], capsys) for jobs in ("1", "1", "2")]
     datas = [_without_seconds(json.loads(o)) for _, o, _ in runs]
     assert datas[0] == datas[1] == datas[2]
-    # catalogue order: patch-after-idle before cancel-takes-effect
+    # the command line's order: cancel-takes-effect, then patch-after-idle
     assert [r["alternative"] for r in datas[0]["matrix"]] == [
-        "ended-work,on-receipt", "ended-work,when-acted",
-        "patch-in-place,on-receipt", "patch-in-place,when-acted",
+        "on-receipt,ended-work", "on-receipt,patch-in-place",
+        "when-acted,ended-work", "when-acted,patch-in-place",
     ]  # fmt: skip
+    assert datas[0]["variant"] is None
     assert all(
         set(r) >= {"reading", "alternative", "findings", "states", "seconds"}
         for r in json.loads(runs[0][1])["matrix"]
@@ -121,7 +123,7 @@ def test_text_output_is_a_table_of_every_row(tmp_path: Path, capsys: pytest.Capt
     assert lines[0].startswith(
         "readings matrix: repeated-idle-new-stop-reason; mode exhaustive, seed 0; 2 rows"
     )
-    assert lines[2].split() == ["reading", "alternative", "findings", "states", "steps", "seconds"]
+    assert lines[2].split() == ["reading", "alternative", "findings", "states", "seconds"]  # no steps
     assert lines[3].split()[:3] == ["repeated-idle-new-stop-reason", "snapshot", "(default)"]
     assert lines[4].split()[:3] == ["repeated-idle-new-stop-reason", "completion", "none"]
 
@@ -169,3 +171,21 @@ def test_the_whole_matrix_at_the_default_slices(tmp_path: Path, capsys: pytest.C
         for f in r["findings"]:
             assert Path(f["counterexample"]).is_file()
     assert code == (1 if any(r["findings"] for r in rows) else 0)
+
+
+def test_the_header_names_the_variant_and_each_mode_shows_its_own_measure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 35: under --drop the header said nothing of the variant; the exhaustive matrix had a
+    steps column of zeros (and the random one a states column of zeros)."""
+    argv = ["explore", "--readings", "repeated-idle-new-stop-reason", *TINY, "--jobs", "1",
+            "--drop", "TRANS-04", "--out", str(tmp_path)]  # fmt: skip
+    _, out, _ = _run(argv, capsys)
+    first = out.splitlines()[0]
+    assert ", variant drop: rules dropped on the command line (dropped: TRANS-04); 2 rows" in first
+    _, out, _ = _run([*argv, "--json"], capsys)
+    assert json.loads(out)["variant"]["drop"] == ["TRANS-04"]
+    argv = ["explore", "--readings", "repeated-idle-new-stop-reason", "--mode", "random", "--walks", "3",
+            "--examples", "1", "--steps", "10", "--jobs", "1", "--out", str(tmp_path / "r")]  # fmt: skip
+    _, out, _ = _run(argv, capsys)
+    assert out.splitlines()[2].split() == ["reading", "alternative", "findings", "steps", "seconds"]

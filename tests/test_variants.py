@@ -27,6 +27,15 @@ SMALL_BOUNDS = {"no-background-list": BACKGROUND}
 """Per shipped variant, the small exhaustive bounds its comparison runs at (default: TOOLS)."""
 
 
+IDLE_OUTPUT = """title = "Output while idle, staying idle"
+[[add_row]]
+machine = "foreground"
+trigger = "output"
+source = "idle"
+dest = "idle"
+"""
+
+
 def ndjson(tmp_path: Path, name: str, lines: list[Line]) -> str:
     path = tmp_path / name
     path.write_text("".join(json.dumps({"from": s, "message": m}) + "\n" for s, m in lines))
@@ -249,12 +258,42 @@ def test_compare_cli_json_shape(tmp_path: Path, capsys: pytest.CaptureFixture[st
             "--slice", "cancels", "--out", str(tmp_path)]  # fmt: skip
     assert main(args) == 0
     body = json.loads(capsys.readouterr().out)
-    assert set(body) == {"compare"} and set(body["compare"]) == {"base", "variant", "differences"}
+    assert set(body) == {"compare"}
+    assert set(body["compare"]) == {"base", "variant", "differences", "unexercised"}
     assert any(d["kind"] == "set-aside" and d["rule"] == "TRANS-04" for d in body["compare"]["differences"])
+    assert body["compare"]["unexercised"] == []  # the drop's seeded bug broke TRANS-04 (set aside)
     assert (
         body["compare"]["base"]["findings"] == [] and "TRANS-04" not in body["compare"]["variant"]["findings"]
     )
     assert (tmp_path / "base" / "report.json").is_file() and (tmp_path / "variant" / "report.json").is_file()
+
+
+def test_compare_names_an_added_row_never_fired(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35, defect 2: output while idle, staying idle, is a row the simulated agent never
+    takes, so the runs do not differ; --compare says the row was never fired (text and JSON)."""
+    path = write(tmp_path, IDLE_OUTPUT, "idle-output.toml")
+    args = ["explore", "--variant", path, "--drop", "BG-09", "--compare", "--json", "--quiet",
+            "--mode", "both", "--slice", "core", "--walks", "20", "--examples", "2",
+            "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main(args) == 0
+    body = json.loads(capsys.readouterr().out)["compare"]
+    assert body["differences"] == []
+    both = ["exhaustive", "random"]
+    assert body["unexercised"] == [
+        {"change": "add_row", "rule": None, "row": "foreground: idle --output--> idle", "modes": both,
+         "detail": "never fired by the variant's run (exhaustive, random)"},
+        {"change": "drop", "rule": "BG-09", "row": None, "modes": both,
+         "detail": "no seeded bug breaks it: the simulated peers gain nothing, only the checker sets "
+         "its findings aside"},
+    ]  # fmt: skip
+    args.remove("--json")
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "differences: 0\nnot exercised: 2 change(s) of the variant these runs never fired" in text
+    assert (
+        "  [add_row] foreground: idle --output--> idle: never fired by the variant's run (exhaustive, random)"
+        in text
+    )
 
 
 def test_simulate_under_a_drop_takes_the_behaviour_the_rule_forbade(
