@@ -1,6 +1,13 @@
-"""The README's checker example runs as shown: its commands, run in an empty folder, print exactly
-the output the README shows (the transcript is made by the first command, so nothing needs to be
-shipped beside the README)."""
+"""The README's examples run as shown.
+
+The checker example: its commands, run in an empty folder, print exactly the output the README
+shows (the transcript is made by the first command, so nothing needs to be shipped beside the
+README). Every other ```text block that starts with ``$ acp-model ...`` is an excerpt: run in an
+empty folder (with ``variants/`` beside it), each command's output holds the block's lines in
+order, a line ``...`` standing for lines left out and timing figures (seconds, rates) masked.
+Each such block is claimed by one test below, so a new excerpt without a test fails; those that
+explore the full default bounds are deep (each runs for 15-25 s).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import contextlib
 import io
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,3 +70,125 @@ def test_the_docs_name_the_command_acp_model() -> None:
     pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "diagrams" / "README.md"]
     stale = [str(p.relative_to(REPO)) for p in pages if "python -m cli" in p.read_text(encoding="utf-8")]
     assert stale == []
+
+
+# -- the other excerpts ---------------------------------------------------------------------------
+
+ELIDED = "..."
+_TIMING = re.compile(r"\d[\d,.]* (?:[a-z ]+/s|s)\b")
+
+
+def _masked(line: str) -> str:
+    """``line`` with its timing figures (``4.3 s``, ``66,248 states/s``) replaced by ``<t>``."""
+    return _TIMING.sub("<t>", line).rstrip()
+
+
+def excerpts() -> list[list[tuple[str, list[str]]]]:
+    """Every ```text block of the README whose first line is ``$ acp-model ...``: its (command,
+    expected lines) steps."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = []
+    for block in re.findall(r"```text\n(.*?)```", readme, re.S):
+        lines = block.splitlines()
+        if not lines or not lines[0].startswith("$ acp-model "):
+            continue
+        steps: list[tuple[str, list[str]]] = []
+        for line in lines:
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            else:
+                steps[-1][1].append(line)
+        blocks.append(steps)
+    return blocks
+
+
+def shows(output: str, expected: list[str]) -> list[str]:
+    """The expected lines ``output`` does not show in order (``...`` lets lines be skipped;
+    without it, lines must follow each other); empty when the excerpt is honest."""
+    got = [_masked(line) for line in output.splitlines()]
+    at = 0
+    skip = True  # before the first line, anything may come (a block may start mid-output)
+    for line in expected:
+        if line.strip() == ELIDED:
+            skip = True
+            continue
+        want = _masked(line)
+        if skip:
+            try:
+                at = got.index(want, at) + 1
+            except ValueError:
+                return [line]
+        elif at < len(got) and got[at] == want:
+            at += 1
+        else:
+            return [line]
+        skip = False
+    return []
+
+
+def _run_excerpt(steps: list[tuple[str, list[str]]]) -> None:
+    for command, expected in steps:
+        argv = [a.replace("../shared", str(SHARED)) for a in shlex.split(command)[1:]]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            main(argv)
+        assert shows(out.getvalue(), expected) == [], (command, out.getvalue())
+
+
+def _claimed(first: str) -> list[list[tuple[str, list[str]]]]:
+    return [b for b in excerpts() if b[0][0].startswith(first)]
+
+
+CLAIMS = {
+    "acp-model simulate --scenario": "test_the_readme_checker_example_prints_what_the_readme_shows",
+    "acp-model explore --fault": "test_the_counterexample_excerpts_are_current",
+    "acp-model replay": "test_the_counterexample_excerpts_are_current",
+    "acp-model explore --variant": "test_the_variant_comparison_excerpt_is_current",
+    "acp-model explore": "test_the_default_exploration_excerpt_is_current",
+}
+"""The first command of each excerpt (a prefix, longest first) -> the test that runs it."""
+
+
+def test_every_readme_excerpt_is_run_by_a_test() -> None:
+    firsts = [b[0][0] for b in excerpts()]
+    assert len(firsts) >= 4
+    unclaimed = [c for c in firsts if not any(c.startswith(prefix) for prefix in CLAIMS)]
+    assert unclaimed == [], "a README excerpt no test runs: add it to CLAIMS"
+    assert all(name in globals() for name in CLAIMS.values())
+
+
+def test_the_excerpt_comparison_catches_a_stale_line() -> None:
+    output = "head\nexhaustive: 282,399 states, 4.3 s, 66,248 states/s\nmiddle\nfindings: none\n"
+    assert shows(output, ["exhaustive: 282,399 states, 9.9 s, 1 states/s", "...", "findings: none"]) == []
+    assert shows(output, ["exhaustive: 282,398 states, 4.3 s, 66,248 states/s"]) != []
+    assert shows(output, ["exhaustive: 282,399 states, 4.3 s, 66,248 states/s", "findings: none"]) != []
+    assert shows(output, ["findings: none", "...", "head"]) != []  # order kept
+
+
+def _in_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(REPO / "variants", tmp_path / "variants")
+    monkeypatch.chdir(tmp_path)
+
+
+def test_the_counterexample_excerpts_are_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seeded-bug exploration and the replay of its counterexample (one block each, the
+    second reading the files of the first); the steps say what the bug sent."""
+    _in_empty_folder(tmp_path, monkeypatch)
+    found, replayed = _claimed("acp-model explore --fault"), _claimed("acp-model replay")
+    assert len(found) == 1 and len(replayed) == 1
+    _run_excerpt(found[0])
+    _run_excerpt(replayed[0])
+
+
+@pytest.mark.deep
+def test_the_default_exploration_excerpt_is_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _in_empty_folder(tmp_path, monkeypatch)
+    (block,) = [b for b in excerpts() if b[0][0] == "acp-model explore"]
+    _run_excerpt(block)
+
+
+@pytest.mark.deep
+def test_the_variant_comparison_excerpt_is_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _in_empty_folder(tmp_path, monkeypatch)
+    (block,) = _claimed("acp-model explore --variant")
+    _run_excerpt(block)
