@@ -145,6 +145,27 @@ def test_check_drop_sets_the_breach_aside(tmp_path: Path, capsys: pytest.Capture
     assert body["files"][0]["set_aside"] == {"TRANS-04": 1}
 
 
+def test_check_drop_counts_a_table_rules_breach_as_set_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rule a table states (BG-05: a final tool call reopened) is relaxed in the variant's
+    tables, so its move is allowed; the breach is still counted as set aside (issue 35: the
+    report said "0 findings of dropped rules set aside" while one was)."""
+    reopened = ndjson(
+        tmp_path,
+        "reopened.ndjson",
+        cancelled_with_end_turn([tool("t1", "completed"), tool("t1", "in_progress")]),
+    )
+    assert main(["check", "--drop", "BG-05", "--drop", "TRANS-04", reopened]) == 0
+    text = capsys.readouterr().out
+    assert "no findings" in text
+    assert "2 findings of dropped rules set aside (BG-05 1, TRANS-04 1)" in text
+    assert main(["check", "--drop", "BG-05", "--json", reopened]) == 1
+    body = json.loads(capsys.readouterr().out)
+    assert body["files"][0]["set_aside"] == {"BG-05": 1}
+    assert {f["rule"] for f in body["files"][0]["findings"]} == {"TRANS-04"}
+
+
 def test_variant_file_drop_and_named_in_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     only = ndjson(tmp_path, "only.ndjson", cancelled_with_end_turn())
     path = str(REPO / "variants" / "cancel-any-stop-reason.toml")
