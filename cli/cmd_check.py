@@ -361,7 +361,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_max_findings(p)
     add_reading_option(p)
-    add_variant_options(p)
+    add_variant_options(p, "judge")
     return p
 
 

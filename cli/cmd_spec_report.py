@@ -58,7 +58,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "named ones: their product) and of the decidability under each other alternative; none "
         "leaves both out (default %(default)s)",
     )
-    add_variant_options(p)
+    add_variant_options(p, "report")
     add_jobs_option(p)
     add_bound_options(p.add_argument_group("decidability bounds"))
     return p

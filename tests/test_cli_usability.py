@@ -195,3 +195,29 @@ def test_mutants_text_has_a_header_and_says_what_each_bug_does(monkeypatch: pyte
         assert line.endswith(m.description)
     assert "MISSED" in body[0]
     assert code == 1
+
+
+# -- help that says what the command does (issue 35) --------------------------------------------
+
+
+def _option_help(command: str, option: str) -> str:
+    action = next(a for a in _subparsers()[command]._actions if option in a.option_strings)
+    return action.help or ""
+
+
+def test_variant_and_drop_help_say_what_each_command_does_with_them() -> None:
+    assert "simulated" not in _option_help("check", "--drop")
+    assert "set aside" in _option_help("check", "--drop")
+    assert "judge" not in _option_help("agent", "--variant")
+    assert _option_help("agent", "--variant").startswith("play the Agent of a variant")
+    assert "may break it" in _option_help("agent", "--drop")
+    for command in ("simulate", "explore"):
+        assert "simulated peers may break it" in _option_help(command, "--drop")
+
+
+def test_readings_help_names_every_command_that_takes_a_reading() -> None:
+    subs = _subparsers()
+    taking = sorted(name for name, p in subs.items() if "--reading" in p._option_string_actions)
+    assert len(taking) >= 10
+    text = " ".join(subs["readings"].format_help().split())
+    assert f"These {len(taking)} commands take --reading NAME=ALTERNATIVE: {', '.join(taking)}." in text
