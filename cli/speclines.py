@@ -11,8 +11,8 @@ that state it, computed from the catalogue and the text, never stored:
   compared by their first five letters, so "reports" meets "reported"), which favours a short
   sentence saying just that over a long one that also says it; the earliest on a tie.
 
-Line numbers are 1-based, as editors show them. ``default_spec`` is where the spec sits next to
-a checkout of this repository (``../shared``, see the README).
+Line numbers are 1-based, as editors show them. ``default_spec`` is where the spec sits
+(``cli.shared``: ``$ACP_MODEL_SHARED``, else ``../shared`` next to a checkout, see the README).
 
 Must not know: how rules are checked or printed.
 """
@@ -20,18 +20,14 @@ Must not know: how rules are checked or printed.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
+from cli.shared import SPEC_NAME, default_spec
 from properties.catalogue import INTRO, Rule, headings, keyword_occurrences
 
-SPEC_NAME = "acp-v2-prompt-lifecycle.txt"
+__all__ = ["SPEC_NAME", "default_spec", "spec_lines"]
+
 _WORD = re.compile(r"[A-Za-z_$/]{4,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+")
-
-
-def default_spec() -> Path:
-    """``../shared/spec/acp-v2-prompt-lifecycle.txt`` beside the repository this code is in."""
-    return Path(__file__).resolve().parents[1].parent / "shared" / "spec" / SPEC_NAME
 
 
 def _stems(text: str) -> set[str]:

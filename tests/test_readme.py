@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from cli.shared import shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = shared_dir()  # $ACP_MODEL_SHARED, else ../shared
 
 
 def _example() -> list[tuple[str, list[str]]]:
@@ -46,7 +47,10 @@ def test_the_readme_checker_example_prints_what_the_readme_shows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not (SHARED / "acp-schema").is_dir():
-        pytest.skip(f"the example validates against the schema in {SHARED} (../shared is absent)")
+        pytest.skip(
+            f"the example validates against the schema in {SHARED} "
+            "(../shared is absent: set ACP_MODEL_SHARED to the shared folder)"
+        )
     monkeypatch.chdir(tmp_path)
     steps = _example()
     assert [c.split()[:2] for c, _ in steps] == [
