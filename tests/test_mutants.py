@@ -153,5 +153,6 @@ def test_mutants_says_which_agent_bug_driving_cannot_find(capsys: pytest.Capture
     assert "drivable" not in Verdict(BY_NAME["empty-prompt"]).to_json()
     main(["mutants", "--only", "held-not-withdrawn", "--walks", "0", "--quiet"])
     text = capsys.readouterr().out
-    assert f"held-not-withdrawn: not detectable by `acp-model drive`: {held['off_wire']}" in text
+    said = f"held-not-withdrawn: not detectable by `acp-model drive`: {held['off_wire']}"
+    assert " ".join(said.split()) in " ".join(text.split())  # wrapped within 100 columns
     assert text.count("not detectable by") == 1
