@@ -46,16 +46,26 @@ from properties.observe import (
 from properties.readings import BY_NAME
 
 _NONE: Mapping[str, frozenset[str]] = {}
-_STRICT: dict[int, tuple[MachineSpec, MachineSpec]] = {}
-"""id of a variant's table -> (that table, the same rows without the dropped rules relaxed)."""
+_STRICT: dict[int, tuple[MachineSpec, MachineSpec, frozenset[tuple[str, str]]]] = {}
+"""id of a variant's table -> (that table, the same rows with no rule relaxed, the cells whose
+verdict the relaxed rules change)."""
 
 
-def _strict(spec: MachineSpec) -> MachineSpec:
-    """``spec`` with no rule relaxed: what it refuses is what a dropped rule forbade."""
+def _strict(spec: MachineSpec) -> tuple[MachineSpec, frozenset[tuple[str, str]]]:
+    """``spec`` with no rule relaxed (what it refuses is what a dropped rule forbade), and the
+    (state, trigger) cells where that can differ: forbidden cells of a relaxed rule, and cells
+    whose guard a relaxed rule states."""
     kept = _STRICT.get(id(spec))
     if kept is None or kept[0] is not spec:
-        kept = _STRICT[id(spec)] = (spec, replace(spec, relaxed=frozenset()))
-    return kept[1]
+        strict = replace(spec, relaxed=frozenset())
+        cells = {cell for rule in spec.relaxed for cell in strict.relaxed_cells(rule)}
+        cells |= {
+            cell
+            for cell, rows in strict.cells.items()
+            if strict.guard_rules.get(rows[0].guard_name or "") in spec.relaxed
+        }
+        kept = _STRICT[id(spec)] = (spec, strict, frozenset(cells))
+    return kept[1], kept[2]
 
 
 def rules_of(
@@ -137,8 +147,11 @@ class TableMonitor(SessionMonitor[Seen]):
         self, spec: MachineSpec, key: Any, state: str, trigger: str, ctx: Mapping[str, Any],
         line: int, sid: str, msg: Message,
     ) -> None:  # fmt: skip
+        strict, cells = _strict(spec)
+        if (state, trigger) not in cells:
+            return
         try:
-            _strict(spec).fire(state, trigger, ctx)
+            strict.fire(state, trigger, ctx)
         except ProtocolViolation as broke:
             if broke.rule in spec.relaxed:
                 self._report(broke, spec, key, state, trigger, ctx, line, sid, msg)
