@@ -6,17 +6,20 @@ README). Every other ```text block that starts with ``$ acp-model ...`` is an ex
 empty folder (with ``variants/`` beside it), each command's output holds the block's lines in
 order, a line ``...`` standing for lines left out and timing figures (seconds, rates) masked.
 Each such block is claimed by one test below, so a new excerpt without a test fails; those that
-explore the full default bounds are deep (each runs for 15-25 s).
+explore the full default bounds are deep (each runs for 15-25 s). The counterexample excerpt is
+also checked fast: rebuilt from the steps it lists, without the search that found it.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import re
 import shlex
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,7 +149,7 @@ def _claimed(first: str) -> list[list[tuple[str, list[str]]]]:
 CLAIMS = {
     "acp-model simulate --scenario": "test_the_readme_checker_example_prints_what_the_readme_shows",
     "acp-model explore --fault": "test_the_counterexample_excerpts_are_current",
-    "acp-model replay": "test_the_counterexample_excerpts_are_current",
+    "acp-model replay": "test_the_counterexample_excerpts_replay_as_shown",
     "acp-model explore --variant": "test_the_variant_comparison_excerpt_is_current",
     "acp-model explore": "test_the_default_exploration_excerpt_is_current",
 }
@@ -174,6 +177,47 @@ def _in_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
+def _event(label: str) -> tuple[str, str, Any]:
+    """The event a step label names (``agent.end('cancelled') [sent: ...]``)."""
+    found = re.fullmatch(r"(\w+)\.(\w+)(?:\((.*)\))?(?: \[.*\])?", label)
+    assert found is not None, label
+    actor, name, arg = found.groups()
+    return actor, name, None if arg is None else ast.literal_eval(arg)
+
+
+def test_the_counterexample_excerpts_replay_as_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast half of the deep test below: the counterexample the README shows, rebuilt from
+    its steps (without the search that finds it), has the explanation, step labels and files the
+    excerpt shows, and ``acp-model replay`` of it prints the replay excerpt."""
+    from diagrams.sequence import transcript_to_mermaid
+    from simulator.explore_common import make_counterexample
+    from simulator.explore_run import Options, random_config
+    from simulator.report import write_counterexample
+    from simulator.steps import step_labels
+
+    _in_empty_folder(tmp_path, monkeypatch)
+    ((command, shown),) = _claimed("acp-model explore --fault")[0]
+    faults = frozenset(a for a in shlex.split(command)[3:4])
+    head = next(i for i, line in enumerate(shown) if re.match(r"  [A-Z]+-\d\d \[", line))
+    rule = shown[head].split()[0]
+    explanation, steps, files = (line.strip() for line in shown[head + 1 : head + 4])
+    assert steps.startswith("steps: ") and files.startswith("files: ")
+    labels = steps.removeprefix("steps: ").split("; ")
+    events = [_event(label) for label in labels]
+    paths = files.removeprefix("files: ").split(", ")
+    mode = Path(paths[0]).name.split("-")[0]
+    cfg = random_config(Options(faults=faults))  # the random modes' bounds for this bug
+    cex = make_counterexample(
+        rule, events, cfg, faults, mode=mode, found_by="README", original_length=len(events)
+    )
+    assert cex.explanation == explanation
+    assert step_labels(events, cfg, faults) == labels
+    written = write_counterexample(cex, Path(paths[0]).parent, transcript_to_mermaid)
+    assert [written["transcript"], written["diagram"], written["program"]] == paths
+    _run_excerpt(_claimed("acp-model replay")[0])
+
+
+@pytest.mark.deep
 def test_the_counterexample_excerpts_are_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The seeded-bug exploration and the replay of its counterexample (one block each, the
     second reading the files of the first); the steps say what the bug sent."""
