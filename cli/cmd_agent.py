@@ -70,7 +70,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         f"{PACE[0] * 1000:g},{PACE[1] * 1000:g})",
     )
     add_reading_option(p)
-    add_variant_options(p)
+    add_variant_options(p, "agent")
     return p
 
 

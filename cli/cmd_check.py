@@ -29,6 +29,7 @@ import orjson
 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
 from cli.readings_option import add_reading_option
+from cli.shared import ENV, SCHEMA, schema_from_env
 from cli.util import dumps
 from cli.variant_option import add_variant_options, variant_and_readings
 from properties.checking import (
@@ -352,7 +353,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--schema",
         metavar="PATH",
-        help="also validate every message against this JSON Schema (default: no schema validation)",
+        default=schema_from_env(),
+        help="also validate every message against this JSON Schema (default: "
+        f"${ENV}/{'/'.join(SCHEMA)} when that variable is set, else no schema validation)",
     )
     p.add_argument(
         "--fail-on",
@@ -377,7 +380,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_max_findings(p)
     add_reading_option(p)
-    add_variant_options(p)
+    add_variant_options(p, "judge")
     return p
 
 

@@ -1,9 +1,11 @@
 """``acp-model drive``: model-based testing of a real Agent, with shrunk counterexamples.
 
 Owns: the options, the runs (run i draws its choices with seed ``--seed + i``, each with a fresh
-Agent process), shrinking the first failing run of each rule, the files written for it (the
+Agent process), shrinking the first failing run of each rule (not a run the Agent crashed in
+or one that failed before any choice: ``cli.drive.not_shrunk``), the files written for it (the
 transcript ``.ndjson``, a Mermaid sequence diagram ``.mmd`` and the replayable client script
-``.script.json``, written atomically), the progress lines on standard error, the text and
+``.script.json``, written atomically), the progress lines on standard error (shrinking's
+too), ``--silence`` and its deprecated old name ``--quiet``, the text and
 ``--json`` reports and the exit code (as ``check``: 0 nothing at the failing level, 1 findings,
 2 unusable input or options). ``--replay SCRIPT`` plays one script once instead.
 
@@ -22,11 +24,13 @@ from typing import Any
 from cli.cmd_check import positive_int
 from cli.cmd_record import agent_command, start_failure
 from cli.drive import (
+    CRASHED,
     MAX_MESSAGES,
     ProcessPeer,
     RunResult,
     Settings,
     Shrunk,
+    not_shrunk,
     run_once,
     shrink_run,
     transcript_item,
@@ -49,6 +53,24 @@ def _seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
     return value
+
+
+class _Silence(argparse.Action):
+    """``--silence SEC``; its old spelling ``--quiet SEC`` (which elsewhere turns progress off)
+    still works and says it is deprecated."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        if option_string == "--quiet":
+            sys.stderr.write(
+                "acp-model drive: --quiet SEC is deprecated, say --silence SEC (the same setting)\n"
+            )
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -83,11 +105,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "least --timeout)",
     )
     p.add_argument(
+        "--silence",
         "--quiet",
+        dest="silence",
+        action=_Silence,
         type=_seconds,
         default=0.05,
         metavar="SEC",
-        help="silence after which the driver takes its next choice (default 0.05)",
+        help="seconds without a line from the Agent after which the driver takes its next choice "
+        "(default 0.05; --quiet SEC is its old name, deprecated: it still works, with a note on "
+        "standard error)",
     )
     p.add_argument(
         "--out", default="out/drive", metavar="DIR", help="where failing runs go (default out/drive)"
@@ -180,6 +207,8 @@ def _report_rule(
             runs_per_candidate=shrunk.per_candidate,
             undone=shrunk.undone,
         )
+        if shrunk.skipped:
+            data["not_shrunk"] = shrunk.skipped
     if files is not None:
         data["files"] = files
     return data
@@ -191,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
         steps=args.steps,
         timeout=args.timeout,
         startup=args.startup,
-        quiet=args.quiet,
+        silence=args.silence,
         fail_on=args.fail_on,
         max_messages=MAX_MESSAGES,
         readings=chosen_readings(args),
@@ -224,18 +253,34 @@ def run(args: argparse.Namespace) -> int:
                 first = replace(first, explanation=first.explanation + UNPARSED_NOTE)
             if not args.json:
                 _progress(f"  {finding_text('run', first)}")
-                _progress(f"  shrinking {rule} from {len(result.choices)} choices ...")
-            shrunk = shrink_run(make_peer, settings, rule, result.choices, budget=args.shrink_budget)
+                for line in result.stderr_tail if rule == CRASHED else ():
+                    _progress(f"    agent stderr: {line}")
+            shrunk = not_shrunk(result)
+            if shrunk is None:
+                if not args.json:
+                    _progress(f"  shrinking {rule} from {len(result.choices)} choices ...")
+                shrunk = shrink_run(
+                    make_peer,
+                    settings,
+                    rule,
+                    result.choices,
+                    budget=args.shrink_budget,
+                    progress=None if args.json else lambda text: _progress(f"    {text}"),
+                )
             shown = shrunk.result if shrunk.result is not None else result
             stem = f"seed{seed}-{_safe(rule)}"
             about = {"rule": rule, "seed": seed, "command": command}
             files = write_failure(out, stem, shown, about)
             entry = _report_rule(rule, first, i + 1, seed, shrunk, files)
+            if rule == CRASHED:
+                entry.update(agent_status=result.crashed, stderr_tail=result.stderr_tail)
             entry["hits"] = 1
             rules[rule] = entry
             if not args.json:
                 _progress(
-                    f"  {rule}: {len(result.choices)} -> {len(shrunk.choices)} choices, reproduced "
+                    f"  {rule}: not shrunk ({shrunk.skipped}); {files['script']}"
+                    if shrunk.skipped
+                    else f"  {rule}: {len(result.choices)} -> {len(shrunk.choices)} choices, reproduced "
                     f"{shrunk.reproduced}/{shrunk.replays} replays; {files['script']}"
                 )
     failing = bool(rules)
@@ -258,6 +303,15 @@ def run(args: argparse.Namespace) -> int:
             f"{seconds:.1f} s; findings: {len(rules) or 'none'}"
         ]
         for r in report["findings"]:
+            if r.get("not_shrunk"):
+                lines.append(
+                    f"  {r['rule']} [{r['level']}] {r['explanation']}\n"
+                    f"    first in run {r['run']} (seed {r['seed']}), {r['hits']} failing run(s); "
+                    f"{r.get('original_length')} choices, not shrunk: {r['not_shrunk']}"
+                    + "".join(f"\n    agent stderr: {line}" for line in r.get("stderr_tail", ()))
+                    + f"\n    files: {', '.join(r['files'].values())}"
+                )
+                continue
             lines.append(
                 f"  {r['rule']} [{r['level']}] {r['explanation']}\n"
                 f"    first in run {r['run']} (seed {r['seed']}), {r['hits']} failing run(s); shrunk "

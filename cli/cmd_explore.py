@@ -161,7 +161,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exhaustive: stop a slice after N distinct states (default %(default)s)",
     )
     add_reading_option(p)
-    add_variant_options(p)
+    add_variant_options(p, "simulate")
     p.add_argument(
         "--compare",
         action="store_true",

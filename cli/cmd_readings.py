@@ -20,13 +20,45 @@ from cli.util import dumps
 from properties.readings import READINGS, catalogue_json
 
 
+def commands_taking(option: str) -> list[str]:
+    """The other subcommands whose parsers have ``option``, in name order (derived from the
+    parsers themselves, so the help never goes stale)."""
+    from cli.main import command_modules
+
+    names: list[str] = []
+    for module in command_modules():
+        if module.__name__ == __name__:
+            continue
+        sub = argparse.ArgumentParser(add_help=False).add_subparsers()
+        parser = module.add_parser(sub)
+        if option in parser._option_string_actions:
+            names.append(parser.prog.split()[-1])
+    return sorted(names)
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Never breaks a line inside a hyphenated command name (``spec-report``)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return textwrap.fill(
+            " ".join(text.split()),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+        )
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    taking = commands_taking("--reading")
     p: argparse.ArgumentParser = subparsers.add_parser(
         "readings",
         help="list the readings of ambiguous spec text (choose one with --reading NAME=ALTERNATIVE)",
         description="List every place where the spec can be read more than one way: the question, "
         "the spec lines in tension, the alternatives, the default and the rules whose verdicts "
-        "depend on it. check, view, replay, simulate and explore take --reading NAME=ALTERNATIVE.",
+        f"depend on it. These {len(taking)} commands take --reading NAME=ALTERNATIVE: "
+        f"{', '.join(taking)}.",
+        formatter_class=_Formatter,
     )
     p.add_argument(
         "--json", action="store_true", help="print one JSON object instead of text (default: text)"

@@ -69,7 +69,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     add_bound_options(bounds, _default)
     add_reading_option(p)
-    add_variant_options(p)
+    add_variant_options(p, "simulate")
     return p
 
 

@@ -1,8 +1,11 @@
 """``acp-model spec-report``: the page a spec author brings to a review of the spec.
 
 Owns: the command line of ``cli.spec_report`` (output folder, readings, variant, decidability
-bound, jobs, time budget) and the progress lines on standard error (with each part's wall and
-CPU seconds; CPU of this process only, the worker processes' is not in it).
+bound, jobs, time budget) and the progress lines on standard error: only when it is a terminal
+and without ``--quiet``, each with the wall and CPU seconds so far (CPU: this process and the
+worker processes that have ended, ``resource.getrusage(RUSAGE_CHILDREN)``: a worker still
+running is counted when it ends). The closing line naming what was written is printed whenever
+``--quiet`` is not given.
 
 Must not know: what the page holds (``cli.spec_report`` builds it).
 """
@@ -58,7 +61,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "named ones: their product) and of the decidability under each other alternative; none "
         "leaves both out (default %(default)s)",
     )
-    add_variant_options(p)
+    p.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print nothing on standard error, not even the closing line (default: progress on a "
+        "terminal, the closing line always)",
+    )
+    add_variant_options(p, "report")
     add_jobs_option(p)
     add_bound_options(p.add_argument_group("decidability bounds"))
     return p
@@ -75,20 +84,38 @@ def run(args: argparse.Namespace) -> int:
     if variant is not None:
         opts.variant = variant
         opts.base_readings = chosen_readings(args)
-    w0, c0 = time.perf_counter(), time.process_time()
+    w0, c0 = time.perf_counter(), cpu_seconds()
+    shown = not args.quiet and sys.stderr is not None and sys.stderr.isatty()
 
-    def progress(text: str) -> None:
+    def line(text: str) -> None:
         sys.stderr.write(
             f"acp-model spec-report: [{time.perf_counter() - w0:6.1f} s wall, "
-            f"{time.process_time() - c0:6.1f} s CPU] {text}\n"
+            f"{cpu_seconds() - c0:6.1f} s CPU] {text}\n"
         )
+        sys.stderr.flush()
+
+    def progress(text: str) -> None:
+        if shown:
+            line(text)
 
     report = build(opts, progress)
-    progress(
-        f"wrote {Path(args.out) / 'index.md'} and report.json"
-        + (f" (partial: {', '.join(report['partial'])})" if report["partial"] else "")
-    )
+    if not args.quiet:
+        line(
+            f"wrote {Path(args.out) / 'index.md'} and report.json"
+            + (f" (partial: {', '.join(report['partial'])})" if report["partial"] else "")
+        )
     return EXIT_OK
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its child processes that have ended (and were waited
+    for): a worker pool's processes count once the pool is closed."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX: this process only
+        return time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _matrix_names(value: str) -> tuple[str, ...]:

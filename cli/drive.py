@@ -14,7 +14,7 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
 1. ``initialize``, answered within ``startup`` seconds of the start (an Agent process may take
    a while to load; at least ``timeout``), and ``session/new``, answered within ``timeout``;
 2. up to ``steps`` choice points: the driver takes the Agent's next batch of lines (or notes
-   ``quiet`` seconds of silence), then makes one choice (``simulator.drive.DriverClient``),
+   ``silence`` seconds without a line), then makes one choice (``simulator.drive.DriverClient``),
    drawn with the run's seed or taken from a script. The driver acts right after the Agent
    wrote, or after a silence, so its messages reach an Agent waiting for input: the transcript
    order is then the Agent's own order (an Agent writing while a message is in flight can
@@ -27,14 +27,19 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
 
 A run ends early at the first finding that fails it (``fail_on`` as in ``check``; rules of
 the Client's side that the driver breaks on purpose excepted), when the Agent's output ends
-(``drive.agent-exited``, and its open obligations are breaches; a run that ends otherwise
-judges a session it closed as complete: what that session still owes is a breach at the last
-line, ``properties.live.closed_sessions``), at a request of the driver
+(``drive.agent-exited``, and its open obligations are breaches; but an Agent that exited with an
+error, a non-zero status or a signal, crashed: ``drive.agent-crashed`` states the status and the
+last lines of its standard error, and its open obligations stay open, for a crash is not a
+protocol finding; a run that ends otherwise judges a session it closed as complete: what that
+session still owes is a breach at the last line, ``properties.live.closed_sessions``), at a
+request of the driver
 unanswered within ``timeout`` (``drive.no-answer``), or past ``max_messages`` Agent lines
 (``drive.flood``).
 
 ``shrink_run`` minimises a failing run's choices (``simulator.shrink.minimise``: a prefix
 search, delta debugging, then single and pair removals), re-running the Agent for each candidate.
+A run the Agent crashed in, or one that failed before the driver made any choice, is not shrunk
+(``not_shrunk``: nothing in it is the Client's doing).
 It first replays the original choices ``tries`` times: a failure that never comes back is
 reported as not reproduced; one that comes back every time is taken as deterministic and each
 candidate is run once; one that comes back only sometimes (a nondeterministic Agent, or a race
@@ -55,7 +60,10 @@ import os
 import select
 import signal
 import subprocess
+import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -82,6 +90,10 @@ except ImportError:  # pragma: no cover
 
 MAX_MESSAGES = 20000
 _READ = 1 << 16
+STDERR_TAIL = 8
+"""Lines of a crashed Agent's standard error the report quotes."""
+_TAIL_WIDTH = 240
+"""Characters of each quoted line (longer ones are cut)."""
 
 
 class Peer(Protocol):
@@ -93,11 +105,18 @@ class Peer(Protocol):
 
 
 class ProcessPeer:
-    """The Agent as a child process on pipes (its standard error is ours)."""
+    """The Agent as a child process on pipes. Its standard error passes through to ours as it
+    comes (a thread copies it), and its last ``STDERR_TAIL`` lines are kept for the report of
+    a crash; ``returncode`` is its exit status once ``stop`` has waited for it."""
 
     def __init__(self, command: list[str]) -> None:
         self.proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, process_group=0
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            process_group=0,
         )
         assert self.proc.stdout is not None and self.proc.stdin is not None
         self._out = self.proc.stdout.fileno()
@@ -106,6 +125,38 @@ class ProcessPeer:
         self._pending = b""
         self._eof = False
         self._in_broken = False
+        self.returncode: int | None = None
+        self.killed = False
+        """Whether ``stop`` had to end it."""
+        self._tail: deque[bytes] = deque(maxlen=STDERR_TAIL)
+        self._errors = threading.Thread(target=self._copy_stderr, name="agent-stderr", daemon=True)
+        self._errors.start()
+
+    def _copy_stderr(self) -> None:
+        """Pass the Agent's standard error on, line by line, keeping the last lines."""
+        err = self.proc.stderr
+        assert err is not None
+        partial = b""
+        while True:
+            try:
+                data = os.read(err.fileno(), _READ)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(data.decode("utf-8", "replace"))
+                sys.stderr.flush()
+            *lines, partial = (partial + data).split(b"\n")
+            self._tail.extend(line for line in lines if line.strip())
+        if partial.strip():
+            self._tail.append(partial)
+        with contextlib.suppress(OSError):
+            err.close()
+
+    def stderr_tail(self) -> list[str]:
+        """The last lines the Agent wrote on standard error (complete once ``stop`` returned)."""
+        return [line.decode("utf-8", "replace").rstrip("\r")[:_TAIL_WIDTH] for line in self._tail]
 
     def send(self, data: bytes) -> None:
         if self._in_broken:
@@ -163,11 +214,20 @@ class ProcessPeer:
             except OSError:
                 proc.kill()
             code = proc.wait()
+            self.returncode = code
+            self.killed = True
             return f"killed after {grace:g} s without exiting at end of input"
         finally:
             if proc.stdout is not None:
                 proc.stdout.close()
-        return f"exit code {code}" if code >= 0 else f"ended by signal {-code}"
+            self._errors.join(1.0)  # the rest of its standard error (a child may hold it open)
+        self.returncode = code
+        return status_text(code)
+
+
+def status_text(code: int) -> str:
+    """How a process ended, from its ``returncode``."""
+    return f"exit code {code}" if code >= 0 else f"ended by signal {-code}"
 
 
 @dataclass
@@ -176,7 +236,8 @@ class Settings:
     timeout: float = 5.0
     startup: float = 10.0
     """How long the Agent may take to answer ``initialize`` (at least ``timeout``)."""
-    quiet: float = 0.05
+    silence: float = 0.05
+    """Seconds without a line from the Agent after which the driver takes its next choice."""
     fail_on: str = "must"
     max_messages: int = MAX_MESSAGES
     readings: dict[str, str] = field(default_factory=dict)
@@ -200,6 +261,11 @@ class RunResult:
     exercised: dict[str, int] = field(default_factory=dict)
     unparsed: list[int] = field(default_factory=list)
     """Transcript lines recorded as ``unparsed`` (not JSON)."""
+    crashed: str = ""
+    """How the Agent ended when it crashed (an error status while the driver was connected:
+    ``exit code N`` or ``ended by signal N``), else empty."""
+    stderr_tail: list[str] = field(default_factory=list)
+    """The last lines of a crashed Agent's standard error."""
 
     @property
     def rules(self) -> list[str]:
@@ -218,6 +284,10 @@ def transcript_item(line: bytes) -> tuple[str, Any] | None:
     if type(obj) is dict and "message" in obj and obj.get("from") in ("client", "agent"):
         return obj["from"], obj["message"]
     return None
+
+
+CRASHED = "drive.agent-crashed"
+"""The finding of an Agent that exited with an error while the driver was connected."""
 
 
 def _driver_finding(rule: str, line: int | None, explanation: str) -> Finding:
@@ -251,6 +321,8 @@ class _Run:
         self.answers: dict[Any, Any] = {}  # our request id -> the Agent's response
         self.asked: dict[Any, tuple[str, int]] = {}  # our request id -> (method, transcript line)
         self.gone = False
+        self.awaiting: str | None = None
+        """The request whose answer the driver is waiting for (None: it is not waiting)."""
 
     # -- lines -----------------------------------------------------------------------------------
     def _keep(self, line: bytes) -> None:
@@ -323,6 +395,7 @@ class _Run:
         self.send([msg])
         wait = self.s.timeout if wait is None else wait
         deadline = time.monotonic() + wait
+        self.awaiting = what
         while msg["id"] not in self.answers:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -341,6 +414,7 @@ class _Run:
             if self.failing():
                 self.result.stop = self.result.stop or "finding"
                 return None
+        self.awaiting = None
         answer: dict[str, Any] = self.answers[msg["id"]]
         return answer
 
@@ -367,7 +441,7 @@ class _Run:
 
     def play(self, next_choice: Callable[[list[Choice]], Choice | None]) -> bool:
         for _ in range(self.s.steps):
-            if not self.pump(self.s.quiet):
+            if not self.pump(self.s.silence):
                 self.exited()
                 return False
             if self.failing():
@@ -415,15 +489,39 @@ class _Run:
                 self.live.close(quiescent=True)
                 return
             before = self.result.messages
-            if not self.pump(min(left, self.s.quiet)):
+            if not self.pump(min(left, self.s.silence)):
                 self.exited()
                 return
             if self.result.messages != before:
                 deadline = time.monotonic() + self.s.timeout
 
+    def crash(self) -> None:
+        """Report an Agent that exited with an error while connected as a crash (its status and
+        the last line of its standard error), not by the protocol findings its silence makes."""
+        code = getattr(self.peer, "returncode", None)
+        if self.result.stop != "agent exited" or not code or getattr(self.peer, "killed", False):
+            return
+        r = self.result
+        r.crashed = status_text(code)
+        tail = getattr(self.peer, "stderr_tail", None)
+        r.stderr_tail = list(tail()) if callable(tail) else []
+        if self.awaiting is not None:
+            when = f"before answering {self.awaiting}"
+        else:
+            when = f"during the run, after {len(r.choices)} client choice(s)"
+        last = f"; last line of its standard error: {r.stderr_tail[-1]}" if r.stderr_tail else ""
+        r.findings = [f for f in r.findings if f.rule != "drive.agent-exited"]
+        self._end_with(
+            _driver_finding(
+                CRASHED, self.writer.lines or None, f"the agent crashed ({r.crashed}) {when}{last}"
+            ),
+            "agent crashed",
+        )
+
     def finish(self) -> RunResult:
         r = self.result
         self.result.ended = self.peer.stop()
+        self.crash()
         quiescent = r.stop in ("agent exited",)
         self.live.close(quiescent=quiescent, complete=closed_sessions(self.live.monitors))
         findings, opened = self.live.snapshot()
@@ -481,6 +579,8 @@ def run_once(
     return result
 
 
+HEARTBEAT = 10.0
+"""Seconds of shrinking without a shorter list after which ``shrink_run`` says how far it got."""
 UNDO = 3
 """Kept lists ``shrink_run`` steps back through when the final one does not fail again."""
 
@@ -507,6 +607,8 @@ class Shrunk:
     """Runs a candidate may take to show the rule (more than one: a nondeterministic failure)."""
     undone: int = 0
     """Reductions given up because their list did not fail again on replay."""
+    skipped: str = ""
+    """Why the run was not shrunk (``not_shrunk``), else empty."""
 
     @property
     def nondeterministic(self) -> bool:
@@ -518,6 +620,19 @@ class Shrunk:
         )
 
 
+def not_shrunk(result: RunResult) -> Shrunk | None:
+    """The report of a failing run that is not worth shrinking (the Agent crashed, or the
+    failure came before the driver made any choice), else None."""
+    if result.crashed:
+        why = "the agent crashed in this run"
+    elif not result.choices:
+        why = "no client choice came before the failure"
+    else:
+        return None
+    rule = result.rules[0] if result.rules else ""
+    return Shrunk(rule, list(result.choices), list(result.choices), result, skipped=why)
+
+
 def shrink_run(
     make_peer: Callable[[], Peer],
     settings: Settings,
@@ -527,9 +642,14 @@ def shrink_run(
     tries: int = 2,
     confirm: int = 3,
     budget: int = 60,
+    progress: Callable[[str], None] | None = None,
 ) -> Shrunk:
-    """Minimise ``choices`` so that a run still fails by ``rule`` (see the module docstring)."""
+    """Minimise ``choices`` so that a run still fails by ``rule`` (see the module docstring).
+    ``progress`` is told, in a short line each, what shrinking does: the replays of the
+    original, each shorter list found, a count every ``HEARTBEAT`` seconds, the confirmation."""
     out = Shrunk(rule, list(choices), list(choices), None)
+    started = time.monotonic()
+    say = progress if progress is not None else (lambda text: None)
 
     def attempt(candidate: list[Choice]) -> RunResult | None:
         out.runs += 1
@@ -537,6 +657,7 @@ def shrink_run(
         return result if rule in result.rules else None
 
     first = None
+    say(f"replaying the {len(choices)} choices {tries} times")
     for _ in range(tries):  # every try, so that a failure that comes and goes is seen to
         out.checks += 1
         got = attempt(choices)
@@ -544,6 +665,7 @@ def shrink_run(
             out.checked += 1
             first = first or got
     if first is None:
+        say(f"{rule} did not come back in {tries} replays: not shrunk")
         return out
     # a failure that came back every time is taken as deterministic: one run per candidate
     out.per_candidate = 1 if out.checked == out.checks else tries
@@ -551,6 +673,12 @@ def shrink_run(
     out.result = first
     spent = [0]
     failed: dict[str, RunResult] = {_script_key(first.choices): first}  # a failing run of each list
+    best = [len(first.choices)]
+    shown = [time.monotonic()]
+    say(
+        f"{rule} came back {out.checked}/{out.checks}: {per_candidate} run(s) per candidate, "
+        f"at most {budget} candidates"
+    )
 
     def test(candidate: list[Choice]) -> list[Choice] | None:
         spent[0] += 1
@@ -558,8 +686,17 @@ def shrink_run(
             got = attempt(candidate)
             if got is not None:
                 failed.setdefault(_script_key(got.choices), got)
+                if len(got.choices) < best[0]:
+                    best[0] = len(got.choices)
+                    _tell(f"candidate {spent[0]}/{budget}: {len(choices)} -> {best[0]} choices")
                 return got.choices
+        if time.monotonic() - shown[0] >= HEARTBEAT:
+            _tell(f"candidate {spent[0]}/{budget}: still {best[0]} choices")
         return None
+
+    def _tell(text: str) -> None:
+        shown[0] = time.monotonic()
+        say(f"{text} ({shown[0] - started:.0f} s)")
 
     out.choices = minimise(first.choices, test, lambda: spent[0] >= budget, key=_script_key)
     # a reduction may have been kept on a failure that came by chance: confirm the final list
@@ -570,6 +707,7 @@ def shrink_run(
         out.replays = out.reproduced = 0
         out.choices = failed[k].choices
         out.result = failed[k]
+        _tell(f"confirming {len(out.choices)} choices with {confirm} replays")
         for _ in range(confirm):
             out.replays += 1
             got = attempt(out.choices)

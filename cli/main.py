@@ -44,7 +44,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _command_modules() -> list[ModuleType]:
+def command_modules() -> list[ModuleType]:
+    """The subcommand modules ``cli/cmd_*.py``, in name order."""
     names = sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.startswith("cmd_"))
     return [importlib.import_module(f"cli.{name}") for name in names]
 
@@ -56,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for module in _command_modules():
+    for module in command_modules():
         p = module.add_parser(sub)
         p.set_defaults(_run=module.run)
     return parser

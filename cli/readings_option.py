@@ -1,4 +1,5 @@
-"""The ``--reading NAME=ALTERNATIVE`` option, shared by check, view, replay, simulate and explore.
+"""The ``--reading NAME=ALTERNATIVE`` option, shared by the commands that judge or simulate
+(``acp-model readings --help`` lists them, derived from their parsers).
 
 Owns: adding the option to a parser and turning its values into a checked mapping (an unknown
 reading or alternative, or a malformed value, is a one-line usage error, exit 2).

@@ -1,6 +1,8 @@
-"""The ``--variant FILE`` and ``--drop RULE-ID`` options, shared by check, simulate and explore.
+"""The ``--variant FILE`` and ``--drop RULE-ID`` options, shared by check, simulate, explore,
+agent and spec-report.
 
-Owns: adding the options to a parser, loading the variant they describe (a ``--variant`` file,
+Owns: adding the options to a parser (their help says what the command does with a variant:
+its ``role``), loading the variant they describe (a ``--variant`` file,
 more rules dropped with ``--drop``, or ``--drop`` alone) and merging its readings under the
 ``--reading`` choices (a ``--reading`` wins). Every problem is a one-line usage error naming
 the file or option and the entry, exit 2.
@@ -16,21 +18,39 @@ from cli.main import UsageError
 from cli.readings_option import chosen_readings
 from properties.variants import Variant, VariantError, from_drops, load
 
+_VARIANT_HELP = {
+    "judge": "judge under a variant of the spec",
+    "simulate": "simulate and judge under a variant of the spec (the simulated peers take what it allows)",
+    "agent": "play the Agent of a variant of the spec (it takes the moves the variant allows)",
+    "report": "report on a variant of the spec, opening with its differences from the spec as written",
+}
+_DROP_HELP = {
+    "judge": "a rule that no longer binds: its findings are set aside (counted in the report)",
+    "simulate": "a rule that no longer binds: its findings are set aside and the simulated peers "
+    "may break it",
+    "agent": "a rule the Agent no longer keeps: it may break it",
+    "report": "a rule that no longer binds: the report is the variant's (its findings set aside, the "
+    "simulated peers may break it)",
+}
+ROLES = tuple(_VARIANT_HELP)
+"""What a command does with the variant: judges by it (check), simulates and judges
+(simulate, explore), plays its Agent (agent), reports on it (spec-report)."""
 
-def add_variant_options(p: argparse.ArgumentParser) -> None:
+
+def add_variant_options(p: argparse.ArgumentParser, role: str) -> None:
+    """``--variant`` and ``--drop``, their help saying what this command does with them."""
     p.add_argument(
         "--variant",
         metavar="FILE",
-        help="judge under a variant of the spec: a TOML file dropping rules, fixing readings or "
-        "changing table rows (see variants/ and docs/variants.md; default: the spec as written)",
+        help=f"{_VARIANT_HELP[role]}: a TOML file dropping rules, fixing readings or changing table "
+        "rows (see variants/ and docs/variants.md; default: the spec as written)",
     )
     p.add_argument(
         "--drop",
         action="append",
         default=[],
         metavar="RULE-ID",
-        help="a rule that no longer binds: its findings are set aside and the simulated peers may "
-        "break it; repeatable, added to --variant's (default: none)",
+        help=f"{_DROP_HELP[role]}; repeatable, added to --variant's (default: none)",
     )
 
 

@@ -34,7 +34,7 @@ from properties.variants import Variant
 from simulator.config import DEFAULT, Config
 from simulator.explore_common import Counterexample
 from simulator.explore_coverage import machine_coverage, rule_coverage
-from simulator.world import Event
+from simulator.steps import step_labels
 
 Notes = Mapping[int, Sequence[tuple[str, str, str]]]
 """Notes by transcript position (before line ``position``, 0-based; the length: at the end):
@@ -174,12 +174,6 @@ def _level(rule: str) -> str:
     return entry.level if entry is not None else "MUST"
 
 
-def _describe(ev: Event) -> str:
-    from simulator.schedulers import describe
-
-    return describe(ev)
-
-
 def findings_json(
     cexs: Iterable[Counterexample],
     out: Path | None,
@@ -215,7 +209,7 @@ def findings_json(
                     "original_events": c.original_length,
                     "messages": len(c.transcript),
                     "hits": c.hits,
-                    "steps": [_describe(e) for e in c.events],
+                    "steps": step_labels(c.events, c.cfg, c.faults),
                     **paths,
                 }
             )

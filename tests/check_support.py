@@ -19,18 +19,19 @@ import pytest
 
 from cli import cmd_check
 from cli.main import main
+from cli.shared import ENV, default_schema, shared_dir
 from properties.engine import Monitor, MonitorSet
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-SCHEMA = SHARED / "acp-schema" / "v2" / "schema.unstable.json"
+SHARED = shared_dir()  # $ACP_MODEL_SHARED, else ../shared
+SCHEMA = default_schema()
 BASIC_TURN = REPO / "tests" / "data" / "basic_turn.ndjson"
 
 
 def schema_path() -> Path:
     """The official schema, or skip the test (with the reason) when ../shared is absent."""
     if not SCHEMA.is_file():
-        pytest.skip(f"schema not found at {SCHEMA} (../shared is absent)")
+        pytest.skip(f"schema not found at {SCHEMA} (../shared is absent: set {ENV} to the shared folder)")
     return SCHEMA
 
 

@@ -196,7 +196,7 @@ def test_the_agent_under_a_variant_breaks_a_dropped_rule(tmp_path: Path) -> None
     from simulator.drive import InProcessPeer
 
     variant = str(ROOT / "variants" / "cancel-any-stop-reason.toml")
-    settings = Settings(steps=40, timeout=0.05, quiet=0.0)
+    settings = Settings(steps=40, timeout=0.05, silence=0.0)
     for seed in range(60):
         result = run_once(InProcessPeer(_agent(["--variant", variant])), settings, seed=seed)
         if "TRANS-04" in result.rules:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pytest
 
 from cli.main import main
+from cli.shared import default_spec, shared_dir
 from properties import catalogue
 from properties.catalogue import (
     CHECKS,
@@ -31,14 +31,16 @@ from properties.catalogue import (
     rules_for,
 )
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-SPEC = SHARED / "spec" / "acp-v2-prompt-lifecycle.txt"
+SHARED = shared_dir()  # $ACP_MODEL_SHARED, else ../shared
+SPEC = default_spec()
 
 
 @pytest.fixture(scope="module")
 def spec_text() -> str:
     if not SPEC.is_file():
-        pytest.skip(f"spec not found at {SPEC} (../shared is absent)")
+        pytest.skip(
+            f"spec not found at {SPEC} (../shared is absent: set ACP_MODEL_SHARED to the shared folder)"
+        )
     return SPEC.read_text(encoding="utf-8")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cli import cmd_check
+from cli.shared import ENV
 from properties.engine import MonitorSet
 from tests.check_support import (
     BASIC_TURN,
@@ -56,7 +57,8 @@ def two_prompts(tmp_path: Path) -> str:
 # -- exit codes and the basic turn -----------------------------------------------------------------
 
 
-def test_basic_turn_passes_and_says_schema_was_skipped() -> None:
+def test_basic_turn_passes_and_says_schema_was_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV, raising=False)  # set, it makes the shared schema the default
     code, out, err = run_cli(["check", str(BASIC_TURN)])
     assert (code, err) == (0, "")
     assert f"{BASIC_TURN}:" in out and "no findings" in out
@@ -196,7 +198,8 @@ def test_max_line_bytes_applies(tmp_path: Path) -> None:
 # -- JSON output -------------------------------------------------------------------------------------
 
 
-def test_json_report_keys_and_values(tmp_path: Path) -> None:
+def test_json_report_keys_and_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV, raising=False)  # set, it makes the shared schema the default
     path = two_prompts(tmp_path)
     code, out, _ = run_cli(["check", path, str(BASIC_TURN), "--json"])
     doc = json.loads(out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import re
 import runpy
 import subprocess
@@ -188,10 +189,68 @@ def test_mutants_text_has_a_header_and_says_what_each_bug_does(monkeypatch: pyte
     monkeypatch.setattr(simulator.mutants, "judge", lambda mutant, walks, steps: Verdict(mutant))
     code, text = _cli(["mutants", "--quiet"])
     lines = text.splitlines()
-    assert lines[0].split() == ["mutant", "side", "breaks", "verdict", "what", "the", "seeded", "bug", "does"]
-    body = lines[1 : 1 + len(MUTANTS)]
-    for m, line in zip(MUTANTS, body, strict=True):
-        assert line.split()[:3] == [m.name, m.side, m.intended_rule]
-        assert line.endswith(m.description)
-    assert "MISSED" in body[0]
+    assert lines[0].split() == ["mutant", "side", "breaks", "verdict"]
+    assert lines[1] == "    what the seeded bug does"
+    assert max(len(line) for line in lines) <= 100  # issue 35: it was 200 wide
+    rows = [
+        i for i, line in enumerate(lines) if line.split()[:1] and line.split()[0] in {m.name for m in MUTANTS}
+    ]
+    assert len(rows) == len(MUTANTS)
+    for m, i in zip(MUTANTS, rows, strict=True):
+        assert lines[i].split()[:4] == [m.name, m.side, m.intended_rule, "MISSED"]
+        assert lines[i + 1].startswith("    ") and " ".join(m.description.split()).startswith(
+            " ".join(lines[i + 1].split())
+        )
     assert code == 1
+
+
+def test_mutants_list_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import simulator.mutants
+    from simulator.mutants import MUTANTS
+
+    def never(*_: object) -> None:
+        raise AssertionError("--list must not run a mutant")
+
+    monkeypatch.setattr(simulator.mutants, "judge", never)
+    code, text = _cli(["mutants", "--list"])
+    lines = text.splitlines()
+    assert code == 0 and lines[0].split() == ["mutant", "side", "breaks"]
+    assert max(len(line) for line in lines) <= 100
+    for m in MUTANTS:
+        assert any(line.split()[:3] == [m.name, m.side, m.intended_rule] for line in lines), m.name
+    assert f"{len(MUTANTS)} seeded bugs" in text
+    code, text = _cli(["mutants", "--list", "--json", "--only", "cancel-as-end-turn"])
+    assert code == 0 and json.loads(text) == [
+        {
+            "name": "cancel-as-end-turn",
+            "side": "agent",
+            "intended_rule": "TRANS-04",
+            "description": "confirms a cancellation with end_turn",
+        }
+    ]
+
+
+# -- help that says what the command does (issue 35) --------------------------------------------
+
+
+def _option_help(command: str, option: str) -> str:
+    action = next(a for a in _subparsers()[command]._actions if option in a.option_strings)
+    return action.help or ""
+
+
+def test_variant_and_drop_help_say_what_each_command_does_with_them() -> None:
+    assert "simulated" not in _option_help("check", "--drop")
+    assert "set aside" in _option_help("check", "--drop")
+    assert "judge" not in _option_help("agent", "--variant")
+    assert _option_help("agent", "--variant").startswith("play the Agent of a variant")
+    assert "may break it" in _option_help("agent", "--drop")
+    for command in ("simulate", "explore"):
+        assert "simulated peers may break it" in _option_help(command, "--drop")
+
+
+def test_readings_help_names_every_command_that_takes_a_reading() -> None:
+    subs = _subparsers()
+    taking = sorted(name for name, p in subs.items() if "--reading" in p._option_string_actions)
+    assert len(taking) >= 10
+    text = " ".join(subs["readings"].format_help().split())
+    assert f"These {len(taking)} commands take --reading NAME=ALTERNATIVE: {', '.join(taking)}." in text

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from cli import cmd_view
 from cli.main import main
+from cli.shared import shared_dir
 from properties.clientview import CLIENT_FAULTS, ClientView
 from properties.transcript import read_transcript
 
@@ -660,7 +661,7 @@ def test_random_updates_keep_invariants(msgs: list[dict[str, Any]]) -> None:
 
 # -- acp-model view ------------------------------------------------------------------------------
 DATA = Path(__file__).resolve().parent / "data"
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED = shared_dir()  # $ACP_MODEL_SHARED, else ../shared
 
 
 def _run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -752,7 +753,10 @@ def test_cli_unusable_file_is_one_line_exit_2(
 def test_fixture_messages_validate_against_the_schema() -> None:
     schema_path = SHARED / "acp-schema" / "v2" / "schema.unstable.json"
     if not schema_path.exists():
-        pytest.skip(f"needs the official schema at {schema_path} (../shared is absent)")
+        pytest.skip(
+            f"needs the official schema at {schema_path} "
+            "(../shared is absent: set ACP_MODEL_SHARED to the shared folder)"
+        )
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(json.loads(schema_path.read_text("utf-8")))

@@ -11,6 +11,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -28,7 +29,7 @@ from tests.check_support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cli"]
-FAST = Settings(steps=40, timeout=0.05, quiet=0.0)
+FAST = Settings(steps=40, timeout=0.05, silence=0.0)
 AGENT_MUTANTS = [m for m in MUTANTS if m.side == "agent" and not m.off_wire]
 """The agent-side seeded bugs that show on the wire (``Mutant.off_wire`` says why one does not)."""
 
@@ -40,7 +41,7 @@ def _peer(seed: int, faults: frozenset[str] = frozenset()) -> InProcessPeer:
 def _first_failing(
     faults: frozenset[str], rule: str, fail_on: str, seeds: int = 400
 ) -> tuple[int, list[list[object]]]:
-    settings = Settings(steps=40, timeout=0.05, quiet=0.0, fail_on=fail_on)
+    settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on=fail_on)
     for seed in range(seeds):
         result = run_once(_peer(seed, faults), settings, seed=seed)
         if rule in result.rules:
@@ -51,7 +52,7 @@ def _first_failing(
 def test_no_findings_without_a_fault() -> None:
     # a conforming run settles as soon as nothing is open, so a generous timeout costs nothing;
     # 0.05 s once ran out under load between two moves the agent still had to make
-    settings = Settings(steps=40, timeout=1.0, quiet=0.0, fail_on="should")
+    settings = Settings(steps=40, timeout=1.0, silence=0.0, fail_on="should")
     for seed in range(60):
         result = run_once(_peer(seed), settings, seed=seed)
         assert result.failing == [], (seed, result.failing)
@@ -81,7 +82,7 @@ def test_seeded_bugs_are_found_and_shrunk_in_process(mutant: object) -> None:
     level = "should" if mutant.intended_rule in ("FAIL-04",) else "must"
     faults = mutant.switched_on
     seed, choices = _first_failing(faults, mutant.intended_rule, level)
-    settings = Settings(steps=40, timeout=0.05, quiet=0.0, fail_on=level)
+    settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on=level)
     shrunk = shrink_run(lambda: _peer(seed, faults), settings, mutant.intended_rule, choices, budget=200)
     assert shrunk.reproduced == shrunk.replays == 3
     assert len(shrunk.choices) <= len(choices)
@@ -100,7 +101,7 @@ def test_every_agent_bug_found_in_process(mutant: object) -> None:
 
 
 def test_a_liveness_finding_states_the_timeout() -> None:
-    settings = Settings(steps=40, timeout=0.05, quiet=0.0)
+    settings = Settings(steps=40, timeout=0.05, silence=0.0)
     faults = frozenset({"never-answer-inserted"})
     for seed in range(100):
         result = run_once(_peer(seed, faults), settings, seed=seed)
@@ -243,7 +244,7 @@ def _fake(tmp_path: Path, body: str) -> list[str]:
 def test_misbehaving_agents_end_the_run_cleanly(
     tmp_path: Path, body: str, rules: set[str], stop: str
 ) -> None:
-    settings = Settings(steps=3, timeout=0.5, quiet=0.02, max_messages=2000)
+    settings = Settings(steps=3, timeout=0.5, silence=0.02, max_messages=2000)
     started = time.monotonic()
     result = run_once(ProcessPeer(_fake(tmp_path, body)), settings, script=[["prompt"], ["wait"], ["wait"]])
     assert time.monotonic() - started < 20
@@ -255,7 +256,7 @@ def test_misbehaving_agents_end_the_run_cleanly(
 def test_a_request_left_unanswered_is_a_finding_that_states_the_timeout(tmp_path: Path) -> None:
     """An agent that answers only initialize and session/new: a session/close (whose answer no
     rule's monitor waits for) still unanswered when the agent has been silent for the timeout."""
-    settings = Settings(steps=2, timeout=0.3, quiet=0.02)
+    settings = Settings(steps=2, timeout=0.3, silence=0.02)
     result = run_once(ProcessPeer(_fake(tmp_path, "pass")), settings, script=[["close"], ["wait"]])
     assert result.stop == "timeout" and result.rules == ["drive.no-answer"]
     (finding,) = result.failing
@@ -315,7 +316,7 @@ def test_drive_cli_starts_the_agent_command_for_each_run(tmp_path: Path) -> None
 
     agent = _fake(tmp_path, "sys.stdout.write('garbage\\n'); sys.stdout.flush()")
     out = tmp_path / "out"
-    argv = ["drive", "--seed", "2", "--runs", "1", "--steps", "12", "--quiet", "0.01", "--timeout", "2"]
+    argv = ["drive", "--seed", "2", "--runs", "1", "--steps", "12", "--silence", "0.01", "--timeout", "2"]
     argv += ["--shrink-budget", "3", "--json"]
     with contextlib.redirect_stdout(io.StringIO()) as stdout:
         assert main([*argv, "--out", str(out), "--", *agent]) == 1
@@ -333,7 +334,7 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
     pacing its moves by the clock (the fast forms: the two tests above)."""
     agent = [*CLI, "agent", "--fault", "no-running-on-start", "--pace", "10,20"]
     out = tmp_path / "out"
-    settings = Settings(steps=12, timeout=0.05, quiet=0.0)
+    settings = Settings(steps=12, timeout=0.05, silence=0.0)
     faults = frozenset({"no-running-on-start"})
     seed = next(  # the first driver seed that fails in process (``_process_plan``)
         s
@@ -441,7 +442,7 @@ def _process_plan(mutant: Mutant, level: str, seeds: int = 400) -> list[tuple[in
     process. ``InProcessPeer`` answers as the process does, so a seed that fails here fails
     there too unless the machine's load changes the timing (then the next one is tried)."""
     faults = mutant.switched_on & frozenset(AGENT_FAULTS)
-    settings = Settings(steps=40, timeout=0.05, quiet=0.0, fail_on=level)
+    settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on=level)
     plan: list[tuple[int, int]] = []
     for seed in range(seeds):
         result = run_once(InProcessPeer(StdioAgent(0, faults)), settings, seed=seed)
@@ -494,7 +495,7 @@ def test_every_agent_bug_through_acp_model_agent(
                 str(steps),
                 "--timeout",
                 "1",
-                "--quiet",
+                "--silence",
                 "0.1",  # well above the agent's pace (10-30 ms) even on a loaded machine
                 "--fail-on",
                 level,
@@ -537,7 +538,7 @@ def test_a_bug_off_the_wire_is_not_found_by_driving(mutant: Mutant) -> None:
     run in process finds its rule, and the agent notes the refused move."""
     assert mutant.side == "agent" and "not decidable" in mutant.off_wire
     faults = mutant.switched_on & frozenset(AGENT_FAULTS)
-    settings = Settings(steps=40, timeout=0.05, quiet=0.0)
+    settings = Settings(steps=40, timeout=0.05, silence=0.0)
     refused = 0
     for seed in range(60):  # the driver gets the agent to try it in a few runs of these
         agent = StdioAgent(0, faults)
@@ -568,9 +569,9 @@ def test_the_live_check_judges_under_the_chosen_readings() -> None:
     replays clean when the cancellation takes effect only when the Agent acts on it."""
     faults = frozenset({"cancel-as-end-turn"})
     seed, choices = _first_failing(faults, "TRANS-04", "must")
-    plain = Settings(steps=40, timeout=0.05, quiet=0.0)
+    plain = Settings(steps=40, timeout=0.05, silence=0.0)
     assert "TRANS-04" in run_once(_peer(seed, faults), plain, script=choices).rules
-    acted = Settings(steps=40, timeout=0.05, quiet=0.0, readings={"cancel-takes-effect": "when-acted"})
+    acted = Settings(steps=40, timeout=0.05, silence=0.0, readings={"cancel-takes-effect": "when-acted"})
     assert "TRANS-04" not in run_once(_peer(seed, faults), acted, script=choices).rules
 
 
@@ -581,3 +582,129 @@ def test_record_and_drive_refuse_an_unknown_reading_in_one_line() -> None:
         assert code == 2, err
         said = f"acp-model {command}: unknown reading 'nope' (acp-model readings lists them)\n"
         assert (out, err) == ("", said)
+
+
+# -- an Agent that crashes, or fails before any choice (issue 35) --------------------------------
+
+
+def _counting(tmp_path: Path, body: str) -> tuple[list[str], Path]:
+    """An agent that appends a line to a file each time it starts, then runs ``body``."""
+    starts = tmp_path / "starts"
+    path = tmp_path / "counting_agent.py"
+    path.write_text(f"import sys\nopen({str(starts)!r}, 'a').write('x\\n')\n{body}\n")
+    return [sys.executable, str(path)], starts
+
+
+@posix
+def test_an_agent_that_dies_on_start_is_reported_as_a_crash_not_as_protocol_findings(tmp_path: Path) -> None:
+    command, _ = _counting(
+        tmp_path, "sys.stderr.write('Traceback (most recent call last):\\nValueError: boom\\n')\nsys.exit(3)"
+    )
+    result = run_once(ProcessPeer(command), Settings(steps=3, timeout=0.5, silence=0.02), seed=0)
+    assert result.stop == "agent crashed" and result.rules == ["drive.agent-crashed"], result.failing
+    (finding,) = result.failing
+    assert "(exit code 3) before answering initialize" in finding.explanation
+    assert finding.explanation.endswith("last line of its standard error: ValueError: boom")
+    assert result.crashed == "exit code 3"
+    assert result.stderr_tail == ["Traceback (most recent call last):", "ValueError: boom"]
+
+
+@posix
+def test_an_agent_that_crashes_mid_turn_leaves_its_obligations_open_not_broken(tmp_path: Path) -> None:
+    """The same as ``exits-mid-turn`` above but with an error status: the turn it left running is
+    not an FG-05 breach (its obligations stay open), the crash is the finding."""
+    body = (
+        "send({'jsonrpc': '2.0', 'method': 'session/update', 'params': {'sessionId': 's1', "
+        "'update': {'sessionUpdate': 'state_update', 'state': 'running'}}}); "
+        "raise RuntimeError('no prompts today')"
+    )
+    settings = Settings(steps=3, timeout=0.5, silence=0.02)
+    result = run_once(ProcessPeer(_fake(tmp_path, body)), settings, script=[["prompt"], ["wait"], ["wait"]])
+    assert result.stop == "agent crashed" and result.rules == ["drive.agent-crashed"], result.failing
+    assert re.search(
+        r"\(exit code 1\) during the run, after [12] client choice", result.failing[0].explanation
+    )
+    assert result.stderr_tail[-1] == "RuntimeError: no prompts today"
+    assert {f.rule for f in result.open} >= {"FG-05", "REJ-01"}  # still open, not breaches
+    assert {f.rule for f in result.findings} == {"drive.agent-crashed"}
+
+
+@posix
+@pytest.mark.parametrize(
+    ("body", "rule", "why"),
+    [
+        ("sys.stderr.write('boom\\n'); sys.exit(3)", "drive.agent-crashed", "the agent crashed in this run"),
+        (
+            "for line in sys.stdin:\n    sys.stdout.write(line); sys.stdout.flush()",  # as `cat`
+            "drive.no-answer",
+            "no client choice came before the failure",
+        ),
+    ],
+    ids=["crashes", "cat"],
+)
+def test_drive_does_not_shrink_a_crash_or_a_failure_with_no_choices(
+    tmp_path: Path, body: str, rule: str, why: str
+) -> None:
+    from cli.main import main
+
+    command, starts = _counting(tmp_path, body)
+    argv = [
+        "drive",
+        "--runs",
+        "2",
+        "--startup",
+        "0.3",
+        "--timeout",
+        "0.3",
+        "--json",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    with contextlib.redirect_stdout(io.StringIO()) as stdout, contextlib.redirect_stderr(io.StringIO()):
+        assert main([*argv, "--", *command]) == 1
+    (f,) = json.loads(stdout.getvalue())["findings"]
+    assert f["rule"] == rule and f["not_shrunk"] == why and f["hits"] == 2
+    assert f["shrink_runs"] == 0 and f["original_length"] == 0
+    assert starts.read_text().count("x") == 2  # one start per run, none for shrinking
+    if rule == "drive.agent-crashed":
+        assert f["agent_status"] == "exit code 3" and f["stderr_tail"] == ["boom"]
+
+
+@posix
+def test_the_text_report_of_a_crash_quotes_the_agents_standard_error(tmp_path: Path) -> None:
+    command, _ = _counting(tmp_path, "sys.stderr.write('first\\nlast words\\n'); sys.exit(4)")
+    code, out, err = run_cli(["drive", "--runs", "1", "--out", str(tmp_path / "o"), "--", *command])
+    assert code == 1
+    assert "drive.agent-crashed [MUST] the agent crashed (exit code 4) before answering initialize" in out
+    assert "not shrunk: the agent crashed in this run" in out
+    assert "    agent stderr: first\n    agent stderr: last words\n" in out
+    assert "shrinking" not in err
+
+
+def test_shrinking_says_how_far_it_got() -> None:
+    """``shrink_run`` reports its steps (the friction item: one line for a minute)."""
+    faults = frozenset({"notice-empty-title"})
+    seed, choices = _first_failing(faults, "NOTICE-02", "should")
+    said: list[str] = []
+    settings = Settings(steps=40, timeout=0.05, silence=0.0, fail_on="should")
+    shrunk = shrink_run(
+        lambda: _peer(seed, faults), settings, "NOTICE-02", choices, budget=20, progress=said.append
+    )
+    assert said[0] == f"replaying the {len(choices)} choices 2 times"
+    assert said[1].startswith("NOTICE-02 came back 2/2: 1 run(s) per candidate")
+    if len(shrunk.choices) < len(choices):
+        assert any(f"{len(choices)} -> " in line and line.startswith("candidate ") for line in said)
+    assert said[-1].startswith(f"confirming {len(shrunk.choices)} choices with 3 replays")
+
+
+def test_drive_silence_and_its_deprecated_old_name_quiet() -> None:
+    from cli.main import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["drive", "--silence", "0.2", "--", "x"]).silence == 0.2
+    assert parser.parse_args(["drive", "--", "x"]).silence == 0.05
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        assert parser.parse_args(["drive", "--quiet", "0.3", "--", "x"]).silence == 0.3
+    assert "--quiet SEC is deprecated, say --silence SEC" in err.getvalue()
+    help_text = parser._subparsers._group_actions[0].choices["drive"].format_help()  # type: ignore[union-attr]
+    assert "--silence SEC, --quiet SEC" in help_text and "deprecated" in help_text

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from cli.shared import default_spec
 from properties.catalogue import RULES_BY_ID
 from properties.clientview import ClientView
 from properties.engine import MonitorSet
@@ -38,7 +39,7 @@ from tests.wire_dsl import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-SPEC = REPO.parent / "shared" / "spec" / "acp-v2-prompt-lifecycle.txt"
+SPEC = default_spec()  # $ACP_MODEL_SHARED, else ../shared
 
 IMAGE = {"type": "image", "mimeType": "image/png", "data": "AA=="}
 
@@ -286,7 +287,9 @@ def test_catalogue_entries_are_complete() -> None:
 @pytest.mark.needs_shared
 def test_spec_lines_point_at_the_sentences_in_tension() -> None:
     if not SPEC.is_file():
-        pytest.skip(f"spec text not found at {SPEC} (../shared is absent)")
+        pytest.skip(
+            f"spec text not found at {SPEC} (../shared is absent: set ACP_MODEL_SHARED to the shared folder)"
+        )
     lines = SPEC.read_text(encoding="utf-8").splitlines()
     headings = set(lines)
     for r in READINGS:

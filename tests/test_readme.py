@@ -1,21 +1,33 @@
-"""The README's checker example runs as shown: its commands, run in an empty folder, print exactly
-the output the README shows (the transcript is made by the first command, so nothing needs to be
-shipped beside the README)."""
+"""The README's examples run as shown.
+
+The checker example: its commands, run in an empty folder, print exactly the output the README
+shows (the transcript is made by the first command, so nothing needs to be shipped beside the
+README). Every other ```text block that starts with ``$ acp-model ...`` is an excerpt: run in an
+empty folder (with ``variants/`` beside it), each command's output holds the block's lines in
+order, a line ``...`` standing for lines left out and timing figures (seconds, rates) masked.
+Each such block is claimed by one test below, so a new excerpt without a test fails; those that
+explore the full default bounds are deep (each runs for 15-25 s). The counterexample excerpt is
+also checked fast: rebuilt from the steps it lists, without the search that found it.
+"""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import re
 import shlex
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cli.main import main
+from cli.shared import shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = shared_dir()  # $ACP_MODEL_SHARED, else ../shared
 
 
 def _example() -> list[tuple[str, list[str]]]:
@@ -38,7 +50,10 @@ def test_the_readme_checker_example_prints_what_the_readme_shows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not (SHARED / "acp-schema").is_dir():
-        pytest.skip(f"the example validates against the schema in {SHARED} (../shared is absent)")
+        pytest.skip(
+            f"the example validates against the schema in {SHARED} "
+            "(../shared is absent: set ACP_MODEL_SHARED to the shared folder)"
+        )
     monkeypatch.chdir(tmp_path)
     steps = _example()
     assert [c.split()[:2] for c, _ in steps] == [
@@ -62,3 +77,166 @@ def test_the_docs_name_the_command_acp_model() -> None:
     pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "diagrams" / "README.md"]
     stale = [str(p.relative_to(REPO)) for p in pages if "python -m cli" in p.read_text(encoding="utf-8")]
     assert stale == []
+
+
+# -- the other excerpts ---------------------------------------------------------------------------
+
+ELIDED = "..."
+_TIMING = re.compile(r"\d[\d,.]* (?:[a-z ]+/s|s)\b")
+
+
+def _masked(line: str) -> str:
+    """``line`` with its timing figures (``4.3 s``, ``66,248 states/s``) replaced by ``<t>``."""
+    return _TIMING.sub("<t>", line).rstrip()
+
+
+def excerpts() -> list[list[tuple[str, list[str]]]]:
+    """Every ```text block of the README whose first line is ``$ acp-model ...``: its (command,
+    expected lines) steps."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = []
+    for block in re.findall(r"```text\n(.*?)```", readme, re.S):
+        lines = block.splitlines()
+        if not lines or not lines[0].startswith("$ acp-model "):
+            continue
+        steps: list[tuple[str, list[str]]] = []
+        for line in lines:
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            else:
+                steps[-1][1].append(line)
+        blocks.append(steps)
+    return blocks
+
+
+def shows(output: str, expected: list[str]) -> list[str]:
+    """The expected lines ``output`` does not show in order (``...`` lets lines be skipped;
+    without it, lines must follow each other); empty when the excerpt is honest."""
+    got = [_masked(line) for line in output.splitlines()]
+    at = 0
+    skip = True  # before the first line, anything may come (a block may start mid-output)
+    for line in expected:
+        if line.strip() == ELIDED:
+            skip = True
+            continue
+        want = _masked(line)
+        if skip:
+            try:
+                at = got.index(want, at) + 1
+            except ValueError:
+                return [line]
+        elif at < len(got) and got[at] == want:
+            at += 1
+        else:
+            return [line]
+        skip = False
+    return []
+
+
+def _run_excerpt(steps: list[tuple[str, list[str]]]) -> None:
+    for command, expected in steps:
+        argv = [a.replace("../shared", str(SHARED)) for a in shlex.split(command)[1:]]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            main(argv)
+        assert shows(out.getvalue(), expected) == [], (command, out.getvalue())
+
+
+def _claimed(first: str) -> list[list[tuple[str, list[str]]]]:
+    return [b for b in excerpts() if b[0][0].startswith(first)]
+
+
+CLAIMS = {
+    "acp-model simulate --scenario": "test_the_readme_checker_example_prints_what_the_readme_shows",
+    "acp-model explore --fault": "test_the_counterexample_excerpts_are_current",
+    "acp-model replay": "test_the_counterexample_excerpts_replay_as_shown",
+    "acp-model explore --variant": "test_the_variant_comparison_excerpt_is_current",
+    "acp-model explore": "test_the_default_exploration_excerpt_is_current",
+}
+"""The first command of each excerpt (a prefix, longest first) -> the test that runs it."""
+
+
+def test_every_readme_excerpt_is_run_by_a_test() -> None:
+    firsts = [b[0][0] for b in excerpts()]
+    assert len(firsts) >= 4
+    unclaimed = [c for c in firsts if not any(c.startswith(prefix) for prefix in CLAIMS)]
+    assert unclaimed == [], "a README excerpt no test runs: add it to CLAIMS"
+    assert all(name in globals() for name in CLAIMS.values())
+
+
+def test_the_excerpt_comparison_catches_a_stale_line() -> None:
+    output = "head\nexhaustive: 282,399 states, 4.3 s, 66,248 states/s\nmiddle\nfindings: none\n"
+    assert shows(output, ["exhaustive: 282,399 states, 9.9 s, 1 states/s", "...", "findings: none"]) == []
+    assert shows(output, ["exhaustive: 282,398 states, 4.3 s, 66,248 states/s"]) != []
+    assert shows(output, ["exhaustive: 282,399 states, 4.3 s, 66,248 states/s", "findings: none"]) != []
+    assert shows(output, ["findings: none", "...", "head"]) != []  # order kept
+
+
+def _in_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(REPO / "variants", tmp_path / "variants")
+    monkeypatch.chdir(tmp_path)
+
+
+def _event(label: str) -> tuple[str, str, Any]:
+    """The event a step label names (``agent.end('cancelled') [sent: ...]``)."""
+    found = re.fullmatch(r"(\w+)\.(\w+)(?:\((.*)\))?(?: \[.*\])?", label)
+    assert found is not None, label
+    actor, name, arg = found.groups()
+    return actor, name, None if arg is None else ast.literal_eval(arg)
+
+
+def test_the_counterexample_excerpts_replay_as_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast half of the deep test below: the counterexample the README shows, rebuilt from
+    its steps (without the search that finds it), has the explanation, step labels and files the
+    excerpt shows, and ``acp-model replay`` of it prints the replay excerpt."""
+    from diagrams.sequence import transcript_to_mermaid
+    from simulator.explore_common import make_counterexample
+    from simulator.explore_run import Options, random_config
+    from simulator.report import write_counterexample
+    from simulator.steps import step_labels
+
+    _in_empty_folder(tmp_path, monkeypatch)
+    ((command, shown),) = _claimed("acp-model explore --fault")[0]
+    faults = frozenset(a for a in shlex.split(command)[3:4])
+    head = next(i for i, line in enumerate(shown) if re.match(r"  [A-Z]+-\d\d \[", line))
+    rule = shown[head].split()[0]
+    explanation, steps, files = (line.strip() for line in shown[head + 1 : head + 4])
+    assert steps.startswith("steps: ") and files.startswith("files: ")
+    labels = steps.removeprefix("steps: ").split("; ")
+    events = [_event(label) for label in labels]
+    paths = files.removeprefix("files: ").split(", ")
+    mode = Path(paths[0]).name.split("-")[0]
+    cfg = random_config(Options(faults=faults))  # the random modes' bounds for this bug
+    cex = make_counterexample(
+        rule, events, cfg, faults, mode=mode, found_by="README", original_length=len(events)
+    )
+    assert cex.explanation == explanation
+    assert step_labels(events, cfg, faults) == labels
+    written = write_counterexample(cex, Path(paths[0]).parent, transcript_to_mermaid)
+    assert [written["transcript"], written["diagram"], written["program"]] == paths
+    _run_excerpt(_claimed("acp-model replay")[0])
+
+
+@pytest.mark.deep
+def test_the_counterexample_excerpts_are_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seeded-bug exploration and the replay of its counterexample (one block each, the
+    second reading the files of the first); the steps say what the bug sent."""
+    _in_empty_folder(tmp_path, monkeypatch)
+    found, replayed = _claimed("acp-model explore --fault"), _claimed("acp-model replay")
+    assert len(found) == 1 and len(replayed) == 1
+    _run_excerpt(found[0])
+    _run_excerpt(replayed[0])
+
+
+@pytest.mark.deep
+def test_the_default_exploration_excerpt_is_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _in_empty_folder(tmp_path, monkeypatch)
+    (block,) = [b for b in excerpts() if b[0][0] == "acp-model explore"]
+    _run_excerpt(block)
+
+
+@pytest.mark.deep
+def test_the_variant_comparison_excerpt_is_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _in_empty_folder(tmp_path, monkeypatch)
+    (block,) = _claimed("acp-model explore --variant")
+    _run_excerpt(block)

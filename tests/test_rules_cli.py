@@ -10,21 +10,23 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from cli.speclines import default_spec, spec_lines
+from cli.speclines import default_spec, rule_sentences, spec_lines
 from properties.catalogue import RULES, Rule
 
-SPEC = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "acp-v2-prompt-lifecycle.txt"
+SPEC = default_spec()  # $ACP_MODEL_SHARED, else ../shared
 
 
 @pytest.fixture(scope="module")
 def spec_text() -> str:
     if not SPEC.is_file():
-        pytest.skip(f"spec not found at {SPEC} (../shared is absent)")
+        pytest.skip(
+            f"spec not found at {SPEC} (../shared is absent: set ACP_MODEL_SHARED to the shared folder)"
+        )
     return SPEC.read_text(encoding="utf-8")
 
 
 def test_the_default_spec_is_the_shared_one() -> None:
-    assert default_spec() == SPEC
+    assert default_spec() == SPEC and SPEC.parts[-2:] == ("spec", "acp-v2-prompt-lifecycle.txt")
 
 
 def test_lines_on_a_small_text() -> None:
@@ -126,3 +128,63 @@ def test_without_the_spec_it_says_so_and_shows_no_lines(
     )
     assert main(["rules", "--json", "--spec", str(missing)]) == 0
     assert all(e["spec_lines"] is None for e in json.loads(capsys.readouterr().out))
+
+
+# -- a rule in full, and the table's header (issue 35) --------------------------------------------
+
+
+def test_a_rule_id_shows_the_rule_in_full_with_its_spec_sentences(
+    spec_text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rules", "TRANS-04", "--spec", str(SPEC)]) == 0
+    out = capsys.readouterr().out
+    rule = next(r for r in RULES if r.id == "TRANS-04")
+    assert out.startswith(f"TRANS-04  {rule.level}  binds: {rule.side}  check: {rule.check}\n")
+    assert f"  section: {rule.section} (TRANS)" in out and "cancel-takes-effect" in out
+    assert " ".join(rule.paraphrase.split()) in " ".join(out.split())
+    (line,) = spec_lines((rule,), spec_text)["TRANS-04"]
+    quoted = re.search(rf'    line {line}: "(.*?)"\n(?!      )', out, re.S)
+    assert quoted is not None, out
+    sentence = " ".join(quoted.group(1).split())
+    assert sentence in spec_text.splitlines()[line - 1] and "MUST" in sentence
+    assert main(["rules", "trans-04", "BG-05", "--json", "--spec", str(SPEC)]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert [e["id"] for e in entries] == ["TRANS-04", "BG-05"]
+    assert entries[0]["spec_sentences"] == [{"line": line, "text": sentence}]
+
+
+def test_every_rule_has_a_sentence_on_each_of_its_lines(spec_text: str) -> None:
+    lines = spec_text.splitlines()
+    where = spec_lines(RULES, spec_text)
+    for rule in RULES:
+        found = rule_sentences(rule, spec_text)
+        assert tuple(sorted({n for n, _ in found})) == where[rule.id], rule.id
+        assert all(text and text in lines[n - 1] for n, text in found), rule.id
+
+
+def test_an_unknown_rule_id_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "TRANS-04", "TRANS-99"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "acp-model rules: unknown rule 'TRANS-99' (acp-model rules lists them)\n"
+
+
+def test_a_rule_in_full_without_the_spec_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "BG-05", "--spec", str(tmp_path / "none.txt")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("BG-05  MUST NOT") and "the spec text: not read" in captured.out
+    assert "no spec line numbers" in captured.err
+
+
+def test_the_table_has_a_header_row_and_explains_its_markers_above_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rules", "--spec", str(tmp_path / "none.txt")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first_rule = next(i for i, ln in enumerate(lines) if ln.startswith("INTRO-01"))
+    above = lines[:first_rule]
+    assert above[0].startswith("Markers: * judged at the end of a run")
+    assert any("i informal" in ln for ln in above)
+    header = next(ln for ln in above if ln.startswith("rule "))
+    assert header.split()[:4] == ["rule", "level", "binds", "check"]
+    assert header.index("what it says") == lines[first_rule].index("A Client")  # aligned

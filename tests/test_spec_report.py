@@ -4,8 +4,12 @@ witness and its entry)."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -240,3 +244,56 @@ def test_a_variant_report_at_the_default_slices(tmp_path: Path) -> None:
     # over the state limit: the explore part says it is partial, the other parts are whole
     assert report["partial"] == ["explore"]
     assert "**Partial**" in (tmp_path / "index.md").read_text(encoding="utf-8")
+
+
+# -- progress on standard error (issue 35) -------------------------------------------------------
+
+
+class _Stderr(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize(
+    ("tty", "quiet", "progress", "closing"),
+    [(True, False, True, True), (False, False, False, True), (True, True, False, False)],
+    ids=["terminal", "pipe", "quiet"],
+)
+def test_progress_only_on_a_terminal_and_never_with_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tty: bool, quiet: bool, progress: bool, closing: bool
+) -> None:
+    import cli.spec_report
+
+    def build(opts: object, say: Callable[[str], None]) -> dict[str, object]:
+        say("part decidability: started")
+        return {"partial": []}
+
+    monkeypatch.setattr(cli.spec_report, "build", build)
+    err = _Stderr(tty)
+    monkeypatch.setattr(sys, "stderr", err)
+    argv = ["spec-report", "--out", str(tmp_path / "r"), *(["--quiet"] if quiet else [])]
+    assert main(argv) == 0
+    text = err.getvalue()
+    assert ("part decidability: started" in text) is progress
+    assert ("wrote " in text and "index.md and report.json" in text) is closing
+    assert text.count("\n") == progress + closing
+
+
+def test_the_cpu_seconds_count_the_processes_that_ended() -> None:
+    from cli.cmd_spec_report import cpu_seconds
+
+    before = cpu_seconds()
+    # a child that spins for a while: its CPU time is counted once it has ended
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass",
+        ],
+        check=True,
+    )
+    assert cpu_seconds() - before >= 0.25

@@ -154,6 +154,27 @@ def test_check_drop_sets_the_breach_aside(tmp_path: Path, capsys: pytest.Capture
     assert body["files"][0]["set_aside"] == {"TRANS-04": 1}
 
 
+def test_check_drop_counts_a_table_rules_breach_as_set_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rule a table states (BG-05: a final tool call reopened) is relaxed in the variant's
+    tables, so its move is allowed; the breach is still counted as set aside (issue 35: the
+    report said "0 findings of dropped rules set aside" while one was)."""
+    reopened = ndjson(
+        tmp_path,
+        "reopened.ndjson",
+        cancelled_with_end_turn([tool("t1", "completed"), tool("t1", "in_progress")]),
+    )
+    assert main(["check", "--drop", "BG-05", "--drop", "TRANS-04", reopened]) == 0
+    text = capsys.readouterr().out
+    assert "no findings" in text
+    assert "2 findings of dropped rules set aside (BG-05 1, TRANS-04 1)" in text
+    assert main(["check", "--drop", "BG-05", "--json", reopened]) == 1
+    body = json.loads(capsys.readouterr().out)
+    assert body["files"][0]["set_aside"] == {"BG-05": 1}
+    assert {f["rule"] for f in body["files"][0]["findings"]} == {"TRANS-04"}
+
+
 def test_variant_file_drop_and_named_in_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     only = ndjson(tmp_path, "only.ndjson", cancelled_with_end_turn())
     path = str(REPO / "variants" / "cancel-any-stop-reason.toml")
@@ -403,3 +424,25 @@ def test_the_variant_reaches_worker_processes_in_the_config(
     assert [f["rule"] for f in two["findings"]] == [f["rule"] for f in one["findings"]]
     assert "TRANS-04" not in {f["rule"] for f in two["findings"]}
     assert strip_timing(one["random"]["walk"]) == strip_timing(two["random"]["walk"])
+
+
+@pytest.mark.deep
+@pytest.mark.parametrize("name", sorted(p.stem for p in (REPO / "variants").glob("*.toml")))
+def test_the_variants_readme_names_every_rule_the_comparison_finds(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """variants/README.md says, per worked example, which rules fail under it: every finding
+    the comparison shows appearing is named in its entry (issue 35: no-idle-at-end omitted
+    TRANS-04)."""
+    readme = (REPO / "variants" / "README.md").read_text(encoding="utf-8")
+    entry = readme.split(f"- `{name}.toml`", 1)[1].split("\n- ", 1)[0].split("\n\n", 1)[0]
+    path = str(REPO / "variants" / f"{name}.toml")
+    args = ["explore", "--variant", path, "--compare", "--mode", "exhaustive", "--json", "--quiet"]
+    main([*args, "--out", str(tmp_path)])
+    body = json.loads(capsys.readouterr().out)
+    appear = {
+        d["rule"]
+        for d in body["compare"]["differences"]
+        if d["kind"] in ("finding", "liveness") and d["detail"].startswith("appears")
+    }
+    assert all(rule in entry for rule in appear), (appear, entry)
