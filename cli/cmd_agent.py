@@ -22,6 +22,7 @@ import argparse
 import os
 import select
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
@@ -74,7 +75,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _write(fd: int, msgs: list[dict[str, Any]]) -> bool:
+def _write(fd: int, msgs: Sequence[Any]) -> bool:
     data = b"".join(encode(m) for m in msgs)
     try:
         while data:
