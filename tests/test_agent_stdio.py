@@ -49,7 +49,10 @@ def test_handshake_and_moves_wait_for_the_session() -> None:
         (b'{"jsonrpc": "2.0", "id": 5, "method": "nope", "params": {}}', -32601),
         (_line(wire.prompt(7, "sess_9", [wire.text("hi")])), -32002),  # no such session
         (_line(wire.request(8, "session/prompt", {"sessionId": "sess_1", "prompt": "hi"})), -32602),
-        (_line(wire.request(9, "session/resume", {"sessionId": "sess_1", "cwd": "/w", "replayFrom": {"type": "x"}})), -32602),
+        (
+            _line(wire.request(9, "session/resume", {"sessionId": "sess_1", "cwd": "/w", "replayFrom": {}})),
+            -32602,
+        ),
         (_line(wire.request(10, "session/new", {})), -32602),  # cwd is required
         (_line(wire.request(11, "session/new", {"cwd": "relative/dir"})), -32602),
     ],
