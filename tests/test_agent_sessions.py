@@ -432,7 +432,9 @@ def test_a_recorded_session_with_a_batch_passes_check(common: bool, tmp_path: Pa
         u for sid, u in updates(echoed) if sid == "sess_1" and u["sessionUpdate"].startswith("user_message")
     ]
     raw = out.read_bytes()  # the recorded lines hold the agent's own bytes
-    if user[0]["sessionUpdate"] == "user_message":
+    if not user:  # rejected (a freedom of the default): nothing to echo
+        assert not common and "error" in got[4]
+    elif user[0]["sessionUpdate"] == "user_message":
         assert b'"content":' + dumps(CONTENT) in raw
     else:
         assert all(b'"content":' + dumps(block) in raw for block in CONTENT)
