@@ -93,7 +93,7 @@ least of it is well above the time a driver takes to answer what the agent wrote
 that answers at once reaches the agent while it listens: its runs replay move for move."""
 
 REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
-    "initialize": (("protocolVersion", "integer"), ("info", "implementation")),
+    "initialize": (("protocolVersion", "integer"), ("info", "implementation?")),
     "session/new": (("cwd", "path"),),
     "session/list": (("cwd", "path?"), ("cursor", "string?")),
     "session/prompt": (("sessionId", "string"), ("prompt", "blocks")),
@@ -103,7 +103,9 @@ REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
     "$/cancel_request": (("requestId", "id"),),
 }
 """The params fields the schema requires (or types, when present: ``?``) of each message this
-agent acts on, with the kind of value each must be."""
+agent acts on, with the kind of value each must be. One required field is checked only when
+present: ``initialize``'s ``info``, which Clients written for earlier drafts omit (the README's
+own example of ``record`` sends none); nothing this agent does depends on it."""
 
 _KINDS = {
     "integer": "an integer",

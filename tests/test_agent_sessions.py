@@ -100,6 +100,10 @@ def test_every_answer_validates_against_the_schema(seed: int, tmp_path: Path) ->
     for i, (sender, item) in enumerate(c.lines, 1):
         for msg in item if isinstance(item, list) else [item]:
             assert checker.check(sender, msg, i) is None, (sender, msg)
+    for mode in (None, COMMON_PATH):  # and the runs of the mode test
+        run, _ = prompting_run(StdioAgent(seed) if mode is None else StdioAgent(seed, mode=mode), seed)
+        for i, (sender, item) in enumerate(run.lines, 1):
+            assert checker.check(sender, item, i) is None, (sender, item)
     path = tmp_path / "t.ndjson"
     c.write(path)
     assert _check(path, "--schema", str(schema))["files"][0]["findings"] == []
@@ -127,7 +131,7 @@ def test_session_list_pages_and_filters() -> None:
     [
         (wire.request(1, "session/new", {}), "cwd"),
         (wire.request(1, "session/new", {"cwd": 7}), "cwd"),
-        (wire.request(1, "initialize", {"protocolVersion": 2}), "info"),
+        (wire.request(1, "initialize", {"protocolVersion": 2, "info": "me"}), "info"),
         (wire.request(1, "initialize", {"info": {"name": "x", "version": "1"}}), "protocolVersion"),
         (wire.request(1, "session/prompt", {"sessionId": "sess_1"}), "prompt"),
         (wire.request(1, "session/prompt", {"prompt": []}), "sessionId"),
@@ -143,6 +147,13 @@ def test_a_required_field_missing_is_invalid_params_naming_it(msg: dict[str, Any
     assert len(answers) == 1 and answers[0]["error"]["code"] == -32602  # type: ignore[call-overload]
     assert repr(field) in answers[0]["error"]["message"]  # type: ignore[call-overload]
     assert agent.agent.prompts == {} and agent.agent.session == "open"  # nothing reached the model
+
+
+def test_initialize_without_info_is_accepted() -> None:
+    """The one required field checked only when present (``stdio_agent.REQUIRED``)."""
+    assert StdioAgent(0).receive(dumps(wire.request(1, "initialize", {"protocolVersion": 2}))) == [
+        wire.initialized(1)
+    ]
 
 
 def test_a_notification_missing_a_field_is_ignored() -> None:
@@ -446,3 +457,30 @@ def freedoms_in(records: list[dict[str, Any]]) -> set[str]:
     c = ScriptedClient(StdioAgent(0))
     c.lines = [(r["from"], r["message"]) for r in records]
     return freedoms(c, {"sess_1", "sess_3"})
+
+
+# -- the docs page ------------------------------------------------------------------------------
+
+DOC = ROOT / "docs" / "testing-clients.md"
+
+
+def test_the_docs_page_names_real_faults_and_commands_that_parse() -> None:
+    import re
+    import shlex
+
+    from cli.main import build_parser
+    from simulator.agent import AGENT_FAULTS
+
+    text = DOC.read_text(encoding="utf-8")
+    faults = re.findall(r"^\| `([a-z][a-z-]*)` \|", text, re.M)
+    assert len(faults) >= 5 and set(faults) <= set(AGENT_FAULTS)
+    commands = re.findall(r"^(acp-model .*)$", text, re.M)
+    assert any("--common-path" in c for c in commands)
+    parser = build_parser()
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        if "--" in argv:
+            argv, inner = argv[: argv.index("--") + 1], argv[argv.index("--") + 2 :]
+            parser.parse_args(inner)  # the agent command behind the proxy
+            argv += ["acp-model", *inner]
+        parser.parse_args(argv)
