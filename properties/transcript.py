@@ -396,7 +396,7 @@ def read_transcript(
                 continue
             if any(type(m) is dict and type(m.get("id")) is float for m in msg):
                 msg = _exact(raw)["message"]  # orjson reads integers past 64 bits as floats
-            batch: list[Any] = msg
+            batch: list[Any] | tuple[Any] = msg
         elif type(msg) is not dict:
             what = 'missing "message"' if "message" not in obj else '"message" is not an object or array'
             yield note(_input("not-jsonrpc", line, what))
@@ -404,7 +404,7 @@ def read_transcript(
         else:
             if type(msg.get("id")) is float:  # orjson reads integers past 64 bits as floats
                 msg = _exact(raw)["message"]
-            batch = [msg]
+            batch = (msg,)
         for msg in batch:
             if type(msg) is not dict:
                 yield note(
