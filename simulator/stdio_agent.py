@@ -20,7 +20,8 @@ inserting a prompt, are made as soon as a message makes them possible).
 
 What the model does not cover, this layer answers (and nothing else):
 
-- ``initialize`` (baseline prompt content only; custom states, the feature ``future``, only
+- ``initialize`` (version 2; a Client asking for an earlier one gets -32022 with the versions
+  supported; baseline prompt content only; custom states, the feature ``future``, only
   when the Client's capabilities ``_meta`` advertise ``customStates``), ``session/new`` and
   ``session/list`` (every session of the connection, ``LIST_PAGE`` at a time: ``nextCursor``
   names the next page; ``cwd`` filters);
@@ -83,6 +84,7 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 RESOURCE_NOT_FOUND = -32002
+UNSUPPORTED_VERSION = -32022
 
 LIST_PAGE = 10
 """Sessions per ``session/list`` answer."""
@@ -260,6 +262,11 @@ class StdioAgent:
         if missing is not None:
             return [wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: {missing}")] if request else []
         if method == "initialize":
+            requested = params["protocolVersion"]
+            if requested < wire.PROTOCOL_VERSION:  # no version at or below the one asked for
+                data = {"requested": requested, "supported": [wire.PROTOCOL_VERSION]}
+                msg_ = f"Unsupported protocol version {requested}"
+                return [_error(rid, UNSUPPORTED_VERSION, msg_, data)] if request else []
             self._initialize(params)
             return [wire.initialized(rid)] if request else []
         if method == "session/new":

@@ -156,6 +156,18 @@ def test_initialize_without_info_is_accepted() -> None:
     ]
 
 
+@pytest.mark.parametrize(("asked", "code"), [(1, -32022), (2, None), (3, None)])
+def test_the_protocol_version(asked: int, code: int | None) -> None:
+    """Version 2 for a Client asking 2 or later; -32022 (with the versions supported) for one
+    asking for an earlier version, which this agent does not speak."""
+    answer = StdioAgent(0).receive(dumps(wire.request(1, "initialize", {"protocolVersion": asked})))[0]
+    if code is None:
+        assert answer == wire.initialized(1)
+    else:
+        assert answer["error"]["code"] == code  # type: ignore[call-overload]
+        assert answer["error"]["data"] == {"requested": asked, "supported": [2]}  # type: ignore[call-overload]
+
+
 def test_a_notification_missing_a_field_is_ignored() -> None:
     agent = StdioAgent(0)
     agent.receive(encode(wire.new_session(0))[:-1])
