@@ -496,3 +496,52 @@ def test_the_docs_page_names_real_faults_and_commands_that_parse() -> None:
             parser.parse_args(inner)  # the agent command behind the proxy
             argv += ["acp-model", *inner]
         parser.parse_args(argv)
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+_KEYS = ["type", "text", "name", "version", "sessionId", "cwd", "prompt", "cursor", "replayFrom"]
+_KEYS += ["requestId", "protocolVersion", "info", "outcome", "optionId"]
+_METHODS = ["initialize", "session/new", "session/list", "session/prompt", "session/resume"]
+_METHODS += ["session/close", "session/cancel", "$/cancel_request", "_x/y"]
+
+
+def _messages() -> Any:
+    from hypothesis import strategies as st
+
+    scalar = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-3, 70000),
+        st.text(max_size=5),
+        st.sampled_from(["sess_1", "sess_3", "/w", "start", "perm_1", "0", "10"]),
+    )
+    value = st.recursive(
+        scalar,
+        lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.sampled_from(_KEYS), c, max_size=4)),
+        max_leaves=8,
+    )
+    msg = st.fixed_dictionaries(
+        {"jsonrpc": st.just("2.0"), "method": st.sampled_from(_METHODS)},
+        optional={"id": scalar, "params": value, "result": value},
+    )
+    return st.lists(st.one_of(msg, st.lists(msg, max_size=3), value), max_size=8)
+
+
+def test_any_input_gets_answers_never_an_exception() -> None:
+    """Messages (and batches) of every shape, well formed or not: the agent answers with JSON
+    and keeps moving, never raising."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    @given(_messages(), st.integers(0, 5))
+    def run(msgs: list[Any], seed: int) -> None:
+        agent = StdioAgent(seed)
+        agent.receive(dumps(wire.new_session(0)))
+        for msg in msgs:
+            for out in agent.receive(dumps(msg)):
+                assert json.loads(dumps(out)) == out
+            for _ in range(3):
+                agent.move()
+
+    run()
