@@ -163,7 +163,9 @@ def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
         if mutant is not None and mutant.off_wire:
             said.append(f"seeded bug {name} never shows on the wire: {mutant.off_wire}")
     if mode is COMMON_PATH:
-        said.append(f"common path: {mode.takes}")
+        said.append(
+            "common path only: no rejections, child sessions, repeated snapshots or custom values (--help)"
+        )
     return StdioAgent(args.seed, faults, cfg=cfg, pace=args.pace, mode=mode), said
 
 
