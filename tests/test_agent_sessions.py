@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -384,9 +383,13 @@ def test_the_option_and_its_help() -> None:
 def test_a_recorded_session_with_a_batch_passes_check(common: bool, tmp_path: Path) -> None:
     """A client over pipes, behind ``acp-model record --check``: two sessions, a batch, prompts
     (permissions answered as they come), a resume while open, two closes. The live check and
-    ``acp-model check`` find nothing; the batch is one array line of the transcript."""
+    ``acp-model check`` find nothing failing (nothing at all on the common path); the batch is one
+    array line of the transcript, and the echo is the prompt's content byte for byte."""
     out = tmp_path / "t.ndjson"
-    agent = [*CLI, "agent", "--seed", "3", "--pace", "1,2", *(["--common-path"] if common else [])]
+    # The agent listens 40-60 ms before each move; the client writes as soon as it reads a line,
+    # so its lines reach the agent while it listens: the proxy's order is the agent's (a line
+    # crossing a move on the wire would be judged in an order the agent never saw).
+    agent = [*CLI, "agent", "--seed", "3", "--pace", "40,60", *(["--common-path"] if common else [])]
     proc = subprocess.Popen(
         [*CLI, "record", "--check", "--out", str(out), "--", *agent],
         stdin=subprocess.PIPE,
@@ -403,6 +406,25 @@ def test_a_recorded_session_with_a_batch_passes_check(common: bool, tmp_path: Pa
             proc.stdin.write(encode(msg))  # type: ignore[union-attr]
             proc.stdin.flush()  # type: ignore[union-attr]
 
+    steps: list[tuple[tuple[Any, ...], list[Any]]] = [
+        ((2,), [[wire.request(3, "session/list", {}), wire.notification("_x/ping", {})]]),
+        ((3,), [wire.prompt(4, "sess_1", CONTENT), wire.prompt(5, "sess_3", [wire.text("b")])]),
+        ((3, "line"), [wire.resume(6, "sess_1", replay=True)]),  # at the agent's next line
+        ((4, 5, 6), [wire.close(7, "sess_3")]),
+        ((7,), [wire.close(8, "sess_3")]),
+        ((8,), [wire.close(9, "sess_1")]),  # all work ends before its answer: nothing left open
+    ]
+    lines: list[Any] = []
+
+    def next_steps() -> None:
+        """Write each step whose answers are in, at once (from the reader, between two lines)."""
+        while steps and all(r in got or (r == "line" and lines) for r in steps[0][0]):
+            when, msgs = steps.pop(0)
+            if "line" not in when:
+                lines.clear()
+            for m in msgs:
+                write(m)
+
     def read() -> None:
         for raw in proc.stdout:  # type: ignore[union-attr]
             item = json.loads(raw)
@@ -413,6 +435,9 @@ def test_a_recorded_session_with_a_batch_passes_check(common: bool, tmp_path: Pa
                     with lock:
                         got[msg["id"]] = item
                         lock.notify_all()
+            with lock:
+                next_steps()
+                lines.append(item)
 
     def wait(rid: Any) -> Any:
         with lock:
@@ -426,20 +451,9 @@ def test_a_recorded_session_with_a_batch_passes_check(common: bool, tmp_path: Pa
         write(wire.new_session(1))
         write(wire.request(2, "session/new", {"cwd": "/other"}))
         assert wait(2)["result"] == {"sessionId": "sess_3"}
-        write([wire.request(3, "session/list", {}), wire.notification("_x/ping", {})])
         assert len(wait(3)[0]["result"]["sessions"]) == 2
-        write(wire.prompt(4, "sess_1", CONTENT))
-        write(wire.prompt(5, "sess_3", [wire.text("b")]))
-        time.sleep(0.05)
-        write(wire.resume(6, "sess_1", replay=True))
-        for rid in (4, 5, 6):
+        for rid in (4, 5, 6, 7, 8, 9):
             wait(rid)
-        write(wire.close(7, "sess_3"))
-        wait(7)
-        write(wire.close(8, "sess_3"))
-        wait(8)
-        write(wire.close(9, "sess_1"))  # all work ends before its answer: nothing left open
-        wait(9)
         proc.stdin.close()
         assert proc.wait(60) == 0
     finally:
