@@ -5,6 +5,11 @@ Owns: the options, and the loop between the file descriptors and
 complete line as it comes, otherwise make one move; write each move's lines with one ``write``;
 notes on standard error; exit 0 at end of input or when the Client stops reading.
 
+Modes (``--common-path``, ``simulator.agent_modes``): the default takes every freedom of the
+model, the seed choosing; the common path narrows the Agent's choices (and says so on standard
+error at the start). It acts on the stricter alternatives of two readings, so a ``--reading``
+choosing another alternative of either is a usage error.
+
 Readings and variants (``build``): ``--reading`` and ``--variant``/``--drop`` go into the
 Agent's ``Config`` (``Config.readings``, ``Config.variant``), as for ``simulate``: the Agent
 takes the freedoms of the alternatives in force, fires the variant's tables (a move that needs a
@@ -22,12 +27,14 @@ import argparse
 import os
 import select
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
 from cli.readings_option import add_reading_option
 from cli.variant_option import add_variant_options, variant_and_readings
 from simulator.agent import AGENT_FAULTS
+from simulator.agent_modes import COMMON_PATH, EVERY_FREEDOM
 from simulator.stdio_agent import PACE, StdioAgent, agent_config, encode
 
 
@@ -47,11 +54,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
         "agent",
         help="run the simulated Agent as an ACP v2 Agent over stdio (for testing clients)",
-        description="The model's Agent over standard input/output, newline-delimited JSON-RPC: it "
-        "answers initialize, session/new (one session, sess_1), session/prompt, session/cancel, "
+        description="The model's Agent over standard input/output, newline-delimited JSON-RPC 2.0 "
+        "(batches too): it answers initialize, session/new (several sessions, each its own "
+        "model: sess_1, sess_3, ...), session/list, session/prompt, session/cancel, "
         "$/cancel_request, session/close, session/resume and permission answers, and chooses "
-        "among the model's moves with the seed, under the readings and the variant given. Exit 0 "
-        "at end of input.",
+        "among the model's moves with the seed, under the readings and the variant given. By "
+        f"default it takes {EVERY_FREEDOM.takes}. With --common-path it takes "
+        f"{COMMON_PATH.takes}. Exit 0 at end of input. For client developers: "
+        "docs/testing-clients.md.",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the Agent's choices (default 0)")
     p.add_argument(
@@ -60,6 +70,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=[],
         metavar="NAME",
         help="switch on a seeded bug (repeatable; see `acp-model mutants`)",
+    )
+    p.add_argument(
+        "--common-path",
+        action="store_true",
+        help="take only the common path (every prompt inserted at once and answered; no "
+        "rejections, child sessions, repeated snapshots or custom values): the first step for a "
+        "client developer. Default: every freedom, chosen by the seed",
     )
     p.add_argument(
         "--pace",
@@ -74,7 +91,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _write(fd: int, msgs: list[dict[str, Any]]) -> bool:
+def _write(fd: int, msgs: Sequence[Any]) -> bool:
     data = b"".join(encode(m) for m in msgs)
     try:
         while data:
@@ -126,6 +143,13 @@ def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
     if unknown:
         raise UsageError(f"unknown agent fault(s): {', '.join(unknown)} (see `acp-model mutants`)")
     variant, readings = variant_and_readings(args)
+    mode = COMMON_PATH if args.common_path else EVERY_FREEDOM
+    overridden = mode.conflicts(readings)
+    if overridden:
+        raise UsageError(
+            f"--common-path acts on {', '.join(f'{n}={a}' for n, a in sorted(mode.readings.items()))}; "
+            f"it cannot be combined with {', '.join(overridden)}"
+        )
     # the bounds are those of the --fault bugs (as without a variant); a dropped rule's bug only
     # adds its behaviour
     cfg = agent_config(frozenset(args.fault)).with_(readings=readings, variant=variant)
@@ -138,7 +162,11 @@ def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
         mutant = BY_NAME.get(name)
         if mutant is not None and mutant.off_wire:
             said.append(f"seeded bug {name} never shows on the wire: {mutant.off_wire}")
-    return StdioAgent(args.seed, faults, cfg=cfg, pace=args.pace), said
+    if mode is COMMON_PATH:
+        said.append(
+            "common path only: no rejections, child sessions, repeated snapshots or custom values (--help)"
+        )
+    return StdioAgent(args.seed, faults, cfg=cfg, pace=args.pace, mode=mode), said
 
 
 def run(args: argparse.Namespace) -> int:

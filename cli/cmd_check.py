@@ -346,7 +346,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="check recorded transcripts (NDJSON) against the rule monitors",
         description="Check ACP transcripts: one JSON object per line, "
         '{"from": "client"|"agent", "message": <JSON-RPC 2.0 message>}, in the order a proxy '
-        "saw them. Exit 0: no findings at the failing level; 1: findings; 2: unusable input.",
+        "saw them (a message may be a batch, an array: each element is judged as a message of "
+        "its own, at that line). Exit 0: no findings at the failing level; 1: findings; 2: unusable input.",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="transcript files, or - for standard input")
     p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")

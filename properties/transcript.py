@@ -3,6 +3,9 @@
 Owns: the transcript file format, which is a contract shared with every tool that writes one:
 UTF-8 NDJSON, one object per line, ``{"from": "client" | "agent", "message": <JSON-RPC 2.0>}``,
 in the order a proxy between the peers saw the lines. Any number of sessions may interleave.
+A ``message`` may be a JSON-RPC 2.0 batch (an array, as a peer wrote it on one line): each
+element is read as a message of its own, in array order, with the line's number; an empty
+batch, or an element that is not an object, is an input finding at that line.
 
 The reader streams: it reads binary chunks of at most 128 KiB (``read1`` where the stream has
 it, so a pipe is read as it fills), splits them into lines, and never holds more than one
@@ -387,67 +390,88 @@ def read_transcript(
             yield note(_input("bad-from", line, what))
             continue
         msg = obj.get("message")
-        if type(msg) is not dict:
-            what = 'missing "message"' if "message" not in obj else '"message" is not an object'
+        if type(msg) is list:  # a JSON-RPC batch: each element is a message of its own
+            if not msg:
+                yield note(_input("not-jsonrpc", line, '"message" is an empty batch (an invalid request)'))
+                continue
+            if any(type(m) is dict and type(m.get("id")) is float for m in msg):
+                msg = _exact(raw)["message"]  # orjson reads integers past 64 bits as floats
+            batch: list[Any] | tuple[Any] = msg
+        elif type(msg) is not dict:
+            what = 'missing "message"' if "message" not in obj else '"message" is not an object or array'
             yield note(_input("not-jsonrpc", line, what))
             continue
-        if type(msg.get("id")) is float:  # orjson reads integers past 64 bits as floats
-            msg = _exact(raw)["message"]
-        problem, shape = _shape_problem(msg)
-        if problem is not None:
-            yield note(_input(problem[0], line, problem[1]))
-            continue
-        if shape == 2:  # a response answers a request from the other side
-            rid = msg["id"]
-            if rid is not None:
-                request = pending[_OTHER[sender]].pop(rid, None)
-                if request is None and rid not in answered[_OTHER[sender]]:
-                    yield note(
-                        _input(
-                            "unknown-response-id",
-                            line,
-                            f"{sender} responds to id {rid!r}, which the {_OTHER[sender]} has not "
-                            "requested (skipped)",
-                        )
+        else:
+            if type(msg.get("id")) is float:  # orjson reads integers past 64 bits as floats
+                msg = _exact(raw)["message"]
+            batch = (msg,)
+        for msg in batch:
+            if type(msg) is not dict:
+                yield note(
+                    _input(
+                        "not-jsonrpc", line, f"batch element is a JSON {type(msg).__name__}, not an object"
                     )
-                    continue
-                answered[_OTHER[sender]].add(rid)  # a second response is passed on: a breach
-                result = msg.get("result")
-                if request is not None and request["method"] in _SESSION_CREATING and type(result) is dict:
-                    sid = result.get("sessionId")
+                )
+                continue
+            problem, shape = _shape_problem(msg)
+            if problem is not None:
+                yield note(_input(problem[0], line, problem[1]))
+                continue
+            if shape == 2:  # a response answers a request from the other side
+                rid = msg["id"]
+                if rid is not None:
+                    request = pending[_OTHER[sender]].pop(rid, None)
+                    if request is None and rid not in answered[_OTHER[sender]]:
+                        yield note(
+                            _input(
+                                "unknown-response-id",
+                                line,
+                                f"{sender} responds to id {rid!r}, which the {_OTHER[sender]} has not "
+                                "requested (skipped)",
+                            )
+                        )
+                        continue
+                    answered[_OTHER[sender]].add(rid)  # a second response is passed on: a breach
+                    result = msg.get("result")
+                    if (
+                        request is not None
+                        and request["method"] in _SESSION_CREATING
+                        and type(result) is dict
+                    ):
+                        sid = result.get("sessionId")
+                        if type(sid) is str:
+                            st.sessions.add(sid)
+                st.responses += 1
+            else:
+                method = msg["method"]
+                if shape == 0:
+                    mine = pending[sender]
+                    rid = msg["id"]
+                    if rid in mine:
+                        yield note(
+                            _input(
+                                "duplicate-request-id",
+                                line,
+                                f"{sender} reuses request id {rid!r} while its {mine[rid]['method']} "
+                                "request with that id is still unanswered (skipped)",
+                            )
+                        )
+                        continue
+                    mine[rid] = msg
+                    st.requests += 1
+                else:
+                    st.notifications += 1
+                if method not in KNOWN_METHODS:
+                    st.preserved["method " + method] += 1
+                params = msg.get("params")
+                if type(params) is dict:
+                    sid = params.get("sessionId")
                     if type(sid) is str:
                         st.sessions.add(sid)
-            st.responses += 1
-        else:
-            method = msg["method"]
-            if shape == 0:
-                mine = pending[sender]
-                rid = msg["id"]
-                if rid in mine:
-                    yield note(
-                        _input(
-                            "duplicate-request-id",
-                            line,
-                            f"{sender} reuses request id {rid!r} while its {mine[rid]['method']} "
-                            "request with that id is still unanswered (skipped)",
-                        )
-                    )
-                    continue
-                mine[rid] = msg
-                st.requests += 1
-            else:
-                st.notifications += 1
-            if method not in KNOWN_METHODS:
-                st.preserved["method " + method] += 1
-            params = msg.get("params")
-            if type(params) is dict:
-                sid = params.get("sessionId")
-                if type(sid) is str:
-                    st.sessions.add(sid)
-                update = params.get("update") if method == "session/update" else None
-                if type(update) is dict:
-                    variant = update.get("sessionUpdate")
-                    if type(variant) is str and variant not in KNOWN_UPDATES:
-                        st.preserved["update " + variant] += 1
-        st.messages += 1
-        yield line, sender, msg
+                    update = params.get("update") if method == "session/update" else None
+                    if type(update) is dict:
+                        variant = update.get("sessionUpdate")
+                        if type(variant) is str and variant not in KNOWN_UPDATES:
+                            st.preserved["update " + variant] += 1
+            st.messages += 1
+            yield line, sender, msg

@@ -2,7 +2,9 @@
 
 Theory of operation
 -------------------
-The Agent owns one session (``MAIN``) and, when it delegates, one child session (``CHILD``).
+The Agent owns one session (``MAIN``) and, when it delegates, one child session (``CHILD``);
+where several Agents share one connection (``simulator.stdio_agent``), each is given its own
+session IDs and a prefix for its permission requests' IDs (``sid``, ``child``, ``requests``).
 Its state is small and explicit: the prompt machine state of each request, the foreground
 state it really is in and the one it last reported, its tool calls, permission requests,
 background items, compactions and counters. ``enabled()`` lists what it may do now, as
@@ -197,6 +199,7 @@ class Agent:
         "bg_started",
         "cancelling",
         "cfg",
+        "child",
         "child_msg",
         "close_rids",
         "closed_cancel",
@@ -235,9 +238,11 @@ class Agent:
         "real",
         "replay",
         "reported",
+        "requests",
         "reruns",
         "resume_rid",
         "session",
+        "sid",
         "specs",
         "tool_updates",
         "tools",
@@ -247,8 +252,22 @@ class Agent:
         "usages",
     )
 
-    def __init__(self, cfg: Config, faults: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        faults: frozenset[str] = frozenset(),
+        *,
+        session: str = MAIN,
+        child: str = CHILD,
+        requests: str = "perm_",
+    ) -> None:
         self.cfg = cfg
+        self.sid = session
+        """The ID of its session on the wire (``MAIN`` unless several share a connection)."""
+        self.child = child
+        """The ID of its child session on the wire (``CHILD`` unless several share a connection)."""
+        self.requests = requests
+        """The prefix of the IDs of its permission requests (JSON-RPC IDs: unique per connection)."""
         self.faults = faults
         self.deviations = deviations.of(faults)  # seeded bugs stated as table deviations
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
@@ -401,9 +420,9 @@ class Agent:
         if machine == "tool_call":
             return [(tid, t[0]) for tid, t in self.tools.items()]
         if machine == "session":
-            return [(MAIN, self.session)]  # its own moves are made in the resume handshake
+            return [(self.sid, self.session)]  # its own moves are made in the resume handshake
         if machine == "foreground":  # owed only while inserted prompts wait for their work
-            return [(MAIN, self.real)] if self._open() and self._inserted_waiting() else []
+            return [(self.sid, self.real)] if self._open() and self._inserted_waiting() else []
         if machine == "background_item":
             # not the subagent child (its list follows its state), and the next terminal while
             # one may start: unannounced
@@ -471,7 +490,7 @@ class Agent:
         )
 
     def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
-        return wire.state_update(MAIN, state, self._bg_list(), stop, err)
+        return wire.state_update(self.sid, state, self._bg_list(), stop, err)
 
     def _report(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
         trig = fgm.trigger_for(self.reported, state)
@@ -927,7 +946,7 @@ class Agent:
                     add(("agent", "bg_start", "terminal+tool"))
             if "bg_tool" in features:
                 add(("agent", "bg_start", "tool_call"))
-            if "subagent" in features and ("subagent", CHILD) not in self.items:
+            if "subagent" in features and ("subagent", self.child) not in self.items:
                 add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
         for key, st in self.items.items():
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
@@ -1085,7 +1104,7 @@ class Agent:
                 if a.reserve:  # about the next entity of that type: its ID is given now
                     self.ahead = (a.reserve, self._msg_id(_MSG_PREFIX[a.reserve]))
                     update["messageId"] = self.ahead[1]
-                out.append(wire.update(MAIN, update))
+                out.append(wire.update(self.sid, update))
         return out
 
     def _do_hold(self, rid: int) -> list[Msg]:
@@ -1123,7 +1142,7 @@ class Agent:
         work (an Agent-side insertion), which no session/prompt accounts for; once per run, before
         the work's other output."""
         self.extras = self.extras | {"synthetic"}
-        msg = wire.message("user_message", MAIN, self._msg_id("msg_x"), [wire.text("continue")])
+        msg = wire.message("user_message", self.sid, self._msg_id("msg_x"), [wire.text("continue")])
         self.history.append(msg)
         return [msg]
 
@@ -1138,7 +1157,7 @@ class Agent:
         """``tool-updates-after-idle=background``: a tool call that carried on after the idle
         ends as independent work."""
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], "complete"))
-        return [wire.tool_call(MAIN, tid, "completed")]
+        return [wire.tool_call(self.sid, tid, "completed")]
 
     def _do_bg_adopt(self, key: tuple[str, str]) -> list[Msg]:
         """``waited-on-background=becomes-foreground``: foreground work starts waiting on a listed
@@ -1157,7 +1176,7 @@ class Agent:
     def _do_user_message(self, rid: int) -> list[Msg]:
         _put(self.prompts, rid, 2, True)
         mid = self.prompts[rid][1]
-        msg = wire.message("user_message", MAIN, mid, [wire.text(f"prompt {rid}")])
+        msg = wire.message("user_message", self.sid, mid, [wire.text(f"prompt {rid}")])
         self.history.append(msg)
         return [msg]
 
@@ -1165,10 +1184,10 @@ class Agent:
         _put(self.prompts, rid, 2, True)
         p = self.prompts[rid]
         msgs = [
-            wire.chunk("user_message_chunk", MAIN, p[1], wire.text("prompt ")),
-            wire.chunk("user_message_chunk", MAIN, p[1], wire.text(str(rid))),
+            wire.chunk("user_message_chunk", self.sid, p[1], wire.text("prompt ")),
+            wire.chunk("user_message_chunk", self.sid, p[1], wire.text(str(rid))),
         ]
-        self.history.append(wire.message("user_message", MAIN, p[1], [wire.text(f"prompt {rid}")]))
+        self.history.append(wire.message("user_message", self.sid, p[1], [wire.text(f"prompt {rid}")]))
         return msgs
 
     def _mark_handled(self) -> None:
@@ -1206,9 +1225,9 @@ class Agent:
         self.turn_outputs += 1
         if self.cur_msg is None or not self._has("chunks"):
             self.cur_msg = self._msg_id("msg_a")
-            msg = wire.message("agent_message", MAIN, self.cur_msg, [wire.text("Hello")])
+            msg = wire.message("agent_message", self.sid, self.cur_msg, [wire.text("Hello")])
         else:
-            msg = wire.chunk("agent_message_chunk", MAIN, self.cur_msg, wire.text(" more"))
+            msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" more"))
         self.history.append(msg)
         return [msg]
 
@@ -1219,26 +1238,26 @@ class Agent:
             # A thought derived from the same model output as the current message may share
             # its messageId: it is still a separate entity (Entity IDs).
             self.cur_thought = self.cur_msg or self._msg_id("msg_t")
-            return [wire.chunk("agent_thought_chunk", MAIN, self.cur_thought, wire.text("hmm"))]
-        return [wire.message("agent_thought", MAIN, self.cur_thought, [wire.text("hmm, yes")])]
+            return [wire.chunk("agent_thought_chunk", self.sid, self.cur_thought, wire.text("hmm"))]
+        return [wire.message("agent_thought", self.sid, self.cur_thought, [wire.text("hmm, yes")])]
 
     def _do_plan(self, _: Any) -> list[Msg]:
         self.turn_outputs += 1
         self.next_plan += 1
         if self._has("extras"):
             self.extras = self.extras | {"plan"}  # a plan exists that can be removed
-        return [wire.plan(MAIN, "plan_1", self.next_plan)]
+        return [wire.plan(self.sid, "plan_1", self.next_plan)]
 
     def _new_tool(self, ask: bool) -> list[Msg]:
         self.tools_started += 1
         tid = f"tc_{self.tools_started}"
-        out = [wire.tool_call(MAIN, tid, "pending", title="Edit file", kind="edit")]
+        out = [wire.tool_call(self.sid, tid, "pending", title="Edit file", kind="edit")]
         perm_rid = None
         if ask:
             self.perms_started += 1
-            perm_rid = f"perm_{self.perms_started}"
+            perm_rid = f"{self.requests}{self.perms_started}"
             self.perms[perm_rid] = (pm.PENDING, tid)
-            out.append(wire.request_permission(perm_rid, MAIN, tid))
+            out.append(wire.request_permission(perm_rid, self.sid, tid))
         self.tools[tid] = (tcm.PENDING, False, perm_rid)
         self.history.append(out[0])
         return out
@@ -1266,7 +1285,7 @@ class Agent:
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
         _put(self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], tcm.STATUS_TRIGGER[status]))
-        return [wire.tool_call(MAIN, tid, status)]
+        return [wire.tool_call(self.sid, tid, status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
         """Content of a tool call, live or final: replaced by an update, appended by a chunk."""
@@ -1275,21 +1294,23 @@ class Agent:
         status = self.tools[tid][0]
         if replace:
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "replace_content"))
-            return [wire.tool_call(MAIN, tid, content=[{"type": "content", "content": wire.text("diff")}])]
+            return [
+                wire.tool_call(self.sid, tid, content=[{"type": "content", "content": wire.text("diff")}])
+            ]
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "append_content"))
-        return [wire.tool_content_chunk(MAIN, tid, "more")]
+        return [wire.tool_content_chunk(self.sid, tid, "more")]
 
     def _do_plan_removed(self, _: Any) -> list[Msg]:
         self.extras = self.extras | {"plan_removed"}
-        return [wire.update(MAIN, {"sessionUpdate": "plan_removed", "planId": "plan_1"})]
+        return [wire.update(self.sid, {"sessionUpdate": "plan_removed", "planId": "plan_1"})]
 
     def _do_bg_ask(self, tid: str) -> list[Msg]:
         """A permission request for background work: the foreground state does not change."""
         self.perms_started += 1
-        rid = f"perm_{self.perms_started}"
+        rid = f"{self.requests}{self.perms_started}"
         self.perms[rid] = (pm.PENDING, tid)
         _put(self.tools, tid, 2, rid)
-        return [wire.request_permission(rid, MAIN, tid)]
+        return [wire.request_permission(rid, self.sid, tid)]
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
         _put(self.perms, rid, 0, self._fire("permission", self.perms[rid][0], "withdraw"))
@@ -1298,13 +1319,17 @@ class Agent:
     def _do_terminal_output(self, ident: str) -> list[Msg]:
         self.extras = self.extras | {"out:" + ident}
         return [
-            wire.update(MAIN, {"sessionUpdate": "terminal_output_chunk", "terminalId": ident, "data": "b2sK"})
+            wire.update(
+                self.sid, {"sessionUpdate": "terminal_output_chunk", "terminalId": ident, "data": "b2sK"}
+            )
         ]
 
     def _do_child_chunk(self, ident: str) -> list[Msg]:
         self.extras = self.extras | {"out:" + ident}
         assert self.child_msg is not None
-        return [wire.chunk("session_message_chunk", CHILD, self.child_msg, wire.text(" and report back"))]
+        return [
+            wire.chunk("session_message_chunk", self.child, self.child_msg, wire.text(" and report back"))
+        ]
 
     def _do_future_state(self, _: Any) -> list[Msg]:
         self.futures += 1
@@ -1318,9 +1343,12 @@ class Agent:
         t = self.tools[tid]
         if len(t) > 3 and t[3] == "denied":
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
-            return [wire.tool_call(MAIN, tid, "failed")]
+            return [wire.tool_call(self.sid, tid, "failed")]
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
-        return [wire.tool_call(MAIN, tid, "in_progress"), wire.tool_content_chunk(MAIN, tid, "working")]
+        return [
+            wire.tool_call(self.sid, tid, "in_progress"),
+            wire.tool_content_chunk(self.sid, tid, "working"),
+        ]
 
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
@@ -1329,12 +1357,12 @@ class Agent:
         t = self.tools[tid][:-1]
         self.tools[tid] = t
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
-        return [wire.tool_call(MAIN, tid, "in_progress")]
+        return [wire.tool_call(self.sid, tid, "in_progress")]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
         _put(self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], "complete"))
         content = [{"type": "content", "content": wire.text("done")}]
-        return [wire.tool_call(MAIN, tid, "completed", content=content)]
+        return [wire.tool_call(self.sid, tid, "completed", content=content)]
 
     def _do_end(self, reason: str) -> list[Msg]:
         return self._settle_end(reason)
@@ -1365,7 +1393,7 @@ class Agent:
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], trigger))
-            out.append(wire.tool_call(MAIN, tid, final))
+            out.append(wire.tool_call(self.sid, tid, final))
         for rid, perm in self.perms.items():
             if perm[0] == pm.PENDING and not self.tools[perm[1]][1]:
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
@@ -1402,7 +1430,7 @@ class Agent:
         if not self._may_patch_ended():
             self._breach(after_idle(self.last_stop == "cancelled")[0])
         self.ended_output = None
-        return [wire.chunk("agent_message_chunk", MAIN, mid, wire.text(" (late)"))]
+        return [wire.chunk("agent_message_chunk", self.sid, mid, wire.text(" (late)"))]
 
     # background work
     def _do_bg_start(self, kind: str) -> list[Msg]:
@@ -1413,7 +1441,7 @@ class Agent:
         if kind == "terminal":
             fresh = f"term_{self.bg_started}"
             ident = self._new_id("terminal", fresh)
-            msgs = [wire.terminal(MAIN, ident)]
+            msgs = [wire.terminal(self.sid, ident)]
             reuse = deviations.reused(self.deviations, "terminal")
             if ident != fresh and reuse is not None:  # an exited terminal's ID: it starts over
                 msgs[0]["params"]["update"].update(copy.deepcopy(dict(reuse.reset)))
@@ -1421,15 +1449,15 @@ class Agent:
             self.tools_started += 1
             ident = f"tc_bg_{self.bg_started}"
             self.tools[ident] = (tcm.IN_PROGRESS, True, None)
-            msgs = [wire.tool_call(MAIN, ident, "in_progress", title="Watch files", kind="execute")]
+            msgs = [wire.tool_call(self.sid, ident, "in_progress", title="Watch files", kind="execute")]
         else:
-            ident = CHILD
+            ident = self.child
             self.child_msg = self._msg_id("msg_s")
             msgs = [
-                wire.subagent(MAIN, CHILD),
-                wire.session_message(CHILD, self.child_msg, MAIN, [wire.text("Summarize the logs")]),
-                wire.state_update(CHILD, "running", []),
-                wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
+                wire.subagent(self.sid, self.child),
+                wire.session_message(self.child, self.child_msg, self.sid, [wire.text("Summarize the logs")]),
+                wire.state_update(self.child, "running", []),
+                wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
             ]
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
@@ -1439,7 +1467,9 @@ class Agent:
             self.tools[tid] = (tcm.IN_PROGRESS, True, None)
             msgs.insert(
                 0,
-                wire.tool_call(MAIN, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]),
+                wire.tool_call(
+                    self.sid, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]
+                ),
             )
             self.items[("tool_call", tid)] = bgm.ANNOUNCED
         return msgs
@@ -1471,9 +1501,9 @@ class Agent:
         self.reruns += 1
         self.child_msg = self._msg_id("msg_s")
         running = [
-            wire.session_message(CHILD, self.child_msg, MAIN, [wire.text("Check the logs again")]),
-            wire.state_update(CHILD, "running", []),
-            wire.subagent(MAIN, CHILD, {"state": "running", "background": []}),
+            wire.session_message(self.child, self.child_msg, self.sid, [wire.text("Check the logs again")]),
+            wire.state_update(self.child, "running", []),
+            wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
         ]
         return running + self._do_bg_list(key)
 
@@ -1481,19 +1511,22 @@ class Agent:
         kind, ident = key
         self.items[key] = self._fire("background_item", self.items[key], "finalize")
         if kind == "terminal":
-            out = [wire.terminal(MAIN, ident, exit_code=0)]
+            out = [wire.terminal(self.sid, ident, exit_code=0)]
         elif kind == "tool_call":
             _put(self.tools, ident, 0, self.specs["tool_call"].fire(self.tools[ident][0], "complete"))
-            out = [wire.tool_call(MAIN, ident, "completed")]
+            out = [wire.tool_call(self.sid, ident, "completed")]
         else:
             idle = {"state": "idle", "stopReason": "end_turn", "background": []}
-            out = [wire.state_update(CHILD, "idle", [], "end_turn"), wire.subagent(MAIN, CHILD, idle)]
+            out = [
+                wire.state_update(self.child, "idle", [], "end_turn"),
+                wire.subagent(self.sid, self.child, idle),
+            ]
         tc = ("tool_call", _embedding(ident))
         if kind == "terminal" and self.items.get(tc) in (bgm.ANNOUNCED, bgm.LISTED):
             # the tool call that embeds the terminal ends with it
             _put(self.tools, tc[1], 0, self.specs["tool_call"].fire(self.tools[tc[1]][0], "complete"))
             self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
-            out.append(wire.tool_call(MAIN, tc[1], "completed"))
+            out.append(wire.tool_call(self.sid, tc[1], "completed"))
         if self.items[key] == bgm.DONE:
             self.followup = self._has("followup") and self.real == fgm.IDLE
         return out
@@ -1524,18 +1557,18 @@ class Agent:
         self.comp_started += 1
         cid = f"cmp_{self.comp_started}"
         self.compactions[cid] = cm.IN_PROGRESS
-        return [wire.compaction(MAIN, cid, "in_progress")]
+        return [wire.compaction(self.sid, cid, "in_progress")]
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
         self.comp_chunks += 1
         self.compactions[cid] = self._fire("compaction", self.compactions[cid], "summary_chunk")
-        return [wire.compaction_chunk(MAIN, cid, "Kept: the plan. ")]
+        return [wire.compaction_chunk(self.sid, cid, "Kept: the plan. ")]
 
     def _do_compact_patch(self, cid: str) -> list[Msg]:
         """A summary patch: ``summary: []`` clears what was streamed (also after the end)."""
         self.comp_patches += 1
         self.compactions[cid] = self._fire("compaction", self.compactions[cid], "summary_patch")
-        msg = wire.compaction(MAIN, cid, self._comp_status(cid), [])
+        msg = wire.compaction(self.sid, cid, self._comp_status(cid), [])
         return [msg]
 
     def _comp_status(self, cid: str) -> str:
@@ -1546,7 +1579,7 @@ class Agent:
         trig = cm.trigger_for(self.compactions[cid], status)
         assert trig is not None
         self.compactions[cid] = self._fire("compaction", self.compactions[cid], trig)
-        return [wire.compaction(MAIN, cid, status)]
+        return [wire.compaction(self.sid, cid, status)]
 
     def _do_compact_custom(self, cid: str) -> list[Msg]:
         self.comp_customs += 1
@@ -1567,17 +1600,17 @@ class Agent:
 
     def _do_compact_end(self, cid: str) -> list[Msg]:
         self.compactions[cid] = self._fire("compaction", self.compactions[cid], "complete")
-        msg = wire.compaction(MAIN, cid, "completed", [wire.text("Summary of earlier turns")])
+        msg = wire.compaction(self.sid, cid, "completed", [wire.text("Summary of earlier turns")])
         self.history.append(msg)
         return [msg]
 
     def _do_notice(self, _: Any) -> list[Msg]:
         self.notices += 1
-        return [wire.notice(MAIN, "warning", "Model request retried")]
+        return [wire.notice(self.sid, "warning", "Model request retried")]
 
     def _do_usage(self, _: Any) -> list[Msg]:
         self.usages += 1
-        return [wire.usage(MAIN, 1200, 200000, 0.01)]
+        return [wire.usage(self.sid, 1200, 200000, 0.01)]
 
     def _do_lose(self, _: Any) -> list[Msg]:
         self.losses += 1

@@ -254,7 +254,7 @@ class InProcessPeer:
 
     def receive(self, timeout: float) -> list[bytes] | None:
         *lines, self._pending = self._pending.split(b"\n")
-        out: list[Msg] = []
+        out: list[Any] = []  # messages, or the array answering a batch
         for line in lines:
             if line.strip():
                 out.extend(self.agent.receive(line))

@@ -2,34 +2,55 @@
 
 Theory of operation
 -------------------
-``StdioAgent`` wraps the model's ``simulator.agent.Agent`` for one connection. ``receive(line)``
-takes one line the Client wrote and returns the lines to write at once; ``move()`` makes one of
-the Agent's own choices (``Agent.enabled()``), picked with a ``random.Random(seed)``, and
-returns what it sends; ``pause()`` is the seeded time to listen for input before the next move,
-drawn from a random stream of its own (``pace_rng``), so that how often a loop asks for a pause
-never changes which moves the Agent chooses.
-The loop that reads standard input and writes standard output is ``cli/cmd_agent.py``; tests
-and ``acp-model drive`` may run this class in process instead.
+``StdioAgent`` serves one connection. Each ``session/new`` creates a session with a model of its
+own (``simulator.agent.Agent``): the n-th session is ``sess_<2n-1>``, its child session (when it
+delegates) ``sess_<2n>``, and the IDs of its permission requests carry a prefix of their own, so
+that the first session is the one this agent has always served (``sess_1``, ``sess_2``,
+``perm_1``...). ``receive(line)`` takes one line the Client wrote and returns what to write at
+once; ``move()`` makes one of the Agents' own choices (``Agent.enabled()`` of every session,
+in the order the sessions were created), picked with a ``random.Random(seed)``, and returns
+what it sends; ``pause()`` is the seeded time to listen for input before the next move, drawn
+from a random stream of its own (``pace_rng``), so that how often a loop asks for a pause never
+changes which moves the Agent chooses. The loop that reads standard input and writes standard
+output is ``cli/cmd_agent.py``; tests and ``acp-model drive`` may run this class in process.
+
+The mode (``simulator.agent_modes``) filters the Agents' choices: every freedom (the default),
+or the common path (moves it never makes are left out of ``moves()``; moves it makes at once,
+inserting a prompt, are made as soon as a message makes them possible).
 
 What the model does not cover, this layer answers (and nothing else):
 
-- ``initialize`` (baseline prompt content only; custom states, the feature ``future``, only
-  when the Client's capabilities ``_meta`` advertise ``customStates``) and ``session/new`` (the
-  model holds one session, ``sess_1``; a second ``session/new`` is refused with -32603);
-- requests the model would never receive from its own Client, refused with -32602 and not
-  passed on: a session other than ``sess_1``, a prompt whose ``prompt`` is not an array of
-  objects, a prompt or close while the session is not open, a resume while it is not closed,
-  a request id still in use by a prompt; a line that is not JSON (-32700), not a JSON-RPC
-  object (-32600), an unknown method (-32601). Unknown notifications (extension methods
-  included) are ignored, as are responses nobody asked for.
+- ``initialize`` (version 2; a Client asking for an earlier one gets -32022 with the versions
+  supported; baseline prompt content only; custom states, the feature ``future``, only
+  when the Client's capabilities ``_meta`` advertise ``customStates``), ``session/new`` and
+  ``session/list`` (every session of the connection, ``LIST_PAGE`` at a time: ``nextCursor``
+  names the next page; ``cwd`` filters);
+- the fields the schema requires of what it answers (``REQUIRED``): a request without one, or
+  with one of the wrong type, is answered -32602 naming the field and not passed on (a
+  notification is ignored); ``replayFrom`` other than ``{"type": "start"}`` or null is -32602;
+- requests the model would never receive from its own Client, refused and not passed on: a
+  session that does not exist (-32002 with the ``sessionId`` in ``data``; a ``session/close``
+  of one succeeds: closing a session that does not exist or is not active SHOULD succeed), a
+  prompt to a closed session (-32002), a prompt while the session is closing or resuming, a
+  close while it is resuming, a resume while it is closing or resuming, a request id still in use
+  by a prompt (-32602);
+- JSON-RPC 2.0 framing: a line that is not JSON (-32700), not a JSON-RPC object (-32600), an
+  unknown method (-32601); a batch (an array) is answered with one array of the answers made at
+  once to its elements (in the elements' order; answers the model makes later come later, each
+  on its own line), nothing when there is none (notifications only); an empty array is an
+  invalid request. Unknown notifications (extension methods included) are ignored, as are
+  responses nobody asked for.
 
-Everything else goes to ``Agent.receive`` unchanged. A full ``user_message`` echoes the content
-the Client sent (streamed chunks keep the model's stand-in text). The Agent's moves begin once the session
-exists. A move the model's tables refuse (only a seeded bug tries one, e.g.
-``held-not-withdrawn``) is not sent: it is noted (``notes``, for standard error) and that move
-is not tried again. Under a variant (``Config.variant``) that removed rows, a move that needs one
-is not a move, as in the simulator (``simulator.world.allowed``). Output is compact JSON, one
-message per line.
+Everything else goes to the session's ``Agent.receive``; a ``session/close`` of a closed or
+closing session too (the model answers it). The echo of an inserted prompt's user message
+carries the prompt's content as received (the model writes a stand-in): a full
+``user_message`` its content array, streamed ``user_message_chunk`` one chunk per content
+block (an empty prompt: a full message with no content), and the retained history replayed on
+resume the same. The Agents' moves begin once their session exists. A move the model's tables
+refuse (only a seeded bug tries one, e.g. ``held-not-withdrawn``) is not sent: it is noted
+(``notes``, for standard error) and that move is not tried again. Under a variant
+(``Config.variant``) that removed rows, a move that needs one is not a move, as in the simulator
+(``simulator.world.allowed``). Output is compact JSON, one message (or batch answer) per line.
 
 Determinism: the same seed, options and input lines received at the same points of the run
 give the same output lines.
@@ -39,26 +60,96 @@ Must not know: file descriptors, time, monitors.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
+from model import prompt as prm
 from model.core import ProtocolViolation
 from simulator import wire
-from simulator.agent import AGENT_FAULTS, MAIN, Agent
+from simulator.agent import AGENT_FAULTS, CHILD, MAIN, Agent
+from simulator.agent_modes import EVERY_FREEDOM, Mode
 from simulator.config import DEFAULT, Config
 from simulator.world import allowed
 
 Msg = dict[str, Any]
+Out = Msg | list[Msg]
+"""What is written as one line: a message, or the array answering a batch."""
+Event = tuple[str, str, Any]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
+RESOURCE_NOT_FOUND = -32002
+UNSUPPORTED_VERSION = -32022
+
+LIST_PAGE = 10
+"""Sessions per ``session/list`` answer."""
 
 PACE = (0.01, 0.03)
 """Seconds the agent listens for input before each move (uniform in this range, seeded). The
 least of it is well above the time a driver takes to answer what the agent wrote, so a driver
 that answers at once reaches the agent while it listens: its runs replay move for move."""
+
+REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
+    "initialize": (("protocolVersion", "integer"), ("info", "implementation?")),
+    "session/new": (("cwd", "path"),),
+    "session/list": (("cwd", "path?"), ("cursor", "string?")),
+    "session/prompt": (("sessionId", "string"), ("prompt", "blocks")),
+    "session/resume": (("sessionId", "string"), ("cwd", "path")),
+    "session/close": (("sessionId", "string"),),
+    "session/cancel": (("sessionId", "string"),),
+    "$/cancel_request": (("requestId", "id"),),
+}
+"""The params fields the schema requires (or types, when present: ``?``) of each message this
+agent acts on, with the kind of value each must be. One required field is checked only when
+present: ``initialize``'s ``info``, which Clients written for earlier drafts omit (the README's
+own example of ``record`` sends none); nothing this agent does depends on it."""
+
+_KINDS = {
+    "integer": "an integer",
+    "implementation": "an object with string name and version",
+    "path": "an absolute path",
+    "string": "a string",
+    "blocks": "an array of content blocks",
+    "id": "a string or integer",
+}
+
+
+def _problem(value: Any, kind: str) -> bool:
+    """Whether ``value`` is not of ``kind`` (``REQUIRED``)."""
+    if kind == "integer":
+        return type(value) is not int or not 0 <= value <= 65535
+    if kind == "implementation":
+        return not (
+            type(value) is dict and type(value.get("name")) is str and type(value.get("version")) is str
+        )
+    if kind == "path":
+        return type(value) is not str or not (
+            PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute()
+        )
+    if kind == "string":
+        return type(value) is not str
+    if kind == "blocks":
+        return type(value) is not list or any(type(b) is not dict for b in value)
+    return type(value) not in (int, str)  # "id"
+
+
+def missing_field(method: str, params: dict[str, Any]) -> str | None:
+    """Why ``params`` lack a field the schema requires of ``method`` (None: they do not)."""
+    for name, kind in REQUIRED.get(method, ()):
+        optional = kind.endswith("?")
+        kind = kind.rstrip("?")
+        if name not in params or (optional and params[name] is None):
+            if optional:
+                continue
+            return f"missing required field {name!r}"
+        if _problem(params[name], kind):
+            return f"field {name!r} is not {_KINDS[kind]}"
+    return None
 
 
 def agent_config(faults: frozenset[str]) -> Config:
@@ -72,9 +163,31 @@ def agent_config(faults: frozenset[str]) -> Config:
     return DEFAULT
 
 
-def encode(msg: Msg) -> bytes:
-    """One message as a line: compact UTF-8 JSON and a line feed."""
+def encode(msg: Any) -> bytes:
+    """One message (or batch answer) as a line: compact UTF-8 JSON and a line feed."""
     return (json.dumps(msg, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _error(rid: Any, code: int, message: str, data: Any = None) -> Msg:
+    msg = wire.error(rid, code, message)
+    if data is not None:
+        msg["error"]["data"] = data
+    return msg
+
+
+@dataclass
+class Session:
+    """One session of the connection and its model."""
+
+    sid: str
+    cwd: str
+    agent: Agent
+    prune: bool
+    """The variant removed rows: moves that need one are not made (``world.allowed``)."""
+    refused: set[tuple[str, Any]] = field(default_factory=set)
+    """Moves the model refused (a seeded bug's): not tried again."""
+    contents: dict[Any, list[Any]] = field(default_factory=dict)
+    """The content of each prompt passed to the model, by request id (echoed back)."""
 
 
 class StdioAgent:
@@ -84,6 +197,7 @@ class StdioAgent:
         faults: frozenset[str] = frozenset(),
         cfg: Config | None = None,
         pace: tuple[float, float] = PACE,
+        mode: Mode = EVERY_FREEDOM,
     ) -> None:
         unknown = faults - frozenset(AGENT_FAULTS)
         if unknown:
@@ -92,24 +206,42 @@ class StdioAgent:
         """Chooses the moves (``move``)."""
         self.pace_rng = random.Random(f"pace {seed}")
         """Draws the pauses (``pause``): a stream apart from the moves'."""
-        self.agent = Agent(cfg if cfg is not None else agent_config(faults), faults)
+        self.mode = mode
+        self.faults = faults
+        self.cfg = mode.config(cfg if cfg is not None else agent_config(faults))
+        self.agent = Agent(self.cfg, faults)
+        """The model of the first session (made at once; later sessions get their own)."""
         self.prune = any(spec.removed for spec in self.agent.specs.values())
         """The variant removed rows: moves that need one are not made (``world.allowed``)."""
         self.pace = pace
-        self.created = False
-        self.refused: set[tuple[str, Any]] = set()
+        self.sessions: dict[str, Session] = {}
+        """Every session of the connection, by ID, in the order they were created."""
         self.notes: list[str] = []
         """What to say on standard error (taken and cleared by the caller)."""
-        self.contents: dict[Any, list[Any]] = {}
-        """The content of each prompt passed to the model, by request id (echoed back)."""
+
+    @property
+    def created(self) -> bool:
+        return bool(self.sessions)
 
     # -- input -----------------------------------------------------------------------------------
-    def receive(self, line: bytes) -> list[Msg]:
-        """React to one line from the Client; the answers to send at once."""
+    def receive(self, line: bytes) -> list[Out]:
+        """React to one line from the Client; what to send at once (one line each)."""
         try:
             msg = json.loads(line)
         except (ValueError, RecursionError):
             return [wire.error(None, PARSE_ERROR, "Parse error")]  # type: ignore[arg-type]
+        after: list[Msg] = []
+        if type(msg) is list:
+            if not msg:
+                return [wire.error(None, INVALID_REQUEST, "Invalid Request: empty batch")]  # type: ignore[arg-type]
+            answers = [a for m in msg for a in self._one(m, after)]
+            out: list[Out] = [answers] if answers else []
+        else:
+            out = list(self._one(msg, after))
+        return [*out, *after]
+
+    def _one(self, msg: Any, after: list[Msg]) -> list[Msg]:
+        """The answers to one message; what the Agent sends at once besides goes to ``after``."""
         if type(msg) is not dict or msg.get("jsonrpc") != "2.0":
             return [wire.error(None, INVALID_REQUEST, "Invalid Request")]  # type: ignore[arg-type]
         method = msg.get("method")
@@ -119,109 +251,241 @@ class StdioAgent:
             return [wire.error(None, INVALID_REQUEST, "Invalid Request: id")]  # type: ignore[arg-type]
         if method is None:
             if request and ("result" in msg or "error" in msg):
-                result = msg.get("result")
-                if "result" in msg and not (type(result) is dict and type(result.get("outcome", {})) is dict):
-                    msg = {"jsonrpc": "2.0", "id": rid, "result": {"outcome": {"outcome": "cancelled"}}}
-                self._pass(msg)
+                self._answer(msg, rid)
             return []
         if type(method) is not str:
             return [wire.error(rid if request else None, INVALID_REQUEST, "Invalid Request")]  # type: ignore[arg-type]
         params = msg.get("params")
         if type(params) is not dict:
             params = {}
-        refusal = self._refusal(method, params, rid, request)
-        if refusal is not None:
-            return [wire.error(rid, wire.INVALID_PARAMS, refusal)] if request else []
+        missing = missing_field(method, params)
+        if missing is not None:
+            return [wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: {missing}")] if request else []
         if method == "initialize":
-            caps = params.get("capabilities")
-            meta = caps.get("_meta") if type(caps) is dict else None
-            if not (type(meta) is dict and meta.get("customStates")):  # custom states not advertised
-                cfg = self.agent.cfg
-                self.agent.cfg = cfg.with_(features=cfg.features - {"future"})
+            requested = params["protocolVersion"]
+            if requested < wire.PROTOCOL_VERSION:  # no version at or below the one asked for
+                data = {"requested": requested, "supported": [wire.PROTOCOL_VERSION]}
+                msg_ = f"Unsupported protocol version {requested}"
+                return [_error(rid, UNSUPPORTED_VERSION, msg_, data)] if request else []
+            self._initialize(params)
             return [wire.initialized(rid)] if request else []
         if method == "session/new":
+            return [wire.session_created(rid, self._new(params["cwd"]))] if request else []
+        if method == "session/list":
+            return [self._list(rid, params)] if request else []
+        if method == "$/cancel_request":
             if not request:
-                return []
-            if self.created:
-                return [wire.error(rid, wire.INTERNAL_ERROR, "this agent holds one session")]
-            self.created = True
-            return [wire.session_created(rid, MAIN)]
-        if method in ("session/prompt", "session/close", "session/resume"):
-            if not request:
-                return []
-            if method == "session/prompt":
-                self.contents[rid] = params["prompt"]
-            self._pass(msg)
+                for s in self.sessions.values():
+                    if params["requestId"] in s.agent.prompts:
+                        self._pass(s, msg)
             return []
-        if method in ("session/cancel", "$/cancel_request") and not request:
-            self._pass(msg)
-            return []
-        if request:
-            return [wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")]
-        return []  # an unknown notification: ignored
-
-    def _refusal(self, method: str, params: dict[str, Any], rid: Any, request: bool) -> str | None:
-        """Why a message the model would never get is refused (None: it is not)."""
         if method not in ("session/prompt", "session/close", "session/resume", "session/cancel"):
-            if method == "$/cancel_request" and type(params.get("requestId")) not in (int, str):
-                return "requestId is not a string or integer"
-            return None
-        sid = params.get("sessionId")
-        if not self.created or sid != MAIN:
-            return f"unknown session {sid!r}"
-        state = self.agent.session
+            return [wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")] if request else []
+        if method == "session/cancel" and request:
+            return [wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method} (a notification)")]
+        if method != "session/cancel" and not request:
+            return []  # a request sent as a notification: nothing to answer
+        sid = params["sessionId"]
+        session = self.sessions.get(sid)
+        if session is None:
+            if method == "session/close":
+                return [wire.result(rid, {})]  # closing a session that does not exist succeeds
+            if not request:
+                return []
+            return [
+                _error(rid, RESOURCE_NOT_FOUND, f"Resource not found: session {sid!r}", {"sessionId": sid})
+            ]
+        refusal = self._refusal(session, method, params, rid)
+        if refusal is not None:
+            return [refusal] if request else []
         if method == "session/prompt":
-            prompt = params.get("prompt")
-            if type(prompt) is not list or any(type(b) is not dict for b in prompt):
-                return "prompt is not an array of content blocks"
+            session.contents[rid] = params["prompt"]
+        elif method == "session/resume" and "replayFrom" in params and params["replayFrom"] is None:
+            # omitted and null are the same: no replay
+            msg = {**msg, "params": {k: v for k, v in params.items() if k != "replayFrom"}}
+        self._pass(session, msg)
+        if method == "session/prompt":
+            after.extend(self._eager(session))
+        return []
+
+    def _initialize(self, params: dict[str, Any]) -> None:
+        caps = params.get("capabilities")
+        meta = caps.get("_meta") if type(caps) is dict else None
+        if not (type(meta) is dict and meta.get("customStates")):  # custom states not advertised
+            self.cfg = self.cfg.with_(features=self.cfg.features - {"future"})
+            for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
+                agent.cfg = agent.cfg.with_(features=agent.cfg.features - {"future"})
+
+    def _new(self, cwd: str) -> str:
+        """Create the next session; its ID."""
+        n = len(self.sessions) + 1
+        if n == 1:
+            agent = self.agent
+        else:
+            sid, child = f"sess_{2 * n - 1}", f"sess_{2 * n}"
+            agent = Agent(self.cfg, self.faults, session=sid, child=child, requests=f"perm_{sid}_")
+        self.sessions[agent.sid] = Session(agent.sid, cwd, agent, self.prune)
+        return agent.sid
+
+    def _list(self, rid: Any, params: dict[str, Any]) -> Msg:
+        found = [s for s in self.sessions.values() if params.get("cwd") in (None, s.cwd)]
+        cursor = params.get("cursor")
+        start = 0
+        if cursor is not None:
+            if not (cursor.isdigit() and int(cursor) <= len(found)):
+                return wire.error(
+                    rid, wire.INVALID_PARAMS, f"Invalid params: cursor {cursor!r} is not one this agent gave"
+                )
+            start = int(cursor)
+        page = found[start : start + LIST_PAGE]
+        res: dict[str, Any] = {"sessions": [{"sessionId": s.sid, "cwd": s.cwd} for s in page]}
+        if start + LIST_PAGE < len(found):
+            res["nextCursor"] = str(start + LIST_PAGE)
+        return wire.result(rid, res)
+
+    def _refusal(self, session: Session, method: str, params: dict[str, Any], rid: Any) -> Msg | None:
+        """The answer refusing a message the model would never get (None: it is passed on)."""
+        state = session.agent.session
+        sid = session.sid
+        if method == "session/prompt":
+            if state == "closed":
+                return _error(
+                    rid,
+                    RESOURCE_NOT_FOUND,
+                    f"Resource not found: session {sid} is closed",
+                    {"sessionId": sid},
+                )
             if state != "open":
-                return f"session {MAIN} is {state}"
-            if rid in self.agent.prompts:
-                return f"request id {rid!r} is already used by a prompt"
-        elif (method == "session/close" and state != "open") or (
-            method == "session/resume" and state != "closed"
-        ):
-            return f"session {MAIN} is {state}"
+                return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: session {sid} is {state}")
+            if rid in session.agent.prompts or any(
+                rid in s.agent.prompts and s.agent.prompts[rid][0] not in prm.SPEC.final
+                for s in self.sessions.values()
+            ):
+                return wire.error(
+                    rid,
+                    wire.INVALID_PARAMS,
+                    f"Invalid params: request id {rid!r} is already used by a prompt",
+                )
+        elif method == "session/close" and state not in ("open", "closing", "closed"):
+            return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: session {sid} is {state}")
+        elif method == "session/resume":
+            if state not in ("open", "closed"):
+                return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: session {sid} is {state}")
+            replay = params.get("replayFrom")
+            if replay is not None and not (type(replay) is dict and replay.get("type") == "start"):
+                return wire.error(
+                    rid,
+                    wire.INVALID_PARAMS,
+                    'Invalid params: replayFrom: unsupported cursor (only {"type": "start"})',
+                )
         return None
 
-    def _pass(self, msg: Msg) -> None:
+    def _answer(self, msg: Msg, rid: Any) -> None:
+        """A response of the Client: to the session whose permission request it answers."""
+        for session in self.sessions.values():
+            if rid in session.agent.perms:
+                result = msg.get("result")
+                if "result" in msg and not (type(result) is dict and type(result.get("outcome", {})) is dict):
+                    msg = {"jsonrpc": "2.0", "id": rid, "result": {"outcome": {"outcome": "cancelled"}}}
+                self._pass(session, msg)
+                return
+
+    def _pass(self, session: Session, msg: Msg) -> None:
         try:
-            self.agent.receive(msg)
+            session.agent.receive(msg)
         except ProtocolViolation as exc:
             self.notes.append(f"ignored: {exc}")
 
     # -- moves -----------------------------------------------------------------------------------
-    def moves(self) -> list[tuple[str, str, Any]]:
-        if not self.created:
-            return []
-        moves = [ev for ev in self.agent.enabled() if (ev[1], ev[2]) not in self.refused]
-        return [ev for ev in moves if allowed(self.agent, ev)] if self.prune else moves
+    def _choices(self, session: Session) -> list[Event]:
+        agent = session.agent
+        moves = [ev for ev in agent.enabled() if (ev[1], ev[2]) not in session.refused]
+        if self.mode.never:
+            moves = [ev for ev in moves if self.mode.allows(ev[1], ev[2])]
+        return [ev for ev in moves if allowed(agent, ev)] if session.prune else moves
+
+    def _all_choices(self) -> list[tuple[Session, Event]]:
+        return [(s, ev) for s in self.sessions.values() for ev in self._choices(s)]
+
+    def moves(self) -> list[Event]:
+        """The moves the Agents may make now (every session's, in creation order)."""
+        return [ev for _, ev in self._all_choices()]
 
     def move(self) -> list[Msg] | None:
         """Make one seeded choice among the enabled moves; None when there is none."""
         while True:
-            enabled = self.moves()
+            enabled = self._all_choices()
             if not enabled:
                 return None
-            _, name, arg = self.rng.choice(enabled)
-            try:
-                msgs = self.agent.do(name, arg)
-            except ProtocolViolation as exc:
-                self.refused.add((name, arg))
-                self.notes.append(f"seeded bug refused by the model, not sent: {exc}")
-                continue
-            if name == "user_message":
-                self._echo(arg, msgs)
-            return msgs
+            session, (_, name, arg) = self.rng.choice(enabled)
+            msgs = self._do(session, name, arg)
+            if msgs is not None:
+                return msgs
 
-    def _echo(self, rid: Any, msgs: list[Msg]) -> None:
-        """A full user message carries the content the Client sent (the model writes a stand-in)."""
-        content = self.contents.get(rid)
+    def _eager(self, session: Session) -> list[Msg]:
+        """The moves the mode makes at once (``Mode.eager``), while one is enabled."""
+        out: list[Msg] = []
+        while self.mode.eager:
+            now = [ev for ev in self._choices(session) if ev[1] in self.mode.eager]
+            if not now:
+                return out
+            msgs = self._do(session, now[0][1], now[0][2])
+            out.extend(msgs or ())
+        return out
+
+    def _do(self, session: Session, name: str, arg: Any) -> list[Msg] | None:
+        """Make one move; None when the model refused it (noted, and not tried again)."""
+        try:
+            msgs = session.agent.do(name, arg)
+        except ProtocolViolation as exc:
+            session.refused.add((name, arg))
+            self.notes.append(f"seeded bug refused by the model, not sent: {exc}")
+            return None
+        if name in ("user_message", "user_chunks"):
+            msgs = self._echo(session, arg, msgs)
+        return msgs
+
+    def _echo(self, session: Session, rid: Any, msgs: list[Msg]) -> list[Msg]:
+        """The user message carries the content the Client sent (the model writes a stand-in):
+        a full message its content array, chunks one per content block; so does the history a
+        resume replays."""
+        content = session.contents.get(rid)
+        if content is None:
+            return msgs
+        out: list[Msg] = []
+        mid = None
+        chunked = False
         for msg in msgs:
             upd = msg["params"]["update"]
-            if content is not None and upd.get("sessionUpdate") == "user_message":
-                upd["content"] = content
+            kind = upd.get("sessionUpdate")
+            if kind == "user_message":
+                upd["content"] = copy.deepcopy(content)
+                mid = upd.get("messageId")
+            elif kind == "user_message_chunk":
+                if not chunked:  # the chunks' place: one per block (none: a full, empty message)
+                    chunked = True
+                    mid = upd.get("messageId")
+                    blocks = content or [None]
+                    for block in blocks:
+                        new = copy.deepcopy(msg)
+                        if block is None:
+                            new["params"]["update"]["sessionUpdate"] = "user_message"
+                            new["params"]["update"]["content"] = []
+                        else:
+                            new["params"]["update"]["content"] = copy.deepcopy(block)
+                        out.append(new)
+                continue
+            out.append(msg)
+        for kept in reversed(session.agent.history):
+            upd = kept["params"]["update"]
+            if upd.get("sessionUpdate") == "user_message" and upd.get("messageId") == mid:
+                upd["content"] = copy.deepcopy(content)
+                break
+        return out
 
     def pause(self) -> float:
         low, high = self.pace
         return low if high <= low else self.pace_rng.uniform(low, high)
+
+
+__all__ = ["CHILD", "MAIN", "StdioAgent", "agent_config", "encode"]

@@ -37,19 +37,24 @@ def test_handshake_and_moves_wait_for_the_session() -> None:
     assert agent.moves() == []
     agent.receive(_line(wire.new_session("b")))
     assert agent.moves()  # e.g. a notice or a usage update may now be sent
-    second = agent.receive(_line(wire.new_session("c")))
-    assert second[0]["error"]["code"] == wire.INTERNAL_ERROR
+    second = agent.receive(_line(wire.new_session("c")))  # a session of its own
+    assert second == [wire.session_created("c", "sess_3")]
 
 
 @pytest.mark.parametrize(
     ("line", "code"),
     [
         (b"not json", -32700),
-        (b"[1, 2]", -32600),
+        (b"[]", -32600),  # an empty batch
         (b'{"jsonrpc": "2.0", "id": 5, "method": "nope", "params": {}}', -32601),
-        (_line(wire.prompt(7, "sess_9", [wire.text("hi")])), wire.INVALID_PARAMS),
+        (_line(wire.prompt(7, "sess_9", [wire.text("hi")])), -32002),  # no such session
         (_line(wire.request(8, "session/prompt", {"sessionId": "sess_1", "prompt": "hi"})), -32602),
-        (_line(wire.resume(9, "sess_1", False)), wire.INVALID_PARAMS),  # the session is open
+        (
+            _line(wire.request(9, "session/resume", {"sessionId": "sess_1", "cwd": "/w", "replayFrom": {}})),
+            -32602,
+        ),
+        (_line(wire.request(10, "session/new", {})), -32602),  # cwd is required
+        (_line(wire.request(11, "session/new", {"cwd": "relative/dir"})), -32602),
     ],
 )
 def test_what_the_model_never_receives_is_refused(line: bytes, code: int) -> None:
