@@ -3,7 +3,7 @@
 Owns: the presentation of ``properties.catalogue`` (a table grouped by section, or a JSON array)
 and the ``--level`` / ``--section`` filters. ``implemented_by`` comes from
 ``properties.trace.implemented_by``; ``spec_lines`` (where each rule is stated in the spec text)
-from ``cli.speclines``, when the spec text can be read (otherwise the output says so and has no
+from ``properties.speclines``, when the spec text can be read (otherwise the output says so and has no
 line numbers).
 
 ``decidable`` and ``decidable_bound`` (JSON, every rule that has a check) are read from
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
-from cli.speclines import default_spec, spec_lines
 from cli.util import dumps
 from properties.catalogue import Rule, rules_for
 from properties.decidability_data import decidability_of
+from properties.speclines import default_spec, spec_lines
 from properties.trace import implemented_by
 
 _PARAPHRASE_WIDTH = 72
