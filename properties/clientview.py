@@ -464,6 +464,10 @@ class ClientView:
         """The client view format: one object per session ID (see docs and tests for the shape)."""
         return {sid: sess.to_json() for sid, sess in self._sessions.items()}
 
+    def session_json(self, sid: str) -> dict[str, Json]:
+        """One session's part of ``to_json`` (KeyError when the view has no such session)."""
+        return self._sessions[sid].to_json()
+
     def snapshot(self) -> Any:
         """The whole view as a hashable tuple (cached until the next ``apply``)."""
         if self._snap is None:
