@@ -75,6 +75,20 @@ class Recording:
         if len(self.machines) < len(self.messages):
             self._settle()
 
+    def state_after(self, index: int) -> tuple[Rows, Rows]:
+        """(machine rows, client view rows) after message ``index`` (-1: before any), rebuilt
+        from the deltas as the page's script rebuilds them."""
+        machines: Rows = {}
+        views: Rows = {}
+        for i in range(index + 1):
+            for rows, changes in ((machines, self.machines[i]), (views, self.views[i])):
+                for key, value in changes:
+                    if value is None:
+                        rows.pop(key, None)
+                    else:
+                        rows[key] = value
+        return machines, views
+
     def _settle(self) -> None:
         rows = machine_rows(self.monitors)
         message = self.messages[len(self.machines)][2]
