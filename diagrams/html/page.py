@@ -136,6 +136,11 @@ def _arrows(recording: Recording, notes: Notes | None) -> list[tuple[list[Step],
     return out + tail
 
 
+def _hidden(st: Step) -> str:
+    what = f"hidden step ({st.style})" if st.style else "off the wire"
+    return f'<div class="hidden-step lane-{st.src}">{_e(what)}: {_e(st.label)}</div>'
+
+
 def _sid(message: Any) -> str | None:
     params = message.get("params") if isinstance(message, dict) else None
     sid = params.get("sessionId") if isinstance(params, dict) else None
@@ -274,9 +279,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
                 f'<a class="ln" href="#L{line}">{line}</a><div class="body">',
             )
             for st in hidden:
-                w.w(
-                    f'<div class="hidden-step lane-{st.src}">hidden step {_e(st.style)}: {_e(st.label)}</div>'
-                )
+                w.w(_hidden(st))
             w.w(
                 f'<div class="arrow {_KIND.get(arrow.kind, "notification")} {direction}">',
                 f'<span class="sid">{_e(sid)}</span>' if sid is not None else "",
@@ -292,7 +295,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
         w.w("</div></div>")
     if arrows and arrows[-1][1].kind == "end":
         for st in arrows[-1][0]:
-            w.w(f'<div class="hidden-step lane-{st.src}">hidden step {_e(st.style)}: {_e(st.label)}</div>')
+            w.w(_hidden(st))
     if end:
         w.w('<div id="end"><h3>At the end of the input</h3>')
         for f in end:
