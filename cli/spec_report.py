@@ -25,13 +25,15 @@ the variant (each with half the time budget), and ``cli.spec_report_diff`` write
 
 Everything written is deterministic for the same options: no timing in ``report.json`` or
 ``index.md`` (timing goes to standard error), files in a fixed order, pictures without metadata.
-All files are written atomically, the page last.
+All files are written atomically, the page last. ``index.html`` and a page beside every witness
+and contradiction transcript are made from what the report wrote (``diagrams.html.report``).
 
 Must not know: argument parsing or exit codes (``cli.cmd_spec_report`` owns them).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -40,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.coverage import coverage_mermaid, coverage_png
+from diagrams.html.report import report_pages
 from diagrams.ir import all_diagrams
 from diagrams.sequence import transcript_to_mermaid
 from diagrams.sequence_mpl import sequence_png
@@ -739,6 +742,7 @@ def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
         report["variant"] = opts.variant.to_json()
         report["differences"] = sections[0].data
     page = render(sections, report)
+    ctx.files.update(report_pages(json.loads(dumps(report)), page, ctx.files))
     out = opts.out
     for folder in sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1}):
         for old in sorted((out / folder).glob("*")):  # a page regenerated in place keeps no stale

@@ -80,3 +80,64 @@ def test_mutants_write_a_page_beside_each_shortest_run(tmp_path: Path) -> None:
     (line,) = [int(n) for n in re.findall(r'data-rule="TRANS-04" data-line="(\d+)"', page)]
     assert '"stopReason":"end_turn"' in lines[line - 1]
     assert 'data-rule="TRANS-04"' in _row(page, line)
+
+
+# -- the spec report -------------------------------------------------------------------------------
+
+
+def _folder(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _pages_again(files: dict[str, bytes]) -> dict[str, bytes]:
+    from diagrams.html.report import report_pages
+
+    report = json.loads(files["report.json"])
+    return report_pages(report, files["index.md"].decode("utf-8"), files)
+
+
+def test_spec_report_writes_index_html_and_a_page_per_witness(tmp_path: Path) -> None:
+    from cli.spec_report import Options, build
+    from tests.test_spec_report import TINY
+
+    build(Options(tmp_path, **TINY), lambda _: None)  # type: ignore[arg-type]
+    files = _folder(tmp_path)
+    witnesses = [rel for rel in files if rel.endswith(".breaking.ndjson")]
+    assert witnesses  # REJ-01 is not decidable at this bound
+    for rel in witnesses:
+        page = files[rel.replace(".breaking.ndjson", ".html")].decode()
+        assert page.count('<div class="row msg"') == len(files[rel].splitlines())
+        assert "hidden step (breaking)" in page or "hidden step (conforming)" in page
+    index = files["index.html"].decode()
+    for heading in ("Summary", "Undecidable and partly decidable rules", "Contradictions"):
+        assert f">{heading}</h2>" in index
+    assert '<h3 id="rej-01-' in index
+    for target in re.findall(r'(?:href|src)="([^"#][^"]*)"', index):
+        assert target in files, target  # every link and picture is a file of the folder
+    assert any(t.endswith(".html") for t in re.findall(r'href="([^"]*)"', index))
+    assert _pages_again(files) == {rel: files[rel] for rel in files if rel.endswith(".html")}
+
+
+def test_the_committed_spec_report_pages_are_current() -> None:
+    """docs/spec-report's HTML files are what its report.json, index.md and transcripts make
+    (made again by the deep test's full run; here from the committed files alone)."""
+    committed = REPO / "docs" / "spec-report"
+    files = _folder(committed)
+    assert _pages_again(files) == {rel: files[rel] for rel in files if rel.endswith(".html")}
+
+
+def test_markdown_subset_as_html() -> None:
+    from diagrams.html.markdown import to_html
+
+    text = to_html(
+        "## A *b* & `<c>`\n\npara **one**\nline [two](x.ndjson) ![pic](p.png)\n\n"
+        "| a | n |\n|---|---:|\n| <x> | 3 |\n\n- item `i`\n- [l](#y)\n",
+        lambda target: " (extra)" if target.endswith(".ndjson") else "",
+    )
+    assert '<h2 id="a-b--c">A <em>b</em> &amp; <code>&lt;c&gt;</code></h2>' in text
+    assert (
+        '<p>para <strong>one</strong> line <a href="x.ndjson">two</a> (extra) <img alt="pic" src="p.png"></p>'
+        in text
+    )
+    assert '<th>a</th><th class="r">n</th>' in text and '<td>&lt;x&gt;</td><td class="r">3</td>' in text
+    assert "<li>item <code>i</code></li>" in text and '<li><a href="#y">l</a></li>' in text
