@@ -197,3 +197,23 @@ def test_the_readme_screenshot_shows_the_page_check_html_writes_now(tmp_path: Pa
         "check --html output changed since the README screenshot was taken: run "
         "ACP_MODEL_SCREENSHOT=1 python -m pytest tests/test_html_browser.py -n 0"
     )
+
+
+def test_a_line_with_several_messages_gets_a_row_each_and_its_findings_once() -> None:
+    """A JSON-RPC batch puts several messages on one transcript line."""
+    from diagrams.html.page import Page, render
+    from diagrams.html.record import Recording
+    from properties.engine import MonitorSet
+    from properties.findings import Finding
+    from tests.check_support import notification, request
+
+    rec = Recording(MonitorSet())
+    rec.hook(1, "client", request(1, "session/prompt", {"sessionId": "s", "prompt": []}))
+    rec.hook(1, "client", notification("session/cancel", {"sessionId": "s"}))
+    rec.hook(2, "client", notification("session/cancel", {"sessionId": "s"}))
+    rec.finish()
+    finding = Finding("CANCEL-14", "MUST", 1, "s", "a test finding")
+    page = render(Page("t", "s", rec, findings=[finding]), None).decode()
+    assert re.findall(r'<div class="row msg" id="([^"]+)"', page) == ["L1", "L1-1", "L2"]
+    assert page.count('data-rule="CANCEL-14"') == 1
+    assert 'data-rule="CANCEL-14"' in page[page.index('id="L1-1"') : page.index('id="L2"')]

@@ -203,30 +203,44 @@ class _Writer:
         self.w("</ul>")
 
 
-def _placed(page: Page) -> tuple[list[tuple[int, int | None]], dict[int, list[Finding]], list[Finding]]:
-    """The rows in line order as (line, message index or None) and the findings per line, and
-    those with no row (end of input)."""
+Row = tuple[int, int | None, str, list[Finding]]
+"""(line, message index or None, element id, the findings shown under it)."""
+
+
+def _placed(page: Page) -> tuple[list[Row], list[Finding]]:
+    """The rows in line order and the findings with no row (end of input). A line holding several
+    messages (a JSON-RPC batch) has a row for each; its findings go under the last."""
     rec = page.recording
     by_line: dict[int, list[Finding]] = {}
     for f in page.findings:
         if f.line is not None:
             by_line.setdefault(f.line, []).append(f)
-    message_lines = {line: i for i, (line, _, _) in enumerate(rec.messages)}
-    rows: list[tuple[int, int | None]] = [(line, i) for i, (line, _, _) in enumerate(rec.messages)]
-    rows += [(line, None) for line in by_line if line not in message_lines]
+    for found in by_line.values():
+        found.sort(key=lambda f: (_SEVERITY_ORDER.get(f.severity, 3), f.rule))
+    last = {line: i for i, (line, _, _) in enumerate(rec.messages)}
+    rows: list[Row] = []
+    seen: dict[int, int] = {}
+    for i, (line, _, _) in enumerate(rec.messages):
+        k = seen[line] = seen.get(line, -1) + 1
+        rows.append(
+            (
+                line,
+                i,
+                f"L{line}" if k == 0 else f"L{line}-{k}",
+                by_line.get(line, []) if last[line] == i else [],
+            )
+        )
+    rows += [(line, None, f"L{line}", found) for line, found in by_line.items() if line not in last]
     rows.sort(key=lambda r: r[0])
-    end = [f for f in page.findings if f.line is None]
-    for line in by_line:
-        by_line[line].sort(key=lambda f: (_SEVERITY_ORDER.get(f.severity, 3), f.rule))
-    return rows, by_line, end
+    return rows, [f for f in page.findings if f.line is None]
 
 
 def render(page: Page, spec_text: str | None) -> bytes:
     """The page as UTF-8 bytes (see the module docstring)."""
     w = _Writer(page, spec_text)
     rec = page.recording
-    rows, by_line, end = _placed(page)
-    ordered = [f for line, _ in rows for f in by_line.get(line, [])] + end
+    rows, end = _placed(page)
+    ordered = [f for *_, found in rows for f in found] + end
     levels = sorted({f.level for f in page.findings}, key=lambda lv: (lv in ("input", "info"), lv))
     w.w(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
@@ -258,10 +272,10 @@ def render(page: Page, spec_text: str | None) -> bytes:
         '<span class="a">Agent</span></div></div>')  # fmt: skip
     arrows = _arrows(rec, page.notes)
     last_message = -1
-    for line, i in rows:
+    for line, i, ident, found in rows:
         if i is None:
             w.w(
-                f'<div class="row nomsg" id="L{line}" data-line="{line}" data-s="{last_message}">',
+                f'<div class="row nomsg" id="{ident}" data-line="{line}" data-s="{last_message}">',
                 f'<a class="ln" href="#L{line}">{line}</a><div class="body">',
                 '<div class="arrow input"><span class="label">line not used as a message</span></div>',
             )
@@ -275,7 +289,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
             if sid is not None and label.startswith("["):  # the lane label names other sessions
                 label = label.split("] ", 1)[-1]
             w.w(
-                f'<div class="row msg" id="L{line}" data-line="{line}" data-s="{i}" data-from="{sender}">',
+                f'<div class="row msg" id="{ident}" data-line="{line}" data-s="{i}" data-from="{sender}">',
                 f'<a class="ln" href="#L{line}">{line}</a><div class="body">',
             )
             for st in hidden:
@@ -290,7 +304,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
             w.w(
                 f'<details class="json"><summary>JSON</summary><pre>{_e(_json_text(message))}</pre></details>'
             )
-        for f in by_line.get(line, []):
+        for f in found:
             w.finding(f)
         w.w("</div></div>")
     if arrows and arrows[-1][1].kind == "end":
