@@ -12,7 +12,6 @@ Must not know: HTML, files, the command line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -20,7 +19,6 @@ from diagrams.html.states import Rows, answered_prompts, machine_rows, prompt_se
 from properties.checking import FileReport, MessageHook, check_stream
 from properties.clientview import ClientView
 from properties.engine import MonitorSet
-from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
 Delta = list[tuple[str, str | None]]
 """Rows set (text) or removed (None) by one message, in key order."""
@@ -107,12 +105,10 @@ def recorded_check(
     path: str,
     *,
     monitors: MonitorSet | None = None,
-    schema: Any = None,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     on_message: MessageHook | None = None,
-    max_findings: int | None = None,
+    **options: Any,
 ) -> tuple[FileReport, Recording]:
-    """``check_stream`` (same arguments) with a recording of it."""
+    """``check_stream`` (same arguments: the others are passed on as they are) with a recording."""
     monitor_set = monitors if monitors is not None else MonitorSet()
     recording = Recording(monitor_set)
 
@@ -121,19 +117,6 @@ def recorded_check(
         if on_message is not None:
             on_message(line, sender, message)
 
-    report = check_stream(
-        stream,
-        path,
-        monitors=monitor_set,
-        schema=schema,
-        max_line_bytes=max_line_bytes,
-        on_message=hook,
-        max_findings=max_findings,
-    )
+    report = check_stream(stream, path, monitors=monitor_set, on_message=hook, **options)
     recording.finish()
     return report, recording
-
-
-def replay_items(messages: Sequence[tuple[int, str, Any]]) -> list[tuple[str, Any]]:
-    """(sender, message) pairs, as the sequence diagram code takes them."""
-    return [(sender, message) for _, sender, message in messages]
