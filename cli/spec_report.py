@@ -655,7 +655,6 @@ def section_matrix(ctx: Context) -> Section:
         "table with its counterexamples)."
     )
     lines += ["", "| reading | alternative | rules broken | states | complete |", "|---|---|---|---:|---|"]
-    bars = []
     for r in matrix.rows:
         rules = sorted({f.rule for f in r.outcome.findings})
         alt = f"{r.alternative} (default)" if r.default else r.alternative
@@ -663,7 +662,6 @@ def section_matrix(ctx: Context) -> Section:
             f"| {r.reading} | {alt} | {', '.join(rules) or 'none'} | {r.outcome.states:,} | "
             f"{'yes' if r.outcome.complete else 'no (state limit)'} |"
         )
-        bars.append((f"{r.reading} = {r.alternative}", r.outcome.states, rules))
     contradicting = matrix.contradicting()
     lines += [
         "",
@@ -671,11 +669,20 @@ def section_matrix(ctx: Context) -> Section:
         if not contradicting
         else f"**{len(contradicting)} row(s) make the rules contradict.**",
     ]
-    if ctx.opts.pictures:
-        from diagrams.matrix_png import matrix_png
-
-        lines += ["", f"![readings matrix]({ctx.add('matrix.png', matrix_png(bars))})"]
     data = {k: v for k, v in matrix.to_json().items() if k != "seconds"}
+    if ctx.opts.pictures:
+        from diagrams.matrix_png import effects, effects_png
+
+        verdicts = [v.to_json() for v in ctx.results.get("decidability") or []]
+        picture = ctx.add("matrix.png", effects_png(effects(data["matrix"], verdicts)))
+        lines += [
+            "",
+            "Rules by alternative: red where the alternative breaks the rule, else the rule's wire "
+            "decidability under the readings in force and under the alternative (see "
+            "[Where a reading changes the verdict](#where-a-reading-changes-the-verdict)).",
+            "",
+            f"![readings matrix: rules by alternative]({picture})",
+        ]
     for row in data["matrix"]:
         row.pop("seconds", None)
         for finding in row["findings"]:  # written to a temporary folder that is gone by now
