@@ -217,3 +217,51 @@ def test_a_line_with_several_messages_gets_a_row_each_and_its_findings_once() ->
     assert re.findall(r'<div class="row msg" id="([^"]+)"', page) == ["L1", "L1-1", "L2"]
     assert page.count('data-rule="CANCEL-14"') == 1
     assert 'data-rule="CANCEL-14"' in page[page.index('id="L1-1"') : page.index('id="L2"')]
+
+
+@pytest.mark.parametrize("name", ["mon_conforming", "view_two_sessions", "mon_violations"])
+def test_the_recorded_client_view_is_the_view_made_afresh_after_each_message(name: str) -> None:
+    """The recording reuses the rows of entities that did not change; made from scratch after
+    every message, the rows are the same."""
+    from diagrams.html.states import view_rows
+    from properties.clientview import ClientView
+
+    path = REPO / "tests" / "data" / f"{name}.ndjson"
+    with open(path, "rb") as fh:
+        _, rec = recorded_check(fh, str(path))
+    fresh = ClientView()
+    for i, (_, sender, message) in enumerate(rec.messages):
+        fresh.apply(sender, message)
+        expected: dict[str, str] = {}
+        for sid in fresh.sessions():
+            expected.update(view_rows(sid, fresh.session_json(sid)))
+        assert rec.state_after(i)[1] == expected, i
+
+
+@pytest.mark.parametrize("fault", ["move-on-update", "key-by-id-only"])
+def test_a_view_whose_entities_move_is_recorded_as_made_afresh(fault: str) -> None:
+    """Entities moving in the timeline (a faulty client view) make every row again."""
+    from diagrams.html.record import Recording
+    from diagrams.html.states import view_rows
+    from properties.clientview import ClientView
+    from properties.engine import MonitorSet
+    from properties.transcript import read_transcript
+
+    rec = Recording(MonitorSet())
+    rec.view = ClientView(faults={fault})
+    fresh = ClientView(faults={fault})
+    with open(REPO / "tests" / "data" / "mon_conforming.ndjson", "rb") as fh:
+        items = [item for item in read_transcript(fh) if isinstance(item, tuple)]
+    expected: list[dict[str, str]] = []
+    for line, sender, message in items:
+        rec.hook(line, sender, message)
+        fresh.apply(sender, message)
+        expected.append({})
+        for sid in fresh.sessions():
+            expected[-1].update(view_rows(sid, fresh.session_json(sid)))
+    rec.finish()
+    moved = 0
+    for i, rows in enumerate(expected):
+        assert rec.state_after(i)[1] == rows, i
+        moved += any(value is None for _, value in rec.views[i])
+    assert moved or fault != "move-on-update"  # that fault did move entities

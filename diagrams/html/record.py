@@ -15,13 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from diagrams.html.states import Rows, answered_prompts, machine_rows, prompt_sets, view_rows
+from diagrams.html.states import Rows, answered_prompts, entity_row, header_rows, machine_rows, prompt_sets
 from properties.checking import FileReport, MessageHook, check_stream
 from properties.clientview import ClientView
 from properties.engine import MonitorSet
 
 Delta = list[tuple[str, str | None]]
 """Rows set (text) or removed (None) by one message, in key order."""
+
+
+def _merged(changes: Delta) -> Delta:
+    """The last change of each key (a row removed and set again in one step is set)."""
+    return list(dict(changes).items())
 
 
 def delta(before: Rows, after: Rows) -> Delta:
@@ -46,10 +51,12 @@ class Recording:
     def __post_init__(self) -> None:
         self.view = ClientView(readings=self.monitors.readings)
         self._machine_rows: Rows = {}
-        self._answered: Rows = {}
+        """The live machine rows after the last message settled."""
         self._prompts: dict[str, frozenset[str]] = {}
         self._snaps: dict[str, Any] = {}
-        self._view_rows: dict[str, Rows] = {}
+        self._headers: dict[str, tuple[Any, Rows]] = {}
+        self._entities: dict[str, list[tuple[str, str, Any]]] = {}
+        self._entity_rows: Rows = {}
 
     def hook(self, line: int, sender: str, message: Any) -> None:
         """Called before the monitors judge ``message``: settle the previous message's machines,
@@ -60,13 +67,43 @@ class Recording:
         self.view.apply(sender, message)
         changed: Delta = []
         for sid, snap in self.view.snapshot():
-            if self._snaps.get(sid) is snap:
-                continue
-            self._snaps[sid] = snap
-            rows = view_rows(sid, self.view.session_json(sid))
-            changed += delta(self._view_rows.get(sid, {}), rows)
-            self._view_rows[sid] = rows
+            if self._snaps.get(sid) is not snap:
+                self._snaps[sid] = snap
+                changed += self._view_session(sid)
         self.views.append(sorted(changed))
+
+    def _view_session(self, sid: str) -> Delta:
+        """What changed in the rows of one session of the client view: its header rows, and
+        the rows of the entities whose snapshot is a new object (``ClientView.timeline_snapshots``)."""
+        view = self.view
+        state = view.session_state(sid)
+        old_header = self._headers.get(sid)
+        header = header_rows(sid, state, view.preserved_count(sid), old_header)
+        changed = delta(old_header[1] if old_header is not None else {}, header)
+        self._headers[sid] = (state, header)
+        now = view.timeline_snapshots(sid)
+        self._entity_pass(sid, self._entities.get(sid, []), now, changed)
+        self._entities[sid] = now
+        return _merged(changed)
+
+    def _entity_pass(self, sid: str, old: list[Any], now: list[Any], changed: Delta) -> None:
+        """Add to ``changed`` the rows of the entities whose snapshot is not the one ``old``
+        has at their place; when an entity moved (a faulty view) or went, every row again."""
+        rows = self._entity_rows
+        if len(now) < len(old) or any(was[:2] != snap[:2] for was, snap in zip(old, now, strict=False)):
+            for n, snap in enumerate(old, 1):
+                key = entity_row(sid, n, snap[0], snap[1], {})[0]
+                rows.pop(key, None)
+                changed.append((key, None))
+            old = []
+        for n, snap in enumerate(now, 1):
+            if n <= len(old) and old[n - 1] is snap:
+                continue
+            etype, eid = snap[0], snap[1]
+            key, text = entity_row(sid, n, etype, eid, self.view.entity_json(sid, etype, eid))
+            if rows.get(key) != text:
+                rows[key] = text
+                changed.append((key, text))
 
     def finish(self) -> None:
         """Settle the last message's machines (after the check returned)."""
@@ -88,16 +125,24 @@ class Recording:
         return machines, views
 
     def _settle(self) -> None:
-        rows = machine_rows(self.monitors)
+        """The machine rows after the message being settled: the live ones are read again and
+        compared; a prompt the message answered leaves them, its row set to how it was answered
+        (that row then stays: the live rows never hold it again, so a long transcript does not
+        compare its answered prompts at every message)."""
+        live = machine_rows(self.monitors)
         message = self.messages[len(self.machines)][2]
-        if isinstance(message, dict):
-            self._answered.update(answered_prompts(self._prompts, rows, message))
+        answered = answered_prompts(self._prompts, live, message) if isinstance(message, dict) else {}
         self._prompts = prompt_sets(self.monitors)
-        for key in [k for k in self._answered if k in rows]:
-            del self._answered[key]  # a new prompt under the same id
-        rows = {**self._answered, **rows}
-        self.machines.append(delta(self._machine_rows, rows))
-        self._machine_rows = rows
+        changes: dict[str, str | None] = {}
+        before = self._machine_rows
+        for key, value in live.items():
+            if before.get(key) != value:
+                changes[key] = value
+        for key in before:
+            if key not in live:
+                changes[key] = answered.get(key)
+        self.machines.append(sorted(changes.items()))
+        self._machine_rows = live
 
 
 def recorded_check(

@@ -235,24 +235,54 @@ def _background(items: Any) -> str:
     return _clip(", ".join(names))
 
 
-def view_rows(sid: str, data: Mapping[str, Any]) -> Rows:
-    """One session of the client view format (``ClientView.session_json``) as rows."""
-    s = data["session"]
+def header_rows(
+    sid: str,
+    state: Mapping[str, Any],
+    preserved: int,
+    before: tuple[Mapping[str, Any], Rows] | None = None,
+) -> Rows:
+    """The rows of one session's view besides its entities: ``state`` is the view's
+    ``session`` object (``ClientView.session_state``), ``preserved`` the count of unknown
+    updates kept. Given the state and rows ``before``, unchanged prompt bookkeeping keeps its
+    rows (a long session has one per prompt)."""
     rows: Rows = {
-        _key(sid, 0, "state"): f"{s['state']} (completions {s['completions']})",
-        _key(sid, 0, "background"): _background(s["background"]),
+        _key(sid, 0, "state"): f"{state['state']} (completions {state['completions']})",
+        _key(sid, 0, "background"): _background(state["background"]),
     }
-    usage = s["usage"]
+    usage = state["usage"]
     if usage["used"] is not None:
         rows[_key(sid, 0, "usage")] = f"{usage['used']} of {usage['size']} tokens"
-    if s["last_stop_reason"] is not None:
-        rows[_key(sid, 0, "last stop reason")] = id_text(s["last_stop_reason"])
-    for key, mid in s["prompts"].items():
-        rows[_key(sid, 1, f"prompt {key}")] = "(pending)" if mid is None else f"messageId {id_text(mid)}"
-    for key, code in s["rejected_prompts"].items():
-        rows[_key(sid, 1, f"prompt {key}")] = f"rejected ({id_text(code)})"
-    for n, (etype, eid) in enumerate(data["timeline"], 1):
-        rows[_key(sid, 2, f"#{n:04d} {etype} {eid}")] = _entity(etype, data["entities"][etype][eid])
-    if data["preserved"]:
-        rows[_key(sid, 3, "preserved unknown updates")] = str(len(data["preserved"]))
+    if state["last_stop_reason"] is not None:
+        rows[_key(sid, 0, "last stop reason")] = id_text(state["last_stop_reason"])
+    rejected = state["rejected_prompts"]
+    if (
+        before is not None
+        and before[0]["prompts"] == state["prompts"]
+        and before[0]["rejected_prompts"] == rejected
+    ):
+        rows.update((k, v) for k, v in before[1].items() if k.startswith(f"{sid}{SEP}1"))
+    else:
+        for key, mid in state["prompts"].items():
+            if key not in rejected:
+                text = "(pending)" if mid is None else f"messageId {id_text(mid)}"
+                rows[_key(sid, 1, f"prompt {key}")] = text
+        for key, code in rejected.items():
+            rows[_key(sid, 1, f"prompt {key}")] = f"rejected ({id_text(code)})"
+    if preserved:
+        rows[_key(sid, 3, "preserved unknown updates")] = str(preserved)
     return rows
+
+
+def entity_row(sid: str, position: int, etype: str, eid: str, ent: Mapping[str, Any]) -> tuple[str, str]:
+    """The row of the entity at ``position`` (1-based) of a session's timeline."""
+    return _key(sid, 2, f"#{position:04d} {etype} {eid}"), _entity(etype, ent)
+
+
+def view_rows(sid: str, data: Mapping[str, Any]) -> Rows:
+    """One session of the client view format (``ClientView.session_json``) as rows, made whole
+    (``diagrams.html.record`` makes them message by message, from what changed)."""
+    rows = header_rows(sid, data["session"], len(data["preserved"]))
+    for n, (etype, eid) in enumerate(data["timeline"], 1):
+        key, text = entity_row(sid, n, etype, eid, data["entities"][etype][eid])
+        rows[key] = text
+    return dict(sorted(rows.items()))
