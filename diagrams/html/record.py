@@ -90,20 +90,30 @@ class Recording:
         """Add to ``changed`` the rows of the entities whose snapshot is not the one ``old``
         has at their place; when an entity moved (a faulty view) or went, every row again."""
         rows = self._entity_rows
-        if len(now) < len(old) or any(was[:2] != snap[:2] for was, snap in zip(old, now, strict=False)):
-            for n, snap in enumerate(old, 1):
-                key = entity_row(sid, n, snap[0], snap[1], {})[0]
-                rows.pop(key, None)
-                changed.append((key, None))
-            old = []
+        if len(now) < len(old):
+            self._entity_pass(sid, self._forget(sid, old, changed), now, changed)
+            return
         for n, snap in enumerate(now, 1):
-            if n <= len(old) and old[n - 1] is snap:
-                continue
+            if n <= len(old):
+                was = old[n - 1]
+                if was is snap:
+                    continue
+                if was[0] != snap[0] or was[1] != snap[1]:  # moved: every row again
+                    self._entity_pass(sid, self._forget(sid, old, changed), now, changed)
+                    return
             etype, eid = snap[0], snap[1]
             key, text = entity_row(sid, n, etype, eid, self.view.entity_json(sid, etype, eid))
             if rows.get(key) != text:
                 rows[key] = text
                 changed.append((key, text))
+
+    def _forget(self, sid: str, old: list[Any], changed: Delta) -> list[Any]:
+        """Remove the rows of the entities of ``old``; an empty list."""
+        for n, snap in enumerate(old, 1):
+            key = entity_row(sid, n, snap[0], snap[1], {})[0]
+            self._entity_rows.pop(key, None)
+            changed.append((key, None))
+        return []
 
     def finish(self) -> None:
         """Settle the last message's machines (after the check returned)."""

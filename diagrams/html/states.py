@@ -255,19 +255,17 @@ def header_rows(
     if state["last_stop_reason"] is not None:
         rows[_key(sid, 0, "last stop reason")] = id_text(state["last_stop_reason"])
     rejected = state["rejected_prompts"]
-    if (
-        before is not None
-        and before[0]["prompts"] == state["prompts"]
-        and before[0]["rejected_prompts"] == rejected
-    ):
-        rows.update((k, v) for k, v in before[1].items() if k.startswith(f"{sid}{SEP}1"))
-    else:
-        for key, mid in state["prompts"].items():
-            if key not in rejected:
-                text = "(pending)" if mid is None else f"messageId {id_text(mid)}"
-                rows[_key(sid, 1, f"prompt {key}")] = text
-        for key, code in rejected.items():
-            rows[_key(sid, 1, f"prompt {key}")] = f"rejected ({id_text(code)})"
+    old_state, old_rows = before if before is not None else ({"prompts": {}, "rejected_prompts": {}}, {})
+    was, was_rejected = old_state["prompts"], old_state["rejected_prompts"]
+    for key, mid in state["prompts"].items():
+        if key not in rejected:
+            row = _key(sid, 1, f"prompt {key}")
+            old_text = (
+                old_rows.get(row) if key in was and was[key] == mid and key not in was_rejected else None
+            )
+            rows[row] = old_text or ("(pending)" if mid is None else f"messageId {id_text(mid)}")
+    for key, code in rejected.items():
+        rows[_key(sid, 1, f"prompt {key}")] = f"rejected ({id_text(code)})"
     if preserved:
         rows[_key(sid, 3, "preserved unknown updates")] = str(preserved)
     return rows
