@@ -107,6 +107,7 @@ def _rows(page: Any, pane: str, session: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.needs_shared
 def test_keyboard_stepping_a_finding_its_spec_sentence_and_the_state_at_its_line(
     browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
