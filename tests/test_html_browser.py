@@ -2,8 +2,9 @@
 driving the system's Chromium.
 
 Skipped, with the reason, when Playwright is not installed or no Chromium executable is found
-(``ACP_MODEL_CHROMIUM``, else ``chromium``, ``chromium-browser``, ``google-chrome`` on the
-PATH). The browser is started offline in spirit: no sandbox, no GPU, no background networking,
+(``ACP_MODEL_CHROMIUM`` or ``ACP_CHROMIUM``, as the Mermaid tests take it, else ``chromium``,
+``chromium-browser``, ``google-chrome`` on the PATH). The browser is started offline in spirit:
+no sandbox, no GPU, no background networking,
 no component updates, and every request the page makes other than its own file is refused and
 counted (there must be none).
 
@@ -46,7 +47,7 @@ ARGS = [
 
 
 def _chromium() -> str | None:
-    given = os.environ.get("ACP_MODEL_CHROMIUM")
+    given = os.environ.get("ACP_MODEL_CHROMIUM") or os.environ.get("ACP_CHROMIUM")
     if given:
         return given if os.access(given, os.X_OK) else None
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -63,7 +64,10 @@ def browser() -> Iterator[Any]:
     )
     executable = _chromium()
     if executable is None:
-        pytest.skip("no Chromium executable (set ACP_MODEL_CHROMIUM, or install Debian's chromium package)")
+        pytest.skip(
+            "no Chromium executable (set ACP_MODEL_CHROMIUM or ACP_CHROMIUM, "
+            "or install Debian's chromium package)"
+        )
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=executable, args=ARGS)
         try:
