@@ -132,8 +132,6 @@ def run_reader(path: Path) -> int:
     return _count_messages(path, read_transcript)
 
 
-
-
 def run_check(path: Path) -> int:
     with path.open("rb") as fh:
         report = check_stream(fh, str(path), monitors=MonitorSet())

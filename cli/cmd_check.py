@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import orjson
 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
+from cli.outputs import STDOUT, check_file
 from cli.readings_option import add_reading_option
-from cli.shared import ENV, SCHEMA, schema_from_env
 from cli.util import dumps
 from cli.variant_option import add_variant_options, variant_and_readings
 from properties.checking import (
@@ -44,6 +44,7 @@ from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.outputs import unreadable
 from properties.readings import describe, resolve
+from properties.shared import ENV, SCHEMA, schema_from_env
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 from properties.variants import Variant
 
@@ -302,17 +303,19 @@ def run_files(
     readings: Mapping[str, str] | None = None,
     variant: Variant | None = None,
     complete: bool = False,
+    check: Callable[..., FileReport] = check_stream,
 ) -> list[FileReport]:
     """Check each input with its own fresh monitors (under ``readings``: the ``--reading``
     choices, and ``variant``: ``--variant``/``--drop``; ``complete``: ``--complete``, every
-    input holds all its peers will send); reading errors are UsageErrors."""
+    input holds all its peers will send); reading errors are UsageErrors. ``check``: what
+    checks one input (``check_stream``, or a recording of it for ``--html``)."""
     reports: list[FileReport] = []
     with ExitStack() as stack:
         for path, stream in open_inputs(paths, stack):
             hook = on_message(path) if on_message is not None else None
             try:
                 reports.append(
-                    check_stream(
+                    check(
                         stream,
                         path,
                         monitors=(
@@ -380,9 +383,36 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "last line (default: such obligations are information)",
     )
     add_max_findings(p)
+    add_html_option(p)
     add_reading_option(p)
     add_variant_options(p, "judge")
     return p
+
+
+def add_html_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="also write one self-contained HTML page of the input (one FILE only): the messages as "
+        "a sequence diagram, each finding at its line with its spec sentence, the machines' state "
+        "and the client view after any line (default: no page)",
+    )
+
+
+def html_page(args: argparse.Namespace) -> Any:
+    """The page recorder for ``--html`` (None without it), after checking the option: one
+    input, and an output that can be written (before any work)."""
+    if getattr(args, "html", None) is None:
+        return None
+    files = args.files if hasattr(args, "files") else [args.file]
+    if len(files) != 1:
+        raise UsageError(f"--html: a page shows one input; {len(files)} files given")
+    if args.html == STDOUT:
+        raise UsageError("--html -: standard output carries the report; give a file name")
+    check_file(args.html)
+    from diagrams.html import CheckPage
+
+    return CheckPage(args.command if isinstance(getattr(args, "command", None), str) else "check")
 
 
 def add_max_findings(p: argparse.ArgumentParser) -> None:
@@ -398,6 +428,7 @@ def add_max_findings(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     variant, readings = variant_and_readings(args)
+    page = html_page(args)
     schema = load_schema(args.schema)
     reports = run_files(
         args.files,
@@ -407,7 +438,10 @@ def run(args: argparse.Namespace) -> int:
         readings=readings,
         variant=variant,
         complete=args.complete,
+        check=check_stream if page is None else page.check,
     )
+    if page is not None:
+        page.write(args.html, reports[0])
     code = exit_code(reports, args.fail_on)
     if args.json:
         body: dict[str, Any] = {

@@ -291,6 +291,7 @@ def run_matrix(args: argparse.Namespace) -> int:
     """``explore --readings``: the readings matrix, as text or JSON (exit 1 when a row has findings)."""
     from cli.progress import make
     from cli.util import dumps
+    from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
     from properties.readings import ReadingError
     from simulator.matrix import cells, readings_matrix
@@ -314,6 +315,7 @@ def run_matrix(args: argparse.Namespace) -> int:
         args.mode = "exhaustive"  # the matrix's states column; --mode both adds the random modes
     opts = _options(args)
     opts.diagram = transcript_to_mermaid
+    opts.page = counterexample_page
     progress = make(args.quiet)
     try:
         with cluster_session(args, progress) as session:
@@ -337,12 +339,14 @@ def run(args: argparse.Namespace) -> int:
         args.mode = "both"
     from cli.progress import make
     from cli.util import dumps
+    from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
     from simulator import explore_run
     from simulator.report import render_text
 
     opts = _options(args)
     opts.diagram = transcript_to_mermaid
+    opts.page = counterexample_page
     progress = make(args.quiet)
     if args.compare:
         return _compare(args, opts, progress)

@@ -46,7 +46,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         metavar="DIR",
-        help="write each mutant's shortest transcript to DIR/<name>.ndjson (default: not written)",
+        help="write each mutant's shortest transcript to DIR/<name>.ndjson and its page to "
+        "DIR/<name>.html (default: not written)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: off)")
     p.add_argument(
@@ -144,11 +145,14 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.done()
     if args.out:
+        from diagrams.html.runs import mutant_page
+
         out = Path(args.out)
         try:
             for v in verdicts:
                 if v.shortest is not None and v.mutant is not None:
                     write_atomic(out / f"{v.mutant.name}.ndjson", to_ndjson(v.shortest))
+                    write_atomic(out / f"{v.mutant.name}.html", mutant_page(v))
         except OSError as exc:
             raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
     ok = baseline.findings == 0 and all(v.caught for v in verdicts)

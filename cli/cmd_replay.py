@@ -90,12 +90,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="transcript file (.ndjson), or - for standard input")
     p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
     cmd_check.add_max_findings(p)
+    cmd_check.add_html_option(p)
     add_reading_option(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     readings = chosen_readings(args)
+    page = cmd_check.html_page(args)
     messages: list[dict[str, Any]] = []
 
     def hook(_path: str) -> MessageHook:
@@ -108,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
         on_message=hook,
         max_findings=args.max_findings,
         readings=readings,
+        check=cmd_check.check_stream if page is None else page.check,
     )
+    if page is not None:
+        page.write(args.html, reports[0])
     code = cmd_check.exit_code(reports, "must")
     report = reports[0]
     if args.json:

@@ -7,7 +7,7 @@ readings its verdict depends on, and the spec sentences that state it, quoted fr
 copy of the spec text with their line numbers; JSON: ``spec_sentences``). An unknown rule ID is
 a one-line usage error (exit 2). ``implemented_by`` comes from
 ``properties.trace.implemented_by``; ``spec_lines`` (where each rule is stated in the spec text)
-from ``cli.speclines``, when the spec text can be read (otherwise the output says so and has no
+from ``properties.speclines``, when the spec text can be read (otherwise the output says so and has no
 line numbers).
 
 ``decidable`` and ``decidable_bound`` (JSON, every rule that has a check) are read from
@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
-from cli.speclines import default_spec, rule_sentences, spec_lines
 from cli.util import dumps
 from properties.catalogue import RULES_BY_ID, Rule, rules_for
 from properties.decidability_data import decidability_of
+from properties.speclines import default_spec, rule_sentences, spec_lines
 from properties.trace import implemented_by
 
 _PARAPHRASE_WIDTH = 72

@@ -25,13 +25,15 @@ the variant (each with half the time budget), and ``cli.spec_report_diff`` write
 
 Everything written is deterministic for the same options: no timing in ``report.json`` or
 ``index.md`` (timing goes to standard error), files in a fixed order, pictures without metadata.
-All files are written atomically, the page last.
+All files are written atomically, the page last. ``index.html`` and a page beside every witness
+and contradiction transcript are made from what the report wrote (``diagrams.html.report``).
 
 Must not know: argument parsing or exit codes (``cli.cmd_spec_report`` owns them).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -40,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from diagrams.coverage import coverage_mermaid, coverage_png
+from diagrams.html.report import report_pages
 from diagrams.ir import all_diagrams
 from diagrams.sequence import transcript_to_mermaid
 from diagrams.sequence_mpl import sequence_png
@@ -652,7 +655,6 @@ def section_matrix(ctx: Context) -> Section:
         "table with its counterexamples)."
     )
     lines += ["", "| reading | alternative | rules broken | states | complete |", "|---|---|---|---:|---|"]
-    bars = []
     for r in matrix.rows:
         rules = sorted({f.rule for f in r.outcome.findings})
         alt = f"{r.alternative} (default)" if r.default else r.alternative
@@ -660,7 +662,6 @@ def section_matrix(ctx: Context) -> Section:
             f"| {r.reading} | {alt} | {', '.join(rules) or 'none'} | {r.outcome.states:,} | "
             f"{'yes' if r.outcome.complete else 'no (state limit)'} |"
         )
-        bars.append((f"{r.reading} = {r.alternative}", r.outcome.states, rules))
     contradicting = matrix.contradicting()
     lines += [
         "",
@@ -668,12 +669,21 @@ def section_matrix(ctx: Context) -> Section:
         if not contradicting
         else f"**{len(contradicting)} row(s) make the rules contradict.**",
     ]
-    if ctx.opts.pictures:
-        from diagrams.matrix_png import matrix_png
-
-        lines += ["", f"![readings matrix]({ctx.add('matrix.png', matrix_png(bars))})"]
     # the report names its variant once, at the top (``variant``)
     data = {k: v for k, v in matrix.to_json().items() if k not in ("seconds", "variant")}
+    if ctx.opts.pictures:
+        from diagrams.matrix_png import effects, effects_png
+
+        verdicts = [v.to_json() for v in ctx.results.get("decidability") or []]
+        picture = ctx.add("matrix.png", effects_png(effects(data["matrix"], verdicts)))
+        lines += [
+            "",
+            "Rules by alternative: red where the alternative breaks the rule, else the rule's wire "
+            "decidability under the readings in force and under the alternative (see "
+            "[Where a reading changes the verdict](#where-a-reading-changes-the-verdict)).",
+            "",
+            f"![readings matrix: rules by alternative]({picture})",
+        ]
     for row in data["matrix"]:
         row.pop("seconds", None)
         for finding in row["findings"]:  # written to a temporary folder that is gone by now
@@ -740,6 +750,7 @@ def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
         report["variant"] = opts.variant.to_json()
         report["differences"] = sections[0].data
     page = render(sections, report)
+    ctx.files.update(report_pages(json.loads(dumps(report)), page, ctx.files))
     out = opts.out
     for folder in sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1}):
         for old in sorted((out / folder).glob("*")):  # a page regenerated in place keeps no stale

@@ -82,7 +82,11 @@ ROWS = (
     Row("output", RUNNING, RUNNING, OUTPUT, note="model output of the running work"),
     Row("output", UNKNOWN, UNKNOWN, STATES_SEC, note="nothing is known of the state"),
     Row(
-        "output", UNRECOGNIZED, UNRECOGNIZED, STATES_SEC, guard="custom_states",
+        "output",
+        UNRECOGNIZED,
+        UNRECOGNIZED,
+        STATES_SEC,
+        guard="custom_states",
         note="a custom state the Client advertised support for",
     ),
 )
@@ -90,6 +94,7 @@ ROWS = (
 
 def _custom_states(ctx: Context) -> bool:
     return bool(ctx.get("custom_states", True))
+
 
 SPEC = MachineSpec(
     name="foreground",

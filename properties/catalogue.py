@@ -164,396 +164,1298 @@ _MON, _CV, _MOD, _NC, _UN = "monitor", "client-view", "model", "not-checkable", 
 
 RULES: Final[tuple[Rule, ...]] = (
     # -- INTRO ---------------------------------------------------------------------------------
-    _r("INTRO-01", _M, _C, _MON, """A Client sends no session/prompt until the initialize handshake and
-       the setup of that session have completed.""", (1,)),
-    _r("INTRO-02", _M, _B, _MON, """Each request gets exactly one response: ACP runs on JSON-RPC 2.0, and
+    _r(
+        "INTRO-01",
+        _M,
+        _C,
+        _MON,
+        """A Client sends no session/prompt until the initialize handshake and
+       the setup of that session have completed.""",
+        (1,),
+    ),
+    _r(
+        "INTRO-02",
+        _M,
+        _B,
+        _MON,
+        """Each request gets exactly one response: ACP runs on JSON-RPC 2.0, and
        a prompt lasts until its one answer (success after insertion, or an error before it).""",
-       informal=True),
+        informal=True,
+    ),
     # -- Session updates -----------------------------------------------------------------------
-    _r("UPD-01", _S, _C, _NC, """A Client that meets an update variant it does not know keeps the raw
+    _r(
+        "UPD-01",
+        _S,
+        _C,
+        _NC,
+        """A Client that meets an update variant it does not know keeps the raw
        payload intact whenever it stores, replays, proxies or forwards history; otherwise it skips
-       the update or shows it in a generic way.""", (2,),
-       reason="About what a Client keeps in storage or passes to third parties; neither is visible on "
-       "the wire between the Client and this Agent."),
-    _r("UPD-02", _SN, _B, _NC, """Notices meant only for live delivery are left out of any replay of the
-       session, even by a peer that kept them as unrecognised updates.""", (3,),
-       reason="A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh "
-       "live notice sent during the replay window."),
+       the update or shows it in a generic way.""",
+        (2,),
+        reason="About what a Client keeps in storage or passes to third parties; neither is visible on "
+        "the wire between the Client and this Agent.",
+    ),
+    _r(
+        "UPD-02",
+        _SN,
+        _B,
+        _NC,
+        """Notices meant only for live delivery are left out of any replay of the
+       session, even by a peer that kept them as unrecognised updates.""",
+        (3,),
+        reason="A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh "
+        "live notice sent during the replay window.",
+    ),
     # -- Entity IDs ----------------------------------------------------------------------------
-    _r("ENT-01", _MN, _A, _MON, """Within one session the Agent never gives an ID already used by an
+    _r(
+        "ENT-01",
+        _MN,
+        _A,
+        _MON,
+        """Within one session the Agent never gives an ID already used by an
        entity of some type to a second, different entity of that same type (seen on the wire as an
-       ended entity that starts over under the same type and ID).""", (4,)),
-    _r("ENT-02", _M, _C, _CV, """The Client identifies every entity by the pair (entity type, ID); an
+       ended entity that starts over under the same type and ID).""",
+        (4,),
+    ),
+    _r(
+        "ENT-02",
+        _M,
+        _C,
+        _CV,
+        """The Client identifies every entity by the pair (entity type, ID); an
        update only touches the entity of its own type, never one of another type with an equal
-       ID.""", (5,)),
-    _r("ENT-03", _MN, _C, _CV, """An update or chunk naming an ID the Client has not seen yet is not
-       discarded: the Client creates the entity with default values and then applies it.""", (6,)),
-    _r("ENT-04", _M, _C, _CV, """The first update or chunk received for an entity fixes where it sits
+       ID.""",
+        (5,),
+    ),
+    _r(
+        "ENT-03",
+        _MN,
+        _C,
+        _CV,
+        """An update or chunk naming an ID the Client has not seen yet is not
+       discarded: the Client creates the entity with default values and then applies it.""",
+        (6,),
+    ),
+    _r(
+        "ENT-04",
+        _M,
+        _C,
+        _CV,
+        """The first update or chunk received for an entity fixes where it sits
        in the timeline; later updates patch it where it is (also after idle) and never move it, and
-       a new ID does not close any other entity.""", informal=True),
+       a new ID does not close any other entity.""",
+        informal=True,
+    ),
     # -- Session-directed messages -------------------------------------------------------------
-    _r("SDM-01", _M, _A, _MON, """Each session_message and session_message_chunk update carries a
-       messageId, scoped to the transcript named by the outer sessionId.""", informal=True),
-    _r("SDM-02", _MN, _C, _UN, """A Client links the outgoing and incoming views of an inter-session
+    _r(
+        "SDM-01",
+        _M,
+        _A,
+        _MON,
+        """Each session_message and session_message_chunk update carries a
+       messageId, scoped to the transcript named by the outer sessionId.""",
+        informal=True,
+    ),
+    _r(
+        "SDM-02",
+        _MN,
+        _C,
+        _UN,
+        """A Client links the outgoing and incoming views of an inter-session
        message only through the explicit senderMessageId / recipientMessageId references, never
-       because two message IDs happen to be equal.""", informal=True,
-       reason="Not checked yet: a client-view check that two views are linked only through senderMessageId / "
-       "recipientMessageId."),
-    _r("SDM-03", _MN, _C, _UN, """A Client neither fabricates an incoming entry from an outgoing one
-       nor delivers the message content to the other session itself.""", informal=True,
-       reason="Not checked yet: a client-view check that no incoming entry is made from an outgoing one."),
-    _r("SDM-04", _S, _A, _NC, """The task a parent hands to a subagent (the first one included) is
+       because two message IDs happen to be equal.""",
+        informal=True,
+        reason="Not checked yet: a client-view check that two views are linked only through senderMessageId / "
+        "recipientMessageId.",
+    ),
+    _r(
+        "SDM-03",
+        _MN,
+        _C,
+        _UN,
+        """A Client neither fabricates an incoming entry from an outgoing one
+       nor delivers the message content to the other session itself.""",
+        informal=True,
+        reason="Not checked yet: a client-view check that no incoming entry is made from an outgoing one.",
+    ),
+    _r(
+        "SDM-04",
+        _S,
+        _A,
+        _NC,
+        """The task a parent hands to a subagent (the first one included) is
        reported in the child's transcript as an incoming session_message whose senderSessionId is
-       the parent.""", (7,),
-       reason="Which message is the delegated task is known only inside the Agent; the wire does not "
-       "mark it."),
-    _r("SDM-05", _SN, _A, _MON, """The delegated task is not reported as a user_message in the child
+       the parent.""",
+        (7,),
+        reason="Which message is the delegated task is known only inside the Agent; the wire does not "
+        "mark it.",
+    ),
+    _r(
+        "SDM-05",
+        _SN,
+        _A,
+        _MON,
+        """The delegated task is not reported as a user_message in the child
        session: a user_message there that no session/prompt on that session accounts for is
-       suspect.""", (8,)),
-    _r("SDM-06", _MN, _A, _NC, """When the Agent cannot tell who sent a message received by a child,
-       it leaves senderSessionId out instead of presuming that the parent sent it.""", (9,),
-       reason="Depends on what evidence the Agent holds about the sender, which is internal and not "
-       "visible on the wire."),
+       suspect.""",
+        (8,),
+    ),
+    _r(
+        "SDM-06",
+        _MN,
+        _A,
+        _NC,
+        """When the Agent cannot tell who sent a message received by a child,
+       it leaves senderSessionId out instead of presuming that the parent sent it.""",
+        (9,),
+        reason="Depends on what evidence the Agent holds about the sender, which is internal and not "
+        "visible on the wire.",
+    ),
     # -- Foreground and background work --------------------------------------------------------
-    _r("FG-01", _M, _A, _UN, """Work is handled as foreground work whatever started it: a user
+    _r(
+        "FG-01",
+        _M,
+        _A,
+        _UN,
+        """Work is handled as foreground work whatever started it: a user
        prompt, or the Agent itself (pursuing a goal, continuing earlier work, reacting to a finished
-       background task).""", (10,),
-       reason="Not checked yet: shown only through FG-02 and the other lifecycle rules; no check of its own."
-       "Not checked yet: shown only through FG-02 and the other lifecycle rules; no check of its own."),
-    _r("FG-02", _M, _A, _MON, """At the start of foreground work the Agent reports running, or
-       requires_action when the work begins already blocked on the user.""", (11,)),
-    _r("FG-03", _S, _A, _MOD, """While foreground work is blocked waiting for the user, the Agent
-       reports requires_action.""", (12,)),
-    _r("FG-04", _M, _A, _MON, """After requires_action has been reported, the Agent reports running
-       again as soon as foreground progress resumes.""", (13,)),
-    _r("FG-05", _M, _A, _MON, """At the end of foreground work the Agent reports idle, regardless of
-       background activity that carries on.""", (14,), eventually=True),
-    _r("FG-06", _S, _A, _MON, """The idle that ends foreground work names the stop reason that
-       matches how it ended.""", (15,)),
-    _r("FG-07", _S, _A, _UN, """If a permission request or elicitation blocks foreground work, the
+       background task).""",
+        (10,),
+        reason="Not checked yet: shown only through FG-02 and the other lifecycle rules; no check of its own."
+        "Not checked yet: shown only through FG-02 and the other lifecycle rules; no check of its own.",
+    ),
+    _r(
+        "FG-02",
+        _M,
+        _A,
+        _MON,
+        """At the start of foreground work the Agent reports running, or
+       requires_action when the work begins already blocked on the user.""",
+        (11,),
+    ),
+    _r(
+        "FG-03",
+        _S,
+        _A,
+        _MOD,
+        """While foreground work is blocked waiting for the user, the Agent
+       reports requires_action.""",
+        (12,),
+    ),
+    _r(
+        "FG-04",
+        _M,
+        _A,
+        _MON,
+        """After requires_action has been reported, the Agent reports running
+       again as soon as foreground progress resumes.""",
+        (13,),
+    ),
+    _r(
+        "FG-05",
+        _M,
+        _A,
+        _MON,
+        """At the end of foreground work the Agent reports idle, regardless of
+       background activity that carries on.""",
+        (14,),
+        eventually=True,
+    ),
+    _r(
+        "FG-06",
+        _S,
+        _A,
+        _MON,
+        """The idle that ends foreground work names the stop reason that
+       matches how it ended.""",
+        (15,),
+    ),
+    _r(
+        "FG-07",
+        _S,
+        _A,
+        _UN,
+        """If a permission request or elicitation blocks foreground work, the
        Agent reports requires_action (a request for background activity alone leaves the state
-       as it is).""", (16,),
-       reason="Not checked yet: a monitor that sees a permission request for foreground work without "
-       "requires_action."),
+       as it is).""",
+        (16,),
+        reason="Not checked yet: a monitor that sees a permission request for foreground work without "
+        "requires_action.",
+    ),
     # -- Background work -----------------------------------------------------------------------
-    _r("BG-01", _S, _A, _NC, """As long as a terminal is listed as background work, the Agent keeps
-       its output up to date whenever the process output is readable.""", (17,),
-       reason="Depends on whether the Agent can read the process output and on timing (freshness); "
-       "neither is a wire fact."),
-    _r("BG-02", _MN, _C, _UN, """Missing or old terminal output is no evidence of liveness: the Client
-       does not conclude that a terminal hung or exited for that reason.""", (18,),
-       reason="Not checked yet: a client-view check that stale terminal output never marks a terminal exited."
-       "Not checked yet: a client-view check that stale terminal output never marks a terminal exited."),
-    _r("BG-03", _S, _A, _UN, """A tool call whose work the Agent knows continues after it hands
+    _r(
+        "BG-01",
+        _S,
+        _A,
+        _NC,
+        """As long as a terminal is listed as background work, the Agent keeps
+       its output up to date whenever the process output is readable.""",
+        (17,),
+        reason="Depends on whether the Agent can read the process output and on timing (freshness); "
+        "neither is a wire fact.",
+    ),
+    _r(
+        "BG-02",
+        _MN,
+        _C,
+        _UN,
+        """Missing or old terminal output is no evidence of liveness: the Client
+       does not conclude that a terminal hung or exited for that reason.""",
+        (18,),
+        reason="Not checked yet: a client-view check that stale terminal output never marks a terminal exited."
+        "Not checked yet: a client-view check that stale terminal output never marks a terminal exited.",
+    ),
+    _r(
+        "BG-03",
+        _S,
+        _A,
+        _UN,
+        """A tool call whose work the Agent knows continues after it hands
        control back to the model stays non-final (pending, in_progress or paused) and is listed as
-       background work.""", (19,),
-       reason="Not checked yet: knowing that a tool call's work continues is the Agent's; a monitor could"
-       " flag a final status followed by output."),
-    _r("BG-04", _Y, _A, _MON, """For background work that has no tool call of its own the Agent may
+       background work.""",
+        (19,),
+        reason="Not checked yet: knowing that a tool call's work continues is the Agent's; a monitor could"
+        " flag a final status followed by output.",
+    ),
+    _r(
+        "BG-04",
+        _Y,
+        _A,
+        _MON,
+        """For background work that has no tool call of its own the Agent may
        open a new tool call, titled after the work, and list it (announcing it first, even while
-       idle).""", (20,)),
-    _r("BG-05", _MN, _A, _MON, """A tool call that has reached a final status is never reopened; new
-       work on it gets a fresh tool call.""", informal=True),
-    _r("BG-06", _SN, _A, _NC, """Housekeeping the Agent starts by itself (memory consolidation, for
-       instance) is not put in the background list.""", (21,),
-       reason="Whether a listed item is self-started housekeeping is the Agent's internal intent; "
-       "nothing on the wire marks it."),
-    _r("BG-07", _M, _A, _MON, """Once the Agent has reported a background list in a session, every
-       later state_update of that session carries the background field.""", (22,)),
-    _r("BG-08", _M, _C, _CV, """A state_update whose background field is missing, null or malformed
+       idle).""",
+        (20,),
+    ),
+    _r(
+        "BG-05",
+        _MN,
+        _A,
+        _MON,
+        """A tool call that has reached a final status is never reopened; new
+       work on it gets a fresh tool call.""",
+        informal=True,
+    ),
+    _r(
+        "BG-06",
+        _SN,
+        _A,
+        _NC,
+        """Housekeeping the Agent starts by itself (memory consolidation, for
+       instance) is not put in the background list.""",
+        (21,),
+        reason="Whether a listed item is self-started housekeeping is the Agent's internal intent; "
+        "nothing on the wire marks it.",
+    ),
+    _r(
+        "BG-07",
+        _M,
+        _A,
+        _MON,
+        """Once the Agent has reported a background list in a session, every
+       later state_update of that session carries the background field.""",
+        (22,),
+    ),
+    _r(
+        "BG-08",
+        _M,
+        _C,
+        _CV,
+        """A state_update whose background field is missing, null or malformed
        makes the Client consider background work unknown until a list is reported again.""",
-       informal=True),
-    _r("BG-09", _S, _A, _MON, """When background work begins or finishes, the Agent sends the current
-       state again with the updated list.""", (23,), eventually=True),
-    _r("BG-10", _M, _A, _MON, """Before the first snapshot listing an item, the Agent has sent that
-       item's own update (terminal_update, tool_call_update or subagent_update).""", (24,)),
-    _r("BG-11", _M, _A, _MON, """Before the snapshot that drops a terminal or tool call from the list,
-       the Agent has sent the terminal's exitStatus or the tool call's final status.""", (25,)),
-    _r("BG-12", _S, _A, _NC, """If the Agent knows, when it drops a finished item, that the item
-       starts new foreground work, it reports running no later than that snapshot.""", (26,),
-       reason="Depends on when the Agent learned of the follow-up work, which is internal; learning "
-       "later is allowed."),
-    _r("BG-13", _MN, _A, _MON, """When a listed terminal is all that keeps a tool call alive, only the
-       terminal appears in the list, not the tool call as well.""", (27,)),
-    _r("BG-14", _S, _C, _NC, """Before releasing resources of a quiet session, a Client holds off for a
-       brief grace period once a snapshot has emptied the list, as a follow-up may still start.""", (28,),
-       reason="Needs timing (a grace period) and concerns the Client's resource handling, not the "
-       "wire."),
-    _r("BG-15", _Y, _C, _MOD, """Once idle, a Client may regard unfinished tool calls and
+        informal=True,
+    ),
+    _r(
+        "BG-09",
+        _S,
+        _A,
+        _MON,
+        """When background work begins or finishes, the Agent sends the current
+       state again with the updated list.""",
+        (23,),
+        eventually=True,
+    ),
+    _r(
+        "BG-10",
+        _M,
+        _A,
+        _MON,
+        """Before the first snapshot listing an item, the Agent has sent that
+       item's own update (terminal_update, tool_call_update or subagent_update).""",
+        (24,),
+    ),
+    _r(
+        "BG-11",
+        _M,
+        _A,
+        _MON,
+        """Before the snapshot that drops a terminal or tool call from the list,
+       the Agent has sent the terminal's exitStatus or the tool call's final status.""",
+        (25,),
+    ),
+    _r(
+        "BG-12",
+        _S,
+        _A,
+        _NC,
+        """If the Agent knows, when it drops a finished item, that the item
+       starts new foreground work, it reports running no later than that snapshot.""",
+        (26,),
+        reason="Depends on when the Agent learned of the follow-up work, which is internal; learning "
+        "later is allowed.",
+    ),
+    _r(
+        "BG-13",
+        _MN,
+        _A,
+        _MON,
+        """When a listed terminal is all that keeps a tool call alive, only the
+       terminal appears in the list, not the tool call as well.""",
+        (27,),
+    ),
+    _r(
+        "BG-14",
+        _S,
+        _C,
+        _NC,
+        """Before releasing resources of a quiet session, a Client holds off for a
+       brief grace period once a snapshot has emptied the list, as a follow-up may still start.""",
+        (28,),
+        reason="Needs timing (a grace period) and concerns the Client's resource handling, not the wire.",
+    ),
+    _r(
+        "BG-15",
+        _Y,
+        _C,
+        _MOD,
+        """Once idle, a Client may regard unfinished tool calls and
        still-running terminals that are missing from the latest reported list as abandoned.""",
-       (29,)),
-    _r("BG-16", _MN, _C, _UN, """With no background list reported, the Client regards nothing as
-       abandoned.""", (30,),
-       reason="Not checked yet: a client-view check that nothing is abandoned while background is not "
-       "reported."),
-    _r("BG-17", _MN, _A, _MON, """A background list names only work running apart from the
+        (29,),
+    ),
+    _r(
+        "BG-16",
+        _MN,
+        _C,
+        _UN,
+        """With no background list reported, the Client regards nothing as
+       abandoned.""",
+        (30,),
+        reason="Not checked yet: a client-view check that nothing is abandoned while background is not "
+        "reported.",
+    ),
+    _r(
+        "BG-17",
+        _MN,
+        _A,
+        _MON,
+        """A background list names only work running apart from the
        foreground, each item once: no item twice in one snapshot, and no newly listed item that has
        already finished (an exited terminal, a tool call with a final status).""",
-       informal=True),
+        informal=True,
+    ),
     # -- 1. User message -----------------------------------------------------------------------
-    _r("USER-01", _MN, _C, _MON, """A Client never sends a session/prompt whose prompt array is
-       empty.""", (31,)),
-    _r("USER-02", _Y, _A, _MON, """An Agent may answer an empty prompt with error -32602 and not
-       insert it.""", (32,)),
-    _r("USER-03", _M, _C, _MON, """A Client only sends content types that the prompt capabilities
-       agreed at initialization allow.""", (33,)),
-    _r("USER-04", _M, _A, _MON, """A prompt with content of a type outside the baseline set (text and
+    _r(
+        "USER-01",
+        _MN,
+        _C,
+        _MON,
+        """A Client never sends a session/prompt whose prompt array is
+       empty.""",
+        (31,),
+    ),
+    _r(
+        "USER-02",
+        _Y,
+        _A,
+        _MON,
+        """An Agent may answer an empty prompt with error -32602 and not
+       insert it.""",
+        (32,),
+    ),
+    _r(
+        "USER-03",
+        _M,
+        _C,
+        _MON,
+        """A Client only sends content types that the prompt capabilities
+       agreed at initialization allow.""",
+        (33,),
+    ),
+    _r(
+        "USER-04",
+        _M,
+        _A,
+        _MON,
+        """A prompt with content of a type outside the baseline set (text and
        resource_link) and not advertised, or of a type the Agent cannot handle, is refused with
-       -32602 and never inserted.""", (34,)),
+       -32602 and never inserted.""",
+        (34,),
+    ),
     # -- 2. Prompt accepted --------------------------------------------------------------------
-    _r("ACC-01", _M, _A, _MON, """Once the user message is inserted, the Agent answers the prompt
+    _r(
+        "ACC-01",
+        _M,
+        _A,
+        _MON,
+        """Once the user message is inserted, the Agent answers the prompt
        successfully without waiting for the foreground work to finish; every inserted submission
-       eventually gets its success response.""", (35,), eventually=True),
-    _r("ACC-02", _MN, _A, _MOD, """The Agent does not send the successful prompt response before the
-       message has been inserted.""", (36,)),
-    _r("ACC-03", _MN, _A, _MON, """After insertion the prompt is never answered with an error, even if
-       the work fails or the request is cancelled before the response goes out.""", (37,)),
-    _r("ACC-04", _M, _A, _MON, """A successful prompt response carries messageId as a non-null string;
-       leaving it out or sending null is invalid.""", informal=True),
-    _r("ACC-05", _M, _A, _MON, """The inserted user message is reported to the Client, either with a
-       user_message carrying the full content or with user_message_chunk updates.""", (38,),
-       eventually=True),
-    _r("ACC-06", _M, _A, _MON, """Every update about that user message uses the messageId returned in
-       the prompt response.""", (39,), eventually=True),
-    _r("ACC-07", _MN, _A, _MON, """No update about the user message is sent before the message is
-       inserted.""", (40,)),
-    _r("ACC-08", _M, _C, _CV, """A Client copes with the user-message updates arriving either before
+       eventually gets its success response.""",
+        (35,),
+        eventually=True,
+    ),
+    _r(
+        "ACC-02",
+        _MN,
+        _A,
+        _MOD,
+        """The Agent does not send the successful prompt response before the
+       message has been inserted.""",
+        (36,),
+    ),
+    _r(
+        "ACC-03",
+        _MN,
+        _A,
+        _MON,
+        """After insertion the prompt is never answered with an error, even if
+       the work fails or the request is cancelled before the response goes out.""",
+        (37,),
+    ),
+    _r(
+        "ACC-04",
+        _M,
+        _A,
+        _MON,
+        """A successful prompt response carries messageId as a non-null string;
+       leaving it out or sending null is invalid.""",
+        informal=True,
+    ),
+    _r(
+        "ACC-05",
+        _M,
+        _A,
+        _MON,
+        """The inserted user message is reported to the Client, either with a
+       user_message carrying the full content or with user_message_chunk updates.""",
+        (38,),
+        eventually=True,
+    ),
+    _r(
+        "ACC-06",
+        _M,
+        _A,
+        _MON,
+        """Every update about that user message uses the messageId returned in
+       the prompt response.""",
+        (39,),
+        eventually=True,
+    ),
+    _r(
+        "ACC-07",
+        _MN,
+        _A,
+        _MON,
+        """No update about the user message is sent before the message is
+       inserted.""",
+        (40,),
+    ),
+    _r(
+        "ACC-08",
+        _M,
+        _C,
+        _CV,
+        """A Client copes with the user-message updates arriving either before
        or after the prompt response, and merges them with the existing message instead of making a
-       duplicate.""", (41,)),
-    _r("ACC-09", _M, _A, _MON, """Two distinct inserted submissions get two distinct message IDs, even
-       when their content is the same.""", (42,)),
-    _r("ACC-10", _MN, _C, _CV, """A Client ties a submission to its message only through the response
+       duplicate.""",
+        (41,),
+    ),
+    _r(
+        "ACC-09",
+        _M,
+        _A,
+        _MON,
+        """Two distinct inserted submissions get two distinct message IDs, even
+       when their content is the same.""",
+        (42,),
+    ),
+    _r(
+        "ACC-10",
+        _MN,
+        _C,
+        _CV,
+        """A Client ties a submission to its message only through the response
        (JSON-RPC id to sessionId and messageId), never by comparing content or by arrival order.""",
-       informal=True),
-    _r("ACC-11", _M, _A, _MON, """When a retained user message is replayed, it keeps the message ID it
-       was inserted with.""", (43,)),
-    _r("ACC-12", _MN, _C, _UN, """A Client draws no ordering conclusion between the prompt response and
-       the session updates (user-message report, output, even the closing idle).""", (44,),
-       reason="Not checked yet: a client-view check under the unordered transport that the view does not "
-       "depend on the order."),
-    _r("ACC-13", _M, _A, _MON, """When session/close stops a prompt before insertion, that prompt gets
+        informal=True,
+    ),
+    _r(
+        "ACC-11",
+        _M,
+        _A,
+        _MON,
+        """When a retained user message is replayed, it keeps the message ID it
+       was inserted with.""",
+        (43,),
+    ),
+    _r(
+        "ACC-12",
+        _MN,
+        _C,
+        _UN,
+        """A Client draws no ordering conclusion between the prompt response and
+       the session updates (user-message report, output, even the closing idle).""",
+        (44,),
+        reason="Not checked yet: a client-view check under the unordered transport that the view does not "
+        "depend on the order.",
+    ),
+    _r(
+        "ACC-13",
+        _M,
+        _A,
+        _MON,
+        """When session/close stops a prompt before insertion, that prompt gets
        error -32800; a prompt already inserted gets its successful messageId response.""",
-       informal=True),
+        informal=True,
+    ),
     # -- Insertion and ordering ----------------------------------------------------------------
-    _r("INS-01", _MN, _C, _UN, """A Client does not read a running report as a sign that a pending
+    _r(
+        "INS-01",
+        _MN,
+        _C,
+        _UN,
+        """A Client does not read a running report as a sign that a pending
        prompt has been inserted; running may come before insertion and before the prompt
-       response.""", informal=True,
-       reason="Not checked yet: a client-view check that running does not mark a pending prompt inserted."),
+       response.""",
+        informal=True,
+        reason="Not checked yet: a client-view check that running does not mark a pending prompt inserted.",
+    ),
     # -- Prompts during active work ------------------------------------------------------------
-    _r("ACTIVE-01", _Y, _C, _MON, """A Client may send session/prompt in any state, running and
-       requires_action included.""", (45,)),
-    _r("ACTIVE-02", _M, _A, _MON, """Prompts the Agent holds back are inserted in the order in which it
-       received them.""", informal=True),
-    _r("ACTIVE-03", _MN, _A, _MON, """A prompt is never rejected merely because foreground work is in
-       progress.""", (46,)),
+    _r(
+        "ACTIVE-01",
+        _Y,
+        _C,
+        _MON,
+        """A Client may send session/prompt in any state, running and
+       requires_action included.""",
+        (45,),
+    ),
+    _r(
+        "ACTIVE-02",
+        _M,
+        _A,
+        _MON,
+        """Prompts the Agent holds back are inserted in the order in which it
+       received them.""",
+        informal=True,
+    ),
+    _r(
+        "ACTIVE-03",
+        _MN,
+        _A,
+        _MON,
+        """A prompt is never rejected merely because foreground work is in
+       progress.""",
+        (46,),
+    ),
     # -- Prompts that are never inserted -------------------------------------------------------
-    _r("REJ-01", _M, _A, _MON, """A prompt rejected before insertion (by a hook, an early failure, ...)
+    _r(
+        "REJ-01",
+        _M,
+        _A,
+        _MON,
+        """A prompt rejected before insertion (by a hook, an early failure, ...)
        receives a JSON-RPC error response; together with ACC-01 every prompt is eventually
-       answered.""", (47,), eventually=True),
-    _r("REJ-02", _MN, _A, _MON, """A submission that was rejected produces no user-message updates.""",
-       (48,)),
-    _r("REJ-03", _M, _A, _MON, """A prompt withdrawn with $/cancel_request before insertion is answered
-       with error -32800.""", informal=True),
+       answered.""",
+        (47,),
+        eventually=True,
+    ),
+    _r(
+        "REJ-02", _MN, _A, _MON, """A submission that was rejected produces no user-message updates.""", (48,)
+    ),
+    _r(
+        "REJ-03",
+        _M,
+        _A,
+        _MON,
+        """A prompt withdrawn with $/cancel_request before insertion is answered
+       with error -32800.""",
+        informal=True,
+    ),
     # -- 3. Agent reports output ---------------------------------------------------------------
-    _r("OUT-01", _M, _A, _MON, """When foreground work begins, the Agent reports an active state
-       (normally running; requires_action if it begins blocked).""", (49,)),
-    _r("OUT-02", _M, _A, _MON, """Once work blocked under requires_action makes progress again, running
-       is reported.""", (50,)),
-    _r("OUT-03", _Y, _A, _MON, """The model's output may be text, tool calls or a mix of both.""",
-       (51,)),
+    _r(
+        "OUT-01",
+        _M,
+        _A,
+        _MON,
+        """When foreground work begins, the Agent reports an active state
+       (normally running; requires_action if it begins blocked).""",
+        (49,),
+    ),
+    _r(
+        "OUT-02",
+        _M,
+        _A,
+        _MON,
+        """Once work blocked under requires_action makes progress again, running
+       is reported.""",
+        (50,),
+    ),
+    _r("OUT-03", _Y, _A, _MON, """The model's output may be text, tool calls or a mix of both.""", (51,)),
     # -- Message IDs ---------------------------------------------------------------------------
-    _r("MSGID-01", _M, _A, _MON, """Every user, agent and thought message update and chunk carries an
-       opaque messageId.""", (52,)),
-    _r("MSGID-02", _M, _C, _CV, """Per messageId, in receive order: an update without content keeps the
+    _r(
+        "MSGID-01",
+        _M,
+        _A,
+        _MON,
+        """Every user, agent and thought message update and chunk carries an
+       opaque messageId.""",
+        (52,),
+    ),
+    _r(
+        "MSGID-02",
+        _M,
+        _C,
+        _CV,
+        """Per messageId, in receive order: an update without content keeps the
        content, an update with content replaces everything so far, [] or null clears it, and a chunk
-       appends to the current content.""", informal=True),
+       appends to the current content.""",
+        informal=True,
+    ),
     # -- Session notices -----------------------------------------------------------------------
-    _r("NOTICE-01", _Y, _A, _MON, """The Agent may send a live notice for the user whenever the
-       session exists, also outside prompt handling.""", (53,)),
-    _r("NOTICE-02", _M, _A, _MON, """A notice has a non-null severity and a non-null, non-empty
-       title.""", informal=True),
+    _r(
+        "NOTICE-01",
+        _Y,
+        _A,
+        _MON,
+        """The Agent may send a live notice for the user whenever the
+       session exists, also outside prompt handling.""",
+        (53,),
+    ),
+    _r(
+        "NOTICE-02",
+        _M,
+        _A,
+        _MON,
+        """A notice has a non-null severity and a non-null, non-empty
+       title.""",
+        informal=True,
+    ),
     _r("NOTICE-03", _Y, _C, _MOD, """A Client may disregard notices.""", (54,)),
-    _r("NOTICE-04", _M, _A, _NC, """The Agent acts as if any notice might never have been delivered,
-       shown or read.""", (55,),
-       reason="About the Agent's internal reliance on delivery; a notice has no reply, so no wire "
-       "message reveals such reliance."),
-    _r("NOTICE-05", _MN, _A, _NC, """Nothing needed for protocol correctness, authorization, a user
+    _r(
+        "NOTICE-04",
+        _M,
+        _A,
+        _NC,
+        """The Agent acts as if any notice might never have been delivered,
+       shown or read.""",
+        (55,),
+        reason="About the Agent's internal reliance on delivery; a notice has no reply, so no wire "
+        "message reveals such reliance.",
+    ),
+    _r(
+        "NOTICE-05",
+        _MN,
+        _A,
+        _NC,
+        """Nothing needed for protocol correctness, authorization, a user
        action, task completion or reporting a fatal error is conveyed only through a notice.""",
-       (56,),
-       reason="Needs a judgement of what the free-text notice content means and whether it is needed "
-       "elsewhere."),
-    _r("NOTICE-06", _SN, _A, _NC, """Notices are not part of what a session replay sends.""", (57,),
-       reason="A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh "
-       "live notice sent during the replay window."),
+        (56,),
+        reason="Needs a judgement of what the free-text notice content means and whether it is needed "
+        "elsewhere.",
+    ),
+    _r(
+        "NOTICE-06",
+        _SN,
+        _A,
+        _NC,
+        """Notices are not part of what a session replay sends.""",
+        (57,),
+        reason="A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh "
+        "live notice sent during the replay window.",
+    ),
     # -- Session compaction --------------------------------------------------------------------
-    _r("COMPACT-01", _Y, _A, _MON, """The Agent may report a context compaction as a single persistent
-       timeline entity addressed by its ID.""", (58,)),
-    _r("COMPACT-02", _M, _A, _MON, """compactionId and status are present and non-null on every
+    _r(
+        "COMPACT-01",
+        _Y,
+        _A,
+        _MON,
+        """The Agent may report a context compaction as a single persistent
+       timeline entity addressed by its ID.""",
+        (58,),
+    ),
+    _r(
+        "COMPACT-02",
+        _M,
+        _A,
+        _MON,
+        """compactionId and status are present and non-null on every
        compaction_update; compactionId and content are present and non-null on every
-       compaction_summary_chunk.""", informal=True),
-    _r("COMPACT-03", _MN, _A, _MON, """A compaction ID is never used again for a different
-       compaction.""", (59,)),
-    _r("COMPACT-04", _M, _C, _CV, """Clients start a first-seen compaction as in_progress with unset
+       compaction_summary_chunk.""",
+        informal=True,
+    ),
+    _r(
+        "COMPACT-03",
+        _MN,
+        _A,
+        _MON,
+        """A compaction ID is never used again for a different
+       compaction.""",
+        (59,),
+    ),
+    _r(
+        "COMPACT-04",
+        _M,
+        _C,
+        _CV,
+        """Clients start a first-seen compaction as in_progress with unset
        fields, then apply updates and chunks in receive order per ID (patch fields, summary
-       replaces, chunks append, null or [] clears).""", informal=True),
-    _r("COMPACT-05", _M, _A, _MON, """A reported compaction that ends is given a terminal status.""",
-       (60,), eventually=True),
-    _r("COMPACT-06", _S, _A, _NC, """The summary faithfully reflects the retained summary the user may
-       see, with no internal prompt framing or hidden instructions.""", (61,),
-       reason="Needs a judgement of the summary text against the Agent's internal context."),
-    _r("COMPACT-07", _S, _A, _NC, """The summary is left out when no unencrypted one exists or when
-       showing it would expose context the user could not already see.""", (62,),
-       reason="Depends on the Agent's internal knowledge of what is encrypted or user-visible."),
+       replaces, chunks append, null or [] clears).""",
+        informal=True,
+    ),
+    _r(
+        "COMPACT-05",
+        _M,
+        _A,
+        _MON,
+        """A reported compaction that ends is given a terminal status.""",
+        (60,),
+        eventually=True,
+    ),
+    _r(
+        "COMPACT-06",
+        _S,
+        _A,
+        _NC,
+        """The summary faithfully reflects the retained summary the user may
+       see, with no internal prompt framing or hidden instructions.""",
+        (61,),
+        reason="Needs a judgement of the summary text against the Agent's internal context.",
+    ),
+    _r(
+        "COMPACT-07",
+        _S,
+        _A,
+        _NC,
+        """The summary is left out when no unencrypted one exists or when
+       showing it would expose context the user could not already see.""",
+        (62,),
+        reason="Depends on the Agent's internal knowledge of what is encrypted or user-visible.",
+    ),
     # -- Session usage updates -----------------------------------------------------------------
-    _r("USAGE-01", _Y, _A, _MON, """The Agent may send usage_update with the current context size and
-       the cumulative cost.""", (63,)),
-    _r("USAGE-02", _M, _A, _MON, """A usage_update has non-null used and size; a cost value, when
-       present, has both amount and currency.""", informal=True),
+    _r(
+        "USAGE-01",
+        _Y,
+        _A,
+        _MON,
+        """The Agent may send usage_update with the current context size and
+       the cumulative cost.""",
+        (63,),
+    ),
+    _r(
+        "USAGE-02",
+        _M,
+        _A,
+        _MON,
+        """A usage_update has non-null used and size; a cost value, when
+       present, has both amount and currency.""",
+        informal=True,
+    ),
     # -- 4. Report completion ------------------------------------------------------------------
-    _r("DONE-01", _M, _A, _MON, """The end of foreground work is reported with an idle
-       state_update.""", (64,), eventually=True),
+    _r(
+        "DONE-01",
+        _M,
+        _A,
+        _MON,
+        """The end of foreground work is reported with an idle
+       state_update.""",
+        (64,),
+        eventually=True,
+    ),
     _r("DONE-02", _S, _A, _MON, """That idle state_update names the fitting stop reason.""", (65,)),
-    _r("DONE-03", _M, _A, _MON, """All updates still owed for the foreground work that ended are sent
-       before its idle update (background activity may keep emitting afterwards).""", (66,)),
-    _r("DONE-04", _Y, _A, _MON, """The Agent may end foreground work at any moment by sending an idle
-       state_update.""", (67,)),
-    _r("DONE-05", _S, _A, _MON, """When the Agent ends work that way, it gives the matching stop
-       reason.""", (68,)),
+    _r(
+        "DONE-03",
+        _M,
+        _A,
+        _MON,
+        """All updates still owed for the foreground work that ended are sent
+       before its idle update (background activity may keep emitting afterwards).""",
+        (66,),
+    ),
+    _r(
+        "DONE-04",
+        _Y,
+        _A,
+        _MON,
+        """The Agent may end foreground work at any moment by sending an idle
+       state_update.""",
+        (67,),
+    ),
+    _r(
+        "DONE-05",
+        _S,
+        _A,
+        _MON,
+        """When the Agent ends work that way, it gives the matching stop
+       reason.""",
+        (68,),
+    ),
     # -- 5. Tool invocation and status reporting -----------------------------------------------
-    _r("TOOL-01", _Y, _A, _MON, """Before running a tool, the Agent may ask the Client for permission
-       with session/request_permission.""", (69,)),
-    _r("TOOL-02", _S, _A, _UN, """While foreground work waits on a permission answer or another user
-       action, the Agent reports requires_action.""", (70,),
-       reason="Not checked yet: the same check as FG-07 (a monitor of permission requests for foreground "
-       "work)."),
-    _r("TOOL-03", _M, _A, _MON, """Having reported requires_action, the Agent later reports running when
-       the work moves on again, or idle when it finishes without moving on.""", (71,)),
-    _r("TOOL-04", _S, _A, _MON, """After permission is granted (when one was needed), the Agent runs
-       the tool and marks it in_progress with a tool_call_update.""", (72,)),
-    _r("TOOL-05", _Y, _A, _MON, """While a tool runs, the Agent may send further progress updates
-       for it.""", (73,)),
-    _r("TOOL-06", _M, _C, _CV, """Clients append each tool_call_content_chunk to the tool call's current
+    _r(
+        "TOOL-01",
+        _Y,
+        _A,
+        _MON,
+        """Before running a tool, the Agent may ask the Client for permission
+       with session/request_permission.""",
+        (69,),
+    ),
+    _r(
+        "TOOL-02",
+        _S,
+        _A,
+        _UN,
+        """While foreground work waits on a permission answer or another user
+       action, the Agent reports requires_action.""",
+        (70,),
+        reason="Not checked yet: the same check as FG-07 (a monitor of permission requests for foreground "
+        "work).",
+    ),
+    _r(
+        "TOOL-03",
+        _M,
+        _A,
+        _MON,
+        """Having reported requires_action, the Agent later reports running when
+       the work moves on again, or idle when it finishes without moving on.""",
+        (71,),
+    ),
+    _r(
+        "TOOL-04",
+        _S,
+        _A,
+        _MON,
+        """After permission is granted (when one was needed), the Agent runs
+       the tool and marks it in_progress with a tool_call_update.""",
+        (72,),
+    ),
+    _r(
+        "TOOL-05",
+        _Y,
+        _A,
+        _MON,
+        """While a tool runs, the Agent may send further progress updates
+       for it.""",
+        (73,),
+    ),
+    _r(
+        "TOOL-06",
+        _M,
+        _C,
+        _CV,
+        """Clients append each tool_call_content_chunk to the tool call's current
        content; a later tool_call_update that carries content replaces what was accumulated.""",
-       informal=True),
+        informal=True,
+    ),
     # -- Stop reasons --------------------------------------------------------------------------
-    _r("STOP-01", _S, _A, _MON, """When stopping foreground work, the Agent puts the matching
-       StopReason on the idle state_update.""", (74,)),
-    _r("STOP-02", _M, _C, _CV, """A Client treats every idle as ending foreground work, whether its stop
-       reason is absent, null, malformed or unrecognised.""", (75,)),
+    _r(
+        "STOP-01",
+        _S,
+        _A,
+        _MON,
+        """When stopping foreground work, the Agent puts the matching
+       StopReason on the idle state_update.""",
+        (74,),
+    ),
+    _r(
+        "STOP-02",
+        _M,
+        _C,
+        _CV,
+        """A Client treats every idle as ending foreground work, whether its stop
+       reason is absent, null, malformed or unrecognised.""",
+        (75,),
+    ),
     _r("STOP-03", _M, _A, _MON, """A custom stop reason starts with an underscore.""", (76,)),
     # -- Failures ------------------------------------------------------------------------------
-    _r("FAIL-01", _M, _A, _MON, """Foreground work that ends in a failure (also before insertion or
-       before any output) is closed with an idle report.""", (77,), eventually=True),
-    _r("FAIL-02", _S, _A, _UN, """Such an idle uses the error stop reason.""", (78,),
-       reason="Not checked yet: telling which idle ends a failure is the Agent's; a monitor could use an"
-       " error field without the error stop reason."),
-    _r("FAIL-03", _S, _A, _MON, """An idle with the error stop reason carries the error field (a
-       JSON-RPC error object) describing the failure.""", (79,)),
-    _r("FAIL-04", _S, _A, _MON, """Before reporting the failure, every tool call left unfinished by the
+    _r(
+        "FAIL-01",
+        _M,
+        _A,
+        _MON,
+        """Foreground work that ends in a failure (also before insertion or
+       before any output) is closed with an idle report.""",
+        (77,),
+        eventually=True,
+    ),
+    _r(
+        "FAIL-02",
+        _S,
+        _A,
+        _UN,
+        """Such an idle uses the error stop reason.""",
+        (78,),
+        reason="Not checked yet: telling which idle ends a failure is the Agent's; a monitor could use an"
+        " error field without the error stop reason.",
+    ),
+    _r(
+        "FAIL-03",
+        _S,
+        _A,
+        _MON,
+        """An idle with the error stop reason carries the error field (a
+       JSON-RPC error object) describing the failure.""",
+        (79,),
+    ),
+    _r(
+        "FAIL-04",
+        _S,
+        _A,
+        _MON,
+        """Before reporting the failure, every tool call left unfinished by the
        failed work gets a terminal status (failed when it did not complete); listed background work
-       is exempt.""", (80,)),
+       is exempt.""",
+        (80,),
+    ),
     # -- Session states ------------------------------------------------------------------------
-    _r("STATE-01", _S, _A, _MON, """For an exposed subagent, the parent's subagent_update.state mirrors
-       the snapshot the child reports about itself.""", (81,), eventually=True),
-    _r("STATE-02", _MN, _C, _MOD, """After unknown, a Client stops showing an earlier running or
-       requires_action as confirmed live activity (it may keep it as context).""", informal=True),
-    _r("STATE-03", _Y, _A, _MON, """While the Agent reports idle, background activity may go on and
-       send other session/update notifications without changing the state.""", (82,)),
-    _r("STATE-04", _M, _A, _MON, """Unless the Client advertised support for custom or future states,
+    _r(
+        "STATE-01",
+        _S,
+        _A,
+        _MON,
+        """For an exposed subagent, the parent's subagent_update.state mirrors
+       the snapshot the child reports about itself.""",
+        (81,),
+        eventually=True,
+    ),
+    _r(
+        "STATE-02",
+        _MN,
+        _C,
+        _MOD,
+        """After unknown, a Client stops showing an earlier running or
+       requires_action as confirmed live activity (it may keep it as context).""",
+        informal=True,
+    ),
+    _r(
+        "STATE-03",
+        _Y,
+        _A,
+        _MON,
+        """While the Agent reports idle, background activity may go on and
+       send other session/update notifications without changing the state.""",
+        (82,),
+    ),
+    _r(
+        "STATE-04",
+        _M,
+        _A,
+        _MON,
+        """Unless the Client advertised support for custom or future states,
        the Agent still reports running, requires_action and idle wherever the transitions call for
-       them.""", (83,)),
-    _r("STATE-05", _MN, _C, _CV, """A Client receiving a state it does not recognise neither treats it
+       them.""",
+        (83,),
+    ),
+    _r(
+        "STATE-05",
+        _MN,
+        _C,
+        _CV,
+        """A Client receiving a state it does not recognise neither treats it
        as idle nor shows the previous state as confirmed; until a known state comes it displays a
-       generic busy indicator.""", (84,)),
-    _r("STATE-06", _M, _A, _NC, """The Agent reports unknown only when it has really lost sight of the
-       foreground activity, not because nothing was heard for a while.""", informal=True,
-       reason="Not visible on the wire: whether the Agent could still observe its work is its own "
-       "knowledge."),
+       generic busy indicator.""",
+        (84,),
+    ),
+    _r(
+        "STATE-06",
+        _M,
+        _A,
+        _NC,
+        """The Agent reports unknown only when it has really lost sight of the
+       foreground activity, not because nothing was heard for a while.""",
+        informal=True,
+        reason="Not visible on the wire: whether the Agent could still observe its work is its own "
+        "knowledge.",
+    ),
     # -- Initial state and synchronization -----------------------------------------------------
-    _r("SYNC-01", _MN, _C, _CV, """When the session/new response arrives, the Client keeps any state
-       that was already reported and does not reset it.""", (85,)),
-    _r("SYNC-02", _M, _A, _MON, """After session/resume the Agent sends a foreground state snapshot,
+    _r(
+        "SYNC-01",
+        _MN,
+        _C,
+        _CV,
+        """When the session/new response arrives, the Client keeps any state
+       that was already reported and does not reset it.""",
+        (85,),
+    ),
+    _r(
+        "SYNC-02",
+        _M,
+        _A,
+        _MON,
+        """After session/resume the Agent sends a foreground state snapshot,
        after any replay it was asked for and before the successful resume response, even with no
-       replay.""", (86,)),
-    _r("SYNC-03", _M, _C, _UN, """The Client relies on that snapshot, not on the response or the
-       replayed content, to know the current activity.""", (87,),
-       reason="Not checked yet: a client-view check that the post-resume snapshot, not the replay, sets the "
-       "state."),
+       replay.""",
+        (86,),
+    ),
+    _r(
+        "SYNC-03",
+        _M,
+        _C,
+        _UN,
+        """The Client relies on that snapshot, not on the response or the
+       replayed content, to know the current activity.""",
+        (87,),
+        reason="Not checked yet: a client-view check that the post-resume snapshot, not the replay, sets the "
+        "state.",
+    ),
     # -- State transitions ---------------------------------------------------------------------
     _r("TRANS-01", _Y, _A, _MON, """The Agent may send the current state snapshot again.""", (88,)),
-    _r("TRANS-02", _M, _C, _CV, """Clients apply repeated snapshots idempotently: a repeat starts no
-       work, ends no further work and adds no usage.""", (89,)),
-    _r("TRANS-03", _S, _A, _MON, """An idle transition that ends work gives its stop reason.""",
-       (90,)),
-    _r("TRANS-04", _M, _A, _MON, """An idle that confirms cancellation of foreground work uses the
-       cancelled stop reason.""", (91,)),
+    _r(
+        "TRANS-02",
+        _M,
+        _C,
+        _CV,
+        """Clients apply repeated snapshots idempotently: a repeat starts no
+       work, ends no further work and adds no usage.""",
+        (89,),
+    ),
+    _r("TRANS-03", _S, _A, _MON, """An idle transition that ends work gives its stop reason.""", (90,)),
+    _r(
+        "TRANS-04",
+        _M,
+        _A,
+        _MON,
+        """An idle that confirms cancellation of foreground work uses the
+       cancelled stop reason.""",
+        (91,),
+    ),
     # -- Waiting for user action ---------------------------------------------------------------
-    _r("WAIT-01", _M, _A, _MON, """After requires_action, running follows as soon as work progresses
-       again (even while other requests stay open), or idle when the work stops without that.""", (92,)),
-    _r("WAIT-02", _S, _A, _MOD, """Answers that arrive for work that has already ended are ignored, not
-       used to restart that work.""", (93,)),
+    _r(
+        "WAIT-01",
+        _M,
+        _A,
+        _MON,
+        """After requires_action, running follows as soon as work progresses
+       again (even while other requests stay open), or idle when the work stops without that.""",
+        (92,),
+    ),
+    _r(
+        "WAIT-02",
+        _S,
+        _A,
+        _MOD,
+        """Answers that arrive for work that has already ended are ignored, not
+       used to restart that work.""",
+        (93,),
+    ),
     # -- Work boundaries and local commands ----------------------------------------------------
-    _r("BOUND-01", _M, _A, _MON, """Once no foreground activity is left, the Agent reports idle, so
-       consecutive turns are separated by an idle boundary.""", (94,), eventually=True),
-    _r("BOUND-02", _M, _A, _MON, """Every accepted prompt, a local slash command without model work
-       included, goes through the foreground lifecycle (active state, then idle).""", (95,),
-       eventually=True),
-    _r("BOUND-03", _S, _A, _UN, """A local command handled from idle without waiting on the user
-       reports running then idle, with end_turn when it succeeds.""", (96,),
-       reason="Not checked yet: a local command is not marked on the wire; no check of its own."),
+    _r(
+        "BOUND-01",
+        _M,
+        _A,
+        _MON,
+        """Once no foreground activity is left, the Agent reports idle, so
+       consecutive turns are separated by an idle boundary.""",
+        (94,),
+        eventually=True,
+    ),
+    _r(
+        "BOUND-02",
+        _M,
+        _A,
+        _MON,
+        """Every accepted prompt, a local slash command without model work
+       included, goes through the foreground lifecycle (active state, then idle).""",
+        (95,),
+        eventually=True,
+    ),
+    _r(
+        "BOUND-03",
+        _S,
+        _A,
+        _UN,
+        """A local command handled from idle without waiting on the user
+       reports running then idle, with end_turn when it succeeds.""",
+        (96,),
+        reason="Not checked yet: a local command is not marked on the wire; no check of its own.",
+    ),
     # -- Cancellation --------------------------------------------------------------------------
-    _r("CANCEL-01", _Y, _C, _MON, """A Client may send session/cancel at any time to cancel the
-       session's foreground work.""", (97,)),
-    _r("CANCEL-02", _M, _A, _MON, """Prompts received before session/cancel and not yet inserted are
-       answered with error -32800.""", (98,)),
-    _r("CANCEL-03", _Y, _A, _MON, """On cancellation the Agent may also stop background activity that
-       it does not list.""", (99,)),
-    _r("CANCEL-04", _S, _C, _UN, """On sending session/cancel, the Client marks the unfinished tool
-       calls of the current work as cancelled in its own view right away.""", (100,),
-       reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
-       "display hint)."),
-    _r("CANCEL-05", _S, _C, _UN, """That local marking skips tool calls that appear in the most recent
-       background list or that refer to a listed terminal.""", (101,),
-       reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
-       "display hint)."),
-    _r("CANCEL-06", _M, _A, _MOD, """When stopping cancelled work, the Agent stops waiting on that
-       work's open permission requests and treats them as refused.""", (102,)),
-    _r("CANCEL-07", _S, _A, _MON, """The Agent withdraws each of those open permission requests with
-       $/cancel_request so the Client can dismiss them.""", (103,)),
-    _r("CANCEL-08", _Y, _C, _MON, """A Client may reply with the cancelled outcome to a request it can tie
-       to the cancelled work, without first getting a $/cancel_request.""", (104,)),
-    _r("CANCEL-09", _S, _A, _NC, """On session/cancel the Agent halts the cancelled work's model
-       requests and tool invocations as quickly as it can.""", (105,),
-       reason="About internal behaviour and timing (how soon model requests and tools are halted); "
-       "not visible on the wire."),
-    _r("CANCEL-10", _S, _A, _UN, """After cancellation completes, late answers or external URL
-       completions are ignored rather than used to resume the cancelled work.""", (106,),
-       reason="Not checked yet: a monitor of tool or message output for cancelled work after the cancelled "
-       "idle."),
-    _r("CANCEL-11", _M, _A, _MON, """When cancellation hits active foreground work, the Agent aborts it,
-       flushes the updates still owed, and then sends idle with the cancelled stop reason.""", (107,),
-       eventually=True),
-    _r("CANCEL-12", _M, _A, _MON, """Exceptions raised by aborting operations are caught and reported
-       as the cancelled stop reason, not as error.""", (108,)),
-    _r("CANCEL-13", _Y, _A, _MON, """After receiving session/cancel the Agent may still send content
-       and tool call updates.""", (109,)),
-    _r("CANCEL-14", _M, _A, _MON, """Any such updates are sent before the idle state_update that
-       reports the cancellation.""", (110,)),
-    _r("CANCEL-15", _S, _C, _UN, """The Client keeps accepting tool call updates that arrive after it
-       sent session/cancel.""", (111,),
-       reason="Not checked yet: a client-view check that tool call updates after session/cancel are "
-       "applied."),
-    _r("CANCEL-16", _MN, _A, _MON, """A session/cancel does not cover prompts that reach the Agent after
+    _r(
+        "CANCEL-01",
+        _Y,
+        _C,
+        _MON,
+        """A Client may send session/cancel at any time to cancel the
+       session's foreground work.""",
+        (97,),
+    ),
+    _r(
+        "CANCEL-02",
+        _M,
+        _A,
+        _MON,
+        """Prompts received before session/cancel and not yet inserted are
+       answered with error -32800.""",
+        (98,),
+    ),
+    _r(
+        "CANCEL-03",
+        _Y,
+        _A,
+        _MON,
+        """On cancellation the Agent may also stop background activity that
+       it does not list.""",
+        (99,),
+    ),
+    _r(
+        "CANCEL-04",
+        _S,
+        _C,
+        _UN,
+        """On sending session/cancel, the Client marks the unfinished tool
+       calls of the current work as cancelled in its own view right away.""",
+        (100,),
+        reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
+        "display hint).",
+    ),
+    _r(
+        "CANCEL-05",
+        _S,
+        _C,
+        _UN,
+        """That local marking skips tool calls that appear in the most recent
+       background list or that refer to a listed terminal.""",
+        (101,),
+        reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
+        "display hint).",
+    ),
+    _r(
+        "CANCEL-06",
+        _M,
+        _A,
+        _MOD,
+        """When stopping cancelled work, the Agent stops waiting on that
+       work's open permission requests and treats them as refused.""",
+        (102,),
+    ),
+    _r(
+        "CANCEL-07",
+        _S,
+        _A,
+        _MON,
+        """The Agent withdraws each of those open permission requests with
+       $/cancel_request so the Client can dismiss them.""",
+        (103,),
+    ),
+    _r(
+        "CANCEL-08",
+        _Y,
+        _C,
+        _MON,
+        """A Client may reply with the cancelled outcome to a request it can tie
+       to the cancelled work, without first getting a $/cancel_request.""",
+        (104,),
+    ),
+    _r(
+        "CANCEL-09",
+        _S,
+        _A,
+        _NC,
+        """On session/cancel the Agent halts the cancelled work's model
+       requests and tool invocations as quickly as it can.""",
+        (105,),
+        reason="About internal behaviour and timing (how soon model requests and tools are halted); "
+        "not visible on the wire.",
+    ),
+    _r(
+        "CANCEL-10",
+        _S,
+        _A,
+        _UN,
+        """After cancellation completes, late answers or external URL
+       completions are ignored rather than used to resume the cancelled work.""",
+        (106,),
+        reason="Not checked yet: a monitor of tool or message output for cancelled work after the cancelled "
+        "idle.",
+    ),
+    _r(
+        "CANCEL-11",
+        _M,
+        _A,
+        _MON,
+        """When cancellation hits active foreground work, the Agent aborts it,
+       flushes the updates still owed, and then sends idle with the cancelled stop reason.""",
+        (107,),
+        eventually=True,
+    ),
+    _r(
+        "CANCEL-12",
+        _M,
+        _A,
+        _MON,
+        """Exceptions raised by aborting operations are caught and reported
+       as the cancelled stop reason, not as error.""",
+        (108,),
+    ),
+    _r(
+        "CANCEL-13",
+        _Y,
+        _A,
+        _MON,
+        """After receiving session/cancel the Agent may still send content
+       and tool call updates.""",
+        (109,),
+    ),
+    _r(
+        "CANCEL-14",
+        _M,
+        _A,
+        _MON,
+        """Any such updates are sent before the idle state_update that
+       reports the cancellation.""",
+        (110,),
+    ),
+    _r(
+        "CANCEL-15",
+        _S,
+        _C,
+        _UN,
+        """The Client keeps accepting tool call updates that arrive after it
+       sent session/cancel.""",
+        (111,),
+        reason="Not checked yet: a client-view check that tool call updates after session/cancel are "
+        "applied.",
+    ),
+    _r(
+        "CANCEL-16",
+        _MN,
+        _A,
+        _MON,
+        """A session/cancel does not cover prompts that reach the Agent after
        it: such a prompt gets -32800 only if a later cancel, a $/cancel_request for it or a
-       session/close accounts for it.""", informal=True),
-    _r("CANCEL-17", _M, _A, _MON, """The Agent itself reports the final status of every unfinished tool
+       session/close accounts for it.""",
+        informal=True,
+    ),
+    _r(
+        "CANCEL-17",
+        _M,
+        _A,
+        _MON,
+        """The Agent itself reports the final status of every unfinished tool
        call of the cancelled foreground work (the Client's own cancelled mark is only a display
        hint that those updates replace); tool calls in the latest background list, or running a
-       listed terminal, are not part of it.""", informal=True, eventually=True),
-    _r("CANCEL-18", _M, _A, _NC, """A session/cancel does not cover the work in the latest background
-       list: that work keeps running.""", informal=True,
-       reason="Not visible on the wire: a listed item that ends after the cancel may have ended on "
-       "its own."),
+       listed terminal, are not part of it.""",
+        informal=True,
+        eventually=True,
+    ),
+    _r(
+        "CANCEL-18",
+        _M,
+        _A,
+        _NC,
+        """A session/cancel does not cover the work in the latest background
+       list: that work keeps running.""",
+        informal=True,
+        reason="Not visible on the wire: a listed item that ends after the cancel may have ended on its own.",
+    ),
 )
 
 RULES_BY_ID: Final[dict[str, Rule]] = {rule.id: rule for rule in RULES}

@@ -359,19 +359,22 @@ class _Session:
         return {
             "entities": entities,
             "timeline": timeline,
-            "session": {
-                "state": self.state,
-                "background": None if self.background is None else list(self.background),
-                "completions": self.completions,
-                "usage": {"used": self.used, "size": self.size, "cost": self.cost},
-                "last_stop_reason": self.last_stop_reason,
-                "prompts": dict(self.prompts),
-                "rejected_prompts": dict(self.rejected),
-                "notices": self.notices,
-                "malformed_updates": self.malformed,
-                "subagents": {k: dict(v) for k, v in self.subagents.items()},
-            },
+            "session": self.state_json(),
             "preserved": list(self.preserved),
+        }
+
+    def state_json(self) -> dict[str, Json]:
+        return {
+            "state": self.state,
+            "background": None if self.background is None else list(self.background),
+            "completions": self.completions,
+            "usage": {"used": self.used, "size": self.size, "cost": self.cost},
+            "last_stop_reason": self.last_stop_reason,
+            "prompts": dict(self.prompts),
+            "rejected_prompts": dict(self.rejected),
+            "notices": self.notices,
+            "malformed_updates": self.malformed,
+            "subagents": {k: dict(v) for k, v in self.subagents.items()},
         }
 
     def snapshot(self) -> Any:
@@ -463,6 +466,33 @@ class ClientView:
     def to_json(self) -> dict[str, Json]:
         """The client view format: one object per session ID (see docs and tests for the shape)."""
         return {sid: sess.to_json() for sid, sess in self._sessions.items()}
+
+    def session_json(self, sid: str) -> dict[str, Json]:
+        """One session's part of ``to_json`` (KeyError when the view has no such session)."""
+        return self._sessions[sid].to_json()
+
+    # For readers that follow a view message by message (the HTML pages): the parts of one
+    # session's ``session_json`` without building all of it, and which entities changed.
+    def session_state(self, sid: str) -> dict[str, Json]:
+        """``session_json(sid)["session"]``."""
+        return self._sessions[sid].state_json()
+
+    def preserved_count(self, sid: str) -> int:
+        """``len(session_json(sid)["preserved"])``."""
+        return len(self._sessions[sid].preserved)
+
+    def timeline_snapshots(self, sid: str) -> list[tuple[str, str, Any]]:
+        """The snapshot of each entity of the session, in timeline order: a tuple (type, ID,
+        fields), the same object until the entity is updated again."""
+        sess = self._sessions[sid]
+        entities = sess.entities
+        return [entities[key].snapshot() for key in sess.timeline]
+
+    def entity_json(self, sid: str, etype: str, eid: str) -> dict[str, Json]:
+        """``session_json(sid)["entities"][etype][eid]``."""
+        sess = self._sessions[sid]
+        ent = sess.entities[("", eid) if self._key_by_id else (etype, eid)]
+        return ent.to_json()
 
     def snapshot(self) -> Any:
         """The whole view as a hashable tuple (cached until the next ``apply``)."""

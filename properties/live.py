@@ -170,7 +170,6 @@ class LiveCheck:
             return list(self.findings), list(self.open)
 
 
-
 def closed_sessions(monitors: MonitorSet) -> Callable[[str | None], bool]:
     """The completeness of a recording that goes on no further for the sessions it saw closed
     (a successful ``session/close``, not reopened by a resume): what they still owe can no

@@ -114,16 +114,25 @@ READINGS: Final[tuple[Reading, ...]] = (
         "May a live user message appear that no session/prompt accounts for?",
         ("2. Prompt accepted", "Foreground and background work", "Session-directed messages"),
         (64, 23, 15),
-        ("Receipt, queueing, and assigning an ID are not insertion",
-         "synthetic user message", "SHOULD NOT report it as a user_message"),
         (
-            _alt("prompt-only", """Every live user message reports the insertion of a session/prompt
+            "Receipt, queueing, and assigning an ID are not insertion",
+            "synthetic user message",
+            "SHOULD NOT report it as a user_message",
+        ),
+        (
+            _alt(
+                "prompt-only",
+                """Every live user message reports the insertion of a session/prompt
                  of its session: one no prompt can claim is a breach (ACC-06, REJ-02 after a
                  rejection, ACC-03 when an error answer strands it, SDM-05 in a session without
-                 prompts)."""),
-            _alt("other-sources", """A user message may have another source (an Agent-side
+                 prompts).""",
+            ),
+            _alt(
+                "other-sources",
+                """A user message may have another source (an Agent-side
                  insertion, a delegated task): an unclaimed user message is no breach, and the
-                 counting of messages against prompts proves nothing."""),
+                 counting of messages against prompts proves nothing.""",
+            ),
         ),
         "prompt-only",
         _text("""The spec describes user messages only as insertions of prompts (and, discouraged,
@@ -141,11 +150,17 @@ READINGS: Final[tuple[Reading, ...]] = (
         (35,),
         ("MUST include background on every state_update",),
         (
-            _alt("after-first-list", """Only state_updates after the session's first concrete
-                 background list must carry one; earlier ones may omit it."""),
-            _alt("every", """An Agent that reports background work at all must include it on every
+            _alt(
+                "after-first-list",
+                """Only state_updates after the session's first concrete
+                 background list must carry one; earlier ones may omit it.""",
+            ),
+            _alt(
+                "every",
+                """An Agent that reports background work at all must include it on every
                  state_update of the session: a state_update without a list, followed later by a
-                 first list, is a breach (reported at that first list)."""),
+                 first list, is a breach (reported at that first list).""",
+            ),
         ),
         "after-first-list",
         _text("""An Agent may learn it has background work only later; and the Client treats an
@@ -162,15 +177,24 @@ READINGS: Final[tuple[Reading, ...]] = (
         "May content of a message of ended foreground work be patched after that work's idle?",
         ("Entity IDs", "4. Report completion", "Cancellation"),
         (10, 122, 192),
-        ("including after the session reports idle", "MUST send any pending updates",
-         "before sending the idle state_update"),
         (
-            _alt("ended-work", """Content for an agent message or thought first seen during an
+            "including after the session reports idle",
+            "MUST send any pending updates",
+            "before sending the idle state_update",
+        ),
+        (
+            _alt(
+                "ended-work",
+                """Content for an agent message or thought first seen during an
                  ended interval, sent while the session is still idle after it, is a pending
                  update of the ended work sent after its idle (DONE-03; CANCEL-14 when that idle
-                 confirmed a cancellation)."""),
-            _alt("patch-in-place", """Later updates and chunks patch an entity in place, including
-                 after idle: such content is no breach."""),
+                 confirmed a cancellation).""",
+            ),
+            _alt(
+                "patch-in-place",
+                """Later updates and chunks patch an entity in place, including
+                 after idle: such content is no breach.""",
+            ),
         ),
         "ended-work",
         _text("""The completion rule is a MUST about the ended work's pending updates; the entity
@@ -188,12 +212,18 @@ READINGS: Final[tuple[Reading, ...]] = (
         (190, 173),
         ("when cancellation took effect", "MUST use cancelled when confirming"),
         (
-            _alt("on-receipt", """A session/cancel (or session/close) received while work was
+            _alt(
+                "on-receipt",
+                """A session/cancel (or session/close) received while work was
                  active makes the first idle after it confirm the cancellation: it must say
-                 cancelled (TRANS-04; CANCEL-12 when it says error)."""),
-            _alt("when-acted", """The Agent may have finished the work before acting on the
+                 cancelled (TRANS-04; CANCEL-12 when it says error).""",
+            ),
+            _alt(
+                "when-acted",
+                """The Agent may have finished the work before acting on the
                  cancel: an idle right after the cancel's arrival may carry the stop reason of
-                 the work's own end."""),
+                 the work's own end.""",
+            ),
         ),
         "on-receipt",
         _text("""On receipt is the only moment visible on the wire: the Agent's acting is not.
@@ -212,11 +242,17 @@ READINGS: Final[tuple[Reading, ...]] = (
         (37, 39),
         ("finalized before they are removed", "A terminal or tool call that foreground work is waiting on"),
         (
-            _alt("final-status", """An item leaves the list only with its exitStatus or final
-                 status sent before: dropping an unfinished one is a breach (BG-11)."""),
-            _alt("becomes-foreground", """Work that foreground work waits on is foreground work and
+            _alt(
+                "final-status",
+                """An item leaves the list only with its exitStatus or final
+                 status sent before: dropping an unfinished one is a breach (BG-11).""",
+            ),
+            _alt(
+                "becomes-foreground",
+                """Work that foreground work waits on is foreground work and
                  is not listed: an unfinished terminal or tool call dropped by a snapshot whose
-                 state is running or requires_action may have become foreground (no breach)."""),
+                 state is running or requires_action may have become foreground (no breach).""",
+            ),
         ),
         "final-status",
         _text("""The MUST names no exception, and the wire does not show what foreground work waits
@@ -233,12 +269,21 @@ READINGS: Final[tuple[Reading, ...]] = (
         (59, 190),
         ("MUST reject a prompt containing a content type", "MUST answer the covered prompts with -32800"),
         (
-            _alt("cancelled", """-32800: the cancel covers every prompt not yet inserted
-                 (CANCEL-02 reports -32602)."""),
-            _alt("either", """-32800 or -32602: the Agent may have rejected the content before the
-                 cancel reached it."""),
-            _alt("invalid", """-32602: the content rule decides whatever else happens (USER-04
-                 reports -32800)."""),
+            _alt(
+                "cancelled",
+                """-32800: the cancel covers every prompt not yet inserted
+                 (CANCEL-02 reports -32602).""",
+            ),
+            _alt(
+                "either",
+                """-32800 or -32602: the Agent may have rejected the content before the
+                 cancel reached it.""",
+            ),
+            _alt(
+                "invalid",
+                """-32602: the content rule decides whatever else happens (USER-04
+                 reports -32800).""",
+            ),
         ),
         "cancelled",
         _text("""The cancellation sentence covers every prompt received before the cancel and not
@@ -254,15 +299,23 @@ READINGS: Final[tuple[Reading, ...]] = (
         "other than -32800?",
         ("Prompts during active work", "Prompts that are never inserted"),
         (77, 81),
-        ("The Client can withdraw it with $/cancel_request",
-         "Request cancellation before insertion uses -32800"),
         (
-            _alt("cancelled-only", """Once the $/cancel_request reached the Agent, a prompt not yet
+            "The Client can withdraw it with $/cancel_request",
+            "Request cancellation before insertion uses -32800",
+        ),
+        (
+            _alt(
+                "cancelled-only",
+                """Once the $/cancel_request reached the Agent, a prompt not yet
                  inserted is answered -32800 (or with success if it is inserted instead): any other
-                 error breaks REJ-03."""),
-            _alt("own-reason", """The Agent may still refuse it for a reason of its own (invalid
+                 error breaks REJ-03.""",
+            ),
+            _alt(
+                "own-reason",
+                """The Agent may still refuse it for a reason of its own (invalid
                  params, a hook): only a refusal because of the cancellation must use -32800, and
-                 the wire does not show which, so another error code is no breach."""),
+                 the wire does not show which, so another error code is no breach.""",
+            ),
         ),
         "cancelled-only",
         _text("""-32800 is what request cancellation before insertion uses, and the prompt table lets
@@ -279,15 +332,24 @@ READINGS: Final[tuple[Reading, ...]] = (
         "still-owed foreground update, or background work?",
         ("4. Report completion", "Background work", "Cancellation"),
         (122, 33, 192),
-        ("MUST send any pending updates", "keep that tool call pending, in_progress, or paused",
-         "SHOULD still accept tool call updates"),
         (
-            _alt("background", """Work that carries on after the idle is independent of the ended
-                 work: no breach, and it clears a FAIL-04 suspicion."""),
-            _alt("foreground-owed", """A tool call first reported during ended foreground work,
+            "MUST send any pending updates",
+            "keep that tool call pending, in_progress, or paused",
+            "SHOULD still accept tool call updates",
+        ),
+        (
+            _alt(
+                "background",
+                """Work that carries on after the idle is independent of the ended
+                 work: no breach, and it clears a FAIL-04 suspicion.""",
+            ),
+            _alt(
+                "foreground-owed",
+                """A tool call first reported during ended foreground work,
                  not listed (nor embedding a listed terminal), whose status changes while the
                  session is still idle after that work, is an update of the ended work after its
-                 idle (DONE-03; CANCEL-14 after a cancellation) and stays a FAIL-04 suspect."""),
+                 idle (DONE-03; CANCEL-14 after a cancellation) and stays a FAIL-04 suspect.""",
+            ),
         ),
         "background",
         _text("""A background tool call may be announced before it is first listed, and the
@@ -305,13 +367,19 @@ READINGS: Final[tuple[Reading, ...]] = (
         (77,),
         ("Held prompts are inserted in the order they were received",),
         (
-            _alt("held-only", """The order binds held prompts among themselves: a prompt
+            _alt(
+                "held-only",
+                """The order binds held prompts among themselves: a prompt
                  inserted at once may overtake a held one (as the model's prompt machine
-                 allows)."""),
-            _alt("receipt-order", """Every prompt is inserted after the prompts received before
+                 allows).""",
+            ),
+            _alt(
+                "receipt-order",
+                """Every prompt is inserted after the prompts received before
                  it: a prompt answered with success while an earlier one was still waiting, when
                  that earlier one is later answered -32800 (it was never inserted), is a breach
-                 (ACTIVE-02)."""),
+                 (ACTIVE-02).""",
+            ),
         ),
         "held-only",
         _text("""The sentence speaks of held prompts only, and the Agent decides what inserting
@@ -323,15 +391,17 @@ READINGS: Final[tuple[Reading, ...]] = (
     ),
     Reading(
         TOOL_WITH_LISTED_TERMINAL,
-        "Is a listed tool call that embeds a listed terminal one whose only live work is that "
-        "terminal?",
+        "Is a listed tool call that embeds a listed terminal one whose only live work is that terminal?",
         ("Background work",),
         (39,),
         ("whose only live work is a listed terminal",),
         (
             _alt("only-live-work", """Yes: listing both is listing one work twice (BG-13)."""),
-            _alt("may-have-other-work", """Not necessarily: the tool call may have live work of
-                 its own, which the wire does not show; listing both is no breach."""),
+            _alt(
+                "may-have-other-work",
+                """Not necessarily: the tool call may have live work of
+                 its own, which the wire does not show; listing both is no breach.""",
+            ),
         ),
         "only-live-work",
         _text("""Process-backed work is listed as its terminal; other live work of the tool call
@@ -347,13 +417,21 @@ READINGS: Final[tuple[Reading, ...]] = (
         "Is a repeated idle that brings a new stop reason the completion of unreported work?",
         ("Background work", "State transitions"),
         (36, 173),
-        ("a repeated idle without a new stop reason is not a new completion",
-         "A repeated state may carry updated information"),
         (
-            _alt("snapshot", """Never: a repeated state may carry updated information without
-                 being a transition."""),
-            _alt("completion", """Yes: it completes foreground work that was never reported
-                 active (FG-02: work started without running)."""),
+            "a repeated idle without a new stop reason is not a new completion",
+            "A repeated state may carry updated information",
+        ),
+        (
+            _alt(
+                "snapshot",
+                """Never: a repeated state may carry updated information without
+                 being a transition.""",
+            ),
+            _alt(
+                "completion",
+                """Yes: it completes foreground work that was never reported
+                 active (FG-02: work started without running).""",
+            ),
         ),
         "snapshot",
         _text("""The State transitions section says applying updated information is no
@@ -371,11 +449,17 @@ READINGS: Final[tuple[Reading, ...]] = (
         (165, 173),
         ("MUST NOT treat it as idle", "without implying that work started or ended"),
         (
-            _alt("no-completion", """No: as after unknown, a known snapshot after an unrecognized
+            _alt(
+                "no-completion",
+                """No: as after unknown, a known snapshot after an unrecognized
                  state implies no start or end of work (the client view counts no completion
-                 and keeps the last stop reason as context)."""),
-            _alt("completion", """Yes: a Client that showed a generic busy state takes the idle as
-                 the end of that work (the client view counts a completion)."""),
+                 and keeps the last stop reason as context).""",
+            ),
+            _alt(
+                "completion",
+                """Yes: a Client that showed a generic busy state takes the idle as
+                 the end of that work (the client view counts a completion).""",
+            ),
         ),
         "no-completion",
         _text("""The spec says so for unknown and asks Clients to treat an unrecognized state like
@@ -391,25 +475,36 @@ READINGS: Final[tuple[Reading, ...]] = (
         "final status before the idle confirming the cancellation?",
         ("Cancellation", "Background work", "4. Report completion"),
         (190, 33, 122),
-        ("the Agent gives those tool calls their final status",
-         "SHOULD keep that tool call pending, in_progress, or paused and list it",
-         "MUST send any pending updates for the foreground work that ended"),
         (
-            _alt("owed-before-idle", """A tool call first reported during the cancelled work,
+            "the Agent gives those tool calls their final status",
+            "SHOULD keep that tool call pending, in_progress, or paused and list it",
+            "MUST send any pending updates for the foreground work that ended",
+        ),
+        (
+            _alt(
+                "owed-before-idle",
+                """A tool call first reported during the cancelled work,
                  still unfinished at the idle that confirms the cancellation, and left out of a
                  concrete background list reported since its first report (the idle's own
                  included; nor embedding a listed terminal), belongs to the cancelled work: its
                  final status was owed before that idle (CANCEL-17, a finding at the idle). One
-                 no list has ruled on yet is a suspect, as under may-be-background."""),
-            _alt("every-unlisted", """Every such tool call not in the latest background list
+                 no list has ruled on yet is a suspect, as under may-be-background.""",
+            ),
+            _alt(
+                "every-unlisted",
+                """Every such tool call not in the latest background list
                  (nor embedding a listed terminal) belongs to the cancelled work, whether or not a
                  list was reported since its first report: a finding at the idle. A background
-                 tool call announced during the work must then be listed by the idle."""),
-            _alt("may-be-background", """Such a tool call may be background activity the Agent
+                 tool call announced during the work must then be listed by the idle.""",
+            ),
+            _alt(
+                "may-be-background",
+                """Such a tool call may be background activity the Agent
                  did not list (it may stop unlisted background activity, so some may go on): a
                  suspect, cleared when a later list names it or its status changes later, and a
                  breach only when nothing cleared it by the end (at quiescence, or at the last
-                 line of a complete transcript)."""),
+                 line of a complete transcript).""",
+            ),
         ),
         "owed-before-idle",
         _text("""The Cancellation section exempts only the latest background list and tool calls

@@ -50,8 +50,19 @@ CLIENT_FAULT_RULES: Final[dict[str, str]] = {
 
 VIEW_RULES: Final = frozenset(
     {
-        "ENT-02", "ENT-03", "ENT-04", "ACC-08", "ACC-10", "MSGID-02", "TOOL-06", "COMPACT-04",
-        "BG-08", "STATE-05", "SYNC-01", "TRANS-02", "STOP-02",
+        "ENT-02",
+        "ENT-03",
+        "ENT-04",
+        "ACC-08",
+        "ACC-10",
+        "MSGID-02",
+        "TOOL-06",
+        "COMPACT-04",
+        "BG-08",
+        "STATE-05",
+        "SYNC-01",
+        "TRANS-02",
+        "STOP-02",
     }
 )
 """Every rule ``compare_views`` can name."""
@@ -107,14 +118,24 @@ def _entities(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) 
         act_types.setdefault(i, set()).add(t)
     for t, i in [k for k in ref_order if k not in act_keys]:
         if act_types.get(i, set()) - {t}:
-            found.append(("ENT-02", f"{sid}: {t} {i!r} is missing; the view keeps {i!r} only as "
-                          f"{', '.join(sorted(act_types[i]))}"))
+            found.append(
+                (
+                    "ENT-02",
+                    f"{sid}: {t} {i!r} is missing; the view keeps {i!r} only as "
+                    f"{', '.join(sorted(act_types[i]))}",
+                )
+            )
         else:
             found.append(("ENT-03", f"{sid}: {t} {i!r} is missing from the view"))
     for t, i in [k for k in act_order if k not in ref_keys]:
         if ref_types.get(i, set()) - {t}:
-            found.append(("ENT-02", f"{sid}: the view holds {t} {i!r}, the reference has that ID as "
-                          f"{', '.join(sorted(ref_types[i] - {t}))}"))
+            found.append(
+                (
+                    "ENT-02",
+                    f"{sid}: the view holds {t} {i!r}, the reference has that ID as "
+                    f"{', '.join(sorted(ref_types[i] - {t}))}",
+                )
+            )
         else:
             found.append(("ACC-08", f"{sid}: the view holds {t} {i!r} that the reference does not"))
     common_ref = [k for k in ref_order if k in act_keys]
@@ -140,18 +161,32 @@ def _session(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) -
         rule = "SYNC-01" if vs == "idle" and rs in _ACTIVE else "STATE-05"
         found.append((rule, f"{sid}: state is {vs!r} in the view, {rs!r} in the reference"))
     if ref.get("background") != act.get("background"):
-        found.append(("BG-08", f"{sid}: background is {act.get('background')!r} in the view, "
-                      f"{ref.get('background')!r} in the reference"))
+        found.append(
+            (
+                "BG-08",
+                f"{sid}: background is {act.get('background')!r} in the view, "
+                f"{ref.get('background')!r} in the reference",
+            )
+        )
     rc, vc = ref.get("completions"), act.get("completions")
     if rc != vc:
         rule = "TRANS-02" if (vc or 0) > (rc or 0) else "STOP-02"
         found.append((rule, f"{sid}: {vc} completions in the view, {rc} in the reference"))
     if ref.get("last_stop_reason") != act.get("last_stop_reason"):
-        found.append(("STOP-02", f"{sid}: last stop reason {act.get('last_stop_reason')!r} in the view, "
-                      f"{ref.get('last_stop_reason')!r} in the reference"))
+        found.append(
+            (
+                "STOP-02",
+                f"{sid}: last stop reason {act.get('last_stop_reason')!r} in the view, "
+                f"{ref.get('last_stop_reason')!r} in the reference",
+            )
+        )
     if ref.get("usage") != act.get("usage"):
-        found.append(("TRANS-02", f"{sid}: usage {act.get('usage')!r} in the view, {ref.get('usage')!r} "
-                      "in the reference"))
+        found.append(
+            (
+                "TRANS-02",
+                f"{sid}: usage {act.get('usage')!r} in the view, {ref.get('usage')!r} in the reference",
+            )
+        )
     if ref.get("prompts") != act.get("prompts") or ref.get("rejected_prompts") != act.get("rejected_prompts"):
         found.append(("ACC-10", f"{sid}: prompt bookkeeping differs"))
     if ref.get("subagents") != act.get("subagents"):

@@ -150,4 +150,3 @@ def choices_of(tables: Mapping[str, MachineSpec]) -> Choices:
     if got is None or got[0] is not session or got[1] is not permission:
         got = _READ[key] = (session, permission, _read(tables))
     return got[2]
-

@@ -46,7 +46,15 @@ from simulator import explore_bfs, explore_hypothesis, explore_random
 from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, keep_shortest, monitor_rules
 from simulator.progress import NULL, Progress
-from simulator.report import FAIRNESS, LIVENESS, Diagram, coverage_json, findings_json, strip_timing
+from simulator.report import (
+    FAIRNESS,
+    LIVENESS,
+    CounterexamplePage,
+    Diagram,
+    coverage_json,
+    findings_json,
+    strip_timing,
+)
 from simulator.variant_runs import behaviours, notes
 
 Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
@@ -90,6 +98,9 @@ class Options:
     diagram: Diagram | None = None
     """Renders a counterexample's transcript as a sequence diagram (the command hands in
     ``diagrams.sequence.transcript_to_mermaid``); None writes no diagram."""
+    page: CounterexamplePage | None = None
+    """Makes a counterexample's HTML page (the command hands in
+    ``diagrams.html.runs.counterexample_page``); None writes no page."""
 
 
 def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
@@ -257,7 +268,7 @@ def write(opts: Options, done: Computed) -> dict[str, Any]:
     out = Path(opts.out)
     report = done.report
     write_errors = done.write_errors
-    report["findings"] = findings_json(done.counterexamples, out, opts.diagram, write_errors)
+    report["findings"] = findings_json(done.counterexamples, out, opts.diagram, write_errors, opts.page)
     report["coverage"] = done.coverage
     report["warnings"] = done.warnings
     report["info"] = done.info

@@ -84,183 +84,266 @@ def _resolved(m: Mutant) -> Mutant:
     return replace(m, intended_rule=deviations.rule(d, TABLES))
 
 
-MUTANTS: tuple[Mutant, ...] = tuple(map(_resolved, (
-    Mutant("error-after-insert", "agent", BY_DEVIATION, "answers an inserted prompt with an error response"),
-    Mutant("no-idle-after-cancel", "agent", BY_DEVIATION, "never reports idle after cancelling active work"),
-    Mutant("cancel-as-end-turn", "agent", BY_DEVIATION, "confirms a cancellation with end_turn"),
-    Mutant("reuse-message-id", "agent", BY_DEVIATION, "gives two inserted prompts the same messageId"),
-    Mutant("list-before-announce", "agent", BY_DEVIATION, "lists a terminal it has not announced"),
-    Mutant(
-        "remove-before-exit",
-        "agent",
-        BY_DEVIATION,
-        "removes an item from the background list before it finished",
-        DEFAULT.with_(features=frozenset({"terminal", "bg_tool", "cancel", "thought"})),
-    ),
-    Mutant("update-after-idle", "agent", BY_DEVIATION, "sends output of the ended work after its idle"),
-    Mutant(
-        "answer-before-insert", "agent", BY_DEVIATION, "answers a prompt but never reports the user message"
-    ),
-    Mutant(
-        "user-message-after-reject", "agent", BY_DEVIATION, "reports a user message for a rejected prompt"
-    ),
-    Mutant(
-        "user-message-ahead",
-        "agent",
-        BY_DEVIATION,
-        "reports a user message before the prompt it is later returned for was received",
-        FOCUSED.with_(prompts=2),
-    ),
-    Mutant(
-        "no-running-on-start",
-        "agent",
-        BY_DEVIATION,
-        "starts foreground work without reporting running",
-        FOCUSED.with_(features=FOCUSED.features - {"compaction", "notice"}),
-    ),
-    Mutant("no-resume-running", "agent", BY_DEVIATION, "resumes blocked work without reporting running"),
-    Mutant(
-        "drop-background-field", "agent", BY_DEVIATION, "ends work with an idle without the background list"
-    ),
-    Mutant("reopen-tool-call", "agent", BY_DEVIATION, "reports in_progress on a completed tool call"),
-    Mutant("compaction-never-ends", "agent", BY_DEVIATION, "leaves a reported compaction in progress"),
-    Mutant("reuse-compaction-id", "agent", BY_DEVIATION, "reuses a finished compaction's ID"),
-    Mutant("notice-empty-title", "agent", BY_DEVIATION, "sends a notice with an empty title"),
-    Mutant(
-        "response-before-snapshot", "agent", BY_DEVIATION, "answers session/resume before the state snapshot"
-    ),
-    Mutant("replay-new-ids", "agent", "ACC-11", "replays retained user messages under new message IDs"),
-    Mutant(
-        "cancel-leaves-tool-open", "agent", BY_DEVIATION,
-        "confirms a cancellation while a tool call of the cancelled work has no final status",
-        FOCUSED.with_(prompts=1, features=frozenset({"cancel", "thought"})),
-    ),
-    Mutant(
-        "late-approval-runs", "agent", BY_DEVIATION,
-        "leaves a cancelled tool call pending and runs it when its permission is approved late",
-        FOCUSED.with_(
-            prompts=1, outputs=0, cancel_requests=0, closes=0, resumes=0, reattaches=0, losses=0,
-            futures=0, hooks=0, reruns=0, notices=0, usages=0, compactions=0, background=0,
-            features=frozenset({"permission", "cancel"}),
-        ),  # a race (the approval must reach the Agent after its cancelled idle): few other moves
-    ),
-    Mutant(
-        "busy-refusal", "agent", BY_DEVIATION,
-        "refuses a held prompt only because foreground work is active",
-        off_wire=BUSY_REFUSAL_OFF_WIRE,
-    ),
-    Mutant(
-        "error-with-live-tools",
-        "agent",
-        BY_DEVIATION,
-        "reports idle error while a tool call is unfinished",
-        FOCUSED.with_(features=frozenset({"fail", "thought"})),
-    ),
-    Mutant(
-        "held-not-withdrawn",
-        "agent",
-        BY_DEVIATION,
-        "inserts a prompt that a session/cancel covered",
-        FOCUSED.with_(prompts=2, features=frozenset({"hold", "cancel"})),
-        off_wire=HELD_NOT_WITHDRAWN_OFF_WIRE,
-    ),
-    Mutant("usage-no-size", "agent", BY_DEVIATION, "sends a usage_update without size"),
-    Mutant(
-        "list-tool-and-terminal",
-        "agent",
-        BY_DEVIATION,
-        "lists a tool call whose only live work is a listed terminal",
-        DEFAULT.with_(features=frozenset({"terminal", "thought"})),
-    ),
-    Mutant(
-        "custom-stop-reason-no-underscore",
-        "agent",
-        BY_DEVIATION,
-        "ends with an unknown stop reason without `_`",
-    ),
-    Mutant("no-idle-at-end", "agent", BY_DEVIATION, "ends foreground work without reporting idle"),
-    Mutant(
-        "terminal-reused",
-        "agent",
-        BY_DEVIATION,
-        "starts a second terminal under an exited terminal's ID",
-        FOCUSED.with_(background=2, prompts=3, features=FOCUSED.features - {"bg_tool", "subagent", "fail"}),
-    ),
-    Mutant("session-message-no-id", "agent", BY_DEVIATION, "sends a session_message without messageId"),
-    Mutant(
-        "list-twice",
-        "agent",
-        BY_DEVIATION,
-        "names an item it already lists a second time in a background list",
-        DEFAULT.with_(features=frozenset({"terminal", "bg_tool", "thought"})),
-    ),
-    Mutant("never-answer-inserted", "agent", BY_DEVIATION, "never answers an inserted prompt"),
-    Mutant("response-without-message-id", "agent", BY_DEVIATION, "answers a prompt without messageId"),
-    Mutant("answer-twice", "agent", BY_DEVIATION, "sends two success responses to one prompt"),
-    Mutant("user-message-wrong-id", "agent", BY_DEVIATION, "reports the user message under another ID"),
-    Mutant(
-        "withdraw-wrong-code",
-        "agent",
-        BY_DEVIATION,
-        "answers a prompt withdrawn by $/cancel_request with an error other than -32800",
-    ),
-    Mutant(
-        "close-withdraw-wrong-code",
-        "agent",
-        BY_DEVIATION,
-        "answers a prompt stopped by session/close with an error other than -32800",
-    ),
-    Mutant("silent-reject", "agent", BY_DEVIATION, "rejects a prompt without sending any response"),
-    Mutant("chunk-no-message-id", "agent", BY_DEVIATION, "sends an agent message chunk without messageId"),
-    Mutant("compaction-no-status", "agent", BY_DEVIATION, "starts a compaction with no status"),
-    Mutant(
-        "custom-running-state",
-        "agent",
-        BY_DEVIATION,
-        "reports a custom state where running is required (the Client advertised no custom states)",
-        FOCUSED.with_(features=FOCUSED.features - {"future"}),
-    ),
-    Mutant("prompt-without-work", "agent", BY_DEVIATION, "accepts prompts but never runs foreground work"),
-    Mutant(
-        "update-after-cancelled-idle",
-        "agent",
-        "CANCEL-14",
-        "sends output after the idle that confirms a cancel",
-        DEFAULT.with_(features=frozenset({"cancel", "thought", "chunks", "plan"})),
-        faults=("update-after-idle",),
-    ),
-    Mutant(
-        "cancel-covers-later-prompts",
-        "agent",
-        BY_DEVIATION,
-        "withdraws prompts that arrived after a cancel",
-        DEFAULT.with_(features=frozenset({"cancel", "hold", "thought"})),
-    ),
-    Mutant(
-        "accept-unadvertised-content",
-        "agent",
-        BY_DEVIATION,
-        "inserts a prompt with content it did not advertise",
-        faults=("accept-unadvertised-content", "image-without-capability"),
-    ),
-    Mutant("empty-prompt", "client", BY_DEVIATION, "sends a session/prompt with an empty prompt array"),
-    Mutant("image-without-capability", "client", BY_DEVIATION, "sends an image the Agent did not advertise"),
-    Mutant(
-        "prompt-during-resume", "client", BY_DEVIATION, "sends a prompt before session/resume was answered"
-    ),
-    Mutant("omitted-background-is-empty", "client", "BG-08", "treats an omitted background list as []"),
-    Mutant("move-on-update", "client", "ENT-04", "moves an entity to the end of the timeline on update"),
-    Mutant("drop-unseen-chunk", "client", "ENT-03", "drops a chunk for an ID it has not seen"),
-    Mutant(
-        "key-by-id-only",
-        "client",
-        "ENT-02",
-        "keys entities by ID alone",
-        DEFAULT.with_(features=frozenset({"thought", "chunks"})),
-    ),
-    Mutant("unknown-state-is-idle", "client", "STATE-05", "treats unknown or unrecognized states as idle"),
-    Mutant("repeat-idle-counts", "client", "TRANS-02", "counts every repeated idle as a completion"),
-)))
+MUTANTS: tuple[Mutant, ...] = tuple(
+    map(
+        _resolved,
+        (
+            Mutant(
+                "error-after-insert",
+                "agent",
+                BY_DEVIATION,
+                "answers an inserted prompt with an error response",
+            ),
+            Mutant(
+                "no-idle-after-cancel",
+                "agent",
+                BY_DEVIATION,
+                "never reports idle after cancelling active work",
+            ),
+            Mutant("cancel-as-end-turn", "agent", BY_DEVIATION, "confirms a cancellation with end_turn"),
+            Mutant(
+                "reuse-message-id", "agent", BY_DEVIATION, "gives two inserted prompts the same messageId"
+            ),
+            Mutant("list-before-announce", "agent", BY_DEVIATION, "lists a terminal it has not announced"),
+            Mutant(
+                "remove-before-exit",
+                "agent",
+                BY_DEVIATION,
+                "removes an item from the background list before it finished",
+                DEFAULT.with_(features=frozenset({"terminal", "bg_tool", "cancel", "thought"})),
+            ),
+            Mutant(
+                "update-after-idle", "agent", BY_DEVIATION, "sends output of the ended work after its idle"
+            ),
+            Mutant(
+                "answer-before-insert",
+                "agent",
+                BY_DEVIATION,
+                "answers a prompt but never reports the user message",
+            ),
+            Mutant(
+                "user-message-after-reject",
+                "agent",
+                BY_DEVIATION,
+                "reports a user message for a rejected prompt",
+            ),
+            Mutant(
+                "user-message-ahead",
+                "agent",
+                BY_DEVIATION,
+                "reports a user message before the prompt it is later returned for was received",
+                FOCUSED.with_(prompts=2),
+            ),
+            Mutant(
+                "no-running-on-start",
+                "agent",
+                BY_DEVIATION,
+                "starts foreground work without reporting running",
+                FOCUSED.with_(features=FOCUSED.features - {"compaction", "notice"}),
+            ),
+            Mutant(
+                "no-resume-running", "agent", BY_DEVIATION, "resumes blocked work without reporting running"
+            ),
+            Mutant(
+                "drop-background-field",
+                "agent",
+                BY_DEVIATION,
+                "ends work with an idle without the background list",
+            ),
+            Mutant("reopen-tool-call", "agent", BY_DEVIATION, "reports in_progress on a completed tool call"),
+            Mutant(
+                "compaction-never-ends", "agent", BY_DEVIATION, "leaves a reported compaction in progress"
+            ),
+            Mutant("reuse-compaction-id", "agent", BY_DEVIATION, "reuses a finished compaction's ID"),
+            Mutant("notice-empty-title", "agent", BY_DEVIATION, "sends a notice with an empty title"),
+            Mutant(
+                "response-before-snapshot",
+                "agent",
+                BY_DEVIATION,
+                "answers session/resume before the state snapshot",
+            ),
+            Mutant(
+                "replay-new-ids", "agent", "ACC-11", "replays retained user messages under new message IDs"
+            ),
+            Mutant(
+                "cancel-leaves-tool-open",
+                "agent",
+                BY_DEVIATION,
+                "confirms a cancellation while a tool call of the cancelled work has no final status",
+                FOCUSED.with_(prompts=1, features=frozenset({"cancel", "thought"})),
+            ),
+            Mutant(
+                "late-approval-runs",
+                "agent",
+                BY_DEVIATION,
+                "leaves a cancelled tool call pending and runs it when its permission is approved late",
+                FOCUSED.with_(
+                    prompts=1,
+                    outputs=0,
+                    cancel_requests=0,
+                    closes=0,
+                    resumes=0,
+                    reattaches=0,
+                    losses=0,
+                    futures=0,
+                    hooks=0,
+                    reruns=0,
+                    notices=0,
+                    usages=0,
+                    compactions=0,
+                    background=0,
+                    features=frozenset({"permission", "cancel"}),
+                ),  # a race (the approval must reach the Agent after its cancelled idle): few other moves
+            ),
+            Mutant(
+                "busy-refusal",
+                "agent",
+                BY_DEVIATION,
+                "refuses a held prompt only because foreground work is active",
+                off_wire=BUSY_REFUSAL_OFF_WIRE,
+            ),
+            Mutant(
+                "error-with-live-tools",
+                "agent",
+                BY_DEVIATION,
+                "reports idle error while a tool call is unfinished",
+                FOCUSED.with_(features=frozenset({"fail", "thought"})),
+            ),
+            Mutant(
+                "held-not-withdrawn",
+                "agent",
+                BY_DEVIATION,
+                "inserts a prompt that a session/cancel covered",
+                FOCUSED.with_(prompts=2, features=frozenset({"hold", "cancel"})),
+                off_wire=HELD_NOT_WITHDRAWN_OFF_WIRE,
+            ),
+            Mutant("usage-no-size", "agent", BY_DEVIATION, "sends a usage_update without size"),
+            Mutant(
+                "list-tool-and-terminal",
+                "agent",
+                BY_DEVIATION,
+                "lists a tool call whose only live work is a listed terminal",
+                DEFAULT.with_(features=frozenset({"terminal", "thought"})),
+            ),
+            Mutant(
+                "custom-stop-reason-no-underscore",
+                "agent",
+                BY_DEVIATION,
+                "ends with an unknown stop reason without `_`",
+            ),
+            Mutant("no-idle-at-end", "agent", BY_DEVIATION, "ends foreground work without reporting idle"),
+            Mutant(
+                "terminal-reused",
+                "agent",
+                BY_DEVIATION,
+                "starts a second terminal under an exited terminal's ID",
+                FOCUSED.with_(
+                    background=2, prompts=3, features=FOCUSED.features - {"bg_tool", "subagent", "fail"}
+                ),
+            ),
+            Mutant(
+                "session-message-no-id", "agent", BY_DEVIATION, "sends a session_message without messageId"
+            ),
+            Mutant(
+                "list-twice",
+                "agent",
+                BY_DEVIATION,
+                "names an item it already lists a second time in a background list",
+                DEFAULT.with_(features=frozenset({"terminal", "bg_tool", "thought"})),
+            ),
+            Mutant("never-answer-inserted", "agent", BY_DEVIATION, "never answers an inserted prompt"),
+            Mutant(
+                "response-without-message-id", "agent", BY_DEVIATION, "answers a prompt without messageId"
+            ),
+            Mutant("answer-twice", "agent", BY_DEVIATION, "sends two success responses to one prompt"),
+            Mutant(
+                "user-message-wrong-id", "agent", BY_DEVIATION, "reports the user message under another ID"
+            ),
+            Mutant(
+                "withdraw-wrong-code",
+                "agent",
+                BY_DEVIATION,
+                "answers a prompt withdrawn by $/cancel_request with an error other than -32800",
+            ),
+            Mutant(
+                "close-withdraw-wrong-code",
+                "agent",
+                BY_DEVIATION,
+                "answers a prompt stopped by session/close with an error other than -32800",
+            ),
+            Mutant("silent-reject", "agent", BY_DEVIATION, "rejects a prompt without sending any response"),
+            Mutant(
+                "chunk-no-message-id", "agent", BY_DEVIATION, "sends an agent message chunk without messageId"
+            ),
+            Mutant("compaction-no-status", "agent", BY_DEVIATION, "starts a compaction with no status"),
+            Mutant(
+                "custom-running-state",
+                "agent",
+                BY_DEVIATION,
+                "reports a custom state where running is required (the Client advertised no custom states)",
+                FOCUSED.with_(features=FOCUSED.features - {"future"}),
+            ),
+            Mutant(
+                "prompt-without-work", "agent", BY_DEVIATION, "accepts prompts but never runs foreground work"
+            ),
+            Mutant(
+                "update-after-cancelled-idle",
+                "agent",
+                "CANCEL-14",
+                "sends output after the idle that confirms a cancel",
+                DEFAULT.with_(features=frozenset({"cancel", "thought", "chunks", "plan"})),
+                faults=("update-after-idle",),
+            ),
+            Mutant(
+                "cancel-covers-later-prompts",
+                "agent",
+                BY_DEVIATION,
+                "withdraws prompts that arrived after a cancel",
+                DEFAULT.with_(features=frozenset({"cancel", "hold", "thought"})),
+            ),
+            Mutant(
+                "accept-unadvertised-content",
+                "agent",
+                BY_DEVIATION,
+                "inserts a prompt with content it did not advertise",
+                faults=("accept-unadvertised-content", "image-without-capability"),
+            ),
+            Mutant(
+                "empty-prompt", "client", BY_DEVIATION, "sends a session/prompt with an empty prompt array"
+            ),
+            Mutant(
+                "image-without-capability",
+                "client",
+                BY_DEVIATION,
+                "sends an image the Agent did not advertise",
+            ),
+            Mutant(
+                "prompt-during-resume",
+                "client",
+                BY_DEVIATION,
+                "sends a prompt before session/resume was answered",
+            ),
+            Mutant(
+                "omitted-background-is-empty", "client", "BG-08", "treats an omitted background list as []"
+            ),
+            Mutant(
+                "move-on-update", "client", "ENT-04", "moves an entity to the end of the timeline on update"
+            ),
+            Mutant("drop-unseen-chunk", "client", "ENT-03", "drops a chunk for an ID it has not seen"),
+            Mutant(
+                "key-by-id-only",
+                "client",
+                "ENT-02",
+                "keys entities by ID alone",
+                DEFAULT.with_(features=frozenset({"thought", "chunks"})),
+            ),
+            Mutant(
+                "unknown-state-is-idle", "client", "STATE-05", "treats unknown or unrecognized states as idle"
+            ),
+            Mutant("repeat-idle-counts", "client", "TRANS-02", "counts every repeated idle as a completion"),
+        ),
+    )
+)
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
 BY_RULE: dict[str, Mutant] = {m.intended_rule: m for m in MUTANTS}
 """The seeded bug written to break each rule that has one (one mutant per rule)."""

@@ -10,7 +10,10 @@ folder, named ``<mode>-<rule>``:
 - ``.mmd``: a Mermaid sequence diagram of it (drawn by the ``Diagram`` the caller hands in:
   ``acp-model explore`` hands in ``diagrams.sequence.transcript_to_mermaid``);
 - ``.py``: a program that replays the events with ``simulator.schedulers.replay_events`` and
-  asserts the rule is broken (paste it into a test).
+  asserts the rule is broken (paste it into a test);
+- ``.html``: a self-contained page of the run (made by the ``CounterexamplePage`` the caller
+  hands in: ``acp-model explore`` hands in ``diagrams.html.runs.counterexample_page``): the
+  messages, the findings at their lines, the hidden steps, the state after each line.
 
 ``build_json`` gathers what each mode explored, the findings (grouped by rule; the shortest
 counterexample first) and the coverage into one JSON object; ``render_text`` prints it for
@@ -41,6 +44,8 @@ Notes = Mapping[int, Sequence[tuple[str, str, str]]]
 (lane C or A, label, text), as ``diagrams.sequence.transcript_to_mermaid`` draws them."""
 Diagram = Callable[[Sequence[tuple[str, Any]], str, Notes], str]
 """(transcript as (sender, message) pairs, title, notes) -> diagram text."""
+CounterexamplePage = Callable[[Counterexample], bytes]
+"""A counterexample -> its HTML page."""
 
 MODE_ORDER = {"exhaustive": 0, "random": 1, "hypothesis": 2}
 
@@ -151,9 +156,11 @@ def _ndjson(cex: Counterexample) -> str:
     )
 
 
-def write_counterexample(cex: Counterexample, out: Path, diagram: Diagram | None = None) -> dict[str, str]:
-    """Write the files of ``cex`` (transcript, program, and the diagram ``diagram`` renders);
-    their paths by kind."""
+def write_counterexample(
+    cex: Counterexample, out: Path, diagram: Diagram | None = None, page: CounterexamplePage | None = None
+) -> dict[str, str]:
+    """Write the files of ``cex`` (transcript, program, the diagram ``diagram`` renders and the
+    page ``page`` makes); their paths by kind."""
     stem = f"{cex.mode}-{cex.rule}"
     paths = {"transcript": str(out / f"{stem}.ndjson"), "program": str(out / f"{stem}.py")}
     write_atomic(paths["transcript"], _ndjson(cex))
@@ -161,6 +168,9 @@ def write_counterexample(cex: Counterexample, out: Path, diagram: Diagram | None
     if diagram is not None:
         paths["diagram"] = str(out / f"{stem}.mmd")
         write_atomic(paths["diagram"], _diagram(cex, diagram))
+    if page is not None:
+        paths["page"] = str(out / f"{stem}.html")
+        write_atomic(paths["page"], page(cex))
     return paths
 
 
@@ -179,6 +189,7 @@ def findings_json(
     out: Path | None,
     diagram: Diagram | None = None,
     write_errors: list[str] | None = None,
+    page: CounterexamplePage | None = None,
 ) -> list[dict[str, Any]]:
     """Findings grouped by rule, each counterexample's files written (when ``out`` is given).
     With ``write_errors``, a counterexample whose files cannot be written is listed without
@@ -194,7 +205,7 @@ def findings_json(
             paths: dict[str, str] = {}
             if out is not None:
                 try:
-                    paths = write_counterexample(c, out, diagram)
+                    paths = write_counterexample(c, out, diagram, page)
                 except OSError as exc:
                     if write_errors is None:
                         raise
@@ -224,6 +235,7 @@ def findings_json(
                 "transcript": best.get("transcript"),
                 "diagram": best.get("diagram"),
                 "program": best.get("program"),
+                "page": best.get("page"),
                 "counterexamples": entries,
             }
         )

@@ -36,7 +36,13 @@ from properties.variants import Variant
 from simulator.mutants import breaking
 
 AGENT_MACHINES = (
-    "foreground", "prompt", "tool_call", "permission", "compaction", "background_item", "session"
+    "foreground",
+    "prompt",
+    "tool_call",
+    "permission",
+    "compaction",
+    "background_item",
+    "session",
 )
 """Machines whose Agent rows the simulated agent chooses its moves from (``Agent._can``)."""
 CLIENT_MACHINES = ("session", "permission")

@@ -19,8 +19,8 @@ import pytest
 
 from cli import cmd_check
 from cli.main import main
-from cli.shared import ENV, default_schema, shared_dir
 from properties.engine import Monitor, MonitorSet
+from properties.shared import ENV, default_schema, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = shared_dir()  # $ACP_MODEL_SHARED, else ../shared

@@ -13,7 +13,6 @@ from collections import Counter, defaultdict
 import pytest
 
 from cli.main import main
-from cli.shared import default_spec, shared_dir
 from properties import catalogue
 from properties.catalogue import (
     CHECKS,
@@ -30,6 +29,7 @@ from properties.catalogue import (
     normalise_level,
     rules_for,
 )
+from properties.shared import default_spec, shared_dir
 
 SHARED = shared_dir()  # $ACP_MODEL_SHARED, else ../shared
 SPEC = default_spec()

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from cli import cmd_check
-from cli.shared import ENV
 from properties.engine import MonitorSet
+from properties.shared import ENV
 from tests.check_support import (
     BASIC_TURN,
     CountingMonitor,

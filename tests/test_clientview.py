@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from cli import cmd_view
 from cli.main import main
-from cli.shared import shared_dir
 from properties.clientview import CLIENT_FAULTS, ClientView
+from properties.shared import shared_dir
 from properties.transcript import read_transcript
 
 S = "sess_1"

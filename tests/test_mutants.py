@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from cli.shared import ENV
 from properties.catalogue import RESTATED, RULES, RULES_BY_ID
 from properties.clientview import CLIENT_FAULTS
 from properties.engine import MonitorSet
+from properties.shared import ENV
 from simulator.agent import AGENT_FAULTS
 from simulator.client import CLIENT_SIDE_FAULTS
 from simulator.config import Config

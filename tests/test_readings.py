@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from cli.shared import default_spec
 from properties.catalogue import RULES_BY_ID
 from properties.clientview import ClientView
 from properties.engine import MonitorSet
 from properties.readings import BY_NAME, DEFAULTS, READINGS, ReadingError, parse, resolve
+from properties.shared import default_spec
 from tests.test_monitors import VIOLATIONS
 from tests.wire_dsl import (
     Line,

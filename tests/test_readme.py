@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from cli.main import main
-from cli.shared import shared_dir
+from properties.shared import shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = shared_dir()  # $ACP_MODEL_SHARED, else ../shared

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.shared import ENV, default_schema, default_spec, shared_dir
+from properties.shared import ENV, default_schema, default_spec, shared_dir
 from tests.check_support import BASIC_TURN, SCHEMA, run_cli
 
 

@@ -297,3 +297,48 @@ def test_the_cpu_seconds_count_the_processes_that_ended() -> None:
         check=True,
     )
     assert cpu_seconds() - before >= 0.25
+
+
+def test_the_matrix_picture_is_rules_by_alternatives() -> None:
+    """A cell per rule an alternative changes: broken by the search under it, or another wire
+    decidability under it; rules broken under the defaults get a column of their own."""
+    from diagrams.matrix_png import DEFAULTS, effects, effects_png
+
+    rows = [
+        {"reading": "r", "alternative": "a", "default": True, "findings": [{"rule": "FG-02"}]},
+        {"reading": "r", "alternative": "b", "default": False, "findings": [{"rule": "DONE-03"}]},
+        {"reading": "q", "alternative": "c", "default": False, "findings": []},
+    ]
+    rules = [
+        {
+            "rule": "DONE-03",
+            "decidable": "partly",
+            "by_reading": [{"reading": "r", "alternative": "b", "decidable": "no"}],
+        },
+        {
+            "rule": "REJ-03",
+            "decidable": "yes",
+            "by_reading": [{"reading": "s", "alternative": "d", "decidable": "unknown"}],
+        },
+        {"rule": "ACC-01", "decidable": "yes", "by_reading": []},
+    ]
+    grid = effects(rows, rules)
+    assert grid.columns == [DEFAULTS, "r = b", "q = c", "s = d"]
+    assert grid.rules == ["FG-02", "REJ-03", "DONE-03"]  # in the catalogue's order
+    assert grid.cells == {
+        ("FG-02", DEFAULTS): ("breaks", "breaks"),
+        ("DONE-03", "r = b"): ("breaks", "breaks; partly → no"),
+        ("REJ-03", "s = d"): ("unknown", "yes → unknown"),
+    }
+    assert effects_png(grid) == effects_png(effects(rows, rules))  # same grid, same bytes
+    assert effects_png(effects([], [])).startswith(b"\x89PNG")
+
+
+def test_the_committed_matrix_picture_has_a_row_per_rule_a_reading_changes() -> None:
+    from diagrams.matrix_png import effects
+
+    report = json.loads((COMMITTED / "report.json").read_text())
+    verdicts = report["sections"]["decidability"]["rules"]
+    grid = effects(report["sections"]["matrix"]["matrix"], verdicts)
+    assert set(grid.rules) == {v["rule"] for v in verdicts if v.get("by_reading")}
+    assert len(grid.columns) == len(report["sections"]["decidability"]["by_reading"])

@@ -112,8 +112,11 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
             if type(raw) is not list:
                 what = "omits background" if "background" not in upd else f"has background {raw!r}"
                 self.breach(
-                    "BG-07", line, sid,
-                    f"state_update {what} after this session reported a background list", msg,
+                    "BG-07",
+                    line,
+                    sid,
+                    f"state_update {what} after this session reported a background list",
+                    msg,
                 )
         keys = self.facts.background(upd)
         if keys is None:
@@ -123,10 +126,13 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
             if fs is not None and fs.bare_line:
                 self._ex["BG-07"] += 1
                 self.breach(
-                    "BG-07", line, sid,
+                    "BG-07",
+                    line,
+                    sid,
                     f"the session's first background list comes after a state_update without one "
                     f"(line {fs.bare_line})",
-                    msg, (STATE_UPDATES_BEFORE_FIRST_LIST,),
+                    msg,
+                    (STATE_UPDATES_BEFORE_FIRST_LIST,),
                 )
         bs.reported = True
         if bs.tool_terms and self.reading(TOOL_WITH_LISTED_TERMINAL) == "only-live-work":
@@ -138,10 +144,13 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                     both = sorted(t for t in terms if ("terminal", t) in cur)
                     if both:
                         self.breach(
-                            "BG-13", line, sid,
+                            "BG-13",
+                            line,
+                            sid,
                             f"background lists tool call {ident!r} and the terminal "
                             f"{', '.join(map(repr, both))} it runs: list the terminal only",
-                            msg, (TOOL_WITH_LISTED_TERMINAL,),
+                            msg,
+                            (TOOL_WITH_LISTED_TERMINAL,),
                         )
 
     # -- explorers -----------------------------------------------------------------------

@@ -71,7 +71,9 @@ class ClientMonitor(Monitor):
             bad = facts.disallowed_types(prompt)
             if bad:
                 self.breach(
-                    "USER-03", line, sid,
+                    "USER-03",
+                    line,
+                    sid,
                     f"prompt content of type {', '.join(sorted(set(bad)))} was not allowed by the "
                     "Agent's prompt capabilities",
                     msg,
@@ -82,7 +84,9 @@ class ClientMonitor(Monitor):
         new_sid = result.get("sessionId") if type(result) is dict else None
         if type(new_sid) is str and new_sid in self.prompted:
             self.breach(
-                "INTRO-01", line, new_sid,
+                "INTRO-01",
+                line,
+                new_sid,
                 f"session/prompt for this session was received at line {self.prompted[new_sid]}, "
                 "before session/new created it",
                 msg,

@@ -47,11 +47,7 @@ def terminal_refs(content: Any) -> frozenset[str]:
 
 def is_error_object(value: Any) -> bool:
     """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
-    return (
-        type(value) is dict
-        and type(value.get("code")) is int
-        and type(value.get("message")) is str
-    )
+    return type(value) is dict and type(value.get("code")) is int and type(value.get("message")) is str
 
 
 def after_idle(cancelled: bool) -> tuple[str, str]:

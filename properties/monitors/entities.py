@@ -104,7 +104,9 @@ class EntityMonitor(SessionMonitor["_Session"]):
         now = upd["exitStatus"] is not None
         if exited and not now:
             self.breach(
-                "ENT-01", line, sid,
+                "ENT-01",
+                line,
+                sid,
                 f"terminal {tid!r} had exited and is reported live again: a second terminal "
                 "under the same ID",
                 msg,
@@ -117,7 +119,9 @@ class EntityMonitor(SessionMonitor["_Session"]):
         self._ex["COMPACT-02"] += 1
         if type(cid) is not str or type(status) is not str:
             self.breach(
-                "COMPACT-02", line, sid,
+                "COMPACT-02",
+                line,
+                sid,
                 f"compaction_update needs string compactionId and status (got {cid!r}, {status!r})",
                 msg,
             )
@@ -141,8 +145,11 @@ class EntityMonitor(SessionMonitor["_Session"]):
         self._ex["COMPACT-02"] += 1
         if type(cid) is not str or type(content) is not dict:
             self.breach(
-                "COMPACT-02", line, sid,
-                "compaction_summary_chunk needs a string compactionId and a content block", msg,
+                "COMPACT-02",
+                line,
+                sid,
+                "compaction_summary_chunk needs a string compactionId and a content block",
+                msg,
             )
             if type(cid) is not str:
                 return
@@ -157,7 +164,10 @@ class EntityMonitor(SessionMonitor["_Session"]):
             for cid, status in es.compactions.items():
                 if status == "in_progress":
                     self.eventually(
-                        "COMPACT-05", quiescent, es.since.get(cid), sid,
+                        "COMPACT-05",
+                        quiescent,
+                        es.since.get(cid),
+                        sid,
                         f"compaction {cid!r} never reported a terminal status",
                     )
 

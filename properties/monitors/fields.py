@@ -54,8 +54,11 @@ class FieldMonitor(Monitor):
         used, size = upd.get("used"), upd.get("size")
         if not _count(used) or not _count(size):
             self.breach(
-                "USAGE-02", line, sid,
-                f"usage_update needs token counts used and size (got {used!r}, {size!r})", msg,
+                "USAGE-02",
+                line,
+                sid,
+                f"usage_update needs token counts used and size (got {used!r}, {size!r})",
+                msg,
             )
         cost = upd.get("cost")
         if cost is not None:

@@ -240,10 +240,13 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 if st.done_period != fs.period:
                     st.done_period = fs.period
                     self.breach(
-                        rule, line, sid,
+                        rule,
+                        line,
+                        sid,
                         f"{variant} {mid!r} of foreground work that already ended is sent after "
                         f"the idle that reported {what}",
-                        msg, (PATCH_AFTER_IDLE,),
+                        msg,
+                        (PATCH_AFTER_IDLE,),
                     )
             return
         # progress of foreground work: the foreground table's output from the reported state
@@ -275,8 +278,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             else:
                 why = f"while {where} is reported"
             self.breach(
-                rule, line, sid, f"{what} shows foreground progress {why} ({rule}: the foreground "
-                f"table has no output in {where})", msg,
+                rule,
+                line,
+                sid,
+                f"{what} shows foreground progress {why} ({rule}: the foreground "
+                f"table has no output in {where})",
+                msg,
             )
 
     def _started(
@@ -296,7 +303,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if st.flag_period != period:
             st.flag_period = period
             self.breach(
-                rule, line, sid, f"{what}: foreground work started without running being reported", msg,
+                rule,
+                line,
+                sid,
+                f"{what}: foreground work started without running being reported",
+                msg,
                 readings,
             )
 
@@ -337,8 +348,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if type(reason) is str:
             if reason not in fgm.STOP_REASONS and not reason.startswith("_"):
                 self.breach(
-                    "STOP-03", line, sid,
-                    f"stop reason {reason!r} is not a standard one and does not start with '_'", msg,
+                    "STOP-03",
+                    line,
+                    sid,
+                    f"stop reason {reason!r} is not a standard one and does not start with '_'",
+                    msg,
                 )
             if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
@@ -350,10 +364,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                         if reason != st.last_reason:
                             self._started(
-                                st, fs.period, _UNREPORTED_START, sid, line,
+                                st,
+                                fs.period,
+                                _UNREPORTED_START,
+                                sid,
+                                line,
                                 f"repeated idle with the new stop reason {reason!r} (was "
                                 f"{st.last_reason!r}) completes work",
-                                msg, (REPEATED_IDLE_NEW_REASON,),
+                                msg,
+                                (REPEATED_IDLE_NEW_REASON,),
                             )
                         st.last_reason = reason
         elif prev in ACTIVE:
@@ -366,7 +385,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         """An ending idle without a stop reason: a breach of FG-06 only when the Agent could tell
         why the work stopped, which the wire does not show (a suspicion, a warning)."""
         self.suspect(
-            "FG-06", line, sid,
+            "FG-06",
+            line,
+            sid,
             f"the idle that ends {prev} work has no stop reason: the Agent should name one unless "
             "it cannot tell why the work stopped (which the wire does not show)",
             msg,
@@ -401,10 +422,13 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if reason != fgm.CANCELLED:
                 rule = "CANCEL-12" if reason == fgm.ERROR else "TRANS-04"
                 self.breach(
-                    rule, line, sid,
+                    rule,
+                    line,
+                    sid,
                     f"the idle that ends work after the cancellation received at line {cancel_line} "
                     f"has stop reason {reason!r}, not 'cancelled'",
-                    msg, (CANCEL_TAKES_EFFECT,),
+                    msg,
+                    (CANCEL_TAKES_EFFECT,),
                 )
         else:
             st.last_end_cancel = False
@@ -414,8 +438,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._ex["FAIL-03"] += 1
             if not is_error_object(upd.get("error")):
                 self.breach(
-                    "FAIL-03", line, sid,
-                    "idle with stop reason 'error' carries no error object (code and message)", msg,
+                    "FAIL-03",
+                    line,
+                    sid,
+                    "idle with stop reason 'error' carries no error object (code and message)",
+                    msg,
                 )
 
     # -- cancellation and prompts --------------------------------------------------------
@@ -426,7 +453,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if fs.state in ACTIVE and fs.cancel_line and not fs.resuming:
             self._gx[_CANCEL_GROUP_KEY] += 1
             self.breach(
-                "CANCEL-11", line, sid,
+                "CANCEL-11",
+                line,
+                sid,
                 f"session/close succeeded while the {fs.state} work it cancelled (line "
                 f"{fs.cancel_line}) was never ended with idle",
                 msg,
@@ -467,14 +496,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 rule = "CANCEL-11" if fs.cancel_line else owed  # the cancellation's own rule
                 since = st.since if st is not None else None
                 self.eventually(
-                    rule, quiescent, since, sid,
+                    rule,
+                    quiescent,
+                    since,
+                    sid,
                     f"foreground work reported {fs.state} was never ended with idle"
                     + (f" after the cancellation at line {fs.cancel_line}" if fs.cancel_line else ""),
                 )
             if st is not None:
                 for rid, line in st.accepted.items():
                     self.eventually(
-                        "BOUND-02", quiescent, line, sid,
+                        "BOUND-02",
+                        quiescent,
+                        line,
+                        sid,
                         f"prompt {rid!r} was accepted while idle, but no active state followed",
                     )
 

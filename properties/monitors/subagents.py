@@ -62,9 +62,11 @@ class SubagentMonitor(Monitor):
             shown = self.mirrored.get(child, _UNSET)
             if shown != state:
                 self.eventually(
-                    "STATE-01", quiescent, self.lines.get(child), self.parents[child],
-                    f"child {child!r} last reported {state!r}, its parent's subagent_update shows "
-                    f"{shown!r}",
+                    "STATE-01",
+                    quiescent,
+                    self.lines.get(child),
+                    self.parents[child],
+                    f"child {child!r} last reported {state!r}, its parent's subagent_update shows {shown!r}",
                 )
 
     def clone(self, owner: MonitorSet) -> SubagentMonitor:

@@ -235,7 +235,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 grant = 0
                 self._ex[ABANDONED] += 1
                 self.breach(
-                    ABANDONED, line, sid,
+                    ABANDONED,
+                    line,
+                    sid,
                     f"tool call {tid!r} went in_progress after its permission was granted, but that "
                     "request belonged to cancelled work and was open at the idle confirming the "
                     "cancellation: the Agent treats it as not approved and ignores the late answer",
@@ -244,7 +246,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
             self._progress(ts, fs, tid, created, "went in_progress", line, sid, msg)
         elif status == "completed" and grant == 1:
             self.breach(
-                "TOOL-04", line, sid,
+                "TOOL-04",
+                line,
+                sid,
                 f"tool call {tid!r} completed after its permission was granted without being "
                 "marked in_progress",
                 msg,
@@ -280,7 +284,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
             self.table(foreground.SPEC).fire(foreground.REQUIRES_ACTION, "output")
         except ProtocolViolation as broke:
             self.breach(
-                broke.rule, line, sid,
+                broke.rule,
+                line,
+                sid,
                 f"tool call {tid!r} of the blocked foreground work {what}, but running was not "
                 "reported after requires_action",
                 msg,
@@ -300,10 +306,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         ts.late = ts.late | {tid}
         self.breach(
-            rule, line, sid,
+            rule,
+            line,
+            sid,
             f"tool call {tid!r} of foreground work that already ended changes status after the "
             f"idle that reported {what}",
-            msg, (TOOL_UPDATES_AFTER_IDLE,),
+            msg,
+            (TOOL_UPDATES_AFTER_IDLE,),
         )
 
     # -- the idle that ends work ---------------------------------------------------------
@@ -448,7 +457,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
             what = "with stop reason 'error'" if owed == "FAIL-04" else "confirming the cancellation"
             work = "failed" if owed == "FAIL-04" else "cancelled"
             self.eventually(
-                owed, quiescent, line, sid,
+                owed,
+                quiescent,
+                line,
+                sid,
                 f"idle {what} while tool call {tid!r} of the {work} work had no final status (and "
                 "it was never listed as background work)",
                 readings=(TOOL_UPDATES_AFTER_IDLE, UNLISTED_TOOL_AT_CANCELLED_IDLE)
@@ -457,7 +469,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
             )
         for rid, (sid, line, rule) in self.owed.items():
             self.eventually(
-                rule, quiescent, line, sid,
+                rule,
+                quiescent,
+                line,
+                sid,
                 f"permission request {rid!r} of the cancelled work was neither withdrawn with "
                 "$/cancel_request nor answered",
             )

@@ -1,0 +1,138 @@
+"""The spec report as HTML: ``index.html`` beside ``index.md``, and a page for every witness and
+contradiction transcript the report links to.
+
+Owns: ``report_pages``, a pure function of what the report wrote (``report.json`` as a dict, the
+text of ``index.md``, the files beside it by relative path), so the pages of a report folder can
+be made again from the folder alone and are the same bytes as the report made them. Each witness
+page is the page of its breaking transcript (``diagrams.html.runs.transcript_page``) judged under
+the readings of the report (and the alternative it was found under) and its variant, with the
+hidden steps in which the breaking and the conforming runs differ placed before the message they
+preceded, and what the conforming run may do next at the end. ``index.html`` is ``index.md`` as
+HTML (``diagrams.html.markdown``) with a link to the page beside every transcript link; its
+pictures are the PNG files beside it.
+
+Must not know: how the report is computed, the command line.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+from diagrams.html.markdown import to_html
+from diagrams.html.runs import transcript_page
+from properties.variants import Variant, from_json
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1100px;
+  padding: 12px 24px 60px; color: #1b1f24; font-size: 14px; line-height: 1.45; }
+h1 { font-size: 22px; }
+h2 { font-size: 18px; border-bottom: 1px solid #ddd; padding-bottom: 3px; margin-top: 28px; }
+h3 { font-size: 15px; margin-top: 20px; } h4 { font-size: 14px; }
+table { border-collapse: collapse; margin: 6px 0; font-size: 13px; }
+th, td { border: 1px solid #d5d9e0; padding: 2px 8px; text-align: left; vertical-align: top; }
+th { background: #f3f5f8; } .r { text-align: right; font-variant-numeric: tabular-nums; }
+code { background: #f3f5f8; padding: 0 3px; border-radius: 3px; font-size: 12px; }
+img { max-width: 100%; border: 1px solid #e4e7eb; }
+a.page { font-weight: 600; }
+"""
+
+
+def page_of_transcript(transcript: str) -> str | None:
+    """The page beside a transcript the report links to (None: not one it makes a page of)."""
+    path = PurePosixPath(transcript)
+    if path.name.endswith(".breaking.ndjson"):
+        return str(path.with_name(path.name[: -len(".breaking.ndjson")] + ".html"))
+    if path.parts[:1] == ("contradictions",) and path.suffix == ".ndjson":
+        return str(path.with_suffix(".html"))
+    return None
+
+
+def _lines(data: bytes) -> list[tuple[str, Any]]:
+    out = []
+    for raw in data.decode("utf-8").splitlines():
+        if raw.strip():
+            item = json.loads(raw)
+            out.append((item["from"], item["message"]))
+    return out
+
+
+def _witness(
+    rule: str,
+    witness: Mapping[str, Any],
+    files: Mapping[str, bytes],
+    readings: Mapping[str, str],
+    variant: Variant | None,
+    under: str = "",
+) -> bytes:
+    transcript = _lines(files[witness["breaking"]])
+    notes: dict[int, list[tuple[str, str, str]]] = {}
+    for hidden in witness.get("hidden") or []:
+        lane = "C" if str(hidden["step"]).startswith("client") else "A"
+        notes.setdefault(int(hidden["position"]), []).append((lane, str(hidden["run"]), str(hidden["step"])))
+    if witness.get("twin_found"):
+        what = "may next: " + "; ".join(witness.get("conforming_next", [])[:2])
+        notes.setdefault(len(transcript), []).append(("A", "conforming", what))
+    name = f"{rule} under {under}" if under else rule
+    if witness.get("twin_found"):
+        title = f"{name}: breaking and conforming runs, same messages"
+        said = "acp-model check accepts this breaking run; a conforming run sends the same messages"
+    else:
+        title = f"{name}: an accepted breaking run (no conforming run found that sends these messages)"
+        said = "acp-model check accepts this breaking run; no conforming twin was found within the bound"
+    return transcript_page(
+        transcript,
+        f"spec report witness: {title}",
+        readings=readings,
+        variant=variant,
+        notes=notes,
+        extra=[said, f"breaking run: {witness.get('source')}; hidden steps: where the two runs differ"],
+        name=witness["breaking"],
+    )
+
+
+def report_pages(report: Mapping[str, Any], index_md: str, files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The HTML files of a spec report, by path relative to its folder (see the module docstring)."""
+    readings = dict(report.get("readings") or {})
+    variant = from_json(report["variant"]) if report.get("variant") else None
+    sections = report.get("sections") or {}
+    out: dict[str, bytes] = {}
+    for entry in (sections.get("decidability") or {}).get("rules", []):
+        w = entry.get("witness")
+        if w and w.get("breaking") in files:
+            out[str(page_of_transcript(w["breaking"]))] = _witness(entry["rule"], w, files, readings, variant)
+        for alt in entry.get("by_reading") or []:
+            w = alt.get("witness")
+            if w and w.get("breaking") in files:
+                under = {**readings, alt["reading"]: alt["alternative"]}
+                page = _witness(
+                    entry["rule"], w, files, under, variant, f"{alt['reading']}={alt['alternative']}"
+                )
+                out[str(page_of_transcript(w["breaking"]))] = page
+    for c in sections.get("contradictions") or []:
+        where = page_of_transcript(str(c.get("transcript")))
+        if where is not None and c["transcript"] in files:
+            out[where] = transcript_page(
+                _lines(files[c["transcript"]]),
+                f"spec report contradiction: {c['rule']} ({c.get('kind')})",
+                readings=readings,
+                variant=variant,
+                extra=[str(c.get("explanation", ""))],
+                name=c["transcript"],
+            )
+
+    def beside(target: str) -> str:
+        page = page_of_transcript(target)
+        return f' (<a class="page" href="{page}">page</a>)' if page is not None and page in out else ""
+
+    title = index_md.splitlines()[0].lstrip("# ").strip() if index_md else "Spec report"
+    body = to_html(index_md, beside)
+    out["index.html"] = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n{body}</body></html>\n"
+    ).encode()
+    return out

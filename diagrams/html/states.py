@@ -1,0 +1,286 @@
+"""What the HTML pages show as "the state after a line": the machines the checker runs and the
+client view, each flattened into rows of text.
+
+Owns: reading the checker's state out of a ``MonitorSet`` between two messages (nothing here
+changes it) and the flat form both panels share: a row key ``SESSION \\x1f GROUP LABEL`` (GROUP
+one digit, so rows sort by session, then by kind, then by label) mapped to its text.
+
+Machines (``machine_rows``), per session:
+
+- 0 the session machine of the table monitor (``model.session``), and the foreground state the
+  Agent last reported (``Facts``), with a cancellation awaiting its idle, a resume awaiting its
+  answer, a close;
+- 1 each prompt still waiting for its answer (``model.prompt``): the prompt monitor keeps the set
+  of states it may be in, since holding and inserting are hidden; with several candidates the row
+  says how many and which hidden steps each assumes (the shortest run of hidden triggers from a
+  candidate no hidden step leads to); a prompt the Agent answered keeps a row saying how;
+- 2 each tool call, compaction and background item the table monitor tracks, in its machine's
+  state;
+- 9 requests still awaiting their response (connection-wide ones under ``(connection)``).
+
+Client view (``view_rows``): per session, the reference client view's state, completions,
+background, usage, prompt bookkeeping and one row per timeline entity with a short summary.
+
+Must not know: files, HTML, how findings are made.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from model import prompt as prm
+from model.core import MachineSpec
+from properties.engine import Monitor, MonitorSet
+from properties.monitors.facts import Facts
+from properties.monitors.prompts import PromptMonitor
+from properties.monitors.tables import TableMonitor
+from properties.observe import OBSERVED
+
+SEP = "\x1f"
+CONNECTION = "(connection)"
+Rows = dict[str, str]
+_TITLES = {spec.name: spec.title for spec in OBSERVED}
+_CLIP = 80
+
+
+def _find(monitors: MonitorSet, cls: type[Monitor]) -> Any:
+    """The set's instance of ``cls``, or None when the set does not run it."""
+    index = monitors._index.get(cls)
+    return None if index is None else list.__getitem__(monitors.monitors, index)
+
+
+def id_text(value: Any) -> str:
+    """A JSON-RPC id as the transcript wrote it (``7``, ``"p7"``)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def hidden_paths(spec: MachineSpec, states: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """For each state of ``states`` (closed under the hidden triggers): the shortest run of
+    hidden triggers that reaches it from a state of the set no hidden step leads to."""
+    edges: dict[str, list[tuple[str, str]]] = {s: [] for s in states}
+    targets: set[str] = set()
+    for state in sorted(states, key=spec.states.index):
+        for trigger in spec.hidden:
+            after = spec.successor(state, trigger)
+            if after is not None and after in states and after != state:
+                edges[state].append((trigger, after))
+                targets.add(after)
+    roots = [s for s in sorted(states, key=spec.states.index) if s not in targets] or sorted(
+        states, key=spec.states.index
+    )[:1]
+    paths: dict[str, tuple[str, ...]] = {root: () for root in roots}
+    todo = deque(roots)
+    while todo:
+        state = todo.popleft()
+        for trigger, after in edges[state]:
+            if after not in paths:
+                paths[after] = (*paths[state], trigger)
+                todo.append(after)
+    return paths
+
+
+def candidates_text(spec: MachineSpec, states: frozenset[str]) -> str:
+    """One state, or "one of N: ..." with the hidden steps each candidate assumes."""
+    ordered = sorted(states, key=spec.states.index)
+    if len(ordered) == 1:
+        return ordered[0]
+    paths = hidden_paths(spec, states)
+    parts = []
+    for state in ordered:
+        steps = paths.get(state, ())
+        parts.append(f"{state} (assumes hidden {', '.join(steps)})" if steps else state)
+    return f"one of {len(ordered)}: " + "; ".join(parts)
+
+
+def _key(sid: str, group: int, label: str) -> str:
+    return f"{sid}{SEP}{group}{label}"
+
+
+def machine_rows(monitors: MonitorSet) -> Rows:
+    """The machines' state in ``monitors`` now (see the module docstring)."""
+    rows: Rows = {}
+    table = _find(monitors, TableMonitor)
+    if table is not None:
+        for sid, seen in table.sessions.items():
+            for (machine, key), state in seen.states.items():
+                title = _TITLES.get(machine, machine)
+                label = f"{title} {key}" if key else title
+                rows[_key(sid, 0 if not key else 2, label)] = state
+    facts = _find(monitors, Facts)
+    if facts is not None:
+        for sid, sf in facts.sessions.items():
+            notes = []
+            if sf.cancel_line:
+                notes.append(f"cancellation received at line {sf.cancel_line}, its idle not yet sent")
+            if sf.resuming:
+                notes.append("resume awaiting its answer")
+            if sf.closed:
+                notes.append("closed")
+            text = sf.state + (" · " + "; ".join(notes) if notes else "")
+            rows[_key(sid, 0, "Foreground state (reported)")] = text
+    prompts = _find(monitors, PromptMonitor)
+    if prompts is not None:
+        spec = prompts.table(prm.SPEC)
+        for rid, rec in prompts.prompts.items():
+            rows[_key(rec[0], 1, f"Prompt {id_text(rid)}")] = (
+                f"{candidates_text(spec, rec[2])} (received at line {rec[1]})"
+            )
+    for side, pending in (("client", monitors.pending_client), ("agent", monitors.pending_agent)):
+        for rid, request in pending.items():
+            params = request.get("params")
+            sid = params.get("sessionId") if isinstance(params, dict) else None
+            where = sid if isinstance(sid, str) else CONNECTION
+            rows[_key(where, 9, f"awaiting answer: {request.get('method')} id={id_text(rid)}")] = (
+                f"sent by the {side}"
+            )
+    return rows
+
+
+def prompt_sets(monitors: MonitorSet) -> dict[str, frozenset[str]]:
+    """Row key -> the states each waiting prompt may be in (the prompt monitor's candidates)."""
+    prompts = _find(monitors, PromptMonitor)
+    if prompts is None:
+        return {}
+    return {_key(rec[0], 1, f"Prompt {id_text(rid)}"): rec[2] for rid, rec in prompts.prompts.items()}
+
+
+def answered_prompts(before: Mapping[str, frozenset[str]], after: Rows, message: Mapping[str, Any]) -> Rows:
+    """Rows for the prompts a response took off the waiting ones (``before``: their candidate
+    states, ``prompt_sets``): the final state the prompt table reaches from them, and the answer."""
+    out: Rows = {}
+    if "method" in message or "id" not in message:
+        return out
+    name = f"{SEP}1Prompt {id_text(message['id'])}"
+    spec = prm.SPEC
+    for key, states in before.items():
+        if key in after or not key.endswith(name):
+            continue
+        if "error" in message:
+            err = message.get("error")
+            code = err.get("code") if isinstance(err, dict) else None
+            answer = f"error {id_text(code)}"
+            tries: tuple[str, ...] = ("withdraw", "reject") if code == -32800 else ("reject", "withdraw")
+        else:
+            result = message.get("result")
+            mid = result.get("messageId") if isinstance(result, dict) else None
+            answer = "success" + (f", messageId {id_text(mid)}" if mid is not None else "")
+            tries = ("answer",)
+        reached = ""
+        for trigger in tries:
+            found, _ = spec.fire_unseen(states, trigger)
+            if found:
+                reached = "/".join(sorted(found, key=spec.states.index))
+                break
+        out[key] = (
+            f"{reached} ({answer})"
+            if reached
+            else f"answered ({answer}) where no state allows it: see the finding"
+        )
+    return out
+
+
+# -- the client view -------------------------------------------------------------------------------
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _CLIP else text[: _CLIP - 1] + "…"
+
+
+def _block(block: Any) -> str:
+    if not isinstance(block, dict):
+        return "[?]"
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return str(block["text"])
+    if kind == "content":
+        return _block(block.get("content"))
+    return f"[{kind}]"
+
+
+def _content(blocks: Any) -> str:
+    if not isinstance(blocks, list) or not blocks:
+        return "(empty)"
+    return json.dumps(_clip(" ".join(_block(b) for b in blocks)), ensure_ascii=False)
+
+
+def _entity(etype: str, ent: Mapping[str, Any]) -> str:
+    if etype == "tool_call":
+        title = ent.get("title")
+        return f"[{ent.get('status')}] {ent.get('kind')} {_clip(str(title)) if title else '(no title)'}"
+    if etype == "compaction":
+        return f"[{ent.get('status')}] summary {_content(ent.get('summary'))}"
+    if etype == "terminal":
+        exited = ent.get("exitStatus")
+        status = "running" if exited is None else "exited"
+        return f"[{status}] {_clip(str(ent.get('command') or '(command unknown)'))}"
+    if etype == "plan":
+        return "plan (removed)" if ent.get("removed") else "plan"
+    return _content(ent.get("content"))
+
+
+def _background(items: Any) -> str:
+    if items is None:
+        return "unknown (not reported)"
+    if not items:
+        return "none"
+    names = []
+    for item in items:
+        ident = item.get("terminalId") or item.get("toolCallId") or item.get("sessionId") or "?"
+        names.append(f"{item.get('type')} {ident}")
+    return _clip(", ".join(names))
+
+
+def header_rows(
+    sid: str,
+    state: Mapping[str, Any],
+    preserved: int,
+    before: tuple[Mapping[str, Any], Rows] | None = None,
+) -> Rows:
+    """The rows of one session's view besides its entities: ``state`` is the view's
+    ``session`` object (``ClientView.session_state``), ``preserved`` the count of unknown
+    updates kept. Given the state and rows ``before``, unchanged prompt bookkeeping keeps its
+    rows (a long session has one per prompt)."""
+    rows: Rows = {
+        _key(sid, 0, "state"): f"{state['state']} (completions {state['completions']})",
+        _key(sid, 0, "background"): _background(state["background"]),
+    }
+    usage = state["usage"]
+    if usage["used"] is not None:
+        rows[_key(sid, 0, "usage")] = f"{usage['used']} of {usage['size']} tokens"
+    if state["last_stop_reason"] is not None:
+        rows[_key(sid, 0, "last stop reason")] = id_text(state["last_stop_reason"])
+    rejected = state["rejected_prompts"]
+    old_state, old_rows = before if before is not None else ({"prompts": {}, "rejected_prompts": {}}, {})
+    was, was_rejected = old_state["prompts"], old_state["rejected_prompts"]
+    for key, mid in state["prompts"].items():
+        if key not in rejected:
+            row = _key(sid, 1, f"prompt {key}")
+            old_text = (
+                old_rows.get(row) if key in was and was[key] == mid and key not in was_rejected else None
+            )
+            rows[row] = old_text or ("(pending)" if mid is None else f"messageId {id_text(mid)}")
+    for key, code in rejected.items():
+        rows[_key(sid, 1, f"prompt {key}")] = f"rejected ({id_text(code)})"
+    if preserved:
+        rows[_key(sid, 3, "preserved unknown updates")] = str(preserved)
+    return rows
+
+
+def entity_row(sid: str, position: int, etype: str, eid: str, ent: Mapping[str, Any]) -> tuple[str, str]:
+    """The row of the entity at ``position`` (1-based) of a session's timeline."""
+    return _key(sid, 2, f"#{position:04d} {etype} {eid}"), _entity(etype, ent)
+
+
+def view_rows(sid: str, data: Mapping[str, Any]) -> Rows:
+    """One session of the client view format (``ClientView.session_json``) as rows, made whole
+    (``diagrams.html.record`` makes them message by message, from what changed)."""
+    rows = header_rows(sid, data["session"], len(data["preserved"]))
+    for n, (etype, eid) in enumerate(data["timeline"], 1):
+        key, text = entity_row(sid, n, etype, eid, data["entities"][etype][eid])
+        rows[key] = text
+    return dict(sorted(rows.items()))
