@@ -265,8 +265,8 @@ RULES: Final[tuple[Rule, ...]] = (
        message only through the explicit senderMessageId / recipientMessageId references, never
        because two message IDs happen to be equal.""",
         informal=True,
-        reason="Not checked yet: a client-view check that two views are linked only through senderMessageId / "
-        "recipientMessageId.",
+        reason="Not checked yet: a client-view check that two views are linked only through "
+        "senderMessageId / recipientMessageId.",
     ),
     _r(
         "SDM-03",
@@ -402,8 +402,8 @@ RULES: Final[tuple[Rule, ...]] = (
         """Missing or old terminal output is no evidence of liveness: the Client
        does not conclude that a terminal hung or exited for that reason.""",
         (18,),
-        reason="Not checked yet: a client-view check that stale terminal output never marks a terminal exited."
-        "Not checked yet: a client-view check that stale terminal output never marks a terminal exited.",
+        reason="Not checked yet: a client-view check that stale terminal output never marks a terminal "
+        "exited.",
     ),
     _r(
         "BG-03",
