@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from simulator import explore_bfs
-from simulator.explore_shard import peak_rss
+from simulator.workers import peak_rss
 
 
 def run(

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 def one(cap: int, prompts: int, tool_calls: int, reduce: str) -> dict[str, Any]:
     """One search, in this process."""
     from simulator import explore_run
-    from simulator.explore_shard import peak_rss
+    from simulator.workers import peak_rss
 
     with tempfile.TemporaryDirectory() as tmp:
         opts = explore_run.Options(

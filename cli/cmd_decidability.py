@@ -25,7 +25,7 @@ from cli.decidability_options import (
     add_bound_options,
     add_jobs_option,
     bound_of,
-    jobs_of,
+    pool_from,
     reading_names,
     time_budget,
 )
@@ -33,9 +33,11 @@ from cli.main import EXIT_OK, UsageError
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps
+from cli.workers_option import cluster_failed
 from properties.catalogue import RULES_BY_ID
 from properties.outputs import write_atomic
 from properties.readings import resolve
+from simulator.workers import ClusterError
 
 if TYPE_CHECKING:
     from simulator import decidability as dec
@@ -116,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     bound = bound_of(args)
     budget = time_budget(args)
     readings = chosen_readings(args)
-    jobs = jobs_of(args)
+    pool = pool_from(args)
     alts = None
     if args.readings is not None:
         names = reading_names(args.readings)
@@ -127,9 +129,13 @@ def run(args: argparse.Namespace) -> int:
     def progress(text: str) -> None:
         sys.stderr.write(f"acp-model decidability: {text}\n")
 
-    verdicts, complete = dec.decide_all(
-        rules, bound, resolve(readings), progress, budget, by_reading=alts, jobs=jobs
-    )
+    try:
+        with pool:
+            verdicts, complete = dec.decide_all(
+                rules, bound, resolve(readings), progress, budget, by_reading=alts, pool=pool
+            )
+    except ClusterError as exc:
+        return cluster_failed("decidability", exc)
     entries = []
     for v in verdicts:
         paths = write_witness(v, Path(args.out)) if (args.out and v.witness is not None) else None

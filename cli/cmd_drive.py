@@ -39,10 +39,12 @@ from cli.live_report import UNPARSED_NOTE, finding_text
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps, write_atomic
+from cli.workers_option import add_pool_options, cluster_failed, pool_of
 from properties.checking import FAIL_SEVERITIES
 from properties.findings import Finding
 from properties.outputs import unreadable
 from simulator.drive import ScriptError, load_script, script_json
+from simulator.workers import ClusterError
 
 
 def _seconds(text: str) -> float:
@@ -120,6 +122,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--out", default="out/drive", metavar="DIR", help="where failing runs go (default out/drive)"
     )
     p.add_argument("--replay", metavar="SCRIPT", help="play this client script once instead of random runs")
+    add_pool_options(p, "the runs (one job each; shrinking stays in this process)")
     p.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     p.add_argument(
         "--fail-on",
@@ -234,55 +237,14 @@ def run(args: argparse.Namespace) -> int:
         return _replay(args, settings, make_peer, out, started)
     runs: list[RunResult] = []
     rules: dict[str, dict[str, Any]] = {}
-    for i in range(args.runs):
-        seed = args.seed + i
-        result = run_once(make_peer(), settings, seed=seed)
-        runs.append(result)
-        status = ", ".join(result.rules) if result.failing else "no findings"
-        if not args.json:
-            _progress(
-                f"run {i + 1}/{args.runs} (seed {seed}): {len(result.choices)} choices, "
-                f"{result.messages} agent messages, {result.stop}: {status} ({result.seconds:.2f} s)"
-            )
-        for rule in result.rules:
-            if rule in rules:
-                rules[rule]["hits"] += 1
-                continue
-            first = next(f for f in result.failing if f.rule == rule)
-            if first.kind == "input" and first.line in result.unparsed:
-                first = replace(first, explanation=first.explanation + UNPARSED_NOTE)
-            if not args.json:
-                _progress(f"  {finding_text('run', first)}")
-                for line in result.stderr_tail if rule == CRASHED else ():
-                    _progress(f"    agent stderr: {line}")
-            shrunk = not_shrunk(result)
-            if shrunk is None:
-                if not args.json:
-                    _progress(f"  shrinking {rule} from {len(result.choices)} choices ...")
-                shrunk = shrink_run(
-                    make_peer,
-                    settings,
-                    rule,
-                    result.choices,
-                    budget=args.shrink_budget,
-                    progress=None if args.json else lambda text: _progress(f"    {text}"),
-                )
-            shown = shrunk.result if shrunk.result is not None else result
-            stem = f"seed{seed}-{_safe(rule)}"
-            about = {"rule": rule, "seed": seed, "command": command}
-            files = write_failure(out, stem, shown, about)
-            entry = _report_rule(rule, first, i + 1, seed, shrunk, files)
-            if rule == CRASHED:
-                entry.update(agent_status=result.crashed, stderr_tail=result.stderr_tail)
-            entry["hits"] = 1
-            rules[rule] = entry
-            if not args.json:
-                _progress(
-                    f"  {rule}: not shrunk ({shrunk.skipped}); {files['script']}"
-                    if shrunk.skipped
-                    else f"  {rule}: {len(result.choices)} -> {len(shrunk.choices)} choices, reproduced "
-                    f"{shrunk.reproduced}/{shrunk.replays} replays; {files['script']}"
-                )
+    pool = pool_of(args)
+    try:
+        with pool:
+            jobs = [(command, settings, args.seed + i) for i in range(args.runs)]
+            for i, result in enumerate(pool.map(drive_seed, jobs)):
+                _take_run(args, command, settings, make_peer, out, i, result, runs, rules)
+    except ClusterError as exc:
+        return cluster_failed("drive", exc)
     failing = bool(rules)
     code = EXIT_FINDINGS if failing else EXIT_OK
     seconds = time.monotonic() - started
@@ -328,6 +290,75 @@ def run(args: argparse.Namespace) -> int:
             )
         sys.stdout.write("\n".join(lines) + "\n")
     return code
+
+
+def drive_seed(job: tuple[list[str], Settings, int]) -> RunResult:
+    """One run of the Agent ``command`` with the choices of ``seed``, in a fresh Agent process
+    (a job of the worker pool: ``simulator.workers``)."""
+    command, settings, seed = job
+    return run_once(_peer_factory(command)(), settings, seed=seed)
+
+
+def _take_run(
+    args: argparse.Namespace,
+    command: list[str],
+    settings: Settings,
+    make_peer: Any,
+    out: Path,
+    i: int,
+    result: RunResult,
+    runs: list[RunResult],
+    rules: dict[str, dict[str, Any]],
+) -> None:
+    """Report run ``i`` and shrink the first failing run of each rule it is the first to break
+    (in this process, while the pool plays the next runs)."""
+    seed = args.seed + i
+    runs.append(result)
+    status = ", ".join(result.rules) if result.failing else "no findings"
+    if not args.json:
+        _progress(
+            f"run {i + 1}/{args.runs} (seed {seed}): {len(result.choices)} choices, "
+            f"{result.messages} agent messages, {result.stop}: {status} ({result.seconds:.2f} s)"
+        )
+    for rule in result.rules:
+        if rule in rules:
+            rules[rule]["hits"] += 1
+            continue
+        first = next(f for f in result.failing if f.rule == rule)
+        if first.kind == "input" and first.line in result.unparsed:
+            first = replace(first, explanation=first.explanation + UNPARSED_NOTE)
+        if not args.json:
+            _progress(f"  {finding_text('run', first)}")
+            for line in result.stderr_tail if rule == CRASHED else ():
+                _progress(f"    agent stderr: {line}")
+        shrunk = not_shrunk(result)
+        if shrunk is None:
+            if not args.json:
+                _progress(f"  shrinking {rule} from {len(result.choices)} choices ...")
+            shrunk = shrink_run(
+                make_peer,
+                settings,
+                rule,
+                result.choices,
+                budget=args.shrink_budget,
+                progress=None if args.json else lambda text: _progress(f"    {text}"),
+            )
+        shown = shrunk.result if shrunk.result is not None else result
+        stem = f"seed{seed}-{_safe(rule)}"
+        about = {"rule": rule, "seed": seed, "command": command}
+        files = write_failure(out, stem, shown, about)
+        entry = _report_rule(rule, first, i + 1, seed, shrunk, files)
+        if rule == CRASHED:
+            entry.update(agent_status=result.crashed, stderr_tail=result.stderr_tail)
+        entry["hits"] = 1
+        rules[rule] = entry
+        if not args.json:
+            _progress(
+                f"  {rule}: not shrunk ({shrunk.skipped}); {files['script']}"
+                if shrunk.skipped
+                else f"  {rule}: {len(result.choices)} -> {len(shrunk.choices)} choices, reproduced "
+                f"{shrunk.reproduced}/{shrunk.replays} replays; {files['script']}"
+            )
 
 
 def _replay(args: argparse.Namespace, settings: Settings, make_peer: Any, out: Path, started: float) -> int:

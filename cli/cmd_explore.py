@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from cli.bounds import add_bound_options, bounds_from, faults_from
@@ -18,7 +16,9 @@ from cli.main import EXIT_USAGE, UsageError
 from cli.outputs import STDOUT, check_file, check_folder
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.variant_option import add_variant_options, variant_and_readings
+from cli.workers_option import CLUSTER_HELP, cluster_failed, pool_of
 from properties.readings import describe
+from simulator.workers import ClusterError, Workers
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -69,17 +69,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--workers",
         type=int,
-        default=1,
-        help="processes for the random walks; with --cluster, Ray workers for the exhaustive search "
-        "and the random walks (default %(default)s)",
+        default=None,
+        metavar="N",
+        help="the older name of --jobs (it once counted the random walks' processes only; default: --jobs)",
     )
-    p.add_argument(
-        "--cluster",
-        metavar="local|ADDRESS",
-        help="run the exhaustive search and the random walks on Ray: local starts a Ray instance "
-        "with --workers workers, HOST:PORT joins a running cluster; same results as one process; "
-        "needs pip install -e '.[cluster]' (default: one process, Ray not used)",
-    )
+    p.add_argument("--cluster", metavar="local|ADDRESS", help=CLUSTER_HELP)
     p.add_argument(
         "--time-budget",
         type=float,
@@ -128,7 +122,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exhaustive: por expands, where the agent's and the client's side both can act and one "
         "side's events are independent of all the other side can do, that side only (partial-order "
         "reduction: the same rules found, quiescent states and machine rows; fewer states); not "
-        "with --depth, nor with --cluster yet except for --readings and --compare (default %(default)s)",
+        "with --depth (default %(default)s)",
     )
     p.add_argument(
         "--slice",
@@ -188,7 +182,10 @@ def add_matrix_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="--readings: explorations run at once, one process each (default: every core)",
+        help="worker processes (with --cluster: Ray workers) for the jobs of the run: the slices of "
+        "the exhaustive search, the random-walk and hypothesis chunks, the explorations of "
+        "--readings and --compare; the answers are the same for any number (default 1; with "
+        "--readings: every core)",
     )
 
 
@@ -245,23 +242,13 @@ def _options(args: argparse.Namespace) -> Any:
         if args.graph == STDOUT and args.json:
             raise UsageError("--graph - and --json both want standard output; give --graph a file")
         check_file(args.graph)
-    if args.cluster is not None:
-        if not args.cluster.strip():
-            raise UsageError("--cluster: expected local or HOST:PORT")
-        if variant is not None and not args.compare:
-            raise UsageError(
-                "--variant and --drop are not available with --cluster yet, except with --compare "
-                "(the two explorations run as cluster tasks)"
-            )
-        if args.graph is not None:
-            raise UsageError("--graph is not available with --cluster (the state graph stays on the workers)")
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")
     opts = Options(
         mode=args.mode,
         seed=args.seed,
-        workers=args.workers,
+        workers=1,
         time_budget=args.time_budget,
         graph=args.graph,
         out=args.out,
@@ -300,10 +287,7 @@ def run_matrix(args: argparse.Namespace) -> int:
         raise UsageError("--reading and --readings do not combine: the matrix chooses every row's readings")
     if args.graph is not None:
         raise UsageError("--graph does not apply to --readings (each row is its own exploration)")
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be >= 1")
-    if args.jobs is not None and args.cluster is not None:
-        raise UsageError("--jobs does not apply with --cluster: the explorations run as tasks on --workers")
+    pool = _pool(args, None)
     names = tuple(n.strip() for n in args.readings.split(",") if n.strip())
     if not names or ("all" in names and len(names) > 1):
         raise UsageError("--readings: expected all or NAME,NAME (acp-model readings lists them)")
@@ -318,10 +302,11 @@ def run_matrix(args: argparse.Namespace) -> int:
     opts.page = counterexample_page
     progress = make(args.quiet)
     try:
-        with cluster_session(args, progress) as session:
-            matrix = readings_matrix(names, opts, args.jobs, session, progress)
-    except _ClusterFailed as exc:
-        return _cluster_failed(exc, progress)
+        with pool:
+            matrix = readings_matrix(names, opts, pool, progress)
+    except ClusterError as exc:
+        progress.done()
+        return cluster_failed("explore", exc)
     sys.stdout.write(dumps(matrix.to_json()) if args.json else matrix.to_text())
     sys.stdout.flush()
     errors = matrix.write_errors()
@@ -344,18 +329,21 @@ def run(args: argparse.Namespace) -> int:
     from simulator import explore_run
     from simulator.report import render_text
 
+    pool = _pool(args, 1)
     opts = _options(args)
+    opts.workers = pool.size
     opts.diagram = transcript_to_mermaid
     opts.page = counterexample_page
     progress = make(args.quiet)
     if args.compare:
-        return _compare(args, opts, progress)
+        return _compare(args, opts, progress, pool)
     try:
-        with cluster_session(args, progress) as session:
-            opts.cluster = session
+        with pool:
+            opts.pool = pool
             report = explore_run.run(opts, progress)
-    except _ClusterFailed as exc:
-        return _cluster_failed(exc, progress)
+    except ClusterError as exc:
+        progress.done()
+        return cluster_failed("explore", exc)
     finally:
         progress.done()
     # with the graph on standard output, the report goes to standard error
@@ -374,17 +362,18 @@ def run(args: argparse.Namespace) -> int:
     return 1 if report["findings"] else 0
 
 
-def _compare(args: argparse.Namespace, opts: Any, progress: Any) -> int:
+def _compare(args: argparse.Namespace, opts: Any, progress: Any, pool: Workers) -> int:
     from cli.util import dumps
     from simulator.explore_compare import compare, render_text
 
     if args.graph is not None:
         raise UsageError("--graph does not apply to --compare")
     try:
-        with cluster_session(args, progress) as session:
-            result = compare(opts, opts.variant, chosen_readings(args), progress, session)
-    except _ClusterFailed as exc:
-        return _cluster_failed(exc, progress)
+        with pool:
+            result = compare(opts, opts.variant, chosen_readings(args), progress, pool)
+    except ClusterError as exc:
+        progress.done()
+        return cluster_failed("explore", exc)
     finally:
         progress.done()
     errors = result.pop("write_errors")
@@ -397,40 +386,12 @@ def _compare(args: argparse.Namespace, opts: Any, progress: Any) -> int:
     return 0
 
 
-class _ClusterFailed(Exception):
-    """A ``simulator.explore_cluster.ClusterError`` (message, partial figures) seen by the
-    command; that module is not imported by a run without ``--cluster``."""
-
-
-@contextmanager
-def cluster_session(args: argparse.Namespace, progress: Any) -> Iterator[Any]:
-    """A Ray session for ``--cluster`` (None without it), closed at the end; its failures are
-    raised as ``_ClusterFailed``."""
-    if args.cluster is None:
-        yield None
-        return
-    from cli.cluster import Session
-    from simulator import explore_cluster
-
-    session = None
-    try:
-        progress.phase(f"starting Ray ({args.cluster}, {args.workers} worker(s))")
-        session = Session(args.cluster, args.workers)
-        progress.done()
-        yield session
-    except explore_cluster.ClusterError as exc:
-        raise _ClusterFailed(str(exc), exc.partial) from None
-    finally:
-        if session is not None:
-            session.close()
-
-
-def _cluster_failed(exc: _ClusterFailed, progress: Any) -> int:
-    """One line for a cluster that could not be used or lost a worker, and the partial figures."""
-    progress.done()
-    sys.stderr.write(f"acp-model explore: {exc.args[0]}\n")
-    partial = exc.args[1] if len(exc.args) > 1 else {}
-    if partial:
-        figures = ", ".join(f"{k} {v}" for k, v in partial.items())
-        sys.stderr.write(f"acp-model explore: partial statistics: {figures}\n")
-    return EXIT_USAGE
+def _pool(args: argparse.Namespace, default: int | None) -> Workers:
+    """The pool of ``--jobs`` (or its older name ``--workers``) and ``--cluster``."""
+    if args.workers is not None:
+        if args.jobs is not None and args.jobs != args.workers:
+            raise UsageError("--workers is the older name of --jobs: give one of them")
+        if args.workers < 1:
+            raise UsageError(f"--workers {args.workers}: must be >= 1")
+        args.jobs = args.workers
+    return pool_of(args, default)

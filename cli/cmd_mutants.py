@@ -18,6 +18,7 @@ from typing import Any
 
 from cli.main import UsageError
 from cli.util import dumps, write_atomic
+from cli.workers_option import add_pool_options, cluster_failed, pool_of
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -50,6 +51,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "DIR/<name>.html (default: not written)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: off)")
+    add_pool_options(p, "the seeded bugs (one job each)")
     p.add_argument(
         "--list",
         action="store_true",
@@ -119,8 +121,9 @@ def _list(args: argparse.Namespace, chosen: list[Any]) -> int:
 def run(args: argparse.Namespace) -> int:
     from cli.outputs import check_folder
     from cli.progress import make
-    from simulator.mutants import BY_NAME, MUTANTS, judge
+    from simulator.mutants import BY_NAME, MUTANTS, judge_job
     from simulator.wire import to_ndjson
+    from simulator.workers import ClusterError
 
     walks, steps = args.walks, args.steps
     if walks < 0 or steps < 0:
@@ -133,17 +136,21 @@ def run(args: argparse.Namespace) -> int:
         return _list(args, chosen)
     if args.out:
         check_folder(args.out, "--out")
+    pool = pool_of(args)
     progress = make(args.quiet)
     try:
         progress.phase("mutants", len(chosen) + 1)
-        baseline = judge(None, walks, steps)
-        progress.advance()
         verdicts = []
-        for m in chosen:
-            verdicts.append(judge(m, walks, steps))
-            progress.advance()
+        with pool:
+            jobs = [(None, walks, steps)] + [(m.name, walks, steps) for m in chosen]
+            for v in pool.map(judge_job, jobs):
+                verdicts.append(v)
+                progress.advance()
+    except ClusterError as exc:
+        return cluster_failed("mutants", exc)
     finally:
         progress.done()
+    baseline = verdicts.pop(0)
     if args.out:
         from diagrams.html.runs import mutant_page
 

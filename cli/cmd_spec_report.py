@@ -22,7 +22,7 @@ from cli.decidability_options import (
     add_bound_options,
     add_jobs_option,
     bound_of,
-    jobs_of,
+    pool_from,
     reading_names,
     time_budget,
 )
@@ -30,6 +30,8 @@ from cli.main import EXIT_OK
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.variant_option import add_variant_options, variant_and_readings
+from cli.workers_option import cluster_failed
+from simulator.workers import ClusterError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     variant, readings = variant_and_readings(args)
     opts = Options(Path(args.out), readings, bound_of(args), time_budget(args))
     opts.matrix = _matrix_names(args.readings)
-    opts.jobs = jobs_of(args)
+    opts.pool = pool_from(args)
     if variant is not None:
         opts.variant = variant
         opts.base_readings = chosen_readings(args)
@@ -98,7 +100,10 @@ def run(args: argparse.Namespace) -> int:
         if shown:
             line(text)
 
-    report = build(opts, progress)
+    try:
+        report = build(opts, progress)
+    except ClusterError as exc:
+        return cluster_failed("spec-report", exc)
     if not args.quiet:
         line(
             f"wrote {Path(args.out) / 'index.md'} and report.json"

@@ -15,12 +15,14 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from cli.main import UsageError
+from cli.workers_option import add_pool_options, pool_of
 from simulator.config import (
     DECIDABILITY_EXHAUSTIVE_STATES,
     DECIDABILITY_STEPS,
     DECIDABILITY_TWIN_NODES,
     DECIDABILITY_WALKS,
 )
+from simulator.workers import Workers
 
 if TYPE_CHECKING:
     from simulator.decidability import Bound
@@ -62,22 +64,13 @@ def add_bound_options(group: Any) -> None:
 
 
 def add_jobs_option(p: Any) -> None:
-    p.add_argument(
-        "--jobs",
-        type=int,
-        metavar="N",
-        help="worker processes for the decidability samples (default: every core); the answers "
-        "are the same for any number",
-    )
+    """``--jobs`` and ``--cluster`` (``cli.workers_option``) for the decidability samples."""
+    add_pool_options(p, "the decidability samples and the readings matrix", "every core")
 
 
-def jobs_of(args: argparse.Namespace) -> int:
-    import os
-
-    value: int | None = args.jobs
-    if value is not None and value < 1:
-        raise UsageError(f"--jobs {value}: must be >= 1")
-    return value if value is not None else (os.cpu_count() or 1)
+def pool_from(args: argparse.Namespace) -> Workers:
+    """The worker pool of ``--jobs`` (default: every core) and ``--cluster``."""
+    return pool_of(args, None)
 
 
 def reading_names(value: str, option: str = "--readings") -> tuple[str, ...]:

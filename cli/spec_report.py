@@ -59,6 +59,7 @@ from simulator.explore_common import Counterexample, keep_shortest, monitor_rule
 from simulator.explore_coverage import machine_coverage
 from simulator.schedulers import random_walk
 from simulator.variant_runs import behaviours
+from simulator.workers import Workers
 
 REPORT_WALKS = 400
 """Random walks of the conforming model (default bounds) after the exhaustive slices."""
@@ -95,8 +96,9 @@ class Options:
     matrix: tuple[str, ...] = ("all",)
     """Readings of the readings matrix (``("all",)``, reading names, or ``()`` for no matrix);
     the decidability of every rule is also computed under each other alternative of them."""
-    jobs: int | None = None
-    """Worker processes of the decidability samples and the readings matrix (None: every core)."""
+    pool: Workers | None = None
+    """The worker pool of the decidability samples and the readings matrix (``--jobs``,
+    ``--cluster``; started and closed by ``build``). None: every core of this machine."""
     variant: Variant | None = None
     """The variant the page is for (None: the spec as written); its readings are in ``readings``."""
     base_readings: dict[str, str] | None = None
@@ -121,6 +123,11 @@ class Context:
     """Files to write, by path relative to the output folder."""
     readings: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def pool(self) -> Workers:
+        """Where the parts run their jobs (this process when the options name no pool)."""
+        return self.opts.pool if self.opts.pool is not None else Workers(1)
+
     def add(self, rel: str, data: str | bytes) -> str:
         self.files[rel] = data.encode("utf-8") if isinstance(data, str) else data
         return rel
@@ -139,18 +146,12 @@ def part_decidability(ctx: Context, budget: float | None) -> bool:
         ctx.progress,
         budget,
         by_reading=alts,
-        jobs=_jobs(ctx.opts),
+        pool=ctx.pool,
         variant=ctx.opts.variant,
     )
     ctx.results["alternatives"] = alts
     ctx.results["decidability"] = verdicts
     return complete
-
-
-def _jobs(opts: Options) -> int:
-    import os
-
-    return max(1, opts.jobs if opts.jobs is not None else (os.cpu_count() or 1))
 
 
 def _cfg(ctx: Context, cfg: Config) -> Config:
@@ -292,7 +293,7 @@ def part_matrix(ctx: Context, budget: float | None) -> bool:
 
     with tempfile.TemporaryDirectory() as tmp:
         opts = explore_run.Options(mode="exhaustive", seed=0, out=tmp, variant=ctx.opts.variant)
-        ctx.results["matrix"] = readings_matrix(ctx.opts.matrix, opts, _jobs(ctx.opts))
+        ctx.results["matrix"] = readings_matrix(ctx.opts.matrix, opts, ctx.pool)
     return True
 
 
@@ -719,6 +720,16 @@ def compute(opts: Options, progress: Callable[[str], None], share: float = 1.0) 
 
 
 def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
+    """``_build`` with the worker pool of ``opts`` (every core when it has none) started, and
+    closed at the end; a cluster that cannot be used raises ``simulator.workers.ClusterError``."""
+    import os
+
+    pool = opts.pool if opts.pool is not None else Workers(os.cpu_count() or 1)
+    with pool:
+        return _build(replace(opts, pool=pool), progress)
+
+
+def _build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
     """Run the parts, render the sections, write every file; the report as JSON. For a variant
     the parts run twice, for the spec as written (half the time budget) and for the variant, and
     the page opens with their differences (``cli.spec_report_diff``)."""

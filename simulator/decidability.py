@@ -53,8 +53,7 @@ import io
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +75,7 @@ from simulator.explore_bfs import SLICES
 from simulator.mutants import Mutant, breaking
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import describe, random_walk, scripted
+from simulator.workers import Workers
 from simulator.world import Event, Hidden, Line, World
 
 CHECKED = ("monitor", "client-view", "model")
@@ -327,7 +327,7 @@ def breaking_runs(
             out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
 
     for source, cfg, make in _runs(mutant, bound, readings, variant):
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and time.time() > deadline:
             return out, False
         run = make()
         world = run.world
@@ -335,12 +335,12 @@ def breaking_runs(
             world.finish()  # scripted runs end without judging quiescence: omitted moves
         if any(h.rule == rule for h in world.hidden):
             keep(source, cfg, list(run.events), world)
-    if deadline is not None and time.monotonic() > deadline:
+    if deadline is not None and time.time() > deadline:
         return out, False
     found = decidability_exhaustive.runs(rule, mutant.switched_on, bound.exhaustive_states, readings, variant)
     for source, cfg, events, world in found:
         keep(source, cfg, events, world)
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and time.time() > deadline:
             return out, False
     return out, True
 
@@ -354,8 +354,9 @@ def decide(
     variant: Variant | None = None,
 ) -> Verdict:
     """The wire decidability of one rule (see the module docstring). ``deadline``: a point on
-    ``time.monotonic()`` (the same clock in every process). ``same_as``: the ``decidable`` of a
-    verdict this one is compared with; when they agree no witness is searched."""
+    ``time.time()`` (one clock for every process, on every machine of a cluster). ``same_as``:
+    the ``decidable`` of a verdict this one is compared with; when they agree no witness is
+    searched."""
     t0 = time.perf_counter()
     mutant = breaking(rule)
     if variant is not None and rule in variant.drop:
@@ -364,7 +365,7 @@ def decide(
         return Verdict(
             rule, "unknown", None, "none", note="no behaviour of the simulated peers breaks it", seconds=0.0
         )
-    if deadline is not None and time.monotonic() > deadline:
+    if deadline is not None and time.time() > deadline:
         return Verdict(
             rule, "unknown", None, bound.text(), note="skipped: the time budget ended", complete=False
         )
@@ -562,16 +563,6 @@ def _decide_job(job: Job) -> Verdict:
     return decide(rule, bound, readings, deadline, same_as, variant)
 
 
-def _map(work: list[Job], jobs: int) -> Iterator[Verdict]:
-    """``decide`` of every job, in order: in this process, or on ``jobs`` worker processes."""
-    if jobs > 1 and len(work) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-            yield from pool.map(_decide_job, work)
-    else:
-        for job in work:
-            yield _decide_job(job)
-
-
 def decide_all(
     rules: Iterable[str],
     bound: Bound = DEFAULT_BOUND,
@@ -580,7 +571,7 @@ def decide_all(
     time_budget: float | None = None,
     *,
     by_reading: list[tuple[str, str]] | None = None,
-    jobs: int = 1,
+    pool: Workers | None = None,
     variant: Variant | None = None,
 ) -> tuple[list[Verdict], bool]:
     """Verdicts of ``rules`` in the given order under ``readings`` and ``variant``; and whether all
@@ -591,12 +582,13 @@ def decide_all(
     ``decidable`` differs (the fraction flagged alone moves with the sample, whose random walks
     take other paths under another reading; a witness is searched only for those that differ);
     the budget's skipped or partial ones are not compared.
-    ``jobs`` > 1: the ``decide`` calls run on that many worker processes; each is independent
-    of the others, so the verdicts are the same for any ``jobs``."""
-    deadline = None if time_budget is None else time.monotonic() + time_budget
+    ``pool``: the ``decide`` calls run as its jobs (None: in this process); each is independent
+    of the others, so the verdicts are the same for any pool."""
+    pool = pool if pool is not None else Workers(1)
+    deadline = None if time_budget is None else time.time() + time_budget
     work: list[Job] = [(rule, bound, readings, deadline, None, variant) for rule in rules]
     out: list[Verdict] = []
-    for i, v in enumerate(_map(work, jobs), 1):
+    for i, v in enumerate(pool.map(_decide_job, work), 1):
         out.append(v)
         if progress is not None:
             extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
@@ -613,7 +605,7 @@ def decide_all(
     ]
     for v in out:
         v.by_reading = []
-    for i, ((v, name, alt), w) in enumerate(zip(again, _map(work, jobs), strict=True), 1):
+    for i, ((v, name, alt), w) in enumerate(zip(again, pool.map(_decide_job, work), strict=True), 1):
         complete &= w.complete
         if w.complete and w.decidable != v.decidable:
             assert v.by_reading is not None

@@ -652,9 +652,7 @@ def expander(parts: Parts, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
     order (the Client's choices, the Agent's, then deliveries), and counts the moves it takes
     (``expand(state, children, sides)``: only the events of those sides, ``simulator.explore_por``)
     for coverage; ``can_move(state)`` says whether any event is enabled (what a search that
-    stops at a depth limit asks of the states it does not expand). The single-process search
-    and the cluster workers (``simulator.explore_cluster``) both step states with these, so
-    the composition of the parts is written once."""
+    stops at a depth limit asks of the states it does not expand)."""
     mon = parts.monitors
     mon_steps = mon.steps
     mon_step = mon.step

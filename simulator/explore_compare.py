@@ -51,6 +51,7 @@ from model.registry import BY_NAME
 from properties.variants import Variant
 from simulator import explore_run
 from simulator.progress import NULL, Progress
+from simulator.workers import TaskProgress, Workers, peak_rss
 
 KINDS = ("finding", "liveness", "client-view", "set-aside", "behaviours", "cycles", "state", "row")
 _SOURCE_KIND = {"eventually": "liveness", "cycle": "liveness", "view": "client-view"}
@@ -61,23 +62,22 @@ def compare(
     variant: Variant,
     base_readings: dict[str, str],
     progress: Progress = NULL,
-    session: Any = None,
+    pool: Workers | None = None,
 ) -> dict[str, Any]:
     """Explore the spec as written and ``variant`` with ``opts``; the comparison as JSON. On a
-    cluster (``session``: ``cli.cluster.Session``) the two explorations run as two tasks side by
-    side (each in one process, ``explore_run.compute``), and their files are written here."""
+    parallel worker pool (``simulator.workers.Workers``) the two explorations run as two jobs
+    side by side (each in one process, ``explore_run.compute``), and their files are written
+    here; otherwise one after the other in this process."""
     out = Path(opts.out)
     base_opts = dataclasses.replace(opts, variant=None, readings=dict(base_readings), out=str(out / "base"))
     var_opts = dataclasses.replace(opts, variant=variant, out=str(out / "variant"))
-    if session is not None:
-        from simulator.explore_cluster import TaskProgress
-
+    if pool is not None and pool.parallel:
         tasks = TaskProgress(progress, f"compare with the variant {variant.name}", 2)
         reports = []
-        runs = [dataclasses.replace(o, workers=1, cluster=None) for o in (base_opts, var_opts)]
-        for o, (done, rss) in zip((base_opts, var_opts), session.map(compute_run, runs), strict=True):
+        runs = [dataclasses.replace(o, workers=1, pool=None) for o in (base_opts, var_opts)]
+        for o, (done, rss) in zip((base_opts, var_opts), pool.map(compute_run, runs), strict=True):
             reports.append(explore_run.write(o, done))
-            tasks.done(reports[-1], rss)
+            tasks.done(int(reports[-1].get("exhaustive", {}).get("states", 0)), rss)
         progress.done()
         base, var = reports
     else:
@@ -97,10 +97,8 @@ def compare(
 
 
 def compute_run(opts: explore_run.Options) -> tuple[explore_run.Computed, int]:
-    """One exploration of a comparison as a cluster task: computed, nothing written; and the
-    peak resident memory of the task's process."""
-    from simulator.explore_shard import peak_rss
-
+    """One exploration of a comparison as a job of the pool: computed, nothing written; and the
+    peak resident memory of the job's process."""
     return explore_run.compute(opts), peak_rss()
 
 

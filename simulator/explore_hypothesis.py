@@ -28,9 +28,10 @@ runs again with the rules already found ignored, up to ``max_rounds`` times.
 Chunks: a run's example budget is cut into chunks of ``CHUNK_EXAMPLES`` (``chunks``; the cut
 depends on the budget only, never on a number of workers), chunk ``i`` a run of its own with the
 seed ``chunk_seed(seed, i)`` (the run's seed for the first, so a budget of one chunk is the
-single run it always was) and its own rounds. Every run, in this process or on a cluster, is
-chunked the same way: ``explore`` runs the chunks here one after another, or hands them to a
-``chunk_map`` (Ray tasks, ``run_chunk``), and ``merge`` joins them in chunk order (counts
+single run it always was) and its own rounds. Every run, in this process or on a worker pool,
+is chunked the same way: ``explore`` runs the chunks here one after another, or hands them to a
+``chunk_map`` (the jobs of ``simulator.workers.Workers``: worker processes or Ray tasks,
+``run_chunk``), and ``merge`` joins them in chunk order (counts
 summed, coverage a union, per rule the shortest counterexample, the earliest chunk on ties,
 with the hits of every chunk). So the result for a seed is the same in one process and on any
 number of workers. Each chunk shrinks its own counterexamples where it runs.
@@ -43,7 +44,7 @@ checks are off. And hypothesis's pool of "local constants" is empty while the ma
 (``isolated``): hypothesis (since its PR #4356, 2025) draws about one value in twenty from constants it
 collects from the source of every non-library module in ``sys.modules``, and collects again
 whenever that dict grows, so the same seed gave different examples depending on which of our
-modules happened to be imported (``--cluster`` imports ``cli.cluster``; a test file imports
+modules happened to be imported (``--cluster`` imports Ray; a test file imports
 others; a second run in one process sees modules the first one loaded lazily).
 
 Must not know: the random walker, the exhaustive search, files or printing.
@@ -479,8 +480,8 @@ def explore(
     """``examples`` examples in chunks of ``CHUNK_EXAMPLES`` (``chunks``), each its own run of the
     machine seeded by ``chunk_seed``; each chunk's rounds stop at their first (shrunk) failure,
     later rounds ignore the rules already found. The chunks run here one after another, or
-    elsewhere through ``chunk_map`` (``run_chunk``, the jobs; results in job order: a Ray
-    cluster); either way they are merged in chunk order (``merge``), so the result is the same."""
+    elsewhere through ``chunk_map`` (``run_chunk``, the jobs; results in job order: a worker
+    pool); either way they are merged in chunk order (``merge``), so the result is the same."""
     if examples <= 0:  # ``--examples 0``: a run of the random walks alone
         return replace(merge([], seed, 0, 0.0), stop=NOT_RUN)
     t0 = time.perf_counter()
@@ -492,7 +493,7 @@ def explore(
 
     results: list[HypothesisResult] = []
     if chunk_map is not None:
-        progress.phase(f"hypothesis, {len(parts)} chunk(s) of examples as cluster tasks", examples)
+        progress.phase(f"hypothesis, {len(parts)} chunk(s) of examples as jobs of the worker pool", examples)
         jobs: list[ChunkJob] = [
             (i, seed, n, steps, cfg, faults, database, max_rounds, hypothesis_shrink, label(i))
             for i, n in parts

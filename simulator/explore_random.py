@@ -12,11 +12,11 @@ and the "eventually" rules are judged at the end. A test keeps the two scheduler
 Every walk of a chunk begins in a copy of one start world (``start_world``: the peers after the
 handshake, the monitors that saw it), built once per chunk since it is the same for all.
 
-Walks are cut into chunks of consecutive indices; with ``workers > 1`` the chunks run in a
-process pool. Chunk results are merged in index order, so the statistics, the chosen failing
-walk per rule (shortest, then lowest index) and therefore every output are the same for any
-number of workers. Each rule's chosen walk is then shrunk (``simulator.shrink``) in this
-process.
+Walks are cut into chunks of consecutive indices; the chunks run as jobs of the caller's
+worker pool (``simulator.workers``: processes or a Ray cluster), or here. Chunk results are
+merged in index order, so the statistics, the chosen failing walk per rule (shortest, then
+lowest index) and therefore every output are the same for any number of workers. Each rule's
+chosen walk is then shrunk (``simulator.shrink``) in this process.
 
 Must not know: hypothesis, the exhaustive search, files or printing.
 """
@@ -27,7 +27,6 @@ import random
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -246,26 +245,17 @@ def explore(
     chunk_map: Callable[[Callable[[Any], ChunkResult], list[Any]], Iterable[ChunkResult]] | None = None,
 ) -> RandomResult:
     """Run ``walks`` checked walks and shrink one failing walk per broken rule. ``chunk_map``
-    (``run_chunk``, the chunks) runs the chunks elsewhere (a Ray cluster), yielding their results
-    in chunk order."""
+    (``run_chunk``, the chunks) runs the chunks elsewhere (``simulator.workers.Workers.map``:
+    worker processes or a Ray cluster), yielding their results in chunk order; None: here.
+    ``workers`` is only reported."""
     t0 = time.perf_counter()
     jobs = [(seed, start, count, steps, cfg, faults, monitors) for start, count in _chunks(walks, workers)]
     total = ChunkResult(0)
     progress.phase("random walks", walks)
-    if chunk_map is not None:
-        for res in chunk_map(run_chunk, jobs):
-            total.merge(res)
-            progress.advance(res.walks)
-    elif workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for res in pool.map(run_chunk, jobs):
-                total.merge(res)
-                progress.advance(res.walks)
-    else:
-        for job in jobs:
-            res = run_chunk(job)
-            total.merge(res)
-            progress.advance(res.walks)
+    run_all = chunk_map if chunk_map is not None else map
+    for res in run_all(run_chunk, jobs):
+        total.merge(res)
+        progress.advance(res.walks)
     seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     found: list[Counterexample] = []

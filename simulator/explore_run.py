@@ -34,7 +34,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ from simulator.report import (
     strip_timing,
 )
 from simulator.variant_runs import behaviours, notes
+from simulator.workers import TaskProgress, Workers, peak_rss
 
 Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
 """Machine rows fired, events, entity triggers, rules exercised."""
@@ -85,10 +86,11 @@ class Options:
     """Bound changes (``Config`` field -> value), including ``transport`` and ``features``."""
     depth: int | None = None
     max_states: int | None = explore_bfs.MAX_STATES
-    cluster: Any = None
-    """A cluster session (``cli.cluster.Session``, made by the command for ``--cluster``): the
-    exhaustive search and the random walks run on its workers (``simulator.explore_cluster``);
-    None: in this process."""
+    pool: Workers | None = None
+    """The worker pool (``simulator.workers.Workers``, made by the command for ``--jobs`` or
+    ``--cluster``; the caller closes it): the slices of the exhaustive search, the random-walk
+    and hypothesis chunks run as its jobs. None: a pool of ``workers`` local processes for the
+    random walks, made and closed by the run."""
     readings: dict[str, str] = field(default_factory=dict)
     """Readings of ambiguous spec text (``properties.readings``) the run explores under (put in
     every slice's and the random modes' ``Config``); absent ones take their defaults."""
@@ -164,10 +166,13 @@ class Computed:
 
 def compute(opts: Options, progress: Progress = NULL) -> Computed:
     """The chosen modes run; nothing written but the state graph (``--graph``)."""
-    return _compute(opts, progress, resolve(opts.readings), opts.cluster)
+    if opts.pool is not None:
+        return _compute(opts, progress, resolve(opts.readings), opts.pool)
+    with Workers(max(1, opts.workers)) as pool:
+        return _compute(opts, progress, resolve(opts.readings), pool)
 
 
-def _compute(opts: Options, progress: Progress, readings: dict[str, str], session: Any) -> Computed:
+def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: Workers) -> Computed:
     t0 = time.perf_counter()
     rules = monitor_rules()
     cexs: list[Counterexample] = []
@@ -193,7 +198,7 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
     info: list[str] = []
     write_errors: list[str] = []
     if opts.mode in ("exhaustive", "both"):
-        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, session)
+        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, pool)
         report["exhaustive"] = ex
         coverage["exhaustive"] = coverage_json(*ex_cov, rules, opts.variant)
         cexs += ex_cexs
@@ -218,7 +223,7 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], sessio
             # the exhaustive search left its monitor sets (reference cycles) to the collector's
             # next full run; have it now rather than in the middle of the random walks
             gc.collect()
-        rnd, rnd_cexs, rnd_cov = _random(opts, progress, session)
+        rnd, rnd_cexs, rnd_cov = _random(opts, progress, pool)
         report["random"] = rnd
         coverage["random"] = coverage_json(*rnd_cov, rules, opts.variant)
         cexs += rnd_cexs
@@ -256,8 +261,10 @@ def further(opts: Options) -> str:
     ]
     if opts.reduce != "por":
         ways.append("--reduce por (fewer states, the same rules found, quiescent states and rows)")
-    if opts.cluster is None:
-        ways.append("--cluster to spread the states over the memory of several machines")
+    ways.append(
+        "split the search into slices (--slice, or bounds of their own) run as jobs of --jobs N or "
+        "--cluster, each holding its own states"
+    )
     return "to go further than the state cap: " + "; ".join(ways) + " (docs/exploring.md, Bigger bounds)"
 
 
@@ -289,38 +296,52 @@ def write_error(path: str | Path, exc: OSError) -> str:
     return f"{exc.filename or path}: cannot write ({exc.strerror or exc})"
 
 
+SliceJob = tuple[explore_bfs.Slice, frozenset[str], str, Options, float | None]
+"""(slice, faults, name, options, deadline as ``time.time()``): one slice's search as a job."""
+
+
+def search_slice(job: SliceJob, note: Any = None) -> tuple[explore_bfs.BfsResult, int]:
+    """One slice's exhaustive search (in this process or a worker's); the result and the
+    peak resident memory of the process that ran it."""
+    sl, faults, name, opts, deadline = job
+    budget = None if deadline is None else max(0.0, deadline - time.time())
+    result = explore_bfs.explore(
+        sl.cfg,
+        faults,
+        depth=opts.depth,
+        time_budget=budget,
+        symmetry=opts.symmetry,
+        graph=opts.graph is not None,
+        progress=note,
+        name=name,
+        max_states=opts.max_states,
+        reduce=opts.reduce,
+    )
+    return result, peak_rss()
+
+
 def _exhaustive(
-    opts: Options, progress: Progress, write_errors: list[str], session: Any
+    opts: Options, progress: Progress, write_errors: list[str], pool: Workers
 ) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     t0 = time.perf_counter()
-    slices = exhaustive_slices(opts)
-    results: list[explore_bfs.BfsResult] = []
+    deadline = None if opts.time_budget is None else time.time() + opts.time_budget
+    bare = replace(opts, pool=None, diagram=None, page=None)  # what a job needs, picklable
+    work: list[SliceJob] = []
     ran: list[explore_bfs.Slice] = []
-    for sl in slices:
+    for sl in exhaustive_slices(opts):
         for label, faults in behaviours(opts.variant, opts.faults):
-            budget = None
-            if opts.time_budget is not None:
-                budget = max(0.0, opts.time_budget - (time.perf_counter() - t0))
-            name = sl.name if label == "spec" else f"{sl.name}+{label}"
-            progress.phase(f"exhaustive, slice {name}")
             ran.append(sl)
-            if session is not None:
-                results.append(_on_cluster(session, sl, faults, name, opts, budget, progress))
-                continue
-            results.append(
-                explore_bfs.explore(
-                    sl.cfg,
-                    faults,
-                    depth=opts.depth,
-                    time_budget=budget,
-                    symmetry=opts.symmetry,
-                    graph=opts.graph is not None,
-                    progress=progress.note,
-                    name=name,
-                    max_states=opts.max_states,
-                    reduce=opts.reduce,
-                )
-            )
+            work.append((sl, faults, sl.name if label == "spec" else f"{sl.name}+{label}", bare, deadline))
+    results: list[explore_bfs.BfsResult] = []
+    if pool.parallel and len(work) > 1:
+        tasks = TaskProgress(progress, "exhaustive slices", len(work))
+        for result, rss in pool.map(search_slice, work):
+            results.append(result)
+            tasks.done(result.states, rss)
+    else:
+        for job in work:
+            progress.phase(f"exhaustive, slice {job[2]}")
+            results.append(search_slice(job, progress.note)[0])
     seconds = time.perf_counter() - t0
     states = sum(r.states for r in results)
     best: dict[str, Counterexample] = {}
@@ -375,32 +396,6 @@ def _exhaustive(
     return ex, [best[r] for r in sorted(best)], (rows, events, entity, exercised)
 
 
-def _on_cluster(
-    session: Any,
-    sl: explore_bfs.Slice,
-    faults: frozenset[str],
-    name: str,
-    opts: Options,
-    budget: float | None,
-    progress: Progress,
-) -> explore_bfs.BfsResult:
-    """One slice searched on the cluster's workers (``simulator.explore_cluster``)."""
-    from simulator import explore_cluster
-
-    return explore_cluster.search(
-        session.pool(sl.cfg, faults, opts.symmetry, True, opts.reduce),
-        sl.cfg,
-        faults,
-        depth=opts.depth,
-        time_budget=budget,
-        symmetry=opts.symmetry,
-        progress=progress.note,
-        name=name,
-        max_states=opts.max_states,
-        reduce=opts.reduce,
-    )
-
-
 def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> int:
     """Write the slices' state graphs as one GraphML file (``-``: standard output); its size in
     bytes (the report says it: a graph of the default slices is tens of megabytes)."""
@@ -433,7 +428,7 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> int:
 
 
 def _random(
-    opts: Options, progress: Progress, session: Any
+    opts: Options, progress: Progress, pool: Workers
 ) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     cfg = random_config(opts)
     sets = behaviours(opts.variant, opts.faults)
@@ -450,7 +445,7 @@ def _random(
                 database=opts.database,
                 hypothesis_shrink=opts.hypothesis_shrink,
                 progress=progress,
-                chunk_map=session.map if session is not None else None,
+                chunk_map=pool.map if pool.parallel else None,
             )
         )
         walks_.append(
@@ -460,9 +455,9 @@ def _random(
                 seed=opts.seed,
                 walks=_share(opts.walks, i, len(sets), 0),
                 steps=opts.steps,
-                workers=opts.workers,
+                workers=pool.size,
                 progress=progress,
-                chunk_map=session.map if session is not None else None,
+                chunk_map=pool.map,
             )
         )
     hyp, walks = hyps[0], walks_[0]

@@ -9,11 +9,10 @@ alternatives, the readings in the order they were named (the columns as the comm
 them; the first named varies slowest). Cells that make the same choice (every reading's default
 alternative is the all-defaults exploration) are explored once and shown in each of their rows.
 
-Cells run in worker processes (``concurrent.futures.ProcessPoolExecutor``, ``jobs`` of them;
-one job runs them in this process), or, on a cluster (``session``: ``cli.cluster.Session``), as
-one task each (``Session.map``): a task computes its cell's exploration
-(``explore_run.compute``, every mode in the task's process) and this process writes its files
-(``explore_run.write``), so the files land here even when the task ran on another node.
+Cells run as jobs of a worker pool (``simulator.workers.Workers``: this process, local worker
+processes or a Ray cluster): a job computes its cell's exploration (``explore_run.compute``,
+every mode in the job's process) and this process writes its files (``explore_run.write``), so
+the files land here even when the job ran on another node.
 Each cell writes its counterexamples to a folder of its own
 under ``out`` (named after its choice), and the matrix row keeps, per rule that the explored
 peers break under that choice, the shortest counterexample transcript. A rule broken by peers
@@ -24,7 +23,7 @@ Under a variant (``Options.variant``) every cell explores it; the header and the
 
 Determinism: a cell's result depends only on its choice, the options and the seed; rows are in
 the order of ``cells`` whatever order the workers finish in, so the JSON without its ``seconds`` is the
-same for any ``jobs``.
+same for any pool.
 
 Must not know: argument parsing, exit codes, how the matrix is printed by a command (``cli``).
 """
@@ -32,9 +31,7 @@ Must not know: argument parsing, exit codes, how the matrix is printed by a comm
 from __future__ import annotations
 
 import itertools
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,8 +39,8 @@ from typing import Any
 from properties.readings import BY_NAME, READINGS, ReadingError, non_default
 from properties.variants import Variant
 from simulator import explore_run
-from simulator.explore_cluster import TaskProgress
 from simulator.progress import NULL, Progress
+from simulator.workers import TaskProgress, Workers, peak_rss
 
 Choice = tuple[tuple[str, str], ...]
 """Readings chosen for one cell, as sorted (name, alternative) pairs of non-defaults."""
@@ -251,20 +248,9 @@ def _cell_options(base: explore_run.Options, choice: Choice) -> explore_run.Opti
     return replace(base, readings=dict(choice), out=str(Path(base.out) / cell_folder(choice)), graph=None)
 
 
-def _explore(job: tuple[explore_run.Options, Choice]) -> Outcome:
-    """One cell (in a worker process): explore under ``choice``, keep what the matrix shows."""
-    base, choice = job
-    opts = _cell_options(base, choice)
-    t0 = time.perf_counter()
-    report = explore_run.run(opts)
-    return _outcome(report, time.perf_counter() - t0)
-
-
 def compute_cell(job: tuple[explore_run.Options, Choice]) -> tuple[explore_run.Computed, int]:
-    """One cell as a cluster task: its exploration computed, nothing written; and the peak
-    resident memory of the task's process."""
-    from simulator.explore_shard import peak_rss
-
+    """One cell as a job of the pool: its exploration computed, nothing written; and the peak
+    resident memory of the job's process."""
     base, choice = job
     return explore_run.compute(_cell_options(base, choice)), peak_rss()
 
@@ -289,33 +275,26 @@ def _outcome(report: dict[str, Any], seconds: float) -> Outcome:
 def readings_matrix(
     names: tuple[str, ...],
     opts: explore_run.Options,
-    jobs: int | None = None,
-    session: Any = None,
+    pool: Workers | None = None,
     progress: Progress = NULL,
 ) -> Matrix:
     """Explore every row of ``names`` (``("all",)`` or reading names) with the options ``opts``
     (mode, seed, bounds, slices...; its ``readings`` are replaced by each row's choice, its
-    ``out`` holds one folder per distinct choice) on ``jobs`` processes (None: every core), or
-    as tasks of the cluster ``session`` (then ``jobs`` is its worker count)."""
+    ``out`` holds one folder per distinct choice), one job per distinct choice on ``pool``
+    (None: this process)."""
     t0 = time.perf_counter()
+    pool = pool if pool is not None else Workers(1)
     rows = cells(names)
-    jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
     distinct: list[Choice] = list(dict.fromkeys(choice for _, _, choice in rows))
-    work = [(replace(opts, workers=1, cluster=None), choice) for choice in distinct]
-    if session is not None:
-        jobs = session.workers
-        outcomes = []
-        tasks = TaskProgress(progress, "readings matrix", len(work))
-        for (_, choice), (done, rss) in zip(work, session.map(compute_cell, work), strict=True):
-            report = explore_run.write(_cell_options(opts, choice), done)
-            outcomes.append(_outcome(report, done.seconds))
-            tasks.done(report, rss)
-        progress.done()
-    elif jobs > 1 and len(work) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-            outcomes = list(pool.map(_explore, work))
-    else:
-        outcomes = [_explore(w) for w in work]
+    work = [(replace(opts, workers=1, pool=None), choice) for choice in distinct]
+    outcomes = []
+    tasks = TaskProgress(progress, "readings matrix", len(work))
+    for (_, choice), (done, rss) in zip(work, pool.map(compute_cell, work), strict=True):
+        report = explore_run.write(_cell_options(opts, choice), done)
+        outcomes.append(_outcome(report, done.seconds))
+        tasks.done(int(report.get("exhaustive", {}).get("states", 0)), rss)
+    progress.done()
+    jobs = pool.size
     by_choice = dict(zip(distinct, outcomes, strict=True))
     matrix = Matrix(
         names, opts.mode, opts.seed, jobs, tuple(sorted(opts.faults)), explorations=len(distinct),

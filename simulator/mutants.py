@@ -435,3 +435,10 @@ def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verd
                 if f.kind in ("rule", "open") and not f.explanation.startswith("model: ")
             )
     return verdict
+
+
+def judge_job(job: tuple[str | None, int, int]) -> Verdict:
+    """``judge`` as a job of a worker pool (``simulator.workers``): (mutant name or None for the
+    unmodified simulator, walks, steps)."""
+    name, walks, steps = job
+    return judge(BY_NAME[name] if name is not None else None, walks, steps)

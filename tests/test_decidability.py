@@ -15,6 +15,7 @@ from simulator import decidability as dec
 from simulator.config import DEFAULT
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import random_walk, scripted
+from simulator.workers import Workers
 from simulator.world import Hidden
 
 SMALL = dec.Bound(walks=20, steps=40, twin_nodes=2000)
@@ -213,8 +214,9 @@ def test_decidability_command_by_reading_json(capsys: pytest.CaptureFixture[str]
 def test_verdicts_are_the_same_for_any_jobs() -> None:
     rules = ["TRANS-04", "DONE-03", "REJ-01", "INTRO-02"]
     alts = [("cancel-takes-effect", "when-acted"), ("patch-after-idle", "patch-in-place")]
-    one = dec.decide_all(rules, TINY_BY_READING, by_reading=alts, jobs=1)[0]
-    two = dec.decide_all(rules, TINY_BY_READING, by_reading=alts, jobs=2)[0]
+    one = dec.decide_all(rules, TINY_BY_READING, by_reading=alts, pool=Workers(1))[0]
+    with Workers(2) as pool:
+        two = dec.decide_all(rules, TINY_BY_READING, by_reading=alts, pool=pool)[0]
     assert [v.to_json() for v in one] == [v.to_json() for v in two]
 
 

@@ -20,6 +20,7 @@ import pytest
 from cli.main import main
 from properties.catalogue import RULES_BY_ID
 from simulator.mutants import breaking
+from simulator.workers import Workers
 
 CRASHED = (
     "BG-05", "BG-10", "BG-11", "BG-17", "ACC-03", "ACC-13", "ACTIVE-03", "REJ-03", "COMPACT-03", "SYNC-02",
@@ -139,7 +140,7 @@ def test_the_spec_report_of_a_variant_dropping_the_rules_that_crashed(tmp_path: 
     from properties.variants import from_drops
 
     opts = Options(tmp_path, rules=("BG-05", "CANCEL-02"), slices=("cancels",), walks=1, ladder=(),
-                   pictures=False, matrix=(), jobs=1, variant=from_drops(CRASHED))  # fmt: skip
+                   pictures=False, matrix=(), pool=Workers(1), variant=from_drops(CRASHED))  # fmt: skip
     report = build(opts, lambda _: None)
     assert report["variant"]["drop"] == sorted(CRASHED)
     assert (tmp_path / "index.md").is_file() and (tmp_path / "report.json").is_file()

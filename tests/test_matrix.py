@@ -66,7 +66,7 @@ def test_the_matrix_shows_which_alternative_makes_a_rule_break(tmp_path: Path) -
         faults=frozenset({"cancel-as-end-turn"}),
         out=str(tmp_path / "m"),
     )
-    matrix = readings_matrix(("cancel-takes-effect",), opts, jobs=1)
+    matrix = readings_matrix(("cancel-takes-effect",), opts)
     by_alt = {r.alternative: r for r in matrix.rows}
     assert set(by_alt) == {"on-receipt", "when-acted"}
     assert [f.rule for f in by_alt["on-receipt"].outcome.findings] == ["TRANS-04"]

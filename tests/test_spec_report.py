@@ -17,6 +17,7 @@ import pytest
 from cli.main import main
 from cli.spec_report import Context, Options, build, section_decidability
 from simulator import decidability as dec
+from simulator.workers import Workers
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "docs" / "spec-report"
@@ -29,7 +30,7 @@ TINY = dict(
     ladder=(("default bounds, 3 walks", 3, 30),),
     pictures=False,
     matrix=(),
-    jobs=1,
+    pool=Workers(1),
 )
 
 
@@ -232,7 +233,7 @@ def test_a_variant_report_at_the_default_slices(tmp_path: Path) -> None:
         rules=("DONE-03", "CANCEL-14", "FG-02"),
         matrix=("patch-after-idle",),
         pictures=False,
-        jobs=2,
+        pool=Workers(2),
     )
     report = build(opts, lambda _: None)
     diff = report["differences"]

@@ -1,0 +1,276 @@
+"""One worker pool for every long command: ``--jobs N`` local processes, ``--cluster`` Ray.
+
+Owns: ``Workers`` (an ordered map of a module-level function over picklable jobs: in this
+process, on a pool of local processes, or as Ray tasks on a cluster), ``ClusterError`` (Ray could
+not be used or a task failed: one line), starting or joining Ray (``local``: a private instance
+with one CPU per worker, even where a cluster that ``ray start`` runs on this machine would be
+joined by default; ``HOST:PORT``: a running cluster, checked first by a TCP connection and a trial
+join in a child process, so an address where no Ray cluster answers is a one-line error within
+seconds), ``TaskProgress`` and ``peak_rss``.
+
+The work units are the plainly parallel ones: explorations of the readings matrix and of a
+comparison, the slices of the exhaustive search, random-walk and hypothesis chunks, decidability
+samples, seeded bugs, drive runs. Results come back in job order whatever the pool, and every job
+is independent of the others and of the pool's size, so a run's output is the same for any number
+of workers. Ray is imported only when a cluster pool starts; what its driver prints about a failure
+goes to standard error, never into a ``--json`` report.
+
+Must not know: what the jobs compute, argument parsing, exit codes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from typing import Any, TypeVar
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+CONNECT_TIMEOUT = 5.0
+"""Seconds to open a TCP connection to a ``--cluster ADDRESS`` before giving up."""
+PROBE_TIMEOUT = 10.0
+"""Seconds a trial join of a ``--cluster ADDRESS`` may take (see ``_probe``)."""
+INSTALL_HINT = "pip install -e '.[cluster]'"
+
+
+class ClusterError(Exception):
+    """The cluster could not be used, or a task on it failed or lost its worker."""
+
+
+class Workers:
+    """``size`` local processes (``cluster`` None; 1: everything runs in this process), or
+    ``size`` Ray workers of ``cluster`` (``local`` or ``HOST:PORT``). A context manager: the
+    processes or the Ray connection end with it."""
+
+    def __init__(self, size: int = 1, cluster: str | None = None) -> None:
+        if size < 1:
+            raise ValueError("a pool needs at least one worker")
+        self.size = size
+        self.cluster = cluster
+        self._executor: Executor | None = None
+        self._ray: Any = None
+        self._owned = False
+
+    @property
+    def parallel(self) -> bool:
+        """Whether jobs leave this process (then progress callbacks do not reach it)."""
+        return self.cluster is not None or self.size > 1
+
+    def describe(self) -> str:
+        if self.cluster is not None:
+            return f"Ray {self.cluster}, {self.size} worker(s)"
+        return f"{self.size} process(es)"
+
+    def __enter__(self) -> Workers:
+        if self.cluster is not None:
+            self._start_ray()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def map(self, fn: Callable[[J], R], jobs: Sequence[J]) -> Iterator[R]:
+        """``fn`` over ``jobs``, results in job order (each yielded as soon as it and every job
+        before it are done). ``fn`` must be a module-level function and the jobs picklable
+        whenever the pool is parallel."""
+        if self.cluster is not None:
+            yield from self._ray_map(fn, jobs)
+        elif self.size == 1 or len(jobs) <= 1:
+            for job in jobs:
+                yield fn(job)
+        else:
+            if self._executor is None:
+                self._executor = ProcessPoolExecutor(max_workers=self.size)
+            yield from self._executor.map(fn, jobs)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
+        if self._ray is not None and self._owned:
+            self._ray.shutdown()
+        self._ray = None
+
+    # -- Ray ----------------------------------------------------------------------------------
+
+    def _start_ray(self) -> None:
+        cluster = self.cluster
+        assert cluster is not None
+        if not cluster.strip():
+            raise ClusterError("--cluster: expected local or HOST:PORT")
+        if cluster != "local":
+            _reachable(cluster)
+        try:
+            import ray
+        except ImportError:
+            raise ClusterError(f"--cluster needs Ray, which is not installed: {INSTALL_HINT}") from None
+        self._ray = ray
+        self._owned = not ray.is_initialized()  # a process that already runs Ray (a test) keeps it
+        if not self._owned:
+            return
+        import logging
+
+        quiet: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": logging.ERROR,
+        }
+        try:
+            if cluster == "local":  # a new instance even where one runs already (ray start)
+                ray.init(address="local", num_cpus=self.size, **quiet)
+            else:
+                _probe(cluster)
+                ray.init(address=cluster, **quiet)
+        except ClusterError:
+            raise
+        except Exception as exc:  # Ray's own start-up and connection errors
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ClusterError(f"--cluster {cluster}: {first}") from None
+        _errors_to_stderr()
+
+    def _ray_map(self, fn: Callable[[J], R], jobs: Sequence[J]) -> Iterator[R]:
+        ray = self._ray
+        if ray is None:
+            raise ClusterError("the Ray pool was used before it started (use it as a context manager)")
+        task = ray.remote(num_cpus=1, max_retries=0)(fn)
+        # at most ``size`` tasks in flight beyond the one awaited, so a cluster with more CPUs
+        # than asked for runs ``size`` at once, as the local pool does
+        refs: list[Any] = []
+        name = f"{getattr(fn, '__module__', '').rsplit('.', 1)[-1]}.{getattr(fn, '__name__', 'task')}"
+        pending = iter(enumerate(jobs))
+        for _ in range(self.size):
+            nxt = next(pending, None)
+            if nxt is not None:
+                refs.append(task.remote(nxt[1]))
+        done = 0
+        while done < len(refs):
+            result = _get(ray, refs[done], f"task {done} ({name})")
+            refs[done] = None
+            done += 1
+            nxt = next(pending, None)
+            if nxt is not None:
+                refs.append(task.remote(nxt[1]))
+            yield result
+
+
+def _errors_to_stderr() -> None:
+    """Ray's driver prints the errors the cluster reports (a worker that died: a paragraph of
+    advice) on standard output, from a thread, where ``--json`` writes the report: send them to
+    standard error. Ray looks the printer up in its module at each message, so replacing it
+    there is enough; a Ray without it is left as it is."""
+    try:
+        from ray._private import worker
+    except ImportError:  # pragma: no cover - Ray moved it
+        return
+    original = getattr(worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
+
+
+def _probe(cluster: str) -> None:
+    """Fail fast when ``cluster`` (reachable) is no Ray cluster: a trial join in a child process
+    within ``PROBE_TIMEOUT`` (Ray's own join retries for about 20 s when something else answers)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import logging, sys, ray; "
+        "ray.init(address=sys.argv[1], log_to_driver=False, logging_level=logging.ERROR); ray.shutdown()"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, cluster], capture_output=True, text=True, timeout=PROBE_TIMEOUT
+        )
+    except subprocess.TimeoutExpired:
+        raise ClusterError(
+            f"--cluster {cluster}: no Ray cluster answered there within {PROBE_TIMEOUT:.0f} s"
+        ) from None
+    if done.returncode != 0:
+        errors = [ln for ln in done.stderr.splitlines() if "Error" in ln and "gcs_client" not in ln]
+        why = errors[-1].strip() if errors else f"the trial join exited with {done.returncode}"
+        raise ClusterError(f"--cluster {cluster}: cannot join the Ray cluster there ({why})")
+
+
+def _reachable(cluster: str) -> None:
+    """``cluster`` is HOST:PORT and takes a TCP connection within ``CONNECT_TIMEOUT`` (tried in a
+    child process: this package opens no socket of its own)."""
+    import subprocess
+    import sys
+
+    host, port = _address(cluster)
+    code = (
+        "import socket, sys\n"
+        "try: socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=float(sys.argv[3])).close()\n"
+        "except OSError as exc: sys.exit(str(exc.strerror or exc))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, host, str(port), str(CONNECT_TIMEOUT)], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        raise ClusterError(f"--cluster {cluster}: cannot reach a Ray cluster there ({why})")
+
+
+def _address(cluster: str) -> tuple[str, int]:
+    rest = cluster.split("://", 1)[-1]
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(f"--cluster {cluster}: expected local or HOST:PORT (or ray://HOST:PORT)")
+    return host, int(port)
+
+
+def _get(ray: Any, ref: Any, what: str) -> Any:
+    """``ray.get`` with a lost worker or a failure in a task turned into ``ClusterError``."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayActorError as exc:
+        raise ClusterError(f"a cluster worker died during {what} ({type(exc).__name__})") from None
+    except ray.exceptions.RayError as exc:
+        lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+        raise ClusterError(f"a cluster worker failed during {what}: {lines[-1] if lines else exc}") from None
+
+
+class TaskProgress:
+    """Progress of independent explorations run as jobs of a parallel pool (the readings matrix,
+    the two runs of a comparison, the slices of the exhaustive search): after each, the jobs
+    done, the states explored so far, states per second across the pool (wall time since the
+    first job was sent) and the peak resident memory of the worker process that ran it."""
+
+    def __init__(self, progress: Any, what: str, total: int) -> None:
+        self.progress = progress
+        self.what = what
+        self.total = total
+        self.count = 0
+        self.states = 0
+        self.t0 = time.perf_counter()
+        progress.phase(f"{what}: {total} job(s) on the worker pool", total)
+
+    def done(self, states: int, rss: int) -> None:
+        self.count += 1
+        self.states += states
+        rate = self.states / max(time.perf_counter() - self.t0, 1e-9)
+        self.progress.advance()
+        self.progress.note(
+            f"{self.count}/{self.total} done, {self.states:,} states, {rate:,.0f} states/s across the "
+            f"pool, last job's worker peak {rss / 2**20:,.0f} MB"
+        )
+
+
+def peak_rss() -> int:
+    """This process's peak resident memory in bytes (``VmHWM``; 0 where /proc is absent)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

@@ -1,0 +1,308 @@
+"""The one worker pool (``simulator.workers``) behind ``--jobs`` and ``--cluster`` of every long
+command: the same answers for any pool, one-line errors, Ray imported only with ``--cluster``.
+
+Default suite: a stand-in parallel pool runs the jobs in this process after a pickle round trip
+of every job and result (what a process pool and Ray do to them) against the plain runs; local
+worker processes against one process; usage and cluster errors. Deep suite: the commands with
+``--cluster local`` against the same commands without it (needs Ray), and ``drive`` on two workers.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+import types
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli.main import main
+from diagrams.sequence import transcript_to_mermaid
+from properties.variants import from_drops
+from simulator import explore_run
+from simulator.explore_compare import compare
+from simulator.matrix import readings_matrix
+from simulator.progress import Progress
+from simulator.workers import ClusterError, Workers
+
+ROOT = Path(__file__).resolve().parents[1]
+LONG_COMMANDS = ("explore", "spec-report", "mutants", "drive", "decidability")
+
+
+class PickledPool(Workers):
+    """A parallel pool in this process: every job and result goes through pickle."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.calls: list[str] = []
+
+    @property
+    def parallel(self) -> bool:
+        return True
+
+    def map(self, fn: Callable[[Any], Any], jobs: Sequence[Any]) -> Iterator[Any]:
+        self.calls.append(fn.__name__)
+        for job in jobs:
+            yield pickle.loads(pickle.dumps(fn(pickle.loads(pickle.dumps(job)))))
+
+
+class Notes(Progress):
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes().replace(str(root).encode(), b"OUT")
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _no_seconds(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _no_seconds(v) for k, v in data.items() if "seconds" not in k and "per_second" not in k}
+    if isinstance(data, list):
+        return [_no_seconds(v) for v in data]
+    return data
+
+
+def _same(a: Any, b: Any, pa: Path, pb: Path) -> bool:
+    return json.dumps(_no_seconds(a)).replace(str(pa), "OUT") == json.dumps(_no_seconds(b)).replace(
+        str(pb), "OUT"
+    )
+
+
+def _options(out: Path, **kw: Any) -> explore_run.Options:
+    base: dict[str, Any] = {"mode": "exhaustive", "slices": ("cancels",), "max_states": 1000}
+    return explore_run.Options(**{**base, **kw}, out=str(out), diagram=transcript_to_mermaid)
+
+
+def test_matrix_cells_as_jobs_give_the_plain_matrix_and_files(tmp_path: Path) -> None:
+    faults = frozenset({"cancel-as-end-turn"})
+    plain = readings_matrix(("cancel-takes-effect",), _options(tmp_path / "a", faults=faults))
+    pool = PickledPool(3)
+    notes = Notes()
+    jobs = readings_matrix(("cancel-takes-effect",), _options(tmp_path / "b", faults=faults), pool, notes)
+    assert pool.calls == ["compute_cell"]
+    assert jobs.jobs == 3 and plain.jobs == 1
+    assert any(r.outcome.findings for r in plain.rows)  # files to compare
+    assert _same(plain.to_json() | {"jobs": 0}, jobs.to_json() | {"jobs": 0}, tmp_path / "a", tmp_path / "b")
+    files = _files(tmp_path / "b")
+    assert files == _files(tmp_path / "a")
+    assert any(name.endswith(".mmd") for name in files)
+    assert len(notes.notes) == jobs.explorations
+    assert "states/s across the pool" in notes.notes[-1] and " MB" in notes.notes[-1]
+
+
+def test_compare_as_two_jobs_gives_the_plain_comparison(tmp_path: Path) -> None:
+    variant = from_drops(["TRANS-04"])
+    plain = compare(_options(tmp_path / "a", variant=variant), variant, {})
+    pool = PickledPool(2)
+    jobs = compare(_options(tmp_path / "b", variant=variant), variant, {}, pool=pool)
+    assert pool.calls == ["compute_run"]
+    assert _same(plain, jobs, tmp_path / "a", tmp_path / "b")
+    assert any(d["kind"] == "set-aside" for d in jobs["compare"]["differences"])
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+
+
+def test_exhaustive_slices_as_jobs_give_the_plain_report(tmp_path: Path) -> None:
+    kw: dict[str, Any] = {"slices": ("cancels", "hook"), "faults": frozenset({"cancel-as-end-turn"})}
+    plain = explore_run.run(_options(tmp_path / "a", **kw))
+    pool = PickledPool(2)
+    jobs = explore_run.run(_options(tmp_path / "b", **kw, pool=pool))
+    assert pool.calls == ["search_slice"]
+    assert plain["findings"] and len(plain["exhaustive"]["slices"]) == 2
+    assert _same(plain, jobs, tmp_path / "a", tmp_path / "b")
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    done = subprocess.run([sys.executable, "-m", "cli", *argv], cwd=ROOT, capture_output=True, text=True)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_two_local_processes_give_the_report_of_one(tmp_path: Path) -> None:
+    """Exhaustive slices, hypothesis chunks and walk chunks on two worker processes."""
+    common = ["explore", "--json", "--quiet", "--mode", "both", "--slice", "cancels", "--slice", "hook",
+              "--max-states", "1500", "--examples", "10", "--walks", "100",
+              "--fault", "cancel-as-end-turn"]  # fmt: skip
+    reports = []
+    for jobs in ("1", "2"):
+        code, out, err = _cli([*common, "--jobs", jobs, "--out", str(tmp_path / jobs)])
+        assert code == 1, err[-500:]
+        reports.append(json.loads(out))
+    assert _same(reports[0], reports[1], tmp_path / "1", tmp_path / "2")
+    assert _files(tmp_path / "1") == _files(tmp_path / "2")
+
+
+def test_mutants_on_two_processes_print_the_same_json(tmp_path: Path) -> None:
+    argv = ["mutants", "--json", "--quiet", "--walks", "2", "--only", "cancel-as-end-turn",
+            "--only", "update-after-idle"]  # fmt: skip
+    one, two = _cli([*argv, "--jobs", "1"]), _cli([*argv, "--jobs", "2"])
+    assert one[0] == two[0] and one[1] == two[1], (one[2], two[2])
+    assert [v["name"] for v in json.loads(one[1])] == ["cancel-as-end-turn", "update-after-idle"]
+
+
+@pytest.mark.parametrize("command", LONG_COMMANDS)
+def test_every_long_command_takes_jobs_and_cluster(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert "--jobs N" in text and "--cluster local|ADDRESS" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["explore", "--jobs", "0"], "--jobs 0: must be >= 1"),
+        (["explore", "--workers", "2", "--jobs", "3"], "--workers is the older name of --jobs"),
+        (["mutants", "--jobs", "0"], "--jobs 0: must be >= 1"),
+        (["decidability", "--jobs", "0"], "--jobs 0: must be >= 1"),
+        (["explore", "--cluster", " "], "--cluster: expected local or HOST:PORT"),
+        (["explore", "--cluster", "no-port-here"], "--cluster no-port-here: expected local or HOST:PORT"),
+        (["mutants", "--cluster", "127.0.0.1:1"], "--cluster 127.0.0.1:1: cannot reach a Ray cluster there"),
+    ],
+)
+def test_pool_errors_are_one_line(tmp_path: Path, argv: list[str], message: str) -> None:
+    """Checked before Ray is imported (so also where it is not installed)."""
+    extra = (
+        ["--mode", "exhaustive", "--slice", "session", "--out", str(tmp_path)] if argv[0] == "explore" else []
+    )
+    code, out, err = _cli([*argv, "--quiet", *extra] if argv[0] != "decidability" else argv)
+    assert code == 2, err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert out == ""
+
+
+def test_a_run_without_cluster_never_imports_ray(tmp_path: Path) -> None:
+    code = (
+        "import sys; from cli.main import main; "
+        f"rc = main(['explore', '--mode', 'exhaustive', '--slice', 'session', '--jobs', '2', "
+        f"'--quiet', '--out', {str(tmp_path)!r}]); "
+        "assert rc == 0, rc; assert 'ray' not in sys.modules, 'ray imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-800:]
+
+
+@pytest.mark.parametrize("command", ["explore", "mutants"])
+def test_missing_ray_is_a_one_line_error_naming_the_extra(tmp_path: Path, command: str) -> None:
+    argv = ["explore", "--mode", "exhaustive", "--slice", "session", "--out", str(tmp_path)]
+    argv = argv if command == "explore" else ["mutants", "--walks", "1"]
+    code = (
+        "import sys; sys.modules['ray'] = None; from cli.main import main; "
+        f"sys.exit(main({[*argv, '--quiet', '--cluster', 'local']!r}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"acp-model {command}: --cluster needs Ray, which is not installed: pip install -e '.[cluster]'"
+    ]
+
+
+def test_cluster_local_starts_its_own_instance_even_beside_a_running_one(monkeypatch: Any) -> None:
+    """``ray.init()`` joins a cluster that ``ray start`` runs on this machine, and then refuses
+    ``num_cpus``; ``--cluster local`` asks for a new instance by name, with one CPU a worker."""
+    calls: list[dict[str, Any]] = []
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: False  # type: ignore[attr-defined]
+    fake.init = lambda **kw: calls.append(kw)  # type: ignore[attr-defined]
+    fake.shutdown = lambda: calls.append({"shutdown": True})  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    with Workers(3, "local"):
+        pass
+    assert [(c.get("address"), c.get("num_cpus")) for c in calls[:1]] == [("local", 3)]
+    assert calls[-1] == {"shutdown": True}
+
+
+def _fake_ray(results: dict[Any, Any]) -> Any:
+    class RayError(Exception):
+        pass
+
+    class ActorError(RayError):
+        pass
+
+    def get(ref: Any) -> Any:
+        if isinstance(results.get(ref), Exception):
+            raise results[ref]
+        return results.get(ref, ref)
+
+    def remote(**options: object) -> object:
+        return lambda fn: types.SimpleNamespace(remote=lambda job: job)
+
+    return types.SimpleNamespace(
+        remote=remote, get=get, shutdown=lambda: None,
+        exceptions=types.SimpleNamespace(RayError=RayError, RayActorError=ActorError),
+    )  # fmt: skip
+
+
+def test_ray_tasks_come_back_in_job_order_and_a_failure_is_named_by_its_function() -> None:
+    """A stand-in for Ray: results in job order, however many workers; a task that fails is
+    named by what it ran."""
+    from simulator.explore_hypothesis import run_chunk
+
+    pool = Workers(2, "local")
+    pool._ray = _fake_ray({})
+    assert list(pool.map(run_chunk, [5, 6, 7, 8, 9])) == [5, 6, 7, 8, 9]
+    fake = _fake_ray({})
+    fake.get = lambda ref: (_ for _ in ()).throw(fake.exceptions.RayError("Traceback ...\nValueError: boom"))
+    pool._ray = fake
+    with pytest.raises(ClusterError) as err:
+        list(pool.map(run_chunk, [1]))
+    said = "a cluster worker failed during task 0 (explore_hypothesis.run_chunk): ValueError: boom"
+    assert str(err.value) == said
+
+
+# -- deep: a real local Ray, real agents ------------------------------------------------------------
+
+
+def _cli_json(args: list[str], out: Path | None = None, agent: tuple[str, ...] = ()) -> Any:
+    """Run a command for its JSON; the options go before `agent` (drive's `-- command...`), and
+    drive, whose --quiet is another option's old name, is not given one."""
+    quiet = [] if args[0] == "drive" else ["--quiet"]
+    code, stdout, err = _cli([*args, "--json", *quiet, *(["--out", str(out)] if out else []), *agent])
+    assert code in (0, 1), err[-800:]
+    data = _no_seconds(json.loads(stdout))
+    return json.loads(json.dumps(data).replace(str(out), "OUT")) if out else data
+
+
+@pytest.mark.deep
+def test_cli_runs_on_ray_equal_the_plain_runs(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
+    cluster = ["--cluster", "local", "--jobs", "2"]
+    run = ["explore", "--mode", "both", "--slice", "cancels", "--slice", "hook", "--fault",
+           "cancel-as-end-turn", "--examples", "30", "--walks", "200"]  # fmt: skip
+    assert _cli_json([*run, *cluster], tmp_path / "r2") == _cli_json(run, tmp_path / "r1")
+    assert _files(tmp_path / "r1") == _files(tmp_path / "r2")
+    matrix = ["explore", "--readings", "cancel-takes-effect,patch-after-idle", "--slice", "cancels",
+              "--fault", "cancel-as-end-turn"]  # fmt: skip
+    plain = _cli_json([*matrix, "--jobs", "1"], tmp_path / "m1")
+    assert plain["contradicting"]
+    assert {**_cli_json([*matrix, *cluster], tmp_path / "m2"), "jobs": 1} == plain
+    comp = ["explore", "--drop", "TRANS-04", "--compare", "--mode", "exhaustive", "--slice", "cancels"]
+    assert _cli_json([*comp, *cluster], tmp_path / "c2") == _cli_json(comp, tmp_path / "c1")
+    mut = ["mutants", "--walks", "2", "--only", "cancel-as-end-turn"]
+    assert _cli_json([*mut, *cluster]) == _cli_json(mut)
+
+
+@pytest.mark.deep
+def test_drive_on_two_workers_finds_what_one_finds(tmp_path: Path) -> None:
+    """The served agent with a seeded bug, six runs: the same rules at the same first runs (the
+    message counts are the agent's own business: its timing is not ours)."""
+    argv = ["drive", "--runs", "6"]
+    agent = ("--", sys.executable, "-m", "cli", "agent", "--fault", "cancel-as-end-turn")
+    one = _cli_json([*argv, "--jobs", "1"], tmp_path / "1", agent)
+    two = _cli_json([*argv, "--jobs", "2"], tmp_path / "2", agent)
+    assert [(f["rule"], f["seed"]) for f in one["findings"]] == [
+        (f["rule"], f["seed"]) for f in two["findings"]
+    ]
+    assert one["findings"] and one["runs"] == two["runs"] == 6
