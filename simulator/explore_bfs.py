@@ -78,10 +78,9 @@ from simulator.config import MAX_STATES as MAX_STATES
 from simulator.config import SMALL, Config
 from simulator.explore_common import Breach, Counterexample, make_counterexample, new_monitors
 from simulator.explore_coverage import Row
-from simulator.explore_intern import SHIFT
-from simulator.explore_parts import Parts
 from simulator.explore_por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
-from simulator.world import Event, World
+from simulator.explore_state import SHIFT, State
+from simulator.world import Event
 
 PROGRESS_EVERY = 0.5
 """Seconds between progress lines."""
@@ -541,9 +540,9 @@ def _explore(
 
 def search_states(
     cfg: Config, faults: frozenset[str], max_states: int | None, monitors: bool = False
-) -> tuple[Parts, _Search, str]:
+) -> tuple[State, _Search, str]:
     """The bare breadth-first search of ``explore`` (no cycles judged, no coverage or
-    counterexamples assembled): the interned parts, the search (states, parent pointers,
+    counterexamples assembled): the numbered parts, the search (states, parent pointers,
     quiescent states, first breach of each rule) and why it stopped. For callers that look at
     the states themselves (``simulator.decidability_exhaustive``)."""
     parts, _ = new_parts(cfg, faults, False, monitors)
@@ -555,13 +554,12 @@ def search_states(
     return parts, s, stop
 
 
-def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: bool) -> tuple[Parts, bool]:
-    """The interned parts of the initial World, and whether symmetry applies (see above)."""
+def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: bool) -> tuple[State, bool]:
+    """The state of the initial World, and whether symmetry applies (see above)."""
     views = bool(faults & frozenset(CLIENT_FAULTS))
     history = "resume" in cfg.features and cfg.resumes > 0
     symmetry = symmetry and _COUNTER_AT >= 0 and not faults
-    root_world = World(cfg, faults, new_monitors(monitors, cfg), record=False)
-    return Parts(root_world, views, history), symmetry
+    return State(cfg, faults, new_monitors(monitors, cfg), views, history), symmetry
 
 
 def judge_cycles(
@@ -645,8 +643,8 @@ class Expand(Protocol):
     def __call__(self, st: Any, children: list[Child], sides: int = BOTH) -> None: ...
 
 
-def expander(parts: Parts, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
-    """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore_parts``).
+def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
+    """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore_state``).
 
     ``expand(state, children)`` appends one ``Child`` per enabled event, in ``World.enabled``'s
     order (the Client's choices, the Agent's, then deliveries), and counts the moves it takes
@@ -758,7 +756,7 @@ def expander(parts: Parts, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
 
 
 def _search(
-    parts: Parts,
+    parts: State,
     s: _Search,
     cfg: Config,
     depth: int | None,
@@ -770,7 +768,7 @@ def _search(
     keep_edges: bool,
     t0: float,
 ) -> tuple[str, int, int]:
-    """The breadth-first loop over integer states (see ``simulator.explore_parts``); fills
+    """The breadth-first loop over integer states (see ``simulator.explore_state``); fills
     ``s`` and returns (stop reason, transitions, maximum depth)."""
     mon = parts.monitors
     expand, can_move = expander(parts, cfg)
@@ -778,7 +776,7 @@ def _search(
     one_side = s.one_side
     side = ample(parts, cfg) if one_side is not None else None
 
-    root = root_state(parts)
+    root = parts.root()
     states = s.states
     states.append(root)
     index: dict[Any, int] = {canon(root) if canon else root: 0}
@@ -880,11 +878,6 @@ def _seen_above(children: list[Child], index: dict[Any, int], canon: Any, level_
     return False
 
 
-def root_state(parts: Parts) -> Any:
-    """The integer state of the initial World."""
-    return (parts.root_agent, parts.root_client, (), (), 0, 0, 0)
-
-
 _TO_AGENT: Event = ("net", "to_agent", 0)
 _TO_CLIENT: tuple[Event, ...] = tuple(("net", "to_client", k) for k in range(16))
 
@@ -898,14 +891,14 @@ def _depths(starts: list[int], n: int) -> array[int]:
     return depth
 
 
-def canonical_key(parts: Parts) -> Callable[[Any], Any]:
+def canonical_key(parts: State) -> Callable[[Any], Any]:
     """The symmetry key of a state: its parts spelled out, message IDs renamed (see above)."""
     text = parts.msgs.text
     full_key = parts.monitors.full_key
 
     def canon(st: Any) -> Any:
         a, c, ta, tc, m, _, _ = st
-        akey = parts.agent_key(a)
+        akey = parts.agents.keys[a]
         hist: tuple[str, ...] = ()
         if parts.history:
             akey, held = akey
@@ -913,7 +906,7 @@ def canonical_key(parts: Parts) -> Callable[[Any], Any]:
         akey = (*akey[:_COUNTER_AT], 0, *akey[_COUNTER_AT + 1 :])
         key = (
             akey,
-            parts.client_key(c),
+            parts.clients.keys[c],
             tuple([text(x) for x in ta]),
             tuple([text(x) for x in tc]),
             full_key(m),

@@ -23,10 +23,6 @@ Tolerated: a tool call opened for background work without one of its own, even w
 (BG-04); cancellation stopping unlisted background activity (CANCEL-03). Unknown item types are
 skipped (they still count as background work).
 
-Cost: the state_update handler is gated until some session has a record here (``GATES``);
-until then the facts tracker wakes it for a state_update that carries ``background``
-(``WAKES``), so a transcript without background work does not call it at all.
-
 Must not know: foreground state, prompts, the background item lifecycle (the table states it).
 """
 
@@ -65,11 +61,6 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("BG-04", "CANCEL-03")
     SESSION = _Session
     REQUIRES = (Facts,)
-    GATES = (("_state", "sessions"),)
-    """Until some session has a record (a tool call's content, or a background list), a
-    state_update has nothing to judge here: no list reported."""
-    WAKES = (("_state", "background"),)
-    """The first background list may come in any state_update: it wakes the handler."""
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -80,10 +71,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     def _session(self, sid: str) -> _Session:
         found = self.sessions.get(sid)
         if found is None:
-            first = not self.sessions
             found = self.sessions[sid] = _Session()
-            if first:
-                self.regate()
         return found
 
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

@@ -172,8 +172,6 @@ class _Session:
 class ForegroundMonitor(SessionMonitor["_Session"]):
     """Foreground state reporting (see module docstring)."""
 
-    KEY_CONTEXT = True  # state_key is relative to the Facts counters
-
     RULES = (
         *_START_GROUP,
         *_RA_GROUP,
