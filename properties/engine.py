@@ -513,8 +513,12 @@ class MonitorSet:
 
     # -- explorers -----------------------------------------------------------------------
     def clone(self) -> MonitorSet:
-        """An independent copy: feeding one never changes the other."""
-        new = self._successor()
+        """An independent copy: feeding one never changes the other (configuration, readings,
+        the variant and the dispatch tables are shared)."""
+        new = copy.copy(self)
+        new._complete = False
+        new.pending_client = dict(self.pending_client)
+        new.pending_agent = dict(self.pending_agent)
         new._exercised = Counter(self._exercised)
         new._counts = self._counts.copy()
         new._groups = self._groups.copy()
@@ -524,26 +528,6 @@ class MonitorSet:
         new.monitors = list(self.monitors)
         for i in self._tables.clone_order:  # required ones first: the others look them up
             new.monitors[i] = new.monitors[i].clone(new)
-        return new
-
-    def _successor(self) -> MonitorSet:
-        """A new set with this one's configuration, tables and pending requests; the caller
-        sets its monitors, findings and exercise counts."""
-        new = MonitorSet.__new__(MonitorSet)
-        new.from_start = self.from_start
-        new.readings = self.readings
-        new.variant = self.variant
-        new.dropped = self.dropped
-        new.tables = self.tables
-        new._levels = self._levels
-        new._complete = False
-        new.last_line = self.last_line
-        new.pending_client = dict(self.pending_client)
-        new.pending_agent = dict(self.pending_agent)
-        new._index = self._index
-        new._tables = self._tables
-        new._raw = self._tables.raw
-        new._use(self._tables.full)
         return new
 
     def state_key(self) -> Any:

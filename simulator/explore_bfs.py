@@ -2,23 +2,18 @@
 
 Theory of operation
 -------------------
-States are Worlds; a state's successors are the Worlds reached by each enabled event (the
-state is forked, the fork stepped). Two states are the same when their *keys* are equal
-(``_Keys.key``): the agent's and client's snapshots, the messages in flight, the monitors'
-state, and two things the world's own ``snapshot`` leaves out or adds:
+A state is the compact tuple of ``simulator.explore_state``: the numbers of the Agent's, the
+Client's and the monitors' states, the messages in flight, and (only with a faulty client view)
+the numbers of the client view and the reference view. A state's successors are the states
+each enabled event leads to, in ``World.enabled``'s order; one loop (``_search``) numbers the
+states level by level. What the state leaves out or adds:
 
 - the client's view is left out when the client is not faulty: then nothing reads it (the
   client's choices never depend on it and no view rule can break), so states that differ only
-  in what has been drawn are merged, and the fork carries a view that ignores everything. With
-  a faulty client view the view and the reference view are both in the key (they decide future
-  view breaches).
+  in what has been drawn are merged. With a faulty client view the view and the reference view
+  are both in the state (they decide future view breaches).
 - the agent's retained history is added when a resume with replay is possible (replay sends
   it again, so its content, not only its length, decides future messages).
-
-Monitors are hash-consed and memoized (``_MonitorMemo``): each distinct monitor state
-(``MonitorSet.state_key``) is kept once, each (state, message) pair is fed once, and a world
-only carries the number of its monitor state. Monitors are deterministic, so this gives the
-same states and findings as cloning the monitors at every step, for a fraction of the cost.
 
 Symmetry (``symmetry=True``; off by default, it rarely pays): message IDs are fresh names
 drawn from one counter (``msg_u_3``, ``msg_a_4`` ...). Two states that differ only by a

@@ -279,8 +279,9 @@ def test_bfs_depth_limit_and_time_budget_stop_cleanly() -> None:
     assert 50 <= capped.states < 50 + 20
 
 
-def test_bfs_keys_merge_exactly_what_the_monitor_memo_allows() -> None:
-    """The memoized monitors give the same state count as cloning them at every step."""
+def test_the_monitors_state_is_part_of_the_search_state() -> None:
+    """States the peers cannot tell apart but the monitors can are kept apart, and only a
+    search with monitors counts exercised rules."""
     with_memo = explore_bfs.explore(TINY)
     without_monitors = explore_bfs.explore(TINY, monitors=False)
     assert with_memo.states >= without_monitors.states
