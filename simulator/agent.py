@@ -137,6 +137,9 @@ AGENT_FAULTS = (
     "late-approval-runs",  # leaves a cancelled tool call pending and runs it on a late approval
     "cancel-leaves-tool-open",  # confirms a cancellation with a tool call of the work still open
     "busy-refusal",  # refuses a well-formed prompt with -32600 only because work is active
+    "complete-before-accept",  # reports a URL elicitation completed before the Client accepted it
+    "elicitation-not-withdrawn",  # never withdraws the elicitations of cancelled work
+    "elicit-unadvertised",  # elicits in modes the Client did not advertise
 )
 
 
@@ -1381,7 +1384,9 @@ class Agent:
         action = result.get("action") if isinstance(result, dict) else None
         trigger = action if action in ("accept", "decline") else "cancel"
         url = e[1] == "url"
-        after = self.specs["elicitation"].fire(e[0], trigger, {"url": url})
+        # None only after a seeded bug's move (a completion before the accept): the Agent is
+        # already done with it, and the answer changes nothing
+        after = self.specs["elicitation"].successor(e[0], trigger, {"url": url}) or e[0]
         outside = url and trigger == "accept"  # the user goes on to the URL
         self.elicits[rid] = (after, e[1], e[2], outside, e[4])
 
