@@ -1384,9 +1384,10 @@ class Agent:
         action = result.get("action") if isinstance(result, dict) else None
         trigger = action if action in ("accept", "decline") else "cancel"
         url = e[1] == "url"
-        # None only after a seeded bug's move (a completion before the accept): the Agent is
-        # already done with it, and the answer changes nothing
-        after = self.specs["elicitation"].successor(e[0], trigger, {"url": url}) or e[0]
+        spec = self.specs["elicitation"]
+        if spec.successor(e[0], trigger, {"url": url}) is None:
+            return  # only after a seeded bug's move (a completion before the accept): done with it
+        after = spec.fire(e[0], trigger, {"url": url})
         outside = url and trigger == "accept"  # the user goes on to the URL
         self.elicits[rid] = (after, e[1], e[2], outside, e[4])
 
