@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from model import background, compaction, elicitation, entity, foreground, permission, prompt, session, toolcall
+from model import (
+    background,
+    compaction,
+    elicitation,
+    entity,
+    foreground,
+    permission,
+    prompt,
+    session,
+    toolcall,
+)
 from model.core import MachineSpec
 
 MACHINES: tuple[MachineSpec, ...] = (

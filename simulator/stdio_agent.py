@@ -69,8 +69,8 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 from model import prompt as prm
-from model.elicitation import MODES as ELICITATION_MODES
 from model.core import ProtocolViolation
+from model.elicitation import MODES as ELICITATION_MODES
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, CHILD, MAIN, Agent
 from simulator.agent_modes import EVERY_FREEDOM, Mode

@@ -110,7 +110,14 @@ class ElicitationMonitor(SessionMonitor[_Session]):
                 f"advertise (advertised: {shown}) (agent broke {ADVERTISED})",
                 msg,
             )  # fmt: skip
-        self.elicits[msg["id"]] = (sid, mode, em.SPEC.initial, params.get("toolCallId"), params.get("elicitationId"), line)
+        self.elicits[msg["id"]] = (
+            sid,
+            mode,
+            em.SPEC.initial,
+            params.get("toolCallId"),
+            params.get("elicitationId"),
+            line,
+        )
 
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
