@@ -55,6 +55,13 @@ CLIENT_SIDE_FAULTS = tuple(d.name for d in deviations.DEVIATIONS if d.side == "c
 """The seeded faults of what the Client sends (``simulator.deviations``)."""
 
 
+def _cancelled_idle(msg: Msg) -> bool:
+    """``msg`` reports idle with the cancelled stop reason."""
+    params = msg.get("params")
+    upd = params.get("update") if isinstance(params, dict) else None
+    return isinstance(upd, dict) and upd.get("state") == "idle" and upd.get("stopReason") == "cancelled"
+
+
 class BlindView:
     """The view of a run where nothing reads the Client's view (no faulty view to compare
     with a reference; the Client's choices never read it): it keeps nothing."""
@@ -117,8 +124,9 @@ class Client:
         self.perms: list[str] = []  # permission request ids awaiting an answer
         self.elicits: tuple[tuple[str, str, str], ...] = ()
         """Elicitations awaiting its answer: (request id, mode, pending / held / withdrawn); held:
-        of work it cancelled, answered once the Agent withdraws it (so the user is not asked for
-        input the cancelled work no longer needs)."""
+        of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
+        cancellation arrived), answered once the Agent withdraws it (so the user is not asked
+        for input the cancelled work no longer needs)."""
         self.withdrawn: tuple[str, ...] = ()  # of those, the ones the Agent withdrew (if followed)
         self.closes = 0
         self.resumes = 0
@@ -291,6 +299,9 @@ class Client:
             rid = params.get("requestId") if isinstance(params, dict) else None
             if rid in self.perms and rid not in self.withdrawn:
                 self.withdrawn = (*self.withdrawn, rid)
+        if self.elicits and method == "session/update" and _cancelled_idle(msg):
+            # the work the pending elicitations belong to ended cancelled: hold them too
+            self.elicits = tuple((r, m, "held" if st == "pending" else st) for r, m, st in self.elicits)
         if method == "$/cancel_request" and self.elicits:  # an elicitation withdrawn: still answered
             rid = msg.get("params", {}).get("requestId")
             self.elicits = tuple((r, m, "withdrawn" if r == rid else st) for r, m, st in self.elicits)

@@ -331,7 +331,8 @@ def build_machine(
         setattr(WorldMachine, body.__name__, fn)
 
     for actor, name in event_names():
-        make_rule(actor, name)
+        if cfg.elicitations or not name.startswith("elicit"):  # a zero budget: no such rules
+            make_rule(actor, name)
 
     def make_invariant(inv_name: str, wanted: Any) -> None:
         def body(self: WorldMachine) -> None:

@@ -320,8 +320,9 @@ MUTANTS: tuple[Mutant, ...] = tuple(
                 "agent",
                 BY_DEVIATION,
                 "never withdraws the elicitations of cancelled work",
-                # a second cancel: the first is often spent before any elicitation is pending
-                FOCUSED.with_(cancels=2, features=frozenset({"elicitation", "cancel"})),
+                # a second cancel (the first is often spent before any elicitation is pending),
+                # and no output to choose instead of eliciting
+                FOCUSED.with_(cancels=2, outputs=0, features=frozenset({"elicitation", "cancel"})),
             ),
             Mutant(
                 "elicit-unadvertised",
