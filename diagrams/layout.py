@@ -13,9 +13,9 @@ All geometry is in inches, so text measured once at the output dpi can be placed
    bottom layer. Departure from plain BFS depth (the usual ``multipartite_layout`` recipe): BFS
    puts most states of the dense machines into one layer and draws their edges inside it;
    longest-path layers keep forward edges pointing down.
-   A machine listed in ``LAYOUT_HINTS`` (foreground, prompt, tool_call, entity, session, elicitation: the dense
-   ones, whose automatic layers read badly) gets its rows of states from the hint instead; a
-   hint is used only while it names exactly the machine's states.
+   A machine listed in ``LAYOUT_HINTS`` (foreground, prompt, tool_call, entity, session,
+   elicitation: the dense ones, whose automatic layers read badly) gets its rows of states from
+   the hint instead; a hint is used only while it names exactly the machine's states.
 3. **Order in a layer**: spec order, then a few barycenter sweeps (down and up) to cut crossings;
    ties keep spec order. Each layer is centred with a fixed column width (the widest state
    plus room for a label), the same multipartite arrangement ``nx.multipartite_layout`` gives,
