@@ -136,7 +136,7 @@ def test_the_variants_doc_shows_what_simulate_says_under_drops(tmp_path: Path) -
 def test_the_spec_report_of_a_variant_dropping_the_rules_that_crashed(tmp_path: Path) -> None:
     """``spec-report --drop`` crashed after its first parts (44 s) for the eleven rules; at tiny
     bounds the page is written, for the variant that drops them all."""
-    from cli.spec_report import Options, build
+    from diagrams.spec_report import Options, build
     from properties.variants import from_drops
 
     opts = Options(tmp_path, rules=("BG-05", "CANCEL-02"), slices=("cancels",), walks=1, ladder=(),
