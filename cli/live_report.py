@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from cli.cmd_check import render_findings, report_json, summary_line
+from properties.check_report import render_findings, report_json, summary_line
 from properties.checking import FileReport
 from properties.findings import Finding
 from properties.live import LiveCheck

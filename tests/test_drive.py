@@ -618,11 +618,12 @@ def test_an_agent_that_crashes_mid_turn_leaves_its_obligations_open_not_broken(t
         "'update': {'sessionUpdate': 'state_update', 'state': 'running'}}}); "
         "raise RuntimeError('no prompts today')"
     )
-    settings = Settings(steps=3, timeout=0.5, silence=0.02)
+    settings = Settings(steps=3, timeout=0.5, silence=0.02)  # the crash may be seen after any of the
+    # three choices: on a loaded machine the client can make all three before the exit reaches it
     result = run_once(ProcessPeer(_fake(tmp_path, body)), settings, script=[["prompt"], ["wait"], ["wait"]])
     assert result.stop == "agent crashed" and result.rules == ["drive.agent-crashed"], result.failing
     assert re.search(
-        r"\(exit code 1\) during the run, after [12] client choice", result.failing[0].explanation
+        r"\(exit code 1\) during the run, after [123] client choice", result.failing[0].explanation
     )
     assert result.stderr_tail[-1] == "RuntimeError: no prompts today"
     assert {f.rule for f in result.open} >= {"FG-05", "REJ-01"}  # still open, not breaches
