@@ -2,14 +2,14 @@
 
 Owns: the options, the runs (run i draws its choices with seed ``--seed + i``, each with a fresh
 Agent process), shrinking the first failing run of each rule (not a run the Agent crashed in
-or one that failed before any choice: ``cli.drive.not_shrunk``), the files written for it (the
+or one that failed before any choice: ``simulator.harness.drive.not_shrunk``), the files written for it (the
 transcript ``.ndjson``, a Mermaid sequence diagram ``.mmd`` and the replayable client script
 ``.script.json``, written atomically), the progress lines on standard error (shrinking's
 too), ``--silence`` and its deprecated old name ``--quiet``, the text and
 ``--json`` reports and the exit code (as ``check``: 0 nothing at the failing level, 1 findings,
 2 unusable input or options). ``--replay SCRIPT`` plays one script once instead.
 
-Must not know: how a run is played (``cli/drive.py``) or what the monitors check.
+Must not know: how a run is played (``simulator/harness/drive.py``) or what the monitors check.
 """
 
 from __future__ import annotations
@@ -23,7 +23,16 @@ from typing import Any
 
 from cli.cmd_check import positive_int
 from cli.cmd_record import agent_command, start_failure
-from cli.drive import (
+from cli.live_report import UNPARSED_NOTE, finding_text
+from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
+from cli.readings_option import add_reading_option, chosen_readings
+from cli.util import dumps, write_atomic
+from cli.workers_option import add_pool_options, cluster_failed, pool_of
+from properties.checking import FAIL_SEVERITIES
+from properties.findings import Finding
+from properties.outputs import unreadable
+from simulator.drive import ScriptError, load_script, script_json
+from simulator.harness.drive import (
     CRASHED,
     MAX_MESSAGES,
     ProcessPeer,
@@ -35,15 +44,6 @@ from cli.drive import (
     shrink_run,
     transcript_item,
 )
-from cli.live_report import UNPARSED_NOTE, finding_text
-from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
-from cli.readings_option import add_reading_option, chosen_readings
-from cli.util import dumps, write_atomic
-from cli.workers_option import add_pool_options, cluster_failed, pool_of
-from properties.checking import FAIL_SEVERITIES
-from properties.findings import Finding
-from properties.outputs import unreadable
-from simulator.drive import ScriptError, load_script, script_json
 from simulator.workers import ClusterError
 
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.drive import ProcessPeer, Settings, run_once, shrink_run
 from simulator.agent import AGENT_FAULTS
 from simulator.drive import DriverClient, InProcessPeer, load_script, script_json
+from simulator.harness.drive import ProcessPeer, Settings, run_once, shrink_run
 from simulator.mutants import MUTANTS, Mutant
 from simulator.stdio_agent import StdioAgent
 from tests.check_support import run_cli

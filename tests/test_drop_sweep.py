@@ -72,9 +72,9 @@ def _compare(rule: str, tmp_path: Path) -> None:
 
 def _agent(rule: str) -> None:
     from cli import cmd_agent
-    from cli.drive import Settings, run_once
     from cli.main import build_parser
     from simulator.drive import InProcessPeer
+    from simulator.harness.drive import Settings, run_once
 
     agent, _said = cmd_agent.build(build_parser().parse_args(["agent", "--drop", rule]))
     result = run_once(InProcessPeer(agent), Settings(steps=20, timeout=0.05), seed=1)
