@@ -26,9 +26,9 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from cli.live_report import finding_text, summary_text
 from cli.main import UsageError
 from cli.readings_option import add_reading_option, chosen_readings
+from properties.check_report import finding_text, summary_text
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck, closed_sessions

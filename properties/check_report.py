@@ -3,7 +3,10 @@ and ``drive`` print them alike).
 
 Owns: the findings of one report grouped by rule with their paraphrase and section
 (``render_findings``), the summary line, the variant's set-aside line, the per-file JSON
-(``report_json``) and the summary JSON over several files (``summary_json``).
+(``report_json``) and the summary JSON over several files (``summary_json``); and the live
+forms ``record --check`` and ``drive`` show: one line per finding as it is made
+(``finding_text``) and the end-of-session summary built from the same report (``summary_text``),
+so a live session reads like a checked file.
 
 Must not know: how a transcript is read or judged, exit codes, argument parsing.
 """
@@ -18,6 +21,7 @@ import orjson
 
 from properties.checking import SEVERITIES, FileReport
 from properties.findings import Finding
+from properties.live import LiveCheck
 from properties.readings import describe, resolve
 
 MESSAGE_WIDTH = 120
@@ -200,3 +204,32 @@ def summary_json(reports: Sequence[FileReport], fail_on: str, exit_code: int) ->
         "fail_on": fail_on,
         "exit_code": exit_code,
     }
+
+
+# -- live sessions (record --check, drive) --------------------------------------------------------
+
+
+def file_report(path: str, live: LiveCheck) -> FileReport:
+    findings, opened = live.snapshot()
+    return FileReport(path, live.stats, findings, opened, live.exercised)
+
+
+UNPARSED_NOTE = " (a line that is not JSON, recorded as unparsed)"
+
+
+def finding_text(path: str, f: Finding, unparsed: Sequence[int] = ()) -> str:
+    """``PATH:LINE RULE (LEVEL) [severity] explanation``; a line recorded as ``unparsed`` says so."""
+    where = "end" if f.line is None else str(f.line)
+    session = f" session {f.session}" if f.session is not None else ""
+    tag = f"suspected, {f.severity}" if f.kind == "suspect" else f.severity
+    text = f"{path}:{where}{session} {f.rule} ({f.level}) [{tag}] {f.explanation}"
+    if f.kind == "input" and f.line in unparsed:
+        text += UNPARSED_NOTE
+    return text
+
+
+def summary_text(path: str, live: LiveCheck) -> str:
+    """A live session's findings and summary line, as ``check`` prints a file's."""
+    report = file_report(path, live)
+    lines = [f"{path}:", *render_findings(report), f"  summary: {summary_line(report)}"]
+    return "\n".join(lines)

@@ -276,10 +276,10 @@ def test_drive_cli_finds_shrinks_writes_and_replays_in_process(
     """The fast form of the process test below: ``acp-model drive`` (its options, runs, shrinking,
     files, JSON and text reports, ``--replay`` and exit codes) with the simulated Agent in
     process, where every replay reproduces."""
-    from cli import cmd_drive
     from cli.main import main
+    from simulator.harness import campaign
 
-    monkeypatch.setattr(cmd_drive, "ProcessPeer", _simulated_agent)
+    monkeypatch.setattr(campaign, "ProcessPeer", _simulated_agent)
     agent = ["acp-model", "agent", "--fault", "no-running-on-start"]
     out = tmp_path / "out"
     timing = ["--timeout", "0.05", "--quiet", "0.001"]
