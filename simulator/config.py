@@ -160,6 +160,7 @@ SMALL = Config(
     prompts=1,
     tool_calls=1,
     permissions=1,
+    elicitations=0,
     background=1,
     compactions=0,
     outputs=1,
