@@ -28,7 +28,6 @@ from properties.outputs import unreadable
 from simulator.drive import ScriptError, load_script
 from simulator.harness.campaign import (
     Campaign,
-    StartError,
     campaign,
     campaign_text,
     replay_report,
@@ -36,6 +35,7 @@ from simulator.harness.campaign import (
     start,
 )
 from simulator.harness.drive import MAX_MESSAGES, Settings, run_once
+from simulator.harness.proxy import StartError
 from simulator.workers import ClusterError
 
 
