@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.cmd_check import positive_int
+from cli.check_inputs import positive_int
 from cli.cmd_record import agent_command, start_failure
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from cli.readings_option import add_reading_option, chosen_readings
