@@ -515,7 +515,8 @@ class MonitorSet:
     def clone(self) -> MonitorSet:
         """An independent copy: feeding one never changes the other (configuration, readings,
         the variant and the dispatch tables are shared)."""
-        new = copy.copy(self)
+        new = MonitorSet.__new__(MonitorSet)
+        new.__dict__.update(self.__dict__)
         new._complete = False
         new.pending_client = dict(self.pending_client)
         new.pending_agent = dict(self.pending_agent)
