@@ -69,23 +69,21 @@ import copy
 from typing import Any
 
 from model import background as bgm
+from model import between as bw
 from model import compaction as cm
 from model import foreground as fgm
 from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
-from properties.monitors.common import after_idle
 from properties.readings import TOOL_WITH_LISTED_TERMINAL
-from properties.variants import tables_of
+from properties.variants import rules_of, tables_of
 from simulator import deviations, wire
 from simulator.config import Config
 
 MAIN = "sess_1"
-_BASELINE = ("text", "resource_link")
 _MSG_PREFIX = {"user_message": "msg_u", "agent_message": "msg_a", "agent_thought": "msg_t"}
 """The prefix of the Agent's message IDs, by entity type."""
-"""Prompt content every Agent accepts; the simulated Agent advertises nothing more."""
 CHILD = "sess_2"
 
 Event = tuple[str, str, Any]
@@ -195,6 +193,8 @@ def _put(table: dict[Any, tuple[Any, ...]], key: Any, i: int, value: Any) -> Non
 class Agent:
     __slots__ = (
         "ahead",
+        "allowed",
+        "between",
         "bg_reported",
         "bg_started",
         "cancelling",
@@ -271,6 +271,8 @@ class Agent:
         self.faults = faults
         self.deviations = deviations.of(faults)  # seeded bugs stated as table deviations
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
+        self.between = rules_of(cfg.variant)  # the rules between machines (``model.between``)
+        self.allowed = self.between.allowed_types(())  # it advertises no prompt capability
         self.misread = deviations.misreads(self.deviations)
         self.unapplied = deviations.unchecked(self.deviations)
         self.rd: dict[str, str] = {
@@ -289,7 +291,8 @@ class Agent:
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
         # rid -> (prompt state, messageId, user message reported, handled by foreground work,
-        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised")
+        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised",
+        #         received during foreground work that has not ended since)
         self.prompts: dict[int, tuple[Any, ...]] = {}
         self.order: list[int] = []  # rids in receive order
         self.next_msg = 0
@@ -579,9 +582,11 @@ class Agent:
             content = msg["params"].get("prompt")
             # "empty": the Agent may reject it (-32602) or insert it; "unadvertised": it must reject
             invalid = "" if content else "empty"
-            if content and any(b.get("type") not in _BASELINE for b in content):
+            if content and self.between.refused_content((b.get("type") for b in content), self.allowed):
                 invalid = "unadvertised"
-            self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid)
+            # (whether it came during active work matters only where steering is not allowed)
+            during = self.real != fgm.IDLE and not self.between.steer
+            self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid, during)
             self.order.append(rid)
             for d in deviations.stretched(self.deviations, "prompt") if self.cancelling else ():
                 self._breach(d.rule)  # taken as covered by the cancel still being carried out
@@ -623,7 +628,7 @@ class Agent:
                 )
             elif (
                 was == pm.NOT_APPROVED
-                and not self._applies("CANCEL-06")
+                and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
                 and outcome.get("optionId") == "allow"
                 and self.tools[perm[1]][0] == tcm.PENDING
             ):
@@ -757,7 +762,8 @@ class Agent:
                 if (
                     open_
                     and (st != prm.RECEIVED or rid == waiting or self._may_overtake(rid))
-                    and (not unadvertised or not self._applies("USER-04"))
+                    and (not unadvertised or not self._applies(bw.CONTENT_ADVERTISED.rule))
+                    and self.between.may_insert_now(p[5], self.real != fgm.IDLE)
                 ):
                     add(("agent", "insert", rid))
             elif trigger == "withdraw":
@@ -861,7 +867,8 @@ class Agent:
         if "end" not in doing:
             return
         if self.cancelling:
-            add(("agent", "end", "cancelled"))
+            for reason in self.between.confirming_reasons():
+                add(("agent", "end", reason))
             if not self._reading("cancel-takes-effect", "when-acted"):
                 return
             # when-acted: the work may have ended before the Agent acted on the cancel
@@ -952,7 +959,7 @@ class Agent:
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
                 continue  # a tool call embedding a terminal lives and is listed with it
             self._item_events(add, key, st, active)
-        if not self._applies("CANCEL-06"):  # a late approval of cancelled work's request runs it
+        if not self._applies(bw.CANCELLED_PERMISSIONS.rule):  # a late approval of cancelled work runs it
             for tid, t in self.tools.items():
                 if t[-1] == "late" and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
@@ -1113,8 +1120,8 @@ class Agent:
 
     def _do_insert(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
-        if p[4] == "unadvertised":  # USER-04 not applied (a seeded bug: Unchecked)
-            self._breach("USER-04")
+        if p[4] == "unadvertised":  # content_advertised not applied (a seeded bug: Unchecked)
+            self._breach(bw.CONTENT_ADVERTISED.rule)
         # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
         # refuses it with the cell's violation, as it would any agent (``_fire``).
         self._prompt_fire(rid, "insert", oldest_held=self._oldest_waiting() == rid)
@@ -1352,8 +1359,8 @@ class Agent:
 
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
-        the Agent does not apply CANCEL-06)."""
-        self._breach("CANCEL-06")
+        the Agent does not apply ``cancelled_permissions``)."""
+        self._breach(bw.CANCELLED_PERMISSIONS.rule)
         t = self.tools[tid][:-1]
         self.tools[tid] = t
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
@@ -1370,10 +1377,9 @@ class Agent:
     def _settle_end(self, reason: str) -> list[Msg]:
         """End foreground work: finalize its tool calls, withdraw its permission requests, idle."""
         out: list[Msg] = []
-        final = "cancelled" if reason == "cancelled" else "failed"
-        carry = reason not in ("cancelled", "error") and self._reading(
-            "tool-updates-after-idle", "background"
-        )
+        confirms = reason in self.between.confirming_reasons()
+        final = "cancelled" if confirms else "failed"
+        carry = not confirms and reason != "error" and self._reading("tool-updates-after-idle", "background")
         trigger = "cancel" if final == "cancelled" else "fail"
         withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
         for tid in self._fg_tools_live():
@@ -1382,12 +1388,12 @@ class Agent:
                 continue
             t = self.tools[tid]
             if (
-                reason == "cancelled"
+                confirms
                 and t[2] is not None
                 and self.perms[t[2]][0] == pm.PENDING
-                and not self._applies("CANCEL-06")
+                and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             ):
-                self._breach("CANCEL-17")  # still waiting on its permission request: left pending
+                self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its permission request: left pending
                 continue
             if carry and t[0] == tcm.IN_PROGRESS:
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
@@ -1395,10 +1401,21 @@ class Agent:
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], trigger))
             out.append(wire.tool_call(self.sid, tid, final))
         for rid, perm in self.perms.items():
-            if perm[0] == pm.PENDING and not self.tools[perm[1]][1]:
+            if perm[0] == pm.PENDING and (
+                not self.tools[perm[1]][1] or (confirms and self.between.covered(listed=True))
+            ):
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
                 _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
+        if confirms and self.between.covered(listed=True):  # cancel_covers: listed work stops too
+            for key in [k for k in self.listed if self.items.get(k) == bgm.LISTED]:
+                if self.items.get(key) == bgm.LISTED:  # (an embedding tool call ends with its terminal)
+                    out += self._do_bg_finish(key)
+            for key in [k for k in self.listed if self.items.get(k) == bgm.FINALIZED]:
+                self._unlist(key)  # the idle's own list removes it
+        for n in self.order:  # the work the waiting prompts were received in ends
+            if self.prompts[n][5]:
+                _put(self.prompts, n, 5, False)
         err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
         self.real = fgm.IDLE
         self.cancelling = False
@@ -1425,10 +1442,10 @@ class Agent:
     def _do_late_output(self, _: Any) -> list[Msg]:
         """Output of the ended work after its idle: a patch the reading allows, else (a seeded
         bug's ``Offer``: any output of the ended work, a message it had not begun included) the
-        breach the monitors' ``after_idle`` names."""
+        breach ``model.between`` names (``Rules.late_update``)."""
         mid = self.ended_output or "msg_a_late"
         if not self._may_patch_ended():
-            self._breach(after_idle(self.last_stop == "cancelled")[0])
+            self._breach(self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule)
         self.ended_output = None
         return [wire.chunk("agent_message_chunk", self.sid, mid, wire.text(" (late)"))]
 

@@ -71,11 +71,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model import between as bw
 from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.monitors.common import ACTIVE, STANDARD_STATES, after_idle, is_error_object
+from properties.monitors.common import ACTIVE, STANDARD_STATES, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 from properties.readings import CANCEL_TAKES_EFFECT, PATCH_AFTER_IDLE, REPEATED_IDLE_NEW_REASON
 
@@ -182,8 +183,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         *_CANCEL_GROUP,
         "STOP-03",
         "FAIL-03",
-        "DONE-03",
-        "CANCEL-14",
+        bw.UPDATES_BEFORE_IDLE.rule,
+        bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
         fgm.SPEC.guard_rules["custom_states"],
         "BOUND-02",
         "MSGID-01",
@@ -235,7 +236,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 and (variant[-1] == "k" or "content" in upd)
                 and self.reading(PATCH_AFTER_IDLE) == "ended-work"
             ):
-                rule, what = after_idle(seen == st.last_end and st.last_end_cancel)
+                cancelled = seen == st.last_end and st.last_end_cancel
+                rule = self.between.late_update(cancelled).rule
+                what = "the cancellation" if cancelled else "that work"
                 self._ex[rule] += 1
                 if st.done_period != fs.period:
                     st.done_period = fs.period
@@ -413,20 +416,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         cancel_line = fs.cancel_line
         if cancel_line and self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
             self._gx[_CANCEL_GROUP_KEY] += 1
-            st.last_end_cancel = reason == fgm.CANCELLED
+            st.last_end_cancel = self.between.confirmation_breach(reason) is None
             if type(reason) is not str:
                 self._no_stop_reason(prev, sid, line, msg)
         elif cancel_line:
             st.last_end_cancel = True
             self._gx[_CANCEL_GROUP_KEY] += 1
-            if reason != fgm.CANCELLED:
-                rule = "CANCEL-12" if reason == fgm.ERROR else "TRANS-04"
+            broken = self.between.confirmation_breach(reason)
+            if broken is not None:
                 self.breach(
-                    rule,
+                    broken.rule,
                     line,
                     sid,
                     f"the idle that ends work after the cancellation received at line {cancel_line} "
-                    f"has stop reason {reason!r}, not 'cancelled'",
+                    f"has stop reason {reason!r}, not {self.between.confirming_reasons()[0]!r}",
                     msg,
                     (CANCEL_TAKES_EFFECT,),
                 )
