@@ -30,6 +30,7 @@ Must not know: files, the CLI, how the explorers search.
 
 from __future__ import annotations
 
+from model.between import BY_NAME as BETWEEN
 from model.registry import BY_NAME
 from properties.engine import MonitorSet
 from properties.variants import Variant
@@ -104,6 +105,12 @@ def notes(variant: Variant | None) -> list[str]:
     for kind, changes in (("removed", variant.remove_rows), ("added", variant.add_rows)):
         for change in changes:
             out.append(f"row {kind} ({change.text()}): {_reach(change.machine, kind, change.trigger)}")
+    for name, params in variant.between:
+        switched = ", ".join(f"{k} = {v!r}" for k, v in params)
+        out.append(
+            f"rule between machines {name} ({BETWEEN[name].rule}) switched ({switched}): the checker "
+            "and the simulated agent both run the switched declaration (model.between)"
+        )
     return out
 
 

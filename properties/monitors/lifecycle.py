@@ -117,6 +117,7 @@ class _Session:
         "last_std",
         "msgs",
         "since",
+        "steered",
         "thoughts",
     )
 
@@ -134,6 +135,10 @@ class _Session:
         self.since = 0  # line of the last state change
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
+        # only where ``model.between`` STEERING forbids steering: ("p", request id) received
+        # during active work, ("m", messageId) its success returned, ("u", messageId) a user
+        # message first reported during active work -> that work's interval
+        self.steered: dict[tuple[str, Any], int] = {}
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
@@ -148,6 +153,7 @@ class _Session:
         new.since = self.since
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
+        new.steered = dict(self.steered)
         return new
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
@@ -167,6 +173,7 @@ class _Session:
             self.done_period == period,
             frozenset(self.await_active),
             frozenset(self.accepted),
+            frozenset((k, interval - v) for k, v in self.steered.items()),
         )
 
 
@@ -174,6 +181,13 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     """Foreground state reporting (see module docstring)."""
 
     KEY_CONTEXT = True  # state_key is relative to the Facts counters
+
+    GATES = (("_user", "no_steering"),)
+
+    @property
+    def no_steering(self) -> bool:
+        """``model.between`` STEERING with steer false: prompts and user messages are tracked."""
+        return not self.between.steer
 
     RULES = (
         *_START_GROUP,
@@ -204,6 +218,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ("client-request", "session/prompt", self._prompt),
             ("agent-response", "session/prompt", self._answer),
             ("agent-response", "session/close", self._closed),
+            ("update", "user_message", self._user),
+            ("update", "user_message_chunk", self._user),
         )
 
     # -- output --------------------------------------------------------------------------
@@ -476,6 +492,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if st is None:
                 st = self.sessions[sid] = _Session()
             st.await_active[msg["id"]] = line
+        elif self.no_steering and fs.state in ACTIVE and not fs.resuming:
+            self._session(sid).steered[("p", msg["id"])] = fs.interval
 
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
@@ -487,6 +505,42 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if st.await_active.pop(rid, None) is not None and "result" in msg:
             self._ex["BOUND-02"] += 1
             st.accepted[rid] = line
+        received = st.steered.pop(("p", rid), None) if st.steered else None
+        result = msg.get("result")
+        mid = result.get("messageId") if type(result) is dict else None
+        if received is not None and type(mid) is str:
+            seen = st.steered.get(("u", mid))
+            if seen is None:
+                st.steered[("m", mid)] = received  # judged when the message is reported
+            elif seen == received:
+                self._steered(sid, rid, mid, line, msg)
+
+    def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """A user message first reported during active work, where steering is not allowed."""
+        mid = upd.get("messageId")
+        fs = self.facts.sessions.get(sid)
+        if type(mid) is not str or fs is None or fs.state not in ACTIVE or fs.resuming:
+            return
+        st = self._session(sid)
+        if ("u", mid) in st.steered:
+            return
+        st.steered[("u", mid)] = fs.interval
+        if st.steered.pop(("m", mid), None) == fs.interval:
+            self._steered(sid, None, mid, line, msg)
+
+    def _steered(self, sid: str, rid: Any, mid: str, line: int, msg: Message) -> None:
+        rule = bw.STEERING.rule
+        self._ex[rule] += 1
+        which = f"prompt {rid!r}" if rid is not None else "the prompt whose response returned it"
+        self.breach(
+            rule,
+            line,
+            sid,
+            f"user message {mid!r} of {which}, received during active work, is reported during "
+            "that same work: it was inserted into it, while the rule between machines steering "
+            "(steer = false) says it waits for that work's idle",
+            msg,
+        )
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:

@@ -129,7 +129,6 @@ class _Session:
     """One session's prompt record."""
 
     __slots__ = (
-        "active_in",
         "cancel_seen",
         "claimed",
         "first_error",
@@ -137,7 +136,6 @@ class _Session:
         "prompted",
         "replay_unknown",
         "reported_d",
-        "seen_in",
         "unclaimed",
         "unreported",
     )
@@ -154,12 +152,6 @@ class _Session:
         self.cancel_seen = False
         self.first_error = 0  # receipt line of the earliest prompt answered with an error
         self.replay_unknown: set[str] = set()
-        # kept only where the rule between machines steering forbids it (``steer`` false): a
-        # waiting prompt, or the messageId its success returned before the message was
-        # reported -> the interval of active work it was received in; and a user message ->
-        # the interval of active work it was first reported in
-        self.active_in: dict[Any, int] = {}
-        self.seen_in: dict[str, int] = {}
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
@@ -172,8 +164,6 @@ class _Session:
         new.cancel_seen = self.cancel_seen
         new.first_error = self.first_error
         new.replay_unknown = set(self.replay_unknown)
-        new.active_in = dict(self.active_in)
-        new.seen_in = dict(self.seen_in)
         return new
 
     def key(self) -> tuple[Any, ...]:
@@ -192,8 +182,6 @@ class _Session:
             self.cancel_seen,
             bool(self.first_error),
             frozenset(self.replay_unknown),
-            frozenset(self.active_in.items()),
-            frozenset(self.seen_in.items()),
         )
 
     def deficiency(self) -> int:
@@ -267,8 +255,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
         spec = self.table(prm.SPEC)
         self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
         ps.pending[rid] = line
-        if not self.between.steer and facts.active(sid):
-            ps.active_in[rid] = facts.sessions[sid].interval
 
     def _fire(
         self,
@@ -480,12 +466,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
                         )
                 else:
                     ps.unreported[mid] = line
-            k = ps.active_in.pop(rid, None) if ps.active_in else None
-            if k is not None:
-                if mid not in ps.seen_in:
-                    ps.active_in[mid] = k  # judged when the message is reported
-                elif ps.seen_in[mid] == k:
-                    self._steered(sid, rid, mid, line, msg)
         if not ps.unclaimed:
             ps.reported_d = 0
         elif self._settle(ps) and self._counting():
@@ -509,11 +489,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid)
         if ps is None:
             ps = self.sessions[sid] = _Session()
-        if not self.between.steer and mid not in ps.seen_in and self.facts.active(sid):
-            k = ps.seen_in[mid] = self.facts.sessions[sid].interval
-            if ps.active_in.pop(mid, None) == k:
-                self._steered(sid, ps.claimed.get(mid), mid, line, msg)
-        if mid in ps.unclaimed:  # (then not in claimed: see _answer)
+        elif mid in ps.unclaimed:  # (then not in claimed: see _answer)
             self._ex["MSGID-01"] += 1
             return
         elif mid in ps.claimed:
@@ -549,19 +525,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._ex[rule] += 1
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
-
-    def _steered(self, sid: str, rid: Any, mid: str, line: int, msg: Message) -> None:
-        """``steering`` with ``steer`` false: the prompt went into the work it was received in."""
-        self._ex[bw.STEERING.rule] += 1
-        self.breach(
-            bw.STEERING.rule,
-            line,
-            sid,
-            f"prompt {rid!r} was received during active work and its user message {mid!r} was "
-            "reported during that same work: it was inserted into it, and the rule between machines "
-            "steering (steer = false) says it waits for that work's idle",
-            msg,
-        )
 
     def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
         if not self.facts.from_start(sid):
