@@ -559,10 +559,12 @@ class Agent:
         _put(self.prompts, rid, 0, self._fire("prompt", self.prompts[rid][0], trigger, ctx))
 
     def _oldest_waiting(self) -> int | None:
-        for rid in self.order:
-            if self.prompts[rid][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED):
-                return rid
-        return None
+        """The prompt ``held_in_order`` lets go in next (``model.between``)."""
+        waiting = (
+            r for r in self.order if self.prompts[r][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
+        )
+        found = self.between.oldest_waiting(waiting)
+        return found if isinstance(found, int) else None
 
     def _fg_tools_live(self) -> list[str]:
         return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
