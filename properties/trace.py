@@ -1,7 +1,8 @@
 """Traceability: for each catalogued rule, what implements its check and what exercises it.
 
 Owns: ``implemented_by`` (monitors that report the rule, model machines whose forbidden cells or
-guards name it, the declarations of ``model.between`` that state it, ``properties.viewcheck`` for the client-view rules it can report),
+guards name it, the declarations of ``model.between`` that state it, ``properties.viewcheck`` for
+the client-view rules it can report),
 ``tolerated_by`` (monitors that must not report a MAY permission), ``exercised_by`` (tests whose
 source holds the rule ID as a string literal, and seeded bugs meant to
 break it, as the caller supplies them), and the generated matrix ``docs/traceability.md``

@@ -164,7 +164,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
         self.suspects: dict[tuple[str, str], tuple[int, str, bool]] = {}
-        """(session, tool call) -> (line of the idle, rule it owes: FAIL-04, or cancelled_tools_final of model.between)."""
+        """(session, tool call) -> (line of the idle, rule it owes: FAIL-04, or the rule of
+        ``model.between`` CANCELLED_TOOLS_FINAL)."""
 
     @property
     def watching(self) -> bool:
