@@ -182,7 +182,7 @@ def test_no_steering_forbids_inserting_a_prompt_into_the_work_it_was_received_in
 
 
 def test_no_steering_changes_what_the_simulated_agent_reaches_and_it_conforms() -> None:
-    cfg = SLICES[0].cfg
+    cfg = SLICES[1].cfg  # prompts: a second prompt reaches active work
     base = explore(cfg)
     under = explore(cfg.under(cfg.reading_map(), NO_STEERING))
     assert base.states != under.states

@@ -510,10 +510,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         mid = result.get("messageId") if type(result) is dict else None
         if received is not None and type(mid) is str:
             seen = st.steered.get(("u", mid))
-            if seen is None:
-                st.steered[("m", mid)] = received  # judged when the message is reported
-            elif seen == received:
+            if seen == received:
                 self._steered(sid, rid, mid, line, msg)
+            elif seen is None and self._still(sid, received):
+                st.steered[("m", mid)] = received  # judged when the message is reported
 
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A user message first reported during active work, where steering is not allowed."""
@@ -524,9 +524,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st = self._session(sid)
         if ("u", mid) in st.steered:
             return
-        st.steered[("u", mid)] = fs.interval
         if st.steered.pop(("m", mid), None) == fs.interval:
             self._steered(sid, None, mid, line, msg)
+        elif any(k[0] == "p" and v == fs.interval for k, v in st.steered.items()):
+            st.steered[("u", mid)] = fs.interval  # a prompt received in this work may claim it
+
+    def _still(self, sid: str, interval: int) -> bool:
+        """The active work of ``interval`` is still going on."""
+        fs = self.facts.sessions.get(sid)
+        return fs is not None and fs.state in ACTIVE and fs.interval == interval
 
     def _steered(self, sid: str, rid: Any, mid: str, line: int, msg: Message) -> None:
         rule = bw.STEERING.rule
