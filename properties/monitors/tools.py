@@ -363,16 +363,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         why = (
                             "the cancel covers the listed background work too"
                             if exempt
-                            else "it is not in the latest background list"
+                            else "it is not in the latest background list, and it embeds no listed terminal"
                             if ruled
-                            else "no background list has named it since its first report"
+                            else "no background list has named it since its first report, and it embeds "
+                            "no listed terminal"
                         )
                         self.breach(
                             owed, line, sid,
                             f"idle confirming the cancellation received at line {fs.cancel_line} while "
                             f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
-                            f"it a final status before this idle ({why}, and it embeds no listed "
-                            "terminal)",
+                            f"it a final status before this idle ({why})",
                             msg, (UNLISTED_TOOL_AT_CANCELLED_IDLE,),
                         )  # fmt: skip
                     else:  # a CANCEL-17 suspect's verdict depends on the reading (where it is judged)
