@@ -177,6 +177,12 @@ class Rules:
         (``cancel_updates_before_idle`` when that idle reported a cancellation)."""
         return CANCEL_UPDATES_BEFORE_IDLE if cancelled else UPDATES_BEFORE_IDLE
 
+    @staticmethod
+    def owed_before_idle(live_tools: Iterable[object], unreported_messages: Iterable[object]) -> bool:
+        """``updates_before_idle``: whether the work still owes an update before its idle (a tool
+        call of it not in a final status, the user message of a prompt it inserted not reported)."""
+        return any(True for _ in live_tools) or any(True for _ in unreported_messages)
+
     def confirmation_breach(self, reason: object) -> Between | None:
         """The declaration an idle ending cancelled work breaks with stop reason ``reason``."""
         if reason == self.values[CANCEL_CONFIRMED.name]["stop_reason"]:

@@ -920,20 +920,18 @@ class Agent:
         return any(st == bgm.ANNOUNCED and key not in self.listed for key, st in self.items.items())
 
     def _can_end(self) -> bool:
-        """Pending updates of the work (user messages, tool results) are sent before idle;
-        under ``tool-updates-after-idle=background`` an in_progress tool call may carry on."""
+        """Nothing is owed before the idle (``model.between`` UPDATES_BEFORE_IDLE: user messages,
+        tool results); under ``tool-updates-after-idle=background`` an in_progress tool call may
+        carry on. Announced, unlisted background work or a pending permission request of the work
+        would pass for unfinished foreground work."""
         live = self._fg_tools_live()
         if live and self._reading("tool-updates-after-idle", "background") and not self.cancelling:
             live = [t for t in live if self.tools[t][0] != tcm.IN_PROGRESS]
-        if live:
+        p = self.prompts
+        unreported = (r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2])
+        if self.between.owed_before_idle(live, unreported):
             return False
-        if self._unlisted_work():
-            return False
-        if self._blocked():
-            return False
-        return all(
-            self.prompts[r][2] for r in self.order if self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED)
-        )
+        return not self._unlisted_work() and not self._blocked()
 
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (from running foreground work), list, finalize, remove.
