@@ -804,9 +804,9 @@ class Agent:
                 add(("agent", "carried_done", tid))
 
     def _restated_reason(self) -> str | None:
-        if self.last_stop != "end_turn":
-            return "end_turn"
-        return "max_tokens" if self._has("limits") else None
+        if self.last_stop != fgm.END_TURN:
+            return fgm.END_TURN
+        return fgm.MAX_TOKENS if self._has("limits") else None
 
     def _work_waiting(self) -> bool:
         return self._inserted_waiting() or self._hook_possible()
@@ -875,17 +875,17 @@ class Agent:
                 return
             # when-acted: the work may have ended before the Agent acted on the cancel
         if self._can_end():
-            add(("agent", "end", "end_turn"))
+            add(("agent", "end", fgm.END_TURN))
             if "limits" in features:
-                add(("agent", "end", "max_tokens"))
-                add(("agent", "end", "max_turn_requests"))
-                add(("agent", "end", "refusal"))
+                add(("agent", "end", fgm.MAX_TOKENS))
+                add(("agent", "end", fgm.MAX_TURN_REQUESTS))
+                add(("agent", "end", fgm.REFUSAL))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
             if "omit_stop" in features:
                 add(("agent", "end", None))
         if "fail" in features and not self._unlisted_work():
-            add(("agent", "end", "error"))
+            add(("agent", "end", fgm.ERROR))
 
     def _tool_events(self, add: Any, pause: bool) -> None:
         """Status moves of foreground tool calls: the tool-call table's rows from each call's
@@ -1379,7 +1379,9 @@ class Agent:
         out: list[Msg] = []
         confirms = reason in self.between.confirming_reasons()
         final = "cancelled" if confirms else "failed"
-        carry = not confirms and reason != "error" and self._reading("tool-updates-after-idle", "background")
+        carry = (
+            not confirms and reason != fgm.ERROR and self._reading("tool-updates-after-idle", "background")
+        )
         trigger = "cancel" if final == "cancelled" else "fail"
         withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
         for tid in self._fg_tools_live():
@@ -1416,7 +1418,9 @@ class Agent:
         for n in self.order:  # the work the waiting prompts were received in ends
             if self.prompts[n][5]:
                 _put(self.prompts, n, 5, False)
-        err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
+        err = (
+            {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == fgm.ERROR else None
+        )
         self.real = fgm.IDLE
         self.cancelling = False
         self.last_stop = reason
