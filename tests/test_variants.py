@@ -68,7 +68,7 @@ def cancelled_with_end_turn(extra: list[Line] | None = None) -> list[Line]:
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_every_shipped_variant_loads_and_is_documented(path: Path) -> None:
     v = load(str(path))
-    assert v.title and (v.drop or v.add_rows or v.remove_rows)
+    assert v.title and (v.drop or v.add_rows or v.remove_rows or v.between)
     readme = (REPO / "variants" / "README.md").read_text()
     assert f"{path.name}" in readme
     assert len(SHIPPED) >= 5
