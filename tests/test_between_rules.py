@@ -14,12 +14,15 @@ from model import between as bw
 from properties.engine import MonitorSet
 from properties.trace import implemented_by
 from properties.variants import VariantError, from_data, load
+from simulator.agent import Agent
+from simulator.config import DEFAULT
 from simulator.explore_bfs import SLICES, explore
 from simulator.mutants import breaking, judge
 from tests.wire_dsl import (
     Line,
     answer,
     cancel,
+    fail,
     initialize,
     initialized,
     item,
@@ -31,6 +34,12 @@ from tests.wire_dsl import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _request(rid: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
 CANCEL_STOPS_BACKGROUND = load(str(REPO / "variants" / "cancel-stops-background.toml"))
 NO_STEERING = load(str(REPO / "variants" / "no-steering.toml"))
 
@@ -77,6 +86,17 @@ def test_a_cancelled_idle_with_error_breaks_cancel_not_error_and_end_turn_cancel
     ]
     assert _rules([*turn, state("idle", stop="end_turn")]) == [(bw.CANCEL_CONFIRMED.rule, 6)]
     assert _rules([*turn, state("idle", stop="cancelled")]) == []
+
+
+def test_a_prompt_inserted_ahead_of_a_held_one_breaks_held_in_order() -> None:
+    """The seeded bug of ``held_in_order`` as a transcript (visible under the reading
+    prompt-ahead-of-held=receipt-order): prompt 2 succeeds while prompt 1 waits, and prompt 1 is
+    then withdrawn (so it was never inserted)."""
+    lines = [prompt(1), state("running"), prompt(2), user("u2"), answer(2, "u2"), cancel()]
+    lines.append(fail(1, -32800))
+    order = {"prompt-ahead-of-held": "receipt-order"}
+    assert _rules(lines, readings=order) == [(bw.HELD_IN_ORDER.rule, 7)]
+    assert _rules(lines) == []
 
 
 def test_the_rules_in_force_switch_and_refuse_unknown_parameters() -> None:
@@ -144,6 +164,26 @@ def test_cancel_stops_background_makes_listed_work_owe_its_final_status_before_t
     assert _rules(_BG_TURN, variant=CANCEL_STOPS_BACKGROUND) == [(bw.CANCELLED_TOOLS_FINAL.rule, 8)]
     stopped = [*_BG_TURN[:7], tool("bg1", "cancelled"), state("idle", stop="cancelled", bg=[])]
     assert _rules(stopped, variant=CANCEL_STOPS_BACKGROUND) == []
+
+
+def _cancelled_with_a_listed_terminal(variant: Any) -> list[dict[str, Any]]:
+    agent = Agent(DEFAULT.with_(variant=variant))
+    agent.receive(_request(1, "session/prompt", {"sessionId": agent.sid, "prompt": [{"type": "text"}]}))
+    agent.do("insert", 1)
+    agent.do("start", None)
+    agent.do("bg_start", "terminal")
+    agent.do("bg_list", ("terminal", "term_1"))
+    agent.receive({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": agent.sid}})
+    return [m["params"]["update"] for m in agent.do("end", bw.SPEC.confirming_reasons()[0])]
+
+
+def test_under_cancel_stops_background_the_agent_stops_its_listed_work_before_the_idle() -> None:
+    kept = _cancelled_with_a_listed_terminal(None)
+    assert [u["sessionUpdate"] for u in kept] == ["state_update"]
+    assert kept[-1]["background"] == [{"type": "terminal", "terminalId": "term_1"}]
+    stopped = _cancelled_with_a_listed_terminal(CANCEL_STOPS_BACKGROUND)
+    assert [u["sessionUpdate"] for u in stopped] == ["terminal_update", "state_update"]
+    assert "exitStatus" in stopped[0] and stopped[-1]["background"] == []
 
 
 def test_cancel_stops_background_changes_what_the_simulated_agent_reaches() -> None:
