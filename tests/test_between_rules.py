@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from model import between as bw
+from model import permission
+from model import prompt as prompt_table
 from properties.engine import MonitorSet
 from properties.trace import implemented_by
 from properties.variants import VariantError, from_data, load
@@ -65,6 +67,9 @@ def test_every_declaration_names_a_catalogued_rule_and_its_machines() -> None:
         assert set(d.machines) <= set(MACHINES), d.name
         assert d.when and d.then and d.section
         assert f"model.between.{d.name.upper()}" in implemented_by(d.rule)
+    # the tables that state part of a declaration name the same rule
+    assert permission.SPEC.forbidden["abandon"] == bw.CANCELLED_PERMISSIONS.rule
+    assert prompt_table.SPEC.guard_rules["oldest_held"] == bw.HELD_IN_ORDER.rule
 
 
 @pytest.mark.parametrize(

@@ -88,8 +88,9 @@ from properties.readings import CANCEL_TAKES_EFFECT, TOOL_UPDATES_AFTER_IDLE, UN
 # grant: 0 no permission granted, 1 granted and not yet in_progress since, 2 in_progress since,
 # 3 (_LATE_GRANT) granted by a late answer to a request of cancelled work (not an approval)
 _LATE_GRANT = 3
-ABANDONED = permission.SPEC.forbidden["abandon"]
-"""The rule of the permission table's ``abandon`` (a request of cancelled work is not approved)."""
+ABANDONED = bw.CANCELLED_PERMISSIONS.rule
+"""A request of cancelled work is not approved (``model.between``; the permission table's
+``abandon`` states it too)."""
 _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
 _RA_GROUP = RESTATED["running-after-requires-action"]
