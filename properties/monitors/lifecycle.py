@@ -505,15 +505,28 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if st.await_active.pop(rid, None) is not None and "result" in msg:
             self._ex["BOUND-02"] += 1
             st.accepted[rid] = line
-        received = st.steered.pop(("p", rid), None) if st.steered else None
+        if st.steered:
+            self._steering_answer(st, sid, rid, line, msg)
+
+    def _steering_answer(self, st: _Session, sid: str, rid: Any, line: int, msg: Message) -> None:
+        """The answer of a prompt received during active work, where steering is not allowed:
+        its messageId ties it to a user message reported during that same work (a breach), or
+        to one not reported yet (judged then)."""
+        steered = st.steered
+        received = steered.pop(("p", rid), None)
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
-        if received is not None and type(mid) is str:
-            seen = st.steered.get(("u", mid))
+        if received is None:
+            return
+        if type(mid) is str:
+            seen = steered.get(("u", mid))
             if seen == received:
                 self._steered(sid, rid, mid, line, msg)
             elif seen is None and self._still(sid, received):
-                st.steered[("m", mid)] = received  # judged when the message is reported
+                steered[("m", mid)] = received  # judged when the message is reported
+        if not any(k[0] == "p" and v == received for k, v in steered.items()):
+            for key in [k for k, v in steered.items() if k[0] == "u" and v == received]:
+                del steered[key]  # no prompt of that work is left to claim them
 
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A user message first reported during active work, where steering is not allowed."""
