@@ -128,9 +128,7 @@ def test_the_rules_in_force_switch_and_refuse_unknown_parameters() -> None:
 
 def test_the_rule_ids_of_the_declarations_are_not_written_in_monitors_or_the_agent() -> None:
     """The checker and the simulated Agent name these rules only through ``model.between``."""
-    ids = {bw.UPDATES_BEFORE_IDLE.rule, bw.CANCEL_UPDATES_BEFORE_IDLE.rule, bw.CANCEL_CONFIRMED.rule}
-    ids |= {bw.CANCEL_NOT_ERROR.rule, bw.CANCELLED_TOOLS_FINAL.rule, bw.CANCELLED_PERMISSIONS.rule}
-    ids |= {bw.CONTENT_ADVERTISED.rule}
+    ids = {d.rule for d in bw.DECLARATIONS}
     paths = [*(REPO / "properties" / "monitors").glob("*.py"), REPO / "simulator" / "agent.py"]
     found = []
     for path in paths:
