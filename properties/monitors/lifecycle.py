@@ -199,6 +199,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         "FAIL-03",
         bw.UPDATES_BEFORE_IDLE.rule,
         bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
+        bw.STEERING.rule,
         fgm.SPEC.guard_rules["custom_states"],
         "BOUND-02",
         "MSGID-01",
