@@ -230,3 +230,20 @@ def test_no_steering_changes_what_the_simulated_agent_reaches_and_it_conforms() 
     under = explore(cfg.under(cfg.reading_map(), NO_STEERING))
     assert base.states != under.states
     assert under.counterexamples == []
+
+
+def test_check_under_a_switched_declaration_and_its_one_line_errors(tmp_path: Path) -> None:
+    from tests.check_support import line, run_cli
+
+    transcript = tmp_path / "t.ndjson"
+    transcript.write_bytes(b"".join(line(sender, msg) for sender, msg in _STEERED))
+    assert run_cli(["check", str(transcript)])[0] == 0
+    code, out, _ = run_cli(
+        ["check", "--variant", str(REPO / "variants" / "no-steering.toml"), str(transcript)]
+    )
+    assert code == 1 and "rule between machines switched: steering (ACTIVE-02): steer=False" in out
+    bad = tmp_path / "bad.toml"
+    bad.write_text('title = "x"\n[between.steering]\nsteer = "no"\n')
+    code, _, err = run_cli(["check", "--variant", str(bad), str(transcript)])
+    assert code == 2
+    assert err.strip() == f"acp-model check: {bad}: between: steering.steer: a bool is required"
