@@ -9,6 +9,11 @@ machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``, ``model.compaction.
 (``properties.monitors.tables``) fires the tables with these observations, and a forbidden cell
 is the finding.
 
+Tool calls: a reported status fires its trigger (``model.toolcall.STATUS_TRIGGER``); a move
+from one final status to another is fired only under the reading
+``final-status-change=final-is-final`` (the context names the reading), and under
+``reopen-only`` the call stays final.
+
 Background items: an item's own update (``terminal_update``, ``tool_call_update``,
 ``subagent_update``) announces it, and an exitStatus or a final status finalizes it; a
 ``state_update`` with a concrete list lists what the last list did not name (once more for each
@@ -164,8 +169,13 @@ def _tool_call(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> 
         return
     status = upd.get("status")
     trigger = toolcall.STATUS_TRIGGER.get(status) if type(status) is str else None
-    if trigger is not None and status != seen.state_of(toolcall.SPEC, tid):
-        yield toolcall.SPEC, tid, trigger, _NO_CTX
+    current = seen.state_of(toolcall.SPEC, tid)
+    if trigger is not None and status != current:
+        if current not in toolcall.FINAL or status not in toolcall.FINAL:
+            yield toolcall.SPEC, tid, trigger, _NO_CTX
+        elif readings.get(toolcall.FINAL_CHANGE) == "final-is-final":
+            yield toolcall.SPEC, tid, trigger, {toolcall.FINAL_CHANGE: "final-is-final"}
+        # else (reopen-only): a corrected outcome, no move (the call stays final)
     if "content" in upd:
         yield toolcall.SPEC, tid, "replace_content", _NO_CTX
     yield from _item("tool_call", tid, seen, trigger is not None and status in toolcall.FINAL)
