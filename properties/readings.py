@@ -108,7 +108,7 @@ REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
 IDLE_AFTER_UNRECOGNIZED_STATE: Final = "idle-after-unrecognized-state"
 UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
-FUTURE_STOP_REASON: Final = "future-stop-reason"
+FUTURE_STOP: Final = "future-stop-reason"
 FINAL_STATUS_CHANGE: Final = toolcall.FINAL_CHANGE  # answered by the observer of the table
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
@@ -584,7 +584,7 @@ READINGS: Final[tuple[Reading, ...]] = (
         ("CANCEL-06",),
     ),
     Reading(
-        FUTURE_STOP_REASON,
+        FUTURE_STOP,
         "Is an unknown stop reason without the _ prefix a custom one that breaks the prefix rule, "
         "or possibly a future ACP variant?",
         ("Stop reasons",),

@@ -51,7 +51,8 @@ reading explores that reading's protocol (``_reading``; each use is marked with 
 name): a prompt inserted at once ahead of a held one (``prompt-ahead-of-held=held-only``); an
 end with the work's own stop reason after a cancel arrived (``cancel-takes-effect=when-acted``);
 a chunk patching the ended work's message while idle (``patch-after-idle=patch-in-place``); a
-user message no prompt accounts for (``unaccounted-user-message=other-sources``); a background
+user message no prompt accounts for (``unaccounted-user-message=other-sources``, or
+``agent-initiated`` while no prompt waits); a background
 list on every state_update from the first (``state-updates-before-first-list=every``); a listed
 background tool call that foreground work takes over, dropped unfinished from the list
 (``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
@@ -687,7 +688,13 @@ class Agent:
             and self.turn_outputs == 0  # as the work's first output
             and "synthetic" not in self.extras
             and open_
-            and self._reading("unaccounted-user-message", "other-sources")
+            and (
+                self._reading("unaccounted-user-message", "other-sources")
+                or (
+                    self._reading("unaccounted-user-message", "agent-initiated")
+                    and all(p[0] in prm.SPEC.final for p in self.prompts.values())
+                )
+            )
         ):
             add(("agent", "synthetic_user", None))  # once per run
         if "notice" in features and self.notices < cfg.notices and open_:
@@ -1138,9 +1145,10 @@ class Agent:
         return [wire.error(rid, wire.INVALID_PARAMS, "unsupported prompt content")]
 
     def _do_synthetic_user(self, _: Any) -> list[Msg]:
-        """``unaccounted-user-message=other-sources``: a user message of the Agent's own running
-        work (an Agent-side insertion), which no session/prompt accounts for; once per run, before
-        the work's other output."""
+        """``unaccounted-user-message=other-sources`` (or ``agent-initiated`` while no prompt
+        waits for its answer): a user message of the Agent's own running work (an Agent-side
+        insertion), which no session/prompt accounts for; once per run, before the work's other
+        output."""
         self.extras = self.extras | {"synthetic"}
         msg = wire.message("user_message", self.sid, self._msg_id("msg_x"), [wire.text("continue")])
         self.history.append(msg)

@@ -216,8 +216,32 @@ def test_simulate_hands_the_reading_to_its_agent(tmp_path: Path) -> None:
     from cli.main import main
 
     texts = {}
-    for reading in ([], ["--reading", "unaccounted-user-message=other-sources"]):
-        out = tmp_path / f"t{len(reading)}.ndjson"
+    for alt in ("prompt-only", "other-sources"):
+        out = tmp_path / f"{alt}.ndjson"
+        reading = ["--reading", f"unaccounted-user-message={alt}"]
         assert main(["simulate", "--seed", "4", "--steps", "60", "--out", str(out), *reading]) == 0
-        texts[bool(reading)] = out.read_text(encoding="utf-8")
+        texts[alt == "other-sources"] = out.read_text(encoding="utf-8")
     assert '"msg_x_' in texts[True] and '"msg_x_' not in texts[False]
+
+
+def test_an_agent_initiated_user_message_only_while_no_prompt_waits() -> None:
+    """``unaccounted-user-message=agent-initiated`` (the default): once every prompt is answered,
+    the running Agent may report a user message of its own work; prompt-only never lets it, and
+    judged under prompt-only that message breaks ACC-06."""
+    script = [*START, ("agent", "answer", 1)]
+    event = ("agent", "synthetic_user", None)
+    gives = {"agent-initiated", "other-sources"}
+    name = "unaccounted-user-message"
+    for alt in BY_NAME[name].alternative_names():
+        cfg = SMALL.with_(prompts=2, capacity=8, readings={name: alt})
+        run = scripted(script, cfg, frozenset(), settle=False)
+        assert (event in run.world.enabled()) == (alt in gives), alt
+    cfg = SMALL.with_(prompts=2, capacity=8, readings={name: "agent-initiated"})
+    world = World(cfg, frozenset(), new_monitors(True, cfg))
+    run = scripted([*script, event, ("agent", "end", "end_turn")], cfg, frozenset(), world.monitors)
+    assert [f.rule for f in run.findings if f.kind == "rule"] == []
+    judged = MonitorSet(readings={name: "prompt-only"}, from_start=True)
+    for n, (sender, msg) in enumerate(run.world.transcript, 1):
+        judged.feed(sender, msg, n)
+    judged.finish(quiescent=True)
+    assert "ACC-06" in {f.rule for f in judged.findings if f.kind == "rule"}

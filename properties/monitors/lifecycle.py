@@ -83,7 +83,7 @@ from properties.monitors.common import ACTIVE, STANDARD_STATES, after_idle, is_e
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 from properties.readings import (
     CANCEL_TAKES_EFFECT,
-    FUTURE_STOP_REASON,
+    FUTURE_STOP,
     OUTPUT_WHILE_REQUIRES_ACTION,
     PATCH_AFTER_IDLE,
     REPEATED_IDLE_NEW_REASON,
@@ -361,12 +361,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if type(reason) is str:
             if reason not in fgm.STOP_REASONS and not reason.startswith("_"):
                 why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
-                if self.reading(FUTURE_STOP_REASON) == "custom":
-                    self.breach("STOP-03", line, sid, why, msg, (FUTURE_STOP_REASON,))
+                if self.reading(FUTURE_STOP) == "custom":
+                    self.breach("STOP-03", line, sid, why, msg, (FUTURE_STOP,))
                 else:  # it may be a future ACP variant
                     self.suspect(
                         "STOP-03", line, sid, why + " (it may be a future ACP stop reason)", msg,
-                        (FUTURE_STOP_REASON,),
+                        (FUTURE_STOP,),
                     )  # fmt: skip
             if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1

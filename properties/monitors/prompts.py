@@ -511,8 +511,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         unclaimed = ps.unclaimed
         fs = self.facts.sessions.get(sid)
-        if fs is not None and fs.resuming and (
-            not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window"
+        if (
+            fs is not None
+            and fs.resuming
+            and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
         ):
             self._ex["MSGID-01"] += 1
             self._replayed(ps, sid, mid, line, msg)
