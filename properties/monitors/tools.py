@@ -157,6 +157,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         "TOOL-04",
         "FAIL-04",
         "CANCEL-17",
+        ABANDONED,
         *permission.SPEC.eventually.values(),
         "DONE-03",
         "CANCEL-14",
