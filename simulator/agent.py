@@ -52,7 +52,7 @@ name): a prompt inserted at once ahead of a held one (``prompt-ahead-of-held=hel
 end with the work's own stop reason after a cancel arrived (``cancel-takes-effect=when-acted``);
 a chunk patching the ended work's message while idle (``patch-after-idle=patch-in-place``); a
 user message no prompt accounts for (``unaccounted-user-message=other-sources``, or
-``agent-initiated`` while no prompt waits); a background
+``agent-initiated`` in work it started itself, a follow-up, while no prompt waits); a background
 list on every state_update from the first (``state-updates-before-first-list=every``); a listed
 background tool call that foreground work takes over, dropped unfinished from the list
 (``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
@@ -692,6 +692,7 @@ class Agent:
                 self._reading("unaccounted-user-message", "other-sources")
                 or (
                     self._reading("unaccounted-user-message", "agent-initiated")
+                    and "initiated" in self.extras  # work the Agent started itself
                     and all(p[0] in prm.SPEC.final for p in self.prompts.values())
                 )
             )
@@ -1145,8 +1146,8 @@ class Agent:
         return [wire.error(rid, wire.INVALID_PARAMS, "unsupported prompt content")]
 
     def _do_synthetic_user(self, _: Any) -> list[Msg]:
-        """``unaccounted-user-message=other-sources`` (or ``agent-initiated`` while no prompt
-        waits for its answer): a user message of the Agent's own running work (an Agent-side
+        """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
+        Agent started itself while no prompt waits for its answer): a user message of the Agent's own running work (an Agent-side
         insertion), which no session/prompt accounts for; once per run, before the work's other
         output."""
         self.extras = self.extras | {"synthetic"}
@@ -1204,7 +1205,9 @@ class Agent:
                 _put(self.prompts, rid, 3, True)
 
     def _do_start(self, _: Any) -> list[Msg]:
+        initiated = self.followup and not self._work_waiting()  # started by the Agent itself
         self._count_hook(followup_may_start=True)
+        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
@@ -1214,6 +1217,7 @@ class Agent:
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
         self._count_hook(followup_may_start=False)
+        self.extras = self.extras - {"initiated"}
         self.real = fgm.REQUIRES_ACTION
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
@@ -1558,6 +1562,8 @@ class Agent:
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
+        initiated = not self._work_waiting()  # work the Agent started itself
+        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         return [self._report(fgm.RUNNING)]
 
     # compaction

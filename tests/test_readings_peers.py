@@ -225,18 +225,24 @@ def test_simulate_hands_the_reading_to_its_agent(tmp_path: Path) -> None:
 
 
 def test_an_agent_initiated_user_message_only_while_no_prompt_waits() -> None:
-    """``unaccounted-user-message=agent-initiated`` (the default): once every prompt is answered,
-    the running Agent may report a user message of its own work; prompt-only never lets it, and
-    judged under prompt-only that message breaks ACC-06."""
-    script = [*START, ("agent", "answer", 1)]
+    """``unaccounted-user-message=agent-initiated`` (the default): in follow-up work the Agent
+    started itself (reported with the removal of a finished background tool call), once every
+    prompt is answered, it may report a user message of its own; prompt-only never lets it,
+    and judged under prompt-only that message breaks ACC-06."""
+    bg = ("tool_call", "tc_bg_1")
+    script = [
+        *START, ("agent", "bg_start", "tool_call"), ("agent", "bg_list", bg), ("agent", "answer", 1),
+        ("agent", "end", "end_turn"), ("agent", "bg_finish", bg), ("agent", "bg_unlist_followup", bg),
+    ]  # fmt: skip
     event = ("agent", "synthetic_user", None)
     gives = {"agent-initiated", "other-sources"}
     name = "unaccounted-user-message"
+    features = frozenset({"bg_tool", "followup"})
     for alt in BY_NAME[name].alternative_names():
-        cfg = SMALL.with_(prompts=2, capacity=8, readings={name: alt})
+        cfg = SMALL.with_(features=features, prompts=2, capacity=8, readings={name: alt})
         run = scripted(script, cfg, frozenset(), settle=False)
         assert (event in run.world.enabled()) == (alt in gives), alt
-    cfg = SMALL.with_(prompts=2, capacity=8, readings={name: "agent-initiated"})
+    cfg = SMALL.with_(features=features, prompts=2, capacity=8, readings={name: "agent-initiated"})
     world = World(cfg, frozenset(), new_monitors(True, cfg))
     run = scripted([*script, event, ("agent", "end", "end_turn")], cfg, frozenset(), world.monitors)
     assert [f.rule for f in run.findings if f.kind == "rule"] == []
