@@ -74,13 +74,13 @@ def spec_sentences(rules: tuple[Rule, ...], spec_text: str) -> dict[str, tuple[t
             out[rule.id] = tuple(sorted(found))
             continue
         first, last = sections.get(rule.section, (0, -1))
-        words = INFORMAL_WORDING.get(rule.id, ("", ""))[0]
-        if words:  # the catalogue names the sentence
+        named = INFORMAL_WORDING.get(rule.id, ("", ""))[0]
+        if named:  # the catalogue names the sentence
             at = [
                 (i + 1, sentence.strip())
                 for i in range(first, last + 1)
                 for sentence in _SENTENCE_END.split(lines[i])
-                if words in sentence
+                if named in sentence
             ]
             if at:
                 out[rule.id] = (at[0],)

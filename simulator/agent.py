@@ -1147,9 +1147,9 @@ class Agent:
 
     def _do_synthetic_user(self, _: Any) -> list[Msg]:
         """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
-        Agent started itself while no prompt waits for its answer): a user message of the Agent's own running work (an Agent-side
-        insertion), which no session/prompt accounts for; once per run, before the work's other
-        output."""
+        Agent started itself while no prompt waits for its answer): a user message of the Agent's
+        own running work (an Agent-side insertion), which no session/prompt accounts for; once per
+        run, before the work's other output."""
         self.extras = self.extras | {"synthetic"}
         msg = wire.message("user_message", self.sid, self._msg_id("msg_x"), [wire.text("continue")])
         self.history.append(msg)
