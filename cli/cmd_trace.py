@@ -1,7 +1,8 @@
-"""``acp-model trace [--out PATH]``: regenerate the traceability matrix (docs/traceability.md).
+"""``acp-model trace [--sections] [--out PATH]``: regenerate the traceability matrix
+(docs/traceability.md), or with ``--sections`` the spec by section (docs/spec-sections.md).
 
 Owns: gathering the seeded bugs of ``simulator.mutants`` by the rule each is meant to break and
-handing them to ``properties.trace``, which builds the matrix.
+handing them to ``properties.trace``, which builds the matrix and the page.
 
 Must not know: how the matrix is laid out.
 """
@@ -34,21 +35,31 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "and which tests and seeded bugs exercise it.",
     )
     p.add_argument(
+        "--sections",
+        action="store_true",
+        help="write the spec by section instead: per section heading, its rules, the readings "
+        f"that cite it and the seeded bugs of its rules (default --out: {trace.SECTIONS_PAGE})",
+    )
+    p.add_argument(
         "--out",
         metavar="PATH",
-        default=str(trace.MATRIX),
-        help="where to write it; - for standard output (default: %(default)s)",
+        default=None,
+        help=f"where to write it; - for standard output (default: {trace.MATRIX})",
     )
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    text = trace.matrix(seeded_bugs())
+    build, write = (
+        (trace.sections, trace.write_sections) if args.sections else (trace.matrix, trace.write_matrix)
+    )
+    if args.out is None:
+        args.out = str(trace.SECTIONS_PAGE if args.sections else trace.MATRIX)
     if args.out == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(build(seeded_bugs()))
         return EXIT_OK
     try:
-        trace.write_matrix(args.out, seeded_bugs())
+        write(args.out, seeded_bugs())
     except OSError as exc:
         raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
     sys.stderr.write(f"acp-model trace: wrote {args.out}\n")
