@@ -583,6 +583,10 @@ READINGS: Final[tuple[Reading, ...]] = (
               An answer that arrived before the confirming idle may have arrived before the Agent
               stopped the work, when it was no longer pending."""),
         ("CANCEL-06",),
+        affects="both",
+        peers=_text("""may-be-used: an allow answer that reaches the Agent after the cancel, while it
+              still carries the cancellation out, runs the tool; not-approved: it is taken as a
+              refusal"""),
     ),
     Reading(
         FUTURE_STOP,

@@ -52,7 +52,9 @@ name): a prompt inserted at once ahead of a held one (``prompt-ahead-of-held=hel
 end with the work's own stop reason after a cancel arrived (``cancel-takes-effect=when-acted``);
 a chunk patching the ended work's message while idle (``patch-after-idle=patch-in-place``); a
 user message no prompt accounts for (``unaccounted-user-message=other-sources``, or
-``agent-initiated`` in work it started itself, a follow-up, while no prompt waits); a background
+``agent-initiated`` in work it started itself, a follow-up, while no prompt waits); an approval
+that raced the cancel of its work used to run the tool (``approval-racing-cancel=may-be-used``,
+the default; under ``not-approved`` it is taken as a refusal); a background
 list on every state_update from the first (``state-updates-before-first-list=every``); a listed
 background tool call that foreground work takes over, dropped unfinished from the list
 (``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
@@ -618,10 +620,14 @@ class Agent:
             _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
             if was == pm.PENDING:
                 tid = perm[1]
-                self.tools[tid] = (
-                    *self.tools[tid],
-                    "allowed" if outcome.get("optionId") == "allow" else "denied",
+                raced = (  # an approval after the cancel of its work: not approved under this reading
+                    self.cancelling
+                    and not self.tools[tid][1]
+                    and self._reading("approval-racing-cancel", "not-approved")
                 )
+                allow = outcome.get("optionId") == "allow"
+                mark = "raced" if allow and raced else "allowed" if allow else "denied"
+                self.tools[tid] = (*self.tools[tid], mark)
             elif (
                 was == pm.NOT_APPROVED
                 and not self._applies("CANCEL-06")
@@ -910,7 +916,7 @@ class Agent:
         """A status a tool call's permission allows (Requesting permission): a denied call never
         runs or completes; a call whose request was answered is invoked (in_progress) by
         ``tool_run``, so as a bare status it may only fail or be cancelled (TOOL-04)."""
-        if len(tool) > 3 and tool[3] == "denied" and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
+        if len(tool) > 3 and tool[3] in ("denied", "raced") and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
             return False
         return tool[2] is None or status in (tcm.FAILED, tcm.CANCELLED)
 
@@ -1353,7 +1359,7 @@ class Agent:
 
     def _do_tool_run(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
-        if len(t) > 3 and t[3] == "denied":
+        if len(t) > 3 and t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
             return [wire.tool_call(self.sid, tid, "failed")]
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))

@@ -45,7 +45,20 @@ class Case:
     """A rule of the reading a monitor set under another alternative reports on the transcript."""
 
 
+ASKED = [
+    *START, ("agent", "tool_ask", None), *[("net", "to_client", 0)] * 3, ("client", "cancel", None),
+    ("client", "allow", "perm_1"), ("net", "to_agent", 0), ("net", "to_agent", 0), ("agent", "resume", None),
+]  # fmt: skip
+"""A permission request of running work, the Client's cancel, then its approval, both received
+by the Agent before it ended the work (the approval raced the cancel)."""
+
 CASES = {
+    "approval-racing-cancel": Case(
+        ASKED,
+        ("agent", "tool_run", "tc_1"),
+        ("may-be-used", "not-approved"),
+        frozenset({"permission", "cancel"}),
+    ),
     "rejected-after-cancel-request": Case(
         [*START, P, D, ("client", "cancel_request", 2), D],
         ("agent", "reject", 2),
@@ -251,3 +264,33 @@ def test_an_agent_initiated_user_message_only_while_no_prompt_waits() -> None:
         judged.feed(sender, msg, n)
     judged.finish(quiescent=True)
     assert "ACC-06" in {f.rule for f in judged.findings if f.kind == "rule"}
+
+
+def test_an_approval_that_raced_the_cancel_runs_the_tool_only_under_may_be_used() -> None:
+    """``approval-racing-cancel``: the approval reached the Agent after the cancel, before the
+    work ended. Under may-be-used the Agent runs the tool (in_progress), under not-approved it
+    takes the approval as a refusal (the tool fails); judged under not-approved, the first
+    transcript breaks CANCEL-06."""
+    name = "approval-racing-cancel"
+    statuses = {}
+    transcripts = {}
+    for alt in BY_NAME[name].alternative_names():
+        cfg = SMALL.with_(
+            features=frozenset({"permission", "cancel"}), prompts=2, capacity=8, readings={name: alt}
+        )
+        world = World(cfg, frozenset(), new_monitors(True, cfg))
+        run = scripted([*ASKED, ("agent", "tool_run", "tc_1")], cfg, frozenset(), world.monitors)
+        assert [f.rule for f in run.findings if f.kind == "rule"] == [], alt
+        transcripts[alt] = run.world.transcript
+        statuses[alt] = [
+            m["params"]["update"].get("status")
+            for _, m in run.world.transcript
+            if m.get("method") == "session/update" and m["params"]["update"].get("toolCallId") == "tc_1"
+        ]
+    assert "in_progress" in statuses["may-be-used"] and "in_progress" not in statuses["not-approved"]
+    assert "failed" in statuses["not-approved"]
+    judged = MonitorSet(readings={name: "not-approved"}, from_start=True)
+    for n, (sender, msg) in enumerate(transcripts["may-be-used"], 1):
+        judged.feed(sender, msg, n)
+    judged.finish(quiescent=True)
+    assert "CANCEL-06" in {f.rule for f in judged.findings if f.kind == "rule"}
