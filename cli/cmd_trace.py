@@ -1,5 +1,6 @@
-"""``acp-model trace [--sections] [--out PATH]``: regenerate the traceability matrix
-(docs/traceability.md), or with ``--sections`` the spec by section (docs/spec-sections.md).
+"""``acp-model trace [--sections | --map] [--out PATH]``: regenerate the traceability matrix
+(docs/traceability.md), or with ``--sections`` the spec by section (docs/spec-sections.md), or
+with ``--map`` the map of the folders (docs/map.md, ``diagrams.folder_map``).
 
 Owns: gathering the seeded bugs of ``simulator.mutants`` by the rule each is meant to break and
 handing them to ``properties.trace``, which builds the matrix and the page.
@@ -35,21 +36,31 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "and which tests and seeded bugs exercise it.",
     )
     p.add_argument(
-        "--sections",
-        action="store_true",
-        help="write the spec by section instead: per section heading, its rules, the readings "
-        f"that cite it and the seeded bugs of its rules (default --out: {trace.SECTIONS_PAGE})",
-    )
-    p.add_argument(
         "--out",
         metavar="PATH",
         default=None,
-        help=f"where to write it; - for standard output (default: {trace.MATRIX})",
+        help=f"where to write it; - for standard output (default: {trace.MATRIX}, with --sections "
+        f"{trace.SECTIONS_PAGE}, with --map docs/map.md)",
+    )
+    what = p.add_mutually_exclusive_group()
+    what.add_argument(
+        "--sections",
+        action="store_true",
+        help="write the spec by section instead: per section heading, its rules, the readings "
+        "that cite it and the seeded bugs of its rules (default: off)",
+    )
+    what.add_argument(
+        "--map",
+        action="store_true",
+        help="write the map of the folders instead: every folder and module with its header's "
+        "first sentence (default: off)",
     )
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.map:
+        return _write_map(args.out)
     build, write = (
         (trace.sections, trace.write_sections) if args.sections else (trace.matrix, trace.write_matrix)
     )
@@ -63,4 +74,19 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
     sys.stderr.write(f"acp-model trace: wrote {args.out}\n")
+    return EXIT_OK
+
+
+def _write_map(out: str | None) -> int:
+    from diagrams import folder_map
+
+    if out == "-":
+        sys.stdout.write(folder_map.folder_map())
+        return EXIT_OK
+    path = out or str(folder_map.MAP)
+    try:
+        folder_map.write_map(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    sys.stderr.write(f"acp-model trace: wrote {path}\n")
     return EXIT_OK
