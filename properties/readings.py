@@ -719,6 +719,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               background work); while all of it is blocked none is produced, so content then shows
               progress, and "it MUST report running when foreground progress resumes"."""),
         ("FG-04",),
+        affects="both",
+        peers=_text("""pending-output: while requires_action is reported, the Agent may send once a chunk of
+              the message its work produced before it blocked; progress: never"""),
     ),
     Reading(
         BUSY_REFUSAL,

@@ -54,7 +54,8 @@ a chunk patching the ended work's message while idle (``patch-after-idle=patch-i
 user message no prompt accounts for (``unaccounted-user-message=other-sources``, or
 ``agent-initiated`` in work it started itself, a follow-up, while no prompt waits); an approval
 that raced the cancel of its work used to run the tool (``approval-racing-cancel=may-be-used``,
-the default; under ``not-approved`` it is taken as a refusal); a background
+the default; under ``not-approved`` it is taken as a refusal); a chunk of the current message sent
+while requires_action is reported (``output-while-requires-action=pending-output``); a background
 list on every state_update from the first (``state-updates-before-first-list=every``); a listed
 background tool call that foreground work takes over, dropped unfinished from the list
 (``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
@@ -846,6 +847,14 @@ class Agent:
         features = cfg.features
         blocked = self._blocked()
         producing = "output" in doing
+        if (
+            self.real == fgm.REQUIRES_ACTION
+            and self.reported == fgm.REQUIRES_ACTION
+            and self.cur_msg is not None
+            and "pending_out" not in self.extras
+            and self._reading("output-while-requires-action", "pending-output")
+        ):
+            add(("agent", "pending_say", None))  # once per run
         if producing and not self.cancelling:
             if self.turn_outputs < cfg.outputs:
                 add(("agent", "say", None))
@@ -1246,6 +1255,16 @@ class Agent:
             msg = wire.message("agent_message", self.sid, self.cur_msg, [wire.text("Hello")])
         else:
             msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" more"))
+        self.history.append(msg)
+        return [msg]
+
+    def _do_pending_say(self, _: Any) -> list[Msg]:
+        """``output-while-requires-action=pending-output``: a chunk of the current message that
+        the work produced before it blocked, sent while requires_action is reported (no progress:
+        the foreground table's ``output`` is not fired); once per run."""
+        self.extras = self.extras | {"pending_out"}
+        assert self.cur_msg is not None
+        msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" (sent late)"))
         self.history.append(msg)
         return [msg]
 

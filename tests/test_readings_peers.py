@@ -53,6 +53,13 @@ ASKED = [
 by the Agent before it ended the work (the approval raced the cancel)."""
 
 CASES = {
+    "output-while-requires-action": Case(
+        [*START, ("agent", "say", None), ("agent", "tool_ask", None)],
+        ("agent", "pending_say", None),
+        ("pending-output",),
+        frozenset({"permission", "chunks"}),
+        breaks="FG-04",
+    ),
     "approval-racing-cancel": Case(
         ASKED,
         ("agent", "tool_run", "tc_1"),
