@@ -615,6 +615,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               with _". A future variant is defined by a later version, against which a transcript
               using it must be checked."""),
         ("STOP-03",),
+        affects="both",
+        peers=_text("""may-be-future: the Agent may end work with a stop reason of a future version (no _
+              prefix); custom: never"""),
     ),
     Reading(
         FINAL_STATUS_CHANGE,

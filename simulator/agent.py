@@ -55,7 +55,8 @@ user message no prompt accounts for (``unaccounted-user-message=other-sources``,
 ``agent-initiated`` in work it started itself, a follow-up, while no prompt waits); an approval
 that raced the cancel of its work used to run the tool (``approval-racing-cancel=may-be-used``,
 the default; under ``not-approved`` it is taken as a refusal); a chunk of the current message sent
-while requires_action is reported (``output-while-requires-action=pending-output``); a background
+while requires_action is reported (``output-while-requires-action=pending-output``); an end with a
+stop reason of a future version (``future-stop-reason=may-be-future``); a background
 list on every state_update from the first (``state-updates-before-first-list=every``); a listed
 background tool call that foreground work takes over, dropped unfinished from the list
 (``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
@@ -145,6 +146,9 @@ AGENT_FAULTS = (
 
 CUSTOM_STOP = "_handed_off"
 """The custom stop reason the Agent may use (feature ``custom_stop``)."""
+FUTURE_STOP = "handed_off"
+"""A stop reason of a future ACP version the Agent may use under
+``future-stop-reason=may-be-future`` (feature ``custom_stop``)."""
 FUTURE_STATE = "_reviewing"
 """The custom state the Agent may report when the Client advertised custom states (``future``)."""
 CUSTOM_COMPACTION = "_deferred"
@@ -896,6 +900,8 @@ class Agent:
                 add(("agent", "end", "refusal"))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
+                if self._reading("future-stop-reason", "may-be-future"):
+                    add(("agent", "end", FUTURE_STOP))
             if "omit_stop" in features:
                 add(("agent", "end", None))
         if "fail" in features and not self._unlisted_work():

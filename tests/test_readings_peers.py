@@ -53,6 +53,13 @@ ASKED = [
 by the Agent before it ended the work (the approval raced the cancel)."""
 
 CASES = {
+    "future-stop-reason": Case(
+        [*START, ("agent", "answer", 1)],
+        ("agent", "end", "handed_off"),
+        ("may-be-future",),
+        frozenset({"custom_stop"}),
+        breaks="STOP-03",
+    ),
     "output-while-requires-action": Case(
         [*START, ("agent", "say", None), ("agent", "tool_ask", None)],
         ("agent", "pending_say", None),
