@@ -13,6 +13,7 @@ from __future__ import annotations
 from properties.engine import Monitor
 from properties.monitors.background import BackgroundMonitor
 from properties.monitors.client import ClientMonitor
+from properties.monitors.elicitation import ElicitationMonitor
 from properties.monitors.entities import EntityMonitor
 from properties.monitors.facts import Facts
 from properties.monitors.fields import FieldMonitor
@@ -30,6 +31,7 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     ForegroundMonitor,
     StopReasonMonitor,
     ToolMonitor,
+    ElicitationMonitor,
     BackgroundMonitor,
     EntityMonitor,
     FieldMonitor,
@@ -42,6 +44,7 @@ __all__ = [
     "ALL_MONITORS",
     "BackgroundMonitor",
     "ClientMonitor",
+    "ElicitationMonitor",
     "EntityMonitor",
     "Facts",
     "FieldMonitor",
