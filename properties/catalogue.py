@@ -1653,6 +1653,25 @@ INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
         "Work in the latest background list is not covered and keeps running",
         "A plain statement of the cancel's reach: a MUST.",
     ),
+    "EX-01": (
+        "In URL mode, an accept response leaves requires_action unchanged",
+        "The examples' plain statement; the same paragraph calls their start, resume and "
+        "completion updates required: a MUST.",
+    ),
+    "EX-02": ("Late answers may arrive after work ends", "'may arrive': what a peer must expect, a MAY."),
+    "TOOL-07": (
+        "Client interactions such as elicitation remain subject to their own negotiated capabilities",
+        "A plain statement of the capability negotiation: a MUST.",
+    ),
+    "CANCEL-19": (
+        "For elicitation requests, see Elicitation Cancellation",
+        "A pointer to the elicitation text, whose withdrawal is the SHOULD of the permission "
+        "sentence beside it.",
+    ),
+    "CANCEL-20": (
+        "Cancellation can finish without receiving answers to abandoned user-action requests",
+        "'can finish': a permission, a MAY.",
+    ),
 }
 """Every informal entry (no uppercase keyword): rule ID -> (words of the spec sentence that
 states it, why it has no keyword and why its level is the one the wording implies). The words
