@@ -72,8 +72,9 @@ Terminals" sections are not in our copy; the schema ``$defs`` descriptions fill 
 passing it in. ``to_json`` builds fresh containers but shares JSON leaves (content blocks):
 treat its result as read-only.
 
-Deliberate faults (``faults=``) turn this into one of a few named buggy clients, each a small
-branch below, for mutation testing of the monitors.
+Deliberate faults (``faults=``) turn this into one of the faulty client views of the registry of
+seeded bugs (``properties.seeded``, kind ``Misview``), each a small branch below, for mutation
+testing of the client-view checks (``properties.viewcheck``).
 
 Must not know: transports, files, the agent's internals, or which rules a monitor checks.
 """
@@ -87,6 +88,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from properties import seeded
 from properties.findings import Finding
 from properties.observe import BACKGROUND_ID_FIELD
 from properties.readings import IDLE_AFTER_UNRECOGNIZED_STATE, resolve
@@ -108,23 +110,16 @@ ENTITY_TYPES: tuple[str, ...] = (
 KNOWN_STATES = frozenset({"idle", "running", "requires_action", "unknown"})
 ACTIVE_STATES = frozenset({"running", "requires_action"})
 
-F_OMITTED_BACKGROUND_EMPTY = "omitted-background-is-empty"
-F_MOVE_ON_UPDATE = "move-on-update"
-F_DROP_UNSEEN_CHUNK = "drop-unseen-chunk"
-F_KEY_BY_ID_ONLY = "key-by-id-only"
-F_UNKNOWN_STATE_IDLE = "unknown-state-is-idle"
-F_REPEAT_IDLE_COUNTS = "repeat-idle-counts"
-F_RESPONSE_OVERWRITES = "response-overwrites-state"
+F_OMITTED_BACKGROUND_EMPTY = seeded.OMITTED_BACKGROUND_IS_EMPTY.name
+F_MOVE_ON_UPDATE = seeded.MOVE_ON_UPDATE.name
+F_DROP_UNSEEN_CHUNK = seeded.DROP_UNSEEN_CHUNK.name
+F_KEY_BY_ID_ONLY = seeded.KEY_BY_ID_ONLY.name
+F_UNKNOWN_STATE_IDLE = seeded.UNKNOWN_STATE_IS_IDLE.name
+F_REPEAT_IDLE_COUNTS = seeded.REPEAT_IDLE_COUNTS.name
+F_RESPONSE_OVERWRITES = seeded.RESPONSE_OVERWRITES_STATE.name
 
-CLIENT_FAULTS: tuple[str, ...] = (
-    F_OMITTED_BACKGROUND_EMPTY,
-    F_MOVE_ON_UPDATE,
-    F_DROP_UNSEEN_CHUNK,
-    F_KEY_BY_ID_ONLY,
-    F_UNKNOWN_STATE_IDLE,
-    F_REPEAT_IDLE_COUNTS,
-    F_RESPONSE_OVERWRITES,
-)
+CLIENT_FAULTS: tuple[str, ...] = seeded.VIEW_FAULTS
+"""The faulty views (``properties.seeded``: each a branch below testing its name)."""
 
 _MISSING: Any = object()
 
@@ -554,6 +549,8 @@ class ClientView:
         elif method == "session/resume":
             sess = self._session(sid)
             sess.resuming = max(0, sess.resuming - 1)
+            if F_RESPONSE_OVERWRITES in self.faults and ok:
+                sess.state = "idle"
 
     # -- session/update dispatch -----------------------------------------------------------------
     def _on_update(self, params: dict[str, Json]) -> None:

@@ -4,7 +4,7 @@ which client-view rule each difference breaks.
 Owns: ``compare_views(reference, actual)`` over two ``ClientView.to_json()`` values (one object
 per session: ``entities``, ``timeline``, ``session``, ``preserved``; see
 ``properties/clientview.py``), and ``CLIENT_FAULT_RULES``, the rule each named client fault of
-``properties.clientview.CLIENT_FAULTS`` is meant to break.
+``properties.clientview.CLIENT_FAULTS`` is meant to break (read from ``properties.seeded``).
 
 Mapping of differences to rules (catalogue IDs, check ``client-view``):
 
@@ -37,15 +37,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-CLIENT_FAULT_RULES: Final[dict[str, str]] = {
-    "omitted-background-is-empty": "BG-08",
-    "move-on-update": "ENT-04",
-    "drop-unseen-chunk": "ENT-03",
-    "key-by-id-only": "ENT-02",
-    "unknown-state-is-idle": "STATE-05",
-    "repeat-idle-counts": "TRANS-02",
-    "response-overwrites-state": "SYNC-01",
-}
+from properties import seeded
+
+CLIENT_FAULT_RULES: Final[dict[str, str]] = {name: seeded.BY_NAME[name].rule for name in seeded.VIEW_FAULTS}
 """Client fault name (``properties.clientview.CLIENT_FAULTS``) -> the rule it is meant to break."""
 
 VIEW_RULES: Final = frozenset(

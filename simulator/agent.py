@@ -75,6 +75,7 @@ from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
+from properties import seeded
 from properties.monitors.common import after_idle
 from properties.readings import TOOL_WITH_LISTED_TERMINAL
 from properties.variants import tables_of
@@ -91,52 +92,8 @@ CHILD = "sess_2"
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 
-AGENT_FAULTS = (
-    "error-after-insert",  # answers an inserted prompt with an error response
-    "no-idle-after-cancel",  # never reports idle after a session/cancel of active work
-    "cancel-as-end-turn",  # confirms cancellation with end_turn instead of cancelled
-    "reuse-message-id",  # gives every inserted prompt the same messageId
-    "list-before-announce",  # lists a terminal before its first terminal_update
-    "remove-before-exit",  # removes a terminal from the list before its exitStatus
-    "update-after-idle",  # sends output of the ended work after its idle
-    "answer-before-insert",  # answers an inserted prompt and never reports its user message
-    "user-message-after-reject",  # reports a user message for a rejected prompt
-    "user-message-ahead",  # reports the user message of the next prompt before receiving it
-    "answer-twice",  # answers an inserted prompt twice
-    "no-running-on-start",  # starts foreground work without reporting running
-    "no-resume-running",  # after requires_action, resumes work without reporting running
-    "drop-background-field",  # omits background after it once reported it
-    "reopen-tool-call",  # reports in_progress on a completed tool call
-    "compaction-never-ends",  # leaves a reported compaction in progress
-    "reuse-compaction-id",  # starts a second compaction under the first one's ID
-    "notice-empty-title",  # sends a notice with an empty title
-    "response-before-snapshot",  # answers session/resume before the state snapshot
-    "replay-new-ids",  # replays user messages under new message IDs
-    "error-with-live-tools",  # reports idle/error while a tool call is still in progress
-    "held-not-withdrawn",  # inserts a prompt that a session/cancel covered
-    "usage-no-size",  # sends a usage_update without size
-    "list-tool-and-terminal",  # lists a tool call whose only live work is a listed terminal
-    "custom-stop-reason-no-underscore",  # ends with a stop reason that is neither known nor _-prefixed
-    "no-idle-at-end",  # ends foreground work without any idle
-    "terminal-reused",  # starts a second terminal under an exited terminal's ID
-    "session-message-no-id",  # sends a session_message without messageId
-    "list-twice",  # names the same item twice in one background list
-    "never-answer-inserted",  # never answers an inserted prompt
-    "response-without-message-id",  # answers a prompt with a result that has no messageId
-    "user-message-wrong-id",  # reports the user message under another ID than the response's
-    "withdraw-wrong-code",  # refuses a prompt withdrawn by $/cancel_request (an error, not -32800)
-    "close-withdraw-wrong-code",  # refuses a prompt that a session/close stopped (not -32800)
-    "silent-reject",  # rejects a prompt without any response
-    "chunk-no-message-id",  # sends message chunks without messageId
-    "compaction-no-status",  # starts a compaction with an update that has no status
-    "custom-running-state",  # reports a custom state where running is required
-    "prompt-without-work",  # inserts and answers prompts but never runs foreground work for them
-    "cancel-covers-later-prompts",  # withdraws prompts that arrived after a session/cancel
-    "accept-unadvertised-content",  # inserts prompts whose content type was not advertised
-    "late-approval-runs",  # leaves a cancelled tool call pending and runs it on a late approval
-    "cancel-leaves-tool-open",  # confirms a cancellation with a tool call of the work still open
-    "busy-refusal",  # refuses a well-formed prompt with -32600 only because work is active
-)
+AGENT_FAULTS = seeded.names("agent", deviations.Deviation)
+"""The Agent's seeded bugs that it runs itself (``properties.seeded``): every agent deviation."""
 
 
 CUSTOM_STOP = "_handed_off"
@@ -1115,7 +1072,7 @@ class Agent:
         p = self.prompts[rid]
         if p[4] == "unadvertised":  # USER-04 not applied (a seeded bug: Unchecked)
             self._breach("USER-04")
-        # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
+        # A seeded bug that inserts a covered prompt (a forbidden cell): the prompt machine
         # refuses it with the cell's violation, as it would any agent (``_fire``).
         self._prompt_fire(rid, "insert", oldest_held=self._oldest_waiting() == rid)
         _put(self.prompts, rid, 1, self._new_id("user_message", self._msg_id("msg_u")))
