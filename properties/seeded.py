@@ -52,17 +52,21 @@ from properties.bugs import (
 class Walks:
     """The bounds of a seeded bug's runs, as fields of ``simulator.config.Config``: the features
     walked (``features``; None: the default features less the freedoms that are bugs of their own,
-    ``simulator.mutants.FOCUSED``), those left out of that default (``without``) and other bounds
-    (``bounds``: (field, value) pairs)."""
+    ``simulator.mutants.FOCUSED``), those left out of or added to that default (``without``,
+    ``plus``) and other bounds (``bounds``: (field, value) pairs)."""
 
     features: frozenset[str] | None = None
     without: frozenset[str] = frozenset()
+    plus: frozenset[str] = frozenset()
+    """Features added to that default (a freedom that is no bug here)."""
     bounds: tuple[tuple[str, int], ...] = ()
 
 
-def walks(*features: str, without: tuple[str, ...] = (), **bounds: int) -> Walks:
+def walks(*features: str, without: tuple[str, ...] = (), plus: tuple[str, ...] = (), **bounds: int) -> Walks:
     """``Walks`` written short: ``walks("cancel", "thought", prompts=1)``."""
-    return Walks(frozenset(features) or None, frozenset(without), tuple(sorted(bounds.items())))
+    return Walks(
+        frozenset(features) or None, frozenset(without), frozenset(plus), tuple(sorted(bounds.items()))
+    )
 
 
 FOCUSED: Final = Walks()
@@ -456,6 +460,64 @@ RESPONSE_OVERWRITES_STATE: Final = Seeded(
     "takes a session/new or session/resume response as idle, overwriting a state already reported",
 )
 
+SYNTHESIZE_INCOMING: Final = Seeded(
+    Misview("synthesize-incoming", "SDM-03"),
+    "makes an incoming entry in the recipient's session from an outgoing session message",
+)
+LINK_BY_EQUAL_ID: Final = Seeded(
+    Misview("link-by-equal-id", "SDM-02"),
+    "links the outgoing and incoming views of a session message because their IDs are equal",
+)
+SILENT_TERMINAL_EXITED: Final = Seeded(
+    Misview("silent-terminal-exited", "BG-02"),
+    "takes a live terminal that has sent no output as exited when the session goes idle",
+    walks("terminal", "thought"),
+)
+UNREPORTED_BACKGROUND_ABANDONS: Final = Seeded(
+    Misview("unreported-background-abandons", "BG-16"),
+    "treats unfinished work as abandoned at an idle whose background is not reported",
+    walks("terminal", "bg_tool", "thought"),
+)
+IDLE_WAITS_FOR_ANSWER: Final = Seeded(
+    Misview("idle-waits-for-answer", "ACC-12"),
+    "holds an idle that arrives before a prompt's response back until that response",
+)
+RUNNING_MEANS_INSERTED: Final = Seeded(
+    Misview("running-means-inserted", "INS-01"),
+    "takes a running report as the insertion of every prompt still unanswered",
+)
+REPLAY_INFERS_ACTIVITY: Final = Seeded(
+    Misview("replay-infers-activity", "SYNC-03"),
+    "shows running when content is replayed during a resume, before the snapshot",
+)
+LOCAL_ECHO: Final = Seeded(
+    Misview("local-echo", "ACC-08"),
+    "shows its own prompt as a user message of its own, never merged with the Agent's",
+)
+ASSOCIATE_BY_ORDER: Final = Seeded(
+    Misview("associate-by-order", "ACC-10"),
+    "ties a prompt to the first user message that arrives after it, not to the response's",
+)
+MESSAGE_CHUNK_REPLACES: Final = Seeded(
+    Misview("message-chunk-replaces", "MSGID-02"),
+    "replaces an agent message's content with each chunk instead of appending it",
+    walks("chunks", "thought"),
+)
+TOOL_CHUNK_REPLACES: Final = Seeded(
+    Misview("tool-chunk-replaces", "TOOL-06"),
+    "replaces a tool call's content with each content chunk instead of appending it",
+    walks(plus=("pause",), tool_updates=2),
+)
+SUMMARY_CHUNK_REPLACES: Final = Seeded(
+    Misview("summary-chunk-replaces", "COMPACT-04"),
+    "replaces a compaction's summary with each summary chunk instead of appending it",
+)
+IDLE_NEEDS_KNOWN_STOP_REASON: Final = Seeded(
+    Misview("idle-needs-known-stop-reason", "STOP-02"),
+    "does not take an idle without a known stop reason as the end of the work",
+    walks(plus=("custom_stop",)),
+)
+
 _CLIENT_VIEWS: tuple[Seeded, ...] = (
     OMITTED_BACKGROUND_IS_EMPTY,
     MOVE_ON_UPDATE,
@@ -464,6 +526,19 @@ _CLIENT_VIEWS: tuple[Seeded, ...] = (
     UNKNOWN_STATE_IS_IDLE,
     REPEAT_IDLE_COUNTS,
     RESPONSE_OVERWRITES_STATE,
+    SYNTHESIZE_INCOMING,
+    LINK_BY_EQUAL_ID,
+    SILENT_TERMINAL_EXITED,
+    UNREPORTED_BACKGROUND_ABANDONS,
+    IDLE_WAITS_FOR_ANSWER,
+    RUNNING_MEANS_INSERTED,
+    REPLAY_INFERS_ACTIVITY,
+    LOCAL_ECHO,
+    ASSOCIATE_BY_ORDER,
+    MESSAGE_CHUNK_REPLACES,
+    TOOL_CHUNK_REPLACES,
+    SUMMARY_CHUNK_REPLACES,
+    IDLE_NEEDS_KNOWN_STOP_REASON,
 )
 
 SEEDED: Final[tuple[Seeded, ...]] = (*_AGENT, *_CLIENT_SENDS, *_CLIENT_VIEWS)

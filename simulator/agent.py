@@ -1412,9 +1412,10 @@ class Agent:
             self.child_msg = self._msg_id("msg_s")
             msgs = [
                 wire.subagent(self.sid, self.child),
-                wire.session_message(self.child, self.child_msg, self.sid, [wire.text("Summarize the logs")]),
+                *self._task("Summarize the logs"),
                 wire.state_update(self.child, "running", []),
                 wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
+                *self._task_links(),
             ]
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
@@ -1458,11 +1459,31 @@ class Agent:
         self.reruns += 1
         self.child_msg = self._msg_id("msg_s")
         running = [
-            wire.session_message(self.child, self.child_msg, self.sid, [wire.text("Check the logs again")]),
+            *self._task("Check the logs again"),
             wire.state_update(self.child, "running", []),
             wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
+            *self._task_links(),
         ]
         return running + self._do_bg_list(key)
+
+    def _task(self, text: str) -> list[Msg]:
+        """The task given to the child: the outgoing view in this session and the incoming view in
+        the child's. The two views are independent messages; the Agent gives both the same ID
+        (IDs are scoped to a session) and links them only in a later update (``_task_links``)."""
+        assert self.child_msg is not None
+        content = [wire.text(text)]
+        return [
+            wire.session_message(self.sid, self.child_msg, None, content, recipient=self.child),
+            wire.session_message(self.child, self.child_msg, self.sid, content),
+        ]
+
+    def _task_links(self) -> list[Msg]:
+        """The two views of the task, linked: each names the other's messageId."""
+        assert self.child_msg is not None
+        return [
+            wire.link(self.sid, self.child_msg, "recipientMessageId", self.child_msg),
+            wire.link(self.child, self.child_msg, "senderMessageId", self.child_msg),
+        ]
 
     def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
         kind, ident = key

@@ -57,7 +57,7 @@ class Mutant:
 
 def config(w: Walks) -> Config:
     """The bounds ``w`` states, as a ``Config``: the focused default with its changes."""
-    features = w.features if w.features is not None else FOCUSED.features - w.without
+    features = w.features if w.features is not None else (FOCUSED.features - w.without) | w.plus
     return FOCUSED.with_(features=features, **dict(w.bounds))
 
 
