@@ -110,6 +110,9 @@ class Forbidden:
     ctx: Mapping[str, Any] = field(default_factory=dict)
     """The faulty Agent's reason, as the table's guards read it (a refusal only because work is
     active: ``busy_only``)."""
+    when: Mapping[str, Any] = field(default_factory=dict)
+    """Where the cell is forbidden, as the table's guards read the Agent's own state (not
+    replaced: a held prompt inserted while it is not the oldest waiting, ``oldest_held``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +240,7 @@ def rule_of(d: Bug, specs: Mapping[str, MachineSpec] = BY_NAME) -> str:
     the rule the deviation still breaks it (the checker sets the finding aside), and a variant
     that adds the cell as a row makes the bug's move an ordinary one, not a rule it breaks."""
     if isinstance(d, Forbidden):
-        found = specs[d.machine].written_refusal(d.source, d.trigger, d.ctx)
+        found = specs[d.machine].written_refusal(d.source, d.trigger, {**d.when, **d.ctx})
         if found is None:
             raise ValueError(f"{d.name}: the {d.machine} table allows {d.trigger} in {d.source}")
         return found

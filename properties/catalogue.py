@@ -1120,7 +1120,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "STATE-02",
         _MN,
         _C,
-        _MOD,
+        _CV,
         """After unknown, a Client stops showing an earlier running or
        requires_action as confirmed live activity (it may keep it as context).""",
         informal=True,

@@ -37,7 +37,13 @@ View format (``to_json``; a contract other parts read, never reshape it)
 * session: state (idle, running, requires_action, unknown, unrecognized), background (list or
   null), completions, usage {used, size, cost}, last_stop_reason, prompts {key: messageId or
   null}, rejected_prompts {key: error code}, notices, malformed_updates, subagents {child ID:
-  patched subagent_update fields}. A prompt key is the JSON text of its JSON-RPC id (``7`` ->
+  patched subagent_update fields}, and what the Client concludes: inserted (sorted keys of the
+  prompts taken as inserted: those answered with a messageId), exited (sorted IDs of the
+  terminals taken as exited: those with an exitStatus), abandoned ([type, ID] of the unfinished
+  tool calls and terminals the Client may treat as abandoned: once idle, those not in the latest
+  reported background list, a tool call that references a listed terminal being live; none
+  while background is not reported), deferred (updates held back: always 0 for this view). A
+  prompt key is the JSON text of its JSON-RPC id (``7`` ->
   ``"7"``, ``"p7"`` -> ``'"p7"'``) so integer and string ids never collide.
 
 A session first seen through a client's ``session/resume`` starts ``unknown`` (resuming does not
@@ -130,6 +136,7 @@ F_REPLAY_INFERS_ACTIVITY = seeded.REPLAY_INFERS_ACTIVITY.name
 F_LOCAL_ECHO = seeded.LOCAL_ECHO.name
 F_ASSOCIATE_BY_ORDER = seeded.ASSOCIATE_BY_ORDER.name
 F_IDLE_NEEDS_KNOWN_STOP_REASON = seeded.IDLE_NEEDS_KNOWN_STOP_REASON.name
+F_UNKNOWN_KEEPS_ACTIVITY = seeded.UNKNOWN_KEEPS_ACTIVITY.name
 F_CHUNK_REPLACES = {
     "agent_message": seeded.MESSAGE_CHUNK_REPLACES.name,
     "tool_call": seeded.TOOL_CHUNK_REPLACES.name,
@@ -912,6 +919,8 @@ class ClientView:
                 }
         if state == "running" and F_RUNNING_MEANS_INSERTED in self.faults:
             sess.assumed |= set(sess.pending())
+        if state == "unknown" and sess.state in ACTIVE_STATES and F_UNKNOWN_KEEPS_ACTIVITY in self.faults:
+            state = sess.state  # the earlier activity still shown as confirmed
         if state != "idle" and state not in ACTIVE_STATES and F_UNKNOWN_STATE_IDLE in self.faults:
             state = "idle"
         if state == "idle":

@@ -126,6 +126,18 @@ BUSY_REFUSAL_OFF_WIRE = (
     "model, which knows why the simulated Agent refused, proves the breach (the prompt table's "
     "guard busy_only); acp-model decidability rates this bug not decidable"
 )
+ANSWER_ON_RECEIPT_OFF_WIRE = (
+    "the model's prompt table refuses to answer a prompt that is not inserted, so the simulated "
+    "Agent never sends that answer (acp-model agent notes the refusal on standard error); and were "
+    "it sent, a success response says nothing of when the message was inserted (a proxy cannot see "
+    "insertion): acp-model decidability rates this bug not decidable"
+)
+INSERT_OUT_OF_ORDER_OFF_WIRE = (
+    "the model's prompt table refuses to insert a held prompt ahead of an older one, so the "
+    "simulated Agent never sends that insertion (acp-model agent notes the refusal on standard "
+    "error); and were it sent, which prompts were held is not on the wire (under the default "
+    "reading prompt-ahead-of-held=held-only a prompt may be inserted at once, ahead of held ones)"
+)
 _RACE = walks(
     "permission",
     "cancel",
@@ -224,6 +236,25 @@ _AGENT: tuple[Seeded, ...] = (
         Forbidden("response-before-snapshot", "session", "resuming", "resumed", "open"),
         "answers session/resume before the state snapshot",
     ),
+    Seeded(
+        Forbidden("answer-on-receipt", "prompt", "received", "answer", "answered", wire=False),
+        "answers a prompt successfully as soon as it is received, before inserting it",
+        off_wire=ANSWER_ON_RECEIPT_OFF_WIRE,
+    ),
+    Seeded(
+        Forbidden(
+            "insert-out-of-order",
+            "prompt",
+            "cancel_requested",
+            "insert",
+            "inserted",
+            wire=False,
+            when={"oldest_held": False},
+        ),
+        "inserts a waiting prompt (its withdrawal asked) ahead of a prompt it received earlier and holds",
+        walks("hold", "cancel", "thought", prompts=3, cancel_requests=2),
+        off_wire=INSERT_OUT_OF_ORDER_OFF_WIRE,
+    ),
     # a field of a move's messages rewritten
     Seeded(
         Rewrite("usage-no-size", "USAGE-02", "usage", (*_UPDATE, "size")), "sends a usage_update without size"
@@ -295,6 +326,17 @@ _AGENT: tuple[Seeded, ...] = (
             "end_turn",
         ),
         "confirms a cancellation with end_turn",
+    ),
+    Seeded(
+        Rewrite(
+            "cancel-as-error",
+            "CANCEL-12",
+            "end",
+            (*_UPDATE, "stopReason"),
+            {"stopReason": "cancelled"},
+            "error",
+        ),
+        "reports a cancellation as an error (the abort's exception surfaced as a failure)",
     ),
     Seeded(
         Rewrite(
@@ -512,6 +554,10 @@ SUMMARY_CHUNK_REPLACES: Final = Seeded(
     Misview("summary-chunk-replaces", "COMPACT-04"),
     "replaces a compaction's summary with each summary chunk instead of appending it",
 )
+UNKNOWN_KEEPS_ACTIVITY: Final = Seeded(
+    Misview("unknown-keeps-activity", "STATE-02"),
+    "keeps showing running or requires_action as live after the Agent reports unknown",
+)
 IDLE_NEEDS_KNOWN_STOP_REASON: Final = Seeded(
     Misview("idle-needs-known-stop-reason", "STOP-02"),
     "does not take an idle without a known stop reason as the end of the work",
@@ -539,6 +585,7 @@ _CLIENT_VIEWS: tuple[Seeded, ...] = (
     TOOL_CHUNK_REPLACES,
     SUMMARY_CHUNK_REPLACES,
     IDLE_NEEDS_KNOWN_STOP_REASON,
+    UNKNOWN_KEEPS_ACTIVITY,
 )
 
 SEEDED: Final[tuple[Seeded, ...]] = (*_AGENT, *_CLIENT_SENDS, *_CLIENT_VIEWS)

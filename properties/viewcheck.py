@@ -19,7 +19,8 @@ Mapping of differences to rules (catalogue IDs, check ``client-view``):
   terminals and plans ENT-04 (patched in place);
 - background unknown (null) in the reference but a list in the view, or any other background
   difference: BG-08;
-- state: unknown or unrecognized in the reference, other in the view: STATE-05; active in the
+- state: unknown in the reference, active in the view: STATE-02 (earlier activity still shown as
+  confirmed); unknown or unrecognized in the reference, other in the view: STATE-05; active in the
   reference but idle in the view: SYNC-01 (an already reported state overwritten, e.g. by the
   session/new response); idle in the reference, other in the view, with fewer completions:
   STOP-02 (the idle not taken as the end of the work); any other state difference: SYNC-03 (an
@@ -63,6 +64,7 @@ VIEW_RULES: Final = frozenset(
         "STATE-05",
         "SYNC-01",
         "SYNC-03",
+        "STATE-02",
         "TRANS-02",
         "STOP-02",
         "SDM-02",
@@ -181,7 +183,9 @@ def _entities(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) 
 def _session(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) -> None:
     if ref.get("state") != act.get("state"):
         rs, vs = ref.get("state"), act.get("state")
-        if rs in _UNSURE:
+        if rs == "unknown" and vs in _ACTIVE:
+            rule = "STATE-02"  # earlier activity still shown as confirmed after unknown
+        elif rs in _UNSURE:
             rule = "STATE-05"
         elif vs == "idle" and rs in _ACTIVE:
             rule = "SYNC-01"

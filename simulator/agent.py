@@ -476,11 +476,14 @@ class Agent:
                 continue
             if deviations.rule(d) in self.marks:
                 continue
-            if self.specs[d.machine].written_refusal(d.source, d.trigger, d.ctx) is None:
-                continue  # a variant's added row allows the cell: an ordinary move (``_can``)
             for key, state in self._entities(d.machine):
                 if state != d.source:
                     continue
+                own = {"oldest_held": self._oldest_waiting() == key} if d.machine == "prompt" else {}
+                if any(own.get(k) != v for k, v in d.when.items()):
+                    continue  # not where the cell is forbidden
+                if self.specs[d.machine].written_refusal(d.source, d.trigger, {**own, **d.ctx}) is None:
+                    continue  # a variant's added row allows the cell: an ordinary move (``_can``)
                 if d.machine == "tool_call":
                     add(("agent", "tool_status", (key, d.dest)))
                 elif d.machine == "compaction":

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.seeded import SEEDED, Seeded, Walks
@@ -78,6 +79,21 @@ def breaking(rule: str) -> Mutant | None:
     behaviours a variant that drops ``rule`` adds to the simulated peers (``--drop``) and the
     breaking behaviours the decidability search explores."""
     return BY_RULE.get(rule)
+
+
+def standing_for(rule: str) -> tuple[Mutant | None, frozenset[str]]:
+    """The seeded bug the decidability search runs for ``rule``, and the rule IDs whose breaches
+    and findings count as the rule's: its own bug and ID; for a rule without a bug of its own
+    that the spec restates in several sections (``catalogue.RESTATED``: one obligation, judged
+    once under one of its IDs), the bug of another statement of it, and every ID of the group."""
+    own = breaking(rule)
+    if own is not None:
+        return own, frozenset({rule})
+    for group in RESTATED.values():
+        if rule in group:
+            mate = next((m for r in group if (m := breaking(r)) is not None), None)
+            return mate, frozenset(group)
+    return None, frozenset({rule})
 
 
 WALKS = MUTANT_WALKS

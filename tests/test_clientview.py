@@ -627,6 +627,10 @@ FAULT_CASES: dict[str, tuple[list[dict[str, Any]], Any]] = {
             and len(f["entities"]["compaction"]["c"]["summary"]) == 1
         ),
     ),
+    "unknown-keeps-activity": (
+        [state("running"), state("unknown")],
+        lambda r, f: r["session"]["state"] == "unknown" and f["session"]["state"] == "running",
+    ),
     "idle-needs-known-stop-reason": (
         [state("running"), state("idle", stopReason="_paused")],
         lambda r, f: (

@@ -63,6 +63,7 @@ FAULT_TRANSCRIPTS: dict[str, list[Line]] = {
     "tool-chunk-replaces": [tool_chunk("t1"), tool_chunk("t1")],
     "summary-chunk-replaces": [compaction_chunk("c1"), compaction_chunk("c1")],
     "idle-needs-known-stop-reason": [state("running"), state("idle")],
+    "unknown-keeps-activity": [state("running"), state("unknown")],
 }
 ALSO: dict[str, set[str]] = {
     "unknown-state-is-idle": {"TRANS-02"},  # a state taken as idle also counts a completion
