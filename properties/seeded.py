@@ -133,10 +133,11 @@ ANSWER_ON_RECEIPT_OFF_WIRE = (
     "insertion): acp-model decidability rates this bug not decidable"
 )
 INSERT_OUT_OF_ORDER_OFF_WIRE = (
-    "the model's prompt table refuses to insert a held prompt ahead of an older one, so the "
-    "simulated Agent never sends that insertion (acp-model agent notes the refusal on standard "
+    "the model's prompt table refuses to insert a waiting prompt ahead of an older one it holds, so "
+    "the simulated Agent never sends that insertion (acp-model agent notes the refusal on standard "
     "error); and were it sent, which prompts were held is not on the wire (under the default "
-    "reading prompt-ahead-of-held=held-only a prompt may be inserted at once, ahead of held ones)"
+    "reading prompt-ahead-of-held=held-only a prompt received later may be inserted at once, ahead "
+    "of held ones): acp-model decidability rates this bug not decidable"
 )
 _RACE = walks(
     "permission",
