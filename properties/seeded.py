@@ -246,14 +246,14 @@ _AGENT: tuple[Seeded, ...] = (
         Forbidden(
             "insert-out-of-order",
             "prompt",
-            "cancel_requested",
+            "held",
             "insert",
             "inserted",
             wire=False,
             when={"oldest_held": False},
         ),
-        "inserts a waiting prompt (its withdrawal asked) ahead of a prompt it received earlier and holds",
-        walks("hold", "cancel", "thought", prompts=3, cancel_requests=2),
+        "inserts a held prompt ahead of one it received earlier and holds",
+        walks("hold", "thought", prompts=3),
         off_wire=INSERT_OUT_OF_ORDER_OFF_WIRE,
     ),
     # a field of a move's messages rewritten

@@ -684,7 +684,8 @@ class Agent:
         the reading ``rejected-after-cancel-request``), in the order ``_PROMPT_TRIGGERS``, and
         within the Agent's own choices:
 
-        - it holds only the oldest waiting prompt (feature ``hold``);
+        - it holds a prompt only when every prompt received before it and still waiting is held
+          (feature ``hold``);
         - it refuses a prompt not yet asked to stop (received or held) only with feature
           ``fail`` (the oldest held one) or when the prompt's content is invalid;
         - it inserts a received prompt only when it is the oldest waiting, or under
@@ -704,7 +705,7 @@ class Agent:
             if trigger not in allowed:
                 continue
             if trigger == "hold":
-                if "hold" in self.cfg.features and rid == waiting:
+                if "hold" in self.cfg.features and self._holds_in_order(rid):
                     add(("agent", "hold", rid))
             elif trigger == "reject":
                 fail = "fail" in self.cfg.features
@@ -727,6 +728,12 @@ class Agent:
                     add(("agent", "withdraw", rid))
             else:
                 add(("agent", trigger, rid))
+
+    def _holds_in_order(self, rid: int) -> bool:
+        """Every prompt received before ``rid`` and still waiting is held: the Agent may hold it
+        too (held prompts keep the order they were received in)."""
+        before = self.order[: self.order.index(rid)]
+        return all(self.prompts[r][0] not in (prm.RECEIVED, prm.CANCEL_REQUESTED) for r in before)
 
     def _may_overtake(self, rid: int) -> bool:
         """``prompt-ahead-of-held=held-only``: a newly received prompt may be inserted at once
