@@ -58,3 +58,28 @@ def test_no_list_of_seeded_bug_names_outside_the_registry() -> None:
                 if m.group(1) in names:
                     found.append(f"{path.relative_to(REPO)}: {m.group(1)}")
     assert found == []
+
+
+UNCHECKED_AGENT_RULES = {"FG-01"}
+"""Checked MUST rules with no check yet, left to the work on agent-initiated foreground work."""
+
+
+def test_every_checked_must_has_a_seeded_bug_that_stands_for_it() -> None:
+    """Every MUST / MUST NOT rule with a check has a seeded bug the decidability search runs for
+    it: its own, or for a rule the spec restates, the bug of another statement of it
+    (``mutants.standing_for``, whose breaches count under every ID of the group)."""
+    from properties.catalogue import RULES
+    from simulator.mutants import standing_for
+
+    missing = [
+        r.id
+        for r in RULES
+        if r.level in ("MUST", "MUST NOT")
+        and r.check != "not-checkable"
+        and (r.check == "unchecked" or standing_for(r.id)[0] is None)
+    ]
+    assert missing == sorted(UNCHECKED_AGENT_RULES)
+    mutant, same = standing_for("OUT-01")
+    assert mutant is not None and mutant.intended_rule == "FG-02" and same == {"FG-02", "OUT-01"}
+    mutant, same = standing_for("CANCEL-12")
+    assert mutant is not None and mutant.name == "cancel-as-error" and same == {"CANCEL-12"}
