@@ -21,40 +21,29 @@ import argparse
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, BinaryIO
-
-import orjson
 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
 from cli.outputs import STDOUT, check_file
 from cli.readings_option import add_reading_option
 from cli.util import dumps
 from cli.variant_option import add_variant_options, variant_and_readings
+from properties.check_report import plural, render_text, report_json, summary_json
 from properties.checking import (
     DEFAULT_MAX_FINDINGS,
     FAIL_SEVERITIES,
-    SEVERITIES,
     FileReport,
     MessageHook,
     check_stream,
 )
 from properties.engine import MonitorSet
-from properties.findings import Finding
 from properties.outputs import unreadable
-from properties.readings import describe, resolve
+from properties.readings import resolve
 from properties.shared import ENV, SCHEMA, schema_from_env
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 from properties.variants import Variant
-
-
-def _compact(value: Any) -> str:
-    try:
-        return orjson.dumps(value).decode("utf-8")
-    except (TypeError, ValueError, RecursionError):
-        return "(message not printable)"
-
 
 if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when --schema is given
     from properties.schema_check import SchemaChecker
@@ -62,188 +51,12 @@ if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when -
 __all__ = ["FileReport", "check_stream", "new_monitor_set"]
 
 STDIN = "-"
-MESSAGE_WIDTH = 120
 
 
 def new_monitor_set(readings: Mapping[str, str] | None = None, variant: Variant | None = None) -> MonitorSet:
     """A fresh set of every monitor under these readings and this variant (None: the spec as
     written; tests may replace this function)."""
     return MonitorSet(readings=readings, variant=variant)
-
-
-# -- rendering ---------------------------------------------------------------------------------
-
-
-TOLERATED = frozenset({"input.blank-line", "input.bom", "input.crlf"})
-"""Input the reader accepts as it is (information, never a failure)."""
-
-
-def _paraphrase(rule: str) -> str:
-    if rule in TOLERATED:
-        return "transcript line tolerated as it is (information)"
-    if rule.startswith("input."):
-        return "transcript line that could not be used as it stands"
-    if rule.startswith("schema."):
-        return f"{rule[7:]} message does not match the official ACP JSON Schema"
-    try:
-        from properties.catalogue import RULES_BY_ID
-    except ImportError:
-        return "(rule catalogue unavailable)"
-    entry = RULES_BY_ID.get(rule)
-    if entry is None:
-        return "(not in the rule catalogue)"
-    text = str(getattr(entry, "paraphrase", "") or "")
-    section = str(getattr(entry, "section", "") or "")
-    return f"{text} [{section}]" if section else text
-
-
-def shorten(text: str, width: int = MESSAGE_WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _where(report: FileReport, finding: Finding) -> str:
-    line = "end" if finding.line is None else str(finding.line)
-    return f"{report.path}:{line}"
-
-
-def _line_key(finding: Finding) -> tuple[int, int]:
-    return (1, 0) if finding.line is None else (0, finding.line)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def _counts(counter: Counter[str]) -> str:
-    return ", ".join(f"{key} {counter[key]}" for key in sorted(counter)) or "none"
-
-
-def _readings(report: FileReport, finding: Finding) -> str:
-    """ " (reading NAME=ALT, ...)" for a finding whose verdict depends on readings."""
-    if not finding.readings:
-        return ""
-    chosen = report.readings or resolve({})
-    return " (reading " + ", ".join(f"{n}={chosen.get(n, '?')}" for n in finding.readings) + ")"
-
-
-def render_findings(report: FileReport) -> Iterator[str]:
-    """The findings of one report, grouped by rule, then the open obligations."""
-    groups: dict[str, list[Finding]] = {}
-    for finding in report.findings:
-        groups.setdefault(finding.rule, []).append(finding)
-    if not groups:
-        yield "  no findings" if report.judged else "  nothing to judge: the input holds no JSON-RPC message"
-    for rule in sorted(groups):
-        items = sorted(groups[rule], key=_line_key)
-        yield f"  {rule} ({items[0].level}, {_plural(len(items), 'finding')}): {_paraphrase(rule)}"
-        for f in items:
-            session = f" session {f.session}" if f.session is not None else ""
-            tag = f"suspected, {f.severity}" if f.kind == "suspect" else f.severity
-            yield f"    {_where(report, f)}{session} [{tag}] {f.explanation}{_readings(report, f)}"
-            if f.message is not None:
-                yield f"      {shorten(_compact(f.message))}"
-    if report.cut:
-        yield (
-            f"  ... {_plural(sum(report.cut.values()), 'more finding')} not shown "
-            f"(--max-findings {report.max_findings}; {_counts(report.cut)})"
-        )
-    if report.open:
-        yield "  open at end of input (information only, not breaches):"
-        for f in sorted(report.open, key=lambda f: (f.rule, *_line_key(f))):
-            session = f" session {f.session}" if f.session is not None else ""
-            why = f"{f.explanation}{_readings(report, f)}"
-            yield f"    {_where(report, f)}{session} {f.rule} ({f.level}): {why}"
-
-
-def summary_line(report: FileReport) -> str:
-    st, sev = report.stats, report.severities()
-    parts = [
-        f"{_plural(st.messages, 'message')} on {_plural(st.lines, 'line')}",
-        _plural(len(st.sessions), "session"),
-        f"findings: {_plural(sev['error'], 'error')}, {_plural(sev['warning'], 'warning')}, "
-        f"{sev['info']} information (by level: {_counts(report.levels())}; open: {len(report.open)})",
-        f"rules exercised: {len(report.exercised)}",
-        f"unknown/custom variants preserved: {sum(st.preserved.values())}",
-        "schema validated" if report.schema else "schema validation skipped (no --schema)",
-    ]
-    return "; ".join(parts)
-
-
-def render_text(report: FileReport) -> Iterator[str]:
-    yield f"{report.path}:"
-    yield from render_findings(report)
-    yield f"  summary: {summary_line(report)}"
-    if report.complete:
-        yield "  judged complete (--complete): obligations open at the end are breaches at the last line"
-    yield f"  {describe(report.readings or resolve({}))}"
-    if report.variant is not None:
-        yield f"  {set_aside_line(report)}"
-    if report.exercised:
-        yield "  exercised: " + ", ".join(f"{r}×{report.exercised[r]}" for r in sorted(report.exercised))
-    if report.stats.preserved:
-        yield "  preserved: " + _counts(report.stats.preserved)
-
-
-def set_aside_line(report: FileReport) -> str:
-    """What the variant in force set aside in one report (one line)."""
-    v = report.variant
-    assert v is not None
-    n = sum(report.set_aside.values())
-    which = f" ({_counts(report.set_aside)})" if n else ""
-    dropped = ", ".join(v.drop) or "none"
-    return (
-        f"variant {v.name}: {_plural(n, 'finding')} of dropped rules set aside{which}; "
-        f"rules dropped: {dropped}"
-    )
-
-
-def report_json(report: FileReport) -> dict[str, Any]:
-    st, sev = report.stats, report.severities()
-    extra: dict[str, Any] = {}
-    if report.variant is not None:
-        extra["set_aside"] = {r: report.set_aside[r] for r in sorted(report.set_aside)}
-    if report.complete:
-        extra["complete"] = True
-    return {
-        **extra,
-        "path": report.path,
-        "lines": st.lines,
-        "messages": st.messages,
-        "sessions": len(st.sessions),
-        "findings": [f.to_json() for f in (*report.findings, *report.open)],
-        "counts": {s: sev[s] for s in SEVERITIES},
-        "by_level": {k: v for k, v in sorted(report.levels().items())},
-        "open": len(report.open),
-        "exercised": {r: report.exercised[r] for r in sorted(report.exercised)},
-        "preserved": {k: st.preserved[k] for k in sorted(st.preserved)},
-        "schema": "validated" if report.schema else "skipped",
-        "judged": report.judged,
-        "cut": {s: report.cut[s] for s in SEVERITIES if report.cut[s]},
-    }
-
-
-def summary_json(reports: Sequence[FileReport], fail_on: str, exit_code: int) -> dict[str, Any]:
-    sev: Counter[str] = Counter()
-    levels: Counter[str] = Counter()
-    exercised: Counter[str] = Counter()
-    preserved = 0
-    for r in reports:
-        sev.update(r.severities())
-        levels.update(r.levels())
-        exercised.update(r.exercised)
-        preserved += sum(r.stats.preserved.values())
-    return {
-        "files": len(reports),
-        "messages": sum(r.stats.messages for r in reports),
-        "sessions": sum(len(r.stats.sessions) for r in reports),
-        "findings": {s: sev[s] for s in SEVERITIES},
-        "by_level": {k: v for k, v in sorted(levels.items())},
-        "rules_exercised": len(exercised),
-        "preserved": preserved,
-        "schema": "validated" if reports and reports[0].schema else "skipped",
-        "fail_on": fail_on,
-        "exit_code": exit_code,
-    }
 
 
 def exit_code(reports: Sequence[FileReport], fail_on: str) -> int:
@@ -464,9 +277,9 @@ def run(args: argparse.Namespace) -> int:
     if len(reports) > 1:
         total = summary_json(reports, args.fail_on, code)
         out.append(
-            f"total: {_plural(total['files'], 'file')}, {_plural(total['messages'], 'message')}, "
-            f"{_plural(total['findings']['error'], 'error')}, "
-            f"{_plural(total['findings']['warning'], 'warning')}"
+            f"total: {plural(total['files'], 'file')}, {plural(total['messages'], 'message')}, "
+            f"{plural(total['findings']['error'], 'error')}, "
+            f"{plural(total['findings']['warning'], 'warning')}"
         )
     write("\n".join(out) + "\n")
     return code

@@ -2,7 +2,7 @@
 
 Owns: starting the Agent command with pipes for its standard input and output (its standard
 error is ours), two pumps (Client -> Agent in a thread, Agent -> Client in the main thread)
-that pass every byte on unchanged and record each line (``cli.proxy``) before passing on its
+that pass every byte on unchanged and record each line (``simulator.harness.proxy``) before passing on its
 line end, so the transcript holds a line before the other peer can act on it (proxy order);
 forwarding SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 to the Agent (started in a
 process group of its own, so a terminal's signals reach it once, through us); closing the
@@ -26,13 +26,13 @@ import sys
 import threading
 from typing import Any, BinaryIO
 
-from cli.live_report import finding_text, summary_text
 from cli.main import UsageError
-from cli.proxy import LinePump, TranscriptWriter
 from cli.readings_option import add_reading_option, chosen_readings
+from properties.check_report import finding_text, summary_text
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck, closed_sessions
+from simulator.harness.proxy import LinePump, TranscriptWriter
 
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 _READ = 1 << 16

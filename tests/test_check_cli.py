@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cli import cmd_check
+from properties import check_report
 from properties.engine import MonitorSet
 from properties.shared import ENV
 from tests.check_support import (
@@ -74,7 +75,7 @@ def test_breach_fails_with_file_line_session_and_shortened_message(tmp_path: Pat
     assert "TEST-ONE-PROMPT (MUST, 1 finding): (not in the rule catalogue)" in out
     assert f"{path}:7 session s2 [error] a second prompt" in out
     shown = next(text for text in out.splitlines() if text.strip().startswith('{"jsonrpc"'))
-    assert len(shown.strip()) <= cmd_check.MESSAGE_WIDTH and shown.strip().endswith("…")
+    assert len(shown.strip()) <= check_report.MESSAGE_WIDTH and shown.strip().endswith("…")
 
 
 def test_open_obligations_are_listed_apart_and_do_not_fail() -> None:
