@@ -117,7 +117,6 @@ ENTITY_TYPES: tuple[str, ...] = (
 KNOWN_STATES = frozenset({"idle", "running", "requires_action", "unknown"})
 ACTIVE_STATES = frozenset({"running", "requires_action"})
 _FINAL_TOOL = frozenset(toolcall.FINAL)
-_KNOWN_STOP_REASONS = frozenset(foreground.STOP_REASONS)
 
 F_OMITTED_BACKGROUND_EMPTY = seeded.OMITTED_BACKGROUND_IS_EMPTY.name
 F_MOVE_ON_UPDATE = seeded.MOVE_ON_UPDATE.name
@@ -135,7 +134,7 @@ F_RUNNING_MEANS_INSERTED = seeded.RUNNING_MEANS_INSERTED.name
 F_REPLAY_INFERS_ACTIVITY = seeded.REPLAY_INFERS_ACTIVITY.name
 F_LOCAL_ECHO = seeded.LOCAL_ECHO.name
 F_ASSOCIATE_BY_ORDER = seeded.ASSOCIATE_BY_ORDER.name
-F_IDLE_NEEDS_KNOWN_STOP_REASON = seeded.IDLE_NEEDS_KNOWN_STOP_REASON.name
+F_IDLE_NEEDS_KNOWN_REASON = seeded.IDLE_NEEDS_KNOWN_REASON.name
 F_UNKNOWN_KEEPS_ACTIVITY = seeded.UNKNOWN_KEEPS_ACTIVITY.name
 F_CHUNK_REPLACES = {
     "agent_message": seeded.MESSAGE_CHUNK_REPLACES.name,
@@ -907,8 +906,8 @@ class ClientView:
                 sess.deferred.append(upd)  # taken as coming after the prompt's answer
                 return True
             if (
-                F_IDLE_NEEDS_KNOWN_STOP_REASON in self.faults
-                and upd.get("stopReason") not in _KNOWN_STOP_REASONS
+                F_IDLE_NEEDS_KNOWN_REASON in self.faults
+                and upd.get("stopReason") not in foreground.STOP_REASONS
             ):
                 return True  # not taken as the end of the work
             if F_SILENT_TERMINAL_EXITED in self.faults:

@@ -559,7 +559,7 @@ UNKNOWN_KEEPS_ACTIVITY: Final = Seeded(
     Misview("unknown-keeps-activity", "STATE-02"),
     "keeps showing running or requires_action as live after the Agent reports unknown",
 )
-IDLE_NEEDS_KNOWN_STOP_REASON: Final = Seeded(
+IDLE_NEEDS_KNOWN_REASON: Final = Seeded(
     Misview("idle-needs-known-stop-reason", "STOP-02"),
     "does not take an idle without a known stop reason as the end of the work",
     walks(plus=("custom_stop",)),
@@ -585,7 +585,7 @@ _CLIENT_VIEWS: tuple[Seeded, ...] = (
     MESSAGE_CHUNK_REPLACES,
     TOOL_CHUNK_REPLACES,
     SUMMARY_CHUNK_REPLACES,
-    IDLE_NEEDS_KNOWN_STOP_REASON,
+    IDLE_NEEDS_KNOWN_REASON,
     UNKNOWN_KEEPS_ACTIVITY,
 )
 
