@@ -2,7 +2,7 @@
 
 Owns: the numbered message list (one line per message: who sent it, the method or update
 variant, and the fields that matter for the prompt lifecycle). Reading, judging, rendering of
-findings and exit codes all come from ``cli.cmd_check`` and ``properties.check_report``;
+findings and exit codes all come from ``cli.check_inputs`` and ``properties.check_report``;
 nothing here duplicates them.
 
 Must not know: what the monitors check, or how transcripts are decoded.
@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli import cmd_check
+from cli import check_inputs
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps
 from properties import check_report
-from properties.checking import MessageHook
+from properties.checking import MessageHook, check_stream
 from properties.readings import resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
@@ -91,37 +91,37 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("file", metavar="FILE", help="transcript file (.ndjson), or - for standard input")
     p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
-    cmd_check.add_max_findings(p)
-    cmd_check.add_html_option(p)
+    check_inputs.add_max_findings(p)
+    check_inputs.add_html_option(p)
     add_reading_option(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     readings = chosen_readings(args)
-    page = cmd_check.html_page(args)
+    page = check_inputs.html_page(args)
     messages: list[dict[str, Any]] = []
 
     def hook(_path: str) -> MessageHook:
         return lambda line, sender, msg: messages.append(describe(line, sender, msg))
 
-    reports = cmd_check.run_files(
+    reports = check_inputs.run_files(
         [args.file],
         schema=None,
         max_line_bytes=DEFAULT_MAX_LINE_BYTES,
         on_message=hook,
         max_findings=args.max_findings,
         readings=readings,
-        check=cmd_check.check_stream if page is None else page.check,
+        check=check_stream if page is None else page.check,
     )
     if page is not None:
         page.write(args.html, reports[0])
-    code = cmd_check.exit_code(reports, "must")
+    code = check_inputs.exit_code(reports, "must")
     report = reports[0]
     if args.json:
         body = check_report.report_json(report)
         body["transcript"] = messages
-        cmd_check.write(
+        check_inputs.write(
             dumps(
                 {
                     "files": [body],
@@ -134,5 +134,5 @@ def run(args: argparse.Namespace) -> int:
     out = [f"{report.path}: {len(messages)} messages"]
     out.extend(describe_text(entry) for entry in messages)
     out.extend(check_report.render_text(report))
-    cmd_check.write("\n".join(out) + "\n")
+    check_inputs.write("\n".join(out) + "\n")
     return code

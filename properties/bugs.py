@@ -49,7 +49,8 @@ a peer in one named way, instead of a branch inside it (``simulator.deviations``
 - ``Unchecked``: the Agent does not apply one rule that relates several machines and that its
   own choices enforce at points named by the rule's ID (``Agent._applies``): a prompt's content
   against the capabilities it advertised (USER-04); a permission request of cancelled work no
-  longer waited on and treated as refused, its tool call given up with the work (CANCEL-06).
+  longer waited on and treated as refused, its tool call given up with the work (CANCEL-06); an
+  elicitation only in a mode the Client advertised (TOOL-07).
   The moves only that rule kept from it are offered; the rule is the one named.
 - ``Misread``: the Agent acts on another alternative of a reading than the run's
   (``properties.readings``): the moves only that alternative gives it break the rule named

@@ -1045,6 +1045,16 @@ RULES: Final[tuple[Rule, ...]] = (
        content; a later tool_call_update that carries content replaces what was accumulated.""",
         informal=True,
     ),
+    _r(
+        "TOOL-07",
+        _M,
+        _A,
+        _MON,
+        """Elicitation, like other Client interactions, stays within its own
+       negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
+       advertised in its initialize capabilities.""",
+        informal=True,
+    ),
     # -- Stop reasons --------------------------------------------------------------------------
     _r(
         "STOP-01",
@@ -1265,6 +1275,27 @@ RULES: Final[tuple[Rule, ...]] = (
         (96,),
         reason="Not checked yet: a local command is not marked on the wire; no check of its own.",
     ),
+    # -- Lifecycle examples --------------------------------------------------------------------
+    _r(
+        "EX-01",
+        _M,
+        _A,
+        _MON,
+        """The examples' required updates hold alike for permissions and for
+       elicitations in either mode; in URL mode, accepting keeps the work blocked (the
+       requires_action stays) until the user has finished the interaction outside the Client, so
+       the Agent reports that completion (elicitation/complete) only after an accept.""",
+        informal=True,
+    ),
+    _r(
+        "EX-02",
+        _Y,
+        _C,
+        _MON,
+        """Late answers to a permission request or an elicitation may arrive
+       after the work ends, even during a later foreground workflow.""",
+        informal=True,
+    ),
     # -- Cancellation --------------------------------------------------------------------------
     _r(
         "CANCEL-01",
@@ -1443,6 +1474,26 @@ RULES: Final[tuple[Rule, ...]] = (
        list: that work keeps running.""",
         informal=True,
         reason="Not visible on the wire: a listed item that ends after the cancel may have ended on its own.",
+    ),
+    _r(
+        "CANCEL-19",
+        _S,
+        _A,
+        _MON,
+        """For elicitation requests, see Elicitation Cancellation: the
+       elicitations cancelled work no longer needs are withdrawn.""",
+        informal=True,
+        eventually=True,
+    ),
+    _r(
+        "CANCEL-20",
+        _Y,
+        _A,
+        _MON,
+        """Cancellation can finish without receiving answers to the abandoned
+       user-action requests: the cancelled idle need not wait for the answers to the cancelled
+       work's permission requests and elicitations.""",
+        informal=True,
     ),
 )
 

@@ -23,6 +23,7 @@ from properties.checking import SEVERITIES, FileReport
 from properties.findings import Finding
 from properties.live import LiveCheck
 from properties.readings import describe, resolve
+from properties.variants import Variant
 
 MESSAGE_WIDTH = 120
 
@@ -233,3 +234,44 @@ def summary_text(path: str, live: LiveCheck) -> str:
     report = file_report(path, live)
     lines = [f"{path}:", *render_findings(report), f"  summary: {summary_line(report)}"]
     return "\n".join(lines)
+
+
+# -- a run over several files -------------------------------------------------------------------
+
+
+def check_json(
+    reports: Sequence[FileReport],
+    fail_on: str,
+    exit_code: int,
+    readings: dict[str, str],
+    variant: Variant | None,
+) -> dict[str, Any]:
+    """``acp-model check --json``: each file's report, the summary, the readings in force and,
+    under a variant, what it set aside over all the files."""
+    body: dict[str, Any] = {
+        "files": [report_json(r) for r in reports],
+        "summary": summary_json(reports, fail_on, exit_code),
+        "readings": readings,
+    }
+    if variant is not None:
+        aside: Counter[str] = Counter()
+        for r in reports:
+            aside.update(r.set_aside)
+        body["variant"] = {**variant.to_json(), "set_aside": {k: aside[k] for k in sorted(aside)}}
+    return body
+
+
+def check_text(reports: Sequence[FileReport], fail_on: str, exit_code: int, variant: Variant | None) -> str:
+    """``acp-model check``'s text: the variant, each file's findings and summary, and a total
+    line over several files."""
+    out: list[str] = list(variant.describe()) if variant is not None else []
+    for report in reports:
+        out.extend(render_text(report))
+    if len(reports) > 1:
+        total = summary_json(reports, fail_on, exit_code)
+        out.append(
+            f"total: {plural(total['files'], 'file')}, {plural(total['messages'], 'message')}, "
+            f"{plural(total['findings']['error'], 'error')}, "
+            f"{plural(total['findings']['warning'], 'warning')}"
+        )
+    return "\n".join(out) + "\n"

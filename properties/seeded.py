@@ -440,6 +440,24 @@ _AGENT: tuple[Seeded, ...] = (
         _RACE,
     ),
     Seeded(
+        Unchecked("elicit-unadvertised", "TOOL-07"),
+        "elicits in modes the Client did not advertise",
+        walks("cancel", "thought"),
+    ),
+    # elicitations
+    Seeded(
+        Forbidden("complete-before-accept", "elicitation", "pending", "complete", "completed"),
+        "reports a URL elicitation completed before the Client accepted it",
+        walks("elicitation", "thought"),
+    ),
+    Seeded(
+        Withhold("elicitation-not-withdrawn", "elicitation", frozenset({"withdraw"}), "CANCEL-19"),
+        "never withdraws the elicitations of cancelled work",
+        # a second cancel (the first is often spent before any elicitation is pending), and no
+        # output to choose instead of eliciting
+        walks("elicitation", "cancel", cancels=2, outputs=0),
+    ),
+    Seeded(
         Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),
         "lists a tool call whose only live work is a listed terminal",
         walks("terminal", "thought"),

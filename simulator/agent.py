@@ -70,6 +70,7 @@ from typing import Any
 
 from model import background as bgm
 from model import compaction as cm
+from model import elicitation as em
 from model import foreground as fgm
 from model import permission as pm
 from model import prompt as prm
@@ -80,7 +81,7 @@ from properties.monitors.common import after_idle
 from properties.readings import TOOL_WITH_LISTED_TERMINAL
 from properties.variants import tables_of
 from simulator import deviations, wire
-from simulator.config import Config
+from simulator.config import Config, elicitation_modes
 
 MAIN = "sess_1"
 _BASELINE = ("text", "resource_link")
@@ -168,6 +169,9 @@ class Agent:
         "cur_msg",
         "cur_thought",
         "deviations",
+        "elicit_modes",
+        "elicits",
+        "elicits_started",
         "ended_output",
         "extras",
         "faults",
@@ -257,6 +261,12 @@ class Agent:
         self.tools_started = 0
         self.perms: dict[str, tuple[Any, ...]] = {}  # rid -> (permission state, tool call id)
         self.perms_started = 0
+        # rid -> (elicitation state, mode, elicitationId, accepted in URL mode, completion sent)
+        self.elicits: dict[str, tuple[Any, ...]] = {}
+        self.elicits_started = 0
+        self.elicit_modes: tuple[str, ...] = elicitation_modes(cfg)
+        """The elicitation modes the Client advertised (feature ``elicitation``: both; the served
+        agent reads them from the Client's initialize)."""
         self.items: dict[tuple[str, str], str] = {}  # (kind, id) -> background machine state
         self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
         self.bg_reported = False
@@ -297,6 +307,7 @@ class Agent:
         new.order = list(self.order)
         new.tools = dict(self.tools)
         new.perms = dict(self.perms)
+        new.elicits = dict(self.elicits)
         new.items = dict(self.items)
         new.compactions = dict(self.compactions)
         new.history = list(self.history)
@@ -345,6 +356,8 @@ class Agent:
             self.child_msg,
             self.marks,
             self.last_stop,
+            tuple(sorted(self.elicits.items())) if self.elicits else (),
+            self.elicits_started,
         )
 
     # -- helpers -------------------------------------------------------------------------------
@@ -374,6 +387,8 @@ class Agent:
             return [(r, self.prompts[r][0]) for r in self.order]
         if machine == "compaction":
             return list(self.compactions.items())
+        if machine == "elicitation":
+            return [(rid, e[0]) for rid, e in self.elicits.items()]
         if machine == "tool_call":
             return [(tid, t[0]) for tid, t in self.tools.items()]
         if machine == "session":
@@ -490,6 +505,9 @@ class Agent:
                     add(("agent", dict(_COMPACTION_ACTIONS)[d.trigger], key))
                 elif d.machine == "background_item":
                     add(("agent", f"bg_{d.trigger}", key))
+                elif d.machine == "elicitation":
+                    if self.elicits[key][1] == "url":  # a completion names a URL elicitation
+                        add(("agent", f"elicit_{d.trigger}", key))
                 else:
                     add(("agent", d.trigger, key))  # the prompt's moves are named as its triggers
 
@@ -525,8 +543,12 @@ class Agent:
         return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
 
     def _blocked(self) -> bool:
-        """A permission request of foreground work is pending (background requests never block)."""
-        return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values())
+        """A permission request of foreground work is pending (background requests never block),
+        or an elicitation (always of foreground work here) is pending or, accepted in URL mode,
+        awaits its external completion (Lifecycle examples)."""
+        return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values()) or any(
+            e[0] in em.BLOCKING for e in self.elicits.values()
+        )
 
     def _open(self) -> bool:
         return self.session == "open"
@@ -568,6 +590,9 @@ class Agent:
             self.replay = "replayFrom" in msg["params"]
         elif "id" in msg and "method" not in msg:
             rid = msg["id"]
+            if rid in self.elicits:
+                self._elicit_answered(rid, msg)
+                return
             perm = self.perms.get(rid)
             if perm is None:
                 return
@@ -814,6 +839,10 @@ class Agent:
                         add(("agent", "tool_ask_running", None))
             if "plan" in self.extras and "plan_removed" not in self.extras:
                 add(("agent", "plan_removed", None))
+            if self.elicits_started < cfg.elicitations:
+                for mode in em.MODES:  # only the modes the Client advertised (TOOL-07)
+                    if mode in self.elicit_modes or not self._applies("TOOL-07"):
+                        add(("agent", "elicit", mode))
         if blocked and not self.cancelling and "block" in doing:
             add(("agent", "block", None))
         if producing:
@@ -923,12 +952,28 @@ class Agent:
             for tid, t in self.tools.items():
                 if t[-1] == "late" and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
+        self._elicitation_events(add)
         for rid, perm in self.perms.items():
             # the permission table's withdraw; a pending request of foreground work is not
             # withdrawn while its work goes on (cancelling the work abandons it first)
             background = perm[0] != pm.PENDING or self.tools[perm[1]][1]
             if background and "withdraw" in self._can("permission", perm[0]):
                 add(("agent", "perm_withdraw", rid))
+
+    def _elicitation_events(self, add: Any) -> None:
+        """The Agent's moves on its elicitations: the elicitation table's agent rows from each
+        one's state (``_can``), within its own choices: the external completion of an accepted
+        URL elicitation (``elicit_complete``; once more after its work ended, then ignored), and
+        the withdrawal (``elicit_withdraw``) of one abandoned with cancelled work, or of a pending
+        one it no longer needs while its work goes on."""
+        if self.session not in (sm.OPEN, sm.CLOSING):
+            return
+        for rid, e in self.elicits.items():
+            allowed = self._can("elicitation", e[0])
+            if "complete" in allowed and e[3] and not e[4]:
+                add(("agent", "elicit_complete", rid))
+            if "withdraw" in allowed and not (e[0] == em.PENDING and self.cancelling):
+                add(("agent", "elicit_withdraw", rid))
 
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
         """The Agent's moves on one background item: the background table's rows from its state
@@ -1283,6 +1328,46 @@ class Agent:
         _put(self.perms, rid, 0, self._fire("permission", self.perms[rid][0], "withdraw"))
         return [wire.cancel_request(rid)]
 
+    # -- elicitations ----------------------------------------------------------------------------
+    def _do_elicit(self, mode: str) -> list[Msg]:
+        """Ask the user for input (form or URL mode): the request alone does not change the
+        foreground state; the work is blocked from now on (``_blocked``: ``block`` reports it)."""
+        if mode not in self.elicit_modes:  # TOOL-07 not applied (a seeded bug: Unchecked)
+            self._breach("TOOL-07")
+        self.elicits_started += 1
+        rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self.elicits_started}"
+        eid = f"{rid}_url"
+        self.elicits[rid] = (em.PENDING, mode, eid, False, False)
+        return [wire.elicitation_create(rid, self.sid, mode, eid)]
+
+    def _elicit_answered(self, rid: str, msg: Msg) -> None:
+        """The Client's answer: the elicitation table's row for it (an action the schema does not
+        name is handled as cancel); an answer after the work ended is late, and ignored."""
+        e = self.elicits[rid]
+        result = msg.get("result")
+        action = result.get("action") if isinstance(result, dict) else None
+        trigger = action if action in ("accept", "decline") else "cancel"
+        url = e[1] == "url"
+        spec = self.specs["elicitation"]
+        if spec.successor(e[0], trigger, {"url": url}) is None:
+            return  # only after a seeded bug's move (a completion before the accept): done with it
+        after = spec.fire(e[0], trigger, {"url": url})
+        outside = url and trigger == "accept"  # the user goes on to the URL
+        self.elicits[rid] = (after, e[1], e[2], outside, e[4])
+
+    def _do_elicit_complete(self, rid: str) -> list[Msg]:
+        """The user finished a URL elicitation outside the Client (after the work ended: late, and
+        the work is not resumed)."""
+        e = self.elicits[rid]
+        after = self._fire("elicitation", e[0], "complete", {"url": e[1] == "url"})
+        self.elicits[rid] = (after, e[1], e[2], e[3], True)
+        return [wire.elicitation_complete(e[2])]
+
+    def _do_elicit_withdraw(self, rid: str) -> list[Msg]:
+        e = self.elicits[rid]
+        _put(self.elicits, rid, 0, self._fire("elicitation", e[0], "withdraw"))
+        return [wire.cancel_request(rid)]
+
     def _do_terminal_output(self, ident: str) -> list[Msg]:
         self.extras = self.extras | {"out:" + ident}
         return [
@@ -1366,6 +1451,9 @@ class Agent:
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
                 _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
+        for rid, e in self.elicits.items():
+            if e[0] in em.BLOCKING:  # no longer waited on: withdrawn later (``elicit_withdraw``)
+                _put(self.elicits, rid, 0, self.specs["elicitation"].fire(e[0], "abandon"))
         err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
         self.real = fgm.IDLE
         self.cancelling = False

@@ -5,8 +5,8 @@ Theory of operation
 Per machine of ``model.registry.MACHINES`` the report says which states and which table rows
 (source, trigger, dest) a run reached, and how that was measured:
 
-- ``exact``: foreground, prompt, tool_call, permission, compaction, background_item and session rows are
-  the ones the simulated Agent fired (``recording()`` wraps ``MachineSpec.fire`` while an
+- ``exact``: foreground, prompt, tool_call, permission, elicitation, compaction, background_item and
+  session rows are the ones the simulated Agent fired (``recording()`` wraps ``MachineSpec.fire`` while an
   explorer runs and lists each row fired, for the explorer to count; the Agent advances these
   machines through ``fire``). A row reached only by a direct assignment (a seeded-bug branch,
   a tool call or compaction created in its initial state) is not counted; initial states always
@@ -40,7 +40,16 @@ from properties.variants import Variant, tables_of
 Row = tuple[str, str, str, str]
 """(machine, source, trigger, dest)."""
 
-EXACT = ("foreground", "prompt", "tool_call", "permission", "compaction", "background_item", "session")
+EXACT = (
+    "foreground",
+    "prompt",
+    "tool_call",
+    "permission",
+    "elicitation",
+    "compaction",
+    "background_item",
+    "session",
+)
 
 _CHUNKS = frozenset(
     {

@@ -22,6 +22,7 @@ from properties.catalogue import RESTATED, RULES_BY_ID
 from properties.engine import Monitor, MonitorSet
 from properties.findings import Finding
 from properties.monitors import ALL_MONITORS
+from simulator import wire
 from tests.wire_dsl import (
     Line,
     answer,
@@ -106,8 +107,67 @@ class Case:
     """Readings in force (``properties.readings``) other than the defaults."""
 
 
+def elicit(rid: str, mode: str) -> Line:
+    return ("agent", wire.elicitation_create(rid, "s1", mode, f"{rid}_url"))
+
+
+def elicit_answer(rid: str, action: str) -> Line:
+    return ("client", wire.elicitation_answer(rid, action))
+
+
+def elicit_complete(rid: str) -> Line:
+    return ("agent", wire.elicitation_complete(f"{rid}_url"))
+
+
+def cancelled_elicitation() -> list[Line]:
+    """A turn blocked on an elicitation, cancelled: the idle comes without its answer."""
+    return [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        elicit("e1", "form"),
+        state("requires_action"),
+        cancel(),
+        state("idle", stop="cancelled"),
+    ]
+
+
 # -- violating transcripts (each flags exactly the expected findings) ----------------------------
 VIOLATIONS: list[Case] = [
+    # elicitation (model.elicitation, properties.monitors.elicitation)
+    Case(
+        "EX-01 a URL elicitation completed before the Client accepted it",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            elicit("e1", "url"),
+            elicit_complete("e1"),
+        ],
+        [("EX-01", 6)],
+        quiescent=False,
+    ),
+    Case(
+        "CANCEL-19 an elicitation of cancelled work never withdrawn",
+        cancelled_elicitation(),
+        [("CANCEL-19", 8)],
+    ),
+    Case(
+        "TOOL-07 an elicitation in a mode the Client did not advertise",
+        [
+            ("client", wire.initialize("i", elicitation=("form",))),
+            ("agent", wire.initialized("i")),
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            elicit("e1", "url"),
+        ],
+        [("TOOL-07", 7)],
+        quiescent=False,
+    ),
     Case(
         "ACTIVE-02 a later prompt inserted ahead of one never inserted (reading receipt-order)",
         [
@@ -1079,6 +1139,8 @@ TOLERATED: dict[str, list[Line]] = {
         state("idle", stop="cancelled"),
     ],
     "COMPACT-01": [compaction("c1", "completed")],
+    "EX-02": [*cancelled_elicitation(), cancel_request("e1", by="agent"), elicit_answer("e1", "accept")],
+    "CANCEL-20": [*cancelled_elicitation(), cancel_request("e1", by="agent"), elicit_answer("e1", "cancel")],
     "NOTICE-01": [notice(), *turn(), notice("warning", "Rate limited"), notice("_custom", "Hi")],
     "USAGE-01": [
         usage(used=1, size=10),

@@ -18,6 +18,7 @@ from diagrams.ir import all_diagrams
 from diagrams.sequence import transcript_to_mermaid
 from diagrams.sequence_mpl import sequence_png
 from diagrams.spec_report.parts import SOURCE_KIND, Context, Section
+from diagrams.witness import witness_files, witness_notes, witness_title
 from model.registry import MACHINES
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
 from simulator import decidability as dec
@@ -93,28 +94,14 @@ def section_summary(ctx: Context) -> Section:
 def _witness_files(ctx: Context, v: dec.Verdict, under: str = "", draw: bool = True) -> dict[str, str]:
     """The witness files of ``v`` (``under``: the reading alternative it was found under, in the
     file names and the title); their paths by kind."""
-    w = v.witness
-    assert w is not None
     stem = f"witnesses/{v.rule}{'@' + under if under else ''}"
-    paths = {"breaking": ctx.add(f"{stem}.breaking.ndjson", dec.ndjson(w.breaking.transcript))}
-    if w.twin_found:
-        paths["conforming"] = ctx.add(f"{stem}.conforming.ndjson", dec.ndjson(dec.conforming_transcript(w)))
-    notes: dict[int, list[tuple[str, str, str]]] = {}
-    for pos, run, what in w.differing:
-        lane = "C" if what.startswith("client") else "A"
-        notes.setdefault(pos, []).append((lane, run, what))
-    if w.twin_found:
-        end = len(w.breaking.transcript)
-        notes.setdefault(end, []).append(("A", "conforming", "may next: " + "; ".join(w.conforming_next[:2])))
-    name = f"{v.rule} under {under}" if under else v.rule
-    title = (
-        f"{name}: breaking and conforming runs, same messages"
-        if w.twin_found
-        else f"{name}: an accepted breaking run (no conforming run found that sends these messages)"
-    )
-    paths["diagram"] = ctx.add(f"{stem}.mmd", transcript_to_mermaid(w.breaking.transcript, title, notes))
+    kinds = {".breaking.ndjson": "breaking", ".conforming.ndjson": "conforming", ".mmd": "diagram"}
+    paths = {kinds[suffix]: ctx.add(stem + suffix, data) for suffix, data in witness_files(v, under).items()}
     if ctx.opts.pictures and draw:
-        paths["picture"] = ctx.add(f"{stem}.png", sequence_png(w.breaking.transcript, title, notes))
+        w = v.witness
+        assert w is not None
+        png = sequence_png(w.breaking.transcript, witness_title(v, under), witness_notes(v))
+        paths["picture"] = ctx.add(f"{stem}.png", png)
     return paths
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from properties.engine import Monitor
 from properties.monitors.background import BackgroundMonitor
 from properties.monitors.client import ClientMonitor
+from properties.monitors.elicitation import ElicitationMonitor
 from properties.monitors.entities import EntityMonitor
 from properties.monitors.facts import Facts
 from properties.monitors.fields import FieldMonitor
@@ -28,6 +29,7 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     PromptMonitor,
     ForegroundMonitor,
     ToolMonitor,
+    ElicitationMonitor,
     BackgroundMonitor,
     EntityMonitor,
     FieldMonitor,
@@ -40,6 +42,7 @@ __all__ = [
     "ALL_MONITORS",
     "BackgroundMonitor",
     "ClientMonitor",
+    "ElicitationMonitor",
     "EntityMonitor",
     "Facts",
     "FieldMonitor",

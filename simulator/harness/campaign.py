@@ -35,18 +35,10 @@ from simulator.harness.drive import (
     shrink_run,
     transcript_item,
 )
+from simulator.harness.proxy import StartError
 from simulator.workers import Workers
 
 Say = Callable[[str], None]
-
-
-class StartError(Exception):
-    """The Agent's command could not be started (``error`` is the ``OSError``)."""
-
-    def __init__(self, command: list[str], error: OSError) -> None:
-        super().__init__(str(error))
-        self.command = command
-        self.error = error
 
 
 def start(command: list[str]) -> ProcessPeer:
