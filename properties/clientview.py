@@ -37,14 +37,15 @@ View format (``to_json``; a contract other parts read, never reshape it)
 * session: state (idle, running, requires_action, unknown, unrecognized), background (list or
   null), completions, usage {used, size, cost}, last_stop_reason, prompts {key: messageId or
   null}, rejected_prompts {key: error code}, notices, malformed_updates, subagents {child ID:
-  patched subagent_update fields}, and what the Client concludes: inserted (sorted keys of the
-  prompts taken as inserted: those answered with a messageId), exited (sorted IDs of the
-  terminals taken as exited: those with an exitStatus), abandoned ([type, ID] of the unfinished
-  tool calls and terminals the Client may treat as abandoned: once idle, those not in the latest
-  reported background list, a tool call that references a listed terminal being live; none
-  while background is not reported), deferred (updates held back: always 0 for this view). A
-  prompt key is the JSON text of its JSON-RPC id (``7`` ->
-  ``"7"``, ``"p7"`` -> ``'"p7"'``) so integer and string ids never collide.
+  patched subagent_update fields}, elicitations {request key: mode, status (pending or
+  awaiting_completion), message, and in URL mode url and elicitationId}, and what the Client
+  concludes: inserted (sorted keys of the prompts taken as inserted: those answered with a
+  messageId), exited (sorted IDs of the terminals taken as exited: those with an exitStatus),
+  abandoned ([type, ID] of the unfinished tool calls and terminals the Client may treat as
+  abandoned: once idle, those not in the latest reported background list, a tool call that
+  references a listed terminal being live; none while background is not reported), deferred
+  (updates held back: always 0 for this view). A prompt key is the JSON text of its JSON-RPC id
+  (``7`` -> ``"7"``, ``"p7"`` -> ``'"p7"'``) so integer and string ids never collide.
 
 A session first seen through a client's ``session/resume`` starts ``unknown`` (resuming does not
 imply idle); every other session starts idle.
