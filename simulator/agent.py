@@ -51,7 +51,12 @@ reading explores that reading's protocol (``_reading``; each use is marked with 
 name): a prompt inserted at once ahead of a held one (``prompt-ahead-of-held=held-only``); an
 end with the work's own stop reason after a cancel arrived (``cancel-takes-effect=when-acted``);
 a chunk patching the ended work's message while idle (``patch-after-idle=patch-in-place``); a
-user message no prompt accounts for (``unaccounted-user-message=other-sources``); a background
+user message no prompt accounts for (``unaccounted-user-message=other-sources``, or
+``agent-initiated`` in work it started itself, a follow-up, while no prompt waits); an approval
+that raced the cancel of its work used to run the tool (``approval-racing-cancel=may-be-used``,
+the default; under ``not-approved`` it is taken as a refusal); a chunk of the current message sent
+while requires_action is reported (``output-while-requires-action=pending-output``); an end with a
+stop reason of a future version (``future-stop-reason=may-be-future``); a background
 list on every state_update from the first (``state-updates-before-first-list=every``); a listed
 background tool call that foreground work takes over, dropped unfinished from the list
 (``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
@@ -99,6 +104,9 @@ AGENT_FAULTS = seeded.names("agent", deviations.Deviation)
 
 CUSTOM_STOP = "_handed_off"
 """The custom stop reason the Agent may use (feature ``custom_stop``)."""
+FUTURE_STOP = "handed_off"
+"""A stop reason of a future ACP version the Agent may use under
+``future-stop-reason=may-be-future`` (feature ``custom_stop``)."""
 FUTURE_STATE = "_reviewing"
 """The custom state the Agent may report when the Client advertised custom states (``future``)."""
 CUSTOM_COMPACTION = "_deferred"
@@ -602,10 +610,14 @@ class Agent:
             _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
             if was == pm.PENDING:
                 tid = perm[1]
-                self.tools[tid] = (
-                    *self.tools[tid],
-                    "allowed" if outcome.get("optionId") == "allow" else "denied",
+                raced = (  # an approval after the cancel of its work: not approved under this reading
+                    self.cancelling
+                    and not self.tools[tid][1]
+                    and self._reading("approval-racing-cancel", "not-approved")
                 )
+                allow = outcome.get("optionId") == "allow"
+                mark = "raced" if allow and raced else "allowed" if allow else "denied"
+                self.tools[tid] = (*self.tools[tid], mark)
             elif (
                 was == pm.NOT_APPROVED
                 and not self._applies("CANCEL-06")
@@ -672,7 +684,14 @@ class Agent:
             and self.turn_outputs == 0  # as the work's first output
             and "synthetic" not in self.extras
             and open_
-            and self._reading("unaccounted-user-message", "other-sources")
+            and (
+                self._reading("unaccounted-user-message", "other-sources")
+                or (
+                    self._reading("unaccounted-user-message", "agent-initiated")
+                    and "initiated" in self.extras  # work the Agent started itself
+                    and all(p[0] in prm.SPEC.final for p in self.prompts.values())
+                )
+            )
         ):
             add(("agent", "synthetic_user", None))  # once per run
         if "notice" in features and self.notices < cfg.notices and open_:
@@ -824,6 +843,14 @@ class Agent:
         features = cfg.features
         blocked = self._blocked()
         producing = "output" in doing
+        if (
+            self.real == fgm.REQUIRES_ACTION
+            and self.reported == fgm.REQUIRES_ACTION
+            and self.cur_msg is not None
+            and "pending_out" not in self.extras
+            and self._reading("output-while-requires-action", "pending-output")
+        ):
+            add(("agent", "pending_say", None))  # once per run
         if producing and not self.cancelling:
             if self.turn_outputs < cfg.outputs:
                 add(("agent", "say", None))
@@ -869,6 +896,8 @@ class Agent:
                 add(("agent", "end", "refusal"))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
+                if self._reading("future-stop-reason", "may-be-future"):
+                    add(("agent", "end", FUTURE_STOP))
             if "omit_stop" in features:
                 add(("agent", "end", None))
         if "fail" in features and not self._unlisted_work():
@@ -898,7 +927,7 @@ class Agent:
         """A status a tool call's permission allows (Requesting permission): a denied call never
         runs or completes; a call whose request was answered is invoked (in_progress) by
         ``tool_run``, so as a bare status it may only fail or be cancelled (TOOL-04)."""
-        if len(tool) > 3 and tool[3] == "denied" and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
+        if len(tool) > 3 and tool[3] in ("denied", "raced") and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
             return False
         return tool[2] is None or status in (tcm.FAILED, tcm.CANCELLED)
 
@@ -1150,9 +1179,10 @@ class Agent:
         return [wire.error(rid, wire.INVALID_PARAMS, "unsupported prompt content")]
 
     def _do_synthetic_user(self, _: Any) -> list[Msg]:
-        """``unaccounted-user-message=other-sources``: a user message of the Agent's own running
-        work (an Agent-side insertion), which no session/prompt accounts for; once per run, before
-        the work's other output."""
+        """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
+        Agent started itself while no prompt waits for its answer): a user message of the Agent's
+        own running work (an Agent-side insertion), which no session/prompt accounts for; once per
+        run, before the work's other output."""
         self.extras = self.extras | {"synthetic"}
         msg = wire.message("user_message", self.sid, self._msg_id("msg_x"), [wire.text("continue")])
         self.history.append(msg)
@@ -1208,7 +1238,9 @@ class Agent:
                 _put(self.prompts, rid, 3, True)
 
     def _do_start(self, _: Any) -> list[Msg]:
+        initiated = self.followup and not self._work_waiting()  # started by the Agent itself
         self._count_hook(followup_may_start=True)
+        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
@@ -1218,6 +1250,7 @@ class Agent:
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
         self._count_hook(followup_may_start=False)
+        self.extras = self.extras - {"initiated"}
         self.real = fgm.REQUIRES_ACTION
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
@@ -1240,6 +1273,16 @@ class Agent:
             msg = wire.message("agent_message", self.sid, self.cur_msg, [wire.text("Hello")])
         else:
             msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" more"))
+        self.history.append(msg)
+        return [msg]
+
+    def _do_pending_say(self, _: Any) -> list[Msg]:
+        """``output-while-requires-action=pending-output``: a chunk of the current message that
+        the work produced before it blocked, sent while requires_action is reported (no progress:
+        the foreground table's ``output`` is not fired); once per run."""
+        self.extras = self.extras | {"pending_out"}
+        assert self.cur_msg is not None
+        msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" (sent late)"))
         self.history.append(msg)
         return [msg]
 
@@ -1393,7 +1436,7 @@ class Agent:
 
     def _do_tool_run(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
-        if len(t) > 3 and t[3] == "denied":
+        if len(t) > 3 and t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
             return [wire.tool_call(self.sid, tid, "failed")]
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
@@ -1626,6 +1669,8 @@ class Agent:
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
+        initiated = not self._work_waiting()  # work the Agent started itself
+        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         return [self._report(fgm.RUNNING)]
 
     # compaction
