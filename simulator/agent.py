@@ -82,6 +82,7 @@ from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
+from properties import seeded
 from properties.readings import TOOL_WITH_LISTED_TERMINAL
 from properties.variants import rules_of, tables_of
 from simulator import deviations, wire
@@ -95,55 +96,8 @@ CHILD = "sess_2"
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 
-AGENT_FAULTS = (
-    "error-after-insert",  # answers an inserted prompt with an error response
-    "no-idle-after-cancel",  # never reports idle after a session/cancel of active work
-    "cancel-as-end-turn",  # confirms cancellation with end_turn instead of cancelled
-    "reuse-message-id",  # gives every inserted prompt the same messageId
-    "list-before-announce",  # lists a terminal before its first terminal_update
-    "remove-before-exit",  # removes a terminal from the list before its exitStatus
-    "update-after-idle",  # sends output of the ended work after its idle
-    "answer-before-insert",  # answers an inserted prompt and never reports its user message
-    "user-message-after-reject",  # reports a user message for a rejected prompt
-    "user-message-ahead",  # reports the user message of the next prompt before receiving it
-    "answer-twice",  # answers an inserted prompt twice
-    "no-running-on-start",  # starts foreground work without reporting running
-    "no-resume-running",  # after requires_action, resumes work without reporting running
-    "drop-background-field",  # omits background after it once reported it
-    "reopen-tool-call",  # reports in_progress on a completed tool call
-    "compaction-never-ends",  # leaves a reported compaction in progress
-    "reuse-compaction-id",  # starts a second compaction under the first one's ID
-    "notice-empty-title",  # sends a notice with an empty title
-    "response-before-snapshot",  # answers session/resume before the state snapshot
-    "replay-new-ids",  # replays user messages under new message IDs
-    "error-with-live-tools",  # reports idle/error while a tool call is still in progress
-    "held-not-withdrawn",  # inserts a prompt that a session/cancel covered
-    "usage-no-size",  # sends a usage_update without size
-    "list-tool-and-terminal",  # lists a tool call whose only live work is a listed terminal
-    "custom-stop-reason-no-underscore",  # ends with a stop reason that is neither known nor _-prefixed
-    "no-idle-at-end",  # ends foreground work without any idle
-    "terminal-reused",  # starts a second terminal under an exited terminal's ID
-    "session-message-no-id",  # sends a session_message without messageId
-    "list-twice",  # names the same item twice in one background list
-    "never-answer-inserted",  # never answers an inserted prompt
-    "response-without-message-id",  # answers a prompt with a result that has no messageId
-    "user-message-wrong-id",  # reports the user message under another ID than the response's
-    "withdraw-wrong-code",  # refuses a prompt withdrawn by $/cancel_request (an error, not -32800)
-    "close-withdraw-wrong-code",  # refuses a prompt that a session/close stopped (not -32800)
-    "silent-reject",  # rejects a prompt without any response
-    "chunk-no-message-id",  # sends message chunks without messageId
-    "compaction-no-status",  # starts a compaction with an update that has no status
-    "custom-running-state",  # reports a custom state where running is required
-    "prompt-without-work",  # inserts and answers prompts but never runs foreground work for them
-    "cancel-covers-later-prompts",  # withdraws prompts that arrived after a session/cancel
-    "accept-unadvertised-content",  # inserts prompts whose content type was not advertised
-    "late-approval-runs",  # leaves a cancelled tool call pending and runs it on a late approval
-    "cancel-leaves-tool-open",  # confirms a cancellation with a tool call of the work still open
-    "busy-refusal",  # refuses a well-formed prompt with -32600 only because work is active
-    "complete-before-accept",  # reports a URL elicitation completed before the Client accepted it
-    "elicitation-not-withdrawn",  # never withdraws the elicitations of cancelled work
-    "elicit-unadvertised",  # elicits in modes the Client did not advertise
-)
+AGENT_FAULTS = seeded.names("agent", deviations.Deviation)
+"""The Agent's seeded bugs that it runs itself (``properties.seeded``): every agent deviation."""
 
 
 CUSTOM_STOP = "_handed_off"
@@ -548,11 +502,14 @@ class Agent:
                 continue
             if deviations.rule(d) in self.marks:
                 continue
-            if self.specs[d.machine].written_refusal(d.source, d.trigger, d.ctx) is None:
-                continue  # a variant's added row allows the cell: an ordinary move (``_can``)
             for key, state in self._entities(d.machine):
                 if state != d.source:
                     continue
+                own = {"oldest_held": self._oldest_waiting() == key} if d.machine == "prompt" else {}
+                if any(own.get(k) != v for k, v in d.when.items()):
+                    continue  # not where the cell is forbidden
+                if self.specs[d.machine].written_refusal(d.source, d.trigger, {**own, **d.ctx}) is None:
+                    continue  # a variant's added row allows the cell: an ordinary move (``_can``)
                 if d.machine == "tool_call":
                     add(("agent", "tool_status", (key, d.dest)))
                 elif d.machine == "compaction":
@@ -778,7 +735,8 @@ class Agent:
         the reading ``rejected-after-cancel-request``), in the order ``_PROMPT_TRIGGERS``, and
         within the Agent's own choices:
 
-        - it holds only the oldest waiting prompt (feature ``hold``);
+        - it holds a prompt only when every prompt received before it and still waiting is held
+          (feature ``hold``);
         - it refuses a prompt not yet asked to stop (received or held) only with feature
           ``fail`` (the oldest held one) or when the prompt's content is invalid;
         - it inserts a received prompt only when it is the oldest waiting, or under
@@ -798,7 +756,7 @@ class Agent:
             if trigger not in allowed:
                 continue
             if trigger == "hold":
-                if "hold" in self.cfg.features and rid == waiting:
+                if "hold" in self.cfg.features and self._holds_in_order(rid):
                     add(("agent", "hold", rid))
             elif trigger == "reject":
                 fail = "fail" in self.cfg.features
@@ -822,6 +780,12 @@ class Agent:
                     add(("agent", "withdraw", rid))
             else:
                 add(("agent", trigger, rid))
+
+    def _holds_in_order(self, rid: int) -> bool:
+        """Every prompt received before ``rid`` and still waiting is held: the Agent may hold it
+        too (held prompts keep the order they were received in)."""
+        before = self.order[: self.order.index(rid)]
+        return all(self.prompts[r][0] not in (prm.RECEIVED, prm.CANCEL_REQUESTED) for r in before)
 
     def _may_overtake(self, rid: int) -> bool:
         """``prompt-ahead-of-held=held-only``: a newly received prompt may be inserted at once
@@ -1199,7 +1163,7 @@ class Agent:
         p = self.prompts[rid]
         if p[4] == "unadvertised":  # content_advertised not applied (a seeded bug: Unchecked)
             self._breach(bw.CONTENT_ADVERTISED.rule)
-        # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
+        # A seeded bug that inserts a covered prompt (a forbidden cell): the prompt machine
         # refuses it with the cell's violation, as it would any agent (``_fire``).
         self._prompt_fire(rid, "insert", oldest_held=self._oldest_waiting() == rid)
         _put(self.prompts, rid, 1, self._new_id("user_message", self._msg_id("msg_u")))
@@ -1610,9 +1574,10 @@ class Agent:
             self.child_msg = self._msg_id("msg_s")
             msgs = [
                 wire.subagent(self.sid, self.child),
-                wire.session_message(self.child, self.child_msg, self.sid, [wire.text("Summarize the logs")]),
+                *self._task("Summarize the logs"),
                 wire.state_update(self.child, "running", []),
                 wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
+                *self._task_links(),
             ]
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
@@ -1656,11 +1621,31 @@ class Agent:
         self.reruns += 1
         self.child_msg = self._msg_id("msg_s")
         running = [
-            wire.session_message(self.child, self.child_msg, self.sid, [wire.text("Check the logs again")]),
+            *self._task("Check the logs again"),
             wire.state_update(self.child, "running", []),
             wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
+            *self._task_links(),
         ]
         return running + self._do_bg_list(key)
+
+    def _task(self, text: str) -> list[Msg]:
+        """The task given to the child: the outgoing view in this session and the incoming view in
+        the child's. The two views are independent messages; the Agent gives both the same ID
+        (IDs are scoped to a session) and links them only in a later update (``_task_links``)."""
+        assert self.child_msg is not None
+        content = [wire.text(text)]
+        return [
+            wire.session_message(self.sid, self.child_msg, None, content, recipient=self.child),
+            wire.session_message(self.child, self.child_msg, self.sid, content),
+        ]
+
+    def _task_links(self) -> list[Msg]:
+        """The two views of the task, linked: each names the other's messageId."""
+        assert self.child_msg is not None
+        return [
+            wire.link(self.sid, self.child_msg, "recipientMessageId", self.child_msg),
+            wire.link(self.child, self.child_msg, "senderMessageId", self.child_msg),
+        ]
 
     def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
         kind, ident = key
