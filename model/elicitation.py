@@ -75,9 +75,9 @@ SPEC = MachineSpec(
     final=(ACCEPTED, COMPLETED, DECLINED, CANCELLED, LATE),
     rows=ROWS,
     forbidden={
-        "accept": "WAIT-02",
-        "decline": "WAIT-02",
-        "cancel": "WAIT-02",
+        "accept": "INTRO-02",
+        "decline": "INTRO-02",
+        "cancel": "INTRO-02",
         "complete": "EX-01",
         "withdraw": "CANCEL-19",
         "abandon": "CANCEL-19",

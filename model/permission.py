@@ -53,8 +53,8 @@ SPEC = MachineSpec(
     final=(SELECTED, CANCELLED),
     rows=ROWS,
     forbidden={
-        "select": "WAIT-02",
-        "answer_cancelled": "WAIT-02",
+        "select": "INTRO-02",
+        "answer_cancelled": "INTRO-02",
         "withdraw": "CANCEL-07",
         "abandon": "CANCEL-06",
     },

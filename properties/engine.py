@@ -63,7 +63,8 @@ the readings: they are configuration, not state, so no state key includes them.
 Variants: ``MonitorSet(variant=...)`` (default None: the spec as written; ``properties.variants``)
 sets aside every finding of a rule the variant dropped (``set_aside`` counts them by rule, and
 the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and
-hands the table monitor the variant's machine tables (``tables``; empty: the model's own).
+hands the table monitor the variant's machine tables (``tables``; empty: the model's own) and
+every monitor the rules between machines in force (``Monitor.between``, ``model.between``).
 Like readings, the variant is configuration: clones share it.
 
 Must not know: files, JSON decoding, or how the messages were produced.
@@ -76,10 +77,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
+from model.between import Rules
 from model.core import MachineSpec
 from properties.findings import Finding
 from properties.readings import resolve
-from properties.variants import Variant
+from properties.variants import Variant, rules_of
 
 Message = dict[str, Any]
 Handler = Callable[[Any, Any, int, Message], None]
@@ -200,6 +202,11 @@ class Monitor:
         tables = self._owner.tables
         return tables.get(spec.name, spec) if tables else spec
 
+    @property
+    def between(self) -> Rules:
+        """The rules between machines in force (``model.between``: the variant's, else the spec's)."""
+        return self._owner.rules
+
     def reading(self, name: str) -> str:
         """The alternative in force for the reading ``name`` (``properties.readings``)."""
         return self._owner.readings[name]
@@ -223,11 +230,18 @@ class Monitor:
         )
 
     def suspect(
-        self, rule: str, line: int | None, session: str | None, explanation: str, message: Any = None
+        self,
+        rule: str,
+        line: int | None,
+        session: str | None,
+        explanation: str,
+        message: Any = None,
+        readings: tuple[str, ...] = (),
     ) -> None:
-        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning)."""
+        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
+        ``readings``: the readings that make it a suspect rather than a breach."""
         level = self._owner.level_of(rule)
-        self._owner.add(Finding(rule, level, line, session, explanation, "suspect", message))
+        self._owner.add(Finding(rule, level, line, session, explanation, "suspect", message, readings))
 
     def eventually(
         self,
@@ -310,6 +324,8 @@ class MonitorSet:
         self.dropped: frozenset[str] = frozenset(self.variant.drop) if self.variant else frozenset()
         self.tables: Mapping[str, Any] = self.variant.tables() if self.variant else {}
         """Machine name -> the variant's table (empty: the model's own)."""
+        self.rules: Rules = rules_of(variant)
+        """The rules between machines in force (``model.between``)."""
         self.set_aside: Counter[str] = Counter()
         """Findings of dropped rules, by rule (not reported)."""
         if monitors is None:

@@ -76,9 +76,10 @@ def test_cancelled_work_abandons_it_and_late_answers_are_ignored() -> None:
 
 
 def test_a_second_answer_is_the_clients_breach() -> None:
+    """One response per request (INTRO-02); WAIT-02 is the Agent's SHOULD about late answers."""
     with pytest.raises(ClientViolation) as err:
         em.SPEC.fire(em.DECLINED, "accept", FORM)
-    assert err.value.rule == "WAIT-02"
+    assert err.value.rule == "INTRO-02"
 
 
 def test_the_new_rules_are_catalogued_with_their_sections() -> None:

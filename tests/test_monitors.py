@@ -213,7 +213,10 @@ VIOLATIONS: list[Case] = [
         [("ACC-03", 6)],
     ),
     Case(
-        "REJ-02 user message for a rejected prompt", [prompt(1), fail(1, -32602), user("u1")], [("REJ-02", 3)]
+        "REJ-02 user message for a rejected prompt",
+        [prompt(1), fail(1, -32602), user("u1")],
+        [("REJ-02", 3)],
+        readings={"unaccounted-user-message": "prompt-only"},
     ),
     Case(
         "ACC-06 response names another ID",
@@ -227,11 +230,30 @@ VIOLATIONS: list[Case] = [
         ],
         [("ACC-06", 4)],
     ),
-    Case("ACC-06 user message no response accounts for", [*turn(), user("u9")], [("ACC-06", 7)]),
+    Case(
+        "ACC-06 user message no response accounts for",
+        [*turn(), user("u9")],
+        [("ACC-06", 7)],
+        readings={"unaccounted-user-message": "prompt-only"},
+    ),
+    Case(
+        "ACC-06 user message while a prompt waits, that its answer does not claim",
+        [
+            *turn(),
+            prompt(2),
+            state("running"),
+            user("u9"),
+            user("u2"),
+            answer(2, "u2"),
+            state("idle", stop="end_turn"),
+        ],
+        [("ACC-06", 10)],
+    ),
     Case(
         "ACC-07 user message before its prompt",
         [*turn(), user("u9"), prompt(2), answer(2, "u9"), state("running"), state("idle", stop="end_turn")],
         [("ACC-06", 7), ("ACC-07", 9)],
+        readings={"unaccounted-user-message": "prompt-only"},
     ),
     Case(
         "ACC-09 one messageId for two prompts",
@@ -287,7 +309,12 @@ VIOLATIONS: list[Case] = [
         ],
         [("USER-03", 3), ("USER-04", 6)],
     ),
-    Case("SDM-05 user message in a session without prompts", [user("task", sid="child")], [("SDM-05", 1)]),
+    Case(
+        "SDM-05 user message in a session without prompts",
+        [user("task", sid="child")],
+        [("SDM-05", 1)],
+        readings={"unaccounted-user-message": "prompt-only"},
+    ),
     Case(
         "MSGID-01 user message without messageId",
         [update("user_message", content=[text()])],

@@ -256,10 +256,21 @@ EXPECTED: dict[str, dict[str, S]] = {
             background=[],
         )
     },
-    # Session-directed messages: the child's task is an incoming session_message from the parent
-    # in the child's transcript; the child runs and goes idle; the parent's roster mirrors idle.
+    # Session-directed messages: the child's task is an outgoing session_message in the parent's
+    # transcript and an incoming one from the parent in the child's, under the same ID (IDs are
+    # scoped to a session) and linked by a later update of each; the child runs and goes idle;
+    # the parent's roster mirrors idle.
     "subagent_child": {
         MAIN: turn(
+            ("session_message", "msg_s_2"),
+            entities={
+                ("session_message", "msg_s_2"): {
+                    "content": [T("Summarize the logs")],
+                    "senderSessionId": None,
+                    "recipientSessionId": CHILD,
+                    "recipientMessageId": "msg_s_2",
+                }
+            },
             background=[],
             subagents={
                 CHILD: {
@@ -276,6 +287,7 @@ EXPECTED: dict[str, dict[str, S]] = {
                     "content": [T("Summarize the logs")],
                     "senderSessionId": MAIN,
                     "recipientSessionId": None,
+                    "senderMessageId": "msg_s_2",
                 }
             },
         ),

@@ -20,6 +20,7 @@ from properties.monitors.fields import FieldMonitor
 from properties.monitors.lifecycle import ForegroundMonitor
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.rpc import ResponseMonitor
+from properties.monitors.stopreasons import StopReasonMonitor
 from properties.monitors.subagents import SubagentMonitor
 from properties.monitors.tables import TableMonitor
 from properties.monitors.tools import ToolMonitor
@@ -28,6 +29,7 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     ClientMonitor,
     PromptMonitor,
     ForegroundMonitor,
+    StopReasonMonitor,
     ToolMonitor,
     ElicitationMonitor,
     BackgroundMonitor,
@@ -49,6 +51,7 @@ __all__ = [
     "ForegroundMonitor",
     "PromptMonitor",
     "ResponseMonitor",
+    "StopReasonMonitor",
     "SubagentMonitor",
     "TableMonitor",
     "ToolMonitor",

@@ -30,7 +30,9 @@ background work"). So:
   differs from the last one reported in the session completes work never reported active: FG-02;
 - any message or thought content while the state is requires_action means the work progressed
   without running being reported: FG-04 (group ``running-after-requires-action``; the tool side
-  is judged by the tool monitor);
+  is judged by the tool monitor). That is the default of the reading
+  ``output-while-requires-action`` (``progress``); under ``pending-output`` such content may be
+  output the work produced before it blocked (no finding);
 - content for a message first seen during an ended foreground interval, sent while the session
   is still idle after it, is an update of the ended work after its idle: DONE-03, or CANCEL-14
   when that idle confirmed a cancellation. That is the default of the reading
@@ -47,7 +49,9 @@ that finished on its own but sent its idle after the cancel reached it is held t
 That is the default of the reading ``cancel-takes-effect`` (``on-receipt``); under
 ``when-acted`` the Agent may have ended the work before acting on the cancel, so the idle's stop
 reason is judged as for any ending idle (FG-06) and not held to ``cancelled``.
-Any idle's string stop reason must be standard or start with ``_`` (STOP-03); ``error`` should
+Any idle's string stop reason must be standard or start with ``_`` (STOP-03; an unknown one
+without ``_`` is a breach under the reading ``future-stop-reason=custom``, the default, and a
+suspect under ``future-stop-reason=may-be-future``: it may be a future variant); ``error`` should
 carry a JSON-RPC error object (FAIL-03). Repeated snapshots are fine (TRANS-01), and idle at any
 moment is fine (DONE-04).
 
@@ -71,13 +75,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model import between as bw
 from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.monitors.common import ACTIVE, STANDARD_STATES, after_idle, is_error_object
+from properties.monitors.common import ACTIVE, STANDARD_STATES, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
-from properties.readings import CANCEL_TAKES_EFFECT, PATCH_AFTER_IDLE, REPEATED_IDLE_NEW_REASON
+from properties.readings import (
+    CANCEL_TAKES_EFFECT,
+    FUTURE_STOP,
+    OUTPUT_WHILE_REQUIRES_ACTION,
+    PATCH_AFTER_IDLE,
+    REPEATED_IDLE_NEW_REASON,
+)
 
 _IDLE_GROUP = RESTATED["idle-when-work-ends"]
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
@@ -116,6 +127,7 @@ class _Session:
         "last_std",
         "msgs",
         "since",
+        "steered",
         "thoughts",
     )
 
@@ -133,6 +145,10 @@ class _Session:
         self.since = 0  # line of the last state change
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
+        # only where ``model.between`` STEERING forbids steering: ("p", request id) received
+        # during active work, ("m", messageId) its success returned, ("u", messageId) a user
+        # message first reported during active work -> that work's interval
+        self.steered: dict[tuple[str, Any], int] = {}
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
@@ -147,6 +163,7 @@ class _Session:
         new.since = self.since
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
+        new.steered = dict(self.steered)
         return new
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
@@ -166,11 +183,17 @@ class _Session:
             self.done_period == period,
             frozenset(self.await_active),
             frozenset(self.accepted),
+            frozenset((k, interval - v) for k, v in self.steered.items()),
         )
 
 
 class ForegroundMonitor(SessionMonitor["_Session"]):
     """Foreground state reporting (see module docstring)."""
+
+    @property
+    def no_steering(self) -> bool:
+        """``model.between`` STEERING with steer false: prompts and user messages are tracked."""
+        return not self.between.steer
 
     RULES = (
         *_START_GROUP,
@@ -180,8 +203,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         *_CANCEL_GROUP,
         "STOP-03",
         "FAIL-03",
-        "DONE-03",
-        "CANCEL-14",
+        bw.UPDATES_BEFORE_IDLE.rule,
+        bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
+        bw.STEERING.rule,
         fgm.SPEC.guard_rules["custom_states"],
         "BOUND-02",
         "MSGID-01",
@@ -201,6 +225,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ("client-request", "session/prompt", self._prompt),
             ("agent-response", "session/prompt", self._answer),
             ("agent-response", "session/close", self._closed),
+            ("update", "user_message", self._user),
+            ("update", "user_message_chunk", self._user),
         )
 
     # -- output --------------------------------------------------------------------------
@@ -233,7 +259,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 and (variant[-1] == "k" or "content" in upd)
                 and self.reading(PATCH_AFTER_IDLE) == "ended-work"
             ):
-                rule, what = after_idle(seen == st.last_end and st.last_end_cancel)
+                cancelled = seen == st.last_end and st.last_end_cancel
+                rule = self.between.late_update(cancelled).rule
+                what = "the cancellation" if cancelled else "that work"
                 self._ex[rule] += 1
                 if st.done_period != fs.period:
                     st.done_period = fs.period
@@ -252,6 +280,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         where = fgm.UNRECOGNIZED if custom else state
         if where == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
+            if self.reading(OUTPUT_WHILE_REQUIRES_ACTION) == "pending-output":
+                return  # may be output of the work from before it blocked
         try:
             spec.fire(where, "output", {"custom_states": self.facts.client_may_extend is not False})
             return
@@ -282,6 +312,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 f"{what} shows foreground progress {why} ({rule}: the foreground "
                 f"table has no output in {where})",
                 msg,
+                (OUTPUT_WHILE_REQUIRES_ACTION,) if where == fgm.REQUIRES_ACTION else (),
             )
 
     def _started(
@@ -345,13 +376,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         if type(reason) is str:
             if reason not in fgm.STOP_REASONS and not reason.startswith("_"):
-                self.breach(
-                    "STOP-03",
-                    line,
-                    sid,
-                    f"stop reason {reason!r} is not a standard one and does not start with '_'",
-                    msg,
-                )
+                why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
+                if self.reading(FUTURE_STOP) == "custom":
+                    self.breach("STOP-03", line, sid, why, msg, (FUTURE_STOP,))
+                else:  # it may be a future ACP variant
+                    self.suspect(
+                        "STOP-03", line, sid, why + " (it may be a future ACP stop reason)", msg,
+                        (FUTURE_STOP,),
+                    )  # fmt: skip
             if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
@@ -411,20 +443,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         cancel_line = fs.cancel_line
         if cancel_line and self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
             self._gx[_CANCEL_GROUP_KEY] += 1
-            st.last_end_cancel = reason == fgm.CANCELLED
+            st.last_end_cancel = self.between.confirmation_breach(reason) is None
             if type(reason) is not str:
                 self._no_stop_reason(prev, sid, line, msg)
         elif cancel_line:
             st.last_end_cancel = True
             self._gx[_CANCEL_GROUP_KEY] += 1
-            if reason != fgm.CANCELLED:
-                rule = "CANCEL-12" if reason == fgm.ERROR else "TRANS-04"
+            broken = self.between.confirmation_breach(reason)
+            if broken is not None:
                 self.breach(
-                    rule,
+                    broken.rule,
                     line,
                     sid,
                     f"the idle that ends work after the cancellation received at line {cancel_line} "
-                    f"has stop reason {reason!r}, not 'cancelled'",
+                    f"has stop reason {reason!r}, not {self.between.confirming_reasons()[0]!r}",
                     msg,
                     (CANCEL_TAKES_EFFECT,),
                 )
@@ -471,6 +503,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if st is None:
                 st = self.sessions[sid] = _Session()
             st.await_active[msg["id"]] = line
+        elif self.no_steering and fs.state in ACTIVE and not fs.resuming:
+            self._session(sid).steered[("p", msg["id"])] = fs.interval
 
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
@@ -482,6 +516,63 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if st.await_active.pop(rid, None) is not None and "result" in msg:
             self._ex["BOUND-02"] += 1
             st.accepted[rid] = line
+        if st.steered:
+            self._steering_answer(st, sid, rid, line, msg)
+
+    def _steering_answer(self, st: _Session, sid: str, rid: Any, line: int, msg: Message) -> None:
+        """The answer of a prompt received during active work, where steering is not allowed:
+        its messageId ties it to a user message reported during that same work (a breach), or
+        to one not reported yet (judged then)."""
+        steered = st.steered
+        received = steered.pop(("p", rid), None)
+        result = msg.get("result")
+        mid = result.get("messageId") if type(result) is dict else None
+        if received is None:
+            return
+        if type(mid) is str:
+            seen = steered.get(("u", mid))
+            if seen == received:
+                self._steered(sid, rid, mid, line, msg)
+            elif seen is None and self._still(sid, received):
+                steered[("m", mid)] = received  # judged when the message is reported
+        if not any(k[0] == "p" and v == received for k, v in steered.items()):
+            for key in [k for k, v in steered.items() if k[0] == "u" and v == received]:
+                del steered[key]  # no prompt of that work is left to claim them
+
+    def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """A user message first reported during active work, where steering is not allowed."""
+        if not self.no_steering:
+            return
+        mid = upd.get("messageId")
+        fs = self.facts.sessions.get(sid)
+        if type(mid) is not str or fs is None or fs.state not in ACTIVE or fs.resuming:
+            return
+        st = self._session(sid)
+        if ("u", mid) in st.steered:
+            return
+        if st.steered.pop(("m", mid), None) == fs.interval:
+            self._steered(sid, None, mid, line, msg)
+        elif any(k[0] == "p" and v == fs.interval for k, v in st.steered.items()):
+            st.steered[("u", mid)] = fs.interval  # a prompt received in this work may claim it
+
+    def _still(self, sid: str, interval: int) -> bool:
+        """The active work of ``interval`` is still going on."""
+        fs = self.facts.sessions.get(sid)
+        return fs is not None and fs.state in ACTIVE and fs.interval == interval
+
+    def _steered(self, sid: str, rid: Any, mid: str, line: int, msg: Message) -> None:
+        rule = bw.STEERING.rule
+        self._ex[rule] += 1
+        which = f"prompt {rid!r}" if rid is not None else "the prompt whose response returned it"
+        self.breach(
+            rule,
+            line,
+            sid,
+            f"user message {mid!r} of {which}, received during active work, is reported during "
+            "that same work: it was inserted into it, while the rule between machines steering "
+            "(steer = false) says it waits for that work's idle",
+            msg,
+        )
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
