@@ -30,6 +30,13 @@ message reports a prompt's insertion, and none is left to insert) and the succes
 (``resumed``). Opening and closing the session are not observed here (the prompt rules judge
 what a close stops), so the session is ``open`` outside a handshake.
 
+Entities: every update or chunk of an ID-addressed entity (messages, thoughts, session-directed
+messages, tool calls, terminals, plans, compactions) fires the entity table (``model.entity``)
+on ``(type, ID)``: an upsert with content, without it, clearing it, or a chunk (``entity_step``,
+the one classification of those updates, which the explorers' coverage reads too). The table
+refuses nothing: it places the entity on the timeline and says whether it has content, which is
+what tells a replayed entity (already known) from a new one in a resume window.
+
 Machines whose steps are partly hidden from a proxy (foreground state against a cancel's
 arrival, a prompt held or decided) are not observed here yet: their rules are still judged by
 the hand-written monitors.
@@ -43,7 +50,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from model import background, compaction, foreground, session, toolcall
+from model import background, compaction, entity, foreground, session, toolcall
 from model.core import Context, MachineSpec
 from properties.readings import UNACCOUNTED_USER_MESSAGE
 
@@ -77,7 +84,13 @@ Observation = tuple[MachineSpec, str, str, Context]
 guard's value under its name, and the alternative in force of each reading a guard answers
 for, under the reading's name)."""
 
-OBSERVED: tuple[MachineSpec, ...] = (toolcall.SPEC, compaction.SPEC, background.SPEC, session.SPEC)
+OBSERVED: tuple[MachineSpec, ...] = (
+    toolcall.SPEC,
+    compaction.SPEC,
+    background.SPEC,
+    entity.SPEC,
+    session.SPEC,
+)
 """The machines this layer drives from the wire."""
 UNOBSERVED: dict[str, frozenset[str]] = {session.SPEC.name: frozenset({"close", "closed"})}
 """Triggers of those machines this layer never fires: opening and closing a session (the prompt
@@ -297,7 +310,7 @@ UPDATES: dict[str, Observer] = {
 
 SNAPSHOTS = frozenset({"state_update"})
 """Variants that are snapshots, not updates of an entity: judged inside a resume's replay too."""
-REPLAYED = frozenset({toolcall.SPEC.name, compaction.SPEC.name, background.SPEC.name})
+REPLAYED = frozenset({toolcall.SPEC.name, compaction.SPEC.name, background.SPEC.name, entity.SPEC.name})
 """Machines whose entities' updates a resume's replay re-sends (not transitions there)."""
 
 
@@ -320,9 +333,67 @@ def _compaction_chunk(upd: dict[str, Any]) -> Iterator[Observation]:
         yield compaction.SPEC, cid, "summary_chunk", _NO_CTX
 
 
+# -- entities ----------------------------------------------------------------------------------
+_ENTITY_CHUNKS: Final = {
+    "user_message_chunk": ("user_message", "messageId"),
+    "agent_message_chunk": ("agent_message", "messageId"),
+    "agent_thought_chunk": ("agent_thought", "messageId"),
+    "session_message_chunk": ("session_message", "messageId"),
+    "tool_call_content_chunk": ("tool_call", "toolCallId"),
+    "terminal_output_chunk": ("terminal", "terminalId"),
+    "compaction_summary_chunk": ("compaction", "compactionId"),
+}
+"""Chunk variant -> (entity type, ID field)."""
+_ENTITY_UPSERTS: Final = {
+    "user_message": ("user_message", "messageId", "content"),
+    "agent_message": ("agent_message", "messageId", "content"),
+    "agent_thought": ("agent_thought", "messageId", "content"),
+    "session_message": ("session_message", "messageId", "content"),
+    TOOL_CALL_UPDATE: ("tool_call", "toolCallId", "content"),
+    "terminal_update": ("terminal", "terminalId", "output"),
+    "compaction_update": ("compaction", "compactionId", "summary"),
+    "plan_update": ("plan", "", "plan"),
+}
+"""Upsert variant -> (entity type, ID field, content field); a plan's ID is inside its content."""
+
+
+VARIANTS: Final = frozenset(UPDATES) | frozenset(_ENTITY_CHUNKS) | frozenset(_ENTITY_UPSERTS)
+"""Every ``sessionUpdate`` variant this layer makes observations of."""
+
+
+def entity_step(upd: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(entity key, trigger)`` of the entity table an update fires (``"agent_message msg_1"``,
+    ``"chunk"``), or None when the update is no entity's (or names no ID)."""
+    variant = upd.get("sessionUpdate")
+    if type(variant) is not str:
+        return None
+    chunk = _ENTITY_CHUNKS.get(variant)
+    if chunk is not None:
+        ident = upd.get(chunk[1])
+        return (f"{chunk[0]} {ident}", "chunk") if type(ident) is str else None
+    upsert = _ENTITY_UPSERTS.get(variant)
+    if upsert is None:
+        return None
+    kind, field, content = upsert
+    if field:
+        ident = upd.get(field)
+    else:
+        body = upd.get(content)
+        ident = body.get("planId") if type(body) is dict else None
+    if type(ident) is not str:
+        return None
+    if content not in upd:
+        return f"{kind} {ident}", "upsert_keep"
+    return f"{kind} {ident}", entity.upsert_trigger(upd[content])
+
+
 def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> list[Observation]:
     """The observations an Agent update makes, given what the session has shown so far (read
     before any of them is fired). A snapshot also records its list in ``seen``."""
     variant = upd.get("sessionUpdate")
     found = UPDATES.get(variant) if type(variant) is str else None
-    return [] if found is None else list(found(upd, seen, readings))
+    out = [] if found is None else list(found(upd, seen, readings))
+    step = entity_step(upd)
+    if step is not None:
+        out.append((entity.SPEC, step[0], step[1], _NO_CTX))
+    return out

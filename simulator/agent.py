@@ -76,6 +76,7 @@ from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
 from properties.monitors.common import after_idle
+from properties.observe import entity_step
 from properties.readings import TOOL_WITH_LISTED_TERMINAL
 from properties.variants import tables_of
 from simulator import deviations, wire
@@ -212,6 +213,7 @@ class Agent:
         "cur_thought",
         "deviations",
         "ended_output",
+        "entities",
         "extras",
         "faults",
         "fg_ctx",
@@ -331,6 +333,9 @@ class Agent:
         self.closed_cancel = False
         self.ahead: tuple[str, str] | None = None  # (type, ID) given by an update sent ahead (Also.reserve)
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
+        self.entities: dict[tuple[str, str], str] = {}
+        """(session, entity key) -> entity table state of every entity the Agent sent an update
+        or chunk of (``_entity_steps``; not in the snapshot: no choice reads it)."""
 
     # -- copying for explorers ----------------------------------------------------------------
     def clone(self) -> Agent:
@@ -343,6 +348,7 @@ class Agent:
         new.items = dict(self.items)
         new.compactions = dict(self.compactions)
         new.history = list(self.history)
+        new.entities = dict(self.entities)
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -1088,8 +1094,29 @@ class Agent:
     def do(self, name: str, arg: Any) -> list[Msg]:
         handler = getattr(self, "_do_" + name)
         out: list[Msg] = handler(arg)
-        if not self.deviations:
-            return out
+        if self.deviations:
+            out = self._deviate(name, out)
+        if name != "replay":  # replayed history re-sends known entities: no transition
+            self._entity_steps(out)
+        return out
+
+    def _entity_steps(self, out: list[Msg]) -> None:
+        """The entity table (``model.entity``) stepped by every entity update or chunk the Agent
+        sends (``properties.observe.entity_step`` says which trigger): each (session, type, ID)
+        placed on the timeline, its content set, kept, cleared or appended to. Not part of the
+        snapshot: the table refuses nothing, so no choice of the Agent reads it."""
+        spec = self.specs["entity"]
+        for msg in out:
+            if msg.get("method") != "session/update":
+                continue
+            params = msg["params"]
+            step = entity_step(params["update"])
+            if step is not None:
+                key = (params["sessionId"], step[0])
+                self.entities[key] = spec.fire(self.entities.get(key, spec.initial), step[1])
+
+    def _deviate(self, name: str, out: list[Msg]) -> list[Msg]:
+        """The seeded bugs' changes to what move ``name`` sends (rewritten, copied, added)."""
         for r in deviations.rewrites(self.deviations, name):
             for msg in out:
                 if deviations.rewrite(msg, r) and not (r.unless and self._has(r.unless)):
@@ -1557,7 +1584,7 @@ class Agent:
         self.comp_started += 1
         cid = f"cmp_{self.comp_started}"
         self.compactions[cid] = cm.IN_PROGRESS
-        return [wire.compaction(self.sid, cid, "in_progress")]
+        return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
         self.comp_chunks += 1
