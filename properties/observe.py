@@ -108,7 +108,7 @@ SESSION_KEY = ""
 class Seen:
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("fresh", "handshake", "listed", "prompts", "states", "user_ids")
+    __slots__ = ("fresh", "handshake", "idle_snapshot", "listed", "prompts", "states", "user_ids")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
@@ -125,6 +125,8 @@ class Seen:
         self.fresh: frozenset[tuple[str, str]] = frozenset()
         """(machine name, entity key) of the entities first seen in the current resume window:
         their later updates there are live transitions, not replayed history."""
+        self.idle_snapshot = False
+        """The latest snapshot of the resume being answered reported idle."""
 
     def state_of(self, spec: MachineSpec, key: str) -> str:
         return self.states.get((spec.name, key), spec.initial)
@@ -137,6 +139,7 @@ class Seen:
         new.user_ids = self.user_ids
         new.fresh = self.fresh
         new.prompts = self.prompts
+        new.idle_snapshot = self.idle_snapshot
         return new
 
     def key(self) -> Any:
@@ -147,6 +150,7 @@ class Seen:
             self.user_ids,
             self.fresh,
             self.prompts,
+            self.idle_snapshot,
         )
 
 
@@ -204,6 +208,7 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
 
 def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     if seen.handshake is not None:
+        seen.idle_snapshot = upd.get("state") == foreground.IDLE
         yield session.SPEC, SESSION_KEY, "snapshot", _NO_CTX
     keys = background_keys(upd.get("background"))
     if keys is None:
@@ -266,6 +271,7 @@ def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observa
     if seen.handshake is not None:
         return []
     seen.handshake = (rid, seen.state_of(session.SPEC, SESSION_KEY), replay)
+    seen.idle_snapshot = False
     return [(session.SPEC, SESSION_KEY, "resume", _NO_CTX)]
 
 
@@ -395,5 +401,27 @@ def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> lis
     out = [] if found is None else list(found(upd, seen, readings))
     step = entity_step(upd)
     if step is not None:
+        if _output_after_idle_snapshot(step[0], seen):
+            out.append((session.SPEC, SESSION_KEY, "replay", _NO_CTX))
         out.append((entity.SPEC, step[0], step[1], _NO_CTX))
     return out
+
+
+_MODEL_OUTPUT: Final = ("agent_message ", "agent_thought ")
+
+
+def _output_after_idle_snapshot(key: str, seen: Seen) -> bool:
+    """An Agent message or thought under an ID the session never showed, after the snapshot of a
+    resume that asked for a replay reported idle, with no prompt waiting: no work is running to
+    produce it live, so it is replayed history sent after the snapshot (Initial state and
+    synchronization: the snapshot comes after any requested replay)."""
+    hs = seen.handshake
+    return (
+        hs is not None
+        and hs[2]
+        and seen.idle_snapshot
+        and not seen.prompts
+        and key.startswith(_MODEL_OUTPUT)
+        and (entity.SPEC.name, key) not in seen.states
+        and seen.state_of(session.SPEC, SESSION_KEY) == session.SYNCED
+    )
