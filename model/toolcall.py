@@ -6,6 +6,10 @@ A tool call is created by its first ``tool_call_update`` (or content chunk) and 
 The live statuses (pending, in_progress, paused) may follow each other in any order, as the
 Agent asks permission, runs, suspends or schedules the work. completed, failed and cancelled
 are final: a final status is never reopened; the Agent starts a new tool call instead.
+A custom status (a value beginning with ``_``) is the Agent's own; the schema says a Client
+treats a tool call with a status it does not recognise as still in progress, so a custom status
+moves a live call to in_progress (``custom_status``) and, like any status, never reopens a final
+one.
 Content is replaced by a ``tool_call_update`` that carries content and appended by a
 ``tool_call_content_chunk``; both leave the status alone (self-loops), on live and final calls.
 
@@ -44,6 +48,10 @@ ROWS = (
         if src != dest
     ),
     *(Row(_END[dest], src, dest, TOOL) for src in LIVE for dest in FINAL),
+    *(
+        Row("custom_status", src, IN_PROGRESS, TOOL, note="_-prefixed: read as still in progress")
+        for src in LIVE
+    ),
     *(Row("replace_content", s, s, TOOL, note="tool_call_update with content") for s in STATES),
     *(Row("append_content", s, s, TOOL, note="tool_call_content_chunk") for s in STATES),
 )
@@ -63,6 +71,7 @@ SPEC = MachineSpec(
         "complete": "BG-05",
         "fail": "BG-05",
         "cancel": "BG-05",
+        "custom_status": "BG-05",
         "replace_content": "BG-05",
         "append_content": "BG-05",
     },
@@ -71,3 +80,14 @@ SPEC = MachineSpec(
 
 STATUS_TRIGGER = {**_SET, **_END}
 """Reported status -> trigger (a repeated status is no trigger)."""
+CUSTOM_STATUS = "_queued"
+"""The custom status the simulated Agent reports (any ``_``-prefixed value fires the same row)."""
+
+
+def status_trigger(status: str) -> str | None:
+    """The trigger a reported status fires: a standard status's, ``custom_status`` for a value
+    beginning with ``_``, None for a value reserved for future variants (not judged)."""
+    found = STATUS_TRIGGER.get(status)
+    if found is None and status.startswith("_"):
+        return "custom_status"
+    return found

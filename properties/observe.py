@@ -180,8 +180,8 @@ def _tool_call(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> 
     if type(tid) is not str:
         return
     status = upd.get("status")
-    trigger = toolcall.STATUS_TRIGGER.get(status) if type(status) is str else None
-    if trigger is not None and status != seen.state_of(toolcall.SPEC, tid):
+    trigger = toolcall.status_trigger(status) if type(status) is str else None
+    if trigger is not None and (status != seen.state_of(toolcall.SPEC, tid) or trigger == "custom_status"):
         yield toolcall.SPEC, tid, trigger, _NO_CTX
     if "content" in upd:
         yield toolcall.SPEC, tid, "replace_content", _NO_CTX
@@ -208,7 +208,7 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
 
 def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     if seen.handshake is not None:
-        seen.idle_snapshot = upd.get("state") == foreground.IDLE
+        seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
         yield session.SPEC, SESSION_KEY, "snapshot", _NO_CTX
     keys = background_keys(upd.get("background"))
     if keys is None:

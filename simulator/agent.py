@@ -238,6 +238,7 @@ class Agent:
         "prompts",
         "rd",
         "real",
+        "refusing",
         "replay",
         "reported",
         "requests",
@@ -325,6 +326,9 @@ class Agent:
         self.session = sm.OPEN
         self.close_rids: tuple[Any, ...] = ()  # session/close requests to answer once closed
         self.resume_rid: int | None = None
+        self.refusing: tuple[Any, ...] = ()
+        """session/resume requests to refuse: a second one while one is answered, or the one a
+        session/close interrupted (``_refusal_events``)."""
         self.replay = False
         self.history: list[Msg] = []  # replayable updates (retained history)
         self.ended_output: str | None = None
@@ -394,6 +398,7 @@ class Agent:
             self.child_msg,
             self.marks,
             self.last_stop,
+            self.refusing,
         )
 
     # -- helpers -------------------------------------------------------------------------------
@@ -604,14 +609,19 @@ class Agent:
         elif method == "session/close":
             self.close_rids = (*self.close_rids, msg["id"])
             self.session = self.specs["session"].fire(self.session, "close")
+            if self.resume_rid is not None:  # closed during the resume: it cannot succeed now
+                self.refusing, self.resume_rid = (*self.refusing, self.resume_rid), None
             for rid in self.order:  # the prompt table says what a close means in each state
                 self._prompt_fire(rid, "close")
             if self.real != fgm.IDLE:
                 self.cancelling = True
         elif method == "session/resume":
-            self.resume_rid = msg["id"]
             self.session = self.specs["session"].fire(self.session, "resume")
-            self.replay = "replayFrom" in msg["params"]
+            if self.resume_rid is not None:  # a second resume: this handshake goes on
+                self.refusing = (*self.refusing, msg["id"])
+            else:
+                self.resume_rid = msg["id"]
+                self.replay = "replayFrom" in msg["params"]
         elif "id" in msg and "method" not in msg:
             rid = msg["id"]
             perm = self.perms.get(rid)
@@ -619,6 +629,8 @@ class Agent:
                 return
             outcome = msg.get("result", {}).get("outcome", {})
             trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
+            if "error" in msg:  # no outcome at all: nothing approved
+                trig = "error"
             was = perm[0]
             _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
             if was == pm.PENDING:
@@ -640,6 +652,9 @@ class Agent:
         ev: list[Event] = []
         add = ev.append
         cfg = self.cfg
+        if self.refusing:  # answered before anything else: the window of a refused resume
+            self._refusal_events(add)  # holds no other message
+            return ev
         if self.session == sm.RESUMING:
             return self._resume_events()
         if self.session == "closed":
@@ -899,7 +914,7 @@ class Agent:
                 add(("agent", "tool_done", tid))
             if not pause:
                 continue
-            for status, trigger in tcm.STATUS_TRIGGER.items():
+            for status, trigger in (*tcm.STATUS_TRIGGER.items(), (tcm.CUSTOM_STATUS, "custom_status")):
                 if (t[0], status) not in _PLAIN_MOVES and self._permitted(t, status) and trigger in allowed:
                     add(("agent", "tool_status", (tid, status)))
 
@@ -1089,6 +1104,16 @@ class Agent:
         if early or "resumed" in can("session", sm.RESUMING):
             ev.append(("agent", "resume_early", None))
         return ev
+
+    def _refusal_events(self, add: Any) -> None:
+        """Answering a session/resume that cannot succeed (``refusing``): a second one received
+        while one is answered, or one a session/close interrupted; an error response, in the
+        order they came (it changes no machine: a refused resume leaves the session as it is)."""
+        add(("agent", "refuse_resume", None))
+
+    def _do_refuse_resume(self, _: Any) -> list[Msg]:
+        rid, self.refusing = self.refusing[0], self.refusing[1:]
+        return [wire.error(rid, wire.INVALID_REQUEST, "session is being resumed or closed")]
 
     # -- doing ---------------------------------------------------------------------------------
     def do(self, name: str, arg: Any) -> list[Msg]:
@@ -1311,7 +1336,9 @@ class Agent:
         """A tool call pauses, goes back to pending, resumes, or ends (5. Tool invocation and
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
-        _put(self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], tcm.STATUS_TRIGGER[status]))
+        _put(
+            self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], tcm.status_trigger(status) or "")
+        )
         return [wire.tool_call(self.sid, tid, status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:

@@ -39,6 +39,7 @@ from simulator import deviations, wire
 from simulator.agent import MAIN
 from simulator.client_moves import (
     CANCEL_FROM,
+    PERMISSION_FEATURE,
     PROMPT_FROM,
     RESPONSE_ROW,
     SESSION_FEATURE,
@@ -80,6 +81,7 @@ class Client:
         "choices",
         "closes",
         "deviations",
+        "extra_resumes",
         "faults",
         "marks",
         "next_id",
@@ -120,6 +122,9 @@ class Client:
         self.session = self.tables["session"].initial  # a state of the session table
         self.asked: int | None = None  # the id of its latest close or resume, until answered
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
+        self.extra_resumes: tuple[int, ...] = ()
+        """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
+        (a session/prompt waits for every resume of the session to be answered)."""
 
     def clone(self, view: ClientView | BlindView) -> Client:
         new = Client.__new__(Client)
@@ -145,6 +150,7 @@ class Client:
             self.marks,
             self.withdrawn,
             self.asked,
+            self.extra_resumes,
         )
 
     # -- choices ------------------------------------------------------------------------------
@@ -153,7 +159,8 @@ class Client:
         state = self.session
         ev: list[Event] = []
         if self.prompts_sent < cfg.prompts and (
-            state in PROMPT_FROM or (self.deviations and self._deviating("prompt"))
+            (state in PROMPT_FROM and not self.extra_resumes)
+            or (self.deviations and self._deviating("prompt"))
         ):
             ev.append(("client", "prompt", None))
         early, late = self.choices.session[state]  # the session table's client rows from its state
@@ -169,7 +176,11 @@ class Client:
                     ev.append(("client", "cancel_request", prompt_rid))
         permission = self.choices.permission
         for rid in self.perms:
-            ev.extend(("client", name, rid) for name in permission[self._perm_state(rid)])
+            ev.extend(
+                ("client", name, rid)
+                for name in permission[self._perm_state(rid)]
+                if PERMISSION_FEATURE.get(name, "") in cfg.features or name not in PERMISSION_FEATURE
+            )
         for trigger, events in late:
             if self._within(trigger):
                 ev.extend(events)
@@ -180,6 +191,8 @@ class Client:
         cfg = self.cfg
         if SESSION_FEATURE.get(trigger) not in cfg.features:
             return False
+        if self.session == sm.RESUMING and "overlap" not in cfg.features:
+            return False  # closing or resuming again while a resume is answered: a freedom of its own
         if trigger == "close":  # not once closed: the row from closed is for a close that
             # raced the close response (the Agent's to take); a Client that has the response knows
             return self.closes < cfg.closes and self.session != sm.CLOSED
@@ -238,12 +251,14 @@ class Client:
         trigger = TRIGGER_OF.get(name)
         if trigger is None:
             raise ValueError(f"unknown client event {name!r}")
-        if name in ("allow", "deny", "dismiss"):
+        if name in ("allow", "deny", "dismiss", "fail_answer"):
             self.tables["permission"].fire(self._perm_state(arg), trigger)
             self.perms.remove(arg)  # answered once: no longer the Client's to answer
             self.withdrawn = tuple(r for r in self.withdrawn if r != arg)
             if name == "dismiss":
                 return [wire.permission_cancelled(arg)]
+            if name == "fail_answer":
+                return [wire.error(arg, wire.INTERNAL_ERROR, "permission prompt failed")]
             return [wire.permission_selected(arg, name)]
         before = self.session
         self.session = self.tables["session"].fire(before, trigger)
@@ -254,6 +269,10 @@ class Client:
             self.reattaches += 1
         else:
             self.resumes += 1
+        if before == sm.RESUMING:  # a second resume while one is answered: the first's answer counts
+            rid = self._rid()
+            self.extra_resumes = (*self.extra_resumes, rid)
+            return [wire.resume(rid, MAIN, bool(arg))]
         return [wire.resume(self._asked(), MAIN, bool(arg))]
 
     def receive(self, msg: Msg) -> None:
@@ -269,6 +288,8 @@ class Client:
             rid = msg.get("id")
             if rid in self.unanswered:
                 self.unanswered.remove(rid)
+            elif rid in self.extra_resumes:
+                self.extra_resumes = tuple(r for r in self.extra_resumes if r != rid)
             elif rid is not None and rid == self.asked:  # its latest close's or resume's response
                 self.asked = None  # (the response to an earlier one tells it nothing new)
                 row = RESPONSE_ROW.get(self.session)

@@ -44,10 +44,14 @@ FEATURES = (
     "custom_stop",  # a custom `_` stop reason
     "extras",  # terminal_output_chunk, plan_removed, session_message_chunk
     "omit_stop",  # an idle that omits the stop reason (FG-06 is then only suspected)
+    "perm_error",  # the Client answers a permission request with a JSON-RPC error
+    "overlap",  # the Client closes or resumes again while a session/resume is being answered
 )
-OFF_BY_DEFAULT: tuple[str, ...] = ()
-"""Freedoms the model's tables give that a default monitor still reports (kept behind a flag
-until the two agree): none today. (Refusing a prompt after a ``$/cancel_request`` for it is the
+OFF_BY_DEFAULT: tuple[str, ...] = ("perm_error", "overlap")
+"""Freedoms a run takes only when its bounds name them (the exhaustive slices ``answers`` and
+``overlap`` do): a permission request answered with a JSON-RPC error, and a close or second
+resume while a resume is answered (a seeded walk with every feature would otherwise spend its
+steps closing and resuming). (Refusing a prompt after a ``$/cancel_request`` for it is the
 reading ``rejected-after-cancel-request``.)"""
 
 

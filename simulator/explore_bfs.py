@@ -218,6 +218,20 @@ SLICES: tuple[Slice, ...] = (
         "answered after the work was cancelled or withdrawn",
     ),
     Slice(
+        "answers",
+        SMALL.with_(
+            tool_calls=1,
+            permissions=1,
+            background=0,
+            cancels=1,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"permission", "cancel", "perm_error"}),
+        ),
+        "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
+        "work was cancelled)",
+    ),
+    Slice(
         "bg_requests",
         SMALL.with_(
             tool_calls=0,
@@ -246,6 +260,23 @@ SLICES: tuple[Slice, ...] = (
         ),
         "session/close (stopping a prompt received, held, cancelled or not yet answered; then "
         "cancels), session/resume with and without replay",
+    ),
+    Slice(
+        "overlap",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            closes=1,
+            resumes=1,
+            outputs=1,
+            capacity=2,
+            features=frozenset({"close", "resume", "overlap"}),
+        ),
+        "session/close or a second session/resume while a session/resume is being answered (the "
+        "resume refused, or the later one)",
     ),
     Slice(
         "closes",
