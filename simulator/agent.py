@@ -733,6 +733,7 @@ class Agent:
             add(("agent", "late_output", None))  # a patch of the ended work's message
         if not active and open_:
             self._idle_reading_events(add)
+            self._meta_patch_events(add)
         if self.session in ("open", "closing"):
             self._carried_events(add)
         if self.deviations:
@@ -1104,6 +1105,25 @@ class Agent:
         if early or "resumed" in can("session", sm.RESUMING):
             ev.append(("agent", "resume_early", None))
         return ev
+
+    def _meta_patch_events(self, add: Any) -> None:
+        """Feature ``meta``: once per run, while idle after work that sent a message, a patch of
+        that message's metadata only (Entity IDs: later updates patch an entity in place, after
+        idle too; no content, so nothing the ended work owed comes after its idle)."""
+        if (
+            "meta" in self.cfg.features
+            and "meta" not in self.extras
+            and self.real == self.reported == fgm.IDLE
+            and self.ended_output not in (None, "msg_a_late")
+        ):
+            add(("agent", "meta_patch", None))
+
+    def _do_meta_patch(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"meta"}
+        mid = self.ended_output
+        assert mid is not None
+        upd = {"sessionUpdate": "agent_message", "messageId": mid, "_meta": {"acp-model/rated": "helpful"}}
+        return [wire.update(self.sid, upd)]
 
     def _refusal_events(self, add: Any) -> None:
         """Answering a session/resume that cannot succeed (``refusing``): a second one received

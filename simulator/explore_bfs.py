@@ -302,9 +302,10 @@ SLICES: tuple[Slice, ...] = (
             background=0,
             hooks=1,
             capacity=1,
-            features=frozenset({"hook", "hold", "fail", "cancel"}),
+            features=frozenset({"hook", "hold", "fail", "cancel", "meta"}),
         ),
-        "foreground hook work while a prompt waits: then insertion, rejection or cancellation",
+        "foreground hook work while a prompt waits: then insertion, rejection or cancellation; a "
+        "metadata patch of the ended work's message after its idle (cancelled or not)",
     ),
     Slice(
         "reading_rows",
@@ -327,6 +328,24 @@ SLICES: tuple[Slice, ...] = (
         "(rejected-after-cancel-request=own-reason) and a listed background tool call that "
         "foreground work starts waiting on (waited-on-background=becomes-foreground); judged "
         "under those readings",
+    ),
+    Slice(
+        "receipt_order",
+        SMALL.with_(
+            prompts=2,
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            outputs=0,
+            capacity=2,
+            features=frozenset({"hold"}),
+            readings=(("prompt-ahead-of-held", "receipt-order"),),
+        ),
+        "two prompts held and inserted in the order received, judged under the reading that lets "
+        "the wire show that order (prompt-ahead-of-held=receipt-order: a later prompt answered while "
+        "an earlier one still waits)",
     ),
 )
 """The default bound of the exhaustive mode: small slices of the model, each complete, that

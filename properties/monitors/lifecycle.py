@@ -97,6 +97,8 @@ _END_STOP = (*_END_GROUPS, "STOP-03")
 """Exercised by an idle with a string stop reason that ends active work."""
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 _START_GROUP_KEY = rule_group(*_START_GROUP)
+_CUSTOM_STATES = fgm.SPEC.guard_rules["custom_states"]
+"""The rule of the foreground table's guard on output under a custom state (advertised?)."""
 _END_STOP_KEY = rule_group(*_END_STOP)
 _END_GROUPS_KEY = rule_group(*_END_GROUPS)
 _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
@@ -184,7 +186,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         "FAIL-03",
         "DONE-03",
         "CANCEL-14",
-        fgm.SPEC.guard_rules["custom_states"],
+        _CUSTOM_STATES,
         "BOUND-02",
         "MSGID-01",
     )
@@ -230,30 +232,33 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if fs.resuming or fs.closed:
             return
         if state == "idle" and seen is not None:
+            if seen > 0:  # an update of ended work after its idle: is it one the work owed?
+                rule, what = after_idle(seen == st.last_end and st.last_end_cancel)
+                self._ex[rule] += 1
             if (
                 seen > 0
                 and (variant[-1] == "k" or "content" in upd)
                 and self.reading(PATCH_AFTER_IDLE) == "ended-work"
+                and st.done_period != fs.period
             ):
-                rule, what = after_idle(seen == st.last_end and st.last_end_cancel)
-                self._ex[rule] += 1
-                if st.done_period != fs.period:
-                    st.done_period = fs.period
-                    self.breach(
-                        rule,
-                        line,
-                        sid,
-                        f"{variant} {mid!r} of foreground work that already ended is sent after "
-                        f"the idle that reported {what}",
-                        msg,
-                        (PATCH_AFTER_IDLE,),
-                    )
+                st.done_period = fs.period
+                self.breach(
+                    rule,
+                    line,
+                    sid,
+                    f"{variant} {mid!r} of foreground work that already ended is sent after "
+                    f"the idle that reported {what}",
+                    msg,
+                    (PATCH_AFTER_IDLE,),
+                )
             return
         # progress of foreground work: the foreground table's output from the reported state
         custom = state not in STANDARD_STATES
         where = fgm.UNRECOGNIZED if custom else state
         if where == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
+        elif custom:  # the cell's guard: did the Client advertise custom states?
+            self._ex[_CUSTOM_STATES] += 1
         try:
             spec.fire(where, "output", {"custom_states": self.facts.client_may_extend is not False})
             return

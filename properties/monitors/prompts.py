@@ -235,6 +235,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ("client-notification", "$/cancel_request", self._cancel_request),
             ("update", "user_message", self._user),
             ("update", "user_message_chunk", self._user),
+            ("update", "session_message", self._delegated),
         )
 
     # -- requests ------------------------------------------------------------------------
@@ -412,6 +413,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if ps.pending and self.reading(PROMPT_AHEAD_OF_HELD) == "receipt-order":
             for earlier, received in ps.pending.items():
                 if received < rec[1] and _waiting(self.prompts[earlier][2]) in _UNSTOPPED:
+                    self._ex[OLDEST_HELD] += 1  # judged when the earlier one is answered
                     self.overtaken.setdefault(earlier, (rid, line))
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
@@ -488,9 +490,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps = self.sessions[sid] = _Session()
         elif mid in ps.unclaimed:  # (then not in claimed: see _answer)
             self._ex["MSGID-01"] += 1
+            self._known_replayed(sid)
             return
         elif mid in ps.claimed:
             self._ex["MSGID-01"] += 1
+            self._known_replayed(sid)
             if ps.unreported:
                 ps.unreported.pop(mid, None)
             return
@@ -522,6 +526,21 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._ex[rule] += 1
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
+
+    def _known_replayed(self, sid: str) -> None:
+        """A user message re-sent under an ID the session already used, inside a resume window:
+        a replayed message that kept its ID (ACC-11 judged, and held)."""
+        fs = self.facts.sessions.get(sid)
+        if fs is not None and fs.resuming and self.facts.from_start(sid):
+            self._ex["ACC-11"] += 1
+
+    def _delegated(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """A session-directed message in a session that never received a session/prompt: a
+        delegated task reported as the spec asks, not as a user_message (SDM-05 judged, and
+        held)."""
+        ps = self.sessions.get(sid)
+        if ps is None or not ps.prompted:
+            self._ex["SDM-05"] += 1
 
     def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
         if not self.facts.from_start(sid):

@@ -183,6 +183,9 @@ class TableMonitor(SessionMonitor[Seen]):
             rule = spec.rule_of(state, trigger)
             if rule in _reports(spec):
                 self._ex[rule] += 1
+            rows = spec.cells.get((state, trigger))
+            if rows is not None and rows[0].guard is not None:  # the guard's rule is judged too
+                self._ex[spec.guard_rules.get(rows[0].guard_name or "", rule)] += 1
             try:
                 states[where] = after = spec.fire(state, trigger, ctx)
                 if after != state and after in spec.eventually:
