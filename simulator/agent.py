@@ -700,6 +700,7 @@ class Agent:
                         add(("agent", "start_blocked", None))
         else:
             self._active_events(add, doing)
+            self._declined_events(add)
         self._background_events(add, active)
         if "compaction" in features and self.session in ("open", "closing"):
             self._compaction_events(add)
@@ -1105,6 +1106,23 @@ class Agent:
         if early or "resumed" in can("session", sm.RESUMING):
             ev.append(("agent", "resume_early", None))
         return ev
+
+    def _declined_events(self, add: Any) -> None:
+        """Waiting for user action: "declining or cancelling a request may lead to resumed work, a
+        fallback, or completion". While requires_action is reported, a tool call whose request
+        was declined (or failed) may be given up as failed without the work resuming: no
+        progress, so running is not owed (the work may then end from requires_action)."""
+        if self.real != fgm.REQUIRES_ACTION or self._blocked():
+            return
+        for tid, t in self.tools.items():
+            if (
+                not t[1]
+                and len(t) > 3
+                and t[3] == "denied"
+                and t[0] in tcm.LIVE
+                and "fail" in self._can("tool_call", t[0])
+            ):
+                add(("agent", "tool_status", (tid, tcm.FAILED)))
 
     def _meta_patch_events(self, add: Any) -> None:
         """Feature ``meta``: once per run, while idle after work that sent a message, a patch of
