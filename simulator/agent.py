@@ -57,7 +57,8 @@ background tool call that foreground work takes over, dropped unfinished from th
 (``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
 answered -32602 (``cancelled-invalid-prompt=invalid`` or ``either``); a foreground tool call that
 carries on after an end_turn idle (``tool-updates-after-idle=background``); a tool call listed
-with the terminal it embeds (``tool-with-listed-terminal=may-have-other-work``); a repeated idle
+with the terminal it embeds (``tool-with-listed-terminal=may-have-other-work``; under the default
+reading, feature ``embed``: such a tool call, not listed); a repeated idle
 with a new stop reason (``repeated-idle-new-stop-reason=snapshot``).
 
 Must not know: channels, the client, monitors, or files.
@@ -965,7 +966,7 @@ class Agent:
         ):
             if "terminal" in features:
                 add(("agent", "bg_start", "terminal"))
-                if self._reading("tool-with-listed-terminal", "may-have-other-work"):
+                if self._reading("tool-with-listed-terminal", "may-have-other-work") or "embed" in features:
                     add(("agent", "bg_start", "terminal+tool"))
             if "bg_tool" in features:
                 add(("agent", "bg_start", "tool_call"))
@@ -1563,7 +1564,10 @@ class Agent:
                     self.sid, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]
                 ),
             )
-            self.items[("tool_call", tid)] = bgm.ANNOUNCED
+            if self._reading("tool-with-listed-terminal", "may-have-other-work"):
+                self.items[("tool_call", tid)] = bgm.ANNOUNCED  # listed with its terminal
+            # else (feature ``embed``): the terminal is all that keeps it alive, so only the
+            # terminal is listed; it ends with the terminal (``_do_bg_finish``)
         return msgs
 
     def _snapshot_now(self) -> Msg:
@@ -1614,10 +1618,12 @@ class Agent:
                 wire.subagent(self.sid, self.child, idle),
             ]
         tc = ("tool_call", _embedding(ident))
-        if kind == "terminal" and self.items.get(tc) in (bgm.ANNOUNCED, bgm.LISTED):
+        embedding = self.tools.get(tc[1]) if kind == "terminal" else None
+        if embedding is not None and embedding[0] in tcm.LIVE:
             # the tool call that embeds the terminal ends with it
-            _put(self.tools, tc[1], 0, self.specs["tool_call"].fire(self.tools[tc[1]][0], "complete"))
-            self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
+            _put(self.tools, tc[1], 0, self.specs["tool_call"].fire(embedding[0], "complete"))
+            if tc in self.items:  # listed with its terminal (may-have-other-work)
+                self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
             out.append(wire.tool_call(self.sid, tc[1], "completed"))
         if self.items[key] == bgm.DONE:
             self.followup = self._has("followup") and self.real == fgm.IDLE

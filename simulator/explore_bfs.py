@@ -330,6 +330,20 @@ SLICES: tuple[Slice, ...] = (
         "under those readings",
     ),
     Slice(
+        "embedded",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=1,
+            cancels=1,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"terminal", "embed", "cancel"}),
+        ),
+        "a tool call whose only live work is the terminal it runs: the terminal listed, the tool "
+        "call not, ending with the terminal (also across a cancel: listed work is not covered)",
+    ),
+    Slice(
         "receipt_order",
         SMALL.with_(
             prompts=2,
