@@ -163,6 +163,8 @@ class Client:
             or (self.deviations and self._deviating("prompt"))
         ):
             ev.append(("client", "prompt", None))
+            if "rich_prompt" in cfg.features:  # content other than text, of the baseline set
+                ev.append(("client", "prompt", "link"))
         early, late = self.choices.session[state]  # the session table's client rows from its state
         for trigger, events in early:
             if self._within(trigger):
@@ -241,7 +243,10 @@ class Client:
             self.prompts_sent += 1
             rid = self._rid()
             self.unanswered.append(rid)
-            return [wire.prompt(rid, MAIN, [wire.text(f"prompt {rid}")])]
+            content = [wire.text(f"prompt {rid}")]
+            if arg == "link":
+                content.append(wire.resource_link("file:///work/README.md", "README.md"))
+            return [wire.prompt(rid, MAIN, content)]
         if name == "cancel":
             self.cancels += 1
             return [wire.cancel(MAIN)]

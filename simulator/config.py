@@ -44,6 +44,7 @@ FEATURES = (
     "custom_stop",  # a custom `_` stop reason
     "extras",  # terminal_output_chunk, plan_removed, session_message_chunk
     "omit_stop",  # an idle that omits the stop reason (FG-06 is then only suspected)
+    "rich_prompt",  # the Client's prompt may carry a resource_link beside its text
     "embed",  # a tool call running a background terminal, listed as the terminal only
     "meta",  # a metadata-only patch of the ended work's message after its idle
     "perm_error",  # the Client answers a permission request with a JSON-RPC error

@@ -142,7 +142,18 @@ SLICES: tuple[Slice, ...] = (
             outputs=2,
             capacity=1,
             features=frozenset(
-                {"chunks", "thought", "plan", "limits", "notice", "usage", "fail", "custom_stop", "extras"}
+                {
+                    "chunks",
+                    "thought",
+                    "plan",
+                    "limits",
+                    "notice",
+                    "usage",
+                    "fail",
+                    "custom_stop",
+                    "extras",
+                    "rich_prompt",
+                }
             ),
         ),
         "messages, chunks, thoughts, plans (and their removal), stop reasons (also custom), errors "

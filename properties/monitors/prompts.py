@@ -122,6 +122,11 @@ the wire only under the reading ``prompt-ahead-of-held=receipt-order`` (see the 
 _Prompt = tuple[str, int, frozenset[str], bool, tuple[str, ...]]
 
 
+def _beyond_text(content: Any) -> bool:
+    """Whether a prompt's content holds a block of a type other than text."""
+    return type(content) is list and any(type(b) is dict and b.get("type") != "text" for b in content)
+
+
 class _Session:
     """One session's prompt record."""
 
@@ -250,6 +255,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         facts = self.facts
         # disallowed_types finds nothing before the Agent's initialize answer
         bad = () if facts.prompt_types is None else tuple(facts.disallowed_types(params.get("prompt")))
+        if not bad and _beyond_text(params.get("prompt")):
+            self._ex["USER-04"] += 1  # content other than text, of a type the Agent accepts
         spec = self.table(prm.SPEC)
         self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
         ps.pending[rid] = line
