@@ -661,6 +661,7 @@ class Agent:
         if self.session == "closed":
             if self.close_rids:  # a session/close that reached the closed session
                 add(("agent", "close_response", None))
+            self._closed_out_events(add)
             return ev
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
@@ -678,7 +679,7 @@ class Agent:
             not active  # the close response
             and self.reported == fgm.IDLE
             and "closed" in self._can("session", self.session)
-            and all(self.prompts[r][0] in prm.SPEC.final for r in self.order)
+            and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.order)
             and (
                 all(st in cm.TERMINAL for st in self.compactions.values())
                 or "complete" in deviations.withheld(self.deviations, "compaction")
@@ -738,6 +739,7 @@ class Agent:
             self._meta_patch_events(add)
         if self.session in ("open", "closing"):
             self._carried_events(add)
+        self._own_events(add, active, ev)
         if self.deviations:
             self._deviation_events(add)
         return ev
@@ -1108,6 +1110,59 @@ class Agent:
             ev.append(("agent", "resume_early", None))
         return ev
 
+    def initial_idle(self) -> Msg:
+        """The new session's initial idle (optional; no completion), as this Agent reports it."""
+        return self._state(fgm.IDLE)
+
+    def _closed_out_events(self, add: Any) -> None:
+        """Prompts a session/close stopped may be answered -32800 after the close response (no
+        order binds the two responses)."""
+        for rid in self.order:
+            if self.prompts[rid][0] == prm.CLOSED_OUT and "withdraw" in self._can("prompt", prm.CLOSED_OUT):
+                add(("agent", "withdraw", rid))
+
+    def _own_events(self, add: Any, active: bool, ev: list[Event]) -> None:
+        """Freedoms of the Agent no table row is about, each once per run:
+        - ``goal``: foreground work it starts itself while idle, no prompt waiting (pursuing a
+          goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
+        - ``commands``: an ``available_commands_update``;
+        - ``bare_error``: ending work with the error stop reason and no ``error`` field."""
+        features = self.cfg.features
+        if not self._open():
+            return
+        if (
+            not active
+            and "goal" in features
+            and "goal" not in self.extras
+            and "start" in self._can("foreground", self.real, self.fg_ctx)
+            and self._oldest_waiting() is None
+            and not self._inserted_waiting()
+        ):
+            add(("agent", "start_goal", None))
+        if "commands" in features and "commands" not in self.extras:
+            add(("agent", "commands", None))
+        if active and "bare_error" in features and "fail" in features and ("agent", "end", "error") in ev:
+            add(("agent", "end_bare_error", None))
+
+    def _do_start_goal(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"goal"}
+        self.followup = True  # work of its own, as after a background task finished
+        return self._do_start(None)
+
+    def _do_commands(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"commands"}
+        command = {"type": "command", "name": "review", "description": "Review the open changes"}
+        return [
+            wire.update(
+                self.sid, {"sessionUpdate": "available_commands_update", "availableCommands": [command]}
+            )
+        ]
+
+    def _do_end_bare_error(self, _: Any) -> list[Msg]:
+        out = self._settle_end("error")
+        out[-1]["params"]["update"].pop("error", None)  # the error stop reason alone
+        return out
+
     def _declined_events(self, add: Any) -> None:
         """Waiting for user action: "declining or cancelling a request may lead to resumed work, a
         fallback, or completion". While requires_action is reported, a tool call whose request
@@ -1314,7 +1369,12 @@ class Agent:
     def _do_say(self, _: Any) -> list[Msg]:
         self._output()
         self.turn_outputs += 1
-        if self.cur_msg is None or not self._has("chunks"):
+        if self.cur_msg is None and self.cur_thought is not None and self._has("chunks"):
+            # the message derived from the same model output as the thought streams under its
+            # messageId: one ID, thought chunks and message chunks (Entity IDs: two entities)
+            self.cur_msg = self.cur_thought
+            msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text("Hello"))
+        elif self.cur_msg is None or not self._has("chunks"):
             self.cur_msg = self._msg_id("msg_a")
             msg = wire.message("agent_message", self.sid, self.cur_msg, [wire.text("Hello")])
         else:
@@ -1546,9 +1606,24 @@ class Agent:
         else:
             ident = self.child
             self.child_msg = self._msg_id("msg_s")
+            outgoing = self._msg_id("msg_o")
+            task = [wire.text("Summarize the logs")]
+            incoming = wire.session_message(self.child, self.child_msg, self.sid, task)
+            incoming["params"]["update"]["senderMessageId"] = outgoing
             msgs = [
                 wire.subagent(self.sid, self.child),
-                wire.session_message(self.child, self.child_msg, self.sid, [wire.text("Summarize the logs")]),
+                # the task's outgoing view in the parent, linked to its incoming view in the child
+                wire.update(
+                    self.sid,
+                    {
+                        "sessionUpdate": "session_message",
+                        "messageId": outgoing,
+                        "recipientSessionId": self.child,
+                        "recipientMessageId": self.child_msg,
+                        "content": task,
+                    },
+                ),
+                incoming,
                 wire.state_update(self.child, "running", []),
                 wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
             ]
@@ -1741,10 +1816,13 @@ class Agent:
         for _ in out:  # each replayed update: the first starts the replay, the others go on
             self.session = session.fire(self.session, "replay")
         synced = session.fire(self.session, "snapshot")
-        out.append(self._state(self.real))
+        # with a repeated snapshot, both carry the last stop reason (a resume or repeated idle
+        # may carry it for context, creating no completion)
+        stop = self.last_stop if again and self.real == fgm.IDLE else None
+        out.append(self._state(self.real, stop))
         if again:
             synced = session.fire(synced, "snapshot")
-            out.append(self._state(self.real))
+            out.append(self._state(self.real, stop))
         self.session = session.fire(synced, "resumed")
         self.reported = self.real
         out.append(wire.result(rid, {}))

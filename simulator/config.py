@@ -44,6 +44,10 @@ FEATURES = (
     "custom_stop",  # a custom `_` stop reason
     "extras",  # terminal_output_chunk, plan_removed, session_message_chunk
     "omit_stop",  # an idle that omits the stop reason (FG-06 is then only suspected)
+    "early_state",  # the initial idle reported before the session/new response
+    "goal",  # foreground work the Agent starts itself while idle (pursuing a goal)
+    "commands",  # an available_commands_update
+    "bare_error",  # the error stop reason without an error field
     "rich_prompt",  # the Client's prompt may carry a resource_link beside its text
     "embed",  # a tool call running a background terminal, listed as the terminal only
     "meta",  # a metadata-only patch of the ended work's message after its idle

@@ -341,6 +341,23 @@ SLICES: tuple[Slice, ...] = (
         "under those readings",
     ),
     Slice(
+        "own_work",
+        SMALL.with_(
+            prompts=1,
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            outputs=1,
+            capacity=1,
+            features=frozenset({"goal", "commands", "bare_error", "fail", "early_state"}),
+        ),
+        "foreground work the Agent starts itself (a goal pursued), an available_commands_update, "
+        "the error stop reason without an error field, the initial idle before the session/new "
+        "response",
+    ),
+    Slice(
         "embedded",
         SMALL.with_(
             tool_calls=0,

@@ -441,12 +441,22 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 self._no_stop_reason(prev, sid, line, msg)
         if reason == fgm.ERROR:
             self._ex["FAIL-03"] += 1
-            if not is_error_object(upd.get("error")):
+            err = upd.get("error")
+            if err is None:  # "omission and null both mean the Agent supplied no failure details":
+                self.suspect(  # whether it had any to give is not on the wire
+                    "FAIL-03",
+                    line,
+                    sid,
+                    "idle with stop reason 'error' supplies no failure details (no error object): "
+                    "the Agent should include them when it has them",
+                    msg,
+                )
+            elif not is_error_object(err):
                 self.breach(
                     "FAIL-03",
                     line,
                     sid,
-                    "idle with stop reason 'error' carries no error object (code and message)",
+                    "idle with stop reason 'error' carries an error that is no error object",
                     msg,
                 )
 
