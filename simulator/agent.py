@@ -1126,8 +1126,11 @@ class Agent:
         - ``goal``: foreground work it starts itself while idle, no prompt waiting (pursuing a
           goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
         - ``commands``: an ``available_commands_update``;
-        - ``bare_error``: ending work with the error stop reason and no ``error`` field."""
+        - ``bare_error``: ending work with the error stop reason and no ``error`` field;
+        - ``stop_unlisted``: while it carries out a cancel, stopping a terminal it does not list."""
         features = self.cfg.features
+        if self.cancelling and "stop_unlisted" in features and self.session in (sm.OPEN, sm.CLOSING):
+            self._stop_unlisted_events(add)
         if not self._open():
             return
         if (
@@ -1143,6 +1146,19 @@ class Agent:
             add(("agent", "commands", None))
         if active and "bare_error" in features and "fail" in features and ("agent", "end", "error") in ev:
             add(("agent", "end_bare_error", None))
+
+    def _stop_unlisted_events(self, add: Any) -> None:
+        """Cancellation: "The Agent MAY stop background activity it does not list". While it
+        carries out a cancel, a terminal it announced and never listed may be stopped (killed:
+        it exits with a signal)."""
+        for key, st in self.items.items():
+            if key[0] == "terminal" and st == bgm.ANNOUNCED and key not in self.listed:
+                add(("agent", "bg_stop", key))
+
+    def _do_bg_stop(self, key: tuple[str, str]) -> list[Msg]:
+        out = self._do_bg_finish(key)
+        out[0]["params"]["update"]["exitStatus"] = {"signal": "SIGTERM"}
+        return out
 
     def _do_start_goal(self, _: Any) -> list[Msg]:
         self.extras = self.extras | {"goal"}

@@ -50,16 +50,28 @@ FEATURES = (
     "bare_error",  # the error stop reason without an error field
     "rich_prompt",  # the Client's prompt may carry a resource_link beside its text
     "embed",  # a tool call running a background terminal, listed as the terminal only
+    "stop_unlisted",  # a cancel stops a terminal the Agent does not list
     "meta",  # a metadata-only patch of the ended work's message after its idle
     "perm_error",  # the Client answers a permission request with a JSON-RPC error
     "overlap",  # the Client closes or resumes again while a session/resume is being answered
 )
-OFF_BY_DEFAULT: tuple[str, ...] = ("perm_error", "overlap")
-"""Freedoms a run takes only when its bounds name them (the exhaustive slices ``answers`` and
-``overlap`` do): a permission request answered with a JSON-RPC error, and a close or second
-resume while a resume is answered (a seeded walk with every feature would otherwise spend its
-steps closing and resuming). (Refusing a prompt after a ``$/cancel_request`` for it is the
-reading ``rejected-after-cancel-request``.)"""
+OFF_BY_DEFAULT: tuple[str, ...] = (
+    "perm_error",
+    "overlap",
+    "early_state",
+    "goal",
+    "commands",
+    "bare_error",
+    "rich_prompt",
+    "embed",
+    "meta",
+    "stop_unlisted",
+)
+"""Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them
+on: ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``), so that seeded
+walks, the served Agent and the seeded bugs' runs make the choices they made before these were
+modelled (a walk with every feature would also spend its steps closing and resuming). (Refusing
+a prompt after a ``$/cancel_request`` for it is the reading ``rejected-after-cancel-request``.)"""
 
 
 @dataclass(frozen=True)

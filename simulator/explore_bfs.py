@@ -101,8 +101,9 @@ class Slice:
 SLICES: tuple[Slice, ...] = (
     Slice(
         "core",
-        SMALL.with_(capacity=1, features=SMALL.features - {"fail"}),
-        "a prompt held or inserted, session/cancel, a tool call with permission, a terminal",
+        SMALL.with_(capacity=1, features=(SMALL.features - {"fail"}) | {"stop_unlisted"}),
+        "a prompt held or inserted, session/cancel, a tool call with permission, a terminal (an "
+        "unlisted one stopped by the cancel)",
     ),
     Slice(
         "prompts",

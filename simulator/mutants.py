@@ -238,7 +238,9 @@ MUTANTS: tuple[Mutant, ...] = tuple(
                 BY_DEVIATION,
                 "starts a second terminal under an exited terminal's ID",
                 FOCUSED.with_(
-                    background=2, prompts=3, features=FOCUSED.features - {"bg_tool", "subagent", "fail"}
+                    background=2,
+                    prompts=3,
+                    features=FOCUSED.features - {"bg_tool", "subagent", "fail", "pause", "compaction"},
                 ),
             ),
             Mutant(

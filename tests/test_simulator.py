@@ -41,7 +41,7 @@ from properties.clientview import json_key
 from properties.schema_check import SchemaChecker
 from simulator import wire
 from simulator.agent import MAIN, Agent
-from simulator.config import DEFAULT, long_session
+from simulator.config import DEFAULT, FEATURES, long_session
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import Run, random_walk
 from tests.check_support import schema_path
@@ -96,9 +96,16 @@ configuration, common here; so is refusing a resume that a close or a second res
 (feature ``overlap``, off by default)."""
 
 
+EVERY = DEFAULT.with_(features=frozenset(FEATURES))
+"""Every feature, those off by default included (the freedoms only their slices switch on)."""
+
+
 @pytest.fixture(scope="module")
 def focused_walks() -> dict[str, list[tuple[int, Run]]]:
-    return {t: [(s, random_walk(s, STEPS, FOCUSED.with_(transport=t))) for s in SEEDS] for t in TRANSPORTS}
+    return {
+        t: [(s, random_walk(s, STEPS, cfg.with_(transport=t))) for cfg in (FOCUSED, EVERY) for s in SEEDS]
+        for t in TRANSPORTS
+    }
 
 
 # -- wire shape --------------------------------------------------------------------------------
