@@ -94,14 +94,15 @@ EXPECTED: dict[str, dict[str, S]] = {
         )
     },
     # 2. Prompt accepted: running before insertion; the response arrives before the user message,
-    # whose chunks create it (Entity IDs: a chunk for an unseen ID creates it) and append.
+    # whose chunks create it (Entity IDs: a chunk for an unseen ID creates it) and append. The
+    # message streams under its thought's messageId: one ID, two entities (type, ID).
     "chunked_user_message": {
         MAIN: S(
-            timeline=[U1, ("agent_thought", "msg_t_2"), ("agent_message", "msg_a_3")],
+            timeline=[U1, ("agent_thought", "msg_t_2"), ("agent_message", "msg_t_2")],
             entities={
                 U1: {"content": [T("prompt "), T("1")]},
                 ("agent_thought", "msg_t_2"): {"content": [T("hmm")]},
-                ("agent_message", "msg_a_3"): {"content": [T("Hello")]},
+                ("agent_message", "msg_t_2"): {"content": [T("Hello")]},
             },
             prompts={"1": "msg_u_1"},
         )
@@ -256,9 +257,20 @@ EXPECTED: dict[str, dict[str, S]] = {
         )
     },
     # Session-directed messages: the child's task is an incoming session_message from the parent
-    # in the child's transcript; the child runs and goes idle; the parent's roster mirrors idle.
+    # in the child's transcript, linked to its outgoing view in the parent's (senderMessageId /
+    # recipientMessageId); the child runs and goes idle; the parent's roster mirrors idle.
     "subagent_child": {
         MAIN: turn(
+            ("session_message", "msg_o_3"),
+            entities={
+                ("session_message", "msg_o_3"): {
+                    "content": [T("Summarize the logs")],
+                    "senderSessionId": None,
+                    "recipientSessionId": CHILD,
+                    "senderMessageId": None,
+                    "recipientMessageId": "msg_s_2",
+                }
+            },
             background=[],
             subagents={
                 CHILD: {
@@ -275,6 +287,8 @@ EXPECTED: dict[str, dict[str, S]] = {
                     "content": [T("Summarize the logs")],
                     "senderSessionId": MAIN,
                     "recipientSessionId": None,
+                    "senderMessageId": "msg_o_3",
+                    "recipientMessageId": None,
                 }
             },
         ),
