@@ -16,7 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
-from cli.cmd_check import positive_int
+from cli.check_inputs import positive_int
 from properties.clientview import ClientView
 
 

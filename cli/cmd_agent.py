@@ -1,9 +1,8 @@
 """``acp-model agent``: the simulated Agent as a real ACP v2 Agent over standard input and output.
 
-Owns: the options, and the loop between the file descriptors and
-``simulator.stdio_agent.StdioAgent``: listen for input for the seeded pause, answer each
-complete line as it comes, otherwise make one move; write each move's lines with one ``write``;
-notes on standard error; exit 0 at end of input or when the Client stops reading.
+Owns: the options and the Agent they describe (``build``); the loop between the file
+descriptors and the Agent is ``simulator.harness.serve`` (exit 0 at end of input or when the
+Client stops reading).
 
 Modes (``--common-path``, ``simulator.agent_modes``): the default takes every freedom of the
 model, the seed choosing; the common path narrows the Agent's choices (and says so on standard
@@ -24,18 +23,16 @@ Must not know: what the Agent may do (the model decides), monitors.
 from __future__ import annotations
 
 import argparse
-import os
-import select
 import sys
-from collections.abc import Sequence
 from typing import Any
 
-from cli.main import EXIT_OK, UsageError
+from cli.main import UsageError
 from cli.readings_option import add_reading_option
 from cli.variant_option import add_variant_options, variant_and_readings
 from simulator.agent import AGENT_FAULTS
 from simulator.agent_modes import COMMON_PATH, EVERY_FREEDOM
-from simulator.stdio_agent import PACE, StdioAgent, agent_config, encode
+from simulator.harness.serve import serve
+from simulator.stdio_agent import PACE, StdioAgent, agent_config
 
 
 def _pace(text: str) -> tuple[float, float]:
@@ -89,49 +86,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_reading_option(p)
     add_variant_options(p, "agent")
     return p
-
-
-def _write(fd: int, msgs: Sequence[Any]) -> bool:
-    data = b"".join(encode(m) for m in msgs)
-    try:
-        while data:
-            data = data[os.write(fd, data) :]
-    except (BrokenPipeError, OSError):
-        return False
-    return True
-
-
-def _notes(agent: StdioAgent) -> None:
-    for note in agent.notes:
-        sys.stderr.write(f"acp-model agent: {note}\n")
-    agent.notes.clear()
-    sys.stderr.flush()
-
-
-def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
-    """Run until end of input (or until the Client stops reading)."""
-    pending = b""
-    while True:
-        timeout = agent.pause() if agent.moves() else None
-        ready, _, _ = select.select([fd_in], [], [], timeout)
-        if ready:
-            try:
-                data = os.read(fd_in, 1 << 16)
-            except OSError:
-                data = b""
-            if not data:
-                return EXIT_OK
-            pending += data
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line.strip() and not _write(fd_out, agent.receive(line)):
-                    return EXIT_OK
-            _notes(agent)
-            continue
-        msgs = agent.move()
-        if msgs and not _write(fd_out, msgs):
-            return EXIT_OK
-        _notes(agent)
 
 
 def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:

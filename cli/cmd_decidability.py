@@ -37,6 +37,7 @@ from cli.workers_option import cluster_failed
 from properties.catalogue import RULES_BY_ID
 from properties.outputs import write_atomic
 from properties.readings import resolve
+from simulator.decidability_text import render_text
 from simulator.workers import ClusterError
 
 if TYPE_CHECKING:
@@ -93,22 +94,14 @@ def _rules(args: argparse.Namespace) -> tuple[str, ...]:
 
 def write_witness(v: dec.Verdict, out: Path, stem: str | None = None) -> dict[str, str]:
     """The witness files of ``v`` in ``out`` (named ``stem``, default the rule); their paths by kind."""
-    from diagrams.sequence import transcript_to_mermaid
-    from simulator import decidability as dec
+    from diagrams.witness import witness_files
 
-    w = v.witness
-    assert w is not None
-    stem = stem or v.rule
-    paths = {"breaking": str(out / f"{stem}.breaking.ndjson"), "diagram": str(out / f"{stem}.mmd")}
-    write_atomic(paths["breaking"], dec.ndjson(w.breaking.transcript))
-    if w.twin_found:
-        paths["conforming"] = str(out / f"{stem}.conforming.ndjson")
-        write_atomic(paths["conforming"], dec.ndjson(dec.conforming_transcript(w)))
-    notes: dict[int, list[tuple[str, str, str]]] = {}
-    for pos, run, what in w.differing:
-        notes.setdefault(pos, []).append(("C" if what.startswith("client") else "A", run, what))
-    write_atomic(paths["diagram"], transcript_to_mermaid(w.breaking.transcript, f"{v.rule} witness", notes))
-    return paths
+    kinds = {".breaking.ndjson": "breaking", ".conforming.ndjson": "conforming", ".mmd": "diagram"}
+    paths = {}
+    for suffix, data in witness_files(v).items():
+        paths[kinds[suffix]] = str(out / f"{stem or v.rule}{suffix}")
+        write_atomic(paths[kinds[suffix]], data)
+    return {k: paths[k] for k in ("breaking", "diagram", "conforming") if k in paths}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -158,34 +151,5 @@ def run(args: argparse.Namespace) -> int:
             data["by_reading"] = [{"reading": n, "alternative": a} for n, a in alts]
         sys.stdout.write(dumps(data))
         return EXIT_OK
-    for v, e in zip(verdicts, entries, strict=True):
-        frac = (
-            "" if e["fraction"] is None else f" ({round(100 * e['fraction'])} % flagged of {e['breaking']})"
-        )
-        line = f"{e['rule']:<11} {e['decidable']}{frac}"
-        if v.flagged_complete > v.flagged and v.breaking:
-            line += f" ({round(100 * v.flagged_complete / v.breaking)} % with check --complete)"
-        if e["note"]:
-            line += f": {e['note']}"
-        sys.stdout.write(line + "\n")
-        for r in e.get("by_reading", []):
-            frac = "" if r["fraction"] is None else f" ({round(100 * r['fraction'])} % flagged)"
-            sys.stdout.write(f"{'':12}under {r['reading']}={r['alternative']}: {r['decidable']}{frac}\n")
-        w = e["witness"]
-        if w is not None and w.get("breaking"):
-            sys.stdout.write(
-                f"{'':12}witness: {w['breaking']}"
-                + (f", {w['conforming']}" if w.get("conforming") else "")
-                + "\n"
-            )
-    sys.stdout.write(
-        f"\n{len(entries)} rules: "
-        + ", ".join(f"{k} {n}" for k, n in counts.items())
-        + f". Bound: {bound.text()}.{'' if complete else ' Incomplete: the time budget ended it.'}\n"
-    )
-    if alts is not None:
-        differ = sum(1 for e in entries if e.get("by_reading"))
-        sys.stdout.write(
-            f"Under {len(alts)} other reading alternative(s): {differ} rule(s) have a verdict that differs.\n"
-        )
+    sys.stdout.write(render_text(verdicts, entries, bound, complete, alts))
     return EXIT_OK

@@ -2,7 +2,8 @@
 
 Owns: the numbered message list (one line per message: who sent it, the method or update
 variant, and the fields that matter for the prompt lifecycle). Reading, judging, rendering of
-findings and exit codes all come from ``cli.cmd_check``; nothing here duplicates them.
+findings and exit codes all come from ``cli.check_inputs`` and ``properties.check_report``;
+nothing here duplicates them.
 
 Must not know: what the monitors check, or how transcripts are decoded.
 """
@@ -12,10 +13,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli import cmd_check
+from cli import check_inputs
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps
-from properties.checking import MessageHook
+from properties import check_report
+from properties.checking import MessageHook, check_stream
 from properties.readings import resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
@@ -59,7 +61,7 @@ def describe(line: int, sender: str, msg: dict[str, Any]) -> dict[str, Any]:
 
 
 def _value(value: Any) -> str:
-    return value if isinstance(value, str) else cmd_check.shorten(repr(value), 40)
+    return value if isinstance(value, str) else check_report.shorten(repr(value), 40)
 
 
 def describe_text(entry: dict[str, Any]) -> str:
@@ -77,7 +79,7 @@ def describe_text(entry: dict[str, Any]) -> str:
             what += f" id={_value(entry['id'])}"
     skip = {"line", "from", "kind", "method", "id", "update", "error"}
     extra = " ".join(f"{k}={_value(v)}" for k, v in entry.items() if k not in skip)
-    return cmd_check.shorten(f"{head}{what} {extra}".rstrip(), cmd_check.MESSAGE_WIDTH + 20)
+    return check_report.shorten(f"{head}{what} {extra}".rstrip(), check_report.MESSAGE_WIDTH + 20)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -89,41 +91,41 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("file", metavar="FILE", help="transcript file (.ndjson), or - for standard input")
     p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
-    cmd_check.add_max_findings(p)
-    cmd_check.add_html_option(p)
+    check_inputs.add_max_findings(p)
+    check_inputs.add_html_option(p)
     add_reading_option(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     readings = chosen_readings(args)
-    page = cmd_check.html_page(args)
+    page = check_inputs.html_page(args)
     messages: list[dict[str, Any]] = []
 
     def hook(_path: str) -> MessageHook:
         return lambda line, sender, msg: messages.append(describe(line, sender, msg))
 
-    reports = cmd_check.run_files(
+    reports = check_inputs.run_files(
         [args.file],
         schema=None,
         max_line_bytes=DEFAULT_MAX_LINE_BYTES,
         on_message=hook,
         max_findings=args.max_findings,
         readings=readings,
-        check=cmd_check.check_stream if page is None else page.check,
+        check=check_stream if page is None else page.check,
     )
     if page is not None:
         page.write(args.html, reports[0])
-    code = cmd_check.exit_code(reports, "must")
+    code = check_inputs.exit_code(reports, "must")
     report = reports[0]
     if args.json:
-        body = cmd_check.report_json(report)
+        body = check_report.report_json(report)
         body["transcript"] = messages
-        cmd_check.write(
+        check_inputs.write(
             dumps(
                 {
                     "files": [body],
-                    "summary": cmd_check.summary_json(reports, "must", code),
+                    "summary": check_report.summary_json(reports, "must", code),
                     "readings": resolve(readings),
                 }
             )
@@ -131,6 +133,6 @@ def run(args: argparse.Namespace) -> int:
         return code
     out = [f"{report.path}: {len(messages)} messages"]
     out.extend(describe_text(entry) for entry in messages)
-    out.extend(cmd_check.render_text(report))
-    cmd_check.write("\n".join(out) + "\n")
+    out.extend(check_report.render_text(report))
+    check_inputs.write("\n".join(out) + "\n")
     return code

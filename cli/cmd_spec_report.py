@@ -1,13 +1,13 @@
 """``acp-model spec-report``: the page a spec author brings to a review of the spec.
 
-Owns: the command line of ``cli.spec_report`` (output folder, readings, variant, decidability
+Owns: the command line of ``diagrams.spec_report`` (output folder, readings, variant, decidability
 bound, jobs, time budget) and the progress lines on standard error: only when it is a terminal
 and without ``--quiet``, each with the wall and CPU seconds so far (CPU: this process and the
 worker processes that have ended, ``resource.getrusage(RUSAGE_CHILDREN)``: a worker still
 running is counted when it ends). The closing line naming what was written is printed whenever
 ``--quiet`` is not given.
 
-Must not know: what the page holds (``cli.spec_report`` builds it).
+Must not know: what the page holds (``diagrams.spec_report`` builds it).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cli.spec_report import Options, build  # matplotlib and the explorers: only when run
+    from diagrams.spec_report.page import Options, build  # matplotlib and the explorers: only when run
 
     check_folder(args.out, "--out")
     variant, readings = variant_and_readings(args)

@@ -1,4 +1,5 @@
-"""``acp-model trace [--out PATH]``: regenerate the traceability matrix (docs/traceability.md).
+"""``acp-model trace [--map] [--out PATH]``: regenerate the traceability matrix (docs/traceability.md),
+or with ``--map`` the map of the folders (docs/map.md, ``diagrams.folder_map``).
 
 Owns: gathering the seeded bugs of ``simulator.mutants`` by the rule each is meant to break and
 handing them to ``properties.trace``, which builds the matrix.
@@ -36,13 +37,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         metavar="PATH",
-        default=str(trace.MATRIX),
-        help="where to write it; - for standard output (default: %(default)s)",
+        default=None,
+        help=f"where to write it; - for standard output (default: {trace.MATRIX}, with --map docs/map.md)",
+    )
+    p.add_argument(
+        "--map",
+        action="store_true",
+        help="write the map of the folders instead: every folder and module with its header's "
+        "first sentence (default: off)",
     )
     return p
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.map:
+        return _write_map(args.out)
+    if args.out is None:
+        args.out = str(trace.MATRIX)
     text = trace.matrix(seeded_bugs())
     if args.out == "-":
         sys.stdout.write(text)
@@ -52,4 +63,19 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
     sys.stderr.write(f"acp-model trace: wrote {args.out}\n")
+    return EXIT_OK
+
+
+def _write_map(out: str | None) -> int:
+    from diagrams import folder_map
+
+    if out == "-":
+        sys.stdout.write(folder_map.folder_map())
+        return EXIT_OK
+    path = out or str(folder_map.MAP)
+    try:
+        folder_map.write_map(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    sys.stderr.write(f"acp-model trace: wrote {path}\n")
     return EXIT_OK

@@ -31,7 +31,7 @@ answers, which other bugs need (resuming work after an answer, FG-04). The draw 
 which choices are made, so a script of them replays like any other.
 
 ``InProcessPeer`` runs ``simulator.stdio_agent.StdioAgent`` in this process behind the same
-interface a real Agent process has (``cli/drive.py``): fast and deterministic, for tests. It
+interface a real Agent process has (``simulator/harness/drive.py``): fast and deterministic, for tests. It
 answers as ``acp-model agent`` does when the driver waits a few of the Agent's paces: the answers
 to what the driver sent, else (nothing sent, or nothing to answer) the Agent's next moves up to
 the first that sends something (a move that sends nothing, such as inserting a prompt, goes
@@ -241,7 +241,7 @@ def load_script(text: str) -> list[Choice]:
 
 
 class InProcessPeer:
-    """``StdioAgent`` behind the peer interface of ``cli/drive.py``: ``send`` bytes, ``receive``
+    """``StdioAgent`` behind the peer interface of ``simulator/harness/drive.py``: ``send`` bytes, ``receive``
     the lines of the Agent's answers to them, else of its next move ([] when it has none)."""
 
     def __init__(self, agent: StdioAgent) -> None:

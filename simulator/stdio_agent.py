@@ -12,7 +12,7 @@ in the order the sessions were created), picked with a ``random.Random(seed)``, 
 what it sends; ``pause()`` is the seeded time to listen for input before the next move, drawn
 from a random stream of its own (``pace_rng``), so that how often a loop asks for a pause never
 changes which moves the Agent chooses. The loop that reads standard input and writes standard
-output is ``cli/cmd_agent.py``; tests and ``acp-model drive`` may run this class in process.
+output is ``simulator/harness/serve.py``; tests and ``acp-model drive`` may run this class in process.
 
 The mode (``simulator.agent_modes``) filters the Agents' choices: every freedom (the default),
 or the common path (moves it never makes are left out of ``moves()``; moves it makes at once,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from cli import cmd_check
+from cli import check_inputs
 from cli.main import main
 from properties.engine import Monitor, MonitorSet
 from properties.shared import ENV, default_schema, shared_dir
@@ -146,7 +146,7 @@ class WarningMonitor(Monitor):
 
 def use_monitors(monkeypatch: pytest.MonkeyPatch, *monitors: type[Monitor]) -> None:
     """Make ``check``/``replay`` use these monitors instead of all of them."""
-    monkeypatch.setattr(cmd_check, "new_monitor_set", lambda: MonitorSet(list(monitors)))
+    monkeypatch.setattr(check_inputs, "new_monitor_set", lambda: MonitorSet(list(monitors)))
 
 
 def run_cli(argv: Sequence[str], stdin: bytes | None = None) -> tuple[int, str, str]:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from cli import cmd_check
+from cli import check_inputs
+from properties import check_report
 from properties.engine import MonitorSet
 from properties.shared import ENV
 from tests.check_support import (
@@ -40,7 +41,7 @@ FINDING_KEYS = {"rule", "level", "line", "session", "explanation", "kind", "seve
 @pytest.fixture(autouse=True)
 def known_monitors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        cmd_check, "new_monitor_set", lambda: MonitorSet([CountingMonitor, SecondPromptMonitor])
+        check_inputs, "new_monitor_set", lambda: MonitorSet([CountingMonitor, SecondPromptMonitor])
     )
 
 
@@ -74,7 +75,7 @@ def test_breach_fails_with_file_line_session_and_shortened_message(tmp_path: Pat
     assert "TEST-ONE-PROMPT (MUST, 1 finding): (not in the rule catalogue)" in out
     assert f"{path}:7 session s2 [error] a second prompt" in out
     shown = next(text for text in out.splitlines() if text.strip().startswith('{"jsonrpc"'))
-    assert len(shown.strip()) <= cmd_check.MESSAGE_WIDTH and shown.strip().endswith("…")
+    assert len(shown.strip()) <= check_report.MESSAGE_WIDTH and shown.strip().endswith("…")
 
 
 def test_open_obligations_are_listed_apart_and_do_not_fail() -> None:
@@ -101,7 +102,7 @@ def test_crlf_alone_is_information_and_passes(tmp_path: Path) -> None:
 
 
 def test_fail_on_should_counts_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cmd_check, "new_monitor_set", lambda: MonitorSet([WarningMonitor]))
+    monkeypatch.setattr(check_inputs, "new_monitor_set", lambda: MonitorSet([WarningMonitor]))
     assert run_cli(["check", str(BASIC_TURN)])[0] == 0
     code, out, _ = run_cli(["check", str(BASIC_TURN), "--fail-on", "should"])
     assert code == 1
@@ -311,7 +312,7 @@ def test_replay_exit_code_counts_input_findings(tmp_path: Path) -> None:
 def real_monitors(monkeypatch: pytest.MonkeyPatch) -> None:
     if not real_monitors_available():
         pytest.skip("properties.monitors.ALL_MONITORS is not available yet")
-    monkeypatch.setattr(cmd_check, "new_monitor_set", MonitorSet)
+    monkeypatch.setattr(check_inputs, "new_monitor_set", MonitorSet)
 
 
 @pytest.mark.usefixtures("real_monitors")
@@ -374,5 +375,5 @@ def test_the_default_cap_bounds_the_output_of_random_bytes(tmp_path: Path) -> No
     path = write(tmp_path, "noise.ndjson", [bytes(range(11, 256)) * 4 + b"\n" for _ in range(3000)])
     code, out, _ = run_cli(["check", "--json", path])
     report = json.loads(out)["files"][0]
-    assert code == 1 and len(report["findings"]) == cmd_check.DEFAULT_MAX_FINDINGS
-    assert sum(report["cut"].values()) == 3000 - cmd_check.DEFAULT_MAX_FINDINGS
+    assert code == 1 and len(report["findings"]) == check_inputs.DEFAULT_MAX_FINDINGS
+    assert sum(report["cut"].values()) == 3000 - check_inputs.DEFAULT_MAX_FINDINGS

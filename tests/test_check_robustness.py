@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli import cmd_check
+from cli import check_inputs
+from properties.checking import FileReport, check_stream
 from properties.engine import MonitorSet
 from tests.check_support import (
     CountingMonitor,
@@ -44,10 +45,10 @@ def count_lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def account(data: bytes) -> tuple[cmd_check.FileReport, list[int]]:
+def account(data: bytes) -> tuple[FileReport, list[int]]:
     """Check ``data`` in-process; assert every line is used or reported exactly once."""
     used: list[int] = []
-    report = cmd_check.check_stream(
+    report = check_stream(
         io.BytesIO(data), "t", monitors=monitor_set(), on_message=lambda n, s, m: used.append(n)
     )
     lines = count_lines(data)
@@ -73,7 +74,7 @@ def run_command(data: bytes) -> int:
 
 
 def use_same_monitors() -> None:
-    cmd_check.new_monitor_set = monitor_set  # type: ignore[assignment]
+    check_inputs.new_monitor_set = monitor_set  # type: ignore[assignment]
 
 
 # -- random bytes --------------------------------------------------------------------------------
@@ -92,12 +93,12 @@ _chunks = st.one_of(
 def test_random_bytes(parts: list[bytes]) -> None:
     data = b"".join(parts)
     account(data)
-    saved = cmd_check.new_monitor_set
+    saved = check_inputs.new_monitor_set
     try:
         use_same_monitors()
         run_command(data)
     finally:
-        cmd_check.new_monitor_set = saved  # type: ignore[method-assign]
+        check_inputs.new_monitor_set = saved  # type: ignore[method-assign]
 
 
 # -- random JSON lines, each built to be good or to break one named rule -------------------------
@@ -264,14 +265,14 @@ def mutated(draw: st.DrawFn) -> list[bytes]:
 def test_mutated_transcripts(lines: list[bytes]) -> None:
     data = b"".join(lines)
     account(data)
-    saved = cmd_check.new_monitor_set
+    saved = check_inputs.new_monitor_set
     try:
         use_same_monitors()
         run_command(data)
         code, _, err = run_cli(["replay", "-"], stdin=data)
         assert code in (0, 1) and err == ""
     finally:
-        cmd_check.new_monitor_set = saved  # type: ignore[method-assign]
+        check_inputs.new_monitor_set = saved  # type: ignore[method-assign]
 
 
 @pytest.mark.deep

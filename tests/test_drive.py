@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.drive import ProcessPeer, Settings, run_once, shrink_run
 from simulator.agent import AGENT_FAULTS
 from simulator.drive import DriverClient, InProcessPeer, load_script, script_json
+from simulator.harness.drive import ProcessPeer, Settings, run_once, shrink_run
 from simulator.mutants import MUTANTS, Mutant
 from simulator.stdio_agent import StdioAgent
 from tests.check_support import run_cli
@@ -276,10 +276,10 @@ def test_drive_cli_finds_shrinks_writes_and_replays_in_process(
     """The fast form of the process test below: ``acp-model drive`` (its options, runs, shrinking,
     files, JSON and text reports, ``--replay`` and exit codes) with the simulated Agent in
     process, where every replay reproduces."""
-    from cli import cmd_drive
     from cli.main import main
+    from simulator.harness import campaign
 
-    monkeypatch.setattr(cmd_drive, "ProcessPeer", _simulated_agent)
+    monkeypatch.setattr(campaign, "ProcessPeer", _simulated_agent)
     agent = ["acp-model", "agent", "--fault", "no-running-on-start"]
     out = tmp_path / "out"
     timing = ["--timeout", "0.05", "--quiet", "0.001"]
@@ -618,11 +618,12 @@ def test_an_agent_that_crashes_mid_turn_leaves_its_obligations_open_not_broken(t
         "'update': {'sessionUpdate': 'state_update', 'state': 'running'}}}); "
         "raise RuntimeError('no prompts today')"
     )
-    settings = Settings(steps=3, timeout=0.5, silence=0.02)
+    settings = Settings(steps=3, timeout=0.5, silence=0.02)  # the crash may be seen after any of the
+    # three choices: on a loaded machine the client can make all three before the exit reaches it
     result = run_once(ProcessPeer(_fake(tmp_path, body)), settings, script=[["prompt"], ["wait"], ["wait"]])
     assert result.stop == "agent crashed" and result.rules == ["drive.agent-crashed"], result.failing
     assert re.search(
-        r"\(exit code 1\) during the run, after [12] client choice", result.failing[0].explanation
+        r"\(exit code 1\) during the run, after [123] client choice", result.failing[0].explanation
     )
     assert result.stderr_tail[-1] == "RuntimeError: no prompts today"
     assert {f.rule for f in result.open} >= {"FG-05", "REJ-01"}  # still open, not breaches

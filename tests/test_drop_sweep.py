@@ -72,9 +72,9 @@ def _compare(rule: str, tmp_path: Path) -> None:
 
 def _agent(rule: str) -> None:
     from cli import cmd_agent
-    from cli.drive import Settings, run_once
     from cli.main import build_parser
     from simulator.drive import InProcessPeer
+    from simulator.harness.drive import Settings, run_once
 
     agent, _said = cmd_agent.build(build_parser().parse_args(["agent", "--drop", rule]))
     result = run_once(InProcessPeer(agent), Settings(steps=20, timeout=0.05), seed=1)
@@ -136,7 +136,7 @@ def test_the_variants_doc_shows_what_simulate_says_under_drops(tmp_path: Path) -
 def test_the_spec_report_of_a_variant_dropping_the_rules_that_crashed(tmp_path: Path) -> None:
     """``spec-report --drop`` crashed after its first parts (44 s) for the eleven rules; at tiny
     bounds the page is written, for the variant that drops them all."""
-    from cli.spec_report import Options, build
+    from diagrams.spec_report import Options, build
     from properties.variants import from_drops
 
     opts = Options(tmp_path, rules=("BG-05", "CANCEL-02"), slices=("cancels",), walks=1, ladder=(),

@@ -143,7 +143,7 @@ def test_cli_reduce_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, out = _cli([*base, "--reduce", "por"])
     assert "partial-order reduction on" in out
     capsys.readouterr()
-    # with or without --cluster (which takes the reduction: tests/test_cluster.py)
+    # with or without --cluster (the pool changes nothing in what is refused)
     for extra in (["--depth", "3"], ["--depth", "3", "--cluster", "local"]):
         assert _cli([*base, "--reduce", "por", *extra])[0] == 2
         err = capsys.readouterr().err.strip().splitlines()

@@ -97,7 +97,7 @@ def _pages_again(files: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def test_spec_report_writes_index_html_and_a_page_per_witness(tmp_path: Path) -> None:
-    from cli.spec_report import Options, build
+    from diagrams.spec_report import Options, build
     from tests.test_spec_report import TINY
 
     build(Options(tmp_path, **TINY), lambda _: None)  # type: ignore[arg-type]

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from cli.proxy import LinePump, entry
 from simulator import wire
+from simulator.harness.proxy import LinePump, entry
 from simulator.stdio_agent import encode
 from tests.check_support import run_cli
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from cli.spec_report import Context, Options, build, section_decidability
+from diagrams.spec_report import Context, Options, build
+from diagrams.spec_report.sections import section_decidability
 from simulator import decidability as dec
 from simulator.workers import Workers
 
@@ -132,7 +133,7 @@ def _matrix() -> object:
 
 
 def test_the_readings_matrix_section_names_the_rows_that_contradict() -> None:
-    from cli.spec_report import section_matrix
+    from diagrams.spec_report.sections import section_matrix
 
     pages = []
     for _ in range(2):
@@ -270,13 +271,13 @@ class _Stderr(io.StringIO):
 def test_progress_only_on_a_terminal_and_never_with_quiet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tty: bool, quiet: bool, progress: bool, closing: bool
 ) -> None:
-    import cli.spec_report
+    import diagrams.spec_report.page
 
     def build(opts: object, say: Callable[[str], None]) -> dict[str, object]:
         say("part decidability: started")
         return {"partial": []}
 
-    monkeypatch.setattr(cli.spec_report, "build", build)
+    monkeypatch.setattr(diagrams.spec_report.page, "build", build)
     err = _Stderr(tty)
     monkeypatch.setattr(sys, "stderr", err)
     argv = ["spec-report", "--out", str(tmp_path / "r"), *(["--quiet"] if quiet else [])]

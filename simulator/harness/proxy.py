@@ -151,3 +151,12 @@ class LinePump:
         """At end of input: an unfinished last line is recorded as it is."""
         if self._length:
             self._flush()
+
+
+class StartError(Exception):
+    """The Agent's command could not be started (``error`` is the ``OSError``)."""
+
+    def __init__(self, command: list[str], error: OSError) -> None:
+        super().__init__(str(error))
+        self.command = command
+        self.error = error

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``cli.spec_report.build`` runs its parts twice for ``--variant``: once for the spec as written
+``diagrams.spec_report.page.build`` runs its parts twice for ``--variant``: once for the spec as written
 (the ``--reading`` choices alone) and once under the variant (its readings under them). This
 module reads the two ``Context`` results and writes the section that opens the variant's page:
 
@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli.spec_report import Context, Section, cex_files, cex_title, picture, rule_order
+from diagrams.spec_report.parts import Context, Section
+from diagrams.spec_report.sections import cex_files, cex_title, picture, rule_order
 from properties.catalogue import RULES_BY_ID
 from simulator.variant_runs import notes
 

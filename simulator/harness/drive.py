@@ -7,7 +7,7 @@ when it wrote none within ``timeout`` seconds, ``None`` once its output ended) a
 ``ProcessPeer`` starts the Agent command (a fresh process per run, in a process group of its
 own); ``simulator.drive.InProcessPeer`` runs the simulated Agent in process.
 
-``run_once`` plays one run. Every line either side writes is recorded (``cli.proxy``: the
+``run_once`` plays one run. Every line either side writes is recorded (``simulator.harness.proxy``: the
 transcript format, in the order the driver sent and read them) and judged live by the same
 reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The run:
 
@@ -68,13 +68,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from cli.proxy import TranscriptWriter, entry, message_entry
 from properties.checking import FAIL_SEVERITIES
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck, closed_sessions
 from simulator import wire
 from simulator.drive import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
+from simulator.harness.proxy import TranscriptWriter, entry, message_entry
 from simulator.shrink import minimise
 from simulator.stdio_agent import encode
 

@@ -1,0 +1,166 @@
+"""What ``check`` and ``replay`` share: opening the inputs, judging each with fresh monitors,
+the options they both take, and the exit code.
+
+Owns: ``open_inputs`` (every path is checked before anything is read: an unusable one is a
+one-line usage error naming it), ``run_files`` (one pass per input, ``properties.checking``,
+with a fresh ``MonitorSet`` from ``new_monitor_set``, which tests may replace), the schema
+option's loading, ``--html`` and ``--max-findings``, and ``exit_code`` (0: nothing at the
+failing level, 1: findings).
+
+Must not know: what any monitor checks, how reports are rendered (``properties.check_report``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
+from cli.outputs import STDOUT, check_file
+from properties.checking import DEFAULT_MAX_FINDINGS, FileReport, MessageHook, check_stream
+from properties.engine import MonitorSet
+from properties.outputs import unreadable
+from properties.variants import Variant
+
+if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when --schema is given
+    from properties.schema_check import SchemaChecker
+
+STDIN = "-"
+
+
+def new_monitor_set(readings: Mapping[str, str] | None = None, variant: Variant | None = None) -> MonitorSet:
+    """A fresh set of every monitor under these readings and this variant (None: the spec as
+    written; tests may replace this function)."""
+    return MonitorSet(readings=readings, variant=variant)
+
+
+def exit_code(reports: Sequence[FileReport], fail_on: str) -> int:
+    return EXIT_FINDINGS if any(r.failing(fail_on) for r in reports) else EXIT_OK
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def open_inputs(paths: Sequence[str], stack: ExitStack) -> list[tuple[str, BinaryIO]]:
+    """Open every input before any is read; an unusable one is a UsageError naming it."""
+    if sum(1 for p in paths if p == STDIN) > 1:
+        raise UsageError("-: standard input given more than once")
+    opened: list[tuple[str, BinaryIO]] = []
+    for path in paths:
+        if path == STDIN:
+            opened.append(("<stdin>", stdin_bytes()))
+            continue
+        if os.path.isdir(path):
+            raise UsageError(f"{path}: is a directory")
+        try:
+            stream = stack.enter_context(open(path, "rb"))  # noqa: SIM115 - closed by the stack
+        except OSError as exc:
+            raise UsageError(unreadable(path, exc, verb="open")) from None
+        opened.append((path, stream))
+    return opened
+
+
+def load_schema(path: str | None) -> SchemaChecker | None:
+    if path is None:
+        return None
+    from properties.schema_check import SchemaChecker, SchemaError
+
+    try:
+        return SchemaChecker(path)
+    except SchemaError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run_files(
+    paths: Sequence[str],
+    *,
+    schema: SchemaChecker | None,
+    max_line_bytes: int,
+    on_message: Callable[[str], MessageHook] | None = None,
+    max_findings: int | None = DEFAULT_MAX_FINDINGS,
+    readings: Mapping[str, str] | None = None,
+    variant: Variant | None = None,
+    complete: bool = False,
+    check: Callable[..., FileReport] = check_stream,
+) -> list[FileReport]:
+    """Check each input with its own fresh monitors (under ``readings``: the ``--reading``
+    choices, and ``variant``: ``--variant``/``--drop``; ``complete``: ``--complete``, every
+    input holds all its peers will send); reading errors are UsageErrors. ``check``: what
+    checks one input (``check_stream``, or a recording of it for ``--html``)."""
+    reports: list[FileReport] = []
+    with ExitStack() as stack:
+        for path, stream in open_inputs(paths, stack):
+            hook = on_message(path) if on_message is not None else None
+            try:
+                reports.append(
+                    check(
+                        stream,
+                        path,
+                        monitors=(
+                            new_monitor_set(readings, variant)
+                            if readings or variant is not None
+                            else new_monitor_set()
+                        ),
+                        schema=schema,
+                        max_line_bytes=max_line_bytes,
+                        on_message=hook,
+                        max_findings=max_findings,
+                        complete=complete,
+                    )
+                )
+            except OSError as exc:
+                raise UsageError(f"{path}: read error ({exc.strerror or exc})") from None
+    return reports
+
+
+def write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def add_html_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="also write one self-contained HTML page of the input (one FILE only): the messages as "
+        "a sequence diagram, each finding at its line with its spec sentence, the machines' state "
+        "and the client view after any line (default: no page)",
+    )
+
+
+def html_page(args: argparse.Namespace) -> Any:
+    """The page recorder for ``--html`` (None without it), after checking the option: one
+    input, and an output that can be written (before any work)."""
+    if getattr(args, "html", None) is None:
+        return None
+    files = args.files if hasattr(args, "files") else [args.file]
+    if len(files) != 1:
+        raise UsageError(f"--html: a page shows one input; {len(files)} files given")
+    if args.html == STDOUT:
+        raise UsageError("--html -: standard output carries the report; give a file name")
+    check_file(args.html)
+    from diagrams.html import CheckPage
+
+    return CheckPage(args.command if isinstance(getattr(args, "command", None), str) else "check")
+
+
+def add_max_findings(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-findings",
+        type=positive_int,
+        default=DEFAULT_MAX_FINDINGS,
+        metavar="N",
+        help="findings kept per file; the rest are counted in the summary and still set the exit "
+        "code (default: %(default)s)",
+    )

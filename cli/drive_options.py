@@ -1,0 +1,113 @@
+"""The options of ``acp-model drive``: declared and checked (bad values: one line, exit 2).
+
+Owns: ``add_parser`` (every option, its help and default; ``--silence`` and its deprecated old
+name ``--quiet``, which still works with a note on standard error).
+
+Must not know: how a campaign runs (``simulator.harness.campaign``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cli.check_inputs import positive_int
+from cli.readings_option import add_reading_option
+from cli.workers_option import add_pool_options
+from properties.checking import FAIL_SEVERITIES
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    return value
+
+
+class _Silence(argparse.Action):
+    """``--silence SEC``; its old spelling ``--quiet SEC`` (which elsewhere turns progress off)
+    still works and says it is deprecated."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        if option_string == "--quiet":
+            sys.stderr.write(
+                "acp-model drive: --quiet SEC is deprecated, say --silence SEC (the same setting)\n"
+            )
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "drive",
+        help="test a real Agent: play the model's Client against it, check live, shrink failures",
+        description="Start AGENT_COMMAND afresh for each run and play the model's Client against "
+        "it over stdio (initialize, session/new, prompts, cancels, $/cancel_request, permission "
+        "answers, close, resume, extension notifications), checking every message live with the "
+        "monitors of `acp-model check`. A failing run is shrunk and written as a transcript, a "
+        "sequence diagram and a client script for --replay. Exit 0: no findings at the failing "
+        "level; 1: findings; 2: unusable input.",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the first run (run i uses seed+i)")
+    p.add_argument("--runs", type=positive_int, default=10, metavar="K", help="runs (default 10)")
+    p.add_argument(
+        "--steps", type=positive_int, default=30, metavar="S", help="choice points per run (default 30)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=5.0,
+        metavar="SEC",
+        help="how long the Agent may stay silent while it owes something (default 5)",
+    )
+    p.add_argument(
+        "--startup",
+        type=_seconds,
+        default=10.0,
+        metavar="SEC",
+        help="how long the Agent may take to answer initialize after it starts (default 10; at "
+        "least --timeout)",
+    )
+    p.add_argument(
+        "--silence",
+        "--quiet",
+        dest="silence",
+        action=_Silence,
+        type=_seconds,
+        default=0.05,
+        metavar="SEC",
+        help="seconds without a line from the Agent after which the driver takes its next choice "
+        "(default 0.05; --quiet SEC is its old name, deprecated: it still works, with a note on "
+        "standard error)",
+    )
+    p.add_argument(
+        "--out", default="out/drive", metavar="DIR", help="where failing runs go (default out/drive)"
+    )
+    p.add_argument("--replay", metavar="SCRIPT", help="play this client script once instead of random runs")
+    add_pool_options(p, "the runs (one job each; shrinking stays in this process)")
+    p.add_argument("--json", action="store_true", help="print a JSON report instead of text")
+    p.add_argument(
+        "--fail-on",
+        choices=sorted(FAIL_SEVERITIES),
+        default="must",
+        help="must (default): fail on errors; should: fail on warnings too",
+    )
+    p.add_argument(
+        "--shrink-budget",
+        type=positive_int,
+        default=60,
+        metavar="N",
+        help="candidate scripts one shrink may try (default 60)",
+    )
+    p.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- AGENT_COMMAND [ARGS...]")
+    add_reading_option(p)
+    return p

@@ -1,0 +1,272 @@
+"""The parts of the spec report: what it computes before anything is drawn.
+
+Owns: ``Options``, ``Context`` (the options, the parts' results, the files to write),
+``Section`` (what a section builder returns), the parts (decidability, explore, ladder,
+matrix: ``PARTS``, each with its share of the time budget) and ``view_against_truth``.
+
+Must not know: how the page is laid out (``diagrams.spec_report.sections``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from properties.variants import Variant
+from simulator import decidability as dec
+from simulator import explore_bfs, explore_random
+from simulator.agent import MAIN
+from simulator.config import DEFAULT, EXPLORE_STEPS, Config, long_session
+from simulator.explore_common import Counterexample, keep_shortest, monitor_rules
+from simulator.explore_coverage import machine_coverage
+from simulator.schedulers import random_walk
+from simulator.variant_runs import behaviours
+from simulator.workers import Workers
+
+REPORT_WALKS = 400
+"""Random walks of the conforming model (default bounds) after the exhaustive slices."""
+LADDER: tuple[tuple[str, int, int], ...] = (
+    ("default bounds, 400 walks x 60 steps", 400, 60),
+    ("long session (budgets for 200 steps), 400 walks x 200 steps", 400, 200),
+)
+"""Larger bounds tried, smallest first, for rules the exhaustive slices never exercise."""
+LADDER_CHUNK = 50
+"""Walks of a ladder bound run between two looks at the time budget (chunk ``k`` is seeded ``k``)."""
+SOURCE_KIND = {
+    "monitor": "a conforming move the checker rejects",
+    "eventually": "an obligation no conforming move can discharge (the run is over)",
+    "cycle": "a liveness failure (a cycle that never discharges the obligation)",
+    "view": "the client's view disagrees with the agent's truth",
+    "model": "a move the peer made that the tables refuse",
+}
+
+
+@dataclass
+class Options:
+    out: Path
+    readings: dict[str, str] = field(default_factory=dict)
+    bound: dec.Bound = dec.DEFAULT_BOUND
+    time_budget: float | None = None
+    rules: tuple[str, ...] | None = None
+    """Rules whose decidability is computed (None: every rule with a check)."""
+    slices: tuple[str, ...] | None = None
+    """Exhaustive slices (None: all)."""
+    walks: int = REPORT_WALKS
+    ladder: tuple[tuple[str, int, int], ...] = LADDER
+    pictures: bool = True
+    """Draw the PNG pictures (matplotlib); without, the page links the Mermaid files only."""
+    matrix: tuple[str, ...] = ("all",)
+    """Readings of the readings matrix (``("all",)``, reading names, or ``()`` for no matrix);
+    the decidability of every rule is also computed under each other alternative of them."""
+    pool: Workers | None = None
+    """The worker pool of the decidability samples and the readings matrix (``--jobs``,
+    ``--cluster``; started and closed by ``build``). None: every core of this machine."""
+    variant: Variant | None = None
+    """The variant the page is for (None: the spec as written); its readings are in ``readings``."""
+    base_readings: dict[str, str] | None = None
+    """For a variant: the readings of the spec as written it is compared with (None: ``readings``)."""
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    lines: list[str]
+    data: Any
+
+
+@dataclass
+class Context:
+    opts: Options
+    progress: Callable[[str], None]
+    results: dict[str, Any] = field(default_factory=dict)
+    partial: dict[str, bool] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+    """Files to write, by path relative to the output folder."""
+    readings: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def pool(self) -> Workers:
+        """Where the parts run their jobs (this process when the options name no pool)."""
+        return self.opts.pool if self.opts.pool is not None else Workers(1)
+
+    def add(self, rel: str, data: str | bytes) -> str:
+        self.files[rel] = data.encode("utf-8") if isinstance(data, str) else data
+        return rel
+
+
+# -- parts ---------------------------------------------------------------------------------------
+
+
+def part_decidability(ctx: Context, budget: float | None) -> bool:
+    rules = ctx.opts.rules or tuple(r.id for r in dec.rules_with_check())
+    alts = dec.alternatives(ctx.opts.matrix, ctx.readings) if ctx.opts.matrix else None
+    verdicts, complete = dec.decide_all(
+        rules,
+        ctx.opts.bound,
+        ctx.readings,
+        ctx.progress,
+        budget,
+        by_reading=alts,
+        pool=ctx.pool,
+        variant=ctx.opts.variant,
+    )
+    ctx.results["alternatives"] = alts
+    ctx.results["decidability"] = verdicts
+    return complete
+
+
+def _cfg(ctx: Context, cfg: Config) -> Config:
+    """``cfg`` under the report's readings and variant (the simulated peers and monitors take
+    them from it)."""
+    return cfg.with_(readings=ctx.opts.readings, variant=ctx.opts.variant)
+
+
+def part_explore(ctx: Context, budget: float | None) -> bool:
+    t0 = time.perf_counter()
+    slices = [s for s in explore_bfs.SLICES if ctx.opts.slices is None or s.name in ctx.opts.slices]
+    rows: Counter[Any] = Counter()
+    exercised: Counter[str] = Counter()
+    events: Counter[str] = Counter()
+    entity: Counter[str] = Counter()
+    cexs: dict[str, Counterexample] = {}
+    complete = True
+    stats = []
+
+    def absorb(found: Any) -> None:
+        """Add one exploration's coverage and counterexamples (the shortest per rule)."""
+        rows.update(found.rows)
+        exercised.update(found.exercised)
+        events.update(found.events)
+        entity.update(found.entity)
+        keep_shortest(cexs, found.counterexamples)
+
+    sets = behaviours(ctx.opts.variant, frozenset())
+    for sl in slices:
+        for label, faults in sets:
+            left = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
+            name = sl.name if label == "spec" else f"{sl.name}+{label}"
+            ctx.progress(f"explore: slice {name}")
+            r = explore_bfs.explore(_cfg(ctx, sl.cfg), faults, time_budget=left, name=name)
+            complete &= r.complete
+            stats.append({"name": name, "states": r.states, "complete": r.complete, "stop": r.stop})
+            absorb(r)
+    slice_exercised = Counter(exercised)
+    slice_rows = Counter(rows)
+    walks = ctx.opts.walks
+    if budget is not None and time.perf_counter() - t0 > budget:
+        walks, complete = 0, False
+    if walks:
+        ctx.progress(f"explore: {walks} random walks at the default bounds")
+        left_walks = walks
+        for k, (_, faults) in enumerate(sets):  # a variant's walks: the first half (rounded up)
+            n = -(-left_walks // (len(sets) - k))  # with the spec's behaviours, then the rest
+            left_walks -= n
+            w = explore_random.explore(_cfg(ctx, DEFAULT), faults, seed=0, walks=n, steps=EXPLORE_STEPS)
+            absorb(w)
+    if walks:
+        ctx.progress(f"explore: {walks} walks, the client's view against the agent's truth")
+        for c in view_against_truth(walks, _cfg(ctx, DEFAULT)):
+            cexs.setdefault(c.rule, c)
+    ctx.results["explore"] = {
+        "slices": stats,
+        "walks": walks,
+        "rows": rows,
+        "machines": machine_coverage(rows, events, entity, ctx.opts.variant),
+        "exercised": exercised,
+        "slice_exercised": slice_exercised,
+        "slice_rows": slice_rows,
+        "counterexamples": [cexs[r] for r in sorted(cexs)],
+    }
+    return complete
+
+
+VIEW_TRUTH = "VIEW-TRUTH"
+"""The name a disagreement between the client's view and the agent's truth is reported under."""
+
+
+def view_against_truth(walks: int, cfg: Config = DEFAULT) -> list[Counterexample]:
+    """Seeded conforming walks at the default bounds: at quiescence (everything delivered), the
+    foreground state in the client's view of the session must be the one the agent is really in;
+    the shortest disagreement, if any."""
+    best: Counterexample | None = None
+    for seed in range(walks):
+        run = random_walk(seed, EXPLORE_STEPS, cfg)
+        world = run.world
+        if run.stop != "quiescent" or world.agent.session != "open":
+            continue
+        seen = world.client.view.to_json().get(MAIN, {}).get("session", {}).get("state")
+        truth = world.agent.real
+        if seen != truth and (best is None or len(run.events) < len(best.events)):
+            best = Counterexample(
+                VIEW_TRUTH,
+                "view",
+                f"the client's view says {seen}, the agent is {truth}",
+                "random",
+                f"seed {seed}",
+                list(run.events),
+                DEFAULT,
+                frozenset(),
+                len(run.events),
+                transcript=list(world.transcript),
+            )
+    return [best] if best is not None else []
+
+
+def part_ladder(ctx: Context, budget: float | None) -> bool:
+    t0 = time.perf_counter()
+    rules = monitor_rules()
+    ex = ctx.results.get("explore")
+    seen = ex["slice_exercised"] if ex else Counter()
+    missing = [r for r in rules if not seen[r]]
+    smallest: dict[str, str | None] = {r: None for r in missing}
+    complete = True
+    for name, walks, steps in ctx.opts.ladder:
+        todo = [r for r in missing if smallest[r] is None]
+        if not todo:
+            break
+        if budget is not None and time.perf_counter() - t0 > budget:
+            complete = False
+            break
+        ctx.progress(f"ladder: {name}")
+        cfg = long_session(steps) if steps > EXPLORE_STEPS else DEFAULT
+        for chunk in range(0, walks, LADDER_CHUNK):  # the budget is checked between chunks
+            if budget is not None and time.perf_counter() - t0 > budget:
+                complete = False
+                break
+            n = min(LADDER_CHUNK, walks - chunk)
+            w = explore_random.explore(_cfg(ctx, cfg), frozenset(), seed=chunk, walks=n, steps=steps)
+            for r in todo:
+                if w.exercised[r] and smallest[r] is None:
+                    smallest[r] = name
+    ctx.results["ladder"] = smallest
+    return complete
+
+
+def part_matrix(ctx: Context, budget: float | None) -> bool:
+    """The readings matrix (``simulator.matrix``) at the default slices, exhaustive, seed 0:
+    every alternative of the chosen readings, peers and checker under it."""
+    if not ctx.opts.matrix:
+        return True
+    import tempfile
+
+    from simulator import explore_run
+    from simulator.matrix import readings_matrix
+
+    with tempfile.TemporaryDirectory() as tmp:
+        opts = explore_run.Options(mode="exhaustive", seed=0, out=tmp, variant=ctx.opts.variant)
+        ctx.results["matrix"] = readings_matrix(ctx.opts.matrix, opts, ctx.pool)
+    return True
+
+
+PARTS: tuple[tuple[str, Callable[[Context, float | None], bool], float], ...] = (
+    ("decidability", part_decidability, 0.5),
+    ("explore", part_explore, 0.2),
+    ("ladder", part_ladder, 0.2),
+    ("matrix", part_matrix, 0.1),
+)
+"""(name, function, share of the time budget), run in this order."""

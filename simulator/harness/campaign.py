@@ -1,0 +1,246 @@
+"""A campaign of runs against a real Agent (``acp-model drive``): K seeds, each failing rule
+reported once, shrunk, and written down.
+
+Owns: ``Campaign`` (what to run: the Agent's command, the run settings, the seeds, where the
+files go, the shrinking budget), ``campaign`` (the runs as jobs of a worker pool, in seed order,
+then per rule the first run that broke it shrunk in this process and its files written: the
+transcript ``.ndjson``, a sequence diagram ``.mmd`` and the replayable client script
+``.script.json``, atomically), ``replay`` (one client script played once) and the JSON reports
+of both. Run i draws its choices with seed ``seed + i``, each with a fresh Agent process; a run
+the Agent crashed in, or one that failed before any choice, is not shrunk (``not_shrunk``).
+
+Must not know: argument parsing, exit codes, how a sequence diagram is drawn (the caller hands
+in ``Campaign.draw``), how a run is played (``simulator.harness.drive``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from properties.check_report import UNPARSED_NOTE, finding_text
+from properties.findings import Finding
+from properties.outputs import write_atomic
+from simulator.drive import script_json
+from simulator.harness.drive import (
+    CRASHED,
+    ProcessPeer,
+    RunResult,
+    Settings,
+    Shrunk,
+    not_shrunk,
+    run_once,
+    shrink_run,
+    transcript_item,
+)
+from simulator.harness.proxy import StartError
+from simulator.workers import Workers
+
+Say = Callable[[str], None]
+
+
+def start(command: list[str]) -> ProcessPeer:
+    """A fresh Agent process; ``StartError`` when the command cannot be started."""
+    try:
+        return ProcessPeer(command)
+    except OSError as exc:
+        raise StartError(command, exc) from None
+
+
+@dataclass(frozen=True)
+class Campaign:
+    command: list[str]
+    settings: Settings
+    seed: int
+    runs: int
+    out: Path
+    shrink_budget: Any
+    draw: Callable[[list[Any], str | None], str]
+    """A transcript's items and a title -> a sequence diagram (Mermaid text)."""
+    say: Say | None = None
+    """Progress lines (None: silent, as with ``--json``)."""
+
+
+def drive_seed(job: tuple[list[str], Settings, int]) -> RunResult:
+    """One run of the Agent ``command`` with the choices of ``seed``, in a fresh Agent process
+    (a job of the worker pool: ``simulator.workers``)."""
+    command, settings, seed = job
+    return run_once(start(command), settings, seed=seed)
+
+
+def campaign(c: Campaign, pool: Workers) -> tuple[list[RunResult], dict[str, dict[str, Any]]]:
+    """Every run, and per failing rule its report (sorted by rule when shown)."""
+    runs: list[RunResult] = []
+    rules: dict[str, dict[str, Any]] = {}
+    jobs = [(c.command, c.settings, c.seed + i) for i in range(c.runs)]
+    for i, result in enumerate(pool.map(drive_seed, jobs)):
+        runs.append(result)
+        _take_run(c, i, result, rules)
+    return runs, rules
+
+
+def write_failure(c: Campaign, stem: str, result: RunResult, about: dict[str, Any]) -> dict[str, str]:
+    """The transcript, its sequence diagram and the client script of one run."""
+    files = {
+        "transcript": str(c.out / f"{stem}.ndjson"),
+        "diagram": str(c.out / f"{stem}.mmd"),
+        "script": str(c.out / f"{stem}.script.json"),
+    }
+    write_atomic(files["transcript"], b"".join(result.lines))
+    items = [item for item in (transcript_item(line) for line in result.lines) if item is not None]
+    write_atomic(files["diagram"], c.draw(items, about.get("rule")))
+    write_atomic(files["script"], script_json(result.choices, **about))
+    return files
+
+
+def _safe(rule: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in rule)
+
+
+def _take_run(c: Campaign, i: int, result: RunResult, rules: dict[str, dict[str, Any]]) -> None:
+    """Report run ``i`` and shrink the first failing run of each rule it is the first to break
+    (in this process, while the pool plays the next runs)."""
+    say = c.say or (lambda text: None)
+    seed = c.seed + i
+    status = ", ".join(result.rules) if result.failing else "no findings"
+    say(
+        f"run {i + 1}/{c.runs} (seed {seed}): {len(result.choices)} choices, "
+        f"{result.messages} agent messages, {result.stop}: {status} ({result.seconds:.2f} s)"
+    )
+    for rule in result.rules:
+        if rule in rules:
+            rules[rule]["hits"] += 1
+            continue
+        first = next(f for f in result.failing if f.rule == rule)
+        if first.kind == "input" and first.line in result.unparsed:
+            first = replace(first, explanation=first.explanation + UNPARSED_NOTE)
+        say(f"  {finding_text('run', first)}")
+        for line in result.stderr_tail if rule == CRASHED else ():
+            say(f"    agent stderr: {line}")
+        shrunk = not_shrunk(result)
+        if shrunk is None:
+            say(f"  shrinking {rule} from {len(result.choices)} choices ...")
+            shrunk = shrink_run(
+                lambda: start(c.command),
+                c.settings,
+                rule,
+                result.choices,
+                budget=c.shrink_budget,
+                progress=None if c.say is None else lambda text: say(f"    {text}"),
+            )
+        shown = shrunk.result if shrunk.result is not None else result
+        about = {"rule": rule, "seed": seed, "command": c.command}
+        files = write_failure(c, f"seed{seed}-{_safe(rule)}", shown, about)
+        entry = rule_report(rule, first, i + 1, seed, shrunk, files)
+        if rule == CRASHED:
+            entry.update(agent_status=result.crashed, stderr_tail=result.stderr_tail)
+        entry["hits"] = 1
+        rules[rule] = entry
+        say(
+            f"  {rule}: not shrunk ({shrunk.skipped}); {files['script']}"
+            if shrunk.skipped
+            else f"  {rule}: {len(result.choices)} -> {len(shrunk.choices)} choices, reproduced "
+            f"{shrunk.reproduced}/{shrunk.replays} replays; {files['script']}"
+        )
+
+
+def rule_report(
+    rule: str,
+    first: Finding,
+    run_no: int,
+    seed: int | None,
+    shrunk: Shrunk | None,
+    files: dict[str, str] | None,
+) -> dict[str, Any]:
+    """The JSON of one failing rule: where it was first broken, how its run shrank, its files."""
+    data: dict[str, Any] = {
+        "rule": rule,
+        "level": first.level,
+        "severity": first.severity,
+        "explanation": first.explanation,
+        "run": run_no,
+        "seed": seed,
+    }
+    if shrunk is not None:
+        data.update(
+            original_length=len(shrunk.original),
+            shrunk_length=len(shrunk.choices),
+            reproduced=shrunk.reproduced,
+            replays=shrunk.replays,
+            shrink_runs=shrunk.runs,
+            nondeterministic=shrunk.nondeterministic,
+            original_replays=shrunk.checks,
+            original_reproduced=shrunk.checked,
+            runs_per_candidate=shrunk.per_candidate,
+            undone=shrunk.undone,
+        )
+        if shrunk.skipped:
+            data["not_shrunk"] = shrunk.skipped
+    if files is not None:
+        data["files"] = files
+    return data
+
+
+def campaign_text(report: dict[str, Any], seconds: float) -> str:
+    """The text form of a campaign's report."""
+    findings = report["findings"]
+    lines = [
+        f"acp-model drive: {report['runs']} runs, {report['messages']} agent messages, "
+        f"{seconds:.1f} s; findings: {len(findings) or 'none'}"
+    ]
+    for r in findings:
+        head = f"  {r['rule']} [{r['level']}] {r['explanation']}\n"
+        where = f"    first in run {r['run']} (seed {r['seed']}), {r['hits']} failing run(s); "
+        files = f"\n    files: {', '.join(r['files'].values())}"
+        if r.get("not_shrunk"):
+            lines.append(
+                head
+                + where
+                + f"{r.get('original_length')} choices, not shrunk: {r['not_shrunk']}"
+                + "".join(f"\n    agent stderr: {line}" for line in r.get("stderr_tail", ()))
+                + files
+            )
+            continue
+        lines.append(
+            head
+            + where
+            + f"shrunk {r.get('original_length')} -> {r.get('shrunk_length')} choices, reproduced "
+            f"{r.get('reproduced')}/{r.get('replays')}"
+            + (
+                f" (nondeterministic: the original failed {r.get('original_reproduced')}/"
+                f"{r.get('original_replays')} replays, {r.get('runs_per_candidate')} run(s) per "
+                f"candidate, {r.get('undone')} reduction(s) undone)"
+                if r.get("nondeterministic")
+                else ""
+            )
+            + files
+        )
+    return "\n".join(lines) + "\n"
+
+
+def replay_report(path: str, result: RunResult, seconds: float, exit_code: int) -> dict[str, Any]:
+    """The JSON of one client script played once (``drive --replay``)."""
+    return {
+        "script": path,
+        "choices": len(result.choices),
+        "messages": result.messages,
+        "stop": result.stop,
+        "agent": result.ended,
+        "seconds": round(seconds, 3),
+        "findings": [f.to_json() for f in result.findings if f.kind != "open"],
+        "failing_rules": result.rules,
+        "exit_code": exit_code,
+    }
+
+
+def replay_text(path: str, result: RunResult) -> str:
+    """The text form of a replay's report."""
+    lines = [
+        f"acp-model drive --replay {path}: {len(result.choices)} choices, {result.messages} agent "
+        f"messages, {result.stop}; agent {result.ended}"
+    ]
+    lines += [f"  {finding_text('replay', f, result.unparsed)}" for f in result.findings if f.kind != "open"]
+    lines.append(f"  failing rules: {', '.join(result.rules) or 'none'}")
+    return "\n".join(lines) + "\n"
