@@ -112,11 +112,12 @@ def focused_walks() -> dict[str, list[tuple[int, Run]]]:
 @pytest.mark.needs_shared
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_every_message_validates_against_the_schema(
-    walks: dict[str, list[tuple[int, Run]]], transport: str
+    walks: dict[str, list[tuple[int, Run]]], focused_walks: dict[str, list[tuple[int, Run]]], transport: str
 ) -> None:
+    """The default walks and the focused ones (every feature, those off by default included)."""
     checker = SchemaChecker(schema_path())
     checked = Counter[str]()
-    for seed, run in walks[transport]:
+    for seed, run in walks[transport] + focused_walks[transport]:
         checker.reset()
         for line, (sender, msg) in enumerate(run.world.transcript, 1):
             finding = checker.check(sender, msg, line)
