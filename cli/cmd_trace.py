@@ -1,8 +1,9 @@
-"""``acp-model trace [--map] [--out PATH]``: regenerate the traceability matrix (docs/traceability.md),
-or with ``--map`` the map of the folders (docs/map.md, ``diagrams.folder_map``).
+"""``acp-model trace [--sections | --map] [--out PATH]``: regenerate the traceability matrix
+(docs/traceability.md), or with ``--sections`` the spec by section (docs/spec-sections.md), or
+with ``--map`` the map of the folders (docs/map.md, ``diagrams.folder_map``).
 
 Owns: gathering the seeded bugs of ``simulator.mutants`` by the rule each is meant to break and
-handing them to ``properties.trace``, which builds the matrix.
+handing them to ``properties.trace``, which builds the matrix and the page.
 
 Must not know: how the matrix is laid out.
 """
@@ -38,9 +39,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--out",
         metavar="PATH",
         default=None,
-        help=f"where to write it; - for standard output (default: {trace.MATRIX}, with --map docs/map.md)",
+        help=f"where to write it; - for standard output (default: {trace.MATRIX}, with --sections "
+        f"{trace.SECTIONS_PAGE}, with --map docs/map.md)",
     )
-    p.add_argument(
+    what = p.add_mutually_exclusive_group()
+    what.add_argument(
+        "--sections",
+        action="store_true",
+        help="write the spec by section instead: per section heading, its rules, the readings "
+        "that cite it and the seeded bugs of its rules (default: off)",
+    )
+    what.add_argument(
         "--map",
         action="store_true",
         help="write the map of the folders instead: every folder and module with its header's "
@@ -52,14 +61,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.map:
         return _write_map(args.out)
+    build, write = (
+        (trace.sections, trace.write_sections) if args.sections else (trace.matrix, trace.write_matrix)
+    )
     if args.out is None:
-        args.out = str(trace.MATRIX)
-    text = trace.matrix(seeded_bugs())
+        args.out = str(trace.SECTIONS_PAGE if args.sections else trace.MATRIX)
     if args.out == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(build(seeded_bugs()))
         return EXIT_OK
     try:
-        trace.write_matrix(args.out, seeded_bugs())
+        write(args.out, seeded_bugs())
     except OSError as exc:
         raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
     sys.stderr.write(f"acp-model trace: wrote {args.out}\n")

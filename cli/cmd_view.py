@@ -152,6 +152,9 @@ def render_text(view_json: dict[str, Any]) -> str:
         if s["prompts"]:
             pairs = ", ".join(f"{k} -> {'(pending)' if v is None else v}" for k, v in s["prompts"].items())
             out.append(f"  prompts: {pairs}")
+        if s["elicitations"]:
+            waiting = ", ".join(f"{k} ({e['mode']}, {e['status']})" for k, e in s["elicitations"].items())
+            out.append(f"  elicitations: {waiting}")
         extras = []
         if s["rejected_prompts"]:
             extras.append(f"rejected prompts: {len(s['rejected_prompts'])}")

@@ -13,9 +13,9 @@ All geometry is in inches, so text measured once at the output dpi can be placed
    bottom layer. Departure from plain BFS depth (the usual ``multipartite_layout`` recipe): BFS
    puts most states of the dense machines into one layer and draws their edges inside it;
    longest-path layers keep forward edges pointing down.
-   A machine listed in ``LAYOUT_HINTS`` (foreground, prompt, tool_call, entity, session: the dense
-   ones, whose automatic layers read badly) gets its rows of states from the hint instead; a
-   hint is used only while it names exactly the machine's states.
+   A machine listed in ``LAYOUT_HINTS`` (foreground, prompt, tool_call, entity, session,
+   elicitation: the dense ones, whose automatic layers read badly) gets its rows of states from
+   the hint instead; a hint is used only while it names exactly the machine's states.
 3. **Order in a layer**: spec order, then a few barycenter sweeps (down and up) to cut crossings;
    ties keep spec order. Each layer is centred with a fixed column width (the widest state
    plus room for a label), the same multipartite arrangement ``nx.multipartite_layout`` gives,
@@ -324,6 +324,14 @@ LAYOUT_HINTS: dict[str, tuple[tuple[str | None, ...], ...]] = {
     "entity": (
         (None, "unseen", None),
         ("empty", None, "with_content"),
+    ),
+    # elicitation: the answers of a pending one beside it; the URL accept and the cancelled
+    # work's abandonment below, then where they end; late answers at the bottom.
+    "elicitation": (
+        ("declined", None, "pending", None, "accepted"),
+        ("awaiting_completion", None, None, None, "abandoned"),
+        ("completed", None, "withdrawn", None, "cancelled"),
+        (None, None, "late", None, None),
     ),
     # tool_call: the three live statuses reach each other; the three final ones sit below.
     "tool_call": (

@@ -58,9 +58,9 @@ SPEC = MachineSpec(
     final=(SELECTED, CANCELLED, ERRORED),
     rows=ROWS,
     forbidden={
-        "select": "WAIT-02",
-        "answer_cancelled": "WAIT-02",
-        "error": "WAIT-02",
+        "select": "INTRO-02",
+        "answer_cancelled": "INTRO-02",
+        "error": "INTRO-02",
         "withdraw": "CANCEL-07",
         "abandon": "CANCEL-06",
     },

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from model import background, compaction, entity, foreground, permission, prompt, session, toolcall
+from model import (
+    background,
+    compaction,
+    elicitation,
+    entity,
+    foreground,
+    permission,
+    prompt,
+    session,
+    toolcall,
+)
 from model.core import MachineSpec
 
 MACHINES: tuple[MachineSpec, ...] = (
@@ -18,6 +28,7 @@ MACHINES: tuple[MachineSpec, ...] = (
     prompt.SPEC,
     toolcall.SPEC,
     permission.SPEC,
+    elicitation.SPEC,
     compaction.SPEC,
     background.SPEC,
     entity.SPEC,

@@ -5,7 +5,12 @@ Theory of operation
 A tool call is created by its first ``tool_call_update`` (or content chunk) and starts pending.
 The live statuses (pending, in_progress, paused) may follow each other in any order, as the
 Agent asks permission, runs, suspends or schedules the work. completed, failed and cancelled
-are final: a final status is never reopened; the Agent starts a new tool call instead.
+are final: a final status is never reopened; the Agent starts a new tool call instead. Whether
+a change from one final status to another is a reopening is the reading ``final-status-change``
+(``properties.readings``): under ``reopen-only`` (the default) it is no move of this table (the
+call stays final: an observer fires nothing), under ``final-is-final`` it is fired and refused
+like any status after a final one (the table has no row from a final status but the content
+self-loops).
 A custom status (a value beginning with ``_``) is the Agent's own; the schema says a Client
 treats a tool call with a status it does not recognise as still in progress, so a custom status
 moves a live call to in_progress (``custom_status``) and, like any status, never reopens a final
@@ -77,6 +82,10 @@ SPEC = MachineSpec(
     },
     description="Status of one tool call; final statuses are final.",
 )
+
+FINAL_CHANGE: str = "final-status-change"
+"""The reading (``properties.readings``) that says whether a move between final statuses is
+fired at all (see the module docstring)."""
 
 STATUS_TRIGGER = {**_SET, **_END}
 """Reported status -> trigger (a repeated status is no trigger)."""

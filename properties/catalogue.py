@@ -337,10 +337,13 @@ RULES: Final[tuple[Rule, ...]] = (
         "FG-03",
         _S,
         _A,
-        _MOD,
+        _NC,
         """While foreground work is blocked waiting for the user, the Agent
        reports requires_action.""",
         (12,),
+        reason="Whether foreground work is blocked on the user is the Agent's knowledge: the wire shows "
+        "requests, not what the work waits on (an open request alone does not block it); what the "
+        "model's block row states is TRANS-05.",
     ),
     _r(
         "FG-04",
@@ -429,11 +432,14 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     _r(
         "BG-05",
-        _MN,
+        _SN,
         _A,
         _MON,
         """A tool call that has reached a final status is never reopened; new
-       work on it gets a fresh tool call.""",
+       work on it gets a fresh tool call. (A custom status is allowed: the schema's ToolCallStatus
+       reserves _-prefixed values for extensions and has Clients treat an unrecognised status as
+       still in progress; whether a move between final statuses reopens is the reading
+       final-status-change.)""",
         informal=True,
     ),
     _r(
@@ -452,8 +458,9 @@ RULES: Final[tuple[Rule, ...]] = (
         _M,
         _A,
         _MON,
-        """Once the Agent has reported a background list in a session, every
-       later state_update of that session carries the background field.""",
+        """An Agent that reports background work includes the background field
+       on every state_update of the session (whether that binds the state_updates before its first
+       list is the reading state-updates-before-first-list).""",
         (22,),
     ),
     _r(
@@ -598,8 +605,8 @@ RULES: Final[tuple[Rule, ...]] = (
         _A,
         _MON,
         """Once the user message is inserted, the Agent answers the prompt
-       successfully without waiting for the foreground work to finish; every inserted submission
-       eventually gets its success response.""",
+       successfully, without waiting for the foreground work to finish (so an inserted prompt left
+       unanswered is a breach at the end: the response is owed from the insertion on).""",
         (35,),
         eventually=True,
     ),
@@ -1055,6 +1062,16 @@ RULES: Final[tuple[Rule, ...]] = (
        content; a later tool_call_update that carries content replaces what was accumulated.""",
         informal=True,
     ),
+    _r(
+        "TOOL-07",
+        _M,
+        _A,
+        _MON,
+        """Elicitation, like other Client interactions, stays within its own
+       negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
+       advertised in its initialize capabilities.""",
+        informal=True,
+    ),
     # -- Stop reasons --------------------------------------------------------------------------
     _r(
         "STOP-01",
@@ -1130,7 +1147,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "STATE-02",
         _MN,
         _C,
-        _MOD,
+        _CV,
         """After unknown, a Client stops showing an earlier running or
        requires_action as confirmed live activity (it may keep it as context).""",
         informal=True,
@@ -1151,7 +1168,9 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """Unless the Client advertised support for custom or future states,
        the Agent still reports running, requires_action and idle wherever the transitions call for
-       them.""",
+       them. (The text settles that a custom state may be sent unadvertised, beside the standard
+       one; it defines no advertisement: the simulated Client's _meta.customStates is the
+       model's own convention.)""",
         (83,),
     ),
     _r(
@@ -1174,6 +1193,16 @@ RULES: Final[tuple[Rule, ...]] = (
         informal=True,
         reason="Not visible on the wire: whether the Agent could still observe its work is its own "
         "knowledge.",
+    ),
+    _r(
+        "STATE-07",
+        _Y,
+        _A,
+        _MOD,
+        """unknown may replace any state, and a later running, requires_action
+       or idle replaces unknown (or a state the Client does not recognise) for the session, as a
+       snapshot: no work started or ended while it was not observable.""",
+        informal=True,
     ),
     # -- Initial state and synchronization -----------------------------------------------------
     _r(
@@ -1227,6 +1256,16 @@ RULES: Final[tuple[Rule, ...]] = (
        cancelled stop reason.""",
         (91,),
     ),
+    _r(
+        "TRANS-05",
+        _M,
+        _A,
+        _MOD,
+        """requires_action is reported only for foreground work blocked on the
+       user: an open request alone does not justify it, and work that starts blocked may report it
+       without a running first (from running, work blocks; nothing else moves to it but a start).""",
+        informal=True,
+    ),
     # -- Waiting for user action ---------------------------------------------------------------
     _r(
         "WAIT-01",
@@ -1241,10 +1280,12 @@ RULES: Final[tuple[Rule, ...]] = (
         "WAIT-02",
         _S,
         _A,
-        _MOD,
+        _UN,
         """Answers that arrive for work that has already ended are ignored, not
        used to restart that work.""",
         (93,),
+        reason="Not checked yet: a monitor of a tool call going in_progress after an allow answer that "
+        "arrived after its work's idle (the cancelled case is CANCEL-06's, checked).",
     ),
     # -- Work boundaries and local commands ----------------------------------------------------
     _r(
@@ -1276,6 +1317,27 @@ RULES: Final[tuple[Rule, ...]] = (
        reports running then idle, with end_turn when it succeeds.""",
         (96,),
         reason="Not checked yet: a local command is not marked on the wire; no check of its own.",
+    ),
+    # -- Lifecycle examples --------------------------------------------------------------------
+    _r(
+        "EX-01",
+        _M,
+        _A,
+        _MON,
+        """The examples' required updates hold alike for permissions and for
+       elicitations in either mode; in URL mode, accepting keeps the work blocked (the
+       requires_action stays) until the user has finished the interaction outside the Client, so
+       the Agent reports that completion (elicitation/complete) only after an accept.""",
+        informal=True,
+    ),
+    _r(
+        "EX-02",
+        _Y,
+        _C,
+        _MON,
+        """Late answers to a permission request or an elicitation may arrive
+       after the work ends, even during a later foreground workflow.""",
+        informal=True,
     ),
     # -- Cancellation --------------------------------------------------------------------------
     _r(
@@ -1331,7 +1393,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-06",
         _M,
         _A,
-        _MOD,
+        _MON,
         """When stopping cancelled work, the Agent stops waiting on that
        work's open permission requests and treats them as refused.""",
         (102,),
@@ -1429,9 +1491,8 @@ RULES: Final[tuple[Rule, ...]] = (
         _MN,
         _A,
         _MON,
-        """A session/cancel does not cover prompts that reach the Agent after
-       it: such a prompt gets -32800 only if a later cancel, a $/cancel_request for it or a
-       session/close accounts for it.""",
+        """A session/prompt received after a session/cancel is not cancelled
+       by it (answering it -32800 because of that cancel breaks this).""",
         informal=True,
     ),
     _r(
@@ -1439,10 +1500,12 @@ RULES: Final[tuple[Rule, ...]] = (
         _M,
         _A,
         _MON,
-        """The Agent itself reports the final status of every unfinished tool
-       call of the cancelled foreground work (the Client's own cancelled mark is only a display
-       hint that those updates replace); tool calls in the latest background list, or running a
-       listed terminal, are not part of it.""",
+        """The Agent itself gives every unfinished tool call of the cancelled
+       foreground work its final status (the Client's own cancelled mark is only a display hint
+       that those updates replace), before the idle that confirms the cancellation: that idle
+       comes after every ongoing operation is aborted and the pending updates are sent (the
+       idle's own MUST, CANCEL-11, is this rule's level). Tool calls in the latest background
+       list, or running a listed terminal, do not belong to the cancelled work.""",
         informal=True,
         eventually=True,
     ),
@@ -1456,11 +1519,163 @@ RULES: Final[tuple[Rule, ...]] = (
         informal=True,
         reason="Not visible on the wire: a listed item that ends after the cancel may have ended on its own.",
     ),
+    _r(
+        "CANCEL-19",
+        _S,
+        _A,
+        _MON,
+        """For elicitation requests, see Elicitation Cancellation: the
+       elicitations cancelled work no longer needs are withdrawn.""",
+        informal=True,
+        eventually=True,
+    ),
+    _r(
+        "CANCEL-20",
+        _Y,
+        _A,
+        _MON,
+        """Cancellation can finish without receiving answers to the abandoned
+       user-action requests: the cancelled idle need not wait for the answers to the cancelled
+       work's permission requests and elicitations.""",
+        informal=True,
+    ),
 )
 
 RULES_BY_ID: Final[dict[str, Rule]] = {rule.id: rule for rule in RULES}
 if len(RULES_BY_ID) != len(RULES):  # pragma: no cover - guarded by tests
     raise ValueError("duplicate rule IDs in the catalogue")
+
+INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
+    "INTRO-02": (
+        "session/prompt lasts until the Agent inserts the user message",
+        "JSON-RPC 2.0 (one response per request) is assumed, not restated; a prompt 'lasts until' "
+        "its one answer: the protocol's request model, a MUST.",
+    ),
+    "ENT-04": (
+        "An entity’s first update or chunk fixes its timeline position",
+        "Stated as how an entity behaves; a Client that places it elsewhere shows another "
+        "conversation: a MUST.",
+    ),
+    "SDM-01": (
+        "Every session_message or session_message_chunk requires messageId",
+        "'requires': a field the message must carry (a message shape), a MUST.",
+    ),
+    "SDM-02": ("Clients must not link views by equal IDs alone", "A lowercase 'must not'."),
+    "SDM-03": ("Clients must not synthesize an incoming entry", "A lowercase 'must not'."),
+    "BG-05": (
+        "The Agent does not reopen a tool call that has a final status",
+        "A plain statement beside the SHOULD and MAY sentences of its paragraph, restated by no "
+        "keyword: reported at the level of its neighbours, SHOULD NOT (a warning).",
+    ),
+    "BG-08": (
+        "the Client treats background work as unknown until a list is reported again",
+        "A plain statement of what the Client does with an omitted list, the other half of the "
+        "MUST that the Agent include it: a MUST.",
+    ),
+    "BG-17": (
+        "Only background work is listed, and only once",
+        "The heading of a bullet whose last sentence has the MUST NOT (BG-13): the list's "
+        "definition, a MUST NOT.",
+    ),
+    "ACC-04": (
+        "This field is a required, non-null string",
+        "'required' in lowercase: a message shape, a MUST.",
+    ),
+    "ACC-10": (
+        "Clients must not infer the association from content or arrival order",
+        "A lowercase 'must not'.",
+    ),
+    "ACC-13": (
+        "if closing prevents insertion, the request receives -32800",
+        "'receives': the answer closing gives, as cancellation's does (a MUST there).",
+    ),
+    "INS-01": (
+        "It does not acknowledge a pending prompt’s insertion",
+        "A plain statement of what running means; a Client that reads it otherwise misreports "
+        "insertion: a MUST NOT.",
+    ),
+    "ACTIVE-02": (
+        "Held prompts are inserted in the order they were received",
+        "A plain statement of the Agent's ordering: a MUST.",
+    ),
+    "REJ-03": ("Request cancellation before insertion uses -32800", "'uses': the error code, a MUST."),
+    "MSGID-02": (
+        "Clients apply message updates and chunks in the order they are received",
+        "A plain statement of how Clients apply updates: a MUST.",
+    ),
+    "NOTICE-02": (
+        "title is required, non-null, non-empty",
+        "'required' in lowercase: a message shape, a MUST.",
+    ),
+    "COMPACT-02": (
+        "compactionId and status are required and non-null on every compaction_update",
+        "'required' in lowercase: a message shape, a MUST.",
+    ),
+    "COMPACT-04": (
+        "Clients initialize a first-seen compaction ID with status in_progress",
+        "A plain statement of how Clients apply the first update: a MUST.",
+    ),
+    "USAGE-02": (
+        "used and size are required and non-null",
+        "'required' in lowercase: a message shape, a MUST.",
+    ),
+    "TOOL-06": (
+        "Clients append each tool_call_content_chunk to the current content",
+        "A plain statement of how Clients apply chunks: a MUST.",
+    ),
+    "STATE-02": (
+        "Clients must no longer present a prior running or requires_action as confirmed live activity",
+        "A lowercase 'must'.",
+    ),
+    "STATE-06": (
+        "Agents report unknown on actual loss of observability, not merely after silence",
+        "A plain statement of when unknown is reported: a MUST.",
+    ),
+    "STATE-07": (
+        "A subsequent running, requires_action, or idle replaces unknown for the same session",
+        "With 'The unknown state can replace any state' (State transitions): what may follow, a MAY.",
+    ),
+    "TRANS-05": (
+        "requires_action is only for blocked foreground work",
+        "'is only for': the state's definition, a MUST.",
+    ),
+    "CANCEL-16": (
+        "A session/prompt received after session/cancel is not cancelled by it",
+        "A plain statement of the cancel's reach: a MUST NOT.",
+    ),
+    "CANCEL-17": (
+        "the Agent gives those tool calls their final status",
+        "No keyword of its own: what is owed before the cancelled idle is the idle's MUST "
+        "(CANCEL-11: after all ongoing operations are aborted and pending updates sent), applied "
+        "to the tool calls this sentence names; its level is that MUST's.",
+    ),
+    "CANCEL-18": (
+        "Work in the latest background list is not covered and keeps running",
+        "A plain statement of the cancel's reach: a MUST.",
+    ),
+    "EX-01": (
+        "In URL mode, an accept response leaves requires_action unchanged",
+        "The examples' plain statement; the same paragraph calls their start, resume and "
+        "completion updates required: a MUST.",
+    ),
+    "EX-02": ("Late answers may arrive after work ends", "'may arrive': what a peer must expect, a MAY."),
+    "TOOL-07": (
+        "Client interactions such as elicitation remain subject to their own negotiated capabilities",
+        "A plain statement of the capability negotiation: a MUST.",
+    ),
+    "CANCEL-19": (
+        "For elicitation requests, see Elicitation Cancellation",
+        "A pointer to the elicitation text, whose withdrawal is the SHOULD of the permission "
+        "sentence beside it.",
+    ),
+    "CANCEL-20": (
+        "Cancellation can finish without receiving answers to abandoned user-action requests",
+        "'can finish': a permission, a MAY.",
+    ),
+}
+"""Every informal entry (no uppercase keyword): rule ID -> (words of the spec sentence that
+states it, why it has no keyword and why its level is the one the wording implies). The words
+locate the sentence (``properties.speclines``); a test holds each to the spec text."""
 
 RESTATED: Final[dict[str, tuple[str, ...]]] = {
     "active-state-on-start": ("FG-02", "OUT-01"),

@@ -314,6 +314,7 @@ class _Session:
         "background",
         "completions",
         "cost",
+        "elicitations",
         "entities",
         "last_stop_reason",
         "malformed",
@@ -347,6 +348,9 @@ class _Session:
         self.notices = 0
         self.malformed = 0
         self.resuming = 0
+        self.elicitations: dict[str, dict[str, Json]] = {}
+        """Elicitations the user still has to act on, by request ID key: pending an answer, or
+        accepted in URL mode and awaiting the external completion."""
         self.snap: Any = None
 
     def to_json(self) -> dict[str, Json]:
@@ -375,6 +379,7 @@ class _Session:
             "notices": self.notices,
             "malformed_updates": self.malformed,
             "subagents": {k: dict(v) for k, v in self.subagents.items()},
+            "elicitations": {k: dict(v) for k, v in self.elicitations.items()},
         }
 
     def snapshot(self) -> Any:
@@ -398,6 +403,7 @@ class _Session:
             self.malformed,
             freeze(self.subagents),
             freeze(self.preserved),
+            freeze(self.elicitations),
         )
 
 
@@ -437,6 +443,8 @@ class ClientView:
         self._sessions: dict[str, _Session] = {}
         # client -> agent requests still awaiting a response: id -> (method, sessionId or None)
         self._pending: dict[Json, tuple[str, str | None]] = {}
+        self._asked: dict[Json, str] = {}
+        """Elicitations the Client has not answered and the Agent has not withdrawn: id -> session."""
         self._snap: Any = None
         self._key_by_id = F_KEY_BY_ID_ONLY in self.faults
         self._move = F_MOVE_ON_UPDATE in self.faults
@@ -455,10 +463,16 @@ class ClientView:
             if "id" in message:
                 if sender == "client":
                     self._on_client_request(message["id"], method, params)
+                elif method == "elicitation/create":
+                    self._on_elicitation(message["id"], params)
             elif sender == "agent" and method == "session/update":
                 self._on_update(params)
+            elif sender == "agent" and method in ("elicitation/complete", "$/cancel_request"):
+                self._elicitation_ended(method, params)
         elif sender == "agent" and ("result" in message or "error" in message):
             self._on_response(message)
+        elif sender == "client" and ("result" in message or "error" in message):
+            self._elicitation_answered(message)
 
     def sessions(self) -> list[str]:
         return list(self._sessions)
@@ -554,6 +568,50 @@ class ClientView:
         elif method == "session/resume":
             sess = self._session(sid)
             sess.resuming = max(0, sess.resuming - 1)
+
+    # -- elicitations ----------------------------------------------------------------------------
+    # The user's side of an elicitation (model.elicitation): shown from the request until the
+    # Client answers it (an accept in URL mode leaves it awaiting its external completion) or
+    # the Agent withdraws it with $/cancel_request; the completion ends an accepted URL one.
+    def _on_elicitation(self, rid: Json, params: dict[str, Json]) -> None:
+        sid = params.get("sessionId")
+        if isinstance(rid, bool) or not isinstance(rid, int | str) or not isinstance(sid, str):
+            return
+        mode = params.get("mode")
+        entry: dict[str, Json] = {"mode": mode, "status": "pending", "message": params.get("message")}
+        if mode == "url":
+            entry["url"] = params.get("url")
+            entry["elicitationId"] = params.get("elicitationId")
+        self._session(sid).elicitations[json_key(rid)] = entry
+        self._asked[rid] = sid
+
+    def _elicitation_answered(self, message: Message) -> None:
+        rid = message.get("id")
+        if isinstance(rid, bool) or not isinstance(rid, int | str) or rid not in self._asked:
+            return
+        sess = self._session(self._asked.pop(rid))
+        key = json_key(rid)
+        entry = sess.elicitations.get(key)
+        result = message.get("result")
+        action = result.get("action") if isinstance(result, dict) else None
+        if entry is not None and entry["mode"] == "url" and action == "accept":
+            sess.elicitations[key] = {**entry, "status": "awaiting_completion"}
+        else:
+            sess.elicitations.pop(key, None)
+
+    def _elicitation_ended(self, method: str, params: dict[str, Json]) -> None:
+        if method == "$/cancel_request":
+            rid = params.get("requestId")
+            sid = self._asked.pop(rid, None) if isinstance(rid, int | str) else None
+            if sid is not None:
+                self._session(sid).elicitations.pop(json_key(rid), None)
+            return
+        eid = params.get("elicitationId")
+        for sid, sess in self._sessions.items():
+            for key, entry in sess.elicitations.items():
+                if entry.get("elicitationId") == eid and entry["status"] == "awaiting_completion":
+                    del self._session(sid).elicitations[key]
+                    return
 
     # -- session/update dispatch -----------------------------------------------------------------
     def _on_update(self, params: dict[str, Json]) -> None:

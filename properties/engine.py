@@ -257,11 +257,18 @@ class Monitor:
         )
 
     def suspect(
-        self, rule: str, line: int | None, session: str | None, explanation: str, message: Any = None
+        self,
+        rule: str,
+        line: int | None,
+        session: str | None,
+        explanation: str,
+        message: Any = None,
+        readings: tuple[str, ...] = (),
     ) -> None:
-        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning)."""
+        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
+        ``readings``: the readings that make it a suspect rather than a breach."""
         level = self._owner.level_of(rule)
-        self._owner.add(Finding(rule, level, line, session, explanation, "suspect", message))
+        self._owner.add(Finding(rule, level, line, session, explanation, "suspect", message, readings))
 
     def eventually(
         self,

@@ -9,6 +9,11 @@ machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``, ``model.compaction.
 (``properties.monitors.tables``) fires the tables with these observations, and a forbidden cell
 is the finding.
 
+Tool calls: a reported status fires its trigger (``model.toolcall.STATUS_TRIGGER``); a move
+from one final status to another is fired only under the reading
+``final-status-change=final-is-final`` (the context names the reading), and under
+``reopen-only`` the call stays final.
+
 Background items: an item's own update (``terminal_update``, ``tool_call_update``,
 ``subagent_update``) announces it, and an exitStatus or a final status finalizes it; a
 ``state_update`` with a concrete list lists what the last list did not name (once more for each
@@ -25,8 +30,9 @@ observed: the request (``resume``), every ``state_update`` until the response (`
 user message under a messageId the session already reported (``replay``: a user message is
 inserted once, so one reported again is replayed history), a user message under a new ID after
 the snapshot of a resume that asked for a replay while no prompt of the session awaits its
-answer (``replay`` too, under the reading ``unaccounted-user-message=prompt-only``: a live user
-message reports a prompt's insertion, and none is left to insert) and the success response
+answer (``replay`` too, under the reading ``resume-replay-window=whole-window``, the default: a
+user message inside the window is history, and none is left to insert; not under
+``unaccounted-user-message=other-sources``, where it may come from elsewhere) and the success response
 (``resumed``). Opening and closing the session are not observed here (the prompt rules judge
 what a close stops), so the session is ``open`` outside a handshake.
 
@@ -52,7 +58,7 @@ from typing import Any, Final
 
 from model import background, compaction, entity, foreground, session, toolcall
 from model.core import Context, MachineSpec
-from properties.readings import UNACCOUNTED_USER_MESSAGE
+from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
 
 BACKGROUND_ID_FIELD: Final = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
 
@@ -181,8 +187,13 @@ def _tool_call(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> 
         return
     status = upd.get("status")
     trigger = toolcall.status_trigger(status) if type(status) is str else None
-    if trigger is not None and (status != seen.state_of(toolcall.SPEC, tid) or trigger == "custom_status"):
-        yield toolcall.SPEC, tid, trigger, _NO_CTX
+    current = seen.state_of(toolcall.SPEC, tid)
+    if trigger is not None and (status != current or trigger == "custom_status"):
+        if current not in toolcall.FINAL or status not in toolcall.FINAL:
+            yield toolcall.SPEC, tid, trigger, _NO_CTX
+        elif readings.get(toolcall.FINAL_CHANGE) == "final-is-final":
+            yield toolcall.SPEC, tid, trigger, {toolcall.FINAL_CHANGE: "final-is-final"}
+        # else (reopen-only): a corrected outcome, no move (the call stays final)
     if "content" in upd:
         yield toolcall.SPEC, tid, "replace_content", _NO_CTX
     yield from _item("tool_call", tid, seen, trigger is not None and status in toolcall.FINAL)
@@ -257,11 +268,21 @@ def _user_message(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) 
         and hs[2]
         and not seen.prompts
         and seen.state_of(session.SPEC, SESSION_KEY) == session.SYNCED
-        and readings.get(UNACCOUNTED_USER_MESSAGE) == "prompt-only"
+        and readings.get(UNACCOUNTED_USER_MESSAGE, "") != "other-sources"
+        and readings.get(RESUME_REPLAY_WINDOW) == "whole-window"
     ):
         # a new ID after the snapshot of a resume that asked for a replay, with no prompt left
-        # to insert: a live user message reports a prompt's insertion, so this one is history
-        yield session.SPEC, SESSION_KEY, "replay", {UNACCOUNTED_USER_MESSAGE: "prompt-only"}
+        # to insert: a user message inside the window is history, and no prompt is left whose
+        # insertion it could report
+        yield (
+            session.SPEC,
+            SESSION_KEY,
+            "replay",
+            {
+                UNACCOUNTED_USER_MESSAGE: readings[UNACCOUNTED_USER_MESSAGE],
+                RESUME_REPLAY_WINDOW: "whole-window",
+            },
+        )
 
 
 def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observation]:

@@ -11,7 +11,8 @@ Each reading cites the spec by section heading and by line number in
 each of those lines, a few words the line contains, so a test can prove the numbers still point
 at the sentences in tension. The questions and meanings are our own words.
 
-Defaults: today's behaviour of the monitors, unless the spec settles the question.
+Defaults: argued from the spec text (``why_default`` quotes the sentences that decide it), never
+from what the monitors checked before.
 
 Readings in force: ``MonitorSet(readings=...)`` and ``ClientView(readings=...)`` take them
 explicitly (without them, every reading takes its default); the simulator carries them in its
@@ -33,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from model import background, prompt
+from model import background, prompt, toolcall
 
 
 class ReadingError(ValueError):
@@ -106,6 +107,12 @@ TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
 IDLE_AFTER_UNRECOGNIZED_STATE: Final = "idle-after-unrecognized-state"
 UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
+APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
+FUTURE_STOP: Final = "future-stop-reason"
+FINAL_STATUS_CHANGE: Final = toolcall.FINAL_CHANGE  # answered by the observer of the table
+RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
+OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
+BUSY_REFUSAL: Final = "busy-refusal"
 
 
 READINGS: Final[tuple[Reading, ...]] = (
@@ -113,11 +120,12 @@ READINGS: Final[tuple[Reading, ...]] = (
         UNACCOUNTED_USER_MESSAGE,
         "May a live user message appear that no session/prompt accounts for?",
         ("2. Prompt accepted", "Foreground and background work", "Session-directed messages"),
-        (64, 23, 15),
+        (64, 23, 15, 2),
         (
             "Receipt, queueing, and assigning an ID are not insertion",
             "synthetic user message",
             "SHOULD NOT report it as a user_message",
+            "session/prompt lasts until the Agent inserts the user message",
         ),
         (
             _alt(
@@ -128,20 +136,36 @@ READINGS: Final[tuple[Reading, ...]] = (
                  prompts).""",
             ),
             _alt(
+                "agent-initiated",
+                """A user message reported while no session/prompt of its session
+                 waits for its answer may be the Agent's own insertion for work it started itself
+                 (or a live-only message of a local command): no breach. One reported while a
+                 prompt waits is counted against the waiting prompts as under prompt-only
+                 (ACC-06, ACC-03).""",
+            ),
+            _alt(
                 "other-sources",
                 """A user message may have another source (an Agent-side
                  insertion, a delegated task): an unclaimed user message is no breach, and the
                  counting of messages against prompts proves nothing.""",
             ),
         ),
-        "prompt-only",
-        _text("""The spec describes user messages only as insertions of prompts (and, discouraged,
-              delegated tasks); it says Agent-initiated work needs no synthetic user message but
-              does not forbid one. prompt-only is what the monitors have always checked."""),
+        "agent-initiated",
+        _text("""Changed from prompt-only, by the text: "Agent-initiated work does not require a
+              session/prompt request or a synthetic user message" (Foreground and background work)
+              presupposes that an Agent may insert one for work it starts itself, and an adapter
+              "can instead insert a live-only ACP user message" for a local command (2. Prompt
+              accepted). While a prompt waits, "session/prompt lasts until the Agent inserts the
+              user message", so a user message then is counted against the waiting prompts; with
+              none waiting it may be the Agent's own. other-sources goes further than the text,
+              which discourages reporting a delegated task as a user message (Session-directed
+              messages)."""),
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
         affects="both",
         peers=_text("""other-sources: the Agent may report one user message of its own running work that no
-              prompt accounts for; prompt-only: never"""),
+              prompt accounts for; agent-initiated: the same, only in work it started itself (a
+              follow-up of finished background work) while no prompt waits for its answer;
+              prompt-only: never"""),
     ),
     Reading(
         STATE_UPDATES_BEFORE_FIRST_LIST,
@@ -163,9 +187,10 @@ READINGS: Final[tuple[Reading, ...]] = (
             ),
         ),
         "after-first-list",
-        _text("""An Agent may learn it has background work only later; and the Client treats an
-              omitted list as "not reported", which is harmless before any list. This is what
-              the monitors have always checked."""),
+        _text("""The MUST binds "An Agent that reports background work": an Agent is one from its
+              first report, and may learn of background work only later; "Omitted or null means
+              not reported, not that nothing is running" (Background work), which misleads no
+              Client before any list."""),
         ("BG-07",),
         affects="both",
         peers=_text("""every: an Agent that may report background work carries a list (maybe empty) on
@@ -197,9 +222,14 @@ READINGS: Final[tuple[Reading, ...]] = (
             ),
         ),
         "ended-work",
-        _text("""The completion rule is a MUST about the ended work's pending updates; the entity
-              rule describes how a Client applies updates, not what an Agent may send. This is
-              what the monitors have always checked."""),
+        _text("""Kept, by the text: "The Agent MUST send any pending updates for the foreground
+              work that ended before sending its idle update. Background activity may continue to
+              emit updates afterward" (4. Report completion): after the idle, only background
+              activity is said to emit updates, and message content is the ended work's output.
+              "Later updates and chunks patch the entity in place without moving it, including
+              after the session reports idle" (Entity IDs) says where a Client places such an
+              update, and leaves room for what ended-work allows after idle: a message update
+              without content (metadata)."""),
         ("DONE-03", "CANCEL-14"),
         affects="both",
         peers=_text("""patch-in-place: while idle, the Agent may append a chunk to the ended work's agent
@@ -226,9 +256,13 @@ READINGS: Final[tuple[Reading, ...]] = (
             ),
         ),
         "on-receipt",
-        _text("""On receipt is the only moment visible on the wire: the Agent's acting is not.
-              This is what the monitors have always checked. (CANCEL-11, work never ended with
-              idle, holds under both: the idle is owed either way.)"""),
+        _text("""Kept, by the text: "session/cancel covers foreground work and prompts received
+              before it that the Agent has not yet inserted" and "A session/prompt received after
+              session/cancel is not cancelled by it" (Cancellation) draw the line of what a cancel
+              covers at its receipt, so the work active at receipt is covered and the idle ending
+              it "MUST use cancelled when confirming foreground cancellation" (State transitions).
+              "when cancellation took effect" names no other moment the text defines. (CANCEL-11,
+              work never ended with idle, holds under both: the idle is owed either way.)"""),
         ("TRANS-04", "CANCEL-12"),
         affects="both",
         peers=_text("""when-acted: after a cancel arrives, the Agent may still end the work with its own
@@ -256,7 +290,7 @@ READINGS: Final[tuple[Reading, ...]] = (
         ),
         "final-status",
         _text("""The MUST names no exception, and the wire does not show what foreground work waits
-              on. This is what the monitors have always checked."""),
+              on."""),
         ("BG-11",),
         affects="both",
         peers=_text("""becomes-foreground: while running, the Agent may take a listed background tool call
@@ -287,7 +321,7 @@ READINGS: Final[tuple[Reading, ...]] = (
         ),
         "cancelled",
         _text("""The cancellation sentence covers every prompt received before the cancel and not
-              yet inserted, without exception. This is what the monitors have always checked."""),
+              yet inserted, without exception."""),
         ("CANCEL-02", "USER-04"),
         affects="both",
         peers=_text("""the answer the Agent gives a covered prompt with unadvertised content (only a faulty
@@ -320,7 +354,7 @@ READINGS: Final[tuple[Reading, ...]] = (
         "cancelled-only",
         _text("""-32800 is what request cancellation before insertion uses, and the prompt table lets
               the Agent refuse a prompt for its own reasons; which wins once a $/cancel_request
-              arrived is not said. cancelled-only is what the monitors have always checked."""),
+              arrived is not said."""),
         ("REJ-03",),
         affects="both",
         peers=_text("""own-reason: the Agent may refuse (-32602) a prompt after a $/cancel_request for it
@@ -353,8 +387,7 @@ READINGS: Final[tuple[Reading, ...]] = (
         ),
         "background",
         _text("""A background tool call may be announced before it is first listed, and the
-              Client is told to accept tool call updates after a cancel. This is what the
-              monitors have always checked."""),
+              Client is told to accept tool call updates after a cancel."""),
         ("DONE-03", "CANCEL-14", "FAIL-04"),
         affects="both",
         peers=_text("""background: an in_progress foreground tool call may carry on after an end_turn idle
@@ -405,8 +438,7 @@ READINGS: Final[tuple[Reading, ...]] = (
         ),
         "only-live-work",
         _text("""Process-backed work is listed as its terminal; other live work of the tool call
-              is invisible, so the checkable reading is the strict one. This is what the
-              monitors have always checked."""),
+              is invisible, so the checkable reading is the strict one."""),
         ("BG-13",),
         affects="both",
         peers=_text("""may-have-other-work: the Agent may start a terminal with a tool call embedding it
@@ -436,7 +468,7 @@ READINGS: Final[tuple[Reading, ...]] = (
         "snapshot",
         _text("""The State transitions section says applying updated information is no
               transition; the Background work sentence only says when a repeat is certainly
-              not a completion. This is what the monitors have always checked."""),
+              not a completion."""),
         ("FG-02",),
         affects="both",
         peers=_text("""snapshot: while idle, the Agent may repeat idle once with a new stop reason;
@@ -515,6 +547,216 @@ READINGS: Final[tuple[Reading, ...]] = (
               wire can see."""),
         ("CANCEL-17",),
         affects="checker",
+    ),
+    Reading(
+        APPROVAL_RACING_CANCEL,
+        "May an approval that reaches the Agent after a session/cancel, before the cancellation "
+        "completes, be used to run the tool?",
+        ("Cancellation",),
+        (190, 190),
+        (
+            "MUST stop waiting for that work’s pending session/request_permission requests",
+            "A response can race with session/cancel before cancellation completes",
+        ),
+        (
+            _alt(
+                "may-be-used",
+                """An answer that arrives after the cancel but before the idle
+                 that confirms the cancellation raced the cancel: the Agent may not have stopped
+                 the work yet, and may use it (the tool call runs, then gets its final status
+                 before the idle). Only an approval of a request still open at that idle is a late
+                 answer whose use breaks CANCEL-06.""",
+            ),
+            _alt(
+                "not-approved",
+                """Once the session/cancel reached the Agent while the work was
+                 active, every permission request of that work is treated as not approved: an
+                 allow answer arriving after the cancel, followed by its tool call going
+                 in_progress, breaks CANCEL-06 even before the idle.""",
+            ),
+        ),
+        "may-be-used",
+        _text("""The MUST applies "When the Agent stops the cancelled foreground work", a moment the
+              wire does not show, and to requests still "pending" then; the same paragraph says "A
+              response can race with session/cancel before cancellation completes" and asks the
+              Agent to ignore late responses only "After cancellation completes" (Cancellation).
+              An answer that arrived before the confirming idle may have arrived before the Agent
+              stopped the work, when it was no longer pending."""),
+        ("CANCEL-06",),
+        affects="both",
+        peers=_text("""may-be-used: an allow answer that reaches the Agent after the cancel, while it
+              still carries the cancellation out, runs the tool; not-approved: it is taken as a
+              refusal"""),
+    ),
+    Reading(
+        FUTURE_STOP,
+        "Is an unknown stop reason without the _ prefix a custom one that breaks the prefix rule, "
+        "or possibly a future ACP variant?",
+        ("Stop reasons",),
+        (144, 144),
+        ("Custom stop reasons MUST begin with _", "reserved for future ACP variants"),
+        (
+            _alt(
+                "custom",
+                """A stop reason that is neither one of this version's standard
+                 reasons nor _-prefixed was chosen by the Agent: a breach of STOP-03.""",
+            ),
+            _alt(
+                "may-be-future",
+                """It may be a future ACP variant, which "can be used when Clients
+                 can display a generic stopped state": only a suspect of STOP-03 (a warning), never
+                 a breach.""",
+            ),
+        ),
+        "custom",
+        _text("""The text reserves the space: "Unknown non-underscore stop reasons are reserved for
+              future ACP variants" (Stop reasons), so an Agent of this version cannot use one as a
+              value of its own, and whatever it adds is custom: "Custom stop reasons MUST begin
+              with _". A future variant is defined by a later version, against which a transcript
+              using it must be checked."""),
+        ("STOP-03",),
+        affects="both",
+        peers=_text("""may-be-future: the Agent may end work with a stop reason of a future version (no _
+              prefix); custom: never"""),
+    ),
+    Reading(
+        FINAL_STATUS_CHANGE,
+        "May a tool call move from one final status to another (completed to failed, say)?",
+        ("Background work", "Entity IDs"),
+        (33, 10),
+        (
+            "The Agent does not reopen a tool call that has a final status",
+            "Later updates and chunks patch the entity in place",
+        ),
+        (
+            _alt(
+                "reopen-only",
+                """Only a return to a live status (pending, in_progress, paused)
+                 reopens a tool call (BG-05); a change between final statuses corrects its outcome
+                 and starts no work: no breach.""",
+            ),
+            _alt(
+                "final-is-final",
+                """A final status is the last status: any status change after it breaks
+                 BG-05.""",
+            ),
+        ),
+        "reopen-only",
+        _text("""Changed from final-is-final, by the text: "The Agent does not reopen a tool call
+              that has a final status. It starts a new one instead" (Background work) is about
+              reopening, new work that needs a new tool call; a move from one final status to
+              another starts no work, and "Later updates and chunks patch the entity in place ...
+              including after the session reports idle" (Entity IDs) lets an update change a
+              finished entity."""),
+        ("BG-05",),
+    ),
+    Reading(
+        RESUME_REPLAY_WINDOW,
+        "Between a session/resume and its response, is every user message replayed history, or only "
+        "one under an ID the session already showed?",
+        ("Initial state and synchronization", "2. Prompt accepted", "Session states"),
+        (169, 69, 165),
+        (
+            "following any requested history replay and before the successful resume response",
+            "If the message is retained and replayed, the Agent MUST use the same ID",
+            "Background activity MAY continue",
+        ),
+        (
+            _alt(
+                "whole-window",
+                """What comes between the resume request and its response is the
+                 requested replay, the snapshot, and live updates of entities first seen there
+                 (work that goes on); a user message there is replayed history, not an insertion:
+                 in a session seen from its creation, one under an ID never used live breaks
+                 ACC-11 (a replayed message keeps its ID; a prompt whose returned ID only such a
+                 message reported then breaks ACC-05), and one re-sent after the snapshot breaks
+                 SYNC-02.""",
+            ),
+            _alt(
+                "known-ids",
+                """Replayed updates are told apart only by their IDs: a user message
+                 under an ID the session never showed is a live insertion even inside the window
+                 (judged like any live user message: ACC-06 when no prompt accounts for it), never
+                 an ACC-11 breach.""",
+            ),
+        ),
+        "whole-window",
+        _text("""The text puts the replay inside the window ("following any requested history replay
+              and before the successful resume response", Initial state and synchronization) and
+              gives replayed updates no marker but their IDs ("the Agent MUST use the same ID",
+              2. Prompt accepted). No new prompt can be inserted there: "Before sending prompts,
+              Clients MUST first complete the initialization phase and session setup", which the
+              resume response completes. Live updates of ongoing work may still come ("Background
+              activity MAY continue and emit other session/update notifications", Session
+              states)."""),
+        ("ACC-11", "ACC-05", "ACC-06"),
+    ),
+    Reading(
+        OUTPUT_WHILE_REQUIRES_ACTION,
+        "Does agent message or thought content sent while requires_action is reported show that "
+        "foreground progress resumed?",
+        ("Waiting for user action", "Foreground and background work"),
+        (177, 21),
+        (
+            "requires_action means the foreground workflow as a whole is blocked on user action",
+            "MUST report running when foreground progress resumes",
+        ),
+        (
+            _alt(
+                "progress",
+                """Yes: a blocked workflow produces no model output, so new content
+                 shows progress without running reported (FG-04).""",
+            ),
+            _alt(
+                "pending-output",
+                """Not necessarily: it may be output the work produced before it
+                 blocked, sent late (no rule orders pending output before requires_action): no
+                 breach.""",
+            ),
+        ),
+        "progress",
+        _text("""The text defines the state by the whole workflow: "requires_action means the
+              foreground workflow as a whole is blocked on user action. The session remains running
+              if other foreground work can still progress" (Waiting for user action). Agent
+              messages and thoughts are model processing, which is foreground work (Foreground and
+              background work); while all of it is blocked none is produced, so content then shows
+              progress, and "it MUST report running when foreground progress resumes"."""),
+        ("FG-04",),
+        affects="both",
+        peers=_text("""pending-output: while requires_action is reported, the Agent may send once a chunk of
+              the message its work produced before it blocked; progress: never"""),
+    ),
+    Reading(
+        BUSY_REFUSAL,
+        "Is a well-formed prompt refused with -32600 while work is active refused only because "
+        "work is active?",
+        ("Prompts during active work", "Prompts that are never inserted"),
+        (77, 81),
+        (
+            "Agents MUST NOT reject a prompt only because foreground work is active",
+            "including by a hook or early failure",
+        ),
+        (
+            _alt(
+                "may-have-other-reason",
+                """Not provably: the Agent may refuse a prompt during active
+                 work for a reason of its own (a hook, an early failure); a suspect of ACTIVE-03
+                 (a warning).""",
+            ),
+            _alt(
+                "invalid-request-is-busy",
+                """Yes: -32600 (not a valid request) says nothing is wrong with
+                 the prompt but its timing, so the refusal is a busy refusal: a breach of
+                 ACTIVE-03 (an error).""",
+            ),
+        ),
+        "may-have-other-reason",
+        _text("""The MUST forbids a refusal "only because foreground work is active" (Prompts during
+              active work): a reason, which the wire does not carry; and a request may be
+              "rejected before insertion, including by a hook or early failure" (Prompts that are
+              never inserted), with no error code reserved for either. The spec settles that a
+              busy refusal is a breach; not which refusals are busy ones."""),
+        ("ACTIVE-03",),
     ),
 )
 

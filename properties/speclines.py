@@ -7,7 +7,9 @@ and by the HTML pages of ``diagrams.html``):
 - a rule with uppercase keywords (``Rule.occurrences``: global indices of the spec's keyword
   tokens, as ``properties.catalogue.keyword_occurrences`` counts them) is on the lines holding
   those tokens, counted the same way;
-- an informal rule (no keyword) is on the line of the sentence of its own section most alike
+- an informal rule (no keyword) is on the line of the sentence of its own section that holds
+  the words ``properties.catalogue.INFORMAL_WORDING`` gives for it; without them (or when the
+  text no longer holds them), on the line of the sentence of its section most alike
   its paraphrase: the highest Dice coefficient of their words (words of four letters or more,
   compared by their first five letters, so "reports" meets "reported"), which favours a short
   sentence saying just that over a long one that also says it; the earliest on a tie.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from properties.catalogue import INTRO, Rule, headings, keyword_occurrences
+from properties.catalogue import INFORMAL_WORDING, INTRO, Rule, headings, keyword_occurrences
 from properties.shared import SPEC_NAME, default_spec
 
 __all__ = ["SPEC_NAME", "default_spec", "rule_sentences", "spec_lines", "spec_sentences"]
@@ -72,6 +74,17 @@ def spec_sentences(rules: tuple[Rule, ...], spec_text: str) -> dict[str, tuple[t
             out[rule.id] = tuple(sorted(found))
             continue
         first, last = sections.get(rule.section, (0, -1))
+        named = INFORMAL_WORDING.get(rule.id, ("", ""))[0]
+        if named:  # the catalogue names the sentence
+            at = [
+                (i + 1, sentence.strip())
+                for i in range(first, last + 1)
+                for sentence in _SENTENCE_END.split(lines[i])
+                if named in sentence
+            ]
+            if at:
+                out[rule.id] = (at[0],)
+                continue
         want = _stems(rule.paraphrase)
         best: tuple[float, int, str] | None = None  # (score, line, sentence)
         for i in range(first, last + 1):

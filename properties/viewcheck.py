@@ -21,7 +21,8 @@ Mapping of differences to rules (catalogue IDs, check ``client-view``):
   difference: BG-08;
 - state: unknown or unrecognized in the reference but idle in the view: STATE-05; active in the
   reference but idle in the view: SYNC-01 (an already reported state overwritten, e.g. by the
-  session/new response); any other state difference: STATE-05;
+  session/new response); unknown in the reference but running or requires_action in the view:
+  STATE-02 (a prior active state still shown as confirmed); any other state difference: STATE-05;
 - more completions in the view: TRANS-02 (a repeated snapshot counted as new work ended); fewer:
   STOP-02 (an idle not taken as the end of work); last stop reason: STOP-02;
 - usage: TRANS-02 (repeats add no usage); prompt bookkeeping (prompts, rejected prompts): ACC-10;
@@ -59,6 +60,7 @@ VIEW_RULES: Final = frozenset(
         "TOOL-06",
         "COMPACT-04",
         "BG-08",
+        "STATE-02",
         "STATE-05",
         "SYNC-01",
         "TRANS-02",
@@ -158,7 +160,12 @@ def _entities(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) 
 def _session(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) -> None:
     if ref.get("state") != act.get("state"):
         rs, vs = ref.get("state"), act.get("state")
-        rule = "SYNC-01" if vs == "idle" and rs in _ACTIVE else "STATE-05"
+        if vs == "idle" and rs in _ACTIVE:
+            rule = "SYNC-01"
+        elif rs == "unknown" and vs in _ACTIVE:
+            rule = "STATE-02"  # a running or requires_action shown as confirmed after unknown
+        else:
+            rule = "STATE-05"
         found.append((rule, f"{sid}: state is {vs!r} in the view, {rs!r} in the reference"))
     if ref.get("background") != act.get("background"):
         found.append(

@@ -51,7 +51,12 @@ reading explores that reading's protocol (``_reading``; each use is marked with 
 name): a prompt inserted at once ahead of a held one (``prompt-ahead-of-held=held-only``); an
 end with the work's own stop reason after a cancel arrived (``cancel-takes-effect=when-acted``);
 a chunk patching the ended work's message while idle (``patch-after-idle=patch-in-place``); a
-user message no prompt accounts for (``unaccounted-user-message=other-sources``); a background
+user message no prompt accounts for (``unaccounted-user-message=other-sources``, or
+``agent-initiated`` in work it started itself, a follow-up, while no prompt waits); an approval
+that raced the cancel of its work used to run the tool (``approval-racing-cancel=may-be-used``,
+the default; under ``not-approved`` it is taken as a refusal); a chunk of the current message sent
+while requires_action is reported (``output-while-requires-action=pending-output``); an end with a
+stop reason of a future version (``future-stop-reason=may-be-future``); a background
 list on every state_update from the first (``state-updates-before-first-list=every``); a listed
 background tool call that foreground work takes over, dropped unfinished from the list
 (``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
@@ -71,6 +76,7 @@ from typing import Any
 
 from model import background as bgm
 from model import compaction as cm
+from model import elicitation as em
 from model import foreground as fgm
 from model import permission as pm
 from model import prompt as prm
@@ -81,7 +87,7 @@ from properties.observe import entity_step
 from properties.readings import TOOL_WITH_LISTED_TERMINAL
 from properties.variants import tables_of
 from simulator import deviations, wire
-from simulator.config import Config
+from simulator.config import Config, elicitation_modes
 
 MAIN = "sess_1"
 _BASELINE = ("text", "resource_link")
@@ -138,11 +144,17 @@ AGENT_FAULTS = (
     "late-approval-runs",  # leaves a cancelled tool call pending and runs it on a late approval
     "cancel-leaves-tool-open",  # confirms a cancellation with a tool call of the work still open
     "busy-refusal",  # refuses a well-formed prompt with -32600 only because work is active
+    "complete-before-accept",  # reports a URL elicitation completed before the Client accepted it
+    "elicitation-not-withdrawn",  # never withdraws the elicitations of cancelled work
+    "elicit-unadvertised",  # elicits in modes the Client did not advertise
 )
 
 
 CUSTOM_STOP = "_handed_off"
 """The custom stop reason the Agent may use (feature ``custom_stop``)."""
+FUTURE_STOP = "handed_off"
+"""A stop reason of a future ACP version the Agent may use under
+``future-stop-reason=may-be-future`` (feature ``custom_stop``)."""
 FUTURE_STATE = "_reviewing"
 """The custom state the Agent may report when the Client advertised custom states (``future``)."""
 CUSTOM_COMPACTION = "_deferred"
@@ -213,6 +225,9 @@ class Agent:
         "cur_msg",
         "cur_thought",
         "deviations",
+        "elicit_modes",
+        "elicits",
+        "elicits_started",
         "ended_output",
         "entities",
         "extras",
@@ -304,6 +319,12 @@ class Agent:
         self.tools_started = 0
         self.perms: dict[str, tuple[Any, ...]] = {}  # rid -> (permission state, tool call id)
         self.perms_started = 0
+        # rid -> (elicitation state, mode, elicitationId, accepted in URL mode, completion sent)
+        self.elicits: dict[str, tuple[Any, ...]] = {}
+        self.elicits_started = 0
+        self.elicit_modes: tuple[str, ...] = elicitation_modes(cfg)
+        """The elicitation modes the Client advertised (feature ``elicitation``: both; the served
+        agent reads them from the Client's initialize)."""
         self.items: dict[tuple[str, str], str] = {}  # (kind, id) -> background machine state
         self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
         self.bg_reported = False
@@ -350,6 +371,7 @@ class Agent:
         new.order = list(self.order)
         new.tools = dict(self.tools)
         new.perms = dict(self.perms)
+        new.elicits = dict(self.elicits)
         new.items = dict(self.items)
         new.compactions = dict(self.compactions)
         new.history = list(self.history)
@@ -400,6 +422,8 @@ class Agent:
             self.marks,
             self.last_stop,
             self.refusing,
+            tuple(sorted(self.elicits.items())) if self.elicits else (),
+            self.elicits_started,
         )
 
     # -- helpers -------------------------------------------------------------------------------
@@ -429,6 +453,8 @@ class Agent:
             return [(r, self.prompts[r][0]) for r in self.order]
         if machine == "compaction":
             return list(self.compactions.items())
+        if machine == "elicitation":
+            return [(rid, e[0]) for rid, e in self.elicits.items()]
         if machine == "tool_call":
             return [(tid, t[0]) for tid, t in self.tools.items()]
         if machine == "session":
@@ -542,6 +568,9 @@ class Agent:
                     add(("agent", dict(_COMPACTION_ACTIONS)[d.trigger], key))
                 elif d.machine == "background_item":
                     add(("agent", f"bg_{d.trigger}", key))
+                elif d.machine == "elicitation":
+                    if self.elicits[key][1] == "url":  # a completion names a URL elicitation
+                        add(("agent", f"elicit_{d.trigger}", key))
                 else:
                     add(("agent", d.trigger, key))  # the prompt's moves are named as its triggers
 
@@ -577,8 +606,12 @@ class Agent:
         return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
 
     def _blocked(self) -> bool:
-        """A permission request of foreground work is pending (background requests never block)."""
-        return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values())
+        """A permission request of foreground work is pending (background requests never block),
+        or an elicitation (always of foreground work here) is pending or, accepted in URL mode,
+        awaits its external completion (Lifecycle examples)."""
+        return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values()) or any(
+            e[0] in em.BLOCKING for e in self.elicits.values()
+        )
 
     def _open(self) -> bool:
         return self.session == "open"
@@ -625,6 +658,9 @@ class Agent:
                 self.replay = "replayFrom" in msg["params"]
         elif "id" in msg and "method" not in msg:
             rid = msg["id"]
+            if rid in self.elicits:
+                self._elicit_answered(rid, msg)
+                return
             perm = self.perms.get(rid)
             if perm is None:
                 return
@@ -636,10 +672,14 @@ class Agent:
             _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
             if was == pm.PENDING:
                 tid = perm[1]
-                self.tools[tid] = (
-                    *self.tools[tid],
-                    "allowed" if outcome.get("optionId") == "allow" else "denied",
+                raced = (  # an approval after the cancel of its work: not approved under this reading
+                    self.cancelling
+                    and not self.tools[tid][1]
+                    and self._reading("approval-racing-cancel", "not-approved")
                 )
+                allow = outcome.get("optionId") == "allow"
+                mark = "raced" if allow and raced else "allowed" if allow else "denied"
+                self.tools[tid] = (*self.tools[tid], mark)
             elif (
                 was == pm.NOT_APPROVED
                 and not self._applies("CANCEL-06")
@@ -711,7 +751,14 @@ class Agent:
             and self.turn_outputs == 0  # as the work's first output
             and "synthetic" not in self.extras
             and open_
-            and self._reading("unaccounted-user-message", "other-sources")
+            and (
+                self._reading("unaccounted-user-message", "other-sources")
+                or (
+                    self._reading("unaccounted-user-message", "agent-initiated")
+                    and "initiated" in self.extras  # work the Agent started itself
+                    and all(p[0] in prm.SPEC.final for p in self.prompts.values())
+                )
+            )
         ):
             add(("agent", "synthetic_user", None))  # once per run
         if "notice" in features and self.notices < cfg.notices and open_:
@@ -858,6 +905,14 @@ class Agent:
         features = cfg.features
         blocked = self._blocked()
         producing = "output" in doing
+        if (
+            self.real == fgm.REQUIRES_ACTION
+            and self.reported == fgm.REQUIRES_ACTION
+            and self.cur_msg is not None
+            and "pending_out" not in self.extras
+            and self._reading("output-while-requires-action", "pending-output")
+        ):
+            add(("agent", "pending_say", None))  # once per run
         if producing and not self.cancelling:
             if self.turn_outputs < cfg.outputs:
                 add(("agent", "say", None))
@@ -873,6 +928,10 @@ class Agent:
                         add(("agent", "tool_ask_running", None))
             if "plan" in self.extras and "plan_removed" not in self.extras:
                 add(("agent", "plan_removed", None))
+            if self.elicits_started < cfg.elicitations:
+                for mode in em.MODES:  # only the modes the Client advertised (TOOL-07)
+                    if mode in self.elicit_modes or not self._applies("TOOL-07"):
+                        add(("agent", "elicit", mode))
         if blocked and not self.cancelling and "block" in doing:
             add(("agent", "block", None))
         if producing:
@@ -899,6 +958,8 @@ class Agent:
                 add(("agent", "end", "refusal"))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
+                if self._reading("future-stop-reason", "may-be-future"):
+                    add(("agent", "end", FUTURE_STOP))
             if "omit_stop" in features:
                 add(("agent", "end", None))
         if "fail" in features and not self._unlisted_work():
@@ -928,7 +989,7 @@ class Agent:
         """A status a tool call's permission allows (Requesting permission): a denied call never
         runs or completes; a call whose request was answered is invoked (in_progress) by
         ``tool_run``, so as a bare status it may only fail or be cancelled (TOOL-04)."""
-        if len(tool) > 3 and tool[3] == "denied" and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
+        if len(tool) > 3 and tool[3] in ("denied", "raced") and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
             return False
         return tool[2] is None or status in (tcm.FAILED, tcm.CANCELLED)
 
@@ -982,12 +1043,28 @@ class Agent:
             for tid, t in self.tools.items():
                 if t[-1] == "late" and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
+        self._elicitation_events(add)
         for rid, perm in self.perms.items():
             # the permission table's withdraw; a pending request of foreground work is not
             # withdrawn while its work goes on (cancelling the work abandons it first)
             background = perm[0] != pm.PENDING or self.tools[perm[1]][1]
             if background and "withdraw" in self._can("permission", perm[0]):
                 add(("agent", "perm_withdraw", rid))
+
+    def _elicitation_events(self, add: Any) -> None:
+        """The Agent's moves on its elicitations: the elicitation table's agent rows from each
+        one's state (``_can``), within its own choices: the external completion of an accepted
+        URL elicitation (``elicit_complete``; once more after its work ended, then ignored), and
+        the withdrawal (``elicit_withdraw``) of one abandoned with cancelled work, or of a pending
+        one it no longer needs while its work goes on."""
+        if self.session not in (sm.OPEN, sm.CLOSING):
+            return
+        for rid, e in self.elicits.items():
+            allowed = self._can("elicitation", e[0])
+            if "complete" in allowed and e[3] and not e[4]:
+                add(("agent", "elicit_complete", rid))
+            if "withdraw" in allowed and not (e[0] == em.PENDING and self.cancelling):
+                add(("agent", "elicit_withdraw", rid))
 
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
         """The Agent's moves on one background item: the background table's rows from its state
@@ -1300,9 +1377,10 @@ class Agent:
         return [wire.error(rid, wire.INVALID_PARAMS, "unsupported prompt content")]
 
     def _do_synthetic_user(self, _: Any) -> list[Msg]:
-        """``unaccounted-user-message=other-sources``: a user message of the Agent's own running
-        work (an Agent-side insertion), which no session/prompt accounts for; once per run, before
-        the work's other output."""
+        """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
+        Agent started itself while no prompt waits for its answer): a user message of the Agent's
+        own running work (an Agent-side insertion), which no session/prompt accounts for; once per
+        run, before the work's other output."""
         self.extras = self.extras | {"synthetic"}
         msg = wire.message("user_message", self.sid, self._msg_id("msg_x"), [wire.text("continue")])
         self.history.append(msg)
@@ -1358,7 +1436,9 @@ class Agent:
                 _put(self.prompts, rid, 3, True)
 
     def _do_start(self, _: Any) -> list[Msg]:
+        initiated = self.followup and not self._work_waiting()  # started by the Agent itself
         self._count_hook(followup_may_start=True)
+        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
@@ -1368,6 +1448,7 @@ class Agent:
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
         self._count_hook(followup_may_start=False)
+        self.extras = self.extras - {"initiated"}
         self.real = fgm.REQUIRES_ACTION
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
@@ -1395,6 +1476,16 @@ class Agent:
             msg = wire.message("agent_message", self.sid, self.cur_msg, [wire.text("Hello")])
         else:
             msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" more"))
+        self.history.append(msg)
+        return [msg]
+
+    def _do_pending_say(self, _: Any) -> list[Msg]:
+        """``output-while-requires-action=pending-output``: a chunk of the current message that
+        the work produced before it blocked, sent while requires_action is reported (no progress:
+        the foreground table's ``output`` is not fired); once per run."""
+        self.extras = self.extras | {"pending_out"}
+        assert self.cur_msg is not None
+        msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text(" (sent late)"))
         self.history.append(msg)
         return [msg]
 
@@ -1485,6 +1576,46 @@ class Agent:
         _put(self.perms, rid, 0, self._fire("permission", self.perms[rid][0], "withdraw"))
         return [wire.cancel_request(rid)]
 
+    # -- elicitations ----------------------------------------------------------------------------
+    def _do_elicit(self, mode: str) -> list[Msg]:
+        """Ask the user for input (form or URL mode): the request alone does not change the
+        foreground state; the work is blocked from now on (``_blocked``: ``block`` reports it)."""
+        if mode not in self.elicit_modes:  # TOOL-07 not applied (a seeded bug: Unchecked)
+            self._breach("TOOL-07")
+        self.elicits_started += 1
+        rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self.elicits_started}"
+        eid = f"{rid}_url"
+        self.elicits[rid] = (em.PENDING, mode, eid, False, False)
+        return [wire.elicitation_create(rid, self.sid, mode, eid)]
+
+    def _elicit_answered(self, rid: str, msg: Msg) -> None:
+        """The Client's answer: the elicitation table's row for it (an action the schema does not
+        name is handled as cancel); an answer after the work ended is late, and ignored."""
+        e = self.elicits[rid]
+        result = msg.get("result")
+        action = result.get("action") if isinstance(result, dict) else None
+        trigger = action if action in ("accept", "decline") else "cancel"
+        url = e[1] == "url"
+        spec = self.specs["elicitation"]
+        if spec.successor(e[0], trigger, {"url": url}) is None:
+            return  # only after a seeded bug's move (a completion before the accept): done with it
+        after = spec.fire(e[0], trigger, {"url": url})
+        outside = url and trigger == "accept"  # the user goes on to the URL
+        self.elicits[rid] = (after, e[1], e[2], outside, e[4])
+
+    def _do_elicit_complete(self, rid: str) -> list[Msg]:
+        """The user finished a URL elicitation outside the Client (after the work ended: late, and
+        the work is not resumed)."""
+        e = self.elicits[rid]
+        after = self._fire("elicitation", e[0], "complete", {"url": e[1] == "url"})
+        self.elicits[rid] = (after, e[1], e[2], e[3], True)
+        return [wire.elicitation_complete(e[2])]
+
+    def _do_elicit_withdraw(self, rid: str) -> list[Msg]:
+        e = self.elicits[rid]
+        _put(self.elicits, rid, 0, self._fire("elicitation", e[0], "withdraw"))
+        return [wire.cancel_request(rid)]
+
     def _do_terminal_output(self, ident: str) -> list[Msg]:
         self.extras = self.extras | {"out:" + ident}
         return [
@@ -1510,7 +1641,7 @@ class Agent:
 
     def _do_tool_run(self, tid: str) -> list[Msg]:
         t = self.tools[tid]
-        if len(t) > 3 and t[3] == "denied":
+        if len(t) > 3 and t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
             return [wire.tool_call(self.sid, tid, "failed")]
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
@@ -1568,6 +1699,9 @@ class Agent:
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
                 _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
+        for rid, e in self.elicits.items():
+            if e[0] in em.BLOCKING:  # no longer waited on: withdrawn later (``elicit_withdraw``)
+                _put(self.elicits, rid, 0, self.specs["elicitation"].fire(e[0], "abandon"))
         err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
         self.real = fgm.IDLE
         self.cancelling = False
@@ -1739,6 +1873,8 @@ class Agent:
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
+        initiated = not self._work_waiting()  # work the Agent started itself
+        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         return [self._report(fgm.RUNNING)]
 
     # compaction

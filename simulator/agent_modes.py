@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from properties.readings import REPEATED_IDLE_NEW_REASON, TOOL_UPDATES_AFTER_IDLE
+from properties.readings import REPEATED_IDLE_NEW_REASON, TOOL_UPDATES_AFTER_IDLE, UNACCOUNTED_USER_MESSAGE
 from simulator.config import Config
 
 
@@ -68,12 +68,17 @@ COMMON_PATH = Mode(
     "requests), and end with end_turn, or cancelled after a session/cancel or session/close; "
     "notices and usage updates; a resume sends one snapshot. No rejections, no error or other "
     "stop reasons, no background work or child sessions, no compactions, no unknown or custom "
-    "states or values, no repeated snapshots or idles, no updates after idle",
+    "states or values, no repeated snapshots or idles, no updates after idle, no user messages "
+    "of the Agent's own",
     features=frozenset(
         {"chunks", "thought", "plan", "permission", "notice", "usage", "cancel", "close", "resume"}
     ),
     readings=MappingProxyType(
-        {TOOL_UPDATES_AFTER_IDLE: "foreground-owed", REPEATED_IDLE_NEW_REASON: "completion"}
+        {
+            TOOL_UPDATES_AFTER_IDLE: "foreground-owed",
+            REPEATED_IDLE_NEW_REASON: "completion",
+            UNACCOUNTED_USER_MESSAGE: "prompt-only",
+        }
     ),
     never=frozenset({("resync", "again"), ("replay", "again")}),
     eager=frozenset({"insert"}),

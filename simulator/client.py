@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from model import elicitation as em
 from model import permission as pm
 from model import session as sm
 from properties.clientview import ClientView
@@ -53,6 +54,13 @@ Msg = dict[str, Any]
 
 CLIENT_SIDE_FAULTS = tuple(d.name for d in deviations.DEVIATIONS if d.side == "client")
 """The seeded faults of what the Client sends (``simulator.deviations``)."""
+
+
+def _cancelled_idle(msg: Msg) -> bool:
+    """``msg`` reports idle with the cancelled stop reason."""
+    params = msg.get("params")
+    upd = params.get("update") if isinstance(params, dict) else None
+    return isinstance(upd, dict) and upd.get("state") == "idle" and upd.get("stopReason") == "cancelled"
 
 
 class BlindView:
@@ -81,6 +89,7 @@ class Client:
         "choices",
         "closes",
         "deviations",
+        "elicits",
         "extra_resumes",
         "faults",
         "marks",
@@ -115,6 +124,11 @@ class Client:
         self.cancels = 0
         self.cancel_requests = 0
         self.perms: list[str] = []  # permission request ids awaiting an answer
+        self.elicits: tuple[tuple[str, str, str], ...] = ()
+        """Elicitations awaiting its answer: (request id, mode, pending / held / withdrawn); held:
+        of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
+        cancellation arrived), answered once the Agent withdraws it (so the user is not asked
+        for input the cancelled work no longer needs)."""
         self.withdrawn: tuple[str, ...] = ()  # of those, the ones the Agent withdrew (if followed)
         self.closes = 0
         self.resumes = 0
@@ -143,6 +157,7 @@ class Client:
             self.cancels,
             self.cancel_requests,
             tuple(self.perms),
+            self.elicits,
             self.closes,
             self.resumes,
             self.reattaches,
@@ -183,6 +198,11 @@ class Client:
                 for name in permission[self._perm_state(rid)]
                 if PERMISSION_FEATURE.get(name, "") in cfg.features or name not in PERMISSION_FEATURE
             )
+        for rid, mode, status in self.elicits:
+            if status != "held":
+                state = em.WITHDRAWN if status == "withdrawn" else em.PENDING
+                for trigger, _ in self.tables["elicitation"].moves(state, "client", {"url": mode == "url"}):
+                    ev.append(("client", f"elicit_{trigger}", rid))
         for trigger, events in late:
             if self._within(trigger):
                 ev.extend(events)
@@ -249,7 +269,10 @@ class Client:
             return [wire.prompt(rid, MAIN, content)]
         if name == "cancel":
             self.cancels += 1
+            self.elicits = tuple((r, m, "held" if st == "pending" else st) for r, m, st in self.elicits)
             return [wire.cancel(MAIN)]
+        if name.startswith("elicit_"):
+            return self._answer_elicitation(name.removeprefix("elicit_"), arg)
         if name == "cancel_request":
             self.cancel_requests += 1
             return [wire.cancel_request(arg)]
@@ -280,15 +303,32 @@ class Client:
             return [wire.resume(rid, MAIN, bool(arg))]
         return [wire.resume(self._asked(), MAIN, bool(arg))]
 
+    def _answer_elicitation(self, action: str, rid: str) -> list[Msg]:
+        """Accept, decline or cancel an elicitation: the elicitation table's client row (the
+        Client knows the mode; a withdrawn one is still answered)."""
+        _, mode, status = next(e for e in self.elicits if e[0] == rid)
+        state = em.WITHDRAWN if status == "withdrawn" else em.PENDING
+        self.tables["elicitation"].fire(state, action, {"url": mode == "url"})
+        self.elicits = tuple(e for e in self.elicits if e[0] != rid)  # answered once
+        return [wire.elicitation_answer(rid, action)]
+
     def receive(self, msg: Msg) -> None:
         method = msg.get("method")
-        if method == "session/request_permission":
+        if method == "elicitation/create":
+            self.elicits = (*self.elicits, (msg["id"], msg["params"].get("mode"), "pending"))
+        elif method == "session/request_permission":
             self.perms.append(msg["id"])
         elif method == "$/cancel_request" and self.choices.follows:  # the Agent withdrew a request
             params = msg.get("params")
             rid = params.get("requestId") if isinstance(params, dict) else None
             if rid in self.perms and rid not in self.withdrawn:
                 self.withdrawn = (*self.withdrawn, rid)
+        if self.elicits and method == "session/update" and _cancelled_idle(msg):
+            # the work the pending elicitations belong to ended cancelled: hold them too
+            self.elicits = tuple((r, m, "held" if st == "pending" else st) for r, m, st in self.elicits)
+        if method == "$/cancel_request" and self.elicits:  # an elicitation withdrawn: still answered
+            rid = msg.get("params", {}).get("requestId")
+            self.elicits = tuple((r, m, "withdrawn" if r == rid else st) for r, m, st in self.elicits)
         elif method is None:
             rid = msg.get("id")
             if rid in self.unanswered:

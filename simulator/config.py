@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from model.elicitation import MODES as ELICITATION_MODES
 from properties.readings import DEFAULTS, non_default, resolve
 from properties.variants import Variant
 
@@ -44,6 +45,7 @@ FEATURES = (
     "custom_stop",  # a custom `_` stop reason
     "extras",  # terminal_output_chunk, plan_removed, session_message_chunk
     "omit_stop",  # an idle that omits the stop reason (FG-06 is then only suspected)
+    "elicitation",  # the Client advertises and answers elicitations (form, URL); the agent elicits
     "early_state",  # the initial idle reported before the session/new response
     "goal",  # foreground work the Agent starts itself while idle (pursuing a goal)
     "commands",  # an available_commands_update
@@ -82,6 +84,8 @@ class Config:
     """Foreground tool calls the agent may start per run."""
     permissions: int = 1
     """session/request_permission requests per run."""
+    elicitations: int = 1
+    """elicitation/create requests per run (feature ``elicitation``)."""
     background: int = 1
     """Background items (terminal, background tool call, subagent child) per run."""
     compactions: int = 1
@@ -169,10 +173,17 @@ class Config:
 
 DEFAULT = Config()
 
+
+def elicitation_modes(cfg: Config) -> tuple[str, ...]:
+    """The elicitation modes the simulated Client advertises in its initialize (and answers)."""
+    return ELICITATION_MODES if "elicitation" in cfg.features else ()
+
+
 SMALL = Config(
     prompts=1,
     tool_calls=1,
     permissions=1,
+    elicitations=0,
     background=1,
     compactions=0,
     outputs=1,
@@ -195,6 +206,7 @@ CLIENT_BUDGETS = ("prompts", "cancels", "cancel_requests", "closes", "resumes")
 AGENT_BUDGETS = (
     "tool_calls",
     "permissions",
+    "elicitations",
     "background",
     "compactions",
     "notices",

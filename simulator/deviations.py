@@ -48,7 +48,8 @@ seeded bug of this module changes a peer in one named way, instead of a branch i
 - ``Unchecked``: the Agent does not apply one rule that relates several machines and that its
   own choices enforce at points named by the rule's ID (``Agent._applies``): a prompt's content
   against the capabilities it advertised (USER-04); a permission request of cancelled work no
-  longer waited on and treated as refused, its tool call given up with the work (CANCEL-06).
+  longer waited on and treated as refused, its tool call given up with the work (CANCEL-06); an
+  elicitation only in a mode the Client advertised (TOOL-07).
   The moves only that rule kept from it are offered; the rule is the one named.
 - ``Misread``: the Agent acts on another alternative of a reading than the run's
   (``properties.readings``): the moves only that alternative gives it break the rule named
@@ -322,6 +323,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Stretch("cancel-covers-later-prompts", "CANCEL-16", "prompt", "cover"),
     Unchecked("accept-unadvertised-content", "USER-04"),
     Unchecked("late-approval-runs", "CANCEL-06"),
+    Forbidden("complete-before-accept", "elicitation", "pending", "complete", "completed"),
+    Withhold("elicitation-not-withdrawn", "elicitation", frozenset({"withdraw"}), "CANCEL-19"),
+    Unchecked("elicit-unadvertised", "TOOL-07"),
     Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),
     Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
     Offer("update-after-idle", "DONE-03", "late_output", ("open", "closing"), side="agent"),

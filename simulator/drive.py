@@ -4,6 +4,7 @@ Theory of operation
 -------------------
 ``DriverClient`` adapts the simulated Client (``simulator.client.Client``: prompts in any state,
 ``session/cancel``, ``$/cancel_request`` for the latest unanswered prompt, permission answers,
+elicitation answers (``["elicit_accept", k]``: the k-th elicitation still unanswered),
 ``session/close``, ``session/resume`` with or without replay, within the bounds of a
 ``Config``) to an Agent it does not know: the session ID is the one the Agent's
 ``session/new`` returned, a permission answer picks the option of the right kind among the
@@ -98,6 +99,8 @@ class DriverClient:
                 out.append([name, bool(arg)])
             elif name == "cancel_request":
                 out.append([name])
+            elif name.startswith("elicit_"):  # the k-th elicitation still unanswered
+                out.append([name, [e[0] for e in self.client.elicits].index(arg)])
             else:
                 out.append([name])
                 if name == "prompt":
@@ -121,7 +124,9 @@ class DriverClient:
             if name == "dismiss":
                 return [wire.permission_cancelled(rid)]
             return [wire.permission_selected(rid, _option(options, name))]
-        if name == "prompt_image":
+        if name.startswith("elicit_"):
+            msgs = self.client.do(name, self.client.elicits[choice[1]][0])
+        elif name == "prompt_image":
             msgs = self.client.do("prompt", None)
             msgs[0]["params"]["prompt"] = [wire.image()]
         elif name == "cancel_request":

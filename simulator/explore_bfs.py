@@ -257,6 +257,21 @@ SLICES: tuple[Slice, ...] = (
         "a permission request for a background tool call, also while idle, answered or withdrawn",
     ),
     Slice(
+        "elicitation",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            elicitations=1,
+            background=0,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"elicitation", "cancel", "fail"}),
+        ),
+        "an elicitation in form or URL mode blocking foreground work: accepted (in URL mode, then "
+        "completed outside), declined, cancelled or withdrawn; abandoned by cancelled or failed "
+        "work and withdrawn; late answers and a late completion after the work ended",
+    ),
+    Slice(
         "session",
         SMALL.with_(
             tool_calls=0,

@@ -94,7 +94,19 @@ from simulator.world import Event, World
 DEFAULT_EXAMPLES = EXPLORE_EXAMPLES
 DEFAULT_STEPS = HYPOTHESIS_STEPS
 
-CLIENT_EVENTS = ("prompt", "cancel", "cancel_request", "allow", "deny", "dismiss", "close", "resume")
+CLIENT_EVENTS = (
+    "prompt",
+    "cancel",
+    "cancel_request",
+    "allow",
+    "deny",
+    "dismiss",
+    "close",
+    "resume",
+    "elicit_accept",
+    "elicit_decline",
+    "elicit_cancel",
+)
 """The client's event names (``simulator.client.Client.do``); a test checks none is missing."""
 NET_EVENTS = ("to_agent", "to_client")
 
@@ -105,6 +117,9 @@ _NAMES = {
     ("client", "allow"): "allow_permission",
     ("client", "deny"): "deny_permission",
     ("client", "dismiss"): "dismiss_permission",
+    ("client", "elicit_accept"): "accept_elicitation",
+    ("client", "elicit_decline"): "decline_elicitation",
+    ("client", "elicit_cancel"): "cancel_elicitation",
     ("client", "close"): "send_close",
     ("client", "resume"): "send_resume",
     ("agent", "hold"): "hold_prompt",
@@ -316,7 +331,8 @@ def build_machine(
         setattr(WorldMachine, body.__name__, fn)
 
     for actor, name in event_names():
-        make_rule(actor, name)
+        if cfg.elicitations or not name.startswith("elicit"):  # a zero budget: no such rules
+            make_rule(actor, name)
 
     def make_invariant(inv_name: str, wanted: Any) -> None:
         def body(self: WorldMachine) -> None:

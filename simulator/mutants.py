@@ -311,6 +311,29 @@ MUTANTS: tuple[Mutant, ...] = tuple(
                 faults=("accept-unadvertised-content", "image-without-capability"),
             ),
             Mutant(
+                "complete-before-accept",
+                "agent",
+                BY_DEVIATION,
+                "reports a URL elicitation completed before the Client accepted it",
+                FOCUSED.with_(features=frozenset({"elicitation", "thought"})),
+            ),
+            Mutant(
+                "elicitation-not-withdrawn",
+                "agent",
+                BY_DEVIATION,
+                "never withdraws the elicitations of cancelled work",
+                # a second cancel (the first is often spent before any elicitation is pending),
+                # and no output to choose instead of eliciting
+                FOCUSED.with_(cancels=2, outputs=0, features=frozenset({"elicitation", "cancel"})),
+            ),
+            Mutant(
+                "elicit-unadvertised",
+                "agent",
+                BY_DEVIATION,
+                "elicits in modes the Client did not advertise",
+                FOCUSED.with_(features=frozenset({"cancel", "thought"})),
+            ),
+            Mutant(
                 "empty-prompt", "client", BY_DEVIATION, "sends a session/prompt with an empty prompt array"
             ),
             Mutant(

@@ -31,6 +31,9 @@ def a(name: str, arg: Any = None) -> tuple[str, str, Any]:
 
 ROOMY = DEFAULT.with_(capacity=32, outputs=3)
 """Scenarios deliver in batches: give the channels room for a whole batch."""
+ELICITING = ROOMY.with_(prompts=1, features=frozenset({"elicitation", "cancel"}))
+"""The elicitation scenarios: nothing else the client may start, so a run that ends owing
+something (an elicitation never withdrawn) ends quiescent."""
 
 
 @dataclass(frozen=True)
@@ -368,6 +371,65 @@ SCENARIOS: tuple[Scenario, ...] = (
             a("close_response"),
             D,
         ),
+    ),
+    Scenario(
+        "elicitation_form",
+        "Lifecycle examples",
+        "A form elicitation blocks the work (requires_action); the client accepts with the form's "
+        "content and the work resumes (running).",
+        (
+            *_TURN_START,
+            a("elicit", "form"),
+            a("block"),
+            D,
+            c("elicit_accept", "elicit_1"),
+            D,
+            a("resume"),
+            a("say"),
+            a("end", "end_turn"),
+            D,
+        ),
+        ELICITING,
+    ),
+    Scenario(
+        "elicitation_url",
+        "Lifecycle examples",
+        "A URL elicitation: the accept leaves requires_action while the user finishes outside; the "
+        "Agent reports the completion, then running.",
+        (
+            *_TURN_START,
+            a("elicit", "url"),
+            a("block"),
+            D,
+            c("elicit_accept", "elicit_1"),
+            D,
+            a("elicit_complete", "elicit_1"),
+            a("resume"),
+            a("say"),
+            a("end", "end_turn"),
+            D,
+        ),
+        ELICITING,
+    ),
+    Scenario(
+        "elicitation_cancelled",
+        "Cancellation",
+        "session/cancel while an elicitation blocks the work: idle cancelled without its answer, "
+        "then the Agent withdraws it with $/cancel_request and the client answers cancel.",
+        (
+            *_TURN_START,
+            a("elicit", "form"),
+            a("block"),
+            D,
+            c("cancel"),
+            D,
+            a("end", "cancelled"),
+            a("elicit_withdraw", "elicit_1"),
+            D,
+            c("elicit_cancel", "elicit_1"),
+            D,
+        ),
+        ELICITING,
     ),
     Scenario(
         "response_after_idle",

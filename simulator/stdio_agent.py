@@ -22,7 +22,8 @@ What the model does not cover, this layer answers (and nothing else):
 
 - ``initialize`` (version 2; a Client asking for an earlier one gets -32022 with the versions
   supported; baseline prompt content only; custom states, the feature ``future``, only
-  when the Client's capabilities ``_meta`` advertise ``customStates``), ``session/new`` and
+  when the Client's capabilities ``_meta`` advertise ``customStates``; elicitation only in the
+  modes its capabilities ``elicitation`` advertise), ``session/new`` and
   ``session/list`` (every session of the connection, ``LIST_PAGE`` at a time: ``nextCursor``
   names the next page; ``cwd`` filters);
 - the fields the schema requires of what it answers (``REQUIRED``): a request without one, or
@@ -69,6 +70,7 @@ from typing import Any
 
 from model import prompt as prm
 from model.core import ProtocolViolation
+from model.elicitation import MODES as ELICITATION_MODES
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, CHILD, MAIN, Agent
 from simulator.agent_modes import EVERY_FREEDOM, Mode
@@ -211,6 +213,10 @@ class StdioAgent:
         self.cfg = mode.config(cfg if cfg is not None else agent_config(faults))
         self.agent = Agent(self.cfg, faults)
         """The model of the first session (made at once; later sessions get their own)."""
+        self.elicit_modes: tuple[str, ...] = ()
+        """The elicitation modes the Client's initialize advertised (none before it), where the
+        feature ``elicitation`` lets the Agents elicit at all."""
+        self.agent.elicit_modes = self.elicit_modes
         self.prune = any(spec.removed for spec in self.agent.specs.values())
         """The variant removed rows: moves that need one are not made (``world.allowed``)."""
         self.pace = pace
@@ -315,6 +321,11 @@ class StdioAgent:
             self.cfg = self.cfg.with_(features=self.cfg.features - {"future"})
             for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
                 agent.cfg = agent.cfg.with_(features=agent.cfg.features - {"future"})
+        found = caps.get("elicitation") if type(caps) is dict else None
+        advertised = tuple(m for m in ELICITATION_MODES if type(found) is dict and type(found.get(m)) is dict)
+        self.elicit_modes = advertised if "elicitation" in self.cfg.features else ()
+        for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
+            agent.elicit_modes = self.elicit_modes
 
     def _new(self, cwd: str) -> str:
         """Create the next session; its ID."""
@@ -324,6 +335,7 @@ class StdioAgent:
         else:
             sid, child = f"sess_{2 * n - 1}", f"sess_{2 * n}"
             agent = Agent(self.cfg, self.faults, session=sid, child=child, requests=f"perm_{sid}_")
+            agent.elicit_modes = self.elicit_modes
         self.sessions[agent.sid] = Session(agent.sid, cwd, agent, self.prune)
         return agent.sid
 
@@ -381,8 +393,12 @@ class StdioAgent:
         return None
 
     def _answer(self, msg: Msg, rid: Any) -> None:
-        """A response of the Client: to the session whose permission request it answers."""
+        """A response of the Client: to the session whose permission request or elicitation it
+        answers."""
         for session in self.sessions.values():
+            if rid in session.agent.elicits:
+                self._pass(session, msg)  # an action the model does not name is handled as cancel
+                return
             if rid in session.agent.perms:
                 result = msg.get("result")
                 if "result" in msg and not (type(result) is dict and type(result.get("outcome", {})) is dict):

@@ -40,12 +40,13 @@ AGENT_MACHINES = (
     "prompt",
     "tool_call",
     "permission",
+    "elicitation",
     "compaction",
     "background_item",
     "session",
 )
 """Machines whose Agent rows the simulated agent chooses its moves from (``Agent._can``)."""
-CLIENT_MACHINES = ("session", "permission")
+CLIENT_MACHINES = ("session", "permission", "elicitation")
 """Machines whose Client rows the simulated client chooses its moves from (``simulator.client``)."""
 CHECKER_MACHINES = tuple(sorted({t.name for m in MonitorSet().monitors for t in type(m).TABLES}))
 """Machines whose tables the checker's monitors fire (``Monitor.TABLES``)."""

@@ -73,7 +73,45 @@ def permission_cancelled(rid: int | str) -> Msg:
     return result(rid, {"outcome": {"outcome": "cancelled"}})
 
 
+ELICIT_CONTENT = {"answer": "yes"}
+"""What the simulated user enters in a form elicitation (it matches ``ELICIT_FORM``)."""
+
+
+def elicitation_answer(rid: int | str, action: str) -> Msg:
+    """The Client's answer to an elicitation: accept (with the form's content in form mode: the
+    Client does not need the mode, the content is optional in URL mode), decline or cancel."""
+    res: dict[str, Any] = {"action": action}
+    if action == "accept":
+        res["content"] = dict(ELICIT_CONTENT)
+    return result(rid, res)
+
+
 # -- agent -> client ---------------------------------------------------------------------------
+
+ELICIT_FORM = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "title": "Answer"}},
+    "required": ["answer"],
+}
+"""The form the simulated Agent asks the user to fill in (an ``ElicitationSchema``)."""
+
+
+def elicitation_create(rid: str, session: str, mode: str, elicitation_id: str) -> Msg:
+    """A session-scoped elicitation in ``mode`` (form: a form schema; url: a URL to visit, with
+    the ``elicitationId`` its completion names)."""
+    params: dict[str, Any] = {"sessionId": session, "mode": mode, "message": "More input is needed"}
+    if mode == "form":
+        params["requestedSchema"] = ELICIT_FORM
+    else:
+        params["elicitationId"] = elicitation_id
+        params["url"] = f"https://example.com/elicit/{elicitation_id}"
+    return request(rid, "elicitation/create", params)
+
+
+def elicitation_complete(elicitation_id: str) -> Msg:
+    """The Agent's notice that the user finished a URL elicitation outside the Client."""
+    return notification("elicitation/complete", {"elicitationId": elicitation_id})
+
 
 PERMISSION_OPTIONS = [
     {"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
@@ -236,12 +274,18 @@ PROTOCOL_VERSION = 2
 IMPLEMENTATION = {"name": "acp-model", "version": "0.1.0"}
 
 
-def initialize(rid: int | str, custom_states: bool = False) -> Msg:
+def initialize(rid: int | str, custom_states: bool = False, elicitation: tuple[str, ...] = ()) -> Msg:
     """The Client's initialize; ``custom_states``: it advertises support for custom states
-    (in capabilities ``_meta``, where custom extensions are advertised)."""
+    (in capabilities ``_meta``, where custom extensions are advertised); ``elicitation``: the
+    elicitation modes it supports (``form``, ``url``: capabilities ``elicitation``)."""
     params: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION, "info": IMPLEMENTATION}
+    caps: dict[str, Any] = {}
     if custom_states:
-        params["capabilities"] = {"_meta": {"customStates": True}}
+        caps["_meta"] = {"customStates": True}
+    if elicitation:
+        caps["elicitation"] = {mode: {} for mode in elicitation}
+    if caps:
+        params["capabilities"] = caps
     return request(rid, "initialize", params)
 
 

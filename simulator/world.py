@@ -49,7 +49,7 @@ from properties.findings import Finding
 from simulator import wire
 from simulator.agent import AGENT_FAULTS, MAIN, Agent
 from simulator.client import CLIENT_SIDE_FAULTS, BlindView, Client
-from simulator.config import DEFAULT, Config
+from simulator.config import DEFAULT, Config, elicitation_modes
 from simulator.transport import Transport
 
 Event = tuple[str, str, Any]
@@ -153,7 +153,10 @@ class World:
         before or after that response; a separate initial idle is optional)."""
         early = [self.agent.initial_idle()] if "early_state" in self.cfg.features else []
         for request, answers in (
-            (wire.initialize("init", "future" in self.cfg.features), [wire.initialized("init")]),
+            (
+                wire.initialize("init", "future" in self.cfg.features, elicitation_modes(self.cfg)),
+                [wire.initialized("init")],
+            ),
             (wire.new_session("new"), [*early, wire.session_created("new", MAIN)]),
         ):
             for sender, msg in (("client", request), *(("agent", answer) for answer in answers)):

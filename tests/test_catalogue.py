@@ -178,6 +178,36 @@ def test_informal_entries_exist_for_lowercase_must() -> None:
     assert {"SDM-02", "SDM-03", "ACC-10", "STATE-02"} <= informal
 
 
+_UPPER = re.compile(r"\b(MUST\s+NOT|MUST|SHOULD\s+NOT|SHOULD|MAY|REQUIRED)\b")
+
+
+@pytest.mark.needs_shared
+def test_every_entry_is_on_a_sentence_with_its_keyword(spec_text: str) -> None:
+    """Each entry's spec sentences carry its keyword: an entry with keyword occurrences is on
+    sentences holding its level's keyword; an informal entry is in ``INFORMAL_WORDING`` (why it
+    has no keyword), on the one sentence holding the words given there, and that sentence holds
+    no uppercase keyword at all (else the entry would not be informal)."""
+    from properties.catalogue import INFORMAL_WORDING
+    from properties.speclines import spec_sentences
+
+    found = spec_sentences(RULES, spec_text)
+    informal = {rule.id for rule in RULES if rule.informal}
+    assert set(INFORMAL_WORDING) == informal
+    for rule in RULES:
+        sentences = found[rule.id]
+        assert sentences, rule.id
+        if rule.informal:
+            words, why = INFORMAL_WORDING[rule.id]
+            assert len(why) > 10, rule.id
+            ((_, sentence),) = sentences
+            assert words in sentence, (rule.id, sentence)
+            assert not _UPPER.search(sentence), (rule.id, sentence)
+            continue
+        for _, sentence in sentences:
+            keywords = {" ".join(k.split()) for k in _UPPER.findall(sentence)}
+            assert rule.level in keywords, (rule.id, rule.level, sentence)
+
+
 def test_rule_rejects_inconsistent_entries() -> None:
     with pytest.raises(ValueError, match="reason"):
         Rule("ACC-99", "2. Prompt accepted", "MUST", "agent", "x", "not-checkable", "", (1,))

@@ -96,7 +96,7 @@ def test_a_removed_permission_row_is_a_move_the_client_no_longer_offers() -> Non
     assert [e for e in client.enabled() if e[2] == "perm_1"] == [("client", "dismiss", "perm_1")]
     with pytest.raises(ClientViolation) as refused:
         client.do("allow", "perm_1")
-    assert refused.value.removed and refused.value.rule == "WAIT-02"
+    assert refused.value.removed and refused.value.rule == "INTRO-02"
     client.receive(wire.cancel_request("perm_1"))  # the Agent withdraws it: select is a row again
     assert sorted(e[1] for e in client.enabled() if e[2] == "perm_1") == ["allow", "deny", "dismiss"]
     assert client.do("allow", "perm_1") == [wire.permission_selected("perm_1", "allow")]

@@ -22,6 +22,7 @@ from properties.catalogue import RESTATED, RULES_BY_ID
 from properties.engine import Monitor, MonitorSet
 from properties.findings import Finding
 from properties.monitors import ALL_MONITORS
+from simulator import wire
 from tests.wire_dsl import (
     Line,
     answer,
@@ -106,8 +107,67 @@ class Case:
     """Readings in force (``properties.readings``) other than the defaults."""
 
 
+def elicit(rid: str, mode: str) -> Line:
+    return ("agent", wire.elicitation_create(rid, "s1", mode, f"{rid}_url"))
+
+
+def elicit_answer(rid: str, action: str) -> Line:
+    return ("client", wire.elicitation_answer(rid, action))
+
+
+def elicit_complete(rid: str) -> Line:
+    return ("agent", wire.elicitation_complete(f"{rid}_url"))
+
+
+def cancelled_elicitation() -> list[Line]:
+    """A turn blocked on an elicitation, cancelled: the idle comes without its answer."""
+    return [
+        prompt(1),
+        state("running"),
+        user("u1"),
+        answer(1, "u1"),
+        elicit("e1", "form"),
+        state("requires_action"),
+        cancel(),
+        state("idle", stop="cancelled"),
+    ]
+
+
 # -- violating transcripts (each flags exactly the expected findings) ----------------------------
 VIOLATIONS: list[Case] = [
+    # elicitation (model.elicitation, properties.monitors.elicitation)
+    Case(
+        "EX-01 a URL elicitation completed before the Client accepted it",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            elicit("e1", "url"),
+            elicit_complete("e1"),
+        ],
+        [("EX-01", 6)],
+        quiescent=False,
+    ),
+    Case(
+        "CANCEL-19 an elicitation of cancelled work never withdrawn",
+        cancelled_elicitation(),
+        [("CANCEL-19", 8)],
+    ),
+    Case(
+        "TOOL-07 an elicitation in a mode the Client did not advertise",
+        [
+            ("client", wire.initialize("i", elicitation=("form",))),
+            ("agent", wire.initialized("i")),
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            elicit("e1", "url"),
+        ],
+        [("TOOL-07", 7)],
+        quiescent=False,
+    ),
     Case(
         "ACTIVE-02 a later prompt inserted ahead of one never inserted (reading receipt-order)",
         [
@@ -153,7 +213,10 @@ VIOLATIONS: list[Case] = [
         [("ACC-03", 6)],
     ),
     Case(
-        "REJ-02 user message for a rejected prompt", [prompt(1), fail(1, -32602), user("u1")], [("REJ-02", 3)]
+        "REJ-02 user message for a rejected prompt",
+        [prompt(1), fail(1, -32602), user("u1")],
+        [("REJ-02", 3)],
+        readings={"unaccounted-user-message": "prompt-only"},
     ),
     Case(
         "ACC-06 response names another ID",
@@ -167,11 +230,30 @@ VIOLATIONS: list[Case] = [
         ],
         [("ACC-06", 4)],
     ),
-    Case("ACC-06 user message no response accounts for", [*turn(), user("u9")], [("ACC-06", 7)]),
+    Case(
+        "ACC-06 user message no response accounts for",
+        [*turn(), user("u9")],
+        [("ACC-06", 7)],
+        readings={"unaccounted-user-message": "prompt-only"},
+    ),
+    Case(
+        "ACC-06 user message while a prompt waits, that its answer does not claim",
+        [
+            *turn(),
+            prompt(2),
+            state("running"),
+            user("u9"),
+            user("u2"),
+            answer(2, "u2"),
+            state("idle", stop="end_turn"),
+        ],
+        [("ACC-06", 10)],
+    ),
     Case(
         "ACC-07 user message before its prompt",
         [*turn(), user("u9"), prompt(2), answer(2, "u9"), state("running"), state("idle", stop="end_turn")],
         [("ACC-06", 7), ("ACC-07", 9)],
+        readings={"unaccounted-user-message": "prompt-only"},
     ),
     Case(
         "ACC-09 one messageId for two prompts",
@@ -227,7 +309,12 @@ VIOLATIONS: list[Case] = [
         ],
         [("USER-03", 3), ("USER-04", 6)],
     ),
-    Case("SDM-05 user message in a session without prompts", [user("task", sid="child")], [("SDM-05", 1)]),
+    Case(
+        "SDM-05 user message in a session without prompts",
+        [user("task", sid="child")],
+        [("SDM-05", 1)],
+        readings={"unaccounted-user-message": "prompt-only"},
+    ),
     Case(
         "MSGID-01 user message without messageId",
         [update("user_message", content=[text()])],
@@ -1081,6 +1168,8 @@ TOLERATED: dict[str, list[Line]] = {
         state("idle", stop="cancelled"),
     ],
     "COMPACT-01": [compaction("c1", "completed")],
+    "EX-02": [*cancelled_elicitation(), cancel_request("e1", by="agent"), elicit_answer("e1", "accept")],
+    "CANCEL-20": [*cancelled_elicitation(), cancel_request("e1", by="agent"), elicit_answer("e1", "cancel")],
     "NOTICE-01": [notice(), *turn(), notice("warning", "Rate limited"), notice("_custom", "Hi")],
     "USAGE-01": [
         usage(used=1, size=10),

@@ -327,7 +327,8 @@ def test_a_snapshot_before_the_requested_replay_of_unseen_messages() -> None:
     lines = [resume(7), state("idle"), user("u9"), ok(7)]
     report = check(lines)
     assert errors(report) == [("SYNC-02", 3)]
-    assert report.findings[0].readings == ("unaccounted-user-message",)
+    assert report.findings[0].readings == ("unaccounted-user-message", "resume-replay-window")
+    assert errors(check(lines, resume_replay_window="known-ids")) == []
     assert errors(check(lines, unaccounted_user_message="other-sources")) == []
     in_order = [resume(7), user("u9"), state("idle"), ok(7)]
     assert errors(check(in_order, complete=True)) == []

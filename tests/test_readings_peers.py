@@ -45,7 +45,34 @@ class Case:
     """A rule of the reading a monitor set under another alternative reports on the transcript."""
 
 
+ASKED = [
+    *START, ("agent", "tool_ask", None), *[("net", "to_client", 0)] * 3, ("client", "cancel", None),
+    ("client", "allow", "perm_1"), ("net", "to_agent", 0), ("net", "to_agent", 0), ("agent", "resume", None),
+]  # fmt: skip
+"""A permission request of running work, the Client's cancel, then its approval, both received
+by the Agent before it ended the work (the approval raced the cancel)."""
+
 CASES = {
+    "future-stop-reason": Case(
+        [*START, ("agent", "answer", 1)],
+        ("agent", "end", "handed_off"),
+        ("may-be-future",),
+        frozenset({"custom_stop"}),
+        breaks="STOP-03",
+    ),
+    "output-while-requires-action": Case(
+        [*START, ("agent", "say", None), ("agent", "tool_ask", None)],
+        ("agent", "pending_say", None),
+        ("pending-output",),
+        frozenset({"permission", "chunks"}),
+        breaks="FG-04",
+    ),
+    "approval-racing-cancel": Case(
+        ASKED,
+        ("agent", "tool_run", "tc_1"),
+        ("may-be-used", "not-approved"),
+        frozenset({"permission", "cancel"}),
+    ),
     "rejected-after-cancel-request": Case(
         [*START, P, D, ("client", "cancel_request", 2), D],
         ("agent", "reject", 2),
@@ -216,8 +243,68 @@ def test_simulate_hands_the_reading_to_its_agent(tmp_path: Path) -> None:
     from cli.main import main
 
     texts = {}
-    for reading in ([], ["--reading", "unaccounted-user-message=other-sources"]):
-        out = tmp_path / f"t{len(reading)}.ndjson"
+    for alt in ("prompt-only", "other-sources"):
+        out = tmp_path / f"{alt}.ndjson"
+        reading = ["--reading", f"unaccounted-user-message={alt}"]
         assert main(["simulate", "--seed", "4", "--steps", "60", "--out", str(out), *reading]) == 0
-        texts[bool(reading)] = out.read_text(encoding="utf-8")
+        texts[alt == "other-sources"] = out.read_text(encoding="utf-8")
     assert '"msg_x_' in texts[True] and '"msg_x_' not in texts[False]
+
+
+def test_an_agent_initiated_user_message_only_while_no_prompt_waits() -> None:
+    """``unaccounted-user-message=agent-initiated`` (the default): in follow-up work the Agent
+    started itself (reported with the removal of a finished background tool call), once every
+    prompt is answered, it may report a user message of its own; prompt-only never lets it,
+    and judged under prompt-only that message breaks ACC-06."""
+    bg = ("tool_call", "tc_bg_1")
+    script = [
+        *START, ("agent", "bg_start", "tool_call"), ("agent", "bg_list", bg), ("agent", "answer", 1),
+        ("agent", "end", "end_turn"), ("agent", "bg_finish", bg), ("agent", "bg_unlist_followup", bg),
+    ]  # fmt: skip
+    event = ("agent", "synthetic_user", None)
+    gives = {"agent-initiated", "other-sources"}
+    name = "unaccounted-user-message"
+    features = frozenset({"bg_tool", "followup"})
+    for alt in BY_NAME[name].alternative_names():
+        cfg = SMALL.with_(features=features, prompts=2, capacity=8, readings={name: alt})
+        run = scripted(script, cfg, frozenset(), settle=False)
+        assert (event in run.world.enabled()) == (alt in gives), alt
+    cfg = SMALL.with_(features=features, prompts=2, capacity=8, readings={name: "agent-initiated"})
+    world = World(cfg, frozenset(), new_monitors(True, cfg))
+    run = scripted([*script, event, ("agent", "end", "end_turn")], cfg, frozenset(), world.monitors)
+    assert [f.rule for f in run.findings if f.kind == "rule"] == []
+    judged = MonitorSet(readings={name: "prompt-only"}, from_start=True)
+    for n, (sender, msg) in enumerate(run.world.transcript, 1):
+        judged.feed(sender, msg, n)
+    judged.finish(quiescent=True)
+    assert "ACC-06" in {f.rule for f in judged.findings if f.kind == "rule"}
+
+
+def test_an_approval_that_raced_the_cancel_runs_the_tool_only_under_may_be_used() -> None:
+    """``approval-racing-cancel``: the approval reached the Agent after the cancel, before the
+    work ended. Under may-be-used the Agent runs the tool (in_progress), under not-approved it
+    takes the approval as a refusal (the tool fails); judged under not-approved, the first
+    transcript breaks CANCEL-06."""
+    name = "approval-racing-cancel"
+    statuses = {}
+    transcripts = {}
+    for alt in BY_NAME[name].alternative_names():
+        cfg = SMALL.with_(
+            features=frozenset({"permission", "cancel"}), prompts=2, capacity=8, readings={name: alt}
+        )
+        world = World(cfg, frozenset(), new_monitors(True, cfg))
+        run = scripted([*ASKED, ("agent", "tool_run", "tc_1")], cfg, frozenset(), world.monitors)
+        assert [f.rule for f in run.findings if f.kind == "rule"] == [], alt
+        transcripts[alt] = run.world.transcript
+        statuses[alt] = [
+            m["params"]["update"].get("status")
+            for _, m in run.world.transcript
+            if m.get("method") == "session/update" and m["params"]["update"].get("toolCallId") == "tc_1"
+        ]
+    assert "in_progress" in statuses["may-be-used"] and "in_progress" not in statuses["not-approved"]
+    assert "failed" in statuses["not-approved"]
+    judged = MonitorSet(readings={name: "not-approved"}, from_start=True)
+    for n, (sender, msg) in enumerate(transcripts["may-be-used"], 1):
+        judged.feed(sender, msg, n)
+    judged.finish(quiescent=True)
+    assert "CANCEL-06" in {f.rule for f in judged.findings if f.kind == "rule"}

@@ -76,6 +76,7 @@ class S:
     usage: dict[str, Json] = field(default_factory=lambda: dict(NO_USAGE))
     notices: int = 0
     subagents: dict[str, Json] = field(default_factory=dict)
+    elicitations: dict[str, Json] = field(default_factory=dict)
 
 
 def turn(*timeline: tuple[str, str], **kw: Any) -> S:
@@ -332,6 +333,23 @@ EXPECTED: dict[str, dict[str, S]] = {
     "close_with_pending_prompts": {
         MAIN: turn(stop="cancelled", prompts={"2": None}, rejected={"2": CANCELLED}),
     },
+    # Lifecycle examples: an elicitation answered (form), or accepted and completed outside (URL),
+    # leaves nothing pending in the view.
+    "elicitation_form": {
+        MAIN: turn(
+            ("agent_message", "msg_a_2"),
+            entities={("agent_message", "msg_a_2"): {"content": [T("Hello")]}},
+        )
+    },
+    "elicitation_url": {
+        MAIN: turn(
+            ("agent_message", "msg_a_2"),
+            entities={("agent_message", "msg_a_2"): {"content": [T("Hello")]}},
+        )
+    },
+    # Cancellation: the cancelled idle comes without the elicitation's answer; its withdrawal
+    # dismisses it.
+    "elicitation_cancelled": {MAIN: turn(stop="cancelled")},
     # 2. Prompt accepted: the response may come after the output and the idle; the client still
     # ends idle after one completion with the association from the response.
     "response_after_idle": {
@@ -361,6 +379,7 @@ def check_session(got: dict[str, Json], want: S) -> None:
     assert sess["prompts"] == want.prompts
     assert sess["rejected_prompts"] == want.rejected
     assert sess["subagents"] == want.subagents
+    assert sess["elicitations"] == want.elicitations
     assert sess["malformed_updates"] == 0
     assert got["preserved"] == []
     assert [tuple(item) for item in got["timeline"]] == want.timeline

@@ -176,7 +176,7 @@ def test_a_page_regenerated_in_place_keeps_no_stale_witness(tmp_path: Path) -> N
 
 VARIANT_TINY = {
     **TINY,
-    "bound": dec.Bound(walks=4, steps=30, twin_nodes=200, exhaustive_states=30),
+    "bound": dec.Bound(walks=16, steps=30, twin_nodes=200, exhaustive_states=30),
     "rules": ("DONE-03",),
     "walks": 6,
     "ladder": (),

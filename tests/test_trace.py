@@ -25,6 +25,43 @@ def test_committed_matrix_is_up_to_date(tmp_path: Path) -> None:
     )
 
 
+def test_committed_sections_page_is_up_to_date(tmp_path: Path) -> None:
+    fresh = tmp_path / "spec-sections.md"
+    trace.write_sections(fresh, seeded_bugs())
+    committed = REPO / "docs" / "spec-sections.md"
+    assert committed.is_file(), "docs/spec-sections.md is missing: run acp-model trace --sections"
+    assert fresh.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), (
+        "docs/spec-sections.md is stale: run acp-model trace --sections"
+    )
+
+
+def test_sections_page_lists_every_rule_reading_and_seeded_bug_once_under_its_section() -> None:
+    from properties.catalogue import SECTION_CODES
+    from properties.readings import READINGS
+
+    seeded = seeded_bugs()
+    text = trace.sections(seeded)
+    assert text == trace.sections(seeded)
+    parts = text.split("\n## ")[1:]
+    assert [p.split(" (", 1)[0] for p in parts] == list(SECTION_CODES)
+    by_heading = {p.split(" (", 1)[0]: p for p in parts}
+    for rule in RULES:
+        assert f"| {rule.id} |" in by_heading[rule.section]
+        assert sum(f"| {rule.id} |" in p for p in parts) == 1
+        for bug in seeded.get(rule.id, ()):
+            assert f"- {bug}: {rule.id}" in by_heading[rule.section]
+    for reading in READINGS:
+        for heading in reading.sections:
+            assert f"- `{reading.name}` (default `{reading.default}`" in by_heading[heading]
+
+
+def test_trace_sections_command_writes_the_page(tmp_path: Path) -> None:
+    out = tmp_path / "s.md"
+    code, _, err = run_cli(["trace", "--sections", "--out", str(out)])
+    assert code == 0 and "wrote" in err
+    assert out.read_text(encoding="utf-8") == trace.sections(seeded_bugs())
+
+
 def test_matrix_is_deterministic_and_has_one_row_per_rule() -> None:
     text = trace.matrix()
     assert text == trace.matrix()

@@ -148,7 +148,9 @@ def test_check_drop_sets_the_breach_aside(tmp_path: Path, capsys: pytest.Capture
         "both.ndjson",
         cancelled_with_end_turn([tool("t1", "completed"), tool("t1", "in_progress")]),
     )
-    assert main(["check", "--drop", "TRANS-04", "--json", both]) == 1
+    assert main(["check", "--drop", "TRANS-04", "--json", both]) == 0  # BG-05 is a SHOULD NOT
+    assert {f["rule"] for f in json.loads(capsys.readouterr().out)["files"][0]["findings"]} == {"BG-05"}
+    assert main(["check", "--drop", "TRANS-04", "--fail-on", "should", "--json", both]) == 1
     body = json.loads(capsys.readouterr().out)
     assert {f["rule"] for f in body["files"][0]["findings"]} == {"BG-05"}
     assert body["files"][0]["set_aside"] == {"TRANS-04": 1}
@@ -189,7 +191,7 @@ def test_remove_row_makes_the_checker_flag_an_accepted_transition(tmp_path: Path
     transcript = ndjson(tmp_path, "t.ndjson", lines)
     assert main(["check", transcript]) == 0
     variant = str(REPO / "variants" / "tool-runs-before-completing.toml")
-    assert main(["check", "--variant", variant, transcript]) == 1
+    assert main(["check", "--variant", variant, "--fail-on", "should", transcript]) == 1  # BG-05
     ms = MonitorSet(variant=load(variant))
     for n, (sender, msg) in enumerate(lines, 1):
         ms.feed(sender, msg, n)

@@ -13,12 +13,14 @@ from __future__ import annotations
 from properties.engine import Monitor
 from properties.monitors.background import BackgroundMonitor
 from properties.monitors.client import ClientMonitor
+from properties.monitors.elicitation import ElicitationMonitor
 from properties.monitors.entities import EntityMonitor
 from properties.monitors.facts import Facts
 from properties.monitors.fields import FieldMonitor
 from properties.monitors.lifecycle import ForegroundMonitor
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.rpc import ResponseMonitor
+from properties.monitors.stopreasons import StopReasonMonitor
 from properties.monitors.subagents import SubagentMonitor
 from properties.monitors.tables import TableMonitor
 from properties.monitors.tools import ToolMonitor
@@ -27,7 +29,9 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     ClientMonitor,
     PromptMonitor,
     ForegroundMonitor,
+    StopReasonMonitor,
     ToolMonitor,
+    ElicitationMonitor,
     BackgroundMonitor,
     EntityMonitor,
     FieldMonitor,
@@ -40,12 +44,14 @@ __all__ = [
     "ALL_MONITORS",
     "BackgroundMonitor",
     "ClientMonitor",
+    "ElicitationMonitor",
     "EntityMonitor",
     "Facts",
     "FieldMonitor",
     "ForegroundMonitor",
     "PromptMonitor",
     "ResponseMonitor",
+    "StopReasonMonitor",
     "SubagentMonitor",
     "TableMonitor",
     "ToolMonitor",

@@ -30,7 +30,9 @@ background work"). So:
   differs from the last one reported in the session completes work never reported active: FG-02;
 - any message or thought content while the state is requires_action means the work progressed
   without running being reported: FG-04 (group ``running-after-requires-action``; the tool side
-  is judged by the tool monitor);
+  is judged by the tool monitor). That is the default of the reading
+  ``output-while-requires-action`` (``progress``); under ``pending-output`` such content may be
+  output the work produced before it blocked (no finding);
 - content for a message first seen during an ended foreground interval, sent while the session
   is still idle after it, is an update of the ended work after its idle: DONE-03, or CANCEL-14
   when that idle confirmed a cancellation. That is the default of the reading
@@ -47,7 +49,9 @@ that finished on its own but sent its idle after the cancel reached it is held t
 That is the default of the reading ``cancel-takes-effect`` (``on-receipt``); under
 ``when-acted`` the Agent may have ended the work before acting on the cancel, so the idle's stop
 reason is judged as for any ending idle (FG-06) and not held to ``cancelled``.
-Any idle's string stop reason must be standard or start with ``_`` (STOP-03); ``error`` should
+Any idle's string stop reason must be standard or start with ``_`` (STOP-03; an unknown one
+without ``_`` is a breach under the reading ``future-stop-reason=custom``, the default, and a
+suspect under ``future-stop-reason=may-be-future``: it may be a future variant); ``error`` should
 carry a JSON-RPC error object (FAIL-03). Repeated snapshots are fine (TRANS-01), and idle at any
 moment is fine (DONE-04).
 
@@ -77,7 +81,13 @@ from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, STANDARD_STATES, after_idle, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
-from properties.readings import CANCEL_TAKES_EFFECT, PATCH_AFTER_IDLE, REPEATED_IDLE_NEW_REASON
+from properties.readings import (
+    CANCEL_TAKES_EFFECT,
+    FUTURE_STOP,
+    OUTPUT_WHILE_REQUIRES_ACTION,
+    PATCH_AFTER_IDLE,
+    REPEATED_IDLE_NEW_REASON,
+)
 
 _IDLE_GROUP = RESTATED["idle-when-work-ends"]
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
@@ -257,6 +267,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         where = fgm.UNRECOGNIZED if custom else state
         if where == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
+            if self.reading(OUTPUT_WHILE_REQUIRES_ACTION) == "pending-output":
+                return  # may be output of the work from before it blocked
         elif custom:  # the cell's guard: did the Client advertise custom states?
             self._ex[_CUSTOM_STATES] += 1
         try:
@@ -289,6 +301,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 f"{what} shows foreground progress {why} ({rule}: the foreground "
                 f"table has no output in {where})",
                 msg,
+                (OUTPUT_WHILE_REQUIRES_ACTION,) if where == fgm.REQUIRES_ACTION else (),
             )
 
     def _started(
@@ -352,13 +365,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         if type(reason) is str:
             if reason not in fgm.STOP_REASONS and not reason.startswith("_"):
-                self.breach(
-                    "STOP-03",
-                    line,
-                    sid,
-                    f"stop reason {reason!r} is not a standard one and does not start with '_'",
-                    msg,
-                )
+                why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
+                if self.reading(FUTURE_STOP) == "custom":
+                    self.breach("STOP-03", line, sid, why, msg, (FUTURE_STOP,))
+                else:  # it may be a future ACP variant
+                    self.suspect(
+                        "STOP-03", line, sid, why + " (it may be a future ACP stop reason)", msg,
+                        (FUTURE_STOP,),
+                    )  # fmt: skip
             if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)

@@ -75,11 +75,20 @@ answered -32800 (so it was never inserted), was inserted ahead of it: the guard'
 *Busy-only refusals* (the prompt table's guard ``busy_only``) are not on the wire: the Agent's
 reason for a refusal is its own. A well-formed prompt refused with -32600 ("not a valid
 request") while the session reports running or requires_action is reported as a suspicion (kind
-``suspect``, a warning) of that rule.
+``suspect``, a warning) of that rule: the default of the reading ``busy-refusal``
+(``may-have-other-reason``); under ``busy-refusal=invalid-request-is-busy`` it is a breach.
 
 *Replay.* User messages inside a resume window are replayed history, not insertions. When the
 session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
-the stream), a replayed user message under an ID never seen in the session breaks ACC-11.
+the stream), a replayed user message under an ID never seen in the session breaks ACC-11. That
+is the default of the reading ``resume-replay-window`` (``whole-window``); under ``known-ids`` a
+user message under an ID the session never showed is live even inside the window (judged as
+below).
+
+*Agent-initiated user messages.* Under the reading ``unaccounted-user-message=agent-initiated``
+(the default) a live user message first reported while no prompt of the session waits for its
+answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted;
+under ``prompt-only`` it is counted as every other; under ``other-sources`` nothing is.
 
 *Eventually.* A returned messageId never reported by a ``user_message`` or
 ``user_message_chunk``: ACC-05 (not for sessions that were closed).
@@ -100,12 +109,15 @@ from properties.monitors.common import INVALID_PARAMS, INVALID_REQUEST, REQUEST_
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.monitors.tables import rules_of
 from properties.readings import (
+    BUSY_REFUSAL,
     CANCELLED_INVALID_PROMPT,
     PROMPT_AHEAD_OF_HELD,
+    RESUME_REPLAY_WINDOW,
     UNACCOUNTED_USER_MESSAGE,
 )
 
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
+_BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
 active): suspected here, never proven from the wire."""
@@ -379,16 +391,19 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if busy:
             self._ex[BUSY_ONLY] += 1  # a refusal while work is active: the suspicion's case
         if busy and code == INVALID_REQUEST:
-            self.suspect(
-                BUSY_ONLY,
-                line,
-                sid,
+            why = (
                 f"prompt {rid!r} is a well-formed request, yet it was refused with -32600 (not a "
-                "valid request) while the session reported active work: this looks like a refusal "
-                "only because work is active, which the wire cannot prove (the Agent's reason is "
-                "not on it)",
-                msg,
+                "valid request) while the session reported active work"
             )
+            if self.reading(BUSY_REFUSAL) == "invalid-request-is-busy":
+                self.breach(BUSY_ONLY, line, sid, why + ": a refusal only because work is active", msg, _BUSY)
+            else:
+                self.suspect(
+                    BUSY_ONLY, line, sid,
+                    why + ": this looks like a refusal only because work is active, which the wire "
+                    "cannot prove (the Agent's reason is not on it)",
+                    msg, _BUSY,
+                )  # fmt: skip
         if not ps.first_error or rec[1] < ps.first_error:
             ps.first_error = rec[1]
         # The answer that withdraws a prompt the Client stopped: -32800, or -32602 for content
@@ -507,9 +522,17 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         unclaimed = ps.unclaimed
         fs = self.facts.sessions.get(sid)
-        if fs is not None and fs.resuming:
+        if (
+            fs is not None
+            and fs.resuming
+            and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
+        ):
             self._ex["MSGID-01"] += 1
             self._replayed(ps, sid, mid, line, msg)
+            return
+        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
+            self._ex["MSGID-01"] += 1  # the Agent's own insertion: no prompt waits to claim it
+            ps.claimed[mid] = None
             return
         unclaimed[mid] = line
         if not ps.prompted:
@@ -562,11 +585,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 f"session/resume replays user message {mid!r}, an ID never used live in this "
                 "session: a replayed message must keep its ID",
                 msg,
+                (RESUME_REPLAY_WINDOW,),
             )
 
     def _counting(self) -> bool:
-        """Whether an unclaimed user message is a breach (reading ``unaccounted-user-message``)."""
-        return self.reading(UNACCOUNTED_USER_MESSAGE) == "prompt-only"
+        """Whether an unclaimed user message is a breach (reading ``unaccounted-user-message``:
+        under ``agent-initiated`` only those reported while a prompt waited were recorded as
+        unclaimed)."""
+        return self.reading(UNACCOUNTED_USER_MESSAGE) != "other-sources"
 
     @staticmethod
     def _settle(ps: _Session) -> bool:

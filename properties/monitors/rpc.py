@@ -4,7 +4,9 @@ What is certain in proxy order: a request line is when the Agent received it (cl
 or sent it (its own), and a response line when it was sent or received, so a second response to
 an id already answered is a plain fact, and a breach of its sender:
 
-- INTRO-02: a second response to the same request;
+- INTRO-02: a second response to the same request (the rule as the permission table states it:
+  a permission request answered once, ``model.permission``, whose table is fired for a second
+  answer to ``session/request_permission``; every other request is held to the same rule);
 - when the request is a ``session/prompt`` that was answered successfully and the second response
   is an error, the prompt table's rule for an error after a success instead (the cell of the
   table's answered state, ``model.prompt``).
@@ -20,18 +22,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from model import permission as pm
 from model import prompt as prm
 from model.core import ProtocolViolation
 from properties.engine import Message, Monitor, MonitorSet
 
 _OTHER = {"client": "agent", "agent": "client"}
+_ONCE = pm.SPEC.rule_of(pm.SELECTED, "select")
+"""One response per request, as the permission table states it (a request answered once)."""
 
 
 class ResponseMonitor(Monitor):
     """One response per request (see module docstring)."""
 
-    RULES = ("INTRO-02", prm.SPEC.rule_of(prm.ANSWERED, "reject"))
-    TABLES = (prm.SPEC,)
+    RULES = (_ONCE, prm.SPEC.rule_of(prm.ANSWERED, "reject"))
+    TABLES = (prm.SPEC, pm.SPEC)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -61,7 +66,7 @@ class ResponseMonitor(Monitor):
         if asked is not None:
             kind = (asked, success)
             self.answered[asker][rid] = self._kinds.setdefault(kind, kind)
-            self._ex["INTRO-02"] += 1
+            self._ex[_ONCE] += 1
             return
         first = self.answered[asker].get(rid)
         if first is None:
@@ -83,8 +88,16 @@ class ResponseMonitor(Monitor):
                     msg,
                 )
             return
+        rule = _ONCE
+        if asked == "session/request_permission":
+            spec = self.table(pm.SPEC)
+            try:
+                spec.fire(pm.SELECTED, "select")
+                return  # a variant lets the Client answer again
+            except ProtocolViolation as broke:
+                rule = broke.rule
         self.breach(
-            "INTRO-02", line, None,
+            rule, line, None,
             f"{sender} sends a second response to the {asked} request {rid!r} of the {asker}", msg,
         )  # fmt: skip
 

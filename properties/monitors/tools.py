@@ -33,6 +33,10 @@ What is certain in proxy order, and why
   not approved): a permission request still open at the idle confirming a cancellation (one
   owed a withdrawal, below) that the Client then answers with an ``allow_*`` option, and
   whose tool call afterwards goes ``in_progress``: the late answer was used as an approval.
+  An allow answer that arrives after the cancel but before that idle raced the cancel and may
+  be used: the default of the reading ``approval-racing-cancel`` (``may-be-used``); under
+  ``not-approved`` a tool call of the cancelled work that goes ``in_progress`` after such an
+  answer breaks the rule too.
 - CANCEL-17 (a MUST, judged at the idle): when the idle confirming a cancellation ends active
   work, every tool call first reported during that work and still unfinished, neither in the
   latest background list (the idle's own when it carries one) nor embedding a listed terminal,
@@ -81,12 +85,20 @@ from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
 from properties.monitors.common import ACTIVE, TOOL_FINAL, after_idle, terminal_refs
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
-from properties.readings import CANCEL_TAKES_EFFECT, TOOL_UPDATES_AFTER_IDLE, UNLISTED_TOOL_AT_CANCELLED_IDLE
+from properties.readings import (
+    APPROVAL_RACING_CANCEL,
+    CANCEL_TAKES_EFFECT,
+    TOOL_UPDATES_AFTER_IDLE,
+    UNLISTED_TOOL_AT_CANCELLED_IDLE,
+)
 
 # tool record: (status, interval it was first reported in (0: not during active work), grant)
 # grant: 0 no permission granted, 1 granted and not yet in_progress since, 2 in_progress since,
 # 3 (_LATE_GRANT) granted by a late answer to a request of cancelled work (not an approval)
+# 4 (_RACED_GRANT) granted by an answer that arrived after a session/cancel of the active work,
+#   before the idle confirming it (an approval only under approval-racing-cancel=may-be-used)
 _LATE_GRANT = 3
+_RACED_GRANT = 4
 ABANDONED = permission.SPEC.forbidden["abandon"]
 """The rule of the permission table's ``abandon`` (a request of cancelled work is not approved)."""
 _ASKED = permission.SPEC.initial
@@ -145,6 +157,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         "TOOL-04",
         "FAIL-04",
         "CANCEL-17",
+        ABANDONED,
         *permission.SPEC.eventually.values(),
         "DONE-03",
         "CANCEL-14",
@@ -243,6 +256,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     "cancellation: the Agent treats it as not approved and ignores the late answer",
                     msg,
                 )
+            elif grant == _RACED_GRANT:
+                grant = 0
+                self._ex[ABANDONED] += 1
+                self.breach(
+                    ABANDONED, line, sid,
+                    f"tool call {tid!r} went in_progress after its permission was granted by an answer "
+                    "that arrived after the session/cancel of its work: the Agent treats the cancelled "
+                    "work's requests as not approved",
+                    msg, (APPROVAL_RACING_CANCEL,),
+                )  # fmt: skip
             self._progress(ts, fs, tid, created, "went in_progress", line, sid, msg)
         elif status == "completed" and grant == 1:
             self.breach(
@@ -442,6 +465,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
         rec = ts.tools.get(perm[1]) if ts is not None else None
         if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
             grant = _LATE_GRANT if abandoned else 2 if rec[0] == "in_progress" else 1
+            if grant == 1 and self.reading(APPROVAL_RACING_CANCEL) == "not-approved":
+                fs = self.facts.sessions.get(perm[0])
+                if (
+                    fs is not None
+                    and fs.cancel_line
+                    and fs.state in ACTIVE
+                    and rec[1] == fs.interval
+                    and not _exempt(perm[1], ts, fs.listed or frozenset())
+                ):
+                    grant = _RACED_GRANT  # the cancelled work's request: not approved
             ts.tools[perm[1]] = (rec[0], rec[1], grant)
 
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:

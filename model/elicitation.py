@@ -1,0 +1,88 @@
+"""One ``elicitation/create`` request of a session, from the Agent's ask to its end.
+
+Theory of operation
+-------------------
+The Agent asks the Client for input in one of two modes: a form the Client renders (``form``)
+or a URL the user visits outside the Client (``url``). The request is pending until the Client
+answers with accept, decline or cancel. In form mode an accept ends it. In URL mode an accept
+only says the user agreed to go: the user still has to finish outside, so the request waits
+(``awaiting_completion``) until the Agent reports the external completion with
+``elicitation/complete`` (Lifecycle examples: an accept in URL mode leaves requires_action as it
+is). A completion is only ever of an accepted URL elicitation.
+
+Like a permission request, an elicitation that blocks foreground work keeps that work blocked
+(requires_action) while it is pending or awaiting its completion; the blocking itself is the
+Agent's (``simulator.agent``: ``_blocked``), never this table's. When cancelled foreground work
+stops, the Agent stops waiting for its elicitations (``abandon``, a hidden step) and owes the
+Client a withdrawal with ``$/cancel_request`` so it can dismiss the prompt (``eventually``). The
+Agent may also withdraw a pending elicitation it no longer needs. Answers and external
+completions that arrive after the work ended are late: they are ignored (``late``), never used
+to resume the work.
+
+Rows come from: Lifecycle examples; Waiting for user action; Cancellation.
+
+Must not know: foreground state (a request alone never changes it), tool calls, prompts,
+JSON-RPC ids, or which modes the Client advertised (a monitor judges that).
+"""
+
+from __future__ import annotations
+
+from model.core import Context, MachineSpec, Row
+
+PENDING, AWAITING, ABANDONED, WITHDRAWN = "pending", "awaiting_completion", "abandoned", "withdrawn"
+ACCEPTED, COMPLETED, DECLINED, CANCELLED, LATE = "accepted", "completed", "declined", "cancelled", "late"
+STATES = (PENDING, AWAITING, ABANDONED, WITHDRAWN, ACCEPTED, COMPLETED, DECLINED, CANCELLED, LATE)
+MODES = ("form", "url")
+"""The elicitation modes, as the schema names them (``mode`` of ``elicitation/create``)."""
+BLOCKING = frozenset({PENDING, AWAITING})
+"""States in which an elicitation still holds its foreground work blocked on the user."""
+
+EX = "Lifecycle examples"
+WAIT = "Waiting for user action"
+CANCEL = "Cancellation"
+
+
+def _url(ctx: Context) -> bool:
+    """The elicitation is in URL mode (the caller passes ``{"url": ...}``)."""
+    return bool(ctx.get("url"))
+
+
+ROWS = (
+    Row("accept", PENDING, ACCEPTED, EX, actor="client", guard="!url", note="form: the content"),
+    Row("accept", PENDING, AWAITING, EX, actor="client", guard="url", note="url: user finishes outside"),
+    Row("decline", PENDING, DECLINED, EX, actor="client"),
+    Row("cancel", PENDING, CANCELLED, EX, actor="client"),
+    Row("complete", AWAITING, COMPLETED, EX, note="elicitation/complete"),
+    Row("withdraw", PENDING, WITHDRAWN, CANCEL, note="$/cancel_request: no longer needed"),
+    Row("abandon", PENDING, ABANDONED, CANCEL, note="its work was cancelled"),
+    Row("abandon", AWAITING, LATE, CANCEL, note="its work was cancelled: a completion is ignored"),
+    Row("withdraw", ABANDONED, WITHDRAWN, CANCEL, note="$/cancel_request"),
+    Row("accept", ABANDONED, LATE, WAIT, actor="client", note="late answer, ignored"),
+    Row("decline", ABANDONED, LATE, WAIT, actor="client", note="late answer, ignored"),
+    Row("cancel", ABANDONED, CANCELLED, CANCEL, actor="client"),
+    Row("accept", WITHDRAWN, LATE, WAIT, actor="client", note="late answer, ignored"),
+    Row("decline", WITHDRAWN, LATE, WAIT, actor="client", note="late answer, ignored"),
+    Row("cancel", WITHDRAWN, CANCELLED, CANCEL, actor="client"),
+    Row("complete", LATE, LATE, CANCEL, note="external completion after the work ended, ignored"),
+)
+
+SPEC = MachineSpec(
+    name="elicitation",
+    title="Elicitation",
+    per="elicitation/create request",
+    states=STATES,
+    initial=PENDING,
+    final=(ACCEPTED, COMPLETED, DECLINED, CANCELLED, LATE),
+    rows=ROWS,
+    forbidden={
+        "accept": "INTRO-02",
+        "decline": "INTRO-02",
+        "cancel": "INTRO-02",
+        "complete": "EX-01",
+        "withdraw": "CANCEL-19",
+        "abandon": "CANCEL-19",
+    },
+    guards={"url": _url},
+    eventually={ABANDONED: "CANCEL-19"},
+    description="An elicitation (form or URL mode) until its answer, completion or withdrawal.",
+)

@@ -1,0 +1,288 @@
+"""Elicitation (issue 32, item 1): the machine table, its rules checked from the wire, each rule
+caught by its seeded bug, the messages valid against the schema, the simulated peers, the explore
+slice, the client view and the served agent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from model import elicitation as em
+from model.core import ClientViolation, ProtocolViolation
+from model.registry import BY_NAME as MACHINES
+from properties.catalogue import RULES_BY_ID
+from properties.clientview import ClientView
+from properties.engine import MonitorSet
+from properties.schema_check import SchemaChecker
+from simulator import wire
+from simulator.agent import AGENT_FAULTS
+from simulator.config import DEFAULT
+from simulator.explore_bfs import SLICE_BY_NAME, explore
+from simulator.mutants import BY_NAME as MUTANTS
+from simulator.mutants import judge
+from simulator.scenarios import BY_NAME as SCENARIOS
+from simulator.schedulers import random_walk
+from simulator.stdio_agent import StdioAgent
+from tests.check_support import schema_path
+
+S = "sess_1"
+FORM, URL = {"url": False}, {"url": True}
+
+# -- the machine ------------------------------------------------------------------------------
+
+
+def test_the_machine_is_registered_with_nine_states_and_sixteen_rows() -> None:
+    assert MACHINES["elicitation"] is em.SPEC
+    assert len(em.SPEC.states) == 9 and len(em.SPEC.rows) == 16
+    assert em.SPEC.initial == em.PENDING
+    assert em.SPEC.eventually == {em.ABANDONED: "CANCEL-19"}
+
+
+def test_form_accept_ends_it_and_url_accept_awaits_the_completion() -> None:
+    spec = em.SPEC
+    assert spec.fire(em.PENDING, "accept", FORM) == em.ACCEPTED
+    assert spec.fire(em.PENDING, "accept", URL) == em.AWAITING
+    assert spec.fire(em.AWAITING, "complete") == em.COMPLETED
+    assert em.AWAITING in em.BLOCKING and em.PENDING in em.BLOCKING
+    assert em.ACCEPTED not in em.BLOCKING
+
+
+@pytest.mark.parametrize("answer", ["decline", "cancel"])
+def test_decline_and_cancel_end_it_in_either_mode(answer: str) -> None:
+    for ctx in (FORM, URL):
+        assert em.SPEC.fire(em.PENDING, answer, ctx) in (em.DECLINED, em.CANCELLED)
+
+
+def test_a_completion_before_the_accept_breaks_ex_01_by_the_agent() -> None:
+    with pytest.raises(ProtocolViolation) as err:
+        em.SPEC.fire(em.PENDING, "complete", URL)
+    assert (err.value.rule, err.value.actor) == ("EX-01", "agent")
+    with pytest.raises(ProtocolViolation):  # a form is never completed outside
+        em.SPEC.fire(em.ACCEPTED, "complete", FORM)
+
+
+def test_cancelled_work_abandons_it_and_late_answers_are_ignored() -> None:
+    spec = em.SPEC
+    assert spec.fire(em.PENDING, "abandon") == em.ABANDONED
+    assert spec.fire(em.AWAITING, "abandon") == em.LATE
+    assert spec.fire(em.ABANDONED, "withdraw") == em.WITHDRAWN
+    for state in (em.ABANDONED, em.WITHDRAWN):
+        assert spec.fire(state, "accept", URL) == em.LATE
+        assert spec.fire(state, "decline") == em.LATE
+        assert spec.fire(state, "cancel") == em.CANCELLED
+    assert spec.fire(em.LATE, "complete") == em.LATE  # an external completion after the end
+
+
+def test_a_second_answer_is_the_clients_breach() -> None:
+    """One response per request (INTRO-02); WAIT-02 is the Agent's SHOULD about late answers."""
+    with pytest.raises(ClientViolation) as err:
+        em.SPEC.fire(em.DECLINED, "accept", FORM)
+    assert err.value.rule == "INTRO-02"
+
+
+def test_the_new_rules_are_catalogued_with_their_sections() -> None:
+    sections = {
+        rid: RULES_BY_ID[rid].section for rid in ("EX-01", "EX-02", "CANCEL-19", "CANCEL-20", "TOOL-07")
+    }
+    assert sections == {
+        "EX-01": "Lifecycle examples",
+        "EX-02": "Lifecycle examples",
+        "CANCEL-19": "Cancellation",
+        "CANCEL-20": "Cancellation",
+        "TOOL-07": "5. Tool invocation and status reporting",
+    }
+
+
+# -- the monitor on hand-written transcripts --------------------------------------------------
+
+
+def _findings(lines: list[tuple[str, dict[str, Any]]], quiescent: bool = True) -> list[tuple[str, str]]:
+    ms = MonitorSet()
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=quiescent)
+    return [(f.rule, f.kind) for f in ms.findings if f.kind in ("rule", "open")]
+
+
+def _turn(modes: tuple[str, ...] = em.MODES) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("client", wire.initialize("init", elicitation=modes)),
+        ("agent", wire.initialized("init")),
+        ("client", wire.new_session("new")),
+        ("agent", wire.session_created("new", S)),
+        ("client", wire.prompt(1, S, [wire.text("hi")])),
+        ("agent", wire.state_update(S, "running")),
+        ("agent", wire.message("user_message", S, "msg_u_1", [wire.text("hi")])),
+        ("agent", wire.result(1, {"messageId": "msg_u_1"})),
+    ]
+
+
+def test_a_url_elicitation_accepted_then_completed_is_clean() -> None:
+    lines = [
+        *_turn(),
+        ("agent", wire.elicitation_create("e1", S, "url", "el_1")),
+        ("agent", wire.state_update(S, "requires_action")),
+        ("client", wire.elicitation_answer("e1", "accept")),
+        ("agent", wire.elicitation_complete("el_1")),
+        ("agent", wire.state_update(S, "running")),
+        ("agent", wire.state_update(S, "idle", stop_reason="end_turn")),
+    ]
+    assert _findings(lines) == []
+
+
+def test_a_completion_before_the_accept_is_found() -> None:
+    lines = [
+        *_turn(),
+        ("agent", wire.elicitation_create("e1", S, "url", "el_1")),
+        ("agent", wire.elicitation_complete("el_1")),
+    ]
+    assert ("EX-01", "rule") in _findings(lines)
+
+
+def test_an_unadvertised_mode_is_found_and_unknown_capabilities_are_not_judged() -> None:
+    lines = [*_turn(("form",)), ("agent", wire.elicitation_create("e1", S, "url", "el_1"))]
+    assert ("TOOL-07", "rule") in _findings(lines, quiescent=False)
+    without_initialize = [("agent", wire.elicitation_create("e1", S, "url", "el_1"))]
+    assert ("TOOL-07", "rule") not in _findings(without_initialize, quiescent=False)
+
+
+def test_an_elicitation_of_cancelled_work_is_owed_its_withdrawal() -> None:
+    lines = [
+        *_turn(),
+        ("agent", wire.elicitation_create("e1", S, "form", "el_1")),
+        ("agent", wire.state_update(S, "requires_action")),
+        ("client", wire.cancel(S)),
+        ("agent", wire.state_update(S, "idle", stop_reason="cancelled")),
+    ]
+    assert ("CANCEL-19", "rule") in _findings(lines)
+    withdrawn = [
+        *lines,
+        ("agent", wire.cancel_request("e1")),
+        ("client", wire.elicitation_answer("e1", "cancel")),
+    ]
+    assert _findings(withdrawn) == []
+    answered_late = [*lines, ("client", wire.elicitation_answer("e1", "accept"))]  # EX-02: late
+    assert _findings(answered_late) == []
+
+
+# -- the messages against the schema ------------------------------------------------------------
+
+
+@pytest.mark.needs_shared
+def test_every_elicitation_message_validates() -> None:
+    checker = SchemaChecker(schema_path())
+    msgs = [
+        ("client", wire.initialize("init", True, em.MODES)),
+        ("agent", wire.elicitation_create("e1", S, "form", "el_1")),
+        ("agent", wire.elicitation_create("e2", S, "url", "el_2")),
+        *(("client", wire.elicitation_answer("e1", action)) for action in ("accept", "decline", "cancel")),
+        ("agent", wire.elicitation_complete("el_2")),
+    ]
+    assert [checker.check(sender, msg, n) for n, (sender, msg) in enumerate(msgs, 1)] == [None] * len(msgs)
+
+
+@pytest.mark.needs_shared
+@pytest.mark.parametrize("name", ["elicitation_form", "elicitation_url", "elicitation_cancelled"])
+def test_the_scenarios_validate_and_are_clean(name: str) -> None:
+    run = SCENARIOS[name].run(MonitorSet())
+    checker = SchemaChecker(schema_path())
+    for n, line in enumerate(run.world.transcript, 1):
+        assert checker.check(line[0], line[1], n) is None
+    assert [f for f in run.findings if f.kind == "rule"] == []
+    assert any(line[1].get("method") == "elicitation/create" for line in run.world.transcript)
+
+
+# -- the simulated peers ----------------------------------------------------------------------
+
+
+def test_the_agent_elicits_only_when_the_client_advertised() -> None:
+    for seed in range(30):
+        run = random_walk(seed, 60, DEFAULT.with_(features=DEFAULT.features - {"elicitation"}))
+        assert not any(line[1].get("method") == "elicitation/create" for line in run.world.transcript)
+    methods = [
+        line[1].get("method")
+        for seed in range(30)
+        for line in random_walk(seed, 60, DEFAULT).world.transcript
+    ]
+    assert "elicitation/create" in methods and "elicitation/complete" in methods
+
+
+def test_the_client_view_shows_pending_elicitations() -> None:
+    view = ClientView()
+    view.apply("agent", wire.elicitation_create("e1", S, "url", "el_1"))
+    assert view.session_json(S)["session"]["elicitations"] == {
+        '"e1"': {
+            "mode": "url",
+            "status": "pending",
+            "message": "More input is needed",
+            "url": "https://example.com/elicit/el_1",
+            "elicitationId": "el_1",
+        }
+    }
+    view.apply("client", wire.elicitation_answer("e1", "accept"))
+    assert view.session_json(S)["session"]["elicitations"]['"e1"']["status"] == "awaiting_completion"
+    view.apply("agent", wire.elicitation_complete("el_1"))
+    assert view.session_json(S)["session"]["elicitations"] == {}
+    view.apply("agent", wire.elicitation_create("e2", S, "form", "el_2"))
+    view.apply("agent", wire.cancel_request("e2"))  # withdrawn: dismissed
+    assert view.session_json(S)["session"]["elicitations"] == {}
+
+
+def test_the_slice_explores_every_row_with_no_finding() -> None:
+    report = explore(SLICE_BY_NAME["elicitation"].cfg, name="elicitation")
+    assert report.complete and report.counterexamples == []
+    fired = {(s, t, d) for (m, s, t, d) in report.rows if m == "elicitation"}
+    assert fired == {(r.source, r.trigger, r.dest) for r in em.SPEC.rows}
+    assert all(report.exercised[rule] for rule in ("EX-01", "CANCEL-19", "TOOL-07"))
+
+
+# -- the seeded bugs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        ("complete-before-accept", "EX-01"),
+        ("elicitation-not-withdrawn", "CANCEL-19"),
+        ("elicit-unadvertised", "TOOL-07"),
+    ],
+)
+def test_each_rule_is_caught_by_its_seeded_bug(name: str, rule: str) -> None:
+    assert name in AGENT_FAULTS
+    mutant = MUTANTS[name]
+    assert mutant.intended_rule == rule
+    verdict = judge(mutant, walks=120)
+    assert verdict.caught, verdict.caught_by
+
+
+# -- the served agent -------------------------------------------------------------------------
+
+
+def _served(modes: tuple[str, ...]) -> list[dict[str, Any]]:
+    agent = StdioAgent(1)
+    sent: list[dict[str, Any]] = []
+
+    def line(msg: dict[str, Any]) -> bytes:
+        return (json.dumps(msg) + "\n").encode()
+
+    agent.receive(line(wire.initialize("init", elicitation=modes)))
+    agent.receive(line(wire.new_session("new")))
+    for n in range(1, 40):
+        agent.receive(line(wire.prompt(n, S, [wire.text("hi")])))
+        for _ in range(30):
+            out = agent.move()
+            if out is None:
+                break
+            for msg in out:
+                sent.append(msg)
+                if msg.get("method") == "elicitation/create":
+                    agent.receive(line(wire.elicitation_answer(msg["id"], "decline")))
+    return sent
+
+
+def test_the_served_agent_elicits_only_in_advertised_modes() -> None:
+    asked = [m["params"]["mode"] for m in _served(("form",)) if m.get("method") == "elicitation/create"]
+    assert asked and set(asked) == {"form"}
+    assert not [m for m in _served(()) if m.get("method") == "elicitation/create"]

@@ -1,0 +1,38 @@
+"""The stop-reason monitor (``properties.monitors.stopreasons``): an idle ending work with
+``cancelled`` that no choice of the Client explains is a suspect of FG-06 ("Stop reasons":
+cancelled means the user or Client chose to stop the work)."""
+
+from __future__ import annotations
+
+from properties.engine import MonitorSet
+from tests.wire_dsl import Line, answer, ask, cancel, permission_answer, prompt, state, tool, user
+
+TURN = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
+
+
+def suspects(lines: list[Line]) -> list[tuple[str, int | None, str]]:
+    ms = MonitorSet()
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=True)
+    assert [f for f in ms.findings if f.kind == "rule"] == []
+    return [(f.rule, f.line, f.severity) for f in ms.findings if f.kind == "suspect"]
+
+
+def test_cancelled_without_a_choice_of_the_client_is_a_suspect() -> None:
+    assert suspects([*TURN, state("idle", stop="cancelled")]) == [("FG-06", 5, "warning")]
+
+
+def test_a_cancel_or_a_permission_answer_explains_cancelled() -> None:
+    assert suspects([*TURN, cancel(), state("idle", stop="cancelled")]) == []
+    asked = [*TURN, tool("t1", "pending"), ask("p1", "t1"), state("requires_action")]
+    assert suspects([*asked, permission_answer("p1", "reject"), tool("t1", "cancelled"),
+                     state("idle", stop="cancelled")]) == []  # fmt: skip
+
+
+def test_an_answer_in_earlier_work_explains_nothing_now() -> None:
+    asked = [*TURN, tool("t1", "pending"), ask("p1", "t1"), state("requires_action")]
+    earlier = [*asked, permission_answer("p1", "allow"), state("running"), tool("t1", "in_progress"),
+               tool("t1", "completed"), state("idle", stop="end_turn")]  # fmt: skip
+    again = [prompt(2), state("running"), user("u2"), answer(2, "u2"), state("idle", stop="cancelled")]
+    assert suspects([*earlier, *again]) == [("FG-06", len(earlier) + 5, "warning")]
