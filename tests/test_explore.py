@@ -533,7 +533,7 @@ def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
 def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
     cfg = FOCUSED.with_(features=frozenset({"cancel"}), prompts=1, elicitations=0)  # few rules: found at once
     res = explore_hypothesis.explore(
-        cfg, frozenset({FAULT}), examples=45, steps=15, max_rounds=1, hypothesis_shrink=True
+        cfg, frozenset({FAULT}), examples=60, steps=15, max_rounds=1, hypothesis_shrink=True
     )
     assert [c.rule for c in res.counterexamples] == [RULE]
     assert "shrunk by hypothesis" in res.counterexamples[0].found_by

@@ -176,7 +176,7 @@ def test_every_agent_choice_occurs(
         print(f"{key:<{width}}  {events[key]:>7}  {seeds[key]:>5}")
     missing = [k for k in wanted if events[k] == 0]
     if missing:  # a rare choice (a background permission request while idle) may need more seeds
-        cfg = DEFAULT.with_(transport=transport)
+        cfg = EVERY.with_(transport=transport)  # every feature: the rare choices of all
         more = _coverage([(seed, random_walk(seed, STEPS, cfg)) for seed in MORE_SEEDS])[0]
         missing = [k for k in missing if more[k] == 0]
     assert not missing, f"never chosen in {len(SEEDS) + len(MORE_SEEDS)} seeds: {missing}"
