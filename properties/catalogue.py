@@ -260,23 +260,20 @@ RULES: Final[tuple[Rule, ...]] = (
         "SDM-02",
         _MN,
         _C,
-        _UN,
+        _CV,
         """A Client links the outgoing and incoming views of an inter-session
        message only through the explicit senderMessageId / recipientMessageId references, never
        because two message IDs happen to be equal.""",
         informal=True,
-        reason="Not checked yet: a client-view check that two views are linked only through "
-        "senderMessageId / recipientMessageId.",
     ),
     _r(
         "SDM-03",
         _MN,
         _C,
-        _UN,
+        _CV,
         """A Client neither fabricates an incoming entry from an outgoing one
        nor delivers the message content to the other session itself.""",
         informal=True,
-        reason="Not checked yet: a client-view check that no incoming entry is made from an outgoing one.",
     ),
     _r(
         "SDM-04",
@@ -401,12 +398,10 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-02",
         _MN,
         _C,
-        _UN,
+        _CV,
         """Missing or old terminal output is no evidence of liveness: the Client
        does not conclude that a terminal hung or exited for that reason.""",
         (18,),
-        reason="Not checked yet: a client-view check that stale terminal output never marks a terminal "
-        "exited.",
     ),
     _r(
         "BG-03",
@@ -543,12 +538,10 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-16",
         _MN,
         _C,
-        _UN,
+        _CV,
         """With no background list reported, the Client regards nothing as
        abandoned.""",
         (30,),
-        reason="Not checked yet: a client-view check that nothing is abandoned while background is not "
-        "reported.",
     ),
     _r(
         "BG-17",
@@ -707,12 +700,10 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-12",
         _MN,
         _C,
-        _UN,
+        _CV,
         """A Client draws no ordering conclusion between the prompt response and
        the session updates (user-message report, output, even the closing idle).""",
         (44,),
-        reason="Not checked yet: a client-view check under the unordered transport that the view does not "
-        "depend on the order.",
     ),
     _r(
         "ACC-13",
@@ -728,12 +719,11 @@ RULES: Final[tuple[Rule, ...]] = (
         "INS-01",
         _MN,
         _C,
-        _UN,
+        _CV,
         """A Client does not read a running report as a sign that a pending
        prompt has been inserted; running may come before insertion and before the prompt
        response.""",
         informal=True,
-        reason="Not checked yet: a client-view check that running does not mark a pending prompt inserted.",
     ),
     # -- Prompts during active work ------------------------------------------------------------
     _r(
@@ -1228,12 +1218,10 @@ RULES: Final[tuple[Rule, ...]] = (
         "SYNC-03",
         _M,
         _C,
-        _UN,
+        _CV,
         """The Client relies on that snapshot, not on the response or the
        replayed content, to know the current activity.""",
         (87,),
-        reason="Not checked yet: a client-view check that the post-resume snapshot, not the replay, sets the "
-        "state.",
     ),
     # -- State transitions ---------------------------------------------------------------------
     _r("TRANS-01", _Y, _A, _MON, """The Agent may send the current state snapshot again.""", (88,)),

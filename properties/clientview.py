@@ -37,8 +37,15 @@ View format (``to_json``; a contract other parts read, never reshape it)
 * session: state (idle, running, requires_action, unknown, unrecognized), background (list or
   null), completions, usage {used, size, cost}, last_stop_reason, prompts {key: messageId or
   null}, rejected_prompts {key: error code}, notices, malformed_updates, subagents {child ID:
-  patched subagent_update fields}. A prompt key is the JSON text of its JSON-RPC id (``7`` ->
-  ``"7"``, ``"p7"`` -> ``'"p7"'``) so integer and string ids never collide.
+  patched subagent_update fields}, elicitations {request key: mode, status (pending or
+  awaiting_completion), message, and in URL mode url and elicitationId}, and what the Client
+  concludes: inserted (sorted keys of the prompts taken as inserted: those answered with a
+  messageId), exited (sorted IDs of the terminals taken as exited: those with an exitStatus),
+  abandoned ([type, ID] of the unfinished tool calls and terminals the Client may treat as
+  abandoned: once idle, those not in the latest reported background list, a tool call that
+  references a listed terminal being live; none while background is not reported), deferred
+  (updates held back: always 0 for this view). A prompt key is the JSON text of its JSON-RPC id
+  (``7`` -> ``"7"``, ``"p7"`` -> ``'"p7"'``) so integer and string ids never collide.
 
 A session first seen through a client's ``session/resume`` starts ``unknown`` (resuming does not
 imply idle); every other session starts idle.
@@ -72,8 +79,9 @@ Terminals" sections are not in our copy; the schema ``$defs`` descriptions fill 
 passing it in. ``to_json`` builds fresh containers but shares JSON leaves (content blocks):
 treat its result as read-only.
 
-Deliberate faults (``faults=``) turn this into one of a few named buggy clients, each a small
-branch below, for mutation testing of the monitors.
+Deliberate faults (``faults=``) turn this into one of the faulty client views of the registry of
+seeded bugs (``properties.seeded``, kind ``Misview``), each a small branch below, for mutation
+testing of the client-view checks (``properties.viewcheck``).
 
 Must not know: transports, files, the agent's internals, or which rules a monitor checks.
 """
@@ -87,6 +95,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from model import foreground, toolcall
+from properties import seeded
 from properties.findings import Finding
 from properties.observe import BACKGROUND_ID_FIELD
 from properties.readings import IDLE_AFTER_UNRECOGNIZED_STATE, resolve
@@ -107,24 +117,35 @@ ENTITY_TYPES: tuple[str, ...] = (
 )
 KNOWN_STATES = frozenset({"idle", "running", "requires_action", "unknown"})
 ACTIVE_STATES = frozenset({"running", "requires_action"})
+_FINAL_TOOL = frozenset(toolcall.FINAL)
 
-F_OMITTED_BACKGROUND_EMPTY = "omitted-background-is-empty"
-F_MOVE_ON_UPDATE = "move-on-update"
-F_DROP_UNSEEN_CHUNK = "drop-unseen-chunk"
-F_KEY_BY_ID_ONLY = "key-by-id-only"
-F_UNKNOWN_STATE_IDLE = "unknown-state-is-idle"
-F_REPEAT_IDLE_COUNTS = "repeat-idle-counts"
-F_RESPONSE_OVERWRITES = "response-overwrites-state"
+F_OMITTED_BACKGROUND_EMPTY = seeded.OMITTED_BACKGROUND_IS_EMPTY.name
+F_MOVE_ON_UPDATE = seeded.MOVE_ON_UPDATE.name
+F_DROP_UNSEEN_CHUNK = seeded.DROP_UNSEEN_CHUNK.name
+F_KEY_BY_ID_ONLY = seeded.KEY_BY_ID_ONLY.name
+F_UNKNOWN_STATE_IDLE = seeded.UNKNOWN_STATE_IS_IDLE.name
+F_REPEAT_IDLE_COUNTS = seeded.REPEAT_IDLE_COUNTS.name
+F_RESPONSE_OVERWRITES = seeded.RESPONSE_OVERWRITES_STATE.name
+F_LINK_BY_EQUAL_ID = seeded.LINK_BY_EQUAL_ID.name
+F_SYNTHESIZE_INCOMING = seeded.SYNTHESIZE_INCOMING.name
+F_SILENT_TERMINAL_EXITED = seeded.SILENT_TERMINAL_EXITED.name
+F_UNREPORTED_BACKGROUND_ABANDONS = seeded.UNREPORTED_BACKGROUND_ABANDONS.name
+F_IDLE_WAITS_FOR_ANSWER = seeded.IDLE_WAITS_FOR_ANSWER.name
+F_RUNNING_MEANS_INSERTED = seeded.RUNNING_MEANS_INSERTED.name
+F_REPLAY_INFERS_ACTIVITY = seeded.REPLAY_INFERS_ACTIVITY.name
+F_LOCAL_ECHO = seeded.LOCAL_ECHO.name
+F_ASSOCIATE_BY_ORDER = seeded.ASSOCIATE_BY_ORDER.name
+F_IDLE_NEEDS_KNOWN_REASON = seeded.IDLE_NEEDS_KNOWN_REASON.name
+F_UNKNOWN_KEEPS_ACTIVITY = seeded.UNKNOWN_KEEPS_ACTIVITY.name
+F_CHUNK_REPLACES = {
+    "agent_message": seeded.MESSAGE_CHUNK_REPLACES.name,
+    "tool_call": seeded.TOOL_CHUNK_REPLACES.name,
+    "compaction": seeded.SUMMARY_CHUNK_REPLACES.name,
+}
+"""By entity type: the faulty view whose chunks of that type replace the content."""
 
-CLIENT_FAULTS: tuple[str, ...] = (
-    F_OMITTED_BACKGROUND_EMPTY,
-    F_MOVE_ON_UPDATE,
-    F_DROP_UNSEEN_CHUNK,
-    F_KEY_BY_ID_ONLY,
-    F_UNKNOWN_STATE_IDLE,
-    F_REPEAT_IDLE_COUNTS,
-    F_RESPONSE_OVERWRITES,
-)
+CLIENT_FAULTS: tuple[str, ...] = seeded.VIEW_FAULTS
+"""The faulty views (``properties.seeded``: each a branch below testing its name)."""
 
 _MISSING: Any = object()
 
@@ -311,11 +332,15 @@ def _patch_meta(fields: dict[str, Json], upd: dict[str, Json]) -> None:
 # -- sessions ------------------------------------------------------------------------------------
 class _Session:
     __slots__ = (
+        "abandon_unreported",
+        "assumed",
         "background",
         "completions",
         "cost",
+        "deferred",
         "elicitations",
         "entities",
+        "exited",
         "last_stop_reason",
         "malformed",
         "notices",
@@ -352,6 +377,41 @@ class _Session:
         """Elicitations the user still has to act on, by request ID key: pending an answer, or
         accepted in URL mode and awaiting the external completion."""
         self.snap: Any = None
+        self.assumed: set[str] = set()
+        """Prompt keys a faulty view took as inserted without their response."""
+        self.exited: set[str] = set()
+        """Terminal IDs a faulty view took as exited without their exitStatus."""
+        self.deferred: list[dict[str, Json]] = []
+        """State updates a faulty view holds back, waiting for an order it inferred."""
+        self.abandon_unreported = False
+        """A faulty view: background not reported is taken as [] when judging abandonment."""
+
+    def pending(self) -> list[str]:
+        """The keys of prompts sent and neither answered nor refused."""
+        return [k for k, v in self.prompts.items() if v is None and k not in self.rejected]
+
+    def abandoned(self) -> list[list[str]]:
+        """[type, ID] of the unfinished tool calls and terminals the Client may treat as abandoned:
+        once the session is idle, those not in the latest reported background list (a tool call
+        that references a listed terminal is live); none while background is not reported."""
+        listed = self.background if self.background is not None else ([] if self.abandon_unreported else None)
+        if self.state != "idle" or listed is None:
+            return []
+        names = {(str(i.get("type")), i.get(BACKGROUND_ID_FIELD.get(str(i.get("type")), ""))) for i in listed}
+        terminals = {ident for kind, ident in names if kind == "terminal"}
+        out: list[list[str]] = []
+        for key in self.timeline:
+            ent = self.entities[key]
+            etype, eid, fields = ent.etype, ent.eid, ent.fields
+            if (etype, eid) in names:
+                continue
+            if etype == "terminal" and fields["exitStatus"] is None:
+                out.append([etype, eid])
+            elif etype == "tool_call" and fields["status"] not in _FINAL_TOOL:
+                refs = {c.get("terminalId") for c in fields["content"] if c.get("type") == "terminal"}
+                if not refs & terminals:
+                    out.append([etype, eid])
+        return out
 
     def to_json(self) -> dict[str, Json]:
         entities: dict[str, dict[str, Json]] = {t: {} for t in ENTITY_TYPES}
@@ -380,6 +440,17 @@ class _Session:
             "malformed_updates": self.malformed,
             "subagents": {k: dict(v) for k, v in self.subagents.items()},
             "elicitations": {k: dict(v) for k, v in self.elicitations.items()},
+            "inserted": sorted({k for k, v in self.prompts.items() if v is not None} | self.assumed),
+            "exited": sorted(
+                {
+                    e.eid
+                    for e in self.entities.values()
+                    if e.etype == "terminal" and e.fields["exitStatus"] is not None
+                }
+                | self.exited
+            ),
+            "abandoned": self.abandoned(),
+            "deferred": len(self.deferred),
         }
 
     def snapshot(self) -> Any:
@@ -404,6 +475,10 @@ class _Session:
             freeze(self.subagents),
             freeze(self.preserved),
             freeze(self.elicitations),
+            tuple(sorted(self.assumed)),
+            tuple(sorted(self.exited)),
+            freeze(self.deferred),
+            self.abandon_unreported,
         )
 
 
@@ -424,6 +499,8 @@ _CHUNKS = {
     "compaction_summary_chunk": ("compaction", "compactionId", "summary"),
 }
 _PARTICIPANTS = ("senderSessionId", "recipientSessionId", "senderMessageId", "recipientMessageId")
+_CONTENT = frozenset({*_MESSAGE_UPSERTS, *_CHUNKS, "tool_call_update", "plan_update"})
+"""Updates of content (replayed during a resume, they say nothing of the current activity)."""
 _IGNORED_KNOWN = frozenset({"available_commands_update", "config_option_update", "session_info_update"})
 
 
@@ -520,6 +597,7 @@ class ClientView:
         sess = self._sessions.get(sid)
         if sess is None:
             sess = self._sessions[sid] = _Session(state)
+            sess.abandon_unreported = F_UNREPORTED_BACKGROUND_ABANDONS in self.faults
         sess.snap = None
         return sess
 
@@ -532,7 +610,12 @@ class ClientView:
         if sid is None:
             return
         if method == "session/prompt":
-            self._session(sid).prompts[json_key(rid)] = None
+            sess = self._session(sid)
+            sess.prompts[json_key(rid)] = None
+            content = params.get("prompt")
+            if F_LOCAL_ECHO in self.faults and isinstance(content, list):  # its own entry, never merged
+                fields = self._create(sess, "user_message", f"local-{json_key(rid)}").fields
+                fields["content"] = [b for b in content if _is_block(b)]
         elif method == "session/resume":
             # A resumed session does not imply idle: until its snapshot arrives, state is unknown.
             sess = self._session(sid, state="unknown")
@@ -561,13 +644,20 @@ class ClientView:
             key = json_key(rid)
             mid = result.get("messageId") if ok and isinstance(result, dict) else None
             if isinstance(mid, str):
-                sess.prompts[key] = mid
+                if not (F_ASSOCIATE_BY_ORDER in self.faults and sess.prompts.get(key) is not None):
+                    sess.prompts[key] = mid
             else:
                 error = message.get("error")
                 sess.rejected[key] = error.get("code") if isinstance(error, dict) else None
+            if sess.deferred and not sess.pending():  # the idles held back for this answer
+                held, sess.deferred = sess.deferred, []
+                for upd in held:
+                    self._on_state(sess, upd)
         elif method == "session/resume":
             sess = self._session(sid)
             sess.resuming = max(0, sess.resuming - 1)
+            if F_RESPONSE_OVERWRITES in self.faults and ok:
+                sess.state = "idle"
 
     # -- elicitations ----------------------------------------------------------------------------
     # The user's side of an elicitation (model.elicitation): shown from the request until the
@@ -629,8 +719,61 @@ class ClientView:
             if variant not in _IGNORED_KNOWN:
                 sess.preserved.append(upd)  # unknown or custom variant: keep raw, ignore
             return
+        if sess.resuming and variant in _CONTENT and F_REPLAY_INFERS_ACTIVITY in self.faults:
+            sess.state = "running"  # activity inferred from replayed content
         if not handler(self, sess, upd):
             sess.malformed += 1
+            return
+        if self.faults:
+            self._misview(sid, sess, variant, upd)
+
+    def _misview(self, sid: str, sess: _Session, variant: str, upd: dict[str, Json]) -> None:
+        """What a faulty view does after applying an update as the spec says."""
+        if variant.startswith("session_message") and F_SYNTHESIZE_INCOMING in self.faults:
+            self._synthesize(sid, sess, upd)
+        if variant.startswith("session_message") and F_LINK_BY_EQUAL_ID in self.faults:
+            self._link_equal()
+        mid = upd.get("messageId")
+        by_order = variant.startswith("user_message") and F_ASSOCIATE_BY_ORDER in self.faults
+        if by_order and isinstance(mid, str) and mid not in sess.prompts.values():
+            key = next(iter(sess.pending()), None)  # the oldest prompt without a message takes it
+            if key is not None:
+                sess.prompts[key] = mid
+
+    def _synthesize(self, sid: str, sess: _Session, upd: dict[str, Json]) -> None:
+        """An incoming entry made in the recipient's session from an outgoing message."""
+        mid = str(upd.get("messageId"))
+        ent = sess.entities.get(("", mid) if self._key_by_id else ("session_message", mid))
+        if ent is None:
+            return
+        recipient = ent.fields.get("recipientSessionId")
+        if not isinstance(recipient, str) or recipient == sid:
+            return
+        other = self._session(recipient)
+        if self._lookup(other, "session_message", str(mid)) is None:
+            made = self._create(other, "session_message", str(mid)).fields
+            made["content"] = list(ent.fields["content"])
+            made["senderSessionId"] = sid
+
+    def _link_equal(self) -> None:
+        """Each view without the other's ID linked to a message of the same ID in the other
+        session."""
+        for sess in self._sessions.values():
+            for ent in sess.entities.values():
+                if ent.etype != "session_message":
+                    continue
+                for who, link in (
+                    ("recipientSessionId", "recipientMessageId"),
+                    ("senderSessionId", "senderMessageId"),
+                ):
+                    other = self._sessions.get(ent.fields.get(who))  # type: ignore[arg-type]
+                    if ent.fields.get(link) is not None or other is None or other is sess:
+                        continue
+                    key = ("", ent.eid) if self._key_by_id else ("session_message", ent.eid)
+                    if key in other.entities:
+                        ent.fields[link] = ent.eid
+                        ent.frozen = None
+                        sess.snap = None
 
     # -- entity bookkeeping ----------------------------------------------------------------------
     def _lookup(self, sess: _Session, etype: str, eid: str) -> _Entity | None:
@@ -682,7 +825,10 @@ class ClientView:
             if F_DROP_UNSEEN_CHUNK in self.faults:
                 return True
             ent = self._create(sess, etype, eid)
-        ent.fields[target].append(block)
+        if F_CHUNK_REPLACES.get(etype, "") in self.faults:
+            ent.fields[target] = [block]
+        else:
+            ent.fields[target].append(block)
         return True
 
     def _on_tool_call(self, sess: _Session, upd: dict[str, Json]) -> bool:
@@ -814,6 +960,25 @@ class ClientView:
     def _on_state(self, sess: _Session, upd: dict[str, Json]) -> bool:
         raw = upd.get("state")
         state = raw if isinstance(raw, str) and raw in KNOWN_STATES else "unrecognized"
+        if self.faults and state == "idle":
+            if F_IDLE_WAITS_FOR_ANSWER in self.faults and sess.pending():
+                sess.deferred.append(upd)  # taken as coming after the prompt's answer
+                return True
+            if (
+                F_IDLE_NEEDS_KNOWN_REASON in self.faults
+                and upd.get("stopReason") not in foreground.STOP_REASONS
+            ):
+                return True  # not taken as the end of the work
+            if F_SILENT_TERMINAL_EXITED in self.faults:
+                sess.exited |= {
+                    e.eid
+                    for e in sess.entities.values()
+                    if e.etype == "terminal" and e.fields["output"] is None and e.fields["exitStatus"] is None
+                }
+        if state == "running" and F_RUNNING_MEANS_INSERTED in self.faults:
+            sess.assumed |= set(sess.pending())
+        if state == "unknown" and sess.state in ACTIVE_STATES and F_UNKNOWN_KEEPS_ACTIVITY in self.faults:
+            state = sess.state  # the earlier activity still shown as confirmed
         if state != "idle" and state not in ACTIVE_STATES and F_UNKNOWN_STATE_IDLE in self.faults:
             state = "idle"
         if state == "idle":

@@ -75,7 +75,8 @@ the readings: they are configuration, not state, so no state key includes them.
 Variants: ``MonitorSet(variant=...)`` (default None: the spec as written; ``properties.variants``)
 sets aside every finding of a rule the variant dropped (``set_aside`` counts them by rule, and
 the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and
-hands the table monitor the variant's machine tables (``tables``; empty: the model's own).
+hands the table monitor the variant's machine tables (``tables``; empty: the model's own) and
+every monitor the rules between machines in force (``Monitor.between``, ``model.between``).
 Like readings, the variant is configuration: clones and derived sets share it.
 
 Must not know: files, JSON decoding, or how the messages were produced.
@@ -88,10 +89,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
+from model.between import Rules
 from model.core import MachineSpec
 from properties.findings import Finding
 from properties.readings import resolve
-from properties.variants import Variant
+from properties.variants import Variant, rules_of
 
 Message = dict[str, Any]
 Handler = Callable[[Any, Any, int, Message], None]
@@ -234,6 +236,11 @@ class Monitor:
         tables = self._owner.tables
         return tables.get(spec.name, spec) if tables else spec
 
+    @property
+    def between(self) -> Rules:
+        """The rules between machines in force (``model.between``: the variant's, else the spec's)."""
+        return self._owner.rules
+
     def reading(self, name: str) -> str:
         """The alternative in force for the reading ``name`` (``properties.readings``)."""
         return self._owner.readings[name]
@@ -351,6 +358,8 @@ class MonitorSet:
         self.dropped: frozenset[str] = frozenset(self.variant.drop) if self.variant else frozenset()
         self.tables: Mapping[str, Any] = self.variant.tables() if self.variant else {}
         """Machine name -> the variant's table (empty: the model's own)."""
+        self.rules: Rules = rules_of(variant)
+        """The rules between machines in force (``model.between``)."""
         self.set_aside: Counter[str] = Counter()
         """Findings of dropped rules, by rule (not reported)."""
         if monitors is None:
@@ -645,6 +654,7 @@ class MonitorSet:
         new.variant = self.variant
         new.dropped = self.dropped
         new.tables = self.tables
+        new.rules = self.rules
         new._levels = self._levels
         new._complete = False
         new.last_line = self.last_line

@@ -1,7 +1,8 @@
 """Traceability: for each catalogued rule, what implements its check and what exercises it.
 
 Owns: ``implemented_by`` (monitors that report the rule, model machines whose forbidden cells or
-guards name it, ``properties.viewcheck`` for the client-view rules it can report),
+guards name it, the declarations of ``model.between`` that state it, ``properties.viewcheck`` for
+the client-view rules it can report),
 ``tolerated_by`` (monitors that must not report a MAY permission), ``exercised_by`` (tests whose
 source holds the rule ID as a string literal, and seeded bugs meant to
 break it, as the caller supplies them), the generated matrix ``docs/traceability.md``
@@ -23,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from model.between import rules_stated
 from properties.catalogue import CODE_SECTIONS, RULES, RULES_BY_ID, SECTION_CODES
 from properties.outputs import write_atomic
 
@@ -75,6 +77,7 @@ def implemented_by(rule_id: str) -> list[str]:
     impl, _ = _monitor_tables()
     found = list(impl.get(rule_id, ()))
     found += _machine_table().get(rule_id, ())
+    found += rules_stated().get(rule_id, ())
     if rule_id in VIEW_RULES:
         found.append("properties.viewcheck.compare_views")
     return found

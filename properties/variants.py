@@ -14,6 +14,8 @@ A variant is a small TOML file (``variants/*.toml``)::
     source = "pending"
     dest = "completed"
     [[add_row]]                              # ... or put in (same four keys)
+    [between.cancel_covers]                  # a parameter of a rule between machines switched
+    covers_background = true
 
 ``load`` parses and validates a file into an immutable ``Variant``; every problem (malformed
 TOML, an unknown key, rule, machine, state, trigger, reading or alternative, a ``remove_row``
@@ -33,6 +35,8 @@ What a variant changes, and where (``Variant.tables``):
   like any spec. The checker's table monitor fires the variant's tables; the simulated agent
   fires them too (``tables_of``), and its moves that need a removed row are pruned.
 - ``readings``: merged under any ``--reading`` given on the command line.
+- ``between``: parameters of the rules between machines switched (``model.between``:
+  ``Variant.rules`` is the ``Rules`` in force, read by the monitors and the simulated Agent alike).
 
 In force: a run names its variant where it names its readings, never in the environment: the
 simulator's ``Config.variant``, ``MonitorSet(variant=...)``; ``tables_of`` gives the tables a
@@ -50,12 +54,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from model import between as bw
 from model.core import MachineSpec, Row, SpecError
 from model.registry import BY_NAME, MACHINES
 from properties.outputs import unreadable
 from properties.readings import ReadingError, resolve
 
-KEYS: Final = ("title", "drop", "readings", "add_row", "remove_row")
+KEYS: Final = ("title", "drop", "readings", "add_row", "remove_row", "between")
 ROW_KEYS: Final = ("machine", "trigger", "source", "dest")
 
 
@@ -89,6 +94,8 @@ class Variant:
     readings: tuple[tuple[str, str], ...] = ()
     add_rows: tuple[RowChange, ...] = ()
     remove_rows: tuple[RowChange, ...] = ()
+    between: tuple[tuple[str, tuple[tuple[str, bw.Param], ...]], ...] = ()
+    """Parameters of rules between machines switched: (declaration, ((parameter, value), ...))."""
     _tables: dict[str, MachineSpec] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     # -- what it changes ------------------------------------------------------------------
@@ -98,6 +105,10 @@ class Variant:
             self._tables.update(_build(self, self.path or "--drop"))
         return self._tables
 
+    def rules(self) -> bw.Rules:
+        """The rules between machines as this variant has them (``model.between``)."""
+        return bw.SPEC.switched({name: dict(params) for name, params in self.between})
+
     def reading_choices(self) -> dict[str, str]:
         return dict(self.readings)
 
@@ -105,7 +116,14 @@ class Variant:
         """This variant with more rules dropped (``--drop`` beside ``--variant``)."""
         more = sorted(set(self.drop) | set(rules))
         out = Variant(
-            self.name, self.path, self.title, tuple(more), self.readings, self.add_rows, self.remove_rows
+            self.name,
+            self.path,
+            self.title,
+            tuple(more),
+            self.readings,
+            self.add_rows,
+            self.remove_rows,
+            self.between,
         )
         out.tables()
         return out
@@ -147,6 +165,9 @@ class Variant:
             lines.append(f"  row removed: {r.text()}")
         for r in self.add_rows:
             lines.append(f"  row added: {r.text()}")
+        for name, params in self.between:
+            switched = ", ".join(f"{k}={v!r}" for k, v in params)
+            lines.append(f"  rule between machines switched: {name} ({bw.BY_NAME[name].rule}): {switched}")
         return lines
 
     def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
@@ -163,6 +184,7 @@ class Variant:
             "readings": dict(self.readings),
             "add_row": [r.to_json() for r in self.add_rows],
             "remove_row": [r.to_json() for r in self.remove_rows],
+            "between": {name: dict(params) for name, params in self.between},
         }
 
 
@@ -198,7 +220,8 @@ def from_data(data: Mapping[str, Any], path: str, name: str) -> Variant:
     readings = _readings(data.get("readings", {}), path)
     adds = _rows(data.get("add_row", []), path, "add_row")
     removes = _rows(data.get("remove_row", []), path, "remove_row")
-    variant = Variant(name, path, " ".join(title.split()), drop, readings, adds, removes)
+    switched = _between(data.get("between", {}), path)
+    variant = Variant(name, path, " ".join(title.split()), drop, readings, adds, removes, switched)
     variant.tables()  # every table problem is found at load time
     return variant
 
@@ -234,6 +257,16 @@ def _readings(value: Any, path: str) -> tuple[tuple[str, str], ...]:
         except ReadingError as exc:
             raise VariantError(f"{path}: readings.{name}: {exc}") from None
     return tuple(sorted(value.items()))
+
+
+def _between(value: Any, path: str) -> tuple[tuple[str, tuple[tuple[str, bw.Param], ...]], ...]:
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise VariantError(f"{path}: between: use [between.NAME] tables of PARAMETER = value")
+    try:
+        bw.SPEC.switched(value)
+    except ValueError as exc:
+        raise VariantError(f"{path}: between: {exc}") from None
+    return tuple(sorted((name, tuple(sorted(params.items()))) for name, params in value.items()))
 
 
 def _rows(value: Any, path: str, key: str) -> tuple[RowChange, ...]:
@@ -325,7 +358,13 @@ def from_json(data: Mapping[str, Any]) -> Variant:
         tuple(sorted(data["readings"].items())),
         tuple(RowChange(**r) for r in data["add_row"]),
         tuple(RowChange(**r) for r in data["remove_row"]),
+        tuple(sorted((n, tuple(sorted(p.items()))) for n, p in data.get("between", {}).items())),
     )
+
+
+def rules_of(variant: Variant | None) -> bw.Rules:
+    """The rules between machines as ``variant`` has them (None: the spec as written)."""
+    return bw.SPEC if variant is None else variant.rules()
 
 
 def tables_of(variant: Variant | None) -> Mapping[str, MachineSpec]:

@@ -4,7 +4,7 @@ which client-view rule each difference breaks.
 Owns: ``compare_views(reference, actual)`` over two ``ClientView.to_json()`` values (one object
 per session: ``entities``, ``timeline``, ``session``, ``preserved``; see
 ``properties/clientview.py``), and ``CLIENT_FAULT_RULES``, the rule each named client fault of
-``properties.clientview.CLIENT_FAULTS`` is meant to break.
+``properties.clientview.CLIENT_FAULTS`` is meant to break (read from ``properties.seeded``).
 
 Mapping of differences to rules (catalogue IDs, check ``client-view``):
 
@@ -19,10 +19,17 @@ Mapping of differences to rules (catalogue IDs, check ``client-view``):
   terminals and plans ENT-04 (patched in place);
 - background unknown (null) in the reference but a list in the view, or any other background
   difference: BG-08;
-- state: unknown or unrecognized in the reference but idle in the view: STATE-05; active in the
+- state: unknown in the reference, active in the view: STATE-02 (earlier activity still shown as
+  confirmed); unknown or unrecognized in the reference, other in the view: STATE-05; active in the
   reference but idle in the view: SYNC-01 (an already reported state overwritten, e.g. by the
-  session/new response); unknown in the reference but running or requires_action in the view:
-  STATE-02 (a prior active state still shown as confirmed); any other state difference: STATE-05;
+  session/new response); idle in the reference, other in the view, with fewer completions:
+  STOP-02 (the idle not taken as the end of the work); any other state difference: SYNC-03 (an
+  activity the reported state does not give, inferred from something else);
+- a session message only the view has: SDM-03 (made up by the Client, not reported); one that
+  differs only in senderMessageId / recipientMessageId: SDM-02 (views linked without the
+  Agent's references);
+- what the Client concludes: prompts taken as inserted INS-01, terminals taken as exited BG-02,
+  work taken as abandoned BG-16, updates held back ACC-12;
 - more completions in the view: TRANS-02 (a repeated snapshot counted as new work ended); fewer:
   STOP-02 (an idle not taken as the end of work); last stop reason: STOP-02;
 - usage: TRANS-02 (repeats add no usage); prompt bookkeeping (prompts, rejected prompts): ACC-10;
@@ -38,15 +45,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-CLIENT_FAULT_RULES: Final[dict[str, str]] = {
-    "omitted-background-is-empty": "BG-08",
-    "move-on-update": "ENT-04",
-    "drop-unseen-chunk": "ENT-03",
-    "key-by-id-only": "ENT-02",
-    "unknown-state-is-idle": "STATE-05",
-    "repeat-idle-counts": "TRANS-02",
-    "response-overwrites-state": "SYNC-01",
-}
+from properties import seeded
+
+CLIENT_FAULT_RULES: Final[dict[str, str]] = {name: seeded.BY_NAME[name].rule for name in seeded.VIEW_FAULTS}
 """Client fault name (``properties.clientview.CLIENT_FAULTS``) -> the rule it is meant to break."""
 
 VIEW_RULES: Final = frozenset(
@@ -63,8 +64,15 @@ VIEW_RULES: Final = frozenset(
         "STATE-02",
         "STATE-05",
         "SYNC-01",
+        "SYNC-03",
         "TRANS-02",
         "STOP-02",
+        "SDM-02",
+        "SDM-03",
+        "BG-02",
+        "BG-16",
+        "ACC-12",
+        "INS-01",
     }
 )
 """Every rule ``compare_views`` can name."""
@@ -80,6 +88,14 @@ _TYPE_RULE: Final = {
     "plan": "ENT-04",
 }
 _ACTIVE: Final = frozenset({"running", "requires_action"})
+_LINKS: Final = frozenset({"senderMessageId", "recipientMessageId"})
+_CONCLUSIONS: Final = (
+    ("inserted", "INS-01", "prompts taken as inserted"),
+    ("exited", "BG-02", "terminals taken as exited"),
+    ("abandoned", "BG-16", "work taken as abandoned"),
+    ("deferred", "ACC-12", "updates held back"),
+)
+"""What the Client concludes (session fields of the view), the rule a wrong conclusion breaks."""
 _UNSURE: Final = frozenset({"unknown", "unrecognized"})
 _EMPTY: dict[str, Any] = {}
 
@@ -95,6 +111,9 @@ def compare_views(reference: dict[str, Any], actual: dict[str, Any]) -> Found:
     for sid in sorted(set(reference) | set(actual)):
         ref, act = reference.get(sid), actual.get(sid)
         if ref == act:
+            continue
+        if ref is None and act is not None and act.get("timeline"):
+            _entities(sid, _EMPTY, act, found)  # a session the view made up: what it added
             continue
         if ref is None or act is None:
             where = "view" if act is None else "reference"
@@ -138,6 +157,8 @@ def _entities(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) 
                     f"{', '.join(sorted(ref_types[i] - {t}))}",
                 )
             )
+        elif t == "session_message":
+            found.append(("SDM-03", f"{sid}: the view holds {t} {i!r} that the Agent never reported"))
         else:
             found.append(("ACC-08", f"{sid}: the view holds {t} {i!r} that the reference does not"))
     common_ref = [k for k in ref_order if k in act_keys]
@@ -154,18 +175,24 @@ def _entities(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) 
         a, b = a or _EMPTY, b or _EMPTY
         fields = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
         rule = "ENT-02" if len(ref_types.get(i, ())) > 1 else _TYPE_RULE.get(t, "ENT-04")
+        if rule == "MSGID-02" and t == "session_message" and set(fields) <= _LINKS:
+            rule = "SDM-02"
         found.append((rule, f"{sid}: {t} {i!r} differs in {', '.join(fields)}"))
 
 
 def _session(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) -> None:
     if ref.get("state") != act.get("state"):
         rs, vs = ref.get("state"), act.get("state")
-        if vs == "idle" and rs in _ACTIVE:
-            rule = "SYNC-01"
-        elif rs == "unknown" and vs in _ACTIVE:
-            rule = "STATE-02"  # a running or requires_action shown as confirmed after unknown
-        else:
+        if rs == "unknown" and vs in _ACTIVE:
+            rule = "STATE-02"  # earlier activity still shown as confirmed after unknown
+        elif rs in _UNSURE:
             rule = "STATE-05"
+        elif vs == "idle" and rs in _ACTIVE:
+            rule = "SYNC-01"
+        elif rs == "idle" and (act.get("completions") or 0) < (ref.get("completions") or 0):
+            rule = "STOP-02"  # the idle was not taken as the end of the work
+        else:
+            rule = "SYNC-03"  # activity the reported state does not give
         found.append((rule, f"{sid}: state is {vs!r} in the view, {rs!r} in the reference"))
     if ref.get("background") != act.get("background"):
         found.append(
@@ -198,3 +225,8 @@ def _session(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) -
         found.append(("ACC-10", f"{sid}: prompt bookkeeping differs"))
     if ref.get("subagents") != act.get("subagents"):
         found.append(("ENT-04", f"{sid}: subagent records differ"))
+    for name, rule, what in _CONCLUSIONS:
+        if ref.get(name) != act.get(name):
+            found.append(
+                (rule, f"{sid}: {what} {act.get(name)!r} in the view, {ref.get(name)!r} in the reference")
+            )

@@ -75,6 +75,7 @@ import copy
 from typing import Any
 
 from model import background as bgm
+from model import between as bw
 from model import compaction as cm
 from model import elicitation as em
 from model import foreground as fgm
@@ -82,72 +83,23 @@ from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
-from properties.monitors.common import after_idle
+from properties import seeded
 from properties.observe import entity_step
 from properties.readings import TOOL_WITH_LISTED_TERMINAL
-from properties.variants import tables_of
+from properties.variants import rules_of, tables_of
 from simulator import deviations, wire
 from simulator.config import Config, elicitation_modes
 
 MAIN = "sess_1"
-_BASELINE = ("text", "resource_link")
 _MSG_PREFIX = {"user_message": "msg_u", "agent_message": "msg_a", "agent_thought": "msg_t"}
 """The prefix of the Agent's message IDs, by entity type."""
-"""Prompt content every Agent accepts; the simulated Agent advertises nothing more."""
 CHILD = "sess_2"
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 
-AGENT_FAULTS = (
-    "error-after-insert",  # answers an inserted prompt with an error response
-    "no-idle-after-cancel",  # never reports idle after a session/cancel of active work
-    "cancel-as-end-turn",  # confirms cancellation with end_turn instead of cancelled
-    "reuse-message-id",  # gives every inserted prompt the same messageId
-    "list-before-announce",  # lists a terminal before its first terminal_update
-    "remove-before-exit",  # removes a terminal from the list before its exitStatus
-    "update-after-idle",  # sends output of the ended work after its idle
-    "answer-before-insert",  # answers an inserted prompt and never reports its user message
-    "user-message-after-reject",  # reports a user message for a rejected prompt
-    "user-message-ahead",  # reports the user message of the next prompt before receiving it
-    "answer-twice",  # answers an inserted prompt twice
-    "no-running-on-start",  # starts foreground work without reporting running
-    "no-resume-running",  # after requires_action, resumes work without reporting running
-    "drop-background-field",  # omits background after it once reported it
-    "reopen-tool-call",  # reports in_progress on a completed tool call
-    "compaction-never-ends",  # leaves a reported compaction in progress
-    "reuse-compaction-id",  # starts a second compaction under the first one's ID
-    "notice-empty-title",  # sends a notice with an empty title
-    "response-before-snapshot",  # answers session/resume before the state snapshot
-    "replay-new-ids",  # replays user messages under new message IDs
-    "error-with-live-tools",  # reports idle/error while a tool call is still in progress
-    "held-not-withdrawn",  # inserts a prompt that a session/cancel covered
-    "usage-no-size",  # sends a usage_update without size
-    "list-tool-and-terminal",  # lists a tool call whose only live work is a listed terminal
-    "custom-stop-reason-no-underscore",  # ends with a stop reason that is neither known nor _-prefixed
-    "no-idle-at-end",  # ends foreground work without any idle
-    "terminal-reused",  # starts a second terminal under an exited terminal's ID
-    "session-message-no-id",  # sends a session_message without messageId
-    "list-twice",  # names the same item twice in one background list
-    "never-answer-inserted",  # never answers an inserted prompt
-    "response-without-message-id",  # answers a prompt with a result that has no messageId
-    "user-message-wrong-id",  # reports the user message under another ID than the response's
-    "withdraw-wrong-code",  # refuses a prompt withdrawn by $/cancel_request (an error, not -32800)
-    "close-withdraw-wrong-code",  # refuses a prompt that a session/close stopped (not -32800)
-    "silent-reject",  # rejects a prompt without any response
-    "chunk-no-message-id",  # sends message chunks without messageId
-    "compaction-no-status",  # starts a compaction with an update that has no status
-    "custom-running-state",  # reports a custom state where running is required
-    "prompt-without-work",  # inserts and answers prompts but never runs foreground work for them
-    "cancel-covers-later-prompts",  # withdraws prompts that arrived after a session/cancel
-    "accept-unadvertised-content",  # inserts prompts whose content type was not advertised
-    "late-approval-runs",  # leaves a cancelled tool call pending and runs it on a late approval
-    "cancel-leaves-tool-open",  # confirms a cancellation with a tool call of the work still open
-    "busy-refusal",  # refuses a well-formed prompt with -32600 only because work is active
-    "complete-before-accept",  # reports a URL elicitation completed before the Client accepted it
-    "elicitation-not-withdrawn",  # never withdraws the elicitations of cancelled work
-    "elicit-unadvertised",  # elicits in modes the Client did not advertise
-)
+AGENT_FAULTS = seeded.names("agent", deviations.Deviation)
+"""The Agent's seeded bugs that it runs itself (``properties.seeded``): every agent deviation."""
 
 
 CUSTOM_STOP = "_handed_off"
@@ -209,6 +161,8 @@ def _put(table: dict[Any, tuple[Any, ...]], key: Any, i: int, value: Any) -> Non
 class Agent:
     __slots__ = (
         "ahead",
+        "allowed",
+        "between",
         "bg_reported",
         "bg_started",
         "cancelling",
@@ -290,6 +244,8 @@ class Agent:
         self.faults = faults
         self.deviations = deviations.of(faults)  # seeded bugs stated as table deviations
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
+        self.between = rules_of(cfg.variant)  # the rules between machines (``model.between``)
+        self.allowed = self.between.allowed_types(())  # it advertises no prompt capability
         self.misread = deviations.misreads(self.deviations)
         self.unapplied = deviations.unchecked(self.deviations)
         self.rd: dict[str, str] = {
@@ -308,7 +264,8 @@ class Agent:
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
         # rid -> (prompt state, messageId, user message reported, handled by foreground work,
-        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised")
+        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised",
+        #         received during foreground work that has not ended since)
         self.prompts: dict[int, tuple[Any, ...]] = {}
         self.order: list[int] = []  # rids in receive order
         self.next_msg = 0
@@ -557,11 +514,14 @@ class Agent:
                 continue
             if deviations.rule(d) in self.marks:
                 continue
-            if self.specs[d.machine].written_refusal(d.source, d.trigger, d.ctx) is None:
-                continue  # a variant's added row allows the cell: an ordinary move (``_can``)
             for key, state in self._entities(d.machine):
                 if state != d.source:
                     continue
+                own = {"oldest_held": self._oldest_waiting() == key} if d.machine == "prompt" else {}
+                if any(own.get(k) != v for k, v in d.when.items()):
+                    continue  # not where the cell is forbidden
+                if self.specs[d.machine].written_refusal(d.source, d.trigger, {**own, **d.ctx}) is None:
+                    continue  # a variant's added row allows the cell: an ordinary move (``_can``)
                 if d.machine == "tool_call":
                     add(("agent", "tool_status", (key, d.dest)))
                 elif d.machine == "compaction":
@@ -597,10 +557,12 @@ class Agent:
         _put(self.prompts, rid, 0, self._fire("prompt", self.prompts[rid][0], trigger, ctx))
 
     def _oldest_waiting(self) -> int | None:
-        for rid in self.order:
-            if self.prompts[rid][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED):
-                return rid
-        return None
+        """The prompt ``held_in_order`` lets go in next (``model.between``)."""
+        waiting = (
+            r for r in self.order if self.prompts[r][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
+        )
+        found = self.between.oldest_waiting(waiting)
+        return found if isinstance(found, int) else None
 
     def _fg_tools_live(self) -> list[str]:
         return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
@@ -624,9 +586,11 @@ class Agent:
             content = msg["params"].get("prompt")
             # "empty": the Agent may reject it (-32602) or insert it; "unadvertised": it must reject
             invalid = "" if content else "empty"
-            if content and any(b.get("type") not in _BASELINE for b in content):
+            if content and self.between.refused_content((b.get("type") for b in content), self.allowed):
                 invalid = "unadvertised"
-            self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid)
+            # (whether it came during active work matters only where steering is not allowed)
+            during = self.real != fgm.IDLE and not self.between.steer
+            self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid, during)
             self.order.append(rid)
             for d in deviations.stretched(self.deviations, "prompt") if self.cancelling else ():
                 self._breach(d.rule)  # taken as covered by the cancel still being carried out
@@ -682,7 +646,7 @@ class Agent:
                 self.tools[tid] = (*self.tools[tid], mark)
             elif (
                 was == pm.NOT_APPROVED
-                and not self._applies("CANCEL-06")
+                and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
                 and outcome.get("optionId") == "allow"
                 and self.tools[perm[1]][0] == tcm.PENDING
             ):
@@ -797,7 +761,8 @@ class Agent:
         the reading ``rejected-after-cancel-request``), in the order ``_PROMPT_TRIGGERS``, and
         within the Agent's own choices:
 
-        - it holds only the oldest waiting prompt (feature ``hold``);
+        - it holds a prompt only when every prompt received before it and still waiting is held
+          (feature ``hold``);
         - it refuses a prompt not yet asked to stop (received or held) only with feature
           ``fail`` (the oldest held one) or when the prompt's content is invalid;
         - it inserts a received prompt only when it is the oldest waiting, or under
@@ -817,7 +782,7 @@ class Agent:
             if trigger not in allowed:
                 continue
             if trigger == "hold":
-                if "hold" in self.cfg.features and rid == waiting:
+                if "hold" in self.cfg.features and self._holds_in_order(rid):
                     add(("agent", "hold", rid))
             elif trigger == "reject":
                 fail = "fail" in self.cfg.features
@@ -830,7 +795,8 @@ class Agent:
                 if (
                     open_
                     and (st != prm.RECEIVED or rid == waiting or self._may_overtake(rid))
-                    and (not unadvertised or not self._applies("USER-04"))
+                    and (not unadvertised or not self._applies(bw.CONTENT_ADVERTISED.rule))
+                    and self.between.may_insert_now(p[5], self.real != fgm.IDLE)
                 ):
                     add(("agent", "insert", rid))
             elif trigger == "withdraw":
@@ -840,6 +806,12 @@ class Agent:
                     add(("agent", "withdraw", rid))
             else:
                 add(("agent", trigger, rid))
+
+    def _holds_in_order(self, rid: int) -> bool:
+        """Every prompt received before ``rid`` and still waiting is held: the Agent may hold it
+        too (held prompts keep the order they were received in)."""
+        before = self.order[: self.order.index(rid)]
+        return all(self.prompts[r][0] not in (prm.RECEIVED, prm.CANCEL_REQUESTED) for r in before)
 
     def _may_overtake(self, rid: int) -> bool:
         """``prompt-ahead-of-held=held-only``: a newly received prompt may be inserted at once
@@ -869,9 +841,9 @@ class Agent:
                 add(("agent", "carried_done", tid))
 
     def _restated_reason(self) -> str | None:
-        if self.last_stop != "end_turn":
-            return "end_turn"
-        return "max_tokens" if self._has("limits") else None
+        if self.last_stop != fgm.END_TURN:
+            return fgm.END_TURN
+        return fgm.MAX_TOKENS if self._has("limits") else None
 
     def _work_waiting(self) -> bool:
         return self._inserted_waiting() or self._hook_possible()
@@ -946,16 +918,17 @@ class Agent:
         if "end" not in doing:
             return
         if self.cancelling:
-            add(("agent", "end", "cancelled"))
+            for reason in self.between.confirming_reasons():
+                add(("agent", "end", reason))
             if not self._reading("cancel-takes-effect", "when-acted"):
                 return
             # when-acted: the work may have ended before the Agent acted on the cancel
         if self._can_end():
-            add(("agent", "end", "end_turn"))
+            add(("agent", "end", fgm.END_TURN))
             if "limits" in features:
-                add(("agent", "end", "max_tokens"))
-                add(("agent", "end", "max_turn_requests"))
-                add(("agent", "end", "refusal"))
+                add(("agent", "end", fgm.MAX_TOKENS))
+                add(("agent", "end", fgm.MAX_TURN_REQUESTS))
+                add(("agent", "end", fgm.REFUSAL))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
                 if self._reading("future-stop-reason", "may-be-future"):
@@ -963,7 +936,7 @@ class Agent:
             if "omit_stop" in features:
                 add(("agent", "end", None))
         if "fail" in features and not self._unlisted_work():
-            add(("agent", "end", "error"))
+            add(("agent", "end", fgm.ERROR))
 
     def _tool_events(self, add: Any, pause: bool) -> None:
         """Status moves of foreground tool calls: the tool-call table's rows from each call's
@@ -998,20 +971,18 @@ class Agent:
         return any(st == bgm.ANNOUNCED and key not in self.listed for key, st in self.items.items())
 
     def _can_end(self) -> bool:
-        """Pending updates of the work (user messages, tool results) are sent before idle;
-        under ``tool-updates-after-idle=background`` an in_progress tool call may carry on."""
+        """Nothing is owed before the idle (``model.between`` UPDATES_BEFORE_IDLE: user messages,
+        tool results); under ``tool-updates-after-idle=background`` an in_progress tool call may
+        carry on. Announced, unlisted background work or a pending permission request of the work
+        would pass for unfinished foreground work."""
         live = self._fg_tools_live()
         if live and self._reading("tool-updates-after-idle", "background") and not self.cancelling:
             live = [t for t in live if self.tools[t][0] != tcm.IN_PROGRESS]
-        if live:
+        p = self.prompts
+        unreported = (r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2])
+        if self.between.owed_before_idle(live, unreported):
             return False
-        if self._unlisted_work():
-            return False
-        if self._blocked():
-            return False
-        return all(
-            self.prompts[r][2] for r in self.order if self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED)
-        )
+        return not self._unlisted_work() and not self._blocked()
 
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (from running foreground work), list, finalize, remove.
@@ -1039,7 +1010,7 @@ class Agent:
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
                 continue  # a tool call embedding a terminal lives and is listed with it
             self._item_events(add, key, st, active)
-        if not self._applies("CANCEL-06"):  # a late approval of cancelled work's request runs it
+        if not self._applies(bw.CANCELLED_PERMISSIONS.rule):  # a late approval of cancelled work runs it
             for tid, t in self.tools.items():
                 if t[-1] == "late" and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
@@ -1352,9 +1323,9 @@ class Agent:
 
     def _do_insert(self, rid: int) -> list[Msg]:
         p = self.prompts[rid]
-        if p[4] == "unadvertised":  # USER-04 not applied (a seeded bug: Unchecked)
-            self._breach("USER-04")
-        # The seeded bug "held-not-withdrawn" inserts a covered prompt: the prompt machine
+        if p[4] == "unadvertised":  # content_advertised not applied (a seeded bug: Unchecked)
+            self._breach(bw.CONTENT_ADVERTISED.rule)
+        # A seeded bug that inserts a covered prompt (a forbidden cell): the prompt machine
         # refuses it with the cell's violation, as it would any agent (``_fire``).
         self._prompt_fire(rid, "insert", oldest_held=self._oldest_waiting() == rid)
         _put(self.prompts, rid, 1, self._new_id("user_message", self._msg_id("msg_u")))
@@ -1652,8 +1623,8 @@ class Agent:
 
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
-        the Agent does not apply CANCEL-06)."""
-        self._breach("CANCEL-06")
+        the Agent does not apply ``cancelled_permissions``)."""
+        self._breach(bw.CANCELLED_PERMISSIONS.rule)
         t = self.tools[tid][:-1]
         self.tools[tid] = t
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
@@ -1670,9 +1641,10 @@ class Agent:
     def _settle_end(self, reason: str) -> list[Msg]:
         """End foreground work: finalize its tool calls, withdraw its permission requests, idle."""
         out: list[Msg] = []
-        final = "cancelled" if reason == "cancelled" else "failed"
-        carry = reason not in ("cancelled", "error") and self._reading(
-            "tool-updates-after-idle", "background"
+        confirms = reason in self.between.confirming_reasons()
+        final = "cancelled" if confirms else "failed"
+        carry = (
+            not confirms and reason != fgm.ERROR and self._reading("tool-updates-after-idle", "background")
         )
         trigger = "cancel" if final == "cancelled" else "fail"
         withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
@@ -1682,12 +1654,12 @@ class Agent:
                 continue
             t = self.tools[tid]
             if (
-                reason == "cancelled"
+                confirms
                 and t[2] is not None
                 and self.perms[t[2]][0] == pm.PENDING
-                and not self._applies("CANCEL-06")
+                and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             ):
-                self._breach("CANCEL-17")  # still waiting on its permission request: left pending
+                self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its permission request: left pending
                 continue
             if carry and t[0] == tcm.IN_PROGRESS:
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
@@ -1695,14 +1667,27 @@ class Agent:
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], trigger))
             out.append(wire.tool_call(self.sid, tid, final))
         for rid, perm in self.perms.items():
-            if perm[0] == pm.PENDING and not self.tools[perm[1]][1]:
+            if perm[0] == pm.PENDING and (
+                not self.tools[perm[1]][1] or (confirms and self.between.covered(listed=True))
+            ):
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
                 _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
+        if confirms and self.between.covered(listed=True):  # cancel_covers: listed work stops too
+            for key in [k for k in self.listed if self.items.get(k) == bgm.LISTED]:
+                if self.items.get(key) == bgm.LISTED:  # (an embedding tool call ends with its terminal)
+                    out += self._do_bg_finish(key)
+            for key in [k for k in self.listed if self.items.get(k) == bgm.FINALIZED]:
+                self._unlist(key)  # the idle's own list removes it
+        for n in self.order:  # the work the waiting prompts were received in ends
+            if self.prompts[n][5]:
+                _put(self.prompts, n, 5, False)
         for rid, e in self.elicits.items():
             if e[0] in em.BLOCKING:  # no longer waited on: withdrawn later (``elicit_withdraw``)
                 _put(self.elicits, rid, 0, self.specs["elicitation"].fire(e[0], "abandon"))
-        err = {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == "error" else None
+        err = (
+            {"code": wire.INTERNAL_ERROR, "message": "model request failed"} if reason == fgm.ERROR else None
+        )
         self.real = fgm.IDLE
         self.cancelling = False
         self.last_stop = reason
@@ -1728,10 +1713,10 @@ class Agent:
     def _do_late_output(self, _: Any) -> list[Msg]:
         """Output of the ended work after its idle: a patch the reading allows, else (a seeded
         bug's ``Offer``: any output of the ended work, a message it had not begun included) the
-        breach the monitors' ``after_idle`` names."""
+        breach ``model.between`` names (``Rules.late_update``)."""
         mid = self.ended_output or "msg_a_late"
         if not self._may_patch_ended():
-            self._breach(after_idle(self.last_stop == "cancelled")[0])
+            self._breach(self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule)
         self.ended_output = None
         return [wire.chunk("agent_message_chunk", self.sid, mid, wire.text(" (late)"))]
 
@@ -1756,26 +1741,12 @@ class Agent:
         else:
             ident = self.child
             self.child_msg = self._msg_id("msg_s")
-            outgoing = self._msg_id("msg_o")
-            task = [wire.text("Summarize the logs")]
-            incoming = wire.session_message(self.child, self.child_msg, self.sid, task)
-            incoming["params"]["update"]["senderMessageId"] = outgoing
             msgs = [
                 wire.subagent(self.sid, self.child),
-                # the task's outgoing view in the parent, linked to its incoming view in the child
-                wire.update(
-                    self.sid,
-                    {
-                        "sessionUpdate": "session_message",
-                        "messageId": outgoing,
-                        "recipientSessionId": self.child,
-                        "recipientMessageId": self.child_msg,
-                        "content": task,
-                    },
-                ),
-                incoming,
+                *self._task("Summarize the logs"),
                 wire.state_update(self.child, "running", []),
                 wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
+                *self._task_links(),
             ]
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
@@ -1822,11 +1793,31 @@ class Agent:
         self.reruns += 1
         self.child_msg = self._msg_id("msg_s")
         running = [
-            wire.session_message(self.child, self.child_msg, self.sid, [wire.text("Check the logs again")]),
+            *self._task("Check the logs again"),
             wire.state_update(self.child, "running", []),
             wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
+            *self._task_links(),
         ]
         return running + self._do_bg_list(key)
+
+    def _task(self, text: str) -> list[Msg]:
+        """The task given to the child: the outgoing view in this session and the incoming view in
+        the child's. The two views are independent messages; the Agent gives both the same ID
+        (IDs are scoped to a session) and links them only in a later update (``_task_links``)."""
+        assert self.child_msg is not None
+        content = [wire.text(text)]
+        return [
+            wire.session_message(self.sid, self.child_msg, None, content, recipient=self.child),
+            wire.session_message(self.child, self.child_msg, self.sid, content),
+        ]
+
+    def _task_links(self) -> list[Msg]:
+        """The two views of the task, linked: each names the other's messageId."""
+        assert self.child_msg is not None
+        return [
+            wire.link(self.sid, self.child_msg, "recipientMessageId", self.child_msg),
+            wire.link(self.child, self.child_msg, "senderMessageId", self.child_msg),
+        ]
 
     def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
         kind, ident = key

@@ -34,6 +34,7 @@ from typing import Any
 from model import elicitation as em
 from model import permission as pm
 from model import session as sm
+from properties import seeded
 from properties.clientview import ClientView
 from properties.variants import tables_of
 from simulator import deviations, wire
@@ -52,8 +53,8 @@ from simulator.config import Config
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 
-CLIENT_SIDE_FAULTS = tuple(d.name for d in deviations.DEVIATIONS if d.side == "client")
-"""The seeded faults of what the Client sends (``simulator.deviations``)."""
+CLIENT_SIDE_FAULTS = seeded.names("client", deviations.Deviation)
+"""The seeded faults of what the Client sends (``properties.seeded``)."""
 
 
 def _cancelled_idle(msg: Msg) -> bool:

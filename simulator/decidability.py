@@ -2,7 +2,9 @@
 
 Theory of operation
 -------------------
-For a rule with a seeded bug written to break it (``simulator.mutants.breaking``), the behaviours
+For a rule with a seeded bug written to break it (``simulator.mutants.standing_for``: its own, or
+for a rule the spec restates in several sections, the bug of another statement of it, whose
+breaches and findings under any ID of the group count as the rule's), the behaviours
 of the simulated peers with that bug's faults on are sampled at a small bound (``Bound``: every
 named scenario, then seeded random walks of the bug's own ``Config``, each drained to
 quiescence, then an exhaustive search of the first states of every explore slice,
@@ -72,7 +74,7 @@ from simulator.config import (
     Config,
 )
 from simulator.explore_bfs import SLICES
-from simulator.mutants import Mutant, breaking
+from simulator.mutants import Mutant, standing_for
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import describe, random_walk, scripted
 from simulator.workers import Workers
@@ -314,6 +316,7 @@ def breaking_runs(
 ) -> tuple[list[Run], bool]:
     """Distinct breaking behaviours of ``mutant`` for ``rule`` (first found of each transcript),
     and whether the sample was completed before ``deadline``."""
+    _, same = standing_for(rule)
     seen: set[bytes] = set()
     out: list[Run] = []
 
@@ -331,13 +334,13 @@ def breaking_runs(
             return out, False
         run = make()
         world = run.world
-        if world.quiescent() and not any(h.rule == rule for h in world.hidden):
+        if world.quiescent() and not any(h.rule in same for h in world.hidden):
             world.finish()  # scripted runs end without judging quiescence: omitted moves
-        if any(h.rule == rule for h in world.hidden):
+        if any(h.rule in same for h in world.hidden):
             keep(source, cfg, list(run.events), world)
     if deadline is not None and time.time() > deadline:
         return out, False
-    found = decidability_exhaustive.runs(rule, mutant.switched_on, bound.exhaustive_states, readings, variant)
+    found = decidability_exhaustive.runs(same, mutant.switched_on, bound.exhaustive_states, readings, variant)
     for source, cfg, events, world in found:
         keep(source, cfg, events, world)
         if deadline is not None and time.time() > deadline:
@@ -358,7 +361,7 @@ def decide(
     the ``decidable`` of a verdict this one is compared with; when they agree no witness is
     searched."""
     t0 = time.perf_counter()
-    mutant = breaking(rule)
+    mutant, same = standing_for(rule)
     if variant is not None and rule in variant.drop:
         return Verdict(rule, "unknown", None, "none", note="the variant drops this rule")
     if mutant is None:
@@ -379,14 +382,14 @@ def decide(
     open_only = 0  # accepted breaches a complete transcript proves
     for r in runs:
         found = checker_rules(r.transcript, readings, variant)
-        if rule in found:
+        if same & found:
             verdict.flagged += 1
         else:
             if found:
                 verdict.other.update(found)
             else:
                 accepted.append(r)
-            if r.quiescent and rule in checker_rules(r.transcript, readings, variant, complete=True):
+            if r.quiescent and same & checker_rules(r.transcript, readings, variant, complete=True):
                 open_only += 1 if not found else 0
                 verdict.flagged_complete += 1
     verdict.flagged_complete += verdict.flagged
@@ -504,13 +507,13 @@ def _silent_steps(
 
 
 def witness(rule: str, run: Run, bound: Bound) -> Witness:
-    mutant = breaking(rule)
+    mutant, same = standing_for(rule)
     faults = mutant.switched_on if mutant else frozenset()
     b_silent, _ = _silent_steps(run.events, run.cfg, faults)
     events, nodes = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
     w = Witness(rule, run, events, twin_nodes=nodes)
     differing: list[tuple[int, str, str]] = [
-        (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule == rule
+        (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule in same
     ]
     if events is not None:
         c_silent, world = _silent_steps(events, run.cfg, frozenset())

@@ -38,10 +38,11 @@ def slices(readings: dict[str, str] | None, variant: Variant | None = None) -> l
 
 
 def marked_paths(
-    cfg: Config, faults: frozenset[str], rule: str, max_states: int
+    cfg: Config, faults: frozenset[str], rule: str | frozenset[str], max_states: int
 ) -> tuple[list[list[Event]], bool]:
     """Paths to the breaking behaviours of ``rule`` in ``cfg`` with ``faults`` on (see the
     module docstring), and whether the search covered the whole slice."""
+    same = frozenset({rule}) if isinstance(rule, str) else rule  # the IDs that count as the rule
     parts, s, stop = explore_bfs.search_states(cfg, faults, max_states)
     out: list[list[Event]] = []
     for q in s.quiet:
@@ -50,7 +51,7 @@ def marked_paths(
         names = set(agent.marks) | set(agent.omitted()) | set(parts.clients.reps[c].marks)
         if parts.view_table is not None:
             names |= {b.rule for b in parts.compare(r, v)}
-        if rule in names:
+        if same & names:
             out.append(s.path(q))
     for found in s.found.values():
         if found.breach.source == "model" and found.event is not None:
@@ -71,7 +72,7 @@ def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> World:
 
 
 def runs(
-    rule: str,
+    rule: str | frozenset[str],
     faults: frozenset[str],
     max_states: int,
     readings: dict[str, str] | None = None,
@@ -80,9 +81,10 @@ def runs(
     """(source, configuration, events, world) of every breaking behaviour found, slice by slice."""
     if max_states <= 0:
         return
+    same = frozenset({rule}) if isinstance(rule, str) else rule  # the IDs that count as the rule
     for name, cfg in slices(readings, variant):
         paths, _ = marked_paths(cfg, faults, rule, max_states)
         for events in paths:
             world = replay(events, cfg, faults)
-            if any(h.rule == rule for h in world.hidden):
+            if any(h.rule in same for h in world.hidden):
                 yield f"exhaustive {name}, {len(events)} steps", cfg, events, world

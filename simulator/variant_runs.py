@@ -30,6 +30,8 @@ Must not know: files, the CLI, how the explorers search.
 
 from __future__ import annotations
 
+from model.between import BY_NAME as BETWEEN
+from model.between import DECLARATIONS, rules_stated
 from model.registry import BY_NAME
 from properties.engine import MonitorSet
 from properties.variants import Variant
@@ -102,10 +104,22 @@ def notes(variant: Variant | None) -> list[str]:
             out.append(f"{rule} in the tables: " + "; ".join(cells[rule]))
         else:
             out.append(f"{rule} in the tables: no forbidden cell or guard names it")
+        for name in STATED.get(rule, ()):
+            out.append(f"{rule} between machines: {name} ({_TRIGGER[name]}) no longer binds the checker")
     for kind, changes in (("removed", variant.remove_rows), ("added", variant.add_rows)):
         for change in changes:
             out.append(f"row {kind} ({change.text()}): {_reach(change.machine, kind, change.trigger)}")
+    for name, params in variant.between:
+        switched = ", ".join(f"{k} = {v!r}" for k, v in params)
+        out.append(
+            f"rule between machines {name} ({BETWEEN[name].rule}) switched ({switched}): the checker "
+            "and the simulated agent both run the switched declaration (model.between)"
+        )
     return out
+
+
+STATED = rules_stated()
+_TRIGGER = {f"model.between.{d.name.upper()}": d.when for d in DECLARATIONS}
 
 
 def _reach(machine: str, kind: str, trigger: str) -> str:

@@ -198,11 +198,21 @@ def subagent(session: str, child: str, state: dict[str, Any] | None = None) -> M
     return update(session, upd)
 
 
-def session_message(session: str, message_id: str, sender: str | None, content: list[Any]) -> Msg:
+def session_message(
+    session: str, message_id: str, sender: str | None, content: list[Any], recipient: str | None = None
+) -> Msg:
     upd: dict[str, Any] = {"sessionUpdate": "session_message", "messageId": message_id, "content": content}
     if sender is not None:
         upd["senderSessionId"] = sender
+    if recipient is not None:
+        upd["recipientSessionId"] = recipient
     return update(session, upd)
+
+
+def link(session: str, message_id: str, field: str, other: str) -> Msg:
+    """A session message's view linked to the other view (``field``: senderMessageId on the
+    incoming view, recipientMessageId on the outgoing one), in a later update."""
+    return update(session, {"sessionUpdate": "session_message", "messageId": message_id, field: other})
 
 
 def plan(session: str, plan_id: str, entries: int) -> Msg:

@@ -68,7 +68,7 @@ def test_a_deviation_is_the_mutant_of_the_rule_it_breaks(d: deviations.Deviation
     assert MUTANT[d.name].side == d.side
     assert MUTANT[d.name].intended_rule == deviations.rule(d, BY_NAME) in RULES_BY_ID
     if isinstance(d, deviations.Forbidden):
-        assert BY_NAME[d.machine].refusal(d.source, d.trigger, d.ctx) is not None
+        assert BY_NAME[d.machine].refusal(d.source, d.trigger, {**d.when, **d.ctx}) is not None
     elif isinstance(d, deviations.Withhold):
         assert d.triggers <= set(BY_NAME[d.machine].triggers)
 
@@ -136,7 +136,7 @@ def test_a_forbidden_cell_a_reading_allows_breaks_nothing() -> None:
     for reading, marks in (("cancelled-only", ("REJ-03",)), ("own-reason", ())):
         cfg = DEFAULT.with_(readings=(("rejected-after-cancel-request", reading),))
         agent = Agent(cfg, frozenset({"withdraw-wrong-code"}))
-        agent.prompts[1] = ("cancel_requested", None, False, False, "")
+        agent.prompts[1] = ("cancel_requested", None, False, False, "", False)
         agent.order.append(1)
         assert ("agent", "reject", 1) in agent.enabled()
         assert agent.do("reject", 1)[0]["error"]["code"] != -32800
@@ -158,7 +158,7 @@ def test_a_silenced_report_is_not_sent_and_the_agent_believes_it_was() -> None:
 
 def test_a_repeated_message_goes_out_twice() -> None:
     agent = agent_with(faults=frozenset({"answer-twice"}))
-    agent.prompts[1] = ("inserted", "msg_u_1", True, True, "")
+    agent.prompts[1] = ("inserted", "msg_u_1", True, True, "", False)
     agent.order.append(1)
     out = agent.do("answer", 1)
     assert out[0] == out[1] == {"jsonrpc": "2.0", "id": 1, "result": {"messageId": "msg_u_1"}}

@@ -553,6 +553,91 @@ FAULT_CASES: dict[str, tuple[list[dict[str, Any]], Any]] = {
         [request(1, "session/new", cwd="/w"), state("running"), result(1, sessionId=S)],
         lambda r, f: r["session"]["state"] == "running" and f["session"]["state"] == "idle",
     ),
+    "synthesize-incoming": (
+        [
+            state("idle"),
+            upd("session_message", "s2", messageId="m", content=[text("go")], recipientSessionId=S),
+        ],
+        lambda r, f: (
+            r["timeline"] == []
+            and f["timeline"] == [["session_message", "m"]]
+            and f["entities"]["session_message"]["m"]["senderSessionId"] == "s2"
+        ),
+    ),
+    "link-by-equal-id": (
+        [
+            upd("session_message", "s2", messageId="m", content=[text("go")], recipientSessionId=S),
+            upd("session_message", messageId="m", content=[text("go")], senderSessionId="s2"),
+        ],
+        lambda r, f: (
+            r["entities"]["session_message"]["m"]["senderMessageId"] is None
+            and f["entities"]["session_message"]["m"]["senderMessageId"] == "m"
+        ),
+    ),
+    "silent-terminal-exited": (
+        [upd("terminal_update", terminalId="t1", command="make"), state("idle")],
+        lambda r, f: r["session"]["exited"] == [] and f["session"]["exited"] == ["t1"],
+    ),
+    "unreported-background-abandons": (
+        [upd("tool_call_update", toolCallId="t1", status="in_progress"), state("idle")],
+        lambda r, f: r["session"]["abandoned"] == [] and f["session"]["abandoned"] == [["tool_call", "t1"]],
+    ),
+    "idle-waits-for-answer": (
+        [request(1, "session/prompt", sessionId=S, prompt=[text("hi")]), state("running"), state("idle")],
+        lambda r, f: (
+            (r["session"]["state"], r["session"]["deferred"]) == ("idle", 0)
+            and (f["session"]["state"], f["session"]["deferred"]) == ("running", 1)
+        ),
+    ),
+    "running-means-inserted": (
+        [request(1, "session/prompt", sessionId=S, prompt=[text("hi")]), state("running")],
+        lambda r, f: r["session"]["inserted"] == [] and f["session"]["inserted"] == ["1"],
+    ),
+    "replay-infers-activity": (
+        [state("idle"), request(1, "session/resume", sessionId=S), upd("user_message", messageId="u1")],
+        lambda r, f: r["session"]["state"] == "idle" and f["session"]["state"] == "running",
+    ),
+    "local-echo": (
+        [request(1, "session/prompt", sessionId=S, prompt=[text("hi")])],
+        lambda r, f: r["timeline"] == [] and f["timeline"] == [["user_message", "local-1"]],
+    ),
+    "associate-by-order": (
+        [request(1, "session/prompt", sessionId=S, prompt=[text("hi")]), upd("user_message", messageId="u9")],
+        lambda r, f: r["session"]["prompts"] == {"1": None} and f["session"]["prompts"] == {"1": "u9"},
+    ),
+    "message-chunk-replaces": (
+        [upd("agent_message_chunk", messageId="a", content=text("1"))] * 2,
+        lambda r, f: (
+            len(r["entities"]["agent_message"]["a"]["content"]) == 2
+            and len(f["entities"]["agent_message"]["a"]["content"]) == 1
+        ),
+    ),
+    "tool-chunk-replaces": (
+        [upd("tool_call_content_chunk", toolCallId="t", content={"type": "content", "content": text("1")})]
+        * 2,
+        lambda r, f: (
+            len(r["entities"]["tool_call"]["t"]["content"]) == 2
+            and len(f["entities"]["tool_call"]["t"]["content"]) == 1
+        ),
+    ),
+    "summary-chunk-replaces": (
+        [upd("compaction_summary_chunk", compactionId="c", content=text("1"))] * 2,
+        lambda r, f: (
+            len(r["entities"]["compaction"]["c"]["summary"]) == 2
+            and len(f["entities"]["compaction"]["c"]["summary"]) == 1
+        ),
+    ),
+    "unknown-keeps-activity": (
+        [state("running"), state("unknown")],
+        lambda r, f: r["session"]["state"] == "unknown" and f["session"]["state"] == "running",
+    ),
+    "idle-needs-known-stop-reason": (
+        [state("running"), state("idle", stopReason="_paused")],
+        lambda r, f: (
+            (r["session"]["state"], r["session"]["completions"]) == ("idle", 1)
+            and (f["session"]["state"], f["session"]["completions"]) == ("running", 0)
+        ),
+    ),
 }
 
 

@@ -545,7 +545,16 @@ def test_a_bug_off_the_wire_is_not_found_by_driving(mutant: Mutant) -> None:
         result = run_once(InProcessPeer(agent), settings, seed=seed)
         assert mutant.intended_rule not in result.rules
         refused += any("refused by the model" in n for n in agent.notes)
-    assert refused  # the bug tried its move in some run: it is there, and invisible
+    # the bug tried its move in some run: it is there, and invisible
+    assert refused or mutant.name in NOT_REACHED_BY_DRIVING
+    assert not (refused and mutant.name in NOT_REACHED_BY_DRIVING)
+
+
+NOT_REACHED_BY_DRIVING = {
+    "insert-out-of-order": "it needs two prompts held at once, which these driven runs never bring about "
+    "(acp-model mutants catches it in the simulator's own runs)",
+}
+"""Off-the-wire bugs whose move the driven runs above never reach, and why."""
 
 
 @pytest.mark.deep

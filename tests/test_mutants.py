@@ -20,10 +20,8 @@ from simulator.config import Config
 from simulator.mutants import MUTANTS
 from simulator.schedulers import random_walk
 
-NOT_A_MUTANT = {
-    "response-overwrites-state": "needs a state_update before the session/new response; the simulated "
-    "handshake answers session/new first, so the fault is exercised in tests/test_clientview.py instead",
-}
+NOT_A_MUTANT: dict[str, str] = {}
+"""Faults that are no mutant of their own, and why (none: every seeded bug is run)."""
 
 
 FAST_WALKS = 25
@@ -76,10 +74,10 @@ def test_intended_rules_exist_and_every_fault_is_a_mutant() -> None:
     assert len({m.name for m in MUTANTS}) == len(MUTANTS)
 
 
-READING_ONLY = {"ACTIVE-02"}
-"""Rules a monitor reports only under a reading that is not the default
-(``prompt-ahead-of-held=receipt-order``): the simulated agent follows the default reading, so no
-seeded bug breaks them (under the alternative, the unmodified simulator may)."""
+READING_ONLY: set[str] = set()
+"""Rules a monitor reports only under a reading that is not the default, so that no seeded bug
+breaks them (none: ACTIVE-02's bug inserts a held prompt ahead of an older one, refused by the
+model's guard under every reading)."""
 
 
 def test_every_monitor_checked_must_has_a_seeded_bug() -> None:

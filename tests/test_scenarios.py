@@ -95,10 +95,10 @@ EXPECTED: dict[str, dict[str, S]] = {
         )
     },
     # 2. Prompt accepted: running before insertion; the response arrives before the user message,
-    # whose chunks create it (Entity IDs: a chunk for an unseen ID creates it) and append. The
-    # message streams under its thought's messageId: one ID, two entities (type, ID).
+    # whose chunks create it (Entity IDs: a chunk for an unseen ID creates it) and append.
     "chunked_user_message": {
         MAIN: S(
+            # the message streams under its thought's messageId: one ID, two entities (type, ID)
             timeline=[U1, ("agent_thought", "msg_t_2"), ("agent_message", "msg_t_2")],
             entities={
                 U1: {"content": [T("prompt "), T("1")]},
@@ -257,18 +257,18 @@ EXPECTED: dict[str, dict[str, S]] = {
             background=[],
         )
     },
-    # Session-directed messages: the child's task is an incoming session_message from the parent
-    # in the child's transcript, linked to its outgoing view in the parent's (senderMessageId /
-    # recipientMessageId); the child runs and goes idle; the parent's roster mirrors idle.
+    # Session-directed messages: the child's task is an outgoing session_message in the parent's
+    # transcript and an incoming one from the parent in the child's, under the same ID (IDs are
+    # scoped to a session) and linked by a later update of each; the child runs and goes idle;
+    # the parent's roster mirrors idle.
     "subagent_child": {
         MAIN: turn(
-            ("session_message", "msg_o_3"),
+            ("session_message", "msg_s_2"),
             entities={
-                ("session_message", "msg_o_3"): {
+                ("session_message", "msg_s_2"): {
                     "content": [T("Summarize the logs")],
                     "senderSessionId": None,
                     "recipientSessionId": CHILD,
-                    "senderMessageId": None,
                     "recipientMessageId": "msg_s_2",
                 }
             },
@@ -288,8 +288,7 @@ EXPECTED: dict[str, dict[str, S]] = {
                     "content": [T("Summarize the logs")],
                     "senderSessionId": MAIN,
                     "recipientSessionId": None,
-                    "senderMessageId": "msg_o_3",
-                    "recipientMessageId": None,
+                    "senderMessageId": "msg_s_2",
                 }
             },
         ),

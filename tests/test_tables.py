@@ -11,6 +11,7 @@ import pytest
 
 from model import foreground as foreground_table
 from model import prompt as prompt_table
+from model.between import rules_stated
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.monitors import ALL_MONITORS, TableMonitor
@@ -108,8 +109,10 @@ def _literals(cls: type) -> set[str]:
 
 
 def _executes(cls: type, rule: str) -> bool:
-    """The monitor fires a table stating ``rule`` and its module never names the rule."""
-    return rule in rules_of(getattr(cls, "TABLES", ())) and rule not in _literals(cls)
+    """The monitor fires a table stating ``rule``, or runs the ``model.between`` declaration
+    stating it, and its module never names the rule."""
+    stated = rule in rules_of(getattr(cls, "TABLES", ())) or rule in rules_stated()
+    return stated and rule not in _literals(cls)
 
 
 def test_a_rule_is_stated_once() -> None:

@@ -68,7 +68,7 @@ def cancelled_with_end_turn(extra: list[Line] | None = None) -> list[Line]:
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_every_shipped_variant_loads_and_is_documented(path: Path) -> None:
     v = load(str(path))
-    assert v.title and (v.drop or v.add_rows or v.remove_rows)
+    assert v.title and (v.drop or v.add_rows or v.remove_rows or v.between)
     readme = (REPO / "variants" / "README.md").read_text()
     assert f"{path.name}" in readme
     assert len(SHIPPED) >= 5
@@ -334,22 +334,23 @@ def test_simulate_under_a_drop_takes_the_behaviour_the_rule_forbade(
 def test_explore_says_when_a_dropped_rule_gives_the_peers_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # ACTIVE-02 (held prompts go in order) has no seeded bug: the simulated Agent follows the
-    # default reading of prompt-ahead-of-held, so dropping the rule gives it no new move
-    args = ["explore", "--drop", "ACTIVE-02", "--json", "--quiet", "--mode", "exhaustive",
+    # BOUND-01 (idle once no foreground activity is left; a start while work is active is a
+    # forbidden cell) has no seeded bug of its own (the bug of its restated obligation, FG-05,
+    # breaks FG-05), so dropping the rule gives the peers no new move
+    args = ["explore", "--drop", "BOUND-01", "--json", "--quiet", "--mode", "exhaustive",
             "--slice", "prompts", "--out", str(tmp_path)]  # fmt: skip
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     variant = report["variant"]
-    assert variant["drop"] == ["ACTIVE-02"] and [b["label"] for b in variant["behaviours"]] == ["spec"]
+    assert variant["drop"] == ["BOUND-01"] and [b["label"] for b in variant["behaviours"]] == ["spec"]
     assert "no behaviour of the simulated peers is forbidden by this rule alone" in variant["notes"][0]
-    assert any("goes to inserted whatever oldest_held" in n for n in variant["notes"])
+    assert any("foreground running/start: the state stays running" in n for n in variant["notes"])
     assert [s["name"] for s in report["exhaustive"]["slices"]] == ["prompts"]
     args[-1] = str(tmp_path / "text")
     args.remove("--json")
     assert main(args) == 0
     text = capsys.readouterr().out
-    assert "variant: drop" in text and "note: ACTIVE-02: no behaviour" in text
+    assert "variant: drop" in text and "note: BOUND-01: no behaviour" in text
 
 
 def test_no_search_fires_a_removed_row() -> None:

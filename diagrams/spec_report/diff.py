@@ -65,6 +65,9 @@ def _changes(variant: Any, data: dict[str, Any]) -> list[str]:
         lines.append(f"| row removed | `{change.text()}` |")
     for change in variant.add_rows:
         lines.append(f"| row added | `{change.text()}` |")
+    for name, params in variant.between:
+        switched = ", ".join(f"{k} = {v!r}" for k, v in params)
+        lines.append(f"| rule between machines switched | `{name}`: {switched} |")
     lines += ["", "What each change reaches:", ""]
     lines += [f"- {n}" for n in data["notes"]]
     lines.append("")

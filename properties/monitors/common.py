@@ -2,7 +2,8 @@
 
 Owns: the monitors' names for the model's vocabulary (states, final tool-call and
 compaction statuses come from the machines in ``model/``, where they are defined once; stop
-reasons are read from ``model.foreground`` directly), which
+reasons are read from ``model.foreground`` directly, the prompt content types a prompt may
+carry from ``model.between``), which
 update variants are messages (the parsing of a ``background`` list into ``(type, id)`` keys
 is the observer layer's, ``properties.observe.background_keys``). Values come from the
 schema ``$defs`` (StateUpdate, StopReason variants of IdleStateUpdate, ToolCallStatus,
@@ -25,9 +26,6 @@ REQUEST_CANCELLED: Final = -32800
 INVALID_PARAMS: Final = -32602
 INVALID_REQUEST: Final = -32600
 
-BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})
-PROMPT_CAPABILITY_TYPES: Final = {"image": "image", "audio": "audio", "embeddedContext": "resource"}
-"""PromptCapabilities field -> the content block type it allows."""
 KNOWN_CONTENT_TYPES: Final = frozenset({"text", "resource_link", "image", "audio", "resource"})
 
 Key = tuple[str, str]
@@ -48,9 +46,3 @@ def terminal_refs(content: Any) -> frozenset[str]:
 def is_error_object(value: Any) -> bool:
     """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
     return type(value) is dict and type(value.get("code")) is int and type(value.get("message")) is str
-
-
-def after_idle(cancelled: bool) -> tuple[str, str]:
-    """(rule, what the idle reported) for an update of foreground work sent after the idle that
-    ended it: CANCEL-14 when that idle confirmed a cancellation, else DONE-03."""
-    return ("CANCEL-14", "the cancellation") if cancelled else ("DONE-03", "that work")

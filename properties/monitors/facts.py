@@ -39,14 +39,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar, Generic, TypeVar
 
+from model.between import PROMPT_CAPABILITY_TYPES
 from properties.engine import Handler, Message, Monitor, MonitorSet
-from properties.monitors.common import (
-    ACTIVE,
-    BASELINE_PROMPT_TYPES,
-    KNOWN_CONTENT_TYPES,
-    PROMPT_CAPABILITY_TYPES,
-    Key,
-)
+from properties.monitors.common import ACTIVE, KNOWN_CONTENT_TYPES, Key
 from properties.observe import background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
 
@@ -246,14 +241,12 @@ class Facts(Monitor):
         caps = result.get("capabilities")
         session = caps.get("session") if type(caps) is dict else None
         prompt = session.get("prompt") if type(session) is dict else None
-        types = set(BASELINE_PROMPT_TYPES)
+        advertised: tuple[str, ...] = ()
         custom = False
         if type(prompt) is dict:
-            for field, ctype in PROMPT_CAPABILITY_TYPES.items():
-                if prompt.get(field) is not None:
-                    types.add(ctype)
+            advertised = tuple(f for f in PROMPT_CAPABILITY_TYPES if prompt.get(f) is not None)
             custom = bool(prompt.get("_meta"))
-        self.prompt_types = frozenset(types)
+        self.prompt_types = self.between.allowed_types(advertised)
         self.custom_prompt_ok = custom
 
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:

@@ -75,11 +75,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model import between as bw
 from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.monitors.common import ACTIVE, STANDARD_STATES, after_idle, is_error_object
+from properties.monitors.common import ACTIVE, STANDARD_STATES, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 from properties.readings import (
     CANCEL_TAKES_EFFECT,
@@ -128,6 +129,7 @@ class _Session:
         "last_std",
         "msgs",
         "since",
+        "steered",
         "thoughts",
     )
 
@@ -145,6 +147,10 @@ class _Session:
         self.since = 0  # line of the last state change
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
+        # only where ``model.between`` STEERING forbids steering: ("p", request id) received
+        # during active work, ("m", messageId) its success returned, ("u", messageId) a user
+        # message first reported during active work -> that work's interval
+        self.steered: dict[tuple[str, Any], int] = {}
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
@@ -159,6 +165,7 @@ class _Session:
         new.since = self.since
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
+        new.steered = dict(self.steered)
         return new
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
@@ -178,6 +185,7 @@ class _Session:
             self.done_period == period,
             frozenset(self.await_active),
             frozenset(self.accepted),
+            frozenset((k, interval - v) for k, v in self.steered.items()),
         )
 
 
@@ -185,6 +193,13 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     """Foreground state reporting (see module docstring)."""
 
     KEY_CONTEXT = True  # state_key is relative to the Facts counters
+
+    GATES = (("_user", "no_steering"),)
+
+    @property
+    def no_steering(self) -> bool:
+        """``model.between`` STEERING with steer false: prompts and user messages are tracked."""
+        return not self.between.steer
 
     RULES = (
         *_START_GROUP,
@@ -194,8 +209,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         *_CANCEL_GROUP,
         "STOP-03",
         "FAIL-03",
-        "DONE-03",
-        "CANCEL-14",
+        bw.UPDATES_BEFORE_IDLE.rule,
+        bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
+        bw.STEERING.rule,
         _CUSTOM_STATES,
         "BOUND-02",
         "MSGID-01",
@@ -215,6 +231,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ("client-request", "session/prompt", self._prompt),
             ("agent-response", "session/prompt", self._answer),
             ("agent-response", "session/close", self._closed),
+            ("update", "user_message", self._user),
+            ("update", "user_message_chunk", self._user),
         )
 
     # -- output --------------------------------------------------------------------------
@@ -243,7 +261,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         if state == "idle" and seen is not None:
             if seen > 0:  # an update of ended work after its idle: is it one the work owed?
-                rule, what = after_idle(seen == st.last_end and st.last_end_cancel)
+                cancelled = seen == st.last_end and st.last_end_cancel
+                rule = self.between.late_update(cancelled).rule
+                what = "the cancellation" if cancelled else "that work"
                 self._ex[rule] += 1
             if (
                 seen > 0
@@ -432,20 +452,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         cancel_line = fs.cancel_line
         if cancel_line and self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
             self._gx[_CANCEL_GROUP_KEY] += 1
-            st.last_end_cancel = reason == fgm.CANCELLED
+            st.last_end_cancel = self.between.confirmation_breach(reason) is None
             if type(reason) is not str:
                 self._no_stop_reason(prev, sid, line, msg)
         elif cancel_line:
             st.last_end_cancel = True
             self._gx[_CANCEL_GROUP_KEY] += 1
-            if reason != fgm.CANCELLED:
-                rule = "CANCEL-12" if reason == fgm.ERROR else "TRANS-04"
+            broken = self.between.confirmation_breach(reason)
+            if broken is not None:
                 self.breach(
-                    rule,
+                    broken.rule,
                     line,
                     sid,
                     f"the idle that ends work after the cancellation received at line {cancel_line} "
-                    f"has stop reason {reason!r}, not 'cancelled'",
+                    f"has stop reason {reason!r}, not {self.between.confirming_reasons()[0]!r}",
                     msg,
                     (CANCEL_TAKES_EFFECT,),
                 )
@@ -502,6 +522,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if st is None:
                 st = self.sessions[sid] = _Session()
             st.await_active[msg["id"]] = line
+        elif self.no_steering and fs.state in ACTIVE and not fs.resuming:
+            self._session(sid).steered[("p", msg["id"])] = fs.interval
 
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
@@ -513,6 +535,61 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if st.await_active.pop(rid, None) is not None and "result" in msg:
             self._ex["BOUND-02"] += 1
             st.accepted[rid] = line
+        if st.steered:
+            self._steering_answer(st, sid, rid, line, msg)
+
+    def _steering_answer(self, st: _Session, sid: str, rid: Any, line: int, msg: Message) -> None:
+        """The answer of a prompt received during active work, where steering is not allowed:
+        its messageId ties it to a user message reported during that same work (a breach), or
+        to one not reported yet (judged then)."""
+        steered = st.steered
+        received = steered.pop(("p", rid), None)
+        result = msg.get("result")
+        mid = result.get("messageId") if type(result) is dict else None
+        if received is None:
+            return
+        if type(mid) is str:
+            seen = steered.get(("u", mid))
+            if seen == received:
+                self._steered(sid, rid, mid, line, msg)
+            elif seen is None and self._still(sid, received):
+                steered[("m", mid)] = received  # judged when the message is reported
+        if not any(k[0] == "p" and v == received for k, v in steered.items()):
+            for key in [k for k, v in steered.items() if k[0] == "u" and v == received]:
+                del steered[key]  # no prompt of that work is left to claim them
+
+    def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """A user message first reported during active work, where steering is not allowed."""
+        mid = upd.get("messageId")
+        fs = self.facts.sessions.get(sid)
+        if type(mid) is not str or fs is None or fs.state not in ACTIVE or fs.resuming:
+            return
+        st = self._session(sid)
+        if ("u", mid) in st.steered:
+            return
+        if st.steered.pop(("m", mid), None) == fs.interval:
+            self._steered(sid, None, mid, line, msg)
+        elif any(k[0] == "p" and v == fs.interval for k, v in st.steered.items()):
+            st.steered[("u", mid)] = fs.interval  # a prompt received in this work may claim it
+
+    def _still(self, sid: str, interval: int) -> bool:
+        """The active work of ``interval`` is still going on."""
+        fs = self.facts.sessions.get(sid)
+        return fs is not None and fs.state in ACTIVE and fs.interval == interval
+
+    def _steered(self, sid: str, rid: Any, mid: str, line: int, msg: Message) -> None:
+        rule = bw.STEERING.rule
+        self._ex[rule] += 1
+        which = f"prompt {rid!r}" if rid is not None else "the prompt whose response returned it"
+        self.breach(
+            rule,
+            line,
+            sid,
+            f"user message {mid!r} of {which}, received during active work, is reported during "
+            "that same work: it was inserted into it, while the rule between machines steering "
+            "(steer = false) says it waits for that work's idle",
+            msg,
+        )
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:

@@ -101,6 +101,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from model import between as bw
 from model import prompt as prm
 from model.core import Context
 from model.prompt import OWN_REASON
@@ -117,6 +118,8 @@ from properties.readings import (
 )
 
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
+CONTENT = bw.CONTENT_ADVERTISED.rule
+"""The rule of prompt content the Agent did not advertise (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
@@ -226,7 +229,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         "ACC-11",
         "REJ-02",
         "CANCEL-16",
-        "USER-04",
+        CONTENT,
         "SDM-05",
         "MSGID-01",
         *(rule for rule in rules_of((prm.SPEC,)) if rule != _UNSEEN_EARLY),
@@ -268,7 +271,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # disallowed_types finds nothing before the Agent's initialize answer
         bad = () if facts.prompt_types is None else tuple(facts.disallowed_types(params.get("prompt")))
         if not bad and _beyond_text(params.get("prompt")):
-            self._ex["USER-04"] += 1  # content other than text, of a type the Agent accepts
+            self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
         spec = self.table(prm.SPEC)
         self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
         ps.pending[rid] = line
@@ -376,10 +379,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     msg,
                 )
         if rec[4]:
-            self._ex["USER-04"] += 1
+            self._ex[CONTENT] += 1
             if code != INVALID_PARAMS and (code != REQUEST_CANCELLED or alt == "invalid"):
                 self.breach(
-                    "USER-04",
+                    CONTENT,
                     line,
                     sid,
                     f"prompt {rid!r} carries content the Agent did not advertise "
@@ -441,9 +444,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         mid = result.get("messageId") if type(result) is dict else None
         self._fire(rid, rec, "answer", line, msg, why=" and was answered with success")
         if rec[4]:
-            self._ex["USER-04"] += 1
+            self._ex[CONTENT] += 1
             self.breach(
-                "USER-04",
+                CONTENT,
                 line,
                 sid,
                 f"prompt {rid!r} carries content the Agent did not advertise ({', '.join(rec[4])}) "

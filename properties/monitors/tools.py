@@ -79,11 +79,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model import between as bw
 from model import foreground, permission
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.engine import Handler, Message, MonitorSet, rule_group
-from properties.monitors.common import ACTIVE, TOOL_FINAL, after_idle, terminal_refs
+from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
@@ -99,8 +100,9 @@ from properties.readings import (
 #   before the idle confirming it (an approval only under approval-racing-cancel=may-be-used)
 _LATE_GRANT = 3
 _RACED_GRANT = 4
-ABANDONED = permission.SPEC.forbidden["abandon"]
-"""The rule of the permission table's ``abandon`` (a request of cancelled work is not approved)."""
+ABANDONED = bw.CANCELLED_PERMISSIONS.rule
+"""A request of cancelled work is not approved (``model.between``; the permission table's
+``abandon`` states it too)."""
 _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
 _RA_GROUP = RESTATED["running-after-requires-action"]
@@ -156,11 +158,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
         *_RA_GROUP,
         "TOOL-04",
         "FAIL-04",
-        "CANCEL-17",
+        bw.CANCELLED_TOOLS_FINAL.rule,
         ABANDONED,
         *permission.SPEC.eventually.values(),
-        "DONE-03",
-        "CANCEL-14",
+        bw.UPDATES_BEFORE_IDLE.rule,
+        bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
     )
     TOLERATES = ("TOOL-01", "TOOL-05")
     TABLES = (permission.SPEC, foreground.SPEC)
@@ -176,7 +178,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
         self.suspects: dict[tuple[str, str], tuple[int, str, bool]] = {}
-        """(session, tool call) -> (line of the idle, rule it owes: FAIL-04 or CANCEL-17)."""
+        """(session, tool call) -> (line of the idle, rule it owes: FAIL-04, or the rule of
+        ``model.between`` CANCELLED_TOOLS_FINAL)."""
 
     @property
     def watching(self) -> bool:
@@ -323,7 +326,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         if _exempt(tid, ts, fs.listed or frozenset()):
             return
-        rule, what = after_idle(created == ts.cancel_end)
+        cancelled = created == ts.cancel_end
+        rule = self.between.late_update(cancelled).rule
+        what = "the cancellation" if cancelled else "that work"
         self._ex[rule] += 1
         if tid in ts.late:
             return
@@ -365,28 +370,33 @@ class ToolMonitor(SessionMonitor["_Session"]):
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
         if ts is not None:
-            owed = "FAIL-04" if error else "CANCEL-17"
+            owed = "FAIL-04" if error else bw.CANCELLED_TOOLS_FINAL.rule
             self._ex[owed] += 1
-            cancelled = owed == "CANCEL-17"
+            cancelled = not error
             alt = self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE) if cancelled else ""
             at_idle = cancelled and alt != "may-be-background" and self._confirms(upd)
             for tid, (status, created, _) in ts.tools.items():
-                if created == fs.interval and status not in TOOL_FINAL and not _exempt(tid, ts, listed):
+                exempt = _exempt(tid, ts, listed)  # listed work: covered only as cancel_covers says
+                covered = self.between.covered(exempt) if cancelled else not exempt
+                ours = created == fs.interval or exempt
+                if ours and self.between.owes_final(status, TOOL_FINAL, covered):
                     # a list reported since its first report (the idle's own included) says it
                     # is not background work; before any, it may be background not listed yet
                     ruled = keys is not None or tid not in ts.fresh
                     if at_idle and (ruled or alt == "every-unlisted"):
                         why = (
-                            "it is not in the latest background list"
+                            "the cancel covers the listed background work too"
+                            if exempt
+                            else "it is not in the latest background list, and it embeds no listed terminal"
                             if ruled
-                            else "no background list has named it since its first report"
+                            else "no background list has named it since its first report, and it embeds "
+                            "no listed terminal"
                         )
                         self.breach(
                             owed, line, sid,
                             f"idle confirming the cancellation received at line {fs.cancel_line} while "
                             f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
-                            f"it a final status before this idle ({why}, and it embeds no listed "
-                            "terminal)",
+                            f"it a final status before this idle ({why})",
                             msg, (UNLISTED_TOOL_AT_CANCELLED_IDLE,),
                         )  # fmt: skip
                     else:  # a CANCEL-17 suspect's verdict depends on the reading (where it is judged)
@@ -394,7 +404,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
             for rid, (psid, about, _) in self.perms.items():
-                if psid == sid and not (about is not None and ts is not None and _exempt(about, ts, listed)):
+                listed_work = about is not None and ts is not None and _exempt(about, ts, listed)
+                if psid == sid and self.between.covered(listed_work):
                     # the cancelled work's request: the Agent stops waiting (the table's abandon)
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
                     if owes is not None:
@@ -408,7 +419,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         cancelled (the work may have ended on its own first)."""
         if self.reading(CANCEL_TAKES_EFFECT) != "when-acted":
             return True
-        return bool(upd.get("stopReason") == foreground.CANCELLED)
+        return self.between.confirmation_breach(upd.get("stopReason")) is None
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""

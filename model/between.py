@@ -1,0 +1,246 @@
+"""The rules between machines: each stated once, as a named declaration a spec author can read.
+
+Theory of operation
+-------------------
+The machines of ``model/`` each own one entity (a prompt, the foreground state, a tool call, a
+permission request, ...). The spec also ties them together: an idle ends foreground work and
+settles what that work still owed; a ``session/cancel`` covers the foreground work and the
+prompts not yet inserted; a prompt received during active work may be inserted into it. Those
+ties live here, one ``Between`` per rule, in the manner of h11's ``_state.py`` (its
+state-triggered transitions keyed by a joint configuration of several machines): the rule ID,
+what triggers it (``when``: a joint configuration or an event), what it forbids or owes
+(``then``), the machines it reads, and the parameters a variant may switch.
+
+``Rules`` is the set in force: the spec's (``SPEC``) or a variant's (``Rules.switched``, from a
+variant file's ``[between.NAME]`` tables; dropping a declaration is dropping its rule with
+``drop``). Its small functions are the one executable statement of each declaration: the checker
+(``properties/monitors``) and the simulated Agent (``simulator/agent.py``) both call them, so the
+rule IDs below appear nowhere else in their code. To change a rule between machines, edit its
+declaration and its function here (``docs/session-model.md`` has a worked example).
+
+Must not know: JSON-RPC, the wire format, monitors, the simulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from model import foreground
+
+Param = bool | str
+
+
+@dataclass(frozen=True, slots=True)
+class Between:
+    """One rule between machines."""
+
+    name: str
+    """The key a variant names it by (``[between.NAME]``)."""
+    rule: str
+    section: str
+    when: str
+    then: str
+    machines: tuple[str, ...]
+    params: tuple[tuple[str, Param], ...] = ()
+    """Parameters a variant may switch, with the spec's value."""
+
+
+UPDATES_BEFORE_IDLE: Final = Between(
+    "updates_before_idle", "DONE-03", "4. Report completion",
+    "the idle that ends foreground work is sent",
+    "every update still owed for that work (its messages' content, its tool calls' statuses) was "
+    "sent before it: one sent after it, while the session is still idle, is forbidden",
+    ("foreground", "entity", "tool_call"),
+)  # fmt: skip
+CANCEL_UPDATES_BEFORE_IDLE: Final = Between(
+    "cancel_updates_before_idle", "CANCEL-14", "Cancellation",
+    "the idle that reports a cancellation is sent",
+    "updates of the cancelled work sent after the cancel come before that idle, never after it",
+    ("foreground", "entity", "tool_call"),
+)  # fmt: skip
+CANCEL_CONFIRMED: Final = Between(
+    "cancel_confirmed", "TRANS-04", "State transitions",
+    "foreground work that was active when a session/cancel took effect ends",
+    "its idle carries the stop reason named by the parameter (the spec's: cancelled)",
+    ("foreground", "session"),
+    (("stop_reason", foreground.CANCELLED),),
+)  # fmt: skip
+CANCEL_NOT_ERROR: Final = Between(
+    "cancel_not_error", "CANCEL-12", "Cancellation",
+    "the idle confirming a cancellation is sent",
+    "an exception of an aborted operation is reported as cancelled, never as error",
+    ("foreground",),
+)  # fmt: skip
+CANCEL_COVERS: Final = Between(
+    "cancel_covers", "CANCEL-18", "Cancellation",
+    "a session/cancel is received",
+    "it covers the foreground work and the prompts not yet inserted; work in the latest background "
+    "list is covered only when the parameter covers_background is true (the spec's: false, that "
+    "work keeps running)",
+    ("foreground", "prompt", "tool_call", "permission", "background_item"),
+    (("covers_background", False),),
+)  # fmt: skip
+CANCELLED_TOOLS_FINAL: Final = Between(
+    "cancelled_tools_final", "CANCEL-17", "Cancellation",
+    "the idle confirming a cancellation ends active work",
+    "every tool call of the covered work still unfinished had its final status reported before it",
+    ("foreground", "tool_call", "background_item"),
+)  # fmt: skip
+CANCELLED_PERMISSIONS: Final = Between(
+    "cancelled_permissions", "CANCEL-06", "Cancellation",
+    "the Agent stops the covered work",
+    "it stops waiting on that work's pending permission requests and treats them as not approved "
+    "(the permission table's abandon): a late approval never runs the tool",
+    ("foreground", "permission", "tool_call"),
+)  # fmt: skip
+CONTENT_ADVERTISED: Final = Between(
+    "content_advertised", "USER-04", "1. User message",
+    "a session/prompt carries content outside the baseline types that the Agent did not advertise",
+    "it is refused with -32602 and never inserted",
+    ("prompt", "session"),
+)  # fmt: skip
+HELD_IN_ORDER: Final = Between(
+    "held_in_order", "ACTIVE-02", "Prompts during active work",
+    "the Agent inserts a prompt while older prompts of the session wait",
+    "held prompts go in in the order received: only the oldest waiting one may be inserted (the "
+    "prompt table's guard oldest_held)",
+    ("prompt",),
+)  # fmt: skip
+STEERING: Final = Between(
+    "steering", "ACTIVE-02", "Prompts during active work",
+    "a prompt received during active foreground work is inserted",
+    "with the parameter steer true (the spec's: what inserting means is up to the Agent) it may "
+    "go into that work; with steer false it waits for that work's idle",
+    ("prompt", "foreground"),
+    (("steer", True),),
+)  # fmt: skip
+
+DECLARATIONS: Final[tuple[Between, ...]] = (
+    UPDATES_BEFORE_IDLE,
+    CANCEL_UPDATES_BEFORE_IDLE,
+    CANCEL_CONFIRMED,
+    CANCEL_NOT_ERROR,
+    CANCEL_COVERS,
+    CANCELLED_TOOLS_FINAL,
+    CANCELLED_PERMISSIONS,
+    CONTENT_ADVERTISED,
+    HELD_IN_ORDER,
+    STEERING,
+)
+BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
+
+BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})
+"""Content types every Agent accepts in a prompt (``content_advertised``)."""
+PROMPT_CAPABILITY_TYPES: Final = {"image": "image", "audio": "audio", "embeddedContext": "resource"}
+"""PromptCapabilities field -> the content block type it allows."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The declarations in force, with their parameters (the spec's, or a variant's)."""
+
+    values: Mapping[str, Mapping[str, Param]] = field(
+        default_factory=lambda: {d.name: dict(d.params) for d in DECLARATIONS}
+    )
+
+    def switched(self, changes: Mapping[str, Mapping[str, Param]]) -> Rules:
+        """A copy with parameters switched (``changes``: declaration -> parameter -> value);
+        raises ``ValueError`` naming the first unknown declaration, parameter or wrong type."""
+        values = {name: dict(params) for name, params in self.values.items()}
+        for name, params in changes.items():
+            if name not in BY_NAME:
+                raise ValueError(f"unknown declaration {name!r} (known: {', '.join(BY_NAME)})")
+            for key, value in params.items():
+                if key not in values[name]:
+                    known = ", ".join(values[name]) or "none"
+                    raise ValueError(f"{name}: unknown parameter {key!r} (parameters: {known})")
+                if type(value) is not type(values[name][key]):
+                    raise ValueError(f"{name}.{key}: a {type(values[name][key]).__name__} is required")
+                values[name][key] = value
+        return Rules(values)
+
+    def changes(self) -> dict[str, dict[str, Param]]:
+        """The parameters that differ from the spec's (declaration -> parameter -> value)."""
+        out: dict[str, dict[str, Param]] = {}
+        for d in DECLARATIONS:
+            for key, value in d.params:
+                if self.values[d.name][key] != value:
+                    out.setdefault(d.name, {})[key] = self.values[d.name][key]
+        return out
+
+    # -- the declarations, executed --------------------------------------------------------
+    @staticmethod
+    def late_update(cancelled: bool) -> Between:
+        """The rule an update of ended foreground work sent after its idle breaks
+        (``cancel_updates_before_idle`` when that idle reported a cancellation)."""
+        return CANCEL_UPDATES_BEFORE_IDLE if cancelled else UPDATES_BEFORE_IDLE
+
+    @staticmethod
+    def owed_before_idle(live_tools: Iterable[object], unreported_messages: Iterable[object]) -> bool:
+        """``updates_before_idle``: whether the work still owes an update before its idle (a tool
+        call of it not in a final status, the user message of a prompt it inserted not reported)."""
+        return any(True for _ in live_tools) or any(True for _ in unreported_messages)
+
+    def confirmation_breach(self, reason: object) -> Between | None:
+        """The declaration an idle ending cancelled work breaks with stop reason ``reason``."""
+        if reason == self.values[CANCEL_CONFIRMED.name]["stop_reason"]:
+            return None
+        return CANCEL_NOT_ERROR if reason == foreground.ERROR else CANCEL_CONFIRMED
+
+    def confirming_reasons(self) -> tuple[str, ...]:
+        """The stop reasons an idle confirming a cancellation may carry."""
+        return (str(self.values[CANCEL_CONFIRMED.name]["stop_reason"]),)
+
+    @property
+    def covers_background(self) -> bool:
+        return bool(self.values[CANCEL_COVERS.name]["covers_background"])
+
+    def covered(self, listed: bool) -> bool:
+        """Whether a session/cancel covers work (``listed``: in the latest background list)."""
+        return not listed or self.covers_background
+
+    @staticmethod
+    def owes_final(status: str, final: Iterable[str], covered: bool) -> bool:
+        """Whether a tool call of the cancelled work in ``status`` owed its final status before
+        the idle confirming the cancellation (``cancelled_tools_final``)."""
+        return covered and status not in final
+
+    @property
+    def steer(self) -> bool:
+        return bool(self.values[STEERING.name]["steer"])
+
+    def may_insert_now(self, received_in_active_work: bool, work_still_active: bool) -> bool:
+        """``steering``: whether a prompt may be inserted now (received during active work that
+        is still active: only when steering is allowed)."""
+        return self.steer or not (received_in_active_work and work_still_active)
+
+    @staticmethod
+    def oldest_waiting(waiting: Iterable[object]) -> object | None:
+        """``held_in_order``: the prompt that may be inserted next among those waiting, given in
+        receipt order."""
+        return next(iter(waiting), None)
+
+    @staticmethod
+    def allowed_types(advertised: Iterable[str]) -> frozenset[str]:
+        """``content_advertised``: the content types a prompt may carry (baseline and
+        advertised: PromptCapabilities fields)."""
+        return BASELINE_PROMPT_TYPES | {PROMPT_CAPABILITY_TYPES[f] for f in advertised}
+
+    @staticmethod
+    def refused_content(types: Iterable[str], allowed: frozenset[str]) -> tuple[str, ...]:
+        """``content_advertised``: the content types of a prompt the Agent must refuse."""
+        return tuple(t for t in types if t not in allowed)
+
+
+SPEC: Final = Rules()
+"""The rules between machines as the spec writes them."""
+
+
+def rules_stated() -> dict[str, tuple[str, ...]]:
+    """Rule ID -> the declarations stating it (``model.between.NAME``), for traceability."""
+    out: dict[str, list[str]] = {}
+    for d in DECLARATIONS:
+        out.setdefault(d.rule, []).append(f"model.between.{d.name.upper()}")
+    return {k: tuple(v) for k, v in out.items()}
