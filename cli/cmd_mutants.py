@@ -5,7 +5,7 @@ bug a line with its name, side, intended rule and verdict, and below it, indente
 does; then, for a bug that never shows on the wire, why ``acp-model drive`` cannot find it),
 ``--list`` (the same table without running anything; JSON: name, side, intended_rule,
 description, off_wire) and the exit code (0 every mutant
-caught and the unmodified simulator clean, 1 otherwise). The runs are ``simulator.mutants``'s.
+caught and the unmodified simulator clean, 1 otherwise). The runs are ``simulator.analysis.mutants``'s.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from cli.workers_option import add_pool_options, cluster_failed, pool_of
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    from simulator.config import MUTANT_STEPS, MUTANT_WALKS
+    from simulator.peers.config import MUTANT_STEPS, MUTANT_WALKS
 
     p: argparse.ArgumentParser = sub.add_parser(
         "mutants",
@@ -121,8 +121,8 @@ def _list(args: argparse.Namespace, chosen: list[Any]) -> int:
 def run(args: argparse.Namespace) -> int:
     from cli.outputs import check_folder
     from cli.progress import make
-    from simulator.mutants import BY_NAME, MUTANTS, judge_job
-    from simulator.wire import to_ndjson
+    from simulator.analysis.mutants import BY_NAME, MUTANTS, judge_job
+    from simulator.peers.wire import to_ndjson
     from simulator.workers import ClusterError
 
     walks, steps = args.walks, args.steps

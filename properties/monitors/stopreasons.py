@@ -21,11 +21,15 @@ Must not know: tool calls, prompts, messages.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import foreground as fgm
 from properties.catalogue import RESTATED
-from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitor import Handler, Message, Monitor
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.common import ACTIVE
 from properties.monitors.facts import Facts
 
