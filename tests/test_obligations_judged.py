@@ -158,7 +158,7 @@ def test_a_tool_status_of_ended_work_after_its_idle_under_foreground_owed() -> N
     lines = [*TURN, tool("t1", "in_progress"), state("idle", stop="end_turn", bg=[]), tool("t1", "completed")]
     assert musts(check(lines, tool_updates_after_idle="foreground-owed")) == [("DONE-03", 8)]
     assert musts(check(lines)) == []  # the default: work going on after the idle is background
-    listed = [*lines[:-2], state("idle", stop="end_turn", bg=[item("tool_call", "t1")]), tool("t1", "completed")]
+    listed = [*lines[:-2], state("idle", stop="end_turn", bg=[item("tool_call", "t1")]), lines[-1]]
     assert musts(check(listed, tool_updates_after_idle="foreground-owed")) == []
 
 
@@ -253,7 +253,8 @@ def _agent(tmp_path: Path, on_close: str = "pass", after_prompt: str = "pass") -
         "def send(m):\n"
         "    sys.stdout.write(json.dumps(m) + '\\n'); sys.stdout.flush()\n"
         "def update(u):\n"
-        "    send({'jsonrpc': '2.0', 'method': 'session/update', 'params': {'sessionId': 's1', 'update': u}})\n"
+        "    params = {'sessionId': 's1', 'update': u}\n"
+        "    send({'jsonrpc': '2.0', 'method': 'session/update', 'params': params})\n"
         "for line in sys.stdin:\n"
         "    m = json.loads(line)\n"
         "    if m.get('method') == 'initialize':\n"
@@ -264,7 +265,8 @@ def _agent(tmp_path: Path, on_close: str = "pass", after_prompt: str = "pass") -
         "        update({'sessionUpdate': 'state_update', 'state': 'running'})\n"
         "        update({'sessionUpdate': 'user_message', 'messageId': 'u1', 'content': []})\n"
         "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'messageId': 'u1'}})\n"
-        "        update({'sessionUpdate': 'compaction_update', 'compactionId': 'c1', 'status': 'in_progress'})\n"
+        "        update({'sessionUpdate': 'compaction_update', 'compactionId': 'c1',\n"
+        "                'status': 'in_progress'})\n"
         "        update({'sessionUpdate': 'state_update', 'state': 'idle', 'stopReason': 'end_turn'})\n"
         f"        {after_prompt}\n"
         "    elif m.get('method') == 'session/close':\n"
