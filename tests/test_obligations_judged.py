@@ -35,6 +35,8 @@ from tests.wire_dsl import (
     close,
     compaction,
     fail,
+    initialize,
+    initialized,
     item,
     ok,
     prompt,
@@ -239,6 +241,19 @@ def test_complete_conforming_walks_give_no_must_finding(transport: str) -> None:
         assert musts(report) == [], seed
 
 
+def test_a_cancel_under_a_custom_state_explains_the_cancelled_idle() -> None:
+    """Stop reasons: cancelled means the Client chose to stop the work. A session/cancel received
+    while a custom state replaced running (seed 25 of the conforming walks) is that choice; the
+    work's idle saying cancelled is no suspect. Without the cancel, or with one received while
+    idle before the work began, it stays a suspect of FG-06 (a warning)."""
+    custom = [initialize(0, meta={"customStates": True}), initialized(0), *TURN, state("_reviewing")]
+    end = [state("running"), state("idle", stop="cancelled")]
+    assert check([*custom, cancel(), *end], complete=True).findings == []
+    for lines in ([*custom, *end], [cancel(), *custom, *end]):
+        found = check(lines, complete=True).findings
+        assert [(f.rule, f.severity, f.line) for f in found] == [("FG-06", "warning", len(lines))]
+
+
 # -- record and drive judge their recordings complete --------------------------------------------
 posix = pytest.mark.skipif(os.name != "posix", reason="needs POSIX pipes")
 
@@ -310,7 +325,7 @@ could judge the agent quiescent."""
 @pytest.mark.parametrize(
     ("agent", "script", "stop"),
     [
-        ({"on_close": GARBAGE}, [["prompt"], ["close"], ["wait"]], "finding"),
+        ({"on_close": GARBAGE}, [["prompt"], ["wait"], ["close"], ["wait"]], "finding"),
         ({"after_prompt": "sys.exit(0)"}, [["prompt"], ["wait"], ["wait"]], "agent exited"),
     ],
     ids=["session-closed", "agent-exited"],
@@ -323,7 +338,10 @@ def test_drive_judges_its_recording_complete(
     the last line, not information."""
     from simulator.harness.drive import ProcessPeer, Settings, run_once
 
-    settings = Settings(steps=len(script), timeout=5.0, silence=0.02)
+    # the driver's "wait" lets the turn end before the close (a close during it cancels the
+    # work, and the agent's end_turn idle would break TRANS-04); a long silence keeps it so
+    # under load
+    settings = Settings(steps=len(script), timeout=5.0, silence=0.5)
     result = run_once(ProcessPeer(_agent(tmp_path, **agent)), settings, script=script)
     assert result.stop == stop, result.findings
     found = [f for f in result.findings if f.rule == "COMPACT-05"]
