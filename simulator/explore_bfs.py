@@ -101,8 +101,9 @@ class Slice:
 SLICES: tuple[Slice, ...] = (
     Slice(
         "core",
-        SMALL.with_(capacity=1, features=SMALL.features - {"fail"}),
-        "a prompt held or inserted, session/cancel, a tool call with permission, a terminal",
+        SMALL.with_(capacity=1, features=(SMALL.features - {"fail"}) | {"stop_unlisted"}),
+        "a prompt held or inserted, session/cancel, a tool call with permission, a terminal (an "
+        "unlisted one stopped by the cancel)",
     ),
     Slice(
         "prompts",
@@ -142,7 +143,18 @@ SLICES: tuple[Slice, ...] = (
             outputs=2,
             capacity=1,
             features=frozenset(
-                {"chunks", "thought", "plan", "limits", "notice", "usage", "fail", "custom_stop", "extras"}
+                {
+                    "chunks",
+                    "thought",
+                    "plan",
+                    "limits",
+                    "notice",
+                    "usage",
+                    "fail",
+                    "custom_stop",
+                    "extras",
+                    "rich_prompt",
+                }
             ),
         ),
         "messages, chunks, thoughts, plans (and their removal), stop reasons (also custom), errors "
@@ -218,6 +230,20 @@ SLICES: tuple[Slice, ...] = (
         "answered after the work was cancelled or withdrawn",
     ),
     Slice(
+        "answers",
+        SMALL.with_(
+            tool_calls=1,
+            permissions=1,
+            background=0,
+            cancels=1,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"permission", "cancel", "perm_error"}),
+        ),
+        "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
+        "work was cancelled)",
+    ),
+    Slice(
         "bg_requests",
         SMALL.with_(
             tool_calls=0,
@@ -263,6 +289,23 @@ SLICES: tuple[Slice, ...] = (
         "cancels), session/resume with and without replay",
     ),
     Slice(
+        "overlap",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            closes=1,
+            resumes=1,
+            outputs=1,
+            capacity=2,
+            features=frozenset({"close", "resume", "overlap"}),
+        ),
+        "session/close or a second session/resume while a session/resume is being answered (the "
+        "resume refused, or the later one)",
+    ),
+    Slice(
         "closes",
         SMALL.with_(
             tool_calls=0,
@@ -286,9 +329,10 @@ SLICES: tuple[Slice, ...] = (
             background=0,
             hooks=1,
             capacity=1,
-            features=frozenset({"hook", "hold", "fail", "cancel"}),
+            features=frozenset({"hook", "hold", "fail", "cancel", "meta"}),
         ),
-        "foreground hook work while a prompt waits: then insertion, rejection or cancellation",
+        "foreground hook work while a prompt waits: then insertion, rejection or cancellation; a "
+        "metadata patch of the ended work's message after its idle (cancelled or not)",
     ),
     Slice(
         "reading_rows",
@@ -311,6 +355,55 @@ SLICES: tuple[Slice, ...] = (
         "(rejected-after-cancel-request=own-reason) and a listed background tool call that "
         "foreground work starts waiting on (waited-on-background=becomes-foreground); judged "
         "under those readings",
+    ),
+    Slice(
+        "own_work",
+        SMALL.with_(
+            prompts=1,
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            outputs=1,
+            capacity=1,
+            features=frozenset({"goal", "commands", "bare_error", "fail", "early_state"}),
+        ),
+        "foreground work the Agent starts itself (a goal pursued), an available_commands_update, "
+        "the error stop reason without an error field, the initial idle before the session/new "
+        "response",
+    ),
+    Slice(
+        "embedded",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=1,
+            cancels=1,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"terminal", "embed", "cancel"}),
+        ),
+        "a tool call whose only live work is the terminal it runs: the terminal listed, the tool "
+        "call not, ending with the terminal (also across a cancel: listed work is not covered)",
+    ),
+    Slice(
+        "receipt_order",
+        SMALL.with_(
+            prompts=2,
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            outputs=0,
+            capacity=2,
+            features=frozenset({"hold"}),
+            readings=(("prompt-ahead-of-held", "receipt-order"),),
+        ),
+        "two prompts held and inserted in the order received, judged under the reading that lets "
+        "the wire show that order (prompt-ahead-of-held=receipt-order: a later prompt answered while "
+        "an earlier one still waits)",
     ),
 )
 """The default bound of the exhaustive mode: small slices of the model, each complete, that

@@ -93,7 +93,8 @@ def test_most_steps_are_composed_without_feeding_a_monitor(monkeypatch: pytest.M
     res = explore_bfs.explore(explore_bfs.SLICES[0].cfg)
     (table,) = tables
     fed = len(table._local)
-    assert len(table.steps) > 5 * fed, (len(table.steps), fed)
+    # (3x since the table monitor follows every entity update too: the entity machine runs there)
+    assert len(table.steps) > 3 * fed, (len(table.steps), fed)
     built = sum(s is not None for s in table.sets)
     assert built < len(table.sets) / 2, (built, len(table.sets))
     assert res.quiescent_states > 0 and len(table.ends) > 0

@@ -435,7 +435,9 @@ VIOLATIONS: list[Case] = [
         [("STOP-03", 6)],
     ),
     Case(
-        "FAIL-03 error without an error object", [*turn()[:-1], state("idle", stop="error")], [("FAIL-03", 6)]
+        "FAIL-03 error that is no error object",
+        [*turn()[:-1], state("idle", stop="error", error="boom")],
+        [("FAIL-03", 6)],
     ),
     Case("DONE-03 output of ended work after idle", [*turn(), say("a1")], [("DONE-03", 7)]),
     Case(
@@ -973,7 +975,7 @@ def test_conforming_transcript_is_accepted(case: Case) -> None:
     assert found(ms, "open") == []
 
 
-SUSPECTED = {"FG-06", "ACTIVE-03"}
+SUSPECTED = {"FG-06", "ACTIVE-03", "FAIL-03"}
 """Rules whose breach a monitor can only suspect (kind ``suspect``): their cases are the tests
 test_an_ending_idle_without_stop_reason_is_a_suspicion and its neighbours."""
 
@@ -1436,3 +1438,16 @@ def test_an_ending_idle_without_stop_reason_is_a_suspicion() -> None:
     assert found(ms) == [] and found(ms, "suspect") == [("FG-06", 6)]
     assert [f.severity for f in ms.findings] == ["warning"]
     assert found(run(turn()), "suspect") == []
+
+
+def test_an_error_idle_without_failure_details_is_a_suspicion() -> None:
+    """Failures: the error stop reason's error field is one the Agent SHOULD include, "optional
+    and nullable: omission and null both mean the Agent supplied no failure details". Whether it
+    had any is not on the wire: FAIL-03 is suspected (a warning), not proven."""
+    for idle in (state("idle", stop="error"), state("idle", stop="error", error=None)):
+        ms = run([*turn()[:-1], idle])
+        assert found(ms) == [] and found(ms, "suspect") == [("FAIL-03", 6)]
+    assert (
+        found(run([*turn()[:-1], state("idle", stop="error", error={"code": 1, "message": "x"})]), "suspect")
+        == []
+    )

@@ -137,21 +137,21 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
         bs.reported = True
         if bs.tool_terms and self.reading(TOOL_WITH_LISTED_TERMINAL) == "only-live-work":
             cur = frozenset(keys)
-            for kind, ident in sorted(cur):
-                terms = bs.tool_terms.get(ident) if kind == "tool_call" else None
-                if terms:
-                    self._ex["BG-13"] += 1
-                    both = sorted(t for t in terms if ("terminal", t) in cur)
-                    if both:
-                        self.breach(
-                            "BG-13",
-                            line,
-                            sid,
-                            f"background lists tool call {ident!r} and the terminal "
-                            f"{', '.join(map(repr, both))} it runs: list the terminal only",
-                            msg,
-                            (TOOL_WITH_LISTED_TERMINAL,),
-                        )
+            for ident, terms in sorted(bs.tool_terms.items()):
+                both = sorted(t for t in terms if ("terminal", t) in cur)
+                if not both:
+                    continue
+                self._ex["BG-13"] += 1  # a tool call runs a listed terminal: is it listed too?
+                if ("tool_call", ident) in cur:
+                    self.breach(
+                        "BG-13",
+                        line,
+                        sid,
+                        f"background lists tool call {ident!r} and the terminal "
+                        f"{', '.join(map(repr, both))} it runs: list the terminal only",
+                        msg,
+                        (TOOL_WITH_LISTED_TERMINAL,),
+                    )
 
     # -- explorers -----------------------------------------------------------------------
     def clone(self, owner: MonitorSet) -> BackgroundMonitor:

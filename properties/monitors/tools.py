@@ -472,6 +472,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if type(kind) is not str or not kind.startswith("allow"):
             return
         self._ex["TOOL-04"] += 1
+        if abandoned:  # an approval of cancelled work's request: the Agent treats it as none
+            self._ex[ABANDONED] += 1
         ts = self.sessions.get(perm[0])
         rec = ts.tools.get(perm[1]) if ts is not None else None
         if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
@@ -486,6 +488,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     and not _exempt(perm[1], ts, fs.listed or frozenset())
                 ):
                     grant = _RACED_GRANT  # the cancelled work's request: not approved
+            if grant == _RACED_GRANT:
+                self._ex[ABANDONED] += 1  # an approval the Agent must treat as none: judged here
             ts.tools[perm[1]] = (rec[0], rec[1], grant)
 
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
