@@ -230,8 +230,8 @@ def test_complete_conforming_walks_give_no_must_finding(transport: str) -> None:
     """Seeded walks of the conforming simulator (both transports), drained to quiescence: their
     transcripts are complete, and --complete finds no MUST in them (warnings are suspicions of
     SHOULDs the conforming Agent may leave, such as an idle without a stop reason)."""
-    from simulator.config import DEFAULT
-    from simulator.schedulers import random_walk
+    from simulator.peers.config import DEFAULT
+    from simulator.peers.schedulers import random_walk
 
     cfg = DEFAULT.with_(transport=transport)
     for seed in range(100, 110):
