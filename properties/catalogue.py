@@ -313,13 +313,11 @@ RULES: Final[tuple[Rule, ...]] = (
         "FG-01",
         _M,
         _A,
-        _UN,
+        _MON,
         """Work is handled as foreground work whatever started it: a user
        prompt, or the Agent itself (pursuing a goal, continuing earlier work, reacting to a finished
        background task).""",
         (10,),
-        reason="Not checked yet: shown only through FG-02 and the other lifecycle rules; no check of its own."
-        "Not checked yet: shown only through FG-02 and the other lifecycle rules; no check of its own.",
     ),
     _r(
         "FG-02",

@@ -370,6 +370,11 @@ _AGENT: tuple[Seeded, ...] = (
         walks(without=("compaction", "notice")),
     ),
     Seeded(
+        Copies("own-work-unreported", "FG-01", "start_goal", 0, {**_STATE, "state": "running"}),
+        "starts work of its own (pursuing a goal) without reporting running",
+        walks(plus=("goal",), without=("compaction", "notice")),
+    ),
+    Seeded(
         Copies("no-resume-running", "FG-04", "resume", 0, {**_STATE, "state": "running"}),
         "resumes blocked work without reporting running",
     ),

@@ -359,7 +359,14 @@ VIOLATIONS: list[Case] = [
         [("USER-03", 3)],
     ),
     # foreground
-    Case("FG-02 output while idle", [*turn(), say("a2", chunk=False)], [("FG-02", 7)]),
+    Case(
+        "FG-02 output while idle, a prompt waiting (left unanswered: REJ-01)",
+        [*turn(), prompt(2), say("a2", chunk=False)],
+        [("FG-02", 8), ("REJ-01", 7)],
+    ),
+    Case(
+        "FG-01 output of the Agent's own work while idle", [*turn(), say("a2", chunk=False)], [("FG-01", 7)]
+    ),
     Case(
         "STATE-04 custom state instead of running",
         [
@@ -1024,14 +1031,14 @@ def test_finding_names_session_and_message() -> None:
     lines.append(say("late", sid="s2"))
     ms = run(lines)
     (finding,) = ms.findings
-    assert (finding.rule, finding.session, finding.line) == ("FG-02", "s2", 13)
+    assert (finding.rule, finding.session, finding.line) == ("FG-01", "s2", 13)  # no prompt waits
     assert finding.message is lines[-1][1]
     assert "late" in finding.explanation
 
 
 def test_flagged_once_per_stretch() -> None:
     ms = run([*turn(), say("a2"), say("a3"), say("a2")])
-    assert found(ms) == [("FG-02", 7)]
+    assert found(ms) == [("FG-01", 7)]
 
 
 # -- permissions (MAY) are tolerated -----------------------------------------------------------------

@@ -99,6 +99,9 @@ _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
 _RA_GROUP = RESTATED["running-after-requires-action"]
 _CANCEL_GROUP = RESTATED["cancelled-stop-reason"]
 _START_GROUP = RESTATED["active-state-on-start"]
+OWN_WORK = "FG-01"
+"""Work the Agent starts itself is foreground work: output of it while idle, no prompt waiting,
+breaks this rule (the table's FG-02 is the same duty for a prompt's work)."""
 _UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
 """The foreground table's rule for work under way while idle is reported."""
 _QUIET = frozenset(
@@ -202,6 +205,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         return not self.between.steer
 
     RULES = (
+        OWN_WORK,
         *_START_GROUP,
         *_RA_GROUP,
         *_IDLE_GROUP,
@@ -299,6 +303,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         what = f"{variant} {mid!r}"
         if state == "idle" or (custom and seen is None and st.last_std == "idle"):
             after = f" after the custom state {state!r} replaced running" if custom else " sent while idle"
+            if state == "idle" and not self._prompt_waits(sid, st):  # the Agent's own work
+                self._ex[OWN_WORK] += 1
+                rule, after = OWN_WORK, after + " with no prompt waiting (work the Agent started itself)"
             self._started(st, fs.period, rule, sid, line, what + after, msg)
             return
         if where != fgm.REQUIRES_ACTION:
@@ -349,6 +356,16 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 readings,
             )
 
+    def _prompt_waits(self, sid: str, st: _Session) -> bool:
+        """A prompt of ``sid`` is unanswered or waits to become active: work that starts now may
+        be its work; otherwise the Agent started it itself (FG-01)."""
+        if st.await_active:
+            return True
+        return any(
+            req.get("method") == "session/prompt" and (req.get("params") or {}).get("sessionId") == sid
+            for req in self._owner.pending_client.values()
+        )
+
     # -- state ---------------------------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         fs = self.facts.sessions.get(sid)
@@ -364,6 +381,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if new != prev:
             st.since = line
         if new != "idle":
+            own = prev == "idle" and new in ACTIVE and not fs.resuming and not self._prompt_waits(sid, st)
             if st.await_active:
                 st.await_active.clear()
             if st.accepted:
@@ -372,6 +390,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 st.last_std = new
                 if fs.resuming:  # a resume snapshot reports the state, it is no transition
                     return
+                if own:  # work the Agent started itself, reported as foreground work
+                    self._ex[OWN_WORK] += 1
                 if prev not in ACTIVE:
                     self._gx[_START_GROUP_KEY] += 1
                 elif prev == "requires_action" and new == "running":
