@@ -1248,7 +1248,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TRANS-05",
         _M,
         _A,
-        _MOD,
+        _MON,
         """requires_action is reported only for foreground work blocked on the
        user: an open request alone does not justify it, and work that starts blocked may report it
        without a running first (from running, work blocks; nothing else moves to it but a start).""",

@@ -440,6 +440,11 @@ _AGENT: tuple[Seeded, ...] = (
         _RACE,
     ),
     Seeded(
+        Unchecked("requires-action-unasked", "TRANS-05"),
+        "reports requires_action while no permission request or elicitation is outstanding",
+        walks("thought"),
+    ),
+    Seeded(
         Unchecked("elicit-unadvertised", "TOOL-07"),
         "elicits in modes the Client did not advertise",
         walks("cancel", "thought"),

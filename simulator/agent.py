@@ -563,6 +563,18 @@ class Agent:
             e[0] in em.BLOCKING for e in self.elicits.values()
         )
 
+    def _asking(self) -> list[str]:
+        """The user-action requests outstanding on the wire (``model.between`` BLOCKED_ON_USER):
+        permission requests neither answered nor withdrawn, elicitations neither answered nor
+        withdrawn, and URL elicitations accepted and not yet completed."""
+        found = [rid for rid, v in self.perms.items() if v[0] in (pm.PENDING, pm.NOT_APPROVED)]
+        found += [
+            rid
+            for rid, e in self.elicits.items()
+            if e[0] in (em.PENDING, em.AWAITING, em.ABANDONED) or (e[3] and not e[4])
+        ]
+        return found
+
     def _open(self) -> bool:
         return self.session == "open"
 
@@ -880,6 +892,13 @@ class Agent:
                         add(("agent", "elicit", mode))
         if blocked and not self.cancelling and "block" in doing:
             add(("agent", "block", None))
+        elif (
+            not self._applies(bw.BLOCKED_ON_USER.rule)
+            and not self.cancelling
+            and "block" in doing
+            and not self.between.blocked_on_user(self._asking())
+        ):
+            add(("agent", "block", None))  # requires_action with nothing to act on (a seeded bug)
         if producing:
             self._tool_events(add, "pause" in features)
         if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
@@ -1339,6 +1358,8 @@ class Agent:
         return self._new_tool(ask=True)
 
     def _do_block(self, _: Any) -> list[Msg]:
+        if not self.between.blocked_on_user(self._asking()):
+            self._breach(bw.BLOCKED_ON_USER.rule)  # blocked on no request (a seeded bug: Unchecked)
         self.real = fgm.REQUIRES_ACTION
         return [self._report(fgm.REQUIRES_ACTION)]
 

@@ -22,12 +22,15 @@ from simulator.explore_bfs import SLICES, explore
 from simulator.mutants import breaking, judge
 from tests.wire_dsl import (
     Line,
+    S,
     answer,
+    ask,
     cancel,
     fail,
     initialize,
     initialized,
     item,
+    permission_answer,
     prompt,
     say,
     state,
@@ -247,3 +250,44 @@ def test_check_under_a_switched_declaration_and_its_one_line_errors(tmp_path: Pa
     code, _, err = run_cli(["check", "--variant", str(bad), str(transcript)])
     assert code == 2
     assert err.strip() == f"acp-model check: {bad}: between: steering.steer: a bool is required"
+
+
+def _elicit(rid: Any, mode: str, eid: str = "e1") -> Line:
+    params = {"sessionId": S, "mode": mode, "message": "?", "elicitationId": eid}
+    return ("agent", _request(rid, "elicitation/create", params))
+
+
+def test_requires_action_with_no_request_outstanding_breaks_blocked_on_user() -> None:
+    """``blocked_on_user`` as transcripts: a requires_action stretch with no permission request or
+    elicitation outstanding breaks it when it ends; a request before it, or during it (work that
+    starts blocked may report requires_action first), or an accepted URL elicitation awaiting its
+    completion, justifies it."""
+    rule = bw.BLOCKED_ON_USER.rule
+    turn = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
+    assert _rules([*turn, state("requires_action"), state("running"), state("idle", stop="end_turn")]) == [
+        (rule, 6)
+    ]
+    assert _rules([*turn, state("requires_action"), state("idle", stop="end_turn")]) == [(rule, 6)]
+    asked = [*turn, ask("p1", "tc_1")]
+    assert _rules([*asked, state("requires_action"), state("running"), state("idle", stop="end_turn")]) == []
+    late_ask = [*turn, state("requires_action"), asked[-1], state("running"), state("idle", stop="end_turn")]
+    assert _rules(late_ask) == []
+    answered = [*asked, permission_answer("p1", "allow"), state("requires_action"), state("running")]
+    assert _rules(answered) == [(rule, 8)]
+    url = [
+        *turn,
+        _elicit("e", "url"),
+        ("client", {"jsonrpc": "2.0", "id": "e", "result": {"action": "accept"}}),
+    ]
+    assert _rules([*url, state("requires_action"), state("running")]) == []
+    done = [
+        *url,
+        ("agent", {"jsonrpc": "2.0", "method": "elicitation/complete", "params": {"elicitationId": "e1"}}),
+    ]
+    assert _rules([*done, state("requires_action"), state("running")]) == [(rule, 9)]
+    # still open at the end: a breach of a complete run only
+    ms = MonitorSet()
+    for n, (sender, msg) in enumerate([*turn, state("requires_action")], 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=True)
+    assert (rule, 5) in [(f.rule, f.line) for f in ms.findings if f.kind == "rule"]

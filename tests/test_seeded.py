@@ -62,11 +62,9 @@ def test_no_list_of_seeded_bug_names_outside_the_registry() -> None:
     assert found == []
 
 
-UNCHECKED_AGENT_RULES = {"FG-01", "TRANS-05"}
+UNCHECKED_AGENT_RULES = {"FG-01"}
 """MUST rules without a check or a seeded bug yet: FG-01 (agent-initiated work is foreground
-work) has no check; TRANS-05 (requires_action only for blocked foreground work) is stated by the
-foreground table's block cells, which the simulated Agent's reports never reach (a
-requires_action that no blocked work justifies looks like work that starts blocked)."""
+work) has no check."""
 
 
 def test_every_checked_must_has_a_seeded_bug_that_stands_for_it() -> None:

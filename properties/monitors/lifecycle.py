@@ -55,6 +55,14 @@ suspect under ``future-stop-reason=may-be-future``: it may be a future variant);
 carry a JSON-RPC error object (FAIL-03). Repeated snapshots are fine (TRANS-01), and idle at any
 moment is fine (DONE-04).
 
+*A requires_action stretch* (reported as work blocks or starts blocked, outside resume windows)
+must be blocked on something the user can act on: ``model.between`` BLOCKED_ON_USER. A
+user-action request of the session (a permission request or an elicitation, ``Facts.asking``)
+outstanding when it is reported, or asked before the stretch ends, justifies it (work that
+starts blocked may report requires_action before its request). A stretch that ends with running
+or idle without any is a breach, judged at that state; one still open at the end is an open
+obligation (a breach at quiescence). A stretch cut by unknown or a custom state is not judged.
+
 Closing a session cancels its foreground work: a successful ``session/close`` response sent while
 the work it cancelled was never ended with idle breaks CANCEL-11 (nothing can follow for a
 closed session).
@@ -126,6 +134,7 @@ class _Session:
         "last_reason",
         "last_std",
         "msgs",
+        "ra_line",
         "since",
         "steered",
         "thoughts",
@@ -143,6 +152,7 @@ class _Session:
         self.flag_period = -1  # period in which a start / resume breach was reported
         self.done_period = -1  # period in which DONE-03 / CANCEL-14 was reported
         self.since = 0  # line of the last state change
+        self.ra_line = 0  # line of a requires_action report with no user-action request yet
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
@@ -161,6 +171,7 @@ class _Session:
         new.flag_period = self.flag_period
         new.done_period = self.done_period
         new.since = self.since
+        new.ra_line = self.ra_line
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
         new.steered = dict(self.steered)
@@ -184,6 +195,7 @@ class _Session:
             frozenset(self.await_active),
             frozenset(self.accepted),
             frozenset((k, interval - v) for k, v in self.steered.items()),
+            self.ra_line > 0,
         )
 
 
@@ -210,6 +222,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         bw.UPDATES_BEFORE_IDLE.rule,
         bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
         bw.STEERING.rule,
+        bw.BLOCKED_ON_USER.rule,
         fgm.SPEC.guard_rules["custom_states"],
         "BOUND-02",
         "MSGID-01",
@@ -231,7 +244,33 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ("agent-response", "session/close", self._closed),
             ("update", "user_message", self._user),
             ("update", "user_message_chunk", self._user),
+            ("agent-request", "session/request_permission", self._asked),
+            ("agent-request", "elicitation/create", self._asked),
         )
+
+    def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        """A user-action request of the session: it justifies the requires_action stretch."""
+        st = self.sessions.get(sid) if sid is not None else None
+        if st is not None and st.ra_line:
+            st.ra_line = 0
+
+    def _blocked_on_nothing(
+        self, st: _Session, sid: str, prev: str, new: str, line: int, msg: Message
+    ) -> None:
+        """The requires_action stretch ends (``new``): judged when it ends with running or idle
+        (cut by unknown, a custom state or a resume, it is not)."""
+        since, st.ra_line = st.ra_line, 0
+        if prev == "requires_action" and new in ("running", "idle"):
+            rule = bw.BLOCKED_ON_USER.rule
+            self.breach(
+                rule,
+                line,
+                sid,
+                f"requires_action reported at line {since} until this {new}, while no permission "
+                "request or elicitation of the session was outstanding: the work was blocked on "
+                f"nothing the user could act on (model.between blocked_on_user, {rule})",
+                msg,
+            )
 
     # -- output --------------------------------------------------------------------------
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -358,6 +397,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             new = "?"
         if new != prev:
             st.since = line
+            if st.ra_line:
+                self._blocked_on_nothing(st, sid, prev, new, line, msg)
+            if new == "requires_action" and prev in ("running", "idle") and not fs.resuming:
+                self._ex[bw.BLOCKED_ON_USER.rule] += 1
+                if not self.facts.user_action_pending(sid):
+                    st.ra_line = line
         if new != "idle":
             if st.await_active:
                 st.await_active.clear()
@@ -593,6 +638,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     sid,
                     f"foreground work reported {fs.state} was never ended with idle"
                     + (f" after the cancellation at line {fs.cancel_line}" if fs.cancel_line else ""),
+                )
+            if st is not None and st.ra_line and fs.state == "requires_action":
+                self.eventually(
+                    bw.BLOCKED_ON_USER.rule,
+                    quiescent,
+                    st.ra_line,
+                    sid,
+                    "requires_action was reported while no permission request or elicitation of the "
+                    "session was outstanding, and none was asked since",
                 )
             if st is not None:
                 for rid, line in st.accepted.items():
