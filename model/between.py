@@ -117,6 +117,15 @@ STEERING: Final = Between(
     (("steer", True),),
 )  # fmt: skip
 
+LATE_ANSWERS_IGNORED: Final = Between(
+    "late_answers_ignored", "CANCEL-10", "Cancellation",
+    "after the idle confirming a cancellation, the Client accepts an elicitation of the cancelled "
+    "work, or the Agent reports a URL elicitation of it completed",
+    "the answer or completion is late and ignored (the elicitation table's late rows): the tool "
+    "call the elicitation was about is not run on it; a late approval of a permission request of "
+    "that work is cancelled_permissions' (CANCEL-06)",
+    ("foreground", "elicitation", "tool_call"),
+)  # fmt: skip
 BLOCKED_ON_USER: Final = Between(
     "blocked_on_user", "TRANS-05", "State transitions",
     "foreground work reports requires_action (it blocks, or starts blocked) and holds it until its "
@@ -140,6 +149,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     CONTENT_ADVERTISED,
     HELD_IN_ORDER,
     STEERING,
+    LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
@@ -219,6 +229,12 @@ class Rules:
         """Whether a tool call of the cancelled work in ``status`` owed its final status before
         the idle confirming the cancellation (``cancelled_tools_final``)."""
         return covered and status not in final
+
+    @staticmethod
+    def late_answer(machine: str) -> Between:
+        """The declaration a late answer of a request of cancelled work breaks when it is used to
+        run that request's tool call (``machine``: permission or elicitation)."""
+        return CANCELLED_PERMISSIONS if machine == "permission" else LATE_ANSWERS_IGNORED
 
     @staticmethod
     def blocked_on_user(outstanding: Iterable[object]) -> bool:

@@ -463,6 +463,12 @@ _AGENT: tuple[Seeded, ...] = (
         walks("elicitation", "cancel", cancels=2, outputs=0),
     ),
     Seeded(
+        Unchecked("late-elicitation-runs", "CANCEL-10"),
+        "elicits for a tool call, leaves that call pending when its work is cancelled, and runs it "
+        "when a late accept or external completion arrives",
+        walks("elicitation", "cancel", cancels=2, outputs=0),
+    ),
+    Seeded(
         Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),
         "lists a tool call whose only live work is a listed terminal",
         walks("terminal", "thought"),

@@ -936,8 +936,14 @@ class Agent:
         status (``_can``), made as ``tool_run`` / ``tool_done`` (pending -> in_progress ->
         completed, with content) or, with feature ``pause``, as a bare status update
         (``tool_status``). The permission of a call binds it (``_permitted``)."""
+        waiting = self._elicited_tools() if self.elicits else frozenset()
         for tid, t in self.tools.items():
-            if t[1] or (t[2] is not None and self.perms[t[2]][0] == pm.PENDING):
+            if (
+                t[1]
+                or (t[2] is not None and self.perms[t[2]][0] == pm.PENDING)
+                or tid in waiting
+                or t[-1] in ("ended-e", "late-e")
+            ):
                 continue
             allowed = self._can("tool_call", t[0])
             if t[0] == tcm.PENDING and "run" in allowed:
@@ -1003,9 +1009,11 @@ class Agent:
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
                 continue  # a tool call embedding a terminal lives and is listed with it
             self._item_events(add, key, st, active)
-        if not self._applies(bw.CANCELLED_PERMISSIONS.rule):  # a late approval of cancelled work runs it
+        if not self._applies(bw.CANCELLED_PERMISSIONS.rule) or not self._applies(
+            bw.LATE_ANSWERS_IGNORED.rule
+        ):  # a late approval, accept or completion of cancelled work runs its tool call
             for tid, t in self.tools.items():
-                if t[-1] == "late" and t[0] == tcm.PENDING:
+                if t[-1] in ("late", "late-e") and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
         self._elicitation_events(add)
         for rid, perm in self.perms.items():
@@ -1408,8 +1416,13 @@ class Agent:
         self.elicits_started += 1
         rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self.elicits_started}"
         eid = f"{rid}_url"
-        self.elicits[rid] = (em.PENDING, mode, eid, False, False)
-        return [wire.elicitation_create(rid, self.sid, mode, eid)]
+        out: list[Msg] = []
+        tid = None
+        if not self._applies(bw.LATE_ANSWERS_IGNORED.rule):  # (a seeded bug: for a tool call it runs late)
+            out = self._new_tool(ask=False)
+            tid = f"tc_{self.tools_started}"
+        self.elicits[rid] = (em.PENDING, mode, eid, False, False, tid)
+        return [*out, wire.elicitation_create(rid, self.sid, mode, eid, tid)]
 
     def _elicit_answered(self, rid: str, msg: Msg) -> None:
         """The Client's answer: the elicitation table's row for it (an action the schema does not
@@ -1424,15 +1437,30 @@ class Agent:
             return  # only after a seeded bug's move (a completion before the accept): done with it
         after = spec.fire(e[0], trigger, {"url": url})
         outside = url and trigger == "accept"  # the user goes on to the URL
-        self.elicits[rid] = (after, e[1], e[2], outside, e[4])
+        self.elicits[rid] = (after, e[1], e[2], outside, e[4], *e[5:])
+        if trigger == "accept" and after == em.LATE:
+            self._late_elicitation(e)
 
     def _do_elicit_complete(self, rid: str) -> list[Msg]:
         """The user finished a URL elicitation outside the Client (after the work ended: late, and
         the work is not resumed)."""
         e = self.elicits[rid]
         after = self._fire("elicitation", e[0], "complete", {"url": e[1] == "url"})
-        self.elicits[rid] = (after, e[1], e[2], e[3], True)
+        self.elicits[rid] = (after, e[1], e[2], e[3], True, *e[5:])
+        if after == em.LATE:
+            self._late_elicitation(e)
         return [wire.elicitation_complete(e[2])]
+
+    def _late_elicitation(self, e: tuple[Any, ...]) -> None:
+        """A late accept or external completion of an elicitation of cancelled work: ignored,
+        unless a seeded bug left its tool call pending to run it now (``late_run``)."""
+        tid = e[5] if len(e) > 5 else None
+        if tid is not None and self.tools[tid][0] == tcm.PENDING and self.tools[tid][-1] == "ended-e":
+            self.tools[tid] = (*self.tools[tid][:-1], "late-e")
+
+    def _elicited_tools(self) -> frozenset[str]:
+        """Tool calls an elicitation still blocks (only a seeded bug ties them: the tool waits)."""
+        return frozenset(e[5] for e in self.elicits.values() if len(e) > 5 and e[5] and e[0] in em.BLOCKING)
 
     def _do_elicit_withdraw(self, rid: str) -> list[Msg]:
         e = self.elicits[rid]
@@ -1476,7 +1504,9 @@ class Agent:
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
         the Agent does not apply ``cancelled_permissions``)."""
-        self._breach(bw.CANCELLED_PERMISSIONS.rule)
+        self._breach(
+            self.between.late_answer("elicitation" if self.tools[tid][-1] == "late-e" else "permission").rule
+        )
         t = self.tools[tid][:-1]
         self.tools[tid] = t
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
@@ -1500,6 +1530,7 @@ class Agent:
         )
         trigger = "cancel" if final == "cancelled" else "fail"
         withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
+        elicited = self._elicited_tools() if self.elicits else frozenset()
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
                 self._breach(deviations.rule(withheld))
@@ -1512,6 +1543,10 @@ class Agent:
                 and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             ):
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its permission request: left pending
+                continue
+            if confirms and tid in elicited and not self._applies(bw.LATE_ANSWERS_IGNORED.rule):
+                self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its elicitation: left pending
+                self.tools[tid] = (*t, "ended-e")
                 continue
             if carry and t[0] == tcm.IN_PROGRESS:
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work

@@ -291,3 +291,21 @@ def test_requires_action_with_no_request_outstanding_breaks_blocked_on_user() ->
         ms.feed(sender, msg, n)
     ms.finish(quiescent=True)
     assert (rule, 5) in [(f.rule, f.line) for f in ms.findings if f.kind == "rule"]
+
+
+def test_a_late_accept_used_to_run_the_cancelled_tool_call_breaks_late_answers_ignored() -> None:
+    """``late_answers_ignored`` as transcripts: an elicitation about tool call tc_1 is open at the
+    idle confirming a cancellation; the Client accepts it after that idle (late) and tc_1 then
+    goes in_progress. Accepted before the cancel, or never run, it breaks nothing here."""
+    rule = bw.LATE_ANSWERS_IGNORED.rule
+    params = {"sessionId": S, "mode": "form", "message": "?", "toolCallId": "tc_1"}
+    ask_e = ("agent", _request("e", "elicitation/create", params))
+    accept = ("client", {"jsonrpc": "2.0", "id": "e", "result": {"action": "accept"}})
+    turn = [prompt(1), state("running"), user("u1"), answer(1, "u1"), tool("tc_1", "pending"), ask_e]
+    turn.append(state("requires_action"))
+    ended = [*turn, cancel(), state("idle", stop="cancelled")]
+    found = _rules([*ended, accept, tool("tc_1", "in_progress")])
+    assert (rule, 11) in found
+    assert rule not in {r for r, _ in _rules([*ended, accept])}
+    in_time = [*turn, accept, state("running"), tool("tc_1", "in_progress")]
+    assert rule not in {r for r, _ in _rules(in_time)}
