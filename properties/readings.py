@@ -649,6 +649,10 @@ READINGS: Final[tuple[Reading, ...]] = (
               including after the session reports idle" (Entity IDs) lets an update change a
               finished entity."""),
         ("BG-05",),
+        affects="both",
+        peers=_text("""reopen-only: the Agent may correct a finished tool call's outcome once (completed to
+              failed, failed or cancelled to completed; with the bare status moves, feature pause);
+              final-is-final: never"""),
     ),
     Reading(
         RESUME_REPLAY_WINDOW,

@@ -148,6 +148,14 @@ CASES = {
         then=(("agent", "bg_list", ("terminal", "term_1")),),
         breaks="BG-13",
     ),
+    "final-status-change": Case(
+        [*START, ("agent", "tool", None), ("agent", "tool_run", "tc_1"), ("agent", "tool_done", "tc_1")],
+        ("agent", "tool_correct", "tc_1"),
+        ("reopen-only",),
+        frozenset({"pause"}),
+        then=(("agent", "answer", 1), ("agent", "end", "end_turn")),
+        breaks="BG-05",
+    ),
     "repeated-idle-new-stop-reason": Case(
         [*START, ("agent", "answer", 1), ("agent", "end", "end_turn")],
         ("agent", "restate_idle", None),
