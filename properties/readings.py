@@ -761,6 +761,10 @@ READINGS: Final[tuple[Reading, ...]] = (
               never inserted), with no error code reserved for either. The spec settles that a
               busy refusal is a breach; not which refusals are busy ones."""),
         ("ACTIVE-03",),
+        affects="both",
+        peers=_text("""may-have-other-reason: while work is active, a hook of the Agent may refuse a
+              well-formed prompt with -32600 once (feature fail; a suspect of ACTIVE-03, a
+              warning); invalid-request-is-busy: never (its refusals say -32602)"""),
     ),
 )
 

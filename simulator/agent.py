@@ -83,7 +83,7 @@ from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
 from properties import seeded
-from properties.readings import TOOL_WITH_LISTED_TERMINAL
+from properties.readings import BUSY_REFUSAL, TOOL_WITH_LISTED_TERMINAL
 from properties.variants import rules_of, tables_of
 from simulator import deviations, wire
 from simulator.config import Config, elicitation_modes
@@ -777,6 +777,14 @@ class Agent:
                 if st == prm.HELD and not ((fail and rid == waiting) or p[4]):
                     continue
                 add(("agent", "reject", rid))
+                if (
+                    fail
+                    and not p[4]
+                    and self.real != fgm.IDLE
+                    and "hook_refused" not in self.extras
+                    and self._reading(BUSY_REFUSAL, "may-have-other-reason")
+                ):
+                    add(("agent", "reject_hook", rid))  # -32600, for a reason of its own
             elif trigger == "insert":
                 if (
                     open_
@@ -1223,6 +1231,15 @@ class Agent:
         own = self._reading("rejected-after-cancel-request", "own-reason")
         self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
         return [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
+
+    def _do_reject_hook(self, rid: int) -> list[Msg]:
+        """``busy-refusal=may-have-other-reason``: while work is active, a hook of the Agent refuses
+        a well-formed prompt with -32600 (feature ``fail``, once per run): a reason of its own, not
+        the active work (the prompt table's guard busy_only is false)."""
+        self.extras = self.extras | {"hook_refused"}
+        own = self._reading("rejected-after-cancel-request", "own-reason")
+        self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
+        return [wire.error(rid, wire.INVALID_REQUEST, "refused by a hook")]
 
     def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
         """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the
