@@ -67,6 +67,9 @@ class Reading:
     between the alternatives too)."""
     peers: str = ""
     """For ``both``: what the simulated peer may do under each alternative (one line)."""
+    peers_same: str = ""
+    """For ``checker``: why the simulated peers take no alternative's freedom where an Agent could
+    (one line; empty: the alternatives give a peer nothing to do differently)."""
 
     def alternative_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.alternatives)
@@ -83,6 +86,7 @@ class Reading:
             "rules": list(self.rules),
             "affects": self.affects,
             "peers": self.peers,
+            "peers_same": self.peers_same,
         }
 
 
@@ -694,6 +698,11 @@ READINGS: Final[tuple[Reading, ...]] = (
               activity MAY continue and emit other session/update notifications", Session
               states)."""),
         ("ACC-11", "ACC-05", "ACC-06"),
+        peers_same=_text("""under known-ids an Agent could insert, inside the window, a prompt it held from
+              before the resume and report its user message there; the simulated Agent cannot: the
+              session table's resuming state lets it only replay history and send the snapshot (its
+              prompts wait for the resume response, as under whole-window), and no prompt can arrive
+              in the window (INTRO-01), so no alternative gives it a move there"""),
     ),
     Reading(
         OUTPUT_WHILE_REQUIRES_ACTION,

@@ -390,10 +390,11 @@ def test_catalogue_entries_are_complete() -> None:
         data = r.to_json()
         assert set(data) == {
             "name", "question", "sections", "spec_lines", "alternatives", "default", "why_default", "rules",
-            "affects", "peers",
+            "affects", "peers", "peers_same",
         }  # fmt: skip
         assert r.affects in ("checker", "peers", "both")
         assert bool(r.peers) == (r.affects != "checker")
+        assert not (r.peers_same and r.affects != "checker")
 
 
 @pytest.mark.needs_shared
@@ -564,7 +565,7 @@ def test_explore_applies_the_reading_to_the_simulators_monitors(
 ) -> None:
     """The seeded bug cancel-as-end-turn breaks TRANS-04 only when a cancellation takes effect
     on receipt; the explorer's monitors (in its worker processes too) follow --reading."""
-    argv = ["explore", "--mode", "random", "--walks", "3", "--workers", "2", "--examples", "1",
+    argv = ["explore", "--mode", "random", "--walks", "6", "--workers", "2", "--examples", "1",
             "--steps", "40", "--quiet", "--json",
             "--fault", "cancel-as-end-turn", "--reading", f"cancel-takes-effect={alt}",
             "--out", str(tmp_path / "out")]  # fmt: skip
@@ -592,7 +593,7 @@ def test_the_environment_changes_no_verdict(
 
     assert not hasattr(readings_module, "in_force") and not hasattr(readings_module, "ENV")
     path = _write(tmp_path, CASES["cancel-takes-effect"][0])
-    argv = ["explore", "--mode", "random", "--walks", "3", "--workers", "2", "--examples", "1",
+    argv = ["explore", "--mode", "random", "--walks", "6", "--workers", "2", "--examples", "1",
             "--steps", "40", "--quiet", "--json", "--fault", "cancel-as-end-turn",
             "--out", str(tmp_path / "out")]  # fmt: skip
     plain = [_main(["check", "--json", str(path)], capsys)[:2], _main(argv, capsys)[:2]]
