@@ -772,8 +772,9 @@ READINGS: Final[tuple[Reading, ...]] = (
         ("ACTIVE-03",),
         affects="both",
         peers=_text("""may-have-other-reason: while work is active, a hook of the Agent may refuse a
-              well-formed prompt with -32600 once (feature fail; a suspect of ACTIVE-03, a
-              warning); invalid-request-is-busy: never (its refusals say -32602)"""),
+              well-formed prompt with -32600 once (feature hook_refusal, off by default and in the
+              explorer's hook slice; a suspect of ACTIVE-03, a warning); invalid-request-is-busy:
+              never (its refusals say -32602)"""),
     ),
 )
 

@@ -564,10 +564,13 @@ class Agent:
         )
 
     def _asking(self) -> list[str]:
-        """The user-action requests outstanding on the wire (``model.between`` BLOCKED_ON_USER):
-        permission requests neither answered nor withdrawn, elicitations neither answered nor
-        withdrawn, and URL elicitations accepted and not yet completed."""
-        found = [rid for rid, v in self.perms.items() if v[0] in (pm.PENDING, pm.NOT_APPROVED)]
+        """The user-action requests that may justify requires_action (``model.between``
+        BLOCKED_ON_USER): any asked since the last idle that ended work (``asked`` in
+        ``extras``: its answer may not have reached the Agent yet), and those outstanding on the
+        wire: permission requests neither answered nor withdrawn, elicitations neither answered
+        nor withdrawn, and URL elicitations accepted and not yet completed."""
+        found = ["asked"] if "asked" in self.extras else []
+        found += [rid for rid, v in self.perms.items() if v[0] in (pm.PENDING, pm.NOT_APPROVED)]
         found += [
             rid
             for rid, e in self.elicits.items()
@@ -771,20 +774,21 @@ class Agent:
                 if "hold" in self.cfg.features and self._holds_in_order(rid):
                     add(("agent", "hold", rid))
             elif trigger == "reject":
+                if (
+                    self._has("hook_refusal")
+                    and not p[4]
+                    and (st == prm.RECEIVED or rid == waiting)
+                    and self.real != fgm.IDLE
+                    and "hook_refused" not in self.extras
+                    and self._reading(BUSY_REFUSAL, "may-have-other-reason")
+                ):
+                    add(("agent", "reject_hook", rid))  # -32600, for a reason of its own
                 fail = "fail" in self.cfg.features
                 if st == prm.RECEIVED and not (fail or p[4]):
                     continue
                 if st == prm.HELD and not ((fail and rid == waiting) or p[4]):
                     continue
                 add(("agent", "reject", rid))
-                if (
-                    fail
-                    and not p[4]
-                    and self.real != fgm.IDLE
-                    and "hook_refused" not in self.extras
-                    and self._reading(BUSY_REFUSAL, "may-have-other-reason")
-                ):
-                    add(("agent", "reject_hook", rid))  # -32600, for a reason of its own
             elif trigger == "insert":
                 if (
                     open_
@@ -1234,7 +1238,7 @@ class Agent:
 
     def _do_reject_hook(self, rid: int) -> list[Msg]:
         """``busy-refusal=may-have-other-reason``: while work is active, a hook of the Agent refuses
-        a well-formed prompt with -32600 (feature ``fail``, once per run): a reason of its own, not
+        a well-formed prompt with -32600 (feature ``hook_refusal``, once per run): a reason of its own, not
         the active work (the prompt table's guard busy_only is false)."""
         self.extras = self.extras | {"hook_refused"}
         own = self._reading("rejected-after-cancel-request", "own-reason")
@@ -1379,6 +1383,7 @@ class Agent:
         perm_rid = None
         if ask:
             self.perms_started += 1
+            self.extras = self.extras | {"asked"}
             perm_rid = f"{self.requests}{self.perms_started}"
             self.perms[perm_rid] = (pm.PENDING, tid)
             out.append(wire.request_permission(perm_rid, self.sid, tid))
@@ -1433,6 +1438,7 @@ class Agent:
     def _do_bg_ask(self, tid: str) -> list[Msg]:
         """A permission request for background work: the foreground state does not change."""
         self.perms_started += 1
+        self.extras = self.extras | {"asked"}
         rid = f"{self.requests}{self.perms_started}"
         self.perms[rid] = (pm.PENDING, tid)
         _put(self.tools, tid, 2, rid)
@@ -1449,6 +1455,7 @@ class Agent:
         if mode not in self.elicit_modes:  # TOOL-07 not applied (a seeded bug: Unchecked)
             self._breach("TOOL-07")
         self.elicits_started += 1
+        self.extras = self.extras | {"asked"}
         rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self.elicits_started}"
         eid = f"{rid}_url"
         out: list[Msg] = []
@@ -1612,6 +1619,7 @@ class Agent:
         )
         self.real = fgm.IDLE
         self.cancelling = False
+        self.extras = self.extras - {"asked"}  # (BLOCKED_ON_USER: a new stretch of asking)
         self.last_stop = reason
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"

@@ -46,10 +46,13 @@ FEATURES = (
     "extras",  # terminal_output_chunk, plan_removed, session_message_chunk
     "omit_stop",  # an idle that omits the stop reason (FG-06 is then only suspected)
     "elicitation",  # the Client advertises and answers elicitations (form, URL); the agent elicits
+    "hook_refusal",  # a hook refuses a well-formed prompt with -32600 during active work (busy-refusal)
 )
-OFF_BY_DEFAULT: tuple[str, ...] = ()
+OFF_BY_DEFAULT: tuple[str, ...] = ("hook_refusal",)
 """Freedoms the model's tables give that a default monitor still reports (kept behind a flag
-until the two agree): none today. (Refusing a prompt after a ``$/cancel_request`` for it is the
+until the two agree): a hook's -32600 refusal during active work (the default reading
+busy-refusal=may-have-other-reason allows it, and the prompt monitor suspects it: a warning).
+(Refusing a prompt after a ``$/cancel_request`` for it is the
 reading ``rejected-after-cancel-request``.)"""
 
 

@@ -286,9 +286,10 @@ SLICES: tuple[Slice, ...] = (
             background=0,
             hooks=1,
             capacity=1,
-            features=frozenset({"hook", "hold", "fail", "cancel"}),
+            features=frozenset({"hook", "hold", "fail", "cancel", "hook_refusal"}),
         ),
-        "foreground hook work while a prompt waits: then insertion, rejection or cancellation",
+        "foreground hook work while a prompt waits: then insertion, rejection (a hook's -32600 "
+        "too) or cancellation",
     ),
     Slice(
         "reading_rows",

@@ -259,9 +259,9 @@ def _elicit(rid: Any, mode: str, eid: str = "e1") -> Line:
 
 def test_requires_action_with_no_request_outstanding_breaks_blocked_on_user() -> None:
     """``blocked_on_user`` as transcripts: a requires_action stretch with no permission request or
-    elicitation outstanding breaks it when it ends; a request before it, or during it (work that
-    starts blocked may report requires_action first), or an accepted URL elicitation awaiting its
-    completion, justifies it."""
+    elicitation outstanding, and none asked since the last idle, breaks it when it ends; a request
+    before it (answered or not: the answer may not have reached the Agent), or during it (work
+    that starts blocked may report requires_action first), justifies it."""
     rule = bw.BLOCKED_ON_USER.rule
     turn = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
     assert _rules([*turn, state("requires_action"), state("running"), state("idle", stop="end_turn")]) == [
@@ -272,19 +272,23 @@ def test_requires_action_with_no_request_outstanding_breaks_blocked_on_user() ->
     assert _rules([*asked, state("requires_action"), state("running"), state("idle", stop="end_turn")]) == []
     late_ask = [*turn, state("requires_action"), asked[-1], state("running"), state("idle", stop="end_turn")]
     assert _rules(late_ask) == []
+    # answered in the same work: the answer may not have reached the Agent when it blocked
     answered = [*asked, permission_answer("p1", "allow"), state("requires_action"), state("running")]
-    assert _rules(answered) == [(rule, 8)]
+    assert _rules(answered) == []
+    ended = [*asked, permission_answer("p1", "allow"), state("idle", stop="end_turn")]
+    assert _rules([*ended, state("requires_action"), state("running")]) == [(rule, 9)]
     url = [
         *turn,
         _elicit("e", "url"),
         ("client", {"jsonrpc": "2.0", "id": "e", "result": {"action": "accept"}}),
     ]
-    assert _rules([*url, state("requires_action"), state("running")]) == []
+    idle = state("idle", stop="end_turn")
+    assert _rules([*url, idle, state("requires_action"), state("running")]) == []  # awaits completion
     done = [
         *url,
         ("agent", {"jsonrpc": "2.0", "method": "elicitation/complete", "params": {"elicitationId": "e1"}}),
     ]
-    assert _rules([*done, state("requires_action"), state("running")]) == [(rule, 9)]
+    assert _rules([*done, idle, state("requires_action"), state("running")]) == [(rule, 10)]
     # still open at the end: a breach of a complete run only
     ms = MonitorSet()
     for n, (sender, msg) in enumerate([*turn, state("requires_action")], 1):

@@ -160,7 +160,7 @@ CASES = {
         [*START, P, D],
         ("agent", "reject_hook", 2),
         ("may-have-other-reason",),
-        frozenset({"fail"}),
+        frozenset({"hook_refusal"}),
         then=(("agent", "answer", 1), ("agent", "end", "end_turn")),
         breaks="ACTIVE-03",
     ),

@@ -58,8 +58,10 @@ moment is fine (DONE-04).
 *A requires_action stretch* (reported as work blocks or starts blocked, outside resume windows)
 must be blocked on something the user can act on: ``model.between`` BLOCKED_ON_USER. A
 user-action request of the session (a permission request or an elicitation, ``Facts.asking``)
-outstanding when it is reported, or asked before the stretch ends, justifies it (work that
-starts blocked may report requires_action before its request). A stretch that ends with running
+outstanding when it is reported, or asked since the last idle (its answer, seen here, may not
+have reached the Agent when it reported requires_action: a recording made at the Client's end
+shows it first), or asked before the stretch ends, justifies it (work that starts blocked may
+report requires_action before its request). A stretch that ends with running
 or idle without any is a breach, judged at that state; one still open at the end is an open
 obligation (a breach at quiescence). A stretch cut by unknown or a custom state is not judged.
 
@@ -126,6 +128,7 @@ class _Session:
 
     __slots__ = (
         "accepted",
+        "asked",
         "await_active",
         "done_period",
         "flag_period",
@@ -153,6 +156,7 @@ class _Session:
         self.done_period = -1  # period in which DONE-03 / CANCEL-14 was reported
         self.since = 0  # line of the last state change
         self.ra_line = 0  # line of a requires_action report with no user-action request yet
+        self.asked = False  # a user-action request was asked since the last idle
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
@@ -172,6 +176,7 @@ class _Session:
         new.done_period = self.done_period
         new.since = self.since
         new.ra_line = self.ra_line
+        new.asked = self.asked
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
         new.steered = dict(self.steered)
@@ -196,6 +201,7 @@ class _Session:
             frozenset(self.accepted),
             frozenset((k, interval - v) for k, v in self.steered.items()),
             self.ra_line > 0,
+            self.asked,
         )
 
 
@@ -250,9 +256,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         """A user-action request of the session: it justifies the requires_action stretch."""
-        st = self.sessions.get(sid) if sid is not None else None
-        if st is not None and st.ra_line:
-            st.ra_line = 0
+        if sid is None:
+            return
+        st = self._session(sid)
+        st.asked = True
+        st.ra_line = 0
 
     def _blocked_on_nothing(
         self, st: _Session, sid: str, prev: str, new: str, line: int, msg: Message
@@ -401,7 +409,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 self._blocked_on_nothing(st, sid, prev, new, line, msg)
             if new == "requires_action" and prev in ("running", "idle") and not fs.resuming:
                 self._ex[bw.BLOCKED_ON_USER.rule] += 1
-                if not self.facts.user_action_pending(sid):
+                if not st.asked and not self.facts.user_action_pending(sid):
                     st.ra_line = line
         if new != "idle":
             if st.await_active:
@@ -418,6 +426,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     self._gx[_RA_GROUP_KEY] += 1
             return
         st.last_std = "idle"
+        st.asked = False
         reason = upd.get("stopReason")
         if fs.resuming:  # a resume snapshot reports the state, it is no transition
             if type(reason) is str and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
