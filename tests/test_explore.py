@@ -23,7 +23,7 @@ from cli.main import main
 from diagrams.sequence import transcript_to_mermaid
 from simulator import explore_bfs, explore_hypothesis, explore_random, mutants
 from simulator.client import Client
-from simulator.config import DEFAULT, SMALL, Config
+from simulator.config import DEFAULT, OFF_BY_DEFAULT, SMALL, Config
 from simulator.explore_common import Counterexample, replay
 from simulator.explore_run import Options, exhaustive_slices
 from simulator.explore_run import run as run_explore
@@ -504,7 +504,7 @@ def test_bound_options_replace_the_slices() -> None:
     features: Counter[str] = Counter()
     for s in default:
         features.update(s.cfg.features)
-    assert set(features) == set(DEFAULT.features)
+    assert set(features) == set(DEFAULT.features) | set(OFF_BY_DEFAULT)  # the slices take them too
 
 
 # -- deep -------------------------------------------------------------------------------------
