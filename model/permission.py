@@ -3,12 +3,13 @@
 Theory of operation
 -------------------
 The Agent asks; the request is pending until the Client answers with a selected option or the
-cancelled outcome. The Agent may withdraw it with ``$/cancel_request`` (the Client still answers,
-usually with the cancelled outcome). When the Agent stops the foreground work the request
-belongs to, it stops waiting and treats the request as not approved; a late answer is then
-ignored rather than used to resume that work. A request is resolved once answered. A request
-not approved is owed a withdrawal (or the Client's answer) in the end, so the Client can dismiss
-it (``eventually``).
+cancelled outcome, or with a JSON-RPC error instead of a result (``errored``: nothing was
+approved, so the Agent treats it as declined). The Agent may withdraw it with
+``$/cancel_request`` (the Client still answers, usually with the cancelled outcome). When the
+Agent stops the foreground work the request belongs to, it stops waiting and treats the request
+as not approved; a late answer is then ignored rather than used to resume that work. A request
+is resolved once answered. A request not approved is owed a withdrawal (or the Client's answer)
+in the end, so the Client can dismiss it (``eventually``).
 
 Rows come from: 5. Tool invocation and status reporting; Waiting for user action; Cancellation.
 
@@ -19,14 +20,15 @@ from __future__ import annotations
 
 from model.core import MachineSpec, Row
 
-PENDING, WITHDRAWN, NOT_APPROVED, SELECTED, CANCELLED = (
+PENDING, WITHDRAWN, NOT_APPROVED, SELECTED, CANCELLED, ERRORED = (
     "pending",
     "withdrawn",
     "not_approved",
     "selected",
     "cancelled",
+    "errored",
 )
-STATES = (PENDING, WITHDRAWN, NOT_APPROVED, SELECTED, CANCELLED)
+STATES = (PENDING, WITHDRAWN, NOT_APPROVED, SELECTED, CANCELLED, ERRORED)
 
 TOOL = "5. Tool invocation and status reporting"
 CANCEL = "Cancellation"
@@ -42,6 +44,9 @@ ROWS = (
     Row("answer_cancelled", WITHDRAWN, CANCELLED, CANCEL, actor="client"),
     Row("select", NOT_APPROVED, SELECTED, WAIT, actor="client", note="late answer, ignored"),
     Row("answer_cancelled", NOT_APPROVED, CANCELLED, CANCEL, actor="client"),
+    Row("error", PENDING, ERRORED, WAIT, actor="client", note="a JSON-RPC error, no outcome"),
+    Row("error", WITHDRAWN, ERRORED, WAIT, actor="client"),
+    Row("error", NOT_APPROVED, ERRORED, WAIT, actor="client"),
 )
 
 SPEC = MachineSpec(
@@ -50,11 +55,12 @@ SPEC = MachineSpec(
     per="session/request_permission request",
     states=STATES,
     initial=PENDING,
-    final=(SELECTED, CANCELLED),
+    final=(SELECTED, CANCELLED, ERRORED),
     rows=ROWS,
     forbidden={
         "select": "INTRO-02",
         "answer_cancelled": "INTRO-02",
+        "error": "INTRO-02",
         "withdraw": "CANCEL-07",
         "abandon": "CANCEL-06",
     },

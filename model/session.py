@@ -9,7 +9,10 @@ starts a resume: the Agent optionally replays history, then MUST send a snapshot
 foreground state, and only then answers the resume successfully; the snapshot after replay and
 before the response is what the Client uses (it must not infer activity from replay). No rule
 forbids another ``session/close`` while the session is closing or once it is closed: it changes
-nothing, and the Agent answers it.
+nothing, and the Agent answers it. Nor does one forbid a ``session/close`` while a resume is
+being answered (the session closes: the resume can no longer succeed and is answered with an
+error) or a second ``session/resume`` while one is being answered (the handshake under way goes
+on; the later request is answered with an error).
 
 Rows come from: Initial state and synchronization; 2. Prompt accepted (close); Cancellation.
 
@@ -46,6 +49,10 @@ ROWS = (
     Row("snapshot", REPLAYING, SYNCED, SYNC, note="state after the replay"),
     Row("snapshot", SYNCED, SYNCED, SYNC, note="repeated snapshot"),
     Row("resumed", SYNCED, OPEN, SYNC, note="successful resume response"),
+    Row("close", RESUMING, CLOSING, ACC, actor="client", note="session/close during a resume"),
+    Row(
+        "resume", RESUMING, RESUMING, SYNC, actor="client", note="a second resume: refused, this one goes on"
+    ),
 )
 
 SPEC = MachineSpec(

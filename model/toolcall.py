@@ -11,6 +11,10 @@ a change from one final status to another is a reopening is the reading ``final-
 call stays final: an observer fires nothing), under ``final-is-final`` it is fired and refused
 like any status after a final one (the table has no row from a final status but the content
 self-loops).
+A custom status (a value beginning with ``_``) is the Agent's own; the schema says a Client
+treats a tool call with a status it does not recognise as still in progress, so a custom status
+moves a live call to in_progress (``custom_status``) and, like any status, never reopens a final
+one.
 Content is replaced by a ``tool_call_update`` that carries content and appended by a
 ``tool_call_content_chunk``; both leave the status alone (self-loops), on live and final calls.
 
@@ -49,6 +53,10 @@ ROWS = (
         if src != dest
     ),
     *(Row(_END[dest], src, dest, TOOL) for src in LIVE for dest in FINAL),
+    *(
+        Row("custom_status", src, IN_PROGRESS, TOOL, note="_-prefixed: read as still in progress")
+        for src in LIVE
+    ),
     *(Row("replace_content", s, s, TOOL, note="tool_call_update with content") for s in STATES),
     *(Row("append_content", s, s, TOOL, note="tool_call_content_chunk") for s in STATES),
 )
@@ -68,6 +76,7 @@ SPEC = MachineSpec(
         "complete": "BG-05",
         "fail": "BG-05",
         "cancel": "BG-05",
+        "custom_status": "BG-05",
         "replace_content": "BG-05",
         "append_content": "BG-05",
     },
@@ -80,3 +89,14 @@ fired at all (see the module docstring)."""
 
 STATUS_TRIGGER = {**_SET, **_END}
 """Reported status -> trigger (a repeated status is no trigger)."""
+CUSTOM_STATUS = "_queued"
+"""The custom status the simulated Agent reports (any ``_``-prefixed value fires the same row)."""
+
+
+def status_trigger(status: str) -> str | None:
+    """The trigger a reported status fires: a standard status's, ``custom_status`` for a value
+    beginning with ``_``, None for a value reserved for future variants (not judged)."""
+    found = STATUS_TRIGGER.get(status)
+    if found is None and status.startswith("_"):
+        return "custom_status"
+    return found

@@ -26,14 +26,7 @@ the message kinds it wants, and one table per kind is built once per list of mon
 
 So ``feed`` does one dictionary lookup per message and calls only the handlers registered for
 it, in monitor order. The tables are built once per list of monitor classes as (function,
-monitor index) pairs, so every set of those classes, clones included, shares them (a clone
-costs no table work). A handler named in its monitor's ``GATES`` is in the tables only while
-a given attribute of the monitor is truthy (say, while a resume is unanswered): one version of
-the tables per gate state, and the monitor calls ``regate()`` when the attribute may have
-changed. A gated handler may also name, in ``WAKES``, an update field that reaches it while
-its gate is closed: a required monitor that reads that field anyway (the facts tracker reads
-every state_update's ``background``) passes such an update to ``MonitorSet.wake``, which calls
-the sleeping handlers, so the others pay nothing for a field that is mostly absent. A monitor
+monitor index) pairs, so every set of those classes, clones included, shares them. A monitor
 that overrides ``on_message`` instead still sees every message (the old, simple interface,
 kept for small test monitors).
 
@@ -54,14 +47,9 @@ Counter resets the counts.
 Cloning for explorers: ``MonitorSet.clone()`` is an independent copy (each monitor's ``clone``
 copies its plain containers), and ``state_key()`` a hashable summary of everything that can
 change future findings (counters and line numbers only in the relative form the checks use).
-An explorer that keeps each distinct set once feeds ``derive()``d successors instead: they
-share their parent's monitors and copy one only when the message reaches it, and
-``interned_key()`` numbers each monitor's key once, reusing the parent's numbers for what is
-shared. A monitor whose key reads a required monitor's counters says so (``KEY_CONTEXT``) and
-is keyed again when that one's ``context_key()`` changes. An explorer that steps monitors one
-at a time asks which monitors a message reaches (``reaches``), feeds a set that dispatches to
-some of them only (``derive(only=...)``: its findings and counts are theirs), and combines a
-monitor's copy with another set's required monitors (``graft``).
+Monitors interact only through the monitors they require, so a set of one monitor class (and
+the classes it requires) steps that monitor exactly as the whole set does: the exhaustive
+search keeps one such set per class (``simulator.explore_state``).
 
 Construction options: ``MonitorSet(monitors, from_start=True)`` says every session in the stream
 is seen from its creation (a simulated run); otherwise a ``session/new`` response shows it per
@@ -69,7 +57,7 @@ session. It lets the prompt monitor judge replayed IDs (ACC-11). ``readings={NAM
 chooses among the readings of ambiguous spec text (``properties.readings``; every reading not
 given takes its default, an unknown one raises ``ReadingError``). The set keeps the full mapping
 (``readings``); a monitor asks ``self.reading(NAME)`` and names the reading on every finding
-whose verdict depends on it (``breach(..., readings=(NAME,))``). Clones and derived sets share
+whose verdict depends on it (``breach(..., readings=(NAME,))``). Clones share
 the readings: they are configuration, not state, so no state key includes them.
 
 Variants: ``MonitorSet(variant=...)`` (default None: the spec as written; ``properties.variants``)
@@ -77,7 +65,7 @@ sets aside every finding of a rule the variant dropped (``set_aside`` counts the
 the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and
 hands the table monitor the variant's machine tables (``tables``; empty: the model's own) and
 every monitor the rules between machines in force (``Monitor.between``, ``model.between``).
-Like readings, the variant is configuration: clones and derived sets share it.
+Like readings, the variant is configuration: clones share it.
 
 Must not know: files, JSON decoding, or how the messages were produced.
 """
@@ -163,20 +151,7 @@ class Monitor:
     """The machine tables of ``model/`` this monitor fires: their rules are reported from the
     tables' violations, never named by the monitor's own code (a test reads the source)."""
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
-    KEY_CONTEXT: ClassVar[bool] = False
-    """True when ``state_key`` reads a required monitor's state (say, counters kept by the
-    shared facts, compared with this monitor's own): a copy-on-write set (``derive``) then
-    re-keys this monitor whenever that context was copied, instead of reusing its key."""
-    GATES: ClassVar[tuple[tuple[str, str], ...]] = ()
-    """(handler method name, attribute name) pairs: the set calls that handler only while the
-    attribute is truthy (a handler that has nothing to do most of the time then costs nothing).
-    The monitor must call ``regate()`` whenever the attribute's truth may have changed."""
-    WAKES: ClassVar[tuple[tuple[str, str], ...]] = ()
-    """(gated handler method name, update field) pairs: while that handler's gate is closed,
-    an update carrying the field still reaches it through ``MonitorSet.wake`` (called by the
-    required monitor that reads the field, for the field names it documents). The gate's
-    attribute must stay true once it is true (a woken handler must not run twice for one
-    message)."""
+    """Monitor classes whose state this one reads (shared context, see the module docstring)."""
 
     def __init__(self, owner: MonitorSet) -> None:
         self._attach(owner)
@@ -218,16 +193,7 @@ class Monitor:
         """A hashable summary of the state that matters for future findings."""
         return freeze({k: v for k, v in vars(self).items() if k not in _PLUMBING})
 
-    def context_key(self) -> Any:
-        """For a monitor others require: what of its state their ``state_key`` may read (see
-        ``KEY_CONTEXT``; the default, everything, is always safe)."""
-        return freeze({k: v for k, v in vars(self).items() if k not in _PLUMBING})
-
     # -- reporting -----------------------------------------------------------------------
-    def regate(self) -> None:
-        """Have the set re-read the ``GATES`` attributes before its next message."""
-        self._owner._regate()
-
     def exercise(self, rule: str) -> None:
         self._ex[rule] += 1
 
@@ -392,14 +358,7 @@ class MonitorSet:
             tables = _TABLES[order] = _Tables(self.monitors)
         self._tables = tables
         self._raw = tables.raw
-        self._numbers: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
-        """(monitor numbers, context keys) once ``interned_key`` ran (explorers)."""
-        self._base_numbers: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
-        """The ``_numbers`` of the set this one was derived from."""
-        self._only: tuple[int, ...] | None = None
-        """The monitors a set made by ``derive(only=...)`` dispatches to (None: all)."""
-        self._gates = self._gate_state()
-        self._use(tables.filtered(self._gates))
+        self._use(tables.full)
 
     # -- set-up --------------------------------------------------------------------------
     def get(self, cls: type[M]) -> M:
@@ -407,10 +366,6 @@ class MonitorSet:
         found = self.monitors[self._index[cls]]
         assert isinstance(found, cls)
         return found
-
-    def _gate_state(self) -> tuple[bool, ...]:
-        mons = self.monitors
-        return tuple([bool(getattr(mons[index], attr)) for index, attr in self._tables.gates])
 
     def _use(self, tables: dict[str, Table]) -> None:
         """Dispatch with these tables (shared with other sets: never changed in place)."""
@@ -421,14 +376,6 @@ class MonitorSet:
         self._anote = tables["agent-notification"]
         self._aresp = tables["agent-response"]
         self._cresp = tables["client-response"]
-
-    def _regate(self) -> None:
-        """Re-read the gates (``Monitor.regate``): switch to the tables of the new gate state."""
-        gates = self._gate_state()
-        if gates == self._gates:
-            return
-        self._gates = gates
-        self._use(self._tables.filtered(gates, self._only))
 
     @property
     def exercised(self) -> Counter[str]:
@@ -545,19 +492,6 @@ class MonitorSet:
             for func, index in handlers:
                 func(mons[index], sid, params, line, msg)
 
-    def wake(self, field: str, sid: str, upd: Message, line: int, msg: Message) -> None:
-        """Call the handlers that asked, in ``WAKES``, to see updates carrying ``field`` while
-        their gate is closed (open gates: the table called them already), in monitor order.
-        A set made by ``derive(only=...)`` wakes only its monitors."""
-        entries = self._tables.wakes.get(field)
-        if entries is None:
-            return
-        gates = self._gates
-        only = self._only
-        for func, index, gate in entries:
-            if not gates[gate] and (only is None or index in only):
-                func(self.monitors[index], sid, upd, line, msg)
-
     def take_new(self) -> list[Finding]:
         """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""
         new, self._new = self._new, []
@@ -576,8 +510,6 @@ class MonitorSet:
         ``last_line`` (the last line of the input), the line after which no continuation
         can discharge it. Otherwise open obligations are information (kind ``open``)."""
         mons = self.monitors
-        if isinstance(mons, _CopyOnWrite):  # judge copies owned by this set, not shared ones
-            mons = [mons[i] for i in range(len(mons))]
         self._complete = complete
         self.last_line = last_line
         try:
@@ -597,129 +529,23 @@ class MonitorSet:
 
     # -- explorers -----------------------------------------------------------------------
     def clone(self) -> MonitorSet:
-        """An independent copy: feeding one never changes the other."""
-        new = self._successor()
+        """An independent copy: feeding one never changes the other (configuration, readings,
+        the variant and the dispatch tables are shared)."""
+        new = MonitorSet.__new__(MonitorSet)
+        new.__dict__.update(self.__dict__)
+        new._complete = False
+        new.pending_client = dict(self.pending_client)
+        new.pending_agent = dict(self.pending_agent)
         new._exercised = Counter(self._exercised)
         new._counts = self._counts.copy()
         new._groups = self._groups.copy()
         new.findings = list(self.findings)
         new.set_aside = Counter(self.set_aside)
         new._new = list(self._new)
-        new.monitors = list(list.__iter__(self.monitors))  # as they are (no copy-on-write)
+        new.monitors = list(self.monitors)
         for i in self._tables.clone_order:  # required ones first: the others look them up
             new.monitors[i] = new.monitors[i].clone(new)
-        new._base_numbers = None
         return new
-
-    def derive(self, only: tuple[int, ...] | None = None) -> MonitorSet:
-        """A copy-on-write successor, for explorers that keep each distinct monitor state once
-        and feed copies: it shares this set's monitors, and a monitor is copied only when the
-        new set first reaches it (a handler, a gate, ``get``). So feeding it costs a copy of
-        the monitors the message concerns, not of all of them. A set must not be fed once a
-        set was derived from it (they share monitors).
-
-        ``only``: monitor indices; the new set dispatches to their handlers alone (the others
-        stand still), so its findings and exercise counts are theirs. An explorer that steps
-        monitors one at a time uses it, with the required monitors among ``only``."""
-        new = self._successor(only)
-        new._exercised = Counter()
-        new._counts = defaultdict(int)
-        new._groups = defaultdict(int)
-        new.findings = []
-        new.set_aside = Counter()
-        new._new = []
-        new.monitors = _CopyOnWrite(new, list(list.__iter__(self.monitors)))
-        new._base_numbers = self._numbers
-        return new
-
-    def graft(self, i: int, source: MonitorSet) -> MonitorSet:
-        """A derived set (``derive``) whose monitor ``i`` is a copy of ``source``'s, attached
-        to the new set (so it reads the new set's required monitors). For explorers that
-        combine a monitor's state with another set's context; sound only for a monitor whose
-        key does not read that context (not ``KEY_CONTEXT``)."""
-        new = self.derive()
-        mons = new.monitors
-        assert isinstance(mons, _CopyOnWrite)
-        list.__setitem__(mons, i, list.__getitem__(source.monitors, i).clone(new))
-        mons.owned[i] = 1
-        new._regate()
-        return new
-
-    def _successor(self, only: tuple[int, ...] | None = None) -> MonitorSet:
-        """A new set with this one's configuration, tables, gates and pending requests; the
-        caller sets its monitors, findings and exercise counts."""
-        new = MonitorSet.__new__(MonitorSet)
-        new.from_start = self.from_start
-        new.readings = self.readings
-        new.variant = self.variant
-        new.dropped = self.dropped
-        new.tables = self.tables
-        new.rules = self.rules
-        new._levels = self._levels
-        new._complete = False
-        new.last_line = self.last_line
-        new.pending_client = dict(self.pending_client)
-        new.pending_agent = dict(self.pending_agent)
-        new._index = self._index
-        new._tables = self._tables
-        new._raw = self._tables.raw if only is None else tuple(i for i in self._tables.raw if i in only)
-        new._numbers = None
-        new._only = only
-        new._gates = self._gates
-        new._use(self._tables.filtered(self._gates, only))
-        return new
-
-    def reaches(self, sender: str, msg: Message, request: Message | None) -> tuple[int, ...]:
-        """Indices of the monitors ``push`` may call for ``msg`` whatever their gates
-        (``request``: the request a response answers, None for other messages). The monitors
-        not among them stand still on ``msg``."""
-        full = self._tables.full
-        method = msg.get("method")
-        entries: list[Any] = []
-        if method == "session/update":
-            params = msg.get("params")
-            upd = params.get("update") if type(params) is dict else None
-            kind = upd.get("sessionUpdate") if type(upd) is dict else None
-            if sender == "agent" and type(kind) is str:
-                entries = full["update"].get(kind, [])
-        elif method is None:
-            if request is not None:
-                table = "agent-response" if sender == "agent" else "client-response"
-                entries = full[table].get(request["method"], [])
-        elif type(method) is str:
-            side = "client-" if sender == "client" else "agent-"
-            entries = full[side + ("request" if "id" in msg else "notification")].get(method, [])
-        return tuple(sorted({*(index for _, index, _ in entries), *self._tables.raw}))
-
-    def interned_key(self, numbers: list[dict[Any, int]]) -> tuple[Any, ...]:
-        """``state_key`` with each monitor's part replaced by its number in ``numbers[i]``
-        (equal keys get equal numbers). For explorers that keep each distinct set once and
-        feed derived copies (``derive``): a derived set numbers only the monitors it copied,
-        and reuses its parent's numbers for the monitors it shares, except that a monitor whose
-        key reads a required monitor (``KEY_CONTEXT``) is numbered again when that one's
-        ``context_key`` changed."""
-        mons = self.monitors
-        required = self._tables.required
-        base = self._base_numbers
-        if base is None or not isinstance(mons, _CopyOnWrite):
-            ids = [number(numbers[i], m.state_key()) for i, m in enumerate(self._keyed_monitors())]
-            ctx = tuple([list.__getitem__(mons, i).context_key() for i in required])
-        else:
-            base_ids, base_ctx = base
-            ids = list(base_ids)
-            owned = mons.owned
-            ctx = tuple(
-                [
-                    list.__getitem__(mons, i).context_key() if owned[i] else base_ctx[j]
-                    for j, i in enumerate(required)
-                ]
-            )
-            rekey = self._tables.key_context if ctx != base_ctx else None
-            for i, copied in enumerate(owned):
-                if copied or (rekey is not None and rekey[i]):
-                    ids[i] = number(numbers[i], mons[i].state_key())  # mons[i]: copied if not yet
-        self._numbers = (tuple(ids), ctx)
-        return (pending_key(self.pending_client), pending_key(self.pending_agent), self._numbers[0])
 
     def state_key(self) -> Any:
         """Hashable summary of all monitor state that matters for future findings (not the
@@ -727,58 +553,23 @@ class MonitorSet:
         return (
             pending_key(self.pending_client),
             pending_key(self.pending_agent),
-            tuple([m.state_key() for m in self._keyed_monitors()]),
+            tuple([m.state_key() for m in self.monitors]),
         )
-
-    def _keyed_monitors(self) -> list[Monitor]:
-        """The monitors whose keys describe this set. In a derived set a shared monitor whose
-        key reads a required monitor (``KEY_CONTEXT``) may still point at its parent's copy of
-        that one: it is copied into this set first, so that it reads this set's."""
-        mons = self.monitors
-        if not isinstance(mons, _CopyOnWrite):
-            return mons
-        context = self._tables.key_context
-        return [mons[i] if context[i] else m for i, m in enumerate(list.__iter__(mons))]
 
 
 Table = dict[str, tuple[tuple[Callable[..., None], int], ...]]
 """key -> ((handler function, monitor index), ...): one dispatch table."""
 
 
-class _CopyOnWrite(list):  # type: ignore[type-arg]
-    """The monitors of a derived set (``MonitorSet.derive``): reading one by index copies it
-    into the set the first time (an index read is how handlers, gates and ``get`` reach it);
-    iterating gives the objects as they are."""
-
-    __slots__ = ("owned", "owner")
-
-    def __init__(self, owner: MonitorSet, monitors: list[Monitor]) -> None:
-        super().__init__(monitors)
-        self.owner = owner
-        self.owned = bytearray(len(self))
-
-    def __getitem__(self, i: Any) -> Any:
-        m = list.__getitem__(self, i)
-        if not self.owned[i]:
-            self.owned[i] = 1
-            m = m.clone(self.owner)
-            list.__setitem__(self, i, m)
-        return m
-
-
 class _Tables:
     """The dispatch tables of a list of monitor classes: for each message kind, key ->
     ((handler function, monitor index), ...). They hold plain functions and indices, so every
     set of the same classes (clones included) shares them; a set passes the monitor to the
-    function. Gated handlers (``Monitor.GATES``) make one version of the tables per gate
-    state, built when first needed."""
+    function."""
 
     def __init__(self, monitors: list[Monitor]) -> None:
-        full: dict[str, dict[str, list[tuple[Callable[..., None], int, str | None]]]]
-        full = {name: {} for name in TABLES}
+        full: dict[str, dict[str, list[tuple[Callable[..., None], int]]]] = {name: {} for name in TABLES}
         raw: list[int] = []
-        gates: list[tuple[int, str]] = []
-        wakes: dict[str, list[tuple[Callable[..., None], int, int]]] = {}
         for index, monitor in enumerate(monitors):
             if type(monitor).on_message is not Monitor.on_message:
                 raw.append(index)
@@ -786,66 +577,18 @@ class _Tables:
                 func = getattr(handler, "__func__", None)
                 if func is None or getattr(handler, "__self__", None) is not monitor:
                     raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
-                gate = dict(type(monitor).GATES).get(func.__name__)
-                if gate is not None and (index, gate) not in gates:
-                    gates.append((index, gate))
-                full[table].setdefault(key, []).append((func, index, gate))
-            for name, woken_by in type(monitor).WAKES:
-                gate = dict(type(monitor).GATES).get(name)
-                if gate is None:
-                    raise TypeError(f"{type(monitor).__name__}: WAKES names {name}, which is not gated")
-                func = getattr(type(monitor), name)
-                wakes.setdefault(woken_by, []).append((func, index, gates.index((index, gate))))
-        self.full = full
+                full[table].setdefault(key, []).append((func, index))
+        self.full: dict[str, Table] = {
+            name: {key: tuple(entries) for key, entries in table.items()} for name, table in full.items()
+        }
         classes = [type(m) for m in monitors]
         needed = {dep for cls in classes for dep in cls.REQUIRES}
         self.required = tuple(i for i, cls in enumerate(classes) if cls in needed)
         """Indices of the monitors others require (shared context)."""
-        self.key_context = tuple(cls.KEY_CONTEXT for cls in classes)
-        """Per monitor: whether its key reads a required monitor (``Monitor.KEY_CONTEXT``)."""
         self.clone_order = (*self.required, *(i for i in range(len(classes)) if i not in self.required))
         """The order ``clone`` copies monitors in: required ones first."""
         self.raw = tuple(raw)
         """Indices of the monitors that override ``on_message``."""
-        self.gates = tuple(gates)
-        """(monitor index, attribute) of every gate, in the order of a gate state."""
-        self.wakes = {field: tuple(entries) for field, entries in wakes.items()}
-        """Update field -> (handler function, monitor index, position of its gate) of every
-        ``WAKES`` entry, in monitor order."""
-        self._by_state: dict[tuple[tuple[bool, ...], tuple[int, ...] | None], dict[str, Table]] = {}
-
-    def filtered(self, state: tuple[bool, ...], only: tuple[int, ...] | None = None) -> dict[str, Table]:
-        """The tables without the handlers whose gate is closed in ``state`` (and, given
-        ``only``, without those of the other monitors)."""
-        found = self._by_state.get((state, only))
-        if found is None:
-            open_gates = {gate for gate, is_open in zip(self.gates, state, strict=True) if is_open}
-            found = {}
-            for name, table in self.full.items():
-                kept: Table = {}
-                for key, entries in table.items():
-                    handlers = tuple(
-                        [
-                            (func, index)
-                            for func, index, attr in entries
-                            if (attr is None or (index, attr) in open_gates)
-                            and (only is None or index in only)
-                        ]
-                    )
-                    if handlers:
-                        kept[key] = handlers
-                found[name] = kept
-            self._by_state[(state, only)] = found
-        return found
-
-
-def number(table: dict[Any, int], key: Any) -> int:
-    """The number of ``key`` in ``table``, numbering it next if new (``interned_key``'s
-    numbering; explorers that number monitor keys themselves use it too)."""
-    found = table.get(key)
-    if found is None:
-        found = table[key] = len(table)
-    return found
 
 
 def pending_tag(rid: Any, request: Message) -> tuple[Any, Any, Any]:

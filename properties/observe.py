@@ -36,6 +36,13 @@ user message inside the window is history, and none is left to insert; not under
 (``resumed``). Opening and closing the session are not observed here (the prompt rules judge
 what a close stops), so the session is ``open`` outside a handshake.
 
+Entities: every update or chunk of an ID-addressed entity (messages, thoughts, session-directed
+messages, tool calls, terminals, plans, compactions) fires the entity table (``model.entity``)
+on ``(type, ID)``: an upsert with content, without it, clearing it, or a chunk (``entity_step``,
+the one classification of those updates, which the explorers' coverage reads too). The table
+refuses nothing: it places the entity on the timeline and says whether it has content, which is
+what tells a replayed entity (already known) from a new one in a resume window.
+
 Machines whose steps are partly hidden from a proxy (foreground state against a cancel's
 arrival, a prompt held or decided) are not observed here yet: their rules are still judged by
 the hand-written monitors.
@@ -49,7 +56,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from model import background, compaction, foreground, session, toolcall
+from model import background, compaction, entity, foreground, session, toolcall
 from model.core import Context, MachineSpec
 from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
 
@@ -83,7 +90,13 @@ Observation = tuple[MachineSpec, str, str, Context]
 guard's value under its name, and the alternative in force of each reading a guard answers
 for, under the reading's name)."""
 
-OBSERVED: tuple[MachineSpec, ...] = (toolcall.SPEC, compaction.SPEC, background.SPEC, session.SPEC)
+OBSERVED: tuple[MachineSpec, ...] = (
+    toolcall.SPEC,
+    compaction.SPEC,
+    background.SPEC,
+    entity.SPEC,
+    session.SPEC,
+)
 """The machines this layer drives from the wire."""
 UNOBSERVED: dict[str, frozenset[str]] = {session.SPEC.name: frozenset({"close", "closed"})}
 """Triggers of those machines this layer never fires: opening and closing a session (the prompt
@@ -101,7 +114,7 @@ SESSION_KEY = ""
 class Seen:
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("fresh", "handshake", "listed", "prompts", "states", "user_ids")
+    __slots__ = ("fresh", "handshake", "idle_snapshot", "listed", "prompts", "states", "user_ids")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
@@ -118,6 +131,8 @@ class Seen:
         self.fresh: frozenset[tuple[str, str]] = frozenset()
         """(machine name, entity key) of the entities first seen in the current resume window:
         their later updates there are live transitions, not replayed history."""
+        self.idle_snapshot = False
+        """The latest snapshot of the resume being answered reported idle."""
 
     def state_of(self, spec: MachineSpec, key: str) -> str:
         return self.states.get((spec.name, key), spec.initial)
@@ -130,6 +145,7 @@ class Seen:
         new.user_ids = self.user_ids
         new.fresh = self.fresh
         new.prompts = self.prompts
+        new.idle_snapshot = self.idle_snapshot
         return new
 
     def key(self) -> Any:
@@ -140,6 +156,7 @@ class Seen:
             self.user_ids,
             self.fresh,
             self.prompts,
+            self.idle_snapshot,
         )
 
 
@@ -169,9 +186,9 @@ def _tool_call(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> 
     if type(tid) is not str:
         return
     status = upd.get("status")
-    trigger = toolcall.STATUS_TRIGGER.get(status) if type(status) is str else None
+    trigger = toolcall.status_trigger(status) if type(status) is str else None
     current = seen.state_of(toolcall.SPEC, tid)
-    if trigger is not None and status != current:
+    if trigger is not None and (status != current or trigger == "custom_status"):
         if current not in toolcall.FINAL or status not in toolcall.FINAL:
             yield toolcall.SPEC, tid, trigger, _NO_CTX
         elif readings.get(toolcall.FINAL_CHANGE) == "final-is-final":
@@ -202,6 +219,7 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
 
 def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     if seen.handshake is not None:
+        seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
         yield session.SPEC, SESSION_KEY, "snapshot", _NO_CTX
     keys = background_keys(upd.get("background"))
     if keys is None:
@@ -274,6 +292,7 @@ def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observa
     if seen.handshake is not None:
         return []
     seen.handshake = (rid, seen.state_of(session.SPEC, SESSION_KEY), replay)
+    seen.idle_snapshot = False
     return [(session.SPEC, SESSION_KEY, "resume", _NO_CTX)]
 
 
@@ -318,7 +337,7 @@ UPDATES: dict[str, Observer] = {
 
 SNAPSHOTS = frozenset({"state_update"})
 """Variants that are snapshots, not updates of an entity: judged inside a resume's replay too."""
-REPLAYED = frozenset({toolcall.SPEC.name, compaction.SPEC.name, background.SPEC.name})
+REPLAYED = frozenset({toolcall.SPEC.name, compaction.SPEC.name, background.SPEC.name, entity.SPEC.name})
 """Machines whose entities' updates a resume's replay re-sends (not transitions there)."""
 
 
@@ -341,9 +360,89 @@ def _compaction_chunk(upd: dict[str, Any]) -> Iterator[Observation]:
         yield compaction.SPEC, cid, "summary_chunk", _NO_CTX
 
 
+# -- entities ----------------------------------------------------------------------------------
+_ENTITY_CHUNKS: Final = {
+    "user_message_chunk": ("user_message", "messageId"),
+    "agent_message_chunk": ("agent_message", "messageId"),
+    "agent_thought_chunk": ("agent_thought", "messageId"),
+    "session_message_chunk": ("session_message", "messageId"),
+    "tool_call_content_chunk": ("tool_call", "toolCallId"),
+    "terminal_output_chunk": ("terminal", "terminalId"),
+    "compaction_summary_chunk": ("compaction", "compactionId"),
+}
+"""Chunk variant -> (entity type, ID field)."""
+_ENTITY_UPSERTS: Final = {
+    "user_message": ("user_message", "messageId", "content"),
+    "agent_message": ("agent_message", "messageId", "content"),
+    "agent_thought": ("agent_thought", "messageId", "content"),
+    "session_message": ("session_message", "messageId", "content"),
+    TOOL_CALL_UPDATE: ("tool_call", "toolCallId", "content"),
+    "terminal_update": ("terminal", "terminalId", "output"),
+    "compaction_update": ("compaction", "compactionId", "summary"),
+    "plan_update": ("plan", "", "plan"),
+}
+"""Upsert variant -> (entity type, ID field, content field); a plan's ID is inside its content."""
+
+
+VARIANTS: Final = frozenset(UPDATES) | frozenset(_ENTITY_CHUNKS) | frozenset(_ENTITY_UPSERTS)
+"""Every ``sessionUpdate`` variant this layer makes observations of."""
+
+
+def entity_step(upd: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(entity key, trigger)`` of the entity table an update fires (``"agent_message msg_1"``,
+    ``"chunk"``), or None when the update is no entity's (or names no ID)."""
+    variant = upd.get("sessionUpdate")
+    if type(variant) is not str:
+        return None
+    chunk = _ENTITY_CHUNKS.get(variant)
+    if chunk is not None:
+        ident = upd.get(chunk[1])
+        return (f"{chunk[0]} {ident}", "chunk") if type(ident) is str else None
+    upsert = _ENTITY_UPSERTS.get(variant)
+    if upsert is None:
+        return None
+    kind, field, content = upsert
+    if field:
+        ident = upd.get(field)
+    else:
+        body = upd.get(content)
+        ident = body.get("planId") if type(body) is dict else None
+    if type(ident) is not str:
+        return None
+    if content not in upd:
+        return f"{kind} {ident}", "upsert_keep"
+    return f"{kind} {ident}", entity.upsert_trigger(upd[content])
+
+
 def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> list[Observation]:
     """The observations an Agent update makes, given what the session has shown so far (read
     before any of them is fired). A snapshot also records its list in ``seen``."""
     variant = upd.get("sessionUpdate")
     found = UPDATES.get(variant) if type(variant) is str else None
-    return [] if found is None else list(found(upd, seen, readings))
+    out = [] if found is None else list(found(upd, seen, readings))
+    step = entity_step(upd)
+    if step is not None:
+        if _output_after_idle_snapshot(step[0], seen):
+            out.append((session.SPEC, SESSION_KEY, "replay", _NO_CTX))
+        out.append((entity.SPEC, step[0], step[1], _NO_CTX))
+    return out
+
+
+_MODEL_OUTPUT: Final = ("agent_message ", "agent_thought ")
+
+
+def _output_after_idle_snapshot(key: str, seen: Seen) -> bool:
+    """An Agent message or thought under an ID the session never showed, after the snapshot of a
+    resume that asked for a replay reported idle, with no prompt waiting: no work is running to
+    produce it live, so it is replayed history sent after the snapshot (Initial state and
+    synchronization: the snapshot comes after any requested replay)."""
+    hs = seen.handshake
+    return (
+        hs is not None
+        and hs[2]
+        and seen.idle_snapshot
+        and not seen.prompts
+        and key.startswith(_MODEL_OUTPUT)
+        and (entity.SPEC.name, key) not in seen.states
+        and seen.state_of(session.SPEC, SESSION_KEY) == session.SYNCED
+    )

@@ -421,7 +421,7 @@ _AGENT: tuple[Seeded, ...] = (
     Seeded(
         Reuse("terminal-reused", "ENT-01", "terminal", {"exitStatus": None}),
         "starts a second terminal under an exited terminal's ID",
-        walks(without=("bg_tool", "subagent", "fail"), background=2, prompts=3),
+        walks(without=("bg_tool", "subagent", "fail", "pause", "compaction"), background=2, prompts=3),
     ),
     # a Client trigger applied too widely, a rule left unapplied, a reading misread
     Seeded(

@@ -62,7 +62,8 @@ background tool call that foreground work takes over, dropped unfinished from th
 (``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
 answered -32602 (``cancelled-invalid-prompt=invalid`` or ``either``); a foreground tool call that
 carries on after an end_turn idle (``tool-updates-after-idle=background``); a tool call listed
-with the terminal it embeds (``tool-with-listed-terminal=may-have-other-work``); a repeated idle
+with the terminal it embeds (``tool-with-listed-terminal=may-have-other-work``; under the default
+reading, feature ``embed``: such a tool call, not listed); a repeated idle
 with a new stop reason (``repeated-idle-new-stop-reason=snapshot``).
 
 Must not know: channels, the client, monitors, or files.
@@ -83,6 +84,7 @@ from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
 from properties import seeded
+from properties.observe import entity_step
 from properties.readings import BUSY_REFUSAL, TOOL_WITH_LISTED_TERMINAL
 from properties.variants import rules_of, tables_of
 from simulator import deviations, wire
@@ -181,6 +183,7 @@ class Agent:
         "elicits",
         "elicits_started",
         "ended_output",
+        "entities",
         "extras",
         "faults",
         "fg_ctx",
@@ -205,6 +208,7 @@ class Agent:
         "prompts",
         "rd",
         "real",
+        "refusing",
         "replay",
         "reported",
         "requests",
@@ -301,6 +305,9 @@ class Agent:
         self.session = sm.OPEN
         self.close_rids: tuple[Any, ...] = ()  # session/close requests to answer once closed
         self.resume_rid: int | None = None
+        self.refusing: tuple[Any, ...] = ()
+        """session/resume requests to refuse: a second one while one is answered, or the one a
+        session/close interrupted (``_refusal_events``)."""
         self.replay = False
         self.history: list[Msg] = []  # replayable updates (retained history)
         self.ended_output: str | None = None
@@ -309,6 +316,9 @@ class Agent:
         self.closed_cancel = False
         self.ahead: tuple[str, str] | None = None  # (type, ID) given by an update sent ahead (Also.reserve)
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
+        self.entities: dict[tuple[str, str], str] = {}
+        """(session, entity key) -> entity table state of every entity the Agent sent an update
+        or chunk of (``_entity_steps``; not in the snapshot: no choice reads it)."""
 
     # -- copying for explorers ----------------------------------------------------------------
     def clone(self) -> Agent:
@@ -322,6 +332,7 @@ class Agent:
         new.items = dict(self.items)
         new.compactions = dict(self.compactions)
         new.history = list(self.history)
+        new.entities = dict(self.entities)
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -367,6 +378,7 @@ class Agent:
             self.child_msg,
             self.marks,
             self.last_stop,
+            self.refusing,
             tuple(sorted(self.elicits.items())) if self.elicits else (),
             self.elicits_started,
         )
@@ -610,14 +622,19 @@ class Agent:
         elif method == "session/close":
             self.close_rids = (*self.close_rids, msg["id"])
             self.session = self.specs["session"].fire(self.session, "close")
+            if self.resume_rid is not None:  # closed during the resume: it cannot succeed now
+                self.refusing, self.resume_rid = (*self.refusing, self.resume_rid), None
             for rid in self.order:  # the prompt table says what a close means in each state
                 self._prompt_fire(rid, "close")
             if self.real != fgm.IDLE:
                 self.cancelling = True
         elif method == "session/resume":
-            self.resume_rid = msg["id"]
             self.session = self.specs["session"].fire(self.session, "resume")
-            self.replay = "replayFrom" in msg["params"]
+            if self.resume_rid is not None:  # a second resume: this handshake goes on
+                self.refusing = (*self.refusing, msg["id"])
+            else:
+                self.resume_rid = msg["id"]
+                self.replay = "replayFrom" in msg["params"]
         elif "id" in msg and "method" not in msg:
             rid = msg["id"]
             if rid in self.elicits:
@@ -628,6 +645,8 @@ class Agent:
                 return
             outcome = msg.get("result", {}).get("outcome", {})
             trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
+            if "error" in msg:  # no outcome at all: nothing approved
+                trig = "error"
             was = perm[0]
             _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
             if was == pm.PENDING:
@@ -653,11 +672,15 @@ class Agent:
         ev: list[Event] = []
         add = ev.append
         cfg = self.cfg
+        if self.refusing:  # answered before anything else: the window of a refused resume
+            self._refusal_events(add)  # holds no other message
+            return ev
         if self.session == sm.RESUMING:
             return self._resume_events()
         if self.session == "closed":
             if self.close_rids:  # a session/close that reached the closed session
                 add(("agent", "close_response", None))
+            self._closed_out_events(add)
             return ev
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
@@ -675,7 +698,7 @@ class Agent:
             not active  # the close response
             and self.reported == fgm.IDLE
             and "closed" in self._can("session", self.session)
-            and all(self.prompts[r][0] in prm.SPEC.final for r in self.order)
+            and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.order)
             and (
                 all(st in cm.TERMINAL for st in self.compactions.values())
                 or "complete" in deviations.withheld(self.deviations, "compaction")
@@ -698,6 +721,7 @@ class Agent:
                         add(("agent", "start_blocked", None))
         else:
             self._active_events(add, doing)
+            self._declined_events(add)
         self._background_events(add, active)
         if "compaction" in features and self.session in ("open", "closing"):
             self._compaction_events(add)
@@ -738,8 +762,10 @@ class Agent:
             add(("agent", "late_output", None))  # a patch of the ended work's message
         if not active and open_:
             self._idle_reading_events(add)
+            self._meta_patch_events(add)
         if self.session in ("open", "closing"):
             self._carried_events(add)
+        self._own_events(add, active, ev)
         if self.deviations:
             self._deviation_events(add)
         return ev
@@ -982,7 +1008,7 @@ class Agent:
                 add(("agent", "tool_done", tid))
             if not pause:
                 continue
-            for status, trigger in tcm.STATUS_TRIGGER.items():
+            for status, trigger in (*tcm.STATUS_TRIGGER.items(), (tcm.CUSTOM_STATUS, "custom_status")):
                 if (t[0], status) not in _PLAIN_MOVES and self._permitted(t, status) and trigger in allowed:
                     add(("agent", "tool_status", (tid, status)))
 
@@ -1029,7 +1055,7 @@ class Agent:
         ):
             if "terminal" in features:
                 add(("agent", "bg_start", "terminal"))
-                if self._reading("tool-with-listed-terminal", "may-have-other-work"):
+                if self._reading("tool-with-listed-terminal", "may-have-other-work") or "embed" in features:
                     add(("agent", "bg_start", "terminal+tool"))
             if "bg_tool" in features:
                 add(("agent", "bg_start", "tool_call"))
@@ -1189,12 +1215,148 @@ class Agent:
             ev.append(("agent", "resume_early", None))
         return ev
 
+    def initial_idle(self) -> Msg:
+        """The new session's initial idle (optional; no completion), as this Agent reports it."""
+        return self._state(fgm.IDLE)
+
+    def _closed_out_events(self, add: Any) -> None:
+        """Prompts a session/close stopped may be answered -32800 after the close response (no
+        order binds the two responses)."""
+        for rid in self.order:
+            if self.prompts[rid][0] == prm.CLOSED_OUT and "withdraw" in self._can("prompt", prm.CLOSED_OUT):
+                add(("agent", "withdraw", rid))
+
+    def _own_events(self, add: Any, active: bool, ev: list[Event]) -> None:
+        """Freedoms of the Agent no table row is about, each once per run:
+        - ``goal``: foreground work it starts itself while idle, no prompt waiting (pursuing a
+          goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
+        - ``commands``: an ``available_commands_update``;
+        - ``bare_error``: ending work with the error stop reason and no ``error`` field;
+        - ``stop_unlisted``: while it carries out a cancel, stopping a terminal it does not list."""
+        features = self.cfg.features
+        if self.cancelling and "stop_unlisted" in features and self.session in (sm.OPEN, sm.CLOSING):
+            self._stop_unlisted_events(add)
+        if not self._open():
+            return
+        if (
+            not active
+            and "goal" in features
+            and "goal" not in self.extras
+            and "start" in self._can("foreground", self.real, self.fg_ctx)
+            and self._oldest_waiting() is None
+            and not self._inserted_waiting()
+        ):
+            add(("agent", "start_goal", None))
+        if "commands" in features and "commands" not in self.extras:
+            add(("agent", "commands", None))
+        if active and "bare_error" in features and "fail" in features and ("agent", "end", "error") in ev:
+            add(("agent", "end_bare_error", None))
+
+    def _stop_unlisted_events(self, add: Any) -> None:
+        """Cancellation: "The Agent MAY stop background activity it does not list". While it
+        carries out a cancel, a terminal it announced and never listed may be stopped (killed:
+        it exits with a signal)."""
+        for key, st in self.items.items():
+            if key[0] == "terminal" and st == bgm.ANNOUNCED and key not in self.listed:
+                add(("agent", "bg_stop", key))
+
+    def _do_bg_stop(self, key: tuple[str, str]) -> list[Msg]:
+        out = self._do_bg_finish(key)
+        out[0]["params"]["update"]["exitStatus"] = {"signal": "SIGTERM"}
+        return out
+
+    def _do_start_goal(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"goal"}
+        self.followup = True  # work of its own, as after a background task finished
+        return self._do_start(None)
+
+    def _do_commands(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"commands"}
+        command = {"type": "command", "name": "review", "description": "Review the open changes"}
+        return [
+            wire.update(
+                self.sid, {"sessionUpdate": "available_commands_update", "availableCommands": [command]}
+            )
+        ]
+
+    def _do_end_bare_error(self, _: Any) -> list[Msg]:
+        out = self._settle_end("error")
+        out[-1]["params"]["update"].pop("error", None)  # the error stop reason alone
+        return out
+
+    def _declined_events(self, add: Any) -> None:
+        """Waiting for user action: "declining or cancelling a request may lead to resumed work, a
+        fallback, or completion". While requires_action is reported, a tool call whose request
+        was declined (or failed) may be given up as failed without the work resuming: no
+        progress, so running is not owed (the work may then end from requires_action)."""
+        if self.real != fgm.REQUIRES_ACTION or self._blocked():
+            return
+        for tid, t in self.tools.items():
+            if (
+                not t[1]
+                and len(t) > 3
+                and t[3] == "denied"
+                and t[0] in tcm.LIVE
+                and "fail" in self._can("tool_call", t[0])
+            ):
+                add(("agent", "tool_status", (tid, tcm.FAILED)))
+
+    def _meta_patch_events(self, add: Any) -> None:
+        """Feature ``meta``: once per run, while idle after work that sent a message, a patch of
+        that message's metadata only (Entity IDs: later updates patch an entity in place, after
+        idle too; no content, so nothing the ended work owed comes after its idle)."""
+        if (
+            "meta" in self.cfg.features
+            and "meta" not in self.extras
+            and self.real == self.reported == fgm.IDLE
+            and self.ended_output not in (None, "msg_a_late")
+        ):
+            add(("agent", "meta_patch", None))
+
+    def _do_meta_patch(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"meta"}
+        mid = self.ended_output
+        assert mid is not None
+        upd = {"sessionUpdate": "agent_message", "messageId": mid, "_meta": {"acp-model/rated": "helpful"}}
+        return [wire.update(self.sid, upd)]
+
+    def _refusal_events(self, add: Any) -> None:
+        """Answering a session/resume that cannot succeed (``refusing``): a second one received
+        while one is answered, or one a session/close interrupted; an error response, in the
+        order they came (it changes no machine: a refused resume leaves the session as it is)."""
+        add(("agent", "refuse_resume", None))
+
+    def _do_refuse_resume(self, _: Any) -> list[Msg]:
+        rid, self.refusing = self.refusing[0], self.refusing[1:]
+        return [wire.error(rid, wire.INVALID_REQUEST, "session is being resumed or closed")]
+
     # -- doing ---------------------------------------------------------------------------------
     def do(self, name: str, arg: Any) -> list[Msg]:
         handler = getattr(self, "_do_" + name)
         out: list[Msg] = handler(arg)
-        if not self.deviations:
-            return out
+        if self.deviations:
+            out = self._deviate(name, out)
+        if name != "replay":  # replayed history re-sends known entities: no transition
+            self._entity_steps(out)
+        return out
+
+    def _entity_steps(self, out: list[Msg]) -> None:
+        """The entity table (``model.entity``) stepped by every entity update or chunk the Agent
+        sends (``properties.observe.entity_step`` says which trigger): each (session, type, ID)
+        placed on the timeline, its content set, kept, cleared or appended to. Not part of the
+        snapshot: the table refuses nothing, so no choice of the Agent reads it."""
+        spec = self.specs["entity"]
+        for msg in out:
+            if msg.get("method") != "session/update":
+                continue
+            params = msg["params"]
+            step = entity_step(params["update"])
+            if step is not None:
+                key = (params["sessionId"], step[0])
+                self.entities[key] = spec.fire(self.entities.get(key, spec.initial), step[1])
+
+    def _deviate(self, name: str, out: list[Msg]) -> list[Msg]:
+        """The seeded bugs' changes to what move ``name`` sends (rewritten, copied, added)."""
         for r in deviations.rewrites(self.deviations, name):
             for msg in out:
                 if deviations.rewrite(msg, r) and not (r.unless and self._has(r.unless)):
@@ -1341,7 +1503,12 @@ class Agent:
     def _do_say(self, _: Any) -> list[Msg]:
         self._output()
         self.turn_outputs += 1
-        if self.cur_msg is None or not self._has("chunks"):
+        if self.cur_msg is None and self.cur_thought is not None and self._has("chunks"):
+            # the message derived from the same model output as the thought streams under its
+            # messageId: one ID, thought chunks and message chunks (Entity IDs: two entities)
+            self.cur_msg = self.cur_thought
+            msg = wire.chunk("agent_message_chunk", self.sid, self.cur_msg, wire.text("Hello"))
+        elif self.cur_msg is None or not self._has("chunks"):
             self.cur_msg = self._msg_id("msg_a")
             msg = wire.message("agent_message", self.sid, self.cur_msg, [wire.text("Hello")])
         else:
@@ -1415,7 +1582,9 @@ class Agent:
         """A tool call pauses, goes back to pending, resumes, or ends (5. Tool invocation and
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
-        _put(self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], tcm.STATUS_TRIGGER[status]))
+        _put(
+            self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], tcm.status_trigger(status) or "")
+        )
         return [wire.tool_call(self.sid, tid, status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
@@ -1690,7 +1859,10 @@ class Agent:
                     self.sid, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]
                 ),
             )
-            self.items[("tool_call", tid)] = bgm.ANNOUNCED
+            if self._reading("tool-with-listed-terminal", "may-have-other-work"):
+                self.items[("tool_call", tid)] = bgm.ANNOUNCED  # listed with its terminal
+            # else (feature ``embed``): the terminal is all that keeps it alive, so only the
+            # terminal is listed; it ends with the terminal (``_do_bg_finish``)
         return msgs
 
     def _snapshot_now(self) -> Msg:
@@ -1761,10 +1933,12 @@ class Agent:
                 wire.subagent(self.sid, self.child, idle),
             ]
         tc = ("tool_call", _embedding(ident))
-        if kind == "terminal" and self.items.get(tc) in (bgm.ANNOUNCED, bgm.LISTED):
+        embedding = self.tools.get(tc[1]) if kind == "terminal" else None
+        if embedding is not None and embedding[0] in tcm.LIVE:
             # the tool call that embeds the terminal ends with it
-            _put(self.tools, tc[1], 0, self.specs["tool_call"].fire(self.tools[tc[1]][0], "complete"))
-            self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
+            _put(self.tools, tc[1], 0, self.specs["tool_call"].fire(embedding[0], "complete"))
+            if tc in self.items:  # listed with its terminal (may-have-other-work)
+                self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
             out.append(wire.tool_call(self.sid, tc[1], "completed"))
         if self.items[key] == bgm.DONE:
             self.followup = self._has("followup") and self.real == fgm.IDLE
@@ -1798,7 +1972,7 @@ class Agent:
         self.comp_started += 1
         cid = f"cmp_{self.comp_started}"
         self.compactions[cid] = cm.IN_PROGRESS
-        return [wire.compaction(self.sid, cid, "in_progress")]
+        return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
         self.comp_chunks += 1
@@ -1884,10 +2058,13 @@ class Agent:
         for _ in out:  # each replayed update: the first starts the replay, the others go on
             self.session = session.fire(self.session, "replay")
         synced = session.fire(self.session, "snapshot")
-        out.append(self._state(self.real))
+        # with a repeated snapshot, both carry the last stop reason (a resume or repeated idle
+        # may carry it for context, creating no completion)
+        stop = self.last_stop if again and self.real == fgm.IDLE else None
+        out.append(self._state(self.real, stop))
         if again:
             synced = session.fire(synced, "snapshot")
-            out.append(self._state(self.real))
+            out.append(self._state(self.real, stop))
         self.session = session.fire(synced, "resumed")
         self.reported = self.real
         out.append(wire.result(rid, {}))

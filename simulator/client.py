@@ -41,6 +41,7 @@ from simulator import deviations, wire
 from simulator.agent import MAIN
 from simulator.client_moves import (
     CANCEL_FROM,
+    PERMISSION_FEATURE,
     PROMPT_FROM,
     RESPONSE_ROW,
     SESSION_FEATURE,
@@ -90,6 +91,7 @@ class Client:
         "closes",
         "deviations",
         "elicits",
+        "extra_resumes",
         "faults",
         "marks",
         "next_id",
@@ -135,6 +137,9 @@ class Client:
         self.session = self.tables["session"].initial  # a state of the session table
         self.asked: int | None = None  # the id of its latest close or resume, until answered
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
+        self.extra_resumes: tuple[int, ...] = ()
+        """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
+        (a session/prompt waits for every resume of the session to be answered)."""
 
     def clone(self, view: ClientView | BlindView) -> Client:
         new = Client.__new__(Client)
@@ -161,6 +166,7 @@ class Client:
             self.marks,
             self.withdrawn,
             self.asked,
+            self.extra_resumes,
         )
 
     # -- choices ------------------------------------------------------------------------------
@@ -169,9 +175,12 @@ class Client:
         state = self.session
         ev: list[Event] = []
         if self.prompts_sent < cfg.prompts and (
-            state in PROMPT_FROM or (self.deviations and self._deviating("prompt"))
+            (state in PROMPT_FROM and not self.extra_resumes)
+            or (self.deviations and self._deviating("prompt"))
         ):
             ev.append(("client", "prompt", None))
+            if "rich_prompt" in cfg.features:  # content other than text, of the baseline set
+                ev.append(("client", "prompt", "link"))
         early, late = self.choices.session[state]  # the session table's client rows from its state
         for trigger, events in early:
             if self._within(trigger):
@@ -185,7 +194,11 @@ class Client:
                     ev.append(("client", "cancel_request", prompt_rid))
         permission = self.choices.permission
         for rid in self.perms:
-            ev.extend(("client", name, rid) for name in permission[self._perm_state(rid)])
+            ev.extend(
+                ("client", name, rid)
+                for name in permission[self._perm_state(rid)]
+                if PERMISSION_FEATURE.get(name, "") in cfg.features or name not in PERMISSION_FEATURE
+            )
         for rid, mode, status in self.elicits:
             if status != "held":
                 state = em.WITHDRAWN if status == "withdrawn" else em.PENDING
@@ -201,6 +214,8 @@ class Client:
         cfg = self.cfg
         if SESSION_FEATURE.get(trigger) not in cfg.features:
             return False
+        if self.session == sm.RESUMING and "overlap" not in cfg.features:
+            return False  # closing or resuming again while a resume is answered: a freedom of its own
         if trigger == "close":  # not once closed: the row from closed is for a close that
             # raced the close response (the Agent's to take); a Client that has the response knows
             return self.closes < cfg.closes and self.session != sm.CLOSED
@@ -249,7 +264,10 @@ class Client:
             self.prompts_sent += 1
             rid = self._rid()
             self.unanswered.append(rid)
-            return [wire.prompt(rid, MAIN, [wire.text(f"prompt {rid}")])]
+            content = [wire.text(f"prompt {rid}")]
+            if arg == "link":
+                content.append(wire.resource_link("file:///work/README.md", "README.md"))
+            return [wire.prompt(rid, MAIN, content)]
         if name == "cancel":
             self.cancels += 1
             self.elicits = tuple((r, m, "held" if st == "pending" else st) for r, m, st in self.elicits)
@@ -262,12 +280,14 @@ class Client:
         trigger = TRIGGER_OF.get(name)
         if trigger is None:
             raise ValueError(f"unknown client event {name!r}")
-        if name in ("allow", "deny", "dismiss"):
+        if name in ("allow", "deny", "dismiss", "fail_answer"):
             self.tables["permission"].fire(self._perm_state(arg), trigger)
             self.perms.remove(arg)  # answered once: no longer the Client's to answer
             self.withdrawn = tuple(r for r in self.withdrawn if r != arg)
             if name == "dismiss":
                 return [wire.permission_cancelled(arg)]
+            if name == "fail_answer":
+                return [wire.error(arg, wire.INTERNAL_ERROR, "permission prompt failed")]
             return [wire.permission_selected(arg, name)]
         before = self.session
         self.session = self.tables["session"].fire(before, trigger)
@@ -278,6 +298,10 @@ class Client:
             self.reattaches += 1
         else:
             self.resumes += 1
+        if before == sm.RESUMING:  # a second resume while one is answered: the first's answer counts
+            rid = self._rid()
+            self.extra_resumes = (*self.extra_resumes, rid)
+            return [wire.resume(rid, MAIN, bool(arg))]
         return [wire.resume(self._asked(), MAIN, bool(arg))]
 
     def _answer_elicitation(self, action: str, rid: str) -> list[Msg]:
@@ -310,6 +334,8 @@ class Client:
             rid = msg.get("id")
             if rid in self.unanswered:
                 self.unanswered.remove(rid)
+            elif rid in self.extra_resumes:
+                self.extra_resumes = tuple(r for r in self.extra_resumes if r != rid)
             elif rid is not None and rid == self.asked:  # its latest close's or resume's response
                 self.asked = None  # (the response to an earlier one tells it nothing new)
                 row = RESPONSE_ROW.get(self.session)

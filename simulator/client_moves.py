@@ -8,7 +8,8 @@ choices for them are the tables' client rows from those states whose guards pass
 (``MachineSpec.moves(state, "client")``), turned into its wire events by two small maps:
 ``SESSION_EVENTS`` (``close``: session/close; ``resume``: session/resume with and without
 replay) and ``PERMISSION_EVENTS`` (``select``: allow or deny; ``answer_cancelled``: the
-cancelled outcome). The tables are the Client's ``Config``'s (``Config.variant``), so a row a
+cancelled outcome; ``error``: a JSON-RPC error instead of a result, behind the feature
+``perm_error``). The tables are the Client's ``Config``'s (``Config.variant``), so a row a
 variant adds for the Client is a move it offers, and a row a variant removes is one it no longer
 offers. Config features and bounds still limit the session moves (``SESSION_FEATURE``;
 ``Config.closes``, ``resumes``, ``reattaches``). A trigger with no event here (none today) is
@@ -67,8 +68,12 @@ last). The order of the enabled events is what seeded walks pick from: keep it."
 PERMISSION_EVENTS: Mapping[str, tuple[str, ...]] = {
     "select": ("allow", "deny"),
     "answer_cancelled": ("dismiss",),
+    "error": ("fail_answer",),
 }
 """Permission trigger -> the Client's events (their arg is the request id)."""
+
+PERMISSION_FEATURE: Mapping[str, str] = {"fail_answer": "perm_error"}
+"""Permission event -> the Config feature without which the Client does not offer it."""
 
 TRIGGER_OF: Mapping[str, str] = {
     **{name: trigger for trigger, events in SESSION_EVENTS.items() for name, _ in events},

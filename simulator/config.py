@@ -46,14 +46,38 @@ FEATURES = (
     "extras",  # terminal_output_chunk, plan_removed, session_message_chunk
     "omit_stop",  # an idle that omits the stop reason (FG-06 is then only suspected)
     "elicitation",  # the Client advertises and answers elicitations (form, URL); the agent elicits
+    "early_state",  # the initial idle reported before the session/new response
+    "goal",  # foreground work the Agent starts itself while idle (pursuing a goal)
+    "commands",  # an available_commands_update
+    "bare_error",  # the error stop reason without an error field
+    "rich_prompt",  # the Client's prompt may carry a resource_link beside its text
+    "embed",  # a tool call running a background terminal, listed as the terminal only
+    "stop_unlisted",  # a cancel stops a terminal the Agent does not list
+    "meta",  # a metadata-only patch of the ended work's message after its idle
+    "perm_error",  # the Client answers a permission request with a JSON-RPC error
+    "overlap",  # the Client closes or resumes again while a session/resume is being answered
     "hook_refusal",  # a hook refuses a well-formed prompt with -32600 during active work (busy-refusal)
 )
-OFF_BY_DEFAULT: tuple[str, ...] = ("hook_refusal",)
-"""Freedoms the model's tables give that a default monitor still reports (kept behind a flag
-until the two agree): a hook's -32600 refusal during active work (the default reading
-busy-refusal=may-have-other-reason allows it, and the prompt monitor suspects it: a warning).
-(Refusing a prompt after a ``$/cancel_request`` for it is the
-reading ``rejected-after-cancel-request``.)"""
+OFF_BY_DEFAULT: tuple[str, ...] = (
+    "perm_error",
+    "overlap",
+    "early_state",
+    "goal",
+    "commands",
+    "bare_error",
+    "rich_prompt",
+    "embed",
+    "meta",
+    "stop_unlisted",
+    "hook_refusal",
+)
+"""Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them
+on: ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``), so that seeded
+walks, the served Agent and the seeded bugs' runs make the choices they made before these were
+modelled (a walk with every feature would also spend its steps closing and resuming); also a
+hook's -32600 refusal during active work, which the default reading busy-refusal allows and the
+prompt monitor suspects (a warning). (Refusing a prompt after a ``$/cancel_request`` for it is
+the reading ``rejected-after-cancel-request``.)"""
 
 
 @dataclass(frozen=True)

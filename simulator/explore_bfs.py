@@ -2,23 +2,18 @@
 
 Theory of operation
 -------------------
-States are Worlds; a state's successors are the Worlds reached by each enabled event (the
-state is forked, the fork stepped). Two states are the same when their *keys* are equal
-(``_Keys.key``): the agent's and client's snapshots, the messages in flight, the monitors'
-state, and two things the world's own ``snapshot`` leaves out or adds:
+A state is the compact tuple of ``simulator.explore_state``: the numbers of the Agent's, the
+Client's and the monitors' states, the messages in flight, and (only with a faulty client view)
+the numbers of the client view and the reference view. A state's successors are the states
+each enabled event leads to, in ``World.enabled``'s order; one loop (``_search``) numbers the
+states level by level. What the state leaves out or adds:
 
 - the client's view is left out when the client is not faulty: then nothing reads it (the
   client's choices never depend on it and no view rule can break), so states that differ only
-  in what has been drawn are merged, and the fork carries a view that ignores everything. With
-  a faulty client view the view and the reference view are both in the key (they decide future
-  view breaches).
+  in what has been drawn are merged. With a faulty client view the view and the reference view
+  are both in the state (they decide future view breaches).
 - the agent's retained history is added when a resume with replay is possible (replay sends
   it again, so its content, not only its length, decides future messages).
-
-Monitors are hash-consed and memoized (``_MonitorMemo``): each distinct monitor state
-(``MonitorSet.state_key``) is kept once, each (state, message) pair is fed once, and a world
-only carries the number of its monitor state. Monitors are deterministic, so this gives the
-same states and findings as cloning the monitors at every step, for a fraction of the cost.
 
 Symmetry (``symmetry=True``; off by default, it rarely pays): message IDs are fresh names
 drawn from one counter (``msg_u_3``, ``msg_a_4`` ...). Two states that differ only by a
@@ -78,10 +73,9 @@ from simulator.config import MAX_STATES as MAX_STATES
 from simulator.config import SMALL, Config
 from simulator.explore_common import Breach, Counterexample, make_counterexample, new_monitors
 from simulator.explore_coverage import Row
-from simulator.explore_intern import SHIFT
-from simulator.explore_parts import Parts
 from simulator.explore_por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
-from simulator.world import Event, World
+from simulator.explore_state import SHIFT, State
+from simulator.world import Event
 
 PROGRESS_EVERY = 0.5
 """Seconds between progress lines."""
@@ -101,8 +95,9 @@ class Slice:
 SLICES: tuple[Slice, ...] = (
     Slice(
         "core",
-        SMALL.with_(capacity=1, features=SMALL.features - {"fail"}),
-        "a prompt held or inserted, session/cancel, a tool call with permission, a terminal",
+        SMALL.with_(capacity=1, features=(SMALL.features - {"fail"}) | {"stop_unlisted"}),
+        "a prompt held or inserted, session/cancel, a tool call with permission, a terminal (an "
+        "unlisted one stopped by the cancel)",
     ),
     Slice(
         "prompts",
@@ -142,7 +137,18 @@ SLICES: tuple[Slice, ...] = (
             outputs=2,
             capacity=1,
             features=frozenset(
-                {"chunks", "thought", "plan", "limits", "notice", "usage", "fail", "custom_stop", "extras"}
+                {
+                    "chunks",
+                    "thought",
+                    "plan",
+                    "limits",
+                    "notice",
+                    "usage",
+                    "fail",
+                    "custom_stop",
+                    "extras",
+                    "rich_prompt",
+                }
             ),
         ),
         "messages, chunks, thoughts, plans (and their removal), stop reasons (also custom), errors "
@@ -218,6 +224,20 @@ SLICES: tuple[Slice, ...] = (
         "answered after the work was cancelled or withdrawn",
     ),
     Slice(
+        "answers",
+        SMALL.with_(
+            tool_calls=1,
+            permissions=1,
+            background=0,
+            cancels=1,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"permission", "cancel", "perm_error"}),
+        ),
+        "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
+        "work was cancelled)",
+    ),
+    Slice(
         "bg_requests",
         SMALL.with_(
             tool_calls=0,
@@ -263,6 +283,23 @@ SLICES: tuple[Slice, ...] = (
         "cancels), session/resume with and without replay",
     ),
     Slice(
+        "overlap",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            closes=1,
+            resumes=1,
+            outputs=1,
+            capacity=2,
+            features=frozenset({"close", "resume", "overlap"}),
+        ),
+        "session/close or a second session/resume while a session/resume is being answered (the "
+        "resume refused, or the later one)",
+    ),
+    Slice(
         "closes",
         SMALL.with_(
             tool_calls=0,
@@ -286,10 +323,11 @@ SLICES: tuple[Slice, ...] = (
             background=0,
             hooks=1,
             capacity=1,
-            features=frozenset({"hook", "hold", "fail", "cancel", "hook_refusal"}),
+            features=frozenset({"hook", "hold", "fail", "cancel", "meta", "hook_refusal"}),
         ),
-        "foreground hook work while a prompt waits: then insertion, rejection (a hook's -32600 "
-        "too) or cancellation",
+        "foreground hook work while a prompt waits: then insertion, rejection (a hook's -32600 too) "
+        "or cancellation; a metadata patch of the ended work's message after its idle (cancelled "
+        "or not)",
     ),
     Slice(
         "reading_rows",
@@ -312,6 +350,55 @@ SLICES: tuple[Slice, ...] = (
         "(rejected-after-cancel-request=own-reason) and a listed background tool call that "
         "foreground work starts waiting on (waited-on-background=becomes-foreground); judged "
         "under those readings",
+    ),
+    Slice(
+        "own_work",
+        SMALL.with_(
+            prompts=1,
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            outputs=1,
+            capacity=1,
+            features=frozenset({"goal", "commands", "bare_error", "fail", "early_state"}),
+        ),
+        "foreground work the Agent starts itself (a goal pursued), an available_commands_update, "
+        "the error stop reason without an error field, the initial idle before the session/new "
+        "response",
+    ),
+    Slice(
+        "embedded",
+        SMALL.with_(
+            tool_calls=0,
+            permissions=0,
+            background=1,
+            cancels=1,
+            outputs=0,
+            capacity=1,
+            features=frozenset({"terminal", "embed", "cancel"}),
+        ),
+        "a tool call whose only live work is the terminal it runs: the terminal listed, the tool "
+        "call not, ending with the terminal (also across a cancel: listed work is not covered)",
+    ),
+    Slice(
+        "receipt_order",
+        SMALL.with_(
+            prompts=2,
+            tool_calls=0,
+            permissions=0,
+            background=0,
+            cancels=0,
+            cancel_requests=0,
+            outputs=0,
+            capacity=2,
+            features=frozenset({"hold"}),
+            readings=(("prompt-ahead-of-held", "receipt-order"),),
+        ),
+        "two prompts held and inserted in the order received, judged under the reading that lets "
+        "the wire show that order (prompt-ahead-of-held=receipt-order: a later prompt answered while "
+        "an earlier one still waits)",
     ),
 )
 """The default bound of the exhaustive mode: small slices of the model, each complete, that
@@ -557,9 +644,9 @@ def _explore(
 
 def search_states(
     cfg: Config, faults: frozenset[str], max_states: int | None, monitors: bool = False
-) -> tuple[Parts, _Search, str]:
+) -> tuple[State, _Search, str]:
     """The bare breadth-first search of ``explore`` (no cycles judged, no coverage or
-    counterexamples assembled): the interned parts, the search (states, parent pointers,
+    counterexamples assembled): the numbered parts, the search (states, parent pointers,
     quiescent states, first breach of each rule) and why it stopped. For callers that look at
     the states themselves (``simulator.decidability_exhaustive``)."""
     parts, _ = new_parts(cfg, faults, False, monitors)
@@ -571,13 +658,12 @@ def search_states(
     return parts, s, stop
 
 
-def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: bool) -> tuple[Parts, bool]:
-    """The interned parts of the initial World, and whether symmetry applies (see above)."""
+def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: bool) -> tuple[State, bool]:
+    """The state of the initial World, and whether symmetry applies (see above)."""
     views = bool(faults & frozenset(CLIENT_FAULTS))
     history = "resume" in cfg.features and cfg.resumes > 0
     symmetry = symmetry and _COUNTER_AT >= 0 and not faults
-    root_world = World(cfg, faults, new_monitors(monitors, cfg), record=False)
-    return Parts(root_world, views, history), symmetry
+    return State(cfg, faults, new_monitors(monitors, cfg), views, history), symmetry
 
 
 def judge_cycles(
@@ -661,8 +747,8 @@ class Expand(Protocol):
     def __call__(self, st: Any, children: list[Child], sides: int = BOTH) -> None: ...
 
 
-def expander(parts: Parts, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
-    """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore_parts``).
+def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
+    """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore_state``).
 
     ``expand(state, children)`` appends one ``Child`` per enabled event, in ``World.enabled``'s
     order (the Client's choices, the Agent's, then deliveries), and counts the moves it takes
@@ -774,7 +860,7 @@ def expander(parts: Parts, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
 
 
 def _search(
-    parts: Parts,
+    parts: State,
     s: _Search,
     cfg: Config,
     depth: int | None,
@@ -786,7 +872,7 @@ def _search(
     keep_edges: bool,
     t0: float,
 ) -> tuple[str, int, int]:
-    """The breadth-first loop over integer states (see ``simulator.explore_parts``); fills
+    """The breadth-first loop over integer states (see ``simulator.explore_state``); fills
     ``s`` and returns (stop reason, transitions, maximum depth)."""
     mon = parts.monitors
     expand, can_move = expander(parts, cfg)
@@ -794,7 +880,7 @@ def _search(
     one_side = s.one_side
     side = ample(parts, cfg) if one_side is not None else None
 
-    root = root_state(parts)
+    root = parts.root()
     states = s.states
     states.append(root)
     index: dict[Any, int] = {canon(root) if canon else root: 0}
@@ -896,11 +982,6 @@ def _seen_above(children: list[Child], index: dict[Any, int], canon: Any, level_
     return False
 
 
-def root_state(parts: Parts) -> Any:
-    """The integer state of the initial World."""
-    return (parts.root_agent, parts.root_client, (), (), 0, 0, 0)
-
-
 _TO_AGENT: Event = ("net", "to_agent", 0)
 _TO_CLIENT: tuple[Event, ...] = tuple(("net", "to_client", k) for k in range(16))
 
@@ -914,14 +995,14 @@ def _depths(starts: list[int], n: int) -> array[int]:
     return depth
 
 
-def canonical_key(parts: Parts) -> Callable[[Any], Any]:
+def canonical_key(parts: State) -> Callable[[Any], Any]:
     """The symmetry key of a state: its parts spelled out, message IDs renamed (see above)."""
     text = parts.msgs.text
     full_key = parts.monitors.full_key
 
     def canon(st: Any) -> Any:
         a, c, ta, tc, m, _, _ = st
-        akey = parts.agent_key(a)
+        akey = parts.agents.keys[a]
         hist: tuple[str, ...] = ()
         if parts.history:
             akey, held = akey
@@ -929,7 +1010,7 @@ def canonical_key(parts: Parts) -> Callable[[Any], Any]:
         akey = (*akey[:_COUNTER_AT], 0, *akey[_COUNTER_AT + 1 :])
         key = (
             akey,
-            parts.client_key(c),
+            parts.clients.keys[c],
             tuple([text(x) for x in ta]),
             tuple([text(x) for x in tc]),
             full_key(m),

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from typing import Any
 
 from simulator.config import Config
-from simulator.explore_parts import Parts
+from simulator.explore_state import State
 
 CLIENT_SIDE = 1
 AGENT_SIDE = 2
@@ -63,7 +63,7 @@ REDUCTIONS = ("none", "por")
 """``--reduce`` values: no reduction, or partial-order reduction (this module)."""
 
 
-def ample(parts: Parts, cfg: Config) -> Callable[[Any], int]:
+def ample(parts: State, cfg: Config) -> Callable[[Any], int]:
     """``side(state)``: ``AGENT_SIDE``, ``CLIENT_SIDE`` or ``BOTH`` (see the module header)."""
     cap = cfg.capacity
     ordered = cfg.transport == "fifo"

@@ -326,3 +326,8 @@ def session_created(rid: int | str, session: str) -> Msg:
 
 def image(data: str = "iVBORw0KGgo=") -> dict[str, str]:
     return {"type": "image", "data": data, "mimeType": "image/png"}
+
+
+def resource_link(uri: str, name: str) -> dict[str, Any]:
+    """A resource_link content block (of the baseline set every Agent accepts in a prompt)."""
+    return {"type": "resource_link", "uri": uri, "name": name}

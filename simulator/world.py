@@ -147,15 +147,19 @@ class World:
             self._handshake()
 
     def _handshake(self) -> None:
-        """initialize, then session/new: each request received and answered at once."""
-        for request, answer in (
+        """initialize, then session/new: each request received and answered at once. With the
+        feature ``early_state`` the Agent reports the new session's initial idle before its
+        session/new response (Initial state and synchronization: state updates may arrive
+        before or after that response; a separate initial idle is optional)."""
+        early = [self.agent.initial_idle()] if "early_state" in self.cfg.features else []
+        for request, answers in (
             (
                 wire.initialize("init", "future" in self.cfg.features, elicitation_modes(self.cfg)),
-                wire.initialized("init"),
+                [wire.initialized("init")],
             ),
-            (wire.new_session("new"), wire.session_created("new", MAIN)),
+            (wire.new_session("new"), [*early, wire.session_created("new", MAIN)]),
         ):
-            for sender, msg in (("client", request), ("agent", answer)):
+            for sender, msg in (("client", request), *(("agent", answer) for answer in answers)):
                 self.client.view.apply(sender, msg)
                 if self.reference is not None:
                     self.reference.apply(sender, msg)

@@ -30,7 +30,7 @@ CRASHED = (
 EVERY = tuple(sorted(RULES_BY_ID))
 VIEW = ("BG-08",)
 """A client-view rule: the exhaustive search reported its view breaches though the rule was
-dropped (``World`` set them aside, the search's ``Parts.compare`` did not)."""
+dropped (``World`` set them aside, the search's ``State.compare`` did not)."""
 SAMPLE = tuple(dict.fromkeys((*CRASHED, *VIEW, *EVERY[::17])))
 TINY = ["--walks", "3", "--examples", "1", "--steps", "15", "--prompts", "1", "--tool-calls", "1",
         "--max-states", "400", "--quiet", "--json"]  # fmt: skip

@@ -23,7 +23,7 @@ from cli.main import main
 from diagrams.sequence import transcript_to_mermaid
 from simulator import explore_bfs, explore_hypothesis, explore_random, mutants
 from simulator.client import Client
-from simulator.config import DEFAULT, OFF_BY_DEFAULT, SMALL, Config
+from simulator.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.explore_common import Counterexample, replay
 from simulator.explore_run import Options, exhaustive_slices
 from simulator.explore_run import run as run_explore
@@ -205,7 +205,7 @@ def test_hypothesis_chunks_merge_to_the_same_result_wherever_they_run(monkeypatc
 
     def run(chunk_map: Any) -> explore_hypothesis.HypothesisResult:
         return explore_hypothesis.explore(
-            TINY, faults, seed=4, examples=10, steps=10, max_rounds=1, chunk_map=chunk_map
+            TINY, faults, seed=4, examples=10, steps=15, max_rounds=1, chunk_map=chunk_map
         )
 
     here, there = run(None), run(elsewhere)
@@ -279,8 +279,9 @@ def test_bfs_depth_limit_and_time_budget_stop_cleanly() -> None:
     assert 50 <= capped.states < 50 + 20
 
 
-def test_bfs_keys_merge_exactly_what_the_monitor_memo_allows() -> None:
-    """The memoized monitors give the same state count as cloning them at every step."""
+def test_the_monitors_state_is_part_of_the_search_state() -> None:
+    """States the peers cannot tell apart but the monitors can are kept apart, and only a
+    search with monitors counts exercised rules."""
     with_memo = explore_bfs.explore(TINY)
     without_monitors = explore_bfs.explore(TINY, monitors=False)
     assert with_memo.states >= without_monitors.states
@@ -504,7 +505,7 @@ def test_bound_options_replace_the_slices() -> None:
     features: Counter[str] = Counter()
     for s in default:
         features.update(s.cfg.features)
-    assert set(features) == set(DEFAULT.features) | set(OFF_BY_DEFAULT)  # the slices take them too
+    assert set(features) == set(FEATURES)  # every feature, those off by default included
 
 
 # -- deep -------------------------------------------------------------------------------------
@@ -533,7 +534,7 @@ def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
 def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
     cfg = FOCUSED.with_(features=frozenset({"cancel"}), prompts=1, elicitations=0)  # few rules: found at once
     res = explore_hypothesis.explore(
-        cfg, frozenset({FAULT}), examples=30, steps=15, max_rounds=1, hypothesis_shrink=True
+        cfg, frozenset({FAULT}), examples=60, steps=15, max_rounds=1, hypothesis_shrink=True
     )
     assert [c.rule for c in res.counterexamples] == [RULE]
     assert "shrunk by hypothesis" in res.counterexamples[0].found_by

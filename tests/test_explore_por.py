@@ -19,7 +19,7 @@ import pytest
 from cli.main import main
 from simulator import explore_bfs
 from simulator.config import SMALL, Config
-from simulator.explore_bfs import SLICE_BY_NAME, SLICES, BfsResult, Child, expander, new_parts, root_state
+from simulator.explore_bfs import SLICE_BY_NAME, SLICES, BfsResult, Child, expander, new_parts
 from simulator.explore_por import BOTH, ample
 from simulator.mutants import MUTANTS
 
@@ -87,8 +87,8 @@ def test_the_side_expanded_alone_is_persistent(cfg: Config) -> None:
     with parts.stepping():
         expand, _ = expander(parts, cfg)
         side = ample(parts, cfg)
-        seen = {root_state(parts)}
-        frontier = [root_state(parts)]
+        seen = {parts.root()}
+        frontier = [parts.root()]
         checked = 0
         while frontier and checked < 150:
             st = frontier.pop(0)

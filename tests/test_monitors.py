@@ -474,7 +474,9 @@ VIOLATIONS: list[Case] = [
         [("STOP-03", 6)],
     ),
     Case(
-        "FAIL-03 error without an error object", [*turn()[:-1], state("idle", stop="error")], [("FAIL-03", 6)]
+        "FAIL-03 error that is no error object",
+        [*turn()[:-1], state("idle", stop="error", error="boom")],
+        [("FAIL-03", 6)],
     ),
     Case("DONE-03 output of ended work after idle", [*turn(), say("a1")], [("DONE-03", 7)]),
     Case(
@@ -1012,7 +1014,7 @@ def test_conforming_transcript_is_accepted(case: Case) -> None:
     assert found(ms, "open") == []
 
 
-SUSPECTED = {"FG-06", "ACTIVE-03"}
+SUSPECTED = {"FG-06", "ACTIVE-03", "FAIL-03"}
 """Rules whose breach a monitor can only suspect (kind ``suspect``): their cases are the tests
 test_an_ending_idle_without_stop_reason_is_a_suspicion and its neighbours."""
 
@@ -1378,69 +1380,14 @@ def test_malformed_messages_never_raise() -> None:
     assert all(isinstance(f, Finding) and f.rule in RULES_BY_ID for f in ms.findings)
 
 
-def _tool_state_routed(ms: MonitorSet) -> bool:
-    from properties.monitors.tools import ToolMonitor
-
-    entries = ms._upd.get("state_update", ())
-    return any(ms.monitors[index] is ms.get(ToolMonitor) for _, index in entries)
-
-
-def test_tool_monitor_sees_state_updates_only_once_a_tool_or_permission_is_known() -> None:
-    """The tool monitor's ``state_update`` handler is gated (``ToolMonitor.watching``): out of
-    the tables until a tool call or an open permission request is known, in while one is, and
-    out again when the last permission request is answered in a session without tool calls. A
-    request whose subject is a tool call makes that tool call known (the Client applies it like
-    a tool_call_update), so the handler stays in."""
-    ms = MonitorSet()
-    turn = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
-    for n, (sender, msg) in enumerate(turn, 1):
-        ms.feed(sender, msg, n)
-    assert not _tool_state_routed(ms)
-    sender, request = ask("p1", "t9")
-    del request["params"]["subject"]
-    ms.feed(sender, request, 5)
-    assert _tool_state_routed(ms)
-    ms.feed(*permission_answer("p1", "allow"), 6)
-    assert not _tool_state_routed(ms)
-    ms.feed(*ask("p2", "t9"), 7)
-    ms.feed(*permission_answer("p2", "allow"), 8)
-    assert _tool_state_routed(ms)
-
-
-def _background_state_routed(ms: MonitorSet) -> bool:
-    from properties.monitors.background import BackgroundMonitor
-
-    entries = ms._upd.get("state_update", ())
-    return any(ms.monitors[index] is ms.get(BackgroundMonitor) for _, index in entries)
-
-
-def test_background_monitor_is_woken_by_the_first_background_list() -> None:
-    """The background monitor's ``state_update`` handler is out of the tables until a session
-    has a record there; the facts tracker wakes it for a state_update carrying ``background``
-    (its first list), after which the tables call it for every state_update, lists or not."""
+def test_background_monitor_judges_from_the_first_background_list() -> None:
+    """The first background list of a session is judged (BG-10), and a later state_update
+    without one breaks BG-07."""
     ms = MonitorSet()
     ms.feed(*state("running"), 1)
     ms.feed(*state("idle", stop="end_turn"), 2)
-    assert not _background_state_routed(ms)
     assert ms.feed(*state("idle", bg=[item("terminal", "T")]), 3)[0].rule == "BG-10"
-    assert _background_state_routed(ms)
-    assert [f.rule for f in ms.feed(*state("idle"), 4)] == ["BG-07"]  # through the table now
-
-
-def test_background_wake_keeps_to_the_monitors_of_a_derived_set() -> None:
-    """A set that steps some monitors only (``derive(only=...)``) wakes none of the others."""
-    from properties.monitors.background import BackgroundMonitor
-    from properties.monitors.facts import Facts
-
-    ms = MonitorSet()
-    index = {type(m): i for i, m in enumerate(ms.monitors)}
-    facts_only = ms.derive(only=(index[Facts],))
-    facts_only.feed(*state("idle", bg=[]), 1)
-    facts_only.feed(*state("idle"), 2)
-    assert not facts_only.get(BackgroundMonitor).sessions and not facts_only.findings
-    with_bg = ms.derive(only=(index[Facts], index[BackgroundMonitor]))
-    with_bg.feed(*state("idle", bg=[]), 1)
-    assert [f.rule for f in with_bg.feed(*state("idle"), 2)] == ["BG-07"]
+    assert [f.rule for f in ms.feed(*state("idle"), 4)] == ["BG-07"]
 
 
 def test_fail_04_is_exercised_only_where_tool_calls_were_reported() -> None:
@@ -1476,3 +1423,16 @@ def test_an_ending_idle_without_stop_reason_is_a_suspicion() -> None:
     assert found(ms) == [] and found(ms, "suspect") == [("FG-06", 6)]
     assert [f.severity for f in ms.findings] == ["warning"]
     assert found(run(turn()), "suspect") == []
+
+
+def test_an_error_idle_without_failure_details_is_a_suspicion() -> None:
+    """Failures: the error stop reason's error field is one the Agent SHOULD include, "optional
+    and nullable: omission and null both mean the Agent supplied no failure details". Whether it
+    had any is not on the wire: FAIL-03 is suspected (a warning), not proven."""
+    for idle in (state("idle", stop="error"), state("idle", stop="error", error=None)):
+        ms = run([*turn()[:-1], idle])
+        assert found(ms) == [] and found(ms, "suspect") == [("FAIL-03", 6)]
+    assert (
+        found(run([*turn()[:-1], state("idle", stop="error", error={"code": 1, "message": "x"})]), "suspect")
+        == []
+    )

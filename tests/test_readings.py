@@ -456,10 +456,9 @@ def test_resolve_fills_defaults_and_rejects_unknowns() -> None:
     assert parse(["cancel-takes-effect=when-acted"]) == {"cancel-takes-effect": "when-acted"}
 
 
-def test_clones_and_derived_sets_keep_the_readings() -> None:
+def test_clones_keep_the_readings() -> None:
     ms = MonitorSet(readings={"patch-after-idle": "patch-in-place"})
     assert ms.clone().readings == ms.readings
-    assert ms.derive().readings == ms.readings
 
 
 # -- the command line -----------------------------------------------------------------------------

@@ -98,11 +98,12 @@ EXPECTED: dict[str, dict[str, S]] = {
     # whose chunks create it (Entity IDs: a chunk for an unseen ID creates it) and append.
     "chunked_user_message": {
         MAIN: S(
-            timeline=[U1, ("agent_thought", "msg_t_2"), ("agent_message", "msg_a_3")],
+            # the message streams under its thought's messageId: one ID, two entities (type, ID)
+            timeline=[U1, ("agent_thought", "msg_t_2"), ("agent_message", "msg_t_2")],
             entities={
                 U1: {"content": [T("prompt "), T("1")]},
                 ("agent_thought", "msg_t_2"): {"content": [T("hmm")]},
-                ("agent_message", "msg_a_3"): {"content": [T("Hello")]},
+                ("agent_message", "msg_t_2"): {"content": [T("Hello")]},
             },
             prompts={"1": "msg_u_1"},
         )

@@ -41,7 +41,7 @@ from properties.clientview import json_key
 from properties.schema_check import SchemaChecker
 from simulator import wire
 from simulator.agent import MAIN, Agent
-from simulator.config import DEFAULT, long_session
+from simulator.config import DEFAULT, FEATURES, long_session
 from simulator.scenarios import SCENARIOS
 from simulator.schedulers import Run, random_walk
 from tests.check_support import schema_path
@@ -95,25 +95,35 @@ def walks() -> dict[str, list[tuple[int, Run]]]:
     return {t: list(_walks(t)) for t in TRANSPORTS}
 
 
-FOCUSED = DEFAULT.with_(features=frozenset({"permission", "multi_request"}))
-"""Tool calls and permission requests only: the choices of a tool call's life (run, done, block,
-carry on after the idle) are rare among the many of the default configuration, common here."""
+FOCUSED = DEFAULT.with_(features=frozenset({"permission", "multi_request", "close", "resume", "overlap"}))
+"""Tool calls, permission requests and the session's handshakes only: the choices of a tool
+call's life (run, done, block, carry on after the idle) are rare among the many of the default
+configuration, common here; so is refusing a resume that a close or a second resume overlapped
+(feature ``overlap``, off by default)."""
+
+
+EVERY = DEFAULT.with_(features=frozenset(FEATURES))
+"""Every feature, those off by default included (the freedoms only their slices switch on)."""
 
 
 @pytest.fixture(scope="module")
 def focused_walks() -> dict[str, list[tuple[int, Run]]]:
-    return {t: [(s, random_walk(s, STEPS, FOCUSED.with_(transport=t))) for s in SEEDS] for t in TRANSPORTS}
+    return {
+        t: [(s, random_walk(s, STEPS, cfg.with_(transport=t))) for cfg in (FOCUSED, EVERY) for s in SEEDS]
+        for t in TRANSPORTS
+    }
 
 
 # -- wire shape --------------------------------------------------------------------------------
 @pytest.mark.needs_shared
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_every_message_validates_against_the_schema(
-    walks: dict[str, list[tuple[int, Run]]], transport: str
+    walks: dict[str, list[tuple[int, Run]]], focused_walks: dict[str, list[tuple[int, Run]]], transport: str
 ) -> None:
+    """The default walks and the focused ones (every feature, those off by default included)."""
     checker = SchemaChecker(schema_path())
     checked = Counter[str]()
-    for seed, run in walks[transport]:
+    for seed, run in walks[transport] + focused_walks[transport]:
         checker.reset()
         for line, (sender, msg) in enumerate(run.world.transcript, 1):
             finding = checker.check(sender, msg, line)
@@ -175,7 +185,7 @@ def test_every_agent_choice_occurs(
         print(f"{key:<{width}}  {events[key]:>7}  {seeds[key]:>5}")
     missing = [k for k in wanted if events[k] == 0]
     if missing:  # a rare choice (a background permission request while idle) may need more seeds
-        cfg = DEFAULT.with_(transport=transport)
+        cfg = EVERY.with_(transport=transport)  # every feature: the rare choices of all
         more = _coverage([(seed, random_walk(seed, STEPS, cfg)) for seed in MORE_SEEDS])[0]
         missing = [k for k in missing if more[k] == 0]
     assert not missing, f"never chosen in {len(SEEDS) + len(MORE_SEEDS)} seeds: {missing}"

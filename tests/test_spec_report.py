@@ -208,7 +208,10 @@ def test_a_variant_report_opens_with_its_differences_and_is_deterministic(tmp_pa
     assert [d["rule"] for d in diff["decidability"]] == ["DONE-03"]
     appear = {c["rule"]: c for c in diff["contradictions"]["appear"]}
     assert "FG-02" in appear and appear["FG-02"]["transcript"] in a
-    assert diff["coverage"] == {"gained": [], "lost": []}  # dropping a rule relaxes no table row
+    # dropping a rule relaxes no table row; the late output the rule's seeded bug sends may create
+    # an entity (a chunk for an ID not seen) where the base run's tiny bounds create none
+    assert diff["coverage"]["lost"] == []
+    assert all(row.startswith("entity: ") for row in diff["coverage"]["gained"])
     assert "differences" not in report["sections"]
 
 

@@ -23,10 +23,6 @@ Tolerated: a tool call opened for background work without one of its own, even w
 (BG-04); cancellation stopping unlisted background activity (CANCEL-03). Unknown item types are
 skipped (they still count as background work).
 
-Cost: the state_update handler is gated until some session has a record here (``GATES``);
-until then the facts tracker wakes it for a state_update that carries ``background``
-(``WAKES``), so a transcript without background work does not call it at all.
-
 Must not know: foreground state, prompts, the background item lifecycle (the table states it).
 """
 
@@ -65,11 +61,6 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("BG-04", "CANCEL-03")
     SESSION = _Session
     REQUIRES = (Facts,)
-    GATES = (("_state", "sessions"),)
-    """Until some session has a record (a tool call's content, or a background list), a
-    state_update has nothing to judge here: no list reported."""
-    WAKES = (("_state", "background"),)
-    """The first background list may come in any state_update: it wakes the handler."""
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -80,10 +71,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     def _session(self, sid: str) -> _Session:
         found = self.sessions.get(sid)
         if found is None:
-            first = not self.sessions
             found = self.sessions[sid] = _Session()
-            if first:
-                self.regate()
         return found
 
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -137,21 +125,21 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
         bs.reported = True
         if bs.tool_terms and self.reading(TOOL_WITH_LISTED_TERMINAL) == "only-live-work":
             cur = frozenset(keys)
-            for kind, ident in sorted(cur):
-                terms = bs.tool_terms.get(ident) if kind == "tool_call" else None
-                if terms:
-                    self._ex["BG-13"] += 1
-                    both = sorted(t for t in terms if ("terminal", t) in cur)
-                    if both:
-                        self.breach(
-                            "BG-13",
-                            line,
-                            sid,
-                            f"background lists tool call {ident!r} and the terminal "
-                            f"{', '.join(map(repr, both))} it runs: list the terminal only",
-                            msg,
-                            (TOOL_WITH_LISTED_TERMINAL,),
-                        )
+            for ident, terms in sorted(bs.tool_terms.items()):
+                both = sorted(t for t in terms if ("terminal", t) in cur)
+                if not both:
+                    continue
+                self._ex["BG-13"] += 1  # a tool call runs a listed terminal: is it listed too?
+                if ("tool_call", ident) in cur:
+                    self.breach(
+                        "BG-13",
+                        line,
+                        sid,
+                        f"background lists tool call {ident!r} and the terminal "
+                        f"{', '.join(map(repr, both))} it runs: list the terminal only",
+                        msg,
+                        (TOOL_WITH_LISTED_TERMINAL,),
+                    )
 
     # -- explorers -----------------------------------------------------------------------
     def clone(self, owner: MonitorSet) -> BackgroundMonitor:

@@ -82,13 +82,6 @@ class ElicitationMonitor(SessionMonitor[_Session]):
     TABLES = (em.SPEC,)
     SESSION = _Session
     REQUIRES = (Facts,)
-    GATES = (("_tool", "freed"),)
-
-    @property
-    def freed(self) -> bool:
-        """Whether a late answer freed a tool call (the gate of ``_tool``)."""
-        return bool(self.late)
-
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.elicits: dict[Any, _Elicit] = {}
@@ -202,19 +195,16 @@ class ElicitationMonitor(SessionMonitor[_Session]):
     def _freed(self, rec: _Elicit, line: int) -> None:
         """A late answer or completion came for an elicitation of cancelled work about a tool call."""
         self._ex[bw.LATE_ANSWERS_IGNORED.rule] += 1
-        regate = not self.late
         self.late[(rec[0], rec[3])] = line
-        if regate:
-            self.regate()
 
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The tool call a late answer came for goes in_progress: the answer was used."""
+        if not self.late:
+            return
         key = (sid, upd.get("toolCallId"))
         if upd.get("status") != "in_progress" or key not in self.late or self.facts.replaying(sid):
             return
         since = self.late.pop(key)
-        if not self.late:
-            self.regate()
         rule = bw.LATE_ANSWERS_IGNORED.rule
         self.breach(
             rule, line, sid,

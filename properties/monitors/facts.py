@@ -23,16 +23,10 @@ Per session (``SessionFacts``):
   it is in view (``MonitorSet.from_start`` says so for all sessions).
 - ``closed``: ``session/close`` succeeded (until a ``session/resume`` reopens it).
 
-Wakes: every state_update carrying a ``background`` field is passed on to
-``MonitorSet.wake("background", ...)``, after the facts took it in, so a monitor may gate its
-state_update handler until background work is known (``Monitor.WAKES``) and still see the
-first list.
-
 Connection-wide: the user-action requests outstanding (``asking``): each ``session/request_permission``
 and ``elicitation/create`` of a session the Agent sent, until the Client answers it or the Agent
 withdraws it with ``$/cancel_request``; a URL elicitation the Client accepted stays outstanding
-until the Agent's ``elicitation/complete`` (the user finishes outside the Client). Client
-messages are recorded when the Agent receives them, so an answer here has reached the Agent.
+until the Agent's ``elicitation/complete`` (the user finishes outside the Client).
 
 Connection-wide: the Client's ``initialize`` request and the Agent's answer (prompt content the
 Agent accepts, whether the Client's capabilities could advertise custom extensions).
@@ -221,7 +215,6 @@ class Facts(Monitor):
             keys = self.background(upd)
             if keys is not None:
                 fs.listed = frozenset(keys)
-            self._owner.wake("background", sid, upd, line, msg)
 
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
@@ -312,10 +305,6 @@ class Facts(Monitor):
         new.asking = dict(self.asking)
         new._bg_upd = new._bg_keys = None
         return new
-
-    def context_key(self) -> Any:
-        """What the relative keys of others read (``KEY_CONTEXT``): each session's counters."""
-        return tuple([(k, v.interval, v.period) for k, v in self.sessions.items()])
 
     def state_key(self) -> Any:
         return (

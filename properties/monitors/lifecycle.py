@@ -118,6 +118,8 @@ _END_STOP = (*_END_GROUPS, "STOP-03")
 """Exercised by an idle with a string stop reason that ends active work."""
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 _START_GROUP_KEY = rule_group(*_START_GROUP)
+_CUSTOM_STATES = fgm.SPEC.guard_rules["custom_states"]
+"""The rule of the foreground table's guard on output under a custom state (advertised?)."""
 _END_STOP_KEY = rule_group(*_END_STOP)
 _END_GROUPS_KEY = rule_group(*_END_GROUPS)
 _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
@@ -208,10 +210,6 @@ class _Session:
 class ForegroundMonitor(SessionMonitor["_Session"]):
     """Foreground state reporting (see module docstring)."""
 
-    KEY_CONTEXT = True  # state_key is relative to the Facts counters
-
-    GATES = (("_user", "no_steering"),)
-
     @property
     def no_steering(self) -> bool:
         """``model.between`` STEERING with steer false: prompts and user messages are tracked."""
@@ -229,7 +227,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
         bw.STEERING.rule,
         bw.BLOCKED_ON_USER.rule,
-        fgm.SPEC.guard_rules["custom_states"],
+        _CUSTOM_STATES,
         "BOUND-02",
         "MSGID-01",
     )
@@ -305,26 +303,27 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if fs.resuming or fs.closed:
             return
         if state == "idle" and seen is not None:
-            if (
-                seen > 0
-                and (variant[-1] == "k" or "content" in upd)
-                and self.reading(PATCH_AFTER_IDLE) == "ended-work"
-            ):
+            if seen > 0:  # an update of ended work after its idle: is it one the work owed?
                 cancelled = seen == st.last_end and st.last_end_cancel
                 rule = self.between.late_update(cancelled).rule
                 what = "the cancellation" if cancelled else "that work"
                 self._ex[rule] += 1
-                if st.done_period != fs.period:
-                    st.done_period = fs.period
-                    self.breach(
-                        rule,
-                        line,
-                        sid,
-                        f"{variant} {mid!r} of foreground work that already ended is sent after "
-                        f"the idle that reported {what}",
-                        msg,
-                        (PATCH_AFTER_IDLE,),
-                    )
+            if (
+                seen > 0
+                and (variant[-1] == "k" or "content" in upd)
+                and self.reading(PATCH_AFTER_IDLE) == "ended-work"
+                and st.done_period != fs.period
+            ):
+                st.done_period = fs.period
+                self.breach(
+                    rule,
+                    line,
+                    sid,
+                    f"{variant} {mid!r} of foreground work that already ended is sent after "
+                    f"the idle that reported {what}",
+                    msg,
+                    (PATCH_AFTER_IDLE,),
+                )
             return
         # progress of foreground work: the foreground table's output from the reported state
         custom = state not in STANDARD_STATES
@@ -333,6 +332,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._gx[_RA_GROUP_KEY] += 1
             if self.reading(OUTPUT_WHILE_REQUIRES_ACTION) == "pending-output":
                 return  # may be output of the work from before it blocked
+        elif custom:  # the cell's guard: did the Client advertise custom states?
+            self._ex[_CUSTOM_STATES] += 1
         try:
             spec.fire(where, "output", {"custom_states": self.facts.client_may_extend is not False})
             return
@@ -524,12 +525,22 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 self._no_stop_reason(prev, sid, line, msg)
         if reason == fgm.ERROR:
             self._ex["FAIL-03"] += 1
-            if not is_error_object(upd.get("error")):
+            err = upd.get("error")
+            if err is None:  # "omission and null both mean the Agent supplied no failure details":
+                self.suspect(  # whether it had any to give is not on the wire
+                    "FAIL-03",
+                    line,
+                    sid,
+                    "idle with stop reason 'error' supplies no failure details (no error object): "
+                    "the Agent should include them when it has them",
+                    msg,
+                )
+            elif not is_error_object(err):
                 self.breach(
                     "FAIL-03",
                     line,
                     sid,
-                    "idle with stop reason 'error' carries no error object (code and message)",
+                    "idle with stop reason 'error' carries an error that is no error object",
                     msg,
                 )
 
@@ -599,6 +610,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A user message first reported during active work, where steering is not allowed."""
+        if not self.no_steering:
+            return
         mid = upd.get("messageId")
         fs = self.facts.sessions.get(sid)
         if type(mid) is not str or fs is None or fs.state not in ACTIVE or fs.resuming:

@@ -137,6 +137,11 @@ the wire only under the reading ``prompt-ahead-of-held=receipt-order`` (see the 
 _Prompt = tuple[str, int, frozenset[str], bool, tuple[str, ...]]
 
 
+def _beyond_text(content: Any) -> bool:
+    """Whether a prompt's content holds a block of a type other than text."""
+    return type(content) is list and any(type(b) is dict and b.get("type") != "text" for b in content)
+
+
 class _Session:
     """One session's prompt record."""
 
@@ -250,6 +255,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ("client-notification", "$/cancel_request", self._cancel_request),
             ("update", "user_message", self._user),
             ("update", "user_message_chunk", self._user),
+            ("update", "session_message", self._delegated),
         )
 
     # -- requests ------------------------------------------------------------------------
@@ -264,6 +270,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         facts = self.facts
         # disallowed_types finds nothing before the Agent's initialize answer
         bad = () if facts.prompt_types is None else tuple(facts.disallowed_types(params.get("prompt")))
+        if not bad and _beyond_text(params.get("prompt")):
+            self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
         spec = self.table(prm.SPEC)
         self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
         ps.pending[rid] = line
@@ -430,6 +438,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if ps.pending and self.reading(PROMPT_AHEAD_OF_HELD) == "receipt-order":
             for earlier, received in ps.pending.items():
                 if received < rec[1] and _waiting(self.prompts[earlier][2]) in _UNSTOPPED:
+                    self._ex[OLDEST_HELD] += 1  # judged when the earlier one is answered
                     self.overtaken.setdefault(earlier, (rid, line))
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
@@ -506,9 +515,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps = self.sessions[sid] = _Session()
         elif mid in ps.unclaimed:  # (then not in claimed: see _answer)
             self._ex["MSGID-01"] += 1
+            self._known_replayed(sid)
             return
         elif mid in ps.claimed:
             self._ex["MSGID-01"] += 1
+            self._known_replayed(sid)
             if ps.unreported:
                 ps.unreported.pop(mid, None)
             return
@@ -548,6 +559,21 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._ex[rule] += 1
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
+
+    def _known_replayed(self, sid: str) -> None:
+        """A user message re-sent under an ID the session already used, inside a resume window:
+        a replayed message that kept its ID (ACC-11 judged, and held)."""
+        fs = self.facts.sessions.get(sid)
+        if fs is not None and fs.resuming and self.facts.from_start(sid):
+            self._ex["ACC-11"] += 1
+
+    def _delegated(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """A session-directed message in a session that never received a session/prompt: a
+        delegated task reported as the spec asks, not as a user_message (SDM-05 judged, and
+        held)."""
+        ps = self.sessions.get(sid)
+        if ps is None or not ps.prompted:
+            self._ex["SDM-05"] += 1
 
     def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
         if not self.facts.from_start(sid):

@@ -37,7 +37,6 @@ _RULE = _STOP_GROUP[0]
 class StopReasonMonitor(Monitor):
     """A ``cancelled`` stop reason no choice of the Client explains (see module docstring)."""
 
-    KEY_CONTEXT = True  # state_key is relative to the Facts counters
     RULES = (_RULE,)
     REQUIRES = (Facts,)
 

@@ -23,7 +23,6 @@ class SubagentMonitor(Monitor):
     """Parent mirrors of child state (see module docstring)."""
 
     RULES = ("STATE-01",)
-    GATES = (("_state", "parents"),)  # state_update matters only once a child is known
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -42,11 +41,7 @@ class SubagentMonitor(Monitor):
         child = upd.get("sessionId")
         if type(child) is not str:
             return
-        if not self.parents:
-            self.parents[child] = sid
-            self.regate()
-        else:
-            self.parents.setdefault(child, sid)
+        self.parents.setdefault(child, sid)
         if "state" in upd:
             snap = upd["state"]
             self.mirrored[child] = snap.get("state") if type(snap) is dict else None

@@ -39,7 +39,7 @@ from properties.observe import (
     SNAPSHOTS,
     TOOL_CALL_UPDATE,
     UNOBSERVED,
-    UPDATES,
+    VARIANTS,
     Observation,
     Seen,
     observe,
@@ -80,7 +80,7 @@ def rules_of(
     for spec in specs:
         skip = unobserved.get(spec.name, frozenset())
         for key, rule in spec.forbidden.items():
-            if (key if isinstance(key, str) else key[1]) not in skip:
+            if (key if isinstance(key, str) else key[1]) not in skip and _refusable(spec, key):
                 found.setdefault(rule, None)
         guarded = {row.guard_name for row in spec.rows if row.guard is not None and row.trigger not in skip}
         for guard, rule in spec.guard_rules.items():
@@ -89,6 +89,25 @@ def rules_of(
         for rule in spec.eventually.values():
             found.setdefault(rule, None)
     return tuple(found)
+
+
+def _refusable(spec: MachineSpec, key: str | tuple[str, str]) -> bool:
+    """Whether a forbidden entry of ``spec`` names a cell without a row (a table whose every
+    cell has a row, like the entity table, states no rule the wire can break)."""
+    if isinstance(key, tuple):
+        return key not in spec.cells
+    return any((state, key) not in spec.cells for state in spec.states)
+
+
+def _reports(spec: MachineSpec) -> frozenset[str]:
+    """The rules ``spec``'s cells can refuse (the ones an exercise count means something for)."""
+    found = _REPORTS.get(id(spec))
+    if found is None or found[0] is not spec:
+        found = _REPORTS[id(spec)] = (spec, frozenset(rules_of((spec,))) | spec.relaxed)
+    return found[1]
+
+
+_REPORTS: dict[int, tuple[MachineSpec, frozenset[str]]] = {}
 
 
 class TableMonitor(SessionMonitor[Seen]):
@@ -104,7 +123,7 @@ class TableMonitor(SessionMonitor[Seen]):
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
-            *(("update", variant, self._update) for variant in UPDATES),
+            *(("update", variant, self._update) for variant in sorted(VARIANTS)),
             ("client-request", "session/resume", self._resume),
             ("agent-response", "session/resume", self._resumed),
             ("agent-request", "session/request_permission", self._asked),
@@ -161,7 +180,12 @@ class TableMonitor(SessionMonitor[Seen]):
                     return
             state = states.get(where, spec.initial)
             spec = self.table(spec)
-            self._ex[spec.rule_of(state, trigger)] += 1
+            rule = spec.rule_of(state, trigger)
+            if rule in _reports(spec):
+                self._ex[rule] += 1
+            rows = spec.cells.get((state, trigger))
+            if rows is not None and rows[0].guard is not None:  # the guard's rule is judged too
+                self._ex[spec.guard_rules.get(rows[0].guard_name or "", rule)] += 1
             try:
                 states[where] = after = spec.fire(state, trigger, ctx)
                 if after != state and after in spec.eventually:

@@ -67,9 +67,9 @@ Resume windows: a status update of a tool call known before a ``session/resume``
 history until the resume is answered (not judged); a tool call first seen in the window is
 live there, its later updates are transitions.
 
-Gate: ``state_update`` reaches this monitor only once it knows a tool call or an open permission
-request (``watching``). Before that an idle has nothing to judge here: no tool call can be a
-suspect and no permission request can be owed.
+A ``state_update`` is judged only once this monitor knows a tool call or an open permission
+request. Before that an idle has nothing to judge here: no tool call can be a suspect and no
+permission request can be owed.
 
 Must not know: prompts, messages.
 """
@@ -152,8 +152,6 @@ class _Session:
 class ToolMonitor(SessionMonitor["_Session"]):
     """Tool-call statuses and permission requests (see module docstring)."""
 
-    KEY_CONTEXT = True  # state_key is relative to the Facts counters
-
     RULES = (
         *_RA_GROUP,
         "TOOL-04",
@@ -168,7 +166,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
     TABLES = (permission.SPEC, foreground.SPEC)
     SESSION = _Session
     REQUIRES = (Facts,)
-    GATES = (("_state", "watching"),)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -180,13 +177,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
         self.suspects: dict[tuple[str, str], tuple[int, str, bool]] = {}
         """(session, tool call) -> (line of the idle, rule it owes: FAIL-04, or the rule of
         ``model.between`` CANCELLED_TOOLS_FINAL)."""
-
-    @property
-    def watching(self) -> bool:
-        """Whether a tool call or an open permission request is known (the gate of ``_state``;
-        suspects and owed withdrawals exist only then). Sessions are never dropped; the
-        handlers that change ``perms`` call ``regate``."""
-        return bool(self.sessions) or bool(self.perms)
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -210,10 +200,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         ts = self.sessions.get(sid)
         if ts is None:
-            regate = not self.sessions
             ts = self._session(sid)
-            if regate:
-                self.regate()
         if "content" in upd:
             refs = terminal_refs(upd["content"])
             if refs:
@@ -345,6 +332,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     # -- the idle that ends work ---------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        if not self.sessions and not self.perms:
+            return  # no tool call or permission request known: nothing to judge
         self._judge(sid, upd, line, msg)
         if "background" in upd and self.facts.background(upd) is not None:
             ts = self.sessions.get(sid)
@@ -445,17 +434,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
             # the Client applies the subject's tool call like a tool_call_update (a first-seen
             # ID creates it): so does the monitor (ToolCallPermissionSubject in the schema)
             self._tool(sid, call, line, msg)
-        regate = not self.perms
         self.perms[msg["id"]] = (sid, tid if type(tid) is str else None, line)
-        if regate:
-            self.regate()
 
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         perm = self.perms.pop(rid, None)
         abandoned = self.owed.pop(rid, None) is not None
-        if perm is not None and not self.perms:
-            self.regate()
         if perm is None or perm[1] is None:
             return
         result = msg.get("result")
@@ -472,6 +456,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if type(kind) is not str or not kind.startswith("allow"):
             return
         self._ex["TOOL-04"] += 1
+        if abandoned:  # an approval of cancelled work's request: the Agent treats it as none
+            self._ex[ABANDONED] += 1
         ts = self.sessions.get(perm[0])
         rec = ts.tools.get(perm[1]) if ts is not None else None
         if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
@@ -486,13 +472,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     and not _exempt(perm[1], ts, fs.listed or frozenset())
                 ):
                     grant = _RACED_GRANT  # the cancelled work's request: not approved
+            if grant == _RACED_GRANT:
+                self._ex[ABANDONED] += 1  # an approval the Agent must treat as none: judged here
             ts.tools[perm[1]] = (rec[0], rec[1], grant)
 
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is int or type(rid) is str:
-            if self.perms.pop(rid, None) is not None and not self.perms:
-                self.regate()
+            self.perms.pop(rid, None)
             self.owed.pop(rid, None)
 
     # -- end -----------------------------------------------------------------------------

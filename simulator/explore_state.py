@@ -1,0 +1,428 @@
+"""The exhaustive search's state: a compact, hashable tuple straight from the composed World.
+
+Theory of operation
+-------------------
+A World is its parts, and each part is deterministic: what the Agent may do next, and what a
+move sends, depend only on the Agent's own state; the same holds for the Client and for each
+client view; a monitor's state after a message depends only on its state before it, on the
+state of the monitors it requires (the shared facts) and on the message. So a state of the
+search (``simulator.explore_bfs``) is a tuple of small integers
+
+    (agent, client, to_agent, to_client, monitors, view, reference)
+
+where each part state is numbered by its own hashable snapshot, and the messages in flight are
+tuples of message numbers. A part's moves are computed once per distinct part state, by
+stepping a copy of a representative object with the simulator's own code, and every later
+state holding the same part state looks them up. Nothing here restates a rule: it only says
+which objects are equal.
+
+Identity of a part state:
+
+- Agent: ``Agent.snapshot()``, plus its retained history (message numbers) when a resume with
+  replay is possible (replay sends it again, so its content decides future messages);
+- Client: ``Client.snapshot()`` (the client's choices never read its view);
+- monitors: one ``MonitorSet`` per monitor class, holding that class and the classes it
+  requires. Monitors interact only through the ones they require (``properties.engine``), so
+  such a set steps its monitor exactly as the whole set does, and the state of every monitor
+  is the tuple of those sets' ``state_key()`` numbers (numbered in turn). A set's findings come
+  in monitor order, as the whole set's;
+- client view (only with a faulty client view, when views decide findings): ``snapshot()`` and
+  the requests it still awaits a response for;
+- message: its sender and JSON text (the wire builds every message with its fields in one
+  order, so equal messages have equal text).
+
+Counting: every memoized move is a small list whose last slots count how often the search took
+it; coverage (events, machine rows, entity triggers, rules exercised) is the per-move figures
+multiplied by those counts (``tally``), which equals counting at every step.
+
+Must not know: the search order, files or printing.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import orjson
+
+from model.core import ProtocolViolation
+from properties.engine import MonitorSet
+from simulator.agent import Agent
+from simulator.client import Client
+from simulator.config import Config
+from simulator.explore_common import Breach
+from simulator.explore_coverage import Row, entity_trigger, rows_fired
+from simulator.world import World
+
+SHIFT = 32
+"""Memo keys pack (part state, message number) into one int: ``part << SHIFT | message``."""
+BROKEN = -1
+"""The part-state number of a move the model refuses (the world stops there)."""
+
+_UNSEEN = object()
+
+# A memoized move: [event, next part state (or BROKEN), messages sent, breaches, count, coverage]
+# (a list so the search counts in place: ``move[4] += 1``).
+Move = list[Any]
+# A step of one class's set: (its next number, breaches, exercised rule counts)
+Local = tuple[int, tuple[Breach, ...], tuple[tuple[str, int], ...]]
+
+
+class Numbered:
+    """Distinct values of one kind: a representative object and a number per key."""
+
+    def __init__(self) -> None:
+        self.reps: list[Any] = []
+        self.keys: list[Any] = []
+        self.ids: dict[Any, int] = {}
+
+    def number(self, key: Any, rep: Any) -> int:
+        got = self.ids.get(key)
+        if got is None:
+            got = self.ids[key] = len(self.reps)
+            self.reps.append(rep)
+            self.keys.append(key)
+        return got
+
+
+class Messages(Numbered):
+    """Wire messages, numbered by sender and JSON text (orjson: a tenth of the cost of ``repr``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._texts: dict[int, str] = {}
+
+    def of(self, sender: str, msg: dict[str, Any]) -> int:
+        try:
+            text: bytes | str = orjson.dumps(msg)
+        except TypeError:  # not JSON data (a hand-made test message): its repr
+            text = repr(msg)
+        return self.number((sender, text), msg)
+
+    def sender(self, x: int) -> str:
+        sender: str = self.keys[x][0]
+        return sender
+
+    def text(self, x: int) -> str:
+        """The message's ``repr`` (what the symmetry reduction renames IDs in)."""
+        got = self._texts.get(x)
+        if got is None:
+            got = self._texts[x] = repr(self.reps[x])
+        return got
+
+
+class _NoView:
+    """The view a representative Client carries: its choices never read it."""
+
+    def apply(self, sender: str, message: Any) -> None:
+        return None
+
+
+class State:
+    """Every part of the composed World, numbered, with memoized moves (see the module header)."""
+
+    def __init__(
+        self, cfg: Config, faults: frozenset[str], monitors: MonitorSet, views: bool, history: bool
+    ) -> None:
+        world = World(cfg, faults, monitors, record=False)
+        self.msgs = Messages()
+        self.history = history
+        self.agents = Numbered()
+        self.clients = Numbered()
+        self.agent_moves: list[list[Move] | None] = []
+        self.client_moves: list[list[Move] | None] = []
+        self.agent_recv: dict[int, Move] = {}
+        self.client_recv: dict[int, Move] = {}
+        self.fg: list[str] = []
+        """The foreground state each Agent state last reported."""
+        self._rows: list[Row] = []
+        self._triggers: dict[int, str | None] = {}
+        self.root_agent = self._agent_id(world.agent)
+        self.root_client = self._client_id(world.client.clone(_NoView()))  # type: ignore[arg-type]
+        self.monitors = Monitors(cfg, faults, monitors, self.msgs)
+        self.view_table: ViewTable | None = None
+        self.reference_table: ViewTable | None = None
+        if views:  # a faulty client view: the World keeps a reference view beside it
+            assert world.reference is not None
+            self.view_table = ViewTable(world.client.view, self.msgs)
+            self.reference_table = ViewTable(world.reference, self.msgs)
+        self.compared: dict[tuple[int, int], tuple[Breach, ...]] = {}
+        self.dropped = world.dropped
+        """The variant's dropped rules: their view breaches are set aside (as ``World.step``)."""
+
+    def root(self) -> tuple[Any, ...]:
+        """The state of the initial World."""
+        return (self.root_agent, self.root_client, (), (), 0, 0, 0)
+
+    # -- numbering ------------------------------------------------------------------------
+    def _agent_id(self, agent: Agent) -> int:
+        key: Any = agent.snapshot()
+        if self.history:
+            key = (key, tuple([self.msgs.of("agent", m) for m in agent.history]))
+        n = len(self.agents.reps)
+        got = self.agents.number(key, agent)
+        if got == n:
+            self.agent_moves.append(None)
+            self.fg.append(agent.reported)
+        return got
+
+    def _client_id(self, client: Client) -> int:
+        n = len(self.clients.reps)
+        got = self.clients.number(client.snapshot(), client)
+        if got == n:
+            self.client_moves.append(None)
+        return got
+
+    def stepping(self) -> AbstractContextManager[None]:
+        """While the search runs: every machine row the Agent fires is logged for coverage."""
+        return rows_fired(self._rows.append)
+
+    # -- moves ----------------------------------------------------------------------------
+    def agent_choices(self, a: int) -> list[Move]:
+        """The Agent's enabled events from state ``a`` and where each leads (memoized)."""
+        moves = self.agent_moves[a]
+        if moves is None:
+            rep: Agent = self.agents.reps[a]
+            made = [self._move(rep.clone(), ev, "agent", self._agent_id) for ev in rep.enabled()]
+            # a move that needs a row the variant in force removed is not a move (``World.enabled``)
+            moves = self.agent_moves[a] = [m for m in made if not m[3] or not m[3][0].pruned]
+        return moves
+
+    def client_choices(self, c: int) -> list[Move]:
+        """The Client's enabled events from state ``c`` and where each leads (memoized)."""
+        moves = self.client_moves[c]
+        if moves is None:
+            rep: Client = self.clients.reps[c]
+            moves = self.client_moves[c] = [
+                self._move(rep.clone(rep.view), ev, "client", self._client_id) for ev in rep.enabled()
+            ]
+        return moves
+
+    def agent_receive(self, a: int, x: int) -> Move:
+        """The Agent in state ``a`` receives message ``x`` (memoized)."""
+        move = self.agent_recv.get(a << SHIFT | x)
+        if move is None:
+            move = self.agent_recv[a << SHIFT | x] = self._move(
+                self.agents.reps[a].clone(), x, "", self._agent_id
+            )
+        return move
+
+    def client_receive(self, c: int, x: int) -> Move:
+        """The Client in state ``c`` receives message ``x`` (memoized)."""
+        move = self.client_recv.get(c << SHIFT | x)
+        if move is None:
+            rep: Client = self.clients.reps[c]
+            move = self.client_recv[c << SHIFT | x] = self._move(rep.clone(rep.view), x, "", self._client_id)
+        return move
+
+    def _move(self, new: Any, what: Any, sender: str, ident: Callable[[Any], int]) -> Move:
+        """Perform ``what`` (an event, or the number of a message received) on ``new``, a copy
+        of a representative: the move it makes."""
+        self._rows.clear()
+        ev = what if sender else None
+        try:
+            sent = (new.do(what[1], what[2]) if sender else new.receive(self.msgs.reps[what])) or []
+        except ProtocolViolation as exc:
+            return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc), exc.removed),), 0, self._cov()]
+        seq = tuple([self.msgs.of(sender, m) for m in sent])
+        triggers = tuple([t for t in map(self._trigger, seq) if t is not None]) if sender == "agent" else ()
+        return [ev, ident(new), seq, (), 0, self._cov(triggers)]
+
+    def _trigger(self, x: int) -> str | None:
+        """The entity trigger of message ``x`` (computed once per message)."""
+        got = self._triggers.get(x, _UNSEEN)
+        if got is _UNSEEN:
+            got = self._triggers[x] = entity_trigger(self.msgs.reps[x])
+        return got  # type: ignore[return-value]
+
+    def _cov(self, triggers: tuple[str, ...] = ()) -> tuple[tuple[Row, ...], tuple[str, ...]]:
+        rows = tuple(self._rows)
+        self._rows.clear()
+        return (rows, triggers)
+
+    def compare(self, r: int, v: int) -> tuple[Breach, ...]:
+        """View breaches: where the faulty view ``v`` differs from the reference view ``r``."""
+        got = self.compared.get((r, v))
+        if got is None:
+            from properties.viewcheck import compare_views
+
+            assert self.view_table is not None and self.reference_table is not None
+            found = compare_views(self.reference_table.to_json(r), self.view_table.to_json(v))
+            got = self.compared[(r, v)] = tuple(
+                Breach(rule, "view", why) for rule, why in found if rule not in self.dropped
+            )
+        return got
+
+    # -- coverage -------------------------------------------------------------------------
+    def tally(self) -> tuple[Counter[str], Counter[Row], Counter[str]]:
+        """(events, machine rows, entity triggers) over every move the search took."""
+        events: Counter[str] = Counter()
+        rows: Counter[Row] = Counter()
+        entity: Counter[str] = Counter()
+
+        def add(move: Move, name: str) -> None:
+            n = move[4]
+            if not n:
+                return
+            events[name] += n
+            for row in move[5][0]:
+                rows[row] += n
+            for trig in move[5][1]:
+                entity[trig] += n
+
+        for moves in (*self.client_moves, *self.agent_moves):
+            for move in moves or ():
+                ev = move[0]
+                add(move, f"{ev[0]}.{ev[1]}")
+        for move in self.agent_recv.values():
+            add(move, "net.to_agent")
+        for move in self.client_recv.values():
+            add(move, "net.to_client")
+        return events, rows, entity
+
+
+class Monitors:
+    """The monitors' states: one set per monitor class, numbered; memoized steps (see above).
+
+    ``step(m, x)`` is a list ``[next state, breaches, count, exercised]``; the search counts
+    its uses in place (``count``)."""
+
+    def __init__(self, cfg: Config, faults: frozenset[str], whole: MonitorSet, msgs: Messages) -> None:
+        self.msgs = msgs
+        self.base_exercised: Counter[str] = Counter(whole.exercised)
+        """The rules the handshake exercised before the search."""
+        required = {dep for m in whole.monitors for dep in m.REQUIRES}
+        classes = [type(m) for m in whole.monitors if type(m) not in required]
+        self._sets: list[Numbered] = []
+        for cls in classes:
+            # the same handshake as the whole set's, fed to a set of this class alone
+            one = MonitorSet(
+                [cls], from_start=whole.from_start, readings=whole.readings, variant=whole.variant
+            )
+            World(cfg, faults, one, record=False)
+            one.take_new()
+            one.exercised.clear()
+            table = Numbered()
+            table.number(one.state_key(), one)
+            self._sets.append(table)
+        self._states = Numbered()
+        self._states.number((0,) * len(classes), None)
+        self.parts: list[tuple[int, ...]] = self._states.keys
+        """Per monitor state: the number of each class's set."""
+        self._local: dict[tuple[int, int, int], Local] = {}
+        self.steps: dict[int, list[Any]] = {}
+        self.ends: dict[int, tuple[Breach, ...]] = {}
+        self._ends: dict[tuple[int, int], tuple[tuple[Breach, ...], Counter[str]]] = {}
+        self.ended: Counter[str] = Counter()
+        """The rules judging states at quiescence exercised."""
+        self.line = 1_000
+        """The line each feed is given: later than any line a stored set holds."""
+
+    def step(self, m: int, x: int) -> list[Any]:
+        """Monitor state ``m`` fed message ``x`` (memoized)."""
+        key = m << SHIFT | x
+        hit = self.steps.get(key)
+        if hit is None:
+            new = []
+            breaches: tuple[Breach, ...] = ()
+            exercised: tuple[tuple[str, int], ...] = ()
+            local = self._local
+            for i, n in enumerate(self.parts[m]):
+                got = local.get((i, n, x))
+                if got is None:
+                    got = self._feed(i, n, x)
+                new.append(got[0])
+                breaches += got[1]
+                exercised += got[2]
+            hit = self.steps[key] = [self._states.number(tuple(new), None), breaches, 0, exercised]
+        return hit
+
+    def _feed(self, i: int, n: int, x: int) -> Local:
+        table = self._sets[i]
+        ms = table.reps[n].clone()
+        ms.findings.clear()
+        ms.exercised.clear()
+        self.line += 1
+        found = ms.feed(self.msgs.sender(x), self.msgs.reps[x], self.line)
+        breaches = tuple(Breach(f.rule, "monitor", f.explanation) for f in found if f.kind == "rule")
+        got = self._local[(i, n, x)] = (
+            table.number(ms.state_key(), ms),
+            breaches,
+            tuple(ms.exercised.items()),
+        )
+        return got
+
+    def finish(self, m: int) -> tuple[Breach, ...]:
+        """The breaches of judging state ``m`` at quiescence (computed once per state)."""
+        got = self.ends.get(m)
+        if got is None:
+            got = ()
+            for i, n in enumerate(self.parts[m]):
+                end = self._ends.get((i, n))
+                if end is None:
+                    ms = self._sets[i].reps[n].clone()
+                    ms.exercised.clear()
+                    found = ms.finish(quiescent=True)
+                    end = self._ends[(i, n)] = (
+                        tuple(Breach(f.rule, "eventually", f.explanation) for f in found if f.kind == "rule"),
+                        Counter(ms.exercised),
+                    )
+                got += end[0]
+                self.ended.update(end[1])
+            self.ends[m] = got
+        return got
+
+    def full_key(self, m: int) -> Any:
+        """Every monitor set's ``state_key`` in state ``m`` (what symmetry renames)."""
+        return tuple([table.keys[n] for table, n in zip(self._sets, self.parts[m], strict=True)])
+
+    def tally(self) -> Counter[str]:
+        """How often each rule's check was exercised over every step the search took."""
+        out = Counter(self.base_exercised)
+        out.update(self.ended)
+        uses: Counter[tuple[tuple[str, int], ...]] = Counter()
+        for _, _, n, ex in self.steps.values():
+            if n and ex:
+                uses[ex] += n
+        for ex, n in uses.items():  # steps exercising the same rules summed first
+            for rule, k in ex:
+                out[rule] += k * n
+        return out
+
+
+class ViewTable:
+    """Client views (faulty or reference), numbered, with memoized ``apply``, like the monitors.
+
+    A view's identity is ``snapshot()`` plus the requests it still awaits a response for
+    (``_pending``: they decide how a response is applied, and ``snapshot`` leaves them out).
+    """
+
+    def __init__(self, root: Any, msgs: Messages) -> None:
+        self._views = Numbered()
+        self._views.number(self._key(root), root)
+        self.steps: dict[int, int] = {}
+        self.json: dict[int, Any] = {}
+        self.msgs = msgs
+
+    @staticmethod
+    def _key(view: Any) -> Any:
+        pending = getattr(view, "_pending", {})
+        return (view.snapshot(), frozenset((repr(k), v) for k, v in pending.items()))
+
+    def apply(self, vid: int, x: int) -> int:
+        key = vid << SHIFT | x
+        hit = self.steps.get(key)
+        if hit is None:
+            view = copy.deepcopy(self._views.reps[vid])
+            view.apply(self.msgs.sender(x), self.msgs.reps[x])
+            hit = self.steps[key] = self._views.number(self._key(view), view)
+        return hit
+
+    def to_json(self, vid: int) -> Any:
+        got = self.json.get(vid)
+        if got is None:
+            got = self.json[vid] = self._views.reps[vid].to_json()
+        return got
