@@ -82,6 +82,7 @@ class ElicitationMonitor(SessionMonitor[_Session]):
     TABLES = (em.SPEC,)
     SESSION = _Session
     REQUIRES = (Facts,)
+
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.elicits: dict[Any, _Elicit] = {}
