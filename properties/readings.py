@@ -655,7 +655,8 @@ READINGS: Final[tuple[Reading, ...]] = (
         ("BG-05",),
         affects="both",
         peers=_text("""reopen-only: the Agent may correct a finished tool call's outcome once (completed to
-              failed, failed or cancelled to completed; with the bare status moves, feature pause);
+              failed, failed or cancelled to completed; feature correct, off by default and in the
+              explorer's tools slice);
               final-is-final: never"""),
     ),
     Reading(

@@ -864,7 +864,7 @@ class Agent:
             if t[1] == "carried" and t[0] in tcm.LIVE:
                 add(("agent", "carried_done", tid))
         if (
-            "pause" in self.cfg.features
+            "correct" in self.cfg.features
             and "corrected" not in self.extras
             and self._reading(tcm.FINAL_CHANGE, "reopen-only")
         ):
@@ -875,7 +875,7 @@ class Agent:
     def _do_tool_correct(self, tid: str) -> list[Msg]:
         """``final-status-change=reopen-only``: a finished tool call's outcome is corrected to
         another final status (completed to failed, failed or cancelled to completed), once per run
-        (feature ``pause``, the bare status moves). It starts no work: no move of the tool-call
+        (feature ``correct``). It starts no work: no move of the tool-call
         table, whose call stays final."""
         self.extras = self.extras | {"corrected"}
         status = tcm.FAILED if self.tools[tid][0] == tcm.COMPLETED else tcm.COMPLETED

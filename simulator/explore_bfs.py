@@ -205,7 +205,7 @@ SLICES: tuple[Slice, ...] = (
             tool_updates=1,
             outputs=0,
             capacity=1,
-            features=frozenset({"pause", "cancel", "fail"}),
+            features=frozenset({"pause", "cancel", "fail", "correct"}),
         ),
         "a tool call that pauses, goes back to pending, ends completed, failed or cancelled, and "
         "has its content replaced or appended in every status",

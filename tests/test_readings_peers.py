@@ -152,7 +152,7 @@ CASES = {
         [*START, ("agent", "tool", None), ("agent", "tool_run", "tc_1"), ("agent", "tool_done", "tc_1")],
         ("agent", "tool_correct", "tc_1"),
         ("reopen-only",),
-        frozenset({"pause"}),
+        frozenset({"correct"}),
         then=(("agent", "answer", 1), ("agent", "end", "end_turn")),
         breaks="BG-05",
     ),

@@ -67,11 +67,6 @@ READING_ONLY = {
     "pending_say": "output-while-requires-action=pending-output",
     "withdraw_invalid": "cancelled-invalid-prompt=either",
 }
-OFF_FEATURE_ONLY = {
-    # handler -> the feature, off by default (``simulator.config.OFF_BY_DEFAULT``), that enables
-    # it (tested in tests/test_readings_peers.py)
-    "reject_hook": "hook_refusal",
-}
 SPEC_STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
 """The standard stop reasons of the spec's "Stop reasons" section."""
 NOT_MODELLED_STOP_REASONS: frozenset[str] = frozenset()
@@ -172,11 +167,7 @@ def test_every_agent_choice_occurs(
 ) -> None:
     """Every choice occurs in the default walks or in the focused ones (``FOCUSED``)."""
     events, seeds = _coverage(walks[transport] + focused_walks[transport])
-    wanted = [
-        f"agent.{h}"
-        for h in _handlers()
-        if h not in FAULT_ONLY and h not in READING_ONLY and h not in OFF_FEATURE_ONLY
-    ]
+    wanted = [f"agent.{h}" for h in _handlers() if h not in FAULT_ONLY and h not in READING_ONLY]
     wanted += [f"agent.end:{r}" for r in SPEC_STOP_REASONS if r not in NOT_MODELLED_STOP_REASONS]
     width = max(len(k) for k in wanted)
     print(f"\nagent choices over seeds 0..{len(SEEDS) - 1}, default and focused, {transport} transport")
@@ -193,8 +184,6 @@ def test_every_agent_choice_occurs(
         assert events[f"agent.{handler}"] == 0, f"{handler} occurred without its fault"
     for handler in READING_ONLY:
         assert events[f"agent.{handler}"] == 0, f"{handler} occurred under the default readings"
-    for handler in OFF_FEATURE_ONLY:
-        assert events[f"agent.{handler}"] == 0, f"{handler} occurred without its feature"
 
 
 @pytest.mark.parametrize(("handler", "fault"), sorted(FAULT_ONLY.items()))
