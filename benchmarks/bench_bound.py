@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from simulator import explore_bfs
+from simulator.explore import bfs as explore_bfs
 from simulator.workers import peak_rss
 
 

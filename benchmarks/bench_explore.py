@@ -42,8 +42,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from simulator import explore_bfs, explore_hypothesis, explore_random
-from simulator.config import DEFAULT
+from simulator.explore import bfs as explore_bfs
+from simulator.explore import hypothesis_runs as explore_hypothesis
+from simulator.explore import random_walks as explore_random
+from simulator.peers.config import DEFAULT
 
 # -- the hand-written baseline -------------------------------------------------------------------
 # state: (prompts, fg, perm, cancels_left, sent, to_agent, to_client)

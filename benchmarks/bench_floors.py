@@ -36,8 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_explore import tuple_bfs
 
-from simulator import explore_bfs, explore_random
-from simulator.config import DEFAULT
+from simulator.explore import bfs as explore_bfs
+from simulator.explore import random_walks as explore_random
+from simulator.peers.config import DEFAULT
 
 WALKS = 1500
 STEPS = 60

@@ -1,4 +1,4 @@
-"""Throughput of the simulator (simulator/world.py driven by simulator/schedulers.random_walk).
+"""Throughput of the simulator (simulator/peers/world.py driven by simulator/schedulers.random_walk).
 
 Run: ``python benchmarks/bench_simulator.py [WALKS] [STEPS]`` (defaults 1000 walks of 60 steps).
 Pins itself to one core where the OS allows it, then times, best of 5 repeats each:
@@ -30,8 +30,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
 from cli.check_inputs import positive_int
-from simulator.config import DEFAULT, Config
-from simulator.schedulers import random_walk
+from simulator.peers.config import DEFAULT, Config
+from simulator.peers.schedulers import random_walk
 
 REPEATS = 5
 

@@ -1,6 +1,6 @@
 """Benchmark: memory of the exhaustive search per state, as `acp-model explore` runs it.
 
-Runs ``explore`` (``simulator.explore_run.run``: mode exhaustive, every monitor, the
+Runs ``explore`` (``simulator.explore.run.run``: mode exhaustive, every monitor, the
 counterexample files written to a temporary folder) on one custom slice (default ``--prompts 2
 --tool-calls 2``, the bound of issue 35 that reaches the default 100,000-state cap in under a
 second) stopped at each of a few state caps, each in a fresh process so that its peak resident
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 def one(cap: int, prompts: int, tool_calls: int, reduce: str) -> dict[str, Any]:
     """One search, in this process."""
-    from simulator import explore_run
+    from simulator.explore import run as explore_run
     from simulator.workers import peak_rss
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,7 @@ names both accept.
 
 Owns: the option names, their help text and their validation (bad values: ``UsageError``), so
 the two commands accept the same bounds, spelled and checked alike. The result is a dict of
-``simulator.config.Config`` field changes.
+``simulator.peers.config.Config`` field changes.
 
 Must not know: which base configuration the changes apply to (each command decides).
 """
@@ -33,7 +33,7 @@ BOUNDS = (
 def add_bound_options(group: Any, default: Callable[[str], str]) -> None:
     """Add the bound options to ``group``; ``default(field)`` says what a ``Config`` field is
     when its option is left out."""
-    from simulator.config import FEATURES
+    from simulator.peers.config import FEATURES
 
     for name, what in BOUNDS:
         low = 1 if name == "capacity" else 0
@@ -62,7 +62,7 @@ def add_bound_options(group: Any, default: Callable[[str], str]) -> None:
 
 def bounds_from(args: argparse.Namespace) -> dict[str, Any]:
     """The ``Config`` changes the bound options ask for; ``UsageError`` for a bad value."""
-    from simulator.explore_run import parse_features
+    from simulator.explore.run import parse_features
 
     bounds: dict[str, Any] = {}
     for name, _ in BOUNDS:
@@ -85,8 +85,8 @@ def bounds_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def faults_from(names: Iterable[str]) -> frozenset[str]:
     """The faults to switch on for ``--fault`` names: a fault, or a mutant (all its faults)."""
-    from simulator.mutants import BY_NAME as MUTANTS
-    from simulator.world import ALL_FAULTS
+    from simulator.analysis.mutants import BY_NAME as MUTANTS
+    from simulator.peers.world import ALL_FAULTS
 
     faults = frozenset(names)
     for name in names:

@@ -4,7 +4,7 @@ Owns: the options and the Agent they describe (``build``); the loop between the 
 descriptors and the Agent is ``simulator.harness.serve`` (exit 0 at end of input or when the
 Client stops reading).
 
-Modes (``--common-path``, ``simulator.agent_modes``): the default takes every freedom of the
+Modes (``--common-path``, ``simulator.peers.agent_modes``): the default takes every freedom of the
 model, the seed choosing; the common path narrows the Agent's choices (and says so on standard
 error at the start). It acts on the stricter alternatives of two readings, so a ``--reading``
 choosing another alternative of either is a usage error.
@@ -13,7 +13,7 @@ Readings and variants (``build``): ``--reading`` and ``--variant``/``--drop`` go
 Agent's ``Config`` (``Config.readings``, ``Config.variant``), as for ``simulate``: the Agent
 takes the freedoms of the alternatives in force, fires the variant's tables (a move that needs a
 removed row is not made) and, for each dropped rule with a seeded bug that breaks it, behaves
-like that bug too (``simulator.variant_runs.added_faults``). What the variant gives the Agent is
+like that bug too (``simulator.explore.variant_runs.added_faults``). What the variant gives the Agent is
 said on standard error at the start, as is why a seeded bug that never shows on the wire does
 not (``Mutant.off_wire``).
 
@@ -29,10 +29,10 @@ from typing import Any
 from cli.main import UsageError
 from cli.readings_option import add_reading_option
 from cli.variant_option import add_variant_options, variant_and_readings
-from simulator.agent import AGENT_FAULTS
-from simulator.agent_modes import COMMON_PATH, EVERY_FREEDOM
 from simulator.harness.serve import serve
-from simulator.stdio_agent import PACE, StdioAgent, agent_config
+from simulator.peers.agent import AGENT_FAULTS
+from simulator.peers.agent_modes import COMMON_PATH, EVERY_FREEDOM
+from simulator.peers.stdio_agent import PACE, StdioAgent, agent_config
 
 
 def _pace(text: str) -> tuple[float, float]:
@@ -90,8 +90,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
     """The Agent the options describe, and what to say about it on standard error."""
-    from simulator.mutants import BY_NAME
-    from simulator.variant_runs import added_faults, notes
+    from simulator.analysis.mutants import BY_NAME
+    from simulator.explore.variant_runs import added_faults, notes
 
     unknown = sorted(set(args.fault) - set(AGENT_FAULTS))
     if unknown:

@@ -1,6 +1,6 @@
 """``acp-model decidability``: can a transcript prove each rule broken?
 
-Owns: the command line of ``simulator.decidability`` (which rules, the bound, readings, the
+Owns: the command line of ``simulator.analysis.decidability`` (which rules, the bound, readings, the
 reading alternatives of ``--readings``, ``--jobs``), the witness files written under ``--out``
 (``<RULE>.breaking.ndjson``, ``<RULE>.conforming.ndjson``, ``<RULE>.mmd``; under a reading
 alternative ``<RULE>@<READING>=<ALTERNATIVE>.*``; atomically), and the text and JSON
@@ -37,11 +37,11 @@ from cli.workers_option import cluster_failed
 from properties.catalogue import RULES_BY_ID
 from properties.outputs import write_atomic
 from properties.readings import resolve
-from simulator.decidability_text import render_text
+from simulator.analysis.decidability_text import render_text
 from simulator.workers import ClusterError
 
 if TYPE_CHECKING:
-    from simulator import decidability as dec
+    from simulator.analysis import decidability as dec
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -82,7 +82,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _rules(args: argparse.Namespace) -> tuple[str, ...]:
-    from simulator import decidability as dec
+    from simulator.analysis import decidability as dec
 
     if not args.rule:
         return tuple(r.id for r in dec.rules_with_check())
@@ -105,7 +105,7 @@ def write_witness(v: dec.Verdict, out: Path, stem: str | None = None) -> dict[st
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulator import decidability as dec
+    from simulator.analysis import decidability as dec
 
     rules = _rules(args)
     bound = bound_of(args)

@@ -23,7 +23,6 @@ from cli.readings_option import chosen_readings
 from cli.util import dumps
 from cli.workers_option import cluster_failed, pool_of
 from properties.outputs import unreadable
-from simulator.drive import ScriptError, load_script
 from simulator.harness.campaign import (
     Campaign,
     campaign,
@@ -34,6 +33,7 @@ from simulator.harness.campaign import (
 )
 from simulator.harness.drive import MAX_MESSAGES, Settings, run_once
 from simulator.harness.proxy import StartError
+from simulator.peers.driver_client import ScriptError, load_script
 from simulator.workers import ClusterError
 
 

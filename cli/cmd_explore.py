@@ -3,8 +3,8 @@
 Owns: which run the options ask for (one exploration, the readings matrix, a comparison with a
 variant), printing its report as text or, with ``--json``, as one JSON object, and the exit code
 (0 no findings, 1 findings, 2 unusable options or outputs). The options are
-``cli.explore_options``; the work is ``simulator.explore_run``, ``simulator.matrix`` and
-``simulator.explore_compare``.
+``cli.explore_options``; the work is ``simulator.explore.run``, ``simulator.analysis.matrix`` and
+``simulator.explore.compare``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def run_matrix(args: argparse.Namespace) -> int:
     from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
     from properties.readings import ReadingError
-    from simulator.matrix import cells, readings_matrix
+    from simulator.analysis.matrix import cells, readings_matrix
 
     if args.reading:
         raise UsageError("--reading and --readings do not combine: the matrix chooses every row's readings")
@@ -75,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
     from cli.util import dumps
     from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
-    from simulator import explore_run
-    from simulator.report import render_text
+    from simulator.explore import run as explore_run
+    from simulator.explore.report import render_text
 
     workers = pool(args, 1)
     opts = options(args)
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace, opts: Any, progress: Any, workers: Workers) -> int:
     from cli.util import dumps
-    from simulator.explore_compare import compare, render_text
+    from simulator.explore.compare import compare, render_text
 
     if args.graph is not None:
         raise UsageError("--graph does not apply to --compare")

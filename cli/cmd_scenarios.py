@@ -22,7 +22,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulator.scenarios import SCENARIOS
+    from simulator.peers.scenarios import SCENARIOS
 
     if args.json:
         sys.stdout.write(

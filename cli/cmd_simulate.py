@@ -5,7 +5,7 @@ or standard output for ``--out -``; the one-line summary then goes to standard e
 transcript stays clean).
 
 A seeded run takes ``--steps`` events with the client starting work (prompts, cancellations,
-closes, resumes) until they are spent: its budgets come from ``simulator.config.long_session``
+closes, resumes) until they are spent: its budgets come from ``simulator.peers.config.long_session``
 unless a bound option sets them. Then the run settles: the agent finishes what it started and
 the client only answers.
 
@@ -74,7 +74,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _default(field: str) -> str:
-    from simulator.config import CLIENT_BUDGETS, DEFAULT, STEPS_PER_AGENT_ITEM
+    from simulator.peers.config import CLIENT_BUDGETS, DEFAULT, STEPS_PER_AGENT_ITEM
 
     if field in CLIENT_BUDGETS:
         return "one per step, so --steps is the limit"
@@ -86,11 +86,11 @@ def _default(field: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulator.config import DEFAULT, long_session
-    from simulator.scenarios import BY_NAME
-    from simulator.schedulers import random_walk, scripted
-    from simulator.variant_runs import added_faults, notes
-    from simulator.wire import to_ndjson
+    from simulator.explore.variant_runs import added_faults, notes
+    from simulator.peers.config import DEFAULT, long_session
+    from simulator.peers.scenarios import BY_NAME
+    from simulator.peers.schedulers import random_walk, scripted
+    from simulator.peers.wire import to_ndjson
 
     variant, readings = variant_and_readings(args)
     if args.steps < 0:

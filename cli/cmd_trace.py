@@ -2,7 +2,7 @@
 (docs/traceability.md), or with ``--sections`` the spec by section (docs/spec-sections.md), or
 with ``--map`` the map of the folders (docs/map.md, ``diagrams.folder_map``).
 
-Owns: gathering the seeded bugs of ``simulator.mutants`` by the rule each is meant to break and
+Owns: gathering the seeded bugs of ``simulator.analysis.mutants`` by the rule each is meant to break and
 handing them to ``properties.trace``, which builds the matrix and the page.
 
 Must not know: how the matrix is laid out.
@@ -20,7 +20,7 @@ from properties import trace
 
 def seeded_bugs() -> dict[str, list[str]]:
     """rule ID -> ``mutant NAME (side)`` for every seeded bug meant to break it."""
-    from simulator.mutants import MUTANTS
+    from simulator.analysis.mutants import MUTANTS
 
     out: dict[str, list[str]] = {}
     for mutant in MUTANTS:

@@ -2,7 +2,7 @@
 ``acp-model spec-report``.
 
 Owns: ``--walks``, ``--steps``, ``--seed``, ``--twin-nodes`` and ``--exhaustive-states`` (their
-names, help and checks) and the ``simulator.decidability.Bound`` they make; ``--jobs``; the
+names, help and checks) and the ``simulator.analysis.decidability.Bound`` they make; ``--jobs``; the
 ``--readings all|NAME,NAME|none`` value parser (``reading_names``). Bad values are one-line usage
 errors.
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli.main import UsageError
 from cli.workers_option import add_pool_options, pool_of
-from simulator.config import (
+from simulator.peers.config import (
     DECIDABILITY_EXHAUSTIVE_STATES,
     DECIDABILITY_STEPS,
     DECIDABILITY_TWIN_NODES,
@@ -25,7 +25,7 @@ from simulator.config import (
 from simulator.workers import Workers
 
 if TYPE_CHECKING:
-    from simulator.decidability import Bound
+    from simulator.analysis.decidability import Bound
 
 
 def add_bound_options(group: Any) -> None:
@@ -91,7 +91,7 @@ def reading_names(value: str, option: str = "--readings") -> tuple[str, ...]:
 
 
 def bound_of(args: argparse.Namespace) -> Bound:
-    from simulator.decidability import Bound
+    from simulator.analysis.decidability import Bound
 
     for name, low in (("walks", 0), ("steps", 1), ("seed", 0), ("twin_nodes", 1), ("exhaustive_states", 0)):
         value = getattr(args, name)

@@ -1,5 +1,5 @@
 """The options of ``acp-model explore``: declared, validated (bad values: one line, exit 2) and
-turned into ``simulator.explore_run.Options`` and a worker pool.
+turned into ``simulator.explore.run.Options`` and a worker pool.
 
 Owns: ``add_parser`` (every option, its help and default), ``options`` (the checked options of
 one run, every output checked before the run starts) and ``pool`` (``--jobs``, its older name
@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "within small bounds, hypothesis stateful testing and many random walks. Every "
         "counterexample is shrunk and written as a transcript, a Mermaid diagram and a program.",
     )
-    from simulator import config
+    from simulator.peers import config
 
     p.add_argument(
         "--mode",
@@ -169,7 +169,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def add_matrix_options(p: argparse.ArgumentParser) -> None:
-    """``--readings`` and ``--jobs``: the readings matrix (``simulator.matrix``)."""
+    """``--readings`` and ``--jobs``: the readings matrix (``simulator.analysis.matrix``)."""
     p.add_argument(
         "--readings",
         metavar="all|NAME,NAME",
@@ -191,7 +191,7 @@ def add_matrix_options(p: argparse.ArgumentParser) -> None:
 
 
 def _default(field: str) -> str:
-    from simulator.config import DEFAULT, SMALL
+    from simulator.peers.config import DEFAULT, SMALL
 
     small, default = getattr(SMALL, field), getattr(DEFAULT, field)
     if field == "transport":
@@ -202,8 +202,8 @@ def _default(field: str) -> str:
 
 
 def options(args: argparse.Namespace) -> Any:
-    from simulator.explore_bfs import SLICE_BY_NAME
-    from simulator.explore_run import Options
+    from simulator.explore.bfs import SLICE_BY_NAME
+    from simulator.explore.run import Options
 
     faults = faults_from(args.fault)
     variant, readings = variant_and_readings(args)

@@ -8,7 +8,7 @@ phase's note and its elapsed seconds. A phase shorter than ``DELAY`` draws nothi
 phase ends with its final line left on screen. Nothing is drawn when standard error is not a
 terminal (logs and pipes stay clean) or with ``--quiet`` (``make``).
 
-Must not know: what the phases are (``simulator.progress.Progress`` is the interface the work
+Must not know: what the phases are (``simulator.explore.progress.Progress`` is the interface the work
 calls).
 """
 
@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from simulator.progress import NULL, Progress
+from simulator.explore.progress import NULL, Progress
 
 DELAY = 1.0
 """Seconds a phase runs before its line appears."""

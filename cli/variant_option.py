@@ -7,7 +7,7 @@ more rules dropped with ``--drop``, or ``--drop`` alone) and merging its reading
 ``--reading`` choices (a ``--reading`` wins). Every problem is a one-line usage error naming
 the file or option and the entry, exit 2.
 
-Must not know: what a variant changes (``properties.variants`` and ``simulator.variant_runs`` do).
+Must not know: what a variant changes (``properties.variants`` and ``simulator.explore.variant_runs`` do).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Theory of operation
   one ``diagrams.ir.Diagram`` (the README embeds ``machines/foreground.png`` and
   ``machines/prompt.png``: keep those names);
 * ``scenarios/<name>.mmd``: a sequence diagram of each named scenario of
-  ``simulator.scenarios`` (its recorded transcript);
+  ``simulator.peers.scenarios`` (its recorded transcript);
 * ``composed/*``: the composed state graph (``diagrams.composed``);
 * ``README.md``: a gallery that embeds every picture and links every other file.
 
@@ -33,7 +33,7 @@ from diagrams.render_mermaid import to_mermaid
 from diagrams.render_mpl import render
 from diagrams.sequence import transcript_to_mermaid
 from properties.outputs import write_atomic
-from simulator.progress import NULL, Progress
+from simulator.explore.progress import NULL, Progress
 
 GENERATED_DIRS = ("machines", "scenarios", "composed")
 IMAGES = (".png", ".svg")
@@ -52,7 +52,7 @@ class Report:
 
 
 def scenario_files(progress: Progress = NULL) -> tuple[dict[str, bytes], list[tuple[str, str, str]]]:
-    from simulator.scenarios import SCENARIOS
+    from simulator.peers.scenarios import SCENARIOS
 
     files: dict[str, bytes] = {}
     rows = []
@@ -89,7 +89,7 @@ def outputs(progress: Progress = NULL) -> dict[str, bytes]:
         HEADER,
         "",
         "Everything here is drawn from the model itself: the machine tables of `model/registry.py`, the",
-        "named scenarios of `simulator/scenarios.py` and the composed graph of `diagrams/composed.py`.",
+        "named scenarios of `simulator/peers/scenarios.py` and the composed graph of `diagrams/composed.py`.",
         "Each machine has a picture (PNG and SVG), a Mermaid `stateDiagram-v2` source and a Markdown",
         "table with one line per transition and the spec section it comes from.",
         "",

@@ -5,13 +5,13 @@ with the points where the two runs differ marked.
 Owns: ``witness_files`` (file suffix -> contents, for ``acp-model decidability --out`` and the
 spec report alike) and ``witness_title``.
 
-Must not know: where the files go, how a witness is searched for (``simulator.decidability``).
+Must not know: where the files go, how a witness is searched for (``simulator.analysis.decidability``).
 """
 
 from __future__ import annotations
 
 from diagrams.sequence import transcript_to_mermaid
-from simulator import decidability as dec
+from simulator.analysis import decidability as dec
 
 Notes = dict[int, list[tuple[str, str, str]]]
 

@@ -14,7 +14,7 @@ what triggers it (``when``: a joint configuration or an event), what it forbids 
 ``Rules`` is the set in force: the spec's (``SPEC``) or a variant's (``Rules.switched``, from a
 variant file's ``[between.NAME]`` tables; dropping a declaration is dropping its rule with
 ``drop``). Its small functions are the one executable statement of each declaration: the checker
-(``properties/monitors``) and the simulated Agent (``simulator/agent.py``) both call them, so the
+(``properties/monitors``) and the simulated Agent (``simulator/peers/agent.py``) both call them, so the
 rule IDs below appear nowhere else in their code. To change a rule between machines, edit its
 declaration and its function here (``docs/session-model.md`` has a worked example).
 

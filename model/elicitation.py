@@ -12,7 +12,7 @@ is). A completion is only ever of an accepted URL elicitation.
 
 Like a permission request, an elicitation that blocks foreground work keeps that work blocked
 (requires_action) while it is pending or awaiting its completion; the blocking itself is the
-Agent's (``simulator.agent``: ``_blocked``), never this table's. When cancelled foreground work
+Agent's (``simulator.peers.agent``: ``_blocked``), never this table's. When cancelled foreground work
 stops, the Agent stops waiting for its elicitations (``abandon``, a hidden step) and owes the
 Client a withdrawal with ``$/cancel_request`` so it can dismiss the prompt (``eventually``). The
 Agent may also withdraw a pending elicitation it no longer needs. Answers and external

@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 A seeded bug (``properties.seeded``) is one of these, with the rule it breaks. The simulated
 Agent and Client choose their moves from the tables (``MachineSpec.moves``); a deviation changes
-a peer in one named way, instead of a branch inside it (``simulator.deviations`` applies them):
+a peer in one named way, instead of a branch inside it (``simulator.peers.deviations`` applies them):
 
 - ``Withhold``: the Agent never takes some moves of a machine, so an obligation is skipped (a
   compaction that never ends, an inserted prompt never answered, the tool calls of cancelled
@@ -210,7 +210,7 @@ class Offer:
 
 
 Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Reuse | Stretch | Unchecked | Misread | Offer
-"""A deviation of a peer's moves or messages (applied by ``simulator.deviations``)."""
+"""A deviation of a peer's moves or messages (applied by ``simulator.peers.deviations``)."""
 
 
 @dataclass(frozen=True, slots=True)

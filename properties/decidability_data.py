@@ -5,7 +5,7 @@ decidability --json > properties/decidability.json`` at the default bound; a tes
 current) and reading it: rule ID -> (decidable, bound). A missing or unreadable file gives no
 figures (the rules listing then has none), never an error.
 
-Must not know: how the figures are computed (``simulator.decidability``).
+Must not know: how the figures are computed (``simulator.analysis.decidability``).
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ copies its plain containers), and ``state_key()`` a hashable summary of everythi
 change future findings (counters and line numbers only in the relative form the checks use).
 Monitors interact only through the monitors they require, so a set of one monitor class (and
 the classes it requires) steps that monitor exactly as the whole set does: the exhaustive
-search keeps one such set per class (``simulator.explore_state``).
+search keeps one such set per class (``simulator.explore.state``).
 
 Construction options: ``MonitorSet(monitors, from_start=True)`` says every session in the stream
 is seen from its creation (a simulated run); otherwise a ``session/new`` response shows it per
@@ -72,20 +72,19 @@ Must not know: files, JSON decoding, or how the messages were produced.
 
 from __future__ import annotations
 
-import copy
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 from model.between import Rules
-from model.core import MachineSpec
 from properties.findings import Finding
+from properties.monitor import _GROUPS, Handler, Message, Monitor, freeze, rule_group
 from properties.readings import resolve
 from properties.variants import Variant, rules_of
 
-Message = dict[str, Any]
-Handler = Callable[[Any, Any, int, Message], None]
-"""``handler(session_id, payload, line, message)``; see the module docstring for the payloads."""
+M = TypeVar("M", bound=Monitor)
+
+__all__ = ["Completeness", "Handler", "Message", "Monitor", "MonitorSet", "freeze", "rule_group"]
 
 TABLES = (
     "update",
@@ -98,198 +97,19 @@ TABLES = (
 )
 
 _EMPTY: dict[str, Any] = {}
-M = TypeVar("M", bound="Monitor")
 _TABLES: dict[tuple[type[Monitor], ...], _Tables] = {}
 """Dispatch tables by monitor classes in order: handlers are methods, so the tables (functions
 and monitor indices) depend only on the classes, and every set of the same classes shares them."""
 
-
-_GROUPS: dict[str, tuple[str, ...]] = {}
 
 SET_ASIDE: Counter[str] = Counter()
 """Findings of dropped rules set aside by every set of this process, by rule (an explorer reads
 which dropped rules its runs broke: the per-set counts are scattered over copies)."""
 
 
-def rule_group(*rules: str) -> str:
-    """A key of ``Monitor._gx`` that exercises every rule of ``rules`` with one increment. It
-    is a string because a string caches its hash, while a tuple key is hashed again, element
-    by element, on every increment."""
-    key = "+".join(rules)
-    _GROUPS[key] = rules
-    return key
-
-
-def freeze(value: Any) -> Any:
-    """A hashable form of plain data (dicts, lists, sets, tuples, scalars)."""
-    if isinstance(value, dict):
-        return ("{", tuple(sorted(((repr(k), freeze(v)) for k, v in value.items()), key=repr)))
-    if isinstance(value, list | tuple):
-        return ("[", tuple(freeze(v) for v in value))
-    if isinstance(value, set | frozenset):
-        return ("<", tuple(sorted((freeze(v) for v in value), key=repr)))
-    if isinstance(value, Monitor | MonitorSet):
-        return None
-    if hasattr(value, "__slots__"):
-        return (type(value).__name__, tuple(freeze(getattr(value, s, None)) for s in value.__slots__))
-    return value
-
-
-class Monitor:
-    """Base class of every monitor.
-
-    Subclasses list the rule IDs they implement in ``RULES`` (and the MAY permissions they must
-    tolerate in ``TOLERATES``), register handlers with ``handlers()`` (or override
-    ``on_message``), and judge "eventually" rules in ``at_end``. They report through
-    ``self.breach`` / ``self.eventually`` and count a rule as exercised with ``self.exercise``
-    whenever its trigger condition is met.
-    """
-
-    RULES: ClassVar[tuple[str, ...]] = ()
-    TOLERATES: ClassVar[tuple[str, ...]] = ()
-    TABLES: ClassVar[tuple[MachineSpec, ...]] = ()
-    """The machine tables of ``model/`` this monitor fires: their rules are reported from the
-    tables' violations, never named by the monitor's own code (a test reads the source)."""
-    REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
-    """Monitor classes whose state this one reads (shared context, see the module docstring)."""
-
-    def __init__(self, owner: MonitorSet) -> None:
-        self._attach(owner)
-
-    def _attach(self, owner: MonitorSet) -> None:
-        """Belong to ``owner`` (also used by ``clone``)."""
-        self._owner = owner
-        self._ex = owner._counts
-        """The owner's pending exercise counts (hot paths increment it directly: a plain
-        ``defaultdict(int)`` is about twice as fast to increment as a ``Counter``)."""
-        self._gx = owner._groups
-        """Counts of rule groups exercised together (``exercise_all``), merged on reading."""
-
-    # -- hooks ---------------------------------------------------------------------------
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        """``(table, key, bound method of self)`` for every message kind this monitor wants. The
-        answer must depend on the class only (sets of the same classes share the tables)."""
-        return ()
-
-    def on_message(self, sender: str, msg: Message, line: int) -> None:
-        """Called for every decoded JSON-RPC message when a subclass overrides it."""
-
-    def at_end(self, quiescent: bool) -> None:
-        """Judge "eventually" rules. ``quiescent``: the simulator proved nothing more can happen
-        (open obligations are breaches); otherwise the input merely ended (they are ``open``)."""
-
-    # -- copying for explorers -----------------------------------------------------------
-    def clone(self: M, owner: MonitorSet) -> M:
-        """An independent copy attached to ``owner``. The default deep-copies the instance
-        state; monitors on the hot path override it with plain container copies."""
-        new = copy.copy(self)
-        for name, value in vars(self).items():
-            if name not in _PLUMBING:
-                setattr(new, name, copy.deepcopy(value))
-        new._attach(owner)
-        return new
-
-    def state_key(self) -> Any:
-        """A hashable summary of the state that matters for future findings."""
-        return freeze({k: v for k, v in vars(self).items() if k not in _PLUMBING})
-
-    # -- reporting -----------------------------------------------------------------------
-    def exercise(self, rule: str) -> None:
-        self._ex[rule] += 1
-
-    def table(self, spec: MachineSpec) -> MachineSpec:
-        """The table in force for ``spec``: the variant's (``MonitorSet.tables``), else the model's."""
-        tables = self._owner.tables
-        return tables.get(spec.name, spec) if tables else spec
-
-    @property
-    def between(self) -> Rules:
-        """The rules between machines in force (``model.between``: the variant's, else the spec's)."""
-        return self._owner.rules
-
-    def reading(self, name: str) -> str:
-        """The alternative in force for the reading ``name`` (``properties.readings``)."""
-        return self._owner.readings[name]
-
-    def exercise_all(self, rules: tuple[str, ...]) -> None:
-        """Count every rule of a group (one dictionary update; merged when ``exercised`` is read)."""
-        self._gx[rules] += 1
-
-    def breach(
-        self,
-        rule: str,
-        line: int | None,
-        session: str | None,
-        explanation: str,
-        message: Any = None,
-        readings: tuple[str, ...] = (),
-    ) -> None:
-        """Report a breach; ``readings``: the readings its verdict depends on."""
-        self._owner.add(
-            Finding(rule, self._owner.level_of(rule), line, session, explanation, "rule", message, readings)
-        )
-
-    def suspect(
-        self,
-        rule: str,
-        line: int | None,
-        session: str | None,
-        explanation: str,
-        message: Any = None,
-        readings: tuple[str, ...] = (),
-    ) -> None:
-        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
-        ``readings``: the readings that make it a suspect rather than a breach."""
-        level = self._owner.level_of(rule)
-        self._owner.add(Finding(rule, level, line, session, explanation, "suspect", message, readings))
-
-    def eventually(
-        self,
-        rule: str,
-        quiescent: bool,
-        line: int | None,
-        session: str | None,
-        explanation: str,
-        message: Any = None,
-        readings: tuple[str, ...] = (),
-    ) -> None:
-        """Report an obligation still open: a breach at quiescence; a breach at the last line
-        when the input was declared complete for ``session`` (``MonitorSet.finish(complete=...)``);
-        information at the end of any other input."""
-        if quiescent:
-            self.breach(rule, line, session, explanation + " (still open at quiescence)", message, readings)
-        elif self._owner.complete_for(session):
-            owner = self._owner
-            since = "" if line is None or line == owner.last_line else f"; owed since line {line}"
-            self.breach(
-                rule,
-                owner.last_line if owner.last_line is not None else line,
-                session,
-                explanation + f" (still open at the end of a complete transcript{since})",
-                message,
-                readings,
-            )
-        else:
-            self._owner.add(
-                Finding(
-                    rule,
-                    self._owner.level_of(rule),
-                    line,
-                    session,
-                    explanation + " (open at end of input)",
-                    "open",
-                    message,
-                    readings,
-                )
-            )
-
-
 Completeness = bool | Callable[[str | None], bool]
 """What ``MonitorSet.finish`` is told of the input's end: complete for every session (True),
 for none (False), or for the sessions a predicate accepts."""
-
-_PLUMBING = ("_owner", "_ex", "_gx")
-"""Monitor attributes that are not monitor state."""
 
 
 def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monitor]], list[type[Monitor]]]:
@@ -308,6 +128,9 @@ def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monit
 
 class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
+
+    FREEZES_TO_NONE = True
+    """``freeze`` gives None for a set (a monitor's reference to its owner is not its state)."""
 
     def __init__(
         self,

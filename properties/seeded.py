@@ -8,14 +8,14 @@ wrongly ...), whose it is (``side``: agent or client), the rule it is meant to b
 named in the bug, or the one its table cell or obligation states), what it does in a sentence
 (``does``), the bounds its runs take (``walks``) and, for a bug no proxy can see, why
 (``off_wire``). Everything that knows seeded bugs reads them from here: the simulated Agent
-and Client (``simulator.deviations``), the faulty client views (``properties.clientview``) and
-the rule each breaks (``properties.viewcheck``), ``acp-model mutants`` (``simulator.mutants``),
+and Client (``simulator.peers.deviations``), the faulty client views (``properties.clientview``) and
+the rule each breaks (``properties.viewcheck``), ``acp-model mutants`` (``simulator.analysis.mutants``),
 ``acp-model agent --fault`` and ``drive``, the decidability search and variants that drop a rule
 (the bug that breaks it).
 
 To add a seeded bug: add one entry to its group below (agent deviations by kind, then what the
 Client sends, then the Client's view), and, for a new kind of deviation, the code that applies
-it (``simulator.deviations`` for the peers, a branch of ``properties.clientview`` for a view
+it (``simulator.peers.deviations`` for the peers, a branch of ``properties.clientview`` for a view
 testing ``seeded.NAME.name``). ``acp-model mutants`` must then catch it by its rule.
 
 Must not know: the simulator, monitors, how a run is judged.
@@ -50,9 +50,9 @@ from properties.bugs import (
 
 @dataclass(frozen=True, slots=True)
 class Walks:
-    """The bounds of a seeded bug's runs, as fields of ``simulator.config.Config``: the features
+    """The bounds of a seeded bug's runs, as fields of ``simulator.peers.config.Config``: the features
     walked (``features``; None: the default features less the freedoms that are bugs of their own,
-    ``simulator.mutants.FOCUSED``), those left out of or added to that default (``without``,
+    ``simulator.analysis.mutants.FOCUSED``), those left out of or added to that default (``without``,
     ``plus``) and other bounds (``bounds``: (field, value) pairs)."""
 
     features: frozenset[str] | None = None

@@ -14,8 +14,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from simulator import wire
-from simulator.stdio_agent import StdioAgent, encode
+from simulator.peers import wire
+from simulator.peers.stdio_agent import StdioAgent, encode
 
 Msg = dict[str, Any]
 Line = tuple[str, Any]

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from simulator import wire
-from simulator.agent_modes import COMMON_PATH
-from simulator.stdio_agent import LIST_PAGE, StdioAgent, encode
+from simulator.peers import wire
+from simulator.peers.agent_modes import COMMON_PATH
+from simulator.peers.stdio_agent import LIST_PAGE, StdioAgent, encode
 from tests.check_support import line, run_cli, schema_path
 from tests.scripted_client import ScriptedClient, dumps, freedoms, prompting_run, updates
 
@@ -501,7 +501,7 @@ def test_the_docs_page_names_real_faults_and_commands_that_parse() -> None:
     import shlex
 
     from cli.main import build_parser
-    from simulator.agent import AGENT_FAULTS
+    from simulator.peers.agent import AGENT_FAULTS
 
     text = DOC.read_text(encoding="utf-8")
     faults = re.findall(r"^\| `([a-z][a-z-]*)` \|", text, re.M)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from properties.engine import MonitorSet
-from simulator import wire
-from simulator.stdio_agent import StdioAgent, encode
+from simulator.peers import wire
+from simulator.peers.stdio_agent import StdioAgent, encode
 from tests.check_support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,8 +197,8 @@ def _agent(argv: list[str]) -> StdioAgent:
 def test_the_agent_under_a_variant_breaks_a_dropped_rule(tmp_path: Path) -> None:
     """``--variant`` dropping TRANS-04: the Agent may confirm a cancellation with end_turn (the
     rule's seeded bug). Its transcript breaks TRANS-04 for ``check``, not for ``check --variant``."""
-    from simulator.drive import InProcessPeer
     from simulator.harness.drive import Settings, run_once
+    from simulator.peers.driver_client import InProcessPeer
 
     variant = str(ROOT / "variants" / "cancel-any-stop-reason.toml")
     settings = Settings(steps=40, timeout=0.05, silence=0.0)

@@ -9,12 +9,12 @@ from model.registry import BY_NAME
 from properties.catalogue import RULES_BY_ID
 from properties.readings import BY_NAME as READINGS
 from properties.variants import from_data
-from simulator import deviations, wire
-from simulator.agent import Agent
-from simulator.config import DEFAULT
-from simulator.explore_bfs import SLICES, explore
-from simulator.mutants import MUTANTS
-from simulator.world import World
+from simulator.analysis.mutants import MUTANTS
+from simulator.explore.bfs import SLICES, explore
+from simulator.peers import deviations, wire
+from simulator.peers.agent import Agent
+from simulator.peers.config import DEFAULT
+from simulator.peers.world import World
 
 MUTANT = {m.name: m for m in MUTANTS}
 

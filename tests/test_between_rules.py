@@ -16,10 +16,10 @@ from model import prompt as prompt_table
 from properties.engine import MonitorSet
 from properties.trace import implemented_by
 from properties.variants import VariantError, from_data, load
-from simulator.agent import Agent
-from simulator.config import DEFAULT
-from simulator.explore_bfs import SLICES, explore
-from simulator.mutants import breaking, judge
+from simulator.analysis.mutants import breaking, judge
+from simulator.explore.bfs import SLICES, explore
+from simulator.peers.agent import Agent
+from simulator.peers.config import DEFAULT
 from tests.wire_dsl import (
     Line,
     S,
@@ -132,7 +132,7 @@ def test_the_rules_in_force_switch_and_refuse_unknown_parameters() -> None:
 def test_the_rule_ids_of_the_declarations_are_not_written_in_monitors_or_the_agent() -> None:
     """The checker and the simulated Agent name these rules only through ``model.between``."""
     ids = {d.rule for d in bw.DECLARATIONS}
-    paths = [*(REPO / "properties" / "monitors").glob("*.py"), REPO / "simulator" / "agent.py"]
+    paths = [*(REPO / "properties" / "monitors").glob("*.py"), REPO / "simulator" / "peers" / "agent.py"]
     found = []
     for path in paths:
         tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -164,7 +164,7 @@ def test_every_option_has_a_description_and_its_default(command: str) -> None:
 
 @pytest.mark.parametrize("command", ["explore", "simulate"])
 def test_features_lists_its_values(command: str) -> None:
-    from simulator.config import FEATURES
+    from simulator.peers.config import FEATURES
 
     features = next(a for a in _subparsers()[command]._actions if "--features" in a.option_strings)
     assert all(name in (features.help or "") for name in FEATURES)
@@ -183,10 +183,10 @@ def test_explore_and_simulate_accept_the_same_bound_options() -> None:
 def test_mutants_text_has_a_header_and_says_what_each_bug_does(monkeypatch: pytest.MonkeyPatch) -> None:
     """The layout of the text (the verdicts themselves: tests/test_mutants.py); each run is
     replaced by a verdict that caught nothing, so the table is made without running anything."""
-    import simulator.mutants
-    from simulator.mutants import MUTANTS, Verdict
+    import simulator.analysis.mutants
+    from simulator.analysis.mutants import MUTANTS, Verdict
 
-    monkeypatch.setattr(simulator.mutants, "judge", lambda mutant, walks, steps: Verdict(mutant))
+    monkeypatch.setattr(simulator.analysis.mutants, "judge", lambda mutant, walks, steps: Verdict(mutant))
     code, text = _cli(["mutants", "--quiet"])
     lines = text.splitlines()
     assert lines[0].split() == ["mutant", "side", "breaks", "verdict"]
@@ -205,13 +205,13 @@ def test_mutants_text_has_a_header_and_says_what_each_bug_does(monkeypatch: pyte
 
 
 def test_mutants_list_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import simulator.mutants
-    from simulator.mutants import MUTANTS
+    import simulator.analysis.mutants
+    from simulator.analysis.mutants import MUTANTS
 
     def never(*_: object) -> None:
         raise AssertionError("--list must not run a mutant")
 
-    monkeypatch.setattr(simulator.mutants, "judge", never)
+    monkeypatch.setattr(simulator.analysis.mutants, "judge", never)
     code, text = _cli(["mutants", "--list"])
     lines = text.splitlines()
     assert code == 0 and lines[0].split() == ["mutant", "side", "breaks"]

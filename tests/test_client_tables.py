@@ -1,4 +1,4 @@
-"""The simulated Client chooses from its machine tables (simulator/client.py, client_moves.py).
+"""The simulated Client chooses from its machine tables (simulator/peers/client.py, client_moves.py).
 
 What is checked, and where the expectation comes from (issue 15, design point 3: the simulated
 peers' choices are the tables' enabled rows; seeded bugs are small named deviations):
@@ -13,7 +13,7 @@ peers' choices are the tables' enabled rows; seeded bugs are small named deviati
 * Each move fires the table: a move the table refuses raises the cell's rule.
 * The order of the enabled events (what seeded walks pick from) is the one the explorers' figures
   were measured with.
-* Deviations: each seeded client fault is one entry of ``simulator.deviations`` applied by
+* Deviations: each seeded client fault is one entry of ``simulator.peers.deviations`` applied by
   generic code (a message rewrite, or a move offered from a state where the conforming Client
   does not take it).
 
@@ -29,13 +29,13 @@ import pytest
 from model import session as sm
 from model.core import ClientViolation
 from properties.variants import from_data, tables_of
-from simulator import deviations, wire
-from simulator.agent import MAIN
-from simulator.client import Client
-from simulator.client_moves import follows_withdrawals
-from simulator.config import DEFAULT
-from simulator.mutants import BY_NAME as MUTANTS
-from simulator.world import World
+from simulator.analysis.mutants import BY_NAME as MUTANTS
+from simulator.peers import deviations, wire
+from simulator.peers.agent import MAIN
+from simulator.peers.client import Client
+from simulator.peers.client_moves import follows_withdrawals
+from simulator.peers.config import DEFAULT
+from simulator.peers.world import World
 
 SESSION = DEFAULT.with_(features=frozenset({"cancel", "close", "resume", "permission"}), closes=2)
 CLOSE = ("client", "close", None)
@@ -173,7 +173,7 @@ def test_an_offered_move_deviation_offers_it_where_the_client_would_not() -> Non
 
 
 def test_the_variant_notes_say_what_the_client_gains() -> None:
-    from simulator.variant_runs import notes
+    from simulator.explore.variant_runs import notes
 
     said = notes(resumes_while_closing())
     assert said == [

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli import cmd_view
 from cli.main import main
+from properties import clientview_text
 from properties.clientview import CLIENT_FAULTS, ClientView
 from properties.shared import shared_dir
 from properties.transcript import read_transcript
@@ -906,7 +906,7 @@ def test_ill_typed_messages_never_raise(msgs: list[tuple[str, Any]]) -> None:
             view.apply("agent", {"id": m["id"], "result": m["result"]})
     json.dumps(view.to_json())
     hash(view.snapshot())
-    cmd_view.render_text(view.to_json())
+    clientview_text.render_text(view.to_json())
 
 
 @pytest.mark.deep

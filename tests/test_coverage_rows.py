@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from simulator import explore_bfs
-from simulator.explore_coverage import machine_coverage
-from simulator.explore_run import Options
-from simulator.explore_run import run as run_explore
+from simulator.explore import bfs as explore_bfs
+from simulator.explore.coverage import machine_coverage
+from simulator.explore.run import Options
+from simulator.explore.run import run as run_explore
 
 KNOWN_UNFIRED: dict[str, dict[str, str]] = {}
 
@@ -87,7 +87,7 @@ def test_the_default_explore_fires_every_row(tmp_path: Path) -> None:
 def test_the_reading_rows_slice_keeps_its_readings_under_other_readings() -> None:
     """A run's non-default readings win; the slice keeps the alternatives its rows need for the
     others (a readings-matrix cell or a complete readings map still fires those rows)."""
-    from simulator.explore_run import exhaustive_slices
+    from simulator.explore.run import exhaustive_slices
 
     given = {"cancel-takes-effect": "when-acted", "waited-on-background": "final-status"}
     chosen = exhaustive_slices(replace(Options(), slices=("reading_rows",), readings=given))

@@ -11,12 +11,12 @@ import pytest
 from cli.main import main
 from properties.catalogue import RULES
 from properties.decidability_data import DATA, decidability_of
-from simulator import decidability as dec
-from simulator.config import DEFAULT
-from simulator.scenarios import SCENARIOS
-from simulator.schedulers import random_walk, scripted
+from simulator.analysis import decidability as dec
+from simulator.peers.config import DEFAULT
+from simulator.peers.scenarios import SCENARIOS
+from simulator.peers.schedulers import random_walk, scripted
+from simulator.peers.world import Hidden
 from simulator.workers import Workers
-from simulator.world import Hidden
 
 SMALL = dec.Bound(walks=20, steps=40, twin_nodes=2000)
 BASIC = next(s for s in SCENARIOS if s.name == "basic_turn")
@@ -149,8 +149,8 @@ def test_committed_figures_are_current() -> None:
 def test_the_exhaustive_part_keeps_breaking_runs_that_replay() -> None:
     """The explorer's breaking behaviours: each replays to a world whose hidden steps name the
     rule; the same search without the seeded bug finds none; the bound says what was used."""
-    from simulator import decidability_exhaustive as ex
-    from simulator.mutants import breaking
+    from simulator.analysis import decidability_exhaustive as ex
+    from simulator.analysis.mutants import breaking
 
     mutant = breaking("REJ-01")
     assert mutant is not None

@@ -406,7 +406,7 @@ def test_sequence_escapes_special_characters_and_survives_malformed_messages() -
 
 
 def test_every_scenario_has_a_sequence_diagram_with_one_arrow_per_line(generated: dict[str, bytes]) -> None:
-    from simulator.scenarios import SCENARIOS
+    from simulator.peers.scenarios import SCENARIOS
 
     for sc in SCENARIOS:
         text = generated[f"scenarios/{sc.name}.mmd"].decode()

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from simulator.agent import AGENT_FAULTS
-from simulator.drive import DriverClient, InProcessPeer, load_script, script_json
+from simulator.analysis.mutants import MUTANTS, Mutant
 from simulator.harness.drive import ProcessPeer, Settings, run_once, shrink_run
-from simulator.mutants import MUTANTS, Mutant
-from simulator.stdio_agent import StdioAgent
+from simulator.peers.agent import AGENT_FAULTS
+from simulator.peers.driver_client import DriverClient, InProcessPeer, load_script, script_json
+from simulator.peers.stdio_agent import StdioAgent
 from tests.check_support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +76,7 @@ def test_no_findings_without_a_fault() -> None:
     ids=lambda m: m.name,
 )
 def test_seeded_bugs_are_found_and_shrunk_in_process(mutant: object) -> None:
-    from simulator.mutants import Mutant
+    from simulator.analysis.mutants import Mutant
 
     assert isinstance(mutant, Mutant)
     level = "should" if mutant.intended_rule in ("FAIL-04",) else "must"
@@ -93,7 +93,7 @@ def test_seeded_bugs_are_found_and_shrunk_in_process(mutant: object) -> None:
 @pytest.mark.deep
 @pytest.mark.parametrize("mutant", AGENT_MUTANTS, ids=lambda m: m.name)
 def test_every_agent_bug_found_in_process(mutant: object) -> None:
-    from simulator.mutants import Mutant
+    from simulator.analysis.mutants import Mutant
 
     assert isinstance(mutant, Mutant)
     level = "should" if mutant.intended_rule == "FAIL-04" else "must"
@@ -159,7 +159,7 @@ def test_a_holding_run_answers_its_permission_requests_after_the_idle() -> None:
     """The late answer is a freedom the driver takes: in a run that holds its permission requests
     (about a third of seeds), a request is never answered while the work runs, a cancel comes
     often, and the first choice after the session reports idle answers it."""
-    from simulator.drive import Chooser
+    from simulator.peers.driver_client import Chooser
 
     holding = [seed for seed in range(40) if Chooser(seed).holds]
     assert 4 <= len(holding) <= 24

@@ -1,11 +1,11 @@
-"""``simulator.shrink.minimise``, the shrinker of ``acp-model drive``: what it finds that plain
+"""``simulator.explore.shrink.minimise``, the shrinker of ``acp-model drive``: what it finds that plain
 ddmin does not, its cache, and its budget (pure functions standing in for runs of an Agent)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from simulator.shrink import ddmin, minimise
+from simulator.explore.shrink import ddmin, minimise
 
 Test = Callable[[list[int]], list[int] | None]
 
@@ -57,9 +57,9 @@ def test_a_list_that_does_not_fail_comes_back_as_it_is() -> None:
 def test_a_failure_that_comes_and_goes_gets_more_runs_per_candidate() -> None:
     """``shrink_run`` against an Agent whose bug shows every other run: the original is replayed
     twice (once it fails, once not), so every candidate gets two runs, and the report says so."""
-    from simulator.drive import InProcessPeer
     from simulator.harness.drive import Settings, shrink_run
-    from simulator.stdio_agent import StdioAgent
+    from simulator.peers.driver_client import InProcessPeer
+    from simulator.peers.stdio_agent import StdioAgent
 
     made = [0]
 
@@ -80,9 +80,9 @@ def test_a_reduction_kept_on_a_chance_failure_is_undone() -> None:
     """An Agent that writes garbage once it got two prompts, and, by chance, in its 4th run on
     the first prompt: the shrink keeps that run's list (one prompt), which never fails again on
     replay, so the next longer list that failed (two prompts) is confirmed and reported."""
-    from simulator.drive import InProcessPeer
     from simulator.harness.drive import Settings, shrink_run
-    from simulator.stdio_agent import StdioAgent
+    from simulator.peers.driver_client import InProcessPeer
+    from simulator.peers.stdio_agent import StdioAgent
 
     runs = [0]
 

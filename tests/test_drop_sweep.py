@@ -1,6 +1,6 @@
 """Every catalogued rule can be dropped in every command that simulates peers (issue 35, defect 1).
 
-Dropping a rule switches on the seeded bug that breaks it (``simulator.variant_runs``); a bug
+Dropping a rule switches on the seeded bug that breaks it (``simulator.explore.variant_runs``); a bug
 that fires a forbidden cell used to look the cell's rule up in the variant's tables, where the
 dropped rule no longer forbids it, and raised (``reopen-tool-call: the tool_call table allows run
 in completed``). The fast sweep covers the eleven rules that crashed and a sample of the others
@@ -19,7 +19,7 @@ import pytest
 
 from cli.main import main
 from properties.catalogue import RULES_BY_ID
-from simulator.mutants import breaking
+from simulator.analysis.mutants import breaking
 from simulator.workers import Workers
 
 CRASHED = (
@@ -73,8 +73,8 @@ def _compare(rule: str, tmp_path: Path) -> None:
 def _agent(rule: str) -> None:
     from cli import cmd_agent
     from cli.main import build_parser
-    from simulator.drive import InProcessPeer
     from simulator.harness.drive import Settings, run_once
+    from simulator.peers.driver_client import InProcessPeer
 
     agent, _said = cmd_agent.build(build_parser().parse_args(["agent", "--drop", rule]))
     result = run_once(InProcessPeer(agent), Settings(steps=20, timeout=0.05), seed=1)
@@ -104,9 +104,9 @@ def test_a_dropped_rules_forbidden_cell_is_fired_and_marked_with_the_rule_as_wri
     """Under ``--drop BG-05`` the Agent reopens a completed tool call once (the seeded bug
     reopen-tool-call), marks BG-05 and moves as the bug does; the spec as written refuses it."""
     from properties.variants import from_drops
-    from simulator.agent import Agent
-    from simulator.config import SMALL
-    from simulator.variant_runs import added_faults
+    from simulator.explore.variant_runs import added_faults
+    from simulator.peers.agent import Agent
+    from simulator.peers.config import SMALL
 
     variant = from_drops(["BG-05"])
     agent = Agent(SMALL.with_(variant=variant), added_faults(variant))

@@ -16,15 +16,15 @@ from properties.catalogue import RULES_BY_ID
 from properties.clientview import ClientView
 from properties.engine import MonitorSet
 from properties.schema_check import SchemaChecker
-from simulator import wire
-from simulator.agent import AGENT_FAULTS
-from simulator.config import DEFAULT
-from simulator.explore_bfs import SLICE_BY_NAME, explore
-from simulator.mutants import BY_NAME as MUTANTS
-from simulator.mutants import judge
-from simulator.scenarios import BY_NAME as SCENARIOS
-from simulator.schedulers import random_walk
-from simulator.stdio_agent import StdioAgent
+from simulator.analysis.mutants import BY_NAME as MUTANTS
+from simulator.analysis.mutants import judge
+from simulator.explore.bfs import SLICE_BY_NAME, explore
+from simulator.peers import wire
+from simulator.peers.agent import AGENT_FAULTS
+from simulator.peers.config import DEFAULT
+from simulator.peers.scenarios import BY_NAME as SCENARIOS
+from simulator.peers.schedulers import random_walk
+from simulator.peers.stdio_agent import StdioAgent
 from tests.check_support import schema_path
 
 S = "sess_1"

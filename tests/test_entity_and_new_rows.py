@@ -21,10 +21,10 @@ from model import session as sm
 from model import toolcall as tcm
 from properties.engine import MonitorSet
 from properties.observe import entity_step
-from simulator import wire
-from simulator.agent import Agent
-from simulator.client import Client
-from simulator.config import SMALL
+from simulator.peers import wire
+from simulator.peers.agent import Agent
+from simulator.peers.client import Client
+from simulator.peers.config import SMALL
 from tests.wire_dsl import tool
 
 

@@ -21,17 +21,20 @@ from hypothesis import strategies as st
 
 from cli.main import main
 from diagrams.sequence import transcript_to_mermaid
-from simulator import explore_bfs, explore_hypothesis, explore_random, mutants
-from simulator.client import Client
-from simulator.config import DEFAULT, FEATURES, SMALL, Config
-from simulator.explore_common import Counterexample, replay
-from simulator.explore_run import Options, exhaustive_slices
-from simulator.explore_run import run as run_explore
-from simulator.mutants import MUTANTS
-from simulator.report import program_text, strip_timing
-from simulator.schedulers import random_walk, replay_events
-from simulator.shrink import shrink
-from simulator.world import Event, World
+from simulator.analysis import mutants
+from simulator.analysis.mutants import MUTANTS
+from simulator.explore import bfs as explore_bfs
+from simulator.explore import hypothesis_runs as explore_hypothesis
+from simulator.explore import random_walks as explore_random
+from simulator.explore.common import Counterexample, replay
+from simulator.explore.report import program_text, strip_timing
+from simulator.explore.run import Options, exhaustive_slices
+from simulator.explore.run import run as run_explore
+from simulator.explore.shrink import shrink
+from simulator.peers.client import Client
+from simulator.peers.config import DEFAULT, FEATURES, SMALL, Config
+from simulator.peers.schedulers import random_walk, replay_events
+from simulator.peers.world import Event, World
 
 FOCUSED = mutants.FOCUSED
 """The default bounds without the freedoms that have seeded bugs of their own: short runs reach
@@ -521,7 +524,7 @@ def test_default_run_is_clean(tmp_path: Path) -> None:
 @pytest.mark.deep
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS])
 def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
-    from simulator.mutants import BY_NAME
+    from simulator.analysis.mutants import BY_NAME
 
     mutant = BY_NAME[name]
     report = run_explore(Options(faults=mutant.switched_on, out=str(tmp_path)))

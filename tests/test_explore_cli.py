@@ -17,7 +17,7 @@ import networkx as nx
 import pytest
 
 from cli.main import main
-from simulator import explore_run
+from simulator.explore import run as explore_run
 
 TINY = [
     "--prompts", "1", "--tool-calls", "0", "--permissions", "0", "--background", "0",

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from cli.main import main
-from simulator import explore_bfs
-from simulator.config import SMALL, Config
-from simulator.explore_bfs import SLICE_BY_NAME, SLICES, BfsResult, Child, expander, new_parts
-from simulator.explore_por import BOTH, ample
-from simulator.mutants import MUTANTS
+from simulator.analysis.mutants import MUTANTS
+from simulator.explore import bfs as explore_bfs
+from simulator.explore.bfs import SLICE_BY_NAME, SLICES, BfsResult, Child, expander, new_parts
+from simulator.explore.por import BOTH, ample
+from simulator.peers.config import SMALL, Config
 
 TWO = SMALL.with_(
     tool_calls=0, permissions=0, background=0, capacity=2, features=frozenset({"cancel", "hold"})
@@ -176,7 +176,7 @@ def test_every_seeded_bug_is_found_alike_with_the_reduction(name: str) -> None:
     slices, ``core``, ``output`` and ``tools``, pass the cap): a slice whose full search passes
     ``DEEP_CAP`` states is left out, at most three are, and the mutant's intended rule is found
     with the reduction wherever it is found without."""
-    from simulator.mutants import BY_NAME
+    from simulator.analysis.mutants import BY_NAME
 
     mutant = BY_NAME[name]
     faults = mutant.switched_on

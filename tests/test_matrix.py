@@ -1,4 +1,4 @@
-"""The readings matrix (simulator/matrix.py, ``acp-model explore --readings``): its rows, its
+"""The readings matrix (simulator/analysis/matrix.py, ``acp-model explore --readings``): its rows, its
 determinism across runs and job counts, its findings with their counterexample files, and its
 one-line usage errors. The fast tests explore one small slice with a few thousand states at
 most; the whole matrix at the default slices is a deep test."""
@@ -13,8 +13,8 @@ import pytest
 
 from cli.main import main
 from properties.readings import BY_NAME, DEFAULTS, READINGS, ReadingError
-from simulator.explore_run import Options
-from simulator.matrix import cells, readings_matrix
+from simulator.analysis.matrix import cells, readings_matrix
+from simulator.explore.run import Options
 
 TINY = ["--mode", "exhaustive", "--slice", "cancels", "--max-states", "400", "--quiet"]
 """One small slice, capped: each exploration takes a fraction of a second."""

@@ -22,7 +22,7 @@ from properties.catalogue import RESTATED, RULES_BY_ID
 from properties.engine import Monitor, MonitorSet
 from properties.findings import Finding
 from properties.monitors import ALL_MONITORS
-from simulator import wire
+from simulator.peers import wire
 from tests.wire_dsl import (
     Line,
     answer,

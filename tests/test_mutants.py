@@ -14,11 +14,11 @@ from properties.catalogue import RESTATED, RULES, RULES_BY_ID
 from properties.clientview import CLIENT_FAULTS
 from properties.engine import MonitorSet
 from properties.shared import ENV
-from simulator.agent import AGENT_FAULTS
-from simulator.client import CLIENT_SIDE_FAULTS
-from simulator.config import Config
-from simulator.mutants import MUTANTS
-from simulator.schedulers import random_walk
+from simulator.analysis.mutants import MUTANTS
+from simulator.peers.agent import AGENT_FAULTS
+from simulator.peers.client import CLIENT_SIDE_FAULTS
+from simulator.peers.config import Config
+from simulator.peers.schedulers import random_walk
 
 NOT_A_MUTANT: dict[str, str] = {}
 """Faults that are no mutant of their own, and why (none: every seeded bug is run)."""
@@ -26,7 +26,7 @@ NOT_A_MUTANT: dict[str, str] = {}
 
 FAST_WALKS = 25
 """Walks per mutant in the default suite: enough to catch every mutant (the scenarios catch 33 of
-49 alone); the command's default (``simulator.mutants.WALKS``, 200) runs in the deep test."""
+49 alone); the command's default (``simulator.analysis.mutants.WALKS``, 200) runs in the deep test."""
 
 
 def _mutants(out: Path, *extra: str) -> tuple[list[dict[str, object]], Path, int]:
@@ -130,7 +130,7 @@ def test_corpus_gives_exactly_the_expected_rules(
 
 
 def test_every_rule_has_at_most_one_breaking_mutant_and_breaking_finds_it() -> None:
-    from simulator.mutants import MUTANTS, breaking
+    from simulator.analysis.mutants import MUTANTS, breaking
 
     assert len({m.intended_rule for m in MUTANTS}) == len(MUTANTS)
     for m in MUTANTS:
@@ -142,7 +142,7 @@ def test_mutants_says_which_agent_bug_driving_cannot_find(capsys: pytest.Capture
     """``held-not-withdrawn`` never shows on the wire: the JSON says ``drivable: false`` and why,
     the text prints the reason; an agent bug that shows is ``drivable: true``; a client bug has
     neither field (driving tests Agents)."""
-    from simulator.mutants import BY_NAME, Verdict
+    from simulator.analysis.mutants import BY_NAME, Verdict
 
     held = Verdict(BY_NAME["held-not-withdrawn"]).to_json()
     assert held["drivable"] is False and "a proxy cannot see when a prompt was inserted" in held["off_wire"]

@@ -18,7 +18,7 @@ import pytest
 
 from properties.checking import FileReport, check_stream
 from properties.engine import MonitorSet
-from simulator.scenarios import SCENARIOS
+from simulator.peers.scenarios import SCENARIOS
 from tests.check_support import run_cli
 from tests.wire_dsl import (
     answer,
@@ -161,8 +161,8 @@ def test_a_live_recording_judges_the_sessions_it_saw_closed_as_complete() -> Non
 def test_complete_conforming_walks_give_no_error() -> None:
     """Seeded walks of the conforming simulator, drained to quiescence (nothing more can
     happen): their transcripts are complete, and --complete finds no breach in them."""
-    from simulator.config import DEFAULT
-    from simulator.schedulers import random_walk
+    from simulator.peers.config import DEFAULT
+    from simulator.peers.schedulers import random_walk
 
     for seed in range(40):
         run = random_walk(seed, 60, DEFAULT, frozenset(), None)

@@ -20,10 +20,10 @@ import pytest
 
 from properties.engine import MonitorSet
 from properties.readings import BY_NAME, READINGS
-from simulator.config import SMALL, Config
-from simulator.explore_common import new_monitors
-from simulator.schedulers import scripted
-from simulator.world import World
+from simulator.explore.common import new_monitors
+from simulator.peers.config import SMALL, Config
+from simulator.peers.schedulers import scripted
+from simulator.peers.world import World
 
 P = ("client", "prompt", None)
 D = "deliver"

@@ -190,10 +190,10 @@ def test_the_counterexample_excerpts_replay_as_shown(tmp_path: Path, monkeypatch
     its steps (without the search that finds it), has the explanation, step labels and files the
     excerpt shows, and ``acp-model replay`` of it prints the replay excerpt."""
     from diagrams.sequence import transcript_to_mermaid
-    from simulator.explore_common import make_counterexample
-    from simulator.explore_run import Options, random_config
-    from simulator.report import write_counterexample
-    from simulator.steps import step_labels
+    from simulator.explore.common import make_counterexample
+    from simulator.explore.report import write_counterexample
+    from simulator.explore.run import Options, random_config
+    from simulator.peers.steps import step_labels
 
     _in_empty_folder(tmp_path, monkeypatch)
     ((command, shown),) = _claimed("acp-model explore --fault")[0]

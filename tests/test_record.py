@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from simulator import wire
 from simulator.harness.proxy import LinePump, entry
-from simulator.stdio_agent import encode
+from simulator.peers import wire
+from simulator.peers.stdio_agent import encode
 from tests.check_support import run_cli
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the proxy needs POSIX pipes and signals")

@@ -1,4 +1,4 @@
-"""Hand-written client-view expectations for every named scenario (simulator/scenarios.py).
+"""Hand-written client-view expectations for every named scenario (simulator/peers/scenarios.py).
 
 Each expectation below was worked out by reading the scenario's script and the spec, not by
 running it: which updates the agent sends for each scripted choice, in what order the client
@@ -28,11 +28,11 @@ from typing import Any
 import pytest
 
 from properties.schema_check import SchemaChecker
-from simulator.agent import CHILD, MAIN
-from simulator.config import Config
-from simulator.scenarios import BY_NAME, SCENARIOS
-from simulator.schedulers import Run
-from simulator.world import World
+from simulator.peers.agent import CHILD, MAIN
+from simulator.peers.config import Config
+from simulator.peers.scenarios import BY_NAME, SCENARIOS
+from simulator.peers.schedulers import Run
+from simulator.peers.world import World
 from tests.check_support import real_monitors_available, schema_path
 
 Json = Any

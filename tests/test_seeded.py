@@ -11,11 +11,11 @@ from properties.bugs import Again, Misview
 from properties.catalogue import RULES_BY_ID
 from properties.clientview import CLIENT_FAULTS
 from properties.viewcheck import CLIENT_FAULT_RULES
-from simulator import deviations
-from simulator.agent import AGENT_FAULTS
-from simulator.client import CLIENT_SIDE_FAULTS
-from simulator.mutants import BY_NAME as MUTANTS
-from simulator.mutants import BY_RULE
+from simulator.analysis.mutants import BY_NAME as MUTANTS
+from simulator.analysis.mutants import BY_RULE
+from simulator.peers import deviations
+from simulator.peers.agent import AGENT_FAULTS
+from simulator.peers.client import CLIENT_SIDE_FAULTS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,7 +72,7 @@ def test_every_checked_must_has_a_seeded_bug_that_stands_for_it() -> None:
     it: its own, or for a rule the spec restates, the bug of another statement of it
     (``mutants.standing_for``, whose breaches count under every ID of the group)."""
     from properties.catalogue import RULES
-    from simulator.mutants import standing_for
+    from simulator.analysis.mutants import standing_for
 
     missing = [
         r.id

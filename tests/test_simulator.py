@@ -1,4 +1,4 @@
-"""Acceptance tests of the simulator (simulator/world.py, agent.py, client.py, schedulers.py).
+"""Acceptance tests of the simulator (simulator/peers/world.py, agent.py, client.py, schedulers.py).
 
 What is checked, and where the expectation comes from:
 
@@ -39,11 +39,11 @@ import pytest
 from cli.main import main
 from properties.clientview import json_key
 from properties.schema_check import SchemaChecker
-from simulator import wire
-from simulator.agent import MAIN, Agent
-from simulator.config import DEFAULT, FEATURES, long_session
-from simulator.scenarios import SCENARIOS
-from simulator.schedulers import Run, random_walk
+from simulator.peers import wire
+from simulator.peers.agent import MAIN, Agent
+from simulator.peers.config import DEFAULT, FEATURES, long_session
+from simulator.peers.scenarios import SCENARIOS
+from simulator.peers.schedulers import Run, random_walk
 from tests.check_support import schema_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -440,7 +440,7 @@ def test_the_agent_may_insert_an_empty_prompt_but_must_refuse_unadvertised_conte
     """An empty prompt array (a Client's breach, USER-01) may be rejected with -32602 or inserted
     ("1. User message": Agents MAY reject one); a prompt with content the Agent did not advertise
     must be rejected: inserting it is no conforming move."""
-    from simulator.schedulers import scripted
+    from simulator.peers.schedulers import scripted
 
     P, D = ("client", "prompt", None), "deliver"
     empty = scripted([P, D], DEFAULT, frozenset({"empty-prompt"}))

@@ -17,7 +17,7 @@ import pytest
 from cli.main import main
 from diagrams.spec_report import Context, Options, build
 from diagrams.spec_report.sections import section_decidability
-from simulator import decidability as dec
+from simulator.analysis import decidability as dec
 from simulator.workers import Workers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,7 +120,7 @@ def test_coverage_mermaid_colours_exactly_the_rows_fired() -> None:
 
 
 def _matrix() -> object:
-    from simulator.matrix import Finding, Matrix, Outcome, Row
+    from simulator.analysis.matrix import Finding, Matrix, Outcome, Row
 
     quiet = Outcome((), 263_557, 0, True, 9.5)
     broken = Outcome((Finding("DONE-03", "x.ndjson", 12, "late chunk"),), 321_009, 0, True, 9.9)

@@ -3,10 +3,10 @@ from the move the model made, and the label says how."""
 
 from __future__ import annotations
 
-from simulator.config import DEFAULT
-from simulator.schedulers import describe
-from simulator.steps import difference, step_labels
-from simulator.world import Event
+from simulator.peers.config import DEFAULT
+from simulator.peers.schedulers import describe
+from simulator.peers.steps import difference, step_labels
+from simulator.peers.world import Event
 
 CANCELLED: list[Event] = [
     ("client", "prompt", None),

@@ -100,7 +100,7 @@ def test_implemented_by_names_monitors_machines_and_the_view_check() -> None:
 def test_exercised_by_lists_tests_and_seeded_bugs() -> None:
     assert "tests/test_monitors.py" in trace.exercised_by("ACC-03")
     assert "tests/test_viewcheck.py" not in trace.exercised_by("ACC-03")
-    mutants = pytest.importorskip("simulator.mutants")
+    mutants = pytest.importorskip("simulator.analysis.mutants")
     named = {m.intended_rule: m.name for m in mutants.MUTANTS}
     found = trace.exercised_by("ACC-03", seeded_bugs())
     assert any(name.startswith(f"mutant {named['ACC-03']} ") for name in found)

@@ -211,8 +211,8 @@ def test_dropped_rule_relaxes_its_cells_and_guards() -> None:
 
 
 def test_removed_row_is_flagged_and_pruned_from_the_agents_moves() -> None:
-    from simulator.config import SMALL
-    from simulator.world import World
+    from simulator.peers.config import SMALL
+    from simulator.peers.world import World
 
     v = load(str(REPO / "variants" / "tool-runs-before-completing.toml"))
     spec = v.tables()["tool_call"]
@@ -233,8 +233,8 @@ def test_removed_row_is_flagged_and_pruned_from_the_agents_moves() -> None:
 
 def _compare(path: Path, out: Path) -> dict[str, Any]:
     from properties.variants import load as load_variant
-    from simulator import explore_run
-    from simulator.explore_compare import compare
+    from simulator.explore import run as explore_run
+    from simulator.explore.compare import compare
 
     bounds = dict(SMALL_BOUNDS.get(path.stem, TOOLS))
     bounds["features"] = frozenset(bounds["features"])
@@ -354,8 +354,9 @@ def test_explore_says_when_a_dropped_rule_gives_the_peers_nothing(
 
 
 def test_no_search_fires_a_removed_row() -> None:
-    from simulator import explore_bfs, explore_random
-    from simulator.config import SMALL
+    from simulator.explore import bfs as explore_bfs
+    from simulator.explore import random_walks as explore_random
+    from simulator.peers.config import SMALL
 
     cfg = SMALL.with_(
         **{k: v for k, v in TOOLS.items() if k != "features"}, features=frozenset(TOOLS["features"])
@@ -378,8 +379,8 @@ def test_a_variant_left_in_the_environment_changes_no_verdict(
     processes too), never in the environment: ACP_MODEL_VARIANT, the route it once took, changes
     nothing for check, replay, simulate, explore and the stdio agent (worker processes: below)."""
     from properties import variants
-    from simulator.report import strip_timing
-    from simulator.stdio_agent import StdioAgent
+    from simulator.explore.report import strip_timing
+    from simulator.peers.stdio_agent import StdioAgent
 
     assert not hasattr(variants, "ENV") and not hasattr(variants, "in_force")
 
@@ -414,7 +415,7 @@ def test_the_variant_reaches_worker_processes_in_the_config(
     """explore --drop TRANS-04 --workers 2: the walks with the dropped rule's seeded bug break
     TRANS-04 in the worker processes, whose monitors set it aside (the variant went there in
     each job's Config): the same findings as in one process, and none of TRANS-04."""
-    from simulator.report import strip_timing
+    from simulator.explore.report import strip_timing
 
     argv = ["explore", "--mode", "random", "--walks", "20", "--examples", "1", "--steps", "40", "--json"]
     argv += ["--drop", "TRANS-04"]

@@ -115,7 +115,7 @@ def test_unrecognized_state_taken_as_idle() -> None:
 
 
 def test_mutant_table_agrees_with_the_fault_rules() -> None:
-    mutants = pytest.importorskip("simulator.mutants")
+    mutants = pytest.importorskip("simulator.analysis.mutants")
     for mutant in mutants.MUTANTS:
         if mutant.name in CLIENT_FAULT_RULES:
             assert mutant.intended_rule == CLIENT_FAULT_RULES[mutant.name], mutant.name

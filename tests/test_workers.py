@@ -23,10 +23,10 @@ import pytest
 from cli.main import main
 from diagrams.sequence import transcript_to_mermaid
 from properties.variants import from_drops
-from simulator import explore_run
-from simulator.explore_compare import compare
-from simulator.matrix import readings_matrix
-from simulator.progress import Progress
+from simulator.analysis.matrix import readings_matrix
+from simulator.explore import run as explore_run
+from simulator.explore.compare import compare
+from simulator.explore.progress import Progress
 from simulator.workers import ClusterError, Workers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -248,7 +248,7 @@ def _fake_ray(results: dict[Any, Any]) -> Any:
 def test_ray_tasks_come_back_in_job_order_and_a_failure_is_named_by_its_function() -> None:
     """A stand-in for Ray: results in job order, however many workers; a task that fails is
     named by what it ran."""
-    from simulator.explore_hypothesis import run_chunk
+    from simulator.explore.hypothesis_runs import run_chunk
 
     pool = Workers(2, "local")
     pool._ray = _fake_ray({})
@@ -258,7 +258,7 @@ def test_ray_tasks_come_back_in_job_order_and_a_failure_is_named_by_its_function
     pool._ray = fake
     with pytest.raises(ClusterError) as err:
         list(pool.map(run_chunk, [1]))
-    said = "a cluster worker failed during task 0 (explore_hypothesis.run_chunk): ValueError: boom"
+    said = "a cluster worker failed during task 0 (hypothesis_runs.run_chunk): ValueError: boom"
     assert str(err.value) == said
 
 

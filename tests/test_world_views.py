@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from properties.clientview import ClientView
-from simulator import explore_random
-from simulator.client import BlindView
-from simulator.config import DEFAULT
-from simulator.world import World
+from simulator.explore import random_walks as explore_random
+from simulator.peers.client import BlindView
+from simulator.peers.config import DEFAULT
+from simulator.peers.world import World
 
 
 def test_a_conforming_client_keeps_no_view_when_asked() -> None:

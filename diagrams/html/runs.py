@@ -6,7 +6,7 @@ the same check as ``acp-model check`` on its NDJSON file but with every session 
 creation (``MonitorSet(from_start=True)``, as the explorers judge), under the run's readings and
 variant; ``hidden_notes``, the steps of a run that put nothing on the wire (an Agent holding or
 inserting a prompt, a choice of a peer), placed before the message that followed them; and
-``counterexample_page`` for one ``simulator.explore_common.Counterexample``, whose header also
+``counterexample_page`` for one ``simulator.explore.common.Counterexample``, whose header also
 says what the explorer found (a breach the client view or the model shows is not a monitor's
 finding, so it is named there and at the end of the page); ``mutant_page`` for the shortest run
 of one seeded bug.
@@ -26,11 +26,11 @@ from diagrams.sequence import Notes
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.variants import Variant
-from simulator.config import Config
-from simulator.explore_common import Counterexample
-from simulator.mutants import Verdict
-from simulator.wire import to_ndjson
-from simulator.world import Event, World
+from simulator.analysis.mutants import Verdict
+from simulator.explore.common import Counterexample
+from simulator.peers.config import Config
+from simulator.peers.wire import to_ndjson
+from simulator.peers.world import Event, World
 
 
 def _spec() -> str | None:

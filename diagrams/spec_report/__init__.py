@@ -5,11 +5,11 @@ Theory of operation
 Two stages. *Parts* compute (``diagrams.spec_report.parts``; each stops cleanly at its share of
 ``--time-budget`` and says so):
 
-- ``decidability``: ``simulator.decidability`` for every rule that has a check, and again under
+- ``decidability``: ``simulator.analysis.decidability`` for every rule that has a check, and again under
   every other alternative of the ``--readings`` readings (the page lists the verdicts that
   differ);
 - ``explore``: the conforming model explored exhaustively in every slice of
-  ``simulator.explore_bfs.SLICES``, then by seeded random walks at the default bounds
+  ``simulator.explore.bfs.SLICES``, then by seeded random walks at the default bounds
   (findings are contradictions of the rules; rows fired and rules exercised are the coverage);
 - ``ladder``: for each rule the slices never exercised, the smallest of a few larger bounds
   (``LADDER``) whose random walks exercise it;

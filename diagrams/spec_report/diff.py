@@ -7,7 +7,7 @@ Theory of operation
 module reads the two ``Context`` results and writes the section that opens the variant's page:
 
 - what the variant changes: rules dropped, readings fixed, rows removed and added, and for each
-  what it gives the simulated peers and the checker (``simulator.variant_runs.notes``);
+  what it gives the simulated peers and the checker (``simulator.explore.variant_runs.notes``);
 - what changes in the results: decidability verdicts that differ; contradictions found under
   the variant only (with their shortest counterexample, drawn where the variant's
   Contradictions section draws it) and those found in the spec only (drawn under
@@ -28,7 +28,7 @@ from typing import Any
 from diagrams.spec_report.parts import Context, Section
 from diagrams.spec_report.sections import cex_files, cex_title, picture, rule_order
 from properties.catalogue import RULES_BY_ID
-from simulator.variant_runs import notes
+from simulator.explore.variant_runs import notes
 
 
 def section_differences(base: Context, var: Context) -> Section:

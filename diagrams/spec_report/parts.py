@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from properties.variants import Variant
-from simulator import decidability as dec
-from simulator import explore_bfs, explore_random
-from simulator.agent import MAIN
-from simulator.config import DEFAULT, EXPLORE_STEPS, Config, long_session
-from simulator.explore_common import Counterexample, keep_shortest, monitor_rules
-from simulator.explore_coverage import machine_coverage
-from simulator.schedulers import random_walk
-from simulator.variant_runs import behaviours
+from simulator.analysis import decidability as dec
+from simulator.explore import bfs as explore_bfs
+from simulator.explore import random_walks as explore_random
+from simulator.explore.common import Counterexample, keep_shortest, monitor_rules
+from simulator.explore.coverage import machine_coverage
+from simulator.explore.variant_runs import behaviours
+from simulator.peers.agent import MAIN
+from simulator.peers.config import DEFAULT, EXPLORE_STEPS, Config, long_session
+from simulator.peers.schedulers import random_walk
 from simulator.workers import Workers
 
 REPORT_WALKS = 400
@@ -248,14 +249,14 @@ def part_ladder(ctx: Context, budget: float | None) -> bool:
 
 
 def part_matrix(ctx: Context, budget: float | None) -> bool:
-    """The readings matrix (``simulator.matrix``) at the default slices, exhaustive, seed 0:
+    """The readings matrix (``simulator.analysis.matrix``) at the default slices, exhaustive, seed 0:
     every alternative of the chosen readings, peers and checker under it."""
     if not ctx.opts.matrix:
         return True
     import tempfile
 
-    from simulator import explore_run
-    from simulator.matrix import readings_matrix
+    from simulator.analysis.matrix import readings_matrix
+    from simulator.explore import run as explore_run
 
     with tempfile.TemporaryDirectory() as tmp:
         opts = explore_run.Options(mode="exhaustive", seed=0, out=tmp, variant=ctx.opts.variant)

@@ -21,8 +21,8 @@ from diagrams.spec_report.parts import SOURCE_KIND, Context, Section
 from diagrams.witness import witness_files, witness_notes, witness_title
 from model.registry import MACHINES
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
-from simulator import decidability as dec
-from simulator.explore_common import Counterexample
+from simulator.analysis import decidability as dec
+from simulator.explore.common import Counterexample
 
 
 def rule_order(rule: str) -> tuple[int, int]:

@@ -10,7 +10,7 @@ Must not know: files, the CLI, the simulator.
 
 from __future__ import annotations
 
-from properties.engine import Monitor
+from properties.monitor import Monitor
 from properties.monitors.background import BackgroundMonitor
 from properties.monitors.client import ClientMonitor
 from properties.monitors.elicitation import ElicitationMonitor

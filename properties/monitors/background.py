@@ -29,9 +29,13 @@ Must not know: foreground state, prompts, the background item lifecycle (the tab
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from properties.engine import Handler, Message, MonitorSet
+from properties.monitor import Handler, Message
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.common import terminal_refs
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST, TOOL_WITH_LISTED_TERMINAL

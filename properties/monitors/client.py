@@ -22,9 +22,13 @@ Must not know: anything the Agent sends besides the answers named above.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
+from properties.monitor import Handler, Message, Monitor, rule_group
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.facts import Facts
 
 _ALWAYS = ("INTRO-01", "USER-01")

@@ -43,12 +43,16 @@ freed.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import elicitation as em
 from model.core import ProtocolViolation
-from properties.engine import Handler, Message, MonitorSet
+from properties.monitor import Handler, Message
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.common import ACTIVE
 from properties.monitors.facts import Facts, SessionMonitor
 

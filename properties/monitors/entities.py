@@ -29,9 +29,13 @@ Must not know: foreground state, prompts.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from properties.engine import Handler, Message, MonitorSet
+from properties.monitor import Handler, Message
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.common import COMPACTION_TERMINAL
 from properties.monitors.facts import Facts, SessionMonitor
 

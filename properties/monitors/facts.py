@@ -37,10 +37,14 @@ Must not know: any rule, finding or explanation.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
-from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitor import Handler, Message, Monitor
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.common import ACTIVE, KNOWN_CONTENT_TYPES, Key
 from properties.observe import background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST

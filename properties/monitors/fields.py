@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from properties.engine import Handler, Message, Monitor
+from properties.monitor import Handler, Message, Monitor
 
 
 def _count(value: Any) -> bool:

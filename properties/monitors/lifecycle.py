@@ -83,13 +83,17 @@ Must not know: request IDs of prompts beyond BOUND-02, tool calls, background li
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
-from properties.engine import Handler, Message, MonitorSet, rule_group
+from properties.monitor import Handler, Message, rule_group
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.common import ACTIVE, STANDARD_STATES, is_error_object
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 from properties.readings import (

@@ -99,13 +99,17 @@ Must not know: foreground state, tool calls, background work, files.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import prompt as prm
 from model.core import Context
 from model.prompt import OWN_REASON
-from properties.engine import Handler, Message, MonitorSet, rule_group
+from properties.monitor import Handler, Message, rule_group
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.common import INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.monitors.tables import rules_of

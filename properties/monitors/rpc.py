@@ -20,12 +20,16 @@ table's cell for an error after a success).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import permission as pm
 from model import prompt as prm
 from model.core import ProtocolViolation
-from properties.engine import Message, Monitor, MonitorSet
+from properties.monitor import Message, Monitor
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 
 _OTHER = {"client": "agent", "agent": "client"}
 _ONCE = pm.SPEC.rule_of(pm.SELECTED, "select")

@@ -12,9 +12,13 @@ Must not know: anything else about either session.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from properties.engine import Handler, Message, Monitor, MonitorSet
+from properties.monitor import Handler, Message, Monitor
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 
 _UNSET: Any = "<never mirrored>"
 

@@ -28,10 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model.core import MachineSpec, ProtocolViolation
-from properties.engine import Handler, Message, MonitorSet
+from properties.monitor import Handler, Message
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.observe import (
     OBSERVED,

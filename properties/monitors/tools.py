@@ -77,13 +77,17 @@ Must not know: prompts, messages.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import foreground, permission
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
-from properties.engine import Handler, Message, MonitorSet, rule_group
+from properties.monitor import Handler, Message, rule_group
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
 from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
 from properties.readings import (

@@ -23,7 +23,6 @@ from typing import Any
 from properties.check_report import UNPARSED_NOTE, finding_text
 from properties.findings import Finding
 from properties.outputs import write_atomic
-from simulator.drive import script_json
 from simulator.harness.drive import (
     CRASHED,
     ProcessPeer,
@@ -36,6 +35,7 @@ from simulator.harness.drive import (
     transcript_item,
 )
 from simulator.harness.proxy import StartError
+from simulator.peers.driver_client import script_json
 from simulator.workers import Workers
 
 Say = Callable[[str], None]

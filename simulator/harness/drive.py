@@ -5,7 +5,7 @@ Theory of operation
 A *peer* is the Agent: ``send(bytes)``, ``receive(timeout)`` (the complete lines it wrote, ``[]``
 when it wrote none within ``timeout`` seconds, ``None`` once its output ended) and ``stop()``.
 ``ProcessPeer`` starts the Agent command (a fresh process per run, in a process group of its
-own); ``simulator.drive.InProcessPeer`` runs the simulated Agent in process.
+own); ``simulator.peers.driver_client.InProcessPeer`` runs the simulated Agent in process.
 
 ``run_once`` plays one run. Every line either side writes is recorded (``simulator.harness.proxy``: the
 transcript format, in the order the driver sent and read them) and judged live by the same
@@ -14,8 +14,9 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
 1. ``initialize``, answered within ``startup`` seconds of the start (an Agent process may take
    a while to load; at least ``timeout``), and ``session/new``, answered within ``timeout``;
 2. up to ``steps`` choice points: the driver takes the Agent's next batch of lines (or notes
-   ``silence`` seconds without a line), then makes one choice (``simulator.drive.DriverClient``),
-   drawn with the run's seed or taken from a script. The driver acts right after the Agent
+   ``silence`` seconds without a line), then makes one choice
+   (``simulator.peers.driver_client.DriverClient``), drawn with the run's seed or taken from a
+   script. The driver acts right after the Agent
    wrote, or after a silence, so its messages reach an Agent waiting for input: the transcript
    order is then the Agent's own order (an Agent writing while a message is in flight can
    make an ordering finding it did not cause; the replays of shrinking show it);
@@ -36,7 +37,7 @@ request of the driver
 unanswered within ``timeout`` (``drive.no-answer``), or past ``max_messages`` Agent lines
 (``drive.flood``).
 
-``shrink_run`` minimises a failing run's choices (``simulator.shrink.minimise``: a prefix
+``shrink_run`` minimises a failing run's choices (``simulator.explore.shrink.minimise``: a prefix
 search, delta debugging, then single and pair removals), re-running the Agent for each candidate.
 A run the Agent crashed in, or one that failed before the driver made any choice, is not shrunk
 (``not_shrunk``: nothing in it is the Client's doing).
@@ -73,11 +74,11 @@ from properties.checking import FAIL_SEVERITIES
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck, closed_sessions
-from simulator import wire
-from simulator.drive import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
+from simulator.explore.shrink import minimise
 from simulator.harness.proxy import TranscriptWriter, entry, message_entry
-from simulator.shrink import minimise
-from simulator.stdio_agent import encode
+from simulator.peers import wire
+from simulator.peers.driver_client import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
+from simulator.peers.stdio_agent import encode
 
 try:
     import orjson

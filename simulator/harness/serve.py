@@ -1,5 +1,5 @@
 """The model's Agent served over file descriptors (``acp-model agent``): the loop between them
-and ``simulator.stdio_agent.StdioAgent``.
+and ``simulator.peers.stdio_agent.StdioAgent``.
 
 Owns: listening for input for the Agent's seeded pause, answering each complete line as it
 comes, otherwise making one move; writing each move's lines with one ``write``; the Agent's
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from simulator.stdio_agent import StdioAgent, encode
+from simulator.peers.stdio_agent import StdioAgent, encode
 
 
 def _write(fd: int, msgs: Sequence[Any]) -> bool:

@@ -4,13 +4,13 @@ Theory of operation
 -------------------
 The Client's choices are enabled events ``("client", name, arg)`` within the bounds and features
 of ``Config``, in a fixed order. Those about its session and the permission requests it was
-asked are the client rows of its ``Config``'s machine tables (``simulator.client_moves``): it
+asked are the client rows of its ``Config``'s machine tables (``simulator.peers.client_moves``): it
 keeps its session's state in the session table and each unanswered request's in the permission
 table, offers ``MachineSpec.moves(state, "client")`` mapped to wire events (``session/close``;
 ``session/resume`` with or without replay, of a closed session or of one still open,
 ``Config.reattaches``; allow, deny or the cancelled outcome), and fires the table on each
 move, so a move the table forbids raises the named violation. What no table it can follow
-decides is hand-written here and named in ``simulator.client_moves``: ``session/prompt`` while
+decides is hand-written here and named in ``simulator.peers.client_moves``: ``session/prompt`` while
 the session is open (``PROMPT_FROM``), ``session/cancel`` and ``$/cancel_request`` for a prompt
 still unanswered while it is open or closing (``CANCEL_FROM``).
 
@@ -18,7 +18,7 @@ It keeps its view of the session in a ``ClientView`` (the normative one, or a fa
 mutation testing) fed with everything it sends and receives, or a ``BlindView`` that keeps
 nothing when nothing will read it (a random walk without view faults).
 
-Seeded client faults are the Client's named deviations of ``simulator.deviations`` (a request
+Seeded client faults are the Client's named deviations of ``simulator.peers.deviations`` (a request
 offered where the conforming Client sends none, a message rewritten), applied here by one
 generic piece of code (``_deviating``, ``_rewritten``). A deviation that makes a message differ
 from what the conforming Client would send leaves a breach marker (``marks``, as the Agent's
@@ -37,9 +37,9 @@ from model import session as sm
 from properties import seeded
 from properties.clientview import ClientView
 from properties.variants import tables_of
-from simulator import deviations, wire
-from simulator.agent import MAIN
-from simulator.client_moves import (
+from simulator.peers import deviations, wire
+from simulator.peers.agent import MAIN
+from simulator.peers.client_moves import (
     CANCEL_FROM,
     PERMISSION_FEATURE,
     PROMPT_FROM,
@@ -48,7 +48,7 @@ from simulator.client_moves import (
     TRIGGER_OF,
     choices_of,
 )
-from simulator.config import Config
+from simulator.peers.config import Config
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 Walk ``i`` of a run with base seed ``s`` uses the seed ``walk_seed(s, i)``; a walk is the random
-scheduler of ``simulator.schedulers.random_walk`` (uniform choice among enabled events, rare
+scheduler of ``simulator.peers.schedulers.random_walk`` (uniform choice among enabled events, rare
 events re-drawn once, ``steps`` choices, then draining to quiescence), re-implemented here so
 that a breach never loses the events that led to it: every step is checked
 (``explore_common.step_checked``: monitor findings, client-view divergence, model violations)
@@ -16,7 +16,7 @@ Walks are cut into chunks of consecutive indices; the chunks run as jobs of the 
 worker pool (``simulator.workers``: processes or a Ray cluster), or here. Chunk results are
 merged in index order, so the statistics, the chosen failing walk per rule (shortest, then
 lowest index) and therefore every output are the same for any number of workers. Each rule's
-chosen walk is then shrunk (``simulator.shrink``) in this process.
+chosen walk is then shrunk (``simulator.explore.shrink``) in this process.
 
 Must not know: hypothesis, the exhaustive search, files or printing.
 """
@@ -30,8 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.config import EXPLORE_STEPS, EXPLORE_WALKS, Config
-from simulator.explore_common import (
+from simulator.explore.common import (
     Breach,
     Counterexample,
     judge_end,
@@ -39,11 +38,12 @@ from simulator.explore_common import (
     new_monitors,
     step_checked,
 )
-from simulator.explore_coverage import Observer, Row, recording
-from simulator.progress import NULL, Progress
-from simulator.schedulers import RARE
-from simulator.shrink import shrink
-from simulator.world import Event, World, event_counts
+from simulator.explore.coverage import Observer, Row, recording
+from simulator.explore.progress import NULL, Progress
+from simulator.explore.shrink import shrink
+from simulator.peers.config import EXPLORE_STEPS, EXPLORE_WALKS, Config
+from simulator.peers.schedulers import RARE
+from simulator.peers.world import Event, World, event_counts
 
 DEFAULT_WALKS = EXPLORE_WALKS
 DEFAULT_STEPS = EXPLORE_STEPS

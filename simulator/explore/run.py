@@ -4,24 +4,24 @@ Theory of operation
 -------------------
 Two modes, both by default:
 
-- ``exhaustive``: breadth-first search (``simulator.explore_bfs``). Default bound: every slice
+- ``exhaustive``: breadth-first search (``simulator.explore.bfs``). Default bound: every slice
   of ``explore_bfs.SLICES`` (small configurations that together switch on every feature; each
   explored completely). ``--slice`` picks slices; any bound option (``--prompts`` ...) replaces
   them by one ``custom`` slice: ``SMALL`` with those changes.
-- ``random``: hypothesis's stateful testing (``simulator.explore_hypothesis``) and many seeded
-  random walks (``simulator.explore_random``), on ``DEFAULT`` with the same bound changes (or on
+- ``random``: hypothesis's stateful testing (``simulator.explore.hypothesis_runs``) and many seeded
+  random walks (``simulator.explore.random_walks``), on ``DEFAULT`` with the same bound changes (or on
   the bounds a registered seeded bug brings, see ``random_config``).
 
-Counterexamples of every mode are written by ``simulator.report`` to the output folder, with a
+Counterexamples of every mode are written by ``simulator.explore.report`` to the output folder, with a
 ``report.json`` that holds the whole report without its timing fields. A write that fails
 (the caller checked the paths before the run, but a disk can fill up) does not lose the run:
 the report says which file could not be written (``write_errors``) and is still returned.
 
-Long phases report to a ``simulator.progress.Progress`` (the exhaustive slices, hypothesis
+Long phases report to a ``simulator.explore.progress.Progress`` (the exhaustive slices, hypothesis
 rounds, random walks, shrinking, writing the graph).
 
 Under a variant (``Options.variant``, ``properties.variants``) every run has it in its ``Config``,
-and each mode explores every behaviour set of ``simulator.variant_runs.behaviours``: the spec's,
+and each mode explores every behaviour set of ``simulator.explore.variant_runs.behaviours``: the spec's,
 and the dropped rules' seeded bugs switched on (the exhaustive mode explores each slice once per
 set, named ``SLICE+dropped`` for the second; the random mode splits its walks and hypothesis
 examples). The report names the variant and what it gives the peers (``variant``).
@@ -42,11 +42,12 @@ from properties.engine import SET_ASIDE
 from properties.outputs import dumps, write_atomic
 from properties.readings import resolve
 from properties.variants import Variant
-from simulator import explore_bfs, explore_hypothesis, explore_random
-from simulator.config import DEFAULT, FEATURES, SMALL, Config
-from simulator.explore_common import Counterexample, keep_shortest, monitor_rules
-from simulator.progress import NULL, Progress
-from simulator.report import (
+from simulator.explore import bfs as explore_bfs
+from simulator.explore import hypothesis_runs as explore_hypothesis
+from simulator.explore import random_walks as explore_random
+from simulator.explore.common import Counterexample, keep_shortest, monitor_rules
+from simulator.explore.progress import NULL, Progress
+from simulator.explore.report import (
     FAIRNESS,
     LIVENESS,
     CounterexamplePage,
@@ -55,7 +56,8 @@ from simulator.report import (
     findings_json,
     strip_timing,
 )
-from simulator.variant_runs import behaviours, notes
+from simulator.explore.variant_runs import behaviours, notes
+from simulator.peers.config import DEFAULT, FEATURES, SMALL, Config
 from simulator.workers import TaskProgress, Workers, peak_rss
 
 Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
@@ -79,7 +81,7 @@ class Options:
     database: str | None = None
     symmetry: bool = False
     reduce: str = "none"
-    """The exhaustive search's reduction: none or por (``simulator.explore_por``)."""
+    """The exhaustive search's reduction: none or por (``simulator.explore.por``)."""
     hypothesis_shrink: bool = False
     slices: tuple[str, ...] = ()
     bounds: dict[str, Any] = field(default_factory=dict)
@@ -125,11 +127,11 @@ def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
 
 
 def random_config(opts: Options) -> Config:
-    """``DEFAULT`` with the bound changes; a seeded bug registered in ``simulator.mutants`` with
+    """``DEFAULT`` with the bound changes; a seeded bug registered in ``simulator.analysis.mutants`` with
     bounds of its own (e.g. two terminals) brings those instead of ``DEFAULT``."""
     base = DEFAULT
     if opts.faults:
-        from simulator.mutants import BY_NAME
+        from simulator.analysis.mutants import BY_NAME
 
         own = {m.cfg for m in BY_NAME.values() if m.switched_on <= opts.faults} - {DEFAULT}
         if len(own) == 1:

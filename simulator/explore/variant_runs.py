@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 A variant (``properties.variants``) drops rules and changes table rows. For the simulated peers:
 
-- a dropped rule with a seeded bug that breaks it (``simulator.mutants.breaking``): the variant's
+- a dropped rule with a seeded bug that breaks it (``simulator.analysis.mutants.breaking``): the variant's
   peers may also behave like that bug. An exploration under the variant is the union of the
   spec's behaviours and the behaviours with the faults of every dropped rule's bug switched on
   together (``behaviours``): the exhaustive search explores each slice once per behaviour set;
@@ -21,7 +21,7 @@ A variant (``properties.variants``) drops rules and changes table rows. For the 
   is pruned: ``World.enabled``, ``State.agent_choices``; a reaction cannot be pruned, so one that
   needs a removed row stops the run with a model finding).
 - a row of a Client trigger of the session or permission machine: the simulated Client chooses
-  those moves from its tables (``simulator.client_moves``): it offers an added row as a move and
+  those moves from its tables (``simulator.peers.client_moves``): it offers an added row as a move and
   no longer offers a removed one.
 - rows of the entity machine: nothing executes that table yet.
 
@@ -35,7 +35,7 @@ from model.between import DECLARATIONS, rules_stated
 from model.registry import BY_NAME
 from properties.engine import MonitorSet
 from properties.variants import Variant
-from simulator.mutants import breaking
+from simulator.analysis.mutants import breaking
 
 AGENT_MACHINES = (
     "foreground",
@@ -49,7 +49,7 @@ AGENT_MACHINES = (
 )
 """Machines whose Agent rows the simulated agent chooses its moves from (``Agent._can``)."""
 CLIENT_MACHINES = ("session", "permission", "elicitation")
-"""Machines whose Client rows the simulated client chooses its moves from (``simulator.client``)."""
+"""Machines whose Client rows the simulated client chooses its moves from (``simulator.peers.client``)."""
 CHECKER_MACHINES = tuple(sorted({t.name for m in MonitorSet().monitors for t in type(m).TABLES}))
 """Machines whose tables the checker's monitors fire (``Monitor.TABLES``)."""
 

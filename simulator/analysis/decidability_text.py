@@ -2,7 +2,7 @@
 breaking runs flagged, the note), the verdicts under other reading alternatives, the witness
 files, and the closing counts.
 
-Must not know: how verdicts are reached (``simulator.decidability``), where files go.
+Must not know: how verdicts are reached (``simulator.analysis.decidability``), where files go.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from simulator import decidability as dec
+from simulator.analysis import decidability as dec
 
 
 def render_text(

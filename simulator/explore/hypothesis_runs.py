@@ -18,7 +18,7 @@ quiescent the "eventually" rules are judged at once; at the end of an example (t
 run is settled deterministically (``explore_common.settle_choice``) and judged, so obligations
 left open by a short example are caught too.
 
-A failing example's performed events are shrunk by ``simulator.shrink`` (delta debugging over
+A failing example's performed events are shrunk by ``simulator.explore.shrink`` (delta debugging over
 events), so every mode reports the same kind of exact, replayable event list. Hypothesis's own
 shrinker is off by default (``hypothesis_shrink=True`` turns it on, before ours): on the seeded
 bugs it spent about 90% of the mode's time (hundreds of replayed examples) and ended at the
@@ -75,9 +75,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from simulator.agent import Agent
-from simulator.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
-from simulator.explore_common import (
+from simulator.explore.common import (
     Breach,
     Counterexample,
     judge_end,
@@ -86,10 +84,12 @@ from simulator.explore_common import (
     settle_choice,
     step_checked,
 )
-from simulator.explore_coverage import Observer, Row, recording
-from simulator.progress import NULL, Progress
-from simulator.shrink import shrink
-from simulator.world import Event, World
+from simulator.explore.coverage import Observer, Row, recording
+from simulator.explore.progress import NULL, Progress
+from simulator.explore.shrink import shrink
+from simulator.peers.agent import Agent
+from simulator.peers.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
+from simulator.peers.world import Event, World
 
 DEFAULT_EXAMPLES = EXPLORE_EXAMPLES
 DEFAULT_STEPS = HYPOTHESIS_STEPS
@@ -107,7 +107,7 @@ CLIENT_EVENTS = (
     "elicit_decline",
     "elicit_cancel",
 )
-"""The client's event names (``simulator.client.Client.do``); a test checks none is missing."""
+"""The client's event names (``simulator.peers.client.Client.do``); a test checks none is missing."""
 NET_EVENTS = ("to_agent", "to_client")
 
 _NAMES = {

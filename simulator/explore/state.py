@@ -6,7 +6,7 @@ A World is its parts, and each part is deterministic: what the Agent may do next
 move sends, depend only on the Agent's own state; the same holds for the Client and for each
 client view; a monitor's state after a message depends only on its state before it, on the
 state of the monitors it requires (the shared facts) and on the message. So a state of the
-search (``simulator.explore_bfs``) is a tuple of small integers
+search (``simulator.explore.bfs``) is a tuple of small integers
 
     (agent, client, to_agent, to_client, monitors, view, reference)
 
@@ -50,12 +50,12 @@ import orjson
 
 from model.core import ProtocolViolation
 from properties.engine import MonitorSet
-from simulator.agent import Agent
-from simulator.client import Client
-from simulator.config import Config
-from simulator.explore_common import Breach
-from simulator.explore_coverage import Row, entity_trigger, rows_fired
-from simulator.world import World
+from simulator.explore.common import Breach
+from simulator.explore.coverage import Row, entity_trigger, rows_fired
+from simulator.peers.agent import Agent
+from simulator.peers.client import Client
+from simulator.peers.config import Config
+from simulator.peers.world import World
 
 SHIFT = 32
 """Memo keys pack (part state, message number) into one int: ``part << SHIFT | message``."""

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A *cell* is one exploration (``simulator.explore_run.run``) under one choice of readings. For
+A *cell* is one exploration (``simulator.explore.run.run``) under one choice of readings. For
 ``all`` (``readings_matrix(("all",), ...)``) the cells are every alternative of every reading, each
 against the defaults of the others; for a few named readings they are the product of their
 alternatives, the readings in the order they were named (the columns as the command line has
@@ -38,8 +38,8 @@ from typing import Any
 
 from properties.readings import BY_NAME, READINGS, ReadingError, non_default
 from properties.variants import Variant
-from simulator import explore_run
-from simulator.progress import NULL, Progress
+from simulator.explore import run as explore_run
+from simulator.explore.progress import NULL, Progress
 from simulator.workers import TaskProgress, Workers, peak_rss
 
 Choice = tuple[tuple[str, str], ...]

@@ -28,7 +28,7 @@ Where the Client's state comes from:
   (``follows_withdrawals``: under the spec's table they are the same moves); ``abandon`` is shown
   by no message. An answer is sent once: the request is then no longer the Client's to answer.
 
-What no table the Client can follow decides (hand-written in ``simulator.client``, named there):
+What no table the Client can follow decides (hand-written in ``simulator.peers.client``, named there):
 - sending ``session/prompt`` (``PROMPT_FROM``): the request creates its prompt machine, no row
   of a machine the Client follows is its cause;
 - ``session/cancel`` and ``$/cancel_request`` (``CANCEL_FROM``): the prompt table lets the
@@ -37,7 +37,7 @@ What no table the Client can follow decides (hand-written in ``simulator.client`
   the prompt machine, and offers them for the session states and unanswered prompts named there.
 
 Seeded client faults are deviations from these choices, stated with the Agent's in
-``simulator.deviations``.
+``simulator.peers.deviations``.
 
 Must not know: the Agent's internals, the transport, monitors.
 """

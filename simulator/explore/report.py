@@ -9,7 +9,7 @@ folder, named ``<mode>-<rule>``:
   compact UTF-8 JSON, the transcript contract), readable by ``acp-model check``;
 - ``.mmd``: a Mermaid sequence diagram of it (drawn by the ``Diagram`` the caller hands in:
   ``acp-model explore`` hands in ``diagrams.sequence.transcript_to_mermaid``);
-- ``.py``: a program that replays the events with ``simulator.schedulers.replay_events`` and
+- ``.py``: a program that replays the events with ``simulator.peers.schedulers.replay_events`` and
   asserts the rule is broken (paste it into a test);
 - ``.html``: a self-contained page of the run (made by the ``CounterexamplePage`` the caller
   hands in: ``acp-model explore`` hands in ``diagrams.html.runs.counterexample_page``): the
@@ -34,10 +34,10 @@ from typing import Any
 
 from properties.outputs import write_atomic
 from properties.variants import Variant
-from simulator.config import DEFAULT, Config
-from simulator.explore_common import Counterexample
-from simulator.explore_coverage import machine_coverage, rule_coverage
-from simulator.steps import step_labels
+from simulator.explore.common import Counterexample
+from simulator.explore.coverage import machine_coverage, rule_coverage
+from simulator.peers.config import DEFAULT, Config
+from simulator.peers.steps import step_labels
 
 Notes = Mapping[int, Sequence[tuple[str, str, str]]]
 """Notes by transcript position (before line ``position``, 0-based; the length: at the end):
@@ -96,8 +96,8 @@ def program_text(cex: Counterexample) -> str:
         f'"""{cex.rule} ({cex.source}), found by {cex.mode}: {cex.found_by}."""',
         "",
         "from properties.engine import MonitorSet",
-        "from simulator.config import Config",
-        "from simulator.schedulers import replay_events",
+        "from simulator.peers.config import Config",
+        "from simulator.peers.schedulers import replay_events",
         "",
         f"cfg = {config_source(cex.cfg)}",
         f"faults = frozenset({sorted(cex.faults)!r})",
@@ -109,7 +109,7 @@ def program_text(cex: Counterexample) -> str:
         lines.append("run = replay_events(events, cfg, faults, MonitorSet())")
     else:  # found under readings or a variant (in its Config): judged under them
         if cex.cfg.variant is not None:
-            at = lines.index("from simulator.config import Config")
+            at = lines.index("from simulator.peers.config import Config")
             lines.insert(at, "from properties.variants import from_json")
         lines.append("judged = MonitorSet(readings=cfg.reading_map(), variant=cfg.variant)")
         lines.append("run = replay_events(events, cfg, faults, judged)")

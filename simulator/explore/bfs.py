@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A state is the compact tuple of ``simulator.explore_state``: the numbers of the Agent's, the
+A state is the compact tuple of ``simulator.explore.state``: the numbers of the Agent's, the
 Client's and the monitors' states, the messages in flight, and (only with a faulty client view)
 the numbers of the client view and the reference view. A state's successors are the states
 each enabled event leads to, in ``World.enabled``'s order; one loop (``_search``) numbers the
@@ -26,7 +26,7 @@ symmetry replays exactly. Off with seeded bugs (some write literal IDs).
 
 Partial-order reduction (``reduce="por"``; off by default): a state where the agent side and
 the client side both have events and one side's events form a persistent set
-(``simulator.explore_por``) is expanded on that side only. Cycle proviso: when one of those
+(``simulator.explore.por``) is expanded on that side only. Cycle proviso: when one of those
 successors was already found at the state's depth or above (index below the end of the current
 level), the state is expanded on both sides after all; the state with the greatest depth on a
 cycle of the reduced graph closes the cycle that way, so every cycle has a fully expanded state
@@ -68,14 +68,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from properties.clientview import CLIENT_FAULTS
-from simulator.agent import Agent
-from simulator.config import MAX_STATES as MAX_STATES
-from simulator.config import SMALL, Config
-from simulator.explore_common import Breach, Counterexample, make_counterexample, new_monitors
-from simulator.explore_coverage import Row
-from simulator.explore_por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
-from simulator.explore_state import SHIFT, State
-from simulator.world import Event
+from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors
+from simulator.explore.coverage import Row
+from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
+from simulator.explore.state import SHIFT, State
+from simulator.peers.agent import Agent
+from simulator.peers.config import MAX_STATES as MAX_STATES
+from simulator.peers.config import SMALL, Config
+from simulator.peers.world import Event
 
 PROGRESS_EVERY = 0.5
 """Seconds between progress lines."""
@@ -471,7 +471,7 @@ class BfsResult:
     entity: Counter[str] = field(default_factory=Counter)
     rows: Counter[Row] = field(default_factory=Counter)
     reduce: str = "none"
-    """The reduction the search ran with (``simulator.explore_por.REDUCTIONS``)."""
+    """The reduction the search ran with (``simulator.explore.por.REDUCTIONS``)."""
     one_side_states: int = 0
     """States the partial-order reduction expanded on one side only."""
     unjudged_cycles: int = 0
@@ -648,7 +648,7 @@ def search_states(
     """The bare breadth-first search of ``explore`` (no cycles judged, no coverage or
     counterexamples assembled): the numbered parts, the search (states, parent pointers,
     quiescent states, first breach of each rule) and why it stopped. For callers that look at
-    the states themselves (``simulator.decidability_exhaustive``)."""
+    the states themselves (``simulator.analysis.decidability_exhaustive``)."""
     parts, _ = new_parts(cfg, faults, False, monitors)
     s = _Search()
     with parts.stepping(), collector_paused():
@@ -748,11 +748,11 @@ class Expand(Protocol):
 
 
 def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
-    """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore_state``).
+    """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore.state``).
 
     ``expand(state, children)`` appends one ``Child`` per enabled event, in ``World.enabled``'s
     order (the Client's choices, the Agent's, then deliveries), and counts the moves it takes
-    (``expand(state, children, sides)``: only the events of those sides, ``simulator.explore_por``)
+    (``expand(state, children, sides)``: only the events of those sides, ``simulator.explore.por``)
     for coverage; ``can_move(state)`` says whether any event is enabled (what a search that
     stops at a depth limit asks of the states it does not expand)."""
     mon = parts.monitors
@@ -872,7 +872,7 @@ def _search(
     keep_edges: bool,
     t0: float,
 ) -> tuple[str, int, int]:
-    """The breadth-first loop over integer states (see ``simulator.explore_state``); fills
+    """The breadth-first loop over integer states (see ``simulator.explore.state``); fills
     ``s`` and returns (stop reason, transitions, maximum depth)."""
     mon = parts.monitors
     expand, can_move = expander(parts, cfg)
@@ -1126,7 +1126,7 @@ def _tarjan(n: int, start: list[int], adj: list[int]) -> list[int]:
 
 def _judge_cycle(members: list[int], s: _Search, cfg: Config, faults: frozenset[str], monitors: bool) -> None:
     """Rules open in every judged state of a bottom cycle are breaches (see the docstring)."""
-    from simulator.explore_common import replay
+    from simulator.explore.common import replay
 
     common: dict[str, str] | None = None
     for state in members[:MAX_CYCLE_STATES]:
@@ -1157,7 +1157,7 @@ def _judge_cycle(members: list[int], s: _Search, cfg: Config, faults: frozenset[
 def _graph(s: _Search, result: BfsResult) -> Any:
     import networkx as nx
 
-    from simulator.schedulers import describe
+    from simulator.peers.schedulers import describe
 
     g = nx.MultiDiGraph()
     quiet = set(s.quiet)

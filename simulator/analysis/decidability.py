@@ -2,13 +2,13 @@
 
 Theory of operation
 -------------------
-For a rule with a seeded bug written to break it (``simulator.mutants.standing_for``: its own, or
+For a rule with a seeded bug written to break it (``simulator.analysis.mutants.standing_for``: its own, or
 for a rule the spec restates in several sections, the bug of another statement of it, whose
 breaches and findings under any ID of the group count as the rule's), the behaviours
 of the simulated peers with that bug's faults on are sampled at a small bound (``Bound``: every
 named scenario, then seeded random walks of the bug's own ``Config``, each drained to
 quiescence, then an exhaustive search of the first states of every explore slice,
-``simulator.decidability_exhaustive``); a behaviour is *breaking* when the world recorded a
+``simulator.analysis.decidability_exhaustive``); a behaviour is *breaking* when the world recorded a
 hidden step naming the rule (``World.hidden``: the fault really made a move break it). Each
 distinct breaking transcript is judged by the ordinary checker
 (``properties.checking.check_stream``, what ``acp-model check`` runs, on the transcript's NDJSON
@@ -65,20 +65,20 @@ from properties.engine import MonitorSet
 from properties.readings import BY_NAME as READING_BY_NAME
 from properties.readings import READINGS, resolve
 from properties.variants import Variant
-from simulator import decidability_exhaustive
-from simulator.config import (
+from simulator.analysis import decidability_exhaustive
+from simulator.analysis.mutants import Mutant, standing_for
+from simulator.explore.bfs import SLICES
+from simulator.peers.config import (
     DECIDABILITY_EXHAUSTIVE_STATES,
     DECIDABILITY_STEPS,
     DECIDABILITY_TWIN_NODES,
     DECIDABILITY_WALKS,
     Config,
 )
-from simulator.explore_bfs import SLICES
-from simulator.mutants import Mutant, standing_for
-from simulator.scenarios import SCENARIOS
-from simulator.schedulers import describe, random_walk, scripted
+from simulator.peers.scenarios import SCENARIOS
+from simulator.peers.schedulers import describe, random_walk, scripted
+from simulator.peers.world import Event, Hidden, Line, World
 from simulator.workers import Workers
-from simulator.world import Event, Hidden, Line, World
 
 CHECKED = ("monitor", "client-view", "model")
 """How a rule is judged when it "has a check" (``properties.catalogue``)."""
@@ -97,7 +97,7 @@ class Bound:
     twin_nodes: int = DECIDABILITY_TWIN_NODES
     """States the search for a conforming twin may visit before it gives up."""
     exhaustive_states: int = DECIDABILITY_EXHAUSTIVE_STATES
-    """States explored breadth-first in each slice (``simulator.decidability_exhaustive``; 0:
+    """States explored breadth-first in each slice (``simulator.analysis.decidability_exhaustive``; 0:
     no exhaustive part)."""
 
     def text(self) -> str:

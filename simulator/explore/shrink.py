@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from simulator.config import Config
-from simulator.explore_common import replay
-from simulator.world import Event
+from simulator.explore.common import replay
+from simulator.peers.config import Config
+from simulator.peers.world import Event
 
 T = TypeVar("T")
 

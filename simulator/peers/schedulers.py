@@ -17,9 +17,9 @@ from typing import Any
 
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from simulator.config import DEFAULT, Config
-from simulator.progress import NULL, Progress
-from simulator.world import Event, World
+from simulator.explore.progress import NULL, Progress
+from simulator.peers.config import DEFAULT, Config
+from simulator.peers.world import Event, World
 
 RARE = frozenset(
     {
@@ -75,7 +75,7 @@ def random_walk(
     ``steps`` client/agent choices until quiescence (so eventually-rules are judged fairly);
     while draining, the client acts only when nothing else can, and with ``answers_only`` it
     then only answers (``STARTS_WORK`` is left out), for configurations whose client budgets
-    would never run out (``simulator.config.long_session``): the run stops ``settled`` when only
+    would never run out (``simulator.peers.config.long_session``): the run stops ``settled`` when only
     new client work is left."""
     rng = random.Random(seed)
     world = World(cfg, faults, monitors, record)
@@ -174,8 +174,8 @@ def as_program(events: list[Event], faults: frozenset[str], cfg: Config) -> str:
     """A short program that replays a counterexample, to paste into a test."""
     judged = "MonitorSet(readings=cfg.reading_map(), variant=cfg.variant)"
     lines = [
-        "from simulator.config import Config",
-        "from simulator.schedulers import replay_events",
+        "from simulator.peers.config import Config",
+        "from simulator.peers.schedulers import replay_events",
         "from properties.engine import MonitorSet",
         *(["from properties.variants import from_json"] if cfg.variant is not None else []),
         "",

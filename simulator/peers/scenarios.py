@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from properties.engine import MonitorSet
-from simulator.config import DEFAULT, Config
-from simulator.schedulers import Run, scripted
+from simulator.peers.config import DEFAULT, Config
+from simulator.peers.schedulers import Run, scripted
 
 Step = tuple[str, str, Any] | str
 D = "deliver"

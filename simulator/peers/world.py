@@ -46,11 +46,11 @@ from model.core import ProtocolViolation
 from properties.clientview import CLIENT_FAULTS, ClientView
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from simulator import wire
-from simulator.agent import AGENT_FAULTS, MAIN, Agent
-from simulator.client import CLIENT_SIDE_FAULTS, BlindView, Client
-from simulator.config import DEFAULT, Config, elicitation_modes
-from simulator.transport import Transport
+from simulator.peers import wire
+from simulator.peers.agent import AGENT_FAULTS, MAIN, Agent
+from simulator.peers.client import CLIENT_SIDE_FAULTS, BlindView, Client
+from simulator.peers.config import DEFAULT, Config, elicitation_modes
+from simulator.peers.transport import Transport
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]

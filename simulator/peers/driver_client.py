@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-``DriverClient`` adapts the simulated Client (``simulator.client.Client``: prompts in any state,
+``DriverClient`` adapts the simulated Client (``simulator.peers.client.Client``: prompts in any state,
 ``session/cancel``, ``$/cancel_request`` for the latest unanswered prompt, permission answers,
 elicitation answers (``["elicit_accept", k]``: the k-th elicitation still unanswered),
 ``session/close``, ``session/resume`` with or without replay, within the bounds of a
@@ -31,7 +31,7 @@ answered while settling at the latest. Holding in some runs only keeps the other
 answers, which other bugs need (resuming work after an answer, FG-04). The draw changes only
 which choices are made, so a script of them replays like any other.
 
-``InProcessPeer`` runs ``simulator.stdio_agent.StdioAgent`` in this process behind the same
+``InProcessPeer`` runs ``simulator.peers.stdio_agent.StdioAgent`` in this process behind the same
 interface a real Agent process has (``simulator/harness/drive.py``): fast and deterministic, for tests. It
 answers as ``acp-model agent`` does when the driver waits a few of the Agent's paces: the answers
 to what the driver sent, else (nothing sent, or nothing to answer) the Agent's next moves up to
@@ -49,11 +49,11 @@ import json
 import random
 from typing import Any
 
-from simulator import wire
-from simulator.agent import MAIN
-from simulator.client import Client
-from simulator.config import DEFAULT, Config
-from simulator.stdio_agent import StdioAgent, encode
+from simulator.peers import wire
+from simulator.peers.agent import MAIN
+from simulator.peers.client import Client
+from simulator.peers.config import DEFAULT, Config
+from simulator.peers.stdio_agent import StdioAgent, encode
 
 Choice = list[Any]
 Msg = dict[str, Any]

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Beside the scenarios and seeded random walks of ``simulator.decidability``, the behaviours of
+Beside the scenarios and seeded random walks of ``simulator.analysis.decidability``, the behaviours of
 the seeded bug are explored breadth-first by the explorer (``explore_bfs.search_states``, the
 same search ``acp-model explore`` runs, without monitors) in every slice of
 ``explore_bfs.SLICES``, up to ``max_states`` states each (the whole slice where it is smaller:
@@ -19,7 +19,7 @@ Each path is replayed in a recording ``World`` (so its transcript and hidden ste
 what a random walk of the same events would record) and handed back with a source naming the
 slice and the state, in search order: the same bound gives the same runs.
 
-Must not know: how the runs are judged (``simulator.decidability``), files or printing.
+Must not know: how the runs are judged (``simulator.analysis.decidability``), files or printing.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from properties.variants import Variant
-from simulator import explore_bfs
-from simulator.config import Config
-from simulator.world import Event, World
+from simulator.explore import bfs as explore_bfs
+from simulator.peers.config import Config
+from simulator.peers.world import Event, World
 
 
 def slices(readings: dict[str, str] | None, variant: Variant | None = None) -> list[tuple[str, Config]]:

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from simulator import deviations
-from simulator.config import Config
-from simulator.schedulers import describe
-from simulator.world import Event, World
+from simulator.peers import deviations
+from simulator.peers.config import Config
+from simulator.peers.schedulers import describe
+from simulator.peers.world import Event, World
 
 _SHOWN = 60
 """Characters of a value shown in a label (longer ones are cut)."""

@@ -49,8 +49,8 @@ from typing import Any
 from model.core import MachineSpec
 from model.registry import BY_NAME
 from properties.variants import Variant
-from simulator import explore_run
-from simulator.progress import NULL, Progress
+from simulator.explore import run as explore_run
+from simulator.explore.progress import NULL, Progress
 from simulator.workers import TaskProgress, Workers, peak_rss
 
 KINDS = ("finding", "liveness", "client-view", "set-aside", "behaviours", "cycles", "state", "row")
@@ -248,7 +248,7 @@ def unexercised(
     ``change`` (add_row, remove_row, drop), ``rule`` (a dropped rule, else None), ``row`` (the
     row changed, else None), ``modes`` (the runs' modes that did not exercise it) and ``detail``.
     ``elsewhere``: random walks ran in other processes, whose set-aside findings are not counted."""
-    from simulator.mutants import breaking
+    from simulator.analysis.mutants import breaking
 
     out: list[dict[str, Any]] = []
     for kind, report, changes, who in (

@@ -14,7 +14,7 @@ A *breach* is one rule broken in one run, from one of four sources:
 run deterministically (oldest agent move or delivery first) so "eventually" rules can be judged
 at quiescence; ``replay`` re-runs an event list (dropping events that are not enabled when their
 turn comes, as the shrinker needs) and reports what it broke. A ``Counterexample`` is a shrunk
-event list for one rule, with everything needed to write it out (``simulator.report``).
+event list for one rule, with everything needed to write it out (``simulator.explore.report``).
 
 Monitors come from ``new_monitors``: the full catalogue (``MonitorSet()``, i.e.
 ``properties.monitors.ALL_MONITORS``) when it can be imported, otherwise an empty set (the
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from properties.engine import MonitorSet
-from simulator.config import Config
-from simulator.world import Event, Line, World
+from simulator.peers.config import Config
+from simulator.peers.world import Event, Line, World
 
 SETTLE_BUDGET = 400
 """Most agent moves and deliveries ``settle`` takes before giving up on quiescence."""

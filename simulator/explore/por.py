@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-The events of a composed World fall on two sides (``simulator.world``):
+The events of a composed World fall on two sides (``simulator.peers.world``):
 
 - the agent side: the Agent's own moves (they append to the agent -> client queue and step
   the monitors) and the delivery of the head of the client -> agent queue (the Agent and the
@@ -29,7 +29,7 @@ event of this side:
 
 ``ample`` picks, where both sides have enabled events, a side whose events are persistent
 (the one with fewer events; the agent side on a tie), else both. The search
-(``simulator.explore_bfs``) adds the cycle proviso: a state whose reduced successors include
+(``simulator.explore.bfs``) adds the cycle proviso: a state whose reduced successors include
 one already found at its own depth or above is expanded on both sides, so every cycle of the
 reduced graph has a fully expanded state and no event is put off forever.
 
@@ -41,7 +41,7 @@ view breaches and machine rows are all decided by one side's local situation, so
 found and the rows fired are those of the full search; counts, depths and counterexample
 lengths are not (a reduced run may take the other order of two independent events, and a
 shortest path in the reduced graph can be longer). Liveness in bottom cycles: see
-``simulator.explore_bfs`` (a bottom cycle of the reduced graph is judged only when the full
+``simulator.explore.bfs`` (a bottom cycle of the reduced graph is judged only when the full
 expansion of its states leaves it nowhere).
 
 Must not know: the search order, the visited set, files or printing.
@@ -52,8 +52,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from simulator.config import Config
-from simulator.explore_state import State
+from simulator.explore.state import State
+from simulator.peers.config import Config
 
 CLIENT_SIDE = 1
 AGENT_SIDE = 2

@@ -1,12 +1,12 @@
 """The modes of ``acp-model agent``: which of the model's freedoms the served Agent takes.
 
 Owns: ``Mode``, a filter of the simulated Agent's choices made of the same stuff as the
-explorers' bounds (``simulator.config.Config``): the features it may use, the readings it acts
+explorers' bounds (``simulator.peers.config.Config``): the features it may use, the readings it acts
 on, moves it never makes, and moves it makes as soon as they are enabled (a priority, as a
 fairness assumption would give them); and the two modes, ``EVERY_FREEDOM`` (the default: every
 freedom of the model, the seed choosing among them) and ``COMMON_PATH`` (``--common-path``: the
 path most Agents take, for a client developer's first runs). The Agent itself is the model's
-either way (``simulator.agent.Agent``); a mode only narrows what it may choose.
+either way (``simulator.peers.agent.Agent``); a mode only narrows what it may choose.
 
 Must not know: the wire, standard input and output, the command line.
 """
@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from properties.readings import REPEATED_IDLE_NEW_REASON, TOOL_UPDATES_AFTER_IDLE, UNACCOUNTED_USER_MESSAGE
-from simulator.config import Config
+from simulator.peers.config import Config
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 The Agent owns one session (``MAIN``) and, when it delegates, one child session (``CHILD``);
-where several Agents share one connection (``simulator.stdio_agent``), each is given its own
+where several Agents share one connection (``simulator.peers.stdio_agent``), each is given its own
 session IDs and a prefix for its permission requests' IDs (``sid``, ``child``, ``requests``).
 Its state is small and explicit: the prompt machine state of each request, the foreground
 state it really is in and the one it last reported, its tool calls, permission requests,
@@ -32,7 +32,7 @@ the model's, or a variant's, where a removed row makes the move that needs it ra
 ``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
 
 Faults (``faults=``) turn this into one of the named seeded-bug agents used to prove that each
-monitor can fail. Each is a deviation from the tables (``simulator.deviations``: a move withheld,
+monitor can fail. Each is a deviation from the tables (``simulator.peers.deviations``: a move withheld,
 a forbidden cell fired, a message field rewritten, messages silenced, repeated or added, an ID
 given again, a cancel stretched, a cross-machine rule left unchecked, a reading misread, a move
 offered), applied by ``_can``, ``_deviation_events``, ``_fire``, ``_settle_end`` (a final status
@@ -87,8 +87,8 @@ from properties import seeded
 from properties.observe import entity_step
 from properties.readings import BUSY_REFUSAL, TOOL_WITH_LISTED_TERMINAL
 from properties.variants import rules_of, tables_of
-from simulator import deviations, wire
-from simulator.config import Config, elicitation_modes
+from simulator.peers import deviations, wire
+from simulator.peers.config import Config, elicitation_modes
 
 MAIN = "sess_1"
 _MSG_PREFIX = {"user_message": "msg_u", "agent_message": "msg_a", "agent_thought": "msg_t"}
@@ -496,7 +496,7 @@ class Agent:
     def _can(self, machine: str, state: str, ctx: Any = None) -> frozenset[str]:
         """The triggers the Agent may fire on an entity of ``machine`` in ``state``: the table's
         rows (``MachineSpec.allowed``: so a row a variant adds is a move it takes) that no seeded
-        bug withholds (``simulator.deviations``; the forbidden cells a seeded bug fires are
+        bug withholds (``simulator.peers.deviations``; the forbidden cells a seeded bug fires are
         ``_deviation_events``)."""
         found = self.specs[machine].allowed(state, "agent", ctx or _NO_CONTEXT)
         if self.deviations:
@@ -504,7 +504,7 @@ class Agent:
         return found
 
     def _deviation_events(self, add: Any) -> None:
-        """The forbidden cells the seeded bugs of ``simulator.deviations`` fire: wherever an
+        """The forbidden cells the seeded bugs of ``simulator.peers.deviations`` fire: wherever an
         entity is in the cell's state while the session is open or closing, made as the Agent makes that
         trigger (``_fire`` marks the cell's rule), until the rule is marked: a bug that broke it
         once and again would only make the search longer (a reopened tool call, completed and

@@ -27,10 +27,10 @@ from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.seeded import SEEDED, Seeded, Walks
-from simulator.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
-from simulator.scenarios import SCENARIOS
-from simulator.schedulers import Run, random_walk, scripted
-from simulator.world import Line
+from simulator.peers.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
+from simulator.peers.scenarios import SCENARIOS
+from simulator.peers.schedulers import Run, random_walk, scripted
+from simulator.peers.world import Line
 
 FREEDOMS = frozenset({"pause", "future", "bg_permission", "multi_request", "custom_stop", "extras"})
 """Features whose seeded bugs are their own mutants (below); the other mutants walk without them,

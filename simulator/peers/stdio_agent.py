@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 ``StdioAgent`` serves one connection. Each ``session/new`` creates a session with a model of its
-own (``simulator.agent.Agent``): the n-th session is ``sess_<2n-1>``, its child session (when it
+own (``simulator.peers.agent.Agent``): the n-th session is ``sess_<2n-1>``, its child session (when it
 delegates) ``sess_<2n>``, and the IDs of its permission requests carry a prefix of their own, so
 that the first session is the one this agent has always served (``sess_1``, ``sess_2``,
 ``perm_1``...). ``receive(line)`` takes one line the Client wrote and returns what to write at
@@ -14,7 +14,7 @@ from a random stream of its own (``pace_rng``), so that how often a loop asks fo
 changes which moves the Agent chooses. The loop that reads standard input and writes standard
 output is ``simulator/harness/serve.py``; tests and ``acp-model drive`` may run this class in process.
 
-The mode (``simulator.agent_modes``) filters the Agents' choices: every freedom (the default),
+The mode (``simulator.peers.agent_modes``) filters the Agents' choices: every freedom (the default),
 or the common path (moves it never makes are left out of ``moves()``; moves it makes at once,
 inserting a prompt, are made as soon as a message makes them possible).
 
@@ -51,7 +51,7 @@ resume the same. The Agents' moves begin once their session exists. A move the m
 refuse (only a seeded bug tries one, e.g. ``held-not-withdrawn``) is not sent: it is noted
 (``notes``, for standard error) and that move is not tried again. Under a variant
 (``Config.variant``) that removed rows, a move that needs one is not a move, as in the simulator
-(``simulator.world.allowed``). Output is compact JSON, one message (or batch answer) per line.
+(``simulator.peers.world.allowed``). Output is compact JSON, one message (or batch answer) per line.
 
 Determinism: the same seed, options and input lines received at the same points of the run
 give the same output lines.
@@ -71,11 +71,11 @@ from typing import Any
 from model import prompt as prm
 from model.core import ProtocolViolation
 from model.elicitation import MODES as ELICITATION_MODES
-from simulator import wire
-from simulator.agent import AGENT_FAULTS, CHILD, MAIN, Agent
-from simulator.agent_modes import EVERY_FREEDOM, Mode
-from simulator.config import DEFAULT, Config
-from simulator.world import allowed
+from simulator.peers import wire
+from simulator.peers.agent import AGENT_FAULTS, CHILD, MAIN, Agent
+from simulator.peers.agent_modes import EVERY_FREEDOM, Mode
+from simulator.peers.config import DEFAULT, Config
+from simulator.peers.world import allowed
 
 Msg = dict[str, Any]
 Out = Msg | list[Msg]
@@ -156,7 +156,7 @@ def missing_field(method: str, params: dict[str, Any]) -> str | None:
 
 def agent_config(faults: frozenset[str]) -> Config:
     """The bounds of the simulated Agent: the default, or the one a seeded bug's mutant needs."""
-    from simulator.mutants import BY_NAME
+    from simulator.analysis.mutants import BY_NAME
 
     for name in sorted(faults):
         mutant = BY_NAME.get(name)

@@ -1,0 +1,207 @@
+"""What a monitor is: the ``Monitor`` base class every monitor of ``properties.monitors``
+derives from, and the small types and helpers monitors use (``Message``, ``Handler``,
+``rule_group``, ``freeze``).
+
+Owns: how a monitor reports (``breach``, ``suspect``, ``eventually``), counts a rule as
+exercised, reads the readings, tables and rules between machines in force (through the
+``MonitorSet`` that owns it), and is copied and summarised for the explorers.
+
+Must not know: how messages are dispatched to monitors (``properties.engine``), files, the CLI.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from model.core import MachineSpec
+from properties.findings import Finding
+
+if TYPE_CHECKING:
+    from model.between import Rules
+    from properties.engine import MonitorSet
+
+Message = dict[str, Any]
+Handler = Callable[[Any, Any, int, Message], None]
+"""``handler(session_id, payload, line, message)``; see the module docstring for the payloads."""
+
+M = TypeVar("M", bound="Monitor")
+_GROUPS: dict[str, tuple[str, ...]] = {}
+
+
+def rule_group(*rules: str) -> str:
+    """A key of ``Monitor._gx`` that exercises every rule of ``rules`` with one increment. It
+    is a string because a string caches its hash, while a tuple key is hashed again, element
+    by element, on every increment."""
+    key = "+".join(rules)
+    _GROUPS[key] = rules
+    return key
+
+
+def freeze(value: Any) -> Any:
+    """A hashable form of plain data (dicts, lists, sets, tuples, scalars)."""
+    if isinstance(value, dict):
+        return ("{", tuple(sorted(((repr(k), freeze(v)) for k, v in value.items()), key=repr)))
+    if isinstance(value, list | tuple):
+        return ("[", tuple(freeze(v) for v in value))
+    if isinstance(value, set | frozenset):
+        return ("<", tuple(sorted((freeze(v) for v in value), key=repr)))
+    if isinstance(value, Monitor) or getattr(type(value), "FREEZES_TO_NONE", False):
+        return None
+    if hasattr(value, "__slots__"):
+        return (type(value).__name__, tuple(freeze(getattr(value, s, None)) for s in value.__slots__))
+    return value
+
+
+class Monitor:
+    """Base class of every monitor.
+
+    Subclasses list the rule IDs they implement in ``RULES`` (and the MAY permissions they must
+    tolerate in ``TOLERATES``), register handlers with ``handlers()`` (or override
+    ``on_message``), and judge "eventually" rules in ``at_end``. They report through
+    ``self.breach`` / ``self.eventually`` and count a rule as exercised with ``self.exercise``
+    whenever its trigger condition is met.
+    """
+
+    RULES: ClassVar[tuple[str, ...]] = ()
+    TOLERATES: ClassVar[tuple[str, ...]] = ()
+    TABLES: ClassVar[tuple[MachineSpec, ...]] = ()
+    """The machine tables of ``model/`` this monitor fires: their rules are reported from the
+    tables' violations, never named by the monitor's own code (a test reads the source)."""
+    REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
+    """Monitor classes whose state this one reads (shared context, see the module docstring)."""
+
+    def __init__(self, owner: MonitorSet) -> None:
+        self._attach(owner)
+
+    def _attach(self, owner: MonitorSet) -> None:
+        """Belong to ``owner`` (also used by ``clone``)."""
+        self._owner = owner
+        self._ex = owner._counts
+        """The owner's pending exercise counts (hot paths increment it directly: a plain
+        ``defaultdict(int)`` is about twice as fast to increment as a ``Counter``)."""
+        self._gx = owner._groups
+        """Counts of rule groups exercised together (``exercise_all``), merged on reading."""
+
+    # -- hooks ---------------------------------------------------------------------------
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        """``(table, key, bound method of self)`` for every message kind this monitor wants. The
+        answer must depend on the class only (sets of the same classes share the tables)."""
+        return ()
+
+    def on_message(self, sender: str, msg: Message, line: int) -> None:
+        """Called for every decoded JSON-RPC message when a subclass overrides it."""
+
+    def at_end(self, quiescent: bool) -> None:
+        """Judge "eventually" rules. ``quiescent``: the simulator proved nothing more can happen
+        (open obligations are breaches); otherwise the input merely ended (they are ``open``)."""
+
+    # -- copying for explorers -----------------------------------------------------------
+    def clone(self: M, owner: MonitorSet) -> M:
+        """An independent copy attached to ``owner``. The default deep-copies the instance
+        state; monitors on the hot path override it with plain container copies."""
+        new = copy.copy(self)
+        for name, value in vars(self).items():
+            if name not in _PLUMBING:
+                setattr(new, name, copy.deepcopy(value))
+        new._attach(owner)
+        return new
+
+    def state_key(self) -> Any:
+        """A hashable summary of the state that matters for future findings."""
+        return freeze({k: v for k, v in vars(self).items() if k not in _PLUMBING})
+
+    # -- reporting -----------------------------------------------------------------------
+    def exercise(self, rule: str) -> None:
+        self._ex[rule] += 1
+
+    def table(self, spec: MachineSpec) -> MachineSpec:
+        """The table in force for ``spec``: the variant's (``MonitorSet.tables``), else the model's."""
+        tables = self._owner.tables
+        return tables.get(spec.name, spec) if tables else spec
+
+    @property
+    def between(self) -> Rules:
+        """The rules between machines in force (``model.between``: the variant's, else the spec's)."""
+        return self._owner.rules
+
+    def reading(self, name: str) -> str:
+        """The alternative in force for the reading ``name`` (``properties.readings``)."""
+        return self._owner.readings[name]
+
+    def exercise_all(self, rules: tuple[str, ...]) -> None:
+        """Count every rule of a group (one dictionary update; merged when ``exercised`` is read)."""
+        self._gx[rules] += 1
+
+    def breach(
+        self,
+        rule: str,
+        line: int | None,
+        session: str | None,
+        explanation: str,
+        message: Any = None,
+        readings: tuple[str, ...] = (),
+    ) -> None:
+        """Report a breach; ``readings``: the readings its verdict depends on."""
+        self._owner.add(
+            Finding(rule, self._owner.level_of(rule), line, session, explanation, "rule", message, readings)
+        )
+
+    def suspect(
+        self,
+        rule: str,
+        line: int | None,
+        session: str | None,
+        explanation: str,
+        message: Any = None,
+        readings: tuple[str, ...] = (),
+    ) -> None:
+        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
+        ``readings``: the readings that make it a suspect rather than a breach."""
+        level = self._owner.level_of(rule)
+        self._owner.add(Finding(rule, level, line, session, explanation, "suspect", message, readings))
+
+    def eventually(
+        self,
+        rule: str,
+        quiescent: bool,
+        line: int | None,
+        session: str | None,
+        explanation: str,
+        message: Any = None,
+        readings: tuple[str, ...] = (),
+    ) -> None:
+        """Report an obligation still open: a breach at quiescence; a breach at the last line
+        when the input was declared complete for ``session`` (``MonitorSet.finish(complete=...)``);
+        information at the end of any other input."""
+        if quiescent:
+            self.breach(rule, line, session, explanation + " (still open at quiescence)", message, readings)
+        elif self._owner.complete_for(session):
+            owner = self._owner
+            since = "" if line is None or line == owner.last_line else f"; owed since line {line}"
+            self.breach(
+                rule,
+                owner.last_line if owner.last_line is not None else line,
+                session,
+                explanation + f" (still open at the end of a complete transcript{since})",
+                message,
+                readings,
+            )
+        else:
+            self._owner.add(
+                Finding(
+                    rule,
+                    self._owner.level_of(rule),
+                    line,
+                    session,
+                    explanation + " (open at end of input)",
+                    "open",
+                    message,
+                    readings,
+                )
+            )
+
+
+_PLUMBING = ("_owner", "_ex", "_gx")
+"""Monitor attributes that are not monitor state."""
