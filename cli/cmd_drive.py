@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         fail_on=args.fail_on,
         max_messages=MAX_MESSAGES,
         readings=chosen_readings(args),
+        elicitation=args.elicitation,
     )
     out = Path(args.out)
     if out.exists() and not out.is_dir():

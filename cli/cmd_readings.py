@@ -2,8 +2,9 @@
 
 Owns: the text and JSON renderings of ``properties.readings.READINGS`` (JSON: ``{"readings":
 [{name, question, sections, spec_lines, alternatives: [{name, meaning}], default, why_default,
-rules, affects, peers}]}``; ``affects``: checker or both, ``peers``: what the simulated peers
-may do under each alternative).
+rules, affects, peers, peers_same}]}``; ``affects``: checker or both, ``peers``: what the
+simulated peers may do under each alternative, ``peers_same``: for a checker reading, why the
+simulated peers take no alternative's freedom, when one would exist).
 
 Must not know: how monitors apply a reading.
 """
@@ -76,7 +77,12 @@ def render_text() -> str:
         out.append(f"{r.name}: {r.question}")
         out.append(f"  sections: {'; '.join(r.sections)} (spec lines {', '.join(map(str, r.spec_lines))})")
         out.append(f"  rules: {', '.join(r.rules) if r.rules else 'none (client view only)'}")
-        if r.affects == "checker":
+        if r.affects == "checker" and r.peers_same:
+            same = (
+                f"affects: checker (the peers' freedoms are the same under every alternative: {r.peers_same})"
+            )
+            out.extend(_wrap(same, "  ", "    "))
+        elif r.affects == "checker":
             out.append("  affects: checker (the peers' freedoms are the same under every alternative)")
         else:
             out.extend(_wrap(f"affects: {r.affects}; peers: {r.peers}", "  ", "    "))

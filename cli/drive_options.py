@@ -94,6 +94,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--replay", metavar="SCRIPT", help="play this client script once instead of random runs")
     add_pool_options(p, "the runs (one job each; shrinking stays in this process)")
+    p.add_argument(
+        "--elicitation",
+        action="store_true",
+        help="advertise both elicitation modes (form, url) in initialize, so the Agent may elicit "
+        "and the driver answers (default: none advertised)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report instead of text")
     p.add_argument(
         "--fail-on",

@@ -117,6 +117,27 @@ STEERING: Final = Between(
     (("steer", True),),
 )  # fmt: skip
 
+LATE_ANSWERS_IGNORED: Final = Between(
+    "late_answers_ignored", "CANCEL-10", "Cancellation",
+    "after the idle confirming a cancellation, the Client accepts an elicitation of the cancelled "
+    "work, or the Agent reports a URL elicitation of it completed",
+    "the answer or completion is late and ignored (the elicitation table's late rows): the tool "
+    "call the elicitation was about is not run on it; a late approval of a permission request of "
+    "that work is cancelled_permissions' (CANCEL-06)",
+    ("foreground", "elicitation", "tool_call"),
+)  # fmt: skip
+BLOCKED_ON_USER: Final = Between(
+    "blocked_on_user", "TRANS-05", "State transitions",
+    "foreground work reports requires_action (it blocks, or starts blocked) and holds it until its "
+    "next state",
+    "some user-action request of the session (a session/request_permission or an "
+    "elicitation/create) is outstanding during that stretch: asked and neither answered nor "
+    "withdrawn, or a URL elicitation accepted and not yet completed (the request may follow the "
+    "report: work that starts blocked may report requires_action first); a stretch with none is "
+    "blocked on nothing the user can act on",
+    ("foreground", "permission", "elicitation"),
+)  # fmt: skip
+
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
     CANCEL_UPDATES_BEFORE_IDLE,
@@ -128,6 +149,8 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     CONTENT_ADVERTISED,
     HELD_IN_ORDER,
     STEERING,
+    LATE_ANSWERS_IGNORED,
+    BLOCKED_ON_USER,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -206,6 +229,18 @@ class Rules:
         """Whether a tool call of the cancelled work in ``status`` owed its final status before
         the idle confirming the cancellation (``cancelled_tools_final``)."""
         return covered and status not in final
+
+    @staticmethod
+    def late_answer(machine: str) -> Between:
+        """The declaration a late answer of a request of cancelled work breaks when it is used to
+        run that request's tool call (``machine``: permission or elicitation)."""
+        return CANCELLED_PERMISSIONS if machine == "permission" else LATE_ANSWERS_IGNORED
+
+    @staticmethod
+    def blocked_on_user(outstanding: Iterable[object]) -> bool:
+        """``blocked_on_user``: whether a requires_action stretch had something the user can act on
+        (``outstanding``: the user-action requests of the session outstanding during it)."""
+        return any(True for _ in outstanding)
 
     @property
     def steer(self) -> bool:

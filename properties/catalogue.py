@@ -1246,7 +1246,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TRANS-05",
         _M,
         _A,
-        _MOD,
+        _MON,
         """requires_action is reported only for foreground work blocked on the
        user: an open request alone does not justify it, and work that starts blocked may report it
        without a running first (from running, work blocks; nothing else moves to it but a start).""",
@@ -1266,12 +1266,18 @@ RULES: Final[tuple[Rule, ...]] = (
         "WAIT-02",
         _S,
         _A,
-        _UN,
+        _NC,
         """Answers that arrive for work that has already ended are ignored, not
        used to restart that work.""",
         (93,),
-        reason="Not checked yet: a monitor of a tool call going in_progress after an allow answer that "
-        "arrived after its work's idle (the cancelled case is CANCEL-06's, checked).",
+        reason="Which work a request belongs to is the Agent's knowledge: at an idle that ends work "
+        "without a cancellation, a request still open may be of background work that carries on (a "
+        "request of independent background activity leaves the session idle, and a tool call that "
+        "changes status after the idle is background work under the reading "
+        "tool-updates-after-idle), and an elicitation tied to no tool call moves nothing on the wire "
+        "when used (work after it may be the Agent's own). After a cancellation the latest background "
+        "list decides what the work was: that case is checked as CANCEL-06 (permission requests) and "
+        "CANCEL-10 (elicitations).",
     ),
     # -- Work boundaries and local commands ----------------------------------------------------
     _r(
@@ -1417,12 +1423,10 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-10",
         _S,
         _A,
-        _UN,
+        _MON,
         """After cancellation completes, late answers or external URL
        completions are ignored rather than used to resume the cancelled work.""",
         (106,),
-        reason="Not checked yet: a monitor of tool or message output for cancelled work after the cancelled "
-        "idle.",
     ),
     _r(
         "CANCEL-11",

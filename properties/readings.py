@@ -67,6 +67,9 @@ class Reading:
     between the alternatives too)."""
     peers: str = ""
     """For ``both``: what the simulated peer may do under each alternative (one line)."""
+    peers_same: str = ""
+    """For ``checker``: why the simulated peers take no alternative's freedom where an Agent could
+    (one line; empty: the alternatives give a peer nothing to do differently)."""
 
     def alternative_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.alternatives)
@@ -83,6 +86,7 @@ class Reading:
             "rules": list(self.rules),
             "affects": self.affects,
             "peers": self.peers,
+            "peers_same": self.peers_same,
         }
 
 
@@ -649,6 +653,11 @@ READINGS: Final[tuple[Reading, ...]] = (
               including after the session reports idle" (Entity IDs) lets an update change a
               finished entity."""),
         ("BG-05",),
+        affects="both",
+        peers=_text("""reopen-only: the Agent may correct a finished tool call's outcome once (completed to
+              failed, failed or cancelled to completed; feature correct, off by default and in the
+              explorer's tools slice);
+              final-is-final: never"""),
     ),
     Reading(
         RESUME_REPLAY_WINDOW,
@@ -690,6 +699,11 @@ READINGS: Final[tuple[Reading, ...]] = (
               activity MAY continue and emit other session/update notifications", Session
               states)."""),
         ("ACC-11", "ACC-05", "ACC-06"),
+        peers_same=_text("""under known-ids an Agent could insert, inside the window, a prompt it held from
+              before the resume and report its user message there; the simulated Agent cannot: the
+              session table's resuming state lets it only replay history and send the snapshot (its
+              prompts wait for the resume response, as under whole-window), and no prompt can arrive
+              in the window (INTRO-01), so no alternative gives it a move there"""),
     ),
     Reading(
         OUTPUT_WHILE_REQUIRES_ACTION,
@@ -757,6 +771,11 @@ READINGS: Final[tuple[Reading, ...]] = (
               never inserted), with no error code reserved for either. The spec settles that a
               busy refusal is a breach; not which refusals are busy ones."""),
         ("ACTIVE-03",),
+        affects="both",
+        peers=_text("""may-have-other-reason: while work is active, a hook of the Agent may refuse a
+              well-formed prompt with -32600 once (feature hook_refusal, off by default and in the
+              explorer's hook slice; a suspect of ACTIVE-03, a warning); invalid-request-is-busy:
+              never (its refusals say -32602)"""),
     ),
 )
 

@@ -445,6 +445,11 @@ _AGENT: tuple[Seeded, ...] = (
         _RACE,
     ),
     Seeded(
+        Unchecked("requires-action-unasked", "TRANS-05"),
+        "reports requires_action while no permission request or elicitation is outstanding",
+        walks("thought"),
+    ),
+    Seeded(
         Unchecked("elicit-unadvertised", "TOOL-07"),
         "elicits in modes the Client did not advertise",
         walks("cancel", "thought"),
@@ -460,6 +465,12 @@ _AGENT: tuple[Seeded, ...] = (
         "never withdraws the elicitations of cancelled work",
         # a second cancel (the first is often spent before any elicitation is pending), and no
         # output to choose instead of eliciting
+        walks("elicitation", "cancel", cancels=2, outputs=0),
+    ),
+    Seeded(
+        Unchecked("late-elicitation-runs", "CANCEL-10"),
+        "elicits for a tool call, leaves that call pending when its work is cancelled, and runs it "
+        "when a late accept or external completion arrives",
         walks("elicitation", "cancel", cancels=2, outputs=0),
     ),
     Seeded(

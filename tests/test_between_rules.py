@@ -22,12 +22,15 @@ from simulator.peers.agent import Agent
 from simulator.peers.config import DEFAULT
 from tests.wire_dsl import (
     Line,
+    S,
     answer,
+    ask,
     cancel,
     fail,
     initialize,
     initialized,
     item,
+    permission_answer,
     prompt,
     say,
     state,
@@ -247,3 +250,66 @@ def test_check_under_a_switched_declaration_and_its_one_line_errors(tmp_path: Pa
     code, _, err = run_cli(["check", "--variant", str(bad), str(transcript)])
     assert code == 2
     assert err.strip() == f"acp-model check: {bad}: between: steering.steer: a bool is required"
+
+
+def _elicit(rid: Any, mode: str, eid: str = "e1") -> Line:
+    params = {"sessionId": S, "mode": mode, "message": "?", "elicitationId": eid}
+    return ("agent", _request(rid, "elicitation/create", params))
+
+
+def test_requires_action_with_no_request_outstanding_breaks_blocked_on_user() -> None:
+    """``blocked_on_user`` as transcripts: a requires_action stretch with no permission request or
+    elicitation outstanding, and none asked since the last idle, breaks it when it ends; a request
+    before it (answered or not: the answer may not have reached the Agent), or during it (work
+    that starts blocked may report requires_action first), justifies it."""
+    rule = bw.BLOCKED_ON_USER.rule
+    turn = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
+    assert _rules([*turn, state("requires_action"), state("running"), state("idle", stop="end_turn")]) == [
+        (rule, 6)
+    ]
+    assert _rules([*turn, state("requires_action"), state("idle", stop="end_turn")]) == [(rule, 6)]
+    asked = [*turn, ask("p1", "tc_1")]
+    assert _rules([*asked, state("requires_action"), state("running"), state("idle", stop="end_turn")]) == []
+    late_ask = [*turn, state("requires_action"), asked[-1], state("running"), state("idle", stop="end_turn")]
+    assert _rules(late_ask) == []
+    # answered in the same work: the answer may not have reached the Agent when it blocked
+    answered = [*asked, permission_answer("p1", "allow"), state("requires_action"), state("running")]
+    assert _rules(answered) == []
+    ended = [*asked, permission_answer("p1", "allow"), state("idle", stop="end_turn")]
+    assert _rules([*ended, state("requires_action"), state("running")]) == [(rule, 9)]
+    url = [
+        *turn,
+        _elicit("e", "url"),
+        ("client", {"jsonrpc": "2.0", "id": "e", "result": {"action": "accept"}}),
+    ]
+    idle = state("idle", stop="end_turn")
+    assert _rules([*url, idle, state("requires_action"), state("running")]) == []  # awaits completion
+    done = [
+        *url,
+        ("agent", {"jsonrpc": "2.0", "method": "elicitation/complete", "params": {"elicitationId": "e1"}}),
+    ]
+    assert _rules([*done, idle, state("requires_action"), state("running")]) == [(rule, 10)]
+    # still open at the end: a breach of a complete run only
+    ms = MonitorSet()
+    for n, (sender, msg) in enumerate([*turn, state("requires_action")], 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=True)
+    assert (rule, 5) in [(f.rule, f.line) for f in ms.findings if f.kind == "rule"]
+
+
+def test_a_late_accept_used_to_run_the_cancelled_tool_call_breaks_late_answers_ignored() -> None:
+    """``late_answers_ignored`` as transcripts: an elicitation about tool call tc_1 is open at the
+    idle confirming a cancellation; the Client accepts it after that idle (late) and tc_1 then
+    goes in_progress. Accepted before the cancel, or never run, it breaks nothing here."""
+    rule = bw.LATE_ANSWERS_IGNORED.rule
+    params = {"sessionId": S, "mode": "form", "message": "?", "toolCallId": "tc_1"}
+    ask_e = ("agent", _request("e", "elicitation/create", params))
+    accept = ("client", {"jsonrpc": "2.0", "id": "e", "result": {"action": "accept"}})
+    turn = [prompt(1), state("running"), user("u1"), answer(1, "u1"), tool("tc_1", "pending"), ask_e]
+    turn.append(state("requires_action"))
+    ended = [*turn, cancel(), state("idle", stop="cancelled")]
+    found = _rules([*ended, accept, tool("tc_1", "in_progress")])
+    assert (rule, 11) in found
+    assert rule not in {r for r, _ in _rules([*ended, accept])}
+    in_time = [*turn, accept, state("running"), tool("tc_1", "in_progress")]
+    assert rule not in {r for r, _ in _rules(in_time)}

@@ -718,3 +718,20 @@ def test_drive_silence_and_its_deprecated_old_name_quiet() -> None:
     assert "--quiet SEC is deprecated, say --silence SEC" in err.getvalue()
     help_text = parser._subparsers._group_actions[0].choices["drive"].format_help()  # type: ignore[union-attr]
     assert "--silence SEC, --quiet SEC" in help_text and "deprecated" in help_text
+
+
+def test_elicitation_is_advertised_only_with_its_option() -> None:
+    """``drive --elicitation``: the initialize advertises both modes, the Agent elicits and the
+    driver answers, and a conforming run still has no findings; without it, as before, no
+    elicitation is advertised and none is asked."""
+    asked = {False: 0, True: 0}
+    for on in (False, True):
+        settings = Settings(steps=40, timeout=1.0, silence=0.0, fail_on="should", elicitation=on)
+        for seed in range(30):
+            lines: list[bytes] = []
+            result = run_once(_peer(seed), settings, seed=seed, on_line=lines.append)
+            assert result.failing == [], (on, seed, result.failing)
+            text = b"".join(lines)
+            assert (b'"elicitation":{"form":{},"url":{}}' in text.replace(b" ", b"")) == on
+            asked[on] += text.count(b'"elicitation/create"')
+    assert asked[False] == 0 and asked[True] > 0

@@ -140,11 +140,12 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
             state("running"),
             user("u1"),
             answer(1, "u1"),
+            ask("p1", "tc_1"),
             state("requires_action"),
             say("a1"),
             state("idle", stop="end_turn"),
         ],
-        [("FG-04", 6)],
+        [("FG-04", 7)],
         "pending-output",
         [],
     ),
@@ -389,10 +390,11 @@ def test_catalogue_entries_are_complete() -> None:
         data = r.to_json()
         assert set(data) == {
             "name", "question", "sections", "spec_lines", "alternatives", "default", "why_default", "rules",
-            "affects", "peers",
+            "affects", "peers", "peers_same",
         }  # fmt: skip
         assert r.affects in ("checker", "peers", "both")
         assert bool(r.peers) == (r.affects != "checker")
+        assert not (r.peers_same and r.affects != "checker")
 
 
 @pytest.mark.needs_shared
@@ -562,7 +564,7 @@ def test_explore_applies_the_reading_to_the_simulators_monitors(
 ) -> None:
     """The seeded bug cancel-as-end-turn breaks TRANS-04 only when a cancellation takes effect
     on receipt; the explorer's monitors (in its worker processes too) follow --reading."""
-    argv = ["explore", "--mode", "random", "--walks", "3", "--workers", "2", "--examples", "1",
+    argv = ["explore", "--mode", "random", "--walks", "6", "--workers", "2", "--examples", "1",
             "--steps", "40", "--quiet", "--json",
             "--fault", "cancel-as-end-turn", "--reading", f"cancel-takes-effect={alt}",
             "--out", str(tmp_path / "out")]  # fmt: skip
@@ -590,7 +592,7 @@ def test_the_environment_changes_no_verdict(
 
     assert not hasattr(readings_module, "in_force") and not hasattr(readings_module, "ENV")
     path = _write(tmp_path, CASES["cancel-takes-effect"][0])
-    argv = ["explore", "--mode", "random", "--walks", "3", "--workers", "2", "--examples", "1",
+    argv = ["explore", "--mode", "random", "--walks", "6", "--workers", "2", "--examples", "1",
             "--steps", "40", "--quiet", "--json", "--fault", "cancel-as-end-turn",
             "--out", str(tmp_path / "out")]  # fmt: skip
     plain = [_main(["check", "--json", str(path)], capsys)[:2], _main(argv, capsys)[:2]]

@@ -148,6 +148,22 @@ CASES = {
         then=(("agent", "bg_list", ("terminal", "term_1")),),
         breaks="BG-13",
     ),
+    "final-status-change": Case(
+        [*START, ("agent", "tool", None), ("agent", "tool_run", "tc_1"), ("agent", "tool_done", "tc_1")],
+        ("agent", "tool_correct", "tc_1"),
+        ("reopen-only",),
+        frozenset({"correct"}),
+        then=(("agent", "answer", 1), ("agent", "end", "end_turn")),
+        breaks="BG-05",
+    ),
+    "busy-refusal": Case(
+        [*START, P, D],
+        ("agent", "reject_hook", 2),
+        ("may-have-other-reason",),
+        frozenset({"hook_refusal"}),
+        then=(("agent", "answer", 1), ("agent", "end", "end_turn")),
+        breaks="ACTIVE-03",
+    ),
     "repeated-idle-new-stop-reason": Case(
         [*START, ("agent", "answer", 1), ("agent", "end", "end_turn")],
         ("agent", "restate_idle", None),
@@ -238,7 +254,7 @@ def test_config_keeps_only_the_readings_that_differ_from_the_defaults() -> None:
 
 
 def test_simulate_hands_the_reading_to_its_agent(tmp_path: Path) -> None:
-    """``acp-model simulate --reading``: the walk's Agent takes the alternative's freedom (seed 4
+    """``acp-model simulate --reading``: the walk's Agent takes the alternative's freedom (seed 16
     is a walk where it reports a user message of its own under other-sources)."""
     from cli.main import main
 
@@ -246,7 +262,7 @@ def test_simulate_hands_the_reading_to_its_agent(tmp_path: Path) -> None:
     for alt in ("prompt-only", "other-sources"):
         out = tmp_path / f"{alt}.ndjson"
         reading = ["--reading", f"unaccounted-user-message={alt}"]
-        assert main(["simulate", "--seed", "4", "--steps", "60", "--out", str(out), *reading]) == 0
+        assert main(["simulate", "--seed", "16", "--steps", "60", "--out", str(out), *reading]) == 0
         texts[alt == "other-sources"] = out.read_text(encoding="utf-8")
     assert '"msg_x_' in texts[True] and '"msg_x_' not in texts[False]
 

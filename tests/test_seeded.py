@@ -62,11 +62,8 @@ def test_no_list_of_seeded_bug_names_outside_the_registry() -> None:
     assert found == []
 
 
-UNCHECKED_AGENT_RULES = {"TRANS-05"}
-"""MUST rules without a check or a seeded bug yet: TRANS-05 (requires_action only for blocked
-foreground work) is stated by the
-foreground table's block cells, which the simulated Agent's reports never reach (a
-requires_action that no blocked work justifies looks like work that starts blocked)."""
+UNCHECKED_AGENT_RULES: set[str] = set()
+"""MUST rules without a check or a seeded bug yet: none (FG-01 and TRANS-05 were the last)."""
 
 
 def test_every_checked_must_has_a_seeded_bug_that_stands_for_it() -> None:

@@ -22,6 +22,7 @@ from properties.variants import from_data, from_drops
 from tests.wire_dsl import (
     Line,
     answer,
+    ask,
     cancel,
     cancel_request,
     fail,
@@ -211,8 +212,9 @@ def test_output_is_judged_by_the_foreground_tables_output_row() -> None:
     (also after running: running is what the transitions call for there)."""
     done = [state("idle", stop="end_turn")]
     assert fg_findings([*OPENED, *WORK, say("m1"), *done]) == []
-    blocked = [*OPENED, *WORK, state("requires_action"), say("m1"), state("running"), *done]
-    assert fg_findings(blocked) == [("FG-04", 8)]
+    asked = ask("p1", "t1")  # blocked on a permission request (TRANS-05)
+    blocked = [*OPENED, *WORK, asked, state("requires_action"), say("m1"), state("running"), *done]
+    assert fg_findings(blocked) == [("FG-04", 9)]
     custom = [*OPENED, *WORK, state("_busy"), say("m1"), state("running"), *done]
     assert fg_findings(custom) == [("STATE-04", 8)]
     advertised = [initialize(0, meta={"customStates": True}), initialized(0), *WORK[:2], state("_busy")]
@@ -225,9 +227,9 @@ def test_editing_the_foreground_table_changes_both_progress_checks() -> None:
     ra = "requires_action"
     row = {"machine": "foreground", "trigger": "output", "source": ra, "dest": ra}
     variant = from_data({"title": "progress while blocked", "add_row": [row]}, "v.toml", "v")
-    blocked = [*OPENED, *WORK, tool("t1", "pending"), state(ra), say("m1"), tool("t1", "in_progress")]
-    lines = [*blocked, state("running"), state("idle", stop="end_turn")]
-    assert fg_findings(lines) == [("FG-04", 9), ("FG-04", 10)]  # the message, the tool call
+    blocked = [*OPENED, *WORK, tool("t1", "pending"), ask("p1", "t1"), state(ra), say("m1")]
+    lines = [*blocked, tool("t1", "in_progress"), state("running"), state("idle", stop="end_turn")]
+    assert fg_findings(lines) == [("FG-04", 10), ("FG-04", 11)]  # the message, the tool call
     assert fg_findings(lines, variant=variant) == []
 
 

@@ -20,6 +20,12 @@ What it judges, and why it can
   becomes late), unless it is about a tool call the latest background list names (work the
   cancel does not cover). An abandoned one is owed a withdrawal (the table's ``eventually``,
   CANCEL-19), judged at the end; a Client's answer resolves it too.
+- ``model.between`` LATE_ANSWERS_IGNORED (CANCEL-10): an elicitation about a tool call
+  (``toolCallId``) abandoned at the idle confirming a cancellation, that the Client then accepts
+  or the Agent then reports completed (late), after which that tool call goes ``in_progress``:
+  the late answer or completion was used to run the cancelled work. An elicitation tied to no
+  tool call has nothing on the wire its use would move (new work after it may be the Agent's
+  own, "Foreground and background work").
 - TOOL-07: an elicitation in a mode the Client's ``initialize`` did not advertise
   (``clientCapabilities``' ``elicitation.form`` / ``elicitation.url``). Judged only when that
   ``initialize`` is in the transcript; without it, the capabilities are unknown.
@@ -30,7 +36,8 @@ request alone never changes the state, and resuming is judged by the output that
 
 Resume windows: elicitations are requests, never replayed; nothing here changes in a window.
 
-Must not know: prompts, tool-call statuses, messages.
+Must not know: prompts, messages; of tool calls, only the in_progress of one a late answer
+freed.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from model import between as bw
 from model import elicitation as em
 from model.core import ProtocolViolation
 from properties.monitor import Handler, Message
@@ -68,7 +76,12 @@ class _Session:
 class ElicitationMonitor(SessionMonitor[_Session]):
     """Elicitation requests (see module docstring)."""
 
-    RULES = (em.SPEC.forbidden[_JUDGED], *em.SPEC.eventually.values(), ADVERTISED)
+    RULES = (
+        em.SPEC.forbidden[_JUDGED],
+        *em.SPEC.eventually.values(),
+        ADVERTISED,
+        bw.LATE_ANSWERS_IGNORED.rule,
+    )
     TOLERATES = ("EX-02", "CANCEL-20")
     TABLES = (em.SPEC,)
     SESSION = _Session
@@ -81,6 +94,10 @@ class ElicitationMonitor(SessionMonitor[_Session]):
         """The modes the Client's initialize advertised (None: its initialize not seen)."""
         self.owed: dict[Any, int] = {}
         """Abandoned elicitations owed a withdrawal: request id -> line of the idle."""
+        self.ended: frozenset[Any] = frozenset()
+        """Elicitations about a tool call abandoned with cancelled work (request ids)."""
+        self.late: dict[tuple[str, Any], int] = {}
+        """(session, tool call) -> line of the late answer or completion that came for it."""
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -90,6 +107,7 @@ class ElicitationMonitor(SessionMonitor[_Session]):
             ("agent-notification", "elicitation/complete", self._complete),
             ("agent-notification", "$/cancel_request", self._withdrawn),
             ("update", "state_update", self._state),
+            ("update", "tool_call_update", self._tool),
         )
 
     # -- handlers ------------------------------------------------------------------------
@@ -135,12 +153,16 @@ class ElicitationMonitor(SessionMonitor[_Session]):
             action = "cancel"  # an error answer ends the request like a cancel
         trigger = action if action in _ANSWERS else "cancel"  # the schema: handle as cancel
         self._fire(rid, rec, trigger, line, msg)
+        if trigger == "accept" and rid in self.ended:
+            self._freed(rec, line)
 
     def _complete(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         eid = params.get("elicitationId")
         for rid, rec in self.elicits.items():
             if rec[4] == eid and rec[1] == "url":
                 self._fire(rid, rec, "complete", line, msg)
+                if rid in self.ended:
+                    self._freed(rec, line)
                 return
 
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -167,11 +189,35 @@ class ElicitationMonitor(SessionMonitor[_Session]):
             if after is None:
                 continue
             self.elicits[rid] = (*rec[:2], after, *rec[3:])
+            if type(rec[3]) is str:
+                self.ended = self.ended | {rid}
             owes = spec.eventually.get(after)
             if owes is not None:
                 self._ex[owes] += 1
                 if owes not in spec.relaxed:
                     self.owed[rid] = line
+
+    def _freed(self, rec: _Elicit, line: int) -> None:
+        """A late answer or completion came for an elicitation of cancelled work about a tool call."""
+        self._ex[bw.LATE_ANSWERS_IGNORED.rule] += 1
+        self.late[(rec[0], rec[3])] = line
+
+    def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The tool call a late answer came for goes in_progress: the answer was used."""
+        if not self.late:
+            return
+        key = (sid, upd.get("toolCallId"))
+        if upd.get("status") != "in_progress" or key not in self.late or self.facts.replaying(sid):
+            return
+        since = self.late.pop(key)
+        rule = bw.LATE_ANSWERS_IGNORED.rule
+        self.breach(
+            rule, line, sid,
+            f"tool call {key[1]!r} went in_progress after the late answer or completion at line "
+            f"{since} of an elicitation of the cancelled work about it: the Agent ignores it rather "
+            f"than run the cancelled work (model.between late_answers_ignored, {rule})",
+            msg,
+        )  # fmt: skip
 
     def _fire(self, rid: Any, rec: _Elicit, trigger: str, line: int, msg: Message) -> None:
         spec = self.table(em.SPEC)
@@ -215,6 +261,8 @@ class ElicitationMonitor(SessionMonitor[_Session]):
         new.elicits = dict(self.elicits)
         new.modes = self.modes
         new.owed = dict(self.owed)
+        new.ended = self.ended
+        new.late = dict(self.late)
         return new
 
     def state_key(self) -> Any:
@@ -222,4 +270,6 @@ class ElicitationMonitor(SessionMonitor[_Session]):
             frozenset((rid, rec[:5]) for rid, rec in self.elicits.items()),
             self.modes,
             frozenset(self.owed),
+            self.ended,
+            frozenset(self.late),
         )

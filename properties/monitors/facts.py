@@ -23,6 +23,11 @@ Per session (``SessionFacts``):
   it is in view (``MonitorSet.from_start`` says so for all sessions).
 - ``closed``: ``session/close`` succeeded (until a ``session/resume`` reopens it).
 
+Connection-wide: the user-action requests outstanding (``asking``): each ``session/request_permission``
+and ``elicitation/create`` of a session the Agent sent, until the Client answers it or the Agent
+withdraws it with ``$/cancel_request``; a URL elicitation the Client accepted stays outstanding
+until the Agent's ``elicitation/complete`` (the user finishes outside the Client).
+
 Connection-wide: the Client's ``initialize`` request and the Agent's answer (prompt content the
 Agent accepts, whether the Client's capabilities could advertise custom extensions).
 
@@ -114,6 +119,10 @@ class Facts(Monitor):
         """Content types the Agent accepts in prompts (None: its initialize answer not seen)."""
         self.custom_prompt_ok = True
         """Whether custom content types may have been advertised (prompt capability ``_meta``)."""
+        self.asking: dict[Any, tuple[str, Any, bool]] = {}
+        """Outstanding user-action requests: request id -> (session, the elicitationId of a URL
+        elicitation (else None), accepted and awaiting its completion). Kept from the request
+        itself: an explorer's key keeps only a pending request's id, method and session."""
         self._bg_upd: Any = None  # the update whose background list was parsed last
         self._bg_keys: list[Key] | None = None
 
@@ -146,6 +155,10 @@ class Facts(Monitor):
         found = self.sessions.get(sid)
         return found is not None and found.state in ACTIVE
 
+    def user_action_pending(self, sid: str) -> bool:
+        """A user-action request of session ``sid`` is outstanding (see the module docstring)."""
+        return any(asked[0] == sid for asked in self.asking.values())
+
     def disallowed_types(self, prompt: Any) -> list[str]:
         """Content types in a prompt array that the Agent's initialize answer does not allow
         (empty when that answer was not seen, or when the prompt is not a list)."""
@@ -172,6 +185,12 @@ class Facts(Monitor):
             ("client-request", "initialize", self._initialize),
             ("agent-response", "initialize", self._initialized),
             ("agent-response", "session/new", self._created),
+            ("agent-request", "session/request_permission", self._asked),
+            ("agent-request", "elicitation/create", self._asked),
+            ("client-response", "session/request_permission", self._answered),
+            ("client-response", "elicitation/create", self._answered),
+            ("agent-notification", "elicitation/complete", self._completed),
+            ("agent-notification", "$/cancel_request", self._withdrawn),
         )
 
     # -- handlers ------------------------------------------------------------------------
@@ -200,6 +219,30 @@ class Facts(Monitor):
             keys = self.background(upd)
             if keys is not None:
                 fs.listed = frozenset(keys)
+
+    def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if sid is not None:
+            eid = params.get("elicitationId") if params.get("mode") == "url" else None
+            self.asking[msg["id"]] = (sid, eid, False)
+
+    def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        asked = self.asking.pop(msg["id"], None)
+        if asked is None:
+            return
+        result = msg.get("result")
+        if asked[1] is not None and type(result) is dict and result.get("action") == "accept":
+            self.asking[msg["id"]] = (asked[0], asked[1], True)  # the user goes on outside
+
+    def _completed(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        eid = params.get("elicitationId")
+        for rid, asked in list(self.asking.items()):
+            if asked[2] and asked[1] == eid:
+                del self.asking[rid]
+
+    def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        rid = params.get("requestId")
+        if (type(rid) is int or type(rid) is str) and rid in self.asking and not self.asking[rid][2]:
+            del self.asking[rid]
 
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
@@ -263,6 +306,7 @@ class Facts(Monitor):
         new.client_may_extend = self.client_may_extend
         new.prompt_types = self.prompt_types
         new.custom_prompt_ok = self.custom_prompt_ok
+        new.asking = dict(self.asking)
         new._bg_upd = new._bg_keys = None
         return new
 
@@ -274,6 +318,7 @@ class Facts(Monitor):
             self.client_may_extend,
             self.prompt_types,
             self.custom_prompt_ok,
+            frozenset(self.asking.items()),
         )
 
 

@@ -55,6 +55,16 @@ suspect under ``future-stop-reason=may-be-future``: it may be a future variant);
 carry a JSON-RPC error object (FAIL-03). Repeated snapshots are fine (TRANS-01), and idle at any
 moment is fine (DONE-04).
 
+*A requires_action stretch* (reported as work blocks or starts blocked, outside resume windows)
+must be blocked on something the user can act on: ``model.between`` BLOCKED_ON_USER. A
+user-action request of the session (a permission request or an elicitation, ``Facts.asking``)
+outstanding when it is reported, or asked since the last idle (its answer, seen here, may not
+have reached the Agent when it reported requires_action: a recording made at the Client's end
+shows it first), or asked before the stretch ends, justifies it (work that starts blocked may
+report requires_action before its request). A stretch that ends with running
+or idle without any is a breach, judged at that state; one still open at the end is an open
+obligation (a breach at quiescence). A stretch cut by unknown or a custom state is not judged.
+
 Closing a session cancels its foreground work: a successful ``session/close`` response sent while
 the work it cancelled was never ended with idle breaks CANCEL-11 (nothing can follow for a
 closed session).
@@ -127,6 +137,7 @@ class _Session:
 
     __slots__ = (
         "accepted",
+        "asked",
         "await_active",
         "done_period",
         "flag_period",
@@ -135,6 +146,7 @@ class _Session:
         "last_reason",
         "last_std",
         "msgs",
+        "ra_line",
         "since",
         "steered",
         "thoughts",
@@ -152,6 +164,8 @@ class _Session:
         self.flag_period = -1  # period in which a start / resume breach was reported
         self.done_period = -1  # period in which DONE-03 / CANCEL-14 was reported
         self.since = 0  # line of the last state change
+        self.ra_line = 0  # line of a requires_action report with no user-action request yet
+        self.asked = False  # a user-action request was asked since the last idle
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
@@ -170,6 +184,8 @@ class _Session:
         new.flag_period = self.flag_period
         new.done_period = self.done_period
         new.since = self.since
+        new.ra_line = self.ra_line
+        new.asked = self.asked
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
         new.steered = dict(self.steered)
@@ -193,6 +209,8 @@ class _Session:
             frozenset(self.await_active),
             frozenset(self.accepted),
             frozenset((k, interval - v) for k, v in self.steered.items()),
+            self.ra_line > 0,
+            self.asked,
         )
 
 
@@ -216,6 +234,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         bw.UPDATES_BEFORE_IDLE.rule,
         bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
         bw.STEERING.rule,
+        bw.BLOCKED_ON_USER.rule,
         _CUSTOM_STATES,
         "BOUND-02",
         "MSGID-01",
@@ -237,7 +256,35 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ("agent-response", "session/close", self._closed),
             ("update", "user_message", self._user),
             ("update", "user_message_chunk", self._user),
+            ("agent-request", "session/request_permission", self._asked),
+            ("agent-request", "elicitation/create", self._asked),
         )
+
+    def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        """A user-action request of the session: it justifies the requires_action stretch."""
+        if sid is None:
+            return
+        st = self._session(sid)
+        st.asked = True
+        st.ra_line = 0
+
+    def _blocked_on_nothing(
+        self, st: _Session, sid: str, prev: str, new: str, line: int, msg: Message
+    ) -> None:
+        """The requires_action stretch ends (``new``): judged when it ends with running or idle
+        (cut by unknown, a custom state or a resume, it is not)."""
+        since, st.ra_line = st.ra_line, 0
+        if prev == "requires_action" and new in ("running", "idle"):
+            rule = bw.BLOCKED_ON_USER.rule
+            self.breach(
+                rule,
+                line,
+                sid,
+                f"requires_action reported at line {since} until this {new}, while no permission "
+                "request or elicitation of the session was outstanding: the work was blocked on "
+                f"nothing the user could act on (model.between blocked_on_user, {rule})",
+                msg,
+            )
 
     # -- output --------------------------------------------------------------------------
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -380,6 +427,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             new = "?"
         if new != prev:
             st.since = line
+            if st.ra_line:
+                self._blocked_on_nothing(st, sid, prev, new, line, msg)
+            if new == "requires_action" and prev in ("running", "idle") and not fs.resuming:
+                self._ex[bw.BLOCKED_ON_USER.rule] += 1
+                if not st.asked and not self.facts.user_action_pending(sid):
+                    st.ra_line = line
         if new != "idle":
             own = prev == "idle" and new in ACTIVE and not fs.resuming and not self._prompt_waits(sid, st)
             if st.await_active:
@@ -398,6 +451,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     self._gx[_RA_GROUP_KEY] += 1
             return
         st.last_std = "idle"
+        st.asked = False
         reason = upd.get("stopReason")
         if fs.resuming:  # a resume snapshot reports the state, it is no transition
             if type(reason) is str and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
@@ -630,6 +684,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     sid,
                     f"foreground work reported {fs.state} was never ended with idle"
                     + (f" after the cancellation at line {fs.cancel_line}" if fs.cancel_line else ""),
+                )
+            if st is not None and st.ra_line and fs.state == "requires_action":
+                self.eventually(
+                    bw.BLOCKED_ON_USER.rule,
+                    quiescent,
+                    st.ra_line,
+                    sid,
+                    "requires_action was reported while no permission request or elicitation of the "
+                    "session was outstanding, and none was asked since",
                 )
             if st is not None:
                 for rid, line in st.accepted.items():

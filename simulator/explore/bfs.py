@@ -205,7 +205,7 @@ SLICES: tuple[Slice, ...] = (
             tool_updates=1,
             outputs=0,
             capacity=1,
-            features=frozenset({"pause", "cancel", "fail"}),
+            features=frozenset({"pause", "cancel", "fail", "correct"}),
         ),
         "a tool call that pauses, goes back to pending, ends completed, failed or cancelled, and "
         "has its content replaced or appended in every status",
@@ -323,10 +323,11 @@ SLICES: tuple[Slice, ...] = (
             background=0,
             hooks=1,
             capacity=1,
-            features=frozenset({"hook", "hold", "fail", "cancel", "meta"}),
+            features=frozenset({"hook", "hold", "fail", "cancel", "meta", "hook_refusal"}),
         ),
-        "foreground hook work while a prompt waits: then insertion, rejection or cancellation; a "
-        "metadata patch of the ended work's message after its idle (cancelled or not)",
+        "foreground hook work while a prompt waits: then insertion, rejection (a hook's -32600 too) "
+        "or cancellation; a metadata patch of the ended work's message after its idle (cancelled "
+        "or not)",
     ),
     Slice(
         "reading_rows",

@@ -69,6 +69,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from model.elicitation import MODES as ELICITATION_MODES
 from properties.checking import FAIL_SEVERITIES
 from properties.engine import MonitorSet
 from properties.findings import Finding
@@ -243,6 +244,9 @@ class Settings:
     max_messages: int = MAX_MESSAGES
     readings: dict[str, str] = field(default_factory=dict)
     """The ``--reading`` choices the live check judges under."""
+    elicitation: bool = False
+    """Advertise both elicitation modes (form, URL) in ``initialize`` (``--elicitation``), so the
+    Agent may elicit and the driver answers; off, none is advertised, as before."""
 
 
 @dataclass
@@ -422,7 +426,8 @@ class _Run:
     # -- the run ---------------------------------------------------------------------------------
     def handshake(self) -> bool:
         startup = max(self.s.startup, self.s.timeout)
-        if self.request(wire.initialize("drive-init"), "initialize", startup) is None:
+        modes = ELICITATION_MODES if self.s.elicitation else ()
+        if self.request(wire.initialize("drive-init", elicitation=modes), "initialize", startup) is None:
             return False
         answer = self.request(wire.new_session("drive-new"), "session/new")
         if answer is None:

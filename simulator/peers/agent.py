@@ -85,7 +85,7 @@ from model import session as sm
 from model import toolcall as tcm
 from properties import seeded
 from properties.observe import entity_step
-from properties.readings import TOOL_WITH_LISTED_TERMINAL
+from properties.readings import BUSY_REFUSAL, TOOL_WITH_LISTED_TERMINAL
 from properties.variants import rules_of, tables_of
 from simulator.peers import deviations, wire
 from simulator.peers.config import Config, elicitation_modes
@@ -575,6 +575,21 @@ class Agent:
             e[0] in em.BLOCKING for e in self.elicits.values()
         )
 
+    def _asking(self) -> list[str]:
+        """The user-action requests that may justify requires_action (``model.between``
+        BLOCKED_ON_USER): any asked since the last idle that ended work (``asked`` in
+        ``extras``: its answer may not have reached the Agent yet), and those outstanding on the
+        wire: permission requests neither answered nor withdrawn, elicitations neither answered
+        nor withdrawn, and URL elicitations accepted and not yet completed."""
+        found = ["asked"] if "asked" in self.extras else []
+        found += [rid for rid, v in self.perms.items() if v[0] in (pm.PENDING, pm.NOT_APPROVED)]
+        found += [
+            rid
+            for rid, e in self.elicits.items()
+            if e[0] in (em.PENDING, em.AWAITING, em.ABANDONED) or (e[3] and not e[4])
+        ]
+        return found
+
     def _open(self) -> bool:
         return self.session == "open"
 
@@ -785,6 +800,15 @@ class Agent:
                 if "hold" in self.cfg.features and self._holds_in_order(rid):
                     add(("agent", "hold", rid))
             elif trigger == "reject":
+                if (
+                    self._has("hook_refusal")
+                    and not p[4]
+                    and (st == prm.RECEIVED or rid == waiting)
+                    and self.real != fgm.IDLE
+                    and "hook_refused" not in self.extras
+                    and self._reading(BUSY_REFUSAL, "may-have-other-reason")
+                ):
+                    add(("agent", "reject_hook", rid))  # -32600, for a reason of its own
                 fail = "fail" in self.cfg.features
                 if st == prm.RECEIVED and not (fail or p[4]):
                     continue
@@ -839,6 +863,24 @@ class Agent:
         for tid, t in self.tools.items():
             if t[1] == "carried" and t[0] in tcm.LIVE:
                 add(("agent", "carried_done", tid))
+        if (
+            "correct" in self.cfg.features
+            and "corrected" not in self.extras
+            and self._reading(tcm.FINAL_CHANGE, "reopen-only")
+        ):
+            for tid, t in self.tools.items():
+                if t[0] in tcm.FINAL:
+                    add(("agent", "tool_correct", tid))
+
+    def _do_tool_correct(self, tid: str) -> list[Msg]:
+        """``final-status-change=reopen-only``: a finished tool call's outcome is corrected to
+        another final status (completed to failed, failed or cancelled to completed), once per run
+        (feature ``correct``). It starts no work: no move of the tool-call
+        table, whose call stays final."""
+        self.extras = self.extras | {"corrected"}
+        status = tcm.FAILED if self.tools[tid][0] == tcm.COMPLETED else tcm.COMPLETED
+        _put(self.tools, tid, 0, status)
+        return [wire.tool_call(self.sid, tid, status)]
 
     def _restated_reason(self) -> str | None:
         if self.last_stop != fgm.END_TURN:
@@ -906,6 +948,13 @@ class Agent:
                         add(("agent", "elicit", mode))
         if blocked and not self.cancelling and "block" in doing:
             add(("agent", "block", None))
+        elif (
+            not self._applies(bw.BLOCKED_ON_USER.rule)
+            and not self.cancelling
+            and "block" in doing
+            and not self.between.blocked_on_user(self._asking())
+        ):
+            add(("agent", "block", None))  # requires_action with nothing to act on (a seeded bug)
         if producing:
             self._tool_events(add, "pause" in features)
         if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
@@ -943,8 +992,14 @@ class Agent:
         status (``_can``), made as ``tool_run`` / ``tool_done`` (pending -> in_progress ->
         completed, with content) or, with feature ``pause``, as a bare status update
         (``tool_status``). The permission of a call binds it (``_permitted``)."""
+        waiting = self._elicited_tools() if self.elicits else frozenset()
         for tid, t in self.tools.items():
-            if t[1] or (t[2] is not None and self.perms[t[2]][0] == pm.PENDING):
+            if (
+                t[1]
+                or (t[2] is not None and self.perms[t[2]][0] == pm.PENDING)
+                or tid in waiting
+                or t[-1] in ("ended-e", "late-e")
+            ):
                 continue
             allowed = self._can("tool_call", t[0])
             if t[0] == tcm.PENDING and "run" in allowed:
@@ -1010,9 +1065,11 @@ class Agent:
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
                 continue  # a tool call embedding a terminal lives and is listed with it
             self._item_events(add, key, st, active)
-        if not self._applies(bw.CANCELLED_PERMISSIONS.rule):  # a late approval of cancelled work runs it
+        if not self._applies(bw.CANCELLED_PERMISSIONS.rule) or not self._applies(
+            bw.LATE_ANSWERS_IGNORED.rule
+        ):  # a late approval, accept or completion of cancelled work runs its tool call
             for tid, t in self.tools.items():
-                if t[-1] == "late" and t[0] == tcm.PENDING:
+                if t[-1] in ("late", "late-e") and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
         self._elicitation_events(add)
         for rid, perm in self.perms.items():
@@ -1341,6 +1398,15 @@ class Agent:
         self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
         return [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
 
+    def _do_reject_hook(self, rid: int) -> list[Msg]:
+        """``busy-refusal=may-have-other-reason``: while work is active, a hook of the Agent refuses
+        a well-formed prompt with -32600 (feature ``hook_refusal``, once per run): a reason of its own, not
+        the active work (the prompt table's guard busy_only is false)."""
+        self.extras = self.extras | {"hook_refused"}
+        own = self._reading("rejected-after-cancel-request", "own-reason")
+        self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
+        return [wire.error(rid, wire.INVALID_REQUEST, "refused by a hook")]
+
     def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
         """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the
         answer of a covered prompt with unadvertised content (-32602)."""
@@ -1484,6 +1550,7 @@ class Agent:
         perm_rid = None
         if ask:
             self.perms_started += 1
+            self.extras = self.extras | {"asked"}
             perm_rid = f"{self.requests}{self.perms_started}"
             self.perms[perm_rid] = (pm.PENDING, tid)
             out.append(wire.request_permission(perm_rid, self.sid, tid))
@@ -1506,6 +1573,8 @@ class Agent:
         return self._new_tool(ask=True)
 
     def _do_block(self, _: Any) -> list[Msg]:
+        if not self.between.blocked_on_user(self._asking()):
+            self._breach(bw.BLOCKED_ON_USER.rule)  # blocked on no request (a seeded bug: Unchecked)
         self.real = fgm.REQUIRES_ACTION
         return [self._report(fgm.REQUIRES_ACTION)]
 
@@ -1538,6 +1607,7 @@ class Agent:
     def _do_bg_ask(self, tid: str) -> list[Msg]:
         """A permission request for background work: the foreground state does not change."""
         self.perms_started += 1
+        self.extras = self.extras | {"asked"}
         rid = f"{self.requests}{self.perms_started}"
         self.perms[rid] = (pm.PENDING, tid)
         _put(self.tools, tid, 2, rid)
@@ -1554,10 +1624,16 @@ class Agent:
         if mode not in self.elicit_modes:  # TOOL-07 not applied (a seeded bug: Unchecked)
             self._breach("TOOL-07")
         self.elicits_started += 1
+        self.extras = self.extras | {"asked"}
         rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self.elicits_started}"
         eid = f"{rid}_url"
-        self.elicits[rid] = (em.PENDING, mode, eid, False, False)
-        return [wire.elicitation_create(rid, self.sid, mode, eid)]
+        out: list[Msg] = []
+        tid = None
+        if not self._applies(bw.LATE_ANSWERS_IGNORED.rule):  # (a seeded bug: for a tool call it runs late)
+            out = self._new_tool(ask=False)
+            tid = f"tc_{self.tools_started}"
+        self.elicits[rid] = (em.PENDING, mode, eid, False, False, tid)
+        return [*out, wire.elicitation_create(rid, self.sid, mode, eid, tid)]
 
     def _elicit_answered(self, rid: str, msg: Msg) -> None:
         """The Client's answer: the elicitation table's row for it (an action the schema does not
@@ -1572,15 +1648,30 @@ class Agent:
             return  # only after a seeded bug's move (a completion before the accept): done with it
         after = spec.fire(e[0], trigger, {"url": url})
         outside = url and trigger == "accept"  # the user goes on to the URL
-        self.elicits[rid] = (after, e[1], e[2], outside, e[4])
+        self.elicits[rid] = (after, e[1], e[2], outside, e[4], *e[5:])
+        if trigger == "accept" and after == em.LATE:
+            self._late_elicitation(e)
 
     def _do_elicit_complete(self, rid: str) -> list[Msg]:
         """The user finished a URL elicitation outside the Client (after the work ended: late, and
         the work is not resumed)."""
         e = self.elicits[rid]
         after = self._fire("elicitation", e[0], "complete", {"url": e[1] == "url"})
-        self.elicits[rid] = (after, e[1], e[2], e[3], True)
+        self.elicits[rid] = (after, e[1], e[2], e[3], True, *e[5:])
+        if after == em.LATE:
+            self._late_elicitation(e)
         return [wire.elicitation_complete(e[2])]
+
+    def _late_elicitation(self, e: tuple[Any, ...]) -> None:
+        """A late accept or external completion of an elicitation of cancelled work: ignored,
+        unless a seeded bug left its tool call pending to run it now (``late_run``)."""
+        tid = e[5] if len(e) > 5 else None
+        if tid is not None and self.tools[tid][0] == tcm.PENDING and self.tools[tid][-1] == "ended-e":
+            self.tools[tid] = (*self.tools[tid][:-1], "late-e")
+
+    def _elicited_tools(self) -> frozenset[str]:
+        """Tool calls an elicitation still blocks (only a seeded bug ties them: the tool waits)."""
+        return frozenset(e[5] for e in self.elicits.values() if len(e) > 5 and e[5] and e[0] in em.BLOCKING)
 
     def _do_elicit_withdraw(self, rid: str) -> list[Msg]:
         e = self.elicits[rid]
@@ -1624,7 +1715,9 @@ class Agent:
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
         the Agent does not apply ``cancelled_permissions``)."""
-        self._breach(bw.CANCELLED_PERMISSIONS.rule)
+        self._breach(
+            self.between.late_answer("elicitation" if self.tools[tid][-1] == "late-e" else "permission").rule
+        )
         t = self.tools[tid][:-1]
         self.tools[tid] = t
         _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
@@ -1648,6 +1741,7 @@ class Agent:
         )
         trigger = "cancel" if final == "cancelled" else "fail"
         withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
+        elicited = self._elicited_tools() if self.elicits else frozenset()
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
                 self._breach(deviations.rule(withheld))
@@ -1660,6 +1754,10 @@ class Agent:
                 and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             ):
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its permission request: left pending
+                continue
+            if confirms and tid in elicited and not self._applies(bw.LATE_ANSWERS_IGNORED.rule):
+                self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its elicitation: left pending
+                self.tools[tid] = (*t, "ended-e")
                 continue
             if carry and t[0] == tcm.IN_PROGRESS:
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
@@ -1690,6 +1788,7 @@ class Agent:
         )
         self.real = fgm.IDLE
         self.cancelling = False
+        self.extras = self.extras - {"asked"}  # (BLOCKED_ON_USER: a new stretch of asking)
         self.last_stop = reason
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"

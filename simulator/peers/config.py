@@ -56,6 +56,8 @@ FEATURES = (
     "meta",  # a metadata-only patch of the ended work's message after its idle
     "perm_error",  # the Client answers a permission request with a JSON-RPC error
     "overlap",  # the Client closes or resumes again while a session/resume is being answered
+    "hook_refusal",  # a hook refuses a well-formed prompt with -32600 during active work (busy-refusal)
+    "correct",  # a finished tool call's outcome corrected to another final status (final-status-change)
 )
 OFF_BY_DEFAULT: tuple[str, ...] = (
     "perm_error",
@@ -68,12 +70,17 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "embed",
     "meta",
     "stop_unlisted",
+    "hook_refusal",
+    "correct",
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them
 on: ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``), so that seeded
 walks, the served Agent and the seeded bugs' runs make the choices they made before these were
-modelled (a walk with every feature would also spend its steps closing and resuming). (Refusing
-a prompt after a ``$/cancel_request`` for it is the reading ``rejected-after-cancel-request``.)"""
+modelled (a walk with every feature would also spend its steps closing and resuming); also a
+hook's -32600 refusal during active work, which the default reading busy-refusal allows and the
+prompt monitor suspects (a warning), and a finished tool call's outcome corrected
+(final-status-change). (Refusing a prompt after a ``$/cancel_request`` for it is
+the reading ``rejected-after-cancel-request``.)"""
 
 
 @dataclass(frozen=True)

@@ -96,10 +96,15 @@ ELICIT_FORM = {
 """The form the simulated Agent asks the user to fill in (an ``ElicitationSchema``)."""
 
 
-def elicitation_create(rid: str, session: str, mode: str, elicitation_id: str) -> Msg:
+def elicitation_create(
+    rid: str, session: str, mode: str, elicitation_id: str, tool_call_id: str | None = None
+) -> Msg:
     """A session-scoped elicitation in ``mode`` (form: a form schema; url: a URL to visit, with
-    the ``elicitationId`` its completion names)."""
+    the ``elicitationId`` its completion names), tied to a tool call when ``tool_call_id`` is
+    given."""
     params: dict[str, Any] = {"sessionId": session, "mode": mode, "message": "More input is needed"}
+    if tool_call_id is not None:
+        params["toolCallId"] = tool_call_id
     if mode == "form":
         params["requestedSchema"] = ELICIT_FORM
     else:
