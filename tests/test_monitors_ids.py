@@ -115,7 +115,8 @@ def test_an_old_thought_id_is_known_and_a_new_one_while_idle_is_not() -> None:
     again = line("agent", update("s1", thought))  # t0, 199 turns later, while idle
     new = line("agent", update("s1", {**thought, "messageId": "t1"}))
     found = check(b"".join([*body, again, new]))
-    assert [f[:2] for f in found] == [("DONE-03", len(body) + 1), ("FG-02", len(body) + 2)]
+    # no prompt waits: the new thought is work the Agent started itself (FG-01)
+    assert [f[:2] for f in found] == [("DONE-03", len(body) + 1), ("FG-01", len(body) + 2)]
 
 
 # -- the spelling of IDs does not matter ---------------------------------------------------------

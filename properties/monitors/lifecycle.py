@@ -146,6 +146,7 @@ class _Session:
         "last_reason",
         "last_std",
         "msgs",
+        "prompted",
         "ra_line",
         "since",
         "steered",
@@ -166,6 +167,7 @@ class _Session:
         self.since = 0  # line of the last state change
         self.ra_line = 0  # line of a requires_action report with no user-action request yet
         self.asked = False  # a user-action request was asked since the last idle
+        self.prompted = False  # a prompt was received since the last ending idle (else: own work)
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
@@ -186,6 +188,7 @@ class _Session:
         new.since = self.since
         new.ra_line = self.ra_line
         new.asked = self.asked
+        new.prompted = self.prompted
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
         new.steered = dict(self.steered)
@@ -211,6 +214,7 @@ class _Session:
             frozenset((k, interval - v) for k, v in self.steered.items()),
             self.ra_line > 0,
             self.asked,
+            self.prompted,
         )
 
 
@@ -405,13 +409,19 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     def _prompt_waits(self, sid: str, st: _Session) -> bool:
         """A prompt of ``sid`` is unanswered or waits to become active: work that starts now may
-        be its work; otherwise the Agent started it itself (FG-01)."""
-        if st.await_active:
+        be its work (also one answered before its work was reported active); otherwise the Agent
+        started it itself (FG-01)."""
+        if st.prompted or st.await_active or st.accepted:
             return True
-        return any(
-            req.get("method") == "session/prompt" and (req.get("params") or {}).get("sessionId") == sid
-            for req in self._owner.pending_client.values()
-        )
+        for req in self._owner.pending_client.values():
+            params = req.get("params")
+            if (
+                req.get("method") == "session/prompt"
+                and isinstance(params, dict)
+                and params.get("sessionId") == sid
+            ):
+                return True
+        return False
 
     # -- state ---------------------------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -518,6 +528,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         msg: Message,
     ) -> None:
         """The idle ending active work (the caller counted ``_END_GROUPS``)."""
+        st.prompted = False
         if prev == "requires_action":
             self._gx[_RA_GROUP_KEY] += 1
         st.last_end = fs.interval
@@ -591,6 +602,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         fs = facts.sessions.get(sid)
         if fs is None:
             fs = facts.of(sid)
+        self._session(sid).prompted = True
         if fs.state == "idle" and not fs.resuming:
             st = self.sessions.get(sid)
             if st is None:
