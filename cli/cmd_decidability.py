@@ -94,13 +94,12 @@ def _rules(args: argparse.Namespace) -> tuple[str, ...]:
 
 def write_witness(v: dec.Verdict, out: Path, stem: str | None = None) -> dict[str, str]:
     """The witness files of ``v`` in ``out`` (named ``stem``, default the rule); their paths by kind."""
-    from diagrams.witness import witness_files
+    from diagrams.witness import SUFFIX, witness_files
 
-    kinds = {".breaking.ndjson": "breaking", ".conforming.ndjson": "conforming", ".mmd": "diagram"}
     paths = {}
-    for suffix, data in witness_files(v).items():
-        paths[kinds[suffix]] = str(out / f"{stem or v.rule}{suffix}")
-        write_atomic(paths[kinds[suffix]], data)
+    for kind, data in witness_files(v).items():
+        paths[kind] = str(out / f"{stem or v.rule}{SUFFIX[kind]}")
+        write_atomic(paths[kind], data)
     return {k: paths[k] for k in ("breaking", "diagram", "conforming") if k in paths}
 
 

@@ -40,12 +40,17 @@ def witness_notes(v: dec.Verdict) -> Notes:
     return notes
 
 
+SUFFIX = {"breaking": ".breaking.ndjson", "conforming": ".conforming.ndjson", "diagram": ".mmd"}
+"""Each witness file's kind -> the suffix its file name ends with."""
+
+
 def witness_files(v: dec.Verdict, under: str = "") -> dict[str, bytes | str]:
-    """Suffix (``.breaking.ndjson``, ``.conforming.ndjson``, ``.mmd``) -> contents."""
+    """Kind (``breaking``, ``conforming`` when a twin was found, ``diagram``) -> contents; the
+    file of a kind is named with ``SUFFIX[kind]``."""
     w = v.witness
     assert w is not None
-    files: dict[str, bytes | str] = {".breaking.ndjson": dec.ndjson(w.breaking.transcript)}
+    files: dict[str, bytes | str] = {"breaking": dec.ndjson(w.breaking.transcript)}
     if w.twin_found:
-        files[".conforming.ndjson"] = dec.ndjson(dec.conforming_transcript(w))
-    files[".mmd"] = transcript_to_mermaid(w.breaking.transcript, witness_title(v, under), witness_notes(v))
+        files["conforming"] = dec.ndjson(dec.conforming_transcript(w))
+    files["diagram"] = transcript_to_mermaid(w.breaking.transcript, witness_title(v, under), witness_notes(v))
     return files

@@ -18,7 +18,7 @@ from diagrams.ir import all_diagrams
 from diagrams.sequence import transcript_to_mermaid
 from diagrams.sequence_mpl import sequence_png
 from diagrams.spec_report.parts import SOURCE_KIND, Context, Section
-from diagrams.witness import witness_files, witness_notes, witness_title
+from diagrams.witness import SUFFIX, witness_files, witness_notes, witness_title
 from model.registry import MACHINES
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
 from simulator.analysis import decidability as dec
@@ -95,8 +95,7 @@ def _witness_files(ctx: Context, v: dec.Verdict, under: str = "", draw: bool = T
     """The witness files of ``v`` (``under``: the reading alternative it was found under, in the
     file names and the title); their paths by kind."""
     stem = f"witnesses/{v.rule}{'@' + under if under else ''}"
-    kinds = {".breaking.ndjson": "breaking", ".conforming.ndjson": "conforming", ".mmd": "diagram"}
-    paths = {kinds[suffix]: ctx.add(stem + suffix, data) for suffix, data in witness_files(v, under).items()}
+    paths = {kind: ctx.add(stem + SUFFIX[kind], data) for kind, data in witness_files(v, under).items()}
     if ctx.opts.pictures and draw:
         w = v.witness
         assert w is not None

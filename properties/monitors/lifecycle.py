@@ -408,10 +408,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             )
 
     def _prompt_waits(self, sid: str, st: _Session) -> bool:
-        """A prompt of ``sid`` is unanswered or waits to become active: work that starts now may
-        be its work (also one answered before its work was reported active); otherwise the Agent
-        started it itself (FG-01)."""
-        if st.prompted or st.await_active or st.accepted:
+        """A prompt of ``sid`` came since the last ending idle (answered or not: work that starts
+        now may be its work), or one received earlier is still unanswered (held through that idle);
+        otherwise the Agent started the work itself (FG-01). (``await_active`` and ``accepted``
+        hold only prompts that also set ``prompted``.)"""
+        if st.prompted:
             return True
         for req in self._owner.pending_client.values():
             params = req.get("params")
