@@ -151,6 +151,17 @@ def test_mutants_on_two_processes_print_the_same_json(tmp_path: Path) -> None:
     assert [v["name"] for v in json.loads(one[1])] == ["cancel-as-end-turn", "update-after-idle"]
 
 
+def test_decidability_on_two_processes_prints_the_same_json() -> None:
+    """Samples of rules (OUT-02 and TOOL-03 share one) under the reading in force and under the
+    other alternative of one reading, as jobs of two processes: the same bytes as one process."""
+    argv = ["decidability", "--json", "--rule", "TRANS-04", "--rule", "OUT-02", "--rule", "TOOL-03",
+            "--walks", "6", "--steps", "30", "--twin-nodes", "500", "--exhaustive-states", "100",
+            "--readings", "cancel-takes-effect"]  # fmt: skip
+    one, two = _cli([*argv, "--jobs", "1"]), _cli([*argv, "--jobs", "2"])
+    assert one[0] == two[0] == 0 and one[1] == two[1], (one[2], two[2])
+    assert [r["rule"] for r in json.loads(one[1])["rules"]] == ["TRANS-04", "OUT-02", "TOOL-03"]
+
+
 @pytest.mark.parametrize("command", LONG_COMMANDS)
 def test_every_long_command_takes_jobs_and_cluster(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):

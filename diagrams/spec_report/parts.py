@@ -55,7 +55,7 @@ class Options:
     rules: tuple[str, ...] | None = None
     """Rules whose decidability is computed (None: every rule with a check)."""
     slices: tuple[str, ...] | None = None
-    """Exhaustive slices (None: all)."""
+    """Exhaustive slices of the explore part and of the readings matrix (None: all)."""
     walks: int = REPORT_WALKS
     ladder: tuple[tuple[str, int, int], ...] = LADDER
     pictures: bool = True
@@ -249,7 +249,7 @@ def part_ladder(ctx: Context, budget: float | None) -> bool:
 
 
 def part_matrix(ctx: Context, budget: float | None) -> bool:
-    """The readings matrix (``simulator.analysis.matrix``) at the default slices, exhaustive, seed 0:
+    """The readings matrix (``simulator.analysis.matrix``) at the report's slices, exhaustive, seed 0:
     every alternative of the chosen readings, peers and checker under it."""
     if not ctx.opts.matrix:
         return True
@@ -259,7 +259,9 @@ def part_matrix(ctx: Context, budget: float | None) -> bool:
     from simulator.explore import run as explore_run
 
     with tempfile.TemporaryDirectory() as tmp:
-        opts = explore_run.Options(mode="exhaustive", seed=0, out=tmp, variant=ctx.opts.variant)
+        opts = explore_run.Options(
+            mode="exhaustive", seed=0, out=tmp, variant=ctx.opts.variant, slices=ctx.opts.slices or ()
+        )
         ctx.results["matrix"] = readings_matrix(ctx.opts.matrix, opts, ctx.pool)
     return True
 
