@@ -241,6 +241,19 @@ def test_rules_standing_for_one_sample_are_computed_once_and_named_each(
     assert [v.witness.rule for v in verdicts if v.witness is not None] == ["FG-04", *group]
 
 
+def test_a_sample_compared_with_partly_ends_once_it_is_partly() -> None:
+    """Compared with a ``partly`` verdict, a sample can only agree once it holds a flagged and an
+    accepted breach: it ends there (fewer runs than the whole sample, the verdict marked
+    stopped); compared with anything else it is taken whole, as without a comparison."""
+    whole = dec.decide("ACC-03", TINY_BY_READING)
+    assert whole.decidable == "partly" and not whole.stopped
+    early = dec.decide("ACC-03", TINY_BY_READING, same_as="partly")
+    assert early.stopped and early.decidable == "partly" and early.witness is None
+    assert 0 < early.flagged < early.breaking < whole.breaking
+    other = dec.decide("ACC-03", TINY_BY_READING, same_as="no")
+    assert not other.stopped and other.to_json() == whole.to_json()
+
+
 def test_a_complete_transcript_proves_an_obligation_never_met() -> None:
     """A compaction that never ends: every breaking run's transcript is accepted by ``check``
     (the input may have been cut short) and flagged by ``check --complete`` (the runs ended

@@ -196,6 +196,9 @@ class Verdict:
     """The sample was taken whole (the time budget did not end it)."""
     by_reading: list[ReadingVerdict] | None = None
     """Verdicts under reading alternatives that differ from this one (None: not computed)."""
+    stopped: bool = False
+    """The sample ended as soon as the verdict was known to equal ``decide``'s ``same_as``
+    (``partly``): its counts and fraction are those of the sample so far, never reported."""
 
     def rounded(self) -> float | None:
         """The fraction flagged as the JSON has it."""
@@ -316,21 +319,26 @@ def breaking_runs(
     deadline: float | None = None,
     readings: dict[str, str] | None = None,
     variant: Variant | None = None,
+    enough: Callable[[Run], bool] | None = None,
 ) -> tuple[list[Run], bool]:
     """Distinct breaking behaviours of ``mutant`` for ``rule`` (first found of each transcript),
-    and whether the sample was completed before ``deadline``."""
+    and whether the sample was completed before ``deadline``. ``enough`` sees each run as it is
+    kept; when it answers True the sample ends there (and counts as completed)."""
     _, same = standing_for(rule)
     seen: set[bytes] = set()
     out: list[Run] = []
 
-    def keep(source: str, cfg: Config, events: list[Event], world: World) -> None:
+    def keep(source: str, cfg: Config, events: list[Event], world: World) -> bool:
+        """Keep a new transcript's run; whether the sample is enough."""
         key = ndjson(world.transcript)
-        if key not in seen:
-            seen.add(key)
-            hidden = list(world.hidden)
-            broken = world.broken is not None
-            quiet = not broken and world.quiescent()
-            out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
+        if key in seen:
+            return False
+        seen.add(key)
+        hidden = list(world.hidden)
+        broken = world.broken is not None
+        quiet = not broken and world.quiescent()
+        out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
+        return enough is not None and enough(out[-1])
 
     for source, cfg, make in _runs(mutant, bound, readings, variant):
         if deadline is not None and time.time() > deadline:
@@ -339,13 +347,14 @@ def breaking_runs(
         world = run.world
         if world.quiescent() and not any(h.rule in same for h in world.hidden):
             world.finish()  # scripted runs end without judging quiescence: omitted moves
-        if any(h.rule in same for h in world.hidden):
-            keep(source, cfg, list(run.events), world)
+        if any(h.rule in same for h in world.hidden) and keep(source, cfg, list(run.events), world):
+            return out, True
     if deadline is not None and time.time() > deadline:
         return out, False
     found = decidability_exhaustive.runs(same, mutant.switched_on, bound.exhaustive_states, readings, variant)
     for source, cfg, events, world in found:
-        keep(source, cfg, events, world)
+        if keep(source, cfg, events, world):
+            return out, True
         if deadline is not None and time.time() > deadline:
             return out, False
     return out, True
@@ -362,7 +371,9 @@ def decide(
     """The wire decidability of one rule (see the module docstring). ``deadline``: a point on
     ``time.time()`` (one clock for every process, on every machine of a cluster). ``same_as``:
     the ``decidable`` of a verdict this one is compared with; when they agree no witness is
-    searched."""
+    searched, and for ``partly`` the sample ends once it holds a breach the checker flags and one
+    it does not (the verdict can then only be ``partly``: it is returned as soon as that is
+    known, its counts those of the sample so far, ``Verdict.stopped``)."""
     t0 = time.perf_counter()
     mutant, same = standing_for(rule)
     if variant is not None and rule in variant.drop:
@@ -375,16 +386,24 @@ def decide(
         return Verdict(
             rule, "unknown", None, bound.text(), note="skipped: the time budget ended", complete=False
         )
-    runs, complete = breaking_runs(rule, mutant, bound, deadline, readings, variant)
+    judged: list[set[str]] = []  # the checker's rules on each run kept, judged as it is kept
+    seen = [False, False]  # a run not flagged, a run flagged
+
+    def enough(run: Run) -> bool:
+        judged.append(checker_rules(run.transcript, readings, variant))
+        seen[bool(same & judged[-1])] = True
+        return same_as == "partly" and all(seen)
+
+    runs, complete = breaking_runs(rule, mutant, bound, deadline, readings, variant, enough)
     verdict = Verdict(rule, "unknown", None, bound.text(), mutant=mutant.name, breaking=len(runs))
     verdict.complete = complete
+    verdict.stopped = same_as == "partly" and all(seen)
     if not complete:
         verdict.note = "partial: the time budget ended the sample"
     verdict.refused = sum(1 for r in runs if r.broken)
     accepted: list[Run] = []
     open_only = 0  # accepted breaches a complete transcript proves
-    for r in runs:
-        found = checker_rules(r.transcript, readings, variant)
+    for r, found in zip(runs, judged, strict=True):
         if same & found:
             verdict.flagged += 1
         else:
@@ -626,7 +645,8 @@ def decide_all(
     ``by_reading`` (reading, alternative) pairs: each rule's verdict is computed again under each
     alternative (on top of ``readings``), and ``Verdict.by_reading`` keeps those whose
     ``decidable`` differs (the fraction flagged alone moves with the sample, whose random walks
-    take other paths under another reading; a witness is searched only for those that differ);
+    take other paths under another reading; a witness is searched only for those that differ,
+    and the sample of one compared with a ``partly`` verdict ends once it is ``partly`` too);
     the budget's skipped or partial ones are not compared.
     ``pool``: the ``decide`` calls run as its jobs (None: in this process); each is independent
     of the others, so the verdicts are the same for any pool."""
