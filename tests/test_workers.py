@@ -250,8 +250,12 @@ def _fake_ray(results: dict[Any, Any]) -> Any:
     def remote(**options: object) -> object:
         return lambda fn: types.SimpleNamespace(remote=lambda job: job)
 
+    def wait(refs: list[Any], num_returns: int) -> tuple[list[Any], list[Any]]:
+        done = sorted(refs, key=lambda ref: results.get(("order", ref), 0))  # the first to end
+        return done[:num_returns], done[num_returns:]
+
     return types.SimpleNamespace(
-        remote=remote, get=get, shutdown=lambda: None,
+        remote=remote, get=get, wait=wait, shutdown=lambda: None,
         exceptions=types.SimpleNamespace(RayError=RayError, RayActorError=ActorError),
     )  # fmt: skip
 
@@ -271,6 +275,21 @@ def test_ray_tasks_come_back_in_job_order_and_a_failure_is_named_by_its_function
         list(pool.map(run_chunk, [1]))
     said = "a cluster worker failed during task 0 (hypothesis_runs.run_chunk): ValueError: boom"
     assert str(err.value) == said
+
+
+def test_a_long_ray_task_leaves_no_worker_idle() -> None:
+    """Two workers, the first job the longest: the other worker takes every later job while it
+    runs (a task is sent whenever any ends), and the results still come back in job order."""
+    from simulator.explore.hypothesis_runs import run_chunk
+
+    fake = _fake_ray({("order", 5): 100})  # job 5 ends after every other
+    ended: list[Any] = []
+    get = fake.get
+    fake.get = lambda ref: ended.append(ref) or get(ref)
+    pool = Workers(2, "local")
+    pool._ray = fake
+    assert list(pool.map(run_chunk, [5, 6, 7, 8, 9])) == [5, 6, 7, 8, 9]
+    assert ended == [6, 7, 8, 9, 5]
 
 
 # -- deep: a real local Ray, real agents ------------------------------------------------------------
