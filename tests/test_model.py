@@ -205,7 +205,7 @@ def test_meta_patch_is_by_top_level_key() -> None:
     assert entity.patch_meta({"a": 1}, None) == {"a": 1}
 
 
-def test_machines_json_lists_all_nine_with_sections(capsys: pytest.CaptureFixture[str]) -> None:
+def test_machines_json_lists_all_ten_with_sections(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["machines", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     names = [m["name"] for m in data]
@@ -216,6 +216,7 @@ def test_machines_json_lists_all_nine_with_sections(capsys: pytest.CaptureFixtur
         "permission",
         "elicitation",
         "compaction",
+        "terminal",
         "background_item",
         "entity",
         "session",
