@@ -115,7 +115,9 @@ SESSION_KEY = ""
 class Seen:
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "states", "user_ids")
+    __slots__ = (
+        "entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "refused", "states", "user_ids"
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
@@ -124,6 +126,10 @@ class Seen:
         """(machine name, entity key) -> the line on which the entity entered its current state,
         kept for the states that owe something (``MachineSpec.eventually``): an obligation left
         open is reported at the line that opened it. Not part of ``key``: lines never are."""
+        self.refused: frozenset[tuple[str, str]] = frozenset()
+        """(machine name, entity key) of the entities a move of which the table refused: their
+        state is no longer what the wire shows, so what they would still owe is not judged (it
+        would be a consequence of the breach already reported)."""
         self.listed: frozenset[tuple[str, str]] = frozenset()
         """The items of the last concrete background list, as (type, ID)."""
         self.handshake: tuple[Any, str, bool] | None = None
@@ -146,6 +152,7 @@ class Seen:
         new = Seen()
         new.states = dict(self.states)
         new.entered = dict(self.entered)
+        new.refused = self.refused
         new.listed = self.listed
         new.handshake = self.handshake
         new.user_ids = self.user_ids
@@ -163,6 +170,7 @@ class Seen:
             self.fresh,
             self.prompts,
             self.idle_snapshot,
+            self.refused,
         )
 
 

@@ -216,7 +216,7 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
             terminal("T1", 0),
             state("idle", stop="end_turn", bg=[]),
         ],
-        [("BG-09", 8), ("BG-11", 7)],  # BG-09: still listed for the table, finished, never removed
+        [("BG-11", 7)],
         "becomes-foreground",
         [],
     ),
