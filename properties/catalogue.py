@@ -452,7 +452,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-07",
         _M,
         _A,
-        _MON,
+        _MOD,
         """An Agent that reports background work includes the background field
        on every state_update of the session (whether that binds the state_updates before its first
        list is the reading state-updates-before-first-list).""",
@@ -510,7 +510,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-13",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """When a listed terminal is all that keeps a tool call alive, only the
        terminal appears in the list, not the tool call as well.""",
         (27,),
