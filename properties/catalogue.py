@@ -170,7 +170,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "INTRO-01",
         _M,
         _C,
-        _MON,
+        _MOD,
         """A Client sends no session/prompt until the initialize handshake and
        the setup of that session have completed.""",
         (1,),
@@ -558,7 +558,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USER-01",
         _MN,
         _C,
-        _MON,
+        _MOD,
         """A Client never sends a session/prompt whose prompt array is
        empty.""",
         (31,),
@@ -576,7 +576,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USER-03",
         _M,
         _C,
-        _MON,
+        _MOD,
         """A Client only sends content types that the prompt capabilities
        agreed at initialization allow.""",
         (33,),
