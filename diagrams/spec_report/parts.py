@@ -65,8 +65,8 @@ class Options:
     the decidability of every rule is also computed under each other alternative of them."""
     pool: Workers | None = None
     """The worker pool of the decidability samples, the readings matrix and the chunks of the
-    random walks (``--jobs``, ``--cluster``; started and closed by ``build``). None: every core
-    of this machine."""
+    explore part's random walks (``--jobs``, ``--cluster``; started and closed by ``build``).
+    None: every core of this machine."""
     variant: Variant | None = None
     """The variant the page is for (None: the spec as written); its readings are in ``readings``."""
     base_readings: dict[str, str] | None = None
@@ -249,8 +249,8 @@ def part_ladder(ctx: Context, budget: float | None) -> bool:
                 complete = False
                 break
             n = min(LADDER_CHUNK, walks - chunk)
-            w = explore_random.explore(
-                _cfg(ctx, cfg), frozenset(), seed=chunk, walks=n, steps=steps, **_on(ctx)
+            w = explore_random.explore(  # only what it exercises is read: no counterexample shrunk
+                _cfg(ctx, cfg), frozenset(), seed=chunk, walks=n, steps=steps, shrink_budget=0
             )
             for r in todo:
                 if w.exercised[r] and smallest[r] is None:
