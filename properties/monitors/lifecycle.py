@@ -323,7 +323,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if (
                 seen > 0
                 and (variant[-1] == "k" or "content" in upd)
-                and self.reading(PATCH_AFTER_IDLE) == "ended-work"
+                and not self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE))
                 and st.done_period != fs.period
             ):
                 st.done_period = fs.period
@@ -536,7 +536,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
             st.last_reason = reason if type(reason) is str else None
         cancel_line = fs.cancel_line
-        if cancel_line and self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
+        if cancel_line and self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
             self._gx[_CANCEL_GROUP_KEY] += 1
             st.last_end_cancel = self.between.confirmation_breach(reason) is None
             if type(reason) is not str:

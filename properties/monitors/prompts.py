@@ -384,7 +384,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 )
         if rec[4]:
             self._ex[CONTENT] += 1
-            if code != INVALID_PARAMS and (code != REQUEST_CANCELLED or alt == "invalid"):
+            if code != INVALID_PARAMS and (
+                code != REQUEST_CANCELLED or "cancelled" not in self.between.covered_invalid_answers(alt)
+            ):
                 self.breach(
                     CONTENT,
                     line,
