@@ -127,7 +127,9 @@ LATE_ANSWERS_IGNORED: Final = Between(
     ("foreground", "elicitation", "tool_call"),
 )  # fmt: skip
 BLOCKED_ON_USER: Final = Between(
-    "blocked_on_user", "TRANS-05", "State transitions",
+    # the rule of the foreground table's block cell (requires_action only from running work; the
+    # table cannot import this module, which reads its stop reasons): this declaration adds the user
+    "blocked_on_user", foreground.SPEC.forbidden["block"], "State transitions",
     "foreground work reports requires_action (it blocks, or starts blocked) and holds it until its "
     "next state",
     "some user-action request of the session (a session/request_permission or an "
@@ -143,6 +145,22 @@ APPROVED_RUNS: Final = Between(
     "the Agent runs the tool: the call goes in_progress before it is completed (failing or being "
     "cancelled without running is allowed)",
     ("permission", "tool_call"),
+)  # fmt: skip
+ONE_ANSWER: Final = Between(
+    "one_answer", "INTRO-02", "INTRO",
+    "the Client answers a request of the Agent (a session/request_permission or an "
+    "elicitation/create)",
+    "each request gets exactly one response: an answer to one already answered is forbidden (the "
+    "permission and elicitation tables have no row for it)",
+    ("permission", "elicitation"),
+)  # fmt: skip
+CLOSE_STOPS_PROMPTS: Final = Between(
+    "close_stops_prompts", "ACC-13", "2. Prompt accepted",
+    "a session/close is received",
+    "the session closes once the Agent answers it (the session table's close and closed), every "
+    "prompt not yet inserted is stopped and answered -32800, and an inserted one keeps its "
+    "successful response (the prompt table's close and closed_out rows)",
+    ("session", "prompt"),
 )  # fmt: skip
 ADVERTISED_MODES: Final = Between(
     "advertised_modes", "TOOL-07", "5. Tool invocation and status reporting",
@@ -167,6 +185,8 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     BLOCKED_ON_USER,
     APPROVED_RUNS,
     ADVERTISED_MODES,
+    ONE_ANSWER,
+    CLOSE_STOPS_PROMPTS,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 

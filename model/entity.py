@@ -24,7 +24,7 @@ Must not know: JSON-RPC, sessions, foreground state.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, TypeGuard
 
 from model.core import MachineSpec, Row
 
@@ -75,6 +75,16 @@ SPEC = MachineSpec(
     },
     description="Timeline placement and content of one (type, ID) entity.",
 )
+
+KEYED_BY_ID: Final = "MSGID-01"
+"""The rule that every message update and chunk (user, agent and thought messages) names its
+entity by an opaque messageId (Message IDs): one without a string ID keys no entity (``keyed``)."""
+
+
+def keyed(entity_id: Any) -> TypeGuard[str]:
+    """``KEYED_BY_ID``: whether an update's messageId can key an entity (a string; opaque)."""
+    return type(entity_id) is str
+
 
 _MISSING: Any = object()
 

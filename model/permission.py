@@ -18,6 +18,7 @@ Must not know: foreground state (a request alone never changes it), tool call st
 
 from __future__ import annotations
 
+from model import between
 from model.core import MachineSpec, Row
 
 PENDING, WITHDRAWN, NOT_APPROVED, SELECTED, CANCELLED, ERRORED = (
@@ -58,11 +59,11 @@ SPEC = MachineSpec(
     final=(SELECTED, CANCELLED, ERRORED),
     rows=ROWS,
     forbidden={
-        "select": "INTRO-02",
-        "answer_cancelled": "INTRO-02",
-        "error": "INTRO-02",
+        "select": between.ONE_ANSWER.rule,
+        "answer_cancelled": between.ONE_ANSWER.rule,
+        "error": between.ONE_ANSWER.rule,
         "withdraw": "CANCEL-07",
-        "abandon": "CANCEL-06",
+        "abandon": between.CANCELLED_PERMISSIONS.rule,
     },
     eventually={NOT_APPROVED: "CANCEL-07"},
     description="A permission request until the Client's one answer.",

@@ -49,6 +49,7 @@ import json
 import random
 from typing import Any
 
+from properties import seeded
 from simulator.peers import wire
 from simulator.peers.agent import MAIN
 from simulator.peers.client import Client
@@ -64,8 +65,9 @@ NOTIFICATIONS = 2
 """Unknown extension notifications one run may send."""
 EXTENSION_METHOD = "_acp_model/probe"
 SCRIPT_FORMAT = "acp-model drive script"
-CLIENT_RULES_ON_PURPOSE = frozenset({"USER-03"})
-"""Client-side rules the driver breaks on purpose (an unadvertised content type)."""
+CLIENT_RULES_ON_PURPOSE = frozenset({seeded.BY_NAME["image-without-capability"].rule})
+"""Client-side rules the driver breaks on purpose: its ``prompt_image`` is the Client's seeded bug
+``image-without-capability`` (``properties.seeded``), an unadvertised content type."""
 ANSWERS = ("allow", "deny", "dismiss")
 """The choices that answer a permission request."""
 ACT = 0.4
