@@ -43,6 +43,11 @@ TYPES = (
 MSGID = "Message IDs"
 ENT = "Entity IDs"
 
+PLACEMENT: Final = "ENT-04"
+"""The rule this table states for a Client: the first update or chunk of an entity fixes its place
+on the timeline, later ones patch it there (``properties.viewcheck`` names it where a Client's
+view differs from the view this table builds)."""
+
 ROWS = (
     Row("upsert_content", UNSEEN, WITH_CONTENT, ENT, note="creates, fixes position"),
     Row("upsert_keep", UNSEEN, EMPTY, ENT, note="creates with defaults"),
@@ -68,10 +73,10 @@ SPEC = MachineSpec(
     rows=ROWS,
     home=EMPTY,
     forbidden={
-        "upsert_content": "ENT-04",
-        "upsert_keep": "ENT-04",
-        "upsert_clear": "ENT-04",
-        "chunk": "ENT-04",
+        "upsert_content": PLACEMENT,
+        "upsert_keep": PLACEMENT,
+        "upsert_clear": PLACEMENT,
+        "chunk": PLACEMENT,
     },
     description="Timeline placement and content of one (type, ID) entity.",
 )
