@@ -20,12 +20,21 @@ own choices and bounds, each named in the docstring of the method that offers th
 (``_prompt_events``, ``_active_events``, ``_tool_events``, ``_item_events``,
 ``_compaction_events``). So a row a variant adds is a move it offers.
 
-Cross-machine rules live in one place each, in the methods named after them:
-``_settle_end`` (ending foreground work: finalize tool calls, withdraw pending permission
-requests, then idle with the stop reason), ``receive`` (cancel covers un-inserted prompts and
-marks active work cancelled), ``_can_end`` (pending updates of the ended work go before idle).
-Each step advances the model's machines through ``MachineSpec.fire``, so an agent that tried a
-move the tables forbid would raise the named violation.
+The rules between machines are not written here: the Agent asks ``model.between`` (its
+``Rules``, ``self.between``: the spec's or the variant's), the functions the monitors call too.
+``_can_end`` asks what the work still owes before its idle (``owed_before_idle``,
+``may_carry_on``); ``_settle_end`` what an ending takes with it (``ends_with_work``,
+``confirming_reasons``); ``_active_events`` which stop reasons end work a cancel reached
+(``own_end_after_cancel``); ``_prompt_events`` how a prompt is answered (``may_insert_now``,
+``covered_invalid_answers``); ``_offers_status`` and ``receive`` what a permission answer allows
+(``completes_unrun``, ``racing_approval_used``); ``_may_patch_ended`` whether a patch after the
+idle is one (``patch_allowed``). ``tests/test_rule_in_one_place.py`` holds the Agent to that: no
+rule ID of ``model.between`` is written here. What narrows the tables' moves beyond that is
+named where it is offered as one of: a bound (``Config`` counts; a move offered once per run),
+this Agent's own behaviour (a choice a real Agent makes one way, e.g. work that waits on the
+user does not end on its own), or a reading's freedom (``_reading``: what an alternative lets an
+Agent do). Each step advances the model's machines through ``MachineSpec.fire``, so an agent
+that tried a move the tables forbid would raise the named violation.
 
 The tables it fires are its ``Config``'s (``Config.variant``, ``properties.variants.tables_of``):
 the model's, or a variant's, where a removed row makes the move that needs it raise a violation flagged
@@ -568,9 +577,12 @@ class Agent:
         return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
 
     def _blocked(self) -> bool:
-        """A permission request of foreground work is pending (background requests never block),
-        or an elicitation (always of foreground work here) is pending or, accepted in URL mode,
-        awaits its external completion (Lifecycle examples)."""
+        """The work waits on the user: a permission request of foreground work is pending
+        (background requests never block), or an elicitation (always of foreground work here) is
+        pending or, accepted in URL mode, awaits its external completion (Lifecycle examples).
+        This Agent's own state, not a rule: it blocks (reports requires_action) only then, which
+        ``model.between`` BLOCKED_ON_USER allows (each such request is outstanding: ``_asking``),
+        and resumes only once nothing is waited on."""
         return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values()) or any(
             e[0] in em.BLOCKING for e in self.elicits.values()
         )
@@ -913,9 +925,12 @@ class Agent:
     def _active_events(self, add: Any, doing: frozenset[str]) -> None:
         """Active work's moves: the foreground table's rows from the state the work is really in
         (``output`` where model output is progress; ``block``, ``resume``, ``end``), within
-        the Agent's bounds (``Config.outputs``, ``tool_calls``, ``permissions``) and its cross
-        rules: it blocks only on a pending permission request of foreground work, resumes only
-        once none is pending, and ends only when ``_can_end`` says the work's updates are out.
+        the Agent's bounds (``Config.outputs``, ``tool_calls``, ``permissions``, ``elicitations``)
+        and the rules between machines it asks ``model.between`` (the stop reasons of work a
+        cancel reached; ``_can_end``: what is owed before the idle). Its own behaviour, not rules:
+        it blocks only while the work waits on the user and resumes only once nothing is waited
+        on (``_blocked``), and work it is cancelling starts no new output, tool call, background
+        work or elicitation (a freedom CANCEL-13 gives that it does not take).
         ``doing``: the foreground table's agent triggers from the state the work is in."""
         cfg = self.cfg
         features = cfg.features
