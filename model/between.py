@@ -362,6 +362,13 @@ class Rules:
         return next(iter(waiting), None)
 
     @staticmethod
+    def may_overtake_held(prompt_ahead_of_held: str) -> bool:
+        """``held_in_order`` under the reading ``prompt-ahead-of-held``: whether a newly received
+        prompt may go in at once ahead of held ones (``held-only``: the order binds held prompts
+        among themselves) or waits its turn behind them (``receipt-order``)."""
+        return prompt_ahead_of_held == "held-only"
+
+    @staticmethod
     def allowed_types(advertised: Iterable[str]) -> frozenset[str]:
         """``content_advertised``: the content types a prompt may carry (baseline and
         advertised: PromptCapabilities fields)."""

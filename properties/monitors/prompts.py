@@ -442,7 +442,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         if self.overtaken:
             self.overtaken.pop(rid, None)  # it was inserted after all
-        if ps.pending and self.reading(PROMPT_AHEAD_OF_HELD) == "receipt-order":
+        if ps.pending and not self.between.may_overtake_held(self.reading(PROMPT_AHEAD_OF_HELD)):
             for earlier, received in ps.pending.items():
                 if received < rec[1] and _waiting(self.prompts[earlier][2]) in _UNSTOPPED:
                     self._ex[OLDEST_HELD] += 1  # judged when the earlier one is answered

@@ -847,15 +847,17 @@ class Agent:
 
     def _holds_in_order(self, rid: int) -> bool:
         """Every prompt received before ``rid`` and still waiting is held: the Agent may hold it
-        too (held prompts keep the order they were received in)."""
+        too. This Agent's own behaviour (it decides on its prompts in the order they came), not a
+        rule: the order of insertion is ``model.between`` HELD_IN_ORDER's, which the prompt table's
+        guard ``oldest_held`` states."""
         before = self.order[: self.order.index(rid)]
         return all(self.prompts[r][0] not in (prm.RECEIVED, prm.CANCEL_REQUESTED) for r in before)
 
     def _may_overtake(self, rid: int) -> bool:
-        """``prompt-ahead-of-held=held-only``: a newly received prompt may be inserted at once
-        ahead of held ones (the order binds held prompts among themselves); every prompt
-        received before it and still waiting is held."""
-        if not self._reading("prompt-ahead-of-held", "held-only"):
+        """A newly received prompt may be inserted at once ahead of held ones where
+        ``model.between`` says so (``may_overtake_held``: the reading ``prompt-ahead-of-held``);
+        every prompt received before it and still waiting is held."""
+        if not self.between.may_overtake_held(self.rd["prompt-ahead-of-held"]):
             return False
         before = self.order[: self.order.index(rid)]
         waiting = [r for r in before if self.prompts[r][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)]
