@@ -21,20 +21,14 @@ own choices and bounds, each named in the docstring of the method that offers th
 ``_compaction_events``). So a row a variant adds is a move it offers.
 
 The rules between machines are not written here: the Agent asks ``model.between`` (its
-``Rules``, ``self.between``: the spec's or the variant's), the functions the monitors call too.
-``_can_end`` asks what the work still owes before its idle (``owed_before_idle``,
-``may_carry_on``); ``_settle_end`` what an ending takes with it (``ends_with_work``,
-``confirming_reasons``); ``_active_events`` which stop reasons end work a cancel reached
-(``own_end_after_cancel``); ``_prompt_events`` how a prompt is answered (``may_insert_now``,
-``covered_invalid_answers``); ``_offers_status`` and ``receive`` what a permission answer allows
-(``completes_unrun``, ``racing_approval_used``); ``_may_patch_ended`` whether a patch after the
-idle is one (``patch_allowed``). ``tests/test_rule_in_one_place.py`` holds the Agent to that: no
-rule ID of ``model.between`` is written here. What narrows the tables' moves beyond that is
-named where it is offered as one of: a bound (``Config`` counts; a move offered once per run),
-this Agent's own behaviour (a choice a real Agent makes one way, e.g. work that waits on the
-user does not end on its own), or a reading's freedom (``_reading``: what an alternative lets an
-Agent do). Each step advances the model's machines through ``MachineSpec.fire``, so an agent
-that tried a move the tables forbid would raise the named violation.
+``Rules``, ``self.between``), whose functions the monitors call too (what is owed before an idle,
+what an ending takes with it, the stop reasons of cancelled work, how a prompt is answered, what
+a permission answer allows; ``tests/test_rule_in_one_place.py`` keeps their IDs out of here).
+What narrows the tables' moves beyond that is named where it is offered: a bound (``Config``
+counts, a move once per run), this Agent's own behaviour (a choice a real Agent makes one way),
+or a reading's freedom (``_reading``). Each step advances the model's machines through
+``MachineSpec.fire``, so an agent that tried a move the tables forbid would raise the named
+violation.
 
 The tables it fires are its ``Config``'s (``Config.variant``, ``properties.variants.tables_of``):
 the model's, or a variant's, where a removed row makes the move that needs it raise a violation flagged
@@ -706,8 +700,12 @@ class Agent:
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
+        # the close response, once the session table allows it; that everything else is settled
+        # first (work ended and reported idle, prompts answered or stopped, compactions ended,
+        # background work finished and unlisted) is this Agent's own behaviour (closing stops
+        # its work), not a rule: only the prompts' answers are ACC-13's (the prompt table)
         if (
-            not active  # the close response
+            not active
             and self.reported == fgm.IDLE
             and "closed" in self._can("session", self.session)
             and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.order)
@@ -1731,6 +1729,8 @@ class Agent:
         return [self._report(fgm.RUNNING)]
 
     def _do_tool_run(self, tid: str) -> list[Msg]:
+        """Run the tool; a refused call (or one whose approval raced the cancel, taken as not
+        approved: ``receive``) fails instead, this Agent's fallback."""
         t = self.tools[tid]
         if len(t) > 3 and t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
