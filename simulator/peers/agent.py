@@ -965,15 +965,12 @@ class Agent:
                         bw.ADVERTISED_MODES.rule
                     ):
                         add(("agent", "elicit", mode))
-        if blocked and not self.cancelling and "block" in doing:
-            add(("agent", "block", None))
-        elif (
-            not self._applies(bw.BLOCKED_ON_USER.rule)
-            and not self.cancelling
-            and "block" in doing
-            and not self.between.blocked_on_user(self._asking())
-        ):
-            add(("agent", "block", None))  # requires_action with nothing to act on (a seeded bug)
+        if "block" in doing and not self.cancelling:
+            # ``model.between`` BLOCKED_ON_USER: requires_action needs a request outstanding; this
+            # Agent blocks when its work waits on one (``blocked``), a seeded bug with none
+            justified = self.between.blocked_on_user(self._asking())
+            if blocked if justified else not self._applies(bw.BLOCKED_ON_USER.rule):
+                add(("agent", "block", None))
         if producing:
             self._tool_events(add, "pause" in features)
         if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
