@@ -62,7 +62,10 @@ CANCEL_UPDATES_BEFORE_IDLE: Final = Between(
 )  # fmt: skip
 CANCEL_CONFIRMED: Final = Between(
     "cancel_confirmed", "TRANS-04", "State transitions",
-    "foreground work that was active when a session/cancel took effect ends",
+    "foreground work that was active when a session/cancel took effect ends: the first idle after "
+    "a cancel received while work was reported active, unless it is a resume snapshot (an unknown "
+    "or unrecognized state reported in between is no outcome and no cancellation: the idle after "
+    "it is still the one that shows the covered work over, and a repeated idle is no completion)",
     "its idle carries the stop reason named by the parameter (the spec's: cancelled)",
     ("foreground", "session"),
     (("stop_reason", foreground.CANCELLED),),
@@ -205,6 +208,18 @@ class Rules:
         """``updates_before_idle``: whether the work still owes an update before its idle (a tool
         call of it not in a final status, the user message of a prompt it inserted not reported)."""
         return any(True for _ in live_tools) or any(True for _ in unreported_messages)
+
+    @staticmethod
+    def confirming_idle(cancel_pending: bool, resume_snapshot: bool) -> bool:
+        """``cancel_confirmed``: whether an idle is the one that ends the work a cancel covered
+        (``cancel_pending``: a session/cancel or session/close was received while work was
+        reported active, and no idle came since; ``resume_snapshot``: the idle reports the state
+        to a ``session/resume``, no transition). What was reported between the cancel and this
+        idle does not matter: unknown, or an unrecognized state, that replaced the active one is
+        "neither a work outcome nor a closure or cancellation" (Session states), so the covered
+        work still owes its confirmation; once idle is reported that work is over, and a repeated
+        idle is no new completion, so no later idle could confirm it."""
+        return cancel_pending and not resume_snapshot
 
     def confirmation_breach(self, reason: object) -> Between | None:
         """The declaration an idle ending cancelled work breaks with stop reason ``reason``."""

@@ -1,0 +1,98 @@
+"""Which idle confirms a cancellation (``model.between`` ``cancel_confirmed``, ``confirming_idle``):
+the first idle after a cancel received while work was reported active, also when unknown or an
+unrecognized state was reported in between (issue 31: decidability's witnesses of TRANS-04 and
+CANCEL-12 were such transcripts, accepted by check)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from model import between as bw
+from properties.engine import MonitorSet
+from tests.wire_dsl import (
+    Line,
+    answer,
+    cancel,
+    close,
+    initialize,
+    initialized,
+    ok,
+    prompt,
+    resume,
+    state,
+    user,
+)
+
+TURN: list[Line] = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
+
+
+def _rules(lines: list[Line], **options: Any) -> list[tuple[str, int]]:
+    ms = MonitorSet(**options)
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=False)
+    return [(f.rule, f.line) for f in ms.findings if f.kind == "rule" and f.level != "info"]
+
+
+def test_the_declaration_names_the_first_live_idle_after_the_cancel() -> None:
+    assert bw.SPEC.confirming_idle(cancel_pending=True, resume_snapshot=False)
+    assert not bw.SPEC.confirming_idle(cancel_pending=True, resume_snapshot=True)
+    assert not bw.SPEC.confirming_idle(cancel_pending=False, resume_snapshot=False)
+
+
+@pytest.mark.parametrize(
+    ("stop", "extra", "rule"),
+    [
+        ("end_turn", {}, bw.CANCEL_CONFIRMED.rule),
+        ("error", {"error": {"code": -32603, "message": "x"}}, bw.CANCEL_NOT_ERROR.rule),
+        ("cancelled", {}, None),
+    ],
+)
+def test_an_idle_after_unknown_still_confirms_the_cancellation(
+    stop: str, extra: dict[str, Any], rule: str | None
+) -> None:
+    """Unknown "is neither a work outcome nor a closure or cancellation" (Session states): the
+    work the cancel covered still owes its confirming idle, and the idle after unknown is the
+    last one that could be it (a repeated idle is no completion)."""
+    lines = [*TURN, cancel(), state("unknown"), state("idle", stop=stop, **extra)]
+    assert _rules(lines) == ([] if rule is None else [(rule, 7)])
+
+
+def test_an_idle_after_an_unrecognized_state_confirms_it_too() -> None:
+    custom = [initialize(0, meta={"customStates": True}), initialized(0), *TURN]
+    lines = [*custom, cancel(), state("_reviewing"), state("idle", stop="end_turn")]
+    assert _rules(lines) == [(bw.CANCEL_CONFIRMED.rule, len(lines))]
+
+
+def test_the_idle_after_a_resume_and_unknown_confirms_it() -> None:
+    """The shape of decidability's witness (seed 116): cancel while running, a resume answered
+    with running, unknown, then an idle with end_turn."""
+    lines = [
+        *TURN,
+        cancel(),
+        resume(3, replay=False),
+        state("running"),
+        ok(3),
+        state("unknown"),
+        state("idle", stop="end_turn"),
+    ]
+    assert _rules(lines) == [(bw.CANCEL_CONFIRMED.rule, len(lines))]
+
+
+def test_what_does_not_confirm_a_cancellation() -> None:
+    # a resume snapshot reports the state, it ends nothing
+    snapshot = [*TURN, cancel(), resume(3, replay=False), state("idle", stop="end_turn"), ok(3)]
+    assert _rules(snapshot) == []
+    # a cancel received while unknown was reported: no active work is known to be covered
+    lost = [*TURN, state("unknown"), cancel(), state("idle", stop="end_turn")]
+    assert _rules(lost) == []
+    # when-acted: the work may have ended on its own before the Agent acted on the cancel
+    after_unknown = [*TURN, cancel(), state("unknown"), state("idle", stop="end_turn")]
+    assert _rules(after_unknown, readings={"cancel-takes-effect": "when-acted"}) == []
+
+
+def test_a_close_during_the_work_then_unknown_is_confirmed_by_the_next_idle() -> None:
+    lines = [*TURN, close(2), state("unknown"), state("idle", stop="end_turn"), ok(2)]
+    assert (bw.CANCEL_CONFIRMED.rule, 7) in _rules(lines)
