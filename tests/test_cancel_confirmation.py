@@ -18,10 +18,12 @@ from tests.wire_dsl import (
     close,
     initialize,
     initialized,
+    item,
     ok,
     prompt,
     resume,
     state,
+    tool,
     user,
 )
 
@@ -96,3 +98,33 @@ def test_what_does_not_confirm_a_cancellation() -> None:
 def test_a_close_during_the_work_then_unknown_is_confirmed_by_the_next_idle() -> None:
     lines = [*TURN, close(2), state("unknown"), state("idle", stop="end_turn"), ok(2)]
     assert (bw.CANCEL_CONFIRMED.rule, 7) in _rules(lines)
+
+
+# -- unlisted-tool-at-cancelled-idle: the default stays owed-before-idle ---------------------------
+
+_WATCHER: list[Line] = [
+    prompt(1),
+    state("running"),
+    tool("tc_bg_1", "in_progress"),
+    cancel(),
+    state("idle", stop="cancelled"),
+]
+"""A conforming Agent's turn (explore's walk 1924 under every-unlisted): a background watcher
+announced during the work, "before the first list that names it" (Background work), and the
+cancelled work's idle sent before that list."""
+
+
+def test_an_unlisted_tool_call_no_list_has_ruled_on_is_no_breach_at_the_cancelled_idle() -> None:
+    from properties.readings import BY_NAME
+
+    assert BY_NAME["unlisted-tool-at-cancelled-idle"].default == "owed-before-idle"
+    assert _rules(_WATCHER) == []
+    # the watcher is listed afterwards: it was background work all along
+    listed = [*_WATCHER, state("idle", bg=[item("tool_call", "tc_bg_1")])]
+    assert _rules(listed) == []
+    # under every-unlisted the same conforming turn breaks CANCEL-17 at the idle
+    every = {"unlisted-tool-at-cancelled-idle": "every-unlisted"}
+    assert _rules(_WATCHER, readings=every) == [(bw.CANCELLED_TOOLS_FINAL.rule, 5)]
+    # a concrete list at the idle that leaves it out rules on it under the default
+    ruled = [*_WATCHER[:-1], state("idle", stop="cancelled", bg=[])]
+    assert _rules(ruled) == [(bw.CANCELLED_TOOLS_FINAL.rule, 5)]
