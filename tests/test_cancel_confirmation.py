@@ -128,3 +128,40 @@ def test_an_unlisted_tool_call_no_list_has_ruled_on_is_no_breach_at_the_cancelle
     # a concrete list at the idle that leaves it out rules on it under the default
     ruled = [*_WATCHER[:-1], state("idle", stop="cancelled", bg=[])]
     assert _rules(ruled) == [(bw.CANCELLED_TOOLS_FINAL.rule, 5)]
+
+
+# -- the simulated Agent: a cancel it could not see the work for -----------------------------------
+
+_RUNNING = [
+    ("client", "prompt", None),
+    "deliver",
+    ("agent", "insert", 1),
+    ("agent", "user_message", 1),
+    ("agent", "start", None),
+    ("agent", "answer", 1),
+    "deliver",
+]
+
+
+@pytest.mark.parametrize("lost", [True, False])
+def test_a_cancel_received_while_unknown_was_reported_may_find_the_work_ended_on_its_own(lost: bool) -> None:
+    """Unknown is reported on "actual loss of observability" (Session states): a cancel that
+    arrives then may find the work already over, so the Agent may end it with its own stop
+    reason, and the checker (no cancel of work reported active) accepts it. A cancel received
+    while running was reported covers the work it saw: only cancelled confirms it."""
+    from simulator.explore.common import new_monitors
+    from simulator.peers.config import SMALL
+    from simulator.peers.schedulers import scripted
+    from simulator.peers.world import World
+
+    cfg = SMALL.with_(features=frozenset({"unknown", "cancel"}), prompts=1, capacity=8, losses=1)
+    before = [("agent", "lose", None), "deliver"] if lost else []
+    script = [*_RUNNING, *before, ("client", "cancel", None), "deliver"]
+    run = scripted(script, cfg, frozenset(), settle=False)
+    own_end = ("agent", "end", "end_turn")
+    assert (own_end in run.world.enabled()) is lost
+    assert ("agent", "end", "cancelled") in run.world.enabled()
+    if lost:
+        world = World(cfg, frozenset(), new_monitors(True, cfg))
+        done = scripted([*script, own_end], cfg, frozenset(), world.monitors)
+        assert [f.rule for f in done.findings if f.kind == "rule"] == []

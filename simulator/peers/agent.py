@@ -594,6 +594,19 @@ class Agent:
         return self.session == "open"
 
     # -- receiving -----------------------------------------------------------------------------
+    def _start_cancelling(self) -> None:
+        """A session/cancel or session/close reached active work. When it came while the
+        reported state was unknown or unrecognized (``unobserved``), the Agent could not see the
+        work at the time: it may have ended on its own, unobserved, before the cancel took effect
+        (unknown: "actual loss of observability", Session states), so the work may still end with
+        its own stop reason (``model.between`` confirming_idle asks for cancelled only after a
+        cancel received while work was reported active)."""
+        if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION):  # this one covers work it saw
+            self.extras = self.extras - {"unobserved"}
+        elif not self.cancelling:
+            self.extras = self.extras | {"unobserved"}
+        self.cancelling = True
+
     def receive(self, msg: Msg) -> None:
         method = msg.get("method")
         if method == "session/prompt":
@@ -614,7 +627,7 @@ class Agent:
             for rid in self.order:  # the prompt table says what a cancel means in each state
                 self._prompt_fire(rid, "cover")
             if self.real != fgm.IDLE:
-                self.cancelling = True
+                self._start_cancelling()
         elif method == "$/cancel_request":
             rid = msg["params"]["requestId"]
             if rid in self.prompts:
@@ -627,7 +640,7 @@ class Agent:
             for rid in self.order:  # the prompt table says what a close means in each state
                 self._prompt_fire(rid, "close")
             if self.real != fgm.IDLE:
-                self.cancelling = True
+                self._start_cancelling()
         elif method == "session/resume":
             self.session = self.specs["session"].fire(self.session, "resume")
             if self.resume_rid is not None:  # a second resume: this handshake goes on
@@ -969,9 +982,10 @@ class Agent:
         if self.cancelling:
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
-            if not self._reading("cancel-takes-effect", "when-acted"):
+            if not self._reading("cancel-takes-effect", "when-acted") and "unobserved" not in self.extras:
                 return
-            # when-acted: the work may have ended before the Agent acted on the cancel
+            # when-acted: the work may have ended before the Agent acted on the cancel;
+            # unobserved: before the cancel came (``_start_cancelling``)
         if self._can_end():
             add(("agent", "end", fgm.END_TURN))
             if "limits" in features:
@@ -1788,7 +1802,7 @@ class Agent:
         )
         self.real = fgm.IDLE
         self.cancelling = False
-        self.extras = self.extras - {"asked"}  # (BLOCKED_ON_USER: a new stretch of asking)
+        self.extras = self.extras - {"asked", "unobserved"}  # (BLOCKED_ON_USER: a new stretch of asking)
         self.last_stop = reason
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"
