@@ -165,3 +165,24 @@ def test_a_cancel_received_while_unknown_was_reported_may_find_the_work_ended_on
         world = World(cfg, frozenset(), new_monitors(True, cfg))
         done = scripted([*script, own_end], cfg, frozenset(), world.monitors)
         assert [f.rule for f in done.findings if f.kind == "rule"] == []
+
+
+def test_the_agent_may_withdraw_the_cancelled_works_elicitation_before_its_idle() -> None:
+    """Cancellation: the Agent stops waiting for the cancelled work's requests and SHOULD cancel
+    each with $/cancel_request ("The same rules apply to permissions and both elicitation
+    modes"): before its idle as well as after it. The messages up to the Client's answer are
+    then a conforming run's (decidability's shortest accepted CANCEL-11 witness)."""
+    from simulator.explore.common import new_monitors
+    from simulator.peers.scenarios import _TURN_START, ELICITING, D, a, c
+    from simulator.peers.schedulers import scripted
+    from simulator.peers.world import World
+
+    blocked = [*_TURN_START, a("elicit", "form"), a("block"), D, c("cancel"), D]
+    assert a("elicit_withdraw", "elicit_1") in scripted(blocked, ELICITING, settle=False).world.enabled()
+    script = [*blocked, a("elicit_withdraw", "elicit_1"), D, c("elicit_cancel", "elicit_1"), D]
+    script += [a("end", "cancelled"), D]
+    world = World(ELICITING, frozenset(), new_monitors(True, ELICITING))
+    run = scripted(script, ELICITING, frozenset(), world.monitors)
+    assert [f.rule for f in run.findings if f.kind == "rule"] == []
+    methods = [m.get("method") for _, m in run.world.transcript]
+    assert methods.index("$/cancel_request") < len(methods) - 1  # before the idle, the last line

@@ -1097,15 +1097,18 @@ class Agent:
         """The Agent's moves on its elicitations: the elicitation table's agent rows from each
         one's state (``_can``), within its own choices: the external completion of an accepted
         URL elicitation (``elicit_complete``; once more after its work ended, then ignored), and
-        the withdrawal (``elicit_withdraw``) of one abandoned with cancelled work, or of a pending
-        one it no longer needs while its work goes on."""
+        the withdrawal (``elicit_withdraw``) of one abandoned with cancelled work (also while it
+        carries the cancel out, before its idle: it stops waiting for it, the table's abandon,
+        then withdraws it: Cancellation, "It SHOULD cancel each of them with $/cancel_request",
+        and "The same rules apply to permissions and both elicitation modes", Lifecycle
+        examples), or of a pending one it no longer needs while its work goes on."""
         if self.session not in (sm.OPEN, sm.CLOSING):
             return
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[3] and not e[4]:
                 add(("agent", "elicit_complete", rid))
-            if "withdraw" in allowed and not (e[0] == em.PENDING and self.cancelling):
+            if "withdraw" in allowed:
                 add(("agent", "elicit_withdraw", rid))
 
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
@@ -1689,7 +1692,10 @@ class Agent:
 
     def _do_elicit_withdraw(self, rid: str) -> list[Msg]:
         e = self.elicits[rid]
-        _put(self.elicits, rid, 0, self._fire("elicitation", e[0], "withdraw"))
+        state = e[0]
+        if state == em.PENDING and self.cancelling:  # the cancelled work's: no longer waited on
+            state = self._fire("elicitation", state, "abandon")
+        _put(self.elicits, rid, 0, self._fire("elicitation", state, "withdraw"))
         return [wire.cancel_request(rid)]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
