@@ -18,6 +18,11 @@ variant file's ``[between.NAME]`` tables; dropping a declaration is dropping its
 rule IDs below appear nowhere else in their code. To change a rule between machines, edit its
 declaration and its function here (``docs/session-model.md`` has a worked example).
 
+Where a machine's table already names a declaration's rule in one of its cells (the permission
+table's ``abandon``: a request of cancelled work is not approved; the foreground table's
+``block``: requires_action only for work blocked on the user), the declaration takes its rule
+from that cell, so the rule ID is written once in ``model/``.
+
 Must not know: JSON-RPC, the wire format, monitors, the simulator.
 """
 
@@ -27,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from model import foreground
+from model import foreground, permission
 
 Param = bool | str
 
@@ -92,10 +97,11 @@ CANCELLED_TOOLS_FINAL: Final = Between(
     ("foreground", "tool_call", "background_item"),
 )  # fmt: skip
 CANCELLED_PERMISSIONS: Final = Between(
-    "cancelled_permissions", "CANCEL-06", "Cancellation",
+    "cancelled_permissions", permission.SPEC.forbidden["abandon"], "Cancellation",
     "the Agent stops the covered work",
     "it stops waiting on that work's pending permission requests and treats them as not approved "
-    "(the permission table's abandon): a late approval never runs the tool",
+    "(the permission table's abandon, whose cell names the rule: stated there once): a late "
+    "approval never runs the tool",
     ("foreground", "permission", "tool_call"),
 )  # fmt: skip
 CONTENT_ADVERTISED: Final = Between(
@@ -130,14 +136,15 @@ LATE_ANSWERS_IGNORED: Final = Between(
     ("foreground", "elicitation", "tool_call"),
 )  # fmt: skip
 BLOCKED_ON_USER: Final = Between(
-    "blocked_on_user", "TRANS-05", "State transitions",
+    "blocked_on_user", foreground.SPEC.forbidden["block"], "State transitions",
     "foreground work reports requires_action (it blocks, or starts blocked) and holds it until its "
     "next state",
     "some user-action request of the session (a session/request_permission or an "
     "elicitation/create) is outstanding during that stretch: asked and neither answered nor "
     "withdrawn, or a URL elicitation accepted and not yet completed (the request may follow the "
     "report: work that starts blocked may report requires_action first); a stretch with none is "
-    "blocked on nothing the user can act on",
+    "blocked on nothing the user can act on (the rule is the one the foreground table's block "
+    "cell names: stated there once)",
     ("foreground", "permission", "elicitation"),
 )  # fmt: skip
 

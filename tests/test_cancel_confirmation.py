@@ -186,3 +186,24 @@ def test_the_agent_may_withdraw_the_cancelled_works_elicitation_before_its_idle(
     assert [f.rule for f in run.findings if f.kind == "rule"] == []
     methods = [m.get("method") for _, m in run.world.transcript]
     assert methods.index("$/cancel_request") < len(methods) - 1  # before the idle, the last line
+
+
+def test_cancel_06_and_trans_05_are_written_once_in_the_model() -> None:
+    """The permission table's abandon cell and the foreground table's block cell name these
+    rules; the declarations take their rule from those cells."""
+    import ast
+    from pathlib import Path
+
+    from model import foreground, permission
+
+    assert bw.CANCELLED_PERMISSIONS.rule is permission.SPEC.forbidden["abandon"]
+    assert bw.BLOCKED_ON_USER.rule is foreground.SPEC.forbidden["block"]
+    model = Path(__file__).resolve().parents[1] / "model"
+    for rule in (bw.CANCELLED_PERMISSIONS.rule, bw.BLOCKED_ON_USER.rule):
+        found = [
+            path.name
+            for path in sorted(model.glob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Constant) and node.value == rule
+        ]
+        assert len(found) == 1, (rule, found)
