@@ -28,7 +28,7 @@ Must not know: JSON-RPC, the wire format, monitors, the simulator.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -148,6 +148,23 @@ BLOCKED_ON_USER: Final = Between(
     ("foreground", "permission", "elicitation"),
 )  # fmt: skip
 
+LIST_ON_EVERY_SNAPSHOT: Final = Between(
+    "list_on_every_snapshot", "BG-07", "Background work",
+    "a state_update is sent in a session that reports background work (after its first concrete "
+    "background list; also before it when the parameter before_first_list is true, the reading "
+    "state-updates-before-first-list=every)",
+    "it carries a concrete background list (an empty one when nothing runs): omitted, null or not "
+    "an array is a snapshot that says nothing of the background work",
+    ("foreground", "background_item"),
+)  # fmt: skip
+TERMINAL_LISTED_ALONE: Final = Between(
+    "terminal_listed_alone", "BG-13", "Background work",
+    "a background list names a terminal that a tool call's content embeds, and that terminal is "
+    "the tool call's only live work (the reading tool-with-listed-terminal=only-live-work)",
+    "the list names the terminal only, not the tool call as well",
+    ("tool_call", "terminal", "background_item"),
+)  # fmt: skip
+
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
     CANCEL_UPDATES_BEFORE_IDLE,
@@ -161,6 +178,8 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     STEERING,
     LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
+    LIST_ON_EVERY_SNAPSHOT,
+    TERMINAL_LISTED_ALONE,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -289,6 +308,29 @@ class Rules:
     def refused_content(types: Iterable[str], allowed: frozenset[str]) -> tuple[str, ...]:
         """``content_advertised``: the content types of a prompt the Agent must refuse."""
         return tuple(t for t in types if t not in allowed)
+
+    @staticmethod
+    def list_missing(listed_before: bool, bare_before: bool, before_first_list: bool, has_list: bool) -> bool:
+        """``list_on_every_snapshot``: whether a state_update breaks it: one without a concrete
+        list after the session's first list (``listed_before``), or, when ``before_first_list``,
+        the session's first list after a state_update without one (``bare_before``)."""
+        if listed_before:
+            return not has_list
+        return has_list and bare_before and before_first_list
+
+    @staticmethod
+    def listed_with_terminal(
+        listed: Collection[tuple[str, str]], embeds: Mapping[str, Collection[str]]
+    ) -> list[tuple[str, tuple[str, ...], bool]]:
+        """``terminal_listed_alone``: for each tool call (in ID order) whose content embeds a
+        listed terminal (``embeds``: tool call -> terminals), those terminals and whether the
+        list names the tool call as well (which breaks it)."""
+        found = []
+        for tool, terms in sorted(embeds.items()):
+            both = tuple(sorted(t for t in terms if ("terminal", t) in listed))
+            if both:
+                found.append((tool, both, ("tool_call", tool) in listed))
+        return found
 
 
 SPEC: Final = Rules()

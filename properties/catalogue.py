@@ -213,7 +213,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ENT-01",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """Within one session the Agent never gives an ID already used by an
        entity of some type to a second, different entity of that same type (seen on the wire as an
        ended entity that starts over under the same type and ID).""",
@@ -452,7 +452,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-07",
         _M,
         _A,
-        _MON,
+        _MOD,
         """An Agent that reports background work includes the background field
        on every state_update of the session (whether that binds the state_updates before its first
        list is the reading state-updates-before-first-list).""",
@@ -510,7 +510,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-13",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """When a listed terminal is all that keeps a tool call alive, only the
        terminal appears in the list, not the tool call as well.""",
         (27,),
