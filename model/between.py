@@ -165,6 +165,28 @@ TERMINAL_LISTED_ALONE: Final = Between(
     ("tool_call", "terminal", "background_item"),
 )  # fmt: skip
 
+SETUP_BEFORE_PROMPTS: Final = Between(
+    "setup_before_prompts", "INTRO-01", "INTRO",
+    "the Client sends a session/prompt",
+    "its setup is complete: the initialize handshake was answered, the session exists for it (a "
+    "session/new response that creates it does not come later) and no session/resume of it is "
+    "still being answered",
+    ("session", "prompt"),
+)  # fmt: skip
+PROMPT_HAS_CONTENT: Final = Between(
+    "prompt_has_content", "USER-01", "1. User message",
+    "the Client sends a session/prompt",
+    "its prompt array holds at least one content block",
+    ("prompt",),
+)  # fmt: skip
+CLIENT_SENDS_ADVERTISED: Final = Between(
+    "client_sends_advertised", "USER-03", "1. User message",
+    "the Client sends a session/prompt after the Agent's initialize answer",
+    "every content block is of a type content_advertised allows (the baseline types and those the "
+    "Agent's prompt capabilities advertise; a custom type only where the capabilities carry _meta)",
+    ("prompt", "session"),
+)  # fmt: skip
+
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
     CANCEL_UPDATES_BEFORE_IDLE,
@@ -180,6 +202,9 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     BLOCKED_ON_USER,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
+    SETUP_BEFORE_PROMPTS,
+    PROMPT_HAS_CONTENT,
+    CLIENT_SENDS_ADVERTISED,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -187,6 +212,8 @@ BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})
 """Content types every Agent accepts in a prompt (``content_advertised``)."""
 PROMPT_CAPABILITY_TYPES: Final = {"image": "image", "audio": "audio", "embeddedContext": "resource"}
 """PromptCapabilities field -> the content block type it allows."""
+STANDARD_CONTENT_TYPES: Final = BASELINE_PROMPT_TYPES | frozenset(PROMPT_CAPABILITY_TYPES.values())
+"""The content block types of the schema; any other type is custom (``client_sends_advertised``)."""
 
 
 @dataclass(frozen=True)
@@ -303,6 +330,28 @@ class Rules:
         """``content_advertised``: the content types a prompt may carry (baseline and
         advertised: PromptCapabilities fields)."""
         return BASELINE_PROMPT_TYPES | {PROMPT_CAPABILITY_TYPES[f] for f in advertised}
+
+    @staticmethod
+    def unadvertised(types: Iterable[object], allowed: frozenset[str], custom_ok: bool) -> list[str]:
+        """``content_advertised``, ``client_sends_advertised``: the content types of a prompt that
+        the Agent did not allow (``allowed``); a custom type is allowed where the capabilities carry
+        ``_meta`` (``custom_ok``). Blocks without a string type are not judged here."""
+        return [
+            t for t in types
+            if type(t) is str and t not in allowed and (t in STANDARD_CONTENT_TYPES or not custom_ok)
+        ]  # fmt: skip
+
+    @staticmethod
+    def setup_missing(init_pending: bool, resuming: bool) -> str | None:
+        """``setup_before_prompts``: what a session/prompt sent now comes before (None: nothing)."""
+        if init_pending:
+            return "initialize was answered"
+        return "session/resume was answered" if resuming else None
+
+    @staticmethod
+    def empty_prompt(prompt: object) -> bool:
+        """``prompt_has_content``: whether a prompt array is empty (a malformed one is the schema's)."""
+        return type(prompt) is list and not prompt
 
     @staticmethod
     def refused_content(types: Iterable[str], allowed: frozenset[str]) -> tuple[str, ...]:
