@@ -18,7 +18,6 @@ Must not know: foreground state (a request alone never changes it), tool call st
 
 from __future__ import annotations
 
-from model import between
 from model.core import MachineSpec, Row
 
 PENDING, WITHDRAWN, NOT_APPROVED, SELECTED, CANCELLED, ERRORED = (
@@ -59,11 +58,11 @@ SPEC = MachineSpec(
     final=(SELECTED, CANCELLED, ERRORED),
     rows=ROWS,
     forbidden={
-        "select": between.ONE_ANSWER.rule,
-        "answer_cancelled": between.ONE_ANSWER.rule,
-        "error": between.ONE_ANSWER.rule,
+        "select": "INTRO-02",
+        "answer_cancelled": "INTRO-02",
+        "error": "INTRO-02",
         "withdraw": "CANCEL-07",
-        "abandon": between.CANCELLED_PERMISSIONS.rule,
+        "abandon": "CANCEL-06",
     },
     eventually={NOT_APPROVED: "CANCEL-07"},
     description="A permission request until the Client's one answer.",
