@@ -490,6 +490,21 @@ class Rules:
         return mode in advertised
 
     @staticmethod
+    def lists_before_first(state_updates_before_first_list: str) -> bool:
+        """``list_on_every_snapshot`` under the reading ``state-updates-before-first-list``: whether
+        the list binds the state_updates before the session's first one too (``every``: an Agent
+        that may report background work carries one from its first state_update)."""
+        return state_updates_before_first_list == "every"
+
+    @staticmethod
+    def terminal_alone_binds(tool_with_listed_terminal: str) -> bool:
+        """``terminal_listed_alone`` under the reading ``tool-with-listed-terminal``: whether a tool
+        call whose content embeds a listed terminal has no live work but that terminal
+        (``only-live-work``: the list names the terminal alone) or may have other work
+        (``may-have-other-work``: the list may name both)."""
+        return tool_with_listed_terminal == "only-live-work"
+
+    @staticmethod
     def list_missing(listed_before: bool, bare_before: bool, before_first_list: bool, has_list: bool) -> bool:
         """``list_on_every_snapshot``: whether a state_update breaks it: one without a concrete
         list after the session's first list (``listed_before``), or, when ``before_first_list``,

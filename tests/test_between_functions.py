@@ -23,6 +23,8 @@ ALTERNATIVES = {r.name: r.alternatives for r in READINGS}
         ("cancel-takes-effect", bw.SPEC.own_end_after_cancel, {"when-acted"}),
         ("approval-racing-cancel", bw.SPEC.racing_approval_used, {"may-be-used"}),
         ("prompt-ahead-of-held", bw.SPEC.may_overtake_held, {"held-only"}),
+        ("state-updates-before-first-list", bw.SPEC.lists_before_first, {"every"}),
+        ("tool-with-listed-terminal", bw.SPEC.terminal_alone_binds, {"only-live-work"}),
     ],
 )
 def test_each_reading_alternative_is_read_one_way(reading: str, function: object, true_for: set[str]) -> None:

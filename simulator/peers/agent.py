@@ -482,9 +482,10 @@ class Agent:
         return [wire.background_item(kind, ident) for kind, ident in self.listed]
 
     def _lists_always(self) -> bool:
-        """``state-updates-before-first-list=every``: an Agent that may report background work
-        carries a list (maybe empty) on every state_update of the session."""
-        return self._reading("state-updates-before-first-list", "every") and any(
+        """Where ``model.between`` ``lists_before_first`` says so (the reading
+        ``state-updates-before-first-list``), an Agent that may report background work carries a
+        list (maybe empty) on every state_update of the session."""
+        return self.between.lists_before_first(self.rd["state-updates-before-first-list"]) and any(
             self._has(f) for f in ("terminal", "bg_tool", "subagent")
         )
 
@@ -1098,7 +1099,10 @@ class Agent:
         ):
             if "terminal" in features:
                 add(("agent", "bg_start", "terminal"))
-                if self._reading("tool-with-listed-terminal", "may-have-other-work") or "embed" in features:
+                if (
+                    not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL])
+                    or "embed" in features
+                ):
                     add(("agent", "bg_start", "terminal+tool"))
             if "bg_tool" in features:
                 add(("agent", "bg_start", "tool_call"))
@@ -1912,7 +1916,7 @@ class Agent:
                     self.sid, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]
                 ),
             )
-            if self._reading("tool-with-listed-terminal", "may-have-other-work"):
+            if not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL]):
                 self.items[("tool_call", tid)] = bgm.ANNOUNCED  # listed with its terminal
             # else (feature ``embed``): the terminal is all that keeps it alive, so only the
             # terminal is listed; it ends with the terminal (``_do_bg_finish``)
