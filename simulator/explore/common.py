@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from properties.engine import MonitorSet
 from simulator.peers.config import Config
@@ -186,9 +185,6 @@ class Counterexample:
     ``breaks_at`` (1-based); the whole transcript for an "eventually" rule or a refused move
     (never sent); None when unknown."""
 
-    def sort_key(self) -> tuple[Any, ...]:
-        return (self.rule, len(self.events), self.mode)
-
 
 def keep_shortest(
     best: dict[str, Counterexample],
@@ -201,11 +197,6 @@ def keep_shortest(
         k = key(c)
         if k not in best or len(c.events) < len(best[k].events):
             best[k] = c
-
-
-def transcript_of(events: list[Event], cfg: Config, faults: frozenset[str]) -> list[Line]:
-    """The wire transcript (proxy order) of a counterexample, replayed exactly."""
-    return replay(events, cfg, faults, skip_disabled=False, settle=False).world.transcript
 
 
 def make_counterexample(
