@@ -30,8 +30,6 @@ from cli.main import EXIT_OK
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.variant_option import add_variant_options, variant_and_readings
-from cli.workers_option import cluster_failed
-from simulator.workers import ClusterError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -100,10 +98,7 @@ def run(args: argparse.Namespace) -> int:
         if shown:
             line(text)
 
-    try:
-        report = build(opts, progress)
-    except ClusterError as exc:
-        return cluster_failed("spec-report", exc)
+    report = build(opts, progress)
     if not args.quiet:
         line(
             f"wrote {Path(args.out) / 'index.md'} and report.json"
