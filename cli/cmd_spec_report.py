@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     check_folder(args.out, "--out")
     variant, readings = variant_and_readings(args)
     opts = Options(Path(args.out), readings, bound_of(args), time_budget(args))
-    opts.matrix = _matrix_names(args.readings)
+    opts.matrix = reading_names(args.readings)
     opts.pool = pool_from(args)
     if variant is not None:
         opts.variant = variant
@@ -116,7 +116,3 @@ def cpu_seconds() -> float:
         return time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
-
-
-def _matrix_names(value: str) -> tuple[str, ...]:
-    return reading_names(value)
