@@ -524,7 +524,7 @@ def explain_examples(hyp: dict[str, Any], asked: int) -> str:
         return "no examples asked (--examples 0): the random walks only"
     by = hyp["examples_by_outcome"]
     ran = sum(by.values())
-    parts = ", ".join(f"{n:,} {explore_hypothesis.OUTCOME_LABELS[k]}" for k, n in by.items())
+    parts = ", ".join(f"{n:,} {explore_hypothesis.OUTCOMES[k]}" for k, n in by.items())
     text = f"{asked:,} examples asked per round, {ran:,} ran in {hyp['rounds']} round(s) ({parts})"
     why = []
     if any(k not in ("completed", "failed") for k in by):
