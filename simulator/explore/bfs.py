@@ -498,7 +498,7 @@ def _explore(
     events, rows, entity = parts.tally()
     s.fg = [parts.fg[st[0]] for st in s.states]
     seconds = time.perf_counter() - t0
-    result = BfsResult(
+    return BfsResult(
         cfg=cfg,
         faults=faults,
         symmetry=symmetry,
@@ -524,9 +524,8 @@ def _explore(
         one_side_states=sum(s.one_side) if s.one_side is not None else 0,
         unjudged_cycles=unjudged,
         stored_bytes=stored,
+        _search=s,
     )
-    result._search = s
-    return result
 
 
 def search_states(
