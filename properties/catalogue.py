@@ -170,7 +170,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "INTRO-01",
         _M,
         _C,
-        _MON,
+        _MOD,
         """A Client sends no session/prompt until the initialize handshake and
        the setup of that session have completed.""",
         (1,),
@@ -213,7 +213,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ENT-01",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """Within one session the Agent never gives an ID already used by an
        entity of some type to a second, different entity of that same type (seen on the wire as an
        ended entity that starts over under the same type and ID).""",
@@ -452,7 +452,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-07",
         _M,
         _A,
-        _MON,
+        _MOD,
         """An Agent that reports background work includes the background field
        on every state_update of the session (whether that binds the state_updates before its first
        list is the reading state-updates-before-first-list).""",
@@ -510,7 +510,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-13",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """When a listed terminal is all that keeps a tool call alive, only the
        terminal appears in the list, not the tool call as well.""",
         (27,),
@@ -558,7 +558,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USER-01",
         _MN,
         _C,
-        _MON,
+        _MOD,
         """A Client never sends a session/prompt whose prompt array is
        empty.""",
         (31,),
@@ -576,7 +576,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USER-03",
         _M,
         _C,
-        _MON,
+        _MOD,
         """A Client only sends content types that the prompt capabilities
        agreed at initialization allow.""",
         (33,),
