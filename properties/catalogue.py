@@ -17,7 +17,8 @@ Entries:
   wording implies. They exist so monitors and client-view checks have an ID to report.
 
 ``check`` says how a rule is judged: ``model`` (stated once in ``model/``: a forbidden cell, a
-guard or an obligation of a machine table, or a declaration of ``model.between``; the checker
+guard or an obligation of a machine table, a declaration of ``model.between``, or a field
+``model.fields`` requires of one update; the checker
 judges transcripts by running that statement, the simulated peers move by it), ``monitor`` (by a
 monitor's own code over a transcript of wire messages), ``client-view`` (an invariant of the
 simulated Client's view), ``not-checkable`` (with ``reason``: nothing observable can show it) or
@@ -253,7 +254,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "SDM-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Each session_message and session_message_chunk update carries a
        messageId, scoped to the transcript named by the outer sessionId.""",
         informal=True,
@@ -831,7 +832,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "NOTICE-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A notice has a non-null severity and a non-null, non-empty
        title.""",
         informal=True,
@@ -883,7 +884,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "COMPACT-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """compactionId and status are present and non-null on every
        compaction_update; compactionId and content are present and non-null on every
        compaction_summary_chunk.""",
@@ -951,7 +952,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USAGE-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A usage_update has non-null used and size; a cost value, when
        present, has both amount and currency.""",
         informal=True,

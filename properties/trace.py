@@ -1,7 +1,8 @@
 """Traceability: for each catalogued rule, what implements its check and what exercises it.
 
 Owns: ``implemented_by`` (monitors whose own code judges the rule, model machines whose forbidden
-cells, guards or obligations name it, the declarations of ``model.between`` that state it,
+cells, guards or obligations name it, the declarations of ``model.between`` and the required
+fields of ``model.fields`` that state it,
 ``properties.viewcheck`` for the client-view rules it can report; a monitor that only fires those
 tables or runs those declarations is the model's executor, not a second implementation:
 ``executes_model``),
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from model.between import rules_stated
+from model.fields import rules_stated as fields_stated
 from properties.catalogue import CODE_SECTIONS, RULES, RULES_BY_ID, SECTION_CODES
 from properties.outputs import write_atomic
 
@@ -62,7 +64,7 @@ def executes_model(cls: type[Any], rule: str) -> bool:
     implemented by the model alone; the monitor maps wire messages to the model's moves."""
     from properties.monitors.tables import rules_of
 
-    stated = rule in rules_of(getattr(cls, "TABLES", ())) or rule in rules_stated()
+    stated = rule in rules_of(getattr(cls, "TABLES", ())) or rule in rules_stated() or rule in fields_stated()
     return stated and rule not in _literals(cls.__module__)
 
 
@@ -107,6 +109,7 @@ def implemented_by(rule_id: str) -> list[str]:
     found = list(impl.get(rule_id, ()))
     found += _machine_table().get(rule_id, ())
     found += rules_stated().get(rule_id, ())
+    found += fields_stated().get(rule_id, ())
     if rule_id in VIEW_RULES:
         found.append("properties.viewcheck.compare_views")
     return found
