@@ -32,7 +32,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from model import foreground, permission
+from model import foreground, permission, toolcall
 
 Param = bool | str
 
@@ -147,6 +147,37 @@ BLOCKED_ON_USER: Final = Between(
     "cell names: stated there once)",
     ("foreground", "permission", "elicitation"),
 )  # fmt: skip
+APPROVED_RUNS: Final = Between(
+    "approved_runs", "TOOL-04", "5. Tool invocation and status reporting",
+    "the Client selects an allow option of a permission request about a tool call",
+    "the Agent runs the tool: the call goes in_progress before it is completed (failing or being "
+    "cancelled without running is allowed)",
+    ("permission", "tool_call"),
+)  # fmt: skip
+ONE_ANSWER: Final = Between(
+    "one_answer", permission.SPEC.forbidden["select"], "INTRO",
+    "the Client answers a request of the Agent (a session/request_permission or an "
+    "elicitation/create)",
+    "each request gets exactly one response: an answer to one already answered is forbidden (the "
+    "permission and elicitation tables have no row for it; the rule is the one the permission "
+    "table's answer cells name: stated there once)",
+    ("permission", "elicitation"),
+)  # fmt: skip
+CLOSE_STOPS_PROMPTS: Final = Between(
+    "close_stops_prompts", "ACC-13", "2. Prompt accepted",
+    "a session/close is received",
+    "the session closes once the Agent answers it (the session table's close and closed), every "
+    "prompt not yet inserted is stopped and answered -32800, and an inserted one keeps its "
+    "successful response (the prompt table's close and closed_out rows)",
+    ("session", "prompt"),
+)  # fmt: skip
+ADVERTISED_MODES: Final = Between(
+    "advertised_modes", "TOOL-07", "5. Tool invocation and status reporting",
+    "the Agent sends an elicitation/create",
+    "its mode is one the Client advertised in its initialize (clientCapabilities' elicitation.form "
+    "or elicitation.url)",
+    ("elicitation", "session"),
+)  # fmt: skip
 
 LIST_ON_EVERY_SNAPSHOT: Final = Between(
     "list_on_every_snapshot", "BG-07", "Background work",
@@ -200,6 +231,10 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     STEERING,
     LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
+    APPROVED_RUNS,
+    ADVERTISED_MODES,
+    ONE_ANSWER,
+    CLOSE_STOPS_PROMPTS,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
     SETUP_BEFORE_PROMPTS,
@@ -257,10 +292,49 @@ class Rules:
         return CANCEL_UPDATES_BEFORE_IDLE if cancelled else UPDATES_BEFORE_IDLE
 
     @staticmethod
-    def owed_before_idle(live_tools: Iterable[object], unreported_messages: Iterable[object]) -> bool:
+    def owed_before_idle(
+        live_tools: Iterable[object],
+        unreported_messages: Iterable[object],
+        unlisted_work: Iterable[object] = (),
+    ) -> bool:
         """``updates_before_idle``: whether the work still owes an update before its idle (a tool
-        call of it not in a final status, the user message of a prompt it inserted not reported)."""
-        return any(True for _ in live_tools) or any(True for _ in unreported_messages)
+        call of it not in a final status, the user message of a prompt it inserted not reported,
+        background work announced during it and not yet listed: without a list naming it, its
+        later updates are the ended work's, and once idle a Client may regard it as abandoned)."""
+        return (
+            any(True for _ in live_tools)
+            or any(True for _ in unreported_messages)
+            or any(True for _ in unlisted_work)
+        )
+
+    @staticmethod
+    def carries_on_after_idle(updates_after_idle: str) -> bool:
+        """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
+        of ended work may go on changing status after the idle as independent work (``background``,
+        the default) rather than owing that status before it (``foreground-owed``)."""
+        return updates_after_idle == "background"
+
+    @classmethod
+    def may_carry_on(
+        cls, status: str, reason: object, cancel_received: bool, updates_after_idle: str
+    ) -> bool:
+        """``updates_before_idle``: whether a live tool call of foreground work ending with stop
+        reason ``reason`` may carry on after the idle instead of owing its final status before it:
+        an in_progress call, where tool calls may carry on (``carries_on_after_idle``), at an idle
+        that ends the work on its own (no cancel received, no error: those owe every status)."""
+        return (
+            cls.carries_on_after_idle(updates_after_idle)
+            and status == toolcall.IN_PROGRESS
+            and not cancel_received
+            and reason != foreground.ERROR
+        )
+
+    @staticmethod
+    def patch_allowed(patch_after_idle: str) -> bool:
+        """``updates_before_idle`` under the reading ``patch-after-idle``: whether a chunk or content
+        patching a message of ended work, sent while the session is still idle after it, is a patch
+        in place (``patch-in-place``) rather than an update the work owed before its idle."""
+        return patch_after_idle == "patch-in-place"
 
     @staticmethod
     def confirming_idle(cancel_pending: bool, resume_snapshot: bool) -> bool:
@@ -280,6 +354,20 @@ class Rules:
             return None
         return CANCEL_NOT_ERROR if reason == foreground.ERROR else CANCEL_CONFIRMED
 
+    @staticmethod
+    def own_end_after_cancel(cancel_takes_effect: str) -> bool:
+        """``cancel_confirmed`` under the reading ``cancel-takes-effect``: whether work a
+        session/cancel reached may still end with its own stop reason (``when-acted``: it may have
+        ended before the Agent acted on the cancel); under ``on-receipt`` its idle confirms the
+        cancellation."""
+        return cancel_takes_effect == "when-acted"
+
+    def confirms_cancellation(self, reason: object, cancel_takes_effect: str) -> bool:
+        """Whether an idle with stop reason ``reason`` ending work after a cancel was received
+        confirms the cancellation: always, unless the work may end on its own
+        (``own_end_after_cancel``), then only when the reason is a confirming one."""
+        return not self.own_end_after_cancel(cancel_takes_effect) or self.confirmation_breach(reason) is None
+
     def confirming_reasons(self) -> tuple[str, ...]:
         """The stop reasons an idle confirming a cancellation may carry."""
         return (str(self.values[CANCEL_CONFIRMED.name]["stop_reason"]),)
@@ -291,6 +379,21 @@ class Rules:
     def covered(self, listed: bool) -> bool:
         """Whether a session/cancel covers work (``listed``: in the latest background list)."""
         return not listed or self.covers_background
+
+    def ends_with_work(self, listed: bool, cancelled: bool) -> bool:
+        """Whether foreground work ending at an idle takes work with it (its tool calls then owe
+        their final status before the idle, the Agent stops waiting on its permission requests):
+        ``listed``: the work is in the latest background list; ``cancelled``: the idle confirms a
+        cancellation, which covers what ``cancel_covers`` says; any other end takes only the
+        unlisted work."""
+        return self.covered(listed) if cancelled else not listed
+
+    @staticmethod
+    def racing_approval_used(approval_racing_cancel: str) -> bool:
+        """``cancelled_permissions`` under the reading ``approval-racing-cancel``: whether an approval
+        that arrives after the session/cancel of its work, before the idle confirming it, may be
+        used to run the tool (``may-be-used``) or is taken as not approved (``not-approved``)."""
+        return approval_racing_cancel != "not-approved"
 
     @staticmethod
     def owes_final(status: str, final: Iterable[str], covered: bool) -> bool:
@@ -326,6 +429,13 @@ class Rules:
         return next(iter(waiting), None)
 
     @staticmethod
+    def may_overtake_held(prompt_ahead_of_held: str) -> bool:
+        """``held_in_order`` under the reading ``prompt-ahead-of-held``: whether a newly received
+        prompt may go in at once ahead of held ones (``held-only``: the order binds held prompts
+        among themselves) or waits its turn behind them (``receipt-order``)."""
+        return prompt_ahead_of_held == "held-only"
+
+    @staticmethod
     def allowed_types(advertised: Iterable[str]) -> frozenset[str]:
         """``content_advertised``: the content types a prompt may carry (baseline and
         advertised: PromptCapabilities fields)."""
@@ -357,6 +467,42 @@ class Rules:
     def refused_content(types: Iterable[str], allowed: frozenset[str]) -> tuple[str, ...]:
         """``content_advertised``: the content types of a prompt the Agent must refuse."""
         return tuple(t for t in types if t not in allowed)
+
+    @staticmethod
+    def covered_invalid_answers(cancelled_invalid_prompt: str) -> tuple[str, ...]:
+        """``content_advertised`` against ``cancel_covers``, as the reading
+        ``cancelled-invalid-prompt`` says: how a prompt with unadvertised content that a
+        session/cancel covers may be answered: ``invalid`` (-32602), ``cancelled`` (-32800), or
+        either (``either``)."""
+        found = {"cancelled": ("cancelled",), "invalid": ("invalid",)}
+        return found.get(cancelled_invalid_prompt, ("invalid", "cancelled"))
+
+    @staticmethod
+    def completes_unrun(granted_not_run: bool, status: str) -> bool:
+        """``approved_runs``: whether reporting ``status`` for a tool call breaks it
+        (``granted_not_run``: its permission was granted and it has not gone in_progress since)."""
+        return granted_not_run and status == toolcall.COMPLETED
+
+    @staticmethod
+    def mode_advertised(mode: str, advertised: Iterable[str]) -> bool:
+        """``advertised_modes``: whether an elicitation in ``mode`` may be sent (``advertised``: the
+        modes the Client's initialize advertised)."""
+        return mode in advertised
+
+    @staticmethod
+    def lists_before_first(state_updates_before_first_list: str) -> bool:
+        """``list_on_every_snapshot`` under the reading ``state-updates-before-first-list``: whether
+        the list binds the state_updates before the session's first one too (``every``: an Agent
+        that may report background work carries one from its first state_update)."""
+        return state_updates_before_first_list == "every"
+
+    @staticmethod
+    def terminal_alone_binds(tool_with_listed_terminal: str) -> bool:
+        """``terminal_listed_alone`` under the reading ``tool-with-listed-terminal``: whether a tool
+        call whose content embeds a listed terminal has no live work but that terminal
+        (``only-live-work``: the list names the terminal alone) or may have other work
+        (``may-have-other-work``: the list may name both)."""
+        return tool_with_listed_terminal == "only-live-work"
 
     @staticmethod
     def list_missing(listed_before: bool, bare_before: bool, before_first_list: bool, has_list: bool) -> bool:

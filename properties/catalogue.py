@@ -1030,7 +1030,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-04",
         _S,
         _A,
-        _MON,
+        _MOD,
         """After permission is granted (when one was needed), the Agent runs
        the tool and marks it in_progress with a tool_call_update.""",
         (72,),
@@ -1057,7 +1057,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-07",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Elicitation, like other Client interactions, stays within its own
        negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
        advertised in its initialize capabilities.""",

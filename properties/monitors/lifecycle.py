@@ -86,6 +86,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
+from model import entity
 from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
@@ -241,7 +242,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         bw.BLOCKED_ON_USER.rule,
         _CUSTOM_STATES,
         "BOUND-02",
-        "MSGID-01",
+        entity.KEYED_BY_ID,
     )
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
@@ -292,11 +293,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- output --------------------------------------------------------------------------
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._ex["MSGID-01"] += 1
+        self._ex[entity.KEYED_BY_ID] += 1
         mid = upd.get("messageId")
         variant: str = upd["sessionUpdate"]
-        if type(mid) is not str:
-            self.breach("MSGID-01", line, sid, f"{variant} without a string messageId", msg)
+        if not entity.keyed(mid):
+            self.breach(entity.KEYED_BY_ID, line, sid, f"{variant} without a string messageId", msg)
             return
         st = self.sessions.get(sid)
         if st is None:
@@ -323,7 +324,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if (
                 seen > 0
                 and (variant[-1] == "k" or "content" in upd)
-                and self.reading(PATCH_AFTER_IDLE) == "ended-work"
+                and not self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE))
                 and st.done_period != fs.period
             ):
                 st.done_period = fs.period
@@ -536,7 +537,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
             st.last_reason = reason if type(reason) is str else None
         cancel_line = fs.cancel_line
-        if cancel_line and self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
+        if cancel_line and self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
             st.last_end_cancel = self.between.confirmation_breach(reason) is None
             if type(reason) is not str:
                 self._no_stop_reason(prev, sid, line, msg)

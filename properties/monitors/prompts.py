@@ -102,6 +102,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
+from model import entity
 from model import prompt as prm
 from model.core import Context
 from model.prompt import OWN_REASON
@@ -235,7 +236,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         "CANCEL-16",
         CONTENT,
         "SDM-05",
-        "MSGID-01",
+        entity.KEYED_BY_ID,
         *(rule for rule in rules_of((prm.SPEC,)) if rule != _UNSEEN_EARLY),
     )
     TABLES = (prm.SPEC,)
@@ -384,7 +385,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 )
         if rec[4]:
             self._ex[CONTENT] += 1
-            if code != INVALID_PARAMS and (code != REQUEST_CANCELLED or alt == "invalid"):
+            if code != INVALID_PARAMS and (
+                code != REQUEST_CANCELLED or "cancelled" not in self.between.covered_invalid_answers(alt)
+            ):
                 self.breach(
                     CONTENT,
                     line,
@@ -439,7 +442,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         if self.overtaken:
             self.overtaken.pop(rid, None)  # it was inserted after all
-        if ps.pending and self.reading(PROMPT_AHEAD_OF_HELD) == "receipt-order":
+        if ps.pending and not self.between.may_overtake_held(self.reading(PROMPT_AHEAD_OF_HELD)):
             for earlier, received in ps.pending.items():
                 if received < rec[1] and _waiting(self.prompts[earlier][2]) in _UNSTOPPED:
                     self._ex[OLDEST_HELD] += 1  # judged when the earlier one is answered
@@ -510,19 +513,21 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- user messages -------------------------------------------------------------------
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
-        if type(mid) is not str:
-            self._ex["MSGID-01"] += 1
-            self.breach("MSGID-01", line, sid, f"{upd['sessionUpdate']} without a string messageId", msg)
+        if not entity.keyed(mid):
+            self._ex[entity.KEYED_BY_ID] += 1
+            self.breach(
+                entity.KEYED_BY_ID, line, sid, f"{upd['sessionUpdate']} without a string messageId", msg
+            )
             return
         ps = self.sessions.get(sid)
         if ps is None:
             ps = self.sessions[sid] = _Session()
         elif mid in ps.unclaimed:  # (then not in claimed: see _answer)
-            self._ex["MSGID-01"] += 1
+            self._ex[entity.KEYED_BY_ID] += 1
             self._known_replayed(sid)
             return
         elif mid in ps.claimed:
-            self._ex["MSGID-01"] += 1
+            self._ex[entity.KEYED_BY_ID] += 1
             self._known_replayed(sid)
             if ps.unreported:
                 ps.unreported.pop(mid, None)
@@ -534,11 +539,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
             and fs.resuming
             and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
         ):
-            self._ex["MSGID-01"] += 1
+            self._ex[entity.KEYED_BY_ID] += 1
             self._replayed(ps, sid, mid, line, msg)
             return
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
-            self._ex["MSGID-01"] += 1  # the Agent's own insertion: no prompt waits to claim it
+            self._ex[entity.KEYED_BY_ID] += 1  # the Agent's own insertion: no prompt waits to claim it
             ps.claimed[mid] = None
             return
         unclaimed[mid] = line
@@ -559,7 +564,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     _UNACCOUNTED,
                 )
             return
-        self._ex["MSGID-01"] += 1
+        self._ex[entity.KEYED_BY_ID] += 1
         self._ex[rule] += 1
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
@@ -663,7 +668,7 @@ _SUCCESS = (*_ANSWERED, "ACC-04", "ACC-06")
 """Exercised by every success response (with those of every answer)."""
 _RETURNED = (*_SUCCESS, "ACC-09", "ACC-05")
 """Exercised by a success response that returns a string messageId."""
-_NEW_USER = ("MSGID-01", "ACC-06")
+_NEW_USER = (entity.KEYED_BY_ID, "ACC-06")
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)
 _SUCCESS_KEY = rule_group(*_SUCCESS)

@@ -113,7 +113,7 @@ class StopReasonMonitor(Monitor):
         """The idle that ends the work a cancel covered (``model.between`` ``confirming_idle``):
         its stop reason confirms the cancellation (``confirmation_breach``)."""
         self._gx[_CANCEL_GROUP_KEY] += 1
-        if self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
+        if self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
             return  # the work may have ended on its own before the Agent acted on the cancel
         reason = upd.get("stopReason")
         broken = self.between.confirmation_breach(reason)

@@ -13,9 +13,9 @@ What is certain in proxy order, and why
   at any time. Once per stretch. A permission request's subject tool call is applied like a
   ``tool_call_update`` (the schema's ToolCallPermissionSubject: a first-seen ID creates it), so
   a tool call first seen there is tracked like any other.
-- TOOL-04 (SHOULD): after the Client selects an ``allow_*`` option of a permission request about
-  a tool call, that call should go ``in_progress`` before it is ``completed``. Failing or being
-  cancelled without running is fine.
+- ``model.between`` APPROVED_RUNS (TOOL-04, a SHOULD): after the Client selects an ``allow_*``
+  option of a permission request about a tool call, that call should go ``in_progress`` before it
+  is ``completed``. Failing or being cancelled without running is fine.
 - FAIL-04 (SHOULD): when an idle with stop reason ``error`` ends active work, every tool call first
   reported during that work and still unfinished should have had a final status before; tool
   calls in the background list and those embedding a listed terminal are exempt. A background
@@ -104,6 +104,8 @@ from properties.readings import (
 #   before the idle confirming it (an approval only under approval-racing-cancel=may-be-used)
 _LATE_GRANT = 3
 _RACED_GRANT = 4
+APPROVED = bw.APPROVED_RUNS.rule
+"""A granted tool call runs before it completes (``model.between``)."""
 ABANDONED = bw.CANCELLED_PERMISSIONS.rule
 """A request of cancelled work is not approved (``model.between`` cancelled_permissions, whose rule
 is the one the permission table's ``abandon`` cell names)."""
@@ -158,7 +160,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     RULES = (
         *_RA_GROUP,
-        "TOOL-04",
+        APPROVED,
         "FAIL-04",
         bw.CANCELLED_TOOLS_FINAL.rule,
         ABANDONED,
@@ -230,7 +232,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         if status is None or status == old:
             return
-        owed = self.reading(TOOL_UPDATES_AFTER_IDLE) == "foreground-owed"
+        owed = not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE))
         if owed:
             self._late(ts, sid, tid, created, line, msg)
         elif self.suspects:
@@ -261,9 +263,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     msg, (APPROVAL_RACING_CANCEL,),
                 )  # fmt: skip
             self._progress(ts, fs, tid, created, "went in_progress", line, sid, msg)
-        elif status == "completed" and grant == 1:
+        elif self.between.completes_unrun(grant == 1, status):
             self.breach(
-                "TOOL-04",
+                APPROVED,
                 line,
                 sid,
                 f"tool call {tid!r} completed after its permission was granted without being "
@@ -355,7 +357,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if fs is None or fs.state not in ACTIVE or fs.resuming:
             return  # (a session without facts is idle)
         error = upd.get("stopReason") == foreground.ERROR
-        if fs.cancel_line and self.reading(TOOL_UPDATES_AFTER_IDLE) == "foreground-owed":
+        if fs.cancel_line and not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE)):
             self._session(sid).cancel_end = fs.interval
         if not error and not fs.cancel_line:
             return  # the usual end of work: nothing owed
@@ -370,7 +372,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             at_idle = cancelled and alt != "may-be-background" and self._confirms(upd)
             for tid, (status, created, _) in ts.tools.items():
                 exempt = _exempt(tid, ts, listed)  # listed work: covered only as cancel_covers says
-                covered = self.between.covered(exempt) if cancelled else not exempt
+                covered = self.between.ends_with_work(exempt, cancelled)
                 ours = created == fs.interval or exempt
                 if ours and self.between.owes_final(status, TOOL_FINAL, covered):
                     # a list reported since its first report (the idle's own included) says it
@@ -410,9 +412,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         """Whether an idle ending work after a cancel was received confirms the cancellation:
         always under ``cancel-takes-effect=on-receipt``; under ``when-acted`` only when it says
         cancelled (the work may have ended on its own first)."""
-        if self.reading(CANCEL_TAKES_EFFECT) != "when-acted":
-            return True
-        return self.between.confirmation_breach(upd.get("stopReason")) is None
+        return self.between.confirms_cancellation(upd.get("stopReason"), self.reading(CANCEL_TAKES_EFFECT))
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
@@ -459,14 +459,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     kind = option.get("kind")
         if type(kind) is not str or not kind.startswith("allow"):
             return
-        self._ex["TOOL-04"] += 1
+        self._ex[APPROVED] += 1
         if abandoned:  # an approval of cancelled work's request: the Agent treats it as none
             self._ex[ABANDONED] += 1
         ts = self.sessions.get(perm[0])
         rec = ts.tools.get(perm[1]) if ts is not None else None
         if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
             grant = _LATE_GRANT if abandoned else 2 if rec[0] == "in_progress" else 1
-            if grant == 1 and self.reading(APPROVAL_RACING_CANCEL) == "not-approved":
+            if grant == 1 and not self.between.racing_approval_used(self.reading(APPROVAL_RACING_CANCEL)):
                 fs = self.facts.sessions.get(perm[0])
                 if (
                     fs is not None

@@ -20,12 +20,15 @@ own choices and bounds, each named in the docstring of the method that offers th
 (``_prompt_events``, ``_active_events``, ``_tool_events``, ``_item_events``,
 ``_compaction_events``). So a row a variant adds is a move it offers.
 
-Cross-machine rules live in one place each, in the methods named after them:
-``_settle_end`` (ending foreground work: finalize tool calls, withdraw pending permission
-requests, then idle with the stop reason), ``receive`` (cancel covers un-inserted prompts and
-marks active work cancelled), ``_can_end`` (pending updates of the ended work go before idle).
-Each step advances the model's machines through ``MachineSpec.fire``, so an agent that tried a
-move the tables forbid would raise the named violation.
+The rules between machines are not written here: the Agent asks ``model.between`` (its
+``Rules``, ``self.between``), whose functions the monitors call too (what is owed before an idle,
+what an ending takes with it, the stop reasons of cancelled work, how a prompt is answered, what
+a permission answer allows; ``tests/test_rule_in_one_place.py`` keeps their IDs out of here).
+What narrows the tables' moves beyond that is named where it is offered: a bound (``Config``
+counts, a move once per run), this Agent's own behaviour (a choice a real Agent makes one way),
+or a reading's freedom (``_reading``). Each step advances the model's machines through
+``MachineSpec.fire``, so an agent that tried a move the tables forbid would raise the named
+violation.
 
 The tables it fires are its ``Config``'s (``Config.variant``, ``properties.variants.tables_of``):
 the model's, or a variant's, where a removed row makes the move that needs it raise a violation flagged
@@ -479,9 +482,10 @@ class Agent:
         return [wire.background_item(kind, ident) for kind, ident in self.listed]
 
     def _lists_always(self) -> bool:
-        """``state-updates-before-first-list=every``: an Agent that may report background work
-        carries a list (maybe empty) on every state_update of the session."""
-        return self._reading("state-updates-before-first-list", "every") and any(
+        """Where ``model.between`` ``lists_before_first`` says so (the reading
+        ``state-updates-before-first-list``), an Agent that may report background work carries a
+        list (maybe empty) on every state_update of the session."""
+        return self.between.lists_before_first(self.rd["state-updates-before-first-list"]) and any(
             self._has(f) for f in ("terminal", "bg_tool", "subagent")
         )
 
@@ -569,9 +573,12 @@ class Agent:
         return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
 
     def _blocked(self) -> bool:
-        """A permission request of foreground work is pending (background requests never block),
-        or an elicitation (always of foreground work here) is pending or, accepted in URL mode,
-        awaits its external completion (Lifecycle examples)."""
+        """The work waits on the user: a permission request of foreground work is pending
+        (background requests never block), or an elicitation (always of foreground work here) is
+        pending or, accepted in URL mode, awaits its external completion (Lifecycle examples).
+        This Agent's own state, not a rule: it blocks (reports requires_action) only then, which
+        ``model.between`` BLOCKED_ON_USER allows (each such request is outstanding: ``_asking``),
+        and resumes only once nothing is waited on."""
         return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values()) or any(
             e[0] in em.BLOCKING for e in self.elicits.values()
         )
@@ -665,10 +672,10 @@ class Agent:
             _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
             if was == pm.PENDING:
                 tid = perm[1]
-                raced = (  # an approval after the cancel of its work: not approved under this reading
+                raced = (  # an approval after the cancel of its work (``model.between``)
                     self.cancelling
                     and not self.tools[tid][1]
-                    and self._reading("approval-racing-cancel", "not-approved")
+                    and not self.between.racing_approval_used(self.rd["approval-racing-cancel"])
                 )
                 allow = outcome.get("optionId") == "allow"
                 mark = "raced" if allow and raced else "allowed" if allow else "denied"
@@ -708,8 +715,12 @@ class Agent:
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
+        # the close response, once the session table allows it; that everything else is settled
+        # first (work ended and reported idle, prompts answered or stopped, compactions ended,
+        # background work finished and unlisted) is this Agent's own behaviour (closing stops
+        # its work), not a rule: only the prompts' answers are ACC-13's (the prompt table)
         if (
-            not active  # the close response
+            not active
             and self.reported == fgm.IDLE
             and "closed" in self._can("session", self.session)
             and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.order)
@@ -797,15 +808,17 @@ class Agent:
         - it inserts a received prompt only when it is the oldest waiting, or under
           ``prompt-ahead-of-held=held-only`` ahead of held ones, never while the session is not
           open, and never one whose content it did not advertise;
-        - a covered prompt with unadvertised content is answered -32602 or -32800 as the
-          reading ``cancelled-invalid-prompt`` says (``withdraw_invalid`` / ``withdraw``).
+        - a covered prompt with unadvertised content is answered -32602 or -32800 as
+          ``model.between`` says under the reading ``cancelled-invalid-prompt``
+          (``covered_invalid_answers``: ``withdraw_invalid`` / ``withdraw``).
         """
         p = self.prompts[rid]
         st = p[0]
         allowed = self._can("prompt", st, self.prompt_ctx[rid == waiting])
         if not allowed:
             return
-        invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
+        # how a covered prompt with unadvertised content may be answered (``model.between``)
+        answers = self.between.covered_invalid_answers(self.rd["cancelled-invalid-prompt"])
         unadvertised = p[4] == "unadvertised"
         for trigger in _PROMPT_TRIGGERS:
             if trigger not in allowed:
@@ -838,24 +851,26 @@ class Agent:
                 ):
                     add(("agent", "insert", rid))
             elif trigger == "withdraw":
-                if st == prm.COVERED and unadvertised and invalid != "cancelled":
-                    add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
-                if not (st == prm.COVERED and unadvertised and invalid == "invalid"):
+                if st == prm.COVERED and unadvertised and "invalid" in answers:
+                    add(("agent", "withdraw_invalid", rid))  # -32602
+                if not (st == prm.COVERED and unadvertised and "cancelled" not in answers):
                     add(("agent", "withdraw", rid))
             else:
                 add(("agent", trigger, rid))
 
     def _holds_in_order(self, rid: int) -> bool:
         """Every prompt received before ``rid`` and still waiting is held: the Agent may hold it
-        too (held prompts keep the order they were received in)."""
+        too. This Agent's own behaviour (it decides on its prompts in the order they came), not a
+        rule: the order of insertion is ``model.between`` HELD_IN_ORDER's, which the prompt table's
+        guard ``oldest_held`` states."""
         before = self.order[: self.order.index(rid)]
         return all(self.prompts[r][0] not in (prm.RECEIVED, prm.CANCEL_REQUESTED) for r in before)
 
     def _may_overtake(self, rid: int) -> bool:
-        """``prompt-ahead-of-held=held-only``: a newly received prompt may be inserted at once
-        ahead of held ones (the order binds held prompts among themselves); every prompt
-        received before it and still waiting is held."""
-        if not self._reading("prompt-ahead-of-held", "held-only"):
+        """A newly received prompt may be inserted at once ahead of held ones where
+        ``model.between`` says so (``may_overtake_held``: the reading ``prompt-ahead-of-held``);
+        every prompt received before it and still waiting is held."""
+        if not self.between.may_overtake_held(self.rd["prompt-ahead-of-held"]):
             return False
         before = self.order[: self.order.index(rid)]
         waiting = [r for r in before if self.prompts[r][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)]
@@ -925,9 +940,12 @@ class Agent:
     def _active_events(self, add: Any, doing: frozenset[str]) -> None:
         """Active work's moves: the foreground table's rows from the state the work is really in
         (``output`` where model output is progress; ``block``, ``resume``, ``end``), within
-        the Agent's bounds (``Config.outputs``, ``tool_calls``, ``permissions``) and its cross
-        rules: it blocks only on a pending permission request of foreground work, resumes only
-        once none is pending, and ends only when ``_can_end`` says the work's updates are out.
+        the Agent's bounds (``Config.outputs``, ``tool_calls``, ``permissions``, ``elicitations``)
+        and the rules between machines it asks ``model.between`` (the stop reasons of work a
+        cancel reached; ``_can_end``: what is owed before the idle). Its own behaviour, not rules:
+        it blocks only while the work waits on the user and resumes only once nothing is waited
+        on (``_blocked``), and work it is cancelling starts no new output, tool call, background
+        work or elicitation (a freedom CANCEL-13 gives that it does not take).
         ``doing``: the foreground table's agent triggers from the state the work is in."""
         cfg = self.cfg
         features = cfg.features
@@ -957,18 +975,17 @@ class Agent:
             if "plan" in self.extras and "plan_removed" not in self.extras:
                 add(("agent", "plan_removed", None))
             if self.elicits_started < cfg.elicitations:
-                for mode in em.MODES:  # only the modes the Client advertised (TOOL-07)
-                    if mode in self.elicit_modes or not self._applies("TOOL-07"):
+                for mode in em.MODES:  # ``model.between`` ADVERTISED_MODES
+                    if self.between.mode_advertised(mode, self.elicit_modes) or not self._applies(
+                        bw.ADVERTISED_MODES.rule
+                    ):
                         add(("agent", "elicit", mode))
-        if blocked and not self.cancelling and "block" in doing:
-            add(("agent", "block", None))
-        elif (
-            not self._applies(bw.BLOCKED_ON_USER.rule)
-            and not self.cancelling
-            and "block" in doing
-            and not self.between.blocked_on_user(self._asking())
-        ):
-            add(("agent", "block", None))  # requires_action with nothing to act on (a seeded bug)
+        if "block" in doing and not self.cancelling:
+            # ``model.between`` BLOCKED_ON_USER: requires_action needs a request outstanding; this
+            # Agent blocks when its work waits on one (``blocked``), a seeded bug with none
+            justified = self.between.blocked_on_user(self._asking())
+            if blocked if justified else not self._applies(bw.BLOCKED_ON_USER.rule):
+                add(("agent", "block", None))
         if producing:
             self._tool_events(add, "pause" in features)
         if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
@@ -980,13 +997,16 @@ class Agent:
             add(("agent", "resume", None))
         if "end" not in doing:
             return
-        if self.cancelling:
+        if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
-            if not self._reading("cancel-takes-effect", "when-acted") and "unobserved" not in self.extras:
+            if (
+                not self.between.own_end_after_cancel(self.rd["cancel-takes-effect"])
+                and "unobserved" not in self.extras
+            ):
                 return
-            # when-acted: the work may have ended before the Agent acted on the cancel;
-            # unobserved: before the cancel came (``_start_cancelling``)
+            # own_end_after_cancel (when-acted): the work may have ended before the Agent acted on
+            # the cancel; unobserved: before the cancel came (``_start_cancelling``)
         if self._can_end():
             add(("agent", "end", fgm.END_TURN))
             if "limits" in features:
@@ -999,14 +1019,14 @@ class Agent:
                     add(("agent", "end", FUTURE_STOP))
             if "omit_stop" in features:
                 add(("agent", "end", None))
-        if "fail" in features and not self._unlisted_work():
-            add(("agent", "end", fgm.ERROR))
+        if "fail" in features and not self.between.owed_before_idle((), (), self._unlisted_work()):
+            add(("agent", "end", fgm.ERROR))  # failing work owes no tool result (``_settle_end``)
 
     def _tool_events(self, add: Any, pause: bool) -> None:
         """Status moves of foreground tool calls: the tool-call table's rows from each call's
         status (``_can``), made as ``tool_run`` / ``tool_done`` (pending -> in_progress ->
         completed, with content) or, with feature ``pause``, as a bare status update
-        (``tool_status``). The permission of a call binds it (``_permitted``)."""
+        (``tool_status``, ``_offers_status``)."""
         waiting = self._elicited_tools() if self.elicits else frozenset()
         for tid, t in self.tools.items():
             if (
@@ -1024,35 +1044,44 @@ class Agent:
             if not pause:
                 continue
             for status, trigger in (*tcm.STATUS_TRIGGER.items(), (tcm.CUSTOM_STATUS, "custom_status")):
-                if (t[0], status) not in _PLAIN_MOVES and self._permitted(t, status) and trigger in allowed:
+                plain = (t[0], status) in _PLAIN_MOVES
+                if not plain and self._offers_status(t, status) and trigger in allowed:
                     add(("agent", "tool_status", (tid, status)))
 
-    @staticmethod
-    def _permitted(tool: tuple[Any, ...], status: str) -> bool:
-        """A status a tool call's permission allows (Requesting permission): a denied call never
-        runs or completes; a call whose request was answered is invoked (in_progress) by
-        ``tool_run``, so as a bare status it may only fail or be cancelled (TOOL-04)."""
-        if len(tool) > 3 and tool[3] in ("denied", "raced") and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
+    def _offers_status(self, tool: tuple[Any, ...], status: str) -> bool:
+        """Whether the Agent offers ``status`` as a bare status update of a foreground tool call:
+        not where ``model.between`` APPROVED_RUNS forbids it (a granted call completing before it
+        ran), and, a bound of this Agent rather than a rule, on a call with a permission request
+        only failed or cancelled: such a call runs and completes by ``tool_run`` and
+        ``tool_done`` (which also fail a refused call), so bare moves would only repeat them."""
+        granted = len(tool) > 3 and tool[3] == "allowed" and tool[0] == tcm.PENDING
+        if self.between.completes_unrun(granted, status):
             return False
         return tool[2] is None or status in (tcm.FAILED, tcm.CANCELLED)
 
-    def _unlisted_work(self) -> bool:
-        """Announced background work not yet in the list (it would pass for foreground work)."""
-        return any(st == bgm.ANNOUNCED and key not in self.listed for key, st in self.items.items())
+    def _unlisted_work(self) -> list[tuple[str, str]]:
+        """Announced background work not yet in the list (``model.between`` owed_before_idle: it
+        would pass for foreground work)."""
+        return [key for key, st in self.items.items() if st == bgm.ANNOUNCED and key not in self.listed]
 
     def _can_end(self) -> bool:
-        """Nothing is owed before the idle (``model.between`` UPDATES_BEFORE_IDLE: user messages,
-        tool results); under ``tool-updates-after-idle=background`` an in_progress tool call may
-        carry on. Announced, unlisted background work or a pending permission request of the work
-        would pass for unfinished foreground work."""
-        live = self._fg_tools_live()
-        if live and self._reading("tool-updates-after-idle", "background") and not self.cancelling:
-            live = [t for t in live if self.tools[t][0] != tcm.IN_PROGRESS]
+        """Whether the work may end on its own (a stop reason of its own, not error): nothing is
+        owed before the idle (``model.between`` UPDATES_BEFORE_IDLE, ``owed_before_idle``: tool
+        results, user messages, unlisted background work; ``may_carry_on``: an in_progress tool
+        call that may go on after the idle). Not a rule but this Agent's own behaviour: work that
+        waits on the user's answer (``_blocked``) does not end on its own; it may fail or be
+        cancelled."""
+        carry = self.rd["tool-updates-after-idle"]
+        live = [
+            t
+            for t in self._fg_tools_live()
+            if not self.between.may_carry_on(self.tools[t][0], fgm.END_TURN, self.cancelling, carry)
+        ]
         p = self.prompts
         unreported = (r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2])
-        if self.between.owed_before_idle(live, unreported):
+        if self.between.owed_before_idle(live, unreported, self._unlisted_work()):
             return False
-        return not self._unlisted_work() and not self._blocked()
+        return not self._blocked()
 
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (from running foreground work), list, finalize, remove.
@@ -1070,7 +1099,10 @@ class Agent:
         ):
             if "terminal" in features:
                 add(("agent", "bg_start", "terminal"))
-                if self._reading("tool-with-listed-terminal", "may-have-other-work") or "embed" in features:
+                if (
+                    not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL])
+                    or "embed" in features
+                ):
                     add(("agent", "bg_start", "terminal+tool"))
             if "bg_tool" in features:
                 add(("agent", "bg_start", "tool_call"))
@@ -1639,8 +1671,8 @@ class Agent:
     def _do_elicit(self, mode: str) -> list[Msg]:
         """Ask the user for input (form or URL mode): the request alone does not change the
         foreground state; the work is blocked from now on (``_blocked``: ``block`` reports it)."""
-        if mode not in self.elicit_modes:  # TOOL-07 not applied (a seeded bug: Unchecked)
-            self._breach("TOOL-07")
+        if not self.between.mode_advertised(mode, self.elicit_modes):  # a seeded bug: Unchecked
+            self._breach(bw.ADVERTISED_MODES.rule)
         self.elicits_started += 1
         self.extras = self.extras | {"asked"}
         rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self.elicits_started}"
@@ -1723,6 +1755,8 @@ class Agent:
         return [self._report(fgm.RUNNING)]
 
     def _do_tool_run(self, tid: str) -> list[Msg]:
+        """Run the tool; a refused call (or one whose approval raced the cancel, taken as not
+        approved: ``receive``) fails instead, this Agent's fallback."""
         t = self.tools[tid]
         if len(t) > 3 and t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
@@ -1753,13 +1787,15 @@ class Agent:
         return self._settle_end(reason)
 
     def _settle_end(self, reason: str) -> list[Msg]:
-        """End foreground work: finalize its tool calls, withdraw its permission requests, idle."""
+        """End foreground work as ``model.between`` says what it owes and takes with it: its live
+        tool calls get a final status before the idle (CANCELLED_TOOLS_FINAL, UPDATES_BEFORE_IDLE;
+        ``may_carry_on``: one may carry on after it), the Agent stops waiting on the permission
+        requests of the work it ends (``ends_with_work``, CANCELLED_PERMISSIONS: the permission
+        table's abandon) and stops the listed work a cancel covers (CANCEL_COVERS), then idles."""
         out: list[Msg] = []
         confirms = reason in self.between.confirming_reasons()
         final = "cancelled" if confirms else "failed"
-        carry = (
-            not confirms and reason != fgm.ERROR and self._reading("tool-updates-after-idle", "background")
-        )
+        carry = self.rd["tool-updates-after-idle"]
         trigger = "cancel" if final == "cancelled" else "fail"
         withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
         elicited = self._elicited_tools() if self.elicits else frozenset()
@@ -1780,19 +1816,17 @@ class Agent:
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its elicitation: left pending
                 self.tools[tid] = (*t, "ended-e")
                 continue
-            if carry and t[0] == tcm.IN_PROGRESS:
+            if self.between.may_carry_on(t[0], reason, confirms, carry):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], trigger))
             out.append(wire.tool_call(self.sid, tid, final))
         for rid, perm in self.perms.items():
-            if perm[0] == pm.PENDING and (
-                not self.tools[perm[1]][1] or (confirms and self.between.covered(listed=True))
-            ):
+            if perm[0] == pm.PENDING and self.between.ends_with_work(bool(self.tools[perm[1]][1]), confirms):
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
                 _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
-        if confirms and self.between.covered(listed=True):  # cancel_covers: listed work stops too
+        if self.between.ends_with_work(listed=True, cancelled=confirms):  # a cancel covering listed work
             for key in [k for k in self.listed if self.items.get(k) == bgm.LISTED]:
                 if self.items.get(key) == bgm.LISTED:  # (an embedding tool call ends with its terminal)
                     out += self._do_bg_finish(key)
@@ -1821,10 +1855,10 @@ class Agent:
         self.turn_outputs = 0
 
     def _may_patch_ended(self) -> bool:
-        """``patch-after-idle=patch-in-place``: while idle, a chunk may patch the ended work's
-        agent message."""
+        """While idle, a chunk may patch the ended work's agent message where ``model.between``
+        says so (``patch_allowed``: the reading ``patch-after-idle``)."""
         return (
-            self._reading("patch-after-idle", "patch-in-place")
+            self.between.patch_allowed(self.rd["patch-after-idle"])
             and self.ended_output not in (None, "msg_a_late")
             and self.real == self.reported == fgm.IDLE
             and self._open()
@@ -1882,7 +1916,7 @@ class Agent:
                     self.sid, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]
                 ),
             )
-            if self._reading("tool-with-listed-terminal", "may-have-other-work"):
+            if not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL]):
                 self.items[("tool_call", tid)] = bgm.ANNOUNCED  # listed with its terminal
             # else (feature ``embed``): the terminal is all that keeps it alive, so only the
             # terminal is listed; it ends with the terminal (``_do_bg_finish``)
