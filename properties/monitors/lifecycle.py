@@ -167,7 +167,7 @@ class _Session:
         self.since = 0  # line of the last state change
         self.ra_line = 0  # line of a requires_action report with no user-action request yet
         self.asked = False  # a user-action request was asked since the last idle
-        self.prompted = False  # a prompt was received since the last ending idle (else: own work)
+        self.prompted = False  # a prompt was received or accepted since the last ending idle
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
@@ -408,8 +408,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             )
 
     def _prompt_waits(self, sid: str, st: _Session) -> bool:
-        """A prompt of ``sid`` came since the last ending idle (answered or not: work that starts
-        now may be its work), or one received earlier is still unanswered (held through that idle);
+        """A prompt of ``sid`` came or was accepted since the last ending idle (answered or not:
+        work that starts now may be its work; a prompt held through that idle and accepted after
+        it included), or one received earlier is still unanswered (held through that idle);
         otherwise the Agent started the work itself (FG-01). (``await_active`` and ``accepted``
         hold only prompts that also set ``prompted``.)"""
         if st.prompted:
@@ -615,10 +616,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
             return
-        st = self.sessions.get(sid)
-        if st is None:
-            return
+        st = self._session(sid)
         rid = msg["id"]
+        if "result" in msg:  # its work may start now, even one held through the last idle
+            st.prompted = True
         if st.await_active.pop(rid, None) is not None and "result" in msg:
             self._ex["BOUND-02"] += 1
             st.accepted[rid] = line
