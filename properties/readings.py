@@ -460,20 +460,24 @@ READINGS: Final[tuple[Reading, ...]] = (
         (
             _alt(
                 "snapshot",
-                """Never: a repeated state may carry updated information without
-                 being a transition.""",
+                """Never, once some work of the session has ended: a repeated state
+                 may carry updated information without being a transition. (Before any work of
+                 a session seen from its creation ended there is no last stop reason to carry:
+                 a stop reason then reports a completion under either alternative,
+                 model.foreground idle_reports_completion.)""",
             ),
             _alt(
                 "completion",
                 """Yes: it completes foreground work that was never reported
-                 active (FG-02: work started without running).""",
+                 active (FG-02: work started without running; FG-01 when no prompt waits, work
+                 the Agent started itself).""",
             ),
         ),
         "snapshot",
         _text("""The State transitions section says applying updated information is no
               transition; the Background work sentence only says when a repeat is certainly
               not a completion."""),
-        ("FG-02",),
+        ("FG-02", "FG-01"),
         affects="both",
         peers=_text("""snapshot: while idle, the Agent may repeat idle once with a new stop reason;
               completion: never (it would report running first)"""),

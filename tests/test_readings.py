@@ -294,7 +294,7 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         ],
         [],
         "completion",
-        [("FG-02", 6)],
+        [("FG-01", 6)],  # no prompt waits: work the Agent started itself
     ),
     "unlisted-tool-at-cancelled-idle": (
         [

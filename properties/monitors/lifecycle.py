@@ -139,6 +139,7 @@ class _Session:
         "accepted",
         "asked",
         "await_active",
+        "completed",
         "done_period",
         "flag_period",
         "last_end",
@@ -168,6 +169,7 @@ class _Session:
         self.ra_line = 0  # line of a requires_action report with no user-action request yet
         self.asked = False  # a user-action request was asked since the last idle
         self.prompted = False  # a prompt was received or accepted since the last ending idle
+        self.completed = False  # some work of the session ended (or its past is not in view)
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
@@ -189,6 +191,7 @@ class _Session:
         new.ra_line = self.ra_line
         new.asked = self.asked
         new.prompted = self.prompted
+        new.completed = self.completed
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
         new.steered = dict(self.steered)
@@ -215,6 +218,7 @@ class _Session:
             self.ra_line > 0,
             self.asked,
             self.prompted,
+            self.completed,
         )
 
 
@@ -256,6 +260,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ("update", "agent_thought_chunk", self._output),
             ("update", "state_update", self._state),
             ("client-request", "session/prompt", self._prompt),
+            ("client-request", "session/resume", self._resume),
             ("agent-response", "session/prompt", self._answer),
             ("agent-response", "session/close", self._closed),
             ("update", "user_message", self._user),
@@ -482,29 +487,58 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
-            else:  # a repeated idle may carry updated information: no new completion
+            else:  # no work reported active ends here: does the idle still report a completion?
                 self._ex["STOP-03"] += 1
                 if prev == "idle":
                     self._ex["TRANS-01"] += 1
-                    if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
-                        if reason != st.last_reason:
-                            self._started(
-                                st,
-                                fs.period,
-                                _UNREPORTED_START,
-                                sid,
-                                line,
-                                f"repeated idle with the new stop reason {reason!r} (was "
-                                f"{st.last_reason!r}) completes work",
-                                msg,
-                                (REPEATED_IDLE_NEW_REASON,),
-                            )
-                        st.last_reason = reason
+                self._unreported_end(fs, st, prev, reason, sid, line, msg)
+                if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+                    st.last_reason = reason
         elif prev in ACTIVE:
             self._gx[_END_GROUPS_KEY] += 1
             self._ends(fs, prev, reason, st, sid, upd, line, msg)
         elif prev == "idle":
             self._ex["TRANS-01"] += 1
+
+    def _unreported_end(
+        self, fs: SessionFacts, st: _Session, prev: str, reason: Any, sid: str, line: int, msg: Message
+    ) -> None:
+        """An idle that ends no work reported active (a repeated idle, or one after a custom state
+        that followed idle) but reports a completion all the same (``model.foreground``
+        idle_reports_completion: a stop reason with no earlier completion in the session to
+        carry, or under ``repeated-idle-new-stop-reason=completion`` a new one): the work it
+        ended was under way in the state reported before it, judged as the foreground table
+        judges output there (FG-02, FG-01 with no prompt waiting; STATE-04 under a custom state
+        the Client did not advertise)."""
+        custom = prev not in STANDARD_STATES
+        if prev != "idle" and not (custom and st.last_std == "idle"):
+            return
+        new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
+        completed = st.completed or not self.facts.from_start(sid)
+        if not fgm.idle_reports_completion(reason, st.last_reason, completed, new_reason_completes):
+            return
+        where = fgm.UNRECOGNIZED if custom else fgm.IDLE
+        if custom:
+            self._ex[_CUSTOM_STATES] += 1
+        try:
+            self.table(fgm.SPEC).fire(
+                where, "output", {"custom_states": self.facts.client_may_extend is not False}
+            )
+            return
+        except ProtocolViolation as broke:
+            rule = broke.rule
+        if completed:
+            what = f"repeated idle with the new stop reason {reason!r} (was {st.last_reason!r})"
+        else:
+            what = f"idle with the stop reason {reason!r}, while no work of the session had ended,"
+        what += " completes work"
+        if custom:
+            what += f" that ran under the custom state {prev!r}, which replaced running"
+        elif not self._prompt_waits(sid, st):  # the Agent's own work
+            self._ex[OWN_WORK] += 1
+            rule, what = OWN_WORK, what + " with no prompt waiting (work the Agent started itself)"
+        readings = (REPEATED_IDLE_NEW_REASON,) if completed else ()
+        self._started(st, fs.period, rule, sid, line, what, msg, readings)
 
     def _no_stop_reason(self, prev: str, sid: str, line: int, msg: Message) -> None:
         """An ending idle without a stop reason: a breach of FG-06 only when the Agent could tell
@@ -531,6 +565,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     ) -> None:
         """The idle ending active work (the caller counted ``_END_GROUPS``)."""
         st.prompted = False
+        st.completed = True
         if prev == "requires_action":
             self._gx[_RA_GROUP_KEY] += 1
         st.last_end = fs.interval
@@ -612,6 +647,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.await_active[msg["id"]] = line
         elif self.no_steering and fs.state in ACTIVE and not fs.resuming:
             self._session(sid).steered[("p", msg["id"])] = fs.interval
+
+    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        """A resumed session's earlier work may have ended out of view."""
+        if sid is not None:
+            self._session(sid).completed = True
 
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
