@@ -89,6 +89,11 @@ def test_an_advertised_custom_state_may_carry_the_work() -> None:
     assert _found(lines) == []
 
 
+def test_a_resume_does_not_hide_that_no_work_of_a_session_seen_from_its_creation_ended() -> None:
+    lines = [*_CREATED, resume(3, replay=False), state("idle"), ok(3), state("idle", stop="refusal")]
+    assert _found(lines) == [("FG-01", 8)]
+
+
 @pytest.mark.parametrize(
     "lines",
     [
@@ -97,8 +102,9 @@ def test_an_advertised_custom_state_may_carry_the_work() -> None:
          state("idle", stop="end_turn"), state("idle", stop="end_turn")],
         # an initial idle without a stop reason is a snapshot
         [*_CREATED, state("idle"), state("idle")],
-        # a resumed session's earlier work ended out of view: its stop reason may be carried
-        [*_CREATED, resume(3, replay=False), state("idle", stop="end_turn"), ok(3),
+        # a session resumed, not created, in view: its earlier work ended out of view, and its
+        # stop reason may be carried
+        [resume(3, replay=False), state("idle", stop="end_turn"), ok(3),
          state("idle", stop="end_turn")],
         # a session not seen from its creation: its past is not in view
         [state("idle", stop="end_turn")],

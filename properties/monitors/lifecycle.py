@@ -169,7 +169,7 @@ class _Session:
         self.ra_line = 0  # line of a requires_action report with no user-action request yet
         self.asked = False  # a user-action request was asked since the last idle
         self.prompted = False  # a prompt was received or accepted since the last ending idle
-        self.completed = False  # some work of the session ended (or its past is not in view)
+        self.completed = False  # some work of the session ended (seen: an ending idle)
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
@@ -260,7 +260,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ("update", "agent_thought_chunk", self._output),
             ("update", "state_update", self._state),
             ("client-request", "session/prompt", self._prompt),
-            ("client-request", "session/resume", self._resume),
             ("agent-response", "session/prompt", self._answer),
             ("agent-response", "session/close", self._closed),
             ("update", "user_message", self._user),
@@ -647,11 +646,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.await_active[msg["id"]] = line
         elif self.no_steering and fs.state in ACTIVE and not fs.resuming:
             self._session(sid).steered[("p", msg["id"])] = fs.interval
-
-    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        """A resumed session's earlier work may have ended out of view."""
-        if sid is not None:
-            self._session(sid).completed = True
 
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
