@@ -137,6 +137,15 @@ BLOCKED_ON_USER: Final = Between(
     "blocked on nothing the user can act on",
     ("foreground", "permission", "elicitation"),
 )  # fmt: skip
+FAILED_TOOLS_FINAL: Final = Between(
+    "failed_tools_final", "FAIL-04", "Failures",
+    "the idle with stop reason error ends active work",
+    "every tool call of the failed work still unfinished had a terminal status reported before it "
+    "(failed when it did not complete); only listed background work and tool calls embedding a "
+    "listed terminal are exempt, so one a concrete background list reported since its first "
+    "report left out was owed it",
+    ("foreground", "tool_call", "background_item"),
+)  # fmt: skip
 
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
@@ -151,6 +160,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     STEERING,
     LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
+    FAILED_TOOLS_FINAL,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -241,6 +251,16 @@ class Rules:
         """``blocked_on_user``: whether a requires_action stretch had something the user can act on
         (``outstanding``: the user-action requests of the session outstanding during it)."""
         return any(True for _ in outstanding)
+
+    @staticmethod
+    def failed_work_tool(left_out_by_a_list: bool) -> bool:
+        """``failed_tools_final``: whether an unfinished tool call first reported during the failed
+        work, not exempt by the latest background list, certainly belongs to that work, so its
+        terminal status was owed before the error idle: a concrete list reported since its first
+        report (the idle's own included) left it out. Otherwise it may be background work
+        announced before its first list ("Background work"), owed only if no later list names it
+        and it does not carry on."""
+        return left_out_by_a_list
 
     @property
     def steer(self) -> bool:

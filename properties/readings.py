@@ -111,6 +111,7 @@ TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
 IDLE_AFTER_UNRECOGNIZED_STATE: Final = "idle-after-unrecognized-state"
 UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
+UNLISTED_TOOL_AT_FAILED_IDLE: Final = "unlisted-tool-at-failed-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
 FUTURE_STOP: Final = "future-stop-reason"
 FINAL_STATUS_CHANGE: Final = toolcall.FINAL_CHANGE  # answered by the observer of the table
@@ -555,6 +556,48 @@ READINGS: Final[tuple[Reading, ...]] = (
               wire can see."""),
         ("CANCEL-17",),
         affects="checker",
+    ),
+    Reading(
+        UNLISTED_TOOL_AT_FAILED_IDLE,
+        "Is an unfinished tool call of the failed work that no background list names owed its "
+        "terminal status before the idle with stop reason error?",
+        ("Failures", "Background work"),
+        (151, 33),
+        (
+            "are not part of the failed work and keep running",
+            "before the first list that names it",
+        ),
+        (
+            _alt(
+                "owed-before-idle",
+                """A tool call first reported during the failed work, still
+                 unfinished at its error idle, neither in the latest background list nor embedding
+                 a listed terminal, and left out of a concrete background list reported since its
+                 first report (the idle's own included), was owed a terminal status before that
+                 idle (FAIL-04, a finding at the idle). One no list has ruled on yet may be
+                 background work announced before its first list: a suspect, as under
+                 may-be-background.""",
+            ),
+            _alt(
+                "may-be-background",
+                """Any such tool call may be background work announced before
+                 its first list: a suspect at the idle, cleared when a later list names it or its
+                 status changes later (tool-updates-after-idle=background), and a breach only when
+                 nothing cleared it by the end (at quiescence, or at the last line of a complete
+                 transcript).""",
+            ),
+        ),
+        "owed-before-idle",
+        _text("""The Failures section has the Agent give each tool call the failed work left
+              unfinished a terminal status before reporting the failure, and exempts only listed
+              background work and tool calls that reference a listed terminal: a concrete list
+              that leaves a tool call out says it is not background work. A background tool call
+              is announced before the first list that names it (Background work), so one no list
+              has ruled on yet may still be listed later."""),
+        ("FAIL-04",),
+        affects="checker",
+        peers_same=_text("""the simulated Agent gives every tool call of failed work a terminal status
+              and never ends work while announced background work is unlisted"""),
     ),
     Reading(
         APPROVAL_RACING_CANCEL,

@@ -139,7 +139,6 @@ class _Session:
         "accepted",
         "asked",
         "await_active",
-        "completed",
         "done_period",
         "flag_period",
         "last_end",
@@ -152,6 +151,7 @@ class _Session:
         "since",
         "steered",
         "thoughts",
+        "work",
     )
 
     def __init__(self) -> None:
@@ -169,7 +169,10 @@ class _Session:
         self.ra_line = 0  # line of a requires_action report with no user-action request yet
         self.asked = False  # a user-action request was asked since the last idle
         self.prompted = False  # a prompt was received or accepted since the last ending idle
-        self.completed = False  # some work of the session ended (seen: an ending idle)
+        # what work the session's reports allow: 0 none (only idle reported), 1 some other state
+        # reported since the last idle (work may end at the next one), 2 an idle followed another
+        # state (work may have ended: a stop reason may be carried for context)
+        self.work = 0
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
@@ -191,7 +194,7 @@ class _Session:
         new.ra_line = self.ra_line
         new.asked = self.asked
         new.prompted = self.prompted
-        new.completed = self.completed
+        new.work = self.work
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
         new.steered = dict(self.steered)
@@ -218,7 +221,7 @@ class _Session:
             self.ra_line > 0,
             self.asked,
             self.prompted,
-            self.completed,
+            self.work,
         )
 
 
@@ -450,6 +453,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 if not st.asked and not self.facts.user_action_pending(sid):
                     st.ra_line = line
         if new != "idle":
+            if not st.work:
+                st.work = 1
             own = prev == "idle" and new in ACTIVE and not fs.resuming and not self._prompt_waits(sid, st)
             if st.await_active:
                 st.await_active.clear()
@@ -469,6 +474,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.last_std = "idle"
         st.asked = False
         reason = upd.get("stopReason")
+        completed = st.work == 2
+        if st.work == 1 or (fs.resuming and type(reason) is str):
+            st.work = 2  # (a resume snapshot's stop reason may be of work that ended out of view)
         if fs.resuming:  # a resume snapshot reports the state, it is no transition
             if type(reason) is str and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                 st.last_reason = reason  # it may carry the last stop reason for context
@@ -490,7 +498,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 self._ex["STOP-03"] += 1
                 if prev == "idle":
                     self._ex["TRANS-01"] += 1
-                self._unreported_end(fs, st, prev, reason, sid, line, msg)
+                self._unreported_end(fs, st, prev, reason, completed, sid, line, msg)
                 if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                     st.last_reason = reason
         elif prev in ACTIVE:
@@ -500,7 +508,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._ex["TRANS-01"] += 1
 
     def _unreported_end(
-        self, fs: SessionFacts, st: _Session, prev: str, reason: Any, sid: str, line: int, msg: Message
+        self,
+        fs: SessionFacts,
+        st: _Session,
+        prev: str,
+        reason: Any,
+        completed: bool,
+        sid: str,
+        line: int,
+        msg: Message,
     ) -> None:
         """An idle that ends no work reported active (a repeated idle, or one after a custom state
         that followed idle) but reports a completion all the same (``model.foreground``
@@ -513,7 +529,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if prev != "idle" and not (custom and st.last_std == "idle"):
             return
         new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
-        completed = st.completed or not self.facts.from_start(sid)
+        completed = completed or not self.facts.from_start(sid)
         if not fgm.idle_reports_completion(reason, st.last_reason, completed, new_reason_completes):
             return
         where = fgm.UNRECOGNIZED if custom else fgm.IDLE
@@ -564,7 +580,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     ) -> None:
         """The idle ending active work (the caller counted ``_END_GROUPS``)."""
         st.prompted = False
-        st.completed = True
         if prev == "requires_action":
             self._gx[_RA_GROUP_KEY] += 1
         st.last_end = fs.interval
@@ -652,8 +667,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         st = self._session(sid)
         rid = msg["id"]
-        if "result" in msg:  # its work may start now, even one held through the last idle
-            st.prompted = True
+        if "result" in msg and not self.facts.active(sid):
+            st.prompted = True  # its work may start now, even one held through the last idle
         if st.await_active.pop(rid, None) is not None and "result" in msg:
             self._ex["BOUND-02"] += 1
             st.accepted[rid] = line
