@@ -395,8 +395,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               Client is told to accept tool call updates after a cancel."""),
         ("DONE-03", "CANCEL-14", "FAIL-04"),
         affects="both",
-        peers=_text("""background: an in_progress foreground tool call may carry on after an end_turn idle
-              and complete later; foreground-owed: every tool call ends before the idle"""),
+        peers=_text("""background: an in_progress foreground tool call may carry on after an idle that
+              confirms no cancellation (end_turn, error, ...) and complete later; foreground-owed:
+              every tool call ends before the idle"""),
     ),
     Reading(
         PROMPT_AHEAD_OF_HELD,

@@ -1736,8 +1736,12 @@ class Agent:
         out: list[Msg] = []
         confirms = reason in self.between.confirming_reasons()
         final = "cancelled" if confirms else "failed"
+        # an in_progress tool call may carry on as independent work (tool-updates-after-idle=
+        # background), except past an error idle whose list leaves it out (failed_tools_final)
         carry = (
-            not confirms and reason != fgm.ERROR and self._reading("tool-updates-after-idle", "background")
+            not confirms
+            and self._reading("tool-updates-after-idle", "background")
+            and not (reason == fgm.ERROR and self.between.failed_work_tool(self._bg_list() is not None))
         )
         trigger = "cancel" if final == "cancelled" else "fail"
         withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
