@@ -83,3 +83,13 @@ def test_the_agent_carries_a_tool_call_past_an_error_idle_only_where_no_list_lea
     failed = run.world.transcript[-2][1]["params"]["update"]  # failed before the idle
     assert (failed["toolCallId"], failed["status"]) == ("tc_1", "failed")
     assert [f.rule for f in run.findings if f.kind == "rule"] == []
+
+
+def test_the_seeded_bug_error_with_live_tools_deviates_only_at_an_error_idle() -> None:
+    """Its Withhold of the tool call table's ``fail`` leaves the work's tool calls unfinished at
+    the error idle (FAIL-04); at an idle ending work for another reason it deviates from nothing."""
+    cfg = SMALL.with_(features=frozenset({"fail", "limits"}), prompts=2, capacity=8)
+    bug = frozenset({"error-with-live-tools"})
+    for reason, breaks in (("error", True), ("end_turn", False), ("max_tokens", False)):
+        run = scripted([*_START, "deliver", *_WORK, ("agent", "end", reason)], cfg, bug, settle=False)
+        assert any(h.rule == bw.FAILED_TOOLS_FINAL.rule for h in run.world.hidden) is breaks, reason

@@ -1744,7 +1744,13 @@ class Agent:
             and not (reason == fgm.ERROR and self.between.failed_work_tool(self._bg_list() is not None))
         )
         trigger = "cancel" if final == "cancelled" else "fail"
-        withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
+        # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
+        # an idle that ends work for another reason (its tool calls may carry on, or are owed anyway)
+        withheld = (
+            deviations.withholding(self.deviations, "tool_call", trigger)
+            if self.deviations and (confirms or reason == fgm.ERROR)
+            else None
+        )
         elicited = self._elicited_tools() if self.elicits else frozenset()
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
