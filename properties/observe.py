@@ -114,11 +114,15 @@ SESSION_KEY = ""
 class Seen:
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("fresh", "handshake", "idle_snapshot", "listed", "prompts", "states", "user_ids")
+    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "states", "user_ids")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
         """(machine name, entity key) -> state (the machine's initial state when absent)."""
+        self.entered: dict[tuple[str, str], int] = {}
+        """(machine name, entity key) -> the line on which the entity entered its current state,
+        kept for the states that owe something (``MachineSpec.eventually``): an obligation left
+        open is reported at the line that opened it. Not part of ``key``: lines never are."""
         self.listed: frozenset[tuple[str, str]] = frozenset()
         """The items of the last concrete background list, as (type, ID)."""
         self.handshake: tuple[Any, str, bool] | None = None
@@ -140,6 +144,7 @@ class Seen:
     def copy(self) -> Seen:
         new = Seen()
         new.states = dict(self.states)
+        new.entered = dict(self.entered)
         new.listed = self.listed
         new.handshake = self.handshake
         new.user_ids = self.user_ids
@@ -331,7 +336,7 @@ UPDATES: dict[str, Observer] = {
     "subagent_update": _subagent,
     "state_update": _snapshot,
     "compaction_update": lambda upd, seen, readings: _compaction(upd, seen),
-    "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd),
+    "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd, seen),
 }
 """``sessionUpdate`` variant -> its observations, in the order they apply."""
 
@@ -341,10 +346,17 @@ REPLAYED = frozenset({toolcall.SPEC.name, compaction.SPEC.name, background.SPEC.
 """Machines whose entities' updates a resume's replay re-sends (not transitions there)."""
 
 
+def _compaction_started(cid: str, seen: Seen) -> Iterator[Observation]:
+    """The first report of a compactionId (an update or a chunk) starts it in progress."""
+    if (compaction.SPEC.name, cid) not in seen.states:
+        yield compaction.SPEC, cid, "start", _NO_CTX
+
+
 def _compaction(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
     cid = upd.get("compactionId")
     if type(cid) is not str:
         return
+    yield from _compaction_started(cid, seen)
     status = upd.get("status")
     if type(status) is str:
         trigger = compaction.trigger_for(seen.state_of(compaction.SPEC, cid), status)
@@ -354,9 +366,10 @@ def _compaction(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
         yield compaction.SPEC, cid, "summary_patch", _NO_CTX
 
 
-def _compaction_chunk(upd: dict[str, Any]) -> Iterator[Observation]:
+def _compaction_chunk(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
     cid = upd.get("compactionId")
     if type(cid) is str:
+        yield from _compaction_started(cid, seen)
         yield compaction.SPEC, cid, "summary_chunk", _NO_CTX
 
 

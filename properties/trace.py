@@ -1,8 +1,10 @@
 """Traceability: for each catalogued rule, what implements its check and what exercises it.
 
-Owns: ``implemented_by`` (monitors that report the rule, model machines whose forbidden cells or
-guards name it, the declarations of ``model.between`` that state it, ``properties.viewcheck`` for
-the client-view rules it can report),
+Owns: ``implemented_by`` (monitors whose own code judges the rule, model machines whose forbidden
+cells, guards or obligations name it, the declarations of ``model.between`` that state it,
+``properties.viewcheck`` for the client-view rules it can report; a monitor that only fires those
+tables or runs those declarations is the model's executor, not a second implementation:
+``executes_model``),
 ``tolerated_by`` (monitors that must not report a MAY permission), ``exercised_by`` (tests whose
 source holds the rule ID as a string literal, and seeded bugs meant to
 break it, as the caller supplies them), the generated matrix ``docs/traceability.md``
@@ -39,6 +41,27 @@ def _dotted(obj: type[Any]) -> str:
 
 
 @cache
+def _literals(module: str) -> frozenset[str]:
+    """The string literals of a module's source (docstrings and comments hold no rule's logic)."""
+    path = REPO / (module.replace(".", "/") + ".py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return frozenset(
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    )
+
+
+def executes_model(cls: type[Any], rule: str) -> bool:
+    """Whether the monitor ``cls`` only executes the model's statement of ``rule``: it fires a
+    table of ``model/`` stating the rule (``Monitor.TABLES``) or runs the ``model.between``
+    declaration stating it, and its own module never names the rule. The rule is then
+    implemented by the model alone; the monitor maps wire messages to the model's moves."""
+    from properties.monitors.tables import rules_of
+
+    stated = rule in rules_of(getattr(cls, "TABLES", ())) or rule in rules_stated()
+    return stated and rule not in _literals(cls.__module__)
+
+
+@cache
 def _monitor_tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
     from properties.monitors import ALL_MONITORS
 
@@ -46,7 +69,8 @@ def _monitor_tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, 
     tol: dict[str, set[str]] = {}
     for cls in ALL_MONITORS:
         for rule in cls.RULES:
-            impl.setdefault(rule, set()).add(_dotted(cls))
+            if not executes_model(cls, rule):
+                impl.setdefault(rule, set()).add(_dotted(cls))
         for rule in cls.TOLERATES:
             tol.setdefault(rule, set()).add(_dotted(cls))
     return (

@@ -92,7 +92,7 @@ def test_implemented_by_names_monitors_machines_and_the_view_check() -> None:
     assert "properties.monitors.prompts.PromptMonitor" in trace.implemented_by("ACC-09")
     assert "model.prompt.SPEC" in trace.implemented_by("ACTIVE-02")  # a guard rule
     assert "model.toolcall.SPEC" in trace.implemented_by("BG-05")  # a forbidden cell
-    assert "properties.monitors.tables.TableMonitor" in trace.implemented_by("BG-05")
+    assert "properties.monitors.tables.TableMonitor" not in trace.implemented_by("BG-05")  # executes it
     assert trace.implemented_by("ENT-03") == ["properties.viewcheck.compare_views"]
     assert trace.implemented_by("UPD-01") == []
 

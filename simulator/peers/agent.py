@@ -1981,7 +1981,7 @@ class Agent:
     def _do_compact_start(self, _: Any) -> list[Msg]:
         self.comp_started += 1
         cid = f"cmp_{self.comp_started}"
-        self.compactions[cid] = cm.IN_PROGRESS
+        self.compactions[cid] = self._fire("compaction", cm.IN_PROGRESS, "start")
         return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
