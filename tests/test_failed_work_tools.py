@@ -60,10 +60,15 @@ _WORK = [("agent", "tool", None), ("agent", "tool_run", "tc_1"), ("agent", "answ
 
 def test_the_agent_carries_a_tool_call_past_an_error_idle_only_where_no_list_leaves_it_out() -> None:
     quiet = SMALL.with_(features=frozenset({"fail"}), prompts=2, capacity=8)
-    run = scripted([*_START, "deliver", *_WORK, ("agent", "end", "error")], quiet, frozenset(), settle=False)
+    run = scripted([*_START, "deliver", *_WORK], quiet, frozenset(), settle=False)
+    assert ("agent", "end_error_carrying", None) in run.world.enabled()
+    carrying = ("agent", "end_error_carrying", None)
+    run = scripted([*_START, "deliver", *_WORK, carrying], quiet, frozenset(), settle=False)
     assert ("agent", "carried_done", "tc_1") in run.world.enabled()  # it carries on, unlisted
+    run = scripted([*_START, "deliver", *_WORK, ("agent", "end", "error")], quiet, frozenset(), settle=False)
+    assert ("agent", "carried_done", "tc_1") not in run.world.enabled()  # the plain end fails it
     run = scripted(
-        [*_START, "deliver", *_WORK, ("agent", "end", "error"), ("agent", "carried_done", "tc_1")],
+        [*_START, "deliver", *_WORK, carrying, ("agent", "carried_done", "tc_1")],
         quiet,
         frozenset(),
         new_monitors(True, quiet),
@@ -76,10 +81,10 @@ def test_the_agent_carries_a_tool_call_past_an_error_idle_only_where_no_list_lea
         ("agent", "bg_start", "terminal"),
         ("agent", "bg_list", ("terminal", "term_1")),
     ]
+    assert carrying not in scripted([*script, *_WORK], lists, frozenset(), settle=False).world.enabled()
     run = scripted(
         [*script, *_WORK, ("agent", "end", "error")], lists, frozenset(), new_monitors(True, lists)
     )
-    assert ("agent", "carried_done", "tc_1") not in run.world.enabled()
     failed = run.world.transcript[-2][1]["params"]["update"]  # failed before the idle
     assert (failed["toolCallId"], failed["status"]) == ("tc_1", "failed")
     assert [f.rule for f in run.findings if f.kind == "rule"] == []

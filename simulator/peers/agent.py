@@ -1232,6 +1232,8 @@ class Agent:
           goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
         - ``commands``: an ``available_commands_update``;
         - ``bare_error``: ending work with the error stop reason and no ``error`` field;
+        - (any run with ``fail``) ending work with the error stop reason while an in_progress tool
+          call carries on past it (``_may_carry_past_error``);
         - ``stop_unlisted``: while it carries out a cancel, stopping a terminal it does not list."""
         features = self.cfg.features
         if self.cancelling and "stop_unlisted" in features and self.session in (sm.OPEN, sm.CLOSING):
@@ -1251,6 +1253,8 @@ class Agent:
             add(("agent", "commands", None))
         if active and "bare_error" in features and "fail" in features and ("agent", "end", "error") in ev:
             add(("agent", "end_bare_error", None))
+        if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
+            add(("agent", "end_error_carrying", None))
 
     def _stop_unlisted_events(self, add: Any) -> None:
         """Cancellation: "The Agent MAY stop background activity it does not list". While it
@@ -1731,17 +1735,31 @@ class Agent:
     def _do_end(self, reason: str) -> list[Msg]:
         return self._settle_end(reason)
 
-    def _settle_end(self, reason: str) -> list[Msg]:
+    def _may_carry_past_error(self) -> bool:
+        """``tool-updates-after-idle=background``: an in_progress tool call of the failing work may
+        carry on past its error idle as independent work, where no background list would leave it
+        out (``model.between`` FAILED_TOOLS_FINAL: the Agent reports no list)."""
+        return (
+            self._reading("tool-updates-after-idle", "background")
+            and not self.between.failed_work_tool(self._bg_list() is not None)
+            and any(self.tools[t][0] == tcm.IN_PROGRESS for t in self._fg_tools_live())
+        )
+
+    def _do_end_error_carrying(self, _: Any) -> list[Msg]:
+        """The error idle, an in_progress tool call carrying on past it (``_may_carry_past_error``)."""
+        return self._settle_end(fgm.ERROR, carry_past_error=True)
+
+    def _settle_end(self, reason: str, carry_past_error: bool = False) -> list[Msg]:
         """End foreground work: finalize its tool calls, withdraw its permission requests, idle."""
         out: list[Msg] = []
         confirms = reason in self.between.confirming_reasons()
         final = "cancelled" if confirms else "failed"
         # an in_progress tool call may carry on as independent work (tool-updates-after-idle=
-        # background), except past an error idle whose list leaves it out (failed_tools_final)
+        # background); past an error idle only in the move that chooses it
         carry = (
             not confirms
+            and (reason != fgm.ERROR or carry_past_error)
             and self._reading("tool-updates-after-idle", "background")
-            and not (reason == fgm.ERROR and self.between.failed_work_tool(self._bg_list() is not None))
         )
         trigger = "cancel" if final == "cancelled" else "fail"
         # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
