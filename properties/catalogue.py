@@ -213,7 +213,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ENT-01",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """Within one session the Agent never gives an ID already used by an
        entity of some type to a second, different entity of that same type (seen on the wire as an
        ended entity that starts over under the same type and ID).""",

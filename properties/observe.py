@@ -2,12 +2,12 @@
 
 Owns: the mapping from an Agent's ``session/update`` to ``(machine, entity key, trigger,
 context)`` for the per-entity machines whose steps show on the wire (tool calls, compactions,
-background items), and ``Seen``, what the wire has shown of one session's observed entities
+terminals, background items), and ``Seen``, what the wire has shown of one session's observed entities
 (each entity's state, the last concrete ``background`` list). Each trigger is chosen by the
 machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``, ``model.compaction.trigger_for``,
-``model.background``), so what a status means is stated once, in ``model/``; the table monitor
-(``properties.monitors.tables``) fires the tables with these observations, and a forbidden cell
-is the finding.
+``model.terminal.triggers_for``, ``model.background``), so what a status means is stated once,
+in ``model/``; the table monitor (``properties.monitors.tables``) fires the tables with these
+observations, and a forbidden cell is the finding.
 
 Tool calls: a reported status fires its trigger (``model.toolcall.STATUS_TRIGGER``); a move
 from one final status to another is fired only under the reading
@@ -56,7 +56,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from model import background, compaction, entity, foreground, session, toolcall
+from model import background, compaction, entity, foreground, session, terminal, toolcall
 from model.core import Context, MachineSpec
 from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
 
@@ -93,6 +93,7 @@ for, under the reading's name)."""
 OBSERVED: tuple[MachineSpec, ...] = (
     toolcall.SPEC,
     compaction.SPEC,
+    terminal.SPEC,
     background.SPEC,
     entity.SPEC,
     session.SPEC,
@@ -114,7 +115,9 @@ SESSION_KEY = ""
 class Seen:
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "states", "user_ids")
+    __slots__ = (
+        "entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "refused", "states", "user_ids"
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
@@ -123,6 +126,10 @@ class Seen:
         """(machine name, entity key) -> the line on which the entity entered its current state,
         kept for the states that owe something (``MachineSpec.eventually``): an obligation left
         open is reported at the line that opened it. Not part of ``key``: lines never are."""
+        self.refused: frozenset[tuple[str, str]] = frozenset()
+        """(machine name, entity key) of the entities a move of which the table refused: their
+        state is no longer what the wire shows, so what they would still owe is not judged (it
+        would be a consequence of the breach already reported)."""
         self.listed: frozenset[tuple[str, str]] = frozenset()
         """The items of the last concrete background list, as (type, ID)."""
         self.handshake: tuple[Any, str, bool] | None = None
@@ -145,6 +152,7 @@ class Seen:
         new = Seen()
         new.states = dict(self.states)
         new.entered = dict(self.entered)
+        new.refused = self.refused
         new.listed = self.listed
         new.handshake = self.handshake
         new.user_ids = self.user_ids
@@ -162,6 +170,7 @@ class Seen:
             self.fresh,
             self.prompts,
             self.idle_snapshot,
+            self.refused,
         )
 
 
@@ -213,7 +222,19 @@ def _tool_call_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str
 def _terminal(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     ident = upd.get("terminalId")
     if type(ident) is str:
-        yield from _item("terminal", ident, seen, upd.get("exitStatus") is not None)
+        exited = upd.get("exitStatus") is not None
+        known = (terminal.SPEC.name, ident) in seen.states
+        state = seen.state_of(terminal.SPEC, ident)
+        for trigger in terminal.triggers_for(known, state, "exitStatus" in upd, exited):
+            yield terminal.SPEC, ident, trigger, _NO_CTX
+        yield from _item("terminal", ident, seen, exited)
+
+
+def _terminal_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    """Output of a terminal not seen yet creates it live."""
+    ident = upd.get("terminalId")
+    if type(ident) is str and (terminal.SPEC.name, ident) not in seen.states:
+        yield terminal.SPEC, ident, "start", _NO_CTX
 
 
 def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
@@ -333,6 +354,7 @@ UPDATES: dict[str, Observer] = {
     TOOL_CALL_UPDATE: _tool_call,
     "tool_call_content_chunk": _tool_call_chunk,
     "terminal_update": _terminal,
+    "terminal_output_chunk": _terminal_chunk,
     "subagent_update": _subagent,
     "state_update": _snapshot,
     "compaction_update": lambda upd, seen, readings: _compaction(upd, seen),
@@ -342,7 +364,9 @@ UPDATES: dict[str, Observer] = {
 
 SNAPSHOTS = frozenset({"state_update"})
 """Variants that are snapshots, not updates of an entity: judged inside a resume's replay too."""
-REPLAYED = frozenset({toolcall.SPEC.name, compaction.SPEC.name, background.SPEC.name, entity.SPEC.name})
+REPLAYED = frozenset(
+    {toolcall.SPEC.name, compaction.SPEC.name, terminal.SPEC.name, background.SPEC.name, entity.SPEC.name}
+)
 """Machines whose entities' updates a resume's replay re-sends (not transitions there)."""
 
 

@@ -7,7 +7,8 @@ the state and the trigger. Nothing here states a rule: the tables in ``model/`` 
 A rule is exercised each time one of its cells is consulted, and an eventual obligation of a
 state (``MachineSpec.eventually``) each time an entity enters that state (or is first seen in
 it); an entity still in such a state at the end is reported by ``at_end``, at the line where it
-entered that state. Inside a ``session/resume``
+entered that state, unless the table refused one of its moves (its state no longer follows the
+wire: what it would still owe is a consequence of that breach). Inside a ``session/resume``
 window the Agent replays history: re-sent updates of entities known before the window are not
 transitions and are not judged; an entity first seen in the window is recorded, and its later
 updates there are judged as live ones (a compaction that starts and completes before the resume
@@ -200,6 +201,7 @@ class TableMonitor(SessionMonitor[Seen]):
                 if spec.relaxed:  # allowed only because the variant dropped the rule?
                     self._dropped(spec, key, state, trigger, ctx, line, sid, msg)
             except ProtocolViolation as broke:
+                seen.refused = seen.refused | {where}
                 self._report(broke, spec, key, state, trigger, ctx, line, sid, msg)
 
     def _dropped(
@@ -233,6 +235,8 @@ class TableMonitor(SessionMonitor[Seen]):
         specs = {spec.name: self.table(spec) for spec in OBSERVED}
         for sid, seen in self.sessions.items():
             for (machine, key), state in sorted(seen.states.items()):
+                if (machine, key) in seen.refused:  # its state no longer follows the wire
+                    continue
                 spec = specs[machine]
                 rule = spec.eventually.get(state)
                 if rule is not None:  # a dropped rule's finding is set aside by the set
