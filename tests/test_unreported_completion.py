@@ -108,8 +108,19 @@ def test_a_resume_does_not_hide_that_no_work_of_a_session_seen_from_its_creation
          state("idle", stop="end_turn")],
         # a session not seen from its creation: its past is not in view
         [state("idle", stop="end_turn")],
+        # work ended under an (advertised) custom state: the idle after it is a completion, so a
+        # new stop reason after it is updated information (explore's conforming Agent does this)
+        [initialize(0, {"customStates": True}), initialized(0), new_session(1), created(1),
+         prompt(2), state("running"), user("u1"), answer(2, "u1"), state("_reviewing"),
+         state("idle", stop="cancelled"), state("idle", stop="end_turn")],
+        # work may start and end unobserved while unknown is reported (the foreground table
+        # allows output there): the idle that restores a known state may end it
+        [*_CREATED, state("unknown"), state("idle", stop="end_turn"), state("idle", stop="max_tokens")],
     ],
-    ids=["last-reason-again", "initial-snapshot", "after-resume", "not-from-creation"],
+    ids=[
+        "last-reason-again", "initial-snapshot", "after-resume", "not-from-creation",
+        "after-custom-state", "after-unknown",
+    ],
 )  # fmt: skip
 def test_conforming_idles_stay_accepted(lines: list[Line]) -> None:
     assert _found(lines) == []
