@@ -18,16 +18,21 @@ variant file's ``[between.NAME]`` tables; dropping a declaration is dropping its
 rule IDs below appear nowhere else in their code. To change a rule between machines, edit its
 declaration and its function here (``docs/session-model.md`` has a worked example).
 
+Where a machine's table already names a declaration's rule in one of its cells (the permission
+table's ``abandon``: a request of cancelled work is not approved; the foreground table's
+``block``: requires_action only for work blocked on the user), the declaration takes its rule
+from that cell, so the rule ID is written once in ``model/``.
+
 Must not know: JSON-RPC, the wire format, monitors, the simulator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from model import foreground
+from model import foreground, permission
 
 Param = bool | str
 
@@ -62,7 +67,10 @@ CANCEL_UPDATES_BEFORE_IDLE: Final = Between(
 )  # fmt: skip
 CANCEL_CONFIRMED: Final = Between(
     "cancel_confirmed", "TRANS-04", "State transitions",
-    "foreground work that was active when a session/cancel took effect ends",
+    "foreground work that was active when a session/cancel took effect ends: the first idle after "
+    "a cancel received while work was reported active, unless it is a resume snapshot (an unknown "
+    "or unrecognized state reported in between is no outcome and no cancellation: the idle after "
+    "it is still the one that shows the covered work over, and a repeated idle is no completion)",
     "its idle carries the stop reason named by the parameter (the spec's: cancelled)",
     ("foreground", "session"),
     (("stop_reason", foreground.CANCELLED),),
@@ -89,10 +97,11 @@ CANCELLED_TOOLS_FINAL: Final = Between(
     ("foreground", "tool_call", "background_item"),
 )  # fmt: skip
 CANCELLED_PERMISSIONS: Final = Between(
-    "cancelled_permissions", "CANCEL-06", "Cancellation",
+    "cancelled_permissions", permission.SPEC.forbidden["abandon"], "Cancellation",
     "the Agent stops the covered work",
     "it stops waiting on that work's pending permission requests and treats them as not approved "
-    "(the permission table's abandon): a late approval never runs the tool",
+    "(the permission table's abandon, whose cell names the rule: stated there once): a late "
+    "approval never runs the tool",
     ("foreground", "permission", "tool_call"),
 )  # fmt: skip
 CONTENT_ADVERTISED: Final = Between(
@@ -127,14 +136,15 @@ LATE_ANSWERS_IGNORED: Final = Between(
     ("foreground", "elicitation", "tool_call"),
 )  # fmt: skip
 BLOCKED_ON_USER: Final = Between(
-    "blocked_on_user", "TRANS-05", "State transitions",
+    "blocked_on_user", foreground.SPEC.forbidden["block"], "State transitions",
     "foreground work reports requires_action (it blocks, or starts blocked) and holds it until its "
     "next state",
     "some user-action request of the session (a session/request_permission or an "
     "elicitation/create) is outstanding during that stretch: asked and neither answered nor "
     "withdrawn, or a URL elicitation accepted and not yet completed (the request may follow the "
     "report: work that starts blocked may report requires_action first); a stretch with none is "
-    "blocked on nothing the user can act on",
+    "blocked on nothing the user can act on (the rule is the one the foreground table's block "
+    "cell names: stated there once)",
     ("foreground", "permission", "elicitation"),
 )  # fmt: skip
 FAILED_TOOLS_FINAL: Final = Between(
@@ -145,6 +155,45 @@ FAILED_TOOLS_FINAL: Final = Between(
     "listed terminal are exempt, so one a concrete background list reported since its first "
     "report left out was owed it",
     ("foreground", "tool_call", "background_item"),
+)  # fmt: skip
+
+LIST_ON_EVERY_SNAPSHOT: Final = Between(
+    "list_on_every_snapshot", "BG-07", "Background work",
+    "a state_update is sent in a session that reports background work (after its first concrete "
+    "background list; also before it when the parameter before_first_list is true, the reading "
+    "state-updates-before-first-list=every)",
+    "it carries a concrete background list (an empty one when nothing runs): omitted, null or not "
+    "an array is a snapshot that says nothing of the background work",
+    ("foreground", "background_item"),
+)  # fmt: skip
+TERMINAL_LISTED_ALONE: Final = Between(
+    "terminal_listed_alone", "BG-13", "Background work",
+    "a background list names a terminal that a tool call's content embeds, and that terminal is "
+    "the tool call's only live work (the reading tool-with-listed-terminal=only-live-work)",
+    "the list names the terminal only, not the tool call as well",
+    ("tool_call", "terminal", "background_item"),
+)  # fmt: skip
+
+SETUP_BEFORE_PROMPTS: Final = Between(
+    "setup_before_prompts", "INTRO-01", "INTRO",
+    "the Client sends a session/prompt",
+    "its setup is complete: the initialize handshake was answered, the session exists for it (a "
+    "session/new response that creates it does not come later) and no session/resume of it is "
+    "still being answered",
+    ("session", "prompt"),
+)  # fmt: skip
+PROMPT_HAS_CONTENT: Final = Between(
+    "prompt_has_content", "USER-01", "1. User message",
+    "the Client sends a session/prompt",
+    "its prompt array holds at least one content block",
+    ("prompt",),
+)  # fmt: skip
+CLIENT_SENDS_ADVERTISED: Final = Between(
+    "client_sends_advertised", "USER-03", "1. User message",
+    "the Client sends a session/prompt after the Agent's initialize answer",
+    "every content block is of a type content_advertised allows (the baseline types and those the "
+    "Agent's prompt capabilities advertise; a custom type only where the capabilities carry _meta)",
+    ("prompt", "session"),
 )  # fmt: skip
 
 DECLARATIONS: Final[tuple[Between, ...]] = (
@@ -161,6 +210,11 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
     FAILED_TOOLS_FINAL,
+    LIST_ON_EVERY_SNAPSHOT,
+    TERMINAL_LISTED_ALONE,
+    SETUP_BEFORE_PROMPTS,
+    PROMPT_HAS_CONTENT,
+    CLIENT_SENDS_ADVERTISED,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -168,6 +222,8 @@ BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})
 """Content types every Agent accepts in a prompt (``content_advertised``)."""
 PROMPT_CAPABILITY_TYPES: Final = {"image": "image", "audio": "audio", "embeddedContext": "resource"}
 """PromptCapabilities field -> the content block type it allows."""
+STANDARD_CONTENT_TYPES: Final = BASELINE_PROMPT_TYPES | frozenset(PROMPT_CAPABILITY_TYPES.values())
+"""The content block types of the schema; any other type is custom (``client_sends_advertised``)."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +271,18 @@ class Rules:
         """``updates_before_idle``: whether the work still owes an update before its idle (a tool
         call of it not in a final status, the user message of a prompt it inserted not reported)."""
         return any(True for _ in live_tools) or any(True for _ in unreported_messages)
+
+    @staticmethod
+    def confirming_idle(cancel_pending: bool, resume_snapshot: bool) -> bool:
+        """``cancel_confirmed``: whether an idle is the one that ends the work a cancel covered
+        (``cancel_pending``: a session/cancel or session/close was received while work was
+        reported active, and no idle came since; ``resume_snapshot``: the idle reports the state
+        to a ``session/resume``, no transition). What was reported between the cancel and this
+        idle does not matter: unknown, or an unrecognized state, that replaced the active one is
+        "neither a work outcome nor a closure or cancellation" (Session states), so the covered
+        work still owes its confirmation; once idle is reported that work is over, and a repeated
+        idle is no new completion, so no later idle could confirm it."""
+        return cancel_pending and not resume_snapshot
 
     def confirmation_breach(self, reason: object) -> Between | None:
         """The declaration an idle ending cancelled work breaks with stop reason ``reason``."""
@@ -284,9 +352,54 @@ class Rules:
         return BASELINE_PROMPT_TYPES | {PROMPT_CAPABILITY_TYPES[f] for f in advertised}
 
     @staticmethod
+    def unadvertised(types: Iterable[object], allowed: frozenset[str], custom_ok: bool) -> list[str]:
+        """``content_advertised``, ``client_sends_advertised``: the content types of a prompt that
+        the Agent did not allow (``allowed``); a custom type is allowed where the capabilities carry
+        ``_meta`` (``custom_ok``). Blocks without a string type are not judged here."""
+        return [
+            t for t in types
+            if type(t) is str and t not in allowed and (t in STANDARD_CONTENT_TYPES or not custom_ok)
+        ]  # fmt: skip
+
+    @staticmethod
+    def setup_missing(init_pending: bool, resuming: bool) -> str | None:
+        """``setup_before_prompts``: what a session/prompt sent now comes before (None: nothing)."""
+        if init_pending:
+            return "initialize was answered"
+        return "session/resume was answered" if resuming else None
+
+    @staticmethod
+    def empty_prompt(prompt: object) -> bool:
+        """``prompt_has_content``: whether a prompt array is empty (a malformed one is the schema's)."""
+        return type(prompt) is list and not prompt
+
+    @staticmethod
     def refused_content(types: Iterable[str], allowed: frozenset[str]) -> tuple[str, ...]:
         """``content_advertised``: the content types of a prompt the Agent must refuse."""
         return tuple(t for t in types if t not in allowed)
+
+    @staticmethod
+    def list_missing(listed_before: bool, bare_before: bool, before_first_list: bool, has_list: bool) -> bool:
+        """``list_on_every_snapshot``: whether a state_update breaks it: one without a concrete
+        list after the session's first list (``listed_before``), or, when ``before_first_list``,
+        the session's first list after a state_update without one (``bare_before``)."""
+        if listed_before:
+            return not has_list
+        return has_list and bare_before and before_first_list
+
+    @staticmethod
+    def listed_with_terminal(
+        listed: Collection[tuple[str, str]], embeds: Mapping[str, Collection[str]]
+    ) -> list[tuple[str, tuple[str, ...], bool]]:
+        """``terminal_listed_alone``: for each tool call (in ID order) whose content embeds a
+        listed terminal (``embeds``: tool call -> terminals), those terminals and whether the
+        list names the tool call as well (which breaks it)."""
+        found = []
+        for tool, terms in sorted(embeds.items()):
+            both = tuple(sorted(t for t in terms if ("terminal", t) in listed))
+            if both:
+                found.append((tool, both, ("tool_call", tool) in listed))
+        return found
 
 
 SPEC: Final = Rules()

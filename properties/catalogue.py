@@ -17,7 +17,8 @@ Entries:
   wording implies. They exist so monitors and client-view checks have an ID to report.
 
 ``check`` says how a rule is judged: ``model`` (stated once in ``model/``: a forbidden cell, a
-guard or an obligation of a machine table, or a declaration of ``model.between``; the checker
+guard or an obligation of a machine table, a declaration of ``model.between``, or a field
+``model.fields`` requires of one update; the checker
 judges transcripts by running that statement, the simulated peers move by it), ``monitor`` (by a
 monitor's own code over a transcript of wire messages), ``client-view`` (an invariant of the
 simulated Client's view), ``not-checkable`` (with ``reason``: nothing observable can show it) or
@@ -170,7 +171,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "INTRO-01",
         _M,
         _C,
-        _MON,
+        _MOD,
         """A Client sends no session/prompt until the initialize handshake and
        the setup of that session have completed.""",
         (1,),
@@ -253,7 +254,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "SDM-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Each session_message and session_message_chunk update carries a
        messageId, scoped to the transcript named by the outer sessionId.""",
         informal=True,
@@ -452,7 +453,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-07",
         _M,
         _A,
-        _MON,
+        _MOD,
         """An Agent that reports background work includes the background field
        on every state_update of the session (whether that binds the state_updates before its first
        list is the reading state-updates-before-first-list).""",
@@ -510,7 +511,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-13",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """When a listed terminal is all that keeps a tool call alive, only the
        terminal appears in the list, not the tool call as well.""",
         (27,),
@@ -558,7 +559,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USER-01",
         _MN,
         _C,
-        _MON,
+        _MOD,
         """A Client never sends a session/prompt whose prompt array is
        empty.""",
         (31,),
@@ -576,7 +577,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USER-03",
         _M,
         _C,
-        _MON,
+        _MOD,
         """A Client only sends content types that the prompt capabilities
        agreed at initialization allow.""",
         (33,),
@@ -831,7 +832,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "NOTICE-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A notice has a non-null severity and a non-null, non-empty
        title.""",
         informal=True,
@@ -883,7 +884,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "COMPACT-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """compactionId and status are present and non-null on every
        compaction_update; compactionId and content are present and non-null on every
        compaction_summary_chunk.""",
@@ -951,7 +952,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USAGE-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A usage_update has non-null used and size; a cost value, when
        present, has both amount and currency.""",
         informal=True,
