@@ -771,7 +771,13 @@ class Agent:
                 add(("agent", "restore", None))  # also before answering a close: a known state
         if self.ended_output is not None and (
             self._may_patch_ended()
-            or (self.deviations and deviations.offered(self.deviations, "late_output", self.session))
+            or (
+                # the seeded bug sends it where updates_before_idle forbids it: after the idle,
+                # while the session is still reported idle (not once unknown or new work is shown)
+                self.deviations
+                and self.reported == fgm.IDLE
+                and deviations.offered(self.deviations, "late_output", self.session)
+            )
         ):
             add(("agent", "late_output", None))  # a patch of the ended work's message
         if not active and open_:
