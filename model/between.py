@@ -178,6 +178,15 @@ ADVERTISED_MODES: Final = Between(
     "or elicitation.url)",
     ("elicitation", "session"),
 )  # fmt: skip
+FAILED_TOOLS_FINAL: Final = Between(
+    "failed_tools_final", "FAIL-04", "Failures",
+    "the idle with stop reason error ends active work",
+    "every tool call of the failed work still unfinished had a terminal status reported before it "
+    "(failed when it did not complete); only listed background work and tool calls embedding a "
+    "listed terminal are exempt, so one a concrete background list reported since its first "
+    "report left out was owed it",
+    ("foreground", "tool_call", "background_item"),
+)  # fmt: skip
 
 LIST_ON_EVERY_SNAPSHOT: Final = Between(
     "list_on_every_snapshot", "BG-07", "Background work",
@@ -235,6 +244,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     ADVERTISED_MODES,
     ONE_ANSWER,
     CLOSE_STOPS_PROMPTS,
+    FAILED_TOOLS_FINAL,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
     SETUP_BEFORE_PROMPTS,
@@ -316,17 +326,23 @@ class Rules:
 
     @classmethod
     def may_carry_on(
-        cls, status: str, reason: object, cancel_received: bool, updates_after_idle: str
+        cls,
+        status: str,
+        reason: object,
+        cancel_received: bool,
+        updates_after_idle: str,
+        past_error: bool = False,
     ) -> bool:
         """``updates_before_idle``: whether a live tool call of foreground work ending with stop
         reason ``reason`` may carry on after the idle instead of owing its final status before it:
         an in_progress call, where tool calls may carry on (``carries_on_after_idle``), at an idle
-        that ends the work on its own (no cancel received, no error: those owe every status)."""
+        that ends the work on its own (no cancel received; not an error unless ``past_error``: an
+        error idle where no background list leaves the call out, ``failed_tools_final``)."""
         return (
             cls.carries_on_after_idle(updates_after_idle)
             and status == toolcall.IN_PROGRESS
             and not cancel_received
-            and reason != foreground.ERROR
+            and (reason != foreground.ERROR or past_error)
         )
 
     @staticmethod
@@ -412,6 +428,16 @@ class Rules:
         """``blocked_on_user``: whether a requires_action stretch had something the user can act on
         (``outstanding``: the user-action requests of the session outstanding during it)."""
         return any(True for _ in outstanding)
+
+    @staticmethod
+    def failed_work_tool(left_out_by_a_list: bool) -> bool:
+        """``failed_tools_final``: whether an unfinished tool call first reported during the failed
+        work, not exempt by the latest background list, certainly belongs to that work, so its
+        terminal status was owed before the error idle: a concrete list reported since its first
+        report (the idle's own included) left it out. Otherwise it may be background work
+        announced before its first list ("Background work"), owed only if no later list names it
+        and it does not carry on."""
+        return left_out_by_a_list
 
     @property
     def steer(self) -> bool:

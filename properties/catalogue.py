@@ -1117,7 +1117,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "FAIL-04",
         _S,
         _A,
-        _MON,
+        _MOD,
         """Before reporting the failure, every tool call left unfinished by the
        failed work gets a terminal status (failed when it did not complete); listed background work
        is exempt.""",

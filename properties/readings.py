@@ -111,6 +111,7 @@ TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
 IDLE_AFTER_UNRECOGNIZED_STATE: Final = "idle-after-unrecognized-state"
 UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
+UNLISTED_TOOL_AT_FAILED_IDLE: Final = "unlisted-tool-at-failed-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
 FUTURE_STOP: Final = "future-stop-reason"
 FINAL_STATUS_CHANGE: Final = toolcall.FINAL_CHANGE  # answered by the observer of the table
@@ -394,8 +395,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               Client is told to accept tool call updates after a cancel."""),
         ("DONE-03", "CANCEL-14", "FAIL-04"),
         affects="both",
-        peers=_text("""background: an in_progress foreground tool call may carry on after an end_turn idle
-              and complete later; foreground-owed: every tool call ends before the idle"""),
+        peers=_text("""background: an in_progress foreground tool call may carry on after an idle that
+              confirms no cancellation (end_turn, error, ...) and complete later; foreground-owed:
+              every tool call ends before the idle"""),
     ),
     Reading(
         PROMPT_AHEAD_OF_HELD,
@@ -460,20 +462,24 @@ READINGS: Final[tuple[Reading, ...]] = (
         (
             _alt(
                 "snapshot",
-                """Never: a repeated state may carry updated information without
-                 being a transition.""",
+                """Never, once some work of the session has ended: a repeated state
+                 may carry updated information without being a transition. (Before any work of
+                 a session seen from its creation ended there is no last stop reason to carry:
+                 a stop reason then reports a completion under either alternative,
+                 model.foreground idle_reports_completion.)""",
             ),
             _alt(
                 "completion",
                 """Yes: it completes foreground work that was never reported
-                 active (FG-02: work started without running).""",
+                 active (FG-02: work started without running; FG-01 when no prompt waits, work
+                 the Agent started itself).""",
             ),
         ),
         "snapshot",
         _text("""The State transitions section says applying updated information is no
               transition; the Background work sentence only says when a repeat is certainly
               not a completion."""),
-        ("FG-02",),
+        ("FG-02", "FG-01"),
         affects="both",
         peers=_text("""snapshot: while idle, the Agent may repeat idle once with a new stop reason;
               completion: never (it would report running first)"""),
@@ -558,6 +564,48 @@ READINGS: Final[tuple[Reading, ...]] = (
               it, only the end of a complete transcript shows it was never background work."""),
         ("CANCEL-17",),
         affects="checker",
+    ),
+    Reading(
+        UNLISTED_TOOL_AT_FAILED_IDLE,
+        "Is an unfinished tool call of the failed work that no background list names owed its "
+        "terminal status before the idle with stop reason error?",
+        ("Failures", "Background work"),
+        (151, 33),
+        (
+            "are not part of the failed work and keep running",
+            "before the first list that names it",
+        ),
+        (
+            _alt(
+                "owed-before-idle",
+                """A tool call first reported during the failed work, still
+                 unfinished at its error idle, neither in the latest background list nor embedding
+                 a listed terminal, and left out of a concrete background list reported since its
+                 first report (the idle's own included), was owed a terminal status before that
+                 idle (FAIL-04, a finding at the idle). One no list has ruled on yet may be
+                 background work announced before its first list: a suspect, as under
+                 may-be-background.""",
+            ),
+            _alt(
+                "may-be-background",
+                """Any such tool call may be background work announced before
+                 its first list: a suspect at the idle, cleared when a later list names it or its
+                 status changes later (tool-updates-after-idle=background), and a breach only when
+                 nothing cleared it by the end (at quiescence, or at the last line of a complete
+                 transcript).""",
+            ),
+        ),
+        "owed-before-idle",
+        _text("""The Failures section has the Agent give each tool call the failed work left
+              unfinished a terminal status before reporting the failure, and exempts only listed
+              background work and tool calls that reference a listed terminal: a concrete list
+              that leaves a tool call out says it is not background work. A background tool call
+              is announced before the first list that names it (Background work), so one no list
+              has ruled on yet may still be listed later."""),
+        ("FAIL-04",),
+        affects="checker",
+        peers_same=_text("""the simulated Agent gives every tool call of failed work a terminal status
+              and never ends work while announced background work is unlisted"""),
     ),
     Reading(
         APPROVAL_RACING_CANCEL,

@@ -90,11 +90,13 @@ def walks() -> dict[str, list[tuple[int, Run]]]:
     return {t: list(_walks(t)) for t in TRANSPORTS}
 
 
-FOCUSED = DEFAULT.with_(features=frozenset({"permission", "multi_request", "close", "resume", "overlap"}))
+FOCUSED = DEFAULT.with_(
+    features=frozenset({"permission", "multi_request", "close", "resume", "overlap", "fail"})
+)
 """Tool calls, permission requests and the session's handshakes only: the choices of a tool
-call's life (run, done, block, carry on after the idle) are rare among the many of the default
-configuration, common here; so is refusing a resume that a close or a second resume overlapped
-(feature ``overlap``, off by default)."""
+call's life (run, done, block, carry on after the idle, an end_turn or an error one) are rare
+among the many of the default configuration, common here; so is refusing a resume that a close
+or a second resume overlapped (feature ``overlap``, off by default)."""
 
 
 EVERY = DEFAULT.with_(features=frozenset(FEATURES))

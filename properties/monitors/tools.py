@@ -95,6 +95,7 @@ from properties.readings import (
     CANCEL_TAKES_EFFECT,
     TOOL_UPDATES_AFTER_IDLE,
     UNLISTED_TOOL_AT_CANCELLED_IDLE,
+    UNLISTED_TOOL_AT_FAILED_IDLE,
 )
 
 # tool record: (status, interval it was first reported in (0: not during active work), grant)
@@ -106,6 +107,7 @@ _LATE_GRANT = 3
 _RACED_GRANT = 4
 APPROVED = bw.APPROVED_RUNS.rule
 """A granted tool call runs before it completes (``model.between``)."""
+_FAILED = bw.FAILED_TOOLS_FINAL.rule
 ABANDONED = bw.CANCELLED_PERMISSIONS.rule
 """A request of cancelled work is not approved (``model.between`` cancelled_permissions, whose rule
 is the one the permission table's ``abandon`` cell names)."""
@@ -161,7 +163,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
     RULES = (
         *_RA_GROUP,
         APPROVED,
-        "FAIL-04",
+        _FAILED,
         bw.CANCELLED_TOOLS_FINAL.rule,
         ABANDONED,
         *permission.SPEC.eventually.values(),
@@ -181,8 +183,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
         self.suspects: dict[tuple[str, str], tuple[int, str, bool]] = {}
-        """(session, tool call) -> (line of the idle, rule it owes: FAIL-04, or the rule of
-        ``model.between`` CANCELLED_TOOLS_FINAL)."""
+        """(session, tool call) -> (line of the idle, rule it owes: that of ``model.between``
+        FAILED_TOOLS_FINAL or CANCELLED_TOOLS_FINAL)."""
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -365,11 +367,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
         if ts is not None:
-            owed = "FAIL-04" if error else bw.CANCELLED_TOOLS_FINAL.rule
+            owed = _FAILED if error else bw.CANCELLED_TOOLS_FINAL.rule
             self._ex[owed] += 1
             cancelled = not error
-            alt = self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE) if cancelled else ""
-            at_idle = cancelled and alt != "may-be-background" and self._confirms(upd)
+            alt = self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE if cancelled else UNLISTED_TOOL_AT_FAILED_IDLE)
+            at_idle = alt != "may-be-background" and (error or self._confirms(upd))
             for tid, (status, created, _) in ts.tools.items():
                 exempt = _exempt(tid, ts, listed)  # listed work: covered only as cancel_covers says
                 covered = self.between.ends_with_work(exempt, cancelled)
@@ -378,7 +380,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     # a list reported since its first report (the idle's own included) says it
                     # is not background work; before any, it may be background not listed yet
                     ruled = keys is not None or tid not in ts.fresh
-                    if at_idle and (ruled or alt == "every-unlisted"):
+                    if error and at_idle and self.between.failed_work_tool(ruled):
+                        self._failed_tool(sid, tid, status, line, msg)
+                    elif not error and at_idle and (ruled or alt == "every-unlisted"):
                         why = (
                             "the cancel covers the listed background work too"
                             if exempt
@@ -407,6 +411,19 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self._ex[owes] += 1
                         if owes not in spec.relaxed:
                             self.owed[rid] = (sid, line, owes)
+
+    def _failed_tool(self, sid: str, tid: str, status: str, line: int, msg: Message) -> None:
+        """``model.between`` FAILED_TOOLS_FINAL: a tool call of the failed work still unfinished at
+        the idle with stop reason error, left out of a background list reported since its first
+        report."""
+        self.breach(
+            _FAILED, line, sid,
+            f"idle with stop reason 'error' while tool call {tid!r} of the failed work is still "
+            f"{status}: the Agent should give it a terminal status (failed when it did not "
+            "complete) before reporting the failure (it is not in the latest background list, and "
+            "it embeds no listed terminal)",
+            msg, (UNLISTED_TOOL_AT_FAILED_IDLE,),
+        )  # fmt: skip
 
     def _confirms(self, upd: dict[str, Any]) -> bool:
         """Whether an idle ending work after a cancel was received confirms the cancellation:
@@ -489,8 +506,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
         for (sid, tid), (line, owed, ruled) in self.suspects.items():
-            what = "with stop reason 'error'" if owed == "FAIL-04" else "confirming the cancellation"
-            work = "failed" if owed == "FAIL-04" else "cancelled"
+            what = "with stop reason 'error'" if owed == _FAILED else "confirming the cancellation"
+            work = "failed" if owed == _FAILED else "cancelled"
             self.eventually(
                 owed,
                 quiescent,
@@ -498,9 +515,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 sid,
                 f"idle {what} while tool call {tid!r} of the {work} work had no final status (and "
                 "it was never listed as background work)",
-                readings=(TOOL_UPDATES_AFTER_IDLE, UNLISTED_TOOL_AT_CANCELLED_IDLE)
-                if ruled
-                else (TOOL_UPDATES_AFTER_IDLE,),
+                readings=(
+                    TOOL_UPDATES_AFTER_IDLE,
+                    UNLISTED_TOOL_AT_CANCELLED_IDLE if ruled else UNLISTED_TOOL_AT_FAILED_IDLE,
+                ),
             )
         for rid, (sid, line, rule) in self.owed.items():
             self.eventually(

@@ -782,7 +782,13 @@ class Agent:
                 add(("agent", "restore", None))  # also before answering a close: a known state
         if self.ended_output is not None and (
             self._may_patch_ended()
-            or (self.deviations and deviations.offered(self.deviations, "late_output", self.session))
+            or (
+                # the seeded bug sends it where updates_before_idle forbids it: after the idle,
+                # while the session is still reported idle (not once unknown or new work is shown)
+                self.deviations
+                and self.reported == fgm.IDLE
+                and deviations.offered(self.deviations, "late_output", self.session)
+            )
         ):
             add(("agent", "late_output", None))  # a patch of the ended work's message
         if not active and open_:
@@ -1282,6 +1288,8 @@ class Agent:
           goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
         - ``commands``: an ``available_commands_update``;
         - ``bare_error``: ending work with the error stop reason and no ``error`` field;
+        - (any run with ``fail``) ending work with the error stop reason while an in_progress tool
+          call carries on past it (``_may_carry_past_error``);
         - ``stop_unlisted``: while it carries out a cancel, stopping a terminal it does not list."""
         features = self.cfg.features
         if self.cancelling and "stop_unlisted" in features and self.session in (sm.OPEN, sm.CLOSING):
@@ -1301,6 +1309,8 @@ class Agent:
             add(("agent", "commands", None))
         if active and "bare_error" in features and "fail" in features and ("agent", "end", "error") in ev:
             add(("agent", "end_bare_error", None))
+        if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
+            add(("agent", "end_error_carrying", None))
 
     def _stop_unlisted_events(self, add: Any) -> None:
         """Cancellation: "The Agent MAY stop background activity it does not list". While it
@@ -1786,18 +1796,39 @@ class Agent:
     def _do_end(self, reason: str) -> list[Msg]:
         return self._settle_end(reason)
 
-    def _settle_end(self, reason: str) -> list[Msg]:
+    def _may_carry_past_error(self) -> bool:
+        """``tool-updates-after-idle=background``: an in_progress tool call of the failing work may
+        carry on past its error idle as independent work, where no background list would leave it
+        out (``model.between`` FAILED_TOOLS_FINAL: the Agent reports no list)."""
+        return (
+            self.between.carries_on_after_idle(self.rd["tool-updates-after-idle"])
+            and not self.between.failed_work_tool(self._bg_list() is not None)
+            and any(self.tools[t][0] == tcm.IN_PROGRESS for t in self._fg_tools_live())
+        )
+
+    def _do_end_error_carrying(self, _: Any) -> list[Msg]:
+        """The error idle, an in_progress tool call carrying on past it (``_may_carry_past_error``)."""
+        return self._settle_end(fgm.ERROR, carry_past_error=True)
+
+    def _settle_end(self, reason: str, carry_past_error: bool = False) -> list[Msg]:
         """End foreground work as ``model.between`` says what it owes and takes with it: its live
         tool calls get a final status before the idle (CANCELLED_TOOLS_FINAL, UPDATES_BEFORE_IDLE;
-        ``may_carry_on``: one may carry on after it), the Agent stops waiting on the permission
-        requests of the work it ends (``ends_with_work``, CANCELLED_PERMISSIONS: the permission
-        table's abandon) and stops the listed work a cancel covers (CANCEL_COVERS), then idles."""
+        ``may_carry_on``: one may carry on after it; past an error idle only in the move that
+        chooses it, ``carry_past_error``), the Agent stops waiting on the permission requests of
+        the work it ends (``ends_with_work``, CANCELLED_PERMISSIONS: the permission table's
+        abandon) and stops the listed work a cancel covers (CANCEL_COVERS), then idles."""
         out: list[Msg] = []
         confirms = reason in self.between.confirming_reasons()
         final = "cancelled" if confirms else "failed"
         carry = self.rd["tool-updates-after-idle"]
         trigger = "cancel" if final == "cancelled" else "fail"
-        withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
+        # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
+        # an idle that ends work for another reason (its tool calls may carry on, or are owed anyway)
+        withheld = (
+            deviations.withholding(self.deviations, "tool_call", trigger)
+            if self.deviations and (confirms or reason == fgm.ERROR)
+            else None
+        )
         elicited = self._elicited_tools() if self.elicits else frozenset()
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
@@ -1816,7 +1847,7 @@ class Agent:
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its elicitation: left pending
                 self.tools[tid] = (*t, "ended-e")
                 continue
-            if self.between.may_carry_on(t[0], reason, confirms, carry):
+            if self.between.may_carry_on(t[0], reason, confirms, carry, carry_past_error):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], trigger))
