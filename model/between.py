@@ -117,6 +117,17 @@ STEERING: Final = Between(
     (("steer", True),),
 )  # fmt: skip
 
+USER_MESSAGE_REPORTED: Final = Between(
+    "user_message_reported", "ACC-05", "2. Prompt accepted",
+    "a prompt's success response was sent, and then the idle ending the foreground work its "
+    "insertion started, or the response to session/close",
+    "the inserted user message was reported (user_message or user_message_chunk) before it: the "
+    "report is a pending update of that work (4. Report completion), and closing does not "
+    "discharge it (no sentence of the spec exempts a closed session); whether the idle is its "
+    "deadline is the reading user-message-deadline",
+    ("prompt", "foreground", "entity", "session"),
+)  # fmt: skip
+
 LATE_ANSWERS_IGNORED: Final = Between(
     "late_answers_ignored", "CANCEL-10", "Cancellation",
     "after the idle confirming a cancellation, the Client accepts an elicitation of the cancelled "
@@ -149,6 +160,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     CONTENT_ADVERTISED,
     HELD_IN_ORDER,
     STEERING,
+    USER_MESSAGE_REPORTED,
     LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
 )
@@ -203,8 +215,16 @@ class Rules:
     @staticmethod
     def owed_before_idle(live_tools: Iterable[object], unreported_messages: Iterable[object]) -> bool:
         """``updates_before_idle``: whether the work still owes an update before its idle (a tool
-        call of it not in a final status, the user message of a prompt it inserted not reported)."""
-        return any(True for _ in live_tools) or any(True for _ in unreported_messages)
+        call of it not in a final status; the user message of a prompt it inserted not reported,
+        ``user_message_reported``)."""
+        return any(True for _ in live_tools) or Rules.user_messages_owed(unreported_messages)
+
+    @staticmethod
+    def user_messages_owed(unreported_messages: Iterable[object]) -> bool:
+        """``user_message_reported``: whether an idle ending the work, or a close response, would
+        leave the user message of an inserted prompt unreported (``unreported_messages``: those
+        prompts whose success was sent, or is owed, and whose user message was not reported)."""
+        return any(True for _ in unreported_messages)
 
     def confirmation_breach(self, reason: object) -> Between | None:
         """The declaration an idle ending cancelled work breaks with stop reason ``reason``."""

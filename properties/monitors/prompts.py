@@ -90,8 +90,18 @@ below).
 answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted;
 under ``prompt-only`` it is counted as every other; under ``other-sources`` nothing is.
 
+*Reported before the idle* (``model.between`` USER_MESSAGE_REPORTED, the reading
+``user-message-deadline``, default ``resulting-work``). The first prompt received while the
+session reported idle (since the last idle ending work, outside resume windows, with the state
+seen on the wire) has, as its resulting work, the next foreground work reported (idle to running
+or requires_action): when its success response came before that work's idle and its messageId
+was not reported by then, the idle breaks ACC-05. A prompt received during active work is not
+judged here (its insertion may start the next turn); a state other than idle or active in
+between, or an error answer, ends the judgement.
+
 *Eventually.* A returned messageId never reported by a ``user_message`` or
-``user_message_chunk``: ACC-05 (not for sessions that were closed).
+``user_message_chunk``: ACC-05, closed sessions included (closing does not discharge it: the
+same declaration).
 
 Must not know: foreground state, tool calls, background work, files.
 """
@@ -110,7 +120,7 @@ from properties.monitor import Handler, Message, rule_group
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
+from properties.monitors.common import ACTIVE, INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.monitors.tables import rules_of
 from properties.readings import (
@@ -119,9 +129,13 @@ from properties.readings import (
     PROMPT_AHEAD_OF_HELD,
     RESUME_REPLAY_WINDOW,
     UNACCOUNTED_USER_MESSAGE,
+    USER_MESSAGE_DEADLINE,
 )
 
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
+_DEADLINE = (USER_MESSAGE_DEADLINE,)
+REPORTED = bw.USER_MESSAGE_REPORTED.rule
+"""The rule of an inserted user message never reported (``model.between``)."""
 CONTENT = bw.CONTENT_ADVERTISED.rule
 """The rule of prompt content the Agent did not advertise (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
@@ -153,10 +167,14 @@ class _Session:
         "cancel_seen",
         "claimed",
         "first_error",
+        "owner",
+        "owner_mid",
+        "owner_working",
         "pending",
         "prompted",
         "replay_unknown",
         "reported_d",
+        "state_seen",
         "unclaimed",
         "unreported",
     )
@@ -173,6 +191,16 @@ class _Session:
         self.cancel_seen = False
         self.first_error = 0  # receipt line of the earliest prompt answered with an error
         self.replay_unknown: set[str] = set()
+        # the first prompt received while the session reported idle (since the last idle ending
+        # work), whether its resulting work is reported active, and its returned messageId while
+        # not reported (see "Reported before the idle")
+        self.owner: Any = None
+        self.owner_working = False
+        self.owner_mid: str | None = None
+        self.state_seen = False
+
+    def drop_owner(self) -> None:
+        self.owner, self.owner_working, self.owner_mid = None, False, None
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
@@ -185,6 +213,10 @@ class _Session:
         new.cancel_seen = self.cancel_seen
         new.first_error = self.first_error
         new.replay_unknown = set(self.replay_unknown)
+        new.owner = self.owner
+        new.owner_working = self.owner_working
+        new.owner_mid = self.owner_mid
+        new.state_seen = self.state_seen
         return new
 
     def key(self) -> tuple[Any, ...]:
@@ -203,6 +235,8 @@ class _Session:
             self.cancel_seen,
             bool(self.first_error),
             frozenset(self.replay_unknown),
+            None if self.owner is None else (repr(self.owner), self.owner_working, self.owner_mid),
+            self.state_seen,
         )
 
     def deficiency(self) -> int:
@@ -226,7 +260,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     RULES = (
         "ACC-04",
-        "ACC-05",
+        REPORTED,
         "ACC-06",
         "ACC-07",
         "ACC-09",
@@ -260,6 +294,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ("update", "user_message", self._user),
             ("update", "user_message_chunk", self._user),
             ("update", "session_message", self._delegated),
+            ("update", "state_update", self._state),
         )
 
     # -- requests ------------------------------------------------------------------------
@@ -279,6 +314,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
         spec = self.table(prm.SPEC)
         self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
         ps.pending[rid] = line
+        if ps.owner is None:
+            fs = facts.sessions.get(sid)
+            seen = ps.state_seen or facts.from_start(sid)
+            if seen and (fs is None or (fs.state == "idle" and not fs.resuming)):
+                ps.owner = rid  # its resulting work is the next one reported
 
     def _fire(
         self,
@@ -348,9 +388,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
         del ps.pending[rid]
         if "error" in msg:
             self._gx[_ANSWERED_KEY] += 1
+            if ps.owner == rid:
+                ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
             return
         self._success(ps, sid, rid, rec, line, msg)
+        if ps.owner == rid:
+            mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
+            if type(mid) is str and mid in ps.unreported:
+                ps.owner_mid = mid
 
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         err = msg.get("error")
@@ -517,7 +563,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid)
         if ps is None:
             ps = self.sessions[sid] = _Session()
-        elif mid in ps.unclaimed:  # (then not in claimed: see _answer)
+        elif mid == ps.owner_mid:
+            ps.owner_mid = None  # reported
+        if mid in ps.unclaimed:  # (then not in claimed: see _answer)
             self._ex["MSGID-01"] += 1
             self._known_replayed(sid)
             return
@@ -563,6 +611,43 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._ex[rule] += 1
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
+
+    def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The idle ending the resulting work of the first prompt received while idle: its user
+        message was owed before it (see "Reported before the idle")."""
+        ps = self.sessions.get(sid)
+        if ps is None:
+            ps = self.sessions[sid] = _Session()
+        ps.state_seen = True
+        if ps.owner is None:
+            return
+        fs = self.facts.sessions.get(sid)
+        before = "idle" if fs is None else fs.state  # (the facts as they stood before this line)
+        new = upd.get("state")
+        if fs is not None and fs.resuming:
+            ps.drop_owner()
+        elif new in ACTIVE:
+            if before == "idle":
+                ps.owner_working = True
+            elif before not in ACTIVE:
+                ps.drop_owner()  # after a state the wire cannot place: no resulting work known
+        elif new != "idle":
+            ps.drop_owner()
+        elif before in ACTIVE:
+            if ps.owner_working:
+                self._ex[REPORTED] += 1
+                mid = ps.owner_mid
+                if mid is not None and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work":
+                    ps.unreported.pop(mid, None)  # judged here, not again at the end
+                    self.breach(
+                        REPORTED, line, sid,
+                        f"prompt {ps.owner!r}, received while the session was idle, was answered "
+                        f"with messageId {mid!r} and its resulting work now ends, but no "
+                        "user_message or user_message_chunk reported that message before this "
+                        "idle (a pending update of the work: 4. Report completion)",
+                        msg, _DEADLINE,
+                    )  # fmt: skip
+            ps.drop_owner()
 
     def _known_replayed(self, sid: str) -> None:
         """A user message re-sent under an ID the session already used, inside a resume window:
@@ -627,9 +712,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 "an answer from there)",
             )  # fmt: skip
         for sid, ps in self.sessions.items():
-            fs = self.facts.sessions.get(sid)
-            if fs is not None and fs.closed:
-                continue
+            # closed sessions too: closing does not discharge the report (model.between
+            # USER_MESSAGE_REPORTED)
             for mid, line in ps.unreported.items():
                 self.eventually(
                     "ACC-05",

@@ -704,6 +704,7 @@ class Agent:
                 or "complete" in deviations.withheld(self.deviations, "compaction")
             )
             and all(st == bgm.DONE for st in self.items.values())
+            and not self.between.user_messages_owed(self._unreported())  # closing discharges no report
         ):
             add(("agent", "close_response", None))
         doing = self._can("foreground", self.real, self.fg_ctx)  # what the work really in it may do
@@ -1033,11 +1034,16 @@ class Agent:
         live = self._fg_tools_live()
         if live and self._reading("tool-updates-after-idle", "background") and not self.cancelling:
             live = [t for t in live if self.tools[t][0] != tcm.IN_PROGRESS]
-        p = self.prompts
-        unreported = (r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2])
-        if self.between.owed_before_idle(live, unreported):
+        if self.between.owed_before_idle(live, self._unreported()):
             return False
         return not self._unlisted_work() and not self._blocked()
+
+    def _unreported(self) -> list[int]:
+        """Inserted prompts whose user message is not reported yet (``model.between``
+        USER_MESSAGE_REPORTED: owed before the idle ending the work and before the close
+        response)."""
+        p = self.prompts
+        return [r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2]]
 
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (from running foreground work), list, finalize, remove.
