@@ -571,9 +571,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         elif mid in ps.claimed:
             self._ex["MSGID-01"] += 1
-            self._known_replayed(sid)
-            if ps.unreported:
-                ps.unreported.pop(mid, None)
+            if not self._known_replayed(sid) and ps.unreported:
+                ps.unreported.pop(mid, None)  # (a replayed copy is not the live report)
             return
         unclaimed = ps.unclaimed
         fs = self.facts.sessions.get(sid)
@@ -626,35 +625,42 @@ class PromptMonitor(SessionMonitor["_Session"]):
         new = upd.get("state")
         if fs is not None and fs.resuming:
             ps.drop_owner()
-        elif new in ACTIVE:
-            if before == "idle":
-                ps.owner_working = True
-            elif before not in ACTIVE:
-                ps.drop_owner()  # after a state the wire cannot place: no resulting work known
         elif new != "idle":
-            ps.drop_owner()
-        elif before in ACTIVE:
             if ps.owner_working:
-                self._ex[REPORTED] += 1
-                mid = ps.owner_mid
-                if mid is not None and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work":
-                    ps.unreported.pop(mid, None)  # judged here, not again at the end
-                    self.breach(
-                        REPORTED, line, sid,
-                        f"prompt {ps.owner!r}, received while the session was idle, was answered "
-                        f"with messageId {mid!r} and its resulting work now ends, but no "
-                        "user_message or user_message_chunk reported that message before this "
-                        "idle (a pending update of the work: 4. Report completion)",
-                        msg, _DEADLINE,
-                    )  # fmt: skip
+                return  # the same work (it ends only with an idle), also through unknown
+            if new in ACTIVE and before == "idle":
+                ps.owner_working = True
+            else:
+                ps.drop_owner()  # after a state the wire cannot place: no resulting work known
+        elif ps.owner_working:
+            self._ex[REPORTED] += 1
+            mid = ps.owner_mid
+            owed = () if mid is None else (mid,)
+            if (
+                self.between.user_messages_owed(owed)
+                and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work"
+            ):
+                ps.unreported.pop(mid, None)  # judged here, not again at the end
+                self.breach(
+                    REPORTED, line, sid,
+                    f"prompt {ps.owner!r}, received while the session was idle, was answered "
+                    f"with messageId {mid!r} and its resulting work now ends, but no "
+                    "user_message or user_message_chunk reported that message before this "
+                    "idle (a pending update of the work: 4. Report completion)",
+                    msg, _DEADLINE,
+                )  # fmt: skip
             ps.drop_owner()
 
-    def _known_replayed(self, sid: str) -> None:
+    def _known_replayed(self, sid: str) -> bool:
         """A user message re-sent under an ID the session already used, inside a resume window:
-        a replayed message that kept its ID (ACC-11 judged, and held)."""
+        a replayed message that kept its ID (ACC-11 judged, and held). Whether it is inside a
+        resume window."""
         fs = self.facts.sessions.get(sid)
-        if fs is not None and fs.resuming and self.facts.from_start(sid):
-            self._ex["ACC-11"] += 1
+        if fs is not None and fs.resuming:
+            if self.facts.from_start(sid):
+                self._ex["ACC-11"] += 1
+            return True
+        return False
 
     def _delegated(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A session-directed message in a session that never received a session/prompt: a
