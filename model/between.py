@@ -128,6 +128,17 @@ USER_MESSAGE_REPORTED: Final = Between(
     ("prompt", "foreground", "entity", "session"),
 )  # fmt: skip
 
+OWN_USER_MESSAGE: Final = Between(
+    "own_user_message", "ACC-06", "Foreground and background work",
+    "a live user message is reported while no session/prompt of its session waits for its answer "
+    "(under the reading unaccounted-user-message=agent-initiated)",
+    "it may be the Agent's own insertion only for foreground work the Agent started itself while "
+    "no prompt waited: reported during that work, or while idle when that work starts next; "
+    "anywhere else it is a report no submission accounts for (REJ-02 after a rejection, else "
+    "ACC-06; SDM-05 in a session without prompts)",
+    ("prompt", "foreground", "entity"),
+)  # fmt: skip
+
 LATE_ANSWERS_IGNORED: Final = Between(
     "late_answers_ignored", "CANCEL-10", "Cancellation",
     "after the idle confirming a cancellation, the Client accepts an elicitation of the cancelled "
@@ -161,6 +172,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     HELD_IN_ORDER,
     STEERING,
     USER_MESSAGE_REPORTED,
+    OWN_USER_MESSAGE,
     LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
 )
@@ -270,6 +282,17 @@ class Rules:
         """``steering``: whether a prompt may be inserted now (received during active work that
         is still active: only when steering is allowed)."""
         return self.steer or not (received_in_active_work and work_still_active)
+
+    @staticmethod
+    def own_user_message(state: str, own_work: bool) -> bool | None:
+        """``own_user_message``: whether a user message no waiting prompt accounts for may be the
+        Agent's own insertion, reported with the foreground state ``state`` (``active``, ``idle``
+        or ``other``: a state that places no work), ``own_work``: the active work was started by
+        the Agent itself while no prompt waited. None: not yet known (while idle, the work it is
+        for must start next)."""
+        if state == "active":
+            return own_work
+        return None if state == "idle" else True
 
     @staticmethod
     def oldest_waiting(waiting: Iterable[object]) -> object | None:

@@ -136,6 +136,9 @@ _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
 _DEADLINE = (USER_MESSAGE_DEADLINE,)
 REPORTED = bw.USER_MESSAGE_REPORTED.rule
 """The rule of an inserted user message never reported (``model.between``)."""
+SAME_ID = bw.OWN_USER_MESSAGE.rule
+"""The rule of a user message reported under an ID no prompt response returned
+(``model.between``)."""
 CONTENT = bw.CONTENT_ADVERTISED.rule
 """The rule of prompt content the Agent did not advertise (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
@@ -167,6 +170,8 @@ class _Session:
         "cancel_seen",
         "claimed",
         "first_error",
+        "own_wait",
+        "own_work",
         "owner",
         "owner_mid",
         "owner_working",
@@ -198,6 +203,11 @@ class _Session:
         self.owner_working = False
         self.owner_mid: str | None = None
         self.state_seen = False
+        # whether the active work was started by the Agent itself while no prompt waited (True
+        # when its start was not seen), and a user message reported while idle that may be the
+        # Agent's own for work starting next: (messageId, line, rule, why, message)
+        self.own_work = True
+        self.own_wait: tuple[str, int, str, str, Any] | None = None
 
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid = None, False, None
@@ -217,6 +227,8 @@ class _Session:
         new.owner_working = self.owner_working
         new.owner_mid = self.owner_mid
         new.state_seen = self.state_seen
+        new.own_work = self.own_work
+        new.own_wait = self.own_wait
         return new
 
     def key(self) -> tuple[Any, ...]:
@@ -237,6 +249,8 @@ class _Session:
             frozenset(self.replay_unknown),
             None if self.owner is None else (repr(self.owner), self.owner_working, self.owner_mid),
             self.state_seen,
+            self.own_work,
+            None if self.own_wait is None else self.own_wait[:4],
         )
 
     def deficiency(self) -> int:
@@ -261,7 +275,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     RULES = (
         "ACC-04",
         REPORTED,
-        "ACC-06",
+        SAME_ID,
         "ACC-07",
         "ACC-09",
         "ACC-11",
@@ -544,7 +558,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.reported_d = 0
         elif self._settle(ps) and self._counting():
             self.breach(
-                "ACC-06",
+                SAME_ID,
                 line,
                 sid,
                 f"prompt {rid!r} returned messageId {mid!r}, but a user message reported after it "
@@ -584,20 +598,30 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._ex["MSGID-01"] += 1
             self._replayed(ps, sid, mid, line, msg)
             return
-        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
-            self._ex["MSGID-01"] += 1  # the Agent's own insertion: no prompt waits to claim it
-            ps.claimed[mid] = None
-            return
-        unclaimed[mid] = line
         if not ps.prompted:
             rule, why = "SDM-05", "in a session that never received a session/prompt (a delegated task?)"
         elif ps.first_error and ps.first_error < line:
             rule, why = "REJ-02", "and a prompt received before it was answered with an error"
         else:
+            rule, why = SAME_ID, "under an ID that no prompt response returned or can still return"
+        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
+            known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
+            state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
+            own = self.between.own_user_message(state, ps.own_work)
+            if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
+                self._ex["MSGID-01"] += 1
+                ps.claimed[mid] = None
+                if own is None and ps.own_wait is None:
+                    self._ex[rule] += 1
+                    ps.own_wait = (mid, line, rule, why, msg)
+                return
+            why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
+        unclaimed[mid] = line
+        if rule == SAME_ID:
             self._gx[_NEW_USER_KEY] += 1
             if self._settle(ps) and self._counting():
                 self.breach(
-                    "ACC-06",
+                    SAME_ID,
                     line,
                     sid,
                     f"user message {mid!r} reported under an ID that no prompt response returned "
@@ -611,6 +635,25 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
 
+    def _own_breach(
+        self, ps: _Session, sid: str, line: int | None, eventually: bool, quiescent: bool
+    ) -> None:
+        """A user message reported while idle, taken as the Agent's own, whose work never started
+        (``model.between`` OWN_USER_MESSAGE)."""
+        assert ps.own_wait is not None
+        mid, first, rule, why, msg = ps.own_wait
+        ps.own_wait = None
+        if self._counting():
+            text = (
+                f"user message {mid!r} (line {first}) reported {why}: reported while idle with no "
+                "prompt waiting, and no foreground work started next, so it is no insertion of the "
+                "Agent's own"
+            )
+            if eventually:
+                self.eventually(rule, quiescent, first, sid, text, None, _UNACCOUNTED)
+            else:
+                self.breach(rule, line, sid, text, msg, _UNACCOUNTED)
+
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The idle ending the resulting work of the first prompt received while idle: its user
         message was owed before it (see "Reported before the idle")."""
@@ -618,11 +661,19 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if ps is None:
             ps = self.sessions[sid] = _Session()
         ps.state_seen = True
-        if ps.owner is None:
-            return
         fs = self.facts.sessions.get(sid)
         before = "idle" if fs is None else fs.state  # (the facts as they stood before this line)
         new = upd.get("state")
+        if new in ACTIVE and before not in ACTIVE:
+            # started by the Agent itself when no prompt waited (as far as the wire tells)
+            ps.own_work = before != "idle" or (not ps.pending and ps.owner is None)
+        if ps.own_wait is not None and not (fs is not None and fs.resuming):
+            if new in ACTIVE:
+                ps.own_wait = None  # the Agent's own work starts: the message was its insertion
+            elif new == "idle":
+                self._own_breach(ps, sid, line, False, False)
+        if ps.owner is None:
+            return
         if fs is not None and fs.resuming:
             ps.drop_owner()
         elif new != "idle":
@@ -702,6 +753,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
+        for sid, ps in self.sessions.items():
+            if ps.own_wait is not None:
+                self._own_breach(ps, sid, None, True, quiescent)
         spec = self.table(prm.SPEC)
         for rid, rec in self.prompts.items():
             sid, received = rec[0], rec[1]
@@ -722,7 +776,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             # USER_MESSAGE_REPORTED)
             for mid, line in ps.unreported.items():
                 self.eventually(
-                    "ACC-05",
+                    REPORTED,
                     quiescent,
                     line,
                     sid,
@@ -749,11 +803,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
 _ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
 """Exercised by every answer: the prompt table's obligations to answer."""
-_SUCCESS = (*_ANSWERED, "ACC-04", "ACC-06")
+_SUCCESS = (*_ANSWERED, "ACC-04", SAME_ID)
 """Exercised by every success response (with those of every answer)."""
-_RETURNED = (*_SUCCESS, "ACC-09", "ACC-05")
+_RETURNED = (*_SUCCESS, "ACC-09", REPORTED)
 """Exercised by a success response that returns a string messageId."""
-_NEW_USER = ("MSGID-01", "ACC-06")
+_NEW_USER = ("MSGID-01", SAME_ID)
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)
 _SUCCESS_KEY = rule_group(*_SUCCESS)
@@ -765,6 +819,8 @@ _STOPPED_BY = {
     prm.CANCEL_REQUESTED: " (a $/cancel_request for it reached the Agent before it was inserted)",
 }
 _UNSTOPPED = (prm.RECEIVED, prm.HELD)
+_PLACED = {**dict.fromkeys(ACTIVE, "active"), "idle": "idle"}
+"""Reported foreground states that place a user message in or out of work (``own_user_message``)."""
 _INSERTED = frozenset((prm.INSERTED,))
 
 

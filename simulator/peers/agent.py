@@ -735,7 +735,8 @@ class Agent:
                 self._reading("unaccounted-user-message", "other-sources")
                 or (
                     self._reading("unaccounted-user-message", "agent-initiated")
-                    and "initiated" in self.extras  # work the Agent started itself
+                    # work the Agent started itself (model.between OWN_USER_MESSAGE)
+                    and self.between.own_user_message("active", "initiated" in self.extras)
                     and all(p[0] in prm.SPEC.final for p in self.prompts.values())
                 )
             )
@@ -965,8 +966,8 @@ class Agent:
                     add(("agent", "tool_content", (tid, False)))
         if not blocked and "resume" in doing:
             add(("agent", "resume", None))
-        if "end" not in doing:
-            return
+        if "end" not in doing or self.between.user_messages_owed(self._unreported()):
+            return  # (every end: the user messages of inserted prompts go before its idle)
         if self.cancelling:
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
