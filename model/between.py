@@ -287,12 +287,13 @@ class Rules:
     def own_user_message(state: str, own_work: bool) -> bool | None:
         """``own_user_message``: whether a user message no waiting prompt accounts for may be the
         Agent's own insertion, reported with the foreground state ``state`` (``active``, ``idle``
-        or ``other``: a state that places no work), ``own_work``: the active work was started by
-        the Agent itself while no prompt waited. None: not yet known (while idle, the work it is
-        for must start next)."""
-        if state == "active":
+        or ``other``: unknown or custom, which place no work), ``own_work``: the latest work
+        started was the Agent's own, started while no prompt waited, and has not ended. None: not
+        yet known (the work it is for must be reported starting next: an Agent that starts work
+        itself knows it and reports it)."""
+        if state == "active" or own_work:
             return own_work
-        return None if state == "idle" else True
+        return None
 
     @staticmethod
     def oldest_waiting(waiting: Iterable[object]) -> object | None:

@@ -170,6 +170,7 @@ class _Session:
         "cancel_seen",
         "claimed",
         "first_error",
+        "inserted_idle",
         "own_wait",
         "own_work",
         "owner",
@@ -206,7 +207,8 @@ class _Session:
         # whether the active work was started by the Agent itself while no prompt waited (True
         # when its start was not seen), and a user message reported while idle that may be the
         # Agent's own for work starting next: (messageId, line, rule, why, message)
-        self.own_work = True
+        self.own_work = False
+        self.inserted_idle = False  # a prompt answered with success since the last start
         self.own_wait: tuple[str, int, str, str, Any] | None = None
 
     def drop_owner(self) -> None:
@@ -228,6 +230,7 @@ class _Session:
         new.owner_mid = self.owner_mid
         new.state_seen = self.state_seen
         new.own_work = self.own_work
+        new.inserted_idle = self.inserted_idle
         new.own_wait = self.own_wait
         return new
 
@@ -250,6 +253,7 @@ class _Session:
             None if self.owner is None else (repr(self.owner), self.owner_working, self.owner_mid),
             self.state_seen,
             self.own_work,
+            self.inserted_idle,
             None if self.own_wait is None else self.own_wait[:4],
         )
 
@@ -309,6 +313,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ("update", "user_message_chunk", self._user),
             ("update", "session_message", self._delegated),
             ("update", "state_update", self._state),
+            ("agent-response", "session/close", self._closed),
         )
 
     # -- requests ------------------------------------------------------------------------
@@ -407,6 +412,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._error(ps, sid, rid, rec, line, msg)
             return
         self._success(ps, sid, rid, rec, line, msg)
+        if not self.facts.active(sid):
+            ps.inserted_idle = True  # inserted while no work was reported: the next work is its
         if ps.owner == rid:
             mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
             if type(mid) is str and mid in ps.unreported:
@@ -607,7 +614,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
             known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
             state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
-            own = self.between.own_user_message(state, ps.own_work)
+            # (a session whose state the wire never showed: any work may be going on)
+            own = self.between.own_user_message(state, ps.own_work or not known)
             if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
                 self._ex["MSGID-01"] += 1
                 ps.claimed[mid] = None
@@ -634,6 +642,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._ex[rule] += 1
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
+
+    def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        """The session closed while a user message taken as the Agent's own waited for its work
+        to start: it never started."""
+        ps = None if sid is None else self.sessions.get(sid)
+        if ps is not None and ps.own_wait is not None and sid is not None and "result" in msg:
+            self._own_breach(ps, sid, line, False, False)
 
     def _own_breach(
         self, ps: _Session, sid: str, line: int | None, eventually: bool, quiescent: bool
@@ -664,13 +679,18 @@ class PromptMonitor(SessionMonitor["_Session"]):
         fs = self.facts.sessions.get(sid)
         before = "idle" if fs is None else fs.state  # (the facts as they stood before this line)
         new = upd.get("state")
-        if new in ACTIVE and before not in ACTIVE:
-            # started by the Agent itself when no prompt waited (as far as the wire tells)
-            ps.own_work = before != "idle" or (not ps.pending and ps.owner is None)
-        if ps.own_wait is not None and not (fs is not None and fs.resuming):
-            if new in ACTIVE:
+        resuming = fs is not None and fs.resuming
+        if new in ACTIVE and before not in ACTIVE and not (before != "idle" and ps.own_work):
+            # a start (or a report after unknown): the Agent's own work when no prompt waits
+            ps.own_work = not ps.pending and ps.owner is None and not ps.inserted_idle
+        if new in ACTIVE:
+            ps.inserted_idle = False
+        elif new == "idle":
+            ps.own_work = False
+        if ps.own_wait is not None and not resuming:
+            if new in ACTIVE and ps.own_work:
                 ps.own_wait = None  # the Agent's own work starts: the message was its insertion
-            elif new == "idle":
+            elif new in ACTIVE or new == "idle":
                 self._own_breach(ps, sid, line, False, False)
         if ps.owner is None:
             return
