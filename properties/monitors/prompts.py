@@ -169,10 +169,10 @@ class _Session:
     __slots__ = (
         "cancel_seen",
         "claimed",
+        "errored",
         "first_error",
         "inserted_idle",
         "own_wait",
-        "own_work",
         "owner",
         "owner_mid",
         "owner_working",
@@ -180,6 +180,7 @@ class _Session:
         "prompted",
         "replay_unknown",
         "reported_d",
+        "started",
         "state_seen",
         "unclaimed",
         "unreported",
@@ -204,10 +205,12 @@ class _Session:
         self.owner_working = False
         self.owner_mid: str | None = None
         self.state_seen = False
-        # whether the active work was started by the Agent itself while no prompt waited (True
-        # when its start was not seen), and a user message reported while idle that may be the
-        # Agent's own for work starting next: (messageId, line, rule, why, message)
-        self.own_work = False
+        # the work reported active since the last idle: (prompts waiting for an answer at its
+        # start, whether a prompt was answered with success while idle just before it); the
+        # prompts answered with an error (never inserted); a user message reported outside work
+        # that may be the Agent's own for work starting next: (messageId, line, rule, why, message)
+        self.started: tuple[frozenset[Any], bool] | None = None
+        self.errored: frozenset[Any] = frozenset()
         self.inserted_idle = False  # a prompt answered with success since the last start
         self.own_wait: tuple[str, int, str, str, Any] | None = None
 
@@ -229,7 +232,8 @@ class _Session:
         new.owner_working = self.owner_working
         new.owner_mid = self.owner_mid
         new.state_seen = self.state_seen
-        new.own_work = self.own_work
+        new.started = self.started
+        new.errored = self.errored
         new.inserted_idle = self.inserted_idle
         new.own_wait = self.own_wait
         return new
@@ -252,7 +256,8 @@ class _Session:
             frozenset(self.replay_unknown),
             None if self.owner is None else (repr(self.owner), self.owner_working, self.owner_mid),
             self.state_seen,
-            self.own_work,
+            None if self.started is None else (frozenset(map(repr, self.started[0])), self.started[1]),
+            frozenset(map(repr, self.errored)),
             self.inserted_idle,
             None if self.own_wait is None else self.own_wait[:4],
         )
@@ -407,6 +412,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         del ps.pending[rid]
         if "error" in msg:
             self._gx[_ANSWERED_KEY] += 1
+            if ps.started is not None and rid in ps.started[0]:
+                ps.errored = ps.errored | {rid}  # it waited uninserted when that work started
             if ps.owner == rid:
                 ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
@@ -615,7 +622,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
             state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
             # (a session whose state the wire never showed: any work may be going on)
-            own = self.between.own_user_message(state, ps.own_work or not known)
+            own = self.between.own_user_message(state, _own_work(ps) or not known)
             if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
                 self._ex["MSGID-01"] += 1
                 ps.claimed[mid] = None
@@ -680,18 +687,19 @@ class PromptMonitor(SessionMonitor["_Session"]):
         before = "idle" if fs is None else fs.state  # (the facts as they stood before this line)
         new = upd.get("state")
         resuming = fs is not None and fs.resuming
-        if new in ACTIVE and before not in ACTIVE and not (before != "idle" and ps.own_work):
-            # a start (or a report after unknown): the Agent's own work when no prompt waits
-            ps.own_work = not ps.pending and ps.owner is None and not ps.inserted_idle
+        if new in ACTIVE and before not in ACTIVE and ps.started is None:
+            ps.started = (frozenset(ps.pending), ps.inserted_idle)  # a start
+            if ps.own_wait is not None and not resuming:
+                if ps.inserted_idle:  # the work of a prompt inserted while idle, not the Agent's own
+                    self._own_breach(ps, sid, line, False, False)
+                else:
+                    ps.own_wait = None  # the Agent's own work starts: the message was its insertion
+        elif new == "idle":
+            ps.started = None
+            if ps.own_wait is not None and not resuming:
+                self._own_breach(ps, sid, line, False, False)
         if new in ACTIVE:
             ps.inserted_idle = False
-        elif new == "idle":
-            ps.own_work = False
-        if ps.own_wait is not None and not resuming:
-            if new in ACTIVE and ps.own_work:
-                ps.own_wait = None  # the Agent's own work starts: the message was its insertion
-            elif new in ACTIVE or new == "idle":
-                self._own_breach(ps, sid, line, False, False)
         if ps.owner is None:
             return
         if fs is not None and fs.resuming:
@@ -708,7 +716,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             mid = ps.owner_mid
             owed = () if mid is None else (mid,)
             if (
-                self.between.user_messages_owed(owed)
+                mid is not None
+                and self.between.user_messages_owed(owed)
                 and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work"
             ):
                 ps.unreported.pop(mid, None)  # judged here, not again at the end
@@ -842,6 +851,14 @@ _UNSTOPPED = (prm.RECEIVED, prm.HELD)
 _PLACED = {**dict.fromkeys(ACTIVE, "active"), "idle": "idle"}
 """Reported foreground states that place a user message in or out of work (``own_user_message``)."""
 _INSERTED = frozenset((prm.INSERTED,))
+
+
+def _own_work(ps: _Session) -> bool:
+    """Whether the work reported active may be the Agent's own (``own_user_message``): it was
+    started with no prompt inserted while idle just before, and no prompt then waiting was
+    answered with an error since (it waited uninserted: the work was its hook's)."""
+    started = ps.started
+    return started is not None and not started[1] and not (started[0] & ps.errored)
 
 
 def _waiting(states: frozenset[str]) -> str | None:
