@@ -419,8 +419,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._error(ps, sid, rid, rec, line, msg)
             return
         self._success(ps, sid, rid, rec, line, msg)
-        if not self.facts.active(sid):
-            ps.inserted_idle = True  # inserted while no work was reported: the next work is its
+        if ps.owner == rid and not ps.owner_working:
+            ps.inserted_idle = True  # received and inserted while idle: the next work is its
         if ps.owner == rid:
             mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
             if type(mid) is str and mid in ps.unreported:
