@@ -169,7 +169,6 @@ class _Session:
     __slots__ = (
         "cancel_seen",
         "claimed",
-        "errored",
         "first_error",
         "inserted_idle",
         "own_wait",
@@ -205,12 +204,12 @@ class _Session:
         self.owner_working = False
         self.owner_mid: str | None = None
         self.state_seen = False
-        # the work reported active since the last idle: (prompts waiting for an answer at its
-        # start, whether a prompt was answered with success while idle just before it); the
-        # prompts answered with an error (never inserted); a user message reported outside work
+        # the work reported active since the last idle: (prompts waiting at its start and not
+        # answered since, whether it is certainly not the Agent's own: a prompt was received and
+        # answered with success while idle just before it, or one waiting at its start was then
+        # answered with an error, so it waited uninserted); a user message reported outside work
         # that may be the Agent's own for work starting next: (messageId, line, rule, why, message)
         self.started: tuple[frozenset[Any], bool] | None = None
-        self.errored: frozenset[Any] = frozenset()
         self.inserted_idle = False  # a prompt answered with success since the last start
         self.own_wait: tuple[str, int, str, str, Any] | None = None
 
@@ -233,7 +232,6 @@ class _Session:
         new.owner_mid = self.owner_mid
         new.state_seen = self.state_seen
         new.started = self.started
-        new.errored = self.errored
         new.inserted_idle = self.inserted_idle
         new.own_wait = self.own_wait
         return new
@@ -256,10 +254,9 @@ class _Session:
             frozenset(self.replay_unknown),
             None if self.owner is None else (repr(self.owner), self.owner_working, self.owner_mid),
             self.state_seen,
-            None if self.started is None else (frozenset(map(repr, self.started[0])), self.started[1]),
-            frozenset(map(repr, self.errored)),
+            None if self.started is None else self.started[1] or frozenset(map(repr, self.started[0])),
             self.inserted_idle,
-            None if self.own_wait is None else self.own_wait[:4],
+            None if self.own_wait is None else (self.own_wait[0], self.own_wait[2]),
         )
 
     def deficiency(self) -> int:
@@ -412,13 +409,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
         del ps.pending[rid]
         if "error" in msg:
             self._gx[_ANSWERED_KEY] += 1
-            if ps.started is not None and rid in ps.started[0]:
-                ps.errored = ps.errored | {rid}  # it waited uninserted when that work started
+            if ps.started is not None and rid in ps.started[0]:  # it waited uninserted then
+                ps.started = (ps.started[0] - {rid}, True)
             if ps.owner == rid:
                 ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
             return
         self._success(ps, sid, rid, rec, line, msg)
+        if ps.started is not None and rid in ps.started[0]:
+            ps.started = (ps.started[0] - {rid}, ps.started[1])
         if ps.owner == rid and not ps.owner_working:
             ps.inserted_idle = True  # received and inserted while idle: the next work is its
         if ps.owner == rid:
@@ -857,8 +856,7 @@ def _own_work(ps: _Session) -> bool:
     """Whether the work reported active may be the Agent's own (``own_user_message``): it was
     started with no prompt inserted while idle just before, and no prompt then waiting was
     answered with an error since (it waited uninserted: the work was its hook's)."""
-    started = ps.started
-    return started is not None and not started[1] and not (started[0] & ps.errored)
+    return ps.started is not None and not ps.started[1]
 
 
 def _waiting(states: frozenset[str]) -> str | None:
