@@ -92,12 +92,12 @@ under ``prompt-only`` it is counted as every other; under ``other-sources`` noth
 
 *Reported before the idle* (``model.between`` USER_MESSAGE_REPORTED, the reading
 ``user-message-deadline``, default ``resulting-work``). The first prompt received while the
-session reported idle (since the last idle ending work, outside resume windows, with the state
-seen on the wire) has, as its resulting work, the next foreground work reported (idle to running
-or requires_action): when its success response came before that work's idle and its messageId
-was not reported by then, the idle breaks ACC-05. A prompt received during active work is not
-judged here (its insertion may start the next turn); a state other than idle or active in
-between, or an error answer, ends the judgement.
+session reported idle, or the oldest one waiting at an idle (outside resume windows, with the
+state seen on the wire), has, as its resulting work, the next foreground work reported active
+(work starts and ends only with a report, so an unknown stretch changes nothing): when its
+success response came before that work's idle and its messageId was not reported by then, the
+idle breaks ACC-05. A prompt received during active work is not judged at that work's idle (its
+insertion may start the next turn); an error answer or a resume window ends the judgement.
 
 *Eventually.* A returned messageId never reported by a ``user_message`` or
 ``user_message_chunk``: ACC-05, closed sessions included (closing does not discharge it: the
@@ -699,18 +699,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 self._own_breach(ps, sid, line, False, False)
         if new in ACTIVE:
             ps.inserted_idle = False
-        if ps.owner is None:
-            return
-        if fs is not None and fs.resuming:
+        if resuming:
             ps.drop_owner()
-        elif new != "idle":
-            if ps.owner_working:
-                return  # the same work (it ends only with an idle), also through unknown
-            if new in ACTIVE and before == "idle":
-                ps.owner_working = True
-            else:
-                ps.drop_owner()  # after a state the wire cannot place: no resulting work known
-        elif ps.owner_working:
+            return
+        if ps.owner is None:
+            pass
+        elif new in ACTIVE:
+            ps.owner_working = True  # its resulting work (also when reported after unknown)
+        elif new == "idle" and ps.owner_working:
             self._ex[REPORTED] += 1
             mid = ps.owner_mid
             owed = () if mid is None else (mid,)
@@ -722,13 +718,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.unreported.pop(mid, None)  # judged here, not again at the end
                 self.breach(
                     REPORTED, line, sid,
-                    f"prompt {ps.owner!r}, received while the session was idle, was answered "
+                    f"prompt {ps.owner!r}, waiting while the session was idle, was answered "
                     f"with messageId {mid!r} and its resulting work now ends, but no "
                     "user_message or user_message_chunk reported that message before this "
                     "idle (a pending update of the work: 4. Report completion)",
                     msg, _DEADLINE,
                 )  # fmt: skip
             ps.drop_owner()
+        # (other states: the same stretch; work starts and ends only with a report)
+        if new == "idle" and ps.owner is None and ps.pending:
+            ps.owner = next(iter(ps.pending))  # the oldest waiting: the next work is its
 
     def _known_replayed(self, sid: str) -> bool:
         """A user message re-sent under an ID the session already used, inside a resume window:
