@@ -173,6 +173,7 @@ class _Session:
         "inserted_idle",
         "own_wait",
         "owner",
+        "owner_fresh",
         "owner_mid",
         "owner_working",
         "pending",
@@ -202,6 +203,7 @@ class _Session:
         # not reported (see "Reported before the idle")
         self.owner: Any = None
         self.owner_working = False
+        self.owner_fresh = False  # received while idle, no work reported since
         self.owner_mid: str | None = None
         self.state_seen = False
         # the work reported active since the last idle: (prompts waiting at its start and not
@@ -214,7 +216,7 @@ class _Session:
         self.own_wait: tuple[str, int, str, str, Any] | None = None
 
     def drop_owner(self) -> None:
-        self.owner, self.owner_working, self.owner_mid = None, False, None
+        self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
@@ -230,6 +232,7 @@ class _Session:
         new.owner = self.owner
         new.owner_working = self.owner_working
         new.owner_mid = self.owner_mid
+        new.owner_fresh = self.owner_fresh
         new.state_seen = self.state_seen
         new.started = self.started
         new.inserted_idle = self.inserted_idle
@@ -252,7 +255,9 @@ class _Session:
             self.cancel_seen,
             bool(self.first_error),
             frozenset(self.replay_unknown),
-            None if self.owner is None else (repr(self.owner), self.owner_working, self.owner_mid),
+            None
+            if self.owner is None
+            else (repr(self.owner), self.owner_working, self.owner_mid, self.owner_fresh),
             self.state_seen,
             None if self.started is None else self.started[1] or frozenset(map(repr, self.started[0])),
             self.inserted_idle,
@@ -339,7 +344,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             fs = facts.sessions.get(sid)
             seen = ps.state_seen or facts.from_start(sid)
             if seen and (fs is None or (fs.state == "idle" and not fs.resuming)):
-                ps.owner = rid  # its resulting work is the next one reported
+                ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
 
     def _fire(
         self,
@@ -418,7 +423,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._success(ps, sid, rid, rec, line, msg)
         if ps.started is not None and rid in ps.started[0]:
             ps.started = (ps.started[0] - {rid}, ps.started[1])
-        if ps.owner == rid and not ps.owner_working:
+        if ps.owner == rid and ps.owner_fresh and not ps.owner_working:
             ps.inserted_idle = True  # received and inserted while idle: the next work is its
         if ps.owner == rid:
             mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
