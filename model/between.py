@@ -133,7 +133,8 @@ OWN_USER_MESSAGE: Final = Between(
     "a live user message is reported while no session/prompt of its session waits for its answer "
     "(under the reading unaccounted-user-message=agent-initiated)",
     "it may be the Agent's own insertion only for foreground work the Agent started itself while "
-    "no prompt waited: reported during that work, or while idle when that work starts next; "
+    "no prompt waited for insertion and no inserted prompt awaited its work: reported during that "
+    "work, or outside work when that work is reported starting next; "
     "anywhere else it is a report no submission accounts for (REJ-02 after a rejection, else "
     "ACC-06; SDM-05 in a session without prompts)",
     ("prompt", "foreground", "entity"),
@@ -294,6 +295,14 @@ class Rules:
         if state == "active" or own_work:
             return own_work
         return None
+
+    @staticmethod
+    def own_work(waited_uninserted: bool, inserted_awaiting_work: bool) -> bool:
+        """``own_user_message``: whether foreground work is the Agent's own (its user message
+        needs no prompt): it started while no prompt waited for insertion (work started then is
+        that prompt's hook work, "running ... may precede insertion") and no inserted prompt
+        still awaited its work."""
+        return not waited_uninserted and not inserted_awaiting_work
 
     @staticmethod
     def oldest_waiting(waiting: Iterable[object]) -> object | None:

@@ -207,11 +207,11 @@ class _Session:
         self.owner_mid: str | None = None
         self.state_seen = False
         # the work reported active since the last idle: (prompts waiting at its start and not
-        # answered since, whether it is certainly not the Agent's own: a prompt was received and
-        # answered with success while idle just before it, or one waiting at its start was then
-        # answered with an error, so it waited uninserted); a user message reported outside work
-        # that may be the Agent's own for work starting next: (messageId, line, rule, why, message)
-        self.started: tuple[frozenset[Any], bool] | None = None
+        # answered since, whether a prompt received while idle was answered with success just
+        # before it, whether one waiting at its start was then answered with an error, so it
+        # waited uninserted); a user message reported outside work that may be the Agent's own
+        # for work starting next: (messageId, line, rule, why, message)
+        self.started: tuple[frozenset[Any], bool, bool] | None = None
         self.inserted_idle = False  # a prompt answered with success since the last start
         self.own_wait: tuple[str, int, str, str, Any] | None = None
 
@@ -259,7 +259,11 @@ class _Session:
             if self.owner is None
             else (repr(self.owner), self.owner_working, self.owner_mid, self.owner_fresh),
             self.state_seen,
-            None if self.started is None else self.started[1] or frozenset(map(repr, self.started[0])),
+            None
+            if self.started is None
+            else self.started[1:]
+            if any(self.started[1:])
+            else frozenset(map(repr, self.started[0])),
             self.inserted_idle,
             None if self.own_wait is None else (self.own_wait[0], self.own_wait[2]),
         )
@@ -415,14 +419,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if "error" in msg:
             self._gx[_ANSWERED_KEY] += 1
             if ps.started is not None and rid in ps.started[0]:  # it waited uninserted then
-                ps.started = (ps.started[0] - {rid}, True)
+                ps.started = (ps.started[0] - {rid}, ps.started[1], True)
             if ps.owner == rid:
                 ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
             return
         self._success(ps, sid, rid, rec, line, msg)
         if ps.started is not None and rid in ps.started[0]:
-            ps.started = (ps.started[0] - {rid}, ps.started[1])
+            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2])
         if ps.owner == rid and ps.owner_fresh and not ps.owner_working:
             ps.inserted_idle = True  # received and inserted while idle: the next work is its
         if ps.owner == rid:
@@ -626,7 +630,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
             state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
             # (a session whose state the wire never showed: any work may be going on)
-            own = self.between.own_user_message(state, _own_work(ps) or not known)
+            own = self.between.own_user_message(state, self._own_work(ps) or not known)
             if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
                 self._ex["MSGID-01"] += 1
                 ps.claimed[mid] = None
@@ -653,6 +657,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._ex[rule] += 1
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
+
+    def _own_work(self, ps: _Session) -> bool:
+        """Whether the work reported active may be the Agent's own (``model.between``
+        OWN_USER_MESSAGE): no prompt waiting at its start was then refused (so it waited
+        uninserted), and none received while idle was inserted just before it."""
+        started = ps.started
+        return started is not None and self.between.own_work(started[2], started[1])
 
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         """The session closed while a user message taken as the Agent's own waited for its work
@@ -692,9 +703,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         new = upd.get("state")
         resuming = fs is not None and fs.resuming
         if new in ACTIVE and before not in ACTIVE and ps.started is None:
-            ps.started = (frozenset(ps.pending), ps.inserted_idle)  # a start
+            ps.started = (frozenset(ps.pending), ps.inserted_idle, False)  # a start
             if ps.own_wait is not None and not resuming:
-                if ps.inserted_idle:  # the work of a prompt inserted while idle, not the Agent's own
+                if not self.between.own_work(False, ps.inserted_idle):  # a prompt's work
                     self._own_breach(ps, sid, line, False, False)
                 else:
                     ps.own_wait = None  # the Agent's own work starts: the message was its insertion
@@ -854,13 +865,6 @@ _UNSTOPPED = (prm.RECEIVED, prm.HELD)
 _PLACED = {**dict.fromkeys(ACTIVE, "active"), "idle": "idle"}
 """Reported foreground states that place a user message in or out of work (``own_user_message``)."""
 _INSERTED = frozenset((prm.INSERTED,))
-
-
-def _own_work(ps: _Session) -> bool:
-    """Whether the work reported active may be the Agent's own (``own_user_message``): it was
-    started with no prompt inserted while idle just before, and no prompt then waiting was
-    answered with an error since (it waited uninserted: the work was its hook's)."""
-    return ps.started is not None and not ps.started[1]
 
 
 def _waiting(states: frozenset[str]) -> str | None:

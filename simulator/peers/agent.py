@@ -1039,6 +1039,11 @@ class Agent:
             return False
         return not self._unlisted_work() and not self._blocked()
 
+    def _uninserted(self) -> bool:
+        """A prompt waits unanswered and uninserted (``own_user_message``: work started then is
+        not the Agent's own)."""
+        return any(self.prompts[r][0] in prm.PENDING for r in self.order)
+
     def _unreported(self) -> list[int]:
         """Inserted prompts whose user message is not reported yet (``model.between``
         USER_MESSAGE_REPORTED: owed before the idle ending the work and before the close
@@ -1480,7 +1485,8 @@ class Agent:
                 _put(self.prompts, rid, 3, True)
 
     def _do_start(self, _: Any) -> list[Msg]:
-        initiated = self.followup and not self._work_waiting()  # started by the Agent itself
+        # started by the Agent itself (model.between OWN_USER_MESSAGE)
+        initiated = self.followup and self.between.own_work(self._uninserted(), self._inserted_waiting())
         self._count_hook(followup_may_start=True)
         self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         self.real = fgm.RUNNING
@@ -1970,7 +1976,8 @@ class Agent:
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
-        initiated = not self._work_waiting()  # work the Agent started itself
+        # work the Agent started itself (model.between OWN_USER_MESSAGE)
+        initiated = self.between.own_work(self._uninserted(), self._inserted_waiting())
         self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         return [self._report(fgm.RUNNING)]
 
