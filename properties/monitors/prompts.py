@@ -213,7 +213,9 @@ class _Session:
         # for work starting next: (messageId, line, rule, why, message)
         self.started: tuple[frozenset[Any], bool, bool] | None = None
         self.inserted_idle = False  # a prompt answered with success since the last start
-        self.own_wait: tuple[str, int, str, str, Any] | None = None
+        self.own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None] | None = None
+        """(..., None until work starts; then the prompts waiting at that start, not yet
+        answered: the message is judged when they are)"""
 
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
@@ -265,7 +267,13 @@ class _Session:
             if any(self.started[1:])
             else frozenset(map(repr, self.started[0])),
             self.inserted_idle,
-            None if self.own_wait is None else (self.own_wait[0], self.own_wait[2]),
+            None
+            if self.own_wait is None
+            else (
+                self.own_wait[0],
+                self.own_wait[2],
+                None if self.own_wait[5] is None else frozenset(map(repr, self.own_wait[5])),
+            ),
         )
 
     def deficiency(self) -> int:
@@ -420,6 +428,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._gx[_ANSWERED_KEY] += 1
             if ps.started is not None and rid in ps.started[0]:  # it waited uninserted then
                 ps.started = (ps.started[0] - {rid}, ps.started[1], True)
+            if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
+                self._own_breach(ps, sid, line, False, False)  # it waited uninserted at the start
             if ps.owner == rid:
                 ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
@@ -427,6 +437,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._success(ps, sid, rid, rec, line, msg)
         if ps.started is not None and rid in ps.started[0]:
             ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2])
+        if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
+            left = ps.own_wait[5] - {rid}
+            # every prompt waiting at the start inserted: the work may have been its own
+            ps.own_wait = (*ps.own_wait[:5], left) if left else None
         if ps.owner == rid and ps.owner_fresh and not ps.owner_working:
             ps.inserted_idle = True  # received and inserted while idle: the next work is its
         if ps.owner == rid:
@@ -636,7 +650,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.claimed[mid] = None
                 if own is None and ps.own_wait is None:
                     self._ex[rule] += 1
-                    ps.own_wait = (mid, line, rule, why, msg)
+                    ps.own_wait = (mid, line, rule, why, msg, None)
                 return
             why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
         unclaimed[mid] = line
@@ -669,7 +683,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """The session closed while a user message taken as the Agent's own waited for its work
         to start: it never started."""
         ps = None if sid is None else self.sessions.get(sid)
-        if ps is not None and ps.own_wait is not None and sid is not None and "result" in msg:
+        waits = ps is not None and ps.own_wait is not None and ps.own_wait[5] is None
+        if ps is not None and waits and sid is not None and "result" in msg:
             self._own_breach(ps, sid, line, False, False)
 
     def _own_breach(
@@ -678,13 +693,18 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """A user message reported while idle, taken as the Agent's own, whose work never started
         (``model.between`` OWN_USER_MESSAGE)."""
         assert ps.own_wait is not None
-        mid, first, rule, why, msg = ps.own_wait
+        mid, first, rule, why, msg, waiting = ps.own_wait
         ps.own_wait = None
         if self._counting():
+            how = (
+                "the work that started next began while a prompt waited that was never inserted "
+                "(it was answered with an error), so it was that prompt's work"
+                if waiting
+                else "no foreground work of the Agent's own started next"
+            )
             text = (
-                f"user message {mid!r} (line {first}) reported {why}: reported while idle with no "
-                "prompt waiting, and no foreground work started next, so it is no insertion of the "
-                "Agent's own"
+                f"user message {mid!r} (line {first}) reported {why}: reported outside work with "
+                f"no prompt waiting, and {how}: it is no insertion of the Agent's own"
             )
             if eventually:
                 self.eventually(rule, quiescent, first, sid, text, None, _UNACCOUNTED)
@@ -707,11 +727,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if ps.own_wait is not None and not resuming:
                 if not self.between.own_work(False, ps.inserted_idle):  # a prompt's work
                     self._own_breach(ps, sid, line, False, False)
+                elif ps.pending:  # its own unless a prompt waiting now was never inserted
+                    ps.own_wait = (*ps.own_wait[:5], frozenset(ps.pending))
                 else:
                     ps.own_wait = None  # the Agent's own work starts: the message was its insertion
         elif new == "idle":
             ps.started = None
-            if ps.own_wait is not None and not resuming:
+            if ps.own_wait is not None and not resuming and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, line, False, False)
         if new in ACTIVE:
             ps.inserted_idle = False
@@ -797,7 +819,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
         for sid, ps in self.sessions.items():
-            if ps.own_wait is not None:
+            if ps.own_wait is not None and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, None, True, quiescent)
         spec = self.table(prm.SPEC)
         for rid, rec in self.prompts.items():
