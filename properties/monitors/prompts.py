@@ -721,6 +721,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         fs = self.facts.sessions.get(sid)
         before = "idle" if fs is None else fs.state  # (the facts as they stood before this line)
         new = upd.get("state")
+        if type(new) is not str:
+            new = "?"  # (a malformed state places no work)
         resuming = fs is not None and fs.resuming
         if new in ACTIVE and before not in ACTIVE and ps.started is None:
             ps.started = (frozenset(ps.pending), ps.inserted_idle, False)  # a start
