@@ -1,6 +1,7 @@
-"""``acp-model trace [--sections | --map] [--out PATH]``: regenerate the traceability matrix
-(docs/traceability.md), or with ``--sections`` the spec by section (docs/spec-sections.md), or
-with ``--map`` the map of the folders (docs/map.md, ``diagrams.folder_map``).
+"""``acp-model trace [--sections | --between | --map] [--out PATH]``: regenerate the traceability
+matrix (docs/traceability.md), or with ``--sections`` the spec by section (docs/spec-sections.md),
+with ``--between`` the table of the rules between machines in docs/session-model.md, or with
+``--map`` the map of the folders (docs/map.md, ``diagrams.folder_map``).
 
 Owns: gathering the seeded bugs of ``simulator.analysis.mutants`` by the rule each is meant to break and
 handing them to ``properties.trace``, which builds the matrix and the page.
@@ -50,6 +51,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "that cite it and the seeded bugs of its rules (default: off)",
     )
     what.add_argument(
+        "--between",
+        action="store_true",
+        help=f"rewrite the table of the rules between machines (model/between.py) in {trace.SESSION_MODEL} "
+        "instead (default: off)",
+    )
+    what.add_argument(
         "--map",
         action="store_true",
         help="write the map of the folders instead: every folder and module with its header's "
@@ -61,6 +68,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.map:
         return _write_map(args.out)
+    if args.between:
+        return _write_between(args.out)
     build, write = (
         (trace.sections, trace.write_sections) if args.sections else (trace.matrix, trace.write_matrix)
     )
@@ -88,5 +97,20 @@ def _write_map(out: str | None) -> int:
         folder_map.write_map(path)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    sys.stderr.write(f"acp-model trace: wrote {path}\n")
+    return EXIT_OK
+
+
+def _write_between(out: str | None) -> int:
+    if out == "-":
+        sys.stdout.write(trace.between_table())
+        return EXIT_OK
+    path = out or str(trace.SESSION_MODEL)
+    try:
+        trace.write_between(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot rewrite ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     sys.stderr.write(f"acp-model trace: wrote {path}\n")
     return EXIT_OK

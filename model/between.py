@@ -23,7 +23,7 @@ Must not know: JSON-RPC, the wire format, monitors, the simulator.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -161,6 +161,45 @@ BLOCKED_ON_USER: Final = Between(
     ("foreground", "permission", "elicitation"),
 )  # fmt: skip
 
+LIST_ON_EVERY_SNAPSHOT: Final = Between(
+    "list_on_every_snapshot", "BG-07", "Background work",
+    "a state_update is sent in a session that reports background work (after its first concrete "
+    "background list; also before it when the parameter before_first_list is true, the reading "
+    "state-updates-before-first-list=every)",
+    "it carries a concrete background list (an empty one when nothing runs): omitted, null or not "
+    "an array is a snapshot that says nothing of the background work",
+    ("foreground", "background_item"),
+)  # fmt: skip
+TERMINAL_LISTED_ALONE: Final = Between(
+    "terminal_listed_alone", "BG-13", "Background work",
+    "a background list names a terminal that a tool call's content embeds, and that terminal is "
+    "the tool call's only live work (the reading tool-with-listed-terminal=only-live-work)",
+    "the list names the terminal only, not the tool call as well",
+    ("tool_call", "terminal", "background_item"),
+)  # fmt: skip
+
+SETUP_BEFORE_PROMPTS: Final = Between(
+    "setup_before_prompts", "INTRO-01", "INTRO",
+    "the Client sends a session/prompt",
+    "its setup is complete: the initialize handshake was answered, the session exists for it (a "
+    "session/new response that creates it does not come later) and no session/resume of it is "
+    "still being answered",
+    ("session", "prompt"),
+)  # fmt: skip
+PROMPT_HAS_CONTENT: Final = Between(
+    "prompt_has_content", "USER-01", "1. User message",
+    "the Client sends a session/prompt",
+    "its prompt array holds at least one content block",
+    ("prompt",),
+)  # fmt: skip
+CLIENT_SENDS_ADVERTISED: Final = Between(
+    "client_sends_advertised", "USER-03", "1. User message",
+    "the Client sends a session/prompt after the Agent's initialize answer",
+    "every content block is of a type content_advertised allows (the baseline types and those the "
+    "Agent's prompt capabilities advertise; a custom type only where the capabilities carry _meta)",
+    ("prompt", "session"),
+)  # fmt: skip
+
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
     CANCEL_UPDATES_BEFORE_IDLE,
@@ -176,6 +215,11 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     OWN_USER_MESSAGE,
     LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
+    LIST_ON_EVERY_SNAPSHOT,
+    TERMINAL_LISTED_ALONE,
+    SETUP_BEFORE_PROMPTS,
+    PROMPT_HAS_CONTENT,
+    CLIENT_SENDS_ADVERTISED,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -183,6 +227,8 @@ BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})
 """Content types every Agent accepts in a prompt (``content_advertised``)."""
 PROMPT_CAPABILITY_TYPES: Final = {"image": "image", "audio": "audio", "embeddedContext": "resource"}
 """PromptCapabilities field -> the content block type it allows."""
+STANDARD_CONTENT_TYPES: Final = BASELINE_PROMPT_TYPES | frozenset(PROMPT_CAPABILITY_TYPES.values())
+"""The content block types of the schema; any other type is custom (``client_sends_advertised``)."""
 
 
 @dataclass(frozen=True)
@@ -317,9 +363,54 @@ class Rules:
         return BASELINE_PROMPT_TYPES | {PROMPT_CAPABILITY_TYPES[f] for f in advertised}
 
     @staticmethod
+    def unadvertised(types: Iterable[object], allowed: frozenset[str], custom_ok: bool) -> list[str]:
+        """``content_advertised``, ``client_sends_advertised``: the content types of a prompt that
+        the Agent did not allow (``allowed``); a custom type is allowed where the capabilities carry
+        ``_meta`` (``custom_ok``). Blocks without a string type are not judged here."""
+        return [
+            t for t in types
+            if type(t) is str and t not in allowed and (t in STANDARD_CONTENT_TYPES or not custom_ok)
+        ]  # fmt: skip
+
+    @staticmethod
+    def setup_missing(init_pending: bool, resuming: bool) -> str | None:
+        """``setup_before_prompts``: what a session/prompt sent now comes before (None: nothing)."""
+        if init_pending:
+            return "initialize was answered"
+        return "session/resume was answered" if resuming else None
+
+    @staticmethod
+    def empty_prompt(prompt: object) -> bool:
+        """``prompt_has_content``: whether a prompt array is empty (a malformed one is the schema's)."""
+        return type(prompt) is list and not prompt
+
+    @staticmethod
     def refused_content(types: Iterable[str], allowed: frozenset[str]) -> tuple[str, ...]:
         """``content_advertised``: the content types of a prompt the Agent must refuse."""
         return tuple(t for t in types if t not in allowed)
+
+    @staticmethod
+    def list_missing(listed_before: bool, bare_before: bool, before_first_list: bool, has_list: bool) -> bool:
+        """``list_on_every_snapshot``: whether a state_update breaks it: one without a concrete
+        list after the session's first list (``listed_before``), or, when ``before_first_list``,
+        the session's first list after a state_update without one (``bare_before``)."""
+        if listed_before:
+            return not has_list
+        return has_list and bare_before and before_first_list
+
+    @staticmethod
+    def listed_with_terminal(
+        listed: Collection[tuple[str, str]], embeds: Mapping[str, Collection[str]]
+    ) -> list[tuple[str, tuple[str, ...], bool]]:
+        """``terminal_listed_alone``: for each tool call (in ID order) whose content embeds a
+        listed terminal (``embeds``: tool call -> terminals), those terminals and whether the
+        list names the tool call as well (which breaks it)."""
+        found = []
+        for tool, terms in sorted(embeds.items()):
+            both = tuple(sorted(t for t in terms if ("terminal", t) in listed))
+            if both:
+                found.append((tool, both, ("tool_call", tool) in listed))
+        return found
 
 
 SPEC: Final = Rules()

@@ -3,14 +3,15 @@
 Theory of operation
 -------------------
 A compaction is an ID-addressed timeline entity. The first notification for a new compactionId
-starts it in_progress (the Client's initial value), then applies the update, so a single
-``compaction_update`` with status completed is a whole lifecycle. ``status`` is an open enum:
+starts it in_progress (the Client's initial value: the row ``start``), then applies the update,
+so a single ``compaction_update`` with status completed is a whole lifecycle. ``status`` is an open enum:
 ``_``-prefixed values are implementation extensions and other unknown values are reserved for
 future statuses; both are held as ``custom`` and imply no lifecycle: before a terminal status
 they make the compaction custom, after one they change nothing. Once a terminal status
 (completed, failed, cancelled) is reported the compaction is over: reporting it in progress
 again, or another terminal status, would reuse its ID for another compaction, which is
-forbidden.
+forbidden. A compaction in progress owes a terminal status in the end (``eventually``, COMPACT-05);
+a custom status implies no lifecycle, so a custom one owes nothing.
 The summary follows patch, chunk and clear rules (self-loops here; the arithmetic is in
 ``model.entity``).
 
@@ -37,6 +38,7 @@ SEC = "Session compaction"
 _END = {COMPLETED: "complete", FAILED: "fail", CANCELLED: "cancel"}
 
 ROWS = (
+    Row("start", IN_PROGRESS, IN_PROGRESS, SEC, note="first report of its compactionId"),
     Row("custom_status", IN_PROGRESS, CUSTOM, SEC, note="`_` or future status"),
     Row("progress", CUSTOM, IN_PROGRESS, SEC),
     *(Row(_END[t], s, t, SEC) for s in (IN_PROGRESS, CUSTOM) for t in TERMINAL),
@@ -53,7 +55,9 @@ SPEC = MachineSpec(
     initial=IN_PROGRESS,
     final=TERMINAL,
     rows=ROWS,
+    eventually={IN_PROGRESS: "COMPACT-05"},
     forbidden={
+        "start": "COMPACT-03",
         "custom_status": "COMPACT-03",
         "progress": "COMPACT-03",
         "complete": "COMPACT-03",

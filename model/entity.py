@@ -10,20 +10,23 @@ patch it in place and never move it, even after the session reports idle.
 
 Content rules (Message IDs; Session-directed messages; Session compaction; 5. Tool invocation):
 - an upsert without content leaves content unchanged; ``null`` or ``[]`` clears it; a concrete
-  array replaces everything accumulated so far, chunks included;
-- a chunk appends one block to whatever is current;
-- an upsert's top-level ``_meta`` patches stored metadata key by key; a chunk's ``_meta`` is
-  scoped to the chunk and patches nothing.
+  array replaces everything accumulated so far, chunks included (``patch_list``); any other
+  field: omitted leaves it, null resets it to its default, a value replaces it (``patch``);
+- a chunk appends one block to whatever is current (``append_chunk``);
+- an upsert's top-level ``_meta`` patches stored metadata key by key, null clears it, a key set
+  to null is removed (``patch_meta``); a chunk's ``_meta`` is scoped to the chunk and patches
+  nothing.
 
 The machine tracks only what the timeline needs (unseen -> placed, empty or with content); the
-functions below are the arithmetic, shared by the simulator's client view and the tests.
+functions below are the arithmetic, stated once: the normative client view
+(``properties.clientview``) applies them to every entity it keeps.
 
 Must not know: JSON-RPC, sessions, foreground state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from model.core import MachineSpec, Row
@@ -89,25 +92,59 @@ def upsert_trigger(content: Any) -> str:
 MISSING = _MISSING
 
 
-def apply_upsert(current: list[Any], content: Any = _MISSING) -> list[Any]:
-    """New content after an upsert: omitted keeps, null/[] clears, a list replaces."""
-    if content is _MISSING:
-        return current
-    if not content:
-        return []
-    return list(content)
+# -- the patch arithmetic (each mutates ``fields``, one entity's stored fields, in place; ``upd``
+# is an update's payload). The normative client view (``properties.clientview``) applies it.
 
 
-def apply_chunk(current: list[Any], block: Any) -> list[Any]:
-    """New content after a chunk: the block is appended to whatever is current."""
-    return [*current, block]
+def patch(
+    fields: dict[str, Any],
+    upd: Mapping[str, Any],
+    name: str,
+    valid: Callable[[Any], bool],
+    null_value: Any = None,
+) -> None:
+    """One field of an upsert: omitted leaves it, null resets it to ``null_value`` (the field's
+    default), a valid value replaces it, a malformed one is ignored (treated as omitted)."""
+    value = upd.get(name, _MISSING)
+    if value is _MISSING:
+        return
+    if value is None:
+        fields[name] = null_value
+    elif valid(value):
+        fields[name] = value
 
 
-def patch_meta(current: Mapping[str, Any], patch: Any) -> dict[str, Any]:
-    """Top-level ``_meta`` patch: each key of ``patch`` replaces that key; others stay.
+def patch_list(
+    fields: dict[str, Any], upd: Mapping[str, Any], name: str, item_ok: Callable[[Any], bool]
+) -> None:
+    """A list field (content, summary, locations): omitted leaves it, null or ``[]`` clears it, an
+    array replaces everything accumulated so far, chunks included (malformed items skipped)."""
+    value = upd.get(name, _MISSING)
+    if value is _MISSING:
+        return
+    if value is None:
+        fields[name] = []
+    elif isinstance(value, list):
+        fields[name] = [item for item in value if item_ok(item)]
 
-    A ``_meta`` that is omitted, null or not an object leaves the stored metadata unchanged.
-    """
-    if not isinstance(patch, Mapping):
-        return dict(current)
-    return {**current, **patch}
+
+def patch_meta(fields: dict[str, Any], upd: Mapping[str, Any]) -> None:
+    """An upsert's top-level ``_meta``: omitted leaves the stored metadata, null clears it, an
+    object patches it key by key (a key set to null is removed; nested objects are not merged)."""
+    value = upd.get("_meta", _MISSING)
+    if value is _MISSING:
+        return
+    if value is None:
+        fields["_meta"] = {}
+    elif isinstance(value, dict):
+        meta = fields["_meta"]
+        for key, val in value.items():
+            if val is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = val
+
+
+def append_chunk(fields: dict[str, Any], name: str, block: Any) -> None:
+    """A chunk appends one block to whatever the list field holds now."""
+    fields[name].append(block)

@@ -19,6 +19,7 @@ from model import (
     permission,
     prompt,
     session,
+    terminal,
     toolcall,
 )
 from model.core import MachineSpec
@@ -30,6 +31,7 @@ MACHINES: tuple[MachineSpec, ...] = (
     permission.SPEC,
     elicitation.SPEC,
     compaction.SPEC,
+    terminal.SPEC,
     background.SPEC,
     entity.SPEC,
     session.SPEC,

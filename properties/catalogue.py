@@ -16,9 +16,12 @@ Entries:
   message requires ("is required", "uses -32800", "does not reopen"). Their level is the one the
   wording implies. They exist so monitors and client-view checks have an ID to report.
 
-``check`` says how a rule is judged: ``monitor`` (over a transcript of wire messages),
-``client-view`` (an invariant of the simulated Client's view), ``model`` (a guard of the state
-machines in ``model/``), ``not-checkable`` (with ``reason``: nothing observable can show it) or
+``check`` says how a rule is judged: ``model`` (stated once in ``model/``: a forbidden cell, a
+guard or an obligation of a machine table, a declaration of ``model.between``, or a field
+``model.fields`` requires of one update; the checker
+judges transcripts by running that statement, the simulated peers move by it), ``monitor`` (by a
+monitor's own code over a transcript of wire messages), ``client-view`` (an invariant of the
+simulated Client's view), ``not-checkable`` (with ``reason``: nothing observable can show it) or
 ``unchecked`` (with ``reason``: checkable in principle, but no check implements it yet; a test
 holds every other value to the code that implements it). ``eventually`` marks rules that can
 only be judged at the end of a run.
@@ -168,7 +171,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "INTRO-01",
         _M,
         _C,
-        _MON,
+        _MOD,
         """A Client sends no session/prompt until the initialize handshake and
        the setup of that session have completed.""",
         (1,),
@@ -177,7 +180,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "INTRO-02",
         _M,
         _B,
-        _MON,
+        _MOD,
         """Each request gets exactly one response: ACP runs on JSON-RPC 2.0, and
        a prompt lasts until its one answer (success after insertion, or an error before it).""",
         informal=True,
@@ -211,7 +214,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ENT-01",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """Within one session the Agent never gives an ID already used by an
        entity of some type to a second, different entity of that same type (seen on the wire as an
        ended entity that starts over under the same type and ID).""",
@@ -251,7 +254,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "SDM-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Each session_message and session_message_chunk update carries a
        messageId, scoped to the transcript named by the outer sessionId.""",
         informal=True,
@@ -323,7 +326,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "FG-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """At the start of foreground work the Agent reports running, or
        requires_action when the work begins already blocked on the user.""",
         (11,),
@@ -344,7 +347,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "FG-04",
         _M,
         _A,
-        _MON,
+        _MOD,
         """After requires_action has been reported, the Agent reports running
        again as soon as foreground progress resumes.""",
         (13,),
@@ -353,7 +356,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "FG-05",
         _M,
         _A,
-        _MON,
+        _MOD,
         """At the end of foreground work the Agent reports idle, regardless of
        background activity that carries on.""",
         (14,),
@@ -427,7 +430,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-05",
         _SN,
         _A,
-        _MON,
+        _MOD,
         """A tool call that has reached a final status is never reopened; new
        work on it gets a fresh tool call. (A custom status is allowed: the schema's ToolCallStatus
        reserves _-prefixed values for extensions and has Clients treat an unrecognised status as
@@ -450,7 +453,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-07",
         _M,
         _A,
-        _MON,
+        _MOD,
         """An Agent that reports background work includes the background field
        on every state_update of the session (whether that binds the state_updates before its first
        list is the reading state-updates-before-first-list).""",
@@ -469,7 +472,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-09",
         _S,
         _A,
-        _MON,
+        _MOD,
         """When background work begins or finishes, the Agent sends the current
        state again with the updated list.""",
         (23,),
@@ -479,7 +482,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-10",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Before the first snapshot listing an item, the Agent has sent that
        item's own update (terminal_update, tool_call_update or subagent_update).""",
         (24,),
@@ -488,7 +491,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-11",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Before the snapshot that drops a terminal or tool call from the list,
        the Agent has sent the terminal's exitStatus or the tool call's final status.""",
         (25,),
@@ -508,7 +511,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-13",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """When a listed terminal is all that keeps a tool call alive, only the
        terminal appears in the list, not the tool call as well.""",
         (27,),
@@ -545,7 +548,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-17",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """A background list names only work running apart from the
        foreground, each item once: no item twice in one snapshot, and no newly listed item that has
        already finished (an exited terminal, a tool call with a final status).""",
@@ -556,7 +559,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USER-01",
         _MN,
         _C,
-        _MON,
+        _MOD,
         """A Client never sends a session/prompt whose prompt array is
        empty.""",
         (31,),
@@ -574,7 +577,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USER-03",
         _M,
         _C,
-        _MON,
+        _MOD,
         """A Client only sends content types that the prompt capabilities
        agreed at initialization allow.""",
         (33,),
@@ -583,7 +586,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USER-04",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A prompt with content of a type outside the baseline set (text and
        resource_link) and not advertised, or of a type the Agent cannot handle, is refused with
        -32602 and never inserted.""",
@@ -594,7 +597,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Once the user message is inserted, the Agent answers the prompt
        successfully, without waiting for the foreground work to finish (so an inserted prompt left
        unanswered is a breach at the end: the response is owed from the insertion on).""",
@@ -614,7 +617,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-03",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """After insertion the prompt is never answered with an error, even if
        the work fails or the request is cancelled before the response goes out.""",
         (37,),
@@ -707,7 +710,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-13",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When session/close stops a prompt before insertion, that prompt gets
        error -32800; a prompt already inserted gets its successful messageId response.""",
         informal=True,
@@ -737,7 +740,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACTIVE-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Prompts the Agent holds back are inserted in the order in which it
        received them.""",
         informal=True,
@@ -746,7 +749,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACTIVE-03",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """A prompt is never rejected merely because foreground work is in
        progress.""",
         (46,),
@@ -756,7 +759,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "REJ-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A prompt rejected before insertion (by a hook, an early failure, ...)
        receives a JSON-RPC error response; together with ACC-01 every prompt is eventually
        answered.""",
@@ -770,7 +773,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "REJ-03",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A prompt withdrawn with $/cancel_request before insertion is answered
        with error -32800.""",
         informal=True,
@@ -829,7 +832,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "NOTICE-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A notice has a non-null severity and a non-null, non-empty
        title.""",
         informal=True,
@@ -881,7 +884,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "COMPACT-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """compactionId and status are present and non-null on every
        compaction_update; compactionId and content are present and non-null on every
        compaction_summary_chunk.""",
@@ -891,7 +894,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "COMPACT-03",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """A compaction ID is never used again for a different
        compaction.""",
         (59,),
@@ -910,7 +913,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "COMPACT-05",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A reported compaction that ends is given a terminal status.""",
         (60,),
         eventually=True,
@@ -949,7 +952,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "USAGE-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A usage_update has non-null used and size; a cost value, when
        present, has both amount and currency.""",
         informal=True,
@@ -970,7 +973,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "DONE-03",
         _M,
         _A,
-        _MON,
+        _MOD,
         """All updates still owed for the foreground work that ended are sent
        before its idle update (background activity may keep emitting afterwards).""",
         (66,),
@@ -1153,7 +1156,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "STATE-04",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Unless the Client advertised support for custom or future states,
        the Agent still reports running, requires_action and idle wherever the transitions call for
        them. (The text settles that a custom state may be sent unadvertised, beside the standard
@@ -1206,7 +1209,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "SYNC-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """After session/resume the Agent sends a foreground state snapshot,
        after any replay it was asked for and before the successful resume response, even with no
        replay.""",
@@ -1237,7 +1240,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TRANS-04",
         _M,
         _A,
-        _MON,
+        _MOD,
         """An idle that confirms cancellation of foreground work uses the
        cancelled stop reason.""",
         (91,),
@@ -1246,7 +1249,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TRANS-05",
         _M,
         _A,
-        _MON,
+        _MOD,
         """requires_action is reported only for foreground work blocked on the
        user: an open request alone does not justify it, and work that starts blocked may report it
        without a running first (from running, work blocks; nothing else moves to it but a start).""",
@@ -1284,7 +1287,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BOUND-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Once no foreground activity is left, the Agent reports idle, so
        consecutive turns are separated by an idle boundary.""",
         (94,),
@@ -1315,7 +1318,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "EX-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """The examples' required updates hold alike for permissions and for
        elicitations in either mode; in URL mode, accepting keeps the work blocked (the
        requires_action stays) until the user has finished the interaction outside the Client, so
@@ -1345,7 +1348,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Prompts received before session/cancel and not yet inserted are
        answered with error -32800.""",
         (98,),
@@ -1385,7 +1388,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-06",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When stopping cancelled work, the Agent stops waiting on that
        work's open permission requests and treats them as refused.""",
         (102,),
@@ -1394,7 +1397,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-07",
         _S,
         _A,
-        _MON,
+        _MOD,
         """The Agent withdraws each of those open permission requests with
        $/cancel_request so the Client can dismiss them.""",
         (103,),
@@ -1423,7 +1426,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-10",
         _S,
         _A,
-        _MON,
+        _MOD,
         """After cancellation completes, late answers or external URL
        completions are ignored rather than used to resume the cancelled work.""",
         (106,),
@@ -1442,7 +1445,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-12",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Exceptions raised by aborting operations are caught and reported
        as the cancelled stop reason, not as error.""",
         (108,),
@@ -1460,7 +1463,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-14",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Any such updates are sent before the idle state_update that
        reports the cancellation.""",
         (110,),
@@ -1489,7 +1492,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-17",
         _M,
         _A,
-        _MON,
+        _MOD,
         """The Agent itself gives every unfinished tool call of the cancelled
        foreground work its final status (the Client's own cancelled mark is only a display hint
        that those updates replace), before the idle that confirms the cancellation: that idle
@@ -1513,7 +1516,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-19",
         _S,
         _A,
-        _MON,
+        _MOD,
         """For elicitation requests, see Elicitation Cancellation: the
        elicitations cancelled work no longer needs are withdrawn.""",
         informal=True,

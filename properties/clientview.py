@@ -95,7 +95,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from model import foreground, toolcall
+from model import entity, foreground, toolcall
 from properties import seeded
 from properties.findings import Finding
 from properties.observe import BACKGROUND_ID_FIELD
@@ -283,50 +283,6 @@ class _Entity:
         if self.frozen is None:
             self.frozen = (self.etype, self.eid, tuple(freeze(v) for v in self.fields.values()))
         return self.frozen
-
-
-# -- patch helpers (each mutates ``fields`` in place; ``upd`` is the wire payload) ---------------
-def _patch(
-    fields: dict[str, Json],
-    upd: dict[str, Json],
-    name: str,
-    check: Callable[[Json], bool],
-    null_value: Json = None,
-) -> None:
-    value = upd.get(name, _MISSING)
-    if value is _MISSING:
-        return
-    if value is None:
-        fields[name] = null_value
-    elif check(value):
-        fields[name] = value
-
-
-def _patch_list(
-    fields: dict[str, Json], upd: dict[str, Json], name: str, item_ok: Callable[[Json], bool]
-) -> None:
-    value = upd.get(name, _MISSING)
-    if value is _MISSING:
-        return
-    if value is None:
-        fields[name] = []
-    elif isinstance(value, list):
-        fields[name] = [item for item in value if item_ok(item)]
-
-
-def _patch_meta(fields: dict[str, Json], upd: dict[str, Json]) -> None:
-    value = upd.get("_meta", _MISSING)
-    if value is _MISSING:
-        return
-    if value is None:
-        fields["_meta"] = {}
-    elif isinstance(value, dict):
-        meta = fields["_meta"]
-        for key, val in value.items():
-            if val is None:
-                meta.pop(key, None)
-            else:
-                meta[key] = val
 
 
 # -- sessions ------------------------------------------------------------------------------------
@@ -807,11 +763,11 @@ class ClientView:
             return False
         etype = _MESSAGE_UPSERTS[upd["sessionUpdate"]]
         fields = self._upsert(sess, etype, mid).fields
-        _patch_list(fields, upd, "content", _is_block)
-        _patch_meta(fields, upd)
+        entity.patch_list(fields, upd, "content", _is_block)
+        entity.patch_meta(fields, upd)
         if etype == "session_message":
             for name in _PARTICIPANTS:
-                _patch(fields, upd, name, _is_str)
+                entity.patch(fields, upd, name, _is_str)
         return True
 
     def _on_chunk(self, sess: _Session, upd: dict[str, Json]) -> bool:
@@ -828,7 +784,7 @@ class ClientView:
         if F_CHUNK_REPLACES.get(etype, "") in self.faults:
             ent.fields[target] = [block]
         else:
-            ent.fields[target].append(block)
+            entity.append_chunk(ent.fields, target, block)
         return True
 
     def _on_tool_call(self, sess: _Session, upd: dict[str, Json]) -> bool:
@@ -836,16 +792,16 @@ class ClientView:
         if not isinstance(tid, str):
             return False
         fields = self._upsert(sess, "tool_call", tid).fields
-        _patch(fields, upd, "status", _is_str, "pending")
-        _patch(fields, upd, "kind", _is_str, "other")
-        _patch(fields, upd, "title", _is_str)
-        _patch(fields, upd, "name", _is_str)
-        _patch_list(fields, upd, "content", _is_block)
-        _patch_list(fields, upd, "locations", _is_obj)
-        _patch(fields, upd, "rawInput", _is_any)
-        _patch(fields, upd, "rawOutput", _is_any)
-        _patch(fields, upd, "capabilities", _is_obj)
-        _patch_meta(fields, upd)
+        entity.patch(fields, upd, "status", _is_str, "pending")
+        entity.patch(fields, upd, "kind", _is_str, "other")
+        entity.patch(fields, upd, "title", _is_str)
+        entity.patch(fields, upd, "name", _is_str)
+        entity.patch_list(fields, upd, "content", _is_block)
+        entity.patch_list(fields, upd, "locations", _is_obj)
+        entity.patch(fields, upd, "rawInput", _is_any)
+        entity.patch(fields, upd, "rawOutput", _is_any)
+        entity.patch(fields, upd, "capabilities", _is_obj)
+        entity.patch_meta(fields, upd)
         return True
 
     def _on_terminal(self, sess: _Session, upd: dict[str, Json]) -> bool:
@@ -860,7 +816,7 @@ class ClientView:
             ("size", _is_obj),
             ("capabilities", _is_obj),
         ):
-            _patch(fields, upd, name, check)
+            entity.patch(fields, upd, name, check)
         output = upd.get("output", _MISSING)
         if output is None:
             fields["output"] = None
@@ -868,7 +824,7 @@ class ClientView:
             data = _decode_b64(output.get("data"))
             if data is not None:
                 fields["output"] = data
-        _patch_meta(fields, upd)
+        entity.patch_meta(fields, upd)
         return True
 
     def _on_terminal_output(self, sess: _Session, upd: dict[str, Json]) -> bool:
@@ -891,9 +847,9 @@ class ClientView:
             return False
         fields = self._upsert(sess, "compaction", cid).fields
         fields["status"] = status
-        _patch_list(fields, upd, "summary", _is_block)
-        _patch(fields, upd, "error", _is_str)
-        _patch_meta(fields, upd)
+        entity.patch_list(fields, upd, "summary", _is_block)
+        entity.patch(fields, upd, "error", _is_str)
+        entity.patch_meta(fields, upd)
         return True
 
     def _on_plan(self, sess: _Session, upd: dict[str, Json]) -> bool:

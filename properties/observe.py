@@ -2,12 +2,12 @@
 
 Owns: the mapping from an Agent's ``session/update`` to ``(machine, entity key, trigger,
 context)`` for the per-entity machines whose steps show on the wire (tool calls, compactions,
-background items), and ``Seen``, what the wire has shown of one session's observed entities
+terminals, background items), and ``Seen``, what the wire has shown of one session's observed entities
 (each entity's state, the last concrete ``background`` list). Each trigger is chosen by the
 machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``, ``model.compaction.trigger_for``,
-``model.background``), so what a status means is stated once, in ``model/``; the table monitor
-(``properties.monitors.tables``) fires the tables with these observations, and a forbidden cell
-is the finding.
+``model.terminal.triggers_for``, ``model.background``), so what a status means is stated once,
+in ``model/``; the table monitor (``properties.monitors.tables``) fires the tables with these
+observations, and a forbidden cell is the finding.
 
 Tool calls: a reported status fires its trigger (``model.toolcall.STATUS_TRIGGER``); a move
 from one final status to another is fired only under the reading
@@ -56,7 +56,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from model import background, compaction, entity, foreground, session, toolcall
+from model import background, compaction, entity, foreground, session, terminal, toolcall
 from model.core import Context, MachineSpec
 from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
 
@@ -93,6 +93,7 @@ for, under the reading's name)."""
 OBSERVED: tuple[MachineSpec, ...] = (
     toolcall.SPEC,
     compaction.SPEC,
+    terminal.SPEC,
     background.SPEC,
     entity.SPEC,
     session.SPEC,
@@ -114,11 +115,21 @@ SESSION_KEY = ""
 class Seen:
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("fresh", "handshake", "idle_snapshot", "listed", "prompts", "states", "user_ids")
+    __slots__ = (
+        "entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "refused", "states", "user_ids"
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
         """(machine name, entity key) -> state (the machine's initial state when absent)."""
+        self.entered: dict[tuple[str, str], int] = {}
+        """(machine name, entity key) -> the line on which the entity entered its current state,
+        kept for the states that owe something (``MachineSpec.eventually``): an obligation left
+        open is reported at the line that opened it. Not part of ``key``: lines never are."""
+        self.refused: frozenset[tuple[str, str]] = frozenset()
+        """(machine name, entity key) of the entities a move of which the table refused: their
+        state is no longer what the wire shows, so what they would still owe is not judged (it
+        would be a consequence of the breach already reported)."""
         self.listed: frozenset[tuple[str, str]] = frozenset()
         """The items of the last concrete background list, as (type, ID)."""
         self.handshake: tuple[Any, str, bool] | None = None
@@ -140,6 +151,8 @@ class Seen:
     def copy(self) -> Seen:
         new = Seen()
         new.states = dict(self.states)
+        new.entered = dict(self.entered)
+        new.refused = self.refused
         new.listed = self.listed
         new.handshake = self.handshake
         new.user_ids = self.user_ids
@@ -157,6 +170,7 @@ class Seen:
             self.fresh,
             self.prompts,
             self.idle_snapshot,
+            self.refused,
         )
 
 
@@ -208,7 +222,19 @@ def _tool_call_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str
 def _terminal(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     ident = upd.get("terminalId")
     if type(ident) is str:
-        yield from _item("terminal", ident, seen, upd.get("exitStatus") is not None)
+        exited = upd.get("exitStatus") is not None
+        known = (terminal.SPEC.name, ident) in seen.states
+        state = seen.state_of(terminal.SPEC, ident)
+        for trigger in terminal.triggers_for(known, state, "exitStatus" in upd, exited):
+            yield terminal.SPEC, ident, trigger, _NO_CTX
+        yield from _item("terminal", ident, seen, exited)
+
+
+def _terminal_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    """Output of a terminal not seen yet creates it live."""
+    ident = upd.get("terminalId")
+    if type(ident) is str and (terminal.SPEC.name, ident) not in seen.states:
+        yield terminal.SPEC, ident, "start", _NO_CTX
 
 
 def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
@@ -328,23 +354,33 @@ UPDATES: dict[str, Observer] = {
     TOOL_CALL_UPDATE: _tool_call,
     "tool_call_content_chunk": _tool_call_chunk,
     "terminal_update": _terminal,
+    "terminal_output_chunk": _terminal_chunk,
     "subagent_update": _subagent,
     "state_update": _snapshot,
     "compaction_update": lambda upd, seen, readings: _compaction(upd, seen),
-    "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd),
+    "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd, seen),
 }
 """``sessionUpdate`` variant -> its observations, in the order they apply."""
 
 SNAPSHOTS = frozenset({"state_update"})
 """Variants that are snapshots, not updates of an entity: judged inside a resume's replay too."""
-REPLAYED = frozenset({toolcall.SPEC.name, compaction.SPEC.name, background.SPEC.name, entity.SPEC.name})
+REPLAYED = frozenset(
+    {toolcall.SPEC.name, compaction.SPEC.name, terminal.SPEC.name, background.SPEC.name, entity.SPEC.name}
+)
 """Machines whose entities' updates a resume's replay re-sends (not transitions there)."""
+
+
+def _compaction_started(cid: str, seen: Seen) -> Iterator[Observation]:
+    """The first report of a compactionId (an update or a chunk) starts it in progress."""
+    if (compaction.SPEC.name, cid) not in seen.states:
+        yield compaction.SPEC, cid, "start", _NO_CTX
 
 
 def _compaction(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
     cid = upd.get("compactionId")
     if type(cid) is not str:
         return
+    yield from _compaction_started(cid, seen)
     status = upd.get("status")
     if type(status) is str:
         trigger = compaction.trigger_for(seen.state_of(compaction.SPEC, cid), status)
@@ -354,9 +390,10 @@ def _compaction(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
         yield compaction.SPEC, cid, "summary_patch", _NO_CTX
 
 
-def _compaction_chunk(upd: dict[str, Any]) -> Iterator[Observation]:
+def _compaction_chunk(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
     cid = upd.get("compactionId")
     if type(cid) is str:
+        yield from _compaction_started(cid, seen)
         yield compaction.SPEC, cid, "summary_chunk", _NO_CTX
 
 

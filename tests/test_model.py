@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -170,42 +171,63 @@ def test_reported_state_maps_to_trigger(current: str, reported: str, trigger: st
         assert foreground.SPEC.fire(current, trigger) in foreground.STATES
 
 
+def _content(fields: dict[str, Any], upd: dict[str, Any]) -> list[Any]:
+    entity.patch_list(fields, upd, "content", lambda block: True)
+    return list(fields["content"])
+
+
 def test_spec_example_full_update_then_chunks() -> None:
     # agent_message [A]; chunk B -> [A, B]; agent_message [C] -> [C]; chunk D -> [C, D]
-    c = entity.apply_upsert([], ["A"])
-    c = entity.apply_chunk(c, "B")
-    assert c == ["A", "B"]
-    c = entity.apply_upsert(c, ["C"])
-    assert c == ["C"]
-    c = entity.apply_chunk(c, "D")
-    assert c == ["C", "D"]
+    fields: dict[str, Any] = {"content": []}
+    assert _content(fields, {"content": ["A"]}) == ["A"]
+    entity.append_chunk(fields, "content", "B")
+    assert fields["content"] == ["A", "B"]
+    assert _content(fields, {"content": ["C"]}) == ["C"]
+    entity.append_chunk(fields, "content", "D")
+    assert fields["content"] == ["C", "D"]
 
 
 def test_upsert_omitted_null_and_empty() -> None:
-    assert entity.apply_upsert(["A"]) == ["A"]
-    assert entity.apply_upsert(["A"], None) == []
-    assert entity.apply_upsert(["A"], []) == []
+    assert _content({"content": ["A"]}, {}) == ["A"]
+    assert _content({"content": ["A"]}, {"content": None}) == []
+    assert _content({"content": ["A"]}, {"content": []}) == []
+    assert _content({"content": ["A"]}, {"content": "not a list"}) == ["A"]  # malformed: omitted
     assert entity.upsert_trigger(entity.MISSING) == "upsert_keep"
     assert entity.upsert_trigger(None) == "upsert_clear"
     assert entity.upsert_trigger([]) == "upsert_clear"
     assert entity.upsert_trigger([{"type": "text", "text": "x"}]) == "upsert_content"
 
 
+def test_a_field_is_kept_reset_to_its_default_or_replaced() -> None:
+    fields: dict[str, Any] = {"status": "in_progress"}
+    entity.patch(fields, {}, "status", lambda v: isinstance(v, str), "pending")
+    assert fields["status"] == "in_progress"
+    entity.patch(fields, {"status": 7}, "status", lambda v: isinstance(v, str), "pending")
+    assert fields["status"] == "in_progress"  # malformed: ignored
+    entity.patch(fields, {"status": None}, "status", lambda v: isinstance(v, str), "pending")
+    assert fields["status"] == "pending"
+    entity.patch(fields, {"status": "completed"}, "status", lambda v: isinstance(v, str), "pending")
+    assert fields["status"] == "completed"
+
+
 def test_chunk_for_unseen_entity_creates_it() -> None:
     assert entity.SPEC.fire("unseen", "chunk") == "with_content"
-    assert entity.apply_chunk([], "B") == ["B"]
+    fields: dict[str, Any] = {"content": []}
+    entity.append_chunk(fields, "content", "B")
+    assert fields["content"] == ["B"]
 
 
 def test_meta_patch_is_by_top_level_key() -> None:
-    assert entity.patch_meta({"a": 1, "b": {"x": 1}}, {"b": {"y": 2}, "c": 3}) == {
-        "a": 1,
-        "b": {"y": 2},
-        "c": 3,
-    }
-    assert entity.patch_meta({"a": 1}, None) == {"a": 1}
+    fields: dict[str, Any] = {"_meta": {"a": 1, "b": {"x": 1}, "d": 4}}
+    entity.patch_meta(fields, {"_meta": {"b": {"y": 2}, "c": 3, "d": None}})
+    assert fields["_meta"] == {"a": 1, "b": {"y": 2}, "c": 3}  # not merged; a null key removed
+    entity.patch_meta(fields, {})
+    assert fields["_meta"] == {"a": 1, "b": {"y": 2}, "c": 3}
+    entity.patch_meta(fields, {"_meta": None})
+    assert fields["_meta"] == {}
 
 
-def test_machines_json_lists_all_nine_with_sections(capsys: pytest.CaptureFixture[str]) -> None:
+def test_machines_json_lists_all_ten_with_sections(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["machines", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     names = [m["name"] for m in data]
@@ -216,6 +238,7 @@ def test_machines_json_lists_all_nine_with_sections(capsys: pytest.CaptureFixtur
         "permission",
         "elicitation",
         "compaction",
+        "terminal",
         "background_item",
         "entity",
         "session",

@@ -633,7 +633,7 @@ VIOLATIONS: list[Case] = [
     Case(
         "BG-09 finished item never dropped",
         [terminal("T"), state("idle", bg=[item("terminal", "T")]), terminal("T", 0)],
-        [("BG-09", None)],
+        [("BG-09", 3)],
     ),
     # entities
     Case(

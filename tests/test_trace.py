@@ -92,7 +92,7 @@ def test_implemented_by_names_monitors_machines_and_the_view_check() -> None:
     assert "properties.monitors.prompts.PromptMonitor" in trace.implemented_by("ACC-09")
     assert "model.prompt.SPEC" in trace.implemented_by("ACTIVE-02")  # a guard rule
     assert "model.toolcall.SPEC" in trace.implemented_by("BG-05")  # a forbidden cell
-    assert "properties.monitors.tables.TableMonitor" in trace.implemented_by("BG-05")
+    assert "properties.monitors.tables.TableMonitor" not in trace.implemented_by("BG-05")  # executes it
     assert trace.implemented_by("ENT-03") == ["properties.viewcheck.compare_views"]
     assert trace.implemented_by("UPD-01") == []
 
@@ -135,3 +135,23 @@ def test_each_rule_says_truly_how_it_is_checked() -> None:
         if rule.check == "unchecked" and found:
             wrong.append(f"{rule.id} says unchecked but is implemented by {found}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_session_model_page_lists_every_declaration_and_says_who_runs_it(tmp_path: Path) -> None:
+    """The table is generated (``acp-model trace --between``); the prose after it names each
+    declaration with who runs it, so a new declaration fails here until it is described."""
+    from model.between import DECLARATIONS
+
+    page = trace.SESSION_MODEL.read_text(encoding="utf-8")
+    block = page.split(trace.BETWEEN_BEGIN + "\n", 1)[1].split(trace.BETWEEN_END, 1)[0]
+    assert block == trace.between_table(), "docs/session-model.md is stale: run acp-model trace --between"
+    prose = page.split(trace.BETWEEN_END, 1)[1]
+    assert [d.name for d in DECLARATIONS if f"`{d.name.upper()}`" not in prose] == []
+    copy = tmp_path / "page.md"
+    copy.write_text(page.replace(block, "stale\n"), encoding="utf-8")
+    code, _, err = run_cli(["trace", "--between", "--out", str(copy)])
+    assert code == 0, err
+    assert copy.read_text(encoding="utf-8") == page
+    copy.write_text("no markers\n", encoding="utf-8")
+    code, _, err = run_cli(["trace", "--between", "--out", str(copy)])
+    assert code == 2 and str(copy) in err and err[-1] == "\n" and err.count("\n") == 1

@@ -14,7 +14,6 @@ from properties.monitor import Monitor
 from properties.monitors.background import BackgroundMonitor
 from properties.monitors.client import ClientMonitor
 from properties.monitors.elicitation import ElicitationMonitor
-from properties.monitors.entities import EntityMonitor
 from properties.monitors.facts import Facts
 from properties.monitors.fields import FieldMonitor
 from properties.monitors.lifecycle import ForegroundMonitor
@@ -33,7 +32,6 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     ToolMonitor,
     ElicitationMonitor,
     BackgroundMonitor,
-    EntityMonitor,
     FieldMonitor,
     SubagentMonitor,
     TableMonitor,
@@ -45,7 +43,6 @@ __all__ = [
     "BackgroundMonitor",
     "ClientMonitor",
     "ElicitationMonitor",
-    "EntityMonitor",
     "Facts",
     "FieldMonitor",
     "ForegroundMonitor",

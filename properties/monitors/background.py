@@ -4,17 +4,18 @@ updates ("Background work").
 What is certain in proxy order, and why: agent lines are in send order, so "the item's own update
 was sent before the snapshot" is a plain fact, and so is "the snapshot carries no background".
 
-- BG-07: once a concrete list was reported in a session, a later state_update without a list
-  (field omitted, null or not an array) breaks it. Whether the state_updates before the first
-  list are held to it too is the reading ``state-updates-before-first-list``: under ``every``
-  (not the default) the first list of a session that sent a state_update without one is a
-  breach.
+- BG-07 (``model.between`` list_on_every_snapshot): once a concrete list was reported in a
+  session, a later state_update without a list (field omitted, null or not an array) breaks it.
+  Whether the state_updates before the first list are held to it too is the reading
+  ``state-updates-before-first-list``: under ``every`` (not the default) the first list of a
+  session that sent a state_update without one is a breach.
 - BG-09, BG-10, BG-11 and BG-17 (announced before listed, finalized before removed, listed
   only once and never again once finished, removed once finished) are rows, cells and an
   eventual obligation of the background item table
   (``model.background``), fired by the table monitor from the observer layer
   (``properties.observe``): not here.
-- BG-13: a tool call listed together with a terminal that its content embeds. Whether such a
+- BG-13 (``model.between`` terminal_listed_alone): a tool call listed together with a terminal
+  that its content embeds. Whether such a
   tool call's only live work is that terminal is the reading ``tool-with-listed-terminal``: by
   default (``only-live-work``) it is, and listing both is a breach; under
   ``may-have-other-work`` the tool call may have live work the wire does not show (no breach).
@@ -31,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from model import between as bw
 from properties.monitor import Handler, Message
 
 if TYPE_CHECKING:
@@ -61,7 +63,7 @@ class _Session:
 class BackgroundMonitor(SessionMonitor["_Session"]):
     """Background lists against the items' own updates (see module docstring)."""
 
-    RULES = ("BG-07", "BG-13")
+    RULES = (bw.LIST_ON_EVERY_SNAPSHOT.rule, bw.TERMINAL_LISTED_ALONE.rule)
     TOLERATES = ("BG-04", "CANCEL-03")
     SESSION = _Session
     REQUIRES = (Facts,)
@@ -99,44 +101,34 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                 return  # nothing reported yet, nothing reported now
             bs = self._session(sid)
         raw = upd.get("background")
-        if bs.reported:
-            self._ex["BG-07"] += 1
-            if type(raw) is not list:
-                what = "omits background" if "background" not in upd else f"has background {raw!r}"
-                self.breach(
-                    "BG-07",
-                    line,
-                    sid,
-                    f"state_update {what} after this session reported a background list",
-                    msg,
-                )
         keys = self.facts.background(upd)
+        rule = bw.LIST_ON_EVERY_SNAPSHOT.rule
+        fs = self.facts.sessions.get(sid)
+        bare = fs is not None and bool(fs.bare_line)
+        every = self.reading(STATE_UPDATES_BEFORE_FIRST_LIST) == "every"
+        if bs.reported or (keys is not None and bare):
+            self._ex[rule] += 1
+        if self.between.list_missing(bs.reported, bare, every, keys is not None):
+            if bs.reported:
+                what = "omits background" if "background" not in upd else f"has background {raw!r}"
+                why = f"state_update {what} after this session reported a background list"
+                self.breach(rule, line, sid, why, msg)
+            else:
+                why = (
+                    "the session's first background list comes after a state_update without one "
+                    f"(line {fs.bare_line if fs is not None else '?'})"
+                )
+                self.breach(rule, line, sid, why, msg, (STATE_UPDATES_BEFORE_FIRST_LIST,))
         if keys is None:
             return
-        if not bs.reported:
-            fs = self.facts.sessions.get(sid)
-            if fs is not None and fs.bare_line:
-                self._ex["BG-07"] += 1
-                self.breach(
-                    "BG-07",
-                    line,
-                    sid,
-                    f"the session's first background list comes after a state_update without one "
-                    f"(line {fs.bare_line})",
-                    msg,
-                    (STATE_UPDATES_BEFORE_FIRST_LIST,),
-                )
         bs.reported = True
         if bs.tool_terms and self.reading(TOOL_WITH_LISTED_TERMINAL) == "only-live-work":
-            cur = frozenset(keys)
-            for ident, terms in sorted(bs.tool_terms.items()):
-                both = sorted(t for t in terms if ("terminal", t) in cur)
-                if not both:
-                    continue
-                self._ex["BG-13"] += 1  # a tool call runs a listed terminal: is it listed too?
-                if ("tool_call", ident) in cur:
+            alone = bw.TERMINAL_LISTED_ALONE.rule
+            for ident, both, breaks in self.between.listed_with_terminal(frozenset(keys), bs.tool_terms):
+                self._ex[alone] += 1  # a tool call runs a listed terminal: is it listed too?
+                if breaks:
                     self.breach(
-                        "BG-13",
+                        alone,
                         line,
                         sid,
                         f"background lists tool call {ident!r} and the terminal "

@@ -4,6 +4,9 @@ Reasoning in proxy order: a Client line appears when the Agent received it, and 
 when the Agent sent it. A Client request that appears *before* the Agent's answer to an earlier
 request was therefore sent before the Client could have seen that answer. So:
 
+Each rule is a declaration of ``model.between`` the monitor runs: INTRO-01
+(setup_before_prompts), USER-01 (prompt_has_content), USER-03 (client_sends_advertised).
+
 - INTRO-01: a ``session/prompt`` received while the Client's ``initialize`` is still unanswered,
   or while a ``session/resume`` of that session is unanswered (setup not finished), or for a
   session that a later ``session/new`` response creates, was sent before setup completed.
@@ -24,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from model import between as bw
 from properties.monitor import Handler, Message, Monitor, rule_group
 
 if TYPE_CHECKING:
@@ -31,7 +35,10 @@ if TYPE_CHECKING:
 
 from properties.monitors.facts import Facts
 
-_ALWAYS = ("INTRO-01", "USER-01")
+_SETUP = bw.SETUP_BEFORE_PROMPTS.rule
+_CONTENT = bw.PROMPT_HAS_CONTENT.rule
+_ADVERTISED = bw.CLIENT_SENDS_ADVERTISED.rule
+_ALWAYS = (_SETUP, _CONTENT)
 """Exercised by every session/prompt."""
 _ALWAYS_KEY = rule_group(*_ALWAYS)
 
@@ -39,7 +46,7 @@ _ALWAYS_KEY = rule_group(*_ALWAYS)
 class ClientMonitor(Monitor):
     """Client-side rules on session/prompt (see module docstring)."""
 
-    RULES = ("INTRO-01", "USER-01", "USER-03")
+    RULES = (_SETUP, _CONTENT, _ADVERTISED)
     TOLERATES = ("ACTIVE-01", "CANCEL-01", "CANCEL-08")
     REQUIRES = (Facts,)
 
@@ -57,25 +64,21 @@ class ClientMonitor(Monitor):
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         facts = self.facts
         self._gx[_ALWAYS_KEY] += 1
-        if facts.init_pending:
-            self.breach("INTRO-01", line, sid, "session/prompt sent before initialize was answered", msg)
-        elif sid is not None:
-            fs = facts.sessions.get(sid)
-            if fs is not None and fs.resuming:
-                self.breach(
-                    "INTRO-01", line, sid, "session/prompt sent before session/resume was answered", msg
-                )
+        fs = facts.sessions.get(sid) if sid is not None else None
+        missing = self.between.setup_missing(facts.init_pending, fs is not None and bool(fs.resuming))
+        if missing is not None:
+            self.breach(_SETUP, line, sid, f"session/prompt sent before {missing}", msg)
         if sid is not None and sid not in self.prompted:
             self.prompted[sid] = line
         prompt = params.get("prompt")
-        if type(prompt) is list and not prompt:
-            self.breach("USER-01", line, sid, "session/prompt with an empty prompt array", msg)
+        if self.between.empty_prompt(prompt):
+            self.breach(_CONTENT, line, sid, "session/prompt with an empty prompt array", msg)
         if facts.prompt_types is not None:
-            self._ex["USER-03"] += 1
+            self._ex[_ADVERTISED] += 1
             bad = facts.disallowed_types(prompt)
             if bad:
                 self.breach(
-                    "USER-03",
+                    _ADVERTISED,
                     line,
                     sid,
                     f"prompt content of type {', '.join(sorted(set(bad)))} was not allowed by the "
@@ -88,7 +91,7 @@ class ClientMonitor(Monitor):
         new_sid = result.get("sessionId") if type(result) is dict else None
         if type(new_sid) is str and new_sid in self.prompted:
             self.breach(
-                "INTRO-01",
+                _SETUP,
                 line,
                 new_sid,
                 f"session/prompt for this session was received at line {self.prompted[new_sid]}, "

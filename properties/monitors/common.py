@@ -26,8 +26,6 @@ REQUEST_CANCELLED: Final = -32800
 INVALID_PARAMS: Final = -32602
 INVALID_REQUEST: Final = -32600
 
-KNOWN_CONTENT_TYPES: Final = frozenset({"text", "resource_link", "image", "audio", "resource"})
-
 Key = tuple[str, str]
 """A background item or entity: (type, ID)."""
 

@@ -45,7 +45,7 @@ from properties.monitor import Handler, Message, Monitor
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import ACTIVE, KNOWN_CONTENT_TYPES, Key
+from properties.monitors.common import ACTIVE, Key
 from properties.observe import background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
 
@@ -161,18 +161,13 @@ class Facts(Monitor):
 
     def disallowed_types(self, prompt: Any) -> list[str]:
         """Content types in a prompt array that the Agent's initialize answer does not allow
-        (empty when that answer was not seen, or when the prompt is not a list)."""
+        (``model.between`` ``Rules.unadvertised``; empty when that answer was not seen, or when
+        the prompt is not a list)."""
         allowed = self.prompt_types
         if allowed is None or type(prompt) is not list:
             return []
-        bad: list[str] = []
-        for block in prompt:
-            ctype = block.get("type") if type(block) is dict else None
-            if type(ctype) is not str or ctype in allowed:
-                continue
-            if ctype in KNOWN_CONTENT_TYPES or not self.custom_prompt_ok:
-                bad.append(ctype)
-        return bad
+        types = (block.get("type") if type(block) is dict else None for block in prompt)
+        return self.between.unadvertised(types, allowed, self.custom_prompt_ok)
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (

@@ -1,16 +1,17 @@
-"""The field monitor: required fields of notices, usage updates and session-directed messages
-("Session notices", "Session usage updates", "Session-directed messages").
+"""The field monitor: every session update against the fields ``model.fields`` requires of it
+("Session notices", "Session usage updates", "Session-directed messages", "Session compaction").
 
-Each check looks at one message alone, so each breach is certain at its line:
+Each check looks at one message alone, so each breach is certain at its line. Which variant
+must carry which field, of which kind, under which rule, is the table ``model.fields.REQUIRED``;
+this monitor names no rule: it reports each requirement a message misses, with the value found.
 
-- NOTICE-02: ``severity`` is a string (present, not null); ``title`` a non-empty string.
-- USAGE-02: ``used`` and ``size`` are non-negative integers (present, not null); a ``cost`` that is
-  present and not null has a numeric ``amount`` and a string ``currency``.
-- SDM-01: ``session_message`` and ``session_message_chunk`` carry a string ``messageId``.
+A compaction's lifecycle (COMPACT-03, COMPACT-05) and a terminal's (ENT-01) are the tables' of
+``model.compaction`` and ``model.terminal``, fired by the table monitor.
 
 Tolerated: notices at any time a session exists (NOTICE-01), usage updates at any time
-(USAGE-01). Whether a notice is replayed on resume cannot be told from the wire (a notice has no
-ID; NOTICE-06 is not checkable), so nothing here judges it.
+(USAGE-01), one compaction_update with ``completed`` and nothing else (COMPACT-01). Whether a
+notice is replayed on resume cannot be told from the wire (a notice has no ID; NOTICE-06 is not
+checkable), so nothing here judges it.
 
 Must not know: any state across messages.
 """
@@ -20,59 +21,39 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from model import fields
 from properties.monitor import Handler, Message, Monitor
 
-
-def _count(value: Any) -> bool:
-    return type(value) is int and value >= 0
+_KIND_TEXT = {
+    "string": "a string",
+    "text": "a non-empty string",
+    "count": "a non-negative integer",
+    "object": "an object",
+    "cost": "an object with a numeric amount and a string currency",
+}
 
 
 class FieldMonitor(Monitor):
     """Per-message required fields (see module docstring)."""
 
-    RULES = ("NOTICE-02", "USAGE-02", "SDM-01")
-    TOLERATES = ("NOTICE-01", "USAGE-01")
+    RULES = tuple(dict.fromkeys(r.rule for r in fields.REQUIRED))
+    TOLERATES = ("NOTICE-01", "USAGE-01", "COMPACT-01")
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "notice", self._notice),
-            ("update", "usage_update", self._usage),
-            ("update", "session_message", self._session_message),
-            ("update", "session_message_chunk", self._session_message),
-        )
+        return tuple(("update", variant, self._update) for variant in fields.BY_VARIANT)
 
-    def _notice(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._ex["NOTICE-02"] += 1
-        severity, title = upd.get("severity"), upd.get("title")
-        if type(severity) is not str:
-            self.breach("NOTICE-02", line, sid, f"notice severity is {severity!r}, not a string", msg)
-        if type(title) is not str or not title:
-            self.breach("NOTICE-02", line, sid, f"notice title is {title!r}, not a non-empty string", msg)
-
-    def _usage(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._ex["USAGE-02"] += 1
-        used, size = upd.get("used"), upd.get("size")
-        if not _count(used) or not _count(size):
+    def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        for rule in dict.fromkeys(r.rule for r in fields.BY_VARIANT[upd["sessionUpdate"]]):
+            self._ex[rule] += 1
+        for req in fields.missing(upd):
+            found = repr(upd[req.field]) if req.field in upd else "missing"
             self.breach(
-                "USAGE-02",
+                req.rule,
                 line,
                 sid,
-                f"usage_update needs token counts used and size (got {used!r}, {size!r})",
+                f"{req.variant} needs {req.field} to be {_KIND_TEXT[req.kind]} (found {found})",
                 msg,
             )
-        cost = upd.get("cost")
-        if cost is not None:
-            amount = cost.get("amount") if type(cost) is dict else None
-            currency = cost.get("currency") if type(cost) is dict else None
-            if type(amount) not in (int, float) or type(currency) is not str:
-                self.breach(
-                    "USAGE-02", line, sid, f"usage_update cost {cost!r} lacks amount or currency", msg
-                )
-
-    def _session_message(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._ex["SDM-01"] += 1
-        if type(upd.get("messageId")) is not str:
-            self.breach("SDM-01", line, sid, f"{upd['sessionUpdate']} without a string messageId", msg)
 
     def clone(self, owner: Any) -> FieldMonitor:
         new = FieldMonitor.__new__(FieldMonitor)

@@ -5,8 +5,10 @@ turning a forbidden cell of a table into a finding that names the cell's rule, t
 the state and the trigger. Nothing here states a rule: the tables in ``model/`` do.
 
 A rule is exercised each time one of its cells is consulted, and an eventual obligation of a
-state (``MachineSpec.eventually``) each time an entity enters that state; an entity still in
-such a state at the end is reported by ``at_end``. Inside a ``session/resume``
+state (``MachineSpec.eventually``) each time an entity enters that state (or is first seen in
+it); an entity still in such a state at the end is reported by ``at_end``, at the line where it
+entered that state, unless the table refused one of its moves (its state no longer follows the
+wire: what it would still owe is a consequence of that breach). Inside a ``session/resume``
 window the Agent replays history: re-sent updates of entities known before the window are not
 transitions and are not judged; an entity first seen in the window is recorded, and its later
 updates there are judged as live ones (a compaction that starts and completes before the resume
@@ -191,12 +193,15 @@ class TableMonitor(SessionMonitor[Seen]):
             if rows is not None and rows[0].guard is not None:  # the guard's rule is judged too
                 self._ex[spec.guard_rules.get(rows[0].guard_name or "", rule)] += 1
             try:
+                new = where not in states
                 states[where] = after = spec.fire(state, trigger, ctx)
-                if after != state and after in spec.eventually:
+                if (after != state or new) and after in spec.eventually:
                     self._ex[spec.eventually[after]] += 1
+                    seen.entered[where] = line
                 if spec.relaxed:  # allowed only because the variant dropped the rule?
                     self._dropped(spec, key, state, trigger, ctx, line, sid, msg)
             except ProtocolViolation as broke:
+                seen.refused = seen.refused | {where}
                 self._report(broke, spec, key, state, trigger, ctx, line, sid, msg)
 
     def _dropped(
@@ -230,11 +235,13 @@ class TableMonitor(SessionMonitor[Seen]):
         specs = {spec.name: self.table(spec) for spec in OBSERVED}
         for sid, seen in self.sessions.items():
             for (machine, key), state in sorted(seen.states.items()):
+                if (machine, key) in seen.refused:  # its state no longer follows the wire
+                    continue
                 spec = specs[machine]
                 rule = spec.eventually.get(state)
                 if rule is not None:  # a dropped rule's finding is set aside by the set
                     self.eventually(
-                        rule, quiescent, None, sid,
+                        rule, quiescent, seen.entered.get((machine, key)), sid,
                         f"{spec.title.lower()} {key!r} is still {state} at the end: the model "
                         f"requires it to leave that state ({rule})",
                     )  # fmt: skip

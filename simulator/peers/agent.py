@@ -82,6 +82,7 @@ from model import foreground as fgm
 from model import permission as pm
 from model import prompt as prm
 from model import session as sm
+from model import terminal as tm
 from model import toolcall as tcm
 from properties import seeded
 from properties.observe import entity_step
@@ -1845,6 +1846,8 @@ class Agent:
             reuse = deviations.reused(self.deviations, "terminal")
             if ident != fresh and reuse is not None:  # an exited terminal's ID: it starts over
                 msgs[0]["params"]["update"].update(copy.deepcopy(dict(reuse.reset)))
+            else:
+                self._fire("terminal", tm.LIVE, "start")  # a fresh terminal is live
         elif kind == "tool_call":
             self.tools_started += 1
             ident = f"tc_bg_{self.bg_started}"
@@ -1935,6 +1938,7 @@ class Agent:
         kind, ident = key
         self.items[key] = self._fire("background_item", self.items[key], "finalize")
         if kind == "terminal":
+            self._fire("terminal", tm.LIVE, "exit")
             out = [wire.terminal(self.sid, ident, exit_code=0)]
         elif kind == "tool_call":
             _put(self.tools, ident, 0, self.specs["tool_call"].fire(self.tools[ident][0], "complete"))
@@ -1985,7 +1989,7 @@ class Agent:
     def _do_compact_start(self, _: Any) -> list[Msg]:
         self.comp_started += 1
         cid = f"cmp_{self.comp_started}"
-        self.compactions[cid] = cm.IN_PROGRESS
+        self.compactions[cid] = self._fire("compaction", cm.IN_PROGRESS, "start")
         return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
 
     def _do_compact_chunk(self, cid: str) -> list[Msg]:
