@@ -241,9 +241,11 @@ class _Session:
         new.own_wait = self.own_wait
         return new
 
-    def key(self) -> tuple[Any, ...]:
+    def key(self, from_start: bool = False) -> tuple[Any, ...]:
         """Relative form: waiting prompts and unclaimed messages merged in line order (all the
-        checks compare), no line numbers."""
+        checks compare), no line numbers; ``from_start``: the session is seen from its creation
+        (then whether a state was seen changes nothing, nor does an owner's freshness once its
+        work runs)."""
         merged = sorted(
             [(line, 0, repr(rid)) for rid, line in self.pending.items()]
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
@@ -259,8 +261,13 @@ class _Session:
             frozenset(self.replay_unknown),
             None
             if self.owner is None
-            else (repr(self.owner), self.owner_working, self.owner_mid, self.owner_fresh),
-            self.state_seen,
+            else (
+                repr(self.owner),
+                self.owner_working,
+                self.owner_mid,
+                self.owner_fresh and not self.owner_working,
+            ),
+            self.state_seen or from_start,
             None
             if self.started is None
             else self.started[1:]
@@ -863,7 +870,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def state_key(self) -> Any:
         return (
             frozenset((rid, (r[0], r[2], r[3], r[4])) for rid, r in self.prompts.items()),
-            tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
+            tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items())),
             frozenset((rid, o[0]) for rid, o in self.overtaken.items()),
         )
 
