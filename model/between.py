@@ -18,6 +18,11 @@ variant file's ``[between.NAME]`` tables; dropping a declaration is dropping its
 rule IDs below appear nowhere else in their code. To change a rule between machines, edit its
 declaration and its function here (``docs/session-model.md`` has a worked example).
 
+Where a machine's table already names a declaration's rule in one of its cells (the permission
+table's ``abandon``: a request of cancelled work is not approved; the foreground table's
+``block``: requires_action only for work blocked on the user), the declaration takes its rule
+from that cell, so the rule ID is written once in ``model/``.
+
 Must not know: JSON-RPC, the wire format, monitors, the simulator.
 """
 
@@ -27,7 +32,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from model import foreground
+from model import foreground, permission
 
 Param = bool | str
 
@@ -62,7 +67,10 @@ CANCEL_UPDATES_BEFORE_IDLE: Final = Between(
 )  # fmt: skip
 CANCEL_CONFIRMED: Final = Between(
     "cancel_confirmed", "TRANS-04", "State transitions",
-    "foreground work that was active when a session/cancel took effect ends",
+    "foreground work that was active when a session/cancel took effect ends: the first idle after "
+    "a cancel received while work was reported active, unless it is a resume snapshot (an unknown "
+    "or unrecognized state reported in between is no outcome and no cancellation: the idle after "
+    "it is still the one that shows the covered work over, and a repeated idle is no completion)",
     "its idle carries the stop reason named by the parameter (the spec's: cancelled)",
     ("foreground", "session"),
     (("stop_reason", foreground.CANCELLED),),
@@ -89,10 +97,11 @@ CANCELLED_TOOLS_FINAL: Final = Between(
     ("foreground", "tool_call", "background_item"),
 )  # fmt: skip
 CANCELLED_PERMISSIONS: Final = Between(
-    "cancelled_permissions", "CANCEL-06", "Cancellation",
+    "cancelled_permissions", permission.SPEC.forbidden["abandon"], "Cancellation",
     "the Agent stops the covered work",
     "it stops waiting on that work's pending permission requests and treats them as not approved "
-    "(the permission table's abandon): a late approval never runs the tool",
+    "(the permission table's abandon, whose cell names the rule: stated there once): a late "
+    "approval never runs the tool",
     ("foreground", "permission", "tool_call"),
 )  # fmt: skip
 CONTENT_ADVERTISED: Final = Between(
@@ -150,14 +159,15 @@ LATE_ANSWERS_IGNORED: Final = Between(
     ("foreground", "elicitation", "tool_call"),
 )  # fmt: skip
 BLOCKED_ON_USER: Final = Between(
-    "blocked_on_user", "TRANS-05", "State transitions",
+    "blocked_on_user", foreground.SPEC.forbidden["block"], "State transitions",
     "foreground work reports requires_action (it blocks, or starts blocked) and holds it until its "
     "next state",
     "some user-action request of the session (a session/request_permission or an "
     "elicitation/create) is outstanding during that stretch: asked and neither answered nor "
     "withdrawn, or a URL elicitation accepted and not yet completed (the request may follow the "
     "report: work that starts blocked may report requires_action first); a stretch with none is "
-    "blocked on nothing the user can act on",
+    "blocked on nothing the user can act on (the rule is the one the foreground table's block "
+    "cell names: stated there once)",
     ("foreground", "permission", "elicitation"),
 )  # fmt: skip
 
@@ -284,6 +294,18 @@ class Rules:
         leave the user message of an inserted prompt unreported (``unreported_messages``: those
         prompts whose success was sent, or is owed, and whose user message was not reported)."""
         return any(True for _ in unreported_messages)
+
+    @staticmethod
+    def confirming_idle(cancel_pending: bool, resume_snapshot: bool) -> bool:
+        """``cancel_confirmed``: whether an idle is the one that ends the work a cancel covered
+        (``cancel_pending``: a session/cancel or session/close was received while work was
+        reported active, and no idle came since; ``resume_snapshot``: the idle reports the state
+        to a ``session/resume``, no transition). What was reported between the cancel and this
+        idle does not matter: unknown, or an unrecognized state, that replaced the active one is
+        "neither a work outcome nor a closure or cancellation" (Session states), so the covered
+        work still owes its confirmation; once idle is reported that work is over, and a repeated
+        idle is no new completion, so no later idle could confirm it."""
+        return cancel_pending and not resume_snapshot
 
     def confirmation_breach(self, reason: object) -> Between | None:
         """The declaration an idle ending cancelled work breaks with stop reason ``reason``."""

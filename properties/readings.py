@@ -545,11 +545,18 @@ READINGS: Final[tuple[Reading, ...]] = (
         ),
         "owed-before-idle",
         _text("""The Cancellation section exempts only the latest background list and tool calls
-              referencing a listed terminal from the tool calls of the cancelled work, and has the
-              Agent give those their final status; its idle comes after every ongoing operation
-              is aborted and the pending updates are sent. Work the Agent knows goes on should
-              be listed (Background work), and an unlisted item is not background work the
-              wire can see."""),
+              referencing a listed terminal from the tool calls of the cancelled work, has the
+              Agent give those their final status, and sends its idle "After all ongoing
+              operations have been successfully aborted and pending updates have been sent": a
+              concrete list reported since the tool call appeared that leaves it out says it is
+              not background work, so its final status was owed before that idle. Not
+              every-unlisted: the same paragraph says "The Agent MAY stop background activity it
+              does not list", so unlisted background activity may outlive a cancel, and Background
+              work has the Agent send a background tool call "before the first list that names
+              it, even while the session is idle": one announced during the work that no list has
+              ruled on yet may be such work (an Agent that starts a background watcher, is
+              cancelled and sends its idle before its first list conforms). Until a list rules on
+              it, only the end of a complete transcript shows it was never background work."""),
         ("CANCEL-17",),
         affects="checker",
     ),

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import select
 import subprocess
 import sys
 import time
@@ -262,6 +263,55 @@ def test_a_request_left_unanswered_is_a_finding_that_states_the_timeout(tmp_path
     (finding,) = result.failing
     assert finding.explanation == "no answer to session/close (id 1) while the agent sent nothing for 0.3 s"
     assert finding.line == 5  # the close in the transcript
+
+
+class _ReadLate(ProcessPeer):
+    """A driver's reading that ends its silence just as the Agent writes: the first receive after
+    a prompt waits until the Agent's answer is there, and returns no line."""
+
+    late = False
+
+    def send(self, data: bytes) -> None:
+        super().send(data)
+        self.late = b"session/prompt" in data
+
+    def receive(self, timeout: float) -> list[bytes] | None:
+        if self.late:
+            self.late = False
+            select.select([self._out], [], [], 10.0)
+            return []
+        return super().receive(timeout)
+
+
+TURN = (
+    "turn = [{'jsonrpc': '2.0', 'method': 'session/update', 'params': {'sessionId': 's1', 'update': u}}\n"
+    "    for u in ({'sessionUpdate': 'state_update', 'state': 'running'},\n"
+    "              {'sessionUpdate': 'user_message', 'messageId': 'u1', 'content': []},\n"
+    "              {'sessionUpdate': 'state_update', 'state': 'idle', 'stopReason': 'end_turn'})]\n"
+    "turn.append({'jsonrpc': '2.0', 'id': m['id'], 'result': {'messageId': 'u1'}})\n"
+    "sys.stdout.write(''.join(json.dumps(t) + '\\n' for t in turn)); sys.stdout.flush()"
+)
+"""A whole turn, answered, written at once: the fake agent's prompt body."""
+
+
+@posix
+def test_lines_the_agent_wrote_before_the_driver_sends_are_recorded_first(tmp_path: Path) -> None:
+    """The Agent wrote its whole turn after the driver last read but before the driver's
+    session/cancel could reach it: the turn is recorded before the cancel, in the Agent's own
+    order (recorded after it, a turn's end_turn idle can read as the idle of work the cancel
+    covered: TRANS-04)."""
+    settings = Settings(steps=3, timeout=0.5, silence=0.02)
+    peer = _ReadLate(_fake(tmp_path, TURN))
+    result = run_once(peer, settings, script=[["prompt"], ["cancel"], ["wait"]])
+    assert result.choices == [["prompt"], ["cancel"], ["wait"]]
+    assert result.stop == "settled" and result.findings == [], result.findings
+    sent = [json.loads(line)["message"] for line in result.lines]
+    cancel = sent.index({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}})
+    assert cancel == len(sent) - 1 and sent[cancel - 1] == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"messageId": "u1"},
+    }
 
 
 def _simulated_agent(command: list[str]) -> InProcessPeer:

@@ -43,8 +43,8 @@ background work"). So:
 tell why the work stopped, which the wire does not show: an omitted one is a suspicion (kind
 ``suspect``, a warning), not a breach; when a ``session/cancel`` (or
 ``session/close``) was received while the work was active, the first idle after it must say
-``cancelled``: TRANS-04, or CANCEL-12 when it says ``error`` (the group
-``cancelled-stop-reason``). "Received" means delivered to the Agent in proxy order: an Agent
+``cancelled``: judged by the stop-reason monitor (``model.between`` ``cancel_confirmed``; the
+group ``cancelled-stop-reason``). "Received" means delivered to the Agent in proxy order: an Agent
 that finished on its own but sent its idle after the cancel reached it is held to ``cancelled``.
 That is the default of the reading ``cancel-takes-effect`` (``on-receipt``); under
 ``when-acted`` the Agent may have ended the work before acting on the cancel, so the idle's stop
@@ -232,7 +232,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         *_RA_GROUP,
         *_IDLE_GROUP,
         *_STOP_GROUP,
-        *_CANCEL_GROUP,
+        "CANCEL-11",
         "STOP-03",
         "FAIL-03",
         bw.UPDATES_BEFORE_IDLE.rule,
@@ -537,24 +537,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.last_reason = reason if type(reason) is str else None
         cancel_line = fs.cancel_line
         if cancel_line and self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
-            self._gx[_CANCEL_GROUP_KEY] += 1
             st.last_end_cancel = self.between.confirmation_breach(reason) is None
             if type(reason) is not str:
                 self._no_stop_reason(prev, sid, line, msg)
-        elif cancel_line:
+        elif cancel_line:  # its stop reason is judged by the stop-reason monitor (cancel_confirmed)
             st.last_end_cancel = True
-            self._gx[_CANCEL_GROUP_KEY] += 1
-            broken = self.between.confirmation_breach(reason)
-            if broken is not None:
-                self.breach(
-                    broken.rule,
-                    line,
-                    sid,
-                    f"the idle that ends work after the cancellation received at line {cancel_line} "
-                    f"has stop reason {reason!r}, not {self.between.confirming_reasons()[0]!r}",
-                    msg,
-                    (CANCEL_TAKES_EFFECT,),
-                )
         else:
             st.last_end_cancel = False
             if type(reason) is not str:

@@ -105,8 +105,8 @@ from properties.readings import (
 _LATE_GRANT = 3
 _RACED_GRANT = 4
 ABANDONED = bw.CANCELLED_PERMISSIONS.rule
-"""A request of cancelled work is not approved (``model.between``; the permission table's
-``abandon`` states it too)."""
+"""A request of cancelled work is not approved (``model.between`` cancelled_permissions, whose rule
+is the one the permission table's ``abandon`` cell names)."""
 _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
 _RA_GROUP = RESTATED["running-after-requires-action"]

@@ -595,6 +595,19 @@ class Agent:
         return self.session == "open"
 
     # -- receiving -----------------------------------------------------------------------------
+    def _start_cancelling(self) -> None:
+        """A session/cancel or session/close reached active work. When it came while the
+        reported state was unknown or unrecognized (``unobserved``), the Agent could not see the
+        work at the time: it may have ended on its own, unobserved, before the cancel took effect
+        (unknown: "actual loss of observability", Session states), so the work may still end with
+        its own stop reason (``model.between`` confirming_idle asks for cancelled only after a
+        cancel received while work was reported active)."""
+        if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION):  # this one covers work it saw
+            self.extras = self.extras - {"unobserved"}
+        elif not self.cancelling:
+            self.extras = self.extras | {"unobserved"}
+        self.cancelling = True
+
     def receive(self, msg: Msg) -> None:
         method = msg.get("method")
         if method == "session/prompt":
@@ -615,7 +628,7 @@ class Agent:
             for rid in self.order:  # the prompt table says what a cancel means in each state
                 self._prompt_fire(rid, "cover")
             if self.real != fgm.IDLE:
-                self.cancelling = True
+                self._start_cancelling()
         elif method == "$/cancel_request":
             rid = msg["params"]["requestId"]
             if rid in self.prompts:
@@ -628,7 +641,7 @@ class Agent:
             for rid in self.order:  # the prompt table says what a close means in each state
                 self._prompt_fire(rid, "close")
             if self.real != fgm.IDLE:
-                self.cancelling = True
+                self._start_cancelling()
         elif method == "session/resume":
             self.session = self.specs["session"].fire(self.session, "resume")
             if self.resume_rid is not None:  # a second resume: this handshake goes on
@@ -972,9 +985,10 @@ class Agent:
         if self.cancelling:
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
-            if not self._reading("cancel-takes-effect", "when-acted"):
+            if not self._reading("cancel-takes-effect", "when-acted") and "unobserved" not in self.extras:
                 return
-            # when-acted: the work may have ended before the Agent acted on the cancel
+            # when-acted: the work may have ended before the Agent acted on the cancel;
+            # unobserved: before the cancel came (``_start_cancelling``)
         if self._can_end():
             add(("agent", "end", fgm.END_TURN))
             if "limits" in features:
@@ -1096,15 +1110,18 @@ class Agent:
         """The Agent's moves on its elicitations: the elicitation table's agent rows from each
         one's state (``_can``), within its own choices: the external completion of an accepted
         URL elicitation (``elicit_complete``; once more after its work ended, then ignored), and
-        the withdrawal (``elicit_withdraw``) of one abandoned with cancelled work, or of a pending
-        one it no longer needs while its work goes on."""
+        the withdrawal (``elicit_withdraw``) of one abandoned with cancelled work (also while it
+        carries the cancel out, before its idle: it stops waiting for it, the table's abandon,
+        then withdraws it: Cancellation, "It SHOULD cancel each of them with $/cancel_request",
+        and "The same rules apply to permissions and both elicitation modes", Lifecycle
+        examples), or of a pending one it no longer needs while its work goes on."""
         if self.session not in (sm.OPEN, sm.CLOSING):
             return
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[3] and not e[4]:
                 add(("agent", "elicit_complete", rid))
-            if "withdraw" in allowed and not (e[0] == em.PENDING and self.cancelling):
+            if "withdraw" in allowed:
                 add(("agent", "elicit_withdraw", rid))
 
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
@@ -1689,7 +1706,10 @@ class Agent:
 
     def _do_elicit_withdraw(self, rid: str) -> list[Msg]:
         e = self.elicits[rid]
-        _put(self.elicits, rid, 0, self._fire("elicitation", e[0], "withdraw"))
+        state = e[0]
+        if state == em.PENDING and self.cancelling:  # the cancelled work's: no longer waited on
+            state = self._fire("elicitation", state, "abandon")
+        _put(self.elicits, rid, 0, self._fire("elicitation", state, "withdraw"))
         return [wire.cancel_request(rid)]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
@@ -1802,7 +1822,7 @@ class Agent:
         )
         self.real = fgm.IDLE
         self.cancelling = False
-        self.extras = self.extras - {"asked"}  # (BLOCKED_ON_USER: a new stretch of asking)
+        self.extras = self.extras - {"asked", "unobserved"}  # (BLOCKED_ON_USER: a new stretch of asking)
         self.last_stop = reason
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"

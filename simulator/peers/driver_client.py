@@ -270,6 +270,10 @@ class InProcessPeer:
             out = moves
         return [encode(m)[:-1] for m in out]
 
+    def written(self) -> list[bytes]:
+        """Nothing: this Agent writes only when ``receive`` asks it to."""
+        return []
+
     def stop(self) -> str:
         self.closed = True
         return "stopped"
