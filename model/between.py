@@ -126,6 +126,29 @@ STEERING: Final = Between(
     (("steer", True),),
 )  # fmt: skip
 
+USER_MESSAGE_REPORTED: Final = Between(
+    "user_message_reported", "ACC-05", "2. Prompt accepted",
+    "a prompt's success response was sent, and then the idle ending the foreground work its "
+    "insertion started, or the response to session/close",
+    "the inserted user message was reported (user_message or user_message_chunk) before it: the "
+    "report is a pending update of that work (4. Report completion), and closing does not "
+    "discharge it (no sentence of the spec exempts a closed session); whether the idle is its "
+    "deadline is the reading user-message-deadline",
+    ("prompt", "foreground", "entity", "session"),
+)  # fmt: skip
+
+OWN_USER_MESSAGE: Final = Between(
+    "own_user_message", "ACC-06", "Foreground and background work",
+    "a live user message is reported while no session/prompt of its session waits for its answer "
+    "(under the reading unaccounted-user-message=agent-initiated)",
+    "it may be the Agent's own insertion only for foreground work the Agent started itself while "
+    "no prompt waited for insertion and no inserted prompt awaited its work: reported during that "
+    "work, or outside work when that work is reported starting next; "
+    "anywhere else it is a report no submission accounts for (REJ-02 after a rejection, else "
+    "ACC-06; SDM-05 in a session without prompts)",
+    ("prompt", "foreground", "entity"),
+)  # fmt: skip
+
 LATE_ANSWERS_IGNORED: Final = Between(
     "late_answers_ignored", "CANCEL-10", "Cancellation",
     "after the idle confirming a cancellation, the Client accepts an elicitation of the cancelled "
@@ -238,6 +261,8 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     CONTENT_ADVERTISED,
     HELD_IN_ORDER,
     STEERING,
+    USER_MESSAGE_REPORTED,
+    OWN_USER_MESSAGE,
     LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
     APPROVED_RUNS,
@@ -308,14 +333,22 @@ class Rules:
         unlisted_work: Iterable[object] = (),
     ) -> bool:
         """``updates_before_idle``: whether the work still owes an update before its idle (a tool
-        call of it not in a final status, the user message of a prompt it inserted not reported,
-        background work announced during it and not yet listed: without a list naming it, its
-        later updates are the ended work's, and once idle a Client may regard it as abandoned)."""
+        call of it not in a final status; the user message of a prompt it inserted not reported,
+        ``user_message_reported``; background work announced during it and not yet listed: without
+        a list naming it, its later updates are the ended work's, and once idle a Client may regard
+        it as abandoned)."""
         return (
             any(True for _ in live_tools)
-            or any(True for _ in unreported_messages)
+            or Rules.user_messages_owed(unreported_messages)
             or any(True for _ in unlisted_work)
         )
+
+    @staticmethod
+    def user_messages_owed(unreported_messages: Iterable[object]) -> bool:
+        """``user_message_reported``: whether an idle ending the work, or a close response, would
+        leave the user message of an inserted prompt unreported (``unreported_messages``: those
+        prompts whose success was sent, or is owed, and whose user message was not reported)."""
+        return any(True for _ in unreported_messages)
 
     @staticmethod
     def carries_on_after_idle(updates_after_idle: str) -> bool:
@@ -447,6 +480,26 @@ class Rules:
         """``steering``: whether a prompt may be inserted now (received during active work that
         is still active: only when steering is allowed)."""
         return self.steer or not (received_in_active_work and work_still_active)
+
+    @staticmethod
+    def own_user_message(state: str, own_work: bool) -> bool | None:
+        """``own_user_message``: whether a user message no waiting prompt accounts for may be the
+        Agent's own insertion, reported with the foreground state ``state`` (``active``, ``idle``
+        or ``other``: unknown or custom, which place no work), ``own_work``: the latest work
+        started was the Agent's own, started while no prompt waited, and has not ended. None: not
+        yet known (the work it is for must be reported starting next: an Agent that starts work
+        itself knows it and reports it)."""
+        if state == "active" or own_work:
+            return own_work
+        return None
+
+    @staticmethod
+    def own_work(waited_uninserted: bool, inserted_awaiting_work: bool) -> bool:
+        """``own_user_message``: whether foreground work is the Agent's own (its user message
+        needs no prompt): it started while no prompt waited for insertion (work started then is
+        that prompt's hook work, "running ... may precede insertion") and no inserted prompt
+        still awaited its work."""
+        return not waited_uninserted and not inserted_awaiting_work
 
     @staticmethod
     def oldest_waiting(waiting: Iterable[object]) -> object | None:

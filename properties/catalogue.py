@@ -635,7 +635,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-05",
         _M,
         _A,
-        _MON,
+        _MOD,
         """The inserted user message is reported to the Client, either with a
        user_message carrying the full content or with user_message_chunk updates.""",
         (38,),
@@ -645,7 +645,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-06",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Every update about that user message uses the messageId returned in
        the prompt response.""",
         (39,),

@@ -118,6 +118,7 @@ FINAL_STATUS_CHANGE: Final = toolcall.FINAL_CHANGE  # answered by the observer o
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
 BUSY_REFUSAL: Final = "busy-refusal"
+USER_MESSAGE_DEADLINE: Final = "user-message-deadline"
 
 
 READINGS: Final[tuple[Reading, ...]] = (
@@ -831,6 +832,46 @@ READINGS: Final[tuple[Reading, ...]] = (
               well-formed prompt with -32600 once (feature hook_refusal, off by default and in the
               explorer's hook slice; a suspect of ACTIVE-03, a warning); invalid-request-is-busy:
               never (its refusals say -32602)"""),
+    ),
+    Reading(
+        USER_MESSAGE_DEADLINE,
+        "Is the report of an inserted user message a pending update of the work its insertion "
+        "started, owed before that work's idle?",
+        ("2. Prompt accepted", "4. Report completion"),
+        (68, 69, 122),
+        (
+            "MUST also report the inserted user message",
+            "the idle state_update that ends the resulting work",
+            "MUST send any pending updates for the foreground work that ended",
+        ),
+        (
+            _alt(
+                "resulting-work",
+                """Yes: the user_message acknowledgment belongs to the prompt's
+                 resulting work, so when the success response came before the idle ending that work
+                 (the first foreground work reported after the prompt was received while the
+                 session reported idle), the report comes before that idle: an idle sent first
+                 breaks ACC-05 at that line.""",
+            ),
+            _alt(
+                "eventually",
+                """No deadline but the end: the report is owed eventually, judged
+                 only at the end of a complete transcript.""",
+            ),
+        ),
+        "resulting-work",
+        _text("""The spec names the acknowledgment among the messages of the prompt's resulting work:
+              "the user_message acknowledgment, Agent output, and even the idle state_update that
+              ends the resulting work may arrive before or after it" (2. Prompt accepted), and "The
+              Agent MUST send any pending updates for the foreground work that ended before sending
+              its idle update" (4. Report completion). Only the work that started after the prompt
+              was received while nothing ran is judged: a prompt inserted during active work may
+              start the next turn instead ("What inserting during active work means ... is up to
+              the Agent"), whose idle is later."""),
+        ("ACC-05",),
+        peers_same=_text("""the simulated Agent reports every inserted user message before the idle
+              ending any work and before the close response (model.between
+              USER_MESSAGE_REPORTED), which conforms under both"""),
     ),
 )
 

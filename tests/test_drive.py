@@ -511,7 +511,7 @@ def test_the_process_proof_has_a_plan_for_the_cancellation_races(name: str) -> N
     """The two bugs of a cancelled turn's tool calls (a late approval used, a tool call left open)
     are in the process proof below, and the in-process search gives it runs to ask for."""
     mutant = next(m for m in AGENT_MUTANTS if m.name == name)
-    plan = _process_plan(mutant, "must", seeds=60)
+    plan = _process_plan(mutant, "must", seeds=100)
     assert len(plan) == 3 and all(steps >= 2 for _, steps in plan), plan
 
 

@@ -149,6 +149,19 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "pending-output",
         [],
     ),
+    "user-message-deadline": (
+        [
+            state("idle"),
+            prompt(1),
+            answer(1, "u1"),
+            state("running"),
+            state("idle", stop="end_turn"),
+            user("u1"),
+        ],
+        [("ACC-05", 5)],
+        "eventually",
+        [],
+    ),
     "busy-refusal": (
         [
             prompt(1),

@@ -729,6 +729,7 @@ class Agent:
                 or "complete" in deviations.withheld(self.deviations, "compaction")
             )
             and all(st == bgm.DONE for st in self.items.values())
+            and not self.between.user_messages_owed(self._unreported())  # closing discharges no report
         ):
             add(("agent", "close_response", None))
         doing = self._can("foreground", self.real, self.fg_ctx)  # what the work really in it may do
@@ -759,7 +760,8 @@ class Agent:
                 self._reading("unaccounted-user-message", "other-sources")
                 or (
                     self._reading("unaccounted-user-message", "agent-initiated")
-                    and "initiated" in self.extras  # work the Agent started itself
+                    # work the Agent started itself (model.between OWN_USER_MESSAGE)
+                    and self.between.own_user_message("active", "initiated" in self.extras)
                     and all(p[0] in prm.SPEC.final for p in self.prompts.values())
                 )
             )
@@ -1001,8 +1003,8 @@ class Agent:
                     add(("agent", "tool_content", (tid, False)))
         if not blocked and "resume" in doing:
             add(("agent", "resume", None))
-        if "end" not in doing:
-            return
+        if "end" not in doing or self.between.user_messages_owed(self._unreported()):
+            return  # (every end: the user messages of inserted prompts go before its idle)
         if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
@@ -1083,11 +1085,21 @@ class Agent:
             for t in self._fg_tools_live()
             if not self.between.may_carry_on(self.tools[t][0], fgm.END_TURN, self.cancelling, carry)
         ]
-        p = self.prompts
-        unreported = (r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2])
-        if self.between.owed_before_idle(live, unreported, self._unlisted_work()):
+        if self.between.owed_before_idle(live, self._unreported(), self._unlisted_work()):
             return False
         return not self._blocked()
+
+    def _uninserted(self) -> bool:
+        """A prompt waits unanswered and uninserted (``own_user_message``: work started then is
+        not the Agent's own)."""
+        return any(self.prompts[r][0] in prm.PENDING for r in self.order)
+
+    def _unreported(self) -> list[int]:
+        """Inserted prompts whose user message is not reported yet (``model.between``
+        USER_MESSAGE_REPORTED: owed before the idle ending the work and before the close
+        response)."""
+        p = self.prompts
+        return [r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2]]
 
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (from running foreground work), list, finalize, remove.
@@ -1533,7 +1545,8 @@ class Agent:
                 _put(self.prompts, rid, 3, True)
 
     def _do_start(self, _: Any) -> list[Msg]:
-        initiated = self.followup and not self._work_waiting()  # started by the Agent itself
+        # started by the Agent itself (model.between OWN_USER_MESSAGE)
+        initiated = self.followup and self.between.own_work(self._uninserted(), self._inserted_waiting())
         self._count_hook(followup_may_start=True)
         self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         self.real = fgm.RUNNING
@@ -2052,7 +2065,8 @@ class Agent:
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
-        initiated = not self._work_waiting()  # work the Agent started itself
+        # work the Agent started itself (model.between OWN_USER_MESSAGE)
+        initiated = self.between.own_work(self._uninserted(), self._inserted_waiting())
         self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         return [self._report(fgm.RUNNING)]
 
