@@ -33,12 +33,10 @@ from cli.main import EXIT_OK, UsageError
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.util import dumps
-from cli.workers_option import cluster_failed
 from properties.catalogue import RULES_BY_ID
 from properties.outputs import write_atomic
 from properties.readings import resolve
 from simulator.analysis.decidability_text import render_text
-from simulator.workers import ClusterError
 
 if TYPE_CHECKING:
     from simulator.analysis import decidability as dec
@@ -121,13 +119,10 @@ def run(args: argparse.Namespace) -> int:
     def progress(text: str) -> None:
         sys.stderr.write(f"acp-model decidability: {text}\n")
 
-    try:
-        with pool:
-            verdicts, complete = dec.decide_all(
-                rules, bound, resolve(readings), progress, budget, by_reading=alts, pool=pool
-            )
-    except ClusterError as exc:
-        return cluster_failed("decidability", exc)
+    with pool:
+        verdicts, complete = dec.decide_all(
+            rules, bound, resolve(readings), progress, budget, by_reading=alts, pool=pool
+        )
     entries = []
     for v in verdicts:
         paths = write_witness(v, Path(args.out)) if (args.out and v.witness is not None) else None

@@ -21,7 +21,7 @@ from cli.drive_options import add_parser as add_parser  # the command's parser: 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from cli.readings_option import chosen_readings
 from cli.util import dumps
-from cli.workers_option import cluster_failed, pool_of
+from cli.workers_option import pool_of
 from properties.outputs import unreadable
 from simulator.harness.campaign import (
     Campaign,
@@ -34,7 +34,6 @@ from simulator.harness.campaign import (
 from simulator.harness.drive import MAX_MESSAGES, Settings, run_once
 from simulator.harness.proxy import StartError
 from simulator.peers.driver_client import ScriptError, load_script
-from simulator.workers import ClusterError
 
 
 def _progress(text: str) -> None:
@@ -67,8 +66,6 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         with pool_of(args) as pool:
             runs, rules = campaign(plan, pool)
-    except ClusterError as exc:
-        return cluster_failed("drive", exc)
     except StartError as exc:
         raise start_failure(exc.command, exc.error) from None
     code = EXIT_FINDINGS if rules else EXIT_OK

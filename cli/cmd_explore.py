@@ -18,9 +18,8 @@ from cli.explore_options import options, pool
 from cli.main import EXIT_USAGE, UsageError
 from cli.outputs import STDOUT
 from cli.readings_option import chosen_readings
-from cli.workers_option import cluster_failed
 from properties.readings import describe
-from simulator.workers import ClusterError, Workers
+from simulator.workers import Workers
 
 
 def run_matrix(args: argparse.Namespace) -> int:
@@ -53,9 +52,8 @@ def run_matrix(args: argparse.Namespace) -> int:
     try:
         with workers:
             matrix = readings_matrix(names, opts, workers, progress)
-    except ClusterError as exc:
+    finally:
         progress.done()
-        return cluster_failed("explore", exc)
     sys.stdout.write(dumps(matrix.to_json()) if args.json else matrix.to_text())
     sys.stdout.flush()
     errors = matrix.write_errors()
@@ -90,9 +88,6 @@ def run(args: argparse.Namespace) -> int:
         with workers:
             opts.pool = workers
             report = explore_run.run(opts, progress)
-    except ClusterError as exc:
-        progress.done()
-        return cluster_failed("explore", exc)
     finally:
         progress.done()
     # with the graph on standard output, the report goes to standard error
@@ -120,9 +115,6 @@ def _compare(args: argparse.Namespace, opts: Any, progress: Any, workers: Worker
     try:
         with workers:
             result = compare(opts, opts.variant, chosen_readings(args), progress, workers)
-    except ClusterError as exc:
-        progress.done()
-        return cluster_failed("explore", exc)
     finally:
         progress.done()
     errors = result.pop("write_errors")

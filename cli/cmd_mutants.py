@@ -17,7 +17,7 @@ from typing import Any
 
 from cli.main import UsageError
 from cli.util import dumps, write_atomic
-from cli.workers_option import add_pool_options, cluster_failed, pool_of
+from cli.workers_option import add_pool_options, pool_of
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -66,7 +66,6 @@ def run(args: argparse.Namespace) -> int:
     from simulator.analysis.mutants import BY_NAME, MUTANTS, judge_job
     from simulator.analysis.mutants_text import list_json, list_text, verdicts_text
     from simulator.peers.wire import to_ndjson
-    from simulator.workers import ClusterError
 
     walks, steps = args.walks, args.steps
     if walks < 0 or steps < 0:
@@ -90,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
             for v in pool.map(judge_job, jobs):
                 verdicts.append(v)
                 progress.advance()
-    except ClusterError as exc:
-        return cluster_failed("mutants", exc)
     finally:
         progress.done()
     baseline = verdicts.pop(0)

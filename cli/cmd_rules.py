@@ -83,31 +83,24 @@ def _select(args: argparse.Namespace) -> tuple[Rule, ...]:
     return tuple(wanted)
 
 
-def _lines(path: str, rules: tuple[Rule, ...]) -> tuple[dict[str, tuple[int, ...]] | None, str]:
-    """Each rule's spec lines, or None and why not."""
+def _spec_text(path: str) -> tuple[str | None, str]:
+    """The spec text, or None and why it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8"), ""
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return None, f"no spec line numbers: {path}: {why} (see README, Set-up)"
-    return spec_lines(rules, text), ""
-
-
-def _spec_text(path: str) -> str | None:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def run(args: argparse.Namespace) -> int:
     rules = _select(args)
     if not rules:
         raise UsageError("no rule matches the given --level and --section")
-    lines, why = _lines(args.spec, rules)
+    spec, why = _spec_text(args.spec)
     if why:
         sys.stderr.write(f"acp-model rules: {why}\n")
-    text = _spec_text(args.spec) if args.ids and lines is not None else None
+    lines = spec_lines(rules, spec) if spec is not None else None
+    text = spec if args.ids else None
     if args.ids and not args.json:
         sys.stdout.write("\n\n".join("\n".join(full(r, text, args.spec)) for r in rules) + "\n")
         return EXIT_OK

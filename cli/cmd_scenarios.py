@@ -25,19 +25,11 @@ def run(args: argparse.Namespace) -> int:
     from simulator.peers.scenarios import SCENARIOS
 
     if args.json:
-        sys.stdout.write(
-            dumps(
-                [
-                    {
-                        "name": s.name,
-                        "section": s.section,
-                        "description": s.description,
-                        "steps": len(s.script),
-                    }
-                    for s in SCENARIOS
-                ]
-            )
-        )
+        rows = [
+            {"name": s.name, "section": s.section, "description": s.description, "steps": len(s.script)}
+            for s in SCENARIOS
+        ]
+        sys.stdout.write(dumps(rows))
         return 0
     width = max(len(s.name) for s in SCENARIOS)
     for s in SCENARIOS:

@@ -30,8 +30,6 @@ from cli.main import EXIT_OK
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
 from cli.variant_option import add_variant_options, variant_and_readings
-from cli.workers_option import cluster_failed
-from simulator.workers import ClusterError
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -81,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     check_folder(args.out, "--out")
     variant, readings = variant_and_readings(args)
     opts = Options(Path(args.out), readings, bound_of(args), time_budget(args))
-    opts.matrix = _matrix_names(args.readings)
+    opts.matrix = reading_names(args.readings)
     opts.pool = pool_from(args)
     if variant is not None:
         opts.variant = variant
@@ -100,10 +98,7 @@ def run(args: argparse.Namespace) -> int:
         if shown:
             line(text)
 
-    try:
-        report = build(opts, progress)
-    except ClusterError as exc:
-        return cluster_failed("spec-report", exc)
+    report = build(opts, progress)
     if not args.quiet:
         line(
             f"wrote {Path(args.out) / 'index.md'} and report.json"
@@ -121,7 +116,3 @@ def cpu_seconds() -> float:
         return time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
-
-
-def _matrix_names(value: str) -> tuple[str, ...]:
-    return reading_names(value)

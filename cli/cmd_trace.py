@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
@@ -66,51 +67,33 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.map:
-        return _write_map(args.out)
-    if args.between:
-        return _write_between(args.out)
-    build, write = (
-        (trace.sections, trace.write_sections) if args.sections else (trace.matrix, trace.write_matrix)
-    )
-    if args.out is None:
-        args.out = str(trace.SECTIONS_PAGE if args.sections else trace.MATRIX)
+    text, write, default, verb = _page(args)
     if args.out == "-":
-        sys.stdout.write(build(seeded_bugs()))
+        sys.stdout.write(text())
         return EXIT_OK
+    path = args.out or str(default)
     try:
-        write(args.out, seeded_bugs())
+        write(path)
     except OSError as exc:
-        raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
-    sys.stderr.write(f"acp-model trace: wrote {args.out}\n")
-    return EXIT_OK
-
-
-def _write_map(out: str | None) -> int:
-    from diagrams import folder_map
-
-    if out == "-":
-        sys.stdout.write(folder_map.folder_map())
-        return EXIT_OK
-    path = out or str(folder_map.MAP)
-    try:
-        folder_map.write_map(path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    sys.stderr.write(f"acp-model trace: wrote {path}\n")
-    return EXIT_OK
-
-
-def _write_between(out: str | None) -> int:
-    if out == "-":
-        sys.stdout.write(trace.between_table())
-        return EXIT_OK
-    path = out or str(trace.SESSION_MODEL)
-    try:
-        trace.write_between(path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot rewrite ({exc.strerror or exc})") from None
-    except ValueError as exc:
+        raise UsageError(f"{path}: cannot {verb} ({exc.strerror or exc})") from None
+    except ValueError as exc:  # --between: the page lacks the markers of the table
         raise UsageError(str(exc)) from None
     sys.stderr.write(f"acp-model trace: wrote {path}\n")
     return EXIT_OK
+
+
+def _page(args: argparse.Namespace) -> tuple[Callable[[], str], Callable[[str], None], Any, str]:
+    """The page the options ask for: (its text, writing it to a path, its default path, what a
+    failed write could not do)."""
+    if args.map:
+        from diagrams import folder_map
+
+        return folder_map.folder_map, folder_map.write_map, folder_map.MAP, "write"
+    if args.between:
+        return trace.between_table, trace.write_between, trace.SESSION_MODEL, "rewrite"
+    build, write, default = (
+        (trace.sections, trace.write_sections, trace.SECTIONS_PAGE)
+        if args.sections
+        else (trace.matrix, trace.write_matrix, trace.MATRIX)
+    )
+    return (lambda: build(seeded_bugs())), (lambda path: write(path, seeded_bugs())), default, "write"

@@ -246,9 +246,12 @@ def options(args: argparse.Namespace) -> Any:
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")
-    opts = Options(
+    return Options(
         mode=args.mode,
         seed=args.seed,
+        examples=args.examples,
+        walks=args.walks,
+        steps=args.steps,
         workers=1,
         time_budget=args.time_budget,
         graph=args.graph,
@@ -261,18 +264,10 @@ def options(args: argparse.Namespace) -> Any:
         slices=tuple(args.slice),
         bounds=bounds,
         depth=args.depth,
+        max_states=args.max_states,
         readings=readings,
         variant=variant,
     )
-    if args.examples is not None:
-        opts.examples = args.examples
-    if args.walks is not None:
-        opts.walks = args.walks
-    if args.steps is not None:
-        opts.steps = args.steps
-    if args.max_states is not None:
-        opts.max_states = args.max_states
-    return opts
 
 
 def pool(args: argparse.Namespace, default: int | None) -> Workers:

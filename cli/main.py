@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import BinaryIO
 
 import cli
+from simulator.workers import ClusterError
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -26,7 +27,8 @@ EXIT_USAGE = 2
 
 
 class UsageError(Exception):
-    """Unusable input or options: printed as one line on stderr, exit code 2."""
+    """Unusable input or options: printed as one line on stderr, exit code 2 (as is a
+    ``ClusterError``: a cluster that cannot be used, or a job that failed on it)."""
 
 
 def stdin_bytes() -> BinaryIO:
@@ -68,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args._run(args)
-    except UsageError as exc:
+    except (UsageError, ClusterError) as exc:
         sys.stderr.write(f"acp-model {args.command}: {exc}\n")
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. piped into `head`

@@ -32,13 +32,11 @@ _DROP_HELP = {
     "report": "a rule that no longer binds: the report is the variant's (its findings set aside, the "
     "simulated peers may break it)",
 }
-ROLES = tuple(_VARIANT_HELP)
-"""What a command does with the variant: judges by it (check), simulates and judges
-(simulate, explore), plays its Agent (agent), reports on it (spec-report)."""
 
 
 def add_variant_options(p: argparse.ArgumentParser, role: str) -> None:
-    """``--variant`` and ``--drop``, their help saying what this command does with them."""
+    """``--variant`` and ``--drop``, their help saying what this command does with them: ``role``
+    judge (check), simulate (simulate, explore), agent (plays its Agent) or report (spec-report)."""
     p.add_argument(
         "--variant",
         metavar="FILE",

@@ -1,9 +1,10 @@
 """``--jobs N`` and ``--cluster local|ADDRESS``: the one way every long command uses more cores.
 
-Owns: adding the two options to a command (``add_pool_options``), the pool they ask for
-(``pool_of``: ``simulator.workers.Workers``, not started) and the one-line error of a cluster
-that cannot be used (``cluster_failed``). ``--jobs N`` is N local worker processes (1: this
-process); with ``--cluster``, N is the number of Ray workers. The answers are the same for any N.
+Owns: adding the two options to a command (``add_pool_options``) and the pool they ask for
+(``pool_of``: ``simulator.workers.Workers``, not started; a cluster that cannot be used raises
+``ClusterError``, which ``cli.main`` prints as one line, exit 2). ``--jobs N`` is N local worker
+processes (1: this process); with ``--cluster``, N is the number of Ray workers. The answers are
+the same for any N.
 
 Must not know: what the jobs compute.
 """
@@ -12,11 +13,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
-from cli.main import EXIT_USAGE, UsageError
-from simulator.workers import ClusterError, Workers
+from cli.main import UsageError
+from simulator.workers import Workers
 
 CLUSTER_HELP = (
     "run the jobs on Ray instead of local processes: local starts a private Ray instance with "
@@ -49,9 +49,3 @@ def pool_of(args: argparse.Namespace, default: int | None = 1, option: str = "--
         raise UsageError("--cluster: expected local or HOST:PORT")
     size = value if value is not None else (default if default is not None else (os.cpu_count() or 1))
     return Workers(size, cluster)
-
-
-def cluster_failed(command: str, exc: ClusterError) -> int:
-    """One line for a cluster that could not be used or a job that failed on it; exit 2."""
-    sys.stderr.write(f"acp-model {command}: {exc}\n")
-    return EXIT_USAGE

@@ -136,7 +136,7 @@ def write(out: Path, files: dict[str, bytes] | None = None, progress: Progress =
             continue
         write_atomic(target, data)
         report.written.append(rel)
-    report.removed = [rel for rel in stale(out, files)]
+    report.removed = stale(out, files)
     for rel in report.removed:
         (out / rel).unlink()
     progress.done()
@@ -145,12 +145,9 @@ def write(out: Path, files: dict[str, bytes] | None = None, progress: Progress =
 
 def stale(out: Path, files: dict[str, bytes]) -> list[str]:
     """Files in the generated sub-folders of ``out`` that ``files`` does not contain."""
-    found = []
-    for sub in GENERATED_DIRS:
-        folder = out / sub
-        if folder.is_dir():
-            for path in sorted(folder.rglob("*")):
-                rel = path.relative_to(out).as_posix()
-                if path.is_file() and rel not in files:
-                    found.append(rel)
-    return found
+    return [
+        rel
+        for sub in GENERATED_DIRS
+        for path in sorted((out / sub).rglob("*"))
+        if path.is_file() and (rel := path.relative_to(out).as_posix()) not in files
+    ]

@@ -18,6 +18,11 @@ variant file's ``[between.NAME]`` tables; dropping a declaration is dropping its
 rule IDs below appear nowhere else in their code. To change a rule between machines, edit its
 declaration and its function here (``docs/session-model.md`` has a worked example).
 
+Where a machine's table already names a declaration's rule in one of its cells (the permission
+table's ``abandon``: a request of cancelled work is not approved; the foreground table's
+``block``: requires_action only for work blocked on the user), the declaration takes its rule
+from that cell, so the rule ID is written once in ``model/``.
+
 Must not know: JSON-RPC, the wire format, monitors, the simulator.
 """
 
@@ -27,7 +32,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from model import foreground
+from model import foreground, permission, toolcall
 
 Param = bool | str
 
@@ -62,7 +67,10 @@ CANCEL_UPDATES_BEFORE_IDLE: Final = Between(
 )  # fmt: skip
 CANCEL_CONFIRMED: Final = Between(
     "cancel_confirmed", "TRANS-04", "State transitions",
-    "foreground work that was active when a session/cancel took effect ends",
+    "foreground work that was active when a session/cancel took effect ends: the first idle after "
+    "a cancel received while work was reported active, unless it is a resume snapshot (an unknown "
+    "or unrecognized state reported in between is no outcome and no cancellation: the idle after "
+    "it is still the one that shows the covered work over, and a repeated idle is no completion)",
     "its idle carries the stop reason named by the parameter (the spec's: cancelled)",
     ("foreground", "session"),
     (("stop_reason", foreground.CANCELLED),),
@@ -89,10 +97,11 @@ CANCELLED_TOOLS_FINAL: Final = Between(
     ("foreground", "tool_call", "background_item"),
 )  # fmt: skip
 CANCELLED_PERMISSIONS: Final = Between(
-    "cancelled_permissions", "CANCEL-06", "Cancellation",
+    "cancelled_permissions", permission.SPEC.forbidden["abandon"], "Cancellation",
     "the Agent stops the covered work",
     "it stops waiting on that work's pending permission requests and treats them as not approved "
-    "(the permission table's abandon): a late approval never runs the tool",
+    "(the permission table's abandon, whose cell names the rule: stated there once): a late "
+    "approval never runs the tool",
     ("foreground", "permission", "tool_call"),
 )  # fmt: skip
 CONTENT_ADVERTISED: Final = Between(
@@ -117,6 +126,29 @@ STEERING: Final = Between(
     (("steer", True),),
 )  # fmt: skip
 
+USER_MESSAGE_REPORTED: Final = Between(
+    "user_message_reported", "ACC-05", "2. Prompt accepted",
+    "a prompt's success response was sent, and then the idle ending the foreground work its "
+    "insertion started, or the response to session/close",
+    "the inserted user message was reported (user_message or user_message_chunk) before it: the "
+    "report is a pending update of that work (4. Report completion), and closing does not "
+    "discharge it (no sentence of the spec exempts a closed session); whether the idle is its "
+    "deadline is the reading user-message-deadline",
+    ("prompt", "foreground", "entity", "session"),
+)  # fmt: skip
+
+OWN_USER_MESSAGE: Final = Between(
+    "own_user_message", "ACC-06", "Foreground and background work",
+    "a live user message is reported while no session/prompt of its session waits for its answer "
+    "(under the reading unaccounted-user-message=agent-initiated)",
+    "it may be the Agent's own insertion only for foreground work the Agent started itself while "
+    "no prompt waited for insertion and no inserted prompt awaited its work: reported during that "
+    "work, or outside work when that work is reported starting next; "
+    "anywhere else it is a report no submission accounts for (REJ-02 after a rejection, else "
+    "ACC-06; SDM-05 in a session without prompts)",
+    ("prompt", "foreground", "entity"),
+)  # fmt: skip
+
 LATE_ANSWERS_IGNORED: Final = Between(
     "late_answers_ignored", "CANCEL-10", "Cancellation",
     "after the idle confirming a cancellation, the Client accepts an elicitation of the cancelled "
@@ -127,15 +159,56 @@ LATE_ANSWERS_IGNORED: Final = Between(
     ("foreground", "elicitation", "tool_call"),
 )  # fmt: skip
 BLOCKED_ON_USER: Final = Between(
-    "blocked_on_user", "TRANS-05", "State transitions",
+    "blocked_on_user", foreground.SPEC.forbidden["block"], "State transitions",
     "foreground work reports requires_action (it blocks, or starts blocked) and holds it until its "
     "next state",
     "some user-action request of the session (a session/request_permission or an "
     "elicitation/create) is outstanding during that stretch: asked and neither answered nor "
     "withdrawn, or a URL elicitation accepted and not yet completed (the request may follow the "
     "report: work that starts blocked may report requires_action first); a stretch with none is "
-    "blocked on nothing the user can act on",
+    "blocked on nothing the user can act on (the rule is the one the foreground table's block "
+    "cell names: stated there once)",
     ("foreground", "permission", "elicitation"),
+)  # fmt: skip
+APPROVED_RUNS: Final = Between(
+    "approved_runs", "TOOL-04", "5. Tool invocation and status reporting",
+    "the Client selects an allow option of a permission request about a tool call",
+    "the Agent runs the tool: the call goes in_progress before it is completed (failing or being "
+    "cancelled without running is allowed)",
+    ("permission", "tool_call"),
+)  # fmt: skip
+ONE_ANSWER: Final = Between(
+    "one_answer", permission.SPEC.forbidden["select"], "INTRO",
+    "the Client answers a request of the Agent (a session/request_permission or an "
+    "elicitation/create)",
+    "each request gets exactly one response: an answer to one already answered is forbidden (the "
+    "permission and elicitation tables have no row for it; the rule is the one the permission "
+    "table's answer cells name: stated there once)",
+    ("permission", "elicitation"),
+)  # fmt: skip
+CLOSE_STOPS_PROMPTS: Final = Between(
+    "close_stops_prompts", "ACC-13", "2. Prompt accepted",
+    "a session/close is received",
+    "the session closes once the Agent answers it (the session table's close and closed), every "
+    "prompt not yet inserted is stopped and answered -32800, and an inserted one keeps its "
+    "successful response (the prompt table's close and closed_out rows)",
+    ("session", "prompt"),
+)  # fmt: skip
+ADVERTISED_MODES: Final = Between(
+    "advertised_modes", "TOOL-07", "5. Tool invocation and status reporting",
+    "the Agent sends an elicitation/create",
+    "its mode is one the Client advertised in its initialize (clientCapabilities' elicitation.form "
+    "or elicitation.url)",
+    ("elicitation", "session"),
+)  # fmt: skip
+FAILED_TOOLS_FINAL: Final = Between(
+    "failed_tools_final", "FAIL-04", "Failures",
+    "the idle with stop reason error ends active work",
+    "every tool call of the failed work still unfinished had a terminal status reported before it "
+    "(failed when it did not complete); only listed background work and tool calls embedding a "
+    "listed terminal are exempt, so one a concrete background list reported since its first "
+    "report left out was owed it",
+    ("foreground", "tool_call", "background_item"),
 )  # fmt: skip
 
 LIST_ON_EVERY_SNAPSHOT: Final = Between(
@@ -188,8 +261,15 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     CONTENT_ADVERTISED,
     HELD_IN_ORDER,
     STEERING,
+    USER_MESSAGE_REPORTED,
+    OWN_USER_MESSAGE,
     LATE_ANSWERS_IGNORED,
     BLOCKED_ON_USER,
+    APPROVED_RUNS,
+    ADVERTISED_MODES,
+    ONE_ANSWER,
+    CLOSE_STOPS_PROMPTS,
+    FAILED_TOOLS_FINAL,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
     SETUP_BEFORE_PROMPTS,
@@ -247,16 +327,95 @@ class Rules:
         return CANCEL_UPDATES_BEFORE_IDLE if cancelled else UPDATES_BEFORE_IDLE
 
     @staticmethod
-    def owed_before_idle(live_tools: Iterable[object], unreported_messages: Iterable[object]) -> bool:
+    def owed_before_idle(
+        live_tools: Iterable[object],
+        unreported_messages: Iterable[object],
+        unlisted_work: Iterable[object] = (),
+    ) -> bool:
         """``updates_before_idle``: whether the work still owes an update before its idle (a tool
-        call of it not in a final status, the user message of a prompt it inserted not reported)."""
-        return any(True for _ in live_tools) or any(True for _ in unreported_messages)
+        call of it not in a final status; the user message of a prompt it inserted not reported,
+        ``user_message_reported``; background work announced during it and not yet listed: without
+        a list naming it, its later updates are the ended work's, and once idle a Client may regard
+        it as abandoned)."""
+        return (
+            any(True for _ in live_tools)
+            or Rules.user_messages_owed(unreported_messages)
+            or any(True for _ in unlisted_work)
+        )
+
+    @staticmethod
+    def user_messages_owed(unreported_messages: Iterable[object]) -> bool:
+        """``user_message_reported``: whether an idle ending the work, or a close response, would
+        leave the user message of an inserted prompt unreported (``unreported_messages``: those
+        prompts whose success was sent, or is owed, and whose user message was not reported)."""
+        return any(True for _ in unreported_messages)
+
+    @staticmethod
+    def carries_on_after_idle(updates_after_idle: str) -> bool:
+        """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
+        of ended work may go on changing status after the idle as independent work (``background``,
+        the default) rather than owing that status before it (``foreground-owed``)."""
+        return updates_after_idle == "background"
+
+    @classmethod
+    def may_carry_on(
+        cls,
+        status: str,
+        reason: object,
+        cancel_received: bool,
+        updates_after_idle: str,
+        past_error: bool = False,
+    ) -> bool:
+        """``updates_before_idle``: whether a live tool call of foreground work ending with stop
+        reason ``reason`` may carry on after the idle instead of owing its final status before it:
+        an in_progress call, where tool calls may carry on (``carries_on_after_idle``), at an idle
+        that ends the work on its own (no cancel received; not an error unless ``past_error``: an
+        error idle where no background list leaves the call out, ``failed_tools_final``)."""
+        return (
+            cls.carries_on_after_idle(updates_after_idle)
+            and status == toolcall.IN_PROGRESS
+            and not cancel_received
+            and (reason != foreground.ERROR or past_error)
+        )
+
+    @staticmethod
+    def patch_allowed(patch_after_idle: str) -> bool:
+        """``updates_before_idle`` under the reading ``patch-after-idle``: whether a chunk or content
+        patching a message of ended work, sent while the session is still idle after it, is a patch
+        in place (``patch-in-place``) rather than an update the work owed before its idle."""
+        return patch_after_idle == "patch-in-place"
+
+    @staticmethod
+    def confirming_idle(cancel_pending: bool, resume_snapshot: bool) -> bool:
+        """``cancel_confirmed``: whether an idle is the one that ends the work a cancel covered
+        (``cancel_pending``: a session/cancel or session/close was received while work was
+        reported active, and no idle came since; ``resume_snapshot``: the idle reports the state
+        to a ``session/resume``, no transition). What was reported between the cancel and this
+        idle does not matter: unknown, or an unrecognized state, that replaced the active one is
+        "neither a work outcome nor a closure or cancellation" (Session states), so the covered
+        work still owes its confirmation; once idle is reported that work is over, and a repeated
+        idle is no new completion, so no later idle could confirm it."""
+        return cancel_pending and not resume_snapshot
 
     def confirmation_breach(self, reason: object) -> Between | None:
         """The declaration an idle ending cancelled work breaks with stop reason ``reason``."""
         if reason == self.values[CANCEL_CONFIRMED.name]["stop_reason"]:
             return None
         return CANCEL_NOT_ERROR if reason == foreground.ERROR else CANCEL_CONFIRMED
+
+    @staticmethod
+    def own_end_after_cancel(cancel_takes_effect: str) -> bool:
+        """``cancel_confirmed`` under the reading ``cancel-takes-effect``: whether work a
+        session/cancel reached may still end with its own stop reason (``when-acted``: it may have
+        ended before the Agent acted on the cancel); under ``on-receipt`` its idle confirms the
+        cancellation."""
+        return cancel_takes_effect == "when-acted"
+
+    def confirms_cancellation(self, reason: object, cancel_takes_effect: str) -> bool:
+        """Whether an idle with stop reason ``reason`` ending work after a cancel was received
+        confirms the cancellation: always, unless the work may end on its own
+        (``own_end_after_cancel``), then only when the reason is a confirming one."""
+        return not self.own_end_after_cancel(cancel_takes_effect) or self.confirmation_breach(reason) is None
 
     def confirming_reasons(self) -> tuple[str, ...]:
         """The stop reasons an idle confirming a cancellation may carry."""
@@ -269,6 +428,21 @@ class Rules:
     def covered(self, listed: bool) -> bool:
         """Whether a session/cancel covers work (``listed``: in the latest background list)."""
         return not listed or self.covers_background
+
+    def ends_with_work(self, listed: bool, cancelled: bool) -> bool:
+        """Whether foreground work ending at an idle takes work with it (its tool calls then owe
+        their final status before the idle, the Agent stops waiting on its permission requests):
+        ``listed``: the work is in the latest background list; ``cancelled``: the idle confirms a
+        cancellation, which covers what ``cancel_covers`` says; any other end takes only the
+        unlisted work."""
+        return self.covered(listed) if cancelled else not listed
+
+    @staticmethod
+    def racing_approval_used(approval_racing_cancel: str) -> bool:
+        """``cancelled_permissions`` under the reading ``approval-racing-cancel``: whether an approval
+        that arrives after the session/cancel of its work, before the idle confirming it, may be
+        used to run the tool (``may-be-used``) or is taken as not approved (``not-approved``)."""
+        return approval_racing_cancel != "not-approved"
 
     @staticmethod
     def owes_final(status: str, final: Iterable[str], covered: bool) -> bool:
@@ -288,6 +462,16 @@ class Rules:
         (``outstanding``: the user-action requests of the session outstanding during it)."""
         return any(True for _ in outstanding)
 
+    @staticmethod
+    def failed_work_tool(left_out_by_a_list: bool) -> bool:
+        """``failed_tools_final``: whether an unfinished tool call first reported during the failed
+        work, not exempt by the latest background list, certainly belongs to that work, so its
+        terminal status was owed before the error idle: a concrete list reported since its first
+        report (the idle's own included) left it out. Otherwise it may be background work
+        announced before its first list ("Background work"), owed only if no later list names it
+        and it does not carry on."""
+        return left_out_by_a_list
+
     @property
     def steer(self) -> bool:
         return bool(self.values[STEERING.name]["steer"])
@@ -298,10 +482,37 @@ class Rules:
         return self.steer or not (received_in_active_work and work_still_active)
 
     @staticmethod
+    def own_user_message(state: str, own_work: bool) -> bool | None:
+        """``own_user_message``: whether a user message no waiting prompt accounts for may be the
+        Agent's own insertion, reported with the foreground state ``state`` (``active``, ``idle``
+        or ``other``: unknown or custom, which place no work), ``own_work``: the latest work
+        started was the Agent's own, started while no prompt waited, and has not ended. None: not
+        yet known (the work it is for must be reported starting next: an Agent that starts work
+        itself knows it and reports it)."""
+        if state == "active" or own_work:
+            return own_work
+        return None
+
+    @staticmethod
+    def own_work(waited_uninserted: bool, inserted_awaiting_work: bool) -> bool:
+        """``own_user_message``: whether foreground work is the Agent's own (its user message
+        needs no prompt): it started while no prompt waited for insertion (work started then is
+        that prompt's hook work, "running ... may precede insertion") and no inserted prompt
+        still awaited its work."""
+        return not waited_uninserted and not inserted_awaiting_work
+
+    @staticmethod
     def oldest_waiting(waiting: Iterable[object]) -> object | None:
         """``held_in_order``: the prompt that may be inserted next among those waiting, given in
         receipt order."""
         return next(iter(waiting), None)
+
+    @staticmethod
+    def may_overtake_held(prompt_ahead_of_held: str) -> bool:
+        """``held_in_order`` under the reading ``prompt-ahead-of-held``: whether a newly received
+        prompt may go in at once ahead of held ones (``held-only``: the order binds held prompts
+        among themselves) or waits its turn behind them (``receipt-order``)."""
+        return prompt_ahead_of_held == "held-only"
 
     @staticmethod
     def allowed_types(advertised: Iterable[str]) -> frozenset[str]:
@@ -335,6 +546,42 @@ class Rules:
     def refused_content(types: Iterable[str], allowed: frozenset[str]) -> tuple[str, ...]:
         """``content_advertised``: the content types of a prompt the Agent must refuse."""
         return tuple(t for t in types if t not in allowed)
+
+    @staticmethod
+    def covered_invalid_answers(cancelled_invalid_prompt: str) -> tuple[str, ...]:
+        """``content_advertised`` against ``cancel_covers``, as the reading
+        ``cancelled-invalid-prompt`` says: how a prompt with unadvertised content that a
+        session/cancel covers may be answered: ``invalid`` (-32602), ``cancelled`` (-32800), or
+        either (``either``)."""
+        found = {"cancelled": ("cancelled",), "invalid": ("invalid",)}
+        return found.get(cancelled_invalid_prompt, ("invalid", "cancelled"))
+
+    @staticmethod
+    def completes_unrun(granted_not_run: bool, status: str) -> bool:
+        """``approved_runs``: whether reporting ``status`` for a tool call breaks it
+        (``granted_not_run``: its permission was granted and it has not gone in_progress since)."""
+        return granted_not_run and status == toolcall.COMPLETED
+
+    @staticmethod
+    def mode_advertised(mode: str, advertised: Iterable[str]) -> bool:
+        """``advertised_modes``: whether an elicitation in ``mode`` may be sent (``advertised``: the
+        modes the Client's initialize advertised)."""
+        return mode in advertised
+
+    @staticmethod
+    def lists_before_first(state_updates_before_first_list: str) -> bool:
+        """``list_on_every_snapshot`` under the reading ``state-updates-before-first-list``: whether
+        the list binds the state_updates before the session's first one too (``every``: an Agent
+        that may report background work carries one from its first state_update)."""
+        return state_updates_before_first_list == "every"
+
+    @staticmethod
+    def terminal_alone_binds(tool_with_listed_terminal: str) -> bool:
+        """``terminal_listed_alone`` under the reading ``tool-with-listed-terminal``: whether a tool
+        call whose content embeds a listed terminal has no live work but that terminal
+        (``only-live-work``: the list names the terminal alone) or may have other work
+        (``may-have-other-work``: the list may name both)."""
+        return tool_with_listed_terminal == "only-live-work"
 
     @staticmethod
     def list_missing(listed_before: bool, bare_before: bool, before_first_list: bool, has_list: bool) -> bool:

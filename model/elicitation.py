@@ -27,6 +27,7 @@ JSON-RPC ids, or which modes the Client advertised (a monitor judges that).
 
 from __future__ import annotations
 
+from model import between
 from model.core import Context, MachineSpec, Row
 
 PENDING, AWAITING, ABANDONED, WITHDRAWN = "pending", "awaiting_completion", "abandoned", "withdrawn"
@@ -75,9 +76,9 @@ SPEC = MachineSpec(
     final=(ACCEPTED, COMPLETED, DECLINED, CANCELLED, LATE),
     rows=ROWS,
     forbidden={
-        "accept": "INTRO-02",
-        "decline": "INTRO-02",
-        "cancel": "INTRO-02",
+        "accept": between.ONE_ANSWER.rule,
+        "decline": between.ONE_ANSWER.rule,
+        "cancel": between.ONE_ANSWER.rule,
         "complete": "EX-01",
         "withdraw": "CANCEL-19",
         "abandon": "CANCEL-19",

@@ -27,7 +27,7 @@ Must not know: JSON-RPC, sessions, foreground state.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final, TypeGuard
 
 from model.core import MachineSpec, Row
 
@@ -45,6 +45,11 @@ TYPES = (
 )
 MSGID = "Message IDs"
 ENT = "Entity IDs"
+
+PLACEMENT: Final = "ENT-04"
+"""The rule this table states for a Client: the first update or chunk of an entity fixes its place
+on the timeline, later ones patch it there (``properties.viewcheck`` names it where a Client's
+view differs from the view this table builds)."""
 
 ROWS = (
     Row("upsert_content", UNSEEN, WITH_CONTENT, ENT, note="creates, fixes position"),
@@ -71,13 +76,23 @@ SPEC = MachineSpec(
     rows=ROWS,
     home=EMPTY,
     forbidden={
-        "upsert_content": "ENT-04",
-        "upsert_keep": "ENT-04",
-        "upsert_clear": "ENT-04",
-        "chunk": "ENT-04",
+        "upsert_content": PLACEMENT,
+        "upsert_keep": PLACEMENT,
+        "upsert_clear": PLACEMENT,
+        "chunk": PLACEMENT,
     },
     description="Timeline placement and content of one (type, ID) entity.",
 )
+
+KEYED_BY_ID: Final = "MSGID-01"
+"""The rule that every message update and chunk (user, agent and thought messages) names its
+entity by an opaque messageId (Message IDs): one without a string ID keys no entity (``keyed``)."""
+
+
+def keyed(entity_id: Any) -> TypeGuard[str]:
+    """``KEYED_BY_ID``: whether an update's messageId can key an entity (a string; opaque)."""
+    return type(entity_id) is str
+
 
 _MISSING: Any = object()
 

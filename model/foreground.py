@@ -125,6 +125,30 @@ SPEC = MachineSpec(
     description="Aggregate foreground activity of a session as the Agent reports it.",
 )
 
+
+def idle_reports_completion(
+    reason: object, last_reason: object, completed_before: bool, new_reason_completes: bool
+) -> bool:
+    """Whether an idle that ends no work reported active (a repeated idle, or one after a custom
+    state that followed idle) still reports that foreground work ended, so that work was under
+    way in the state reported before it (the table's ``output`` there: progress of work).
+
+    A stop reason names how foreground work stopped (Stop reasons: "When an Agent stops
+    foreground work, it SHOULD specify the corresponding StopReason on an idle"); a repeated
+    idle "may carry the last stop reason for context" (State transitions). So:
+
+    - ``completed_before`` false (no work of the session ended before it, all of its life in
+      view): there is no last stop reason to carry, so any stop reason reports a completion;
+    - ``new_reason_completes`` (the reading ``repeated-idle-new-stop-reason=completion``): a
+      stop reason other than ``last_reason`` (the last one reported) reports one too; under
+      ``snapshot`` it is updated information of a repeated state.
+
+    An idle without a stop reason reports none: it may be a snapshot."""
+    if type(reason) is not str:
+        return False
+    return not completed_before or (new_reason_completes and reason != last_reason)
+
+
 _RESTORE = {IDLE: "restore_idle", RUNNING: "restore_running", REQUIRES_ACTION: "restore_requires_action"}
 
 

@@ -29,6 +29,7 @@ Must not know: foreground state, message content, or the transport.
 
 from __future__ import annotations
 
+from model import between
 from model.core import Context, MachineSpec, Row
 
 RECEIVED, HELD, CANCEL_REQUESTED, COVERED, CLOSED_OUT, INSERTED, ANSWERED, REJECTED, WITHDRAWN = (
@@ -129,9 +130,9 @@ SPEC = MachineSpec(
     final=(ANSWERED, REJECTED, WITHDRAWN),
     rows=ROWS,
     guards={"oldest_held": _oldest_held, "busy_only": _busy_only, "own_reason": _own_reason},
-    guard_rules={"oldest_held": "ACTIVE-02", "busy_only": "ACTIVE-03", "own_reason": "REJ-03"},
+    guard_rules={"oldest_held": between.HELD_IN_ORDER.rule, "busy_only": "ACTIVE-03", "own_reason": "REJ-03"},
     forbidden={
-        "hold": "ACTIVE-02",
+        "hold": between.HELD_IN_ORDER.rule,
         "insert": "ACC-01",
         (COVERED, "insert"): "CANCEL-02",
         "answer": "ACC-01",
@@ -142,10 +143,10 @@ SPEC = MachineSpec(
         "reject": "REJ-01",
         (INSERTED, "reject"): "ACC-03",
         (COVERED, "reject"): "CANCEL-02",
-        (CLOSED_OUT, "insert"): "ACC-13",
-        (CLOSED_OUT, "answer"): "ACC-13",
-        (CLOSED_OUT, "reject"): "ACC-13",
-        "close": "ACC-13",
+        (CLOSED_OUT, "insert"): between.CLOSE_STOPS_PROMPTS.rule,
+        (CLOSED_OUT, "answer"): between.CLOSE_STOPS_PROMPTS.rule,
+        (CLOSED_OUT, "reject"): between.CLOSE_STOPS_PROMPTS.rule,
+        "close": between.CLOSE_STOPS_PROMPTS.rule,
         "cancel_request": "REJ-03",
         "cover": "CANCEL-02",
         "withdraw": "REJ-03",

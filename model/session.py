@@ -21,6 +21,7 @@ Must not know: prompts, entities, or foreground activity itself (only that a sna
 
 from __future__ import annotations
 
+from model import between
 from model.core import MachineSpec, Row
 
 OPEN, CLOSING, CLOSED, RESUMING, REPLAYING, SYNCED = (
@@ -65,8 +66,8 @@ SPEC = MachineSpec(
     rows=ROWS,
     home=OPEN,
     forbidden={
-        "close": "ACC-13",
-        "closed": "ACC-13",
+        "close": between.CLOSE_STOPS_PROMPTS.rule,
+        "closed": between.CLOSE_STOPS_PROMPTS.rule,
         "resume": "SYNC-02",
         "replay": "SYNC-02",
         "snapshot": "SYNC-02",

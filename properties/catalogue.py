@@ -635,7 +635,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-05",
         _M,
         _A,
-        _MON,
+        _MOD,
         """The inserted user message is reported to the Client, either with a
        user_message carrying the full content or with user_message_chunk updates.""",
         (38,),
@@ -645,7 +645,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-06",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Every update about that user message uses the messageId returned in
        the prompt response.""",
         (39,),
@@ -1030,7 +1030,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-04",
         _S,
         _A,
-        _MON,
+        _MOD,
         """After permission is granted (when one was needed), the Agent runs
        the tool and marks it in_progress with a tool_call_update.""",
         (72,),
@@ -1057,7 +1057,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-07",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Elicitation, like other Client interactions, stays within its own
        negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
        advertised in its initialize capabilities.""",
@@ -1117,7 +1117,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "FAIL-04",
         _S,
         _A,
-        _MON,
+        _MOD,
         """Before reporting the failure, every tool call left unfinished by the
        failed work gets a terminal status (failed when it did not complete); listed background work
        is exempt.""",

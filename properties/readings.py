@@ -111,12 +111,14 @@ TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
 IDLE_AFTER_UNRECOGNIZED_STATE: Final = "idle-after-unrecognized-state"
 UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
+UNLISTED_TOOL_AT_FAILED_IDLE: Final = "unlisted-tool-at-failed-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
 FUTURE_STOP: Final = "future-stop-reason"
 FINAL_STATUS_CHANGE: Final = toolcall.FINAL_CHANGE  # answered by the observer of the table
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
 BUSY_REFUSAL: Final = "busy-refusal"
+USER_MESSAGE_DEADLINE: Final = "user-message-deadline"
 
 
 READINGS: Final[tuple[Reading, ...]] = (
@@ -394,8 +396,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               Client is told to accept tool call updates after a cancel."""),
         ("DONE-03", "CANCEL-14", "FAIL-04"),
         affects="both",
-        peers=_text("""background: an in_progress foreground tool call may carry on after an end_turn idle
-              and complete later; foreground-owed: every tool call ends before the idle"""),
+        peers=_text("""background: an in_progress foreground tool call may carry on after an idle that
+              confirms no cancellation (end_turn, error, ...) and complete later; foreground-owed:
+              every tool call ends before the idle"""),
     ),
     Reading(
         PROMPT_AHEAD_OF_HELD,
@@ -460,20 +463,24 @@ READINGS: Final[tuple[Reading, ...]] = (
         (
             _alt(
                 "snapshot",
-                """Never: a repeated state may carry updated information without
-                 being a transition.""",
+                """Never, once some work of the session has ended: a repeated state
+                 may carry updated information without being a transition. (Before any work of
+                 a session seen from its creation ended there is no last stop reason to carry:
+                 a stop reason then reports a completion under either alternative,
+                 model.foreground idle_reports_completion.)""",
             ),
             _alt(
                 "completion",
                 """Yes: it completes foreground work that was never reported
-                 active (FG-02: work started without running).""",
+                 active (FG-02: work started without running; FG-01 when no prompt waits, work
+                 the Agent started itself).""",
             ),
         ),
         "snapshot",
         _text("""The State transitions section says applying updated information is no
               transition; the Background work sentence only says when a repeat is certainly
               not a completion."""),
-        ("FG-02",),
+        ("FG-02", "FG-01"),
         affects="both",
         peers=_text("""snapshot: while idle, the Agent may repeat idle once with a new stop reason;
               completion: never (it would report running first)"""),
@@ -544,13 +551,62 @@ READINGS: Final[tuple[Reading, ...]] = (
         ),
         "owed-before-idle",
         _text("""The Cancellation section exempts only the latest background list and tool calls
-              referencing a listed terminal from the tool calls of the cancelled work, and has the
-              Agent give those their final status; its idle comes after every ongoing operation
-              is aborted and the pending updates are sent. Work the Agent knows goes on should
-              be listed (Background work), and an unlisted item is not background work the
-              wire can see."""),
+              referencing a listed terminal from the tool calls of the cancelled work, has the
+              Agent give those their final status, and sends its idle "After all ongoing
+              operations have been successfully aborted and pending updates have been sent": a
+              concrete list reported since the tool call appeared that leaves it out says it is
+              not background work, so its final status was owed before that idle. Not
+              every-unlisted: the same paragraph says "The Agent MAY stop background activity it
+              does not list", so unlisted background activity may outlive a cancel, and Background
+              work has the Agent send a background tool call "before the first list that names
+              it, even while the session is idle": one announced during the work that no list has
+              ruled on yet may be such work (an Agent that starts a background watcher, is
+              cancelled and sends its idle before its first list conforms). Until a list rules on
+              it, only the end of a complete transcript shows it was never background work."""),
         ("CANCEL-17",),
         affects="checker",
+    ),
+    Reading(
+        UNLISTED_TOOL_AT_FAILED_IDLE,
+        "Is an unfinished tool call of the failed work that no background list names owed its "
+        "terminal status before the idle with stop reason error?",
+        ("Failures", "Background work"),
+        (151, 33),
+        (
+            "are not part of the failed work and keep running",
+            "before the first list that names it",
+        ),
+        (
+            _alt(
+                "owed-before-idle",
+                """A tool call first reported during the failed work, still
+                 unfinished at its error idle, neither in the latest background list nor embedding
+                 a listed terminal, and left out of a concrete background list reported since its
+                 first report (the idle's own included), was owed a terminal status before that
+                 idle (FAIL-04, a finding at the idle). One no list has ruled on yet may be
+                 background work announced before its first list: a suspect, as under
+                 may-be-background.""",
+            ),
+            _alt(
+                "may-be-background",
+                """Any such tool call may be background work announced before
+                 its first list: a suspect at the idle, cleared when a later list names it or its
+                 status changes later (tool-updates-after-idle=background), and a breach only when
+                 nothing cleared it by the end (at quiescence, or at the last line of a complete
+                 transcript).""",
+            ),
+        ),
+        "owed-before-idle",
+        _text("""The Failures section has the Agent give each tool call the failed work left
+              unfinished a terminal status before reporting the failure, and exempts only listed
+              background work and tool calls that reference a listed terminal: a concrete list
+              that leaves a tool call out says it is not background work. A background tool call
+              is announced before the first list that names it (Background work), so one no list
+              has ruled on yet may still be listed later."""),
+        ("FAIL-04",),
+        affects="checker",
+        peers_same=_text("""the simulated Agent gives every tool call of failed work a terminal status
+              and never ends work while announced background work is unlisted"""),
     ),
     Reading(
         APPROVAL_RACING_CANCEL,
@@ -776,6 +832,46 @@ READINGS: Final[tuple[Reading, ...]] = (
               well-formed prompt with -32600 once (feature hook_refusal, off by default and in the
               explorer's hook slice; a suspect of ACTIVE-03, a warning); invalid-request-is-busy:
               never (its refusals say -32602)"""),
+    ),
+    Reading(
+        USER_MESSAGE_DEADLINE,
+        "Is the report of an inserted user message a pending update of the work its insertion "
+        "started, owed before that work's idle?",
+        ("2. Prompt accepted", "4. Report completion"),
+        (68, 69, 122),
+        (
+            "MUST also report the inserted user message",
+            "the idle state_update that ends the resulting work",
+            "MUST send any pending updates for the foreground work that ended",
+        ),
+        (
+            _alt(
+                "resulting-work",
+                """Yes: the user_message acknowledgment belongs to the prompt's
+                 resulting work, so when the success response came before the idle ending that work
+                 (the first foreground work reported after the prompt was received while the
+                 session reported idle), the report comes before that idle: an idle sent first
+                 breaks ACC-05 at that line.""",
+            ),
+            _alt(
+                "eventually",
+                """No deadline but the end: the report is owed eventually, judged
+                 only at the end of a complete transcript.""",
+            ),
+        ),
+        "resulting-work",
+        _text("""The spec names the acknowledgment among the messages of the prompt's resulting work:
+              "the user_message acknowledgment, Agent output, and even the idle state_update that
+              ends the resulting work may arrive before or after it" (2. Prompt accepted), and "The
+              Agent MUST send any pending updates for the foreground work that ended before sending
+              its idle update" (4. Report completion). Only the work that started after the prompt
+              was received while nothing ran is judged: a prompt inserted during active work may
+              start the next turn instead ("What inserting during active work means ... is up to
+              the Agent"), whose idle is later."""),
+        ("ACC-05",),
+        peers_same=_text("""the simulated Agent reports every inserted user message before the idle
+              ending any work and before the close response (model.between
+              USER_MESSAGE_REPORTED), which conforms under both"""),
     ),
 )
 

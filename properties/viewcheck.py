@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from model.entity import PLACEMENT
 from properties import seeded
 
 CLIENT_FAULT_RULES: Final[dict[str, str]] = {name: seeded.BY_NAME[name].rule for name in seeded.VIEW_FAULTS}
@@ -54,7 +55,7 @@ VIEW_RULES: Final = frozenset(
     {
         "ENT-02",
         "ENT-03",
-        "ENT-04",
+        PLACEMENT,
         "ACC-08",
         "ACC-10",
         "MSGID-02",
@@ -84,8 +85,8 @@ _TYPE_RULE: Final = {
     "session_message": "MSGID-02",
     "tool_call": "TOOL-06",
     "compaction": "COMPACT-04",
-    "terminal": "ENT-04",
-    "plan": "ENT-04",
+    "terminal": PLACEMENT,
+    "plan": PLACEMENT,
 }
 _ACTIVE: Final = frozenset({"running", "requires_action"})
 _LINKS: Final = frozenset({"senderMessageId", "recipientMessageId"})
@@ -165,7 +166,7 @@ def _entities(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) 
     common_act = [k for k in act_order if k in ref_keys]
     if common_ref != common_act:
         moved = next(a for a, b in zip(common_ref, common_act, strict=True) if a != b)
-        found.append(("ENT-04", f"{sid}: timeline order differs (first at {moved[0]} {moved[1]!r})"))
+        found.append((PLACEMENT, f"{sid}: timeline order differs (first at {moved[0]} {moved[1]!r})"))
     ref_ents, act_ents = ref.get("entities", _EMPTY), act.get("entities", _EMPTY)
     for t, i in common_ref:
         a = ref_ents.get(t, _EMPTY).get(i)
@@ -174,7 +175,7 @@ def _entities(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) 
             continue
         a, b = a or _EMPTY, b or _EMPTY
         fields = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-        rule = "ENT-02" if len(ref_types.get(i, ())) > 1 else _TYPE_RULE.get(t, "ENT-04")
+        rule = "ENT-02" if len(ref_types.get(i, ())) > 1 else _TYPE_RULE.get(t, PLACEMENT)
         if rule == "MSGID-02" and t == "session_message" and set(fields) <= _LINKS:
             rule = "SDM-02"
         found.append((rule, f"{sid}: {t} {i!r} differs in {', '.join(fields)}"))
@@ -224,7 +225,7 @@ def _session(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) -
     if ref.get("prompts") != act.get("prompts") or ref.get("rejected_prompts") != act.get("rejected_prompts"):
         found.append(("ACC-10", f"{sid}: prompt bookkeeping differs"))
     if ref.get("subagents") != act.get("subagents"):
-        found.append(("ENT-04", f"{sid}: subagent records differ"))
+        found.append((PLACEMENT, f"{sid}: subagent records differ"))
     for name, rule, what in _CONCLUSIONS:
         if ref.get(name) != act.get(name):
             found.append(

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import select
 import subprocess
 import sys
 import time
@@ -264,6 +265,55 @@ def test_a_request_left_unanswered_is_a_finding_that_states_the_timeout(tmp_path
     assert finding.line == 5  # the close in the transcript
 
 
+class _ReadLate(ProcessPeer):
+    """A driver's reading that ends its silence just as the Agent writes: the first receive after
+    a prompt waits until the Agent's answer is there, and returns no line."""
+
+    late = False
+
+    def send(self, data: bytes) -> None:
+        super().send(data)
+        self.late = b"session/prompt" in data
+
+    def receive(self, timeout: float) -> list[bytes] | None:
+        if self.late:
+            self.late = False
+            select.select([self._out], [], [], 10.0)
+            return []
+        return super().receive(timeout)
+
+
+TURN = (
+    "turn = [{'jsonrpc': '2.0', 'method': 'session/update', 'params': {'sessionId': 's1', 'update': u}}\n"
+    "    for u in ({'sessionUpdate': 'state_update', 'state': 'running'},\n"
+    "              {'sessionUpdate': 'user_message', 'messageId': 'u1', 'content': []},\n"
+    "              {'sessionUpdate': 'state_update', 'state': 'idle', 'stopReason': 'end_turn'})]\n"
+    "turn.append({'jsonrpc': '2.0', 'id': m['id'], 'result': {'messageId': 'u1'}})\n"
+    "sys.stdout.write(''.join(json.dumps(t) + '\\n' for t in turn)); sys.stdout.flush()"
+)
+"""A whole turn, answered, written at once: the fake agent's prompt body."""
+
+
+@posix
+def test_lines_the_agent_wrote_before_the_driver_sends_are_recorded_first(tmp_path: Path) -> None:
+    """The Agent wrote its whole turn after the driver last read but before the driver's
+    session/cancel could reach it: the turn is recorded before the cancel, in the Agent's own
+    order (recorded after it, a turn's end_turn idle can read as the idle of work the cancel
+    covered: TRANS-04)."""
+    settings = Settings(steps=3, timeout=0.5, silence=0.02)
+    peer = _ReadLate(_fake(tmp_path, TURN))
+    result = run_once(peer, settings, script=[["prompt"], ["cancel"], ["wait"]])
+    assert result.choices == [["prompt"], ["cancel"], ["wait"]]
+    assert result.stop == "settled" and result.findings == [], result.findings
+    sent = [json.loads(line)["message"] for line in result.lines]
+    cancel = sent.index({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}})
+    assert cancel == len(sent) - 1 and sent[cancel - 1] == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"messageId": "u1"},
+    }
+
+
 def _simulated_agent(command: list[str]) -> InProcessPeer:
     """What ``acp-model agent --fault F ...`` runs (seed 0), in process and without the clock."""
     faults = frozenset(command[i + 1] for i, arg in enumerate(command) if arg == "--fault")
@@ -461,7 +511,7 @@ def test_the_process_proof_has_a_plan_for_the_cancellation_races(name: str) -> N
     """The two bugs of a cancelled turn's tool calls (a late approval used, a tool call left open)
     are in the process proof below, and the in-process search gives it runs to ask for."""
     mutant = next(m for m in AGENT_MUTANTS if m.name == name)
-    plan = _process_plan(mutant, "must", seeds=60)
+    plan = _process_plan(mutant, "must", seeds=100)
     assert len(plan) == 3 and all(steps >= 2 for _, steps in plan), plan
 
 

@@ -368,6 +368,22 @@ VIOLATIONS: list[Case] = [
         "FG-01 output of the Agent's own work while idle", [*turn(), say("a2", chunk=False)], [("FG-01", 7)]
     ),
     Case(
+        "FG-02 output while idle of a prompt held through the last idle and accepted after it",
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            prompt(2),
+            say("a1"),
+            answer(1, "u1"),
+            state("idle", stop="end_turn"),
+            answer(2, "u2"),
+            user("u2"),
+            say("a2"),
+        ],
+        [("FG-02", 10)],
+    ),
+    Case(
         "STATE-04 custom state instead of running",
         [
             initialize(0, None),

@@ -261,21 +261,27 @@ posix = pytest.mark.skipif(os.name != "posix", reason="needs POSIX pipes")
 def _agent(tmp_path: Path, on_close: str = "pass", after_prompt: str = "pass") -> list[str]:
     """A small agent: answers initialize, session/new and session/prompt (reporting the turn and
     starting a compaction it never ends, then doing ``after_prompt``), and session/close, then
-    does ``on_close``."""
+    does ``on_close``. What it writes for one message it writes with one ``write`` (as
+    ``acp-model agent`` writes each move), which a pipe delivers whole: a driver reads the turn
+    as one batch, never stopping between its lines to send something that would cross the rest
+    of the turn (a close crossing the idle would be recorded before it: TRANS-04)."""
     path = tmp_path / "agent.py"
     path.write_text(
-        "import json, sys\n"
+        "import json, os, sys\n"
+        "out = []\n"
         "def send(m):\n"
-        "    sys.stdout.write(json.dumps(m) + '\\n'); sys.stdout.flush()\n"
+        "    out.append(json.dumps(m) + '\\n')\n"
+        "def flush():\n"
+        "    os.write(1, ''.join(out).encode()); out.clear()\n"
         "def update(u):\n"
         "    params = {'sessionId': 's1', 'update': u}\n"
         "    send({'jsonrpc': '2.0', 'method': 'session/update', 'params': params})\n"
         "for line in sys.stdin:\n"
         "    m = json.loads(line)\n"
         "    if m.get('method') == 'initialize':\n"
-        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'protocolVersion': 2}})\n"
+        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'protocolVersion': 2}}); flush()\n"
         "    elif m.get('method') == 'session/new':\n"
-        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'sessionId': 's1'}})\n"
+        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {'sessionId': 's1'}}); flush()\n"
         "    elif m.get('method') == 'session/prompt':\n"
         "        update({'sessionUpdate': 'state_update', 'state': 'running'})\n"
         "        update({'sessionUpdate': 'user_message', 'messageId': 'u1', 'content': []})\n"
@@ -283,9 +289,10 @@ def _agent(tmp_path: Path, on_close: str = "pass", after_prompt: str = "pass") -
         "        update({'sessionUpdate': 'compaction_update', 'compactionId': 'c1',\n"
         "                'status': 'in_progress'})\n"
         "        update({'sessionUpdate': 'state_update', 'state': 'idle', 'stopReason': 'end_turn'})\n"
+        "        flush()\n"
         f"        {after_prompt}\n"
         "    elif m.get('method') == 'session/close':\n"
-        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {}})\n"
+        "        send({'jsonrpc': '2.0', 'id': m['id'], 'result': {}}); flush()\n"
         + "".join(f"        {part}\n" for part in on_close.splitlines())
     )
     return [sys.executable, str(path)]
@@ -338,9 +345,10 @@ def test_drive_judges_its_recording_complete(
     the last line, not information."""
     from simulator.harness.drive import ProcessPeer, Settings, run_once
 
-    # the driver's "wait" lets the turn end before the close (a close during it cancels the
-    # work, and the agent's end_turn idle would break TRANS-04); a long silence keeps it so
-    # under load
+    # the driver's "wait" takes the agent's next batch, its whole turn (written at once), so the
+    # close comes after the idle (a close during the turn cancels the work, and the end_turn idle
+    # would break TRANS-04); the silence after which the driver acts without a line leaves an
+    # agent slowed by load a second (two choice points) to answer the prompt before the close
     settings = Settings(steps=len(script), timeout=5.0, silence=0.5)
     result = run_once(ProcessPeer(_agent(tmp_path, **agent)), settings, script=script)
     assert result.stop == stop, result.findings

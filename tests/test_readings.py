@@ -149,6 +149,19 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "pending-output",
         [],
     ),
+    "user-message-deadline": (
+        [
+            state("idle"),
+            prompt(1),
+            answer(1, "u1"),
+            state("running"),
+            state("idle", stop="end_turn"),
+            user("u1"),
+        ],
+        [("ACC-05", 5)],
+        "eventually",
+        [],
+    ),
     "busy-refusal": (
         [
             prompt(1),
@@ -294,7 +307,7 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         ],
         [],
         "completion",
-        [("FG-02", 6)],
+        [("FG-01", 6)],  # no prompt waits: work the Agent started itself
     ),
     "unlisted-tool-at-cancelled-idle": (
         [
@@ -308,6 +321,20 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
             tool("t1", "completed"),
         ],
         [("CANCEL-17", 7)],
+        "may-be-background",
+        [],
+    ),
+    "unlisted-tool-at-failed-idle": (
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            tool("t1", "in_progress"),
+            state("idle", stop="error", error={"code": -32603, "message": "failed"}, bg=[]),
+            tool("t1", "completed"),
+        ],
+        [("FAIL-04", 6)],
         "may-be-background",
         [],
     ),

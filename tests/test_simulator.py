@@ -90,11 +90,13 @@ def walks() -> dict[str, list[tuple[int, Run]]]:
     return {t: list(_walks(t)) for t in TRANSPORTS}
 
 
-FOCUSED = DEFAULT.with_(features=frozenset({"permission", "multi_request", "close", "resume", "overlap"}))
+FOCUSED = DEFAULT.with_(
+    features=frozenset({"permission", "multi_request", "close", "resume", "overlap", "fail"})
+)
 """Tool calls, permission requests and the session's handshakes only: the choices of a tool
-call's life (run, done, block, carry on after the idle) are rare among the many of the default
-configuration, common here; so is refusing a resume that a close or a second resume overlapped
-(feature ``overlap``, off by default)."""
+call's life (run, done, block, carry on after the idle, an end_turn or an error one) are rare
+among the many of the default configuration, common here; so is refusing a resume that a close
+or a second resume overlapped (feature ``overlap``, off by default)."""
 
 
 EVERY = DEFAULT.with_(features=frozenset(FEATURES))
@@ -175,10 +177,11 @@ def test_every_agent_choice_occurs(
     for key in wanted:
         print(f"{key:<{width}}  {events[key]:>7}  {seeds[key]:>5}")
     missing = [k for k in wanted if events[k] == 0]
-    if missing:  # a rare choice (a background permission request while idle) may need more seeds
-        cfg = EVERY.with_(transport=transport)  # every feature: the rare choices of all
-        more = _coverage([(seed, random_walk(seed, STEPS, cfg)) for seed in MORE_SEEDS])[0]
-        missing = [k for k in missing if more[k] == 0]
+    for cfg in (EVERY, FOCUSED):  # a rare choice may need more seeds: every feature, then focused
+        if missing:  # (a background permission request while idle; an error idle a call outlives)
+            walked = [(seed, random_walk(seed, STEPS, cfg.with_(transport=transport))) for seed in MORE_SEEDS]
+            more = _coverage(walked)[0]
+            missing = [k for k in missing if more[k] == 0]
     assert not missing, f"never chosen in {len(SEEDS) + len(MORE_SEEDS)} seeds: {missing}"
     for handler in FAULT_ONLY:
         assert events[f"agent.{handler}"] == 0, f"{handler} occurred without its fault"

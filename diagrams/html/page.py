@@ -190,14 +190,14 @@ class _Writer:
             self.w('<div class="spec">spec text not available (see the README, Set-up)</div>')
         self.w("</div>")
 
-    def index(self, ordered: list[Finding], numbers: dict[int, int]) -> None:
+    def index(self, ordered: list[Finding]) -> None:
         if not ordered:
             return
         self.w('<ul id="index">')
         for i, f in enumerate(ordered):
             where = "end" if f.line is None else f"line {f.line}"
             self.w(
-                f'<li><a href="#f{numbers[i]}" data-f="{numbers[i]}" class="sev-{f.severity}" '
+                f'<li><a href="#f{i}" data-f="{i}" class="sev-{f.severity}" '
                 f'data-level="{_e(f.level)}">{where} · {_e(f.level)} · {_e(f.rule)}</a></li>'
             )
         self.w("</ul>")
@@ -265,8 +265,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
         "<kbd>n</kbd> next finding · <kbd>p</kbd> previous finding · <kbd>o</kbd> message JSON · "
         '<a href="#spec">spec text</a></span></div>'
     )
-    numbers = {i: i for i in range(len(ordered))}
-    w.index(ordered, numbers)
+    w.index(ordered)
     w.w("</header><main>", '<section id="sequence">')
     w.w('<div class="lanes-head"><span></span><div class="who"><span class="c">Client</span>'
         '<span class="a">Agent</span></div></div>')  # fmt: skip

@@ -105,7 +105,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
         rule = bw.LIST_ON_EVERY_SNAPSHOT.rule
         fs = self.facts.sessions.get(sid)
         bare = fs is not None and bool(fs.bare_line)
-        every = self.reading(STATE_UPDATES_BEFORE_FIRST_LIST) == "every"
+        every = self.between.lists_before_first(self.reading(STATE_UPDATES_BEFORE_FIRST_LIST))
         if bs.reported or (keys is not None and bare):
             self._ex[rule] += 1
         if self.between.list_missing(bs.reported, bare, every, keys is not None):
@@ -122,7 +122,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
         if keys is None:
             return
         bs.reported = True
-        if bs.tool_terms and self.reading(TOOL_WITH_LISTED_TERMINAL) == "only-live-work":
+        if bs.tool_terms and self.between.terminal_alone_binds(self.reading(TOOL_WITH_LISTED_TERMINAL)):
             alone = bw.TERMINAL_LISTED_ALONE.rule
             for ident, both, breaks in self.between.listed_with_terminal(frozenset(keys), bs.tool_terms):
                 self._ex[alone] += 1  # a tool call runs a listed terminal: is it listed too?

@@ -59,8 +59,8 @@ from properties.monitors.facts import Facts, SessionMonitor
 _ANSWERS = frozenset({"accept", "decline", "cancel"})
 _JUDGED = "complete"
 """The one trigger whose refusal is reported from the wire (see the module docstring)."""
-ADVERTISED = "TOOL-07"
-"""Elicitations only in the modes the Client advertised (5. Tool invocation and status reporting)."""
+ADVERTISED = bw.ADVERTISED_MODES.rule
+"""Elicitations only in the modes the Client advertised (``model.between`` ADVERTISED_MODES)."""
 
 # an elicitation: request id -> (session, mode, state, tool call or None, elicitationId or None, line)
 _Elicit = tuple[str, str, str, Any, Any, int]
@@ -124,7 +124,7 @@ class ElicitationMonitor(SessionMonitor[_Session]):
         if sid is None or type(mode) is not str:
             return  # a request-scoped elicitation (outside a session) or no mode: not judged here
         self._ex[ADVERTISED] += 1
-        if self.modes is not None and mode not in self.modes:
+        if self.modes is not None and not self.between.mode_advertised(mode, self.modes):
             shown = ", ".join(sorted(self.modes)) or "none"
             self.breach(
                 ADVERTISED, line, sid,

@@ -43,8 +43,8 @@ background work"). So:
 tell why the work stopped, which the wire does not show: an omitted one is a suspicion (kind
 ``suspect``, a warning), not a breach; when a ``session/cancel`` (or
 ``session/close``) was received while the work was active, the first idle after it must say
-``cancelled``: TRANS-04, or CANCEL-12 when it says ``error`` (the group
-``cancelled-stop-reason``). "Received" means delivered to the Agent in proxy order: an Agent
+``cancelled``: judged by the stop-reason monitor (``model.between`` ``cancel_confirmed``; the
+group ``cancelled-stop-reason``). "Received" means delivered to the Agent in proxy order: an Agent
 that finished on its own but sent its idle after the cancel reached it is held to ``cancelled``.
 That is the default of the reading ``cancel-takes-effect`` (``on-receipt``); under
 ``when-acted`` the Agent may have ended the work before acting on the cancel, so the idle's stop
@@ -86,6 +86,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
+from model import entity
 from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
@@ -151,6 +152,7 @@ class _Session:
         "since",
         "steered",
         "thoughts",
+        "work",
     )
 
     def __init__(self) -> None:
@@ -167,7 +169,11 @@ class _Session:
         self.since = 0  # line of the last state change
         self.ra_line = 0  # line of a requires_action report with no user-action request yet
         self.asked = False  # a user-action request was asked since the last idle
-        self.prompted = False  # a prompt was received since the last ending idle (else: own work)
+        self.prompted = False  # a prompt was received or accepted since the last ending idle
+        # what work the session's reports allow: 0 none (only idle reported), 1 some other state
+        # reported since the last idle (work may end at the next one), 2 an idle followed another
+        # state (work may have ended: a stop reason may be carried for context)
+        self.work = 0
         self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
@@ -189,6 +195,7 @@ class _Session:
         new.ra_line = self.ra_line
         new.asked = self.asked
         new.prompted = self.prompted
+        new.work = self.work
         new.await_active = dict(self.await_active)
         new.accepted = dict(self.accepted)
         new.steered = dict(self.steered)
@@ -215,6 +222,7 @@ class _Session:
             self.ra_line > 0,
             self.asked,
             self.prompted,
+            self.work,
         )
 
 
@@ -232,7 +240,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         *_RA_GROUP,
         *_IDLE_GROUP,
         *_STOP_GROUP,
-        *_CANCEL_GROUP,
+        "CANCEL-11",
         "STOP-03",
         "FAIL-03",
         bw.UPDATES_BEFORE_IDLE.rule,
@@ -241,7 +249,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         bw.BLOCKED_ON_USER.rule,
         _CUSTOM_STATES,
         "BOUND-02",
-        "MSGID-01",
+        entity.KEYED_BY_ID,
     )
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
@@ -292,11 +300,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- output --------------------------------------------------------------------------
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._ex["MSGID-01"] += 1
+        self._ex[entity.KEYED_BY_ID] += 1
         mid = upd.get("messageId")
         variant: str = upd["sessionUpdate"]
-        if type(mid) is not str:
-            self.breach("MSGID-01", line, sid, f"{variant} without a string messageId", msg)
+        if not entity.keyed(mid):
+            self.breach(entity.KEYED_BY_ID, line, sid, f"{variant} without a string messageId", msg)
             return
         st = self.sessions.get(sid)
         if st is None:
@@ -323,7 +331,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if (
                 seen > 0
                 and (variant[-1] == "k" or "content" in upd)
-                and self.reading(PATCH_AFTER_IDLE) == "ended-work"
+                and not self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE))
                 and st.done_period != fs.period
             ):
                 st.done_period = fs.period
@@ -408,8 +416,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             )
 
     def _prompt_waits(self, sid: str, st: _Session) -> bool:
-        """A prompt of ``sid`` came since the last ending idle (answered or not: work that starts
-        now may be its work), or one received earlier is still unanswered (held through that idle);
+        """A prompt of ``sid`` came or was accepted since the last ending idle (answered or not:
+        work that starts now may be its work; a prompt held through that idle and accepted after
+        it included), or one received earlier is still unanswered (held through that idle);
         otherwise the Agent started the work itself (FG-01). (``await_active`` and ``accepted``
         hold only prompts that also set ``prompted``.)"""
         if st.prompted:
@@ -445,6 +454,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 if not st.asked and not self.facts.user_action_pending(sid):
                     st.ra_line = line
         if new != "idle":
+            if not st.work:
+                st.work = 1
             own = prev == "idle" and new in ACTIVE and not fs.resuming and not self._prompt_waits(sid, st)
             if st.await_active:
                 st.await_active.clear()
@@ -464,6 +475,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.last_std = "idle"
         st.asked = False
         reason = upd.get("stopReason")
+        completed = st.work == 2
+        if st.work == 1 or (fs.resuming and type(reason) is str):
+            st.work = 2  # (a resume snapshot's stop reason may be of work that ended out of view)
         if fs.resuming:  # a resume snapshot reports the state, it is no transition
             if type(reason) is str and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                 st.last_reason = reason  # it may carry the last stop reason for context
@@ -481,29 +495,66 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
-            else:  # a repeated idle may carry updated information: no new completion
+            else:  # no work reported active ends here: does the idle still report a completion?
                 self._ex["STOP-03"] += 1
                 if prev == "idle":
                     self._ex["TRANS-01"] += 1
-                    if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
-                        if reason != st.last_reason:
-                            self._started(
-                                st,
-                                fs.period,
-                                _UNREPORTED_START,
-                                sid,
-                                line,
-                                f"repeated idle with the new stop reason {reason!r} (was "
-                                f"{st.last_reason!r}) completes work",
-                                msg,
-                                (REPEATED_IDLE_NEW_REASON,),
-                            )
-                        st.last_reason = reason
+                self._unreported_end(fs, st, prev, reason, completed, sid, line, msg)
+                if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+                    st.last_reason = reason
         elif prev in ACTIVE:
             self._gx[_END_GROUPS_KEY] += 1
             self._ends(fs, prev, reason, st, sid, upd, line, msg)
         elif prev == "idle":
             self._ex["TRANS-01"] += 1
+
+    def _unreported_end(
+        self,
+        fs: SessionFacts,
+        st: _Session,
+        prev: str,
+        reason: Any,
+        completed: bool,
+        sid: str,
+        line: int,
+        msg: Message,
+    ) -> None:
+        """An idle that ends no work reported active (a repeated idle, or one after a custom state
+        that followed idle) but reports a completion all the same (``model.foreground``
+        idle_reports_completion: a stop reason with no earlier completion in the session to
+        carry, or under ``repeated-idle-new-stop-reason=completion`` a new one): the work it
+        ended was under way in the state reported before it, judged as the foreground table
+        judges output there (FG-02, FG-01 with no prompt waiting; STATE-04 under a custom state
+        the Client did not advertise)."""
+        custom = prev not in STANDARD_STATES
+        if prev != "idle" and not (custom and st.last_std == "idle"):
+            return
+        new_reason_completes = self.reading(REPEATED_IDLE_NEW_REASON) == "completion"
+        completed = completed or not self.facts.from_start(sid)
+        if not fgm.idle_reports_completion(reason, st.last_reason, completed, new_reason_completes):
+            return
+        where = fgm.UNRECOGNIZED if custom else fgm.IDLE
+        if custom:
+            self._ex[_CUSTOM_STATES] += 1
+        try:
+            self.table(fgm.SPEC).fire(
+                where, "output", {"custom_states": self.facts.client_may_extend is not False}
+            )
+            return
+        except ProtocolViolation as broke:
+            rule = broke.rule
+        if completed:
+            what = f"repeated idle with the new stop reason {reason!r} (was {st.last_reason!r})"
+        else:
+            what = f"idle with the stop reason {reason!r}, while no work of the session had ended,"
+        what += " completes work"
+        if custom:
+            what += f" that ran under the custom state {prev!r}, which replaced running"
+        elif not self._prompt_waits(sid, st):  # the Agent's own work
+            self._ex[OWN_WORK] += 1
+            rule, what = OWN_WORK, what + " with no prompt waiting (work the Agent started itself)"
+        readings = (REPEATED_IDLE_NEW_REASON,) if completed else ()
+        self._started(st, fs.period, rule, sid, line, what, msg, readings)
 
     def _no_stop_reason(self, prev: str, sid: str, line: int, msg: Message) -> None:
         """An ending idle without a stop reason: a breach of FG-06 only when the Agent could tell
@@ -536,25 +587,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
             st.last_reason = reason if type(reason) is str else None
         cancel_line = fs.cancel_line
-        if cancel_line and self.reading(CANCEL_TAKES_EFFECT) == "when-acted":
-            self._gx[_CANCEL_GROUP_KEY] += 1
+        if cancel_line and self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
             st.last_end_cancel = self.between.confirmation_breach(reason) is None
             if type(reason) is not str:
                 self._no_stop_reason(prev, sid, line, msg)
-        elif cancel_line:
+        elif cancel_line:  # its stop reason is judged by the stop-reason monitor (cancel_confirmed)
             st.last_end_cancel = True
-            self._gx[_CANCEL_GROUP_KEY] += 1
-            broken = self.between.confirmation_breach(reason)
-            if broken is not None:
-                self.breach(
-                    broken.rule,
-                    line,
-                    sid,
-                    f"the idle that ends work after the cancellation received at line {cancel_line} "
-                    f"has stop reason {reason!r}, not {self.between.confirming_reasons()[0]!r}",
-                    msg,
-                    (CANCEL_TAKES_EFFECT,),
-                )
         else:
             st.last_end_cancel = False
             if type(reason) is not str:
@@ -615,10 +653,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
             return
-        st = self.sessions.get(sid)
-        if st is None:
-            return
+        st = self._session(sid)
         rid = msg["id"]
+        if "result" in msg and not self.facts.active(sid):
+            st.prompted = True  # its work may start now, even one held through the last idle
         if st.await_active.pop(rid, None) is not None and "result" in msg:
             self._ex["BOUND-02"] += 1
             st.accepted[rid] = line

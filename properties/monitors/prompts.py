@@ -90,8 +90,18 @@ below).
 answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted;
 under ``prompt-only`` it is counted as every other; under ``other-sources`` nothing is.
 
+*Reported before the idle* (``model.between`` USER_MESSAGE_REPORTED, the reading
+``user-message-deadline``, default ``resulting-work``). The first prompt received while the
+session reported idle, or the oldest one waiting at an idle (outside resume windows, with the
+state seen on the wire), has, as its resulting work, the next foreground work reported active
+(work starts and ends only with a report, so an unknown stretch changes nothing): when its
+success response came before that work's idle and its messageId was not reported by then, the
+idle breaks ACC-05. A prompt received during active work is not judged at that work's idle (its
+insertion may start the next turn); an error answer or a resume window ends the judgement.
+
 *Eventually.* A returned messageId never reported by a ``user_message`` or
-``user_message_chunk``: ACC-05 (not for sessions that were closed).
+``user_message_chunk``: ACC-05, closed sessions included (closing does not discharge it: the
+same declaration).
 
 Must not know: foreground state, tool calls, background work, files.
 """
@@ -102,6 +112,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
+from model import entity
 from model import prompt as prm
 from model.core import Context
 from model.prompt import OWN_REASON
@@ -110,7 +121,7 @@ from properties.monitor import Handler, Message, rule_group
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
+from properties.monitors.common import ACTIVE, INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
 from properties.monitors.facts import Facts, SessionMonitor
 from properties.monitors.tables import rules_of
 from properties.readings import (
@@ -119,9 +130,16 @@ from properties.readings import (
     PROMPT_AHEAD_OF_HELD,
     RESUME_REPLAY_WINDOW,
     UNACCOUNTED_USER_MESSAGE,
+    USER_MESSAGE_DEADLINE,
 )
 
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
+_DEADLINE = (USER_MESSAGE_DEADLINE,)
+REPORTED = bw.USER_MESSAGE_REPORTED.rule
+"""The rule of an inserted user message never reported (``model.between``)."""
+SAME_ID = bw.OWN_USER_MESSAGE.rule
+"""The rule of a user message reported under an ID no prompt response returned
+(``model.between``)."""
 CONTENT = bw.CONTENT_ADVERTISED.rule
 """The rule of prompt content the Agent did not advertise (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
@@ -153,10 +171,18 @@ class _Session:
         "cancel_seen",
         "claimed",
         "first_error",
+        "inserted_idle",
+        "own_wait",
+        "owner",
+        "owner_fresh",
+        "owner_mid",
+        "owner_working",
         "pending",
         "prompted",
         "replay_unknown",
         "reported_d",
+        "started",
+        "state_seen",
         "unclaimed",
         "unreported",
     )
@@ -173,6 +199,27 @@ class _Session:
         self.cancel_seen = False
         self.first_error = 0  # receipt line of the earliest prompt answered with an error
         self.replay_unknown: set[str] = set()
+        # the first prompt received while the session reported idle (since the last idle ending
+        # work), whether its resulting work is reported active, and its returned messageId while
+        # not reported (see "Reported before the idle")
+        self.owner: Any = None
+        self.owner_working = False
+        self.owner_fresh = False  # received while idle, no work reported since
+        self.owner_mid: str | None = None
+        self.state_seen = False
+        # the work reported active since the last idle: (prompts waiting at its start and not
+        # answered since, whether a prompt received while idle was answered with success just
+        # before it, whether one waiting at its start was then answered with an error, so it
+        # waited uninserted); a user message reported outside work that may be the Agent's own
+        # for work starting next: (messageId, line, rule, why, message)
+        self.started: tuple[frozenset[Any], bool, bool] | None = None
+        self.inserted_idle = False  # a prompt answered with success since the last start
+        self.own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None] | None = None
+        """(..., None until work starts; then the prompts waiting at that start, not yet
+        answered: the message is judged when they are)"""
+
+    def drop_owner(self) -> None:
+        self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
 
     def copy(self) -> _Session:
         new = _Session.__new__(_Session)
@@ -185,11 +232,21 @@ class _Session:
         new.cancel_seen = self.cancel_seen
         new.first_error = self.first_error
         new.replay_unknown = set(self.replay_unknown)
+        new.owner = self.owner
+        new.owner_working = self.owner_working
+        new.owner_mid = self.owner_mid
+        new.owner_fresh = self.owner_fresh
+        new.state_seen = self.state_seen
+        new.started = self.started
+        new.inserted_idle = self.inserted_idle
+        new.own_wait = self.own_wait
         return new
 
-    def key(self) -> tuple[Any, ...]:
+    def key(self, from_start: bool = False) -> tuple[Any, ...]:
         """Relative form: waiting prompts and unclaimed messages merged in line order (all the
-        checks compare), no line numbers."""
+        checks compare), no line numbers; ``from_start``: the session is seen from its creation
+        (then whether a state was seen changes nothing, nor does an owner's freshness once its
+        work runs)."""
         merged = sorted(
             [(line, 0, repr(rid)) for rid, line in self.pending.items()]
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
@@ -203,6 +260,28 @@ class _Session:
             self.cancel_seen,
             bool(self.first_error),
             frozenset(self.replay_unknown),
+            None
+            if self.owner is None
+            else (
+                repr(self.owner),
+                self.owner_working,
+                self.owner_mid,
+                self.owner_fresh and not self.owner_working,
+            ),
+            self.state_seen or from_start,
+            None
+            if self.started is None
+            else self.started[1:]
+            if any(self.started[1:])
+            else frozenset(map(repr, self.started[0])),
+            self.inserted_idle,
+            None
+            if self.own_wait is None
+            else (
+                self.own_wait[0],
+                self.own_wait[2],
+                None if self.own_wait[5] is None else frozenset(map(repr, self.own_wait[5])),
+            ),
         )
 
     def deficiency(self) -> int:
@@ -226,8 +305,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     RULES = (
         "ACC-04",
-        "ACC-05",
-        "ACC-06",
+        REPORTED,
+        SAME_ID,
         "ACC-07",
         "ACC-09",
         "ACC-11",
@@ -235,7 +314,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         "CANCEL-16",
         CONTENT,
         "SDM-05",
-        "MSGID-01",
+        entity.KEYED_BY_ID,
         *(rule for rule in rules_of((prm.SPEC,)) if rule != _UNSEEN_EARLY),
     )
     TABLES = (prm.SPEC,)
@@ -260,6 +339,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ("update", "user_message", self._user),
             ("update", "user_message_chunk", self._user),
             ("update", "session_message", self._delegated),
+            ("update", "state_update", self._state),
+            ("agent-response", "session/close", self._closed),
         )
 
     # -- requests ------------------------------------------------------------------------
@@ -279,6 +360,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
         spec = self.table(prm.SPEC)
         self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
         ps.pending[rid] = line
+        if ps.owner is None:
+            fs = facts.sessions.get(sid)
+            seen = ps.state_seen or facts.from_start(sid)
+            if seen and (fs is None or (fs.state == "idle" and not fs.resuming)):
+                ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
 
     def _fire(
         self,
@@ -348,9 +434,27 @@ class PromptMonitor(SessionMonitor["_Session"]):
         del ps.pending[rid]
         if "error" in msg:
             self._gx[_ANSWERED_KEY] += 1
+            if ps.started is not None and rid in ps.started[0]:  # it waited uninserted then
+                ps.started = (ps.started[0] - {rid}, ps.started[1], True)
+            if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
+                self._own_breach(ps, sid, line, False, False)  # it waited uninserted at the start
+            if ps.owner == rid:
+                ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
             return
         self._success(ps, sid, rid, rec, line, msg)
+        if ps.started is not None and rid in ps.started[0]:
+            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2])
+        if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
+            left = ps.own_wait[5] - {rid}
+            # every prompt waiting at the start inserted: the work may have been its own
+            ps.own_wait = (*ps.own_wait[:5], left) if left else None
+        if ps.owner == rid and ps.owner_fresh and not ps.owner_working:
+            ps.inserted_idle = True  # received and inserted while idle: the next work is its
+        if ps.owner == rid:
+            mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
+            if type(mid) is str and mid in ps.unreported:
+                ps.owner_mid = mid
 
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         err = msg.get("error")
@@ -384,7 +488,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 )
         if rec[4]:
             self._ex[CONTENT] += 1
-            if code != INVALID_PARAMS and (code != REQUEST_CANCELLED or alt == "invalid"):
+            if code != INVALID_PARAMS and (
+                code != REQUEST_CANCELLED or "cancelled" not in self.between.covered_invalid_answers(alt)
+            ):
                 self.breach(
                     CONTENT,
                     line,
@@ -439,7 +545,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         if self.overtaken:
             self.overtaken.pop(rid, None)  # it was inserted after all
-        if ps.pending and self.reading(PROMPT_AHEAD_OF_HELD) == "receipt-order":
+        if ps.pending and not self.between.may_overtake_held(self.reading(PROMPT_AHEAD_OF_HELD)):
             for earlier, received in ps.pending.items():
                 if received < rec[1] and _waiting(self.prompts[earlier][2]) in _UNSTOPPED:
                     self._ex[OLDEST_HELD] += 1  # judged when the earlier one is answered
@@ -498,7 +604,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.reported_d = 0
         elif self._settle(ps) and self._counting():
             self.breach(
-                "ACC-06",
+                SAME_ID,
                 line,
                 sid,
                 f"prompt {rid!r} returned messageId {mid!r}, but a user message reported after it "
@@ -510,22 +616,25 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- user messages -------------------------------------------------------------------
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
-        if type(mid) is not str:
-            self._ex["MSGID-01"] += 1
-            self.breach("MSGID-01", line, sid, f"{upd['sessionUpdate']} without a string messageId", msg)
+        if not entity.keyed(mid):
+            self._ex[entity.KEYED_BY_ID] += 1
+            self.breach(
+                entity.KEYED_BY_ID, line, sid, f"{upd['sessionUpdate']} without a string messageId", msg
+            )
             return
         ps = self.sessions.get(sid)
         if ps is None:
             ps = self.sessions[sid] = _Session()
-        elif mid in ps.unclaimed:  # (then not in claimed: see _answer)
-            self._ex["MSGID-01"] += 1
+        elif mid == ps.owner_mid:
+            ps.owner_mid = None  # reported
+        if mid in ps.unclaimed:  # (then not in claimed: see _answer)
+            self._ex[entity.KEYED_BY_ID] += 1
             self._known_replayed(sid)
             return
         elif mid in ps.claimed:
-            self._ex["MSGID-01"] += 1
-            self._known_replayed(sid)
-            if ps.unreported:
-                ps.unreported.pop(mid, None)
+            self._ex[entity.KEYED_BY_ID] += 1
+            if not self._known_replayed(sid) and ps.unreported:
+                ps.unreported.pop(mid, None)  # (a replayed copy is not the live report)
             return
         unclaimed = ps.unclaimed
         fs = self.facts.sessions.get(sid)
@@ -534,23 +643,34 @@ class PromptMonitor(SessionMonitor["_Session"]):
             and fs.resuming
             and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
         ):
-            self._ex["MSGID-01"] += 1
+            self._ex[entity.KEYED_BY_ID] += 1
             self._replayed(ps, sid, mid, line, msg)
             return
-        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
-            self._ex["MSGID-01"] += 1  # the Agent's own insertion: no prompt waits to claim it
-            ps.claimed[mid] = None
-            return
-        unclaimed[mid] = line
         if not ps.prompted:
             rule, why = "SDM-05", "in a session that never received a session/prompt (a delegated task?)"
         elif ps.first_error and ps.first_error < line:
             rule, why = "REJ-02", "and a prompt received before it was answered with an error"
         else:
+            rule, why = SAME_ID, "under an ID that no prompt response returned or can still return"
+        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
+            known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
+            state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
+            # (a session whose state the wire never showed: any work may be going on)
+            own = self.between.own_user_message(state, self._own_work(ps) or not known)
+            if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
+                self._ex[entity.KEYED_BY_ID] += 1
+                ps.claimed[mid] = None
+                if own is None and ps.own_wait is None:
+                    self._ex[rule] += 1
+                    ps.own_wait = (mid, line, rule, why, msg, None)
+                return
+            why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
+        unclaimed[mid] = line
+        if rule == SAME_ID:
             self._gx[_NEW_USER_KEY] += 1
             if self._settle(ps) and self._counting():
                 self.breach(
-                    "ACC-06",
+                    SAME_ID,
                     line,
                     sid,
                     f"user message {mid!r} reported under an ID that no prompt response returned "
@@ -559,17 +679,118 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     _UNACCOUNTED,
                 )
             return
-        self._ex["MSGID-01"] += 1
+        self._ex[entity.KEYED_BY_ID] += 1
         self._ex[rule] += 1
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
 
-    def _known_replayed(self, sid: str) -> None:
-        """A user message re-sent under an ID the session already used, inside a resume window:
-        a replayed message that kept its ID (ACC-11 judged, and held)."""
+    def _own_work(self, ps: _Session) -> bool:
+        """Whether the work reported active may be the Agent's own (``model.between``
+        OWN_USER_MESSAGE): no prompt waiting at its start was then refused (so it waited
+        uninserted), and none received while idle was inserted just before it."""
+        started = ps.started
+        return started is not None and self.between.own_work(started[2], started[1])
+
+    def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        """The session closed while a user message taken as the Agent's own waited for its work
+        to start: it never started."""
+        ps = None if sid is None else self.sessions.get(sid)
+        waits = ps is not None and ps.own_wait is not None and ps.own_wait[5] is None
+        if ps is not None and waits and sid is not None and "result" in msg:
+            self._own_breach(ps, sid, line, False, False)
+
+    def _own_breach(
+        self, ps: _Session, sid: str, line: int | None, eventually: bool, quiescent: bool
+    ) -> None:
+        """A user message reported while idle, taken as the Agent's own, whose work never started
+        (``model.between`` OWN_USER_MESSAGE)."""
+        assert ps.own_wait is not None
+        mid, first, rule, why, msg, waiting = ps.own_wait
+        ps.own_wait = None
+        if self._counting():
+            how = (
+                "the work that started next began while a prompt waited that was never inserted "
+                "(it was answered with an error), so it was that prompt's work"
+                if waiting
+                else "no foreground work of the Agent's own started next"
+            )
+            text = (
+                f"user message {mid!r} (line {first}) reported {why}: reported outside work with "
+                f"no prompt waiting, and {how}: it is no insertion of the Agent's own"
+            )
+            if eventually:
+                self.eventually(rule, quiescent, first, sid, text, None, _UNACCOUNTED)
+            else:
+                self.breach(rule, line, sid, text, msg, _UNACCOUNTED)
+
+    def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The idle ending the resulting work of the first prompt received while idle: its user
+        message was owed before it (see "Reported before the idle")."""
+        ps = self.sessions.get(sid)
+        if ps is None:
+            ps = self.sessions[sid] = _Session()
+        ps.state_seen = True
         fs = self.facts.sessions.get(sid)
-        if fs is not None and fs.resuming and self.facts.from_start(sid):
-            self._ex["ACC-11"] += 1
+        before = "idle" if fs is None else fs.state  # (the facts as they stood before this line)
+        new = upd.get("state")
+        if type(new) is not str:
+            new = "?"  # (a malformed state places no work)
+        resuming = fs is not None and fs.resuming
+        if new in ACTIVE and before not in ACTIVE and ps.started is None:
+            ps.started = (frozenset(ps.pending), ps.inserted_idle, False)  # a start
+            if ps.own_wait is not None and not resuming:
+                if not self.between.own_work(False, ps.inserted_idle):  # a prompt's work
+                    self._own_breach(ps, sid, line, False, False)
+                elif ps.pending:  # its own unless a prompt waiting now was never inserted
+                    ps.own_wait = (*ps.own_wait[:5], frozenset(ps.pending))
+                else:
+                    ps.own_wait = None  # the Agent's own work starts: the message was its insertion
+        elif new == "idle":
+            ps.started = None
+            if ps.own_wait is not None and not resuming and ps.own_wait[5] is None:
+                self._own_breach(ps, sid, line, False, False)
+        if new in ACTIVE:
+            ps.inserted_idle = False
+        if resuming:
+            ps.drop_owner()
+            return
+        if ps.owner is None:
+            pass
+        elif new in ACTIVE:
+            ps.owner_working = True  # its resulting work (also when reported after unknown)
+        elif new == "idle" and ps.owner_working:
+            self._ex[REPORTED] += 1
+            mid = ps.owner_mid
+            owed = () if mid is None else (mid,)
+            if (
+                mid is not None
+                and self.between.user_messages_owed(owed)
+                and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work"
+            ):
+                ps.unreported.pop(mid, None)  # judged here, not again at the end
+                self.breach(
+                    REPORTED, line, sid,
+                    f"prompt {ps.owner!r}, waiting while the session was idle, was answered "
+                    f"with messageId {mid!r} and its resulting work now ends, but no "
+                    "user_message or user_message_chunk reported that message before this "
+                    "idle (a pending update of the work: 4. Report completion)",
+                    msg, _DEADLINE,
+                )  # fmt: skip
+            ps.drop_owner()
+        # (other states: the same stretch; work starts and ends only with a report)
+        if new == "idle" and ps.owner is None and ps.pending:
+            ps.owner = next(iter(ps.pending))  # the oldest waiting: the next work is its
+
+    def _known_replayed(self, sid: str) -> bool:
+        """A user message re-sent under an ID the session already used, inside a resume window:
+        a replayed message that kept its ID (ACC-11 judged, and held). Whether it is inside a
+        resume window."""
+        fs = self.facts.sessions.get(sid)
+        if fs is not None and fs.resuming:
+            if self.facts.from_start(sid):
+                self._ex["ACC-11"] += 1
+            return True
+        return False
 
     def _delegated(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A session-directed message in a session that never received a session/prompt: a
@@ -611,6 +832,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
+        for sid, ps in self.sessions.items():
+            if ps.own_wait is not None and ps.own_wait[5] is None:
+                self._own_breach(ps, sid, None, True, quiescent)
         spec = self.table(prm.SPEC)
         for rid, rec in self.prompts.items():
             sid, received = rec[0], rec[1]
@@ -627,12 +851,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 "an answer from there)",
             )  # fmt: skip
         for sid, ps in self.sessions.items():
-            fs = self.facts.sessions.get(sid)
-            if fs is not None and fs.closed:
-                continue
+            # closed sessions too: closing does not discharge the report (model.between
+            # USER_MESSAGE_REPORTED)
             for mid, line in ps.unreported.items():
                 self.eventually(
-                    "ACC-05",
+                    REPORTED,
                     quiescent,
                     line,
                     sid,
@@ -652,18 +875,18 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def state_key(self) -> Any:
         return (
             frozenset((rid, (r[0], r[2], r[3], r[4])) for rid, r in self.prompts.items()),
-            tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
+            tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items())),
             frozenset((rid, o[0]) for rid, o in self.overtaken.items()),
         )
 
 
 _ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
 """Exercised by every answer: the prompt table's obligations to answer."""
-_SUCCESS = (*_ANSWERED, "ACC-04", "ACC-06")
+_SUCCESS = (*_ANSWERED, "ACC-04", SAME_ID)
 """Exercised by every success response (with those of every answer)."""
-_RETURNED = (*_SUCCESS, "ACC-09", "ACC-05")
+_RETURNED = (*_SUCCESS, "ACC-09", REPORTED)
 """Exercised by a success response that returns a string messageId."""
-_NEW_USER = ("MSGID-01", "ACC-06")
+_NEW_USER = (entity.KEYED_BY_ID, SAME_ID)
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)
 _SUCCESS_KEY = rule_group(*_SUCCESS)
@@ -675,6 +898,8 @@ _STOPPED_BY = {
     prm.CANCEL_REQUESTED: " (a $/cancel_request for it reached the Agent before it was inserted)",
 }
 _UNSTOPPED = (prm.RECEIVED, prm.HELD)
+_PLACED = {**dict.fromkeys(ACTIVE, "active"), "idle": "idle"}
+"""Reported foreground states that place a user message in or out of work (``own_user_message``)."""
 _INSERTED = frozenset((prm.INSERTED,))
 
 

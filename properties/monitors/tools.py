@@ -13,9 +13,9 @@ What is certain in proxy order, and why
   at any time. Once per stretch. A permission request's subject tool call is applied like a
   ``tool_call_update`` (the schema's ToolCallPermissionSubject: a first-seen ID creates it), so
   a tool call first seen there is tracked like any other.
-- TOOL-04 (SHOULD): after the Client selects an ``allow_*`` option of a permission request about
-  a tool call, that call should go ``in_progress`` before it is ``completed``. Failing or being
-  cancelled without running is fine.
+- ``model.between`` APPROVED_RUNS (TOOL-04, a SHOULD): after the Client selects an ``allow_*``
+  option of a permission request about a tool call, that call should go ``in_progress`` before it
+  is ``completed``. Failing or being cancelled without running is fine.
 - FAIL-04 (SHOULD): when an idle with stop reason ``error`` ends active work, every tool call first
   reported during that work and still unfinished should have had a final status before; tool
   calls in the background list and those embedding a listed terminal are exempt. A background
@@ -95,6 +95,7 @@ from properties.readings import (
     CANCEL_TAKES_EFFECT,
     TOOL_UPDATES_AFTER_IDLE,
     UNLISTED_TOOL_AT_CANCELLED_IDLE,
+    UNLISTED_TOOL_AT_FAILED_IDLE,
 )
 
 # tool record: (status, interval it was first reported in (0: not during active work), grant)
@@ -104,9 +105,12 @@ from properties.readings import (
 #   before the idle confirming it (an approval only under approval-racing-cancel=may-be-used)
 _LATE_GRANT = 3
 _RACED_GRANT = 4
+APPROVED = bw.APPROVED_RUNS.rule
+"""A granted tool call runs before it completes (``model.between``)."""
+_FAILED = bw.FAILED_TOOLS_FINAL.rule
 ABANDONED = bw.CANCELLED_PERMISSIONS.rule
-"""A request of cancelled work is not approved (``model.between``; the permission table's
-``abandon`` states it too)."""
+"""A request of cancelled work is not approved (``model.between`` cancelled_permissions, whose rule
+is the one the permission table's ``abandon`` cell names)."""
 _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
 _RA_GROUP = RESTATED["running-after-requires-action"]
@@ -158,8 +162,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     RULES = (
         *_RA_GROUP,
-        "TOOL-04",
-        "FAIL-04",
+        APPROVED,
+        _FAILED,
         bw.CANCELLED_TOOLS_FINAL.rule,
         ABANDONED,
         *permission.SPEC.eventually.values(),
@@ -179,8 +183,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
         self.suspects: dict[tuple[str, str], tuple[int, str, bool]] = {}
-        """(session, tool call) -> (line of the idle, rule it owes: FAIL-04, or the rule of
-        ``model.between`` CANCELLED_TOOLS_FINAL)."""
+        """(session, tool call) -> (line of the idle, rule it owes: that of ``model.between``
+        FAILED_TOOLS_FINAL or CANCELLED_TOOLS_FINAL)."""
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -230,7 +234,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         if status is None or status == old:
             return
-        owed = self.reading(TOOL_UPDATES_AFTER_IDLE) == "foreground-owed"
+        owed = not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE))
         if owed:
             self._late(ts, sid, tid, created, line, msg)
         elif self.suspects:
@@ -261,9 +265,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     msg, (APPROVAL_RACING_CANCEL,),
                 )  # fmt: skip
             self._progress(ts, fs, tid, created, "went in_progress", line, sid, msg)
-        elif status == "completed" and grant == 1:
+        elif self.between.completes_unrun(grant == 1, status):
             self.breach(
-                "TOOL-04",
+                APPROVED,
                 line,
                 sid,
                 f"tool call {tid!r} completed after its permission was granted without being "
@@ -355,7 +359,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if fs is None or fs.state not in ACTIVE or fs.resuming:
             return  # (a session without facts is idle)
         error = upd.get("stopReason") == foreground.ERROR
-        if fs.cancel_line and self.reading(TOOL_UPDATES_AFTER_IDLE) == "foreground-owed":
+        if fs.cancel_line and not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE)):
             self._session(sid).cancel_end = fs.interval
         if not error and not fs.cancel_line:
             return  # the usual end of work: nothing owed
@@ -363,20 +367,22 @@ class ToolMonitor(SessionMonitor["_Session"]):
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
         if ts is not None:
-            owed = "FAIL-04" if error else bw.CANCELLED_TOOLS_FINAL.rule
+            owed = _FAILED if error else bw.CANCELLED_TOOLS_FINAL.rule
             self._ex[owed] += 1
             cancelled = not error
-            alt = self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE) if cancelled else ""
-            at_idle = cancelled and alt != "may-be-background" and self._confirms(upd)
+            alt = self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE if cancelled else UNLISTED_TOOL_AT_FAILED_IDLE)
+            at_idle = alt != "may-be-background" and (error or self._confirms(upd))
             for tid, (status, created, _) in ts.tools.items():
                 exempt = _exempt(tid, ts, listed)  # listed work: covered only as cancel_covers says
-                covered = self.between.covered(exempt) if cancelled else not exempt
+                covered = self.between.ends_with_work(exempt, cancelled)
                 ours = created == fs.interval or exempt
                 if ours and self.between.owes_final(status, TOOL_FINAL, covered):
                     # a list reported since its first report (the idle's own included) says it
                     # is not background work; before any, it may be background not listed yet
                     ruled = keys is not None or tid not in ts.fresh
-                    if at_idle and (ruled or alt == "every-unlisted"):
+                    if error and at_idle and self.between.failed_work_tool(ruled):
+                        self._failed_tool(sid, tid, status, line, msg)
+                    elif not error and at_idle and (ruled or alt == "every-unlisted"):
                         why = (
                             "the cancel covers the listed background work too"
                             if exempt
@@ -406,13 +412,24 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         if owes not in spec.relaxed:
                             self.owed[rid] = (sid, line, owes)
 
+    def _failed_tool(self, sid: str, tid: str, status: str, line: int, msg: Message) -> None:
+        """``model.between`` FAILED_TOOLS_FINAL: a tool call of the failed work still unfinished at
+        the idle with stop reason error, left out of a background list reported since its first
+        report."""
+        self.breach(
+            _FAILED, line, sid,
+            f"idle with stop reason 'error' while tool call {tid!r} of the failed work is still "
+            f"{status}: the Agent should give it a terminal status (failed when it did not "
+            "complete) before reporting the failure (it is not in the latest background list, and "
+            "it embeds no listed terminal)",
+            msg, (UNLISTED_TOOL_AT_FAILED_IDLE,),
+        )  # fmt: skip
+
     def _confirms(self, upd: dict[str, Any]) -> bool:
         """Whether an idle ending work after a cancel was received confirms the cancellation:
         always under ``cancel-takes-effect=on-receipt``; under ``when-acted`` only when it says
         cancelled (the work may have ended on its own first)."""
-        if self.reading(CANCEL_TAKES_EFFECT) != "when-acted":
-            return True
-        return self.between.confirmation_breach(upd.get("stopReason")) is None
+        return self.between.confirms_cancellation(upd.get("stopReason"), self.reading(CANCEL_TAKES_EFFECT))
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
@@ -459,14 +476,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     kind = option.get("kind")
         if type(kind) is not str or not kind.startswith("allow"):
             return
-        self._ex["TOOL-04"] += 1
+        self._ex[APPROVED] += 1
         if abandoned:  # an approval of cancelled work's request: the Agent treats it as none
             self._ex[ABANDONED] += 1
         ts = self.sessions.get(perm[0])
         rec = ts.tools.get(perm[1]) if ts is not None else None
         if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
             grant = _LATE_GRANT if abandoned else 2 if rec[0] == "in_progress" else 1
-            if grant == 1 and self.reading(APPROVAL_RACING_CANCEL) == "not-approved":
+            if grant == 1 and not self.between.racing_approval_used(self.reading(APPROVAL_RACING_CANCEL)):
                 fs = self.facts.sessions.get(perm[0])
                 if (
                     fs is not None
@@ -489,8 +506,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
         for (sid, tid), (line, owed, ruled) in self.suspects.items():
-            what = "with stop reason 'error'" if owed == "FAIL-04" else "confirming the cancellation"
-            work = "failed" if owed == "FAIL-04" else "cancelled"
+            what = "with stop reason 'error'" if owed == _FAILED else "confirming the cancellation"
+            work = "failed" if owed == _FAILED else "cancelled"
             self.eventually(
                 owed,
                 quiescent,
@@ -498,9 +515,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 sid,
                 f"idle {what} while tool call {tid!r} of the {work} work had no final status (and "
                 "it was never listed as background work)",
-                readings=(TOOL_UPDATES_AFTER_IDLE, UNLISTED_TOOL_AT_CANCELLED_IDLE)
-                if ruled
-                else (TOOL_UPDATES_AFTER_IDLE,),
+                readings=(
+                    TOOL_UPDATES_AFTER_IDLE,
+                    UNLISTED_TOOL_AT_CANCELLED_IDLE if ruled else UNLISTED_TOOL_AT_FAILED_IDLE,
+                ),
             )
         for rid, (sid, line, rule) in self.owed.items():
             self.eventually(

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +53,6 @@ class Finding:
     """The shortest counterexample's transcript file (None when it could not be written)."""
     events: int
     explanation: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "counterexample": self.counterexample,
-            "events": self.events,
-            "explanation": self.explanation,
-        }
 
 
 @dataclass(frozen=True)
@@ -98,7 +90,7 @@ class Row:
             "alternative": self.alternative,
             "readings": dict(self.choice),
             "default": self.default,
-            "findings": [f.to_json() for f in o.findings],
+            "findings": [asdict(f) for f in o.findings],
             "states": o.states,
             "steps": o.steps,
             "complete": o.complete,
@@ -127,11 +119,7 @@ class Matrix:
         return [r for r in self.rows if r.outcome.findings]
 
     def write_errors(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for r in self.rows:
-            for e in r.outcome.write_errors:
-                seen.setdefault(e, None)
-        return list(seen)
+        return list(dict.fromkeys(e for r in self.rows for e in r.outcome.write_errors))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -156,13 +144,9 @@ class Matrix:
     def to_text(self) -> str:
         """A readable table: one line per row, then one line per finding with its file. The
         exhaustive mode has no steps and the random modes no states: their column is left out."""
-        keep = [
-            i
-            for i, name in enumerate(("reading", "alternative", "findings", "states", "steps", "seconds"))
-            if not (name == "steps" and self.mode == "exhaustive")
-            and not (name == "states" and self.mode == "random")
-        ]
         full_head = ("reading", "alternative", "findings", "states", "steps", "seconds")
+        left_out = {"exhaustive": "steps", "random": "states"}.get(self.mode)
+        keep = [i for i, name in enumerate(full_head) if name != left_out]
         head = tuple(full_head[i] for i in keep)
         table: list[tuple[str, ...]] = []
         for r in self.rows:

@@ -25,7 +25,6 @@ from typing import Any
 
 from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
-from properties.findings import Finding
 from properties.seeded import SEEDED, Seeded, Walks
 from simulator.peers.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
 from simulator.peers.scenarios import SCENARIOS
@@ -137,14 +136,6 @@ class Verdict:
         }
 
 
-def _rule_findings(run: Run) -> list[Finding]:
-    return [f for f in run.findings if f.kind == "rule"]
-
-
-def _client_view_rules(run: Run) -> set[str]:
-    return set(run.world.view_breaches)
-
-
 def _runs(fault: frozenset[str], cfg: Config, walks: int, steps: int) -> Iterable[tuple[str, Run]]:
     for scenario in SCENARIOS:
         yield (
@@ -162,7 +153,7 @@ def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verd
     verdict = Verdict(mutant)
     for source, run in _runs(fault, cfg, walks, steps):
         verdict.runs += 1
-        rules = {f.rule for f in _rule_findings(run)} | _client_view_rules(run)
+        rules = {f.rule for f in run.findings if f.kind == "rule"} | set(run.world.view_breaches)
         verdict.findings += len(rules)
         verdict.caught_by.update(rules)
         hit = mutant.intended_rule in rules if mutant else bool(rules)

@@ -92,6 +92,16 @@ class Slice:
     purpose: str
 
 
+QUIET = SMALL.with_(tool_calls=0, permissions=0, background=0, outputs=0, capacity=1)
+"""``SMALL`` without tool calls, permission requests, background items or output messages, one
+message in flight per direction: what most slices start from, adding their subject."""
+
+
+def _slice(name: str, features: str, purpose: str, **bounds: Any) -> Slice:
+    """A slice of ``QUIET`` with these bound changes and these features (space-separated)."""
+    return Slice(name, QUIET.with_(features=frozenset(features.split()), **bounds), purpose)
+
+
 SLICES: tuple[Slice, ...] = (
     Slice(
         "core",
@@ -99,306 +109,183 @@ SLICES: tuple[Slice, ...] = (
         "a prompt held or inserted, session/cancel, a tool call with permission, a terminal (an "
         "unlisted one stopped by the cancel)",
     ),
-    Slice(
+    _slice(
         "prompts",
-        SMALL.with_(
-            prompts=2,
-            tool_calls=0,
-            permissions=0,
-            background=0,
-            cancel_requests=1,
-            capacity=1,
-            features=frozenset({"hold", "cancel"}),
-        ),
+        "hold cancel",
         "two prompts: held and inserted in order, $/cancel_request, session/cancel",
+        prompts=2,
+        cancel_requests=1,
+        outputs=1,
     ),
-    Slice(
+    _slice(
         "cancels",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            background=0,
-            cancels=2,
-            cancel_requests=2,
-            outputs=0,
-            capacity=1,
-            features=frozenset({"cancel", "fail"}),
-        ),
+        "cancel fail",
         "session/cancel and $/cancel_request (each twice) reaching a prompt in every state",
+        cancels=2,
+        cancel_requests=2,
     ),
-    Slice(
+    _slice(
         "output",
-        SMALL.with_(
-            background=0,
-            permissions=0,
-            cancels=0,
-            notices=1,
-            usages=1,
-            outputs=2,
-            capacity=1,
-            features=frozenset(
-                {
-                    "chunks",
-                    "thought",
-                    "plan",
-                    "limits",
-                    "notice",
-                    "usage",
-                    "fail",
-                    "custom_stop",
-                    "extras",
-                    "rich_prompt",
-                }
-            ),
-        ),
+        "chunks thought plan limits notice usage fail custom_stop extras rich_prompt",
         "messages, chunks, thoughts, plans (and their removal), stop reasons (also custom), errors "
         "and rejection, notices, usage",
+        tool_calls=1,
+        cancels=0,
+        notices=1,
+        usages=1,
+        outputs=2,
     ),
-    Slice(
+    _slice(
         "background",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            background=2,
-            cancels=0,
-            outputs=0,
-            capacity=1,
-            features=frozenset({"terminal", "bg_tool", "subagent", "followup", "extras"}),
-        ),
+        "terminal bg_tool subagent followup extras",
         "two background items (terminals and their output, background tool calls, subagents and "
         "their session-directed message chunks), follow-up work",
+        background=2,
+        cancels=0,
     ),
-    Slice(
+    _slice(
         "compaction",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            background=0,
-            compactions=1,
-            outputs=0,
-            capacity=1,
-            features=frozenset({"compaction", "cancel"}),
-        ),
+        "compaction cancel",
         "compaction, also while idle: ended completed, failed, cancelled; custom statuses; summary "
         "patches and chunks in every status",
+        compactions=1,
     ),
-    Slice(
+    _slice(
         "observability",
-        SMALL.with_(
-            background=0,
-            cancels=0,
-            losses=1,
-            futures=1,
-            outputs=1,
-            capacity=1,
-            features=frozenset({"unknown", "future", "permission", "omit_stop"}),
-        ),
+        "unknown future permission omit_stop",
         "loss of observability (unknown) and future states (the Client advertised custom states) "
         "from every state, restored to each state, with output under them; an idle without a stop "
         "reason (the Agent cannot tell why the work stopped)",
+        tool_calls=1,
+        permissions=1,
+        cancels=0,
+        losses=1,
+        futures=1,
+        outputs=1,
     ),
-    Slice(
+    _slice(
         "tools",
-        SMALL.with_(
-            permissions=0,
-            background=0,
-            tool_updates=1,
-            outputs=0,
-            capacity=1,
-            features=frozenset({"pause", "cancel", "fail", "correct"}),
-        ),
+        "pause cancel fail correct",
         "a tool call that pauses, goes back to pending, ends completed, failed or cancelled, and "
         "has its content replaced or appended in every status",
+        tool_calls=1,
+        tool_updates=1,
     ),
-    Slice(
+    _slice(
         "requests",
-        SMALL.with_(
-            tool_calls=2,
-            permissions=2,
-            background=0,
-            outputs=0,
-            capacity=1,
-            features=frozenset({"permission", "multi_request", "cancel"}),
-        ),
+        "permission multi_request cancel",
         "several outstanding permission requests (running with one pending, then blocked), "
         "answered after the work was cancelled or withdrawn",
+        tool_calls=2,
+        permissions=2,
     ),
-    Slice(
+    _slice(
         "answers",
-        SMALL.with_(
-            tool_calls=1,
-            permissions=1,
-            background=0,
-            cancels=1,
-            outputs=0,
-            capacity=1,
-            features=frozenset({"permission", "cancel", "perm_error"}),
-        ),
+        "permission cancel perm_error",
         "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
         "work was cancelled)",
+        tool_calls=1,
+        permissions=1,
     ),
-    Slice(
+    _slice(
         "bg_requests",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=1,
-            background=1,
-            cancels=0,
-            outputs=0,
-            capacity=1,
-            features=frozenset({"bg_tool", "bg_permission"}),
-        ),
+        "bg_tool bg_permission",
         "a permission request for a background tool call, also while idle, answered or withdrawn",
+        permissions=1,
+        background=1,
+        cancels=0,
     ),
-    Slice(
+    _slice(
         "elicitation",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            elicitations=1,
-            background=0,
-            outputs=0,
-            capacity=1,
-            features=frozenset({"elicitation", "cancel", "fail"}),
-        ),
+        "elicitation cancel fail",
         "an elicitation in form or URL mode blocking foreground work: accepted (in URL mode, then "
         "completed outside), declined, cancelled or withdrawn; abandoned by cancelled or failed "
         "work and withdrawn; late answers and a late completion after the work ended",
+        elicitations=1,
     ),
-    Slice(
+    _slice(
         "session",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            background=0,
-            cancels=1,
-            cancel_requests=1,
-            closes=1,
-            resumes=1,
-            outputs=0,
-            capacity=2,
-            features=frozenset({"close", "resume", "hold", "cancel", "fail"}),
-        ),
+        "close resume hold cancel fail",
         "session/close (stopping a prompt received, held, cancelled or not yet answered; then "
         "cancels), session/resume with and without replay",
+        cancel_requests=1,
+        closes=1,
+        resumes=1,
+        capacity=2,
     ),
-    Slice(
+    _slice(
         "overlap",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            background=0,
-            cancels=0,
-            cancel_requests=0,
-            closes=1,
-            resumes=1,
-            outputs=1,
-            capacity=2,
-            features=frozenset({"close", "resume", "overlap"}),
-        ),
+        "close resume overlap",
         "session/close or a second session/resume while a session/resume is being answered (the "
         "resume refused, or the later one)",
+        cancels=0,
+        closes=1,
+        resumes=1,
+        outputs=1,
+        capacity=2,
     ),
-    Slice(
+    _slice(
         "closes",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            background=0,
-            cancels=0,
-            cancel_requests=0,
-            closes=2,
-            outputs=1,
-            capacity=2,
-            features=frozenset({"close", "hold", "resume"}),
-        ),
+        "close hold resume",
         "session/close sent again while the session is closing, or once it is closed; a resume "
         "replaying more than one update",
+        cancels=0,
+        closes=2,
+        outputs=1,
+        capacity=2,
     ),
-    Slice(
+    _slice(
         "hook",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            background=0,
-            hooks=1,
-            capacity=1,
-            features=frozenset({"hook", "hold", "fail", "cancel", "meta", "hook_refusal"}),
-        ),
+        "hook hold fail cancel meta hook_refusal",
         "foreground hook work while a prompt waits: then insertion, rejection (a hook's -32600 too) "
         "or cancellation; a metadata patch of the ended work's message after its idle (cancelled "
         "or not)",
+        hooks=1,
+        outputs=1,
     ),
-    Slice(
+    _slice(
         "reading_rows",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            background=1,
-            cancels=0,
-            cancel_requests=1,
-            outputs=0,
-            capacity=2,
-            features=frozenset({"hold", "cancel", "bg_tool"}),
-            readings=(
-                ("rejected-after-cancel-request", "own-reason"),
-                ("waited-on-background", "becomes-foreground"),
-            ),
-        ),
+        "hold cancel bg_tool",
         "the rows only an alternative reading allows (so the default run fires every row): a "
         "prompt refused for the Agent's own reason after $/cancel_request "
         "(rejected-after-cancel-request=own-reason) and a listed background tool call that "
         "foreground work starts waiting on (waited-on-background=becomes-foreground); judged "
         "under those readings",
-    ),
-    Slice(
-        "own_work",
-        SMALL.with_(
-            prompts=1,
-            tool_calls=0,
-            permissions=0,
-            background=0,
-            cancels=0,
-            cancel_requests=0,
-            outputs=1,
-            capacity=1,
-            features=frozenset({"goal", "commands", "bare_error", "fail", "early_state"}),
+        background=1,
+        cancels=0,
+        cancel_requests=1,
+        capacity=2,
+        readings=(
+            ("rejected-after-cancel-request", "own-reason"),
+            ("waited-on-background", "becomes-foreground"),
         ),
+    ),
+    _slice(
+        "own_work",
+        "goal commands bare_error fail early_state",
         "foreground work the Agent starts itself (a goal pursued), an available_commands_update, "
         "the error stop reason without an error field, the initial idle before the session/new "
         "response",
+        cancels=0,
+        outputs=1,
     ),
-    Slice(
+    _slice(
         "embedded",
-        SMALL.with_(
-            tool_calls=0,
-            permissions=0,
-            background=1,
-            cancels=1,
-            outputs=0,
-            capacity=1,
-            features=frozenset({"terminal", "embed", "cancel"}),
-        ),
+        "terminal embed cancel",
         "a tool call whose only live work is the terminal it runs: the terminal listed, the tool "
         "call not, ending with the terminal (also across a cancel: listed work is not covered)",
+        background=1,
     ),
-    Slice(
+    _slice(
         "receipt_order",
-        SMALL.with_(
-            prompts=2,
-            tool_calls=0,
-            permissions=0,
-            background=0,
-            cancels=0,
-            cancel_requests=0,
-            outputs=0,
-            capacity=2,
-            features=frozenset({"hold"}),
-            readings=(("prompt-ahead-of-held", "receipt-order"),),
-        ),
+        "hold",
         "two prompts held and inserted in the order received, judged under the reading that lets "
         "the wire show that order (prompt-ahead-of-held=receipt-order: a later prompt answered while "
         "an earlier one still waits)",
+        prompts=2,
+        cancels=0,
+        capacity=2,
+        readings=(("prompt-ahead-of-held", "receipt-order"),),
     ),
 )
 """The default bound of the exhaustive mode: small slices of the model, each complete, that
@@ -611,7 +498,7 @@ def _explore(
     events, rows, entity = parts.tally()
     s.fg = [parts.fg[st[0]] for st in s.states]
     seconds = time.perf_counter() - t0
-    result = BfsResult(
+    return BfsResult(
         cfg=cfg,
         faults=faults,
         symmetry=symmetry,
@@ -637,9 +524,8 @@ def _explore(
         one_side_states=sum(s.one_side) if s.one_side is not None else 0,
         unjudged_cycles=unjudged,
         stored_bytes=stored,
+        _search=s,
     )
-    result._search = s
-    return result
 
 
 def search_states(

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from properties.engine import MonitorSet
 from simulator.peers.config import Config
@@ -77,13 +76,9 @@ def step_checked(world: World, event: Event) -> list[Breach]:
     broken = world.broken
     if broken is not was_broken and broken is not None:
         return [Breach(broken.rule, "model", str(broken))]
-    out: list[Breach] = []
-    for f in found:
-        if f.kind == "rule":
-            out.append(Breach(f.rule, "monitor", f.explanation))
+    out = [Breach(f.rule, "monitor", f.explanation) for f in found if f.kind == "rule"]
     if len(world.view_breaches) != before:
-        for rule, why in list(world.view_breaches.items())[before:]:
-            out.append(Breach(rule, "view", why))
+        out += [Breach(rule, "view", why) for rule, why in list(world.view_breaches.items())[before:]]
     return out
 
 
@@ -94,10 +89,7 @@ def judge_end(world: World) -> list[Breach]:
 
 def settle_choice(enabled: list[Event]) -> Event | None:
     """The move ``settle`` takes: the first enabled agent move or delivery (never a client choice)."""
-    for ev in enabled:
-        if ev[0] != "client":
-            return ev
-    return None
+    return next((ev for ev in enabled if ev[0] != "client"), None)
 
 
 @dataclass
@@ -128,28 +120,23 @@ def replay(
     stops as soon as that rule is broken (what a shrinker needs)."""
     world = World(cfg, faults, new_monitors(monitors, cfg), record)
     out = Replay(world)
-    for ev in events:
-        if skip_disabled and ev not in world.enabled():
-            continue
+
+    def stopped(ev: Event) -> bool:
+        """Perform ``ev``; whether the replay stops there (a model refusal, or ``stop_rule``)."""
         out.events.append(ev)
         found = step_checked(world, ev)
         _note(out, found)
-        if any(b.source == "model" for b in found) or (
-            stop_rule is not None and any(b.rule == stop_rule for b in found)
-        ):
+        return any(b.source == "model" or b.rule == stop_rule for b in found)
+
+    for ev in events:
+        if (not skip_disabled or ev in world.enabled()) and stopped(ev):
             return out
-    if settle:
-        for _ in range(SETTLE_BUDGET):
-            ev_next = settle_choice(world.enabled())
-            if ev_next is None:
-                break
-            out.events.append(ev_next)
-            found = step_checked(world, ev_next)
-            _note(out, found)
-            if any(b.source == "model" for b in found) or (
-                stop_rule is not None and any(b.rule == stop_rule for b in found)
-            ):
-                return out
+    for _ in range(SETTLE_BUDGET if settle else 0):
+        ev_next = settle_choice(world.enabled())
+        if ev_next is None:
+            break
+        if stopped(ev_next):
+            return out
     out.quiescent = world.quiescent()
     _note(out, judge_end(world))
     return out
@@ -186,9 +173,6 @@ class Counterexample:
     ``breaks_at`` (1-based); the whole transcript for an "eventually" rule or a refused move
     (never sent); None when unknown."""
 
-    def sort_key(self) -> tuple[Any, ...]:
-        return (self.rule, len(self.events), self.mode)
-
 
 def keep_shortest(
     best: dict[str, Counterexample],
@@ -201,11 +185,6 @@ def keep_shortest(
         k = key(c)
         if k not in best or len(c.events) < len(best[k].events):
             best[k] = c
-
-
-def transcript_of(events: list[Event], cfg: Config, faults: frozenset[str]) -> list[Line]:
-    """The wire transcript (proxy order) of a counterexample, replayed exactly."""
-    return replay(events, cfg, faults, skip_disabled=False, settle=False).world.transcript
 
 
 def make_counterexample(

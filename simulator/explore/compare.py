@@ -168,10 +168,13 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     for rule in (var.get("variant") or {}).get("set_aside", []):
         if rule not in b_find:
             out.append(
-                {"kind": "set-aside", "rule": rule, "detail": "broken by behaviour the variant allows "
-                 "(its findings were set aside); the spec as written never breaks it at these bounds",
-                 "files": []}
-            )  # fmt: skip
+                _diff(
+                    "set-aside",
+                    "broken by behaviour the variant allows (its findings were set aside); the spec as "
+                    "written never breaks it at these bounds",
+                    rule,
+                )
+            )
     bx, vx = base.get("exhaustive"), var.get("exhaustive")
     if bx is not None and vx is not None:
         b_slices = {s["name"]: s for s in bx["slices"]}
@@ -186,45 +189,33 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
                 [],
             )
             out.append(
-                {"kind": "behaviours", "rule": None, "detail": f"exhaustive: {len(extra)} slice(s) explored "
-                 f"again with the dropped rules' seeded bugs on ({', '.join(faults)}): "
-                 f"{sum(s['states'] for s in extra):,} states, {sum(s['quiescent_states'] for s in extra):,} "
-                 f"quiescent, {sum(s['bottom_cycles'] for s in extra)} bottom cycles", "files": []}
-            )  # fmt: skip
+                _diff(
+                    "behaviours",
+                    f"exhaustive: {len(extra)} slice(s) explored again with the dropped rules' seeded bugs "
+                    f"on ({', '.join(faults)}): {sum(s['states'] for s in extra):,} states, "
+                    f"{sum(s['quiescent_states'] for s in extra):,} quiescent, "
+                    f"{sum(s['bottom_cycles'] for s in extra)} bottom cycles",
+                )
+            )
         for s in vx["slices"]:
             b = b_slices.get(s["name"])
             if b is None:
                 continue
             for key in ("states", "quiescent_states", "bottom_cycles"):
                 if b[key] != s[key]:
-                    kind = "state" if key == "states" else "cycles"
                     out.append(
-                        {"kind": kind, "rule": None, "detail": f"exhaustive slice {s['name']}: "
-                         f"{key.replace('_', ' ')} {b[key]:,} in the spec, {s[key]:,} under the variant",
-                         "files": []}
-                    )  # fmt: skip
+                        _diff(
+                            "state" if key == "states" else "cycles",
+                            f"exhaustive slice {s['name']}: {key.replace('_', ' ')} {b[key]:,} in the spec, "
+                            f"{s[key]:,} under the variant",
+                        )
+                    )
     for mode in sorted(set(base["coverage"]) & set(var["coverage"]) & {"exhaustive"}):
         b_states, b_rows = _reached(base, mode, BY_NAME)
         v_states, v_rows = _reached(var, mode, variant.tables())
         for kind, b, v in (("state", b_states, v_states), ("row", b_rows, v_rows)):
-            for item in sorted(v - b):
-                out.append(
-                    {
-                        "kind": kind,
-                        "rule": None,
-                        "detail": f"{mode}: {item} reached under the variant only",
-                        "files": [],
-                    }
-                )
-            for item in sorted(b - v):
-                out.append(
-                    {
-                        "kind": kind,
-                        "rule": None,
-                        "detail": f"{mode}: {item} reached in the spec only",
-                        "files": [],
-                    }
-                )
+            out += [_diff(kind, f"{mode}: {item} reached under the variant only") for item in sorted(v - b)]
+            out += [_diff(kind, f"{mode}: {item} reached in the spec only") for item in sorted(b - v)]
     out.sort(key=lambda d: (KINDS.index(d["kind"]), d["rule"] or "", d["detail"]))
     return out
 
@@ -291,16 +282,19 @@ def unexercised(
     return out
 
 
+def _diff(kind: str, detail: str, rule: str | None = None, files: list[str] | None = None) -> dict[str, Any]:
+    """One difference: its kind (``KINDS``), the rule it is about, what differs, the files showing it."""
+    return {"kind": kind, "rule": rule, "detail": detail, "files": files or []}
+
+
 def _finding(change: str, f: dict[str, Any], rule: str, why: str) -> dict[str, Any]:
-    kind = _SOURCE_KIND.get(f["source"], "finding")
-    files = [p for p in (f.get("transcript"), f.get("diagram"), f.get("program")) if p]
     steps = f["counterexamples"][0]["events"]
-    return {
-        "kind": kind,
-        "rule": rule,
-        "detail": f"{change}: {why}; {f['explanation']} (shortest: {steps} events, {', '.join(f['modes'])})",
-        "files": files,
-    }
+    return _diff(
+        _SOURCE_KIND.get(f["source"], "finding"),
+        f"{change}: {why}; {f['explanation']} (shortest: {steps} events, {', '.join(f['modes'])})",
+        rule,
+        [p for p in (f.get("transcript"), f.get("diagram"), f.get("program")) if p],
+    )
 
 
 def render_text(result: dict[str, Any]) -> str:

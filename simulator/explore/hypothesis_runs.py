@@ -162,22 +162,16 @@ class RuleBroken(AssertionError):
 
 
 OUTCOMES = {
-    "completed": "ran to its end (the only kind hypothesis counts towards the examples asked)",
-    "failed": "broke a rule (hypothesis then runs the failing example once more to report it)",
-    "no_enabled_rule": "abandoned part-way by hypothesis: none of the rules the example drew "
-    "(its swarm subset) was enabled",
-    "size_limit": "abandoned part-way by hypothesis: the example reached hypothesis's size limit",
-    "other": "abandoned part-way by hypothesis for another reason",
-}
-"""How an example ended, as counted in ``Stats.outcomes``."""
-OUTCOME_LABELS = {
     "completed": "completed",
     "failed": "broke a rule",
     "no_enabled_rule": "abandoned by hypothesis (none of the rules it drew was enabled)",
     "size_limit": "abandoned by hypothesis (its size limit reached)",
     "other": "abandoned by hypothesis (another reason)",
 }
-"""``OUTCOMES`` in a few words, for reports."""
+"""How an example ended, as counted in ``Stats.outcomes``, in a few words for reports. Only
+completed examples count towards the examples asked; hypothesis runs a failing example once
+more to report it; "no enabled rule": none of the rules the example drew (its swarm subset) was
+enabled."""
 
 
 def _outcome() -> str:

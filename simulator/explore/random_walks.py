@@ -116,8 +116,7 @@ def walk(
         if found:
             breaches.extend(found)
             if any(b.source == "model" for b in found):
-                stop = "model violation"
-                return Walk(seed, events, breaches, stop, world)
+                return Walk(seed, events, breaches, "model violation", world)
     breaches.extend(judge_end(world))
     return Walk(seed, events, breaches, stop, world)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,6 @@ from simulator.workers import TaskProgress, Workers, peak_rss
 
 Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
 """Machine rows fired, events, entity triggers, rules exercised."""
-
-BOUND_FIELDS = ("prompts", "tool_calls", "permissions", "background", "compactions", "capacity")
 
 
 @dataclass
@@ -348,15 +347,7 @@ def _exhaustive(
     states = sum(r.states for r in results)
     best: dict[str, Counterexample] = {}
     keep_shortest(best, (c for r in results for c in r.counterexamples))
-    rows: Counter[Any] = Counter()
-    events: Counter[str] = Counter()
-    entity: Counter[str] = Counter()
-    exercised: Counter[str] = Counter()
-    for r in results:
-        rows.update(r.rows)
-        events.update(r.events)
-        entity.update(r.entity)
-        exercised.update(r.exercised)
+    covered = _union((r.rows, r.events, r.entity, r.exercised) for r in results)
     progress.done()
     graph_bytes = None
     if opts.graph is not None:
@@ -395,7 +386,16 @@ def _exhaustive(
     if opts.graph is not None:
         ex["graph"] = opts.graph
         ex["graph_bytes"] = graph_bytes  # None: it could not be written (``write_errors``)
-    return ex, [best[r] for r in sorted(best)], (rows, events, entity, exercised)
+    return ex, [best[r] for r in sorted(best)], covered
+
+
+def _union(parts: Iterable[Coverage]) -> Coverage:
+    """The coverage of several runs: every count summed."""
+    total: Coverage = (Counter(), Counter(), Counter(), Counter())
+    for part in parts:
+        for into, counts in zip(total, part, strict=True):
+            into.update(counts)
+    return total
 
 
 def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> int:
@@ -496,27 +496,21 @@ def _random(
             }
             for (label, faults), h, w in zip(sets, hyps, walks_, strict=True)
         ]
-    rows: Counter[Any] = Counter()
-    events: Counter[str] = Counter()
-    entity: Counter[str] = Counter()
-    exercised: Counter[str] = Counter()
-    cexs: list[Counterexample] = []
-    best: dict[str, Counterexample] = {}
-    for h, w in zip(hyps, walks_, strict=True):
-        rows.update(h.stats.rows)
-        rows.update(w.rows)
-        events.update(h.stats.events)
-        events.update(w.events)
-        entity.update(h.stats.observer.entity)
-        entity.update(w.entity)
-        exercised.update(h.stats.exercised)
-        exercised.update(w.exercised)
-        cexs += h.counterexamples + w.counterexamples
+    covered = _union(
+        part
+        for h, w in zip(hyps, walks_, strict=True)
+        for part in (
+            (h.stats.rows, h.stats.events, h.stats.observer.entity, h.stats.exercised),
+            (w.rows, w.events, w.entity, w.exercised),
+        )
+    )
+    cexs = [c for h, w in zip(hyps, walks_, strict=True) for c in h.counterexamples + w.counterexamples]
     if len(sets) == 1:
-        return rnd, cexs, (rows, events, entity, exercised)
+        return rnd, cexs, covered
     # one counterexample per rule and mode: the shortest of the behaviour sets
+    best: dict[str, Counterexample] = {}
     keep_shortest(best, cexs, key=lambda c: f"{c.rule} {c.mode}")
-    return rnd, [best[k] for k in sorted(best)], (rows, events, entity, exercised)
+    return rnd, [best[k] for k in sorted(best)], covered
 
 
 def _share(total: int, i: int, parts: int, low: int) -> int:
@@ -530,7 +524,7 @@ def explain_examples(hyp: dict[str, Any], asked: int) -> str:
         return "no examples asked (--examples 0): the random walks only"
     by = hyp["examples_by_outcome"]
     ran = sum(by.values())
-    parts = ", ".join(f"{n:,} {explore_hypothesis.OUTCOME_LABELS[k]}" for k, n in by.items())
+    parts = ", ".join(f"{n:,} {explore_hypothesis.OUTCOMES[k]}" for k, n in by.items())
     text = f"{asked:,} examples asked per round, {ran:,} ran in {hyp['rounds']} round(s) ({parts})"
     why = []
     if any(k not in ("completed", "failed") for k in by):

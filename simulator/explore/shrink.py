@@ -39,27 +39,6 @@ MAX_REPLAYS = 3000
 """Replays one shrink may spend; past it the current (already failing) list is returned."""
 
 
-class _Shrinker:
-    def __init__(self, cfg: Config, faults: frozenset[str], rule: str, budget: int) -> None:
-        self.cfg = cfg
-        self.faults = faults
-        self.rule = rule
-        self.budget = budget
-        self.replays = 0
-
-    def test(self, candidate: list[Event]) -> list[Event] | None:
-        """The performed events if ``candidate`` still breaks the rule, else None."""
-        self.replays += 1
-        run = replay(candidate, self.cfg, self.faults, stop_rule=self.rule, record=False)
-        if any(b.rule == self.rule for b in run.breaches):
-            return run.events
-        return None
-
-    @property
-    def spent(self) -> bool:
-        return self.replays >= self.budget
-
-
 def shrink(
     events: list[Event],
     cfg: Config,
@@ -68,8 +47,16 @@ def shrink(
     budget: int = MAX_REPLAYS,
 ) -> list[Event]:
     """A short exact run breaking ``rule``; ``events`` itself must break it (else returned as is)."""
-    s = _Shrinker(cfg, faults, rule, budget)
-    return ddmin(list(events), s.test, lambda: s.spent)
+    replays = 0
+
+    def test(candidate: list[Event]) -> list[Event] | None:
+        """The performed events if ``candidate`` still breaks the rule, else None."""
+        nonlocal replays
+        replays += 1
+        run = replay(candidate, cfg, faults, stop_rule=rule, record=False)
+        return run.events if any(b.rule == rule for b in run.breaches) else None
+
+    return ddmin(list(events), test, lambda: replays >= budget)
 
 
 def ddmin(items: list[T], test: Callable[[list[T]], list[T] | None], spent: Callable[[], bool]) -> list[T]:

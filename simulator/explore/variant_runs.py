@@ -57,14 +57,8 @@ CHECKER_MACHINES = tuple(sorted({t.name for m in MonitorSet().monitors for t in 
 def added_faults(variant: Variant | None) -> frozenset[str]:
     """The faults of the seeded bugs that break the variant's dropped rules (switched on
     together for the variant's extra behaviours)."""
-    if variant is None:
-        return frozenset()
-    out: set[str] = set()
-    for rule in variant.drop:
-        mutant = breaking(rule)
-        if mutant is not None:
-            out |= mutant.switched_on
-    return frozenset(out)
+    bugs = [breaking(rule) for rule in variant.drop] if variant is not None else []
+    return frozenset[str]().union(*(bug.switched_on for bug in bugs if bug is not None))
 
 
 def behaviours(variant: Variant | None, faults: frozenset[str]) -> list[tuple[str, frozenset[str]]]:

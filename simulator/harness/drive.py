@@ -3,7 +3,8 @@
 Theory of operation
 -------------------
 A *peer* is the Agent: ``send(bytes)``, ``receive(timeout)`` (the complete lines it wrote, ``[]``
-when it wrote none within ``timeout`` seconds, ``None`` once its output ended) and ``stop()``.
+when it wrote none within ``timeout`` seconds, ``None`` once its output ended), ``written()``
+(the complete lines it has already written, without waiting) and ``stop()``.
 ``ProcessPeer`` starts the Agent command (a fresh process per run, in a process group of its
 own); ``simulator.peers.driver_client.InProcessPeer`` runs the simulated Agent in process.
 
@@ -18,8 +19,13 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
    (``simulator.peers.driver_client.DriverClient``), drawn with the run's seed or taken from a
    script. The driver acts right after the Agent
    wrote, or after a silence, so its messages reach an Agent waiting for input: the transcript
-   order is then the Agent's own order (an Agent writing while a message is in flight can
-   make an ordering finding it did not cause; the replays of shrinking show it);
+   order is then the Agent's own order. Lines the Agent had written by the time the driver
+   sends are taken first (``written``): the Agent wrote them before it could read what is sent.
+   The driver cannot see the Agent pause, though: an Agent that writes one move's lines with
+   several writes may be read between them, and what the driver sends then crosses the rest
+   in flight. Recorded after it, they can make an ordering finding the Agent did not cause
+   (an ``end_turn`` idle crossing a ``session/close`` reads as TRANS-04, the idle of work the
+   close cancelled); the replays of shrinking show it;
 3. settling: permission requests still unanswered are allowed; then the driver waits until no
    obligation is open and each of its requests is answered. An Agent that sends nothing for
    ``timeout`` seconds meanwhile is judged quiescent: the monitors' "eventually" rules become
@@ -102,6 +108,8 @@ class Peer(Protocol):
     def send(self, data: bytes) -> None: ...
 
     def receive(self, timeout: float) -> list[bytes] | None: ...
+
+    def written(self) -> list[bytes]: ...
 
     def stop(self) -> str: ...
 
@@ -201,6 +209,14 @@ class ProcessPeer:
             ready, _, _ = select.select([self._out], [], [], left)
             if ready and not self._read_now():
                 self._eof = True
+
+    def written(self) -> list[bytes]:
+        """The complete lines the Agent has already written and ``receive`` has not returned,
+        without waiting (the end of its output is left for ``receive`` to report)."""
+        if not self._eof and not self._read_now():
+            self._eof = True
+        *lines, self._pending = self._pending.split(b"\n")
+        return lines
 
     def stop(self, grace: float = 2.0) -> str:
         """Close the Agent's input; end it if it has not exited within ``grace`` seconds."""
@@ -337,6 +353,8 @@ class _Run:
             self.on_line(line)
 
     def send(self, msgs: list[dict[str, Any]]) -> None:
+        if msgs:  # the Agent wrote these lines before it could read ``msgs``: they come first
+            self.take(self.peer.written())
         for msg in msgs:
             self._keep(message_entry("client", msg))
             if "method" in msg and "id" in msg:

@@ -20,12 +20,15 @@ own choices and bounds, each named in the docstring of the method that offers th
 (``_prompt_events``, ``_active_events``, ``_tool_events``, ``_item_events``,
 ``_compaction_events``). So a row a variant adds is a move it offers.
 
-Cross-machine rules live in one place each, in the methods named after them:
-``_settle_end`` (ending foreground work: finalize tool calls, withdraw pending permission
-requests, then idle with the stop reason), ``receive`` (cancel covers un-inserted prompts and
-marks active work cancelled), ``_can_end`` (pending updates of the ended work go before idle).
-Each step advances the model's machines through ``MachineSpec.fire``, so an agent that tried a
-move the tables forbid would raise the named violation.
+The rules between machines are not written here: the Agent asks ``model.between`` (its
+``Rules``, ``self.between``), whose functions the monitors call too (what is owed before an idle,
+what an ending takes with it, the stop reasons of cancelled work, how a prompt is answered, what
+a permission answer allows; ``tests/test_rule_in_one_place.py`` keeps their IDs out of here).
+What narrows the tables' moves beyond that is named where it is offered: a bound (``Config``
+counts, a move once per run), this Agent's own behaviour (a choice a real Agent makes one way),
+or a reading's freedom (``_reading``). Each step advances the model's machines through
+``MachineSpec.fire``, so an agent that tried a move the tables forbid would raise the named
+violation.
 
 The tables it fires are its ``Config``'s (``Config.variant``, ``properties.variants.tables_of``):
 the model's, or a variant's, where a removed row makes the move that needs it raise a violation flagged
@@ -479,9 +482,10 @@ class Agent:
         return [wire.background_item(kind, ident) for kind, ident in self.listed]
 
     def _lists_always(self) -> bool:
-        """``state-updates-before-first-list=every``: an Agent that may report background work
-        carries a list (maybe empty) on every state_update of the session."""
-        return self._reading("state-updates-before-first-list", "every") and any(
+        """Where ``model.between`` ``lists_before_first`` says so (the reading
+        ``state-updates-before-first-list``), an Agent that may report background work carries a
+        list (maybe empty) on every state_update of the session."""
+        return self.between.lists_before_first(self.rd["state-updates-before-first-list"]) and any(
             self._has(f) for f in ("terminal", "bg_tool", "subagent")
         )
 
@@ -569,9 +573,12 @@ class Agent:
         return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
 
     def _blocked(self) -> bool:
-        """A permission request of foreground work is pending (background requests never block),
-        or an elicitation (always of foreground work here) is pending or, accepted in URL mode,
-        awaits its external completion (Lifecycle examples)."""
+        """The work waits on the user: a permission request of foreground work is pending
+        (background requests never block), or an elicitation (always of foreground work here) is
+        pending or, accepted in URL mode, awaits its external completion (Lifecycle examples).
+        This Agent's own state, not a rule: it blocks (reports requires_action) only then, which
+        ``model.between`` BLOCKED_ON_USER allows (each such request is outstanding: ``_asking``),
+        and resumes only once nothing is waited on."""
         return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values()) or any(
             e[0] in em.BLOCKING for e in self.elicits.values()
         )
@@ -595,6 +602,19 @@ class Agent:
         return self.session == "open"
 
     # -- receiving -----------------------------------------------------------------------------
+    def _start_cancelling(self) -> None:
+        """A session/cancel or session/close reached active work. When it came while the
+        reported state was unknown or unrecognized (``unobserved``), the Agent could not see the
+        work at the time: it may have ended on its own, unobserved, before the cancel took effect
+        (unknown: "actual loss of observability", Session states), so the work may still end with
+        its own stop reason (``model.between`` confirming_idle asks for cancelled only after a
+        cancel received while work was reported active)."""
+        if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION):  # this one covers work it saw
+            self.extras = self.extras - {"unobserved"}
+        elif not self.cancelling:
+            self.extras = self.extras | {"unobserved"}
+        self.cancelling = True
+
     def receive(self, msg: Msg) -> None:
         method = msg.get("method")
         if method == "session/prompt":
@@ -615,7 +635,7 @@ class Agent:
             for rid in self.order:  # the prompt table says what a cancel means in each state
                 self._prompt_fire(rid, "cover")
             if self.real != fgm.IDLE:
-                self.cancelling = True
+                self._start_cancelling()
         elif method == "$/cancel_request":
             rid = msg["params"]["requestId"]
             if rid in self.prompts:
@@ -628,7 +648,7 @@ class Agent:
             for rid in self.order:  # the prompt table says what a close means in each state
                 self._prompt_fire(rid, "close")
             if self.real != fgm.IDLE:
-                self.cancelling = True
+                self._start_cancelling()
         elif method == "session/resume":
             self.session = self.specs["session"].fire(self.session, "resume")
             if self.resume_rid is not None:  # a second resume: this handshake goes on
@@ -652,10 +672,10 @@ class Agent:
             _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
             if was == pm.PENDING:
                 tid = perm[1]
-                raced = (  # an approval after the cancel of its work: not approved under this reading
+                raced = (  # an approval after the cancel of its work (``model.between``)
                     self.cancelling
                     and not self.tools[tid][1]
-                    and self._reading("approval-racing-cancel", "not-approved")
+                    and not self.between.racing_approval_used(self.rd["approval-racing-cancel"])
                 )
                 allow = outcome.get("optionId") == "allow"
                 mark = "raced" if allow and raced else "allowed" if allow else "denied"
@@ -695,8 +715,12 @@ class Agent:
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
+        # the close response, once the session table allows it; that everything else is settled
+        # first (work ended and reported idle, prompts answered or stopped, compactions ended,
+        # background work finished and unlisted) is this Agent's own behaviour (closing stops
+        # its work), not a rule: only the prompts' answers are ACC-13's (the prompt table)
         if (
-            not active  # the close response
+            not active
             and self.reported == fgm.IDLE
             and "closed" in self._can("session", self.session)
             and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.order)
@@ -705,6 +729,7 @@ class Agent:
                 or "complete" in deviations.withheld(self.deviations, "compaction")
             )
             and all(st == bgm.DONE for st in self.items.values())
+            and not self.between.user_messages_owed(self._unreported())  # closing discharges no report
         ):
             add(("agent", "close_response", None))
         doing = self._can("foreground", self.real, self.fg_ctx)  # what the work really in it may do
@@ -735,7 +760,8 @@ class Agent:
                 self._reading("unaccounted-user-message", "other-sources")
                 or (
                     self._reading("unaccounted-user-message", "agent-initiated")
-                    and "initiated" in self.extras  # work the Agent started itself
+                    # work the Agent started itself (model.between OWN_USER_MESSAGE)
+                    and self.between.own_user_message("active", "initiated" in self.extras)
                     and all(p[0] in prm.SPEC.final for p in self.prompts.values())
                 )
             )
@@ -758,7 +784,13 @@ class Agent:
                 add(("agent", "restore", None))  # also before answering a close: a known state
         if self.ended_output is not None and (
             self._may_patch_ended()
-            or (self.deviations and deviations.offered(self.deviations, "late_output", self.session))
+            or (
+                # the seeded bug sends it where updates_before_idle forbids it: after the idle,
+                # while the session is still reported idle (not once unknown or new work is shown)
+                self.deviations
+                and self.reported == fgm.IDLE
+                and deviations.offered(self.deviations, "late_output", self.session)
+            )
         ):
             add(("agent", "late_output", None))  # a patch of the ended work's message
         if not active and open_:
@@ -784,15 +816,17 @@ class Agent:
         - it inserts a received prompt only when it is the oldest waiting, or under
           ``prompt-ahead-of-held=held-only`` ahead of held ones, never while the session is not
           open, and never one whose content it did not advertise;
-        - a covered prompt with unadvertised content is answered -32602 or -32800 as the
-          reading ``cancelled-invalid-prompt`` says (``withdraw_invalid`` / ``withdraw``).
+        - a covered prompt with unadvertised content is answered -32602 or -32800 as
+          ``model.between`` says under the reading ``cancelled-invalid-prompt``
+          (``covered_invalid_answers``: ``withdraw_invalid`` / ``withdraw``).
         """
         p = self.prompts[rid]
         st = p[0]
         allowed = self._can("prompt", st, self.prompt_ctx[rid == waiting])
         if not allowed:
             return
-        invalid = self.rd["cancelled-invalid-prompt"]  # cancelled, either or invalid
+        # how a covered prompt with unadvertised content may be answered (``model.between``)
+        answers = self.between.covered_invalid_answers(self.rd["cancelled-invalid-prompt"])
         unadvertised = p[4] == "unadvertised"
         for trigger in _PROMPT_TRIGGERS:
             if trigger not in allowed:
@@ -825,24 +859,26 @@ class Agent:
                 ):
                     add(("agent", "insert", rid))
             elif trigger == "withdraw":
-                if st == prm.COVERED and unadvertised and invalid != "cancelled":
-                    add(("agent", "withdraw_invalid", rid))  # -32602 (cancelled-invalid-prompt)
-                if not (st == prm.COVERED and unadvertised and invalid == "invalid"):
+                if st == prm.COVERED and unadvertised and "invalid" in answers:
+                    add(("agent", "withdraw_invalid", rid))  # -32602
+                if not (st == prm.COVERED and unadvertised and "cancelled" not in answers):
                     add(("agent", "withdraw", rid))
             else:
                 add(("agent", trigger, rid))
 
     def _holds_in_order(self, rid: int) -> bool:
         """Every prompt received before ``rid`` and still waiting is held: the Agent may hold it
-        too (held prompts keep the order they were received in)."""
+        too. This Agent's own behaviour (it decides on its prompts in the order they came), not a
+        rule: the order of insertion is ``model.between`` HELD_IN_ORDER's, which the prompt table's
+        guard ``oldest_held`` states."""
         before = self.order[: self.order.index(rid)]
         return all(self.prompts[r][0] not in (prm.RECEIVED, prm.CANCEL_REQUESTED) for r in before)
 
     def _may_overtake(self, rid: int) -> bool:
-        """``prompt-ahead-of-held=held-only``: a newly received prompt may be inserted at once
-        ahead of held ones (the order binds held prompts among themselves); every prompt
-        received before it and still waiting is held."""
-        if not self._reading("prompt-ahead-of-held", "held-only"):
+        """A newly received prompt may be inserted at once ahead of held ones where
+        ``model.between`` says so (``may_overtake_held``: the reading ``prompt-ahead-of-held``);
+        every prompt received before it and still waiting is held."""
+        if not self.between.may_overtake_held(self.rd["prompt-ahead-of-held"]):
             return False
         before = self.order[: self.order.index(rid)]
         waiting = [r for r in before if self.prompts[r][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)]
@@ -912,9 +948,12 @@ class Agent:
     def _active_events(self, add: Any, doing: frozenset[str]) -> None:
         """Active work's moves: the foreground table's rows from the state the work is really in
         (``output`` where model output is progress; ``block``, ``resume``, ``end``), within
-        the Agent's bounds (``Config.outputs``, ``tool_calls``, ``permissions``) and its cross
-        rules: it blocks only on a pending permission request of foreground work, resumes only
-        once none is pending, and ends only when ``_can_end`` says the work's updates are out.
+        the Agent's bounds (``Config.outputs``, ``tool_calls``, ``permissions``, ``elicitations``)
+        and the rules between machines it asks ``model.between`` (the stop reasons of work a
+        cancel reached; ``_can_end``: what is owed before the idle). Its own behaviour, not rules:
+        it blocks only while the work waits on the user and resumes only once nothing is waited
+        on (``_blocked``), and work it is cancelling starts no new output, tool call, background
+        work or elicitation (a freedom CANCEL-13 gives that it does not take).
         ``doing``: the foreground table's agent triggers from the state the work is in."""
         cfg = self.cfg
         features = cfg.features
@@ -944,18 +983,17 @@ class Agent:
             if "plan" in self.extras and "plan_removed" not in self.extras:
                 add(("agent", "plan_removed", None))
             if self.elicits_started < cfg.elicitations:
-                for mode in em.MODES:  # only the modes the Client advertised (TOOL-07)
-                    if mode in self.elicit_modes or not self._applies("TOOL-07"):
+                for mode in em.MODES:  # ``model.between`` ADVERTISED_MODES
+                    if self.between.mode_advertised(mode, self.elicit_modes) or not self._applies(
+                        bw.ADVERTISED_MODES.rule
+                    ):
                         add(("agent", "elicit", mode))
-        if blocked and not self.cancelling and "block" in doing:
-            add(("agent", "block", None))
-        elif (
-            not self._applies(bw.BLOCKED_ON_USER.rule)
-            and not self.cancelling
-            and "block" in doing
-            and not self.between.blocked_on_user(self._asking())
-        ):
-            add(("agent", "block", None))  # requires_action with nothing to act on (a seeded bug)
+        if "block" in doing and not self.cancelling:
+            # ``model.between`` BLOCKED_ON_USER: requires_action needs a request outstanding; this
+            # Agent blocks when its work waits on one (``blocked``), a seeded bug with none
+            justified = self.between.blocked_on_user(self._asking())
+            if blocked if justified else not self._applies(bw.BLOCKED_ON_USER.rule):
+                add(("agent", "block", None))
         if producing:
             self._tool_events(add, "pause" in features)
         if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
@@ -965,14 +1003,18 @@ class Agent:
                     add(("agent", "tool_content", (tid, False)))
         if not blocked and "resume" in doing:
             add(("agent", "resume", None))
-        if "end" not in doing:
-            return
-        if self.cancelling:
+        if "end" not in doing or self.between.user_messages_owed(self._unreported()):
+            return  # (every end: the user messages of inserted prompts go before its idle)
+        if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
-            if not self._reading("cancel-takes-effect", "when-acted"):
+            if (
+                not self.between.own_end_after_cancel(self.rd["cancel-takes-effect"])
+                and "unobserved" not in self.extras
+            ):
                 return
-            # when-acted: the work may have ended before the Agent acted on the cancel
+            # own_end_after_cancel (when-acted): the work may have ended before the Agent acted on
+            # the cancel; unobserved: before the cancel came (``_start_cancelling``)
         if self._can_end():
             add(("agent", "end", fgm.END_TURN))
             if "limits" in features:
@@ -985,14 +1027,14 @@ class Agent:
                     add(("agent", "end", FUTURE_STOP))
             if "omit_stop" in features:
                 add(("agent", "end", None))
-        if "fail" in features and not self._unlisted_work():
-            add(("agent", "end", fgm.ERROR))
+        if "fail" in features and not self.between.owed_before_idle((), (), self._unlisted_work()):
+            add(("agent", "end", fgm.ERROR))  # failing work owes no tool result (``_settle_end``)
 
     def _tool_events(self, add: Any, pause: bool) -> None:
         """Status moves of foreground tool calls: the tool-call table's rows from each call's
         status (``_can``), made as ``tool_run`` / ``tool_done`` (pending -> in_progress ->
         completed, with content) or, with feature ``pause``, as a bare status update
-        (``tool_status``). The permission of a call binds it (``_permitted``)."""
+        (``tool_status``, ``_offers_status``)."""
         waiting = self._elicited_tools() if self.elicits else frozenset()
         for tid, t in self.tools.items():
             if (
@@ -1010,35 +1052,54 @@ class Agent:
             if not pause:
                 continue
             for status, trigger in (*tcm.STATUS_TRIGGER.items(), (tcm.CUSTOM_STATUS, "custom_status")):
-                if (t[0], status) not in _PLAIN_MOVES and self._permitted(t, status) and trigger in allowed:
+                plain = (t[0], status) in _PLAIN_MOVES
+                if not plain and self._offers_status(t, status) and trigger in allowed:
                     add(("agent", "tool_status", (tid, status)))
 
-    @staticmethod
-    def _permitted(tool: tuple[Any, ...], status: str) -> bool:
-        """A status a tool call's permission allows (Requesting permission): a denied call never
-        runs or completes; a call whose request was answered is invoked (in_progress) by
-        ``tool_run``, so as a bare status it may only fail or be cancelled (TOOL-04)."""
-        if len(tool) > 3 and tool[3] in ("denied", "raced") and status in (tcm.IN_PROGRESS, tcm.COMPLETED):
+    def _offers_status(self, tool: tuple[Any, ...], status: str) -> bool:
+        """Whether the Agent offers ``status`` as a bare status update of a foreground tool call:
+        not where ``model.between`` APPROVED_RUNS forbids it (a granted call completing before it
+        ran), and, a bound of this Agent rather than a rule, on a call with a permission request
+        only failed or cancelled: such a call runs and completes by ``tool_run`` and
+        ``tool_done`` (which also fail a refused call), so bare moves would only repeat them."""
+        granted = len(tool) > 3 and tool[3] == "allowed" and tool[0] == tcm.PENDING
+        if self.between.completes_unrun(granted, status):
             return False
         return tool[2] is None or status in (tcm.FAILED, tcm.CANCELLED)
 
-    def _unlisted_work(self) -> bool:
-        """Announced background work not yet in the list (it would pass for foreground work)."""
-        return any(st == bgm.ANNOUNCED and key not in self.listed for key, st in self.items.items())
+    def _unlisted_work(self) -> list[tuple[str, str]]:
+        """Announced background work not yet in the list (``model.between`` owed_before_idle: it
+        would pass for foreground work)."""
+        return [key for key, st in self.items.items() if st == bgm.ANNOUNCED and key not in self.listed]
 
     def _can_end(self) -> bool:
-        """Nothing is owed before the idle (``model.between`` UPDATES_BEFORE_IDLE: user messages,
-        tool results); under ``tool-updates-after-idle=background`` an in_progress tool call may
-        carry on. Announced, unlisted background work or a pending permission request of the work
-        would pass for unfinished foreground work."""
-        live = self._fg_tools_live()
-        if live and self._reading("tool-updates-after-idle", "background") and not self.cancelling:
-            live = [t for t in live if self.tools[t][0] != tcm.IN_PROGRESS]
-        p = self.prompts
-        unreported = (r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2])
-        if self.between.owed_before_idle(live, unreported):
+        """Whether the work may end on its own (a stop reason of its own, not error): nothing is
+        owed before the idle (``model.between`` UPDATES_BEFORE_IDLE, ``owed_before_idle``: tool
+        results, user messages, unlisted background work; ``may_carry_on``: an in_progress tool
+        call that may go on after the idle). Not a rule but this Agent's own behaviour: work that
+        waits on the user's answer (``_blocked``) does not end on its own; it may fail or be
+        cancelled."""
+        carry = self.rd["tool-updates-after-idle"]
+        live = [
+            t
+            for t in self._fg_tools_live()
+            if not self.between.may_carry_on(self.tools[t][0], fgm.END_TURN, self.cancelling, carry)
+        ]
+        if self.between.owed_before_idle(live, self._unreported(), self._unlisted_work()):
             return False
-        return not self._unlisted_work() and not self._blocked()
+        return not self._blocked()
+
+    def _uninserted(self) -> bool:
+        """A prompt waits unanswered and uninserted (``own_user_message``: work started then is
+        not the Agent's own)."""
+        return any(self.prompts[r][0] in prm.PENDING for r in self.order)
+
+    def _unreported(self) -> list[int]:
+        """Inserted prompts whose user message is not reported yet (``model.between``
+        USER_MESSAGE_REPORTED: owed before the idle ending the work and before the close
+        response)."""
+        p = self.prompts
+        return [r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2]]
 
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (from running foreground work), list, finalize, remove.
@@ -1056,7 +1117,10 @@ class Agent:
         ):
             if "terminal" in features:
                 add(("agent", "bg_start", "terminal"))
-                if self._reading("tool-with-listed-terminal", "may-have-other-work") or "embed" in features:
+                if (
+                    not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL])
+                    or "embed" in features
+                ):
                     add(("agent", "bg_start", "terminal+tool"))
             if "bg_tool" in features:
                 add(("agent", "bg_start", "tool_call"))
@@ -1084,15 +1148,18 @@ class Agent:
         """The Agent's moves on its elicitations: the elicitation table's agent rows from each
         one's state (``_can``), within its own choices: the external completion of an accepted
         URL elicitation (``elicit_complete``; once more after its work ended, then ignored), and
-        the withdrawal (``elicit_withdraw``) of one abandoned with cancelled work, or of a pending
-        one it no longer needs while its work goes on."""
+        the withdrawal (``elicit_withdraw``) of one abandoned with cancelled work (also while it
+        carries the cancel out, before its idle: it stops waiting for it, the table's abandon,
+        then withdraws it: Cancellation, "It SHOULD cancel each of them with $/cancel_request",
+        and "The same rules apply to permissions and both elicitation modes", Lifecycle
+        examples), or of a pending one it no longer needs while its work goes on."""
         if self.session not in (sm.OPEN, sm.CLOSING):
             return
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[3] and not e[4]:
                 add(("agent", "elicit_complete", rid))
-            if "withdraw" in allowed and not (e[0] == em.PENDING and self.cancelling):
+            if "withdraw" in allowed:
                 add(("agent", "elicit_withdraw", rid))
 
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
@@ -1233,6 +1300,8 @@ class Agent:
           goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
         - ``commands``: an ``available_commands_update``;
         - ``bare_error``: ending work with the error stop reason and no ``error`` field;
+        - (any run with ``fail``) ending work with the error stop reason while an in_progress tool
+          call carries on past it (``_may_carry_past_error``);
         - ``stop_unlisted``: while it carries out a cancel, stopping a terminal it does not list."""
         features = self.cfg.features
         if self.cancelling and "stop_unlisted" in features and self.session in (sm.OPEN, sm.CLOSING):
@@ -1252,6 +1321,8 @@ class Agent:
             add(("agent", "commands", None))
         if active and "bare_error" in features and "fail" in features and ("agent", "end", "error") in ev:
             add(("agent", "end_bare_error", None))
+        if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
+            add(("agent", "end_error_carrying", None))
 
     def _stop_unlisted_events(self, add: Any) -> None:
         """Cancellation: "The Agent MAY stop background activity it does not list". While it
@@ -1474,7 +1545,8 @@ class Agent:
                 _put(self.prompts, rid, 3, True)
 
     def _do_start(self, _: Any) -> list[Msg]:
-        initiated = self.followup and not self._work_waiting()  # started by the Agent itself
+        # started by the Agent itself (model.between OWN_USER_MESSAGE)
+        initiated = self.followup and self.between.own_work(self._uninserted(), self._inserted_waiting())
         self._count_hook(followup_may_start=True)
         self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         self.real = fgm.RUNNING
@@ -1622,8 +1694,8 @@ class Agent:
     def _do_elicit(self, mode: str) -> list[Msg]:
         """Ask the user for input (form or URL mode): the request alone does not change the
         foreground state; the work is blocked from now on (``_blocked``: ``block`` reports it)."""
-        if mode not in self.elicit_modes:  # TOOL-07 not applied (a seeded bug: Unchecked)
-            self._breach("TOOL-07")
+        if not self.between.mode_advertised(mode, self.elicit_modes):  # a seeded bug: Unchecked
+            self._breach(bw.ADVERTISED_MODES.rule)
         self.elicits_started += 1
         self.extras = self.extras | {"asked"}
         rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self.elicits_started}"
@@ -1676,7 +1748,10 @@ class Agent:
 
     def _do_elicit_withdraw(self, rid: str) -> list[Msg]:
         e = self.elicits[rid]
-        _put(self.elicits, rid, 0, self._fire("elicitation", e[0], "withdraw"))
+        state = e[0]
+        if state == em.PENDING and self.cancelling:  # the cancelled work's: no longer waited on
+            state = self._fire("elicitation", state, "abandon")
+        _put(self.elicits, rid, 0, self._fire("elicitation", state, "withdraw"))
         return [wire.cancel_request(rid)]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
@@ -1703,6 +1778,8 @@ class Agent:
         return [self._report(fgm.RUNNING)]
 
     def _do_tool_run(self, tid: str) -> list[Msg]:
+        """Run the tool; a refused call (or one whose approval raced the cancel, taken as not
+        approved: ``receive``) fails instead, this Agent's fallback."""
         t = self.tools[tid]
         if len(t) > 3 and t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
@@ -1732,16 +1809,39 @@ class Agent:
     def _do_end(self, reason: str) -> list[Msg]:
         return self._settle_end(reason)
 
-    def _settle_end(self, reason: str) -> list[Msg]:
-        """End foreground work: finalize its tool calls, withdraw its permission requests, idle."""
+    def _may_carry_past_error(self) -> bool:
+        """``tool-updates-after-idle=background``: an in_progress tool call of the failing work may
+        carry on past its error idle as independent work, where no background list would leave it
+        out (``model.between`` FAILED_TOOLS_FINAL: the Agent reports no list)."""
+        return (
+            self.between.carries_on_after_idle(self.rd["tool-updates-after-idle"])
+            and not self.between.failed_work_tool(self._bg_list() is not None)
+            and any(self.tools[t][0] == tcm.IN_PROGRESS for t in self._fg_tools_live())
+        )
+
+    def _do_end_error_carrying(self, _: Any) -> list[Msg]:
+        """The error idle, an in_progress tool call carrying on past it (``_may_carry_past_error``)."""
+        return self._settle_end(fgm.ERROR, carry_past_error=True)
+
+    def _settle_end(self, reason: str, carry_past_error: bool = False) -> list[Msg]:
+        """End foreground work as ``model.between`` says what it owes and takes with it: its live
+        tool calls get a final status before the idle (CANCELLED_TOOLS_FINAL, UPDATES_BEFORE_IDLE;
+        ``may_carry_on``: one may carry on after it; past an error idle only in the move that
+        chooses it, ``carry_past_error``), the Agent stops waiting on the permission requests of
+        the work it ends (``ends_with_work``, CANCELLED_PERMISSIONS: the permission table's
+        abandon) and stops the listed work a cancel covers (CANCEL_COVERS), then idles."""
         out: list[Msg] = []
         confirms = reason in self.between.confirming_reasons()
         final = "cancelled" if confirms else "failed"
-        carry = (
-            not confirms and reason != fgm.ERROR and self._reading("tool-updates-after-idle", "background")
-        )
+        carry = self.rd["tool-updates-after-idle"]
         trigger = "cancel" if final == "cancelled" else "fail"
-        withheld = deviations.withholding(self.deviations, "tool_call", trigger) if self.deviations else None
+        # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
+        # an idle that ends work for another reason (its tool calls may carry on, or are owed anyway)
+        withheld = (
+            deviations.withholding(self.deviations, "tool_call", trigger)
+            if self.deviations and (confirms or reason == fgm.ERROR)
+            else None
+        )
         elicited = self._elicited_tools() if self.elicits else frozenset()
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
@@ -1760,19 +1860,17 @@ class Agent:
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its elicitation: left pending
                 self.tools[tid] = (*t, "ended-e")
                 continue
-            if carry and t[0] == tcm.IN_PROGRESS:
+            if self.between.may_carry_on(t[0], reason, confirms, carry, carry_past_error):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], trigger))
             out.append(wire.tool_call(self.sid, tid, final))
         for rid, perm in self.perms.items():
-            if perm[0] == pm.PENDING and (
-                not self.tools[perm[1]][1] or (confirms and self.between.covered(listed=True))
-            ):
+            if perm[0] == pm.PENDING and self.between.ends_with_work(bool(self.tools[perm[1]][1]), confirms):
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
                 _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
-        if confirms and self.between.covered(listed=True):  # cancel_covers: listed work stops too
+        if self.between.ends_with_work(listed=True, cancelled=confirms):  # a cancel covering listed work
             for key in [k for k in self.listed if self.items.get(k) == bgm.LISTED]:
                 if self.items.get(key) == bgm.LISTED:  # (an embedding tool call ends with its terminal)
                     out += self._do_bg_finish(key)
@@ -1789,7 +1887,7 @@ class Agent:
         )
         self.real = fgm.IDLE
         self.cancelling = False
-        self.extras = self.extras - {"asked"}  # (BLOCKED_ON_USER: a new stretch of asking)
+        self.extras = self.extras - {"asked", "unobserved"}  # (BLOCKED_ON_USER: a new stretch of asking)
         self.last_stop = reason
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"
@@ -1801,10 +1899,10 @@ class Agent:
         self.turn_outputs = 0
 
     def _may_patch_ended(self) -> bool:
-        """``patch-after-idle=patch-in-place``: while idle, a chunk may patch the ended work's
-        agent message."""
+        """While idle, a chunk may patch the ended work's agent message where ``model.between``
+        says so (``patch_allowed``: the reading ``patch-after-idle``)."""
         return (
-            self._reading("patch-after-idle", "patch-in-place")
+            self.between.patch_allowed(self.rd["patch-after-idle"])
             and self.ended_output not in (None, "msg_a_late")
             and self.real == self.reported == fgm.IDLE
             and self._open()
@@ -1862,7 +1960,7 @@ class Agent:
                     self.sid, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]
                 ),
             )
-            if self._reading("tool-with-listed-terminal", "may-have-other-work"):
+            if not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL]):
                 self.items[("tool_call", tid)] = bgm.ANNOUNCED  # listed with its terminal
             # else (feature ``embed``): the terminal is all that keeps it alive, so only the
             # terminal is listed; it ends with the terminal (``_do_bg_finish``)
@@ -1967,7 +2065,8 @@ class Agent:
         self.real = fgm.RUNNING
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
-        initiated = not self._work_waiting()  # work the Agent started itself
+        # work the Agent started itself (model.between OWN_USER_MESSAGE)
+        initiated = self.between.own_work(self._uninserted(), self._inserted_waiting())
         self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
         return [self._report(fgm.RUNNING)]
 

@@ -49,6 +49,7 @@ import json
 import random
 from typing import Any
 
+from model import between as bw
 from simulator.peers import wire
 from simulator.peers.agent import MAIN
 from simulator.peers.client import Client
@@ -64,8 +65,9 @@ NOTIFICATIONS = 2
 """Unknown extension notifications one run may send."""
 EXTENSION_METHOD = "_acp_model/probe"
 SCRIPT_FORMAT = "acp-model drive script"
-CLIENT_RULES_ON_PURPOSE = frozenset({"USER-03"})
-"""Client-side rules the driver breaks on purpose (an unadvertised content type)."""
+CLIENT_RULES_ON_PURPOSE = frozenset({bw.CLIENT_SENDS_ADVERTISED.rule})
+"""Client-side rules the driver breaks on purpose: its ``prompt_image`` sends a content type the
+Agent did not advertise (``model.between`` client_sends_advertised)."""
 ANSWERS = ("allow", "deny", "dismiss")
 """The choices that answer a permission request."""
 ACT = 0.4
@@ -269,6 +271,10 @@ class InProcessPeer:
                 break
             out = moves
         return [encode(m)[:-1] for m in out]
+
+    def written(self) -> list[bytes]:
+        """Nothing: this Agent writes only when ``receive`` asks it to."""
+        return []
 
     def stop(self) -> str:
         self.closed = True
