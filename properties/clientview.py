@@ -77,7 +77,9 @@ Terminals" sections are not in our copy; the schema ``$defs`` descriptions fill 
 
 ``apply`` does not copy the messages it is given: callers must not mutate a message after
 passing it in. ``to_json`` builds fresh containers but shares JSON leaves (content blocks):
-treat its result as read-only.
+treat its result as read-only. ``copy.deepcopy`` of a view (the explorers branch on copies)
+copies what ``apply`` may change and shares what it never does: the cached snapshots (tuples,
+dropped rather than changed), the faults and the readings in force.
 
 Deliberate faults (``faults=``) turn this into one of the faulty client views of the registry of
 seeded bugs (``properties.seeded``, kind ``Misview``), each a small branch below, for mutation
@@ -90,6 +92,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -284,6 +287,12 @@ class _Entity:
             self.frozen = (self.etype, self.eid, tuple(freeze(v) for v in self.fields.values()))
         return self.frozen
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Entity:
+        new = _Entity.__new__(_Entity)
+        new.etype, new.eid, new.frozen = self.etype, self.eid, self.frozen  # immutable: shared
+        new.fields = copy.deepcopy(self.fields, memo)
+        return new
+
 
 # -- sessions ------------------------------------------------------------------------------------
 class _Session:
@@ -413,6 +422,13 @@ class _Session:
         if self.snap is None:
             self.snap = self._freeze()
         return self.snap
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Session:
+        new = _Session.__new__(_Session)
+        for name in _Session.__slots__:
+            value = getattr(self, name)
+            setattr(new, name, value if name == "snap" else copy.deepcopy(value, memo))
+        return new
 
     def _freeze(self) -> Any:
         return (
@@ -546,6 +562,17 @@ class ClientView:
         if self._snap is None:
             self._snap = tuple((sid, sess.snapshot()) for sid, sess in self._sessions.items())
         return self._snap
+
+    _SHARED = frozenset({"_snap", "faults", "readings"})
+    """Attributes a copy shares: never changed after ``__init__``, or a cache that is dropped
+    (never changed) when the view changes."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ClientView:
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            new.__dict__[name] = value if name in self._SHARED else copy.deepcopy(value, memo)
+        return new
 
     # -- sessions and requests -------------------------------------------------------------------
     def _session(self, sid: str, state: str = "idle") -> _Session:

@@ -135,24 +135,29 @@ class Workers:
         if ray is None:
             raise ClusterError("the Ray pool was used before it started (use it as a context manager)")
         task = ray.remote(num_cpus=1, max_retries=0)(fn)
-        # at most ``size`` tasks in flight beyond the one awaited, so a cluster with more CPUs
-        # than asked for runs ``size`` at once, as the local pool does
-        refs: list[Any] = []
+        # ``size`` tasks running at a time, so a cluster with more CPUs than asked for runs
+        # ``size`` at once, as the local pool does; a new one is sent whenever any ends (not
+        # only the next in order: a long job must not leave the other workers idle), and the
+        # results are handed back in job order
         name = f"{getattr(fn, '__module__', '').rsplit('.', 1)[-1]}.{getattr(fn, '__name__', 'task')}"
         pending = iter(enumerate(jobs))
+        running: dict[Any, int] = {}  # task -> job index
+        results: dict[int, Any] = {}
+
+        def send() -> None:
+            nxt = next(pending, None)
+            if nxt is not None:
+                running[task.remote(nxt[1])] = nxt[0]
+
         for _ in range(self.size):
-            nxt = next(pending, None)
-            if nxt is not None:
-                refs.append(task.remote(nxt[1]))
-        done = 0
-        while done < len(refs):
-            result = _get(ray, refs[done], f"task {done} ({name})")
-            refs[done] = None
-            done += 1
-            nxt = next(pending, None)
-            if nxt is not None:
-                refs.append(task.remote(nxt[1]))
-            yield result
+            send()
+        for want in range(len(jobs)):
+            while want not in results:
+                (ref,), _ = ray.wait(list(running), num_returns=1)
+                index = running.pop(ref)
+                results[index] = _get(ray, ref, f"task {index} ({name})")
+                send()
+            yield results.pop(want)
 
 
 def _errors_to_stderr() -> None:

@@ -977,3 +977,33 @@ def test_a_view_is_freed_without_the_cyclic_collector() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_deep_copy_branches_without_touching_the_original() -> None:
+    """The explorers branch on ``copy.deepcopy`` of a view (the copy shares only its cached
+    snapshots, faults and readings): messages applied to the copy leave the original as it was,
+    snapshot included, and the copy ends where a view given every message ends."""
+    import copy
+
+    first = [
+        request(1, "session/prompt", sessionId=S, prompt=[text("hi")]),
+        upd("agent_message_chunk", messageId="m1", content=text("a"), _meta={"k": 1}),
+        upd("tool_call", toolCallId="t1", title="run", status="in_progress"),
+        state("running"),
+    ]
+    later = [
+        upd("agent_message_chunk", messageId="m1", content=text("b")),
+        upd("agent_message", messageId="m1", _meta={"k": None, "j": 2}),
+        upd("tool_call_update", toolCallId="t1", status="completed"),
+        result(1, messageId="u1", stopReason="end_turn"),
+        state("idle", stopReason="end_turn"),
+    ]
+    view = run(*first)
+    before_json, before_snap = json.dumps(view.to_json(), sort_keys=True), view.snapshot()
+    branch = copy.deepcopy(view)
+    for m in later:
+        branch.apply("client" if m.get("method") in CLIENT_METHODS and "id" in m else "agent", m)
+    assert json.dumps(view.to_json(), sort_keys=True) == before_json
+    assert view.snapshot() == before_snap
+    assert branch.to_json() == run(*first, *later).to_json()
+    assert branch.snapshot() == run(*first, *later).snapshot() != before_snap

@@ -220,6 +220,40 @@ def test_verdicts_are_the_same_for_any_jobs() -> None:
     assert [v.to_json() for v in one] == [v.to_json() for v in two]
 
 
+def test_rules_standing_for_one_sample_are_computed_once_and_named_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OUT-02, TOOL-03 and WAIT-01 have no seeded bug of their own: they restate FG-04's
+    obligation and are judged by its bug with every ID of the group, so ``decide_all`` samples
+    them once and gives each the verdict ``decide`` gives it alone (its own ID on the verdict and
+    the witness). FG-04 itself is judged by the same bug under its own ID only: a sample of its
+    own."""
+    group = ["OUT-02", "TOOL-03", "WAIT-01"]
+    assert len({dec.same_sample(r) for r in group}) == 1
+    assert dec.same_sample("FG-04") != dec.same_sample("OUT-02")
+    alone = [dec.decide(r, TINY_BY_READING).to_json() for r in ["FG-04", *group]]
+    calls: list[str] = []
+    real = dec.decide
+    monkeypatch.setattr(dec, "decide", lambda rule, *a: calls.append(rule) or real(rule, *a))
+    verdicts, complete = dec.decide_all(["FG-04", *group], TINY_BY_READING)
+    assert complete and calls == ["FG-04", "OUT-02"]
+    assert [v.to_json() for v in verdicts] == alone
+    assert [v.witness.rule for v in verdicts if v.witness is not None] == ["FG-04", *group]
+
+
+def test_a_sample_compared_with_partly_ends_once_it_is_partly() -> None:
+    """Compared with a ``partly`` verdict, a sample can only agree once it holds a flagged and an
+    accepted breach: it ends there (fewer runs than the whole sample, the verdict marked
+    stopped); compared with anything else it is taken whole, as without a comparison."""
+    whole = dec.decide("ACC-03", TINY_BY_READING)
+    assert whole.decidable == "partly" and not whole.stopped
+    early = dec.decide("ACC-03", TINY_BY_READING, same_as="partly")
+    assert early.stopped and early.decidable == "partly" and early.witness is None
+    assert 0 < early.flagged < early.breaking < whole.breaking
+    other = dec.decide("ACC-03", TINY_BY_READING, same_as="no")
+    assert not other.stopped and other.to_json() == whole.to_json()
+
+
 def test_a_complete_transcript_proves_an_obligation_never_met() -> None:
     """A compaction that never ends: every breaking run's transcript is accepted by ``check``
     (the input may have been cut short) and flagged by ``check --complete`` (the runs ended

@@ -61,6 +61,23 @@ def test_the_report_is_deterministic_and_reads_as_markdown(tmp_path: Path) -> No
     assert report["sections"]["summary"]["decidability"] == {"yes": 1, "partly": 0, "no": 1, "unknown": 0}
 
 
+def test_two_worker_processes_write_the_same_files(tmp_path: Path) -> None:
+    """The decidability samples (under one reading's other alternative too) and the readings
+    matrix rows as jobs of two local processes: every file byte for byte as one process writes
+    it."""
+    small = {**TINY, "matrix": ("cancel-takes-effect",), "rules": ("INTRO-02", "REJ-01", "TRANS-04")}
+    for name, size in (("one", 1), ("two", 2)):
+        with Workers(size) as pool:
+            build(Options(tmp_path / name, **{**small, "pool": pool}), lambda _: None)  # type: ignore[arg-type]
+    one, two = _files(tmp_path / "one"), _files(tmp_path / "two")
+    assert one == two
+    report = json.loads(one["report.json"])
+    assert len(report["sections"]["matrix"]["matrix"]) == 2  # both alternatives, at the cancels slice
+    assert report["sections"]["decidability"]["by_reading"] == [
+        {"reading": "cancel-takes-effect", "alternative": "when-acted"}
+    ]
+
+
 def test_a_time_budget_marks_parts_partial(tmp_path: Path) -> None:
     opts = Options(tmp_path, time_budget=1e-6, **TINY)  # type: ignore[arg-type]
     report = build(opts, lambda _: None)

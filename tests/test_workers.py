@@ -151,6 +151,17 @@ def test_mutants_on_two_processes_print_the_same_json(tmp_path: Path) -> None:
     assert [v["name"] for v in json.loads(one[1])] == ["cancel-as-end-turn", "update-after-idle"]
 
 
+def test_decidability_on_two_processes_prints_the_same_json() -> None:
+    """Samples of rules (OUT-02 and TOOL-03 share one) under the reading in force and under the
+    other alternative of one reading, as jobs of two processes: the same bytes as one process."""
+    argv = ["decidability", "--json", "--rule", "TRANS-04", "--rule", "OUT-02", "--rule", "TOOL-03",
+            "--walks", "6", "--steps", "30", "--twin-nodes", "500", "--exhaustive-states", "100",
+            "--readings", "cancel-takes-effect"]  # fmt: skip
+    one, two = _cli([*argv, "--jobs", "1"]), _cli([*argv, "--jobs", "2"])
+    assert one[0] == two[0] == 0 and one[1] == two[1], (one[2], two[2])
+    assert [r["rule"] for r in json.loads(one[1])["rules"]] == ["TRANS-04", "OUT-02", "TOOL-03"]
+
+
 @pytest.mark.parametrize("command", LONG_COMMANDS)
 def test_every_long_command_takes_jobs_and_cluster(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
@@ -239,8 +250,12 @@ def _fake_ray(results: dict[Any, Any]) -> Any:
     def remote(**options: object) -> object:
         return lambda fn: types.SimpleNamespace(remote=lambda job: job)
 
+    def wait(refs: list[Any], num_returns: int) -> tuple[list[Any], list[Any]]:
+        done = sorted(refs, key=lambda ref: results.get(("order", ref), 0))  # the first to end
+        return done[:num_returns], done[num_returns:]
+
     return types.SimpleNamespace(
-        remote=remote, get=get, shutdown=lambda: None,
+        remote=remote, get=get, wait=wait, shutdown=lambda: None,
         exceptions=types.SimpleNamespace(RayError=RayError, RayActorError=ActorError),
     )  # fmt: skip
 
@@ -260,6 +275,21 @@ def test_ray_tasks_come_back_in_job_order_and_a_failure_is_named_by_its_function
         list(pool.map(run_chunk, [1]))
     said = "a cluster worker failed during task 0 (hypothesis_runs.run_chunk): ValueError: boom"
     assert str(err.value) == said
+
+
+def test_a_long_ray_task_leaves_no_worker_idle() -> None:
+    """Two workers, the first job the longest: the other worker takes every later job while it
+    runs (a task is sent whenever any ends), and the results still come back in job order."""
+    from simulator.explore.hypothesis_runs import run_chunk
+
+    fake = _fake_ray({("order", 5): 100})  # job 5 ends after every other
+    ended: list[Any] = []
+    get = fake.get
+    fake.get = lambda ref: ended.append(ref) or get(ref)
+    pool = Workers(2, "local")
+    pool._ray = fake
+    assert list(pool.map(run_chunk, [5, 6, 7, 8, 9])) == [5, 6, 7, 8, 9]
+    assert ended == [6, 7, 8, 9, 5]
 
 
 # -- deep: a real local Ray, real agents ------------------------------------------------------------

@@ -55,7 +55,7 @@ class Options:
     rules: tuple[str, ...] | None = None
     """Rules whose decidability is computed (None: every rule with a check)."""
     slices: tuple[str, ...] | None = None
-    """Exhaustive slices (None: all)."""
+    """Exhaustive slices of the explore part and of the readings matrix (None: all)."""
     walks: int = REPORT_WALKS
     ladder: tuple[tuple[str, int, int], ...] = LADDER
     pictures: bool = True
@@ -64,8 +64,9 @@ class Options:
     """Readings of the readings matrix (``("all",)``, reading names, or ``()`` for no matrix);
     the decidability of every rule is also computed under each other alternative of them."""
     pool: Workers | None = None
-    """The worker pool of the decidability samples and the readings matrix (``--jobs``,
-    ``--cluster``; started and closed by ``build``). None: every core of this machine."""
+    """The worker pool of the decidability samples, the readings matrix and the chunks of the
+    explore part's random walks (``--jobs``, ``--cluster``; started and closed by ``build``).
+    None: every core of this machine."""
     variant: Variant | None = None
     """The variant the page is for (None: the spec as written); its readings are in ``readings``."""
     base_readings: dict[str, str] | None = None
@@ -127,6 +128,12 @@ def _cfg(ctx: Context, cfg: Config) -> Config:
     return cfg.with_(readings=ctx.opts.readings, variant=ctx.opts.variant)
 
 
+def _on(ctx: Context) -> dict[str, Any]:
+    """Random walks on the report's pool (their chunks as its jobs; the same walks and results
+    for any pool)."""
+    return {"workers": ctx.pool.size, "chunk_map": ctx.pool.map} if ctx.pool.parallel else {}
+
+
 def part_explore(ctx: Context, budget: float | None) -> bool:
     t0 = time.perf_counter()
     slices = [s for s in explore_bfs.SLICES if ctx.opts.slices is None or s.name in ctx.opts.slices]
@@ -167,7 +174,9 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         for k, (_, faults) in enumerate(sets):  # a variant's walks: the first half (rounded up)
             n = -(-left_walks // (len(sets) - k))  # with the spec's behaviours, then the rest
             left_walks -= n
-            w = explore_random.explore(_cfg(ctx, DEFAULT), faults, seed=0, walks=n, steps=EXPLORE_STEPS)
+            w = explore_random.explore(
+                _cfg(ctx, DEFAULT), faults, seed=0, walks=n, steps=EXPLORE_STEPS, **_on(ctx)
+            )
             absorb(w)
     if walks:
         ctx.progress(f"explore: {walks} walks, the client's view against the agent's truth")
@@ -240,7 +249,9 @@ def part_ladder(ctx: Context, budget: float | None) -> bool:
                 complete = False
                 break
             n = min(LADDER_CHUNK, walks - chunk)
-            w = explore_random.explore(_cfg(ctx, cfg), frozenset(), seed=chunk, walks=n, steps=steps)
+            w = explore_random.explore(  # only what it exercises is read: no counterexample shrunk
+                _cfg(ctx, cfg), frozenset(), seed=chunk, walks=n, steps=steps, shrink_budget=0
+            )
             for r in todo:
                 if w.exercised[r] and smallest[r] is None:
                     smallest[r] = name
@@ -249,7 +260,7 @@ def part_ladder(ctx: Context, budget: float | None) -> bool:
 
 
 def part_matrix(ctx: Context, budget: float | None) -> bool:
-    """The readings matrix (``simulator.analysis.matrix``) at the default slices, exhaustive, seed 0:
+    """The readings matrix (``simulator.analysis.matrix``) at the report's slices, exhaustive, seed 0:
     every alternative of the chosen readings, peers and checker under it."""
     if not ctx.opts.matrix:
         return True
@@ -259,7 +270,9 @@ def part_matrix(ctx: Context, budget: float | None) -> bool:
     from simulator.explore import run as explore_run
 
     with tempfile.TemporaryDirectory() as tmp:
-        opts = explore_run.Options(mode="exhaustive", seed=0, out=tmp, variant=ctx.opts.variant)
+        opts = explore_run.Options(
+            mode="exhaustive", seed=0, out=tmp, variant=ctx.opts.variant, slices=ctx.opts.slices or ()
+        )
         ctx.results["matrix"] = readings_matrix(ctx.opts.matrix, opts, ctx.pool)
     return True
 

@@ -349,9 +349,10 @@ def section_matrix(ctx: Context) -> Section:
     if matrix is None:
         lines.append("Not run (`--readings none`).")
         return Section("matrix", "Readings matrix", lines, None)
+    where = "the default slices" if ctx.opts.slices is None else "the slices " + ", ".join(ctx.opts.slices)
     lines.append(
         "Every alternative of every reading (`acp-model readings`), each against the defaults of "
-        "the others, explored exhaustively at the default slices: the simulated peers take the "
+        f"the others, explored exhaustively at {where}: the simulated peers take the "
         "freedoms of the alternative and the checker judges under it. A rule broken in a row means "
         "the rules contradict under that reading (`acp-model explore --readings all` gives the same "
         "table with its counterexamples)."

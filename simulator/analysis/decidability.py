@@ -43,7 +43,10 @@ Readings and variants: ``decide`` judges under the readings it is given (the pee
 freedoms, the checker judges by them) and under the variant in force (a dropped rule is
 ``unknown``: nothing checks it). ``decide_all`` computes every rule, on worker processes with
 ``jobs`` > 1, and with ``by_reading`` each rule again under other reading alternatives, keeping
-those whose ``decidable`` differs (``Verdict.by_reading``).
+those whose ``decidable`` differs (``Verdict.by_reading``). Rules that stand for one obligation
+judged by one seeded bug (``standing_for`` gives them the same bug and the same IDs) have the
+same sample and the same judgement: ``decide_all`` computes it once and names each rule on a
+copy (``same_sample``).
 
 Must not know: files, diagrams, printing or argument parsing (the command and the report do).
 """
@@ -55,8 +58,8 @@ import io
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from properties.catalogue import RULES, Rule
@@ -193,6 +196,9 @@ class Verdict:
     """The sample was taken whole (the time budget did not end it)."""
     by_reading: list[ReadingVerdict] | None = None
     """Verdicts under reading alternatives that differ from this one (None: not computed)."""
+    stopped: bool = False
+    """The sample ended as soon as the verdict was known to equal ``decide``'s ``same_as``
+    (``partly``): its counts and fraction are those of the sample so far, never reported."""
 
     def rounded(self) -> float | None:
         """The fraction flagged as the JSON has it."""
@@ -313,21 +319,26 @@ def breaking_runs(
     deadline: float | None = None,
     readings: dict[str, str] | None = None,
     variant: Variant | None = None,
+    enough: Callable[[Run], bool] | None = None,
 ) -> tuple[list[Run], bool]:
     """Distinct breaking behaviours of ``mutant`` for ``rule`` (first found of each transcript),
-    and whether the sample was completed before ``deadline``."""
+    and whether the sample was completed before ``deadline``. ``enough`` sees each run as it is
+    kept; when it answers True the sample ends there (and counts as completed)."""
     _, same = standing_for(rule)
     seen: set[bytes] = set()
     out: list[Run] = []
 
-    def keep(source: str, cfg: Config, events: list[Event], world: World) -> None:
+    def keep(source: str, cfg: Config, events: list[Event], world: World) -> bool:
+        """Keep a new transcript's run; whether the sample is enough."""
         key = ndjson(world.transcript)
-        if key not in seen:
-            seen.add(key)
-            hidden = list(world.hidden)
-            broken = world.broken is not None
-            quiet = not broken and world.quiescent()
-            out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
+        if key in seen:
+            return False
+        seen.add(key)
+        hidden = list(world.hidden)
+        broken = world.broken is not None
+        quiet = not broken and world.quiescent()
+        out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
+        return enough is not None and enough(out[-1])
 
     for source, cfg, make in _runs(mutant, bound, readings, variant):
         if deadline is not None and time.time() > deadline:
@@ -336,13 +347,14 @@ def breaking_runs(
         world = run.world
         if world.quiescent() and not any(h.rule in same for h in world.hidden):
             world.finish()  # scripted runs end without judging quiescence: omitted moves
-        if any(h.rule in same for h in world.hidden):
-            keep(source, cfg, list(run.events), world)
+        if any(h.rule in same for h in world.hidden) and keep(source, cfg, list(run.events), world):
+            return out, True
     if deadline is not None and time.time() > deadline:
         return out, False
     found = decidability_exhaustive.runs(same, mutant.switched_on, bound.exhaustive_states, readings, variant)
     for source, cfg, events, world in found:
-        keep(source, cfg, events, world)
+        if keep(source, cfg, events, world):
+            return out, True
         if deadline is not None and time.time() > deadline:
             return out, False
     return out, True
@@ -359,7 +371,9 @@ def decide(
     """The wire decidability of one rule (see the module docstring). ``deadline``: a point on
     ``time.time()`` (one clock for every process, on every machine of a cluster). ``same_as``:
     the ``decidable`` of a verdict this one is compared with; when they agree no witness is
-    searched."""
+    searched, and for ``partly`` the sample ends once it holds a breach the checker flags and one
+    it does not (the verdict can then only be ``partly``: it is returned as soon as that is
+    known, its counts those of the sample so far, ``Verdict.stopped``)."""
     t0 = time.perf_counter()
     mutant, same = standing_for(rule)
     if variant is not None and rule in variant.drop:
@@ -372,16 +386,24 @@ def decide(
         return Verdict(
             rule, "unknown", None, bound.text(), note="skipped: the time budget ended", complete=False
         )
-    runs, complete = breaking_runs(rule, mutant, bound, deadline, readings, variant)
+    judged: list[set[str]] = []  # the checker's rules on each run kept, judged as it is kept
+    seen = [False, False]  # a run not flagged, a run flagged
+
+    def enough(run: Run) -> bool:
+        judged.append(checker_rules(run.transcript, readings, variant))
+        seen[bool(same & judged[-1])] = True
+        return same_as == "partly" and all(seen)
+
+    runs, complete = breaking_runs(rule, mutant, bound, deadline, readings, variant, enough)
     verdict = Verdict(rule, "unknown", None, bound.text(), mutant=mutant.name, breaking=len(runs))
     verdict.complete = complete
+    verdict.stopped = same_as == "partly" and all(seen)
     if not complete:
         verdict.note = "partial: the time budget ended the sample"
     verdict.refused = sum(1 for r in runs if r.broken)
     accepted: list[Run] = []
     open_only = 0  # accepted breaches a complete transcript proves
-    for r in runs:
-        found = checker_rules(r.transcript, readings, variant)
+    for r, found in zip(runs, judged, strict=True):
         if same & found:
             verdict.flagged += 1
         else:
@@ -566,6 +588,46 @@ def _decide_job(job: Job) -> Verdict:
     return decide(rule, bound, readings, deadline, same_as, variant)
 
 
+def same_sample(rule: str, variant: Variant | None = None) -> object:
+    """What ``decide`` computes ``rule``'s verdict from besides the run's options: the seeded bug
+    and the IDs that count as the rule (``standing_for``). Rules with equal keys get verdicts
+    that differ only in the rule they name; a rule without a bug, or one the variant drops, is
+    its own key."""
+    mutant, same = standing_for(rule)
+    if mutant is None or (variant is not None and rule in variant.drop):
+        return rule
+    return (mutant.name, same)
+
+
+def _named(v: Verdict, rule: str) -> Verdict:
+    """``v`` (computed for another rule of the same sample) naming ``rule``."""
+    w = v.witness
+    return replace(v, rule=rule, other=Counter(v.other), witness=None if w is None else replace(w, rule=rule))
+
+
+def _decide_each(pool: Workers, work: list[Job], variant: Variant | None) -> Iterator[Verdict]:
+    """``decide`` for every job, in job order; jobs whose rules share a sample (``same_sample``)
+    and whose other options are equal are computed once."""
+    keys = [(same_sample(j[0], variant), j[2], j[4]) for j in work]
+    first: dict[Any, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(_hashable(key), i)
+    distinct = pool.map(_decide_job, [work[i] for i in first.values()])
+    done: dict[Any, Verdict] = {}
+    for job, key in zip(work, keys, strict=True):
+        k = _hashable(key)
+        if k not in done:
+            done[k] = next(distinct)
+            yield done[k]
+        else:
+            yield _named(done[k], job[0])
+
+
+def _hashable(key: tuple[object, dict[str, str] | None, str | None]) -> Any:
+    sample, readings, same_as = key
+    return (sample, None if readings is None else tuple(sorted(readings.items())), same_as)
+
+
 def decide_all(
     rules: Iterable[str],
     bound: Bound = DEFAULT_BOUND,
@@ -583,7 +645,8 @@ def decide_all(
     ``by_reading`` (reading, alternative) pairs: each rule's verdict is computed again under each
     alternative (on top of ``readings``), and ``Verdict.by_reading`` keeps those whose
     ``decidable`` differs (the fraction flagged alone moves with the sample, whose random walks
-    take other paths under another reading; a witness is searched only for those that differ);
+    take other paths under another reading; a witness is searched only for those that differ,
+    and the sample of one compared with a ``partly`` verdict ends once it is ``partly`` too);
     the budget's skipped or partial ones are not compared.
     ``pool``: the ``decide`` calls run as its jobs (None: in this process); each is independent
     of the others, so the verdicts are the same for any pool."""
@@ -591,7 +654,7 @@ def decide_all(
     deadline = None if time_budget is None else time.time() + time_budget
     work: list[Job] = [(rule, bound, readings, deadline, None, variant) for rule in rules]
     out: list[Verdict] = []
-    for i, v in enumerate(pool.map(_decide_job, work), 1):
+    for i, v in enumerate(_decide_each(pool, work, variant), 1):
         out.append(v)
         if progress is not None:
             extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
@@ -608,7 +671,7 @@ def decide_all(
     ]
     for v in out:
         v.by_reading = []
-    for i, ((v, name, alt), w) in enumerate(zip(again, pool.map(_decide_job, work), strict=True), 1):
+    for i, ((v, name, alt), w) in enumerate(zip(again, _decide_each(pool, work, variant), strict=True), 1):
         complete &= w.complete
         if w.complete and w.decidable != v.decidable:
             assert v.by_reading is not None
