@@ -19,6 +19,7 @@ import pytest
 
 from cli import check_inputs
 from cli.main import main
+from properties.checking import FileReport, check_stream
 from properties.engine import Monitor, MonitorSet
 from properties.shared import ENV, default_schema, shared_dir
 
@@ -184,3 +185,29 @@ def iter_items(data: bytes, max_line_bytes: int | None = None) -> Iterator[Any]:
     if max_line_bytes is None:
         return read_transcript(io.BytesIO(data))
     return read_transcript(io.BytesIO(data), max_line_bytes)
+
+
+Line = tuple[str, dict[str, Any]]
+
+
+def rule_lines(lines: Sequence[Line], **options: Any) -> list[tuple[str, int]]:
+    """(rule, line) of every finding above information that a monitor set with ``options`` makes
+    of ``lines`` (a transcript cut short: open obligations stay information)."""
+    ms = MonitorSet(**options)
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=False)
+    return [(f.rule, f.line) for f in ms.findings if f.kind == "rule" and f.level != "info"]
+
+
+def check_lines(lines: Sequence[Line], complete: bool = False, **readings: str) -> FileReport:
+    """``acp-model check`` of ``lines`` (``complete``: judged as a complete transcript), under the
+    readings given as keyword arguments (``user_message_deadline="eventually"``)."""
+    ms = MonitorSet(readings={k.replace("_", "-"): v for k, v in readings.items()})
+    data = b"".join(json.dumps({"from": s, "message": m}).encode() + b"\n" for s, m in lines)
+    return check_stream(io.BytesIO(data), "t.ndjson", monitors=ms, complete=complete)
+
+
+def errors(report: FileReport) -> list[tuple[str, int | None]]:
+    """(rule, line) of a report's error findings."""
+    return [(f.rule, f.line) for f in report.findings if f.severity == "error"]

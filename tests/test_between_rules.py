@@ -20,6 +20,7 @@ from simulator.analysis.mutants import breaking, judge
 from simulator.explore.bfs import SLICES, explore
 from simulator.peers.agent import Agent
 from simulator.peers.config import DEFAULT
+from tests.check_support import rule_lines as _rules
 from tests.wire_dsl import (
     Line,
     S,
@@ -47,14 +48,6 @@ def _request(rid: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 CANCEL_STOPS_BACKGROUND = load(str(REPO / "variants" / "cancel-stops-background.toml"))
 NO_STEERING = load(str(REPO / "variants" / "no-steering.toml"))
-
-
-def _rules(lines: list[Line], **options: Any) -> list[tuple[str, int]]:
-    ms = MonitorSet(**options)
-    for n, (sender, msg) in enumerate(lines, 1):
-        ms.feed(sender, msg, n)
-    ms.finish(quiescent=False)
-    return [(f.rule, f.line) for f in ms.findings if f.kind == "rule" and f.level != "info"]
 
 
 # -- the declarations ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from model import between as bw
-from properties.engine import MonitorSet
+from tests.check_support import rule_lines as _rules
 from tests.wire_dsl import (
     Line,
     answer,
@@ -28,14 +28,6 @@ from tests.wire_dsl import (
 )
 
 TURN: list[Line] = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
-
-
-def _rules(lines: list[Line], **options: Any) -> list[tuple[str, int]]:
-    ms = MonitorSet(**options)
-    for n, (sender, msg) in enumerate(lines, 1):
-        ms.feed(sender, msg, n)
-    ms.finish(quiescent=False)
-    return [(f.rule, f.line) for f in ms.findings if f.kind == "rule" and f.level != "info"]
 
 
 def test_the_declaration_names_the_first_live_idle_after_the_cancel() -> None:

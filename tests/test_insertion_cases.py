@@ -13,30 +13,17 @@ Must not know: the monitors' internals.
 
 from __future__ import annotations
 
-import io
 from typing import Any
-
-import orjson
 
 from model import prompt as prm
 from model.between import SPEC as BETWEEN
-from properties.checking import FileReport, check_stream
-from properties.engine import MonitorSet
 from simulator.peers.agent import Agent
 from simulator.peers.config import DEFAULT
+from tests.check_support import check_lines as check
+from tests.check_support import errors
 from tests.wire_dsl import answer, close, fail, ok, prompt, resume, say, state, user
 
 Line = tuple[str, dict[str, Any]]
-
-
-def check(lines: list[Line], complete: bool = False, **readings: str) -> FileReport:
-    ms = MonitorSet(readings={k.replace("_", "-"): v for k, v in readings.items()})
-    data = b"".join(orjson.dumps({"from": s, "message": m}) + b"\n" for s, m in lines)
-    return check_stream(io.BytesIO(data), "t.ndjson", monitors=ms, complete=complete)
-
-
-def errors(report: FileReport) -> list[tuple[str, int | None]]:
-    return [(f.rule, f.line) for f in report.findings if f.severity == "error"]
 
 
 # -- ACC-05: the user message before the idle ending the prompt's resulting work ------------------

@@ -12,13 +12,10 @@ Must not know: the monitors' internals.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
-import orjson
-
-from properties.checking import FileReport, check_stream
-from properties.engine import MonitorSet
+from tests.check_support import check_lines as check
+from tests.check_support import errors
 from tests.wire_dsl import (
     answer,
     ask,
@@ -36,16 +33,6 @@ from tests.wire_dsl import (
 
 Line = tuple[str, dict[str, Any]]
 TURN = [prompt(1), state("running"), user("u1"), answer(1, "u1"), say("a1")]
-
-
-def check(lines: list[Line], complete: bool = False, **readings: str) -> FileReport:
-    ms = MonitorSet(readings={k.replace("_", "-"): v for k, v in readings.items()})
-    data = b"".join(orjson.dumps({"from": s, "message": m}) + b"\n" for s, m in lines)
-    return check_stream(io.BytesIO(data), "t.ndjson", monitors=ms, complete=complete)
-
-
-def errors(report: FileReport) -> list[tuple[str, int | None]]:
-    return [(f.rule, f.line) for f in report.findings if f.severity == "error"]
 
 
 # -- a snapshot before the requested replay, the replay under IDs never seen ---------------------
