@@ -521,14 +521,17 @@ class Rules:
         return BASELINE_PROMPT_TYPES | {PROMPT_CAPABILITY_TYPES[f] for f in advertised}
 
     @staticmethod
-    def unadvertised(types: Iterable[object], allowed: frozenset[str], custom_ok: bool) -> list[str]:
-        """``content_advertised``, ``client_sends_advertised``: the content types of a prompt that
-        the Agent did not allow (``allowed``); a custom type is allowed where the capabilities carry
-        ``_meta`` (``custom_ok``). Blocks without a string type are not judged here."""
-        return [
+    def unadvertised(
+        types: Iterable[object], allowed: frozenset[str], custom_ok: bool = False
+    ) -> tuple[str, ...]:
+        """``content_advertised`` (the Agent refuses them), ``client_sends_advertised`` (the Client
+        never sends them): the content types of a prompt that the Agent did not allow
+        (``allowed``); a custom type is allowed where the capabilities carry ``_meta``
+        (``custom_ok``). Blocks without a string type are not judged here."""
+        return tuple(
             t for t in types
             if type(t) is str and t not in allowed and (t in STANDARD_CONTENT_TYPES or not custom_ok)
-        ]  # fmt: skip
+        )  # fmt: skip
 
     @staticmethod
     def setup_missing(init_pending: bool, resuming: bool) -> str | None:
@@ -541,11 +544,6 @@ class Rules:
     def empty_prompt(prompt: object) -> bool:
         """``prompt_has_content``: whether a prompt array is empty (a malformed one is the schema's)."""
         return type(prompt) is list and not prompt
-
-    @staticmethod
-    def refused_content(types: Iterable[str], allowed: frozenset[str]) -> tuple[str, ...]:
-        """``content_advertised``: the content types of a prompt the Agent must refuse."""
-        return tuple(t for t in types if t not in allowed)
 
     @staticmethod
     def covered_invalid_answers(cancelled_invalid_prompt: str) -> tuple[str, ...]:

@@ -109,8 +109,8 @@ def test_the_rules_in_force_switch_and_refuse_unknown_parameters() -> None:
     assert bw.SPEC.may_insert_now(received_in_active_work=True, work_still_active=True)
     assert bw.SPEC.late_update(True) is bw.CANCEL_UPDATES_BEFORE_IDLE
     assert bw.SPEC.late_update(False) is bw.UPDATES_BEFORE_IDLE
-    assert bw.SPEC.refused_content(["text", "image"], bw.SPEC.allowed_types(())) == ("image",)
-    assert bw.SPEC.refused_content(["image"], bw.SPEC.allowed_types(("image",))) == ()
+    assert bw.SPEC.unadvertised(["text", "image"], bw.SPEC.allowed_types(())) == ("image",)
+    assert bw.SPEC.unadvertised(["image"], bw.SPEC.allowed_types(("image",))) == ()
     for bad, why in (
         ({"nope": {}}, "unknown declaration 'nope'"),
         ({"steering": {"x": True}}, "steering: unknown parameter 'x'"),

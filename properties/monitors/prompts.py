@@ -353,8 +353,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps = self.sessions[sid] = _Session()
         ps.prompted = True
         facts = self.facts
-        # disallowed_types finds nothing before the Agent's initialize answer
-        bad = () if facts.prompt_types is None else tuple(facts.disallowed_types(params.get("prompt")))
+        bad = facts.disallowed_types(params.get("prompt"))  # () before the Agent's initialize answer
         if not bad and _beyond_text(params.get("prompt")):
             self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
         spec = self.table(prm.SPEC)

@@ -622,7 +622,7 @@ class Agent:
             content = msg["params"].get("prompt")
             # "empty": the Agent may reject it (-32602) or insert it; "unadvertised": it must reject
             invalid = "" if content else "empty"
-            if content and self.between.refused_content((b.get("type") for b in content), self.allowed):
+            if content and self.between.unadvertised((b.get("type") for b in content), self.allowed):
                 invalid = "unadvertised"
             # (whether it came during active work matters only where steering is not allowed)
             during = self.real != fgm.IDLE and not self.between.steer
