@@ -50,6 +50,14 @@ class Between:
     machines: tuple[str, ...]
     params: tuple[tuple[str, Param], ...] = ()
     """Parameters a variant may switch, with the spec's value."""
+    restated: tuple[str, ...] = ()
+    """The same obligation as ``rule``, stated again in other sections under their own IDs
+    (``catalogue.RESTATED``): judged once, under ``rule``; each of them is this declaration's."""
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        """``rule`` and the IDs that restate it (a group exercised together)."""
+        return (self.rule, *self.restated)
 
 
 UPDATES_BEFORE_IDLE: Final = Between(
@@ -211,6 +219,20 @@ FAILED_TOOLS_FINAL: Final = Between(
     ("foreground", "tool_call", "background_item"),
 )  # fmt: skip
 
+# -- the foreground lifecycle: what starts, resumes and ends work, and what stands in for it ----
+ACTIVE_ON_START: Final = Between(
+    "active_on_start", foreground.SPEC.rule_of(foreground.IDLE, "output"),
+    "Foreground and background work",
+    "foreground work is under way while idle is reported: model output of it (an agent message or "
+    "thought under a new ID), or an idle that reports it completed (foreground "
+    "idle_reports_completion)",
+    "an active state was reported as it started (running, or requires_action when it started "
+    "blocked): the foreground table has no output from idle (its cell names the rule: stated "
+    "there once); 3. Agent reports output states the same duty (OUT-01)",
+    ("foreground", "entity"),
+    restated=("OUT-01",),
+)  # fmt: skip
+
 LIST_ON_EVERY_SNAPSHOT: Final = Between(
     "list_on_every_snapshot", "BG-07", "Background work",
     "a state_update is sent in a session that reports background work (after its first concrete "
@@ -270,6 +292,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     ONE_ANSWER,
     CLOSE_STOPS_PROMPTS,
     FAILED_TOOLS_FINAL,
+    ACTIVE_ON_START,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
     SETUP_BEFORE_PROMPTS,
@@ -613,5 +636,6 @@ def rules_stated() -> dict[str, tuple[str, ...]]:
     """Rule ID -> the declarations stating it (``model.between.NAME``), for traceability."""
     out: dict[str, list[str]] = {}
     for d in DECLARATIONS:
-        out.setdefault(d.rule, []).append(f"model.between.{d.name.upper()}")
+        for rule in d.statements:
+            out.setdefault(rule, []).append(f"model.between.{d.name.upper()}")
     return {k: tuple(v) for k, v in out.items()}

@@ -783,7 +783,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "OUT-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When foreground work begins, the Agent reports an active state
        (normally running; requires_action if it begins blocked).""",
         (49,),

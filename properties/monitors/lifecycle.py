@@ -18,8 +18,8 @@ not evidence: background activity may send them while idle (STATE-03, BG-04, "Fo
 background work"). So:
 
 - a message or thought under a new ID while the state is idle means foreground work is under way
-  with no active state reported: FG-02 (the group ``active-state-on-start``; OUT-01 is exercised
-  with it). Reported once per idle stretch. STATE-04 instead when the state is a custom one that
+  with no active state reported: ``model.between`` active_on_start (FG-02, restated as OUT-01).
+  Reported once per idle stretch. STATE-04 instead when the state is a custom one that
   followed idle and the Client's ``initialize`` could not have advertised custom states; and
   STATE-04 for output under a custom state that followed requires_action (running is required
   there);
@@ -73,9 +73,10 @@ closed session).
 CANCEL-11 when a cancellation is pending); a prompt accepted while the session was idle with no
 active state reported after its receipt (BOUND-02). Closed sessions owe neither.
 
-Restated obligations (``catalogue.RESTATED``): every ID of a group is exercised together; a
-finding names the group's first ID (where the spec first states it), unless a more specific ID
-fits the case exactly (CANCEL-11: cancelled work never idled; CANCEL-12: reported as error).
+Restated obligations (a declaration's ``restated``, ``catalogue.RESTATED`` for the SHOULD groups):
+every ID of a group is exercised together; a finding names the group's first ID (where the spec
+first states it), unless a more specific ID fits the case exactly (CANCEL-11: cancelled work never
+idled; CANCEL-12: reported as error).
 
 Must not know: request IDs of prompts beyond BOUND-02, tool calls, background lists.
 """
@@ -109,10 +110,10 @@ _IDLE_GROUP = RESTATED["idle-when-work-ends"]
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
 _RA_GROUP = RESTATED["running-after-requires-action"]
 _CANCEL_GROUP = RESTATED["cancelled-stop-reason"]
-_START_GROUP = RESTATED["active-state-on-start"]
+_START_GROUP = bw.ACTIVE_ON_START.statements
 OWN_WORK = "FG-01"
 """Work the Agent starts itself is foreground work: output of it while idle, no prompt waiting,
-breaks this rule (the table's FG-02 is the same duty for a prompt's work)."""
+breaks this rule (the foreground table's output cell is the same duty for a prompt's work)."""
 _UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
 """The foreground table's rule for work under way while idle is reported."""
 _QUIET = frozenset(
