@@ -232,6 +232,21 @@ ACTIVE_ON_START: Final = Between(
     ("foreground", "entity"),
     restated=("OUT-01",),
 )  # fmt: skip
+RUNNING_ON_PROGRESS: Final = Between(
+    "running_on_progress", foreground.SPEC.rule_of(foreground.REQUIRES_ACTION, "output"),
+    "Foreground and background work",
+    "foreground work reported requires_action progresses again: model output of it (3. Agent "
+    "reports output), a tool call of it running, that is going in_progress or completing after "
+    "its permission was granted (5. Tool invocation and status reporting), even while other "
+    "requests stay open (Waiting for user action)",
+    "running was reported before that progress (or idle, when the work ends without it): the "
+    "foreground table has no output from requires_action (its cell names the rule: stated there "
+    "once); a tool call in the latest background list is not the blocked work's; under the reading "
+    "output-while-requires-action=pending-output message content may be output the work produced "
+    "before it blocked",
+    ("foreground", "entity", "tool_call", "permission"),
+    restated=("OUT-02", "TOOL-03", "WAIT-01"),
+)  # fmt: skip
 
 LIST_ON_EVERY_SNAPSHOT: Final = Between(
     "list_on_every_snapshot", "BG-07", "Background work",
@@ -293,6 +308,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     CLOSE_STOPS_PROMPTS,
     FAILED_TOOLS_FINAL,
     ACTIVE_ON_START,
+    RUNNING_ON_PROGRESS,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
     SETUP_BEFORE_PROMPTS,
@@ -494,6 +510,22 @@ class Rules:
         announced before its first list ("Background work"), owed only if no later list names it
         and it does not carry on."""
         return left_out_by_a_list
+
+    # -- the foreground lifecycle ----------------------------------------------------------
+    @staticmethod
+    def blocked_output_is_progress(output_while_requires_action: str) -> bool:
+        """``running_on_progress`` under the reading ``output-while-requires-action``: whether
+        message content sent while requires_action is reported is progress of the blocked work
+        (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
+        return output_while_requires_action != "pending-output"
+
+    @staticmethod
+    def tool_progress(of_foreground_work: bool, listed: bool) -> bool:
+        """``running_on_progress``: whether a tool call that runs (goes in_progress, or completes
+        after its permission was granted) is progress of the foreground work
+        (``of_foreground_work``: first reported during active work) and not background work
+        (``listed``: in the latest background list)."""
+        return of_foreground_work and not listed
 
     @property
     def steer(self) -> bool:

@@ -792,7 +792,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "OUT-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Once work blocked under requires_action makes progress again, running
        is reported.""",
         (50,),
@@ -1021,7 +1021,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-03",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Having reported requires_action, the Agent later reports running when
        the work moves on again, or idle when it finishes without moving on.""",
         (71,),
@@ -1260,7 +1260,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "WAIT-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """After requires_action, running follows as soon as work progresses
        again (even while other requests stay open), or idle when the work stops without that.""",
         (92,),

@@ -29,10 +29,10 @@ background work"). So:
   alternative ``completion``, a repeated idle (outside resume windows) whose string stop reason
   differs from the last one reported in the session completes work never reported active: FG-02;
 - any message or thought content while the state is requires_action means the work progressed
-  without running being reported: FG-04 (group ``running-after-requires-action``; the tool side
-  is judged by the tool monitor). That is the default of the reading
+  without running being reported: ``model.between`` running_on_progress (FG-04 and its
+  restatements; the tool side is judged by the tool monitor). That is the default of the reading
   ``output-while-requires-action`` (``progress``); under ``pending-output`` such content may be
-  output the work produced before it blocked (no finding);
+  output the work produced before it blocked (no finding: ``Rules.blocked_output_is_progress``);
 - content for a message first seen during an ended foreground interval, sent while the session
   is still idle after it, is an update of the ended work after its idle: DONE-03, or CANCEL-14
   when that idle confirmed a cancellation. That is the default of the reading
@@ -108,7 +108,7 @@ from properties.readings import (
 
 _IDLE_GROUP = RESTATED["idle-when-work-ends"]
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
-_RA_GROUP = RESTATED["running-after-requires-action"]
+_RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _CANCEL_GROUP = RESTATED["cancelled-stop-reason"]
 _START_GROUP = bw.ACTIVE_ON_START.statements
 OWN_WORK = "FG-01"
@@ -351,7 +351,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         where = fgm.UNRECOGNIZED if custom else state
         if where == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
-            if self.reading(OUTPUT_WHILE_REQUIRES_ACTION) == "pending-output":
+            if not self.between.blocked_output_is_progress(self.reading(OUTPUT_WHILE_REQUIRES_ACTION)):
                 return  # may be output of the work from before it blocked
         elif custom:  # the cell's guard: did the Client advertise custom states?
             self._ex[_CUSTOM_STATES] += 1

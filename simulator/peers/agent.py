@@ -964,7 +964,7 @@ class Agent:
             and self.reported == fgm.REQUIRES_ACTION
             and self.cur_msg is not None
             and "pending_out" not in self.extras
-            and self._reading("output-while-requires-action", "pending-output")
+            and not self.between.blocked_output_is_progress(self.rd["output-while-requires-action"])
         ):
             add(("agent", "pending_say", None))  # once per run
         if producing and not self.cancelling:
