@@ -247,6 +247,27 @@ RUNNING_ON_PROGRESS: Final = Between(
     ("foreground", "entity", "tool_call", "permission"),
     restated=("OUT-02", "TOOL-03", "WAIT-01"),
 )  # fmt: skip
+IDLE_ENDS_WORK: Final = Between(
+    "idle_ends_work", foreground.SPEC.eventually[foreground.RUNNING], "Foreground and background work",
+    "foreground work reported active ends: it completes, stops, fails (also before insertion or "
+    "before any output: Failures) or is cancelled",
+    "an idle state_update reports the end (4. Report completion), even while background activity "
+    "goes on; no prompt response or output stands in for it, so consecutive turns have an idle "
+    "boundary (Work boundaries: the foreground table's start cell, whose rule is restated here); "
+    "work still reported active at the end of a complete transcript "
+    "owes it (the foreground table's obligation on running and requires_action, which names the "
+    "rule: stated there once), work a cancel covered under cancelled_work_ends",
+    ("foreground", "prompt"),
+    restated=("DONE-01", "FAIL-01", foreground.SPEC.forbidden["start"]),
+)  # fmt: skip
+CANCELLED_WORK_ENDS: Final = Between(
+    "cancelled_work_ends", "CANCEL-11", "Cancellation",
+    "a session/cancel or session/close is received while foreground work is reported active",
+    "the Agent aborts that work, sends the updates it owes, and then ends it with the idle that "
+    "confirms the cancellation (cancel_confirmed): a successful session/close response while the "
+    "work is still reported active, or a complete transcript that ends with it active, breaks it",
+    ("foreground", "session"),
+)  # fmt: skip
 
 LIST_ON_EVERY_SNAPSHOT: Final = Between(
     "list_on_every_snapshot", "BG-07", "Background work",
@@ -309,6 +330,8 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     FAILED_TOOLS_FINAL,
     ACTIVE_ON_START,
     RUNNING_ON_PROGRESS,
+    IDLE_ENDS_WORK,
+    CANCELLED_WORK_ENDS,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
     SETUP_BEFORE_PROMPTS,
@@ -526,6 +549,20 @@ class Rules:
         (``of_foreground_work``: first reported during active work) and not background work
         (``listed``: in the latest background list)."""
         return of_foreground_work and not listed
+
+    @staticmethod
+    def never_idled(owed: str, cancel_pending: bool) -> str:
+        """``idle_ends_work`` and ``cancelled_work_ends``: the rule that foreground work still
+        reported active at the end breaks: ``owed`` (the foreground table's obligation on its
+        state) or, when a session/cancel or session/close reached it (``cancel_pending``),
+        cancelled_work_ends'."""
+        return CANCELLED_WORK_ENDS.rule if cancel_pending else owed
+
+    @staticmethod
+    def close_leaves_work(reported_active: bool, cancel_pending: bool) -> bool:
+        """``cancelled_work_ends``: whether a successful session/close response breaks it: the
+        work the close (or an earlier cancel) reached is still reported active."""
+        return reported_active and cancel_pending
 
     @property
     def steer(self) -> bool:

@@ -962,7 +962,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "DONE-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """The end of foreground work is reported with an idle
        state_update.""",
         (64,),
@@ -1088,7 +1088,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "FAIL-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Foreground work that ends in a failure (also before insertion or
        before any output) is closed with an idle report.""",
         (77,),
@@ -1435,7 +1435,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-11",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When cancellation hits active foreground work, the Agent aborts it,
        flushes the updates still owed, and then sends idle with the cancelled stop reason.""",
         (107,),

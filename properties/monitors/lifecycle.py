@@ -66,12 +66,13 @@ or idle without any is a breach, judged at that state; one still open at the end
 obligation (a breach at quiescence). A stretch cut by unknown or a custom state is not judged.
 
 Closing a session cancels its foreground work: a successful ``session/close`` response sent while
-the work it cancelled was never ended with idle breaks CANCEL-11 (nothing can follow for a
-closed session).
+the work it cancelled was never ended with idle breaks ``model.between`` cancelled_work_ends
+(CANCEL-11; nothing can follow for a closed session).
 
-*Eventually*: a session left running or requires_action (FG-05, group ``idle-when-work-ends``;
-CANCEL-11 when a cancellation is pending); a prompt accepted while the session was idle with no
-active state reported after its receipt (BOUND-02). Closed sessions owe neither.
+*Eventually*: a session left running or requires_action (the foreground table's obligation,
+``model.between`` idle_ends_work: FG-05 and its restatements; cancelled_work_ends when a
+cancellation is pending, ``Rules.never_idled``); a prompt accepted while the session was idle with
+no active state reported after its receipt (BOUND-02). Closed sessions owe neither.
 
 Restated obligations (a declaration's ``restated``, ``catalogue.RESTATED`` for the SHOULD groups):
 every ID of a group is exercised together; a finding names the group's first ID (where the spec
@@ -106,7 +107,7 @@ from properties.readings import (
     REPEATED_IDLE_NEW_REASON,
 )
 
-_IDLE_GROUP = RESTATED["idle-when-work-ends"]
+_IDLE_GROUP = bw.IDLE_ENDS_WORK.statements
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
 _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _CANCEL_GROUP = RESTATED["cancelled-stop-reason"]
@@ -114,6 +115,7 @@ _START_GROUP = bw.ACTIVE_ON_START.statements
 OWN_WORK = "FG-01"
 """Work the Agent starts itself is foreground work: output of it while idle, no prompt waiting,
 breaks this rule (the foreground table's output cell is the same duty for a prompt's work)."""
+_CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
 _UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
 """The foreground table's rule for work under way while idle is reported."""
 _QUIET = frozenset(
@@ -241,7 +243,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         *_RA_GROUP,
         *_IDLE_GROUP,
         *_STOP_GROUP,
-        "CANCEL-11",
+        _CANCEL_ENDS,
         "STOP-03",
         "FAIL-03",
         bw.UPDATES_BEFORE_IDLE.rule,
@@ -624,10 +626,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if sid is None or "result" not in msg:
             return
         fs = self.facts.of(sid)
-        if fs.state in ACTIVE and fs.cancel_line and not fs.resuming:
+        if not fs.resuming and self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line)):
             self._gx[_CANCEL_GROUP_KEY] += 1
             self.breach(
-                "CANCEL-11",
+                _CANCEL_ENDS,
                 line,
                 sid,
                 f"session/close succeeded while the {fs.state} work it cancelled (line "
@@ -727,7 +729,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st = self.sessions.get(sid)
             owed = self.table(fgm.SPEC).eventually.get(fs.state)
             if owed is not None and not fs.resuming:
-                rule = "CANCEL-11" if fs.cancel_line else owed  # the cancellation's own rule
+                rule = self.between.never_idled(owed, bool(fs.cancel_line))
                 since = st.since if st is not None else None
                 self.eventually(
                     rule,
