@@ -232,6 +232,15 @@ ACTIVE_ON_START: Final = Between(
     ("foreground", "entity"),
     restated=("OUT-01",),
 )  # fmt: skip
+OWN_WORK_FOREGROUND: Final = Between(
+    "own_work_foreground", "FG-01", "Foreground and background work",
+    "foreground work under way while idle is reported (active_on_start) was started by the Agent "
+    "itself: no session/prompt of the session was received or accepted since the last idle that "
+    "ended work, and none is unanswered",
+    "it is foreground work all the same, with a prompt's lifecycle: the active state it owed is "
+    "this rule's (a prompt's work owes it under active_on_start)",
+    ("foreground", "prompt", "entity"),
+)  # fmt: skip
 RUNNING_ON_PROGRESS: Final = Between(
     "running_on_progress", foreground.SPEC.rule_of(foreground.REQUIRES_ACTION, "output"),
     "Foreground and background work",
@@ -329,6 +338,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     CLOSE_STOPS_PROMPTS,
     FAILED_TOOLS_FINAL,
     ACTIVE_ON_START,
+    OWN_WORK_FOREGROUND,
     RUNNING_ON_PROGRESS,
     IDLE_ENDS_WORK,
     CANCELLED_WORK_ENDS,
@@ -535,6 +545,15 @@ class Rules:
         return left_out_by_a_list
 
     # -- the foreground lifecycle ----------------------------------------------------------
+    @staticmethod
+    def start_rule(table_rule: str, prompt_waits: bool) -> str:
+        """``active_on_start`` and ``own_work_foreground``: the rule that foreground work under way
+        while idle is reported breaks (``table_rule``: the one the foreground table's refused
+        output names): the table's for a prompt's work (``prompt_waits``: a session/prompt of the
+        session was received or accepted since the last idle that ended work, or is unanswered),
+        own_work_foreground's for work the Agent started itself."""
+        return table_rule if prompt_waits else OWN_WORK_FOREGROUND.rule
+
     @staticmethod
     def blocked_output_is_progress(output_while_requires_action: str) -> bool:
         """``running_on_progress`` under the reading ``output-while-requires-action``: whether

@@ -316,7 +316,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "FG-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Work is handled as foreground work whatever started it: a user
        prompt, or the Agent itself (pursuing a goal, continuing earlier work, reacting to a finished
        background task).""",

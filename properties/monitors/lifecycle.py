@@ -18,8 +18,9 @@ not evidence: background activity may send them while idle (STATE-03, BG-04, "Fo
 background work"). So:
 
 - a message or thought under a new ID while the state is idle means foreground work is under way
-  with no active state reported: ``model.between`` active_on_start (FG-02, restated as OUT-01).
-  Reported once per idle stretch. STATE-04 instead when the state is a custom one that
+  with no active state reported: ``model.between`` active_on_start (FG-02, restated as OUT-01), or
+  own_work_foreground (FG-01) when no prompt waited for it (``Rules.start_rule``). Reported once
+  per idle stretch. STATE-04 instead when the state is a custom one that
   followed idle and the Client's ``initialize`` could not have advertised custom states; and
   STATE-04 for output under a custom state that followed requires_action (running is required
   there);
@@ -112,9 +113,8 @@ _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
 _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _CANCEL_GROUP = RESTATED["cancelled-stop-reason"]
 _START_GROUP = bw.ACTIVE_ON_START.statements
-OWN_WORK = "FG-01"
-"""Work the Agent starts itself is foreground work: output of it while idle, no prompt waiting,
-breaks this rule (the foreground table's output cell is the same duty for a prompt's work)."""
+OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
+"""Work the Agent starts itself is foreground work (``model.between`` own_work_foreground)."""
 _CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
 _UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
 """The foreground table's rule for work under way while idle is reported."""
@@ -365,9 +365,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         what = f"{variant} {mid!r}"
         if state == "idle" or (custom and seen is None and st.last_std == "idle"):
             after = f" after the custom state {state!r} replaced running" if custom else " sent while idle"
-            if state == "idle" and not self._prompt_waits(sid, st):  # the Agent's own work
-                self._ex[OWN_WORK] += 1
-                rule, after = OWN_WORK, after + " with no prompt waiting (work the Agent started itself)"
+            waits = state != "idle" or self._prompt_waits(sid, st)
+            rule = self.between.start_rule(rule, waits)
+            if not waits:  # the Agent's own work
+                self._ex[rule] += 1
+                after += " with no prompt waiting (work the Agent started itself)"
             self._started(st, fs.period, rule, sid, line, what + after, msg)
             return
         if where != fgm.REQUIRES_ACTION:
@@ -554,8 +556,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if custom:
             what += f" that ran under the custom state {prev!r}, which replaced running"
         elif not self._prompt_waits(sid, st):  # the Agent's own work
-            self._ex[OWN_WORK] += 1
-            rule, what = OWN_WORK, what + " with no prompt waiting (work the Agent started itself)"
+            rule = self.between.start_rule(rule, False)
+            self._ex[rule] += 1
+            what += " with no prompt waiting (work the Agent started itself)"
         readings = (REPEATED_IDLE_NEW_REASON,) if completed else ()
         self._started(st, fs.period, rule, sid, line, what, msg, readings)
 
