@@ -277,6 +277,14 @@ CANCELLED_WORK_ENDS: Final = Between(
     "work is still reported active, or a complete transcript that ends with it active, breaks it",
     ("foreground", "session"),
 )  # fmt: skip
+CUSTOM_STOP_PREFIXED: Final = Between(
+    "custom_stop_prefixed", "STOP-03", "Stop reasons",
+    "an idle, not a resume snapshot, carries a string stop reason",
+    "it is a standard one, or a custom one that begins with _: an unknown one without _ breaks the "
+    "rule under the reading future-stop-reason=custom (the default); under may-be-future it may be "
+    "reserved for a future ACP variant (a suspect)",
+    ("foreground",),
+)  # fmt: skip
 
 LIST_ON_EVERY_SNAPSHOT: Final = Between(
     "list_on_every_snapshot", "BG-07", "Background work",
@@ -342,6 +350,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     RUNNING_ON_PROGRESS,
     IDLE_ENDS_WORK,
     CANCELLED_WORK_ENDS,
+    CUSTOM_STOP_PREFIXED,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
     SETUP_BEFORE_PROMPTS,
@@ -582,6 +591,19 @@ class Rules:
         """``cancelled_work_ends``: whether a successful session/close response breaks it: the
         work the close (or an earlier cancel) reached is still reported active."""
         return reported_active and cancel_pending
+
+    @staticmethod
+    def stop_reason_named(reason: str) -> bool:
+        """``custom_stop_prefixed``: whether a string stop reason is a standard one or a custom one
+        (it begins with ``_``)."""
+        return reason in foreground.STOP_REASONS or reason.startswith("_")
+
+    @staticmethod
+    def future_reason_possible(future_stop_reason: str) -> bool:
+        """``custom_stop_prefixed`` under the reading ``future-stop-reason``: whether an unknown stop
+        reason without ``_`` may be one of a future ACP variant (``may-be-future``: a suspect)
+        rather than a breach (``custom``)."""
+        return future_stop_reason == "may-be-future"
 
     @property
     def steer(self) -> bool:

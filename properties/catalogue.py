@@ -1082,7 +1082,7 @@ RULES: Final[tuple[Rule, ...]] = (
        reason is absent, null, malformed or unrecognised.""",
         (75,),
     ),
-    _r("STOP-03", _M, _A, _MON, """A custom stop reason starts with an underscore.""", (76,)),
+    _r("STOP-03", _M, _A, _MOD, """A custom stop reason starts with an underscore.""", (76,)),
     # -- Failures ------------------------------------------------------------------------------
     _r(
         "FAIL-01",

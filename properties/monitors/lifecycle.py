@@ -50,7 +50,8 @@ that finished on its own but sent its idle after the cancel reached it is held t
 That is the default of the reading ``cancel-takes-effect`` (``on-receipt``); under
 ``when-acted`` the Agent may have ended the work before acting on the cancel, so the idle's stop
 reason is judged as for any ending idle (FG-06) and not held to ``cancelled``.
-Any idle's string stop reason must be standard or start with ``_`` (STOP-03; an unknown one
+Any idle's string stop reason must be standard or start with ``_`` (``model.between``
+custom_stop_prefixed, STOP-03; an unknown one
 without ``_`` is a breach under the reading ``future-stop-reason=custom``, the default, and a
 suspect under ``future-stop-reason=may-be-future``: it may be a future variant); ``error`` should
 carry a JSON-RPC error object (FAIL-03). Repeated snapshots are fine (TRANS-01), and idle at any
@@ -116,6 +117,7 @@ _START_GROUP = bw.ACTIVE_ON_START.statements
 OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
 """Work the Agent starts itself is foreground work (``model.between`` own_work_foreground)."""
 _CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
+_NAMED_STOP = bw.CUSTOM_STOP_PREFIXED.rule
 _UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
 """The foreground table's rule for work under way while idle is reported."""
 _QUIET = frozenset(
@@ -125,7 +127,7 @@ _QUIET = frozenset(
 """Reported states in which the model's foreground table allows output whatever the context (the
 usual case: nothing to judge; a variant's table is fired every time)."""
 _END_GROUPS = _IDLE_GROUP + _STOP_GROUP
-_END_STOP = (*_END_GROUPS, "STOP-03")
+_END_STOP = (*_END_GROUPS, _NAMED_STOP)
 """Exercised by an idle with a string stop reason that ends active work."""
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 _START_GROUP_KEY = rule_group(*_START_GROUP)
@@ -244,7 +246,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         *_IDLE_GROUP,
         *_STOP_GROUP,
         _CANCEL_ENDS,
-        "STOP-03",
+        _NAMED_STOP,
         "FAIL-03",
         bw.UPDATES_BEFORE_IDLE.rule,
         bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
@@ -488,20 +490,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
         if type(reason) is str:
-            if reason not in fgm.STOP_REASONS and not reason.startswith("_"):
+            if not self.between.stop_reason_named(reason):
                 why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
-                if self.reading(FUTURE_STOP) == "custom":
-                    self.breach("STOP-03", line, sid, why, msg, (FUTURE_STOP,))
+                if not self.between.future_reason_possible(self.reading(FUTURE_STOP)):
+                    self.breach(_NAMED_STOP, line, sid, why, msg, (FUTURE_STOP,))
                 else:  # it may be a future ACP variant
                     self.suspect(
-                        "STOP-03", line, sid, why + " (it may be a future ACP stop reason)", msg,
+                        _NAMED_STOP, line, sid, why + " (it may be a future ACP stop reason)", msg,
                         (FUTURE_STOP,),
                     )  # fmt: skip
             if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
             else:  # no work reported active ends here: does the idle still report a completion?
-                self._ex["STOP-03"] += 1
+                self._ex[_NAMED_STOP] += 1
                 if prev == "idle":
                     self._ex["TRANS-01"] += 1
                 self._unreported_end(fs, st, prev, reason, completed, sid, line, msg)

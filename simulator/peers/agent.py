@@ -1023,7 +1023,7 @@ class Agent:
                 add(("agent", "end", fgm.REFUSAL))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
-                if self._reading("future-stop-reason", "may-be-future"):
+                if self.between.future_reason_possible(self.rd["future-stop-reason"]):
                     add(("agent", "end", FUTURE_STOP))
             if "omit_stop" in features:
                 add(("agent", "end", None))
