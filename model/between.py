@@ -277,6 +277,14 @@ CANCELLED_WORK_ENDS: Final = Between(
     "work is still reported active, or a complete transcript that ends with it active, breaks it",
     ("foreground", "session"),
 )  # fmt: skip
+ACCEPTED_WORK_REPORTED: Final = Between(
+    "accepted_work_reported", "BOUND-02", "Work boundaries and local commands",
+    "a session/prompt received while idle is reported (outside a resume) is answered with success",
+    "handling it used the foreground lifecycle: an active state is reported after its receipt (a "
+    "local command without model work too: running, then idle); neither the response nor output "
+    "stands in for it, so a success with no active state after the receipt owes one",
+    ("prompt", "foreground"),
+)  # fmt: skip
 CUSTOM_STOP_PREFIXED: Final = Between(
     "custom_stop_prefixed", "STOP-03", "Stop reasons",
     "an idle, not a resume snapshot, carries a string stop reason",
@@ -350,6 +358,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     RUNNING_ON_PROGRESS,
     IDLE_ENDS_WORK,
     CANCELLED_WORK_ENDS,
+    ACCEPTED_WORK_REPORTED,
     CUSTOM_STOP_PREFIXED,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
@@ -591,6 +600,13 @@ class Rules:
         """``cancelled_work_ends``: whether a successful session/close response breaks it: the
         work the close (or an earlier cancel) reached is still reported active."""
         return reported_active and cancel_pending
+
+    @staticmethod
+    def owes_lifecycle(received_while_idle: bool, succeeded: bool) -> bool:
+        """``accepted_work_reported``: whether a prompt's answer leaves an active state owed: it
+        succeeded, and the prompt was received while idle was reported (work already active when
+        it came may be the work that handles it)."""
+        return received_while_idle and succeeded
 
     @staticmethod
     def stop_reason_named(reason: str) -> bool:

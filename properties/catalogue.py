@@ -1297,7 +1297,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BOUND-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Every accepted prompt, a local slash command without model work
        included, goes through the foreground lifecycle (active state, then idle).""",
         (95,),

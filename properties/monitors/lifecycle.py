@@ -74,7 +74,8 @@ the work it cancelled was never ended with idle breaks ``model.between`` cancell
 *Eventually*: a session left running or requires_action (the foreground table's obligation,
 ``model.between`` idle_ends_work: FG-05 and its restatements; cancelled_work_ends when a
 cancellation is pending, ``Rules.never_idled``); a prompt accepted while the session was idle with
-no active state reported after its receipt (BOUND-02). Closed sessions owe neither.
+no active state reported after its receipt (accepted_work_reported, BOUND-02). Closed sessions
+owe neither.
 
 Restated obligations (a declaration's ``restated``, ``catalogue.RESTATED`` for the SHOULD groups):
 every ID of a group is exercised together; a finding names the group's first ID (where the spec
@@ -117,6 +118,7 @@ _START_GROUP = bw.ACTIVE_ON_START.statements
 OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
 """Work the Agent starts itself is foreground work (``model.between`` own_work_foreground)."""
 _CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
+_ACCEPTED = bw.ACCEPTED_WORK_REPORTED.rule
 _NAMED_STOP = bw.CUSTOM_STOP_PREFIXED.rule
 _UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
 """The foreground table's rule for work under way while idle is reported."""
@@ -253,7 +255,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         bw.STEERING.rule,
         bw.BLOCKED_ON_USER.rule,
         _CUSTOM_STATES,
-        "BOUND-02",
+        _ACCEPTED,
         entity.KEYED_BY_ID,
     )
     TABLES = (fgm.SPEC,)
@@ -665,8 +667,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         rid = msg["id"]
         if "result" in msg and not self.facts.active(sid):
             st.prompted = True  # its work may start now, even one held through the last idle
-        if st.await_active.pop(rid, None) is not None and "result" in msg:
-            self._ex["BOUND-02"] += 1
+        received_while_idle = st.await_active.pop(rid, None) is not None
+        if self.between.owes_lifecycle(received_while_idle, "result" in msg):
+            self._ex[_ACCEPTED] += 1
             st.accepted[rid] = line
         if st.steered:
             self._steering_answer(st, sid, rid, line, msg)
@@ -756,7 +759,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if st is not None:
                 for rid, line in st.accepted.items():
                     self.eventually(
-                        "BOUND-02",
+                        _ACCEPTED,
                         quiescent,
                         line,
                         sid,
