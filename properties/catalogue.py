@@ -803,7 +803,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "MSGID-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Every user, agent and thought message update and chunk carries an
        opaque messageId.""",
         (52,),

@@ -3,8 +3,12 @@ end with a fitting stop reason, nothing of the ended work after its idle.
 
 Owns the rules of "Foreground and background work", "3. Agent reports output", "4. Report
 completion", "Stop reasons", "Failures" (FAIL-03), "State transitions", "Waiting for user
-action", "Work boundaries and local commands", the idle side of "Cancellation" and "Message IDs"
-(MSGID-01 for agent messages and thoughts).
+action", "Work boundaries and local commands" and the idle side of "Cancellation". What the MUST
+rules among them say is the model's (the foreground table, and the declarations of
+``model.between`` named below): this monitor maps the wire to them. It judges by hand only the
+SHOULDs of an ending idle's stop reason (FG-06 and its restatements; FAIL-03: an error object). A
+message without a string messageId keys nothing here (``model.fields``: the field monitor judges
+it).
 
 What is certain in proxy order, and why
 ---------------------------------------
@@ -164,7 +168,7 @@ class _Session:
 
     def __init__(self) -> None:
         # every agent message / thought ID of the session -> interval first seen in (-1: not
-        # active); kept while the session lives (DONE-03 and MSGID-01 may name any of them)
+        # active); kept while the session lives (DONE-03 may name any of them)
         self.msgs: dict[str, int] = {}
         self.thoughts: dict[str, int] = {}
         self.last_end = 0  # interval ended by the last ending idle
@@ -256,7 +260,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         bw.BLOCKED_ON_USER.rule,
         _CUSTOM_STATES,
         _ACCEPTED,
-        entity.KEYED_BY_ID,
     )
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
@@ -307,11 +310,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- output --------------------------------------------------------------------------
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._ex[entity.KEYED_BY_ID] += 1
         mid = upd.get("messageId")
         variant: str = upd["sessionUpdate"]
-        if not entity.keyed(mid):
-            self.breach(entity.KEYED_BY_ID, line, sid, f"{variant} without a string messageId", msg)
+        if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
             return
         st = self.sessions.get(sid)
         if st is None:

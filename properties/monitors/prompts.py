@@ -3,8 +3,8 @@
 Fires the prompt table (``model.prompt``) for each request: its forbidden cells, guards and
 obligations are the prompt rules, and this module names none of them. Owns what lies outside
 that table: the accounting of user messages against prompts ("2. Prompt accepted", "Prompts
-that are never inserted"), the content rule (USER-04), prompts after a cancel (CANCEL-16) and
-"Message IDs" for user messages (MSGID-01).
+that are never inserted"), the content rule (USER-04), prompts after a cancel (CANCEL-16); a user
+message without a string messageId keys nothing here (``model.fields``: the field monitor judges it).
 
 The prompt table, fired from the wire with hidden steps
 -------------------------------------------------------
@@ -615,11 +615,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- user messages -------------------------------------------------------------------
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
-        if not entity.keyed(mid):
-            self._ex[entity.KEYED_BY_ID] += 1
-            self.breach(
-                entity.KEYED_BY_ID, line, sid, f"{upd['sessionUpdate']} without a string messageId", msg
-            )
+        if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
             return
         ps = self.sessions.get(sid)
         if ps is None:
