@@ -262,10 +262,10 @@ IDLE_ENDS_WORK: Final = Between(
     "before any output: Failures) or is cancelled",
     "an idle state_update reports the end (4. Report completion), even while background activity "
     "goes on; no prompt response or output stands in for it, so consecutive turns have an idle "
-    "boundary (Work boundaries: the foreground table's start cell, whose rule is restated here); "
-    "work still reported active at the end of a complete transcript "
-    "owes it (the foreground table's obligation on running and requires_action, which names the "
-    "rule: stated there once), work a cancel covered under cancelled_work_ends",
+    "boundary (Work boundaries: the rule of the foreground table's start cell); work still "
+    "reported active at the end of a complete transcript owes it (the foreground table's "
+    "obligation on running and requires_action, which names the rule: stated there once), work a "
+    "cancel reached under cancelled_work_ends",
     ("foreground", "prompt"),
     restated=("DONE-01", "FAIL-01", foreground.SPEC.forbidden["start"]),
 )  # fmt: skip
