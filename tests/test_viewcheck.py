@@ -12,8 +12,9 @@ from collections.abc import Sequence
 
 import pytest
 
+from model.clientview import ClientView
 from properties.catalogue import RULES_BY_ID
-from properties.clientview import CLIENT_FAULTS, ClientView
+from properties.clientview import CLIENT_FAULTS, FaultyView
 from properties.viewcheck import CLIENT_FAULT_RULES, VIEW_RULES, compare_views
 from tests.wire_dsl import (
     Line,
@@ -74,7 +75,7 @@ ALSO: dict[str, set[str]] = {
 
 
 def views(lines: Sequence[Line], fault: str) -> tuple[ClientView, ClientView]:
-    reference, faulty = ClientView(), ClientView(faults={fault})
+    reference, faulty = ClientView(), FaultyView({fault})
     for sender, msg in lines:
         reference.apply(sender, msg)
         faulty.apply(sender, msg)
