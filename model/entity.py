@@ -48,7 +48,7 @@ ENT = "Entity IDs"
 
 PLACEMENT: Final = "ENT-04"
 """The rule this table states for a Client: the first update or chunk of an entity fixes its place
-on the timeline, later ones patch it there (``properties.viewcheck`` names it where a Client's
+on the timeline, later ones patch it there (``model.clientview_rules`` names it where a Client's
 view differs from the view this table builds)."""
 
 ROWS = (

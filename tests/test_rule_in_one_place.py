@@ -128,6 +128,12 @@ def test_the_issue_31_rules_and_the_rules_between_machines_are_not_written_in_pe
     assert mentions(files, sorted(rules)) == []
 
 
+def test_the_view_comparison_names_no_rule() -> None:
+    """``properties.viewcheck`` executes the model's table of the Client's view
+    (``model.clientview_rules.ASPECTS``): no rule ID in its code, not even inside a message."""
+    assert mentions([REPO / "properties" / "viewcheck.py"], sorted(RULES_BY_ID)) == []
+
+
 def test_a_planted_duplicate_fails(tmp_path: Path) -> None:
     """The check can fail: a copy of the tree plus one module that writes a rule another module
     already states (TRANS-04, ``model.between`` CANCEL_CONFIRMED) as a finding's ID, and one that
