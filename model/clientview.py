@@ -83,7 +83,6 @@ treat its result as read-only. ``copy.deepcopy`` of a view (the explorers branch
 copies what ``apply`` may change and shares what it never does: the cached snapshots (tuples,
 dropped rather than changed).
 
-
 The records it keeps (entities, sessions) are ``model.clientview_parts``; the rule each aspect of
 the view answers to is ``model.clientview_rules``. The seeded faulty views
 (``properties.clientview``, the registry's kind ``Misview``) fold some messages otherwise, on top
