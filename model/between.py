@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeGuard
 
 from model import foreground, permission, toolcall
 
@@ -250,6 +250,14 @@ CLIENT_SENDS_ADVERTISED: Final = Between(
     ("prompt", "session"),
 )  # fmt: skip
 
+MESSAGE_ID_RETURNED: Final = Between(
+    "message_id_returned", "ACC-04", "2. Prompt accepted",
+    "the Agent answers a session/prompt with success (the prompt was inserted)",
+    "the response returns the inserted user message's messageId, a non-null string: omitting it "
+    "or sending null is invalid",
+    ("prompt", "entity"),
+)  # fmt: skip
+
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
     CANCEL_UPDATES_BEFORE_IDLE,
@@ -275,6 +283,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     SETUP_BEFORE_PROMPTS,
     PROMPT_HAS_CONTENT,
     CLIENT_SENDS_ADVERTISED,
+    MESSAGE_ID_RETURNED,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -603,6 +612,14 @@ class Rules:
             if both:
                 found.append((tool, both, ("tool_call", tool) in listed))
         return found
+
+    # -- a prompt's answer and its user message (2. Prompt accepted; Prompts that are never
+    #    inserted; Cancellation) ---------------------------------------------------------------
+    @staticmethod
+    def message_id_given(mid: object) -> TypeGuard[str]:
+        """``message_id_returned``: whether the value a success response to a session/prompt
+        gives as its messageId is one (``mid``: None when the field is left out)."""
+        return type(mid) is str
 
 
 SPEC: Final = Rules()

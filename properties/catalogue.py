@@ -626,7 +626,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-04",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A successful prompt response carries messageId as a non-null string;
        leaving it out or sending null is invalid.""",
         informal=True,

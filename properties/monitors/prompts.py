@@ -142,6 +142,8 @@ SAME_ID = bw.OWN_USER_MESSAGE.rule
 (``model.between``)."""
 CONTENT = bw.CONTENT_ADVERTISED.rule
 """The rule of prompt content the Agent did not advertise (``model.between``)."""
+GIVEN = bw.MESSAGE_ID_RETURNED.rule
+"""The rule of a success response without a string messageId (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
@@ -304,7 +306,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     """Answers to session/prompt and the accounting of user messages (see module docstring)."""
 
     RULES = (
-        "ACC-04",
+        GIVEN,
         REPORTED,
         SAME_ID,
         "ACC-07",
@@ -562,10 +564,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 "but was accepted",
                 msg,
             )
-        if type(mid) is not str:
+        if not self.between.message_id_given(mid):
             self._gx[_SUCCESS_KEY] += 1
             self.breach(
-                "ACC-04",
+                GIVEN,
                 line,
                 sid,
                 f"success response to prompt {rid!r} has no string messageId ({mid!r})",
@@ -881,7 +883,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
 _ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
 """Exercised by every answer: the prompt table's obligations to answer."""
-_SUCCESS = (*_ANSWERED, "ACC-04", SAME_ID)
+_SUCCESS = (*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
 _RETURNED = (*_SUCCESS, "ACC-09", REPORTED)
 """Exercised by a success response that returns a string messageId."""

@@ -1,0 +1,26 @@
+"""The declarations of ``model.between`` about a prompt's answer and its user message (issue 31:
+stated once in ``model/``, the prompt monitor only maps the wire to them): each function gives the
+answers the spec's sentences say, and ``check`` names the declaration's rule on a transcript that
+breaks it, and nothing on the same transcript mended."""
+
+from __future__ import annotations
+
+from model import between as bw
+from properties.trace import implemented_by
+from tests.check_support import rule_lines as _rules
+from tests.wire_dsl import answer, ok, prompt, state, user
+
+_TURN = [prompt(1), state("running"), user("u1")]
+
+
+def test_each_declaration_here_is_implemented_by_the_model_alone() -> None:
+    for d in (bw.MESSAGE_ID_RETURNED,):
+        assert implemented_by(d.rule) == [f"model.between.{d.name.upper()}"], d.name
+
+
+def test_a_success_without_a_string_message_id_breaks_message_id_returned() -> None:
+    assert bw.SPEC.message_id_given("u1")
+    assert not any(bw.SPEC.message_id_given(v) for v in (None, 7, ["u1"]))
+    assert _rules([*_TURN, answer(1, "u1")]) == []
+    for result in ({}, {"messageId": None}, {"messageId": 3}):
+        assert (bw.MESSAGE_ID_RETURNED.rule, 4) in _rules([*_TURN, ok(1, **result)]), result
