@@ -257,6 +257,14 @@ MESSAGE_ID_RETURNED: Final = Between(
     "or sending null is invalid",
     ("prompt", "entity"),
 )  # fmt: skip
+REPORTED_AFTER_INSERTION: Final = Between(
+    "reported_after_insertion", "ACC-07", "2. Prompt accepted",
+    "the Agent sends an update about a submission's user message (user_message or "
+    "user_message_chunk)",
+    "the prompt was inserted before it: no update about the message precedes its insertion, so "
+    "none precedes the receipt of the session/prompt whose success returns its messageId",
+    ("prompt", "entity"),
+)  # fmt: skip
 
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
@@ -284,6 +292,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     PROMPT_HAS_CONTENT,
     CLIENT_SENDS_ADVERTISED,
     MESSAGE_ID_RETURNED,
+    REPORTED_AFTER_INSERTION,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -620,6 +629,14 @@ class Rules:
         """``message_id_returned``: whether the value a success response to a session/prompt
         gives as its messageId is one (``mid``: None when the field is left out)."""
         return type(mid) is str
+
+    @staticmethod
+    def user_message_reportable(inserted: bool) -> bool:
+        """``reported_after_insertion`` and ``rejected_not_reported``: whether an update about a
+        submission's user message may be sent (``inserted``: the prompt was, or may have been,
+        inserted by then, whatever its answer since): never before insertion, never for a
+        submission refused or withdrawn before it."""
+        return inserted
 
 
 SPEC: Final = Rules()

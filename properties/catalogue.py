@@ -655,7 +655,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-07",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """No update about the user message is sent before the message is
        inserted.""",
         (40,),

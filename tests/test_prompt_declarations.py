@@ -14,7 +14,7 @@ _TURN = [prompt(1), state("running"), user("u1")]
 
 
 def test_each_declaration_here_is_implemented_by_the_model_alone() -> None:
-    for d in (bw.MESSAGE_ID_RETURNED,):
+    for d in (bw.MESSAGE_ID_RETURNED, bw.REPORTED_AFTER_INSERTION):
         assert implemented_by(d.rule) == [f"model.between.{d.name.upper()}"], d.name
 
 
@@ -24,3 +24,11 @@ def test_a_success_without_a_string_message_id_breaks_message_id_returned() -> N
     assert _rules([*_TURN, answer(1, "u1")]) == []
     for result in ({}, {"messageId": None}, {"messageId": 3}):
         assert (bw.MESSAGE_ID_RETURNED.rule, 4) in _rules([*_TURN, ok(1, **result)]), result
+
+
+def test_a_user_message_reported_before_its_prompt_was_received_breaks_reported_after_insertion() -> None:
+    assert bw.SPEC.user_message_reportable(True) and not bw.SPEC.user_message_reportable(False)
+    ahead = [prompt(1), state("running"), user("u2"), prompt(2), user("u1"), answer(1, "u1"), answer(2, "u2")]
+    assert (bw.REPORTED_AFTER_INSERTION.rule, 7) in _rules(ahead)  # (and ACC-06 at the response to 1)
+    after = [prompt(1), state("running"), prompt(2), user("u2"), user("u1"), answer(1, "u1"), answer(2, "u2")]
+    assert _rules(after) == []

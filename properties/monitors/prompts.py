@@ -144,6 +144,8 @@ CONTENT = bw.CONTENT_ADVERTISED.rule
 """The rule of prompt content the Agent did not advertise (``model.between``)."""
 GIVEN = bw.MESSAGE_ID_RETURNED.rule
 """The rule of a success response without a string messageId (``model.between``)."""
+AHEAD = bw.REPORTED_AFTER_INSERTION.rule
+"""The rule of a user message reported before its prompt was inserted (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
@@ -309,7 +311,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         GIVEN,
         REPORTED,
         SAME_ID,
-        "ACC-07",
+        AHEAD,
         "ACC-09",
         "ACC-11",
         "REJ-02",
@@ -589,10 +591,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.claimed[mid] = rid
                 first = ps.unclaimed.pop(mid, 0)
                 if first:
-                    self._ex["ACC-07"] += 1
-                    if first < rec[1]:
+                    self._ex[AHEAD] += 1
+                    # (insertion follows receipt: a hidden one may have come before a later report)
+                    if not self.between.user_message_reportable(first > rec[1]):
                         self.breach(
-                            "ACC-07",
+                            AHEAD,
                             line,
                             sid,
                             f"user message {mid!r} was reported at line {first}, before prompt "
