@@ -265,6 +265,13 @@ REPORTED_AFTER_INSERTION: Final = Between(
     "none precedes the receipt of the session/prompt whose success returns its messageId",
     ("prompt", "entity"),
 )  # fmt: skip
+DISTINCT_MESSAGE_IDS: Final = Between(
+    "distinct_message_ids", "ACC-09", "2. Prompt accepted",
+    "the Agent answers a session/prompt with success",
+    "the messageId it returns was returned for no other submission of the session: distinct "
+    "inserted submissions get distinct IDs, even when their content is the same",
+    ("prompt", "entity"),
+)  # fmt: skip
 
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
@@ -293,6 +300,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     CLIENT_SENDS_ADVERTISED,
     MESSAGE_ID_RETURNED,
     REPORTED_AFTER_INSERTION,
+    DISTINCT_MESSAGE_IDS,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -637,6 +645,14 @@ class Rules:
         inserted by then, whatever its answer since): never before insertion, never for a
         submission refused or withdrawn before it."""
         return inserted
+
+    @staticmethod
+    def earlier_submission(mid: str, returned: Mapping[str, object]) -> object | None:
+        """``distinct_message_ids``: the other submission of the session that was already given
+        ``mid`` (``returned``: messageId -> the submission a success response returned it for, None
+        for a user message no submission accounts for), or None; returning ``mid`` again for
+        another submission breaks it."""
+        return returned.get(mid)
 
 
 SPEC: Final = Rules()

@@ -674,7 +674,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-09",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Two distinct inserted submissions get two distinct message IDs, even
        when their content is the same.""",
         (42,),

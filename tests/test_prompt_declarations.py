@@ -14,7 +14,7 @@ _TURN = [prompt(1), state("running"), user("u1")]
 
 
 def test_each_declaration_here_is_implemented_by_the_model_alone() -> None:
-    for d in (bw.MESSAGE_ID_RETURNED, bw.REPORTED_AFTER_INSERTION):
+    for d in (bw.MESSAGE_ID_RETURNED, bw.REPORTED_AFTER_INSERTION, bw.DISTINCT_MESSAGE_IDS):
         assert implemented_by(d.rule) == [f"model.between.{d.name.upper()}"], d.name
 
 
@@ -32,3 +32,11 @@ def test_a_user_message_reported_before_its_prompt_was_received_breaks_reported_
     assert (bw.REPORTED_AFTER_INSERTION.rule, 7) in _rules(ahead)  # (and ACC-06 at the response to 1)
     after = [prompt(1), state("running"), prompt(2), user("u2"), user("u1"), answer(1, "u1"), answer(2, "u2")]
     assert _rules(after) == []
+
+
+def test_one_message_id_returned_for_two_submissions_breaks_distinct_message_ids() -> None:
+    assert bw.SPEC.earlier_submission("u1", {"u1": 1, "x": None}) == 1
+    assert bw.SPEC.earlier_submission("x", {"u1": 1, "x": None}) is None  # no submission's
+    again = [*_TURN, answer(1, "u1"), state("idle", stop="end_turn"), prompt(2), state("running")]
+    assert _rules([*again, answer(2, "u1")]) == [(bw.DISTINCT_MESSAGE_IDS.rule, 8)]
+    assert _rules([*again, user("u2"), answer(2, "u2")]) == []

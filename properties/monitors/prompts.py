@@ -146,6 +146,8 @@ GIVEN = bw.MESSAGE_ID_RETURNED.rule
 """The rule of a success response without a string messageId (``model.between``)."""
 AHEAD = bw.REPORTED_AFTER_INSERTION.rule
 """The rule of a user message reported before its prompt was inserted (``model.between``)."""
+DISTINCT = bw.DISTINCT_MESSAGE_IDS.rule
+"""The rule of one messageId returned for two submissions (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
@@ -312,7 +314,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         REPORTED,
         SAME_ID,
         AHEAD,
-        "ACC-09",
+        DISTINCT,
         "ACC-11",
         "REJ-02",
         "CANCEL-16",
@@ -577,10 +579,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
         else:
             self._gx[_RETURNED_KEY] += 1
-            other = ps.claimed.get(mid)
+            other = self.between.earlier_submission(mid, ps.claimed)
             if other is not None:
                 self.breach(
-                    "ACC-09",
+                    DISTINCT,
                     line,
                     sid,
                     f"messageId {mid!r} returned for prompt {rid!r} was already returned for "
@@ -888,7 +890,7 @@ _ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
 """Exercised by every answer: the prompt table's obligations to answer."""
 _SUCCESS = (*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
-_RETURNED = (*_SUCCESS, "ACC-09", REPORTED)
+_RETURNED = (*_SUCCESS, DISTINCT, REPORTED)
 """Exercised by a success response that returns a string messageId."""
 _NEW_USER = (entity.KEYED_BY_ID, SAME_ID)
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
