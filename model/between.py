@@ -28,7 +28,7 @@ Must not know: JSON-RPC, the wire format, monitors, the simulator.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, TypeGuard
 
@@ -272,6 +272,14 @@ DISTINCT_MESSAGE_IDS: Final = Between(
     "inserted submissions get distinct IDs, even when their content is the same",
     ("prompt", "entity"),
 )  # fmt: skip
+REPLAY_KEEPS_IDS: Final = Between(
+    "replay_keeps_ids", "ACC-11", "2. Prompt accepted",
+    "a session/resume replays a retained user message (inside the resume window; the session seen "
+    "from its creation; the reading resume-replay-window says which messages the window holds)",
+    "the message carries the ID it was inserted with: a replayed user message under an ID the "
+    "session never used live was given a new one",
+    ("session", "entity"),
+)  # fmt: skip
 
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
@@ -301,6 +309,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     MESSAGE_ID_RETURNED,
     REPORTED_AFTER_INSERTION,
     DISTINCT_MESSAGE_IDS,
+    REPLAY_KEEPS_IDS,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -653,6 +662,12 @@ class Rules:
         for a user message no submission accounts for), or None; returning ``mid`` again for
         another submission breaks it."""
         return returned.get(mid)
+
+    @staticmethod
+    def replay_renamed(mid: str, live_ids: Container[str]) -> bool:
+        """``replay_keeps_ids``: whether a user message replayed by a session/resume carries an ID
+        the session never used live (``live_ids``): the retained message was given a new one."""
+        return mid not in live_ids
 
 
 SPEC: Final = Rules()

@@ -692,7 +692,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-11",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When a retained user message is replayed, it keeps the message ID it
        was inserted with.""",
         (43,),

@@ -8,13 +8,18 @@ from __future__ import annotations
 from model import between as bw
 from properties.trace import implemented_by
 from tests.check_support import rule_lines as _rules
-from tests.wire_dsl import answer, ok, prompt, state, user
+from tests.wire_dsl import answer, created, new_session, ok, prompt, resume, state, user
 
 _TURN = [prompt(1), state("running"), user("u1")]
 
 
 def test_each_declaration_here_is_implemented_by_the_model_alone() -> None:
-    for d in (bw.MESSAGE_ID_RETURNED, bw.REPORTED_AFTER_INSERTION, bw.DISTINCT_MESSAGE_IDS):
+    for d in (
+        bw.MESSAGE_ID_RETURNED,
+        bw.REPORTED_AFTER_INSERTION,
+        bw.DISTINCT_MESSAGE_IDS,
+        bw.REPLAY_KEEPS_IDS,
+    ):
         assert implemented_by(d.rule) == [f"model.between.{d.name.upper()}"], d.name
 
 
@@ -40,3 +45,10 @@ def test_one_message_id_returned_for_two_submissions_breaks_distinct_message_ids
     again = [*_TURN, answer(1, "u1"), state("idle", stop="end_turn"), prompt(2), state("running")]
     assert _rules([*again, answer(2, "u1")]) == [(bw.DISTINCT_MESSAGE_IDS.rule, 8)]
     assert _rules([*again, user("u2"), answer(2, "u2")]) == []
+
+
+def test_a_replayed_user_message_under_a_new_id_breaks_replay_keeps_ids() -> None:
+    assert bw.SPEC.replay_renamed("u1-r", {"u1"}) and not bw.SPEC.replay_renamed("u1", {"u1"})
+    lived = [new_session(0), created(0), *_TURN, answer(1, "u1"), state("idle", stop="end_turn"), resume(2)]
+    assert _rules([*lived, user("u1-r"), state("idle"), ok(2)]) == [(bw.REPLAY_KEEPS_IDS.rule, 9)]
+    assert _rules([*lived, user("u1"), state("idle"), ok(2)]) == []

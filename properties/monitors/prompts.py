@@ -148,6 +148,8 @@ AHEAD = bw.REPORTED_AFTER_INSERTION.rule
 """The rule of a user message reported before its prompt was inserted (``model.between``)."""
 DISTINCT = bw.DISTINCT_MESSAGE_IDS.rule
 """The rule of one messageId returned for two submissions (``model.between``)."""
+KEEPS = bw.REPLAY_KEEPS_IDS.rule
+"""The rule of a replayed user message under a new ID (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
@@ -315,7 +317,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         SAME_ID,
         AHEAD,
         DISTINCT,
-        "ACC-11",
+        KEEPS,
         "REJ-02",
         "CANCEL-16",
         CONTENT,
@@ -794,7 +796,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         fs = self.facts.sessions.get(sid)
         if fs is not None and fs.resuming:
             if self.facts.from_start(sid):
-                self._ex["ACC-11"] += 1
+                self._ex[KEEPS] += 1
             return True
         return False
 
@@ -809,11 +811,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
         if not self.facts.from_start(sid):
             return
-        self._ex["ACC-11"] += 1
-        if mid not in ps.replay_unknown:
+        self._ex[KEEPS] += 1
+        live = ps.claimed.keys() | ps.unclaimed.keys()
+        if mid not in ps.replay_unknown and self.between.replay_renamed(mid, live):
             ps.replay_unknown.add(mid)
             self.breach(
-                "ACC-11",
+                KEEPS,
                 line,
                 sid,
                 f"session/resume replays user message {mid!r}, an ID never used live in this "
