@@ -280,6 +280,15 @@ REPLAY_KEEPS_IDS: Final = Between(
     "session never used live was given a new one",
     ("session", "entity"),
 )  # fmt: skip
+REJECTED_NOT_REPORTED: Final = Between(
+    "rejected_not_reported", "REJ-02", "Prompts that are never inserted",
+    "a session/prompt is answered with an error before insertion (rejected, or withdrawn with "
+    "-32800)",
+    "no user-message update is sent for that submission: a live user message that no success "
+    "response can account for, first reported after such a prompt was received, is that "
+    "submission's (else it is own_user_message's: reported under an ID no response returned)",
+    ("prompt", "entity"),
+)  # fmt: skip
 
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
@@ -310,6 +319,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     REPORTED_AFTER_INSERTION,
     DISTINCT_MESSAGE_IDS,
     REPLAY_KEEPS_IDS,
+    REJECTED_NOT_REPORTED,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -654,6 +664,14 @@ class Rules:
         inserted by then, whatever its answer since): never before insertion, never for a
         submission refused or withdrawn before it."""
         return inserted
+
+    @staticmethod
+    def unaccounted_user_message(refused_before: bool) -> Between:
+        """The declaration a live user message breaks when no success response can account for
+        it: ``rejected_not_reported`` when a prompt of its session received before it was
+        answered with an error (``refused_before``: the report is that refused submission's), else
+        ``own_user_message`` (reported under an ID no response returned)."""
+        return REJECTED_NOT_REPORTED if refused_before else OWN_USER_MESSAGE
 
     @staticmethod
     def earlier_submission(mid: str, returned: Mapping[str, object]) -> object | None:

@@ -767,7 +767,7 @@ RULES: Final[tuple[Rule, ...]] = (
         eventually=True,
     ),
     _r(
-        "REJ-02", _MN, _A, _MON, """A submission that was rejected produces no user-message updates.""", (48,)
+        "REJ-02", _MN, _A, _MOD, """A submission that was rejected produces no user-message updates.""", (48,)
     ),
     _r(
         "REJ-03",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from model import between as bw
 from properties.trace import implemented_by
 from tests.check_support import rule_lines as _rules
-from tests.wire_dsl import answer, created, new_session, ok, prompt, resume, state, user
+from tests.wire_dsl import answer, created, fail, new_session, ok, prompt, resume, state, user
 
 _TURN = [prompt(1), state("running"), user("u1")]
 
@@ -19,6 +19,7 @@ def test_each_declaration_here_is_implemented_by_the_model_alone() -> None:
         bw.REPORTED_AFTER_INSERTION,
         bw.DISTINCT_MESSAGE_IDS,
         bw.REPLAY_KEEPS_IDS,
+        bw.REJECTED_NOT_REPORTED,
     ):
         assert implemented_by(d.rule) == [f"model.between.{d.name.upper()}"], d.name
 
@@ -52,3 +53,15 @@ def test_a_replayed_user_message_under_a_new_id_breaks_replay_keeps_ids() -> Non
     lived = [new_session(0), created(0), *_TURN, answer(1, "u1"), state("idle", stop="end_turn"), resume(2)]
     assert _rules([*lived, user("u1-r"), state("idle"), ok(2)]) == [(bw.REPLAY_KEEPS_IDS.rule, 9)]
     assert _rules([*lived, user("u1"), state("idle"), ok(2)]) == []
+
+
+def test_a_user_message_for_a_refused_prompt_breaks_rejected_not_reported() -> None:
+    assert bw.SPEC.unaccounted_user_message(True) is bw.REJECTED_NOT_REPORTED
+    assert bw.SPEC.unaccounted_user_message(False) is bw.OWN_USER_MESSAGE
+    refused = [prompt(1), fail(1, -32602), prompt(2), state("running")]
+    assert _rules([*refused, user("u1"), user("u2"), answer(2, "u2")]) == [(bw.REJECTED_NOT_REPORTED.rule, 6)]
+    assert _rules([*refused, user("u2"), answer(2, "u2")]) == []
+    # with no refusal before it, the same unaccounted report is own_user_message's
+    assert _rules([prompt(2), state("running"), user("u1"), user("u2"), answer(2, "u2")]) == [
+        (bw.OWN_USER_MESSAGE.rule, 4)
+    ]

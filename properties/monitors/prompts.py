@@ -150,6 +150,8 @@ DISTINCT = bw.DISTINCT_MESSAGE_IDS.rule
 """The rule of one messageId returned for two submissions (``model.between``)."""
 KEEPS = bw.REPLAY_KEEPS_IDS.rule
 """The rule of a replayed user message under a new ID (``model.between``)."""
+REFUSED = bw.REJECTED_NOT_REPORTED.rule
+"""The rule of a user message reported for a refused submission (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
@@ -318,7 +320,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         AHEAD,
         DISTINCT,
         KEEPS,
-        "REJ-02",
+        REFUSED,
         "CANCEL-16",
         CONTENT,
         "SDM-05",
@@ -656,10 +658,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         if not ps.prompted:
             rule, why = "SDM-05", "in a session that never received a session/prompt (a delegated task?)"
-        elif ps.first_error and ps.first_error < line:
-            rule, why = "REJ-02", "and a prompt received before it was answered with an error"
-        else:
-            rule, why = SAME_ID, "under an ID that no prompt response returned or can still return"
+        else:  # (refused before it: a prompt received before it was answered with an error)
+            rule = self.between.unaccounted_user_message(0 < ps.first_error < line).rule
+            why = _UNACCOUNTED_WHY[rule]
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
             known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
             state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
@@ -895,6 +896,12 @@ _SUCCESS = (*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
 _RETURNED = (*_SUCCESS, DISTINCT, REPORTED)
 """Exercised by a success response that returns a string messageId."""
+_UNACCOUNTED_WHY = {
+    REFUSED: "and a prompt received before it was answered with an error",
+    SAME_ID: "under an ID that no prompt response returned or can still return",
+}
+"""How a live user message no success response can account for was reported, by the rule it
+breaks (``model.between`` unaccounted_user_message)."""
 _NEW_USER = (entity.KEYED_BY_ID, SAME_ID)
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)
