@@ -289,6 +289,14 @@ REJECTED_NOT_REPORTED: Final = Between(
     "submission's (else it is own_user_message's: reported under an ID no response returned)",
     ("prompt", "entity"),
 )  # fmt: skip
+LATER_PROMPTS_UNCOVERED: Final = Between(
+    "later_prompts_uncovered", "CANCEL-16", "Cancellation",
+    "a session/prompt is received after a session/cancel of its session",
+    "that cancel does not cover it (cancel_covers covers only the prompts received before it): "
+    "answering it -32800 is forbidden unless a later session/cancel, session/close or "
+    "$/cancel_request stopped it",
+    ("prompt", "session"),
+)  # fmt: skip
 
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
@@ -320,6 +328,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     DISTINCT_MESSAGE_IDS,
     REPLAY_KEEPS_IDS,
     REJECTED_NOT_REPORTED,
+    LATER_PROMPTS_UNCOVERED,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -686,6 +695,14 @@ class Rules:
         """``replay_keeps_ids``: whether a user message replayed by a session/resume carries an ID
         the session never used live (``live_ids``): the retained message was given a new one."""
         return mid not in live_ids
+
+    @staticmethod
+    def withdrawn_by_earlier_cancel(still_received: bool, withdrawn: bool) -> bool:
+        """``later_prompts_uncovered``: whether the answer to a prompt received after a
+        session/cancel of its session breaks it: -32800 (``withdrawn``) while the prompt may still
+        be as received (``still_received``: no later session/cancel, session/close or
+        $/cancel_request stopped it), so only that earlier cancel could have withdrawn it."""
+        return still_received and withdrawn
 
 
 SPEC: Final = Rules()

@@ -1483,7 +1483,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-16",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """A session/prompt received after a session/cancel is not cancelled
        by it (answering it -32800 because of that cancel breaks this).""",
         informal=True,

@@ -8,7 +8,19 @@ from __future__ import annotations
 from model import between as bw
 from properties.trace import implemented_by
 from tests.check_support import rule_lines as _rules
-from tests.wire_dsl import answer, created, fail, new_session, ok, prompt, resume, state, user
+from tests.wire_dsl import (
+    answer,
+    cancel,
+    cancel_request,
+    created,
+    fail,
+    new_session,
+    ok,
+    prompt,
+    resume,
+    state,
+    user,
+)
 
 _TURN = [prompt(1), state("running"), user("u1")]
 
@@ -20,6 +32,7 @@ def test_each_declaration_here_is_implemented_by_the_model_alone() -> None:
         bw.DISTINCT_MESSAGE_IDS,
         bw.REPLAY_KEEPS_IDS,
         bw.REJECTED_NOT_REPORTED,
+        bw.LATER_PROMPTS_UNCOVERED,
     ):
         assert implemented_by(d.rule) == [f"model.between.{d.name.upper()}"], d.name
 
@@ -65,3 +78,13 @@ def test_a_user_message_for_a_refused_prompt_breaks_rejected_not_reported() -> N
     assert _rules([prompt(2), state("running"), user("u1"), user("u2"), answer(2, "u2")]) == [
         (bw.OWN_USER_MESSAGE.rule, 4)
     ]
+
+
+def test_a_prompt_withdrawn_by_a_cancel_received_before_it_breaks_later_prompts_uncovered() -> None:
+    assert bw.SPEC.withdrawn_by_earlier_cancel(True, True)
+    assert not bw.SPEC.withdrawn_by_earlier_cancel(False, True)  # a later cancel stopped it
+    assert not bw.SPEC.withdrawn_by_earlier_cancel(True, False)  # refused otherwise
+    cancelled = [*_TURN, answer(1, "u1"), cancel(), prompt(2), state("idle", stop="cancelled")]
+    assert _rules([*cancelled, fail(2, -32800)]) == [(bw.LATER_PROMPTS_UNCOVERED.rule, 8)]
+    assert _rules([*cancelled, fail(2, -32602)]) == []
+    assert _rules([*cancelled, cancel_request(2), fail(2, -32800)]) == []

@@ -152,6 +152,8 @@ KEEPS = bw.REPLAY_KEEPS_IDS.rule
 """The rule of a replayed user message under a new ID (``model.between``)."""
 REFUSED = bw.REJECTED_NOT_REPORTED.rule
 """The rule of a user message reported for a refused submission (``model.between``)."""
+LATER = bw.LATER_PROMPTS_UNCOVERED.rule
+"""The rule of a prompt withdrawn by a cancel received before it (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
@@ -321,7 +323,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         DISTINCT,
         KEEPS,
         REFUSED,
-        "CANCEL-16",
+        LATER,
         CONTENT,
         "SDM-05",
         entity.KEYED_BY_ID,
@@ -484,11 +486,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     msg,
                     (PROMPT_AHEAD_OF_HELD,),
                 )
-        if waiting in _UNSTOPPED and rec[3]:
-            self._ex["CANCEL-16"] += 1
-            if code == REQUEST_CANCELLED:
+        if rec[3]:  # received after a session/cancel of its session
+            still = waiting in _UNSTOPPED  # nothing received since stopped it
+            if still:
+                self._ex[LATER] += 1
+            if self.between.withdrawn_by_earlier_cancel(still, code == REQUEST_CANCELLED):
                 self.breach(
-                    "CANCEL-16",
+                    LATER,
                     line,
                     sid,
                     f"prompt {rid!r} reached the Agent after a session/cancel and nothing later "
