@@ -3,8 +3,12 @@
 Fires the prompt table (``model.prompt``) for each request: its forbidden cells, guards and
 obligations are the prompt rules, and this module names none of them. Owns what lies outside
 that table: the accounting of user messages against prompts ("2. Prompt accepted", "Prompts
-that are never inserted"), the content rule (USER-04), prompts after a cancel (CANCEL-16) and
-"Message IDs" for user messages (MSGID-01).
+that are never inserted"), which maps the wire to the ``model.between`` declarations about a
+prompt's answer and its user message (USER_MESSAGE_REPORTED, OWN_USER_MESSAGE,
+MESSAGE_ID_RETURNED, REPORTED_AFTER_INSERTION, DISTINCT_MESSAGE_IDS, REPLAY_KEEPS_IDS,
+REJECTED_NOT_REPORTED), the content rule (CONTENT_ADVERTISED), prompts after a cancel
+(LATER_PROMPTS_UNCOVERED) and "Message IDs" for user messages (MSGID-01). Each judgement below
+calls the declaration's function in ``model.between.Rules``; the rule IDs are the declarations'.
 
 The prompt table, fired from the wire with hidden steps
 -------------------------------------------------------
@@ -50,18 +54,20 @@ only grow through one of three events, and each increase is a certain breach:
   inserted and then answered with an error (evidence for the prompt table, above);
 - a new user message nobody can claim: its submission was answered with an error (REJ-02) when a
   prompt of the session received before it got an error, else it is an update about a user
-  message under an ID no response returned (ACC-06); SDM-05 in a session without prompts;
+  message under an ID no response returned (ACC-06): ``unaccounted_user_message`` picks the
+  declaration; SDM-05 in a session without prompts;
 - a success response whose messageId is not among the waiting messages leaves one stranded: the
   user message was reported under another ID than the response returned (ACC-06).
 
 Also certain: a success response naming an ID first reported before the request was received
-(ACC-07: the update preceded insertion); the same messageId returned for two requests of a
-session (ACC-09); a success without a string messageId (ACC-04); a success for a prompt whose
-content the Agent's initialize answer does not allow, or an error code other than -32602/-32800
-for it (USER-04).
+(ACC-07, ``user_message_reportable``: the update preceded insertion); the same messageId
+returned for two requests of a session (ACC-09, ``earlier_submission``); a success without a
+string messageId (ACC-04, ``message_id_given``); a success for a prompt whose content the Agent's
+initialize answer does not allow, or an error code other than -32602/-32800 for it (USER-04).
 
 *After a cancel.* A prompt received after a ``session/cancel`` of its session and answered
--32800 without any later cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16.
+-32800 without any later cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16
+(``withdrawn_by_earlier_cancel``).
 Which code answers a covered prompt with unadvertised content is the reading
 ``cancelled-invalid-prompt`` (default ``cancelled``: -32800 only; ``either``: -32800 or -32602;
 ``invalid``: -32602 only, USER-04 reports -32800).
@@ -80,7 +86,8 @@ request") while the session reports running or requires_action is reported as a 
 
 *Replay.* User messages inside a resume window are replayed history, not insertions. When the
 session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
-the stream), a replayed user message under an ID never seen in the session breaks ACC-11. That
+the stream), a replayed user message under an ID never seen in the session breaks ACC-11
+(``replay_renamed``). That
 is the default of the reading ``resume-replay-window`` (``whole-window``); under ``known-ids`` a
 user message under an ID the session never showed is live even inside the window (judged as
 below).
