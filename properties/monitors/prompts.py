@@ -59,11 +59,12 @@ only grow through one of three events, and each increase is a certain breach:
 - a success response whose messageId is not among the waiting messages leaves one stranded: the
   user message was reported under another ID than the response returned (ACC-06).
 
-Also certain: a success response naming an ID first reported before the request was received
-(ACC-07, ``user_message_reportable``: the update preceded insertion); the same messageId
-returned for two requests of a session (ACC-09, ``earlier_submission``); a success without a
-string messageId (ACC-04, ``message_id_given``); a success for a prompt whose content the Agent's
-initialize answer does not allow, or an error code other than -32602/-32800 for it (USER-04).
+Also certain (``returned_id_breach`` says which): a success response naming an ID first
+reported before the request was received, or taken as the Agent's own insertion (reported while
+no prompt waited, so before this one: ACC-07, the update preceded insertion); the same messageId
+returned for two requests of a session (ACC-09); a success without a string messageId (ACC-04,
+``message_id_given``); a success for a prompt whose content the Agent's initialize answer does
+not allow, or an error code other than -32602/-32800 for it (USER-04).
 
 *After a cancel.* A prompt received after a ``session/cancel`` of its session and answered
 -32800 without any later cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16
