@@ -300,7 +300,7 @@ def test_symmetry_reduction_never_adds_states() -> None:
     assert reduced.counterexamples == plain.counterexamples == []
 
 
-def test_bottom_cycles_are_found_by_tarjan() -> None:
+def test_bottom_cycles_are_found() -> None:
     from array import array
 
     # 0 -> 1 -> 2 -> 1 (a bottom cycle {1, 2}); 0 -> 3 (quiescent); 4 -> 4 (self loop, bottom)
@@ -321,7 +321,7 @@ def test_bottom_cycles_are_found_by_tarjan() -> None:
 )
 @settings(max_examples=300, deadline=None)
 def test_bottom_cycles_agree_with_networkx_on_random_graphs(graph: tuple[int, list[tuple[int, int]]]) -> None:
-    """Peeling states off before Tarjan changes no count: components, non-trivial ones (a
+    """Peeling states off before the components are found changes no count: components, non-trivial ones (a
     self loop makes one) and bottom non-trivial ones, against networkx."""
     from array import array
 

@@ -912,8 +912,10 @@ def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, 
 
     A state with no edge in or no edge out (among the states left) is on no cycle, so it is
     a component of its own; peeling such states off until none is left (numpy, a few passes
-    over the edges) leaves only the states that may be on cycles, usually none. Tarjan's
-    algorithm then runs on what is left."""
+    over the edges) leaves only the states that may be on cycles, usually none or a few. The
+    components of what is left are networkx's."""
+    import networkx as nx
+
     kind = f"i{src.itemsize}"
     s_all = np.frombuffer(src, dtype=kind) if len(src) else np.zeros(0, dtype=np.int64)
     d_all = np.frombuffer(dst, dtype=kind) if len(dst) else np.zeros(0, dtype=np.int64)
@@ -921,93 +923,29 @@ def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, 
     s_e, d_e = s_all, d_all
     count = n
     while True:
-        has_out = np.bincount(s_e, minlength=n) > 0
-        has_in = np.bincount(d_e, minlength=n) > 0
-        alive &= has_out & has_in
+        alive &= (np.bincount(s_e, minlength=n) > 0) & (np.bincount(d_e, minlength=n) > 0)
         left = int(alive.sum())
         if left == count:
             break
         count = left
         keep = alive[s_e] & alive[d_e]
         s_e, d_e = s_e[keep], d_e[keep]
-    rest = np.flatnonzero(alive)
-    if not len(rest):
+    if not count:
         return n, 0, []
-    number = np.full(n, -1, dtype=np.int64)
-    number[rest] = np.arange(len(rest))
-    sub_s, sub_d = number[s_e], number[d_e]  # edges among the rest, still sorted by source
-    start = np.searchsorted(sub_s, np.arange(len(rest) + 1)).tolist()
-    comp = np.array(_tarjan(len(rest), start, sub_d.tolist()), dtype=np.int64)
-    ncomp = int(comp.max()) + 1
-    size = np.bincount(comp, minlength=ncomp)
-    nontrivial = size > 1
-    nontrivial[comp[sub_s[sub_s == sub_d]]] = True  # self loops
-    # a component is left by an edge to another component or to a peeled state
+    g = nx.DiGraph(zip(s_e.tolist(), d_e.tolist(), strict=True))
+    comps = [sorted(c) for c in nx.strongly_connected_components(g)]
     comp_of = np.full(n, -1, dtype=np.int64)
-    comp_of[rest] = comp
+    for c, members in enumerate(comps):
+        comp_of[members] = c
+    # a component is left by an edge to another component or to a peeled state
     from_rest = alive[s_all]
-    leaving = comp_of[s_all[from_rest]] != comp_of[d_all[from_rest]]
-    left_by = np.zeros(ncomp, dtype=bool)
-    left_by[comp_of[s_all[from_rest][leaving]]] = True
-    members: dict[int, list[int]] = {}
-    for v, c in zip(rest.tolist(), comp.tolist(), strict=True):
-        if nontrivial[c] and not left_by[c]:
-            members.setdefault(c, []).append(v)
-    cycles = sorted(members.values(), key=lambda m: m[0])
-    return n - len(rest) + ncomp, int(nontrivial.sum()), cycles
-
-
-def _tarjan(n: int, start: list[int], adj: list[int]) -> list[int]:
-    """Iterative Tarjan: the component number of every vertex."""
-    index = [-1] * n
-    low = [0] * n
-    on = bytearray(n)
-    comp = [-1] * n
-    stack: list[int] = []
-    counter = 0
-    ncomp = 0
-    for root in range(n):
-        if index[root] != -1:
-            continue
-        work = [(root, start[root])]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on[root] = 1
-        while work:
-            v, pos = work[-1]
-            end = start[v + 1]
-            pushed = False
-            while pos < end:
-                w = adj[pos]
-                pos += 1
-                if index[w] == -1:
-                    work[-1] = (v, pos)
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on[w] = 1
-                    work.append((w, start[w]))
-                    pushed = True
-                    break
-                if on[w] and index[w] < low[v]:
-                    low[v] = index[w]
-            if pushed:
-                continue
-            work.pop()
-            if work:
-                u = work[-1][0]
-                if low[v] < low[u]:
-                    low[u] = low[v]
-            if low[v] == index[v]:
-                while True:
-                    w = stack.pop()
-                    on[w] = 0
-                    comp[w] = ncomp
-                    if w == v:
-                        break
-                ncomp += 1
-    return comp
+    s_r, d_r = s_all[from_rest], d_all[from_rest]
+    left_by = set(comp_of[s_r[comp_of[s_r] != comp_of[d_r]]].tolist())
+    nontrivial = [len(m) > 1 or g.has_edge(m[0], m[0]) for m in comps]
+    cycles = sorted(
+        (m for c, m in enumerate(comps) if nontrivial[c] and c not in left_by), key=lambda m: m[0]
+    )
+    return n - count + len(comps), sum(nontrivial), cycles
 
 
 def _judge_cycle(members: list[int], s: _Search, cfg: Config, faults: frozenset[str], monitors: bool) -> None:
