@@ -242,8 +242,6 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: 
             info.append(f"rules not exercised by the default bounds of the {mode} mode: {', '.join(never)}")
         else:
             warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
-    if not rules:
-        warnings.append("no monitors available: only model refusals and client-view checks ran")
     return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0, info)
 
 
