@@ -2,10 +2,10 @@
 
 Theory of operation
 -------------------
-Walk ``i`` of a run with base seed ``s`` uses the seed ``walk_seed(s, i)``; a walk is the random
-scheduler of ``simulator.peers.schedulers.random_walk`` (uniform choice among enabled events, rare
-events re-drawn once, ``steps`` choices, then draining to quiescence), re-implemented here so
-that a breach never loses the events that led to it: every step is checked
+Walk ``i`` of a run with base seed ``s`` uses the seed ``walk_seed(s, i)``; a walk makes the
+choices of ``simulator.peers.schedulers.random_walk`` (``next_event``: uniform choice among
+enabled events, rare events re-drawn once, ``steps`` choices, then draining to quiescence), in a
+loop of its own so that a breach never loses the events that led to it: every step is checked
 (``explore_common.step_checked``: monitor findings, client-view divergence, model violations)
 and the "eventually" rules are judged at the end. A test keeps the two schedulers in step.
 
@@ -42,7 +42,7 @@ from simulator.explore.coverage import Observer, Row, recording
 from simulator.explore.progress import NULL, Progress
 from simulator.explore.shrink import shrink
 from simulator.peers.config import EXPLORE_STEPS, EXPLORE_WALKS, Config
-from simulator.peers.schedulers import RARE
+from simulator.peers.schedulers import next_event
 from simulator.peers.world import Event, World, event_counts
 
 DEFAULT_WALKS = EXPLORE_WALKS
@@ -84,27 +84,14 @@ def walk(
     ``start``: the ``start_world`` of these options, built once for many walks (each walks a
     copy); None: built here."""
     rng = random.Random(seed)
-    choose = rng.choice
-    draw = rng.random
     world = start.clone() if start is not None else start_world(cfg, faults, monitors, record)
     events = world.events  # the world lists each event it performs
     breaches: list[Breach] = []
-    stop = ""
     n = 0
-    limit = steps * 4 + 200
     while True:
-        enabled = world.enabled()
-        if not enabled:
-            stop = "quiescent"
+        ev = next_event(rng, world.enabled(), n, steps)
+        if isinstance(ev, str):
             break
-        if n >= steps:
-            enabled = [e for e in enabled if e[0] != "client"] or enabled
-            if n >= limit:
-                stop = "drain budget"
-                break
-        ev = choose(enabled)
-        if ev[:2] in RARE and draw() < 0.8:
-            ev = choose(enabled)
         n += 1
         if observer is not None and ev[0] == "agent":
             sent = world.net.to_client
@@ -118,7 +105,7 @@ def walk(
             if any(b.source == "model" for b in found):
                 return Walk(seed, events, breaches, "model violation", world)
     breaches.extend(judge_end(world))
-    return Walk(seed, events, breaches, stop, world)
+    return Walk(seed, events, breaches, ev, world)
 
 
 @dataclass
