@@ -97,17 +97,6 @@ def test_random_walks_on_the_unmodified_model_find_nothing() -> None:
     assert sum(res.exercised.values()) > 0
 
 
-def test_random_results_do_not_depend_on_the_number_of_workers() -> None:
-    one = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=300, steps=30, workers=1)
-    two = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=300, steps=30, workers=2)
-    assert one.steps == two.steps
-    assert one.events == two.events
-    assert one.exercised == two.exercised
-    assert [(c.rule, c.events, c.found_by, c.hits) for c in one.counterexamples] == [
-        (c.rule, c.events, c.found_by, c.hits) for c in two.counterexamples
-    ]
-
-
 def test_shrinking_gives_a_one_minimal_exact_run() -> None:
     res = explore_random.walk(3, 60, DEFAULT, frozenset({FAULT}))
     seed = 3

@@ -188,7 +188,6 @@ class RandomResult:
     steps: int
     seconds: float
     shrink_seconds: float
-    workers: int
     events: Counter[str]
     stops: Counter[str]
     exercised: Counter[str]
@@ -211,10 +210,8 @@ class RandomResult:
         }
 
 
-def _chunks(walks: int, workers: int) -> list[tuple[int, int]]:
-    """(start, count) pairs; independent of ``workers`` so merged results never depend on it."""
-    size = 250
-    return [(s, min(size, walks - s)) for s in range(0, walks, size)]
+CHUNK_WALKS = 250
+"""Walks per chunk (never cut by a number of workers, so merged results never depend on it)."""
 
 
 def explore(
@@ -224,7 +221,6 @@ def explore(
     seed: int = 0,
     walks: int = DEFAULT_WALKS,
     steps: int = DEFAULT_STEPS,
-    workers: int = 1,
     monitors: bool = True,
     shrink_budget: int | None = None,
     progress: Progress = NULL,
@@ -232,10 +228,12 @@ def explore(
 ) -> RandomResult:
     """Run ``walks`` checked walks and shrink one failing walk per broken rule. ``chunk_map``
     (``run_chunk``, the chunks) runs the chunks elsewhere (``simulator.workers.Workers.map``:
-    worker processes or a Ray cluster), yielding their results in chunk order; None: here.
-    ``workers`` is only reported."""
+    worker processes or a Ray cluster), yielding their results in chunk order; None: here."""
     t0 = time.perf_counter()
-    jobs = [(seed, start, count, steps, cfg, faults, monitors) for start, count in _chunks(walks, workers)]
+    jobs = [
+        (seed, start, min(CHUNK_WALKS, walks - start), steps, cfg, faults, monitors)
+        for start in range(0, walks, CHUNK_WALKS)
+    ]
     total = ChunkResult(0)
     progress.phase("random walks", walks)
     run_all = chunk_map if chunk_map is not None else map
@@ -273,7 +271,6 @@ def explore(
         steps=total.steps,
         seconds=seconds,
         shrink_seconds=time.perf_counter() - t1,
-        workers=workers,
         events=total.events,
         stops=total.stops,
         exercised=total.exercised,

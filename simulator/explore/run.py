@@ -455,7 +455,6 @@ def _random(
                 seed=opts.seed,
                 walks=_share(opts.walks, i, len(sets), 0),
                 steps=opts.steps,
-                workers=pool.size,
                 progress=progress,
                 chunk_map=pool.map,
             )
