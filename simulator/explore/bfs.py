@@ -448,34 +448,14 @@ def explore(
     name: str = "",
     max_states: int | None = MAX_STATES,
     reduce: str = "none",
+    keep_search: bool = False,
 ) -> BfsResult:
-    """Breadth-first search of every state reachable within ``cfg`` (and ``depth``)."""
+    """Breadth-first search of every state reachable within ``cfg`` (and ``depth``);
+    ``keep_search``: the result keeps the search itself (``_search``: states, parents, depths)."""
     if reduce not in REDUCTIONS:
         raise ValueError(f"unknown reduction {reduce!r} ({', '.join(REDUCTIONS)})")
     if reduce != "none" and depth is not None:
         raise ValueError("the partial-order reduction does not combine with a depth limit")
-    result = _explore(
-        cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, graph, reduce
-    )
-    if graph:
-        result.graph = _graph(result._search, result)
-    result._search = None
-    return result
-
-
-def _explore(
-    cfg: Config,
-    faults: frozenset[str],
-    depth: int | None,
-    time_budget: float | None,
-    symmetry: bool,
-    monitors: bool,
-    progress: Callable[[str], None] | None,
-    name: str,
-    max_states: int | None,
-    keep_edges: bool,
-    reduce: str = "none",
-) -> BfsResult:
     t0 = time.perf_counter()
     parts, symmetry = new_parts(cfg, faults, symmetry, monitors)
     s = _Search()
@@ -483,22 +463,25 @@ def _explore(
         s.one_side = bytearray()
     with parts.stepping(), collector_paused():
         stop, transitions, max_depth = _search(
-            parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, keep_edges, t0
+            parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, graph, t0
         )
     complete = stop == "complete"
     states = len(s.parent)
     stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
     sccs = nontrivial = bottom = unjudged = 0
     if complete:
-        full = None if s.one_side is None else _expanded_fully(s.one_side)
-        sccs, nontrivial, bottom, unjudged = judge_cycles(
-            states, s.src, s.dst, s, cfg, faults, monitors, full
-        )
+        sccs, nontrivial, cycles = _bottom_cycles(states, s.src, s.dst)
+        bottom = len(cycles)
+        for members in cycles:  # under por, only a cycle of states expanded on both sides
+            if s.one_side is not None and any(s.one_side[m] for m in members):
+                unjudged += 1
+            else:
+                _judge_cycle(members, s, cfg, faults, monitors)
     found_list = counterexamples(s, cfg, faults, name)
     events, rows, entity = parts.tally()
     s.fg = [parts.fg[st[0]] for st in s.states]
     seconds = time.perf_counter() - t0
-    return BfsResult(
+    result = BfsResult(
         cfg=cfg,
         faults=faults,
         symmetry=symmetry,
@@ -524,8 +507,11 @@ def _explore(
         one_side_states=sum(s.one_side) if s.one_side is not None else 0,
         unjudged_cycles=unjudged,
         stored_bytes=stored,
-        _search=s,
+        _search=s if keep_search else None,
     )
+    if graph:
+        result.graph = _graph(s, result)
+    return result
 
 
 def search_states(
@@ -550,34 +536,6 @@ def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: boo
     history = "resume" in cfg.features and cfg.resumes > 0
     symmetry = symmetry and _COUNTER_AT >= 0 and not faults
     return State(cfg, faults, new_monitors(monitors, cfg), views, history), symmetry
-
-
-def judge_cycles(
-    states: int,
-    src: Any,
-    dst: Any,
-    s: _Search,
-    cfg: Config,
-    faults: frozenset[str],
-    monitors: bool,
-    full: Callable[[int], bool] | None = None,
-) -> tuple[int, int, int, int]:
-    """(SCCs, non-trivial SCCs, bottom cycles, bottom cycles not judged) of the complete graph
-    (edges ``src`` -> ``dst``, sorted by source); rules open in a whole bottom cycle are added to
-    ``s.found``. ``full`` (a reduced graph): whether a state was expanded on both sides; a
-    bottom cycle with a state that was not is not judged."""
-    sccs, nontrivial, cycles = _bottom_cycles(states, src, dst)
-    unjudged = 0
-    for members in cycles:
-        if full is not None and not all(map(full, members)):
-            unjudged += 1
-            continue
-        _judge_cycle(members, s, cfg, faults, monitors)
-    return sccs, nontrivial, len(cycles), unjudged
-
-
-def _expanded_fully(one_side: bytearray) -> Callable[[int], bool]:
-    return lambda state: not one_side[state]
 
 
 def counterexamples(s: _Search, cfg: Config, faults: frozenset[str], name: str) -> list[Counterexample]:
