@@ -91,9 +91,6 @@ from simulator.peers.agent import Agent
 from simulator.peers.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
 from simulator.peers.world import Event, World
 
-DEFAULT_EXAMPLES = EXPLORE_EXAMPLES
-DEFAULT_STEPS = HYPOTHESIS_STEPS
-
 CLIENT_EVENTS = (
     "prompt",
     "cancel",
@@ -477,8 +474,8 @@ def explore(
     faults: frozenset[str] = frozenset(),
     *,
     seed: int = 0,
-    examples: int = DEFAULT_EXAMPLES,
-    steps: int = DEFAULT_STEPS,
+    examples: int = EXPLORE_EXAMPLES,
+    steps: int = HYPOTHESIS_STEPS,
     database: str | None = None,
     max_rounds: int = 6,
     time_budget: float | None = None,

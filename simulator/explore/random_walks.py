@@ -45,9 +45,6 @@ from simulator.peers.config import EXPLORE_STEPS, EXPLORE_WALKS, Config
 from simulator.peers.schedulers import next_event
 from simulator.peers.world import Event, World, event_counts
 
-DEFAULT_WALKS = EXPLORE_WALKS
-DEFAULT_STEPS = EXPLORE_STEPS
-
 
 def walk_seed(base: int, index: int) -> int:
     """The seed of walk ``index`` (distinct for every (base, index) pair with index < 2**32)."""
@@ -219,8 +216,8 @@ def explore(
     faults: frozenset[str] = frozenset(),
     *,
     seed: int = 0,
-    walks: int = DEFAULT_WALKS,
-    steps: int = DEFAULT_STEPS,
+    walks: int = EXPLORE_WALKS,
+    steps: int = EXPLORE_STEPS,
     monitors: bool = True,
     shrink_budget: int | None = None,
     progress: Progress = NULL,

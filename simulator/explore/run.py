@@ -58,7 +58,15 @@ from simulator.explore.report import (
     strip_timing,
 )
 from simulator.explore.variant_runs import behaviours, notes
-from simulator.peers.config import DEFAULT, FEATURES, SMALL, Config
+from simulator.peers.config import (
+    DEFAULT,
+    EXPLORE_EXAMPLES,
+    EXPLORE_STEPS,
+    EXPLORE_WALKS,
+    FEATURES,
+    SMALL,
+    Config,
+)
 from simulator.workers import TaskProgress, Workers, peak_rss
 
 Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
@@ -69,9 +77,9 @@ Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
 class Options:
     mode: str = "both"
     seed: int = 0
-    examples: int = explore_hypothesis.DEFAULT_EXAMPLES
-    walks: int = explore_random.DEFAULT_WALKS
-    steps: int = explore_random.DEFAULT_STEPS
+    examples: int = EXPLORE_EXAMPLES
+    walks: int = EXPLORE_WALKS
+    steps: int = EXPLORE_STEPS
     workers: int = 1
     time_budget: float | None = None
     graph: str | None = None
