@@ -350,12 +350,10 @@ class BfsResult:
     bottom_cycles: int
     counterexamples: list[Counterexample]
     exercised: Counter[str]
-    events: Counter[str]
     foreground: Counter[str]
     """Distinct states per foreground state the agent last reported."""
     graph: Any = None
     name: str = ""
-    entity: Counter[str] = field(default_factory=Counter)
     rows: Counter[Row] = field(default_factory=Counter)
     reduce: str = "none"
     """The reduction the search ran with (``simulator.explore.por.REDUCTIONS``)."""
@@ -478,7 +476,6 @@ def explore(
             else:
                 _judge_cycle(members, s, cfg, faults, monitors)
     found_list = counterexamples(s, cfg, faults, name)
-    events, rows, entity = parts.tally()
     s.fg = [parts.fg[st[0]] for st in s.states]
     seconds = time.perf_counter() - t0
     result = BfsResult(
@@ -498,11 +495,9 @@ def explore(
         bottom_cycles=bottom,
         counterexamples=found_list,
         exercised=parts.monitors.tally() if monitors else Counter(),
-        events=events,
         foreground=Counter(s.fg),
         name=name,
-        entity=entity,
-        rows=rows,
+        rows=parts.tally(),
         reduce=reduce,
         one_side_states=sum(s.one_side) if s.one_side is not None else 0,
         unjudged_cycles=unjudged,

@@ -38,7 +38,7 @@ from simulator.explore.common import (
     new_monitors,
     step_checked,
 )
-from simulator.explore.coverage import Observer, Row, recording
+from simulator.explore.coverage import Row, recording
 from simulator.explore.progress import NULL, Progress
 from simulator.explore.shrink import shrink
 from simulator.peers.config import EXPLORE_STEPS, EXPLORE_WALKS, Config
@@ -74,7 +74,6 @@ def walk(
     faults: frozenset[str] = frozenset(),
     monitors: bool = True,
     record: bool = False,
-    observer: Observer | None = None,
     start: World | None = None,
 ) -> Walk:
     """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``.
@@ -90,13 +89,7 @@ def walk(
         if isinstance(ev, str):
             break
         n += 1
-        if observer is not None and ev[0] == "agent":
-            sent = world.net.to_client
-            before = len(sent)
-            found = step_checked(world, ev)
-            observer.observe(sent, before)
-        else:
-            found = step_checked(world, ev)
+        found = step_checked(world, ev)
         if found:
             breaches.extend(found)
             if any(b.source == "model" for b in found):
@@ -124,7 +117,6 @@ class ChunkResult:
     exercised: Counter[str] = field(default_factory=Counter)
     hits: Counter[str] = field(default_factory=Counter)
     rows: Counter[Row] = field(default_factory=Counter)
-    entity: Counter[str] = field(default_factory=Counter)
     first: dict[str, _Hit] = field(default_factory=dict)
     """rule -> the shortest failing walk in the chunk (lowest index on ties)."""
 
@@ -136,7 +128,6 @@ class ChunkResult:
         self.exercised.update(other.exercised)
         self.hits.update(other.hits)
         self.rows.update(other.rows)
-        self.entity.update(other.entity)
         for rule, hit in other.first.items():
             mine = self.first.get(rule)
             if mine is None or (len(hit.events), hit.index) < (len(mine.events), mine.index):
@@ -147,13 +138,12 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
     """Walks ``start .. start+count-1`` (module-level so a process pool can pickle it)."""
     base, start, count, steps, cfg, faults, monitors = args
     res = ChunkResult(start)
-    observer = Observer()
     taken: list[Event] = []  # every walk's events, counted once at the end
     exercised: defaultdict[str, int] = defaultdict(int)  # (a Counter is slower to add to)
     with recording() as rows:
         world = start_world(cfg, faults, monitors)
         for index in range(start, start + count):
-            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, observer=observer, start=world)
+            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, start=world)
             res.walks += 1
             res.steps += len(w.events)
             taken.extend(w.events)
@@ -173,7 +163,6 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
     res.events.update(event_counts(taken))
     res.exercised.update(exercised)
     res.rows.update(rows)
-    res.entity.update(observer.entity)
     return res
 
 
@@ -189,7 +178,6 @@ class RandomResult:
     stops: Counter[str]
     exercised: Counter[str]
     rows: Counter[Row]
-    entity: Counter[str]
     counterexamples: list[Counterexample]
 
     @property
@@ -272,6 +260,5 @@ def explore(
         stops=total.stops,
         exercised=total.exercised,
         rows=total.rows,
-        entity=total.entity,
         counterexamples=found,
     )

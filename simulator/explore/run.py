@@ -69,8 +69,8 @@ from simulator.peers.config import (
 )
 from simulator.workers import TaskProgress, Workers, peak_rss
 
-Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
-"""Machine rows fired, events, entity triggers, rules exercised."""
+Coverage = tuple[Counter[Any], Counter[str]]
+"""Machine rows fired, rules exercised."""
 
 
 @dataclass
@@ -353,7 +353,7 @@ def _exhaustive(
     states = sum(r.states for r in results)
     best: dict[str, Counterexample] = {}
     keep_shortest(best, (c for r in results for c in r.counterexamples))
-    covered = _union((r.rows, r.events, r.entity, r.exercised) for r in results)
+    covered = _union((r.rows, r.exercised) for r in results)
     progress.done()
     graph_bytes = None
     if opts.graph is not None:
@@ -397,7 +397,7 @@ def _exhaustive(
 
 def _union(parts: Iterable[Coverage]) -> Coverage:
     """The coverage of several runs: every count summed."""
-    total: Coverage = (Counter(), Counter(), Counter(), Counter())
+    total: Coverage = (Counter(), Counter())
     for part in parts:
         for into, counts in zip(total, part, strict=True):
             into.update(counts)
@@ -505,8 +505,8 @@ def _random(
         part
         for h, w in zip(hyps, walks_, strict=True)
         for part in (
-            (h.stats.rows, h.stats.events, h.stats.observer.entity, h.stats.exercised),
-            (w.rows, w.events, w.entity, w.exercised),
+            (h.stats.rows, h.stats.exercised),
+            (w.rows, w.exercised),
         )
     )
     cexs = [c for h, w in zip(hyps, walks_, strict=True) for c in h.counterexamples + w.counterexamples]
