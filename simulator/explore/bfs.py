@@ -335,7 +335,6 @@ def _rename(obj: Any, table: dict[str, str]) -> Any:
 @dataclass
 class BfsResult:
     cfg: Config
-    faults: frozenset[str]
     symmetry: bool
     states: int
     transitions: int
@@ -480,7 +479,6 @@ def explore(
     seconds = time.perf_counter() - t0
     result = BfsResult(
         cfg=cfg,
-        faults=faults,
         symmetry=symmetry,
         states=states,
         transitions=transitions,

@@ -271,7 +271,6 @@ class RunResult:
     stop: str = ""
     ended: str = ""
     seconds: float = 0.0
-    exercised: dict[str, int] = field(default_factory=dict)
     unparsed: list[int] = field(default_factory=list)
     """Transcript lines recorded as ``unparsed`` (not JSON)."""
     crashed: str = ""
@@ -552,7 +551,6 @@ class _Run:
         r.findings = fixed + r.findings
         r.failing = [f for f in r.findings if fails(f, self.s.fail_on)]
         r.open = opened
-        r.exercised = dict(self.live.exercised)
         r.unparsed = list(self.writer.unparsed)
         return r
 
