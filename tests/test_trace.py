@@ -89,7 +89,8 @@ def test_every_monitor_rule_is_catalogued_and_mays_are_only_tolerated() -> None:
 
 
 def test_implemented_by_names_monitors_machines_and_the_view_check() -> None:
-    assert "properties.monitors.prompts.PromptMonitor" in trace.implemented_by("ACC-09")
+    assert "properties.monitors.prompts.PromptMonitor" in trace.implemented_by("SDM-05")
+    assert trace.implemented_by("ACC-09") == ["model.between.DISTINCT_MESSAGE_IDS"]  # the monitor executes it
     assert "model.prompt.SPEC" in trace.implemented_by("ACTIVE-02")  # a guard rule
     assert "model.toolcall.SPEC" in trace.implemented_by("BG-05")  # a forbidden cell
     assert "properties.monitors.tables.TableMonitor" not in trace.implemented_by("BG-05")  # executes it
