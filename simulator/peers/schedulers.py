@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from properties.engine import MonitorSet
 from properties.findings import Finding
@@ -176,47 +175,3 @@ def replay_events(
 def describe(ev: Event) -> str:
     actor, name, arg = ev
     return f"{actor}.{name}" + ("" if arg is None else f"({arg!r})")
-
-
-def as_program(events: list[Event], faults: frozenset[str], cfg: Config) -> str:
-    """A short program that replays a counterexample, to paste into a test."""
-    judged = "MonitorSet(readings=cfg.reading_map(), variant=cfg.variant)"
-    lines = [
-        "from simulator.peers.config import Config",
-        "from simulator.peers.schedulers import replay_events",
-        "from properties.engine import MonitorSet",
-        *(["from properties.variants import from_json"] if cfg.variant is not None else []),
-        "",
-        _cfg_line(cfg),
-        "events = [",
-        *(f"    {ev!r}," for ev in events),
-        "]",
-        f"run = replay_events(events, cfg, frozenset({sorted(faults)!r}), "
-        f"{judged if cfg.readings or cfg.variant else 'MonitorSet()'})",
-        "assert run.findings, 'expected the counterexample to reproduce'",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _cfg_line(cfg: Config) -> str:
-    """``cfg = Config(...)`` with features in sorted order, so the text is the same in every process."""
-    if cfg == DEFAULT:
-        return "cfg = Config()"
-    kwargs = _cfg_kwargs(cfg)
-    feats = kwargs.pop("features", None)
-    variant = kwargs.pop("variant", None)
-    args = [f"{k}={v!r}" for k, v in kwargs.items()]
-    if variant is not None:
-        args.append(f"variant=from_json({variant!r})")
-    if feats is not None:
-        args.append(f"features=frozenset({sorted(feats)!r})")
-    return f"cfg = Config({', '.join(args)})"
-
-
-def _cfg_kwargs(cfg: Config) -> dict[str, Any]:
-    data = {
-        k: v
-        for k, v in cfg.to_json().items()
-        if getattr(DEFAULT, k) != (frozenset(v) if k == "features" else v)
-    }
-    return data
