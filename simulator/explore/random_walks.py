@@ -109,7 +109,6 @@ class _Hit:
 
 @dataclass
 class ChunkResult:
-    start: int
     walks: int = 0
     steps: int = 0
     events: Counter[str] = field(default_factory=Counter)
@@ -137,7 +136,7 @@ class ChunkResult:
 def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> ChunkResult:
     """Walks ``start .. start+count-1`` (module-level so a process pool can pickle it)."""
     base, start, count, steps, cfg, faults, monitors = args
-    res = ChunkResult(start)
+    res = ChunkResult()
     taken: list[Event] = []  # every walk's events, counted once at the end
     exercised: defaultdict[str, int] = defaultdict(int)  # (a Counter is slower to add to)
     with recording() as rows:
@@ -219,7 +218,7 @@ def explore(
         (seed, start, min(CHUNK_WALKS, walks - start), steps, cfg, faults, monitors)
         for start in range(0, walks, CHUNK_WALKS)
     ]
-    total = ChunkResult(0)
+    total = ChunkResult()
     progress.phase("random walks", walks)
     run_all = chunk_map if chunk_map is not None else map
     for res in run_all(run_chunk, jobs):
