@@ -262,14 +262,19 @@ REPORTED_AFTER_INSERTION: Final = Between(
     "the Agent sends an update about a submission's user message (user_message or "
     "user_message_chunk)",
     "the prompt was inserted before it: no update about the message precedes its insertion, so "
-    "none precedes the receipt of the session/prompt whose success returns its messageId",
+    "none precedes the receipt of the session/prompt whose success returns its messageId; a "
+    "message first taken as the Agent's own insertion (own_user_message: reported while no "
+    "session/prompt waited) included: a success returning its ID makes it that later prompt's "
+    "message, reported before the prompt was even received (the Agent's own insertion is no "
+    "submission, so this is not distinct_message_ids)",
     ("prompt", "entity"),
 )  # fmt: skip
 DISTINCT_MESSAGE_IDS: Final = Between(
     "distinct_message_ids", "ACC-09", "2. Prompt accepted",
     "the Agent answers a session/prompt with success",
     "the messageId it returns was returned for no other submission of the session: distinct "
-    "inserted submissions get distinct IDs, even when their content is the same",
+    "inserted submissions get distinct IDs, even when their content is the same (an ID the Agent "
+    "gave its own insertion is no submission's: returning it is reported_after_insertion's)",
     ("prompt", "entity"),
 )  # fmt: skip
 REPLAY_KEEPS_IDS: Final = Between(
@@ -673,6 +678,25 @@ class Rules:
         inserted by then, whatever its answer since): never before insertion, never for a
         submission refused or withdrawn before it."""
         return inserted
+
+    @staticmethod
+    def returned_id_breach(
+        mid: str, returned: Mapping[str, object], first_report: int, received: int
+    ) -> Between | None:
+        """The declaration a success response breaks by returning ``mid`` for a prompt received at
+        line ``received``, or None (``returned``: messageId -> the submission a success already
+        returned it for, None for a user message taken as the Agent's own insertion;
+        ``first_report``: the line of the first live report of ``mid`` no success claimed yet, 0
+        for none). Another submission's ID is ``distinct_message_ids``'. The ID of the Agent's own
+        insertion was reported while no prompt waited, so before this one was received: the
+        response makes that message this submission's (the Client reconciles with it), whose
+        update then preceded insertion: ``reported_after_insertion``, as for an unclaimed report
+        first seen before the receipt (``user_message_reportable``)."""
+        if mid in returned:
+            return DISTINCT_MESSAGE_IDS if returned[mid] is not None else REPORTED_AFTER_INSERTION
+        if first_report and not Rules.user_message_reportable(first_report > received):
+            return REPORTED_AFTER_INSERTION
+        return None
 
     @staticmethod
     def unaccounted_user_message(refused_before: bool) -> Between:

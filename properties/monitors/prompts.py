@@ -59,11 +59,12 @@ only grow through one of three events, and each increase is a certain breach:
 - a success response whose messageId is not among the waiting messages leaves one stranded: the
   user message was reported under another ID than the response returned (ACC-06).
 
-Also certain: a success response naming an ID first reported before the request was received
-(ACC-07, ``user_message_reportable``: the update preceded insertion); the same messageId
-returned for two requests of a session (ACC-09, ``earlier_submission``); a success without a
-string messageId (ACC-04, ``message_id_given``); a success for a prompt whose content the Agent's
-initialize answer does not allow, or an error code other than -32602/-32800 for it (USER-04).
+Also certain (``returned_id_breach`` says which): a success response naming an ID first
+reported before the request was received, or taken as the Agent's own insertion (reported while
+no prompt waited, so before this one: ACC-07, the update preceded insertion); the same messageId
+returned for two requests of a session (ACC-09); a success without a string messageId (ACC-04,
+``message_id_given``); a success for a prompt whose content the Agent's initialize answer does
+not allow, or an error code other than -32602/-32800 for it (USER-04).
 
 *After a cancel.* A prompt received after a ``session/cancel`` of its session and answered
 -32800 without any later cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16
@@ -595,31 +596,35 @@ class PromptMonitor(SessionMonitor["_Session"]):
         else:
             self._gx[_RETURNED_KEY] += 1
             other = self.between.earlier_submission(mid, ps.claimed)
-            if other is not None:
-                self.breach(
-                    DISTINCT,
-                    line,
-                    sid,
+            own = other is None and mid in ps.claimed  # taken as the Agent's own insertion
+            first = 0 if other is not None else ps.unclaimed.pop(mid, 0)
+            if first or own:
+                self._ex[AHEAD] += 1
+            # (insertion follows receipt: a hidden one may have come before a later report)
+            found = self.between.returned_id_breach(mid, ps.claimed, first, rec[1])
+            if found is not None and other is not None:
+                text = (
                     f"messageId {mid!r} returned for prompt {rid!r} was already returned for "
-                    f"prompt {other!r}: distinct submissions need distinct IDs",
-                    msg,
+                    f"prompt {other!r}: distinct submissions need distinct IDs"
+                )
+            elif own:
+                text = (
+                    f"user message {mid!r} was reported while no prompt waited (taken as the "
+                    f"Agent's own insertion), so before prompt {rid!r} that it answers was "
+                    f"received (line {rec[1]})"
                 )
             else:
+                text = (
+                    f"user message {mid!r} was reported at line {first}, before prompt "
+                    f"{rid!r} that it answers was received (line {rec[1]})"
+                )
+            if found is not None:
+                self.breach(found.rule, line, sid, text, msg)
+            if other is None:
                 ps.claimed[mid] = rid
-                first = ps.unclaimed.pop(mid, 0)
-                if first:
-                    self._ex[AHEAD] += 1
-                    # (insertion follows receipt: a hidden one may have come before a later report)
-                    if not self.between.user_message_reportable(first > rec[1]):
-                        self.breach(
-                            AHEAD,
-                            line,
-                            sid,
-                            f"user message {mid!r} was reported at line {first}, before prompt "
-                            f"{rid!r} that it answers was received (line {rec[1]})",
-                            msg,
-                        )
-                else:
+                if own and ps.own_wait is not None and ps.own_wait[0] == mid:
+                    ps.own_wait = None  # the prompt's message after all, not the Agent's own
+                if not first and not own:
                     ps.unreported[mid] = line
         if not ps.unclaimed:
             ps.reported_d = 0
