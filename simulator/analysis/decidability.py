@@ -20,7 +20,9 @@ bytes); it is *flagged* when the checker reports the rule.
   never guessed).
 
 The verdict is ``check``'s, on a transcript that may have been cut short. A run that ended
-quiescent (nothing more can happen) has a complete transcript, so it is also judged as
+quiescent (nothing more can happen) has a complete transcript, and so has a named scenario that
+ran to the end of its script with nothing left in flight (the session as written, recorded to
+its end, as ``record`` hands a closed session to the checker); each is also judged as
 ``check --complete`` judges it: ``flagged_complete`` counts the breaking transcripts flagged
 then (an obligation still open at its end is a breach). When every breach ``check`` accepts is
 flagged so, the note says a complete transcript proves them, instead of searching the accepted
@@ -143,8 +145,9 @@ class Run:
     broken: bool
     """The model's tables refused a move (the run stops there)."""
     quiescent: bool = False
-    """The run ended where nothing more can happen: its transcript is complete (what
-    ``check --complete`` is told)."""
+    """The run's transcript is complete (what ``check --complete`` is told): it ended where
+    nothing more can happen, or it is a scenario that ran to the end of its script and
+    delivered everything in flight."""
 
 
 @dataclass
@@ -179,7 +182,7 @@ class Verdict:
     flagged: int = 0
     flagged_complete: int = 0
     """Breaking transcripts ``check --complete`` flags: those ``check`` flags, and those of runs
-    that ended quiescent (complete transcripts) whose breach is still open at their end (shown
+    with a complete transcript (``Run.quiescent``) whose breach is still open at their end (shown
     in the text report; not yet a field of the JSON entry, whose committed copies in
     properties/decidability.json and docs/spec-report would all have to be regenerated)."""
     other: Counter[str] = field(default_factory=Counter)
@@ -328,15 +331,16 @@ def breaking_runs(
     seen: set[bytes] = set()
     out: list[Run] = []
 
-    def keep(source: str, cfg: Config, events: list[Event], world: World) -> bool:
-        """Keep a new transcript's run; whether the sample is enough."""
+    def keep(source: str, cfg: Config, events: list[Event], world: World, ended: bool = False) -> bool:
+        """Keep a new transcript's run (``ended``: its input ran to its end with nothing in
+        flight); whether the sample is enough."""
         key = ndjson(world.transcript)
         if key in seen:
             return False
         seen.add(key)
         hidden = list(world.hidden)
         broken = world.broken is not None
-        quiet = not broken and world.quiescent()
+        quiet = not broken and (ended or world.quiescent())
         out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
         return enough is not None and enough(out[-1])
 
@@ -347,7 +351,8 @@ def breaking_runs(
         world = run.world
         if world.quiescent() and not any(h.rule in same for h in world.hidden):
             world.finish()  # scripted runs end without judging quiescence: omitted moves
-        if any(h.rule in same for h in world.hidden) and keep(source, cfg, list(run.events), world):
+        ended = run.stop == "end of script" and not world.net.to_agent and not world.net.to_client
+        if any(h.rule in same for h in world.hidden) and keep(source, cfg, list(run.events), world, ended):
             return out, True
     if deadline is not None and time.time() > deadline:
         return out, False
