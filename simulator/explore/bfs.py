@@ -181,9 +181,9 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "answers",
-        "permission cancel perm_error",
+        "permission cancel perm_error stop",
         "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
-        "work was cancelled)",
+        "work was cancelled), or left unanswered by work that stops on its own",
         tool_calls=1,
         permissions=1,
     ),
