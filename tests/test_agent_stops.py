@@ -84,3 +84,22 @@ def test_work_may_fail_without_an_error_field_while_the_session_closes() -> None
     run = scripted([*START, ("agent", "lose", None), D, ("client", "close", None), D], cfg)
     assert run.world.agent.session == "closing" and ("agent", "end", "error") in run.world.enabled()
     assert ("agent", "end_bare_error", None) in run.world.enabled()
+
+
+def test_work_of_its_own_may_start_unseen_while_unknown_is_reported() -> None:
+    """Unknown is a loss of observability: the Agent's own work may start without running being
+    reported, and end with its idle; the checker accepts it. Its own user message is then not
+    offered (model.between own_user_message: the wire never showed its work start)."""
+    cfg = DEFAULT.with_(features=DEFAULT.features | {"goal", "unseen"}, readings={})
+    shown = scripted([("agent", "lose", None), D], cfg)
+    assert ("agent", "start_goal", "unseen") in shown.world.enabled()
+    assert ("agent", "start_goal", "unseen") not in scripted([], cfg).world.enabled()  # idle is seen
+    script = [("agent", "lose", None), D, ("agent", "start_goal", "unseen"), D]
+    started = scripted(script, cfg)
+    assert started.world.agent.real == "running" and started.world.agent.reported == "unknown"
+    assert not [e for e in started.world.enabled() if e[1] == "synthetic_user"]
+    seen = scripted([("agent", "lose", None), D, ("agent", "start_goal", None), D], cfg)
+    assert ("agent", "synthetic_user", None) in seen.world.enabled()  # its start was reported
+    run = scripted([*script, ("agent", "end", "end_turn"), D], cfg, frozenset(), MonitorSet())
+    assert [u["state"] for u in updates(run, "state_update")][-2:] == ["unknown", "idle"]
+    assert not [f for f in run.findings if f.kind == "rule"]

@@ -776,8 +776,12 @@ class Agent:
                 self._reading("unaccounted-user-message", "other-sources")
                 or (
                     self._reading("unaccounted-user-message", "agent-initiated")
-                    # work the Agent started itself (model.between OWN_USER_MESSAGE)
-                    and self.between.own_user_message("active", "initiated" in self.extras)
+                    # work the Agent started itself (model.between OWN_USER_MESSAGE), as the wire
+                    # shows it: the start of work begun unseen (``_unseen``) was never reported
+                    and self.between.own_user_message(
+                        "active" if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION) else "other",
+                        "initiated" in self.extras and "unseen" not in self.extras,
+                    )
                     and all(p[0] in prm.SPEC.final for p in self.prompts.values())
                 )
             )
@@ -1379,6 +1383,8 @@ class Agent:
             and not self._inserted_waiting()
         ):
             add(("agent", "start_goal", None))
+            if self._unseen():
+                add(("agent", "start_goal", "unseen"))
         if "commands" in features and "commands" not in self.extras:
             add(("agent", "commands", None))
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
@@ -1397,10 +1403,10 @@ class Agent:
         out[0]["params"]["update"]["exitStatus"] = {"signal": "SIGTERM"}
         return out
 
-    def _do_start_goal(self, _: Any) -> list[Msg]:
+    def _do_start_goal(self, unseen: str | None) -> list[Msg]:
         self.extras = self.extras | {"goal"}
         self.followup = True  # work of its own, as after a background task finished
-        return self._do_start(None)
+        return self._do_start(unseen)
 
     def _do_commands(self, _: Any) -> list[Msg]:
         self.extras = self.extras | {"commands"}
@@ -1606,7 +1612,18 @@ class Agent:
             if self.prompts[rid][0] in (prm.INSERTED, prm.ANSWERED):
                 _put(self.prompts, rid, 3, True)
 
-    def _do_start(self, _: Any) -> list[Msg]:
+    def _unseen(self) -> bool:
+        """Feature ``unseen``: while the state reported is unknown or unrecognized, work may start
+        without running being reported (unknown is an "actual loss of observability", Session
+        states): the report stays as it is until the Agent reports the real state (``restore``)
+        or the work's idle. Within this Agent's bounds, only work it starts itself
+        (``start_goal``): a prompt's work started unseen and ended (end_turn) leaves the prompt
+        monitor counting the prompt as still awaiting its work, so that the Agent's own user
+        message in its next work is taken for ACC-06 (an open question for the checker, not a
+        rule of this Agent)."""
+        return "unseen" in self.cfg.features and self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED)
+
+    def _do_start(self, unseen: str | None) -> list[Msg]:
         # started by the Agent itself (model.between OWN_USER_MESSAGE)
         initiated = self.followup and self.between.own_work(self._uninserted(), self._inserted_waiting())
         self._count_hook(followup_may_start=True)
@@ -1616,6 +1633,9 @@ class Agent:
         self.cur_msg = self.cur_thought = None
         self.followup = False
         self._mark_handled()
+        if unseen is not None:  # not observed: the state reported stays as it is (``_unseen``)
+            self.extras = self.extras | {"unseen"}
+            return []
         return [self._report(fgm.RUNNING)]
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
@@ -1949,7 +1969,11 @@ class Agent:
         )
         self.real = fgm.IDLE
         self.cancelling = False
-        self.extras = self.extras - {"asked", "unobserved"}  # (BLOCKED_ON_USER: a new stretch of asking)
+        self.extras = self.extras - {
+            "asked",
+            "unobserved",
+            "unseen",
+        }  # (BLOCKED_ON_USER: a new stretch of asking)
         self.last_stop = reason
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"
