@@ -28,9 +28,9 @@ Must not know: JSON-RPC, the wire format, monitors, the simulator.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Container, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeGuard
 
 from model import foreground, permission, toolcall
 
@@ -250,6 +250,59 @@ CLIENT_SENDS_ADVERTISED: Final = Between(
     ("prompt", "session"),
 )  # fmt: skip
 
+MESSAGE_ID_RETURNED: Final = Between(
+    "message_id_returned", "ACC-04", "2. Prompt accepted",
+    "the Agent answers a session/prompt with success (the prompt was inserted)",
+    "the response returns the inserted user message's messageId, a non-null string: omitting it "
+    "or sending null is invalid",
+    ("prompt", "entity"),
+)  # fmt: skip
+REPORTED_AFTER_INSERTION: Final = Between(
+    "reported_after_insertion", "ACC-07", "2. Prompt accepted",
+    "the Agent sends an update about a submission's user message (user_message or "
+    "user_message_chunk)",
+    "the prompt was inserted before it: no update about the message precedes its insertion, so "
+    "none precedes the receipt of the session/prompt whose success returns its messageId; a "
+    "message first taken as the Agent's own insertion (own_user_message: reported while no "
+    "session/prompt waited) included: a success returning its ID makes it that later prompt's "
+    "message, reported before the prompt was even received (the Agent's own insertion is no "
+    "submission, so this is not distinct_message_ids)",
+    ("prompt", "entity"),
+)  # fmt: skip
+DISTINCT_MESSAGE_IDS: Final = Between(
+    "distinct_message_ids", "ACC-09", "2. Prompt accepted",
+    "the Agent answers a session/prompt with success",
+    "the messageId it returns was returned for no other submission of the session: distinct "
+    "inserted submissions get distinct IDs, even when their content is the same (an ID the Agent "
+    "gave its own insertion is no submission's: returning it is reported_after_insertion's)",
+    ("prompt", "entity"),
+)  # fmt: skip
+REPLAY_KEEPS_IDS: Final = Between(
+    "replay_keeps_ids", "ACC-11", "2. Prompt accepted",
+    "a session/resume replays a retained user message (inside the resume window; the session seen "
+    "from its creation; the reading resume-replay-window says which messages the window holds)",
+    "the message carries the ID it was inserted with: a replayed user message under an ID the "
+    "session never used live was given a new one",
+    ("session", "entity"),
+)  # fmt: skip
+REJECTED_NOT_REPORTED: Final = Between(
+    "rejected_not_reported", "REJ-02", "Prompts that are never inserted",
+    "a session/prompt is answered with an error before insertion (rejected, or withdrawn with "
+    "-32800)",
+    "no user-message update is sent for that submission: a live user message that no success "
+    "response can account for, first reported after such a prompt was received, is that "
+    "submission's (else it is own_user_message's: reported under an ID no response returned)",
+    ("prompt", "entity"),
+)  # fmt: skip
+LATER_PROMPTS_UNCOVERED: Final = Between(
+    "later_prompts_uncovered", "CANCEL-16", "Cancellation",
+    "a session/prompt is received after a session/cancel of its session",
+    "that cancel does not cover it (cancel_covers covers only the prompts received before it): "
+    "answering it -32800 is forbidden unless a later session/cancel, session/close or "
+    "$/cancel_request stopped it",
+    ("prompt", "session"),
+)  # fmt: skip
+
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
     CANCEL_UPDATES_BEFORE_IDLE,
@@ -275,6 +328,12 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     SETUP_BEFORE_PROMPTS,
     PROMPT_HAS_CONTENT,
     CLIENT_SENDS_ADVERTISED,
+    MESSAGE_ID_RETURNED,
+    REPORTED_AFTER_INSERTION,
+    DISTINCT_MESSAGE_IDS,
+    REPLAY_KEEPS_IDS,
+    REJECTED_NOT_REPORTED,
+    LATER_PROMPTS_UNCOVERED,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -603,6 +662,71 @@ class Rules:
             if both:
                 found.append((tool, both, ("tool_call", tool) in listed))
         return found
+
+    # -- a prompt's answer and its user message (2. Prompt accepted; Prompts that are never
+    #    inserted; Cancellation) ---------------------------------------------------------------
+    @staticmethod
+    def message_id_given(mid: object) -> TypeGuard[str]:
+        """``message_id_returned``: whether the value a success response to a session/prompt
+        gives as its messageId is one (``mid``: None when the field is left out)."""
+        return type(mid) is str
+
+    @staticmethod
+    def user_message_reportable(inserted: bool) -> bool:
+        """``reported_after_insertion`` and ``rejected_not_reported``: whether an update about a
+        submission's user message may be sent (``inserted``: the prompt was, or may have been,
+        inserted by then, whatever its answer since): never before insertion, never for a
+        submission refused or withdrawn before it."""
+        return inserted
+
+    @staticmethod
+    def returned_id_breach(
+        mid: str, returned: Mapping[str, object], first_report: int, received: int
+    ) -> Between | None:
+        """The declaration a success response breaks by returning ``mid`` for a prompt received at
+        line ``received``, or None (``returned``: messageId -> the submission a success already
+        returned it for, None for a user message taken as the Agent's own insertion;
+        ``first_report``: the line of the first live report of ``mid`` no success claimed yet, 0
+        for none). Another submission's ID is ``distinct_message_ids``'. The ID of the Agent's own
+        insertion was reported while no prompt waited, so before this one was received: the
+        response makes that message this submission's (the Client reconciles with it), whose
+        update then preceded insertion: ``reported_after_insertion``, as for an unclaimed report
+        first seen before the receipt (``user_message_reportable``)."""
+        if mid in returned:
+            return DISTINCT_MESSAGE_IDS if returned[mid] is not None else REPORTED_AFTER_INSERTION
+        if first_report and not Rules.user_message_reportable(first_report > received):
+            return REPORTED_AFTER_INSERTION
+        return None
+
+    @staticmethod
+    def unaccounted_user_message(refused_before: bool) -> Between:
+        """The declaration a live user message breaks when no success response can account for
+        it: ``rejected_not_reported`` when a prompt of its session received before it was
+        answered with an error (``refused_before``: the report is that refused submission's), else
+        ``own_user_message`` (reported under an ID no response returned)."""
+        return REJECTED_NOT_REPORTED if refused_before else OWN_USER_MESSAGE
+
+    @staticmethod
+    def earlier_submission(mid: str, returned: Mapping[str, object]) -> object | None:
+        """``distinct_message_ids``: the other submission of the session that was already given
+        ``mid`` (``returned``: messageId -> the submission a success response returned it for, None
+        for a user message no submission accounts for), or None; returning ``mid`` again for
+        another submission breaks it."""
+        return returned.get(mid)
+
+    @staticmethod
+    def replay_renamed(mid: str, live_ids: Container[str]) -> bool:
+        """``replay_keeps_ids``: whether a user message replayed by a session/resume carries an ID
+        the session never used live (``live_ids``): the retained message was given a new one."""
+        return mid not in live_ids
+
+    @staticmethod
+    def withdrawn_by_earlier_cancel(still_received: bool, withdrawn: bool) -> bool:
+        """``later_prompts_uncovered``: whether the answer to a prompt received after a
+        session/cancel of its session breaks it: -32800 (``withdrawn``) while the prompt may still
+        be as received (``still_received``: no later session/cancel, session/close or
+        $/cancel_request stopped it), so only that earlier cancel could have withdrawn it."""
+        return still_received and withdrawn
 
 
 SPEC: Final = Rules()

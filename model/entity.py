@@ -19,7 +19,7 @@ Content rules (Message IDs; Session-directed messages; Session compaction; 5. To
 
 The machine tracks only what the timeline needs (unseen -> placed, empty or with content); the
 functions below are the arithmetic, stated once: the normative client view
-(``properties.clientview``) applies them to every entity it keeps.
+(``model.clientview``) applies them to every entity it keeps.
 
 Must not know: JSON-RPC, sessions, foreground state.
 """
@@ -48,7 +48,7 @@ ENT = "Entity IDs"
 
 PLACEMENT: Final = "ENT-04"
 """The rule this table states for a Client: the first update or chunk of an entity fixes its place
-on the timeline, later ones patch it there (``properties.viewcheck`` names it where a Client's
+on the timeline, later ones patch it there (``model.clientview_rules`` names it where a Client's
 view differs from the view this table builds)."""
 
 ROWS = (
@@ -108,7 +108,7 @@ MISSING = _MISSING
 
 
 # -- the patch arithmetic (each mutates ``fields``, one entity's stored fields, in place; ``upd``
-# is an update's payload). The normative client view (``properties.clientview``) applies it.
+# is an update's payload). The normative client view (``model.clientview``) applies it.
 
 
 def patch(

@@ -626,7 +626,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-04",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A successful prompt response carries messageId as a non-null string;
        leaving it out or sending null is invalid.""",
         informal=True,
@@ -655,7 +655,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-07",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """No update about the user message is sent before the message is
        inserted.""",
         (40,),
@@ -674,7 +674,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-09",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Two distinct inserted submissions get two distinct message IDs, even
        when their content is the same.""",
         (42,),
@@ -692,7 +692,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-11",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When a retained user message is replayed, it keeps the message ID it
        was inserted with.""",
         (43,),
@@ -767,7 +767,7 @@ RULES: Final[tuple[Rule, ...]] = (
         eventually=True,
     ),
     _r(
-        "REJ-02", _MN, _A, _MON, """A submission that was rejected produces no user-message updates.""", (48,)
+        "REJ-02", _MN, _A, _MOD, """A submission that was rejected produces no user-message updates.""", (48,)
     ),
     _r(
         "REJ-03",
@@ -1483,7 +1483,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-16",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """A session/prompt received after a session/cancel is not cancelled
        by it (answering it -32800 because of that cancel breaks this).""",
         informal=True,

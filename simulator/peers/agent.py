@@ -727,7 +727,7 @@ class Agent:
             p = self.prompts[rid]
             st = p[0]
             self._prompt_events(add, rid, waiting, open_)
-            if st in (prm.INSERTED, prm.ANSWERED) and not p[2]:
+            if self.between.user_message_reportable(st in (prm.INSERTED, prm.ANSWERED)) and not p[2]:
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
