@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from properties.engine import MonitorSet
 from properties.findings import Finding
@@ -66,19 +65,17 @@ def random_walk(
     cfg: Config = DEFAULT,
     faults: frozenset[str] = frozenset(),
     monitors: MonitorSet | None = None,
-    record: bool = True,
-    drain: bool = True,
     answers_only: bool = False,
     progress: Progress = NULL,
 ) -> Run:
-    """One seeded random walk. With ``drain``, deliveries and agent moves continue after
-    ``steps`` client/agent choices until quiescence (so eventually-rules are judged fairly);
+    """One seeded random walk. Deliveries and agent moves continue after ``steps`` client/agent
+    choices until quiescence (so eventually-rules are judged fairly);
     while draining, the client acts only when nothing else can, and with ``answers_only`` it
     then only answers (``STARTS_WORK`` is left out), for configurations whose client budgets
     would never run out (``simulator.peers.config.long_session``): the run stops ``settled`` when only
     new client work is left."""
     rng = random.Random(seed)
-    world = World(cfg, faults, monitors, record)
+    world = World(cfg, faults, monitors)
     run = Run(world)
     choose = rng.choice
     n = 0
@@ -91,9 +88,6 @@ def random_walk(
         if n >= steps:
             if n == steps:
                 progress.phase("random walk, settling")
-            if not drain:
-                run.stop = "step budget"
-                break
             enabled = [e for e in enabled if e[0] != "client"] or (
                 [e for e in enabled if e[:2] not in STARTS_WORK] if answers_only else enabled
             )
@@ -168,47 +162,3 @@ def replay_events(
 def describe(ev: Event) -> str:
     actor, name, arg = ev
     return f"{actor}.{name}" + ("" if arg is None else f"({arg!r})")
-
-
-def as_program(events: list[Event], faults: frozenset[str], cfg: Config) -> str:
-    """A short program that replays a counterexample, to paste into a test."""
-    judged = "MonitorSet(readings=cfg.reading_map(), variant=cfg.variant)"
-    lines = [
-        "from simulator.peers.config import Config",
-        "from simulator.peers.schedulers import replay_events",
-        "from properties.engine import MonitorSet",
-        *(["from properties.variants import from_json"] if cfg.variant is not None else []),
-        "",
-        _cfg_line(cfg),
-        "events = [",
-        *(f"    {ev!r}," for ev in events),
-        "]",
-        f"run = replay_events(events, cfg, frozenset({sorted(faults)!r}), "
-        f"{judged if cfg.readings or cfg.variant else 'MonitorSet()'})",
-        "assert run.findings, 'expected the counterexample to reproduce'",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _cfg_line(cfg: Config) -> str:
-    """``cfg = Config(...)`` with features in sorted order, so the text is the same in every process."""
-    if cfg == DEFAULT:
-        return "cfg = Config()"
-    kwargs = _cfg_kwargs(cfg)
-    feats = kwargs.pop("features", None)
-    variant = kwargs.pop("variant", None)
-    args = [f"{k}={v!r}" for k, v in kwargs.items()]
-    if variant is not None:
-        args.append(f"variant=from_json({variant!r})")
-    if feats is not None:
-        args.append(f"features=frozenset({sorted(feats)!r})")
-    return f"cfg = Config({', '.join(args)})"
-
-
-def _cfg_kwargs(cfg: Config) -> dict[str, Any]:
-    data = {
-        k: v
-        for k, v in cfg.to_json().items()
-        if getattr(DEFAULT, k) != (frozenset(v) if k == "features" else v)
-    }
-    return data
