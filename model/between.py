@@ -50,6 +50,14 @@ class Between:
     machines: tuple[str, ...]
     params: tuple[tuple[str, Param], ...] = ()
     """Parameters a variant may switch, with the spec's value."""
+    restated: tuple[str, ...] = ()
+    """The same obligation as ``rule``, stated again in other sections under their own IDs
+    (``catalogue.RESTATED``): judged once, under ``rule``; each of them is this declaration's."""
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        """``rule`` and the IDs that restate it (a group exercised together)."""
+        return (self.rule, *self.restated)
 
 
 UPDATES_BEFORE_IDLE: Final = Between(
@@ -211,6 +219,81 @@ FAILED_TOOLS_FINAL: Final = Between(
     ("foreground", "tool_call", "background_item"),
 )  # fmt: skip
 
+# -- the foreground lifecycle: what starts, resumes and ends work, and what stands in for it ----
+ACTIVE_ON_START: Final = Between(
+    "active_on_start", foreground.SPEC.rule_of(foreground.IDLE, "output"),
+    "Foreground and background work",
+    "foreground work is under way while idle is reported: model output of it (an agent message or "
+    "thought under a new ID), or an idle that reports it completed (foreground "
+    "idle_reports_completion)",
+    "an active state was reported as it started (running, or requires_action when it started "
+    "blocked): the foreground table has no output from idle (its cell names the rule: stated "
+    "there once); 3. Agent reports output states the same duty (OUT-01)",
+    ("foreground", "entity"),
+    restated=("OUT-01",),
+)  # fmt: skip
+OWN_WORK_FOREGROUND: Final = Between(
+    "own_work_foreground", "FG-01", "Foreground and background work",
+    "foreground work under way while idle is reported (active_on_start) was started by the Agent "
+    "itself: no session/prompt of the session was received or accepted since the last idle that "
+    "ended work, and none is unanswered",
+    "it is foreground work all the same, with a prompt's lifecycle: the active state it owed is "
+    "this rule's (a prompt's work owes it under active_on_start)",
+    ("foreground", "prompt", "entity"),
+)  # fmt: skip
+RUNNING_ON_PROGRESS: Final = Between(
+    "running_on_progress", foreground.SPEC.rule_of(foreground.REQUIRES_ACTION, "output"),
+    "Foreground and background work",
+    "foreground work reported requires_action progresses again: model output of it (3. Agent "
+    "reports output), a tool call of it running, that is going in_progress or completing after "
+    "its permission was granted (5. Tool invocation and status reporting), even while other "
+    "requests stay open (Waiting for user action)",
+    "running was reported before that progress (or idle, when the work ends without it): the "
+    "foreground table has no output from requires_action (its cell names the rule: stated there "
+    "once); a tool call in the latest background list is not the blocked work's; under the reading "
+    "output-while-requires-action=pending-output message content may be output the work produced "
+    "before it blocked",
+    ("foreground", "entity", "tool_call", "permission"),
+    restated=("OUT-02", "TOOL-03", "WAIT-01"),
+)  # fmt: skip
+IDLE_ENDS_WORK: Final = Between(
+    "idle_ends_work", foreground.SPEC.eventually[foreground.RUNNING], "Foreground and background work",
+    "foreground work reported active ends: it completes, stops, fails (also before insertion or "
+    "before any output: Failures) or is cancelled",
+    "an idle state_update reports the end (4. Report completion), even while background activity "
+    "goes on; no prompt response or output stands in for it, so consecutive turns have an idle "
+    "boundary (Work boundaries: the rule of the foreground table's start cell); work still "
+    "reported active at the end of a complete transcript owes it (the foreground table's "
+    "obligation on running and requires_action, which names the rule: stated there once), work a "
+    "cancel reached under cancelled_work_ends",
+    ("foreground", "prompt"),
+    restated=("DONE-01", "FAIL-01", foreground.SPEC.forbidden["start"]),
+)  # fmt: skip
+CANCELLED_WORK_ENDS: Final = Between(
+    "cancelled_work_ends", "CANCEL-11", "Cancellation",
+    "a session/cancel or session/close is received while foreground work is reported active",
+    "the Agent aborts that work, sends the updates it owes, and then ends it with the idle that "
+    "confirms the cancellation (cancel_confirmed): a successful session/close response while the "
+    "work is still reported active, or a complete transcript that ends with it active, breaks it",
+    ("foreground", "session"),
+)  # fmt: skip
+ACCEPTED_WORK_REPORTED: Final = Between(
+    "accepted_work_reported", "BOUND-02", "Work boundaries and local commands",
+    "a session/prompt received while idle is reported (outside a resume) is answered with success",
+    "handling it used the foreground lifecycle: an active state is reported after its receipt (a "
+    "local command without model work too: running, then idle); neither the response nor output "
+    "stands in for it, so a success with no active state after the receipt owes one",
+    ("prompt", "foreground"),
+)  # fmt: skip
+CUSTOM_STOP_PREFIXED: Final = Between(
+    "custom_stop_prefixed", "STOP-03", "Stop reasons",
+    "an idle, not a resume snapshot, carries a string stop reason",
+    "it is a standard one, or a custom one that begins with _: an unknown one without _ breaks the "
+    "rule under the reading future-stop-reason=custom (the default); under may-be-future it may be "
+    "reserved for a future ACP variant (a suspect)",
+    ("foreground",),
+)  # fmt: skip
+
 LIST_ON_EVERY_SNAPSHOT: Final = Between(
     "list_on_every_snapshot", "BG-07", "Background work",
     "a state_update is sent in a session that reports background work (after its first concrete "
@@ -323,6 +406,13 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     ONE_ANSWER,
     CLOSE_STOPS_PROMPTS,
     FAILED_TOOLS_FINAL,
+    ACTIVE_ON_START,
+    OWN_WORK_FOREGROUND,
+    RUNNING_ON_PROGRESS,
+    IDLE_ENDS_WORK,
+    CANCELLED_WORK_ENDS,
+    ACCEPTED_WORK_REPORTED,
+    CUSTOM_STOP_PREFIXED,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
     SETUP_BEFORE_PROMPTS,
@@ -531,6 +621,65 @@ class Rules:
         and it does not carry on."""
         return left_out_by_a_list
 
+    # -- the foreground lifecycle ----------------------------------------------------------
+    @staticmethod
+    def start_rule(table_rule: str, prompt_waits: bool) -> str:
+        """``active_on_start`` and ``own_work_foreground``: the rule that foreground work under way
+        while idle is reported breaks (``table_rule``: the one the foreground table's refused
+        output names): the table's for a prompt's work (``prompt_waits``: a session/prompt of the
+        session was received or accepted since the last idle that ended work, or is unanswered),
+        own_work_foreground's for work the Agent started itself."""
+        return table_rule if prompt_waits else OWN_WORK_FOREGROUND.rule
+
+    @staticmethod
+    def blocked_output_is_progress(output_while_requires_action: str) -> bool:
+        """``running_on_progress`` under the reading ``output-while-requires-action``: whether
+        message content sent while requires_action is reported is progress of the blocked work
+        (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
+        return output_while_requires_action != "pending-output"
+
+    @staticmethod
+    def tool_progress(of_foreground_work: bool, listed: bool) -> bool:
+        """``running_on_progress``: whether a tool call that runs (goes in_progress, or completes
+        after its permission was granted) is progress of the foreground work
+        (``of_foreground_work``: first reported during active work) and not background work
+        (``listed``: in the latest background list)."""
+        return of_foreground_work and not listed
+
+    @staticmethod
+    def never_idled(owed: str, cancel_pending: bool) -> str:
+        """``idle_ends_work`` and ``cancelled_work_ends``: the rule that foreground work still
+        reported active at the end breaks: ``owed`` (the foreground table's obligation on its
+        state) or, when a session/cancel or session/close reached it (``cancel_pending``),
+        cancelled_work_ends'."""
+        return CANCELLED_WORK_ENDS.rule if cancel_pending else owed
+
+    @staticmethod
+    def close_leaves_work(reported_active: bool, cancel_pending: bool) -> bool:
+        """``cancelled_work_ends``: whether a successful session/close response breaks it: the
+        work the close (or an earlier cancel) reached is still reported active."""
+        return reported_active and cancel_pending
+
+    @staticmethod
+    def owes_lifecycle(received_while_idle: bool, succeeded: bool) -> bool:
+        """``accepted_work_reported``: whether a prompt's answer leaves an active state owed: it
+        succeeded, and the prompt was received while idle was reported (work already active when
+        it came may be the work that handles it)."""
+        return received_while_idle and succeeded
+
+    @staticmethod
+    def stop_reason_named(reason: str) -> bool:
+        """``custom_stop_prefixed``: whether a string stop reason is a standard one or a custom one
+        (it begins with ``_``)."""
+        return reason in foreground.STOP_REASONS or reason.startswith("_")
+
+    @staticmethod
+    def future_reason_possible(future_stop_reason: str) -> bool:
+        """``custom_stop_prefixed`` under the reading ``future-stop-reason``: whether an unknown stop
+        reason without ``_`` may be one of a future ACP variant (``may-be-future``: a suspect)
+        rather than a breach (``custom``)."""
+        return future_stop_reason == "may-be-future"
+
     @property
     def steer(self) -> bool:
         return bool(self.values[STEERING.name]["steer"])
@@ -737,5 +886,6 @@ def rules_stated() -> dict[str, tuple[str, ...]]:
     """Rule ID -> the declarations stating it (``model.between.NAME``), for traceability."""
     out: dict[str, list[str]] = {}
     for d in DECLARATIONS:
-        out.setdefault(d.rule, []).append(f"model.between.{d.name.upper()}")
+        for rule in d.statements:
+            out.setdefault(rule, []).append(f"model.between.{d.name.upper()}")
     return {k: tuple(v) for k, v in out.items()}

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeGuard
 
 from model.core import MachineSpec, Row
+from model.fields import MESSAGE_ID
 
 UNSEEN, EMPTY, WITH_CONTENT = "unseen", "empty", "with_content"
 STATES = (UNSEEN, EMPTY, WITH_CONTENT)
@@ -84,9 +85,10 @@ SPEC = MachineSpec(
     description="Timeline placement and content of one (type, ID) entity.",
 )
 
-KEYED_BY_ID: Final = "MSGID-01"
+KEYED_BY_ID: Final = MESSAGE_ID
 """The rule that every message update and chunk (user, agent and thought messages) names its
-entity by an opaque messageId (Message IDs): one without a string ID keys no entity (``keyed``)."""
+entity by an opaque messageId (Message IDs; stated in ``model.fields``, which the field monitor
+judges): one without a string ID keys no entity (``keyed``)."""
 
 
 def keyed(entity_id: Any) -> TypeGuard[str]:

@@ -316,7 +316,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "FG-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Work is handled as foreground work whatever started it: a user
        prompt, or the Agent itself (pursuing a goal, continuing earlier work, reacting to a finished
        background task).""",
@@ -783,7 +783,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "OUT-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When foreground work begins, the Agent reports an active state
        (normally running; requires_action if it begins blocked).""",
         (49,),
@@ -792,7 +792,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "OUT-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Once work blocked under requires_action makes progress again, running
        is reported.""",
         (50,),
@@ -803,7 +803,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "MSGID-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Every user, agent and thought message update and chunk carries an
        opaque messageId.""",
         (52,),
@@ -962,7 +962,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "DONE-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """The end of foreground work is reported with an idle
        state_update.""",
         (64,),
@@ -1021,7 +1021,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-03",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Having reported requires_action, the Agent later reports running when
        the work moves on again, or idle when it finishes without moving on.""",
         (71,),
@@ -1082,13 +1082,13 @@ RULES: Final[tuple[Rule, ...]] = (
        reason is absent, null, malformed or unrecognised.""",
         (75,),
     ),
-    _r("STOP-03", _M, _A, _MON, """A custom stop reason starts with an underscore.""", (76,)),
+    _r("STOP-03", _M, _A, _MOD, """A custom stop reason starts with an underscore.""", (76,)),
     # -- Failures ------------------------------------------------------------------------------
     _r(
         "FAIL-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Foreground work that ends in a failure (also before insertion or
        before any output) is closed with an idle report.""",
         (77,),
@@ -1260,7 +1260,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "WAIT-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """After requires_action, running follows as soon as work progresses
        again (even while other requests stay open), or idle when the work stops without that.""",
         (92,),
@@ -1297,7 +1297,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BOUND-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Every accepted prompt, a local slash command without model work
        included, goes through the foreground lifecycle (active state, then idle).""",
         (95,),
@@ -1435,7 +1435,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-11",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When cancellation hits active foreground work, the Agent aborts it,
        flushes the updates still owed, and then sends idle with the cancelled stop reason.""",
         (107,),

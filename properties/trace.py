@@ -244,8 +244,8 @@ def write_sections(path: str | Path = SECTIONS_PAGE, seeded: Seeded | None = Non
 
 def between_table() -> str:
     """The rules between machines as a Markdown table: one row per declaration of
-    ``model.between`` (name, rule, section, when, then, machines, the parameters a variant may
-    switch with the spec's values)."""
+    ``model.between`` (name, rule and the IDs restating it, section, when, then, machines, the
+    parameters a variant may switch with the spec's values)."""
     from model.between import DECLARATIONS
 
     head = ("declaration", "rule", "section", "when", "then (forbids or owes)", "machines")
@@ -256,7 +256,7 @@ def between_table() -> str:
         )
         cells = (
             f"`{d.name.upper()}`",
-            d.rule,
+            d.rule + (f" (restated as {', '.join(d.restated)})" if d.restated else ""),
             d.section,
             d.when,
             d.then,

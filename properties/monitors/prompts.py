@@ -6,9 +6,10 @@ that table: the accounting of user messages against prompts ("2. Prompt accepted
 that are never inserted"), which maps the wire to the ``model.between`` declarations about a
 prompt's answer and its user message (USER_MESSAGE_REPORTED, OWN_USER_MESSAGE,
 MESSAGE_ID_RETURNED, REPORTED_AFTER_INSERTION, DISTINCT_MESSAGE_IDS, REPLAY_KEEPS_IDS,
-REJECTED_NOT_REPORTED), the content rule (CONTENT_ADVERTISED), prompts after a cancel
-(LATER_PROMPTS_UNCOVERED) and "Message IDs" for user messages (MSGID-01). Each judgement below
-calls the declaration's function in ``model.between.Rules``; the rule IDs are the declarations'.
+REJECTED_NOT_REPORTED), the content rule (CONTENT_ADVERTISED) and prompts after a cancel
+(LATER_PROMPTS_UNCOVERED). Each judgement below calls the declaration's function in
+``model.between.Rules``; the rule IDs are the declarations'. A user message without a string
+messageId keys nothing here (``model.fields``: the field monitor judges MSGID-01).
 
 The prompt table, fired from the wire with hidden steps
 -------------------------------------------------------
@@ -642,11 +643,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- user messages -------------------------------------------------------------------
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
-        if not entity.keyed(mid):
-            self._ex[entity.KEYED_BY_ID] += 1
-            self.breach(
-                entity.KEYED_BY_ID, line, sid, f"{upd['sessionUpdate']} without a string messageId", msg
-            )
+        if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
             return
         ps = self.sessions.get(sid)
         if ps is None:

@@ -964,7 +964,7 @@ class Agent:
             and self.reported == fgm.REQUIRES_ACTION
             and self.cur_msg is not None
             and "pending_out" not in self.extras
-            and self._reading("output-while-requires-action", "pending-output")
+            and not self.between.blocked_output_is_progress(self.rd["output-while-requires-action"])
         ):
             add(("agent", "pending_say", None))  # once per run
         if producing and not self.cancelling:
@@ -1023,7 +1023,7 @@ class Agent:
                 add(("agent", "end", fgm.REFUSAL))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
-                if self._reading("future-stop-reason", "may-be-future"):
+                if self.between.future_reason_possible(self.rd["future-stop-reason"]):
                     add(("agent", "end", FUTURE_STOP))
             if "omit_stop" in features:
                 add(("agent", "end", None))

@@ -77,29 +77,15 @@ def random_walk(
     rng = random.Random(seed)
     world = World(cfg, faults, monitors)
     run = Run(world)
-    choose = rng.choice
     n = 0
     progress.phase("random walk", steps)
     while True:
-        enabled = world.enabled()
-        if not enabled:
-            run.stop = "quiescent"
+        if n == steps and world.enabled():
+            progress.phase("random walk, settling")
+        ev = next_event(rng, world.enabled(), n, steps, answers_only)
+        if isinstance(ev, str):
+            run.stop = ev
             break
-        if n >= steps:
-            if n == steps:
-                progress.phase("random walk, settling")
-            enabled = [e for e in enabled if e[0] != "client"] or (
-                [e for e in enabled if e[:2] not in STARTS_WORK] if answers_only else enabled
-            )
-            if not enabled:
-                run.stop = "settled"
-                break
-            if n >= steps * 4 + 200:
-                run.stop = "drain budget"
-                break
-        ev = choose(enabled)
-        if ev[:2] in RARE and rng.random() < 0.8:
-            ev = choose(enabled)
         run.events.append(ev)
         run.findings.extend(world.step(ev))
         n += 1
@@ -107,6 +93,28 @@ def random_walk(
     progress.done()
     run.findings.extend(world.finish())
     return run
+
+
+def next_event(
+    rng: random.Random, enabled: list[Event], n: int, steps: int, answers_only: bool = False
+) -> Event | str:
+    """A walk's choice after ``n`` of its ``steps`` choices among ``enabled`` (uniform, a
+    ``RARE`` event re-drawn once with probability 0.8; past ``steps``, the client acts only when
+    nothing else can, see ``random_walk``), or why the walk stops."""
+    if not enabled:
+        return "quiescent"
+    if n >= steps:
+        enabled = [e for e in enabled if e[0] != "client"] or (
+            [e for e in enabled if e[:2] not in STARTS_WORK] if answers_only else enabled
+        )
+        if not enabled:
+            return "settled"
+        if n >= steps * 4 + 200:
+            return "drain budget"
+    ev = rng.choice(enabled)
+    if ev[:2] in RARE and rng.random() < 0.8:
+        ev = rng.choice(enabled)
+    return ev
 
 
 def scripted(
