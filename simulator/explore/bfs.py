@@ -181,9 +181,9 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "answers",
-        "permission cancel perm_error",
+        "permission cancel perm_error stop",
         "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
-        "work was cancelled)",
+        "work was cancelled), or left unanswered by work that stops on its own",
         tool_calls=1,
         permissions=1,
     ),
@@ -262,12 +262,13 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "own_work",
-        "goal commands bare_error fail early_state",
-        "foreground work the Agent starts itself (a goal pursued), an available_commands_update, "
-        "the error stop reason without an error field, the initial idle before the session/new "
-        "response",
+        "goal commands bare_error fail early_state unknown unseen",
+        "foreground work the Agent starts itself (a goal pursued; also unreported while unknown is "
+        "reported), an available_commands_update, the error stop reason without an error field, "
+        "the initial idle before the session/new response",
         cancels=0,
         outputs=1,
+        losses=1,
     ),
     _slice(
         "embedded",
