@@ -122,10 +122,6 @@ class TableMonitor(SessionMonitor[Seen]):
     RULES = rules_of(OBSERVED, UNOBSERVED)
     TABLES = OBSERVED
     SESSION = Seen
-    REQUIRES = (Facts,)
-
-    def __init__(self, owner: MonitorSet) -> None:
-        super().__init__(owner)
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
