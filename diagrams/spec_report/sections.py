@@ -195,9 +195,10 @@ def _by_reading(
     lines = [
         "### Where a reading changes the verdict",
         "",
-        f"Every rule's decidability was computed again under each of {len(alts)} other "
-        "alternatives of the readings (`acp-model readings`; each against the readings in force "
-        "for the others), at the same bound. Rules whose verdict differs under an alternative:",
+        f"The decidability of the rules each reading names (`acp-model readings`: the rules whose "
+        f"verdicts depend on it) was computed again under its other alternatives ({len(alts)} in "
+        "all, each against the readings in force for the others), at the same bound. Rules whose "
+        "verdict differs under an alternative:",
         "",
     ]
     differ = sorted((v for v in verdicts if v.by_reading), key=lambda v: rule_order(v.rule))
