@@ -62,17 +62,26 @@ def test_the_report_is_deterministic_and_reads_as_markdown(tmp_path: Path) -> No
 
 
 def test_two_worker_processes_write_the_same_files(tmp_path: Path) -> None:
-    """The decidability samples (under one reading's other alternative too) and the readings
-    matrix rows as jobs of two local processes: every file byte for byte as one process writes
-    it."""
-    small = {**TINY, "matrix": ("cancel-takes-effect",), "rules": ("INTRO-02", "REJ-01", "TRANS-04")}
+    """The decidability samples (under one reading's other alternative too), the readings
+    matrix rows, the exhaustive slices and the chunks of the view's and the ladder's walks as jobs
+    of two local processes: every file byte for byte as one process writes it."""
+    small = {
+        **TINY,
+        "matrix": ("cancel-takes-effect",),
+        "rules": ("INTRO-02", "REJ-01", "TRANS-04"),
+        "slices": ("cancels", "hook"),
+        "walks": 60,  # two chunks of the view's walks
+        "ladder": (("default bounds, 60 walks", 60, 30),),  # two chunks
+    }
     for name, size in (("one", 1), ("two", 2)):
         with Workers(size) as pool:
             build(Options(tmp_path / name, **{**small, "pool": pool}), lambda _: None)  # type: ignore[arg-type]
     one, two = _files(tmp_path / "one"), _files(tmp_path / "two")
     assert one == two
     report = json.loads(one["report.json"])
-    assert len(report["sections"]["matrix"]["matrix"]) == 2  # both alternatives, at the cancels slice
+    assert len(report["sections"]["matrix"]["matrix"]) == 2  # both alternatives, at two slices
+    assert "(cancels, hook) and 60 random walks" in one["index.md"].decode()
+    assert report["sections"]["summary"]["never_exercised"]  # the ladder ran
     assert report["sections"]["decidability"]["by_reading"] == [
         {"reading": "cancel-takes-effect", "alternative": "when-acted"}
     ]
