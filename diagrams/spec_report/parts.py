@@ -91,6 +91,9 @@ class Context:
     files: dict[str, bytes] = field(default_factory=dict)
     """Files to write, by path relative to the output folder."""
     readings: dict[str, str] = field(default_factory=dict)
+    drawings: dict[str, tuple[Callable[..., bytes], tuple[Any, ...]]] = field(default_factory=dict)
+    """Pictures still to draw, by path relative to the output folder: (a module-level function
+    returning the PNG bytes, its arguments). ``draw_all`` draws them on the pool."""
 
     @property
     def pool(self) -> Workers:
@@ -100,6 +103,26 @@ class Context:
     def add(self, rel: str, data: str | bytes) -> str:
         self.files[rel] = data.encode("utf-8") if isinstance(data, str) else data
         return rel
+
+    def draw(self, rel: str, fn: Callable[..., bytes], *args: Any) -> str:
+        """A picture ``fn(*args)`` to write at ``rel``, drawn later as a job of the pool
+        (``draw_all``): the page only needs its path."""
+        self.drawings[rel] = (fn, args)
+        return rel
+
+    def draw_all(self) -> None:
+        """Draw every picture of ``draw`` as jobs of the pool (each a pure function of its
+        arguments: the same bytes on any worker) and add them to the files."""
+        rels = sorted(self.drawings)
+        jobs = [self.drawings[rel] for rel in rels]
+        for rel, png in zip(rels, self.pool.map(_drawn, jobs), strict=True):
+            self.files[rel] = png
+        self.drawings.clear()
+
+
+def _drawn(job: tuple[Callable[..., bytes], tuple[Any, ...]]) -> bytes:
+    fn, args = job
+    return fn(*args)
 
 
 # -- parts ---------------------------------------------------------------------------------------
