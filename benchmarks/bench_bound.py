@@ -46,8 +46,14 @@ def run(
             lines.append(line)
             print(line, file=sys.stderr, flush=True)
 
-    res = explore_bfs._explore(
-        cfg, frozenset(), None, budget, False, True, progress, "core", max_states, False, reduce
+    res = explore_bfs.explore(
+        cfg,
+        time_budget=budget,
+        progress=progress,
+        name="core",
+        max_states=max_states,
+        reduce=reduce,
+        keep_search=True,
     )
     levels = np.bincount(np.frombuffer(res._search.depth, dtype=f"i{res._search.depth.itemsize}"))
     return {

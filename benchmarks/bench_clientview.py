@@ -1,4 +1,4 @@
-"""Throughput of the reference client view (properties/clientview.py).
+"""Throughput of the reference client view (model/clientview.py).
 
 Run: ``python benchmarks/bench_clientview.py [N]``. Builds a synthetic stream of N session
 updates (chunks, upserts, tool calls, state snapshots over a few sessions and a bounded pool of
@@ -17,7 +17,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
 from cli.check_inputs import positive_int
-from properties.clientview import ClientView
+from model.clientview import ClientView
 
 
 def _stream(n: int) -> list[dict[str, Any]]:

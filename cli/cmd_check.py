@@ -31,10 +31,10 @@ from cli.check_inputs import (
     write,
 )
 from cli.readings_option import add_reading_option
-from cli.util import dumps
 from cli.variant_option import add_variant_options, variant_and_readings
 from properties.check_report import check_json, check_text
 from properties.checking import FAIL_SEVERITIES, check_stream
+from properties.outputs import dumps
 from properties.readings import resolve
 from properties.shared import ENV, SCHEMA, schema_from_env
 from properties.transcript import DEFAULT_MAX_LINE_BYTES

@@ -32,9 +32,8 @@ from cli.decidability_options import (
 from cli.main import EXIT_OK, UsageError
 from cli.outputs import check_folder
 from cli.readings_option import add_reading_option, chosen_readings
-from cli.util import dumps
 from properties.catalogue import RULES_BY_ID
-from properties.outputs import write_atomic
+from properties.outputs import dumps, write_atomic
 from properties.readings import resolve
 from simulator.analysis.decidability_text import render_text
 

@@ -20,9 +20,8 @@ from cli.cmd_record import agent_command, start_failure
 from cli.drive_options import add_parser as add_parser  # the command's parser: cli.main asks here
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from cli.readings_option import chosen_readings
-from cli.util import dumps
 from cli.workers_option import pool_of
-from properties.outputs import unreadable
+from properties.outputs import dumps, unreadable
 from simulator.harness.campaign import (
     Campaign,
     campaign,

@@ -25,9 +25,9 @@ from simulator.workers import Workers
 def run_matrix(args: argparse.Namespace) -> int:
     """``explore --readings``: the readings matrix, as text or JSON (exit 1 when a row has findings)."""
     from cli.progress import make
-    from cli.util import dumps
     from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
+    from properties.outputs import dumps
     from properties.readings import ReadingError
     from simulator.analysis.matrix import cells, readings_matrix
 
@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
     if args.mode is None:
         args.mode = "both"
     from cli.progress import make
-    from cli.util import dumps
     from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
+    from properties.outputs import dumps
     from simulator.explore import run as explore_run
     from simulator.explore.report import render_text
 
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace, opts: Any, progress: Any, workers: Workers) -> int:
-    from cli.util import dumps
+    from properties.outputs import dumps
     from simulator.explore.compare import compare, render_text
 
     if args.graph is not None:

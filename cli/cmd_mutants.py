@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from cli.main import UsageError
-from cli.util import dumps, write_atomic
 from cli.workers_option import add_pool_options, pool_of
+from properties.outputs import dumps, write_atomic
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

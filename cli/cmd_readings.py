@@ -17,7 +17,7 @@ import textwrap
 from typing import Any
 
 from cli.main import EXIT_OK
-from cli.util import dumps
+from properties.outputs import dumps
 from properties.readings import READINGS, catalogue_json
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from cli import check_inputs
 from cli.readings_option import add_reading_option, chosen_readings
-from cli.util import dumps
 from properties import check_report
 from properties.checking import MessageHook, check_stream
+from properties.outputs import dumps
 from properties.readings import resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 

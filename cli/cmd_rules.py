@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
-from cli.util import dumps
 from properties.catalogue import RULES_BY_ID, Rule, rules_for
 from properties.catalogue_text import full, rule_json, table
+from properties.outputs import dumps
 from properties.speclines import default_spec, spec_lines
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from cli.util import dumps
+from properties.outputs import dumps
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

@@ -22,8 +22,8 @@ from cli.bounds import add_bound_options, bounds_from, faults_from
 from cli.main import UsageError
 from cli.outputs import STDOUT, check_file
 from cli.readings_option import add_reading_option
-from cli.util import write_atomic
 from cli.variant_option import add_variant_options, variant_and_readings
+from properties.outputs import write_atomic
 from properties.readings import describe, resolve
 
 

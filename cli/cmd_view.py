@@ -1,6 +1,6 @@
 """``acp-model view FILE [--json]``: what a spec-conforming client shows for a transcript.
 
-Owns: reading a transcript into ``properties.clientview.ClientView`` and presenting the result,
+Owns: reading a transcript into ``model.clientview.ClientView`` and presenting the result,
 either as the client view format (``--json``: sorted keys, deterministic) or as a short
 human-readable summary per session (state, background, completions, usage, then the timeline
 with each entity's type, ID and a content summary). Unusable lines are skipped and listed on

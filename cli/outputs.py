@@ -6,7 +6,7 @@ that an output path can be written, made before a long run rather than after it.
 no side effects: it creates (and removes) one empty temporary file in the nearest folder that
 exists, and creates no folder.
 
-Must not know: what is written (``cli.util.write_atomic`` writes it).
+Must not know: what is written (``properties.outputs.write_atomic`` writes it).
 """
 
 from __future__ import annotations

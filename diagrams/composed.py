@@ -16,10 +16,10 @@ from the spec section named):
   ``send`` (client) and ``start`` (agent) create them. Prompt k+1 is sent after prompt k.
 * ``session/cancel`` is one client event that fires the ``cover`` row of every prompt already
   sent, at once; prompts sent later are not covered (Cancellation).
-* Guards: ``oldest_held`` holds for a prompt when no earlier prompt is still held or
-  cancel-requested (Prompts during active work: held prompts go in order); ``busy_only`` is
-  false (a rejection is never only because work is active); ``own_reason`` is false (the default
-  reading of ``rejected-after-cancel-request``: a withdrawn prompt is answered -32800).
+* Guards: the table's own (``MachineSpec.moves``); ``oldest_held`` holds for a prompt when no
+  earlier prompt is still held or cancel-requested (Prompts during active work: held prompts go
+  in order); the others keep their defaults (a rejection is never only because work is active;
+  the default reading of ``rejected-after-cancel-request``: a withdrawn prompt is answered -32800).
 * The tool call is foreground work: it starts and changes status only while the foreground is
   running (Foreground and background work), and foreground work reports idle only once the
   tool call it started has a final status (Failures: the agent gives unfinished calls a terminal
@@ -48,12 +48,15 @@ from functools import lru_cache
 import networkx as nx
 
 from model import background, foreground, prompt, toolcall
-from model.core import MachineSpec, Row
+from model.core import Context, MachineSpec
 
 FG_STATES = ("idle", "running", "requires_action")
 LIVE_TOOL = ("unstarted", "pending", "in_progress", "paused")
 PENDING_PROMPT = ("held", "cancel_requested")
 UNSENT, UNSTARTED = "unsent", "unstarted"
+BG_GUARDS = {"child": True, "becomes_foreground": True}
+"""The background item's guards all pass: it stands for any item (a subagent's too, and one
+foreground work may start waiting on, as an alternative reading allows)."""
 
 State = tuple[str, tuple[str, ...], str, str]
 """(foreground, prompt states, tool call, background item)."""
@@ -79,29 +82,18 @@ WITH_GRAPHML = frozenset({CONFIGS[0].name, DRAWN.name})
 """The largest graph is summarized only: its GraphML would be megabytes of committed text."""
 
 
-def _rows(spec: MachineSpec) -> dict[str, list[Row]]:
-    by_source: dict[str, list[Row]] = {}
-    for r in spec.rows:
-        if r.source != r.dest:
-            by_source.setdefault(r.source, []).append(r)
-    return by_source
-
-
-FG_ROWS = {s: [r for r in rows if r.dest in FG_STATES] for s, rows in _rows(foreground.SPEC).items()}
-PROMPT_ROWS = _rows(prompt.SPEC)
-TOOL_ROWS = _rows(toolcall.SPEC)
-BG_ROWS = _rows(background.SPEC)
-
-
-def _guard_ok(row: Row, prompts: tuple[str, ...], i: int) -> bool:
-    if row.guard is None:
-        return True
-    value = {
-        "oldest_held": all(p not in PENDING_PROMPT for p in prompts[:i]),
-        "busy_only": False,
-        "own_reason": False,  # the default reading of rejected-after-cancel-request
-    }[row.guard_name or ""]
-    return value != row.negated
+def _moves(spec: MachineSpec, state: str, ctx: Context | None = None) -> list[tuple[str, str, str]]:
+    """(trigger, actor, dest) of every move of the table from ``state`` (``MachineSpec.moves``:
+    its guards judged on ``ctx``, the others at their defaults), self-loops left out; none from a
+    state of ours (``unsent``, ``unstarted``, ``none``)."""
+    if state not in spec.states:
+        return []
+    return [
+        (trigger, actor, dest)
+        for actor in ("agent", "client")
+        for trigger, dest in spec.moves(state, actor, ctx or {})
+        if dest != state
+    ]
 
 
 def initial(cfg: Config) -> State:
@@ -116,28 +108,28 @@ def initial(cfg: Config) -> State:
 def moves(state: State) -> Iterator[tuple[str, str, State]]:
     """(event, actor, next state) for every move from ``state``."""
     fg, prompts, tool, bg = state
-    for r in FG_ROWS.get(fg, []):
-        if r.trigger == "end" and tool in LIVE_TOOL[1:]:
-            continue
-        yield f"fg.{r.trigger}", r.actor, (r.dest, prompts, tool, bg)
+    for trigger, actor, dest in _moves(foreground.SPEC, fg):
+        if dest in FG_STATES and not (trigger == "end" and tool in LIVE_TOOL[1:]):
+            yield f"fg.{trigger}", actor, (dest, prompts, tool, bg)
     for i, p in enumerate(prompts):
         if p == UNSENT:
             if i == 0 or prompts[i - 1] != UNSENT:
                 yield f"p{i + 1}.send", "client", (fg, _set(prompts, i, "received"), tool, bg)
             continue
-        for r in PROMPT_ROWS.get(p, []):
-            if r.trigger != "cover" and _guard_ok(r, prompts, i):
-                yield f"p{i + 1}.{r.trigger}", r.actor, (fg, _set(prompts, i, r.dest), tool, bg)
+        ctx = {"oldest_held": all(q not in PENDING_PROMPT for q in prompts[:i])}
+        for trigger, actor, dest in _moves(prompt.SPEC, p, ctx):
+            if trigger != "cover":
+                yield f"p{i + 1}.{trigger}", actor, (fg, _set(prompts, i, dest), tool, bg)
     covered = tuple(p if p == UNSENT else prompt.SPEC.fire(p, "cover") for p in prompts)
     if covered != prompts:
         yield "session/cancel", "client", (fg, covered, tool, bg)
     if fg == "running" and tool != "none":
         if tool == UNSTARTED:
             yield "tool.start", "agent", (fg, prompts, toolcall.SPEC.initial, bg)
-        for r in TOOL_ROWS.get(tool, []):
-            yield f"tool.{r.trigger}", r.actor, (fg, prompts, r.dest, bg)
-    for r in BG_ROWS.get(bg, []):
-        yield f"bg.{r.trigger}", r.actor, (fg, prompts, tool, r.dest)
+        for trigger, actor, dest in _moves(toolcall.SPEC, tool):
+            yield f"tool.{trigger}", actor, (fg, prompts, dest, bg)
+    for trigger, actor, dest in _moves(background.SPEC, bg, BG_GUARDS):
+        yield f"bg.{trigger}", actor, (fg, prompts, tool, dest)
 
 
 def _set(t: tuple[str, ...], i: int, v: str) -> tuple[str, ...]:

@@ -29,6 +29,8 @@ foreground state.
 
 from __future__ import annotations
 
+from typing import Final
+
 from model.core import Context, MachineSpec, Row
 
 UNANNOUNCED, ANNOUNCED, LISTED, FINALIZED, DONE = (
@@ -53,6 +55,10 @@ ROWS = (
         note="dropped unfinished: foreground work waits on it (reading waited-on-background)",
     ),
 )  # fmt: skip
+
+ID_FIELD: Final = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
+"""Item type -> the field of a ``background`` list item that holds its ID (an item of another
+type is valid and names nothing the Client tracks)."""
 
 WAITED_ON: str = "waited-on-background"
 """The reading (``properties.readings``) the guard ``becomes_foreground`` answers for."""

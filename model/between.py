@@ -28,9 +28,9 @@ Must not know: JSON-RPC, the wire format, monitors, the simulator.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Container, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeGuard
 
 from model import foreground, permission, toolcall
 
@@ -50,6 +50,14 @@ class Between:
     machines: tuple[str, ...]
     params: tuple[tuple[str, Param], ...] = ()
     """Parameters a variant may switch, with the spec's value."""
+    restated: tuple[str, ...] = ()
+    """The same obligation as ``rule``, stated again in other sections under their own IDs
+    (``catalogue.RESTATED``): judged once, under ``rule``; each of them is this declaration's."""
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        """``rule`` and the IDs that restate it (a group exercised together)."""
+        return (self.rule, *self.restated)
 
 
 UPDATES_BEFORE_IDLE: Final = Between(
@@ -211,6 +219,81 @@ FAILED_TOOLS_FINAL: Final = Between(
     ("foreground", "tool_call", "background_item"),
 )  # fmt: skip
 
+# -- the foreground lifecycle: what starts, resumes and ends work, and what stands in for it ----
+ACTIVE_ON_START: Final = Between(
+    "active_on_start", foreground.SPEC.rule_of(foreground.IDLE, "output"),
+    "Foreground and background work",
+    "foreground work is under way while idle is reported: model output of it (an agent message or "
+    "thought under a new ID), or an idle that reports it completed (foreground "
+    "idle_reports_completion)",
+    "an active state was reported as it started (running, or requires_action when it started "
+    "blocked): the foreground table has no output from idle (its cell names the rule: stated "
+    "there once); 3. Agent reports output states the same duty (OUT-01)",
+    ("foreground", "entity"),
+    restated=("OUT-01",),
+)  # fmt: skip
+OWN_WORK_FOREGROUND: Final = Between(
+    "own_work_foreground", "FG-01", "Foreground and background work",
+    "foreground work under way while idle is reported (active_on_start) was started by the Agent "
+    "itself: no session/prompt of the session was received or accepted since the last idle that "
+    "ended work, and none is unanswered",
+    "it is foreground work all the same, with a prompt's lifecycle: the active state it owed is "
+    "this rule's (a prompt's work owes it under active_on_start)",
+    ("foreground", "prompt", "entity"),
+)  # fmt: skip
+RUNNING_ON_PROGRESS: Final = Between(
+    "running_on_progress", foreground.SPEC.rule_of(foreground.REQUIRES_ACTION, "output"),
+    "Foreground and background work",
+    "foreground work reported requires_action progresses again: model output of it (3. Agent "
+    "reports output), a tool call of it running, that is going in_progress or completing after "
+    "its permission was granted (5. Tool invocation and status reporting), even while other "
+    "requests stay open (Waiting for user action)",
+    "running was reported before that progress (or idle, when the work ends without it): the "
+    "foreground table has no output from requires_action (its cell names the rule: stated there "
+    "once); a tool call in the latest background list is not the blocked work's; under the reading "
+    "output-while-requires-action=pending-output message content may be output the work produced "
+    "before it blocked",
+    ("foreground", "entity", "tool_call", "permission"),
+    restated=("OUT-02", "TOOL-03", "WAIT-01"),
+)  # fmt: skip
+IDLE_ENDS_WORK: Final = Between(
+    "idle_ends_work", foreground.SPEC.eventually[foreground.RUNNING], "Foreground and background work",
+    "foreground work reported active ends: it completes, stops, fails (also before insertion or "
+    "before any output: Failures) or is cancelled",
+    "an idle state_update reports the end (4. Report completion), even while background activity "
+    "goes on; no prompt response or output stands in for it, so consecutive turns have an idle "
+    "boundary (Work boundaries: the rule of the foreground table's start cell); work still "
+    "reported active at the end of a complete transcript owes it (the foreground table's "
+    "obligation on running and requires_action, which names the rule: stated there once), work a "
+    "cancel reached under cancelled_work_ends",
+    ("foreground", "prompt"),
+    restated=("DONE-01", "FAIL-01", foreground.SPEC.forbidden["start"]),
+)  # fmt: skip
+CANCELLED_WORK_ENDS: Final = Between(
+    "cancelled_work_ends", "CANCEL-11", "Cancellation",
+    "a session/cancel or session/close is received while foreground work is reported active",
+    "the Agent aborts that work, sends the updates it owes, and then ends it with the idle that "
+    "confirms the cancellation (cancel_confirmed): a successful session/close response while the "
+    "work is still reported active, or a complete transcript that ends with it active, breaks it",
+    ("foreground", "session"),
+)  # fmt: skip
+ACCEPTED_WORK_REPORTED: Final = Between(
+    "accepted_work_reported", "BOUND-02", "Work boundaries and local commands",
+    "a session/prompt received while idle is reported (outside a resume) is answered with success",
+    "handling it used the foreground lifecycle: an active state is reported after its receipt (a "
+    "local command without model work too: running, then idle); neither the response nor output "
+    "stands in for it, so a success with no active state after the receipt owes one",
+    ("prompt", "foreground"),
+)  # fmt: skip
+CUSTOM_STOP_PREFIXED: Final = Between(
+    "custom_stop_prefixed", "STOP-03", "Stop reasons",
+    "an idle, not a resume snapshot, carries a string stop reason",
+    "it is a standard one, or a custom one that begins with _: an unknown one without _ breaks the "
+    "rule under the reading future-stop-reason=custom (the default); under may-be-future it may be "
+    "reserved for a future ACP variant (a suspect)",
+    ("foreground",),
+)  # fmt: skip
+
 LIST_ON_EVERY_SNAPSHOT: Final = Between(
     "list_on_every_snapshot", "BG-07", "Background work",
     "a state_update is sent in a session that reports background work (after its first concrete "
@@ -250,6 +333,59 @@ CLIENT_SENDS_ADVERTISED: Final = Between(
     ("prompt", "session"),
 )  # fmt: skip
 
+MESSAGE_ID_RETURNED: Final = Between(
+    "message_id_returned", "ACC-04", "2. Prompt accepted",
+    "the Agent answers a session/prompt with success (the prompt was inserted)",
+    "the response returns the inserted user message's messageId, a non-null string: omitting it "
+    "or sending null is invalid",
+    ("prompt", "entity"),
+)  # fmt: skip
+REPORTED_AFTER_INSERTION: Final = Between(
+    "reported_after_insertion", "ACC-07", "2. Prompt accepted",
+    "the Agent sends an update about a submission's user message (user_message or "
+    "user_message_chunk)",
+    "the prompt was inserted before it: no update about the message precedes its insertion, so "
+    "none precedes the receipt of the session/prompt whose success returns its messageId; a "
+    "message first taken as the Agent's own insertion (own_user_message: reported while no "
+    "session/prompt waited) included: a success returning its ID makes it that later prompt's "
+    "message, reported before the prompt was even received (the Agent's own insertion is no "
+    "submission, so this is not distinct_message_ids)",
+    ("prompt", "entity"),
+)  # fmt: skip
+DISTINCT_MESSAGE_IDS: Final = Between(
+    "distinct_message_ids", "ACC-09", "2. Prompt accepted",
+    "the Agent answers a session/prompt with success",
+    "the messageId it returns was returned for no other submission of the session: distinct "
+    "inserted submissions get distinct IDs, even when their content is the same (an ID the Agent "
+    "gave its own insertion is no submission's: returning it is reported_after_insertion's)",
+    ("prompt", "entity"),
+)  # fmt: skip
+REPLAY_KEEPS_IDS: Final = Between(
+    "replay_keeps_ids", "ACC-11", "2. Prompt accepted",
+    "a session/resume replays a retained user message (inside the resume window; the session seen "
+    "from its creation; the reading resume-replay-window says which messages the window holds)",
+    "the message carries the ID it was inserted with: a replayed user message under an ID the "
+    "session never used live was given a new one",
+    ("session", "entity"),
+)  # fmt: skip
+REJECTED_NOT_REPORTED: Final = Between(
+    "rejected_not_reported", "REJ-02", "Prompts that are never inserted",
+    "a session/prompt is answered with an error before insertion (rejected, or withdrawn with "
+    "-32800)",
+    "no user-message update is sent for that submission: a live user message that no success "
+    "response can account for, first reported after such a prompt was received, is that "
+    "submission's (else it is own_user_message's: reported under an ID no response returned)",
+    ("prompt", "entity"),
+)  # fmt: skip
+LATER_PROMPTS_UNCOVERED: Final = Between(
+    "later_prompts_uncovered", "CANCEL-16", "Cancellation",
+    "a session/prompt is received after a session/cancel of its session",
+    "that cancel does not cover it (cancel_covers covers only the prompts received before it): "
+    "answering it -32800 is forbidden unless a later session/cancel, session/close or "
+    "$/cancel_request stopped it",
+    ("prompt", "session"),
+)  # fmt: skip
+
 DECLARATIONS: Final[tuple[Between, ...]] = (
     UPDATES_BEFORE_IDLE,
     CANCEL_UPDATES_BEFORE_IDLE,
@@ -270,11 +406,24 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     ONE_ANSWER,
     CLOSE_STOPS_PROMPTS,
     FAILED_TOOLS_FINAL,
+    ACTIVE_ON_START,
+    OWN_WORK_FOREGROUND,
+    RUNNING_ON_PROGRESS,
+    IDLE_ENDS_WORK,
+    CANCELLED_WORK_ENDS,
+    ACCEPTED_WORK_REPORTED,
+    CUSTOM_STOP_PREFIXED,
     LIST_ON_EVERY_SNAPSHOT,
     TERMINAL_LISTED_ALONE,
     SETUP_BEFORE_PROMPTS,
     PROMPT_HAS_CONTENT,
     CLIENT_SENDS_ADVERTISED,
+    MESSAGE_ID_RETURNED,
+    REPORTED_AFTER_INSERTION,
+    DISTINCT_MESSAGE_IDS,
+    REPLAY_KEEPS_IDS,
+    REJECTED_NOT_REPORTED,
+    LATER_PROMPTS_UNCOVERED,
 )
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
@@ -472,6 +621,65 @@ class Rules:
         and it does not carry on."""
         return left_out_by_a_list
 
+    # -- the foreground lifecycle ----------------------------------------------------------
+    @staticmethod
+    def start_rule(table_rule: str, prompt_waits: bool) -> str:
+        """``active_on_start`` and ``own_work_foreground``: the rule that foreground work under way
+        while idle is reported breaks (``table_rule``: the one the foreground table's refused
+        output names): the table's for a prompt's work (``prompt_waits``: a session/prompt of the
+        session was received or accepted since the last idle that ended work, or is unanswered),
+        own_work_foreground's for work the Agent started itself."""
+        return table_rule if prompt_waits else OWN_WORK_FOREGROUND.rule
+
+    @staticmethod
+    def blocked_output_is_progress(output_while_requires_action: str) -> bool:
+        """``running_on_progress`` under the reading ``output-while-requires-action``: whether
+        message content sent while requires_action is reported is progress of the blocked work
+        (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
+        return output_while_requires_action != "pending-output"
+
+    @staticmethod
+    def tool_progress(of_foreground_work: bool, listed: bool) -> bool:
+        """``running_on_progress``: whether a tool call that runs (goes in_progress, or completes
+        after its permission was granted) is progress of the foreground work
+        (``of_foreground_work``: first reported during active work) and not background work
+        (``listed``: in the latest background list)."""
+        return of_foreground_work and not listed
+
+    @staticmethod
+    def never_idled(owed: str, cancel_pending: bool) -> str:
+        """``idle_ends_work`` and ``cancelled_work_ends``: the rule that foreground work still
+        reported active at the end breaks: ``owed`` (the foreground table's obligation on its
+        state) or, when a session/cancel or session/close reached it (``cancel_pending``),
+        cancelled_work_ends'."""
+        return CANCELLED_WORK_ENDS.rule if cancel_pending else owed
+
+    @staticmethod
+    def close_leaves_work(reported_active: bool, cancel_pending: bool) -> bool:
+        """``cancelled_work_ends``: whether a successful session/close response breaks it: the
+        work the close (or an earlier cancel) reached is still reported active."""
+        return reported_active and cancel_pending
+
+    @staticmethod
+    def owes_lifecycle(received_while_idle: bool, succeeded: bool) -> bool:
+        """``accepted_work_reported``: whether a prompt's answer leaves an active state owed: it
+        succeeded, and the prompt was received while idle was reported (work already active when
+        it came may be the work that handles it)."""
+        return received_while_idle and succeeded
+
+    @staticmethod
+    def stop_reason_named(reason: str) -> bool:
+        """``custom_stop_prefixed``: whether a string stop reason is a standard one or a custom one
+        (it begins with ``_``)."""
+        return reason in foreground.STOP_REASONS or reason.startswith("_")
+
+    @staticmethod
+    def future_reason_possible(future_stop_reason: str) -> bool:
+        """``custom_stop_prefixed`` under the reading ``future-stop-reason``: whether an unknown stop
+        reason without ``_`` may be one of a future ACP variant (``may-be-future``: a suspect)
+        rather than a breach (``custom``)."""
+        return future_stop_reason == "may-be-future"
+
     @property
     def steer(self) -> bool:
         return bool(self.values[STEERING.name]["steer"])
@@ -604,6 +812,71 @@ class Rules:
                 found.append((tool, both, ("tool_call", tool) in listed))
         return found
 
+    # -- a prompt's answer and its user message (2. Prompt accepted; Prompts that are never
+    #    inserted; Cancellation) ---------------------------------------------------------------
+    @staticmethod
+    def message_id_given(mid: object) -> TypeGuard[str]:
+        """``message_id_returned``: whether the value a success response to a session/prompt
+        gives as its messageId is one (``mid``: None when the field is left out)."""
+        return type(mid) is str
+
+    @staticmethod
+    def user_message_reportable(inserted: bool) -> bool:
+        """``reported_after_insertion`` and ``rejected_not_reported``: whether an update about a
+        submission's user message may be sent (``inserted``: the prompt was, or may have been,
+        inserted by then, whatever its answer since): never before insertion, never for a
+        submission refused or withdrawn before it."""
+        return inserted
+
+    @staticmethod
+    def returned_id_breach(
+        mid: str, returned: Mapping[str, object], first_report: int, received: int
+    ) -> Between | None:
+        """The declaration a success response breaks by returning ``mid`` for a prompt received at
+        line ``received``, or None (``returned``: messageId -> the submission a success already
+        returned it for, None for a user message taken as the Agent's own insertion;
+        ``first_report``: the line of the first live report of ``mid`` no success claimed yet, 0
+        for none). Another submission's ID is ``distinct_message_ids``'. The ID of the Agent's own
+        insertion was reported while no prompt waited, so before this one was received: the
+        response makes that message this submission's (the Client reconciles with it), whose
+        update then preceded insertion: ``reported_after_insertion``, as for an unclaimed report
+        first seen before the receipt (``user_message_reportable``)."""
+        if mid in returned:
+            return DISTINCT_MESSAGE_IDS if returned[mid] is not None else REPORTED_AFTER_INSERTION
+        if first_report and not Rules.user_message_reportable(first_report > received):
+            return REPORTED_AFTER_INSERTION
+        return None
+
+    @staticmethod
+    def unaccounted_user_message(refused_before: bool) -> Between:
+        """The declaration a live user message breaks when no success response can account for
+        it: ``rejected_not_reported`` when a prompt of its session received before it was
+        answered with an error (``refused_before``: the report is that refused submission's), else
+        ``own_user_message`` (reported under an ID no response returned)."""
+        return REJECTED_NOT_REPORTED if refused_before else OWN_USER_MESSAGE
+
+    @staticmethod
+    def earlier_submission(mid: str, returned: Mapping[str, object]) -> object | None:
+        """``distinct_message_ids``: the other submission of the session that was already given
+        ``mid`` (``returned``: messageId -> the submission a success response returned it for, None
+        for a user message no submission accounts for), or None; returning ``mid`` again for
+        another submission breaks it."""
+        return returned.get(mid)
+
+    @staticmethod
+    def replay_renamed(mid: str, live_ids: Container[str]) -> bool:
+        """``replay_keeps_ids``: whether a user message replayed by a session/resume carries an ID
+        the session never used live (``live_ids``): the retained message was given a new one."""
+        return mid not in live_ids
+
+    @staticmethod
+    def withdrawn_by_earlier_cancel(still_received: bool, withdrawn: bool) -> bool:
+        """``later_prompts_uncovered``: whether the answer to a prompt received after a
+        session/cancel of its session breaks it: -32800 (``withdrawn``) while the prompt may still
+        be as received (``still_received``: no later session/cancel, session/close or
+        $/cancel_request stopped it), so only that earlier cancel could have withdrawn it."""
+        return still_received and withdrawn
+
 
 SPEC: Final = Rules()
 """The rules between machines as the spec writes them."""
@@ -613,5 +886,6 @@ def rules_stated() -> dict[str, tuple[str, ...]]:
     """Rule ID -> the declarations stating it (``model.between.NAME``), for traceability."""
     out: dict[str, list[str]] = {}
     for d in DECLARATIONS:
-        out.setdefault(d.rule, []).append(f"model.between.{d.name.upper()}")
+        for rule in d.statements:
+            out.setdefault(rule, []).append(f"model.between.{d.name.upper()}")
     return {k: tuple(v) for k, v in out.items()}

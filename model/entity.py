@@ -19,7 +19,7 @@ Content rules (Message IDs; Session-directed messages; Session compaction; 5. To
 
 The machine tracks only what the timeline needs (unseen -> placed, empty or with content); the
 functions below are the arithmetic, stated once: the normative client view
-(``properties.clientview``) applies them to every entity it keeps.
+(``model.clientview``) applies them to every entity it keeps.
 
 Must not know: JSON-RPC, sessions, foreground state.
 """
@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeGuard
 
 from model.core import MachineSpec, Row
+from model.fields import MESSAGE_ID
 
 UNSEEN, EMPTY, WITH_CONTENT = "unseen", "empty", "with_content"
 STATES = (UNSEEN, EMPTY, WITH_CONTENT)
@@ -48,7 +49,7 @@ ENT = "Entity IDs"
 
 PLACEMENT: Final = "ENT-04"
 """The rule this table states for a Client: the first update or chunk of an entity fixes its place
-on the timeline, later ones patch it there (``properties.viewcheck`` names it where a Client's
+on the timeline, later ones patch it there (``model.clientview_rules`` names it where a Client's
 view differs from the view this table builds)."""
 
 ROWS = (
@@ -84,9 +85,10 @@ SPEC = MachineSpec(
     description="Timeline placement and content of one (type, ID) entity.",
 )
 
-KEYED_BY_ID: Final = "MSGID-01"
+KEYED_BY_ID: Final = MESSAGE_ID
 """The rule that every message update and chunk (user, agent and thought messages) names its
-entity by an opaque messageId (Message IDs): one without a string ID keys no entity (``keyed``)."""
+entity by an opaque messageId (Message IDs; stated in ``model.fields``, which the field monitor
+judges): one without a string ID keys no entity (``keyed``)."""
 
 
 def keyed(entity_id: Any) -> TypeGuard[str]:
@@ -108,7 +110,7 @@ MISSING = _MISSING
 
 
 # -- the patch arithmetic (each mutates ``fields``, one entity's stored fields, in place; ``upd``
-# is an update's payload). The normative client view (``properties.clientview``) applies it.
+# is an update's payload). The normative client view (``model.clientview``) applies it.
 
 
 def patch(

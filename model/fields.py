@@ -3,8 +3,8 @@
 Theory of operation
 -------------------
 Some rules are about one update alone, not about any machine's state: a notice's severity and
-title, a usage update's token counts and cost, a session-directed message's messageId, a
-compaction update's ID and status. Each is stated here once, as a ``Required`` (the update
+title, a usage update's token counts and cost, a message's or session-directed message's
+messageId, a compaction update's ID and status. Each is stated here once, as a ``Required`` (the update
 variant, the field, the kind of value it must hold, the rule), and the field monitor
 (``properties.monitors.fields``) judges every update of that variant against this table. Kinds:
 
@@ -14,7 +14,7 @@ variant, the field, the kind of value it must hold, the rule), and the field mon
 - ``object``: a JSON object;
 - ``cost``: absent or null, or an object with a numeric ``amount`` and a string ``currency``.
 
-Rows come from: Session-directed messages; Session notices; Session compaction; Session usage
+Rows come from: Message IDs; Session-directed messages; Session notices; Session compaction; Session usage
 updates.
 
 Must not know: JSON-RPC, sessions, machines, how a breach is reported.
@@ -57,7 +57,16 @@ KINDS: Final[dict[str, Callable[[Any], bool]]] = {
 }
 """Kind -> whether a value is of that kind (an absent field is judged as null)."""
 
-_SDM, _NOTICE, _COMPACT, _USAGE = (
+MESSAGE_ID: Final = "MSGID-01"
+"""Every user, agent and thought message update and chunk names its message by an opaque
+messageId (a string): one without it keys no entity (``model.entity.keyed``)."""
+MESSAGE_VARIANTS: Final = tuple(
+    f"{kind}{form}" for kind in ("user_message", "agent_message", "agent_thought") for form in ("", "_chunk")
+)
+"""The message updates and chunks MESSAGE_ID binds."""
+
+_MSGID, _SDM, _NOTICE, _COMPACT, _USAGE = (
+    "Message IDs",
     "Session-directed messages",
     "Session notices",
     "Session compaction",
@@ -65,6 +74,7 @@ _SDM, _NOTICE, _COMPACT, _USAGE = (
 )
 
 REQUIRED: Final[tuple[Required, ...]] = (
+    *(Required(v, "messageId", "string", MESSAGE_ID, _MSGID) for v in MESSAGE_VARIANTS),
     Required("session_message", "messageId", "string", "SDM-01", _SDM),
     Required("session_message_chunk", "messageId", "string", "SDM-01", _SDM),
     Required("notice", "severity", "string", "NOTICE-02", _NOTICE),

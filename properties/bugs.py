@@ -64,7 +64,7 @@ a peer in one named way, instead of a branch inside it (``simulator.peers.deviat
   conforming move (``Agent._do_late_output``: the rule named here, or the cancellation's
   CANCEL-14 after the idle that confirms a cancel).
 
-- ``Misview``: the Client's view departs from the normative one (``properties.clientview``):
+- ``Misview``: the Client's view departs from the normative one (``model.clientview``):
   it folds the messages it sends and receives the way the named rule forbids. Nothing changes on
   the wire; the simulator compares the faulty view with the reference view after every step
   (``properties.viewcheck``), and the rule is named here.

@@ -316,7 +316,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "FG-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Work is handled as foreground work whatever started it: a user
        prompt, or the Agent itself (pursuing a goal, continuing earlier work, reacting to a finished
        background task).""",
@@ -626,7 +626,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-04",
         _M,
         _A,
-        _MON,
+        _MOD,
         """A successful prompt response carries messageId as a non-null string;
        leaving it out or sending null is invalid.""",
         informal=True,
@@ -655,7 +655,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-07",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """No update about the user message is sent before the message is
        inserted.""",
         (40,),
@@ -674,7 +674,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-09",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Two distinct inserted submissions get two distinct message IDs, even
        when their content is the same.""",
         (42,),
@@ -692,7 +692,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "ACC-11",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When a retained user message is replayed, it keeps the message ID it
        was inserted with.""",
         (43,),
@@ -767,7 +767,7 @@ RULES: Final[tuple[Rule, ...]] = (
         eventually=True,
     ),
     _r(
-        "REJ-02", _MN, _A, _MON, """A submission that was rejected produces no user-message updates.""", (48,)
+        "REJ-02", _MN, _A, _MOD, """A submission that was rejected produces no user-message updates.""", (48,)
     ),
     _r(
         "REJ-03",
@@ -783,7 +783,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "OUT-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When foreground work begins, the Agent reports an active state
        (normally running; requires_action if it begins blocked).""",
         (49,),
@@ -792,7 +792,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "OUT-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Once work blocked under requires_action makes progress again, running
        is reported.""",
         (50,),
@@ -803,7 +803,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "MSGID-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Every user, agent and thought message update and chunk carries an
        opaque messageId.""",
         (52,),
@@ -962,7 +962,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "DONE-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """The end of foreground work is reported with an idle
        state_update.""",
         (64,),
@@ -1021,7 +1021,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-03",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Having reported requires_action, the Agent later reports running when
        the work moves on again, or idle when it finishes without moving on.""",
         (71,),
@@ -1082,13 +1082,13 @@ RULES: Final[tuple[Rule, ...]] = (
        reason is absent, null, malformed or unrecognised.""",
         (75,),
     ),
-    _r("STOP-03", _M, _A, _MON, """A custom stop reason starts with an underscore.""", (76,)),
+    _r("STOP-03", _M, _A, _MOD, """A custom stop reason starts with an underscore.""", (76,)),
     # -- Failures ------------------------------------------------------------------------------
     _r(
         "FAIL-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Foreground work that ends in a failure (also before insertion or
        before any output) is closed with an idle report.""",
         (77,),
@@ -1260,7 +1260,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "WAIT-01",
         _M,
         _A,
-        _MON,
+        _MOD,
         """After requires_action, running follows as soon as work progresses
        again (even while other requests stay open), or idle when the work stops without that.""",
         (92,),
@@ -1297,7 +1297,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "BOUND-02",
         _M,
         _A,
-        _MON,
+        _MOD,
         """Every accepted prompt, a local slash command without model work
        included, goes through the foreground lifecycle (active state, then idle).""",
         (95,),
@@ -1435,7 +1435,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-11",
         _M,
         _A,
-        _MON,
+        _MOD,
         """When cancellation hits active foreground work, the Agent aborts it,
        flushes the updates still owed, and then sends idle with the cancelled stop reason.""",
         (107,),
@@ -1483,7 +1483,7 @@ RULES: Final[tuple[Rule, ...]] = (
         "CANCEL-16",
         _MN,
         _A,
-        _MON,
+        _MOD,
         """A session/prompt received after a session/cancel is not cancelled
        by it (answering it -32800 because of that cancel breaks this).""",
         informal=True,

@@ -2,7 +2,7 @@
 usage, prompts, elicitations and counts, then the timeline with each entity's type, ID and a
 content summary.
 
-Must not know: how the view is computed (``properties.clientview``), files.
+Must not know: how the view is computed (``model.clientview``), files.
 """
 
 from __future__ import annotations

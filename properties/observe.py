@@ -60,7 +60,7 @@ from model import background, compaction, entity, foreground, session, terminal,
 from model.core import Context, MachineSpec
 from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
 
-BACKGROUND_ID_FIELD: Final = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}
+BACKGROUND_ID_FIELD: Final = background.ID_FIELD
 
 Key = tuple[str, str]
 """A background item or entity: (type, ID)."""

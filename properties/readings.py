@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from model import background, prompt, toolcall
+from model import background, clientview, prompt, toolcall
 
 
 class ReadingError(ValueError):
@@ -109,7 +109,7 @@ REJECTED_AFTER_CANCEL_REQUEST: Final = prompt.OWN_REASON  # answered by a guard 
 PROMPT_AHEAD_OF_HELD: Final = "prompt-ahead-of-held"
 TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
-IDLE_AFTER_UNRECOGNIZED_STATE: Final = "idle-after-unrecognized-state"
+IDLE_AFTER_UNRECOGNIZED_STATE: Final = clientview.UNRECOGNIZED_IDLE  # answered by the Client's machine
 UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
 UNLISTED_TOOL_AT_FAILED_IDLE: Final = "unlisted-tool-at-failed-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"

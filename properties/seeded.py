@@ -638,4 +638,4 @@ def names(side: Actor | None = None, kind: type | UnionType | None = None) -> tu
 
 
 VIEW_FAULTS: Final[tuple[str, ...]] = names("client", Misview)
-"""The faulty client views (``properties.clientview.ClientView(faults=...)``)."""
+"""The faulty client views (``properties.clientview.FaultyView(faults)``)."""

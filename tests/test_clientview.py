@@ -1,4 +1,5 @@
-"""Hand-written expectations for the normative client view (properties/clientview.py).
+"""Hand-written expectations for the normative client view (model/clientview.py) and the faulty
+views on top of it (properties/clientview.py).
 
 Every expected value here is worked out from the spec sections cited in each test, not taken
 from the code under test. Section names: Session updates, Entity IDs, Message IDs,
@@ -21,8 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli.main import main
+from model.clientview import ClientView
 from properties import clientview_text
-from properties.clientview import CLIENT_FAULTS, ClientView
+from properties.clientview import CLIENT_FAULTS, FaultyView, client_view
 from properties.shared import shared_dir
 from properties.transcript import read_transcript
 
@@ -56,7 +58,7 @@ def error(rid: Any, code: int) -> dict[str, Any]:
 
 
 def run(*msgs: dict[str, Any], faults: frozenset[str] = frozenset()) -> ClientView:
-    view = ClientView(faults=faults)
+    view = client_view(faults)
     for m in msgs:
         sender = "client" if m.get("method") in CLIENT_METHODS and "id" in m else "agent"
         view.apply(sender, m)
@@ -502,7 +504,7 @@ def test_view_is_deterministic_and_snapshot_tracks_changes() -> None:
 
 def test_unknown_fault_name_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown client faults"):
-        ClientView(faults={"no-such-bug"})
+        FaultyView({"no-such-bug"})
 
 
 # -- deliberate faults ---------------------------------------------------------------------------
@@ -958,7 +960,7 @@ def test_a_view_is_freed_without_the_cyclic_collector() -> None:
     import gc
     import weakref
 
-    view = ClientView(faults={"key-by-id-only"})
+    view = FaultyView({"key-by-id-only"})
     for msg in (
         upd("state_update", state="running"),
         upd("agent_message_chunk", messageId="m1", content=text("hi")),

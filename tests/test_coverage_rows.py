@@ -37,15 +37,11 @@ def _known() -> dict[str, set[str]]:
 
 def test_the_exhaustive_slices_fire_every_row() -> None:
     rows: Counter[tuple[str, str, str, str]] = Counter()
-    events: Counter[str] = Counter()
-    entity: Counter[str] = Counter()
     for s in explore_bfs.SLICES:
         res = explore_bfs.explore(s.cfg, name=s.name)
         assert res.complete, s.name
         rows.update(res.rows)
-        events.update(res.events)
-        entity.update(res.entity)
-    machines = machine_coverage(rows, events, entity)
+    machines = machine_coverage(rows)
     assert _missed(machines) == _known()
     triggers = next(m for m in machines if m["name"] == "entity")
     assert triggers["triggers_missed"] == []

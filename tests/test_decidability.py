@@ -12,10 +12,11 @@ from cli.main import main
 from properties.catalogue import RULES
 from properties.decidability_data import DATA, decidability_of
 from simulator.analysis import decidability as dec
+from simulator.analysis.mutants import standing_for
 from simulator.peers.config import DEFAULT
 from simulator.peers.scenarios import SCENARIOS
 from simulator.peers.schedulers import random_walk, scripted
-from simulator.peers.world import Hidden
+from simulator.peers.world import Event, Hidden
 from simulator.workers import Workers
 
 SMALL = dec.Bound(walks=20, steps=40, twin_nodes=2000)
@@ -262,3 +263,56 @@ def test_a_complete_transcript_proves_an_obligation_never_met() -> None:
     assert v.breaking > 0 and v.flagged == 0
     assert v.flagged_complete == v.breaking
     assert "a complete transcript proves them" in v.note
+
+
+def test_a_scenario_run_to_the_end_of_its_script_is_a_complete_transcript() -> None:
+    """A scenario's session could go on (the Client may still prompt, the Agent send notices),
+    but its script ran to its end with nothing in flight: the transcript is the whole session as
+    written, judged as ``check --complete`` judges it. A cancelled turn whose tool call is left
+    open is then proven by the end of input, not reported as a gap in the checker."""
+    scenarios_only = dec.Bound(walks=0, exhaustive_states=0)
+    mutant, same = standing_for("CANCEL-17")
+    assert mutant is not None
+    runs, _ = dec.breaking_runs("CANCEL-17", mutant, scenarios_only)
+    assert [r.source for r in runs] == ["scenario cancellation_with_held_prompt"]
+    (run,) = runs
+    world = scripted(
+        next(s for s in SCENARIOS if s.name == "cancellation_with_held_prompt").script,
+        run.cfg,
+        mutant.switched_on,
+        strict=False,
+    ).world
+    assert not world.quiescent() and run.quiescent
+    assert not same & dec.checker_rules(run.transcript)
+    assert same & dec.checker_rules(run.transcript, complete=True)
+    v = dec.decide("CANCEL-17", scenarios_only)
+    assert v.accepted == v.flagged_complete == 1
+    assert "a complete transcript proves them" in v.note
+
+
+def test_a_twin_is_searched_again_under_every_feature() -> None:
+    """A conforming run that fails without an error field (feature bare_error) is no twin under
+    a configuration without it; the second search, under every feature, finds it."""
+    cfg = DEFAULT.with_(features=DEFAULT.features | {"bare_error"})
+    turn: list[Event | str] = [
+        ("client", "prompt", None),
+        "deliver",
+        ("agent", "insert", 1),
+        ("agent", "start", None),
+        ("agent", "user_message", 1),
+        ("agent", "answer", 1),
+        ("agent", "end_bare_error", None),
+        "deliver",
+    ]
+    events = scripted(turn, cfg).events
+    target = scripted(events, cfg).world.transcript
+    narrow = DEFAULT
+    assert dec.twin(target, narrow, 5000)[0] is None
+    assert "bare_error" in dec.twin_config(narrow).features
+    assert (
+        dec.twin_config(narrow).features & dec.HANDSHAKE_FEATURES == narrow.features & dec.HANDSHAKE_FEATURES
+    )
+    run = dec.Run("made", narrow, events, list(target), [], False)
+    w = dec.witness("FAIL-03", run, dec.Bound(twin_nodes=5000))
+    assert w.twin_found and w.conforming_cfg is not None
+    assert dec.conforming_transcript(w) == list(target)

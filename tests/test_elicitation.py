@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from model import elicitation as em
+from model.clientview import ClientView
 from model.core import ClientViolation, ProtocolViolation
 from model.registry import BY_NAME as MACHINES
 from properties.catalogue import RULES_BY_ID
-from properties.clientview import ClientView
 from properties.engine import MonitorSet
 from properties.schema_check import SchemaChecker
 from simulator.analysis.mutants import BY_NAME as MUTANTS

@@ -97,17 +97,6 @@ def test_random_walks_on_the_unmodified_model_find_nothing() -> None:
     assert sum(res.exercised.values()) > 0
 
 
-def test_random_results_do_not_depend_on_the_number_of_workers() -> None:
-    one = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=300, steps=30, workers=1)
-    two = explore_random.explore(DEFAULT, frozenset({FAULT}), walks=300, steps=30, workers=2)
-    assert one.steps == two.steps
-    assert one.events == two.events
-    assert one.exercised == two.exercised
-    assert [(c.rule, c.events, c.found_by, c.hits) for c in one.counterexamples] == [
-        (c.rule, c.events, c.found_by, c.hits) for c in two.counterexamples
-    ]
-
-
 def test_shrinking_gives_a_one_minimal_exact_run() -> None:
     res = explore_random.walk(3, 60, DEFAULT, frozenset({FAULT}))
     seed = 3
@@ -300,7 +289,7 @@ def test_symmetry_reduction_never_adds_states() -> None:
     assert reduced.counterexamples == plain.counterexamples == []
 
 
-def test_bottom_cycles_are_found_by_tarjan() -> None:
+def test_bottom_cycles_are_found() -> None:
     from array import array
 
     # 0 -> 1 -> 2 -> 1 (a bottom cycle {1, 2}); 0 -> 3 (quiescent); 4 -> 4 (self loop, bottom)
@@ -321,7 +310,7 @@ def test_bottom_cycles_are_found_by_tarjan() -> None:
 )
 @settings(max_examples=300, deadline=None)
 def test_bottom_cycles_agree_with_networkx_on_random_graphs(graph: tuple[int, list[tuple[int, int]]]) -> None:
-    """Peeling states off before Tarjan changes no count: components, non-trivial ones (a
+    """Peeling states off before the components are found changes no count: components, non-trivial ones (a
     self loop makes one) and bottom non-trivial ones, against networkx."""
     from array import array
 
@@ -600,7 +589,8 @@ def test_hook_work_is_bounded_per_run() -> None:
     assert once.complete and twice.complete and none.complete
     assert none.states < once.states < twice.states
     assert once.counterexamples == []
-    assert once.events["agent.start"] > 0 and none.events["agent.reject"] > 0
+    assert ("foreground", "start") in {(m, t) for m, _, t, _ in once.rows}
+    assert ("prompt", "reject") in {(m, t) for m, _, t, _ in none.rows}
 
 
 def _hook_start(world: World, ev: Event) -> bool:

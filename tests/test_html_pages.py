@@ -224,7 +224,7 @@ def test_the_recorded_client_view_is_the_view_made_afresh_after_each_message(nam
     """The recording reuses the rows of entities that did not change; made from scratch after
     every message, the rows are the same."""
     from diagrams.html.states import view_rows
-    from properties.clientview import ClientView
+    from model.clientview import ClientView
 
     path = REPO / "tests" / "data" / f"{name}.ndjson"
     with open(path, "rb") as fh:
@@ -243,13 +243,13 @@ def test_a_view_whose_entities_move_is_recorded_as_made_afresh(fault: str) -> No
     """Entities moving in the timeline (a faulty client view) make every row again."""
     from diagrams.html.record import Recording
     from diagrams.html.states import view_rows
-    from properties.clientview import ClientView
+    from properties.clientview import FaultyView
     from properties.engine import MonitorSet
     from properties.transcript import read_transcript
 
     rec = Recording(MonitorSet())
-    rec.view = ClientView(faults={fault})
-    fresh = ClientView(faults={fault})
+    rec.view = FaultyView({fault})
+    fresh = FaultyView({fault})
     with open(REPO / "tests" / "data" / "mon_conforming.ndjson", "rb") as fh:
         items = [item for item in read_transcript(fh) if isinstance(item, tuple)]
     expected: list[dict[str, str]] = []

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from model.clientview import ClientView
 from properties.catalogue import RULES_BY_ID
-from properties.clientview import ClientView
 from properties.engine import MonitorSet
 from properties.readings import BY_NAME, DEFAULTS, READINGS, ReadingError, parse, resolve
 from properties.shared import default_spec

@@ -1,9 +1,10 @@
 """Each rule is implemented in one place (issue 31, "the session is one composed model").
 
 A rule is implemented where its ID is written as the reason of a check: a machine table's
-forbidden cell or guard, a ``model.between`` declaration, a monitor's finding, a view check. So
-across the tree (``model/``, ``properties/``, ``simulator/``, ``cli/``) a rule ID may be written
-as a string literal (code, not comments or docstrings: read with ``ast``) in one module only;
+forbidden cell or guard, a ``model.between`` declaration, a monitor's finding, an aspect of the
+Client's view (``model.clientview_rules``). So across the tree (``model/``, ``properties/``,
+``simulator/``, ``cli/``) a rule ID may be written as a string literal (code, not comments or
+docstrings: read with ``ast``) in one module only;
 every other module that needs it takes it from that module's object (``bw.CANCELLED_PERMISSIONS
 .rule``, ``entity.KEYED_BY_ID``), which makes the one statement the one place to change and
 every use of it findable. A second module writing the ID itself is a second statement of the
@@ -126,6 +127,12 @@ def test_the_issue_31_rules_and_the_rules_between_machines_are_not_written_in_pe
     files = [*(REPO / "simulator").rglob("*.py"), *(REPO / "properties" / "monitors").rglob("*.py")]
     rules = {*ISSUE_31, *(d.rule for d in bw.DECLARATIONS)}
     assert mentions(files, sorted(rules)) == []
+
+
+def test_the_view_comparison_names_no_rule() -> None:
+    """``properties.viewcheck`` executes the model's table of the Client's view
+    (``model.clientview_rules.ASPECTS``): no rule ID in its code, not even inside a message."""
+    assert mentions([REPO / "properties" / "viewcheck.py"], sorted(RULES_BY_ID)) == []
 
 
 def test_a_planted_duplicate_fails(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from cli.speclines import default_spec, rule_sentences, spec_lines
 from properties.catalogue import RULES, Rule
+from properties.speclines import default_spec, rule_sentences, spec_lines
 
 SPEC = default_spec()  # $ACP_MODEL_SHARED, else ../shared
 
@@ -74,7 +74,7 @@ def test_lines_on_a_small_text() -> None:
 
 
 def test_every_rule_is_located_in_its_own_section_on_a_line_that_states_it(spec_text: str) -> None:
-    from cli.speclines import _sections
+    from properties.speclines import _sections
 
     lines = spec_text.splitlines()
     sections = _sections(lines)

@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 
 from cli.main import main
-from properties.clientview import json_key
+from model.clientview_parts import json_key
 from properties.schema_check import SchemaChecker
 from simulator.peers import wire
 from simulator.peers.agent import MAIN, Agent

@@ -89,11 +89,12 @@ def test_every_monitor_rule_is_catalogued_and_mays_are_only_tolerated() -> None:
 
 
 def test_implemented_by_names_monitors_machines_and_the_view_check() -> None:
-    assert "properties.monitors.prompts.PromptMonitor" in trace.implemented_by("ACC-09")
+    assert "properties.monitors.prompts.PromptMonitor" in trace.implemented_by("SDM-05")
+    assert trace.implemented_by("ACC-09") == ["model.between.DISTINCT_MESSAGE_IDS"]  # the monitor executes it
     assert "model.prompt.SPEC" in trace.implemented_by("ACTIVE-02")  # a guard rule
     assert "model.toolcall.SPEC" in trace.implemented_by("BG-05")  # a forbidden cell
     assert "properties.monitors.tables.TableMonitor" not in trace.implemented_by("BG-05")  # executes it
-    assert trace.implemented_by("ENT-03") == ["properties.viewcheck.compare_views"]
+    assert trace.implemented_by("ENT-03") == ["model.clientview_rules.ASPECTS"]  # viewcheck executes it
     assert trace.implemented_by("UPD-01") == []
 
 
@@ -126,7 +127,7 @@ def test_each_rule_says_truly_how_it_is_checked() -> None:
         kinds = {
             "monitor": any(".monitors." in name for name in found),
             "model": any(name.startswith("model.") for name in found),
-            "client-view": "properties.viewcheck.compare_views" in found,
+            "client-view": "model.clientview_rules.ASPECTS" in found,
         }
         if rule.check in kinds and not kinds[rule.check]:
             wrong.append(f"{rule.id} says {rule.check} but is implemented by {found}")

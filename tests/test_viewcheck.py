@@ -12,8 +12,10 @@ from collections.abc import Sequence
 
 import pytest
 
+from model.clientview import ClientView
+from model.clientview_rules import ASPECTS, RULE_OF
 from properties.catalogue import RULES_BY_ID
-from properties.clientview import CLIENT_FAULTS, ClientView
+from properties.clientview import CLIENT_FAULTS, FaultyView
 from properties.viewcheck import CLIENT_FAULT_RULES, VIEW_RULES, compare_views
 from tests.wire_dsl import (
     Line,
@@ -74,7 +76,7 @@ ALSO: dict[str, set[str]] = {
 
 
 def views(lines: Sequence[Line], fault: str) -> tuple[ClientView, ClientView]:
-    reference, faulty = ClientView(), ClientView(faults={fault})
+    reference, faulty = ClientView(), FaultyView({fault})
     for sender, msg in lines:
         reference.apply(sender, msg)
         faulty.apply(sender, msg)
@@ -183,3 +185,15 @@ def test_a_session_only_the_view_holds_shows_its_entities() -> None:
 def test_session_missing_from_the_view() -> None:
     reference, _ = views([say("a1")], "drop-unseen-chunk")
     assert [r for r, _ in compare_views(reference.to_json(), {})] == ["ENT-03"]
+
+
+def test_the_comparison_reads_every_rule_from_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``compare_views`` executes the model's table of aspects: the rules it names are the
+    table's (every client-view rule of the catalogue, each stated there), and a table that said
+    otherwise would make it name otherwise."""
+    client_view_rules = {r.id for r in RULES_BY_ID.values() if r.check == "client-view"}
+    assert {a.rule for a in ASPECTS} == set(VIEW_RULES) == client_view_rules
+    reference, faulty = views(FAULT_TRANSCRIPTS["repeat-idle-counts"], "repeat-idle-counts")
+    assert [r for r, _ in compare_views(reference.to_json(), faulty.to_json())] == ["TRANS-02"]
+    monkeypatch.setitem(RULE_OF, "completions:more", "RULE-OF-A-VARIANT")
+    assert [r for r, _ in compare_views(reference.to_json(), faulty.to_json())] == ["RULE-OF-A-VARIANT"]

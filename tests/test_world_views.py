@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from properties.clientview import ClientView
+from model.clientview import ClientView
 from simulator.explore import random_walks as explore_random
 from simulator.peers.client import BlindView
 from simulator.peers.config import DEFAULT

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from diagrams.html.states import Rows, answered_prompts, entity_row, header_rows, machine_rows, prompt_sets
+from model.clientview import ClientView
 from properties.checking import FileReport, MessageHook, check_stream
-from properties.clientview import ClientView
 from properties.engine import MonitorSet
 
 Delta = list[tuple[str, str | None]]

@@ -155,7 +155,7 @@ def _cfg(ctx: Context, cfg: Config) -> Config:
 def _on(ctx: Context) -> dict[str, Any]:
     """Random walks on the report's pool (their chunks as its jobs; the same walks and results
     for any pool)."""
-    return {"workers": ctx.pool.size, "chunk_map": ctx.pool.map} if ctx.pool.parallel else {}
+    return {"chunk_map": ctx.pool.map} if ctx.pool.parallel else {}
 
 
 def part_explore(ctx: Context, budget: float | None) -> bool:
@@ -163,8 +163,6 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
     slices = [s for s in explore_bfs.SLICES if ctx.opts.slices is None or s.name in ctx.opts.slices]
     rows: Counter[Any] = Counter()
     exercised: Counter[str] = Counter()
-    events: Counter[str] = Counter()
-    entity: Counter[str] = Counter()
     cexs: dict[str, Counterexample] = {}
     complete = True
     stats = []
@@ -173,8 +171,6 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         """Add one exploration's coverage and counterexamples (the shortest per rule)."""
         rows.update(found.rows)
         exercised.update(found.exercised)
-        events.update(found.events)
-        entity.update(found.entity)
         keep_shortest(cexs, found.counterexamples)
 
     sets = behaviours(ctx.opts.variant, frozenset())
@@ -213,7 +209,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         "slices": stats,
         "walks": walks,
         "rows": rows,
-        "machines": machine_coverage(rows, events, entity, ctx.opts.variant),
+        "machines": machine_coverage(rows, ctx.opts.variant),
         "exercised": exercised,
         "slice_exercised": slice_exercised,
         "slice_rows": slice_rows,

@@ -1,7 +1,8 @@
 """The field monitor: every session update against the fields ``model.fields`` requires of it
 ("Session notices", "Session usage updates", "Session-directed messages", "Session compaction").
 
-Each check looks at one message alone, so each breach is certain at its line. Which variant
+It judges the messageId of user, agent and thought messages too ("Message IDs"). Each check
+looks at one message alone, so each breach is certain at its line. Which variant
 must carry which field, of which kind, under which rule, is the table ``model.fields.REQUIRED``;
 this monitor names no rule: it reports each requirement a message misses, with the value found.
 

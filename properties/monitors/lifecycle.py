@@ -3,8 +3,12 @@ end with a fitting stop reason, nothing of the ended work after its idle.
 
 Owns the rules of "Foreground and background work", "3. Agent reports output", "4. Report
 completion", "Stop reasons", "Failures" (FAIL-03), "State transitions", "Waiting for user
-action", "Work boundaries and local commands", the idle side of "Cancellation" and "Message IDs"
-(MSGID-01 for agent messages and thoughts).
+action", "Work boundaries and local commands" and the idle side of "Cancellation". What the MUST
+rules among them say is the model's (the foreground table, and the declarations of
+``model.between`` named below): this monitor maps the wire to them. It judges by hand only the
+SHOULDs of an ending idle's stop reason (FG-06 and its restatements; FAIL-03: an error object). A
+message without a string messageId keys nothing here (``model.fields``: the field monitor judges
+it).
 
 What is certain in proxy order, and why
 ---------------------------------------
@@ -18,8 +22,9 @@ not evidence: background activity may send them while idle (STATE-03, BG-04, "Fo
 background work"). So:
 
 - a message or thought under a new ID while the state is idle means foreground work is under way
-  with no active state reported: FG-02 (the group ``active-state-on-start``; OUT-01 is exercised
-  with it). Reported once per idle stretch. STATE-04 instead when the state is a custom one that
+  with no active state reported: ``model.between`` active_on_start (FG-02, restated as OUT-01), or
+  own_work_foreground (FG-01) when no prompt waited for it (``Rules.start_rule``). Reported once
+  per idle stretch. STATE-04 instead when the state is a custom one that
   followed idle and the Client's ``initialize`` could not have advertised custom states; and
   STATE-04 for output under a custom state that followed requires_action (running is required
   there);
@@ -29,10 +34,10 @@ background work"). So:
   alternative ``completion``, a repeated idle (outside resume windows) whose string stop reason
   differs from the last one reported in the session completes work never reported active: FG-02;
 - any message or thought content while the state is requires_action means the work progressed
-  without running being reported: FG-04 (group ``running-after-requires-action``; the tool side
-  is judged by the tool monitor). That is the default of the reading
+  without running being reported: ``model.between`` running_on_progress (FG-04 and its
+  restatements; the tool side is judged by the tool monitor). That is the default of the reading
   ``output-while-requires-action`` (``progress``); under ``pending-output`` such content may be
-  output the work produced before it blocked (no finding);
+  output the work produced before it blocked (no finding: ``Rules.blocked_output_is_progress``);
 - content for a message first seen during an ended foreground interval, sent while the session
   is still idle after it, is an update of the ended work after its idle: DONE-03, or CANCEL-14
   when that idle confirmed a cancellation. That is the default of the reading
@@ -49,7 +54,8 @@ that finished on its own but sent its idle after the cancel reached it is held t
 That is the default of the reading ``cancel-takes-effect`` (``on-receipt``); under
 ``when-acted`` the Agent may have ended the work before acting on the cancel, so the idle's stop
 reason is judged as for any ending idle (FG-06) and not held to ``cancelled``.
-Any idle's string stop reason must be standard or start with ``_`` (STOP-03; an unknown one
+Any idle's string stop reason must be standard or start with ``_`` (``model.between``
+custom_stop_prefixed, STOP-03; an unknown one
 without ``_`` is a breach under the reading ``future-stop-reason=custom``, the default, and a
 suspect under ``future-stop-reason=may-be-future``: it may be a future variant); ``error`` should
 carry a JSON-RPC error object (FAIL-03). Repeated snapshots are fine (TRANS-01), and idle at any
@@ -66,16 +72,19 @@ or idle without any is a breach, judged at that state; one still open at the end
 obligation (a breach at quiescence). A stretch cut by unknown or a custom state is not judged.
 
 Closing a session cancels its foreground work: a successful ``session/close`` response sent while
-the work it cancelled was never ended with idle breaks CANCEL-11 (nothing can follow for a
-closed session).
+the work it cancelled was never ended with idle breaks ``model.between`` cancelled_work_ends
+(CANCEL-11; nothing can follow for a closed session).
 
-*Eventually*: a session left running or requires_action (FG-05, group ``idle-when-work-ends``;
-CANCEL-11 when a cancellation is pending); a prompt accepted while the session was idle with no
-active state reported after its receipt (BOUND-02). Closed sessions owe neither.
+*Eventually*: a session left running or requires_action (the foreground table's obligation,
+``model.between`` idle_ends_work: FG-05 and its restatements; cancelled_work_ends when a
+cancellation is pending, ``Rules.never_idled``); a prompt accepted while the session was idle with
+no active state reported after its receipt (accepted_work_reported, BOUND-02). Closed sessions
+owe neither.
 
-Restated obligations (``catalogue.RESTATED``): every ID of a group is exercised together; a
-finding names the group's first ID (where the spec first states it), unless a more specific ID
-fits the case exactly (CANCEL-11: cancelled work never idled; CANCEL-12: reported as error).
+Restated obligations (a declaration's ``restated``, ``catalogue.RESTATED`` for the SHOULD groups):
+every ID of a group is exercised together; a finding names the group's first ID (where the spec
+first states it), unless a more specific ID fits the case exactly (CANCEL-11: cancelled work never
+idled; CANCEL-12: reported as error).
 
 Must not know: request IDs of prompts beyond BOUND-02, tool calls, background lists.
 """
@@ -105,14 +114,16 @@ from properties.readings import (
     REPEATED_IDLE_NEW_REASON,
 )
 
-_IDLE_GROUP = RESTATED["idle-when-work-ends"]
+_IDLE_GROUP = bw.IDLE_ENDS_WORK.statements
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
-_RA_GROUP = RESTATED["running-after-requires-action"]
+_RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _CANCEL_GROUP = RESTATED["cancelled-stop-reason"]
-_START_GROUP = RESTATED["active-state-on-start"]
-OWN_WORK = "FG-01"
-"""Work the Agent starts itself is foreground work: output of it while idle, no prompt waiting,
-breaks this rule (the table's FG-02 is the same duty for a prompt's work)."""
+_START_GROUP = bw.ACTIVE_ON_START.statements
+OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
+"""Work the Agent starts itself is foreground work (``model.between`` own_work_foreground)."""
+_CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
+_ACCEPTED = bw.ACCEPTED_WORK_REPORTED.rule
+_NAMED_STOP = bw.CUSTOM_STOP_PREFIXED.rule
 _UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
 """The foreground table's rule for work under way while idle is reported."""
 _QUIET = frozenset(
@@ -122,7 +133,7 @@ _QUIET = frozenset(
 """Reported states in which the model's foreground table allows output whatever the context (the
 usual case: nothing to judge; a variant's table is fired every time)."""
 _END_GROUPS = _IDLE_GROUP + _STOP_GROUP
-_END_STOP = (*_END_GROUPS, "STOP-03")
+_END_STOP = (*_END_GROUPS, _NAMED_STOP)
 """Exercised by an idle with a string stop reason that ends active work."""
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 _START_GROUP_KEY = rule_group(*_START_GROUP)
@@ -157,7 +168,7 @@ class _Session:
 
     def __init__(self) -> None:
         # every agent message / thought ID of the session -> interval first seen in (-1: not
-        # active); kept while the session lives (DONE-03 and MSGID-01 may name any of them)
+        # active); kept while the session lives (DONE-03 may name any of them)
         self.msgs: dict[str, int] = {}
         self.thoughts: dict[str, int] = {}
         self.last_end = 0  # interval ended by the last ending idle
@@ -240,16 +251,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         *_RA_GROUP,
         *_IDLE_GROUP,
         *_STOP_GROUP,
-        "CANCEL-11",
-        "STOP-03",
+        _CANCEL_ENDS,
+        _NAMED_STOP,
         "FAIL-03",
         bw.UPDATES_BEFORE_IDLE.rule,
         bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
         bw.STEERING.rule,
         bw.BLOCKED_ON_USER.rule,
         _CUSTOM_STATES,
-        "BOUND-02",
-        entity.KEYED_BY_ID,
+        _ACCEPTED,
     )
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
@@ -300,11 +310,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- output --------------------------------------------------------------------------
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._ex[entity.KEYED_BY_ID] += 1
         mid = upd.get("messageId")
         variant: str = upd["sessionUpdate"]
-        if not entity.keyed(mid):
-            self.breach(entity.KEYED_BY_ID, line, sid, f"{variant} without a string messageId", msg)
+        if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
             return
         st = self.sessions.get(sid)
         if st is None:
@@ -350,7 +358,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         where = fgm.UNRECOGNIZED if custom else state
         if where == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
-            if self.reading(OUTPUT_WHILE_REQUIRES_ACTION) == "pending-output":
+            if not self.between.blocked_output_is_progress(self.reading(OUTPUT_WHILE_REQUIRES_ACTION)):
                 return  # may be output of the work from before it blocked
         elif custom:  # the cell's guard: did the Client advertise custom states?
             self._ex[_CUSTOM_STATES] += 1
@@ -362,9 +370,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         what = f"{variant} {mid!r}"
         if state == "idle" or (custom and seen is None and st.last_std == "idle"):
             after = f" after the custom state {state!r} replaced running" if custom else " sent while idle"
-            if state == "idle" and not self._prompt_waits(sid, st):  # the Agent's own work
-                self._ex[OWN_WORK] += 1
-                rule, after = OWN_WORK, after + " with no prompt waiting (work the Agent started itself)"
+            waits = state != "idle" or self._prompt_waits(sid, st)
+            rule = self.between.start_rule(rule, waits)
+            if not waits:  # the Agent's own work
+                self._ex[rule] += 1
+                after += " with no prompt waiting (work the Agent started itself)"
             self._started(st, fs.period, rule, sid, line, what + after, msg)
             return
         if where != fgm.REQUIRES_ACTION:
@@ -483,20 +493,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
         if type(reason) is str:
-            if reason not in fgm.STOP_REASONS and not reason.startswith("_"):
+            if not self.between.stop_reason_named(reason):
                 why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
-                if self.reading(FUTURE_STOP) == "custom":
-                    self.breach("STOP-03", line, sid, why, msg, (FUTURE_STOP,))
+                if not self.between.future_reason_possible(self.reading(FUTURE_STOP)):
+                    self.breach(_NAMED_STOP, line, sid, why, msg, (FUTURE_STOP,))
                 else:  # it may be a future ACP variant
                     self.suspect(
-                        "STOP-03", line, sid, why + " (it may be a future ACP stop reason)", msg,
+                        _NAMED_STOP, line, sid, why + " (it may be a future ACP stop reason)", msg,
                         (FUTURE_STOP,),
                     )  # fmt: skip
             if prev in ACTIVE:
                 self._gx[_END_STOP_KEY] += 1
                 self._ends(fs, prev, reason, st, sid, upd, line, msg)
             else:  # no work reported active ends here: does the idle still report a completion?
-                self._ex["STOP-03"] += 1
+                self._ex[_NAMED_STOP] += 1
                 if prev == "idle":
                     self._ex["TRANS-01"] += 1
                 self._unreported_end(fs, st, prev, reason, completed, sid, line, msg)
@@ -551,8 +561,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if custom:
             what += f" that ran under the custom state {prev!r}, which replaced running"
         elif not self._prompt_waits(sid, st):  # the Agent's own work
-            self._ex[OWN_WORK] += 1
-            rule, what = OWN_WORK, what + " with no prompt waiting (work the Agent started itself)"
+            rule = self.between.start_rule(rule, False)
+            self._ex[rule] += 1
+            what += " with no prompt waiting (work the Agent started itself)"
         readings = (REPEATED_IDLE_NEW_REASON,) if completed else ()
         self._started(st, fs.period, rule, sid, line, what, msg, readings)
 
@@ -623,10 +634,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if sid is None or "result" not in msg:
             return
         fs = self.facts.of(sid)
-        if fs.state in ACTIVE and fs.cancel_line and not fs.resuming:
+        if not fs.resuming and self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line)):
             self._gx[_CANCEL_GROUP_KEY] += 1
             self.breach(
-                "CANCEL-11",
+                _CANCEL_ENDS,
                 line,
                 sid,
                 f"session/close succeeded while the {fs.state} work it cancelled (line "
@@ -657,8 +668,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         rid = msg["id"]
         if "result" in msg and not self.facts.active(sid):
             st.prompted = True  # its work may start now, even one held through the last idle
-        if st.await_active.pop(rid, None) is not None and "result" in msg:
-            self._ex["BOUND-02"] += 1
+        received_while_idle = st.await_active.pop(rid, None) is not None
+        if self.between.owes_lifecycle(received_while_idle, "result" in msg):
+            self._ex[_ACCEPTED] += 1
             st.accepted[rid] = line
         if st.steered:
             self._steering_answer(st, sid, rid, line, msg)
@@ -726,7 +738,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st = self.sessions.get(sid)
             owed = self.table(fgm.SPEC).eventually.get(fs.state)
             if owed is not None and not fs.resuming:
-                rule = "CANCEL-11" if fs.cancel_line else owed  # the cancellation's own rule
+                rule = self.between.never_idled(owed, bool(fs.cancel_line))
                 since = st.since if st is not None else None
                 self.eventually(
                     rule,
@@ -748,7 +760,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if st is not None:
                 for rid, line in st.accepted.items():
                     self.eventually(
-                        "BOUND-02",
+                        _ACCEPTED,
                         quiescent,
                         line,
                         sid,

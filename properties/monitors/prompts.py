@@ -3,8 +3,13 @@
 Fires the prompt table (``model.prompt``) for each request: its forbidden cells, guards and
 obligations are the prompt rules, and this module names none of them. Owns what lies outside
 that table: the accounting of user messages against prompts ("2. Prompt accepted", "Prompts
-that are never inserted"), the content rule (USER-04), prompts after a cancel (CANCEL-16) and
-"Message IDs" for user messages (MSGID-01).
+that are never inserted"), which maps the wire to the ``model.between`` declarations about a
+prompt's answer and its user message (USER_MESSAGE_REPORTED, OWN_USER_MESSAGE,
+MESSAGE_ID_RETURNED, REPORTED_AFTER_INSERTION, DISTINCT_MESSAGE_IDS, REPLAY_KEEPS_IDS,
+REJECTED_NOT_REPORTED), the content rule (CONTENT_ADVERTISED) and prompts after a cancel
+(LATER_PROMPTS_UNCOVERED). Each judgement below calls the declaration's function in
+``model.between.Rules``; the rule IDs are the declarations'. A user message without a string
+messageId keys nothing here (``model.fields``: the field monitor judges MSGID-01).
 
 The prompt table, fired from the wire with hidden steps
 -------------------------------------------------------
@@ -50,18 +55,21 @@ only grow through one of three events, and each increase is a certain breach:
   inserted and then answered with an error (evidence for the prompt table, above);
 - a new user message nobody can claim: its submission was answered with an error (REJ-02) when a
   prompt of the session received before it got an error, else it is an update about a user
-  message under an ID no response returned (ACC-06); SDM-05 in a session without prompts;
+  message under an ID no response returned (ACC-06): ``unaccounted_user_message`` picks the
+  declaration; SDM-05 in a session without prompts;
 - a success response whose messageId is not among the waiting messages leaves one stranded: the
   user message was reported under another ID than the response returned (ACC-06).
 
-Also certain: a success response naming an ID first reported before the request was received
-(ACC-07: the update preceded insertion); the same messageId returned for two requests of a
-session (ACC-09); a success without a string messageId (ACC-04); a success for a prompt whose
-content the Agent's initialize answer does not allow, or an error code other than -32602/-32800
-for it (USER-04).
+Also certain (``returned_id_breach`` says which): a success response naming an ID first
+reported before the request was received, or taken as the Agent's own insertion (reported while
+no prompt waited, so before this one: ACC-07, the update preceded insertion); the same messageId
+returned for two requests of a session (ACC-09); a success without a string messageId (ACC-04,
+``message_id_given``); a success for a prompt whose content the Agent's initialize answer does
+not allow, or an error code other than -32602/-32800 for it (USER-04).
 
 *After a cancel.* A prompt received after a ``session/cancel`` of its session and answered
--32800 without any later cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16.
+-32800 without any later cancel, close or ``$/cancel_request`` covering it breaks CANCEL-16
+(``withdrawn_by_earlier_cancel``).
 Which code answers a covered prompt with unadvertised content is the reading
 ``cancelled-invalid-prompt`` (default ``cancelled``: -32800 only; ``either``: -32800 or -32602;
 ``invalid``: -32602 only, USER-04 reports -32800).
@@ -80,7 +88,8 @@ request") while the session reports running or requires_action is reported as a 
 
 *Replay.* User messages inside a resume window are replayed history, not insertions. When the
 session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
-the stream), a replayed user message under an ID never seen in the session breaks ACC-11. That
+the stream), a replayed user message under an ID never seen in the session breaks ACC-11
+(``replay_renamed``). That
 is the default of the reading ``resume-replay-window`` (``whole-window``); under ``known-ids`` a
 user message under an ID the session never showed is live even inside the window (judged as
 below).
@@ -142,6 +151,18 @@ SAME_ID = bw.OWN_USER_MESSAGE.rule
 (``model.between``)."""
 CONTENT = bw.CONTENT_ADVERTISED.rule
 """The rule of prompt content the Agent did not advertise (``model.between``)."""
+GIVEN = bw.MESSAGE_ID_RETURNED.rule
+"""The rule of a success response without a string messageId (``model.between``)."""
+AHEAD = bw.REPORTED_AFTER_INSERTION.rule
+"""The rule of a user message reported before its prompt was inserted (``model.between``)."""
+DISTINCT = bw.DISTINCT_MESSAGE_IDS.rule
+"""The rule of one messageId returned for two submissions (``model.between``)."""
+KEEPS = bw.REPLAY_KEEPS_IDS.rule
+"""The rule of a replayed user message under a new ID (``model.between``)."""
+REFUSED = bw.REJECTED_NOT_REPORTED.rule
+"""The rule of a user message reported for a refused submission (``model.between``)."""
+LATER = bw.LATER_PROMPTS_UNCOVERED.rule
+"""The rule of a prompt withdrawn by a cancel received before it (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
@@ -304,14 +325,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
     """Answers to session/prompt and the accounting of user messages (see module docstring)."""
 
     RULES = (
-        "ACC-04",
+        GIVEN,
         REPORTED,
         SAME_ID,
-        "ACC-07",
-        "ACC-09",
-        "ACC-11",
-        "REJ-02",
-        "CANCEL-16",
+        AHEAD,
+        DISTINCT,
+        KEEPS,
+        REFUSED,
+        LATER,
         CONTENT,
         "SDM-05",
         entity.KEYED_BY_ID,
@@ -474,11 +495,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     msg,
                     (PROMPT_AHEAD_OF_HELD,),
                 )
-        if waiting in _UNSTOPPED and rec[3]:
-            self._ex["CANCEL-16"] += 1
-            if code == REQUEST_CANCELLED:
+        if rec[3]:  # received after a session/cancel of its session
+            still = waiting in _UNSTOPPED  # nothing received since stopped it
+            if still:
+                self._ex[LATER] += 1
+            if self.between.withdrawn_by_earlier_cancel(still, code == REQUEST_CANCELLED):
                 self.breach(
-                    "CANCEL-16",
+                    LATER,
                     line,
                     sid,
                     f"prompt {rid!r} reached the Agent after a session/cancel and nothing later "
@@ -562,10 +585,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 "but was accepted",
                 msg,
             )
-        if type(mid) is not str:
+        if not self.between.message_id_given(mid):
             self._gx[_SUCCESS_KEY] += 1
             self.breach(
-                "ACC-04",
+                GIVEN,
                 line,
                 sid,
                 f"success response to prompt {rid!r} has no string messageId ({mid!r})",
@@ -573,31 +596,36 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
         else:
             self._gx[_RETURNED_KEY] += 1
-            other = ps.claimed.get(mid)
-            if other is not None:
-                self.breach(
-                    "ACC-09",
-                    line,
-                    sid,
+            other = self.between.earlier_submission(mid, ps.claimed)
+            own = other is None and mid in ps.claimed  # taken as the Agent's own insertion
+            first = 0 if other is not None else ps.unclaimed.pop(mid, 0)
+            if first or own:
+                self._ex[AHEAD] += 1
+            # (insertion follows receipt: a hidden one may have come before a later report)
+            found = self.between.returned_id_breach(mid, ps.claimed, first, rec[1])
+            if found is not None and other is not None:
+                text = (
                     f"messageId {mid!r} returned for prompt {rid!r} was already returned for "
-                    f"prompt {other!r}: distinct submissions need distinct IDs",
-                    msg,
+                    f"prompt {other!r}: distinct submissions need distinct IDs"
+                )
+            elif own:
+                text = (
+                    f"user message {mid!r} was reported while no prompt waited (taken as the "
+                    f"Agent's own insertion), so before prompt {rid!r} that it answers was "
+                    f"received (line {rec[1]})"
                 )
             else:
+                text = (
+                    f"user message {mid!r} was reported at line {first}, before prompt "
+                    f"{rid!r} that it answers was received (line {rec[1]})"
+                )
+            if found is not None:
+                self.breach(found.rule, line, sid, text, msg)
+            if other is None:
                 ps.claimed[mid] = rid
-                first = ps.unclaimed.pop(mid, 0)
-                if first:
-                    self._ex["ACC-07"] += 1
-                    if first < rec[1]:
-                        self.breach(
-                            "ACC-07",
-                            line,
-                            sid,
-                            f"user message {mid!r} was reported at line {first}, before prompt "
-                            f"{rid!r} that it answers was received (line {rec[1]})",
-                            msg,
-                        )
-                else:
+                if own and ps.own_wait is not None and ps.own_wait[0] == mid:
+                    ps.own_wait = None  # the prompt's message after all, not the Agent's own
+                if not first and not own:
                     ps.unreported[mid] = line
         if not ps.unclaimed:
             ps.reported_d = 0
@@ -615,11 +643,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- user messages -------------------------------------------------------------------
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
-        if not entity.keyed(mid):
-            self._ex[entity.KEYED_BY_ID] += 1
-            self.breach(
-                entity.KEYED_BY_ID, line, sid, f"{upd['sessionUpdate']} without a string messageId", msg
-            )
+        if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
             return
         ps = self.sessions.get(sid)
         if ps is None:
@@ -647,10 +671,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         if not ps.prompted:
             rule, why = "SDM-05", "in a session that never received a session/prompt (a delegated task?)"
-        elif ps.first_error and ps.first_error < line:
-            rule, why = "REJ-02", "and a prompt received before it was answered with an error"
-        else:
-            rule, why = SAME_ID, "under an ID that no prompt response returned or can still return"
+        else:  # (refused before it: a prompt received before it was answered with an error)
+            rule = self.between.unaccounted_user_message(0 < ps.first_error < line).rule
+            why = _UNACCOUNTED_WHY[rule]
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
             known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
             state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
@@ -787,7 +810,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         fs = self.facts.sessions.get(sid)
         if fs is not None and fs.resuming:
             if self.facts.from_start(sid):
-                self._ex["ACC-11"] += 1
+                self._ex[KEEPS] += 1
             return True
         return False
 
@@ -802,11 +825,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
         if not self.facts.from_start(sid):
             return
-        self._ex["ACC-11"] += 1
-        if mid not in ps.replay_unknown:
+        self._ex[KEEPS] += 1
+        live = ps.claimed.keys() | ps.unclaimed.keys()
+        if mid not in ps.replay_unknown and self.between.replay_renamed(mid, live):
             ps.replay_unknown.add(mid)
             self.breach(
-                "ACC-11",
+                KEEPS,
                 line,
                 sid,
                 f"session/resume replays user message {mid!r}, an ID never used live in this "
@@ -881,10 +905,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
 _ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
 """Exercised by every answer: the prompt table's obligations to answer."""
-_SUCCESS = (*_ANSWERED, "ACC-04", SAME_ID)
+_SUCCESS = (*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
-_RETURNED = (*_SUCCESS, "ACC-09", REPORTED)
+_RETURNED = (*_SUCCESS, DISTINCT, REPORTED)
 """Exercised by a success response that returns a string messageId."""
+_UNACCOUNTED_WHY = {
+    REFUSED: "and a prompt received before it was answered with an error",
+    SAME_ID: "under an ID that no prompt response returned or can still return",
+}
+"""How a live user message no success response can account for was reported, by the rule it
+breaks (``model.between`` unaccounted_user_message)."""
 _NEW_USER = (entity.KEYED_BY_ID, SAME_ID)
 """Exercised by a live user message under a new ID in a session with prompts and no error."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)

@@ -5,14 +5,15 @@ What is certain in proxy order, and why
 ---------------------------------------
 - (A tool call reopened after a final status, BG-05, is judged by the tool call table of the
   model: ``properties.monitors.tables``.)
-- FG-04 (group ``running-after-requires-action``, reported under its first ID): while the reported state is
-  requires_action, a foreground tool call (first reported during active work, not in the latest
-  background list) moving to ``in_progress``, or completing after its permission was granted
-  (the tool ran: a refusal's fallback that fails or cancels it is no progress), shows progress
-  without running reported. New tool calls are not evidence: background work may announce them
-  at any time. Once per stretch. A permission request's subject tool call is applied like a
-  ``tool_call_update`` (the schema's ToolCallPermissionSubject: a first-seen ID creates it), so
-  a tool call first seen there is tracked like any other.
+- ``model.between`` RUNNING_ON_PROGRESS (FG-04 and its restatements, reported under FG-04): while
+  the reported state is requires_action, a foreground tool call (first reported during active
+  work, not in the latest background list: ``Rules.tool_progress``) moving to ``in_progress``,
+  or completing after its permission was granted (the tool ran: a refusal's fallback that fails
+  or cancels it is no progress), shows progress without running reported. New tool calls are
+  not evidence: background work may announce them at any time. Once per stretch. A permission
+  request's subject tool call is applied like a ``tool_call_update`` (the schema's
+  ToolCallPermissionSubject: a first-seen ID creates it), so a tool call first seen there is
+  tracked like any other.
 - ``model.between`` APPROVED_RUNS (TOOL-04, a SHOULD): after the Client selects an ``allow_*``
   option of a permission request about a tool call, that call should go ``in_progress`` before it
   is ``completed``. Failing or being cancelled without running is fine.
@@ -82,7 +83,6 @@ from typing import TYPE_CHECKING, Any
 from model import between as bw
 from model import foreground, permission
 from model.core import ProtocolViolation
-from properties.catalogue import RESTATED
 from properties.monitor import Handler, Message, rule_group
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ ABANDONED = bw.CANCELLED_PERMISSIONS.rule
 is the one the permission table's ``abandon`` cell names)."""
 _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
-_RA_GROUP = RESTATED["running-after-requires-action"]
+_RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 
 
@@ -292,10 +292,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
         """A foreground tool call ran (went in_progress, or completed after its permission was
         granted): progress of the foreground work, which needs running reported after
         requires_action (the foreground table's output from requires_action)."""
-        if fs.state != foreground.REQUIRES_ACTION or created <= 0 or fs.resuming:
+        if fs.state != foreground.REQUIRES_ACTION or fs.resuming:
             return
         listed = fs.listed
-        if listed is not None and ("tool_call", tid) in listed:
+        if not self.between.tool_progress(created > 0, listed is not None and ("tool_call", tid) in listed):
             return  # background work: not progress of the blocked foreground work
         self._gx[_RA_GROUP_KEY] += 1
         if ts.ra_period == fs.period:

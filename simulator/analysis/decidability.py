@@ -20,24 +20,31 @@ bytes); it is *flagged* when the checker reports the rule.
   never guessed).
 
 The verdict is ``check``'s, on a transcript that may have been cut short. A run that ended
-quiescent (nothing more can happen) has a complete transcript, so it is also judged as
+quiescent (nothing more can happen) has a complete transcript, and so has a named scenario that
+ran to the end of its script with nothing left in flight (the session as written, recorded to
+its end, as ``record`` hands a closed session to the checker); each is also judged as
 ``check --complete`` judges it: ``flagged_complete`` counts the breaking transcripts flagged
 then (an obligation still open at its end is a breach). When every breach ``check`` accepts is
 flagged so, the note says a complete transcript proves them, instead of searching the accepted
 messages for a gap.
 
-For ``partly`` and ``no`` a witness is searched: the shortest accepted breaking transcript, and a
+For ``partly`` and ``no`` a witness is searched: the shortest accepted breaking transcript (of
+those ``check --complete`` does not flag either, where there are any), and a
 run of the conforming peers (faults off, the same ``Config``) whose transcript is exactly the
 same messages. ``twin`` finds it by a bounded best-first search over the world's enabled moves:
 a move must record exactly the next lines of the target transcript; moves that record nothing (the
 hidden steps) are free when the breaking run made the same one at that point and cost one
 otherwise, so the twin differs from the breaking run in as few hidden steps as it can; states
 already tried at the same position are skipped, and the search gives up after
-``Bound.twin_nodes`` states. The witness keeps both runs' hidden steps: the
-breaking run's breach markers, and the steps (moves that put nothing on the wire) in which the
-two runs differ, with what the conforming run may still do at the end. No twin within the bound
-means the checker accepted a breach that no conforming run produces at that bound: a gap in the
-checker rather than in the spec, reported as such (``twin_found`` false).
+``Bound.twin_nodes`` states. When none is found under the run's own ``Config``, the search is
+made once more with every feature on but those that shape the handshake both runs share
+(``twin_config``): the seeded bug's bounds sample its breaches, while a conforming peer may take
+any freedom of the model (a failure without an error field, a hook) to send the same messages.
+The witness keeps both runs' hidden steps: the breaking run's breach markers, and the steps
+(moves that put nothing on the wire) in which the two runs differ, with what the conforming run
+may still do at the end. No twin within the bound means the checker accepted a breach that no
+conforming run produces at that bound: a gap in the checker rather than in the spec, reported
+as such (``twin_found`` false).
 
 Readings and variants: ``decide`` judges under the readings it is given (the peers take their
 freedoms, the checker judges by them) and under the variant in force (a dropped rule is
@@ -78,6 +85,7 @@ from simulator.peers.config import (
     DECIDABILITY_STEPS,
     DECIDABILITY_TWIN_NODES,
     DECIDABILITY_WALKS,
+    FEATURES,
     Config,
 )
 from simulator.peers.scenarios import SCENARIOS
@@ -145,8 +153,9 @@ class Run:
     broken: bool
     """The model's tables refused a move (the run stops there)."""
     quiescent: bool = False
-    """The run ended where nothing more can happen: its transcript is complete (what
-    ``check --complete`` is told)."""
+    """The run's transcript is complete (what ``check --complete`` is told): it ended where
+    nothing more can happen, or it is a scenario that ran to the end of its script and
+    delivered everything in flight."""
 
 
 @dataclass
@@ -157,6 +166,8 @@ class Witness:
     breaking: Run
     conforming_events: list[Event] | None
     """The conforming run's events (None: no twin within the bound)."""
+    conforming_cfg: Config | None = None
+    """The configuration the conforming run was found under (None: the breaking run's)."""
     differing: list[tuple[int, str, str]] = field(default_factory=list)
     """Hidden steps (position, run: breaking or conforming, what) that differ between the runs:
     the breach markers and the moves without wire messages one run makes and the other does not."""
@@ -181,7 +192,7 @@ class Verdict:
     flagged: int = 0
     flagged_complete: int = 0
     """Breaking transcripts ``check --complete`` flags: those ``check`` flags, and those of runs
-    that ended quiescent (complete transcripts) whose breach is still open at their end (shown
+    with a complete transcript (``Run.quiescent``) whose breach is still open at their end (shown
     in the text report; not yet a field of the JSON entry, whose committed copies in
     properties/decidability.json and docs/spec-report would all have to be regenerated)."""
     other: Counter[str] = field(default_factory=Counter)
@@ -330,15 +341,16 @@ def breaking_runs(
     seen: set[bytes] = set()
     out: list[Run] = []
 
-    def keep(source: str, cfg: Config, events: list[Event], world: World) -> bool:
-        """Keep a new transcript's run; whether the sample is enough."""
+    def keep(source: str, cfg: Config, events: list[Event], world: World, ended: bool = False) -> bool:
+        """Keep a new transcript's run (``ended``: its input ran to its end with nothing in
+        flight); whether the sample is enough."""
         key = ndjson(world.transcript)
         if key in seen:
             return False
         seen.add(key)
         hidden = list(world.hidden)
         broken = world.broken is not None
-        quiet = not broken and world.quiescent()
+        quiet = not broken and (ended or world.quiescent())
         out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
         return enough is not None and enough(out[-1])
 
@@ -349,7 +361,8 @@ def breaking_runs(
         world = run.world
         if world.quiescent() and not any(h.rule in same for h in world.hidden):
             world.finish()  # scripted runs end without judging quiescence: omitted moves
-        if any(h.rule in same for h in world.hidden) and keep(source, cfg, list(run.events), world):
+        ended = run.stop == "end of script" and not world.net.to_agent and not world.net.to_client
+        if any(h.rule in same for h in world.hidden) and keep(source, cfg, list(run.events), world, ended):
             return out, True
     if deadline is not None and time.time() > deadline:
         return out, False
@@ -404,7 +417,7 @@ def decide(
         verdict.note = "partial: the time budget ended the sample"
     verdict.refused = sum(1 for r in runs if r.broken)
     accepted: list[Run] = []
-    open_only = 0  # accepted breaches a complete transcript proves
+    proven: list[Run] = []  # accepted breaches a complete transcript proves
     for r, found in zip(runs, judged, strict=True):
         if same & found:
             verdict.flagged += 1
@@ -414,7 +427,8 @@ def decide(
             else:
                 accepted.append(r)
             if r.quiescent and same & checker_rules(r.transcript, readings, variant, complete=True):
-                open_only += 1 if not found else 0
+                if not found:
+                    proven.append(r)
                 verdict.flagged_complete += 1
     verdict.flagged_complete += verdict.flagged
     verdict.accepted = len(accepted)
@@ -433,14 +447,16 @@ def decide(
             + "): the messages cannot say which rule was broken"
         )
     if accepted and (same_as is None or same_as != verdict.decidable):
-        best = min(accepted, key=lambda r: (len(r.transcript), len(r.events)))
+        # the witness: the shortest breach even a complete transcript leaves unproven, if any
+        unproven = [r for r in accepted if not any(r is p for p in proven)]
+        best = min(unproven or accepted, key=lambda r: (len(r.transcript), len(r.events)))
         verdict.witness = witness(rule, best, bound)
         if verdict.refused and all(r.broken for r in accepted):
             verdict.note = (
                 "the model's tables refuse the breaching move, so the breaking runs end there: "
                 "the breach's later messages are never sent"
             )
-        elif open_only == len(accepted):
+        elif not unproven:
             verdict.note = (
                 "the breaches check accepts are open at the end of the input: a complete "
                 f"transcript proves them (check --complete flags {verdict.flagged_complete} of "
@@ -500,6 +516,18 @@ def twin(
     return None, nodes
 
 
+HANDSHAKE_FEATURES = frozenset({"early_state", "elicitation", "future"})
+"""Features that change the handshake (the Client's advertised capabilities, the initial idle's
+place): a twin keeps the breaking run's choice of them, or its first messages would differ."""
+
+
+def twin_config(cfg: Config) -> Config:
+    """``cfg`` with every feature of the model on, but those of the handshake as ``cfg`` has them:
+    where the second search for a twin looks (``witness``)."""
+    shaped = cfg.features & HANDSHAKE_FEATURES
+    return cfg.with_(features=(frozenset(FEATURES) - HANDSHAKE_FEATURES) | shaped)
+
+
 class _Blind:
     """The client view of a twin search: the Client's choices never read it, so it keeps nothing."""
 
@@ -535,12 +563,17 @@ def witness(rule: str, run: Run, bound: Bound) -> Witness:
     faults = mutant.switched_on if mutant else frozenset()
     b_silent, _ = _silent_steps(run.events, run.cfg, faults)
     events, nodes = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
-    w = Witness(rule, run, events, twin_nodes=nodes)
+    cfg = run.cfg
+    if events is None and twin_config(run.cfg) != run.cfg:
+        cfg = twin_config(run.cfg)
+        events, more = twin(run.transcript, cfg, bound.twin_nodes, frozenset(b_silent))
+        nodes += more
+    w = Witness(rule, run, events, None if cfg == run.cfg else cfg, twin_nodes=nodes)
     differing: list[tuple[int, str, str]] = [
         (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule in same
     ]
     if events is not None:
-        c_silent, world = _silent_steps(events, run.cfg, frozenset())
+        c_silent, world = _silent_steps(events, cfg, frozenset())
         b_count, c_count = Counter(b_silent), Counter(c_silent)
         differing += [(p, "breaking", d) for p, d in b_silent if c_count[(p, d)] < b_count[(p, d)]]
         differing += [(p, "conforming", d) for p, d in c_silent if b_count[(p, d)] < c_count[(p, d)]]
@@ -556,7 +589,7 @@ def witness(rule: str, run: Run, bound: Bound) -> Witness:
 def conforming_transcript(w: Witness) -> list[Line]:
     """The conforming run's transcript (equal to the breaking one, by construction)."""
     assert w.conforming_events is not None
-    world = World(w.breaking.cfg, frozenset(), None, record=True)
+    world = World(w.conforming_cfg or w.breaking.cfg, frozenset(), None, record=True)
     for ev in w.conforming_events:
         world.step(ev)
     return list(world.transcript)

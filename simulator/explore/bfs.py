@@ -181,9 +181,9 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "answers",
-        "permission cancel perm_error",
+        "permission cancel perm_error stop",
         "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
-        "work was cancelled)",
+        "work was cancelled), or left unanswered by work that stops on its own",
         tool_calls=1,
         permissions=1,
     ),
@@ -262,12 +262,13 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "own_work",
-        "goal commands bare_error fail early_state",
-        "foreground work the Agent starts itself (a goal pursued), an available_commands_update, "
-        "the error stop reason without an error field, the initial idle before the session/new "
-        "response",
+        "goal commands bare_error fail early_state unknown unseen",
+        "foreground work the Agent starts itself (a goal pursued; also unreported while unknown is "
+        "reported), an available_commands_update, the error stop reason without an error field, "
+        "the initial idle before the session/new response",
         cancels=0,
         outputs=1,
+        losses=1,
     ),
     _slice(
         "embedded",
@@ -335,7 +336,6 @@ def _rename(obj: Any, table: dict[str, str]) -> Any:
 @dataclass
 class BfsResult:
     cfg: Config
-    faults: frozenset[str]
     symmetry: bool
     states: int
     transitions: int
@@ -350,12 +350,10 @@ class BfsResult:
     bottom_cycles: int
     counterexamples: list[Counterexample]
     exercised: Counter[str]
-    events: Counter[str]
     foreground: Counter[str]
     """Distinct states per foreground state the agent last reported."""
     graph: Any = None
     name: str = ""
-    entity: Counter[str] = field(default_factory=Counter)
     rows: Counter[Row] = field(default_factory=Counter)
     reduce: str = "none"
     """The reduction the search ran with (``simulator.explore.por.REDUCTIONS``)."""
@@ -448,34 +446,14 @@ def explore(
     name: str = "",
     max_states: int | None = MAX_STATES,
     reduce: str = "none",
+    keep_search: bool = False,
 ) -> BfsResult:
-    """Breadth-first search of every state reachable within ``cfg`` (and ``depth``)."""
+    """Breadth-first search of every state reachable within ``cfg`` (and ``depth``);
+    ``keep_search``: the result keeps the search itself (``_search``: states, parents, depths)."""
     if reduce not in REDUCTIONS:
         raise ValueError(f"unknown reduction {reduce!r} ({', '.join(REDUCTIONS)})")
     if reduce != "none" and depth is not None:
         raise ValueError("the partial-order reduction does not combine with a depth limit")
-    result = _explore(
-        cfg, faults, depth, time_budget, symmetry, monitors, progress, name, max_states, graph, reduce
-    )
-    if graph:
-        result.graph = _graph(result._search, result)
-    result._search = None
-    return result
-
-
-def _explore(
-    cfg: Config,
-    faults: frozenset[str],
-    depth: int | None,
-    time_budget: float | None,
-    symmetry: bool,
-    monitors: bool,
-    progress: Callable[[str], None] | None,
-    name: str,
-    max_states: int | None,
-    keep_edges: bool,
-    reduce: str = "none",
-) -> BfsResult:
     t0 = time.perf_counter()
     parts, symmetry = new_parts(cfg, faults, symmetry, monitors)
     s = _Search()
@@ -483,24 +461,25 @@ def _explore(
         s.one_side = bytearray()
     with parts.stepping(), collector_paused():
         stop, transitions, max_depth = _search(
-            parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, keep_edges, t0
+            parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, graph, t0
         )
     complete = stop == "complete"
     states = len(s.parent)
     stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
     sccs = nontrivial = bottom = unjudged = 0
     if complete:
-        full = None if s.one_side is None else _expanded_fully(s.one_side)
-        sccs, nontrivial, bottom, unjudged = judge_cycles(
-            states, s.src, s.dst, s, cfg, faults, monitors, full
-        )
+        sccs, nontrivial, cycles = _bottom_cycles(states, s.src, s.dst)
+        bottom = len(cycles)
+        for members in cycles:  # under por, only a cycle of states expanded on both sides
+            if s.one_side is not None and any(s.one_side[m] for m in members):
+                unjudged += 1
+            else:
+                _judge_cycle(members, s, cfg, faults, monitors)
     found_list = counterexamples(s, cfg, faults, name)
-    events, rows, entity = parts.tally()
     s.fg = [parts.fg[st[0]] for st in s.states]
     seconds = time.perf_counter() - t0
-    return BfsResult(
+    result = BfsResult(
         cfg=cfg,
-        faults=faults,
         symmetry=symmetry,
         states=states,
         transitions=transitions,
@@ -515,17 +494,18 @@ def _explore(
         bottom_cycles=bottom,
         counterexamples=found_list,
         exercised=parts.monitors.tally() if monitors else Counter(),
-        events=events,
         foreground=Counter(s.fg),
         name=name,
-        entity=entity,
-        rows=rows,
+        rows=parts.tally(),
         reduce=reduce,
         one_side_states=sum(s.one_side) if s.one_side is not None else 0,
         unjudged_cycles=unjudged,
         stored_bytes=stored,
-        _search=s,
+        _search=s if keep_search else None,
     )
+    if graph:
+        result.graph = _graph(s, result)
+    return result
 
 
 def search_states(
@@ -550,34 +530,6 @@ def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: boo
     history = "resume" in cfg.features and cfg.resumes > 0
     symmetry = symmetry and _COUNTER_AT >= 0 and not faults
     return State(cfg, faults, new_monitors(monitors, cfg), views, history), symmetry
-
-
-def judge_cycles(
-    states: int,
-    src: Any,
-    dst: Any,
-    s: _Search,
-    cfg: Config,
-    faults: frozenset[str],
-    monitors: bool,
-    full: Callable[[int], bool] | None = None,
-) -> tuple[int, int, int, int]:
-    """(SCCs, non-trivial SCCs, bottom cycles, bottom cycles not judged) of the complete graph
-    (edges ``src`` -> ``dst``, sorted by source); rules open in a whole bottom cycle are added to
-    ``s.found``. ``full`` (a reduced graph): whether a state was expanded on both sides; a
-    bottom cycle with a state that was not is not judged."""
-    sccs, nontrivial, cycles = _bottom_cycles(states, src, dst)
-    unjudged = 0
-    for members in cycles:
-        if full is not None and not all(map(full, members)):
-            unjudged += 1
-            continue
-        _judge_cycle(members, s, cfg, faults, monitors)
-    return sccs, nontrivial, len(cycles), unjudged
-
-
-def _expanded_fully(one_side: bytearray) -> Callable[[int], bool]:
-    return lambda state: not one_side[state]
 
 
 def counterexamples(s: _Search, cfg: Config, faults: frozenset[str], name: str) -> list[Counterexample]:
@@ -912,8 +864,10 @@ def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, 
 
     A state with no edge in or no edge out (among the states left) is on no cycle, so it is
     a component of its own; peeling such states off until none is left (numpy, a few passes
-    over the edges) leaves only the states that may be on cycles, usually none. Tarjan's
-    algorithm then runs on what is left."""
+    over the edges) leaves only the states that may be on cycles, usually none or a few. The
+    components of what is left are networkx's."""
+    import networkx as nx
+
     kind = f"i{src.itemsize}"
     s_all = np.frombuffer(src, dtype=kind) if len(src) else np.zeros(0, dtype=np.int64)
     d_all = np.frombuffer(dst, dtype=kind) if len(dst) else np.zeros(0, dtype=np.int64)
@@ -921,93 +875,29 @@ def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, 
     s_e, d_e = s_all, d_all
     count = n
     while True:
-        has_out = np.bincount(s_e, minlength=n) > 0
-        has_in = np.bincount(d_e, minlength=n) > 0
-        alive &= has_out & has_in
+        alive &= (np.bincount(s_e, minlength=n) > 0) & (np.bincount(d_e, minlength=n) > 0)
         left = int(alive.sum())
         if left == count:
             break
         count = left
         keep = alive[s_e] & alive[d_e]
         s_e, d_e = s_e[keep], d_e[keep]
-    rest = np.flatnonzero(alive)
-    if not len(rest):
+    if not count:
         return n, 0, []
-    number = np.full(n, -1, dtype=np.int64)
-    number[rest] = np.arange(len(rest))
-    sub_s, sub_d = number[s_e], number[d_e]  # edges among the rest, still sorted by source
-    start = np.searchsorted(sub_s, np.arange(len(rest) + 1)).tolist()
-    comp = np.array(_tarjan(len(rest), start, sub_d.tolist()), dtype=np.int64)
-    ncomp = int(comp.max()) + 1
-    size = np.bincount(comp, minlength=ncomp)
-    nontrivial = size > 1
-    nontrivial[comp[sub_s[sub_s == sub_d]]] = True  # self loops
-    # a component is left by an edge to another component or to a peeled state
+    g = nx.DiGraph(zip(s_e.tolist(), d_e.tolist(), strict=True))
+    comps = [sorted(c) for c in nx.strongly_connected_components(g)]
     comp_of = np.full(n, -1, dtype=np.int64)
-    comp_of[rest] = comp
+    for c, members in enumerate(comps):
+        comp_of[members] = c
+    # a component is left by an edge to another component or to a peeled state
     from_rest = alive[s_all]
-    leaving = comp_of[s_all[from_rest]] != comp_of[d_all[from_rest]]
-    left_by = np.zeros(ncomp, dtype=bool)
-    left_by[comp_of[s_all[from_rest][leaving]]] = True
-    members: dict[int, list[int]] = {}
-    for v, c in zip(rest.tolist(), comp.tolist(), strict=True):
-        if nontrivial[c] and not left_by[c]:
-            members.setdefault(c, []).append(v)
-    cycles = sorted(members.values(), key=lambda m: m[0])
-    return n - len(rest) + ncomp, int(nontrivial.sum()), cycles
-
-
-def _tarjan(n: int, start: list[int], adj: list[int]) -> list[int]:
-    """Iterative Tarjan: the component number of every vertex."""
-    index = [-1] * n
-    low = [0] * n
-    on = bytearray(n)
-    comp = [-1] * n
-    stack: list[int] = []
-    counter = 0
-    ncomp = 0
-    for root in range(n):
-        if index[root] != -1:
-            continue
-        work = [(root, start[root])]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on[root] = 1
-        while work:
-            v, pos = work[-1]
-            end = start[v + 1]
-            pushed = False
-            while pos < end:
-                w = adj[pos]
-                pos += 1
-                if index[w] == -1:
-                    work[-1] = (v, pos)
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on[w] = 1
-                    work.append((w, start[w]))
-                    pushed = True
-                    break
-                if on[w] and index[w] < low[v]:
-                    low[v] = index[w]
-            if pushed:
-                continue
-            work.pop()
-            if work:
-                u = work[-1][0]
-                if low[v] < low[u]:
-                    low[u] = low[v]
-            if low[v] == index[v]:
-                while True:
-                    w = stack.pop()
-                    on[w] = 0
-                    comp[w] = ncomp
-                    if w == v:
-                        break
-                ncomp += 1
-    return comp
+    s_r, d_r = s_all[from_rest], d_all[from_rest]
+    left_by = set(comp_of[s_r[comp_of[s_r] != comp_of[d_r]]].tolist())
+    nontrivial = [len(m) > 1 or g.has_edge(m[0], m[0]) for m in comps]
+    cycles = sorted(
+        (m for c, m in enumerate(comps) if nontrivial[c] and c not in left_by), key=lambda m: m[0]
+    )
+    return n - count + len(comps), sum(nontrivial), cycles
 
 
 def _judge_cycle(members: list[int], s: _Search, cfg: Config, faults: frozenset[str], monitors: bool) -> None:

@@ -17,8 +17,8 @@ turn comes, as the shrinker needs) and reports what it broke. A ``Counterexample
 event list for one rule, with everything needed to write it out (``simulator.explore.report``).
 
 Monitors come from ``new_monitors``: the full catalogue (``MonitorSet()``, i.e.
-``properties.monitors.ALL_MONITORS``) when it can be imported, otherwise an empty set (the
-explorers still run; the report says so), judging under the readings of the run's ``Config``.
+``properties.monitors.ALL_MONITORS``), or none when they are off, judging under the readings
+of the run's ``Config``.
 
 Must not know: which explorer is running, files, or how a counterexample is printed.
 """
@@ -38,15 +38,10 @@ SETTLE_BUDGET = 400
 
 def new_monitors(enabled: bool = True, cfg: Config | None = None) -> MonitorSet:
     """The full catalogue of monitors, judging under the readings and the variant of ``cfg``
-    (None: the defaults, the spec as written), or an empty set when it is off or not importable."""
+    (None: the defaults, the spec as written), or an empty set when it is off."""
     readings = cfg.reading_map() if cfg is not None else None
     variant = cfg.variant if cfg is not None else None
-    if not enabled:
-        return MonitorSet([], readings=readings, variant=variant)
-    try:
-        return MonitorSet(readings=readings, variant=variant)
-    except ImportError:  # pragma: no cover - only while properties.monitors is missing
-        return MonitorSet([], readings=readings, variant=variant)
+    return MonitorSet(None if enabled else [], readings=readings, variant=variant)
 
 
 def monitor_rules() -> tuple[str, ...]:

@@ -90,7 +90,7 @@ def compare(
             "base": summary(base),
             "variant": {**summary(var), "variant": var.get("variant")},
             "differences": differences(base, var, variant),
-            "unexercised": unexercised(base, var, variant, opts.workers > 1 and opts.mode != "exhaustive"),
+            "unexercised": unexercised(base, var, variant),
         },
         "write_errors": base["write_errors"] + var["write_errors"],
     }
@@ -232,13 +232,10 @@ def _missed_by(report: dict[str, Any], machine: str, row: str) -> tuple[list[str
     return missed, fired
 
 
-def unexercised(
-    base: dict[str, Any], var: dict[str, Any], variant: Variant, elsewhere: bool = False
-) -> list[dict[str, Any]]:
+def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> list[dict[str, Any]]:
     """The variant's changes these runs never exercised (see the module docstring): each with
     ``change`` (add_row, remove_row, drop), ``rule`` (a dropped rule, else None), ``row`` (the
-    row changed, else None), ``modes`` (the runs' modes that did not exercise it) and ``detail``.
-    ``elsewhere``: random walks ran in other processes, whose set-aside findings are not counted."""
+    row changed, else None), ``modes`` (the runs' modes that did not exercise it) and ``detail``."""
     from simulator.analysis.mutants import breaking
 
     out: list[dict[str, Any]] = []
@@ -274,7 +271,6 @@ def unexercised(
             detail = (
                 f"no breach of it was seen under the variant (none set aside): what seeded bug "
                 f"{mutant.name} does was not observed on the wire at these bounds"
-                + ("; the random walks in worker processes (--workers) are not counted" if elsewhere else "")
             )
         else:
             continue

@@ -10,8 +10,7 @@ machine: the rows are the ones the simulated peers fired (``recording()`` wraps
 the peers advance every machine through ``fire``, the entity table included: the Agent steps
 it with each entity update it sends). A row reached only by a direct assignment (a seeded-bug
 branch, an entity created in its initial state) is not counted; initial states always count
-as reached. ``entity_trigger`` (the wire's entity triggers, counted by ``Observer``) stays for
-the explorers that tally it.
+as reached.
 
 Under a variant (``properties.variants``) the machines are the variant's tables (added rows
 count, removed rows do not), and each machine lists the forbidden cells of dropped rules that
@@ -32,7 +31,6 @@ from typing import Any
 
 from model.core import MachineSpec
 from model.registry import MACHINES
-from properties.observe import entity_step
 from properties.variants import Variant, tables_of
 
 Row = tuple[str, str, str, str]
@@ -65,33 +63,9 @@ def recording() -> Iterator[list[Row]]:
         yield fired
 
 
-def entity_trigger(msg: Mapping[str, Any]) -> str | None:
-    """The entity trigger a wire message means, or None when it is not an entity update."""
-    if msg.get("method") != "session/update":
-        return None
-    step = entity_step(msg.get("params", {}).get("update", {}))
-    return None if step is None else step[1]
-
-
-class Observer:
-    """Counts entity triggers of the messages an Agent step put on the wire."""
-
-    def __init__(self) -> None:
-        self.entity: Counter[str] = Counter()
-
-    def observe(self, sent: list[Any], start: int) -> None:
-        for msg in sent[start:]:
-            trig = entity_trigger(msg)
-            if trig is not None:
-                self.entity[trig] += 1
-
-
-def machine_coverage(
-    rows: Counter[Row], events: Counter[str], entity: Counter[str], variant: Variant | None = None
-) -> list[dict[str, Any]]:
+def machine_coverage(rows: Counter[Row], variant: Variant | None = None) -> list[dict[str, Any]]:
     """Per machine: states and rows reached and triggers fired (see the module docstring),
-    under ``variant`` (None: the spec as written). ``events`` and ``entity`` (the wire's entity
-    triggers) are the explorers' tallies; the rows already say what each machine did."""
+    under ``variant`` (None: the spec as written)."""
     out: list[dict[str, Any]] = []
     tables = tables_of(variant)  # a variant's added and removed rows count as its table has them
     for spec in (tables.get(m.name, m) for m in MACHINES):

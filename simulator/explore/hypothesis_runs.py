@@ -84,15 +84,12 @@ from simulator.explore.common import (
     settle_choice,
     step_checked,
 )
-from simulator.explore.coverage import Observer, Row, recording
+from simulator.explore.coverage import Row, recording
 from simulator.explore.progress import NULL, Progress
 from simulator.explore.shrink import shrink
 from simulator.peers.agent import Agent
 from simulator.peers.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
 from simulator.peers.world import Event, World
-
-DEFAULT_EXAMPLES = EXPLORE_EXAMPLES
-DEFAULT_STEPS = HYPOTHESIS_STEPS
 
 CLIENT_EVENTS = (
     "prompt",
@@ -202,7 +199,6 @@ class Stats:
     events: Counter[str] = field(default_factory=Counter)
     exercised: Counter[str] = field(default_factory=Counter)
     rows: Counter[Row] = field(default_factory=Counter)
-    observer: Observer = field(default_factory=Observer)
     failing_examples: Counter[str] = field(default_factory=Counter)
     last_failure: tuple[Breach, list[Event]] | None = None
     outcomes: Counter[str] = field(default_factory=Counter)
@@ -245,11 +241,7 @@ def build_machine(
         def fire(self, ev: Event) -> None:
             self._enabled = None
             self.events.append(ev)
-            sent = self.world.net.to_client
-            before = len(sent)
             found = [b for b in step_checked(self.world, ev) if b.rule not in ignore]
-            if ev[0] == "agent":
-                stats.observer.observe(sent, before)
             if not self.judged and self.world.quiescent():
                 self.judged = True
                 found += [b for b in judge_end(self.world) if b.rule not in ignore]
@@ -477,8 +469,8 @@ def explore(
     faults: frozenset[str] = frozenset(),
     *,
     seed: int = 0,
-    examples: int = DEFAULT_EXAMPLES,
-    steps: int = DEFAULT_STEPS,
+    examples: int = EXPLORE_EXAMPLES,
+    steps: int = HYPOTHESIS_STEPS,
     database: str | None = None,
     max_rounds: int = 6,
     time_budget: float | None = None,
@@ -547,7 +539,6 @@ def merge(
         stats.events.update(s.events)
         stats.exercised.update(s.exercised)
         stats.rows.update(s.rows)
-        stats.observer.entity.update(s.observer.entity)
         stats.failing_examples.update(s.failing_examples)
         stats.outcomes.update(s.outcomes)
         for c in p.counterexamples:

@@ -2,10 +2,10 @@
 
 Theory of operation
 -------------------
-Walk ``i`` of a run with base seed ``s`` uses the seed ``walk_seed(s, i)``; a walk is the random
-scheduler of ``simulator.peers.schedulers.random_walk`` (uniform choice among enabled events, rare
-events re-drawn once, ``steps`` choices, then draining to quiescence), re-implemented here so
-that a breach never loses the events that led to it: every step is checked
+Walk ``i`` of a run with base seed ``s`` uses the seed ``walk_seed(s, i)``; a walk makes the
+choices of ``simulator.peers.schedulers.random_walk`` (``next_event``: uniform choice among
+enabled events, rare events re-drawn once, ``steps`` choices, then draining to quiescence), in a
+loop of its own so that a breach never loses the events that led to it: every step is checked
 (``explore_common.step_checked``: monitor findings, client-view divergence, model violations)
 and the "eventually" rules are judged at the end. A test keeps the two schedulers in step.
 
@@ -38,15 +38,12 @@ from simulator.explore.common import (
     new_monitors,
     step_checked,
 )
-from simulator.explore.coverage import Observer, Row, recording
+from simulator.explore.coverage import Row, recording
 from simulator.explore.progress import NULL, Progress
 from simulator.explore.shrink import shrink
 from simulator.peers.config import EXPLORE_STEPS, EXPLORE_WALKS, Config
-from simulator.peers.schedulers import RARE
+from simulator.peers.schedulers import next_event
 from simulator.peers.world import Event, World, event_counts
-
-DEFAULT_WALKS = EXPLORE_WALKS
-DEFAULT_STEPS = EXPLORE_STEPS
 
 
 def walk_seed(base: int, index: int) -> int:
@@ -77,48 +74,28 @@ def walk(
     faults: frozenset[str] = frozenset(),
     monitors: bool = True,
     record: bool = False,
-    observer: Observer | None = None,
     start: World | None = None,
 ) -> Walk:
     """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``.
     ``start``: the ``start_world`` of these options, built once for many walks (each walks a
     copy); None: built here."""
     rng = random.Random(seed)
-    choose = rng.choice
-    draw = rng.random
     world = start.clone() if start is not None else start_world(cfg, faults, monitors, record)
     events = world.events  # the world lists each event it performs
     breaches: list[Breach] = []
-    stop = ""
     n = 0
-    limit = steps * 4 + 200
     while True:
-        enabled = world.enabled()
-        if not enabled:
-            stop = "quiescent"
+        ev = next_event(rng, world.enabled(), n, steps)
+        if isinstance(ev, str):
             break
-        if n >= steps:
-            enabled = [e for e in enabled if e[0] != "client"] or enabled
-            if n >= limit:
-                stop = "drain budget"
-                break
-        ev = choose(enabled)
-        if ev[:2] in RARE and draw() < 0.8:
-            ev = choose(enabled)
         n += 1
-        if observer is not None and ev[0] == "agent":
-            sent = world.net.to_client
-            before = len(sent)
-            found = step_checked(world, ev)
-            observer.observe(sent, before)
-        else:
-            found = step_checked(world, ev)
+        found = step_checked(world, ev)
         if found:
             breaches.extend(found)
             if any(b.source == "model" for b in found):
                 return Walk(seed, events, breaches, "model violation", world)
     breaches.extend(judge_end(world))
-    return Walk(seed, events, breaches, stop, world)
+    return Walk(seed, events, breaches, ev, world)
 
 
 @dataclass
@@ -132,7 +109,6 @@ class _Hit:
 
 @dataclass
 class ChunkResult:
-    start: int
     walks: int = 0
     steps: int = 0
     events: Counter[str] = field(default_factory=Counter)
@@ -140,7 +116,6 @@ class ChunkResult:
     exercised: Counter[str] = field(default_factory=Counter)
     hits: Counter[str] = field(default_factory=Counter)
     rows: Counter[Row] = field(default_factory=Counter)
-    entity: Counter[str] = field(default_factory=Counter)
     first: dict[str, _Hit] = field(default_factory=dict)
     """rule -> the shortest failing walk in the chunk (lowest index on ties)."""
 
@@ -152,7 +127,6 @@ class ChunkResult:
         self.exercised.update(other.exercised)
         self.hits.update(other.hits)
         self.rows.update(other.rows)
-        self.entity.update(other.entity)
         for rule, hit in other.first.items():
             mine = self.first.get(rule)
             if mine is None or (len(hit.events), hit.index) < (len(mine.events), mine.index):
@@ -162,14 +136,13 @@ class ChunkResult:
 def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> ChunkResult:
     """Walks ``start .. start+count-1`` (module-level so a process pool can pickle it)."""
     base, start, count, steps, cfg, faults, monitors = args
-    res = ChunkResult(start)
-    observer = Observer()
+    res = ChunkResult()
     taken: list[Event] = []  # every walk's events, counted once at the end
     exercised: defaultdict[str, int] = defaultdict(int)  # (a Counter is slower to add to)
     with recording() as rows:
         world = start_world(cfg, faults, monitors)
         for index in range(start, start + count):
-            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, observer=observer, start=world)
+            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, start=world)
             res.walks += 1
             res.steps += len(w.events)
             taken.extend(w.events)
@@ -189,7 +162,6 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
     res.events.update(event_counts(taken))
     res.exercised.update(exercised)
     res.rows.update(rows)
-    res.entity.update(observer.entity)
     return res
 
 
@@ -201,12 +173,10 @@ class RandomResult:
     steps: int
     seconds: float
     shrink_seconds: float
-    workers: int
     events: Counter[str]
     stops: Counter[str]
     exercised: Counter[str]
     rows: Counter[Row]
-    entity: Counter[str]
     counterexamples: list[Counterexample]
 
     @property
@@ -224,10 +194,8 @@ class RandomResult:
         }
 
 
-def _chunks(walks: int, workers: int) -> list[tuple[int, int]]:
-    """(start, count) pairs; independent of ``workers`` so merged results never depend on it."""
-    size = 250
-    return [(s, min(size, walks - s)) for s in range(0, walks, size)]
+CHUNK_WALKS = 250
+"""Walks per chunk (never cut by a number of workers, so merged results never depend on it)."""
 
 
 def explore(
@@ -235,9 +203,8 @@ def explore(
     faults: frozenset[str] = frozenset(),
     *,
     seed: int = 0,
-    walks: int = DEFAULT_WALKS,
-    steps: int = DEFAULT_STEPS,
-    workers: int = 1,
+    walks: int = EXPLORE_WALKS,
+    steps: int = EXPLORE_STEPS,
     monitors: bool = True,
     shrink_budget: int | None = None,
     progress: Progress = NULL,
@@ -245,11 +212,13 @@ def explore(
 ) -> RandomResult:
     """Run ``walks`` checked walks and shrink one failing walk per broken rule. ``chunk_map``
     (``run_chunk``, the chunks) runs the chunks elsewhere (``simulator.workers.Workers.map``:
-    worker processes or a Ray cluster), yielding their results in chunk order; None: here.
-    ``workers`` is only reported."""
+    worker processes or a Ray cluster), yielding their results in chunk order; None: here."""
     t0 = time.perf_counter()
-    jobs = [(seed, start, count, steps, cfg, faults, monitors) for start, count in _chunks(walks, workers)]
-    total = ChunkResult(0)
+    jobs = [
+        (seed, start, min(CHUNK_WALKS, walks - start), steps, cfg, faults, monitors)
+        for start in range(0, walks, CHUNK_WALKS)
+    ]
+    total = ChunkResult()
     progress.phase("random walks", walks)
     run_all = chunk_map if chunk_map is not None else map
     for res in run_all(run_chunk, jobs):
@@ -286,11 +255,9 @@ def explore(
         steps=total.steps,
         seconds=seconds,
         shrink_seconds=time.perf_counter() - t1,
-        workers=workers,
         events=total.events,
         stops=total.stops,
         exercised=total.exercised,
         rows=total.rows,
-        entity=total.entity,
         counterexamples=found,
     )

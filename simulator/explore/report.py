@@ -243,15 +243,10 @@ def findings_json(
 
 
 def coverage_json(
-    rows: Counter[Any],
-    events: Counter[str],
-    entity: Counter[str],
-    exercised: Counter[str],
-    rules: tuple[str, ...],
-    variant: Variant | None = None,
+    rows: Counter[Any], exercised: Counter[str], rules: tuple[str, ...], variant: Variant | None = None
 ) -> dict[str, Any]:
     return {
-        "machines": machine_coverage(rows, events, entity, variant),
+        "machines": machine_coverage(rows, variant),
         "rules": rule_coverage(exercised, rules),
     }
 

@@ -58,20 +58,28 @@ from simulator.explore.report import (
     strip_timing,
 )
 from simulator.explore.variant_runs import behaviours, notes
-from simulator.peers.config import DEFAULT, FEATURES, SMALL, Config
+from simulator.peers.config import (
+    DEFAULT,
+    EXPLORE_EXAMPLES,
+    EXPLORE_STEPS,
+    EXPLORE_WALKS,
+    FEATURES,
+    SMALL,
+    Config,
+)
 from simulator.workers import TaskProgress, Workers, peak_rss
 
-Coverage = tuple[Counter[Any], Counter[str], Counter[str], Counter[str]]
-"""Machine rows fired, events, entity triggers, rules exercised."""
+Coverage = tuple[Counter[Any], Counter[str]]
+"""Machine rows fired, rules exercised."""
 
 
 @dataclass
 class Options:
     mode: str = "both"
     seed: int = 0
-    examples: int = explore_hypothesis.DEFAULT_EXAMPLES
-    walks: int = explore_random.DEFAULT_WALKS
-    steps: int = explore_random.DEFAULT_STEPS
+    examples: int = EXPLORE_EXAMPLES
+    walks: int = EXPLORE_WALKS
+    steps: int = EXPLORE_STEPS
     workers: int = 1
     time_budget: float | None = None
     graph: str | None = None
@@ -242,8 +250,6 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: 
             info.append(f"rules not exercised by the default bounds of the {mode} mode: {', '.join(never)}")
         else:
             warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
-    if not rules:
-        warnings.append("no monitors available: only model refusals and client-view checks ran")
     return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0, info)
 
 
@@ -347,7 +353,7 @@ def _exhaustive(
     states = sum(r.states for r in results)
     best: dict[str, Counterexample] = {}
     keep_shortest(best, (c for r in results for c in r.counterexamples))
-    covered = _union((r.rows, r.events, r.entity, r.exercised) for r in results)
+    covered = _union((r.rows, r.exercised) for r in results)
     progress.done()
     graph_bytes = None
     if opts.graph is not None:
@@ -391,7 +397,7 @@ def _exhaustive(
 
 def _union(parts: Iterable[Coverage]) -> Coverage:
     """The coverage of several runs: every count summed."""
-    total: Coverage = (Counter(), Counter(), Counter(), Counter())
+    total: Coverage = (Counter(), Counter())
     for part in parts:
         for into, counts in zip(total, part, strict=True):
             into.update(counts)
@@ -457,7 +463,6 @@ def _random(
                 seed=opts.seed,
                 walks=_share(opts.walks, i, len(sets), 0),
                 steps=opts.steps,
-                workers=pool.size,
                 progress=progress,
                 chunk_map=pool.map,
             )
@@ -500,8 +505,8 @@ def _random(
         part
         for h, w in zip(hyps, walks_, strict=True)
         for part in (
-            (h.stats.rows, h.stats.events, h.stats.observer.entity, h.stats.exercised),
-            (w.rows, w.events, w.entity, w.exercised),
+            (h.stats.rows, h.stats.exercised),
+            (w.rows, w.exercised),
         )
     )
     cexs = [c for h, w in zip(hyps, walks_, strict=True) for c in h.counterexamples + w.counterexamples]

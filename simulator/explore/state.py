@@ -32,7 +32,7 @@ Identity of a part state:
   order, so equal messages have equal text).
 
 Counting: every memoized move is a small list whose last slots count how often the search took
-it; coverage (events, machine rows, entity triggers, rules exercised) is the per-move figures
+it; coverage (machine rows, rules exercised) is the per-move figures
 multiplied by those counts (``tally``), which equals counting at every step.
 
 Must not know: the search order, files or printing.
@@ -51,7 +51,7 @@ import orjson
 from model.core import ProtocolViolation
 from properties.engine import MonitorSet
 from simulator.explore.common import Breach
-from simulator.explore.coverage import Row, entity_trigger, rows_fired
+from simulator.explore.coverage import Row, rows_fired
 from simulator.peers.agent import Agent
 from simulator.peers.client import Client
 from simulator.peers.config import Config
@@ -62,9 +62,7 @@ SHIFT = 32
 BROKEN = -1
 """The part-state number of a move the model refuses (the world stops there)."""
 
-_UNSEEN = object()
-
-# A memoized move: [event, next part state (or BROKEN), messages sent, breaches, count, coverage]
+# A memoized move: [event, next part state (or BROKEN), messages sent, breaches, count, rows fired]
 # (a list so the search counts in place: ``move[4] += 1``).
 Move = list[Any]
 # A step of one class's set: (its next number, breaches, exercised rule counts)
@@ -139,7 +137,6 @@ class State:
         self.fg: list[str] = []
         """The foreground state each Agent state last reported."""
         self._rows: list[Row] = []
-        self._triggers: dict[int, str | None] = {}
         self.root_agent = self._agent_id(world.agent)
         self.root_client = self._client_id(world.client.clone(_NoView()))  # type: ignore[arg-type]
         self.monitors = Monitors(cfg, faults, monitors, self.msgs)
@@ -226,22 +223,14 @@ class State:
         try:
             sent = (new.do(what[1], what[2]) if sender else new.receive(self.msgs.reps[what])) or []
         except ProtocolViolation as exc:
-            return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc), exc.removed),), 0, self._cov()]
+            return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc), exc.removed),), 0, self._fired()]
         seq = tuple([self.msgs.of(sender, m) for m in sent])
-        triggers = tuple([t for t in map(self._trigger, seq) if t is not None]) if sender == "agent" else ()
-        return [ev, ident(new), seq, (), 0, self._cov(triggers)]
+        return [ev, ident(new), seq, (), 0, self._fired()]
 
-    def _trigger(self, x: int) -> str | None:
-        """The entity trigger of message ``x`` (computed once per message)."""
-        got = self._triggers.get(x, _UNSEEN)
-        if got is _UNSEEN:
-            got = self._triggers[x] = entity_trigger(self.msgs.reps[x])
-        return got  # type: ignore[return-value]
-
-    def _cov(self, triggers: tuple[str, ...] = ()) -> tuple[tuple[Row, ...], tuple[str, ...]]:
+    def _fired(self) -> tuple[Row, ...]:
         rows = tuple(self._rows)
         self._rows.clear()
-        return (rows, triggers)
+        return rows
 
     def compare(self, r: int, v: int) -> tuple[Breach, ...]:
         """View breaches: where the faulty view ``v`` differs from the reference view ``r``."""
@@ -257,31 +246,15 @@ class State:
         return got
 
     # -- coverage -------------------------------------------------------------------------
-    def tally(self) -> tuple[Counter[str], Counter[Row], Counter[str]]:
-        """(events, machine rows, entity triggers) over every move the search took."""
-        events: Counter[str] = Counter()
+    def tally(self) -> Counter[Row]:
+        """The machine rows fired over every move the search took."""
         rows: Counter[Row] = Counter()
-        entity: Counter[str] = Counter()
-
-        def add(move: Move, name: str) -> None:
-            n = move[4]
-            if not n:
-                return
-            events[name] += n
-            for row in move[5][0]:
-                rows[row] += n
-            for trig in move[5][1]:
-                entity[trig] += n
-
-        for moves in (*self.client_moves, *self.agent_moves):
+        received = [*self.agent_recv.values(), *self.client_recv.values()]
+        for moves in (*self.client_moves, *self.agent_moves, received):
             for move in moves or ():
-                ev = move[0]
-                add(move, f"{ev[0]}.{ev[1]}")
-        for move in self.agent_recv.values():
-            add(move, "net.to_agent")
-        for move in self.client_recv.values():
-            add(move, "net.to_client")
-        return events, rows, entity
+                for row in move[5] if move[4] else ():
+                    rows[row] += move[4]
+        return rows
 
 
 class Monitors:

@@ -75,6 +75,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from orjson import loads as _loads
+
 from model.elicitation import MODES as ELICITATION_MODES
 from properties.checking import FAIL_SEVERITIES
 from properties.engine import MonitorSet
@@ -85,16 +87,6 @@ from simulator.harness.proxy import TranscriptWriter, entry, message_entry
 from simulator.peers import wire
 from simulator.peers.driver_client import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
 from simulator.peers.stdio_agent import encode
-
-try:
-    import orjson
-
-    _loads: Callable[[bytes], Any] = orjson.loads
-except ImportError:  # pragma: no cover
-
-    def _loads(data: bytes) -> Any:
-        return json.loads(data.decode("utf-8"))
-
 
 MAX_MESSAGES = 20000
 _READ = 1 << 16
@@ -279,7 +271,6 @@ class RunResult:
     stop: str = ""
     ended: str = ""
     seconds: float = 0.0
-    exercised: dict[str, int] = field(default_factory=dict)
     unparsed: list[int] = field(default_factory=list)
     """Transcript lines recorded as ``unparsed`` (not JSON)."""
     crashed: str = ""
@@ -560,7 +551,6 @@ class _Run:
         r.findings = fixed + r.findings
         r.failing = [f for f in r.findings if fails(f, self.s.fail_on)]
         r.open = opened
-        r.exercised = dict(self.live.exercised)
         r.unparsed = list(self.writer.unparsed)
         return r
 

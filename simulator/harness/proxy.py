@@ -27,25 +27,17 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
+import orjson
+
 from properties.live import LiveCheck
 
-try:
-    import orjson
 
-    def _is_json(raw: bytes) -> bool:
-        try:
-            orjson.loads(raw)
-        except (ValueError, RecursionError):
-            return False
-        return True
-except ImportError:  # pragma: no cover - orjson is a dependency
-
-    def _is_json(raw: bytes) -> bool:
-        try:
-            json.loads(raw.decode("utf-8"))
-        except (ValueError, RecursionError):
-            return False
-        return True
+def _is_json(raw: bytes) -> bool:
+    try:
+        orjson.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 MAX_LINE_BYTES = 16 * 1024 * 1024

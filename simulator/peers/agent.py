@@ -121,6 +121,8 @@ _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)
 _PROMPT_TRIGGERS = ("hold", "insert", "reject", "withdraw", "answer")
 """The order the Agent offers its moves on a prompt in; which it may take is the prompt table's."""
 _NO_CONTEXT: dict[str, Any] = {}
+_RESTATED = (fgm.END_TURN, fgm.MAX_TOKENS)
+"""Stop reasons the Agent may repeat on an idle of its own (the ones it restates as new)."""
 _RESTORES = ("restore_idle", "restore_running", "restore_requires_action")
 """Foreground triggers that report a known state again after unknown or unrecognized."""
 _BACKGROUND_TRIGGERS = ("list", "finalize", "adopt", "unlist")
@@ -153,6 +155,18 @@ def _slot_copier(names: tuple[str, ...]) -> Any:
     scope: dict[str, Any] = {}
     exec(f"def copy(src, dst):\n{body}", scope)  # names are this module's slot names only
     return scope["copy"]
+
+
+def _unapproved(tool: tuple[Any, ...]) -> bool:
+    """A foreground tool call that asked for permission, never ran, and was not approved (its
+    request still pending, or declined, or an approval taken as a refusal): work that stops on
+    its own gives it up (``Agent._stop_events``)."""
+    return (
+        not tool[1]
+        and tool[2] is not None
+        and tool[0] == tcm.PENDING
+        and (len(tool) == 3 or tool[3] in ("denied", "raced"))
+    )
 
 
 def _put(table: dict[Any, tuple[Any, ...]], key: Any, i: int, value: Any) -> None:
@@ -493,6 +507,8 @@ class Agent:
         return wire.state_update(self.sid, state, self._bg_list(), stop, err)
 
     def _report(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
+        if "unstated" in self.extras:  # a state reported since the resume's snapshot
+            self.extras = self.extras - {"unstated"}
         trig = fgm.trigger_for(self.reported, state)
         if trig is not None:
             self.reported = self.specs["foreground"].fire(self.reported, trig)
@@ -711,7 +727,7 @@ class Agent:
             p = self.prompts[rid]
             st = p[0]
             self._prompt_events(add, rid, waiting, open_)
-            if st in (prm.INSERTED, prm.ANSWERED) and not p[2]:
+            if self.between.user_message_reportable(st in (prm.INSERTED, prm.ANSWERED)) and not p[2]:
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
@@ -760,8 +776,12 @@ class Agent:
                 self._reading("unaccounted-user-message", "other-sources")
                 or (
                     self._reading("unaccounted-user-message", "agent-initiated")
-                    # work the Agent started itself (model.between OWN_USER_MESSAGE)
-                    and self.between.own_user_message("active", "initiated" in self.extras)
+                    # work the Agent started itself (model.between OWN_USER_MESSAGE), as the wire
+                    # shows it: the start of work begun unseen (``_unseen``) was never reported
+                    and self.between.own_user_message(
+                        "active" if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION) else "other",
+                        "initiated" in self.extras and "unseen" not in self.extras,
+                    )
                     and all(p[0] in prm.SPEC.final for p in self.prompts.values())
                 )
             )
@@ -885,15 +905,17 @@ class Agent:
         return bool(waiting) and all(self.prompts[r][0] != prm.RECEIVED for r in waiting)
 
     def _idle_reading_events(self, add: Any) -> None:
-        """Freedoms of an idle session that a reading gives: a repeated idle bringing a new stop
-        reason (``repeated-idle-new-stop-reason=snapshot``, once per run)."""
-        if (
-            self.last_stop is not None
-            and self.reported == fgm.IDLE
-            and "restated" not in self.extras
-            and self._reading("repeated-idle-new-stop-reason", "snapshot")
-            and self._restated_reason() is not None
-        ):
+        """A repeated idle, once per run: bringing a new stop reason where the reading allows it
+        (``repeated-idle-new-stop-reason=snapshot``), and, under every reading, the last one
+        again ("a repeated idle without a new stop reason is not a new completion", Background
+        work) where the resume's snapshot left it out (``unstated``: within this Agent's bounds,
+        the one place a repeat tells the Client something)."""
+        if self.last_stop is None or self.reported != fgm.IDLE or "restated" in self.extras:
+            return
+        if "unstated" in self.extras and self.last_stop in _RESTATED:
+            add(("agent", "restate_idle", self.last_stop))
+        new = self._restated_reason()
+        if new is not None and self._reading("repeated-idle-new-stop-reason", "snapshot"):
             add(("agent", "restate_idle", None))
 
     def _carried_events(self, add: Any) -> None:
@@ -964,7 +986,7 @@ class Agent:
             and self.reported == fgm.REQUIRES_ACTION
             and self.cur_msg is not None
             and "pending_out" not in self.extras
-            and self._reading("output-while-requires-action", "pending-output")
+            and not self.between.blocked_output_is_progress(self.rd["output-while-requires-action"])
         ):
             add(("agent", "pending_say", None))  # once per run
         if producing and not self.cancelling:
@@ -1015,6 +1037,7 @@ class Agent:
                 return
             # own_end_after_cancel (when-acted): the work may have ended before the Agent acted on
             # the cancel; unobserved: before the cancel came (``_start_cancelling``)
+        self._stop_events(add)
         if self._can_end():
             add(("agent", "end", fgm.END_TURN))
             if "limits" in features:
@@ -1023,7 +1046,7 @@ class Agent:
                 add(("agent", "end", fgm.REFUSAL))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
-                if self._reading("future-stop-reason", "may-be-future"):
+                if self.between.future_reason_possible(self.rd["future-stop-reason"]):
                     add(("agent", "end", FUTURE_STOP))
             if "omit_stop" in features:
                 add(("agent", "end", None))
@@ -1088,6 +1111,43 @@ class Agent:
         if self.between.owed_before_idle(live, self._unreported(), self._unlisted_work()):
             return False
         return not self._blocked()
+
+    def _stop_events(self, add: Any) -> None:
+        """The Agent stops its work on its own while it waits on the user or after a refusal:
+        "Agents MAY stop foreground work at any point" (4.), "or idle if the work ends without
+        resuming" (5.). The tool calls that asked and were not approved (``_unapproved``) are
+        cancelled, "cancelled before it completed" (the schema's ToolCallStatus), as the pending
+        updates owed before the idle; the requests it waited on are no longer waited on
+        (``_settle_end``), their late answers ignored (Waiting for user action). The idle says
+        the work finished (end_turn), or, with ``fail``, that it then failed. Within this
+        Agent's bounds: only where nothing else is owed or waited on (an elicitation); with
+        feature ``stop``."""
+        if (
+            "stop" not in self.cfg.features
+            or not any(_unapproved(t) for t in self.tools.values())
+            or any(e[0] in em.BLOCKING for e in self.elicits.values())
+        ):
+            return
+        carry = self.rd["tool-updates-after-idle"]
+        live = [
+            t
+            for t in self._fg_tools_live()
+            if not _unapproved(self.tools[t])
+            and not self.between.may_carry_on(self.tools[t][0], fgm.END_TURN, self.cancelling, carry)
+        ]
+        if self.between.owed_before_idle(live, self._unreported(), self._unlisted_work()):
+            return
+        add(("agent", "stop", fgm.END_TURN))
+        if "fail" in self.cfg.features:
+            add(("agent", "stop", fgm.ERROR))
+
+    def _do_stop(self, reason: str) -> list[Msg]:
+        out: list[Msg] = []
+        for tid, t in self.tools.items():
+            if _unapproved(t):
+                _put(self.tools, tid, 0, self._fire("tool_call", t[0], "cancel"))
+                out.append(wire.tool_call(self.sid, tid, tcm.CANCELLED))
+        return out + self._settle_end(reason)
 
     def _uninserted(self) -> bool:
         """A prompt waits unanswered and uninserted (``own_user_message``: work started then is
@@ -1299,13 +1359,19 @@ class Agent:
         - ``goal``: foreground work it starts itself while idle, no prompt waiting (pursuing a
           goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
         - ``commands``: an ``available_commands_update``;
-        - ``bare_error``: ending work with the error stop reason and no ``error`` field;
+        - ``bare_error``: ending (or stopping) work with the error stop reason and no ``error``
+          field;
         - (any run with ``fail``) ending work with the error stop reason while an in_progress tool
           call carries on past it (``_may_carry_past_error``);
         - ``stop_unlisted``: while it carries out a cancel, stopping a terminal it does not list."""
         features = self.cfg.features
         if self.cancelling and "stop_unlisted" in features and self.session in (sm.OPEN, sm.CLOSING):
             self._stop_unlisted_events(add)
+        if active and "bare_error" in features and "fail" in features:  # a closing session's work too
+            if ("agent", "end", "error") in ev:
+                add(("agent", "end_bare_error", None))
+            if ("agent", "stop", "error") in ev:
+                add(("agent", "end_bare_error", "stop"))
         if not self._open():
             return
         if (
@@ -1317,10 +1383,10 @@ class Agent:
             and not self._inserted_waiting()
         ):
             add(("agent", "start_goal", None))
+            if self._unseen():
+                add(("agent", "start_goal", "unseen"))
         if "commands" in features and "commands" not in self.extras:
             add(("agent", "commands", None))
-        if active and "bare_error" in features and "fail" in features and ("agent", "end", "error") in ev:
-            add(("agent", "end_bare_error", None))
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
             add(("agent", "end_error_carrying", None))
 
@@ -1337,10 +1403,10 @@ class Agent:
         out[0]["params"]["update"]["exitStatus"] = {"signal": "SIGTERM"}
         return out
 
-    def _do_start_goal(self, _: Any) -> list[Msg]:
+    def _do_start_goal(self, unseen: str | None) -> list[Msg]:
         self.extras = self.extras | {"goal"}
         self.followup = True  # work of its own, as after a background task finished
-        return self._do_start(None)
+        return self._do_start(unseen)
 
     def _do_commands(self, _: Any) -> list[Msg]:
         self.extras = self.extras | {"commands"}
@@ -1351,8 +1417,9 @@ class Agent:
             )
         ]
 
-    def _do_end_bare_error(self, _: Any) -> list[Msg]:
-        out = self._settle_end("error")
+    def _do_end_bare_error(self, move: str | None) -> list[Msg]:
+        """An error idle without its ``error`` field: of ``end``, or (``move`` "stop") of ``stop``."""
+        out = self._do_stop(fgm.ERROR) if move == "stop" else self._settle_end(fgm.ERROR)
         out[-1]["params"]["update"].pop("error", None)  # the error stop reason alone
         return out
 
@@ -1495,10 +1562,11 @@ class Agent:
         self.history.append(msg)
         return [msg]
 
-    def _do_restate_idle(self, _: Any) -> list[Msg]:
-        """``repeated-idle-new-stop-reason=snapshot``: a repeated idle with updated information."""
-        self.extras = self.extras | {"restated"}
-        reason = self._restated_reason()
+    def _do_restate_idle(self, same: str | None) -> list[Msg]:
+        """A repeated idle: the last stop reason again (``same``), or
+        (``repeated-idle-new-stop-reason=snapshot``) with updated information, a new one."""
+        self.extras = (self.extras - {"unstated"}) | {"restated"}
+        reason = same or self._restated_reason()
         self.last_stop = reason
         return [self._state(fgm.IDLE, reason)]
 
@@ -1544,7 +1612,18 @@ class Agent:
             if self.prompts[rid][0] in (prm.INSERTED, prm.ANSWERED):
                 _put(self.prompts, rid, 3, True)
 
-    def _do_start(self, _: Any) -> list[Msg]:
+    def _unseen(self) -> bool:
+        """Feature ``unseen``: while the state reported is unknown or unrecognized, work may start
+        without running being reported (unknown is an "actual loss of observability", Session
+        states): the report stays as it is until the Agent reports the real state (``restore``)
+        or the work's idle. Within this Agent's bounds, only work it starts itself
+        (``start_goal``): a prompt's work started unseen and ended (end_turn) leaves the prompt
+        monitor counting the prompt as still awaiting its work, so that the Agent's own user
+        message in its next work is taken for ACC-06 (an open question for the checker, not a
+        rule of this Agent)."""
+        return "unseen" in self.cfg.features and self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED)
+
+    def _do_start(self, unseen: str | None) -> list[Msg]:
         # started by the Agent itself (model.between OWN_USER_MESSAGE)
         initiated = self.followup and self.between.own_work(self._uninserted(), self._inserted_waiting())
         self._count_hook(followup_may_start=True)
@@ -1554,6 +1633,9 @@ class Agent:
         self.cur_msg = self.cur_thought = None
         self.followup = False
         self._mark_handled()
+        if unseen is not None:  # not observed: the state reported stays as it is (``_unseen``)
+            self.extras = self.extras | {"unseen"}
+            return []
         return [self._report(fgm.RUNNING)]
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
@@ -1887,7 +1969,11 @@ class Agent:
         )
         self.real = fgm.IDLE
         self.cancelling = False
-        self.extras = self.extras - {"asked", "unobserved"}  # (BLOCKED_ON_USER: a new stretch of asking)
+        self.extras = self.extras - {
+            "asked",
+            "unobserved",
+            "unseen",
+        }  # (BLOCKED_ON_USER: a new stretch of asking)
         self.last_stop = reason
         out.append(self._report(fgm.IDLE, reason, err))
         self.ended_output = self.cur_msg or "msg_a_late"
@@ -2165,6 +2251,8 @@ class Agent:
         # may carry it for context, creating no completion)
         stop = self.last_stop if again and self.real == fgm.IDLE else None
         out.append(self._state(self.real, stop))
+        if stop is None and self.real == fgm.IDLE and self.last_stop is not None:
+            self.extras = self.extras | {"unstated"}  # the snapshot left the last stop reason out
         if again:
             synced = session.fire(synced, "snapshot")
             out.append(self._state(self.real, stop))

@@ -80,7 +80,14 @@ COMMON_PATH = Mode(
             UNACCOUNTED_USER_MESSAGE: "prompt-only",
         }
     ),
-    never=frozenset({("resync", "again"), ("replay", "again")}),
+    never=frozenset(
+        {
+            ("resync", "again"),
+            ("replay", "again"),
+            ("restate_idle", "end_turn"),
+            ("restate_idle", "max_tokens"),
+        }
+    ),
     eager=frozenset({"insert"}),
 )
 

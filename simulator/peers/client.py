@@ -34,8 +34,9 @@ from typing import Any
 from model import elicitation as em
 from model import permission as pm
 from model import session as sm
+from model.clientview import ClientView
 from properties import seeded
-from properties.clientview import ClientView
+from properties.clientview import client_view
 from properties.variants import tables_of
 from simulator.peers import deviations, wire
 from simulator.peers.agent import MAIN
@@ -112,9 +113,7 @@ class Client:
         self.cfg = cfg
         self.faults = faults
         self.view = (
-            view
-            if view is not None
-            else ClientView(faults=faults - set(CLIENT_SIDE_FAULTS), readings=cfg.reading_map())
+            view if view is not None else client_view(faults - set(CLIENT_SIDE_FAULTS), cfg.reading_map())
         )
         self.tables = tables_of(cfg.variant)  # the model's tables, or the run's variant's
         self.deviations = deviations.of(faults, "client")

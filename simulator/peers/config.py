@@ -58,6 +58,8 @@ FEATURES = (
     "overlap",  # the Client closes or resumes again while a session/resume is being answered
     "hook_refusal",  # a hook refuses a well-formed prompt with -32600 during active work (busy-refusal)
     "correct",  # a finished tool call's outcome corrected to another final status (final-status-change)
+    "stop",  # work waiting on the user (or refused) stops on its own, its unapproved tool calls cancelled
+    "unseen",  # own work starts unreported while the state reported is unknown or unrecognized
 )
 OFF_BY_DEFAULT: tuple[str, ...] = (
     "perm_error",
@@ -72,15 +74,21 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "stop_unlisted",
     "hook_refusal",
     "correct",
+    "stop",
+    "unseen",
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them
 on: ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``), so that seeded
 walks, the served Agent and the seeded bugs' runs make the choices they made before these were
 modelled (a walk with every feature would also spend its steps closing and resuming); also a
 hook's -32600 refusal during active work, which the default reading busy-refusal allows and the
-prompt monitor suspects (a warning), and a finished tool call's outcome corrected
-(final-status-change). (Refusing a prompt after a ``$/cancel_request`` for it is
-the reading ``rejected-after-cancel-request``.)"""
+prompt monitor suspects (a warning), a finished tool call's outcome corrected
+(final-status-change), and work that waits on the user stopping on its own (``stop``: taken in
+the ``answers`` slice, and by the conforming twins of ``simulator.analysis.decidability``), and
+work of its own starting while unknown is reported without running being reported (``unseen``:
+taken in the ``own_work`` slice).
+(Refusing a prompt after a ``$/cancel_request`` for it is the reading
+``rejected-after-cancel-request``.)"""
 
 
 @dataclass(frozen=True)

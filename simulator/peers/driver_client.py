@@ -179,10 +179,6 @@ def _option(options: list[Any], name: str) -> str:
     return name
 
 
-def is_enabled(choice: Choice, enabled: list[Choice]) -> bool:
-    return choice in enabled
-
-
 class Chooser:
     """A run's seeded choices (see the module docstring): ``choose(client, enabled)``."""
 

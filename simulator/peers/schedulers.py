@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from properties.engine import MonitorSet
 from properties.findings import Finding
@@ -80,32 +79,18 @@ def random_walk(
     rng = random.Random(seed)
     world = World(cfg, faults, monitors, record)
     run = Run(world)
-    choose = rng.choice
     n = 0
     progress.phase("random walk", steps)
     while True:
-        enabled = world.enabled()
-        if not enabled:
-            run.stop = "quiescent"
-            break
-        if n >= steps:
-            if n == steps:
-                progress.phase("random walk, settling")
+        if n == steps and world.enabled():
+            progress.phase("random walk, settling")
             if not drain:
                 run.stop = "step budget"
                 break
-            enabled = [e for e in enabled if e[0] != "client"] or (
-                [e for e in enabled if e[:2] not in STARTS_WORK] if answers_only else enabled
-            )
-            if not enabled:
-                run.stop = "settled"
-                break
-            if n >= steps * 4 + 200:
-                run.stop = "drain budget"
-                break
-        ev = choose(enabled)
-        if ev[:2] in RARE and rng.random() < 0.8:
-            ev = choose(enabled)
+        ev = next_event(rng, world.enabled(), n, steps, answers_only)
+        if isinstance(ev, str):
+            run.stop = ev
+            break
         run.events.append(ev)
         run.findings.extend(world.step(ev))
         n += 1
@@ -113,6 +98,28 @@ def random_walk(
     progress.done()
     run.findings.extend(world.finish())
     return run
+
+
+def next_event(
+    rng: random.Random, enabled: list[Event], n: int, steps: int, answers_only: bool = False
+) -> Event | str:
+    """A walk's choice after ``n`` of its ``steps`` choices among ``enabled`` (uniform, a
+    ``RARE`` event re-drawn once with probability 0.8; past ``steps``, the client acts only when
+    nothing else can, see ``random_walk``), or why the walk stops."""
+    if not enabled:
+        return "quiescent"
+    if n >= steps:
+        enabled = [e for e in enabled if e[0] != "client"] or (
+            [e for e in enabled if e[:2] not in STARTS_WORK] if answers_only else enabled
+        )
+        if not enabled:
+            return "settled"
+        if n >= steps * 4 + 200:
+            return "drain budget"
+    ev = rng.choice(enabled)
+    if ev[:2] in RARE and rng.random() < 0.8:
+        ev = rng.choice(enabled)
+    return ev
 
 
 def scripted(
@@ -168,47 +175,3 @@ def replay_events(
 def describe(ev: Event) -> str:
     actor, name, arg = ev
     return f"{actor}.{name}" + ("" if arg is None else f"({arg!r})")
-
-
-def as_program(events: list[Event], faults: frozenset[str], cfg: Config) -> str:
-    """A short program that replays a counterexample, to paste into a test."""
-    judged = "MonitorSet(readings=cfg.reading_map(), variant=cfg.variant)"
-    lines = [
-        "from simulator.peers.config import Config",
-        "from simulator.peers.schedulers import replay_events",
-        "from properties.engine import MonitorSet",
-        *(["from properties.variants import from_json"] if cfg.variant is not None else []),
-        "",
-        _cfg_line(cfg),
-        "events = [",
-        *(f"    {ev!r}," for ev in events),
-        "]",
-        f"run = replay_events(events, cfg, frozenset({sorted(faults)!r}), "
-        f"{judged if cfg.readings or cfg.variant else 'MonitorSet()'})",
-        "assert run.findings, 'expected the counterexample to reproduce'",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _cfg_line(cfg: Config) -> str:
-    """``cfg = Config(...)`` with features in sorted order, so the text is the same in every process."""
-    if cfg == DEFAULT:
-        return "cfg = Config()"
-    kwargs = _cfg_kwargs(cfg)
-    feats = kwargs.pop("features", None)
-    variant = kwargs.pop("variant", None)
-    args = [f"{k}={v!r}" for k, v in kwargs.items()]
-    if variant is not None:
-        args.append(f"variant=from_json({variant!r})")
-    if feats is not None:
-        args.append(f"features=frozenset({sorted(feats)!r})")
-    return f"cfg = Config({', '.join(args)})"
-
-
-def _cfg_kwargs(cfg: Config) -> dict[str, Any]:
-    data = {
-        k: v
-        for k, v in cfg.to_json().items()
-        if getattr(DEFAULT, k) != (frozenset(v) if k == "features" else v)
-    }
-    return data

@@ -42,8 +42,9 @@ from collections.abc import Iterable
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from model.clientview import ClientView
 from model.core import ProtocolViolation
-from properties.clientview import CLIENT_FAULTS, ClientView
+from properties.clientview import CLIENT_FAULTS
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from simulator.peers import wire

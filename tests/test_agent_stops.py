@@ -1,0 +1,105 @@
+"""Freedoms the simulated Agent takes so that a conforming run can send what a seeded bug's run
+sends (issue 31, the decidability report's gap notes): stopping work that waits on the user,
+repeating the stop reason a resume's snapshot left out, failing without an error field while
+the session closes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from properties.engine import MonitorSet
+from simulator.peers.config import DEFAULT
+from simulator.peers.schedulers import scripted
+
+D = "deliver"
+START: list[Any] = [
+    ("client", "prompt", None),
+    D,
+    ("agent", "insert", 1),
+    ("agent", "start", None),
+    ("agent", "user_message", 1),
+    ("agent", "answer", 1),
+    D,
+]
+ASKED = [*START, ("agent", "tool_ask", None), D]
+STOPS = DEFAULT.with_(features=DEFAULT.features | {"stop"})
+
+
+def updates(run: Any, kind: str) -> list[dict[str, Any]]:
+    return [
+        m["params"]["update"]
+        for s, m in run.world.transcript
+        if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == kind
+    ]
+
+
+def test_work_waiting_on_a_permission_request_may_stop_on_its_own() -> None:
+    """The Agent may stop at any point: the call that waited is cancelled before the idle, its
+    request is no longer waited on, a late approval is ignored, and the checker accepts it all."""
+    assert not [e for e in scripted(ASKED, DEFAULT).world.enabled() if e[1] == "stop"]  # feature off
+    before = scripted(ASKED, STOPS)
+    assert ("agent", "end", "end_turn") not in before.world.enabled()  # blocked: nothing ends it
+    assert ("agent", "stop", "end_turn") in before.world.enabled()
+    script = [*ASKED, ("agent", "stop", "end_turn"), D, ("client", "allow", "perm_1"), D]
+    run = scripted(script, STOPS, frozenset(), MonitorSet())
+    tools = updates(run, "tool_call_update")
+    assert [t["status"] for t in tools] == ["pending", "cancelled"]
+    assert updates(run, "state_update")[-1] == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "end_turn",
+    }
+    assert run.world.agent.perms["perm_1"][0] == "selected"  # answered late, after the work ended
+    assert run.world.agent.tools["tc_1"][0] == "cancelled"  # and not run
+    assert not [f for f in run.findings if f.kind == "rule"]
+
+
+def test_a_call_refused_may_be_cancelled_by_stopping_the_work() -> None:
+    script = [*ASKED, ("client", "deny", "perm_1"), D]
+    run = scripted(script, STOPS)
+    assert ("agent", "stop", "end_turn") in run.world.enabled()
+    allowed = scripted([*ASKED, ("client", "allow", "perm_1"), D], STOPS)
+    assert not [e for e in allowed.world.enabled() if e[1] == "stop"]  # an approved call runs
+
+
+def test_the_stop_reason_a_resume_left_out_may_be_repeated_once() -> None:
+    ended = [*START, ("agent", "end", "end_turn"), D]
+    idle = scripted(ended, DEFAULT)
+    assert ("agent", "restate_idle", "end_turn") not in idle.world.enabled()
+    resumed = [*ended, ("client", "resume", True), D, ("agent", "replay", None), D]
+    run = scripted(resumed, DEFAULT)
+    assert updates(run, "state_update")[-1].get("stopReason") is None  # the snapshot left it out
+    assert ("agent", "restate_idle", "end_turn") in run.world.enabled()
+    again = scripted([*resumed, ("agent", "restate_idle", "end_turn"), D], DEFAULT, frozenset(), MonitorSet())
+    assert updates(again, "state_update")[-1]["stopReason"] == "end_turn"
+    assert not [e for e in again.world.enabled() if e[1] == "restate_idle"]  # once per run
+    assert not [f for f in again.findings if f.kind == "rule"]
+
+
+def test_work_may_fail_without_an_error_field_while_the_session_closes() -> None:
+    """The close came while unknown was reported: the work may have failed on its own before."""
+    cfg = DEFAULT.with_(features=DEFAULT.features | {"bare_error"})
+    observed = scripted([*START, ("client", "close", None), D], cfg)
+    assert ("agent", "end", "error") not in observed.world.enabled()  # the close confirms its end
+    run = scripted([*START, ("agent", "lose", None), D, ("client", "close", None), D], cfg)
+    assert run.world.agent.session == "closing" and ("agent", "end", "error") in run.world.enabled()
+    assert ("agent", "end_bare_error", None) in run.world.enabled()
+
+
+def test_work_of_its_own_may_start_unseen_while_unknown_is_reported() -> None:
+    """Unknown is a loss of observability: the Agent's own work may start without running being
+    reported, and end with its idle; the checker accepts it. Its own user message is then not
+    offered (model.between own_user_message: the wire never showed its work start)."""
+    cfg = DEFAULT.with_(features=DEFAULT.features | {"goal", "unseen"}, readings={})
+    shown = scripted([("agent", "lose", None), D], cfg)
+    assert ("agent", "start_goal", "unseen") in shown.world.enabled()
+    assert ("agent", "start_goal", "unseen") not in scripted([], cfg).world.enabled()  # idle is seen
+    script = [("agent", "lose", None), D, ("agent", "start_goal", "unseen"), D]
+    started = scripted(script, cfg)
+    assert started.world.agent.real == "running" and started.world.agent.reported == "unknown"
+    assert not [e for e in started.world.enabled() if e[1] == "synthetic_user"]
+    seen = scripted([("agent", "lose", None), D, ("agent", "start_goal", None), D], cfg)
+    assert ("agent", "synthetic_user", None) in seen.world.enabled()  # its start was reported
+    run = scripted([*script, ("agent", "end", "end_turn"), D], cfg, frozenset(), MonitorSet())
+    assert [u["state"] for u in updates(run, "state_update")][-2:] == ["unknown", "idle"]
+    assert not [f for f in run.findings if f.kind == "rule"]
