@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from model import between as bw
 from properties.engine import MonitorSet
-from tests.wire_dsl import Line, answer, cancel, close, ok, prompt, resume, state, user
+from tests.wire_dsl import Line, answer, cancel, close, ok, prompt, resume, state, tool, user
 
 _ERROR = {"code": -32603, "message": "model request failed"}
 
@@ -58,3 +58,17 @@ def test_work_reported_active_at_a_successful_close_response_is_never_idled() ->
     lines = [*_CANCELLED[:4], state("unknown"), close(2), state("running"), ok(2)]
     assert _found(lines) == [(owed, 8, "rule")]
     assert _found([*lines[:-1], state("idle", stop="cancelled"), ok(2)], quiescent=True) == []
+
+
+def test_a_pending_call_left_at_an_error_idle_does_not_carry_on_when_it_runs_later() -> None:
+    """seed 84 of error-with-live-tools: tc_1 pending at the error idle, no list ever names it,
+    then it runs and completes in the next work. Only an in_progress call may carry on."""
+    assert not bw.SPEC.may_carry_on("pending", "error", False, "background", past_error=True)
+    assert bw.SPEC.may_carry_on("in_progress", "error", False, "background", past_error=True)
+    first = [prompt(1), state("running"), user("u1"), answer(1, "u1")]
+    failed = [*first, tool("t1", "pending"), state("idle", stop="error", error=_ERROR)]
+    later = [tool("t1", "in_progress"), tool("t1", "completed")]
+    assert _found([*failed, *later], quiescent=True) == [("FAIL-04", 6, "rule")]
+    assert _found([*failed, *later], quiescent=False) == [("FAIL-04", 6, "open")]  # a list may name it
+    running = [*first, tool("t1", "in_progress"), state("idle", stop="error", error=_ERROR)]
+    assert _found([*running, tool("t1", "completed")], quiescent=True) == []  # it carried on
