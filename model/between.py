@@ -150,8 +150,10 @@ OWN_USER_MESSAGE: Final = Between(
     "a live user message is reported while no session/prompt of its session waits for its answer "
     "(under the reading unaccounted-user-message=agent-initiated)",
     "it may be the Agent's own insertion only for foreground work the Agent started itself while "
-    "no prompt waited for insertion and no inserted prompt awaited its work: reported during that "
-    "work, or outside work when that work is reported starting next; "
+    "no prompt waited for insertion and no inserted prompt awaited its work (an idle after unknown "
+    "or an unrecognized state may end work that started unseen, so no inserted prompt awaits its "
+    "work after it): reported during that work, or outside work when that work is reported "
+    "starting next; "
     "anywhere else it is a report no submission accounts for (REJ-02 after a rejection, else "
     "ACC-06; SDM-05 in a session without prompts)",
     ("prompt", "foreground", "entity"),
@@ -726,6 +728,16 @@ class Rules:
         that prompt's hook work, "running ... may precede insertion") and no inserted prompt
         still awaited its work."""
         return not waited_uninserted and not inserted_awaiting_work
+
+    @staticmethod
+    def awaits_work_after_idle(awaited: bool, after_unobserved: bool) -> bool:
+        """``own_user_message``: whether an inserted prompt that awaited its work (``awaited``)
+        still awaits it after an idle, not a resume snapshot, that follows unknown or an
+        unrecognized state (``after_unobserved``). Its work may have started and ended while the
+        state was unobservable ("a later current-state snapshot restores a known state without
+        implying that work started or ended while it was unobservable": State transitions), so
+        that idle may end it: work reported starting after it need not be that prompt's."""
+        return awaited and not after_unobserved
 
     @staticmethod
     def oldest_waiting(waiting: Iterable[object]) -> object | None:
