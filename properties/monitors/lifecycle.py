@@ -72,10 +72,12 @@ or idle without any is a breach, judged at that state; one still open at the end
 obligation (a breach at quiescence). A stretch cut by unknown or a custom state is not judged.
 
 Closing a session cancels its foreground work: a successful ``session/close`` response sent while
-the work it cancelled was never ended with idle breaks ``model.between`` cancelled_work_ends
-(CANCEL-11; nothing can follow for a closed session); so does an idle resume snapshot before
-that idle (``Rules.snapshot_leaves_cancel``: the snapshot shows the work over without being its
-completion, and no later idle can be).
+work is still reported active breaks the rule ``Rules.close_leaves_work`` names (nothing can
+follow for a closed session): ``model.between`` cancelled_work_ends (CANCEL-11) for work the
+close or an earlier cancel reached while it was reported active, else idle_ends_work (work
+reported active again after an unknown the close came in). An idle resume snapshot sent before
+the idle confirming a cancellation breaks cancelled_work_ends too (``Rules.snapshot_leaves_cancel``:
+the snapshot shows the work over without being its completion, and no later idle can be).
 
 *Eventually*: a session left running or requires_action (the foreground table's obligation,
 ``model.between`` idle_ends_work: FG-05 and its restatements; cancelled_work_ends when a
@@ -144,6 +146,7 @@ _CUSTOM_STATES = fgm.SPEC.guard_rules["custom_states"]
 _END_STOP_KEY = rule_group(*_END_STOP)
 _END_GROUPS_KEY = rule_group(*_END_GROUPS)
 _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
+_IDLE_GROUP_KEY = rule_group(*_IDLE_GROUP)
 
 
 class _Session:
@@ -655,7 +658,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             else self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line), owed)
         )
         if rule is not None:
-            self._gx[_CANCEL_GROUP_KEY if rule == _CANCEL_ENDS else _END_GROUPS_KEY] += 1
+            self._gx[_CANCEL_GROUP_KEY if rule == _CANCEL_ENDS else _IDLE_GROUP_KEY] += 1
             cancelled = f" it cancelled (line {fs.cancel_line})" if fs.cancel_line else ""
             self.breach(
                 rule,
