@@ -81,7 +81,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
-from model import foreground, permission
+from model import foreground, permission, toolcall
 from model.core import ProtocolViolation
 from properties.monitor import Handler, Message, rule_group
 
@@ -406,8 +406,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         # a later status change shows it carried on past the idle only where
                         # it may (an error idle: model.between may_carry_on; a cancelled one:
                         # background work announced before its first list)
+                        # (a status the Client does not recognise reads as still in progress:
+                        # the tool-call table's custom_status row)
+                        state = status if status in toolcall.STATES else toolcall.IN_PROGRESS
                         carries = cancelled or self.between.may_carry_on(
-                            status, foreground.ERROR, False, self.reading(TOOL_UPDATES_AFTER_IDLE), True
+                            state, foreground.ERROR, False, self.reading(TOOL_UPDATES_AFTER_IDLE), True
                         )
                         self.suspects[(sid, tid)] = (line, owed, cancelled, carries)
         if fs.cancel_line:
