@@ -1,7 +1,8 @@
 """Freedoms the simulated Agent takes so that a conforming run can send what a seeded bug's run
 sends (issue 31, the decidability report's gap notes): stopping work that waits on the user,
 repeating the stop reason a resume's snapshot left out, failing without an error field while
-the session closes."""
+the session closes, work starting or ending unseen while unknown is reported (and a session/close
+then answered with the state still unknown)."""
 
 from __future__ import annotations
 
@@ -103,3 +104,53 @@ def test_work_of_its_own_may_start_unseen_while_unknown_is_reported() -> None:
     run = scripted([*script, ("agent", "end", "end_turn"), D], cfg, frozenset(), MonitorSet())
     assert [u["state"] for u in updates(run, "state_update")][-2:] == ["unknown", "idle"]
     assert not [f for f in run.findings if f.kind == "rule"]
+
+
+UNSEEN_END = DEFAULT.with_(features=DEFAULT.features | {"stop", "unseen_end"})
+
+
+def test_work_may_end_unseen_while_unknown_is_reported_and_the_close_be_answered_then() -> None:
+    """Unknown is a loss of observability, and a later snapshot "restores a known state without
+    implying that work started or ended while it was unobservable": work blocked on a permission
+    request may stop unseen while unknown is reported (its call cancelled, its request no longer
+    waited on, no idle sent), a session/close received then may be answered with the state still
+    unknown, and the resume's idle snapshot shows the work over; the checker accepts it all."""
+    lost = [*ASKED, ("agent", "lose", None), D, ("client", "close", None), D]
+    unseen = ("agent", "stop", ("end_turn", "unseen"))
+    assert unseen not in scripted(lost, STOPS).world.enabled()  # feature off
+    assert unseen in scripted(lost, UNSEEN_END).world.enabled()
+    # a cancel that reached the work while requires_action was reported owes the confirming idle
+    # (model.between snapshot_leaves_cancel): no unseen end, and no close response before it
+    cancelled = [*ASKED, ("client", "cancel", None), D, ("agent", "lose", None), D]
+    cancelled += [("client", "close", None), D]
+    covered = scripted(cancelled, UNSEEN_END)
+    assert ("agent", "end", "cancelled") in covered.world.enabled()  # the idle confirming it
+    assert not [e for e in covered.world.enabled() if e[1] == "close_response" or "unseen" in str(e[2])]
+    ended = scripted([*lost, unseen, D], UNSEEN_END)
+    agent = ended.world.agent
+    assert (agent.real, agent.reported, agent.last_stop) == ("idle", "unknown", "end_turn")
+    assert ("agent", "close_response", None) in ended.world.enabled()  # still unknown
+    assert ("agent", "close_response", None) not in scripted(lost, UNSEEN_END).world.enabled()
+    script = [*lost, unseen, D, ("agent", "close_response", None), D]
+    script += [("client", "allow", "perm_1"), D, ("client", "resume", False), D, ("agent", "resync", None), D]
+    run = scripted(script, UNSEEN_END, frozenset(), MonitorSet())
+    assert [t["status"] for t in updates(run, "tool_call_update")] == ["pending", "cancelled"]
+    states = [(u["state"], u.get("stopReason")) for u in updates(run, "state_update")]
+    assert states[-3:] == [("requires_action", None), ("unknown", None), ("idle", None)]
+    assert run.world.agent.tools["tc_1"][0] == "cancelled"  # the late approval is not used
+    assert not [f for f in run.findings if f.kind == "rule"]
+    assert ("agent", "restate_idle", "end_turn") in run.world.enabled()  # the snapshot left it out
+
+
+def test_work_started_after_an_unseen_end_reads_as_restored_and_sends_no_own_user_message() -> None:
+    """After work ended unseen, running reported next reads as the unknown restored (the same
+    work, for all the wire shows): the Agent's own work then sends no user message of its own
+    (model.between own_user_message, as for work started unseen)."""
+    cfg = DEFAULT.with_(features=DEFAULT.features | {"goal", "unseen_end"})
+    script = [*START, ("agent", "lose", None), D, ("agent", "end", ("end_turn", "unseen")), D]
+    script += [("agent", "start_goal", None), D]
+    run = scripted(script, cfg)
+    assert run.world.agent.real == run.world.agent.reported == "running"
+    assert not [e for e in run.world.enabled() if e[1] == "synthetic_user"]
+    shown = scripted([*START, ("agent", "end", "end_turn"), D, ("agent", "start_goal", None), D], cfg)
+    assert ("agent", "synthetic_user", None) in shown.world.enabled()  # its start was seen

@@ -226,12 +226,14 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "closes",
-        "close hold resume",
+        "close hold resume unknown unseen_end",
         "session/close sent again while the session is closing, or once it is closed; a resume "
-        "replaying more than one update",
+        "replaying more than one update; work ending unseen while unknown is reported, and the "
+        "close then answered with the state still unknown",
         cancels=0,
         closes=2,
         outputs=1,
+        losses=1,
         capacity=2,
     ),
     _slice(

@@ -169,6 +169,17 @@ def _unapproved(tool: tuple[Any, ...]) -> bool:
     )
 
 
+UNSEEN = "unseen"
+"""The mark of an ``end`` or ``stop`` move made unobserved: its argument is ``(reason, UNSEEN)``
+(``Agent._ends_unseen``): the updates the work owes are sent, the state reported stays as it is
+(no idle; the stop reason is the last one, which a later idle may restate)."""
+
+
+def _seen(arg: Any) -> tuple[Any, bool]:
+    """The stop reason of an ``end`` or ``stop`` move, and whether its idle is sent (``UNSEEN``)."""
+    return (arg[0], False) if isinstance(arg, tuple) and arg[1:] == (UNSEEN,) else (arg, True)
+
+
 def _put(table: dict[Any, tuple[Any, ...]], key: Any, i: int, value: Any) -> None:
     """Set field ``i`` of the record ``table[key]`` (records are tuples, so copies of the Agent
     share them and its snapshot holds them as they are)."""
@@ -509,6 +520,8 @@ class Agent:
     def _report(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
         if "unstated" in self.extras:  # a state reported since the resume's snapshot
             self.extras = self.extras - {"unstated"}
+        if state == fgm.IDLE:  # the end of work that ended unseen is shown (``_ends_unseen``)
+            self.extras = self.extras - {"ended_unseen"}
         trig = fgm.trigger_for(self.reported, state)
         if trig is not None:
             self.reported = self.specs["foreground"].fire(self.reported, trig)
@@ -737,7 +750,7 @@ class Agent:
         # its work), not a rule: only the prompts' answers are ACC-13's (the prompt table)
         if (
             not active
-            and self.reported == fgm.IDLE
+            and self._closes_as_reported()
             and "closed" in self._can("session", self.session)
             and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.order)
             and (
@@ -763,6 +776,9 @@ class Agent:
                         add(("agent", "start_blocked", None))
         else:
             self._active_events(add, doing)
+            if self._ends_unseen():  # each end offered, also unobserved
+                for e in [e for e in ev if e[:2] in (("agent", "end"), ("agent", "stop"))]:
+                    add((*e[:2], (e[2], UNSEEN)))
             self._declined_events(add)
         self._background_events(add, active)
         if "compaction" in features and self.session in ("open", "closing"):
@@ -1141,13 +1157,47 @@ class Agent:
         if "fail" in self.cfg.features:
             add(("agent", "stop", fgm.ERROR))
 
-    def _do_stop(self, reason: str) -> list[Msg]:
+    def _do_stop(self, reason: Any) -> list[Msg]:
+        reason, seen = _seen(reason)
         out: list[Msg] = []
         for tid, t in self.tools.items():
             if _unapproved(t):
                 _put(self.tools, tid, 0, self._fire("tool_call", t[0], "cancel"))
                 out.append(wire.tool_call(self.sid, tid, tcm.CANCELLED))
-        return out + self._settle_end(reason)
+        return out + self._settle_end(reason, seen=seen)
+
+    def _ends_unseen(self) -> bool:
+        """Feature ``unseen_end``: while the state reported owes no idle (the foreground table's
+        ``eventually``: unknown, an unrecognized state; not idle, where no work is shown to hide),
+        the work may end unobserved: unknown is an "actual loss of observability" (Session
+        states), and "a later current-state snapshot restores a known state without implying
+        that work started or ended while it was unobservable" (Initial state and
+        synchronization). It settles what the work owes as its idle would (``_settle_end``), but
+        reports nothing for the end itself; not work a session/cancel or session/close reached
+        while it was reported active, whose confirming idle no later message could stand in for
+        (``model.between`` snapshot_leaves_cancel, asked of the resume snapshot that would
+        follow)."""
+        if "unseen_end" not in self.cfg.features or self.reported == fgm.IDLE:
+            return False
+        if self.specs["foreground"].eventually.get(self.reported) is not None:
+            return False
+        pending = self.cancelling and "unobserved" not in self.extras
+        return not self.between.snapshot_leaves_cancel(pending, resume_snapshot=True)
+
+    def _closes_as_reported(self) -> bool:
+        """Whether the session/close response may come with the state reported now (the work
+        really over, ``enabled``): idle; with feature ``unseen_end``, any state that
+        ``model.between`` close_leaves_work lets a close response leave (unknown, an unrecognized
+        state: the work ended unseen, ``_ends_unseen``), as the foreground table's obligation on
+        it says (``eventually``)."""
+        if self.reported == fgm.IDLE:
+            return True
+        if "unseen_end" not in self.cfg.features:
+            return False
+        owed = self.specs["foreground"].eventually.get(self.reported)
+        pending = self.cancelling and "unobserved" not in self.extras
+        active = self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION)
+        return owed is None or self.between.close_leaves_work(active, pending, owed) is None
 
     def _uninserted(self) -> bool:
         """A prompt waits unanswered and uninserted (``own_user_message``: work started then is
@@ -1636,6 +1686,8 @@ class Agent:
         if unseen is not None:  # not observed: the state reported stays as it is (``_unseen``)
             self.extras = self.extras | {"unseen"}
             return []
+        if "ended_unseen" in self.extras:  # running after the unknown reads as restored, no start
+            self.extras = self.extras | {"unseen"}
         return [self._report(fgm.RUNNING)]
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
@@ -1888,8 +1940,9 @@ class Agent:
         content = [{"type": "content", "content": wire.text("done")}]
         return [wire.tool_call(self.sid, tid, "completed", content=content)]
 
-    def _do_end(self, reason: str) -> list[Msg]:
-        return self._settle_end(reason)
+    def _do_end(self, reason: Any) -> list[Msg]:
+        reason, seen = _seen(reason)
+        return self._settle_end(reason, seen=seen)
 
     def _may_carry_past_error(self) -> bool:
         """``tool-updates-after-idle=background``: an in_progress tool call of the failing work may
@@ -1905,13 +1958,14 @@ class Agent:
         """The error idle, an in_progress tool call carrying on past it (``_may_carry_past_error``)."""
         return self._settle_end(fgm.ERROR, carry_past_error=True)
 
-    def _settle_end(self, reason: str, carry_past_error: bool = False) -> list[Msg]:
+    def _settle_end(self, reason: str, carry_past_error: bool = False, seen: bool = True) -> list[Msg]:
         """End foreground work as ``model.between`` says what it owes and takes with it: its live
         tool calls get a final status before the idle (CANCELLED_TOOLS_FINAL, UPDATES_BEFORE_IDLE;
         ``may_carry_on``: one may carry on after it; past an error idle only in the move that
         chooses it, ``carry_past_error``), the Agent stops waiting on the permission requests of
         the work it ends (``ends_with_work``, CANCELLED_PERMISSIONS: the permission table's
-        abandon) and stops the listed work a cancel covers (CANCEL_COVERS), then idles."""
+        abandon) and stops the listed work a cancel covers (CANCEL_COVERS), then idles (not
+        ``seen``: the work ends unobserved, the state reported stays as it is, ``_ends_unseen``)."""
         out: list[Msg] = []
         confirms = reason in self.between.confirming_reasons()
         final = "cancelled" if confirms else "failed"
@@ -1975,7 +2029,10 @@ class Agent:
             "unseen",
         }  # (BLOCKED_ON_USER: a new stretch of asking)
         self.last_stop = reason
-        out.append(self._report(fgm.IDLE, reason, err))
+        if seen:
+            out.append(self._report(fgm.IDLE, reason, err))
+        else:  # work started next is shown as running after the unknown: no start (``_do_start``)
+            self.extras = self.extras | {"ended_unseen"}
         self.ended_output = self.cur_msg or "msg_a_late"
         self._after_end()
         return out
@@ -2258,6 +2315,8 @@ class Agent:
             out.append(self._state(self.real, stop))
         self.session = session.fire(synced, "resumed")
         self.reported = self.real
+        if self.real == fgm.IDLE:  # the snapshot shows the end of work that ended unseen
+            self.extras = self.extras - {"ended_unseen"}
         out.append(wire.result(rid, {}))
         return out
 

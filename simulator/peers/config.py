@@ -60,6 +60,7 @@ FEATURES = (
     "correct",  # a finished tool call's outcome corrected to another final status (final-status-change)
     "stop",  # work waiting on the user (or refused) stops on its own, its unapproved tool calls cancelled
     "unseen",  # own work starts unreported while the state reported is unknown or unrecognized
+    "unseen_end",  # work ends unreported while unknown is reported; a session/close answered then
 )
 OFF_BY_DEFAULT: tuple[str, ...] = (
     "perm_error",
@@ -76,17 +77,20 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "correct",
     "stop",
     "unseen",
+    "unseen_end",
 )
-"""Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them
-on: ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``), so that seeded
-walks, the served Agent and the seeded bugs' runs make the choices they made before these were
-modelled (a walk with every feature would also spend its steps closing and resuming); also a
-hook's -32600 refusal during active work, which the default reading busy-refusal allows and the
-prompt monitor suspects (a warning), a finished tool call's outcome corrected
-(final-status-change), and work that waits on the user stopping on its own (``stop``: taken in
-the ``answers`` slice, and by the conforming twins of ``simulator.analysis.decidability``), and
-work of its own starting while unknown is reported without running being reported (``unseen``:
-taken in the ``own_work`` slice).
+"""Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them on:
+``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``, ``closes``),
+so that seeded walks, the served Agent and the seeded bugs' runs make the choices they made before
+these were modelled (a walk with every feature would also spend its steps closing and resuming);
+also a hook's -32600 refusal during active work, which the default reading busy-refusal allows and
+the prompt monitor suspects (a warning), a finished tool call's outcome corrected
+(final-status-change), and work that waits on the user stopping on its own (``stop``: taken in the
+``answers`` slice, and by the conforming twins of ``simulator.analysis.decidability``), and work of
+its own starting while unknown is reported without running being reported (``unseen``: taken in the
+``own_work`` slice), and work ending unobserved while unknown is reported, a session/close then
+answered with the state still unknown (``unseen_end``: taken in the ``closes`` slice, and by the
+conforming twins).
 (Refusing a prompt after a ``$/cancel_request`` for it is the reading
 ``rejected-after-cancel-request``.)"""
 
