@@ -29,22 +29,23 @@ flagged so, the note says a complete transcript proves them, instead of searchin
 messages for a gap.
 
 For ``partly`` and ``no`` a witness is searched: the shortest accepted breaking transcript (of
-those ``check --complete`` does not flag either, where there are any), and a
-run of the conforming peers (faults off, the same ``Config``) whose transcript is exactly the
-same messages. ``twin`` finds it by a bounded best-first search over the world's enabled moves:
-a move must record exactly the next lines of the target transcript; moves that record nothing (the
-hidden steps) are free when the breaking run made the same one at that point and cost one
-otherwise, so the twin differs from the breaking run in as few hidden steps as it can; states
-already tried at the same position are skipped, and the search gives up after
-``Bound.twin_nodes`` states. When none is found under the run's own ``Config``, the search is
-made once more with every feature on but those that shape the handshake both runs share
-(``twin_config``): the seeded bug's bounds sample its breaches, while a conforming peer may take
-any freedom of the model (a failure without an error field, a hook) to send the same messages.
-The witness keeps both runs' hidden steps: the breaking run's breach markers, and the steps
-(moves that put nothing on the wire) in which the two runs differ, with what the conforming run
-may still do at the end. No twin within the bound means the checker accepted a breach that no
-conforming run produces at that bound: a gap in the checker rather than in the spec, reported
-as such (``twin_found`` false).
+those ``check --complete`` does not flag either, where there are any), and a run of the conforming
+peers (faults off, the same ``Config``) whose transcript is the same messages, up to the values
+the spec leaves to the Agent (a custom state's name, the ID and text of a user message no response
+returns), renamed one to one throughout the run (``simulator.analysis.decidability_renaming``).
+``twin`` finds it by a bounded best-first search over the world's enabled moves: a move must
+record the next lines of the target transcript; moves that record nothing (the hidden steps) are
+free when the breaking run made the same one at that point and cost one otherwise, so the twin
+differs from the breaking run in as few hidden steps as it can; states already tried at the same
+position (and renaming) are skipped, and the search gives up after ``Bound.twin_nodes`` states.
+When none is found under the run's own ``Config``, the search is made once more with every feature
+on but those that shape the handshake both runs share (``twin_config``): the seeded bug's bounds
+sample its breaches, while a conforming peer may take any freedom of the model (a failure without
+an error field, a hook) to send the same messages. The witness keeps both runs' hidden steps: the
+breaking run's breach markers, and the steps (moves that put nothing on the wire) in which the two
+runs differ, with what the conforming run may still do at the end. No twin within the bound means
+the checker accepted a breach that no conforming run produces at that bound: a gap in the checker
+rather than in the spec, reported as such (``twin_found`` false).
 
 Readings and variants: ``decide`` judges under the readings it is given (the peers take their
 freedoms, the checker judges by them) and under the variant in force (a dropped rule is
@@ -76,6 +77,7 @@ from properties.readings import BY_NAME as READING_BY_NAME
 from properties.readings import READINGS, resolve
 from properties.variants import Variant
 from simulator.analysis import decidability_exhaustive
+from simulator.analysis.decidability_renaming import Comparison, Renaming
 from simulator.analysis.mutants import Mutant, standing_for
 from simulator.explore.bfs import SLICES
 from simulator.peers.config import (
@@ -476,24 +478,29 @@ def decide(
 def twin(
     target: list[Line], cfg: Config, budget: int, prefer: Collection[tuple[int, str]] = ()
 ) -> tuple[list[Event] | None, int]:
-    """A conforming run (no faults) whose transcript is exactly ``target``, and the states tried.
+    """A conforming run (no faults) whose transcript is ``target`` up to a renaming of the values
+    the Agent chooses freely (``decidability_renaming``), and the states tried.
     Best first: a move that records the next target lines costs nothing, a move that records
     nothing costs one unless ``prefer`` holds it at that position (the breaking run's own hidden
     moves), so the twin found differs from the breaking run in as few hidden steps as possible."""
     root = World(cfg, frozenset(), None, record=True)
-    if root.transcript != target[: len(root.transcript)]:
+    same = Comparison(target)
+    start = same.match(root.transcript, 0, ())
+    if start is None:
         return None, 0
     root.client.view = _Blind()  # type: ignore[assignment]  # the conforming client never reads it
     seen: set[Any] = set()
     tie = 0
-    heap: list[tuple[int, int, int, World, list[Event]]] = [(0, -len(root.transcript), tie, root, [])]
+    heap: list[tuple[int, int, int, World, list[Event], Renaming]] = [
+        (0, -len(root.transcript), tie, root, [], start)
+    ]
     nodes = 0
     while heap:
-        cost, _, _, world, events = heapq.heappop(heap)
+        cost, _, _, world, events, names = heapq.heappop(heap)
         pos = len(world.transcript)
         if pos == len(target):
             return events, nodes
-        key = (world.agent.snapshot(), world.client.snapshot(), _net(world), pos)
+        key = (world.agent.snapshot(), world.client.snapshot(), _net(world), pos, names)
         if key in seen:
             continue
         seen.add(key)
@@ -506,11 +513,12 @@ def twin(
             if child.broken is not None:
                 continue
             new = child.transcript[pos:]
-            if new != target[pos : pos + len(new)]:
+            renamed = same.match(new, pos, names)
+            if renamed is None:
                 continue
             step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
             tie += 1
-            heapq.heappush(heap, (cost + step, -len(child.transcript), tie, child, [*events, ev]))
+            heapq.heappush(heap, (cost + step, -len(child.transcript), tie, child, [*events, ev], renamed))
     return None, nodes
 
 
@@ -585,7 +593,8 @@ def witness(rule: str, run: Run, bound: Bound) -> Witness:
 
 
 def conforming_transcript(w: Witness) -> list[Line]:
-    """The conforming run's transcript (equal to the breaking one, by construction)."""
+    """The conforming run's transcript (the breaking one's messages, up to the renaming of the
+    values the Agent chooses freely: ``decidability_renaming``)."""
     assert w.conforming_events is not None
     world = World(w.conforming_cfg or w.breaking.cfg, frozenset(), None, record=True)
     for ev in w.conforming_events:
