@@ -527,11 +527,19 @@ HANDSHAKE_FEATURES = frozenset({"early_state", "elicitation", "future"})
 place): a twin keeps the breaking run's choice of them, or its first messages would differ."""
 
 
+TWIN_USES = ("futures", "losses", "notices", "usages")
+"""Bounds of the Agent's freedoms that only add a message of their own (a custom state, unknown,
+a notice, a usage update): the second search allows each at least once, as a twin matches every
+message it sends against the target at once, and so never wanders through them."""
+
+
 def twin_config(cfg: Config) -> Config:
-    """``cfg`` with every feature of the model on, but those of the handshake as ``cfg`` has them:
-    where the second search for a twin looks (``witness``)."""
+    """``cfg`` with every feature of the model on, but those of the handshake as ``cfg`` has them,
+    and each freedom of ``TWIN_USES`` allowed at least once: where the second search for a twin
+    looks (``witness``)."""
     shaped = cfg.features & HANDSHAKE_FEATURES
-    return cfg.with_(features=(frozenset(FEATURES) - HANDSHAKE_FEATURES) | shaped)
+    uses = {name: max(getattr(cfg, name), 1) for name in TWIN_USES}
+    return cfg.with_(features=(frozenset(FEATURES) - HANDSHAKE_FEATURES) | shaped, **uses)
 
 
 class _Blind:

@@ -112,7 +112,8 @@ FUTURE_STOP = "handed_off"
 """A stop reason of a future ACP version the Agent may use under
 ``future-stop-reason=may-be-future`` (feature ``custom_stop``)."""
 FUTURE_STATE = "_reviewing"
-"""The custom state the Agent may report when the Client advertised custom states (``future``)."""
+"""The custom state the Agent may report when the Client advertised custom states (``future``),
+or although it advertised none (``unadvertised``)."""
 CUSTOM_COMPACTION = "_deferred"
 """The custom compaction status the Agent may report (feature ``compaction``)."""
 """Seeded bugs that leave the reported state behind the work (their output shows it)."""
@@ -754,6 +755,8 @@ class Agent:
                 work = self._work_waiting()
                 if work or self.followup:
                     add(("agent", "start", None))
+                    if work and self._unseen_prompt():
+                        add(("agent", "start", "unseen"))
                     if (
                         work
                         and "start_blocked" in doing
@@ -795,7 +798,8 @@ class Agent:
         shown = doing if self.reported == self.real else self._can("foreground", self.reported, self.fg_ctx)
         if open_ and "unknown" in features and self.losses < cfg.losses and "lose" in shown:
             add(("agent", "lose", None))
-        future = open_ and "future" in features and self.futures < cfg.futures
+        custom = "future" in features or "unadvertised" in features
+        future = open_ and custom and self.futures < cfg.futures
         if future and "future_state" in shown:
             add(("agent", "future_state", None))
         if self.reported != self.real:  # reporting the real state again
@@ -1623,6 +1627,15 @@ class Agent:
         rule of this Agent)."""
         return "unseen" in self.cfg.features and self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED)
 
+    def _unseen_prompt(self) -> bool:
+        """Feature ``unadvertised``: while a custom state is reported, a prompt's work may start
+        without running being reported at once. Session states leaves custom states to the
+        Agent, advertised or not ("Unless the Client has advertised support for a custom or
+        future state, Agents MUST still report running ... where the state transitions require
+        them": still, beside them); the Client shows generic busy until a known state arrives,
+        and this Agent reports running later (``restore``) or the work's idle."""
+        return "unadvertised" in self.cfg.features and self.reported == fgm.UNRECOGNIZED
+
     def _do_start(self, unseen: str | None) -> list[Msg]:
         # started by the Agent itself (model.between OWN_USER_MESSAGE)
         initiated = self.followup and self.between.own_work(self._uninserted(), self._inserted_waiting())
@@ -2053,7 +2066,15 @@ class Agent:
         return msgs
 
     def _snapshot_now(self) -> Msg:
-        return self._state(self.reported if self.reported != fgm.UNKNOWN else fgm.UNKNOWN)
+        """A snapshot of the state reported, with the background list. Under a custom state (which
+        the table holds as ``unrecognized``) it names the custom state, or, where a prompt's work
+        started while it was shown (``_unseen_prompt``: running is owed), the real state: a
+        current-state snapshot restores a known state (State transitions)."""
+        if self.reported == fgm.UNRECOGNIZED:
+            if "unadvertised" in self.cfg.features:
+                return self._report(self.real)
+            return self._state(FUTURE_STATE)
+        return self._state(self.reported)
 
     def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:
         """A snapshot naming the item (an item not yet started only for a seeded bug that lists

@@ -60,6 +60,7 @@ FEATURES = (
     "correct",  # a finished tool call's outcome corrected to another final status (final-status-change)
     "stop",  # work waiting on the user (or refused) stops on its own, its unapproved tool calls cancelled
     "unseen",  # own work starts unreported while the state reported is unknown or unrecognized
+    "unadvertised",  # a custom state the Client did not advertise; a prompt's work starts under it
 )
 OFF_BY_DEFAULT: tuple[str, ...] = (
     "perm_error",
@@ -86,7 +87,9 @@ prompt monitor suspects (a warning), a finished tool call's outcome corrected
 (final-status-change), and work that waits on the user stopping on its own (``stop``: taken in
 the ``answers`` slice, and by the conforming twins of ``simulator.analysis.decidability``), and
 work of its own starting while unknown is reported without running being reported (``unseen``:
-taken in the ``own_work`` slice).
+taken in the ``own_work`` slice), and a custom state reported although the Client advertised none,
+with a prompt's work starting while it is shown and running reported later (``unadvertised``:
+taken only by the conforming twins).
 (Refusing a prompt after a ``$/cancel_request`` for it is the reading
 ``rejected-after-cancel-request``.)"""
 
