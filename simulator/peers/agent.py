@@ -2066,14 +2066,12 @@ class Agent:
         return msgs
 
     def _snapshot_now(self) -> Msg:
-        """A snapshot of the state reported, with the background list. Under a custom state (which
-        the table holds as ``unrecognized``) it names the custom state, or, where a prompt's work
-        started while it was shown (``_unseen_prompt``: running is owed), the real state: a
-        current-state snapshot restores a known state (State transitions)."""
-        if self.reported == fgm.UNRECOGNIZED:
-            if "unadvertised" in self.cfg.features:
-                return self._report(self.real)
-            return self._state(FUTURE_STATE)
+        """A snapshot of the state reported, with the background list. Under a custom state where
+        a prompt's work may have started while it was shown (``_unseen_prompt``: running is owed),
+        the real state instead: a current-state snapshot restores a known state (State
+        transitions)."""
+        if self.reported == fgm.UNRECOGNIZED and "unadvertised" in self.cfg.features:
+            return self._report(self.real)
         return self._state(self.reported)
 
     def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:

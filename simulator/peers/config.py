@@ -77,6 +77,7 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "correct",
     "stop",
     "unseen",
+    "unadvertised",
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them
 on: ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``), so that seeded
