@@ -479,7 +479,15 @@ def twin(
     target: list[Line], cfg: Config, budget: int, prefer: Collection[tuple[int, str]] = ()
 ) -> tuple[list[Event] | None, int]:
     """A conforming run (no faults) whose transcript is ``target`` up to a renaming of the values
-    the Agent chooses freely (``decidability_renaming``), and the states tried.
+    the Agent chooses freely (``decidability_renaming``) and up to the Client's messages in
+    flight, and the states tried.
+
+    A world records a Client message when the Agent receives it; a transcript recorded between
+    the peers may show it as soon as the Client sent it, before Agent messages sent while it was
+    still on its way. So a target Client line may be passed over while the twin's Client has
+    sent that message and it waits, in order, in the twin's network (``owed``); the twin records
+    it later, when its Agent receives it.
+
     Best first: a move that records the next target lines costs nothing, a move that records
     nothing costs one unless ``prefer`` holds it at that position (the breaking run's own hidden
     moves), so the twin found differs from the breaking run in as few hidden steps as possible."""
@@ -491,34 +499,51 @@ def twin(
     root.client.view = _Blind()  # type: ignore[assignment]  # the conforming client never reads it
     seen: set[Any] = set()
     tie = 0
-    heap: list[tuple[int, int, int, World, list[Event], Renaming]] = [
-        (0, -len(root.transcript), tie, root, [], start)
-    ]
+    # (cost, -position, tie, world, events, renaming, target position, owed Client lines)
+    Node = tuple[int, int, int, World, list[Event], Renaming, int, tuple[int, ...]]
+    first = len(root.transcript)
+    heap: list[Node] = [(0, -first, tie, root, [], start, first, ())]
     nodes = 0
     while heap:
-        cost, _, _, world, events, names = heapq.heappop(heap)
-        pos = len(world.transcript)
-        if pos == len(target):
+        cost, _, _, world, events, names, pos, owed = heapq.heappop(heap)
+        if pos == len(target) and not owed:
             return events, nodes
-        key = (world.agent.snapshot(), world.client.snapshot(), _net(world), pos, names)
+        key = (world.agent.snapshot(), world.client.snapshot(), _net(world), pos, names, owed)
         if key in seen:
             continue
         seen.add(key)
         nodes += 1
         if nodes > budget:
             return None, nodes
+        flying = world.net.to_agent
+        if (
+            pos < len(target)
+            and target[pos][0] == "client"
+            and len(flying) > len(owed)
+            and flying[len(owed)] == target[pos][1]
+        ):  # the Client's message in flight, shown before the Agent receives it
+            tie += 1
+            heapq.heappush(heap, (cost, -(pos + 1), tie, world, events, names, pos + 1, (*owed, pos)))
+        done = len(world.transcript)
         for ev in world.enabled():
             child = world.clone()
             child.step(ev)
             if child.broken is not None:
                 continue
-            new = child.transcript[pos:]
-            renamed = same.match(new, pos, names)
-            if renamed is None:
-                continue
-            step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
-            tie += 1
-            heapq.heappush(heap, (cost + step, -len(child.transcript), tie, child, [*events, ev], renamed))
+            new = child.transcript[done:]
+            at, renamed, still = pos, names, owed
+            for line in new:
+                if still and line == target[still[0]]:
+                    still = still[1:]
+                    continue
+                got = same.match([line], at, renamed)
+                if got is None:
+                    break
+                at, renamed = at + 1, got
+            else:
+                step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
+                tie += 1
+                heapq.heappush(heap, (cost + step, -at, tie, child, [*events, ev], renamed, at, still))
     return None, nodes
 
 

@@ -720,6 +720,8 @@ class Agent:
                 add(("agent", "close_response", None))
             self._closed_out_events(add)
             return ev
+        if "announced" in self.extras:  # its own user message sent: its own work starts next
+            return [("agent", "start_goal", None)] if self._may_start_goal() else []
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
         features = cfg.features
@@ -1378,17 +1380,12 @@ class Agent:
                 add(("agent", "end_bare_error", "stop"))
         if not self._open():
             return
-        if (
-            not active
-            and "goal" in features
-            and "goal" not in self.extras
-            and "start" in self._can("foreground", self.real, self.fg_ctx)
-            and self._oldest_waiting() is None
-            and not self._inserted_waiting()
-        ):
+        if not active and "goal" in features and self._may_start_goal():
             add(("agent", "start_goal", None))
             if self._unseen():
                 add(("agent", "start_goal", "unseen"))
+            if self._may_announce():
+                add(("agent", "announce", None))
         if "commands" in features and "commands" not in self.extras:
             add(("agent", "commands", None))
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
@@ -1407,8 +1404,37 @@ class Agent:
         out[0]["params"]["update"]["exitStatus"] = {"signal": "SIGTERM"}
         return out
 
+    def _may_start_goal(self) -> bool:
+        return (
+            "goal" not in self.extras
+            and "start" in self._can("foreground", self.real, self.fg_ctx)
+            and self._oldest_waiting() is None
+            and not self._inserted_waiting()
+        )
+
+    def _may_announce(self) -> bool:
+        """Feature ``announce``: before starting work of its own (``start_goal``) from idle, the
+        Agent reports its own user message for it, outside work, and then reports that work
+        starting next (model.between OWN_USER_MESSAGE: not yet known at the message, allowed
+        when the Agent's own work is reported starting next, which it then must)."""
+        return (
+            "announce" in self.cfg.features
+            and "synthetic" not in self.extras
+            and self.reported == fgm.IDLE
+            and self._reading("unaccounted-user-message", "agent-initiated")
+            and self.between.own_user_message("idle", False) is None
+        )
+
+    def _do_announce(self, _: Any) -> list[Msg]:
+        """Its own user message (once per run, like ``synthetic_user``), under an ID of its own
+        that takes no number from the message IDs of prompts (it mints IDs as it likes)."""
+        self.extras = self.extras | {"synthetic", "announced"}
+        msg = wire.message("user_message", self.sid, "msg_x_own", [wire.text("continue")])
+        self.history.append(msg)
+        return [msg]
+
     def _do_start_goal(self, unseen: str | None) -> list[Msg]:
-        self.extras = self.extras | {"goal"}
+        self.extras = (self.extras - {"announced"}) | {"goal"}
         self.followup = True  # work of its own, as after a background task finished
         return self._do_start(unseen)
 

@@ -61,6 +61,7 @@ FEATURES = (
     "stop",  # work waiting on the user (or refused) stops on its own, its unapproved tool calls cancelled
     "unseen",  # own work starts unreported while the state reported is unknown or unrecognized
     "unadvertised",  # a custom state the Client did not advertise; a prompt's work starts under it
+    "announce",  # the Agent's own user message at idle, its own work (goal) reported starting next
 )
 OFF_BY_DEFAULT: tuple[str, ...] = (
     "perm_error",
@@ -78,6 +79,7 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "stop",
     "unseen",
     "unadvertised",
+    "announce",
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them
 on: ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``), so that seeded
@@ -90,7 +92,8 @@ the ``answers`` slice, and by the conforming twins of ``simulator.analysis.decid
 work of its own starting while unknown is reported without running being reported (``unseen``:
 taken in the ``own_work`` slice), and a custom state reported although the Client advertised none,
 with a prompt's work starting while it is shown and running reported later (``unadvertised``:
-taken only by the conforming twins).
+taken only by the conforming twins), and the Agent's own user message at idle before its own
+work (``announce``: taken only by the conforming twins).
 (Refusing a prompt after a ``$/cancel_request`` for it is the reading
 ``rejected-after-cancel-request``.)"""
 
