@@ -32,7 +32,9 @@ For ``partly`` and ``no`` a witness is searched: the shortest accepted breaking 
 those ``check --complete`` does not flag either, where there are any), and a run of the conforming
 peers (faults off, the same ``Config``) whose transcript is the same messages, up to the values
 the spec leaves to the Agent (a custom state's name, the ID and text of a user message no response
-returns), renamed one to one throughout the run (``simulator.analysis.decidability_renaming``).
+returns), renamed one to one throughout the run (``simulator.analysis.decidability_renaming``),
+and up to the Client's messages in flight (a recorded transcript may show a Client message before
+Agent messages sent while the Agent had not yet read it; a world records it when the Agent does).
 ``twin`` finds it by a bounded best-first search over the world's enabled moves: a move must
 record the next lines of the target transcript; moves that record nothing (the hidden steps) are
 free when the breaking run made the same one at that point and cost one otherwise, so the twin
