@@ -62,9 +62,14 @@ def shorten(text: str, width: int = MESSAGE_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _where(report: FileReport, finding: Finding) -> str:
-    line = "end" if finding.line is None else str(finding.line)
-    return f"{report.path}:{line}"
+def _where(path: str, f: Finding) -> str:
+    """``PATH:LINE`` (``end`` for no line) and `` session SID`` when the finding names one."""
+    session = f" session {f.session}" if f.session is not None else ""
+    return f"{path}:{'end' if f.line is None else f.line}{session}"
+
+
+def _tag(f: Finding) -> str:
+    return f"suspected, {f.severity}" if f.kind == "suspect" else f.severity
 
 
 def _line_key(finding: Finding) -> tuple[int, int]:
@@ -98,9 +103,7 @@ def render_findings(report: FileReport) -> Iterator[str]:
         items = sorted(groups[rule], key=_line_key)
         yield f"  {rule} ({items[0].level}, {plural(len(items), 'finding')}): {_paraphrase(rule)}"
         for f in items:
-            session = f" session {f.session}" if f.session is not None else ""
-            tag = f"suspected, {f.severity}" if f.kind == "suspect" else f.severity
-            yield f"    {_where(report, f)}{session} [{tag}] {f.explanation}{_readings(report, f)}"
+            yield f"    {_where(report.path, f)} [{_tag(f)}] {f.explanation}{_readings(report, f)}"
             if f.message is not None:
                 yield f"      {shorten(_compact(f.message))}"
     if report.cut:
@@ -111,9 +114,7 @@ def render_findings(report: FileReport) -> Iterator[str]:
     if report.open:
         yield "  open at end of input (information only, not breaches):"
         for f in sorted(report.open, key=lambda f: (f.rule, *_line_key(f))):
-            session = f" session {f.session}" if f.session is not None else ""
-            why = f"{f.explanation}{_readings(report, f)}"
-            yield f"    {_where(report, f)}{session} {f.rule} ({f.level}): {why}"
+            yield f"    {_where(report.path, f)} {f.rule} ({f.level}): {f.explanation}{_readings(report, f)}"
 
 
 def summary_line(report: FileReport) -> str:
@@ -220,10 +221,7 @@ UNPARSED_NOTE = " (a line that is not JSON, recorded as unparsed)"
 
 def finding_text(path: str, f: Finding, unparsed: Sequence[int] = ()) -> str:
     """``PATH:LINE RULE (LEVEL) [severity] explanation``; a line recorded as ``unparsed`` says so."""
-    where = "end" if f.line is None else str(f.line)
-    session = f" session {f.session}" if f.session is not None else ""
-    tag = f"suspected, {f.severity}" if f.kind == "suspect" else f.severity
-    text = f"{path}:{where}{session} {f.rule} ({f.level}) [{tag}] {f.explanation}"
+    text = f"{_where(path, f)} {f.rule} ({f.level}) [{_tag(f)}] {f.explanation}"
     if f.kind == "input" and f.line in unparsed:
         text += UNPARSED_NOTE
     return text

@@ -157,7 +157,9 @@ def check_stream(
                 problem = schema.check(sender, msg, line)
                 if problem is not None:
                     keep([problem])
-            keep(monitor_set.feed(sender, msg, line))
+            new = monitor_set.feed(sender, msg, line)
+            if new:
+                keep(new)
         keep(monitor_set.finish(quiescent=False, complete=complete, last_line=last))
     report.exercised = Counter(monitor_set.exercised)
     report.variant = getattr(monitor_set, "variant", None)

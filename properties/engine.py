@@ -24,6 +24,11 @@ the message kinds it wants, and one table per kind is built once per list of mon
   answers (the set pairs them by JSON-RPC id per direction); the handler gets
   ``(sessionId of the request or None, request, line, response)``.
 
+A handler registered under the key ``*`` gets every message of its table, whatever the key
+(in monitor order with the others); in a response table it also gets each response that
+answers no request awaiting one (a second response, which the reader passes on), with the
+request None and the session None.
+
 So ``feed`` does one dictionary lookup per message and calls only the handlers registered for
 it, in monitor order. The tables are built once per list of monitor classes as (function,
 monitor index) pairs, so every set of those classes, clones included, shares them. A monitor
@@ -181,7 +186,7 @@ class MonitorSet:
             tables = _TABLES[order] = _Tables(self.monitors)
         self._tables = tables
         self._raw = tables.raw
-        self._use(tables.full)
+        self._use(tables.full, tables.any)
 
     # -- set-up --------------------------------------------------------------------------
     def get(self, cls: type[M]) -> M:
@@ -190,15 +195,16 @@ class MonitorSet:
         assert isinstance(found, cls)
         return found
 
-    def _use(self, tables: dict[str, Table]) -> None:
-        """Dispatch with these tables (shared with other sets: never changed in place)."""
-        self._upd = tables["update"]
-        self._creq = tables["client-request"]
-        self._areq = tables["agent-request"]
-        self._cnote = tables["client-notification"]
-        self._anote = tables["agent-notification"]
-        self._aresp = tables["agent-response"]
-        self._cresp = tables["client-response"]
+    def _use(self, tables: dict[str, Table], every: dict[str, Handlers | None]) -> None:
+        """Dispatch with these tables and ``*`` handlers (shared with other sets: never changed
+        in place)."""
+        self._upd, self._upd_any = tables["update"], every["update"]
+        self._creq, self._creq_any = tables["client-request"], every["client-request"]
+        self._areq, self._areq_any = tables["agent-request"], every["agent-request"]
+        self._cnote, self._cnote_any = tables["client-notification"], every["client-notification"]
+        self._anote, self._anote_any = tables["agent-notification"], every["agent-notification"]
+        self._aresp, self._aresp_any = tables["agent-response"], every["agent-response"]
+        self._cresp, self._cresp_any = tables["client-response"], every["client-response"]
 
     @property
     def exercised(self) -> Counter[str]:
@@ -254,7 +260,7 @@ class MonitorSet:
                 try:
                     params = msg["params"]
                     upd = params["update"]
-                    handlers = self._upd.get(upd["sessionUpdate"])
+                    handlers = self._upd.get(upd["sessionUpdate"], self._upd_any)
                     sid = params["sessionId"]
                 except (KeyError, TypeError, IndexError):
                     handlers = None  # malformed: the schema checker reports it
@@ -262,27 +268,28 @@ class MonitorSet:
                     mons = self.monitors
                     for func, index in handlers:
                         func(mons[index], sid, upd, line, msg)
-            return
+            if "id" not in msg:
+                return
+            # (an update sent with an id is a request too: its response is paired below)
         if method is None:  # a response: its handlers get the request it answers
             rid = msg.get("id")
             if type(rid) is not int and type(rid) is not str:
                 return
             if sender == "agent":
                 request = self.pending_client.pop(rid, None)
-                if request is None:
-                    return
-                handlers = self._aresp.get(request["method"])
+                table, handlers = self._aresp, self._aresp_any
             else:
                 request = self.pending_agent.pop(rid, None)
-                if request is None:
-                    return
-                handlers = self._cresp.get(request["method"])
+                table, handlers = self._cresp, self._cresp_any
+            sid = None
+            if request is not None:
+                handlers = table.get(request["method"], handlers)
+                params = request.get("params")
+                sid = params.get("sessionId") if type(params) is dict else None
+                if type(sid) is not str:
+                    sid = None
             if handlers is None:
                 return
-            params = request.get("params")
-            sid = params.get("sessionId") if type(params) is dict else None
-            if type(sid) is not str:
-                sid = None
             mons = self.monitors
             for func, index in handlers:
                 func(mons[index], sid, request, line, msg)
@@ -300,16 +307,16 @@ class MonitorSet:
                 rid = msg["id"]
                 if type(rid) is int or type(rid) is str:
                     self.pending_client[rid] = msg
-                handlers = self._creq.get(method)
+                handlers = self._creq.get(method, self._creq_any)
             else:
-                handlers = self._cnote.get(method)
+                handlers = self._cnote.get(method, self._cnote_any)
         elif "id" in msg:
             rid = msg["id"]
             if type(rid) is int or type(rid) is str:
                 self.pending_agent[rid] = msg
-            handlers = self._areq.get(method)
+            handlers = self._areq.get(method, self._areq_any)
         else:
-            handlers = self._anote.get(method)
+            handlers = self._anote.get(method, self._anote_any)
         if handlers is not None:
             mons = self.monitors
             for func, index in handlers:
@@ -380,8 +387,10 @@ class MonitorSet:
         )
 
 
-Table = dict[str, tuple[tuple[Callable[..., None], int], ...]]
-"""key -> ((handler function, monitor index), ...): one dispatch table."""
+Handlers = tuple[tuple[Callable[..., None], int], ...]
+"""((handler function, monitor index), ...), in monitor order."""
+Table = dict[str, Handlers]
+"""key -> its handlers: one dispatch table (the ``*`` handlers included under every key)."""
 
 
 class _Tables:
@@ -401,9 +410,13 @@ class _Tables:
                 if func is None or getattr(handler, "__self__", None) is not monitor:
                     raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
                 full[table].setdefault(key, []).append((func, index))
+        every = {name: table.pop("*", []) for name, table in full.items()}
         self.full: dict[str, Table] = {
-            name: {key: tuple(entries) for key, entries in table.items()} for name, table in full.items()
+            name: {key: _in_order(entries + every[name]) for key, entries in table.items()}
+            for name, table in full.items()
         }
+        self.any: dict[str, Handlers | None] = {name: _in_order(h) or None for name, h in every.items()}
+        """Per table, the ``*`` handlers (None: there are none): what a key no one named gets."""
         classes = [type(m) for m in monitors]
         needed = {dep for cls in classes for dep in cls.REQUIRES}
         self.required = tuple(i for i, cls in enumerate(classes) if cls in needed)
@@ -412,6 +425,11 @@ class _Tables:
         """The order ``clone`` copies monitors in: required ones first."""
         self.raw = tuple(raw)
         """Indices of the monitors that override ``on_message``."""
+
+
+def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
+    """Handlers in monitor order (a monitor's own in the order it listed them)."""
+    return tuple(sorted(entries, key=lambda entry: entry[1]))
 
 
 def pending_tag(rid: Any, request: Message) -> tuple[Any, Any, Any]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from model.core import MachineSpec
-from properties.findings import Finding
+from properties.findings import Finding, Kind
 
 if TYPE_CHECKING:
     from model.between import Rules
@@ -144,9 +144,14 @@ class Monitor:
         readings: tuple[str, ...] = (),
     ) -> None:
         """Report a breach; ``readings``: the readings its verdict depends on."""
-        self._owner.add(
-            Finding(rule, self._owner.level_of(rule), line, session, explanation, "rule", message, readings)
-        )
+        self._add("rule", rule, line, session, explanation, message, readings)
+
+    def _add(
+        self, kind: Kind, rule: str, line: int | None, session: str | None, explanation: str,
+        message: Any, readings: tuple[str, ...],
+    ) -> None:  # fmt: skip
+        level = self._owner.level_of(rule)
+        self._owner.add(Finding(rule, level, line, session, explanation, kind, message, readings))
 
     def suspect(
         self,
@@ -159,8 +164,7 @@ class Monitor:
     ) -> None:
         """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
         ``readings``: the readings that make it a suspect rather than a breach."""
-        level = self._owner.level_of(rule)
-        self._owner.add(Finding(rule, level, line, session, explanation, "suspect", message, readings))
+        self._add("suspect", rule, line, session, explanation, message, readings)
 
     def eventually(
         self,
@@ -189,18 +193,7 @@ class Monitor:
                 readings,
             )
         else:
-            self._owner.add(
-                Finding(
-                    rule,
-                    self._owner.level_of(rule),
-                    line,
-                    session,
-                    explanation + " (open at end of input)",
-                    "open",
-                    message,
-                    readings,
-                )
-            )
+            self._add("open", rule, line, session, explanation + " (open at end of input)", message, readings)
 
 
 _PLUMBING = ("_owner", "_ex", "_gx")

@@ -116,7 +116,7 @@ class Seen:
     """What the wire has shown of one session's observed entities."""
 
     __slots__ = (
-        "entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "refused", "states", "user_ids"
+        "entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "refused", "states"
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -137,8 +137,6 @@ class Seen:
         session/resume being answered."""
         self.prompts = 0
         """session/prompt requests of the session still unanswered (one may be inserted now)."""
-        self.user_ids: frozenset[str] = frozenset()
-        """messageIds of the user messages reported in the session so far."""
         self.fresh: frozenset[tuple[str, str]] = frozenset()
         """(machine name, entity key) of the entities first seen in the current resume window:
         their later updates there are live transitions, not replayed history."""
@@ -148,6 +146,12 @@ class Seen:
     def state_of(self, spec: MachineSpec, key: str) -> str:
         return self.states.get((spec.name, key), spec.initial)
 
+    def reported(self, key: str) -> bool:
+        """Whether an update or chunk of the entity ``key`` was fired before (the entity table
+        placed it, or refused its first move under a variant's rows)."""
+        where = (entity.SPEC.name, key)
+        return where in self.states or where in self.refused
+
     def copy(self) -> Seen:
         new = Seen()
         new.states = dict(self.states)
@@ -155,7 +159,6 @@ class Seen:
         new.refused = self.refused
         new.listed = self.listed
         new.handshake = self.handshake
-        new.user_ids = self.user_ids
         new.fresh = self.fresh
         new.prompts = self.prompts
         new.idle_snapshot = self.idle_snapshot
@@ -166,7 +169,6 @@ class Seen:
             frozenset(self.states.items()),
             self.listed,
             self.handshake,
-            self.user_ids,
             self.fresh,
             self.prompts,
             self.idle_snapshot,
@@ -280,14 +282,17 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
 
 
 def _user_message(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+    """A user message under an ID the session already reported (by a ``user_message`` or a
+    ``user_message_chunk``: the entity table placed it) is replayed history inside a resume
+    handshake. A chunk is no such evidence (the live stream of a message may go on across a
+    re-attachment), so only this variant is observed here."""
     mid = upd.get("messageId")
     if type(mid) is not str:
         return
-    if mid in seen.user_ids:
+    if seen.reported(f"user_message {mid}"):
         if seen.handshake is not None:
             yield session.SPEC, SESSION_KEY, "replay", _NO_CTX
         return
-    seen.user_ids = seen.user_ids | {mid}
     hs = seen.handshake
     if (
         hs is not None
@@ -336,21 +341,11 @@ def resume_answered(rid: Any, success: bool, seen: Seen) -> list[Observation]:
     return []
 
 
-def _user_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
-    """A chunk reports its user message too (recorded), but is no evidence of a replay: the
-    live stream of a message may go on across a re-attachment."""
-    mid = upd.get("messageId")
-    if type(mid) is str and mid not in seen.user_ids:
-        seen.user_ids = seen.user_ids | {mid}
-    return iter(())
-
-
 TOOL_CALL_UPDATE: Final = "tool_call_update"
 """The update variant a permission request's subject tool call is applied as."""
 
 UPDATES: dict[str, Observer] = {
     "user_message": _user_message,
-    "user_message_chunk": _user_chunk,
     TOOL_CALL_UPDATE: _tool_call,
     "tool_call_content_chunk": _tool_call_chunk,
     "terminal_update": _terminal,

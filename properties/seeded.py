@@ -514,113 +514,109 @@ _CLIENT_SENDS: tuple[Seeded, ...] = (
 )
 
 # -- the Client's view ----------------------------------------------------------------------------
-OMITTED_BACKGROUND_IS_EMPTY: Final = Seeded(
-    Misview("omitted-background-is-empty", "BG-08"), "treats an omitted background list as []"
+_CLIENT_VIEWS: list[Seeded] = []
+
+
+def _view(name: str, rule: str, does: str, runs: Walks = FOCUSED) -> Seeded:
+    """A faulty client view (``Misview``), added to the registry in the order written."""
+    seeded = Seeded(Misview(name, rule), does, runs)
+    _CLIENT_VIEWS.append(seeded)
+    return seeded
+
+
+OMITTED_BACKGROUND_IS_EMPTY: Final = _view(
+    "omitted-background-is-empty", "BG-08", "treats an omitted background list as []"
 )
-MOVE_ON_UPDATE: Final = Seeded(
-    Misview("move-on-update", "ENT-04"), "moves an entity to the end of the timeline on update"
+MOVE_ON_UPDATE: Final = _view(
+    "move-on-update", "ENT-04", "moves an entity to the end of the timeline on update"
 )
-DROP_UNSEEN_CHUNK: Final = Seeded(
-    Misview("drop-unseen-chunk", "ENT-03"), "drops a chunk for an ID it has not seen"
+DROP_UNSEEN_CHUNK: Final = _view("drop-unseen-chunk", "ENT-03", "drops a chunk for an ID it has not seen")
+KEY_BY_ID_ONLY: Final = _view(
+    "key-by-id-only", "ENT-02", "keys entities by ID alone", walks("thought", "chunks")
 )
-KEY_BY_ID_ONLY: Final = Seeded(
-    Misview("key-by-id-only", "ENT-02"), "keys entities by ID alone", walks("thought", "chunks")
+UNKNOWN_STATE_IS_IDLE: Final = _view(
+    "unknown-state-is-idle", "STATE-05", "treats unknown or unrecognized states as idle"
 )
-UNKNOWN_STATE_IS_IDLE: Final = Seeded(
-    Misview("unknown-state-is-idle", "STATE-05"), "treats unknown or unrecognized states as idle"
+REPEAT_IDLE_COUNTS: Final = _view(
+    "repeat-idle-counts", "TRANS-02", "counts every repeated idle as a completion"
 )
-REPEAT_IDLE_COUNTS: Final = Seeded(
-    Misview("repeat-idle-counts", "TRANS-02"), "counts every repeated idle as a completion"
-)
-RESPONSE_OVERWRITES_STATE: Final = Seeded(
-    Misview("response-overwrites-state", "SYNC-01"),
+RESPONSE_OVERWRITES_STATE: Final = _view(
+    "response-overwrites-state",
+    "SYNC-01",
     "takes a session/new or session/resume response as idle, overwriting a state already reported",
 )
-
-SYNTHESIZE_INCOMING: Final = Seeded(
-    Misview("synthesize-incoming", "SDM-03"),
+SYNTHESIZE_INCOMING: Final = _view(
+    "synthesize-incoming",
+    "SDM-03",
     "makes an incoming entry in the recipient's session from an outgoing session message",
 )
-LINK_BY_EQUAL_ID: Final = Seeded(
-    Misview("link-by-equal-id", "SDM-02"),
+LINK_BY_EQUAL_ID: Final = _view(
+    "link-by-equal-id",
+    "SDM-02",
     "links the outgoing and incoming views of a session message because their IDs are equal",
 )
-SILENT_TERMINAL_EXITED: Final = Seeded(
-    Misview("silent-terminal-exited", "BG-02"),
+SILENT_TERMINAL_EXITED: Final = _view(
+    "silent-terminal-exited",
+    "BG-02",
     "takes a live terminal that has sent no output as exited when the session goes idle",
     walks("terminal", "thought"),
 )
-UNREPORTED_BACKGROUND_ABANDONS: Final = Seeded(
-    Misview("unreported-background-abandons", "BG-16"),
+UNREPORTED_BACKGROUND_ABANDONS: Final = _view(
+    "unreported-background-abandons",
+    "BG-16",
     "treats unfinished work as abandoned at an idle whose background is not reported",
     walks("terminal", "bg_tool", "thought"),
 )
-IDLE_WAITS_FOR_ANSWER: Final = Seeded(
-    Misview("idle-waits-for-answer", "ACC-12"),
+IDLE_WAITS_FOR_ANSWER: Final = _view(
+    "idle-waits-for-answer",
+    "ACC-12",
     "holds an idle that arrives before a prompt's response back until that response",
 )
-RUNNING_MEANS_INSERTED: Final = Seeded(
-    Misview("running-means-inserted", "INS-01"),
+RUNNING_MEANS_INSERTED: Final = _view(
+    "running-means-inserted",
+    "INS-01",
     "takes a running report as the insertion of every prompt still unanswered",
 )
-REPLAY_INFERS_ACTIVITY: Final = Seeded(
-    Misview("replay-infers-activity", "SYNC-03"),
+REPLAY_INFERS_ACTIVITY: Final = _view(
+    "replay-infers-activity",
+    "SYNC-03",
     "shows running when content is replayed during a resume, before the snapshot",
 )
-LOCAL_ECHO: Final = Seeded(
-    Misview("local-echo", "ACC-08"),
-    "shows its own prompt as a user message of its own, never merged with the Agent's",
+LOCAL_ECHO: Final = _view(
+    "local-echo", "ACC-08", "shows its own prompt as a user message of its own, never merged with the Agent's"
 )
-ASSOCIATE_BY_ORDER: Final = Seeded(
-    Misview("associate-by-order", "ACC-10"),
+ASSOCIATE_BY_ORDER: Final = _view(
+    "associate-by-order",
+    "ACC-10",
     "ties a prompt to the first user message that arrives after it, not to the response's",
 )
-MESSAGE_CHUNK_REPLACES: Final = Seeded(
-    Misview("message-chunk-replaces", "MSGID-02"),
+MESSAGE_CHUNK_REPLACES: Final = _view(
+    "message-chunk-replaces",
+    "MSGID-02",
     "replaces an agent message's content with each chunk instead of appending it",
     walks("chunks", "thought"),
 )
-TOOL_CHUNK_REPLACES: Final = Seeded(
-    Misview("tool-chunk-replaces", "TOOL-06"),
+TOOL_CHUNK_REPLACES: Final = _view(
+    "tool-chunk-replaces",
+    "TOOL-06",
     "replaces a tool call's content with each content chunk instead of appending it",
     walks(plus=("pause",), tool_updates=2),
 )
-SUMMARY_CHUNK_REPLACES: Final = Seeded(
-    Misview("summary-chunk-replaces", "COMPACT-04"),
+SUMMARY_CHUNK_REPLACES: Final = _view(
+    "summary-chunk-replaces",
+    "COMPACT-04",
     "replaces a compaction's summary with each summary chunk instead of appending it",
 )
-UNKNOWN_KEEPS_ACTIVITY: Final = Seeded(
-    Misview("unknown-keeps-activity", "STATE-02"),
-    "keeps showing running or requires_action as live after the Agent reports unknown",
-)
-IDLE_NEEDS_KNOWN_REASON: Final = Seeded(
-    Misview("idle-needs-known-stop-reason", "STOP-02"),
+IDLE_NEEDS_KNOWN_REASON: Final = _view(
+    "idle-needs-known-stop-reason",
+    "STOP-02",
     "does not take an idle without a known stop reason as the end of the work",
     walks(plus=("custom_stop",)),
 )
-
-_CLIENT_VIEWS: tuple[Seeded, ...] = (
-    OMITTED_BACKGROUND_IS_EMPTY,
-    MOVE_ON_UPDATE,
-    DROP_UNSEEN_CHUNK,
-    KEY_BY_ID_ONLY,
-    UNKNOWN_STATE_IS_IDLE,
-    REPEAT_IDLE_COUNTS,
-    RESPONSE_OVERWRITES_STATE,
-    SYNTHESIZE_INCOMING,
-    LINK_BY_EQUAL_ID,
-    SILENT_TERMINAL_EXITED,
-    UNREPORTED_BACKGROUND_ABANDONS,
-    IDLE_WAITS_FOR_ANSWER,
-    RUNNING_MEANS_INSERTED,
-    REPLAY_INFERS_ACTIVITY,
-    LOCAL_ECHO,
-    ASSOCIATE_BY_ORDER,
-    MESSAGE_CHUNK_REPLACES,
-    TOOL_CHUNK_REPLACES,
-    SUMMARY_CHUNK_REPLACES,
-    IDLE_NEEDS_KNOWN_REASON,
-    UNKNOWN_KEEPS_ACTIVITY,
+UNKNOWN_KEEPS_ACTIVITY: Final = _view(
+    "unknown-keeps-activity",
+    "STATE-02",
+    "keeps showing running or requires_action as live after the Agent reports unknown",
 )
 
 SEEDED: Final[tuple[Seeded, ...]] = (*_AGENT, *_CLIENT_SENDS, *_CLIENT_VIEWS)

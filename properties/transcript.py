@@ -311,15 +311,17 @@ def _lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[bytes | None
             return
         pieces = chunk.split(b"\n")
         tail = pieces.pop()  # the start of a line that ends in a later chunk, or b""
-        for piece in pieces:
-            if skipping:
+        if pieces:  # the line carried over ends in this chunk
+            first = pieces[0]
+            if skipping:  # (the end of a line over the limit, already reported)
                 skipping = False
-                continue
-            if carried + len(piece) > max_line_bytes:
+            elif carried + len(first) > max_line_bytes:
                 yield None, True
             else:
-                yield (b"".join((*carry, piece)) if carry else piece), True
+                yield (b"".join((*carry, first)) if carry else first), True
             carry, carried = [], 0
+            for piece in pieces[1:]:  # the lines wholly inside this chunk: none is over the limit
+                yield piece, True
         if tail and not skipping:
             carry.append(tail)
             carried += len(tail)

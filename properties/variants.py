@@ -51,7 +51,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from model import between as bw
@@ -114,17 +114,7 @@ class Variant:
 
     def with_drops(self, rules: Iterable[str]) -> Variant:
         """This variant with more rules dropped (``--drop`` beside ``--variant``)."""
-        more = sorted(set(self.drop) | set(rules))
-        out = Variant(
-            self.name,
-            self.path,
-            self.title,
-            tuple(more),
-            self.readings,
-            self.add_rows,
-            self.remove_rows,
-            self.between,
-        )
+        out = replace(self, drop=tuple(sorted(set(self.drop) | set(rules))), _tables={})
         out.tables()
         return out
 
@@ -137,20 +127,10 @@ class Variant:
             for spec in MACHINES:
                 for state, trigger in spec.relaxed_cells(rule):
                     out.append((rule, spec.name, state, trigger, f"the state stays {state}"))
-                for guard, grule in spec.guard_rules.items():
-                    if grule != rule:
-                        continue
-                    for row in spec.rows:
-                        if row.guard_name == guard:
-                            out.append(
-                                (
-                                    rule,
-                                    spec.name,
-                                    row.source,
-                                    row.trigger,
-                                    f"goes to {row.dest} whatever {row.guard}",
-                                )
-                            )
+                for row in spec.rows:
+                    if row.guard_name is not None and spec.guard_rules.get(row.guard_name) == rule:
+                        what = f"goes to {row.dest} whatever {row.guard}"
+                        out.append((rule, spec.name, row.source, row.trigger, what))
         return out
 
     def describe(self) -> list[str]:

@@ -4,7 +4,8 @@ Owns: ``ScriptedClient`` (send a message or a batch, let the Agent move until it
 left to do, answer its permission requests as they come, keep the transcript as ``record``
 writes it: one line per line a peer wrote, a batch as one array) and ``freedoms`` (which of the
 freedoms a client developer trips over a transcript shows: rejections, child sessions, repeated
-snapshots or idles, custom values).
+snapshots or idles, custom values); ``InProcessPeer``, the simulated Agent in process behind the
+peer interface of ``simulator/harness/drive.py``.
 """
 
 from __future__ import annotations
@@ -160,3 +161,43 @@ def prompting_run(agent: StdioAgent, seed: int) -> tuple[ScriptedClient, set[str
 
 def dumps(msg: Any) -> bytes:
     return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+class InProcessPeer:
+    """``StdioAgent`` behind the peer interface of ``simulator/harness/drive.py``: ``send`` bytes, ``receive``
+    the lines of the Agent's answers to them, else of its next move ([] when it has none).
+
+    Fast and deterministic, it answers as ``acp-model agent`` does when the driver waits a few of
+    the Agent's paces: the answers to what the driver sent, else (nothing sent, or nothing to
+    answer) the Agent's next moves up to the first that sends something (a move that sends
+    nothing, such as inserting a prompt, goes unseen). So a driver seed that fails in process is
+    the seed to try against the process (the deep proof)."""
+
+    def __init__(self, agent: StdioAgent) -> None:
+        self.agent = agent
+        self._pending = b""
+        self.closed = False
+
+    def send(self, data: bytes) -> None:
+        self._pending += data
+
+    def receive(self, timeout: float) -> list[bytes] | None:
+        *lines, self._pending = self._pending.split(b"\n")
+        out: list[Any] = []  # messages, or the array answering a batch
+        for line in lines:
+            if line.strip():
+                out.extend(self.agent.receive(line))
+        while not out:  # as the process does: after input that needs no answer, or none, its
+            moves = self.agent.move()  # moves (silent ones unseen) until one is heard
+            if moves is None:
+                break
+            out = moves
+        return [encode(m)[:-1] for m in out]
+
+    def written(self) -> list[bytes]:
+        """Nothing: this Agent writes only when ``receive`` asks it to."""
+        return []
+
+    def stop(self) -> str:
+        self.closed = True
+        return "stopped"

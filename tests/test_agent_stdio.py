@@ -198,7 +198,7 @@ def test_the_agent_under_a_variant_breaks_a_dropped_rule(tmp_path: Path) -> None
     """``--variant`` dropping TRANS-04: the Agent may confirm a cancellation with end_turn (the
     rule's seeded bug). Its transcript breaks TRANS-04 for ``check``, not for ``check --variant``."""
     from simulator.harness.drive import Settings, run_once
-    from simulator.peers.driver_client import InProcessPeer
+    from tests.scripted_client import InProcessPeer
 
     variant = str(ROOT / "variants" / "cancel-any-stop-reason.toml")
     settings = Settings(steps=40, timeout=0.05, silence=0.0)

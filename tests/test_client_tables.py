@@ -1,4 +1,4 @@
-"""The simulated Client chooses from its machine tables (simulator/peers/client.py, client_moves.py).
+"""The simulated Client chooses from its machine tables (simulator/peers/client.py).
 
 What is checked, and where the expectation comes from (issue 15, design point 3: the simulated
 peers' choices are the tables' enabled rows; seeded bugs are small named deviations):
@@ -32,8 +32,7 @@ from properties.variants import from_data, tables_of
 from simulator.analysis.mutants import BY_NAME as MUTANTS
 from simulator.peers import deviations, wire
 from simulator.peers.agent import MAIN
-from simulator.peers.client import Client
-from simulator.peers.client_moves import follows_withdrawals
+from simulator.peers.client import Client, follows_withdrawals
 from simulator.peers.config import DEFAULT
 from simulator.peers.world import World
 

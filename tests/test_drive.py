@@ -24,9 +24,10 @@ import pytest
 from simulator.analysis.mutants import MUTANTS, Mutant
 from simulator.harness.drive import ProcessPeer, Settings, run_once, shrink_run
 from simulator.peers.agent import AGENT_FAULTS
-from simulator.peers.driver_client import DriverClient, InProcessPeer, load_script, script_json
+from simulator.peers.driver_client import DriverClient, load_script, script_json
 from simulator.peers.stdio_agent import StdioAgent
 from tests.check_support import run_cli
+from tests.scripted_client import InProcessPeer
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cli"]

@@ -74,7 +74,7 @@ def _agent(rule: str) -> None:
     from cli import cmd_agent
     from cli.main import build_parser
     from simulator.harness.drive import Settings, run_once
-    from simulator.peers.driver_client import InProcessPeer
+    from tests.scripted_client import InProcessPeer
 
     agent, _said = cmd_agent.build(build_parser().parse_args(["agent", "--drop", rule]))
     result = run_once(InProcessPeer(agent), Settings(steps=20, timeout=0.05), seed=1)

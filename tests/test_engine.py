@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 
 from hypothesis import given, settings
 
-from properties.engine import Monitor, MonitorSet, rule_group
+from properties.engine import Handler, Message, Monitor, MonitorSet, rule_group
 from properties.findings import Finding
 from properties.transcript import read_transcript
 from tests.mutation_support import as_tuple, mutated_transcripts
@@ -47,3 +48,50 @@ def test_rule_groups_count_every_rule_and_clearing_resets() -> None:
     twin = ms.clone()
     monitor.exercise("GROUP-C")
     assert dict(twin.exercised) == {"GROUP-A": 1, "GROUP-B": 1}
+
+
+class Every(Monitor):
+    """Records what its ``*`` handlers get, beside one handler under a named key."""
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.seen: list[tuple[str, object, object]] = []
+
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("client-request", "session/prompt", self._named),
+            ("client-request", "*", self._asked),
+            ("agent-response", "*", self._answered),
+        )
+
+    def _named(self, sid: object, params: object, line: int, msg: Message) -> None:
+        self.seen.append(("named", msg["method"], line))
+
+    def _asked(self, sid: object, params: object, line: int, msg: Message) -> None:
+        self.seen.append(("asked", msg["method"], line))
+
+    def _answered(self, sid: object, request: Message | None, line: int, msg: Message) -> None:
+        method = None if request is None else request["method"]
+        self.seen.append(("answered", method, line))
+
+
+def test_star_handlers_get_every_key_and_responses_to_no_request() -> None:
+    ms = MonitorSet([Every])
+    prompt = {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {"sessionId": "s"}}
+    custom = {"jsonrpc": "2.0", "id": 2, "method": "_custom/x", "params": {}}
+    update = {"jsonrpc": "2.0", "id": 3, "method": "session/update", "params": {"sessionId": "s"}}
+    ms.feed("client", prompt, 1)
+    ms.feed("client", custom, 2)
+    ms.feed("client", update, 3)  # a session/update sent with an id is a request too
+    for line, rid in ((4, 1), (5, 2), (6, 2), (7, 3)):  # the second answer to 2 answers no request
+        ms.feed("agent", {"jsonrpc": "2.0", "id": rid, "result": {}}, line)
+    assert ms.get(Every).seen == [
+        ("named", "session/prompt", 1),
+        ("asked", "session/prompt", 1),
+        ("asked", "_custom/x", 2),
+        ("asked", "session/update", 3),
+        ("answered", "session/prompt", 4),
+        ("answered", "_custom/x", 5),
+        ("answered", None, 6),
+        ("answered", "session/update", 7),
+    ]

@@ -66,19 +66,12 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     RULES = (bw.LIST_ON_EVERY_SNAPSHOT.rule, bw.TERMINAL_LISTED_ALONE.rule)
     TOLERATES = ("BG-04", "CANCEL-03")
     SESSION = _Session
-    REQUIRES = (Facts,)
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
             ("update", "state_update", self._state),
             ("update", "tool_call_update", self._tool),
         )
-
-    def _session(self, sid: str) -> _Session:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = _Session()
-        return found
 
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         ident = upd.get("toolCallId")

@@ -85,7 +85,6 @@ class ElicitationMonitor(SessionMonitor[_Session]):
     TOLERATES = ("EX-02", "CANCEL-20")
     TABLES = (em.SPEC,)
     SESSION = _Session
-    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)

@@ -34,6 +34,12 @@ _KIND_TEXT = {
 }
 
 
+_RULES_OF: dict[str, tuple[str, ...]] = {
+    variant: tuple(dict.fromkeys(req.rule for req in reqs)) for variant, reqs in fields.BY_VARIANT.items()
+}
+"""Per update variant, the rules its requirements state (each exercised by every such update)."""
+
+
 class FieldMonitor(Monitor):
     """Per-message required fields (see module docstring)."""
 
@@ -44,7 +50,7 @@ class FieldMonitor(Monitor):
         return tuple(("update", variant, self._update) for variant in fields.BY_VARIANT)
 
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        for rule in dict.fromkeys(r.rule for r in fields.BY_VARIANT[upd["sessionUpdate"]]):
+        for rule in _RULES_OF[upd["sessionUpdate"]]:
             self._ex[rule] += 1
         for req in fields.missing(upd):
             found = repr(upd[req.field]) if req.field in upd else "missing"

@@ -603,24 +603,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 self._ex[AHEAD] += 1
             # (insertion follows receipt: a hidden one may have come before a later report)
             found = self.between.returned_id_breach(mid, ps.claimed, first, rec[1])
-            if found is not None and other is not None:
-                text = (
-                    f"messageId {mid!r} returned for prompt {rid!r} was already returned for "
-                    f"prompt {other!r}: distinct submissions need distinct IDs"
-                )
-            elif own:
-                text = (
-                    f"user message {mid!r} was reported while no prompt waited (taken as the "
-                    f"Agent's own insertion), so before prompt {rid!r} that it answers was "
-                    f"received (line {rec[1]})"
-                )
-            else:
-                text = (
-                    f"user message {mid!r} was reported at line {first}, before prompt "
-                    f"{rid!r} that it answers was received (line {rec[1]})"
-                )
             if found is not None:
-                self.breach(found.rule, line, sid, text, msg)
+                self.breach(found.rule, line, sid, _returned_text(mid, rid, rec[1], other, own, first), msg)
             if other is None:
                 ps.claimed[mid] = rid
                 if own and ps.own_wait is not None and ps.own_wait[0] == mid:
@@ -941,3 +925,22 @@ def _waiting(states: frozenset[str]) -> str | None:
 
 
 _REPORTED = frozenset(PromptMonitor.RULES)
+
+
+def _returned_text(mid: Any, rid: Any, received: int, other: Any, own: bool, first: int) -> str:
+    """Why a returned messageId breaks the rule ``Rules.returned_id_breach`` named."""
+    if other is not None:
+        return (
+            f"messageId {mid!r} returned for prompt {rid!r} was already returned for "
+            f"prompt {other!r}: distinct submissions need distinct IDs"
+        )
+    if own:
+        return (
+            f"user message {mid!r} was reported while no prompt waited (taken as the "
+            f"Agent's own insertion), so before prompt {rid!r} that it answers was "
+            f"received (line {received})"
+        )
+    return (
+        f"user message {mid!r} was reported at line {first}, before prompt "
+        f"{rid!r} that it answers was received (line {received})"
+    )

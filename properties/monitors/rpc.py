@@ -12,7 +12,10 @@ an id already answered is a plain fact, and a breach of its sender:
   table's answered state, ``model.prompt``).
 
 The reader passes second responses on (a response to an id never requested is unusable input).
-The other monitors see only the first response of a request.
+The other monitors see only the first response of a request. Which request a response answers
+is the monitor set's pairing (``properties.engine``): this monitor takes every request and every
+response (the ``*`` handlers) and keeps, per side, how each answered request was answered, until
+its id is used again.
 
 Must not know: what any request is about beyond its method (and, for a prompt, the prompt
 table's cell for an error after a success).
@@ -20,18 +23,18 @@ table's cell for an error after a success).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import permission as pm
 from model import prompt as prm
 from model.core import ProtocolViolation
-from properties.monitor import Message, Monitor
+from properties.monitor import Handler, Message, Monitor
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 
-_OTHER = {"client": "agent", "agent": "client"}
 _ONCE = pm.SPEC.rule_of(pm.SELECTED, "select")
 """One response per request, as the permission table states it (a request answered once)."""
 
@@ -44,33 +47,45 @@ class ResponseMonitor(Monitor):
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        # by the side that sent the request: id -> method (waiting) / (method, success) (answered)
-        self.waiting: dict[str, dict[Any, str]] = {"client": {}, "agent": {}}
+        # by the side that sent the request: id -> (method, success) of its first answer
         self.answered: dict[str, dict[Any, tuple[str, bool]]] = {"client": {}, "agent": {}}
         self._kinds: dict[tuple[str, bool], tuple[str, bool]] = {}
         """One shared (method, success) pair per kind of answer: a long transcript keeps one
         entry per answered request, and this spares each its own pair and method text."""
 
-    def on_message(self, sender: str, msg: Message, line: int) -> None:
-        rid = msg.get("id")
-        if type(rid) is not str and type(rid) is not int:
-            return
-        method = msg.get("method")
-        if type(method) is str:
-            self.waiting[sender][rid] = method
-            self.answered[sender].pop(rid, None)  # an id may be reused once its request is answered
-            return
-        if method is not None or not ("result" in msg or "error" in msg):
-            return
-        asker = _OTHER.get(sender)
-        if asker is None:
-            return
+    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
+        return (
+            ("client-request", "*", self._client_asks),
+            ("agent-request", "*", self._agent_asks),
+            ("agent-response", "*", self._agent_answers),
+            ("client-response", "*", self._client_answers),
+        )
+
+    def _client_asks(self, sid: str | None, params: Any, line: int, msg: Message) -> None:
+        self._asks("client", msg)
+
+    def _agent_asks(self, sid: str | None, params: Any, line: int, msg: Message) -> None:
+        self._asks("agent", msg)
+
+    def _agent_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
+        self._answers("agent", "client", request, line, msg)
+
+    def _client_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
+        self._answers("client", "agent", request, line, msg)
+
+    def _asks(self, asker: str, msg: Message) -> None:
+        rid = msg["id"]
+        if type(rid) is str or type(rid) is int:
+            self.answered[asker].pop(rid, None)  # an id may be reused once its request is answered
+
+    def _answers(self, sender: str, asker: str, request: Message | None, line: int, msg: Message) -> None:
+        rid = msg["id"]
         success = "result" in msg
-        asked = self.waiting[asker].pop(rid, None)
-        if asked is not None:
-            kind = (asked, success)
-            self.answered[asker][rid] = self._kinds.setdefault(kind, kind)
-            self._ex[_ONCE] += 1
+        if request is not None:  # the first response
+            if success or "error" in msg:
+                kind = (request["method"], success)
+                self.answered[asker][rid] = self._kinds.setdefault(kind, kind)
+                self._ex[_ONCE] += 1
             return
         first = self.answered[asker].get(rid)
         if first is None:
@@ -108,13 +123,9 @@ class ResponseMonitor(Monitor):
     def clone(self, owner: MonitorSet) -> ResponseMonitor:
         new = ResponseMonitor.__new__(ResponseMonitor)
         new._attach(owner)
-        new.waiting = {side: dict(ids) for side, ids in self.waiting.items()}
         new.answered = {side: dict(ids) for side, ids in self.answered.items()}
         new._kinds = self._kinds  # immutable pairs: shared
         return new
 
     def state_key(self) -> Any:
-        return tuple(
-            (frozenset(self.waiting[side].items()), frozenset(self.answered[side].items()))
-            for side in ("client", "agent")
-        )
+        return tuple(frozenset(self.answered[side].items()) for side in ("client", "agent"))

@@ -21,7 +21,7 @@ A variant (``properties.variants``) drops rules and changes table rows. For the 
   is pruned: ``World.enabled``, ``State.agent_choices``; a reaction cannot be pruned, so one that
   needs a removed row stops the run with a model finding).
 - a row of a Client trigger of the session or permission machine: the simulated Client chooses
-  those moves from its tables (``simulator.peers.client_moves``): it offers an added row as a move and
+  those moves from its tables (``simulator.peers.client``): it offers an added row as a move and
   no longer offers a removed one.
 - rows of the entity machine: nothing executes that table yet.
 

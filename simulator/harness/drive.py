@@ -6,7 +6,7 @@ A *peer* is the Agent: ``send(bytes)``, ``receive(timeout)`` (the complete lines
 when it wrote none within ``timeout`` seconds, ``None`` once its output ended), ``written()``
 (the complete lines it has already written, without waiting) and ``stop()``.
 ``ProcessPeer`` starts the Agent command (a fresh process per run, in a process group of its
-own); ``simulator.peers.driver_client.InProcessPeer`` runs the simulated Agent in process.
+own); ``tests.scripted_client.InProcessPeer`` runs the simulated Agent in process (tests).
 
 ``run_once`` plays one run. Every line either side writes is recorded (``simulator.harness.proxy``: the
 transcript format, in the order the driver sent and read them) and judged live by the same

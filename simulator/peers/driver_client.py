@@ -31,14 +31,6 @@ answered while settling at the latest. Holding in some runs only keeps the other
 answers, which other bugs need (resuming work after an answer, FG-04). The draw changes only
 which choices are made, so a script of them replays like any other.
 
-``InProcessPeer`` runs ``simulator.peers.stdio_agent.StdioAgent`` in this process behind the same
-interface a real Agent process has (``simulator/harness/drive.py``): fast and deterministic, for tests. It
-answers as ``acp-model agent`` does when the driver waits a few of the Agent's paces: the answers
-to what the driver sent, else (nothing sent, or nothing to answer) the Agent's next moves up to
-the first that sends something (a move that sends nothing, such as inserting a prompt, goes
-unseen). So a driver seed that fails in process is the seed to try against the process (the
-deep proof).
-
 Must not know: processes, files, time, the monitors.
 """
 
@@ -54,7 +46,6 @@ from simulator.peers import wire
 from simulator.peers.agent import MAIN
 from simulator.peers.client import Client
 from simulator.peers.config import DEFAULT, Config
-from simulator.peers.stdio_agent import StdioAgent, encode
 
 Choice = list[Any]
 Msg = dict[str, Any]
@@ -238,40 +229,3 @@ def load_script(text: str) -> list[Choice]:
     ):
         raise ScriptError('"choices" is not a list of choices such as ["prompt"]')
     return choices
-
-
-# -- an Agent in this process -----------------------------------------------------------------
-
-
-class InProcessPeer:
-    """``StdioAgent`` behind the peer interface of ``simulator/harness/drive.py``: ``send`` bytes, ``receive``
-    the lines of the Agent's answers to them, else of its next move ([] when it has none)."""
-
-    def __init__(self, agent: StdioAgent) -> None:
-        self.agent = agent
-        self._pending = b""
-        self.closed = False
-
-    def send(self, data: bytes) -> None:
-        self._pending += data
-
-    def receive(self, timeout: float) -> list[bytes] | None:
-        *lines, self._pending = self._pending.split(b"\n")
-        out: list[Any] = []  # messages, or the array answering a batch
-        for line in lines:
-            if line.strip():
-                out.extend(self.agent.receive(line))
-        while not out:  # as the process does: after input that needs no answer, or none, its
-            moves = self.agent.move()  # moves (silent ones unseen) until one is heard
-            if moves is None:
-                break
-            out = moves
-        return [encode(m)[:-1] for m in out]
-
-    def written(self) -> list[bytes]:
-        """Nothing: this Agent writes only when ``receive`` asks it to."""
-        return []
-
-    def stop(self) -> str:
-        self.closed = True
-        return "stopped"

@@ -65,28 +65,23 @@ def random_walk(
     cfg: Config = DEFAULT,
     faults: frozenset[str] = frozenset(),
     monitors: MonitorSet | None = None,
-    record: bool = True,
-    drain: bool = True,
     answers_only: bool = False,
     progress: Progress = NULL,
 ) -> Run:
-    """One seeded random walk. With ``drain``, deliveries and agent moves continue after
-    ``steps`` client/agent choices until quiescence (so eventually-rules are judged fairly);
+    """One seeded random walk. Deliveries and agent moves continue after ``steps`` client/agent
+    choices until quiescence (so eventually-rules are judged fairly);
     while draining, the client acts only when nothing else can, and with ``answers_only`` it
     then only answers (``STARTS_WORK`` is left out), for configurations whose client budgets
     would never run out (``simulator.peers.config.long_session``): the run stops ``settled`` when only
     new client work is left."""
     rng = random.Random(seed)
-    world = World(cfg, faults, monitors, record)
+    world = World(cfg, faults, monitors)
     run = Run(world)
     n = 0
     progress.phase("random walk", steps)
     while True:
         if n == steps and world.enabled():
             progress.phase("random walk, settling")
-            if not drain:
-                run.stop = "step budget"
-                break
         ev = next_event(rng, world.enabled(), n, steps, answers_only)
         if isinstance(ev, str):
             run.stop = ev

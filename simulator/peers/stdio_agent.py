@@ -170,13 +170,6 @@ def encode(msg: Any) -> bytes:
     return (json.dumps(msg, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _error(rid: Any, code: int, message: str, data: Any = None) -> Msg:
-    msg = wire.error(rid, code, message)
-    if data is not None:
-        msg["error"]["data"] = data
-    return msg
-
-
 @dataclass
 class Session:
     """One session of the connection and its model."""
@@ -235,11 +228,11 @@ class StdioAgent:
         try:
             msg = json.loads(line)
         except (ValueError, RecursionError):
-            return [wire.error(None, PARSE_ERROR, "Parse error")]  # type: ignore[arg-type]
+            return [wire.error(None, PARSE_ERROR, "Parse error")]
         after: list[Msg] = []
         if type(msg) is list:
             if not msg:
-                return [wire.error(None, INVALID_REQUEST, "Invalid Request: empty batch")]  # type: ignore[arg-type]
+                return [wire.error(None, INVALID_REQUEST, "Invalid Request: empty batch")]
             answers = [a for m in msg for a in self._one(m, after)]
             out: list[Out] = [answers] if answers else []
         else:
@@ -249,18 +242,18 @@ class StdioAgent:
     def _one(self, msg: Any, after: list[Msg]) -> list[Msg]:
         """The answers to one message; what the Agent sends at once besides goes to ``after``."""
         if type(msg) is not dict or msg.get("jsonrpc") != "2.0":
-            return [wire.error(None, INVALID_REQUEST, "Invalid Request")]  # type: ignore[arg-type]
+            return [wire.error(None, INVALID_REQUEST, "Invalid Request")]
         method = msg.get("method")
         rid: Any = msg.get("id")
         request = "id" in msg
         if request and type(rid) not in (int, str):
-            return [wire.error(None, INVALID_REQUEST, "Invalid Request: id")]  # type: ignore[arg-type]
+            return [wire.error(None, INVALID_REQUEST, "Invalid Request: id")]
         if method is None:
             if request and ("result" in msg or "error" in msg):
                 self._answer(msg, rid)
             return []
         if type(method) is not str:
-            return [wire.error(rid if request else None, INVALID_REQUEST, "Invalid Request")]  # type: ignore[arg-type]
+            return [wire.error(rid if request else None, INVALID_REQUEST, "Invalid Request")]
         params = msg.get("params")
         if type(params) is not dict:
             params = {}
@@ -272,7 +265,7 @@ class StdioAgent:
             if requested < wire.PROTOCOL_VERSION:  # no version at or below the one asked for
                 data = {"requested": requested, "supported": [wire.PROTOCOL_VERSION]}
                 msg_ = f"Unsupported protocol version {requested}"
-                return [_error(rid, UNSUPPORTED_VERSION, msg_, data)] if request else []
+                return [wire.error(rid, UNSUPPORTED_VERSION, msg_, data)] if request else []
             self._initialize(params)
             return [wire.initialized(rid)] if request else []
         if method == "session/new":
@@ -299,7 +292,9 @@ class StdioAgent:
             if not request:
                 return []
             return [
-                _error(rid, RESOURCE_NOT_FOUND, f"Resource not found: session {sid!r}", {"sessionId": sid})
+                wire.error(
+                    rid, RESOURCE_NOT_FOUND, f"Resource not found: session {sid!r}", {"sessionId": sid}
+                )
             ]
         refusal = self._refusal(session, method, params, rid)
         if refusal is not None:
@@ -361,7 +356,7 @@ class StdioAgent:
         sid = session.sid
         if method == "session/prompt":
             if state == "closed":
-                return _error(
+                return wire.error(
                     rid,
                     RESOURCE_NOT_FOUND,
                     f"Resource not found: session {sid} is closed",

@@ -35,8 +35,11 @@ def result(rid: int | str, res: dict[str, Any]) -> Msg:
     return {"jsonrpc": "2.0", "id": rid, "result": res}
 
 
-def error(rid: int | str, code: int, message: str) -> Msg:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+def error(rid: int | str | None, code: int, message: str, data: Any = None) -> Msg:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": rid, "error": err}
 
 
 # -- client -> agent ---------------------------------------------------------------------------

@@ -28,7 +28,7 @@ enabled event is eventually taken or disabled; deliveries are always enabled whi
 are in flight.
 
 Under a variant (``Config.variant``, ``properties.variants``): an agent move that needs a row
-the variant removed is not enabled (``_allowed`` tries it on a copy); a reaction to a delivered
+the variant removed is not enabled (``allowed`` tries it on a copy); a reaction to a delivered
 message cannot be pruned, so one that needs a removed row stops the world with a model finding
 that says so; the client-view breaches of dropped rules are set aside.
 
@@ -217,7 +217,7 @@ class World:
             if moves is None:  # only the Agent's own steps change what it may do
                 moves = self.agent.enabled()
                 if self.prune:
-                    moves = [e for e in moves if self._allowed(e)]
+                    moves = [e for e in moves if allowed(self.agent, e)]
                 self.moves = moves
             ev.extend(moves)
         if net.to_agent:
@@ -225,9 +225,6 @@ class World:
         for i in net.client_deliveries():
             ev.append(("net", "to_client", i))
         return ev
-
-    def _allowed(self, event: Event) -> bool:
-        return allowed(self.agent, event)
 
     def step(self, event: Event) -> list[Finding]:
         """Perform one enabled event; returns the findings it made certain (the monitors' new
