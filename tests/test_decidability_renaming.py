@@ -84,7 +84,8 @@ def test_a_client_line_in_flight_may_be_shown_before_what_the_agent_sent_meanwhi
     prompt later, when the Agent receives it); one that shows the prompt's rejection before the
     prompt has none (an Agent cannot answer what it has not received)."""
     cfg = DEFAULT.with_(features=DEFAULT.features | {"goal", "announce"})
-    script = [("agent", "announce", None), ("client", "prompt", None), ("agent", "start_goal", None)]
+    own = ("agent", "synthetic_user", "announce")
+    script = [own, ("client", "prompt", None), ("agent", "start_goal", None)]
     recorded = scripted(script, cfg, settle=False).world.transcript
     assert [s for s, _ in recorded[-2:]] == ["agent", "agent"]  # the prompt is still in flight
     shown = [*recorded, _prompt("prompt 1")]

@@ -1385,7 +1385,7 @@ class Agent:
             if self._unseen():
                 add(("agent", "start_goal", "unseen"))
             if self._may_announce():
-                add(("agent", "announce", None))
+                add(("agent", "synthetic_user", "announce"))
         if "commands" in features and "commands" not in self.extras:
             add(("agent", "commands", None))
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
@@ -1414,9 +1414,10 @@ class Agent:
 
     def _may_announce(self) -> bool:
         """Feature ``announce``: before starting work of its own (``start_goal``) from idle, the
-        Agent reports its own user message for it, outside work, and then reports that work
-        starting next (model.between OWN_USER_MESSAGE: not yet known at the message, allowed
-        when the Agent's own work is reported starting next, which it then must)."""
+        Agent reports its own user message for it (``synthetic_user``), outside work, and then
+        reports that work starting next (model.between OWN_USER_MESSAGE: not yet known at the
+        message, allowed when the Agent's own work is reported starting next, which it then
+        must)."""
         return (
             "announce" in self.cfg.features
             and "synthetic" not in self.extras
@@ -1424,14 +1425,6 @@ class Agent:
             and self._reading("unaccounted-user-message", "agent-initiated")
             and self.between.own_user_message("idle", False) is None
         )
-
-    def _do_announce(self, _: Any) -> list[Msg]:
-        """Its own user message (once per run, like ``synthetic_user``), under an ID of its own
-        that takes no number from the message IDs of prompts (it mints IDs as it likes)."""
-        self.extras = self.extras | {"synthetic", "announced"}
-        msg = wire.message("user_message", self.sid, "msg_x_own", [wire.text("continue")])
-        self.history.append(msg)
-        return [msg]
 
     def _do_start_goal(self, unseen: str | None) -> list[Msg]:
         self.extras = (self.extras - {"announced"}) | {"goal"}
@@ -1582,13 +1575,16 @@ class Agent:
         self._prompt_fire(rid, "withdraw")
         return [wire.error(rid, wire.INVALID_PARAMS, "unsupported prompt content")]
 
-    def _do_synthetic_user(self, _: Any) -> list[Msg]:
+    def _do_synthetic_user(self, announce: str | None) -> list[Msg]:
         """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
         Agent started itself while no prompt waits for its answer): a user message of the Agent's
         own running work (an Agent-side insertion), which no session/prompt accounts for; once per
-        run, before the work's other output."""
-        self.extras = self.extras | {"synthetic"}
-        msg = wire.message("user_message", self.sid, self._msg_id("msg_x"), [wire.text("continue")])
+        run, before the work's other output. ``announce`` (``_may_announce``): sent from idle,
+        its own work to start next, under an ID of its own that takes no number from the message
+        IDs of prompts (it mints IDs as it likes)."""
+        self.extras = self.extras | ({"synthetic", "announced"} if announce else {"synthetic"})
+        mid = "msg_x_own" if announce else self._msg_id("msg_x")
+        msg = wire.message("user_message", self.sid, mid, [wire.text("continue")])
         self.history.append(msg)
         return [msg]
 
