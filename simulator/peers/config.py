@@ -98,6 +98,12 @@ work (``announce``: taken only by the conforming twins).
 ``rejected-after-cancel-request``.)"""
 
 
+TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce")
+"""Freedoms of ``OFF_BY_DEFAULT`` that no explore slice takes: only the second search for a
+conforming twin (``simulator.analysis.decidability.twin_config``, every feature on) does, so
+that explore's figures stay those of the freedoms it has always explored."""
+
+
 @dataclass(frozen=True)
 class Config:
     prompts: int = 2
