@@ -69,9 +69,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--readings",
         metavar="all|NAME,NAME",
-        help="also compute every rule's verdict under each other alternative of these readings "
-        "(each against --reading's choices) and list, per rule, those under which it differs "
-        "(default: none)",
+        help="also compute the verdicts of the rules each of these readings names under its other "
+        "alternatives (each against --reading's choices) and list, per rule, those under which it "
+        "differs (default: none)",
     )
     add_jobs_option(p)
     add_bound_options(p.add_argument_group("bounds"))

@@ -150,8 +150,10 @@ OWN_USER_MESSAGE: Final = Between(
     "a live user message is reported while no session/prompt of its session waits for its answer "
     "(under the reading unaccounted-user-message=agent-initiated)",
     "it may be the Agent's own insertion only for foreground work the Agent started itself while "
-    "no prompt waited for insertion and no inserted prompt awaited its work: reported during that "
-    "work, or outside work when that work is reported starting next; "
+    "no prompt waited for insertion and no inserted prompt awaited its work (an idle after unknown "
+    "or an unrecognized state may end work that started unseen, so no inserted prompt awaits its "
+    "work after it): reported during that work, or outside work when that work is reported "
+    "starting next; "
     "anywhere else it is a report no submission accounts for (REJ-02 after a rejection, else "
     "ACC-06; SDM-05 in a session without prompts)",
     ("prompt", "foreground", "entity"),
@@ -274,7 +276,9 @@ CANCELLED_WORK_ENDS: Final = Between(
     "a session/cancel or session/close is received while foreground work is reported active",
     "the Agent aborts that work, sends the updates it owes, and then ends it with the idle that "
     "confirms the cancellation (cancel_confirmed): a successful session/close response while the "
-    "work is still reported active, or a complete transcript that ends with it active, breaks it",
+    "work is still reported active, an idle resume snapshot before that idle (it shows the work "
+    "over, yet creates no completion or cancellation, and no repeated idle after it can: State "
+    "transitions), or a complete transcript that ends with it active, breaks it",
     ("foreground", "session"),
 )  # fmt: skip
 ACCEPTED_WORK_REPORTED: Final = Between(
@@ -655,10 +659,26 @@ class Rules:
         return CANCELLED_WORK_ENDS.rule if cancel_pending else owed
 
     @staticmethod
-    def close_leaves_work(reported_active: bool, cancel_pending: bool) -> bool:
-        """``cancelled_work_ends``: whether a successful session/close response breaks it: the
-        work the close (or an earlier cancel) reached is still reported active."""
-        return reported_active and cancel_pending
+    def close_leaves_work(reported_active: bool, cancel_pending: bool, owed: str) -> str | None:
+        """``idle_ends_work`` and ``cancelled_work_ends``: the rule a successful session/close
+        response breaks, or None: foreground work still reported active then is never ended with
+        idle (the closed session sends nothing more, and a later resume's snapshot is no
+        completion): ``never_idled``'s rule, cancelled_work_ends' when a session/cancel or the
+        close reached the work while it was reported active (``cancel_pending``), else ``owed``
+        (the foreground table's obligation: work reported active again after an unknown the close
+        came in, which restores a known state without implying the work started anew)."""
+        return Rules.never_idled(owed, cancel_pending) if reported_active else None
+
+    @staticmethod
+    def snapshot_leaves_cancel(cancel_pending: bool, resume_snapshot: bool) -> bool:
+        """``cancelled_work_ends``: whether an idle breaks it: a resume snapshot (``resume_snapshot``)
+        reporting idle while the work a session/cancel or session/close covered never had the idle
+        confirming the cancellation (``cancel_pending``). The snapshot says no foreground work is
+        active, so that work is over; but a resume idle snapshot "may carry the last stop reason
+        for context, without creating a new completion or cancellation" (State transitions), even
+        one carrying cancelled, and a repeated idle after it ends no additional work: the
+        confirming idle owed when the work ended was never sent, and no later message can be it."""
+        return cancel_pending and resume_snapshot
 
     @staticmethod
     def owes_lifecycle(received_while_idle: bool, succeeded: bool) -> bool:
@@ -708,6 +728,16 @@ class Rules:
         that prompt's hook work, "running ... may precede insertion") and no inserted prompt
         still awaited its work."""
         return not waited_uninserted and not inserted_awaiting_work
+
+    @staticmethod
+    def awaits_work_after_idle(awaited: bool, after_unobserved: bool) -> bool:
+        """``own_user_message``: whether an inserted prompt that awaited its work (``awaited``)
+        still awaits it after an idle, not a resume snapshot, that follows unknown or an
+        unrecognized state (``after_unobserved``). Its work may have started and ended while the
+        state was unobservable ("a later current-state snapshot restores a known state without
+        implying that work started or ended while it was unobservable": State transitions), so
+        that idle may end it: work reported starting after it need not be that prompt's."""
+        return awaited and not after_unobserved
 
     @staticmethod
     def oldest_waiting(waiting: Iterable[object]) -> object | None:

@@ -197,7 +197,7 @@ READINGS: Final[tuple[Reading, ...]] = (
               first report, and may learn of background work only later; "Omitted or null means
               not reported, not that nothing is running" (Background work), which misleads no
               Client before any list."""),
-        ("BG-07",),
+        ("BG-07", "FAIL-04", "CANCEL-17"),
         affects="both",
         peers=_text("""every: an Agent that may report background work carries a list (maybe empty) on
               every state_update; after-first-list: it omits the list until its first background

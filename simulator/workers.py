@@ -10,10 +10,10 @@ seconds), ``TaskProgress`` and ``peak_rss``.
 
 The work units are the plainly parallel ones: explorations of the readings matrix and of a
 comparison, the slices of the exhaustive search, random-walk and hypothesis chunks, decidability
-samples, seeded bugs, drive runs. Results come back in job order whatever the pool, and every job
-is independent of the others and of the pool's size, so a run's output is the same for any number
-of workers. Ray is imported only when a cluster pool starts; what its driver prints about a failure
-goes to standard error, never into a ``--json`` report.
+samples, seeded bugs, drive runs, the spec report's pictures. Results come back in job order
+whatever the pool, and every job is independent of the others and of the pool's size, so a run's
+output is the same for any number of workers. Ray is imported only when a cluster pool starts;
+what its driver prints about a failure goes to standard error, never into a ``--json`` report.
 
 Must not know: what the jobs compute, argument parsing, exit codes.
 """

@@ -76,9 +76,13 @@ def test_the_idle_after_a_resume_and_unknown_confirms_it() -> None:
 
 
 def test_what_does_not_confirm_a_cancellation() -> None:
-    # a resume snapshot reports the state, it ends nothing
+    # a resume snapshot reports the state, it ends nothing: it is no confirming idle (no
+    # cancel_confirmed), but an idle one shows the cancelled work over without that idle, which
+    # no later idle can be (cancelled_work_ends, Rules.snapshot_leaves_cancel)
     snapshot = [*TURN, cancel(), resume(3, replay=False), state("idle", stop="end_turn"), ok(3)]
-    assert _rules(snapshot) == []
+    assert _rules(snapshot) == [(bw.CANCELLED_WORK_ENDS.rule, 7)]
+    running = [*TURN, cancel(), resume(3, replay=False), state("running"), ok(3)]
+    assert _rules([*running, state("idle", stop="cancelled")]) == []
     # a cancel received while unknown was reported: no active work is known to be covered
     lost = [*TURN, state("unknown"), cancel(), state("idle", stop="end_turn")]
     assert _rules(lost) == []

@@ -75,9 +75,10 @@ def test_the_lifecycle_functions() -> None:
     assert not bw.SPEC.tool_progress(of_foreground_work=False, listed=False)
     assert bw.SPEC.never_idled(bw.IDLE_ENDS_WORK.rule, cancel_pending=False) == bw.IDLE_ENDS_WORK.rule
     assert bw.SPEC.never_idled(bw.IDLE_ENDS_WORK.rule, cancel_pending=True) == bw.CANCELLED_WORK_ENDS.rule
-    assert bw.SPEC.close_leaves_work(reported_active=True, cancel_pending=True)
-    assert not bw.SPEC.close_leaves_work(reported_active=False, cancel_pending=True)
-    assert not bw.SPEC.close_leaves_work(reported_active=True, cancel_pending=False)
+    owed = bw.IDLE_ENDS_WORK.rule
+    assert bw.SPEC.close_leaves_work(True, cancel_pending=True, owed=owed) == bw.CANCELLED_WORK_ENDS.rule
+    assert bw.SPEC.close_leaves_work(True, cancel_pending=False, owed=owed) == owed
+    assert bw.SPEC.close_leaves_work(False, cancel_pending=True, owed=owed) is None
     assert bw.SPEC.owes_lifecycle(received_while_idle=True, succeeded=True)
     assert not bw.SPEC.owes_lifecycle(received_while_idle=False, succeeded=True)
     assert not bw.SPEC.owes_lifecycle(received_while_idle=True, succeeded=False)

@@ -18,6 +18,8 @@ from cli.main import main
 from diagrams.spec_report import Context, Options, build
 from diagrams.spec_report.sections import section_decidability
 from simulator.analysis import decidability as dec
+from simulator.peers.config import DEFAULT
+from simulator.peers.schedulers import random_walk
 from simulator.workers import Workers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,20 +64,48 @@ def test_the_report_is_deterministic_and_reads_as_markdown(tmp_path: Path) -> No
 
 
 def test_two_worker_processes_write_the_same_files(tmp_path: Path) -> None:
-    """The decidability samples (under one reading's other alternative too) and the readings
-    matrix rows as jobs of two local processes: every file byte for byte as one process writes
-    it."""
-    small = {**TINY, "matrix": ("cancel-takes-effect",), "rules": ("INTRO-02", "REJ-01", "TRANS-04")}
+    """The decidability samples (under one reading's other alternative too), the readings
+    matrix rows, the exhaustive slices and the chunks of the view's and the ladder's walks as jobs
+    of two local processes: every file byte for byte as one process writes it."""
+    small = {
+        **TINY,
+        "matrix": ("cancel-takes-effect",),
+        "rules": ("INTRO-02", "REJ-01", "TRANS-04"),
+        "slices": ("cancels", "hook"),
+        "walks": 60,  # two chunks of the view's walks
+        "ladder": (("default bounds, 60 walks", 60, 30),),  # two chunks
+    }
     for name, size in (("one", 1), ("two", 2)):
         with Workers(size) as pool:
             build(Options(tmp_path / name, **{**small, "pool": pool}), lambda _: None)  # type: ignore[arg-type]
     one, two = _files(tmp_path / "one"), _files(tmp_path / "two")
     assert one == two
     report = json.loads(one["report.json"])
-    assert len(report["sections"]["matrix"]["matrix"]) == 2  # both alternatives, at the cancels slice
+    assert len(report["sections"]["matrix"]["matrix"]) == 2  # both alternatives, at two slices
+    assert "(cancels, hook) and 60 random walks" in one["index.md"].decode()
+    assert report["sections"]["summary"]["never_exercised"]  # the ladder ran
     assert report["sections"]["decidability"]["by_reading"] == [
         {"reading": "cancel-takes-effect", "alternative": "when-acted"}
     ]
+
+
+def test_pictures_drawn_by_two_worker_processes_are_the_bytes_drawn_here() -> None:
+    """``Context.draw`` only records a picture; ``draw_all`` draws them as jobs of the pool, and a
+    worker process draws the same bytes as this one."""
+    from diagrams.sequence_mpl import sequence_png
+
+    transcripts = [random_walk(seed, 8, DEFAULT).world.transcript for seed in (1, 2)]
+    drawn = []
+    for size in (1, 2):
+        with Workers(size) as pool:
+            ctx = Context(Options(Path("unused"), pool=pool), lambda _: None)
+            for i, t in enumerate(transcripts):
+                assert ctx.draw(f"w{i}.png", sequence_png, list(t), f"walk {i}") == f"w{i}.png"
+            assert not ctx.files
+            ctx.draw_all()
+            drawn.append(ctx.files)
+    assert drawn[0] == drawn[1] and sorted(drawn[0]) == ["w0.png", "w1.png"]
+    assert drawn[0]["w0.png"].startswith(b"\x89PNG") and drawn[0]["w0.png"] != drawn[0]["w1.png"]
 
 
 def test_a_time_budget_marks_parts_partial(tmp_path: Path) -> None:
@@ -157,6 +187,8 @@ def test_the_readings_matrix_section_names_the_rows_that_contradict() -> None:
         ctx = Context(Options(Path("unused")), lambda _: None)
         ctx.results["matrix"] = _matrix()
         section = section_matrix(ctx)
+        assert list(ctx.drawings) == ["matrix.png"] and not ctx.files  # drawn by draw_all
+        ctx.draw_all()
         pages.append((section.lines, ctx.files))
     lines, files = pages[0]
     assert pages[0] == pages[1]  # the picture too: same rows, same bytes

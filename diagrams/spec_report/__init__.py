@@ -5,9 +5,9 @@ Theory of operation
 Two stages. *Parts* compute (``diagrams.spec_report.parts``; each stops cleanly at its share of
 ``--time-budget`` and says so):
 
-- ``decidability``: ``simulator.analysis.decidability`` for every rule that has a check, and again under
-  every other alternative of the ``--readings`` readings (the page lists the verdicts that
-  differ);
+- ``decidability``: ``simulator.analysis.decidability`` for every rule that has a check, and the
+  rules each ``--readings`` reading names again under its other alternatives (the page lists the
+  verdicts that differ);
 - ``explore``: the conforming model explored exhaustively in every slice of
   ``simulator.explore.bfs.SLICES``, then by seeded random walks at the default bounds
   (findings are contradictions of the rules; rows fired and rules exercised are the coverage);

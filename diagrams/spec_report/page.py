@@ -80,6 +80,8 @@ def _build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
         report["variant"] = opts.variant.to_json()
         report["differences"] = sections[0].data
     page = render(sections, report)
+    progress(f"pictures: {len(ctx.drawings)} to draw")
+    ctx.draw_all()
     ctx.files.update(report_pages(json.loads(dumps(report)), page, ctx.files))
     out = opts.out
     for folder in sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1}):

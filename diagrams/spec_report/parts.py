@@ -64,9 +64,10 @@ class Options:
     """Readings of the readings matrix (``("all",)``, reading names, or ``()`` for no matrix);
     the decidability of every rule is also computed under each other alternative of them."""
     pool: Workers | None = None
-    """The worker pool of the decidability samples, the readings matrix and the chunks of the
-    explore part's random walks (``--jobs``, ``--cluster``; started and closed by ``build``).
-    None: every core of this machine."""
+    """The worker pool of the decidability samples, the readings matrix, the explore part's
+    exhaustive slices and chunks of random walks (its own, the client's view against the agent's
+    truth, the ladder's) (``--jobs``, ``--cluster``; started and closed by ``build``). None: every
+    core of this machine."""
     variant: Variant | None = None
     """The variant the page is for (None: the spec as written); its readings are in ``readings``."""
     base_readings: dict[str, str] | None = None
@@ -90,6 +91,9 @@ class Context:
     files: dict[str, bytes] = field(default_factory=dict)
     """Files to write, by path relative to the output folder."""
     readings: dict[str, str] = field(default_factory=dict)
+    drawings: dict[str, tuple[Callable[..., bytes], tuple[Any, ...]]] = field(default_factory=dict)
+    """Pictures still to draw, by path relative to the output folder: (a module-level function
+    returning the PNG bytes, its arguments). ``draw_all`` draws them on the pool."""
 
     @property
     def pool(self) -> Workers:
@@ -99,6 +103,26 @@ class Context:
     def add(self, rel: str, data: str | bytes) -> str:
         self.files[rel] = data.encode("utf-8") if isinstance(data, str) else data
         return rel
+
+    def draw(self, rel: str, fn: Callable[..., bytes], *args: Any) -> str:
+        """A picture ``fn(*args)`` to write at ``rel``, drawn later as a job of the pool
+        (``draw_all``): the page only needs its path."""
+        self.drawings[rel] = (fn, args)
+        return rel
+
+    def draw_all(self) -> None:
+        """Draw every picture of ``draw`` as jobs of the pool (each a pure function of its
+        arguments: the same bytes on any worker) and add them to the files."""
+        rels = sorted(self.drawings)
+        jobs = [self.drawings[rel] for rel in rels]
+        for rel, png in zip(rels, self.pool.map(_drawn, jobs), strict=True):
+            self.files[rel] = png
+        self.drawings.clear()
+
+
+def _drawn(job: tuple[Callable[..., bytes], tuple[Any, ...]]) -> bytes:
+    fn, args = job
+    return fn(*args)
 
 
 # -- parts ---------------------------------------------------------------------------------------
@@ -150,15 +174,18 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         keep_shortest(cexs, found.counterexamples)
 
     sets = behaviours(ctx.opts.variant, frozenset())
-    for sl in slices:
-        for label, faults in sets:
-            left = None if budget is None else max(0.0, budget - (time.perf_counter() - t0))
-            name = sl.name if label == "spec" else f"{sl.name}+{label}"
-            ctx.progress(f"explore: slice {name}")
-            r = explore_bfs.explore(_cfg(ctx, sl.cfg), faults, time_budget=left, name=name)
-            complete &= r.complete
-            stats.append({"name": name, "states": r.states, "complete": r.complete, "stop": r.stop})
-            absorb(r)
+    deadline = None if budget is None else time.time() + budget
+    jobs: list[SliceJob] = [
+        (_cfg(ctx, sl.cfg), faults, sl.name if label == "spec" else f"{sl.name}+{label}", deadline)
+        for sl in slices
+        for label, faults in sets
+    ]
+    ctx.progress(f"explore: {len(jobs)} exhaustive slices")
+    for (_, _, name, _), r in zip(jobs, ctx.pool.map(search_slice, jobs), strict=True):
+        ctx.progress(f"explore: slice {name}, {r.states:,} states")
+        complete &= r.complete
+        stats.append({"name": name, "states": r.states, "complete": r.complete, "stop": r.stop})
+        absorb(r)
     slice_exercised = Counter(exercised)
     slice_rows = Counter(rows)
     walks = ctx.opts.walks
@@ -176,7 +203,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
             absorb(w)
     if walks:
         ctx.progress(f"explore: {walks} walks, the client's view against the agent's truth")
-        for c in view_against_truth(walks, _cfg(ctx, DEFAULT)):
+        for c in view_against_truth(walks, _cfg(ctx, DEFAULT), ctx.pool):
             cexs.setdefault(c.rule, c)
     ctx.results["explore"] = {
         "slices": stats,
@@ -195,12 +222,43 @@ VIEW_TRUTH = "VIEW-TRUTH"
 """The name a disagreement between the client's view and the agent's truth is reported under."""
 
 
-def view_against_truth(walks: int, cfg: Config = DEFAULT) -> list[Counterexample]:
+SliceJob = tuple[Config, frozenset[str], str, float | None]
+"""(bounds, faults, name, deadline as ``time.time()``): one exhaustive slice of the explore part."""
+
+
+def search_slice(job: SliceJob) -> explore_bfs.BfsResult:
+    """One exhaustive slice, as a job of the report's pool (the time left until the deadline is
+    its budget)."""
+    cfg, faults, name, deadline = job
+    left = None if deadline is None else max(0.0, deadline - time.time())
+    return explore_bfs.explore(cfg, faults, time_budget=left, name=name)
+
+
+VIEW_CHUNK = 50
+"""Walks of ``view_against_truth`` per job of the pool."""
+
+
+def view_against_truth(
+    walks: int, cfg: Config = DEFAULT, pool: Workers | None = None
+) -> list[Counterexample]:
     """Seeded conforming walks at the default bounds: at quiescence (everything delivered), the
     foreground state in the client's view of the session must be the one the agent is really in;
-    the shortest disagreement, if any."""
+    the shortest disagreement, if any (the first seed's among the shortest). The walks run in
+    chunks of ``VIEW_CHUNK`` seeds as jobs of ``pool`` (None: here): the same answer for any pool."""
+    pool = pool if pool is not None else Workers(1)
+    jobs = [(range(s, min(s + VIEW_CHUNK, walks)), cfg) for s in range(0, walks, VIEW_CHUNK)]
     best: Counterexample | None = None
-    for seed in range(walks):
+    for found in pool.map(_view_chunk, jobs):
+        if found is not None and (best is None or len(found.events) < len(best.events)):
+            best = found
+    return [best] if best is not None else []
+
+
+def _view_chunk(job: tuple[range, Config]) -> Counterexample | None:
+    """``view_against_truth`` for the seeds of ``job``: the first shortest disagreement."""
+    seeds, cfg = job
+    best: Counterexample | None = None
+    for seed in seeds:
         run = random_walk(seed, EXPLORE_STEPS, cfg)
         world = run.world
         if run.stop != "quiescent" or world.agent.session != "open":
@@ -220,11 +278,27 @@ def view_against_truth(walks: int, cfg: Config = DEFAULT) -> list[Counterexample
                 len(run.events),
                 transcript=list(world.transcript),
             )
-    return [best] if best is not None else []
+    return best
+
+
+LadderJob = tuple[Config, int, int, int, float | None]
+"""(bounds, seed, walks, steps, deadline as ``time.time()``): one chunk of a ladder bound."""
+
+
+def ladder_chunk(job: LadderJob) -> Counter[str] | None:
+    """The rules a chunk of seeded walks exercises, as a job of the report's pool (None: the
+    deadline passed before it started). Only what the walks exercise is read: no counterexample
+    is shrunk."""
+    cfg, seed, walks, steps, deadline = job
+    if deadline is not None and time.time() > deadline:
+        return None
+    w = explore_random.explore(cfg, frozenset(), seed=seed, walks=walks, steps=steps, shrink_budget=0)
+    return w.exercised
 
 
 def part_ladder(ctx: Context, budget: float | None) -> bool:
     t0 = time.perf_counter()
+    deadline = None if budget is None else time.time() + budget
     rules = monitor_rules()
     ex = ctx.results.get("explore")
     seen = ex["slice_exercised"] if ex else Counter()
@@ -239,17 +313,17 @@ def part_ladder(ctx: Context, budget: float | None) -> bool:
             complete = False
             break
         ctx.progress(f"ladder: {name}")
-        cfg = long_session(steps) if steps > EXPLORE_STEPS else DEFAULT
-        for chunk in range(0, walks, LADDER_CHUNK):  # the budget is checked between chunks
-            if budget is not None and time.perf_counter() - t0 > budget:
+        cfg = _cfg(ctx, long_session(steps) if steps > EXPLORE_STEPS else DEFAULT)
+        jobs = [
+            (cfg, chunk, min(LADDER_CHUNK, walks - chunk), steps, deadline)
+            for chunk in range(0, walks, LADDER_CHUNK)
+        ]
+        for exercised in ctx.pool.map(ladder_chunk, jobs):
+            if exercised is None:  # the budget ended before this chunk started
                 complete = False
-                break
-            n = min(LADDER_CHUNK, walks - chunk)
-            w = explore_random.explore(  # only what it exercises is read: no counterexample shrunk
-                _cfg(ctx, cfg), frozenset(), seed=chunk, walks=n, steps=steps, shrink_budget=0
-            )
+                continue
             for r in todo:
-                if w.exercised[r] and smallest[r] is None:
+                if exercised[r] and smallest[r] is None:
                     smallest[r] = name
     ctx.results["ladder"] = smallest
     return complete

@@ -99,8 +99,9 @@ def _witness_files(ctx: Context, v: dec.Verdict, under: str = "", draw: bool = T
     if ctx.opts.pictures and draw:
         w = v.witness
         assert w is not None
-        png = sequence_png(w.breaking.transcript, witness_title(v, under), witness_notes(v))
-        paths["picture"] = ctx.add(f"{stem}.png", png)
+        paths["picture"] = ctx.draw(
+            f"{stem}.png", sequence_png, w.breaking.transcript, witness_title(v, under), witness_notes(v)
+        )
     return paths
 
 
@@ -195,9 +196,10 @@ def _by_reading(
     lines = [
         "### Where a reading changes the verdict",
         "",
-        f"Every rule's decidability was computed again under each of {len(alts)} other "
-        "alternatives of the readings (`acp-model readings`; each against the readings in force "
-        "for the others), at the same bound. Rules whose verdict differs under an alternative:",
+        f"The decidability of the rules each reading names (`acp-model readings`: the rules whose "
+        f"verdicts depend on it) was computed again under its other alternatives ({len(alts)} in "
+        "all, each against the readings in force for the others), at the same bound. Rules whose "
+        "verdict differs under an alternative:",
         "",
     ]
     differ = sorted((v for v in verdicts if v.by_reading), key=lambda v: rule_order(v.rule))
@@ -243,7 +245,7 @@ def cex_files(ctx: Context, c: Counterexample, folder: str = "contradictions") -
         "diagram": ctx.add(f"{stem}.mmd", transcript_to_mermaid(c.transcript, title)),
     }
     if ctx.opts.pictures:
-        files["picture"] = ctx.add(f"{stem}.png", sequence_png(c.transcript, title))
+        files["picture"] = ctx.draw(f"{stem}.png", sequence_png, c.transcript, title)
     return files
 
 
@@ -313,7 +315,7 @@ def section_coverage(ctx: Context) -> Section:
         d = diagrams[spec.name]
         files = {"diagram": ctx.add(f"coverage/{spec.name}.mmd", coverage_mermaid(d, fired))}
         if ctx.opts.pictures:
-            files["picture"] = ctx.add(f"coverage/{spec.name}.png", coverage_png(d, fired))
+            files["picture"] = ctx.draw(f"coverage/{spec.name}.png", coverage_png, d, fired)
         pics += [f"#### {spec.name}", "", picture(f"{spec.name} coverage", files), ""]
         data.append(
             {"machine": spec.name, "method": cov["method"], "fired": len(fired), "missed": missed, **files}
@@ -378,7 +380,7 @@ def section_matrix(ctx: Context) -> Section:
         from diagrams.matrix_png import effects, effects_png
 
         verdicts = [v.to_json() for v in ctx.results.get("decidability") or []]
-        picture = ctx.add("matrix.png", effects_png(effects(data["matrix"], verdicts)))
+        picture = ctx.draw("matrix.png", effects_png, effects(data["matrix"], verdicts))
         lines += [
             "",
             "Rules by alternative: red where the alternative breaks the rule, else the rule's wire "

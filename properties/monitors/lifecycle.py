@@ -72,8 +72,12 @@ or idle without any is a breach, judged at that state; one still open at the end
 obligation (a breach at quiescence). A stretch cut by unknown or a custom state is not judged.
 
 Closing a session cancels its foreground work: a successful ``session/close`` response sent while
-the work it cancelled was never ended with idle breaks ``model.between`` cancelled_work_ends
-(CANCEL-11; nothing can follow for a closed session).
+work is still reported active breaks the rule ``Rules.close_leaves_work`` names (nothing can
+follow for a closed session): ``model.between`` cancelled_work_ends (CANCEL-11) for work the
+close or an earlier cancel reached while it was reported active, else idle_ends_work (work
+reported active again after an unknown the close came in). An idle resume snapshot sent before
+the idle confirming a cancellation breaks cancelled_work_ends too (``Rules.snapshot_leaves_cancel``:
+the snapshot shows the work over without being its completion, and no later idle can be).
 
 *Eventually*: a session left running or requires_action (the foreground table's obligation,
 ``model.between`` idle_ends_work: FG-05 and its restatements; cancelled_work_ends when a
@@ -142,6 +146,7 @@ _CUSTOM_STATES = fgm.SPEC.guard_rules["custom_states"]
 _END_STOP_KEY = rule_group(*_END_STOP)
 _END_GROUPS_KEY = rule_group(*_END_GROUPS)
 _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
+_IDLE_GROUP_KEY = rule_group(*_IDLE_GROUP)
 
 
 class _Session:
@@ -489,6 +494,18 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if st.work == 1 or (fs.resuming and type(reason) is str):
             st.work = 2  # (a resume snapshot's stop reason may be of work that ended out of view)
         if fs.resuming:  # a resume snapshot reports the state, it is no transition
+            if self.between.snapshot_leaves_cancel(bool(fs.cancel_line), True):
+                self._ex[_CANCEL_ENDS] += 1
+                self.breach(
+                    _CANCEL_ENDS,
+                    line,
+                    sid,
+                    "this resume snapshot reports idle while the work cancelled at line "
+                    f"{fs.cancel_line} was never ended with the idle confirming it: the "
+                    "snapshot creates no completion or cancellation, whatever stop reason it "
+                    "carries, and no later idle can",
+                    msg,
+                )
             if type(reason) is str and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
@@ -634,14 +651,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if sid is None or "result" not in msg:
             return
         fs = self.facts.of(sid)
-        if not fs.resuming and self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line)):
-            self._gx[_CANCEL_GROUP_KEY] += 1
+        owed = self.table(fgm.SPEC).eventually.get(fs.state)
+        rule = (
+            None
+            if fs.resuming or owed is None
+            else self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line), owed)
+        )
+        if rule is not None:
+            self._gx[_CANCEL_GROUP_KEY if rule == _CANCEL_ENDS else _IDLE_GROUP_KEY] += 1
+            cancelled = f" it cancelled (line {fs.cancel_line})" if fs.cancel_line else ""
             self.breach(
-                _CANCEL_ENDS,
+                rule,
                 line,
                 sid,
-                f"session/close succeeded while the {fs.state} work it cancelled (line "
-                f"{fs.cancel_line}) was never ended with idle",
+                f"session/close succeeded while the {fs.state} work{cancelled} was never ended with idle",
                 msg,
             )
 

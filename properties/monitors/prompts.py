@@ -755,6 +755,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.started = None
             if ps.own_wait is not None and not resuming and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, line, False, False)
+            if ps.inserted_idle and not resuming:
+                ps.inserted_idle = self.between.awaits_work_after_idle(True, before not in _PLACED)
         if new in ACTIVE:
             ps.inserted_idle = False
         if resuming:

@@ -81,7 +81,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
-from model import foreground, permission
+from model import foreground, permission, toolcall
 from model.core import ProtocolViolation
 from properties.monitor import Handler, Message, rule_group
 
@@ -182,9 +182,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
         """Requests the permission table moved (``abandon``) into a state it must leave: rid ->
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
         # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
-        self.suspects: dict[tuple[str, str], tuple[int, str, bool]] = {}
+        self.suspects: dict[tuple[str, str], tuple[int, str, bool, bool]] = {}
         """(session, tool call) -> (line of the idle, rule it owes: that of ``model.between``
-        FAILED_TOOLS_FINAL or CANCELLED_TOOLS_FINAL)."""
+        FAILED_TOOLS_FINAL or CANCELLED_TOOLS_FINAL, whether that idle confirmed a cancellation,
+        whether a later status change clears it: the call may have carried on past that idle,
+        ``Rules.may_carry_on``)."""
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -238,7 +240,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if owed:
             self._late(ts, sid, tid, created, line, msg)
         elif self.suspects:
-            self.suspects.pop((sid, tid), None)
+            suspect = self.suspects.get((sid, tid))
+            if suspect is not None and suspect[3]:  # it carried on: independent of the ended work
+                del self.suspects[(sid, tid)]
         if status == "in_progress":
             if grant == 1:
                 grant = 2
@@ -399,7 +403,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
                             msg, (UNLISTED_TOOL_AT_CANCELLED_IDLE,),
                         )  # fmt: skip
                     else:  # a CANCEL-17 suspect's verdict depends on the reading (where it is judged)
-                        self.suspects[(sid, tid)] = (line, owed, cancelled)
+                        # a later status change shows it carried on past the idle only where
+                        # it may (an error idle: model.between may_carry_on; a cancelled one:
+                        # background work announced before its first list)
+                        # (a status the Client does not recognise reads as still in progress:
+                        # the tool-call table's custom_status row)
+                        state = status if status in toolcall.STATES else toolcall.IN_PROGRESS
+                        carries = cancelled or self.between.may_carry_on(
+                            state, foreground.ERROR, False, self.reading(TOOL_UPDATES_AFTER_IDLE), True
+                        )
+                        self.suspects[(sid, tid)] = (line, owed, cancelled, carries)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
             for rid, (psid, about, _) in self.perms.items():
@@ -505,7 +518,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
-        for (sid, tid), (line, owed, ruled) in self.suspects.items():
+        for (sid, tid), (line, owed, ruled, _) in self.suspects.items():
             what = "with stop reason 'error'" if owed == _FAILED else "confirming the cancellation"
             work = "failed" if owed == _FAILED else "cancelled"
             self.eventually(
@@ -513,7 +526,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 quiescent,
                 line,
                 sid,
-                f"idle {what} while tool call {tid!r} of the {work} work had no final status (and "
+                f"idle {what} while tool call {tid!r} of the {work} work had no final status before it (and "
                 "it was never listed as background work)",
                 readings=(
                     TOOL_UPDATES_AFTER_IDLE,
@@ -550,7 +563,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             tuple(out),
             frozenset((rid, p[0], p[1]) for rid, p in self.perms.items()),
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
-            frozenset((key, owed, ruled) for key, (_, owed, ruled) in self.suspects.items()),
+            frozenset((key, *rest) for key, (_, *rest) in self.suspects.items()),
         )
 
 

@@ -52,8 +52,10 @@ rather than in the spec, reported as such (``twin_found`` false).
 Readings and variants: ``decide`` judges under the readings it is given (the peers take their
 freedoms, the checker judges by them) and under the variant in force (a dropped rule is
 ``unknown``: nothing checks it). ``decide_all`` computes every rule, on worker processes with
-``jobs`` > 1, and with ``by_reading`` each rule again under other reading alternatives, keeping
-those whose ``decidable`` differs (``Verdict.by_reading``). Rules that stand for one obligation
+``jobs`` > 1, and with ``by_reading`` each rule again under the other alternatives of the readings
+that name it (``Reading.rules``: the rules whose verdicts depend on the reading), keeping those
+whose ``decidable`` differs (``Verdict.by_reading``); that no other rule's verdict moves is a
+test's (``tests/test_reading_rules.py``). Rules that stand for one obligation
 judged by one seeded bug (``standing_for`` gives them the same bug and the same IDs) have the
 same sample and the same judgement: ``decide_all`` computes it once and names each rule on a
 copy (``same_sample``).
@@ -656,6 +658,15 @@ def alternatives(names: tuple[str, ...], base: dict[str, str] | None = None) -> 
     return [(r.name, a) for r in wanted for a in r.alternative_names() if a != chosen[r.name]]
 
 
+def affected(reading: str, rule: str) -> bool:
+    """Whether ``rule``'s verdict may depend on ``reading``: the reading names it (``Reading.rules``)
+    or a rule whose breaches and findings count as its (``standing_for``: the statements of one
+    obligation the spec restates, judged by one seeded bug). Only those verdicts are computed again
+    under the reading's alternatives."""
+    named = READING_BY_NAME[reading].rules
+    return rule in named or not standing_for(rule)[1].isdisjoint(named)
+
+
 Job = tuple[str, Bound, dict[str, str] | None, float | None, str | None, Variant | None]
 """(rule, bound, readings, deadline, same_as, variant): one ``decide`` call."""
 
@@ -720,11 +731,12 @@ def decide_all(
     were computed in the budget (rules not reached are "unknown", noted as skipped).
 
     ``by_reading`` (reading, alternative) pairs: each rule's verdict is computed again under each
-    alternative (on top of ``readings``), and ``Verdict.by_reading`` keeps those whose
-    ``decidable`` differs (the fraction flagged alone moves with the sample, whose random walks
-    take other paths under another reading; a witness is searched only for those that differ,
-    and the sample of one compared with a ``partly`` verdict ends once it is ``partly`` too);
-    the budget's skipped or partial ones are not compared.
+    alternative (on top of ``readings``) of a reading that names the rule (``affected``), and
+    ``Verdict.by_reading`` keeps those whose ``decidable`` differs (the fraction flagged alone
+    moves with the sample, whose random walks take other paths under another reading; a witness
+    is searched only for those that differ, and the sample of one compared with a ``partly``
+    verdict ends once it is ``partly`` too); the budget's skipped or partial ones are not
+    compared.
     ``pool``: the ``decide`` calls run as its jobs (None: in this process); each is independent
     of the others, so the verdicts are the same for any pool."""
     pool = pool if pool is not None else Workers(1)
@@ -740,7 +752,11 @@ def decide_all(
     if by_reading is None:
         return out, complete
     again: list[tuple[Verdict, str, str]] = [
-        (v, name, alt) for v in out if v.mutant is not None and v.complete for name, alt in by_reading
+        (v, name, alt)
+        for v in out
+        if v.mutant is not None and v.complete
+        for name, alt in by_reading
+        if affected(name, v.rule)
     ]
     work = [
         (v.rule, bound, {**(readings or {}), name: alt}, deadline, v.decidable, variant)

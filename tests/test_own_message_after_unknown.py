@@ -1,0 +1,55 @@
+"""ACC-06 (``model.between`` OWN_USER_MESSAGE) after work that may have run unseen.
+
+A prompt received while idle is inserted, then unknown is reported (loss of observability),
+then an idle: "a later current-state snapshot restores a known state without implying that work
+started or ended while it was unobservable" (State transitions), so the prompt's work may have
+started and ended under unknown, and that idle may have ended it. Work reported starting after
+it need not be that prompt's: a user message the Agent reports in it may be its own insertion
+(``Rules.awaits_work_after_idle``), no breach of ACC-06.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from model import between as bw
+from properties.engine import MonitorSet
+from tests.wire_dsl import (
+    Line,
+    answer,
+    created,
+    initialize,
+    initialized,
+    new_session,
+    ok,
+    prompt,
+    resume,
+    state,
+    user,
+)
+
+
+def _found(lines: Sequence[Line]) -> list[tuple[str, int | None]]:
+    ms = MonitorSet()
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(False)
+    return sorted((f.rule, f.line) for f in ms.findings if f.kind == "rule")
+
+
+_SETUP = [initialize("i"), initialized("i"), new_session("n"), state("idle"), created("n")]
+_INSERTED = [*_SETUP, prompt(1), answer(1, "u1"), user("u1")]
+
+
+def test_an_idle_after_unknown_may_end_the_inserted_prompts_work() -> None:
+    assert not bw.SPEC.awaits_work_after_idle(True, after_unobserved=True)
+    assert bw.SPEC.awaits_work_after_idle(True, after_unobserved=False)
+    lines = [*_INSERTED, state("unknown"), state("idle", stop="end_turn"), state("running"), user("x2")]
+    assert _found(lines) == []
+
+
+def test_without_the_unobserved_stretch_the_next_work_is_the_prompts() -> None:
+    lines = [*_INSERTED, state("running"), user("x2")]
+    assert _found(lines) == [(bw.OWN_USER_MESSAGE.rule, 10)]
+    resumed = [*_INSERTED, resume(2, replay=False), state("idle"), ok(2), state("running"), user("x2")]
+    assert _found(resumed) == [(bw.OWN_USER_MESSAGE.rule, 13)]  # a resume snapshot ends no work
