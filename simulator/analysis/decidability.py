@@ -29,22 +29,25 @@ flagged so, the note says a complete transcript proves them, instead of searchin
 messages for a gap.
 
 For ``partly`` and ``no`` a witness is searched: the shortest accepted breaking transcript (of
-those ``check --complete`` does not flag either, where there are any), and a
-run of the conforming peers (faults off, the same ``Config``) whose transcript is exactly the
-same messages. ``twin`` finds it by a bounded best-first search over the world's enabled moves:
-a move must record exactly the next lines of the target transcript; moves that record nothing (the
-hidden steps) are free when the breaking run made the same one at that point and cost one
-otherwise, so the twin differs from the breaking run in as few hidden steps as it can; states
-already tried at the same position are skipped, and the search gives up after
-``Bound.twin_nodes`` states. When none is found under the run's own ``Config``, the search is
-made once more with every feature on but those that shape the handshake both runs share
-(``twin_config``): the seeded bug's bounds sample its breaches, while a conforming peer may take
-any freedom of the model (a failure without an error field, a hook) to send the same messages.
-The witness keeps both runs' hidden steps: the breaking run's breach markers, and the steps
-(moves that put nothing on the wire) in which the two runs differ, with what the conforming run
-may still do at the end. No twin within the bound means the checker accepted a breach that no
-conforming run produces at that bound: a gap in the checker rather than in the spec, reported
-as such (``twin_found`` false).
+those ``check --complete`` does not flag either, where there are any), and a run of the conforming
+peers (faults off, the same ``Config``) whose transcript is the same messages, up to the values
+the spec leaves to the Agent (a custom state's name, the ID and text of a user message no response
+returns), renamed one to one throughout the run (``simulator.analysis.decidability_renaming``),
+and up to the Client's messages in flight (a recorded transcript may show a Client message before
+Agent messages sent while the Agent had not yet read it; a world records it when the Agent does).
+``twin`` finds it by a bounded best-first search over the world's enabled moves: a move must
+record the next lines of the target transcript; moves that record nothing (the hidden steps) are
+free when the breaking run made the same one at that point and cost one otherwise, so the twin
+differs from the breaking run in as few hidden steps as it can; states already tried at the same
+position (and renaming) are skipped, and the search gives up after ``Bound.twin_nodes`` states.
+When none is found under the run's own ``Config``, the search is made once more with every feature
+on but those that shape the handshake both runs share (``twin_config``): the seeded bug's bounds
+sample its breaches, while a conforming peer may take any freedom of the model (a failure without
+an error field, a hook) to send the same messages. The witness keeps both runs' hidden steps: the
+breaking run's breach markers, and the steps (moves that put nothing on the wire) in which the two
+runs differ, with what the conforming run may still do at the end. No twin within the bound means
+the checker accepted a breach that no conforming run produces at that bound: a gap in the checker
+rather than in the spec, reported as such (``twin_found`` false).
 
 Readings and variants: ``decide`` judges under the readings it is given (the peers take their
 freedoms, the checker judges by them) and under the variant in force (a dropped rule is
@@ -78,6 +81,7 @@ from properties.readings import BY_NAME as READING_BY_NAME
 from properties.readings import READINGS, resolve
 from properties.variants import Variant
 from simulator.analysis import decidability_exhaustive
+from simulator.analysis.decidability_renaming import Comparison, Renaming
 from simulator.analysis.mutants import Mutant, standing_for
 from simulator.explore.bfs import SLICES
 from simulator.peers.config import (
@@ -478,41 +482,72 @@ def decide(
 def twin(
     target: list[Line], cfg: Config, budget: int, prefer: Collection[tuple[int, str]] = ()
 ) -> tuple[list[Event] | None, int]:
-    """A conforming run (no faults) whose transcript is exactly ``target``, and the states tried.
+    """A conforming run (no faults) whose transcript is ``target`` up to a renaming of the values
+    the Agent chooses freely (``decidability_renaming``) and up to the Client's messages in
+    flight, and the states tried.
+
+    A world records a Client message when the Agent receives it; a transcript recorded between
+    the peers may show it as soon as the Client sent it, before Agent messages sent while it was
+    still on its way. So a target Client line may be passed over while the twin's Client has
+    sent that message and it waits, in order, in the twin's network (``owed``); the twin records
+    it later, when its Agent receives it.
+
     Best first: a move that records the next target lines costs nothing, a move that records
     nothing costs one unless ``prefer`` holds it at that position (the breaking run's own hidden
     moves), so the twin found differs from the breaking run in as few hidden steps as possible."""
     root = World(cfg, frozenset(), None, record=True)
-    if root.transcript != target[: len(root.transcript)]:
+    same = Comparison(target)
+    start = same.match(root.transcript, 0, ())
+    if start is None:
         return None, 0
     root.client.view = _Blind()  # type: ignore[assignment]  # the conforming client never reads it
     seen: set[Any] = set()
     tie = 0
-    heap: list[tuple[int, int, int, World, list[Event]]] = [(0, -len(root.transcript), tie, root, [])]
+    # (cost, -position, tie, world, events, renaming, target position, owed Client lines)
+    Node = tuple[int, int, int, World, list[Event], Renaming, int, tuple[int, ...]]
+    first = len(root.transcript)
+    heap: list[Node] = [(0, -first, tie, root, [], start, first, ())]
     nodes = 0
     while heap:
-        cost, _, _, world, events = heapq.heappop(heap)
-        pos = len(world.transcript)
-        if pos == len(target):
+        cost, _, _, world, events, names, pos, owed = heapq.heappop(heap)
+        if pos == len(target) and not owed:
             return events, nodes
-        key = (world.agent.snapshot(), world.client.snapshot(), _net(world), pos)
+        key = (world.agent.snapshot(), world.client.snapshot(), _net(world), pos, names, owed)
         if key in seen:
             continue
         seen.add(key)
         nodes += 1
         if nodes > budget:
             return None, nodes
+        flying = world.net.to_agent
+        if (
+            pos < len(target)
+            and target[pos][0] == "client"
+            and len(flying) > len(owed)
+            and flying[len(owed)] == target[pos][1]
+        ):  # the Client's message in flight, shown before the Agent receives it
+            tie += 1
+            heapq.heappush(heap, (cost, -(pos + 1), tie, world, events, names, pos + 1, (*owed, pos)))
+        done = len(world.transcript)
         for ev in world.enabled():
             child = world.clone()
             child.step(ev)
             if child.broken is not None:
                 continue
-            new = child.transcript[pos:]
-            if new != target[pos : pos + len(new)]:
-                continue
-            step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
-            tie += 1
-            heapq.heappush(heap, (cost + step, -len(child.transcript), tie, child, [*events, ev]))
+            new = child.transcript[done:]
+            at, renamed, still = pos, names, owed
+            for line in new:
+                if still and line == target[still[0]]:
+                    still = still[1:]
+                    continue
+                got = same.match([line], at, renamed)
+                if got is None:
+                    break
+                at, renamed = at + 1, got
+            else:
+                step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
+                tie += 1
+                heapq.heappush(heap, (cost + step, -at, tie, child, [*events, ev], renamed, at, still))
     return None, nodes
 
 
@@ -521,11 +556,19 @@ HANDSHAKE_FEATURES = frozenset({"early_state", "elicitation", "future"})
 place): a twin keeps the breaking run's choice of them, or its first messages would differ."""
 
 
+TWIN_USES = ("futures", "losses", "notices", "usages")
+"""Bounds of the Agent's freedoms that only add a message of their own (a custom state, unknown,
+a notice, a usage update): the second search allows each at least once, as a twin matches every
+message it sends against the target at once, and so never wanders through them."""
+
+
 def twin_config(cfg: Config) -> Config:
-    """``cfg`` with every feature of the model on, but those of the handshake as ``cfg`` has them:
-    where the second search for a twin looks (``witness``)."""
+    """``cfg`` with every feature of the model on, but those of the handshake as ``cfg`` has them,
+    and each freedom of ``TWIN_USES`` allowed at least once: where the second search for a twin
+    looks (``witness``)."""
     shaped = cfg.features & HANDSHAKE_FEATURES
-    return cfg.with_(features=(frozenset(FEATURES) - HANDSHAKE_FEATURES) | shaped)
+    uses = {name: max(getattr(cfg, name), 1) for name in TWIN_USES}
+    return cfg.with_(features=(frozenset(FEATURES) - HANDSHAKE_FEATURES) | shaped, **uses)
 
 
 class _Blind:
@@ -587,7 +630,8 @@ def witness(rule: str, run: Run, bound: Bound) -> Witness:
 
 
 def conforming_transcript(w: Witness) -> list[Line]:
-    """The conforming run's transcript (equal to the breaking one, by construction)."""
+    """The conforming run's transcript (the breaking one's messages, up to the renaming of the
+    values the Agent chooses freely: ``decidability_renaming``)."""
     assert w.conforming_events is not None
     world = World(w.conforming_cfg or w.breaking.cfg, frozenset(), None, record=True)
     for ev in w.conforming_events:

@@ -112,7 +112,8 @@ FUTURE_STOP = "handed_off"
 """A stop reason of a future ACP version the Agent may use under
 ``future-stop-reason=may-be-future`` (feature ``custom_stop``)."""
 FUTURE_STATE = "_reviewing"
-"""The custom state the Agent may report when the Client advertised custom states (``future``)."""
+"""The custom state the Agent may report when the Client advertised custom states (``future``),
+or although it advertised none (``unadvertised``)."""
 CUSTOM_COMPACTION = "_deferred"
 """The custom compaction status the Agent may report (feature ``compaction``)."""
 """Seeded bugs that leave the reported state behind the work (their output shows it)."""
@@ -732,6 +733,8 @@ class Agent:
                 add(("agent", "close_response", None))
             self._closed_out_events(add)
             return ev
+        if "announced" in self.extras:  # its own user message sent: its own work starts next
+            return [("agent", "start_goal", None)] if self._may_start_goal() else []
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
         features = cfg.features
@@ -767,6 +770,8 @@ class Agent:
                 work = self._work_waiting()
                 if work or self.followup:
                     add(("agent", "start", None))
+                    if work and self._unseen_prompt():
+                        add(("agent", "start", "unseen"))
                     if (
                         work
                         and "start_blocked" in doing
@@ -811,7 +816,8 @@ class Agent:
         shown = doing if self.reported == self.real else self._can("foreground", self.reported, self.fg_ctx)
         if open_ and "unknown" in features and self.losses < cfg.losses and "lose" in shown:
             add(("agent", "lose", None))
-        future = open_ and "future" in features and self.futures < cfg.futures
+        custom = "future" in features or "unadvertised" in features
+        future = open_ and custom and self.futures < cfg.futures
         if future and "future_state" in shown:
             add(("agent", "future_state", None))
         if self.reported != self.real:  # reporting the real state again
@@ -1424,17 +1430,12 @@ class Agent:
                 add(("agent", "end_bare_error", "stop"))
         if not self._open():
             return
-        if (
-            not active
-            and "goal" in features
-            and "goal" not in self.extras
-            and "start" in self._can("foreground", self.real, self.fg_ctx)
-            and self._oldest_waiting() is None
-            and not self._inserted_waiting()
-        ):
+        if not active and "goal" in features and self._may_start_goal():
             add(("agent", "start_goal", None))
             if self._unseen():
                 add(("agent", "start_goal", "unseen"))
+            if self._may_announce():
+                add(("agent", "synthetic_user", "announce"))
         if "commands" in features and "commands" not in self.extras:
             add(("agent", "commands", None))
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
@@ -1453,8 +1454,30 @@ class Agent:
         out[0]["params"]["update"]["exitStatus"] = {"signal": "SIGTERM"}
         return out
 
+    def _may_start_goal(self) -> bool:
+        return (
+            "goal" not in self.extras
+            and "start" in self._can("foreground", self.real, self.fg_ctx)
+            and self._oldest_waiting() is None
+            and not self._inserted_waiting()
+        )
+
+    def _may_announce(self) -> bool:
+        """Feature ``announce``: before starting work of its own (``start_goal``) from idle, the
+        Agent reports its own user message for it (``synthetic_user``), outside work, and then
+        reports that work starting next (model.between OWN_USER_MESSAGE: not yet known at the
+        message, allowed when the Agent's own work is reported starting next, which it then
+        must)."""
+        return (
+            "announce" in self.cfg.features
+            and "synthetic" not in self.extras
+            and self.reported == fgm.IDLE
+            and self._reading("unaccounted-user-message", "agent-initiated")
+            and self.between.own_user_message("idle", False) is None
+        )
+
     def _do_start_goal(self, unseen: str | None) -> list[Msg]:
-        self.extras = self.extras | {"goal"}
+        self.extras = (self.extras - {"announced"}) | {"goal"}
         self.followup = True  # work of its own, as after a background task finished
         return self._do_start(unseen)
 
@@ -1602,13 +1625,16 @@ class Agent:
         self._prompt_fire(rid, "withdraw")
         return [wire.error(rid, wire.INVALID_PARAMS, "unsupported prompt content")]
 
-    def _do_synthetic_user(self, _: Any) -> list[Msg]:
+    def _do_synthetic_user(self, announce: str | None) -> list[Msg]:
         """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
         Agent started itself while no prompt waits for its answer): a user message of the Agent's
         own running work (an Agent-side insertion), which no session/prompt accounts for; once per
-        run, before the work's other output."""
-        self.extras = self.extras | {"synthetic"}
-        msg = wire.message("user_message", self.sid, self._msg_id("msg_x"), [wire.text("continue")])
+        run, before the work's other output. ``announce`` (``_may_announce``): sent from idle,
+        its own work to start next, under an ID of its own that takes no number from the message
+        IDs of prompts (it mints IDs as it likes)."""
+        self.extras = self.extras | ({"synthetic", "announced"} if announce else {"synthetic"})
+        mid = "msg_x_own" if announce else self._msg_id("msg_x")
+        msg = wire.message("user_message", self.sid, mid, [wire.text("continue")])
         self.history.append(msg)
         return [msg]
 
@@ -1672,6 +1698,15 @@ class Agent:
         message in its next work is taken for ACC-06 (an open question for the checker, not a
         rule of this Agent)."""
         return "unseen" in self.cfg.features and self.reported in (fgm.UNKNOWN, fgm.UNRECOGNIZED)
+
+    def _unseen_prompt(self) -> bool:
+        """Feature ``unadvertised``: while a custom state is reported, a prompt's work may start
+        without running being reported at once. Session states leaves custom states to the
+        Agent, advertised or not ("Unless the Client has advertised support for a custom or
+        future state, Agents MUST still report running ... where the state transitions require
+        them": still, beside them); the Client shows generic busy until a known state arrives,
+        and this Agent reports running later (``restore``) or the work's idle."""
+        return "unadvertised" in self.cfg.features and self.reported == fgm.UNRECOGNIZED
 
     def _do_start(self, unseen: str | None) -> list[Msg]:
         # started by the Agent itself (model.between OWN_USER_MESSAGE)
@@ -2110,7 +2145,13 @@ class Agent:
         return msgs
 
     def _snapshot_now(self) -> Msg:
-        return self._state(self.reported if self.reported != fgm.UNKNOWN else fgm.UNKNOWN)
+        """A snapshot of the state reported, with the background list. Under a custom state where
+        a prompt's work may have started while it was shown (``_unseen_prompt``: running is owed),
+        the real state instead: a current-state snapshot restores a known state (State
+        transitions)."""
+        if self.reported == fgm.UNRECOGNIZED and "unadvertised" in self.cfg.features:
+            return self._report(self.real)
+        return self._state(self.reported)
 
     def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:
         """A snapshot naming the item (an item not yet started only for a seeded bug that lists

@@ -61,6 +61,8 @@ FEATURES = (
     "stop",  # work waiting on the user (or refused) stops on its own, its unapproved tool calls cancelled
     "unseen",  # own work starts unreported while the state reported is unknown or unrecognized
     "unseen_end",  # work ends unreported while unknown is reported; a session/close answered then
+    "unadvertised",  # a custom state the Client did not advertise; a prompt's work starts under it
+    "announce",  # the Agent's own user message at idle, its own work (goal) reported starting next
 )
 OFF_BY_DEFAULT: tuple[str, ...] = (
     "perm_error",
@@ -78,6 +80,8 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "stop",
     "unseen",
     "unseen_end",
+    "unadvertised",
+    "announce",
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them on:
 ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``, ``closes``),
@@ -90,9 +94,18 @@ the prompt monitor suspects (a warning), a finished tool call's outcome correcte
 its own starting while unknown is reported without running being reported (``unseen``: taken in the
 ``own_work`` slice), and work ending unobserved while unknown is reported, a session/close then
 answered with the state still unknown (``unseen_end``: taken in the ``closes`` slice, and by the
-conforming twins).
+conforming twins), and a custom state reported although the Client advertised none, with a prompt's
+work starting while it is shown and running reported later (``unadvertised``: taken only by the
+conforming twins), and the Agent's own user message at idle before its own work (``announce``:
+taken only by the conforming twins).
 (Refusing a prompt after a ``$/cancel_request`` for it is the reading
 ``rejected-after-cancel-request``.)"""
+
+
+TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce")
+"""Freedoms of ``OFF_BY_DEFAULT`` that no explore slice takes: only the second search for a
+conforming twin (``simulator.analysis.decidability.twin_config``, every feature on) does, so
+that explore's figures stay those of the freedoms it has always explored."""
 
 
 @dataclass(frozen=True)
