@@ -927,17 +927,19 @@ class Agent:
         return bool(waiting) and all(self.prompts[r][0] != prm.RECEIVED for r in waiting)
 
     def _idle_reading_events(self, add: Any) -> None:
-        """A repeated idle, once per run: bringing a new stop reason where the reading allows it
-        (``repeated-idle-new-stop-reason=snapshot``), and, under every reading, the last one
-        again ("a repeated idle without a new stop reason is not a new completion", Background
-        work) where the resume's snapshot left it out (``unstated``: within this Agent's bounds,
-        the one place a repeat tells the Client something)."""
+        """A repeated idle, once per run, where the reading lets a repeat bring a stop reason
+        (``repeated-idle-new-stop-reason=snapshot``): a new one, or the last one again where the
+        resume's snapshot left it out (``unstated``: within this Agent's bounds, the one place a
+        repeat tells the Client something). Under ``completion`` a stop reason the idle before
+        it did not carry completes work, so the Agent never sends one there: it would report
+        running first."""
         if self.last_stop is None or self.reported != fgm.IDLE or "restated" in self.extras:
+            return
+        if not self._reading("repeated-idle-new-stop-reason", "snapshot"):
             return
         if "unstated" in self.extras and self.last_stop in _RESTATED:
             add(("agent", "restate_idle", self.last_stop))
-        new = self._restated_reason()
-        if new is not None and self._reading("repeated-idle-new-stop-reason", "snapshot"):
+        if self._restated_reason() is not None:
             add(("agent", "restate_idle", None))
 
     def _carried_events(self, add: Any) -> None:
