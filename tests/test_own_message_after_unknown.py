@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from model import between as bw
-from properties.engine import MonitorSet
+from tests.check_support import rule_lines
 from tests.wire_dsl import (
     Line,
     answer,
@@ -29,12 +29,8 @@ from tests.wire_dsl import (
 )
 
 
-def _found(lines: Sequence[Line]) -> list[tuple[str, int | None]]:
-    ms = MonitorSet()
-    for n, (sender, msg) in enumerate(lines, 1):
-        ms.feed(sender, msg, n)
-    ms.finish(False)
-    return sorted((f.rule, f.line) for f in ms.findings if f.kind == "rule")
+def _found(lines: Sequence[Line]) -> list[tuple[str, int]]:
+    return sorted(rule_lines(lines))
 
 
 _SETUP = [initialize("i"), initialized("i"), new_session("n"), state("idle"), created("n")]
