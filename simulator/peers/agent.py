@@ -516,7 +516,10 @@ class Agent:
         )
 
     def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
-        return wire.state_update(self.sid, state, self._bg_list(), stop, err)
+        """A state_update of ``state``; the foreground table's ``unrecognized`` is the one custom
+        state this Agent reports (``FUTURE_STATE``), so a snapshot repeating it names that one."""
+        wire_state = FUTURE_STATE if state == fgm.UNRECOGNIZED else state
+        return wire.state_update(self.sid, wire_state, self._bg_list(), stop, err)
 
     def _report(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
         if "unstated" in self.extras:  # a state reported since the resume's snapshot
