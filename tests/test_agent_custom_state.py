@@ -4,34 +4,19 @@ any state the Client does not recognize (``unrecognized``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from model import foreground as fgm
 from simulator.peers.agent import FUTURE_STATE
 from simulator.peers.config import DEFAULT
 from simulator.peers.schedulers import scripted
+from tests.test_agent_stops import START, updates
 
-D = "deliver"
-START: list[Any] = [
-    ("client", "prompt", None),
-    D,
-    ("agent", "insert", 1),
-    ("agent", "start", None),
-    ("agent", "user_message", 1),
-    ("agent", "answer", 1),
-    D,
-]
 FUTURE = DEFAULT.with_(features=DEFAULT.features | {"future"})
 
 
 def test_a_background_snapshot_under_a_custom_state_names_that_state() -> None:
     script = [*START, ("agent", "future_state", None), ("agent", "bg_start", "terminal")]
     run = scripted([*script, ("agent", "bg_list", ("terminal", "term_1"))], FUTURE)
-    states = [
-        m["params"]["update"]
-        for _, m in run.world.transcript
-        if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "state_update"
-    ]
+    states = updates(run, "state_update")
     assert run.world.agent.reported == fgm.UNRECOGNIZED
     assert [s["state"] for s in states] == ["running", FUTURE_STATE, FUTURE_STATE]
     assert states[-1]["background"] == [{"type": "terminal", "terminalId": "term_1"}]
