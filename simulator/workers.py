@@ -20,6 +20,7 @@ Must not know: what the jobs compute, argument parsing, exit codes.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -52,6 +53,10 @@ class Workers:
         self._executor: Executor | None = None
         self._ray: Any = None
         self._owned = False
+        self._starting: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stop = threading.Event()
+        self._failure: ClusterError | None = None
 
     @property
     def parallel(self) -> bool:
@@ -68,8 +73,10 @@ class Workers:
             self._start_ray()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, *exc: object) -> None:
         self.close()
+        if self._failure is not None and kind is None:  # Ray did not start, and no job said so
+            raise self._failure
 
     def map(self, fn: Callable[[J], R], jobs: Sequence[J]) -> Iterator[R]:
         """``fn`` over ``jobs``, results in job order (each yielded as soon as it and every job
@@ -89,7 +96,11 @@ class Workers:
         if self._executor is not None:
             self._executor.shutdown()
             self._executor = None
-        if self._ray is not None and self._owned:
+        if self._starting is not None:  # the thread that started Ray ends it
+            self._stop.set()
+            self._starting.join()
+            self._starting = None
+        elif self._ray is not None and self._owned:
             self._ray.shutdown()
         self._ray = None
 
@@ -110,8 +121,29 @@ class Workers:
         self._owned = not ray.is_initialized()  # a process that already runs Ray (a test) keeps it
         if not self._owned:
             return
+        if cluster != "local":  # joining takes about a second: here, its failure at once
+            _probe(cluster)
+            self._init(ray, cluster)
+            self._started()
+            return
+        # a private instance takes seconds to start (its processes, then this driver's
+        # connection): a thread starts it while ``map`` runs the first jobs here, and lives until
+        # ``close`` (Ray's processes are bound to the thread that started them: they end with it)
+        self._starting = threading.Thread(target=self._own_instance, args=(ray,), daemon=True)
+        self._starting.start()
+
+    def _own_instance(self, ray: Any) -> None:
+        self._init(ray, "local")
+        self._ready.set()
+        self._stop.wait()
+        if self._failure is None:
+            ray.shutdown()
+
+    def _init(self, ray: Any, cluster: str) -> None:
+        """``ray.init``; a failure is kept for ``_started`` to raise."""
         import logging
 
+        logging.getLogger("ray").setLevel(logging.ERROR)  # its note on SIGTERM outside the main thread
         quiet: dict[str, Any] = {
             "include_dashboard": False,
             "log_to_driver": False,
@@ -121,26 +153,41 @@ class Workers:
             if cluster == "local":  # a new instance even where one runs already (ray start)
                 ray.init(address="local", num_cpus=self.size, **quiet)
             else:
-                _probe(cluster)
                 ray.init(address=cluster, **quiet)
-        except ClusterError:
-            raise
         except Exception as exc:  # Ray's own start-up and connection errors
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ClusterError(f"--cluster {cluster}: {first}") from None
+            self._failure = ClusterError(f"--cluster {cluster}: {first}")
+            return
         _errors_to_stderr()
+
+    def _started(self) -> None:
+        """Wait for the start of a private instance; raise a failure to start."""
+        if self._starting is not None:
+            self._ready.wait()
+        if self._failure is not None:
+            raise self._failure
 
     def _ray_map(self, fn: Callable[[J], R], jobs: Sequence[J]) -> Iterator[R]:
         ray = self._ray
         if ray is None:
             raise ClusterError("the Ray pool was used before it started (use it as a context manager)")
+        # while Ray starts (``_init``), the first jobs run here, in job order
+        first = 0
+        while self._starting is not None and not self._ready.is_set() and first < len(jobs):
+            yield fn(jobs[first])
+            first += 1
+        if first == len(jobs):
+            return
+        self._started()
         task = ray.remote(num_cpus=1, max_retries=0)(fn)
-        # ``size`` tasks running at a time, so a cluster with more CPUs than asked for runs
-        # ``size`` at once, as the local pool does; a new one is sent whenever any ends (not
-        # only the next in order: a long job must not leave the other workers idle), and the
-        # results are handed back in job order
+        # on a cluster, ``size`` tasks at a time, so one with more CPUs than asked for runs
+        # ``size`` at once, as the local pool does; on the private instance (``size`` CPUs, so
+        # ``size`` at once) ``size`` more wait behind them, so no worker waits for this process
+        # to send its next one; a new one is sent whenever any ends (not only the next in order:
+        # a long job must not leave the other workers idle), and the results are handed back
+        # in job order
         name = f"{getattr(fn, '__module__', '').rsplit('.', 1)[-1]}.{getattr(fn, '__name__', 'task')}"
-        pending = iter(enumerate(jobs))
+        pending = iter(enumerate(jobs[first:], first))
         running: dict[Any, int] = {}  # task -> job index
         results: dict[int, Any] = {}
 
@@ -149,9 +196,9 @@ class Workers:
             if nxt is not None:
                 running[task.remote(nxt[1])] = nxt[0]
 
-        for _ in range(self.size):
+        for _ in range(self.size * (2 if self.cluster == "local" else 1)):
             send()
-        for want in range(len(jobs)):
+        for want in range(first, len(jobs)):
             while want not in results:
                 (ref,), _ = ray.wait(list(running), num_returns=1)
                 index = running.pop(ref)

@@ -13,6 +13,7 @@ import json
 import pickle
 import subprocess
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -290,6 +291,27 @@ def test_a_long_ray_task_leaves_no_worker_idle() -> None:
     pool._ray = fake
     assert list(pool.map(run_chunk, [5, 6, 7, 8, 9])) == [5, 6, 7, 8, 9]
     assert ended == [6, 7, 8, 9, 5]
+
+
+def test_while_a_private_ray_starts_the_first_jobs_run_here() -> None:
+    """``--cluster local`` starts Ray in a thread: the jobs before it is up run in this process,
+    the rest as tasks, and the results come back in job order; a start that failed is raised."""
+    pool = Workers(2, "local")
+    pool._ray = _fake_ray({})
+    pool._starting = threading.Thread()  # a start in progress
+    here: list[int] = []
+
+    def fn(job: int) -> int:
+        here.append(job)
+        if len(here) == 2:
+            pool._ready.set()  # Ray is up once the second job ends
+        return job
+
+    assert list(pool.map(fn, [5, 6, 7, 8, 9])) == [5, 6, 7, 8, 9]
+    assert here == [5, 6]
+    pool._failure = ClusterError("--cluster local: no room")
+    with pytest.raises(ClusterError, match="no room"):
+        list(pool.map(fn, [1, 2]))
 
 
 # -- deep: a real local Ray, real agents ------------------------------------------------------------
