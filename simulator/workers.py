@@ -21,6 +21,8 @@ Must not know: what the jobs compute, argument parsing, exit codes.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -114,36 +116,47 @@ class Workers:
             raise ClusterError("--cluster: expected local or HOST:PORT")
         if cluster != "local":
             _reachable(cluster)
-        try:
-            import ray
-        except ImportError:
-            raise ClusterError(f"--cluster needs Ray, which is not installed: {INSTALL_HINT}") from None
-        self._ray = ray
-        self._owned = not ray.is_initialized()  # a process that already runs Ray (a test) keeps it
-        if not self._owned:
+        loaded: Any = sys.modules.get("ray", False)  # None: an import of Ray is refused (a test)
+        if loaded is None or (loaded is False and importlib.util.find_spec("ray") is None):
+            raise ClusterError(f"--cluster needs Ray, which is not installed: {INSTALL_HINT}")
+        if loaded is not False and loaded.is_initialized():  # a process that runs Ray (a test)
+            self._ray = loaded  # keeps it
             return
+        self._owned = True
         if cluster != "local":  # joining takes about a second: here, its failure at once
+            import ray
+
+            self._ray = ray
             _probe(cluster)
-            self._init(ray, cluster)
+            self._init(cluster)
             self._started()
             return
-        # a private instance takes seconds to start (its processes, then this driver's
-        # connection): a thread starts it while ``map`` runs the first jobs here, and lives until
-        # ``close`` (Ray's processes are bound to the thread that started them: they end with it)
-        self._starting = threading.Thread(target=self._own_instance, args=(ray,), daemon=True)
+        # a private instance takes seconds to start (importing Ray, its processes, then this
+        # driver's connection): a thread starts it while ``map`` runs the first jobs here, and
+        # lives until ``close`` (Ray's processes are bound to the thread that started them: they
+        # end with it)
+        self._starting = threading.Thread(target=self._own_instance, daemon=True)
         self._starting.start()
 
-    def _own_instance(self, ray: Any) -> None:
-        self._init(ray, "local")
-        self._ready.set()
+    def _own_instance(self) -> None:
+        try:
+            import ray
+
+            self._ray = ray
+            self._init("local")
+        except Exception as exc:  # an installation of Ray that cannot be imported
+            self._failure = ClusterError(f"--cluster local: cannot import Ray ({type(exc).__name__}: {exc})")
+        finally:
+            self._ready.set()
         self._stop.wait()
         if self._failure is None:
-            ray.shutdown()
+            self._ray.shutdown()
 
-    def _init(self, ray: Any, cluster: str) -> None:
+    def _init(self, cluster: str) -> None:
         """``ray.init``; a failure is kept for ``_started`` to raise."""
         import logging
 
+        ray = self._ray
         logging.getLogger("ray").setLevel(logging.ERROR)  # its note on SIGTERM outside the main thread
         quiet: dict[str, Any] = {
             "include_dashboard": False,
@@ -169,8 +182,7 @@ class Workers:
             raise self._failure
 
     def _ray_map(self, fn: Callable[[J], R], jobs: Sequence[J]) -> Iterator[R]:
-        ray = self._ray
-        if ray is None:
+        if self._ray is None and self._starting is None:
             raise ClusterError("the Ray pool was used before it started (use it as a context manager)")
         # while Ray starts (``_init``), the first jobs run here, in job order
         first = 0
@@ -180,6 +192,7 @@ class Workers:
         if first == len(jobs):
             return
         self._started()
+        ray = self._ray
         task = ray.remote(num_cpus=1, max_retries=0)(fn)
         # on a cluster, ``size`` tasks at a time, so one with more CPUs than asked for runs
         # ``size`` at once, as the local pool does; on the private instance (``size`` CPUs, so
@@ -232,7 +245,6 @@ def _probe(cluster: str) -> None:
     """Fail fast when ``cluster`` (reachable) is no Ray cluster: a trial join in a child process
     within ``PROBE_TIMEOUT`` (Ray's own join retries for about 20 s when something else answers)."""
     import subprocess
-    import sys
 
     code = (
         "import logging, sys, ray; "
@@ -256,7 +268,6 @@ def _reachable(cluster: str) -> None:
     """``cluster`` is HOST:PORT and takes a TCP connection within ``CONNECT_TIMEOUT`` (tried in a
     child process: this package opens no socket of its own)."""
     import subprocess
-    import sys
 
     host, port = _address(cluster)
     code = (
