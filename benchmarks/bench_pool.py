@@ -2,11 +2,12 @@
 
 Runs ``acp-model COMMAND ... --json`` (default: ``spec-report --quiet``, its defaults) as a fresh
 process per setting: ``--jobs 1`` (the baseline), ``--jobs 2`` and ``--cluster local --jobs 2``,
-interleaved ``--repeat`` times, and prints one JSON object: each setting's wall seconds (best and
-all), its ratio to the baseline's best, the ratio within each round (the settings of one round
-run back to back, so on a machine shared with other work they see about the same load), the
-load average when each run started, and whether its JSON equals the baseline's once the timing
-fields (keys ending in ``seconds`` or ``per_second``) and the output paths are set aside.
+interleaved ``--repeat`` times (every other round in the opposite order), and prints one JSON
+object: each setting's wall seconds (best and all), its ratio to the baseline's best, the ratio
+within each round (the settings of one round run back to back, so on a machine shared with other
+work they see about the same load), the load average when each run started, and whether its
+JSON equals the baseline's once the timing fields (keys ending in ``seconds`` or ``per_second``)
+and the output paths are set aside.
 
     python benchmarks/bench_pool.py                      # spec-report, the floor
     python benchmarks/bench_pool.py --command "decidability --walks 10" --repeat 2
@@ -78,8 +79,9 @@ def main() -> None:
     times: dict[str, list[float]] = {k: [] for k in settings}
     loads: dict[str, list[float]] = {k: [] for k in settings}
     outputs: dict[str, Any] = {}
-    for _ in range(args.repeat):
-        for name, extra in settings.items():
+    for round_ in range(args.repeat):
+        order = list(settings.items())  # every other round backwards: a load that rises or falls
+        for name, extra in order if round_ % 2 == 0 else order[::-1]:  # favours no setting
             loads[name].append(round(os.getloadavg()[0], 1))
             seconds, data = run(shlex.split(args.command), extra, trees[name])
             times[name].append(round(seconds, 1))
