@@ -36,13 +36,10 @@ Must not know: monitors, findings, the CLI, or any file location (the spec text 
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass
-from typing import Final, Literal
-
-Level = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
-Side = Literal["agent", "client", "both"]
-Check = Literal["monitor", "client-view", "model", "not-checkable", "unchecked"]
+from dataclasses import asdict, dataclass
+from typing import Final
 
 LEVELS: Final[tuple[str, ...]] = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
 SIDES: Final[tuple[str, ...]] = ("agent", "client", "both")
@@ -121,18 +118,10 @@ class Rule:
         return self.id.rpartition("-")[0]
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "section": self.section,
-            "level": self.level,
-            "side": self.side,
-            "paraphrase": self.paraphrase,
-            "check": self.check,
-            "reason": self.reason,
-            "occurrences": list(self.occurrences),
-            "eventually": self.eventually,
-            "informal": self.informal,
-        }
+        return {**asdict(self), "occurrences": list(self.occurrences)}
+
+
+_KEYWORDS_SEEN = itertools.count(1)
 
 
 def _r(
@@ -141,11 +130,13 @@ def _r(
     side: str,
     check: str,
     paraphrase: str,
-    occ: tuple[int, ...] = (),
     reason: str = "",
     eventually: bool = False,
     informal: bool = False,
 ) -> Rule:
+    """An entry of ``RULES``. Entries are written in spec order, one per keyword occurrence, so an
+    entry that is not informal accounts for the next occurrence (a test holds each to the
+    keyword and section of its occurrence)."""
     code = rule_id.rpartition("-")[0]
     return Rule(
         rule_id,
@@ -155,7 +146,7 @@ def _r(
         " ".join(paraphrase.split()),
         check,
         reason,
-        occ,
+        () if informal else (next(_KEYWORDS_SEEN),),
         eventually,
         informal,
     )
@@ -164,6 +155,14 @@ def _r(
 _M, _MN, _S, _SN, _Y = "MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"
 _A, _C, _B = "agent", "client", "both"
 _MON, _CV, _MOD, _NC, _UN = "monitor", "client-view", "model", "not-checkable", "unchecked"
+
+_NOTICE_HAS_NO_ID = (
+    "A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh live notice "
+    "sent during the replay window."
+)
+_LOCAL_MARK_UNAPPLIED = (
+    "Not checked yet: the simulated Client does not apply the optional local mark (a display hint)."
+)
 
 RULES: Final[tuple[Rule, ...]] = (
     # -- INTRO ---------------------------------------------------------------------------------
@@ -174,7 +173,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """A Client sends no session/prompt until the initialize handshake and
        the setup of that session have completed.""",
-        (1,),
     ),
     _r(
         "INTRO-02",
@@ -194,7 +192,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A Client that meets an update variant it does not know keeps the raw
        payload intact whenever it stores, replays, proxies or forwards history; otherwise it skips
        the update or shows it in a generic way.""",
-        (2,),
         reason="About what a Client keeps in storage or passes to third parties; neither is visible on "
         "the wire between the Client and this Agent.",
     ),
@@ -205,9 +202,7 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """Notices meant only for live delivery are left out of any replay of the
        session, even by a peer that kept them as unrecognised updates.""",
-        (3,),
-        reason="A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh "
-        "live notice sent during the replay window.",
+        reason=_NOTICE_HAS_NO_ID,
     ),
     # -- Entity IDs ----------------------------------------------------------------------------
     _r(
@@ -218,7 +213,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """Within one session the Agent never gives an ID already used by an
        entity of some type to a second, different entity of that same type (seen on the wire as an
        ended entity that starts over under the same type and ID).""",
-        (4,),
     ),
     _r(
         "ENT-02",
@@ -228,7 +222,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """The Client identifies every entity by the pair (entity type, ID); an
        update only touches the entity of its own type, never one of another type with an equal
        ID.""",
-        (5,),
     ),
     _r(
         "ENT-03",
@@ -237,7 +230,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _CV,
         """An update or chunk naming an ID the Client has not seen yet is not
        discarded: the Client creates the entity with default values and then applies it.""",
-        (6,),
     ),
     _r(
         "ENT-04",
@@ -286,7 +278,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """The task a parent hands to a subagent (the first one included) is
        reported in the child's transcript as an incoming session_message whose senderSessionId is
        the parent.""",
-        (7,),
         reason="Which message is the delegated task is known only inside the Agent; the wire does not "
         "mark it.",
     ),
@@ -298,7 +289,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """The delegated task is not reported as a user_message in the child
        session: a user_message there that no session/prompt on that session accounts for is
        suspect.""",
-        (8,),
     ),
     _r(
         "SDM-06",
@@ -307,7 +297,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """When the Agent cannot tell who sent a message received by a child,
        it leaves senderSessionId out instead of presuming that the parent sent it.""",
-        (9,),
         reason="Depends on what evidence the Agent holds about the sender, which is internal and not "
         "visible on the wire.",
     ),
@@ -320,7 +309,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """Work is handled as foreground work whatever started it: a user
        prompt, or the Agent itself (pursuing a goal, continuing earlier work, reacting to a finished
        background task).""",
-        (10,),
     ),
     _r(
         "FG-02",
@@ -329,7 +317,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """At the start of foreground work the Agent reports running, or
        requires_action when the work begins already blocked on the user.""",
-        (11,),
     ),
     _r(
         "FG-03",
@@ -338,7 +325,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """While foreground work is blocked waiting for the user, the Agent
        reports requires_action.""",
-        (12,),
         reason="Whether foreground work is blocked on the user is the Agent's knowledge: the wire shows "
         "requests, not what the work waits on (an open request alone does not block it); what the "
         "model's block row states is TRANS-05.",
@@ -350,7 +336,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """After requires_action has been reported, the Agent reports running
        again as soon as foreground progress resumes.""",
-        (13,),
     ),
     _r(
         "FG-05",
@@ -359,7 +344,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """At the end of foreground work the Agent reports idle, regardless of
        background activity that carries on.""",
-        (14,),
         eventually=True,
     ),
     _r(
@@ -369,7 +353,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """The idle that ends foreground work names the stop reason that
        matches how it ended.""",
-        (15,),
     ),
     _r(
         "FG-07",
@@ -379,7 +362,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """If a permission request or elicitation blocks foreground work, the
        Agent reports requires_action (a request for background activity alone leaves the state
        as it is).""",
-        (16,),
         reason="Not checked yet: a monitor that sees a permission request for foreground work without "
         "requires_action.",
     ),
@@ -391,7 +373,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """As long as a terminal is listed as background work, the Agent keeps
        its output up to date whenever the process output is readable.""",
-        (17,),
         reason="Depends on whether the Agent can read the process output and on timing (freshness); "
         "neither is a wire fact.",
     ),
@@ -402,7 +383,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _CV,
         """Missing or old terminal output is no evidence of liveness: the Client
        does not conclude that a terminal hung or exited for that reason.""",
-        (18,),
     ),
     _r(
         "BG-03",
@@ -412,7 +392,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A tool call whose work the Agent knows continues after it hands
        control back to the model stays non-final (pending, in_progress or paused) and is listed as
        background work.""",
-        (19,),
         reason="Not checked yet: knowing that a tool call's work continues is the Agent's; a monitor could"
         " flag a final status followed by output.",
     ),
@@ -424,7 +403,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """For background work that has no tool call of its own the Agent may
        open a new tool call, titled after the work, and list it (announcing it first, even while
        idle).""",
-        (20,),
     ),
     _r(
         "BG-05",
@@ -445,7 +423,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """Housekeeping the Agent starts by itself (memory consolidation, for
        instance) is not put in the background list.""",
-        (21,),
         reason="Whether a listed item is self-started housekeeping is the Agent's internal intent; "
         "nothing on the wire marks it.",
     ),
@@ -457,7 +434,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """An Agent that reports background work includes the background field
        on every state_update of the session (whether that binds the state_updates before its first
        list is the reading state-updates-before-first-list).""",
-        (22,),
     ),
     _r(
         "BG-08",
@@ -475,7 +451,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """When background work begins or finishes, the Agent sends the current
        state again with the updated list.""",
-        (23,),
         eventually=True,
     ),
     _r(
@@ -485,7 +460,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Before the first snapshot listing an item, the Agent has sent that
        item's own update (terminal_update, tool_call_update or subagent_update).""",
-        (24,),
     ),
     _r(
         "BG-11",
@@ -494,7 +468,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Before the snapshot that drops a terminal or tool call from the list,
        the Agent has sent the terminal's exitStatus or the tool call's final status.""",
-        (25,),
     ),
     _r(
         "BG-12",
@@ -503,7 +476,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """If the Agent knows, when it drops a finished item, that the item
        starts new foreground work, it reports running no later than that snapshot.""",
-        (26,),
         reason="Depends on when the Agent learned of the follow-up work, which is internal; learning "
         "later is allowed.",
     ),
@@ -514,7 +486,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """When a listed terminal is all that keeps a tool call alive, only the
        terminal appears in the list, not the tool call as well.""",
-        (27,),
     ),
     _r(
         "BG-14",
@@ -523,7 +494,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """Before releasing resources of a quiet session, a Client holds off for a
        brief grace period once a snapshot has emptied the list, as a follow-up may still start.""",
-        (28,),
         reason="Needs timing (a grace period) and concerns the Client's resource handling, not the wire.",
     ),
     _r(
@@ -533,7 +503,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Once idle, a Client may regard unfinished tool calls and
        still-running terminals that are missing from the latest reported list as abandoned.""",
-        (29,),
     ),
     _r(
         "BG-16",
@@ -542,7 +511,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _CV,
         """With no background list reported, the Client regards nothing as
        abandoned.""",
-        (30,),
     ),
     _r(
         "BG-17",
@@ -562,7 +530,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """A Client never sends a session/prompt whose prompt array is
        empty.""",
-        (31,),
     ),
     _r(
         "USER-02",
@@ -571,7 +538,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """An Agent may answer an empty prompt with error -32602 and not
        insert it.""",
-        (32,),
     ),
     _r(
         "USER-03",
@@ -580,7 +546,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """A Client only sends content types that the prompt capabilities
        agreed at initialization allow.""",
-        (33,),
     ),
     _r(
         "USER-04",
@@ -590,7 +555,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A prompt with content of a type outside the baseline set (text and
        resource_link) and not advertised, or of a type the Agent cannot handle, is refused with
        -32602 and never inserted.""",
-        (34,),
     ),
     # -- 2. Prompt accepted --------------------------------------------------------------------
     _r(
@@ -601,7 +565,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """Once the user message is inserted, the Agent answers the prompt
        successfully, without waiting for the foreground work to finish (so an inserted prompt left
        unanswered is a breach at the end: the response is owed from the insertion on).""",
-        (35,),
         eventually=True,
     ),
     _r(
@@ -611,7 +574,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """The Agent does not send the successful prompt response before the
        message has been inserted.""",
-        (36,),
     ),
     _r(
         "ACC-03",
@@ -620,7 +582,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """After insertion the prompt is never answered with an error, even if
        the work fails or the request is cancelled before the response goes out.""",
-        (37,),
     ),
     _r(
         "ACC-04",
@@ -638,7 +599,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """The inserted user message is reported to the Client, either with a
        user_message carrying the full content or with user_message_chunk updates.""",
-        (38,),
         eventually=True,
     ),
     _r(
@@ -648,7 +608,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Every update about that user message uses the messageId returned in
        the prompt response.""",
-        (39,),
         eventually=True,
     ),
     _r(
@@ -658,7 +617,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """No update about the user message is sent before the message is
        inserted.""",
-        (40,),
     ),
     _r(
         "ACC-08",
@@ -668,7 +626,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A Client copes with the user-message updates arriving either before
        or after the prompt response, and merges them with the existing message instead of making a
        duplicate.""",
-        (41,),
     ),
     _r(
         "ACC-09",
@@ -677,7 +634,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Two distinct inserted submissions get two distinct message IDs, even
        when their content is the same.""",
-        (42,),
     ),
     _r(
         "ACC-10",
@@ -695,7 +651,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """When a retained user message is replayed, it keeps the message ID it
        was inserted with.""",
-        (43,),
     ),
     _r(
         "ACC-12",
@@ -704,7 +659,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _CV,
         """A Client draws no ordering conclusion between the prompt response and
        the session updates (user-message report, output, even the closing idle).""",
-        (44,),
     ),
     _r(
         "ACC-13",
@@ -734,7 +688,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """A Client may send session/prompt in any state, running and
        requires_action included.""",
-        (45,),
     ),
     _r(
         "ACTIVE-02",
@@ -752,7 +705,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """A prompt is never rejected merely because foreground work is in
        progress.""",
-        (46,),
     ),
     # -- Prompts that are never inserted -------------------------------------------------------
     _r(
@@ -763,12 +715,9 @@ RULES: Final[tuple[Rule, ...]] = (
         """A prompt rejected before insertion (by a hook, an early failure, ...)
        receives a JSON-RPC error response; together with ACC-01 every prompt is eventually
        answered.""",
-        (47,),
         eventually=True,
     ),
-    _r(
-        "REJ-02", _MN, _A, _MOD, """A submission that was rejected produces no user-message updates.""", (48,)
-    ),
+    _r("REJ-02", _MN, _A, _MOD, """A submission that was rejected produces no user-message updates."""),
     _r(
         "REJ-03",
         _M,
@@ -786,7 +735,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """When foreground work begins, the Agent reports an active state
        (normally running; requires_action if it begins blocked).""",
-        (49,),
     ),
     _r(
         "OUT-02",
@@ -795,9 +743,8 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Once work blocked under requires_action makes progress again, running
        is reported.""",
-        (50,),
     ),
-    _r("OUT-03", _Y, _A, _MON, """The model's output may be text, tool calls or a mix of both.""", (51,)),
+    _r("OUT-03", _Y, _A, _MON, """The model's output may be text, tool calls or a mix of both."""),
     # -- Message IDs ---------------------------------------------------------------------------
     _r(
         "MSGID-01",
@@ -806,7 +753,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Every user, agent and thought message update and chunk carries an
        opaque messageId.""",
-        (52,),
     ),
     _r(
         "MSGID-02",
@@ -826,7 +772,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """The Agent may send a live notice for the user whenever the
        session exists, also outside prompt handling.""",
-        (53,),
     ),
     _r(
         "NOTICE-02",
@@ -837,7 +782,7 @@ RULES: Final[tuple[Rule, ...]] = (
        title.""",
         informal=True,
     ),
-    _r("NOTICE-03", _Y, _C, _MOD, """A Client may disregard notices.""", (54,)),
+    _r("NOTICE-03", _Y, _C, _MOD, """A Client may disregard notices."""),
     _r(
         "NOTICE-04",
         _M,
@@ -845,7 +790,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """The Agent acts as if any notice might never have been delivered,
        shown or read.""",
-        (55,),
         reason="About the Agent's internal reliance on delivery; a notice has no reply, so no wire "
         "message reveals such reliance.",
     ),
@@ -856,7 +800,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """Nothing needed for protocol correctness, authorization, a user
        action, task completion or reporting a fatal error is conveyed only through a notice.""",
-        (56,),
         reason="Needs a judgement of what the free-text notice content means and whether it is needed "
         "elsewhere.",
     ),
@@ -866,9 +809,7 @@ RULES: Final[tuple[Rule, ...]] = (
         _A,
         _NC,
         """Notices are not part of what a session replay sends.""",
-        (57,),
-        reason="A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh "
-        "live notice sent during the replay window.",
+        reason=_NOTICE_HAS_NO_ID,
     ),
     # -- Session compaction --------------------------------------------------------------------
     _r(
@@ -878,7 +819,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """The Agent may report a context compaction as a single persistent
        timeline entity addressed by its ID.""",
-        (58,),
     ),
     _r(
         "COMPACT-02",
@@ -897,7 +837,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """A compaction ID is never used again for a different
        compaction.""",
-        (59,),
     ),
     _r(
         "COMPACT-04",
@@ -915,7 +854,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _A,
         _MOD,
         """A reported compaction that ends is given a terminal status.""",
-        (60,),
         eventually=True,
     ),
     _r(
@@ -925,7 +863,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """The summary faithfully reflects the retained summary the user may
        see, with no internal prompt framing or hidden instructions.""",
-        (61,),
         reason="Needs a judgement of the summary text against the Agent's internal context.",
     ),
     _r(
@@ -935,7 +872,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """The summary is left out when no unencrypted one exists or when
        showing it would expose context the user could not already see.""",
-        (62,),
         reason="Depends on the Agent's internal knowledge of what is encrypted or user-visible.",
     ),
     # -- Session usage updates -----------------------------------------------------------------
@@ -946,7 +882,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """The Agent may send usage_update with the current context size and
        the cumulative cost.""",
-        (63,),
     ),
     _r(
         "USAGE-02",
@@ -965,10 +900,9 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """The end of foreground work is reported with an idle
        state_update.""",
-        (64,),
         eventually=True,
     ),
-    _r("DONE-02", _S, _A, _MON, """That idle state_update names the fitting stop reason.""", (65,)),
+    _r("DONE-02", _S, _A, _MON, """That idle state_update names the fitting stop reason."""),
     _r(
         "DONE-03",
         _M,
@@ -976,7 +910,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """All updates still owed for the foreground work that ended are sent
        before its idle update (background activity may keep emitting afterwards).""",
-        (66,),
     ),
     _r(
         "DONE-04",
@@ -985,7 +918,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """The Agent may end foreground work at any moment by sending an idle
        state_update.""",
-        (67,),
     ),
     _r(
         "DONE-05",
@@ -994,7 +926,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """When the Agent ends work that way, it gives the matching stop
        reason.""",
-        (68,),
     ),
     # -- 5. Tool invocation and status reporting -----------------------------------------------
     _r(
@@ -1004,7 +935,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """Before running a tool, the Agent may ask the Client for permission
        with session/request_permission.""",
-        (69,),
     ),
     _r(
         "TOOL-02",
@@ -1013,7 +943,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _UN,
         """While foreground work waits on a permission answer or another user
        action, the Agent reports requires_action.""",
-        (70,),
         reason="Not checked yet: the same check as FG-07 (a monitor of permission requests for foreground "
         "work).",
     ),
@@ -1024,7 +953,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Having reported requires_action, the Agent later reports running when
        the work moves on again, or idle when it finishes without moving on.""",
-        (71,),
     ),
     _r(
         "TOOL-04",
@@ -1033,7 +961,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """After permission is granted (when one was needed), the Agent runs
        the tool and marks it in_progress with a tool_call_update.""",
-        (72,),
     ),
     _r(
         "TOOL-05",
@@ -1042,7 +969,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """While a tool runs, the Agent may send further progress updates
        for it.""",
-        (73,),
     ),
     _r(
         "TOOL-06",
@@ -1071,7 +997,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """When stopping foreground work, the Agent puts the matching
        StopReason on the idle state_update.""",
-        (74,),
     ),
     _r(
         "STOP-02",
@@ -1080,9 +1005,8 @@ RULES: Final[tuple[Rule, ...]] = (
         _CV,
         """A Client treats every idle as ending foreground work, whether its stop
        reason is absent, null, malformed or unrecognised.""",
-        (75,),
     ),
-    _r("STOP-03", _M, _A, _MOD, """A custom stop reason starts with an underscore.""", (76,)),
+    _r("STOP-03", _M, _A, _MOD, """A custom stop reason starts with an underscore."""),
     # -- Failures ------------------------------------------------------------------------------
     _r(
         "FAIL-01",
@@ -1091,7 +1015,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Foreground work that ends in a failure (also before insertion or
        before any output) is closed with an idle report.""",
-        (77,),
         eventually=True,
     ),
     _r(
@@ -1100,7 +1023,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _A,
         _UN,
         """Such an idle uses the error stop reason.""",
-        (78,),
         reason="Not checked yet: telling which idle ends a failure is the Agent's; a monitor could use an"
         " error field without the error stop reason.",
     ),
@@ -1111,7 +1033,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """An idle with the error stop reason carries the error field (a
        JSON-RPC error object) describing the failure.""",
-        (79,),
     ),
     _r(
         "FAIL-04",
@@ -1121,7 +1042,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """Before reporting the failure, every tool call left unfinished by the
        failed work gets a terminal status (failed when it did not complete); listed background work
        is exempt.""",
-        (80,),
     ),
     # -- Session states ------------------------------------------------------------------------
     _r(
@@ -1131,7 +1051,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """For an exposed subagent, the parent's subagent_update.state mirrors
        the snapshot the child reports about itself.""",
-        (81,),
         eventually=True,
     ),
     _r(
@@ -1150,7 +1069,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """While the Agent reports idle, background activity may go on and
        send other session/update notifications without changing the state.""",
-        (82,),
     ),
     _r(
         "STATE-04",
@@ -1162,7 +1080,6 @@ RULES: Final[tuple[Rule, ...]] = (
        them. (The text settles that a custom state may be sent unadvertised, beside the standard
        one; it defines no advertisement: the simulated Client's _meta.customStates is the
        model's own convention.)""",
-        (83,),
     ),
     _r(
         "STATE-05",
@@ -1172,7 +1089,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A Client receiving a state it does not recognise neither treats it
        as idle nor shows the previous state as confirmed; until a known state comes it displays a
        generic busy indicator.""",
-        (84,),
     ),
     _r(
         "STATE-06",
@@ -1203,7 +1119,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _CV,
         """When the session/new response arrives, the Client keeps any state
        that was already reported and does not reset it.""",
-        (85,),
     ),
     _r(
         "SYNC-02",
@@ -1213,7 +1128,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """After session/resume the Agent sends a foreground state snapshot,
        after any replay it was asked for and before the successful resume response, even with no
        replay.""",
-        (86,),
     ),
     _r(
         "SYNC-03",
@@ -1222,10 +1136,9 @@ RULES: Final[tuple[Rule, ...]] = (
         _CV,
         """The Client relies on that snapshot, not on the response or the
        replayed content, to know the current activity.""",
-        (87,),
     ),
     # -- State transitions ---------------------------------------------------------------------
-    _r("TRANS-01", _Y, _A, _MON, """The Agent may send the current state snapshot again.""", (88,)),
+    _r("TRANS-01", _Y, _A, _MON, """The Agent may send the current state snapshot again."""),
     _r(
         "TRANS-02",
         _M,
@@ -1233,9 +1146,8 @@ RULES: Final[tuple[Rule, ...]] = (
         _CV,
         """Clients apply repeated snapshots idempotently: a repeat starts no
        work, ends no further work and adds no usage.""",
-        (89,),
     ),
-    _r("TRANS-03", _S, _A, _MON, """An idle transition that ends work gives its stop reason.""", (90,)),
+    _r("TRANS-03", _S, _A, _MON, """An idle transition that ends work gives its stop reason."""),
     _r(
         "TRANS-04",
         _M,
@@ -1243,7 +1155,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """An idle that confirms cancellation of foreground work uses the
        cancelled stop reason.""",
-        (91,),
     ),
     _r(
         "TRANS-05",
@@ -1263,7 +1174,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """After requires_action, running follows as soon as work progresses
        again (even while other requests stay open), or idle when the work stops without that.""",
-        (92,),
     ),
     _r(
         "WAIT-02",
@@ -1272,7 +1182,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """Answers that arrive for work that has already ended are ignored, not
        used to restart that work.""",
-        (93,),
         reason="Which work a request belongs to is the Agent's knowledge: at an idle that ends work "
         "without a cancellation, a request still open may be of background work that carries on (a "
         "request of independent background activity leaves the session idle, and a tool call that "
@@ -1290,7 +1199,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Once no foreground activity is left, the Agent reports idle, so
        consecutive turns are separated by an idle boundary.""",
-        (94,),
         eventually=True,
     ),
     _r(
@@ -1300,7 +1208,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Every accepted prompt, a local slash command without model work
        included, goes through the foreground lifecycle (active state, then idle).""",
-        (95,),
         eventually=True,
     ),
     _r(
@@ -1310,7 +1217,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _UN,
         """A local command handled from idle without waiting on the user
        reports running then idle, with end_turn when it succeeds.""",
-        (96,),
         reason="Not checked yet: a local command is not marked on the wire; no check of its own.",
     ),
     # -- Lifecycle examples --------------------------------------------------------------------
@@ -1342,7 +1248,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """A Client may send session/cancel at any time to cancel the
        session's foreground work.""",
-        (97,),
     ),
     _r(
         "CANCEL-02",
@@ -1351,7 +1256,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Prompts received before session/cancel and not yet inserted are
        answered with error -32800.""",
-        (98,),
     ),
     _r(
         "CANCEL-03",
@@ -1360,7 +1264,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """On cancellation the Agent may also stop background activity that
        it does not list.""",
-        (99,),
     ),
     _r(
         "CANCEL-04",
@@ -1369,9 +1272,7 @@ RULES: Final[tuple[Rule, ...]] = (
         _UN,
         """On sending session/cancel, the Client marks the unfinished tool
        calls of the current work as cancelled in its own view right away.""",
-        (100,),
-        reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
-        "display hint).",
+        reason=_LOCAL_MARK_UNAPPLIED,
     ),
     _r(
         "CANCEL-05",
@@ -1380,9 +1281,7 @@ RULES: Final[tuple[Rule, ...]] = (
         _UN,
         """That local marking skips tool calls that appear in the most recent
        background list or that refer to a listed terminal.""",
-        (101,),
-        reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
-        "display hint).",
+        reason=_LOCAL_MARK_UNAPPLIED,
     ),
     _r(
         "CANCEL-06",
@@ -1391,7 +1290,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """When stopping cancelled work, the Agent stops waiting on that
        work's open permission requests and treats them as refused.""",
-        (102,),
     ),
     _r(
         "CANCEL-07",
@@ -1400,7 +1298,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """The Agent withdraws each of those open permission requests with
        $/cancel_request so the Client can dismiss them.""",
-        (103,),
     ),
     _r(
         "CANCEL-08",
@@ -1409,7 +1306,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """A Client may reply with the cancelled outcome to a request it can tie
        to the cancelled work, without first getting a $/cancel_request.""",
-        (104,),
     ),
     _r(
         "CANCEL-09",
@@ -1418,7 +1314,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _NC,
         """On session/cancel the Agent halts the cancelled work's model
        requests and tool invocations as quickly as it can.""",
-        (105,),
         reason="About internal behaviour and timing (how soon model requests and tools are halted); "
         "not visible on the wire.",
     ),
@@ -1429,7 +1324,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """After cancellation completes, late answers or external URL
        completions are ignored rather than used to resume the cancelled work.""",
-        (106,),
     ),
     _r(
         "CANCEL-11",
@@ -1438,7 +1332,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """When cancellation hits active foreground work, the Agent aborts it,
        flushes the updates still owed, and then sends idle with the cancelled stop reason.""",
-        (107,),
         eventually=True,
     ),
     _r(
@@ -1448,7 +1341,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Exceptions raised by aborting operations are caught and reported
        as the cancelled stop reason, not as error.""",
-        (108,),
     ),
     _r(
         "CANCEL-13",
@@ -1457,7 +1349,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MON,
         """After receiving session/cancel the Agent may still send content
        and tool call updates.""",
-        (109,),
     ),
     _r(
         "CANCEL-14",
@@ -1466,7 +1357,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MOD,
         """Any such updates are sent before the idle state_update that
        reports the cancellation.""",
-        (110,),
     ),
     _r(
         "CANCEL-15",
@@ -1475,7 +1365,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _UN,
         """The Client keeps accepting tool call updates that arrive after it
        sent session/cancel.""",
-        (111,),
         reason="Not checked yet: a client-view check that tool call updates after session/cancel are "
         "applied.",
     ),
@@ -1538,6 +1427,7 @@ RULES_BY_ID: Final[dict[str, Rule]] = {rule.id: rule for rule in RULES}
 if len(RULES_BY_ID) != len(RULES):  # pragma: no cover - guarded by tests
     raise ValueError("duplicate rule IDs in the catalogue")
 
+_LOWERCASE_REQUIRED = "'required' in lowercase: a message shape, a MUST."
 INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
     "INTRO-02": (
         "session/prompt lasts until the Agent inserts the user message",
@@ -1570,10 +1460,7 @@ INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
         "The heading of a bullet whose last sentence has the MUST NOT (BG-13): the list's "
         "definition, a MUST NOT.",
     ),
-    "ACC-04": (
-        "This field is a required, non-null string",
-        "'required' in lowercase: a message shape, a MUST.",
-    ),
+    "ACC-04": ("This field is a required, non-null string", _LOWERCASE_REQUIRED),
     "ACC-10": (
         "Clients must not infer the association from content or arrival order",
         "A lowercase 'must not'.",
@@ -1596,22 +1483,16 @@ INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
         "Clients apply message updates and chunks in the order they are received",
         "A plain statement of how Clients apply updates: a MUST.",
     ),
-    "NOTICE-02": (
-        "title is required, non-null, non-empty",
-        "'required' in lowercase: a message shape, a MUST.",
-    ),
+    "NOTICE-02": ("title is required, non-null, non-empty", _LOWERCASE_REQUIRED),
     "COMPACT-02": (
         "compactionId and status are required and non-null on every compaction_update",
-        "'required' in lowercase: a message shape, a MUST.",
+        _LOWERCASE_REQUIRED,
     ),
     "COMPACT-04": (
         "Clients initialize a first-seen compaction ID with status in_progress",
         "A plain statement of how Clients apply the first update: a MUST.",
     ),
-    "USAGE-02": (
-        "used and size are required and non-null",
-        "'required' in lowercase: a message shape, a MUST.",
-    ),
+    "USAGE-02": ("used and size are required and non-null", _LOWERCASE_REQUIRED),
     "TOOL-06": (
         "Clients append each tool_call_content_chunk to the current content",
         "A plain statement of how Clients apply chunks: a MUST.",
