@@ -127,22 +127,23 @@ _KEYWORDS_SEEN = itertools.count(1)
 def _r(
     rule_id: str,
     level: str,
-    side: str,
-    check: str,
     paraphrase: str,
+    side: str = "",
+    check: str = "model",
     reason: str = "",
     eventually: bool = False,
     informal: bool = False,
 ) -> Rule:
-    """An entry of ``RULES``. Entries are written in spec order, one per keyword occurrence, so an
-    entry that is not informal accounts for the next occurrence (a test holds each to the
+    """An entry of ``RULES``: by default a rule binding the Agent (the Client for a ``client-view``
+    rule) that the model states. Entries are written in spec order, one per keyword occurrence, so
+    an entry that is not informal accounts for the next occurrence (a test holds each to the
     keyword and section of its occurrence)."""
     code = rule_id.rpartition("-")[0]
     return Rule(
         rule_id,
         CODE_SECTIONS[code],
         level,
-        side,
+        side or ("client" if check == "client-view" else "agent"),
         " ".join(paraphrase.split()),
         check,
         reason,
@@ -153,8 +154,8 @@ def _r(
 
 
 _M, _MN, _S, _SN, _Y = "MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"
-_A, _C, _B = "agent", "client", "both"
-_MON, _CV, _MOD, _NC, _UN = "monitor", "client-view", "model", "not-checkable", "unchecked"
+_C, _B = "client", "both"
+_MON, _CV, _NC, _UN = "monitor", "client-view", "not-checkable", "unchecked"
 
 _NOTICE_HAS_NO_ID = (
     "A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh live notice "
@@ -169,47 +170,43 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "INTRO-01",
         _M,
-        _C,
-        _MOD,
         """A Client sends no session/prompt until the initialize handshake and
        the setup of that session have completed.""",
+        side=_C,
     ),
     _r(
         "INTRO-02",
         _M,
-        _B,
-        _MOD,
         """Each request gets exactly one response: ACP runs on JSON-RPC 2.0, and
        a prompt lasts until its one answer (success after insertion, or an error before it).""",
+        side=_B,
         informal=True,
     ),
     # -- Session updates -----------------------------------------------------------------------
     _r(
         "UPD-01",
         _S,
-        _C,
-        _NC,
         """A Client that meets an update variant it does not know keeps the raw
        payload intact whenever it stores, replays, proxies or forwards history; otherwise it skips
        the update or shows it in a generic way.""",
+        side=_C,
+        check=_NC,
         reason="About what a Client keeps in storage or passes to third parties; neither is visible on "
         "the wire between the Client and this Agent.",
     ),
     _r(
         "UPD-02",
         _SN,
-        _B,
-        _NC,
         """Notices meant only for live delivery are left out of any replay of the
        session, even by a peer that kept them as unrecognised updates.""",
+        side=_B,
+        check=_NC,
         reason=_NOTICE_HAS_NO_ID,
     ),
     # -- Entity IDs ----------------------------------------------------------------------------
     _r(
         "ENT-01",
         _MN,
-        _A,
-        _MOD,
         """Within one session the Agent never gives an ID already used by an
        entity of some type to a second, different entity of that same type (seen on the wire as an
        ended entity that starts over under the same type and ID).""",
@@ -217,36 +214,31 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "ENT-02",
         _M,
-        _C,
-        _CV,
         """The Client identifies every entity by the pair (entity type, ID); an
        update only touches the entity of its own type, never one of another type with an equal
        ID.""",
+        check=_CV,
     ),
     _r(
         "ENT-03",
         _MN,
-        _C,
-        _CV,
         """An update or chunk naming an ID the Client has not seen yet is not
        discarded: the Client creates the entity with default values and then applies it.""",
+        check=_CV,
     ),
     _r(
         "ENT-04",
         _M,
-        _C,
-        _CV,
         """The first update or chunk received for an entity fixes where it sits
        in the timeline; later updates patch it where it is (also after idle) and never move it, and
        a new ID does not close any other entity.""",
+        check=_CV,
         informal=True,
     ),
     # -- Session-directed messages -------------------------------------------------------------
     _r(
         "SDM-01",
         _M,
-        _A,
-        _MOD,
         """Each session_message and session_message_chunk update carries a
        messageId, scoped to the transcript named by the outer sessionId.""",
         informal=True,
@@ -254,49 +246,44 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "SDM-02",
         _MN,
-        _C,
-        _CV,
         """A Client links the outgoing and incoming views of an inter-session
        message only through the explicit senderMessageId / recipientMessageId references, never
        because two message IDs happen to be equal.""",
+        check=_CV,
         informal=True,
     ),
     _r(
         "SDM-03",
         _MN,
-        _C,
-        _CV,
         """A Client neither fabricates an incoming entry from an outgoing one
        nor delivers the message content to the other session itself.""",
+        check=_CV,
         informal=True,
     ),
     _r(
         "SDM-04",
         _S,
-        _A,
-        _NC,
         """The task a parent hands to a subagent (the first one included) is
        reported in the child's transcript as an incoming session_message whose senderSessionId is
        the parent.""",
+        check=_NC,
         reason="Which message is the delegated task is known only inside the Agent; the wire does not "
         "mark it.",
     ),
     _r(
         "SDM-05",
         _SN,
-        _A,
-        _MON,
         """The delegated task is not reported as a user_message in the child
        session: a user_message there that no session/prompt on that session accounts for is
        suspect.""",
+        check=_MON,
     ),
     _r(
         "SDM-06",
         _MN,
-        _A,
-        _NC,
         """When the Agent cannot tell who sent a message received by a child,
        it leaves senderSessionId out instead of presuming that the parent sent it.""",
+        check=_NC,
         reason="Depends on what evidence the Agent holds about the sender, which is internal and not "
         "visible on the wire.",
     ),
@@ -304,8 +291,6 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "FG-01",
         _M,
-        _A,
-        _MOD,
         """Work is handled as foreground work whatever started it: a user
        prompt, or the Agent itself (pursuing a goal, continuing earlier work, reacting to a finished
        background task).""",
@@ -313,18 +298,15 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "FG-02",
         _M,
-        _A,
-        _MOD,
         """At the start of foreground work the Agent reports running, or
        requires_action when the work begins already blocked on the user.""",
     ),
     _r(
         "FG-03",
         _S,
-        _A,
-        _NC,
         """While foreground work is blocked waiting for the user, the Agent
        reports requires_action.""",
+        check=_NC,
         reason="Whether foreground work is blocked on the user is the Agent's knowledge: the wire shows "
         "requests, not what the work waits on (an open request alone does not block it); what the "
         "model's block row states is TRANS-05.",
@@ -332,16 +314,12 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "FG-04",
         _M,
-        _A,
-        _MOD,
         """After requires_action has been reported, the Agent reports running
        again as soon as foreground progress resumes.""",
     ),
     _r(
         "FG-05",
         _M,
-        _A,
-        _MOD,
         """At the end of foreground work the Agent reports idle, regardless of
        background activity that carries on.""",
         eventually=True,
@@ -349,19 +327,17 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "FG-06",
         _S,
-        _A,
-        _MON,
         """The idle that ends foreground work names the stop reason that
        matches how it ended.""",
+        check=_MON,
     ),
     _r(
         "FG-07",
         _S,
-        _A,
-        _UN,
         """If a permission request or elicitation blocks foreground work, the
        Agent reports requires_action (a request for background activity alone leaves the state
        as it is).""",
+        check=_UN,
         reason="Not checked yet: a monitor that sees a permission request for foreground work without "
         "requires_action.",
     ),
@@ -369,46 +345,40 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "BG-01",
         _S,
-        _A,
-        _NC,
         """As long as a terminal is listed as background work, the Agent keeps
        its output up to date whenever the process output is readable.""",
+        check=_NC,
         reason="Depends on whether the Agent can read the process output and on timing (freshness); "
         "neither is a wire fact.",
     ),
     _r(
         "BG-02",
         _MN,
-        _C,
-        _CV,
         """Missing or old terminal output is no evidence of liveness: the Client
        does not conclude that a terminal hung or exited for that reason.""",
+        check=_CV,
     ),
     _r(
         "BG-03",
         _S,
-        _A,
-        _UN,
         """A tool call whose work the Agent knows continues after it hands
        control back to the model stays non-final (pending, in_progress or paused) and is listed as
        background work.""",
+        check=_UN,
         reason="Not checked yet: knowing that a tool call's work continues is the Agent's; a monitor could"
         " flag a final status followed by output.",
     ),
     _r(
         "BG-04",
         _Y,
-        _A,
-        _MON,
         """For background work that has no tool call of its own the Agent may
        open a new tool call, titled after the work, and list it (announcing it first, even while
        idle).""",
+        check=_MON,
     ),
     _r(
         "BG-05",
         _SN,
-        _A,
-        _MOD,
         """A tool call that has reached a final status is never reopened; new
        work on it gets a fresh tool call. (A custom status is allowed: the schema's ToolCallStatus
        reserves _-prefixed values for extensions and has Clients treat an unrecognised status as
@@ -419,18 +389,15 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "BG-06",
         _SN,
-        _A,
-        _NC,
         """Housekeeping the Agent starts by itself (memory consolidation, for
        instance) is not put in the background list.""",
+        check=_NC,
         reason="Whether a listed item is self-started housekeeping is the Agent's internal intent; "
         "nothing on the wire marks it.",
     ),
     _r(
         "BG-07",
         _M,
-        _A,
-        _MOD,
         """An Agent that reports background work includes the background field
        on every state_update of the session (whether that binds the state_updates before its first
        list is the reading state-updates-before-first-list).""",
@@ -438,17 +405,14 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "BG-08",
         _M,
-        _C,
-        _CV,
         """A state_update whose background field is missing, null or malformed
        makes the Client consider background work unknown until a list is reported again.""",
+        check=_CV,
         informal=True,
     ),
     _r(
         "BG-09",
         _S,
-        _A,
-        _MOD,
         """When background work begins or finishes, the Agent sends the current
        state again with the updated list.""",
         eventually=True,
@@ -456,67 +420,56 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "BG-10",
         _M,
-        _A,
-        _MOD,
         """Before the first snapshot listing an item, the Agent has sent that
        item's own update (terminal_update, tool_call_update or subagent_update).""",
     ),
     _r(
         "BG-11",
         _M,
-        _A,
-        _MOD,
         """Before the snapshot that drops a terminal or tool call from the list,
        the Agent has sent the terminal's exitStatus or the tool call's final status.""",
     ),
     _r(
         "BG-12",
         _S,
-        _A,
-        _NC,
         """If the Agent knows, when it drops a finished item, that the item
        starts new foreground work, it reports running no later than that snapshot.""",
+        check=_NC,
         reason="Depends on when the Agent learned of the follow-up work, which is internal; learning "
         "later is allowed.",
     ),
     _r(
         "BG-13",
         _MN,
-        _A,
-        _MOD,
         """When a listed terminal is all that keeps a tool call alive, only the
        terminal appears in the list, not the tool call as well.""",
     ),
     _r(
         "BG-14",
         _S,
-        _C,
-        _NC,
         """Before releasing resources of a quiet session, a Client holds off for a
        brief grace period once a snapshot has emptied the list, as a follow-up may still start.""",
+        side=_C,
+        check=_NC,
         reason="Needs timing (a grace period) and concerns the Client's resource handling, not the wire.",
     ),
     _r(
         "BG-15",
         _Y,
-        _C,
-        _MOD,
         """Once idle, a Client may regard unfinished tool calls and
        still-running terminals that are missing from the latest reported list as abandoned.""",
+        side=_C,
     ),
     _r(
         "BG-16",
         _MN,
-        _C,
-        _CV,
         """With no background list reported, the Client regards nothing as
        abandoned.""",
+        check=_CV,
     ),
     _r(
         "BG-17",
         _MN,
-        _A,
-        _MOD,
         """A background list names only work running apart from the
        foreground, each item once: no item twice in one snapshot, and no newly listed item that has
        already finished (an exited terminal, a tool call with a final status).""",
@@ -526,32 +479,27 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "USER-01",
         _MN,
-        _C,
-        _MOD,
         """A Client never sends a session/prompt whose prompt array is
        empty.""",
+        side=_C,
     ),
     _r(
         "USER-02",
         _Y,
-        _A,
-        _MON,
         """An Agent may answer an empty prompt with error -32602 and not
        insert it.""",
+        check=_MON,
     ),
     _r(
         "USER-03",
         _M,
-        _C,
-        _MOD,
         """A Client only sends content types that the prompt capabilities
        agreed at initialization allow.""",
+        side=_C,
     ),
     _r(
         "USER-04",
         _M,
-        _A,
-        _MOD,
         """A prompt with content of a type outside the baseline set (text and
        resource_link) and not advertised, or of a type the Agent cannot handle, is refused with
        -32602 and never inserted.""",
@@ -560,8 +508,6 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "ACC-01",
         _M,
-        _A,
-        _MOD,
         """Once the user message is inserted, the Agent answers the prompt
        successfully, without waiting for the foreground work to finish (so an inserted prompt left
        unanswered is a breach at the end: the response is owed from the insertion on).""",
@@ -570,24 +516,18 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "ACC-02",
         _MN,
-        _A,
-        _MOD,
         """The Agent does not send the successful prompt response before the
        message has been inserted.""",
     ),
     _r(
         "ACC-03",
         _MN,
-        _A,
-        _MOD,
         """After insertion the prompt is never answered with an error, even if
        the work fails or the request is cancelled before the response goes out.""",
     ),
     _r(
         "ACC-04",
         _M,
-        _A,
-        _MOD,
         """A successful prompt response carries messageId as a non-null string;
        leaving it out or sending null is invalid.""",
         informal=True,
@@ -595,8 +535,6 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "ACC-05",
         _M,
-        _A,
-        _MOD,
         """The inserted user message is reported to the Client, either with a
        user_message carrying the full content or with user_message_chunk updates.""",
         eventually=True,
@@ -604,8 +542,6 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "ACC-06",
         _M,
-        _A,
-        _MOD,
         """Every update about that user message uses the messageId returned in
        the prompt response.""",
         eventually=True,
@@ -613,58 +549,47 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "ACC-07",
         _MN,
-        _A,
-        _MOD,
         """No update about the user message is sent before the message is
        inserted.""",
     ),
     _r(
         "ACC-08",
         _M,
-        _C,
-        _CV,
         """A Client copes with the user-message updates arriving either before
        or after the prompt response, and merges them with the existing message instead of making a
        duplicate.""",
+        check=_CV,
     ),
     _r(
         "ACC-09",
         _M,
-        _A,
-        _MOD,
         """Two distinct inserted submissions get two distinct message IDs, even
        when their content is the same.""",
     ),
     _r(
         "ACC-10",
         _MN,
-        _C,
-        _CV,
         """A Client ties a submission to its message only through the response
        (JSON-RPC id to sessionId and messageId), never by comparing content or by arrival order.""",
+        check=_CV,
         informal=True,
     ),
     _r(
         "ACC-11",
         _M,
-        _A,
-        _MOD,
         """When a retained user message is replayed, it keeps the message ID it
        was inserted with.""",
     ),
     _r(
         "ACC-12",
         _MN,
-        _C,
-        _CV,
         """A Client draws no ordering conclusion between the prompt response and
        the session updates (user-message report, output, even the closing idle).""",
+        check=_CV,
     ),
     _r(
         "ACC-13",
         _M,
-        _A,
-        _MOD,
         """When session/close stops a prompt before insertion, that prompt gets
        error -32800; a prompt already inserted gets its successful messageId response.""",
         informal=True,
@@ -673,27 +598,24 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "INS-01",
         _MN,
-        _C,
-        _CV,
         """A Client does not read a running report as a sign that a pending
        prompt has been inserted; running may come before insertion and before the prompt
        response.""",
+        check=_CV,
         informal=True,
     ),
     # -- Prompts during active work ------------------------------------------------------------
     _r(
         "ACTIVE-01",
         _Y,
-        _C,
-        _MON,
         """A Client may send session/prompt in any state, running and
        requires_action included.""",
+        side=_C,
+        check=_MON,
     ),
     _r(
         "ACTIVE-02",
         _M,
-        _A,
-        _MOD,
         """Prompts the Agent holds back are inserted in the order in which it
        received them.""",
         informal=True,
@@ -701,8 +623,6 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "ACTIVE-03",
         _MN,
-        _A,
-        _MOD,
         """A prompt is never rejected merely because foreground work is in
        progress.""",
     ),
@@ -710,19 +630,15 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "REJ-01",
         _M,
-        _A,
-        _MOD,
         """A prompt rejected before insertion (by a hook, an early failure, ...)
        receives a JSON-RPC error response; together with ACC-01 every prompt is eventually
        answered.""",
         eventually=True,
     ),
-    _r("REJ-02", _MN, _A, _MOD, """A submission that was rejected produces no user-message updates."""),
+    _r("REJ-02", _MN, """A submission that was rejected produces no user-message updates."""),
     _r(
         "REJ-03",
         _M,
-        _A,
-        _MOD,
         """A prompt withdrawn with $/cancel_request before insertion is answered
        with error -32800.""",
         informal=True,
@@ -731,100 +647,84 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "OUT-01",
         _M,
-        _A,
-        _MOD,
         """When foreground work begins, the Agent reports an active state
        (normally running; requires_action if it begins blocked).""",
     ),
     _r(
         "OUT-02",
         _M,
-        _A,
-        _MOD,
         """Once work blocked under requires_action makes progress again, running
        is reported.""",
     ),
-    _r("OUT-03", _Y, _A, _MON, """The model's output may be text, tool calls or a mix of both."""),
+    _r("OUT-03", _Y, """The model's output may be text, tool calls or a mix of both.""", check=_MON),
     # -- Message IDs ---------------------------------------------------------------------------
     _r(
         "MSGID-01",
         _M,
-        _A,
-        _MOD,
         """Every user, agent and thought message update and chunk carries an
        opaque messageId.""",
     ),
     _r(
         "MSGID-02",
         _M,
-        _C,
-        _CV,
         """Per messageId, in receive order: an update without content keeps the
        content, an update with content replaces everything so far, [] or null clears it, and a chunk
        appends to the current content.""",
+        check=_CV,
         informal=True,
     ),
     # -- Session notices -----------------------------------------------------------------------
     _r(
         "NOTICE-01",
         _Y,
-        _A,
-        _MON,
         """The Agent may send a live notice for the user whenever the
        session exists, also outside prompt handling.""",
+        check=_MON,
     ),
     _r(
         "NOTICE-02",
         _M,
-        _A,
-        _MOD,
         """A notice has a non-null severity and a non-null, non-empty
        title.""",
         informal=True,
     ),
-    _r("NOTICE-03", _Y, _C, _MOD, """A Client may disregard notices."""),
+    _r("NOTICE-03", _Y, """A Client may disregard notices.""", side=_C),
     _r(
         "NOTICE-04",
         _M,
-        _A,
-        _NC,
         """The Agent acts as if any notice might never have been delivered,
        shown or read.""",
+        check=_NC,
         reason="About the Agent's internal reliance on delivery; a notice has no reply, so no wire "
         "message reveals such reliance.",
     ),
     _r(
         "NOTICE-05",
         _MN,
-        _A,
-        _NC,
         """Nothing needed for protocol correctness, authorization, a user
        action, task completion or reporting a fatal error is conveyed only through a notice.""",
+        check=_NC,
         reason="Needs a judgement of what the free-text notice content means and whether it is needed "
         "elsewhere.",
     ),
     _r(
         "NOTICE-06",
         _SN,
-        _A,
-        _NC,
         """Notices are not part of what a session replay sends.""",
+        check=_NC,
         reason=_NOTICE_HAS_NO_ID,
     ),
     # -- Session compaction --------------------------------------------------------------------
     _r(
         "COMPACT-01",
         _Y,
-        _A,
-        _MON,
         """The Agent may report a context compaction as a single persistent
        timeline entity addressed by its ID.""",
+        check=_MON,
     ),
     _r(
         "COMPACT-02",
         _M,
-        _A,
-        _MOD,
         """compactionId and status are present and non-null on every
        compaction_update; compactionId and content are present and non-null on every
        compaction_summary_chunk.""",
@@ -833,61 +733,46 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "COMPACT-03",
         _MN,
-        _A,
-        _MOD,
         """A compaction ID is never used again for a different
        compaction.""",
     ),
     _r(
         "COMPACT-04",
         _M,
-        _C,
-        _CV,
         """Clients start a first-seen compaction as in_progress with unset
        fields, then apply updates and chunks in receive order per ID (patch fields, summary
        replaces, chunks append, null or [] clears).""",
+        check=_CV,
         informal=True,
     ),
-    _r(
-        "COMPACT-05",
-        _M,
-        _A,
-        _MOD,
-        """A reported compaction that ends is given a terminal status.""",
-        eventually=True,
-    ),
+    _r("COMPACT-05", _M, """A reported compaction that ends is given a terminal status.""", eventually=True),
     _r(
         "COMPACT-06",
         _S,
-        _A,
-        _NC,
         """The summary faithfully reflects the retained summary the user may
        see, with no internal prompt framing or hidden instructions.""",
+        check=_NC,
         reason="Needs a judgement of the summary text against the Agent's internal context.",
     ),
     _r(
         "COMPACT-07",
         _S,
-        _A,
-        _NC,
         """The summary is left out when no unencrypted one exists or when
        showing it would expose context the user could not already see.""",
+        check=_NC,
         reason="Depends on the Agent's internal knowledge of what is encrypted or user-visible.",
     ),
     # -- Session usage updates -----------------------------------------------------------------
     _r(
         "USAGE-01",
         _Y,
-        _A,
-        _MON,
         """The Agent may send usage_update with the current context size and
        the cumulative cost.""",
+        check=_MON,
     ),
     _r(
         "USAGE-02",
         _M,
-        _A,
-        _MOD,
         """A usage_update has non-null used and size; a cost value, when
        present, has both amount and currency.""",
         informal=True,
@@ -896,94 +781,78 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "DONE-01",
         _M,
-        _A,
-        _MOD,
         """The end of foreground work is reported with an idle
        state_update.""",
         eventually=True,
     ),
-    _r("DONE-02", _S, _A, _MON, """That idle state_update names the fitting stop reason."""),
+    _r("DONE-02", _S, """That idle state_update names the fitting stop reason.""", check=_MON),
     _r(
         "DONE-03",
         _M,
-        _A,
-        _MOD,
         """All updates still owed for the foreground work that ended are sent
        before its idle update (background activity may keep emitting afterwards).""",
     ),
     _r(
         "DONE-04",
         _Y,
-        _A,
-        _MON,
         """The Agent may end foreground work at any moment by sending an idle
        state_update.""",
+        check=_MON,
     ),
     _r(
         "DONE-05",
         _S,
-        _A,
-        _MON,
         """When the Agent ends work that way, it gives the matching stop
        reason.""",
+        check=_MON,
     ),
     # -- 5. Tool invocation and status reporting -----------------------------------------------
     _r(
         "TOOL-01",
         _Y,
-        _A,
-        _MON,
         """Before running a tool, the Agent may ask the Client for permission
        with session/request_permission.""",
+        check=_MON,
     ),
     _r(
         "TOOL-02",
         _S,
-        _A,
-        _UN,
         """While foreground work waits on a permission answer or another user
        action, the Agent reports requires_action.""",
+        check=_UN,
         reason="Not checked yet: the same check as FG-07 (a monitor of permission requests for foreground "
         "work).",
     ),
     _r(
         "TOOL-03",
         _M,
-        _A,
-        _MOD,
         """Having reported requires_action, the Agent later reports running when
        the work moves on again, or idle when it finishes without moving on.""",
     ),
     _r(
         "TOOL-04",
         _S,
-        _A,
-        _MOD,
         """After permission is granted (when one was needed), the Agent runs
        the tool and marks it in_progress with a tool_call_update.""",
     ),
     _r(
         "TOOL-05",
         _Y,
-        _A,
-        _MON,
         """While a tool runs, the Agent may send further progress updates
        for it.""",
+        check=_MON,
     ),
     _r(
         "TOOL-06",
         _M,
-        _C,
-        _CV,
         """Clients append each tool_call_content_chunk to the tool call's current
        content; a later tool_call_update that carries content replaces what was accumulated.""",
+        check=_CV,
         informal=True,
     ),
     _r(
         "TOOL-07",
         _M,
-        _A,
-        _MOD,
         """Elicitation, like other Client interactions, stays within its own
        negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
        advertised in its initialize capabilities.""",
@@ -993,26 +862,22 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "STOP-01",
         _S,
-        _A,
-        _MON,
         """When stopping foreground work, the Agent puts the matching
        StopReason on the idle state_update.""",
+        check=_MON,
     ),
     _r(
         "STOP-02",
         _M,
-        _C,
-        _CV,
         """A Client treats every idle as ending foreground work, whether its stop
        reason is absent, null, malformed or unrecognised.""",
+        check=_CV,
     ),
-    _r("STOP-03", _M, _A, _MOD, """A custom stop reason starts with an underscore."""),
+    _r("STOP-03", _M, """A custom stop reason starts with an underscore."""),
     # -- Failures ------------------------------------------------------------------------------
     _r(
         "FAIL-01",
         _M,
-        _A,
-        _MOD,
         """Foreground work that ends in a failure (also before insertion or
        before any output) is closed with an idle report.""",
         eventually=True,
@@ -1020,25 +885,21 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "FAIL-02",
         _S,
-        _A,
-        _UN,
         """Such an idle uses the error stop reason.""",
+        check=_UN,
         reason="Not checked yet: telling which idle ends a failure is the Agent's; a monitor could use an"
         " error field without the error stop reason.",
     ),
     _r(
         "FAIL-03",
         _S,
-        _A,
-        _MON,
         """An idle with the error stop reason carries the error field (a
        JSON-RPC error object) describing the failure.""",
+        check=_MON,
     ),
     _r(
         "FAIL-04",
         _S,
-        _A,
-        _MOD,
         """Before reporting the failure, every tool call left unfinished by the
        failed work gets a terminal status (failed when it did not complete); listed background work
        is exempt.""",
@@ -1047,34 +908,29 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "STATE-01",
         _S,
-        _A,
-        _MON,
         """For an exposed subagent, the parent's subagent_update.state mirrors
        the snapshot the child reports about itself.""",
+        check=_MON,
         eventually=True,
     ),
     _r(
         "STATE-02",
         _MN,
-        _C,
-        _CV,
         """After unknown, a Client stops showing an earlier running or
        requires_action as confirmed live activity (it may keep it as context).""",
+        check=_CV,
         informal=True,
     ),
     _r(
         "STATE-03",
         _Y,
-        _A,
-        _MON,
         """While the Agent reports idle, background activity may go on and
        send other session/update notifications without changing the state.""",
+        check=_MON,
     ),
     _r(
         "STATE-04",
         _M,
-        _A,
-        _MOD,
         """Unless the Client advertised support for custom or future states,
        the Agent still reports running, requires_action and idle wherever the transitions call for
        them. (The text settles that a custom state may be sent unadvertised, beside the standard
@@ -1084,19 +940,17 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "STATE-05",
         _MN,
-        _C,
-        _CV,
         """A Client receiving a state it does not recognise neither treats it
        as idle nor shows the previous state as confirmed; until a known state comes it displays a
        generic busy indicator.""",
+        check=_CV,
     ),
     _r(
         "STATE-06",
         _M,
-        _A,
-        _NC,
         """The Agent reports unknown only when it has really lost sight of the
        foreground activity, not because nothing was heard for a while.""",
+        check=_NC,
         informal=True,
         reason="Not visible on the wire: whether the Agent could still observe its work is its own "
         "knowledge.",
@@ -1104,8 +958,6 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "STATE-07",
         _Y,
-        _A,
-        _MOD,
         """unknown may replace any state, and a later running, requires_action
        or idle replaces unknown (or a state the Client does not recognise) for the session, as a
        snapshot: no work started or ended while it was not observable.""",
@@ -1115,16 +967,13 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "SYNC-01",
         _MN,
-        _C,
-        _CV,
         """When the session/new response arrives, the Client keeps any state
        that was already reported and does not reset it.""",
+        check=_CV,
     ),
     _r(
         "SYNC-02",
         _M,
-        _A,
-        _MOD,
         """After session/resume the Agent sends a foreground state snapshot,
        after any replay it was asked for and before the successful resume response, even with no
        replay.""",
@@ -1132,35 +981,29 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "SYNC-03",
         _M,
-        _C,
-        _CV,
         """The Client relies on that snapshot, not on the response or the
        replayed content, to know the current activity.""",
+        check=_CV,
     ),
     # -- State transitions ---------------------------------------------------------------------
-    _r("TRANS-01", _Y, _A, _MON, """The Agent may send the current state snapshot again."""),
+    _r("TRANS-01", _Y, """The Agent may send the current state snapshot again.""", check=_MON),
     _r(
         "TRANS-02",
         _M,
-        _C,
-        _CV,
         """Clients apply repeated snapshots idempotently: a repeat starts no
        work, ends no further work and adds no usage.""",
+        check=_CV,
     ),
-    _r("TRANS-03", _S, _A, _MON, """An idle transition that ends work gives its stop reason."""),
+    _r("TRANS-03", _S, """An idle transition that ends work gives its stop reason.""", check=_MON),
     _r(
         "TRANS-04",
         _M,
-        _A,
-        _MOD,
         """An idle that confirms cancellation of foreground work uses the
        cancelled stop reason.""",
     ),
     _r(
         "TRANS-05",
         _M,
-        _A,
-        _MOD,
         """requires_action is reported only for foreground work blocked on the
        user: an open request alone does not justify it, and work that starts blocked may report it
        without a running first (from running, work blocks; nothing else moves to it but a start).""",
@@ -1170,18 +1013,15 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "WAIT-01",
         _M,
-        _A,
-        _MOD,
         """After requires_action, running follows as soon as work progresses
        again (even while other requests stay open), or idle when the work stops without that.""",
     ),
     _r(
         "WAIT-02",
         _S,
-        _A,
-        _NC,
         """Answers that arrive for work that has already ended are ignored, not
        used to restart that work.""",
+        check=_NC,
         reason="Which work a request belongs to is the Agent's knowledge: at an idle that ends work "
         "without a cancellation, a request still open may be of background work that carries on (a "
         "request of independent background activity leaves the session idle, and a tool call that "
@@ -1195,8 +1035,6 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "BOUND-01",
         _M,
-        _A,
-        _MOD,
         """Once no foreground activity is left, the Agent reports idle, so
        consecutive turns are separated by an idle boundary.""",
         eventually=True,
@@ -1204,8 +1042,6 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "BOUND-02",
         _M,
-        _A,
-        _MOD,
         """Every accepted prompt, a local slash command without model work
        included, goes through the foreground lifecycle (active state, then idle).""",
         eventually=True,
@@ -1213,18 +1049,15 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "BOUND-03",
         _S,
-        _A,
-        _UN,
         """A local command handled from idle without waiting on the user
        reports running then idle, with end_turn when it succeeds.""",
+        check=_UN,
         reason="Not checked yet: a local command is not marked on the wire; no check of its own.",
     ),
     # -- Lifecycle examples --------------------------------------------------------------------
     _r(
         "EX-01",
         _M,
-        _A,
-        _MOD,
         """The examples' required updates hold alike for permissions and for
        elicitations in either mode; in URL mode, accepting keeps the work blocked (the
        requires_action stays) until the user has finished the interaction outside the Client, so
@@ -1234,102 +1067,90 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "EX-02",
         _Y,
-        _C,
-        _MON,
         """Late answers to a permission request or an elicitation may arrive
        after the work ends, even during a later foreground workflow.""",
+        side=_C,
+        check=_MON,
         informal=True,
     ),
     # -- Cancellation --------------------------------------------------------------------------
     _r(
         "CANCEL-01",
         _Y,
-        _C,
-        _MON,
         """A Client may send session/cancel at any time to cancel the
        session's foreground work.""",
+        side=_C,
+        check=_MON,
     ),
     _r(
         "CANCEL-02",
         _M,
-        _A,
-        _MOD,
         """Prompts received before session/cancel and not yet inserted are
        answered with error -32800.""",
     ),
     _r(
         "CANCEL-03",
         _Y,
-        _A,
-        _MON,
         """On cancellation the Agent may also stop background activity that
        it does not list.""",
+        check=_MON,
     ),
     _r(
         "CANCEL-04",
         _S,
-        _C,
-        _UN,
         """On sending session/cancel, the Client marks the unfinished tool
        calls of the current work as cancelled in its own view right away.""",
+        side=_C,
+        check=_UN,
         reason=_LOCAL_MARK_UNAPPLIED,
     ),
     _r(
         "CANCEL-05",
         _S,
-        _C,
-        _UN,
         """That local marking skips tool calls that appear in the most recent
        background list or that refer to a listed terminal.""",
+        side=_C,
+        check=_UN,
         reason=_LOCAL_MARK_UNAPPLIED,
     ),
     _r(
         "CANCEL-06",
         _M,
-        _A,
-        _MOD,
         """When stopping cancelled work, the Agent stops waiting on that
        work's open permission requests and treats them as refused.""",
     ),
     _r(
         "CANCEL-07",
         _S,
-        _A,
-        _MOD,
         """The Agent withdraws each of those open permission requests with
        $/cancel_request so the Client can dismiss them.""",
     ),
     _r(
         "CANCEL-08",
         _Y,
-        _C,
-        _MON,
         """A Client may reply with the cancelled outcome to a request it can tie
        to the cancelled work, without first getting a $/cancel_request.""",
+        side=_C,
+        check=_MON,
     ),
     _r(
         "CANCEL-09",
         _S,
-        _A,
-        _NC,
         """On session/cancel the Agent halts the cancelled work's model
        requests and tool invocations as quickly as it can.""",
+        check=_NC,
         reason="About internal behaviour and timing (how soon model requests and tools are halted); "
         "not visible on the wire.",
     ),
     _r(
         "CANCEL-10",
         _S,
-        _A,
-        _MOD,
         """After cancellation completes, late answers or external URL
        completions are ignored rather than used to resume the cancelled work.""",
     ),
     _r(
         "CANCEL-11",
         _M,
-        _A,
-        _MOD,
         """When cancellation hits active foreground work, the Agent aborts it,
        flushes the updates still owed, and then sends idle with the cancelled stop reason.""",
         eventually=True,
@@ -1337,42 +1158,35 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "CANCEL-12",
         _M,
-        _A,
-        _MOD,
         """Exceptions raised by aborting operations are caught and reported
        as the cancelled stop reason, not as error.""",
     ),
     _r(
         "CANCEL-13",
         _Y,
-        _A,
-        _MON,
         """After receiving session/cancel the Agent may still send content
        and tool call updates.""",
+        check=_MON,
     ),
     _r(
         "CANCEL-14",
         _M,
-        _A,
-        _MOD,
         """Any such updates are sent before the idle state_update that
        reports the cancellation.""",
     ),
     _r(
         "CANCEL-15",
         _S,
-        _C,
-        _UN,
         """The Client keeps accepting tool call updates that arrive after it
        sent session/cancel.""",
+        side=_C,
+        check=_UN,
         reason="Not checked yet: a client-view check that tool call updates after session/cancel are "
         "applied.",
     ),
     _r(
         "CANCEL-16",
         _MN,
-        _A,
-        _MOD,
         """A session/prompt received after a session/cancel is not cancelled
        by it (answering it -32800 because of that cancel breaks this).""",
         informal=True,
@@ -1380,8 +1194,6 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "CANCEL-17",
         _M,
-        _A,
-        _MOD,
         """The Agent itself gives every unfinished tool call of the cancelled
        foreground work its final status (the Client's own cancelled mark is only a display hint
        that those updates replace), before the idle that confirms the cancellation: that idle
@@ -1394,18 +1206,15 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "CANCEL-18",
         _M,
-        _A,
-        _NC,
         """A session/cancel does not cover the work in the latest background
        list: that work keeps running.""",
+        check=_NC,
         informal=True,
         reason="Not visible on the wire: a listed item that ends after the cancel may have ended on its own.",
     ),
     _r(
         "CANCEL-19",
         _S,
-        _A,
-        _MOD,
         """For elicitation requests, see Elicitation Cancellation: the
        elicitations cancelled work no longer needs are withdrawn.""",
         informal=True,
@@ -1414,11 +1223,10 @@ RULES: Final[tuple[Rule, ...]] = (
     _r(
         "CANCEL-20",
         _Y,
-        _A,
-        _MON,
         """Cancellation can finish without receiving answers to the abandoned
        user-action requests: the cancelled idle need not wait for the answers to the cancelled
        work's permission requests and elicitations.""",
+        check=_MON,
         informal=True,
     ),
 )
