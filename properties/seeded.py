@@ -107,6 +107,7 @@ class Seeded:
 
 
 _STATE = {"sessionUpdate": "state_update"}
+_RUNNING = {**_STATE, "state": "running"}
 _ENDED = frozenset(STOP_REASONS) - {CANCELLED}
 _UPDATE = ("params", "update")
 _HI = {"type": "text", "text": "hi"}
@@ -158,6 +159,9 @@ _RACE = walks(
     background=0,
 )
 """A race (the approval must reach the Agent after its cancelled idle): few other moves."""
+_ELICIT_THEN_CANCEL = walks("elicitation", "cancel", cancels=2, outputs=0)
+"""A second cancel (the first is often spent before any elicitation is pending), and no output to
+choose instead of eliciting."""
 
 # -- the Agent ------------------------------------------------------------------------------------
 _AGENT: tuple[Seeded, ...] = (
@@ -356,7 +360,7 @@ _AGENT: tuple[Seeded, ...] = (
             "STATE-04",
             "start",
             (*_UPDATE, "state"),
-            {**_STATE, "state": "running"},
+            _RUNNING,
             "_busy",
             unless="future",  # the Client advertised custom states
         ),
@@ -365,17 +369,17 @@ _AGENT: tuple[Seeded, ...] = (
     ),
     # messages of a move silenced or repeated
     Seeded(
-        Copies("no-running-on-start", "FG-02", "start", 0, {**_STATE, "state": "running"}),
+        Copies("no-running-on-start", "FG-02", "start", 0, _RUNNING),
         "starts foreground work without reporting running",
         walks(without=("compaction", "notice")),
     ),
     Seeded(
-        Copies("own-work-unreported", "FG-01", "start_goal", 0, {**_STATE, "state": "running"}),
+        Copies("own-work-unreported", "FG-01", "start_goal", 0, _RUNNING),
         "starts work of its own (pursuing a goal) without reporting running",
         walks(plus=("goal",), without=("compaction", "notice")),
     ),
     Seeded(
-        Copies("no-resume-running", "FG-04", "resume", 0, {**_STATE, "state": "running"}),
+        Copies("no-resume-running", "FG-04", "resume", 0, _RUNNING),
         "resumes blocked work without reporting running",
     ),
     Seeded(
@@ -463,15 +467,13 @@ _AGENT: tuple[Seeded, ...] = (
     Seeded(
         Withhold("elicitation-not-withdrawn", "elicitation", frozenset({"withdraw"}), "CANCEL-19"),
         "never withdraws the elicitations of cancelled work",
-        # a second cancel (the first is often spent before any elicitation is pending), and no
-        # output to choose instead of eliciting
-        walks("elicitation", "cancel", cancels=2, outputs=0),
+        _ELICIT_THEN_CANCEL,
     ),
     Seeded(
         Unchecked("late-elicitation-runs", "CANCEL-10"),
         "elicits for a tool call, leaves that call pending when its work is cancelled, and runs it "
         "when a late accept or external completion arrives",
-        walks("elicitation", "cancel", cancels=2, outputs=0),
+        _ELICIT_THEN_CANCEL,
     ),
     Seeded(
         Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),
