@@ -11,10 +11,11 @@ number of their section, even if that breaks spec order.
 Entries:
 - one per uppercase keyword occurrence (``occurrences`` lists the 1-based global indices of the
   keyword tokens it accounts for; its level equals their keyword);
-- ``informal=True`` entries (``occurrences=()``) for obligations the spec states without an
-  uppercase keyword: a lowercase "must"/"must not", or a plain statement of what a peer does or a
-  message requires ("is required", "uses -32800", "does not reopen"). Their level is the one the
-  wording implies. They exist so monitors and client-view checks have an ID to report.
+- informal entries (``informal``, ``occurrences=()``: those ``INFORMAL_WORDING`` names, with the
+  words of their sentence) for obligations the spec states without an uppercase keyword: a
+  lowercase "must"/"must not", or a plain statement of what a peer does or a message requires
+  ("is required", "uses -32800", "does not reopen"). Their level is the one the wording implies.
+  They exist so monitors and client-view checks have an ID to report.
 
 ``check`` says how a rule is judged: ``model`` (stated once in ``model/``: a forbidden cell, a
 guard or an obligation of a machine table, a declaration of ``model.between``, or a field
@@ -132,13 +133,13 @@ def _r(
     check: str = "model",
     reason: str = "",
     eventually: bool = False,
-    informal: bool = False,
 ) -> Rule:
     """An entry of ``RULES``: by default a rule binding the Agent (the Client for a ``client-view``
-    rule) that the model states. Entries are written in spec order, one per keyword occurrence, so
-    an entry that is not informal accounts for the next occurrence (a test holds each to the
-    keyword and section of its occurrence)."""
+    rule) that the model states, informal if ``INFORMAL_WORDING`` names it. Entries are written in
+    spec order, so an entry that is not informal accounts for the next keyword occurrence (a test
+    holds each to the keyword and section of its occurrence)."""
     code = rule_id.rpartition("-")[0]
+    informal = rule_id in INFORMAL_WORDING
     return Rule(
         rule_id,
         CODE_SECTIONS[code],
@@ -165,6 +166,130 @@ _LOCAL_MARK_UNAPPLIED = (
     "Not checked yet: the simulated Client does not apply the optional local mark (a display hint)."
 )
 
+_LOWERCASE_REQUIRED = "'required' in lowercase: a message shape, a MUST."
+INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
+    "INTRO-02": (
+        "session/prompt lasts until the Agent inserts the user message",
+        "JSON-RPC 2.0 (one response per request) is assumed, not restated; a prompt 'lasts until' "
+        "its one answer: the protocol's request model, a MUST.",
+    ),
+    "ENT-04": (
+        "An entity’s first update or chunk fixes its timeline position",
+        "Stated as how an entity behaves; a Client that places it elsewhere shows another "
+        "conversation: a MUST.",
+    ),
+    "SDM-01": (
+        "Every session_message or session_message_chunk requires messageId",
+        "'requires': a field the message must carry (a message shape), a MUST.",
+    ),
+    "SDM-02": ("Clients must not link views by equal IDs alone", "A lowercase 'must not'."),
+    "SDM-03": ("Clients must not synthesize an incoming entry", "A lowercase 'must not'."),
+    "BG-05": (
+        "The Agent does not reopen a tool call that has a final status",
+        "A plain statement beside the SHOULD and MAY sentences of its paragraph, restated by no "
+        "keyword: reported at the level of its neighbours, SHOULD NOT (a warning).",
+    ),
+    "BG-08": (
+        "the Client treats background work as unknown until a list is reported again",
+        "A plain statement of what the Client does with an omitted list, the other half of the "
+        "MUST that the Agent include it: a MUST.",
+    ),
+    "BG-17": (
+        "Only background work is listed, and only once",
+        "The heading of a bullet whose last sentence has the MUST NOT (BG-13): the list's "
+        "definition, a MUST NOT.",
+    ),
+    "ACC-04": ("This field is a required, non-null string", _LOWERCASE_REQUIRED),
+    "ACC-10": (
+        "Clients must not infer the association from content or arrival order",
+        "A lowercase 'must not'.",
+    ),
+    "ACC-13": (
+        "if closing prevents insertion, the request receives -32800",
+        "'receives': the answer closing gives, as cancellation's does (a MUST there).",
+    ),
+    "INS-01": (
+        "It does not acknowledge a pending prompt’s insertion",
+        "A plain statement of what running means; a Client that reads it otherwise misreports "
+        "insertion: a MUST NOT.",
+    ),
+    "ACTIVE-02": (
+        "Held prompts are inserted in the order they were received",
+        "A plain statement of the Agent's ordering: a MUST.",
+    ),
+    "REJ-03": ("Request cancellation before insertion uses -32800", "'uses': the error code, a MUST."),
+    "MSGID-02": (
+        "Clients apply message updates and chunks in the order they are received",
+        "A plain statement of how Clients apply updates: a MUST.",
+    ),
+    "NOTICE-02": ("title is required, non-null, non-empty", _LOWERCASE_REQUIRED),
+    "COMPACT-02": (
+        "compactionId and status are required and non-null on every compaction_update",
+        _LOWERCASE_REQUIRED,
+    ),
+    "COMPACT-04": (
+        "Clients initialize a first-seen compaction ID with status in_progress",
+        "A plain statement of how Clients apply the first update: a MUST.",
+    ),
+    "USAGE-02": ("used and size are required and non-null", _LOWERCASE_REQUIRED),
+    "TOOL-06": (
+        "Clients append each tool_call_content_chunk to the current content",
+        "A plain statement of how Clients apply chunks: a MUST.",
+    ),
+    "STATE-02": (
+        "Clients must no longer present a prior running or requires_action as confirmed live activity",
+        "A lowercase 'must'.",
+    ),
+    "STATE-06": (
+        "Agents report unknown on actual loss of observability, not merely after silence",
+        "A plain statement of when unknown is reported: a MUST.",
+    ),
+    "STATE-07": (
+        "A subsequent running, requires_action, or idle replaces unknown for the same session",
+        "With 'The unknown state can replace any state' (State transitions): what may follow, a MAY.",
+    ),
+    "TRANS-05": (
+        "requires_action is only for blocked foreground work",
+        "'is only for': the state's definition, a MUST.",
+    ),
+    "CANCEL-16": (
+        "A session/prompt received after session/cancel is not cancelled by it",
+        "A plain statement of the cancel's reach: a MUST NOT.",
+    ),
+    "CANCEL-17": (
+        "the Agent gives those tool calls their final status",
+        "No keyword of its own: what is owed before the cancelled idle is the idle's MUST "
+        "(CANCEL-11: after all ongoing operations are aborted and pending updates sent), applied "
+        "to the tool calls this sentence names; its level is that MUST's.",
+    ),
+    "CANCEL-18": (
+        "Work in the latest background list is not covered and keeps running",
+        "A plain statement of the cancel's reach: a MUST.",
+    ),
+    "EX-01": (
+        "In URL mode, an accept response leaves requires_action unchanged",
+        "The examples' plain statement; the same paragraph calls their start, resume and "
+        "completion updates required: a MUST.",
+    ),
+    "EX-02": ("Late answers may arrive after work ends", "'may arrive': what a peer must expect, a MAY."),
+    "TOOL-07": (
+        "Client interactions such as elicitation remain subject to their own negotiated capabilities",
+        "A plain statement of the capability negotiation: a MUST.",
+    ),
+    "CANCEL-19": (
+        "For elicitation requests, see Elicitation Cancellation",
+        "A pointer to the elicitation text, whose withdrawal is the SHOULD of the permission "
+        "sentence beside it.",
+    ),
+    "CANCEL-20": (
+        "Cancellation can finish without receiving answers to abandoned user-action requests",
+        "'can finish': a permission, a MAY.",
+    ),
+}
+"""Every informal entry (no uppercase keyword): rule ID -> (words of the spec sentence that
+states it, why it has no keyword and why its level is the one the wording implies). The words
+locate the sentence (``properties.speclines``); a test holds each to the spec text."""
+
 RULES: Final[tuple[Rule, ...]] = (
     # -- INTRO ---------------------------------------------------------------------------------
     _r(
@@ -180,7 +305,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """Each request gets exactly one response: ACP runs on JSON-RPC 2.0, and
        a prompt lasts until its one answer (success after insertion, or an error before it).""",
         side=_B,
-        informal=True,
     ),
     # -- Session updates -----------------------------------------------------------------------
     _r(
@@ -233,7 +357,6 @@ RULES: Final[tuple[Rule, ...]] = (
        in the timeline; later updates patch it where it is (also after idle) and never move it, and
        a new ID does not close any other entity.""",
         check=_CV,
-        informal=True,
     ),
     # -- Session-directed messages -------------------------------------------------------------
     _r(
@@ -241,7 +364,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _M,
         """Each session_message and session_message_chunk update carries a
        messageId, scoped to the transcript named by the outer sessionId.""",
-        informal=True,
     ),
     _r(
         "SDM-02",
@@ -250,7 +372,6 @@ RULES: Final[tuple[Rule, ...]] = (
        message only through the explicit senderMessageId / recipientMessageId references, never
        because two message IDs happen to be equal.""",
         check=_CV,
-        informal=True,
     ),
     _r(
         "SDM-03",
@@ -258,7 +379,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A Client neither fabricates an incoming entry from an outgoing one
        nor delivers the message content to the other session itself.""",
         check=_CV,
-        informal=True,
     ),
     _r(
         "SDM-04",
@@ -384,7 +504,6 @@ RULES: Final[tuple[Rule, ...]] = (
        reserves _-prefixed values for extensions and has Clients treat an unrecognised status as
        still in progress; whether a move between final statuses reopens is the reading
        final-status-change.)""",
-        informal=True,
     ),
     _r(
         "BG-06",
@@ -408,7 +527,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A state_update whose background field is missing, null or malformed
        makes the Client consider background work unknown until a list is reported again.""",
         check=_CV,
-        informal=True,
     ),
     _r(
         "BG-09",
@@ -473,7 +591,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A background list names only work running apart from the
        foreground, each item once: no item twice in one snapshot, and no newly listed item that has
        already finished (an exited terminal, a tool call with a final status).""",
-        informal=True,
     ),
     # -- 1. User message -----------------------------------------------------------------------
     _r(
@@ -530,7 +647,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _M,
         """A successful prompt response carries messageId as a non-null string;
        leaving it out or sending null is invalid.""",
-        informal=True,
     ),
     _r(
         "ACC-05",
@@ -572,7 +688,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A Client ties a submission to its message only through the response
        (JSON-RPC id to sessionId and messageId), never by comparing content or by arrival order.""",
         check=_CV,
-        informal=True,
     ),
     _r(
         "ACC-11",
@@ -592,7 +707,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _M,
         """When session/close stops a prompt before insertion, that prompt gets
        error -32800; a prompt already inserted gets its successful messageId response.""",
-        informal=True,
     ),
     # -- Insertion and ordering ----------------------------------------------------------------
     _r(
@@ -602,7 +716,6 @@ RULES: Final[tuple[Rule, ...]] = (
        prompt has been inserted; running may come before insertion and before the prompt
        response.""",
         check=_CV,
-        informal=True,
     ),
     # -- Prompts during active work ------------------------------------------------------------
     _r(
@@ -618,7 +731,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _M,
         """Prompts the Agent holds back are inserted in the order in which it
        received them.""",
-        informal=True,
     ),
     _r(
         "ACTIVE-03",
@@ -641,7 +753,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _M,
         """A prompt withdrawn with $/cancel_request before insertion is answered
        with error -32800.""",
-        informal=True,
     ),
     # -- 3. Agent reports output ---------------------------------------------------------------
     _r(
@@ -671,7 +782,6 @@ RULES: Final[tuple[Rule, ...]] = (
        content, an update with content replaces everything so far, [] or null clears it, and a chunk
        appends to the current content.""",
         check=_CV,
-        informal=True,
     ),
     # -- Session notices -----------------------------------------------------------------------
     _r(
@@ -686,7 +796,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _M,
         """A notice has a non-null severity and a non-null, non-empty
        title.""",
-        informal=True,
     ),
     _r("NOTICE-03", _Y, """A Client may disregard notices.""", side=_C),
     _r(
@@ -728,7 +837,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """compactionId and status are present and non-null on every
        compaction_update; compactionId and content are present and non-null on every
        compaction_summary_chunk.""",
-        informal=True,
     ),
     _r(
         "COMPACT-03",
@@ -743,7 +851,6 @@ RULES: Final[tuple[Rule, ...]] = (
        fields, then apply updates and chunks in receive order per ID (patch fields, summary
        replaces, chunks append, null or [] clears).""",
         check=_CV,
-        informal=True,
     ),
     _r("COMPACT-05", _M, """A reported compaction that ends is given a terminal status.""", eventually=True),
     _r(
@@ -775,7 +882,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _M,
         """A usage_update has non-null used and size; a cost value, when
        present, has both amount and currency.""",
-        informal=True,
     ),
     # -- 4. Report completion ------------------------------------------------------------------
     _r(
@@ -848,7 +954,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """Clients append each tool_call_content_chunk to the tool call's current
        content; a later tool_call_update that carries content replaces what was accumulated.""",
         check=_CV,
-        informal=True,
     ),
     _r(
         "TOOL-07",
@@ -856,7 +961,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """Elicitation, like other Client interactions, stays within its own
        negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
        advertised in its initialize capabilities.""",
-        informal=True,
     ),
     # -- Stop reasons --------------------------------------------------------------------------
     _r(
@@ -919,7 +1023,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """After unknown, a Client stops showing an earlier running or
        requires_action as confirmed live activity (it may keep it as context).""",
         check=_CV,
-        informal=True,
     ),
     _r(
         "STATE-03",
@@ -951,7 +1054,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """The Agent reports unknown only when it has really lost sight of the
        foreground activity, not because nothing was heard for a while.""",
         check=_NC,
-        informal=True,
         reason="Not visible on the wire: whether the Agent could still observe its work is its own "
         "knowledge.",
     ),
@@ -961,7 +1063,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """unknown may replace any state, and a later running, requires_action
        or idle replaces unknown (or a state the Client does not recognise) for the session, as a
        snapshot: no work started or ended while it was not observable.""",
-        informal=True,
     ),
     # -- Initial state and synchronization -----------------------------------------------------
     _r(
@@ -1007,7 +1108,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """requires_action is reported only for foreground work blocked on the
        user: an open request alone does not justify it, and work that starts blocked may report it
        without a running first (from running, work blocks; nothing else moves to it but a start).""",
-        informal=True,
     ),
     # -- Waiting for user action ---------------------------------------------------------------
     _r(
@@ -1062,7 +1162,6 @@ RULES: Final[tuple[Rule, ...]] = (
        elicitations in either mode; in URL mode, accepting keeps the work blocked (the
        requires_action stays) until the user has finished the interaction outside the Client, so
        the Agent reports that completion (elicitation/complete) only after an accept.""",
-        informal=True,
     ),
     _r(
         "EX-02",
@@ -1071,7 +1170,6 @@ RULES: Final[tuple[Rule, ...]] = (
        after the work ends, even during a later foreground workflow.""",
         side=_C,
         check=_MON,
-        informal=True,
     ),
     # -- Cancellation --------------------------------------------------------------------------
     _r(
@@ -1189,7 +1287,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _MN,
         """A session/prompt received after a session/cancel is not cancelled
        by it (answering it -32800 because of that cancel breaks this).""",
-        informal=True,
     ),
     _r(
         "CANCEL-17",
@@ -1200,7 +1297,6 @@ RULES: Final[tuple[Rule, ...]] = (
        comes after every ongoing operation is aborted and the pending updates are sent (the
        idle's own MUST, CANCEL-11, is this rule's level). Tool calls in the latest background
        list, or running a listed terminal, do not belong to the cancelled work.""",
-        informal=True,
         eventually=True,
     ),
     _r(
@@ -1209,7 +1305,6 @@ RULES: Final[tuple[Rule, ...]] = (
         """A session/cancel does not cover the work in the latest background
        list: that work keeps running.""",
         check=_NC,
-        informal=True,
         reason="Not visible on the wire: a listed item that ends after the cancel may have ended on its own.",
     ),
     _r(
@@ -1217,7 +1312,6 @@ RULES: Final[tuple[Rule, ...]] = (
         _S,
         """For elicitation requests, see Elicitation Cancellation: the
        elicitations cancelled work no longer needs are withdrawn.""",
-        informal=True,
         eventually=True,
     ),
     _r(
@@ -1227,137 +1321,12 @@ RULES: Final[tuple[Rule, ...]] = (
        user-action requests: the cancelled idle need not wait for the answers to the cancelled
        work's permission requests and elicitations.""",
         check=_MON,
-        informal=True,
     ),
 )
 
 RULES_BY_ID: Final[dict[str, Rule]] = {rule.id: rule for rule in RULES}
 if len(RULES_BY_ID) != len(RULES):  # pragma: no cover - guarded by tests
     raise ValueError("duplicate rule IDs in the catalogue")
-
-_LOWERCASE_REQUIRED = "'required' in lowercase: a message shape, a MUST."
-INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
-    "INTRO-02": (
-        "session/prompt lasts until the Agent inserts the user message",
-        "JSON-RPC 2.0 (one response per request) is assumed, not restated; a prompt 'lasts until' "
-        "its one answer: the protocol's request model, a MUST.",
-    ),
-    "ENT-04": (
-        "An entity’s first update or chunk fixes its timeline position",
-        "Stated as how an entity behaves; a Client that places it elsewhere shows another "
-        "conversation: a MUST.",
-    ),
-    "SDM-01": (
-        "Every session_message or session_message_chunk requires messageId",
-        "'requires': a field the message must carry (a message shape), a MUST.",
-    ),
-    "SDM-02": ("Clients must not link views by equal IDs alone", "A lowercase 'must not'."),
-    "SDM-03": ("Clients must not synthesize an incoming entry", "A lowercase 'must not'."),
-    "BG-05": (
-        "The Agent does not reopen a tool call that has a final status",
-        "A plain statement beside the SHOULD and MAY sentences of its paragraph, restated by no "
-        "keyword: reported at the level of its neighbours, SHOULD NOT (a warning).",
-    ),
-    "BG-08": (
-        "the Client treats background work as unknown until a list is reported again",
-        "A plain statement of what the Client does with an omitted list, the other half of the "
-        "MUST that the Agent include it: a MUST.",
-    ),
-    "BG-17": (
-        "Only background work is listed, and only once",
-        "The heading of a bullet whose last sentence has the MUST NOT (BG-13): the list's "
-        "definition, a MUST NOT.",
-    ),
-    "ACC-04": ("This field is a required, non-null string", _LOWERCASE_REQUIRED),
-    "ACC-10": (
-        "Clients must not infer the association from content or arrival order",
-        "A lowercase 'must not'.",
-    ),
-    "ACC-13": (
-        "if closing prevents insertion, the request receives -32800",
-        "'receives': the answer closing gives, as cancellation's does (a MUST there).",
-    ),
-    "INS-01": (
-        "It does not acknowledge a pending prompt’s insertion",
-        "A plain statement of what running means; a Client that reads it otherwise misreports "
-        "insertion: a MUST NOT.",
-    ),
-    "ACTIVE-02": (
-        "Held prompts are inserted in the order they were received",
-        "A plain statement of the Agent's ordering: a MUST.",
-    ),
-    "REJ-03": ("Request cancellation before insertion uses -32800", "'uses': the error code, a MUST."),
-    "MSGID-02": (
-        "Clients apply message updates and chunks in the order they are received",
-        "A plain statement of how Clients apply updates: a MUST.",
-    ),
-    "NOTICE-02": ("title is required, non-null, non-empty", _LOWERCASE_REQUIRED),
-    "COMPACT-02": (
-        "compactionId and status are required and non-null on every compaction_update",
-        _LOWERCASE_REQUIRED,
-    ),
-    "COMPACT-04": (
-        "Clients initialize a first-seen compaction ID with status in_progress",
-        "A plain statement of how Clients apply the first update: a MUST.",
-    ),
-    "USAGE-02": ("used and size are required and non-null", _LOWERCASE_REQUIRED),
-    "TOOL-06": (
-        "Clients append each tool_call_content_chunk to the current content",
-        "A plain statement of how Clients apply chunks: a MUST.",
-    ),
-    "STATE-02": (
-        "Clients must no longer present a prior running or requires_action as confirmed live activity",
-        "A lowercase 'must'.",
-    ),
-    "STATE-06": (
-        "Agents report unknown on actual loss of observability, not merely after silence",
-        "A plain statement of when unknown is reported: a MUST.",
-    ),
-    "STATE-07": (
-        "A subsequent running, requires_action, or idle replaces unknown for the same session",
-        "With 'The unknown state can replace any state' (State transitions): what may follow, a MAY.",
-    ),
-    "TRANS-05": (
-        "requires_action is only for blocked foreground work",
-        "'is only for': the state's definition, a MUST.",
-    ),
-    "CANCEL-16": (
-        "A session/prompt received after session/cancel is not cancelled by it",
-        "A plain statement of the cancel's reach: a MUST NOT.",
-    ),
-    "CANCEL-17": (
-        "the Agent gives those tool calls their final status",
-        "No keyword of its own: what is owed before the cancelled idle is the idle's MUST "
-        "(CANCEL-11: after all ongoing operations are aborted and pending updates sent), applied "
-        "to the tool calls this sentence names; its level is that MUST's.",
-    ),
-    "CANCEL-18": (
-        "Work in the latest background list is not covered and keeps running",
-        "A plain statement of the cancel's reach: a MUST.",
-    ),
-    "EX-01": (
-        "In URL mode, an accept response leaves requires_action unchanged",
-        "The examples' plain statement; the same paragraph calls their start, resume and "
-        "completion updates required: a MUST.",
-    ),
-    "EX-02": ("Late answers may arrive after work ends", "'may arrive': what a peer must expect, a MAY."),
-    "TOOL-07": (
-        "Client interactions such as elicitation remain subject to their own negotiated capabilities",
-        "A plain statement of the capability negotiation: a MUST.",
-    ),
-    "CANCEL-19": (
-        "For elicitation requests, see Elicitation Cancellation",
-        "A pointer to the elicitation text, whose withdrawal is the SHOULD of the permission "
-        "sentence beside it.",
-    ),
-    "CANCEL-20": (
-        "Cancellation can finish without receiving answers to abandoned user-action requests",
-        "'can finish': a permission, a MAY.",
-    ),
-}
-"""Every informal entry (no uppercase keyword): rule ID -> (words of the spec sentence that
-states it, why it has no keyword and why its level is the one the wording implies). The words
-locate the sentence (``properties.speclines``); a test holds each to the spec text."""
 
 RESTATED: Final[dict[str, tuple[str, ...]]] = {
     "active-state-on-start": ("FG-02", "OUT-01"),
