@@ -113,33 +113,6 @@ _UPDATE = ("params", "update")
 _HI = {"type": "text", "text": "hi"}
 _IMAGE = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
 
-HELD_NOT_WITHDRAWN_OFF_WIRE = (
-    "the model's prompt table refuses to insert a prompt that a session/cancel covered, so the "
-    "simulated Agent never sends that insertion (acp-model agent notes the refusal on standard "
-    "error); and were it sent, its user message and success answer after the cancel are what an "
-    "Agent that inserted the prompt before the cancel arrived sends too, which conforms (a proxy "
-    "cannot see when a prompt was inserted): CANCEL-02 is broken on the wire only by an error "
-    "answer other than -32800, and acp-model decidability rates this bug not decidable"
-)
-BUSY_REFUSAL_OFF_WIRE = (
-    "the Agent's reason for a refusal is not on the wire: acp-model check reports a -32600 refusal "
-    "while work is active as a suspicion (a warning, which drive does not count), and only the "
-    "model, which knows why the simulated Agent refused, proves the breach (the prompt table's "
-    "guard busy_only); acp-model decidability rates this bug not decidable"
-)
-ANSWER_ON_RECEIPT_OFF_WIRE = (
-    "the model's prompt table refuses to answer a prompt that is not inserted, so the simulated "
-    "Agent never sends that answer (acp-model agent notes the refusal on standard error); and were "
-    "it sent, a success response says nothing of when the message was inserted (a proxy cannot see "
-    "insertion): acp-model decidability rates this bug not decidable"
-)
-INSERT_OUT_OF_ORDER_OFF_WIRE = (
-    "the model's prompt table refuses to insert a waiting prompt ahead of an older one it holds, so "
-    "the simulated Agent never sends that insertion (acp-model agent notes the refusal on standard "
-    "error); and were it sent, which prompts were held is not on the wire (under the default "
-    "reading prompt-ahead-of-held=held-only a prompt received later may be inserted at once, ahead "
-    "of held ones): acp-model decidability rates this bug not decidable"
-)
 _RACE = walks(
     "permission",
     "cancel",
@@ -229,13 +202,21 @@ _AGENT: tuple[Seeded, ...] = (
             "busy-refusal", "prompt", "held", "reject", "rejected", wire=False, ctx={"busy_only": True}
         ),
         "refuses a held prompt only because foreground work is active",
-        off_wire=BUSY_REFUSAL_OFF_WIRE,
+        off_wire="the Agent's reason for a refusal is not on the wire: acp-model check reports a -32600 "
+        "refusal while work is active as a suspicion (a warning, which drive does not count), and only the "
+        "model, which knows why the simulated Agent refused, proves the breach (the prompt table's guard "
+        "busy_only); acp-model decidability rates this bug not decidable",
     ),
     Seeded(
         Forbidden("held-not-withdrawn", "prompt", "covered", "insert", "inserted", wire=False),
         "inserts a prompt that a session/cancel covered",
         walks("hold", "cancel", prompts=2),
-        off_wire=HELD_NOT_WITHDRAWN_OFF_WIRE,
+        off_wire="the model's prompt table refuses to insert a prompt that a session/cancel covered, so the "
+        "simulated Agent never sends that insertion (acp-model agent notes the refusal on standard error); "
+        "and were it sent, its user message and success answer after the cancel are what an Agent that "
+        "inserted the prompt before the cancel arrived sends too, which conforms (a proxy cannot see when a "
+        "prompt was inserted): CANCEL-02 is broken on the wire only by an error answer other than -32800, "
+        "and acp-model decidability rates this bug not decidable",
     ),
     Seeded(
         Forbidden("response-before-snapshot", "session", "resuming", "resumed", "open"),
@@ -244,7 +225,10 @@ _AGENT: tuple[Seeded, ...] = (
     Seeded(
         Forbidden("answer-on-receipt", "prompt", "received", "answer", "answered", wire=False),
         "answers a prompt successfully as soon as it is received, before inserting it",
-        off_wire=ANSWER_ON_RECEIPT_OFF_WIRE,
+        off_wire="the model's prompt table refuses to answer a prompt that is not inserted, so the "
+        "simulated Agent never sends that answer (acp-model agent notes the refusal on standard error); and "
+        "were it sent, a success response says nothing of when the message was inserted (a proxy cannot see "
+        "insertion): acp-model decidability rates this bug not decidable",
     ),
     Seeded(
         Forbidden(
@@ -258,7 +242,11 @@ _AGENT: tuple[Seeded, ...] = (
         ),
         "inserts a held prompt ahead of one it received earlier and holds",
         walks("hold", "thought", prompts=3),
-        off_wire=INSERT_OUT_OF_ORDER_OFF_WIRE,
+        off_wire="the model's prompt table refuses to insert a waiting prompt ahead of an older one it "
+        "holds, so the simulated Agent never sends that insertion (acp-model agent notes the refusal on "
+        "standard error); and were it sent, which prompts were held is not on the wire (under the default "
+        "reading prompt-ahead-of-held=held-only a prompt received later may be inserted at once, ahead of "
+        "held ones): acp-model decidability rates this bug not decidable",
     ),
     # a field of a move's messages rewritten
     Seeded(
