@@ -18,7 +18,7 @@ from diagrams.ir import all_diagrams
 from diagrams.sequence import transcript_to_mermaid
 from diagrams.sequence_mpl import sequence_png
 from diagrams.spec_report.parts import SOURCE_KIND, Context, Section
-from diagrams.witness import SUFFIX, witness_files, witness_notes, witness_title
+from diagrams.witness import SUFFIX, drawn, witness_files
 from model.registry import MACHINES
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
 from simulator.analysis import decidability as dec
@@ -97,10 +97,9 @@ def _witness_files(ctx: Context, v: dec.Verdict, under: str = "", draw: bool = T
     stem = f"witnesses/{v.rule}{'@' + under if under else ''}"
     paths = {kind: ctx.add(stem + SUFFIX[kind], data) for kind, data in witness_files(v, under).items()}
     if ctx.opts.pictures and draw:
-        w = v.witness
-        assert w is not None
+        assert v.witness is not None
         paths["picture"] = ctx.draw(
-            f"{stem}.png", sequence_png, w.breaking.transcript, witness_title(v, under), witness_notes(v)
+            f"{stem}.png", sequence_png, v.witness.breaking.transcript, *drawn(v, under)
         )
     return paths
 
