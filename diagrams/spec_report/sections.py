@@ -115,7 +115,7 @@ def section_decidability(ctx: Context) -> Section:
         "breaking run, green: the conforming run).",
         "",
     ]
-    entries: list[dict[str, Any]] = []
+    witness_paths: dict[str, dict[str, str]] = {}
     reading_paths, by_reading_lines = _by_reading(ctx, verdicts)
     lines += by_reading_lines
     bad = sorted((v for v in verdicts if v.decidable in ("partly", "no")), key=lambda v: rule_order(v.rule))
@@ -131,7 +131,7 @@ def section_decidability(ctx: Context) -> Section:
         lines.append("None: every breach sampled is flagged by the checker with its rule.")
     for v in bad:
         rule = RULES_BY_ID[v.rule]
-        paths = _witness_files(ctx, v) if v.witness is not None else {}
+        paths = witness_paths[v.rule] = _witness_files(ctx, v) if v.witness is not None else {}
         lines += [f"### {v.rule}: {rule.paraphrase}", ""]
         lines.append(
             f"*{rule.section}* · {rule.level} · checked by {rule.check} · seeded bug `{v.mutant}` · "
@@ -169,12 +169,11 @@ def section_decidability(ctx: Context) -> Section:
                 for pos, run, what in w.differing:
                     lines.append(f"| {pos} | {run} | {what} |")
                 lines.append("")
-        entries.append(v.to_json(paths, reading_paths.get(v.rule)))
     data = {
         "bound": ctx.opts.bound.to_json(),
         "rules": [
-            v.to_json(None, reading_paths.get(v.rule)) if v.decidable not in ("partly", "no") else e
-            for v, e in _merge(sorted(verdicts, key=lambda v: rule_order(v.rule)), entries)
+            v.to_json(witness_paths.get(v.rule), reading_paths.get(v.rule))
+            for v in sorted(verdicts, key=lambda v: rule_order(v.rule))
         ],
     }
     alts = ctx.results.get("alternatives")
@@ -224,11 +223,6 @@ def _by_reading(
             )
     lines.append("")
     return paths, lines
-
-
-def _merge(verdicts: list[dec.Verdict], entries: list[dict[str, Any]]) -> list[tuple[dec.Verdict, Any]]:
-    by_rule = {e["rule"]: e for e in entries}
-    return [(v, by_rule.get(v.rule)) for v in verdicts]
 
 
 def cex_title(c: Counterexample) -> str:
