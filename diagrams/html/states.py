@@ -33,6 +33,7 @@ from typing import Any
 
 from model import prompt as prm
 from model.core import MachineSpec
+from properties.clientview_text import background, clip, content
 from properties.engine import Monitor, MonitorSet
 from properties.monitors.facts import Facts
 from properties.monitors.prompts import PromptMonitor
@@ -186,53 +187,19 @@ def answered_prompts(before: Mapping[str, frozenset[str]], after: Rows, message:
 
 
 # -- the client view -------------------------------------------------------------------------------
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _CLIP else text[: _CLIP - 1] + "…"
-
-
-def _block(block: Any) -> str:
-    if not isinstance(block, dict):
-        return "[?]"
-    kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
-        return str(block["text"])
-    if kind == "content":
-        return _block(block.get("content"))
-    return f"[{kind}]"
-
-
-def _content(blocks: Any) -> str:
-    if not isinstance(blocks, list) or not blocks:
-        return "(empty)"
-    return json.dumps(_clip(" ".join(_block(b) for b in blocks)), ensure_ascii=False)
-
-
 def _entity(etype: str, ent: Mapping[str, Any]) -> str:
     if etype == "tool_call":
         title = ent.get("title")
-        return f"[{ent.get('status')}] {ent.get('kind')} {_clip(str(title)) if title else '(no title)'}"
+        return f"[{ent.get('status')}] {ent.get('kind')} {clip(str(title), _CLIP) if title else '(no title)'}"
     if etype == "compaction":
-        return f"[{ent.get('status')}] summary {_content(ent.get('summary'))}"
+        return f"[{ent.get('status')}] summary {content(ent.get('summary'), _CLIP)}"
     if etype == "terminal":
         exited = ent.get("exitStatus")
         status = "running" if exited is None else "exited"
-        return f"[{status}] {_clip(str(ent.get('command') or '(command unknown)'))}"
+        return f"[{status}] {clip(str(ent.get('command') or '(command unknown)'), _CLIP)}"
     if etype == "plan":
         return "plan (removed)" if ent.get("removed") else "plan"
-    return _content(ent.get("content"))
-
-
-def _background(items: Any) -> str:
-    if items is None:
-        return "unknown (not reported)"
-    if not items:
-        return "none"
-    names = []
-    for item in items:
-        ident = item.get("terminalId") or item.get("toolCallId") or item.get("sessionId") or "?"
-        names.append(f"{item.get('type')} {ident}")
-    return _clip(", ".join(names))
+    return content(ent.get("content"), _CLIP)
 
 
 def header_rows(
@@ -247,7 +214,7 @@ def header_rows(
     rows (a long session has one per prompt)."""
     rows: Rows = {
         _key(sid, 0, "state"): f"{state['state']} (completions {state['completions']})",
-        _key(sid, 0, "background"): _background(state["background"]),
+        _key(sid, 0, "background"): clip(background(state["background"]), _CLIP),
     }
     usage = state["usage"]
     if usage["used"] is not None:
