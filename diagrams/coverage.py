@@ -33,13 +33,9 @@ SOME = "#d68910"
 Row = tuple[str, str, str]
 
 
-def _row(e: object) -> Row:
-    return (e.source, e.trigger, e.dest)  # type: ignore[attr-defined]
-
-
 def coverage_png(d: Diagram, fired: Collection[Row]) -> bytes:
     def colour(b: Bundle) -> str:
-        hit = [_row(e) in fired for e in b.edges]
+        hit = [(e.source, e.trigger, e.dest) in fired for e in b.edges]
         return FIRED if all(hit) else (NEVER if not any(hit) else SOME)
 
     legend = [
@@ -62,7 +58,7 @@ def coverage_mermaid(d: Diagram, fired: Collection[Row]) -> str:
     miss: list[int] = []
     for i, e in enumerate(d.edges):
         out.append(f'    {state_id(e.source)} -->|"{escape(e.label)}"| {state_id(e.dest)}')
-        (hit if _row(e) in fired else miss).append(i)
+        (hit if (e.source, e.trigger, e.dest) in fired else miss).append(i)
     if hit:
         out.append(f"    linkStyle {','.join(map(str, hit))} stroke:{FIRED},stroke-width:2px")
     if miss:

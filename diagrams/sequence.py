@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from diagrams.render_mermaid import escape
+from properties.clientview_text import clip
 
 _SAFE = re.compile(r"[A-Za-z0-9_ .,()\[\]=/+*-]")
 MAX_FIELD = 28
@@ -39,9 +40,7 @@ MAX_FIELD = 28
 
 
 def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_FIELD else text[: MAX_FIELD - 1] + "\u2026"
+    return clip(value if isinstance(value, str) else repr(value), MAX_FIELD)
 
 
 def _id_text(value: Any) -> str:

@@ -40,7 +40,6 @@ JSON_LIMIT = 20_000
 """Characters of one message's JSON shown in the page."""
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-_KIND = {"request": "request", "notification": "notification", "response": "response"}
 
 
 @dataclass
@@ -294,7 +293,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
             for st in hidden:
                 w.w(_hidden(st))
             w.w(
-                f'<div class="arrow {_KIND.get(arrow.kind, "notification")} {direction}">',
+                f'<div class="arrow {arrow.kind} {direction}">',
                 f'<span class="sid">{_e(sid)}</span>' if sid is not None else "",
                 f'<span class="label">{_e(label)}</span></div>',
             )
