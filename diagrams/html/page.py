@@ -32,6 +32,7 @@ from typing import Any
 from diagrams.html.assets import CSS, SCRIPT
 from diagrams.html.record import Delta, Recording
 from diagrams.sequence import Notes, Step, steps
+from properties import check_report
 from properties.catalogue import RULES, RULES_BY_ID
 from properties.findings import Finding
 from properties.speclines import spec_sentences
@@ -67,15 +68,10 @@ def _e(text: Any) -> str:
 
 
 def paraphrase(rule: str) -> str:
-    """Our words for a rule (with its section), or what an input or schema finding means."""
+    """``properties.check_report.paraphrase``, one sentence for every input finding."""
     if rule.startswith("input."):
         return "transcript line that could not be used as it stands, or was tolerated as it is"
-    if rule.startswith("schema."):
-        return f"{rule[7:]} message does not match the official ACP JSON Schema"
-    entry = RULES_BY_ID.get(rule)
-    if entry is None:
-        return "(not in the rule catalogue)"
-    return f"{entry.paraphrase} [{entry.section}]"
+    return check_report.paraphrase(rule)
 
 
 def _json_text(message: Any) -> str:
