@@ -3,8 +3,8 @@ that sends the same messages (when one was found) and a sequence diagram of the 
 with the points where the two runs differ marked.
 
 Owns: ``witness_files`` (file suffix -> contents, for ``acp-model decidability --out`` and the
-spec report alike), and the title and notes of a witness's diagram (``witness_title``,
-``witness_notes``: from a verdict, ``drawn``, or from the report's JSON, ``diagrams.html.report``).
+spec report alike), and the title and notes of a witness's diagram (``drawing``: from a
+verdict, ``drawn``, or from the report's JSON, ``diagrams.html.report``).
 
 Must not know: where the files go, how a witness is searched for (``simulator.analysis.decidability``).
 """
@@ -19,33 +19,32 @@ from simulator.analysis import decidability as dec
 Notes = dict[int, list[tuple[str, str, str]]]
 
 
-def witness_title(rule: str, twin_found: bool, under: str = "") -> str:
-    """The diagram's title; ``under``: the reading alternative the verdict was found under."""
+def drawing(
+    rule: str,
+    under: str,
+    twin_found: bool,
+    differing: Iterable[tuple[int, str, str]],
+    end: int,
+    conforming_next: Sequence[str],
+) -> tuple[str, Notes]:
+    """The title and notes of a witness's sequence diagram: ``under``, the reading alternative it
+    was found under; the notes, where the runs differ (position in the breaking transcript, run,
+    hidden step) and, with a twin, what the conforming run may send next at the ``end``."""
     name = f"{rule} under {under}" if under else rule
-    if twin_found:
-        return f"{name}: breaking and conforming runs, same messages"
-    return f"{name}: an accepted breaking run (no conforming run found that sends these messages)"
-
-
-def witness_notes(
-    differing: Iterable[tuple[int, str, str]], twin_found: bool, end: int, conforming_next: Sequence[str]
-) -> Notes:
-    """Where the runs differ (position in the breaking transcript, run, hidden step), and what the
-    conforming run may send next at the ``end`` of the breaking transcript."""
     notes: Notes = {}
     for pos, run, what in differing:
         notes.setdefault(pos, []).append(("C" if what.startswith("client") else "A", run, what))
-    if twin_found:
-        notes.setdefault(end, []).append(("A", "conforming", "may next: " + "; ".join(conforming_next[:2])))
-    return notes
+    if not twin_found:
+        return f"{name}: an accepted breaking run (no conforming run found that sends these messages)", notes
+    notes.setdefault(end, []).append(("A", "conforming", "may next: " + "; ".join(conforming_next[:2])))
+    return f"{name}: breaking and conforming runs, same messages", notes
 
 
 def drawn(v: dec.Verdict, under: str = "") -> tuple[str, Notes]:
-    """The title and the notes of the sequence diagram of ``v``'s witness."""
+    """``drawing`` of ``v``'s witness."""
     w = v.witness
     assert w is not None
-    notes = witness_notes(w.differing, w.twin_found, len(w.breaking.transcript), w.conforming_next)
-    return witness_title(v.rule, w.twin_found, under), notes
+    return drawing(v.rule, under, w.twin_found, w.differing, len(w.breaking.transcript), w.conforming_next)
 
 
 SUFFIX = {"breaking": ".breaking.ndjson", "conforming": ".conforming.ndjson", "diagram": ".mmd"}

@@ -85,16 +85,8 @@ def _json_text(message: Any) -> str:
 
 
 def _intern(deltas: list[Delta], keys: dict[str, int]) -> list[list[Any]]:
-    out = []
-    for d in deltas:
-        row = []
-        for key, value in d:
-            index = keys.get(key)
-            if index is None:
-                index = keys[key] = len(keys)
-            row.append([index, value])
-        out.append(row)
-    return out
+    """The deltas with each row key replaced by its number in ``keys`` (new keys numbered next)."""
+    return [[[keys.setdefault(key, len(keys)), value] for key, value in d] for d in deltas]
 
 
 def _data(recording: Recording) -> str:
@@ -111,8 +103,11 @@ def _data(recording: Recording) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _arrows(recording: Recording, notes: Notes | None) -> list[tuple[list[Step], Step, list[Step]]]:
-    """Per message: (hidden steps before it, its arrow, notes after it)."""
+def _arrows(
+    recording: Recording, notes: Notes | None
+) -> tuple[list[tuple[list[Step], Step, list[Step]]], list[Step]]:
+    """Per message: (hidden steps before it, its arrow, notes after it); and the hidden steps
+    after the last message."""
     drawn = steps([(sender, msg) for _, sender, msg in recording.messages], notes)
     out: list[tuple[list[Step], Step, list[Step]]] = []
     before: list[Step] = []
@@ -125,10 +120,7 @@ def _arrows(recording: Recording, notes: Notes | None) -> list[tuple[list[Step],
         else:
             out.append((before, st, []))
             before = []
-    tail: list[tuple[list[Step], Step, list[Step]]] = (
-        [(before, Step("end", "C", "A", ""), [])] if before else []
-    )
-    return out + tail
+    return out, before
 
 
 def _hidden(st: Step) -> str:
@@ -264,7 +256,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
     w.w("</header><main>", '<section id="sequence">')
     w.w('<div class="lanes-head"><span></span><div class="who"><span class="c">Client</span>'
         '<span class="a">Agent</span></div></div>')  # fmt: skip
-    arrows = _arrows(rec, page.notes)
+    arrows, trailing = _arrows(rec, page.notes)
     last_message = -1
     for line, i, ident, found in rows:
         if i is None:
@@ -301,9 +293,8 @@ def render(page: Page, spec_text: str | None) -> bytes:
         for f in found:
             w.finding(f)
         w.w("</div></div>")
-    if arrows and arrows[-1][1].kind == "end":
-        for st in arrows[-1][0]:
-            w.w(_hidden(st))
+    for st in trailing:
+        w.w(_hidden(st))
     if end:
         w.w('<div id="end"><h3>At the end of the input</h3>')
         for f in end:
@@ -335,12 +326,3 @@ def _spec(w: _Writer) -> None:
                 f"<span>{_e(text)}</span></div>",
             )
     w.w("</section>")
-
-
-def summary_of(messages: int, lines: int, sessions: int, severities: Mapping[str, int], open_: int) -> str:
-    """The counts line of a page."""
-    return (
-        f"{messages} messages on {lines} lines; {sessions} sessions; findings: "
-        f"{severities.get('error', 0)} errors, {severities.get('warning', 0)} warnings, "
-        f"{severities.get('info', 0)} information; open at end: {open_}"
-    )

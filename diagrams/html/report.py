@@ -24,7 +24,7 @@ from typing import Any
 
 from diagrams.html.markdown import to_html
 from diagrams.html.runs import transcript_page
-from diagrams.witness import witness_notes, witness_title
+from diagrams.witness import drawing
 from properties.variants import Variant, from_json
 
 _STYLE = """
@@ -72,8 +72,7 @@ def _witness(
     transcript = _lines(files[witness["breaking"]])
     twin = bool(witness.get("twin_found"))
     differing = [(int(h["position"]), str(h["run"]), str(h["step"])) for h in witness.get("hidden") or []]
-    notes = witness_notes(differing, twin, len(transcript), witness.get("conforming_next", []))
-    title = witness_title(rule, twin, under)
+    title, notes = drawing(rule, under, twin, differing, len(transcript), witness.get("conforming_next", []))
     said = (
         "a conforming run sends the same messages"
         if twin

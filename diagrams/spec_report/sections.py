@@ -19,7 +19,6 @@ from diagrams.sequence import transcript_to_mermaid
 from diagrams.sequence_mpl import sequence_png
 from diagrams.spec_report.parts import SOURCE_KIND, Context, Section
 from diagrams.witness import SUFFIX, drawn, witness_files
-from model.registry import MACHINES
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
 from simulator.analysis import decidability as dec
 from simulator.explore.common import Counterexample
@@ -287,31 +286,29 @@ def section_coverage(ctx: Context) -> Section:
         "| machine | rows fired | never fired |",
         "|---|---:|---|",
     ]
-    diagrams = {d.name: d for d in all_diagrams()}
     data = []
     pics: list[str] = []
-    for spec, cov in zip(MACHINES, ex["machines"], strict=True):
+    for d, cov in zip(all_diagrams(), ex["machines"], strict=True):
         if cov["method"] == "triggers":
             missed = cov["triggers_missed"]
             lines.append(
-                f"| {spec.name} | triggers only: {len(cov['triggers']) - len(missed)}/"
+                f"| {d.name} | triggers only: {len(cov['triggers']) - len(missed)}/"
                 f"{len(cov['triggers'])} | {', '.join(missed) or '–'} |"
             )
-            data.append({"machine": spec.name, "method": "triggers", "missed": missed})
+            data.append({"machine": d.name, "method": "triggers", "missed": missed})
             continue
-        fired = {(src, trig, dest) for (m, src, trig, dest) in ex["rows"] if m == spec.name}
+        fired = {(src, trig, dest) for (m, src, trig, dest) in ex["rows"] if m == d.name}
         missed = cov["transitions_missed"]
         lines.append(
-            f"| {spec.name} | {cov['transitions_reached']}/{cov['transitions_total']} | "
+            f"| {d.name} | {cov['transitions_reached']}/{cov['transitions_total']} | "
             f"{', '.join(f'`{m}`' for m in missed) or '–'} |"
         )
-        d = diagrams[spec.name]
-        files = {"diagram": ctx.add(f"coverage/{spec.name}.mmd", coverage_mermaid(d, fired))}
+        files = {"diagram": ctx.add(f"coverage/{d.name}.mmd", coverage_mermaid(d, fired))}
         if ctx.opts.pictures:
-            files["picture"] = ctx.draw(f"coverage/{spec.name}.png", coverage_png, d, fired)
-        pics += [f"#### {spec.name}", "", picture(f"{spec.name} coverage", files), ""]
+            files["picture"] = ctx.draw(f"coverage/{d.name}.png", coverage_png, d, fired)
+        pics += [f"#### {d.name}", "", picture(f"{d.name} coverage", files), ""]
         data.append(
-            {"machine": spec.name, "method": cov["method"], "fired": len(fired), "missed": missed, **files}
+            {"machine": d.name, "method": cov["method"], "fired": len(fired), "missed": missed, **files}
         )
     lines += ["", *pics]
     return Section("coverage", "Coverage per machine", lines, data)
