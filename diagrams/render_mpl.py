@@ -137,27 +137,23 @@ def figure_of(
     for pb in p.bundles:
         bnd = pb.bundle
         color = colour_of(bnd) if colour_of is not None else _color(bnd.actor)
+        style: dict[str, Any] = {"arrowstyle": "-|>", "color": color, "lw": 1.3, "zorder": 2}
         if bnd.self_loop:
             ctrl, _ = loop_geometry(p.nodes[bnd.source], pb.side)
             path = MplPath(ctrl, [MplPath.MOVETO, MplPath.CURVE4, MplPath.CURVE4, MplPath.CURVE4])
-            arrow = FancyArrowPatch(
-                path=path, arrowstyle="-|>", mutation_scale=12, color=color, lw=1.3, zorder=2
-            )
+            arrow = FancyArrowPatch(path=path, mutation_scale=12, **style)
         else:
             a, c = p.nodes[bnd.source], p.nodes[bnd.dest]
             arrow = FancyArrowPatch(
                 (a.x, a.y),
                 (c.x, c.y),
                 connectionstyle=f"arc3,rad={pb.rad:.4f}",
-                arrowstyle="-|>",
                 mutation_scale=15,
-                color=color,
-                lw=1.3,
                 patchA=patches[a.id],
                 patchB=patches[c.id],
                 shrinkA=1,
                 shrinkB=1,
-                zorder=2,
+                **style,
             )
         ax.add_patch(arrow)
         lx, ly = pb.label.center

@@ -66,15 +66,14 @@ def hidden_paths(spec: MachineSpec, states: frozenset[str]) -> dict[str, tuple[s
     hidden triggers that reaches it from a state of the set no hidden step leads to."""
     edges: dict[str, list[tuple[str, str]]] = {s: [] for s in states}
     targets: set[str] = set()
-    for state in sorted(states, key=spec.states.index):
+    ordered = sorted(states, key=spec.states.index)
+    for state in ordered:
         for trigger in spec.hidden:
             after = spec.successor(state, trigger)
             if after is not None and after in states and after != state:
                 edges[state].append((trigger, after))
                 targets.add(after)
-    roots = [s for s in sorted(states, key=spec.states.index) if s not in targets] or sorted(
-        states, key=spec.states.index
-    )[:1]
+    roots = [s for s in ordered if s not in targets] or ordered[:1]
     paths: dict[str, tuple[str, ...]] = {root: () for root in roots}
     todo = deque(roots)
     while todo:
