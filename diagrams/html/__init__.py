@@ -74,11 +74,7 @@ class CheckPage:
         report, self.recording = recorded_check(stream, path, **options)
         return report
 
-    def html(self, report: FileReport) -> bytes:
-        assert self.recording is not None, "check() first"
-        return render(
-            page_of(report, self.recording, f"acp-model {self.command}: {report.path}"), spec_text()
-        )
-
     def write(self, out: str, report: FileReport) -> None:
-        write_atomic(out, self.html(report))
+        assert self.recording is not None, "check() first"
+        page = page_of(report, self.recording, f"acp-model {self.command}: {report.path}")
+        write_atomic(out, render(page, spec_text()))
