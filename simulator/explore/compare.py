@@ -42,7 +42,7 @@ Must not know: argument parsing, how the explorers search, how reports are print
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -112,23 +112,15 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
     }
     ex = report.get("exhaustive")
     if ex is not None:
+        keys = ("states", "transitions", "complete", "quiescent_states", "bottom_cycles")
         out["exhaustive"] = {
-            "states": ex["states"],
-            "transitions": ex["transitions"],
-            "complete": ex["complete"],
-            "quiescent_states": ex["quiescent_states"],
-            "bottom_cycles": ex["bottom_cycles"],
+            **{k: ex[k] for k in keys},
             "slices": [s["name"] for s in ex["slices"]],
             "seconds": ex["seconds"],
         }
     rnd = report.get("random")
     if rnd is not None:
-        out["random"] = {
-            "walks": rnd["walks"],
-            "walk_steps": rnd["walk_steps"],
-            "examples": rnd["examples"],
-            "seconds": rnd["seconds"],
-        }
+        out["random"] = {k: rnd[k] for k in ("walks", "walk_steps", "examples", "seconds")}
     return out
 
 
@@ -154,17 +146,28 @@ def _reached(
     return states, rows
 
 
+def split(
+    base: Iterable[str], var: Iterable[str], key: Callable[[str], Any] = str
+) -> tuple[list[str], list[str]]:
+    """(what only the variant's run has, what only the spec's has), each sorted by ``key``: the
+    difference of two runs' rules, states or rows, read by ``differences`` and by the spec
+    report's Differences section (``diagrams.spec_report.diff``)."""
+    b, v = set(base), set(var)
+    return sorted(v - b, key=key), sorted(b - v, key=key)
+
+
+def vanished(rule: str, variant: Variant, gone: str = "broken") -> str:
+    """Why ``rule``, broken in the spec as written, is not under ``variant``."""
+    return "the variant drops this rule" if rule in variant.drop else f"no longer {gone} under the variant"
+
+
 def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     b_find = {f["rule"]: f for f in base["findings"]}
     v_find = {f["rule"]: f for f in var["findings"]}
-    for rule in sorted(set(v_find) - set(b_find)):
-        f = v_find[rule]
-        out.append(_finding("appears", f, rule, "under the variant only"))
-    for rule in sorted(set(b_find) - set(v_find)):
-        f = b_find[rule]
-        why = "the variant drops this rule" if rule in variant.drop else "no longer broken under the variant"
-        out.append(_finding("vanishes", f, rule, why))
+    appear, vanish = split(b_find, v_find)
+    out += [_finding("appears", v_find[rule], rule, "under the variant only") for rule in appear]
+    out += [_finding("vanishes", b_find[rule], rule, vanished(rule, variant)) for rule in vanish]
     for rule in (var.get("variant") or {}).get("set_aside", []):
         if rule not in b_find:
             out.append(
@@ -214,8 +217,9 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
         b_states, b_rows = _reached(base, mode, BY_NAME)
         v_states, v_rows = _reached(var, mode, variant.tables())
         for kind, b, v in (("state", b_states, v_states), ("row", b_rows, v_rows)):
-            out += [_diff(kind, f"{mode}: {item} reached under the variant only") for item in sorted(v - b)]
-            out += [_diff(kind, f"{mode}: {item} reached in the spec only") for item in sorted(b - v)]
+            gained, lost = split(b, v)
+            out += [_diff(kind, f"{mode}: {item} reached under the variant only") for item in gained]
+            out += [_diff(kind, f"{mode}: {item} reached in the spec only") for item in lost]
     out.sort(key=lambda d: (KINDS.index(d["kind"]), d["rule"] or "", d["detail"]))
     return out
 
