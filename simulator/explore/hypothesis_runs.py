@@ -79,6 +79,7 @@ from simulator.explore.common import (
     Breach,
     Counterexample,
     judge_end,
+    keep_shortest,
     make_counterexample,
     new_monitors,
     settle_choice,
@@ -541,11 +542,8 @@ def merge(
         stats.rows.update(s.rows)
         stats.failing_examples.update(s.failing_examples)
         stats.outcomes.update(s.outcomes)
-        for c in p.counterexamples:
-            hits[c.rule] += c.hits
-            mine = best.get(c.rule)
-            if mine is None or len(c.events) < len(mine.events):
-                best[c.rule] = c
+        hits.update({c.rule: c.hits for c in p.counterexamples})
+        keep_shortest(best, p.counterexamples)
     stops = {p.stop for p in parts}
     stop = "examples exhausted"
     if stopped or "time budget" in stops:
