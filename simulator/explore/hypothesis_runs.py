@@ -15,7 +15,7 @@ Invariants, one per monitor class of the catalogue (``no_<monitor>_breach``) plu
 ``client_view_matches_reference``, ``agent_respects_machine_tables`` and
 ``no_other_breach``, assert that the last step made no breach certain. When the world becomes
 quiescent the "eventually" rules are judged at once; at the end of an example (teardown) the
-run is settled deterministically (``explore_common.settle_choice``) and judged, so obligations
+run is settled deterministically (``explore_common.settling``) and judged, so obligations
 left open by a short example are caught too.
 
 A failing example's performed events are shrunk by ``simulator.explore.shrink`` (delta debugging over
@@ -82,7 +82,7 @@ from simulator.explore.common import (
     keep_shortest,
     make_counterexample,
     new_monitors,
-    settle_choice,
+    settling,
     step_checked,
 )
 from simulator.explore.coverage import Row, recording
@@ -282,10 +282,7 @@ def build_machine(
                 self._account()
                 return
             self.new = []
-            for _ in range(400):
-                ev = settle_choice(self.world.enabled())
-                if ev is None:
-                    break
+            for ev in settling(self.world):
                 stats.settle_steps += 1
                 stats.steps += 1
                 self.events.append(ev)
