@@ -174,6 +174,11 @@ def write_counterexample(
     return paths
 
 
+def write_error(path: str | Path, exc: OSError) -> str:
+    """One line naming the file that could not be written and why."""
+    return f"{exc.filename or path}: cannot write ({exc.strerror or exc})"
+
+
 # -- JSON -----------------------------------------------------------------------------------------
 
 
@@ -209,7 +214,7 @@ def findings_json(
                 except OSError as exc:
                     if write_errors is None:
                         raise
-                    write_errors.append(f"{exc.filename or out}: cannot write ({exc.strerror or exc})")
+                    write_errors.append(write_error(out, exc))
             entries.append(
                 {
                     "mode": c.mode,
