@@ -34,7 +34,7 @@ added row no mode of the variant's run fired (the simulated agent takes an added
 its own choices lead to it, e.g. never output while idle); a removed row no mode of the spec's
 run fired (removing it cannot change these runs); a dropped rule no seeded bug breaks (the peers
 gain nothing: only the checker changes), or whose bug's breaches the checker never saw under the
-variant (none set aside). Rows are measured where coverage is exact (``explore_coverage``).
+variant (none set aside). Rows fired are the runs' coverage (``explore_coverage``).
 
 Must not know: argument parsing, how the explorers search, how reports are printed.
 """
@@ -127,14 +127,12 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
 def _reached(
     report: dict[str, Any], mode: str, tables: Mapping[str, MachineSpec]
 ) -> tuple[set[str], set[str]]:
-    """(machine states, rows) a mode of a run reached, for the machines measured from the rows
-    fired (``tables``: the machines as that run had them)."""
+    """(machine states, rows) a mode of a run reached (``tables``: the machines as that run had
+    them)."""
     states: set[str] = set()
     rows: set[str] = set()
     for m in report["coverage"].get(mode, {}).get("machines", []):
-        spec = tables.get(m["name"])
-        if m["method"] == "triggers" or spec is None:
-            continue
+        spec = tables[m["name"]]
         missed_states = set(m["states_missed"])
         missed_rows = set(m["transitions_missed"])
         states |= {f"{m['name']}: {s}" for s in spec.states if s not in missed_states}
@@ -225,13 +223,12 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
 
 
 def _missed_by(report: dict[str, Any], machine: str, row: str) -> tuple[list[str], list[str]]:
-    """(modes of ``report`` that measured ``machine``'s rows and never fired ``row``, modes that
-    fired it)."""
+    """(modes of ``report`` that never fired ``machine``'s ``row``, modes that fired it)."""
     missed: list[str] = []
     fired: list[str] = []
     for mode in sorted(report["coverage"]):
         for m in report["coverage"][mode].get("machines", []):
-            if m["name"] == machine and m["method"] == "exact":
+            if m["name"] == machine:
                 (missed if row in m["transitions_missed"] else fired).append(mode)
     return missed, fired
 
@@ -252,12 +249,8 @@ def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
             missed, fired = _missed_by(report, change.machine, row)
             if fired:
                 continue
-            if missed:
-                detail = f"never fired by {who} ({', '.join(missed)})"
-            else:
-                missed = sorted(report["coverage"])
-                detail = f"not measured: no mode fires the {change.machine} table's rows"
-            if kind == "remove_row" and missed:
+            detail = f"never fired by {who} ({', '.join(missed)})"
+            if kind == "remove_row":
                 detail += ": removing it cannot change these runs"
             out.append(
                 {"change": kind, "rule": None, "row": change.text(), "modes": missed, "detail": detail}

@@ -371,14 +371,10 @@ def render_text(report: dict[str, Any]) -> str:
         for m in modes:
             entry = report["coverage"][m]["machines"][i]
             method = entry["method"]
-            if method == "triggers":
-                seen = sum(1 for v in entry["triggers"].values() if v)
-                cells.append(f"{seen}/{len(entry['triggers'])} triggers")
-            else:
-                cells.append(
-                    f"{entry['states_reached']}/{entry['states_total']}, "
-                    f"{entry['transitions_reached']}/{entry['transitions_total']}"
-                )
+            cells.append(
+                f"{entry['states_reached']}/{entry['states_total']}, "
+                f"{entry['transitions_reached']}/{entry['transitions_total']}"
+            )
         lines.append(f"  {name:<16}" + "".join(f"{c:>22}" for c in cells) + f"  {method}")
     for m in modes:
         rc = report["coverage"][m]["rules"]
