@@ -200,12 +200,9 @@ def summarize(cfg: Config, g: nx.MultiDiGraph) -> dict[str, object]:
 
 
 def _state_format(cfg: Config) -> str:
-    parts = ["foreground", *(f"prompt{i + 1}" for i in range(cfg.prompts))]
-    if cfg.tool_call:
-        parts.append("tool_call")
-    if cfg.background:
-        parts.append("background_item")
-    return ",".join(parts)
+    """A state's ``label`` with each part's name."""
+    tool, bg = ("tool_call" if cfg.tool_call else "none"), ("background_item" if cfg.background else "none")
+    return label(("foreground", tuple(f"prompt{i + 1}" for i in range(cfg.prompts)), tool, bg))
 
 
 def graphml(g: nx.MultiDiGraph) -> bytes:
