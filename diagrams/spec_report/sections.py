@@ -289,14 +289,6 @@ def section_coverage(ctx: Context) -> Section:
     data = []
     pics: list[str] = []
     for d, cov in zip(all_diagrams(), ex["machines"], strict=True):
-        if cov["method"] == "triggers":
-            missed = cov["triggers_missed"]
-            lines.append(
-                f"| {d.name} | triggers only: {len(cov['triggers']) - len(missed)}/"
-                f"{len(cov['triggers'])} | {', '.join(missed) or '–'} |"
-            )
-            data.append({"machine": d.name, "method": "triggers", "missed": missed})
-            continue
         fired = {(src, trig, dest) for (m, src, trig, dest) in ex["rows"] if m == d.name}
         missed = cov["transitions_missed"]
         lines.append(
