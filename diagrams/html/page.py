@@ -31,6 +31,7 @@ from typing import Any
 
 from diagrams.html.assets import CSS, SCRIPT
 from diagrams.html.record import Delta, Recording
+from diagrams.html.states import session_id
 from diagrams.sequence import Notes, Step, steps
 from properties import check_report
 from properties.catalogue import RULES, RULES_BY_ID
@@ -126,12 +127,6 @@ def _arrows(
 def _hidden(st: Step) -> str:
     what = f"hidden step ({st.style})" if st.style else "off the wire"
     return f'<div class="hidden-step lane-{st.src}">{_e(what)}: {_e(st.label)}</div>'
-
-
-def _sid(message: Any) -> str | None:
-    params = message.get("params") if isinstance(message, dict) else None
-    sid = params.get("sessionId") if isinstance(params, dict) else None
-    return sid if isinstance(sid, str) else None
 
 
 class _Writer:
@@ -270,7 +265,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
             _, sender, message = rec.messages[i]
             hidden, arrow, notes = arrows[i]
             direction = "to-agent" if sender == "client" else "to-client"
-            sid = _sid(message)
+            sid = session_id(message)
             label = arrow.label
             if sid is not None and label.startswith("["):  # the lane label names other sessions
                 label = label.split("] ", 1)[-1]

@@ -61,6 +61,13 @@ def id_text(value: Any) -> str:
         return repr(value)
 
 
+def session_id(message: Any) -> str | None:
+    """The ``params.sessionId`` of a message, when it is a string."""
+    params = message.get("params") if isinstance(message, dict) else None
+    sid = params.get("sessionId") if isinstance(params, dict) else None
+    return sid if isinstance(sid, str) else None
+
+
 def hidden_paths(spec: MachineSpec, states: frozenset[str]) -> dict[str, tuple[str, ...]]:
     """For each state of ``states`` (closed under the hidden triggers): the shortest run of
     hidden triggers that reaches it from a state of the set no hidden step leads to."""
@@ -133,9 +140,8 @@ def machine_rows(monitors: MonitorSet) -> Rows:
             )
     for side, pending in (("client", monitors.pending_client), ("agent", monitors.pending_agent)):
         for rid, request in pending.items():
-            params = request.get("params")
-            sid = params.get("sessionId") if isinstance(params, dict) else None
-            where = sid if isinstance(sid, str) else CONNECTION
+            sid = session_id(request)
+            where = CONNECTION if sid is None else sid
             rows[_key(where, 9, f"awaiting answer: {request.get('method')} id={id_text(rid)}")] = (
                 f"sent by the {side}"
             )
