@@ -173,7 +173,7 @@ CASES = {
     ),
     "user-message-content": Case(
         [P, D, ("agent", "insert", 1)],
-        ("agent", "interim_user", 1),
+        ("agent", "user_message", (1, "interim")),
         ("upsert",),
         frozenset({"interim"}),
         then=(("agent", "user_message", 1), ("agent", "start", None), ("agent", "answer", 1)),

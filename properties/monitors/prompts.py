@@ -6,9 +6,9 @@ that table: the accounting of user messages against prompts ("2. Prompt accepted
 that are never inserted"), which maps the wire to the ``model.between`` declarations about a
 prompt's answer and its user message (USER_MESSAGE_REPORTED, OWN_USER_MESSAGE,
 MESSAGE_ID_RETURNED, REPORTED_AFTER_INSERTION, DISTINCT_MESSAGE_IDS, REPLAY_KEEPS_IDS,
-REJECTED_NOT_REPORTED), the content rule (CONTENT_ADVERTISED) and prompts after a cancel
-(LATER_PROMPTS_UNCOVERED), and the content of the user message (USER_MESSAGE_CONTENT). Each judgement below calls the declaration's function in
-``model.between.Rules``; the rule IDs are the declarations'. A user message without a string
+REJECTED_NOT_REPORTED, USER_MESSAGE_CONTENT), the content rule (CONTENT_ADVERTISED) and
+prompts after a cancel (LATER_PROMPTS_UNCOVERED). Each judgement below calls the declaration's
+function in ``model.between.Rules``; the rule IDs are the declarations'. A user message without a string
 messageId keys nothing here (``model.fields``: the field monitor judges MSGID-01).
 
 The prompt table, fired from the wire with hidden steps
