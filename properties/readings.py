@@ -899,7 +899,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               array holds "the contents of the user message" (1. User message); neither forbids an
               earlier update that a later one replaces."""),
         ("ACC-05",),
-        affects="both",
         peers=_text("""upsert: the Agent may report an inserted user message first with interim text of
               its own, then with its content (feature interim, off by default: taken only by the
               conforming twins of the decidability report); prompt-content: never"""),
