@@ -26,12 +26,12 @@ from simulator.harness.campaign import (
     Campaign,
     campaign,
     campaign_text,
+    replay,
     replay_report,
     replay_text,
-    start,
 )
-from simulator.harness.drive import MAX_MESSAGES, Settings, run_once
-from simulator.harness.proxy import StartError
+from simulator.harness.child import StartError
+from simulator.harness.drive import MAX_MESSAGES, Settings
 from simulator.peers.driver_client import ScriptError, load_script
 
 
@@ -100,7 +100,7 @@ def _replay(args: argparse.Namespace, settings: Settings, command: list[str], st
         script = load_script(text)
     except ScriptError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    result = run_once(start(command), settings, script=script)
+    result = replay(command, settings, script)
     code = EXIT_FINDINGS if result.failing else EXIT_OK
     report = replay_report(path, result, time.monotonic() - started, code)
     sys.stdout.write(dumps(report) if args.json else replay_text(path, result))

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from simulator.analysis.mutants import MUTANTS, Mutant
-from simulator.harness.drive import ProcessPeer, Settings, run_once, shrink_run
+from simulator.harness.child import ProcessPeer
+from simulator.harness.drive import Settings, run_once, shrink_run
 from simulator.peers.agent import AGENT_FAULTS
 from simulator.peers.driver_client import DriverClient, load_script, script_json
 from simulator.peers.stdio_agent import StdioAgent

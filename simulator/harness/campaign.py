@@ -23,9 +23,9 @@ from typing import Any
 from properties.check_report import UNPARSED_NOTE, finding_text
 from properties.findings import Finding
 from properties.outputs import write_atomic
+from simulator.harness.child import ProcessPeer
 from simulator.harness.drive import (
     CRASHED,
-    ProcessPeer,
     RunResult,
     Settings,
     Shrunk,
@@ -34,19 +34,10 @@ from simulator.harness.drive import (
     shrink_run,
     transcript_item,
 )
-from simulator.harness.proxy import StartError
-from simulator.peers.driver_client import script_json
+from simulator.peers.driver_client import Choice, script_json
 from simulator.workers import Workers
 
 Say = Callable[[str], None]
-
-
-def start(command: list[str]) -> ProcessPeer:
-    """A fresh Agent process; ``StartError`` when the command cannot be started."""
-    try:
-        return ProcessPeer(command)
-    except OSError as exc:
-        raise StartError(command, exc) from None
 
 
 @dataclass(frozen=True)
@@ -67,7 +58,12 @@ def drive_seed(job: tuple[list[str], Settings, int]) -> RunResult:
     """One run of the Agent ``command`` with the choices of ``seed``, in a fresh Agent process
     (a job of the worker pool: ``simulator.workers``)."""
     command, settings, seed = job
-    return run_once(start(command), settings, seed=seed)
+    return run_once(ProcessPeer(command), settings, seed=seed)
+
+
+def replay(command: list[str], settings: Settings, script: list[Choice]) -> RunResult:
+    """One client script played once against a fresh Agent process (``drive --replay``)."""
+    return run_once(ProcessPeer(command), settings, script=script)
 
 
 def campaign(c: Campaign, pool: Workers) -> tuple[list[RunResult], dict[str, dict[str, Any]]]:
@@ -123,7 +119,7 @@ def _take_run(c: Campaign, i: int, result: RunResult, rules: dict[str, dict[str,
         if shrunk is None:
             say(f"  shrinking {rule} from {len(result.choices)} choices ...")
             shrunk = shrink_run(
-                lambda: start(c.command),
+                lambda: ProcessPeer(c.command),
                 c.settings,
                 rule,
                 result.choices,
