@@ -3,8 +3,8 @@
 Owns: which run the options ask for (one exploration, the readings matrix, a comparison with a
 variant), printing its report as text or, with ``--json``, as one JSON object, and the exit code
 (0 no findings, 1 findings, 2 unusable options or outputs). The options are
-``cli.explore_options``; the work is ``simulator.explore.run``, ``simulator.analysis.matrix`` and
-``simulator.explore.compare``.
+``cli.explore_options`` (declared) and ``cli.explore_checks`` (checked); the work is
+``simulator.explore.run``, ``simulator.analysis.matrix`` and ``simulator.explore.compare``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import argparse
 import sys
 from typing import Any
 
+from cli.explore_checks import matrix_plan, options, pool
 from cli.explore_options import add_parser as add_parser  # the command's parser: cli.main asks here
-from cli.explore_options import options, pool
 from cli.main import EXIT_USAGE, UsageError
 from cli.outputs import STDOUT
 from cli.readings_option import chosen_readings
@@ -28,21 +28,9 @@ def run_matrix(args: argparse.Namespace) -> int:
     from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
     from properties.outputs import dumps
-    from properties.readings import ReadingError
-    from simulator.analysis.matrix import cells, readings_matrix
+    from simulator.analysis.matrix import readings_matrix
 
-    if args.reading:
-        raise UsageError("--reading and --readings do not combine: the matrix chooses every row's readings")
-    if args.graph is not None:
-        raise UsageError("--graph does not apply to --readings (each row is its own exploration)")
-    workers = pool(args, None)
-    names = tuple(n.strip() for n in args.readings.split(",") if n.strip())
-    if not names or ("all" in names and len(names) > 1):
-        raise UsageError("--readings: expected all or NAME,NAME (acp-model readings lists them)")
-    try:
-        cells(names)
-    except ReadingError as exc:
-        raise UsageError(f"--readings: {exc}") from None
+    workers, names = matrix_plan(args)
     if args.mode is None:
         args.mode = "exhaustive"  # the matrix's states column; --mode both adds the random modes
     opts = options(args)
