@@ -25,6 +25,7 @@ from properties.outputs import dumps, unreadable
 from simulator.harness.campaign import (
     Campaign,
     campaign,
+    campaign_report,
     campaign_text,
     replay,
     replay_report,
@@ -69,15 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise start_failure(exc.command, exc.error) from None
     code = EXIT_FINDINGS if rules else EXIT_OK
     seconds = time.monotonic() - started
-    report = {
-        "command": command,
-        "runs": len(runs),
-        "messages": sum(r.messages for r in runs),
-        "seconds": round(seconds, 3),
-        "findings": [rules[r] for r in sorted(rules)],
-        "fail_on": args.fail_on,
-        "exit_code": code,
-    }
+    report = campaign_report(plan, runs, rules, seconds, code)
     sys.stdout.write(dumps(report) if args.json else campaign_text(report, seconds))
     return code
 

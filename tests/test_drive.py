@@ -23,7 +23,8 @@ import pytest
 
 from simulator.analysis.mutants import MUTANTS, Mutant
 from simulator.harness.child import ProcessPeer
-from simulator.harness.drive import Settings, run_once, shrink_run
+from simulator.harness.drive import Settings, run_once
+from simulator.harness.drive_shrink import shrink_run
 from simulator.peers.agent import AGENT_FAULTS
 from simulator.peers.driver_client import DriverClient, load_script, script_json
 from simulator.peers.stdio_agent import StdioAgent

@@ -5,8 +5,8 @@ Owns: ``Campaign`` (what to run: the Agent's command, the run settings, the seed
 files go, the shrinking budget), ``campaign`` (the runs as jobs of a worker pool, in seed order,
 then per rule the first run that broke it shrunk in this process and its files written: the
 transcript ``.ndjson``, a sequence diagram ``.mmd`` and the replayable client script
-``.script.json``, atomically), ``replay`` (one client script played once) and the JSON reports
-of both. Run i draws its choices with seed ``seed + i``, each with a fresh Agent process; a run
+``.script.json``, atomically), ``replay`` (one client script played once) and the JSON and text
+reports of both. Run i draws its choices with seed ``seed + i``, each with a fresh Agent process; a run
 the Agent crashed in, or one that failed before any choice, is not shrunk (``not_shrunk``).
 
 Must not know: argument parsing, exit codes, how a sequence diagram is drawn (the caller hands
@@ -24,16 +24,8 @@ from properties.check_report import UNPARSED_NOTE, finding_text
 from properties.findings import Finding
 from properties.outputs import write_atomic
 from simulator.harness.child import ProcessPeer
-from simulator.harness.drive import (
-    CRASHED,
-    RunResult,
-    Settings,
-    Shrunk,
-    not_shrunk,
-    run_once,
-    shrink_run,
-    transcript_item,
-)
+from simulator.harness.drive import CRASHED, RunResult, Settings, run_once, transcript_item
+from simulator.harness.drive_shrink import Shrunk, not_shrunk, shrink_run
 from simulator.peers.driver_client import Choice, script_json
 from simulator.workers import Workers
 
@@ -179,6 +171,21 @@ def rule_report(
     return data
 
 
+def campaign_report(
+    c: Campaign, runs: list[RunResult], rules: dict[str, dict[str, Any]], seconds: float, exit_code: int
+) -> dict[str, Any]:
+    """The JSON of a campaign: its runs, and each failing rule's report (sorted by rule)."""
+    return {
+        "command": c.command,
+        "runs": len(runs),
+        "messages": sum(r.messages for r in runs),
+        "seconds": round(seconds, 3),
+        "findings": [rules[r] for r in sorted(rules)],
+        "fail_on": c.settings.fail_on,
+        "exit_code": exit_code,
+    }
+
+
 def campaign_text(report: dict[str, Any], seconds: float) -> str:
     """The text form of a campaign's report."""
     findings = report["findings"]
@@ -187,31 +194,25 @@ def campaign_text(report: dict[str, Any], seconds: float) -> str:
         f"{seconds:.1f} s; findings: {len(findings) or 'none'}"
     ]
     for r in findings:
-        head = f"  {r['rule']} [{r['level']}] {r['explanation']}\n"
-        where = f"    first in run {r['run']} (seed {r['seed']}), {r['hits']} failing run(s); "
-        files = f"\n    files: {', '.join(r['files'].values())}"
         if r.get("not_shrunk"):
-            lines.append(
-                head
-                + where
-                + f"{r.get('original_length')} choices, not shrunk: {r['not_shrunk']}"
-                + "".join(f"\n    agent stderr: {line}" for line in r.get("stderr_tail", ()))
-                + files
+            how = f"{r.get('original_length')} choices, not shrunk: {r['not_shrunk']}" + "".join(
+                f"\n    agent stderr: {line}" for line in r.get("stderr_tail", ())
             )
-            continue
+        else:
+            how = (
+                f"shrunk {r.get('original_length')} -> {r.get('shrunk_length')} choices, reproduced "
+                f"{r.get('reproduced')}/{r.get('replays')}"
+            )
+            if r.get("nondeterministic"):
+                how += (
+                    f" (nondeterministic: the original failed {r.get('original_reproduced')}/"
+                    f"{r.get('original_replays')} replays, {r.get('runs_per_candidate')} run(s) per "
+                    f"candidate, {r.get('undone')} reduction(s) undone)"
+                )
         lines.append(
-            head
-            + where
-            + f"shrunk {r.get('original_length')} -> {r.get('shrunk_length')} choices, reproduced "
-            f"{r.get('reproduced')}/{r.get('replays')}"
-            + (
-                f" (nondeterministic: the original failed {r.get('original_reproduced')}/"
-                f"{r.get('original_replays')} replays, {r.get('runs_per_candidate')} run(s) per "
-                f"candidate, {r.get('undone')} reduction(s) undone)"
-                if r.get("nondeterministic")
-                else ""
-            )
-            + files
+            f"  {r['rule']} [{r['level']}] {r['explanation']}\n"
+            f"    first in run {r['run']} (seed {r['seed']}), {r['hits']} failing run(s); {how}\n"
+            f"    files: {', '.join(r['files'].values())}"
         )
     return "\n".join(lines) + "\n"
 

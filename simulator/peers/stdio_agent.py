@@ -72,7 +72,7 @@ from model import prompt as prm
 from model.core import ProtocolViolation
 from model.elicitation import MODES as ELICITATION_MODES
 from simulator.peers import wire
-from simulator.peers.agent import AGENT_FAULTS, CHILD, MAIN, Agent
+from simulator.peers.agent import AGENT_FAULTS, Agent
 from simulator.peers.agent_modes import EVERY_FREEDOM, Mode
 from simulator.peers.config import DEFAULT, Config
 from simulator.peers.world import allowed
@@ -83,7 +83,6 @@ Out = Msg | list[Msg]
 Event = tuple[str, str, Any]
 
 PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 RESOURCE_NOT_FOUND = -32002
 UNSUPPORTED_VERSION = -32022
@@ -177,8 +176,6 @@ class Session:
     sid: str
     cwd: str
     agent: Agent
-    prune: bool
-    """The variant removed rows: moves that need one are not made (``world.allowed``)."""
     refused: set[tuple[str, Any]] = field(default_factory=set)
     """Moves the model refused (a seeded bug's): not tried again."""
     contents: dict[Any, list[Any]] = field(default_factory=dict)
@@ -218,10 +215,6 @@ class StdioAgent:
         self.notes: list[str] = []
         """What to say on standard error (taken and cleared by the caller)."""
 
-    @property
-    def created(self) -> bool:
-        return bool(self.sessions)
-
     # -- input -----------------------------------------------------------------------------------
     def receive(self, line: bytes) -> list[Out]:
         """React to one line from the Client; what to send at once (one line each)."""
@@ -232,7 +225,7 @@ class StdioAgent:
         after: list[Msg] = []
         if type(msg) is list:
             if not msg:
-                return [wire.error(None, INVALID_REQUEST, "Invalid Request: empty batch")]
+                return [wire.error(None, wire.INVALID_REQUEST, "Invalid Request: empty batch")]
             answers = [a for m in msg for a in self._one(m, after)]
             out: list[Out] = [answers] if answers else []
         else:
@@ -242,18 +235,18 @@ class StdioAgent:
     def _one(self, msg: Any, after: list[Msg]) -> list[Msg]:
         """The answers to one message; what the Agent sends at once besides goes to ``after``."""
         if type(msg) is not dict or msg.get("jsonrpc") != "2.0":
-            return [wire.error(None, INVALID_REQUEST, "Invalid Request")]
+            return [wire.error(None, wire.INVALID_REQUEST, "Invalid Request")]
         method = msg.get("method")
         rid: Any = msg.get("id")
         request = "id" in msg
         if request and type(rid) not in (int, str):
-            return [wire.error(None, INVALID_REQUEST, "Invalid Request: id")]
+            return [wire.error(None, wire.INVALID_REQUEST, "Invalid Request: id")]
         if method is None:
             if request and ("result" in msg or "error" in msg):
                 self._answer(msg, rid)
             return []
         if type(method) is not str:
-            return [wire.error(rid if request else None, INVALID_REQUEST, "Invalid Request")]
+            return [wire.error(rid if request else None, wire.INVALID_REQUEST, "Invalid Request")]
         params = msg.get("params")
         if type(params) is not dict:
             params = {}
@@ -312,14 +305,15 @@ class StdioAgent:
     def _initialize(self, params: dict[str, Any]) -> None:
         caps = params.get("capabilities")
         meta = caps.get("_meta") if type(caps) is dict else None
-        if not (type(meta) is dict and meta.get("customStates")):  # custom states not advertised
+        custom = type(meta) is dict and meta.get("customStates")
+        if not custom:  # custom states not advertised
             self.cfg = self.cfg.with_(features=self.cfg.features - {"future"})
-            for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
-                agent.cfg = agent.cfg.with_(features=agent.cfg.features - {"future"})
         found = caps.get("elicitation") if type(caps) is dict else None
         advertised = tuple(m for m in ELICITATION_MODES if type(found) is dict and type(found.get(m)) is dict)
         self.elicit_modes = advertised if "elicitation" in self.cfg.features else ()
         for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
+            if not custom:
+                agent.cfg = agent.cfg.with_(features=agent.cfg.features - {"future"})
             agent.elicit_modes = self.elicit_modes
 
     def _new(self, cwd: str) -> str:
@@ -331,7 +325,7 @@ class StdioAgent:
             sid, child = f"sess_{2 * n - 1}", f"sess_{2 * n}"
             agent = Agent(self.cfg, self.faults, session=sid, child=child, requests=f"perm_{sid}_")
             agent.elicit_modes = self.elicit_modes
-        self.sessions[agent.sid] = Session(agent.sid, cwd, agent, self.prune)
+        self.sessions[agent.sid] = Session(agent.sid, cwd, agent)
         return agent.sid
 
     def _list(self, rid: Any, params: dict[str, Any]) -> Msg:
@@ -413,7 +407,7 @@ class StdioAgent:
         moves = [ev for ev in agent.enabled() if (ev[1], ev[2]) not in session.refused]
         if self.mode.never:
             moves = [ev for ev in moves if self.mode.allows(ev[1], ev[2])]
-        return [ev for ev in moves if allowed(agent, ev)] if session.prune else moves
+        return [ev for ev in moves if allowed(agent, ev)] if self.prune else moves
 
     def _all_choices(self) -> list[tuple[Session, Event]]:
         return [(s, ev) for s in self.sessions.values() for ev in self._choices(s)]
@@ -497,6 +491,3 @@ class StdioAgent:
     def pause(self) -> float:
         low, high = self.pace
         return low if high <= low else self.pace_rng.uniform(low, high)
-
-
-__all__ = ["CHILD", "MAIN", "StdioAgent", "agent_config", "encode"]
