@@ -135,12 +135,7 @@ def _take_run(c: Campaign, i: int, result: RunResult, rules: dict[str, dict[str,
 
 
 def rule_report(
-    rule: str,
-    first: Finding,
-    run_no: int,
-    seed: int | None,
-    shrunk: Shrunk | None,
-    files: dict[str, str] | None,
+    rule: str, first: Finding, run_no: int, seed: int, shrunk: Shrunk, files: dict[str, str]
 ) -> dict[str, Any]:
     """The JSON of one failing rule: where it was first broken, how its run shrank, its files."""
     data: dict[str, Any] = {
@@ -150,24 +145,20 @@ def rule_report(
         "explanation": first.explanation,
         "run": run_no,
         "seed": seed,
+        "original_length": len(shrunk.original),
+        "shrunk_length": len(shrunk.choices),
+        "reproduced": shrunk.reproduced,
+        "replays": shrunk.replays,
+        "shrink_runs": shrunk.runs,
+        "nondeterministic": shrunk.nondeterministic,
+        "original_replays": shrunk.checks,
+        "original_reproduced": shrunk.checked,
+        "runs_per_candidate": shrunk.per_candidate,
+        "undone": shrunk.undone,
     }
-    if shrunk is not None:
-        data.update(
-            original_length=len(shrunk.original),
-            shrunk_length=len(shrunk.choices),
-            reproduced=shrunk.reproduced,
-            replays=shrunk.replays,
-            shrink_runs=shrunk.runs,
-            nondeterministic=shrunk.nondeterministic,
-            original_replays=shrunk.checks,
-            original_reproduced=shrunk.checked,
-            runs_per_candidate=shrunk.per_candidate,
-            undone=shrunk.undone,
-        )
-        if shrunk.skipped:
-            data["not_shrunk"] = shrunk.skipped
-    if files is not None:
-        data["files"] = files
+    if shrunk.skipped:
+        data["not_shrunk"] = shrunk.skipped
+    data["files"] = files
     return data
 
 
