@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from cli.explore_checks import matrix_plan, options, pool
 from cli.explore_options import add_parser as add_parser  # the command's parser: cli.main asks here
@@ -22,34 +22,44 @@ from properties.readings import describe
 from simulator.workers import Workers
 
 
+def _options(args: argparse.Namespace) -> Any:
+    """The run the options describe, drawing its counterexamples as diagrams and pages."""
+    from diagrams.html.runs import counterexample_page
+    from diagrams.sequence import transcript_to_mermaid
+
+    opts = options(args)
+    opts.diagram = transcript_to_mermaid
+    opts.page = counterexample_page
+    return opts
+
+
+def _show(out: TextIO, text: str, errors: list[str], code: int) -> int:
+    """Print a report; each file it could not write is a line on standard error (exit 2)."""
+    out.write(text)
+    out.flush()
+    for line in errors:
+        sys.stderr.write(f"acp-model explore: {line}\n")
+    return EXIT_USAGE if errors else code
+
+
 def run_matrix(args: argparse.Namespace) -> int:
     """``explore --readings``: the readings matrix, as text or JSON (exit 1 when a row has findings)."""
     from cli.progress import make
-    from diagrams.html.runs import counterexample_page
-    from diagrams.sequence import transcript_to_mermaid
     from properties.outputs import dumps
     from simulator.analysis.matrix import readings_matrix
 
     workers, names = matrix_plan(args)
     if args.mode is None:
         args.mode = "exhaustive"  # the matrix's states column; --mode both adds the random modes
-    opts = options(args)
-    opts.diagram = transcript_to_mermaid
-    opts.page = counterexample_page
+    opts = _options(args)
     progress = make(args.quiet)
     try:
         with workers:
             matrix = readings_matrix(names, opts, workers, progress)
     finally:
         progress.done()
-    sys.stdout.write(dumps(matrix.to_json()) if args.json else matrix.to_text())
-    sys.stdout.flush()
-    errors = matrix.write_errors()
-    for line in errors:
-        sys.stderr.write(f"acp-model explore: {line}\n")
-    if errors:
-        return EXIT_USAGE
-    return 1 if matrix.contradicting() else 0
+    text = dumps(matrix.to_json()) if args.json else matrix.to_text()
+    return _show(sys.stdout, text, matrix.write_errors(), 1 if matrix.contradicting() else 0)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,17 +68,13 @@ def run(args: argparse.Namespace) -> int:
     if args.mode is None:
         args.mode = "both"
     from cli.progress import make
-    from diagrams.html.runs import counterexample_page
-    from diagrams.sequence import transcript_to_mermaid
     from properties.outputs import dumps
     from simulator.explore import run as explore_run
     from simulator.explore.report import render_text
 
     workers = pool(args, 1)
-    opts = options(args)
+    opts = _options(args)
     opts.workers = workers.size
-    opts.diagram = transcript_to_mermaid
-    opts.page = counterexample_page
     progress = make(args.quiet)
     if args.compare:
         return _compare(args, opts, progress, workers)
@@ -85,13 +91,9 @@ def run(args: argparse.Namespace) -> int:
         v = report["variant"]
         text += "".join(f"{line}\n" for line in opts.variant.describe())
         text += "".join(f"  note: {n}\n" for n in v["notes"])
-    shown.write(dumps(report) if args.json else text)
-    shown.flush()
-    if report["write_errors"]:
-        for line in report["write_errors"]:
-            sys.stderr.write(f"acp-model explore: {line}\n")
-        return EXIT_USAGE
-    return 1 if report["findings"] else 0
+    return _show(
+        shown, dumps(report) if args.json else text, report["write_errors"], 1 if report["findings"] else 0
+    )
 
 
 def _compare(args: argparse.Namespace, opts: Any, progress: Any, workers: Workers) -> int:
@@ -106,10 +108,4 @@ def _compare(args: argparse.Namespace, opts: Any, progress: Any, workers: Worker
     finally:
         progress.done()
     errors = result.pop("write_errors")
-    sys.stdout.write(dumps(result) if args.json else render_text(result))
-    sys.stdout.flush()
-    if errors:
-        for line in errors:
-            sys.stderr.write(f"acp-model explore: {line}\n")
-        return EXIT_USAGE
-    return 0
+    return _show(sys.stdout, dumps(result) if args.json else render_text(result), errors, 0)
