@@ -87,6 +87,13 @@ METHOD_NOT_FOUND = -32601
 RESOURCE_NOT_FOUND = -32002
 UNSUPPORTED_VERSION = -32022
 
+ACCEPTED_IN = {
+    "session/prompt": ("open",),
+    "session/close": ("open", "closing", "closed"),
+    "session/resume": ("open", "closed"),
+}
+"""The session states in which each request is passed to the model (else refused, -32602)."""
+
 LIST_PAGE = 10
 """Sessions per ``session/list`` answer."""
 
@@ -151,6 +158,11 @@ def missing_field(method: str, params: dict[str, Any]) -> str | None:
         if _problem(params[name], kind):
             return f"field {name!r} is not {_KINDS[kind]}"
     return None
+
+
+def _start(cursor: Any) -> bool:
+    """Whether a ``replayFrom`` cursor is the one this agent supports: the start."""
+    return type(cursor) is dict and cursor.get("type") == "start"
 
 
 def agent_config(faults: frozenset[str]) -> Config:
@@ -346,40 +358,25 @@ class StdioAgent:
 
     def _refusal(self, session: Session, method: str, params: dict[str, Any], rid: Any) -> Msg | None:
         """The answer refusing a message the model would never get (None: it is passed on)."""
-        state = session.agent.session
-        sid = session.sid
-        if method == "session/prompt":
-            if state == "closed":
-                return wire.error(
-                    rid,
-                    RESOURCE_NOT_FOUND,
-                    f"Resource not found: session {sid} is closed",
-                    {"sessionId": sid},
-                )
-            if state != "open":
-                return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: session {sid} is {state}")
-            if rid in session.agent.prompts or any(
+        state, sid = session.agent.session, session.sid
+        if method == "session/prompt" and state == "closed":
+            text = f"Resource not found: session {sid} is closed"
+            return wire.error(rid, RESOURCE_NOT_FOUND, text, {"sessionId": sid})
+        why = None
+        replay = params.get("replayFrom")
+        if state not in ACCEPTED_IN.get(method, (state,)):
+            why = f"session {sid} is {state}"
+        elif method == "session/prompt" and (
+            rid in session.agent.prompts
+            or any(
                 rid in s.agent.prompts and s.agent.prompts[rid][0] not in prm.SPEC.final
                 for s in self.sessions.values()
-            ):
-                return wire.error(
-                    rid,
-                    wire.INVALID_PARAMS,
-                    f"Invalid params: request id {rid!r} is already used by a prompt",
-                )
-        elif method == "session/close" and state not in ("open", "closing", "closed"):
-            return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: session {sid} is {state}")
-        elif method == "session/resume":
-            if state not in ("open", "closed"):
-                return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: session {sid} is {state}")
-            replay = params.get("replayFrom")
-            if replay is not None and not (type(replay) is dict and replay.get("type") == "start"):
-                return wire.error(
-                    rid,
-                    wire.INVALID_PARAMS,
-                    'Invalid params: replayFrom: unsupported cursor (only {"type": "start"})',
-                )
-        return None
+            )
+        ):
+            why = f"request id {rid!r} is already used by a prompt"
+        elif method == "session/resume" and replay is not None and not _start(replay):
+            why = 'replayFrom: unsupported cursor (only {"type": "start"})'
+        return None if why is None else wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: {why}")
 
     def _answer(self, msg: Msg, rid: Any) -> None:
         """A response of the Client: to the session whose permission request or elicitation it
