@@ -41,6 +41,7 @@ from tests.wire_dsl import (
     terminal,
     text,
     tool,
+    update,
     user,
 )
 
@@ -324,6 +325,20 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "may-be-background",
         [],
     ),
+    "user-message-content": (
+        [
+            prompt(1, content=[text("Fix the test")]),
+            state("running"),
+            user("u1"),  # interim content of the Agent's own ("hi"), before the response
+            answer(1, "u1"),
+            update("user_message", messageId="u1", content=[text("Fix the test")]),
+            update("user_message", messageId="u1", content=[text("edited")]),
+            state("idle", stop="end_turn"),
+        ],
+        [],
+        "prompt-content",
+        [("ACC-05", 4), ("ACC-05", 6)],
+    ),
     "unlisted-tool-at-failed-idle": (
         [
             prompt(1),
@@ -419,9 +434,7 @@ def test_catalogue_entries_are_complete() -> None:
             "name", "question", "sections", "spec_lines", "alternatives", "default", "why_default", "rules",
             "affects", "peers", "peers_same",
         }  # fmt: skip
-        assert r.affects in ("checker", "peers", "both")
-        assert bool(r.peers) == (r.affects != "checker")
-        assert not (r.peers_same and r.affects != "checker")
+        assert not (r.peers_same and r.peers)
 
 
 @pytest.mark.needs_shared
