@@ -1,17 +1,17 @@
 """What a monitor is: the ``Monitor`` base class every monitor of ``properties.monitors``
 derives from, and the small types and helpers monitors use (``Message``, ``Handler``,
-``rule_group``, ``freeze``).
+``rule_group``, ``freeze``, ``Record``).
 
 Owns: how a monitor reports (``breach``, ``suspect``, ``eventually``), counts a rule as
 exercised, reads the readings, tables and rules between machines in force (through the
-``MonitorSet`` that owns it), and is copied and summarised for the explorers.
+``MonitorSet`` that owns it), and is copied and summarised for the explorers: one copying
+rule for every monitor and every per-session record (``copied``), so no monitor writes its own.
 
 Must not know: how messages are dispatched to monitors (``properties.engine``), files, the CLI.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -27,6 +27,7 @@ Handler = Callable[[Any, Any, int, Message], None]
 """``handler(session_id, payload, line, message)``; see the module docstring for the payloads."""
 
 M = TypeVar("M", bound="Monitor")
+R = TypeVar("R", bound="Record")
 _GROUPS: dict[str, tuple[str, ...]] = {}
 
 
@@ -54,6 +55,40 @@ def freeze(value: Any) -> Any:
     return value
 
 
+def copied(value: Any) -> Any:
+    """``value`` as an independent copy keeps it, for the explorers' clones: a record (``Record``)
+    or a plain container (dict, set, list) is copied, a dict's records and dicts (a record per
+    session, a table per side) with it; anything else (numbers, strings, tuples, frozensets) is
+    never changed in place, and is shared."""
+    kind = type(value)
+    if kind is dict:
+        for first in value.values():
+            if type(first) is dict or isinstance(first, Record):
+                return {k: copied(v) for k, v in value.items()}
+            break
+        return value.copy()
+    if kind is set or kind is list:
+        return value.copy()
+    if isinstance(value, Record):
+        return value.copy()
+    return value
+
+
+class Record:
+    """A monitor's per-session record: its fields in ``__slots__``, copied by ``copy``."""
+
+    __slots__ = ()
+
+    def copy(self: R) -> R:
+        """An independent copy: every field ``copied``."""
+        cls = type(self)
+        new = cls.__new__(cls)
+        slots: tuple[str, ...] = cls.__slots__
+        for name in slots:
+            setattr(new, name, copied(getattr(self, name)))
+        return new
+
+
 class Monitor:
     """Base class of every monitor.
 
@@ -71,6 +106,8 @@ class Monitor:
     tables' violations, never named by the monitor's own code (a test reads the source)."""
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
     """Monitor classes whose state this one reads (shared context, see the module docstring)."""
+    SHARED: ClassVar[tuple[str, ...]] = ()
+    """Attributes a clone shares instead of copying (caches, tables never changed in place)."""
 
     def __init__(self, owner: MonitorSet) -> None:
         self._attach(owner)
@@ -99,12 +136,19 @@ class Monitor:
 
     # -- copying for explorers -----------------------------------------------------------
     def clone(self: M, owner: MonitorSet) -> M:
-        """An independent copy attached to ``owner``. The default deep-copies the instance
-        state; monitors on the hot path override it with plain container copies."""
-        new = copy.copy(self)
+        """An independent copy attached to ``owner``: every attribute ``copied``, but a monitor
+        this one requires is ``owner``'s instance and a ``SHARED`` one is shared."""
+        cls = type(self)
+        new = cls.__new__(cls)
+        state = new.__dict__
+        shared = cls.SHARED
         for name, value in vars(self).items():
-            if name not in _PLUMBING:
-                setattr(new, name, copy.deepcopy(value))
+            if name in shared:
+                state[name] = value
+            elif isinstance(value, Monitor):
+                state[name] = owner.get(type(value))
+            elif name not in _PLUMBING:
+                state[name] = copied(value)
         new._attach(owner)
         return new
 

@@ -58,6 +58,7 @@ from typing import Any, Final
 
 from model import background, compaction, entity, foreground, session, terminal, toolcall
 from model.core import Context, MachineSpec
+from properties.monitor import Record
 from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
 
 BACKGROUND_ID_FIELD: Final = background.ID_FIELD
@@ -112,7 +113,7 @@ SESSION_KEY = ""
 """The entity key of the session machine (one instance per session record)."""
 
 
-class Seen:
+class Seen(Record):
     """What the wire has shown of one session's observed entities."""
 
     __slots__ = (
@@ -151,18 +152,6 @@ class Seen:
         placed it, or refused its first move under a variant's rows)."""
         where = (entity.SPEC.name, key)
         return where in self.states or where in self.refused
-
-    def copy(self) -> Seen:
-        new = Seen()
-        new.states = dict(self.states)
-        new.entered = dict(self.entered)
-        new.refused = self.refused
-        new.listed = self.listed
-        new.handshake = self.handshake
-        new.fresh = self.fresh
-        new.prompts = self.prompts
-        new.idle_snapshot = self.idle_snapshot
-        return new
 
     def key(self) -> Any:
         return (

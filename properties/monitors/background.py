@@ -30,31 +30,21 @@ Must not know: foreground state, prompts, the background item lifecycle (the tab
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from model import between as bw
-from properties.monitor import Handler, Message
-
-if TYPE_CHECKING:
-    from properties.engine import MonitorSet
-
+from properties.monitor import Handler, Message, Record
 from properties.monitors.common import terminal_refs
-from properties.monitors.facts import Facts, SessionMonitor
+from properties.monitors.facts import SessionMonitor
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST, TOOL_WITH_LISTED_TERMINAL
 
 
-class _Session:
+class _Session(Record):
     __slots__ = ("reported", "tool_terms")
 
     def __init__(self) -> None:
         self.tool_terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
         self.reported = False
-
-    def copy(self) -> _Session:
-        new = _Session.__new__(_Session)
-        new.tool_terms = dict(self.tool_terms)
-        new.reported = self.reported
-        return new
 
     def key(self) -> tuple[Any, ...]:
         return (frozenset(self.tool_terms.items()), self.reported)
@@ -131,12 +121,5 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                     )
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> BackgroundMonitor:
-        new = BackgroundMonitor.__new__(BackgroundMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        return new
-
     def state_key(self) -> Any:
         return tuple(sorted((k, v.key()) for k, v in self.sessions.items()))

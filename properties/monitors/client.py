@@ -28,12 +28,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
-from properties.monitor import Handler, Message, Monitor, rule_group
+from properties.monitor import Handler, Message, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.facts import Facts
+from properties.monitors.facts import FactsMonitor
 
 _SETUP = bw.SETUP_BEFORE_PROMPTS.rule
 _CONTENT = bw.PROMPT_HAS_CONTENT.rule
@@ -43,16 +43,14 @@ _ALWAYS = (_SETUP, _CONTENT)
 _ALWAYS_KEY = rule_group(*_ALWAYS)
 
 
-class ClientMonitor(Monitor):
+class ClientMonitor(FactsMonitor):
     """Client-side rules on session/prompt (see module docstring)."""
 
     RULES = (_SETUP, _CONTENT, _ADVERTISED)
     TOLERATES = ("ACTIVE-01", "CANCEL-01", "CANCEL-08")
-    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.facts = owner.get(Facts)
         self.prompted: dict[str, int] = {}  # session -> line of its first prompt
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
@@ -98,13 +96,6 @@ class ClientMonitor(Monitor):
                 "before session/new created it",
                 msg,
             )
-
-    def clone(self, owner: MonitorSet) -> ClientMonitor:
-        new = ClientMonitor.__new__(ClientMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.prompted = dict(self.prompted)
-        return new
 
     def state_key(self) -> Any:
         return frozenset(self.prompted)

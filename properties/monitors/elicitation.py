@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.common import ACTIVE
-from properties.monitors.facts import Facts, SessionMonitor
+from properties.monitors.facts import FactsMonitor
 
 _ANSWERS = frozenset({"accept", "decline", "cancel"})
 _JUDGED = "complete"
@@ -66,14 +66,7 @@ ADVERTISED = bw.ADVERTISED_MODES.rule
 _Elicit = tuple[str, str, str, Any, Any, int]
 
 
-class _Session:
-    __slots__ = ()
-
-    def key(self) -> tuple[Any, ...]:
-        return ()
-
-
-class ElicitationMonitor(SessionMonitor[_Session]):
+class ElicitationMonitor(FactsMonitor):
     """Elicitation requests (see module docstring)."""
 
     RULES = (
@@ -84,7 +77,6 @@ class ElicitationMonitor(SessionMonitor[_Session]):
     )
     TOLERATES = ("EX-02", "CANCEL-20")
     TABLES = (em.SPEC,)
-    SESSION = _Session
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -252,18 +244,6 @@ class ElicitationMonitor(SessionMonitor[_Session]):
                 )  # fmt: skip
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> ElicitationMonitor:
-        new = ElicitationMonitor.__new__(ElicitationMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {}
-        new.elicits = dict(self.elicits)
-        new.modes = self.modes
-        new.owed = dict(self.owed)
-        new.ended = self.ended
-        new.late = dict(self.late)
-        return new
-
     def state_key(self) -> Any:
         return (
             frozenset((rid, rec[:5]) for rid, rec in self.elicits.items()),

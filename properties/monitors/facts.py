@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
-from properties.monitor import Handler, Message, Monitor
+from properties.monitor import Handler, Message, Monitor, Record
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -50,7 +50,7 @@ from properties.observe import background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
 
 
-class SessionFacts:
+class SessionFacts(Record):
     __slots__ = (
         "bare_line",
         "cancel_line",
@@ -74,19 +74,6 @@ class SessionFacts:
         self.closed = False
         self.bare_line = 0
 
-    def copy(self) -> SessionFacts:
-        new = SessionFacts.__new__(SessionFacts)
-        new.state = self.state
-        new.resuming = self.resuming
-        new.interval = self.interval
-        new.period = self.period
-        new.cancel_line = self.cancel_line
-        new.listed = self.listed
-        new.created = self.created
-        new.closed = self.closed
-        new.bare_line = self.bare_line
-        return new
-
     def key(self) -> tuple[Any, ...]:
         """Without the counters and line numbers (monitors keep them only to compare), except
         whether any active interval began: a monitor's "not during active work" mark (0) equals
@@ -106,6 +93,8 @@ class SessionFacts:
 class Facts(Monitor):
     """Shared per-session context (no rules)."""
 
+    SHARED = ("_bg_upd", "_bg_keys")
+
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.sessions: dict[str, SessionFacts] = {}
@@ -123,7 +112,7 @@ class Facts(Monitor):
         """Outstanding user-action requests: request id -> (session, the elicitationId of a URL
         elicitation (else None), accepted and awaiting its completion). Kept from the request
         itself: an explorer's key keeps only a pending request's id, method and session."""
-        self._bg_upd: Any = None  # the update whose background list was parsed last
+        self._bg_upd: Any = None  # the update whose background list was parsed last (SHARED)
         self._bg_keys: list[Key] | None = None
 
     def background(self, upd: dict[str, Any]) -> list[Key] | None:
@@ -292,19 +281,6 @@ class Facts(Monitor):
             self.of(new_sid).created = True
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> Facts:
-        new = Facts.__new__(Facts)
-        new._attach(owner)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        new.init_pending = self.init_pending
-        new.initialized = self.initialized
-        new.client_may_extend = self.client_may_extend
-        new.prompt_types = self.prompt_types
-        new.custom_prompt_ok = self.custom_prompt_ok
-        new.asking = dict(self.asking)
-        new._bg_upd = new._bg_keys = None
-        return new
-
     def state_key(self) -> Any:
         return (
             tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
@@ -320,16 +296,24 @@ class Facts(Monitor):
 S = TypeVar("S")
 
 
-class SessionMonitor(Monitor, Generic[S]):
-    """Base of the monitors that keep one record per session (built by ``SESSION``) and read
-    the shared ``Facts``: one place for the get-or-create of a session's record."""
+class FactsMonitor(Monitor):
+    """Base of the monitors that read the shared ``Facts`` (``self.facts``)."""
 
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = (Facts,)
-    SESSION: ClassVar[type[Any]]
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.facts = owner.get(Facts)
+
+
+class SessionMonitor(FactsMonitor, Generic[S]):
+    """Base of the monitors that keep one record per session (built by ``SESSION``) and read
+    the shared ``Facts``: one place for the get-or-create of a session's record."""
+
+    SESSION: ClassVar[type[Any]]
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
         self.sessions: dict[str, S] = {}
 
     def _session(self, sid: str) -> S:

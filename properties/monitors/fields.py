@@ -62,10 +62,5 @@ class FieldMonitor(Monitor):
                 msg,
             )
 
-    def clone(self, owner: Any) -> FieldMonitor:
-        new = FieldMonitor.__new__(FieldMonitor)
-        new._attach(owner)
-        return new
-
     def state_key(self) -> Any:
         return ()

@@ -96,20 +96,16 @@ Must not know: request IDs of prompts beyond BOUND-02, tool calls, background li
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from model import between as bw
 from model import entity
 from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
-from properties.monitor import Handler, Message, rule_group
-
-if TYPE_CHECKING:
-    from properties.engine import MonitorSet
-
+from properties.monitor import Handler, Message, Record, rule_group
 from properties.monitors.common import ACTIVE, STANDARD_STATES, is_error_object
-from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
+from properties.monitors.facts import SessionFacts, SessionMonitor
 from properties.readings import (
     CANCEL_TAKES_EFFECT,
     FUTURE_STOP,
@@ -149,7 +145,7 @@ _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
 _IDLE_GROUP_KEY = rule_group(*_IDLE_GROUP)
 
 
-class _Session:
+class _Session(Record):
     """One session's foreground record."""
 
     __slots__ = (
@@ -196,26 +192,6 @@ class _Session:
         # during active work, ("m", messageId) its success returned, ("u", messageId) a user
         # message first reported during active work -> that work's interval
         self.steered: dict[tuple[str, Any], int] = {}
-
-    def copy(self) -> _Session:
-        new = _Session.__new__(_Session)
-        new.msgs = dict(self.msgs)
-        new.thoughts = dict(self.thoughts)
-        new.last_end = self.last_end
-        new.last_end_cancel = self.last_end_cancel
-        new.last_reason = self.last_reason
-        new.last_std = self.last_std
-        new.flag_period = self.flag_period
-        new.done_period = self.done_period
-        new.since = self.since
-        new.ra_line = self.ra_line
-        new.asked = self.asked
-        new.prompted = self.prompted
-        new.work = self.work
-        new.await_active = dict(self.await_active)
-        new.accepted = dict(self.accepted)
-        new.steered = dict(self.steered)
-        return new
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         """Relative form: counters and line numbers only as the comparisons the checks make."""
@@ -269,7 +245,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
-    REQUIRES = (Facts,)
 
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
         return (
@@ -791,13 +766,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     )
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> ForegroundMonitor:
-        new = ForegroundMonitor.__new__(ForegroundMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        return new
-
     def state_key(self) -> Any:
         out = []
         for sid, st in sorted(self.sessions.items()):

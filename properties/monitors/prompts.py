@@ -125,13 +125,13 @@ from model import entity
 from model import prompt as prm
 from model.core import Context
 from model.prompt import OWN_REASON
-from properties.monitor import Handler, Message, rule_group
+from properties.monitor import Handler, Message, Record, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.common import ACTIVE, INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
-from properties.monitors.facts import Facts, SessionMonitor
+from properties.monitors.facts import SessionMonitor
 from properties.monitors.tables import rules_of
 from properties.readings import (
     BUSY_REFUSAL,
@@ -185,7 +185,7 @@ def _beyond_text(content: Any) -> bool:
     return type(content) is list and any(type(b) is dict and b.get("type") != "text" for b in content)
 
 
-class _Session:
+class _Session(Record):
     """One session's prompt record."""
 
     __slots__ = (
@@ -241,27 +241,6 @@ class _Session:
 
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
-
-    def copy(self) -> _Session:
-        new = _Session.__new__(_Session)
-        new.pending = dict(self.pending)
-        new.unclaimed = dict(self.unclaimed)
-        new.claimed = dict(self.claimed)
-        new.unreported = dict(self.unreported)
-        new.reported_d = self.reported_d
-        new.prompted = self.prompted
-        new.cancel_seen = self.cancel_seen
-        new.first_error = self.first_error
-        new.replay_unknown = set(self.replay_unknown)
-        new.owner = self.owner
-        new.owner_working = self.owner_working
-        new.owner_mid = self.owner_mid
-        new.owner_fresh = self.owner_fresh
-        new.state_seen = self.state_seen
-        new.started = self.started
-        new.inserted_idle = self.inserted_idle
-        new.own_wait = self.own_wait
-        return new
 
     def key(self, from_start: bool = False) -> tuple[Any, ...]:
         """Relative form: waiting prompts and unclaimed messages merged in line order (all the
@@ -341,7 +320,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
     TABLES = (prm.SPEC,)
     TOLERATES = ("USER-02", "ACTIVE-01")
     SESSION = _Session
-    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -872,15 +850,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 )
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> PromptMonitor:
-        new = PromptMonitor.__new__(PromptMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.prompts = dict(self.prompts)
-        new.overtaken = dict(self.overtaken)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        return new
-
     def state_key(self) -> Any:
         return (
             frozenset((rid, (r[0], r[2], r[3], r[4])) for rid, r in self.prompts.items()),

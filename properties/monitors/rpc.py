@@ -44,6 +44,7 @@ class ResponseMonitor(Monitor):
 
     RULES = (_ONCE, prm.SPEC.rule_of(prm.ANSWERED, "reject"))
     TABLES = (prm.SPEC, pm.SPEC)
+    SHARED = ("_kinds",)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -119,13 +120,6 @@ class ResponseMonitor(Monitor):
             rule, line, None,
             f"{sender} sends a second response to the {asked} request {rid!r} of the {asker}", msg,
         )  # fmt: skip
-
-    def clone(self, owner: MonitorSet) -> ResponseMonitor:
-        new = ResponseMonitor.__new__(ResponseMonitor)
-        new._attach(owner)
-        new.answered = {side: dict(ids) for side, ids in self.answered.items()}
-        new._kinds = self._kinds  # immutable pairs: shared
-        return new
 
     def state_key(self) -> Any:
         return tuple(frozenset(self.answered[side].items()) for side in ("client", "agent"))

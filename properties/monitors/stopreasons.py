@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING, Any
 from model import between as bw
 from model import foreground as fgm
 from properties.catalogue import RESTATED
-from properties.monitor import Handler, Message, Monitor, rule_group
+from properties.monitor import Handler, Message, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.common import ACTIVE
-from properties.monitors.facts import Facts, SessionFacts
+from properties.monitors.facts import FactsMonitor, SessionFacts
 from properties.readings import CANCEL_TAKES_EFFECT
 
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
@@ -50,15 +50,13 @@ _CANCEL_GROUP_KEY = rule_group(*RESTATED["cancelled-stop-reason"])
 """Exercised by every idle that ends cancelled work (the statements of the cancelled stop reason)."""
 
 
-class StopReasonMonitor(Monitor):
+class StopReasonMonitor(FactsMonitor):
     """A ``cancelled`` stop reason no choice of the Client explains (see module docstring)."""
 
     RULES = (_RULE, bw.CANCEL_CONFIRMED.rule, bw.CANCEL_NOT_ERROR.rule)
-    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.facts = owner.get(Facts)
         self.answered: dict[str, int] = {}
         """Session -> the interval of active work in which the Client last answered a request."""
         self.stopped: set[str] = set()
@@ -134,14 +132,6 @@ class StopReasonMonitor(Monitor):
             msg,
             (CANCEL_TAKES_EFFECT,),
         )
-
-    def clone(self, owner: MonitorSet) -> StopReasonMonitor:
-        new = StopReasonMonitor.__new__(StopReasonMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.answered = dict(self.answered)
-        new.stopped = set(self.stopped)
-        return new
 
     def state_key(self) -> Any:
         out = []

@@ -68,15 +68,6 @@ class SubagentMonitor(Monitor):
                     f"child {child!r} last reported {state!r}, its parent's subagent_update shows {shown!r}",
                 )
 
-    def clone(self, owner: MonitorSet) -> SubagentMonitor:
-        new = SubagentMonitor.__new__(SubagentMonitor)
-        new._attach(owner)
-        new.parents = dict(self.parents)
-        new.mirrored = dict(self.mirrored)
-        new.own = dict(self.own)
-        new.lines = dict(self.lines)
-        return new
-
     def state_key(self) -> Any:
         return (
             frozenset(self.parents.items()),

@@ -30,15 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from model.core import MachineSpec, ProtocolViolation
 from properties.monitor import Handler, Message
-
-if TYPE_CHECKING:
-    from properties.engine import MonitorSet
-
-from properties.monitors.facts import Facts, SessionMonitor
+from properties.monitors.facts import SessionMonitor
 from properties.observe import (
     OBSERVED,
     REPLAYED,
@@ -245,13 +241,6 @@ class TableMonitor(SessionMonitor[Seen]):
                     f"{spec.title.lower()} {key!r} is still {state} at the end: the model "
                     f"requires it to leave that state ({rule})",
                 )  # fmt: skip
-
-    def clone(self, owner: MonitorSet) -> TableMonitor:
-        new = TableMonitor.__new__(TableMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {sid: seen.copy() for sid, seen in self.sessions.items()}
-        return new
 
     def state_key(self) -> Any:
         return frozenset((sid, seen.key()) for sid, seen in self.sessions.items())

@@ -83,13 +83,13 @@ from typing import TYPE_CHECKING, Any
 from model import between as bw
 from model import foreground, permission, toolcall
 from model.core import ProtocolViolation
-from properties.monitor import Handler, Message, rule_group
+from properties.monitor import Handler, Message, Record, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
-from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
+from properties.monitors.facts import SessionFacts, SessionMonitor
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
@@ -117,7 +117,7 @@ _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 
 
-class _Session:
+class _Session(Record):
     __slots__ = ("cancel_end", "fresh", "late", "ra_period", "terms", "tools", "window")
 
     def __init__(self) -> None:
@@ -133,17 +133,6 @@ class _Session:
         # kept only under tool-updates-after-idle=foreground-owed:
         self.cancel_end = 0  # interval last ended by an idle that confirmed a cancellation
         self.late: frozenset[str] = frozenset()  # tool calls already reported late
-
-    def copy(self) -> _Session:
-        new = _Session.__new__(_Session)
-        new.tools = dict(self.tools)
-        new.terms = dict(self.terms)
-        new.ra_period = self.ra_period
-        new.fresh = self.fresh
-        new.window = self.window
-        new.cancel_end = self.cancel_end
-        new.late = self.late
-        return new
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         return (
@@ -173,7 +162,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("TOOL-01", "TOOL-05")
     TABLES = (permission.SPEC, foreground.SPEC)
     SESSION = _Session
-    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -544,16 +532,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
             )
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> ToolMonitor:
-        new = ToolMonitor.__new__(ToolMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        new.perms = dict(self.perms)
-        new.owed = dict(self.owed)
-        new.suspects = dict(self.suspects)
-        return new
-
     def state_key(self) -> Any:
         out = []
         for sid, ts in sorted(self.sessions.items()):
