@@ -124,10 +124,7 @@ class Facts(Monitor):
         return self._bg_keys
 
     def of(self, sid: str) -> SessionFacts:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = SessionFacts()
-        return found
+        return self.sessions.get(sid) or self.sessions.setdefault(sid, SessionFacts())
 
     def replaying(self, sid: str) -> bool:
         """A session/resume of this session is received and not yet answered (history replay)."""
@@ -179,9 +176,7 @@ class Facts(Monitor):
 
     # -- handlers ------------------------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        fs = self.sessions.get(sid)
-        if fs is None:
-            fs = self.sessions[sid] = SessionFacts()
+        fs = self.sessions.get(sid) or self.of(sid)
         state = upd.get("state")
         if type(state) is not str:
             state = "?"
@@ -317,7 +312,4 @@ class SessionMonitor(FactsMonitor, Generic[S]):
         self.sessions: dict[str, S] = {}
 
     def _session(self, sid: str) -> S:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = self.SESSION()
-        return found
+        return self.sessions.get(sid) or self.sessions.setdefault(sid, self.SESSION())

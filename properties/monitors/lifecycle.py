@@ -124,8 +124,6 @@ OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
 _CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
 _ACCEPTED = bw.ACCEPTED_WORK_REPORTED.rule
 _NAMED_STOP = bw.CUSTOM_STOP_PREFIXED.rule
-_UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
-"""The foreground table's rule for work under way while idle is reported."""
 _QUIET = frozenset(
     state for state in fgm.STATES
     if any(row.guard is None for row in fgm.SPEC.cells.get((state, "output"), ()))
@@ -294,13 +292,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         variant: str = upd["sessionUpdate"]
         if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
             return
-        st = self.sessions.get(sid)
-        if st is None:
-            st = self.sessions[sid] = _Session()
+        st = self.sessions.get(sid) or self._session(sid)
         table = st.thoughts if variant[6] == "t" else st.msgs
-        fs = self.facts.sessions.get(sid)
-        if fs is None:
-            fs = self.facts.of(sid)
+        fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         state = fs.state
         seen = table.get(mid)
         if seen is None:
@@ -425,12 +419,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- state ---------------------------------------------------------------------------
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        fs = self.facts.sessions.get(sid)
-        if fs is None:
-            fs = self.facts.of(sid)
-        st = self.sessions.get(sid)
-        if st is None:
-            st = self.sessions[sid] = _Session()
+        fs = self.facts.sessions.get(sid) or self.facts.of(sid)
+        st = self.sessions.get(sid) or self._session(sid)
         prev = fs.state
         new = upd.get("state")
         if type(new) is not str:
@@ -646,18 +636,13 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
-        facts = self.facts
-        fs = facts.sessions.get(sid)
-        if fs is None:
-            fs = facts.of(sid)
-        self._session(sid).prompted = True
+        fs = self.facts.of(sid)
+        st = self._session(sid)
+        st.prompted = True
         if fs.state == "idle" and not fs.resuming:
-            st = self.sessions.get(sid)
-            if st is None:
-                st = self.sessions[sid] = _Session()
             st.await_active[msg["id"]] = line
         elif self.no_steering and fs.state in ACTIVE and not fs.resuming:
-            self._session(sid).steered[("p", msg["id"])] = fs.interval
+            st.steered[("p", msg["id"])] = fs.interval
 
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:

@@ -347,9 +347,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         rid = msg["id"]
         if sid is None or (type(rid) is not int and type(rid) is not str):
             return
-        ps = self.sessions.get(sid)
-        if ps is None:
-            ps = self.sessions[sid] = _Session()
+        ps = self.sessions.get(sid) or self._session(sid)
         ps.prompted = True
         facts = self.facts
         bad = facts.disallowed_types(params.get("prompt"))  # () before the Agent's initialize answer
@@ -607,10 +605,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         mid = upd.get("messageId")
         if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
             return
-        ps = self.sessions.get(sid)
-        if ps is None:
-            ps = self.sessions[sid] = _Session()
-        elif mid == ps.owner_mid:
+        ps = self.sessions.get(sid) or self._session(sid)
+        if mid == ps.owner_mid:
             ps.owner_mid = None  # reported
         if mid in ps.unclaimed:  # (then not in claimed: see _answer)
             self._ex[entity.KEYED_BY_ID] += 1
@@ -710,9 +706,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The idle ending the resulting work of the first prompt received while idle: its user
         message was owed before it (see "Reported before the idle")."""
-        ps = self.sessions.get(sid)
-        if ps is None:
-            ps = self.sessions[sid] = _Session()
+        ps = self.sessions.get(sid) or self._session(sid)
         ps.state_seen = True
         fs = self.facts.sessions.get(sid)
         before = "idle" if fs is None else fs.state  # (the facts as they stood before this line)

@@ -196,9 +196,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         tid = upd.get("toolCallId")
         if type(tid) is not str:
             return
-        ts = self.sessions.get(sid)
-        if ts is None:
-            ts = self._session(sid)
+        ts = self.sessions.get(sid) or self._session(sid)
         if "content" in upd:
             refs = terminal_refs(upd["content"])
             if refs:
