@@ -13,8 +13,9 @@ Proxy-view semantics: lines arrive in the order a proxy between the peers saw th
 in the agent's send order, client lines in the agent's receive order). A monitor flags only what
 is certain from that order.
 
-Dispatch (the hot path): a monitor does not look at every message. It lists, in ``handlers()``,
-the message kinds it wants, and one table per kind is built once per list of monitor classes:
+Dispatch (the hot path): a monitor does not look at every message. It marks the methods that
+handle the message kinds it wants with ``@on(table, key, ...)`` (``Monitor.handlers()`` lists
+them), and one table per kind is built once per list of monitor classes:
 
 - ``update``: ``session/update`` notifications from the Agent, keyed by ``sessionUpdate``; the
   handler gets ``(sessionId, update, line, message)``;

@@ -1,6 +1,6 @@
 """What a monitor is: the ``Monitor`` base class every monitor of ``properties.monitors``
 derives from, and the small types and helpers monitors use (``Message``, ``Handler``,
-``rule_group``, ``freeze``, ``Record``).
+``rule_group``, ``freeze``, ``Record``, ``on``).
 
 Owns: how a monitor reports (``breach``, ``suspect``, ``eventually``), counts a rule as
 exercised, reads the readings, tables and rules between machines in force (through the
@@ -27,6 +27,7 @@ Handler = Callable[[Any, Any, int, Message], None]
 """``handler(session_id, payload, line, message)``; see the module docstring for the payloads."""
 
 M = TypeVar("M", bound="Monitor")
+F = TypeVar("F", bound=Callable[..., None])
 R = TypeVar("R", bound="Record")
 _GROUPS: dict[str, tuple[str, ...]] = {}
 
@@ -53,6 +54,17 @@ def freeze(value: Any) -> Any:
     if hasattr(value, "__slots__"):
         return (type(value).__name__, tuple(freeze(getattr(value, s, None)) for s in value.__slots__))
     return value
+
+
+def on(table: str, *keys: str) -> Callable[[F], F]:
+    """Make the decorated method its monitor's handler of ``keys`` in the dispatch ``table``
+    (``properties.engine``: "update", "client-request", ...; the key ``*``: every message of it)."""
+
+    def mark(func: F) -> F:
+        func.__dict__.setdefault("_on", []).extend((table, key) for key in keys)
+        return func
+
+    return mark
 
 
 def copied(value: Any) -> Any:
@@ -93,8 +105,8 @@ class Monitor:
     """Base class of every monitor.
 
     Subclasses list the rule IDs they implement in ``RULES`` (and the MAY permissions they must
-    tolerate in ``TOLERATES``), register handlers with ``handlers()`` (or override
-    ``on_message``), and judge "eventually" rules in ``at_end``. They report through
+    tolerate in ``TOLERATES``), mark their handlers with ``@on(table, key, ...)`` (or
+    override ``on_message``), and judge "eventually" rules in ``at_end``. They report through
     ``self.breach`` / ``self.eventually`` and count a rule as exercised with ``self.exercise``
     whenever its trigger condition is met.
     """
@@ -123,9 +135,13 @@ class Monitor:
 
     # -- hooks ---------------------------------------------------------------------------
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        """``(table, key, bound method of self)`` for every message kind this monitor wants. The
-        answer must depend on the class only (sets of the same classes share the tables)."""
-        return ()
+        """``(table, key, bound method of self)`` for every message kind this monitor wants: its
+        methods marked with ``on``. The answer must depend on the class only (sets of the same
+        classes share the tables)."""
+        cls = type(self)
+        for name in dir(cls):
+            for table, key in getattr(getattr(cls, name), "_on", ()):
+                yield table, key, getattr(self, name)
 
     def on_message(self, sender: str, msg: Message, line: int) -> None:
         """Called for every decoded JSON-RPC message when a subclass overrides it."""

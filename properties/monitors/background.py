@@ -29,11 +29,10 @@ Must not know: foreground state, prompts, the background item lifecycle (the tab
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from model import between as bw
-from properties.monitor import Handler, Message, Record
+from properties.monitor import Message, Record, on
 from properties.monitors.common import terminal_refs
 from properties.monitors.facts import SessionMonitor
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST, TOOL_WITH_LISTED_TERMINAL
@@ -57,12 +56,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("BG-04", "CANCEL-03")
     SESSION = _Session
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "state_update", self._state),
-            ("update", "tool_call_update", self._tool),
-        )
-
+    @on("update", "tool_call_update")
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         ident = upd.get("toolCallId")
         if type(ident) is not str:
@@ -77,6 +71,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                     found.tool_terms.pop(ident, None)
 
     # -- snapshots -----------------------------------------------------------------------
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         bs = self.sessions.get(sid)
         if bs is None:

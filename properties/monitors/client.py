@@ -24,11 +24,10 @@ Must not know: anything the Agent sends besides the answers named above.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
-from properties.monitor import Handler, Message, rule_group
+from properties.monitor import Message, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -53,12 +52,7 @@ class ClientMonitor(FactsMonitor):
         super().__init__(owner)
         self.prompted: dict[str, int] = {}  # session -> line of its first prompt
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("client-request", "session/prompt", self._prompt),
-            ("agent-response", "session/new", self._created),
-        )
-
+    @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         facts = self.facts
         self._gx[_ALWAYS_KEY] += 1
@@ -84,6 +78,7 @@ class ClientMonitor(FactsMonitor):
                     msg,
                 )
 
+    @on("agent-response", "session/new")
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         result = msg.get("result")
         new_sid = result.get("sessionId") if type(result) is dict else None

@@ -42,13 +42,12 @@ freed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import elicitation as em
 from model.core import ProtocolViolation
-from properties.monitor import Handler, Message
+from properties.monitor import Message, on
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -90,18 +89,8 @@ class ElicitationMonitor(FactsMonitor):
         self.late: dict[tuple[str, Any], int] = {}
         """(session, tool call) -> line of the late answer or completion that came for it."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("client-request", "initialize", self._initialize),
-            ("agent-request", "elicitation/create", self._ask),
-            ("client-response", "elicitation/create", self._answered),
-            ("agent-notification", "elicitation/complete", self._complete),
-            ("agent-notification", "$/cancel_request", self._withdrawn),
-            ("update", "state_update", self._state),
-            ("update", "tool_call_update", self._tool),
-        )
-
     # -- handlers ------------------------------------------------------------------------
+    @on("client-request", "initialize")
     def _initialize(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         caps = params.get("capabilities")
         found = caps.get("elicitation") if type(caps) is dict else None
@@ -110,6 +99,7 @@ class ElicitationMonitor(FactsMonitor):
             return
         self.modes = frozenset(m for m in em.MODES if type(found.get(m)) is dict)
 
+    @on("agent-request", "elicitation/create")
     def _ask(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         mode = params.get("mode")
         if sid is None or type(mode) is not str:
@@ -132,6 +122,7 @@ class ElicitationMonitor(FactsMonitor):
             line,
         )
 
+    @on("client-response", "elicitation/create")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         rec = self.elicits.get(rid)
@@ -147,6 +138,7 @@ class ElicitationMonitor(FactsMonitor):
         if trigger == "accept" and rid in self.ended:
             self._freed(rec, line)
 
+    @on("agent-notification", "elicitation/complete")
     def _complete(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         eid = params.get("elicitationId")
         for rid, rec in self.elicits.items():
@@ -156,6 +148,7 @@ class ElicitationMonitor(FactsMonitor):
                     self._freed(rec, line)
                 return
 
+    @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         rec = self.elicits.get(rid) if type(rid) is int or type(rid) is str else None
@@ -163,6 +156,7 @@ class ElicitationMonitor(FactsMonitor):
             self.owed.pop(rid, None)
             self._fire(rid, rec, "withdraw", line, msg)
 
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The idle confirming a cancellation: the cancelled work's elicitations are abandoned."""
         if not self.elicits or upd.get("state") != "idle":
@@ -193,6 +187,7 @@ class ElicitationMonitor(FactsMonitor):
         self._ex[bw.LATE_ANSWERS_IGNORED.rule] += 1
         self.late[(rec[0], rec[3])] = line
 
+    @on("update", "tool_call_update")
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The tool call a late answer came for goes in_progress: the answer was used."""
         if not self.late:

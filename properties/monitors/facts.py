@@ -36,11 +36,10 @@ Must not know: any rule, finding or explanation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
-from properties.monitor import Handler, Message, Monitor, Record
+from properties.monitor import Message, Monitor, Record, on
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -155,26 +154,8 @@ class Facts(Monitor):
         types = (block.get("type") if type(block) is dict else None for block in prompt)
         return self.between.unadvertised(types, allowed, self.custom_prompt_ok)
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "state_update", self._state),
-            ("client-request", "session/resume", self._resume),
-            ("agent-response", "session/resume", self._resumed),
-            ("client-notification", "session/cancel", self._cancel),
-            ("client-request", "session/close", self._cancel),
-            ("agent-response", "session/close", self._closed),
-            ("client-request", "initialize", self._initialize),
-            ("agent-response", "initialize", self._initialized),
-            ("agent-response", "session/new", self._created),
-            ("agent-request", "session/request_permission", self._asked),
-            ("agent-request", "elicitation/create", self._asked),
-            ("client-response", "session/request_permission", self._answered),
-            ("client-response", "elicitation/create", self._answered),
-            ("agent-notification", "elicitation/complete", self._completed),
-            ("agent-notification", "$/cancel_request", self._withdrawn),
-        )
-
     # -- handlers ------------------------------------------------------------------------
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         fs = self.sessions.get(sid) or self.of(sid)
         state = upd.get("state")
@@ -199,11 +180,13 @@ class Facts(Monitor):
             if keys is not None:
                 fs.listed = frozenset(keys)
 
+    @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             eid = params.get("elicitationId") if params.get("mode") == "url" else None
             self.asking[msg["id"]] = (sid, eid, False)
 
+    @on("client-response", "session/request_permission", "elicitation/create")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         asked = self.asking.pop(msg["id"], None)
         if asked is None:
@@ -212,17 +195,20 @@ class Facts(Monitor):
         if asked[1] is not None and type(result) is dict and result.get("action") == "accept":
             self.asking[msg["id"]] = (asked[0], asked[1], True)  # the user goes on outside
 
+    @on("agent-notification", "elicitation/complete")
     def _completed(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         eid = params.get("elicitationId")
         for rid, asked in list(self.asking.items()):
             if asked[2] and asked[1] == eid:
                 del self.asking[rid]
 
+    @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if (type(rid) is int or type(rid) is str) and rid in self.asking and not self.asking[rid][2]:
             del self.asking[rid]
 
+    @on("client-request", "session/resume")
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             fs = self.of(sid)
@@ -232,26 +218,32 @@ class Facts(Monitor):
                 fs.period += 1
             fs.state = "unknown"
 
+    @on("agent-response", "session/resume")
     def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is not None:
             fs = self.of(sid)
             fs.resuming = max(0, fs.resuming - 1)
 
+    @on("client-notification", "session/cancel")
+    @on("client-request", "session/close")
     def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             fs = self.of(sid)
             if fs.state in ACTIVE and not fs.cancel_line:
                 fs.cancel_line = line
 
+    @on("agent-response", "session/close")
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is not None and "result" in msg:
             self.of(sid).closed = True
 
+    @on("client-request", "initialize")
     def _initialize(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         self.init_pending = True
         caps = params.get("capabilities")
         self.client_may_extend = type(caps) is dict and bool(caps.get("_meta"))
 
+    @on("agent-response", "initialize")
     def _initialized(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         self.init_pending = False
         result = msg.get("result")
@@ -269,6 +261,7 @@ class Facts(Monitor):
         self.prompt_types = self.between.allowed_types(advertised)
         self.custom_prompt_ok = custom
 
+    @on("agent-response", "session/new")
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         result = msg.get("result")
         new_sid = result.get("sessionId") if type(result) is dict else None

@@ -95,7 +95,6 @@ Must not know: request IDs of prompts beyond BOUND-02, tool calls, background li
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from model import between as bw
@@ -103,7 +102,7 @@ from model import entity
 from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
-from properties.monitor import Handler, Message, Record, rule_group
+from properties.monitor import Message, Record, on, rule_group
 from properties.monitors.common import ACTIVE, STANDARD_STATES, is_error_object
 from properties.monitors.facts import SessionFacts, SessionMonitor
 from properties.readings import (
@@ -244,22 +243,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "agent_message", self._output),
-            ("update", "agent_message_chunk", self._output),
-            ("update", "agent_thought", self._output),
-            ("update", "agent_thought_chunk", self._output),
-            ("update", "state_update", self._state),
-            ("client-request", "session/prompt", self._prompt),
-            ("agent-response", "session/prompt", self._answer),
-            ("agent-response", "session/close", self._closed),
-            ("update", "user_message", self._user),
-            ("update", "user_message_chunk", self._user),
-            ("agent-request", "session/request_permission", self._asked),
-            ("agent-request", "elicitation/create", self._asked),
-        )
-
+    @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         """A user-action request of the session: it justifies the requires_action stretch."""
         if sid is None:
@@ -287,6 +271,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             )
 
     # -- output --------------------------------------------------------------------------
+    @on("update", "agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
         variant: str = upd["sessionUpdate"]
@@ -418,6 +403,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         return False
 
     # -- state ---------------------------------------------------------------------------
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         st = self.sessions.get(sid) or self._session(sid)
@@ -612,6 +598,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 )
 
     # -- cancellation and prompts --------------------------------------------------------
+    @on("agent-response", "session/close")
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None or "result" not in msg:
             return
@@ -633,6 +620,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 msg,
             )
 
+    @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
@@ -644,6 +632,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         elif self.no_steering and fs.state in ACTIVE and not fs.resuming:
             st.steered[("p", msg["id"])] = fs.interval
 
+    @on("agent-response", "session/prompt")
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
             return
@@ -678,6 +667,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             for key in [k for k, v in steered.items() if k[0] == "u" and v == received]:
                 del steered[key]  # no prompt of that work is left to claim them
 
+    @on("update", "user_message", "user_message_chunk")
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A user message first reported during active work, where steering is not allowed."""
         if not self.no_steering:

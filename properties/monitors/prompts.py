@@ -125,7 +125,7 @@ from model import entity
 from model import prompt as prm
 from model.core import Context
 from model.prompt import OWN_REASON
-from properties.monitor import Handler, Message, Record, rule_group
+from properties.monitor import Message, Record, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -328,21 +328,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """Under ``prompt-ahead-of-held=receipt-order``: waiting prompt -> (the later prompt
         answered with success while it waited, that response's line)."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("client-request", "session/prompt", self._prompt),
-            ("agent-response", "session/prompt", self._answer),
-            ("client-notification", "session/cancel", self._cancel),
-            ("client-request", "session/close", self._close),
-            ("client-notification", "$/cancel_request", self._cancel_request),
-            ("update", "user_message", self._user),
-            ("update", "user_message_chunk", self._user),
-            ("update", "session_message", self._delegated),
-            ("update", "state_update", self._state),
-            ("agent-response", "session/close", self._closed),
-        )
-
     # -- requests ------------------------------------------------------------------------
+    @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = msg["id"]
         if sid is None or (type(rid) is not int and type(rid) is not str):
@@ -402,16 +389,19 @@ class PromptMonitor(SessionMonitor["_Session"]):
             after = self._fire(rid, rec, trigger, line, msg) or rec[2]
             prompts[rid] = (rec[0], rec[1], after, rec[3], rec[4])
 
+    @on("client-notification", "session/cancel")
     def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             ps = self._session(sid)
             ps.cancel_seen = True
             self._client(ps.pending, "cover", line, msg)
 
+    @on("client-request", "session/close")
     def _close(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             self._client(self._session(sid).pending, "close", line, msg)
 
+    @on("client-notification", "$/cancel_request")
     def _cancel_request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is not int and type(rid) is not str:
@@ -420,6 +410,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._client((rid,), "cancel_request", line, msg)
 
     # -- answers -------------------------------------------------------------------------
+    @on("agent-response", "session/prompt")
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         rec = self.prompts.pop(rid, None)
@@ -601,6 +592,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
 
     # -- user messages -------------------------------------------------------------------
+    @on("update", "user_message", "user_message_chunk")
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
         if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
@@ -671,6 +663,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         started = ps.started
         return started is not None and self.between.own_work(started[2], started[1])
 
+    @on("agent-response", "session/close")
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         """The session closed while a user message taken as the Agent's own waited for its work
         to start: it never started."""
@@ -703,6 +696,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             else:
                 self.breach(rule, line, sid, text, msg, _UNACCOUNTED)
 
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The idle ending the resulting work of the first prompt received while idle: its user
         message was owed before it (see "Reported before the idle")."""
@@ -772,6 +766,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return True
         return False
 
+    @on("update", "session_message")
     def _delegated(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A session-directed message in a session that never received a session/prompt: a
         delegated task reported as the spec asks, not as a user_message (SDM-05 judged, and

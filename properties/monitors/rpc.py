@@ -23,13 +23,12 @@ table's cell for an error after a success).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import permission as pm
 from model import prompt as prm
 from model.core import ProtocolViolation
-from properties.monitor import Handler, Message, Monitor
+from properties.monitor import Message, Monitor, on
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -54,23 +53,19 @@ class ResponseMonitor(Monitor):
         """One shared (method, success) pair per kind of answer: a long transcript keeps one
         entry per answered request, and this spares each its own pair and method text."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("client-request", "*", self._client_asks),
-            ("agent-request", "*", self._agent_asks),
-            ("agent-response", "*", self._agent_answers),
-            ("client-response", "*", self._client_answers),
-        )
-
+    @on("client-request", "*")
     def _client_asks(self, sid: str | None, params: Any, line: int, msg: Message) -> None:
         self._asks("client", msg)
 
+    @on("agent-request", "*")
     def _agent_asks(self, sid: str | None, params: Any, line: int, msg: Message) -> None:
         self._asks("agent", msg)
 
+    @on("agent-response", "*")
     def _agent_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
         self._answers("agent", "client", request, line, msg)
 
+    @on("client-response", "*")
     def _client_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
         self._answers("client", "agent", request, line, msg)
 

@@ -28,13 +28,12 @@ Must not know: tool calls, prompts, messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import foreground as fgm
 from properties.catalogue import RESTATED
-from properties.monitor import Handler, Message, rule_group
+from properties.monitor import Message, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -63,24 +62,20 @@ class StopReasonMonitor(FactsMonitor):
         """Sessions where the Client sent session/cancel or session/close since the last idle
         (while the reported state was not idle)."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "state_update", self._state),
-            ("client-response", "session/request_permission", self._answered),
-            ("client-notification", "session/cancel", self._stop),
-            ("client-request", "session/close", self._stop),
-        )
-
+    @on("client-notification", "session/cancel")
+    @on("client-request", "session/close")
     def _stop(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         fs = self.facts.sessions.get(sid) if sid is not None else None
         if sid is not None and fs is not None and fs.state != "idle":
             self.stopped.add(sid)
 
+    @on("client-response", "session/request_permission")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         fs = self.facts.sessions.get(sid) if sid is not None else None
         if sid is not None and fs is not None and fs.state in ACTIVE:
             self.answered[sid] = fs.interval
 
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if upd.get("state") != "idle":
             return

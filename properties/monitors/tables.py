@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from model.core import MachineSpec, ProtocolViolation
-from properties.monitor import Handler, Message
+from properties.monitor import Message, on
 from properties.monitors.facts import SessionMonitor
 from properties.observe import (
     OBSERVED,
@@ -119,25 +119,18 @@ class TableMonitor(SessionMonitor[Seen]):
     TABLES = OBSERVED
     SESSION = Seen
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            *(("update", variant, self._update) for variant in sorted(VARIANTS)),
-            ("client-request", "session/resume", self._resume),
-            ("agent-response", "session/resume", self._resumed),
-            ("agent-request", "session/request_permission", self._asked),
-            ("client-request", "session/prompt", self._prompt),
-            ("agent-response", "session/prompt", self._answered),
-        )
-
+    @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             self._session(sid).prompts += 1
 
+    @on("agent-response", "session/prompt")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         seen = self.sessions.get(sid) if sid is not None else None
         if seen is not None and seen.prompts:
             seen.prompts -= 1
 
+    @on("agent-request", "session/request_permission")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         """A permission request's subject tool call is applied like a ``tool_call_update``
         (the schema's ToolCallPermissionSubject: a first-seen ID creates the tool call)."""
@@ -146,6 +139,7 @@ class TableMonitor(SessionMonitor[Seen]):
         if sid is not None and type(call) is dict and type(call.get("toolCallId")) is str:
             self._update(sid, {**call, "sessionUpdate": TOOL_CALL_UPDATE}, line, msg)
 
+    @on("client-request", "session/resume")
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             seen = self._session(sid)
@@ -153,11 +147,13 @@ class TableMonitor(SessionMonitor[Seen]):
             replay = params.get("replayFrom") is not None
             self._fire(sid, seen, resume_requested(msg["id"], seen, replay), line, msg)
 
+    @on("agent-response", "session/resume")
     def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         seen = self.sessions.get(sid) if sid is not None else None
         if sid is not None and seen is not None:
             self._fire(sid, seen, resume_answered(msg["id"], "result" in msg, seen), line, msg)
 
+    @on("update", *sorted(VARIANTS))
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         seen = self._session(sid)
         found = observe(upd, seen, self._owner.readings)

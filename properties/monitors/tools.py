@@ -77,13 +77,12 @@ Must not know: prompts, messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import foreground, permission, toolcall
 from model.core import ProtocolViolation
-from properties.monitor import Handler, Message, Record, rule_group
+from properties.monitor import Message, Record, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -176,22 +175,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
         whether a later status change clears it: the call may have carried on past that idle,
         ``Rules.may_carry_on``)."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "tool_call_update", self._tool),
-            ("update", "state_update", self._state),
-            ("agent-request", "session/request_permission", self._ask),
-            ("client-response", "session/request_permission", self._answered),
-            ("agent-notification", "$/cancel_request", self._withdrawn),
-            ("client-request", "session/resume", self._resume),
-        )
-
+    @on("client-request", "session/resume")
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         ts = self.sessions.get(sid) if sid is not None else None
         if ts is not None and ts.window:
             ts.window = frozenset()  # a new window: what the last one showed is history now
 
     # -- tool calls ----------------------------------------------------------------------
+    @on("update", "tool_call_update")
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         tid = upd.get("toolCallId")
         if type(tid) is not str:
@@ -329,6 +320,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         )
 
     # -- the idle that ends work ---------------------------------------------------------
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if not self.sessions and not self.perms:
             return  # no tool call or permission request known: nothing to judge
@@ -444,6 +436,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 del self.owed[rid]
 
     # -- permission requests -------------------------------------------------------------
+    @on("agent-request", "session/request_permission")
     def _ask(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
@@ -456,6 +449,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             self._tool(sid, call, line, msg)
         self.perms[msg["id"]] = (sid, tid if type(tid) is str else None, line)
 
+    @on("client-response", "session/request_permission")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         perm = self.perms.pop(rid, None)
@@ -496,6 +490,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 self._ex[ABANDONED] += 1  # an approval the Agent must treat as none: judged here
             ts.tools[perm[1]] = (rec[0], rec[1], grant)
 
+    @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is int or type(rid) is str:
