@@ -69,19 +69,17 @@ def on(table: str, *keys: str) -> Callable[[F], F]:
 
 def copied(value: Any) -> Any:
     """``value`` as an independent copy keeps it, for the explorers' clones: a record (``Record``)
-    or a plain container (dict, set, list) is copied, a dict's records and dicts (a record per
-    session, a table per side) with it; anything else (numbers, strings, tuples, frozensets) is
+    or a container (dict, set, list) is copied, a dict's records (a record per session)
+    with it; anything else (numbers, strings, tuples, frozensets, what a container holds) is
     never changed in place, and is shared."""
     kind = type(value)
     if kind is dict:
         for first in value.values():
-            if type(first) is dict or isinstance(first, Record):
-                return {k: copied(v) for k, v in value.items()}
+            if isinstance(first, Record):
+                return {k: v.copy() for k, v in value.items()}
             break
         return value.copy()
-    if kind is set or kind is list:
-        return value.copy()
-    if isinstance(value, Record):
+    if kind is set or kind is list or isinstance(value, Record):
         return value.copy()
     return value
 

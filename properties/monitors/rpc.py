@@ -47,8 +47,8 @@ class ResponseMonitor(Monitor):
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        # by the side that sent the request: id -> (method, success) of its first answer
-        self.answered: dict[str, dict[Any, tuple[str, bool]]] = {"client": {}, "agent": {}}
+        # (the side that sent the request, its id) -> (method, success) of its first answer
+        self.answered: dict[tuple[str, Any], tuple[str, bool]] = {}
         self._kinds: dict[tuple[str, bool], tuple[str, bool]] = {}
         """One shared (method, success) pair per kind of answer: a long transcript keeps one
         entry per answered request, and this spares each its own pair and method text."""
@@ -72,7 +72,7 @@ class ResponseMonitor(Monitor):
     def _asks(self, asker: str, msg: Message) -> None:
         rid = msg["id"]
         if type(rid) is str or type(rid) is int:
-            self.answered[asker].pop(rid, None)  # an id may be reused once its request is answered
+            self.answered.pop((asker, rid), None)  # an id may be reused once its request is answered
 
     def _answers(self, sender: str, asker: str, request: Message | None, line: int, msg: Message) -> None:
         rid = msg["id"]
@@ -80,10 +80,10 @@ class ResponseMonitor(Monitor):
         if request is not None:  # the first response
             if success or "error" in msg:
                 kind = (request["method"], success)
-                self.answered[asker][rid] = self._kinds.setdefault(kind, kind)
+                self.answered[(asker, rid)] = self._kinds.setdefault(kind, kind)
                 self._ex[_ONCE] += 1
             return
-        first = self.answered[asker].get(rid)
+        first = self.answered.get((asker, rid))
         if first is None:
             return
         asked, first_ok = first
@@ -117,4 +117,4 @@ class ResponseMonitor(Monitor):
         )  # fmt: skip
 
     def state_key(self) -> Any:
-        return tuple(frozenset(self.answered[side].items()) for side in ("client", "agent"))
+        return frozenset(self.answered.items())
