@@ -16,16 +16,14 @@ from __future__ import annotations
 from typing import Any, Final
 
 from model import foreground, toolcall
+from model.clientview_parts import ACTIVE_STATES
 
-ACTIVE: Final = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})
+ACTIVE: Final = ACTIVE_STATES
 STANDARD_STATES: Final = frozenset(foreground.KNOWN_STATES)
 TOOL_FINAL: Final = frozenset(toolcall.FINAL)
 REQUEST_CANCELLED: Final = -32800
 INVALID_PARAMS: Final = -32602
 INVALID_REQUEST: Final = -32600
-
-Key = tuple[str, str]
-"""A background item or entity: (type, ID)."""
 
 
 def terminal_refs(content: Any) -> frozenset[str]:

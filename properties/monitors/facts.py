@@ -44,8 +44,8 @@ from properties.monitor import Message, Monitor, Record, on
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import ACTIVE, Key
-from properties.observe import background_keys
+from properties.monitors.common import ACTIVE
+from properties.observe import Key, background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
 
 
