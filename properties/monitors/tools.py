@@ -223,27 +223,21 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if status == "in_progress":
             if grant == 1:
                 grant = 2
-            elif grant == _LATE_GRANT:
-                grant = 0
-                self._ex[ABANDONED] += 1
-                self.breach(
-                    ABANDONED,
-                    line,
-                    sid,
-                    f"tool call {tid!r} went in_progress after its permission was granted, but that "
-                    "request belonged to cancelled work and was open at the idle confirming the "
-                    "cancellation: the Agent treats it as not approved and ignores the late answer",
-                    msg,
+            elif grant in (_LATE_GRANT, _RACED_GRANT):
+                why = (
+                    ", but that request belonged to cancelled work and was open at the idle confirming "
+                    "the cancellation: the Agent treats it as not approved and ignores the late answer"
+                    if grant == _LATE_GRANT
+                    else " by an answer that arrived after the session/cancel of its work: the Agent "
+                    "treats the cancelled work's requests as not approved"
                 )
-            elif grant == _RACED_GRANT:
+                readings = () if grant == _LATE_GRANT else (APPROVAL_RACING_CANCEL,)
                 grant = 0
                 self._ex[ABANDONED] += 1
                 self.breach(
                     ABANDONED, line, sid,
-                    f"tool call {tid!r} went in_progress after its permission was granted by an answer "
-                    "that arrived after the session/cancel of its work: the Agent treats the cancelled "
-                    "work's requests as not approved",
-                    msg, (APPROVAL_RACING_CANCEL,),
+                    f"tool call {tid!r} went in_progress after its permission was granted{why}",
+                    msg, readings,
                 )  # fmt: skip
             self._progress(ts, fs, tid, created, "went in_progress", line, sid, msg)
         elif self.between.completes_unrun(grant == 1, status):
