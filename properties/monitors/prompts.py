@@ -419,10 +419,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
         sid = rec[0]
         ps = self.sessions[sid]
         del ps.pending[rid]
-        if "error" in msg:
+        error = "error" in msg
+        if ps.started is not None and rid in ps.started[0]:  # (an error: it waited uninserted then)
+            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error)
+        if error:
             self._gx[_ANSWERED_KEY] += 1
-            if ps.started is not None and rid in ps.started[0]:  # it waited uninserted then
-                ps.started = (ps.started[0] - {rid}, ps.started[1], True)
             if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
                 self._own_breach(ps, sid, line, False, False)  # it waited uninserted at the start
             if ps.owner == rid:
@@ -430,8 +431,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._error(ps, sid, rid, rec, line, msg)
             return
         self._success(ps, sid, rid, rec, line, msg)
-        if ps.started is not None and rid in ps.started[0]:
-            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2])
         if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
             left = ps.own_wait[5] - {rid}
             # every prompt waiting at the start inserted: the work may have been its own
