@@ -306,3 +306,13 @@ class SessionMonitor(FactsMonitor, Generic[S]):
 
     def _session(self, sid: str) -> S:
         return self.sessions.get(sid) or self.sessions.setdefault(sid, self.SESSION())
+
+    def _keys_in_interval(self) -> tuple[Any, ...]:
+        """Each session's record's ``key(interval, period)``, given its session's interval and
+        period counters (``SessionFacts``; 0 before any), in session order."""
+        records: dict[str, Any] = self.sessions
+        out = []
+        for sid, record in sorted(records.items()):
+            fs = self.facts.sessions.get(sid)
+            out.append((sid, record.key(fs.interval, fs.period) if fs is not None else record.key(0, 0)))
+        return tuple(out)

@@ -742,8 +742,4 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
-        out = []
-        for sid, st in sorted(self.sessions.items()):
-            fs = self.facts.sessions.get(sid)
-            out.append((sid, st.key(fs.interval, fs.period) if fs is not None else st.key(0, 0)))
-        return tuple(out)
+        return self._keys_in_interval()

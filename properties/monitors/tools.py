@@ -520,12 +520,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
-        out = []
-        for sid, ts in sorted(self.sessions.items()):
-            fs = self.facts.sessions.get(sid)
-            out.append((sid, ts.key(fs.interval, fs.period) if fs is not None else ts.key(0, 0)))
         return (
-            tuple(out),
+            self._keys_in_interval(),
             frozenset((rid, p[0], p[1]) for rid, p in self.perms.items()),
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
             frozenset((key, *rest) for key, (_, *rest) in self.suspects.items()),
