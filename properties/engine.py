@@ -51,8 +51,9 @@ plain ``defaultdict(int)`` tables (an increment there costs less than half of on
 Counter resets the counts.
 
 Cloning for explorers: ``MonitorSet.clone()`` is an independent copy (``Monitor.clone`` copies
-each monitor's containers and per-session records by one rule, ``properties.monitor.copied``), and ``state_key()`` a hashable summary of everything that can
-change future findings (counters and line numbers only in the relative form the checks use).
+each monitor's containers and per-session records by one rule, ``properties.monitor.copied``),
+and ``state_key()`` a hashable summary of everything that can change future findings (counters
+and line numbers only in the relative form the checks use).
 Monitors interact only through the monitors they require, so a set of one monitor class (and
 the classes it requires) steps that monitor exactly as the whole set does: the exhaustive
 search keeps one such set per class (``simulator.explore.state``).
