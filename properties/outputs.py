@@ -2,7 +2,8 @@
 explorer's reports, the traceability matrix).
 
 Owns: how outputs reach the disk (write to a temporary file in the same folder, then rename),
-so a crash never leaves a half-written file behind, and the JSON text commands print.
+so a crash never leaves a half-written file behind, the JSON text commands print, and how a
+long text is cut to a width for display (``clip``).
 
 Must not know: what is written, or which command writes it.
 """
@@ -32,6 +33,14 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def clip(text: str, limit: int, *, one_line: bool = False) -> str:
+    """``text`` cut to ``limit`` characters, the last one an ellipsis when it is cut; with
+    ``one_line``, every run of whitespace first becomes one space."""
+    if one_line:
+        text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def dumps(obj: Any) -> str:
