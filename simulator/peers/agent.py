@@ -75,6 +75,7 @@ Must not know: channels, the client, monitors, or files.
 from __future__ import annotations
 
 import copy
+from functools import partialmethod
 from typing import Any
 
 from model import background as bgm
@@ -116,7 +117,6 @@ FUTURE_STATE = "_reviewing"
 or although it advertised none (``unadvertised``)."""
 CUSTOM_COMPACTION = "_deferred"
 """The custom compaction status the Agent may report (feature ``compaction``)."""
-"""Seeded bugs that leave the reported state behind the work (their output shows it)."""
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 _PROMPT_TRIGGERS = ("hold", "insert", "reject", "withdraw", "answer")
@@ -129,17 +129,33 @@ _RESTORES = ("restore_idle", "restore_running", "restore_requires_action")
 _BACKGROUND_TRIGGERS = ("list", "finalize", "adopt", "unlist")
 """The order the Agent offers its moves on a background item in; which it may take is the
 background table's."""
-_COMPACTION_ACTIONS = (
-    ("summary_chunk", "compact_chunk"),
-    ("summary_patch", "compact_patch"),
-    ("complete", "compact_end"),
-    ("fail", "compact_fail"),
-    ("cancel", "compact_cancel"),
-    ("custom_status", "compact_custom"),
-    ("progress", "compact_progress"),
-)
-"""How the Agent makes each compaction trigger (the order it offers them in); which ones it may
-take is the compaction table's (``_can``)."""
+_COMPACTION_ACTIONS = {
+    "compact_chunk": "summary_chunk",
+    "compact_patch": "summary_patch",
+    "compact_end": "complete",
+    "compact_fail": "fail",
+    "compact_cancel": "cancel",
+    "compact_custom": "custom_status",
+    "compact_progress": "progress",
+}
+"""The Agent's move making each compaction trigger (in the order it offers them; ``_compact``);
+which ones it may take is the compaction table's (``_can``)."""
+_COMPACTION_MOVE = {trigger: move for move, trigger in _COMPACTION_ACTIONS.items()}
+_COMPACTION_BOUNDS = {
+    "summary_chunk": "comp_chunks",
+    "summary_patch": "comp_patches",
+    "custom_status": "comp_customs",
+}
+"""Triggers made at most once per compaction started, and the counter of each."""
+_COMPACTION_STATUS = {
+    "complete": cm.COMPLETED,
+    "fail": cm.FAILED,
+    "cancel": cm.CANCELLED,
+    "custom_status": CUSTOM_COMPACTION,
+    "progress": cm.IN_PROGRESS,
+}
+"""The status each compaction trigger reports."""
+_ENDS_COMPACTION = ("complete", "fail", "cancel")
 
 
 def _embedding(terminal: str) -> str:
@@ -200,7 +216,6 @@ class Agent:
         "child",
         "child_msg",
         "close_rids",
-        "closed_cancel",
         "comp_chunks",
         "comp_customs",
         "comp_patches",
@@ -215,7 +230,6 @@ class Agent:
         "ended_output",
         "entities",
         "extras",
-        "faults",
         "fg_ctx",
         "followup",
         "futures",
@@ -228,7 +242,6 @@ class Agent:
         "marks",
         "misread",
         "next_msg",
-        "next_perm",
         "next_plan",
         "notices",
         "order",
@@ -271,7 +284,6 @@ class Agent:
         """The ID of its child session on the wire (``CHILD`` unless several share a connection)."""
         self.requests = requests
         """The prefix of the IDs of its permission requests (JSON-RPC IDs: unique per connection)."""
-        self.faults = faults
         self.deviations = deviations.of(faults)  # seeded bugs stated as table deviations
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
         self.between = rules_of(cfg.variant)  # the rules between machines (``model.between``)
@@ -337,13 +349,11 @@ class Agent:
         self.resume_rid: int | None = None
         self.refusing: tuple[Any, ...] = ()
         """session/resume requests to refuse: a second one while one is answered, or the one a
-        session/close interrupted (``_refusal_events``)."""
+        session/close interrupted (``_do_refuse_resume``)."""
         self.replay = False
         self.history: list[Msg] = []  # replayable updates (retained history)
         self.ended_output: str | None = None
-        self.next_perm = 0
         self.next_plan = 0
-        self.closed_cancel = False
         self.ahead: tuple[str, str] | None = None  # (type, ID) given by an update sent ahead (Also.reserve)
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
         self.entities: dict[tuple[str, str], str] = {}
@@ -397,7 +407,6 @@ class Agent:
             self.replay,
             len(self.history),
             self.ended_output,
-            self.closed_cancel,
             self.hooks_run,
             self.ahead,
             self.comp_patches,
@@ -563,7 +572,7 @@ class Agent:
                 if d.machine == "tool_call":
                     add(("agent", "tool_status", (key, d.dest)))
                 elif d.machine == "compaction":
-                    add(("agent", dict(_COMPACTION_ACTIONS)[d.trigger], key))
+                    add(("agent", _COMPACTION_MOVE[d.trigger], key))
                 elif d.machine == "background_item":
                     add(("agent", f"bg_{d.trigger}", key))
                 elif d.machine == "elicitation":
@@ -727,7 +736,7 @@ class Agent:
         add = ev.append
         cfg = self.cfg
         if self.refusing:  # answered before anything else: the window of a refused resume
-            self._refusal_events(add)  # holds no other message
+            add(("agent", "refuse_resume", None))  # holds no other message (``_do_refuse_resume``)
             return ev
         if self.session == sm.RESUMING:
             return self._resume_events()
@@ -1366,17 +1375,12 @@ class Agent:
             add(("agent", "compact_start", None))
         if not self.compactions:
             return
-        started = self.comp_started
-        bounded = {
-            "summary_chunk": self.comp_chunks < started,
-            "summary_patch": self.comp_patches < started,
-            "custom_status": self.comp_customs < started,
-        }
+        spent = {t: getattr(self, n) >= self.comp_started for t, n in _COMPACTION_BOUNDS.items()}
         for cid, st in self.compactions.items():
             allowed = self._can("compaction", st)
-            for trigger, action in _COMPACTION_ACTIONS:
-                if trigger in allowed and bounded.get(trigger, True):
-                    add(("agent", action, cid))
+            for move, trigger in _COMPACTION_ACTIONS.items():
+                if trigger in allowed and not spent.get(trigger):
+                    add(("agent", move, cid))
 
     def _resume_events(self) -> list[Event]:
         """The resume handshake, one step along the session table's rows: the history replay
@@ -1537,20 +1541,16 @@ class Agent:
         upd = {"sessionUpdate": "agent_message", "messageId": mid, "_meta": {"acp-model/rated": "helpful"}}
         return [wire.update(self.sid, upd)]
 
-    def _refusal_events(self, add: Any) -> None:
+    def _do_refuse_resume(self, _: Any) -> list[Msg]:
         """Answering a session/resume that cannot succeed (``refusing``): a second one received
         while one is answered, or one a session/close interrupted; an error response, in the
         order they came (it changes no machine: a refused resume leaves the session as it is)."""
-        add(("agent", "refuse_resume", None))
-
-    def _do_refuse_resume(self, _: Any) -> list[Msg]:
         rid, self.refusing = self.refusing[0], self.refusing[1:]
         return [wire.error(rid, wire.INVALID_REQUEST, "session is being resumed or closed")]
 
     # -- doing ---------------------------------------------------------------------------------
     def do(self, name: str, arg: Any) -> list[Msg]:
-        handler = getattr(self, "_do_" + name)
-        out: list[Msg] = handler(arg)
+        out: list[Msg] = getattr(self, "_do_" + name)(arg)
         if self.deviations:
             out = self._deviate(name, out)
         if name != "replay":  # replayed history re-sends known entities: no transition
@@ -2074,12 +2074,9 @@ class Agent:
         else:  # work started next is shown as running after the unknown: no start (``_do_start``)
             self.extras = self.extras | {"ended_unseen"}
         self.ended_output = self.cur_msg or "msg_a_late"
-        self._after_end()
-        return out
-
-    def _after_end(self) -> None:
         self.cur_msg = self.cur_thought = None
         self.turn_outputs = 0
+        return out
 
     def _may_patch_ended(self) -> bool:
         """While idle, a chunk may patch the ended work's agent message where ``model.between``
@@ -2266,49 +2263,22 @@ class Agent:
         self.compactions[cid] = self._fire("compaction", cm.IN_PROGRESS, "start")
         return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
 
-    def _do_compact_chunk(self, cid: str) -> list[Msg]:
-        self.comp_chunks += 1
-        self.compactions[cid] = self._fire("compaction", self.compactions[cid], "summary_chunk")
-        return [wire.compaction_chunk(self.sid, cid, "Kept: the plan. ")]
-
-    def _do_compact_patch(self, cid: str) -> list[Msg]:
-        """A summary patch: ``summary: []`` clears what was streamed (also after the end)."""
-        self.comp_patches += 1
-        self.compactions[cid] = self._fire("compaction", self.compactions[cid], "summary_patch")
-        msg = wire.compaction(self.sid, cid, self._comp_status(cid), [])
-        return [msg]
-
-    def _comp_status(self, cid: str) -> str:
-        st = self.compactions[cid]
-        return CUSTOM_COMPACTION if st == cm.CUSTOM else st
-
-    def _comp_move(self, cid: str, status: str) -> list[Msg]:
-        trig = cm.trigger_for(self.compactions[cid], status)
-        assert trig is not None
-        self.compactions[cid] = self._fire("compaction", self.compactions[cid], trig)
-        return [wire.compaction(self.sid, cid, status)]
-
-    def _do_compact_custom(self, cid: str) -> list[Msg]:
-        self.comp_customs += 1
-        return self._comp_move(cid, CUSTOM_COMPACTION)
-
-    def _do_compact_progress(self, cid: str) -> list[Msg]:
-        return self._comp_move(cid, cm.IN_PROGRESS)
-
-    def _do_compact_fail(self, cid: str) -> list[Msg]:
-        out = self._comp_move(cid, cm.FAILED)
-        self.history.append(out[0])
-        return out
-
-    def _do_compact_cancel(self, cid: str) -> list[Msg]:
-        out = self._comp_move(cid, cm.CANCELLED)
-        self.history.append(out[0])
-        return out
-
-    def _do_compact_end(self, cid: str) -> list[Msg]:
-        self.compactions[cid] = self._fire("compaction", self.compactions[cid], "complete")
-        msg = wire.compaction(self.sid, cid, "completed", [wire.text("Summary of earlier turns")])
-        self.history.append(msg)
+    def _compact(self, cid: str, trigger: str) -> list[Msg]:
+        """A compaction move (``_COMPACTION_ACTIONS``): a summary chunk, a summary patch
+        (``summary: []`` clears what was streamed, also after the end), or a status (the
+        ended ones are retained history)."""
+        bound = _COMPACTION_BOUNDS.get(trigger)
+        if bound is not None:
+            setattr(self, bound, getattr(self, bound) + 1)
+        st = self.compactions[cid] = self._fire("compaction", self.compactions[cid], trigger)
+        if trigger == "summary_chunk":
+            return [wire.compaction_chunk(self.sid, cid, "Kept: the plan. ")]
+        if trigger == "summary_patch":
+            return [wire.compaction(self.sid, cid, CUSTOM_COMPACTION if st == cm.CUSTOM else st, [])]
+        summary = [wire.text("Summary of earlier turns")] if trigger == "complete" else None
+        msg = wire.compaction(self.sid, cid, _COMPACTION_STATUS[trigger], summary)
+        if trigger in _ENDS_COMPACTION:
+            self.history.append(msg)
         return [msg]
 
     def _do_notice(self, _: Any) -> list[Msg]:
@@ -2383,3 +2353,5 @@ class Agent:
 
 
 _copy_slots = _slot_copier(Agent.__slots__)
+for _move, _trigger in _COMPACTION_ACTIONS.items():  # ``_do_compact_chunk`` ... : ``_compact``
+    setattr(Agent, f"_do_{_move}", partialmethod(Agent._compact, trigger=_trigger))
