@@ -1610,25 +1610,30 @@ class Agent:
         p = self.prompts[rid]
         return [wire.result(rid, {"messageId": p[1]})]
 
+    def _refuse(self, rid: int, trigger: str, code: int, text: str) -> list[Msg]:
+        """An error answer to prompt ``rid``: the prompt table's ``reject`` (never only because
+        work is active: guard ``busy_only`` false; ``own_reason``: the reading
+        ``rejected-after-cancel-request``) or ``withdraw``."""
+        own = self.prompt_ctx[0]["own_reason"]
+        self._prompt_fire(
+            rid, trigger, **{"busy_only": False, "own_reason": own} if trigger == "reject" else {}
+        )
+        return [wire.error(rid, code, text)]
+
     def _do_reject(self, rid: int) -> list[Msg]:
-        own = self._reading("rejected-after-cancel-request", "own-reason")
-        self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
-        return [wire.error(rid, wire.INVALID_PARAMS, "prompt rejected")]
+        return self._refuse(rid, "reject", wire.INVALID_PARAMS, "prompt rejected")
 
     def _do_reject_hook(self, rid: int) -> list[Msg]:
         """``busy-refusal=may-have-other-reason``: while work is active, a hook of the Agent refuses
         a well-formed prompt with -32600 (feature ``hook_refusal``, once per run): a reason of its own, not
         the active work (the prompt table's guard busy_only is false)."""
         self.extras = self.extras | {"hook_refused"}
-        own = self._reading("rejected-after-cancel-request", "own-reason")
-        self._prompt_fire(rid, "reject", busy_only=False, own_reason=own)
-        return [wire.error(rid, wire.INVALID_REQUEST, "refused by a hook")]
+        return self._refuse(rid, "reject", wire.INVALID_REQUEST, "refused by a hook")
 
     def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
         """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the
         answer of a covered prompt with unadvertised content (-32602)."""
-        self._prompt_fire(rid, "withdraw")
-        return [wire.error(rid, wire.INVALID_PARAMS, "unsupported prompt content")]
+        return self._refuse(rid, "withdraw", wire.INVALID_PARAMS, "unsupported prompt content")
 
     def _do_synthetic_user(self, announce: str | None) -> list[Msg]:
         """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
@@ -1668,8 +1673,7 @@ class Agent:
         return [self._snapshot_now()]
 
     def _do_withdraw(self, rid: int) -> list[Msg]:
-        self._prompt_fire(rid, "withdraw")
-        return [wire.error(rid, wire.REQUEST_CANCELLED, "request cancelled")]
+        return self._refuse(rid, "withdraw", wire.REQUEST_CANCELLED, "request cancelled")
 
     def _do_user_message(self, rid: int) -> list[Msg]:
         _put(self.prompts, rid, 2, True)
@@ -1679,14 +1683,9 @@ class Agent:
         return [msg]
 
     def _do_user_chunks(self, rid: int) -> list[Msg]:
-        _put(self.prompts, rid, 2, True)
-        p = self.prompts[rid]
-        msgs = [
-            wire.chunk("user_message_chunk", self.sid, p[1], wire.text("prompt ")),
-            wire.chunk("user_message_chunk", self.sid, p[1], wire.text(str(rid))),
-        ]
-        self.history.append(wire.message("user_message", self.sid, p[1], [wire.text(f"prompt {rid}")]))
-        return msgs
+        self._do_user_message(rid)  # reported, and retained whole
+        mid = self.prompts[rid][1]
+        return [wire.chunk("user_message_chunk", self.sid, mid, wire.text(t)) for t in ("prompt ", str(rid))]
 
     def _mark_handled(self) -> None:
         for rid in self.order:
@@ -1717,10 +1716,7 @@ class Agent:
         # started by the Agent itself (model.between OWN_USER_MESSAGE)
         initiated = self.followup and self.between.own_work(self._uninserted(), self._inserted_waiting())
         self._count_hook(followup_may_start=True)
-        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
-        self.real = fgm.RUNNING
-        self.turn_outputs = 0
-        self.cur_msg = self.cur_thought = None
+        self._begin(fgm.RUNNING, initiated)
         self.followup = False
         self._mark_handled()
         if unseen is not None:  # not observed: the state reported stays as it is (``_unseen``)
@@ -1732,14 +1728,17 @@ class Agent:
 
     def _do_start_blocked(self, _: Any) -> list[Msg]:
         self._count_hook(followup_may_start=False)
-        self.extras = self.extras - {"initiated"}
-        self.real = fgm.REQUIRES_ACTION
+        self._begin(fgm.REQUIRES_ACTION, initiated=False)
+        self._mark_handled()
+        return self._do_tool_ask(None)
+
+    def _begin(self, state: str, initiated: bool) -> None:
+        """Foreground work starts in ``state``, a new interval of output; ``initiated``: work the
+        Agent started itself (``model.between`` OWN_USER_MESSAGE)."""
+        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
+        self.real = state
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
-        self._mark_handled()
-        out = self._new_tool(ask=True)
-        out.append(self._report(fgm.REQUIRES_ACTION))
-        return out
 
     def _output(self) -> None:
         """Model output: the foreground table's ``output`` from the reported state (custom states
@@ -1794,16 +1793,9 @@ class Agent:
         self.tools_started += 1
         tid = f"tc_{self.tools_started}"
         out = [wire.tool_call(self.sid, tid, "pending", title="Edit file", kind="edit")]
-        perm_rid = None
-        if ask:
-            self.perms_started += 1
-            self.extras = self.extras | {"asked"}
-            perm_rid = f"{self.requests}{self.perms_started}"
-            self.perms[perm_rid] = (pm.PENDING, tid)
-            out.append(wire.request_permission(perm_rid, self.sid, tid))
-        self.tools[tid] = (tcm.PENDING, False, perm_rid)
+        self.tools[tid] = (tcm.PENDING, False, None)
         self.history.append(out[0])
-        return out
+        return [*out, *self._do_bg_ask(tid)] if ask else out
 
     def _do_tool(self, _: Any) -> list[Msg]:
         return self._new_tool(ask=False)
@@ -1852,7 +1844,8 @@ class Agent:
         return [wire.update(self.sid, {"sessionUpdate": "plan_removed", "planId": "plan_1"})]
 
     def _do_bg_ask(self, tid: str) -> list[Msg]:
-        """A permission request for background work: the foreground state does not change."""
+        """A permission request for tool call ``tid`` (the move: of background work, the
+        foreground state does not change)."""
         self.perms_started += 1
         self.extras = self.extras | {"asked"}
         rid = f"{self.requests}{self.perms_started}"
@@ -2248,12 +2241,7 @@ class Agent:
     def _do_bg_unlist_followup(self, key: tuple[str, str]) -> list[Msg]:
         """Known follow-up work is reported with the removal: running in the same snapshot."""
         self._unlist(key)
-        self.real = fgm.RUNNING
-        self.turn_outputs = 0
-        self.cur_msg = self.cur_thought = None
-        # work the Agent started itself (model.between OWN_USER_MESSAGE)
-        initiated = self.between.own_work(self._uninserted(), self._inserted_waiting())
-        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
+        self._begin(fgm.RUNNING, self.between.own_work(self._uninserted(), self._inserted_waiting()))
         return [self._report(fgm.RUNNING)]
 
     # compaction
