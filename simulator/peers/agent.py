@@ -644,13 +644,18 @@ class Agent:
         return self.session == "open"
 
     # -- receiving -----------------------------------------------------------------------------
-    def _start_cancelling(self) -> None:
-        """A session/cancel or session/close reached active work. When it came while the
+    def _start_cancelling(self, trigger: str) -> None:
+        """A session/cancel (``trigger`` cover) or session/close (close) reached the prompts (the
+        prompt table says what it means in each state) and any active work. When it came while the
         reported state was unknown or unrecognized (``unobserved``), the Agent could not see the
         work at the time: it may have ended on its own, unobserved, before the cancel took effect
         (unknown: "actual loss of observability", Session states), so the work may still end with
         its own stop reason (``model.between`` confirming_idle asks for cancelled only after a
         cancel received while work was reported active)."""
+        for rid in self.order:
+            self._prompt_fire(rid, trigger)
+        if self.real == fgm.IDLE:
+            return
         if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION):  # this one covers work it saw
             self.extras = self.extras - {"unobserved"}
         elif not self.cancelling:
@@ -674,10 +679,7 @@ class Agent:
                 self._breach(d.rule)  # taken as covered by the cancel still being carried out
                 self._prompt_fire(rid, d.trigger)
         elif method == "session/cancel":
-            for rid in self.order:  # the prompt table says what a cancel means in each state
-                self._prompt_fire(rid, "cover")
-            if self.real != fgm.IDLE:
-                self._start_cancelling()
+            self._start_cancelling("cover")
         elif method == "$/cancel_request":
             rid = msg["params"]["requestId"]
             if rid in self.prompts:
@@ -687,10 +689,7 @@ class Agent:
             self.session = self.specs["session"].fire(self.session, "close")
             if self.resume_rid is not None:  # closed during the resume: it cannot succeed now
                 self.refusing, self.resume_rid = (*self.refusing, self.resume_rid), None
-            for rid in self.order:  # the prompt table says what a close means in each state
-                self._prompt_fire(rid, "close")
-            if self.real != fgm.IDLE:
-                self._start_cancelling()
+            self._start_cancelling("close")
         elif method == "session/resume":
             self.session = self.specs["session"].fire(self.session, "resume")
             if self.resume_rid is not None:  # a second resume: this handshake goes on
@@ -1138,15 +1137,20 @@ class Agent:
         call that may go on after the idle). Not a rule but this Agent's own behaviour: work that
         waits on the user's answer (``_blocked``) does not end on its own; it may fail or be
         cancelled."""
+        return not self._owes_before_idle(stopping=False) and not self._blocked()
+
+    def _owes_before_idle(self, stopping: bool) -> bool:
+        """``model.between`` owed_before_idle for an end_turn idle now: the live tool calls that
+        may not carry on past it (``may_carry_on``), besides the unapproved ones a ``stop``
+        cancels (``stopping``), the unreported user messages, the unlisted background work."""
         carry = self.rd["tool-updates-after-idle"]
         live = [
             t
             for t in self._fg_tools_live()
-            if not self.between.may_carry_on(self.tools[t][0], fgm.END_TURN, self.cancelling, carry)
+            if not (stopping and _unapproved(self.tools[t]))
+            and not self.between.may_carry_on(self.tools[t][0], fgm.END_TURN, self.cancelling, carry)
         ]
-        if self.between.owed_before_idle(live, self._unreported(), self._unlisted_work()):
-            return False
-        return not self._blocked()
+        return self.between.owed_before_idle(live, self._unreported(), self._unlisted_work())
 
     def _stop_events(self, add: Any) -> None:
         """The Agent stops its work on its own while it waits on the user or after a refusal:
@@ -1162,16 +1166,8 @@ class Agent:
             "stop" not in self.cfg.features
             or not any(_unapproved(t) for t in self.tools.values())
             or any(e[0] in em.BLOCKING for e in self.elicits.values())
+            or self._owes_before_idle(stopping=True)
         ):
-            return
-        carry = self.rd["tool-updates-after-idle"]
-        live = [
-            t
-            for t in self._fg_tools_live()
-            if not _unapproved(self.tools[t])
-            and not self.between.may_carry_on(self.tools[t][0], fgm.END_TURN, self.cancelling, carry)
-        ]
-        if self.between.owed_before_idle(live, self._unreported(), self._unlisted_work()):
             return
         add(("agent", "stop", fgm.END_TURN))
         if "fail" in self.cfg.features:
@@ -1182,8 +1178,7 @@ class Agent:
         out: list[Msg] = []
         for tid, t in self.tools.items():
             if _unapproved(t):
-                _put(self.tools, tid, 0, self._fire("tool_call", t[0], "cancel"))
-                out.append(wire.tool_call(self.sid, tid, tcm.CANCELLED))
+                out.append(self._tool_update(tid, "cancel"))
         return out + self._settle_end(reason, seen=seen)
 
     def _ends_unseen(self) -> bool:
@@ -1659,8 +1654,7 @@ class Agent:
     def _do_carried_done(self, tid: str) -> list[Msg]:
         """``tool-updates-after-idle=background``: a tool call that carried on after the idle
         ends as independent work."""
-        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], "complete"))
-        return [wire.tool_call(self.sid, tid, "completed")]
+        return [self._tool_update(tid, "complete")]
 
     def _do_bg_adopt(self, key: tuple[str, str]) -> list[Msg]:
         """``waited-on-background=becomes-foreground``: foreground work starts waiting on a listed
@@ -1949,13 +1943,8 @@ class Agent:
         approved: ``receive``) fails instead, this Agent's fallback."""
         t = self.tools[tid]
         if len(t) > 3 and t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
-            _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "fail"))
-            return [wire.tool_call(self.sid, tid, "failed")]
-        _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
-        return [
-            wire.tool_call(self.sid, tid, "in_progress"),
-            wire.tool_content_chunk(self.sid, tid, "working"),
-        ]
+            return [self._tool_update(tid, "fail")]
+        return [self._tool_update(tid, "run"), wire.tool_content_chunk(self.sid, tid, "working")]
 
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
@@ -1963,15 +1952,19 @@ class Agent:
         self._breach(
             self.between.late_answer("elicitation" if self.tools[tid][-1] == "late-e" else "permission").rule
         )
-        t = self.tools[tid][:-1]
-        self.tools[tid] = t
-        _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], "run"))
-        return [wire.tool_call(self.sid, tid, "in_progress")]
+        self.tools[tid] = self.tools[tid][:-1]
+        return [self._tool_update(tid, "run")]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
-        _put(self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], "complete"))
-        content = [{"type": "content", "content": wire.text("done")}]
-        return [wire.tool_call(self.sid, tid, "completed", content=content)]
+        return [
+            self._tool_update(tid, "complete", content=[{"type": "content", "content": wire.text("done")}])
+        ]
+
+    def _tool_update(self, tid: str, trigger: str, **fields: Any) -> Msg:
+        """Tool call ``tid`` moved by ``trigger``: the update reporting its new status."""
+        status = self._fire("tool_call", self.tools[tid][0], trigger)
+        _put(self.tools, tid, 0, status)
+        return wire.tool_call(self.sid, tid, status, **fields)
 
     def _do_end(self, reason: Any) -> list[Msg]:
         reason, seen = _seen(reason)
@@ -2001,9 +1994,8 @@ class Agent:
         ``seen``: the work ends unobserved, the state reported stays as it is, ``_ends_unseen``)."""
         out: list[Msg] = []
         confirms = reason in self.between.confirming_reasons()
-        final = "cancelled" if confirms else "failed"
         carry = self.rd["tool-updates-after-idle"]
-        trigger = "cancel" if final == "cancelled" else "fail"
+        trigger = "cancel" if confirms else "fail"
         # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
         # an idle that ends work for another reason (its tool calls may carry on, or are owed anyway)
         withheld = (
@@ -2032,8 +2024,7 @@ class Agent:
             if self.between.may_carry_on(t[0], reason, confirms, carry, carry_past_error):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
-            _put(self.tools, tid, 0, self.specs["tool_call"].fire(t[0], trigger))
-            out.append(wire.tool_call(self.sid, tid, final))
+            out.append(self._tool_update(tid, trigger))
         for rid, perm in self.perms.items():
             if perm[0] == pm.PENDING and self.between.ends_with_work(bool(self.tools[perm[1]][1]), confirms):
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
@@ -2205,8 +2196,7 @@ class Agent:
             self._fire("terminal", tm.LIVE, "exit")
             out = [wire.terminal(self.sid, ident, exit_code=0)]
         elif kind == "tool_call":
-            _put(self.tools, ident, 0, self.specs["tool_call"].fire(self.tools[ident][0], "complete"))
-            out = [wire.tool_call(self.sid, ident, "completed")]
+            out = [self._tool_update(ident, "complete")]
         else:
             idle = {"state": "idle", "stopReason": "end_turn", "background": []}
             out = [
@@ -2217,10 +2207,9 @@ class Agent:
         embedding = self.tools.get(tc[1]) if kind == "terminal" else None
         if embedding is not None and embedding[0] in tcm.LIVE:
             # the tool call that embeds the terminal ends with it
-            _put(self.tools, tc[1], 0, self.specs["tool_call"].fire(embedding[0], "complete"))
+            out.append(self._tool_update(tc[1], "complete"))
             if tc in self.items:  # listed with its terminal (may-have-other-work)
                 self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
-            out.append(wire.tool_call(self.sid, tc[1], "completed"))
         if self.items[key] == bgm.DONE:
             self.followup = self._has("followup") and self.real == fgm.IDLE
         return out
