@@ -120,6 +120,8 @@ CUSTOM_COMPACTION = "_deferred"
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 _PROMPT_TRIGGERS = ("hold", "insert", "reject", "withdraw", "answer")
+_INSERTABLE = frozenset(row.source for row in prm.ROWS if row.trigger == "insert")
+"""Prompt states that may still be inserted: those the prompt table has an ``insert`` row from."""
 """The order the Agent offers its moves on a prompt in; which it may take is the prompt table's."""
 _NO_CONTEXT: dict[str, Any] = {}
 _RESTATED = (fgm.END_TURN, fgm.MAX_TOKENS)
@@ -605,9 +607,7 @@ class Agent:
 
     def _oldest_waiting(self) -> int | None:
         """The prompt ``held_in_order`` lets go in next (``model.between``)."""
-        waiting = (
-            r for r in self.order if self.prompts[r][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)
-        )
+        waiting = (r for r in self.order if self.prompts[r][0] in _INSERTABLE)
         found = self.between.oldest_waiting(waiting)
         return found if isinstance(found, int) else None
 
@@ -934,7 +934,7 @@ class Agent:
         if not self.between.may_overtake_held(self.rd["prompt-ahead-of-held"]):
             return False
         before = self.order[: self.order.index(rid)]
-        waiting = [r for r in before if self.prompts[r][0] in (prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED)]
+        waiting = [r for r in before if self.prompts[r][0] in _INSERTABLE]
         return bool(waiting) and all(self.prompts[r][0] != prm.RECEIVED for r in waiting)
 
     def _idle_reading_events(self, add: Any) -> None:
@@ -2104,14 +2104,7 @@ class Agent:
             msgs = [wire.tool_call(self.sid, ident, "in_progress", title="Watch files", kind="execute")]
         else:
             ident = self.child
-            self.child_msg = self._msg_id("msg_s")
-            msgs = [
-                wire.subagent(self.sid, self.child),
-                *self._task("Summarize the logs"),
-                wire.state_update(self.child, "running", []),
-                wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
-                *self._task_links(),
-            ]
+            msgs = [wire.subagent(self.sid, self.child), *self._task("Summarize the logs")]
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
         if with_tool and kind == "terminal":
@@ -2161,32 +2154,22 @@ class Agent:
     def _do_bg_rerun(self, key: tuple[str, str]) -> list[Msg]:
         """A child that finished gets a new task: it reports running, and is listed while it runs."""
         self.reruns += 1
-        self.child_msg = self._msg_id("msg_s")
-        running = [
-            *self._task("Check the logs again"),
-            wire.state_update(self.child, "running", []),
-            wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
-            *self._task_links(),
-        ]
-        return running + self._do_bg_list(key)
+        return self._task("Check the logs again") + self._do_bg_list(key)
 
     def _task(self, text: str) -> list[Msg]:
-        """The task given to the child: the outgoing view in this session and the incoming view in
-        the child's. The two views are independent messages; the Agent gives both the same ID
-        (IDs are scoped to a session) and links them only in a later update (``_task_links``)."""
-        assert self.child_msg is not None
+        """A task given to the child, which runs it: the outgoing view in this session and the
+        incoming view in the child's, independent messages the Agent gives the same new ID (IDs
+        are scoped to a session); the child running; then the two views linked, each naming the
+        other's messageId."""
+        mid = self.child_msg = self._msg_id("msg_s")
         content = [wire.text(text)]
         return [
-            wire.session_message(self.sid, self.child_msg, None, content, recipient=self.child),
-            wire.session_message(self.child, self.child_msg, self.sid, content),
-        ]
-
-    def _task_links(self) -> list[Msg]:
-        """The two views of the task, linked: each names the other's messageId."""
-        assert self.child_msg is not None
-        return [
-            wire.link(self.sid, self.child_msg, "recipientMessageId", self.child_msg),
-            wire.link(self.child, self.child_msg, "senderMessageId", self.child_msg),
+            wire.session_message(self.sid, mid, None, content, recipient=self.child),
+            wire.session_message(self.child, mid, self.sid, content),
+            wire.state_update(self.child, "running", []),
+            wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
+            wire.link(self.sid, mid, "recipientMessageId", mid),
+            wire.link(self.child, mid, "senderMessageId", mid),
         ]
 
     def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
