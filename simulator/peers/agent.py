@@ -160,7 +160,6 @@ class Agent(Freedoms, Deviating):
     def enabled(self) -> list[Event]:
         ev: list[Event] = []
         add = ev.append
-        cfg = self.cfg
         if self.refusing:  # answered before anything else: the window of a refused resume
             add(("agent", "refuse_resume", None))  # holds no other message (``_do_refuse_resume``)
             return ev
@@ -175,7 +174,7 @@ class Agent(Freedoms, Deviating):
             return [("agent", "start_goal", None)] if self._may_start_goal() else []
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
-        features = cfg.features
+        features = self.cfg.features
         open_ = self._open()
         for rid in self.order:
             p = self.prompts[rid]
@@ -214,7 +213,7 @@ class Agent(Freedoms, Deviating):
                         work
                         and "start_blocked" in doing
                         and "permission" in features
-                        and self.perms_started < cfg.permissions
+                        and self._room("permissions")
                     ):
                         add(("agent", "start_blocked", None))
         else:
@@ -230,16 +229,16 @@ class Agent(Freedoms, Deviating):
                 self._compaction_events(add)
         if open_:
             self._synthetic_events(add)
-        if "notice" in features and self.notices < cfg.notices and open_:
+        if "notice" in features and self._room("notices") and open_:
             add(("agent", "notice", None))
-        if "usage" in features and self.usages < cfg.usages and open_:
+        if "usage" in features and self._room("usages") and open_:
             add(("agent", "usage", None))
         # what the state reported may become (what the real one may, when they are the same)
         shown = doing if self.reported == self.real else self._can("foreground", self.reported, self.fg_ctx)
-        if open_ and "unknown" in features and self.losses < cfg.losses and "lose" in shown:
+        if open_ and "unknown" in features and self._room("losses") and "lose" in shown:
             add(("agent", "lose", None))
         custom = "future" in features or "unadvertised" in features
-        future = open_ and custom and self.futures < cfg.futures
+        future = open_ and custom and self._room("futures")
         if future and "future_state" in shown:
             add(("agent", "future_state", None))
         if self.reported != self.real:  # reporting the real state again
@@ -454,19 +453,19 @@ class Agent(Freedoms, Deviating):
         return [wire.chunk("user_message_chunk", self.sid, mid, wire.text(t)) for t in ("prompt ", str(rid))]
 
     def _do_future_state(self, _: Any) -> list[Msg]:
-        self.futures += 1
+        self._use("futures")
         return [self._report(FUTURE_STATE)]
 
     def _do_notice(self, _: Any) -> list[Msg]:
-        self.notices += 1
+        self._use("notices")
         return [wire.notice(self.sid, "warning", "Model request retried")]
 
     def _do_usage(self, _: Any) -> list[Msg]:
-        self.usages += 1
+        self._use("usages")
         return [wire.usage(self.sid, 1200, 200000, 0.01)]
 
     def _do_lose(self, _: Any) -> list[Msg]:
-        self.losses += 1
+        self._use("losses")
         return [self._report(fgm.UNKNOWN)]
 
     def _do_restore(self, _: Any) -> list[Msg]:

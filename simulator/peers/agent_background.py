@@ -23,7 +23,7 @@ from model import terminal as tm
 from model import toolcall as tcm
 from properties.readings import TOOL_WITH_LISTED_TERMINAL
 from simulator.peers import deviations, wire
-from simulator.peers.agent_state import AgentState, Msg, _embedding, _put
+from simulator.peers.agent_state import BOUNDED_COMPACTION, AgentState, Msg, _embedding, _put
 
 CUSTOM_COMPACTION = "_deferred"
 """The custom compaction status the Agent may report (feature ``compaction``)."""
@@ -42,12 +42,6 @@ _COMPACTION_ACTIONS = {
 """The Agent's move making each compaction trigger (in the order it offers them; ``_compact``);
 which ones it may take is the compaction table's (``_can``)."""
 _COMPACTION_MOVE = {trigger: move for move, trigger in _COMPACTION_ACTIONS.items()}
-_COMPACTION_BOUNDS = {
-    "summary_chunk": "comp_chunks",
-    "summary_patch": "comp_patches",
-    "custom_status": "comp_customs",
-}
-"""Triggers made at most once per compaction started, and the counter of each."""
 _COMPACTION_STATUS = {
     "complete": cm.COMPLETED,
     "fail": cm.FAILED,
@@ -65,14 +59,13 @@ class BackgroundWork(AgentState):
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (from running foreground work), list, finalize, remove.
         While the session is closing, live items are finalized and removed (closing stops them)."""
-        cfg = self.cfg
-        features = cfg.features
+        features = self.cfg.features
         if (
             self.session == "open"
             and active
             and self.real == fgm.RUNNING
             and not self.cancelling
-            and self.bg_started < cfg.background
+            and self._room("background")
         ):
             if "terminal" in features:
                 add(("agent", "bg_start", "terminal"))
@@ -117,7 +110,7 @@ class BackgroundWork(AgentState):
             if trigger == "list":
                 if st != bgm.DONE and key not in self.listed:
                     add(("agent", "bg_list", key))
-                elif st == bgm.DONE and self._open() and self.reruns < self.cfg.reruns:
+                elif st == bgm.DONE and self._open() and self._room("reruns"):
                     add(("agent", "bg_rerun", key))  # a detached child gets work again
             elif trigger == "finalize":
                 if not self._awaits_permission(key):
@@ -152,7 +145,7 @@ class BackgroundWork(AgentState):
         if (
             kind == "tool_call"
             and "bg_permission" in features
-            and self.perms_started < self.cfg.permissions
+            and self._room("permissions")
             and ident in self.tools
             and self.tools[ident][2] is None
             and self.session == "open"
@@ -168,12 +161,11 @@ class BackgroundWork(AgentState):
         """Compaction, also while idle: it ends completed, failed, cancelled; a custom status
         (``_``) before or after its end implies no lifecycle; its summary is patched and
         streamed in any status (Session compaction)."""
-        cfg = self.cfg
-        if self.comp_started < cfg.compactions and self._open():
+        if self._room("compactions") and self._open():
             add(("agent", "compact_start", None))
         if not self.compactions:
             return
-        spent = {t: getattr(self, n) >= self.comp_started for t, n in _COMPACTION_BOUNDS.items()}
+        spent = {t: self.used[t] >= self.used["compactions"] for t in BOUNDED_COMPACTION}
         for cid, st in self.compactions.items():
             allowed = self._can("compaction", st)
             for move, trigger in _COMPACTION_ACTIONS.items():
@@ -219,12 +211,12 @@ class BackgroundWork(AgentState):
         ]
 
     def _do_bg_start(self, kind: str) -> list[Msg]:
-        self.bg_started += 1
+        n = self._use("background")
         with_tool = kind == "terminal+tool"  # tool-with-listed-terminal=may-have-other-work
         if with_tool:
             kind = "terminal"
         if kind == "terminal":
-            fresh = f"term_{self.bg_started}"
+            fresh = f"term_{n}"
             ident = self._new_id("terminal", fresh)
             msgs = [wire.terminal(self.sid, ident)]
             reuse = deviations.reused(self.deviations, "terminal")
@@ -233,8 +225,8 @@ class BackgroundWork(AgentState):
             else:
                 self._fire("terminal", tm.LIVE, "start")  # a fresh terminal is live
         elif kind == "tool_call":
-            self.tools_started += 1
-            ident = f"tc_bg_{self.bg_started}"
+            self._use("tool_calls")
+            ident = f"tc_bg_{n}"
             self.tools[ident] = (tcm.IN_PROGRESS, True, None)
             msgs = [wire.tool_call(self.sid, ident, "in_progress", title="Watch files", kind="execute")]
         else:
@@ -243,7 +235,7 @@ class BackgroundWork(AgentState):
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
         if with_tool and kind == "terminal":
-            self.tools_started += 1
+            self._use("tool_calls")
             tid = _embedding(ident)
             self.tools[tid] = (tcm.IN_PROGRESS, True, None)
             msgs.insert(
@@ -264,7 +256,7 @@ class BackgroundWork(AgentState):
         child = {"child": key[0] == "subagent"}
         was = self.items.get(key, bgm.UNANNOUNCED)
         if was == bgm.UNANNOUNCED:
-            self.bg_started += 1
+            self._use("background")
         self.items[key] = self._fire("background_item", was, "list", child)
         self.bg_reported = True
         extra: list[tuple[str, str]] = [key]
@@ -279,7 +271,7 @@ class BackgroundWork(AgentState):
 
     def _do_bg_rerun(self, key: tuple[str, str]) -> list[Msg]:
         """A child that finished gets a new task: it reports running, and is listed while it runs."""
-        self.reruns += 1
+        self._use("reruns")
         return self._task("Check the logs again") + self._do_bg_list(key)
 
     def _task(self, text: str) -> list[Msg]:
@@ -343,8 +335,7 @@ class BackgroundWork(AgentState):
         return [self._report(fgm.RUNNING)]
 
     def _do_compact_start(self, _: Any) -> list[Msg]:
-        self.comp_started += 1
-        cid = f"cmp_{self.comp_started}"
+        cid = f"cmp_{self._use('compactions')}"
         self.compactions[cid] = self._fire("compaction", cm.IN_PROGRESS, "start")
         return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
 
@@ -352,9 +343,8 @@ class BackgroundWork(AgentState):
         """A compaction move (``_COMPACTION_ACTIONS``): a summary chunk, a summary patch
         (``summary: []`` clears what was streamed, also after the end), or a status (the
         ended ones are retained history)."""
-        bound = _COMPACTION_BOUNDS.get(trigger)
-        if bound is not None:
-            setattr(self, bound, getattr(self, bound) + 1)
+        if trigger in BOUNDED_COMPACTION:
+            self._use(trigger)
         st = self.compactions[cid] = self._fire("compaction", self.compactions[cid], trigger)
         if trigger == "summary_chunk":
             return [wire.compaction_chunk(self.sid, cid, "Kept: the plan. ")]

@@ -73,8 +73,8 @@ class Deviating(AgentState):
             # not the subagent child (its list follows its state), and the next terminal while
             # one may start: unannounced
             found = [(key, st) for key, st in self.items.items() if key[0] != "subagent"]
-            if self.bg_started < self.cfg.background and "terminal" in self.cfg.features:
-                found.append((("terminal", f"term_{self.bg_started + 1}"), bgm.UNANNOUNCED))
+            if self._room("background") and "terminal" in self.cfg.features:
+                found.append((("terminal", f"term_{self.used['background'] + 1}"), bgm.UNANNOUNCED))
             return found
         raise ValueError(f"no entities of {machine!r}")
 

@@ -27,7 +27,7 @@ from model import toolcall as tcm
 from properties.observe import entity_step
 from properties.variants import rules_of, tables_of
 from simulator.peers import deviations, wire
-from simulator.peers.config import Config, elicitation_modes
+from simulator.peers.config import AGENT_BUDGETS, Config, elicitation_modes
 
 MAIN = "sess_1"
 _MSG_PREFIX = {"user_message": "msg_u", "agent_message": "msg_a", "agent_thought": "msg_t"}
@@ -37,6 +37,8 @@ CHILD = "sess_2"
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 
+BOUNDED_COMPACTION = ("summary_chunk", "summary_patch", "custom_status")
+"""Compaction triggers made at most once per compaction started (each counted in ``used``)."""
 CUSTOM_STOP = "_handed_off"
 """The custom stop reason the Agent may use (feature ``custom_stop``)."""
 FUTURE_STOP = "handed_off"
@@ -90,43 +92,32 @@ class AgentState:
         "allowed",
         "between",
         "bg_reported",
-        "bg_started",
         "cancelling",
         "cfg",
         "child",
         "child_msg",
         "close_rids",
-        "comp_chunks",
-        "comp_customs",
-        "comp_patches",
-        "comp_started",
         "compactions",
         "cur_msg",
         "cur_thought",
         "deviations",
         "elicit_modes",
         "elicits",
-        "elicits_started",
         "ended_output",
         "entities",
         "extras",
         "fg_ctx",
         "followup",
-        "futures",
         "history",
-        "hooks_run",
         "items",
         "last_stop",
         "listed",
-        "losses",
         "marks",
         "misread",
         "next_msg",
         "next_plan",
-        "notices",
         "order",
         "perms",
-        "perms_started",
         "prompt_ctx",
         "prompts",
         "rd",
@@ -135,17 +126,14 @@ class AgentState:
         "replay",
         "reported",
         "requests",
-        "reruns",
         "resume_rid",
         "session",
         "sid",
         "specs",
-        "tool_updates",
         "tools",
-        "tools_started",
         "turn_outputs",
         "unapplied",
-        "usages",
+        "used",
     )
 
     def __init__(
@@ -195,35 +183,20 @@ class AgentState:
         self.cur_msg: str | None = None  # agent_message being streamed in this interval
         self.cur_thought: str | None = None
         self.tools: dict[str, tuple[Any, ...]] = {}  # id -> (status, background?, permission rid)
-        self.tools_started = 0
         self.perms: dict[str, tuple[Any, ...]] = {}  # rid -> (permission state, tool call id)
-        self.perms_started = 0
         # rid -> (elicitation state, mode, elicitationId, accepted in URL mode, completion sent)
         self.elicits: dict[str, tuple[Any, ...]] = {}
-        self.elicits_started = 0
         self.elicit_modes: tuple[str, ...] = elicitation_modes(cfg)
         """The elicitation modes the Client advertised (feature ``elicitation``: both; the served
         agent reads them from the Client's initialize)."""
         self.items: dict[tuple[str, str], str] = {}  # (kind, id) -> background machine state
         self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
         self.bg_reported = False
-        self.bg_started = 0
-        self.reruns = 0  # times a finished child got new work
         self.compactions: dict[str, str] = {}
-        self.comp_started = 0
-        self.comp_chunks = 0
-        self.comp_patches = 0
-        self.comp_customs = 0
-        self.futures = 0
-        self.tool_updates = 0
         self.extras: frozenset[str] = frozenset()  # one-off updates sent (feature ``extras``)
         self.child_msg: str | None = None  # the child's incoming session_message ID
-        self.notices = 0
-        self.usages = 0
-        self.losses = 0
         self.cancelling = False
         self.followup = False
-        self.hooks_run = 0  # foreground intervals started for hook work (bounded by cfg.hooks)
         self.session = sm.OPEN
         self.close_rids: tuple[Any, ...] = ()  # session/close requests to answer once closed
         self.resume_rid: int | None = None
@@ -236,6 +209,10 @@ class AgentState:
         self.next_plan = 0
         self.ahead: tuple[str, str] | None = None  # (type, ID) given by an update sent ahead (Also.reserve)
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
+        self.used = dict.fromkeys((*AGENT_BUDGETS, "reruns", *BOUNDED_COMPACTION), 0)
+        """How many of each thing the Agent started or did, by its bound (``Config``: the per-run
+        budgets, ``reruns``; a compaction's summary chunks, patches and custom statuses, each
+        at most one per compaction started): ``_room``, ``_use``."""
         self.entities: dict[tuple[str, str], str] = {}
         """(session, entity key) -> entity table state of every entity the Agent sent an update
         or chunk of (``_entity_steps``; not in the snapshot: no choice reads it)."""
@@ -252,32 +229,25 @@ class AgentState:
         new.compactions = dict(self.compactions)
         new.history = list(self.history)
         new.entities = dict(self.entities)
+        new.used = dict(self.used)
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
         return (
             self.real,
             self.reported,
+            tuple(self.used.values()),
             tuple(self.prompts.items()),  # in receive order (``order``)
             self.next_msg,
             self.turn_outputs,
             self.cur_msg,
             self.cur_thought,
             tuple(sorted(self.tools.items())) if self.tools else (),
-            self.tools_started,
             tuple(sorted(self.perms.items())) if self.perms else (),
-            self.perms_started,
             tuple(sorted(self.items.items())) if self.items else (),
             self.listed,
             self.bg_reported,
-            self.bg_started,
-            self.reruns,
             tuple(sorted(self.compactions.items())) if self.compactions else (),
-            self.comp_started,
-            self.comp_chunks,
-            self.notices,
-            self.usages,
-            self.losses,
             self.cancelling,
             self.followup,
             self.session,
@@ -286,25 +256,29 @@ class AgentState:
             self.replay,
             len(self.history),
             self.ended_output,
-            self.hooks_run,
             self.ahead,
-            self.comp_patches,
-            self.comp_customs,
-            self.futures,
-            self.tool_updates,
             self.extras,
             self.child_msg,
             self.marks,
             self.last_stop,
             self.refusing,
             tuple(sorted(self.elicits.items())) if self.elicits else (),
-            self.elicits_started,
         )
 
     def _breach(self, rule: str) -> None:
         """A fault made the move being done break ``rule`` (a breach marker; see the docstring)."""
         if rule not in self.marks:
             self.marks = (*self.marks, rule)
+
+    def _room(self, bound: str) -> bool:
+        """One more of what ``Config.<bound>`` bounds may happen (``used``)."""
+        limit: int = getattr(self.cfg, bound)
+        return self.used[bound] < limit
+
+    def _use(self, bound: str) -> int:
+        """One more of what ``bound`` bounds happens: its number (``used``)."""
+        n = self.used[bound] = self.used[bound] + 1
+        return n
 
     def _has(self, feature: str) -> bool:
         return feature in self.cfg.features

@@ -54,7 +54,7 @@ class ForegroundWork(BackgroundWork):
 
     def _hook_possible(self) -> bool:
         """Hook work may start: a prompt waits for insertion, within the ``hooks`` bound."""
-        return self._has("hook") and self.hooks_run < self.cfg.hooks and self._oldest_waiting() is not None
+        return self._has("hook") and self._room("hooks") and self._oldest_waiting() is not None
 
     def _count_hook(self, followup_may_start: bool) -> None:
         """Called as foreground work starts: count it as hook work when only a waiting prompt
@@ -63,7 +63,7 @@ class ForegroundWork(BackgroundWork):
         if followup_may_start and self.followup:
             return
         if not self._inserted_waiting() and self._hook_possible():
-            self.hooks_run += 1
+            self._use("hooks")
 
     def _active_events(self, add: Any, doing: frozenset[str]) -> None:
         """Active work's moves: the foreground table's rows from the state the work is really in
@@ -75,8 +75,7 @@ class ForegroundWork(BackgroundWork):
         on (``_blocked``), and work it is cancelling starts no new output, tool call, background
         work or elicitation (a freedom CANCEL-13 gives that it does not take).
         ``doing``: the foreground table's agent triggers from the state the work is in."""
-        cfg = self.cfg
-        features = cfg.features
+        features = self.cfg.features
         blocked = self._blocked()
         producing = "output" in doing
         if (
@@ -88,21 +87,21 @@ class ForegroundWork(BackgroundWork):
         ):
             add(("agent", "pending_say", None))  # once per run
         if producing and not self.cancelling:
-            if self.turn_outputs < cfg.outputs:
+            if self.turn_outputs < self.cfg.outputs:
                 add(("agent", "say", None))
                 if "thought" in features:
                     add(("agent", "think", None))
                 if "plan" in features:
                     add(("agent", "plan", None))
-            if self.tools_started < cfg.tool_calls:
+            if self._room("tool_calls"):
                 add(("agent", "tool", None))
-                if "permission" in features and self.perms_started < cfg.permissions:
+                if "permission" in features and self._room("permissions"):
                     add(("agent", "tool_ask", None))
                     if "multi_request" in features:
                         add(("agent", "tool_ask_running", None))
             if "plan" in self.extras and "plan_removed" not in self.extras:
                 add(("agent", "plan_removed", None))
-            if self.elicits_started < cfg.elicitations:
+            if self._room("elicitations"):
                 for mode in em.MODES:  # ``model.between`` ADVERTISED_MODES
                     if self.between.mode_advertised(mode, self.elicit_modes) or not self._applies(
                         bw.ADVERTISED_MODES.rule
@@ -116,7 +115,7 @@ class ForegroundWork(BackgroundWork):
                 add(("agent", "block", None))
         if producing:
             self._tool_events(add, "pause" in features)
-        if self.real != fgm.IDLE and "pause" in features and self.tool_updates < cfg.tool_updates:
+        if self.real != fgm.IDLE and "pause" in features and self._room("tool_updates"):
             for tid, t in self.tools.items():
                 if not t[1]:
                     add(("agent", "tool_content", (tid, True)))
@@ -400,8 +399,7 @@ class ForegroundWork(BackgroundWork):
         return [wire.plan(self.sid, "plan_1", self.next_plan)]
 
     def _new_tool(self, ask: bool) -> list[Msg]:
-        self.tools_started += 1
-        tid = f"tc_{self.tools_started}"
+        tid = f"tc_{self._use('tool_calls')}"
         out = [wire.tool_call(self.sid, tid, "pending", title="Edit file", kind="edit")]
         self.tools[tid] = (tcm.PENDING, False, None)
         self.history.append(out[0])
@@ -439,7 +437,7 @@ class ForegroundWork(BackgroundWork):
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
         """Content of a tool call, live or final: replaced by an update, appended by a chunk."""
         tid, replace = arg
-        self.tool_updates += 1
+        self._use("tool_updates")
         status = self.tools[tid][0]
         if replace:
             _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "replace_content"))
@@ -456,9 +454,8 @@ class ForegroundWork(BackgroundWork):
     def _do_bg_ask(self, tid: str) -> list[Msg]:
         """A permission request for tool call ``tid`` (the move: of background work, the
         foreground state does not change)."""
-        self.perms_started += 1
         self.extras = self.extras | {"asked"}
-        rid = f"{self.requests}{self.perms_started}"
+        rid = f"{self.requests}{self._use('permissions')}"
         self.perms[rid] = (pm.PENDING, tid)
         _put(self.tools, tid, 2, rid)
         return [wire.request_permission(rid, self.sid, tid)]
@@ -472,15 +469,14 @@ class ForegroundWork(BackgroundWork):
         foreground state; the work is blocked from now on (``_blocked``: ``block`` reports it)."""
         if not self.between.mode_advertised(mode, self.elicit_modes):  # a seeded bug: Unchecked
             self._breach(bw.ADVERTISED_MODES.rule)
-        self.elicits_started += 1
         self.extras = self.extras | {"asked"}
-        rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self.elicits_started}"
+        rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self._use('elicitations')}"
         eid = f"{rid}_url"
         out: list[Msg] = []
         tid = None
         if not self._applies(bw.LATE_ANSWERS_IGNORED.rule):  # (a seeded bug: for a tool call it runs late)
             out = self._new_tool(ask=False)
-            tid = f"tc_{self.tools_started}"
+            tid = f"tc_{self.used['tool_calls']}"
         self.elicits[rid] = (em.PENDING, mode, eid, False, False, tid)
         return [*out, wire.elicitation_create(rid, self.sid, mode, eid, tid)]
 
