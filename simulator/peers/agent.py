@@ -103,7 +103,11 @@ class Agent(Freedoms, Deviating):
             during = self.real != fgm.IDLE and not self.between.steer
             self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid, during)
             self.order.append(rid)
-            for d in deviations.stretched(self.deviations, "prompt") if self.cancelling else ():
+            for d in (
+                deviations.matching(self.deviations, deviations.Stretch, machine="prompt")
+                if self.cancelling
+                else ()
+            ):
                 self._breach(d.rule)  # taken as covered by the cancel still being carried out
                 self._prompt_fire(rid, d.trigger)
         elif method == "session/cancel":
@@ -374,7 +378,9 @@ class Agent(Freedoms, Deviating):
             ev.append(("agent", move, None))
             if "snapshot" in synced:
                 ev.append(("agent", move, "again"))  # the snapshot repeated before the response
-        early = deviations.forced(self.deviations, "session", sm.RESUMING)
+        early = deviations.matching(
+            self.deviations, deviations.Forbidden, machine="session", source=sm.RESUMING
+        )
         if early or "resumed" in can("session", sm.RESUMING):
             ev.append(("agent", "resume_early", None))
         return ev
@@ -480,7 +486,7 @@ class Agent(Freedoms, Deviating):
     def _replayed(self) -> list[Msg]:
         """The retained history: the messages themselves, or copies when a seeded bug rewrites the
         replay's messages (the live ones stay as they were sent)."""
-        if self.deviations and deviations.rewrites(self.deviations, "replay"):
+        if self.deviations and deviations.matching(self.deviations, deviations.Rewrite, action="replay"):
             return copy.deepcopy(self.history)
         return list(self.history)
 

@@ -219,9 +219,9 @@ class BackgroundWork(AgentState):
             fresh = f"term_{n}"
             ident = self._new_id("terminal", fresh)
             msgs = [wire.terminal(self.sid, ident)]
-            reuse = deviations.reused(self.deviations, "terminal")
-            if ident != fresh and reuse is not None:  # an exited terminal's ID: it starts over
-                msgs[0]["params"]["update"].update(copy.deepcopy(dict(reuse.reset)))
+            reuse = deviations.matching(self.deviations, deviations.Reuse, kind="terminal")
+            if ident != fresh and reuse:  # an exited terminal's ID: it starts over
+                msgs[0]["params"]["update"].update(copy.deepcopy(dict(reuse[0].reset)))
             else:
                 self._fire("terminal", tm.LIVE, "start")  # a fresh terminal is live
         elif kind == "tool_call":

@@ -119,14 +119,14 @@ class Deviating(AgentState):
 
     def _deviate(self, name: str, out: list[Msg]) -> list[Msg]:
         """The seeded bugs' changes to what move ``name`` sends (rewritten, copied, added)."""
-        for r in deviations.rewrites(self.deviations, name):
+        for r in deviations.matching(self.deviations, deviations.Rewrite, action=name):
             for msg in out:
                 if deviations.rewrite(msg, r) and not (r.unless and self._has(r.unless)):
                     self._breach(r.rule)
         out, broken = deviations.copied(self.deviations, name, out)
         for rule in broken:
             self._breach(rule)
-        for a in deviations.also(self.deviations, name):
+        for a in deviations.matching(self.deviations, deviations.Also, action=name):
             if a.rule not in self.marks:
                 self._breach(a.rule)
                 update = copy.deepcopy(dict(a.update))

@@ -156,8 +156,8 @@ class AgentState:
         self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
         self.between = rules_of(cfg.variant)  # the rules between machines (``model.between``)
         self.allowed = self.between.allowed_types(())  # it advertises no prompt capability
-        self.misread = deviations.misreads(self.deviations)
-        self.unapplied = deviations.unchecked(self.deviations)
+        self.misread = {d.reading: d for d in deviations.matching(self.deviations, deviations.Misread)}
+        self.unapplied = frozenset(d.rule for d in deviations.matching(self.deviations, deviations.Unchecked))
         self.rd: dict[str, str] = {
             **cfg.reading_map(),
             **{name: d.alternative for name, d in self.misread.items()},
@@ -308,8 +308,7 @@ class AgentState:
         if self.ahead is not None and self.ahead[0] == kind:
             given, self.ahead = self.ahead[1], None
             return given
-        reuse = deviations.reused(self.deviations, kind) if self.deviations else None
-        if reuse is not None:
+        for reuse in deviations.matching(self.deviations, deviations.Reuse, kind=kind):
             earlier = self._done_ids(kind)
             if earlier:
                 self._breach(reuse.rule)
@@ -372,7 +371,7 @@ class AgentState:
         moves are written for it), and the breach is still marked (the checker sets it aside)."""
         spec = self.specs[machine]
         ctx = ctx or {}
-        for d in deviations.forced(self.deviations, machine, state) if self.deviations else ():
+        for d in deviations.matching(self.deviations, deviations.Forbidden, machine=machine, source=state):
             if d.trigger != trigger:
                 continue
             ctx = {**ctx, **d.ctx}  # the faulty Agent's reason

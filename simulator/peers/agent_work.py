@@ -570,15 +570,15 @@ class ForegroundWork(BackgroundWork):
         trigger = "cancel" if confirms else "fail"
         # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
         # an idle that ends work for another reason (its tool calls may carry on, or are owed anyway)
-        withheld = (
-            deviations.withholding(self.deviations, "tool_call", trigger)
-            if self.deviations and (confirms or reason == fgm.ERROR)
-            else None
-        )
+        withheld = [
+            d
+            for d in deviations.matching(self.deviations, deviations.Withhold, machine="tool_call")
+            if trigger in d.triggers and (confirms or reason == fgm.ERROR)
+        ]
         elicited = self._elicited_tools() if self.elicits else frozenset()
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
-                self._breach(deviations.rule(withheld))
+                self._breach(deviations.rule(withheld[0]))
                 continue
             t = self.tools[tid]
             if (
