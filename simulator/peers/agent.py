@@ -32,12 +32,10 @@ The tables it fires are its ``Config``'s (``Config.variant``, ``properties.varia
 the model's, or a variant's, where a removed row makes the move that needs it raise a violation flagged
 ``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
 
-The Agent is written in layers, each a module with its own header: its state and the plumbing
-every move goes through (``agent_state``), its background work and compactions
-(``agent_background``), its foreground work with the requests it makes of the user
-(``agent_work``), the freedoms no table row is about, a reading's or its own (``agent_freedoms``),
-and the seeded bugs' deviations (``agent_faults``); this module adds the prompts, the session's
-close and resume, and the order of every choice (``enabled``).
+The Agent is written in layers, a module each: its state and plumbing (``agent_state``), its
+background work and compactions (``agent_background``), its foreground work and requests of the
+user (``agent_work``), the freedoms no table row is about (``agent_freedoms``), the seeded bugs'
+deviations (``agent_faults``); here the prompts, close and resume, and every choice's order.
 
 Must not know: channels, the client, monitors, or files.
 """
@@ -329,18 +327,21 @@ class Agent(Freedoms, Deviating):
         too. This Agent's own behaviour (it decides on its prompts in the order they came), not a
         rule: the order of insertion is ``model.between`` HELD_IN_ORDER's, which the prompt table's
         guard ``oldest_held`` states."""
-        before = self.order[: self.order.index(rid)]
-        return all(self.prompts[r][0] not in (prm.RECEIVED, prm.CANCEL_REQUESTED) for r in before)
+        return all(st == prm.HELD for st in self._waiting_before(rid))
 
     def _may_overtake(self, rid: int) -> bool:
         """A newly received prompt may be inserted at once ahead of held ones where
         ``model.between`` says so (``may_overtake_held``: the reading ``prompt-ahead-of-held``);
-        every prompt received before it and still waiting is held."""
+        every prompt received before it and still waiting is held (or asked to be withdrawn)."""
         if not self.between.may_overtake_held(self.rd["prompt-ahead-of-held"]):
             return False
-        before = self.order[: self.order.index(rid)]
-        waiting = [r for r in before if self.prompts[r][0] in _INSERTABLE]
-        return bool(waiting) and all(self.prompts[r][0] != prm.RECEIVED for r in waiting)
+        waiting = self._waiting_before(rid)
+        return bool(waiting) and prm.RECEIVED not in waiting
+
+    def _waiting_before(self, rid: int) -> list[str]:
+        """The states of the prompts received before ``rid`` that may still be inserted."""
+        before = (self.prompts[r][0] for r in self.order[: self.order.index(rid)])
+        return [st for st in before if st in _INSERTABLE]
 
     def _closes_as_reported(self) -> bool:
         """Whether the session/close response may come with the state reported now (the work

@@ -1,12 +1,9 @@
 """The simulated Agent's background work and compactions.
 
 Owns: ``BackgroundWork``, the Agent's moves on background items (terminals, background tool
-calls, a subagent child session with its session-directed messages), as the background table
-allows them from each item's state, and on compactions, as the compaction table allows them:
-what it offers (``_background_events``, ``_compaction_events``) and how each is made.
+calls, a subagent child session) and on compactions, as their tables allow them.
 
-Must not know: prompts, the foreground work's moves beyond starting follow-up work, channels,
-monitors, or files.
+Must not know: prompts, foreground work beyond starting follow-up work, channels, monitors, files.
 """
 
 from __future__ import annotations
@@ -262,7 +259,7 @@ class BackgroundWork(AgentState):
         extra: list[tuple[str, str]] = [key]
         tc = ("tool_call", _embedding(key[1]))
         if key[0] == "terminal" and self.items.get(tc) == bgm.ANNOUNCED:
-            if self._misread(TOOL_WITH_LISTED_TERMINAL):
+            if TOOL_WITH_LISTED_TERMINAL in self.misread:  # a seeded bug misreads the reading
                 self._breach(self.misread[TOOL_WITH_LISTED_TERMINAL].rule)
             self.items[tc] = bgm.LISTED
             extra.append(tc)

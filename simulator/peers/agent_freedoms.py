@@ -21,13 +21,9 @@ with the terminal it embeds (``tool-with-listed-terminal=may-have-other-work``; 
 reading, feature ``embed``: such a tool call, not listed); a repeated idle
 with a new stop reason (``repeated-idle-new-stop-reason=snapshot``).
 
-Owns: ``Freedoms``, the moves only an alternative of a reading gives (a repeated idle with a
-stop reason, a patch of the ended work's message, a user message no prompt accounts for, a tool
-call carrying on after the idle, a finished tool call's outcome corrected) and the Agent's own
-once-per-run freedoms (work it starts itself, its own user message announcing it, an
-available_commands_update, an error idle without its error field or with a tool call carrying on
-past it, a metadata-only patch). The freedoms a reading gives within a table's move are taken
-where that move is offered (the modules of the Agent's layers, each use marked with the reading).
+Owns: ``Freedoms``, the moves only a reading's alternative gives, and the Agent's own
+once-per-run freedoms (``_own_events``). A reading's freedom within a table's move is taken where
+that move is offered, in the module of its layer.
 
 Must not know: channels, monitors, or files.
 """

@@ -3,12 +3,9 @@
 Owns: ``AgentState``, the records the Agent keeps of its session (the prompt machine state of
 each request, the foreground state it really is in and the one it last reported, its tool calls,
 permission requests, elicitations, background items, compactions, counters and once-per-run
-flags), copied for the explorers (``clone``) and summed up for them (``snapshot``); and what
-every move goes through: the triggers a table allows it (``_can``), firing one (``_fire``: a
-seeded bug's forbidden cell is fired there and marked), the IDs it gives (``_new_id``), the state
-updates it reports (``_report``), the entity table stepped by what it sends (``_entity_steps``),
-and the questions its moves ask of its records (what waits, what is owed, what is outstanding).
-The moves are the layers above it (``simulator.peers.agent`` lists them).
+flags), copied (``clone``) and summed up (``snapshot``) for the explorers; and what every move
+goes through: the triggers a table allows it (``_can``), firing one (``_fire``), the IDs it gives,
+the state updates it reports, and the questions its moves ask of its records.
 
 Must not know: which moves there are, channels, the client, monitors, or files.
 """
@@ -163,7 +160,7 @@ class AgentState:
             **{name: d.alternative for name, d in self.misread.items()},
         }
         """Every reading's alternative the Agent acts on (``_reading``): the run's, but where a
-        seeded bug misreads it (``_misread``)."""
+        seeded bug misreads it (``misread``)."""
         self.fg_ctx = {"custom_states": "future" in cfg.features}
         """The foreground table's context: custom states count as advertised when the Client may
         extend them (feature ``future``)."""
@@ -287,11 +284,6 @@ class AgentState:
         """The Agent applies the cross-machine rule ``rule`` at this point of its choices (it does
         not where a seeded bug leaves it unchecked: ``deviations.Unchecked``)."""
         return rule not in self.unapplied
-
-    def _misread(self, name: str) -> bool:
-        """The Agent acts on another alternative of reading ``name`` than the run's (a seeded bug):
-        a move only that alternative gives breaks a rule."""
-        return name in self.misread
 
     def _reading(self, name: str, alternative: str) -> bool:
         """The reading ``name`` is read as ``alternative`` in this run (``cfg.readings``)."""

@@ -1,11 +1,9 @@
 """The simulated Agent's foreground work: starting it, its output and tool calls, the requests
 it makes of the user (permissions, elicitations), and ending it.
 
-Owns: ``ForegroundWork``, the moves of active work as the foreground table allows them from the
-state the work is really in (``_active_events``), within the Agent's bounds and the rules between
-machines it asks ``model.between`` (the stop reasons of work a cancel reached; what is owed
-before the idle), the tool-call, permission and elicitation tables' moves, and how an ending
-settles what the work owes and takes with it (``_settle_end``).
+Owns: ``ForegroundWork``: the foreground table's moves of active work (``_active_events``), the
+tool-call, permission and elicitation tables' moves, and how an ending settles what the work owes
+and takes with it (``_settle_end``).
 
 Must not know: prompts beyond which wait for work, channels, monitors, or files.
 """
