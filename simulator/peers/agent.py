@@ -379,10 +379,7 @@ class Agent(Freedoms, Deviating):
             ev.append(("agent", move, None))
             if "snapshot" in synced:
                 ev.append(("agent", move, "again"))  # the snapshot repeated before the response
-        early = deviations.matching(
-            self.deviations, deviations.Forbidden, machine="session", source=sm.RESUMING
-        )
-        if early or "resumed" in can("session", sm.RESUMING):
+        if self._forced("session", sm.RESUMING) or "resumed" in can("session", sm.RESUMING):
             ev.append(("agent", "resume_early", None))
         return ev
 

@@ -300,7 +300,9 @@ class AgentState:
         if self.ahead is not None and self.ahead[0] == kind:
             given, self.ahead = self.ahead[1], None
             return given
-        for reuse in deviations.matching(self.deviations, deviations.Reuse, kind=kind):
+        for reuse in (
+            deviations.matching(self.deviations, deviations.Reuse, kind=kind) if self.deviations else ()
+        ):
             earlier = self._done_ids(kind)
             if earlier:
                 self._breach(reuse.rule)
@@ -355,6 +357,10 @@ class AgentState:
             found = found - deviations.withheld(self.deviations, machine)
         return found
 
+    def _forced(self, machine: str, state: str) -> tuple[deviations.Forbidden, ...]:
+        """The forbidden cells of ``machine`` in ``state`` a seeded bug fires."""
+        return deviations.matching(self.deviations, deviations.Forbidden, machine=machine, source=state)
+
     def _fire(self, machine: str, state: str, trigger: str, ctx: Any = None) -> str:
         """The state after the Agent fires ``trigger``: the table's, or the ``dest`` of a forbidden
         cell a seeded bug fires, marked with the rule the table refuses it under (the cell's or
@@ -363,7 +369,7 @@ class AgentState:
         moves are written for it), and the breach is still marked (the checker sets it aside)."""
         spec = self.specs[machine]
         ctx = ctx or {}
-        for d in deviations.matching(self.deviations, deviations.Forbidden, machine=machine, source=state):
+        for d in self._forced(machine, state) if self.deviations else ():
             if d.trigger != trigger:
                 continue
             ctx = {**ctx, **d.ctx}  # the faulty Agent's reason
