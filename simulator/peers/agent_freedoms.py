@@ -1,25 +1,10 @@
 """The simulated Agent's freedoms that no table row is about: a reading's, and its own.
 
-Readings (``cfg.readings``, ``properties.readings``): where the alternatives of a reading give an
-Agent different freedoms, the Agent takes those of the alternative in force, so exploring under a
-reading explores that reading's protocol (``_reading``; each use is marked with the reading's
-name): a prompt inserted at once ahead of a held one (``prompt-ahead-of-held=held-only``); an
-end with the work's own stop reason after a cancel arrived (``cancel-takes-effect=when-acted``);
-a chunk patching the ended work's message while idle (``patch-after-idle=patch-in-place``); a
-user message no prompt accounts for (``unaccounted-user-message=other-sources``, or
-``agent-initiated`` in work it started itself, a follow-up, while no prompt waits); an approval
-that raced the cancel of its work used to run the tool (``approval-racing-cancel=may-be-used``,
-the default; under ``not-approved`` it is taken as a refusal); a chunk of the current message sent
-while requires_action is reported (``output-while-requires-action=pending-output``); an end with a
-stop reason of a future version (``future-stop-reason=may-be-future``); a background
-list on every state_update from the first (``state-updates-before-first-list=every``); a listed
-background tool call that foreground work takes over, dropped unfinished from the list
-(``waited-on-background=becomes-foreground``); a covered prompt with unadvertised content
-answered -32602 (``cancelled-invalid-prompt=invalid`` or ``either``); a foreground tool call that
-carries on after an end_turn idle (``tool-updates-after-idle=background``); a tool call listed
-with the terminal it embeds (``tool-with-listed-terminal=may-have-other-work``; under the default
-reading, feature ``embed``: such a tool call, not listed); a repeated idle
-with a new stop reason (``repeated-idle-new-stop-reason=snapshot``).
+Readings (``cfg.readings``): where the alternatives of a reading give an Agent different
+freedoms, the Agent takes those of the alternative in force, so exploring under a reading explores
+that reading's protocol. What each alternative lets the Agent do is the reading's ``peers`` text in
+the catalogue (``properties.readings``, ``acp-model readings``); each use in the Agent's modules is
+marked with the reading's name (``_reading``, ``rd``).
 
 Owns: ``Freedoms``, the moves only a reading's alternative gives, and the Agent's own
 once-per-run freedoms (``_own_events``). A reading's freedom within a table's move is taken where
