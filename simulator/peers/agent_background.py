@@ -162,11 +162,13 @@ class BackgroundWork(AgentState):
             add(("agent", "compact_start", None))
         if not self.compactions:
             return
-        spent = {t: self.used[t] >= self.used["compactions"] for t in BOUNDED_COMPACTION}
+        started = self.used["compactions"]
         for cid, st in self.compactions.items():
             allowed = self._can("compaction", st)
             for move, trigger in _COMPACTION_ACTIONS.items():
-                if trigger in allowed and not spent.get(trigger):
+                if trigger in allowed and not (
+                    trigger in BOUNDED_COMPACTION and self.used[trigger] >= started
+                ):
                     add(("agent", move, cid))
 
     def _stop_unlisted_events(self, add: Any) -> None:

@@ -108,6 +108,7 @@ class AgentState:
         "history",
         "items",
         "last_stop",
+        "limits",
         "listed",
         "marks",
         "misread",
@@ -210,6 +211,7 @@ class AgentState:
         """How many of each thing the Agent started or did, by its bound (``Config``: the per-run
         budgets, ``reruns``; a compaction's summary chunks, patches and custom statuses, each
         at most one per compaction started): ``_room``, ``_use``."""
+        self.limits: dict[str, int] = {bound: getattr(cfg, bound) for bound in (*AGENT_BUDGETS, "reruns")}
         self.entities: dict[tuple[str, str], str] = {}
         """(session, entity key) -> entity table state of every entity the Agent sent an update
         or chunk of (``_entity_steps``; not in the snapshot: no choice reads it)."""
@@ -269,8 +271,7 @@ class AgentState:
 
     def _room(self, bound: str) -> bool:
         """One more of what ``Config.<bound>`` bounds may happen (``used``)."""
-        limit: int = getattr(self.cfg, bound)
-        return self.used[bound] < limit
+        return self.used[bound] < self.limits[bound]
 
     def _use(self, bound: str) -> int:
         """One more of what ``bound`` bounds happens: its number (``used``)."""

@@ -568,11 +568,15 @@ class ForegroundWork(BackgroundWork):
         trigger = "cancel" if confirms else "fail"
         # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
         # an idle that ends work for another reason (its tool calls may carry on, or are owed anyway)
-        withheld = [
-            d
-            for d in deviations.matching(self.deviations, deviations.Withhold, machine="tool_call")
-            if trigger in d.triggers and (confirms or reason == fgm.ERROR)
-        ]
+        withheld = (
+            [
+                d
+                for d in deviations.matching(self.deviations, deviations.Withhold, machine="tool_call")
+                if trigger in d.triggers
+            ]
+            if self.deviations and (confirms or reason == fgm.ERROR)
+            else []
+        )
         elicited = self._elicited_tools() if self.elicits else frozenset()
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
