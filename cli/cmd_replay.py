@@ -14,6 +14,7 @@ import argparse
 from typing import Any
 
 from cli import check_inputs
+from cli.common_options import add_html_option, add_json_option, add_max_findings
 from cli.readings_option import add_reading_option, chosen_readings
 from properties import check_report
 from properties.checking import MessageHook, check_stream
@@ -90,9 +91,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "every monitor: prints the numbered message list and the findings. Exit codes as check.",
     )
     p.add_argument("file", metavar="FILE", help="transcript file (.ndjson), or - for standard input")
-    p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
-    check_inputs.add_max_findings(p)
-    check_inputs.add_html_option(p)
+    add_json_option(p)
+    add_max_findings(p)
+    add_html_option(p)
     add_reading_option(p)
     return p
 

@@ -3,10 +3,9 @@
 Theory of operation
 -------------------
 The product of the model's own machine tables (``model.foreground``, ``model.prompt``,
-``model.toolcall``, ``model.background``), explored breadth-first from the start state. The
-simulator had no exhaustive explorer when this was written, so the composition is built here
-from the tables, with these simplifications and cross-machine constraints (each one ours, read
-from the spec section named):
+``model.toolcall``, ``model.background``) alone, explored breadth-first from the start state
+(``simulator.explore.bfs`` searches the whole World: peers, transport, monitors), with these
+simplifications and cross-machine constraints (ours where ``model`` states none; spec section):
 
 * Foreground is kept to idle / running / requires_action: the observability states (unknown,
   unrecognized) are reachable from everywhere and would only multiply the graph (Session states).
@@ -16,10 +15,10 @@ from the spec section named):
   ``send`` (client) and ``start`` (agent) create them. Prompt k+1 is sent after prompt k.
 * ``session/cancel`` is one client event that fires the ``cover`` row of every prompt already
   sent, at once; prompts sent later are not covered (Cancellation).
-* Guards: the table's own (``MachineSpec.moves``); ``oldest_held`` holds for a prompt when no
-  earlier prompt is still held or cancel-requested (Prompts during active work: held prompts go
-  in order); the others keep their defaults (a rejection is never only because work is active;
-  the default reading of ``rejected-after-cancel-request``: a withdrawn prompt is answered -32800).
+* Guards: the table's own (``MachineSpec.moves``); ``oldest_held``: ``model.between``'s
+  ``held_in_order`` over the prompts held or cancel-requested (Prompts during active work); the
+  others keep their defaults (a rejection is never only because work is active; the default
+  reading of ``rejected-after-cancel-request``: a withdrawn prompt is answered -32800).
 * The tool call is foreground work: it starts and changes status only while the foreground is
   running (Foreground and background work), and foreground work reports idle only once the
   tool call it started has a final status (Failures: the agent gives unfinished calls a terminal
@@ -47,11 +46,10 @@ from functools import lru_cache
 
 import networkx as nx
 
-from model import background, foreground, prompt, toolcall
+from model import background, between, foreground, prompt, toolcall
 from model.core import Context, MachineSpec
 
 FG_STATES = ("idle", "running", "requires_action")
-LIVE_TOOL = ("unstarted", "pending", "in_progress", "paused")
 PENDING_PROMPT = ("held", "cancel_requested")
 UNSENT, UNSTARTED = "unsent", "unstarted"
 BG_GUARDS = {"child": True, "becomes_foreground": True}
@@ -109,14 +107,15 @@ def moves(state: State) -> Iterator[tuple[str, str, State]]:
     """(event, actor, next state) for every move from ``state``."""
     fg, prompts, tool, bg = state
     for trigger, actor, dest in _moves(foreground.SPEC, fg):
-        if dest in FG_STATES and not (trigger == "end" and tool in LIVE_TOOL[1:]):
+        if dest in FG_STATES and not (trigger == "end" and tool in toolcall.LIVE):
             yield f"fg.{trigger}", actor, (dest, prompts, tool, bg)
     for i, p in enumerate(prompts):
         if p == UNSENT:
             if i == 0 or prompts[i - 1] != UNSENT:
                 yield f"p{i + 1}.send", "client", (fg, _set(prompts, i, "received"), tool, bg)
             continue
-        ctx = {"oldest_held": all(q not in PENDING_PROMPT for q in prompts[:i])}
+        waiting = (j for j, q in enumerate(prompts) if q in PENDING_PROMPT)
+        ctx = {"oldest_held": between.SPEC.oldest_waiting(waiting) == i}
         for trigger, actor, dest in _moves(prompt.SPEC, p, ctx):
             if trigger != "cover":
                 yield f"p{i + 1}.{trigger}", actor, (fg, _set(prompts, i, dest), tool, bg)
@@ -141,7 +140,7 @@ def quiescent(state: State) -> bool:
     return (
         fg == "idle"
         and all(p == UNSENT or p in prompt.SPEC.final for p in prompts)
-        and tool not in LIVE_TOOL[1:]
+        and tool not in toolcall.LIVE
         and bg in ("none", background.SPEC.initial, *background.SPEC.final)
     )
 
@@ -201,12 +200,9 @@ def summarize(cfg: Config, g: nx.MultiDiGraph) -> dict[str, object]:
 
 
 def _state_format(cfg: Config) -> str:
-    parts = ["foreground", *(f"prompt{i + 1}" for i in range(cfg.prompts))]
-    if cfg.tool_call:
-        parts.append("tool_call")
-    if cfg.background:
-        parts.append("background_item")
-    return ",".join(parts)
+    """A state's ``label`` with each part's name."""
+    tool, bg = ("tool_call" if cfg.tool_call else "none"), ("background_item" if cfg.background else "none")
+    return label(("foreground", tuple(f"prompt{i + 1}" for i in range(cfg.prompts)), tool, bg))
 
 
 def graphml(g: nx.MultiDiGraph) -> bytes:

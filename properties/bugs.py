@@ -90,24 +90,35 @@ DROP: Final = object()
 
 
 @dataclass(frozen=True, slots=True)
-class Withhold:
+class _Kind:
+    """What every kind says: the seeded bug's name and whose it is (``side``, given by keyword)."""
+
     name: str
+    side: Actor = field(default="agent", kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Named(_Kind):
+    """A kind whose rule is named here, not read from a table."""
+
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class Withhold(_Kind):
     machine: str
     triggers: frozenset[str]
     rule: str | None = None
     """The obligation skipped, when no ``eventually`` of the table states it."""
-    side: Actor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
-class Forbidden:
-    name: str
+class Forbidden(_Kind):
     machine: str
     source: str
     trigger: str
     dest: str
     wire: bool = True
-    side: Actor = "agent"
     ctx: Mapping[str, Any] = field(default_factory=dict)
     """The faulty Agent's reason, as the table's guards read it (a refusal only because work is
     active: ``busy_only``)."""
@@ -117,9 +128,7 @@ class Forbidden:
 
 
 @dataclass(frozen=True, slots=True)
-class Rewrite:
-    name: str
-    rule: str
+class Rewrite(_Named):
     action: str
     """The peer's move (``Agent.do`` / ``Client.do`` event name) whose messages it rewrites."""
     path: tuple[str, ...]
@@ -128,85 +137,64 @@ class Rewrite:
     """Fields of the session update the message must carry (empty: any message with the path)."""
     value: Any = DROP
     """The new value; a callable gets the old one (``DROP``: the field goes)."""
-    side: Actor = "agent"
     unless: str = ""
     """A feature of the run under which the rewritten message breaks no rule (empty: none)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Copies:
-    name: str
-    rule: str
+class Copies(_Named):
     action: str | tuple[str, ...]
     """The peer's move (or moves) whose messages go out ``copies`` times."""
     copies: int
     match: Mapping[str, Any] = field(default_factory=dict)
     """Fields of the session update the message must carry, a frozenset for any of its values
     (empty: every message of the move)."""
-    side: Actor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
-class Also:
-    name: str
-    rule: str
+class Also(_Named):
     action: str
     update: Mapping[str, Any]
     """The session update sent after the move's messages, on the move's session."""
-    side: Actor = "agent"
     reserve: str = ""
     """An entity type: the update's ``messageId`` is the ID the next entity of that type will
     get, given now (empty: the update as written)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Reuse:
-    name: str
-    rule: str
+class Reuse(_Named):
     kind: str
     """The entity type (``model.entity.TYPES``) whose IDs are given again."""
     reset: Mapping[str, Any] = field(default_factory=dict)
     """Fields the reused entity's first update carries, so that it is seen to start over."""
-    side: Actor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
-class Stretch:
-    name: str
-    rule: str
+class Stretch(_Named):
     machine: str
     trigger: str
     """The Client's trigger (a row with ``actor="client"``) applied to later entities."""
-    side: Actor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
-class Unchecked:
-    name: str
-    rule: str
-    """The rule the Agent does not apply (an ID its code names at the points it applies it)."""
-    side: Actor = "agent"
+class Unchecked(_Named):
+    """The Agent does not apply ``rule`` (an ID its code names at the points it applies it)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Misread:
-    name: str
-    rule: str
+class Misread(_Named):
     reading: str
     alternative: str
     """The alternative the Agent acts on."""
-    side: Actor = "agent"
 
 
 @dataclass(frozen=True, slots=True)
-class Offer:
-    name: str
-    rule: str
+class Offer(_Named):
     event: str
     """The peer's event (``Client.enabled`` / ``Agent.enabled``) it also offers ..."""
     states: tuple[str, ...]
     """... from these session states (the Agent: wherever the move's own precondition holds)."""
-    side: Actor = "client"
+    side: Actor = field(default="client", kw_only=True)
 
 
 Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Reuse | Stretch | Unchecked | Misread | Offer
@@ -214,20 +202,16 @@ Deviation = Withhold | Forbidden | Rewrite | Copies | Also | Reuse | Stretch | U
 
 
 @dataclass(frozen=True, slots=True)
-class Misview:
-    name: str
-    rule: str
-    """The client-view rule the faulty view breaks."""
-    side: Actor = "client"
+class Misview(_Named):
+    """The Client's view breaks the client-view rule ``rule``."""
+
+    side: Actor = field(default="client", kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
-class Again:
-    name: str
-    rule: str
+class Again(_Named):
     of: str
     """The seeded bug whose deviation this one switches on (under its own bounds)."""
-    side: Actor = "agent"
 
 
 Bug = Deviation | Misview | Again

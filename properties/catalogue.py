@@ -11,10 +11,11 @@ number of their section, even if that breaks spec order.
 Entries:
 - one per uppercase keyword occurrence (``occurrences`` lists the 1-based global indices of the
   keyword tokens it accounts for; its level equals their keyword);
-- ``informal=True`` entries (``occurrences=()``) for obligations the spec states without an
-  uppercase keyword: a lowercase "must"/"must not", or a plain statement of what a peer does or a
-  message requires ("is required", "uses -32800", "does not reopen"). Their level is the one the
-  wording implies. They exist so monitors and client-view checks have an ID to report.
+- informal entries (``informal``, ``occurrences=()``: those ``INFORMAL_WORDING`` names, with the
+  words of their sentence) for obligations the spec states without an uppercase keyword: a
+  lowercase "must"/"must not", or a plain statement of what a peer does or a message requires
+  ("is required", "uses -32800", "does not reopen"). Their level is the one the wording implies.
+  They exist so monitors and client-view checks have an ID to report.
 
 ``check`` says how a rule is judged: ``model`` (stated once in ``model/``: a forbidden cell, a
 guard or an obligation of a machine table, a declaration of ``model.between``, or a field
@@ -36,13 +37,10 @@ Must not know: monitors, findings, the CLI, or any file location (the spec text 
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass
-from typing import Final, Literal
-
-Level = Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
-Side = Literal["agent", "client", "both"]
-Check = Literal["monitor", "client-view", "model", "not-checkable", "unchecked"]
+from dataclasses import asdict, dataclass
+from typing import Final
 
 LEVELS: Final[tuple[str, ...]] = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
 SIDES: Final[tuple[str, ...]] = ("agent", "client", "both")
@@ -121,1423 +119,54 @@ class Rule:
         return self.id.rpartition("-")[0]
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "section": self.section,
-            "level": self.level,
-            "side": self.side,
-            "paraphrase": self.paraphrase,
-            "check": self.check,
-            "reason": self.reason,
-            "occurrences": list(self.occurrences),
-            "eventually": self.eventually,
-            "informal": self.informal,
-        }
+        return {**asdict(self), "occurrences": list(self.occurrences)}
+
+
+_KEYWORDS_SEEN = itertools.count(1)
 
 
 def _r(
     rule_id: str,
     level: str,
-    side: str,
-    check: str,
     paraphrase: str,
-    occ: tuple[int, ...] = (),
+    side: str = "",
+    check: str = "model",
     reason: str = "",
     eventually: bool = False,
-    informal: bool = False,
 ) -> Rule:
+    """An entry of ``RULES``: by default a rule binding the Agent (the Client for a ``client-view``
+    rule) that the model states, informal if ``INFORMAL_WORDING`` names it. Entries are written in
+    spec order, so an entry that is not informal accounts for the next keyword occurrence (a test
+    holds each to the keyword and section of its occurrence)."""
     code = rule_id.rpartition("-")[0]
+    informal = rule_id in INFORMAL_WORDING
     return Rule(
         rule_id,
         CODE_SECTIONS[code],
         level,
-        side,
+        side or ("client" if check == "client-view" else "agent"),
         " ".join(paraphrase.split()),
         check,
         reason,
-        occ,
+        () if informal else (next(_KEYWORDS_SEEN),),
         eventually,
         informal,
     )
 
 
 _M, _MN, _S, _SN, _Y = "MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"
-_A, _C, _B = "agent", "client", "both"
-_MON, _CV, _MOD, _NC, _UN = "monitor", "client-view", "model", "not-checkable", "unchecked"
+_C, _B = "client", "both"
+_MON, _CV, _NC, _UN = "monitor", "client-view", "not-checkable", "unchecked"
 
-RULES: Final[tuple[Rule, ...]] = (
-    # -- INTRO ---------------------------------------------------------------------------------
-    _r(
-        "INTRO-01",
-        _M,
-        _C,
-        _MOD,
-        """A Client sends no session/prompt until the initialize handshake and
-       the setup of that session have completed.""",
-        (1,),
-    ),
-    _r(
-        "INTRO-02",
-        _M,
-        _B,
-        _MOD,
-        """Each request gets exactly one response: ACP runs on JSON-RPC 2.0, and
-       a prompt lasts until its one answer (success after insertion, or an error before it).""",
-        informal=True,
-    ),
-    # -- Session updates -----------------------------------------------------------------------
-    _r(
-        "UPD-01",
-        _S,
-        _C,
-        _NC,
-        """A Client that meets an update variant it does not know keeps the raw
-       payload intact whenever it stores, replays, proxies or forwards history; otherwise it skips
-       the update or shows it in a generic way.""",
-        (2,),
-        reason="About what a Client keeps in storage or passes to third parties; neither is visible on "
-        "the wire between the Client and this Agent.",
-    ),
-    _r(
-        "UPD-02",
-        _SN,
-        _B,
-        _NC,
-        """Notices meant only for live delivery are left out of any replay of the
-       session, even by a peer that kept them as unrecognised updates.""",
-        (3,),
-        reason="A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh "
-        "live notice sent during the replay window.",
-    ),
-    # -- Entity IDs ----------------------------------------------------------------------------
-    _r(
-        "ENT-01",
-        _MN,
-        _A,
-        _MOD,
-        """Within one session the Agent never gives an ID already used by an
-       entity of some type to a second, different entity of that same type (seen on the wire as an
-       ended entity that starts over under the same type and ID).""",
-        (4,),
-    ),
-    _r(
-        "ENT-02",
-        _M,
-        _C,
-        _CV,
-        """The Client identifies every entity by the pair (entity type, ID); an
-       update only touches the entity of its own type, never one of another type with an equal
-       ID.""",
-        (5,),
-    ),
-    _r(
-        "ENT-03",
-        _MN,
-        _C,
-        _CV,
-        """An update or chunk naming an ID the Client has not seen yet is not
-       discarded: the Client creates the entity with default values and then applies it.""",
-        (6,),
-    ),
-    _r(
-        "ENT-04",
-        _M,
-        _C,
-        _CV,
-        """The first update or chunk received for an entity fixes where it sits
-       in the timeline; later updates patch it where it is (also after idle) and never move it, and
-       a new ID does not close any other entity.""",
-        informal=True,
-    ),
-    # -- Session-directed messages -------------------------------------------------------------
-    _r(
-        "SDM-01",
-        _M,
-        _A,
-        _MOD,
-        """Each session_message and session_message_chunk update carries a
-       messageId, scoped to the transcript named by the outer sessionId.""",
-        informal=True,
-    ),
-    _r(
-        "SDM-02",
-        _MN,
-        _C,
-        _CV,
-        """A Client links the outgoing and incoming views of an inter-session
-       message only through the explicit senderMessageId / recipientMessageId references, never
-       because two message IDs happen to be equal.""",
-        informal=True,
-    ),
-    _r(
-        "SDM-03",
-        _MN,
-        _C,
-        _CV,
-        """A Client neither fabricates an incoming entry from an outgoing one
-       nor delivers the message content to the other session itself.""",
-        informal=True,
-    ),
-    _r(
-        "SDM-04",
-        _S,
-        _A,
-        _NC,
-        """The task a parent hands to a subagent (the first one included) is
-       reported in the child's transcript as an incoming session_message whose senderSessionId is
-       the parent.""",
-        (7,),
-        reason="Which message is the delegated task is known only inside the Agent; the wire does not "
-        "mark it.",
-    ),
-    _r(
-        "SDM-05",
-        _SN,
-        _A,
-        _MON,
-        """The delegated task is not reported as a user_message in the child
-       session: a user_message there that no session/prompt on that session accounts for is
-       suspect.""",
-        (8,),
-    ),
-    _r(
-        "SDM-06",
-        _MN,
-        _A,
-        _NC,
-        """When the Agent cannot tell who sent a message received by a child,
-       it leaves senderSessionId out instead of presuming that the parent sent it.""",
-        (9,),
-        reason="Depends on what evidence the Agent holds about the sender, which is internal and not "
-        "visible on the wire.",
-    ),
-    # -- Foreground and background work --------------------------------------------------------
-    _r(
-        "FG-01",
-        _M,
-        _A,
-        _MOD,
-        """Work is handled as foreground work whatever started it: a user
-       prompt, or the Agent itself (pursuing a goal, continuing earlier work, reacting to a finished
-       background task).""",
-        (10,),
-    ),
-    _r(
-        "FG-02",
-        _M,
-        _A,
-        _MOD,
-        """At the start of foreground work the Agent reports running, or
-       requires_action when the work begins already blocked on the user.""",
-        (11,),
-    ),
-    _r(
-        "FG-03",
-        _S,
-        _A,
-        _NC,
-        """While foreground work is blocked waiting for the user, the Agent
-       reports requires_action.""",
-        (12,),
-        reason="Whether foreground work is blocked on the user is the Agent's knowledge: the wire shows "
-        "requests, not what the work waits on (an open request alone does not block it); what the "
-        "model's block row states is TRANS-05.",
-    ),
-    _r(
-        "FG-04",
-        _M,
-        _A,
-        _MOD,
-        """After requires_action has been reported, the Agent reports running
-       again as soon as foreground progress resumes.""",
-        (13,),
-    ),
-    _r(
-        "FG-05",
-        _M,
-        _A,
-        _MOD,
-        """At the end of foreground work the Agent reports idle, regardless of
-       background activity that carries on.""",
-        (14,),
-        eventually=True,
-    ),
-    _r(
-        "FG-06",
-        _S,
-        _A,
-        _MON,
-        """The idle that ends foreground work names the stop reason that
-       matches how it ended.""",
-        (15,),
-    ),
-    _r(
-        "FG-07",
-        _S,
-        _A,
-        _UN,
-        """If a permission request or elicitation blocks foreground work, the
-       Agent reports requires_action (a request for background activity alone leaves the state
-       as it is).""",
-        (16,),
-        reason="Not checked yet: a monitor that sees a permission request for foreground work without "
-        "requires_action.",
-    ),
-    # -- Background work -----------------------------------------------------------------------
-    _r(
-        "BG-01",
-        _S,
-        _A,
-        _NC,
-        """As long as a terminal is listed as background work, the Agent keeps
-       its output up to date whenever the process output is readable.""",
-        (17,),
-        reason="Depends on whether the Agent can read the process output and on timing (freshness); "
-        "neither is a wire fact.",
-    ),
-    _r(
-        "BG-02",
-        _MN,
-        _C,
-        _CV,
-        """Missing or old terminal output is no evidence of liveness: the Client
-       does not conclude that a terminal hung or exited for that reason.""",
-        (18,),
-    ),
-    _r(
-        "BG-03",
-        _S,
-        _A,
-        _UN,
-        """A tool call whose work the Agent knows continues after it hands
-       control back to the model stays non-final (pending, in_progress or paused) and is listed as
-       background work.""",
-        (19,),
-        reason="Not checked yet: knowing that a tool call's work continues is the Agent's; a monitor could"
-        " flag a final status followed by output.",
-    ),
-    _r(
-        "BG-04",
-        _Y,
-        _A,
-        _MON,
-        """For background work that has no tool call of its own the Agent may
-       open a new tool call, titled after the work, and list it (announcing it first, even while
-       idle).""",
-        (20,),
-    ),
-    _r(
-        "BG-05",
-        _SN,
-        _A,
-        _MOD,
-        """A tool call that has reached a final status is never reopened; new
-       work on it gets a fresh tool call. (A custom status is allowed: the schema's ToolCallStatus
-       reserves _-prefixed values for extensions and has Clients treat an unrecognised status as
-       still in progress; whether a move between final statuses reopens is the reading
-       final-status-change.)""",
-        informal=True,
-    ),
-    _r(
-        "BG-06",
-        _SN,
-        _A,
-        _NC,
-        """Housekeeping the Agent starts by itself (memory consolidation, for
-       instance) is not put in the background list.""",
-        (21,),
-        reason="Whether a listed item is self-started housekeeping is the Agent's internal intent; "
-        "nothing on the wire marks it.",
-    ),
-    _r(
-        "BG-07",
-        _M,
-        _A,
-        _MOD,
-        """An Agent that reports background work includes the background field
-       on every state_update of the session (whether that binds the state_updates before its first
-       list is the reading state-updates-before-first-list).""",
-        (22,),
-    ),
-    _r(
-        "BG-08",
-        _M,
-        _C,
-        _CV,
-        """A state_update whose background field is missing, null or malformed
-       makes the Client consider background work unknown until a list is reported again.""",
-        informal=True,
-    ),
-    _r(
-        "BG-09",
-        _S,
-        _A,
-        _MOD,
-        """When background work begins or finishes, the Agent sends the current
-       state again with the updated list.""",
-        (23,),
-        eventually=True,
-    ),
-    _r(
-        "BG-10",
-        _M,
-        _A,
-        _MOD,
-        """Before the first snapshot listing an item, the Agent has sent that
-       item's own update (terminal_update, tool_call_update or subagent_update).""",
-        (24,),
-    ),
-    _r(
-        "BG-11",
-        _M,
-        _A,
-        _MOD,
-        """Before the snapshot that drops a terminal or tool call from the list,
-       the Agent has sent the terminal's exitStatus or the tool call's final status.""",
-        (25,),
-    ),
-    _r(
-        "BG-12",
-        _S,
-        _A,
-        _NC,
-        """If the Agent knows, when it drops a finished item, that the item
-       starts new foreground work, it reports running no later than that snapshot.""",
-        (26,),
-        reason="Depends on when the Agent learned of the follow-up work, which is internal; learning "
-        "later is allowed.",
-    ),
-    _r(
-        "BG-13",
-        _MN,
-        _A,
-        _MOD,
-        """When a listed terminal is all that keeps a tool call alive, only the
-       terminal appears in the list, not the tool call as well.""",
-        (27,),
-    ),
-    _r(
-        "BG-14",
-        _S,
-        _C,
-        _NC,
-        """Before releasing resources of a quiet session, a Client holds off for a
-       brief grace period once a snapshot has emptied the list, as a follow-up may still start.""",
-        (28,),
-        reason="Needs timing (a grace period) and concerns the Client's resource handling, not the wire.",
-    ),
-    _r(
-        "BG-15",
-        _Y,
-        _C,
-        _MOD,
-        """Once idle, a Client may regard unfinished tool calls and
-       still-running terminals that are missing from the latest reported list as abandoned.""",
-        (29,),
-    ),
-    _r(
-        "BG-16",
-        _MN,
-        _C,
-        _CV,
-        """With no background list reported, the Client regards nothing as
-       abandoned.""",
-        (30,),
-    ),
-    _r(
-        "BG-17",
-        _MN,
-        _A,
-        _MOD,
-        """A background list names only work running apart from the
-       foreground, each item once: no item twice in one snapshot, and no newly listed item that has
-       already finished (an exited terminal, a tool call with a final status).""",
-        informal=True,
-    ),
-    # -- 1. User message -----------------------------------------------------------------------
-    _r(
-        "USER-01",
-        _MN,
-        _C,
-        _MOD,
-        """A Client never sends a session/prompt whose prompt array is
-       empty.""",
-        (31,),
-    ),
-    _r(
-        "USER-02",
-        _Y,
-        _A,
-        _MON,
-        """An Agent may answer an empty prompt with error -32602 and not
-       insert it.""",
-        (32,),
-    ),
-    _r(
-        "USER-03",
-        _M,
-        _C,
-        _MOD,
-        """A Client only sends content types that the prompt capabilities
-       agreed at initialization allow.""",
-        (33,),
-    ),
-    _r(
-        "USER-04",
-        _M,
-        _A,
-        _MOD,
-        """A prompt with content of a type outside the baseline set (text and
-       resource_link) and not advertised, or of a type the Agent cannot handle, is refused with
-       -32602 and never inserted.""",
-        (34,),
-    ),
-    # -- 2. Prompt accepted --------------------------------------------------------------------
-    _r(
-        "ACC-01",
-        _M,
-        _A,
-        _MOD,
-        """Once the user message is inserted, the Agent answers the prompt
-       successfully, without waiting for the foreground work to finish (so an inserted prompt left
-       unanswered is a breach at the end: the response is owed from the insertion on).""",
-        (35,),
-        eventually=True,
-    ),
-    _r(
-        "ACC-02",
-        _MN,
-        _A,
-        _MOD,
-        """The Agent does not send the successful prompt response before the
-       message has been inserted.""",
-        (36,),
-    ),
-    _r(
-        "ACC-03",
-        _MN,
-        _A,
-        _MOD,
-        """After insertion the prompt is never answered with an error, even if
-       the work fails or the request is cancelled before the response goes out.""",
-        (37,),
-    ),
-    _r(
-        "ACC-04",
-        _M,
-        _A,
-        _MOD,
-        """A successful prompt response carries messageId as a non-null string;
-       leaving it out or sending null is invalid.""",
-        informal=True,
-    ),
-    _r(
-        "ACC-05",
-        _M,
-        _A,
-        _MOD,
-        """The inserted user message is reported to the Client, either with a
-       user_message carrying the full content or with user_message_chunk updates.""",
-        (38,),
-        eventually=True,
-    ),
-    _r(
-        "ACC-06",
-        _M,
-        _A,
-        _MOD,
-        """Every update about that user message uses the messageId returned in
-       the prompt response.""",
-        (39,),
-        eventually=True,
-    ),
-    _r(
-        "ACC-07",
-        _MN,
-        _A,
-        _MOD,
-        """No update about the user message is sent before the message is
-       inserted.""",
-        (40,),
-    ),
-    _r(
-        "ACC-08",
-        _M,
-        _C,
-        _CV,
-        """A Client copes with the user-message updates arriving either before
-       or after the prompt response, and merges them with the existing message instead of making a
-       duplicate.""",
-        (41,),
-    ),
-    _r(
-        "ACC-09",
-        _M,
-        _A,
-        _MOD,
-        """Two distinct inserted submissions get two distinct message IDs, even
-       when their content is the same.""",
-        (42,),
-    ),
-    _r(
-        "ACC-10",
-        _MN,
-        _C,
-        _CV,
-        """A Client ties a submission to its message only through the response
-       (JSON-RPC id to sessionId and messageId), never by comparing content or by arrival order.""",
-        informal=True,
-    ),
-    _r(
-        "ACC-11",
-        _M,
-        _A,
-        _MOD,
-        """When a retained user message is replayed, it keeps the message ID it
-       was inserted with.""",
-        (43,),
-    ),
-    _r(
-        "ACC-12",
-        _MN,
-        _C,
-        _CV,
-        """A Client draws no ordering conclusion between the prompt response and
-       the session updates (user-message report, output, even the closing idle).""",
-        (44,),
-    ),
-    _r(
-        "ACC-13",
-        _M,
-        _A,
-        _MOD,
-        """When session/close stops a prompt before insertion, that prompt gets
-       error -32800; a prompt already inserted gets its successful messageId response.""",
-        informal=True,
-    ),
-    # -- Insertion and ordering ----------------------------------------------------------------
-    _r(
-        "INS-01",
-        _MN,
-        _C,
-        _CV,
-        """A Client does not read a running report as a sign that a pending
-       prompt has been inserted; running may come before insertion and before the prompt
-       response.""",
-        informal=True,
-    ),
-    # -- Prompts during active work ------------------------------------------------------------
-    _r(
-        "ACTIVE-01",
-        _Y,
-        _C,
-        _MON,
-        """A Client may send session/prompt in any state, running and
-       requires_action included.""",
-        (45,),
-    ),
-    _r(
-        "ACTIVE-02",
-        _M,
-        _A,
-        _MOD,
-        """Prompts the Agent holds back are inserted in the order in which it
-       received them.""",
-        informal=True,
-    ),
-    _r(
-        "ACTIVE-03",
-        _MN,
-        _A,
-        _MOD,
-        """A prompt is never rejected merely because foreground work is in
-       progress.""",
-        (46,),
-    ),
-    # -- Prompts that are never inserted -------------------------------------------------------
-    _r(
-        "REJ-01",
-        _M,
-        _A,
-        _MOD,
-        """A prompt rejected before insertion (by a hook, an early failure, ...)
-       receives a JSON-RPC error response; together with ACC-01 every prompt is eventually
-       answered.""",
-        (47,),
-        eventually=True,
-    ),
-    _r(
-        "REJ-02", _MN, _A, _MOD, """A submission that was rejected produces no user-message updates.""", (48,)
-    ),
-    _r(
-        "REJ-03",
-        _M,
-        _A,
-        _MOD,
-        """A prompt withdrawn with $/cancel_request before insertion is answered
-       with error -32800.""",
-        informal=True,
-    ),
-    # -- 3. Agent reports output ---------------------------------------------------------------
-    _r(
-        "OUT-01",
-        _M,
-        _A,
-        _MOD,
-        """When foreground work begins, the Agent reports an active state
-       (normally running; requires_action if it begins blocked).""",
-        (49,),
-    ),
-    _r(
-        "OUT-02",
-        _M,
-        _A,
-        _MOD,
-        """Once work blocked under requires_action makes progress again, running
-       is reported.""",
-        (50,),
-    ),
-    _r("OUT-03", _Y, _A, _MON, """The model's output may be text, tool calls or a mix of both.""", (51,)),
-    # -- Message IDs ---------------------------------------------------------------------------
-    _r(
-        "MSGID-01",
-        _M,
-        _A,
-        _MOD,
-        """Every user, agent and thought message update and chunk carries an
-       opaque messageId.""",
-        (52,),
-    ),
-    _r(
-        "MSGID-02",
-        _M,
-        _C,
-        _CV,
-        """Per messageId, in receive order: an update without content keeps the
-       content, an update with content replaces everything so far, [] or null clears it, and a chunk
-       appends to the current content.""",
-        informal=True,
-    ),
-    # -- Session notices -----------------------------------------------------------------------
-    _r(
-        "NOTICE-01",
-        _Y,
-        _A,
-        _MON,
-        """The Agent may send a live notice for the user whenever the
-       session exists, also outside prompt handling.""",
-        (53,),
-    ),
-    _r(
-        "NOTICE-02",
-        _M,
-        _A,
-        _MOD,
-        """A notice has a non-null severity and a non-null, non-empty
-       title.""",
-        informal=True,
-    ),
-    _r("NOTICE-03", _Y, _C, _MOD, """A Client may disregard notices.""", (54,)),
-    _r(
-        "NOTICE-04",
-        _M,
-        _A,
-        _NC,
-        """The Agent acts as if any notice might never have been delivered,
-       shown or read.""",
-        (55,),
-        reason="About the Agent's internal reliance on delivery; a notice has no reply, so no wire "
-        "message reveals such reliance.",
-    ),
-    _r(
-        "NOTICE-05",
-        _MN,
-        _A,
-        _NC,
-        """Nothing needed for protocol correctness, authorization, a user
-       action, task completion or reporting a fatal error is conveyed only through a notice.""",
-        (56,),
-        reason="Needs a judgement of what the free-text notice content means and whether it is needed "
-        "elsewhere.",
-    ),
-    _r(
-        "NOTICE-06",
-        _SN,
-        _A,
-        _NC,
-        """Notices are not part of what a session replay sends.""",
-        (57,),
-        reason="A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh "
-        "live notice sent during the replay window.",
-    ),
-    # -- Session compaction --------------------------------------------------------------------
-    _r(
-        "COMPACT-01",
-        _Y,
-        _A,
-        _MON,
-        """The Agent may report a context compaction as a single persistent
-       timeline entity addressed by its ID.""",
-        (58,),
-    ),
-    _r(
-        "COMPACT-02",
-        _M,
-        _A,
-        _MOD,
-        """compactionId and status are present and non-null on every
-       compaction_update; compactionId and content are present and non-null on every
-       compaction_summary_chunk.""",
-        informal=True,
-    ),
-    _r(
-        "COMPACT-03",
-        _MN,
-        _A,
-        _MOD,
-        """A compaction ID is never used again for a different
-       compaction.""",
-        (59,),
-    ),
-    _r(
-        "COMPACT-04",
-        _M,
-        _C,
-        _CV,
-        """Clients start a first-seen compaction as in_progress with unset
-       fields, then apply updates and chunks in receive order per ID (patch fields, summary
-       replaces, chunks append, null or [] clears).""",
-        informal=True,
-    ),
-    _r(
-        "COMPACT-05",
-        _M,
-        _A,
-        _MOD,
-        """A reported compaction that ends is given a terminal status.""",
-        (60,),
-        eventually=True,
-    ),
-    _r(
-        "COMPACT-06",
-        _S,
-        _A,
-        _NC,
-        """The summary faithfully reflects the retained summary the user may
-       see, with no internal prompt framing or hidden instructions.""",
-        (61,),
-        reason="Needs a judgement of the summary text against the Agent's internal context.",
-    ),
-    _r(
-        "COMPACT-07",
-        _S,
-        _A,
-        _NC,
-        """The summary is left out when no unencrypted one exists or when
-       showing it would expose context the user could not already see.""",
-        (62,),
-        reason="Depends on the Agent's internal knowledge of what is encrypted or user-visible.",
-    ),
-    # -- Session usage updates -----------------------------------------------------------------
-    _r(
-        "USAGE-01",
-        _Y,
-        _A,
-        _MON,
-        """The Agent may send usage_update with the current context size and
-       the cumulative cost.""",
-        (63,),
-    ),
-    _r(
-        "USAGE-02",
-        _M,
-        _A,
-        _MOD,
-        """A usage_update has non-null used and size; a cost value, when
-       present, has both amount and currency.""",
-        informal=True,
-    ),
-    # -- 4. Report completion ------------------------------------------------------------------
-    _r(
-        "DONE-01",
-        _M,
-        _A,
-        _MOD,
-        """The end of foreground work is reported with an idle
-       state_update.""",
-        (64,),
-        eventually=True,
-    ),
-    _r("DONE-02", _S, _A, _MON, """That idle state_update names the fitting stop reason.""", (65,)),
-    _r(
-        "DONE-03",
-        _M,
-        _A,
-        _MOD,
-        """All updates still owed for the foreground work that ended are sent
-       before its idle update (background activity may keep emitting afterwards).""",
-        (66,),
-    ),
-    _r(
-        "DONE-04",
-        _Y,
-        _A,
-        _MON,
-        """The Agent may end foreground work at any moment by sending an idle
-       state_update.""",
-        (67,),
-    ),
-    _r(
-        "DONE-05",
-        _S,
-        _A,
-        _MON,
-        """When the Agent ends work that way, it gives the matching stop
-       reason.""",
-        (68,),
-    ),
-    # -- 5. Tool invocation and status reporting -----------------------------------------------
-    _r(
-        "TOOL-01",
-        _Y,
-        _A,
-        _MON,
-        """Before running a tool, the Agent may ask the Client for permission
-       with session/request_permission.""",
-        (69,),
-    ),
-    _r(
-        "TOOL-02",
-        _S,
-        _A,
-        _UN,
-        """While foreground work waits on a permission answer or another user
-       action, the Agent reports requires_action.""",
-        (70,),
-        reason="Not checked yet: the same check as FG-07 (a monitor of permission requests for foreground "
-        "work).",
-    ),
-    _r(
-        "TOOL-03",
-        _M,
-        _A,
-        _MOD,
-        """Having reported requires_action, the Agent later reports running when
-       the work moves on again, or idle when it finishes without moving on.""",
-        (71,),
-    ),
-    _r(
-        "TOOL-04",
-        _S,
-        _A,
-        _MOD,
-        """After permission is granted (when one was needed), the Agent runs
-       the tool and marks it in_progress with a tool_call_update.""",
-        (72,),
-    ),
-    _r(
-        "TOOL-05",
-        _Y,
-        _A,
-        _MON,
-        """While a tool runs, the Agent may send further progress updates
-       for it.""",
-        (73,),
-    ),
-    _r(
-        "TOOL-06",
-        _M,
-        _C,
-        _CV,
-        """Clients append each tool_call_content_chunk to the tool call's current
-       content; a later tool_call_update that carries content replaces what was accumulated.""",
-        informal=True,
-    ),
-    _r(
-        "TOOL-07",
-        _M,
-        _A,
-        _MOD,
-        """Elicitation, like other Client interactions, stays within its own
-       negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
-       advertised in its initialize capabilities.""",
-        informal=True,
-    ),
-    # -- Stop reasons --------------------------------------------------------------------------
-    _r(
-        "STOP-01",
-        _S,
-        _A,
-        _MON,
-        """When stopping foreground work, the Agent puts the matching
-       StopReason on the idle state_update.""",
-        (74,),
-    ),
-    _r(
-        "STOP-02",
-        _M,
-        _C,
-        _CV,
-        """A Client treats every idle as ending foreground work, whether its stop
-       reason is absent, null, malformed or unrecognised.""",
-        (75,),
-    ),
-    _r("STOP-03", _M, _A, _MOD, """A custom stop reason starts with an underscore.""", (76,)),
-    # -- Failures ------------------------------------------------------------------------------
-    _r(
-        "FAIL-01",
-        _M,
-        _A,
-        _MOD,
-        """Foreground work that ends in a failure (also before insertion or
-       before any output) is closed with an idle report.""",
-        (77,),
-        eventually=True,
-    ),
-    _r(
-        "FAIL-02",
-        _S,
-        _A,
-        _UN,
-        """Such an idle uses the error stop reason.""",
-        (78,),
-        reason="Not checked yet: telling which idle ends a failure is the Agent's; a monitor could use an"
-        " error field without the error stop reason.",
-    ),
-    _r(
-        "FAIL-03",
-        _S,
-        _A,
-        _MON,
-        """An idle with the error stop reason carries the error field (a
-       JSON-RPC error object) describing the failure.""",
-        (79,),
-    ),
-    _r(
-        "FAIL-04",
-        _S,
-        _A,
-        _MOD,
-        """Before reporting the failure, every tool call left unfinished by the
-       failed work gets a terminal status (failed when it did not complete); listed background work
-       is exempt.""",
-        (80,),
-    ),
-    # -- Session states ------------------------------------------------------------------------
-    _r(
-        "STATE-01",
-        _S,
-        _A,
-        _MON,
-        """For an exposed subagent, the parent's subagent_update.state mirrors
-       the snapshot the child reports about itself.""",
-        (81,),
-        eventually=True,
-    ),
-    _r(
-        "STATE-02",
-        _MN,
-        _C,
-        _CV,
-        """After unknown, a Client stops showing an earlier running or
-       requires_action as confirmed live activity (it may keep it as context).""",
-        informal=True,
-    ),
-    _r(
-        "STATE-03",
-        _Y,
-        _A,
-        _MON,
-        """While the Agent reports idle, background activity may go on and
-       send other session/update notifications without changing the state.""",
-        (82,),
-    ),
-    _r(
-        "STATE-04",
-        _M,
-        _A,
-        _MOD,
-        """Unless the Client advertised support for custom or future states,
-       the Agent still reports running, requires_action and idle wherever the transitions call for
-       them. (The text settles that a custom state may be sent unadvertised, beside the standard
-       one; it defines no advertisement: the simulated Client's _meta.customStates is the
-       model's own convention.)""",
-        (83,),
-    ),
-    _r(
-        "STATE-05",
-        _MN,
-        _C,
-        _CV,
-        """A Client receiving a state it does not recognise neither treats it
-       as idle nor shows the previous state as confirmed; until a known state comes it displays a
-       generic busy indicator.""",
-        (84,),
-    ),
-    _r(
-        "STATE-06",
-        _M,
-        _A,
-        _NC,
-        """The Agent reports unknown only when it has really lost sight of the
-       foreground activity, not because nothing was heard for a while.""",
-        informal=True,
-        reason="Not visible on the wire: whether the Agent could still observe its work is its own "
-        "knowledge.",
-    ),
-    _r(
-        "STATE-07",
-        _Y,
-        _A,
-        _MOD,
-        """unknown may replace any state, and a later running, requires_action
-       or idle replaces unknown (or a state the Client does not recognise) for the session, as a
-       snapshot: no work started or ended while it was not observable.""",
-        informal=True,
-    ),
-    # -- Initial state and synchronization -----------------------------------------------------
-    _r(
-        "SYNC-01",
-        _MN,
-        _C,
-        _CV,
-        """When the session/new response arrives, the Client keeps any state
-       that was already reported and does not reset it.""",
-        (85,),
-    ),
-    _r(
-        "SYNC-02",
-        _M,
-        _A,
-        _MOD,
-        """After session/resume the Agent sends a foreground state snapshot,
-       after any replay it was asked for and before the successful resume response, even with no
-       replay.""",
-        (86,),
-    ),
-    _r(
-        "SYNC-03",
-        _M,
-        _C,
-        _CV,
-        """The Client relies on that snapshot, not on the response or the
-       replayed content, to know the current activity.""",
-        (87,),
-    ),
-    # -- State transitions ---------------------------------------------------------------------
-    _r("TRANS-01", _Y, _A, _MON, """The Agent may send the current state snapshot again.""", (88,)),
-    _r(
-        "TRANS-02",
-        _M,
-        _C,
-        _CV,
-        """Clients apply repeated snapshots idempotently: a repeat starts no
-       work, ends no further work and adds no usage.""",
-        (89,),
-    ),
-    _r("TRANS-03", _S, _A, _MON, """An idle transition that ends work gives its stop reason.""", (90,)),
-    _r(
-        "TRANS-04",
-        _M,
-        _A,
-        _MOD,
-        """An idle that confirms cancellation of foreground work uses the
-       cancelled stop reason.""",
-        (91,),
-    ),
-    _r(
-        "TRANS-05",
-        _M,
-        _A,
-        _MOD,
-        """requires_action is reported only for foreground work blocked on the
-       user: an open request alone does not justify it, and work that starts blocked may report it
-       without a running first (from running, work blocks; nothing else moves to it but a start).""",
-        informal=True,
-    ),
-    # -- Waiting for user action ---------------------------------------------------------------
-    _r(
-        "WAIT-01",
-        _M,
-        _A,
-        _MOD,
-        """After requires_action, running follows as soon as work progresses
-       again (even while other requests stay open), or idle when the work stops without that.""",
-        (92,),
-    ),
-    _r(
-        "WAIT-02",
-        _S,
-        _A,
-        _NC,
-        """Answers that arrive for work that has already ended are ignored, not
-       used to restart that work.""",
-        (93,),
-        reason="Which work a request belongs to is the Agent's knowledge: at an idle that ends work "
-        "without a cancellation, a request still open may be of background work that carries on (a "
-        "request of independent background activity leaves the session idle, and a tool call that "
-        "changes status after the idle is background work under the reading "
-        "tool-updates-after-idle), and an elicitation tied to no tool call moves nothing on the wire "
-        "when used (work after it may be the Agent's own). After a cancellation the latest background "
-        "list decides what the work was: that case is checked as CANCEL-06 (permission requests) and "
-        "CANCEL-10 (elicitations).",
-    ),
-    # -- Work boundaries and local commands ----------------------------------------------------
-    _r(
-        "BOUND-01",
-        _M,
-        _A,
-        _MOD,
-        """Once no foreground activity is left, the Agent reports idle, so
-       consecutive turns are separated by an idle boundary.""",
-        (94,),
-        eventually=True,
-    ),
-    _r(
-        "BOUND-02",
-        _M,
-        _A,
-        _MOD,
-        """Every accepted prompt, a local slash command without model work
-       included, goes through the foreground lifecycle (active state, then idle).""",
-        (95,),
-        eventually=True,
-    ),
-    _r(
-        "BOUND-03",
-        _S,
-        _A,
-        _UN,
-        """A local command handled from idle without waiting on the user
-       reports running then idle, with end_turn when it succeeds.""",
-        (96,),
-        reason="Not checked yet: a local command is not marked on the wire; no check of its own.",
-    ),
-    # -- Lifecycle examples --------------------------------------------------------------------
-    _r(
-        "EX-01",
-        _M,
-        _A,
-        _MOD,
-        """The examples' required updates hold alike for permissions and for
-       elicitations in either mode; in URL mode, accepting keeps the work blocked (the
-       requires_action stays) until the user has finished the interaction outside the Client, so
-       the Agent reports that completion (elicitation/complete) only after an accept.""",
-        informal=True,
-    ),
-    _r(
-        "EX-02",
-        _Y,
-        _C,
-        _MON,
-        """Late answers to a permission request or an elicitation may arrive
-       after the work ends, even during a later foreground workflow.""",
-        informal=True,
-    ),
-    # -- Cancellation --------------------------------------------------------------------------
-    _r(
-        "CANCEL-01",
-        _Y,
-        _C,
-        _MON,
-        """A Client may send session/cancel at any time to cancel the
-       session's foreground work.""",
-        (97,),
-    ),
-    _r(
-        "CANCEL-02",
-        _M,
-        _A,
-        _MOD,
-        """Prompts received before session/cancel and not yet inserted are
-       answered with error -32800.""",
-        (98,),
-    ),
-    _r(
-        "CANCEL-03",
-        _Y,
-        _A,
-        _MON,
-        """On cancellation the Agent may also stop background activity that
-       it does not list.""",
-        (99,),
-    ),
-    _r(
-        "CANCEL-04",
-        _S,
-        _C,
-        _UN,
-        """On sending session/cancel, the Client marks the unfinished tool
-       calls of the current work as cancelled in its own view right away.""",
-        (100,),
-        reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
-        "display hint).",
-    ),
-    _r(
-        "CANCEL-05",
-        _S,
-        _C,
-        _UN,
-        """That local marking skips tool calls that appear in the most recent
-       background list or that refer to a listed terminal.""",
-        (101,),
-        reason="Not checked yet: the simulated Client does not apply the optional local mark (a "
-        "display hint).",
-    ),
-    _r(
-        "CANCEL-06",
-        _M,
-        _A,
-        _MOD,
-        """When stopping cancelled work, the Agent stops waiting on that
-       work's open permission requests and treats them as refused.""",
-        (102,),
-    ),
-    _r(
-        "CANCEL-07",
-        _S,
-        _A,
-        _MOD,
-        """The Agent withdraws each of those open permission requests with
-       $/cancel_request so the Client can dismiss them.""",
-        (103,),
-    ),
-    _r(
-        "CANCEL-08",
-        _Y,
-        _C,
-        _MON,
-        """A Client may reply with the cancelled outcome to a request it can tie
-       to the cancelled work, without first getting a $/cancel_request.""",
-        (104,),
-    ),
-    _r(
-        "CANCEL-09",
-        _S,
-        _A,
-        _NC,
-        """On session/cancel the Agent halts the cancelled work's model
-       requests and tool invocations as quickly as it can.""",
-        (105,),
-        reason="About internal behaviour and timing (how soon model requests and tools are halted); "
-        "not visible on the wire.",
-    ),
-    _r(
-        "CANCEL-10",
-        _S,
-        _A,
-        _MOD,
-        """After cancellation completes, late answers or external URL
-       completions are ignored rather than used to resume the cancelled work.""",
-        (106,),
-    ),
-    _r(
-        "CANCEL-11",
-        _M,
-        _A,
-        _MOD,
-        """When cancellation hits active foreground work, the Agent aborts it,
-       flushes the updates still owed, and then sends idle with the cancelled stop reason.""",
-        (107,),
-        eventually=True,
-    ),
-    _r(
-        "CANCEL-12",
-        _M,
-        _A,
-        _MOD,
-        """Exceptions raised by aborting operations are caught and reported
-       as the cancelled stop reason, not as error.""",
-        (108,),
-    ),
-    _r(
-        "CANCEL-13",
-        _Y,
-        _A,
-        _MON,
-        """After receiving session/cancel the Agent may still send content
-       and tool call updates.""",
-        (109,),
-    ),
-    _r(
-        "CANCEL-14",
-        _M,
-        _A,
-        _MOD,
-        """Any such updates are sent before the idle state_update that
-       reports the cancellation.""",
-        (110,),
-    ),
-    _r(
-        "CANCEL-15",
-        _S,
-        _C,
-        _UN,
-        """The Client keeps accepting tool call updates that arrive after it
-       sent session/cancel.""",
-        (111,),
-        reason="Not checked yet: a client-view check that tool call updates after session/cancel are "
-        "applied.",
-    ),
-    _r(
-        "CANCEL-16",
-        _MN,
-        _A,
-        _MOD,
-        """A session/prompt received after a session/cancel is not cancelled
-       by it (answering it -32800 because of that cancel breaks this).""",
-        informal=True,
-    ),
-    _r(
-        "CANCEL-17",
-        _M,
-        _A,
-        _MOD,
-        """The Agent itself gives every unfinished tool call of the cancelled
-       foreground work its final status (the Client's own cancelled mark is only a display hint
-       that those updates replace), before the idle that confirms the cancellation: that idle
-       comes after every ongoing operation is aborted and the pending updates are sent (the
-       idle's own MUST, CANCEL-11, is this rule's level). Tool calls in the latest background
-       list, or running a listed terminal, do not belong to the cancelled work.""",
-        informal=True,
-        eventually=True,
-    ),
-    _r(
-        "CANCEL-18",
-        _M,
-        _A,
-        _NC,
-        """A session/cancel does not cover the work in the latest background
-       list: that work keeps running.""",
-        informal=True,
-        reason="Not visible on the wire: a listed item that ends after the cancel may have ended on its own.",
-    ),
-    _r(
-        "CANCEL-19",
-        _S,
-        _A,
-        _MOD,
-        """For elicitation requests, see Elicitation Cancellation: the
-       elicitations cancelled work no longer needs are withdrawn.""",
-        informal=True,
-        eventually=True,
-    ),
-    _r(
-        "CANCEL-20",
-        _Y,
-        _A,
-        _MON,
-        """Cancellation can finish without receiving answers to the abandoned
-       user-action requests: the cancelled idle need not wait for the answers to the cancelled
-       work's permission requests and elicitations.""",
-        informal=True,
-    ),
+_NOTICE_HAS_NO_ID = (
+    "A notice has no ID, so a replayed notice cannot be told apart on the wire from a fresh live notice "
+    "sent during the replay window."
+)
+_LOCAL_MARK_UNAPPLIED = (
+    "Not checked yet: the simulated Client does not apply the optional local mark (a display hint)."
 )
 
-RULES_BY_ID: Final[dict[str, Rule]] = {rule.id: rule for rule in RULES}
-if len(RULES_BY_ID) != len(RULES):  # pragma: no cover - guarded by tests
-    raise ValueError("duplicate rule IDs in the catalogue")
-
+_LOWERCASE_REQUIRED = "'required' in lowercase: a message shape, a MUST."
 INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
     "INTRO-02": (
         "session/prompt lasts until the Agent inserts the user message",
@@ -1570,10 +199,7 @@ INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
         "The heading of a bullet whose last sentence has the MUST NOT (BG-13): the list's "
         "definition, a MUST NOT.",
     ),
-    "ACC-04": (
-        "This field is a required, non-null string",
-        "'required' in lowercase: a message shape, a MUST.",
-    ),
+    "ACC-04": ("This field is a required, non-null string", _LOWERCASE_REQUIRED),
     "ACC-10": (
         "Clients must not infer the association from content or arrival order",
         "A lowercase 'must not'.",
@@ -1596,22 +222,16 @@ INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
         "Clients apply message updates and chunks in the order they are received",
         "A plain statement of how Clients apply updates: a MUST.",
     ),
-    "NOTICE-02": (
-        "title is required, non-null, non-empty",
-        "'required' in lowercase: a message shape, a MUST.",
-    ),
+    "NOTICE-02": ("title is required, non-null, non-empty", _LOWERCASE_REQUIRED),
     "COMPACT-02": (
         "compactionId and status are required and non-null on every compaction_update",
-        "'required' in lowercase: a message shape, a MUST.",
+        _LOWERCASE_REQUIRED,
     ),
     "COMPACT-04": (
         "Clients initialize a first-seen compaction ID with status in_progress",
         "A plain statement of how Clients apply the first update: a MUST.",
     ),
-    "USAGE-02": (
-        "used and size are required and non-null",
-        "'required' in lowercase: a message shape, a MUST.",
-    ),
+    "USAGE-02": ("used and size are required and non-null", _LOWERCASE_REQUIRED),
     "TOOL-06": (
         "Clients append each tool_call_content_chunk to the current content",
         "A plain statement of how Clients apply chunks: a MUST.",
@@ -1669,6 +289,1044 @@ INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
 """Every informal entry (no uppercase keyword): rule ID -> (words of the spec sentence that
 states it, why it has no keyword and why its level is the one the wording implies). The words
 locate the sentence (``properties.speclines``); a test holds each to the spec text."""
+
+RULES: Final[tuple[Rule, ...]] = (
+    # -- INTRO ---------------------------------------------------------------------------------
+    _r(
+        "INTRO-01",
+        _M,
+        """A Client sends no session/prompt until the initialize handshake and
+       the setup of that session have completed.""",
+        side=_C,
+    ),
+    _r(
+        "INTRO-02",
+        _M,
+        """Each request gets exactly one response: ACP runs on JSON-RPC 2.0, and
+       a prompt lasts until its one answer (success after insertion, or an error before it).""",
+        side=_B,
+    ),
+    # -- Session updates -----------------------------------------------------------------------
+    _r(
+        "UPD-01",
+        _S,
+        """A Client that meets an update variant it does not know keeps the raw
+       payload intact whenever it stores, replays, proxies or forwards history; otherwise it skips
+       the update or shows it in a generic way.""",
+        side=_C,
+        check=_NC,
+        reason="About what a Client keeps in storage or passes to third parties; neither is visible on "
+        "the wire between the Client and this Agent.",
+    ),
+    _r(
+        "UPD-02",
+        _SN,
+        """Notices meant only for live delivery are left out of any replay of the
+       session, even by a peer that kept them as unrecognised updates.""",
+        side=_B,
+        check=_NC,
+        reason=_NOTICE_HAS_NO_ID,
+    ),
+    # -- Entity IDs ----------------------------------------------------------------------------
+    _r(
+        "ENT-01",
+        _MN,
+        """Within one session the Agent never gives an ID already used by an
+       entity of some type to a second, different entity of that same type (seen on the wire as an
+       ended entity that starts over under the same type and ID).""",
+    ),
+    _r(
+        "ENT-02",
+        _M,
+        """The Client identifies every entity by the pair (entity type, ID); an
+       update only touches the entity of its own type, never one of another type with an equal
+       ID.""",
+        check=_CV,
+    ),
+    _r(
+        "ENT-03",
+        _MN,
+        """An update or chunk naming an ID the Client has not seen yet is not
+       discarded: the Client creates the entity with default values and then applies it.""",
+        check=_CV,
+    ),
+    _r(
+        "ENT-04",
+        _M,
+        """The first update or chunk received for an entity fixes where it sits
+       in the timeline; later updates patch it where it is (also after idle) and never move it, and
+       a new ID does not close any other entity.""",
+        check=_CV,
+    ),
+    # -- Session-directed messages -------------------------------------------------------------
+    _r(
+        "SDM-01",
+        _M,
+        """Each session_message and session_message_chunk update carries a
+       messageId, scoped to the transcript named by the outer sessionId.""",
+    ),
+    _r(
+        "SDM-02",
+        _MN,
+        """A Client links the outgoing and incoming views of an inter-session
+       message only through the explicit senderMessageId / recipientMessageId references, never
+       because two message IDs happen to be equal.""",
+        check=_CV,
+    ),
+    _r(
+        "SDM-03",
+        _MN,
+        """A Client neither fabricates an incoming entry from an outgoing one
+       nor delivers the message content to the other session itself.""",
+        check=_CV,
+    ),
+    _r(
+        "SDM-04",
+        _S,
+        """The task a parent hands to a subagent (the first one included) is
+       reported in the child's transcript as an incoming session_message whose senderSessionId is
+       the parent.""",
+        check=_NC,
+        reason="Which message is the delegated task is known only inside the Agent; the wire does not "
+        "mark it.",
+    ),
+    _r(
+        "SDM-05",
+        _SN,
+        """The delegated task is not reported as a user_message in the child
+       session: a user_message there that no session/prompt on that session accounts for is
+       suspect.""",
+        check=_MON,
+    ),
+    _r(
+        "SDM-06",
+        _MN,
+        """When the Agent cannot tell who sent a message received by a child,
+       it leaves senderSessionId out instead of presuming that the parent sent it.""",
+        check=_NC,
+        reason="Depends on what evidence the Agent holds about the sender, which is internal and not "
+        "visible on the wire.",
+    ),
+    # -- Foreground and background work --------------------------------------------------------
+    _r(
+        "FG-01",
+        _M,
+        """Work is handled as foreground work whatever started it: a user
+       prompt, or the Agent itself (pursuing a goal, continuing earlier work, reacting to a finished
+       background task).""",
+    ),
+    _r(
+        "FG-02",
+        _M,
+        """At the start of foreground work the Agent reports running, or
+       requires_action when the work begins already blocked on the user.""",
+    ),
+    _r(
+        "FG-03",
+        _S,
+        """While foreground work is blocked waiting for the user, the Agent
+       reports requires_action.""",
+        check=_NC,
+        reason="Whether foreground work is blocked on the user is the Agent's knowledge: the wire shows "
+        "requests, not what the work waits on (an open request alone does not block it); what the "
+        "model's block row states is TRANS-05.",
+    ),
+    _r(
+        "FG-04",
+        _M,
+        """After requires_action has been reported, the Agent reports running
+       again as soon as foreground progress resumes.""",
+    ),
+    _r(
+        "FG-05",
+        _M,
+        """At the end of foreground work the Agent reports idle, regardless of
+       background activity that carries on.""",
+        eventually=True,
+    ),
+    _r(
+        "FG-06",
+        _S,
+        """The idle that ends foreground work names the stop reason that
+       matches how it ended.""",
+        check=_MON,
+    ),
+    _r(
+        "FG-07",
+        _S,
+        """If a permission request or elicitation blocks foreground work, the
+       Agent reports requires_action (a request for background activity alone leaves the state
+       as it is).""",
+        check=_UN,
+        reason="Not checked yet: a monitor that sees a permission request for foreground work without "
+        "requires_action.",
+    ),
+    # -- Background work -----------------------------------------------------------------------
+    _r(
+        "BG-01",
+        _S,
+        """As long as a terminal is listed as background work, the Agent keeps
+       its output up to date whenever the process output is readable.""",
+        check=_NC,
+        reason="Depends on whether the Agent can read the process output and on timing (freshness); "
+        "neither is a wire fact.",
+    ),
+    _r(
+        "BG-02",
+        _MN,
+        """Missing or old terminal output is no evidence of liveness: the Client
+       does not conclude that a terminal hung or exited for that reason.""",
+        check=_CV,
+    ),
+    _r(
+        "BG-03",
+        _S,
+        """A tool call whose work the Agent knows continues after it hands
+       control back to the model stays non-final (pending, in_progress or paused) and is listed as
+       background work.""",
+        check=_UN,
+        reason="Not checked yet: knowing that a tool call's work continues is the Agent's; a monitor could"
+        " flag a final status followed by output.",
+    ),
+    _r(
+        "BG-04",
+        _Y,
+        """For background work that has no tool call of its own the Agent may
+       open a new tool call, titled after the work, and list it (announcing it first, even while
+       idle).""",
+        check=_MON,
+    ),
+    _r(
+        "BG-05",
+        _SN,
+        """A tool call that has reached a final status is never reopened; new
+       work on it gets a fresh tool call. (A custom status is allowed: the schema's ToolCallStatus
+       reserves _-prefixed values for extensions and has Clients treat an unrecognised status as
+       still in progress; whether a move between final statuses reopens is the reading
+       final-status-change.)""",
+    ),
+    _r(
+        "BG-06",
+        _SN,
+        """Housekeeping the Agent starts by itself (memory consolidation, for
+       instance) is not put in the background list.""",
+        check=_NC,
+        reason="Whether a listed item is self-started housekeeping is the Agent's internal intent; "
+        "nothing on the wire marks it.",
+    ),
+    _r(
+        "BG-07",
+        _M,
+        """An Agent that reports background work includes the background field
+       on every state_update of the session (whether that binds the state_updates before its first
+       list is the reading state-updates-before-first-list).""",
+    ),
+    _r(
+        "BG-08",
+        _M,
+        """A state_update whose background field is missing, null or malformed
+       makes the Client consider background work unknown until a list is reported again.""",
+        check=_CV,
+    ),
+    _r(
+        "BG-09",
+        _S,
+        """When background work begins or finishes, the Agent sends the current
+       state again with the updated list.""",
+        eventually=True,
+    ),
+    _r(
+        "BG-10",
+        _M,
+        """Before the first snapshot listing an item, the Agent has sent that
+       item's own update (terminal_update, tool_call_update or subagent_update).""",
+    ),
+    _r(
+        "BG-11",
+        _M,
+        """Before the snapshot that drops a terminal or tool call from the list,
+       the Agent has sent the terminal's exitStatus or the tool call's final status.""",
+    ),
+    _r(
+        "BG-12",
+        _S,
+        """If the Agent knows, when it drops a finished item, that the item
+       starts new foreground work, it reports running no later than that snapshot.""",
+        check=_NC,
+        reason="Depends on when the Agent learned of the follow-up work, which is internal; learning "
+        "later is allowed.",
+    ),
+    _r(
+        "BG-13",
+        _MN,
+        """When a listed terminal is all that keeps a tool call alive, only the
+       terminal appears in the list, not the tool call as well.""",
+    ),
+    _r(
+        "BG-14",
+        _S,
+        """Before releasing resources of a quiet session, a Client holds off for a
+       brief grace period once a snapshot has emptied the list, as a follow-up may still start.""",
+        side=_C,
+        check=_NC,
+        reason="Needs timing (a grace period) and concerns the Client's resource handling, not the wire.",
+    ),
+    _r(
+        "BG-15",
+        _Y,
+        """Once idle, a Client may regard unfinished tool calls and
+       still-running terminals that are missing from the latest reported list as abandoned.""",
+        side=_C,
+    ),
+    _r(
+        "BG-16",
+        _MN,
+        """With no background list reported, the Client regards nothing as
+       abandoned.""",
+        check=_CV,
+    ),
+    _r(
+        "BG-17",
+        _MN,
+        """A background list names only work running apart from the
+       foreground, each item once: no item twice in one snapshot, and no newly listed item that has
+       already finished (an exited terminal, a tool call with a final status).""",
+    ),
+    # -- 1. User message -----------------------------------------------------------------------
+    _r(
+        "USER-01",
+        _MN,
+        """A Client never sends a session/prompt whose prompt array is
+       empty.""",
+        side=_C,
+    ),
+    _r(
+        "USER-02",
+        _Y,
+        """An Agent may answer an empty prompt with error -32602 and not
+       insert it.""",
+        check=_MON,
+    ),
+    _r(
+        "USER-03",
+        _M,
+        """A Client only sends content types that the prompt capabilities
+       agreed at initialization allow.""",
+        side=_C,
+    ),
+    _r(
+        "USER-04",
+        _M,
+        """A prompt with content of a type outside the baseline set (text and
+       resource_link) and not advertised, or of a type the Agent cannot handle, is refused with
+       -32602 and never inserted.""",
+    ),
+    # -- 2. Prompt accepted --------------------------------------------------------------------
+    _r(
+        "ACC-01",
+        _M,
+        """Once the user message is inserted, the Agent answers the prompt
+       successfully, without waiting for the foreground work to finish (so an inserted prompt left
+       unanswered is a breach at the end: the response is owed from the insertion on).""",
+        eventually=True,
+    ),
+    _r(
+        "ACC-02",
+        _MN,
+        """The Agent does not send the successful prompt response before the
+       message has been inserted.""",
+    ),
+    _r(
+        "ACC-03",
+        _MN,
+        """After insertion the prompt is never answered with an error, even if
+       the work fails or the request is cancelled before the response goes out.""",
+    ),
+    _r(
+        "ACC-04",
+        _M,
+        """A successful prompt response carries messageId as a non-null string;
+       leaving it out or sending null is invalid.""",
+    ),
+    _r(
+        "ACC-05",
+        _M,
+        """The inserted user message is reported to the Client, either with a
+       user_message carrying the full content or with user_message_chunk updates.""",
+        eventually=True,
+    ),
+    _r(
+        "ACC-06",
+        _M,
+        """Every update about that user message uses the messageId returned in
+       the prompt response.""",
+        eventually=True,
+    ),
+    _r(
+        "ACC-07",
+        _MN,
+        """No update about the user message is sent before the message is
+       inserted.""",
+    ),
+    _r(
+        "ACC-08",
+        _M,
+        """A Client copes with the user-message updates arriving either before
+       or after the prompt response, and merges them with the existing message instead of making a
+       duplicate.""",
+        check=_CV,
+    ),
+    _r(
+        "ACC-09",
+        _M,
+        """Two distinct inserted submissions get two distinct message IDs, even
+       when their content is the same.""",
+    ),
+    _r(
+        "ACC-10",
+        _MN,
+        """A Client ties a submission to its message only through the response
+       (JSON-RPC id to sessionId and messageId), never by comparing content or by arrival order.""",
+        check=_CV,
+    ),
+    _r(
+        "ACC-11",
+        _M,
+        """When a retained user message is replayed, it keeps the message ID it
+       was inserted with.""",
+    ),
+    _r(
+        "ACC-12",
+        _MN,
+        """A Client draws no ordering conclusion between the prompt response and
+       the session updates (user-message report, output, even the closing idle).""",
+        check=_CV,
+    ),
+    _r(
+        "ACC-13",
+        _M,
+        """When session/close stops a prompt before insertion, that prompt gets
+       error -32800; a prompt already inserted gets its successful messageId response.""",
+    ),
+    # -- Insertion and ordering ----------------------------------------------------------------
+    _r(
+        "INS-01",
+        _MN,
+        """A Client does not read a running report as a sign that a pending
+       prompt has been inserted; running may come before insertion and before the prompt
+       response.""",
+        check=_CV,
+    ),
+    # -- Prompts during active work ------------------------------------------------------------
+    _r(
+        "ACTIVE-01",
+        _Y,
+        """A Client may send session/prompt in any state, running and
+       requires_action included.""",
+        side=_C,
+        check=_MON,
+    ),
+    _r(
+        "ACTIVE-02",
+        _M,
+        """Prompts the Agent holds back are inserted in the order in which it
+       received them.""",
+    ),
+    _r(
+        "ACTIVE-03",
+        _MN,
+        """A prompt is never rejected merely because foreground work is in
+       progress.""",
+    ),
+    # -- Prompts that are never inserted -------------------------------------------------------
+    _r(
+        "REJ-01",
+        _M,
+        """A prompt rejected before insertion (by a hook, an early failure, ...)
+       receives a JSON-RPC error response; together with ACC-01 every prompt is eventually
+       answered.""",
+        eventually=True,
+    ),
+    _r("REJ-02", _MN, """A submission that was rejected produces no user-message updates."""),
+    _r(
+        "REJ-03",
+        _M,
+        """A prompt withdrawn with $/cancel_request before insertion is answered
+       with error -32800.""",
+    ),
+    # -- 3. Agent reports output ---------------------------------------------------------------
+    _r(
+        "OUT-01",
+        _M,
+        """When foreground work begins, the Agent reports an active state
+       (normally running; requires_action if it begins blocked).""",
+    ),
+    _r(
+        "OUT-02",
+        _M,
+        """Once work blocked under requires_action makes progress again, running
+       is reported.""",
+    ),
+    _r("OUT-03", _Y, """The model's output may be text, tool calls or a mix of both.""", check=_MON),
+    # -- Message IDs ---------------------------------------------------------------------------
+    _r(
+        "MSGID-01",
+        _M,
+        """Every user, agent and thought message update and chunk carries an
+       opaque messageId.""",
+    ),
+    _r(
+        "MSGID-02",
+        _M,
+        """Per messageId, in receive order: an update without content keeps the
+       content, an update with content replaces everything so far, [] or null clears it, and a chunk
+       appends to the current content.""",
+        check=_CV,
+    ),
+    # -- Session notices -----------------------------------------------------------------------
+    _r(
+        "NOTICE-01",
+        _Y,
+        """The Agent may send a live notice for the user whenever the
+       session exists, also outside prompt handling.""",
+        check=_MON,
+    ),
+    _r(
+        "NOTICE-02",
+        _M,
+        """A notice has a non-null severity and a non-null, non-empty
+       title.""",
+    ),
+    _r("NOTICE-03", _Y, """A Client may disregard notices.""", side=_C),
+    _r(
+        "NOTICE-04",
+        _M,
+        """The Agent acts as if any notice might never have been delivered,
+       shown or read.""",
+        check=_NC,
+        reason="About the Agent's internal reliance on delivery; a notice has no reply, so no wire "
+        "message reveals such reliance.",
+    ),
+    _r(
+        "NOTICE-05",
+        _MN,
+        """Nothing needed for protocol correctness, authorization, a user
+       action, task completion or reporting a fatal error is conveyed only through a notice.""",
+        check=_NC,
+        reason="Needs a judgement of what the free-text notice content means and whether it is needed "
+        "elsewhere.",
+    ),
+    _r(
+        "NOTICE-06",
+        _SN,
+        """Notices are not part of what a session replay sends.""",
+        check=_NC,
+        reason=_NOTICE_HAS_NO_ID,
+    ),
+    # -- Session compaction --------------------------------------------------------------------
+    _r(
+        "COMPACT-01",
+        _Y,
+        """The Agent may report a context compaction as a single persistent
+       timeline entity addressed by its ID.""",
+        check=_MON,
+    ),
+    _r(
+        "COMPACT-02",
+        _M,
+        """compactionId and status are present and non-null on every
+       compaction_update; compactionId and content are present and non-null on every
+       compaction_summary_chunk.""",
+    ),
+    _r(
+        "COMPACT-03",
+        _MN,
+        """A compaction ID is never used again for a different
+       compaction.""",
+    ),
+    _r(
+        "COMPACT-04",
+        _M,
+        """Clients start a first-seen compaction as in_progress with unset
+       fields, then apply updates and chunks in receive order per ID (patch fields, summary
+       replaces, chunks append, null or [] clears).""",
+        check=_CV,
+    ),
+    _r("COMPACT-05", _M, """A reported compaction that ends is given a terminal status.""", eventually=True),
+    _r(
+        "COMPACT-06",
+        _S,
+        """The summary faithfully reflects the retained summary the user may
+       see, with no internal prompt framing or hidden instructions.""",
+        check=_NC,
+        reason="Needs a judgement of the summary text against the Agent's internal context.",
+    ),
+    _r(
+        "COMPACT-07",
+        _S,
+        """The summary is left out when no unencrypted one exists or when
+       showing it would expose context the user could not already see.""",
+        check=_NC,
+        reason="Depends on the Agent's internal knowledge of what is encrypted or user-visible.",
+    ),
+    # -- Session usage updates -----------------------------------------------------------------
+    _r(
+        "USAGE-01",
+        _Y,
+        """The Agent may send usage_update with the current context size and
+       the cumulative cost.""",
+        check=_MON,
+    ),
+    _r(
+        "USAGE-02",
+        _M,
+        """A usage_update has non-null used and size; a cost value, when
+       present, has both amount and currency.""",
+    ),
+    # -- 4. Report completion ------------------------------------------------------------------
+    _r(
+        "DONE-01",
+        _M,
+        """The end of foreground work is reported with an idle
+       state_update.""",
+        eventually=True,
+    ),
+    _r("DONE-02", _S, """That idle state_update names the fitting stop reason.""", check=_MON),
+    _r(
+        "DONE-03",
+        _M,
+        """All updates still owed for the foreground work that ended are sent
+       before its idle update (background activity may keep emitting afterwards).""",
+    ),
+    _r(
+        "DONE-04",
+        _Y,
+        """The Agent may end foreground work at any moment by sending an idle
+       state_update.""",
+        check=_MON,
+    ),
+    _r(
+        "DONE-05",
+        _S,
+        """When the Agent ends work that way, it gives the matching stop
+       reason.""",
+        check=_MON,
+    ),
+    # -- 5. Tool invocation and status reporting -----------------------------------------------
+    _r(
+        "TOOL-01",
+        _Y,
+        """Before running a tool, the Agent may ask the Client for permission
+       with session/request_permission.""",
+        check=_MON,
+    ),
+    _r(
+        "TOOL-02",
+        _S,
+        """While foreground work waits on a permission answer or another user
+       action, the Agent reports requires_action.""",
+        check=_UN,
+        reason="Not checked yet: the same check as FG-07 (a monitor of permission requests for foreground "
+        "work).",
+    ),
+    _r(
+        "TOOL-03",
+        _M,
+        """Having reported requires_action, the Agent later reports running when
+       the work moves on again, or idle when it finishes without moving on.""",
+    ),
+    _r(
+        "TOOL-04",
+        _S,
+        """After permission is granted (when one was needed), the Agent runs
+       the tool and marks it in_progress with a tool_call_update.""",
+    ),
+    _r(
+        "TOOL-05",
+        _Y,
+        """While a tool runs, the Agent may send further progress updates
+       for it.""",
+        check=_MON,
+    ),
+    _r(
+        "TOOL-06",
+        _M,
+        """Clients append each tool_call_content_chunk to the tool call's current
+       content; a later tool_call_update that carries content replaces what was accumulated.""",
+        check=_CV,
+    ),
+    _r(
+        "TOOL-07",
+        _M,
+        """Elicitation, like other Client interactions, stays within its own
+       negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
+       advertised in its initialize capabilities.""",
+    ),
+    # -- Stop reasons --------------------------------------------------------------------------
+    _r(
+        "STOP-01",
+        _S,
+        """When stopping foreground work, the Agent puts the matching
+       StopReason on the idle state_update.""",
+        check=_MON,
+    ),
+    _r(
+        "STOP-02",
+        _M,
+        """A Client treats every idle as ending foreground work, whether its stop
+       reason is absent, null, malformed or unrecognised.""",
+        check=_CV,
+    ),
+    _r("STOP-03", _M, """A custom stop reason starts with an underscore."""),
+    # -- Failures ------------------------------------------------------------------------------
+    _r(
+        "FAIL-01",
+        _M,
+        """Foreground work that ends in a failure (also before insertion or
+       before any output) is closed with an idle report.""",
+        eventually=True,
+    ),
+    _r(
+        "FAIL-02",
+        _S,
+        """Such an idle uses the error stop reason.""",
+        check=_UN,
+        reason="Not checked yet: telling which idle ends a failure is the Agent's; a monitor could use an"
+        " error field without the error stop reason.",
+    ),
+    _r(
+        "FAIL-03",
+        _S,
+        """An idle with the error stop reason carries the error field (a
+       JSON-RPC error object) describing the failure.""",
+        check=_MON,
+    ),
+    _r(
+        "FAIL-04",
+        _S,
+        """Before reporting the failure, every tool call left unfinished by the
+       failed work gets a terminal status (failed when it did not complete); listed background work
+       is exempt.""",
+    ),
+    # -- Session states ------------------------------------------------------------------------
+    _r(
+        "STATE-01",
+        _S,
+        """For an exposed subagent, the parent's subagent_update.state mirrors
+       the snapshot the child reports about itself.""",
+        check=_MON,
+        eventually=True,
+    ),
+    _r(
+        "STATE-02",
+        _MN,
+        """After unknown, a Client stops showing an earlier running or
+       requires_action as confirmed live activity (it may keep it as context).""",
+        check=_CV,
+    ),
+    _r(
+        "STATE-03",
+        _Y,
+        """While the Agent reports idle, background activity may go on and
+       send other session/update notifications without changing the state.""",
+        check=_MON,
+    ),
+    _r(
+        "STATE-04",
+        _M,
+        """Unless the Client advertised support for custom or future states,
+       the Agent still reports running, requires_action and idle wherever the transitions call for
+       them. (The text settles that a custom state may be sent unadvertised, beside the standard
+       one; it defines no advertisement: the simulated Client's _meta.customStates is the
+       model's own convention.)""",
+    ),
+    _r(
+        "STATE-05",
+        _MN,
+        """A Client receiving a state it does not recognise neither treats it
+       as idle nor shows the previous state as confirmed; until a known state comes it displays a
+       generic busy indicator.""",
+        check=_CV,
+    ),
+    _r(
+        "STATE-06",
+        _M,
+        """The Agent reports unknown only when it has really lost sight of the
+       foreground activity, not because nothing was heard for a while.""",
+        check=_NC,
+        reason="Not visible on the wire: whether the Agent could still observe its work is its own "
+        "knowledge.",
+    ),
+    _r(
+        "STATE-07",
+        _Y,
+        """unknown may replace any state, and a later running, requires_action
+       or idle replaces unknown (or a state the Client does not recognise) for the session, as a
+       snapshot: no work started or ended while it was not observable.""",
+    ),
+    # -- Initial state and synchronization -----------------------------------------------------
+    _r(
+        "SYNC-01",
+        _MN,
+        """When the session/new response arrives, the Client keeps any state
+       that was already reported and does not reset it.""",
+        check=_CV,
+    ),
+    _r(
+        "SYNC-02",
+        _M,
+        """After session/resume the Agent sends a foreground state snapshot,
+       after any replay it was asked for and before the successful resume response, even with no
+       replay.""",
+    ),
+    _r(
+        "SYNC-03",
+        _M,
+        """The Client relies on that snapshot, not on the response or the
+       replayed content, to know the current activity.""",
+        check=_CV,
+    ),
+    # -- State transitions ---------------------------------------------------------------------
+    _r("TRANS-01", _Y, """The Agent may send the current state snapshot again.""", check=_MON),
+    _r(
+        "TRANS-02",
+        _M,
+        """Clients apply repeated snapshots idempotently: a repeat starts no
+       work, ends no further work and adds no usage.""",
+        check=_CV,
+    ),
+    _r("TRANS-03", _S, """An idle transition that ends work gives its stop reason.""", check=_MON),
+    _r(
+        "TRANS-04",
+        _M,
+        """An idle that confirms cancellation of foreground work uses the
+       cancelled stop reason.""",
+    ),
+    _r(
+        "TRANS-05",
+        _M,
+        """requires_action is reported only for foreground work blocked on the
+       user: an open request alone does not justify it, and work that starts blocked may report it
+       without a running first (from running, work blocks; nothing else moves to it but a start).""",
+    ),
+    # -- Waiting for user action ---------------------------------------------------------------
+    _r(
+        "WAIT-01",
+        _M,
+        """After requires_action, running follows as soon as work progresses
+       again (even while other requests stay open), or idle when the work stops without that.""",
+    ),
+    _r(
+        "WAIT-02",
+        _S,
+        """Answers that arrive for work that has already ended are ignored, not
+       used to restart that work.""",
+        check=_NC,
+        reason="Which work a request belongs to is the Agent's knowledge: at an idle that ends work "
+        "without a cancellation, a request still open may be of background work that carries on (a "
+        "request of independent background activity leaves the session idle, and a tool call that "
+        "changes status after the idle is background work under the reading "
+        "tool-updates-after-idle), and an elicitation tied to no tool call moves nothing on the wire "
+        "when used (work after it may be the Agent's own). After a cancellation the latest background "
+        "list decides what the work was: that case is checked as CANCEL-06 (permission requests) and "
+        "CANCEL-10 (elicitations).",
+    ),
+    # -- Work boundaries and local commands ----------------------------------------------------
+    _r(
+        "BOUND-01",
+        _M,
+        """Once no foreground activity is left, the Agent reports idle, so
+       consecutive turns are separated by an idle boundary.""",
+        eventually=True,
+    ),
+    _r(
+        "BOUND-02",
+        _M,
+        """Every accepted prompt, a local slash command without model work
+       included, goes through the foreground lifecycle (active state, then idle).""",
+        eventually=True,
+    ),
+    _r(
+        "BOUND-03",
+        _S,
+        """A local command handled from idle without waiting on the user
+       reports running then idle, with end_turn when it succeeds.""",
+        check=_UN,
+        reason="Not checked yet: a local command is not marked on the wire; no check of its own.",
+    ),
+    # -- Lifecycle examples --------------------------------------------------------------------
+    _r(
+        "EX-01",
+        _M,
+        """The examples' required updates hold alike for permissions and for
+       elicitations in either mode; in URL mode, accepting keeps the work blocked (the
+       requires_action stays) until the user has finished the interaction outside the Client, so
+       the Agent reports that completion (elicitation/complete) only after an accept.""",
+    ),
+    _r(
+        "EX-02",
+        _Y,
+        """Late answers to a permission request or an elicitation may arrive
+       after the work ends, even during a later foreground workflow.""",
+        side=_C,
+        check=_MON,
+    ),
+    # -- Cancellation --------------------------------------------------------------------------
+    _r(
+        "CANCEL-01",
+        _Y,
+        """A Client may send session/cancel at any time to cancel the
+       session's foreground work.""",
+        side=_C,
+        check=_MON,
+    ),
+    _r(
+        "CANCEL-02",
+        _M,
+        """Prompts received before session/cancel and not yet inserted are
+       answered with error -32800.""",
+    ),
+    _r(
+        "CANCEL-03",
+        _Y,
+        """On cancellation the Agent may also stop background activity that
+       it does not list.""",
+        check=_MON,
+    ),
+    _r(
+        "CANCEL-04",
+        _S,
+        """On sending session/cancel, the Client marks the unfinished tool
+       calls of the current work as cancelled in its own view right away.""",
+        side=_C,
+        check=_UN,
+        reason=_LOCAL_MARK_UNAPPLIED,
+    ),
+    _r(
+        "CANCEL-05",
+        _S,
+        """That local marking skips tool calls that appear in the most recent
+       background list or that refer to a listed terminal.""",
+        side=_C,
+        check=_UN,
+        reason=_LOCAL_MARK_UNAPPLIED,
+    ),
+    _r(
+        "CANCEL-06",
+        _M,
+        """When stopping cancelled work, the Agent stops waiting on that
+       work's open permission requests and treats them as refused.""",
+    ),
+    _r(
+        "CANCEL-07",
+        _S,
+        """The Agent withdraws each of those open permission requests with
+       $/cancel_request so the Client can dismiss them.""",
+    ),
+    _r(
+        "CANCEL-08",
+        _Y,
+        """A Client may reply with the cancelled outcome to a request it can tie
+       to the cancelled work, without first getting a $/cancel_request.""",
+        side=_C,
+        check=_MON,
+    ),
+    _r(
+        "CANCEL-09",
+        _S,
+        """On session/cancel the Agent halts the cancelled work's model
+       requests and tool invocations as quickly as it can.""",
+        check=_NC,
+        reason="About internal behaviour and timing (how soon model requests and tools are halted); "
+        "not visible on the wire.",
+    ),
+    _r(
+        "CANCEL-10",
+        _S,
+        """After cancellation completes, late answers or external URL
+       completions are ignored rather than used to resume the cancelled work.""",
+    ),
+    _r(
+        "CANCEL-11",
+        _M,
+        """When cancellation hits active foreground work, the Agent aborts it,
+       flushes the updates still owed, and then sends idle with the cancelled stop reason.""",
+        eventually=True,
+    ),
+    _r(
+        "CANCEL-12",
+        _M,
+        """Exceptions raised by aborting operations are caught and reported
+       as the cancelled stop reason, not as error.""",
+    ),
+    _r(
+        "CANCEL-13",
+        _Y,
+        """After receiving session/cancel the Agent may still send content
+       and tool call updates.""",
+        check=_MON,
+    ),
+    _r(
+        "CANCEL-14",
+        _M,
+        """Any such updates are sent before the idle state_update that
+       reports the cancellation.""",
+    ),
+    _r(
+        "CANCEL-15",
+        _S,
+        """The Client keeps accepting tool call updates that arrive after it
+       sent session/cancel.""",
+        side=_C,
+        check=_UN,
+        reason="Not checked yet: a client-view check that tool call updates after session/cancel are "
+        "applied.",
+    ),
+    _r(
+        "CANCEL-16",
+        _MN,
+        """A session/prompt received after a session/cancel is not cancelled
+       by it (answering it -32800 because of that cancel breaks this).""",
+    ),
+    _r(
+        "CANCEL-17",
+        _M,
+        """The Agent itself gives every unfinished tool call of the cancelled
+       foreground work its final status (the Client's own cancelled mark is only a display hint
+       that those updates replace), before the idle that confirms the cancellation: that idle
+       comes after every ongoing operation is aborted and the pending updates are sent (the
+       idle's own MUST, CANCEL-11, is this rule's level). Tool calls in the latest background
+       list, or running a listed terminal, do not belong to the cancelled work.""",
+        eventually=True,
+    ),
+    _r(
+        "CANCEL-18",
+        _M,
+        """A session/cancel does not cover the work in the latest background
+       list: that work keeps running.""",
+        check=_NC,
+        reason="Not visible on the wire: a listed item that ends after the cancel may have ended on its own.",
+    ),
+    _r(
+        "CANCEL-19",
+        _S,
+        """For elicitation requests, see Elicitation Cancellation: the
+       elicitations cancelled work no longer needs are withdrawn.""",
+        eventually=True,
+    ),
+    _r(
+        "CANCEL-20",
+        _Y,
+        """Cancellation can finish without receiving answers to the abandoned
+       user-action requests: the cancelled idle need not wait for the answers to the cancelled
+       work's permission requests and elicitations.""",
+        check=_MON,
+    ),
+)
+
+RULES_BY_ID: Final[dict[str, Rule]] = {rule.id: rule for rule in RULES}
+if len(RULES_BY_ID) != len(RULES):  # pragma: no cover - guarded by tests
+    raise ValueError("duplicate rule IDs in the catalogue")
 
 RESTATED: Final[dict[str, tuple[str, ...]]] = {
     "active-state-on-start": ("FG-02", "OUT-01"),

@@ -63,6 +63,11 @@ def _readings_of(rule: Rule) -> list[str]:
     return [r.name for r in READINGS if rule.id in r.rules]
 
 
+def _field(text: str, label: str = "") -> list[str]:
+    """A field of a rule in full, wrapped under its label."""
+    return textwrap.wrap(text, 100, initial_indent=f"  {label}", subsequent_indent="    ")
+
+
 def full(rule: Rule, spec_text: str | None, spec: str) -> list[str]:
     """``rule`` in full: every field, and the spec sentences that state it (quoted)."""
     flags = [
@@ -71,27 +76,20 @@ def full(rule: Rule, spec_text: str | None, spec: str) -> list[str]:
     ]
     out = [f"{rule.id}  {rule.level}  binds: {rule.side}  check: {rule.check}"]
     out.append(f"  section: {rule.section} ({rule.code})")
-    out += textwrap.wrap(rule.paraphrase, 100, initial_indent="  says: ", subsequent_indent="    ")
+    out += _field(rule.paraphrase, "says: ")
     if rule.reason:
-        out += textwrap.wrap(rule.reason, 100, initial_indent="  why not checked: ", subsequent_indent="    ")
+        out += _field(rule.reason, "why not checked: ")
     if flags:
         out.append(f"  {'; '.join(flags)}")
     decided = decidability_of().get(rule.id)
     if decided is not None:
-        out += textwrap.wrap(
-            f"decidable from the wire: {decided[0]} (sample: {decided[1]})",
-            100,
-            initial_indent="  ",
-            subsequent_indent="    ",
-        )
+        out += _field(f"decidable from the wire: {decided[0]} (sample: {decided[1]})")
     readings = _readings_of(rule)
     if readings:
         out.append(f"  its verdict depends on the reading(s): {', '.join(readings)} (acp-model readings)")
     where = implemented_by(rule.id)
     if where:
-        out += textwrap.wrap(
-            ", ".join(where), 100, initial_indent="  implemented by: ", subsequent_indent="    "
-        )
+        out += _field(", ".join(where), "implemented by: ")
     if spec_text is None:
         out.append("  the spec text: not read (see the note on standard error)")
     else:

@@ -62,14 +62,18 @@ class Reading:
     why_default: str
     rules: tuple[str, ...]
     """Rule IDs whose verdicts depend on the alternative in force."""
-    affects: str = "checker"
-    """``checker`` (only the judgement depends on it) or ``both`` (the peers' freedoms differ
-    between the alternatives too)."""
     peers: str = ""
-    """For ``both``: what the simulated peer may do under each alternative (one line)."""
+    """What the simulated peer may do under each alternative (one line; empty: the alternatives
+    give the peers the same freedoms)."""
     peers_same: str = ""
-    """For ``checker``: why the simulated peers take no alternative's freedom where an Agent could
-    (one line; empty: the alternatives give a peer nothing to do differently)."""
+    """Without ``peers``: why the simulated peers take no alternative's freedom where an Agent
+    could (one line; empty: the alternatives give a peer nothing to do differently)."""
+
+    @property
+    def affects(self) -> str:
+        """``checker`` (only the judgement depends on it) or ``both`` (the peers' freedoms differ
+        between the alternatives too: it has ``peers``)."""
+        return "both" if self.peers else "checker"
 
     def alternative_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.alternatives)
@@ -167,7 +171,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               which discourages reporting a delegated task as a user message (Session-directed
               messages)."""),
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
-        affects="both",
         peers=_text("""other-sources: the Agent may report one user message of its own running work that no
               prompt accounts for; agent-initiated: the same, only in work it started itself (a
               follow-up of finished background work) while no prompt waits for its answer;
@@ -198,7 +201,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               not reported, not that nothing is running" (Background work), which misleads no
               Client before any list."""),
         ("BG-07", "FAIL-04", "CANCEL-17"),
-        affects="both",
         peers=_text("""every: an Agent that may report background work carries a list (maybe empty) on
               every state_update; after-first-list: it omits the list until its first background
               work"""),
@@ -237,7 +239,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               update, and leaves room for what ended-work allows after idle: a message update
               without content (metadata)."""),
         ("DONE-03", "CANCEL-14"),
-        affects="both",
         peers=_text("""patch-in-place: while idle, the Agent may append a chunk to the ended work's agent
               message; ended-work: never"""),
     ),
@@ -270,7 +271,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               "when cancellation took effect" names no other moment the text defines. (CANCEL-11,
               work never ended with idle, holds under both: the idle is owed either way.)"""),
         ("TRANS-04", "CANCEL-12"),
-        affects="both",
         peers=_text("""when-acted: after a cancel arrives, the Agent may still end the work with its own
               stop reason (end_turn, a limit, a custom one); on-receipt: only cancelled"""),
     ),
@@ -298,7 +298,6 @@ READINGS: Final[tuple[Reading, ...]] = (
         _text("""The MUST names no exception, and the wire does not show what foreground work waits
               on."""),
         ("BG-11",),
-        affects="both",
         peers=_text("""becomes-foreground: while running, the Agent may take a listed background tool call
               into its foreground work, dropping it unfinished from the list; final-status: never"""),
     ),
@@ -329,7 +328,6 @@ READINGS: Final[tuple[Reading, ...]] = (
         _text("""The cancellation sentence covers every prompt received before the cancel and not
               yet inserted, without exception."""),
         ("CANCEL-02", "USER-04"),
-        affects="both",
         peers=_text("""the answer the Agent gives a covered prompt with unadvertised content (only a faulty
               Client sends one): cancelled -32800, invalid -32602, either one of both"""),
     ),
@@ -362,7 +360,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               the Agent refuse a prompt for its own reasons; which wins once a $/cancel_request
               arrived is not said."""),
         ("REJ-03",),
-        affects="both",
         peers=_text("""own-reason: the Agent may refuse (-32602) a prompt after a $/cancel_request for it
               arrived; cancelled-only: never"""),
     ),
@@ -395,7 +392,6 @@ READINGS: Final[tuple[Reading, ...]] = (
         _text("""A background tool call may be announced before it is first listed, and the
               Client is told to accept tool call updates after a cancel."""),
         ("DONE-03", "CANCEL-14", "FAIL-04"),
-        affects="both",
         peers=_text("""background: an in_progress foreground tool call may carry on after an idle that
               confirms no cancellation (end_turn, error, ...) and complete later; foreground-owed:
               every tool call ends before the idle"""),
@@ -425,7 +421,6 @@ READINGS: Final[tuple[Reading, ...]] = (
         _text("""The sentence speaks of held prompts only, and the Agent decides what inserting
               during active work means. The model's guard (oldest_held) reads it so."""),
         ("ACTIVE-02",),
-        affects="both",
         peers=_text("""held-only: a newly received prompt may be inserted at once while older prompts are
               held; receipt-order: prompts are inserted in the order received"""),
     ),
@@ -447,7 +442,6 @@ READINGS: Final[tuple[Reading, ...]] = (
         _text("""Process-backed work is listed as its terminal; other live work of the tool call
               is invisible, so the checkable reading is the strict one."""),
         ("BG-13",),
-        affects="both",
         peers=_text("""may-have-other-work: the Agent may start a terminal with a tool call embedding it
               and list both; only-live-work: it lists the terminal alone"""),
     ),
@@ -481,7 +475,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               transition; the Background work sentence only says when a repeat is certainly
               not a completion."""),
         ("FG-02", "FG-01"),
-        affects="both",
         peers=_text("""snapshot: while idle, the Agent may repeat idle once with a new stop reason;
               completion: never (it would report running first)"""),
     ),
@@ -510,7 +503,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               monitor rule depends on it: it decides the client view's completions and
               last_stop_reason (acp-model view, and the explorers' view agreement)."""),
         (),
-        affects="checker",
     ),
     Reading(
         UNLISTED_TOOL_AT_CANCELLED_IDLE,
@@ -564,7 +556,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               cancelled and sends its idle before its first list conforms). Until a list rules on
               it, only the end of a complete transcript shows it was never background work."""),
         ("CANCEL-17",),
-        affects="checker",
     ),
     Reading(
         UNLISTED_TOOL_AT_FAILED_IDLE,
@@ -604,7 +595,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               is announced before the first list that names it (Background work), so one no list
               has ruled on yet may still be listed later."""),
         ("FAIL-04",),
-        affects="checker",
         peers_same=_text("""the simulated Agent gives every tool call of failed work a terminal status
               and never ends work while announced background work is unlisted"""),
     ),
@@ -643,7 +633,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               An answer that arrived before the confirming idle may have arrived before the Agent
               stopped the work, when it was no longer pending."""),
         ("CANCEL-06",),
-        affects="both",
         peers=_text("""may-be-used: an allow answer that reaches the Agent after the cancel, while it
               still carries the cancellation out, runs the tool; not-approved: it is taken as a
               refusal"""),
@@ -675,7 +664,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               with _". A future variant is defined by a later version, against which a transcript
               using it must be checked."""),
         ("STOP-03",),
-        affects="both",
         peers=_text("""may-be-future: the Agent may end work with a stop reason of a future version (no _
               prefix); custom: never"""),
     ),
@@ -709,7 +697,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               including after the session reports idle" (Entity IDs) lets an update change a
               finished entity."""),
         ("BG-05",),
-        affects="both",
         peers=_text("""reopen-only: the Agent may correct a finished tool call's outcome once (completed to
               failed, failed or cancelled to completed; feature correct, off by default and in the
               explorer's tools slice);
@@ -792,7 +779,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               background work); while all of it is blocked none is produced, so content then shows
               progress, and "it MUST report running when foreground progress resumes"."""),
         ("FG-04",),
-        affects="both",
         peers=_text("""pending-output: while requires_action is reported, the Agent may send once a chunk of
               the message its work produced before it blocked; progress: never"""),
     ),
@@ -827,7 +813,6 @@ READINGS: Final[tuple[Reading, ...]] = (
               never inserted), with no error code reserved for either. The spec settles that a
               busy refusal is a breach; not which refusals are busy ones."""),
         ("ACTIVE-03",),
-        affects="both",
         peers=_text("""may-have-other-reason: while work is active, a hook of the Agent may refuse a
               well-formed prompt with -32600 once (feature hook_refusal, off by default and in the
               explorer's hook slice; a suspect of ACTIVE-03, a warning); invalid-request-is-busy:

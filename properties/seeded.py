@@ -107,38 +107,12 @@ class Seeded:
 
 
 _STATE = {"sessionUpdate": "state_update"}
+_RUNNING = {**_STATE, "state": "running"}
 _ENDED = frozenset(STOP_REASONS) - {CANCELLED}
 _UPDATE = ("params", "update")
 _HI = {"type": "text", "text": "hi"}
 _IMAGE = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
 
-HELD_NOT_WITHDRAWN_OFF_WIRE = (
-    "the model's prompt table refuses to insert a prompt that a session/cancel covered, so the "
-    "simulated Agent never sends that insertion (acp-model agent notes the refusal on standard "
-    "error); and were it sent, its user message and success answer after the cancel are what an "
-    "Agent that inserted the prompt before the cancel arrived sends too, which conforms (a proxy "
-    "cannot see when a prompt was inserted): CANCEL-02 is broken on the wire only by an error "
-    "answer other than -32800, and acp-model decidability rates this bug not decidable"
-)
-BUSY_REFUSAL_OFF_WIRE = (
-    "the Agent's reason for a refusal is not on the wire: acp-model check reports a -32600 refusal "
-    "while work is active as a suspicion (a warning, which drive does not count), and only the "
-    "model, which knows why the simulated Agent refused, proves the breach (the prompt table's "
-    "guard busy_only); acp-model decidability rates this bug not decidable"
-)
-ANSWER_ON_RECEIPT_OFF_WIRE = (
-    "the model's prompt table refuses to answer a prompt that is not inserted, so the simulated "
-    "Agent never sends that answer (acp-model agent notes the refusal on standard error); and were "
-    "it sent, a success response says nothing of when the message was inserted (a proxy cannot see "
-    "insertion): acp-model decidability rates this bug not decidable"
-)
-INSERT_OUT_OF_ORDER_OFF_WIRE = (
-    "the model's prompt table refuses to insert a waiting prompt ahead of an older one it holds, so "
-    "the simulated Agent never sends that insertion (acp-model agent notes the refusal on standard "
-    "error); and were it sent, which prompts were held is not on the wire (under the default "
-    "reading prompt-ahead-of-held=held-only a prompt received later may be inserted at once, ahead "
-    "of held ones): acp-model decidability rates this bug not decidable"
-)
 _RACE = walks(
     "permission",
     "cancel",
@@ -158,6 +132,9 @@ _RACE = walks(
     background=0,
 )
 """A race (the approval must reach the Agent after its cancelled idle): few other moves."""
+_ELICIT_THEN_CANCEL = walks("elicitation", "cancel", cancels=2, outputs=0)
+"""A second cancel (the first is often spent before any elicitation is pending), and no output to
+choose instead of eliciting."""
 
 # -- the Agent ------------------------------------------------------------------------------------
 _AGENT: tuple[Seeded, ...] = (
@@ -225,13 +202,21 @@ _AGENT: tuple[Seeded, ...] = (
             "busy-refusal", "prompt", "held", "reject", "rejected", wire=False, ctx={"busy_only": True}
         ),
         "refuses a held prompt only because foreground work is active",
-        off_wire=BUSY_REFUSAL_OFF_WIRE,
+        off_wire="the Agent's reason for a refusal is not on the wire: acp-model check reports a -32600 "
+        "refusal while work is active as a suspicion (a warning, which drive does not count), and only the "
+        "model, which knows why the simulated Agent refused, proves the breach (the prompt table's guard "
+        "busy_only); acp-model decidability rates this bug not decidable",
     ),
     Seeded(
         Forbidden("held-not-withdrawn", "prompt", "covered", "insert", "inserted", wire=False),
         "inserts a prompt that a session/cancel covered",
         walks("hold", "cancel", prompts=2),
-        off_wire=HELD_NOT_WITHDRAWN_OFF_WIRE,
+        off_wire="the model's prompt table refuses to insert a prompt that a session/cancel covered, so the "
+        "simulated Agent never sends that insertion (acp-model agent notes the refusal on standard error); "
+        "and were it sent, its user message and success answer after the cancel are what an Agent that "
+        "inserted the prompt before the cancel arrived sends too, which conforms (a proxy cannot see when a "
+        "prompt was inserted): CANCEL-02 is broken on the wire only by an error answer other than -32800, "
+        "and acp-model decidability rates this bug not decidable",
     ),
     Seeded(
         Forbidden("response-before-snapshot", "session", "resuming", "resumed", "open"),
@@ -240,7 +225,10 @@ _AGENT: tuple[Seeded, ...] = (
     Seeded(
         Forbidden("answer-on-receipt", "prompt", "received", "answer", "answered", wire=False),
         "answers a prompt successfully as soon as it is received, before inserting it",
-        off_wire=ANSWER_ON_RECEIPT_OFF_WIRE,
+        off_wire="the model's prompt table refuses to answer a prompt that is not inserted, so the "
+        "simulated Agent never sends that answer (acp-model agent notes the refusal on standard error); and "
+        "were it sent, a success response says nothing of when the message was inserted (a proxy cannot see "
+        "insertion): acp-model decidability rates this bug not decidable",
     ),
     Seeded(
         Forbidden(
@@ -254,7 +242,11 @@ _AGENT: tuple[Seeded, ...] = (
         ),
         "inserts a held prompt ahead of one it received earlier and holds",
         walks("hold", "thought", prompts=3),
-        off_wire=INSERT_OUT_OF_ORDER_OFF_WIRE,
+        off_wire="the model's prompt table refuses to insert a waiting prompt ahead of an older one it "
+        "holds, so the simulated Agent never sends that insertion (acp-model agent notes the refusal on "
+        "standard error); and were it sent, which prompts were held is not on the wire (under the default "
+        "reading prompt-ahead-of-held=held-only a prompt received later may be inserted at once, ahead of "
+        "held ones): acp-model decidability rates this bug not decidable",
     ),
     # a field of a move's messages rewritten
     Seeded(
@@ -356,7 +348,7 @@ _AGENT: tuple[Seeded, ...] = (
             "STATE-04",
             "start",
             (*_UPDATE, "state"),
-            {**_STATE, "state": "running"},
+            _RUNNING,
             "_busy",
             unless="future",  # the Client advertised custom states
         ),
@@ -365,17 +357,17 @@ _AGENT: tuple[Seeded, ...] = (
     ),
     # messages of a move silenced or repeated
     Seeded(
-        Copies("no-running-on-start", "FG-02", "start", 0, {**_STATE, "state": "running"}),
+        Copies("no-running-on-start", "FG-02", "start", 0, _RUNNING),
         "starts foreground work without reporting running",
         walks(without=("compaction", "notice")),
     ),
     Seeded(
-        Copies("own-work-unreported", "FG-01", "start_goal", 0, {**_STATE, "state": "running"}),
+        Copies("own-work-unreported", "FG-01", "start_goal", 0, _RUNNING),
         "starts work of its own (pursuing a goal) without reporting running",
         walks(plus=("goal",), without=("compaction", "notice")),
     ),
     Seeded(
-        Copies("no-resume-running", "FG-04", "resume", 0, {**_STATE, "state": "running"}),
+        Copies("no-resume-running", "FG-04", "resume", 0, _RUNNING),
         "resumes blocked work without reporting running",
     ),
     Seeded(
@@ -463,15 +455,13 @@ _AGENT: tuple[Seeded, ...] = (
     Seeded(
         Withhold("elicitation-not-withdrawn", "elicitation", frozenset({"withdraw"}), "CANCEL-19"),
         "never withdraws the elicitations of cancelled work",
-        # a second cancel (the first is often spent before any elicitation is pending), and no
-        # output to choose instead of eliciting
-        walks("elicitation", "cancel", cancels=2, outputs=0),
+        _ELICIT_THEN_CANCEL,
     ),
     Seeded(
         Unchecked("late-elicitation-runs", "CANCEL-10"),
         "elicits for a tool call, leaves that call pending when its work is cancelled, and runs it "
         "when a late accept or external completion arrives",
-        walks("elicitation", "cancel", cancels=2, outputs=0),
+        _ELICIT_THEN_CANCEL,
     ),
     Seeded(
         Misread("list-tool-and-terminal", "BG-13", "tool-with-listed-terminal", "may-have-other-work"),

@@ -32,7 +32,7 @@ from typing import Any
 from model.between import rules_stated
 from model.clientview_rules import rules_stated as view_stated
 from model.fields import rules_stated as fields_stated
-from properties.catalogue import CODE_SECTIONS, RULES, RULES_BY_ID, SECTION_CODES
+from properties.catalogue import CODE_SECTIONS, RULES, RULES_BY_ID, SECTION_CODES, Rule
 from properties.outputs import write_atomic
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,6 +46,17 @@ TESTS = REPO / "tests"
 
 def _dotted(obj: type[Any]) -> str:
     return f"{obj.__module__}.{obj.__qualname__}"
+
+
+def _sorted(found: Mapping[str, set[str]]) -> dict[str, tuple[str, ...]]:
+    """rule ID -> its names, sorted (so that the pages are byte-identical for the same sources)."""
+    return {k: tuple(sorted(v)) for k, v in found.items()}
+
+
+def _head(rule: Rule) -> str:
+    """The first cells of a rule's row in both pages: rule, level, side, how checked."""
+    how = rule.check + (" (eventually)" if rule.eventually else "")
+    return f"| {rule.id} | {rule.level} | {rule.side} | {how} |"
 
 
 @cache
@@ -81,10 +92,7 @@ def _monitor_tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, 
                 impl.setdefault(rule, set()).add(_dotted(cls))
         for rule in cls.TOLERATES:
             tol.setdefault(rule, set()).add(_dotted(cls))
-    return (
-        {k: tuple(sorted(v)) for k, v in impl.items()},
-        {k: tuple(sorted(v)) for k, v in tol.items()},
-    )
+    return _sorted(impl), _sorted(tol)
 
 
 @cache
@@ -99,7 +107,7 @@ def _machine_table() -> dict[str, tuple[str, ...]]:
         name = names.get(id(spec), f"model.{spec.name}")
         for rule in (*spec.forbidden.values(), *spec.guard_rules.values(), *spec.eventually.values()):
             out.setdefault(rule, set()).add(name)
-    return {k: tuple(sorted(v)) for k, v in out.items()}
+    return _sorted(out)
 
 
 def implemented_by(rule_id: str) -> list[str]:
@@ -131,7 +139,7 @@ def _test_table(tests_dir: Path = TESTS) -> dict[str, tuple[str, ...]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RULES_BY_ID:
                 out.setdefault(node.value, set()).add(name)
-    return {k: tuple(sorted(v)) for k, v in out.items()}
+    return _sorted(out)
 
 
 Seeded = Mapping[str, Sequence[str]]
@@ -170,12 +178,8 @@ def matrix(seeded: Seeded | None = None) -> str:
         "|---|---|---|---|---|---|",
     ]
     for rule in RULES:
-        how = rule.check + (" (eventually)" if rule.eventually else "")
         impl = implemented_by(rule.id) + [f"{t} (tolerates)" for t in tolerated_by(rule.id)]
-        lines.append(
-            f"| {rule.id} | {rule.level} | {rule.side} | {how} | {_cell(impl)} | "
-            f"{_cell(exercised_by(rule.id, seeded))} |"
-        )
+        lines.append(f"{_head(rule)} {_cell(impl)} | {_cell(exercised_by(rule.id, seeded))} |")
     lines.append("")
     return "\n".join(lines)
 
@@ -214,8 +218,7 @@ def sections(seeded: Seeded | None = None) -> str:
         if rules:
             lines += ["| rule | level | side | how checked | says |", "|---|---|---|---|---|"]
             for r in rules:
-                how = r.check + (" (eventually)" if r.eventually else "")
-                lines.append(f"| {r.id} | {r.level} | {r.side} | {how} | {_escape(r.paraphrase)} |")
+                lines.append(f"{_head(r)} {_escape(r.paraphrase)} |")
             lines.append("")
         else:
             lines += ["No rules: the section states no obligation.", ""]

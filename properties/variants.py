@@ -51,7 +51,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final
 
 from model import between as bw
@@ -79,7 +79,7 @@ class RowChange:
         return f"{self.machine}: {self.source} --{self.trigger}--> {self.dest}"
 
     def to_json(self) -> dict[str, str]:
-        return {"machine": self.machine, "trigger": self.trigger, "source": self.source, "dest": self.dest}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -335,10 +335,10 @@ def from_json(data: Mapping[str, Any]) -> Variant:
         data["path"],
         data["title"],
         tuple(data["drop"]),
-        tuple(sorted(data["readings"].items())),
+        _readings(data["readings"], data["path"]),
         tuple(RowChange(**r) for r in data["add_row"]),
         tuple(RowChange(**r) for r in data["remove_row"]),
-        tuple(sorted((n, tuple(sorted(p.items()))) for n, p in data.get("between", {}).items())),
+        _between(data.get("between", {}), data["path"]),
     )
 
 

@@ -16,7 +16,8 @@ module reads the two ``Context`` results and writes the section that opens the v
   readings-matrix rows whose broken rules differ.
 
 Everything is sorted and carries no timing, so the same options give the same bytes; the JSON
-(``report.json``'s ``differences``) holds the same facts as the page.
+(``report.json``'s ``differences``) holds the same facts as the page. What appears and vanishes
+is ``explore --compare``'s own difference (``simulator.explore.compare.split`` and ``vanished``).
 
 Must not know: how the parts are computed, argument parsing.
 """
@@ -28,6 +29,8 @@ from typing import Any
 from diagrams.spec_report.parts import Context, Section
 from diagrams.spec_report.sections import cex_files, cex_title, picture, rule_order
 from properties.catalogue import RULES_BY_ID
+from properties.variants import Variant
+from simulator.explore.compare import split, vanished
 from simulator.explore.variant_runs import notes
 
 
@@ -39,13 +42,13 @@ def section_differences(base: Context, var: Context) -> Section:
     lines += _changes(variant, data)
     lines += ["### What changes in the results", ""]
     lines += _decidability(base, var, data)
-    lines += _contradictions(base, var, data)
+    lines += _contradictions(base, var, variant, data)
     lines += _coverage(base, var, data)
     lines += _matrix(base, var, data)
     return Section("differences", "Differences", lines, data)
 
 
-def _changes(variant: Any, data: dict[str, Any]) -> list[str]:
+def _changes(variant: Variant, data: dict[str, Any]) -> list[str]:
     lines = [
         f"Variant `{variant.name}`"
         + (f" (`{variant.path}`)" if variant.path else "")
@@ -109,7 +112,7 @@ def _pct(x: float | None) -> str:
     return "" if x is None else f" ({round(100 * x)} % flagged)"
 
 
-def _contradictions(base: Context, var: Context, data: dict[str, Any]) -> list[str]:
+def _contradictions(base: Context, var: Context, variant: Variant, data: dict[str, Any]) -> list[str]:
     bx, vx = base.results.get("explore"), var.results.get("explore")
     lines = ["#### Contradictions", ""]
     if bx is None or vx is None:
@@ -117,13 +120,11 @@ def _contradictions(base: Context, var: Context, data: dict[str, Any]) -> list[s
         return [*lines, "Not computed.", ""]
     b = {c.rule: c for c in bx["counterexamples"]}
     v = {c.rule: c for c in vx["counterexamples"]}
-    appear = [v[r] for r in sorted(set(v) - set(b), key=rule_order)]
-    vanish = [b[r] for r in sorted(set(b) - set(v), key=rule_order)]
+    appear, vanish = split(b, v, rule_order)
     data["contradictions"] = {"appear": [], "vanish": []}
     if not appear and not vanish:
         return [*lines, "The same rules contradict as in the spec as written (none differ).", ""]
-    dropped = set(var.opts.variant.drop) if var.opts.variant else set()
-    for c in appear:
+    for c in (v[r] for r in appear):
         files = cex_files(var, c)
         data["contradictions"]["appear"].append(
             {"rule": c.rule, "kind": c.source, "explanation": c.explanation, "steps": len(c.events), **files}
@@ -135,9 +136,9 @@ def _contradictions(base: Context, var: Context, data: dict[str, Any]) -> list[s
             picture(f"{c.rule} under the variant", files),
             "",
         ]
-    for c in vanish:
+    for c in (b[r] for r in vanish):
         files = cex_files(var, c, "differences")
-        why = "the variant drops this rule" if c.rule in dropped else "no longer found under the variant"
+        why = vanished(c.rule, variant, "found")
         data["contradictions"]["vanish"].append(
             {"rule": c.rule, "kind": c.source, "explanation": c.explanation, "why": why, **files}
         )
@@ -161,8 +162,7 @@ def _coverage(base: Context, var: Context, data: dict[str, Any]) -> list[str]:
     if base.results.get("explore") is None or var.results.get("explore") is None:
         data["coverage"] = None
         return [*lines, "Not computed.", ""]
-    b, v = _rows(base), _rows(var)
-    gained, lost = sorted(v - b), sorted(b - v)
+    gained, lost = split(_rows(base), _rows(var))
     data["coverage"] = {"gained": gained, "lost": lost}
     if not gained and not lost:
         return [

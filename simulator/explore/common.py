@@ -10,7 +10,7 @@ A *breach* is one rule broken in one run, from one of four sources:
 - ``view``: the faulty client's view differs from the reference view (``World.view_breaches``);
 - ``model``: the agent tried a move its machine tables forbid (``ProtocolViolation``).
 
-``step_checked`` performs one event and returns the breaches it caused; ``settle`` finishes a
+``step_checked`` performs one event and returns the breaches it caused; ``settling`` finishes a
 run deterministically (oldest agent move or delivery first) so "eventually" rules can be judged
 at quiescence; ``replay`` re-runs an event list (dropping events that are not enabled when their
 turn comes, as the shrinker needs) and reports what it broke. A ``Counterexample`` is a shrunk
@@ -25,7 +25,7 @@ Must not know: which explorer is running, files, or how a counterexample is prin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from properties.engine import MonitorSet
@@ -33,7 +33,7 @@ from simulator.peers.config import Config
 from simulator.peers.world import Event, Line, World
 
 SETTLE_BUDGET = 400
-"""Most agent moves and deliveries ``settle`` takes before giving up on quiescence."""
+"""Most agent moves and deliveries ``settling`` takes before giving up on quiescence."""
 
 
 def new_monitors(enabled: bool = True, cfg: Config | None = None) -> MonitorSet:
@@ -82,9 +82,15 @@ def judge_end(world: World) -> list[Breach]:
     return [Breach(f.rule, "eventually", f.explanation) for f in world.finish() if f.kind == "rule"]
 
 
-def settle_choice(enabled: list[Event]) -> Event | None:
-    """The move ``settle`` takes: the first enabled agent move or delivery (never a client choice)."""
-    return next((ev for ev in enabled if ev[0] != "client"), None)
+def settling(world: World) -> Iterator[Event]:
+    """The moves that finish a run deterministically, one at a time (the caller performs each
+    before the next is chosen): the first enabled agent move or delivery (never a client
+    choice), until none is left or ``SETTLE_BUDGET`` moves were taken."""
+    for _ in range(SETTLE_BUDGET):
+        ev = next((ev for ev in world.enabled() if ev[0] != "client"), None)
+        if ev is None:
+            return
+        yield ev
 
 
 @dataclass
@@ -110,8 +116,8 @@ def replay(
     record: bool = True,
     stop_rule: str | None = None,
 ) -> Replay:
-    """Re-run ``events``; with ``settle``, continue with ``settle_choice`` until quiescence (or
-    ``SETTLE_BUDGET`` moves), then judge the "eventually" rules. With ``stop_rule`` the replay
+    """Re-run ``events``; with ``settle``, continue with the moves of ``settling`` until quiescence
+    (or ``SETTLE_BUDGET`` moves), then judge the "eventually" rules. With ``stop_rule`` the replay
     stops as soon as that rule is broken (what a shrinker needs)."""
     world = World(cfg, faults, new_monitors(monitors, cfg), record)
     out = Replay(world)
@@ -126,11 +132,8 @@ def replay(
     for ev in events:
         if (not skip_disabled or ev in world.enabled()) and stopped(ev):
             return out
-    for _ in range(SETTLE_BUDGET if settle else 0):
-        ev_next = settle_choice(world.enabled())
-        if ev_next is None:
-            break
-        if stopped(ev_next):
+    for ev in settling(world) if settle else ():
+        if stopped(ev):
             return out
     out.quiescent = world.quiescent()
     _note(out, judge_end(world))

@@ -34,7 +34,7 @@ added row no mode of the variant's run fired (the simulated agent takes an added
 its own choices lead to it, e.g. never output while idle); a removed row no mode of the spec's
 run fired (removing it cannot change these runs); a dropped rule no seeded bug breaks (the peers
 gain nothing: only the checker changes), or whose bug's breaches the checker never saw under the
-variant (none set aside). Rows are measured where coverage is exact (``explore_coverage``).
+variant (none set aside). Rows fired are the runs' coverage (``explore_coverage``).
 
 Must not know: argument parsing, how the explorers search, how reports are printed.
 """
@@ -42,7 +42,7 @@ Must not know: argument parsing, how the explorers search, how reports are print
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -112,37 +112,27 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
     }
     ex = report.get("exhaustive")
     if ex is not None:
+        keys = ("states", "transitions", "complete", "quiescent_states", "bottom_cycles")
         out["exhaustive"] = {
-            "states": ex["states"],
-            "transitions": ex["transitions"],
-            "complete": ex["complete"],
-            "quiescent_states": ex["quiescent_states"],
-            "bottom_cycles": ex["bottom_cycles"],
+            **{k: ex[k] for k in keys},
             "slices": [s["name"] for s in ex["slices"]],
             "seconds": ex["seconds"],
         }
     rnd = report.get("random")
     if rnd is not None:
-        out["random"] = {
-            "walks": rnd["walks"],
-            "walk_steps": rnd["walk_steps"],
-            "examples": rnd["examples"],
-            "seconds": rnd["seconds"],
-        }
+        out["random"] = {k: rnd[k] for k in ("walks", "walk_steps", "examples", "seconds")}
     return out
 
 
 def _reached(
     report: dict[str, Any], mode: str, tables: Mapping[str, MachineSpec]
 ) -> tuple[set[str], set[str]]:
-    """(machine states, rows) a mode of a run reached, for the machines measured from the rows
-    fired (``tables``: the machines as that run had them)."""
+    """(machine states, rows) a mode of a run reached (``tables``: the machines as that run had
+    them)."""
     states: set[str] = set()
     rows: set[str] = set()
     for m in report["coverage"].get(mode, {}).get("machines", []):
-        spec = tables.get(m["name"])
-        if m["method"] == "triggers" or spec is None:
-            continue
+        spec = tables[m["name"]]
         missed_states = set(m["states_missed"])
         missed_rows = set(m["transitions_missed"])
         states |= {f"{m['name']}: {s}" for s in spec.states if s not in missed_states}
@@ -154,17 +144,28 @@ def _reached(
     return states, rows
 
 
+def split(
+    base: Iterable[str], var: Iterable[str], key: Callable[[str], Any] = str
+) -> tuple[list[str], list[str]]:
+    """(what only the variant's run has, what only the spec's has), each sorted by ``key``: the
+    difference of two runs' rules, states or rows, read by ``differences`` and by the spec
+    report's Differences section (``diagrams.spec_report.diff``)."""
+    b, v = set(base), set(var)
+    return sorted(v - b, key=key), sorted(b - v, key=key)
+
+
+def vanished(rule: str, variant: Variant, gone: str = "broken") -> str:
+    """Why ``rule``, broken in the spec as written, is not under ``variant``."""
+    return "the variant drops this rule" if rule in variant.drop else f"no longer {gone} under the variant"
+
+
 def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     b_find = {f["rule"]: f for f in base["findings"]}
     v_find = {f["rule"]: f for f in var["findings"]}
-    for rule in sorted(set(v_find) - set(b_find)):
-        f = v_find[rule]
-        out.append(_finding("appears", f, rule, "under the variant only"))
-    for rule in sorted(set(b_find) - set(v_find)):
-        f = b_find[rule]
-        why = "the variant drops this rule" if rule in variant.drop else "no longer broken under the variant"
-        out.append(_finding("vanishes", f, rule, why))
+    appear, vanish = split(b_find, v_find)
+    out += [_finding("appears", v_find[rule], rule, "under the variant only") for rule in appear]
+    out += [_finding("vanishes", b_find[rule], rule, vanished(rule, variant)) for rule in vanish]
     for rule in (var.get("variant") or {}).get("set_aside", []):
         if rule not in b_find:
             out.append(
@@ -214,20 +215,20 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
         b_states, b_rows = _reached(base, mode, BY_NAME)
         v_states, v_rows = _reached(var, mode, variant.tables())
         for kind, b, v in (("state", b_states, v_states), ("row", b_rows, v_rows)):
-            out += [_diff(kind, f"{mode}: {item} reached under the variant only") for item in sorted(v - b)]
-            out += [_diff(kind, f"{mode}: {item} reached in the spec only") for item in sorted(b - v)]
+            gained, lost = split(b, v)
+            out += [_diff(kind, f"{mode}: {item} reached under the variant only") for item in gained]
+            out += [_diff(kind, f"{mode}: {item} reached in the spec only") for item in lost]
     out.sort(key=lambda d: (KINDS.index(d["kind"]), d["rule"] or "", d["detail"]))
     return out
 
 
 def _missed_by(report: dict[str, Any], machine: str, row: str) -> tuple[list[str], list[str]]:
-    """(modes of ``report`` that measured ``machine``'s rows and never fired ``row``, modes that
-    fired it)."""
+    """(modes of ``report`` that never fired ``machine``'s ``row``, modes that fired it)."""
     missed: list[str] = []
     fired: list[str] = []
     for mode in sorted(report["coverage"]):
         for m in report["coverage"][mode].get("machines", []):
-            if m["name"] == machine and m["method"] == "exact":
+            if m["name"] == machine:
                 (missed if row in m["transitions_missed"] else fired).append(mode)
     return missed, fired
 
@@ -248,12 +249,8 @@ def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
             missed, fired = _missed_by(report, change.machine, row)
             if fired:
                 continue
-            if missed:
-                detail = f"never fired by {who} ({', '.join(missed)})"
-            else:
-                missed = sorted(report["coverage"])
-                detail = f"not measured: no mode fires the {change.machine} table's rows"
-            if kind == "remove_row" and missed:
+            detail = f"never fired by {who} ({', '.join(missed)})"
+            if kind == "remove_row":
                 detail += ": removing it cannot change these runs"
             out.append(
                 {"change": kind, "rule": None, "row": change.text(), "modes": missed, "detail": detail}

@@ -15,7 +15,7 @@ Invariants, one per monitor class of the catalogue (``no_<monitor>_breach``) plu
 ``client_view_matches_reference``, ``agent_respects_machine_tables`` and
 ``no_other_breach``, assert that the last step made no breach certain. When the world becomes
 quiescent the "eventually" rules are judged at once; at the end of an example (teardown) the
-run is settled deterministically (``explore_common.settle_choice``) and judged, so obligations
+run is settled deterministically (``explore_common.settling``) and judged, so obligations
 left open by a short example are caught too.
 
 A failing example's performed events are shrunk by ``simulator.explore.shrink`` (delta debugging over
@@ -79,9 +79,10 @@ from simulator.explore.common import (
     Breach,
     Counterexample,
     judge_end,
+    keep_shortest,
     make_counterexample,
     new_monitors,
-    settle_choice,
+    settling,
     step_checked,
 )
 from simulator.explore.coverage import Row, recording
@@ -281,10 +282,7 @@ def build_machine(
                 self._account()
                 return
             self.new = []
-            for _ in range(400):
-                ev = settle_choice(self.world.enabled())
-                if ev is None:
-                    break
+            for ev in settling(self.world):
                 stats.settle_steps += 1
                 stats.steps += 1
                 self.events.append(ev)
@@ -541,11 +539,8 @@ def merge(
         stats.rows.update(s.rows)
         stats.failing_examples.update(s.failing_examples)
         stats.outcomes.update(s.outcomes)
-        for c in p.counterexamples:
-            hits[c.rule] += c.hits
-            mine = best.get(c.rule)
-            if mine is None or len(c.events) < len(mine.events):
-                best[c.rule] = c
+        hits.update({c.rule: c.hits for c in p.counterexamples})
+        keep_shortest(best, p.counterexamples)
     stops = {p.stop for p in parts}
     stop = "examples exhausted"
     if stopped or "time budget" in stops:

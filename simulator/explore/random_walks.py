@@ -60,11 +60,9 @@ class Walk:
     world: World
 
 
-def start_world(
-    cfg: Config, faults: frozenset[str] = frozenset(), monitors: bool = True, record: bool = False
-) -> World:
-    """The world every walk of a run begins in (after the handshake)."""
-    return World(cfg, faults, new_monitors(monitors, cfg), record, views=False)
+def start_world(cfg: Config, faults: frozenset[str] = frozenset(), monitors: bool = True) -> World:
+    """The world every walk of a run begins in (after the handshake), recording no transcript."""
+    return World(cfg, faults, new_monitors(monitors, cfg), record=False, views=False)
 
 
 def walk(
@@ -73,14 +71,13 @@ def walk(
     cfg: Config,
     faults: frozenset[str] = frozenset(),
     monitors: bool = True,
-    record: bool = False,
     start: World | None = None,
 ) -> Walk:
     """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``.
     ``start``: the ``start_world`` of these options, built once for many walks (each walks a
     copy); None: built here."""
     rng = random.Random(seed)
-    world = start.clone() if start is not None else start_world(cfg, faults, monitors, record)
+    world = start.clone() if start is not None else start_world(cfg, faults, monitors)
     events = world.events  # the world lists each event it performs
     breaches: list[Breach] = []
     n = 0

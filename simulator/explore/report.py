@@ -174,6 +174,11 @@ def write_counterexample(
     return paths
 
 
+def write_error(path: str | Path, exc: OSError) -> str:
+    """One line naming the file that could not be written and why."""
+    return f"{exc.filename or path}: cannot write ({exc.strerror or exc})"
+
+
 # -- JSON -----------------------------------------------------------------------------------------
 
 
@@ -209,7 +214,7 @@ def findings_json(
                 except OSError as exc:
                     if write_errors is None:
                         raise
-                    write_errors.append(f"{exc.filename or out}: cannot write ({exc.strerror or exc})")
+                    write_errors.append(write_error(out, exc))
             entries.append(
                 {
                     "mode": c.mode,
@@ -366,14 +371,10 @@ def render_text(report: dict[str, Any]) -> str:
         for m in modes:
             entry = report["coverage"][m]["machines"][i]
             method = entry["method"]
-            if method == "triggers":
-                seen = sum(1 for v in entry["triggers"].values() if v)
-                cells.append(f"{seen}/{len(entry['triggers'])} triggers")
-            else:
-                cells.append(
-                    f"{entry['states_reached']}/{entry['states_total']}, "
-                    f"{entry['transitions_reached']}/{entry['transitions_total']}"
-                )
+            cells.append(
+                f"{entry['states_reached']}/{entry['states_total']}, "
+                f"{entry['transitions_reached']}/{entry['transitions_total']}"
+            )
         lines.append(f"  {name:<16}" + "".join(f"{c:>22}" for c in cells) + f"  {method}")
     for m in modes:
         rc = report["coverage"][m]["rules"]

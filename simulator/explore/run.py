@@ -56,6 +56,7 @@ from simulator.explore.report import (
     coverage_json,
     findings_json,
     strip_timing,
+    write_error,
 )
 from simulator.explore.variant_runs import behaviours, notes
 from simulator.peers.config import (
@@ -296,11 +297,6 @@ def write(opts: Options, done: Computed) -> dict[str, Any]:
         report["report_file"] = None
         write_errors.append(write_error(out / "report.json", exc))
     return report
-
-
-def write_error(path: str | Path, exc: OSError) -> str:
-    """One line naming the file that could not be written and why."""
-    return f"{exc.filename or path}: cannot write ({exc.strerror or exc})"
 
 
 SliceJob = tuple[explore_bfs.Slice, frozenset[str], str, Options, float | None]

@@ -57,12 +57,6 @@ def entry(sender: str, raw: bytes, length: int | None = None) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def message_entry(sender: str, msg: Any) -> bytes:
-    """The transcript line recording a message this program built itself."""
-    text = json.dumps({"from": sender, "message": msg}, ensure_ascii=False, separators=(",", ":"))
-    return (text + "\n").encode("utf-8")
-
-
 class TranscriptWriter:
     """Append transcript lines to a file (flushed per line) and to a live check, in one order."""
 
@@ -143,12 +137,3 @@ class LinePump:
         """At end of input: an unfinished last line is recorded as it is."""
         if self._length:
             self._flush()
-
-
-class StartError(Exception):
-    """The Agent's command could not be started (``error`` is the ``OSError``)."""
-
-    def __init__(self, command: list[str], error: OSError) -> None:
-        super().__init__(str(error))
-        self.command = command
-        self.error = error
