@@ -49,10 +49,8 @@ from model import background as bgm
 from model import between as bw
 from model import compaction as cm
 from model import foreground as fgm
-from model import permission as pm
 from model import prompt as prm
 from model import session as sm
-from model import toolcall as tcm
 from properties.readings import BUSY_REFUSAL
 from simulator.peers import deviations, wire
 from simulator.peers.agent_faults import AGENT_FAULTS, Deviating
@@ -128,36 +126,7 @@ class Agent(Freedoms, Deviating):
                 self.resume_rid = msg["id"]
                 self.replay = "replayFrom" in msg["params"]
         elif "id" in msg and "method" not in msg:
-            rid = msg["id"]
-            if rid in self.elicits:
-                self._elicit_answered(rid, msg)
-                return
-            perm = self.perms.get(rid)
-            if perm is None:
-                return
-            outcome = msg.get("result", {}).get("outcome", {})
-            trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
-            if "error" in msg:  # no outcome at all: nothing approved
-                trig = "error"
-            was = perm[0]
-            _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
-            if was == pm.PENDING:
-                tid = perm[1]
-                raced = (  # an approval after the cancel of its work (``model.between``)
-                    self.cancelling
-                    and not self.tools[tid][1]
-                    and not self.between.racing_approval_used(self.rd["approval-racing-cancel"])
-                )
-                allow = outcome.get("optionId") == "allow"
-                mark = "raced" if allow and raced else "allowed" if allow else "denied"
-                self.tools[tid] = (*self.tools[tid], mark)
-            elif (
-                was == pm.NOT_APPROVED
-                and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
-                and outcome.get("optionId") == "allow"
-                and self.tools[perm[1]][0] == tcm.PENDING
-            ):
-                self.tools[perm[1]] = (*self.tools[perm[1]], "late")  # not treated as refused: used
+            self._answered(msg)
 
     def enabled(self) -> list[Event]:
         ev: list[Event] = []

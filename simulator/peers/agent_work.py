@@ -478,6 +478,43 @@ class ForegroundWork(BackgroundWork):
         self.elicits[rid] = (em.PENDING, mode, eid, False, False, tid)
         return [*out, wire.elicitation_create(rid, self.sid, mode, eid, tid)]
 
+    def _answered(self, msg: Msg) -> None:
+        """The Client's answer to a request of the Agent's: an elicitation's (``_elicit_answered``)
+        or a permission request's, the permission table's row for it; an approval is marked on
+        its tool call (``raced`` where it came after the cancel of its work and the reading
+        ``approval-racing-cancel`` takes it as a refusal; ``late`` where a seeded bug uses an
+        approval of cancelled work)."""
+        rid = msg["id"]
+        if rid in self.elicits:
+            self._elicit_answered(rid, msg)
+            return
+        perm = self.perms.get(rid)
+        if perm is None:
+            return
+        outcome = msg.get("result", {}).get("outcome", {})
+        trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
+        if "error" in msg:  # no outcome at all: nothing approved
+            trig = "error"
+        was = perm[0]
+        _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
+        if was == pm.PENDING:
+            tid = perm[1]
+            raced = (  # an approval after the cancel of its work (``model.between``)
+                self.cancelling
+                and not self.tools[tid][1]
+                and not self.between.racing_approval_used(self.rd["approval-racing-cancel"])
+            )
+            allow = outcome.get("optionId") == "allow"
+            mark = "raced" if allow and raced else "allowed" if allow else "denied"
+            self.tools[tid] = (*self.tools[tid], mark)
+        elif (
+            was == pm.NOT_APPROVED
+            and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
+            and outcome.get("optionId") == "allow"
+            and self.tools[perm[1]][0] == tcm.PENDING
+        ):
+            self.tools[perm[1]] = (*self.tools[perm[1]], "late")  # not treated as refused: used
+
     def _elicit_answered(self, rid: str, msg: Msg) -> None:
         """The Client's answer: the elicitation table's row for it (an action the schema does not
         name is handled as cancel); an answer after the work ended is late, and ignored."""
