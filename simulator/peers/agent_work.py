@@ -605,19 +605,15 @@ class ForegroundWork(BackgroundWork):
         trigger = "cancel" if confirms else "fail"
         # a seeded bug that withholds the failed status deviates at an error idle (FAIL-04's), not at
         # an idle that ends work for another reason (its tool calls may carry on, or are owed anyway)
-        withheld = (
-            [
-                d
-                for d in deviations.matching(self.deviations, deviations.Withhold, machine="tool_call")
-                if trigger in d.triggers
-            ]
-            if self.deviations and (confirms or reason == fgm.ERROR)
-            else []
-        )
+        withheld = [
+            deviations.rule(d)
+            for d in deviations.matching(self.deviations, deviations.Withhold, machine="tool_call")
+            if trigger in d.triggers and (confirms or reason == fgm.ERROR)
+        ]
         elicited = self._elicited_tools() if self.elicits else frozenset()
         for tid in self._fg_tools_live():
             if withheld:  # a seeded bug never gives the work's tool calls this final status
-                self._breach(deviations.rule(withheld[0]))
+                self._breach(withheld[0])
                 continue
             t = self.tools[tid]
             if (
@@ -658,11 +654,8 @@ class ForegroundWork(BackgroundWork):
         )
         self.real = fgm.IDLE
         self.cancelling = False
-        self.extras = self.extras - {
-            "asked",
-            "unobserved",
-            "unseen",
-        }  # (BLOCKED_ON_USER: a new stretch of asking)
+        # (BLOCKED_ON_USER: a new stretch of asking)
+        self.extras = self.extras - {"asked", "unobserved", "unseen"}
         self.last_stop = reason
         if seen:
             out.append(self._report(fgm.IDLE, reason, err))
