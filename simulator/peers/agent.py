@@ -155,6 +155,8 @@ class Agent(Freedoms, Deviating):
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
+                if "interim" in features and "interim" not in self.extras and self._interim_allowed():
+                    add(("agent", "user_message", (rid, "interim")))  # (user-message-content)
         # the close response, once the session table allows it; that everything else is settled
         # first (work ended and reported idle, prompts answered or stopped, compactions ended,
         # background work finished and unlisted) is this Agent's own behaviour (closing stops
@@ -413,12 +415,26 @@ class Agent(Freedoms, Deviating):
     def _do_withdraw(self, rid: int) -> list[Msg]:
         return self._refuse(rid, "withdraw", wire.REQUEST_CANCELLED, "request cancelled")
 
-    def _do_user_message(self, rid: int) -> list[Msg]:
+    def _do_user_message(self, arg: int | tuple[int, str]) -> list[Msg]:
+        """The inserted user message of prompt ``arg``; ``(rid, "interim")`` (feature ``interim``,
+        once per run): reported first with text of the Agent's own (a placeholder), its content
+        still owed (a later ``user_message`` or ``user_chunks`` replaces it)."""
+        if isinstance(arg, tuple):
+            self.extras = self.extras | {"interim"}
+            return [
+                wire.message("user_message", self.sid, self.prompts[arg[0]][1], [wire.text("(inserting)")])
+            ]
+        rid = arg
         _put(self.prompts, rid, 2, True)
         mid = self.prompts[rid][1]
         msg = wire.message("user_message", self.sid, mid, [wire.text(f"prompt {rid}")])
         self.history.append(msg)
         return [msg]
+
+    def _interim_allowed(self) -> bool:
+        """``user-message-content=upsert``: an update about an inserted user message may carry
+        content a later one replaces (``model.between`` ``user_content_replaceable``)."""
+        return self.between.user_content_replaceable(self.rd["user-message-content"])
 
     def _do_user_chunks(self, rid: int) -> list[Msg]:
         self._do_user_message(rid)  # reported, and retained whole
