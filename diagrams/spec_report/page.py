@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from diagrams.html.markdown import anchor
 from diagrams.html.report import report_pages
 from diagrams.spec_report.parts import PARTS, Context, Options, Section
 
@@ -113,12 +114,8 @@ def render(sections: list[Section], report: dict[str, Any]) -> str:
             "variant; [Differences](#differences) compares it with the spec as written.",
             "",
         ]
-    lines += [f"- [{s.title}](#{_anchor(s.title)})" for s in sections]
+    lines += [f"- [{s.title}](#{anchor(s.title)})" for s in sections]
     lines.append("")
     for s in sections:
         lines += [f"## {s.title}", "", *s.lines, ""]
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def _anchor(title: str) -> str:
-    return "".join(ch for ch in title.lower().replace(" ", "-") if ch.isalnum() or ch == "-")
