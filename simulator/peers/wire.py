@@ -276,13 +276,16 @@ def background_item(kind: str, ident: str) -> dict[str, str]:
     return {"type": kind, key: ident}
 
 
+def json_line(obj: Any) -> str:
+    """``obj`` as one line of compact JSON (not ASCII-escaped) ending in a line feed: how a peer
+    writes a message, and each line of a transcript."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
 def to_ndjson(lines: Iterable[tuple[str, Msg]]) -> str:
-    """A whole transcript in the transcript format: one ``{"from": sender, "message": msg}`` line
-    of compact JSON per message (UTF-8 text, not ASCII-escaped), each ending in a line feed."""
-    return "".join(
-        json.dumps({"from": s, "message": m}, separators=(",", ":"), ensure_ascii=False) + "\n"
-        for s, m in lines
-    )
+    """A whole transcript in the transcript format: one ``{"from": sender, "message": msg}``
+    ``json_line`` per message."""
+    return "".join(json_line({"from": s, "message": m}) for s, m in lines)
 
 
 # -- connection set-up -------------------------------------------------------------------------
