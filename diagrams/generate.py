@@ -12,11 +12,10 @@ Theory of operation
 * ``composed/*``: the composed state graph (``diagrams.composed``);
 * ``README.md``: a gallery that embeds every picture and links every other file.
 
-``write(out)`` writes each file atomically, leaves byte-identical files alone, and removes
-files in the generated sub-folders (``machines/``, ``scenarios/``, ``composed/``) that are no
-longer generated, so a renamed machine leaves nothing stale behind. Nothing else in ``out`` is
-touched. The same inputs give the same bytes (see ``diagrams.render_mpl``); the staleness test
-compares ``outputs()`` with the committed files.
+``write(out)`` writes them with ``properties.outputs.write_folder``, whose stale files are those
+of ``machines/``, ``scenarios/`` and ``composed/``: a renamed machine leaves nothing behind, and
+nothing else in ``out`` is touched. The same inputs give the same bytes (see
+``diagrams.render_mpl``); the staleness test compares ``outputs()`` with the committed files.
 
 Must not know: argument parsing or exit codes (``cli/cmd_diagrams.py`` owns those).
 """
