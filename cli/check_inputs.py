@@ -42,16 +42,6 @@ def exit_code(reports: Sequence[FileReport], fail_on: str) -> int:
     return EXIT_FINDINGS if any(r.failing(fail_on) for r in reports) else EXIT_OK
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
-
-
 def open_inputs(paths: Sequence[str], stack: ExitStack) -> list[tuple[str, BinaryIO]]:
     """Open every input before any is read; an unusable one is a UsageError naming it."""
     if sum(1 for p in paths if p == STDIN) > 1:
@@ -129,16 +119,6 @@ def write(text: str) -> None:
     sys.stdout.flush()
 
 
-def add_html_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--html",
-        metavar="OUT.html",
-        help="also write one self-contained HTML page of the input (one FILE only): the messages as "
-        "a sequence diagram, each finding at its line with its spec sentence, the machines' state "
-        "and the client view after any line (default: no page)",
-    )
-
-
 def html_page(args: argparse.Namespace) -> Any:
     """The page recorder for ``--html`` (None without it), after checking the option: one
     input, and an output that can be written (before any work)."""
@@ -153,14 +133,3 @@ def html_page(args: argparse.Namespace) -> Any:
     from diagrams.html import CheckPage
 
     return CheckPage(args.command if isinstance(getattr(args, "command", None), str) else "check")
-
-
-def add_max_findings(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--max-findings",
-        type=positive_int,
-        default=DEFAULT_MAX_FINDINGS,
-        metavar="N",
-        help="findings kept per file; the rest are counted in the summary and still set the exit "
-        "code (default: %(default)s)",
-    )

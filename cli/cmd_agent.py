@@ -26,6 +26,7 @@ import argparse
 import sys
 from typing import Any
 
+from cli.common_options import add_fault_option
 from cli.main import UsageError
 from cli.readings_option import add_reading_option
 from cli.variant_option import add_variant_options, variant_and_readings
@@ -61,13 +62,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "docs/testing-clients.md.",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the Agent's choices (default 0)")
-    p.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="switch on a seeded bug (repeatable; see `acp-model mutants`)",
-    )
+    add_fault_option(p, "switch on a seeded bug (repeatable; see `acp-model mutants`)")
     p.add_argument(
         "--common-path",
         action="store_true",

@@ -20,20 +20,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli.check_inputs import (
+from cli.check_inputs import exit_code, html_page, load_schema, run_files, write
+from cli.common_options import (
+    add_fail_on_option,
     add_html_option,
+    add_json_option,
     add_max_findings,
-    exit_code,
-    html_page,
-    load_schema,
     positive_int,
-    run_files,
-    write,
 )
 from cli.readings_option import add_reading_option
 from cli.variant_option import add_variant_options, variant_and_readings
 from properties.check_report import check_json, check_text
-from properties.checking import FAIL_SEVERITIES, check_stream
+from properties.checking import check_stream
 from properties.outputs import dumps
 from properties.readings import resolve
 from properties.shared import ENV, SCHEMA, schema_from_env
@@ -50,7 +48,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "its own, at that line). Exit 0: no findings at the failing level; 1: findings; 2: unusable input.",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="transcript files, or - for standard input")
-    p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
+    add_json_option(p)
     p.add_argument(
         "--schema",
         metavar="PATH",
@@ -58,12 +56,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="also validate every message against this JSON Schema (default: "
         f"${ENV}/{'/'.join(SCHEMA)} when that variable is set, else no schema validation)",
     )
-    p.add_argument(
-        "--fail-on",
-        choices=sorted(FAIL_SEVERITIES),
-        default="must",
-        help="must: fail on errors; should: fail on warnings too (default: %(default)s)",
-    )
+    add_fail_on_option(p, "must: fail on errors; should: fail on warnings too (default: %(default)s)")
     p.add_argument(
         "--max-line-bytes",
         type=positive_int,

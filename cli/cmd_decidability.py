@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cli.common_options import add_json_option
 from cli.decidability_options import (
     add_bound_options,
     add_jobs_option,
@@ -57,7 +58,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="ID",
         help="only this rule (repeatable; default: every rule with a check)",
     )
-    p.add_argument("--json", action="store_true", help="print JSON instead of text (default: text)")
+    add_json_option(p, "JSON")
     p.add_argument("--out", metavar="DIR", help="write the witnesses into this folder (default: none)")
     p.add_argument(
         "--time-budget",

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cli.common_options import add_quiet_option
 from cli.main import UsageError
 
 PROJECT_DIAGRAMS = Path(__file__).resolve().parents[1] / "diagrams"
@@ -35,7 +36,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="DIR",
         help="output folder (default: the project's diagrams folder, %(default)s)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: off)")
+    add_quiet_option(p)
     return p
 
 

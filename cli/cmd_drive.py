@@ -25,13 +25,14 @@ from properties.outputs import dumps, unreadable
 from simulator.harness.campaign import (
     Campaign,
     campaign,
+    campaign_report,
     campaign_text,
+    replay,
     replay_report,
     replay_text,
-    start,
 )
-from simulator.harness.drive import MAX_MESSAGES, Settings, run_once
-from simulator.harness.proxy import StartError
+from simulator.harness.child import StartError
+from simulator.harness.drive import MAX_MESSAGES, Settings
 from simulator.peers.driver_client import ScriptError, load_script
 
 
@@ -69,15 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise start_failure(exc.command, exc.error) from None
     code = EXIT_FINDINGS if rules else EXIT_OK
     seconds = time.monotonic() - started
-    report = {
-        "command": command,
-        "runs": len(runs),
-        "messages": sum(r.messages for r in runs),
-        "seconds": round(seconds, 3),
-        "findings": [rules[r] for r in sorted(rules)],
-        "fail_on": args.fail_on,
-        "exit_code": code,
-    }
+    report = campaign_report(plan, runs, rules, seconds, code)
     sys.stdout.write(dumps(report) if args.json else campaign_text(report, seconds))
     return code
 
@@ -100,7 +93,7 @@ def _replay(args: argparse.Namespace, settings: Settings, command: list[str], st
         script = load_script(text)
     except ScriptError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    result = run_once(start(command), settings, script=script)
+    result = replay(command, settings, script)
     code = EXIT_FINDINGS if result.failing else EXIT_OK
     report = replay_report(path, result, time.monotonic() - started, code)
     sys.stdout.write(dumps(report) if args.json else replay_text(path, result))

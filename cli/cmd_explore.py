@@ -3,18 +3,18 @@
 Owns: which run the options ask for (one exploration, the readings matrix, a comparison with a
 variant), printing its report as text or, with ``--json``, as one JSON object, and the exit code
 (0 no findings, 1 findings, 2 unusable options or outputs). The options are
-``cli.explore_options``; the work is ``simulator.explore.run``, ``simulator.analysis.matrix`` and
-``simulator.explore.compare``.
+``cli.explore_options`` (declared) and ``cli.explore_checks`` (checked); the work is
+``simulator.explore.run``, ``simulator.analysis.matrix`` and ``simulator.explore.compare``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, TextIO
 
+from cli.explore_checks import matrix_plan, options, pool
 from cli.explore_options import add_parser as add_parser  # the command's parser: cli.main asks here
-from cli.explore_options import options, pool
 from cli.main import EXIT_USAGE, UsageError
 from cli.outputs import STDOUT
 from cli.readings_option import chosen_readings
@@ -22,46 +22,44 @@ from properties.readings import describe
 from simulator.workers import Workers
 
 
-def run_matrix(args: argparse.Namespace) -> int:
-    """``explore --readings``: the readings matrix, as text or JSON (exit 1 when a row has findings)."""
-    from cli.progress import make
+def _options(args: argparse.Namespace) -> Any:
+    """The run the options describe, drawing its counterexamples as diagrams and pages."""
     from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
-    from properties.outputs import dumps
-    from properties.readings import ReadingError
-    from simulator.analysis.matrix import cells, readings_matrix
 
-    if args.reading:
-        raise UsageError("--reading and --readings do not combine: the matrix chooses every row's readings")
-    if args.graph is not None:
-        raise UsageError("--graph does not apply to --readings (each row is its own exploration)")
-    workers = pool(args, None)
-    names = tuple(n.strip() for n in args.readings.split(",") if n.strip())
-    if not names or ("all" in names and len(names) > 1):
-        raise UsageError("--readings: expected all or NAME,NAME (acp-model readings lists them)")
-    try:
-        cells(names)
-    except ReadingError as exc:
-        raise UsageError(f"--readings: {exc}") from None
-    if args.mode is None:
-        args.mode = "exhaustive"  # the matrix's states column; --mode both adds the random modes
     opts = options(args)
     opts.diagram = transcript_to_mermaid
     opts.page = counterexample_page
+    return opts
+
+
+def _show(out: TextIO, text: str, errors: list[str], code: int) -> int:
+    """Print a report; each file it could not write is a line on standard error (exit 2)."""
+    out.write(text)
+    out.flush()
+    for line in errors:
+        sys.stderr.write(f"acp-model explore: {line}\n")
+    return EXIT_USAGE if errors else code
+
+
+def run_matrix(args: argparse.Namespace) -> int:
+    """``explore --readings``: the readings matrix, as text or JSON (exit 1 when a row has findings)."""
+    from cli.progress import make
+    from properties.outputs import dumps
+    from simulator.analysis.matrix import readings_matrix
+
+    workers, names = matrix_plan(args)
+    if args.mode is None:
+        args.mode = "exhaustive"  # the matrix's states column; --mode both adds the random modes
+    opts = _options(args)
     progress = make(args.quiet)
     try:
         with workers:
             matrix = readings_matrix(names, opts, workers, progress)
     finally:
         progress.done()
-    sys.stdout.write(dumps(matrix.to_json()) if args.json else matrix.to_text())
-    sys.stdout.flush()
-    errors = matrix.write_errors()
-    for line in errors:
-        sys.stderr.write(f"acp-model explore: {line}\n")
-    if errors:
-        return EXIT_USAGE
-    return 1 if matrix.contradicting() else 0
+    text = dumps(matrix.to_json()) if args.json else matrix.to_text()
+    return _show(sys.stdout, text, matrix.write_errors(), 1 if matrix.contradicting() else 0)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,17 +68,13 @@ def run(args: argparse.Namespace) -> int:
     if args.mode is None:
         args.mode = "both"
     from cli.progress import make
-    from diagrams.html.runs import counterexample_page
-    from diagrams.sequence import transcript_to_mermaid
     from properties.outputs import dumps
     from simulator.explore import run as explore_run
     from simulator.explore.report import render_text
 
     workers = pool(args, 1)
-    opts = options(args)
+    opts = _options(args)
     opts.workers = workers.size
-    opts.diagram = transcript_to_mermaid
-    opts.page = counterexample_page
     progress = make(args.quiet)
     if args.compare:
         return _compare(args, opts, progress, workers)
@@ -97,13 +91,9 @@ def run(args: argparse.Namespace) -> int:
         v = report["variant"]
         text += "".join(f"{line}\n" for line in opts.variant.describe())
         text += "".join(f"  note: {n}\n" for n in v["notes"])
-    shown.write(dumps(report) if args.json else text)
-    shown.flush()
-    if report["write_errors"]:
-        for line in report["write_errors"]:
-            sys.stderr.write(f"acp-model explore: {line}\n")
-        return EXIT_USAGE
-    return 1 if report["findings"] else 0
+    return _show(
+        shown, dumps(report) if args.json else text, report["write_errors"], 1 if report["findings"] else 0
+    )
 
 
 def _compare(args: argparse.Namespace, opts: Any, progress: Any, workers: Workers) -> int:
@@ -118,10 +108,4 @@ def _compare(args: argparse.Namespace, opts: Any, progress: Any, workers: Worker
     finally:
         progress.done()
     errors = result.pop("write_errors")
-    sys.stdout.write(dumps(result) if args.json else render_text(result))
-    sys.stdout.flush()
-    if errors:
-        for line in errors:
-            sys.stderr.write(f"acp-model explore: {line}\n")
-        return EXIT_USAGE
-    return 0
+    return _show(sys.stdout, dumps(result) if args.json else render_text(result), errors, 0)

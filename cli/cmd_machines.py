@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from cli.common_options import add_json_option
 from properties.outputs import dumps
 
 
@@ -18,7 +19,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "comes from and its guard, if any). The same tables drive the simulator, the checker and "
         "the diagrams.",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON array instead of text (default: text)")
+    add_json_option(p, "a JSON array")
     return p
 
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cli.common_options import add_json_option, add_quiet_option
 from cli.main import UsageError
 from cli.workers_option import add_pool_options, pool_of
 from properties.outputs import dumps, write_atomic
@@ -31,7 +32,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "must be caught by the rule it breaks, and the unmodified simulator must give no finding. "
         "The names are what `--fault` of explore and simulate accept.",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON array instead of text (default: text)")
+    add_json_option(p, "a JSON array")
     p.add_argument(
         "--walks", type=int, default=MUTANT_WALKS, help="seeded random walks per mutant (default %(default)s)"
     )
@@ -49,7 +50,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="write each mutant's shortest transcript to DIR/<name>.ndjson and its page to "
         "DIR/<name>.html (default: not written)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: off)")
+    add_quiet_option(p)
     add_pool_options(p, "the seeded bugs (one job each)")
     p.add_argument(
         "--list",

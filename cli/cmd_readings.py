@@ -16,6 +16,7 @@ import sys
 import textwrap
 from typing import Any
 
+from cli.common_options import add_json_option
 from cli.main import EXIT_OK
 from properties.outputs import dumps
 from properties.readings import READINGS, catalogue_json
@@ -61,9 +62,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         f"{', '.join(taking)}.",
         formatter_class=_Formatter,
     )
-    p.add_argument(
-        "--json", action="store_true", help="print one JSON object instead of text (default: text)"
-    )
+    add_json_option(p, "one JSON object")
     return p
 
 

@@ -2,10 +2,8 @@
 
 Owns: the options, the output file, the live check: with ``--check``, findings go to standard
 error as the live check makes them, and a summary when the Agent has exited; ending with the
-Agent's exit code (128 + N when a signal N ended it). The proxy itself (pipes, pumps, signals)
-is ``simulator.harness.record``. The recording is judged complete (open obligations are
-breaches at its last line) when the Agent's output ended while the Client's input was still
-open (the Agent exited on its own), else for the sessions that were closed.
+Agent's exit code (128 + N when a signal N ended it). The proxy itself (pipes, pumps, signals,
+when the recording is complete) is ``simulator.harness.record``.
 
 Must not know: what the monitors check, the model.
 """
@@ -22,9 +20,10 @@ from cli.readings_option import add_reading_option, chosen_readings
 from properties.check_report import finding_text, summary_text
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.live import LiveCheck, closed_sessions
-from simulator.harness.proxy import StartError, TranscriptWriter
-from simulator.harness.record import proxy, spawn
+from properties.live import LiveCheck
+from simulator.harness.child import StartError
+from simulator.harness.proxy import TranscriptWriter
+from simulator.harness.record import record
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -90,14 +89,11 @@ def run(args: argparse.Namespace) -> int:
         live = LiveCheck(show, monitors=MonitorSet(readings=readings))
         writer.live = live
     try:
-        proc = spawn(command)
+        code = record(command, writer, sys.stdin, sys.stdout)
     except StartError as exc:
         out.close()
         raise start_failure(exc.command, exc.error) from None
-    code, client_still_connected = proxy(proc, writer, sys.stdin.fileno(), sys.stdout.fileno())
     if live is not None:
-        # the Agent exited on its own: nothing more can come; else the sessions it closed
-        live.close(complete=True if client_still_connected else closed_sessions(live.monitors))
         if live.error is not None:
             sys.stderr.write(f"acp-model record: live check stopped: {live.error!r}\n")
         sys.stderr.write(summary_text(args.out, live) + "\n")

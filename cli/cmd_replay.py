@@ -14,10 +14,11 @@ import argparse
 from typing import Any
 
 from cli import check_inputs
+from cli.common_options import add_html_option, add_json_option, add_max_findings
 from cli.readings_option import add_reading_option, chosen_readings
 from properties import check_report
 from properties.checking import MessageHook, check_stream
-from properties.outputs import dumps
+from properties.outputs import clip, dumps
 from properties.readings import resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
@@ -61,7 +62,7 @@ def describe(line: int, sender: str, msg: dict[str, Any]) -> dict[str, Any]:
 
 
 def _value(value: Any) -> str:
-    return value if isinstance(value, str) else check_report.shorten(repr(value), 40)
+    return value if isinstance(value, str) else clip(repr(value), 40)
 
 
 def describe_text(entry: dict[str, Any]) -> str:
@@ -79,7 +80,7 @@ def describe_text(entry: dict[str, Any]) -> str:
             what += f" id={_value(entry['id'])}"
     skip = {"line", "from", "kind", "method", "id", "update", "error"}
     extra = " ".join(f"{k}={_value(v)}" for k, v in entry.items() if k not in skip)
-    return check_report.shorten(f"{head}{what} {extra}".rstrip(), check_report.MESSAGE_WIDTH + 20)
+    return clip(f"{head}{what} {extra}".rstrip(), check_report.MESSAGE_WIDTH + 20)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -90,9 +91,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "every monitor: prints the numbered message list and the findings. Exit codes as check.",
     )
     p.add_argument("file", metavar="FILE", help="transcript file (.ndjson), or - for standard input")
-    p.add_argument("--json", action="store_true", help="print a JSON report instead of text (default: text)")
-    check_inputs.add_max_findings(p)
-    check_inputs.add_html_option(p)
+    add_json_option(p)
+    add_max_findings(p)
+    add_html_option(p)
     add_reading_option(p)
     return p
 

@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from cli.bounds import add_bound_options, bounds_from, faults_from
+from cli.common_options import add_fault_option, add_quiet_option
 from cli.main import UsageError
 from cli.outputs import STDOUT, check_file
 from cli.readings_option import add_reading_option
@@ -49,12 +50,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="NAME",
         help="run a named scenario instead of a seeded run (see `acp-model scenarios`; default: none)",
     )
-    p.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="run a seeded-bug agent or client, a fault or a mutant; repeatable "
+    add_fault_option(
+        p,
+        "run a seeded-bug agent or client, a fault or a mutant; repeatable "
         "(see `acp-model mutants`; default: none)",
     )
     p.add_argument(
@@ -63,7 +61,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="FILE.ndjson",
         help="where to write the transcript; - for standard output (required)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: off)")
+    add_quiet_option(p)
     bounds = p.add_argument_group(
         "bounds (a seeded run; a scenario brings its own, only --transport applies to it)"
     )

@@ -12,10 +12,9 @@ import argparse
 import sys
 from typing import Any
 
-from cli.check_inputs import positive_int
+from cli.common_options import add_fail_on_option, positive_int
 from cli.readings_option import add_reading_option
 from cli.workers_option import add_pool_options
-from properties.checking import FAIL_SEVERITIES
 
 
 def _seconds(text: str) -> float:
@@ -101,12 +100,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "and the driver answers (default: none advertised)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON report instead of text")
-    p.add_argument(
-        "--fail-on",
-        choices=sorted(FAIL_SEVERITIES),
-        default="must",
-        help="must (default): fail on errors; should: fail on warnings too",
-    )
+    add_fail_on_option(p, "must (default): fail on errors; should: fail on warnings too")
     p.add_argument(
         "--shrink-budget",
         type=positive_int,

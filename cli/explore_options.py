@@ -1,9 +1,7 @@
-"""The options of ``acp-model explore``: declared, validated (bad values: one line, exit 2) and
-turned into ``simulator.explore.run.Options`` and a worker pool.
+"""The options of ``acp-model explore``, declared.
 
-Owns: ``add_parser`` (every option, its help and default), ``options`` (the checked options of
-one run, every output checked before the run starts) and ``pool`` (``--jobs``, its older name
-``--workers``, and ``--cluster``).
+Owns: ``add_parser`` (every option, its help and default). Their checks, and the run and the
+worker pool they describe, are ``cli.explore_checks``.
 
 Must not know: how the run goes or how its report is printed (``cli.cmd_explore``).
 """
@@ -13,13 +11,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli.bounds import add_bound_options, bounds_from, faults_from
-from cli.main import UsageError
-from cli.outputs import STDOUT, check_file, check_folder
+from cli.bounds import add_bound_options
+from cli.common_options import add_fault_option, add_json_option
 from cli.readings_option import add_reading_option
-from cli.variant_option import add_variant_options, variant_and_readings
-from cli.workers_option import CLUSTER_HELP, pool_of
-from simulator.workers import Workers
+from cli.variant_option import add_variant_options
+from cli.workers_option import CLUSTER_HELP
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -39,9 +35,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exhaustive: breadth-first search of small slices; random: hypothesis and seeded random "
         "walks (default both; with --readings: exhaustive)",
     )
-    p.add_argument(
-        "--json", action="store_true", help="print one JSON object instead of text (default: text)"
-    )
+    add_json_option(p, "one JSON object")
     p.add_argument(
         "--seed",
         type=int,
@@ -95,12 +89,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder for report.json and the counterexample files (default %(default)s)",
     )
-    p.add_argument(
-        "--fault",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="explore a seeded bug: a fault or a mutant (all its faults); repeatable, see "
+    add_fault_option(
+        p,
+        "explore a seeded bug: a fault or a mutant (all its faults); repeatable, see "
         "`acp-model mutants` (default: none)",
     )
     p.add_argument(
@@ -199,83 +190,3 @@ def _default(field: str) -> str:
     if field == "features":
         small, default = ",".join(sorted(small)), "all"
     return f"exhaustive: each slice's own, or {small} in the custom slice; random: {default}"
-
-
-def options(args: argparse.Namespace) -> Any:
-    from simulator.explore.bfs import SLICE_BY_NAME
-    from simulator.explore.run import Options
-
-    faults = faults_from(args.fault)
-    variant, readings = variant_and_readings(args)
-    if args.compare and variant is None:
-        raise UsageError("--compare needs a variant: --variant FILE or --drop RULE-ID")
-    for name in args.slice:
-        if name not in SLICE_BY_NAME:
-            raise UsageError(f"unknown slice {name!r}; known: {', '.join(SLICE_BY_NAME)}")
-    for flag, value, low in (
-        ("--seed", args.seed, 0),
-        ("--examples", args.examples, 0),
-        ("--walks", args.walks, 0),
-        ("--steps", args.steps, 1),
-        ("--workers", args.workers, 1),
-        ("--depth", args.depth, 0),
-        ("--max-states", args.max_states, 1),
-    ):
-        if value is not None and value < low:
-            raise UsageError(f"{flag} must be >= {low}")
-    if args.mode in ("random", "both") and args.walks == 0 and args.examples == 0:
-        raise UsageError(
-            "--walks 0 and --examples 0 leave the random mode nothing to run (for the exhaustive "
-            "search alone: --mode exhaustive)"
-        )
-    if args.time_budget is not None and args.time_budget <= 0:
-        raise UsageError("--time-budget must be > 0")
-    if args.reduce != "none" and args.depth is not None:
-        raise UsageError(
-            "--reduce por does not combine with --depth (a reduced search may need more steps to reach "
-            "a situation)"
-        )
-    bounds = bounds_from(args)
-    # every output is checked before the run starts, so a long run never ends unable to write
-    if args.graph is not None:
-        if args.mode == "random":
-            raise UsageError("--graph needs the exhaustive mode (--mode exhaustive or both)")
-        if args.graph == STDOUT and args.json:
-            raise UsageError("--graph - and --json both want standard output; give --graph a file")
-        check_file(args.graph)
-    check_folder(args.out, "--out")
-    if args.database is not None:
-        check_folder(args.database, "--database")
-    return Options(
-        mode=args.mode,
-        seed=args.seed,
-        examples=args.examples,
-        walks=args.walks,
-        steps=args.steps,
-        workers=1,
-        time_budget=args.time_budget,
-        graph=args.graph,
-        out=args.out,
-        faults=faults,
-        database=args.database,
-        symmetry=args.symmetry,
-        reduce=args.reduce,
-        hypothesis_shrink=args.hypothesis_shrink,
-        slices=tuple(args.slice),
-        bounds=bounds,
-        depth=args.depth,
-        max_states=args.max_states,
-        readings=readings,
-        variant=variant,
-    )
-
-
-def pool(args: argparse.Namespace, default: int | None) -> Workers:
-    """The pool of ``--jobs`` (or its older name ``--workers``) and ``--cluster``."""
-    if args.workers is not None:
-        if args.jobs is not None and args.jobs != args.workers:
-            raise UsageError("--workers is the older name of --jobs: give one of them")
-        if args.workers < 1:
-            raise UsageError(f"--workers {args.workers}: must be >= 1")
-        args.jobs = args.workers
-    return pool_of(args, default)

@@ -16,7 +16,6 @@ Must not know: how the rows were counted, or files.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Collection
 
 from matplotlib import rc_context
@@ -25,7 +24,7 @@ from matplotlib.lines import Line2D
 from diagrams.ir import Diagram
 from diagrams.layout import Bundle
 from diagrams.render_mermaid import escape, state_id
-from diagrams.render_mpl import PNG_META, RC, figure_of, plan_of
+from diagrams.render_mpl import RC, figure_of, plan_of, png
 
 FIRED = "#2e7d32"
 NEVER = "#c00000"
@@ -34,13 +33,9 @@ SOME = "#d68910"
 Row = tuple[str, str, str]
 
 
-def _row(e: object) -> Row:
-    return (e.source, e.trigger, e.dest)  # type: ignore[attr-defined]
-
-
 def coverage_png(d: Diagram, fired: Collection[Row]) -> bytes:
     def colour(b: Bundle) -> str:
-        hit = [_row(e) in fired for e in b.edges]
+        hit = [(e.source, e.trigger, e.dest) in fired for e in b.edges]
         return FIRED if all(hit) else (NEVER if not any(hit) else SOME)
 
     legend = [
@@ -49,10 +44,7 @@ def coverage_png(d: Diagram, fired: Collection[Row]) -> bytes:
         Line2D([], [], color=NEVER, lw=2, label="never fired"),
     ]
     with rc_context(RC):
-        fig = figure_of(plan_of(d), colour, legend)
-        out = io.BytesIO()
-        fig.savefig(out, format="png", dpi=100, metadata=PNG_META)
-    return out.getvalue()
+        return png(figure_of(plan_of(d), colour, legend))
 
 
 def coverage_mermaid(d: Diagram, fired: Collection[Row]) -> str:
@@ -66,7 +58,7 @@ def coverage_mermaid(d: Diagram, fired: Collection[Row]) -> str:
     miss: list[int] = []
     for i, e in enumerate(d.edges):
         out.append(f'    {state_id(e.source)} -->|"{escape(e.label)}"| {state_id(e.dest)}')
-        (hit if _row(e) in fired else miss).append(i)
+        (hit if (e.source, e.trigger, e.dest) in fired else miss).append(i)
     if hit:
         out.append(f"    linkStyle {','.join(map(str, hit))} stroke:{FIRED},stroke-width:2px")
     if miss:

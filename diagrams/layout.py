@@ -457,8 +457,7 @@ def _route_loops(
         n = nodes[b.source]
         others = [m.box.grow(CLEAR) for s, m in nodes.items() if s != n.id] + markers
         w, h = _label_size(pb, measure)
-        best: tuple[float, int, str, Box] | None = None
-        rank = 0
+        candidates: list[tuple[float, str, Box]] = []
         for side in ("right", "left", "bottom", "top"):
             if side in taken.get(n.id, []):
                 continue
@@ -468,12 +467,8 @@ def _route_loops(
             loop_cost += 3 * sum(Box(*_extent(pts)).grow(0.05).contains(p) for p in curves)
             for cx, cy in _label_spots(pb, nodes, w, h):
                 box = Box.around(cx, cy, w, h)
-                score = loop_cost + _score(box, hard, labels, curves)
-                if best is None or (score, rank) < (best[0], best[1]):
-                    best = (score, rank, side, box)
-                rank += 1
-        assert best is not None
-        pb.side, pb.label = best[2], best[3]
+                candidates.append((loop_cost + _score(box, hard, labels, curves), side, box))
+        _, pb.side, pb.label = min(candidates, key=lambda c: c[0])  # the first of least score
         taken.setdefault(n.id, []).append(pb.side)
         pb.points = cubic_points(loop_geometry(n, pb.side)[0])
         labels.append(pb.label)

@@ -23,7 +23,6 @@ Must not know: how the matrix or the verdicts were computed, files.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +32,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 from diagrams.coverage import FIRED, NEVER, SOME
-from diagrams.render_mpl import PNG_META, RC
+from diagrams.render_mpl import RC, png
 from properties.catalogue import RULES
 
 DEFAULTS = "(defaults)"
@@ -142,6 +141,4 @@ def effects_png(grid: Effects) -> bytes:
             ]
             fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=7, frameon=False)
         fig.tight_layout(rect=(0, 0.08, 1, 1))
-        out = io.BytesIO()
-        fig.savefig(out, format="png", dpi=100, metadata=PNG_META)
-    return out.getvalue()
+        return png(fig)

@@ -22,9 +22,9 @@ from diagrams.ir import Diagram
 _SAFE = re.compile(r"[A-Za-z0-9_ .,()\[\]-]")
 
 
-def escape(text: str) -> str:
-    """Label text with every character outside a small safe set as a Mermaid entity code."""
-    return "".join(ch if _SAFE.fullmatch(ch) else f"#{ord(ch)};" for ch in text)
+def escape(text: str, safe: re.Pattern[str] = _SAFE) -> str:
+    """Label text with every character outside a small ``safe`` set as a Mermaid entity code."""
+    return "".join(ch if safe.fullmatch(ch) else f"#{ord(ch)};" for ch in text)
 
 
 def state_id(state: str) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 
 from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
@@ -85,12 +86,7 @@ def figure_of(
     width = max(b.x1 - b.x0 + 2 * MARGIN, MIN_WIDTH)
     height = b.y1 - b.y0 + 2 * MARGIN + HEADER
     cx = (b.x0 + b.x1) / 2
-    fig = Figure(figsize=(width, height), dpi=DPI, facecolor="white")
-    FigureCanvasAgg(fig)
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(cx - width / 2, cx + width / 2)
-    ax.set_ylim(b.y0 - MARGIN, b.y1 + MARGIN + HEADER)
-    ax.axis("off")
+    fig, ax = canvas(width, height, (cx - width / 2, cx + width / 2), (b.y0 - MARGIN, b.y1 + MARGIN + HEADER))
 
     patches: dict[str, FancyBboxPatch] = {}
     for n in p.nodes.values():
@@ -141,27 +137,23 @@ def figure_of(
     for pb in p.bundles:
         bnd = pb.bundle
         color = colour_of(bnd) if colour_of is not None else _color(bnd.actor)
+        style: dict[str, Any] = {"arrowstyle": "-|>", "color": color, "lw": 1.3, "zorder": 2}
         if bnd.self_loop:
             ctrl, _ = loop_geometry(p.nodes[bnd.source], pb.side)
             path = MplPath(ctrl, [MplPath.MOVETO, MplPath.CURVE4, MplPath.CURVE4, MplPath.CURVE4])
-            arrow = FancyArrowPatch(
-                path=path, arrowstyle="-|>", mutation_scale=12, color=color, lw=1.3, zorder=2
-            )
+            arrow = FancyArrowPatch(path=path, mutation_scale=12, **style)
         else:
             a, c = p.nodes[bnd.source], p.nodes[bnd.dest]
             arrow = FancyArrowPatch(
                 (a.x, a.y),
                 (c.x, c.y),
                 connectionstyle=f"arc3,rad={pb.rad:.4f}",
-                arrowstyle="-|>",
                 mutation_scale=15,
-                color=color,
-                lw=1.3,
                 patchA=patches[a.id],
                 patchB=patches[c.id],
                 shrinkA=1,
                 shrinkB=1,
-                zorder=2,
+                **style,
             )
         ax.add_patch(arrow)
         lx, ly = pb.label.center
@@ -186,44 +178,74 @@ def figure_of(
 
     d = p.diagram
     top = b.y1 + MARGIN + HEADER
-    ax.text(cx, top - 0.28, f"{d.name}: {d.title}", ha="center", va="center", fontsize=14, weight="bold")
     guards = "  [g] guard, [!g] its negation" if any(e.guard for e in d.edges) else ""
-    ax.text(
-        cx,
-        top - 0.55,
-        f"one per {d.per}: {len(d.nodes)} states, {len(d.edges)} rows{guards}",
-        ha="center",
-        va="center",
-        fontsize=9.5,
-        color="#444444",
-    )
     handles = legend or [
         Line2D([], [], color=AGENT, lw=2, label="agent fires"),
         Line2D([], [], color=CLIENT, lw=2, label="client fires"),
         Line2D([], [], color="black", marker="o", lw=0, ms=7, label="initial state (thick border)"),
         Patch(fc=FINAL_FILL, ec=FINAL_EDGE, lw=2, label="final state (double border)"),
     ]
+    subtitle = f"one per {d.per}: {len(d.nodes)} states, {len(d.edges)} rows{guards}"
+    legend_y = (top - 0.84 - (b.y0 - MARGIN)) / height
+    heading(fig, (cx, top), (f"{d.name}: {d.title}", subtitle), handles, legend_y, (14, 4, 9.5, 1.8, 1.6))
+    return fig
+
+
+def canvas(
+    width: float, height: float, xlim: tuple[float, float], ylim: tuple[float, float]
+) -> tuple[Figure, Any]:
+    """A white figure of ``width`` x ``height`` inches on the Agg canvas and its one axes, which
+    fill it (no axis drawn) and show ``xlim`` x ``ylim``."""
+    fig = Figure(figsize=(width, height), dpi=DPI, facecolor="white")
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.axis("off")
+    return fig, ax
+
+
+def heading(
+    fig: Figure,
+    at: tuple[float, float],
+    lines: tuple[str, str],
+    handles: list[Any],
+    legend_y: float,
+    sizes: tuple[float, int, float, float, float],
+) -> None:
+    """A picture's title and the line under it, centred below ``at`` (the top middle, in data
+    units), and its legend centred at ``legend_y`` (a fraction of the height); ``sizes``: the
+    title's font size, then the legend's columns, font size, handle length and column spacing."""
+    (cx, top), (title, subtitle), (size, ncol, fontsize, handlelength, columnspacing) = at, lines, sizes
+    ax = fig.axes[0]
+    ax.text(cx, top - 0.28, title, ha="center", va="center", fontsize=size, weight="bold")
+    ax.text(cx, top - 0.55, subtitle, ha="center", va="center", fontsize=9.5, color="#444444")
     fig.legend(
         handles=handles,
         loc="center",
-        bbox_to_anchor=(0.5, (top - 0.84 - (b.y0 - MARGIN)) / height),
-        ncol=4,
+        bbox_to_anchor=(0.5, legend_y),
+        ncol=ncol,
         frameon=False,
-        fontsize=9.5,
-        handlelength=1.8,
-        columnspacing=1.6,
+        fontsize=fontsize,
+        handlelength=handlelength,
+        columnspacing=columnspacing,
     )
-    return fig
+
+
+def png(fig: Figure) -> bytes:
+    """The PNG bytes of a figure (no software name in the metadata); call under ``RC``."""
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=DPI, metadata=PNG_META)
+    return out.getvalue()
 
 
 def render(d: Diagram) -> tuple[bytes, bytes]:
     """PNG and SVG bytes for one machine."""
     with rc_context(RC):
         fig = figure_of(plan_of(d))
-        png, svg = io.BytesIO(), io.BytesIO()
-        fig.savefig(png, format="png", dpi=DPI, metadata=PNG_META)
+        picture, svg = png(fig), io.BytesIO()
         fig.savefig(svg, format="svg", metadata=SVG_META)
-    return png.getvalue(), svg.getvalue()
+    return picture, svg.getvalue()
 
 
 FG_COLORS = {"idle": "#70ad47", "running": "#2f5597", "requires_action": "#c00000"}
@@ -245,19 +267,12 @@ def composed_png(g: Any, title: str) -> bytes:
     }
     width = max(MIN_WIDTH, (len(columns) - 1) * step_x + 2 * MARGIN + 1.0)
     height = tallest * step_y + 2 * MARGIN + HEADER + 0.3
+    cx = (len(columns) - 1) * step_x / 2
+    bottom = -(tallest - 1) / 2 * step_y - MARGIN - 0.3
     with rc_context(RC):
-        fig = Figure(figsize=(width, height), dpi=DPI, facecolor="white")
-        FigureCanvasAgg(fig)
-        ax = fig.add_axes((0, 0, 1, 1))
-        cx = (len(columns) - 1) * step_x / 2
-        ax.set_xlim(cx - width / 2, cx + width / 2)
-        bottom = -(tallest - 1) / 2 * step_y - MARGIN - 0.3
-        ax.set_ylim(bottom, bottom + height)
-        ax.axis("off")
+        fig, ax = canvas(width, height, (cx - width / 2, cx + width / 2), (bottom, bottom + height))
         for actor, color in (("agent", AGENT), ("client", CLIENT)):
             segs = [(pos[u], pos[v]) for u, v, a in sorted(g.edges(data="actor")) if a == actor and u != v]
-            from matplotlib.collections import LineCollection
-
             ax.add_collection(LineCollection(segs, colors=color, linewidths=0.35, alpha=0.35, zorder=1))
         for state, color in FG_COLORS.items():
             pts = [pos[n] for n in sorted(g.nodes) if g.nodes[n]["foreground"] == state]
@@ -281,18 +296,6 @@ def composed_png(g: Any, title: str) -> bytes:
                 fontsize=8.5,
                 color="#444444",
             )
-        top = bottom + height
-        ax.text(cx, top - 0.28, title, ha="center", va="center", fontsize=13, weight="bold")
-        ax.text(
-            cx,
-            top - 0.55,
-            f"{g.number_of_nodes()} states, {g.number_of_edges()} moves; columns: "
-            "distance from the start state",
-            ha="center",
-            va="center",
-            fontsize=9.5,
-            color="#444444",
-        )
         handles = [
             Line2D([], [], color=c, marker="o", lw=0, ms=6, label=f"foreground {s}")
             for s, c in FG_COLORS.items()
@@ -301,16 +304,7 @@ def composed_png(g: Any, title: str) -> bytes:
             Line2D([], [], color=AGENT, lw=1.5, label="agent move"),
             Line2D([], [], color=CLIENT, lw=1.5, label="client move"),
         ]
-        fig.legend(
-            handles=handles,
-            loc="center",
-            bbox_to_anchor=(0.5, (height - 0.84) / height),
-            ncol=6,
-            frameon=False,
-            fontsize=9,
-            handlelength=1.5,
-            columnspacing=1.2,
-        )
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=DPI, metadata=PNG_META)
-    return buf.getvalue()
+        moves = f"{g.number_of_nodes()} states, {g.number_of_edges()} moves"
+        lines = (title, f"{moves}; columns: distance from the start state")
+        heading(fig, (cx, bottom + height), lines, handles, (height - 0.84) / height, (13, 6, 9, 1.5, 1.2))
+        return png(fig)

@@ -31,19 +31,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from diagrams.render_mermaid import escape
+from properties.outputs import clip
+
 _SAFE = re.compile(r"[A-Za-z0-9_ .,()\[\]=/+*-]")
 MAX_FIELD = 28
 """Longest field value shown (longer ids are cut with an ellipsis)."""
 
 
-def escape(text: str) -> str:
-    return "".join(ch if _SAFE.fullmatch(ch) else f"#{ord(ch)};" for ch in text)
-
-
 def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_FIELD else text[: MAX_FIELD - 1] + "\u2026"
+    return clip(value if isinstance(value, str) else repr(value), MAX_FIELD, one_line=True)
 
 
 def _id_text(value: Any) -> str:
@@ -218,10 +215,10 @@ def transcript_to_mermaid(
     out += ["    autonumber", "    participant C as Client", "    participant A as Agent"]
     for st in steps(items, notes):
         if st.kind == "note":
-            out.append(f"    Note over C,A: {escape(st.label)}")
+            out.append(f"    Note over C,A: {escape(st.label, _SAFE)}")
         elif st.kind == "hidden":
             side = "left of" if st.src == "C" else "right of"
-            out.append(f"    Note {side} {st.src}: {escape(f'{st.style}: {st.label}')}")
+            out.append(f"    Note {side} {st.src}: {escape(f'{st.style}: {st.label}', _SAFE)}")
         else:
-            out.append(f"    {st.src}{_ARROW[st.kind]}{st.dst}: {escape(st.label)}")
+            out.append(f"    {st.src}{_ARROW[st.kind]}{st.dst}: {escape(st.label, _SAFE)}")
     return "\n".join(out) + "\n"

@@ -14,38 +14,30 @@ Must not know: the rules, the simulator, or files.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable
 from typing import Any
 
 from matplotlib import rc_context
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
-from diagrams.render_mpl import PNG_META, RC
+from diagrams.render_mpl import AGENT, CLIENT, FINAL_EDGE, FINAL_FILL, NODE_EDGE, NODE_FILL, RC, canvas, png
 from diagrams.sequence import Notes, steps
+from properties.outputs import clip
 
-DPI = 100
 ROW = 0.34
 """Inches per step."""
 WIDTH = 9.0
 LANE = {"C": 2.6, "A": 6.4}
 HIDDEN_X = {"C": 1.25, "A": 7.75}
 RUN_COLOURS = {"breaking": ("#fde2e1", "#c00000")}
-OTHER_RUN = ("#e2f0d9", "#385723")
+OTHER_RUN = (FINAL_FILL, FINAL_EDGE)
 
 
 def sequence_png(items: Iterable[tuple[str, Any]], title: str, notes: Notes | None = None) -> bytes:
     drawn = steps(items, notes)
     height = 1.2 + ROW * (len(drawn) + 1)
     with rc_context(RC):
-        fig = Figure(figsize=(WIDTH, height), dpi=DPI, facecolor="white")
-        FigureCanvasAgg(fig)
-        ax = fig.add_axes((0, 0, 1, 1))
-        ax.set_xlim(0, WIDTH)
-        ax.set_ylim(0, height)
-        ax.axis("off")
+        fig, ax = canvas(WIDTH, height, (0, WIDTH), (0, height))
         top = height - 0.55
         ax.text(WIDTH / 2, height - 0.25, title, ha="center", va="center", fontsize=11, weight="bold")
         for lane, name in (("C", "Client"), ("A", "Agent")):
@@ -57,7 +49,7 @@ def sequence_png(items: Iterable[tuple[str, Any]], title: str, notes: Notes | No
                 ha="center",
                 va="center",
                 fontsize=10,
-                bbox={"boxstyle": "round,pad=0.3", "fc": "#f4f6fa", "ec": "#333333"},
+                bbox={"boxstyle": "round,pad=0.3", "fc": NODE_FILL, "ec": NODE_EDGE},
             )
             ax.plot([x, x], [top - 0.2, 0.2], color="#999999", lw=0.8, zorder=1)
         number = 0
@@ -100,14 +92,12 @@ def sequence_png(items: Iterable[tuple[str, Any]], title: str, notes: Notes | No
                     mutation_scale=10,
                     lw=1.0,
                     ls="--" if st.kind == "response" else "-",
-                    color="#2f5597" if st.src == "A" else "#c55a11",
+                    color=AGENT if st.src == "A" else CLIENT,
                     zorder=2,
                 )
             )
-            label = st.label if len(st.label) <= 58 else st.label[:57] + "\u2026"
+            label = clip(st.label, 58)
             ax.text(
                 (x0 + x1) / 2, y + 0.06, f"{number}. {label}", ha="center", va="bottom", fontsize=7, zorder=3
             )
-        out = io.BytesIO()
-        fig.savefig(out, format="png", dpi=DPI, metadata=PNG_META)
-    return out.getvalue()
+        return png(fig)

@@ -356,6 +356,17 @@ REPORTED_AFTER_INSERTION: Final = Between(
     "submission, so this is not distinct_message_ids)",
     ("prompt", "entity"),
 )  # fmt: skip
+USER_MESSAGE_CONTENT: Final = Between(
+    "user_message_content", "ACC-05", "2. Prompt accepted",
+    "the Agent sends a live user_message update carrying content about a submission's user message "
+    "(a user_message_chunk appends a part, and a text block may be split anywhere: not compared)",
+    "under the reading user-message-content=prompt-content, every block it carries is a block of the "
+    "prompt's content array (interim text of the Agent's own is content the prompt never had); under "
+    "upsert (the default) the Agent may report content a later update replaces, and what is owed is "
+    "the report itself (user_message_reported). Whether the message ends with every block of the "
+    "prompt is judged under neither",
+    ("prompt", "entity"),
+)  # fmt: skip
 DISTINCT_MESSAGE_IDS: Final = Between(
     "distinct_message_ids", "ACC-09", "2. Prompt accepted",
     "the Agent answers a session/prompt with success",
@@ -424,6 +435,7 @@ DECLARATIONS: Final[tuple[Between, ...]] = (
     CLIENT_SENDS_ADVERTISED,
     MESSAGE_ID_RETURNED,
     REPORTED_AFTER_INSERTION,
+    USER_MESSAGE_CONTENT,
     DISTINCT_MESSAGE_IDS,
     REPLAY_KEEPS_IDS,
     REJECTED_NOT_REPORTED,
@@ -857,6 +869,25 @@ class Rules:
         inserted by then, whatever its answer since): never before insertion, never for a
         submission refused or withdrawn before it."""
         return inserted
+
+    @staticmethod
+    def user_content_replaceable(user_message_content: str) -> bool:
+        """``user_message_content`` under the reading ``user-message-content``: whether an update
+        about a submission's user message may carry content of the Agent's own that a later update
+        replaces (``upsert``), or only content of the prompt (``prompt-content``)."""
+        return user_message_content != "prompt-content"
+
+    @staticmethod
+    def content_outside_prompt(
+        user_message_content: str, blocks: Iterable[object], prompt: Container[object]
+    ) -> list[object]:
+        """``user_message_content``: the blocks of a user_message update about a submission's
+        message (``blocks``) that are not blocks of its prompt's content array (``prompt``), where
+        the reading in force binds the content to the prompt's (``user_content_replaceable``); a
+        breach when any are left."""
+        if Rules.user_content_replaceable(user_message_content):
+            return []
+        return [b for b in blocks if b not in prompt]
 
     @staticmethod
     def returned_id_breach(

@@ -22,6 +22,7 @@ import orjson
 from properties.checking import SEVERITIES, FileReport
 from properties.findings import Finding
 from properties.live import LiveCheck
+from properties.outputs import clip
 from properties.readings import describe, resolve
 from properties.variants import Variant
 
@@ -39,27 +40,20 @@ TOLERATED = frozenset({"input.blank-line", "input.bom", "input.crlf"})
 """Input the reader accepts as it is (information, never a failure)."""
 
 
-def _paraphrase(rule: str) -> str:
+def paraphrase(rule: str) -> str:
+    """Our words for a rule with its section, or what an input or schema finding means."""
     if rule in TOLERATED:
         return "transcript line tolerated as it is (information)"
     if rule.startswith("input."):
         return "transcript line that could not be used as it stands"
     if rule.startswith("schema."):
         return f"{rule[7:]} message does not match the official ACP JSON Schema"
-    try:
-        from properties.catalogue import RULES_BY_ID
-    except ImportError:
-        return "(rule catalogue unavailable)"
+    from properties.catalogue import RULES_BY_ID
+
     entry = RULES_BY_ID.get(rule)
     if entry is None:
         return "(not in the rule catalogue)"
-    text = str(getattr(entry, "paraphrase", "") or "")
-    section = str(getattr(entry, "section", "") or "")
-    return f"{text} [{section}]" if section else text
-
-
-def shorten(text: str, width: int = MESSAGE_WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return f"{entry.paraphrase} [{entry.section}]" if entry.section else entry.paraphrase
 
 
 def _where(path: str, f: Finding) -> str:
@@ -101,11 +95,11 @@ def render_findings(report: FileReport) -> Iterator[str]:
         yield "  no findings" if report.judged else "  nothing to judge: the input holds no JSON-RPC message"
     for rule in sorted(groups):
         items = sorted(groups[rule], key=_line_key)
-        yield f"  {rule} ({items[0].level}, {plural(len(items), 'finding')}): {_paraphrase(rule)}"
+        yield f"  {rule} ({items[0].level}, {plural(len(items), 'finding')}): {paraphrase(rule)}"
         for f in items:
             yield f"    {_where(report.path, f)} [{_tag(f)}] {f.explanation}{_readings(report, f)}"
             if f.message is not None:
-                yield f"      {shorten(_compact(f.message))}"
+                yield f"      {clip(_compact(f.message), MESSAGE_WIDTH)}"
     if report.cut:
         yield (
             f"  ... {plural(sum(report.cut.values()), 'more finding')} not shown "

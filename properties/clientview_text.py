@@ -11,13 +11,10 @@ import base64
 import json
 from typing import Any
 
+from properties.outputs import clip
+
 _SUMMARY = 60
 """Characters of content a timeline row shows."""
-
-
-def _clip(s: str) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= _SUMMARY else s[: _SUMMARY - 1] + "…"
 
 
 def _block(block: Any) -> str:
@@ -33,10 +30,11 @@ def _block(block: Any) -> str:
     return f"[{kind}]"
 
 
-def _content(blocks: list[Any]) -> str:
-    if not blocks:
+def content(blocks: Any, limit: int = _SUMMARY) -> str:
+    """Content blocks as one quoted line of their text (other blocks by their type)."""
+    if not isinstance(blocks, list) or not blocks:
         return "(empty)"
-    return json.dumps(_clip(" ".join(_block(b) for b in blocks)), ensure_ascii=False)
+    return json.dumps(clip(" ".join(_block(b) for b in blocks), limit, one_line=True), ensure_ascii=False)
 
 
 def _summary(etype: str, ent: dict[str, Any]) -> str:
@@ -44,8 +42,8 @@ def _summary(etype: str, ent: dict[str, Any]) -> str:
         title = json.dumps(ent["title"], ensure_ascii=False) if ent["title"] is not None else "(no title)"
         return f"[{ent['status']}] {ent['kind']} {title}: {len(ent['content'])} content item(s)"
     if etype == "compaction":
-        error = f" error: {_clip(ent['error'])}" if ent["error"] else ""
-        return f"[{ent['status']}] summary {_content(ent['summary'])}{error}"
+        error = f" error: {clip(ent['error'], _SUMMARY, one_line=True)}" if ent["error"] else ""
+        return f"[{ent['status']}] summary {content(ent['summary'])}{error}"
     if etype == "terminal":
         exited = ent["exitStatus"]
         status = "running" if exited is None else f"exited {exited.get('exitCode', '?')}"
@@ -56,7 +54,7 @@ def _summary(etype: str, ent: dict[str, Any]) -> str:
         what = f"{len(plan['entries'])} entries" if isinstance(plan.get("entries"), list) else ""
         removed = " (removed)" if ent["removed"] else ""
         return f"{plan.get('type')} plan {what}{removed}".replace("  ", " ")
-    text = _content(ent["content"])
+    text = content(ent["content"])
     if etype == "session_message":
         ends = []
         if ent["senderSessionId"]:
@@ -68,7 +66,7 @@ def _summary(etype: str, ent: dict[str, Any]) -> str:
     return text
 
 
-def _background(items: list[Any] | None) -> str:
+def background(items: list[Any] | None) -> str:
     if items is None:
         return "unknown (not reported)"
     if not items:
@@ -96,7 +94,7 @@ def render_text(view_json: dict[str, Any]) -> str:
         s = data["session"]
         out.append(f"session {sid}")
         out.append(f"  state: {s['state']}   completions: {s['completions']}")
-        out.append(f"  background: {_background(s['background'])}")
+        out.append(f"  background: {background(s['background'])}")
         out.append(f"  usage: {_usage(s['usage'])}")
         if s["prompts"]:
             pairs = ", ".join(f"{k} -> {'(pending)' if v is None else v}" for k, v in s["prompts"].items())

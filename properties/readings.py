@@ -123,6 +123,7 @@ RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
 BUSY_REFUSAL: Final = "busy-refusal"
 USER_MESSAGE_DEADLINE: Final = "user-message-deadline"
+USER_MESSAGE_CONTENT: Final = "user-message-content"
 
 
 READINGS: Final[tuple[Reading, ...]] = (
@@ -857,6 +858,50 @@ READINGS: Final[tuple[Reading, ...]] = (
         peers_same=_text("""the simulated Agent reports every inserted user message before the idle
               ending any work and before the close response (model.between
               USER_MESSAGE_REPORTED), which conforms under both"""),
+    ),
+    Reading(
+        USER_MESSAGE_CONTENT,
+        "May an update about a submission's user message carry content the prompt does not, which a "
+        "later update replaces?",
+        ("1. User message", "2. Prompt accepted", "Message IDs"),
+        (59, 68, 92, 94),
+        (
+            "The contents of the user message",
+            "with the full content array",
+            "upserts keyed by messageId",
+            "replaces all content currently stored",
+        ),
+        (
+            _alt(
+                "upsert",
+                """Yes: a user_message is an upsert like the Agent's own messages, and
+                 its content may be replaced; an interim content of the Agent's own (a placeholder
+                 while the runtime echoes the message, say) is no breach as long as the message is
+                 reported under the returned ID, after insertion (ACC-05, ACC-06, ACC-07).""",
+            ),
+            _alt(
+                "prompt-content",
+                """No: the user message's content is the prompt's, so every block a
+                 user_message update about it carries is a block of the prompt's content array;
+                 another block breaks ACC-05, at the update once a success response has returned
+                 its ID, else at that response. Chunks are not compared (a streamed text block may
+                 be split anywhere).""",
+            ),
+        ),
+        "upsert",
+        _text("""The sentence that binds every update about the message lists what binds it: "All
+              updates for that message MUST use the returned messageId and MUST NOT precede
+              insertion" (2. Prompt accepted), its ID and its timing, not its content; and
+              user_message updates "are upserts keyed by messageId" whose "concrete content arrays
+              replace the previous content" (Message IDs), with no exception for user messages.
+              "Report the inserted user message through a user_message update with the full
+              content array" (2. Prompt accepted) says how the report is made, and the prompt
+              array holds "the contents of the user message" (1. User message); neither forbids an
+              earlier update that a later one replaces."""),
+        ("ACC-05",),
+        peers=_text("""upsert: the Agent may report an inserted user message first with interim text of
+              its own, then with its content (feature interim, off by default: taken only by the
+              conforming twins of the decidability report); prompt-content: never"""),
     ),
 )
 

@@ -70,6 +70,22 @@ def test_the_agents_own_message_and_custom_state_are_renamed_one_to_one() -> Non
     assert _match([_state("running")], [_state("_busy")]) is None
 
 
+def test_interim_text_of_a_returned_message_is_renamed_but_not_a_chunk_or_the_clients_text() -> None:
+    """A user_message of a submission's message (its ID returned) carrying text no Client sent
+    is interim content of the Agent's own (reading user-message-content=upsert): renamed one to
+    one; never to the prompt's text, and a chunk's text (a part of the content) stays as it is."""
+    target = [_prompt("fix it"), _user("msg_u_1", "ahead"), _user("msg_u_1", "fix it"), _answer("msg_u_1")]
+    twin = [_prompt("fix it"), _user("msg_u_1", "(inserting)"), *target[2:]]
+    assert dict(_match(twin, target)) == {"ahead": "(inserting)"}
+    assert _match([_prompt("fix it"), _user("msg_u_1", "fix it"), *target[2:]], target) is None
+
+    def chunk(text: str) -> Line:
+        return ("agent", wire.chunk("user_message_chunk", SID, "msg_u_1", wire.text(text)))
+
+    chunked = [_prompt("fix it"), chunk("fix "), chunk("it"), _answer("msg_u_1")]
+    assert _match([_prompt("fix it"), chunk("fi"), chunk("x it"), _answer("msg_u_1")], chunked) is None
+
+
 def test_a_free_value_is_never_renamed_to_one_the_target_fixes() -> None:
     """The Agent's own message may not be renamed to the ID a response returns elsewhere."""
     target = [_user("msg_own", "hi"), _prompt("fix it"), _user("msg_u_1", "fix it"), _answer("msg_u_1")]

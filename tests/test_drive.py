@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 from simulator.analysis.mutants import MUTANTS, Mutant
-from simulator.harness.drive import ProcessPeer, Settings, run_once, shrink_run
+from simulator.harness.child import ProcessPeer
+from simulator.harness.drive import Settings, run_once
+from simulator.harness.drive_shrink import shrink_run
 from simulator.peers.agent import AGENT_FAULTS
 from simulator.peers.driver_client import DriverClient, load_script, script_json
 from simulator.peers.stdio_agent import StdioAgent
@@ -779,10 +781,9 @@ def test_elicitation_is_advertised_only_with_its_option() -> None:
     for on in (False, True):
         settings = Settings(steps=40, timeout=1.0, silence=0.0, fail_on="should", elicitation=on)
         for seed in range(30):
-            lines: list[bytes] = []
-            result = run_once(_peer(seed), settings, seed=seed, on_line=lines.append)
+            result = run_once(_peer(seed), settings, seed=seed)
             assert result.failing == [], (on, seed, result.failing)
-            text = b"".join(lines)
+            text = b"".join(result.lines)
             assert (b'"elicitation":{"form":{},"url":{}}' in text.replace(b" ", b"")) == on
             asked[on] += text.count(b'"elicitation/create"')
     assert asked[False] == 0 and asked[True] > 0

@@ -343,7 +343,8 @@ def test_drive_judges_its_recording_complete(
     """``drive``: a run that ends judges the sessions it closed as complete, and all of them when
     the Agent exited (cleanly, while connected): the compaction never ended is a MUST finding at
     the last line, not information."""
-    from simulator.harness.drive import ProcessPeer, Settings, run_once
+    from simulator.harness.child import ProcessPeer
+    from simulator.harness.drive import Settings, run_once
 
     # the driver's "wait" takes the agent's next batch, its whole turn (written at once), so the
     # close comes after the idle (a close during the turn cancels the work, and the end_turn idle

@@ -41,6 +41,7 @@ from tests.wire_dsl import (
     terminal,
     text,
     tool,
+    update,
     user,
 )
 
@@ -323,6 +324,20 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         [("CANCEL-17", 7)],
         "may-be-background",
         [],
+    ),
+    "user-message-content": (
+        [
+            prompt(1, content=[text("Fix the test")]),
+            state("running"),
+            user("u1"),  # interim content of the Agent's own ("hi"), before the response
+            answer(1, "u1"),
+            update("user_message", messageId="u1", content=[text("Fix the test")]),
+            update("user_message", messageId="u1", content=[text("edited")]),
+            state("idle", stop="end_turn"),
+        ],
+        [],
+        "prompt-content",
+        [("ACC-05", 4), ("ACC-05", 6)],
     ),
     "unlisted-tool-at-failed-idle": (
         [

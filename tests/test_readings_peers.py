@@ -171,6 +171,14 @@ CASES = {
         frozenset({"limits"}),
         breaks="FG-01",  # no prompt waits: work the Agent started itself
     ),
+    "user-message-content": Case(
+        [P, D, ("agent", "insert", 1)],
+        ("agent", "user_message", (1, "interim")),
+        ("upsert",),
+        frozenset({"interim"}),
+        then=(("agent", "user_message", 1), ("agent", "start", None), ("agent", "answer", 1)),
+        breaks="ACC-05",
+    ),
 }
 
 

@@ -387,7 +387,7 @@ def test_no_simulator_module_imports_io() -> None:
     assert len(modules) >= 8
     offenders = {p.name: sorted(_imported_modules(p) & IO_MODULES) for p in modules}
     assert not {k: v for k, v in offenders.items() if v}
-    assert _imported_modules(harness / "drive.py") & IO_MODULES
+    assert _imported_modules(harness / "child.py") & IO_MODULES
 
 
 # -- invariants at quiescence -----------------------------------------------------------------------

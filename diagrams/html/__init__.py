@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from diagrams.html.page import Page, render, summary_of
+from diagrams.html.page import Page, render
 from diagrams.html.record import Recording, recorded_check
 from properties.checking import FileReport
 from properties.outputs import write_atomic
@@ -36,8 +36,12 @@ def spec_text(path: Path | None = None) -> str | None:
 
 def page_of(report: FileReport, recording: Recording, title: str) -> Page:
     """The page of a checked input."""
-    st = report.stats
-    summary = summary_of(st.messages, st.lines, len(st.sessions), report.severities(), len(report.open))
+    st, sev = report.stats, report.severities()
+    summary = (
+        f"{st.messages} messages on {st.lines} lines; {len(st.sessions)} sessions; findings: "
+        f"{sev.get('error', 0)} errors, {sev.get('warning', 0)} warnings, "
+        f"{sev.get('info', 0)} information; open at end: {len(report.open)}"
+    )
     extra = []
     if report.cut:
         extra.append(
@@ -70,11 +74,7 @@ class CheckPage:
         report, self.recording = recorded_check(stream, path, **options)
         return report
 
-    def html(self, report: FileReport) -> bytes:
-        assert self.recording is not None, "check() first"
-        return render(
-            page_of(report, self.recording, f"acp-model {self.command}: {report.path}"), spec_text()
-        )
-
     def write(self, out: str, report: FileReport) -> None:
-        write_atomic(out, self.html(report))
+        assert self.recording is not None, "check() first"
+        page = page_of(report, self.recording, f"acp-model {self.command}: {report.path}")
+        write_atomic(out, render(page, spec_text()))

@@ -31,7 +31,9 @@ from typing import Any
 
 from diagrams.html.assets import CSS, SCRIPT
 from diagrams.html.record import Delta, Recording
+from diagrams.html.states import session_id
 from diagrams.sequence import Notes, Step, steps
+from properties import check_report
 from properties.catalogue import RULES, RULES_BY_ID
 from properties.findings import Finding
 from properties.speclines import spec_sentences
@@ -40,7 +42,6 @@ JSON_LIMIT = 20_000
 """Characters of one message's JSON shown in the page."""
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-_KIND = {"request": "request", "notification": "notification", "response": "response"}
 
 
 @dataclass
@@ -68,15 +69,10 @@ def _e(text: Any) -> str:
 
 
 def paraphrase(rule: str) -> str:
-    """Our words for a rule (with its section), or what an input or schema finding means."""
+    """``properties.check_report.paraphrase``, one sentence for every input finding."""
     if rule.startswith("input."):
         return "transcript line that could not be used as it stands, or was tolerated as it is"
-    if rule.startswith("schema."):
-        return f"{rule[7:]} message does not match the official ACP JSON Schema"
-    entry = RULES_BY_ID.get(rule)
-    if entry is None:
-        return "(not in the rule catalogue)"
-    return f"{entry.paraphrase} [{entry.section}]"
+    return check_report.paraphrase(rule)
 
 
 def _json_text(message: Any) -> str:
@@ -90,16 +86,8 @@ def _json_text(message: Any) -> str:
 
 
 def _intern(deltas: list[Delta], keys: dict[str, int]) -> list[list[Any]]:
-    out = []
-    for d in deltas:
-        row = []
-        for key, value in d:
-            index = keys.get(key)
-            if index is None:
-                index = keys[key] = len(keys)
-            row.append([index, value])
-        out.append(row)
-    return out
+    """The deltas with each row key replaced by its number in ``keys`` (new keys numbered next)."""
+    return [[[keys.setdefault(key, len(keys)), value] for key, value in d] for d in deltas]
 
 
 def _data(recording: Recording) -> str:
@@ -116,8 +104,11 @@ def _data(recording: Recording) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _arrows(recording: Recording, notes: Notes | None) -> list[tuple[list[Step], Step, list[Step]]]:
-    """Per message: (hidden steps before it, its arrow, notes after it)."""
+def _arrows(
+    recording: Recording, notes: Notes | None
+) -> tuple[list[tuple[list[Step], Step, list[Step]]], list[Step]]:
+    """Per message: (hidden steps before it, its arrow, notes after it); and the hidden steps
+    after the last message."""
     drawn = steps([(sender, msg) for _, sender, msg in recording.messages], notes)
     out: list[tuple[list[Step], Step, list[Step]]] = []
     before: list[Step] = []
@@ -130,21 +121,12 @@ def _arrows(recording: Recording, notes: Notes | None) -> list[tuple[list[Step],
         else:
             out.append((before, st, []))
             before = []
-    tail: list[tuple[list[Step], Step, list[Step]]] = (
-        [(before, Step("end", "C", "A", ""), [])] if before else []
-    )
-    return out + tail
+    return out, before
 
 
 def _hidden(st: Step) -> str:
     what = f"hidden step ({st.style})" if st.style else "off the wire"
     return f'<div class="hidden-step lane-{st.src}">{_e(what)}: {_e(st.label)}</div>'
-
-
-def _sid(message: Any) -> str | None:
-    params = message.get("params") if isinstance(message, dict) else None
-    sid = params.get("sessionId") if isinstance(params, dict) else None
-    return sid if isinstance(sid, str) else None
 
 
 class _Writer:
@@ -269,7 +251,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
     w.w("</header><main>", '<section id="sequence">')
     w.w('<div class="lanes-head"><span></span><div class="who"><span class="c">Client</span>'
         '<span class="a">Agent</span></div></div>')  # fmt: skip
-    arrows = _arrows(rec, page.notes)
+    arrows, trailing = _arrows(rec, page.notes)
     last_message = -1
     for line, i, ident, found in rows:
         if i is None:
@@ -283,7 +265,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
             _, sender, message = rec.messages[i]
             hidden, arrow, notes = arrows[i]
             direction = "to-agent" if sender == "client" else "to-client"
-            sid = _sid(message)
+            sid = session_id(message)
             label = arrow.label
             if sid is not None and label.startswith("["):  # the lane label names other sessions
                 label = label.split("] ", 1)[-1]
@@ -294,7 +276,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
             for st in hidden:
                 w.w(_hidden(st))
             w.w(
-                f'<div class="arrow {_KIND.get(arrow.kind, "notification")} {direction}">',
+                f'<div class="arrow {arrow.kind} {direction}">',
                 f'<span class="sid">{_e(sid)}</span>' if sid is not None else "",
                 f'<span class="label">{_e(label)}</span></div>',
             )
@@ -306,9 +288,8 @@ def render(page: Page, spec_text: str | None) -> bytes:
         for f in found:
             w.finding(f)
         w.w("</div></div>")
-    if arrows and arrows[-1][1].kind == "end":
-        for st in arrows[-1][0]:
-            w.w(_hidden(st))
+    for st in trailing:
+        w.w(_hidden(st))
     if end:
         w.w('<div id="end"><h3>At the end of the input</h3>')
         for f in end:
@@ -340,12 +321,3 @@ def _spec(w: _Writer) -> None:
                 f"<span>{_e(text)}</span></div>",
             )
     w.w("</section>")
-
-
-def summary_of(messages: int, lines: int, sessions: int, severities: Mapping[str, int], open_: int) -> str:
-    """The counts line of a page."""
-    return (
-        f"{messages} messages on {lines} lines; {sessions} sessions; findings: "
-        f"{severities.get('error', 0)} errors, {severities.get('warning', 0)} warnings, "
-        f"{severities.get('info', 0)} information; open at end: {open_}"
-    )

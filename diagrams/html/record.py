@@ -149,15 +149,8 @@ class Recording:
         message = self.messages[len(self.machines)][2]
         answered = answered_prompts(self._prompts, live, message) if isinstance(message, dict) else {}
         self._prompts = prompt_sets(self.monitors)
-        changes: dict[str, str | None] = {}
-        before = self._machine_rows
-        for key, value in live.items():
-            if before.get(key) != value:
-                changes[key] = value
-        for key in before:
-            if key not in live:
-                changes[key] = answered.get(key)
-        self.machines.append(sorted(changes.items()))
+        changes = delta(self._machine_rows, live)
+        self.machines.append([(k, answered.get(k) if v is None else v) for k, v in changes])
         self._machine_rows = live
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from diagrams.html.markdown import to_html
 from diagrams.html.runs import transcript_page
+from diagrams.witness import drawing
 from properties.variants import Variant, from_json
 
 _STYLE = """
@@ -69,27 +70,24 @@ def _witness(
     under: str = "",
 ) -> bytes:
     transcript = _lines(files[witness["breaking"]])
-    notes: dict[int, list[tuple[str, str, str]]] = {}
-    for hidden in witness.get("hidden") or []:
-        lane = "C" if str(hidden["step"]).startswith("client") else "A"
-        notes.setdefault(int(hidden["position"]), []).append((lane, str(hidden["run"]), str(hidden["step"])))
-    if witness.get("twin_found"):
-        what = "may next: " + "; ".join(witness.get("conforming_next", [])[:2])
-        notes.setdefault(len(transcript), []).append(("A", "conforming", what))
-    name = f"{rule} under {under}" if under else rule
-    if witness.get("twin_found"):
-        title = f"{name}: breaking and conforming runs, same messages"
-        said = "acp-model check accepts this breaking run; a conforming run sends the same messages"
-    else:
-        title = f"{name}: an accepted breaking run (no conforming run found that sends these messages)"
-        said = "acp-model check accepts this breaking run; no conforming twin was found within the bound"
+    twin = bool(witness.get("twin_found"))
+    differing = [(int(h["position"]), str(h["run"]), str(h["step"])) for h in witness.get("hidden") or []]
+    title, notes = drawing(rule, under, twin, differing, len(transcript), witness.get("conforming_next", []))
+    said = (
+        "a conforming run sends the same messages"
+        if twin
+        else "no conforming twin was found within the bound"
+    )
     return transcript_page(
         transcript,
         f"spec report witness: {title}",
         readings=readings,
         variant=variant,
         notes=notes,
-        extra=[said, f"breaking run: {witness.get('source')}; hidden steps: where the two runs differ"],
+        extra=[
+            f"acp-model check accepts this breaking run; {said}",
+            f"breaking run: {witness.get('source')}; hidden steps: where the two runs differ",
+        ],
         name=witness["breaking"],
     )
 

@@ -20,6 +20,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from diagrams.html import page_of, spec_text
 from diagrams.html.page import Page, render
 from diagrams.html.record import recorded_check
 from diagrams.sequence import Notes
@@ -31,12 +32,6 @@ from simulator.explore.common import Counterexample
 from simulator.peers.config import Config
 from simulator.peers.wire import to_ndjson
 from simulator.peers.world import Event, World
-
-
-def _spec() -> str | None:
-    from diagrams.html import spec_text
-
-    return spec_text()
 
 
 def transcript_page(
@@ -52,8 +47,6 @@ def transcript_page(
 ) -> bytes:
     """The page of a simulated run (see the module docstring); ``found``: findings of the run's
     own judge to show at the end besides the monitors'."""
-    from diagrams.html import page_of
-
     stream = io.BytesIO(to_ndjson(list(transcript)).encode("utf-8"))
     monitors = MonitorSet(from_start=True, readings=readings, variant=variant)
     report, recording = recorded_check(stream, name, monitors=monitors)
@@ -61,7 +54,7 @@ def transcript_page(
     page.notes = notes
     page.extra = [*extra, *page.extra]
     page.findings = [*page.findings, *found]
-    return render(page, _spec())
+    return render(page, spec_text())
 
 
 def hidden_notes(events: Sequence[Event], cfg: Config, faults: frozenset[str]) -> Notes:

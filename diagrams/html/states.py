@@ -33,11 +33,13 @@ from typing import Any
 
 from model import prompt as prm
 from model.core import MachineSpec
+from properties.clientview_text import background, content
 from properties.engine import Monitor, MonitorSet
 from properties.monitors.facts import Facts
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.tables import TableMonitor
 from properties.observe import OBSERVED
+from properties.outputs import clip
 
 SEP = "\x1f"
 CONNECTION = "(connection)"
@@ -60,20 +62,26 @@ def id_text(value: Any) -> str:
         return repr(value)
 
 
+def session_id(message: Any) -> str | None:
+    """The ``params.sessionId`` of a message, when it is a string."""
+    params = message.get("params") if isinstance(message, dict) else None
+    sid = params.get("sessionId") if isinstance(params, dict) else None
+    return sid if isinstance(sid, str) else None
+
+
 def hidden_paths(spec: MachineSpec, states: frozenset[str]) -> dict[str, tuple[str, ...]]:
     """For each state of ``states`` (closed under the hidden triggers): the shortest run of
     hidden triggers that reaches it from a state of the set no hidden step leads to."""
     edges: dict[str, list[tuple[str, str]]] = {s: [] for s in states}
     targets: set[str] = set()
-    for state in sorted(states, key=spec.states.index):
+    ordered = sorted(states, key=spec.states.index)
+    for state in ordered:
         for trigger in spec.hidden:
             after = spec.successor(state, trigger)
             if after is not None and after in states and after != state:
                 edges[state].append((trigger, after))
                 targets.add(after)
-    roots = [s for s in sorted(states, key=spec.states.index) if s not in targets] or sorted(
-        states, key=spec.states.index
-    )[:1]
+    roots = [s for s in ordered if s not in targets] or ordered[:1]
     paths: dict[str, tuple[str, ...]] = {root: () for root in roots}
     todo = deque(roots)
     while todo:
@@ -133,9 +141,8 @@ def machine_rows(monitors: MonitorSet) -> Rows:
             )
     for side, pending in (("client", monitors.pending_client), ("agent", monitors.pending_agent)):
         for rid, request in pending.items():
-            params = request.get("params")
-            sid = params.get("sessionId") if isinstance(params, dict) else None
-            where = sid if isinstance(sid, str) else CONNECTION
+            sid = session_id(request)
+            where = CONNECTION if sid is None else sid
             rows[_key(where, 9, f"awaiting answer: {request.get('method')} id={id_text(rid)}")] = (
                 f"sent by the {side}"
             )
@@ -186,53 +193,20 @@ def answered_prompts(before: Mapping[str, frozenset[str]], after: Rows, message:
 
 
 # -- the client view -------------------------------------------------------------------------------
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _CLIP else text[: _CLIP - 1] + "…"
-
-
-def _block(block: Any) -> str:
-    if not isinstance(block, dict):
-        return "[?]"
-    kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
-        return str(block["text"])
-    if kind == "content":
-        return _block(block.get("content"))
-    return f"[{kind}]"
-
-
-def _content(blocks: Any) -> str:
-    if not isinstance(blocks, list) or not blocks:
-        return "(empty)"
-    return json.dumps(_clip(" ".join(_block(b) for b in blocks)), ensure_ascii=False)
-
-
 def _entity(etype: str, ent: Mapping[str, Any]) -> str:
     if etype == "tool_call":
         title = ent.get("title")
-        return f"[{ent.get('status')}] {ent.get('kind')} {_clip(str(title)) if title else '(no title)'}"
+        shown = clip(str(title), _CLIP, one_line=True) if title else "(no title)"
+        return f"[{ent.get('status')}] {ent.get('kind')} {shown}"
     if etype == "compaction":
-        return f"[{ent.get('status')}] summary {_content(ent.get('summary'))}"
+        return f"[{ent.get('status')}] summary {content(ent.get('summary'), _CLIP)}"
     if etype == "terminal":
         exited = ent.get("exitStatus")
         status = "running" if exited is None else "exited"
-        return f"[{status}] {_clip(str(ent.get('command') or '(command unknown)'))}"
+        return f"[{status}] {clip(str(ent.get('command') or '(command unknown)'), _CLIP, one_line=True)}"
     if etype == "plan":
         return "plan (removed)" if ent.get("removed") else "plan"
-    return _content(ent.get("content"))
-
-
-def _background(items: Any) -> str:
-    if items is None:
-        return "unknown (not reported)"
-    if not items:
-        return "none"
-    names = []
-    for item in items:
-        ident = item.get("terminalId") or item.get("toolCallId") or item.get("sessionId") or "?"
-        names.append(f"{item.get('type')} {ident}")
-    return _clip(", ".join(names))
+    return content(ent.get("content"), _CLIP)
 
 
 def header_rows(
@@ -247,7 +221,7 @@ def header_rows(
     rows (a long session has one per prompt)."""
     rows: Rows = {
         _key(sid, 0, "state"): f"{state['state']} (completions {state['completions']})",
-        _key(sid, 0, "background"): _background(state["background"]),
+        _key(sid, 0, "background"): clip(background(state["background"]), _CLIP, one_line=True),
     }
     usage = state["usage"]
     if usage["used"] is not None:

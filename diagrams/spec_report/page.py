@@ -15,12 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from diagrams.html.markdown import anchor
 from diagrams.html.report import report_pages
 from diagrams.spec_report.parts import PARTS, Context, Options, Section
 
 __all__ = ["Options", "build", "compute", "render"]
 from diagrams.spec_report.sections import SECTIONS_BUILDERS
-from properties.outputs import dumps, write_atomic
+from properties.outputs import dumps, write_folder
 from properties.readings import resolve
 from simulator.workers import Workers
 
@@ -83,15 +84,9 @@ def _build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
     progress(f"pictures: {len(ctx.drawings)} to draw")
     ctx.draw_all()
     ctx.files.update(report_pages(json.loads(dumps(report)), page, ctx.files))
-    out = opts.out
-    for folder in sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1}):
-        for old in sorted((out / folder).glob("*")):  # a page regenerated in place keeps no stale
-            if old.is_file() and str(old.relative_to(out)) not in ctx.files:  # witness or picture
-                old.unlink()
-    for rel in sorted(ctx.files):
-        write_atomic(out / rel, ctx.files[rel])
-    write_atomic(out / "report.json", dumps(report))
-    write_atomic(out / "index.md", page)
+    folders = sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1})
+    files: dict[str, str | bytes] = {**ctx.files, "report.json": dumps(report), "index.md": page}
+    write_folder(opts.out, files, folders)  # a page regenerated in place keeps no stale file
     return report
 
 
@@ -113,12 +108,8 @@ def render(sections: list[Section], report: dict[str, Any]) -> str:
             "variant; [Differences](#differences) compares it with the spec as written.",
             "",
         ]
-    lines += [f"- [{s.title}](#{_anchor(s.title)})" for s in sections]
+    lines += [f"- [{s.title}](#{anchor(s.title)})" for s in sections]
     lines.append("")
     for s in sections:
         lines += [f"## {s.title}", "", *s.lines, ""]
     return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def _anchor(title: str) -> str:
-    return "".join(ch for ch in title.lower().replace(" ", "-") if ch.isalnum() or ch == "-")

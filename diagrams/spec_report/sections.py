@@ -18,11 +18,11 @@ from diagrams.ir import all_diagrams
 from diagrams.sequence import transcript_to_mermaid
 from diagrams.sequence_mpl import sequence_png
 from diagrams.spec_report.parts import SOURCE_KIND, Context, Section
-from diagrams.witness import SUFFIX, witness_files, witness_notes, witness_title
-from model.registry import MACHINES
+from diagrams.witness import SUFFIX, drawn, witness_files
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
 from simulator.analysis import decidability as dec
 from simulator.explore.common import Counterexample
+from simulator.peers.wire import to_ndjson
 
 
 def rule_order(rule: str) -> tuple[int, int]:
@@ -97,10 +97,9 @@ def _witness_files(ctx: Context, v: dec.Verdict, under: str = "", draw: bool = T
     stem = f"witnesses/{v.rule}{'@' + under if under else ''}"
     paths = {kind: ctx.add(stem + SUFFIX[kind], data) for kind, data in witness_files(v, under).items()}
     if ctx.opts.pictures and draw:
-        w = v.witness
-        assert w is not None
+        assert v.witness is not None
         paths["picture"] = ctx.draw(
-            f"{stem}.png", sequence_png, w.breaking.transcript, witness_title(v, under), witness_notes(v)
+            f"{stem}.png", sequence_png, v.witness.breaking.transcript, *drawn(v, under)
         )
     return paths
 
@@ -116,7 +115,7 @@ def section_decidability(ctx: Context) -> Section:
         "breaking run, green: the conforming run).",
         "",
     ]
-    entries: list[dict[str, Any]] = []
+    witness_paths: dict[str, dict[str, str]] = {}
     reading_paths, by_reading_lines = _by_reading(ctx, verdicts)
     lines += by_reading_lines
     bad = sorted((v for v in verdicts if v.decidable in ("partly", "no")), key=lambda v: rule_order(v.rule))
@@ -132,7 +131,7 @@ def section_decidability(ctx: Context) -> Section:
         lines.append("None: every breach sampled is flagged by the checker with its rule.")
     for v in bad:
         rule = RULES_BY_ID[v.rule]
-        paths = _witness_files(ctx, v) if v.witness is not None else {}
+        paths = witness_paths[v.rule] = _witness_files(ctx, v) if v.witness is not None else {}
         lines += [f"### {v.rule}: {rule.paraphrase}", ""]
         lines.append(
             f"*{rule.section}* · {rule.level} · checked by {rule.check} · seeded bug `{v.mutant}` · "
@@ -170,12 +169,11 @@ def section_decidability(ctx: Context) -> Section:
                 for pos, run, what in w.differing:
                     lines.append(f"| {pos} | {run} | {what} |")
                 lines.append("")
-        entries.append(v.to_json(paths, reading_paths.get(v.rule)))
     data = {
         "bound": ctx.opts.bound.to_json(),
         "rules": [
-            v.to_json(None, reading_paths.get(v.rule)) if v.decidable not in ("partly", "no") else e
-            for v, e in _merge(sorted(verdicts, key=lambda v: rule_order(v.rule)), entries)
+            v.to_json(witness_paths.get(v.rule), reading_paths.get(v.rule))
+            for v in sorted(verdicts, key=lambda v: rule_order(v.rule))
         ],
     }
     alts = ctx.results.get("alternatives")
@@ -227,11 +225,6 @@ def _by_reading(
     return paths, lines
 
 
-def _merge(verdicts: list[dec.Verdict], entries: list[dict[str, Any]]) -> list[tuple[dec.Verdict, Any]]:
-    by_rule = {e["rule"]: e for e in entries}
-    return [(v, by_rule.get(v.rule)) for v in verdicts]
-
-
 def cex_title(c: Counterexample) -> str:
     return f"{c.rule}: {SOURCE_KIND.get(c.source, c.source)}"
 
@@ -241,7 +234,7 @@ def cex_files(ctx: Context, c: Counterexample, folder: str = "contradictions") -
     title = cex_title(c)
     stem = f"{folder}/{c.rule}"
     files = {
-        "transcript": ctx.add(f"{stem}.ndjson", dec.ndjson(c.transcript)),
+        "transcript": ctx.add(f"{stem}.ndjson", to_ndjson(c.transcript)),
         "diagram": ctx.add(f"{stem}.mmd", transcript_to_mermaid(c.transcript, title)),
     }
     if ctx.opts.pictures:
@@ -294,31 +287,21 @@ def section_coverage(ctx: Context) -> Section:
         "| machine | rows fired | never fired |",
         "|---|---:|---|",
     ]
-    diagrams = {d.name: d for d in all_diagrams()}
     data = []
     pics: list[str] = []
-    for spec, cov in zip(MACHINES, ex["machines"], strict=True):
-        if cov["method"] == "triggers":
-            missed = cov["triggers_missed"]
-            lines.append(
-                f"| {spec.name} | triggers only: {len(cov['triggers']) - len(missed)}/"
-                f"{len(cov['triggers'])} | {', '.join(missed) or '–'} |"
-            )
-            data.append({"machine": spec.name, "method": "triggers", "missed": missed})
-            continue
-        fired = {(src, trig, dest) for (m, src, trig, dest) in ex["rows"] if m == spec.name}
+    for d, cov in zip(all_diagrams(), ex["machines"], strict=True):
+        fired = {(src, trig, dest) for (m, src, trig, dest) in ex["rows"] if m == d.name}
         missed = cov["transitions_missed"]
         lines.append(
-            f"| {spec.name} | {cov['transitions_reached']}/{cov['transitions_total']} | "
+            f"| {d.name} | {cov['transitions_reached']}/{cov['transitions_total']} | "
             f"{', '.join(f'`{m}`' for m in missed) or '–'} |"
         )
-        d = diagrams[spec.name]
-        files = {"diagram": ctx.add(f"coverage/{spec.name}.mmd", coverage_mermaid(d, fired))}
+        files = {"diagram": ctx.add(f"coverage/{d.name}.mmd", coverage_mermaid(d, fired))}
         if ctx.opts.pictures:
-            files["picture"] = ctx.draw(f"coverage/{spec.name}.png", coverage_png, d, fired)
-        pics += [f"#### {spec.name}", "", picture(f"{spec.name} coverage", files), ""]
+            files["picture"] = ctx.draw(f"coverage/{d.name}.png", coverage_png, d, fired)
+        pics += [f"#### {d.name}", "", picture(f"{d.name} coverage", files), ""]
         data.append(
-            {"machine": spec.name, "method": cov["method"], "fired": len(fired), "missed": missed, **files}
+            {"machine": d.name, "method": cov["method"], "fired": len(fired), "missed": missed, **files}
         )
     lines += ["", *pics]
     return Section("coverage", "Coverage per machine", lines, data)

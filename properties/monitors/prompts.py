@@ -6,9 +6,9 @@ that table: the accounting of user messages against prompts ("2. Prompt accepted
 that are never inserted"), which maps the wire to the ``model.between`` declarations about a
 prompt's answer and its user message (USER_MESSAGE_REPORTED, OWN_USER_MESSAGE,
 MESSAGE_ID_RETURNED, REPORTED_AFTER_INSERTION, DISTINCT_MESSAGE_IDS, REPLAY_KEEPS_IDS,
-REJECTED_NOT_REPORTED), the content rule (CONTENT_ADVERTISED) and prompts after a cancel
-(LATER_PROMPTS_UNCOVERED). Each judgement below calls the declaration's function in
-``model.between.Rules``; the rule IDs are the declarations'. A user message without a string
+REJECTED_NOT_REPORTED, USER_MESSAGE_CONTENT), the content rule (CONTENT_ADVERTISED) and
+prompts after a cancel (LATER_PROMPTS_UNCOVERED). Each judgement below calls the declaration's
+function in ``model.between.Rules``; the rule IDs are the declarations'. A user message without a string
 messageId keys nothing here (``model.fields``: the field monitor judges MSGID-01).
 
 The prompt table, fired from the wire with hidden steps
@@ -108,6 +108,14 @@ success response came before that work's idle and its messageId was not reported
 idle breaks ACC-05. A prompt received during active work is not judged at that work's idle (its
 insertion may start the next turn); an error answer or a resume window ends the judgement.
 
+*Content* (``model.between`` USER_MESSAGE_CONTENT, the reading ``user-message-content``). Under
+its default, ``upsert``, nothing is recorded: a user_message may carry content a later one
+replaces. Under ``prompt-content`` the prompt's content blocks are kept while it waits; a live
+user_message carrying content (outside resume windows) is judged at once when a success response
+already returned its ID, else its blocks are kept until one does, and judged at that response: a
+block the prompt lacks breaks ACC-05. Chunks are not compared (a text block may be split
+anywhere), nor the Agent's own insertion (no prompt).
+
 *Eventually.* A returned messageId never reported by a ``user_message`` or
 ``user_message_chunk``: ACC-05, closed sessions included (closing does not discharge it: the
 same declaration).
@@ -117,6 +125,7 @@ Must not know: foreground state, tool calls, background work, files.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -139,11 +148,13 @@ from properties.readings import (
     PROMPT_AHEAD_OF_HELD,
     RESUME_REPLAY_WINDOW,
     UNACCOUNTED_USER_MESSAGE,
+    USER_MESSAGE_CONTENT,
     USER_MESSAGE_DEADLINE,
 )
 
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
 _DEADLINE = (USER_MESSAGE_DEADLINE,)
+_CONTENT_READING = (USER_MESSAGE_CONTENT,)
 REPORTED = bw.USER_MESSAGE_REPORTED.rule
 """The rule of an inserted user message never reported (``model.between``)."""
 SAME_ID = bw.OWN_USER_MESSAGE.rule
@@ -155,6 +166,9 @@ GIVEN = bw.MESSAGE_ID_RETURNED.rule
 """The rule of a success response without a string messageId (``model.between``)."""
 AHEAD = bw.REPORTED_AFTER_INSERTION.rule
 """The rule of a user message reported before its prompt was inserted (``model.between``)."""
+FOREIGN = bw.USER_MESSAGE_CONTENT.rule
+"""The rule of a user_message carrying content its prompt lacks, under the reading
+user-message-content=prompt-content (``model.between``)."""
 DISTINCT = bw.DISTINCT_MESSAGE_IDS.rule
 """The rule of one messageId returned for two submissions (``model.between``)."""
 KEEPS = bw.REPLAY_KEEPS_IDS.rule
@@ -180,6 +194,14 @@ the wire only under the reading ``prompt-ahead-of-held=receipt-order`` (see the 
 _Prompt = tuple[str, int, frozenset[str], bool, tuple[str, ...]]
 
 
+def _blocks(content: Any) -> frozenset[str]:
+    """The blocks of a content array, each as canonical JSON (comparable whatever its key order);
+    none for null or a malformed content."""
+    if type(content) is not list:
+        return frozenset()
+    return frozenset(json.dumps(b, sort_keys=True, separators=(",", ":")) for b in content)
+
+
 def _beyond_text(content: Any) -> bool:
     """Whether a prompt's content holds a block of a type other than text."""
     return type(content) is list and any(type(b) is dict and b.get("type") != "text" for b in content)
@@ -194,6 +216,7 @@ class _Session(Record):
         "first_error",
         "inserted_idle",
         "own_wait",
+        "owned",
         "owner",
         "owner_fresh",
         "owner_mid",
@@ -202,6 +225,7 @@ class _Session(Record):
         "prompted",
         "replay_unknown",
         "reported_d",
+        "shown",
         "started",
         "state_seen",
         "unclaimed",
@@ -215,6 +239,10 @@ class _Session(Record):
         # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
         self.claimed: dict[str, Any] = {}
         self.unreported: dict[str, int] = {}  # claimed messageId -> response line, no report yet
+        # under user-message-content=prompt-content only: unclaimed messageId -> (first line, the
+        # blocks its user_message updates carried), and claimed messageId -> its prompt's blocks
+        self.shown: dict[str, tuple[int, frozenset[str]]] = {}
+        self.owned: dict[str, frozenset[str]] = {}
         self.reported_d = 0
         self.prompted = False
         self.cancel_seen = False
@@ -255,6 +283,8 @@ class _Session(Record):
             tuple((kind, name) for _, kind, name in merged),
             frozenset(self.claimed),
             frozenset(self.unreported),
+            frozenset((mid, blocks) for mid, (_, blocks) in self.shown.items()),
+            frozenset(self.owned.items()),
             self.reported_d,
             self.prompted,
             self.cancel_seen,
@@ -327,6 +357,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self.overtaken: dict[Any, tuple[Any, int]] = {}
         """Under ``prompt-ahead-of-held=receipt-order``: waiting prompt -> (the later prompt
         answered with success while it waited, that response's line)."""
+        self.blocks: dict[Any, frozenset[str]] = {}
+        """Under ``user-message-content=prompt-content``: waiting prompt -> its content's blocks."""
 
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
@@ -343,6 +375,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         spec = self.table(prm.SPEC)
         self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
         ps.pending[rid] = line
+        if not self._content_free():
+            self.blocks[rid] = _blocks(params.get("prompt"))
         if ps.owner is None:
             fs = facts.sessions.get(sid)
             seen = ps.state_seen or facts.from_start(sid)
@@ -419,6 +453,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         sid = rec[0]
         ps = self.sessions[sid]
         del ps.pending[rid]
+        blocks = self.blocks.pop(rid, None)
         error = "error" in msg
         if ps.started is not None and rid in ps.started[0]:  # (an error: it waited uninserted then)
             ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error)
@@ -431,16 +466,19 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._error(ps, sid, rid, rec, line, msg)
             return
         self._success(ps, sid, rid, rec, line, msg)
+        mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
+        if blocks is not None and type(mid) is str and ps.claimed.get(mid) == rid:
+            ps.owned[mid] = blocks
+            first, shown = ps.shown.pop(mid, (0, frozenset()))
+            self._foreign(sid, mid, rid, shown, blocks, line, msg, first)
         if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
             left = ps.own_wait[5] - {rid}
             # every prompt waiting at the start inserted: the work may have been its own
             ps.own_wait = (*ps.own_wait[:5], left) if left else None
         if ps.owner == rid and ps.owner_fresh and not ps.owner_working:
             ps.inserted_idle = True  # received and inserted while idle: the next work is its
-        if ps.owner == rid:
-            mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
-            if type(mid) is str and mid in ps.unreported:
-                ps.owner_mid = mid
+        if ps.owner == rid and type(mid) is str and mid in ps.unreported:
+            ps.owner_mid = mid
 
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         err = msg.get("error")
@@ -599,6 +637,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid) or self._session(sid)
         if mid == ps.owner_mid:
             ps.owner_mid = None  # reported
+        if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self._content_free():
+            self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
         if mid in ps.unclaimed:  # (then not in claimed: see _answer)
             self._ex[entity.KEYED_BY_ID] += 1
             self._known_replayed(sid)
@@ -654,6 +694,54 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._ex[rule] += 1
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
+
+    def _content_free(self) -> bool:
+        """Whether the reading user-message-content lets an update about a submission's user
+        message carry content its prompt lacks (``model.between`` USER_MESSAGE_CONTENT): then
+        nothing is recorded for it."""
+        return self.between.user_content_replaceable(self.reading(USER_MESSAGE_CONTENT))
+
+    def _content(
+        self, ps: _Session, sid: str, mid: str, blocks: frozenset[str], line: int, msg: Message
+    ) -> None:
+        """A live user_message carrying content (``blocks``), outside resume windows (replayed
+        history is not the report): judged against its prompt's content when a success response
+        returned its ID, else kept until one does (the Agent's own insertion has no prompt)."""
+        fs = self.facts.sessions.get(sid)
+        if fs is not None and fs.resuming:
+            return
+        owned = ps.owned.get(mid)
+        if owned is not None:
+            self._foreign(sid, mid, ps.claimed[mid], blocks, owned, line, msg, line)
+        elif mid not in ps.claimed:
+            first, shown = ps.shown.get(mid, (line, frozenset()))
+            ps.shown[mid] = (first, shown | blocks)
+
+    def _foreign(
+        self,
+        sid: str,
+        mid: str,
+        rid: Any,
+        blocks: frozenset[str],
+        prompt: frozenset[str],
+        line: int,
+        msg: Message,
+        first: int,
+    ) -> None:
+        """USER_MESSAGE_CONTENT: the blocks a user_message about prompt ``rid``'s message carried
+        (first at line ``first``) against the prompt's."""
+        if not blocks and not first:
+            return
+        self._ex[FOREIGN] += 1
+        bad = self.between.content_outside_prompt(self.reading(USER_MESSAGE_CONTENT), sorted(blocks), prompt)
+        if bad:
+            self.breach(
+                FOREIGN, line, sid,
+                f"user message {mid!r} (prompt {rid!r}) was reported at line {first} with content its "
+                f"prompt does not carry ({', '.join(map(str, bad))}): the user message's content is "
+                "the prompt's",
+                msg, _CONTENT_READING,
+            )  # fmt: skip
 
     def _own_work(self, ps: _Session) -> bool:
         """Whether the work reported active may be the Agent's own (``model.between``
@@ -843,6 +931,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             frozenset((rid, (r[0], r[2], r[3], r[4])) for rid, r in self.prompts.items()),
             tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items())),
             frozenset((rid, o[0]) for rid, o in self.overtaken.items()),
+            frozenset(self.blocks.items()),
         )
 
 

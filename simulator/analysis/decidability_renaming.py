@@ -7,7 +7,9 @@ messages. Some values in them the spec leaves to the Agent, and a conforming Age
 them differently from the seeded bug without anything else changing: the name of a custom
 state (Session states: any ``_``-prefixed value beside the standard ones), and the ID and text
 of a user message no prompt response returns (a message the Agent minted and wrote itself,
-such as its own insertion). The comparison treats those values as names: a twin's line matches
+such as its own insertion), and text of a ``user_message`` update that no Client sent (the
+interim content of a submission's message: ``properties.readings`` user-message-content). The
+comparison treats those values as names: a twin's line matches
 a target line when both are equal once each free value of the target is replaced by the twin's
 value under one *renaming* kept along the whole run, and the renaming is one to one (two target
 values never map to one twin value, and a value is never renamed to one the target uses
@@ -106,17 +108,21 @@ def pinned(target: list[Line]) -> frozenset[str]:
 
 
 def free_paths(line: Line, fixed: frozenset[str]) -> list[Path]:
-    """The positions of target ``line`` whose value a twin may rename: custom states, and the
-    ID and text of a user message whose ID is not pinned (no response returns it)."""
+    """The positions of target ``line`` whose value a twin may rename: custom states, the ID and
+    text of a user message whose ID is not pinned (no response returns it), and the text of a
+    ``user_message`` update that is not pinned (text no Client sent: interim text of the Agent's
+    own, which the reading ``user-message-content=upsert`` allows; a chunk's text stays as it is:
+    it is a part of the content)."""
     cands = list(_candidates(line))
     mid = next((_get(line[1], p) for p, k in cands if k == "id"), None)
     mine = isinstance(mid, str) and mid not in fixed
+    full = (_update(line) or {}).get("sessionUpdate") == "user_message"
     out: list[Path] = []
     for path, kind in cands:
         value = _get(line[1], path)
         if value in fixed:
             continue
-        if kind == "state" or mine:
+        if kind == "state" or mine or (kind == "text" and full):
             out.append(path)
     return out
 

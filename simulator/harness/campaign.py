@@ -5,8 +5,8 @@ Owns: ``Campaign`` (what to run: the Agent's command, the run settings, the seed
 files go, the shrinking budget), ``campaign`` (the runs as jobs of a worker pool, in seed order,
 then per rule the first run that broke it shrunk in this process and its files written: the
 transcript ``.ndjson``, a sequence diagram ``.mmd`` and the replayable client script
-``.script.json``, atomically), ``replay`` (one client script played once) and the JSON reports
-of both. Run i draws its choices with seed ``seed + i``, each with a fresh Agent process; a run
+``.script.json``, atomically), ``replay`` (one client script played once) and the JSON and text
+reports of both. Run i draws its choices with seed ``seed + i``, each with a fresh Agent process; a run
 the Agent crashed in, or one that failed before any choice, is not shrunk (``not_shrunk``).
 
 Must not know: argument parsing, exit codes, how a sequence diagram is drawn (the caller hands
@@ -23,30 +23,13 @@ from typing import Any
 from properties.check_report import UNPARSED_NOTE, finding_text
 from properties.findings import Finding
 from properties.outputs import write_atomic
-from simulator.harness.drive import (
-    CRASHED,
-    ProcessPeer,
-    RunResult,
-    Settings,
-    Shrunk,
-    not_shrunk,
-    run_once,
-    shrink_run,
-    transcript_item,
-)
-from simulator.harness.proxy import StartError
-from simulator.peers.driver_client import script_json
+from simulator.harness.child import ProcessPeer
+from simulator.harness.drive import CRASHED, RunResult, Settings, run_once, transcript_item
+from simulator.harness.drive_shrink import Shrunk, not_shrunk, shrink_run
+from simulator.peers.driver_client import Choice, script_json
 from simulator.workers import Workers
 
 Say = Callable[[str], None]
-
-
-def start(command: list[str]) -> ProcessPeer:
-    """A fresh Agent process; ``StartError`` when the command cannot be started."""
-    try:
-        return ProcessPeer(command)
-    except OSError as exc:
-        raise StartError(command, exc) from None
 
 
 @dataclass(frozen=True)
@@ -67,7 +50,12 @@ def drive_seed(job: tuple[list[str], Settings, int]) -> RunResult:
     """One run of the Agent ``command`` with the choices of ``seed``, in a fresh Agent process
     (a job of the worker pool: ``simulator.workers``)."""
     command, settings, seed = job
-    return run_once(start(command), settings, seed=seed)
+    return run_once(ProcessPeer(command), settings, seed=seed)
+
+
+def replay(command: list[str], settings: Settings, script: list[Choice]) -> RunResult:
+    """One client script played once against a fresh Agent process (``drive --replay``)."""
+    return run_once(ProcessPeer(command), settings, script=script)
 
 
 def campaign(c: Campaign, pool: Workers) -> tuple[list[RunResult], dict[str, dict[str, Any]]]:
@@ -123,7 +111,7 @@ def _take_run(c: Campaign, i: int, result: RunResult, rules: dict[str, dict[str,
         if shrunk is None:
             say(f"  shrinking {rule} from {len(result.choices)} choices ...")
             shrunk = shrink_run(
-                lambda: start(c.command),
+                lambda: ProcessPeer(c.command),
                 c.settings,
                 rule,
                 result.choices,
@@ -147,12 +135,7 @@ def _take_run(c: Campaign, i: int, result: RunResult, rules: dict[str, dict[str,
 
 
 def rule_report(
-    rule: str,
-    first: Finding,
-    run_no: int,
-    seed: int | None,
-    shrunk: Shrunk | None,
-    files: dict[str, str] | None,
+    rule: str, first: Finding, run_no: int, seed: int, shrunk: Shrunk, files: dict[str, str]
 ) -> dict[str, Any]:
     """The JSON of one failing rule: where it was first broken, how its run shrank, its files."""
     data: dict[str, Any] = {
@@ -162,25 +145,36 @@ def rule_report(
         "explanation": first.explanation,
         "run": run_no,
         "seed": seed,
+        "original_length": len(shrunk.original),
+        "shrunk_length": len(shrunk.choices),
+        "reproduced": shrunk.reproduced,
+        "replays": shrunk.replays,
+        "shrink_runs": shrunk.runs,
+        "nondeterministic": shrunk.nondeterministic,
+        "original_replays": shrunk.checks,
+        "original_reproduced": shrunk.checked,
+        "runs_per_candidate": shrunk.per_candidate,
+        "undone": shrunk.undone,
     }
-    if shrunk is not None:
-        data.update(
-            original_length=len(shrunk.original),
-            shrunk_length=len(shrunk.choices),
-            reproduced=shrunk.reproduced,
-            replays=shrunk.replays,
-            shrink_runs=shrunk.runs,
-            nondeterministic=shrunk.nondeterministic,
-            original_replays=shrunk.checks,
-            original_reproduced=shrunk.checked,
-            runs_per_candidate=shrunk.per_candidate,
-            undone=shrunk.undone,
-        )
-        if shrunk.skipped:
-            data["not_shrunk"] = shrunk.skipped
-    if files is not None:
-        data["files"] = files
+    if shrunk.skipped:
+        data["not_shrunk"] = shrunk.skipped
+    data["files"] = files
     return data
+
+
+def campaign_report(
+    c: Campaign, runs: list[RunResult], rules: dict[str, dict[str, Any]], seconds: float, exit_code: int
+) -> dict[str, Any]:
+    """The JSON of a campaign: its runs, and each failing rule's report (sorted by rule)."""
+    return {
+        "command": c.command,
+        "runs": len(runs),
+        "messages": sum(r.messages for r in runs),
+        "seconds": round(seconds, 3),
+        "findings": [rules[r] for r in sorted(rules)],
+        "fail_on": c.settings.fail_on,
+        "exit_code": exit_code,
+    }
 
 
 def campaign_text(report: dict[str, Any], seconds: float) -> str:
@@ -191,31 +185,25 @@ def campaign_text(report: dict[str, Any], seconds: float) -> str:
         f"{seconds:.1f} s; findings: {len(findings) or 'none'}"
     ]
     for r in findings:
-        head = f"  {r['rule']} [{r['level']}] {r['explanation']}\n"
-        where = f"    first in run {r['run']} (seed {r['seed']}), {r['hits']} failing run(s); "
-        files = f"\n    files: {', '.join(r['files'].values())}"
         if r.get("not_shrunk"):
-            lines.append(
-                head
-                + where
-                + f"{r.get('original_length')} choices, not shrunk: {r['not_shrunk']}"
-                + "".join(f"\n    agent stderr: {line}" for line in r.get("stderr_tail", ()))
-                + files
+            how = f"{r.get('original_length')} choices, not shrunk: {r['not_shrunk']}" + "".join(
+                f"\n    agent stderr: {line}" for line in r.get("stderr_tail", ())
             )
-            continue
+        else:
+            how = (
+                f"shrunk {r.get('original_length')} -> {r.get('shrunk_length')} choices, reproduced "
+                f"{r.get('reproduced')}/{r.get('replays')}"
+            )
+            if r.get("nondeterministic"):
+                how += (
+                    f" (nondeterministic: the original failed {r.get('original_reproduced')}/"
+                    f"{r.get('original_replays')} replays, {r.get('runs_per_candidate')} run(s) per "
+                    f"candidate, {r.get('undone')} reduction(s) undone)"
+                )
         lines.append(
-            head
-            + where
-            + f"shrunk {r.get('original_length')} -> {r.get('shrunk_length')} choices, reproduced "
-            f"{r.get('reproduced')}/{r.get('replays')}"
-            + (
-                f" (nondeterministic: the original failed {r.get('original_reproduced')}/"
-                f"{r.get('original_replays')} replays, {r.get('runs_per_candidate')} run(s) per "
-                f"candidate, {r.get('undone')} reduction(s) undone)"
-                if r.get("nondeterministic")
-                else ""
-            )
-            + files
+            f"  {r['rule']} [{r['level']}] {r['explanation']}\n"
+            f"    first in run {r['run']} (seed {r['seed']}), {r['hits']} failing run(s); {how}\n"
+            f"    files: {', '.join(r['files'].values())}"
         )
     return "\n".join(lines) + "\n"
 

@@ -1,12 +1,13 @@
-"""Driving a real Agent with the model's Client: one run, its live check, and shrinking a failure.
+"""Driving a real Agent with the model's Client: one run and its live check.
 
 Theory of operation
 -------------------
 A *peer* is the Agent: ``send(bytes)``, ``receive(timeout)`` (the complete lines it wrote, ``[]``
 when it wrote none within ``timeout`` seconds, ``None`` once its output ended), ``written()``
 (the complete lines it has already written, without waiting) and ``stop()``.
-``ProcessPeer`` starts the Agent command (a fresh process per run, in a process group of its
-own); ``tests.scripted_client.InProcessPeer`` runs the simulated Agent in process (tests).
+``simulator.harness.child.ProcessPeer`` starts the Agent command (a fresh process per run, in a
+process group of its own); ``tests.scripted_client.InProcessPeer`` runs the simulated Agent in
+process (tests).
 
 ``run_once`` plays one run. Every line either side writes is recorded (``simulator.harness.proxy``: the
 transcript format, in the order the driver sent and read them) and judged live by the same
@@ -43,34 +44,14 @@ request of the driver
 unanswered within ``timeout`` (``drive.no-answer``), or past ``max_messages`` Agent lines
 (``drive.flood``).
 
-``shrink_run`` minimises a failing run's choices (``simulator.explore.shrink.minimise``: a prefix
-search, delta debugging, then single and pair removals), re-running the Agent for each candidate.
-A run the Agent crashed in, or one that failed before the driver made any choice, is not shrunk
-(``not_shrunk``: nothing in it is the Client's doing).
-It first replays the original choices ``tries`` times: a failure that never comes back is
-reported as not reproduced; one that comes back every time is taken as deterministic and each
-candidate is run once; one that comes back only sometimes (a nondeterministic Agent, or a race
-the timing decides) gets ``tries`` runs per candidate (a candidate fails when some run shows the
-same rule), so that a reduction is not lost to one unlucky run. The final script is replayed
-``confirm`` times; when no replay shows the rule (a reduction was kept on a failure that came by
-chance), the next longer list that failed is confirmed instead, up to ``UNDO`` times. The counts
-are stated in the report.
+Shrinking a failing run is ``simulator.harness.drive_shrink``.
 
 Must not know: argument parsing, how reports are printed.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import select
-import signal
-import subprocess
-import sys
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -82,18 +63,13 @@ from properties.checking import FAIL_SEVERITIES
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck, closed_sessions
-from simulator.explore.shrink import minimise
-from simulator.harness.proxy import TranscriptWriter, entry, message_entry
+from simulator.harness.child import status_text
+from simulator.harness.proxy import TranscriptWriter, entry
 from simulator.peers import wire
 from simulator.peers.driver_client import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
 from simulator.peers.stdio_agent import encode
 
 MAX_MESSAGES = 20000
-_READ = 1 << 16
-STDERR_TAIL = 8
-"""Lines of a crashed Agent's standard error the report quotes."""
-_TAIL_WIDTH = 240
-"""Characters of each quoted line (longer ones are cut)."""
 
 
 class Peer(Protocol):
@@ -104,140 +80,6 @@ class Peer(Protocol):
     def written(self) -> list[bytes]: ...
 
     def stop(self) -> str: ...
-
-
-class ProcessPeer:
-    """The Agent as a child process on pipes. Its standard error passes through to ours as it
-    comes (a thread copies it), and its last ``STDERR_TAIL`` lines are kept for the report of
-    a crash; ``returncode`` is its exit status once ``stop`` has waited for it."""
-
-    def __init__(self, command: list[str]) -> None:
-        self.proc = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            process_group=0,
-        )
-        assert self.proc.stdout is not None and self.proc.stdin is not None
-        self._out = self.proc.stdout.fileno()
-        self._in = self.proc.stdin.fileno()
-        os.set_blocking(self._out, False)
-        self._pending = b""
-        self._eof = False
-        self._in_broken = False
-        self.returncode: int | None = None
-        self.killed = False
-        """Whether ``stop`` had to end it."""
-        self._tail: deque[bytes] = deque(maxlen=STDERR_TAIL)
-        self._errors = threading.Thread(target=self._copy_stderr, name="agent-stderr", daemon=True)
-        self._errors.start()
-
-    def _copy_stderr(self) -> None:
-        """Pass the Agent's standard error on, line by line, keeping the last lines."""
-        err = self.proc.stderr
-        assert err is not None
-        partial = b""
-        while True:
-            try:
-                data = os.read(err.fileno(), _READ)
-            except OSError:
-                data = b""
-            if not data:
-                break
-            with contextlib.suppress(OSError, ValueError):
-                sys.stderr.write(data.decode("utf-8", "replace"))
-                sys.stderr.flush()
-            *lines, partial = (partial + data).split(b"\n")
-            self._tail.extend(line for line in lines if line.strip())
-        if partial.strip():
-            self._tail.append(partial)
-        with contextlib.suppress(OSError):
-            err.close()
-
-    def stderr_tail(self) -> list[str]:
-        """The last lines the Agent wrote on standard error (complete once ``stop`` returned)."""
-        return [line.decode("utf-8", "replace").rstrip("\r")[:_TAIL_WIDTH] for line in self._tail]
-
-    def send(self, data: bytes) -> None:
-        if self._in_broken:
-            return
-        try:
-            while data:
-                data = data[os.write(self._in, data) :]
-        except OSError:
-            self._in_broken = True
-
-    def _read_now(self) -> bool:
-        """Read what is there without waiting; False at end of output."""
-        while True:
-            try:
-                data = os.read(self._out, _READ)
-            except BlockingIOError:
-                return True
-            except OSError:
-                data = b""
-            if not data:
-                return False
-            self._pending += data
-            if len(data) < _READ:
-                return True
-
-    def receive(self, timeout: float) -> list[bytes] | None:
-        deadline = time.monotonic() + timeout
-        while True:
-            if b"\n" in self._pending:
-                *lines, self._pending = self._pending.split(b"\n")
-                return lines
-            if self._eof:
-                if self._pending:
-                    last, self._pending = self._pending, b""
-                    return [last]
-                return None
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return []
-            ready, _, _ = select.select([self._out], [], [], left)
-            if ready and not self._read_now():
-                self._eof = True
-
-    def written(self) -> list[bytes]:
-        """The complete lines the Agent has already written and ``receive`` has not returned,
-        without waiting (the end of its output is left for ``receive`` to report)."""
-        if not self._eof and not self._read_now():
-            self._eof = True
-        *lines, self._pending = self._pending.split(b"\n")
-        return lines
-
-    def stop(self, grace: float = 2.0) -> str:
-        """Close the Agent's input; end it if it has not exited within ``grace`` seconds."""
-        proc = self.proc
-        if proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                proc.stdin.close()
-        try:
-            code = proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                proc.kill()
-            code = proc.wait()
-            self.returncode = code
-            self.killed = True
-            return f"killed after {grace:g} s without exiting at end of input"
-        finally:
-            if proc.stdout is not None:
-                proc.stdout.close()
-            self._errors.join(1.0)  # the rest of its standard error (a child may hold it open)
-        self.returncode = code
-        return status_text(code)
-
-
-def status_text(code: int) -> str:
-    """How a process ended, from its ``returncode``."""
-    return f"exit code {code}" if code >= 0 else f"ended by signal {-code}"
 
 
 @dataclass
@@ -281,10 +123,8 @@ class RunResult:
 
     @property
     def rules(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for f in self.failing:
-            seen.setdefault(f.rule, None)
-        return list(seen)
+        """The rules of the failing findings, each once, in the order first broken."""
+        return list(dict.fromkeys(f.rule for f in self.failing))
 
 
 def transcript_item(line: bytes) -> tuple[str, Any] | None:
@@ -322,17 +162,15 @@ def fails(finding: Finding, fail_on: str) -> bool:
 
 
 class _Run:
-    def __init__(self, peer: Peer, settings: Settings, on_line: Callable[[bytes], None] | None) -> None:
+    def __init__(self, peer: Peer, settings: Settings) -> None:
         self.peer = peer
         self.s = settings
         self.result = RunResult()
         self.live = LiveCheck(monitors=MonitorSet(readings=settings.readings))
         self.writer = TranscriptWriter(None, self.live)
         self.client = DriverClient()
-        self.on_line = on_line
         self.answers: dict[Any, Any] = {}  # our request id -> the Agent's response
         self.asked: dict[Any, tuple[str, int]] = {}  # our request id -> (method, transcript line)
-        self.gone = False
         self.awaiting: str | None = None
         """The request whose answer the driver is waiting for (None: it is not waiting)."""
 
@@ -340,17 +178,16 @@ class _Run:
     def _keep(self, line: bytes) -> None:
         self.result.lines.append(line)
         self.writer.write(line)
-        if self.on_line is not None:
-            self.on_line(line)
 
     def send(self, msgs: list[dict[str, Any]]) -> None:
         if msgs:  # the Agent wrote these lines before it could read ``msgs``: they come first
             self.take(self.peer.written())
         for msg in msgs:
-            self._keep(message_entry("client", msg))
+            line = encode(msg)
+            self._keep(entry("client", line[:-1]))
             if "method" in msg and "id" in msg:
                 self.asked.setdefault(msg["id"], (msg["method"], self.writer.lines))
-            self.peer.send(encode(msg))
+            self.peer.send(line)
 
     def take(self, lines: list[bytes]) -> None:
         for raw in lines:
@@ -365,43 +202,37 @@ class _Run:
             self.client.receive(msg)
 
     def pump(self, timeout: float) -> bool:
-        """Take the Agent's next lines (waiting up to ``timeout``); False once its output ended."""
+        """Take the Agent's next lines (waiting up to ``timeout``); False once its output ended
+        (the run then ends: ``drive.agent-exited``)."""
         got = self.peer.receive(timeout)
         if got is None:
-            self.gone = True
+            self._end_with(
+                "drive.agent-exited",
+                "the agent's output ended while the driver was still connected",
+                "agent exited",
+            )
             return False
         self.take(got)
         return True
 
     # -- judging ---------------------------------------------------------------------------------
     def failing(self) -> bool:
+        """Whether a finding ends the run now (its stop is then ``flood`` or ``finding``)."""
         if self.result.messages > self.s.max_messages:
-            self._end_with(
-                _driver_finding(
-                    "drive.flood",
-                    self.writer.lines,
-                    f"the agent wrote more than {self.s.max_messages} lines in one run",
-                ),
-                "flood",
-            )
+            explanation = f"the agent wrote more than {self.s.max_messages} lines in one run"
+            self._end_with("drive.flood", explanation, "flood")
             return True
         self.live.sync()
         findings, _ = self.live.snapshot()
-        return any(fails(f, self.s.fail_on) for f in findings)
+        if any(fails(f, self.s.fail_on) for f in findings):
+            self.result.stop = self.result.stop or "finding"
+            return True
+        return False
 
-    def _end_with(self, finding: Finding, stop: str) -> None:
-        self.result.findings.append(finding)
+    def _end_with(self, rule: str, explanation: str, stop: str) -> None:
+        """End the run with a finding of the driver's own, at the last line."""
+        self.result.findings.append(_driver_finding(rule, self.writer.lines or None, explanation))
         self.result.stop = stop
-
-    def exited(self) -> None:
-        self._end_with(
-            _driver_finding(
-                "drive.agent-exited",
-                self.writer.lines or None,
-                "the agent's output ended while the driver was still connected",
-            ),
-            "agent exited",
-        )
 
     def request(self, msg: dict[str, Any], what: str, wait: float | None = None) -> dict[str, Any] | None:
         """Send a request and wait ``wait`` seconds (default: the timeout) for its answer (None:
@@ -413,20 +244,9 @@ class _Run:
         while msg["id"] not in self.answers:
             left = deadline - time.monotonic()
             if left <= 0:
-                self._end_with(
-                    _driver_finding(
-                        "drive.no-answer",
-                        self.writer.lines,
-                        f"no answer to {what} within {wait:g} s",
-                    ),
-                    "timeout",
-                )
+                self._end_with("drive.no-answer", f"no answer to {what} within {wait:g} s", "timeout")
                 return None
-            if not self.pump(min(left, 0.5)):
-                self.exited()
-                return None
-            if self.failing():
-                self.result.stop = self.result.stop or "finding"
+            if not self.pump(min(left, 0.5)) or self.failing():
                 return None
         self.awaiting = None
         answer: dict[str, Any] = self.answers[msg["id"]]
@@ -444,23 +264,14 @@ class _Run:
         result = answer.get("result")
         sid = result.get("sessionId") if isinstance(result, dict) else None
         if not isinstance(sid, str):
-            self._end_with(
-                _driver_finding(
-                    "drive.no-session", self.writer.lines, "session/new was not answered with a sessionId"
-                ),
-                "no session",
-            )
+            self._end_with("drive.no-session", "session/new was not answered with a sessionId", "no session")
             return False
         self.client.sid = sid
         return True
 
     def play(self, next_choice: Callable[[list[Choice]], Choice | None]) -> bool:
         for _ in range(self.s.steps):
-            if not self.pump(self.s.silence):
-                self.exited()
-                return False
-            if self.failing():
-                self.result.stop = self.result.stop or "finding"
+            if not self.pump(self.s.silence) or self.failing():
                 return False
             choice = next_choice(self.client.enabled())
             if choice is None:
@@ -484,7 +295,6 @@ class _Run:
             while self.client.client.perms:
                 self.send(self.client.do(["allow", 0]))
             if self.failing():
-                self.result.stop = self.result.stop or "finding"
                 return
             if not self.live.open_now() and not self.unanswered():
                 self.result.stop = "settled"
@@ -505,7 +315,6 @@ class _Run:
                 return
             before = self.result.messages
             if not self.pump(min(left, self.s.silence)):
-                self.exited()
                 return
             if self.result.messages != before:
                 deadline = time.monotonic() + self.s.timeout
@@ -526,12 +335,8 @@ class _Run:
             when = f"during the run, after {len(r.choices)} client choice(s)"
         last = f"; last line of its standard error: {r.stderr_tail[-1]}" if r.stderr_tail else ""
         r.findings = [f for f in r.findings if f.rule != "drive.agent-exited"]
-        self._end_with(
-            _driver_finding(
-                CRASHED, self.writer.lines or None, f"the agent crashed ({r.crashed}) {when}{last}"
-            ),
-            "agent crashed",
-        )
+        explanation = f"the agent crashed ({r.crashed}) {when}{last}"
+        self._end_with(CRASHED, explanation, "agent crashed")
 
     def finish(self) -> RunResult:
         r = self.result
@@ -561,29 +366,21 @@ def run_once(
     *,
     seed: int | None = None,
     script: list[Choice] | None = None,
-    on_line: Callable[[bytes], None] | None = None,
 ) -> RunResult:
     """One run: choices drawn with ``seed``, or taken from ``script`` (disabled ones skipped)."""
     started = time.monotonic()
-    run = _Run(peer, settings, on_line)
-    if script is not None:
-        todo = list(script)
+    run = _Run(peer, settings)
+    todo, chooser = list(script or ()), Chooser(seed)
 
-        def scripted(enabled: list[Choice]) -> Choice | None:
-            while todo:
-                choice = todo.pop(0)
-                if choice in enabled:
-                    return choice
-            return None
-
-        next_choice = scripted
-    else:
-        chooser = Chooser(seed)
-
-        def drawn(enabled: list[Choice]) -> Choice | None:
+    def next_choice(enabled: list[Choice]) -> Choice | None:
+        if script is None:
             return chooser.choose(run.client, enabled)
+        while todo:
+            choice = todo.pop(0)
+            if choice in enabled:
+                return choice
+        return None
 
-        next_choice = drawn
     try:
         if run.handshake() and run.play(next_choice) and not run.result.stop:
             run.settle()
@@ -591,144 +388,3 @@ def run_once(
         result = run.finish()
     result.seconds = time.monotonic() - started
     return result
-
-
-HEARTBEAT = 10.0
-"""Seconds of shrinking without a shorter list after which ``shrink_run`` says how far it got."""
-UNDO = 3
-"""Kept lists ``shrink_run`` steps back through when the final one does not fail again."""
-
-
-def _script_key(choices: list[Choice]) -> str:
-    return json.dumps(choices)
-
-
-@dataclass
-class Shrunk:
-    rule: str
-    original: list[Choice]
-    choices: list[Choice]
-    result: RunResult | None
-    """The last run of ``choices`` that showed the rule (None: the failure did not come back)."""
-    reproduced: int = 0
-    replays: int = 0
-    runs: int = 0
-    checks: int = 0
-    """Replays of the original choices before shrinking ..."""
-    checked: int = 0
-    """... and how many of them showed the rule."""
-    per_candidate: int = 1
-    """Runs a candidate may take to show the rule (more than one: a nondeterministic failure)."""
-    undone: int = 0
-    """Reductions given up because their list did not fail again on replay."""
-    skipped: str = ""
-    """Why the run was not shrunk (``not_shrunk``), else empty."""
-
-    @property
-    def nondeterministic(self) -> bool:
-        return (
-            self.result is None
-            or self.reproduced < self.replays
-            or self.checked < self.checks
-            or self.undone > 0
-        )
-
-
-def not_shrunk(result: RunResult) -> Shrunk | None:
-    """The report of a failing run that is not worth shrinking (the Agent crashed, or the
-    failure came before the driver made any choice), else None."""
-    if result.crashed:
-        why = "the agent crashed in this run"
-    elif not result.choices:
-        why = "no client choice came before the failure"
-    else:
-        return None
-    rule = result.rules[0] if result.rules else ""
-    return Shrunk(rule, list(result.choices), list(result.choices), result, skipped=why)
-
-
-def shrink_run(
-    make_peer: Callable[[], Peer],
-    settings: Settings,
-    rule: str,
-    choices: list[Choice],
-    *,
-    tries: int = 2,
-    confirm: int = 3,
-    budget: int = 60,
-    progress: Callable[[str], None] | None = None,
-) -> Shrunk:
-    """Minimise ``choices`` so that a run still fails by ``rule`` (see the module docstring).
-    ``progress`` is told, in a short line each, what shrinking does: the replays of the
-    original, each shorter list found, a count every ``HEARTBEAT`` seconds, the confirmation."""
-    out = Shrunk(rule, list(choices), list(choices), None)
-    started = time.monotonic()
-    say = progress if progress is not None else (lambda text: None)
-
-    def attempt(candidate: list[Choice]) -> RunResult | None:
-        out.runs += 1
-        result = run_once(make_peer(), settings, script=candidate)
-        return result if rule in result.rules else None
-
-    first = None
-    say(f"replaying the {len(choices)} choices {tries} times")
-    for _ in range(tries):  # every try, so that a failure that comes and goes is seen to
-        out.checks += 1
-        got = attempt(choices)
-        if got is not None:
-            out.checked += 1
-            first = first or got
-    if first is None:
-        say(f"{rule} did not come back in {tries} replays: not shrunk")
-        return out
-    # a failure that came back every time is taken as deterministic: one run per candidate
-    out.per_candidate = 1 if out.checked == out.checks else tries
-    per_candidate = out.per_candidate
-    out.result = first
-    spent = [0]
-    failed: dict[str, RunResult] = {_script_key(first.choices): first}  # a failing run of each list
-    best = [len(first.choices)]
-    shown = [time.monotonic()]
-    say(
-        f"{rule} came back {out.checked}/{out.checks}: {per_candidate} run(s) per candidate, "
-        f"at most {budget} candidates"
-    )
-
-    def test(candidate: list[Choice]) -> list[Choice] | None:
-        spent[0] += 1
-        for _ in range(per_candidate):
-            got = attempt(candidate)
-            if got is not None:
-                failed.setdefault(_script_key(got.choices), got)
-                if len(got.choices) < best[0]:
-                    best[0] = len(got.choices)
-                    _tell(f"candidate {spent[0]}/{budget}: {len(choices)} -> {best[0]} choices")
-                return got.choices
-        if time.monotonic() - shown[0] >= HEARTBEAT:
-            _tell(f"candidate {spent[0]}/{budget}: still {best[0]} choices")
-        return None
-
-    def _tell(text: str) -> None:
-        shown[0] = time.monotonic()
-        say(f"{text} ({shown[0] - started:.0f} s)")
-
-    out.choices = minimise(first.choices, test, lambda: spent[0] >= budget, key=_script_key)
-    # a reduction may have been kept on a failure that came by chance: confirm the final list
-    # by replays, and if none shows the rule, step back through the lists kept before it
-    kept = sorted(failed, key=lambda k: len(failed[k].choices))
-    kept = kept[kept.index(_script_key(out.choices)) :]
-    for k in kept[: 1 + UNDO]:
-        out.replays = out.reproduced = 0
-        out.choices = failed[k].choices
-        out.result = failed[k]
-        _tell(f"confirming {len(out.choices)} choices with {confirm} replays")
-        for _ in range(confirm):
-            out.replays += 1
-            got = attempt(out.choices)
-            if got is not None:
-                out.reproduced += 1
-                out.result = got
-        if out.reproduced:
-            break
-        out.undone += 1
-    return out

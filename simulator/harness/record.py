@@ -1,13 +1,14 @@
 """``acp-model record``'s proxy: the Agent started with pipes, every byte passed on unchanged
 and every line recorded before its line end is passed on.
 
-Owns: starting the Agent command with pipes for its standard input and output (its standard
-error is the caller's), in a process group of its own; two pumps (Client -> Agent in a thread,
-Agent -> Client in the calling thread) that record each line (``simulator.harness.proxy``)
-before passing on its line end, so the transcript holds a line before the other peer can act on
-it (proxy order); forwarding SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 to the Agent
-(a terminal's signals reach it once, through us); closing the Agent's input at the end of ours;
-and the Agent's exit code (128 + N when a signal N ended it).
+Owns: two pumps (Client -> Agent in a thread, Agent -> Client in the calling thread) that
+record each line (``simulator.harness.proxy``) before passing on its line end, so the transcript
+holds a line before the other peer can act on it (proxy order); forwarding SIGINT, SIGTERM,
+SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 to the Agent (a terminal's signals reach it once, through
+us); closing the Agent's input at the end of ours; the Agent's exit code; and when the
+recording is complete (``record``). The Agent's
+process (started with pipes for its standard input and output, its standard error the
+caller's, in a process group of its own) is ``simulator.harness.child``.
 
 Must not know: argument parsing, what the monitors check.
 """
@@ -15,54 +16,21 @@ Must not know: argument parsing, what the monitors check.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import IO, Any
 
-from simulator.harness.proxy import LinePump, StartError, TranscriptWriter
+from properties.live import closed_sessions
+from simulator.harness.child import Sink, chunks, exit_code, start
+from simulator.harness.proxy import LinePump, TranscriptWriter
 
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
-_READ = 1 << 16
 
 
-def spawn(command: list[str]) -> subprocess.Popen[bytes]:
-    """Start the Agent with piped standard input and output, in a process group of its own;
-    ``StartError`` when the command cannot be started."""
-    try:
-        return subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, process_group=0
-        )
-    except OSError as exc:
-        raise StartError(command, exc) from None
-
-
-def _writer(fd: int) -> Any:
-    """A function writing all of its bytes to ``fd``; after the first failure it drops them."""
-    broken = False
-
-    def write(data: bytes) -> None:
-        nonlocal broken
-        if broken:
-            return
-        try:
-            while data:
-                data = data[os.write(fd, data) :]
-        except OSError:
-            broken = True
-
-    return write
-
-
-def _pump(fd_from: int, pump: LinePump, at_end: Any = None) -> None:
-    while True:
-        try:
-            data = os.read(fd_from, _READ)
-        except OSError:
-            data = b""
-        if not data:
-            break
+def _pump(fd_from: int, pump: LinePump, at_end: Callable[[], None] | None = None) -> None:
+    for data in chunks(fd_from):
         pump.feed(data)
     pump.end()
     if at_end is not None:
@@ -83,14 +51,14 @@ def _forward_signals(proc: subprocess.Popen[bytes]) -> None:
 def proxy(
     proc: subprocess.Popen[bytes], writer: TranscriptWriter, client_in: int, client_out: int
 ) -> tuple[int, bool]:
-    """Run the Agent ``proc`` (from ``spawn``) between the Client's file descriptors, recording
+    """Run the Agent ``proc`` (``child.start``) between the Client's file descriptors, recording
     every line with ``writer``; its exit code (128 + N for signal N) and whether the Client's
     input was still open when the Agent's output ended (the Agent exited on its own)."""
     _forward_signals(proc)
     assert proc.stdin is not None and proc.stdout is not None
     to_agent = proc.stdin.fileno()
-    client_pump = LinePump(lambda line, cut: writer.record("client", line, cut), _writer(to_agent))
-    agent_pump = LinePump(lambda line, cut: writer.record("agent", line, cut), _writer(client_out))
+    client_pump = LinePump(lambda line, cut: writer.record("client", line, cut), Sink(to_agent))
+    agent_pump = LinePump(lambda line, cut: writer.record("agent", line, cut), Sink(client_out))
     client_left = threading.Event()
 
     def close_agent_input() -> None:
@@ -102,5 +70,17 @@ def proxy(
     feeder.start()
     _pump(proc.stdout.fileno(), agent_pump)
     client_still_connected = not client_left.is_set()
-    code = proc.wait()
-    return (128 - code if code < 0 else code), client_still_connected
+    return exit_code(proc.wait()), client_still_connected
+
+
+def record(command: list[str], writer: TranscriptWriter, client_in: IO[Any], client_out: IO[Any]) -> int:
+    """Start the Agent ``command`` (``StartError`` when it cannot be) and proxy it between the
+    Client's streams; its exit code. The live check of ``writer``, if any, is then closed: the
+    recording is complete when the Agent's output ended while the Client's input was still open
+    (the Agent exited on its own: nothing more can come), else for the sessions that were closed."""
+    proc = start(command)
+    code, client_still_connected = proxy(proc, writer, client_in.fileno(), client_out.fileno())
+    live = writer.live
+    if live is not None:
+        live.close(complete=True if client_still_connected else closed_sessions(live.monitors))
+    return code

@@ -10,23 +10,13 @@ Must not know: what the Agent may do (the model decides), argument parsing.
 
 from __future__ import annotations
 
-import os
 import select
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from simulator.harness.child import Sink, read
 from simulator.peers.stdio_agent import StdioAgent, encode
-
-
-def _write(fd: int, msgs: Sequence[Any]) -> bool:
-    data = b"".join(encode(m) for m in msgs)
-    try:
-        while data:
-            data = data[os.write(fd, data) :]
-    except (BrokenPipeError, OSError):
-        return False
-    return True
 
 
 def _notes(agent: StdioAgent) -> None:
@@ -38,25 +28,27 @@ def _notes(agent: StdioAgent) -> None:
 
 def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
     """Run until end of input (or until the Client stops reading)."""
+    out = Sink(fd_out)
+
+    def write(msgs: Sequence[Any]) -> bool:
+        return out(b"".join(encode(m) for m in msgs))
+
     pending = b""
     while True:
         timeout = agent.pause() if agent.moves() else None
         ready, _, _ = select.select([fd_in], [], [], timeout)
         if ready:
-            try:
-                data = os.read(fd_in, 1 << 16)
-            except OSError:
-                data = b""
+            data = read(fd_in)
             if not data:
                 return 0
             pending += data
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                if line.strip() and not _write(fd_out, agent.receive(line)):
+                if line.strip() and not write(agent.receive(line)):
                     return 0
             _notes(agent)
             continue
         msgs = agent.move()
-        if msgs and not _write(fd_out, msgs):
+        if msgs and not write(msgs):
             return 0
         _notes(agent)

@@ -63,6 +63,7 @@ FEATURES = (
     "unseen_end",  # work ends unreported while unknown is reported; a session/close answered then
     "unadvertised",  # a custom state the Client did not advertise; a prompt's work starts under it
     "announce",  # the Agent's own user message at idle, its own work (goal) reported starting next
+    "interim",  # an inserted user message first reported with text of the Agent's own (user-message-content)
 )
 OFF_BY_DEFAULT: tuple[str, ...] = (
     "perm_error",
@@ -82,6 +83,7 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "unseen_end",
     "unadvertised",
     "announce",
+    "interim",
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them on:
 ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``, ``closes``),
@@ -97,12 +99,14 @@ answered with the state still unknown (``unseen_end``: taken in the ``closes`` s
 conforming twins), and a custom state reported although the Client advertised none, with a prompt's
 work starting while it is shown and running reported later (``unadvertised``: taken only by the
 conforming twins), and the Agent's own user message at idle before its own work (``announce``:
-taken only by the conforming twins).
+taken only by the conforming twins), and an inserted user message first reported with interim text
+of the Agent's own, its full content later (``interim``, under the reading
+``user-message-content=upsert``: taken only by the conforming twins).
 (Refusing a prompt after a ``$/cancel_request`` for it is the reading
 ``rejected-after-cancel-request``.)"""
 
 
-TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce")
+TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce", "interim")
 """Freedoms of ``OFF_BY_DEFAULT`` that no explore slice takes: only the second search for a
 conforming twin (``simulator.analysis.decidability.twin_config``, every feature on) does, so
 that explore's figures stay those of the freedoms it has always explored."""

@@ -86,7 +86,7 @@ class DriverClient:
             return out
         perms = self.client.perms
         for _, name, arg in self.client.enabled():
-            if name in ("allow", "deny", "dismiss"):
+            if name in ANSWERS:
                 out.append([name, perms.index(arg)])
             elif name == "resume":
                 out.append([name, bool(arg)])
@@ -110,7 +110,7 @@ class DriverClient:
         if name == "notify":
             self.notified += 1
             return [wire.notification(EXTENSION_METHOD, {"sessionId": self.sid, "n": self.notified})]
-        if name in ("allow", "deny", "dismiss"):
+        if name in ANSWERS:
             rid = self.client.perms[choice[1]]
             self.client.perms.remove(rid)
             options = self.options.pop(rid, [])

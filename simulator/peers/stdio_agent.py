@@ -72,7 +72,7 @@ from model import prompt as prm
 from model.core import ProtocolViolation
 from model.elicitation import MODES as ELICITATION_MODES
 from simulator.peers import wire
-from simulator.peers.agent import AGENT_FAULTS, CHILD, MAIN, Agent
+from simulator.peers.agent import AGENT_FAULTS, Agent
 from simulator.peers.agent_modes import EVERY_FREEDOM, Mode
 from simulator.peers.config import DEFAULT, Config
 from simulator.peers.world import allowed
@@ -83,10 +83,16 @@ Out = Msg | list[Msg]
 Event = tuple[str, str, Any]
 
 PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 RESOURCE_NOT_FOUND = -32002
 UNSUPPORTED_VERSION = -32022
+
+ACCEPTED_IN = {
+    "session/prompt": ("open",),
+    "session/close": ("open", "closing", "closed"),
+    "session/resume": ("open", "closed"),
+}
+"""The session states in which each request is passed to the model (else refused, -32602)."""
 
 LIST_PAGE = 10
 """Sessions per ``session/list`` answer."""
@@ -154,6 +160,11 @@ def missing_field(method: str, params: dict[str, Any]) -> str | None:
     return None
 
 
+def _start(cursor: Any) -> bool:
+    """Whether a ``replayFrom`` cursor is the one this agent supports: the start."""
+    return type(cursor) is dict and cursor.get("type") == "start"
+
+
 def agent_config(faults: frozenset[str]) -> Config:
     """The bounds of the simulated Agent: the default, or the one a seeded bug's mutant needs."""
     from simulator.analysis.mutants import BY_NAME
@@ -167,7 +178,7 @@ def agent_config(faults: frozenset[str]) -> Config:
 
 def encode(msg: Any) -> bytes:
     """One message (or batch answer) as a line: compact UTF-8 JSON and a line feed."""
-    return (json.dumps(msg, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+    return wire.json_line(msg).encode()
 
 
 @dataclass
@@ -177,8 +188,6 @@ class Session:
     sid: str
     cwd: str
     agent: Agent
-    prune: bool
-    """The variant removed rows: moves that need one are not made (``world.allowed``)."""
     refused: set[tuple[str, Any]] = field(default_factory=set)
     """Moves the model refused (a seeded bug's): not tried again."""
     contents: dict[Any, list[Any]] = field(default_factory=dict)
@@ -218,10 +227,6 @@ class StdioAgent:
         self.notes: list[str] = []
         """What to say on standard error (taken and cleared by the caller)."""
 
-    @property
-    def created(self) -> bool:
-        return bool(self.sessions)
-
     # -- input -----------------------------------------------------------------------------------
     def receive(self, line: bytes) -> list[Out]:
         """React to one line from the Client; what to send at once (one line each)."""
@@ -232,7 +237,7 @@ class StdioAgent:
         after: list[Msg] = []
         if type(msg) is list:
             if not msg:
-                return [wire.error(None, INVALID_REQUEST, "Invalid Request: empty batch")]
+                return [wire.error(None, wire.INVALID_REQUEST, "Invalid Request: empty batch")]
             answers = [a for m in msg for a in self._one(m, after)]
             out: list[Out] = [answers] if answers else []
         else:
@@ -242,18 +247,18 @@ class StdioAgent:
     def _one(self, msg: Any, after: list[Msg]) -> list[Msg]:
         """The answers to one message; what the Agent sends at once besides goes to ``after``."""
         if type(msg) is not dict or msg.get("jsonrpc") != "2.0":
-            return [wire.error(None, INVALID_REQUEST, "Invalid Request")]
+            return [wire.error(None, wire.INVALID_REQUEST, "Invalid Request")]
         method = msg.get("method")
         rid: Any = msg.get("id")
         request = "id" in msg
         if request and type(rid) not in (int, str):
-            return [wire.error(None, INVALID_REQUEST, "Invalid Request: id")]
+            return [wire.error(None, wire.INVALID_REQUEST, "Invalid Request: id")]
         if method is None:
             if request and ("result" in msg or "error" in msg):
                 self._answer(msg, rid)
             return []
         if type(method) is not str:
-            return [wire.error(rid if request else None, INVALID_REQUEST, "Invalid Request")]
+            return [wire.error(rid if request else None, wire.INVALID_REQUEST, "Invalid Request")]
         params = msg.get("params")
         if type(params) is not dict:
             params = {}
@@ -312,14 +317,15 @@ class StdioAgent:
     def _initialize(self, params: dict[str, Any]) -> None:
         caps = params.get("capabilities")
         meta = caps.get("_meta") if type(caps) is dict else None
-        if not (type(meta) is dict and meta.get("customStates")):  # custom states not advertised
+        custom = type(meta) is dict and meta.get("customStates")
+        if not custom:  # custom states not advertised
             self.cfg = self.cfg.with_(features=self.cfg.features - {"future"})
-            for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
-                agent.cfg = agent.cfg.with_(features=agent.cfg.features - {"future"})
         found = caps.get("elicitation") if type(caps) is dict else None
         advertised = tuple(m for m in ELICITATION_MODES if type(found) is dict and type(found.get(m)) is dict)
         self.elicit_modes = advertised if "elicitation" in self.cfg.features else ()
         for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
+            if not custom:
+                agent.cfg = agent.cfg.with_(features=agent.cfg.features - {"future"})
             agent.elicit_modes = self.elicit_modes
 
     def _new(self, cwd: str) -> str:
@@ -331,7 +337,7 @@ class StdioAgent:
             sid, child = f"sess_{2 * n - 1}", f"sess_{2 * n}"
             agent = Agent(self.cfg, self.faults, session=sid, child=child, requests=f"perm_{sid}_")
             agent.elicit_modes = self.elicit_modes
-        self.sessions[agent.sid] = Session(agent.sid, cwd, agent, self.prune)
+        self.sessions[agent.sid] = Session(agent.sid, cwd, agent)
         return agent.sid
 
     def _list(self, rid: Any, params: dict[str, Any]) -> Msg:
@@ -352,40 +358,25 @@ class StdioAgent:
 
     def _refusal(self, session: Session, method: str, params: dict[str, Any], rid: Any) -> Msg | None:
         """The answer refusing a message the model would never get (None: it is passed on)."""
-        state = session.agent.session
-        sid = session.sid
-        if method == "session/prompt":
-            if state == "closed":
-                return wire.error(
-                    rid,
-                    RESOURCE_NOT_FOUND,
-                    f"Resource not found: session {sid} is closed",
-                    {"sessionId": sid},
-                )
-            if state != "open":
-                return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: session {sid} is {state}")
-            if rid in session.agent.prompts or any(
+        state, sid = session.agent.session, session.sid
+        if method == "session/prompt" and state == "closed":
+            text = f"Resource not found: session {sid} is closed"
+            return wire.error(rid, RESOURCE_NOT_FOUND, text, {"sessionId": sid})
+        why = None
+        replay = params.get("replayFrom")
+        if state not in ACCEPTED_IN.get(method, (state,)):
+            why = f"session {sid} is {state}"
+        elif method == "session/prompt" and (
+            rid in session.agent.prompts
+            or any(
                 rid in s.agent.prompts and s.agent.prompts[rid][0] not in prm.SPEC.final
                 for s in self.sessions.values()
-            ):
-                return wire.error(
-                    rid,
-                    wire.INVALID_PARAMS,
-                    f"Invalid params: request id {rid!r} is already used by a prompt",
-                )
-        elif method == "session/close" and state not in ("open", "closing", "closed"):
-            return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: session {sid} is {state}")
-        elif method == "session/resume":
-            if state not in ("open", "closed"):
-                return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: session {sid} is {state}")
-            replay = params.get("replayFrom")
-            if replay is not None and not (type(replay) is dict and replay.get("type") == "start"):
-                return wire.error(
-                    rid,
-                    wire.INVALID_PARAMS,
-                    'Invalid params: replayFrom: unsupported cursor (only {"type": "start"})',
-                )
-        return None
+            )
+        ):
+            why = f"request id {rid!r} is already used by a prompt"
+        elif method == "session/resume" and replay is not None and not _start(replay):
+            why = 'replayFrom: unsupported cursor (only {"type": "start"})'
+        return None if why is None else wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: {why}")
 
     def _answer(self, msg: Msg, rid: Any) -> None:
         """A response of the Client: to the session whose permission request or elicitation it
@@ -413,7 +404,7 @@ class StdioAgent:
         moves = [ev for ev in agent.enabled() if (ev[1], ev[2]) not in session.refused]
         if self.mode.never:
             moves = [ev for ev in moves if self.mode.allows(ev[1], ev[2])]
-        return [ev for ev in moves if allowed(agent, ev)] if session.prune else moves
+        return [ev for ev in moves if allowed(agent, ev)] if self.prune else moves
 
     def _all_choices(self) -> list[tuple[Session, Event]]:
         return [(s, ev) for s in self.sessions.values() for ev in self._choices(s)]
@@ -497,6 +488,3 @@ class StdioAgent:
     def pause(self) -> float:
         low, high = self.pace
         return low if high <= low else self.pace_rng.uniform(low, high)
-
-
-__all__ = ["CHILD", "MAIN", "StdioAgent", "agent_config", "encode"]

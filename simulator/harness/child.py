@@ -1,0 +1,215 @@
+"""The Agent as a child process: starting its command, the bytes to and from its pipes, and how
+it ended.
+
+Owns: ``start`` (the command with piped standard input and output, unbuffered, in a process
+group of its own; ``StartError`` when it cannot be started), ``Sink`` (every byte written to a
+descriptor; after the first failure, a reader that left, the rest dropped), ``read`` and
+``chunks`` (what a descriptor gives, until its end), ``stop`` (its input closed, a grace to
+exit, then its process group ended), ``exit_code`` and ``status_text`` (how it ended, as a
+shell and as a report say it), and ``ProcessPeer``: the Agent of one ``drive`` run, NDJSON lines
+sent and read with time-outs, its standard error passed on with its last lines kept.
+
+Used by ``record`` (the proxy), ``drive`` and ``campaign`` (a fresh Agent per run) and ``serve``
+(the model served as an Agent: there the descriptors are our own).
+
+Must not know: transcripts, the monitors, what the lines mean.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+
+READ = 1 << 16
+"""Bytes asked of one read."""
+STDERR_TAIL = 8
+"""Lines of a crashed Agent's standard error the report quotes."""
+_TAIL_WIDTH = 240
+"""Characters of each quoted line (longer ones are cut)."""
+
+
+class StartError(Exception):
+    """The Agent's command could not be started (``error`` is the ``OSError``)."""
+
+    def __init__(self, command: list[str], error: OSError) -> None:
+        super().__init__(str(error))
+        self.command = command
+        self.error = error
+
+
+def start(command: list[str], stderr: int | None = None) -> subprocess.Popen[bytes]:
+    """Start ``command`` with piped standard input and output (standard error: ``stderr``, by
+    default the caller's), unbuffered, in a process group of its own."""
+    try:
+        return subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, bufsize=0, process_group=0
+        )
+    except OSError as exc:
+        raise StartError(command, exc) from None
+
+
+class Sink:
+    """Write all of some bytes to ``fd`` (``sink(data)``: whether they all went); after the first
+    failure the rest is dropped."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.broken = False
+
+    def __call__(self, data: bytes) -> bool:
+        if not self.broken:
+            try:
+                while data:
+                    data = data[os.write(self.fd, data) :]
+            except OSError:
+                self.broken = True
+        return not self.broken
+
+
+def read(fd: int) -> bytes:
+    """What ``fd`` gives in one read; ``b""`` at its end or on a read error (a non-blocking
+    ``fd`` with nothing to give raises ``BlockingIOError``)."""
+    try:
+        return os.read(fd, READ)
+    except BlockingIOError:
+        raise
+    except OSError:
+        return b""
+
+
+def chunks(fd: int) -> Iterator[bytes]:
+    """What ``fd`` gives, read after read, until its end."""
+    while data := read(fd):
+        yield data
+
+
+def stop(proc: subprocess.Popen[bytes], grace: float) -> tuple[int, bool]:
+    """Close ``proc``'s input and wait ``grace`` seconds for it to exit, then end its process
+    group: its ``returncode``, and whether it had to be ended."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    try:
+        return proc.wait(grace), False
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            proc.kill()
+        return proc.wait(), True
+
+
+def exit_code(code: int) -> int:
+    """A ``returncode`` as a shell gives it: 128 + N for signal N."""
+    return 128 - code if code < 0 else code
+
+
+def status_text(code: int) -> str:
+    """How a process ended, from its ``returncode``."""
+    return f"exit code {code}" if code >= 0 else f"ended by signal {-code}"
+
+
+class ProcessPeer:
+    """The Agent as a child process on pipes (the peer of ``simulator.harness.drive``). Its
+    standard error passes through to ours as it comes (a thread copies it), and its last
+    ``STDERR_TAIL`` lines are kept for the report of a crash; ``returncode`` is its exit status
+    once ``stop`` has waited for it."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.proc = start(command, stderr=subprocess.PIPE)
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        self._out = self.proc.stdout.fileno()
+        self._in = Sink(self.proc.stdin.fileno())
+        os.set_blocking(self._out, False)
+        self._pending = b""
+        self._eof = False
+        self.returncode: int | None = None
+        self.killed = False
+        """Whether ``stop`` had to end it."""
+        self._tail: deque[bytes] = deque(maxlen=STDERR_TAIL)
+        self._errors = threading.Thread(target=self._copy_stderr, name="agent-stderr", daemon=True)
+        self._errors.start()
+
+    def _copy_stderr(self) -> None:
+        """Pass the Agent's standard error on, line by line, keeping the last lines."""
+        err = self.proc.stderr
+        assert err is not None
+        partial = b""
+        for data in chunks(err.fileno()):
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(data.decode("utf-8", "replace"))
+                sys.stderr.flush()
+            *lines, partial = (partial + data).split(b"\n")
+            self._tail.extend(line for line in lines if line.strip())
+        if partial.strip():
+            self._tail.append(partial)
+        with contextlib.suppress(OSError):
+            err.close()
+
+    def stderr_tail(self) -> list[str]:
+        """The last lines the Agent wrote on standard error (complete once ``stop`` returned)."""
+        return [line.decode("utf-8", "replace").rstrip("\r")[:_TAIL_WIDTH] for line in self._tail]
+
+    def send(self, data: bytes) -> None:
+        self._in(data)
+
+    def _read_now(self) -> bool:
+        """Read what is there without waiting; False at end of output."""
+        while True:
+            try:
+                data = read(self._out)
+            except BlockingIOError:
+                return True
+            if not data:
+                return False
+            self._pending += data
+            if len(data) < READ:
+                return True
+
+    def receive(self, timeout: float) -> list[bytes] | None:
+        """The complete lines the Agent wrote, waiting up to ``timeout`` seconds for one (``[]``:
+        none came); None once its output ended."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if b"\n" in self._pending:
+                *lines, self._pending = self._pending.split(b"\n")
+                return lines
+            if self._eof:
+                if self._pending:
+                    last, self._pending = self._pending, b""
+                    return [last]
+                return None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return []
+            ready, _, _ = select.select([self._out], [], [], left)
+            if ready and not self._read_now():
+                self._eof = True
+
+    def written(self) -> list[bytes]:
+        """The complete lines the Agent has already written and ``receive`` has not returned,
+        without waiting (the end of its output is left for ``receive`` to report)."""
+        if not self._eof and not self._read_now():
+            self._eof = True
+        *lines, self._pending = self._pending.split(b"\n")
+        return lines
+
+    def stop(self, grace: float = 2.0) -> str:
+        """Close the Agent's input; end it if it has not exited within ``grace`` seconds."""
+        try:
+            self.returncode, self.killed = stop(self.proc, grace)
+        finally:
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+            self._errors.join(1.0)  # the rest of its standard error (a child may hold it open)
+        if self.killed:
+            return f"killed after {grace:g} s without exiting at end of input"
+        return status_text(self.returncode)
