@@ -18,7 +18,7 @@ from cli.common_options import add_html_option, add_json_option, add_max_finding
 from cli.readings_option import add_reading_option, chosen_readings
 from properties import check_report
 from properties.checking import MessageHook, check_stream
-from properties.outputs import dumps
+from properties.outputs import clip, dumps
 from properties.readings import resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
@@ -62,7 +62,7 @@ def describe(line: int, sender: str, msg: dict[str, Any]) -> dict[str, Any]:
 
 
 def _value(value: Any) -> str:
-    return value if isinstance(value, str) else check_report.shorten(repr(value), 40)
+    return value if isinstance(value, str) else clip(repr(value), 40)
 
 
 def describe_text(entry: dict[str, Any]) -> str:
@@ -80,7 +80,7 @@ def describe_text(entry: dict[str, Any]) -> str:
             what += f" id={_value(entry['id'])}"
     skip = {"line", "from", "kind", "method", "id", "update", "error"}
     extra = " ".join(f"{k}={_value(v)}" for k, v in entry.items() if k not in skip)
-    return check_report.shorten(f"{head}{what} {extra}".rstrip(), check_report.MESSAGE_WIDTH + 20)
+    return clip(f"{head}{what} {extra}".rstrip(), check_report.MESSAGE_WIDTH + 20)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

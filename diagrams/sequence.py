@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from diagrams.render_mermaid import escape
-from properties.clientview_text import clip
+from properties.outputs import clip
 
 _SAFE = re.compile(r"[A-Za-z0-9_ .,()\[\]=/+*-]")
 MAX_FIELD = 28
@@ -40,7 +40,7 @@ MAX_FIELD = 28
 
 
 def _short(value: Any) -> str:
-    return clip(value if isinstance(value, str) else repr(value), MAX_FIELD)
+    return clip(value if isinstance(value, str) else repr(value), MAX_FIELD, one_line=True)
 
 
 def _id_text(value: Any) -> str:

@@ -22,6 +22,7 @@ from matplotlib.patches import FancyArrowPatch
 
 from diagrams.render_mpl import AGENT, CLIENT, FINAL_EDGE, FINAL_FILL, NODE_EDGE, NODE_FILL, RC, canvas, png
 from diagrams.sequence import Notes, steps
+from properties.outputs import clip
 
 ROW = 0.34
 """Inches per step."""
@@ -95,7 +96,7 @@ def sequence_png(items: Iterable[tuple[str, Any]], title: str, notes: Notes | No
                     zorder=2,
                 )
             )
-            label = st.label if len(st.label) <= 58 else st.label[:57] + "\u2026"
+            label = clip(st.label, 58)
             ax.text(
                 (x0 + x1) / 2, y + 0.06, f"{number}. {label}", ha="center", va="bottom", fontsize=7, zorder=3
             )

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from diagrams.sequence import transcript_to_mermaid
 from simulator.analysis import decidability as dec
+from simulator.peers.wire import to_ndjson
 
 Notes = dict[int, list[tuple[str, str, str]]]
 
@@ -56,8 +57,8 @@ def witness_files(v: dec.Verdict, under: str = "") -> dict[str, bytes | str]:
     file of a kind is named with ``SUFFIX[kind]``."""
     w = v.witness
     assert w is not None
-    files: dict[str, bytes | str] = {"breaking": dec.ndjson(w.breaking.transcript)}
+    files: dict[str, bytes | str] = {"breaking": to_ndjson(w.breaking.transcript)}
     if w.twin_found:
-        files["conforming"] = dec.ndjson(dec.conforming_transcript(w))
+        files["conforming"] = to_ndjson(dec.conforming_transcript(w))
     files["diagram"] = transcript_to_mermaid(w.breaking.transcript, *drawn(v, under))
     return files

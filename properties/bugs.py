@@ -56,7 +56,7 @@ a peer in one named way, instead of a branch inside it (``simulator.peers.deviat
   (``properties.readings``): the moves only that alternative gives it break the rule named
   here, which the checker, reading the spec as the run does, holds them to (a tool call listed
   with the terminal that is its only work, under ``tool-with-listed-terminal=only-live-work``).
-  The Agent marks the breach where it makes such a move (``Agent._misread``).
+  The Agent marks the breach where it makes such a move (its ``misread`` table).
 - ``Offer``: a peer takes one of its moves from session states or at times where the conforming
   peer does not: the Client a prompt before its resume is answered (the rule named here, marked
   by ``Client.do``); the Agent output of ended work after its idle where no reading lets it patch

@@ -22,6 +22,7 @@ import orjson
 from properties.checking import SEVERITIES, FileReport
 from properties.findings import Finding
 from properties.live import LiveCheck
+from properties.outputs import clip
 from properties.readings import describe, resolve
 from properties.variants import Variant
 
@@ -53,10 +54,6 @@ def paraphrase(rule: str) -> str:
     if entry is None:
         return "(not in the rule catalogue)"
     return f"{entry.paraphrase} [{entry.section}]" if entry.section else entry.paraphrase
-
-
-def shorten(text: str, width: int = MESSAGE_WIDTH) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _where(path: str, f: Finding) -> str:
@@ -102,7 +99,7 @@ def render_findings(report: FileReport) -> Iterator[str]:
         for f in items:
             yield f"    {_where(report.path, f)} [{_tag(f)}] {f.explanation}{_readings(report, f)}"
             if f.message is not None:
-                yield f"      {shorten(_compact(f.message))}"
+                yield f"      {clip(_compact(f.message), MESSAGE_WIDTH)}"
     if report.cut:
         yield (
             f"  ... {plural(sum(report.cut.values()), 'more finding')} not shown "

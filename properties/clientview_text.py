@@ -11,14 +11,10 @@ import base64
 import json
 from typing import Any
 
+from properties.outputs import clip
+
 _SUMMARY = 60
 """Characters of content a timeline row shows."""
-
-
-def clip(s: str, limit: int = _SUMMARY) -> str:
-    """``s`` on one line, cut to ``limit`` characters with an ellipsis."""
-    s = " ".join(s.split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def _block(block: Any) -> str:
@@ -38,7 +34,7 @@ def content(blocks: Any, limit: int = _SUMMARY) -> str:
     """Content blocks as one quoted line of their text (other blocks by their type)."""
     if not isinstance(blocks, list) or not blocks:
         return "(empty)"
-    return json.dumps(clip(" ".join(_block(b) for b in blocks), limit), ensure_ascii=False)
+    return json.dumps(clip(" ".join(_block(b) for b in blocks), limit, one_line=True), ensure_ascii=False)
 
 
 def _summary(etype: str, ent: dict[str, Any]) -> str:
@@ -46,7 +42,7 @@ def _summary(etype: str, ent: dict[str, Any]) -> str:
         title = json.dumps(ent["title"], ensure_ascii=False) if ent["title"] is not None else "(no title)"
         return f"[{ent['status']}] {ent['kind']} {title}: {len(ent['content'])} content item(s)"
     if etype == "compaction":
-        error = f" error: {clip(ent['error'])}" if ent["error"] else ""
+        error = f" error: {clip(ent['error'], _SUMMARY, one_line=True)}" if ent["error"] else ""
         return f"[{ent['status']}] summary {content(ent['summary'])}{error}"
     if etype == "terminal":
         exited = ent["exitStatus"]

@@ -13,8 +13,9 @@ Proxy-view semantics: lines arrive in the order a proxy between the peers saw th
 in the agent's send order, client lines in the agent's receive order). A monitor flags only what
 is certain from that order.
 
-Dispatch (the hot path): a monitor does not look at every message. It lists, in ``handlers()``,
-the message kinds it wants, and one table per kind is built once per list of monitor classes:
+Dispatch (the hot path): a monitor does not look at every message. It marks the methods that
+handle the message kinds it wants with ``@on(table, key, ...)`` (``Monitor.handlers()`` lists
+them), and one table per kind is built once per list of monitor classes:
 
 - ``update``: ``session/update`` notifications from the Agent, keyed by ``sessionUpdate``; the
   handler gets ``(sessionId, update, line, message)``;
@@ -49,9 +50,10 @@ plain ``defaultdict(int)`` tables (an increment there costs less than half of on
 ``Counter``), merged into the ``exercised`` Counter whenever it is read, so clearing that
 Counter resets the counts.
 
-Cloning for explorers: ``MonitorSet.clone()`` is an independent copy (each monitor's ``clone``
-copies its plain containers), and ``state_key()`` a hashable summary of everything that can
-change future findings (counters and line numbers only in the relative form the checks use).
+Cloning for explorers: ``MonitorSet.clone()`` is an independent copy (``Monitor.clone`` copies
+each monitor's containers and per-session records by one rule, ``properties.monitor.copied``),
+and ``state_key()`` a hashable summary of everything that can change future findings (counters
+and line numbers only in the relative form the checks use).
 Monitors interact only through the monitors they require, so a set of one monitor class (and
 the classes it requires) steps that monitor exactly as the whole set does: the exhaustive
 search keeps one such set per class (``simulator.explore.state``).

@@ -1,17 +1,17 @@
 """What a monitor is: the ``Monitor`` base class every monitor of ``properties.monitors``
 derives from, and the small types and helpers monitors use (``Message``, ``Handler``,
-``rule_group``, ``freeze``).
+``rule_group``, ``freeze``, ``Record``, ``on``).
 
 Owns: how a monitor reports (``breach``, ``suspect``, ``eventually``), counts a rule as
 exercised, reads the readings, tables and rules between machines in force (through the
-``MonitorSet`` that owns it), and is copied and summarised for the explorers.
+``MonitorSet`` that owns it), and is copied and summarised for the explorers: one copying
+rule for every monitor and every per-session record (``copied``), so no monitor writes its own.
 
 Must not know: how messages are dispatched to monitors (``properties.engine``), files, the CLI.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -27,6 +27,8 @@ Handler = Callable[[Any, Any, int, Message], None]
 """``handler(session_id, payload, line, message)``; see the module docstring for the payloads."""
 
 M = TypeVar("M", bound="Monitor")
+F = TypeVar("F", bound=Callable[..., None])
+R = TypeVar("R", bound="Record")
 _GROUPS: dict[str, tuple[str, ...]] = {}
 
 
@@ -54,12 +56,55 @@ def freeze(value: Any) -> Any:
     return value
 
 
+def on(table: str, *keys: str) -> Callable[[F], F]:
+    """Make the decorated method its monitor's handler of ``keys`` in the dispatch ``table``
+    (``properties.engine``: "update", "client-request", ...; the key ``*``: every message of it)."""
+
+    def mark(func: F) -> F:
+        func.__dict__.setdefault("_on", []).extend((table, key) for key in keys)
+        return func
+
+    return mark
+
+
+def copied(value: Any) -> Any:
+    """``value`` as an independent copy keeps it, for the explorers' clones: a record (``Record``)
+    or a container (dict, set, list) is copied, a dict's records (a record per session)
+    with it; anything else (numbers, strings, tuples, frozensets, what a container holds) is
+    never changed in place, and is shared."""
+    kind = type(value)
+    if kind is dict:
+        for first in value.values():
+            if isinstance(first, Record):
+                return {k: v.copy() for k, v in value.items()}
+            break
+        return value.copy()
+    if kind is set or kind is list or isinstance(value, Record):
+        return value.copy()
+    return value
+
+
+class Record:
+    """A monitor's per-session record: its fields in ``__slots__``, copied by ``copy``."""
+
+    __slots__ = ()
+
+    def copy(self: R) -> R:
+        """An independent copy: every field ``copied``."""
+        cls = type(self)
+        new = cls.__new__(cls)
+        slots: tuple[str, ...] = cls.__slots__
+        for name in slots:
+            setattr(new, name, copied(getattr(self, name)))
+        return new
+
+
 class Monitor:
     """Base class of every monitor.
 
     Subclasses list the rule IDs they implement in ``RULES`` (and the MAY permissions they must
-    tolerate in ``TOLERATES``), register handlers with ``handlers()`` (or override
-    ``on_message``), and judge "eventually" rules in ``at_end``. They report through
+    tolerate in ``TOLERATES``), mark their handlers with ``@on(table, key, ...)`` (or
+    override ``on_message``), and judge "eventually" rules in ``at_end``. They report through
     ``self.breach`` / ``self.eventually`` and count a rule as exercised with ``self.exercise``
     whenever its trigger condition is met.
     """
@@ -71,6 +116,8 @@ class Monitor:
     tables' violations, never named by the monitor's own code (a test reads the source)."""
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = ()
     """Monitor classes whose state this one reads (shared context, see the module docstring)."""
+    SHARED: ClassVar[tuple[str, ...]] = ()
+    """Attributes a clone shares instead of copying (caches, tables never changed in place)."""
 
     def __init__(self, owner: MonitorSet) -> None:
         self._attach(owner)
@@ -86,9 +133,13 @@ class Monitor:
 
     # -- hooks ---------------------------------------------------------------------------
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        """``(table, key, bound method of self)`` for every message kind this monitor wants. The
-        answer must depend on the class only (sets of the same classes share the tables)."""
-        return ()
+        """``(table, key, bound method of self)`` for every message kind this monitor wants: its
+        methods marked with ``on``. The answer must depend on the class only (sets of the same
+        classes share the tables)."""
+        cls = type(self)
+        for name in dir(cls):
+            for table, key in getattr(getattr(cls, name), "_on", ()):
+                yield table, key, getattr(self, name)
 
     def on_message(self, sender: str, msg: Message, line: int) -> None:
         """Called for every decoded JSON-RPC message when a subclass overrides it."""
@@ -99,12 +150,19 @@ class Monitor:
 
     # -- copying for explorers -----------------------------------------------------------
     def clone(self: M, owner: MonitorSet) -> M:
-        """An independent copy attached to ``owner``. The default deep-copies the instance
-        state; monitors on the hot path override it with plain container copies."""
-        new = copy.copy(self)
+        """An independent copy attached to ``owner``: every attribute ``copied``, but a monitor
+        this one requires is ``owner``'s instance and a ``SHARED`` one is shared."""
+        cls = type(self)
+        new = cls.__new__(cls)
+        state = new.__dict__
+        shared = cls.SHARED
         for name, value in vars(self).items():
-            if name not in _PLUMBING:
-                setattr(new, name, copy.deepcopy(value))
+            if name in shared:
+                state[name] = value
+            elif isinstance(value, Monitor):
+                state[name] = owner.get(type(value))
+            elif name not in _PLUMBING:
+                state[name] = copied(value)
         new._attach(owner)
         return new
 

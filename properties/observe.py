@@ -57,7 +57,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from model import background, compaction, entity, foreground, session, terminal, toolcall
+from model.clientview_parts import ACTIVE_STATES
 from model.core import Context, MachineSpec
+from properties.monitor import Record
 from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
 
 BACKGROUND_ID_FIELD: Final = background.ID_FIELD
@@ -104,7 +106,6 @@ UNOBSERVED: dict[str, frozenset[str]] = {session.SPEC.name: frozenset({"close", 
 rules judge what a close stops; see the module docstring)."""
 
 _NO_CTX: Context = {}
-_ACTIVE = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})
 _LISTED = frozenset({background.LISTED, background.FINALIZED})
 
 
@@ -112,7 +113,7 @@ SESSION_KEY = ""
 """The entity key of the session machine (one instance per session record)."""
 
 
-class Seen:
+class Seen(Record):
     """What the wire has shown of one session's observed entities."""
 
     __slots__ = (
@@ -151,18 +152,6 @@ class Seen:
         placed it, or refused its first move under a variant's rows)."""
         where = (entity.SPEC.name, key)
         return where in self.states or where in self.refused
-
-    def copy(self) -> Seen:
-        new = Seen()
-        new.states = dict(self.states)
-        new.entered = dict(self.entered)
-        new.refused = self.refused
-        new.listed = self.listed
-        new.handshake = self.handshake
-        new.fresh = self.fresh
-        new.prompts = self.prompts
-        new.idle_snapshot = self.idle_snapshot
-        return new
 
     def key(self) -> Any:
         return (
@@ -261,7 +250,7 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
     for kind, ident in [*sorted(cur - prev), *sorted(repeats)]:
         yield spec, item_key(kind, ident), "list", {"child": kind == "subagent"}
     state_now = upd.get("state")
-    active = type(state_now) is str and state_now in _ACTIVE
+    active = type(state_now) is str and state_now in ACTIVE_STATES
     for kind, ident in sorted(prev - cur):
         key = item_key(kind, ident)
         state = seen.state_of(spec, key)

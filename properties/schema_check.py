@@ -33,6 +33,7 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
 from properties.findings import Finding
+from properties.outputs import clip
 
 Message = dict[str, Any]
 
@@ -101,9 +102,7 @@ def _unusable(name: str, exc: BaseException) -> str:
         if isinstance(ref, str):
             return f"definition {name}: broken reference {ref!r}"
         cause = getattr(cause, "_wrapped", None) or cause.__cause__ or cause.__context__
-    text = str(exc).split("\n", 1)[0]
-    if len(text) > 160:
-        text = text[:159] + "…"
+    text = clip(str(exc).split("\n", 1)[0], 160)
     return f"definition {name}: {type(exc).__name__}: {text}"
 
 
@@ -116,11 +115,6 @@ def _path(prefix: str, parts: Iterable[Any]) -> str:
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
     return out
-
-
-def _shorten(text: str, limit: int = _MAX_MESSAGE) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _absolute(schema: Any) -> Any:
@@ -373,7 +367,13 @@ class SchemaChecker:
                 method, line, session, msg, f"{prefix}: too deeply nested to validate ({name})"
             )
         where = _path(prefix, error.absolute_path)
-        return self._finding(method, line, session, msg, f"{where}: {_shorten(error.message)} ({name})")
+        return self._finding(
+            method,
+            line,
+            session,
+            msg,
+            f"{where}: {clip(error.message, _MAX_MESSAGE, one_line=True)} ({name})",
+        )
 
     @staticmethod
     def _finding(

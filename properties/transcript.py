@@ -48,6 +48,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from properties.findings import Finding
+from properties.outputs import clip
 
 Message = dict[str, Any]
 MessageItem = tuple[int, str, Message]
@@ -164,10 +165,7 @@ def _input(rule: str, line: int, explanation: str, level: str = "input") -> Find
 
 
 def _excerpt(raw: bytes) -> str:
-    text = raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace")
-    if len(text) > _EXCERPT:
-        text = text[: _EXCERPT - 1] + "…"
-    return repr(text)
+    return repr(clip(raw.rstrip(b"\r\n").decode("utf-8", "backslashreplace"), _EXCERPT))
 
 
 def _too_deep(raw: bytes) -> bool:

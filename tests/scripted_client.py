@@ -77,7 +77,7 @@ class ScriptedClient:
 
     def write(self, path: Path) -> None:
         """The transcript as ``acp-model record`` writes it (batches as arrays)."""
-        path.write_bytes(b"".join(wire.transcript_line(s, m).encode() + b"\n" for s, m in self.lines))
+        path.write_bytes(wire.to_ndjson(self.lines).encode())
 
 
 def updates(msgs: list[Msg]) -> list[tuple[str, Msg]]:

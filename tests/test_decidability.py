@@ -16,6 +16,7 @@ from simulator.analysis.mutants import standing_for
 from simulator.peers.config import DEFAULT
 from simulator.peers.scenarios import SCENARIOS
 from simulator.peers.schedulers import random_walk, scripted
+from simulator.peers.wire import to_ndjson
 from simulator.peers.world import Event, Hidden
 from simulator.workers import Workers
 
@@ -79,7 +80,7 @@ def test_a_witness_for_no_has_identical_messages_and_the_checker_accepts_both(
     assert any(what == f"agent breaks {rule}" for _, run, what in w.differing if run == "breaking")
     for name, lines in (("breaking", w.breaking.transcript), ("conforming", conforming)):
         path = tmp_path / f"{name}.ndjson"
-        path.write_bytes(dec.ndjson(lines))
+        path.write_text(to_ndjson(lines), encoding="utf-8")
         assert main(["check", str(path)]) == 0, capsys.readouterr().out
 
 

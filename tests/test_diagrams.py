@@ -23,7 +23,7 @@ import networkx as nx
 import pytest
 
 from diagrams import composed
-from diagrams.generate import GENERATED_DIRS, IMAGES, RENDERED_WITH, outputs, stale
+from diagrams.generate import GENERATED_DIRS, IMAGES, RENDERED_WITH, outputs
 from diagrams.ir import Diagram, all_diagrams
 from diagrams.layout import LAYOUT_HINTS, hint_for
 from diagrams.render_markdown import to_markdown
@@ -31,6 +31,7 @@ from diagrams.render_mermaid import to_mermaid
 from diagrams.render_mpl import plan_of
 from diagrams.sequence import transcript_to_mermaid
 from model.registry import MACHINES
+from properties.outputs import FolderWrite, stale
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -205,7 +206,7 @@ def test_committed_diagrams_are_fresh(generated: dict[str, bytes]) -> None:
         if (compare_images or not k.endswith(IMAGES)) and (folder / k).read_bytes() != v
     ]
     assert differ == [], f"stale (run `acp-model diagrams`): {differ}"
-    assert stale(folder, generated) == [], "files no generator writes"
+    assert stale(folder, generated, GENERATED_DIRS) == [], "files no generator writes"
     assert set(GENERATED_DIRS) <= {k.split("/")[0] for k in generated}
     if not compare_images:
         pytest.skip(
@@ -460,9 +461,9 @@ def test_diagrams_default_to_the_projects_folder_from_anywhere(
 
     seen: list[Path] = []
 
-    def write(out: Path, progress: object = None) -> diagrams.generate.Report:
+    def write(out: Path, progress: object = None) -> FolderWrite:
         seen.append(out)
-        return diagrams.generate.Report()
+        return FolderWrite()
 
     monkeypatch.setattr(diagrams.generate, "write", write)
     monkeypatch.chdir(tmp_path)

@@ -658,6 +658,6 @@ def test_blocked_hook_work_counts_against_the_bound_even_with_follow_up_pending(
     drain()
     blocked: Event = ("agent", "start_blocked", None)
     assert world.agent.followup and blocked in world.enabled() and _hook_start(world, blocked)
-    before = world.agent.hooks_run
+    before = world.agent.used["hooks"]
     world.step(blocked)
-    assert world.agent.hooks_run == before + 1
+    assert world.agent.used["hooks"] == before + 1

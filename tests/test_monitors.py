@@ -21,6 +21,7 @@ import pytest
 from properties.catalogue import RESTATED, RULES_BY_ID
 from properties.engine import Monitor, MonitorSet
 from properties.findings import Finding
+from properties.monitor import Record
 from properties.monitors import ALL_MONITORS
 from simulator.peers import wire
 from tests.wire_dsl import (
@@ -1304,7 +1305,33 @@ def test_state_key_ignores_counters_but_not_obligations() -> None:
     assert b.state_key() != c.state_key()
 
 
-def test_clone_of_a_legacy_monitor_uses_deepcopy() -> None:
+def test_clone_shares_no_container_or_record() -> None:
+    """The one copying rule (``properties.monitor.copied``): a clone of every monitor holds its
+    own copy of each container and per-session record (and of each record's containers), so
+    feeding the clone can never change the original."""
+    ms = run([*turn(), *turn(2, "u2", "a2")], quiescent=False)
+    twin = ms.clone()
+    copied = 0
+    for mon, other in zip(ms.monitors, twin.monitors, strict=True):
+        for name, value in vars(mon).items():
+            if name in (*type(mon).SHARED, "_owner", "_ex", "_gx") or isinstance(value, Monitor):
+                continue
+            theirs = vars(other)[name]
+            if isinstance(value, dict | set | list):
+                assert theirs is not value, (type(mon).__name__, name)
+                copied += 1
+            for key, record in value.items() if isinstance(value, dict) else ():
+                if isinstance(record, Record):
+                    assert theirs[key] is not record
+                    for slot in type(record).__slots__:
+                        mine = getattr(record, slot)
+                        if isinstance(mine, dict | set | list):
+                            assert getattr(theirs[key], slot) is not mine, (type(mon).__name__, slot)
+                            copied += 1
+    assert copied > 30  # (the run made records in several monitors)
+
+
+def test_clone_of_a_legacy_monitor_copies_its_containers() -> None:
     class Counting(Monitor):
         RULES = ("ACC-01",)
 

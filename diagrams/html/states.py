@@ -33,12 +33,13 @@ from typing import Any
 
 from model import prompt as prm
 from model.core import MachineSpec
-from properties.clientview_text import background, clip, content
+from properties.clientview_text import background, content
 from properties.engine import Monitor, MonitorSet
 from properties.monitors.facts import Facts
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.tables import TableMonitor
 from properties.observe import OBSERVED
+from properties.outputs import clip
 
 SEP = "\x1f"
 CONNECTION = "(connection)"
@@ -195,13 +196,14 @@ def answered_prompts(before: Mapping[str, frozenset[str]], after: Rows, message:
 def _entity(etype: str, ent: Mapping[str, Any]) -> str:
     if etype == "tool_call":
         title = ent.get("title")
-        return f"[{ent.get('status')}] {ent.get('kind')} {clip(str(title), _CLIP) if title else '(no title)'}"
+        shown = clip(str(title), _CLIP, one_line=True) if title else "(no title)"
+        return f"[{ent.get('status')}] {ent.get('kind')} {shown}"
     if etype == "compaction":
         return f"[{ent.get('status')}] summary {content(ent.get('summary'), _CLIP)}"
     if etype == "terminal":
         exited = ent.get("exitStatus")
         status = "running" if exited is None else "exited"
-        return f"[{status}] {clip(str(ent.get('command') or '(command unknown)'), _CLIP)}"
+        return f"[{status}] {clip(str(ent.get('command') or '(command unknown)'), _CLIP, one_line=True)}"
     if etype == "plan":
         return "plan (removed)" if ent.get("removed") else "plan"
     return content(ent.get("content"), _CLIP)
@@ -219,7 +221,7 @@ def header_rows(
     rows (a long session has one per prompt)."""
     rows: Rows = {
         _key(sid, 0, "state"): f"{state['state']} (completions {state['completions']})",
-        _key(sid, 0, "background"): clip(background(state["background"]), _CLIP),
+        _key(sid, 0, "background"): clip(background(state["background"]), _CLIP, one_line=True),
     }
     usage = state["usage"]
     if usage["used"] is not None:

@@ -21,7 +21,7 @@ from diagrams.spec_report.parts import PARTS, Context, Options, Section
 
 __all__ = ["Options", "build", "compute", "render"]
 from diagrams.spec_report.sections import SECTIONS_BUILDERS
-from properties.outputs import dumps, write_atomic
+from properties.outputs import dumps, write_folder
 from properties.readings import resolve
 from simulator.workers import Workers
 
@@ -84,15 +84,9 @@ def _build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
     progress(f"pictures: {len(ctx.drawings)} to draw")
     ctx.draw_all()
     ctx.files.update(report_pages(json.loads(dumps(report)), page, ctx.files))
-    out = opts.out
-    for folder in sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1}):
-        for old in sorted((out / folder).glob("*")):  # a page regenerated in place keeps no stale
-            if old.is_file() and str(old.relative_to(out)) not in ctx.files:  # witness or picture
-                old.unlink()
-    for rel in sorted(ctx.files):
-        write_atomic(out / rel, ctx.files[rel])
-    write_atomic(out / "report.json", dumps(report))
-    write_atomic(out / "index.md", page)
+    folders = sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1})
+    files: dict[str, str | bytes] = {**ctx.files, "report.json": dumps(report), "index.md": page}
+    write_folder(opts.out, files, folders)  # a page regenerated in place keeps no stale file
     return report
 
 

@@ -22,6 +22,7 @@ from diagrams.witness import SUFFIX, drawn, witness_files
 from properties.catalogue import LEVELS, RULES, RULES_BY_ID, SECTIONS
 from simulator.analysis import decidability as dec
 from simulator.explore.common import Counterexample
+from simulator.peers.wire import to_ndjson
 
 
 def rule_order(rule: str) -> tuple[int, int]:
@@ -233,7 +234,7 @@ def cex_files(ctx: Context, c: Counterexample, folder: str = "contradictions") -
     title = cex_title(c)
     stem = f"{folder}/{c.rule}"
     files = {
-        "transcript": ctx.add(f"{stem}.ndjson", dec.ndjson(c.transcript)),
+        "transcript": ctx.add(f"{stem}.ndjson", to_ndjson(c.transcript)),
         "diagram": ctx.add(f"{stem}.mmd", transcript_to_mermaid(c.transcript, title)),
     }
     if ctx.opts.pictures:

@@ -29,32 +29,21 @@ Must not know: foreground state, prompts, the background item lifecycle (the tab
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from model import between as bw
-from properties.monitor import Handler, Message
-
-if TYPE_CHECKING:
-    from properties.engine import MonitorSet
-
+from properties.monitor import Message, Record, on
 from properties.monitors.common import terminal_refs
-from properties.monitors.facts import Facts, SessionMonitor
+from properties.monitors.facts import SessionMonitor
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST, TOOL_WITH_LISTED_TERMINAL
 
 
-class _Session:
+class _Session(Record):
     __slots__ = ("reported", "tool_terms")
 
     def __init__(self) -> None:
         self.tool_terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
         self.reported = False
-
-    def copy(self) -> _Session:
-        new = _Session.__new__(_Session)
-        new.tool_terms = dict(self.tool_terms)
-        new.reported = self.reported
-        return new
 
     def key(self) -> tuple[Any, ...]:
         return (frozenset(self.tool_terms.items()), self.reported)
@@ -67,12 +56,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("BG-04", "CANCEL-03")
     SESSION = _Session
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "state_update", self._state),
-            ("update", "tool_call_update", self._tool),
-        )
-
+    @on("update", "tool_call_update")
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         ident = upd.get("toolCallId")
         if type(ident) is not str:
@@ -87,6 +71,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                     found.tool_terms.pop(ident, None)
 
     # -- snapshots -----------------------------------------------------------------------
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         bs = self.sessions.get(sid)
         if bs is None:
@@ -131,12 +116,5 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                     )
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> BackgroundMonitor:
-        new = BackgroundMonitor.__new__(BackgroundMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        return new
-
     def state_key(self) -> Any:
         return tuple(sorted((k, v.key()) for k, v in self.sessions.items()))

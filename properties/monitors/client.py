@@ -24,16 +24,15 @@ Must not know: anything the Agent sends besides the answers named above.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
-from properties.monitor import Handler, Message, Monitor, rule_group
+from properties.monitor import Message, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.facts import Facts
+from properties.monitors.facts import FactsMonitor
 
 _SETUP = bw.SETUP_BEFORE_PROMPTS.rule
 _CONTENT = bw.PROMPT_HAS_CONTENT.rule
@@ -43,24 +42,17 @@ _ALWAYS = (_SETUP, _CONTENT)
 _ALWAYS_KEY = rule_group(*_ALWAYS)
 
 
-class ClientMonitor(Monitor):
+class ClientMonitor(FactsMonitor):
     """Client-side rules on session/prompt (see module docstring)."""
 
     RULES = (_SETUP, _CONTENT, _ADVERTISED)
     TOLERATES = ("ACTIVE-01", "CANCEL-01", "CANCEL-08")
-    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.facts = owner.get(Facts)
         self.prompted: dict[str, int] = {}  # session -> line of its first prompt
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("client-request", "session/prompt", self._prompt),
-            ("agent-response", "session/new", self._created),
-        )
-
+    @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         facts = self.facts
         self._gx[_ALWAYS_KEY] += 1
@@ -86,6 +78,7 @@ class ClientMonitor(Monitor):
                     msg,
                 )
 
+    @on("agent-response", "session/new")
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         result = msg.get("result")
         new_sid = result.get("sessionId") if type(result) is dict else None
@@ -98,13 +91,6 @@ class ClientMonitor(Monitor):
                 "before session/new created it",
                 msg,
             )
-
-    def clone(self, owner: MonitorSet) -> ClientMonitor:
-        new = ClientMonitor.__new__(ClientMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.prompted = dict(self.prompted)
-        return new
 
     def state_key(self) -> Any:
         return frozenset(self.prompted)

@@ -1,13 +1,12 @@
 """Vocabulary shared by the monitors: the standard values of the wire enums and small parsers.
 
-Owns: the monitors' names for the model's vocabulary (states, final tool-call and
-compaction statuses come from the machines in ``model/``, where they are defined once; stop
-reasons are read from ``model.foreground`` directly, the prompt content types a prompt may
-carry from ``model.between``), which
-update variants are messages (the parsing of a ``background`` list into ``(type, id)`` keys
-is the observer layer's, ``properties.observe.background_keys``). Values come from the
-schema ``$defs`` (StateUpdate, StopReason variants of IdleStateUpdate, ToolCallStatus,
-CompactionStatus, BackgroundWork).
+Owns: the monitors' names for the model's vocabulary (states and final tool-call statuses come
+from the machines in ``model/``, where they are defined once; stop reasons are read from
+``model.foreground`` directly, the prompt content types a prompt may carry from
+``model.between``), the terminals a tool call's content embeds, and what a JSON-RPC error object
+is (the parsing of a ``background`` list into ``(type, id)`` keys is the observer layer's,
+``properties.observe.background_keys``). Values come from the schema ``$defs`` (StateUpdate,
+StopReason variants of IdleStateUpdate, ToolCallStatus, BackgroundWork).
 
 Must not know: any monitor's state or rule.
 """
@@ -16,18 +15,15 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from model import compaction, foreground, toolcall
+from model import foreground, toolcall
+from model.clientview_parts import ACTIVE_STATES
 
-ACTIVE: Final = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})
+ACTIVE: Final = ACTIVE_STATES
 STANDARD_STATES: Final = frozenset(foreground.KNOWN_STATES)
 TOOL_FINAL: Final = frozenset(toolcall.FINAL)
-COMPACTION_TERMINAL: Final = frozenset(compaction.TERMINAL)
 REQUEST_CANCELLED: Final = -32800
 INVALID_PARAMS: Final = -32602
 INVALID_REQUEST: Final = -32600
-
-Key = tuple[str, str]
-"""A background item or entity: (type, ID)."""
 
 
 def terminal_refs(content: Any) -> frozenset[str]:

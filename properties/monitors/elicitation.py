@@ -42,19 +42,18 @@ freed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import elicitation as em
 from model.core import ProtocolViolation
-from properties.monitor import Handler, Message
+from properties.monitor import Message, on
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.common import ACTIVE
-from properties.monitors.facts import Facts, SessionMonitor
+from properties.monitors.facts import FactsMonitor
 
 _ANSWERS = frozenset({"accept", "decline", "cancel"})
 _JUDGED = "complete"
@@ -66,14 +65,7 @@ ADVERTISED = bw.ADVERTISED_MODES.rule
 _Elicit = tuple[str, str, str, Any, Any, int]
 
 
-class _Session:
-    __slots__ = ()
-
-    def key(self) -> tuple[Any, ...]:
-        return ()
-
-
-class ElicitationMonitor(SessionMonitor[_Session]):
+class ElicitationMonitor(FactsMonitor):
     """Elicitation requests (see module docstring)."""
 
     RULES = (
@@ -84,7 +76,6 @@ class ElicitationMonitor(SessionMonitor[_Session]):
     )
     TOLERATES = ("EX-02", "CANCEL-20")
     TABLES = (em.SPEC,)
-    SESSION = _Session
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -98,18 +89,8 @@ class ElicitationMonitor(SessionMonitor[_Session]):
         self.late: dict[tuple[str, Any], int] = {}
         """(session, tool call) -> line of the late answer or completion that came for it."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("client-request", "initialize", self._initialize),
-            ("agent-request", "elicitation/create", self._ask),
-            ("client-response", "elicitation/create", self._answered),
-            ("agent-notification", "elicitation/complete", self._complete),
-            ("agent-notification", "$/cancel_request", self._withdrawn),
-            ("update", "state_update", self._state),
-            ("update", "tool_call_update", self._tool),
-        )
-
     # -- handlers ------------------------------------------------------------------------
+    @on("client-request", "initialize")
     def _initialize(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         caps = params.get("capabilities")
         found = caps.get("elicitation") if type(caps) is dict else None
@@ -118,6 +99,7 @@ class ElicitationMonitor(SessionMonitor[_Session]):
             return
         self.modes = frozenset(m for m in em.MODES if type(found.get(m)) is dict)
 
+    @on("agent-request", "elicitation/create")
     def _ask(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         mode = params.get("mode")
         if sid is None or type(mode) is not str:
@@ -140,6 +122,7 @@ class ElicitationMonitor(SessionMonitor[_Session]):
             line,
         )
 
+    @on("client-response", "elicitation/create")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         rec = self.elicits.get(rid)
@@ -155,6 +138,7 @@ class ElicitationMonitor(SessionMonitor[_Session]):
         if trigger == "accept" and rid in self.ended:
             self._freed(rec, line)
 
+    @on("agent-notification", "elicitation/complete")
     def _complete(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         eid = params.get("elicitationId")
         for rid, rec in self.elicits.items():
@@ -164,6 +148,7 @@ class ElicitationMonitor(SessionMonitor[_Session]):
                     self._freed(rec, line)
                 return
 
+    @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         rec = self.elicits.get(rid) if type(rid) is int or type(rid) is str else None
@@ -171,6 +156,7 @@ class ElicitationMonitor(SessionMonitor[_Session]):
             self.owed.pop(rid, None)
             self._fire(rid, rec, "withdraw", line, msg)
 
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The idle confirming a cancellation: the cancelled work's elicitations are abandoned."""
         if not self.elicits or upd.get("state") != "idle":
@@ -201,6 +187,7 @@ class ElicitationMonitor(SessionMonitor[_Session]):
         self._ex[bw.LATE_ANSWERS_IGNORED.rule] += 1
         self.late[(rec[0], rec[3])] = line
 
+    @on("update", "tool_call_update")
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The tool call a late answer came for goes in_progress: the answer was used."""
         if not self.late:
@@ -252,18 +239,6 @@ class ElicitationMonitor(SessionMonitor[_Session]):
                 )  # fmt: skip
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> ElicitationMonitor:
-        new = ElicitationMonitor.__new__(ElicitationMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {}
-        new.elicits = dict(self.elicits)
-        new.modes = self.modes
-        new.owed = dict(self.owed)
-        new.ended = self.ended
-        new.late = dict(self.late)
-        return new
-
     def state_key(self) -> Any:
         return (
             frozenset((rid, rec[:5]) for rid, rec in self.elicits.items()),

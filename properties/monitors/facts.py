@@ -36,21 +36,20 @@ Must not know: any rule, finding or explanation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
-from properties.monitor import Handler, Message, Monitor
+from properties.monitor import Message, Monitor, Record, on
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import ACTIVE, Key
-from properties.observe import background_keys
+from properties.monitors.common import ACTIVE
+from properties.observe import Key, background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
 
 
-class SessionFacts:
+class SessionFacts(Record):
     __slots__ = (
         "bare_line",
         "cancel_line",
@@ -74,19 +73,6 @@ class SessionFacts:
         self.closed = False
         self.bare_line = 0
 
-    def copy(self) -> SessionFacts:
-        new = SessionFacts.__new__(SessionFacts)
-        new.state = self.state
-        new.resuming = self.resuming
-        new.interval = self.interval
-        new.period = self.period
-        new.cancel_line = self.cancel_line
-        new.listed = self.listed
-        new.created = self.created
-        new.closed = self.closed
-        new.bare_line = self.bare_line
-        return new
-
     def key(self) -> tuple[Any, ...]:
         """Without the counters and line numbers (monitors keep them only to compare), except
         whether any active interval began: a monitor's "not during active work" mark (0) equals
@@ -106,6 +92,8 @@ class SessionFacts:
 class Facts(Monitor):
     """Shared per-session context (no rules)."""
 
+    SHARED = ("_bg_upd", "_bg_keys")
+
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.sessions: dict[str, SessionFacts] = {}
@@ -123,7 +111,7 @@ class Facts(Monitor):
         """Outstanding user-action requests: request id -> (session, the elicitationId of a URL
         elicitation (else None), accepted and awaiting its completion). Kept from the request
         itself: an explorer's key keeps only a pending request's id, method and session."""
-        self._bg_upd: Any = None  # the update whose background list was parsed last
+        self._bg_upd: Any = None  # the update whose background list was parsed last (SHARED)
         self._bg_keys: list[Key] | None = None
 
     def background(self, upd: dict[str, Any]) -> list[Key] | None:
@@ -135,10 +123,7 @@ class Facts(Monitor):
         return self._bg_keys
 
     def of(self, sid: str) -> SessionFacts:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = SessionFacts()
-        return found
+        return self.sessions.get(sid) or self.sessions.setdefault(sid, SessionFacts())
 
     def replaying(self, sid: str) -> bool:
         """A session/resume of this session is received and not yet answered (history replay)."""
@@ -169,30 +154,10 @@ class Facts(Monitor):
         types = (block.get("type") if type(block) is dict else None for block in prompt)
         return self.between.unadvertised(types, allowed, self.custom_prompt_ok)
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "state_update", self._state),
-            ("client-request", "session/resume", self._resume),
-            ("agent-response", "session/resume", self._resumed),
-            ("client-notification", "session/cancel", self._cancel),
-            ("client-request", "session/close", self._cancel),
-            ("agent-response", "session/close", self._closed),
-            ("client-request", "initialize", self._initialize),
-            ("agent-response", "initialize", self._initialized),
-            ("agent-response", "session/new", self._created),
-            ("agent-request", "session/request_permission", self._asked),
-            ("agent-request", "elicitation/create", self._asked),
-            ("client-response", "session/request_permission", self._answered),
-            ("client-response", "elicitation/create", self._answered),
-            ("agent-notification", "elicitation/complete", self._completed),
-            ("agent-notification", "$/cancel_request", self._withdrawn),
-        )
-
     # -- handlers ------------------------------------------------------------------------
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        fs = self.sessions.get(sid)
-        if fs is None:
-            fs = self.sessions[sid] = SessionFacts()
+        fs = self.sessions.get(sid) or self.of(sid)
         state = upd.get("state")
         if type(state) is not str:
             state = "?"
@@ -215,11 +180,13 @@ class Facts(Monitor):
             if keys is not None:
                 fs.listed = frozenset(keys)
 
+    @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             eid = params.get("elicitationId") if params.get("mode") == "url" else None
             self.asking[msg["id"]] = (sid, eid, False)
 
+    @on("client-response", "session/request_permission", "elicitation/create")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         asked = self.asking.pop(msg["id"], None)
         if asked is None:
@@ -228,17 +195,20 @@ class Facts(Monitor):
         if asked[1] is not None and type(result) is dict and result.get("action") == "accept":
             self.asking[msg["id"]] = (asked[0], asked[1], True)  # the user goes on outside
 
+    @on("agent-notification", "elicitation/complete")
     def _completed(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         eid = params.get("elicitationId")
         for rid, asked in list(self.asking.items()):
             if asked[2] and asked[1] == eid:
                 del self.asking[rid]
 
+    @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if (type(rid) is int or type(rid) is str) and rid in self.asking and not self.asking[rid][2]:
             del self.asking[rid]
 
+    @on("client-request", "session/resume")
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             fs = self.of(sid)
@@ -248,26 +218,32 @@ class Facts(Monitor):
                 fs.period += 1
             fs.state = "unknown"
 
+    @on("agent-response", "session/resume")
     def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is not None:
             fs = self.of(sid)
             fs.resuming = max(0, fs.resuming - 1)
 
+    @on("client-notification", "session/cancel")
+    @on("client-request", "session/close")
     def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             fs = self.of(sid)
             if fs.state in ACTIVE and not fs.cancel_line:
                 fs.cancel_line = line
 
+    @on("agent-response", "session/close")
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is not None and "result" in msg:
             self.of(sid).closed = True
 
+    @on("client-request", "initialize")
     def _initialize(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         self.init_pending = True
         caps = params.get("capabilities")
         self.client_may_extend = type(caps) is dict and bool(caps.get("_meta"))
 
+    @on("agent-response", "initialize")
     def _initialized(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         self.init_pending = False
         result = msg.get("result")
@@ -285,6 +261,7 @@ class Facts(Monitor):
         self.prompt_types = self.between.allowed_types(advertised)
         self.custom_prompt_ok = custom
 
+    @on("agent-response", "session/new")
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         result = msg.get("result")
         new_sid = result.get("sessionId") if type(result) is dict else None
@@ -292,19 +269,6 @@ class Facts(Monitor):
             self.of(new_sid).created = True
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> Facts:
-        new = Facts.__new__(Facts)
-        new._attach(owner)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        new.init_pending = self.init_pending
-        new.initialized = self.initialized
-        new.client_may_extend = self.client_may_extend
-        new.prompt_types = self.prompt_types
-        new.custom_prompt_ok = self.custom_prompt_ok
-        new.asking = dict(self.asking)
-        new._bg_upd = new._bg_keys = None
-        return new
-
     def state_key(self) -> Any:
         return (
             tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
@@ -320,20 +284,35 @@ class Facts(Monitor):
 S = TypeVar("S")
 
 
-class SessionMonitor(Monitor, Generic[S]):
-    """Base of the monitors that keep one record per session (built by ``SESSION``) and read
-    the shared ``Facts``: one place for the get-or-create of a session's record."""
+class FactsMonitor(Monitor):
+    """Base of the monitors that read the shared ``Facts`` (``self.facts``)."""
 
     REQUIRES: ClassVar[tuple[type[Monitor], ...]] = (Facts,)
-    SESSION: ClassVar[type[Any]]
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.facts = owner.get(Facts)
+
+
+class SessionMonitor(FactsMonitor, Generic[S]):
+    """Base of the monitors that keep one record per session (built by ``SESSION``) and read
+    the shared ``Facts``: one place for the get-or-create of a session's record."""
+
+    SESSION: ClassVar[type[Any]]
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
         self.sessions: dict[str, S] = {}
 
     def _session(self, sid: str) -> S:
-        found = self.sessions.get(sid)
-        if found is None:
-            found = self.sessions[sid] = self.SESSION()
-        return found
+        return self.sessions.get(sid) or self.sessions.setdefault(sid, self.SESSION())
+
+    def _keys_in_interval(self) -> tuple[Any, ...]:
+        """Each session's record's ``key(interval, period)``, given its session's interval and
+        period counters (``SessionFacts``; 0 before any), in session order."""
+        records: dict[str, Any] = self.sessions
+        out = []
+        for sid, record in sorted(records.items()):
+            fs = self.facts.sessions.get(sid)
+            out.append((sid, record.key(fs.interval, fs.period) if fs is not None else record.key(0, 0)))
+        return tuple(out)

@@ -19,11 +19,10 @@ Must not know: any state across messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from model import fields
-from properties.monitor import Handler, Message, Monitor
+from properties.monitor import Message, Monitor, on
 
 _KIND_TEXT = {
     "string": "a string",
@@ -46,9 +45,7 @@ class FieldMonitor(Monitor):
     RULES = tuple(dict.fromkeys(r.rule for r in fields.REQUIRED))
     TOLERATES = ("NOTICE-01", "USAGE-01", "COMPACT-01")
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return tuple(("update", variant, self._update) for variant in fields.BY_VARIANT)
-
+    @on("update", *fields.BY_VARIANT)
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         for rule in _RULES_OF[upd["sessionUpdate"]]:
             self._ex[rule] += 1
@@ -61,11 +58,6 @@ class FieldMonitor(Monitor):
                 f"{req.variant} needs {req.field} to be {_KIND_TEXT[req.kind]} (found {found})",
                 msg,
             )
-
-    def clone(self, owner: Any) -> FieldMonitor:
-        new = FieldMonitor.__new__(FieldMonitor)
-        new._attach(owner)
-        return new
 
     def state_key(self) -> Any:
         return ()

@@ -95,21 +95,16 @@ Must not know: request IDs of prompts beyond BOUND-02, tool calls, background li
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from model import between as bw
 from model import entity
 from model import foreground as fgm
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
-from properties.monitor import Handler, Message, rule_group
-
-if TYPE_CHECKING:
-    from properties.engine import MonitorSet
-
+from properties.monitor import Message, Record, on, rule_group
 from properties.monitors.common import ACTIVE, STANDARD_STATES, is_error_object
-from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
+from properties.monitors.facts import SessionFacts, SessionMonitor
 from properties.readings import (
     CANCEL_TAKES_EFFECT,
     FUTURE_STOP,
@@ -128,8 +123,6 @@ OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
 _CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
 _ACCEPTED = bw.ACCEPTED_WORK_REPORTED.rule
 _NAMED_STOP = bw.CUSTOM_STOP_PREFIXED.rule
-_UNREPORTED_START = fgm.SPEC.rule_of(fgm.IDLE, "output")
-"""The foreground table's rule for work under way while idle is reported."""
 _QUIET = frozenset(
     state for state in fgm.STATES
     if any(row.guard is None for row in fgm.SPEC.cells.get((state, "output"), ()))
@@ -149,7 +142,7 @@ _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
 _IDLE_GROUP_KEY = rule_group(*_IDLE_GROUP)
 
 
-class _Session:
+class _Session(Record):
     """One session's foreground record."""
 
     __slots__ = (
@@ -196,26 +189,6 @@ class _Session:
         # during active work, ("m", messageId) its success returned, ("u", messageId) a user
         # message first reported during active work -> that work's interval
         self.steered: dict[tuple[str, Any], int] = {}
-
-    def copy(self) -> _Session:
-        new = _Session.__new__(_Session)
-        new.msgs = dict(self.msgs)
-        new.thoughts = dict(self.thoughts)
-        new.last_end = self.last_end
-        new.last_end_cancel = self.last_end_cancel
-        new.last_reason = self.last_reason
-        new.last_std = self.last_std
-        new.flag_period = self.flag_period
-        new.done_period = self.done_period
-        new.since = self.since
-        new.ra_line = self.ra_line
-        new.asked = self.asked
-        new.prompted = self.prompted
-        new.work = self.work
-        new.await_active = dict(self.await_active)
-        new.accepted = dict(self.accepted)
-        new.steered = dict(self.steered)
-        return new
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         """Relative form: counters and line numbers only as the comparisons the checks make."""
@@ -269,24 +242,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
-    REQUIRES = (Facts,)
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "agent_message", self._output),
-            ("update", "agent_message_chunk", self._output),
-            ("update", "agent_thought", self._output),
-            ("update", "agent_thought_chunk", self._output),
-            ("update", "state_update", self._state),
-            ("client-request", "session/prompt", self._prompt),
-            ("agent-response", "session/prompt", self._answer),
-            ("agent-response", "session/close", self._closed),
-            ("update", "user_message", self._user),
-            ("update", "user_message_chunk", self._user),
-            ("agent-request", "session/request_permission", self._asked),
-            ("agent-request", "elicitation/create", self._asked),
-        )
-
+    @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         """A user-action request of the session: it justifies the requires_action stretch."""
         if sid is None:
@@ -314,18 +271,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             )
 
     # -- output --------------------------------------------------------------------------
+    @on("update", "agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
         variant: str = upd["sessionUpdate"]
         if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
             return
-        st = self.sessions.get(sid)
-        if st is None:
-            st = self.sessions[sid] = _Session()
+        st = self.sessions.get(sid) or self._session(sid)
         table = st.thoughts if variant[6] == "t" else st.msgs
-        fs = self.facts.sessions.get(sid)
-        if fs is None:
-            fs = self.facts.of(sid)
+        fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         state = fs.state
         seen = table.get(mid)
         if seen is None:
@@ -449,13 +403,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         return False
 
     # -- state ---------------------------------------------------------------------------
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        fs = self.facts.sessions.get(sid)
-        if fs is None:
-            fs = self.facts.of(sid)
-        st = self.sessions.get(sid)
-        if st is None:
-            st = self.sessions[sid] = _Session()
+        fs = self.facts.sessions.get(sid) or self.facts.of(sid)
+        st = self.sessions.get(sid) or self._session(sid)
         prev = fs.state
         new = upd.get("state")
         if type(new) is not str:
@@ -647,6 +598,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 )
 
     # -- cancellation and prompts --------------------------------------------------------
+    @on("agent-response", "session/close")
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None or "result" not in msg:
             return
@@ -668,22 +620,19 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 msg,
             )
 
+    @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
-        facts = self.facts
-        fs = facts.sessions.get(sid)
-        if fs is None:
-            fs = facts.of(sid)
-        self._session(sid).prompted = True
+        fs = self.facts.of(sid)
+        st = self._session(sid)
+        st.prompted = True
         if fs.state == "idle" and not fs.resuming:
-            st = self.sessions.get(sid)
-            if st is None:
-                st = self.sessions[sid] = _Session()
             st.await_active[msg["id"]] = line
         elif self.no_steering and fs.state in ACTIVE and not fs.resuming:
-            self._session(sid).steered[("p", msg["id"])] = fs.interval
+            st.steered[("p", msg["id"])] = fs.interval
 
+    @on("agent-response", "session/prompt")
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         if sid is None:
             return
@@ -718,6 +667,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             for key in [k for k, v in steered.items() if k[0] == "u" and v == received]:
                 del steered[key]  # no prompt of that work is left to claim them
 
+    @on("update", "user_message", "user_message_chunk")
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A user message first reported during active work, where steering is not allowed."""
         if not self.no_steering:
@@ -791,16 +741,5 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     )
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> ForegroundMonitor:
-        new = ForegroundMonitor.__new__(ForegroundMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        return new
-
     def state_key(self) -> Any:
-        out = []
-        for sid, st in sorted(self.sessions.items()):
-            fs = self.facts.sessions.get(sid)
-            out.append((sid, st.key(fs.interval, fs.period) if fs is not None else st.key(0, 0)))
-        return tuple(out)
+        return self._keys_in_interval()

@@ -134,13 +134,13 @@ from model import entity
 from model import prompt as prm
 from model.core import Context
 from model.prompt import OWN_REASON
-from properties.monitor import Handler, Message, rule_group
+from properties.monitor import Message, Record, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.common import ACTIVE, INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
-from properties.monitors.facts import Facts, SessionMonitor
+from properties.monitors.facts import SessionMonitor
 from properties.monitors.tables import rules_of
 from properties.readings import (
     BUSY_REFUSAL,
@@ -207,7 +207,7 @@ def _beyond_text(content: Any) -> bool:
     return type(content) is list and any(type(b) is dict and b.get("type") != "text" for b in content)
 
 
-class _Session:
+class _Session(Record):
     """One session's prompt record."""
 
     __slots__ = (
@@ -269,29 +269,6 @@ class _Session:
 
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
-
-    def copy(self) -> _Session:
-        new = _Session.__new__(_Session)
-        new.pending = dict(self.pending)
-        new.unclaimed = dict(self.unclaimed)
-        new.claimed = dict(self.claimed)
-        new.unreported = dict(self.unreported)
-        new.shown = dict(self.shown)
-        new.owned = dict(self.owned)
-        new.reported_d = self.reported_d
-        new.prompted = self.prompted
-        new.cancel_seen = self.cancel_seen
-        new.first_error = self.first_error
-        new.replay_unknown = set(self.replay_unknown)
-        new.owner = self.owner
-        new.owner_working = self.owner_working
-        new.owner_mid = self.owner_mid
-        new.owner_fresh = self.owner_fresh
-        new.state_seen = self.state_seen
-        new.started = self.started
-        new.inserted_idle = self.inserted_idle
-        new.own_wait = self.own_wait
-        return new
 
     def key(self, from_start: bool = False) -> tuple[Any, ...]:
         """Relative form: waiting prompts and unclaimed messages merged in line order (all the
@@ -373,7 +350,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
     TABLES = (prm.SPEC,)
     TOLERATES = ("USER-02", "ACTIVE-01")
     SESSION = _Session
-    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -384,28 +360,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self.blocks: dict[Any, frozenset[str]] = {}
         """Under ``user-message-content=prompt-content``: waiting prompt -> its content's blocks."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("client-request", "session/prompt", self._prompt),
-            ("agent-response", "session/prompt", self._answer),
-            ("client-notification", "session/cancel", self._cancel),
-            ("client-request", "session/close", self._close),
-            ("client-notification", "$/cancel_request", self._cancel_request),
-            ("update", "user_message", self._user),
-            ("update", "user_message_chunk", self._user),
-            ("update", "session_message", self._delegated),
-            ("update", "state_update", self._state),
-            ("agent-response", "session/close", self._closed),
-        )
-
     # -- requests ------------------------------------------------------------------------
+    @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = msg["id"]
         if sid is None or (type(rid) is not int and type(rid) is not str):
             return
-        ps = self.sessions.get(sid)
-        if ps is None:
-            ps = self.sessions[sid] = _Session()
+        ps = self.sessions.get(sid) or self._session(sid)
         ps.prompted = True
         facts = self.facts
         bad = facts.disallowed_types(params.get("prompt"))  # () before the Agent's initialize answer
@@ -462,16 +423,19 @@ class PromptMonitor(SessionMonitor["_Session"]):
             after = self._fire(rid, rec, trigger, line, msg) or rec[2]
             prompts[rid] = (rec[0], rec[1], after, rec[3], rec[4])
 
+    @on("client-notification", "session/cancel")
     def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             ps = self._session(sid)
             ps.cancel_seen = True
             self._client(ps.pending, "cover", line, msg)
 
+    @on("client-request", "session/close")
     def _close(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             self._client(self._session(sid).pending, "close", line, msg)
 
+    @on("client-notification", "$/cancel_request")
     def _cancel_request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is not int and type(rid) is not str:
@@ -480,6 +444,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._client((rid,), "cancel_request", line, msg)
 
     # -- answers -------------------------------------------------------------------------
+    @on("agent-response", "session/prompt")
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         rec = self.prompts.pop(rid, None)
@@ -489,10 +454,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions[sid]
         del ps.pending[rid]
         blocks = self.blocks.pop(rid, None)
-        if "error" in msg:
+        error = "error" in msg
+        if ps.started is not None and rid in ps.started[0]:  # (an error: it waited uninserted then)
+            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error)
+        if error:
             self._gx[_ANSWERED_KEY] += 1
-            if ps.started is not None and rid in ps.started[0]:  # it waited uninserted then
-                ps.started = (ps.started[0] - {rid}, ps.started[1], True)
             if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
                 self._own_breach(ps, sid, line, False, False)  # it waited uninserted at the start
             if ps.owner == rid:
@@ -505,8 +471,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.owned[mid] = blocks
             first, shown = ps.shown.pop(mid, (0, frozenset()))
             self._foreign(sid, mid, rid, shown, blocks, line, msg, first)
-        if ps.started is not None and rid in ps.started[0]:
-            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2])
         if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
             left = ps.own_wait[5] - {rid}
             # every prompt waiting at the start inserted: the work may have been its own
@@ -665,14 +629,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
 
     # -- user messages -------------------------------------------------------------------
+    @on("update", "user_message", "user_message_chunk")
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
         if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
             return
-        ps = self.sessions.get(sid)
-        if ps is None:
-            ps = self.sessions[sid] = _Session()
-        elif mid == ps.owner_mid:
+        ps = self.sessions.get(sid) or self._session(sid)
+        if mid == ps.owner_mid:
             ps.owner_mid = None  # reported
         if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self._content_free():
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
@@ -787,6 +750,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         started = ps.started
         return started is not None and self.between.own_work(started[2], started[1])
 
+    @on("agent-response", "session/close")
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         """The session closed while a user message taken as the Agent's own waited for its work
         to start: it never started."""
@@ -819,12 +783,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
             else:
                 self.breach(rule, line, sid, text, msg, _UNACCOUNTED)
 
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The idle ending the resulting work of the first prompt received while idle: its user
         message was owed before it (see "Reported before the idle")."""
-        ps = self.sessions.get(sid)
-        if ps is None:
-            ps = self.sessions[sid] = _Session()
+        ps = self.sessions.get(sid) or self._session(sid)
         ps.state_seen = True
         fs = self.facts.sessions.get(sid)
         before = "idle" if fs is None else fs.state  # (the facts as they stood before this line)
@@ -890,6 +853,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return True
         return False
 
+    @on("update", "session_message")
     def _delegated(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A session-directed message in a session that never received a session/prompt: a
         delegated task reported as the spec asks, not as a user_message (SDM-05 judged, and
@@ -962,16 +926,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 )
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> PromptMonitor:
-        new = PromptMonitor.__new__(PromptMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.prompts = dict(self.prompts)
-        new.overtaken = dict(self.overtaken)
-        new.blocks = dict(self.blocks)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        return new
-
     def state_key(self) -> Any:
         return (
             frozenset((rid, (r[0], r[2], r[3], r[4])) for rid, r in self.prompts.items()),

@@ -23,13 +23,12 @@ table's cell for an error after a success).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import permission as pm
 from model import prompt as prm
 from model.core import ProtocolViolation
-from properties.monitor import Handler, Message, Monitor
+from properties.monitor import Message, Monitor, on
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -44,39 +43,36 @@ class ResponseMonitor(Monitor):
 
     RULES = (_ONCE, prm.SPEC.rule_of(prm.ANSWERED, "reject"))
     TABLES = (prm.SPEC, pm.SPEC)
+    SHARED = ("_kinds",)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        # by the side that sent the request: id -> (method, success) of its first answer
-        self.answered: dict[str, dict[Any, tuple[str, bool]]] = {"client": {}, "agent": {}}
+        # (the side that sent the request, its id) -> (method, success) of its first answer
+        self.answered: dict[tuple[str, Any], tuple[str, bool]] = {}
         self._kinds: dict[tuple[str, bool], tuple[str, bool]] = {}
         """One shared (method, success) pair per kind of answer: a long transcript keeps one
         entry per answered request, and this spares each its own pair and method text."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("client-request", "*", self._client_asks),
-            ("agent-request", "*", self._agent_asks),
-            ("agent-response", "*", self._agent_answers),
-            ("client-response", "*", self._client_answers),
-        )
-
+    @on("client-request", "*")
     def _client_asks(self, sid: str | None, params: Any, line: int, msg: Message) -> None:
         self._asks("client", msg)
 
+    @on("agent-request", "*")
     def _agent_asks(self, sid: str | None, params: Any, line: int, msg: Message) -> None:
         self._asks("agent", msg)
 
+    @on("agent-response", "*")
     def _agent_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
         self._answers("agent", "client", request, line, msg)
 
+    @on("client-response", "*")
     def _client_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
         self._answers("client", "agent", request, line, msg)
 
     def _asks(self, asker: str, msg: Message) -> None:
         rid = msg["id"]
         if type(rid) is str or type(rid) is int:
-            self.answered[asker].pop(rid, None)  # an id may be reused once its request is answered
+            self.answered.pop((asker, rid), None)  # an id may be reused once its request is answered
 
     def _answers(self, sender: str, asker: str, request: Message | None, line: int, msg: Message) -> None:
         rid = msg["id"]
@@ -84,10 +80,10 @@ class ResponseMonitor(Monitor):
         if request is not None:  # the first response
             if success or "error" in msg:
                 kind = (request["method"], success)
-                self.answered[asker][rid] = self._kinds.setdefault(kind, kind)
+                self.answered[(asker, rid)] = self._kinds.setdefault(kind, kind)
                 self._ex[_ONCE] += 1
             return
-        first = self.answered[asker].get(rid)
+        first = self.answered.get((asker, rid))
         if first is None:
             return
         asked, first_ok = first
@@ -120,12 +116,5 @@ class ResponseMonitor(Monitor):
             f"{sender} sends a second response to the {asked} request {rid!r} of the {asker}", msg,
         )  # fmt: skip
 
-    def clone(self, owner: MonitorSet) -> ResponseMonitor:
-        new = ResponseMonitor.__new__(ResponseMonitor)
-        new._attach(owner)
-        new.answered = {side: dict(ids) for side, ids in self.answered.items()}
-        new._kinds = self._kinds  # immutable pairs: shared
-        return new
-
     def state_key(self) -> Any:
-        return tuple(frozenset(self.answered[side].items()) for side in ("client", "agent"))
+        return frozenset(self.answered.items())

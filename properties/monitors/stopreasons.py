@@ -28,19 +28,18 @@ Must not know: tool calls, prompts, messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import foreground as fgm
 from properties.catalogue import RESTATED
-from properties.monitor import Handler, Message, Monitor, rule_group
+from properties.monitor import Message, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.common import ACTIVE
-from properties.monitors.facts import Facts, SessionFacts
+from properties.monitors.facts import FactsMonitor, SessionFacts
 from properties.readings import CANCEL_TAKES_EFFECT
 
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
@@ -50,39 +49,33 @@ _CANCEL_GROUP_KEY = rule_group(*RESTATED["cancelled-stop-reason"])
 """Exercised by every idle that ends cancelled work (the statements of the cancelled stop reason)."""
 
 
-class StopReasonMonitor(Monitor):
+class StopReasonMonitor(FactsMonitor):
     """A ``cancelled`` stop reason no choice of the Client explains (see module docstring)."""
 
     RULES = (_RULE, bw.CANCEL_CONFIRMED.rule, bw.CANCEL_NOT_ERROR.rule)
-    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.facts = owner.get(Facts)
         self.answered: dict[str, int] = {}
         """Session -> the interval of active work in which the Client last answered a request."""
         self.stopped: set[str] = set()
         """Sessions where the Client sent session/cancel or session/close since the last idle
         (while the reported state was not idle)."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "state_update", self._state),
-            ("client-response", "session/request_permission", self._answered),
-            ("client-notification", "session/cancel", self._stop),
-            ("client-request", "session/close", self._stop),
-        )
-
+    @on("client-notification", "session/cancel")
+    @on("client-request", "session/close")
     def _stop(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         fs = self.facts.sessions.get(sid) if sid is not None else None
         if sid is not None and fs is not None and fs.state != "idle":
             self.stopped.add(sid)
 
+    @on("client-response", "session/request_permission")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         fs = self.facts.sessions.get(sid) if sid is not None else None
         if sid is not None and fs is not None and fs.state in ACTIVE:
             self.answered[sid] = fs.interval
 
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if upd.get("state") != "idle":
             return
@@ -134,14 +127,6 @@ class StopReasonMonitor(Monitor):
             msg,
             (CANCEL_TAKES_EFFECT,),
         )
-
-    def clone(self, owner: MonitorSet) -> StopReasonMonitor:
-        new = StopReasonMonitor.__new__(StopReasonMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.answered = dict(self.answered)
-        new.stopped = set(self.stopped)
-        return new
 
     def state_key(self) -> Any:
         out = []

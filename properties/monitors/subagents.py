@@ -11,10 +11,9 @@ Must not know: anything else about either session.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from properties.monitor import Handler, Message, Monitor
+from properties.monitor import Message, Monitor, on
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
@@ -35,12 +34,7 @@ class SubagentMonitor(Monitor):
         self.own: dict[str, Any] = {}  # child -> state it last reported itself
         self.lines: dict[str, int] = {}  # child -> line of its last own report
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "subagent_update", self._subagent),
-            ("update", "state_update", self._state),
-        )
-
+    @on("update", "subagent_update")
     def _subagent(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         child = upd.get("sessionId")
         if type(child) is not str:
@@ -50,6 +44,7 @@ class SubagentMonitor(Monitor):
             snap = upd["state"]
             self.mirrored[child] = snap.get("state") if type(snap) is dict else None
 
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if sid in self.parents:
             self._ex["STATE-01"] += 1
@@ -67,15 +62,6 @@ class SubagentMonitor(Monitor):
                     self.parents[child],
                     f"child {child!r} last reported {state!r}, its parent's subagent_update shows {shown!r}",
                 )
-
-    def clone(self, owner: MonitorSet) -> SubagentMonitor:
-        new = SubagentMonitor.__new__(SubagentMonitor)
-        new._attach(owner)
-        new.parents = dict(self.parents)
-        new.mirrored = dict(self.mirrored)
-        new.own = dict(self.own)
-        new.lines = dict(self.lines)
-        return new
 
     def state_key(self) -> Any:
         return (

@@ -30,15 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from model.core import MachineSpec, ProtocolViolation
-from properties.monitor import Handler, Message
-
-if TYPE_CHECKING:
-    from properties.engine import MonitorSet
-
-from properties.monitors.facts import Facts, SessionMonitor
+from properties.monitor import Message, on
+from properties.monitors.facts import SessionMonitor
 from properties.observe import (
     OBSERVED,
     REPLAYED,
@@ -123,25 +119,18 @@ class TableMonitor(SessionMonitor[Seen]):
     TABLES = OBSERVED
     SESSION = Seen
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            *(("update", variant, self._update) for variant in sorted(VARIANTS)),
-            ("client-request", "session/resume", self._resume),
-            ("agent-response", "session/resume", self._resumed),
-            ("agent-request", "session/request_permission", self._asked),
-            ("client-request", "session/prompt", self._prompt),
-            ("agent-response", "session/prompt", self._answered),
-        )
-
+    @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             self._session(sid).prompts += 1
 
+    @on("agent-response", "session/prompt")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         seen = self.sessions.get(sid) if sid is not None else None
         if seen is not None and seen.prompts:
             seen.prompts -= 1
 
+    @on("agent-request", "session/request_permission")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         """A permission request's subject tool call is applied like a ``tool_call_update``
         (the schema's ToolCallPermissionSubject: a first-seen ID creates the tool call)."""
@@ -150,6 +139,7 @@ class TableMonitor(SessionMonitor[Seen]):
         if sid is not None and type(call) is dict and type(call.get("toolCallId")) is str:
             self._update(sid, {**call, "sessionUpdate": TOOL_CALL_UPDATE}, line, msg)
 
+    @on("client-request", "session/resume")
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             seen = self._session(sid)
@@ -157,11 +147,13 @@ class TableMonitor(SessionMonitor[Seen]):
             replay = params.get("replayFrom") is not None
             self._fire(sid, seen, resume_requested(msg["id"], seen, replay), line, msg)
 
+    @on("agent-response", "session/resume")
     def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         seen = self.sessions.get(sid) if sid is not None else None
         if sid is not None and seen is not None:
             self._fire(sid, seen, resume_answered(msg["id"], "result" in msg, seen), line, msg)
 
+    @on("update", *sorted(VARIANTS))
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         seen = self._session(sid)
         found = observe(upd, seen, self._owner.readings)
@@ -245,13 +237,6 @@ class TableMonitor(SessionMonitor[Seen]):
                     f"{spec.title.lower()} {key!r} is still {state} at the end: the model "
                     f"requires it to leave that state ({rule})",
                 )  # fmt: skip
-
-    def clone(self, owner: MonitorSet) -> TableMonitor:
-        new = TableMonitor.__new__(TableMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {sid: seen.copy() for sid, seen in self.sessions.items()}
-        return new
 
     def state_key(self) -> Any:
         return frozenset((sid, seen.key()) for sid, seen in self.sessions.items())

@@ -77,19 +77,18 @@ Must not know: prompts, messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import foreground, permission, toolcall
 from model.core import ProtocolViolation
-from properties.monitor import Handler, Message, rule_group
+from properties.monitor import Message, Record, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
-from properties.monitors.facts import Facts, SessionFacts, SessionMonitor
+from properties.monitors.facts import SessionFacts, SessionMonitor
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
@@ -117,7 +116,7 @@ _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 
 
-class _Session:
+class _Session(Record):
     __slots__ = ("cancel_end", "fresh", "late", "ra_period", "terms", "tools", "window")
 
     def __init__(self) -> None:
@@ -133,17 +132,6 @@ class _Session:
         # kept only under tool-updates-after-idle=foreground-owed:
         self.cancel_end = 0  # interval last ended by an idle that confirmed a cancellation
         self.late: frozenset[str] = frozenset()  # tool calls already reported late
-
-    def copy(self) -> _Session:
-        new = _Session.__new__(_Session)
-        new.tools = dict(self.tools)
-        new.terms = dict(self.terms)
-        new.ra_period = self.ra_period
-        new.fresh = self.fresh
-        new.window = self.window
-        new.cancel_end = self.cancel_end
-        new.late = self.late
-        return new
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         return (
@@ -173,7 +161,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("TOOL-01", "TOOL-05")
     TABLES = (permission.SPEC, foreground.SPEC)
     SESSION = _Session
-    REQUIRES = (Facts,)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
@@ -188,29 +175,19 @@ class ToolMonitor(SessionMonitor["_Session"]):
         whether a later status change clears it: the call may have carried on past that idle,
         ``Rules.may_carry_on``)."""
 
-    def handlers(self) -> Iterable[tuple[str, str, Handler]]:
-        return (
-            ("update", "tool_call_update", self._tool),
-            ("update", "state_update", self._state),
-            ("agent-request", "session/request_permission", self._ask),
-            ("client-response", "session/request_permission", self._answered),
-            ("agent-notification", "$/cancel_request", self._withdrawn),
-            ("client-request", "session/resume", self._resume),
-        )
-
+    @on("client-request", "session/resume")
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         ts = self.sessions.get(sid) if sid is not None else None
         if ts is not None and ts.window:
             ts.window = frozenset()  # a new window: what the last one showed is history now
 
     # -- tool calls ----------------------------------------------------------------------
+    @on("update", "tool_call_update")
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         tid = upd.get("toolCallId")
         if type(tid) is not str:
             return
-        ts = self.sessions.get(sid)
-        if ts is None:
-            ts = self._session(sid)
+        ts = self.sessions.get(sid) or self._session(sid)
         if "content" in upd:
             refs = terminal_refs(upd["content"])
             if refs:
@@ -246,27 +223,21 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if status == "in_progress":
             if grant == 1:
                 grant = 2
-            elif grant == _LATE_GRANT:
-                grant = 0
-                self._ex[ABANDONED] += 1
-                self.breach(
-                    ABANDONED,
-                    line,
-                    sid,
-                    f"tool call {tid!r} went in_progress after its permission was granted, but that "
-                    "request belonged to cancelled work and was open at the idle confirming the "
-                    "cancellation: the Agent treats it as not approved and ignores the late answer",
-                    msg,
+            elif grant in (_LATE_GRANT, _RACED_GRANT):
+                why = (
+                    ", but that request belonged to cancelled work and was open at the idle confirming "
+                    "the cancellation: the Agent treats it as not approved and ignores the late answer"
+                    if grant == _LATE_GRANT
+                    else " by an answer that arrived after the session/cancel of its work: the Agent "
+                    "treats the cancelled work's requests as not approved"
                 )
-            elif grant == _RACED_GRANT:
+                readings = () if grant == _LATE_GRANT else (APPROVAL_RACING_CANCEL,)
                 grant = 0
                 self._ex[ABANDONED] += 1
                 self.breach(
                     ABANDONED, line, sid,
-                    f"tool call {tid!r} went in_progress after its permission was granted by an answer "
-                    "that arrived after the session/cancel of its work: the Agent treats the cancelled "
-                    "work's requests as not approved",
-                    msg, (APPROVAL_RACING_CANCEL,),
+                    f"tool call {tid!r} went in_progress after its permission was granted{why}",
+                    msg, readings,
                 )  # fmt: skip
             self._progress(ts, fs, tid, created, "went in_progress", line, sid, msg)
         elif self.between.completes_unrun(grant == 1, status):
@@ -343,6 +314,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         )
 
     # -- the idle that ends work ---------------------------------------------------------
+    @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if not self.sessions and not self.perms:
             return  # no tool call or permission request known: nothing to judge
@@ -458,6 +430,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 del self.owed[rid]
 
     # -- permission requests -------------------------------------------------------------
+    @on("agent-request", "session/request_permission")
     def _ask(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
@@ -470,6 +443,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             self._tool(sid, call, line, msg)
         self.perms[msg["id"]] = (sid, tid if type(tid) is str else None, line)
 
+    @on("client-response", "session/request_permission")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         perm = self.perms.pop(rid, None)
@@ -510,6 +484,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 self._ex[ABANDONED] += 1  # an approval the Agent must treat as none: judged here
             ts.tools[perm[1]] = (rec[0], rec[1], grant)
 
+    @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is int or type(rid) is str:
@@ -544,23 +519,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
             )
 
     # -- explorers -----------------------------------------------------------------------
-    def clone(self, owner: MonitorSet) -> ToolMonitor:
-        new = ToolMonitor.__new__(ToolMonitor)
-        new._attach(owner)
-        new.facts = owner.get(Facts)
-        new.sessions = {k: v.copy() for k, v in self.sessions.items()}
-        new.perms = dict(self.perms)
-        new.owed = dict(self.owed)
-        new.suspects = dict(self.suspects)
-        return new
-
     def state_key(self) -> Any:
-        out = []
-        for sid, ts in sorted(self.sessions.items()):
-            fs = self.facts.sessions.get(sid)
-            out.append((sid, ts.key(fs.interval, fs.period) if fs is not None else ts.key(0, 0)))
         return (
-            tuple(out),
+            self._keys_in_interval(),
             frozenset((rid, p[0], p[1]) for rid, p in self.perms.items()),
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
             frozenset((key, *rest) for key, (_, *rest) in self.suspects.items()),

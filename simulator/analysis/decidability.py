@@ -94,6 +94,7 @@ from simulator.peers.config import (
 )
 from simulator.peers.scenarios import SCENARIOS
 from simulator.peers.schedulers import describe, random_walk, scripted
+from simulator.peers.wire import to_ndjson
 from simulator.peers.world import Event, Hidden, Line, World
 from simulator.workers import Workers
 
@@ -280,14 +281,6 @@ class ReadingVerdict:
     verdict: Verdict
 
 
-def ndjson(lines: Iterable[Line]) -> bytes:
-    """A transcript in the transcript format (one ``{"from", "message"}`` per line)."""
-    return "".join(
-        json.dumps({"from": s, "message": m}, separators=(",", ":"), ensure_ascii=False) + "\n"
-        for s, m in lines
-    ).encode("utf-8")
-
-
 def checker_rules(
     lines: list[Line],
     readings: dict[str, str] | None = None,
@@ -297,7 +290,9 @@ def checker_rules(
     """Rules ``acp-model check`` (``--variant``, ``--complete``) reports on this transcript
     (breaches, not open obligations)."""
     monitors = MonitorSet(readings=readings, variant=variant)
-    report = check_stream(io.BytesIO(ndjson(lines)), "transcript", monitors=monitors, complete=complete)
+    report = check_stream(
+        io.BytesIO(to_ndjson(lines).encode()), "transcript", monitors=monitors, complete=complete
+    )
     return {f.rule for f in report.findings}
 
 
@@ -342,13 +337,13 @@ def breaking_runs(
     and whether the sample was completed before ``deadline``. ``enough`` sees each run as it is
     kept; when it answers True the sample ends there (and counts as completed)."""
     _, same = standing_for(rule)
-    seen: set[bytes] = set()
+    seen: set[str] = set()
     out: list[Run] = []
 
     def keep(source: str, cfg: Config, events: list[Event], world: World, ended: bool = False) -> bool:
         """Keep a new transcript's run (``ended``: its input ran to its end with nothing in
         flight); whether the sample is enough."""
-        key = ndjson(world.transcript)
+        key = to_ndjson(world.transcript)
         if key in seen:
             return False
         seen.add(key)

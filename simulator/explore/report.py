@@ -26,7 +26,6 @@ Must not know: how the explorers work inside, argument parsing.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +37,7 @@ from simulator.explore.common import Counterexample
 from simulator.explore.coverage import machine_coverage, rule_coverage
 from simulator.peers.config import DEFAULT, Config
 from simulator.peers.steps import step_labels
+from simulator.peers.wire import to_ndjson
 
 Notes = Mapping[int, Sequence[tuple[str, str, str]]]
 """Notes by transcript position (before line ``position``, 0-based; the length: at the end):
@@ -149,13 +149,6 @@ def _diagram(cex: Counterexample, render: Diagram) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def _ndjson(cex: Counterexample) -> str:
-    return "".join(
-        json.dumps({"from": s, "message": m}, separators=(",", ":"), ensure_ascii=False) + "\n"
-        for s, m in cex.transcript
-    )
-
-
 def write_counterexample(
     cex: Counterexample, out: Path, diagram: Diagram | None = None, page: CounterexamplePage | None = None
 ) -> dict[str, str]:
@@ -163,7 +156,7 @@ def write_counterexample(
     page ``page`` makes); their paths by kind."""
     stem = f"{cex.mode}-{cex.rule}"
     paths = {"transcript": str(out / f"{stem}.ndjson"), "program": str(out / f"{stem}.py")}
-    write_atomic(paths["transcript"], _ndjson(cex))
+    write_atomic(paths["transcript"], to_ndjson(cex.transcript))
     write_atomic(paths["program"], program_text(cex))
     if diagram is not None:
         paths["diagram"] = str(out / f"{stem}.mmd")

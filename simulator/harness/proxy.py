@@ -22,7 +22,6 @@ Must not know: processes, what the monitors check, how findings are shown.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -30,6 +29,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from properties.live import LiveCheck
+from simulator.peers.wire import json_line
 
 
 def _is_json(raw: bytes) -> bool:
@@ -54,7 +54,7 @@ def entry(sender: str, raw: bytes, length: int | None = None) -> bytes:
     record: dict[str, Any] = {"from": sender, "unparsed": raw.decode("utf-8", "backslashreplace")}
     if length is not None:
         record["bytes"] = length
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return json_line(record).encode()
 
 
 class TranscriptWriter:

@@ -374,7 +374,7 @@ class Client:
 
     def _rewritten(self, name: str, msg: Msg) -> Msg:
         """``msg`` as the first deviation that rewrites move ``name``'s messages has it (marked)."""
-        for r in deviations.rewrites(self.deviations, name):
+        for r in deviations.matching(self.deviations, deviations.Rewrite, action=name):
             if deviations.rewrite(msg, r):
                 self._breach(r.rule)
                 break

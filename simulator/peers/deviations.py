@@ -5,10 +5,11 @@ Theory of operation
 The seeded bugs are declared in ``properties.seeded`` (one registry: name, side, what each
 deviates, the rule it breaks); their kinds in ``properties.bugs``. This module gives the peers
 what they ask of the deviations they run with: ``of`` picks a peer's among the faults switched
-on; ``withheld`` and ``forced`` are what the Agent asks, per machine; ``rewrites`` / ``rewrite``
-the message edits, ``copied`` the messages silenced or repeated and ``also`` the updates added,
-per move; ``reused`` the IDs given again; ``stretched`` the Client triggers applied too widely;
-``unchecked`` the rules not applied; ``offered`` the extra moves; ``rule`` the rule each breaks.
+on; ``matching`` those of one kind about one machine, state, move or type (the forbidden cells
+of a state, the rewrites or added updates of a move, the IDs given again...); ``withheld`` the
+triggers the Agent never takes, per machine; ``offered`` the extra moves from a session state;
+``rewrite`` applies a message edit, ``copied`` the messages silenced or repeated; ``rule`` the
+rule each breaks.
 
 Must not know: the peers' records, monitors.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from model.core import Actor
 from properties.bugs import (
@@ -61,44 +62,32 @@ DEVIATIONS: tuple[Deviation, ...] = tuple(s.bug for s in SEEDED if not isinstanc
 faulty views, nor a bug that runs another's deviation)."""
 
 
+D = TypeVar("D", bound=Deviation)
+
+
 def of(faults: Iterable[str], side: Actor = "agent") -> tuple[Deviation, ...]:
     """``side``'s deviations among ``faults``, in this module's order."""
     names = set(faults)
     return tuple(d for d in DEVIATIONS if d.name in names and d.side == side)
 
 
+def matching(deviations: Iterable[Deviation], cls: type[D], /, **fields: object) -> tuple[D, ...]:
+    """The deviations of type ``cls`` whose ``fields`` have the values given (``Forbidden``
+    cells of a machine's state, ``Rewrite`` and ``Also`` of a move's ``action``, ``Reuse`` of an
+    entity type's IDs, ``Stretch`` of a machine, every ``Unchecked``, ``Misread``...)."""
+    return tuple(
+        d for d in deviations if isinstance(d, cls) and all(getattr(d, k) == v for k, v in fields.items())
+    )
+
+
 def offered(deviations: Iterable[Deviation], event: str, state: str) -> tuple[Offer, ...]:
-    """The Client's deviations that offer ``event`` from session ``state``."""
-    return tuple(d for d in deviations if isinstance(d, Offer) and d.event == event and state in d.states)
+    """The deviations that offer ``event`` from session ``state``."""
+    return tuple(d for d in matching(deviations, Offer, event=event) if state in d.states)
 
 
 def withheld(deviations: Iterable[Deviation], machine: str) -> frozenset[str]:
     """Triggers of ``machine`` the Agent never takes."""
-    out: set[str] = set()
-    for d in deviations:
-        if isinstance(d, Withhold) and d.machine == machine:
-            out |= d.triggers
-    return frozenset(out)
-
-
-def withholding(deviations: Iterable[Deviation], machine: str, trigger: str) -> Withhold | None:
-    """The deviation that withholds ``trigger`` of ``machine``, if any."""
-    return next(
-        (d for d in deviations if isinstance(d, Withhold) and d.machine == machine and trigger in d.triggers),
-        None,
-    )
-
-
-def forced(deviations: Iterable[Deviation], machine: str, state: str) -> tuple[Forbidden, ...]:
-    """Forbidden cells of ``machine`` in ``state`` the Agent may fire."""
-    return tuple(
-        d for d in deviations if isinstance(d, Forbidden) and d.machine == machine and d.source == state
-    )
-
-
-def rewrites(deviations: Iterable[Deviation], action: str) -> tuple[Rewrite, ...]:
-    """The rewrites of the messages of move ``action``."""
-    return tuple(d for d in deviations if isinstance(d, Rewrite) and d.action == action)
+    return frozenset().union(*(d.triggers for d in matching(deviations, Withhold, machine=machine)))
 
 
 def _matches(message: dict[str, Any], match: Mapping[str, Any]) -> bool:
@@ -122,31 +111,6 @@ def rewrite(message: dict[str, Any], r: Rewrite) -> bool:
     else:
         node[name] = copy.deepcopy(r.value)
     return True
-
-
-def misreads(deviations: Iterable[Deviation]) -> dict[str, Misread]:
-    """The readings the Agent acts on another alternative of, by reading."""
-    return {d.reading: d for d in deviations if isinstance(d, Misread)}
-
-
-def also(deviations: Iterable[Deviation], action: str) -> tuple[Also, ...]:
-    """The updates sent after the messages of move ``action``."""
-    return tuple(d for d in deviations if isinstance(d, Also) and d.action == action)
-
-
-def reused(deviations: Iterable[Deviation], kind: str) -> Reuse | None:
-    """The deviation that gives new entities of type ``kind`` earlier IDs, if any."""
-    return next((d for d in deviations if isinstance(d, Reuse) and d.kind == kind), None)
-
-
-def stretched(deviations: Iterable[Deviation], machine: str) -> tuple[Stretch, ...]:
-    """The Client triggers of ``machine`` the Agent applies to entities that arrive later."""
-    return tuple(d for d in deviations if isinstance(d, Stretch) and d.machine == machine)
-
-
-def unchecked(deviations: Iterable[Deviation]) -> frozenset[str]:
-    """The rules the Agent does not apply."""
-    return frozenset(d.rule for d in deviations if isinstance(d, Unchecked))
 
 
 def copied(

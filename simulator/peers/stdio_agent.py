@@ -178,7 +178,7 @@ def agent_config(faults: frozenset[str]) -> Config:
 
 def encode(msg: Any) -> bytes:
     """One message (or batch answer) as a line: compact UTF-8 JSON and a line feed."""
-    return (json.dumps(msg, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+    return wire.json_line(msg).encode()
 
 
 @dataclass

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from properties.outputs import clip
 from simulator.peers import deviations
 from simulator.peers.config import Config
 from simulator.peers.schedulers import describe
@@ -38,8 +39,7 @@ def _leaves(msg: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, .
 
 
 def _value(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+    return clip(repr(v), _SHOWN)
 
 
 def difference(meant: list[dict[str, Any]], sent: list[dict[str, Any]]) -> str:

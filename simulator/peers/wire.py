@@ -9,6 +9,8 @@ Must not know: why a message is sent, state machines, or channels.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import Any
 
 Msg = dict[str, Any]
@@ -274,16 +276,16 @@ def background_item(kind: str, ident: str) -> dict[str, str]:
     return {"type": kind, key: ident}
 
 
-def transcript_line(sender: str, msg: Msg) -> str:
-    """One line of the transcript format: ``{"from": sender, "message": msg}`` as compact JSON."""
-    import json
+def json_line(obj: Any) -> str:
+    """``obj`` as one line of compact JSON (not ASCII-escaped) ending in a line feed: how a peer
+    writes a message, and each line of a transcript."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"
 
-    return json.dumps({"from": sender, "message": msg}, separators=(",", ":"), ensure_ascii=False)
 
-
-def to_ndjson(lines: list[tuple[str, Msg]]) -> str:
-    """A whole transcript as UTF-8 NDJSON text (one line per message, final newline)."""
-    return "".join(transcript_line(s, m) + "\n" for s, m in lines)
+def to_ndjson(lines: Iterable[tuple[str, Msg]]) -> str:
+    """A whole transcript in the transcript format: one ``{"from": sender, "message": msg}``
+    ``json_line`` per message."""
+    return "".join(json_line({"from": s, "message": m}) for s, m in lines)
 
 
 # -- connection set-up -------------------------------------------------------------------------

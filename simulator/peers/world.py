@@ -172,24 +172,16 @@ class World:
     def clone(self) -> World:
         import copy
 
-        new = World.__new__(World)
-        new.cfg = self.cfg
+        new = copy.copy(self)  # the bounds, flags and memoized moves shared
         new.agent = self.agent.clone()
         new.client = self.client.clone(copy.deepcopy(self.client.view))
         new.net = self.net.clone()
         new.transcript = list(self.transcript)
-        new.broken = self.broken
         new.monitors = self.monitors.clone() if self.monitors is not None else None  # type: ignore[attr-defined]
         new.reference = copy.deepcopy(self.reference)
         new.view_breaches = dict(self.view_breaches)
         new.events = list(self.events)
         new.hidden = list(self.hidden)
-        new.steps = self.steps
-        new.record = self.record
-        new.dropped = self.dropped
-        new.prune = self.prune
-        new.moves = self.moves
-        new.client_moves = self.client_moves
         return new
 
     def snapshot(self) -> tuple[Any, ...]:

@@ -1,0 +1,360 @@
+"""The simulated Agent's background work and compactions.
+
+Owns: ``BackgroundWork``, the Agent's moves on background items (terminals, background tool
+calls, a subagent child session) and on compactions, as their tables allow them.
+
+Must not know: prompts, foreground work beyond starting follow-up work, channels, monitors, files.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import partialmethod
+from typing import Any
+
+from model import background as bgm
+from model import compaction as cm
+from model import foreground as fgm
+from model import permission as pm
+from model import terminal as tm
+from model import toolcall as tcm
+from properties.readings import TOOL_WITH_LISTED_TERMINAL
+from simulator.peers import deviations, wire
+from simulator.peers.agent_state import BOUNDED_COMPACTION, AgentState, Msg, _embedding, _put
+
+CUSTOM_COMPACTION = "_deferred"
+"""The custom compaction status the Agent may report (feature ``compaction``)."""
+_BACKGROUND_TRIGGERS = ("list", "finalize", "adopt", "unlist")
+"""The order the Agent offers its moves on a background item in; which it may take is the
+background table's."""
+_COMPACTION_ACTIONS = {
+    "compact_chunk": "summary_chunk",
+    "compact_patch": "summary_patch",
+    "compact_end": "complete",
+    "compact_fail": "fail",
+    "compact_cancel": "cancel",
+    "compact_custom": "custom_status",
+    "compact_progress": "progress",
+}
+"""The Agent's move making each compaction trigger (in the order it offers them; ``_compact``);
+which ones it may take is the compaction table's (``_can``)."""
+_COMPACTION_MOVE = {trigger: move for move, trigger in _COMPACTION_ACTIONS.items()}
+_COMPACTION_STATUS = {
+    "complete": cm.COMPLETED,
+    "fail": cm.FAILED,
+    "cancel": cm.CANCELLED,
+    "custom_status": CUSTOM_COMPACTION,
+    "progress": cm.IN_PROGRESS,
+}
+"""The status each compaction trigger reports."""
+_ENDS_COMPACTION = ("complete", "fail", "cancel")
+
+
+class BackgroundWork(AgentState):
+    __slots__ = ()
+
+    def _background_events(self, add: Any, active: bool) -> None:
+        """Background work: start (from running foreground work), list, finalize, remove.
+        While the session is closing, live items are finalized and removed (closing stops them)."""
+        features = self.cfg.features
+        if (
+            self.session == "open"
+            and active
+            and self.real == fgm.RUNNING
+            and not self.cancelling
+            and self._room("background")
+        ):
+            if "terminal" in features:
+                add(("agent", "bg_start", "terminal"))
+                if (
+                    not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL])
+                    or "embed" in features
+                ):
+                    add(("agent", "bg_start", "terminal+tool"))
+            if "bg_tool" in features:
+                add(("agent", "bg_start", "tool_call"))
+            if "subagent" in features and ("subagent", self.child) not in self.items:
+                add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
+        for key, st in self.items.items():
+            if key[0] == "tool_call" and key[1].startswith("tc_term"):
+                continue  # a tool call embedding a terminal lives and is listed with it
+            self._item_events(add, key, st, active)
+
+    def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
+        """The Agent's moves on one background item: the background table's rows from its state
+        (``_can``; guard ``child``: it is the subagent child; ``becomes_foreground``: the
+        reading ``waited-on-background`` is ``becomes-foreground``), in the order
+        ``_BACKGROUND_TRIGGERS``, within its own choices:
+
+        - ``list``: a snapshot naming an announced item (``bg_list``), or a finished child
+          given new work, at most ``Config.reruns`` times while the session is open
+          (``bg_rerun``);
+        - ``finalize``: the item finishes (``bg_finish``), unless it waits on a permission
+          request; besides finishing, a live item may ask and stream (``_live_item_events``);
+        - ``adopt``: foreground work that really runs, reported so, not being cancelled, starts
+          waiting on a listed background tool call (``bg_adopt``);
+        - ``unlist``: a snapshot removing a finished item (``bg_unlist``), with known follow-up
+          work reported in it when the session is idle (``bg_unlist_followup``, feature
+          ``followup``)."""
+        ctx = {
+            "child": key[0] == "subagent",
+            "becomes_foreground": self.rd[bgm.WAITED_ON] == "becomes-foreground",
+        }
+        allowed = self._can("background_item", st, ctx)
+        for trigger in _BACKGROUND_TRIGGERS:
+            if trigger not in allowed:
+                continue
+            if trigger == "list":
+                if st != bgm.DONE and key not in self.listed:
+                    add(("agent", "bg_list", key))
+                elif st == bgm.DONE and self._open() and self._room("reruns"):
+                    add(("agent", "bg_rerun", key))  # a detached child gets work again
+            elif trigger == "finalize":
+                if not self._awaits_permission(key):
+                    add(("agent", "bg_finish", key))
+                self._live_item_events(add, key)
+            elif trigger == "adopt":
+                if (
+                    key[0] == "tool_call"
+                    and self.real == self.reported
+                    and self.real in (fgm.RUNNING, fgm.REQUIRES_ACTION)
+                    and not self.cancelling
+                    and self._open()
+                ):
+                    add(("agent", "bg_adopt", key))
+            elif trigger == "unlist":
+                add(("agent", "bg_unlist", key))
+                if "followup" in self.cfg.features and not active and self._open():
+                    add(("agent", "bg_unlist_followup", key))
+
+    def _awaits_permission(self, key: tuple[str, str]) -> bool:
+        if key[0] != "tool_call" or key[1] not in self.tools:
+            return False
+        rid = self.tools[key[1]][2]
+        return rid is not None and self.perms[rid][0] == pm.PENDING
+
+    def _live_item_events(self, add: Any, key: tuple[str, str]) -> None:
+        """What a live background item may do besides finishing: ask permission (a background
+        tool call, even while idle: Foreground and background work), stream output (a
+        terminal's ``terminal_output_chunk``, a child's ``session_message_chunk``)."""
+        kind, ident = key
+        features = self.cfg.features
+        if (
+            kind == "tool_call"
+            and "bg_permission" in features
+            and self._room("permissions")
+            and ident in self.tools
+            and self.tools[ident][2] is None
+            and self.session == "open"
+        ):
+            add(("agent", "bg_ask", ident))
+        if "extras" in features and "out:" + ident not in self.extras and self.session == "open":
+            if kind == "terminal":
+                add(("agent", "terminal_output", ident))
+            elif kind == "subagent" and self.child_msg is not None:
+                add(("agent", "child_chunk", ident))
+
+    def _compaction_events(self, add: Any) -> None:
+        """Compaction, also while idle: it ends completed, failed, cancelled; a custom status
+        (``_``) before or after its end implies no lifecycle; its summary is patched and
+        streamed in any status (Session compaction)."""
+        if self._room("compactions") and self._open():
+            add(("agent", "compact_start", None))
+        if not self.compactions:
+            return
+        started = self.used["compactions"]
+        for cid, st in self.compactions.items():
+            allowed = self._can("compaction", st)
+            for move, trigger in _COMPACTION_ACTIONS.items():
+                if trigger in allowed and not (
+                    trigger in BOUNDED_COMPACTION and self.used[trigger] >= started
+                ):
+                    add(("agent", move, cid))
+
+    def _stop_unlisted_events(self, add: Any) -> None:
+        """Cancellation: "The Agent MAY stop background activity it does not list". While it
+        carries out a cancel, a terminal it announced and never listed may be stopped (killed:
+        it exits with a signal)."""
+        for key, st in self.items.items():
+            if key[0] == "terminal" and st == bgm.ANNOUNCED and key not in self.listed:
+                add(("agent", "bg_stop", key))
+
+    def _do_bg_stop(self, key: tuple[str, str]) -> list[Msg]:
+        out = self._do_bg_finish(key)
+        out[0]["params"]["update"]["exitStatus"] = {"signal": "SIGTERM"}
+        return out
+
+    def _do_bg_adopt(self, key: tuple[str, str]) -> list[Msg]:
+        """``waited-on-background=becomes-foreground``: foreground work starts waiting on a listed
+        background tool call, which becomes foreground work and leaves the list unfinished (the
+        table's ``adopt`` row). From then on this Agent runs it as foreground work only."""
+        self._fire("background_item", self.items[key], "adopt", {"becomes_foreground": True})
+        del self.items[key]
+        self.listed = tuple(k for k in self.listed if k != key)
+        _put(self.tools, key[1], 1, False)
+        return [self._snapshot_now()]
+
+    def _do_terminal_output(self, ident: str) -> list[Msg]:
+        self.extras = self.extras | {"out:" + ident}
+        return [
+            wire.update(
+                self.sid, {"sessionUpdate": "terminal_output_chunk", "terminalId": ident, "data": "b2sK"}
+            )
+        ]
+
+    def _do_child_chunk(self, ident: str) -> list[Msg]:
+        self.extras = self.extras | {"out:" + ident}
+        assert self.child_msg is not None
+        return [
+            wire.chunk("session_message_chunk", self.child, self.child_msg, wire.text(" and report back"))
+        ]
+
+    def _do_bg_start(self, kind: str) -> list[Msg]:
+        n = self._use("background")
+        with_tool = kind == "terminal+tool"  # tool-with-listed-terminal=may-have-other-work
+        if with_tool:
+            kind = "terminal"
+        if kind == "terminal":
+            fresh = f"term_{n}"
+            ident = self._new_id("terminal", fresh)
+            msgs = [wire.terminal(self.sid, ident)]
+            reuse = deviations.matching(self.deviations, deviations.Reuse, kind="terminal")
+            if ident != fresh and reuse:  # an exited terminal's ID: it starts over
+                msgs[0]["params"]["update"].update(copy.deepcopy(dict(reuse[0].reset)))
+            else:
+                self._fire("terminal", tm.LIVE, "start")  # a fresh terminal is live
+        elif kind == "tool_call":
+            self._use("tool_calls")
+            ident = f"tc_bg_{n}"
+            self.tools[ident] = (tcm.IN_PROGRESS, True, None)
+            msgs = [wire.tool_call(self.sid, ident, "in_progress", title="Watch files", kind="execute")]
+        else:
+            ident = self.child
+            msgs = [wire.subagent(self.sid, self.child), *self._task("Summarize the logs")]
+        key = (kind, ident)
+        self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
+        if with_tool and kind == "terminal":
+            self._use("tool_calls")
+            tid = _embedding(ident)
+            self.tools[tid] = (tcm.IN_PROGRESS, True, None)
+            msgs.insert(
+                0,
+                wire.tool_call(
+                    self.sid, tid, "in_progress", content=[{"type": "terminal", "terminalId": ident}]
+                ),
+            )
+            if not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL]):
+                self.items[("tool_call", tid)] = bgm.ANNOUNCED  # listed with its terminal
+            # else (feature ``embed``): the terminal is all that keeps it alive, so only the
+            # terminal is listed; it ends with the terminal (``_do_bg_finish``)
+        return msgs
+
+    def _do_bg_list(self, key: tuple[str, str]) -> list[Msg]:
+        """A snapshot naming the item (an item not yet started only for a seeded bug that lists
+        before announcing: its ID is then taken; one already listed, named twice)."""
+        child = {"child": key[0] == "subagent"}
+        was = self.items.get(key, bgm.UNANNOUNCED)
+        if was == bgm.UNANNOUNCED:
+            self._use("background")
+        self.items[key] = self._fire("background_item", was, "list", child)
+        self.bg_reported = True
+        extra: list[tuple[str, str]] = [key]
+        tc = ("tool_call", _embedding(key[1]))
+        if key[0] == "terminal" and self.items.get(tc) == bgm.ANNOUNCED:
+            if TOOL_WITH_LISTED_TERMINAL in self.misread:  # a seeded bug misreads the reading
+                self._breach(self.misread[TOOL_WITH_LISTED_TERMINAL].rule)
+            self.items[tc] = bgm.LISTED
+            extra.append(tc)
+        self.listed = (*self.listed, *extra)
+        return [self._snapshot_now()]
+
+    def _do_bg_rerun(self, key: tuple[str, str]) -> list[Msg]:
+        """A child that finished gets a new task: it reports running, and is listed while it runs."""
+        self._use("reruns")
+        return self._task("Check the logs again") + self._do_bg_list(key)
+
+    def _task(self, text: str) -> list[Msg]:
+        """A task given to the child, which runs it: the outgoing view in this session and the
+        incoming view in the child's, independent messages the Agent gives the same new ID (IDs
+        are scoped to a session); the child running; then the two views linked, each naming the
+        other's messageId."""
+        mid = self.child_msg = self._msg_id("msg_s")
+        content = [wire.text(text)]
+        return [
+            wire.session_message(self.sid, mid, None, content, recipient=self.child),
+            wire.session_message(self.child, mid, self.sid, content),
+            wire.state_update(self.child, "running", []),
+            wire.subagent(self.sid, self.child, {"state": "running", "background": []}),
+            wire.link(self.sid, mid, "recipientMessageId", mid),
+            wire.link(self.child, mid, "senderMessageId", mid),
+        ]
+
+    def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
+        kind, ident = key
+        self.items[key] = self._fire("background_item", self.items[key], "finalize")
+        if kind == "terminal":
+            self._fire("terminal", tm.LIVE, "exit")
+            out = [wire.terminal(self.sid, ident, exit_code=0)]
+        elif kind == "tool_call":
+            out = [self._tool_update(ident, "complete")]
+        else:
+            idle = {"state": "idle", "stopReason": "end_turn", "background": []}
+            out = [
+                wire.state_update(self.child, "idle", [], "end_turn"),
+                wire.subagent(self.sid, self.child, idle),
+            ]
+        tc = ("tool_call", _embedding(ident))
+        embedding = self.tools.get(tc[1]) if kind == "terminal" else None
+        if embedding is not None and embedding[0] in tcm.LIVE:
+            # the tool call that embeds the terminal ends with it
+            out.append(self._tool_update(tc[1], "complete"))
+            if tc in self.items:  # listed with its terminal (may-have-other-work)
+                self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
+        if self.items[key] == bgm.DONE:
+            self.followup = self._has("followup") and self.real == fgm.IDLE
+        return out
+
+    def _unlist(self, key: tuple[str, str]) -> None:
+        self.items[key] = self._fire("background_item", self.items[key], "unlist")
+        drop = {key}
+        tc = ("tool_call", _embedding(key[1]))
+        if key[0] == "terminal" and self.items.get(tc) == bgm.FINALIZED:
+            drop.add(tc)  # the embedding tool call leaves the list with its terminal
+            self.items[tc] = bgm.DONE
+        self.listed = tuple(k for k in self.listed if k not in drop)
+
+    def _do_bg_unlist(self, key: tuple[str, str]) -> list[Msg]:
+        self._unlist(key)
+        return [self._snapshot_now()]
+
+    def _do_bg_unlist_followup(self, key: tuple[str, str]) -> list[Msg]:
+        """Known follow-up work is reported with the removal: running in the same snapshot."""
+        self._unlist(key)
+        self._begin(fgm.RUNNING, self.between.own_work(self._uninserted(), self._inserted_waiting()))
+        return [self._report(fgm.RUNNING)]
+
+    def _do_compact_start(self, _: Any) -> list[Msg]:
+        cid = f"cmp_{self._use('compactions')}"
+        self.compactions[cid] = self._fire("compaction", cm.IN_PROGRESS, "start")
+        return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
+
+    def _compact(self, cid: str, trigger: str) -> list[Msg]:
+        """A compaction move (``_COMPACTION_ACTIONS``): a summary chunk, a summary patch
+        (``summary: []`` clears what was streamed, also after the end), or a status (the
+        ended ones are retained history)."""
+        if trigger in BOUNDED_COMPACTION:
+            self._use(trigger)
+        st = self.compactions[cid] = self._fire("compaction", self.compactions[cid], trigger)
+        if trigger == "summary_chunk":
+            return [wire.compaction_chunk(self.sid, cid, "Kept: the plan. ")]
+        if trigger == "summary_patch":
+            return [wire.compaction(self.sid, cid, CUSTOM_COMPACTION if st == cm.CUSTOM else st, [])]
+        summary = [wire.text("Summary of earlier turns")] if trigger == "complete" else None
+        msg = wire.compaction(self.sid, cid, _COMPACTION_STATUS[trigger], summary)
+        if trigger in _ENDS_COMPACTION:
+            self.history.append(msg)
+        return [msg]
+
+
+for _move, _trigger in _COMPACTION_ACTIONS.items():  # ``_do_compact_chunk`` ... : ``_compact``
+    setattr(BackgroundWork, f"_do_{_move}", partialmethod(BackgroundWork._compact, trigger=_trigger))

@@ -1,0 +1,259 @@
+"""The simulated Agent's freedoms that no table row is about: a reading's, and its own.
+
+Readings (``cfg.readings``): where the alternatives of a reading give an Agent different
+freedoms, the Agent takes those of the alternative in force, so exploring under a reading explores
+that reading's protocol. What each alternative lets the Agent do is the reading's ``peers`` text in
+the catalogue (``properties.readings``, ``acp-model readings``); each use in the Agent's modules is
+marked with the reading's name (``_reading``, ``rd``).
+
+Owns: ``Freedoms``, the moves only a reading's alternative gives, and the Agent's own
+once-per-run freedoms (``_own_events``). A reading's freedom within a table's move is taken where
+that move is offered, in the module of its layer.
+
+Must not know: channels, monitors, or files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model import foreground as fgm
+from model import prompt as prm
+from model import session as sm
+from model import toolcall as tcm
+from simulator.peers import deviations, wire
+from simulator.peers.agent_state import Event, Msg, _put
+from simulator.peers.agent_work import ForegroundWork
+
+_RESTATED = (fgm.END_TURN, fgm.MAX_TOKENS)
+"""Stop reasons the Agent may repeat on an idle of its own (the ones it restates as new)."""
+
+
+class Freedoms(ForegroundWork):
+    __slots__ = ()
+
+    def _synthetic_events(self, add: Any) -> None:
+        """A user message no prompt accounts for, once per run, as running work's first output
+        (``_do_synthetic_user``): under ``unaccounted-user-message=other-sources``, or under
+        ``agent-initiated`` in work the Agent started itself (``model.between``
+        OWN_USER_MESSAGE) as the wire shows it (the start of work begun unseen, ``_unseen``,
+        was never reported) while no prompt waits for its answer."""
+        if self.real != fgm.RUNNING or self.turn_outputs != 0 or "synthetic" in self.extras:
+            return
+        if self._reading("unaccounted-user-message", "other-sources") or (
+            self._reading("unaccounted-user-message", "agent-initiated")
+            and self.between.own_user_message(
+                "active" if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION) else "other",
+                "initiated" in self.extras and "unseen" not in self.extras,
+            )
+            and all(p[0] in prm.SPEC.final for p in self.prompts.values())
+        ):
+            add(("agent", "synthetic_user", None))
+
+    def _late_output_events(self, add: Any) -> None:
+        """A patch of the ended work's message after its idle (``_do_late_output``): where the
+        reading allows it (``_may_patch_ended``), or where a seeded bug sends it although
+        updates_before_idle forbids it (``deviations.Offer``): after the idle, while the session
+        is still reported idle (not once unknown or new work is shown)."""
+        if self._may_patch_ended() or (
+            self.deviations
+            and self.reported == fgm.IDLE
+            and deviations.offered(self.deviations, "late_output", self.session)
+        ):
+            add(("agent", "late_output", None))
+
+    def _idle_reading_events(self, add: Any) -> None:
+        """A repeated idle, once per run, where the reading lets a repeat bring a stop reason
+        (``repeated-idle-new-stop-reason=snapshot``): a new one, or the last one again where the
+        resume's snapshot left it out (``unstated``: within this Agent's bounds, the one place a
+        repeat tells the Client something). Under ``completion`` a stop reason the idle before
+        it did not carry completes work, so the Agent never sends one there: it would report
+        running first."""
+        if self.last_stop is None or self.reported != fgm.IDLE or "restated" in self.extras:
+            return
+        if not self._reading("repeated-idle-new-stop-reason", "snapshot"):
+            return
+        if "unstated" in self.extras and self.last_stop in _RESTATED:
+            add(("agent", "restate_idle", self.last_stop))
+        if self._restated_reason() is not None:
+            add(("agent", "restate_idle", None))
+
+    def _carried_events(self, add: Any) -> None:
+        for tid, t in self.tools.items():
+            if t[1] == "carried" and t[0] in tcm.LIVE:
+                add(("agent", "carried_done", tid))
+        if (
+            "correct" in self.cfg.features
+            and "corrected" not in self.extras
+            and self._reading(tcm.FINAL_CHANGE, "reopen-only")
+        ):
+            for tid, t in self.tools.items():
+                if t[0] in tcm.FINAL:
+                    add(("agent", "tool_correct", tid))
+
+    def _do_tool_correct(self, tid: str) -> list[Msg]:
+        """``final-status-change=reopen-only``: a finished tool call's outcome is corrected to
+        another final status (completed to failed, failed or cancelled to completed), once per run
+        (feature ``correct``). It starts no work: no move of the tool-call
+        table, whose call stays final."""
+        self.extras = self.extras | {"corrected"}
+        status = tcm.FAILED if self.tools[tid][0] == tcm.COMPLETED else tcm.COMPLETED
+        _put(self.tools, tid, 0, status)
+        return [wire.tool_call(self.sid, tid, status)]
+
+    def _restated_reason(self) -> str | None:
+        if self.last_stop != fgm.END_TURN:
+            return fgm.END_TURN
+        return fgm.MAX_TOKENS if self._has("limits") else None
+
+    def _own_events(self, add: Any, active: bool, ev: list[Event]) -> None:
+        """Freedoms of the Agent no table row is about, each once per run:
+        - ``goal``: foreground work it starts itself while idle, no prompt waiting (pursuing a
+          goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
+        - ``commands``: an ``available_commands_update``;
+        - ``bare_error``: ending (or stopping) work with the error stop reason and no ``error``
+          field;
+        - (any run with ``fail``) ending work with the error stop reason while an in_progress tool
+          call carries on past it (``_may_carry_past_error``);
+        - ``stop_unlisted``: while it carries out a cancel, stopping a terminal it does not list."""
+        features = self.cfg.features
+        if self.cancelling and "stop_unlisted" in features and self.session in (sm.OPEN, sm.CLOSING):
+            self._stop_unlisted_events(add)
+        if active and "bare_error" in features and "fail" in features:  # a closing session's work too
+            if ("agent", "end", "error") in ev:
+                add(("agent", "end_bare_error", None))
+            if ("agent", "stop", "error") in ev:
+                add(("agent", "end_bare_error", "stop"))
+        if not self._open():
+            return
+        if not active and "goal" in features and self._may_start_goal():
+            add(("agent", "start_goal", None))
+            if self._unseen():
+                add(("agent", "start_goal", "unseen"))
+            if self._may_announce():
+                add(("agent", "synthetic_user", "announce"))
+        if "commands" in features and "commands" not in self.extras:
+            add(("agent", "commands", None))
+        if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
+            add(("agent", "end_error_carrying", None))
+
+    def _may_start_goal(self) -> bool:
+        return (
+            "goal" not in self.extras
+            and "start" in self._can("foreground", self.real, self.fg_ctx)
+            and self._oldest_waiting() is None
+            and not self._inserted_waiting()
+        )
+
+    def _may_announce(self) -> bool:
+        """Feature ``announce``: before starting work of its own (``start_goal``) from idle, the
+        Agent reports its own user message for it (``synthetic_user``), outside work, and then
+        reports that work starting next (model.between OWN_USER_MESSAGE: not yet known at the
+        message, allowed when the Agent's own work is reported starting next, which it then
+        must)."""
+        return (
+            "announce" in self.cfg.features
+            and "synthetic" not in self.extras
+            and self.reported == fgm.IDLE
+            and self._reading("unaccounted-user-message", "agent-initiated")
+            and self.between.own_user_message("idle", False) is None
+        )
+
+    def _do_start_goal(self, unseen: str | None) -> list[Msg]:
+        self.extras = (self.extras - {"announced"}) | {"goal"}
+        self.followup = True  # work of its own, as after a background task finished
+        return self._do_start(unseen)
+
+    def _do_commands(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"commands"}
+        command = {"type": "command", "name": "review", "description": "Review the open changes"}
+        return [
+            wire.update(
+                self.sid, {"sessionUpdate": "available_commands_update", "availableCommands": [command]}
+            )
+        ]
+
+    def _do_end_bare_error(self, move: str | None) -> list[Msg]:
+        """An error idle without its ``error`` field: of ``end``, or (``move`` "stop") of ``stop``."""
+        out = self._do_stop(fgm.ERROR) if move == "stop" else self._settle_end(fgm.ERROR)
+        out[-1]["params"]["update"].pop("error", None)  # the error stop reason alone
+        return out
+
+    def _meta_patch_events(self, add: Any) -> None:
+        """Feature ``meta``: once per run, while idle after work that sent a message, a patch of
+        that message's metadata only (Entity IDs: later updates patch an entity in place, after
+        idle too; no content, so nothing the ended work owed comes after its idle)."""
+        if (
+            "meta" in self.cfg.features
+            and "meta" not in self.extras
+            and self.real == self.reported == fgm.IDLE
+            and self.ended_output not in (None, "msg_a_late")
+        ):
+            add(("agent", "meta_patch", None))
+
+    def _do_meta_patch(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"meta"}
+        mid = self.ended_output
+        assert mid is not None
+        upd = {"sessionUpdate": "agent_message", "messageId": mid, "_meta": {"acp-model/rated": "helpful"}}
+        return [wire.update(self.sid, upd)]
+
+    def _do_synthetic_user(self, announce: str | None) -> list[Msg]:
+        """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
+        Agent started itself while no prompt waits for its answer): a user message of the Agent's
+        own running work (an Agent-side insertion), which no session/prompt accounts for; once per
+        run, before the work's other output. ``announce`` (``_may_announce``): sent from idle,
+        its own work to start next, under an ID of its own that takes no number from the message
+        IDs of prompts (it mints IDs as it likes)."""
+        self.extras = self.extras | ({"synthetic", "announced"} if announce else {"synthetic"})
+        mid = "msg_x_own" if announce else self._msg_id("msg_x")
+        msg = wire.message("user_message", self.sid, mid, [wire.text("continue")])
+        self.history.append(msg)
+        return [msg]
+
+    def _do_restate_idle(self, same: str | None) -> list[Msg]:
+        """A repeated idle: the last stop reason again (``same``), or
+        (``repeated-idle-new-stop-reason=snapshot``) with updated information, a new one."""
+        self.extras = (self.extras - {"unstated"}) | {"restated"}
+        reason = same or self._restated_reason()
+        self.last_stop = reason
+        return [self._state(fgm.IDLE, reason)]
+
+    def _do_carried_done(self, tid: str) -> list[Msg]:
+        """``tool-updates-after-idle=background``: a tool call that carried on after the idle
+        ends as independent work."""
+        return [self._tool_update(tid, "complete")]
+
+    def _may_carry_past_error(self) -> bool:
+        """``tool-updates-after-idle=background``: an in_progress tool call of the failing work may
+        carry on past its error idle as independent work, where no background list would leave it
+        out (``model.between`` FAILED_TOOLS_FINAL: the Agent reports no list)."""
+        return (
+            self.between.carries_on_after_idle(self.rd["tool-updates-after-idle"])
+            and not self.between.failed_work_tool(self._bg_list() is not None)
+            and any(self.tools[t][0] == tcm.IN_PROGRESS for t in self._fg_tools_live())
+        )
+
+    def _do_end_error_carrying(self, _: Any) -> list[Msg]:
+        """The error idle, an in_progress tool call carrying on past it (``_may_carry_past_error``)."""
+        return self._settle_end(fgm.ERROR, carry_past_error=True)
+
+    def _may_patch_ended(self) -> bool:
+        """While idle, a chunk may patch the ended work's agent message where ``model.between``
+        says so (``patch_allowed``: the reading ``patch-after-idle``)."""
+        return (
+            self.between.patch_allowed(self.rd["patch-after-idle"])
+            and self.ended_output not in (None, "msg_a_late")
+            and self.real == self.reported == fgm.IDLE
+            and self._open()
+        )
+
+    def _do_late_output(self, _: Any) -> list[Msg]:
+        """Output of the ended work after its idle: a patch the reading allows, else (a seeded
+        bug's ``Offer``: any output of the ended work, a message it had not begun included) the
+        breach ``model.between`` names (``Rules.late_update``)."""
+        mid = self.ended_output or "msg_a_late"
+        if not self._may_patch_ended():
+            self._breach(self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule)
+        self.ended_output = None
+        return [wire.chunk("agent_message_chunk", self.sid, mid, wire.text(" (late)"))]

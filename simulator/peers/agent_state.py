@@ -1,0 +1,495 @@
+"""The simulated Agent's state, and the plumbing every one of its moves goes through.
+
+Owns: ``AgentState``, the records the Agent keeps of its session (the prompt machine state of
+each request, the foreground state it really is in and the one it last reported, its tool calls,
+permission requests, elicitations, background items, compactions, counters and once-per-run
+flags), copied (``clone``) and summed up (``snapshot``) for the explorers; and what every move
+goes through: the triggers a table allows it (``_can``), firing one (``_fire``), the IDs it gives,
+the state updates it reports, and the questions its moves ask of its records.
+
+Must not know: which moves there are, channels, the client, monitors, or files.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from model import background as bgm
+from model import elicitation as em
+from model import foreground as fgm
+from model import permission as pm
+from model import prompt as prm
+from model import session as sm
+from model import toolcall as tcm
+from properties.observe import entity_step
+from properties.variants import rules_of, tables_of
+from simulator.peers import deviations, wire
+from simulator.peers.config import AGENT_BUDGETS, Config, elicitation_modes
+
+MAIN = "sess_1"
+_MSG_PREFIX = {"user_message": "msg_u", "agent_message": "msg_a", "agent_thought": "msg_t"}
+"""The prefix of the Agent's message IDs, by entity type."""
+CHILD = "sess_2"
+
+Event = tuple[str, str, Any]
+Msg = dict[str, Any]
+
+BOUNDED_COMPACTION = ("summary_chunk", "summary_patch", "custom_status")
+"""Compaction triggers made at most once per compaction started (each counted in ``used``)."""
+CUSTOM_STOP = "_handed_off"
+"""The custom stop reason the Agent may use (feature ``custom_stop``)."""
+FUTURE_STOP = "handed_off"
+"""A stop reason of a future ACP version the Agent may use under
+``future-stop-reason=may-be-future`` (feature ``custom_stop``)."""
+FUTURE_STATE = "_reviewing"
+"""The custom state the Agent may report when the Client advertised custom states (``future``),
+or although it advertised none (``unadvertised``)."""
+_NO_CONTEXT: dict[str, Any] = {}
+_INSERTABLE = frozenset(row.source for row in prm.ROWS if row.trigger == "insert")
+"""Prompt states that may still be inserted: those the prompt table has an ``insert`` row from."""
+
+
+def _embedding(terminal: str) -> str:
+    """The ID of the tool call that embeds ``terminal`` (a listed tool call whose work is that
+    terminal: tool-with-listed-terminal=may-have-other-work, or the seeded bug misreading it)."""
+    return f"tc_{terminal}"
+
+
+def _slot_copier(names: tuple[str, ...]) -> Any:
+    """A function ``copy(src, dst)`` assigning each named slot of ``src`` to ``dst``: plain
+    attribute assignments, built once, about three times faster than a getattr/setattr loop
+    (explorers clone an Agent for every move they compute)."""
+    body = "".join(f"    dst.{name} = src.{name}\n" for name in names)
+    scope: dict[str, Any] = {}
+    exec(f"def copy(src, dst):\n{body}", scope)  # names are this module's slot names only
+    return scope["copy"]
+
+
+UNSEEN = "unseen"
+"""The mark of an ``end`` or ``stop`` move made unobserved: its argument is ``(reason, UNSEEN)``
+(``Agent._ends_unseen``): the updates the work owes are sent, the state reported stays as it is
+(no idle; the stop reason is the last one, which a later idle may restate)."""
+
+
+def _seen(arg: Any) -> tuple[Any, bool]:
+    """The stop reason of an ``end`` or ``stop`` move, and whether its idle is sent (``UNSEEN``)."""
+    return (arg[0], False) if isinstance(arg, tuple) and arg[1:] == (UNSEEN,) else (arg, True)
+
+
+def _put(table: dict[Any, tuple[Any, ...]], key: Any, i: int, value: Any) -> None:
+    """Set field ``i`` of the record ``table[key]`` (records are tuples, so copies of the Agent
+    share them and its snapshot holds them as they are)."""
+    rec = table[key]
+    table[key] = (*rec[:i], value, *rec[i + 1 :])
+
+
+class AgentState:
+    __slots__ = (
+        "ahead",
+        "allowed",
+        "between",
+        "bg_reported",
+        "cancelling",
+        "cfg",
+        "child",
+        "child_msg",
+        "close_rids",
+        "compactions",
+        "cur_msg",
+        "cur_thought",
+        "deviations",
+        "elicit_modes",
+        "elicits",
+        "ended_output",
+        "entities",
+        "extras",
+        "fg_ctx",
+        "followup",
+        "history",
+        "items",
+        "last_stop",
+        "limits",
+        "listed",
+        "marks",
+        "misread",
+        "next_msg",
+        "next_plan",
+        "order",
+        "perms",
+        "prompt_ctx",
+        "prompts",
+        "rd",
+        "real",
+        "refusing",
+        "replay",
+        "reported",
+        "requests",
+        "resume_rid",
+        "session",
+        "sid",
+        "specs",
+        "tools",
+        "turn_outputs",
+        "unapplied",
+        "used",
+    )
+
+    def __init__(
+        self,
+        cfg: Config,
+        faults: frozenset[str] = frozenset(),
+        *,
+        session: str = MAIN,
+        child: str = CHILD,
+        requests: str = "perm_",
+    ) -> None:
+        self.cfg = cfg
+        self.sid = session
+        """The ID of its session on the wire (``MAIN`` unless several share a connection)."""
+        self.child = child
+        """The ID of its child session on the wire (``CHILD`` unless several share a connection)."""
+        self.requests = requests
+        """The prefix of the IDs of its permission requests (JSON-RPC IDs: unique per connection)."""
+        self.deviations = deviations.of(faults)  # seeded bugs stated as table deviations
+        self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
+        self.between = rules_of(cfg.variant)  # the rules between machines (``model.between``)
+        self.allowed = self.between.allowed_types(())  # it advertises no prompt capability
+        self.misread = {d.reading: d for d in deviations.matching(self.deviations, deviations.Misread)}
+        self.unapplied = frozenset(d.rule for d in deviations.matching(self.deviations, deviations.Unchecked))
+        self.rd: dict[str, str] = {
+            **cfg.reading_map(),
+            **{name: d.alternative for name, d in self.misread.items()},
+        }
+        """Every reading's alternative the Agent acts on (``_reading``): the run's, but where a
+        seeded bug misreads it (``misread``)."""
+        self.fg_ctx = {"custom_states": "future" in cfg.features}
+        """The foreground table's context: custom states count as advertised when the Client may
+        extend them (feature ``future``)."""
+        own = self.rd[prm.OWN_REASON] == "own-reason"
+        self.prompt_ctx = tuple({"oldest_held": oldest, "own_reason": own} for oldest in (False, True))
+        """The prompt table's context, for a prompt that is not / is the oldest still waiting."""
+        self.last_stop: str | None = None  # the stop reason of the last idle that ended work
+        self.real = fgm.IDLE  # the foreground state the agent is really in
+        self.reported = fgm.IDLE  # the foreground state it last reported
+        # rid -> (prompt state, messageId, user message reported, handled by foreground work,
+        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised",
+        #         received during foreground work that has not ended since)
+        self.prompts: dict[int, tuple[Any, ...]] = {}
+        self.order: list[int] = []  # rids in receive order
+        self.next_msg = 0
+        self.turn_outputs = 0
+        self.cur_msg: str | None = None  # agent_message being streamed in this interval
+        self.cur_thought: str | None = None
+        self.tools: dict[str, tuple[Any, ...]] = {}  # id -> (status, background?, permission rid)
+        self.perms: dict[str, tuple[Any, ...]] = {}  # rid -> (permission state, tool call id)
+        # rid -> (elicitation state, mode, elicitationId, accepted in URL mode, completion sent)
+        self.elicits: dict[str, tuple[Any, ...]] = {}
+        self.elicit_modes: tuple[str, ...] = elicitation_modes(cfg)
+        """The elicitation modes the Client advertised (feature ``elicitation``: both; the served
+        agent reads them from the Client's initialize)."""
+        self.items: dict[tuple[str, str], str] = {}  # (kind, id) -> background machine state
+        self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
+        self.bg_reported = False
+        self.compactions: dict[str, str] = {}
+        self.extras: frozenset[str] = frozenset()  # one-off updates sent (feature ``extras``)
+        self.child_msg: str | None = None  # the child's incoming session_message ID
+        self.cancelling = False
+        self.followup = False
+        self.session = sm.OPEN
+        self.close_rids: tuple[Any, ...] = ()  # session/close requests to answer once closed
+        self.resume_rid: int | None = None
+        self.refusing: tuple[Any, ...] = ()
+        """session/resume requests to refuse: a second one while one is answered, or the one a
+        session/close interrupted (``_do_refuse_resume``)."""
+        self.replay = False
+        self.history: list[Msg] = []  # replayable updates (retained history)
+        self.ended_output: str | None = None
+        self.next_plan = 0
+        self.ahead: tuple[str, str] | None = None  # (type, ID) given by an update sent ahead (Also.reserve)
+        self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
+        self.used = dict.fromkeys((*AGENT_BUDGETS, "reruns", *BOUNDED_COMPACTION), 0)
+        """How many of each thing the Agent started or did, by its bound (``Config``: the per-run
+        budgets, ``reruns``; a compaction's summary chunks, patches and custom statuses, each
+        at most one per compaction started): ``_room``, ``_use``."""
+        self.limits: dict[str, int] = {bound: getattr(cfg, bound) for bound in (*AGENT_BUDGETS, "reruns")}
+        self.entities: dict[tuple[str, str], str] = {}
+        """(session, entity key) -> entity table state of every entity the Agent sent an update
+        or chunk of (``_entity_steps``; not in the snapshot: no choice reads it)."""
+
+    def clone(self) -> Self:
+        new = self.__class__.__new__(self.__class__)
+        _copy_slots(self, new)
+        new.prompts = dict(self.prompts)
+        new.order = list(self.order)
+        new.tools = dict(self.tools)
+        new.perms = dict(self.perms)
+        new.elicits = dict(self.elicits)
+        new.items = dict(self.items)
+        new.compactions = dict(self.compactions)
+        new.history = list(self.history)
+        new.entities = dict(self.entities)
+        new.used = dict(self.used)
+        return new
+
+    def snapshot(self) -> tuple[Any, ...]:
+        return (
+            self.real,
+            self.reported,
+            tuple(self.used.values()),
+            tuple(self.prompts.items()),  # in receive order (``order``)
+            self.next_msg,
+            self.turn_outputs,
+            self.cur_msg,
+            self.cur_thought,
+            tuple(sorted(self.tools.items())) if self.tools else (),
+            tuple(sorted(self.perms.items())) if self.perms else (),
+            tuple(sorted(self.items.items())) if self.items else (),
+            self.listed,
+            self.bg_reported,
+            tuple(sorted(self.compactions.items())) if self.compactions else (),
+            self.cancelling,
+            self.followup,
+            self.session,
+            self.close_rids,
+            self.resume_rid,
+            self.replay,
+            len(self.history),
+            self.ended_output,
+            self.ahead,
+            self.extras,
+            self.child_msg,
+            self.marks,
+            self.last_stop,
+            self.refusing,
+            tuple(sorted(self.elicits.items())) if self.elicits else (),
+        )
+
+    def _breach(self, rule: str) -> None:
+        """A fault made the move being done break ``rule`` (a breach marker; see the docstring)."""
+        if rule not in self.marks:
+            self.marks = (*self.marks, rule)
+
+    def _room(self, bound: str) -> bool:
+        """One more of what ``Config.<bound>`` bounds may happen (``used``)."""
+        return self.used[bound] < self.limits[bound]
+
+    def _use(self, bound: str) -> int:
+        """One more of what ``bound`` bounds happens: its number (``used``)."""
+        n = self.used[bound] = self.used[bound] + 1
+        return n
+
+    def _has(self, feature: str) -> bool:
+        return feature in self.cfg.features
+
+    def _applies(self, rule: str) -> bool:
+        """The Agent applies the cross-machine rule ``rule`` at this point of its choices (it does
+        not where a seeded bug leaves it unchecked: ``deviations.Unchecked``)."""
+        return rule not in self.unapplied
+
+    def _reading(self, name: str, alternative: str) -> bool:
+        """The reading ``name`` is read as ``alternative`` in this run (``cfg.readings``)."""
+        return self.rd[name] == alternative
+
+    def _msg_id(self, prefix: str) -> str:
+        self.next_msg += 1
+        return f"{prefix}_{self.next_msg}"
+
+    def _new_id(self, kind: str, fresh: str) -> str:
+        """The ID the Agent gives a new entity of type ``kind``: ``fresh``, unless a seeded bug
+        gave one already (an update sent ahead of the entity: ``Also.reserve``) or gives an
+        earlier entity's (``Reuse``: marked here)."""
+        if self.ahead is not None and self.ahead[0] == kind:
+            given, self.ahead = self.ahead[1], None
+            return given
+        for reuse in (
+            deviations.matching(self.deviations, deviations.Reuse, kind=kind) if self.deviations else ()
+        ):
+            earlier = self._done_ids(kind)
+            if earlier:
+                self._breach(reuse.rule)
+                return earlier[0]
+        return fresh
+
+    def _done_ids(self, kind: str) -> list[str]:
+        """IDs of earlier entities of type ``kind`` the Agent is done with: every user message's
+        (an ID, once given, belongs to that message), the exited terminals'."""
+        if kind == "user_message":
+            return [p[1] for p in self.prompts.values() if p[1] is not None]
+        if kind == "terminal":
+            return [i for (k, i), st in self.items.items() if k == kind and st in (bgm.FINALIZED, bgm.DONE)]
+        raise ValueError(f"no reusable IDs of {kind!r}")
+
+    def _bg_list(self) -> list[dict[str, str]] | None:
+        if not self.bg_reported and not self._lists_always():
+            return None
+        return [wire.background_item(kind, ident) for kind, ident in self.listed]
+
+    def _lists_always(self) -> bool:
+        """Where ``model.between`` ``lists_before_first`` says so (the reading
+        ``state-updates-before-first-list``), an Agent that may report background work carries a
+        list (maybe empty) on every state_update of the session."""
+        return self.between.lists_before_first(self.rd["state-updates-before-first-list"]) and any(
+            self._has(f) for f in ("terminal", "bg_tool", "subagent")
+        )
+
+    def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
+        """A state_update of ``state``; the foreground table's ``unrecognized`` is the one custom
+        state this Agent reports (``FUTURE_STATE``), so a snapshot repeating it names that one."""
+        wire_state = FUTURE_STATE if state == fgm.UNRECOGNIZED else state
+        return wire.state_update(self.sid, wire_state, self._bg_list(), stop, err)
+
+    def _report(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
+        if "unstated" in self.extras:  # a state reported since the resume's snapshot
+            self.extras = self.extras - {"unstated"}
+        if state == fgm.IDLE:  # the end of work that ended unseen is shown (``_ends_unseen``)
+            self.extras = self.extras - {"ended_unseen"}
+        trig = fgm.trigger_for(self.reported, state)
+        if trig is not None:
+            self.reported = self.specs["foreground"].fire(self.reported, trig)
+        return self._state(state, stop, err)
+
+    def _can(self, machine: str, state: str, ctx: Any = None) -> frozenset[str]:
+        """The triggers the Agent may fire on an entity of ``machine`` in ``state``: the table's
+        rows (``MachineSpec.allowed``: so a row a variant adds is a move it takes) that no seeded
+        bug withholds (``simulator.peers.deviations``; the forbidden cells a seeded bug fires are
+        ``_deviation_events``)."""
+        found = self.specs[machine].allowed(state, "agent", ctx or _NO_CONTEXT)
+        if self.deviations:
+            found = found - deviations.withheld(self.deviations, machine)
+        return found
+
+    def _forced(self, machine: str, state: str) -> tuple[deviations.Forbidden, ...]:
+        """The forbidden cells of ``machine`` in ``state`` a seeded bug fires."""
+        return deviations.matching(self.deviations, deviations.Forbidden, machine=machine, source=state)
+
+    def _fire(self, machine: str, state: str, trigger: str, ctx: Any = None) -> str:
+        """The state after the Agent fires ``trigger``: the table's, or the ``dest`` of a forbidden
+        cell a seeded bug fires, marked with the rule the table refuses it under (the cell's or
+        its guard's; off the wire, the table refuses). Under a variant that dropped that rule the
+        move is the bug's, on the wire or not, as under the fault (``dest``: the rest of the bug's
+        moves are written for it), and the breach is still marked (the checker sets it aside)."""
+        spec = self.specs[machine]
+        ctx = ctx or {}
+        for d in self._forced(machine, state) if self.deviations else ():
+            if d.trigger != trigger:
+                continue
+            ctx = {**ctx, **d.ctx}  # the faulty Agent's reason
+            rule = spec.written_refusal(state, trigger, ctx)
+            if rule is not None:  # None: a row allows it here (a reading's guard, an added row)
+                self._breach(rule)
+                if d.wire or rule in spec.relaxed:
+                    return d.dest
+        return spec.fire(state, trigger, ctx)
+
+    def _prompt_fire(self, rid: int, trigger: str, **ctx: Any) -> None:
+        _put(self.prompts, rid, 0, self._fire("prompt", self.prompts[rid][0], trigger, ctx))
+
+    def _oldest_waiting(self) -> int | None:
+        """The prompt ``held_in_order`` lets go in next (``model.between``)."""
+        waiting = (r for r in self.order if self.prompts[r][0] in _INSERTABLE)
+        found = self.between.oldest_waiting(waiting)
+        return found if isinstance(found, int) else None
+
+    def _fg_tools_live(self) -> list[str]:
+        return [t for t, v in self.tools.items() if not v[1] and v[0] in tcm.LIVE]
+
+    def _blocked(self) -> bool:
+        """The work waits on the user: a permission request of foreground work is pending
+        (background requests never block), or an elicitation (always of foreground work here) is
+        pending or, accepted in URL mode, awaits its external completion (Lifecycle examples).
+        This Agent's own state, not a rule: it blocks (reports requires_action) only then, which
+        ``model.between`` BLOCKED_ON_USER allows (each such request is outstanding: ``_asking``),
+        and resumes only once nothing is waited on."""
+        return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values()) or any(
+            e[0] in em.BLOCKING for e in self.elicits.values()
+        )
+
+    def _asking(self) -> list[str]:
+        """The user-action requests that may justify requires_action (``model.between``
+        BLOCKED_ON_USER): any asked since the last idle that ended work (``asked`` in
+        ``extras``: its answer may not have reached the Agent yet), and those outstanding on the
+        wire: permission requests neither answered nor withdrawn, elicitations neither answered
+        nor withdrawn, and URL elicitations accepted and not yet completed."""
+        found = ["asked"] if "asked" in self.extras else []
+        found += [rid for rid, v in self.perms.items() if v[0] in (pm.PENDING, pm.NOT_APPROVED)]
+        found += [
+            rid
+            for rid, e in self.elicits.items()
+            if e[0] in (em.PENDING, em.AWAITING, em.ABANDONED) or (e[3] and not e[4])
+        ]
+        return found
+
+    def _open(self) -> bool:
+        return self.session == "open"
+
+    def _inserted_waiting(self) -> bool:
+        return any(
+            self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED) and not self.prompts[r][3] for r in self.order
+        )
+
+    def _unlisted_work(self) -> list[tuple[str, str]]:
+        """Announced background work not yet in the list (``model.between`` owed_before_idle: it
+        would pass for foreground work)."""
+        return [key for key, st in self.items.items() if st == bgm.ANNOUNCED and key not in self.listed]
+
+    def _uninserted(self) -> bool:
+        """A prompt waits unanswered and uninserted (``own_user_message``: work started then is
+        not the Agent's own)."""
+        return any(self.prompts[r][0] in prm.PENDING for r in self.order)
+
+    def _unreported(self) -> list[int]:
+        """Inserted prompts whose user message is not reported yet (``model.between``
+        USER_MESSAGE_REPORTED: owed before the idle ending the work and before the close
+        response)."""
+        p = self.prompts
+        return [r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2]]
+
+    def initial_idle(self) -> Msg:
+        """The new session's initial idle (optional; no completion), as this Agent reports it."""
+        return self._state(fgm.IDLE)
+
+    def _entity_steps(self, out: list[Msg]) -> None:
+        """The entity table (``model.entity``) stepped by every entity update or chunk the Agent
+        sends (``properties.observe.entity_step`` says which trigger): each (session, type, ID)
+        placed on the timeline, its content set, kept, cleared or appended to. Not part of the
+        snapshot: the table refuses nothing, so no choice of the Agent reads it."""
+        spec = self.specs["entity"]
+        for msg in out:
+            if msg.get("method") != "session/update":
+                continue
+            params = msg["params"]
+            step = entity_step(params["update"])
+            if step is not None:
+                key = (params["sessionId"], step[0])
+                self.entities[key] = spec.fire(self.entities.get(key, spec.initial), step[1])
+
+    def _mark_handled(self) -> None:
+        for rid in self.order:
+            if self.prompts[rid][0] in (prm.INSERTED, prm.ANSWERED):
+                _put(self.prompts, rid, 3, True)
+
+    def _begin(self, state: str, initiated: bool) -> None:
+        """Foreground work starts in ``state``, a new interval of output; ``initiated``: work the
+        Agent started itself (``model.between`` OWN_USER_MESSAGE)."""
+        self.extras = (self.extras - {"initiated"}) | ({"initiated"} if initiated else frozenset())
+        self.real = state
+        self.turn_outputs = 0
+        self.cur_msg = self.cur_thought = None
+
+    def _tool_update(self, tid: str, trigger: str, **fields: Any) -> Msg:
+        """Tool call ``tid`` moved by ``trigger``: the update reporting its new status."""
+        status = self._fire("tool_call", self.tools[tid][0], trigger)
+        _put(self.tools, tid, 0, status)
+        return wire.tool_call(self.sid, tid, status, **fields)
+
+    def _snapshot_now(self) -> Msg:
+        """A snapshot of the state reported, with the background list. Under a custom state where
+        a prompt's work may have started while it was shown (``_unseen_prompt``: running is owed),
+        the real state instead: a current-state snapshot restores a known state (State
+        transitions)."""
+        if self.reported == fgm.UNRECOGNIZED and "unadvertised" in self.cfg.features:
+            return self._report(self.real)
+        return self._state(self.reported)
+
+
+_copy_slots = _slot_copier(AgentState.__slots__)
