@@ -19,7 +19,6 @@ from properties.monitors.fields import FieldMonitor
 from properties.monitors.lifecycle import ForegroundMonitor
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.rpc import ResponseMonitor
-from properties.monitors.stopreasons import StopReasonMonitor
 from properties.monitors.subagents import SubagentMonitor
 from properties.monitors.tables import TableMonitor
 from properties.monitors.tools import ToolMonitor
@@ -28,7 +27,6 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     ClientMonitor,
     PromptMonitor,
     ForegroundMonitor,
-    StopReasonMonitor,
     ToolMonitor,
     ElicitationMonitor,
     BackgroundMonitor,
@@ -48,7 +46,6 @@ __all__ = [
     "ForegroundMonitor",
     "PromptMonitor",
     "ResponseMonitor",
-    "StopReasonMonitor",
     "SubagentMonitor",
     "TableMonitor",
     "ToolMonitor",
