@@ -1,5 +1,5 @@
 """The background monitor: the ``background`` list of every state_update, against the items' own
-updates ("Background work").
+updates ("Background work"), and the mirror of an exposed child's state ("Session states").
 
 What is certain in proxy order, and why: agent lines are in send order, so "the item's own update
 was sent before the snapshot" is a plain fact, and so is "the snapshot carries no background".
@@ -20,6 +20,12 @@ was sent before the snapshot" is a plain fact, and so is "the snapshot carries n
   default (``only-live-work``) it is, and listing both is a breach; under
   ``may-have-other-work`` the tool call may have live work the wire does not show (no breach).
 
+- STATE-01 (SHOULD, eventually): an exposed child is one announced by a ``subagent_update`` in
+  its parent. The child reports its own state with ``state_update`` in its own session; the
+  parent's ``subagent_update.state`` should show the same state. Mirroring may lag, so this is
+  judged at the end: the last state the child reported must equal the ``state`` inside the
+  parent's latest ``subagent_update.state`` for it.
+
 Tolerated: a tool call opened for background work without one of its own, even while idle
 (BG-04); cancellation stopping unlisted background activity (CANCEL-03). Unknown item types are
 skipped (they still count as background work).
@@ -29,13 +35,18 @@ Must not know: foreground state, prompts, the background item lifecycle (the tab
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from properties.monitor import Message, Record, on
 from properties.monitors.common import terminal_refs
 from properties.monitors.facts import SessionMonitor
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST, TOOL_WITH_LISTED_TERMINAL
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
+_UNSET: Any = "<never mirrored>"
 
 
 class _Session(Record):
@@ -52,9 +63,26 @@ class _Session(Record):
 class BackgroundMonitor(SessionMonitor["_Session"]):
     """Background lists against the items' own updates (see module docstring)."""
 
-    RULES = (bw.LIST_ON_EVERY_SNAPSHOT.rule, bw.TERMINAL_LISTED_ALONE.rule)
+    RULES = (bw.LIST_ON_EVERY_SNAPSHOT.rule, bw.TERMINAL_LISTED_ALONE.rule, "STATE-01")
     TOLERATES = ("BG-04", "CANCEL-03")
     SESSION = _Session
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.parents: dict[str, str] = {}  # exposed child -> parent
+        self.mirrored: dict[str, Any] = {}  # child -> state the parent last showed
+        self.own: dict[str, Any] = {}  # child -> state it last reported itself
+        self.lines: dict[str, int] = {}  # child -> line of its last own report
+
+    @on("update", "subagent_update")
+    def _subagent(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        child = upd.get("sessionId")
+        if type(child) is not str:
+            return
+        self.parents.setdefault(child, sid)
+        if "state" in upd:
+            snap = upd["state"]
+            self.mirrored[child] = snap.get("state") if type(snap) is dict else None
 
     @on("update", "tool_call_update")
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -73,6 +101,14 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     # -- snapshots -----------------------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        self._listed(sid, upd, line, msg)
+        if sid in self.parents:  # an exposed child's own state
+            self._ex["STATE-01"] += 1
+            self.own[sid] = upd.get("state")
+            self.lines[sid] = line
+
+    def _listed(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The snapshot's background list."""
         bs = self.sessions.get(sid)
         if bs is None:
             if "background" not in upd:
@@ -115,6 +151,23 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                         (TOOL_WITH_LISTED_TERMINAL,),
                     )
 
+    def at_end(self, quiescent: bool) -> None:
+        for child, state in self.own.items():
+            shown = self.mirrored.get(child, _UNSET)
+            if shown != state:
+                self.eventually(
+                    "STATE-01",
+                    quiescent,
+                    self.lines.get(child),
+                    self.parents[child],
+                    f"child {child!r} last reported {state!r}, its parent's subagent_update shows {shown!r}",
+                )
+
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
-        return tuple(sorted((k, v.key()) for k, v in self.sessions.items()))
+        return (
+            tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
+            frozenset(self.parents.items()),
+            frozenset((k, repr(v)) for k, v in self.mirrored.items()),
+            frozenset((k, repr(v)) for k, v in self.own.items()),
+        )
