@@ -38,9 +38,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
-from properties.monitor import Message, Record, on
-from properties.monitors.common import terminal_refs
-from properties.monitors.facts import SessionMonitor
+from properties.monitor import Message, on
+from properties.monitors.facts import FactsMonitor
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST, TOOL_WITH_LISTED_TERMINAL
 
 if TYPE_CHECKING:
@@ -49,26 +48,15 @@ if TYPE_CHECKING:
 _UNSET: Any = "<never mirrored>"
 
 
-class _Session(Record):
-    __slots__ = ("reported", "tool_terms")
-
-    def __init__(self) -> None:
-        self.tool_terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
-        self.reported = False
-
-    def key(self) -> tuple[Any, ...]:
-        return (frozenset(self.tool_terms.items()), self.reported)
-
-
-class BackgroundMonitor(SessionMonitor["_Session"]):
+class BackgroundMonitor(FactsMonitor):
     """Background lists against the items' own updates (see module docstring)."""
 
     RULES = (bw.LIST_ON_EVERY_SNAPSHOT.rule, bw.TERMINAL_LISTED_ALONE.rule, "STATE-01")
     TOLERATES = ("BG-04", "CANCEL-03")
-    SESSION = _Session
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
+        self.reported: set[str] = set()  # sessions that reported a concrete background list
         self.parents: dict[str, str] = {}  # exposed child -> parent
         self.mirrored: dict[str, Any] = {}  # child -> state the parent last showed
         self.own: dict[str, Any] = {}  # child -> state it last reported itself
@@ -84,20 +72,6 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
             snap = upd["state"]
             self.mirrored[child] = snap.get("state") if type(snap) is dict else None
 
-    @on("update", "tool_call_update")
-    def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        ident = upd.get("toolCallId")
-        if type(ident) is not str:
-            return
-        if "content" in upd:
-            refs = terminal_refs(upd["content"])
-            if refs:
-                self._session(sid).tool_terms[ident] = refs
-            else:
-                found = self.sessions.get(sid)
-                if found is not None:
-                    found.tool_terms.pop(ident, None)
-
     # -- snapshots -----------------------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -109,21 +83,19 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
 
     def _listed(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The snapshot's background list."""
-        bs = self.sessions.get(sid)
-        if bs is None:
-            if "background" not in upd:
-                return  # nothing reported yet, nothing reported now
-            bs = self._session(sid)
+        reported = sid in self.reported
+        if not reported and "background" not in upd:
+            return  # nothing reported yet, nothing reported now
         raw = upd.get("background")
         keys = self.facts.background(upd)
         rule = bw.LIST_ON_EVERY_SNAPSHOT.rule
         fs = self.facts.sessions.get(sid)
         bare = fs is not None and bool(fs.bare_line)
         every = self.between.lists_before_first(self.reading(STATE_UPDATES_BEFORE_FIRST_LIST))
-        if bs.reported or (keys is not None and bare):
+        if reported or (keys is not None and bare):
             self._ex[rule] += 1
-        if self.between.list_missing(bs.reported, bare, every, keys is not None):
-            if bs.reported:
+        if self.between.list_missing(reported, bare, every, keys is not None):
+            if reported:
                 what = "omits background" if "background" not in upd else f"has background {raw!r}"
                 why = f"state_update {what} after this session reported a background list"
                 self.breach(rule, line, sid, why, msg)
@@ -135,10 +107,11 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                 self.breach(rule, line, sid, why, msg, (STATE_UPDATES_BEFORE_FIRST_LIST,))
         if keys is None:
             return
-        bs.reported = True
-        if bs.tool_terms and self.between.terminal_alone_binds(self.reading(TOOL_WITH_LISTED_TERMINAL)):
+        self.reported.add(sid)
+        terms = fs.terms if fs is not None else None
+        if terms and self.between.terminal_alone_binds(self.reading(TOOL_WITH_LISTED_TERMINAL)):
             alone = bw.TERMINAL_LISTED_ALONE.rule
-            for ident, both, breaks in self.between.listed_with_terminal(frozenset(keys), bs.tool_terms):
+            for ident, both, breaks in self.between.listed_with_terminal(frozenset(keys), terms):
                 self._ex[alone] += 1  # a tool call runs a listed terminal: is it listed too?
                 if breaks:
                     self.breach(
@@ -166,7 +139,7 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
         return (
-            tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
+            frozenset(self.reported),
             frozenset(self.parents.items()),
             frozenset((k, repr(v)) for k, v in self.mirrored.items()),
             frozenset((k, repr(v)) for k, v in self.own.items()),

@@ -77,6 +77,7 @@ Must not know: prompts, messages.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
@@ -117,11 +118,10 @@ _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 
 
 class _Session(Record):
-    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "terms", "tools", "window")
+    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "tools", "window")
 
     def __init__(self) -> None:
         self.tools: dict[str, _Tool] = {}
-        self.terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
         self.ra_period = -1
         self.fresh: frozenset[str] = frozenset()
         """Tool calls first reported since the session's last concrete background list: no list
@@ -136,7 +136,6 @@ class _Session(Record):
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         return (
             frozenset((k, (v[0], v[1] > 0, v[1] == interval, v[2])) for k, v in self.tools.items()),
-            frozenset(self.terms.items()),
             self.ra_period == period,
             self.cancel_end == interval,
             self.late,
@@ -188,12 +187,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if type(tid) is not str:
             return
         ts = self.sessions.get(sid) or self._session(sid)
-        if "content" in upd:
-            refs = terminal_refs(upd["content"])
-            if refs:
-                ts.terms[tid] = refs
-            elif ts.terms:
-                ts.terms.pop(tid, None)
         status = upd.get("status")
         if type(status) is not str:
             status = None
@@ -215,7 +208,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         owed = not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE))
         if owed:
-            self._late(ts, sid, tid, created, line, msg)
+            self._late(ts, sid, tid, created, upd, line, msg)
         elif self.suspects:
             suspect = self.suspects.get((sid, tid))
             if suspect is not None and suspect[3]:  # it carried on: independent of the ended work
@@ -288,13 +281,17 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 msg,
             )
 
-    def _late(self, ts: _Session, sid: str, tid: str, created: int, line: int, msg: Message) -> None:
+    def _late(
+        self, ts: _Session, sid: str, tid: str, created: int, upd: dict[str, Any], line: int, msg: Message
+    ) -> None:
         """Under ``tool-updates-after-idle=foreground-owed``: a status change of a tool call of
         ended foreground work, while the session is still idle after it."""
         fs = self.facts.of(sid)
         if created <= 0 or fs.state != "idle" or fs.resuming or fs.closed:
             return
-        if _exempt(tid, ts, fs.listed or frozenset()):
+        # (the terminals its content embeds once this update applies: the facts follow it)
+        terms = {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
+        if _exempt(tid, terms, fs.listed or frozenset()):
             return
         cancelled = created == ts.cancel_end
         rule = self.between.late_update(cancelled).rule
@@ -342,6 +339,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         keys = self.facts.background(upd)
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
+        terms = fs.terms
         if ts is not None:
             owed = _FAILED if error else bw.CANCELLED_TOOLS_FINAL.rule
             self._ex[owed] += 1
@@ -349,7 +347,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             alt = self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE if cancelled else UNLISTED_TOOL_AT_FAILED_IDLE)
             at_idle = alt != "may-be-background" and (error or self._confirms(upd))
             for tid, (status, created, _) in ts.tools.items():
-                exempt = _exempt(tid, ts, listed)  # listed work: covered only as cancel_covers says
+                exempt = _exempt(tid, terms, listed)  # listed work: covered only as cancel_covers says
                 covered = self.between.ends_with_work(exempt, cancelled)
                 ours = created == fs.interval or exempt
                 if ours and self.between.owes_final(status, TOOL_FINAL, covered):
@@ -388,7 +386,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
             for rid, (psid, about, _) in self.perms.items():
-                listed_work = about is not None and ts is not None and _exempt(about, ts, listed)
+                listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
                 if psid == sid and self.between.covered(listed_work):
                     # the cancelled work's request: the Agent stops waiting (the table's abandon)
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
@@ -421,12 +419,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
         ts = self.sessions.get(sid)
         if ts is None:
             return
+        terms = self.facts.of(sid).terms
         listed = frozenset(keys)
-        for key in [k for k in self.suspects if k[0] == sid and _exempt(k[1], ts, listed)]:
+        for key in [k for k in self.suspects if k[0] == sid and _exempt(k[1], terms, listed)]:
             del self.suspects[key]
         for rid, (psid, _, _) in list(self.owed.items()):
             about = self.perms[rid][1]  # owed requests are still open
-            if psid == sid and about is not None and _exempt(about, ts, listed):
+            if psid == sid and about is not None and _exempt(about, terms, listed):
                 del self.owed[rid]
 
     # -- permission requests -------------------------------------------------------------
@@ -477,7 +476,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     and fs.cancel_line
                     and fs.state in ACTIVE
                     and rec[1] == fs.interval
-                    and not _exempt(perm[1], ts, fs.listed or frozenset())
+                    and not _exempt(perm[1], fs.terms, fs.listed or frozenset())
                 ):
                     grant = _RACED_GRANT  # the cancelled work's request: not approved
             if grant == _RACED_GRANT:
@@ -528,9 +527,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
         )
 
 
-def _exempt(tid: str, ts: _Session, listed: frozenset[Any]) -> bool:
-    """Listed as background, or embeds a listed terminal."""
+def _exempt(tid: str, terms: Mapping[str, frozenset[str]], listed: frozenset[Any]) -> bool:
+    """Listed as background, or embeds a listed terminal (``terms``: tool call -> the terminals
+    its content embeds, ``SessionFacts.terms``)."""
     if ("tool_call", tid) in listed:
         return True
-    terms = ts.terms.get(tid)
-    return bool(terms) and any(("terminal", t) in listed for t in terms or ())
+    embeds = terms.get(tid)
+    return bool(embeds) and any(("terminal", t) in listed for t in embeds or ())
