@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from properties.monitor import Monitor
 from properties.monitors.background import BackgroundMonitor
-from properties.monitors.elicitation import ElicitationMonitor
 from properties.monitors.facts import Facts
 from properties.monitors.fields import FieldMonitor
 from properties.monitors.lifecycle import ForegroundMonitor
@@ -25,7 +24,6 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     PromptMonitor,
     ForegroundMonitor,
     ToolMonitor,
-    ElicitationMonitor,
     BackgroundMonitor,
     FieldMonitor,
     TableMonitor,
@@ -35,7 +33,6 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
 __all__ = [
     "ALL_MONITORS",
     "BackgroundMonitor",
-    "ElicitationMonitor",
     "Facts",
     "FieldMonitor",
     "ForegroundMonitor",
