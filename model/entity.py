@@ -87,7 +87,7 @@ SPEC = MachineSpec(
 
 KEYED_BY_ID: Final = MESSAGE_ID
 """The rule that every message update and chunk (user, agent and thought messages) names its
-entity by an opaque messageId (Message IDs; stated in ``model.fields``, which the field monitor
+entity by an opaque messageId (Message IDs; stated in ``model.fields``, which the table monitor
 judges): one without a string ID keys no entity (``keyed``)."""
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from properties.monitor import Monitor
 from properties.monitors.background import BackgroundMonitor
 from properties.monitors.facts import Facts
-from properties.monitors.fields import FieldMonitor
 from properties.monitors.lifecycle import ForegroundMonitor
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.rpc import ResponseMonitor
@@ -25,7 +24,6 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
     ForegroundMonitor,
     ToolMonitor,
     BackgroundMonitor,
-    FieldMonitor,
     TableMonitor,
     ResponseMonitor,
 )
@@ -34,7 +32,6 @@ __all__ = [
     "ALL_MONITORS",
     "BackgroundMonitor",
     "Facts",
-    "FieldMonitor",
     "ForegroundMonitor",
     "PromptMonitor",
     "ResponseMonitor",

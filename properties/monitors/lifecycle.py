@@ -7,7 +7,7 @@ action", "Work boundaries and local commands" and the idle side of "Cancellation
 rules among them say is the model's (the foreground table, and the declarations of
 ``model.between`` named below): this monitor maps the wire to them. It judges by hand only the
 SHOULDs of an ending idle's stop reason (FG-06 and its restatements; FAIL-03: an error object). A
-message without a string messageId keys nothing here (``model.fields``: the field monitor judges
+message without a string messageId keys nothing here (``model.fields``: the table monitor judges
 it).
 
 What is certain in proxy order, and why
@@ -307,7 +307,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
         variant: str = upd["sessionUpdate"]
-        if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
+        if not entity.keyed(mid):  # it keys no message (the table monitor judges model.fields)
             return
         st = self.sessions.get(sid) or self._session(sid)
         table = st.thoughts if variant[6] == "t" else st.msgs

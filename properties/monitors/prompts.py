@@ -10,7 +10,7 @@ MESSAGE_ID_RETURNED, REPORTED_AFTER_INSERTION, DISTINCT_MESSAGE_IDS, REPLAY_KEEP
 REJECTED_NOT_REPORTED, USER_MESSAGE_CONTENT), the content rule (CONTENT_ADVERTISED) and
 prompts after a cancel (LATER_PROMPTS_UNCOVERED). Each judgement below calls the declaration's
 function in ``model.between.Rules``; the rule IDs are the declarations'. A user message without a string
-messageId keys nothing here (``model.fields``: the field monitor judges MSGID-01).
+messageId keys nothing here (``model.fields``: the table monitor judges MSGID-01).
 
 What the Client may send, and when ("1. User message", the introduction)
 ------------------------------------------------------------------------
@@ -704,7 +704,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     @on("update", "user_message", "user_message_chunk")
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
-        if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
+        if not entity.keyed(mid):  # it keys no message (the table monitor judges model.fields)
             return
         ps = self.sessions.get(sid) or self._session(sid)
         if mid == ps.owner_mid:
