@@ -43,14 +43,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
+from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from properties.monitor import Message, Monitor, Record, on
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import ACTIVE, terminal_refs
 from properties.observe import Key, background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
+
+
+def terminal_refs(content: Any) -> frozenset[str]:
+    """Terminal IDs a tool call's ``content`` array embeds (``{"type": "terminal", ...}``)."""
+    if type(content) is not list:
+        return frozenset()
+    return frozenset(
+        item["terminalId"]
+        for item in content
+        if type(item) is dict and item.get("type") == "terminal" and type(item.get("terminalId")) is str
+    )
 
 
 class SessionFacts(Record):

@@ -115,10 +115,11 @@ from typing import TYPE_CHECKING, Any
 from model import between as bw
 from model import entity
 from model import foreground as fgm
+from model.clientview_parts import ACTIVE_STATES as ACTIVE
+from model.clientview_parts import KNOWN_STATES as STANDARD_STATES
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.monitor import Message, Record, on, rule_group
-from properties.monitors.common import ACTIVE, STANDARD_STATES, is_error_object
 from properties.monitors.facts import SessionFacts, SessionMonitor
 
 if TYPE_CHECKING:
@@ -161,6 +162,11 @@ _END_STOP_KEY = rule_group(*_END_STOP)
 _END_GROUPS_KEY = rule_group(*_END_GROUPS)
 _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
 _IDLE_GROUP_KEY = rule_group(*_IDLE_GROUP)
+
+
+def _is_error_object(value: Any) -> bool:
+    """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
+    return type(value) is dict and type(value.get("code")) is int and type(value.get("message")) is str
 
 
 class _Session(Record):
@@ -626,7 +632,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "the Agent should include them when it has them",
                     msg,
                 )
-            elif not is_error_object(err):
+            elif not _is_error_object(err):
                 self.breach(
                     "FAIL-03",
                     line,

@@ -152,6 +152,7 @@ from typing import TYPE_CHECKING, Any
 from model import between as bw
 from model import entity
 from model import prompt as prm
+from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from model.core import Context
 from model.prompt import OWN_REASON
 from properties.monitor import Message, Record, on, rule_group
@@ -159,7 +160,6 @@ from properties.monitor import Message, Record, on, rule_group
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import ACTIVE, INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
 from properties.monitors.facts import SessionMonitor
 from properties.monitors.tables import rules_of
 from properties.readings import (
@@ -172,6 +172,8 @@ from properties.readings import (
     USER_MESSAGE_DEADLINE,
 )
 
+REQUEST_CANCELLED, INVALID_PARAMS, INVALID_REQUEST = -32800, -32602, -32600
+"""The JSON-RPC error codes a prompt's answer is judged by."""
 _SETUP = bw.SETUP_BEFORE_PROMPTS.rule
 _NOT_EMPTY = bw.PROMPT_HAS_CONTENT.rule
 _ADVERTISED = bw.CLIENT_SENDS_ADVERTISED.rule

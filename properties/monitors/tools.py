@@ -119,14 +119,15 @@ from typing import TYPE_CHECKING, Any
 from model import between as bw
 from model import elicitation as em
 from model import foreground, permission, toolcall
+from model.clientview_parts import ACTIVE_STATES as ACTIVE
+from model.clientview_parts import FINAL_TOOL as TOOL_FINAL
 from model.core import ProtocolViolation
 from properties.monitor import Message, Record, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
-from properties.monitors.facts import SessionFacts, SessionMonitor
+from properties.monitors.facts import SessionFacts, SessionMonitor, terminal_refs
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
