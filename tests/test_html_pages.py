@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from diagrams.html import spec_text
 from diagrams.html.record import recorded_check
-from diagrams.html.states import SEP, candidates_text, hidden_paths
+from diagrams.html.states import SEP, Rows, candidates_text, entity_row, header_rows, hidden_paths
 from model import prompt as prm
 from tests.check_support import REPO, basic_turn, run_cli
 
@@ -219,11 +220,20 @@ def test_a_line_with_several_messages_gets_a_row_each_and_its_findings_once() ->
     assert 'data-rule="CANCEL-14"' in page[page.index('id="L1-1"') : page.index('id="L2"')]
 
 
+def view_rows(sid: str, data: dict[str, Any]) -> Rows:
+    """One session of the client view format (``ClientView.session_json``) as rows, made whole
+    (the recording makes them message by message, from what changed)."""
+    rows = header_rows(sid, data["session"], len(data["preserved"]))
+    for n, (etype, eid) in enumerate(data["timeline"], 1):
+        key, text = entity_row(sid, n, etype, eid, data["entities"][etype][eid])
+        rows[key] = text
+    return dict(sorted(rows.items()))
+
+
 @pytest.mark.parametrize("name", ["mon_conforming", "view_two_sessions", "mon_violations"])
 def test_the_recorded_client_view_is_the_view_made_afresh_after_each_message(name: str) -> None:
     """The recording reuses the rows of entities that did not change; made from scratch after
     every message, the rows are the same."""
-    from diagrams.html.states import view_rows
     from model.clientview import ClientView
 
     path = REPO / "tests" / "data" / f"{name}.ndjson"
@@ -242,7 +252,6 @@ def test_the_recorded_client_view_is_the_view_made_afresh_after_each_message(nam
 def test_a_view_whose_entities_move_is_recorded_as_made_afresh(fault: str) -> None:
     """Entities moving in the timeline (a faulty client view) make every row again."""
     from diagrams.html.record import Recording
-    from diagrams.html.states import view_rows
     from properties.clientview import FaultyView
     from properties.engine import MonitorSet
     from properties.transcript import read_transcript
