@@ -107,8 +107,9 @@ class ForegroundWork(BackgroundWork):
                         bw.ADVERTISED_MODES.rule
                     ):
                         add(("agent", "elicit", mode))
+                        # also about a tool call it starts (a seeded bug already ties every one)
                         if self._room("tool_calls") and self._applies(bw.LATE_ANSWERS_IGNORED.rule):
-                            add(("agent", "elicit", (mode, TIED)))  # about a tool call it starts
+                            add(("agent", "elicit", (mode, TIED)))
         if "block" in doing and not self.cancelling:
             # ``model.between`` BLOCKED_ON_USER: requires_action needs a request outstanding; this
             # Agent blocks when its work waits on one (``blocked``), a seeded bug with none
@@ -469,10 +470,10 @@ class ForegroundWork(BackgroundWork):
     def _do_elicit(self, arg: str | tuple[str, str]) -> list[Msg]:
         """Ask the user for input (form or URL mode): the request alone does not change the
         foreground state; the work is blocked from now on (``_blocked``: ``block`` reports it).
-        With ``(mode, TIED)`` it is about a tool call it starts pending (the schema's
-        ``toolCallId``: an MCP server's elicitation during a tool call), which waits for the
-        answer (``_elicited_tools``); cancelled work gives that call its final status, and a late
-        answer or completion is ignored (``model.between`` LATE_ANSWERS_IGNORED)."""
+        With ``(mode, TIED)`` it is about a tool call it starts pending (the schema's optional
+        ``toolCallId``: input the tool needs, such as an MCP server's elicitation), which waits
+        for the answer (``_elicited_tools``); cancelled work gives that call its final status, and
+        a late answer or completion is ignored (``model.between`` LATE_ANSWERS_IGNORED)."""
         mode, tied = arg if isinstance(arg, tuple) else (arg, None)
         if not self.between.mode_advertised(mode, self.elicit_modes):  # a seeded bug: Unchecked
             self._breach(bw.ADVERTISED_MODES.rule)
