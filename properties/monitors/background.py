@@ -19,7 +19,7 @@ was sent before the snapshot" is a plain fact, and so is "the snapshot carries n
   tool call's only live work is that terminal is the reading ``tool-with-listed-terminal``: by
   default (``only-live-work``) it is, and listing both is a breach; under
   ``may-have-other-work`` the tool call may have live work the wire does not show (no breach).
-
+  Which terminals a tool call's content embeds is ``Facts.terms``.
 - STATE-01 (SHOULD, eventually): an exposed child is one announced by a ``subagent_update`` in
   its parent. The child reports its own state with ``state_update`` in its own session; the
   parent's ``subagent_update.state`` should show the same state. Mirroring may lag, so this is
