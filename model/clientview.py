@@ -394,11 +394,13 @@ class ClientView:
             return False
         fields = self._upsert(sess, etype, eid).fields
         for name, (default, valid) in FIELDS[etype].items():
+            if valid is None:  # set by the variant's own step below
+                continue
             if name == "_meta":
                 entity.patch_meta(fields, upd)
             elif type(default) is list:
                 entity.patch_list(fields, upd, name, valid)
-            elif valid is not None:
+            else:
                 entity.patch(fields, upd, name, valid, default)
         if etype == "terminal":  # output: base64 of all bytes so far
             output = upd.get("output", _MISSING)

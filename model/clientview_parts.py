@@ -1,7 +1,8 @@
 """The records of the Client's machine (``model.clientview``): one entity, one session.
 
-Owns: ``Entity`` (one (type, ID) entity of a session: its fields with their defaults, its JSON
-form and its cached snapshot), ``Session`` (one session of the view: state, background,
+Owns: ``FIELDS`` (each entity type's fields, their defaults and how an update's values for them
+are checked), ``Entity`` (one (type, ID) entity of a session: its fields, its JSON form and its
+cached snapshot), ``Session`` (one session of the view: state, background,
 completions, usage, prompts, elicitations, entities on their timeline, and what the Client
 concludes from them: prompts inserted, terminals exited, work abandoned, updates held back), the
 small validators the view applies to update fields, ``freeze`` (a hashable form of a JSON value)
@@ -21,6 +22,7 @@ import base64
 import binascii
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 from model import background, toolcall
@@ -99,8 +101,9 @@ def json_key(request_id: Json) -> str:
 
 
 # -- entities ------------------------------------------------------------------------------------
-_MESSAGE: dict[str, tuple[Json, Any]] = {"content": ([], is_block), "_meta": ({}, is_obj)}
-FIELDS: dict[str, dict[str, tuple[Json, Any]]] = {
+Field = tuple[Json, Callable[[Json], bool] | None]
+_MESSAGE: dict[str, Field] = {"content": ([], is_block), "_meta": ({}, is_obj)}
+FIELDS: dict[str, dict[str, Field]] = {
     "user_message": _MESSAGE,
     "agent_message": _MESSAGE,
     "agent_thought": _MESSAGE,
