@@ -41,7 +41,7 @@ from properties.findings import Finding
 from properties.readings import resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES, read_transcript
 
-F_CHUNK_REPLACES = {
+_CHUNK_REPLACES = {
     "agent_message": seeded.MESSAGE_CHUNK_REPLACES.name,
     "tool_call": seeded.TOOL_CHUNK_REPLACES.name,
     "compaction": seeded.SUMMARY_CHUNK_REPLACES.name,
@@ -253,7 +253,7 @@ class FaultyView(ClientView):
         if self._has(seeded.DROP_UNSEEN_CHUNK) and self._key(etype, eid) not in sess.entities:
             return True
         super()._on_chunk(sess, upd)
-        if F_CHUNK_REPLACES.get(etype, "") in self.faults:
+        if _CHUNK_REPLACES.get(etype, "") in self.faults:
             sess.entities[self._key(etype, eid)].fields[target] = [block]
         return True
 
