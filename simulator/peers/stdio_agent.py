@@ -64,6 +64,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
@@ -117,33 +118,23 @@ agent acts on, with the kind of value each must be. One required field is checke
 present: ``initialize``'s ``info``, which Clients written for earlier drafts omit (the README's
 own example of ``record`` sends none); nothing this agent does depends on it."""
 
-_KINDS = {
-    "integer": "an integer",
-    "implementation": "an object with string name and version",
-    "path": "an absolute path",
-    "string": "a string",
-    "blocks": "an array of content blocks",
-    "id": "a string or integer",
+
+def _absolute(value: Any) -> bool:
+    return type(value) is str and (PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute())
+
+
+_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "integer": ("an integer", lambda v: type(v) is int and 0 <= v <= 65535),
+    "implementation": (
+        "an object with string name and version",
+        lambda v: type(v) is dict and type(v.get("name")) is str and type(v.get("version")) is str,
+    ),
+    "path": ("an absolute path", _absolute),
+    "string": ("a string", lambda v: type(v) is str),
+    "blocks": ("an array of content blocks", lambda v: type(v) is list and all(type(b) is dict for b in v)),
+    "id": ("a string or integer", lambda v: type(v) in (int, str)),
 }
-
-
-def _problem(value: Any, kind: str) -> bool:
-    """Whether ``value`` is not of ``kind`` (``REQUIRED``)."""
-    if kind == "integer":
-        return type(value) is not int or not 0 <= value <= 65535
-    if kind == "implementation":
-        return not (
-            type(value) is dict and type(value.get("name")) is str and type(value.get("version")) is str
-        )
-    if kind == "path":
-        return type(value) is not str or not (
-            PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute()
-        )
-    if kind == "string":
-        return type(value) is not str
-    if kind == "blocks":
-        return type(value) is not list or any(type(b) is not dict for b in value)
-    return type(value) not in (int, str)  # "id"
+"""What each kind of value of ``REQUIRED`` is called, and whether a value is one."""
 
 
 def missing_field(method: str, params: dict[str, Any]) -> str | None:
@@ -155,8 +146,9 @@ def missing_field(method: str, params: dict[str, Any]) -> str | None:
             if optional:
                 continue
             return f"missing required field {name!r}"
-        if _problem(params[name], kind):
-            return f"field {name!r} is not {_KINDS[kind]}"
+        called, fits = _KINDS[kind]
+        if not fits(params[name]):
+            return f"field {name!r} is not {called}"
     return None
 
 
@@ -174,11 +166,6 @@ def agent_config(faults: frozenset[str]) -> Config:
         if mutant is not None and mutant.cfg != DEFAULT:
             return mutant.cfg
     return DEFAULT
-
-
-def encode(msg: Any) -> bytes:
-    """One message (or batch answer) as a line: compact UTF-8 JSON and a line feed."""
-    return wire.json_line(msg).encode()
 
 
 @dataclass
