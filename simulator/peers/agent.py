@@ -76,7 +76,7 @@ class Agent(Freedoms, Deviating):
         (unknown: "actual loss of observability", Session states), so the work may still end with
         its own stop reason (``model.between`` confirming_idle asks for cancelled only after a
         cancel received while work was reported active)."""
-        for rid in self.order:
+        for rid in self.prompts:
             self._prompt_fire(rid, trigger)
         if self.real == fgm.IDLE:
             return
@@ -98,7 +98,6 @@ class Agent(Freedoms, Deviating):
             # (whether it came during active work matters only where steering is not allowed)
             during = self.real != fgm.IDLE and not self.between.steer
             self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid, during)
-            self.order.append(rid)
             for d in (
                 deviations.matching(self.deviations, deviations.Stretch, machine="prompt")
                 if self.cancelling
@@ -147,7 +146,7 @@ class Agent(Freedoms, Deviating):
         active = self.real != fgm.IDLE
         features = self.cfg.features
         open_ = self._open()
-        for rid in self.order:
+        for rid in self.prompts:
             p = self.prompts[rid]
             st = p[0]
             self._prompt_events(add, rid, waiting, open_)
@@ -165,7 +164,7 @@ class Agent(Freedoms, Deviating):
             not active
             and self._closes_as_reported()
             and "closed" in self._can("session", self.session)
-            and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.order)
+            and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.prompts)
             and (
                 all(st in cm.TERMINAL for st in self.compactions.values())
                 or "complete" in deviations.withheld(self.deviations, "compaction")
@@ -311,7 +310,7 @@ class Agent(Freedoms, Deviating):
 
     def _waiting_before(self, rid: int) -> list[str]:
         """The states of the prompts received before ``rid`` that may still be inserted."""
-        before = (self.prompts[r][0] for r in self.order[: self.order.index(rid)])
+        before = [p[0] for p in self.prompts.values()][: list(self.prompts).index(rid)]
         return [st for st in before if st in _INSERTABLE]
 
     def _closes_as_reported(self) -> bool:
@@ -357,7 +356,7 @@ class Agent(Freedoms, Deviating):
     def _closed_out_events(self, add: Any) -> None:
         """Prompts a session/close stopped may be answered -32800 after the close response (no
         order binds the two responses)."""
-        for rid in self.order:
+        for rid in self.prompts:
             if self.prompts[rid][0] == prm.CLOSED_OUT and "withdraw" in self._can("prompt", prm.CLOSED_OUT):
                 add(("agent", "withdraw", rid))
 
