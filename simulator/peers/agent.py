@@ -98,6 +98,8 @@ class Agent(Freedoms, Deviating):
             # (whether it came during active work matters only where steering is not allowed)
             during = self.real != fgm.IDLE and not self.between.steer
             self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid, during)
+            if self.contents is not None:
+                self.contents[rid] = content
             for d in (
                 deviations.matching(self.deviations, deviations.Stretch, machine="prompt")
                 if self.cancelling
@@ -425,8 +427,8 @@ class Agent(Freedoms, Deviating):
             ]
         rid = arg
         _put(self.prompts, rid, 2, True)
-        mid = self.prompts[rid][1]
-        msg = wire.message("user_message", self.sid, mid, [wire.text(f"prompt {rid}")])
+        content = [wire.text(f"prompt {rid}")] if self.contents is None else copy.deepcopy(self.contents[rid])
+        msg = wire.message("user_message", self.sid, self.prompts[rid][1], content)
         self.history.append(msg)
         return [msg]
 
@@ -436,9 +438,17 @@ class Agent(Freedoms, Deviating):
         return self.between.user_content_replaceable(self.rd["user-message-content"])
 
     def _do_user_chunks(self, rid: int) -> list[Msg]:
-        self._do_user_message(rid)  # reported, and retained whole
+        """The user message streamed, one chunk per block of the prompt's content where the Agent
+        echoes it (an empty prompt: a full message with no content), else two chunks."""
+        full = self._do_user_message(rid)  # reported, and retained whole
         mid = self.prompts[rid][1]
-        return [wire.chunk("user_message_chunk", self.sid, mid, wire.text(t)) for t in ("prompt ", str(rid))]
+        if self.contents is None:
+            return [
+                wire.chunk("user_message_chunk", self.sid, mid, wire.text(t)) for t in ("prompt ", str(rid))
+            ]
+        return [
+            wire.chunk("user_message_chunk", self.sid, mid, copy.deepcopy(b)) for b in self.contents[rid]
+        ] or full
 
     def _do_future_state(self, _: Any) -> list[Msg]:
         self._use("futures")

@@ -95,6 +95,7 @@ class AgentState:
         "child_msg",
         "close_rids",
         "compactions",
+        "contents",
         "cur_msg",
         "cur_thought",
         "deviations",
@@ -174,6 +175,10 @@ class AgentState:
         #         foreground work, "" or why its content is invalid: "empty" (may be rejected) or
         #         "unadvertised", received during foreground work that has not ended since)
         self.prompts: dict[int, tuple[Any, ...]] = {}
+        self.contents: dict[Any, list[Any]] | None = None
+        """The content of each prompt received, by request id, where the Agent echoes it in the
+        prompt's user message (set by ``simulator.peers.stdio_agent``); None: it writes a
+        stand-in (``prompt N``, streamed as two chunks), as the simulated runs have it."""
         self.next_msg = 0
         self.turn_outputs = 0
         self.cur_msg: str | None = None  # agent_message being streamed in this interval
@@ -218,6 +223,7 @@ class AgentState:
         new = self.__class__.__new__(self.__class__)
         _copy_slots(self, new)
         new.prompts = dict(self.prompts)
+        new.contents = None if self.contents is None else dict(self.contents)
         new.tools = dict(self.tools)
         new.perms = dict(self.perms)
         new.elicits = dict(self.elicits)

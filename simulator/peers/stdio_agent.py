@@ -43,8 +43,8 @@ What the model does not cover, this layer answers (and nothing else):
   responses nobody asked for.
 
 Everything else goes to the session's ``Agent.receive``; a ``session/close`` of a closed or
-closing session too (the model answers it). The echo of an inserted prompt's user message
-carries the prompt's content as received (the model writes a stand-in): a full
+closing session too (the model answers it). Each session's Agent echoes the prompts' content
+(``Agent.contents``): the user message of an inserted prompt carries it as received, a full
 ``user_message`` its content array, streamed ``user_message_chunk`` one chunk per content
 block (an empty prompt: a full message with no content), and the retained history replayed on
 resume the same. The Agents' moves begin once their session exists. A move the model's tables
@@ -61,7 +61,6 @@ Must not know: file descriptors, time, monitors.
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 from collections.abc import Callable
@@ -177,8 +176,6 @@ class Session:
     agent: Agent
     refused: set[tuple[str, Any]] = field(default_factory=set)
     """Moves the model refused (a seeded bug's): not tried again."""
-    contents: dict[Any, list[Any]] = field(default_factory=dict)
-    """The content of each prompt passed to the model, by request id (echoed back)."""
 
 
 class StdioAgent:
@@ -291,9 +288,7 @@ class StdioAgent:
         refusal = self._refusal(session, method, params, rid)
         if refusal is not None:
             return [refusal] if request else []
-        if method == "session/prompt":
-            session.contents[rid] = params["prompt"]
-        elif method == "session/resume" and "replayFrom" in params and params["replayFrom"] is None:
+        if method == "session/resume" and "replayFrom" in params and params["replayFrom"] is None:
             # omitted and null are the same: no replay
             msg = {**msg, "params": {k: v for k, v in params.items() if k != "replayFrom"}}
         self._pass(session, msg)
@@ -324,6 +319,7 @@ class StdioAgent:
             sid, child = f"sess_{2 * n - 1}", f"sess_{2 * n}"
             agent = Agent(self.cfg, self.faults, session=sid, child=child, requests=f"perm_{sid}_")
             agent.elicit_modes = self.elicit_modes
+        agent.contents = {}  # its user messages echo the prompts' content
         self.sessions[agent.sid] = Session(agent.sid, cwd, agent)
         return agent.sid
 
@@ -430,47 +426,7 @@ class StdioAgent:
             session.refused.add((name, arg))
             self.notes.append(f"seeded bug refused by the model, not sent: {exc}")
             return None
-        if name in ("user_message", "user_chunks"):
-            msgs = self._echo(session, arg, msgs)
         return msgs
-
-    def _echo(self, session: Session, rid: Any, msgs: list[Msg]) -> list[Msg]:
-        """The user message carries the content the Client sent (the model writes a stand-in):
-        a full message its content array, chunks one per content block; so does the history a
-        resume replays."""
-        content = session.contents.get(rid)
-        if content is None:
-            return msgs
-        out: list[Msg] = []
-        mid = None
-        chunked = False
-        for msg in msgs:
-            upd = msg["params"]["update"]
-            kind = upd.get("sessionUpdate")
-            if kind == "user_message":
-                upd["content"] = copy.deepcopy(content)
-                mid = upd.get("messageId")
-            elif kind == "user_message_chunk":
-                if not chunked:  # the chunks' place: one per block (none: a full, empty message)
-                    chunked = True
-                    mid = upd.get("messageId")
-                    blocks = content or [None]
-                    for block in blocks:
-                        new = copy.deepcopy(msg)
-                        if block is None:
-                            new["params"]["update"]["sessionUpdate"] = "user_message"
-                            new["params"]["update"]["content"] = []
-                        else:
-                            new["params"]["update"]["content"] = copy.deepcopy(block)
-                        out.append(new)
-                continue
-            out.append(msg)
-        for kept in reversed(session.agent.history):
-            upd = kept["params"]["update"]
-            if upd.get("sessionUpdate") == "user_message" and upd.get("messageId") == mid:
-                upd["content"] = copy.deepcopy(content)
-                break
-        return out
 
     def pause(self) -> float:
         low, high = self.pace
