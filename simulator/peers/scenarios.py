@@ -24,17 +24,6 @@ from simulator.peers.config import DEFAULT, Config
 from simulator.peers.schedulers import Run, scripted
 
 Step = tuple[str, str, Any] | str
-D = "deliver"
-
-
-def c(name: str, arg: Any = None) -> tuple[str, str, Any]:
-    return ("client", name, arg)
-
-
-def a(name: str, arg: Any = None) -> tuple[str, str, Any]:
-    return ("agent", name, arg)
-
-
 _STEP = re.compile(r"deliver|(client|agent|net)\.(\w+)(\((?:[^()]|\([^()]*\))*\))?")
 
 
@@ -47,7 +36,9 @@ def script(text: str) -> tuple[Step, ...]:
     steps: list[Step] = []
     for m in _STEP.finditer(text):
         actor, name, arg = m.groups()
-        steps.append(D if actor is None else (actor, name, None if arg is None else ast.literal_eval(arg)))
+        steps.append(
+            "deliver" if actor is None else (actor, name, None if arg is None else ast.literal_eval(arg))
+        )
     return tuple(steps)
 
 
