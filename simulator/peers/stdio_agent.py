@@ -244,57 +244,55 @@ class StdioAgent:
         if type(method) is not str:
             return [wire.error(rid if request else None, wire.INVALID_REQUEST, "Invalid Request")]
         params = msg.get("params")
-        if type(params) is not dict:
-            params = {}
+        answer = self._request(method, params if type(params) is dict else {}, msg, rid, request, after)
+        return [answer] if request and answer is not None else []
+
+    def _request(
+        self, method: str, params: dict[str, Any], msg: Msg, rid: Any, request: bool, after: list[Msg]
+    ) -> Msg | None:
+        """The answer to a request or notification (sent only for a request: ``_one``)."""
         missing = missing_field(method, params)
         if missing is not None:
-            return [wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: {missing}")] if request else []
+            return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: {missing}")
         if method == "initialize":
             requested = params["protocolVersion"]
             if requested < wire.PROTOCOL_VERSION:  # no version at or below the one asked for
                 data = {"requested": requested, "supported": [wire.PROTOCOL_VERSION]}
-                msg_ = f"Unsupported protocol version {requested}"
-                return [wire.error(rid, UNSUPPORTED_VERSION, msg_, data)] if request else []
+                return wire.error(rid, UNSUPPORTED_VERSION, f"Unsupported protocol version {requested}", data)
             self._initialize(params)
-            return [wire.initialized(rid)] if request else []
+            return wire.initialized(rid)
         if method == "session/new":
-            return [wire.session_created(rid, self._new(params["cwd"]))] if request else []
+            return wire.session_created(rid, self._new(params["cwd"])) if request else None
         if method == "session/list":
-            return [self._list(rid, params)] if request else []
+            return self._list(rid, params)
         if method == "$/cancel_request":
-            if not request:
-                for s in self.sessions.values():
-                    if params["requestId"] in s.agent.prompts:
-                        self._pass(s, msg)
-            return []
+            for s in self.sessions.values():
+                if not request and params["requestId"] in s.agent.prompts:
+                    self._pass(s, msg)
+            return None
         if method not in ("session/prompt", "session/close", "session/resume", "session/cancel"):
-            return [wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")] if request else []
+            return wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
         if method == "session/cancel" and request:
-            return [wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method} (a notification)")]
+            return wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method} (a notification)")
         if method != "session/cancel" and not request:
-            return []  # a request sent as a notification: nothing to answer
+            return None  # a request sent as a notification: nothing to answer
         sid = params["sessionId"]
         session = self.sessions.get(sid)
         if session is None:
             if method == "session/close":
-                return [wire.result(rid, {})]  # closing a session that does not exist succeeds
-            if not request:
-                return []
-            return [
-                wire.error(
-                    rid, RESOURCE_NOT_FOUND, f"Resource not found: session {sid!r}", {"sessionId": sid}
-                )
-            ]
+                return wire.result(rid, {})  # closing a session that does not exist succeeds
+            text = f"Resource not found: session {sid!r}"
+            return wire.error(rid, RESOURCE_NOT_FOUND, text, {"sessionId": sid})
         refusal = self._refusal(session, method, params, rid)
         if refusal is not None:
-            return [refusal] if request else []
+            return refusal
         if method == "session/resume" and "replayFrom" in params and params["replayFrom"] is None:
             # omitted and null are the same: no replay
             msg = {**msg, "params": {k: v for k, v in params.items() if k != "replayFrom"}}
         self._pass(session, msg)
         if method == "session/prompt":
             after.extend(self._eager(session))
-        return []
+        return None
 
     def _initialize(self, params: dict[str, Any]) -> None:
         caps = params.get("capabilities")
