@@ -47,8 +47,8 @@ def marked_paths(
     out: list[list[Event]] = []
     for q in s.quiet:
         a, c, _, _, _, v, r = s.states[q]
-        agent = parts.agents.reps[a]
-        names = set(agent.marks) | set(agent.omitted()) | set(parts.clients.reps[c].marks)
+        agent = parts.agent.reps[a]
+        names = set(agent.marks) | set(agent.omitted()) | set(parts.client.reps[c].marks)
         if parts.view_table is not None:
             names |= {b.rule for b in parts.compare(r, v)}
         if same & names:

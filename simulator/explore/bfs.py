@@ -71,7 +71,7 @@ from properties.clientview import CLIENT_FAULTS
 from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors
 from simulator.explore.coverage import Row
 from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
-from simulator.explore.state import SHIFT, State
+from simulator.explore.state import State
 from simulator.peers.agent import Agent
 from simulator.peers.config import MAX_STATES as MAX_STATES
 from simulator.peers.config import SMALL, Config
@@ -478,7 +478,7 @@ def explore(
             else:
                 _judge_cycle(members, s, cfg, faults, monitors)
     found_list = counterexamples(s, cfg, faults, name)
-    s.fg = [parts.fg[st[0]] for st in s.states]
+    s.fg = [parts.agent.fg[st[0]] for st in s.states]
     seconds = time.perf_counter() - t0
     result = BfsResult(
         cfg=cfg,
@@ -595,19 +595,9 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
     (``expand(state, children, sides)``: only the events of those sides, ``simulator.explore.por``)
     for coverage; ``can_move(state)`` says whether any event is enabled (what a search that
     stops at a depth limit asks of the states it does not expand)."""
-    mon = parts.monitors
-    mon_steps = mon.steps
-    mon_step = mon.step
-    agent_moves = parts.agent_moves
-    client_moves = parts.client_moves
-    agent_choices = parts.agent_choices
-    client_choices = parts.client_choices
-    agent_recv = parts.agent_recv
-    client_recv = parts.client_recv
-    agent_receive = parts.agent_receive
-    client_receive = parts.client_receive
-    view_table = parts.view_table
-    ref_table = parts.reference_table
+    mon_step = parts.monitors.step
+    agent, client = parts.agent, parts.client
+    view_table, ref_table = parts.view_table, parts.reference_table
     views = view_table is not None
     cap = cfg.capacity
     ordered = cfg.transport == "fifo"
@@ -617,13 +607,9 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
         client_side = sides & CLIENT_SIDE
         agent_side = sides & AGENT_SIDE
         if client_side and len(ta) < cap:
-            moves = client_moves[c]
-            if moves is None:
-                moves = client_choices(c)
-            for move in moves:
+            for move in client.choices(c):
                 move[4] += 1
-                c2 = move[1]
-                if c2 < 0:
+                if move[1] < 0:
                     children.append((move[0], None, move[3], ()))
                     continue
                 seq = move[2]
@@ -632,37 +618,26 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
                     for x in seq:
                         v2 = view_table.apply(v2, x)  # type: ignore[union-attr]
                         r2 = ref_table.apply(r2, x)  # type: ignore[union-attr]
-                children.append((move[0], (a, c2, ta + seq, tc, m, v2, r2), (), ()))
+                children.append((move[0], (a, move[1], ta + seq, tc, m, v2, r2), (), ()))
         if agent_side and len(tc) < cap:
-            moves = agent_moves[a]
-            if moves is None:
-                moves = agent_choices(a)
-            for move in moves:
+            for move in agent.choices(a):
                 move[4] += 1
-                a2 = move[1]
-                if a2 < 0:
+                if move[1] < 0:
                     children.append((move[0], None, move[3], ()))
                     continue
                 m2 = m
                 found: tuple[Breach, ...] = ()
                 for x in move[2]:
-                    hit = mon_steps.get(m2 << SHIFT | x)
-                    if hit is None:
-                        hit = mon_step(m2, x)
+                    hit = mon_step(m2, x)
                     hit[2] += 1
                     m2 = hit[0]
-                    if hit[1]:
-                        found += hit[1]
-                children.append((move[0], (a2, c, ta, tc + move[2], m2, v, r), found, ()))
+                    found += hit[1]
+                children.append((move[0], (move[1], c, ta, tc + move[2], m2, v, r), found, ()))
         if agent_side and ta:
             x = ta[0]
-            hit = mon_steps.get(m << SHIFT | x)
-            if hit is None:
-                hit = mon_step(m, x)
+            hit = mon_step(m, x)
             hit[2] += 1
-            move = agent_recv.get(a << SHIFT | x)
-            if move is None:
-                move = agent_receive(a, x)
+            move = agent.receive(a, x)
             move[4] += 1
             if move[1] < 0:
                 children.append((_TO_AGENT, None, move[3], ()))
@@ -682,9 +657,7 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
                         before = {b.rule for b in parts.compare(r, v)}
                         maybe = tuple(b for b in found if b.rule in before)
                         found = tuple(b for b in found if b.rule not in before)
-                move = client_recv.get(c << SHIFT | x)
-                if move is None:
-                    move = client_receive(c, x)
+                move = client.receive(c, x)
                 move[4] += 1
                 ev = _TO_CLIENT[k] if k < len(_TO_CLIENT) else ("net", "to_client", k)
                 if move[1] < 0:
@@ -694,7 +667,7 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
 
     def can_move(st: Any) -> bool:
         a, c, ta, tc = st[:4]
-        return bool(ta or tc or (len(ta) < cap and client_choices(c)) or (len(tc) < cap and agent_choices(a)))
+        return bool(ta or tc or (len(ta) < cap and client.choices(c)) or (len(tc) < cap and agent.choices(a)))
 
     return expand, can_move
 
@@ -842,15 +815,15 @@ def canonical_key(parts: State) -> Callable[[Any], Any]:
 
     def canon(st: Any) -> Any:
         a, c, ta, tc, m, _, _ = st
-        akey = parts.agents.keys[a]
+        akey = parts.agent.keys[a]
         hist: tuple[str, ...] = ()
-        if parts.history:
+        if parts.agent.history:
             akey, held = akey
             hist = tuple([text(x) for x in held])
         akey = (*akey[:_COUNTER_AT], 0, *akey[_COUNTER_AT + 1 :])
         key = (
             akey,
-            parts.clients.keys[c],
+            parts.client.keys[c],
             tuple([text(x) for x in ta]),
             tuple([text(x) for x in tc]),
             full_key(m),
