@@ -43,7 +43,7 @@ def marked_paths(
     """Paths to the breaking behaviours of ``rule`` in ``cfg`` with ``faults`` on (see the
     module docstring), and whether the search covered the whole slice."""
     same = frozenset({rule}) if isinstance(rule, str) else rule  # the IDs that count as the rule
-    parts, s, stop = explore_bfs.search_states(cfg, faults, max_states)
+    parts, s = explore_bfs.search_states(cfg, faults, max_states)
     out: list[list[Event]] = []
     for q in s.quiet:
         a, c, _, _, _, v, r = s.states[q]
@@ -56,7 +56,7 @@ def marked_paths(
     for found in s.found.values():
         if found.breach.source == "model" and found.event is not None:
             out.append([*s.path(found.state), found.event])
-    return out, stop == "complete"
+    return out, s.stop == "complete"
 
 
 def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> World:

@@ -376,22 +376,16 @@ class BfsResult:
         return {
             "name": self.name,
             "bounds": self.cfg.to_json(),
-            "symmetry": self.symmetry,
-            "reduce": self.reduce,
-            "one_side_states": self.one_side_states,
-            "unjudged_cycles": self.unjudged_cycles,
-            "states": self.states,
-            "transitions": self.transitions,
-            "max_depth": self.max_depth,
-            "depth_limit": self.depth_limit,
-            "complete": self.complete,
-            "stop": self.stop,
-            "quiescent_states": self.quiescent_states,
-            "sccs": self.sccs,
-            "nontrivial_sccs": self.nontrivial_sccs,
-            "bottom_cycles": self.bottom_cycles,
+            **{key: getattr(self, key) for key in _STATS},
             "foreground": dict(sorted(self.foreground.items())),
         }
+
+
+_STATS = (
+    "symmetry reduce one_side_states unjudged_cycles states transitions max_depth depth_limit complete "
+    "stop quiescent_states sccs nontrivial_sccs bottom_cycles"
+).split()
+"""The fields of ``BfsResult.stats_json`` between its bounds and its foreground counts, in order."""
 
 
 @dataclass
@@ -416,6 +410,9 @@ class _Search:
     found: dict[str, _Found] = field(default_factory=dict)
     one_side: bytearray | None = None
     """Under the partial-order reduction: 1 for each state expanded on one side only."""
+    symmetry: bool = False
+    stop: str = ""
+    transitions: int = 0
 
     def path(self, state: int) -> list[Event]:
         out: list[Event] = []
@@ -457,15 +454,11 @@ def explore(
     if reduce != "none" and depth is not None:
         raise ValueError("the partial-order reduction does not combine with a depth limit")
     t0 = time.perf_counter()
-    parts, symmetry = new_parts(cfg, faults, symmetry, monitors)
-    s = _Search()
-    if reduce == "por":
-        s.one_side = bytearray()
-    with parts.stepping(), collector_paused():
-        stop, transitions, max_depth = _search(
-            parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, graph, t0
-        )
-    complete = stop == "complete"
+    parts, s = search_states(
+        cfg, faults, max_states, monitors, depth=depth, time_budget=time_budget, symmetry=symmetry,
+        progress=progress, name=name, keep_edges=graph, por=reduce == "por",
+    )  # fmt: skip
+    complete = s.stop == "complete"
     states = len(s.parent)
     stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
     sccs = nontrivial = bottom = unjudged = 0
@@ -479,16 +472,15 @@ def explore(
                 _judge_cycle(members, s, cfg, faults, monitors)
     found_list = counterexamples(s, cfg, faults, name)
     s.fg = [parts.agent.fg[st[0]] for st in s.states]
-    seconds = time.perf_counter() - t0
     result = BfsResult(
         cfg=cfg,
-        symmetry=symmetry,
+        symmetry=s.symmetry,
         states=states,
-        transitions=transitions,
-        max_depth=max_depth,
-        seconds=seconds,
+        transitions=s.transitions,
+        max_depth=s.depth[-1],
+        seconds=time.perf_counter() - t0,
         complete=complete,
-        stop=stop,
+        stop=s.stop,
         depth_limit=depth,
         quiescent_states=len(s.quiet),
         sccs=sccs,
@@ -511,27 +503,38 @@ def explore(
 
 
 def search_states(
-    cfg: Config, faults: frozenset[str], max_states: int | None, monitors: bool = False
-) -> tuple[State, _Search, str]:
-    """The bare breadth-first search of ``explore`` (no cycles judged, no coverage or
-    counterexamples assembled): the numbered parts, the search (states, parent pointers,
-    quiescent states, first breach of each rule) and why it stopped. For callers that look at
-    the states themselves (``simulator.analysis.decidability_exhaustive``)."""
-    parts, _ = new_parts(cfg, faults, False, monitors)
-    s = _Search()
+    cfg: Config,
+    faults: frozenset[str],
+    max_states: int | None,
+    monitors: bool = False,
+    *,
+    depth: int | None = None,
+    time_budget: float | None = None,
+    symmetry: bool = False,
+    progress: Callable[[str], None] | None = None,
+    name: str = "",
+    keep_edges: bool = False,
+    por: bool = False,
+) -> tuple[State, _Search]:
+    """The breadth-first search itself, without judging cycles or assembling coverage and
+    counterexamples (``explore`` does): the numbered parts and the search (states, parent
+    pointers, quiescent states, first breach of each rule, why it stopped). For callers that
+    look at the states themselves too (``simulator.analysis.decidability_exhaustive``).
+    Symmetry applies only where it can (see above); ``_Search.symmetry`` says whether it did."""
+    parts = new_parts(cfg, faults, monitors)
+    s = _Search(one_side=bytearray() if por else None)
+    s.symmetry = symmetry and _COUNTER_AT >= 0 and not faults
     with parts.stepping(), collector_paused():
-        stop, _, _ = _search(
-            parts, s, cfg, None, None, False, None, "", max_states, False, time.perf_counter()
-        )
-    return parts, s, stop
+        _search(parts, s, cfg, depth, time_budget, progress, name, max_states, keep_edges)
+    return parts, s
 
 
-def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: bool) -> tuple[State, bool]:
-    """The state of the initial World, and whether symmetry applies (see above)."""
+def new_parts(cfg: Config, faults: frozenset[str], monitors: bool) -> State:
+    """The numbered parts of the initial World (views only with a faulty client view, the
+    agent's history only where a resume replays it: see above)."""
     views = bool(faults & frozenset(CLIENT_FAULTS))
     history = "resume" in cfg.features and cfg.resumes > 0
-    symmetry = symmetry and _COUNTER_AT >= 0 and not faults
-    return State(cfg, faults, new_monitors(monitors, cfg), views, history), symmetry
+    return State(cfg, faults, new_monitors(monitors, cfg), views, history)
 
 
 def counterexamples(s: _Search, cfg: Config, faults: frozenset[str], name: str) -> list[Counterexample]:
@@ -678,18 +681,17 @@ def _search(
     cfg: Config,
     depth: int | None,
     time_budget: float | None,
-    symmetry: bool,
     progress: Callable[[str], None] | None,
     name: str,
     max_states: int | None,
     keep_edges: bool,
-    t0: float,
-) -> tuple[str, int, int]:
+) -> None:
     """The breadth-first loop over integer states (see ``simulator.explore.state``); fills
-    ``s`` and returns (stop reason, transitions, maximum depth)."""
+    ``s`` (its states, edges, depths, transitions and why it stopped)."""
+    t0 = time.perf_counter()
     mon = parts.monitors
     expand, can_move = expander(parts, cfg)
-    canon = canonical_key(parts) if symmetry else None
+    canon = canonical_key(parts) if s.symmetry else None
     one_side = s.one_side
     side = ample(parts, cfg) if one_side is not None else None
 
@@ -782,7 +784,7 @@ def _search(
     else:
         stop = "depth limit" if cut else "complete"
     s.depth = _depths(starts, len(states))
-    return stop, transitions, s.depth[-1]
+    s.stop, s.transitions = stop, transitions
 
 
 def _seen_above(children: list[Child], index: dict[Any, int], canon: Any, level_end: int) -> bool:
