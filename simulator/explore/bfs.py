@@ -382,9 +382,21 @@ class BfsResult:
 
 
 _STATS = (
-    "symmetry reduce one_side_states unjudged_cycles states transitions max_depth depth_limit complete "
-    "stop quiescent_states sccs nontrivial_sccs bottom_cycles"
-).split()
+    "symmetry",
+    "reduce",
+    "one_side_states",
+    "unjudged_cycles",
+    "states",
+    "transitions",
+    "max_depth",
+    "depth_limit",
+    "complete",
+    "stop",
+    "quiescent_states",
+    "sccs",
+    "nontrivial_sccs",
+    "bottom_cycles",
+)
 """The fields of ``BfsResult.stats_json`` between its bounds and its foreground counts, in order."""
 
 
