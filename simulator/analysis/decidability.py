@@ -82,7 +82,7 @@ from properties.readings import READINGS, resolve
 from properties.variants import Variant
 from simulator.analysis import decidability_exhaustive
 from simulator.analysis.decidability_renaming import Comparison, Renaming
-from simulator.analysis.mutants import Mutant, standing_for
+from simulator.analysis.mutants import Mutant, sample, standing_for
 from simulator.explore.bfs import SLICES
 from simulator.peers.config import (
     DECIDABILITY_EXHAUSTIVE_STATES,
@@ -93,7 +93,7 @@ from simulator.peers.config import (
     Config,
 )
 from simulator.peers.scenarios import SCENARIOS
-from simulator.peers.schedulers import describe, random_walk, scripted
+from simulator.peers.schedulers import describe
 from simulator.peers.wire import to_ndjson
 from simulator.peers.world import Event, Hidden, Line, World
 from simulator.workers import Workers
@@ -296,34 +296,6 @@ def checker_rules(
     return {f.rule for f in report.findings}
 
 
-def accepts(
-    lines: list[Line], readings: dict[str, str] | None = None, variant: Variant | None = None
-) -> bool:
-    """Whether ``acp-model check`` reports nothing on this transcript."""
-    return not checker_rules(lines, readings, variant)
-
-
-def _runs(
-    mutant: Mutant, bound: Bound, readings: dict[str, str] | None = None, variant: Variant | None = None
-) -> Iterable[tuple[str, Config, Any]]:
-    """The sample: every scenario and the seeded walks, under ``readings`` and ``variant``
-    (their ``Config`` carries them to the simulated peers and monitors)."""
-    faults = mutant.switched_on
-    extra: dict[str, Any] = {"readings": readings} if readings else {}
-    if variant is not None:
-        extra["variant"] = variant
-    for scenario in SCENARIOS:
-        scfg = scenario.cfg.with_(**extra)
-        yield (
-            f"scenario {scenario.name}",
-            scfg,
-            lambda s=scenario, c=scfg: scripted(s.script, c, faults, None, strict=False),
-        )
-    cfg = mutant.cfg.with_(**extra)
-    for seed in range(bound.seed, bound.seed + bound.walks):
-        yield f"seed {seed}", cfg, lambda s=seed: random_walk(s, bound.steps, cfg, faults, None)
-
-
 def breaking_runs(
     rule: str,
     mutant: Mutant,
@@ -353,7 +325,12 @@ def breaking_runs(
         out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
         return enough is not None and enough(out[-1])
 
-    for source, cfg, make in _runs(mutant, bound, readings, variant):
+    extra: dict[str, Any] = {"readings": readings} if readings else {}
+    if variant is not None:
+        extra["variant"] = variant
+    for source, cfg, make in sample(
+        mutant.switched_on, mutant.cfg, bound.walks, bound.steps, bound.seed, **extra
+    ):
         if deadline is not None and time.time() > deadline:
             return out, False
         run = make()
@@ -582,24 +559,10 @@ def _net(world: World) -> tuple[bytes, ...]:
     )
 
 
-def _silent_steps(
-    events: list[Event], cfg: Config, faults: frozenset[str]
-) -> tuple[list[tuple[int, str]], World]:
-    """(position, description) of the events that record no line, and the world after them."""
-    world = World(cfg, faults, None, record=True)
-    out: list[tuple[int, str]] = []
-    for ev in events:
-        before = len(world.transcript)
-        world.step(ev)
-        if len(world.transcript) == before and ev[:2] != ("net", "to_client"):
-            out.append((before, describe(ev)))
-    return out, world
-
-
 def witness(rule: str, run: Run, bound: Bound) -> Witness:
     mutant, same = standing_for(rule)
     faults = mutant.switched_on if mutant else frozenset()
-    b_silent, _ = _silent_steps(run.events, run.cfg, faults)
+    _, b_silent = decidability_exhaustive.replay(run.events, run.cfg, faults)
     events, nodes = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
     cfg = run.cfg
     if events is None and twin_config(run.cfg) != run.cfg:
@@ -611,7 +574,7 @@ def witness(rule: str, run: Run, bound: Bound) -> Witness:
         (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule in same
     ]
     if events is not None:
-        c_silent, world = _silent_steps(events, cfg, frozenset())
+        world, c_silent = decidability_exhaustive.replay(events, cfg, frozenset())
         b_count, c_count = Counter(b_silent), Counter(c_silent)
         differing += [(p, "breaking", d) for p, d in b_silent if c_count[(p, d)] < b_count[(p, d)]]
         differing += [(p, "conforming", d) for p, d in c_silent if b_count[(p, d)] < c_count[(p, d)]]
@@ -628,9 +591,9 @@ def conforming_transcript(w: Witness) -> list[Line]:
     """The conforming run's transcript (the breaking one's messages, up to the renaming of the
     values the Agent chooses freely: ``decidability_renaming``)."""
     assert w.conforming_events is not None
-    world = World(w.conforming_cfg or w.breaking.cfg, frozenset(), None, record=True)
-    for ev in w.conforming_events:
-        world.step(ev)
+    world, _ = decidability_exhaustive.replay(
+        w.conforming_events, w.conforming_cfg or w.breaking.cfg, frozenset()
+    )
     return list(world.transcript)
 
 

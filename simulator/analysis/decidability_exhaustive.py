@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from properties.variants import Variant
 from simulator.explore import bfs as explore_bfs
 from simulator.peers.config import Config
+from simulator.peers.schedulers import describe
 from simulator.peers.world import Event, World
 
 
@@ -59,16 +60,22 @@ def marked_paths(
     return out, s.stop == "complete"
 
 
-def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> World:
-    """The recording world after ``events`` (judged for omissions when it ends quiescent)."""
+def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> tuple[World, list[tuple[int, str]]]:
+    """The recording world after ``events`` (stopped at a move the model refuses; judged for
+    omissions when it ends quiescent), and the (position, description) of the events that
+    recorded no line: its hidden steps."""
     world = World(cfg, faults, None, record=True)
+    silent: list[tuple[int, str]] = []
     for ev in events:
+        before = len(world.transcript)
         world.step(ev)
+        if len(world.transcript) == before and ev[:2] != ("net", "to_client"):
+            silent.append((before, describe(ev)))
         if world.broken is not None:
             break
     if world.broken is None and world.quiescent():
         world.finish()
-    return world
+    return world, silent
 
 
 def runs(
@@ -85,6 +92,6 @@ def runs(
     for name, cfg in slices(readings, variant):
         paths, _ = marked_paths(cfg, faults, rule, max_states)
         for events in paths:
-            world = replay(events, cfg, faults)
+            world, _ = replay(events, cfg, faults)
             if any(h.rule in same for h in world.hidden):
                 yield f"exhaustive {name}, {len(events)} steps", cfg, events, world

@@ -19,8 +19,9 @@ Must not know: how monitors decide; how transcripts are written to disk.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from properties.catalogue import RESTATED
@@ -136,14 +137,28 @@ class Verdict:
         }
 
 
-def _runs(fault: frozenset[str], cfg: Config, walks: int, steps: int) -> Iterable[tuple[str, Run]]:
+def sample(
+    faults: frozenset[str],
+    cfg: Config,
+    walks: int,
+    steps: int,
+    seed: int = 0,
+    monitors: Callable[[], MonitorSet | None] = lambda: None,
+    **extra: Any,
+) -> Iterator[tuple[str, Config, Callable[[], Run]]]:
+    """The runs a seeded bug is judged on, as (source, bounds, the run made when called): every
+    named scenario under its own bounds, then the seeded random walks ``seed .. seed+walks-1``
+    under ``cfg``; ``extra``: changes to every ``Config`` (readings, a variant)."""
     for scenario in SCENARIOS:
+        scfg = scenario.cfg.with_(**extra) if extra else scenario.cfg
         yield (
             f"scenario {scenario.name}",
-            scripted(scenario.script, scenario.cfg, fault, MonitorSet(from_start=True), strict=False),
+            scfg,
+            partial(scripted, scenario.script, scfg, faults, monitors(), strict=False),
         )
-    for seed in range(walks):
-        yield f"seed {seed}", random_walk(seed, steps, cfg, fault, MonitorSet(from_start=True))
+    wcfg = cfg.with_(**extra) if extra else cfg
+    for n in range(seed, seed + walks):
+        yield f"seed {n}", wcfg, partial(random_walk, n, steps, wcfg, faults, monitors())
 
 
 def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verdict:
@@ -151,7 +166,8 @@ def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verd
     fault = mutant.switched_on if mutant else frozenset()
     cfg = mutant.cfg if mutant else DEFAULT
     verdict = Verdict(mutant)
-    for source, run in _runs(fault, cfg, walks, steps):
+    for source, _, make in sample(fault, cfg, walks, steps, monitors=lambda: MonitorSet(from_start=True)):
+        run = make()
         verdict.runs += 1
         rules = {f.rule for f in run.findings if f.kind == "rule"} | set(run.world.view_breaches)
         verdict.findings += len(rules)
