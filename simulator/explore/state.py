@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -50,7 +51,7 @@ import orjson
 from model.core import ProtocolViolation
 from properties.engine import MonitorSet
 from simulator.explore.common import Breach
-from simulator.explore.coverage import Row, rows_fired
+from simulator.explore.coverage import Row, recording
 from simulator.peers.config import Config
 from simulator.peers.world import World
 
@@ -121,11 +122,12 @@ class Peer(Numbered):
     events it may choose in each state (``choices``) and what receiving a message does
     (``receive``)."""
 
-    def __init__(self, side: str, msgs: Messages, rows: list[Row], history: bool = False) -> None:
+    def __init__(self, side: str, msgs: Messages, history: bool = False) -> None:
         super().__init__()
         self.side = side
         self.msgs = msgs
-        self.rows = rows
+        self.rows: list[Row] = []
+        """The rows fired (``State.stepping``: while the search runs), one move at a time."""
         self.history = history
         self.moves: list[list[Move] | None] = []
         self.recv: dict[int, Move] = {}
@@ -192,9 +194,8 @@ class State:
     ) -> None:
         world = World(cfg, faults, monitors, record=False)
         self.msgs = Messages()
-        self._rows: list[Row] = []
-        self.agent = Peer("agent", self.msgs, self._rows, history)
-        self.client = Peer("client", self.msgs, self._rows)
+        self.agent = Peer("agent", self.msgs, history)
+        self.client = Peer("client", self.msgs)
         self.root_agent = self.agent.id(world.agent)
         self.root_client = self.client.id(world.client.clone(_NoView()))  # type: ignore[arg-type]
         self.monitors = Monitors(cfg, faults, monitors, self.msgs)
@@ -212,9 +213,12 @@ class State:
         """The state of the initial World."""
         return (self.root_agent, self.root_client, (), (), 0, 0, 0)
 
-    def stepping(self) -> AbstractContextManager[None]:
+    @contextmanager
+    def stepping(self) -> Iterator[None]:
         """While the search runs: every machine row a peer fires is logged for coverage."""
-        return rows_fired(self._rows.append)
+        with recording() as rows:
+            self.agent.rows = self.client.rows = rows
+            yield
 
     def compare(self, r: int, v: int) -> tuple[Breach, ...]:
         """View breaches: where the faulty view ``v`` differs from the reference view ``r``."""
