@@ -73,7 +73,6 @@ def options(args: argparse.Namespace) -> Any:
         examples=args.examples,
         walks=args.walks,
         steps=args.steps,
-        workers=1,
         time_budget=args.time_budget,
         graph=args.graph,
         out=args.out,

@@ -34,7 +34,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,6 @@ class Options:
     examples: int = EXPLORE_EXAMPLES
     walks: int = EXPLORE_WALKS
     steps: int = EXPLORE_STEPS
-    workers: int = 1
     time_budget: float | None = None
     graph: str | None = None
     out: str = "out/explore"
@@ -99,8 +98,7 @@ class Options:
     pool: Workers | None = None
     """The worker pool (``simulator.workers.Workers``, made by the command for ``--jobs`` or
     ``--cluster``; the caller closes it): the slices of the exhaustive search, the random-walk
-    and hypothesis chunks run as its jobs. None: a pool of ``workers`` local processes for the
-    random walks, made and closed by the run."""
+    and hypothesis chunks run as its jobs. None: everything runs in this process."""
     readings: dict[str, str] = field(default_factory=dict)
     """Readings of ambiguous spec text (``properties.readings``) the run explores under (put in
     every slice's and the random modes' ``Config``); absent ones take their defaults."""
@@ -176,10 +174,7 @@ class Computed:
 
 def compute(opts: Options, progress: Progress = NULL) -> Computed:
     """The chosen modes run; nothing written but the state graph (``--graph``)."""
-    if opts.pool is not None:
-        return _compute(opts, progress, resolve(opts.readings), opts.pool)
-    with Workers(max(1, opts.workers)) as pool:
-        return _compute(opts, progress, resolve(opts.readings), pool)
+    return _compute(opts, progress, resolve(opts.readings), opts.pool or Workers(1))
 
 
 def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: Workers) -> Computed:
@@ -297,6 +292,31 @@ def write(opts: Options, done: Computed) -> dict[str, Any]:
         report["report_file"] = None
         write_errors.append(write_error(out / "report.json", exc))
     return report
+
+
+def run_each(runs: list[Options], pool: Workers, progress: Progress, what: str) -> Iterator[dict[str, Any]]:
+    """The reports of ``run`` on each of ``runs``, in order (the readings matrix's cells, a
+    comparison's two explorations). On a parallel pool each is a job that computes the run
+    (every mode in the job's process) and this process writes its files, so they land here even
+    when the job ran on another node; otherwise they run here one after the other."""
+    if not pool.parallel:
+        for i, opts in enumerate(runs, 1):
+            progress.phase(f"{what}: {i}/{len(runs)}")
+            yield run(opts, progress)
+        return
+    tasks = TaskProgress(progress, what, len(runs))
+    jobs = [replace(opts, pool=None) for opts in runs]
+    for opts, (done, rss) in zip(runs, pool.map(compute_job, jobs), strict=True):
+        report = write(opts, done)
+        tasks.done(int(report.get("exhaustive", {}).get("states", 0)), rss)
+        yield report
+    progress.done()
+
+
+def compute_job(opts: Options) -> tuple[Computed, int]:
+    """One run computed as a job of a pool, nothing written; and the peak resident memory of the
+    job's process."""
+    return compute(opts), peak_rss()
 
 
 SliceJob = tuple[explore_bfs.Slice, frozenset[str], str, Options, float | None]
