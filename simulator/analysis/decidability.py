@@ -55,10 +55,7 @@ freedoms, the checker judges by them) and under the variant in force (a dropped 
 ``jobs`` > 1, and with ``by_reading`` each rule again under the other alternatives of the readings
 that name it (``Reading.rules``: the rules whose verdicts depend on the reading), keeping those
 whose ``decidable`` differs (``Verdict.by_reading``); that no other rule's verdict moves is a
-test's (``tests/test_reading_rules.py``). Rules that stand for one obligation
-judged by one seeded bug (``standing_for`` gives them the same bug and the same IDs) have the
-same sample and the same judgement: ``decide_all`` computes it once and names each rule on a
-copy (``same_sample``).
+test's (``tests/test_reading_rules.py``).
 
 Must not know: files, diagrams, printing or argument parsing (the command and the report do).
 """
@@ -70,8 +67,8 @@ import io
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from properties.catalogue import RULES, Rule
@@ -634,46 +631,6 @@ def _decide_job(job: Job) -> Verdict:
     return decide(rule, bound, readings, deadline, same_as, variant)
 
 
-def same_sample(rule: str, variant: Variant | None = None) -> object:
-    """What ``decide`` computes ``rule``'s verdict from besides the run's options: the seeded bug
-    and the IDs that count as the rule (``standing_for``). Rules with equal keys get verdicts
-    that differ only in the rule they name; a rule without a bug, or one the variant drops, is
-    its own key."""
-    mutant, same = standing_for(rule)
-    if mutant is None or (variant is not None and rule in variant.drop):
-        return rule
-    return (mutant.name, same)
-
-
-def _named(v: Verdict, rule: str) -> Verdict:
-    """``v`` (computed for another rule of the same sample) naming ``rule``."""
-    w = v.witness
-    return replace(v, rule=rule, other=Counter(v.other), witness=None if w is None else replace(w, rule=rule))
-
-
-def _decide_each(pool: Workers, work: list[Job], variant: Variant | None) -> Iterator[Verdict]:
-    """``decide`` for every job, in job order; jobs whose rules share a sample (``same_sample``)
-    and whose other options are equal are computed once."""
-    keys = [(same_sample(j[0], variant), j[2], j[4]) for j in work]
-    first: dict[Any, int] = {}
-    for i, key in enumerate(keys):
-        first.setdefault(_hashable(key), i)
-    distinct = pool.map(_decide_job, [work[i] for i in first.values()])
-    done: dict[Any, Verdict] = {}
-    for job, key in zip(work, keys, strict=True):
-        k = _hashable(key)
-        if k not in done:
-            done[k] = next(distinct)
-            yield done[k]
-        else:
-            yield _named(done[k], job[0])
-
-
-def _hashable(key: tuple[object, dict[str, str] | None, str | None]) -> Any:
-    sample, readings, same_as = key
-    return (sample, None if readings is None else tuple(sorted(readings.items())), same_as)
-
-
 def decide_all(
     rules: Iterable[str],
     bound: Bound = DEFAULT_BOUND,
@@ -701,7 +658,7 @@ def decide_all(
     deadline = None if time_budget is None else time.time() + time_budget
     work: list[Job] = [(rule, bound, readings, deadline, None, variant) for rule in rules]
     out: list[Verdict] = []
-    for i, v in enumerate(_decide_each(pool, work, variant), 1):
+    for i, v in enumerate(pool.map(_decide_job, work), 1):
         out.append(v)
         if progress is not None:
             extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
@@ -722,7 +679,7 @@ def decide_all(
     ]
     for v in out:
         v.by_reading = []
-    for i, ((v, name, alt), w) in enumerate(zip(again, _decide_each(pool, work, variant), strict=True), 1):
+    for i, ((v, name, alt), w) in enumerate(zip(again, pool.map(_decide_job, work), strict=True), 1):
         complete &= w.complete
         if w.complete and w.decidable != v.decidable:
             assert v.by_reading is not None
