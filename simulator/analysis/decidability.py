@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import heapq
 import io
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
@@ -481,7 +480,7 @@ def twin(
         cost, _, _, world, events, names, pos, owed = heapq.heappop(heap)
         if pos == len(target) and not owed:
             return events, nodes
-        key = (world.agent.snapshot(), world.client.snapshot(), _net(world), pos, names, owed)
+        key = (world.snapshot(), pos, names, owed)
         if key in seen:
             continue
         seen.add(key)
@@ -548,12 +547,6 @@ class _Blind:
 
     def snapshot(self) -> tuple[()]:
         return ()
-
-
-def _net(world: World) -> tuple[bytes, ...]:
-    return tuple(
-        json.dumps(m, sort_keys=True).encode() for m in (*world.net.to_agent, None, *world.net.to_client)
-    )
 
 
 def witness(rule: str, run: Run, bound: Bound) -> Witness:
