@@ -510,7 +510,7 @@ def explore(
         _search=s if keep_search else None,
     )
     if graph:
-        result.graph = _graph(s, result)
+        result.graph = _graph(s, name)
     return result
 
 
@@ -919,27 +919,16 @@ def _judge_cycle(members: list[int], s: _Search, cfg: Config, faults: frozenset[
             )
 
 
-def _graph(s: _Search, result: BfsResult) -> Any:
+def _graph(s: _Search, name: str) -> Any:
+    """The search's state graph, its states named ``NAME:INDEX`` (``run`` joins the slices')."""
     import networkx as nx
 
     from simulator.peers.schedulers import describe
 
     g = nx.MultiDiGraph()
     quiet = set(s.quiet)
-    for v in range(result.states):
-        g.add_node(v, depth=int(s.depth[v]), quiescent=v in quiet, foreground=s.fg[v])
+    for v in range(len(s.states)):
+        g.add_node(f"{name}:{v}", depth=int(s.depth[v]), quiescent=v in quiet, foreground=s.fg[v], slice=name)
     for a, b, ev in zip(s.src, s.dst, s.edge_event, strict=True):
-        g.add_edge(a, b, event=describe(ev))
-    g.graph.update(
-        {
-            "states": result.states,
-            "transitions": result.transitions,
-            "quiescent_states": result.quiescent_states,
-            "sccs": result.sccs,
-            "nontrivial_sccs": result.nontrivial_sccs,
-            "bottom_cycles": result.bottom_cycles,
-            "complete": result.complete,
-            "symmetry": result.symmetry,
-        }
-    )
+        g.add_edge(f"{name}:{a}", f"{name}:{b}", event=describe(ev))
     return g

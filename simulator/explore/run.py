@@ -427,16 +427,9 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> int:
 
     import networkx as nx
 
-    graphs = []
-    for r in results:
-        g = nx.relabel_nodes(r.graph, {v: f"{r.name}:{v}" for v in r.graph.nodes}, copy=True)
-        for v in g.nodes:
-            g.nodes[v]["slice"] = r.name
-        graphs.append(g)
-    merged = nx.union_all(graphs) if len(graphs) > 1 else graphs[0]
-    merged.graph.clear()
+    merged = nx.union_all([r.graph for r in results])
     for key in ("states", "transitions", "quiescent_states", "sccs", "nontrivial_sccs", "bottom_cycles"):
-        merged.graph[key] = sum(int(r.graph.graph[key]) for r in results)
+        merged.graph[key] = sum(getattr(r, key) for r in results)
     merged.graph["complete"] = all(r.complete for r in results)
     merged.graph["slices"] = ",".join(r.name for r in results)
     buf = io.BytesIO()
