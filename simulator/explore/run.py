@@ -384,7 +384,7 @@ def _exhaustive(
         "transitions": sum(r.transitions for r in results),
         "max_depth": max((r.max_depth for r in results), default=0),
         "seconds": seconds,
-        "states_per_second": states / seconds if seconds > 0 else 0.0,
+        "states_per_second": _rate(states, seconds),
         "bounds": [r.cfg.to_json() for r in results],
         "depth_limit": opts.depth,
         "max_states": opts.max_states,
@@ -477,25 +477,23 @@ def _random(
             )
         )
     hyp, walks = hyps[0], walks_[0]
-    seconds = sum(h.seconds for h in hyps) + sum(w.seconds + w.shrink_seconds for w in walks_)
-    examples = sum(h.stats.examples for h in hyps)
+    hyp_seconds = sum(h.seconds for h in hyps)
+    walk_seconds = sum(w.seconds for w in walks_)
     rule_executions = sum(h.stats.rule_executions for h in hyps)
     walk_steps = sum(w.steps for w in walks_)
-    walk_seconds = sum(w.seconds for w in walks_)
-    hyp_seconds = sum(h.seconds for h in hyps)
     rnd = {
         "seed": opts.seed,
         "bounds": cfg.to_json(),
-        "examples": examples,
+        "examples": sum(h.stats.examples for h in hyps),
         "examples_asked": opts.examples,
         "examples_explained": explain_examples(hyp.stats_json(), hyp.max_examples),
         "rule_executions": rule_executions,
-        "rule_executions_per_second": rule_executions / hyp_seconds if hyp_seconds > 0 else 0.0,
+        "rule_executions_per_second": _rate(rule_executions, hyp_seconds),
         "walks": sum(w.walks for w in walks_),
         "walk_steps": walk_steps,
-        "walk_steps_per_second": walk_steps / walk_seconds if walk_seconds > 0 else 0.0,
+        "walk_steps_per_second": _rate(walk_steps, walk_seconds),
         "steps": walk_steps + sum(h.stats.steps for h in hyps),
-        "seconds": seconds,
+        "seconds": hyp_seconds + walk_seconds + sum(w.shrink_seconds for w in walks_),
         "hypothesis": {**hyp.stats_json(), "seconds": hyp.seconds},
         "walk": {**walks.stats_json(), "seconds": walks.seconds, "shrink_seconds": walks.shrink_seconds},
     }
@@ -511,20 +509,17 @@ def _random(
             for (label, faults), h, w in zip(sets, hyps, walks_, strict=True)
         ]
     covered = _union(
-        part
-        for h, w in zip(hyps, walks_, strict=True)
-        for part in (
-            (h.stats.rows, h.stats.exercised),
-            (w.rows, w.exercised),
-        )
+        [(h.stats.rows, h.stats.exercised) for h in hyps] + [(w.rows, w.exercised) for w in walks_]
     )
-    cexs = [c for h, w in zip(hyps, walks_, strict=True) for c in h.counterexamples + w.counterexamples]
-    if len(sets) == 1:
-        return rnd, cexs, covered
     # one counterexample per rule and mode: the shortest of the behaviour sets
     best: dict[str, Counterexample] = {}
+    cexs = [c for h in hyps for c in h.counterexamples] + [c for w in walks_ for c in w.counterexamples]
     keep_shortest(best, cexs, key=lambda c: f"{c.rule} {c.mode}")
     return rnd, [best[k] for k in sorted(best)], covered
+
+
+def _rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else 0.0
 
 
 def _share(total: int, i: int, parts: int, low: int) -> int:
