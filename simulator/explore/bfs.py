@@ -674,7 +674,7 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
                         found = tuple(b for b in found if b.rule not in before)
                 move = client.receive(c, x)
                 move[4] += 1
-                ev = _TO_CLIENT[k] if k < len(_TO_CLIENT) else ("net", "to_client", k)
+                ev = ("net", "to_client", k)
                 if move[1] < 0:
                     children.append((ev, None, move[3], ()))
                 else:
@@ -716,14 +716,15 @@ def _search(
     src = s.src
     dst = s.dst
     edge_event = s.edge_event
+    depths = s.depth
     parent.append(-1)
     via.append(None)
+    depths.append(0)
     note = s.note
     found_rules = s.found
     transitions = 0
     d = 0
-    level_end = 1
-    starts = [0, 1]  # the index of each depth's first state (states are numbered level by level)
+    level_end = 1  # states are numbered level by level: where the current depth's end
     cut = False
     stop = "complete"
     next_report = t0 + PROGRESS_EVERY
@@ -735,7 +736,6 @@ def _search(
         if i == level_end:
             d += 1
             level_end = len(states)
-            starts.append(level_end)
         if i & 63 == 0:
             now = time.perf_counter()
             if time_budget is not None and now - t0 > time_budget:
@@ -788,6 +788,7 @@ def _search(
                 states.append(child)
                 parent.append(i)
                 via.append(ev)
+                depths.append(d + 1)
             src.append(i)
             dst.append(j)
             if keep_edges:
@@ -795,7 +796,6 @@ def _search(
         i += 1
     else:
         stop = "depth limit" if cut else "complete"
-    s.depth = _depths(starts, len(states))
     s.stop, s.transitions = stop, transitions
 
 
@@ -810,16 +810,6 @@ def _seen_above(children: list[Child], index: dict[Any, int], canon: Any, level_
 
 
 _TO_AGENT: Event = ("net", "to_agent", 0)
-_TO_CLIENT: tuple[Event, ...] = tuple(("net", "to_client", k) for k in range(16))
-
-
-def _depths(starts: list[int], n: int) -> array[int]:
-    """Each of the ``n`` states' depth, from the index of each depth's first state."""
-    depth = array("l")
-    for d, start in enumerate(starts):
-        end = starts[d + 1] if d + 1 < len(starts) else n
-        depth.extend(array("l", [d]) * max(0, end - start))
-    return depth
 
 
 def canonical_key(parts: State) -> Callable[[Any], Any]:
