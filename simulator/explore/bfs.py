@@ -55,7 +55,6 @@ Must not know: hypothesis, the random walker, files or printing.
 from __future__ import annotations
 
 import gc
-import re
 import time
 import tracemalloc
 from array import array
@@ -71,8 +70,7 @@ from properties.clientview import CLIENT_FAULTS
 from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors
 from simulator.explore.coverage import Row
 from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
-from simulator.explore.state import State
-from simulator.peers.agent import Agent
+from simulator.explore.state import COUNTER_AT, State
 from simulator.peers.config import MAX_STATES as MAX_STATES
 from simulator.peers.config import SMALL, Config
 from simulator.peers.world import Event
@@ -300,38 +298,6 @@ SLICE_BY_NAME = {s.name: s for s in SLICES}
 # -- keys ---------------------------------------------------------------------------------------
 
 
-def _counter_position() -> int:
-    """Where ``Agent.snapshot()`` holds the message-ID counter (found by probing, not assumed)."""
-    probe = Agent(SMALL)
-    probe.next_msg = -7_654_321
-    snap = probe.snapshot()
-    hits = [i for i, v in enumerate(snap) if v == -7_654_321]
-    return hits[0] if len(hits) == 1 else -1
-
-
-_COUNTER_AT = _counter_position()
-_MSG_ID = re.compile(r"msg_([a-z]+)_(\d+)")
-
-
-def _rename(obj: Any, table: dict[str, str]) -> Any:
-    """``obj`` with every message ID renamed by order of first appearance (``table``)."""
-    t = type(obj)
-    if t is tuple:
-        return tuple([_rename(x, table) for x in obj])
-    if t is str and "msg_" in obj:
-
-        def sub(m: re.Match[str]) -> str:
-            num = table.get(m.group(2))
-            if num is None:
-                num = table[m.group(2)] = str(len(table) + 1)
-            return f"msg_{m.group(1)}_#{num}"
-
-        return _MSG_ID.sub(sub, obj)
-    if t is frozenset:
-        return frozenset(_rename(x, table) for x in obj)
-    return obj
-
-
 # -- the search ---------------------------------------------------------------------------------
 
 
@@ -535,7 +501,7 @@ def search_states(
     Symmetry applies only where it can (see above); ``_Search.symmetry`` says whether it did."""
     parts = new_parts(cfg, faults, monitors)
     s = _Search(one_side=bytearray() if por else None)
-    s.symmetry = symmetry and _COUNTER_AT >= 0 and not faults
+    s.symmetry = symmetry and COUNTER_AT >= 0 and not faults
     with parts.stepping(), collector_paused():
         _search(parts, s, cfg, depth, time_budget, progress, name, max_states, keep_edges)
     return parts, s
@@ -703,7 +669,7 @@ def _search(
     t0 = time.perf_counter()
     mon = parts.monitors
     expand, can_move = expander(parts, cfg)
-    canon = canonical_key(parts) if s.symmetry else None
+    canon = parts.canonical if s.symmetry else None
     one_side = s.one_side
     side = ample(parts, cfg) if one_side is not None else None
 
@@ -810,32 +776,6 @@ def _seen_above(children: list[Child], index: dict[Any, int], canon: Any, level_
 
 
 _TO_AGENT: Event = ("net", "to_agent", 0)
-
-
-def canonical_key(parts: State) -> Callable[[Any], Any]:
-    """The symmetry key of a state: its parts spelled out, message IDs renamed (see above)."""
-    text = parts.msgs.text
-    full_key = parts.monitors.full_key
-
-    def canon(st: Any) -> Any:
-        a, c, ta, tc, m, _, _ = st
-        akey = parts.agent.keys[a]
-        hist: tuple[str, ...] = ()
-        if parts.agent.history:
-            akey, held = akey
-            hist = tuple([text(x) for x in held])
-        akey = (*akey[:_COUNTER_AT], 0, *akey[_COUNTER_AT + 1 :])
-        key = (
-            akey,
-            parts.client.keys[c],
-            tuple([text(x) for x in ta]),
-            tuple([text(x) for x in tc]),
-            full_key(m),
-            hist,
-        )
-        return _rename(key, {})
-
-    return canon
 
 
 def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, list[list[int]]]:

@@ -41,6 +41,7 @@ Must not know: the search order, files or printing.
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,7 +53,8 @@ from model.core import ProtocolViolation
 from properties.engine import MonitorSet
 from simulator.explore.common import Breach
 from simulator.explore.coverage import Row, recording
-from simulator.peers.config import Config
+from simulator.peers.agent import Agent
+from simulator.peers.config import SMALL, Config
 from simulator.peers.world import World
 
 SHIFT = 32
@@ -65,6 +67,39 @@ BROKEN = -1
 Move = list[Any]
 # A step of one class's set: (its next number, breaches, exercised rule counts)
 Local = tuple[int, tuple[Breach, ...], tuple[tuple[str, int], ...]]
+
+
+def _counter_position() -> int:
+    """Where ``Agent.snapshot()`` holds the message-ID counter (found by probing, not assumed)."""
+    probe = Agent(SMALL)
+    probe.next_msg = -7_654_321
+    snap = probe.snapshot()
+    hits = [i for i, v in enumerate(snap) if v == -7_654_321]
+    return hits[0] if len(hits) == 1 else -1
+
+
+COUNTER_AT = _counter_position()
+"""Where ``Agent.snapshot()`` holds the message-ID counter (-1: not found, no symmetry)."""
+_MSG_ID = re.compile(r"msg_([a-z]+)_(\d+)")
+
+
+def _rename(obj: Any, table: dict[str, str]) -> Any:
+    """``obj`` with every message ID renamed by order of first appearance (``table``)."""
+    t = type(obj)
+    if t is tuple:
+        return tuple([_rename(x, table) for x in obj])
+    if t is str and "msg_" in obj:
+
+        def sub(m: re.Match[str]) -> str:
+            num = table.get(m.group(2))
+            if num is None:
+                num = table[m.group(2)] = str(len(table) + 1)
+            return f"msg_{m.group(1)}_#{num}"
+
+        return _MSG_ID.sub(sub, obj)
+    if t is frozenset:
+        return frozenset(_rename(x, table) for x in obj)
+    return obj
 
 
 class Numbered:
@@ -87,10 +122,6 @@ class Numbered:
 class Messages(Numbered):
     """Wire messages, numbered by sender and JSON text (orjson: a tenth of the cost of ``repr``)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._texts: dict[int, str] = {}
-
     def of(self, sender: str, msg: dict[str, Any]) -> int:
         try:
             text: bytes | str = orjson.dumps(msg)
@@ -101,13 +132,6 @@ class Messages(Numbered):
     def sender(self, x: int) -> str:
         sender: str = self.keys[x][0]
         return sender
-
-    def text(self, x: int) -> str:
-        """The message's ``repr`` (what the symmetry reduction renames IDs in)."""
-        got = self._texts.get(x)
-        if got is None:
-            got = self._texts[x] = repr(self.reps[x])
-        return got
 
 
 class _NoView:
@@ -219,6 +243,19 @@ class State:
         with recording() as rows:
             self.agent.rows = self.client.rows = rows
             yield
+
+    def canonical(self, st: Any) -> Any:
+        """The symmetry key of state ``st`` (``simulator.explore.bfs``): its parts spelled out,
+        the message-ID counter left out, every message ID renamed by order of first appearance."""
+        a, c, ta, tc, m, _, _ = st
+        akey = self.agent.keys[a]
+        hist: tuple[str, ...] = ()
+        if self.agent.history:
+            akey, held = akey
+            hist = tuple([repr(self.msgs.reps[x]) for x in held])
+        akey = (*akey[:COUNTER_AT], 0, *akey[COUNTER_AT + 1 :])
+        flying = tuple([repr(self.msgs.reps[x]) for x in ta]), tuple([repr(self.msgs.reps[x]) for x in tc])
+        return _rename((akey, self.client.keys[c], *flying, self.monitors.full_key(m), hist), {})
 
     def compare(self, r: int, v: int) -> tuple[Breach, ...]:
         """View breaches: where the faulty view ``v`` differs from the reference view ``r``."""
