@@ -160,7 +160,7 @@ def test_the_exhaustive_part_keeps_breaking_runs_that_replay() -> None:
     assert found
     for source, cfg, events, world in found:
         assert source.startswith("exhaustive ")
-        again = ex.replay(events, cfg, mutant.switched_on)
+        again, _ = ex.replay(events, cfg, mutant.switched_on)
         assert any(h.rule == "REJ-01" for h in again.hidden)
         assert again.transcript == world.transcript
     assert not list(ex.runs("REJ-01", frozenset(), 300))
