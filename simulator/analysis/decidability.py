@@ -229,7 +229,7 @@ class Verdict:
         out: dict[str, Any] = {
             "rule": self.rule,
             "decidable": self.decidable,
-            "fraction": None if self.fraction is None else round(self.fraction, 4),
+            "fraction": self.rounded(),
             "bound": self.bound,
             "mutant": self.mutant,
             "breaking": self.breaking,

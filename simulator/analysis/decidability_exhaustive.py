@@ -33,17 +33,11 @@ from simulator.peers.schedulers import describe
 from simulator.peers.world import Event, World
 
 
-def slices(readings: dict[str, str] | None, variant: Variant | None = None) -> list[tuple[str, Config]]:
-    """(name, configuration) of every slice, under ``readings`` and ``variant``."""
-    return [(sl.name, sl.cfg.under(readings, variant)) for sl in explore_bfs.SLICES]
-
-
 def marked_paths(
-    cfg: Config, faults: frozenset[str], rule: str | frozenset[str], max_states: int
-) -> tuple[list[list[Event]], bool]:
-    """Paths to the breaking behaviours of ``rule`` in ``cfg`` with ``faults`` on (see the
-    module docstring), and whether the search covered the whole slice."""
-    same = frozenset({rule}) if isinstance(rule, str) else rule  # the IDs that count as the rule
+    cfg: Config, faults: frozenset[str], same: frozenset[str], max_states: int
+) -> list[list[Event]]:
+    """Paths to the breaking behaviours of the rule whose IDs are ``same`` in ``cfg`` with
+    ``faults`` on (see the module docstring)."""
     parts, s = explore_bfs.search_states(cfg, faults, max_states)
     out: list[list[Event]] = []
     for q in s.quiet:
@@ -57,7 +51,7 @@ def marked_paths(
     for found in s.found.values():
         if found.breach.source == "model" and found.event is not None:
             out.append([*s.path(found.state), found.event])
-    return out, s.stop == "complete"
+    return out
 
 
 def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> tuple[World, list[tuple[int, str]]]:
@@ -89,9 +83,9 @@ def runs(
     if max_states <= 0:
         return
     same = frozenset({rule}) if isinstance(rule, str) else rule  # the IDs that count as the rule
-    for name, cfg in slices(readings, variant):
-        paths, _ = marked_paths(cfg, faults, rule, max_states)
-        for events in paths:
+    for sl in explore_bfs.SLICES:
+        cfg = sl.cfg.under(readings, variant)
+        for events in marked_paths(cfg, faults, same, max_states):
             world, _ = replay(events, cfg, faults)
             if any(h.rule in same for h in world.hidden):
-                yield f"exhaustive {name}, {len(events)} steps", cfg, events, world
+                yield f"exhaustive {sl.name}, {len(events)} steps", cfg, events, world
