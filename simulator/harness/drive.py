@@ -67,7 +67,6 @@ from simulator.harness.child import status_text
 from simulator.harness.proxy import TranscriptWriter, entry
 from simulator.peers import wire
 from simulator.peers.driver_client import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
-from simulator.peers.stdio_agent import encode
 
 MAX_MESSAGES = 20000
 
@@ -183,7 +182,7 @@ class _Run:
         if msgs:  # the Agent wrote these lines before it could read ``msgs``: they come first
             self.take(self.peer.written())
         for msg in msgs:
-            line = encode(msg)
+            line = wire.json_line(msg).encode()
             self._keep(entry("client", line[:-1]))
             if "method" in msg and "id" in msg:
                 self.asked.setdefault(msg["id"], (msg["method"], self.writer.lines))

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from simulator.harness.child import Sink, read
-from simulator.peers.stdio_agent import StdioAgent, encode
+from simulator.peers import wire
+from simulator.peers.stdio_agent import StdioAgent
 
 
 def _notes(agent: StdioAgent) -> None:
@@ -31,7 +32,7 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
     out = Sink(fd_out)
 
     def write(msgs: Sequence[Any]) -> bool:
-        return out(b"".join(encode(m) for m in msgs))
+        return out(b"".join(wire.json_line(m).encode() for m in msgs))
 
     pending = b""
     while True:
