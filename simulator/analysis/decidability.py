@@ -325,7 +325,7 @@ def breaking_runs(
     if variant is not None:
         extra["variant"] = variant
     for source, cfg, make in sample(
-        mutant.switched_on, mutant.cfg, bound.walks, bound.steps, bound.seed, **extra
+        SCENARIOS, mutant.switched_on, mutant.cfg, bound.walks, bound.steps, bound.seed, **extra
     ):
         if deadline is not None and time.time() > deadline:
             return out, False

@@ -19,7 +19,7 @@ Must not know: how monitors decide; how transcripts are written to disk.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -28,7 +28,7 @@ from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
 from properties.seeded import SEEDED, Seeded, Walks
 from simulator.peers.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
-from simulator.peers.scenarios import SCENARIOS
+from simulator.peers.scenarios import SCENARIOS, Scenario
 from simulator.peers.schedulers import Run, random_walk, scripted
 from simulator.peers.world import Line
 
@@ -138,6 +138,7 @@ class Verdict:
 
 
 def sample(
+    scenarios: Iterable[Scenario],
     faults: frozenset[str],
     cfg: Config,
     walks: int,
@@ -146,10 +147,10 @@ def sample(
     monitors: Callable[[], MonitorSet | None] = lambda: None,
     **extra: Any,
 ) -> Iterator[tuple[str, Config, Callable[[], Run]]]:
-    """The runs a seeded bug is judged on, as (source, bounds, the run made when called): every
-    named scenario under its own bounds, then the seeded random walks ``seed .. seed+walks-1``
+    """The runs a seeded bug is judged on, as (source, bounds, the run made when called): each of
+    ``scenarios`` under its own bounds, then the seeded random walks ``seed .. seed+walks-1``
     under ``cfg``; ``extra``: changes to every ``Config`` (readings, a variant)."""
-    for scenario in SCENARIOS:
+    for scenario in scenarios:
         scfg = scenario.cfg.with_(**extra) if extra else scenario.cfg
         yield (
             f"scenario {scenario.name}",
@@ -166,7 +167,9 @@ def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verd
     fault = mutant.switched_on if mutant else frozenset()
     cfg = mutant.cfg if mutant else DEFAULT
     verdict = Verdict(mutant)
-    for source, _, make in sample(fault, cfg, walks, steps, monitors=lambda: MonitorSet(from_start=True)):
+    for source, _, make in sample(
+        SCENARIOS, fault, cfg, walks, steps, monitors=lambda: MonitorSet(from_start=True)
+    ):
         run = make()
         verdict.runs += 1
         rules = {f.rule for f in run.findings if f.kind == "rule"} | set(run.world.view_breaches)
