@@ -34,16 +34,6 @@ from model.fields import MESSAGE_ID
 
 UNSEEN, EMPTY, WITH_CONTENT = "unseen", "empty", "with_content"
 STATES = (UNSEEN, EMPTY, WITH_CONTENT)
-TYPES = (
-    "user_message",
-    "agent_message",
-    "agent_thought",
-    "session_message",
-    "tool_call",
-    "terminal",
-    "plan",
-    "compaction",
-)
 MSGID = "Message IDs"
 ENT = "Entity IDs"
 
