@@ -92,7 +92,7 @@ def test_matrix_cells_as_jobs_give_the_plain_matrix_and_files(tmp_path: Path) ->
     pool = PickledPool(3)
     notes = Notes()
     jobs = readings_matrix(("cancel-takes-effect",), _options(tmp_path / "b", faults=faults), pool, notes)
-    assert pool.calls == ["compute_cell"]
+    assert pool.calls == ["compute_job"]
     assert jobs.jobs == 3 and plain.jobs == 1
     assert any(r.outcome.findings for r in plain.rows)  # files to compare
     assert _same(plain.to_json() | {"jobs": 0}, jobs.to_json() | {"jobs": 0}, tmp_path / "a", tmp_path / "b")
@@ -108,7 +108,7 @@ def test_compare_as_two_jobs_gives_the_plain_comparison(tmp_path: Path) -> None:
     plain = compare(_options(tmp_path / "a", variant=variant), variant, {})
     pool = PickledPool(2)
     jobs = compare(_options(tmp_path / "b", variant=variant), variant, {}, pool=pool)
-    assert pool.calls == ["compute_run"]
+    assert pool.calls == ["compute_job"]
     assert _same(plain, jobs, tmp_path / "a", tmp_path / "b")
     assert any(d["kind"] == "set-aside" for d in jobs["compare"]["differences"])
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
