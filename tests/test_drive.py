@@ -104,15 +104,19 @@ def test_every_agent_bug_found_in_process(mutant: object) -> None:
     _first_failing(mutant.switched_on, mutant.intended_rule, level, seeds=1000)
 
 
-def test_a_liveness_finding_states_the_timeout() -> None:
-    settings = Settings(steps=40, timeout=0.05, silence=0.0)
+def test_a_liveness_finding_states_why_the_agent_was_quiescent() -> None:
+    """A lockstep Agent is quiescent when a turn says it has no move left (a listening one after
+    --timeout seconds of silence: ``test_a_request_left_unanswered_is_a_finding_that_states_the_timeout``)."""
+    settings = Settings(steps=40, timeout=30.0, silence=0.0)
     faults = frozenset({"never-answer-inserted"})
     for seed in range(100):
+        started = time.monotonic()
         result = run_once(_peer(seed, faults), settings, seed=seed)
         acc = [f for f in result.failing if f.rule == "ACC-01"]
         if acc:
             assert result.stop == "timeout"
-            assert "the agent sent nothing for 0.05 s" in acc[0].explanation
+            assert "(still open: the agent had no move left)" in acc[0].explanation
+            assert time.monotonic() - started < 10  # not the 30 s timeout: the turn said so
             return
     raise AssertionError("ACC-01 not found")
 
