@@ -258,6 +258,7 @@ def test_misbehaving_agents_end_the_run_cleanly(
     assert time.monotonic() - started < 20
     assert result.stop == stop
     assert rules <= set(result.rules), result.failing
+    assert result.lockstep is False  # it never took the lockstep pipes: listened to
 
 
 @posix
@@ -466,6 +467,72 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
     )
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert b"findings: none" in clean.stdout
+
+
+@posix
+def test_the_served_agent_moves_in_the_drivers_turns() -> None:
+    """``acp-model agent`` takes the lockstep ``ProcessPeer`` offers: its process makes the very
+    run the in-process Agent makes (the same transcript, line for line), whatever the load,
+    with a timeout far above a turn's time and no silence to wait for."""
+    faults = frozenset({"cancel-as-end-turn"})
+    seed, _ = _first_failing(faults, "TRANS-04", "must")
+    settings = Settings(steps=40, timeout=20.0, silence=0.0)
+    here = run_once(_peer(0, faults), settings, seed=seed)
+    started = time.monotonic()
+    there = run_once(ProcessPeer([*CLI, "agent", "--fault", "cancel-as-end-turn"]), settings, seed=seed)
+    assert there.lockstep and here.lockstep
+    assert there.lines == here.lines and there.choices == here.choices
+    assert "TRANS-04" in there.rules and there.stop == here.stop == "finding"
+    assert time.monotonic() - started < 20
+
+
+def _without_seconds(stdout: str) -> str:
+    return re.sub(r'"seconds": [0-9.]+', '"seconds": 0', stdout)
+
+
+def _drive_bytes(
+    tmp_path: Path, argv: list[str], agent: list[str], jobs: str
+) -> tuple[str, dict[str, bytes]]:
+    """``acp-model drive ... --jobs N`` as a process: its JSON (timing left out) and its files."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [*CLI, "drive", *argv, "--json", "--jobs", jobs, "--out", str(out), "--", *agent],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    files = {p.name: p.read_bytes() for p in sorted(out.glob("*"))} if out.exists() else {}
+    if out.exists():
+        for p in out.glob("*"):
+            p.unlink()
+    return _without_seconds(done.stdout), files
+
+
+@posix
+def test_drive_gives_the_same_bytes_on_one_and_two_workers(tmp_path: Path) -> None:
+    """Issue 33: the served agent in lockstep, two runs on one worker and on two: the same JSON,
+    byte for byte, but for its ``seconds``."""
+    argv = ["--seed", "0", "--runs", "2", "--steps", "12"]
+    one = _drive_bytes(tmp_path, argv, [*CLI, "agent"], "1")
+    assert one == _drive_bytes(tmp_path, argv, [*CLI, "agent"], "2")
+    report = json.loads(one[0])
+    assert report["lockstep"] is True and report["runs"] == 2 and report["messages"] > 10
+
+
+@pytest.mark.deep
+@posix
+def test_drive_finds_shrinks_and_writes_the_same_on_one_and_two_workers(tmp_path: Path) -> None:
+    """With a seeded bug: the same finding, the same shrinking (replay counts included) and the
+    same files on one worker and on two."""
+    agent = [*CLI, "agent", "--fault", "cancel-as-end-turn"]
+    argv = ["--seed", "0", "--runs", "3", "--steps", "20", "--shrink-budget", "6"]
+    one = _drive_bytes(tmp_path, argv, agent, "1")
+    assert one == _drive_bytes(tmp_path, argv, agent, "2")
+    (f,) = json.loads(one[0])["findings"]
+    assert f["rule"] == "TRANS-04" and f["reproduced"] == f["replays"] and not f["nondeterministic"]
+    assert sorted(one[1]) == [f"seed{f['seed']}-TRANS-04.{ext}" for ext in ("mmd", "ndjson", "script.json")]
 
 
 @posix

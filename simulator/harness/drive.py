@@ -126,6 +126,8 @@ class RunResult:
     ``exit code N`` or ``ended by signal N``), else empty."""
     stderr_tail: list[str] = field(default_factory=list)
     """The last lines of a crashed Agent's standard error."""
+    lockstep: bool = False
+    """Whether the Agent moved in the driver's turns (then the run depends on its seeds only)."""
 
     @property
     def rules(self) -> list[str]:
@@ -384,6 +386,7 @@ class _Run:
         r.failing = [f for f in r.findings if fails(f, self.s.fail_on)]
         r.open = opened
         r.unparsed = list(self.writer.unparsed)
+        r.lockstep = self.lockstep
         return r
 
 
