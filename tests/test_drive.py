@@ -486,6 +486,52 @@ def test_the_served_agent_moves_in_the_drivers_turns() -> None:
     assert time.monotonic() - started < 20
 
 
+LOCKSTEP_AGENT = """\
+import json, os, select, sys
+turn, done = (int(fd) for fd in os.environ["ACP_MODEL_LOCKSTEP"].split(","))
+os.write(done, b"L")
+pending = b""
+while True:
+    ready, _, _ = select.select([0, turn], [], [])
+    if 0 in ready:
+        data = os.read(0, 65536)
+        if not data:
+            break
+        pending += data
+    if turn in ready:
+        if not os.read(turn, 1):
+            break
+        while select.select([0], [], [], 0)[0] and (data := os.read(0, 65536)):
+            pending += data
+        *lines, pending = pending.split(b"\\n")
+        out = b""
+        for line in lines:
+            m = json.loads(line)
+            result = {"initialize": {"protocolVersion": 2}, "session/new": {"sessionId": "s1"}}
+            if m.get("method") in result:
+                answer = {"jsonrpc": "2.0", "id": m["id"], "result": result[m["method"]]}
+                out += json.dumps(answer).encode() + b"\\n"
+        os.write(1, out)
+        os.write(done, b"d" if out else b"q")
+"""
+"""An Agent that speaks the turns as the README tells one to, and never answers a prompt."""
+
+
+@posix
+def test_an_agent_that_says_it_has_no_move_left_is_judged_at_once(tmp_path: Path) -> None:
+    """Any Agent may take the turns: one that says a turn wrote nothing is quiescent then, not
+    after --timeout seconds of silence, and its unanswered prompt is judged so."""
+    path = tmp_path / "turns.py"
+    path.write_text(LOCKSTEP_AGENT)
+    settings = Settings(steps=3, timeout=30.0, silence=30.0)
+    started = time.monotonic()
+    result = run_once(ProcessPeer([sys.executable, str(path)]), settings, script=[["prompt"], ["wait"]])
+    assert time.monotonic() - started < 20
+    assert result.lockstep and result.stop == "timeout" and result.choices == [["prompt"], ["wait"]]
+    (owed,) = [f for f in result.findings if f.rule == "REJ-01"]  # the prompt: never answered
+    assert owed.explanation.endswith("(still open: the agent had no move left)")
+
+
 def _without_seconds(stdout: str) -> str:
     return re.sub(r'"seconds": [0-9.]+', '"seconds": 0', stdout)
 
