@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from simulator.harness.child import HELLO, LOCKSTEP, MOVED, QUIET, Sink, read
-from simulator.peers.stdio_agent import Out, StdioAgent, encode
+from simulator.peers.stdio_agent import StdioAgent, encode
 
 
 def _notes(agent: StdioAgent) -> None:
@@ -44,7 +44,7 @@ def _notes(agent: StdioAgent) -> None:
     sys.stderr.flush()
 
 
-def turn(agent: StdioAgent, lines: Sequence[bytes]) -> list[Out]:
+def turn(agent: StdioAgent, lines: Sequence[bytes]) -> list[Any]:
     """One lockstep turn: the answers to ``lines``; without any, the Agent's moves until one
     sends something (empty: the Agent has no move left)."""
     out = [o for line in lines if line.strip() for o in agent.receive(line)]
@@ -56,10 +56,9 @@ def turn(agent: StdioAgent, lines: Sequence[bytes]) -> list[Out]:
     return out
 
 
-def lockstep_fds(environ: dict[str, str] | None = None) -> tuple[int, int] | None:
+def lockstep_fds() -> tuple[int, int] | None:
     """The TURN and DONE descriptors the driver handed in (None: not driven in lockstep)."""
-    value = (os.environ if environ is None else environ).get(LOCKSTEP, "")
-    parts = value.split(",")
+    parts = os.environ.get(LOCKSTEP, "").split(",")
     if len(parts) != 2 or not all(p.isdigit() for p in parts):
         return None
     fds = (int(parts[0]), int(parts[1]))
