@@ -20,6 +20,7 @@ Must not know: transcripts, the monitors, what the lines mean.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import signal
@@ -140,6 +141,19 @@ def status_text(code: int) -> str:
     return f"exit code {code}" if code >= 0 else f"ended by signal {-code}"
 
 
+def _pipe() -> tuple[int, int]:
+    """A pipe whose two descriptors are above standard error (a process started with one of
+    0, 1, 2 closed would otherwise get it, and hand it on as that stream)."""
+    fds = []
+    for fd in os.pipe():
+        if fd <= 2:
+            moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+            os.close(fd)
+            fd = moved
+        fds.append(fd)
+    return fds[0], fds[1]
+
+
 class ProcessPeer:
     """The Agent as a child process on pipes (the peer of ``simulator.harness.drive``). Its
     standard error passes through to ours as it comes (a thread copies it), and its last
@@ -155,8 +169,8 @@ class ProcessPeer:
     ``timeout``."""
 
     def __init__(self, command: list[str]) -> None:
-        turn_r, turn_w = os.pipe()
-        done_r, done_w = os.pipe()
+        turn_r, turn_w = _pipe()
+        done_r, done_w = _pipe()
         env = {**os.environ, LOCKSTEP: f"{turn_r},{done_w}"}
         try:
             self.proc = start(command, stderr=subprocess.PIPE, pass_fds=(turn_r, done_w), env=env)
