@@ -223,7 +223,8 @@ def test_missing_ray_is_a_one_line_error_naming_the_extra(tmp_path: Path, comman
 
 def test_cluster_local_starts_its_own_instance_even_beside_a_running_one(monkeypatch: Any) -> None:
     """``ray.init()`` joins a cluster that ``ray start`` runs on this machine, and then refuses
-    ``num_cpus``; ``--cluster local`` asks for a new instance by name, with one CPU a worker."""
+    ``num_cpus``; ``--cluster local`` asks for a new instance by name, with one CPU a worker, its
+    workers at this process's priority."""
     calls: list[dict[str, Any]] = []
     fake = types.ModuleType("ray")
     fake.is_initialized = lambda: False  # type: ignore[attr-defined]
@@ -233,6 +234,7 @@ def test_cluster_local_starts_its_own_instance_even_beside_a_running_one(monkeyp
     with Workers(3, "local"):
         pass
     assert [(c.get("address"), c.get("num_cpus")) for c in calls[:1]] == [("local", 3)]
+    assert calls[0]["_system_config"] == {"worker_niceness": 0}  # not Ray's 15: drive's Agents starved
     assert calls[-1] == {"shutdown": True}
 
 
