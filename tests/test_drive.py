@@ -489,7 +489,7 @@ def test_the_served_agent_moves_in_the_drivers_turns() -> None:
 LOCKSTEP_AGENT = """\
 import json, os, select, sys
 turn, done = (int(fd) for fd in os.environ["ACP_MODEL_LOCKSTEP"].split(","))
-os.write(done, b"L")
+os.write(done, b"L\\n")
 pending = b""
 while True:
     ready, _, _ = select.select([0, turn], [], [])
@@ -512,7 +512,7 @@ while True:
                 answer = {"jsonrpc": "2.0", "id": m["id"], "result": result[m["method"]]}
                 out += json.dumps(answer).encode() + b"\\n"
         os.write(1, out)
-        os.write(done, b"d" if out else b"q")
+        os.write(done, b"%d\\n" % out.count(b"\\n"))
 """
 """An Agent that speaks the turns as the README tells one to, and never answers a prompt."""
 

@@ -40,9 +40,9 @@ _TAIL_WIDTH = 240
 LOCKSTEP = "ACP_MODEL_LOCKSTEP"
 """The environment variable naming the lockstep descriptors of a driven Agent: ``TURN,DONE``
 (decimal; ``simulator.harness.serve`` says what goes through them)."""
-HELLO, MOVED, QUIET = b"L", b"d", b"q"
-"""What a lockstep Agent writes on DONE: at its start, after a turn that wrote, after one that
-did not (it has no move left)."""
+HELLO = b"L\n"
+"""What a lockstep Agent writes on DONE at its start; after each turn it writes there how many
+lines the turn wrote on its output (decimal, and a line feed; 0: it has no move left)."""
 TURN = b"t"
 """What the driver writes on TURN: one turn."""
 
@@ -164,9 +164,9 @@ class ProcessPeer:
     first byte: True when ``HELLO`` came first (a lockstep Agent writes it before anything
     else), False when a line came without it. In lockstep each ``receive`` is one turn: ``TURN``
     written (unless the last turn is still unfinished: its ``timeout`` ran out first), then the
-    lines the Agent wrote until it says ``MOVED`` or ``QUIET`` (``quiescent``: nothing written,
-    no move left). Otherwise ``receive`` waits for the Agent's next lines as long as
-    ``timeout``."""
+    Agent's lines until as many came as it says the turn wrote (``quiescent``: none, no move
+    left), so a pipe or a process between the Agent and this one changes nothing. Otherwise
+    ``receive`` waits for the Agent's next lines as long as ``timeout``."""
 
     def __init__(self, command: list[str]) -> None:
         turn_r, turn_w = _pipe()
@@ -192,6 +192,9 @@ class ProcessPeer:
         self.quiescent = False
         """Whether the last turn wrote nothing: the Agent said it has no move left."""
         self._turn_open = False
+        self._owed: int | None = None
+        """How many lines the open turn wrote (None: the Agent has not said yet)."""
+        self._said = b""
         self._done_eof = False
         self._pending = b""
         self._eof = False
@@ -251,18 +254,26 @@ class ProcessPeer:
         return got
 
     def _heard(self, signals: bytes) -> None:
-        """Take the Agent's signals: whether it moves in turns, the end of a turn. An Agent that
-        closes DONE is listened to from then on."""
+        """Take the Agent's signals: whether it moves in turns, how many lines a turn wrote. An
+        Agent that closes DONE is listened to from then on."""
+        self._said += signals
+        *said, self._said = self._said.split(b"\n")
         if self.lockstep is None:
-            if signals[:1] == HELLO:
-                self.lockstep, signals = True, signals[1:]
-            elif signals or self._done_eof or self._pending or self._eof:
+            if said[:1] == [HELLO.strip()]:
+                self.lockstep, said = True, said[1:]
+            elif said or self._done_eof or self._pending or self._eof:
                 self.lockstep = False
-        for byte in signals:
-            if bytes([byte]) in (MOVED, QUIET):
-                self._turn_open, self.quiescent = False, bytes([byte]) == QUIET
+        for word in said:
+            if self._turn_open and word.isdigit():
+                self._owed = int(word)
         if self._done_eof and self.lockstep:
             self.lockstep, self._turn_open = False, False
+
+    def _turn_ended(self) -> bool:
+        """Whether the open turn's lines have all come (it is then closed)."""
+        if self._turn_open and self._owed is not None and self._pending.count(b"\n") >= self._owed:
+            self._turn_open, self.quiescent = False, self._owed == 0
+        return not self._turn_open
 
     def receive(self, timeout: float) -> list[bytes] | None:
         """The complete lines the Agent wrote: in lockstep, those of one turn; else waiting up to
@@ -272,11 +283,11 @@ class ProcessPeer:
         turned = False
         while True:
             if self.lockstep and not self._turn_open and not self._eof and not turned:
-                turned, self.quiescent = True, False
+                turned, self.quiescent, self._owed = True, False, None
                 self._turn_open = self._turns(TURN)
                 if not self._turn_open:  # it no longer reads its turns
                     self.lockstep = False
-            busy = self.lockstep is None or (self.lockstep and self._turn_open)
+            busy = self.lockstep is None or (self.lockstep and not self._turn_ended())
             if not busy or self._eof:
                 if b"\n" in self._pending:
                     *lines, self._pending = self._pending.split(b"\n")
@@ -291,6 +302,8 @@ class ProcessPeer:
             left = deadline - time.monotonic()
             if left <= 0:
                 *lines, self._pending = self._pending.split(b"\n")
+                if self._owed is not None:
+                    self._owed = max(0, self._owed - len(lines))
                 return lines
             watched = [self._out] + (
                 [self._done] if self.lockstep is not False and not self._done_eof else []
@@ -300,8 +313,6 @@ class ProcessPeer:
                 self._eof = True
             if ready and self.lockstep is not False:
                 self._heard(self._signals())
-                if not self._turn_open and not self._eof and not self._read_now():  # all of the turn
-                    self._eof = True
 
     def written(self) -> list[bytes]:
         """The complete lines the Agent has already written and ``receive`` has not returned,

@@ -16,11 +16,11 @@ descriptors in the environment (``LOCKSTEP``: ``TURN,DONE``). An Agent that know
 turn (``turn``): the lines the driver wrote on standard input before it (all of them: they are
 in the pipe before the byte) are answered, and when they need no answer (or there were none)
 the Agent makes its moves until one sends something (a move that sends nothing, inserting a
-prompt, goes unseen), or until it has none. Its output is written, then DONE gets ``MOVED``,
-or ``QUIET`` when the turn wrote nothing (the Agent has no move left: it is quiescent until
-the driver sends something). So the driver reads everything of a turn before it chooses again,
-and the same seeds give the same transcript on any machine and under any load. An Agent that
-does not know the variable never writes on DONE, and the driver falls back on listening.
+prompt, goes unseen), or until it has none. Its output is written, then DONE gets the number
+of lines written (0: the Agent has no move left, it is quiescent until the driver sends
+something). So the driver reads everything of a turn before it chooses again, and the same
+seeds give the same transcript on any machine and under any load. An Agent that does not
+know the variable never writes on DONE, and the driver falls back on listening.
 
 Must not know: what the Agent may do (the model decides), argument parsing.
 """
@@ -33,7 +33,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from simulator.harness.child import HELLO, LOCKSTEP, MOVED, QUIET, Sink, read
+from simulator.harness.child import HELLO, LOCKSTEP, Sink, read
 from simulator.peers.stdio_agent import StdioAgent, encode
 
 
@@ -131,7 +131,7 @@ def serve_lockstep(agent: StdioAgent, fd_in: int, fd_out: int, fd_turn: int, fd_
             if msgs and not out(b"".join(encode(m) for m in msgs)):
                 return 0
             _notes(agent)
-            if not done(MOVED if msgs else QUIET):
+            if not done(b"%d\n" % len(msgs)):
                 return 0
         if ended:
             return 0
