@@ -194,6 +194,8 @@ class ProcessPeer:
         self._turn_open = False
         self._owed: int | None = None
         """How many lines the open turn wrote (None: the Agent has not said yet)."""
+        self._given = 0
+        """How many of them were handed out before the turn ended (its timeout ran out)."""
         self._said = b""
         self._done_eof = False
         self._pending = b""
@@ -271,7 +273,11 @@ class ProcessPeer:
 
     def _turn_ended(self) -> bool:
         """Whether the open turn's lines have all come (it is then closed)."""
-        if self._turn_open and self._owed is not None and self._pending.count(b"\n") >= self._owed:
+        if (
+            self._turn_open
+            and self._owed is not None
+            and self._pending.count(b"\n") + self._given >= self._owed
+        ):
             self._turn_open, self.quiescent = False, self._owed == 0
         return not self._turn_open
 
@@ -283,7 +289,7 @@ class ProcessPeer:
         turned = False
         while True:
             if self.lockstep and not self._turn_open and not self._eof and not turned:
-                turned, self.quiescent, self._owed = True, False, None
+                turned, self.quiescent, self._owed, self._given = True, False, None, 0
                 self._turn_open = self._turns(TURN)
                 if not self._turn_open:  # it no longer reads its turns
                     self.lockstep = False
@@ -302,8 +308,7 @@ class ProcessPeer:
             left = deadline - time.monotonic()
             if left <= 0:
                 *lines, self._pending = self._pending.split(b"\n")
-                if self._owed is not None:
-                    self._owed = max(0, self._owed - len(lines))
+                self._given += len(lines)
                 return lines
             watched = [self._out] + (
                 [self._done] if self.lockstep is not False and not self._done_eof else []
@@ -320,6 +325,7 @@ class ProcessPeer:
         if not self._eof and not self._read_now():
             self._eof = True
         *lines, self._pending = self._pending.split(b"\n")
+        self._given += len(lines)  # of the open turn, if one is (its timeout ran out)
         return lines
 
     def stop(self, grace: float = 2.0) -> str:
