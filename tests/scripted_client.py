@@ -17,7 +17,7 @@ from typing import Any
 
 from simulator.harness.serve import turn
 from simulator.peers import wire
-from simulator.peers.stdio_agent import StdioAgent, encode
+from simulator.peers.stdio_agent import StdioAgent
 
 Msg = dict[str, Any]
 Line = tuple[str, Any]
@@ -36,7 +36,7 @@ class ScriptedClient:
     def _agent_wrote(self, out: list[Any]) -> None:
         for item in out:
             self.lines.append(("agent", item))
-            self.raw.append(("agent", encode(item)))
+            self.raw.append(("agent", wire.json_line(item).encode()))
             for msg in item if isinstance(item, list) else [item]:
                 if msg.get("method") == "session/request_permission":
                     option = self._answers[self._asked % len(self._answers)]
@@ -45,7 +45,7 @@ class ScriptedClient:
 
     def send(self, msg: Any) -> list[Any]:
         """Write one line (a message, or a list: a batch); what the Agent wrote at once."""
-        data = encode(msg)
+        data = wire.json_line(msg).encode()
         self.lines.append(("client", msg))
         self.raw.append(("client", data))
         out = self.agent.receive(data[:-1])
@@ -188,7 +188,7 @@ class InProcessPeer:
         *lines, self._pending = self._pending.split(b"\n")
         out = turn(self.agent, lines)
         self.quiescent = not out
-        return [encode(m)[:-1] for m in out]
+        return [wire.json_line(m).encode()[:-1] for m in out]
 
     def written(self) -> list[bytes]:
         """Nothing: this Agent writes only when ``receive`` asks it to."""

@@ -73,7 +73,6 @@ from simulator.harness.child import status_text
 from simulator.harness.proxy import TranscriptWriter, entry
 from simulator.peers import wire
 from simulator.peers.driver_client import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
-from simulator.peers.stdio_agent import encode
 
 MAX_MESSAGES = 20000
 
@@ -194,7 +193,7 @@ class _Run:
             self.take(self.peer.written())
             self.quiet = False
         for msg in msgs:
-            line = encode(msg)
+            line = wire.json_line(msg).encode()
             self._keep(entry("client", line[:-1]))
             if "method" in msg and "id" in msg:
                 self.asked.setdefault(msg["id"], (msg["method"], self.writer.lines))

@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from simulator.harness.child import HELLO, LOCKSTEP, Sink, read
-from simulator.peers.stdio_agent import StdioAgent, encode
+from simulator.peers import wire
+from simulator.peers.stdio_agent import StdioAgent
 
 
 def _notes(agent: StdioAgent) -> None:
@@ -42,6 +43,11 @@ def _notes(agent: StdioAgent) -> None:
         sys.stderr.write(f"acp-model agent: {note}\n")
     agent.notes.clear()
     sys.stderr.flush()
+
+
+def _lines(msgs: Sequence[Any]) -> bytes:
+    """Messages (or batch answers) as the lines of one write."""
+    return b"".join(wire.json_line(m).encode() for m in msgs)
 
 
 def turn(agent: StdioAgent, lines: Sequence[bytes]) -> list[Any]:
@@ -79,7 +85,7 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
     out = Sink(fd_out)
 
     def write(msgs: Sequence[Any]) -> bool:
-        return out(b"".join(encode(m) for m in msgs))
+        return out(_lines(msgs))
 
     pending = b""
     while True:
@@ -128,7 +134,7 @@ def serve_lockstep(agent: StdioAgent, fd_in: int, fd_out: int, fd_turn: int, fd_
                 pending += data
             *lines, pending = pending.split(b"\n")
             msgs = turn(agent, lines)
-            if msgs and not out(b"".join(encode(m) for m in msgs)):
+            if msgs and not out(_lines(msgs)):
                 return 0
             _notes(agent)
             if not done(b"%d\n" % len(msgs)):
