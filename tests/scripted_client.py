@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from simulator.harness.serve import turn
 from simulator.peers import wire
 from simulator.peers.stdio_agent import StdioAgent
 
@@ -165,33 +166,28 @@ def dumps(msg: Any) -> bytes:
 
 class InProcessPeer:
     """``StdioAgent`` behind the peer interface of ``simulator/harness/drive.py``: ``send`` bytes, ``receive``
-    the lines of the Agent's answers to them, else of its next move ([] when it has none).
+    one lockstep turn (``simulator.harness.serve.turn``): the lines of the Agent's answers to
+    them, else of its next moves up to the first that sends something ([] when it has none).
 
-    Fast and deterministic, it answers as ``acp-model agent`` does when the driver waits a few of
-    the Agent's paces: the answers to what the driver sent, else (nothing sent, or nothing to
-    answer) the Agent's next moves up to the first that sends something (a move that sends
-    nothing, such as inserting a prompt, goes unseen). So a driver seed that fails in process is
-    the seed to try against the process (the deep proof)."""
+    Fast and deterministic, it answers as ``acp-model agent`` does in the driver's lockstep, so
+    a driver seed that fails in process fails the same way against the process (the deep
+    proof)."""
+
+    lockstep = True
 
     def __init__(self, agent: StdioAgent) -> None:
         self.agent = agent
         self._pending = b""
         self.closed = False
+        self.quiescent = False
 
     def send(self, data: bytes) -> None:
         self._pending += data
 
     def receive(self, timeout: float) -> list[bytes] | None:
         *lines, self._pending = self._pending.split(b"\n")
-        out: list[Any] = []  # messages, or the array answering a batch
-        for line in lines:
-            if line.strip():
-                out.extend(self.agent.receive(line))
-        while not out:  # as the process does: after input that needs no answer, or none, its
-            moves = self.agent.move()  # moves (silent ones unseen) until one is heard
-            if moves is None:
-                break
-            out = moves
+        out = turn(self.agent, lines)
+        self.quiescent = not out
         return [wire.json_line(m).encode()[:-1] for m in out]
 
     def written(self) -> list[bytes]:
