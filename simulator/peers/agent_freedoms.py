@@ -111,6 +111,9 @@ class Freedoms(ForegroundWork):
         - ``goal``: foreground work it starts itself while idle, no prompt waiting (pursuing a
           goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
         - ``commands``: an ``available_commands_update``;
+        - ``snapshot``: the current idle reported again while idle, no stop reason ("Agents MAY
+          repeat current-state snapshots", State transitions; right after the session/new
+          response it is the optional initial idle, Initial state and synchronization);
         - ``bare_error``: ending (or stopping) work with the error stop reason and no ``error``
           field;
         - (any run with ``fail``) ending work with the error stop reason while an in_progress tool
@@ -134,6 +137,8 @@ class Freedoms(ForegroundWork):
                 add(("agent", "synthetic_user", "announce"))
         if "commands" in features and "commands" not in self.extras:
             add(("agent", "commands", None))
+        if not active and "snapshot" in features and "snapshot" not in self.extras and self.reported == fgm.IDLE:
+            add(("agent", "snapshot", None))
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
             add(("agent", "end_error_carrying", None))
 
@@ -163,6 +168,10 @@ class Freedoms(ForegroundWork):
         self.extras = (self.extras - {"announced"}) | {"goal"}
         self.followup = True  # work of its own, as after a background task finished
         return self._do_start(unseen)
+
+    def _do_snapshot(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"snapshot"}
+        return [self._state(fgm.IDLE)]
 
     def _do_commands(self, _: Any) -> list[Msg]:
         self.extras = self.extras | {"commands"}

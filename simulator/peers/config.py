@@ -64,6 +64,7 @@ FEATURES = (
     "unadvertised",  # a custom state the Client did not advertise; a prompt's work starts under it
     "announce",  # the Agent's own user message at idle, its own work (goal) reported starting next
     "interim",  # an inserted user message first reported with text of the Agent's own (user-message-content)
+    "snapshot",  # the current idle reported again while idle (the initial idle after session/new's response)
 )
 OFF_BY_DEFAULT: tuple[str, ...] = (
     "perm_error",
@@ -84,6 +85,7 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "unadvertised",
     "announce",
     "interim",
+    "snapshot",
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them on:
 ``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``, ``closes``),
@@ -101,12 +103,15 @@ work starting while it is shown and running reported later (``unadvertised``: ta
 conforming twins), and the Agent's own user message at idle before its own work (``announce``:
 taken only by the conforming twins), and an inserted user message first reported with interim text
 of the Agent's own, its full content later (``interim``, under the reading
-``user-message-content=upsert``: taken only by the conforming twins).
+``user-message-content=upsert``: taken only by the conforming twins), and an idle snapshot repeated
+while idle, no stop reason, once per run (``snapshot``: "Agents MAY repeat current-state snapshots",
+State transitions; after the session/new response it is the optional initial idle, Initial state
+and synchronization: taken only by the conforming twins).
 (Refusing a prompt after a ``$/cancel_request`` for it is the reading
 ``rejected-after-cancel-request``.)"""
 
 
-TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce", "interim")
+TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce", "interim", "snapshot")
 """Freedoms of ``OFF_BY_DEFAULT`` that no explore slice takes: only the second search for a
 conforming twin (``simulator.analysis.decidability.twin_config``, every feature on) does, so
 that explore's figures stay those of the freedoms it has always explored."""
