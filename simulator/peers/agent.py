@@ -143,7 +143,9 @@ class Agent(Freedoms, Deviating):
             self._closed_out_events(add)
             return ev
         if "announced" in self.extras:  # its own user message sent: its own work starts next
-            return [("agent", "start_goal", None)] if self._may_start_goal() else []
+            if not self._may_start_goal():
+                return []
+            return [("agent", "start_goal", None)] + ([("agent", "start_goal", "unseen")] if self._unseen() else [])
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
         features = self.cfg.features

@@ -155,13 +155,15 @@ class Freedoms(ForegroundWork):
         Agent reports its own user message for it (``synthetic_user``), outside work, and then
         reports that work starting next (model.between OWN_USER_MESSAGE: not yet known at the
         message, allowed when the Agent's own work is reported starting next, which it then
-        must)."""
+        must). Also while unknown or a custom state is reported (no work placed: ``other``), its
+        own work then starting unseen where it may (``_unseen``) and shown later (``restore``)."""
+        shown = {fgm.IDLE: "idle", fgm.UNKNOWN: "other", fgm.UNRECOGNIZED: "other"}.get(self.reported)
         return (
             "announce" in self.cfg.features
             and "synthetic" not in self.extras
-            and self.reported == fgm.IDLE
+            and shown is not None
             and self._reading("unaccounted-user-message", "agent-initiated")
-            and self.between.own_user_message("idle", False) is None
+            and self.between.own_user_message(shown, False) is None
         )
 
     def _do_start_goal(self, unseen: str | None) -> list[Msg]:
