@@ -115,3 +115,33 @@ def test_a_client_line_in_flight_may_be_shown_before_what_the_agent_sent_meanwhi
     turn = scripted([("client", "prompt", None), "deliver", ("agent", "reject", 1)], cfg).world.transcript
     swapped = [*turn[:-2], turn[-1], turn[-2]]
     assert dec.twin(swapped, cfg, 2000)[0] is None
+
+
+def test_a_bare_idle_after_the_session_new_response_has_a_twin_only_with_the_snapshot_freedom() -> None:
+    """An idle right after session/new's response, no work shown (what the seeded bug
+    own-work-unreported sends once its unreported work ends): a conforming Agent may send it as
+    the optional initial idle, a repeat of the current state (feature ``snapshot``), so the
+    search finds a twin; without that freedom none."""
+    cfg = DEFAULT.with_(features=DEFAULT.features | {"snapshot"})
+    base = scripted([], cfg, settle=False).world.transcript
+    target = [*base, _state("idle")]
+    found, _ = dec.twin(target, cfg, 2000)
+    assert found == [("agent", "snapshot", None)]
+    assert dec.twin(target, DEFAULT, 2000)[0] is None
+    # once per run: a second bare idle has no twin
+    assert dec.twin([*target, _state("idle")], cfg, 2000)[0] is None
+
+
+def test_the_agents_own_user_message_while_unknown_is_shown_has_a_twin_with_announce() -> None:
+    """While unknown is reported (no work placed), the Agent may report its own user message and
+    start its own work unseen, shown later by the running that restores the state: the messages
+    the seeded bug user-message-after-reject sends after a rejection while unknown is shown.
+    Without ``announce`` no twin."""
+    cfg = DEFAULT.with_(features=DEFAULT.features | {"goal", "announce", "unseen"})
+    script = [("agent", "lose", None), ("agent", "synthetic_user", "announce")]
+    script += [("agent", "start_goal", "unseen"), ("agent", "restore", None)]
+    target = scripted(script, cfg, settle=False).world.transcript
+    assert [line[1]["params"]["update"].get("state") for line in target[-3:]] == ["unknown", None, "running"]
+    found, _ = dec.twin(target, cfg, 2000)
+    assert found is not None and ("agent", "synthetic_user", "announce") in found
+    assert dec.twin(target, cfg.with_(features=cfg.features - {"announce"}), 2000)[0] is None
