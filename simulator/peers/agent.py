@@ -145,7 +145,8 @@ class Agent(Freedoms, Deviating):
         if "announced" in self.extras:  # its own user message sent: its own work starts next
             if not self._may_start_goal():
                 return []
-            return [("agent", "start_goal", None)] + ([("agent", "start_goal", "unseen")] if self._unseen() else [])
+            unseen = [("agent", "start_goal", "unseen")] if self._unseen() else []
+            return [("agent", "start_goal", None), *unseen]
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
         features = self.cfg.features

@@ -137,7 +137,8 @@ class Freedoms(ForegroundWork):
                 add(("agent", "synthetic_user", "announce"))
         if "commands" in features and "commands" not in self.extras:
             add(("agent", "commands", None))
-        if not active and "snapshot" in features and "snapshot" not in self.extras and self.reported == fgm.IDLE:
+        repeat = "snapshot" in features and "snapshot" not in self.extras
+        if repeat and not active and self.reported == fgm.IDLE:
             add(("agent", "snapshot", None))
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
             add(("agent", "end_error_carrying", None))
