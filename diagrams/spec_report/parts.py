@@ -188,13 +188,12 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
         for c in view_against_truth(walks, _cfg(ctx, DEFAULT), ctx.pool):
             cexs.setdefault(c.rule, c)
     slice_rows, slice_exercised = runs[0].covered["exhaustive"]
-    rows, exercised = explore_run.union(cov for done in runs for cov in done.covered.values())
+    rows = explore_run.union(cov for done in runs for cov in done.covered.values())[0]
     ctx.results["explore"] = {
         "slices": [{k: s[k] for k in ("name", "states", "complete", "stop")} for s in ex["slices"]],
         "walks": walks,
         "rows": rows,
         "machines": machine_coverage(rows, ctx.opts.variant),
-        "exercised": exercised,
         "slice_exercised": slice_exercised,
         "slice_rows": slice_rows,
         "counterexamples": [cexs[r] for r in sorted(cexs)],
