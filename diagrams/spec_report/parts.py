@@ -190,7 +190,7 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
     slice_rows, slice_exercised = runs[0].covered["exhaustive"]
     rows = explore_run.union(cov for done in runs for cov in done.covered.values())[0]
     ctx.results["explore"] = {
-        "slices": [{k: s[k] for k in ("name", "states", "complete", "stop")} for s in ex["slices"]],
+        "slices": ex["slices"],
         "walks": walks,
         "rows": rows,
         "machines": machine_coverage(rows, ctx.opts.variant),
