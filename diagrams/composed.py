@@ -64,14 +64,14 @@ State = tuple[str, tuple[str, ...], str, str]
 class Config:
     name: str
     prompts: int
-    tool_call: bool = True
     background: bool = True
+    """Whether the background item is part of the product (the tool call always is)."""
 
 
 CONFIGS = (
-    Config("fg_1prompt_tool", 1, True, False),
-    Config("fg_1prompt_tool_bg", 1, True, True),
-    Config("fg_2prompts_tool_bg", 2, True, True),
+    Config("fg_1prompt_tool", 1, background=False),
+    Config("fg_1prompt_tool_bg", 1),
+    Config("fg_2prompts_tool_bg", 2),
 )
 DRAWN = CONFIGS[1]
 """The default bound drawn for the docs: foreground x one prompt x one tool call x one
@@ -98,7 +98,7 @@ def initial(cfg: Config) -> State:
     return (
         foreground.SPEC.initial,
         (UNSENT,) * cfg.prompts,
-        UNSTARTED if cfg.tool_call else "none",
+        UNSTARTED,
         background.SPEC.initial if cfg.background else "none",
     )
 
@@ -122,7 +122,7 @@ def moves(state: State) -> Iterator[tuple[str, str, State]]:
     covered = tuple(p if p == UNSENT else prompt.SPEC.fire(p, "cover") for p in prompts)
     if covered != prompts:
         yield "session/cancel", "client", (fg, covered, tool, bg)
-    if fg == "running" and tool != "none":
+    if fg == "running":
         if tool == UNSTARTED:
             yield "tool.start", "agent", (fg, prompts, toolcall.SPEC.initial, bg)
         for trigger, actor, dest in _moves(toolcall.SPEC, tool):
@@ -147,9 +147,7 @@ def quiescent(state: State) -> bool:
 
 def label(state: State) -> str:
     fg, prompts, tool, bg = state
-    parts = [fg, *prompts]
-    if tool != "none":
-        parts.append(tool)
+    parts = [fg, *prompts, tool]
     if bg != "none":
         parts.append(bg)
     return ",".join(parts)
@@ -183,7 +181,7 @@ def summarize(cfg: Config, g: nx.MultiDiGraph) -> dict[str, object]:
     return {
         "config": cfg.name,
         "prompts": cfg.prompts,
-        "tool_call": cfg.tool_call,
+        "tool_call": True,
         "background_item": cfg.background,
         "state_format": _state_format(cfg),
         "states": g.number_of_nodes(),
@@ -201,8 +199,8 @@ def summarize(cfg: Config, g: nx.MultiDiGraph) -> dict[str, object]:
 
 def _state_format(cfg: Config) -> str:
     """A state's ``label`` with each part's name."""
-    tool, bg = ("tool_call" if cfg.tool_call else "none"), ("background_item" if cfg.background else "none")
-    return label(("foreground", tuple(f"prompt{i + 1}" for i in range(cfg.prompts)), tool, bg))
+    bg = "background_item" if cfg.background else "none"
+    return label(("foreground", tuple(f"prompt{i + 1}" for i in range(cfg.prompts)), "tool_call", bg))
 
 
 def graphml(g: nx.MultiDiGraph) -> bytes:

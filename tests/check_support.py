@@ -2,7 +2,8 @@
 
 Owns: the location of ``../shared`` (tests needing it skip with a reason when it is absent),
 small monitors with known behaviour (so the checker can be tested without the real monitors),
-a line builder for transcripts, and a way to run the CLI in-process and capture its output.
+a line builder for transcripts, a way to run the CLI in-process and capture its output, and
+the state after a line of a ``check --html`` recording, rebuilt as the page's script does.
 """
 
 from __future__ import annotations
@@ -211,3 +212,18 @@ def check_lines(lines: Sequence[Line], complete: bool = False, **readings: str) 
 def errors(report: FileReport) -> list[tuple[str, int | None]]:
     """(rule, line) of a report's error findings."""
     return [(f.rule, f.line) for f in report.findings if f.severity == "error"]
+
+
+def state_after(rec: Any, index: int) -> tuple[dict[str, str], dict[str, str]]:
+    """(machine rows, client view rows) after message ``index`` (-1: before any) of a
+    ``diagrams.html.record.Recording``, rebuilt from its deltas as the page's script rebuilds them."""
+    machines: dict[str, str] = {}
+    views: dict[str, str] = {}
+    for i in range(index + 1):
+        for rows, changes in ((machines, rec.machines[i]), (views, rec.views[i])):
+            for key, value in changes:
+                if value is None:
+                    rows.pop(key, None)
+                else:
+                    rows[key] = value
+    return machines, views

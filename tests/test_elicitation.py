@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from model import between as bw
 from model import elicitation as em
 from model.clientview import ClientView
 from model.core import ClientViolation, ProtocolViolation
@@ -19,12 +20,15 @@ from properties.schema_check import SchemaChecker
 from simulator.analysis.mutants import BY_NAME as MUTANTS
 from simulator.analysis.mutants import judge
 from simulator.explore.bfs import SLICE_BY_NAME, explore
+from simulator.explore.common import new_monitors
 from simulator.peers import wire
 from simulator.peers.agent import AGENT_FAULTS
+from simulator.peers.agent_work import TIED
 from simulator.peers.config import DEFAULT
 from simulator.peers.scenarios import BY_NAME as SCENARIOS
 from simulator.peers.schedulers import random_walk
 from simulator.peers.stdio_agent import StdioAgent
+from simulator.peers.world import World
 from tests.check_support import schema_path
 
 S = "sess_1"
@@ -235,7 +239,58 @@ def test_the_slice_explores_every_row_with_no_finding() -> None:
     assert report.complete and report.counterexamples == []
     fired = {(s, t, d) for (m, s, t, d) in report.rows if m == "elicitation"}
     assert fired == {(r.source, r.trigger, r.dest) for r in em.SPEC.rows}
-    assert all(report.exercised[rule] for rule in ("EX-01", "CANCEL-19", "TOOL-07"))
+    assert all(report.exercised[rule] for rule in ("EX-01", "CANCEL-19", "TOOL-07", "CANCEL-10"))
+
+
+def _steps(*moves: tuple[str, str, Any]) -> World:
+    """A run of the elicitation slice: each move (actor, name, arg) taken, deliveries between."""
+    cfg = SLICE_BY_NAME["elicitation"].cfg
+    world = World(cfg, monitors=new_monitors(cfg=cfg))
+
+    def deliver() -> None:
+        while nets := [e for e in world.enabled() if e[0] == "net"]:
+            assert world.step(nets[0]) == []
+
+    for move in moves:
+        assert move in world.enabled(), (move, world.enabled())
+        assert world.step(move) == []
+        deliver()
+    return world
+
+
+@pytest.mark.parametrize("mode", ["form", "url"])
+def test_a_late_answer_about_a_cancelled_tool_call_is_ignored(mode: str) -> None:
+    """CANCEL-10 (``model.between`` LATE_ANSWERS_IGNORED) taken by the conforming peers: the Agent
+    elicits about a tool call it starts (a freedom of the schema's ``toolCallId``), the Client
+    cancels, the idle gives the call its final status; then the Client accepts after the
+    withdrawal (form), or the user finishes outside after an accept (URL): late, and the call
+    never runs. The monitor counts the late answer as an exercise of the rule."""
+    start = [("client", "prompt", None), ("agent", "insert", 1), ("agent", "answer", 1)]
+    start += [("agent", "user_message", 1), ("agent", "start", None), ("agent", "elicit", (mode, TIED))]
+    cancel = [("client", "cancel", None), ("agent", "end", "cancelled")]
+    if mode == "form":
+        moves = [
+            *start,
+            *cancel,
+            ("agent", "elicit_withdraw", "elicit_1"),
+            ("client", "elicit_accept", "elicit_1"),
+        ]
+    else:
+        moves = [
+            *start,
+            ("client", "elicit_accept", "elicit_1"),
+            *cancel,
+            ("agent", "elicit_complete", "elicit_1"),
+        ]
+    world = _steps(*moves)
+    sent = [msg for sender, msg in world.transcript if sender == "agent"]
+    ask = next(m for m in sent if m.get("method") == "elicitation/create")
+    assert ask["params"]["toolCallId"] == "tc_1"
+    updates = [m["params"]["update"] for m in sent if m.get("method") == "session/update"]
+    statuses = [u.get("status") for u in updates if u.get("toolCallId") == "tc_1"]
+    assert statuses == ["pending", "cancelled"]  # final before the idle, never run after it
+    assert world.monitors is not None and world.monitors.exercised[bw.LATE_ANSWERS_IGNORED.rule] == 1
+    assert world.finish() == []
 
 
 # -- the seeded bugs --------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import pytest
 from diagrams.html import spec_text
 from diagrams.html.record import recorded_check
 from diagrams.html.states import SEP
-from tests.check_support import REPO, run_cli
+from tests.check_support import REPO, run_cli, state_after
 from tests.test_html_pages import CANDIDATES
 
 VIOLATIONS = "tests/data/mon_violations.ndjson"
@@ -202,7 +202,7 @@ def _panel(page: Any, pane: str) -> dict[tuple[str, str], str]:
 def _python_state(index: int) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
     with open(REPO / BIG, "rb") as fh:
         _, rec = recorded_check(fh, BIG)
-    machines, view = rec.state_after(index)
+    machines, view = state_after(rec, index)
 
     def split(rows: dict[str, str]) -> dict[tuple[str, str], str]:
         return {(k.split(SEP, 1)[0], k.split(SEP, 1)[1][1:]): v for k, v in rows.items()}

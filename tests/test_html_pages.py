@@ -9,14 +9,15 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from diagrams.html import spec_text
 from diagrams.html.record import recorded_check
-from diagrams.html.states import SEP, candidates_text, hidden_paths
+from diagrams.html.states import SEP, Rows, candidates_text, entity_row, header_rows, hidden_paths
 from model import prompt as prm
-from tests.check_support import REPO, basic_turn, run_cli
+from tests.check_support import REPO, basic_turn, run_cli, state_after
 
 VIOLATIONS = "tests/data/mon_violations.ndjson"
 BAD_LINES = "tests/data/view_bad_lines.ndjson"
@@ -81,17 +82,17 @@ def test_the_state_after_each_line_names_the_machines_and_the_client_view() -> N
     with open(REPO / VIOLATIONS, "rb") as fh:
         _, rec = recorded_check(fh, VIOLATIONS)
     assert [line for line, _, _ in rec.messages] == list(range(1, 21))
-    machines, view = rec.state_after(5)  # line 6: the second prompt, not yet answered
+    machines, view = state_after(rec, 5)  # line 6: the second prompt, not yet answered
     prompt = machines[f"s2{SEP}1Prompt 2"]
     assert prompt.startswith(CANDIDATES)
     assert machines[f"s2{SEP}9awaiting answer: session/prompt id=2"] == "sent by the client"
     assert machines[f"s1{SEP}1Prompt 1"] == 'answered (success, messageId "u1")'
     assert view[f"s2{SEP}1prompt 2"] == "(pending)"
-    machines, view = rec.state_after(11)  # line 12: session/cancel for s2
+    machines, view = state_after(rec, 11)  # line 12: session/cancel for s2
     assert machines[f"s2{SEP}0Foreground state (reported)"].startswith(
         "running · cancellation received at line 12"
     )
-    machines, view = rec.state_after(12)  # line 13: the idle that should have said cancelled
+    machines, view = state_after(rec, 12)  # line 13: the idle that should have said cancelled
     assert machines[f"s2{SEP}0Foreground state (reported)"] == "idle"
     assert view[f"s2{SEP}0state"] == "idle (completions 1)"
     assert view[f"s2{SEP}0last stop reason"] == '"end_turn"'
@@ -219,11 +220,20 @@ def test_a_line_with_several_messages_gets_a_row_each_and_its_findings_once() ->
     assert 'data-rule="CANCEL-14"' in page[page.index('id="L1-1"') : page.index('id="L2"')]
 
 
+def view_rows(sid: str, data: dict[str, Any]) -> Rows:
+    """One session of the client view format (``ClientView.session_json``) as rows, made whole
+    (the recording makes them message by message, from what changed)."""
+    rows = header_rows(sid, data["session"], len(data["preserved"]))
+    for n, (etype, eid) in enumerate(data["timeline"], 1):
+        key, text = entity_row(sid, n, etype, eid, data["entities"][etype][eid])
+        rows[key] = text
+    return dict(sorted(rows.items()))
+
+
 @pytest.mark.parametrize("name", ["mon_conforming", "view_two_sessions", "mon_violations"])
 def test_the_recorded_client_view_is_the_view_made_afresh_after_each_message(name: str) -> None:
     """The recording reuses the rows of entities that did not change; made from scratch after
     every message, the rows are the same."""
-    from diagrams.html.states import view_rows
     from model.clientview import ClientView
 
     path = REPO / "tests" / "data" / f"{name}.ndjson"
@@ -235,14 +245,13 @@ def test_the_recorded_client_view_is_the_view_made_afresh_after_each_message(nam
         expected: dict[str, str] = {}
         for sid in fresh.sessions():
             expected.update(view_rows(sid, fresh.session_json(sid)))
-        assert rec.state_after(i)[1] == expected, i
+        assert state_after(rec, i)[1] == expected, i
 
 
 @pytest.mark.parametrize("fault", ["move-on-update", "key-by-id-only"])
 def test_a_view_whose_entities_move_is_recorded_as_made_afresh(fault: str) -> None:
     """Entities moving in the timeline (a faulty client view) make every row again."""
     from diagrams.html.record import Recording
-    from diagrams.html.states import view_rows
     from properties.clientview import FaultyView
     from properties.engine import MonitorSet
     from properties.transcript import read_transcript
@@ -262,6 +271,6 @@ def test_a_view_whose_entities_move_is_recorded_as_made_afresh(fault: str) -> No
     rec.finish()
     moved = 0
     for i, rows in enumerate(expected):
-        assert rec.state_after(i)[1] == rows, i
+        assert state_after(rec, i)[1] == rows, i
         moved += any(value is None for _, value in rec.views[i])
     assert moved or fault != "move-on-update"  # that fault did move entities

@@ -6,7 +6,8 @@ of one input with a recording (``diagrams.html.record``) and writes its page
 ``../shared`` is absent: the page then says so and has no spec links).
 
 The modules: ``states`` (the machines' state and the client view as rows), ``record`` (the
-deltas after each message), ``page`` (the HTML), ``assets`` (inline style and script).
+deltas after each message), ``page`` (the HTML, with the style
+and script it inlines: ``page.css``, ``page.js``).
 
 Must not know: the command line (``cli`` parses the option and calls ``CheckPage``).
 """

@@ -4,7 +4,7 @@ at its line with the spec sentence it rests on, the state after any line, the sp
 Owns: ``Page`` (what a page shows, whoever judged the run: ``acp-model check``, ``replay``, a
 counterexample) and ``render``, its HTML. The page is deterministic (the same input gives the
 same bytes: nothing depends on the time, the machine or the order of a set), inlines its style
-and script (``diagrams.html.assets``) and loads nothing.
+and script and loads nothing.
 
 Layout: a header (what was judged, counts, readings, the level filter, the keys, an index of the
 findings), the sequence (one row per message in the transport's order, Client and Agent lanes,
@@ -18,6 +18,15 @@ their input finding; findings with no line (end of input) are listed after the l
 A message's JSON is shown up to ``JSON_LIMIT`` characters (the rest is counted), so one huge
 message cannot blow up the page.
 
+Style and script are static files beside this module, inlined as they are (``asset``):
+``page.css`` (how a page looks) and ``page.js`` (how it behaves: selecting a line rebuilds the
+state after it from the deltas in the ``acp-data`` JSON, with checkpoints every 64 messages;
+keyboard stepping, ``j``/``↓`` next line, ``k``/``↑`` previous, ``n`` next finding, ``p``/``N``
+previous finding, ``o``/``Enter`` the selected message's JSON, ``Home``/``End``; a filter of the
+findings by level; clicks on rows, findings and the findings index). The script knows only the
+``acp-data`` JSON and the class names written here; the page reads without it too, since every
+message, finding and spec line is in the HTML itself.
+
 Must not know: how findings are made, the command line, files.
 """
 
@@ -27,9 +36,9 @@ import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from diagrams.html.assets import CSS, SCRIPT
 from diagrams.html.record import Delta, Recording
 from diagrams.html.states import session_id
 from diagrams.sequence import Notes, Step, steps
@@ -42,6 +51,14 @@ JSON_LIMIT = 20_000
 """Characters of one message's JSON shown in the page."""
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def asset(name: str) -> str:
+    """A static file of this package (``page.css``, ``page.js``, ``report.css``) as text."""
+    return Path(__file__).with_name(name).read_text(encoding="utf-8")
+
+
+CSS, SCRIPT = asset("page.css"), asset("page.js")
 
 
 @dataclass

@@ -126,20 +126,6 @@ class Recording:
         if len(self.machines) < len(self.messages):
             self._settle()
 
-    def state_after(self, index: int) -> tuple[Rows, Rows]:
-        """(machine rows, client view rows) after message ``index`` (-1: before any), rebuilt
-        from the deltas as the page's script rebuilds them."""
-        machines: Rows = {}
-        views: Rows = {}
-        for i in range(index + 1):
-            for rows, changes in ((machines, self.machines[i]), (views, self.views[i])):
-                for key, value in changes:
-                    if value is None:
-                        rows.pop(key, None)
-                    else:
-                        rows[key] = value
-        return machines, views
-
     def _settle(self) -> None:
         """The machine rows after the message being settled: the live ones are read again and
         compared; a prompt the message answered leaves them, its row set to how it was answered

@@ -9,7 +9,7 @@ the readings of the report (and the alternative it was found under) and its vari
 hidden steps in which the breaking and the conforming runs differ placed before the message they
 preceded, and what the conforming run may do next at the end. ``index.html`` is ``index.md`` as
 HTML (``diagrams.html.markdown``) with a link to the page beside every transcript link; its
-pictures are the PNG files beside it.
+pictures are the PNG files beside it, its style the static ``report.css`` beside this module.
 
 Must not know: how the report is computed, the command line.
 """
@@ -23,23 +23,12 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from diagrams.html.markdown import to_html
+from diagrams.html.page import asset
 from diagrams.html.runs import transcript_page
 from diagrams.witness import drawing
 from properties.variants import Variant, from_json
 
-_STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1100px;
-  padding: 12px 24px 60px; color: #1b1f24; font-size: 14px; line-height: 1.45; }
-h1 { font-size: 22px; }
-h2 { font-size: 18px; border-bottom: 1px solid #ddd; padding-bottom: 3px; margin-top: 28px; }
-h3 { font-size: 15px; margin-top: 20px; } h4 { font-size: 14px; }
-table { border-collapse: collapse; margin: 6px 0; font-size: 13px; }
-th, td { border: 1px solid #d5d9e0; padding: 2px 8px; text-align: left; vertical-align: top; }
-th { background: #f3f5f8; } .r { text-align: right; font-variant-numeric: tabular-nums; }
-code { background: #f3f5f8; padding: 0 3px; border-radius: 3px; font-size: 12px; }
-img { max-width: 100%; border: 1px solid #e4e7eb; }
-a.page { font-weight: 600; }
-"""
+_STYLE = asset("report.css")
 
 
 def page_of_transcript(transcript: str) -> str | None:

@@ -18,8 +18,9 @@ Machines (``machine_rows``), per session:
   state;
 - 9 requests still awaiting their response (connection-wide ones under ``(connection)``).
 
-Client view (``view_rows``): per session, the reference client view's state, completions,
-background, usage, prompt bookkeeping and one row per timeline entity with a short summary.
+Client view (``header_rows``, ``entity_row``): per session, the reference client view's state,
+completions, background, usage, prompt bookkeeping and one row per timeline entity with a short
+summary.
 
 Must not know: files, HTML, how findings are made.
 """
@@ -248,13 +249,3 @@ def header_rows(
 def entity_row(sid: str, position: int, etype: str, eid: str, ent: Mapping[str, Any]) -> tuple[str, str]:
     """The row of the entity at ``position`` (1-based) of a session's timeline."""
     return _key(sid, 2, f"#{position:04d} {etype} {eid}"), _entity(etype, ent)
-
-
-def view_rows(sid: str, data: Mapping[str, Any]) -> Rows:
-    """One session of the client view format (``ClientView.session_json``) as rows, made whole
-    (``diagrams.html.record`` makes them message by message, from what changed)."""
-    rows = header_rows(sid, data["session"], len(data["preserved"]))
-    for n, (etype, eid) in enumerate(data["timeline"], 1):
-        key, text = entity_row(sid, n, etype, eid, data["entities"][etype][eid])
-        rows[key] = text
-    return dict(sorted(rows.items()))

@@ -198,9 +198,11 @@ SLICES: tuple[Slice, ...] = (
     _slice(
         "elicitation",
         "elicitation cancel fail",
-        "an elicitation in form or URL mode blocking foreground work: accepted (in URL mode, then "
-        "completed outside), declined, cancelled or withdrawn; abandoned by cancelled or failed "
-        "work and withdrawn; late answers and a late completion after the work ended",
+        "an elicitation in form or URL mode blocking foreground work, also about a tool call it "
+        "starts: accepted (in URL mode, then completed outside), declined, cancelled or withdrawn; "
+        "abandoned by cancelled or failed work and withdrawn; late answers and a late completion "
+        "after the work ended, ignored (the tool call of the cancelled work does not run)",
+        tool_calls=1,
         elicitations=1,
     ),
     _slice(

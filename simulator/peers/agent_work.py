@@ -30,6 +30,8 @@ from simulator.peers.agent_state import (
 
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
+TIED = "tool_call"
+"""The second part of an ``elicit`` move's argument ``(mode, TIED)``: about a tool call."""
 
 
 def _unapproved(tool: tuple[Any, ...]) -> bool:
@@ -105,6 +107,9 @@ class ForegroundWork(BackgroundWork):
                         bw.ADVERTISED_MODES.rule
                     ):
                         add(("agent", "elicit", mode))
+                        # also about a tool call it starts (a seeded bug already ties every one)
+                        if self._room("tool_calls") and self._applies(bw.LATE_ANSWERS_IGNORED.rule):
+                            add(("agent", "elicit", (mode, TIED)))
         if "block" in doing and not self.cancelling:
             # ``model.between`` BLOCKED_ON_USER: requires_action needs a request outstanding; this
             # Agent blocks when its work waits on one (``blocked``), a seeded bug with none
@@ -462,9 +467,14 @@ class ForegroundWork(BackgroundWork):
         _put(self.perms, rid, 0, self._fire("permission", self.perms[rid][0], "withdraw"))
         return [wire.cancel_request(rid)]
 
-    def _do_elicit(self, mode: str) -> list[Msg]:
+    def _do_elicit(self, arg: str | tuple[str, str]) -> list[Msg]:
         """Ask the user for input (form or URL mode): the request alone does not change the
-        foreground state; the work is blocked from now on (``_blocked``: ``block`` reports it)."""
+        foreground state; the work is blocked from now on (``_blocked``: ``block`` reports it).
+        With ``(mode, TIED)`` it is about a tool call it starts pending (the schema's optional
+        ``toolCallId``: input the tool needs, such as an MCP server's elicitation), which waits
+        for the answer (``_elicited_tools``); cancelled work gives that call its final status, and
+        a late answer or completion is ignored (``model.between`` LATE_ANSWERS_IGNORED)."""
+        mode, tied = arg if isinstance(arg, tuple) else (arg, None)
         if not self.between.mode_advertised(mode, self.elicit_modes):  # a seeded bug: Unchecked
             self._breach(bw.ADVERTISED_MODES.rule)
         self.extras = self.extras | {"asked"}
@@ -472,7 +482,7 @@ class ForegroundWork(BackgroundWork):
         eid = f"{rid}_url"
         out: list[Msg] = []
         tid = None
-        if not self._applies(bw.LATE_ANSWERS_IGNORED.rule):  # (a seeded bug: for a tool call it runs late)
+        if tied or not self._applies(bw.LATE_ANSWERS_IGNORED.rule):  # (a seeded bug: always, run late)
             out = self._new_tool(ask=False)
             tid = f"tc_{self.used['tool_calls']}"
         self.elicits[rid] = (em.PENDING, mode, eid, False, False, tid)
@@ -550,7 +560,7 @@ class ForegroundWork(BackgroundWork):
             self.tools[tid] = (*self.tools[tid][:-1], "late-e")
 
     def _elicited_tools(self) -> frozenset[str]:
-        """Tool calls an elicitation still blocks (only a seeded bug ties them: the tool waits)."""
+        """Tool calls an elicitation about them still blocks (the tool waits for the answer)."""
         return frozenset(e[5] for e in self.elicits.values() if len(e) > 5 and e[5] and e[0] in em.BLOCKING)
 
     def _do_elicit_withdraw(self, rid: str) -> list[Msg]:

@@ -250,7 +250,11 @@ class Client:
         """Elicitations awaiting its answer: (request id, mode, pending / held / withdrawn); held:
         of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
         cancellation arrived), answered once the Agent withdraws it (so the user is not asked
-        for input the cancelled work no longer needs)."""
+        for input the cancelled work no longer needs). Holding is a fairness choice, not a rule:
+        a Client that answered at once would discharge the withdrawal the Agent owes (CANCEL-19)
+        before it could be judged. Its answer after the withdrawal is still any of the
+        elicitation table's client rows from withdrawn: an accept there is the late answer
+        ``model.between`` LATE_ANSWERS_IGNORED says the Agent ignores (CANCEL-10)."""
         self.withdrawn: tuple[str, ...] = ()  # of those, the ones the Agent withdrew (if followed)
         self.closes = 0
         self.resumes = 0
