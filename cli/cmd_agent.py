@@ -76,7 +76,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=PACE,
         metavar="MIN,MAX",
         help=f"milliseconds to listen for input before each move (default "
-        f"{PACE[0] * 1000:g},{PACE[1] * 1000:g})",
+        f"{PACE[0] * 1000:g},{PACE[1] * 1000:g}; not used under `acp-model drive`, whose turns it "
+        "then moves in)",
     )
     add_reading_option(p)
     add_variant_options(p, "agent")

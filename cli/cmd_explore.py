@@ -74,7 +74,6 @@ def run(args: argparse.Namespace) -> int:
 
     workers = pool(args, 1)
     opts = _options(args)
-    opts.workers = workers.size
     progress = make(args.quiet)
     if args.compare:
         return _compare(args, opts, progress, workers)

@@ -86,7 +86,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SEC",
         help="seconds without a line from the Agent after which the driver takes its next choice "
         "(default 0.05; --quiet SEC is its old name, deprecated: it still works, with a note on "
-        "standard error)",
+        "standard error); not used with an Agent that moves in the driver's turns, as "
+        "`acp-model agent` does",
     )
     p.add_argument(
         "--out", default="out/drive", metavar="DIR", help="where failing runs go (default out/drive)"

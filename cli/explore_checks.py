@@ -67,25 +67,13 @@ def options(args: argparse.Namespace) -> Any:
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")
+    same = "mode seed examples walks steps time_budget graph out database symmetry reduce depth max_states"
     return Options(
-        mode=args.mode,
-        seed=args.seed,
-        examples=args.examples,
-        walks=args.walks,
-        steps=args.steps,
-        workers=1,
-        time_budget=args.time_budget,
-        graph=args.graph,
-        out=args.out,
-        faults=faults,
-        database=args.database,
-        symmetry=args.symmetry,
-        reduce=args.reduce,
+        **{name: getattr(args, name) for name in same.split()},
         hypothesis_shrink=args.hypothesis_shrink,
+        faults=faults,
         slices=tuple(args.slice),
         bounds=bounds,
-        depth=args.depth,
-        max_states=args.max_states,
         readings=readings,
         variant=variant,
     )

@@ -102,16 +102,14 @@ from typing import Any, ClassVar, Final
 from model import entity
 from model.clientview_parts import (
     ACTIVE_STATES,
+    FIELDS,
     KNOWN_STATES,
     Entity,
     Json,
     Session,
     decode_b64,
-    is_any,
     is_block,
     is_cost,
-    is_obj,
-    is_str,
     is_uint,
     json_key,
     valid_background,
@@ -128,11 +126,12 @@ unrecognized state end that work (``ClientView(readings=...)``)."""
 _MISSING: Any = object()
 
 # -- the view ------------------------------------------------------------------------------------
-_MESSAGE_UPSERTS = {
-    "user_message": "user_message",
-    "agent_message": "agent_message",
-    "agent_thought": "agent_thought",
-    "session_message": "session_message",
+# upsert variant -> (entity type, ID field)
+UPSERTS = {
+    **{m: (m, "messageId") for m in ("user_message", "agent_message", "agent_thought", "session_message")},
+    "tool_call_update": ("tool_call", "toolCallId"),
+    "compaction_update": ("compaction", "compactionId"),
+    "terminal_update": ("terminal", "terminalId"),
 }
 # chunk variant -> (entity type, ID field, field the chunk appends to)
 CHUNKS = {
@@ -143,8 +142,7 @@ CHUNKS = {
     "tool_call_content_chunk": ("tool_call", "toolCallId", "content"),
     "compaction_summary_chunk": ("compaction", "compactionId", "summary"),
 }
-_PARTICIPANTS = ("senderSessionId", "recipientSessionId", "senderMessageId", "recipientMessageId")
-CONTENT = frozenset({*_MESSAGE_UPSERTS, *CHUNKS, "tool_call_update", "plan_update"})
+CONTENT = frozenset({*UPSERTS, *CHUNKS, "plan_update"}) - {"compaction_update", "terminal_update"}
 """Updates of content (replayed during a resume, they say nothing of the current activity)."""
 _IGNORED_KNOWN = frozenset({"available_commands_update", "config_option_update", "session_info_update"})
 
@@ -387,17 +385,31 @@ class ClientView:
         return ent if ent is not None else self._create(sess, etype, eid)
 
     # -- handlers (return False for a malformed known variant) -----------------------------------
-    def _on_message_upsert(self, sess: Session, upd: dict[str, Json]) -> bool:
-        mid = upd.get("messageId")
-        if not isinstance(mid, str):
+    def _on_upsert(self, sess: Session, upd: dict[str, Json]) -> bool:
+        """An upsert of a message, tool call, compaction or terminal: its fields patched as
+        ``FIELDS`` says (a compaction's status is required)."""
+        etype, id_field = UPSERTS[upd["sessionUpdate"]]
+        eid = upd.get(id_field)
+        if not isinstance(eid, str) or (etype == "compaction" and not isinstance(upd.get("status"), str)):
             return False
-        etype = _MESSAGE_UPSERTS[upd["sessionUpdate"]]
-        fields = self._upsert(sess, etype, mid).fields
-        entity.patch_list(fields, upd, "content", is_block)
-        entity.patch_meta(fields, upd)
-        if etype == "session_message":
-            for name in _PARTICIPANTS:
-                entity.patch(fields, upd, name, is_str)
+        fields = self._upsert(sess, etype, eid).fields
+        for name, (default, valid) in FIELDS[etype].items():
+            if valid is None:  # set by the variant's own step below
+                continue
+            if name == "_meta":
+                entity.patch_meta(fields, upd)
+            elif type(default) is list:
+                entity.patch_list(fields, upd, name, valid)
+            else:
+                entity.patch(fields, upd, name, valid, default)
+        if etype == "terminal":  # output: base64 of all bytes so far
+            output = upd.get("output", _MISSING)
+            if output is None:
+                fields["output"] = None
+            elif isinstance(output, dict):
+                data = decode_b64(output.get("data"))
+                if data is not None:
+                    fields["output"] = data
         return True
 
     def _on_chunk(self, sess: Session, upd: dict[str, Json]) -> bool:
@@ -410,46 +422,6 @@ class ClientView:
         entity.append_chunk(ent.fields, target, block)
         return True
 
-    def _on_tool_call(self, sess: Session, upd: dict[str, Json]) -> bool:
-        tid = upd.get("toolCallId")
-        if not isinstance(tid, str):
-            return False
-        fields = self._upsert(sess, "tool_call", tid).fields
-        entity.patch(fields, upd, "status", is_str, "pending")
-        entity.patch(fields, upd, "kind", is_str, "other")
-        entity.patch(fields, upd, "title", is_str)
-        entity.patch(fields, upd, "name", is_str)
-        entity.patch_list(fields, upd, "content", is_block)
-        entity.patch_list(fields, upd, "locations", is_obj)
-        entity.patch(fields, upd, "rawInput", is_any)
-        entity.patch(fields, upd, "rawOutput", is_any)
-        entity.patch(fields, upd, "capabilities", is_obj)
-        entity.patch_meta(fields, upd)
-        return True
-
-    def _on_terminal(self, sess: Session, upd: dict[str, Json]) -> bool:
-        tid = upd.get("terminalId")
-        if not isinstance(tid, str):
-            return False
-        fields = self._upsert(sess, "terminal", tid).fields
-        for name, check in (
-            ("command", is_str),
-            ("cwd", is_str),
-            ("exitStatus", is_obj),
-            ("size", is_obj),
-            ("capabilities", is_obj),
-        ):
-            entity.patch(fields, upd, name, check)
-        output = upd.get("output", _MISSING)
-        if output is None:
-            fields["output"] = None
-        elif isinstance(output, dict):
-            data = decode_b64(output.get("data"))
-            if data is not None:
-                fields["output"] = data
-        entity.patch_meta(fields, upd)
-        return True
-
     def _on_terminal_output(self, sess: Session, upd: dict[str, Json]) -> bool:
         tid = upd.get("terminalId")
         data = decode_b64(upd.get("data"))
@@ -457,18 +429,6 @@ class ClientView:
             return False
         ent = self._upsert(sess, "terminal", tid)
         ent.fields["output"] = (ent.fields["output"] or b"") + data
-        return True
-
-    def _on_compaction(self, sess: Session, upd: dict[str, Json]) -> bool:
-        cid = upd.get("compactionId")
-        status = upd.get("status")
-        if not isinstance(cid, str) or not isinstance(status, str):
-            return False
-        fields = self._upsert(sess, "compaction", cid).fields
-        fields["status"] = status
-        entity.patch_list(fields, upd, "summary", is_block)
-        entity.patch(fields, upd, "error", is_str)
-        entity.patch_meta(fields, upd)
         return True
 
     def _on_plan(self, sess: Session, upd: dict[str, Json]) -> bool:
@@ -517,15 +477,8 @@ class ClientView:
             if key in ("sessionUpdate", "sessionId"):
                 continue
             if key == "_meta":
-                meta = record.setdefault("_meta", {})
-                if value is None:
-                    meta.clear()
-                elif isinstance(value, dict):
-                    for mk, mv in value.items():
-                        if mv is None:
-                            meta.pop(mk, None)
-                        else:
-                            meta[mk] = mv
+                record.setdefault("_meta", {})
+                entity.patch_meta(record, upd)
             elif value is None:
                 record.pop(key, None)
             else:
@@ -565,16 +518,13 @@ def reported_state(upd: dict[str, Json]) -> str:
 
 ClientView._HANDLERS = {
     "state_update": ClientView._on_state,
-    "tool_call_update": ClientView._on_tool_call,
-    "terminal_update": ClientView._on_terminal,
     "terminal_output_chunk": ClientView._on_terminal_output,
-    "compaction_update": ClientView._on_compaction,
     "plan_update": ClientView._on_plan,
     "plan_removed": ClientView._on_plan_removed,
     "usage_update": ClientView._on_usage,
     "notice": ClientView._on_notice,
     "subagent_update": ClientView._on_subagent,
-    **dict.fromkeys(_MESSAGE_UPSERTS, ClientView._on_message_upsert),
+    **dict.fromkeys(UPSERTS, ClientView._on_upsert),
     **dict.fromkeys(CHUNKS, ClientView._on_chunk),
 }
 """Each known update variant's handler (a class-level table, which a subclass may extend: a view

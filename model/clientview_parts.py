@@ -1,7 +1,8 @@
 """The records of the Client's machine (``model.clientview``): one entity, one session.
 
-Owns: ``Entity`` (one (type, ID) entity of a session: its fields with their defaults, its JSON
-form and its cached snapshot), ``Session`` (one session of the view: state, background,
+Owns: ``FIELDS`` (each entity type's fields, their defaults and how an update's values for them
+are checked), ``Entity`` (one (type, ID) entity of a session: its fields, its JSON form and its
+cached snapshot), ``Session`` (one session of the view: state, background,
 completions, usage, prompts, elicitations, entities on their timeline, and what the Client
 concludes from them: prompts inserted, terminals exited, work abandoned, updates held back), the
 small validators the view applies to update fields, ``freeze`` (a hashable form of a JSON value)
@@ -21,22 +22,13 @@ import base64
 import binascii
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 from model import background, toolcall
 
 Json = Any
 
-ENTITY_TYPES: tuple[str, ...] = (
-    "user_message",
-    "agent_message",
-    "agent_thought",
-    "session_message",
-    "tool_call",
-    "compaction",
-    "terminal",
-    "plan",
-)
 KNOWN_STATES = frozenset({"idle", "running", "requires_action", "unknown"})
 ACTIVE_STATES = frozenset({"running", "requires_action"})
 FINAL_TOOL = frozenset(toolcall.FINAL)
@@ -109,44 +101,59 @@ def json_key(request_id: Json) -> str:
 
 
 # -- entities ------------------------------------------------------------------------------------
+Field = tuple[Json, Callable[[Json], bool] | None]
+_MESSAGE: dict[str, Field] = {"content": ([], is_block), "_meta": ({}, is_obj)}
+FIELDS: dict[str, dict[str, Field]] = {
+    "user_message": _MESSAGE,
+    "agent_message": _MESSAGE,
+    "agent_thought": _MESSAGE,
+    "session_message": {
+        **_MESSAGE,
+        "senderSessionId": (None, is_str),
+        "recipientSessionId": (None, is_str),
+        "senderMessageId": (None, is_str),
+        "recipientMessageId": (None, is_str),
+    },
+    "tool_call": {
+        "status": ("pending", is_str),
+        "title": (None, is_str),
+        "kind": ("other", is_str),
+        "name": (None, is_str),
+        "content": ([], is_block),
+        "locations": ([], is_obj),
+        "rawInput": (None, is_any),
+        "rawOutput": (None, is_any),
+        "capabilities": (None, is_obj),
+        "_meta": ({}, is_obj),
+    },
+    "compaction": {
+        "status": ("in_progress", is_str),
+        "summary": ([], is_block),
+        "error": (None, is_str),
+        "_meta": ({}, is_obj),
+    },
+    "terminal": {
+        "command": (None, is_str),
+        "cwd": (None, is_str),
+        "output": (None, None),
+        "exitStatus": (None, is_obj),
+        "size": (None, is_obj),
+        "capabilities": (None, is_obj),
+        "_meta": ({}, is_obj),
+    },
+    "plan": {"plan": (None, None), "removed": (False, None)},
+}
+"""Entity type -> its fields in view order: name -> (default, how an upsert's value is checked).
+A list default marks a list field (an upsert's items are checked, ``entity.patch_list``), ``_meta``
+is patched key by key (``entity.patch_meta``), null resets any other field to its default; a
+field without a check is set by its variant's own step (a terminal's output, a plan)."""
+
+ENTITY_TYPES: tuple[str, ...] = tuple(FIELDS)
+
+
 def defaults(etype: str) -> dict[str, Json]:
-    if etype == "tool_call":
-        return {
-            "status": "pending",
-            "title": None,
-            "kind": "other",
-            "name": None,
-            "content": [],
-            "locations": [],
-            "rawInput": None,
-            "rawOutput": None,
-            "capabilities": None,
-            "_meta": {},
-        }
-    if etype == "compaction":
-        return {"status": "in_progress", "summary": [], "error": None, "_meta": {}}
-    if etype == "terminal":
-        return {
-            "command": None,
-            "cwd": None,
-            "output": None,
-            "exitStatus": None,
-            "size": None,
-            "capabilities": None,
-            "_meta": {},
-        }
-    if etype == "plan":
-        return {"plan": None, "removed": False}
-    if etype == "session_message":
-        return {
-            "content": [],
-            "_meta": {},
-            "senderSessionId": None,
-            "recipientSessionId": None,
-            "senderMessageId": None,
-            "recipientMessageId": None,
-        }
-    return {"content": [], "_meta": {}}
+    """A new entity's fields (fresh lists and objects)."""
+    return {name: copy.copy(default) for name, (default, _) in FIELDS[etype].items()}
 
 
 class Entity:

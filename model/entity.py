@@ -34,16 +34,6 @@ from model.fields import MESSAGE_ID
 
 UNSEEN, EMPTY, WITH_CONTENT = "unseen", "empty", "with_content"
 STATES = (UNSEEN, EMPTY, WITH_CONTENT)
-TYPES = (
-    "user_message",
-    "agent_message",
-    "agent_thought",
-    "session_message",
-    "tool_call",
-    "terminal",
-    "plan",
-    "compaction",
-)
 MSGID = "Message IDs"
 ENT = "Entity IDs"
 
@@ -87,7 +77,7 @@ SPEC = MachineSpec(
 
 KEYED_BY_ID: Final = MESSAGE_ID
 """The rule that every message update and chunk (user, agent and thought messages) names its
-entity by an opaque messageId (Message IDs; stated in ``model.fields``, which the field monitor
+entity by an opaque messageId (Message IDs; stated in ``model.fields``, which the table monitor
 judges): one without a string ID keys no entity (``keyed``)."""
 
 

@@ -5,8 +5,8 @@ Theory of operation
 Some rules are about one update alone, not about any machine's state: a notice's severity and
 title, a usage update's token counts and cost, a message's or session-directed message's
 messageId, a compaction update's ID and status. Each is stated here once, as a ``Required`` (the update
-variant, the field, the kind of value it must hold, the rule), and the field monitor
-(``properties.monitors.fields``) judges every update of that variant against this table. Kinds:
+variant, the field, the kind of value it must hold, the rule), and the table monitor
+(``properties.monitors.tables``) judges every update of that variant against this table. Kinds:
 
 - ``string``: a JSON string (present, not null);
 - ``text``: a non-empty string;

@@ -37,11 +37,11 @@ a peer in one named way, instead of a branch inside it (``simulator.peers.deviat
   is named here. With ``reserve`` (an entity type), the update is about the next entity of that
   type the Agent will create: its ID is given now and kept for that entity (a user message
   reported before the prompt it will belong to was received).
-- ``Reuse``: the Agent gives a new entity of one type (``model.entity.TYPES``) an ID it gave an
-  earlier entity of that type and is done with (a user message: any earlier one, since a message
-  ID is never given twice; a terminal: one that has exited), its first update carrying ``reset``
-  so that the entity is seen to start over. The rule (an ID given twice) is named here; the
-  Agent marks it where it gives the ID (``Agent._new_id``).
+- ``Reuse``: the Agent gives a new entity of one type (``model.clientview_parts.ENTITY_TYPES``)
+  an ID it gave an earlier entity of that type and is done with (a user message: any earlier one,
+  since a message ID is never given twice; a terminal: one that has exited), its first update
+  carrying ``reset`` so that the entity is seen to start over. The rule (an ID given twice) is
+  named here; the Agent marks it where it gives the ID (``Agent._new_id``).
 - ``Stretch``: the Agent applies a Client trigger of a table (the ``cover`` of a
   ``session/cancel``) also to entities that reach it while the work that message stopped is
   still ending, as if the message had reached them too (prompts received after a cancel taken
@@ -164,7 +164,7 @@ class Also(_Named):
 @dataclass(frozen=True, slots=True)
 class Reuse(_Named):
     kind: str
-    """The entity type (``model.entity.TYPES``) whose IDs are given again."""
+    """The entity type (``model.clientview_parts.ENTITY_TYPES``) whose IDs are given again."""
     reset: Mapping[str, Any] = field(default_factory=dict)
     """Fields the reused entity's first update carries, so that it is seen to start over."""
 

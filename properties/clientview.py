@@ -41,25 +41,7 @@ from properties.findings import Finding
 from properties.readings import resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES, read_transcript
 
-F_OMITTED_BACKGROUND_EMPTY = seeded.OMITTED_BACKGROUND_IS_EMPTY.name
-F_MOVE_ON_UPDATE = seeded.MOVE_ON_UPDATE.name
-F_DROP_UNSEEN_CHUNK = seeded.DROP_UNSEEN_CHUNK.name
-F_KEY_BY_ID_ONLY = seeded.KEY_BY_ID_ONLY.name
-F_UNKNOWN_STATE_IDLE = seeded.UNKNOWN_STATE_IS_IDLE.name
-F_REPEAT_IDLE_COUNTS = seeded.REPEAT_IDLE_COUNTS.name
-F_RESPONSE_OVERWRITES = seeded.RESPONSE_OVERWRITES_STATE.name
-F_LINK_BY_EQUAL_ID = seeded.LINK_BY_EQUAL_ID.name
-F_SYNTHESIZE_INCOMING = seeded.SYNTHESIZE_INCOMING.name
-F_SILENT_TERMINAL_EXITED = seeded.SILENT_TERMINAL_EXITED.name
-F_UNREPORTED_BACKGROUND_ABANDONS = seeded.UNREPORTED_BACKGROUND_ABANDONS.name
-F_IDLE_WAITS_FOR_ANSWER = seeded.IDLE_WAITS_FOR_ANSWER.name
-F_RUNNING_MEANS_INSERTED = seeded.RUNNING_MEANS_INSERTED.name
-F_REPLAY_INFERS_ACTIVITY = seeded.REPLAY_INFERS_ACTIVITY.name
-F_LOCAL_ECHO = seeded.LOCAL_ECHO.name
-F_ASSOCIATE_BY_ORDER = seeded.ASSOCIATE_BY_ORDER.name
-F_IDLE_NEEDS_KNOWN_REASON = seeded.IDLE_NEEDS_KNOWN_REASON.name
-F_UNKNOWN_KEEPS_ACTIVITY = seeded.UNKNOWN_KEEPS_ACTIVITY.name
-F_CHUNK_REPLACES = {
+_CHUNK_REPLACES = {
     "agent_message": seeded.MESSAGE_CHUNK_REPLACES.name,
     "tool_call": seeded.TOOL_CHUNK_REPLACES.name,
     "compaction": seeded.SUMMARY_CHUNK_REPLACES.name,
@@ -135,12 +117,16 @@ class FaultyView(ClientView):
         unknown = self.faults - set(CLIENT_FAULTS)
         if unknown:
             raise ValueError(f"unknown client faults: {sorted(unknown)}")
-        self._key_by_id = F_KEY_BY_ID_ONLY in self.faults
-        self._move = F_MOVE_ON_UPDATE in self.faults
+        self._key_by_id = self._has(seeded.KEY_BY_ID_ONLY)
+        self._move = self._has(seeded.MOVE_ON_UPDATE)
+
+    def _has(self, bug: seeded.Seeded) -> bool:
+        """Whether the faulty view ``bug`` of the registry is switched on."""
+        return bug.name in self.faults
 
     # -- sessions and entities -------------------------------------------------------------------
     def _new_session(self, state: str) -> Session:
-        return _FaultySession(state, F_UNREPORTED_BACKGROUND_ABANDONS in self.faults)
+        return _FaultySession(state, self._has(seeded.UNREPORTED_BACKGROUND_ABANDONS))
 
     def _key(self, etype: str, eid: str) -> tuple[str, str]:
         return ("", eid) if self._key_by_id else (etype, eid)
@@ -162,7 +148,7 @@ class FaultyView(ClientView):
     def _on_client_request(self, rid: Json, method: str, params: dict[str, Json]) -> None:
         super()._on_client_request(rid, method, params)
         sid, content = params.get("sessionId"), params.get("prompt")
-        if F_LOCAL_ECHO not in self.faults or method != "session/prompt" or not isinstance(content, list):
+        if not self._has(seeded.LOCAL_ECHO) or method != "session/prompt" or not isinstance(content, list):
             return
         if isinstance(sid, str) and not isinstance(rid, bool) and isinstance(rid, int | str):
             # its own entry, never merged
@@ -179,11 +165,13 @@ class FaultyView(ClientView):
         method, sid = pending
         key = json_key(rid)
         before = self._sessions.get(sid) if sid is not None else None
-        kept = before.prompts.get(key) if before is not None and F_ASSOCIATE_BY_ORDER in self.faults else None
+        kept = (
+            before.prompts.get(key) if before is not None and self._has(seeded.ASSOCIATE_BY_ORDER) else None
+        )
         super()._on_response(message)
         result = message.get("result")
         ok = "error" not in message and isinstance(result, dict)
-        overwrites = F_RESPONSE_OVERWRITES in self.faults
+        overwrites = self._has(seeded.RESPONSE_OVERWRITES_STATE)
         if method in ("session/new", "session/fork"):
             new_sid = result.get("sessionId") if ok and isinstance(result, dict) else None
             if overwrites and isinstance(new_sid, str):
@@ -203,7 +191,7 @@ class FaultyView(ClientView):
 
     # -- updates ---------------------------------------------------------------------------------
     def _fold(self, sid: str, sess: Session, variant: str, upd: dict[str, Json]) -> bool:
-        if sess.resuming and variant in CONTENT and F_REPLAY_INFERS_ACTIVITY in self.faults:
+        if sess.resuming and variant in CONTENT and self._has(seeded.REPLAY_INFERS_ACTIVITY):
             sess.state = "running"  # activity inferred from replayed content
         if not super()._fold(sid, sess, variant, upd):
             return False
@@ -212,12 +200,12 @@ class FaultyView(ClientView):
 
     def _misview(self, sid: str, sess: Session, variant: str, upd: dict[str, Json]) -> None:
         """What a faulty view does after applying an update as the spec says."""
-        if variant.startswith("session_message") and F_SYNTHESIZE_INCOMING in self.faults:
+        if variant.startswith("session_message") and self._has(seeded.SYNTHESIZE_INCOMING):
             self._synthesize(sid, sess, upd)
-        if variant.startswith("session_message") and F_LINK_BY_EQUAL_ID in self.faults:
+        if variant.startswith("session_message") and self._has(seeded.LINK_BY_EQUAL_ID):
             self._link_equal()
         mid = upd.get("messageId")
-        by_order = variant.startswith("user_message") and F_ASSOCIATE_BY_ORDER in self.faults
+        by_order = variant.startswith("user_message") and self._has(seeded.ASSOCIATE_BY_ORDER)
         if by_order and isinstance(mid, str) and mid not in sess.prompts.values():
             key = next(iter(sess.pending()), None)  # the oldest prompt without a message takes it
             if key is not None:
@@ -262,17 +250,17 @@ class FaultyView(ClientView):
         eid, block = upd.get(id_field), upd.get("content")
         if not isinstance(eid, str) or not is_block(block):
             return False
-        if F_DROP_UNSEEN_CHUNK in self.faults and self._key(etype, eid) not in sess.entities:
+        if self._has(seeded.DROP_UNSEEN_CHUNK) and self._key(etype, eid) not in sess.entities:
             return True
         super()._on_chunk(sess, upd)
-        if F_CHUNK_REPLACES.get(etype, "") in self.faults:
+        if _CHUNK_REPLACES.get(etype, "") in self.faults:
             sess.entities[self._key(etype, eid)].fields[target] = [block]
         return True
 
     def _on_terminal_output(self, sess: Session, upd: dict[str, Json]) -> bool:
         tid = upd.get("terminalId")
         unseen = isinstance(tid, str) and self._key("terminal", tid) not in sess.entities
-        if unseen and F_DROP_UNSEEN_CHUNK in self.faults and decode_b64(upd.get("data")) is not None:
+        if unseen and self._has(seeded.DROP_UNSEEN_CHUNK) and decode_b64(upd.get("data")) is not None:
             return True
         return super()._on_terminal_output(sess, upd)
 
@@ -280,31 +268,31 @@ class FaultyView(ClientView):
         assert isinstance(sess, _FaultySession)
         state = reported_state(upd)
         if state == "idle":
-            if F_IDLE_WAITS_FOR_ANSWER in self.faults and sess.pending():
+            if self._has(seeded.IDLE_WAITS_FOR_ANSWER) and sess.pending():
                 sess.deferred.append(upd)  # taken as coming after the prompt's answer
                 return True
             if (
-                F_IDLE_NEEDS_KNOWN_REASON in self.faults
+                self._has(seeded.IDLE_NEEDS_KNOWN_REASON)
                 and upd.get("stopReason") not in foreground.STOP_REASONS
             ):
                 return True  # not taken as the end of the work
-            if F_SILENT_TERMINAL_EXITED in self.faults:
+            if self._has(seeded.SILENT_TERMINAL_EXITED):
                 sess.taken_exited |= {
                     e.eid
                     for e in sess.entities.values()
                     if e.etype == "terminal" and e.fields["output"] is None and e.fields["exitStatus"] is None
                 }
-        if state == "running" and F_RUNNING_MEANS_INSERTED in self.faults:
+        if state == "running" and self._has(seeded.RUNNING_MEANS_INSERTED):
             sess.assumed |= set(sess.pending())
-        if state == "unknown" and sess.state in ACTIVE_STATES and F_UNKNOWN_KEEPS_ACTIVITY in self.faults:
+        if state == "unknown" and sess.state in ACTIVE_STATES and self._has(seeded.UNKNOWN_KEEPS_ACTIVITY):
             state = sess.state  # the earlier activity still shown as confirmed
-        if state != "idle" and state not in ACTIVE_STATES and F_UNKNOWN_STATE_IDLE in self.faults:
+        if state != "idle" and state not in ACTIVE_STATES and self._has(seeded.UNKNOWN_STATE_IS_IDLE):
             state = "idle"
         counted = sess.completions
         self._take_state(sess, upd, state)
-        if state == "idle" and sess.completions == counted and F_REPEAT_IDLE_COUNTS in self.faults:
+        if state == "idle" and sess.completions == counted and self._has(seeded.REPEAT_IDLE_COUNTS):
             sess.completions += 1
-        if upd.get("background") is None and F_OMITTED_BACKGROUND_EMPTY in self.faults:
+        if upd.get("background") is None and self._has(seeded.OMITTED_BACKGROUND_IS_EMPTY):
             sess.background = []
         return True
 

@@ -39,53 +39,26 @@ Message = dict[str, Any]
 
 _ROOT_URI = "urn:acp-schema"
 _KINDS = ("Request", "Response", "Notification")
-_SIDE_SENDERS = {
-    "agent": ("client",),
-    "client": ("agent",),
-    "protocol": ("client", "agent"),
-    "proxy": ("client", "agent"),
-}
-_RESPONDERS = {
-    "agent": ("agent",),
-    "client": ("client",),
-    "protocol": ("client", "agent"),
-    "proxy": ("client", "agent"),
-}
-_ENVELOPES = {
-    ("client", "Request"): "ClientRequest",
-    ("client", "Response"): "ClientResponse",
-    ("client", "Notification"): "ClientNotification",
-    ("agent", "Request"): "AgentRequest",
-    ("agent", "Response"): "AgentResponse",
-    ("agent", "Notification"): "AgentNotification",
-}
 _OTHER = {"client": "agent", "agent": "client"}
+_SIDES = ("agent", "client", "protocol", "proxy")
+"""The values of ``x-side``: the side handling the method (protocol and proxy methods: either)."""
+_ENVELOPES = {(sender, kind): sender.capitalize() + kind for sender in ("client", "agent") for kind in _KINDS}
 _MAX_MESSAGE = 200
 
 
-def _resolves(schema: Any, pointer: str) -> bool:
-    """Whether the local JSON pointer (``#/a/b``) names a part of ``schema``."""
-    node = schema
-    for part in pointer[1:].split("/")[1:] if pointer != "#" else []:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return False
-    return True
-
-
-def _dangling_ref(schema: Any) -> tuple[str, str] | None:
+def _dangling_ref(schema: Any, registry: Registry[Any]) -> tuple[str, str] | None:
     """The first local ``$ref`` (in document order) that points nowhere, with where it is."""
+    resolver = registry.resolver(_ROOT_URI)
     stack: list[tuple[Any, str]] = [(schema, "#")]
     while stack:
         node, where = stack.pop()
         if isinstance(node, dict):
             ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#") and not _resolves(schema, ref):
-                return where, ref
+            if isinstance(ref, str) and ref.startswith("#/"):
+                try:
+                    resolver.lookup(ref)
+                except Unresolvable:
+                    return where, ref
             stack.extend((v, f"{where}/{k}") for k, v in reversed(list(node.items())))
         elif isinstance(node, list):
             stack.extend((v, f"{where}/{i}") for i, v in reversed(list(enumerate(node))))
@@ -205,16 +178,16 @@ class SchemaChecker:
         if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
             raise SchemaError(f"{path}: not a JSON Schema with a $defs object")
         self._defs: dict[str, Any] = schema["$defs"]
-        dangling = _dangling_ref(schema)
+        self._registry: Registry[Any] = Registry().with_resource(
+            _ROOT_URI, Resource.from_contents(schema, default_specification=DRAFT202012)
+        )
+        dangling = _dangling_ref(schema, self._registry)
         if dangling is not None:
             where, ref = dangling
             raise SchemaError(f"{path}: schema cannot be used (at {where}: broken reference {ref!r})")
         missing = [name for name in _ENVELOPES.values() if name not in self._defs]
         if missing:
             raise SchemaError(f"{path}: schema lacks the ACP envelope definitions {', '.join(missing)}")
-        self._registry: Registry[Any] = Registry().with_resource(
-            _ROOT_URI, Resource.from_contents(schema, default_specification=DRAFT202012)
-        )
         self._validators: dict[str, Draft202012Validator] = {}
         self.definitions: dict[tuple[str, str, str], str] = {}
         """(sender, kind, method) -> name of the ``$defs`` entry for its params or result."""
@@ -224,11 +197,11 @@ class SchemaChecker:
                 continue
             method, side = definition.get("x-method"), definition.get("x-side")
             kind = next((k for k in _KINDS if name.endswith(k)), None)
-            if not isinstance(method, str) or kind is None or side not in _SIDE_SENDERS:
+            if not isinstance(method, str) or kind is None or side not in _SIDES:
                 continue
             # x-side names the side handling the method: it receives requests and
             # notifications and sends the responses.
-            senders = _RESPONDERS[side] if kind == "Response" else _SIDE_SENDERS[side]
+            senders = [s for s in _OTHER if side not in _OTHER or (s == side) == (kind == "Response")]
             for sender in senders:
                 self.definitions[(sender, kind, method)] = name
                 self._defined_for.setdefault((kind, method), set()).add(sender)
@@ -291,92 +264,61 @@ class SchemaChecker:
     # -- checking --------------------------------------------------------------------------
     def check(self, sender: str, msg: Message, line: int | None) -> Finding | None:
         """Validate one well-formed JSON-RPC message; return a finding on the first error."""
-        if "method" in msg:
-            method: str = msg["method"]
-            params = msg.get("params")
-            session = params.get("sessionId") if isinstance(params, dict) else None
-            session = session if isinstance(session, str) else None
-            kind = "Request" if "id" in msg else "Notification"
-            if kind == "Request":
-                self._pending[sender][msg["id"]] = (method, session)
-            name = self.definitions.get((sender, kind, method))
-            if name is not None:
-                if "params" not in msg:
-                    return self._finding(method, line, session, msg, f"$.params: missing ({name})")
-                if method == "session/update" and self._update_shell is not None and type(params) is dict:
-                    update = params.get("update")
-                    variant = update.get("sessionUpdate") if type(update) is dict else None
-                    branch = self._update_variants.get(variant) if type(variant) is str else None
-                    if branch is not None:
-                        return self._run(
-                            self._update_shell, name, params, "$.params", method, line, session, msg
-                        ) or self._run(branch, name, update, "$.params.update", method, line, session, msg)
-                return self._validate(name, params, "$.params", method, line, session, msg)
+        method, session, problem = self._judge(sender, msg)
+        if problem is None:
+            return None
+        return Finding(f"schema.{method}", "MUST", line, session, problem, "rule", msg)
+
+    def _judge(self, sender: str, msg: Message) -> tuple[str, str | None, str | None]:
+        """The message's method and session, and what is wrong with it (None: nothing)."""
+        if "method" not in msg:  # a response: it answers a request the other side sent
+            answered = self._pending[_OTHER[sender]].pop(msg.get("id"), None)
+            method, session = answered if answered is not None else ("response", None)
+            name = (
+                None
+                if "error" in msg or answered is None
+                else self.definitions.get((sender, "Response", method))
+            )
+            if name is None:
+                return method, session, self._errors(_ENVELOPES[(sender, "Response")], msg, "$")
+            return method, session, self._errors(name, msg.get("result"), "$.result")
+        method = msg["method"]
+        params = msg.get("params")
+        session = params.get("sessionId") if isinstance(params, dict) else None
+        session = session if isinstance(session, str) else None
+        kind = "Request" if "id" in msg else "Notification"
+        if kind == "Request":
+            self._pending[sender][msg["id"]] = (method, session)
+        name = self.definitions.get((sender, kind, method))
+        if name is None:
             senders = self._defined_for.get((kind, method))
             if senders:
-                return self._finding(
-                    method,
-                    line,
-                    session,
-                    msg,
-                    f"{method} is a {kind.lower()} the {' or '.join(sorted(senders))} sends, "
-                    f"not the {sender}",
-                )
-            return self._validate(_ENVELOPES[(sender, kind)], msg, "$", method, line, session, msg)
-        # a response: it answers a request the other side sent
-        answered = self._pending[_OTHER[sender]].pop(msg.get("id"), None)
-        method, session = answered if answered is not None else ("response", None)
-        if "error" in msg or answered is None:
-            return self._validate(_ENVELOPES[(sender, "Response")], msg, "$", method, line, session, msg)
-        name = self.definitions.get((sender, "Response", method))
-        if name is None:
-            return self._validate(_ENVELOPES[(sender, "Response")], msg, "$", method, line, session, msg)
-        return self._validate(name, msg.get("result"), "$.result", method, line, session, msg)
+                by = " or ".join(sorted(senders))
+                return method, session, f"{method} is a {kind.lower()} the {by} sends, not the {sender}"
+            return method, session, self._errors(_ENVELOPES[(sender, kind)], msg, "$")
+        if "params" not in msg:
+            return method, session, f"$.params: missing ({name})"
+        if method == "session/update" and self._update_shell is not None and type(params) is dict:
+            update = params.get("update")
+            variant = update.get("sessionUpdate") if type(update) is dict else None
+            branch = self._update_variants.get(variant) if type(variant) is str else None
+            if branch is not None:
+                shell = self._errors(name, params, "$.params", self._update_shell)
+                return method, session, shell or self._errors(name, update, "$.params.update", branch)
+        return method, session, self._errors(name, params, "$.params")
 
-    def _validate(
-        self,
-        name: str,
-        instance: Any,
-        prefix: str,
-        method: str,
-        line: int | None,
-        session: str | None,
-        msg: Message,
-    ) -> Finding | None:
-        return self._run(self._validator(name), name, instance, prefix, method, line, session, msg)
-
-    def _run(
-        self,
-        validator: Draft202012Validator,
-        name: str,
-        instance: Any,
-        prefix: str,
-        method: str,
-        line: int | None,
-        session: str | None,
-        msg: Message,
-    ) -> Finding | None:
+    def _errors(
+        self, name: str, instance: Any, prefix: str, validator: Draft202012Validator | None = None
+    ) -> str | None:
+        """The most useful error of ``instance`` against the definition ``name`` (or the part of it
+        ``validator`` holds), as one short line; None when it is valid."""
         try:
-            errors = validator.iter_errors(instance)
+            errors = (validator or self._validator(name)).iter_errors(instance)
             first = next(errors, None)
             if first is None:
                 return None
             error = most_useful_error(max([first, *errors], key=relevance))
         except RecursionError:
-            return self._finding(
-                method, line, session, msg, f"{prefix}: too deeply nested to validate ({name})"
-            )
+            return f"{prefix}: too deeply nested to validate ({name})"
         where = _path(prefix, error.absolute_path)
-        return self._finding(
-            method,
-            line,
-            session,
-            msg,
-            f"{where}: {clip(error.message, _MAX_MESSAGE, one_line=True)} ({name})",
-        )
-
-    @staticmethod
-    def _finding(
-        method: str, line: int | None, session: str | None, msg: Message, explanation: str
-    ) -> Finding:
-        return Finding(f"schema.{method}", "MUST", line, session, explanation, "rule", msg)
+        return f"{where}: {clip(error.message, _MAX_MESSAGE, one_line=True)} ({name})"

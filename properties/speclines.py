@@ -7,12 +7,9 @@ and by the HTML pages of ``diagrams.html``):
 - a rule with uppercase keywords (``Rule.occurrences``: global indices of the spec's keyword
   tokens, as ``properties.catalogue.keyword_occurrences`` counts them) is on the lines holding
   those tokens, counted the same way;
-- an informal rule (no keyword) is on the line of the sentence of its own section that holds
-  the words ``properties.catalogue.INFORMAL_WORDING`` gives for it; without them (or when the
-  text no longer holds them), on the line of the sentence of its section most alike
-  its paraphrase: the highest Dice coefficient of their words (words of four letters or more,
-  compared by their first five letters, so "reports" meets "reported"), which favours a short
-  sentence saying just that over a long one that also says it; the earliest on a tie.
+- an informal rule (no keyword) is on the line of the first sentence of its own section that
+  holds the words ``properties.catalogue.INFORMAL_WORDING`` gives for it (every informal rule
+  has them; a test holds each to the text), nowhere when the text no longer holds them.
 
 Line numbers are 1-based, as editors show them. ``default_spec`` is where the spec sits
 (``properties.shared``: ``$ACP_MODEL_SHARED``, else ``../shared`` next to a checkout, see the
@@ -30,12 +27,7 @@ from properties.shared import SPEC_NAME, default_spec
 
 __all__ = ["SPEC_NAME", "default_spec", "rule_sentences", "spec_lines", "spec_sentences"]
 
-_WORD = re.compile(r"[A-Za-z_$/]{4,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+")
-
-
-def _stems(text: str) -> set[str]:
-    return {w.lower()[:5] for w in _WORD.findall(text)}
 
 
 def _sections(lines: list[str]) -> dict[str, tuple[int, int]]:
@@ -56,8 +48,8 @@ def spec_lines(rules: tuple[Rule, ...], spec_text: str) -> dict[str, tuple[int, 
 
 def spec_sentences(rules: tuple[Rule, ...], spec_text: str) -> dict[str, tuple[tuple[int, str], ...]]:
     """Rule ID -> (1-based line, sentence) of each place of ``spec_text`` that states it, by line:
-    the sentences holding the rule's keyword tokens, or the informal rule's best sentence (see
-    the module docstring). A line of the text may hold several sentences."""
+    the sentences holding the rule's keyword tokens, or the informal rule's sentence (see the
+    module docstring). A line of the text may hold several sentences."""
     lines = spec_text.splitlines()
     occurrence: list[tuple[int, int]] = []  # keyword token -> (line index, its index in the line)
     for i, line in enumerate(lines):  # the catalogue's own count, one line at a time
@@ -74,26 +66,14 @@ def spec_sentences(rules: tuple[Rule, ...], spec_text: str) -> dict[str, tuple[t
             out[rule.id] = tuple(sorted(found))
             continue
         first, last = sections.get(rule.section, (0, -1))
-        named = INFORMAL_WORDING.get(rule.id, ("", ""))[0]
-        if named:  # the catalogue names the sentence
-            at = [
-                (i + 1, sentence.strip())
-                for i in range(first, last + 1)
-                for sentence in _SENTENCE_END.split(lines[i])
-                if named in sentence
-            ]
-            if at:
-                out[rule.id] = (at[0],)
-                continue
-        want = _stems(rule.paraphrase)
-        best: tuple[float, int, str] | None = None  # (score, line, sentence)
-        for i in range(first, last + 1):
-            for sentence in _SENTENCE_END.split(lines[i]):
-                words = _stems(sentence)
-                score = 2 * len(want & words) / (len(want) + len(words)) if words else 0.0
-                if score and (best is None or score > best[0]):
-                    best = (score, i + 1, sentence.strip())
-        out[rule.id] = ((best[1], best[2]),) if best is not None else ()
+        named = INFORMAL_WORDING[rule.id][0] if rule.id in INFORMAL_WORDING else None
+        at = [
+            (i + 1, sentence.strip())
+            for i in range(first, last + 1)
+            for sentence in _SENTENCE_END.split(lines[i])
+            if named is not None and named in sentence
+        ]
+        out[rule.id] = tuple(at[:1])
     return out
 
 

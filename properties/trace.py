@@ -153,15 +153,12 @@ def exercised_by(rule_id: str, seeded: Seeded | None = None) -> list[str]:
 
 
 def _cell(items: list[str]) -> str:
-    out = []
-    for item in items:
-        if item.startswith("mutant "):
-            out.append(item)
-        elif item.endswith(" (tolerates)"):
-            out.append(f"`{item[: -len(' (tolerates)')]}` (tolerates)")
-        else:
-            out.append(f"`{item}`")
-    return "<br>".join(out) or "—"
+    return "<br>".join(items) or "—"
+
+
+def _code(names: list[str], note: str = "") -> list[str]:
+    """Dotted names and test files as code; a seeded bug (``mutant NAME (side)``) as it is."""
+    return [name if name.startswith("mutant ") else f"`{name}`{note}" for name in names]
 
 
 def matrix(seeded: Seeded | None = None) -> str:
@@ -178,8 +175,8 @@ def matrix(seeded: Seeded | None = None) -> str:
         "|---|---|---|---|---|---|",
     ]
     for rule in RULES:
-        impl = implemented_by(rule.id) + [f"{t} (tolerates)" for t in tolerated_by(rule.id)]
-        lines.append(f"{_head(rule)} {_cell(impl)} | {_cell(exercised_by(rule.id, seeded))} |")
+        impl = _code(implemented_by(rule.id)) + _code(tolerated_by(rule.id), " (tolerates)")
+        lines.append(f"{_head(rule)} {_cell(impl)} | {_cell(_code(exercised_by(rule.id, seeded)))} |")
     lines.append("")
     return "\n".join(lines)
 

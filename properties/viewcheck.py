@@ -100,35 +100,20 @@ def _entities(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) 
         act_types.setdefault(i, set()).add(t)
     for t, i in [k for k in ref_order if k not in act_keys]:
         if act_types.get(i, set()) - {t}:
-            found.append(
-                (
-                    RULE_OF["entity-retyped"],
-                    f"{sid}: {t} {i!r} is missing; the view keeps {i!r} only as "
-                    f"{', '.join(sorted(act_types[i]))}",
-                )
-            )
+            kept = ", ".join(sorted(act_types[i]))
+            aspect, text = "entity-retyped", f"is missing; the view keeps {i!r} only as {kept}"
         else:
-            found.append((RULE_OF["entity-missing"], f"{sid}: {t} {i!r} is missing from the view"))
+            aspect, text = "entity-missing", "is missing from the view"
+        found.append((RULE_OF[aspect], f"{sid}: {t} {i!r} {text}"))
     for t, i in [k for k in act_order if k not in ref_keys]:
         if ref_types.get(i, set()) - {t}:
-            found.append(
-                (
-                    RULE_OF["entity-retyped"],
-                    f"{sid}: the view holds {t} {i!r}, the reference has that ID as "
-                    f"{', '.join(sorted(ref_types[i] - {t}))}",
-                )
-            )
+            had = ", ".join(sorted(ref_types[i] - {t}))
+            aspect, text = "entity-retyped", f", the reference has that ID as {had}"
         elif t == "session_message":
-            found.append(
-                (
-                    RULE_OF["session-message-extra"],
-                    f"{sid}: the view holds {t} {i!r} that the Agent never reported",
-                )
-            )
+            aspect, text = "session-message-extra", " that the Agent never reported"
         else:
-            found.append(
-                (RULE_OF["entity-extra"], f"{sid}: the view holds {t} {i!r} that the reference does not")
-            )
+            aspect, text = "entity-extra", " that the reference does not"
+        found.append((RULE_OF[aspect], f"{sid}: the view holds {t} {i!r}{text}"))
     common_ref = [k for k in ref_order if k in act_keys]
     common_act = [k for k in act_order if k in ref_keys]
     if common_ref != common_act:
@@ -167,42 +152,29 @@ def _session(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) -
         else:
             aspect = "state:inferred"
         found.append((RULE_OF[aspect], f"{sid}: state is {vs!r} in the view, {rs!r} in the reference"))
-    if ref.get("background") != act.get("background"):
-        found.append(
-            (
-                RULE_OF["background"],
-                f"{sid}: background is {act.get('background')!r} in the view, "
-                f"{ref.get('background')!r} in the reference",
-            )
-        )
+    _shown(sid, ref, act, "background", "background", "background is", found)
     rc, vc = ref.get("completions"), act.get("completions")
     if rc != vc:
         aspect = "completions:more" if (vc or 0) > (rc or 0) else "completions:fewer"
         found.append((RULE_OF[aspect], f"{sid}: {vc} completions in the view, {rc} in the reference"))
-    if ref.get("last_stop_reason") != act.get("last_stop_reason"):
-        found.append(
-            (
-                RULE_OF["last-stop-reason"],
-                f"{sid}: last stop reason {act.get('last_stop_reason')!r} in the view, "
-                f"{ref.get('last_stop_reason')!r} in the reference",
-            )
-        )
-    if ref.get("usage") != act.get("usage"):
-        found.append(
-            (
-                RULE_OF["usage"],
-                f"{sid}: usage {act.get('usage')!r} in the view, {ref.get('usage')!r} in the reference",
-            )
-        )
+    _shown(sid, ref, act, "last_stop_reason", "last-stop-reason", "last stop reason", found)
+    _shown(sid, ref, act, "usage", "usage", "usage", found)
     if ref.get("prompts") != act.get("prompts") or ref.get("rejected_prompts") != act.get("rejected_prompts"):
         found.append((RULE_OF["prompts"], f"{sid}: prompt bookkeeping differs"))
     if ref.get("subagents") != act.get("subagents"):
         found.append((RULE_OF["subagents"], f"{sid}: subagent records differ"))
     for name, what in _CONCLUSIONS:
-        if ref.get(name) != act.get(name):
-            found.append(
-                (
-                    RULE_OF[name],
-                    f"{sid}: {what} {act.get(name)!r} in the view, {ref.get(name)!r} in the reference",
-                )
+        _shown(sid, ref, act, name, name, what, found)
+
+
+def _shown(
+    sid: str, ref: dict[str, Any], act: dict[str, Any], name: str, aspect: str, what: str, found: Found
+) -> None:
+    """The session field ``name`` as each side shows it, when they differ (the aspect ``aspect``)."""
+    if ref.get(name) != act.get(name):
+        found.append(
+            (
+                RULE_OF[aspect],
+                f"{sid}: {what} {act.get(name)!r} in the view, {ref.get(name)!r} in the reference",
             )
+        )

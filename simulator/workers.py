@@ -165,7 +165,11 @@ class Workers:
         }
         try:
             if cluster == "local":  # a new instance even where one runs already (ray start)
-                ray.init(address="local", num_cpus=self.size, **quiet)
+                # its workers at this process's priority, not Ray's default niceness 15: jobs that
+                # start a process and wait for it by the clock (drive's Agents) would otherwise
+                # starve on a loaded machine
+                config = {"worker_niceness": 0}
+                ray.init(address="local", num_cpus=self.size, _system_config=config, **quiet)
             else:
                 ray.init(address=cluster, **quiet)
         except Exception as exc:  # Ray's own start-up and connection errors

@@ -15,8 +15,9 @@ import random
 from pathlib import Path
 from typing import Any
 
+from simulator.harness.serve import turn
 from simulator.peers import wire
-from simulator.peers.stdio_agent import StdioAgent, encode
+from simulator.peers.stdio_agent import StdioAgent
 
 Msg = dict[str, Any]
 Line = tuple[str, Any]
@@ -35,7 +36,7 @@ class ScriptedClient:
     def _agent_wrote(self, out: list[Any]) -> None:
         for item in out:
             self.lines.append(("agent", item))
-            self.raw.append(("agent", encode(item)))
+            self.raw.append(("agent", wire.json_line(item).encode()))
             for msg in item if isinstance(item, list) else [item]:
                 if msg.get("method") == "session/request_permission":
                     option = self._answers[self._asked % len(self._answers)]
@@ -44,7 +45,7 @@ class ScriptedClient:
 
     def send(self, msg: Any) -> list[Any]:
         """Write one line (a message, or a list: a batch); what the Agent wrote at once."""
-        data = encode(msg)
+        data = wire.json_line(msg).encode()
         self.lines.append(("client", msg))
         self.raw.append(("client", data))
         out = self.agent.receive(data[:-1])
@@ -165,34 +166,29 @@ def dumps(msg: Any) -> bytes:
 
 class InProcessPeer:
     """``StdioAgent`` behind the peer interface of ``simulator/harness/drive.py``: ``send`` bytes, ``receive``
-    the lines of the Agent's answers to them, else of its next move ([] when it has none).
+    one lockstep turn (``simulator.harness.serve.turn``): the lines of the Agent's answers to
+    them, else of its next moves up to the first that sends something ([] when it has none).
 
-    Fast and deterministic, it answers as ``acp-model agent`` does when the driver waits a few of
-    the Agent's paces: the answers to what the driver sent, else (nothing sent, or nothing to
-    answer) the Agent's next moves up to the first that sends something (a move that sends
-    nothing, such as inserting a prompt, goes unseen). So a driver seed that fails in process is
-    the seed to try against the process (the deep proof)."""
+    Fast and deterministic, it answers as ``acp-model agent`` does in the driver's lockstep, so
+    a driver seed that fails in process fails the same way against the process (the deep
+    proof)."""
+
+    lockstep = True
 
     def __init__(self, agent: StdioAgent) -> None:
         self.agent = agent
         self._pending = b""
         self.closed = False
+        self.quiescent = False
 
     def send(self, data: bytes) -> None:
         self._pending += data
 
     def receive(self, timeout: float) -> list[bytes] | None:
         *lines, self._pending = self._pending.split(b"\n")
-        out: list[Any] = []  # messages, or the array answering a batch
-        for line in lines:
-            if line.strip():
-                out.extend(self.agent.receive(line))
-        while not out:  # as the process does: after input that needs no answer, or none, its
-            moves = self.agent.move()  # moves (silent ones unseen) until one is heard
-            if moves is None:
-                break
-            out = moves
-        return [encode(m)[:-1] for m in out]
+        out = turn(self.agent, lines)
+        self.quiescent = not out
+        return [wire.json_line(m).encode()[:-1] for m in out]
 
     def written(self) -> list[bytes]:
         """Nothing: this Agent writes only when ``receive`` asks it to."""

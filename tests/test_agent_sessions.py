@@ -16,7 +16,7 @@ import pytest
 
 from simulator.peers import wire
 from simulator.peers.agent_modes import COMMON_PATH
-from simulator.peers.stdio_agent import LIST_PAGE, StdioAgent, encode
+from simulator.peers.stdio_agent import LIST_PAGE, StdioAgent
 from tests.check_support import line, run_cli, schema_path
 from tests.scripted_client import ScriptedClient, dumps, freedoms, prompting_run, updates
 
@@ -141,8 +141,8 @@ def test_session_list_pages_and_filters() -> None:
 )
 def test_a_required_field_missing_is_invalid_params_naming_it(msg: dict[str, Any], field: str) -> None:
     agent = StdioAgent(0)
-    agent.receive(encode(wire.new_session(0))[:-1])
-    answers = agent.receive(encode(msg)[:-1])
+    agent.receive(wire.json_line(wire.new_session(0)).encode()[:-1])
+    answers = agent.receive(wire.json_line(msg).encode()[:-1])
     assert len(answers) == 1 and answers[0]["error"]["code"] == -32602  # type: ignore[call-overload]
     assert repr(field) in answers[0]["error"]["message"]  # type: ignore[call-overload]
     assert agent.agent.prompts == {} and agent.agent.session == "open"  # nothing reached the model
@@ -169,8 +169,8 @@ def test_the_protocol_version(asked: int, code: int | None) -> None:
 
 def test_a_notification_missing_a_field_is_ignored() -> None:
     agent = StdioAgent(0)
-    agent.receive(encode(wire.new_session(0))[:-1])
-    assert agent.receive(encode(wire.notification("session/cancel", {}))[:-1]) == []
+    agent.receive(wire.json_line(wire.new_session(0)).encode()[:-1])
+    assert agent.receive(wire.json_line(wire.notification("session/cancel", {})).encode()[:-1]) == []
 
 
 def test_close_succeeds_for_closed_and_unknown_sessions() -> None:
@@ -403,7 +403,7 @@ def test_a_recorded_session_with_a_batch_passes_check(common: bool, tmp_path: Pa
 
     def write(msg: Any) -> None:
         with lock:
-            proc.stdin.write(encode(msg))  # type: ignore[union-attr]
+            proc.stdin.write(wire.json_line(msg).encode())  # type: ignore[union-attr]
             proc.stdin.flush()  # type: ignore[union-attr]
 
     steps: list[tuple[tuple[Any, ...], list[Any]]] = [

@@ -12,7 +12,7 @@ import pytest
 
 from properties.engine import MonitorSet
 from simulator.peers import wire
-from simulator.peers.stdio_agent import StdioAgent, encode
+from simulator.peers.stdio_agent import StdioAgent
 from tests.check_support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,7 +20,7 @@ CLI = [sys.executable, "-m", "cli"]
 
 
 def _line(msg: dict[str, Any]) -> bytes:
-    return encode(msg)[:-1]
+    return wire.json_line(msg).encode()[:-1]
 
 
 def _ready(seed: int = 0, faults: frozenset[str] = frozenset()) -> StdioAgent:
@@ -158,7 +158,9 @@ def test_a_move_the_model_refuses_is_not_sent() -> None:
 
 
 def test_the_command_answers_and_exits_at_end_of_input() -> None:
-    script = b"".join(encode(m) for m in (wire.initialize(0), wire.new_session(1))) + b"garbage\n"
+    script = (
+        b"".join(wire.json_line(m).encode() for m in (wire.initialize(0), wire.new_session(1))) + b"garbage\n"
+    )
     done = subprocess.run(
         [*CLI, "agent", "--seed", "1", "--pace", "50"],
         input=script,

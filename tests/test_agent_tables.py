@@ -137,7 +137,6 @@ def test_a_forbidden_cell_a_reading_allows_breaks_nothing() -> None:
         cfg = DEFAULT.with_(readings=(("rejected-after-cancel-request", reading),))
         agent = Agent(cfg, frozenset({"withdraw-wrong-code"}))
         agent.prompts[1] = ("cancel_requested", None, False, False, "", False)
-        agent.order.append(1)
         assert ("agent", "reject", 1) in agent.enabled()
         assert agent.do("reject", 1)[0]["error"]["code"] != -32800
         assert agent.prompts[1][0] == "rejected" and agent.marks == marks
@@ -159,7 +158,6 @@ def test_a_silenced_report_is_not_sent_and_the_agent_believes_it_was() -> None:
 def test_a_repeated_message_goes_out_twice() -> None:
     agent = agent_with(faults=frozenset({"answer-twice"}))
     agent.prompts[1] = ("inserted", "msg_u_1", True, True, "", False)
-    agent.order.append(1)
     out = agent.do("answer", 1)
     assert out[0] == out[1] == {"jsonrpc": "2.0", "id": 1, "result": {"messageId": "msg_u_1"}}
     assert out[0] is not out[1] and agent.marks == ("INTRO-02",)

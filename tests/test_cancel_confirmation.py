@@ -169,16 +169,20 @@ def test_the_agent_may_withdraw_the_cancelled_works_elicitation_before_its_idle(
     modes"): before its idle as well as after it. The messages up to the Client's answer are
     then a conforming run's (decidability's shortest accepted CANCEL-11 witness)."""
     from simulator.explore.common import new_monitors
-    from simulator.peers.scenarios import _TURN_START, ELICITING, D, a, c
+    from simulator.peers.scenarios import ELICITING, script
     from simulator.peers.schedulers import scripted
     from simulator.peers.world import World
 
-    blocked = [*_TURN_START, a("elicit", "form"), a("block"), D, c("cancel"), D]
-    assert a("elicit_withdraw", "elicit_1") in scripted(blocked, ELICITING, settle=False).world.enabled()
-    script = [*blocked, a("elicit_withdraw", "elicit_1"), D, c("elicit_cancel", "elicit_1"), D]
-    script += [a("end", "cancelled"), D]
+    blocked = script("TURN agent.elicit('form') agent.block deliver client.cancel deliver")
+    assert ("agent", "elicit_withdraw", "elicit_1") in scripted(
+        blocked, ELICITING, settle=False
+    ).world.enabled()
+    steps = blocked + script(
+        "agent.elicit_withdraw('elicit_1') deliver client.elicit_cancel('elicit_1') deliver "
+        "agent.end('cancelled') deliver"
+    )
     world = World(ELICITING, frozenset(), new_monitors(True, ELICITING))
-    run = scripted(script, ELICITING, frozenset(), world.monitors)
+    run = scripted(steps, ELICITING, frozenset(), world.monitors)
     assert [f.rule for f in run.findings if f.kind == "rule"] == []
     methods = [m.get("method") for _, m in run.world.transcript]
     assert methods.index("$/cancel_request") < len(methods) - 1  # before the idle, the last line

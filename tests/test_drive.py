@@ -104,15 +104,19 @@ def test_every_agent_bug_found_in_process(mutant: object) -> None:
     _first_failing(mutant.switched_on, mutant.intended_rule, level, seeds=1000)
 
 
-def test_a_liveness_finding_states_the_timeout() -> None:
-    settings = Settings(steps=40, timeout=0.05, silence=0.0)
+def test_a_liveness_finding_states_why_the_agent_was_quiescent() -> None:
+    """A lockstep Agent is quiescent when a turn says it has no move left (a listening one after
+    --timeout seconds of silence: ``test_a_request_left_unanswered_is_a_finding_that_states_the_timeout``)."""
+    settings = Settings(steps=40, timeout=30.0, silence=0.0)
     faults = frozenset({"never-answer-inserted"})
     for seed in range(100):
+        started = time.monotonic()
         result = run_once(_peer(seed, faults), settings, seed=seed)
         acc = [f for f in result.failing if f.rule == "ACC-01"]
         if acc:
             assert result.stop == "timeout"
-            assert "the agent sent nothing for 0.05 s" in acc[0].explanation
+            assert "(still open: the agent had no move left)" in acc[0].explanation
+            assert time.monotonic() - started < 10  # not the 30 s timeout: the turn said so
             return
     raise AssertionError("ACC-01 not found")
 
@@ -254,6 +258,7 @@ def test_misbehaving_agents_end_the_run_cleanly(
     assert time.monotonic() - started < 20
     assert result.stop == stop
     assert rules <= set(result.rules), result.failing
+    assert result.lockstep is False  # it never took the lockstep pipes: listened to
 
 
 @posix
@@ -384,7 +389,9 @@ def test_drive_cli_starts_the_agent_command_for_each_run(tmp_path: Path) -> None
 @posix
 def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
     """The real thing: ``acp-model drive -- acp-model agent --fault ...`` as processes, the agent
-    pacing its moves by the clock (the fast forms: the two tests above)."""
+    in the driver's turns (its ``--pace`` unused), so the first driver seed that fails in
+    process fails in the first run, and every replay reproduces (the fast forms: the two tests
+    above)."""
     agent = [*CLI, "agent", "--fault", "no-running-on-start", "--pace", "10,20"]
     out = tmp_path / "out"
     settings = Settings(steps=12, timeout=0.05, silence=0.0)
@@ -401,7 +408,7 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
             "--seed",
             str(seed),
             "--runs",
-            "3",  # the agent process paces its moves by the clock: a run may miss the bug
+            "3",
             "--steps",
             "12",
             "--timeout",
@@ -424,21 +431,19 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
     found = {f["rule"]: f for f in report["findings"]}
     assert "FG-02" in found
     f = found["FG-02"]
-    assert f["shrunk_length"] <= f["original_length"] and f["reproduced"] >= 1
+    assert f["shrunk_length"] <= f["original_length"] and f["reproduced"] == f["replays"] >= 1
+    assert f["run"] == 1 and f["nondeterministic"] is False
     script = Path(f["files"]["script"])
     assert (
         Path(f["files"]["transcript"]).read_bytes()
         and "sequenceDiagram" in Path(f["files"]["diagram"]).read_text()
     )
-    for _attempt in range(3):  # a replay against a real process reproduces most of the time
-        replay = subprocess.run(
-            [*CLI, "drive", "--replay", str(script), "--timeout", "2", "--json", "--", *agent],
-            capture_output=True,
-            cwd=ROOT,
-            timeout=120,
-        )
-        if replay.returncode == 1:
-            break
+    replay = subprocess.run(
+        [*CLI, "drive", "--replay", str(script), "--timeout", "2", "--json", "--", *agent],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert replay.returncode == 1 and "FG-02" in json.loads(replay.stdout)["failing_rules"]
     clean = subprocess.run(
         [
@@ -462,6 +467,118 @@ def test_drive_cli_finds_shrinks_and_replays(tmp_path: Path) -> None:
     )
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert b"findings: none" in clean.stdout
+
+
+@posix
+def test_the_served_agent_moves_in_the_drivers_turns() -> None:
+    """``acp-model agent`` takes the lockstep ``ProcessPeer`` offers: its process makes the very
+    run the in-process Agent makes (the same transcript, line for line), whatever the load,
+    with a timeout far above a turn's time and no silence to wait for."""
+    faults = frozenset({"cancel-as-end-turn"})
+    seed, _ = _first_failing(faults, "TRANS-04", "must")
+    settings = Settings(steps=40, timeout=20.0, silence=0.0)
+    here = run_once(_peer(0, faults), settings, seed=seed)
+    started = time.monotonic()
+    there = run_once(ProcessPeer([*CLI, "agent", "--fault", "cancel-as-end-turn"]), settings, seed=seed)
+    assert there.lockstep and here.lockstep
+    assert there.lines == here.lines and there.choices == here.choices
+    assert "TRANS-04" in there.rules and there.stop == here.stop == "finding"
+    assert time.monotonic() - started < 20
+
+
+LOCKSTEP_AGENT = """\
+import json, os, select, sys
+turn, done = (int(fd) for fd in os.environ["ACP_MODEL_LOCKSTEP"].split(","))
+os.write(done, b"L\\n")
+pending = b""
+while True:
+    ready, _, _ = select.select([0, turn], [], [])
+    if 0 in ready:
+        data = os.read(0, 65536)
+        if not data:
+            break
+        pending += data
+    if turn in ready:
+        if not os.read(turn, 1):
+            break
+        while select.select([0], [], [], 0)[0] and (data := os.read(0, 65536)):
+            pending += data
+        *lines, pending = pending.split(b"\\n")
+        out = b""
+        for line in lines:
+            m = json.loads(line)
+            result = {"initialize": {"protocolVersion": 2}, "session/new": {"sessionId": "s1"}}
+            if m.get("method") in result:
+                answer = {"jsonrpc": "2.0", "id": m["id"], "result": result[m["method"]]}
+                out += json.dumps(answer).encode() + b"\\n"
+        os.write(1, out)
+        os.write(done, b"%d\\n" % out.count(b"\\n"))
+"""
+"""An Agent that speaks the turns as the README tells one to, and never answers a prompt."""
+
+
+@posix
+def test_an_agent_that_says_it_has_no_move_left_is_judged_at_once(tmp_path: Path) -> None:
+    """Any Agent may take the turns: one that says a turn wrote nothing is quiescent then, not
+    after --timeout seconds of silence, and its unanswered prompt is judged so."""
+    path = tmp_path / "turns.py"
+    path.write_text(LOCKSTEP_AGENT)
+    settings = Settings(steps=3, timeout=30.0, silence=30.0)
+    started = time.monotonic()
+    result = run_once(ProcessPeer([sys.executable, str(path)]), settings, script=[["prompt"], ["wait"]])
+    assert time.monotonic() - started < 20
+    assert result.lockstep and result.stop == "timeout" and result.choices == [["prompt"], ["wait"]]
+    (owed,) = [f for f in result.findings if f.rule == "REJ-01"]  # the prompt: never answered
+    assert owed.explanation.endswith("(still open: the agent had no move left)")
+
+
+def _without_seconds(stdout: str) -> str:
+    return re.sub(r'"seconds": [0-9.]+', '"seconds": 0', stdout)
+
+
+def _drive_bytes(
+    tmp_path: Path, argv: list[str], agent: list[str], jobs: str
+) -> tuple[str, dict[str, bytes]]:
+    """``acp-model drive ... --jobs N`` as a process: its JSON (timing left out) and its files."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [*CLI, "drive", *argv, "--json", "--jobs", jobs, "--out", str(out), "--", *agent],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    files = {p.name: p.read_bytes() for p in sorted(out.glob("*"))} if out.exists() else {}
+    if out.exists():
+        for p in out.glob("*"):
+            p.unlink()
+    return _without_seconds(done.stdout), files
+
+
+@posix
+def test_drive_gives_the_same_bytes_on_one_and_two_workers(tmp_path: Path) -> None:
+    """Issue 33: the served agent in lockstep, two runs on one worker and on two: the same JSON,
+    byte for byte, but for its ``seconds``."""
+    argv = ["--seed", "0", "--runs", "2", "--steps", "12"]
+    one = _drive_bytes(tmp_path, argv, [*CLI, "agent"], "1")
+    assert one == _drive_bytes(tmp_path, argv, [*CLI, "agent"], "2")
+    report = json.loads(one[0])
+    assert report["lockstep"] is True and report["runs"] == 2 and report["messages"] > 10
+
+
+@pytest.mark.deep
+@posix
+def test_drive_finds_shrinks_and_writes_the_same_on_one_and_two_workers(tmp_path: Path) -> None:
+    """With a seeded bug: the same finding, the same shrinking (replay counts included) and the
+    same files on one worker and on two."""
+    agent = [*CLI, "agent", "--fault", "cancel-as-end-turn"]
+    argv = ["--seed", "0", "--runs", "3", "--steps", "20", "--shrink-budget", "6"]
+    one = _drive_bytes(tmp_path, argv, agent, "1")
+    assert one == _drive_bytes(tmp_path, argv, agent, "2")
+    (f,) = json.loads(one[0])["findings"]
+    assert f["rule"] == "TRANS-04" and f["reproduced"] == f["replays"] and not f["nondeterministic"]
+    assert sorted(one[1]) == [f"seed{f['seed']}-TRANS-04.{ext}" for ext in ("mmd", "ndjson", "script.json")]
 
 
 @posix

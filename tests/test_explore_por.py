@@ -83,7 +83,7 @@ def _successors(expand: Any, st: Any, sides: int) -> list[Child]:
 def test_the_side_expanded_alone_is_persistent(cfg: Config) -> None:
     """From every state where ``ample`` picks one side, the other side alone (up to 4 steps)
     neither enables nor disables an event of the picked side, and the two orders commute."""
-    parts, _ = new_parts(cfg, frozenset(), False, True)
+    parts = new_parts(cfg, frozenset(), True)
     with parts.stepping():
         expand, _ = expander(parts, cfg)
         side = ample(parts, cfg)

@@ -116,7 +116,6 @@ def test_work_after_a_prompt_inserted_while_idle_is_that_prompts() -> None:
 def _answered_unreported() -> Agent:
     agent = Agent(DEFAULT)
     agent.prompts[1] = (prm.ANSWERED, "msg_u_1", False, False, "", False)
-    agent.order.append(1)
     return agent
 
 

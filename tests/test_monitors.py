@@ -136,7 +136,7 @@ def cancelled_elicitation() -> list[Line]:
 
 # -- violating transcripts (each flags exactly the expected findings) ----------------------------
 VIOLATIONS: list[Case] = [
-    # elicitation (model.elicitation, properties.monitors.elicitation)
+    # elicitation (model.elicitation, properties.monitors.tools)
     Case(
         "EX-01 a URL elicitation completed before the Client accepted it",
         [

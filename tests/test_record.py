@@ -15,7 +15,6 @@ import pytest
 
 from simulator.harness.proxy import LinePump, entry
 from simulator.peers import wire
-from simulator.peers.stdio_agent import encode
 from tests.check_support import run_cli
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the proxy needs POSIX pipes and signals")
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cli"]
 SCRIPT = (
     b"".join(
-        encode(m)
+        wire.json_line(m).encode()
         for m in (
             wire.initialize(0),
             wire.new_session(1),
@@ -34,7 +33,7 @@ SCRIPT = (
     )
     + b"not json at all\n"
 )
-CLOSE = encode(wire.close(3, "sess_1"))
+CLOSE = wire.json_line(wire.close(3, "sess_1")).encode()
 
 
 def _session(command: list[str], timeout: float = 60) -> bytes:
@@ -231,10 +230,10 @@ def test_a_recording_the_agent_ended_is_judged_complete(tmp_path: Path, exits_fi
         cwd=ROOT,
     )
     assert proc.stdin is not None and proc.stderr is not None
-    proc.stdin.write(encode(wire.prompt(2, "s", [wire.text("hi")])))
+    proc.stdin.write(wire.json_line(wire.prompt(2, "s", [wire.text("hi")])).encode())
     proc.stdin.flush()
     if exits_first:
-        proc.stdin.write(encode(wire.notification("_vendor/ping", {"sessionId": "s"})))
+        proc.stdin.write(wire.json_line(wire.notification("_vendor/ping", {"sessionId": "s"})).encode())
         proc.stdin.flush()
         assert proc.wait(60) == 0
         proc.stdin.close()

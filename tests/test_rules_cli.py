@@ -29,7 +29,7 @@ def test_the_default_spec_is_the_shared_one() -> None:
     assert default_spec() == SPEC and SPEC.parts[-2:] == ("spec", "acp-v2-prompt-lifecycle.txt")
 
 
-def test_lines_on_a_small_text() -> None:
+def test_lines_on_a_small_text(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "\n".join(
         [
             "Opening words. A Client MUST wait.",  # line 1, keyword 1 (INTRO)
@@ -64,12 +64,16 @@ def test_lines_on_a_small_text() -> None:
             ent(1), "Entity IDs", "MUST", "both", "Identifiers of separate types.", "monitor", informal=True
         ),
     )
+    from properties.catalogue import INFORMAL_WORDING
+
+    # an informal rule is on the sentence of its own section holding the words given for it
+    monkeypatch.setitem(INFORMAL_WORDING, upd(3), ("kept verbatim", "no keyword"))
     assert spec_lines(rules, text) == {
         intro(1): (1,),
         upd(1): (5,),
         upd(2): (5,),
-        upd(3): (6,),  # the most alike sentence of its own section
-        ent(1): (10,),
+        upd(3): (6,),
+        ent(1): (),  # no words given: nowhere
     }
 
 

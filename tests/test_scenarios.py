@@ -481,3 +481,16 @@ def test_client_receipts_follow_fifo_delivery() -> None:
     scenario = BY_NAME["basic_turn"]
     run = scenario.run()
     assert client_receipts(run, scenario.cfg) == [m for s, m in run.world.transcript if s == "agent"]
+
+
+def test_a_script_reads_the_steps_as_describe_prints_them() -> None:
+    """Scripts are written in ``describe``'s notation: reading every scenario's steps back from
+    it gives the same steps, and text that is no step is refused."""
+    from simulator.peers.scenarios import script
+    from simulator.peers.schedulers import describe
+
+    for scenario in SCENARIOS:
+        text = " ".join(s if isinstance(s, str) else describe(s) for s in scenario.script)
+        assert script(text) == scenario.script
+    with pytest.raises(ValueError, match="not a script"):
+        script("agent.say agnet.end('end_turn')")

@@ -1,4 +1,4 @@
-"""The stop-reason monitor (``properties.monitors.stopreasons``): an idle ending work with
+"""The stop reason of an ending idle (``properties.monitors.lifecycle``): an idle ending work with
 ``cancelled`` that no choice of the Client explains is a suspect of FG-06 ("Stop reasons":
 cancelled means the user or Client chose to stop the work)."""
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from model import fields
 from model import foreground as foreground_table
 from model import prompt as prompt_table
 from properties.engine import MonitorSet
@@ -87,16 +88,20 @@ def test_exercise_counts_name_the_rule_of_each_consulted_cell() -> None:
     for n, (sender, msg) in enumerate([tool("t1", "in_progress"), compaction("c1", "completed")], 1):
         ms.feed(sender, msg, n)
     # COMPACT-03 twice: the compaction's start and its completion; COMPACT-05: it starts in
-    # progress; BG-10: the announce cell
-    assert ms.exercised == Counter({"BG-05": 1, "COMPACT-03": 2, "COMPACT-05": 1, "BG-10": 1})
+    # progress; BG-10: the announce cell; COMPACT-02: the fields a compaction_update must carry
+    assert ms.exercised == Counter(
+        {"BG-05": 1, "COMPACT-03": 2, "COMPACT-05": 1, "BG-10": 1, "COMPACT-02": 1}
+    )
 
 
-def test_the_table_monitor_reports_exactly_the_rules_of_the_observed_tables() -> None:
+def test_the_table_monitor_reports_exactly_the_rules_of_the_observed_tables_and_fields() -> None:
     rules = {
         r for spec in OBSERVED
         for r in (*spec.forbidden.values(), *spec.guard_rules.values(), *spec.eventually.values())
     }  # fmt: skip
-    assert set(TableMonitor.RULES) == rules - {"ACC-13", "ENT-04"} == {
+    required = {r.rule for r in fields.REQUIRED}
+    assert required == {"MSGID-01", "SDM-01", "NOTICE-02", "USAGE-02", "COMPACT-02"}
+    assert set(TableMonitor.RULES) - required == rules - {"ACC-13", "ENT-04"} == {
         "BG-05", "COMPACT-03", "COMPACT-05", "ENT-01", "BG-09", "BG-10", "BG-11", "BG-17", "SYNC-02"
     }  # fmt: skip
     # ACC-13 is the session table's rule for closing, which the observer never fires (UNOBSERVED);

@@ -12,28 +12,18 @@ from __future__ import annotations
 
 from properties.monitor import Monitor
 from properties.monitors.background import BackgroundMonitor
-from properties.monitors.client import ClientMonitor
-from properties.monitors.elicitation import ElicitationMonitor
 from properties.monitors.facts import Facts
-from properties.monitors.fields import FieldMonitor
 from properties.monitors.lifecycle import ForegroundMonitor
 from properties.monitors.prompts import PromptMonitor
 from properties.monitors.rpc import ResponseMonitor
-from properties.monitors.stopreasons import StopReasonMonitor
-from properties.monitors.subagents import SubagentMonitor
 from properties.monitors.tables import TableMonitor
 from properties.monitors.tools import ToolMonitor
 
 ALL_MONITORS: tuple[type[Monitor], ...] = (
-    ClientMonitor,
     PromptMonitor,
     ForegroundMonitor,
-    StopReasonMonitor,
     ToolMonitor,
-    ElicitationMonitor,
     BackgroundMonitor,
-    FieldMonitor,
-    SubagentMonitor,
     TableMonitor,
     ResponseMonitor,
 )
@@ -41,15 +31,10 @@ ALL_MONITORS: tuple[type[Monitor], ...] = (
 __all__ = [
     "ALL_MONITORS",
     "BackgroundMonitor",
-    "ClientMonitor",
-    "ElicitationMonitor",
     "Facts",
-    "FieldMonitor",
     "ForegroundMonitor",
     "PromptMonitor",
     "ResponseMonitor",
-    "StopReasonMonitor",
-    "SubagentMonitor",
     "TableMonitor",
     "ToolMonitor",
 ]

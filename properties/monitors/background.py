@@ -1,5 +1,5 @@
 """The background monitor: the ``background`` list of every state_update, against the items' own
-updates ("Background work").
+updates ("Background work"), and the mirror of an exposed child's state ("Session states").
 
 What is certain in proxy order, and why: agent lines are in send order, so "the item's own update
 was sent before the snapshot" is a plain fact, and so is "the snapshot carries no background".
@@ -19,6 +19,12 @@ was sent before the snapshot" is a plain fact, and so is "the snapshot carries n
   tool call's only live work is that terminal is the reading ``tool-with-listed-terminal``: by
   default (``only-live-work``) it is, and listing both is a breach; under
   ``may-have-other-work`` the tool call may have live work the wire does not show (no breach).
+  Which terminals a tool call's content embeds is ``Facts.terms``.
+- STATE-01 (SHOULD, eventually): an exposed child is one announced by a ``subagent_update`` in
+  its parent. The child reports its own state with ``state_update`` in its own session; the
+  parent's ``subagent_update.state`` should show the same state. Mirroring may lag, so this is
+  judged at the end: the last state the child reported must equal the ``state`` inside the
+  parent's latest ``subagent_update.state`` for it.
 
 Tolerated: a tool call opened for background work without one of its own, even while idle
 (BG-04); cancellation stopping unlisted background activity (CANCEL-03). Unknown item types are
@@ -29,65 +35,67 @@ Must not know: foreground state, prompts, the background item lifecycle (the tab
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import between as bw
-from properties.monitor import Message, Record, on
-from properties.monitors.common import terminal_refs
-from properties.monitors.facts import SessionMonitor
+from properties.monitor import Message, on
+from properties.monitors.facts import FactsMonitor
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST, TOOL_WITH_LISTED_TERMINAL
 
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
 
-class _Session(Record):
-    __slots__ = ("reported", "tool_terms")
-
-    def __init__(self) -> None:
-        self.tool_terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
-        self.reported = False
-
-    def key(self) -> tuple[Any, ...]:
-        return (frozenset(self.tool_terms.items()), self.reported)
+_UNSET: Any = "<never mirrored>"
 
 
-class BackgroundMonitor(SessionMonitor["_Session"]):
+class BackgroundMonitor(FactsMonitor):
     """Background lists against the items' own updates (see module docstring)."""
 
-    RULES = (bw.LIST_ON_EVERY_SNAPSHOT.rule, bw.TERMINAL_LISTED_ALONE.rule)
+    RULES = (bw.LIST_ON_EVERY_SNAPSHOT.rule, bw.TERMINAL_LISTED_ALONE.rule, "STATE-01")
     TOLERATES = ("BG-04", "CANCEL-03")
-    SESSION = _Session
 
-    @on("update", "tool_call_update")
-    def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        ident = upd.get("toolCallId")
-        if type(ident) is not str:
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.reported: set[str] = set()  # sessions that reported a concrete background list
+        self.parents: dict[str, str] = {}  # exposed child -> parent
+        self.mirrored: dict[str, Any] = {}  # child -> state the parent last showed
+        self.own: dict[str, Any] = {}  # child -> state it last reported itself
+        self.lines: dict[str, int] = {}  # child -> line of its last own report
+
+    @on("update", "subagent_update")
+    def _subagent(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        child = upd.get("sessionId")
+        if type(child) is not str:
             return
-        if "content" in upd:
-            refs = terminal_refs(upd["content"])
-            if refs:
-                self._session(sid).tool_terms[ident] = refs
-            else:
-                found = self.sessions.get(sid)
-                if found is not None:
-                    found.tool_terms.pop(ident, None)
+        self.parents.setdefault(child, sid)
+        if "state" in upd:
+            snap = upd["state"]
+            self.mirrored[child] = snap.get("state") if type(snap) is dict else None
 
     # -- snapshots -----------------------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        bs = self.sessions.get(sid)
-        if bs is None:
-            if "background" not in upd:
-                return  # nothing reported yet, nothing reported now
-            bs = self._session(sid)
+        self._listed(sid, upd, line, msg)
+        if sid in self.parents:  # an exposed child's own state
+            self._ex["STATE-01"] += 1
+            self.own[sid] = upd.get("state")
+            self.lines[sid] = line
+
+    def _listed(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The snapshot's background list."""
+        reported = sid in self.reported
+        if not reported and "background" not in upd:
+            return  # nothing reported yet, nothing reported now
         raw = upd.get("background")
         keys = self.facts.background(upd)
         rule = bw.LIST_ON_EVERY_SNAPSHOT.rule
         fs = self.facts.sessions.get(sid)
         bare = fs is not None and bool(fs.bare_line)
         every = self.between.lists_before_first(self.reading(STATE_UPDATES_BEFORE_FIRST_LIST))
-        if bs.reported or (keys is not None and bare):
+        if reported or (keys is not None and bare):
             self._ex[rule] += 1
-        if self.between.list_missing(bs.reported, bare, every, keys is not None):
-            if bs.reported:
+        if self.between.list_missing(reported, bare, every, keys is not None):
+            if reported:
                 what = "omits background" if "background" not in upd else f"has background {raw!r}"
                 why = f"state_update {what} after this session reported a background list"
                 self.breach(rule, line, sid, why, msg)
@@ -99,10 +107,11 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                 self.breach(rule, line, sid, why, msg, (STATE_UPDATES_BEFORE_FIRST_LIST,))
         if keys is None:
             return
-        bs.reported = True
-        if bs.tool_terms and self.between.terminal_alone_binds(self.reading(TOOL_WITH_LISTED_TERMINAL)):
+        self.reported.add(sid)
+        terms = fs.terms if fs is not None else None
+        if terms and self.between.terminal_alone_binds(self.reading(TOOL_WITH_LISTED_TERMINAL)):
             alone = bw.TERMINAL_LISTED_ALONE.rule
-            for ident, both, breaks in self.between.listed_with_terminal(frozenset(keys), bs.tool_terms):
+            for ident, both, breaks in self.between.listed_with_terminal(frozenset(keys), terms):
                 self._ex[alone] += 1  # a tool call runs a listed terminal: is it listed too?
                 if breaks:
                     self.breach(
@@ -115,6 +124,23 @@ class BackgroundMonitor(SessionMonitor["_Session"]):
                         (TOOL_WITH_LISTED_TERMINAL,),
                     )
 
+    def at_end(self, quiescent: bool) -> None:
+        for child, state in self.own.items():
+            shown = self.mirrored.get(child, _UNSET)
+            if shown != state:
+                self.eventually(
+                    "STATE-01",
+                    quiescent,
+                    self.lines.get(child),
+                    self.parents[child],
+                    f"child {child!r} last reported {state!r}, its parent's subagent_update shows {shown!r}",
+                )
+
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
-        return tuple(sorted((k, v.key()) for k, v in self.sessions.items()))
+        return (
+            frozenset(self.reported),
+            frozenset(self.parents.items()),
+            frozenset((k, repr(v)) for k, v in self.mirrored.items()),
+            frozenset((k, repr(v)) for k, v in self.own.items()),
+        )

@@ -22,6 +22,10 @@ Per session (``SessionFacts``):
 - ``created``: a ``session/new`` response named this session in the stream, so everything about
   it is in view (``MonitorSet.from_start`` says so for all sessions).
 - ``closed``: ``session/close`` succeeded (until a ``session/resume`` reopens it).
+- ``terms``: tool call -> the terminals its latest content embeds (``{"type": "terminal", ...}``
+  items), from its ``tool_call_update`` and a permission request's subject (the Client applies
+  the subject's tool call like a ``tool_call_update``: ToolCallPermissionSubject in the schema);
+  a call whose content embeds none has no entry.
 
 Connection-wide: the user-action requests outstanding (``asking``): each ``session/request_permission``
 and ``elicitation/create`` of a session the Agent sent, until the Client answers it or the Agent
@@ -39,14 +43,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
+from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from properties.monitor import Message, Monitor, Record, on
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import ACTIVE
 from properties.observe import Key, background_keys
 from properties.readings import STATE_UPDATES_BEFORE_FIRST_LIST
+
+
+def terminal_refs(content: Any) -> frozenset[str]:
+    """Terminal IDs a tool call's ``content`` array embeds (``{"type": "terminal", ...}``)."""
+    if type(content) is not list:
+        return frozenset()
+    return frozenset(
+        item["terminalId"]
+        for item in content
+        if type(item) is dict and item.get("type") == "terminal" and type(item.get("terminalId")) is str
+    )
 
 
 class SessionFacts(Record):
@@ -60,6 +75,7 @@ class SessionFacts(Record):
         "period",
         "resuming",
         "state",
+        "terms",
     )
 
     def __init__(self) -> None:
@@ -72,6 +88,7 @@ class SessionFacts(Record):
         self.created = False
         self.closed = False
         self.bare_line = 0
+        self.terms: dict[str, frozenset[str]] = {}
 
     def key(self) -> tuple[Any, ...]:
         """Without the counters and line numbers (monitors keep them only to compare), except
@@ -86,6 +103,7 @@ class SessionFacts(Record):
             self.created,
             self.closed,
             self.bare_line > 0,
+            frozenset(self.terms.items()),
         )
 
 
@@ -180,11 +198,30 @@ class Facts(Monitor):
             if keys is not None:
                 fs.listed = frozenset(keys)
 
+    @on("update", "tool_call_update")
+    def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        tid = upd.get("toolCallId")
+        if type(tid) is str and "content" in upd:
+            self._embeds(sid, tid, upd["content"])
+
+    def _embeds(self, sid: str, tid: str, content: Any) -> None:
+        refs = terminal_refs(content)
+        if refs:
+            self.of(sid).terms[tid] = refs
+        else:
+            fs = self.sessions.get(sid)
+            if fs is not None and fs.terms:
+                fs.terms.pop(tid, None)
+
     @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             eid = params.get("elicitationId") if params.get("mode") == "url" else None
             self.asking[msg["id"]] = (sid, eid, False)
+            subject = params.get("subject")
+            call = subject.get("toolCall") if type(subject) is dict else None
+            if type(call) is dict and type(call.get("toolCallId")) is str and "content" in call:
+                self._embeds(sid, call["toolCallId"], call["content"])
 
     @on("client-response", "session/request_permission", "elicitation/create")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:

@@ -7,7 +7,7 @@ action", "Work boundaries and local commands" and the idle side of "Cancellation
 rules among them say is the model's (the foreground table, and the declarations of
 ``model.between`` named below): this monitor maps the wire to them. It judges by hand only the
 SHOULDs of an ending idle's stop reason (FG-06 and its restatements; FAIL-03: an error object). A
-message without a string messageId keys nothing here (``model.fields``: the field monitor judges
+message without a string messageId keys nothing here (``model.fields``: the table monitor judges
 it).
 
 What is certain in proxy order, and why
@@ -48,12 +48,27 @@ background work"). So:
 tell why the work stopped, which the wire does not show: an omitted one is a suspicion (kind
 ``suspect``, a warning), not a breach; when a ``session/cancel`` (or
 ``session/close``) was received while the work was active, the first idle after it must say
-``cancelled``: judged by the stop-reason monitor (``model.between`` ``cancel_confirmed``; the
-group ``cancelled-stop-reason``). "Received" means delivered to the Agent in proxy order: an Agent
-that finished on its own but sent its idle after the cancel reached it is held to ``cancelled``.
-That is the default of the reading ``cancel-takes-effect`` (``on-receipt``); under
-``when-acted`` the Agent may have ended the work before acting on the cancel, so the idle's stop
-reason is judged as for any ending idle (FG-06) and not held to ``cancelled``.
+``cancelled`` (``model.between`` ``cancel_confirmed``, ``cancel_not_error`` when it says
+``error``; the group ``cancelled-stop-reason``), judged at the idle its ``confirming_idle`` names:
+the first idle after a ``session/cancel`` or ``session/close`` received while work was reported
+active (``Facts.cancel_line``), whether it follows the active state or an unknown or
+unrecognized state reported since, unless it is a resume snapshot. "Received" means delivered to
+the Agent in proxy order: an Agent that finished on its own but sent its idle after the cancel
+reached it is held to ``cancelled``. That is the default of the reading ``cancel-takes-effect``
+(``on-receipt``); under ``when-acted`` the Agent may have ended the work before acting on the
+cancel, so the idle's stop reason is judged as for any ending idle (FG-06) and not held to
+``cancelled``.
+
+*What else of "corresponding" the wire shows* (FG-06 and the group
+``stop-reason-on-ending-idle``): ``cancelled`` means the user or Client chose to stop the work,
+with ``session/cancel``, by closing the session, or through an interaction the Agent offers (a
+permission option that tells it to stop), not that the Agent hit a limit or failed. An idle that
+ends active work with ``cancelled`` when, during that work, the Client neither cancelled nor
+closed the session nor answered a permission request of the Agent is a suspect of FG-06 (a
+warning: an interaction the Agent offers need not be a request on the wire). A cancel or close
+received while a custom or unknown state was reported counts too (that state may have replaced
+running: the work it cancelled may be the one that ends). The other stop reasons name the
+Agent's own reasons, which the wire does not show.
 Any idle's string stop reason must be standard or start with ``_`` (``model.between``
 custom_stop_prefixed, STOP-03; an unknown one
 without ``_`` is a breach under the reading ``future-stop-reason=custom``, the default, and a
@@ -95,16 +110,20 @@ Must not know: request IDs of prompts beyond BOUND-02, tool calls, background li
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from model import between as bw
 from model import entity
 from model import foreground as fgm
+from model.clientview_parts import ACTIVE_STATES as ACTIVE
+from model.clientview_parts import KNOWN_STATES as STANDARD_STATES
 from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.monitor import Message, Record, on, rule_group
-from properties.monitors.common import ACTIVE, STANDARD_STATES, is_error_object
 from properties.monitors.facts import SessionFacts, SessionMonitor
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
 from properties.readings import (
     CANCEL_TAKES_EFFECT,
     FUTURE_STOP,
@@ -117,6 +136,9 @@ _IDLE_GROUP = bw.IDLE_ENDS_WORK.statements
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
 _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _CANCEL_GROUP = RESTATED["cancelled-stop-reason"]
+_STOP_RULE = _STOP_GROUP[0]
+"""The first ID of the group ``stop-reason-on-ending-idle`` (FG-06), under which a ``cancelled``
+no choice of the Client explains is suspected."""
 _START_GROUP = bw.ACTIVE_ON_START.statements
 OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
 """Work the Agent starts itself is foreground work (``model.between`` own_work_foreground)."""
@@ -140,6 +162,11 @@ _END_STOP_KEY = rule_group(*_END_STOP)
 _END_GROUPS_KEY = rule_group(*_END_GROUPS)
 _CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
 _IDLE_GROUP_KEY = rule_group(*_IDLE_GROUP)
+
+
+def _is_error_object(value: Any) -> bool:
+    """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
+    return type(value) is dict and type(value.get("code")) is int and type(value.get("message")) is str
 
 
 class _Session(Record):
@@ -238,10 +265,21 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         bw.BLOCKED_ON_USER.rule,
         _CUSTOM_STATES,
         _ACCEPTED,
+        bw.CANCEL_CONFIRMED.rule,
+        bw.CANCEL_NOT_ERROR.rule,
     )
     TABLES = (fgm.SPEC,)
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
+
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.answered: dict[str, int] = {}
+        """Session -> the interval of active work in which the Client last answered a permission
+        request (a choice that may explain a ``cancelled`` stop reason)."""
+        self.stopped: set[str] = set()
+        """Sessions where the Client sent session/cancel or session/close since the last idle
+        (while the reported state was not idle)."""
 
     @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -275,7 +313,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
         variant: str = upd["sessionUpdate"]
-        if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
+        if not entity.keyed(mid):  # it keys no message (the table monitor judges model.fields)
             return
         st = self.sessions.get(sid) or self._session(sid)
         table = st.thoughts if variant[6] == "t" else st.msgs
@@ -405,6 +443,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     # -- state ---------------------------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        self._reported(sid, upd, line, msg)
+        if upd.get("state") == "idle":
+            self._stop_reason(sid, upd, line, msg)
+
+    def _reported(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The reported state: work starting, blocking, resuming and ending."""
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         st = self.sessions.get(sid) or self._session(sid)
         prev = fs.state
@@ -570,7 +614,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.last_end_cancel = self.between.confirmation_breach(reason) is None
             if type(reason) is not str:
                 self._no_stop_reason(prev, sid, line, msg)
-        elif cancel_line:  # its stop reason is judged by the stop-reason monitor (cancel_confirmed)
+        elif cancel_line:  # its stop reason is judged by ``_confirmation`` (cancel_confirmed)
             st.last_end_cancel = True
         else:
             st.last_end_cancel = False
@@ -588,7 +632,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "the Agent should include them when it has them",
                     msg,
                 )
-            elif not is_error_object(err):
+            elif not _is_error_object(err):
                 self.breach(
                     "FAIL-03",
                     line,
@@ -596,6 +640,72 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "idle with stop reason 'error' carries an error that is no error object",
                     msg,
                 )
+
+    # -- the stop reason of an idle --------------------------------------------------------
+    @on("client-notification", "session/cancel")
+    @on("client-request", "session/close")
+    def _stopping(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        fs = self.facts.sessions.get(sid) if sid is not None else None
+        if sid is not None and fs is not None and fs.state != "idle":
+            self.stopped.add(sid)
+
+    @on("client-response", "session/request_permission")
+    def _permission_answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        fs = self.facts.sessions.get(sid) if sid is not None else None
+        if sid is not None and fs is not None and fs.state in ACTIVE:
+            self.answered[sid] = fs.interval
+
+    def _stop_reason(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """An idle: the confirmation of a cancellation, and a ``cancelled`` no choice of the
+        Client explains (see "What else of corresponding the wire shows")."""
+        stopped = sid in self.stopped
+        self.stopped.discard(sid)
+        fs = self.facts.sessions.get(sid)
+        if fs is not None and self.between.confirming_idle(bool(fs.cancel_line), fs.resuming > 0):
+            self._confirmation(fs, upd, sid, line, msg)
+        if upd.get("stopReason") != fgm.CANCELLED:
+            return
+        if fs is None or fs.state not in ACTIVE or fs.resuming:
+            return  # no work ends here
+        self._ex[_STOP_RULE] += 1
+        if fs.cancel_line or stopped or self.answered.get(sid) == fs.interval:
+            return
+        self.suspect(
+            _STOP_RULE,
+            line,
+            sid,
+            "the idle ends the work with stop reason 'cancelled', but during that work the Client "
+            "neither sent session/cancel nor closed the session nor answered a permission request: "
+            "cancelled means the user or Client chose to stop the work (the Agent's own reasons "
+            "are a limit, refusal or error)",
+            msg,
+        )
+
+    def _confirmation(self, fs: SessionFacts, upd: dict[str, Any], sid: str, line: int, msg: Message) -> None:
+        """The idle that ends the work a cancel covered (``model.between`` ``confirming_idle``):
+        its stop reason confirms the cancellation (``confirmation_breach``)."""
+        self._gx[_CANCEL_GROUP_KEY] += 1
+        if self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
+            return  # the work may have ended on its own before the Agent acted on the cancel
+        reason = upd.get("stopReason")
+        broken = self.between.confirmation_breach(reason)
+        if broken is None:
+            return
+        after = (
+            ""
+            if fs.state in ACTIVE
+            else f" (reported after {fs.state!r}, which is no outcome and no cancellation: the "
+            "cancelled work still owed this confirmation)"
+        )
+        self.breach(
+            broken.rule,
+            line,
+            sid,
+            f"the idle that ends work after the cancellation received at line {fs.cancel_line} has "
+            f"stop reason {reason!r}, not {self.between.confirming_reasons()[0]!r}{after}",
+            msg,
+            (CANCEL_TAKES_EFFECT,),
+        )
 
     # -- cancellation and prompts --------------------------------------------------------
     @on("agent-response", "session/close")
@@ -742,4 +852,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
-        return self._keys_in_interval()
+        answered = []
+        for sid, interval in self.answered.items():
+            fs = self.facts.sessions.get(sid)
+            answered.append((sid, fs is not None and interval == fs.interval))
+        return self._keys_in_interval(), (frozenset(answered), frozenset(self.stopped))

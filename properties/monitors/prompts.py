@@ -1,4 +1,5 @@
-"""The prompt monitor: every session/prompt gets one fitting answer, and user messages add up.
+"""The prompt monitor: every session/prompt is sent when it may be, gets one fitting answer, and
+user messages add up.
 
 Fires the prompt table (``model.prompt``) for each request: its forbidden cells, guards and
 obligations are the prompt rules, and this module names none of them. Owns what lies outside
@@ -9,7 +10,26 @@ MESSAGE_ID_RETURNED, REPORTED_AFTER_INSERTION, DISTINCT_MESSAGE_IDS, REPLAY_KEEP
 REJECTED_NOT_REPORTED, USER_MESSAGE_CONTENT), the content rule (CONTENT_ADVERTISED) and
 prompts after a cancel (LATER_PROMPTS_UNCOVERED). Each judgement below calls the declaration's
 function in ``model.between.Rules``; the rule IDs are the declarations'. A user message without a string
-messageId keys nothing here (``model.fields``: the field monitor judges MSGID-01).
+messageId keys nothing here (``model.fields``: the table monitor judges MSGID-01).
+
+What the Client may send, and when ("1. User message", the introduction)
+------------------------------------------------------------------------
+A Client line appears when the Agent received it, and an Agent line when the Agent sent it, so a
+Client request that appears *before* the Agent's answer to an earlier request was sent before
+the Client could have seen that answer. Each rule is a declaration of ``model.between``:
+
+- setup_before_prompts (INTRO-01): a ``session/prompt`` received while the Client's
+  ``initialize`` is still unanswered, or while a ``session/resume`` of that session is
+  unanswered (setup not finished), or for a session that a later ``session/new`` response
+  creates, was sent before setup completed;
+- prompt_has_content (USER-01): a ``session/prompt`` whose ``prompt`` is an empty array;
+- client_sends_advertised (USER-03): a prompt block whose type the Agent's ``initialize``
+  answer does not allow (judged only when that answer is in the stream; custom types only when
+  the prompt capabilities carry no ``_meta`` where a custom capability could be advertised).
+
+Tolerated permissions: a prompt in any state (ACTIVE-01), ``session/cancel`` at any time
+(CANCEL-01), a ``cancelled`` permission outcome without a prior ``$/cancel_request`` (CANCEL-08):
+no monitor reports any of them.
 
 The prompt table, fired from the wire with hidden steps
 -------------------------------------------------------
@@ -132,6 +152,7 @@ from typing import TYPE_CHECKING, Any
 from model import between as bw
 from model import entity
 from model import prompt as prm
+from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from model.core import Context
 from model.prompt import OWN_REASON
 from properties.monitor import Message, Record, on, rule_group
@@ -139,7 +160,6 @@ from properties.monitor import Message, Record, on, rule_group
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import ACTIVE, INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED
 from properties.monitors.facts import SessionMonitor
 from properties.monitors.tables import rules_of
 from properties.readings import (
@@ -152,6 +172,13 @@ from properties.readings import (
     USER_MESSAGE_DEADLINE,
 )
 
+REQUEST_CANCELLED, INVALID_PARAMS, INVALID_REQUEST = -32800, -32602, -32600
+"""The JSON-RPC error codes a prompt's answer is judged by."""
+_SETUP = bw.SETUP_BEFORE_PROMPTS.rule
+_NOT_EMPTY = bw.PROMPT_HAS_CONTENT.rule
+_ADVERTISED = bw.CLIENT_SENDS_ADVERTISED.rule
+_SENT_KEY = rule_group(_SETUP, _NOT_EMPTY)
+"""Exercised by every session/prompt (what the Client may send, and when)."""
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
 _DEADLINE = (USER_MESSAGE_DEADLINE,)
 _CONTENT_READING = (USER_MESSAGE_CONTENT,)
@@ -346,9 +373,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
         "SDM-05",
         entity.KEYED_BY_ID,
         *(rule for rule in rules_of((prm.SPEC,)) if rule != _UNSEEN_EARLY),
+        _SETUP,
+        _NOT_EMPTY,
+        _ADVERTISED,
     )
     TABLES = (prm.SPEC,)
-    TOLERATES = ("USER-02", "ACTIVE-01")
+    TOLERATES = ("USER-02", "ACTIVE-01", "CANCEL-01", "CANCEL-08")
     SESSION = _Session
 
     def __init__(self, owner: MonitorSet) -> None:
@@ -359,17 +389,20 @@ class PromptMonitor(SessionMonitor["_Session"]):
         answered with success while it waited, that response's line)."""
         self.blocks: dict[Any, frozenset[str]] = {}
         """Under ``user-message-content=prompt-content``: waiting prompt -> its content's blocks."""
+        self.first_prompt: dict[str, int] = {}
+        """Session -> the line of its first session/prompt (a later session/new creating it)."""
 
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        facts = self.facts
+        bad = facts.disallowed_types(params.get("prompt"))  # () before the Agent's initialize answer
+        self._sent(sid, params, bad, line, msg)
         rid = msg["id"]
         if sid is None or (type(rid) is not int and type(rid) is not str):
             return
         ps = self.sessions.get(sid) or self._session(sid)
         ps.prompted = True
-        facts = self.facts
-        bad = facts.disallowed_types(params.get("prompt"))  # () before the Agent's initialize answer
         if not bad and _beyond_text(params.get("prompt")):
             self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
         spec = self.table(prm.SPEC)
@@ -382,6 +415,47 @@ class PromptMonitor(SessionMonitor["_Session"]):
             seen = ps.state_seen or facts.from_start(sid)
             if seen and (fs is None or (fs.state == "idle" and not fs.resuming)):
                 ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
+
+    def _sent(
+        self, sid: str | None, params: dict[str, Any], bad: tuple[str, ...], line: int, msg: Message
+    ) -> None:
+        """What the Client may send, and when (see the module docstring); ``bad``: the prompt's
+        content types the Agent's initialize answer does not allow."""
+        facts = self.facts
+        self._gx[_SENT_KEY] += 1
+        fs = facts.sessions.get(sid) if sid is not None else None
+        missing = self.between.setup_missing(facts.init_pending, fs is not None and bool(fs.resuming))
+        if missing is not None:
+            self.breach(_SETUP, line, sid, f"session/prompt sent before {missing}", msg)
+        if sid is not None and sid not in self.first_prompt:
+            self.first_prompt[sid] = line
+        if self.between.empty_prompt(params.get("prompt")):
+            self.breach(_NOT_EMPTY, line, sid, "session/prompt with an empty prompt array", msg)
+        if facts.prompt_types is not None:
+            self._ex[_ADVERTISED] += 1
+            if bad:
+                self.breach(
+                    _ADVERTISED,
+                    line,
+                    sid,
+                    f"prompt content of type {', '.join(sorted(set(bad)))} was not allowed by the "
+                    "Agent's prompt capabilities",
+                    msg,
+                )
+
+    @on("agent-response", "session/new")
+    def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        result = msg.get("result")
+        new_sid = result.get("sessionId") if type(result) is dict else None
+        if type(new_sid) is str and new_sid in self.first_prompt:
+            self.breach(
+                _SETUP,
+                line,
+                new_sid,
+                f"session/prompt for this session was received at line {self.first_prompt[new_sid]}, "
+                "before session/new created it",
+                msg,
+            )
 
     def _fire(
         self,
@@ -632,7 +706,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     @on("update", "user_message", "user_message_chunk")
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         mid = upd.get("messageId")
-        if not entity.keyed(mid):  # it keys no message (the field monitor judges model.fields)
+        if not entity.keyed(mid):  # it keys no message (the table monitor judges model.fields)
             return
         ps = self.sessions.get(sid) or self._session(sid)
         if mid == ps.owner_mid:
@@ -932,6 +1006,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items())),
             frozenset((rid, o[0]) for rid, o in self.overtaken.items()),
             frozenset(self.blocks.items()),
+            frozenset(self.first_prompt),
         )
 
 

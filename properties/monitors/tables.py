@@ -1,4 +1,5 @@
-"""The table monitor: fires the model's machine tables with what the observer layer sees.
+"""The table monitor: fires the model's machine tables with what the observer layer sees, and
+judges every session update against the fields ``model.fields`` requires of it.
 
 Owns: the state of every observed entity per session (``properties.observe.OBSERVED``), and
 turning a forbidden cell of a table into a finding that names the cell's rule, the machine,
@@ -23,6 +24,15 @@ dropped (the same table without the drops refuses it), and an obligation of a dr
 left at the end, are still reported: the monitor set sets such findings aside and counts them,
 so a report says how often the variant let a dropped rule be broken.
 
+The fields ("Session notices", "Session usage updates", "Session-directed messages", "Session
+compaction", "Message IDs"): which update variant must carry which field, of which kind, under
+which rule, is the table ``model.fields.REQUIRED``. Each check looks at one message alone, so
+each breach is certain at its line; every requirement a message misses is reported with the
+value found. Tolerated: notices at any time a session exists (NOTICE-01), usage updates at any
+time (USAGE-01), one compaction_update with ``completed`` and nothing else (COMPACT-01). Whether
+a notice is replayed on resume cannot be told from the wire (a notice has no ID; NOTICE-06 is
+not checkable), so nothing here judges it.
+
 Must not know: any rule ID, status or state name.
 """
 
@@ -32,6 +42,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from model import fields
 from model.core import MachineSpec, ProtocolViolation
 from properties.monitor import Message, on
 from properties.monitors.facts import SessionMonitor
@@ -110,14 +121,42 @@ def _reports(spec: MachineSpec) -> frozenset[str]:
 
 
 _REPORTS: dict[int, tuple[MachineSpec, frozenset[str]]] = {}
+_KIND_TEXT = {
+    "string": "a string",
+    "text": "a non-empty string",
+    "count": "a non-negative integer",
+    "object": "an object",
+    "cost": "an object with a numeric amount and a string currency",
+}
+_FIELD_RULES: dict[str, tuple[str, ...]] = {
+    variant: tuple(dict.fromkeys(req.rule for req in reqs)) for variant, reqs in fields.BY_VARIANT.items()
+}
+"""Per update variant, the rules its required fields state (each exercised by every such update)."""
 
 
 class TableMonitor(SessionMonitor[Seen]):
     """Executes the observed machines' tables (see module docstring)."""
 
-    RULES = rules_of(OBSERVED, UNOBSERVED)
+    RULES = (*rules_of(OBSERVED, UNOBSERVED), *dict.fromkeys(r.rule for r in fields.REQUIRED))
     TABLES = OBSERVED
+    TOLERATES = ("NOTICE-01", "USAGE-01", "COMPACT-01")
     SESSION = Seen
+
+    @on("update", *fields.BY_VARIANT)
+    def _fields(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The fields the update must carry (``model.fields``); before ``_update`` fires the
+        tables for the same update (handlers of one monitor run in name order)."""
+        for rule in _FIELD_RULES[upd["sessionUpdate"]]:
+            self._ex[rule] += 1
+        for req in fields.missing(upd):
+            found = repr(upd[req.field]) if req.field in upd else "missing"
+            self.breach(
+                req.rule,
+                line,
+                sid,
+                f"{req.variant} needs {req.field} to be {_KIND_TEXT[req.kind]} (found {found})",
+                msg,
+            )
 
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:

@@ -1,5 +1,6 @@
-"""The tool monitor: tool-call statuses and permission requests ("5. Tool invocation and status
-reporting", "Failures", "Cancellation", "Background work").
+"""The tool monitor: tool-call statuses and the user-action requests, permission requests and
+elicitations ("5. Tool invocation and status reporting", "Failures", "Cancellation", "Background
+work", "Lifecycle examples", "Waiting for user action").
 
 What is certain in proxy order, and why
 ---------------------------------------
@@ -72,23 +73,61 @@ A ``state_update`` is judged only once this monitor knows a tool call or an open
 request. Before that an idle has nothing to judge here: no tool call can be a suspect and no
 permission request can be owed.
 
+Elicitations
+------------
+- The elicitation table (``model.elicitation``), fired with what the wire shows: the Client's
+  answer (``accept``, ``decline``, ``cancel``; an action the schema does not name is handled as
+  ``cancel``, as the schema tells Agents to), the Agent's ``elicitation/complete`` (by
+  ``elicitationId``) and its ``$/cancel_request`` (by request ID). As for permission requests,
+  only what the Agent cannot do by a race is reported from the wire: a completion of an
+  elicitation not accepted in URL mode (the ``complete`` cell's rule, EX-01: the Agent learns of
+  an accept only from the answer, which the proxy has seen by then). A second answer, or a
+  withdrawal of an elicitation already answered (the answer may have crossed it), leaves the
+  state as it is here: those cells bind the simulated peers (the model), as the permission
+  table's do.
+- The composition with cancellation, as for permission requests: an elicitation still pending
+  when the idle confirming a cancellation ends the work is abandoned by the Agent (the table's
+  hidden ``abandon``; one awaiting its external completion becomes late), unless it is about a
+  tool call the latest background list names (work the cancel does not cover). An abandoned one
+  is owed a withdrawal (the table's ``eventually``, CANCEL-19), judged at the end; a Client's
+  answer resolves it too.
+- ``model.between`` LATE_ANSWERS_IGNORED (CANCEL-10): an elicitation about a tool call
+  (``toolCallId``) abandoned at the idle confirming a cancellation, that the Client then accepts
+  or the Agent then reports completed (late), after which that tool call goes ``in_progress``:
+  the late answer or completion was used to run the cancelled work. An elicitation tied to no
+  tool call has nothing on the wire its use would move (new work after it may be the Agent's
+  own, "Foreground and background work").
+- TOOL-07 (``model.between`` ADVERTISED_MODES): an elicitation in a mode the Client's
+  ``initialize`` did not advertise (``clientCapabilities``' ``elicitation.form`` /
+  ``elicitation.url``). Judged only when that ``initialize`` is in the transcript; without it,
+  the capabilities are unknown.
+
+The composition with foreground state (an elicitation that blocks foreground work:
+requires_action, then running when progress resumes) is the foreground monitor's, as for
+permission requests: a request alone never changes the state, and resuming is judged by the
+output that follows. Elicitations are requests, never replayed: nothing of theirs changes in a
+resume window. Tolerated: EX-02, CANCEL-20.
+
 Must not know: prompts, messages.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
+from model import elicitation as em
 from model import foreground, permission, toolcall
+from model.clientview_parts import ACTIVE_STATES as ACTIVE
+from model.clientview_parts import FINAL_TOOL as TOOL_FINAL
 from model.core import ProtocolViolation
 from properties.monitor import Message, Record, on, rule_group
 
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.common import ACTIVE, TOOL_FINAL, terminal_refs
-from properties.monitors.facts import SessionFacts, SessionMonitor
+from properties.monitors.facts import SessionFacts, SessionMonitor, terminal_refs
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
@@ -114,14 +153,20 @@ _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
 _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
+_ANSWERS = frozenset({"accept", "decline", "cancel"})
+_JUDGED = "complete"
+"""The one trigger of the elicitation table whose refusal is reported from the wire."""
+ADVERTISED = bw.ADVERTISED_MODES.rule
+"""Elicitations only in the modes the Client advertised (``model.between`` ADVERTISED_MODES)."""
+_Elicit = tuple[str, str, str, Any, Any, int]
+"""An elicitation: (session, mode, state, tool call or None, elicitationId or None, line)."""
 
 
 class _Session(Record):
-    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "terms", "tools", "window")
+    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "tools", "window")
 
     def __init__(self) -> None:
         self.tools: dict[str, _Tool] = {}
-        self.terms: dict[str, frozenset[str]] = {}  # tool call -> terminals its content embeds
         self.ra_period = -1
         self.fresh: frozenset[str] = frozenset()
         """Tool calls first reported since the session's last concrete background list: no list
@@ -136,7 +181,6 @@ class _Session(Record):
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         return (
             frozenset((k, (v[0], v[1] > 0, v[1] == interval, v[2])) for k, v in self.tools.items()),
-            frozenset(self.terms.items()),
             self.ra_period == period,
             self.cancel_end == interval,
             self.late,
@@ -157,9 +201,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
         *permission.SPEC.eventually.values(),
         bw.UPDATES_BEFORE_IDLE.rule,
         bw.CANCEL_UPDATES_BEFORE_IDLE.rule,
+        em.SPEC.forbidden[_JUDGED],
+        *em.SPEC.eventually.values(),
+        ADVERTISED,
+        bw.LATE_ANSWERS_IGNORED.rule,
     )
-    TOLERATES = ("TOOL-01", "TOOL-05")
-    TABLES = (permission.SPEC, foreground.SPEC)
+    TOLERATES = ("TOOL-01", "TOOL-05", "EX-02", "CANCEL-20")
+    TABLES = (permission.SPEC, foreground.SPEC, em.SPEC)
     SESSION = _Session
 
     def __init__(self, owner: MonitorSet) -> None:
@@ -174,6 +222,15 @@ class ToolMonitor(SessionMonitor["_Session"]):
         FAILED_TOOLS_FINAL or CANCELLED_TOOLS_FINAL, whether that idle confirmed a cancellation,
         whether a later status change clears it: the call may have carried on past that idle,
         ``Rules.may_carry_on``)."""
+        self.elicits: dict[Any, _Elicit] = {}
+        self.modes: frozenset[str] | None = None
+        """The elicitation modes the Client's initialize advertised (None: its initialize not seen)."""
+        self.elicit_owed: dict[Any, int] = {}
+        """Abandoned elicitations owed a withdrawal: request id -> line of the idle."""
+        self.ended: frozenset[Any] = frozenset()
+        """Elicitations about a tool call abandoned with cancelled work (request ids)."""
+        self.freed: dict[tuple[str, Any], int] = {}
+        """(session, tool call) -> line of the late answer or completion that came for it."""
 
     @on("client-request", "session/resume")
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -183,17 +240,17 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     # -- tool calls ----------------------------------------------------------------------
     @on("update", "tool_call_update")
+    def _tool_update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        self._tool(sid, upd, line, msg)
+        if self.freed:
+            self._late_answer_used(sid, upd, line, msg)
+
     def _tool(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """A tool call's update (or a permission request's subject, applied like one)."""
         tid = upd.get("toolCallId")
         if type(tid) is not str:
             return
         ts = self.sessions.get(sid) or self._session(sid)
-        if "content" in upd:
-            refs = terminal_refs(upd["content"])
-            if refs:
-                ts.terms[tid] = refs
-            elif ts.terms:
-                ts.terms.pop(tid, None)
         status = upd.get("status")
         if type(status) is not str:
             status = None
@@ -215,7 +272,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         owed = not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE))
         if owed:
-            self._late(ts, sid, tid, created, line, msg)
+            self._late(ts, sid, tid, created, upd, line, msg)
         elif self.suspects:
             suspect = self.suspects.get((sid, tid))
             if suspect is not None and suspect[3]:  # it carried on: independent of the ended work
@@ -288,13 +345,17 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 msg,
             )
 
-    def _late(self, ts: _Session, sid: str, tid: str, created: int, line: int, msg: Message) -> None:
+    def _late(
+        self, ts: _Session, sid: str, tid: str, created: int, upd: dict[str, Any], line: int, msg: Message
+    ) -> None:
         """Under ``tool-updates-after-idle=foreground-owed``: a status change of a tool call of
         ended foreground work, while the session is still idle after it."""
         fs = self.facts.of(sid)
         if created <= 0 or fs.state != "idle" or fs.resuming or fs.closed:
             return
-        if _exempt(tid, ts, fs.listed or frozenset()):
+        # (the terminals its content embeds once this update applies: the facts follow it)
+        terms = {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
+        if _exempt(tid, terms, fs.listed or frozenset()):
             return
         cancelled = created == ts.cancel_end
         rule = self.between.late_update(cancelled).rule
@@ -316,13 +377,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
     # -- the idle that ends work ---------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        if not self.sessions and not self.perms:
-            return  # no tool call or permission request known: nothing to judge
-        self._judge(sid, upd, line, msg)
-        if "background" in upd and self.facts.background(upd) is not None:
-            ts = self.sessions.get(sid)
-            if ts is not None and ts.fresh:
-                ts.fresh = frozenset()
+        if self.sessions or self.perms:  # (else no tool call or permission request to judge)
+            self._judge(sid, upd, line, msg)
+            if "background" in upd and self.facts.background(upd) is not None:
+                ts = self.sessions.get(sid)
+                if ts is not None and ts.fresh:
+                    ts.fresh = frozenset()
+        if self.elicits and upd.get("state") == "idle":
+            self._abandon_elicitations(sid, upd, line)
 
     def _judge(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         if self.suspects or self.owed:
@@ -342,6 +404,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         keys = self.facts.background(upd)
         listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
+        terms = fs.terms
         if ts is not None:
             owed = _FAILED if error else bw.CANCELLED_TOOLS_FINAL.rule
             self._ex[owed] += 1
@@ -349,7 +412,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             alt = self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE if cancelled else UNLISTED_TOOL_AT_FAILED_IDLE)
             at_idle = alt != "may-be-background" and (error or self._confirms(upd))
             for tid, (status, created, _) in ts.tools.items():
-                exempt = _exempt(tid, ts, listed)  # listed work: covered only as cancel_covers says
+                exempt = _exempt(tid, terms, listed)  # listed work: covered only as cancel_covers says
                 covered = self.between.ends_with_work(exempt, cancelled)
                 ours = created == fs.interval or exempt
                 if ours and self.between.owes_final(status, TOOL_FINAL, covered):
@@ -388,7 +451,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
             for rid, (psid, about, _) in self.perms.items():
-                listed_work = about is not None and ts is not None and _exempt(about, ts, listed)
+                listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
                 if psid == sid and self.between.covered(listed_work):
                     # the cancelled work's request: the Agent stops waiting (the table's abandon)
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
@@ -421,12 +484,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
         ts = self.sessions.get(sid)
         if ts is None:
             return
+        terms = self.facts.of(sid).terms
         listed = frozenset(keys)
-        for key in [k for k in self.suspects if k[0] == sid and _exempt(k[1], ts, listed)]:
+        for key in [k for k in self.suspects if k[0] == sid and _exempt(k[1], terms, listed)]:
             del self.suspects[key]
         for rid, (psid, _, _) in list(self.owed.items()):
             about = self.perms[rid][1]  # owed requests are still open
-            if psid == sid and about is not None and _exempt(about, ts, listed):
+            if psid == sid and about is not None and _exempt(about, terms, listed):
                 del self.owed[rid]
 
     # -- permission requests -------------------------------------------------------------
@@ -477,7 +541,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     and fs.cancel_line
                     and fs.state in ACTIVE
                     and rec[1] == fs.interval
-                    and not _exempt(perm[1], ts, fs.listed or frozenset())
+                    and not _exempt(perm[1], fs.terms, fs.listed or frozenset())
                 ):
                     grant = _RACED_GRANT  # the cancelled work's request: not approved
             if grant == _RACED_GRANT:
@@ -487,9 +551,136 @@ class ToolMonitor(SessionMonitor["_Session"]):
     @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
-        if type(rid) is int or type(rid) is str:
-            self.perms.pop(rid, None)
-            self.owed.pop(rid, None)
+        if type(rid) is not int and type(rid) is not str:
+            return
+        self.perms.pop(rid, None)
+        self.owed.pop(rid, None)
+        rec = self.elicits.get(rid)
+        if rec is not None:
+            self.elicit_owed.pop(rid, None)
+            self._fire_elicitation(rid, rec, "withdraw", line, msg)
+
+    # -- elicitations --------------------------------------------------------------------
+    @on("client-request", "initialize")
+    def _initialize(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        caps = params.get("capabilities")
+        found = caps.get("elicitation") if type(caps) is dict else None
+        if type(found) is not dict:
+            self.modes = frozenset()
+            return
+        self.modes = frozenset(m for m in em.MODES if type(found.get(m)) is dict)
+
+    @on("agent-request", "elicitation/create")
+    def _elicit(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        mode = params.get("mode")
+        if sid is None or type(mode) is not str:
+            return  # a request-scoped elicitation (outside a session) or no mode: not judged here
+        self._ex[ADVERTISED] += 1
+        if self.modes is not None and not self.between.mode_advertised(mode, self.modes):
+            shown = ", ".join(sorted(self.modes)) or "none"
+            self.breach(
+                ADVERTISED, line, sid,
+                f"elicitation {msg['id']!r} in {mode} mode, which the Client's initialize did not "
+                f"advertise (advertised: {shown}) (agent broke {ADVERTISED})",
+                msg,
+            )  # fmt: skip
+        self.elicits[msg["id"]] = (
+            sid,
+            mode,
+            em.SPEC.initial,
+            params.get("toolCallId"),
+            params.get("elicitationId"),
+            line,
+        )
+
+    @on("client-response", "elicitation/create")
+    def _elicitation_answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        rid = msg["id"]
+        rec = self.elicits.get(rid)
+        if rec is None:
+            return
+        self.elicit_owed.pop(rid, None)
+        result = msg.get("result")
+        action = result.get("action") if type(result) is dict else None
+        if "error" in msg:
+            action = "cancel"  # an error answer ends the request like a cancel
+        trigger = action if action in _ANSWERS else "cancel"  # the schema: handle as cancel
+        self._fire_elicitation(rid, rec, trigger, line, msg)
+        if trigger == "accept" and rid in self.ended:
+            self._freed(rec, line)
+
+    @on("agent-notification", "elicitation/complete")
+    def _complete(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        eid = params.get("elicitationId")
+        for rid, rec in self.elicits.items():
+            if rec[4] == eid and rec[1] == "url":
+                self._fire_elicitation(rid, rec, "complete", line, msg)
+                if rid in self.ended:
+                    self._freed(rec, line)
+                return
+
+    def _abandon_elicitations(self, sid: str, upd: dict[str, Any], line: int) -> None:
+        """The idle confirming a cancellation: the cancelled work's elicitations are abandoned."""
+        fs = self.facts.sessions.get(sid)
+        if fs is None or fs.state not in ACTIVE or fs.resuming or not fs.cancel_line:
+            return
+        keys = self.facts.background(upd)
+        listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
+        spec = self.table(em.SPEC)
+        for rid, rec in list(self.elicits.items()):
+            if rec[0] != sid or rec[2] not in em.BLOCKING or ("tool_call", rec[3]) in listed:
+                continue
+            after = spec.successor(rec[2], "abandon")
+            if after is None:
+                continue
+            self.elicits[rid] = (*rec[:2], after, *rec[3:])
+            if type(rec[3]) is str:
+                self.ended = self.ended | {rid}
+            owes = spec.eventually.get(after)
+            if owes is not None:
+                self._ex[owes] += 1
+                if owes not in spec.relaxed:
+                    self.elicit_owed[rid] = line
+
+    def _freed(self, rec: _Elicit, line: int) -> None:
+        """A late answer or completion came for an elicitation of cancelled work about a tool call."""
+        self._ex[bw.LATE_ANSWERS_IGNORED.rule] += 1
+        self.freed[(rec[0], rec[3])] = line
+
+    def _late_answer_used(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The tool call a late answer came for goes in_progress: the answer was used."""
+        key = (sid, upd.get("toolCallId"))
+        if upd.get("status") != "in_progress" or key not in self.freed or self.facts.replaying(sid):
+            return
+        since = self.freed.pop(key)
+        rule = bw.LATE_ANSWERS_IGNORED.rule
+        self.breach(
+            rule, line, sid,
+            f"tool call {key[1]!r} went in_progress after the late answer or completion at line "
+            f"{since} of an elicitation of the cancelled work about it: the Agent ignores it rather "
+            f"than run the cancelled work (model.between late_answers_ignored, {rule})",
+            msg,
+        )  # fmt: skip
+
+    def _fire_elicitation(self, rid: Any, rec: _Elicit, trigger: str, line: int, msg: Message) -> None:
+        spec = self.table(em.SPEC)
+        state = rec[2]
+        ctx = {"url": rec[1] == "url"}
+        if trigger != _JUDGED:  # not reported from the wire (see the module docstring)
+            self.elicits[rid] = (*rec[:2], spec.successor(state, trigger, ctx) or state, *rec[3:])
+            return
+        self._ex[spec.rule_of(state, trigger)] += 1
+        try:
+            after = spec.fire(state, trigger, ctx)
+        except ProtocolViolation as broke:
+            self.breach(
+                broke.rule, line, rec[0],
+                f"elicitation {rid!r} ({rec[1]} mode) is {state}: the model has no {trigger!r} there "
+                f"({broke.actor} broke {broke.rule})",
+                msg,
+            )  # fmt: skip
+            return
+        self.elicits[rid] = (*rec[:2], after, *rec[3:])
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
@@ -517,6 +708,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 f"permission request {rid!r} of the cancelled work was neither withdrawn with "
                 "$/cancel_request nor answered",
             )
+        spec = self.table(em.SPEC)
+        for rid, line in self.elicit_owed.items():
+            rec = self.elicits[rid]
+            owes = spec.eventually.get(rec[2])
+            if owes is not None:
+                self.eventually(
+                    owes, quiescent, line, rec[0],
+                    f"elicitation {rid!r} of the cancelled work was neither withdrawn with "
+                    "$/cancel_request nor answered",
+                )  # fmt: skip
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
@@ -525,12 +726,20 @@ class ToolMonitor(SessionMonitor["_Session"]):
             frozenset((rid, p[0], p[1]) for rid, p in self.perms.items()),
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
             frozenset((key, *rest) for key, (_, *rest) in self.suspects.items()),
+            (
+                frozenset((rid, rec[:5]) for rid, rec in self.elicits.items()),
+                self.modes,
+                frozenset(self.elicit_owed),
+                self.ended,
+                frozenset(self.freed),
+            ),
         )
 
 
-def _exempt(tid: str, ts: _Session, listed: frozenset[Any]) -> bool:
-    """Listed as background, or embeds a listed terminal."""
+def _exempt(tid: str, terms: Mapping[str, frozenset[str]], listed: frozenset[Any]) -> bool:
+    """Listed as background, or embeds a listed terminal (``terms``: tool call -> the terminals
+    its content embeds, ``SessionFacts.terms``)."""
     if ("tool_call", tid) in listed:
         return True
-    terms = ts.terms.get(tid)
-    return bool(terms) and any(("terminal", t) in listed for t in terms or ())
+    embeds = terms.get(tid)
+    return bool(embeds) and any(("terminal", t) in listed for t in embeds or ())

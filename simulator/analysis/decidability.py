@@ -55,10 +55,7 @@ freedoms, the checker judges by them) and under the variant in force (a dropped 
 ``jobs`` > 1, and with ``by_reading`` each rule again under the other alternatives of the readings
 that name it (``Reading.rules``: the rules whose verdicts depend on the reading), keeping those
 whose ``decidable`` differs (``Verdict.by_reading``); that no other rule's verdict moves is a
-test's (``tests/test_reading_rules.py``). Rules that stand for one obligation
-judged by one seeded bug (``standing_for`` gives them the same bug and the same IDs) have the
-same sample and the same judgement: ``decide_all`` computes it once and names each rule on a
-copy (``same_sample``).
+test's (``tests/test_reading_rules.py``).
 
 Must not know: files, diagrams, printing or argument parsing (the command and the report do).
 """
@@ -67,11 +64,10 @@ from __future__ import annotations
 
 import heapq
 import io
-import json
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from properties.catalogue import RULES, Rule
@@ -82,7 +78,7 @@ from properties.readings import READINGS, resolve
 from properties.variants import Variant
 from simulator.analysis import decidability_exhaustive
 from simulator.analysis.decidability_renaming import Comparison, Renaming
-from simulator.analysis.mutants import Mutant, standing_for
+from simulator.analysis.mutants import Mutant, sample, standing_for
 from simulator.explore.bfs import SLICES
 from simulator.peers.config import (
     DECIDABILITY_EXHAUSTIVE_STATES,
@@ -93,7 +89,7 @@ from simulator.peers.config import (
     Config,
 )
 from simulator.peers.scenarios import SCENARIOS
-from simulator.peers.schedulers import describe, random_walk, scripted
+from simulator.peers.schedulers import describe
 from simulator.peers.wire import to_ndjson
 from simulator.peers.world import Event, Hidden, Line, World
 from simulator.workers import Workers
@@ -233,7 +229,7 @@ class Verdict:
         out: dict[str, Any] = {
             "rule": self.rule,
             "decidable": self.decidable,
-            "fraction": None if self.fraction is None else round(self.fraction, 4),
+            "fraction": self.rounded(),
             "bound": self.bound,
             "mutant": self.mutant,
             "breaking": self.breaking,
@@ -296,34 +292,6 @@ def checker_rules(
     return {f.rule for f in report.findings}
 
 
-def accepts(
-    lines: list[Line], readings: dict[str, str] | None = None, variant: Variant | None = None
-) -> bool:
-    """Whether ``acp-model check`` reports nothing on this transcript."""
-    return not checker_rules(lines, readings, variant)
-
-
-def _runs(
-    mutant: Mutant, bound: Bound, readings: dict[str, str] | None = None, variant: Variant | None = None
-) -> Iterable[tuple[str, Config, Any]]:
-    """The sample: every scenario and the seeded walks, under ``readings`` and ``variant``
-    (their ``Config`` carries them to the simulated peers and monitors)."""
-    faults = mutant.switched_on
-    extra: dict[str, Any] = {"readings": readings} if readings else {}
-    if variant is not None:
-        extra["variant"] = variant
-    for scenario in SCENARIOS:
-        scfg = scenario.cfg.with_(**extra)
-        yield (
-            f"scenario {scenario.name}",
-            scfg,
-            lambda s=scenario, c=scfg: scripted(s.script, c, faults, None, strict=False),
-        )
-    cfg = mutant.cfg.with_(**extra)
-    for seed in range(bound.seed, bound.seed + bound.walks):
-        yield f"seed {seed}", cfg, lambda s=seed: random_walk(s, bound.steps, cfg, faults, None)
-
-
 def breaking_runs(
     rule: str,
     mutant: Mutant,
@@ -353,7 +321,12 @@ def breaking_runs(
         out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
         return enough is not None and enough(out[-1])
 
-    for source, cfg, make in _runs(mutant, bound, readings, variant):
+    extra: dict[str, Any] = {"readings": readings} if readings else {}
+    if variant is not None:
+        extra["variant"] = variant
+    for source, cfg, make in sample(
+        SCENARIOS, mutant.switched_on, mutant.cfg, bound.walks, bound.steps, bound.seed, **extra
+    ):
         if deadline is not None and time.time() > deadline:
             return out, False
         run = make()
@@ -507,7 +480,7 @@ def twin(
         cost, _, _, world, events, names, pos, owed = heapq.heappop(heap)
         if pos == len(target) and not owed:
             return events, nodes
-        key = (world.agent.snapshot(), world.client.snapshot(), _net(world), pos, names, owed)
+        key = (world.snapshot(), pos, names, owed)
         if key in seen:
             continue
         seen.add(key)
@@ -576,30 +549,10 @@ class _Blind:
         return ()
 
 
-def _net(world: World) -> tuple[bytes, ...]:
-    return tuple(
-        json.dumps(m, sort_keys=True).encode() for m in (*world.net.to_agent, None, *world.net.to_client)
-    )
-
-
-def _silent_steps(
-    events: list[Event], cfg: Config, faults: frozenset[str]
-) -> tuple[list[tuple[int, str]], World]:
-    """(position, description) of the events that record no line, and the world after them."""
-    world = World(cfg, faults, None, record=True)
-    out: list[tuple[int, str]] = []
-    for ev in events:
-        before = len(world.transcript)
-        world.step(ev)
-        if len(world.transcript) == before and ev[:2] != ("net", "to_client"):
-            out.append((before, describe(ev)))
-    return out, world
-
-
 def witness(rule: str, run: Run, bound: Bound) -> Witness:
     mutant, same = standing_for(rule)
     faults = mutant.switched_on if mutant else frozenset()
-    b_silent, _ = _silent_steps(run.events, run.cfg, faults)
+    _, b_silent = decidability_exhaustive.replay(run.events, run.cfg, faults)
     events, nodes = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
     cfg = run.cfg
     if events is None and twin_config(run.cfg) != run.cfg:
@@ -611,7 +564,7 @@ def witness(rule: str, run: Run, bound: Bound) -> Witness:
         (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule in same
     ]
     if events is not None:
-        c_silent, world = _silent_steps(events, cfg, frozenset())
+        world, c_silent = decidability_exhaustive.replay(events, cfg, frozenset())
         b_count, c_count = Counter(b_silent), Counter(c_silent)
         differing += [(p, "breaking", d) for p, d in b_silent if c_count[(p, d)] < b_count[(p, d)]]
         differing += [(p, "conforming", d) for p, d in c_silent if b_count[(p, d)] < c_count[(p, d)]]
@@ -628,9 +581,9 @@ def conforming_transcript(w: Witness) -> list[Line]:
     """The conforming run's transcript (the breaking one's messages, up to the renaming of the
     values the Agent chooses freely: ``decidability_renaming``)."""
     assert w.conforming_events is not None
-    world = World(w.conforming_cfg or w.breaking.cfg, frozenset(), None, record=True)
-    for ev in w.conforming_events:
-        world.step(ev)
+    world, _ = decidability_exhaustive.replay(
+        w.conforming_events, w.conforming_cfg or w.breaking.cfg, frozenset()
+    )
     return list(world.transcript)
 
 
@@ -671,46 +624,6 @@ def _decide_job(job: Job) -> Verdict:
     return decide(rule, bound, readings, deadline, same_as, variant)
 
 
-def same_sample(rule: str, variant: Variant | None = None) -> object:
-    """What ``decide`` computes ``rule``'s verdict from besides the run's options: the seeded bug
-    and the IDs that count as the rule (``standing_for``). Rules with equal keys get verdicts
-    that differ only in the rule they name; a rule without a bug, or one the variant drops, is
-    its own key."""
-    mutant, same = standing_for(rule)
-    if mutant is None or (variant is not None and rule in variant.drop):
-        return rule
-    return (mutant.name, same)
-
-
-def _named(v: Verdict, rule: str) -> Verdict:
-    """``v`` (computed for another rule of the same sample) naming ``rule``."""
-    w = v.witness
-    return replace(v, rule=rule, other=Counter(v.other), witness=None if w is None else replace(w, rule=rule))
-
-
-def _decide_each(pool: Workers, work: list[Job], variant: Variant | None) -> Iterator[Verdict]:
-    """``decide`` for every job, in job order; jobs whose rules share a sample (``same_sample``)
-    and whose other options are equal are computed once."""
-    keys = [(same_sample(j[0], variant), j[2], j[4]) for j in work]
-    first: dict[Any, int] = {}
-    for i, key in enumerate(keys):
-        first.setdefault(_hashable(key), i)
-    distinct = pool.map(_decide_job, [work[i] for i in first.values()])
-    done: dict[Any, Verdict] = {}
-    for job, key in zip(work, keys, strict=True):
-        k = _hashable(key)
-        if k not in done:
-            done[k] = next(distinct)
-            yield done[k]
-        else:
-            yield _named(done[k], job[0])
-
-
-def _hashable(key: tuple[object, dict[str, str] | None, str | None]) -> Any:
-    sample, readings, same_as = key
-    return (sample, None if readings is None else tuple(sorted(readings.items())), same_as)
-
-
 def decide_all(
     rules: Iterable[str],
     bound: Bound = DEFAULT_BOUND,
@@ -738,7 +651,7 @@ def decide_all(
     deadline = None if time_budget is None else time.time() + time_budget
     work: list[Job] = [(rule, bound, readings, deadline, None, variant) for rule in rules]
     out: list[Verdict] = []
-    for i, v in enumerate(_decide_each(pool, work, variant), 1):
+    for i, v in enumerate(pool.map(_decide_job, work), 1):
         out.append(v)
         if progress is not None:
             extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
@@ -759,7 +672,7 @@ def decide_all(
     ]
     for v in out:
         v.by_reading = []
-    for i, ((v, name, alt), w) in enumerate(zip(again, _decide_each(pool, work, variant), strict=True), 1):
+    for i, ((v, name, alt), w) in enumerate(zip(again, pool.map(_decide_job, work), strict=True), 1):
         complete &= w.complete
         if w.complete and w.decidable != v.decidable:
             assert v.by_reading is not None

@@ -29,26 +29,21 @@ from collections.abc import Iterator
 from properties.variants import Variant
 from simulator.explore import bfs as explore_bfs
 from simulator.peers.config import Config
+from simulator.peers.schedulers import describe
 from simulator.peers.world import Event, World
 
 
-def slices(readings: dict[str, str] | None, variant: Variant | None = None) -> list[tuple[str, Config]]:
-    """(name, configuration) of every slice, under ``readings`` and ``variant``."""
-    return [(sl.name, sl.cfg.under(readings, variant)) for sl in explore_bfs.SLICES]
-
-
 def marked_paths(
-    cfg: Config, faults: frozenset[str], rule: str | frozenset[str], max_states: int
-) -> tuple[list[list[Event]], bool]:
-    """Paths to the breaking behaviours of ``rule`` in ``cfg`` with ``faults`` on (see the
-    module docstring), and whether the search covered the whole slice."""
-    same = frozenset({rule}) if isinstance(rule, str) else rule  # the IDs that count as the rule
-    parts, s, stop = explore_bfs.search_states(cfg, faults, max_states)
+    cfg: Config, faults: frozenset[str], same: frozenset[str], max_states: int
+) -> list[list[Event]]:
+    """Paths to the breaking behaviours of the rule whose IDs are ``same`` in ``cfg`` with
+    ``faults`` on (see the module docstring)."""
+    parts, s = explore_bfs.search_states(cfg, faults, max_states)
     out: list[list[Event]] = []
     for q in s.quiet:
         a, c, _, _, _, v, r = s.states[q]
-        agent = parts.agents.reps[a]
-        names = set(agent.marks) | set(agent.omitted()) | set(parts.clients.reps[c].marks)
+        agent = parts.agent.reps[a]
+        names = set(agent.marks) | set(agent.omitted()) | set(parts.client.reps[c].marks)
         if parts.view_table is not None:
             names |= {b.rule for b in parts.compare(r, v)}
         if same & names:
@@ -56,19 +51,25 @@ def marked_paths(
     for found in s.found.values():
         if found.breach.source == "model" and found.event is not None:
             out.append([*s.path(found.state), found.event])
-    return out, stop == "complete"
+    return out
 
 
-def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> World:
-    """The recording world after ``events`` (judged for omissions when it ends quiescent)."""
+def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> tuple[World, list[tuple[int, str]]]:
+    """The recording world after ``events`` (stopped at a move the model refuses; judged for
+    omissions when it ends quiescent), and the (position, description) of the events that
+    recorded no line: its hidden steps."""
     world = World(cfg, faults, None, record=True)
+    silent: list[tuple[int, str]] = []
     for ev in events:
+        before = len(world.transcript)
         world.step(ev)
+        if len(world.transcript) == before and ev[:2] != ("net", "to_client"):
+            silent.append((before, describe(ev)))
         if world.broken is not None:
             break
     if world.broken is None and world.quiescent():
         world.finish()
-    return world
+    return world, silent
 
 
 def runs(
@@ -82,9 +83,9 @@ def runs(
     if max_states <= 0:
         return
     same = frozenset({rule}) if isinstance(rule, str) else rule  # the IDs that count as the rule
-    for name, cfg in slices(readings, variant):
-        paths, _ = marked_paths(cfg, faults, rule, max_states)
-        for events in paths:
-            world = replay(events, cfg, faults)
+    for sl in explore_bfs.SLICES:
+        cfg = sl.cfg.under(readings, variant)
+        for events in marked_paths(cfg, faults, same, max_states):
+            world, _ = replay(events, cfg, faults)
             if any(h.rule in same for h in world.hidden):
-                yield f"exhaustive {name}, {len(events)} steps", cfg, events, world
+                yield f"exhaustive {sl.name}, {len(events)} steps", cfg, events, world

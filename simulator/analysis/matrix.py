@@ -40,7 +40,7 @@ from properties.readings import BY_NAME, READINGS, ReadingError, non_default
 from properties.variants import Variant
 from simulator.explore import run as explore_run
 from simulator.explore.progress import NULL, Progress
-from simulator.workers import TaskProgress, Workers, peak_rss
+from simulator.workers import Workers
 
 Choice = tuple[tuple[str, str], ...]
 """Readings chosen for one cell, as sorted (name, alternative) pairs of non-defaults."""
@@ -228,17 +228,6 @@ def cell_folder(choice: Choice) -> str:
     return "_".join(f"{k}={v}" for k, v in choice) or "defaults"
 
 
-def _cell_options(base: explore_run.Options, choice: Choice) -> explore_run.Options:
-    return replace(base, readings=dict(choice), out=str(Path(base.out) / cell_folder(choice)), graph=None)
-
-
-def compute_cell(job: tuple[explore_run.Options, Choice]) -> tuple[explore_run.Computed, int]:
-    """One cell as a job of the pool: its exploration computed, nothing written; and the peak
-    resident memory of the job's process."""
-    base, choice = job
-    return explore_run.compute(_cell_options(base, choice)), peak_rss()
-
-
 def _outcome(report: dict[str, Any], seconds: float) -> Outcome:
     findings = []
     for f in report["findings"]:
@@ -270,14 +259,14 @@ def readings_matrix(
     pool = pool if pool is not None else Workers(1)
     rows = cells(names)
     distinct: list[Choice] = list(dict.fromkeys(choice for _, _, choice in rows))
-    work = [(replace(opts, workers=1, pool=None), choice) for choice in distinct]
-    outcomes = []
-    tasks = TaskProgress(progress, "readings matrix", len(work))
-    for (_, choice), (done, rss) in zip(work, pool.map(compute_cell, work), strict=True):
-        report = explore_run.write(_cell_options(opts, choice), done)
-        outcomes.append(_outcome(report, done.seconds))
-        tasks.done(int(report.get("exhaustive", {}).get("states", 0)), rss)
-    progress.done()
+    runs = [
+        replace(opts, readings=dict(choice), out=str(Path(opts.out) / cell_folder(choice)), graph=None)
+        for choice in distinct
+    ]
+    outcomes = [
+        _outcome(report, report["timing"]["total_seconds"])
+        for report in explore_run.run_each(runs, pool, progress, "readings matrix")
+    ]
     jobs = pool.size
     by_choice = dict(zip(distinct, outcomes, strict=True))
     matrix = Matrix(

@@ -19,15 +19,16 @@ Must not know: how monitors decide; how transcripts are written to disk.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
 from properties.seeded import SEEDED, Seeded, Walks
 from simulator.peers.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
-from simulator.peers.scenarios import SCENARIOS
+from simulator.peers.scenarios import SCENARIOS, Scenario
 from simulator.peers.schedulers import Run, random_walk, scripted
 from simulator.peers.world import Line
 
@@ -136,14 +137,29 @@ class Verdict:
         }
 
 
-def _runs(fault: frozenset[str], cfg: Config, walks: int, steps: int) -> Iterable[tuple[str, Run]]:
-    for scenario in SCENARIOS:
+def sample(
+    scenarios: Iterable[Scenario],
+    faults: frozenset[str],
+    cfg: Config,
+    walks: int,
+    steps: int,
+    seed: int = 0,
+    monitors: Callable[[], MonitorSet | None] = lambda: None,
+    **extra: Any,
+) -> Iterator[tuple[str, Config, Callable[[], Run]]]:
+    """The runs a seeded bug is judged on, as (source, bounds, the run made when called): each of
+    ``scenarios`` under its own bounds, then the seeded random walks ``seed .. seed+walks-1``
+    under ``cfg``; ``extra``: changes to every ``Config`` (readings, a variant)."""
+    for scenario in scenarios:
+        scfg = scenario.cfg.with_(**extra) if extra else scenario.cfg
         yield (
             f"scenario {scenario.name}",
-            scripted(scenario.script, scenario.cfg, fault, MonitorSet(from_start=True), strict=False),
+            scfg,
+            partial(scripted, scenario.script, scfg, faults, monitors(), strict=False),
         )
-    for seed in range(walks):
-        yield f"seed {seed}", random_walk(seed, steps, cfg, fault, MonitorSet(from_start=True))
+    wcfg = cfg.with_(**extra) if extra else cfg
+    for n in range(seed, seed + walks):
+        yield f"seed {n}", wcfg, partial(random_walk, n, steps, wcfg, faults, monitors())
 
 
 def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verdict:
@@ -151,7 +167,10 @@ def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verd
     fault = mutant.switched_on if mutant else frozenset()
     cfg = mutant.cfg if mutant else DEFAULT
     verdict = Verdict(mutant)
-    for source, run in _runs(fault, cfg, walks, steps):
+    for source, _, make in sample(
+        SCENARIOS, fault, cfg, walks, steps, monitors=lambda: MonitorSet(from_start=True)
+    ):
+        run = make()
         verdict.runs += 1
         rules = {f.rule for f in run.findings if f.kind == "rule"} | set(run.world.view_breaches)
         verdict.findings += len(rules)

@@ -55,7 +55,6 @@ Must not know: hypothesis, the random walker, files or printing.
 from __future__ import annotations
 
 import gc
-import re
 import time
 import tracemalloc
 from array import array
@@ -71,8 +70,7 @@ from properties.clientview import CLIENT_FAULTS
 from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors
 from simulator.explore.coverage import Row
 from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
-from simulator.explore.state import SHIFT, State
-from simulator.peers.agent import Agent
+from simulator.explore.state import COUNTER_AT, State
 from simulator.peers.config import MAX_STATES as MAX_STATES
 from simulator.peers.config import SMALL, Config
 from simulator.peers.world import Event
@@ -302,38 +300,6 @@ SLICE_BY_NAME = {s.name: s for s in SLICES}
 # -- keys ---------------------------------------------------------------------------------------
 
 
-def _counter_position() -> int:
-    """Where ``Agent.snapshot()`` holds the message-ID counter (found by probing, not assumed)."""
-    probe = Agent(SMALL)
-    probe.next_msg = -7_654_321
-    snap = probe.snapshot()
-    hits = [i for i, v in enumerate(snap) if v == -7_654_321]
-    return hits[0] if len(hits) == 1 else -1
-
-
-_COUNTER_AT = _counter_position()
-_MSG_ID = re.compile(r"msg_([a-z]+)_(\d+)")
-
-
-def _rename(obj: Any, table: dict[str, str]) -> Any:
-    """``obj`` with every message ID renamed by order of first appearance (``table``)."""
-    t = type(obj)
-    if t is tuple:
-        return tuple([_rename(x, table) for x in obj])
-    if t is str and "msg_" in obj:
-
-        def sub(m: re.Match[str]) -> str:
-            num = table.get(m.group(2))
-            if num is None:
-                num = table[m.group(2)] = str(len(table) + 1)
-            return f"msg_{m.group(1)}_#{num}"
-
-        return _MSG_ID.sub(sub, obj)
-    if t is frozenset:
-        return frozenset(_rename(x, table) for x in obj)
-    return obj
-
-
 # -- the search ---------------------------------------------------------------------------------
 
 
@@ -378,22 +344,28 @@ class BfsResult:
         return {
             "name": self.name,
             "bounds": self.cfg.to_json(),
-            "symmetry": self.symmetry,
-            "reduce": self.reduce,
-            "one_side_states": self.one_side_states,
-            "unjudged_cycles": self.unjudged_cycles,
-            "states": self.states,
-            "transitions": self.transitions,
-            "max_depth": self.max_depth,
-            "depth_limit": self.depth_limit,
-            "complete": self.complete,
-            "stop": self.stop,
-            "quiescent_states": self.quiescent_states,
-            "sccs": self.sccs,
-            "nontrivial_sccs": self.nontrivial_sccs,
-            "bottom_cycles": self.bottom_cycles,
+            **{key: getattr(self, key) for key in _STATS},
             "foreground": dict(sorted(self.foreground.items())),
         }
+
+
+_STATS = (
+    "symmetry",
+    "reduce",
+    "one_side_states",
+    "unjudged_cycles",
+    "states",
+    "transitions",
+    "max_depth",
+    "depth_limit",
+    "complete",
+    "stop",
+    "quiescent_states",
+    "sccs",
+    "nontrivial_sccs",
+    "bottom_cycles",
+)
+"""The fields of ``BfsResult.stats_json`` between its bounds and its foreground counts, in order."""
 
 
 @dataclass
@@ -418,6 +390,9 @@ class _Search:
     found: dict[str, _Found] = field(default_factory=dict)
     one_side: bytearray | None = None
     """Under the partial-order reduction: 1 for each state expanded on one side only."""
+    symmetry: bool = False
+    stop: str = ""
+    transitions: int = 0
 
     def path(self, state: int) -> list[Event]:
         out: list[Event] = []
@@ -459,15 +434,11 @@ def explore(
     if reduce != "none" and depth is not None:
         raise ValueError("the partial-order reduction does not combine with a depth limit")
     t0 = time.perf_counter()
-    parts, symmetry = new_parts(cfg, faults, symmetry, monitors)
-    s = _Search()
-    if reduce == "por":
-        s.one_side = bytearray()
-    with parts.stepping(), collector_paused():
-        stop, transitions, max_depth = _search(
-            parts, s, cfg, depth, time_budget, symmetry, progress, name, max_states, graph, t0
-        )
-    complete = stop == "complete"
+    parts, s = search_states(
+        cfg, faults, max_states, monitors, depth=depth, time_budget=time_budget, symmetry=symmetry,
+        progress=progress, name=name, keep_edges=graph, por=reduce == "por",
+    )  # fmt: skip
+    complete = s.stop == "complete"
     states = len(s.parent)
     stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
     sccs = nontrivial = bottom = unjudged = 0
@@ -480,17 +451,16 @@ def explore(
             else:
                 _judge_cycle(members, s, cfg, faults, monitors)
     found_list = counterexamples(s, cfg, faults, name)
-    s.fg = [parts.fg[st[0]] for st in s.states]
-    seconds = time.perf_counter() - t0
+    s.fg = [parts.agent.fg[st[0]] for st in s.states]
     result = BfsResult(
         cfg=cfg,
-        symmetry=symmetry,
+        symmetry=s.symmetry,
         states=states,
-        transitions=transitions,
-        max_depth=max_depth,
-        seconds=seconds,
+        transitions=s.transitions,
+        max_depth=s.depth[-1],
+        seconds=time.perf_counter() - t0,
         complete=complete,
-        stop=stop,
+        stop=s.stop,
         depth_limit=depth,
         quiescent_states=len(s.quiet),
         sccs=sccs,
@@ -508,32 +478,43 @@ def explore(
         _search=s if keep_search else None,
     )
     if graph:
-        result.graph = _graph(s, result)
+        result.graph = _graph(s, name)
     return result
 
 
 def search_states(
-    cfg: Config, faults: frozenset[str], max_states: int | None, monitors: bool = False
-) -> tuple[State, _Search, str]:
-    """The bare breadth-first search of ``explore`` (no cycles judged, no coverage or
-    counterexamples assembled): the numbered parts, the search (states, parent pointers,
-    quiescent states, first breach of each rule) and why it stopped. For callers that look at
-    the states themselves (``simulator.analysis.decidability_exhaustive``)."""
-    parts, _ = new_parts(cfg, faults, False, monitors)
-    s = _Search()
+    cfg: Config,
+    faults: frozenset[str],
+    max_states: int | None,
+    monitors: bool = False,
+    *,
+    depth: int | None = None,
+    time_budget: float | None = None,
+    symmetry: bool = False,
+    progress: Callable[[str], None] | None = None,
+    name: str = "",
+    keep_edges: bool = False,
+    por: bool = False,
+) -> tuple[State, _Search]:
+    """The breadth-first search itself, without judging cycles or assembling coverage and
+    counterexamples (``explore`` does): the numbered parts and the search (states, parent
+    pointers, quiescent states, first breach of each rule, why it stopped). For callers that
+    look at the states themselves too (``simulator.analysis.decidability_exhaustive``).
+    Symmetry applies only where it can (see above); ``_Search.symmetry`` says whether it did."""
+    parts = new_parts(cfg, faults, monitors)
+    s = _Search(one_side=bytearray() if por else None)
+    s.symmetry = symmetry and COUNTER_AT >= 0 and not faults
     with parts.stepping(), collector_paused():
-        stop, _, _ = _search(
-            parts, s, cfg, None, None, False, None, "", max_states, False, time.perf_counter()
-        )
-    return parts, s, stop
+        _search(parts, s, cfg, depth, time_budget, progress, name, max_states, keep_edges)
+    return parts, s
 
 
-def new_parts(cfg: Config, faults: frozenset[str], symmetry: bool, monitors: bool) -> tuple[State, bool]:
-    """The state of the initial World, and whether symmetry applies (see above)."""
+def new_parts(cfg: Config, faults: frozenset[str], monitors: bool) -> State:
+    """The numbered parts of the initial World (views only with a faulty client view, the
+    agent's history only where a resume replays it: see above)."""
     views = bool(faults & frozenset(CLIENT_FAULTS))
     history = "resume" in cfg.features and cfg.resumes > 0
-    symmetry = symmetry and _COUNTER_AT >= 0 and not faults
-    return State(cfg, faults, new_monitors(monitors, cfg), views, history), symmetry
+    return State(cfg, faults, new_monitors(monitors, cfg), views, history)
 
 
 def counterexamples(s: _Search, cfg: Config, faults: frozenset[str], name: str) -> list[Counterexample]:
@@ -597,19 +578,9 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
     (``expand(state, children, sides)``: only the events of those sides, ``simulator.explore.por``)
     for coverage; ``can_move(state)`` says whether any event is enabled (what a search that
     stops at a depth limit asks of the states it does not expand)."""
-    mon = parts.monitors
-    mon_steps = mon.steps
-    mon_step = mon.step
-    agent_moves = parts.agent_moves
-    client_moves = parts.client_moves
-    agent_choices = parts.agent_choices
-    client_choices = parts.client_choices
-    agent_recv = parts.agent_recv
-    client_recv = parts.client_recv
-    agent_receive = parts.agent_receive
-    client_receive = parts.client_receive
-    view_table = parts.view_table
-    ref_table = parts.reference_table
+    mon_step = parts.monitors.step
+    agent, client = parts.agent, parts.client
+    view_table, ref_table = parts.view_table, parts.reference_table
     views = view_table is not None
     cap = cfg.capacity
     ordered = cfg.transport == "fifo"
@@ -619,13 +590,9 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
         client_side = sides & CLIENT_SIDE
         agent_side = sides & AGENT_SIDE
         if client_side and len(ta) < cap:
-            moves = client_moves[c]
-            if moves is None:
-                moves = client_choices(c)
-            for move in moves:
+            for move in client.choices(c):
                 move[4] += 1
-                c2 = move[1]
-                if c2 < 0:
+                if move[1] < 0:
                     children.append((move[0], None, move[3], ()))
                     continue
                 seq = move[2]
@@ -634,37 +601,26 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
                     for x in seq:
                         v2 = view_table.apply(v2, x)  # type: ignore[union-attr]
                         r2 = ref_table.apply(r2, x)  # type: ignore[union-attr]
-                children.append((move[0], (a, c2, ta + seq, tc, m, v2, r2), (), ()))
+                children.append((move[0], (a, move[1], ta + seq, tc, m, v2, r2), (), ()))
         if agent_side and len(tc) < cap:
-            moves = agent_moves[a]
-            if moves is None:
-                moves = agent_choices(a)
-            for move in moves:
+            for move in agent.choices(a):
                 move[4] += 1
-                a2 = move[1]
-                if a2 < 0:
+                if move[1] < 0:
                     children.append((move[0], None, move[3], ()))
                     continue
                 m2 = m
                 found: tuple[Breach, ...] = ()
                 for x in move[2]:
-                    hit = mon_steps.get(m2 << SHIFT | x)
-                    if hit is None:
-                        hit = mon_step(m2, x)
+                    hit = mon_step(m2, x)
                     hit[2] += 1
                     m2 = hit[0]
-                    if hit[1]:
-                        found += hit[1]
-                children.append((move[0], (a2, c, ta, tc + move[2], m2, v, r), found, ()))
+                    found += hit[1]
+                children.append((move[0], (move[1], c, ta, tc + move[2], m2, v, r), found, ()))
         if agent_side and ta:
             x = ta[0]
-            hit = mon_steps.get(m << SHIFT | x)
-            if hit is None:
-                hit = mon_step(m, x)
+            hit = mon_step(m, x)
             hit[2] += 1
-            move = agent_recv.get(a << SHIFT | x)
-            if move is None:
-                move = agent_receive(a, x)
+            move = agent.receive(a, x)
             move[4] += 1
             if move[1] < 0:
                 children.append((_TO_AGENT, None, move[3], ()))
@@ -684,11 +640,9 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
                         before = {b.rule for b in parts.compare(r, v)}
                         maybe = tuple(b for b in found if b.rule in before)
                         found = tuple(b for b in found if b.rule not in before)
-                move = client_recv.get(c << SHIFT | x)
-                if move is None:
-                    move = client_receive(c, x)
+                move = client.receive(c, x)
                 move[4] += 1
-                ev = _TO_CLIENT[k] if k < len(_TO_CLIENT) else ("net", "to_client", k)
+                ev = ("net", "to_client", k)
                 if move[1] < 0:
                     children.append((ev, None, move[3], ()))
                 else:
@@ -696,7 +650,7 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
 
     def can_move(st: Any) -> bool:
         a, c, ta, tc = st[:4]
-        return bool(ta or tc or (len(ta) < cap and client_choices(c)) or (len(tc) < cap and agent_choices(a)))
+        return bool(ta or tc or (len(ta) < cap and client.choices(c)) or (len(tc) < cap and agent.choices(a)))
 
     return expand, can_move
 
@@ -707,18 +661,17 @@ def _search(
     cfg: Config,
     depth: int | None,
     time_budget: float | None,
-    symmetry: bool,
     progress: Callable[[str], None] | None,
     name: str,
     max_states: int | None,
     keep_edges: bool,
-    t0: float,
-) -> tuple[str, int, int]:
+) -> None:
     """The breadth-first loop over integer states (see ``simulator.explore.state``); fills
-    ``s`` and returns (stop reason, transitions, maximum depth)."""
+    ``s`` (its states, edges, depths, transitions and why it stopped)."""
+    t0 = time.perf_counter()
     mon = parts.monitors
     expand, can_move = expander(parts, cfg)
-    canon = canonical_key(parts) if symmetry else None
+    canon = parts.canonical if s.symmetry else None
     one_side = s.one_side
     side = ample(parts, cfg) if one_side is not None else None
 
@@ -731,14 +684,15 @@ def _search(
     src = s.src
     dst = s.dst
     edge_event = s.edge_event
+    depths = s.depth
     parent.append(-1)
     via.append(None)
+    depths.append(0)
     note = s.note
     found_rules = s.found
     transitions = 0
     d = 0
-    level_end = 1
-    starts = [0, 1]  # the index of each depth's first state (states are numbered level by level)
+    level_end = 1  # states are numbered level by level: where the current depth's end
     cut = False
     stop = "complete"
     next_report = t0 + PROGRESS_EVERY
@@ -750,7 +704,6 @@ def _search(
         if i == level_end:
             d += 1
             level_end = len(states)
-            starts.append(level_end)
         if i & 63 == 0:
             now = time.perf_counter()
             if time_budget is not None and now - t0 > time_budget:
@@ -803,6 +756,7 @@ def _search(
                 states.append(child)
                 parent.append(i)
                 via.append(ev)
+                depths.append(d + 1)
             src.append(i)
             dst.append(j)
             if keep_edges:
@@ -810,8 +764,7 @@ def _search(
         i += 1
     else:
         stop = "depth limit" if cut else "complete"
-    s.depth = _depths(starts, len(states))
-    return stop, transitions, s.depth[-1]
+    s.stop, s.transitions = stop, transitions
 
 
 def _seen_above(children: list[Child], index: dict[Any, int], canon: Any, level_end: int) -> bool:
@@ -825,42 +778,6 @@ def _seen_above(children: list[Child], index: dict[Any, int], canon: Any, level_
 
 
 _TO_AGENT: Event = ("net", "to_agent", 0)
-_TO_CLIENT: tuple[Event, ...] = tuple(("net", "to_client", k) for k in range(16))
-
-
-def _depths(starts: list[int], n: int) -> array[int]:
-    """Each of the ``n`` states' depth, from the index of each depth's first state."""
-    depth = array("l")
-    for d, start in enumerate(starts):
-        end = starts[d + 1] if d + 1 < len(starts) else n
-        depth.extend(array("l", [d]) * max(0, end - start))
-    return depth
-
-
-def canonical_key(parts: State) -> Callable[[Any], Any]:
-    """The symmetry key of a state: its parts spelled out, message IDs renamed (see above)."""
-    text = parts.msgs.text
-    full_key = parts.monitors.full_key
-
-    def canon(st: Any) -> Any:
-        a, c, ta, tc, m, _, _ = st
-        akey = parts.agents.keys[a]
-        hist: tuple[str, ...] = ()
-        if parts.history:
-            akey, held = akey
-            hist = tuple([text(x) for x in held])
-        akey = (*akey[:_COUNTER_AT], 0, *akey[_COUNTER_AT + 1 :])
-        key = (
-            akey,
-            parts.clients.keys[c],
-            tuple([text(x) for x in ta]),
-            tuple([text(x) for x in tc]),
-            full_key(m),
-            hist,
-        )
-        return _rename(key, {})
-
-    return canon
 
 
 def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, list[list[int]]]:
@@ -934,27 +851,16 @@ def _judge_cycle(members: list[int], s: _Search, cfg: Config, faults: frozenset[
             )
 
 
-def _graph(s: _Search, result: BfsResult) -> Any:
+def _graph(s: _Search, name: str) -> Any:
+    """The search's state graph, its states named ``NAME:INDEX`` (``run`` joins the slices')."""
     import networkx as nx
 
     from simulator.peers.schedulers import describe
 
     g = nx.MultiDiGraph()
     quiet = set(s.quiet)
-    for v in range(result.states):
-        g.add_node(v, depth=int(s.depth[v]), quiescent=v in quiet, foreground=s.fg[v])
+    for v in range(len(s.states)):
+        g.add_node(f"{name}:{v}", depth=int(s.depth[v]), quiescent=v in quiet, foreground=s.fg[v], slice=name)
     for a, b, ev in zip(s.src, s.dst, s.edge_event, strict=True):
-        g.add_edge(a, b, event=describe(ev))
-    g.graph.update(
-        {
-            "states": result.states,
-            "transitions": result.transitions,
-            "quiescent_states": result.quiescent_states,
-            "sccs": result.sccs,
-            "nontrivial_sccs": result.nontrivial_sccs,
-            "bottom_cycles": result.bottom_cycles,
-            "complete": result.complete,
-            "symmetry": result.symmetry,
-        }
-    )
+        g.add_edge(f"{name}:{a}", f"{name}:{b}", event=describe(ev))
     return g

@@ -51,7 +51,7 @@ from model.registry import BY_NAME
 from properties.variants import Variant
 from simulator.explore import run as explore_run
 from simulator.explore.progress import NULL, Progress
-from simulator.workers import TaskProgress, Workers, peak_rss
+from simulator.workers import Workers
 
 KINDS = ("finding", "liveness", "client-view", "set-aside", "behaviours", "cycles", "state", "row")
 _SOURCE_KIND = {"eventually": "liveness", "cycle": "liveness", "view": "client-view"}
@@ -66,25 +66,12 @@ def compare(
 ) -> dict[str, Any]:
     """Explore the spec as written and ``variant`` with ``opts``; the comparison as JSON. On a
     parallel worker pool (``simulator.workers.Workers``) the two explorations run as two jobs
-    side by side (each in one process, ``explore_run.compute``), and their files are written
-    here; otherwise one after the other in this process."""
+    side by side (``explore_run.run_each``); otherwise one after the other in this process."""
     out = Path(opts.out)
     base_opts = dataclasses.replace(opts, variant=None, readings=dict(base_readings), out=str(out / "base"))
     var_opts = dataclasses.replace(opts, variant=variant, out=str(out / "variant"))
-    if pool is not None and pool.parallel:
-        tasks = TaskProgress(progress, f"compare with the variant {variant.name}", 2)
-        reports = []
-        runs = [dataclasses.replace(o, workers=1, pool=None) for o in (base_opts, var_opts)]
-        for o, (done, rss) in zip((base_opts, var_opts), pool.map(compute_run, runs), strict=True):
-            reports.append(explore_run.write(o, done))
-            tasks.done(int(reports[-1].get("exhaustive", {}).get("states", 0)), rss)
-        progress.done()
-        base, var = reports
-    else:
-        progress.phase("compare: the spec as written")
-        base = explore_run.run(base_opts, progress)
-        progress.phase(f"compare: the variant {variant.name}")
-        var = explore_run.run(var_opts, progress)
+    what = f"compare the spec as written with the variant {variant.name}"
+    base, var = explore_run.run_each([base_opts, var_opts], pool or Workers(1), progress, what)
     return {
         "compare": {
             "base": summary(base),
@@ -94,12 +81,6 @@ def compare(
         },
         "write_errors": base["write_errors"] + var["write_errors"],
     }
-
-
-def compute_run(opts: explore_run.Options) -> tuple[explore_run.Computed, int]:
-    """One exploration of a comparison as a job of the pool: computed, nothing written; and the
-    peak resident memory of the job's process."""
-    return explore_run.compute(opts), peak_rss()
 
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ Must not know: which explorer ran, files or printing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,29 +38,22 @@ Row = tuple[str, str, str, str]
 
 
 @contextmanager
-def rows_fired(sink: Callable[[Row], Any]) -> Iterator[None]:
-    """Hand every row fired through ``MachineSpec.fire`` to ``sink`` while the block runs."""
-    original = MachineSpec.fire
-
-    def fire(self: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any] = {}) -> str:
-        dest = original(self, state, trigger, ctx)
-        sink((self.name, state, trigger, dest))
-        return dest
-
-    MachineSpec.fire = fire  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        MachineSpec.fire = original  # type: ignore[method-assign]
-
-
-@contextmanager
 def recording() -> Iterator[list[Row]]:
     """Every row fired through ``MachineSpec.fire`` while the block runs, once per firing, in
     order (a ``Counter`` updated with the list counts them)."""
     fired: list[Row] = []
-    with rows_fired(fired.append):
+    original = MachineSpec.fire
+
+    def fire(self: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any] = {}) -> str:
+        dest = original(self, state, trigger, ctx)
+        fired.append((self.name, state, trigger, dest))
+        return dest
+
+    MachineSpec.fire = fire  # type: ignore[method-assign]
+    try:
         yield fired
+    finally:
+        MachineSpec.fire = original  # type: ignore[method-assign]
 
 
 def machine_coverage(rows: Counter[Row], variant: Variant | None = None) -> list[dict[str, Any]]:

@@ -206,6 +206,21 @@ class Stats:
     """Examples by how they ended (``OUTCOMES``)."""
     progress: Progress = NULL
 
+    def add(self, other: Stats) -> None:
+        """Count ``other``'s examples, steps, coverage and outcomes too."""
+        self.examples += other.examples
+        self.rule_executions += other.rule_executions
+        self.settle_steps += other.settle_steps
+        self.steps += other.steps
+        self.rows.update(other.rows)
+        for mine, theirs in (
+            (self.events, other.events),
+            (self.exercised, other.exercised),
+            (self.failing_examples, other.failing_examples),
+            (self.outcomes, other.outcomes),
+        ):
+            mine.update(theirs)
+
 
 def build_machine(
     cfg: Config, faults: frozenset[str], ignore: frozenset[str], stats: Stats
@@ -446,20 +461,8 @@ def chunks(examples: int) -> list[tuple[int, int]]:
 
 ChunkJob = tuple[int, int, int, int, Config, frozenset[str], str | None, int, bool, str]
 """(index, base seed, examples, steps, cfg, faults, database, max_rounds, hypothesis_shrink,
-label): one chunk, as a Ray task receives it; ``label`` ("chunk I, " when the run has more than
+label): one chunk, as a worker receives it; ``label`` ("chunk I, " when the run has more than
 one) starts the counterexamples' ``found_by``."""
-
-
-def run_chunk(job: ChunkJob) -> HypothesisResult:
-    """One chunk in this process (module-level, so a Ray task can run it), ``isolated`` as every
-    run of the machine is; the result carries no progress object, so it pickles."""
-    index, base, count, steps, cfg, faults, database, max_rounds, hypothesis_shrink, label = job
-    res = _run(
-        cfg, faults, chunk_seed(base, index), count, steps, database, max_rounds, None,
-        hypothesis_shrink, NULL, label,
-    )  # fmt: skip
-    res.stats.progress = NULL
-    return res
 
 
 def explore(
@@ -471,15 +474,13 @@ def explore(
     steps: int = HYPOTHESIS_STEPS,
     database: str | None = None,
     max_rounds: int = 6,
-    time_budget: float | None = None,
     hypothesis_shrink: bool = False,
     progress: Progress = NULL,
     chunk_map: Callable[[Callable[[Any], HypothesisResult], list[Any]], Iterable[HypothesisResult]]
     | None = None,
 ) -> HypothesisResult:
     """``examples`` examples in chunks of ``CHUNK_EXAMPLES`` (``chunks``), each its own run of the
-    machine seeded by ``chunk_seed``; each chunk's rounds stop at their first (shrunk) failure,
-    later rounds ignore the rules already found. The chunks run here one after another, or
+    machine seeded by ``chunk_seed`` (``run_chunk``). The chunks run here one after another, or
     elsewhere through ``chunk_map`` (``run_chunk``, the jobs; results in job order: a worker
     pool); either way they are merged in chunk order (``merge``), so the result is the same."""
     if examples <= 0:  # ``--examples 0``: a run of the random walks alone
@@ -487,66 +488,44 @@ def explore(
     t0 = time.perf_counter()
     parts = chunks(examples)
     many = len(parts) > 1
-
-    def label(index: int) -> str:
-        return f"chunk {index}, " if many else ""
-
-    results: list[HypothesisResult] = []
-    if chunk_map is not None:
-        progress.phase(f"hypothesis, {len(parts)} chunk(s) of examples as jobs of the worker pool", examples)
-        jobs: list[ChunkJob] = [
-            (i, seed, n, steps, cfg, faults, database, max_rounds, hypothesis_shrink, label(i))
-            for i, n in parts
-        ]
-        for (_, count), res in zip(parts, chunk_map(run_chunk, jobs), strict=True):
-            results.append(res)
-            progress.advance(count)
-        progress.done()
+    jobs: list[ChunkJob] = [
+        (
+            i,
+            seed,
+            n,
+            steps,
+            cfg,
+            faults,
+            database,
+            max_rounds,
+            hypothesis_shrink,
+            f"chunk {i}, " if many else "",
+        )
+        for i, n in parts
+    ]
+    if chunk_map is None:
+        results = [run_chunk(job, progress) for job in jobs]
     else:
-        for index, count in parts:
-            left = None if time_budget is None else time_budget - (time.perf_counter() - t0)
-            if left is not None and left <= 0 and results:
-                break
-            one = _run(
-                cfg, faults, chunk_seed(seed, index), count, steps, database, max_rounds, left,
-                hypothesis_shrink, progress, label(index),
-            )  # fmt: skip
-            results.append(one)
-    return merge(results, seed, examples, time.perf_counter() - t0, stopped=len(results) < len(parts))
+        progress.phase(f"hypothesis, {len(parts)} chunk(s) of examples as jobs of the worker pool", examples)
+        results = []
+        for job, res in zip(jobs, chunk_map(run_chunk, jobs), strict=True):
+            results.append(res)
+            progress.advance(job[2])
+        progress.done()
+    return merge(results, seed, examples, time.perf_counter() - t0)
 
 
-def merge(
-    parts: list[HypothesisResult], seed: int, examples: int, seconds: float, stopped: bool = False
-) -> HypothesisResult:
+def merge(parts: list[HypothesisResult], seed: int, examples: int, seconds: float) -> HypothesisResult:
     """The chunks' results as one run: counts summed, coverage a union (row counts summed), per
     rule the shortest counterexample (the earliest chunk on ties) with the hits of every chunk;
-    rounds are the most any chunk ran. ``stopped``: chunks were left out (the time budget)."""
-    if len(parts) == 1 and not stopped:
-        only = parts[0]
-        only.seed, only.seconds = seed, seconds
-        return only
+    rounds are the most any chunk ran."""
     stats = Stats()
     best: dict[str, Counterexample] = {}
     hits: Counter[str] = Counter()
     for p in parts:
-        s = p.stats
-        stats.examples += s.examples
-        stats.rule_executions += s.rule_executions
-        stats.settle_steps += s.settle_steps
-        stats.steps += s.steps
-        stats.events.update(s.events)
-        stats.exercised.update(s.exercised)
-        stats.rows.update(s.rows)
-        stats.failing_examples.update(s.failing_examples)
-        stats.outcomes.update(s.outcomes)
+        stats.add(p.stats)
         hits.update({c.rule: c.hits for c in p.counterexamples})
         keep_shortest(best, p.counterexamples)
-    stops = {p.stop for p in parts}
-    stop = "examples exhausted"
-    if stopped or "time budget" in stops:
-        stop = "time budget"
-    elif "round limit" in stops:
-        stop = "round limit"
     return HypothesisResult(
         seed=seed,
         max_examples=examples,
@@ -555,34 +534,22 @@ def merge(
         seconds=seconds,
         stats=stats,
         counterexamples=[replace(best[r], hits=hits[r]) for r in sorted(best)],
-        stop=stop,
+        stop="round limit" if any(p.stop == "round limit" for p in parts) else "examples exhausted",
     )
 
 
-def _run(
-    cfg: Config,
-    faults: frozenset[str],
-    seed: int,
-    examples: int,
-    steps: int,
-    database: str | None,
-    max_rounds: int,
-    time_budget: float | None,
-    hypothesis_shrink: bool,
-    progress: Progress,
-    label: str,
-) -> HypothesisResult:
-    """One run of the machine (one chunk): each round stops at its first (shrunk) failure, later
-    rounds ignore the rules already found."""
+def run_chunk(job: ChunkJob, progress: Progress = NULL) -> HypothesisResult:
+    """One run of the machine (one chunk, module-level so a worker can run it), ``isolated`` as
+    every run of the machine is: each round stops at its first (shrunk) failure, later rounds
+    ignore the rules already found. The result carries no progress object, so it pickles."""
+    index, base, examples, steps, cfg, faults, database, max_rounds, hypothesis_shrink, label = job
+    seed = chunk_seed(base, index)
     t0 = time.perf_counter()
     stats = Stats(progress=progress)
     found: dict[str, Counterexample] = {}
     rounds = 0
     stop = "examples exhausted"
     while rounds < max_rounds:
-        if time_budget is not None and time.perf_counter() - t0 > time_budget:
-            stop = "time budget"
-            break
         rounds += 1
         progress.phase(f"hypothesis, {label}round {rounds}", examples)
         machine = build_machine(cfg, faults, frozenset(found), stats)
@@ -618,13 +585,13 @@ def _run(
             continue
         break
     progress.done()
-    seconds = time.perf_counter() - t0
+    stats.progress = NULL
     return HypothesisResult(
         seed=seed,
         max_examples=examples,
         steps_per_example=steps,
         rounds=rounds,
-        seconds=seconds,
+        seconds=time.perf_counter() - t0,
         stats=stats,
         counterexamples=[found[r] for r in sorted(found)],
         stop=stop,

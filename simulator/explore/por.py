@@ -67,8 +67,8 @@ def ample(parts: State, cfg: Config) -> Callable[[Any], int]:
     """``side(state)``: ``AGENT_SIDE``, ``CLIENT_SIDE`` or ``BOTH`` (see the module header)."""
     cap = cfg.capacity
     ordered = cfg.transport == "fifo"
-    agent_choices = parts.agent_choices
-    client_choices = parts.client_choices
+    agent_choices = parts.agent.choices
+    client_choices = parts.client.choices
 
     def side(st: Any) -> int:
         a, c, ta, tc = st[:4]

@@ -163,18 +163,14 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
 
 
 @dataclass
-class RandomResult:
-    seed: int
-    walks: int
-    steps_per_walk: int
-    steps: int
-    seconds: float
-    shrink_seconds: float
-    events: Counter[str]
-    stops: Counter[str]
-    exercised: Counter[str]
-    rows: Counter[Row]
-    counterexamples: list[Counterexample]
+class RandomResult(ChunkResult):
+    """Every chunk merged, and one shrunk counterexample per rule broken."""
+
+    seed: int = 0
+    steps_per_walk: int = 0
+    seconds: float = 0.0
+    shrink_seconds: float = 0.0
+    counterexamples: list[Counterexample] = field(default_factory=list)
 
     @property
     def walk_steps_per_second(self) -> float:
@@ -215,22 +211,21 @@ def explore(
         (seed, start, min(CHUNK_WALKS, walks - start), steps, cfg, faults, monitors)
         for start in range(0, walks, CHUNK_WALKS)
     ]
-    total = ChunkResult()
+    total = RandomResult(seed=seed, steps_per_walk=steps)
     progress.phase("random walks", walks)
     run_all = chunk_map if chunk_map is not None else map
     for res in run_all(run_chunk, jobs):
         total.merge(res)
         progress.advance(res.walks)
-    seconds = time.perf_counter() - t0
+    total.seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
-    found: list[Counterexample] = []
     if total.first:
         progress.phase("random walks, shrinking counterexamples", len(total.first))
     for rule in sorted(total.first):
         hit = total.first[rule]
         kw = {} if shrink_budget is None else {"budget": shrink_budget}
         small = shrink(hit.events, cfg, faults, rule, **kw)
-        found.append(
+        total.counterexamples.append(
             make_counterexample(
                 rule,
                 small,
@@ -245,16 +240,5 @@ def explore(
         )
         progress.advance()
     progress.done()
-    return RandomResult(
-        seed=seed,
-        walks=total.walks,
-        steps_per_walk=steps,
-        steps=total.steps,
-        seconds=seconds,
-        shrink_seconds=time.perf_counter() - t1,
-        events=total.events,
-        stops=total.stops,
-        exercised=total.exercised,
-        rows=total.rows,
-        counterexamples=found,
-    )
+    total.shrink_seconds = time.perf_counter() - t1
+    return total

@@ -34,7 +34,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -81,7 +81,6 @@ class Options:
     examples: int = EXPLORE_EXAMPLES
     walks: int = EXPLORE_WALKS
     steps: int = EXPLORE_STEPS
-    workers: int = 1
     time_budget: float | None = None
     graph: str | None = None
     out: str = "out/explore"
@@ -99,8 +98,7 @@ class Options:
     pool: Workers | None = None
     """The worker pool (``simulator.workers.Workers``, made by the command for ``--jobs`` or
     ``--cluster``; the caller closes it): the slices of the exhaustive search, the random-walk
-    and hypothesis chunks run as its jobs. None: a pool of ``workers`` local processes for the
-    random walks, made and closed by the run."""
+    and hypothesis chunks run as its jobs. None: everything runs in this process."""
     readings: dict[str, str] = field(default_factory=dict)
     """Readings of ambiguous spec text (``properties.readings``) the run explores under (put in
     every slice's and the random modes' ``Config``); absent ones take their defaults."""
@@ -176,10 +174,7 @@ class Computed:
 
 def compute(opts: Options, progress: Progress = NULL) -> Computed:
     """The chosen modes run; nothing written but the state graph (``--graph``)."""
-    if opts.pool is not None:
-        return _compute(opts, progress, resolve(opts.readings), opts.pool)
-    with Workers(max(1, opts.workers)) as pool:
-        return _compute(opts, progress, resolve(opts.readings), pool)
+    return _compute(opts, progress, resolve(opts.readings), opts.pool or Workers(1))
 
 
 def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: Workers) -> Computed:
@@ -299,6 +294,31 @@ def write(opts: Options, done: Computed) -> dict[str, Any]:
     return report
 
 
+def run_each(runs: list[Options], pool: Workers, progress: Progress, what: str) -> Iterator[dict[str, Any]]:
+    """The reports of ``run`` on each of ``runs``, in order (the readings matrix's cells, a
+    comparison's two explorations). On a parallel pool each is a job that computes the run
+    (every mode in the job's process) and this process writes its files, so they land here even
+    when the job ran on another node; otherwise they run here one after the other."""
+    if not pool.parallel:
+        for i, opts in enumerate(runs, 1):
+            progress.phase(f"{what}: {i}/{len(runs)}")
+            yield run(opts, progress)
+        return
+    tasks = TaskProgress(progress, what, len(runs))
+    jobs = [replace(opts, pool=None) for opts in runs]
+    for opts, (done, rss) in zip(runs, pool.map(compute_job, jobs), strict=True):
+        report = write(opts, done)
+        tasks.done(int(report.get("exhaustive", {}).get("states", 0)), rss)
+        yield report
+    progress.done()
+
+
+def compute_job(opts: Options) -> tuple[Computed, int]:
+    """One run computed as a job of a pool, nothing written; and the peak resident memory of the
+    job's process."""
+    return compute(opts), peak_rss()
+
+
 SliceJob = tuple[explore_bfs.Slice, frozenset[str], str, Options, float | None]
 """(slice, faults, name, options, deadline as ``time.time()``): one slice's search as a job."""
 
@@ -364,7 +384,7 @@ def _exhaustive(
         "transitions": sum(r.transitions for r in results),
         "max_depth": max((r.max_depth for r in results), default=0),
         "seconds": seconds,
-        "states_per_second": states / seconds if seconds > 0 else 0.0,
+        "states_per_second": _rate(states, seconds),
         "bounds": [r.cfg.to_json() for r in results],
         "depth_limit": opts.depth,
         "max_states": opts.max_states,
@@ -407,16 +427,9 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> int:
 
     import networkx as nx
 
-    graphs = []
-    for r in results:
-        g = nx.relabel_nodes(r.graph, {v: f"{r.name}:{v}" for v in r.graph.nodes}, copy=True)
-        for v in g.nodes:
-            g.nodes[v]["slice"] = r.name
-        graphs.append(g)
-    merged = nx.union_all(graphs) if len(graphs) > 1 else graphs[0]
-    merged.graph.clear()
+    merged = nx.union_all([r.graph for r in results])
     for key in ("states", "transitions", "quiescent_states", "sccs", "nontrivial_sccs", "bottom_cycles"):
-        merged.graph[key] = sum(int(r.graph.graph[key]) for r in results)
+        merged.graph[key] = sum(getattr(r, key) for r in results)
     merged.graph["complete"] = all(r.complete for r in results)
     merged.graph["slices"] = ",".join(r.name for r in results)
     buf = io.BytesIO()
@@ -464,25 +477,23 @@ def _random(
             )
         )
     hyp, walks = hyps[0], walks_[0]
-    seconds = sum(h.seconds for h in hyps) + sum(w.seconds + w.shrink_seconds for w in walks_)
-    examples = sum(h.stats.examples for h in hyps)
+    hyp_seconds = sum(h.seconds for h in hyps)
+    walk_seconds = sum(w.seconds for w in walks_)
     rule_executions = sum(h.stats.rule_executions for h in hyps)
     walk_steps = sum(w.steps for w in walks_)
-    walk_seconds = sum(w.seconds for w in walks_)
-    hyp_seconds = sum(h.seconds for h in hyps)
     rnd = {
         "seed": opts.seed,
         "bounds": cfg.to_json(),
-        "examples": examples,
+        "examples": sum(h.stats.examples for h in hyps),
         "examples_asked": opts.examples,
         "examples_explained": explain_examples(hyp.stats_json(), hyp.max_examples),
         "rule_executions": rule_executions,
-        "rule_executions_per_second": rule_executions / hyp_seconds if hyp_seconds > 0 else 0.0,
+        "rule_executions_per_second": _rate(rule_executions, hyp_seconds),
         "walks": sum(w.walks for w in walks_),
         "walk_steps": walk_steps,
-        "walk_steps_per_second": walk_steps / walk_seconds if walk_seconds > 0 else 0.0,
+        "walk_steps_per_second": _rate(walk_steps, walk_seconds),
         "steps": walk_steps + sum(h.stats.steps for h in hyps),
-        "seconds": seconds,
+        "seconds": hyp_seconds + walk_seconds + sum(w.shrink_seconds for w in walks_),
         "hypothesis": {**hyp.stats_json(), "seconds": hyp.seconds},
         "walk": {**walks.stats_json(), "seconds": walks.seconds, "shrink_seconds": walks.shrink_seconds},
     }
@@ -498,20 +509,17 @@ def _random(
             for (label, faults), h, w in zip(sets, hyps, walks_, strict=True)
         ]
     covered = _union(
-        part
-        for h, w in zip(hyps, walks_, strict=True)
-        for part in (
-            (h.stats.rows, h.stats.exercised),
-            (w.rows, w.exercised),
-        )
+        [(h.stats.rows, h.stats.exercised) for h in hyps] + [(w.rows, w.exercised) for w in walks_]
     )
-    cexs = [c for h, w in zip(hyps, walks_, strict=True) for c in h.counterexamples + w.counterexamples]
-    if len(sets) == 1:
-        return rnd, cexs, covered
     # one counterexample per rule and mode: the shortest of the behaviour sets
     best: dict[str, Counterexample] = {}
+    cexs = [c for h in hyps for c in h.counterexamples] + [c for w in walks_ for c in w.counterexamples]
     keep_shortest(best, cexs, key=lambda c: f"{c.rule} {c.mode}")
     return rnd, [best[k] for k in sorted(best)], covered
+
+
+def _rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else 0.0
 
 
 def _share(total: int, i: int, parts: int, low: int) -> int:

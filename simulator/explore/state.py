@@ -41,9 +41,10 @@ Must not know: the search order, files or printing.
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -51,10 +52,9 @@ import orjson
 from model.core import ProtocolViolation
 from properties.engine import MonitorSet
 from simulator.explore.common import Breach
-from simulator.explore.coverage import Row, rows_fired
+from simulator.explore.coverage import Row, recording
 from simulator.peers.agent import Agent
-from simulator.peers.client import Client
-from simulator.peers.config import Config
+from simulator.peers.config import SMALL, Config
 from simulator.peers.world import World
 
 SHIFT = 32
@@ -67,6 +67,39 @@ BROKEN = -1
 Move = list[Any]
 # A step of one class's set: (its next number, breaches, exercised rule counts)
 Local = tuple[int, tuple[Breach, ...], tuple[tuple[str, int], ...]]
+
+
+def _counter_position() -> int:
+    """Where ``Agent.snapshot()`` holds the message-ID counter (found by probing, not assumed)."""
+    probe = Agent(SMALL)
+    probe.next_msg = -7_654_321
+    snap = probe.snapshot()
+    hits = [i for i, v in enumerate(snap) if v == -7_654_321]
+    return hits[0] if len(hits) == 1 else -1
+
+
+COUNTER_AT = _counter_position()
+"""Where ``Agent.snapshot()`` holds the message-ID counter (-1: not found, no symmetry)."""
+_MSG_ID = re.compile(r"msg_([a-z]+)_(\d+)")
+
+
+def _rename(obj: Any, table: dict[str, str]) -> Any:
+    """``obj`` with every message ID renamed by order of first appearance (``table``)."""
+    t = type(obj)
+    if t is tuple:
+        return tuple([_rename(x, table) for x in obj])
+    if t is str and "msg_" in obj:
+
+        def sub(m: re.Match[str]) -> str:
+            num = table.get(m.group(2))
+            if num is None:
+                num = table[m.group(2)] = str(len(table) + 1)
+            return f"msg_{m.group(1)}_#{num}"
+
+        return _MSG_ID.sub(sub, obj)
+    if t is frozenset:
+        return frozenset(_rename(x, table) for x in obj)
+    return obj
 
 
 class Numbered:
@@ -89,10 +122,6 @@ class Numbered:
 class Messages(Numbered):
     """Wire messages, numbered by sender and JSON text (orjson: a tenth of the cost of ``repr``)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._texts: dict[int, str] = {}
-
     def of(self, sender: str, msg: dict[str, Any]) -> int:
         try:
             text: bytes | str = orjson.dumps(msg)
@@ -104,19 +133,81 @@ class Messages(Numbered):
         sender: str = self.keys[x][0]
         return sender
 
-    def text(self, x: int) -> str:
-        """The message's ``repr`` (what the symmetry reduction renames IDs in)."""
-        got = self._texts.get(x)
-        if got is None:
-            got = self._texts[x] = repr(self.reps[x])
-        return got
-
 
 class _NoView:
     """The view a representative Client carries: its choices never read it."""
 
     def apply(self, sender: str, message: Any) -> None:
         return None
+
+
+class Peer(Numbered):
+    """One peer's states (the Agent's or the Client's), numbered, with memoized moves: the
+    events it may choose in each state (``choices``) and what receiving a message does
+    (``receive``)."""
+
+    def __init__(self, side: str, msgs: Messages, history: bool = False) -> None:
+        super().__init__()
+        self.side = side
+        self.msgs = msgs
+        self.rows: list[Row] = []
+        """The rows fired (``State.stepping``: while the search runs), one move at a time."""
+        self.history = history
+        self.moves: list[list[Move] | None] = []
+        self.recv: dict[int, Move] = {}
+        self.fg: list[str] = []
+        """The foreground state each Agent state last reported."""
+
+    def id(self, peer: Any) -> int:
+        key: Any = peer.snapshot()
+        if self.history:
+            key = (key, tuple([self.msgs.of("agent", m) for m in peer.history]))
+        n = len(self.reps)
+        got = self.number(key, peer)
+        if got == n:
+            self.moves.append(None)
+            if self.side == "agent":
+                self.fg.append(peer.reported)
+        return got
+
+    def _copy(self, n: int) -> Any:
+        rep = self.reps[n]
+        return rep.clone() if self.side == "agent" else rep.clone(rep.view)
+
+    def choices(self, n: int) -> list[Move]:
+        """The peer's enabled events in state ``n`` and where each leads (memoized). A move that
+        needs a row the variant in force removed is not a move (``World.enabled``)."""
+        moves = self.moves[n]
+        if moves is None:
+            moves = [self._move(self._copy(n), ev) for ev in self.reps[n].enabled()]
+            if self.side == "agent":
+                moves = [m for m in moves if not m[3] or not m[3][0].pruned]
+            self.moves[n] = moves
+        return moves
+
+    def receive(self, n: int, x: int) -> Move:
+        """The peer in state ``n`` receives message ``x`` (memoized)."""
+        move = self.recv.get(n << SHIFT | x)
+        if move is None:
+            move = self.recv[n << SHIFT | x] = self._move(self._copy(n), x)
+        return move
+
+    def _move(self, new: Any, what: Any) -> Move:
+        """Perform ``what`` (an event, or the number of a message received) on ``new``, a copy
+        of a representative: the move it makes."""
+        self.rows.clear()
+        ev = what if isinstance(what, tuple) else None
+        try:
+            sent = (new.do(what[1], what[2]) if ev else new.receive(self.msgs.reps[what])) or []
+        except ProtocolViolation as exc:
+            return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc), exc.removed),), 0, self._fired()]
+        seq = tuple([self.msgs.of(self.side, m) for m in sent])
+        return [ev, self.id(new), seq, (), 0, self._fired()]
+
+    def _fired(self) -> tuple[Row, ...]:
+        rows = tuple(self.rows)
+        self.rows.clear()
+        return rows
 
 
 class State:
@@ -127,18 +218,10 @@ class State:
     ) -> None:
         world = World(cfg, faults, monitors, record=False)
         self.msgs = Messages()
-        self.history = history
-        self.agents = Numbered()
-        self.clients = Numbered()
-        self.agent_moves: list[list[Move] | None] = []
-        self.client_moves: list[list[Move] | None] = []
-        self.agent_recv: dict[int, Move] = {}
-        self.client_recv: dict[int, Move] = {}
-        self.fg: list[str] = []
-        """The foreground state each Agent state last reported."""
-        self._rows: list[Row] = []
-        self.root_agent = self._agent_id(world.agent)
-        self.root_client = self._client_id(world.client.clone(_NoView()))  # type: ignore[arg-type]
+        self.agent = Peer("agent", self.msgs, history)
+        self.client = Peer("client", self.msgs)
+        self.root_agent = self.agent.id(world.agent)
+        self.root_client = self.client.id(world.client.clone(_NoView()))  # type: ignore[arg-type]
         self.monitors = Monitors(cfg, faults, monitors, self.msgs)
         self.view_table: ViewTable | None = None
         self.reference_table: ViewTable | None = None
@@ -154,83 +237,25 @@ class State:
         """The state of the initial World."""
         return (self.root_agent, self.root_client, (), (), 0, 0, 0)
 
-    # -- numbering ------------------------------------------------------------------------
-    def _agent_id(self, agent: Agent) -> int:
-        key: Any = agent.snapshot()
-        if self.history:
-            key = (key, tuple([self.msgs.of("agent", m) for m in agent.history]))
-        n = len(self.agents.reps)
-        got = self.agents.number(key, agent)
-        if got == n:
-            self.agent_moves.append(None)
-            self.fg.append(agent.reported)
-        return got
+    @contextmanager
+    def stepping(self) -> Iterator[None]:
+        """While the search runs: every machine row a peer fires is logged for coverage."""
+        with recording() as rows:
+            self.agent.rows = self.client.rows = rows
+            yield
 
-    def _client_id(self, client: Client) -> int:
-        n = len(self.clients.reps)
-        got = self.clients.number(client.snapshot(), client)
-        if got == n:
-            self.client_moves.append(None)
-        return got
-
-    def stepping(self) -> AbstractContextManager[None]:
-        """While the search runs: every machine row the Agent fires is logged for coverage."""
-        return rows_fired(self._rows.append)
-
-    # -- moves ----------------------------------------------------------------------------
-    def agent_choices(self, a: int) -> list[Move]:
-        """The Agent's enabled events from state ``a`` and where each leads (memoized)."""
-        moves = self.agent_moves[a]
-        if moves is None:
-            rep: Agent = self.agents.reps[a]
-            made = [self._move(rep.clone(), ev, "agent", self._agent_id) for ev in rep.enabled()]
-            # a move that needs a row the variant in force removed is not a move (``World.enabled``)
-            moves = self.agent_moves[a] = [m for m in made if not m[3] or not m[3][0].pruned]
-        return moves
-
-    def client_choices(self, c: int) -> list[Move]:
-        """The Client's enabled events from state ``c`` and where each leads (memoized)."""
-        moves = self.client_moves[c]
-        if moves is None:
-            rep: Client = self.clients.reps[c]
-            moves = self.client_moves[c] = [
-                self._move(rep.clone(rep.view), ev, "client", self._client_id) for ev in rep.enabled()
-            ]
-        return moves
-
-    def agent_receive(self, a: int, x: int) -> Move:
-        """The Agent in state ``a`` receives message ``x`` (memoized)."""
-        move = self.agent_recv.get(a << SHIFT | x)
-        if move is None:
-            move = self.agent_recv[a << SHIFT | x] = self._move(
-                self.agents.reps[a].clone(), x, "", self._agent_id
-            )
-        return move
-
-    def client_receive(self, c: int, x: int) -> Move:
-        """The Client in state ``c`` receives message ``x`` (memoized)."""
-        move = self.client_recv.get(c << SHIFT | x)
-        if move is None:
-            rep: Client = self.clients.reps[c]
-            move = self.client_recv[c << SHIFT | x] = self._move(rep.clone(rep.view), x, "", self._client_id)
-        return move
-
-    def _move(self, new: Any, what: Any, sender: str, ident: Callable[[Any], int]) -> Move:
-        """Perform ``what`` (an event, or the number of a message received) on ``new``, a copy
-        of a representative: the move it makes."""
-        self._rows.clear()
-        ev = what if sender else None
-        try:
-            sent = (new.do(what[1], what[2]) if sender else new.receive(self.msgs.reps[what])) or []
-        except ProtocolViolation as exc:
-            return [ev, BROKEN, (), (Breach(exc.rule, "model", str(exc), exc.removed),), 0, self._fired()]
-        seq = tuple([self.msgs.of(sender, m) for m in sent])
-        return [ev, ident(new), seq, (), 0, self._fired()]
-
-    def _fired(self) -> tuple[Row, ...]:
-        rows = tuple(self._rows)
-        self._rows.clear()
-        return rows
+    def canonical(self, st: Any) -> Any:
+        """The symmetry key of state ``st`` (``simulator.explore.bfs``): its parts spelled out,
+        the message-ID counter left out, every message ID renamed by order of first appearance."""
+        a, c, ta, tc, m, _, _ = st
+        akey = self.agent.keys[a]
+        hist: tuple[str, ...] = ()
+        if self.agent.history:
+            akey, held = akey
+            hist = tuple([repr(self.msgs.reps[x]) for x in held])
+        akey = (*akey[:COUNTER_AT], 0, *akey[COUNTER_AT + 1 :])
+        flying = tuple([repr(self.msgs.reps[x]) for x in ta]), tuple([repr(self.msgs.reps[x]) for x in tc])
+        return _rename((akey, self.client.keys[c], *flying, self.monitors.full_key(m), hist), {})
 
     def compare(self, r: int, v: int) -> tuple[Breach, ...]:
         """View breaches: where the faulty view ``v`` differs from the reference view ``r``."""
@@ -245,15 +270,14 @@ class State:
             )
         return got
 
-    # -- coverage -------------------------------------------------------------------------
     def tally(self) -> Counter[Row]:
         """The machine rows fired over every move the search took."""
         rows: Counter[Row] = Counter()
-        received = [*self.agent_recv.values(), *self.client_recv.values()]
-        for moves in (*self.client_moves, *self.agent_moves, received):
-            for move in moves or ():
-                for row in move[5] if move[4] else ():
-                    rows[row] += move[4]
+        for peer in (self.client, self.agent):
+            for moves in (*peer.moves, peer.recv.values()):
+                for move in moves or ():
+                    for row in move[5] if move[4] else ():
+                        rows[row] += move[4]
         return rows
 
 

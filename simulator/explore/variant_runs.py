@@ -18,8 +18,8 @@ A variant (``properties.variants``) drops rules and changes table rows. For the 
 - a row of an Agent trigger: the simulated agent chooses its moves from the variant's tables
   (``Agent._can``): it offers an added row as a move and no longer offers one that needs a
   removed row (what is still decided outside a table, e.g. a reaction to a received message,
-  is pruned: ``World.enabled``, ``State.agent_choices``; a reaction cannot be pruned, so one that
-  needs a removed row stops the run with a model finding).
+  is pruned: ``World.enabled``, ``simulator.explore.state.Peer.choices``; a reaction cannot be
+  pruned, so one that needs a removed row stops the run with a model finding).
 - a row of a Client trigger of the session or permission machine: the simulated Client chooses
   those moves from its tables (``simulator.peers.client``): it offers an added row as a move and
   no longer offers a removed one.

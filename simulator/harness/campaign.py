@@ -8,6 +8,9 @@ transcript ``.ndjson``, a sequence diagram ``.mmd`` and the replayable client sc
 ``.script.json``, atomically), ``replay`` (one client script played once) and the JSON and text
 reports of both. Run i draws its choices with seed ``seed + i``, each with a fresh Agent process; a run
 the Agent crashed in, or one that failed before any choice, is not shrunk (``not_shrunk``).
+Everything but the ``seconds`` is the same for the same options, whatever the pool, when the
+Agent moves in the driver's turns (``lockstep``, as ``acp-model agent`` does); an Agent that
+does not may make the same seeds run differently (the text report says so).
 
 Must not know: argument parsing, exit codes, how a sequence diagram is drawn (the caller hands
 in ``Campaign.draw``), how a run is played (``simulator.harness.drive``).
@@ -30,6 +33,7 @@ from simulator.peers.driver_client import Choice, script_json
 from simulator.workers import Workers
 
 Say = Callable[[str], None]
+NOT_LOCKSTEP = "the agent did not move in the driver's turns: its timing may change what the same seeds find"
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,7 @@ def campaign_report(
         "findings": [rules[r] for r in sorted(rules)],
         "fail_on": c.settings.fail_on,
         "exit_code": exit_code,
+        "lockstep": bool(runs) and all(r.lockstep for r in runs),
     }
 
 
@@ -184,6 +189,8 @@ def campaign_text(report: dict[str, Any], seconds: float) -> str:
         f"acp-model drive: {report['runs']} runs, {report['messages']} agent messages, "
         f"{seconds:.1f} s; findings: {len(findings) or 'none'}"
     ]
+    if report["runs"] and not report["lockstep"]:
+        lines.append(f"  {NOT_LOCKSTEP}")
     for r in findings:
         if r.get("not_shrunk"):
             how = f"{r.get('original_length')} choices, not shrunk: {r['not_shrunk']}" + "".join(
@@ -220,6 +227,7 @@ def replay_report(path: str, result: RunResult, seconds: float, exit_code: int) 
         "findings": [f.to_json() for f in result.findings if f.kind != "open"],
         "failing_rules": result.rules,
         "exit_code": exit_code,
+        "lockstep": result.lockstep,
     }
 
 

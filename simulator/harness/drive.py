@@ -7,7 +7,11 @@ when it wrote none within ``timeout`` seconds, ``None`` once its output ended), 
 (the complete lines it has already written, without waiting) and ``stop()``.
 ``simulator.harness.child.ProcessPeer`` starts the Agent command (a fresh process per run, in a
 process group of its own); ``tests.scripted_client.InProcessPeer`` runs the simulated Agent in
-process (tests).
+process (tests). A peer whose ``lockstep`` is true moves in the driver's turns: each
+``receive`` is one turn, whose lines are all the Agent writes before it reads what the driver
+sends next, and ``quiescent`` says the last turn wrote nothing because the Agent has no move
+left (``acp-model agent`` does this: ``simulator.harness.serve``). Against such a peer nothing
+depends on time, so a seed gives the same run on any machine, under any load, in any worker.
 
 ``run_once`` plays one run. Every line either side writes is recorded (``simulator.harness.proxy``: the
 transcript format, in the order the driver sent and read them) and judged live by the same
@@ -32,6 +36,8 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
    ``timeout`` seconds meanwhile is judged quiescent: the monitors' "eventually" rules become
    breaches, whose explanation states the timeout, and a request other than a prompt still
    unanswered is a ``drive.no-answer`` finding (a prompt's answer is owed under its own rules).
+   A lockstep Agent is judged quiescent as soon as a turn says it has no move left, and a
+   lockstep turn may take up to ``timeout`` (``silence`` does not cut it short).
 
 A run ends early at the first finding that fails it (``fail_on`` as in ``check``; rules of
 the Client's side that the driver breaks on purpose excepted), when the Agent's output ends
@@ -67,7 +73,6 @@ from simulator.harness.child import status_text
 from simulator.harness.proxy import TranscriptWriter, entry
 from simulator.peers import wire
 from simulator.peers.driver_client import CLIENT_RULES_ON_PURPOSE, Choice, Chooser, DriverClient
-from simulator.peers.stdio_agent import encode
 
 MAX_MESSAGES = 20000
 
@@ -120,6 +125,8 @@ class RunResult:
     ``exit code N`` or ``ended by signal N``), else empty."""
     stderr_tail: list[str] = field(default_factory=list)
     """The last lines of a crashed Agent's standard error."""
+    lockstep: bool = False
+    """Whether the Agent moved in the driver's turns (then the run depends on its seeds only)."""
 
     @property
     def rules(self) -> list[str]:
@@ -173,6 +180,8 @@ class _Run:
         self.asked: dict[Any, tuple[str, int]] = {}  # our request id -> (method, transcript line)
         self.awaiting: str | None = None
         """The request whose answer the driver is waiting for (None: it is not waiting)."""
+        self.quiet = False
+        """Whether the last turn wrote nothing and nothing was sent since (``idle``)."""
 
     # -- lines -----------------------------------------------------------------------------------
     def _keep(self, line: bytes) -> None:
@@ -182,8 +191,9 @@ class _Run:
     def send(self, msgs: list[dict[str, Any]]) -> None:
         if msgs:  # the Agent wrote these lines before it could read ``msgs``: they come first
             self.take(self.peer.written())
+            self.quiet = False
         for msg in msgs:
-            line = encode(msg)
+            line = wire.json_line(msg).encode()
             self._keep(entry("client", line[:-1]))
             if "method" in msg and "id" in msg:
                 self.asked.setdefault(msg["id"], (msg["method"], self.writer.lines))
@@ -201,10 +211,27 @@ class _Run:
                 self.answers.setdefault(msg["id"], msg)
             self.client.receive(msg)
 
+    @property
+    def lockstep(self) -> bool:
+        return bool(getattr(self.peer, "lockstep", False))
+
+    @property
+    def idle(self) -> bool:
+        """Whether the Agent said it has no move left (a lockstep turn that wrote nothing) and
+        the driver sent nothing since."""
+        return self.lockstep and self.quiet
+
+    def silent(self) -> str:
+        """How the Agent was found quiescent, for the explanations of what it still owed."""
+        if self.idle:
+            return "the agent had no move left"
+        return f"the agent sent nothing for {self.s.timeout:g} s"
+
     def pump(self, timeout: float) -> bool:
-        """Take the Agent's next lines (waiting up to ``timeout``); False once its output ended
-        (the run then ends: ``drive.agent-exited``)."""
-        got = self.peer.receive(timeout)
+        """Take the Agent's next lines (waiting up to ``timeout``; a lockstep turn up to the
+        run's timeout at least); False once its output ended (the run then ends:
+        ``drive.agent-exited``)."""
+        got = self.peer.receive(max(timeout, self.s.timeout) if self.lockstep else timeout)
         if got is None:
             self._end_with(
                 "drive.agent-exited",
@@ -213,6 +240,7 @@ class _Run:
             )
             return False
         self.take(got)
+        self.quiet = not got and bool(getattr(self.peer, "quiescent", False))
         return True
 
     # -- judging ---------------------------------------------------------------------------------
@@ -243,8 +271,9 @@ class _Run:
         self.awaiting = what
         while msg["id"] not in self.answers:
             left = deadline - time.monotonic()
-            if left <= 0:
-                self._end_with("drive.no-answer", f"no answer to {what} within {wait:g} s", "timeout")
+            if left <= 0 or self.idle:
+                why = f": {self.silent()}" if self.idle else f" within {wait:g} s"
+                self._end_with("drive.no-answer", f"no answer to {what}{why}", "timeout")
                 return None
             if not self.pump(min(left, 0.5)) or self.failing():
                 return None
@@ -300,15 +329,14 @@ class _Run:
                 self.result.stop = "settled"
                 return
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or self.idle:
                 self.result.stop = "timeout"
                 for rid, method, line in self.unanswered():
                     self.result.findings.append(
                         _driver_finding(
                             "drive.no-answer",
                             line,
-                            f"no answer to {method} (id {rid!r}) while the agent sent nothing for "
-                            f"{self.s.timeout:g} s",
+                            f"no answer to {method} (id {rid!r}) while {self.silent()}",
                         )
                     )
                 self.live.close(quiescent=True)
@@ -346,7 +374,7 @@ class _Run:
         self.live.close(quiescent=quiescent, complete=closed_sessions(self.live.monitors))
         findings, opened = self.live.snapshot()
         why = (
-            f"(still open: the agent sent nothing for {self.s.timeout:g} s)"
+            f"(still open: {self.silent()})"
             if r.stop == "timeout"
             else "(still open when the agent's output ended)"
         )
@@ -357,6 +385,7 @@ class _Run:
         r.failing = [f for f in r.findings if fails(f, self.s.fail_on)]
         r.open = opened
         r.unparsed = list(self.writer.unparsed)
+        r.lockstep = self.lockstep
         return r
 
 

@@ -76,7 +76,7 @@ class Agent(Freedoms, Deviating):
         (unknown: "actual loss of observability", Session states), so the work may still end with
         its own stop reason (``model.between`` confirming_idle asks for cancelled only after a
         cancel received while work was reported active)."""
-        for rid in self.order:
+        for rid in self.prompts:
             self._prompt_fire(rid, trigger)
         if self.real == fgm.IDLE:
             return
@@ -98,7 +98,8 @@ class Agent(Freedoms, Deviating):
             # (whether it came during active work matters only where steering is not allowed)
             during = self.real != fgm.IDLE and not self.between.steer
             self.prompts[rid] = (prm.RECEIVED, None, False, False, invalid, during)
-            self.order.append(rid)
+            if self.contents is not None:
+                self.contents[rid] = content
             for d in (
                 deviations.matching(self.deviations, deviations.Stretch, machine="prompt")
                 if self.cancelling
@@ -147,7 +148,7 @@ class Agent(Freedoms, Deviating):
         active = self.real != fgm.IDLE
         features = self.cfg.features
         open_ = self._open()
-        for rid in self.order:
+        for rid in self.prompts:
             p = self.prompts[rid]
             st = p[0]
             self._prompt_events(add, rid, waiting, open_)
@@ -165,7 +166,7 @@ class Agent(Freedoms, Deviating):
             not active
             and self._closes_as_reported()
             and "closed" in self._can("session", self.session)
-            and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.order)
+            and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.prompts)
             and (
                 all(st in cm.TERMINAL for st in self.compactions.values())
                 or "complete" in deviations.withheld(self.deviations, "compaction")
@@ -311,7 +312,7 @@ class Agent(Freedoms, Deviating):
 
     def _waiting_before(self, rid: int) -> list[str]:
         """The states of the prompts received before ``rid`` that may still be inserted."""
-        before = (self.prompts[r][0] for r in self.order[: self.order.index(rid)])
+        before = [p[0] for p in self.prompts.values()][: list(self.prompts).index(rid)]
         return [st for st in before if st in _INSERTABLE]
 
     def _closes_as_reported(self) -> bool:
@@ -357,7 +358,7 @@ class Agent(Freedoms, Deviating):
     def _closed_out_events(self, add: Any) -> None:
         """Prompts a session/close stopped may be answered -32800 after the close response (no
         order binds the two responses)."""
-        for rid in self.order:
+        for rid in self.prompts:
             if self.prompts[rid][0] == prm.CLOSED_OUT and "withdraw" in self._can("prompt", prm.CLOSED_OUT):
                 add(("agent", "withdraw", rid))
 
@@ -426,8 +427,8 @@ class Agent(Freedoms, Deviating):
             ]
         rid = arg
         _put(self.prompts, rid, 2, True)
-        mid = self.prompts[rid][1]
-        msg = wire.message("user_message", self.sid, mid, [wire.text(f"prompt {rid}")])
+        content = [wire.text(f"prompt {rid}")] if self.contents is None else copy.deepcopy(self.contents[rid])
+        msg = wire.message("user_message", self.sid, self.prompts[rid][1], content)
         self.history.append(msg)
         return [msg]
 
@@ -437,9 +438,17 @@ class Agent(Freedoms, Deviating):
         return self.between.user_content_replaceable(self.rd["user-message-content"])
 
     def _do_user_chunks(self, rid: int) -> list[Msg]:
-        self._do_user_message(rid)  # reported, and retained whole
+        """The user message streamed, one chunk per block of the prompt's content where the Agent
+        echoes it (an empty prompt: a full message with no content), else two chunks."""
+        full = self._do_user_message(rid)  # reported, and retained whole
         mid = self.prompts[rid][1]
-        return [wire.chunk("user_message_chunk", self.sid, mid, wire.text(t)) for t in ("prompt ", str(rid))]
+        if self.contents is None:
+            return [
+                wire.chunk("user_message_chunk", self.sid, mid, wire.text(t)) for t in ("prompt ", str(rid))
+            ]
+        return [
+            wire.chunk("user_message_chunk", self.sid, mid, copy.deepcopy(b)) for b in self.contents[rid]
+        ] or full
 
     def _do_future_state(self, _: Any) -> list[Msg]:
         self._use("futures")

@@ -57,7 +57,7 @@ class Deviating(AgentState):
     def _entities(self, machine: str) -> list[tuple[Any, str]]:
         """(key, state) of the Agent's entities of ``machine`` (those a deviation can touch)."""
         if machine == "prompt":
-            return [(r, self.prompts[r][0]) for r in self.order]
+            return [(r, self.prompts[r][0]) for r in self.prompts]
         if machine == "compaction":
             return list(self.compactions.items())
         if machine == "elicitation":

@@ -95,6 +95,7 @@ class AgentState:
         "child_msg",
         "close_rids",
         "compactions",
+        "contents",
         "cur_msg",
         "cur_thought",
         "deviations",
@@ -114,7 +115,6 @@ class AgentState:
         "misread",
         "next_msg",
         "next_plan",
-        "order",
         "perms",
         "prompt_ctx",
         "prompts",
@@ -171,11 +171,14 @@ class AgentState:
         self.last_stop: str | None = None  # the stop reason of the last idle that ended work
         self.real = fgm.IDLE  # the foreground state the agent is really in
         self.reported = fgm.IDLE  # the foreground state it last reported
-        # rid -> (prompt state, messageId, user message reported, handled by foreground work,
-        #         "" or why its content is invalid: "empty" (may be rejected) or "unadvertised",
-        #         received during foreground work that has not ended since)
+        # rid, in receive order -> (prompt state, messageId, user message reported, handled by
+        #         foreground work, "" or why its content is invalid: "empty" (may be rejected) or
+        #         "unadvertised", received during foreground work that has not ended since)
         self.prompts: dict[int, tuple[Any, ...]] = {}
-        self.order: list[int] = []  # rids in receive order
+        self.contents: dict[Any, list[Any]] | None = None
+        """The content of each prompt received, by request id, where the Agent echoes it in the
+        prompt's user message (set by ``simulator.peers.stdio_agent``); None: it writes a
+        stand-in (``prompt N``, streamed as two chunks), as the simulated runs have it."""
         self.next_msg = 0
         self.turn_outputs = 0
         self.cur_msg: str | None = None  # agent_message being streamed in this interval
@@ -220,7 +223,7 @@ class AgentState:
         new = self.__class__.__new__(self.__class__)
         _copy_slots(self, new)
         new.prompts = dict(self.prompts)
-        new.order = list(self.order)
+        new.contents = None if self.contents is None else dict(self.contents)
         new.tools = dict(self.tools)
         new.perms = dict(self.perms)
         new.elicits = dict(self.elicits)
@@ -236,7 +239,7 @@ class AgentState:
             self.real,
             self.reported,
             tuple(self.used.values()),
-            tuple(self.prompts.items()),  # in receive order (``order``)
+            tuple(self.prompts.items()),  # in receive order
             self.next_msg,
             self.turn_outputs,
             self.cur_msg,
@@ -386,7 +389,7 @@ class AgentState:
 
     def _oldest_waiting(self) -> int | None:
         """The prompt ``held_in_order`` lets go in next (``model.between``)."""
-        waiting = (r for r in self.order if self.prompts[r][0] in _INSERTABLE)
+        waiting = (r for r in self.prompts if self.prompts[r][0] in _INSERTABLE)
         found = self.between.oldest_waiting(waiting)
         return found if isinstance(found, int) else None
 
@@ -424,7 +427,8 @@ class AgentState:
 
     def _inserted_waiting(self) -> bool:
         return any(
-            self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED) and not self.prompts[r][3] for r in self.order
+            self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED) and not self.prompts[r][3]
+            for r in self.prompts
         )
 
     def _unlisted_work(self) -> list[tuple[str, str]]:
@@ -435,14 +439,13 @@ class AgentState:
     def _uninserted(self) -> bool:
         """A prompt waits unanswered and uninserted (``own_user_message``: work started then is
         not the Agent's own)."""
-        return any(self.prompts[r][0] in prm.PENDING for r in self.order)
+        return any(self.prompts[r][0] in prm.PENDING for r in self.prompts)
 
     def _unreported(self) -> list[int]:
         """Inserted prompts whose user message is not reported yet (``model.between``
         USER_MESSAGE_REPORTED: owed before the idle ending the work and before the close
         response)."""
-        p = self.prompts
-        return [r for r in self.order if p[r][0] in (prm.INSERTED, prm.ANSWERED) and not p[r][2]]
+        return [r for r, p in self.prompts.items() if p[0] in (prm.INSERTED, prm.ANSWERED) and not p[2]]
 
     def initial_idle(self) -> Msg:
         """The new session's initial idle (optional; no completion), as this Agent reports it."""
@@ -464,7 +467,7 @@ class AgentState:
                 self.entities[key] = spec.fire(self.entities.get(key, spec.initial), step[1])
 
     def _mark_handled(self) -> None:
-        for rid in self.order:
+        for rid in self.prompts:
             if self.prompts[rid][0] in (prm.INSERTED, prm.ANSWERED):
                 _put(self.prompts, rid, 3, True)
 

@@ -653,7 +653,7 @@ class ForegroundWork(BackgroundWork):
                     out += self._do_bg_finish(key)
             for key in [k for k in self.listed if self.items.get(k) == bgm.FINALIZED]:
                 self._unlist(key)  # the idle's own list removes it
-        for n in self.order:  # the work the waiting prompts were received in ends
+        for n in self.prompts:  # the work the waiting prompts were received in ends
             if self.prompts[n][5]:
                 _put(self.prompts, n, 5, False)
         for rid, e in self.elicits.items():

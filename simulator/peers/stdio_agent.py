@@ -43,8 +43,8 @@ What the model does not cover, this layer answers (and nothing else):
   responses nobody asked for.
 
 Everything else goes to the session's ``Agent.receive``; a ``session/close`` of a closed or
-closing session too (the model answers it). The echo of an inserted prompt's user message
-carries the prompt's content as received (the model writes a stand-in): a full
+closing session too (the model answers it). Each session's Agent echoes the prompts' content
+(``Agent.contents``): the user message of an inserted prompt carries it as received, a full
 ``user_message`` its content array, streamed ``user_message_chunk`` one chunk per content
 block (an empty prompt: a full message with no content), and the retained history replayed on
 resume the same. The Agents' moves begin once their session exists. A move the model's tables
@@ -61,9 +61,9 @@ Must not know: file descriptors, time, monitors.
 
 from __future__ import annotations
 
-import copy
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
@@ -117,33 +117,23 @@ agent acts on, with the kind of value each must be. One required field is checke
 present: ``initialize``'s ``info``, which Clients written for earlier drafts omit (the README's
 own example of ``record`` sends none); nothing this agent does depends on it."""
 
-_KINDS = {
-    "integer": "an integer",
-    "implementation": "an object with string name and version",
-    "path": "an absolute path",
-    "string": "a string",
-    "blocks": "an array of content blocks",
-    "id": "a string or integer",
+
+def _absolute(value: Any) -> bool:
+    return type(value) is str and (PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute())
+
+
+_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "integer": ("an integer", lambda v: type(v) is int and 0 <= v <= 65535),
+    "implementation": (
+        "an object with string name and version",
+        lambda v: type(v) is dict and type(v.get("name")) is str and type(v.get("version")) is str,
+    ),
+    "path": ("an absolute path", _absolute),
+    "string": ("a string", lambda v: type(v) is str),
+    "blocks": ("an array of content blocks", lambda v: type(v) is list and all(type(b) is dict for b in v)),
+    "id": ("a string or integer", lambda v: type(v) in (int, str)),
 }
-
-
-def _problem(value: Any, kind: str) -> bool:
-    """Whether ``value`` is not of ``kind`` (``REQUIRED``)."""
-    if kind == "integer":
-        return type(value) is not int or not 0 <= value <= 65535
-    if kind == "implementation":
-        return not (
-            type(value) is dict and type(value.get("name")) is str and type(value.get("version")) is str
-        )
-    if kind == "path":
-        return type(value) is not str or not (
-            PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute()
-        )
-    if kind == "string":
-        return type(value) is not str
-    if kind == "blocks":
-        return type(value) is not list or any(type(b) is not dict for b in value)
-    return type(value) not in (int, str)  # "id"
+"""What each kind of value of ``REQUIRED`` is called, and whether a value is one."""
 
 
 def missing_field(method: str, params: dict[str, Any]) -> str | None:
@@ -155,8 +145,9 @@ def missing_field(method: str, params: dict[str, Any]) -> str | None:
             if optional:
                 continue
             return f"missing required field {name!r}"
-        if _problem(params[name], kind):
-            return f"field {name!r} is not {_KINDS[kind]}"
+        called, fits = _KINDS[kind]
+        if not fits(params[name]):
+            return f"field {name!r} is not {called}"
     return None
 
 
@@ -176,11 +167,6 @@ def agent_config(faults: frozenset[str]) -> Config:
     return DEFAULT
 
 
-def encode(msg: Any) -> bytes:
-    """One message (or batch answer) as a line: compact UTF-8 JSON and a line feed."""
-    return wire.json_line(msg).encode()
-
-
 @dataclass
 class Session:
     """One session of the connection and its model."""
@@ -190,8 +176,6 @@ class Session:
     agent: Agent
     refused: set[tuple[str, Any]] = field(default_factory=set)
     """Moves the model refused (a seeded bug's): not tried again."""
-    contents: dict[Any, list[Any]] = field(default_factory=dict)
-    """The content of each prompt passed to the model, by request id (echoed back)."""
 
 
 class StdioAgent:
@@ -260,59 +244,55 @@ class StdioAgent:
         if type(method) is not str:
             return [wire.error(rid if request else None, wire.INVALID_REQUEST, "Invalid Request")]
         params = msg.get("params")
-        if type(params) is not dict:
-            params = {}
+        answer = self._request(method, params if type(params) is dict else {}, msg, rid, request, after)
+        return [answer] if request and answer is not None else []
+
+    def _request(
+        self, method: str, params: dict[str, Any], msg: Msg, rid: Any, request: bool, after: list[Msg]
+    ) -> Msg | None:
+        """The answer to a request or notification (sent only for a request: ``_one``)."""
         missing = missing_field(method, params)
         if missing is not None:
-            return [wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: {missing}")] if request else []
+            return wire.error(rid, wire.INVALID_PARAMS, f"Invalid params: {missing}")
         if method == "initialize":
             requested = params["protocolVersion"]
             if requested < wire.PROTOCOL_VERSION:  # no version at or below the one asked for
                 data = {"requested": requested, "supported": [wire.PROTOCOL_VERSION]}
-                msg_ = f"Unsupported protocol version {requested}"
-                return [wire.error(rid, UNSUPPORTED_VERSION, msg_, data)] if request else []
+                return wire.error(rid, UNSUPPORTED_VERSION, f"Unsupported protocol version {requested}", data)
             self._initialize(params)
-            return [wire.initialized(rid)] if request else []
+            return wire.initialized(rid)
         if method == "session/new":
-            return [wire.session_created(rid, self._new(params["cwd"]))] if request else []
+            return wire.session_created(rid, self._new(params["cwd"])) if request else None
         if method == "session/list":
-            return [self._list(rid, params)] if request else []
+            return self._list(rid, params)
         if method == "$/cancel_request":
-            if not request:
-                for s in self.sessions.values():
-                    if params["requestId"] in s.agent.prompts:
-                        self._pass(s, msg)
-            return []
+            for s in self.sessions.values():
+                if not request and params["requestId"] in s.agent.prompts:
+                    self._pass(s, msg)
+            return None
         if method not in ("session/prompt", "session/close", "session/resume", "session/cancel"):
-            return [wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")] if request else []
+            return wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
         if method == "session/cancel" and request:
-            return [wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method} (a notification)")]
+            return wire.error(rid, METHOD_NOT_FOUND, f"Method not found: {method} (a notification)")
         if method != "session/cancel" and not request:
-            return []  # a request sent as a notification: nothing to answer
+            return None  # a request sent as a notification: nothing to answer
         sid = params["sessionId"]
         session = self.sessions.get(sid)
         if session is None:
             if method == "session/close":
-                return [wire.result(rid, {})]  # closing a session that does not exist succeeds
-            if not request:
-                return []
-            return [
-                wire.error(
-                    rid, RESOURCE_NOT_FOUND, f"Resource not found: session {sid!r}", {"sessionId": sid}
-                )
-            ]
+                return wire.result(rid, {})  # closing a session that does not exist succeeds
+            text = f"Resource not found: session {sid!r}"
+            return wire.error(rid, RESOURCE_NOT_FOUND, text, {"sessionId": sid})
         refusal = self._refusal(session, method, params, rid)
         if refusal is not None:
-            return [refusal] if request else []
-        if method == "session/prompt":
-            session.contents[rid] = params["prompt"]
-        elif method == "session/resume" and "replayFrom" in params and params["replayFrom"] is None:
+            return refusal
+        if method == "session/resume" and "replayFrom" in params and params["replayFrom"] is None:
             # omitted and null are the same: no replay
             msg = {**msg, "params": {k: v for k, v in params.items() if k != "replayFrom"}}
         self._pass(session, msg)
         if method == "session/prompt":
             after.extend(self._eager(session))
-        return []
+        return None
 
     def _initialize(self, params: dict[str, Any]) -> None:
         caps = params.get("capabilities")
@@ -337,6 +317,7 @@ class StdioAgent:
             sid, child = f"sess_{2 * n - 1}", f"sess_{2 * n}"
             agent = Agent(self.cfg, self.faults, session=sid, child=child, requests=f"perm_{sid}_")
             agent.elicit_modes = self.elicit_modes
+        agent.contents = {}  # its user messages echo the prompts' content
         self.sessions[agent.sid] = Session(agent.sid, cwd, agent)
         return agent.sid
 
@@ -443,47 +424,7 @@ class StdioAgent:
             session.refused.add((name, arg))
             self.notes.append(f"seeded bug refused by the model, not sent: {exc}")
             return None
-        if name in ("user_message", "user_chunks"):
-            msgs = self._echo(session, arg, msgs)
         return msgs
-
-    def _echo(self, session: Session, rid: Any, msgs: list[Msg]) -> list[Msg]:
-        """The user message carries the content the Client sent (the model writes a stand-in):
-        a full message its content array, chunks one per content block; so does the history a
-        resume replays."""
-        content = session.contents.get(rid)
-        if content is None:
-            return msgs
-        out: list[Msg] = []
-        mid = None
-        chunked = False
-        for msg in msgs:
-            upd = msg["params"]["update"]
-            kind = upd.get("sessionUpdate")
-            if kind == "user_message":
-                upd["content"] = copy.deepcopy(content)
-                mid = upd.get("messageId")
-            elif kind == "user_message_chunk":
-                if not chunked:  # the chunks' place: one per block (none: a full, empty message)
-                    chunked = True
-                    mid = upd.get("messageId")
-                    blocks = content or [None]
-                    for block in blocks:
-                        new = copy.deepcopy(msg)
-                        if block is None:
-                            new["params"]["update"]["sessionUpdate"] = "user_message"
-                            new["params"]["update"]["content"] = []
-                        else:
-                            new["params"]["update"]["content"] = copy.deepcopy(block)
-                        out.append(new)
-                continue
-            out.append(msg)
-        for kept in reversed(session.agent.history):
-            upd = kept["params"]["update"]
-            if upd.get("sessionUpdate") == "user_message" and upd.get("messageId") == mid:
-                upd["content"] = copy.deepcopy(content)
-                break
-        return out
 
     def pause(self) -> float:
         low, high = self.pace
