@@ -14,6 +14,8 @@ and on the same file:
 
 - baseline: a plain loop ``for line in file: orjson.loads(line)``;
 - reader: ``properties.transcript.read_transcript`` alone (decode, envelope, id bookkeeping);
+- dispatch: ``properties.checking.check_stream`` with a set of no monitors (``MonitorSet([])``):
+  the reader, the check's loop and the engine's dispatch, no handler called;
 - check: ``properties.checking.check_stream`` in-process with every monitor (``MonitorSet()``)
   and no schema: what ``acp-model check FILE`` does minus interpreter start-up and printing.
 
@@ -106,7 +108,7 @@ def monitors_available() -> bool:
     return bool(ALL_MONITORS)
 
 
-# -- the three timed loops -------------------------------------------------------------------------
+# -- the four timed loops --------------------------------------------------------------------------
 
 
 def run_baseline(path: Path) -> int:
@@ -132,13 +134,19 @@ def run_reader(path: Path) -> int:
     return _count_messages(path, read_transcript)
 
 
+def run_dispatch(path: Path) -> int:
+    with path.open("rb") as fh:
+        report = check_stream(fh, str(path), monitors=MonitorSet([]))
+    return report.stats.messages
+
+
 def run_check(path: Path) -> int:
     with path.open("rb") as fh:
         report = check_stream(fh, str(path), monitors=MonitorSet())
     return report.stats.messages
 
 
-MODES = {"baseline": run_baseline, "reader": run_reader, "check": run_check}
+MODES = {"baseline": run_baseline, "reader": run_reader, "dispatch": run_dispatch, "check": run_check}
 
 
 def timed(mode: str, path: Path) -> tuple[float, int]:
@@ -199,7 +207,7 @@ def main() -> None:
         return
 
     full = monitors_available()
-    modes = ["baseline", "reader", *(["check"] if full else [])]
+    modes = ["baseline", "reader", "dispatch", *(["check"] if full else [])]
     with tempfile.TemporaryDirectory(prefix="bench_check.") as tmp:
         big = Path(tmp) / "big.ndjson"
         if args.chunks < 1:

@@ -134,7 +134,9 @@ def check_stream(
     )
 
     def keep(new: list[Finding]) -> None:
-        for finding in new:
+        """Keep ``new`` after the findings the monitors made before it (``push`` leaves them
+        waiting, so the report is in the order findings were made)."""
+        for finding in (*monitor_set.take_new(), *new):
             if finding.kind == "open":
                 report.open.append(finding)
             elif max_findings is None or len(report.findings) < max_findings:
@@ -143,9 +145,10 @@ def check_stream(
                 report.cut[finding.severity] += 1
 
     last: int | None = None
+    push = monitor_set.push
     with full_collections_paused():
         for item in read_transcript(stream, max_line_bytes, stats=report.stats):
-            if isinstance(item, Finding):
+            if not isinstance(item, tuple):  # an input finding
                 keep([item])
                 last = item.line if item.line is not None else last
                 continue
@@ -157,9 +160,7 @@ def check_stream(
                 problem = schema.check(sender, msg, line)
                 if problem is not None:
                     keep([problem])
-            new = monitor_set.feed(sender, msg, line)
-            if new:
-                keep(new)
+            push(sender, msg, line)
         keep(monitor_set.finish(quiescent=False, complete=complete, last_line=last))
     report.exercised = Counter(monitor_set.exercised)
     report.variant = getattr(monitor_set, "variant", None)

@@ -130,6 +130,8 @@ class Monitor:
         ``defaultdict(int)`` is about twice as fast to increment as a ``Counter``)."""
         self._gx = owner._groups
         """Counts of rule groups exercised together (``exercise_all``), merged on reading."""
+        self.between: Rules = owner.rules
+        """The rules between machines in force (``model.between``: the variant's, else the spec's)."""
 
     # -- hooks ---------------------------------------------------------------------------
     def handlers(self) -> Iterable[tuple[str, str, Handler]]:
@@ -178,11 +180,6 @@ class Monitor:
         """The table in force for ``spec``: the variant's (``MonitorSet.tables``), else the model's."""
         tables = self._owner.tables
         return tables.get(spec.name, spec) if tables else spec
-
-    @property
-    def between(self) -> Rules:
-        """The rules between machines in force (``model.between``: the variant's, else the spec's)."""
-        return self._owner.rules
 
     def reading(self, name: str) -> str:
         """The alternative in force for the reading ``name`` (``properties.readings``)."""
@@ -254,5 +251,5 @@ class Monitor:
             self._add("open", rule, line, session, explanation + " (open at end of input)", message, readings)
 
 
-_PLUMBING = ("_owner", "_ex", "_gx")
+_PLUMBING = ("_owner", "_ex", "_gx", "between")
 """Monitor attributes that are not monitor state."""

@@ -106,6 +106,7 @@ UNOBSERVED: dict[str, frozenset[str]] = {session.SPEC.name: frozenset({"close", 
 rules judge what a close stops; see the module docstring)."""
 
 _NO_CTX: Context = {}
+_ENTITY: Final = entity.SPEC.name
 _LISTED = frozenset({background.LISTED, background.FINALIZED})
 
 
@@ -150,7 +151,7 @@ class Seen(Record):
     def reported(self, key: str) -> bool:
         """Whether an update or chunk of the entity ``key`` was fired before (the entity table
         placed it, or refused its first move under a variant's rows)."""
-        where = (entity.SPEC.name, key)
+        where = (_ENTITY, key)
         return where in self.states or where in self.refused
 
     def key(self) -> Any:
@@ -413,8 +414,10 @@ def entity_step(upd: Mapping[str, Any]) -> tuple[str, str] | None:
     """``(entity key, trigger)`` of the entity table an update fires (``"agent_message msg_1"``,
     ``"chunk"``), or None when the update is no entity's (or names no ID)."""
     variant = upd.get("sessionUpdate")
-    if type(variant) is not str:
-        return None
+    return _entity_step(variant, upd) if type(variant) is str else None
+
+
+def _entity_step(variant: str, upd: Mapping[str, Any]) -> tuple[str, str] | None:
     chunk = _ENTITY_CHUNKS.get(variant)
     if chunk is not None:
         ident = upd.get(chunk[1])
@@ -439,11 +442,13 @@ def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> lis
     """The observations an Agent update makes, given what the session has shown so far (read
     before any of them is fired). A snapshot also records its list in ``seen``."""
     variant = upd.get("sessionUpdate")
-    found = UPDATES.get(variant) if type(variant) is str else None
+    if type(variant) is not str:
+        return []
+    found = UPDATES.get(variant)
     out = [] if found is None else list(found(upd, seen, readings))
-    step = entity_step(upd)
+    step = _entity_step(variant, upd)
     if step is not None:
-        if _output_after_idle_snapshot(step[0], seen):
+        if seen.handshake is not None and _output_after_idle_snapshot(step[0], seen):
             out.append((session.SPEC, SESSION_KEY, "replay", _NO_CTX))
         out.append((entity.SPEC, step[0], step[1], _NO_CTX))
     return out
@@ -464,6 +469,6 @@ def _output_after_idle_snapshot(key: str, seen: Seen) -> bool:
         and seen.idle_snapshot
         and not seen.prompts
         and key.startswith(_MODEL_OUTPUT)
-        and (entity.SPEC.name, key) not in seen.states
+        and (_ENTITY, key) not in seen.states
         and seen.state_of(session.SPEC, SESSION_KEY) == session.SYNCED
     )

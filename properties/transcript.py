@@ -202,18 +202,6 @@ def _exact(raw: bytes) -> Any:
     return json.loads(raw, parse_int=_big_int, parse_constant=_reject_constant)
 
 
-def _loads(raw: bytes) -> Any:
-    """Decode one line: orjson, or the standard library where orjson refuses the line (an
-    integer past what a double holds), so that valid JSON is never called invalid."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as first:
-        try:
-            return _exact(raw)
-        except (ValueError, RecursionError):
-            raise first from None
-
-
 def _unparseable(raw: bytes, ended: bool, line: int, exc: BaseException) -> Finding:
     """Say why a line that did not parse is unusable."""
     if not ended:
@@ -346,6 +334,7 @@ def read_transcript(
     answered: dict[str, set[Any]] = {"client": set(), "agent": set()}  # by the side that asked
     crlf_reported = False
     line = 0
+    loads = orjson.loads
 
     def note(finding: Finding) -> Finding:
         st.input_findings += 1
@@ -357,27 +346,30 @@ def read_transcript(
         if raw is None:
             yield note(_input("too-long", line, f"line longer than {max_line_bytes} bytes (skipped)"))
             continue
-        if raw.startswith(_BOM):
-            yield note(_input("bom", line, "line starts with a UTF-8 byte-order mark (ignored)", "info"))
-            raw = raw[3:]
-        if not raw.strip():
-            yield note(_input("blank-line", line, "blank line (skipped)", "info"))
-            continue
-        if raw.endswith(b"\r"):
-            if not crlf_reported:
-                crlf_reported = True
-                yield note(
-                    _input("crlf", line, "CRLF line ends (first seen here; accepted, reported once)", "info")
-                )
-            raw = raw[:-1]
+        if raw[:1] != b"{" or raw[-1:] != b"}":  # (what a line of one object never has)
+            if raw.startswith(_BOM):
+                yield note(_input("bom", line, "line starts with a UTF-8 byte-order mark (ignored)", "info"))
+                raw = raw[3:]
+            if not raw.strip():
+                yield note(_input("blank-line", line, "blank line (skipped)", "info"))
+                continue
+            if raw.endswith(b"\r"):
+                if not crlf_reported:
+                    crlf_reported = True
+                    crlf = "CRLF line ends (first seen here; accepted, reported once)"
+                    yield note(_input("crlf", line, crlf, "info"))
+                raw = raw[:-1]
         if _too_deep(raw):
             yield note(_input("too-deep", line, _TOO_DEEP))
             continue
         try:
-            obj = _loads(raw)
-        except (ValueError, RecursionError) as exc:
-            yield note(_unparseable(raw, ended, line, exc))
-            continue
+            obj = loads(raw)
+        except orjson.JSONDecodeError as first:
+            try:  # valid JSON orjson refuses (an integer past what a double holds) is not invalid
+                obj = _exact(raw)
+            except (ValueError, RecursionError):
+                yield note(_unparseable(raw, ended, line, first))
+                continue
         if type(obj) is not dict:
             yield note(_input("not-object", line, f"line is a JSON {type(obj).__name__}, not an object"))
             continue
@@ -420,25 +412,22 @@ def read_transcript(
             if shape == 2:  # a response answers a request from the other side
                 rid = msg["id"]
                 if rid is not None:
-                    request = pending[_OTHER[sender]].pop(rid, None)
-                    if request is None and rid not in answered[_OTHER[sender]]:
+                    asker = _OTHER[sender]
+                    request = pending[asker].pop(rid, None)
+                    if request is None and rid not in answered[asker]:
                         yield note(
                             _input(
                                 "unknown-response-id",
                                 line,
-                                f"{sender} responds to id {rid!r}, which the {_OTHER[sender]} has not "
+                                f"{sender} responds to id {rid!r}, which the {asker} has not "
                                 "requested (skipped)",
                             )
                         )
                         continue
-                    answered[_OTHER[sender]].add(rid)  # a second response is passed on: a breach
-                    result = msg.get("result")
-                    if (
-                        request is not None
-                        and request["method"] in _SESSION_CREATING
-                        and type(result) is dict
-                    ):
-                        sid = result.get("sessionId")
+                    answered[asker].add(rid)  # a second response is passed on: a breach
+                    if request is not None and request["method"] in _SESSION_CREATING:
+                        result = msg.get("result")
+                        sid = result.get("sessionId") if type(result) is dict else None
                         if type(sid) is str:
                             st.sessions.add(sid)
                 st.responses += 1

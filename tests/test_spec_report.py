@@ -396,3 +396,16 @@ def test_the_committed_matrix_picture_has_a_row_per_rule_a_reading_changes() -> 
     grid = effects(report["sections"]["matrix"]["matrix"], verdicts)
     assert set(grid.rules) == {v["rule"] for v in verdicts if v.get("by_reading")}
     assert len(grid.columns) == len(report["sections"]["decidability"]["by_reading"])
+
+
+def test_the_explore_part_keeps_a_slices_own_readings(tmp_path: Path) -> None:
+    """reading_rows is explored under the readings it names (as ``acp-model explore`` does), so
+    the rows only those readings allow are fired: the report's coverage does not list them as
+    never fired."""
+    from diagrams.spec_report.parts import part_explore
+
+    ctx = Context(Options(tmp_path, slices=("reading_rows",), walks=0, pool=Workers(1)), lambda _: None)
+    assert part_explore(ctx, None)
+    fired = ctx.results["explore"]["slice_rows"]
+    assert fired[("prompt", "cancel_requested", "reject", "rejected")]
+    assert fired[("background_item", "listed", "adopt", "announced")]

@@ -8,9 +8,10 @@ Two stages. *Parts* compute (``diagrams.spec_report.parts``; each stops cleanly 
 - ``decidability``: ``simulator.analysis.decidability`` for every rule that has a check, and the
   rules each ``--readings`` reading names again under its other alternatives (the page lists the
   verdicts that differ);
-- ``explore``: the conforming model explored exhaustively in every slice of
-  ``simulator.explore.bfs.SLICES``, then by seeded random walks at the default bounds
-  (findings are contradictions of the rules; rows fired and rules exercised are the coverage);
+- ``explore``: the conforming model explored by ``simulator.explore.run.compute`` (as
+  ``acp-model explore`` does) exhaustively in every slice of ``simulator.explore.bfs.SLICES``, then
+  by seeded random walks at the default bounds (findings are contradictions of the rules; rows
+  fired and rules exercised are the coverage);
 - ``ladder``: for each rule the slices never exercised, the smallest of a few larger bounds
   (``LADDER``) whose random walks exercise it;
 - ``matrix``: the readings matrix.

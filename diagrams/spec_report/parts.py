@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,6 @@ from simulator.explore import bfs as explore_bfs
 from simulator.explore import random_walks as explore_random
 from simulator.explore.common import Counterexample, keep_shortest, monitor_rules
 from simulator.explore.coverage import machine_coverage
-from simulator.explore.variant_runs import behaviours
 from simulator.peers.agent import MAIN
 from simulator.peers.config import DEFAULT, EXPLORE_STEPS, Config, long_session
 from simulator.peers.schedulers import random_walk
@@ -152,65 +151,49 @@ def _cfg(ctx: Context, cfg: Config) -> Config:
     return cfg.with_(readings=ctx.opts.readings, variant=ctx.opts.variant)
 
 
-def _on(ctx: Context) -> dict[str, Any]:
-    """Random walks on the report's pool (their chunks as its jobs; the same walks and results
-    for any pool)."""
-    return {"chunk_map": ctx.pool.map} if ctx.pool.parallel else {}
-
-
 def part_explore(ctx: Context, budget: float | None) -> bool:
+    """The conforming model explored by ``simulator.explore.run`` (seed 0, no seeded bug, the
+    report's readings and variant, every behaviour set of the variant): its exhaustive slices,
+    then, if the budget is not spent, its random walks at the default bounds (no hypothesis
+    examples) and the client's view against the agent's truth (``view_against_truth``)."""
+    from simulator.explore import run as explore_run
+
     t0 = time.perf_counter()
-    slices = [s for s in explore_bfs.SLICES if ctx.opts.slices is None or s.name in ctx.opts.slices]
-    rows: Counter[Any] = Counter()
-    exercised: Counter[str] = Counter()
-    cexs: dict[str, Counterexample] = {}
-    complete = True
-    stats = []
-
-    def absorb(found: Any) -> None:
-        """Add one exploration's coverage and counterexamples (the shortest per rule)."""
-        rows.update(found.rows)
-        exercised.update(found.exercised)
-        keep_shortest(cexs, found.counterexamples)
-
-    sets = behaviours(ctx.opts.variant, frozenset())
-    deadline = None if budget is None else time.time() + budget
-    jobs: list[SliceJob] = [
-        (_cfg(ctx, sl.cfg), faults, sl.name if label == "spec" else f"{sl.name}+{label}", deadline)
-        for sl in slices
-        for label, faults in sets
-    ]
-    ctx.progress(f"explore: {len(jobs)} exhaustive slices")
-    for (_, _, name, _), r in zip(jobs, ctx.pool.map(search_slice, jobs), strict=True):
-        ctx.progress(f"explore: slice {name}, {r.states:,} states")
-        complete &= r.complete
-        stats.append({"name": name, "states": r.states, "complete": r.complete, "stop": r.stop})
-        absorb(r)
-    slice_exercised = Counter(exercised)
-    slice_rows = Counter(rows)
+    chosen = ctx.opts.slices
+    opts = explore_run.Options(
+        mode="exhaustive",
+        examples=0,
+        walks=ctx.opts.walks,
+        time_budget=budget,
+        slices=tuple(s.name for s in explore_bfs.SLICES if chosen is None or s.name in chosen),
+        readings=ctx.opts.readings,
+        variant=ctx.opts.variant,
+        pool=ctx.pool,
+    )
+    ctx.progress(f"explore: {len(opts.slices)} exhaustive slices")
+    runs = [explore_run.compute(opts)]
+    ex = runs[0].report["exhaustive"]
+    complete: bool = ex["complete"]
     walks = ctx.opts.walks
     if budget is not None and time.perf_counter() - t0 > budget:
         walks, complete = 0, False
     if walks:
         ctx.progress(f"explore: {walks} random walks at the default bounds")
-        left_walks = walks
-        for k, (_, faults) in enumerate(sets):  # a variant's walks: the first half (rounded up)
-            n = -(-left_walks // (len(sets) - k))  # with the spec's behaviours, then the rest
-            left_walks -= n
-            w = explore_random.explore(
-                _cfg(ctx, DEFAULT), faults, seed=0, walks=n, steps=EXPLORE_STEPS, **_on(ctx)
-            )
-            absorb(w)
+        runs.append(explore_run.compute(replace(opts, mode="random")))
+    cexs: dict[str, Counterexample] = {}
+    for done in runs:
+        keep_shortest(cexs, done.counterexamples)
     if walks:
         ctx.progress(f"explore: {walks} walks, the client's view against the agent's truth")
         for c in view_against_truth(walks, _cfg(ctx, DEFAULT), ctx.pool):
             cexs.setdefault(c.rule, c)
+    slice_rows, slice_exercised = runs[0].covered["exhaustive"]
+    rows = explore_run.union(cov for done in runs for cov in done.covered.values())[0]
     ctx.results["explore"] = {
-        "slices": stats,
+        "slices": ex["slices"],
         "walks": walks,
         "rows": rows,
         "machines": machine_coverage(rows, ctx.opts.variant),
-        "exercised": exercised,
         "slice_exercised": slice_exercised,
         "slice_rows": slice_rows,
         "counterexamples": [cexs[r] for r in sorted(cexs)],
@@ -220,18 +203,6 @@ def part_explore(ctx: Context, budget: float | None) -> bool:
 
 VIEW_TRUTH = "VIEW-TRUTH"
 """The name a disagreement between the client's view and the agent's truth is reported under."""
-
-
-SliceJob = tuple[Config, frozenset[str], str, float | None]
-"""(bounds, faults, name, deadline as ``time.time()``): one exhaustive slice of the explore part."""
-
-
-def search_slice(job: SliceJob) -> explore_bfs.BfsResult:
-    """One exhaustive slice, as a job of the report's pool (the time left until the deadline is
-    its budget)."""
-    cfg, faults, name, deadline = job
-    left = None if deadline is None else max(0.0, deadline - time.time())
-    return explore_bfs.explore(cfg, faults, time_budget=left, name=name)
 
 
 VIEW_CHUNK = 50

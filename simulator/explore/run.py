@@ -170,6 +170,8 @@ class Computed:
     seconds: float
     info: list[str] = field(default_factory=list)
     """Facts worth saying that are no problem of the run (``info`` in the report)."""
+    covered: dict[str, Coverage] = field(default_factory=dict)
+    """Per mode, the counts ``coverage`` is made of (the spec report draws the rows fired)."""
 
 
 def compute(opts: Options, progress: Progress = NULL) -> Computed:
@@ -198,6 +200,7 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: 
             "notes": notes(opts.variant),
         }
     coverage: dict[str, Any] = {}
+    covered: dict[str, Coverage] = {}
     aside_before = Counter(SET_ASIDE)
     warnings: list[str] = []
     info: list[str] = []
@@ -205,6 +208,7 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: 
     if opts.mode in ("exhaustive", "both"):
         ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, pool)
         report["exhaustive"] = ex
+        covered["exhaustive"] = ex_cov
         coverage["exhaustive"] = coverage_json(*ex_cov, rules, opts.variant)
         cexs += ex_cexs
         if not ex["complete"]:
@@ -230,6 +234,7 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: 
             gc.collect()
         rnd, rnd_cexs, rnd_cov = _random(opts, progress, pool)
         report["random"] = rnd
+        covered["random"] = rnd_cov
         coverage["random"] = coverage_json(*rnd_cov, rules, opts.variant)
         cexs += rnd_cexs
     if opts.variant is not None:
@@ -246,7 +251,7 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: 
             info.append(f"rules not exercised by the default bounds of the {mode} mode: {', '.join(never)}")
         else:
             warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
-    return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0, info)
+    return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0, info, covered)
 
 
 BYTES_PER_STATE = 600
@@ -369,7 +374,7 @@ def _exhaustive(
     states = sum(r.states for r in results)
     best: dict[str, Counterexample] = {}
     keep_shortest(best, (c for r in results for c in r.counterexamples))
-    covered = _union((r.rows, r.exercised) for r in results)
+    covered = union((r.rows, r.exercised) for r in results)
     progress.done()
     graph_bytes = None
     if opts.graph is not None:
@@ -411,7 +416,7 @@ def _exhaustive(
     return ex, [best[r] for r in sorted(best)], covered
 
 
-def _union(parts: Iterable[Coverage]) -> Coverage:
+def union(parts: Iterable[Coverage]) -> Coverage:
     """The coverage of several runs: every count summed."""
     total: Coverage = (Counter(), Counter())
     for part in parts:
@@ -508,7 +513,7 @@ def _random(
             }
             for (label, faults), h, w in zip(sets, hyps, walks_, strict=True)
         ]
-    covered = _union(
+    covered = union(
         [(h.stats.rows, h.stats.exercised) for h in hyps] + [(w.rows, w.exercised) for w in walks_]
     )
     # one counterexample per rule and mode: the shortest of the behaviour sets
