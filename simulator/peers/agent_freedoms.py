@@ -28,6 +28,9 @@ from simulator.peers.agent_work import ForegroundWork
 _RESTATED = (fgm.END_TURN, fgm.MAX_TOKENS)
 """Stop reasons the Agent may repeat on an idle of its own (the ones it restates as new)."""
 
+SNAPSHOT = "snapshot"
+"""``restate_idle``'s argument for the bare repeat (feature ``snapshot``: ``_own_events``)."""
+
 
 class Freedoms(ForegroundWork):
     __slots__ = ()
@@ -111,9 +114,10 @@ class Freedoms(ForegroundWork):
         - ``goal``: foreground work it starts itself while idle, no prompt waiting (pursuing a
           goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
         - ``commands``: an ``available_commands_update``;
-        - ``snapshot``: the current idle reported again while idle, no stop reason ("Agents MAY
-          repeat current-state snapshots", State transitions; right after the session/new
-          response it is the optional initial idle, Initial state and synchronization);
+        - ``snapshot``: the current idle reported again while idle, no stop reason
+          (``restate_idle`` with ``SNAPSHOT``: "Agents MAY repeat current-state snapshots",
+          State transitions; right after the session/new response it is the optional initial
+          idle, Initial state and synchronization);
         - ``bare_error``: ending (or stopping) work with the error stop reason and no ``error``
           field;
         - (any run with ``fail``) ending work with the error stop reason while an in_progress tool
@@ -139,7 +143,7 @@ class Freedoms(ForegroundWork):
             add(("agent", "commands", None))
         repeat = "snapshot" in features and "snapshot" not in self.extras
         if repeat and not active and self.reported == fgm.IDLE:
-            add(("agent", "snapshot", None))
+            add(("agent", "restate_idle", SNAPSHOT))
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
             add(("agent", "end_error_carrying", None))
 
@@ -171,10 +175,6 @@ class Freedoms(ForegroundWork):
         self.extras = (self.extras - {"announced"}) | {"goal"}
         self.followup = True  # work of its own, as after a background task finished
         return self._do_start(unseen)
-
-    def _do_snapshot(self, _: Any) -> list[Msg]:
-        self.extras = self.extras | {"snapshot"}
-        return [self._state(fgm.IDLE)]
 
     def _do_commands(self, _: Any) -> list[Msg]:
         self.extras = self.extras | {"commands"}
@@ -225,7 +225,11 @@ class Freedoms(ForegroundWork):
 
     def _do_restate_idle(self, same: str | None) -> list[Msg]:
         """A repeated idle: the last stop reason again (``same``), or
-        (``repeated-idle-new-stop-reason=snapshot``) with updated information, a new one."""
+        (``repeated-idle-new-stop-reason=snapshot``) with updated information, a new one; or
+        (``same`` is ``SNAPSHOT``, feature ``snapshot``) with no stop reason."""
+        if same == SNAPSHOT:
+            self.extras = self.extras | {"snapshot"}
+            return [self._state(fgm.IDLE)]
         self.extras = (self.extras - {"unstated"}) | {"restated"}
         reason = same or self._restated_reason()
         self.last_stop = reason
