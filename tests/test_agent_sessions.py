@@ -155,6 +155,17 @@ def test_initialize_without_info_is_accepted() -> None:
     ]
 
 
+@pytest.mark.parametrize("advertised", [True, False])
+def test_custom_states_follow_the_clients_capabilities(advertised: bool) -> None:
+    """A Client that does not advertise custom states takes them out of the Agent's choices and
+    out of the foreground table's context it judges its own moves by (they must agree)."""
+    agent = StdioAgent(0)
+    caps = {"_meta": {"customStates": True}} if advertised else {}
+    agent.receive(dumps(wire.request(1, "initialize", {"protocolVersion": 2, "capabilities": caps})))
+    assert ("future" in agent.agent.cfg.features) is advertised
+    assert agent.agent.fg_ctx == {"custom_states": advertised}
+
+
 @pytest.mark.parametrize(("asked", "code"), [(1, -32022), (2, None), (3, None)])
 def test_the_protocol_version(asked: int, code: int | None) -> None:
     """Version 2 for a Client asking 2 or later; -32022 (with the versions supported) for one

@@ -304,8 +304,9 @@ class StdioAgent:
         advertised = tuple(m for m in ELICITATION_MODES if type(found) is dict and type(found.get(m)) is dict)
         self.elicit_modes = advertised if "elicitation" in self.cfg.features else ()
         for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
-            if not custom:
+            if not custom:  # the config and the foreground table's context agree
                 agent.cfg = agent.cfg.with_(features=agent.cfg.features - {"future"})
+                agent.fg_ctx = {"custom_states": False}
             agent.elicit_modes = self.elicit_modes
 
     def _new(self, cwd: str) -> str:
