@@ -29,6 +29,9 @@ _RESTATED = (fgm.END_TURN, fgm.MAX_TOKENS)
 """Stop reasons the Agent may repeat on an idle of its own (the ones it restates as new)."""
 
 SNAPSHOT = "snapshot"
+_PLACED = {fgm.IDLE: "idle", fgm.UNKNOWN: "other", fgm.UNRECOGNIZED: "other"}
+"""Where ``model.between`` own_user_message places the Agent's own user message, by the state
+reported (``_may_announce``: the states it may announce from)."""
 """``restate_idle``'s argument for the bare repeat (feature ``snapshot``: ``_own_events``)."""
 
 
@@ -162,11 +165,11 @@ class Freedoms(ForegroundWork):
         message, allowed when the Agent's own work is reported starting next, which it then
         must). Also while unknown or a custom state is reported (no work placed: ``other``), its
         own work then starting unseen where it may (``_unseen``) and shown later (``restore``)."""
-        shown = {fgm.IDLE: "idle", fgm.UNKNOWN: "other", fgm.UNRECOGNIZED: "other"}.get(self.reported)
+        shown = _PLACED.get(self.reported)
         return (
-            "announce" in self.cfg.features
+            shown is not None
+            and "announce" in self.cfg.features
             and "synthetic" not in self.extras
-            and shown is not None
             and self._reading("unaccounted-user-message", "agent-initiated")
             and self.between.own_user_message(shown, False) is None
         )
@@ -214,9 +217,9 @@ class Freedoms(ForegroundWork):
         """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
         Agent started itself while no prompt waits for its answer): a user message of the Agent's
         own running work (an Agent-side insertion), which no session/prompt accounts for; once per
-        run, before the work's other output. ``announce`` (``_may_announce``): sent from idle,
-        its own work to start next, under an ID of its own that takes no number from the message
-        IDs of prompts (it mints IDs as it likes)."""
+        run, before the work's other output. ``announce`` (``_may_announce``): sent from idle (or
+        while unknown or a custom state is shown), its own work to start next, under an ID of
+        its own that takes no number from the message IDs of prompts (it mints IDs as it likes)."""
         self.extras = self.extras | ({"synthetic", "announced"} if announce else {"synthetic"})
         mid = "msg_x_own" if announce else self._msg_id("msg_x")
         msg = wire.message("user_message", self.sid, mid, [wire.text("continue")])
