@@ -83,10 +83,6 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
     if fds is not None:
         return serve_lockstep(agent, fd_in, fd_out, *fds)
     out = Sink(fd_out)
-
-    def write(msgs: Sequence[Any]) -> bool:
-        return out(_lines(msgs))
-
     pending = b""
     while True:
         timeout = agent.pause() if agent.moves() else None
@@ -98,12 +94,12 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
             pending += data
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                if line.strip() and not write(agent.receive(line)):
+                if line.strip() and not out(_lines(agent.receive(line))):
                     return 0
             _notes(agent)
             continue
         msgs = agent.move()
-        if msgs and not write(msgs):
+        if msgs and not out(_lines(msgs)):
             return 0
         _notes(agent)
 
