@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import select
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from simulator.harness.child import HELLO, LOCKSTEP, Sink, read
@@ -86,20 +86,17 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
     pending = b""
     while True:
         timeout = agent.pause() if agent.moves() else None
-        ready, _, _ = select.select([fd_in], [], [], timeout)
-        if ready:
+        answers: Iterable[Sequence[Any] | None]
+        if select.select([fd_in], [], [], timeout)[0]:  # each complete line answered as it comes
             data = read(fd_in)
             if not data:
                 return 0
             pending += data
             *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line.strip() and not out(_lines(agent.receive(line))):
-                    return 0
-            _notes(agent)
-            continue
-        msgs = agent.move()
-        if msgs and not out(_lines(msgs)):
+            answers = (agent.receive(line) for line in lines if line.strip())
+        else:
+            answers = [agent.move()]
+        if not all(out(_lines(msgs)) for msgs in answers if msgs):
             return 0
         _notes(agent)
 
