@@ -187,6 +187,13 @@ APPROVED_RUNS: Final = Between(
     "cancelled without running is allowed)",
     ("permission", "tool_call"),
 )  # fmt: skip
+ADVERTISED_MODES: Final = Between(
+    "advertised_modes", "TOOL-07", "5. Tool invocation and status reporting",
+    "the Agent sends an elicitation/create",
+    "its mode is one the Client advertised in its initialize (clientCapabilities' elicitation.form "
+    "or elicitation.url)",
+    ("elicitation", "session"),
+)  # fmt: skip
 ONE_ANSWER: Final = Between(
     "one_answer", permission.SPEC.forbidden["select"], "INTRO",
     "the Client answers a request of the Agent (a session/request_permission or an "
@@ -203,13 +210,6 @@ CLOSE_STOPS_PROMPTS: Final = Between(
     "prompt not yet inserted is stopped and answered -32800, and an inserted one keeps its "
     "successful response (the prompt table's close and closed_out rows)",
     ("session", "prompt"),
-)  # fmt: skip
-ADVERTISED_MODES: Final = Between(
-    "advertised_modes", "TOOL-07", "5. Tool invocation and status reporting",
-    "the Agent sends an elicitation/create",
-    "its mode is one the Client advertised in its initialize (clientCapabilities' elicitation.form "
-    "or elicitation.url)",
-    ("elicitation", "session"),
 )  # fmt: skip
 FAILED_TOOLS_FINAL: Final = Between(
     "failed_tools_final", "FAIL-04", "Failures",
@@ -401,46 +401,10 @@ LATER_PROMPTS_UNCOVERED: Final = Between(
     ("prompt", "session"),
 )  # fmt: skip
 
-DECLARATIONS: Final[tuple[Between, ...]] = (
-    UPDATES_BEFORE_IDLE,
-    CANCEL_UPDATES_BEFORE_IDLE,
-    CANCEL_CONFIRMED,
-    CANCEL_NOT_ERROR,
-    CANCEL_COVERS,
-    CANCELLED_TOOLS_FINAL,
-    CANCELLED_PERMISSIONS,
-    CONTENT_ADVERTISED,
-    HELD_IN_ORDER,
-    STEERING,
-    USER_MESSAGE_REPORTED,
-    OWN_USER_MESSAGE,
-    LATE_ANSWERS_IGNORED,
-    BLOCKED_ON_USER,
-    APPROVED_RUNS,
-    ADVERTISED_MODES,
-    ONE_ANSWER,
-    CLOSE_STOPS_PROMPTS,
-    FAILED_TOOLS_FINAL,
-    ACTIVE_ON_START,
-    OWN_WORK_FOREGROUND,
-    RUNNING_ON_PROGRESS,
-    IDLE_ENDS_WORK,
-    CANCELLED_WORK_ENDS,
-    ACCEPTED_WORK_REPORTED,
-    CUSTOM_STOP_PREFIXED,
-    LIST_ON_EVERY_SNAPSHOT,
-    TERMINAL_LISTED_ALONE,
-    SETUP_BEFORE_PROMPTS,
-    PROMPT_HAS_CONTENT,
-    CLIENT_SENDS_ADVERTISED,
-    MESSAGE_ID_RETURNED,
-    REPORTED_AFTER_INSERTION,
-    USER_MESSAGE_CONTENT,
-    DISTINCT_MESSAGE_IDS,
-    REPLAY_KEEPS_IDS,
-    REJECTED_NOT_REPORTED,
-    LATER_PROMPTS_UNCOVERED,
+DECLARATIONS: Final[tuple[Between, ...]] = tuple(
+    d for d in tuple(globals().values()) if isinstance(d, Between)
 )
+"""Every declaration above, in the order written."""
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
 BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})

@@ -454,13 +454,9 @@ class Instance:
         try:
             moved = self.spec.machine.events[trigger].trigger(self, ctx=ctx)
         except MachineError:
-            raise self.spec.violation(before, trigger) from None
-        if not moved:
-            rows = self.spec.cells[(before, trigger)]
-            failed = rows[0].guard_name or ""
-            raise self.spec.violation(
-                before, trigger, self.spec.guard_rules.get(failed), f"guard {rows[0].guard!r} refused"
-            )
+            moved = False
+        if not moved:  # a trigger whose guards all fail is a violation, never a silent False
+            raise self.spec._refused(before, trigger, ctx)
         return self.state
 
     def detach(self) -> None:
@@ -484,7 +480,7 @@ def check_table(spec: MachineSpec) -> None:
         if state not in states:
             problems.append(f"eventually: {state!r} is not a state")
     for trigger in spec.hidden:
-        if trigger not in {r.trigger for r in (*spec.rows, *spec.removed)}:
+        if trigger not in spec.actor_of:
             problems.append(f"hidden trigger {trigger!r} is no trigger of the table")
     for row in spec.rows:
         for s in (row.source, row.dest):
@@ -494,14 +490,9 @@ def check_table(spec: MachineSpec) -> None:
             problems.append(f"row {row.trigger}: guard {row.guard!r} has no implementation")
         if not row.section:
             problems.append(f"row {row.trigger} from {row.source}: no spec section")
-    actors: dict[str, str] = {}
-    for row in spec.rows:
-        if actors.setdefault(row.trigger, row.actor) != row.actor:
+        if spec.actor_of[row.trigger] != row.actor:
             problems.append(f"trigger {row.trigger!r} is fired by both agent and client")
-    cells: dict[tuple[str, str], list[Row]] = {}
-    for row in spec.rows:
-        cells.setdefault((row.source, row.trigger), []).append(row)
-    for (source, trigger), rows in cells.items():
+    for (source, trigger), rows in spec.cells.items():
         if len(rows) == 1:
             continue
         guards = sorted(r.guard or "" for r in rows)

@@ -66,12 +66,7 @@ SPEC = MachineSpec(
     final=(),
     rows=ROWS,
     home=EMPTY,
-    forbidden={
-        "upsert_content": PLACEMENT,
-        "upsert_keep": PLACEMENT,
-        "upsert_clear": PLACEMENT,
-        "chunk": PLACEMENT,
-    },
+    forbidden=dict.fromkeys(("upsert_content", "upsert_keep", "upsert_clear", "chunk"), PLACEMENT),
     description="Timeline placement and content of one (type, ID) entity.",
 )
 
