@@ -25,22 +25,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from model import background, toolcall
+from model import background, foreground, toolcall
+from model.fields import KINDS
 
 Json = Any
 
-KNOWN_STATES = frozenset({"idle", "running", "requires_action", "unknown"})
-ACTIVE_STATES = frozenset({"running", "requires_action"})
+KNOWN_STATES = frozenset(foreground.KNOWN_STATES)
+ACTIVE_STATES = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})
 FINAL_TOOL = frozenset(toolcall.FINAL)
 
 
-# -- small validators ----------------------------------------------------------------------------
-def is_str(v: Json) -> bool:
-    return isinstance(v, str)
-
-
-def is_obj(v: Json) -> bool:
-    return isinstance(v, dict)
+# -- small validators (the kinds of ``model.fields``, which a required field is judged by) -------
+is_str, is_obj, is_uint, is_cost = (KINDS[kind] for kind in ("string", "object", "count", "cost"))
 
 
 def is_any(v: Json) -> bool:
@@ -50,18 +46,6 @@ def is_any(v: Json) -> bool:
 def is_block(v: Json) -> bool:
     """A ContentBlock / ToolCallContent item: an object with a string ``type``."""
     return isinstance(v, dict) and isinstance(v.get("type"), str)
-
-
-def is_uint(v: Json) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
-def is_cost(v: Json) -> bool:
-    if not isinstance(v, dict):
-        return False
-    amount = v.get("amount")
-    numeric = isinstance(amount, int | float) and not isinstance(amount, bool)
-    return numeric and isinstance(v.get("currency"), str)
 
 
 def valid_background(items: list[Json]) -> bool:
