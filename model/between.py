@@ -415,6 +415,12 @@ STANDARD_CONTENT_TYPES: Final = BASELINE_PROMPT_TYPES | frozenset(PROMPT_CAPABIL
 """The content block types of the schema; any other type is custom (``client_sends_advertised``)."""
 
 
+def _reading_is(alternative: str, negate: bool = False) -> staticmethod[[str], bool]:
+    """How a declaration reads a reading the spec leaves open: true when the alternative in
+    force is ``alternative`` (with ``negate``: when it is any other)."""
+    return staticmethod(lambda chosen: (chosen == alternative) != negate)
+
+
 @dataclass(frozen=True)
 class Rules:
     """The declarations in force, with their parameters (the spec's, or a variant's)."""
@@ -479,12 +485,10 @@ class Rules:
         prompts whose success was sent, or is owed, and whose user message was not reported)."""
         return any(True for _ in unreported_messages)
 
-    @staticmethod
-    def carries_on_after_idle(updates_after_idle: str) -> bool:
-        """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
-        of ended work may go on changing status after the idle as independent work (``background``,
-        the default) rather than owing that status before it (``foreground-owed``)."""
-        return updates_after_idle == "background"
+    carries_on_after_idle = _reading_is("background")
+    """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
+    of ended work may go on changing status after the idle as independent work (``background``,
+    the default) rather than owing that status before it (``foreground-owed``)."""
 
     @classmethod
     def may_carry_on(
@@ -507,12 +511,10 @@ class Rules:
             and (reason != foreground.ERROR or past_error)
         )
 
-    @staticmethod
-    def patch_allowed(patch_after_idle: str) -> bool:
-        """``updates_before_idle`` under the reading ``patch-after-idle``: whether a chunk or content
-        patching a message of ended work, sent while the session is still idle after it, is a patch
-        in place (``patch-in-place``) rather than an update the work owed before its idle."""
-        return patch_after_idle == "patch-in-place"
+    patch_allowed = _reading_is("patch-in-place")
+    """``updates_before_idle`` under the reading ``patch-after-idle``: whether a chunk or content
+    patching a message of ended work, sent while the session is still idle after it, is a patch
+    in place (``patch-in-place``) rather than an update the work owed before its idle."""
 
     @staticmethod
     def confirming_idle(cancel_pending: bool, resume_snapshot: bool) -> bool:
@@ -532,13 +534,11 @@ class Rules:
             return None
         return CANCEL_NOT_ERROR if reason == foreground.ERROR else CANCEL_CONFIRMED
 
-    @staticmethod
-    def own_end_after_cancel(cancel_takes_effect: str) -> bool:
-        """``cancel_confirmed`` under the reading ``cancel-takes-effect``: whether work a
-        session/cancel reached may still end with its own stop reason (``when-acted``: it may have
-        ended before the Agent acted on the cancel); under ``on-receipt`` its idle confirms the
-        cancellation."""
-        return cancel_takes_effect == "when-acted"
+    own_end_after_cancel = _reading_is("when-acted")
+    """``cancel_confirmed`` under the reading ``cancel-takes-effect``: whether work a
+    session/cancel reached may still end with its own stop reason (``when-acted``: it may have
+    ended before the Agent acted on the cancel); under ``on-receipt`` its idle confirms the
+    cancellation."""
 
     def confirms_cancellation(self, reason: object, cancel_takes_effect: str) -> bool:
         """Whether an idle with stop reason ``reason`` ending work after a cancel was received
@@ -566,12 +566,10 @@ class Rules:
         unlisted work."""
         return self.covered(listed) if cancelled else not listed
 
-    @staticmethod
-    def racing_approval_used(approval_racing_cancel: str) -> bool:
-        """``cancelled_permissions`` under the reading ``approval-racing-cancel``: whether an approval
-        that arrives after the session/cancel of its work, before the idle confirming it, may be
-        used to run the tool (``may-be-used``) or is taken as not approved (``not-approved``)."""
-        return approval_racing_cancel != "not-approved"
+    racing_approval_used = _reading_is("not-approved", negate=True)
+    """``cancelled_permissions`` under the reading ``approval-racing-cancel``: whether an approval
+    that arrives after the session/cancel of its work, before the idle confirming it, may be
+    used to run the tool (``may-be-used``) or is taken as not approved (``not-approved``)."""
 
     @staticmethod
     def owes_final(status: str, final: Iterable[str], covered: bool) -> bool:
@@ -611,12 +609,10 @@ class Rules:
         own_work_foreground's for work the Agent started itself."""
         return table_rule if prompt_waits else OWN_WORK_FOREGROUND.rule
 
-    @staticmethod
-    def blocked_output_is_progress(output_while_requires_action: str) -> bool:
-        """``running_on_progress`` under the reading ``output-while-requires-action``: whether
-        message content sent while requires_action is reported is progress of the blocked work
-        (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
-        return output_while_requires_action != "pending-output"
+    blocked_output_is_progress = _reading_is("pending-output", negate=True)
+    """``running_on_progress`` under the reading ``output-while-requires-action``: whether
+    message content sent while requires_action is reported is progress of the blocked work
+    (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
 
     @staticmethod
     def tool_progress(of_foreground_work: bool, listed: bool) -> bool:
@@ -669,12 +665,10 @@ class Rules:
         (it begins with ``_``)."""
         return reason in foreground.STOP_REASONS or reason.startswith("_")
 
-    @staticmethod
-    def future_reason_possible(future_stop_reason: str) -> bool:
-        """``custom_stop_prefixed`` under the reading ``future-stop-reason``: whether an unknown stop
-        reason without ``_`` may be one of a future ACP variant (``may-be-future``: a suspect)
-        rather than a breach (``custom``)."""
-        return future_stop_reason == "may-be-future"
+    future_reason_possible = _reading_is("may-be-future")
+    """``custom_stop_prefixed`` under the reading ``future-stop-reason``: whether an unknown stop
+    reason without ``_`` may be one of a future ACP variant (``may-be-future``: a suspect)
+    rather than a breach (``custom``)."""
 
     @property
     def steer(self) -> bool:
@@ -721,12 +715,10 @@ class Rules:
         receipt order."""
         return next(iter(waiting), None)
 
-    @staticmethod
-    def may_overtake_held(prompt_ahead_of_held: str) -> bool:
-        """``held_in_order`` under the reading ``prompt-ahead-of-held``: whether a newly received
-        prompt may go in at once ahead of held ones (``held-only``: the order binds held prompts
-        among themselves) or waits its turn behind them (``receipt-order``)."""
-        return prompt_ahead_of_held == "held-only"
+    may_overtake_held = _reading_is("held-only")
+    """``held_in_order`` under the reading ``prompt-ahead-of-held``: whether a newly received
+    prompt may go in at once ahead of held ones (``held-only``: the order binds held prompts
+    among themselves) or waits its turn behind them (``receipt-order``)."""
 
     @staticmethod
     def allowed_types(advertised: Iterable[str]) -> frozenset[str]:
@@ -780,20 +772,16 @@ class Rules:
         modes the Client's initialize advertised)."""
         return mode in advertised
 
-    @staticmethod
-    def lists_before_first(state_updates_before_first_list: str) -> bool:
-        """``list_on_every_snapshot`` under the reading ``state-updates-before-first-list``: whether
-        the list binds the state_updates before the session's first one too (``every``: an Agent
-        that may report background work carries one from its first state_update)."""
-        return state_updates_before_first_list == "every"
+    lists_before_first = _reading_is("every")
+    """``list_on_every_snapshot`` under the reading ``state-updates-before-first-list``: whether
+    the list binds the state_updates before the session's first one too (``every``: an Agent
+    that may report background work carries one from its first state_update)."""
 
-    @staticmethod
-    def terminal_alone_binds(tool_with_listed_terminal: str) -> bool:
-        """``terminal_listed_alone`` under the reading ``tool-with-listed-terminal``: whether a tool
-        call whose content embeds a listed terminal has no live work but that terminal
-        (``only-live-work``: the list names the terminal alone) or may have other work
-        (``may-have-other-work``: the list may name both)."""
-        return tool_with_listed_terminal == "only-live-work"
+    terminal_alone_binds = _reading_is("only-live-work")
+    """``terminal_listed_alone`` under the reading ``tool-with-listed-terminal``: whether a tool
+    call whose content embeds a listed terminal has no live work but that terminal
+    (``only-live-work``: the list names the terminal alone) or may have other work
+    (``may-have-other-work``: the list may name both)."""
 
     @staticmethod
     def list_missing(listed_before: bool, bare_before: bool, before_first_list: bool, has_list: bool) -> bool:
@@ -834,12 +822,10 @@ class Rules:
         submission refused or withdrawn before it."""
         return inserted
 
-    @staticmethod
-    def user_content_replaceable(user_message_content: str) -> bool:
-        """``user_message_content`` under the reading ``user-message-content``: whether an update
-        about a submission's user message may carry content of the Agent's own that a later update
-        replaces (``upsert``), or only content of the prompt (``prompt-content``)."""
-        return user_message_content != "prompt-content"
+    user_content_replaceable = _reading_is("prompt-content", negate=True)
+    """``user_message_content`` under the reading ``user-message-content``: whether an update
+    about a submission's user message may carry content of the Agent's own that a later update
+    replaces (``upsert``), or only content of the prompt (``prompt-content``)."""
 
     @staticmethod
     def content_outside_prompt(
