@@ -21,8 +21,9 @@ validation judges a log against a nondeterministic specification.
 
 Guards are named predicates over a context mapping the caller passes with the event (for the
 prompt machine: "is this the oldest held prompt?"). Their implementations live beside the
-table, in ``MachineSpec.guards``; the table itself stays plain data that the fast explorer,
-the diagram code and ``acp-model machines`` read without running anything.
+table, in ``MachineSpec.guards`` (each reads the caller's flag of its own name: ``flags``);
+the table itself stays plain data that the fast explorer, the diagram code and
+``acp-model machines`` read without running anything.
 
 The same table drives two executions that tests keep in agreement:
 - ``MachineSpec.fire(state, trigger, ctx)``: a pure dictionary lookup for explorers.
@@ -53,7 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, Literal
 
 import networkx as nx
@@ -461,6 +462,16 @@ class Instance:
 
     def detach(self) -> None:
         self.spec.machine.remove_model(self)
+
+
+def flags(**defaults: bool) -> dict[str, Guard]:
+    """Guards that each read the context flag of their own name, ``defaults`` giving its value
+    when the caller passes none (``guards=flags(oldest_held=True)``)."""
+    return {name: partial(_flag, name, default) for name, default in defaults.items()}
+
+
+def _flag(name: str, default: bool, ctx: Context) -> bool:
+    return bool(ctx.get(name, default))
 
 
 # -- checks at build time ---------------------------------------------------------------------
