@@ -123,8 +123,6 @@ UNRECOGNIZED_IDLE: Final = "idle-after-unrecognized-state"
 """The reading (``properties.readings``) whose alternative ``completion`` makes an idle after an
 unrecognized state end that work (``ClientView(readings=...)``)."""
 
-_MISSING: Any = object()
-
 # -- the view ------------------------------------------------------------------------------------
 # upsert variant -> (entity type, ID field)
 UPSERTS = {
@@ -403,7 +401,7 @@ class ClientView:
             else:
                 entity.patch(fields, upd, name, valid, default)
         if etype == "terminal":  # output: base64 of all bytes so far
-            output = upd.get("output", _MISSING)
+            output = upd.get("output", entity.MISSING)
             if output is None:
                 fields["output"] = None
             elif isinstance(output, dict):
@@ -457,10 +455,10 @@ class ClientView:
         if not is_uint(used) or not is_uint(size):
             return False
         sess.used, sess.size = used, size
-        cost = upd.get("cost", _MISSING)
+        cost = upd.get("cost", entity.MISSING)
         if cost is None:
             sess.cost = None
-        elif cost is not _MISSING and is_cost(cost):
+        elif cost is not entity.MISSING and is_cost(cost):
             sess.cost = cost
         return True
 

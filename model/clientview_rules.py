@@ -41,6 +41,7 @@ class Aspect:
 
 
 _FIELDS = "patched an entity's fields otherwise than the spec says"
+_MESSAGES = ("user_message", "agent_message", "agent_thought", "session_message")
 
 ASPECTS: Final[tuple[Aspect, ...]] = (
     # the entities and their timeline (Entity IDs; Message IDs; Session-directed messages)
@@ -51,10 +52,7 @@ ASPECTS: Final[tuple[Aspect, ...]] = (
     Aspect("session-message-extra", "SDM-03", "made up a session message the Agent never reported"),
     Aspect("order", PLACEMENT, "moved an entity: the first update or chunk fixes its position"),
     Aspect("fields:shared-id", "ENT-02", "an update touched the entity of another type with that ID"),
-    Aspect("fields:user_message", "MSGID-02", _FIELDS),
-    Aspect("fields:agent_message", "MSGID-02", _FIELDS),
-    Aspect("fields:agent_thought", "MSGID-02", _FIELDS),
-    Aspect("fields:session_message", "MSGID-02", _FIELDS),
+    *(Aspect(f"fields:{m}", "MSGID-02", _FIELDS) for m in _MESSAGES),
     Aspect("fields:tool_call", "TOOL-06", _FIELDS),
     Aspect("fields:compaction", "COMPACT-04", _FIELDS),
     Aspect("fields:terminal", PLACEMENT, "patched a terminal otherwise than in place"),

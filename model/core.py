@@ -209,10 +209,6 @@ class MachineSpec:
             index.setdefault((row.source, row.trigger), []).append(row)
         return {key: tuple(rows) for key, rows in index.items()}
 
-    def enabled(self, state: str) -> tuple[str, ...]:
-        """Triggers with at least one row from ``state`` (guards not evaluated)."""
-        return tuple(t for t in self.triggers if (state, t) in self.cells)
-
     def moves(self, state: str, actor: Actor = "agent", ctx: Context = _EMPTY) -> Moves:
         """What ``actor`` may do from ``state``: ``(trigger, dest)`` of each row whose guard
         passes on ``ctx``, in table order (a relaxed cell is not a move: what a dropped rule lets
