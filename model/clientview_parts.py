@@ -23,6 +23,7 @@ import binascii
 import copy
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from model import background, foreground, toolcall
@@ -175,49 +176,28 @@ class Entity:
 
 
 # -- sessions ------------------------------------------------------------------------------------
+@dataclass(slots=True, eq=False)
 class Session:
-    __slots__ = (
-        "background",
-        "completions",
-        "cost",
-        "elicitations",
-        "entities",
-        "last_stop_reason",
-        "malformed",
-        "notices",
-        "preserved",
-        "prompts",
-        "rejected",
-        "resuming",
-        "size",
-        "snap",
-        "state",
-        "subagents",
-        "timeline",
-        "used",
-    )
-
-    def __init__(self, state: str = "idle") -> None:
-        self.state = state
-        self.background: list[Json] | None = None
-        self.completions = 0
-        self.used: int | None = None
-        self.size: int | None = None
-        self.cost: Json = None
-        self.last_stop_reason: Json = None
-        self.entities: dict[tuple[str, str], Entity] = {}
-        self.timeline: list[tuple[str, str]] = []
-        self.prompts: dict[str, str | None] = {}
-        self.rejected: dict[str, Json] = {}
-        self.preserved: list[Json] = []
-        self.subagents: dict[str, dict[str, Json]] = {}
-        self.notices = 0
-        self.malformed = 0
-        self.resuming = 0
-        self.elicitations: dict[str, dict[str, Json]] = {}
-        """Elicitations the user still has to act on, by request ID key: pending an answer, or
-        accepted in URL mode and awaiting the external completion."""
-        self.snap: Any = None
+    state: str = "idle"
+    background: list[Json] | None = None
+    completions: int = 0
+    used: int | None = None
+    size: int | None = None
+    cost: Json = None
+    last_stop_reason: Json = None
+    entities: dict[tuple[str, str], Entity] = field(default_factory=dict)
+    timeline: list[tuple[str, str]] = field(default_factory=list)
+    prompts: dict[str, str | None] = field(default_factory=dict)
+    rejected: dict[str, Json] = field(default_factory=dict)
+    preserved: list[Json] = field(default_factory=list)
+    subagents: dict[str, dict[str, Json]] = field(default_factory=dict)
+    notices: int = 0
+    malformed: int = 0
+    resuming: int = 0
+    elicitations: dict[str, dict[str, Json]] = field(default_factory=dict)
+    """Elicitations the user still has to act on, by request ID key: pending an answer, or
+    accepted in URL mode and awaiting the external completion."""
+    snap: Any = None
 
     def pending(self) -> list[str]:
         """The keys of prompts sent and neither answered nor refused."""
