@@ -171,10 +171,7 @@ class MachineSpec:
     # -- derived tables ------------------------------------------------------------------
     @cached_property
     def triggers(self) -> tuple[str, ...]:
-        seen: dict[str, None] = {}
-        for row in self.rows:
-            seen.setdefault(row.trigger, None)
-        return tuple(seen)
+        return tuple(dict.fromkeys(row.trigger for row in self.rows))
 
     @cached_property
     def actor_of(self) -> Mapping[str, Actor]:
