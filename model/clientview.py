@@ -126,17 +126,14 @@ unrecognized state end that work (``ClientView(readings=...)``)."""
 # -- the view ------------------------------------------------------------------------------------
 # upsert variant -> (entity type, ID field)
 UPSERTS = {
-    **{m: (m, "messageId") for m in ("user_message", "agent_message", "agent_thought", "session_message")},
+    **{m: (m, "messageId") for m in entity.MESSAGE_TYPES},
     "tool_call_update": ("tool_call", "toolCallId"),
     "compaction_update": ("compaction", "compactionId"),
     "terminal_update": ("terminal", "terminalId"),
 }
 # chunk variant -> (entity type, ID field, field the chunk appends to)
 CHUNKS = {
-    "user_message_chunk": ("user_message", "messageId", "content"),
-    "agent_message_chunk": ("agent_message", "messageId", "content"),
-    "agent_thought_chunk": ("agent_thought", "messageId", "content"),
-    "session_message_chunk": ("session_message", "messageId", "content"),
+    **{f"{m}_chunk": (m, "messageId", "content") for m in entity.MESSAGE_TYPES},
     "tool_call_content_chunk": ("tool_call", "toolCallId", "content"),
     "compaction_summary_chunk": ("compaction", "compactionId", "summary"),
 }

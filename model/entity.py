@@ -37,6 +37,9 @@ STATES = (UNSEEN, EMPTY, WITH_CONTENT)
 MSGID = "Message IDs"
 ENT = "Entity IDs"
 
+MESSAGE_TYPES: Final = ("user_message", "agent_message", "agent_thought", "session_message")
+"""The message-like entity types: keyed by ``messageId``, their content patched and chunked."""
+
 PLACEMENT: Final = "ENT-04"
 """The rule this table states for a Client: the first update or chunk of an entity fixes its place
 on the timeline, later ones patch it there (``model.clientview_rules`` names it where a Client's
