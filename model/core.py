@@ -410,8 +410,8 @@ class MachineSpec:
         for row in self.rows:
             entry: dict[str, Any] = {"trigger": row.trigger, "source": row.source, "dest": row.dest}
             if row.guard is not None:
-                pred = _event_guard(self.guards[row.guard_name])  # type: ignore[index]
-                entry["unless" if row.negated else "conditions"] = [pred]
+                guard = self.guards[row.guard_name]  # type: ignore[index]
+                entry["unless" if row.negated else "conditions"] = [guard]
             transitions.append(entry)
         return Machine(
             model=None,
@@ -420,16 +420,9 @@ class MachineSpec:
             initial=self.initial,
             auto_transitions=False,
             ignore_invalid_triggers=False,
-            send_event=True,
+            send_event=False,  # a guard is called with the trigger's argument, the context
             name=self.name,
         )
-
-
-def _event_guard(guard: Guard) -> Callable[[Any], bool]:
-    def predicate(event: Any) -> bool:
-        return guard(event.kwargs.get("ctx", _EMPTY))
-
-    return predicate
 
 
 class Instance:
@@ -446,7 +439,7 @@ class Instance:
         if trigger not in self.spec.actor_of:
             raise SpecError(f"{self.spec.name}: unknown trigger {trigger!r}")
         try:
-            moved = self.spec.machine.events[trigger].trigger(self, ctx=ctx)
+            moved = self.spec.machine.events[trigger].trigger(self, ctx)
         except MachineError:
             moved = False
         if not moved:  # a trigger whose guards all fail is a violation, never a silent False
