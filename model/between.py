@@ -421,6 +421,11 @@ def _reading_is(alternative: str, negate: bool = False) -> staticmethod[[str], b
     return staticmethod(lambda chosen: (chosen == alternative) != negate)
 
 
+def _any(items: Iterable[object]) -> bool:
+    """Whether ``items`` holds anything (what a declaration owes, or is owed, is not nothing)."""
+    return any(True for _ in items)
+
+
 @dataclass(frozen=True)
 class Rules:
     """The declarations in force, with their parameters (the spec's, or a variant's)."""
@@ -472,18 +477,12 @@ class Rules:
         ``user_message_reported``; background work announced during it and not yet listed: without
         a list naming it, its later updates are the ended work's, and once idle a Client may regard
         it as abandoned)."""
-        return (
-            any(True for _ in live_tools)
-            or Rules.user_messages_owed(unreported_messages)
-            or any(True for _ in unlisted_work)
-        )
+        return _any(live_tools) or Rules.user_messages_owed(unreported_messages) or _any(unlisted_work)
 
-    @staticmethod
-    def user_messages_owed(unreported_messages: Iterable[object]) -> bool:
-        """``user_message_reported``: whether an idle ending the work, or a close response, would
-        leave the user message of an inserted prompt unreported (``unreported_messages``: those
-        prompts whose success was sent, or is owed, and whose user message was not reported)."""
-        return any(True for _ in unreported_messages)
+    user_messages_owed = staticmethod(_any)
+    """``user_message_reported``: whether an idle ending the work, or a close response, would
+    leave the user message of an inserted prompt unreported (given those prompts whose success
+    was sent, or is owed, and whose user message was not reported)."""
 
     carries_on_after_idle = _reading_is("background")
     """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
@@ -583,11 +582,9 @@ class Rules:
         run that request's tool call (``machine``: permission or elicitation)."""
         return CANCELLED_PERMISSIONS if machine == "permission" else LATE_ANSWERS_IGNORED
 
-    @staticmethod
-    def blocked_on_user(outstanding: Iterable[object]) -> bool:
-        """``blocked_on_user``: whether a requires_action stretch had something the user can act on
-        (``outstanding``: the user-action requests of the session outstanding during it)."""
-        return any(True for _ in outstanding)
+    blocked_on_user = staticmethod(_any)
+    """``blocked_on_user``: whether a requires_action stretch had something the user can act on
+    (given the user-action requests of the session outstanding during it)."""
 
     @staticmethod
     def failed_work_tool(left_out_by_a_list: bool) -> bool:
