@@ -32,9 +32,7 @@ request None and the session None.
 
 So ``feed`` does one dictionary lookup per message and calls only the handlers registered for
 it, in monitor order. The tables are built once per list of monitor classes as (function,
-monitor index) pairs, so every set of those classes, clones included, shares them. A monitor
-that overrides ``on_message`` instead still sees every message (the old, simple interface,
-kept for small test monitors).
+monitor index) pairs, so every set of those classes, clones included, shares them.
 
 Feeding a transcript: ``feed`` returns the findings a message made certain; ``push`` is
 ``feed`` without handing them back (they wait for the next ``feed`` or ``take_new``).
@@ -44,8 +42,8 @@ of per-session facts that several monitors read). The set creates each required 
 before the monitors that need it, and dispatches to it *after* them, so a monitor always reads
 the context as it stood before the current message.
 
-Exercise counts: ``exercise(rule)`` counts one rule; ``exercise_all(group)`` counts a group of
-restated rules with one update (hot paths increment a ``rule_group`` key directly). Both go to
+Exercise counts: ``exercise(rule)`` counts one rule; a ``rule_group`` key counts a group of
+restated rules with one increment (hot paths increment both directly). Both go to
 plain ``defaultdict(int)`` tables (an increment there costs less than half of one on a
 ``Counter``), merged into the ``exercised`` Counter whenever it is read, so clearing that
 Counter resets the counts.
@@ -167,7 +165,7 @@ class MonitorSet:
         a transcript shows it per session with a ``session/new`` response)."""
         self._exercised: Counter[str] = Counter()
         self._counts: defaultdict[str, int] = defaultdict(int)
-        self._groups: defaultdict[tuple[str, ...] | str, int] = defaultdict(int)
+        self._groups: defaultdict[str, int] = defaultdict(int)
         self.findings: list[Finding] = []
         self._new: list[Finding] = []
         self._levels: dict[str, str] = {}
@@ -187,7 +185,6 @@ class MonitorSet:
         if tables is None:
             tables = _TABLES[order] = _Tables(self.monitors)
         self._tables = tables
-        self._raw = tables.raw
         self._use(tables.full, tables.any)
 
     # -- set-up --------------------------------------------------------------------------
@@ -217,7 +214,7 @@ class MonitorSet:
             self._counts.clear()
         if self._groups:
             for key, n in self._groups.items():
-                for rule in _GROUPS[key] if type(key) is str else key:
+                for rule in _GROUPS[key]:
                     ex[rule] += n
             self._groups.clear()
         return ex
@@ -252,10 +249,6 @@ class MonitorSet:
     def push(self, sender: str, msg: Message, line: int) -> None:
         """``feed`` without returning the findings: the next ``feed`` (or ``take_new``) returns
         them, in order."""
-        if self._raw:
-            mons = self.monitors
-            for index in self._raw:
-                mons[index].on_message(sender, msg, line)
         method = msg.get("method")
         if method == "session/update":
             if sender == "agent":
@@ -403,10 +396,7 @@ class _Tables:
 
     def __init__(self, monitors: list[Monitor]) -> None:
         full: dict[str, dict[str, list[tuple[Callable[..., None], int]]]] = {name: {} for name in TABLES}
-        raw: list[int] = []
         for index, monitor in enumerate(monitors):
-            if type(monitor).on_message is not Monitor.on_message:
-                raw.append(index)
             for table, key, handler in monitor.handlers():
                 func = getattr(handler, "__func__", None)
                 if func is None or getattr(handler, "__self__", None) is not monitor:
@@ -425,8 +415,6 @@ class _Tables:
         """Indices of the monitors others require (shared context)."""
         self.clone_order = (*self.required, *(i for i in range(len(classes)) if i not in self.required))
         """The order ``clone`` copies monitors in: required ones first."""
-        self.raw = tuple(raw)
-        """Indices of the monitors that override ``on_message``."""
 
 
 def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
@@ -434,13 +422,11 @@ def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
     return tuple(sorted(entries, key=lambda entry: entry[1]))
 
 
-def pending_tag(rid: Any, request: Message) -> tuple[Any, Any, Any]:
-    """What a set's key keeps of a request awaiting its response: (id, method, sessionId)."""
-    params = request.get("params")
-    sid = params.get("sessionId") if type(params) is dict else None
-    return (rid, request.get("method"), sid if type(sid) is str else None)
-
-
 def pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
-    """What a set's key keeps of its requests awaiting a response (``pending_tag`` of each)."""
-    return frozenset([pending_tag(rid, request) for rid, request in pending.items()])
+    """What a set's key keeps of its requests awaiting a response: (id, method, sessionId)."""
+    out = []
+    for rid, request in pending.items():
+        params = request.get("params")
+        sid = params.get("sessionId") if type(params) is dict else None
+        out.append((rid, request.get("method"), sid if type(sid) is str else None))
+    return frozenset(out)

@@ -64,6 +64,15 @@ def terminal_refs(content: Any) -> frozenset[str]:
     )
 
 
+def subject_call(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool call a permission request's ``subject`` carries (with a string ``toolCallId``),
+    else None: the Client applies it like a ``tool_call_update`` (ToolCallPermissionSubject in
+    the schema: a first-seen ID creates it)."""
+    subject = params.get("subject")
+    call = subject.get("toolCall") if type(subject) is dict else None
+    return call if type(call) is dict and type(call.get("toolCallId")) is str else None
+
+
 class SessionFacts(Record):
     __slots__ = (
         "bare_line",
@@ -218,9 +227,8 @@ class Facts(Monitor):
         if sid is not None:
             eid = params.get("elicitationId") if params.get("mode") == "url" else None
             self.asking[msg["id"]] = (sid, eid, False)
-            subject = params.get("subject")
-            call = subject.get("toolCall") if type(subject) is dict else None
-            if type(call) is dict and type(call.get("toolCallId")) is str and "content" in call:
+            call = subject_call(params)
+            if call is not None and "content" in call:
                 self._embeds(sid, call["toolCallId"], call["content"])
 
     @on("client-response", "session/request_permission", "elicitation/create")

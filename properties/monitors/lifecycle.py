@@ -117,7 +117,7 @@ from model import entity
 from model import foreground as fgm
 from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from model.clientview_parts import KNOWN_STATES as STANDARD_STATES
-from model.core import ProtocolViolation
+from model.core import MachineSpec, ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.monitor import Message, Record, on, rule_group
 from properties.monitors.facts import SessionFacts, SessionMonitor
@@ -330,9 +330,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if state == "idle" and seen is not None:
             if seen > 0:  # an update of ended work after its idle: is it one the work owed?
                 cancelled = seen == st.last_end and st.last_end_cancel
-                rule = self.between.late_update(cancelled).rule
+                late = self.between.late_update(cancelled).rule
                 what = "the cancellation" if cancelled else "that work"
-                self._ex[rule] += 1
+                self._ex[late] += 1
             if (
                 seen > 0
                 and (variant[-1] == "k" or "content" in upd)
@@ -341,7 +341,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ):
                 st.done_period = fs.period
                 self.breach(
-                    rule,
+                    late,
                     line,
                     sid,
                     f"{variant} {mid!r} of foreground work that already ended is sent after "
@@ -359,20 +359,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 return  # may be output of the work from before it blocked
         elif custom:  # the cell's guard: did the Client advertise custom states?
             self._ex[_CUSTOM_STATES] += 1
-        try:
-            spec.fire(where, "output", {"custom_states": self.facts.client_may_extend is not False})
+        rule = self._refused_output(spec, where)
+        if rule is None:
             return
-        except ProtocolViolation as broke:
-            rule = broke.rule
         what = f"{variant} {mid!r}"
         if state == "idle" or (custom and seen is None and st.last_std == "idle"):
             after = f" after the custom state {state!r} replaced running" if custom else " sent while idle"
             waits = state != "idle" or self._prompt_waits(sid, st)
-            rule = self.between.start_rule(rule, waits)
-            if not waits:  # the Agent's own work
-                self._ex[rule] += 1
-                after += " with no prompt waiting (work the Agent started itself)"
-            self._started(st, fs.period, rule, sid, line, what + after, msg)
+            self._started(st, fs.period, rule, sid, line, what + after, msg, waits=waits)
             return
         if where != fgm.REQUIRES_ACTION:
             self._ex[rule] += 1
@@ -397,6 +391,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 (OUTPUT_WHILE_REQUIRES_ACTION,) if where == fgm.REQUIRES_ACTION else (),
             )
 
+    def _refused_output(self, spec: MachineSpec, where: str) -> str | None:
+        """The rule the foreground table's output from ``where`` breaks (None: it allows it)."""
+        try:
+            spec.fire(where, "output", {"custom_states": self.facts.client_may_extend is not False})
+        except ProtocolViolation as broke:
+            return broke.rule
+        return None
+
     def _started(
         self,
         st: _Session,
@@ -407,7 +409,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         what: str,
         msg: Message,
         readings: tuple[str, ...] = (),
+        waits: bool = True,
     ) -> None:
+        """Foreground work under way with no active state reported (``waits``: a prompt waited
+        for it, else it is work the Agent started itself: ``Rules.start_rule``)."""
+        if not waits:
+            rule = self.between.start_rule(rule, False)
+            self._ex[rule] += 1
+            what += " with no prompt waiting (work the Agent started itself)"
         self._gx[_START_GROUP_KEY] += 1
         if rule not in _START_GROUP:
             self._ex[rule] += 1
@@ -558,13 +567,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         where = fgm.UNRECOGNIZED if custom else fgm.IDLE
         if custom:
             self._ex[_CUSTOM_STATES] += 1
-        try:
-            self.table(fgm.SPEC).fire(
-                where, "output", {"custom_states": self.facts.client_may_extend is not False}
-            )
+        rule = self._refused_output(self.table(fgm.SPEC), where)
+        if rule is None:
             return
-        except ProtocolViolation as broke:
-            rule = broke.rule
         if completed:
             what = f"repeated idle with the new stop reason {reason!r} (was {st.last_reason!r})"
         else:
@@ -572,12 +577,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         what += " completes work"
         if custom:
             what += f" that ran under the custom state {prev!r}, which replaced running"
-        elif not self._prompt_waits(sid, st):  # the Agent's own work
-            rule = self.between.start_rule(rule, False)
-            self._ex[rule] += 1
-            what += " with no prompt waiting (work the Agent started itself)"
         readings = (REPEATED_IDLE_NEW_REASON,) if completed else ()
-        self._started(st, fs.period, rule, sid, line, what, msg, readings)
+        self._started(
+            st, fs.period, rule, sid, line, what, msg, readings, custom or self._prompt_waits(sid, st)
+        )
 
     def _no_stop_reason(self, prev: str, sid: str, line: int, msg: Message) -> None:
         """An ending idle without a stop reason: a breach of FG-06 only when the Agent could tell

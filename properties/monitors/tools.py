@@ -127,7 +127,7 @@ from properties.monitor import Message, Record, on, rule_group
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.facts import SessionFacts, SessionMonitor, terminal_refs
+from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call, terminal_refs
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
@@ -498,14 +498,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
     def _ask(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
-        subject = params.get("subject")
-        call = subject.get("toolCall") if type(subject) is dict else None
-        tid = call.get("toolCallId") if type(call) is dict else None
-        if type(call) is dict and type(tid) is str:
-            # the Client applies the subject's tool call like a tool_call_update (a first-seen
-            # ID creates it): so does the monitor (ToolCallPermissionSubject in the schema)
+        call = subject_call(params)  # applied like a tool_call_update, as the Client does
+        if call is not None:
             self._tool(sid, call, line, msg)
-        self.perms[msg["id"]] = (sid, tid if type(tid) is str else None, line)
+        self.perms[msg["id"]] = (sid, None if call is None else call["toolCallId"], line)
 
     @on("client-response", "session/request_permission")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
