@@ -83,13 +83,13 @@ from typing import Any, TypeVar
 
 from model.between import Rules
 from properties.findings import Finding
-from properties.monitor import _GROUPS, Handler, Message, Monitor, freeze, rule_group
+from properties.monitor import _GROUPS, Handler, Message, Monitor, rule_group
 from properties.readings import resolve
 from properties.variants import Variant, rules_of
 
 M = TypeVar("M", bound=Monitor)
 
-__all__ = ["Completeness", "Handler", "Message", "Monitor", "MonitorSet", "freeze", "rule_group"]
+__all__ = ["Completeness", "Handler", "Message", "Monitor", "MonitorSet", "rule_group"]
 
 TABLES = (
     "update",
@@ -133,9 +133,6 @@ def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monit
 
 class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
-
-    FREEZES_TO_NONE = True
-    """``freeze`` gives None for a set (a monitor's reference to its owner is not its state)."""
 
     def __init__(
         self,

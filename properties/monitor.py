@@ -1,6 +1,6 @@
 """What a monitor is: the ``Monitor`` base class every monitor of ``properties.monitors``
 derives from, and the small types and helpers monitors use (``Message``, ``Handler``,
-``rule_group``, ``freeze``, ``Record``, ``on``).
+``rule_group``, ``Record``, ``on``).
 
 Owns: how a monitor reports (``breach``, ``suspect``, ``eventually``), counts a rule as
 exercised, reads the readings, tables and rules between machines in force (through the
@@ -40,21 +40,6 @@ def rule_group(*rules: str) -> str:
     key = "+".join(rules)
     _GROUPS[key] = rules
     return key
-
-
-def freeze(value: Any) -> Any:
-    """A hashable form of plain data (dicts, lists, sets, tuples, scalars)."""
-    if isinstance(value, dict):
-        return ("{", tuple(sorted(((repr(k), freeze(v)) for k, v in value.items()), key=repr)))
-    if isinstance(value, list | tuple):
-        return ("[", tuple(freeze(v) for v in value))
-    if isinstance(value, set | frozenset):
-        return ("<", tuple(sorted((freeze(v) for v in value), key=repr)))
-    if isinstance(value, Monitor) or getattr(type(value), "FREEZES_TO_NONE", False):
-        return None
-    if hasattr(value, "__slots__"):
-        return (type(value).__name__, tuple(freeze(getattr(value, s, None)) for s in value.__slots__))
-    return value
 
 
 def on(table: str, *keys: str) -> Callable[[F], F]:
@@ -166,8 +151,9 @@ class Monitor:
         return new
 
     def state_key(self) -> Any:
-        """A hashable summary of the state that matters for future findings."""
-        return freeze({k: v for k, v in vars(self).items() if k not in _PLUMBING})
+        """A hashable summary of the state that matters for future findings (each monitor states
+        its own: which counters and lines matter only relatively is the monitor's to say)."""
+        raise NotImplementedError(type(self).__name__)
 
     # -- reporting -----------------------------------------------------------------------
     def exercise(self, rule: str) -> None:

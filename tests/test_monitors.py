@@ -1343,6 +1343,9 @@ def test_clone_of_a_plain_monitor_copies_its_containers() -> None:
         def _asked(self, sid: Any, params: Any, line: int, msg: dict[str, Any]) -> None:
             self.seen.append(line)
 
+        def state_key(self) -> Any:
+            return tuple(self.seen)
+
     ms = MonitorSet([Counting])
     ms.feed(*prompt(1), 1)
     twin = ms.clone()

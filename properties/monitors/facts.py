@@ -125,7 +125,6 @@ class Facts(Monitor):
         super().__init__(owner)
         self.sessions: dict[str, SessionFacts] = {}
         self.init_pending = False
-        self.initialized = False
         self.client_may_extend: bool | None = None
         """None: the Client's initialize was not seen; else whether its capabilities carry
         ``_meta`` (the only place a custom extension such as custom states could be
@@ -294,7 +293,6 @@ class Facts(Monitor):
         result = msg.get("result")
         if type(result) is not dict:
             return
-        self.initialized = True
         caps = result.get("capabilities")
         session = caps.get("session") if type(caps) is dict else None
         prompt = session.get("prompt") if type(session) is dict else None
@@ -318,7 +316,6 @@ class Facts(Monitor):
         return (
             tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
             self.init_pending,
-            self.initialized,
             self.client_may_extend,
             self.prompt_types,
             self.custom_prompt_ok,
