@@ -176,13 +176,22 @@ class MonitorSet:
         order = (*given, *required)
         self._index: dict[type[Monitor], int] = {cls: i for i, cls in enumerate(order)}
         self.monitors: list[Monitor] = [None] * len(order)  # type: ignore[list-item]
-        for cls in (*required, *given):  # required first: the others look them up in __init__
-            self.monitors[self._index[cls]] = cls(self)
+        self._made = [self._index[cls] for cls in (*required, *given)]
+        """Monitor indices in the order they are made (and cloned): required ones first, the
+        others look them up."""
+        for i in self._made:
+            self.monitors[i] = order[i](self)
         tables = _TABLES.get(order)
         if tables is None:
             tables = _TABLES[order] = _Tables(self.monitors)
-        self._tables = tables
-        self._use(tables.full, tables.any)
+        full, every = tables.full, tables.any  # shared with other sets: never changed in place
+        self._upd, self._upd_any = full["update"], every["update"]
+        self._creq, self._creq_any = full["client-request"], every["client-request"]
+        self._areq, self._areq_any = full["agent-request"], every["agent-request"]
+        self._cnote, self._cnote_any = full["client-notification"], every["client-notification"]
+        self._anote, self._anote_any = full["agent-notification"], every["agent-notification"]
+        self._aresp, self._aresp_any = full["agent-response"], every["agent-response"]
+        self._cresp, self._cresp_any = full["client-response"], every["client-response"]
 
     # -- set-up --------------------------------------------------------------------------
     def get(self, cls: type[M]) -> M:
@@ -190,17 +199,6 @@ class MonitorSet:
         found = self.monitors[self._index[cls]]
         assert isinstance(found, cls)
         return found
-
-    def _use(self, tables: dict[str, Table], every: dict[str, Handlers | None]) -> None:
-        """Dispatch with these tables and ``*`` handlers (shared with other sets: never changed
-        in place)."""
-        self._upd, self._upd_any = tables["update"], every["update"]
-        self._creq, self._creq_any = tables["client-request"], every["client-request"]
-        self._areq, self._areq_any = tables["agent-request"], every["agent-request"]
-        self._cnote, self._cnote_any = tables["client-notification"], every["client-notification"]
-        self._anote, self._anote_any = tables["agent-notification"], every["agent-notification"]
-        self._aresp, self._aresp_any = tables["agent-response"], every["agent-response"]
-        self._cresp, self._cresp_any = tables["client-response"], every["client-response"]
 
     @property
     def exercised(self) -> Counter[str]:
@@ -365,7 +363,7 @@ class MonitorSet:
         new.set_aside = Counter(self.set_aside)
         new._new = list(self._new)
         new.monitors = list(self.monitors)
-        for i in self._tables.clone_order:  # required ones first: the others look them up
+        for i in self._made:  # required ones first: the others look them up
             new.monitors[i] = new.monitors[i].clone(new)
         return new
 
@@ -406,12 +404,6 @@ class _Tables:
         }
         self.any: dict[str, Handlers | None] = {name: _in_order(h) or None for name, h in every.items()}
         """Per table, the ``*`` handlers (None: there are none): what a key no one named gets."""
-        classes = [type(m) for m in monitors]
-        needed = {dep for cls in classes for dep in cls.REQUIRES}
-        self.required = tuple(i for i, cls in enumerate(classes) if cls in needed)
-        """Indices of the monitors others require (shared context)."""
-        self.clone_order = (*self.required, *(i for i in range(len(classes)) if i not in self.required))
-        """The order ``clone`` copies monitors in: required ones first."""
 
 
 def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:

@@ -498,16 +498,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
             prompts[rid] = (rec[0], rec[1], after, rec[3], rec[4])
 
     @on("client-notification", "session/cancel")
+    @on("client-request", "session/close")
     def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             ps = self._session(sid)
-            ps.cancel_seen = True
-            self._client(ps.pending, "cover", line, msg)
-
-    @on("client-request", "session/close")
-    def _close(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        if sid is not None:
-            self._client(self._session(sid).pending, "close", line, msg)
+            cancel = msg["method"] == "session/cancel"
+            ps.cancel_seen = ps.cancel_seen or cancel
+            self._client(ps.pending, "cover" if cancel else "close", line, msg)
 
     @on("client-notification", "$/cancel_request")
     def _cancel_request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
