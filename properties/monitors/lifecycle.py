@@ -513,31 +513,26 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if type(reason) is str and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
-        if type(reason) is str:
-            if not self.between.stop_reason_named(reason):
-                why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
-                if not self.between.future_reason_possible(self.reading(FUTURE_STOP)):
-                    self.breach(_NAMED_STOP, line, sid, why, msg, (FUTURE_STOP,))
-                else:  # it may be a future ACP variant
-                    self.suspect(
-                        _NAMED_STOP, line, sid, why + " (it may be a future ACP stop reason)", msg,
-                        (FUTURE_STOP,),
-                    )  # fmt: skip
-            if prev in ACTIVE:
-                self._gx[_END_STOP_KEY] += 1
-                self._ends(fs, prev, reason, st, sid, upd, line, msg)
-            else:  # no work reported active ends here: does the idle still report a completion?
-                self._ex[_NAMED_STOP] += 1
-                if prev == "idle":
-                    self._ex["TRANS-01"] += 1
-                self._unreported_end(fs, st, prev, reason, completed, sid, line, msg)
-                if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
-                    st.last_reason = reason
-        elif prev in ACTIVE:
-            self._gx[_END_GROUPS_KEY] += 1
+        named = type(reason) is str
+        if type(reason) is str and not self.between.stop_reason_named(reason):
+            why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
+            if not self.between.future_reason_possible(self.reading(FUTURE_STOP)):
+                self.breach(_NAMED_STOP, line, sid, why, msg, (FUTURE_STOP,))
+            else:  # it may be a future ACP variant
+                self.suspect(
+                    _NAMED_STOP, line, sid, why + " (it may be a future ACP stop reason)", msg, (FUTURE_STOP,)
+                )
+        if prev in ACTIVE:
+            self._gx[_END_STOP_KEY if named else _END_GROUPS_KEY] += 1
             self._ends(fs, prev, reason, st, sid, upd, line, msg)
-        elif prev == "idle":
+            return
+        if prev == "idle":
             self._ex["TRANS-01"] += 1
+        if named:  # no work reported active ends here: does the idle still report a completion?
+            self._ex[_NAMED_STOP] += 1
+            self._unreported_end(fs, st, prev, reason, completed, sid, line, msg)
+            if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+                st.last_reason = reason
 
     def _unreported_end(
         self,
@@ -582,18 +577,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st, fs.period, rule, sid, line, what, msg, readings, custom or self._prompt_waits(sid, st)
         )
 
-    def _no_stop_reason(self, prev: str, sid: str, line: int, msg: Message) -> None:
-        """An ending idle without a stop reason: a breach of FG-06 only when the Agent could tell
-        why the work stopped, which the wire does not show (a suspicion, a warning)."""
-        self.suspect(
-            "FG-06",
-            line,
-            sid,
-            f"the idle that ends {prev} work has no stop reason: the Agent should name one unless "
-            "it cannot tell why the work stopped (which the wire does not show)",
-            msg,
-        )
-
     def _ends(
         self,
         fs: SessionFacts,
@@ -612,17 +595,21 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.last_end = fs.interval
         if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
             st.last_reason = reason if type(reason) is str else None
-        cancel_line = fs.cancel_line
-        if cancel_line and self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
-            st.last_end_cancel = self.between.confirmation_breach(reason) is None
-            if type(reason) is not str:
-                self._no_stop_reason(prev, sid, line, msg)
-        elif cancel_line:  # its stop reason is judged by ``_confirmation`` (cancel_confirmed)
-            st.last_end_cancel = True
-        else:
-            st.last_end_cancel = False
-            if type(reason) is not str:
-                self._no_stop_reason(prev, sid, line, msg)
+        # after a cancel, its stop reason is judged by ``_confirmation`` (cancel_confirmed) unless
+        # the work may have ended on its own first
+        judged = not fs.cancel_line or self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT))
+        st.last_end_cancel = bool(fs.cancel_line) and (
+            not judged or self.between.confirmation_breach(reason) is None
+        )
+        if judged and type(reason) is not str:  # FG-06 breached only if the Agent could tell why the
+            self.suspect(  # work stopped, which the wire does not show: a suspicion, a warning
+                "FG-06",
+                line,
+                sid,
+                f"the idle that ends {prev} work has no stop reason: the Agent should name one unless "
+                "it cannot tell why the work stopped (which the wire does not show)",
+                msg,
+            )
         if reason == fgm.ERROR:
             self._ex["FAIL-03"] += 1
             err = upd.get("error")
