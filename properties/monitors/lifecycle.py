@@ -141,7 +141,6 @@ _STOP_RULE = _STOP_GROUP[0]
 no choice of the Client explains is suspected."""
 _START_GROUP = bw.ACTIVE_ON_START.statements
 OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
-"""Work the Agent starts itself is foreground work (``model.between`` own_work_foreground)."""
 _CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
 _ACCEPTED = bw.ACCEPTED_WORK_REPORTED.rule
 _NAMED_STOP = bw.CUSTOM_STOP_PREFIXED.rule

@@ -182,28 +182,17 @@ _SENT_KEY = rule_group(_SETUP, _NOT_EMPTY)
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
 _DEADLINE = (USER_MESSAGE_DEADLINE,)
 _CONTENT_READING = (USER_MESSAGE_CONTENT,)
+# the rules of the ``model.between`` declarations judged here (the model states each)
 REPORTED = bw.USER_MESSAGE_REPORTED.rule
-"""The rule of an inserted user message never reported (``model.between``)."""
 SAME_ID = bw.OWN_USER_MESSAGE.rule
-"""The rule of a user message reported under an ID no prompt response returned
-(``model.between``)."""
 CONTENT = bw.CONTENT_ADVERTISED.rule
-"""The rule of prompt content the Agent did not advertise (``model.between``)."""
 GIVEN = bw.MESSAGE_ID_RETURNED.rule
-"""The rule of a success response without a string messageId (``model.between``)."""
 AHEAD = bw.REPORTED_AFTER_INSERTION.rule
-"""The rule of a user message reported before its prompt was inserted (``model.between``)."""
 FOREIGN = bw.USER_MESSAGE_CONTENT.rule
-"""The rule of a user_message carrying content its prompt lacks, under the reading
-user-message-content=prompt-content (``model.between``)."""
 DISTINCT = bw.DISTINCT_MESSAGE_IDS.rule
-"""The rule of one messageId returned for two submissions (``model.between``)."""
 KEEPS = bw.REPLAY_KEEPS_IDS.rule
-"""The rule of a replayed user message under a new ID (``model.between``)."""
 REFUSED = bw.REJECTED_NOT_REPORTED.rule
-"""The rule of a user message reported for a refused submission (``model.between``)."""
 LATER = bw.LATER_PROMPTS_UNCOVERED.rule
-"""The rule of a prompt withdrawn by a cancel received before it (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is

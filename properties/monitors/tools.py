@@ -144,7 +144,6 @@ from properties.readings import (
 _LATE_GRANT = 3
 _RACED_GRANT = 4
 APPROVED = bw.APPROVED_RUNS.rule
-"""A granted tool call runs before it completes (``model.between``)."""
 _FAILED = bw.FAILED_TOOLS_FINAL.rule
 ABANDONED = bw.CANCELLED_PERMISSIONS.rule
 """A request of cancelled work is not approved (``model.between`` cancelled_permissions, whose rule
@@ -157,7 +156,6 @@ _ANSWERS = frozenset({"accept", "decline", "cancel"})
 _JUDGED = "complete"
 """The one trigger of the elicitation table whose refusal is reported from the wire."""
 ADVERTISED = bw.ADVERTISED_MODES.rule
-"""Elicitations only in the modes the Client advertised (``model.between`` ADVERTISED_MODES)."""
 _Elicit = tuple[str, str, str, Any, Any, int]
 """An elicitation: (session, mode, state, tool call or None, elicitationId or None, line)."""
 
