@@ -23,17 +23,14 @@ Per session (``SessionFacts``):
   it is in view (``MonitorSet.from_start`` says so for all sessions).
 - ``closed``: ``session/close`` succeeded (until a ``session/resume`` reopens it).
 - ``terms``: tool call -> the terminals its latest content embeds (``{"type": "terminal", ...}``
-  items), from its ``tool_call_update`` and a permission request's subject (the Client applies
-  the subject's tool call like a ``tool_call_update``: ToolCallPermissionSubject in the schema);
+  items), from its ``tool_call_update`` and a permission request's subject (``subject_call``);
   a call whose content embeds none has no entry.
 
 Connection-wide: the user-action requests outstanding (``asking``): each ``session/request_permission``
 and ``elicitation/create`` of a session the Agent sent, until the Client answers it or the Agent
 withdraws it with ``$/cancel_request``; a URL elicitation the Client accepted stays outstanding
-until the Agent's ``elicitation/complete`` (the user finishes outside the Client).
-
-Connection-wide: the Client's ``initialize`` request and the Agent's answer (prompt content the
-Agent accepts, whether the Client's capabilities could advertise custom extensions).
+until the Agent's ``elicitation/complete`` (the user finishes outside the Client). And what the
+``initialize`` handshake said (see the attributes of ``Facts``).
 
 Must not know: any rule, finding or explanation.
 """
