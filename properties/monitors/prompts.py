@@ -699,11 +699,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.owner_mid = None  # reported
         if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self._content_free():
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
-        if mid in ps.unclaimed:  # (then not in claimed: see _answer)
-            self._ex[entity.KEYED_BY_ID] += 1
-            self._known_replayed(sid)
-            return
-        elif mid in ps.claimed:
+        if mid in ps.unclaimed or mid in ps.claimed:  # (never both, and only claimed ones are unreported)
             self._ex[entity.KEYED_BY_ID] += 1
             if not self._known_replayed(sid) and ps.unreported:
                 ps.unreported.pop(mid, None)  # (a replayed copy is not the live report)

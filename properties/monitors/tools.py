@@ -253,14 +253,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if type(status) is not str:
             status = None
         rec = ts.tools.get(tid)
+        fs = self.facts.of(sid)
         if rec is None:
-            fs = self.facts.of(sid)
             ts.tools[tid] = (status or "pending", fs.interval if fs.state in ACTIVE else 0, 0)
             ts.fresh = ts.fresh | {tid}
             if fs.resuming:
                 ts.window = ts.window | {tid}
             return
-        fs = self.facts.of(sid)
         if fs.resuming and tid not in ts.window:  # replayed history re-sends old updates
             return
         old, created, grant = rec
