@@ -758,10 +758,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         if type(mid) is str:
             seen = steered.get(("u", mid))
+            fs = self.facts.sessions.get(sid)
             if seen == received:
                 self._steered(sid, rid, mid, line, msg)
-            elif seen is None and self._still(sid, received):
-                steered[("m", mid)] = received  # judged when the message is reported
+            elif seen is None and fs is not None and fs.state in ACTIVE and fs.interval == received:
+                steered[("m", mid)] = received  # that work goes on: judged when the message is reported
         if not any(k[0] == "p" and v == received for k, v in steered.items()):
             for key in [k for k, v in steered.items() if k[0] == "u" and v == received]:
                 del steered[key]  # no prompt of that work is left to claim them
@@ -782,11 +783,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._steered(sid, None, mid, line, msg)
         elif any(k[0] == "p" and v == fs.interval for k, v in st.steered.items()):
             st.steered[("u", mid)] = fs.interval  # a prompt received in this work may claim it
-
-    def _still(self, sid: str, interval: int) -> bool:
-        """The active work of ``interval`` is still going on."""
-        fs = self.facts.sessions.get(sid)
-        return fs is not None and fs.state in ACTIVE and fs.interval == interval
 
     def _steered(self, sid: str, rid: Any, mid: str, line: int, msg: Message) -> None:
         rule = bw.STEERING.rule

@@ -722,8 +722,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
             known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
             state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
-            # (a session whose state the wire never showed: any work may be going on)
-            own = self.between.own_user_message(state, self._own_work(ps) or not known)
+            # (a session whose state the wire never showed: any work may be going on; the work
+            # reported active may be the Agent's own if no prompt waiting at its start was then
+            # refused, so it waited uninserted, and none received while idle was inserted just
+            # before it: model.between OWN_USER_MESSAGE)
+            started = ps.started
+            own_work = started is not None and self.between.own_work(started[2], started[1])
+            own = self.between.own_user_message(state, own_work or not known)
             if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
                 self._ex[entity.KEYED_BY_ID] += 1
                 ps.claimed[mid] = None
@@ -798,13 +803,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 "the prompt's",
                 msg, _CONTENT_READING,
             )  # fmt: skip
-
-    def _own_work(self, ps: _Session) -> bool:
-        """Whether the work reported active may be the Agent's own (``model.between``
-        OWN_USER_MESSAGE): no prompt waiting at its start was then refused (so it waited
-        uninserted), and none received while idle was inserted just before it."""
-        started = ps.started
-        return started is not None and self.between.own_work(started[2], started[1])
 
     @on("agent-response", "session/close")
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
