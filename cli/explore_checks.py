@@ -16,13 +16,16 @@ from typing import Any
 
 from cli.bounds import bounds_from, faults_from
 from cli.main import UsageError
+from cli.options import at_least, pool_of, variant_and_readings
 from cli.outputs import STDOUT, check_file, check_folder
-from cli.variant_option import variant_and_readings
-from cli.workers_option import pool_of
 from simulator.workers import Workers
 
 
 def options(args: argparse.Namespace) -> Any:
+    """The run the options describe (after ``pool``: ``--workers`` is checked there), drawing its
+    counterexamples as diagrams and pages."""
+    from diagrams.html.runs import counterexample_page
+    from diagrams.sequence import transcript_to_mermaid
     from simulator.explore.bfs import SLICE_BY_NAME
     from simulator.explore.run import Options
 
@@ -33,17 +36,14 @@ def options(args: argparse.Namespace) -> Any:
     for name in args.slice:
         if name not in SLICE_BY_NAME:
             raise UsageError(f"unknown slice {name!r}; known: {', '.join(SLICE_BY_NAME)}")
-    for flag, value, low in (
+    at_least(
         ("--seed", args.seed, 0),
         ("--examples", args.examples, 0),
         ("--walks", args.walks, 0),
         ("--steps", args.steps, 1),
-        ("--workers", args.workers, 1),
         ("--depth", args.depth, 0),
         ("--max-states", args.max_states, 1),
-    ):
-        if value is not None and value < low:
-            raise UsageError(f"{flag} must be >= {low}")
+    )
     if args.mode in ("random", "both") and args.walks == 0 and args.examples == 0:
         raise UsageError(
             "--walks 0 and --examples 0 leave the random mode nothing to run (for the exhaustive "
@@ -76,6 +76,8 @@ def options(args: argparse.Namespace) -> Any:
         bounds=bounds,
         readings=readings,
         variant=variant,
+        diagram=transcript_to_mermaid,
+        page=counterexample_page,
     )
 
 
