@@ -124,7 +124,6 @@ def run(args: argparse.Namespace) -> int:
     agent, said = build(args)
     if sys.stdin is None or sys.stdout is None:
         raise UsageError("standard input or output is closed")
-    for line in said:
-        sys.stderr.write(f"acp-model agent: {line}\n")
+    sys.stderr.write("".join(f"acp-model agent: {line}\n" for line in said))
     sys.stderr.flush()
     return serve(agent, sys.stdin.fileno(), sys.stdout.fileno())

@@ -92,11 +92,6 @@ class TerminalProgress(Progress):
             self._finish()
             self.name = None
 
-    def close(self) -> None:
-        """End the current phase and stop the thread."""
-        self.done()
-        self.stopped.set()
-
     # -- drawing ------------------------------------------------------------------------------
     def line(self) -> str:
         """The current phase as one line (no newline)."""
