@@ -1,9 +1,8 @@
 """The options of ``acp-model explore``, declared.
 
-Owns: ``add_parser`` (every option, its help and default). Their checks, and the run and the
-worker pool they describe, are ``cli.explore_checks``.
+Owns: ``add_parser`` (every option, its help and default).
 
-Must not know: how the run goes or how its report is printed (``cli.cmd_explore``).
+Must not know: their checks, how the run goes or how its report is printed (``cli.cmd_explore``).
 """
 
 from __future__ import annotations
