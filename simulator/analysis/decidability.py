@@ -457,18 +457,16 @@ def twin(
     Node = tuple[int, int, int, World, list[Event], Renaming, int, tuple[int, ...]]
     first = len(root.transcript)
     heap: list[Node] = [(0, -first, 0, root, [], start, first, ())]
-    nodes = 0
     while heap:
         cost, _, _, world, events, names, pos, owed = heapq.heappop(heap)
         if pos == len(target) and not owed:
-            return events, nodes
+            return events, len(seen)
         key = (world.snapshot(), pos, names, owed)
         if key in seen:
             continue
         seen.add(key)
-        nodes += 1
-        if nodes > budget:
-            return None, nodes
+        if len(seen) > budget:
+            return None, len(seen)
         flying = world.net.to_agent
         if (
             pos < len(target)
@@ -496,7 +494,7 @@ def twin(
             else:
                 step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
                 heapq.heappush(heap, (cost + step, -at, next(tie), child, [*events, ev], renamed, at, still))
-    return None, nodes
+    return None, len(seen)
 
 
 HANDSHAKE_FEATURES = frozenset({"early_state", "elicitation", "future"})
@@ -533,11 +531,10 @@ def witness(rule: str, run: Run, bound: Bound) -> Witness:
     mutant, same = standing_for(rule)
     faults = mutant.switched_on if mutant else frozenset()
     _, b_silent = decidability_exhaustive.replay(run.events, run.cfg, faults)
-    events, _ = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
-    cfg = run.cfg
-    if events is None and twin_config(run.cfg) != run.cfg:
-        cfg = twin_config(run.cfg)
+    for cfg in dict.fromkeys((run.cfg, twin_config(run.cfg))):  # the second: where none is found
         events, _ = twin(run.transcript, cfg, bound.twin_nodes, frozenset(b_silent))
+        if events is not None:
+            break
     w = Witness(rule, run, events, None if cfg == run.cfg else cfg)
     differing: list[tuple[int, str, str]] = [
         (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule in same
