@@ -531,10 +531,11 @@ def witness(rule: str, run: Run, bound: Bound) -> Witness:
     mutant, same = standing_for(rule)
     faults = mutant.switched_on if mutant else frozenset()
     _, b_silent = decidability_exhaustive.replay(run.events, run.cfg, faults)
-    for cfg in dict.fromkeys((run.cfg, twin_config(run.cfg))):  # the second: where none is found
+    events, _ = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
+    cfg = run.cfg
+    if events is None and twin_config(run.cfg) != run.cfg:
+        cfg = twin_config(run.cfg)
         events, _ = twin(run.transcript, cfg, bound.twin_nodes, frozenset(b_silent))
-        if events is not None:
-            break
     w = Witness(rule, run, events, None if cfg == run.cfg else cfg)
     differing: list[tuple[int, str, str]] = [
         (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule in same
@@ -623,14 +624,14 @@ def decide_all(
     ``pool``: the ``decide`` calls run as its jobs (None: in this process); each is independent
     of the others, so the verdicts are the same for any pool."""
     pool = pool if pool is not None else Workers(1)
+    progress = progress or (lambda _: None)
     deadline = None if time_budget is None else time.time() + time_budget
     work: list[Job] = [(rule, bound, readings, deadline, None, variant) for rule in rules]
     out: list[Verdict] = []
     for i, v in enumerate(pool.map(_decide_job, work), 1):
         out.append(v)
-        if progress is not None:
-            extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
-            progress(f"decidability {i}/{len(work)}: {v.rule} {v.decidable}{extra}, {v.seconds:.1f} s")
+        extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
+        progress(f"decidability {i}/{len(work)}: {v.rule} {v.decidable}{extra}, {v.seconds:.1f} s")
     complete = all(v.complete for v in out)
     if by_reading is None:
         return out, complete
@@ -652,7 +653,7 @@ def decide_all(
         if w.complete and w.decidable != v.decidable:
             assert v.by_reading is not None
             v.by_reading.append(ReadingVerdict(name, alt, w))
-        if progress is not None and (i % 50 == 0 or i == len(work)):
+        if i % 50 == 0 or i == len(work):
             progress(f"decidability by reading: {i}/{len(work)} rule-alternative pairs")
     return out, complete
 
