@@ -445,12 +445,11 @@ def twin(
     moves), so the twin found differs from the breaking run in as few hidden steps as possible.
     A state already tried at the same position (renaming, owed lines) is skipped; the search
     gives up after ``budget`` states."""
-    root = World(cfg, frozenset(), None, record=True)
+    root = World(cfg, frozenset(), None, record=True, views=False)  # the conforming client never reads it
     same = Comparison(target)
     start = same.match(root.transcript, 0, ())
     if start is None:
         return None, 0
-    root.client.view = _Blind()  # type: ignore[assignment]  # the conforming client never reads it
     seen: set[Any] = set()
     tie = itertools.count(1)
     # (cost, -position, tie, world, events, renaming, target position, owed Client lines)
@@ -515,16 +514,6 @@ def twin_config(cfg: Config) -> Config:
     shaped = cfg.features & HANDSHAKE_FEATURES
     uses = {name: max(getattr(cfg, name), 1) for name in TWIN_USES}
     return cfg.with_(features=(frozenset(FEATURES) - HANDSHAKE_FEATURES) | shaped, **uses)
-
-
-class _Blind:
-    """The client view of a twin search: the Client's choices never read it, so it keeps nothing."""
-
-    def apply(self, sender: str, message: Any) -> None:
-        return None
-
-    def snapshot(self) -> tuple[()]:
-        return ()
 
 
 def witness(rule: str, run: Run, bound: Bound) -> Witness:
