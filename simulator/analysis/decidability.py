@@ -297,9 +297,7 @@ def breaking_runs(
     and whether the sample was completed before ``deadline``. ``enough`` sees each run as it is
     kept; when it answers True the sample ends there (and counts as completed)."""
     _, same = standing_for(rule)
-    extra: dict[str, Any] = {"readings": readings} if readings else {}
-    if variant is not None:
-        extra["variant"] = variant
+    extra: dict[str, Any] = {k: v for k, v in (("readings", readings), ("variant", variant)) if v}
 
     def sampled() -> Iterator[tuple[str, Config, list[Event], World, bool]]:
         """(source, bounds, events, world, ended: its input ran to its end with nothing in
