@@ -75,8 +75,6 @@ class _Feed:
                 data = data[:n]
             return data
 
-    read = read1
-
     def wait_used(self, alive: Callable[[], bool]) -> None:
         """Block until the reader waits for bytes with none left (or its thread has ended)."""
         with self._cond:

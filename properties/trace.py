@@ -9,8 +9,8 @@ executor, not a second implementation: ``executes_model``, and so is the view co
 ``tolerated_by`` (monitors that must not report a MAY permission), ``exercised_by`` (tests whose
 source holds the rule ID as a string literal, and seeded bugs meant to
 break it, as the caller supplies them), the generated matrix ``docs/traceability.md``
-(``write_matrix``; regenerate with ``acp-model trace``) and the generated page of the spec by
-section ``docs/spec-sections.md`` (``write_sections``: per section heading, its rules, the
+(``matrix``; regenerate with ``acp-model trace``) and the generated page of the spec by
+section ``docs/spec-sections.md`` (``sections``: per section heading, its rules, the
 readings that cite it and the seeded bugs meant to break its rules; ``acp-model trace
 --sections``), and the table of the rules between machines in ``docs/session-model.md``
 (``write_between``; ``acp-model trace --between``). Everything is sorted, so all are
@@ -181,11 +181,6 @@ def matrix(seeded: Seeded | None = None) -> str:
     return "\n".join(lines)
 
 
-def write_matrix(path: str | Path = MATRIX, seeded: Seeded | None = None) -> None:
-    """Write the matrix to ``path`` atomically."""
-    write_atomic(path, matrix(seeded))
-
-
 def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -235,11 +230,6 @@ def sections(seeded: Seeded | None = None) -> str:
             lines.append("")
     assert set(CODE_SECTIONS.values()) == set(SECTION_CODES)
     return "\n".join(lines)
-
-
-def write_sections(path: str | Path = SECTIONS_PAGE, seeded: Seeded | None = None) -> None:
-    """Write the spec-by-section page to ``path`` atomically."""
-    write_atomic(path, sections(seeded))
 
 
 def between_table() -> str:
