@@ -120,17 +120,9 @@ def run(args: argparse.Namespace) -> int:
     code = check_inputs.exit_code(reports, "must")
     report = reports[0]
     if args.json:
-        body = check_report.report_json(report)
-        body["transcript"] = messages
-        check_inputs.write(
-            dumps(
-                {
-                    "files": [body],
-                    "summary": check_report.summary_json(reports, "must", code),
-                    "readings": resolve(readings),
-                }
-            )
-        )
+        body = check_report.check_json(reports, "must", code, resolve(readings), None)
+        body["files"][0]["transcript"] = messages
+        check_inputs.write(dumps(body))
         return code
     out = [f"{report.path}: {len(messages)} messages"]
     out.extend(describe_text(entry) for entry in messages)

@@ -26,7 +26,7 @@ Must not know: where the lines come from, files, processes, how findings are sho
 from __future__ import annotations
 
 import threading
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from typing import BinaryIO, cast
 
@@ -157,10 +157,6 @@ class LiveCheck:
         if self.error is None:
             last = self.stats.lines or None
             self._emit(self.monitors.finish(quiescent=quiescent, complete=complete, last_line=last))
-
-    @property
-    def exercised(self) -> Counter[str]:
-        return Counter(self.monitors.exercised)
 
     def snapshot(self) -> tuple[list[Finding], list[Finding]]:
         """Copies of (findings, open) as they stand."""
