@@ -44,10 +44,6 @@ BETWEEN_END = "<!-- end of the generated declarations -->"
 TESTS = REPO / "tests"
 
 
-def _dotted(obj: type[Any]) -> str:
-    return f"{obj.__module__}.{obj.__qualname__}"
-
-
 def _sorted(found: Mapping[str, set[str]]) -> dict[str, tuple[str, ...]]:
     """rule ID -> its names, sorted (so that the pages are byte-identical for the same sources)."""
     return {k: tuple(sorted(v)) for k, v in found.items()}
@@ -87,11 +83,12 @@ def _monitor_tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, 
     impl: dict[str, set[str]] = {}
     tol: dict[str, set[str]] = {}
     for cls in ALL_MONITORS:
+        name = f"{cls.__module__}.{cls.__qualname__}"
         for rule in cls.RULES:
             if not executes_model(cls, rule):
-                impl.setdefault(rule, set()).add(_dotted(cls))
+                impl.setdefault(rule, set()).add(name)
         for rule in cls.TOLERATES:
-            tol.setdefault(rule, set()).add(_dotted(cls))
+            tol.setdefault(rule, set()).add(name)
     return _sorted(impl), _sorted(tol)
 
 
