@@ -56,9 +56,8 @@ def _head(rule: Rule) -> str:
 
 
 @cache
-def _literals(module: str) -> frozenset[str]:
-    """The string literals of a module's source (docstrings and comments hold no rule's logic)."""
-    path = REPO / (module.replace(".", "/") + ".py")
+def _literals(path: Path) -> frozenset[str]:
+    """The string literals of a Python source file (docstrings and comments hold no rule's logic)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return frozenset(
         n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
@@ -73,7 +72,7 @@ def executes_model(cls: type[Any], rule: str) -> bool:
     from properties.monitors.tables import rules_of
 
     stated = rule in rules_of(getattr(cls, "TABLES", ())) or rule in rules_stated() or rule in fields_stated()
-    return stated and rule not in _literals(cls.__module__)
+    return stated and rule not in _literals(REPO / (cls.__module__.replace(".", "/") + ".py"))
 
 
 @cache
@@ -110,13 +109,8 @@ def _machine_table() -> dict[str, tuple[str, ...]]:
 def implemented_by(rule_id: str) -> list[str]:
     """Dotted names of what checks the rule: monitors, model machines, the model's declarations,
     required fields and aspects of the Client's view."""
-    impl, _ = _monitor_tables()
-    found = list(impl.get(rule_id, ()))
-    found += _machine_table().get(rule_id, ())
-    found += rules_stated().get(rule_id, ())
-    found += fields_stated().get(rule_id, ())
-    found += view_stated().get(rule_id, ())
-    return found
+    tables = (_monitor_tables()[0], _machine_table(), rules_stated(), fields_stated(), view_stated())
+    return [name for table in tables for name in table.get(rule_id, ())]
 
 
 def tolerated_by(rule_id: str) -> list[str]:
@@ -129,13 +123,11 @@ def _test_table(tests_dir: Path = TESTS) -> dict[str, tuple[str, ...]]:
     out: dict[str, set[str]] = {}
     for path in sorted(tests_dir.glob("test_*.py")):
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            named = _literals(path) & RULES_BY_ID.keys()
         except (OSError, SyntaxError, UnicodeDecodeError):
             continue
-        name = path.relative_to(tests_dir.parent).as_posix()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RULES_BY_ID:
-                out.setdefault(node.value, set()).add(name)
+        for rule in named:
+            out.setdefault(rule, set()).add(path.relative_to(tests_dir.parent).as_posix())
     return _sorted(out)
 
 
