@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from properties.catalogue import Rule
+from properties.readings import READINGS
 from properties.speclines import rule_sentences
 from properties.trace import implemented_by
 
@@ -75,12 +76,6 @@ def table(rules: tuple[Rule, ...], where: dict[str, tuple[int, ...]] | None) -> 
     return "\n".join(lines) + "\n"
 
 
-def _readings_of(rule: Rule) -> list[str]:
-    from properties.readings import READINGS
-
-    return [r.name for r in READINGS if rule.id in r.rules]
-
-
 def _field(text: str, label: str = "") -> list[str]:
     """A field of a rule in full, wrapped under its label."""
     return textwrap.wrap(text, 100, initial_indent=f"  {label}", subsequent_indent="    ")
@@ -102,7 +97,7 @@ def full(rule: Rule, spec_text: str | None, spec: str) -> list[str]:
     decided = decidability_of().get(rule.id)
     if decided is not None:
         out += _field(f"decidable from the wire: {decided[0]} (sample: {decided[1]})")
-    readings = _readings_of(rule)
+    readings = [r.name for r in READINGS if rule.id in r.rules]
     if readings:
         out.append(f"  its verdict depends on the reading(s): {', '.join(readings)} (acp-model readings)")
     where = implemented_by(rule.id)
