@@ -43,7 +43,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import orjson
 
@@ -274,11 +274,15 @@ def _shape(msg: Any) -> int:
     return 2
 
 
-def _lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[bytes | None, bool]]:
-    """The stream's lines without their line end, as ``(raw, ended)``: ``raw`` is None for a
-    line over ``max_line_bytes`` (whose bytes are dropped as they come) and ``ended`` says
-    whether the line had a line end (only the last one may lack it)."""
-    read: Callable[[int], bytes] = getattr(stream, "read1", None) or stream.read
+Read = Callable[[int], bytes | None]
+"""Up to n bytes of a transcript (``read1``); b"" at its end, None for none yet (a live feed)."""
+
+
+def _lines(read: Read, max_line_bytes: int) -> Iterator[tuple[bytes | None, bool]]:
+    """The lines ``read`` gives without their line end, as ``(raw, ended)``: ``raw`` is None for
+    a line over ``max_line_bytes`` (whose bytes are dropped as they come) and ``ended`` says
+    whether the line had a line end (only the last one may lack it); ``(None, False)`` when
+    ``read`` has no bytes yet (the reader goes on when resumed)."""
     # A line within one chunk is at most chunk_size - 1 bytes long: only a line carried over
     # from one chunk to the next can be over the limit.
     chunk_size = min(_CHUNK, max_line_bytes + 1)
@@ -287,6 +291,9 @@ def _lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[bytes | None
     skipping = False  # dropping the rest of a line over the limit
     while True:
         chunk = read(chunk_size)
+        if chunk is None:
+            yield None, False
+            continue
         if not chunk:
             if carry:
                 yield b"".join(carry), False
@@ -323,6 +330,13 @@ def read_transcript(
 
     Pass ``stats`` to have it filled in as reading goes. Memory use does not grow with the
     number of lines, only with the number of requests and of distinct session ids."""
+    read = getattr(stream, "read1", None) or stream.read
+    return cast(Iterator[Item], read_items(read, max_line_bytes, stats))
+
+
+def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -> Iterator[Item | None]:
+    """``read_transcript`` over ``read``, yielding None where ``read`` has no bytes yet: resumed
+    when it has, the reader goes on where it stopped (``properties.live``)."""
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be positive")
     st = stats if stats is not None else TranscriptStats()
@@ -334,7 +348,10 @@ def read_transcript(
     def info(rule: str, explanation: str) -> Finding:
         return Finding("input." + rule, "info", line, None, explanation, "input")
 
-    for raw, ended in _lines(stream, max_line_bytes):
+    for raw, ended in _lines(read, max_line_bytes):
+        if raw is None and not ended:  # nothing to read yet
+            yield None
+            continue
         line += 1
         st.lines = line
         try:
