@@ -99,9 +99,6 @@ class LiveCheck:
                 self._chunks.append(line)
                 self._judge()
 
-    def sync(self) -> None:
-        """Wait until every line pushed so far is judged: ``push`` returns once it is."""
-
     def open_now(self) -> list[Finding]:
         """The obligations open after the lines pushed so far (judged on a copy of the set)."""
         with self._lock:

@@ -47,7 +47,7 @@ from typing import Any, BinaryIO, cast
 
 import orjson
 
-from model.clientview import _IGNORED_KNOWN, ClientView
+from model.clientview import KNOWN_UPDATES
 from properties.findings import Finding
 from properties.outputs import clip
 
@@ -95,10 +95,6 @@ KNOWN_METHODS: frozenset[str] = frozenset(
     }
 )
 """Every method the ACP v2 schema defines (its ``x-method`` annotations)."""
-
-KNOWN_UPDATES: frozenset[str] = frozenset(ClientView._HANDLERS) | _IGNORED_KNOWN
-"""Every standard ``sessionUpdate`` variant of the schema's ``SessionUpdate``: those the Client's
-view folds (``model.clientview``) and those it knows and ignores."""
 
 MAX_DEPTH = 256
 """Deepest accepted nesting of arrays and objects in one line. Real ACP messages are a few
