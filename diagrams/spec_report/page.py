@@ -57,7 +57,6 @@ def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
             base = compute(replace(opts, variant=None, readings=readings), progress, 0.5)
             progress(f"the variant {opts.variant.name}")
         ctx = compute(opts, progress, 0.5 if base is not None else 1.0)
-        readings = ctx.readings
         sections = []
         if base is not None:
             from diagrams.spec_report.diff import section_differences
@@ -69,7 +68,7 @@ def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
             partial += sorted(f"spec as written: {k}" for k, v in base.partial.items() if v)
         report: dict[str, Any] = {
             "command": "spec-report",
-            "readings": {k: v for k, v in sorted(readings.items())},
+            "readings": {k: v for k, v in sorted(ctx.readings.items())},
             "non_default_readings": {k: v for k, v in sorted(opts.readings.items())},
             "partial": partial,
             "sections": {s.key: s.data for s in sections if s.data is not None and s.key != "differences"},
