@@ -13,7 +13,6 @@ Must not know: how messages are dispatched to monitors (``properties.engine``), 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import partialmethod
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from model.core import MachineSpec
@@ -90,8 +89,10 @@ class Monitor:
 
     Subclasses list the rule IDs they implement in ``RULES`` (and the MAY permissions they must
     tolerate in ``TOLERATES``), mark their handlers with ``@on(table, key, ...)``, and judge
-    "eventually" rules in ``at_end``. They report through ``self.breach`` / ``self.eventually``
-    and count a rule as exercised with ``self.exercise`` whenever its trigger condition is met.
+    "eventually" rules in ``at_end``. They report through ``self.breach`` / ``self.suspect`` /
+    ``self.eventually`` and count a rule as exercised with ``self.exercise`` whenever its trigger
+    condition is met. Every subclass must define ``state_key`` (the base raises
+    ``NotImplementedError``).
     """
 
     RULES: ClassVar[tuple[str, ...]] = ()
@@ -176,16 +177,36 @@ class Monitor:
         explanation: str,
         message: Any = None,
         readings: tuple[str, ...] = (),
-        kind: Kind = "rule",
     ) -> None:
-        """Report a breach; ``readings``: the readings its verdict depends on (``kind``: the
-        finding's kind, see ``suspect`` and ``eventually``)."""
+        """Report a breach; ``readings``: the readings its verdict depends on."""
+        self._add_finding("rule", rule, line, session, explanation, message, readings)
+
+    def suspect(
+        self,
+        rule: str,
+        line: int | None,
+        session: str | None,
+        explanation: str,
+        message: Any = None,
+        readings: tuple[str, ...] = (),
+    ) -> None:
+        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
+        ``readings``: the readings that make it a suspect rather than a breach."""
+        self._add_finding("suspect", rule, line, session, explanation, message, readings)
+
+    def _add_finding(
+        self,
+        kind: Kind,
+        rule: str,
+        line: int | None,
+        session: str | None,
+        explanation: str,
+        message: Any,
+        readings: tuple[str, ...],
+    ) -> None:
+        """Add a finding of ``kind`` (``rule``, ``suspect`` or ``open``) for ``rule``."""
         owner = self._owner
         owner.add(Finding(rule, owner.level_of(rule), line, session, explanation, kind, message, readings))
-
-    suspect = partialmethod(breach, kind="suspect")
-    """Report a likely breach the wire cannot prove (kind ``suspect``, a warning); ``readings``:
-    the readings that make it a suspect rather than a breach."""
 
     def eventually(
         self,
@@ -214,8 +235,8 @@ class Monitor:
                 readings,
             )
         else:
-            self.breach(
-                rule, line, session, explanation + " (open at end of input)", message, readings, "open"
+            self._add_finding(
+                "open", rule, line, session, explanation + " (open at end of input)", message, readings
             )
 
 
