@@ -117,6 +117,21 @@ Completeness = bool | Callable[[str | None], bool]
 for none (False), or for the sessions a predicate accepts."""
 
 
+def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monitor]], list[type[Monitor]]]:
+    """(the given classes minus required ones, the required ones, requirements of requirements
+    included) in a stable order."""
+    given = list(dict.fromkeys(monitors))
+    required: list[type[Monitor]] = []
+    pending = list(given)
+    while pending:
+        cls = pending.pop(0)
+        for dep in cls.REQUIRES:
+            if dep not in required:
+                required.append(dep)
+                pending.append(dep)
+    return [c for c in given if c not in required], required
+
+
 class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
 
@@ -158,9 +173,7 @@ class MonitorSet:
         # requests awaiting a response, by the side that sent them: id -> request message
         self.pending_client: dict[Any, Message] = {}
         self.pending_agent: dict[Any, Message] = {}
-        given = list(dict.fromkeys(monitors))
-        required = list(dict.fromkeys(dep for cls in given for dep in cls.REQUIRES))  # (they require none)
-        given = [cls for cls in given if cls not in required]
+        given, required = _ordered_classes(monitors)
         order = (*given, *required)
         self._index: dict[type[Monitor], int] = {cls: i for i, cls in enumerate(order)}
         self.monitors: list[Monitor] = [None] * len(order)  # type: ignore[list-item]
