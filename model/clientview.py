@@ -109,7 +109,7 @@ from model.clientview_parts import (
     Session,
     decode_b64,
     is_block,
-    is_cost,
+    is_cost_or_null,
     is_uint,
     json_key,
     valid_background,
@@ -455,7 +455,7 @@ class ClientView:
         cost = upd.get("cost", entity.MISSING)
         if cost is None:
             sess.cost = None
-        elif cost is not entity.MISSING and is_cost(cost):
+        elif cost is not entity.MISSING and is_cost_or_null(cost):
             sess.cost = cost
         return True
 

@@ -37,7 +37,12 @@ FINAL_TOOL = frozenset(toolcall.FINAL)
 
 
 # -- small validators (the kinds of ``model.fields``, which a required field is judged by) -------
-is_str, is_obj, is_uint, is_cost = (KINDS[kind] for kind in ("string", "object", "count", "cost"))
+is_str = KINDS["string"]
+is_obj = KINDS["object"]
+is_uint = KINDS["count"]
+is_cost_or_null = KINDS["cost"]
+"""A usage update's cost: an object with a numeric ``amount`` and a string ``currency``, or
+null (the ``cost`` kind accepts null, since an absent cost is judged as null)."""
 
 
 def is_any(v: Json) -> bool:
