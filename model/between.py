@@ -415,10 +415,10 @@ STANDARD_CONTENT_TYPES: Final = BASELINE_PROMPT_TYPES | frozenset(PROMPT_CAPABIL
 """The content block types of the schema; any other type is custom (``client_sends_advertised``)."""
 
 
-def _reading_is(alternative: str, negate: bool = False) -> staticmethod[[str], bool]:
+def _reading_is(alternative: str) -> staticmethod[[str], bool]:
     """How a declaration reads a reading the spec leaves open: true when the alternative in
-    force is ``alternative`` (with ``negate``: when it is any other)."""
-    return staticmethod(lambda chosen: (chosen == alternative) != negate)
+    force is ``alternative``."""
+    return staticmethod(lambda chosen: chosen == alternative)
 
 
 def _any(items: Iterable[object]) -> bool:
@@ -565,7 +565,7 @@ class Rules:
         unlisted work."""
         return self.covered(listed) if cancelled else not listed
 
-    racing_approval_used = _reading_is("not-approved", negate=True)
+    racing_approval_used = _reading_is("may-be-used")
     """``cancelled_permissions`` under the reading ``approval-racing-cancel``: whether an approval
     that arrives after the session/cancel of its work, before the idle confirming it, may be
     used to run the tool (``may-be-used``) or is taken as not approved (``not-approved``)."""
@@ -606,7 +606,7 @@ class Rules:
         own_work_foreground's for work the Agent started itself."""
         return table_rule if prompt_waits else OWN_WORK_FOREGROUND.rule
 
-    blocked_output_is_progress = _reading_is("pending-output", negate=True)
+    blocked_output_is_progress = _reading_is("progress")
     """``running_on_progress`` under the reading ``output-while-requires-action``: whether
     message content sent while requires_action is reported is progress of the blocked work
     (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
@@ -819,7 +819,7 @@ class Rules:
         submission refused or withdrawn before it."""
         return inserted
 
-    user_content_replaceable = _reading_is("prompt-content", negate=True)
+    user_content_replaceable = _reading_is("upsert")
     """``user_message_content`` under the reading ``user-message-content``: whether an update
     about a submission's user message may carry content of the Agent's own that a later update
     replaces (``upsert``), or only content of the prompt (``prompt-content``)."""
