@@ -594,14 +594,18 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.last_end = fs.interval
         if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
             st.last_reason = reason if type(reason) is str else None
-        # after a cancel, its stop reason is judged by ``_confirmation`` (cancel_confirmed) unless
-        # the work may have ended on its own first
-        judged = not fs.cancel_line or self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT))
-        st.last_end_cancel = bool(fs.cancel_line) and (
-            not judged or self.between.confirmation_breach(reason) is None
+        # The stop reason is judged here (FG-06) unless a cancel reached the work and the work
+        # cannot have ended on its own first: then ``_confirmation`` judges it (cancel_confirmed).
+        judged_here = not fs.cancel_line or self.between.own_end_after_cancel(
+            self.reading(CANCEL_TAKES_EFFECT)
         )
-        if judged and type(reason) is not str:  # FG-06 breached only if the Agent could tell why the
-            self.suspect(  # work stopped, which the wire does not show: a suspicion, a warning
+        st.last_end_cancel = bool(fs.cancel_line) and (
+            not judged_here or self.between.confirmation_breach(reason) is None
+        )
+        if judged_here and type(reason) is not str:
+            # FG-06 is breached only if the Agent could tell why the work stopped, which the wire
+            # does not show: a suspicion (a warning)
+            self.suspect(
                 "FG-06",
                 line,
                 sid,
