@@ -422,32 +422,27 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     # a list reported since its first report (the idle's own included) says it
                     # is not background work; before any, it may be background not listed yet
                     ruled = keys is not None or tid not in ts.fresh
-                    if at_idle and (
-                        self.between.failed_work_tool(ruled) if error else ruled or alt == "every-unlisted"
-                    ):
-                        if error:  # model.between FAILED_TOOLS_FINAL
-                            text = (
-                                f"idle with stop reason 'error' while tool call {tid!r} of the failed work "
-                                f"is still {status}: the Agent should give it a terminal status (failed when "
-                                "it did not complete) before reporting the failure (it is not in the latest "
-                                "background list, and it embeds no listed terminal)"
-                            )
-                        else:
-                            why = (
-                                "the cancel covers the listed background work too"
-                                if exempt
-                                else "it is not in the latest background list, and it embeds no listed "
-                                "terminal"
-                                if ruled
-                                else "no background list has named it since its first report, and it embeds "
-                                "no listed terminal"
-                            )
-                            text = (
-                                f"idle confirming the cancellation received at line {fs.cancel_line} while "
-                                f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
-                                f"it a final status before this idle ({why})"
-                            )
-                        self.breach(owed, line, sid, text, msg, (unlisted,))
+                    if at_idle and error and self.between.failed_work_tool(ruled):
+                        self._failed_tool(sid, tid, status, line, msg)
+                    elif at_idle and not error and (ruled or alt == "every-unlisted"):
+                        why = (
+                            "the cancel covers the listed background work too"
+                            if exempt
+                            else "it is not in the latest background list, and it embeds no listed terminal"
+                            if ruled
+                            else "no background list has named it since its first report, and it embeds "
+                            "no listed terminal"
+                        )
+                        self.breach(
+                            owed,
+                            line,
+                            sid,
+                            f"idle confirming the cancellation received at line {fs.cancel_line} while "
+                            f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
+                            f"it a final status before this idle ({why})",
+                            msg,
+                            (unlisted,),
+                        )
                     else:  # a CANCEL-17 suspect's verdict depends on the reading (where it is judged)
                         # a later status change shows it carried on past the idle only where
                         # it may (an error idle: model.between may_carry_on; a cancelled one:
@@ -470,6 +465,22 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self._ex[owes] += 1
                         if owes not in spec.relaxed:
                             self.owed[rid] = (sid, line, owes)
+
+    def _failed_tool(self, sid: str, tid: str, status: str, line: int, msg: Message) -> None:
+        """``model.between`` FAILED_TOOLS_FINAL: a tool call of the failed work still unfinished at
+        the idle with stop reason error, left out of a background list reported since its first
+        report."""
+        self.breach(
+            _FAILED,
+            line,
+            sid,
+            f"idle with stop reason 'error' while tool call {tid!r} of the failed work is still "
+            f"{status}: the Agent should give it a terminal status (failed when it did not "
+            "complete) before reporting the failure (it is not in the latest background list, and "
+            "it embeds no listed terminal)",
+            msg,
+            (UNLISTED_TOOL_AT_FAILED_IDLE,),
+        )
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
