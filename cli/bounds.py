@@ -44,19 +44,24 @@ BOUNDS = (
 """``--<name>`` options, each a ``Config`` field of the same name (``-`` as ``_``)."""
 
 
+def _lowest(name: str) -> int:
+    """The least value of the bound option ``--name``: --capacity must be >= 1 (a message must
+    fit in flight), the others >= 0."""
+    return 1 if name == "capacity" else 0
+
+
 def add_bound_options(group: Any, default: Callable[[str], str]) -> None:
     """Add the bound options to ``group``; ``default(field)`` says what a ``Config`` field is
     when its option is left out."""
     from simulator.peers.config import FEATURES
 
     for name, what in BOUNDS:
-        low = 1 if name == "capacity" else 0
         group.add_argument(
             f"--{name}",
             type=int,
             default=None,
             metavar="N",
-            help=f"{what}, >= {low} (default: {default(name.replace('-', '_'))})",
+            help=f"{what}, >= {_lowest(name)} (default: {default(name.replace('-', '_'))})",
         )
     group.add_argument(
         "--features",
@@ -78,9 +83,13 @@ def bounds_from(args: argparse.Namespace) -> dict[str, Any]:
     """The ``Config`` changes the bound options ask for; ``UsageError`` for a bad value."""
     from simulator.explore.run import parse_features
 
-    fields = {name: name.replace("-", "_") for name, _ in BOUNDS}
-    at_least(*((f"--{name}", getattr(args, f), 1 if name == "capacity" else 0) for name, f in fields.items()))
-    bounds: dict[str, Any] = {f: getattr(args, f) for f in fields.values() if getattr(args, f) is not None}
+    bounds: dict[str, Any] = {}
+    for name, _ in BOUNDS:
+        field = name.replace("-", "_")
+        value = getattr(args, field)
+        at_least((f"--{name}", value, _lowest(name)))
+        if value is not None:
+            bounds[field] = value
     if args.features is not None:
         try:
             bounds["features"] = parse_features(args.features)

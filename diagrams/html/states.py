@@ -136,8 +136,8 @@ def machine_rows(monitors: MonitorSet) -> Rows:
     prompts = _find(monitors, PromptMonitor)
     if prompts is not None:
         spec = prompts.table(prm.SPEC)
-        for key, rec in zip(prompt_sets(monitors), prompts.prompts.values(), strict=True):
-            rows[key] = f"{candidates_text(spec, rec[2])} (received at line {rec[1]})"
+        for rid, rec in prompts.prompts.items():
+            rows[_prompt_key(rec[0], rid)] = f"{candidates_text(spec, rec[2])} (received at line {rec[1]})"
     for side, pending in (("client", monitors.pending_client), ("agent", monitors.pending_agent)):
         for rid, request in pending.items():
             sid = session_id(request)
@@ -153,7 +153,12 @@ def prompt_sets(monitors: MonitorSet) -> dict[str, frozenset[str]]:
     prompts = _find(monitors, PromptMonitor)
     if prompts is None:
         return {}
-    return {_key(rec[0], 1, f"Prompt {id_text(rid)}"): rec[2] for rid, rec in prompts.prompts.items()}
+    return {_prompt_key(rec[0], rid): rec[2] for rid, rec in prompts.prompts.items()}
+
+
+def _prompt_key(sid: str, rid: Any) -> str:
+    """The row key of the waiting prompt ``rid`` of session ``sid``."""
+    return _key(sid, 1, f"Prompt {id_text(rid)}")
 
 
 def answered_prompts(before: Mapping[str, frozenset[str]], after: Rows, message: Mapping[str, Any]) -> Rows:

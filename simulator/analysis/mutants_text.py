@@ -68,7 +68,7 @@ def verdicts_text(verdicts: Sequence[Any], baseline: Any) -> str:
     """Each seeded bug's verdict (caught by its intended rule, by others too, the shortest
     breaking run) and the closing count with the unmodified simulator's runs."""
     rows: list[tuple[str, str, str, str, str]] = []
-    off_wire: list[str] = [""]
+    off_wire: list[str] = []  # the notes of bugs the drive cannot detect, under the table
     for v in verdicts:
         m = v.mutant
         also = sorted(set(v.caught_by) - {m.intended_rule})
@@ -76,10 +76,11 @@ def verdicts_text(verdicts: Sequence[Any], baseline: Any) -> str:
         if v.shortest:
             verdict += f", shortest {len(v.shortest)} lines ({v.shortest_source})"
         rows.append((m.name, m.side, m.intended_rule, verdict, m.description))
-        off_wire += (
-            _wrap(f"{m.name}: not detectable by `acp-model drive`: {m.off_wire}", "") if m.off_wire else []
-        )
-    lines = _rows(rows) + off_wire
+        if m.off_wire:
+            off_wire += _wrap(f"{m.name}: not detectable by `acp-model drive`: {m.off_wire}", "")
+    lines = _rows(rows)
+    lines.append("")
+    lines += off_wire
     lines += _wrap(
         f"{sum(v.caught for v in verdicts)}/{len(verdicts)} mutants caught by their intended rule; "
         f"unmodified simulator: {baseline.runs} runs, {baseline.findings} findings"

@@ -152,7 +152,10 @@ def shrink_run(
         out.choices = failed[k].choices
         tell(f"confirming {len(out.choices)} choices with {confirm} replays")
         came = replays(out.choices, confirm)
-        out.replays, out.reproduced, out.result = confirm, len(came), came[-1] if came else failed[k]
+        out.replays = confirm
+        out.reproduced = len(came)
+        # the last replay that showed the rule, else the failure the list was kept on
+        out.result = came[-1] if came else failed[k]
         if came:
             break
         out.undone += 1

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import select
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from simulator.harness.child import HELLO, LOCKSTEP, Sink, read
@@ -86,18 +86,21 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
     pending = b""
     while True:
         timeout = agent.pause() if agent.moves() else None
-        answers: Iterable[Sequence[Any] | None]
-        if select.select([fd_in], [], [], timeout)[0]:  # each complete line answered as it comes
+        if select.select([fd_in], [], [], timeout)[0]:
             data = read(fd_in)
             if not data:
                 return 0
             pending += data
             *lines, pending = pending.split(b"\n")
-            answers = (agent.receive(line) for line in lines if line.strip())
+            for line in lines:  # each complete line answered as it comes
+                if line.strip():
+                    answer = agent.receive(line)
+                    if answer and not out(_lines(answer)):
+                        return 0
         else:
-            answers = [agent.move()]
-        if not all(out(_lines(msgs)) for msgs in answers if msgs):
-            return 0
+            moves = agent.move()
+            if moves and not out(_lines(moves)):
+                return 0
         _notes(agent)
 
 
