@@ -298,7 +298,7 @@ def test_a_twin_is_searched_again_under_every_feature() -> None:
     events = scripted(turn, cfg).events
     target = scripted(events, cfg).world.transcript
     narrow = DEFAULT
-    assert dec.twin(target, narrow, 5000)[0] is None
+    assert dec.twin(target, narrow, 5000) is None
     assert "bare_error" in dec.twin_config(narrow).features
     assert (
         dec.twin_config(narrow).features & dec.HANDSHAKE_FEATURES == narrow.features & dec.HANDSHAKE_FEATURES

@@ -109,12 +109,12 @@ def test_a_client_line_in_flight_may_be_shown_before_what_the_agent_sent_meanwhi
     assert (
         shown[-2][0] == "client" and scripted([*script, "deliver"], cfg).world.transcript[-1][0] == "client"
     )
-    found, _ = dec.twin(shown, cfg, 2000)
+    found = dec.twin(shown, cfg, 2000)
     assert found is not None
-    assert dec.twin(shown, cfg.with_(features=cfg.features - {"announce"}), 2000)[0] is None
+    assert dec.twin(shown, cfg.with_(features=cfg.features - {"announce"}), 2000) is None
     turn = scripted([("client", "prompt", None), "deliver", ("agent", "reject", 1)], cfg).world.transcript
     swapped = [*turn[:-2], turn[-1], turn[-2]]
-    assert dec.twin(swapped, cfg, 2000)[0] is None
+    assert dec.twin(swapped, cfg, 2000) is None
 
 
 def test_a_bare_idle_after_the_session_new_response_has_a_twin_only_with_the_snapshot_freedom() -> None:
@@ -125,11 +125,11 @@ def test_a_bare_idle_after_the_session_new_response_has_a_twin_only_with_the_sna
     cfg = DEFAULT.with_(features=DEFAULT.features | {"snapshot"})
     base = scripted([], cfg, settle=False).world.transcript
     target = [*base, _state("idle")]
-    found, _ = dec.twin(target, cfg, 2000)
+    found = dec.twin(target, cfg, 2000)
     assert found == [("agent", "restate_idle", "snapshot")]
-    assert dec.twin(target, DEFAULT, 2000)[0] is None
+    assert dec.twin(target, DEFAULT, 2000) is None
     # once per run: a second bare idle has no twin
-    assert dec.twin([*target, _state("idle")], cfg, 2000)[0] is None
+    assert dec.twin([*target, _state("idle")], cfg, 2000) is None
 
 
 def test_the_agents_own_user_message_while_unknown_is_shown_has_a_twin_with_announce() -> None:
@@ -142,6 +142,6 @@ def test_the_agents_own_user_message_while_unknown_is_shown_has_a_twin_with_anno
     script += [("agent", "start_goal", "unseen"), ("agent", "restore", None)]
     target = scripted(script, cfg, settle=False).world.transcript
     assert [line[1]["params"]["update"].get("state") for line in target[-3:]] == ["unknown", None, "running"]
-    found, _ = dec.twin(target, cfg, 2000)
+    found = dec.twin(target, cfg, 2000)
     assert found is not None and ("agent", "synthetic_user", "announce") in found
-    assert dec.twin(target, cfg.with_(features=cfg.features - {"announce"}), 2000)[0] is None
+    assert dec.twin(target, cfg.with_(features=cfg.features - {"announce"}), 2000) is None

@@ -381,9 +381,12 @@ def decide(
             continue
         verdict.other.update(found)
         proves = r.quiescent and bool(same & checker_rules(r.transcript, readings, variant, complete=True))
-        verdict.flagged_complete += proves
-        accepted += [] if found else [r]
-        unproven += [] if found or proves else [r]
+        if proves:
+            verdict.flagged_complete += 1
+        if not found:
+            accepted.append(r)
+            if not proves:
+                unproven.append(r)
     verdict.flagged_complete += verdict.flagged
     verdict.accepted = len(accepted)
     if not runs:
@@ -427,10 +430,10 @@ def decide(
 
 def twin(
     target: list[Line], cfg: Config, budget: int, prefer: Collection[tuple[int, str]] = ()
-) -> tuple[list[Event] | None, int]:
+) -> list[Event] | None:
     """A conforming run (no faults) whose transcript is ``target`` up to a renaming of the values
     the Agent chooses freely (``decidability_renaming``) and up to the Client's messages in
-    flight, and the states tried.
+    flight (None: none within ``budget`` states).
 
     A world records a Client message when the Agent receives it; a transcript recorded between
     the peers may show it as soon as the Client sent it, before Agent messages sent while it was
@@ -447,7 +450,7 @@ def twin(
     same = Comparison(target)
     start = same.match(root.transcript, 0, ())
     if start is None:
-        return None, 0
+        return None
     seen: set[Any] = set()
     tie = itertools.count(1)
     # (cost, -position, tie, world, events, renaming, target position, owed Client lines)
@@ -457,13 +460,13 @@ def twin(
     while heap:
         cost, _, _, world, events, names, pos, owed = heapq.heappop(heap)
         if pos == len(target) and not owed:
-            return events, len(seen)
+            return events
         key = (world.snapshot(), pos, names, owed)
         if key in seen:
             continue
         seen.add(key)
         if len(seen) > budget:
-            return None, len(seen)
+            return None
         flying = world.net.to_agent
         if (
             pos < len(target)
@@ -491,7 +494,7 @@ def twin(
             else:
                 step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
                 heapq.heappush(heap, (cost + step, -at, next(tie), child, [*events, ev], renamed, at, still))
-    return None, len(seen)
+    return None
 
 
 HANDSHAKE_FEATURES = frozenset({"early_state", "elicitation", "future"})
@@ -518,11 +521,11 @@ def witness(rule: str, run: Run, bound: Bound) -> Witness:
     mutant, same = standing_for(rule)
     faults = mutant.switched_on if mutant else frozenset()
     _, b_silent = decidability_exhaustive.replay(run.events, run.cfg, faults)
-    events, _ = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
+    events = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
     cfg = run.cfg
     if events is None and twin_config(run.cfg) != run.cfg:
         cfg = twin_config(run.cfg)
-        events, _ = twin(run.transcript, cfg, bound.twin_nodes, frozenset(b_silent))
+        events = twin(run.transcript, cfg, bound.twin_nodes, frozenset(b_silent))
     w = Witness(rule, run, events, None if cfg == run.cfg else cfg)
     differing: list[tuple[int, str, str]] = [
         (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule in same
