@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
 from cli.outputs import STDOUT, check_file
-from properties.checking import DEFAULT_MAX_FINDINGS as DEFAULT_MAX_FINDINGS  # tests read it here
 from properties.checking import FileReport, MessageHook, check_stream
 from properties.engine import MonitorSet
 from properties.outputs import unreadable

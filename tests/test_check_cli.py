@@ -17,6 +17,7 @@ import pytest
 
 from cli import check_inputs
 from properties import check_report
+from properties.checking import DEFAULT_MAX_FINDINGS
 from properties.engine import MonitorSet
 from properties.shared import ENV
 from tests.check_support import (
@@ -375,5 +376,5 @@ def test_the_default_cap_bounds_the_output_of_random_bytes(tmp_path: Path) -> No
     path = write(tmp_path, "noise.ndjson", [bytes(range(11, 256)) * 4 + b"\n" for _ in range(3000)])
     code, out, _ = run_cli(["check", "--json", path])
     report = json.loads(out)["files"][0]
-    assert code == 1 and len(report["findings"]) == check_inputs.DEFAULT_MAX_FINDINGS
-    assert sum(report["cut"].values()) == 3000 - check_inputs.DEFAULT_MAX_FINDINGS
+    assert code == 1 and len(report["findings"]) == DEFAULT_MAX_FINDINGS
+    assert sum(report["cut"].values()) == 3000 - DEFAULT_MAX_FINDINGS
