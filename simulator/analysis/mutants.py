@@ -70,10 +70,13 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(of, SEEDED))
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
 BY_RULE: dict[str, Mutant] = {m.intended_rule: m for m in MUTANTS}
 """The seeded bug written to break each rule that has one (one mutant per rule)."""
-breaking = BY_RULE.get
-"""The seeded bug whose faulty peer breaks a rule, or None when no mutant breaks it: the
-behaviours a variant that drops the rule adds to the simulated peers (``--drop``) and the
-breaking behaviours the decidability search explores."""
+
+
+def breaking(rule: str) -> Mutant | None:
+    """The seeded bug whose faulty peer breaks ``rule``, or None when no mutant breaks it: the
+    behaviours a variant that drops the rule adds to the simulated peers (``--drop``) and the
+    breaking behaviours the decidability search explores."""
+    return BY_RULE.get(rule)
 
 
 def standing_for(rule: str) -> tuple[Mutant | None, frozenset[str]]:
