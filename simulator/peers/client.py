@@ -13,10 +13,10 @@ replay) and ``PERMISSION_EVENTS`` (``select``: allow or deny; ``answer_cancelled
 cancelled outcome; ``error``: a JSON-RPC error instead of a result, behind the feature
 ``perm_error``). The tables are the Client's ``Config``'s (``Config.variant``), so a row a
 variant adds for the Client is a move it offers, and a row a variant removes is one it no longer
-offers. Config features and bounds still limit the session moves (``SESSION_FEATURE``;
+offers. Config features and bounds still limit the session moves (a feature named like the trigger;
 ``Config.closes``, ``resumes``, ``reattaches``). A trigger with no event here (none today) is
-a row the Client cannot send, and is not offered. The moves of every state are read once per
-set of tables (``choices_of``: no Client row has a guard, so they need no context).
+a row the Client cannot send, and is not offered (no Client row has a guard: they need no
+context).
 
 Where the Client's state comes from:
 - its session moves fire the session table; the Agent's steps of the handshake that follows
@@ -53,8 +53,7 @@ Must not know: the Agent's internals or the transport's order, monitors.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from model import elicitation as em
@@ -72,14 +71,12 @@ from simulator.peers.config import Config
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 
-SESSION_EVENTS: Mapping[str, tuple[tuple[str, Any], ...]] = {
-    "close": (("close", None),),
-    "resume": (("resume", True), ("resume", False)),
+SESSION_EVENTS: Mapping[str, tuple[Event, ...]] = {
+    "close": (("client", "close", None),),
+    "resume": (("client", "resume", True), ("client", "resume", False)),
 }
-"""Session trigger -> the Client's events (name, arg) that fire it."""
-
-SESSION_FEATURE: Mapping[str, str] = {"close": "close", "resume": "resume"}
-"""Session trigger -> the Config feature that lets the Client fire it."""
+"""Session trigger -> the Client's events that fire it (the Config feature that lets the Client
+fire it is named like it)."""
 
 EARLY: frozenset[str] = frozenset({"close"})
 """Session triggers whose events come before the cancels in ``Client.enabled`` (the others come
@@ -96,7 +93,7 @@ PERMISSION_FEATURE: Mapping[str, str] = {"fail_answer": "perm_error"}
 """Permission event -> the Config feature without which the Client does not offer it."""
 
 TRIGGER_OF: Mapping[str, str] = {
-    **{name: trigger for trigger, events in SESSION_EVENTS.items() for name, _ in events},
+    **{name: trigger for trigger, events in SESSION_EVENTS.items() for _, name, _ in events},
     **{name: trigger for trigger, names in PERMISSION_EVENTS.items() for name in names},
 }
 """Client event name -> the table trigger it fires."""
@@ -121,59 +118,6 @@ def follows_withdrawals(tables: Mapping[str, MachineSpec]) -> bool:
     """Whether the Client must tell a withdrawn request from a pending one (see the header)."""
     spec = tables["permission"]
     return spec.moves(pm.WITHDRAWN, "client") != spec.moves(pm.PENDING, "client")
-
-
-Moves = tuple[tuple[str, tuple[Event, ...]], ...]
-"""(session trigger, the Client events that fire it) per client row."""
-
-
-@dataclass(frozen=True)
-class Choices:
-    """The Client's table moves per state, read once from one set of tables (the Client passes
-    no context: no Client row has a guard)."""
-
-    session: Mapping[str, tuple[Moves, Moves]]
-    """Session state -> the client rows from it, in table order: those whose events come
-    before the cancels (``EARLY``), then the others."""
-    permission: Mapping[str, tuple[str, ...]]
-    """Permission state -> the event names of its client rows, in table order."""
-    follows: bool
-    """``follows_withdrawals`` of these tables."""
-
-
-def split(triggers: Iterable[str]) -> tuple[Moves, Moves]:
-    """(early, late): each session trigger with the Client events that fire it."""
-    moves = [(t, tuple(("client", name, arg) for name, arg in SESSION_EVENTS.get(t, ()))) for t in triggers]
-    return tuple(m for m in moves if m[0] in EARLY), tuple(m for m in moves if m[0] not in EARLY)
-
-
-def _read(tables: Mapping[str, MachineSpec]) -> Choices:
-    session, permission = tables["session"], tables["permission"]
-    return Choices(
-        {state: split(t for t, _ in session.moves(state, "client")) for state in session.states},
-        {
-            state: tuple(
-                n
-                for trigger, _ in permission.moves(state, "client")
-                for n in PERMISSION_EVENTS.get(trigger, ())
-            )
-            for state in permission.states
-        },
-        follows_withdrawals(tables),
-    )
-
-
-_READ: dict[tuple[int, int], tuple[MachineSpec, MachineSpec, Choices]] = {}
-
-
-def choices_of(tables: Mapping[str, MachineSpec]) -> Choices:
-    """The Client's ``Choices`` under ``tables`` (read once per session and permission table)."""
-    session, permission = tables["session"], tables["permission"]
-    key = (id(session), id(permission))
-    got = _READ.get(key)
-    if got is None or got[0] is not session or got[1] is not permission:
-        got = _READ[key] = (session, permission, _read(tables))
-    return got[2]
 
 
 CLIENT_SIDE_FAULTS = seeded.names("client", deviations.Deviation)
@@ -210,12 +154,12 @@ class Client:
         "cancel_requests",
         "cancels",
         "cfg",
-        "choices",
         "closes",
         "deviations",
         "elicits",
         "extra_resumes",
         "faults",
+        "follows",
         "marks",
         "next_id",
         "perms",
@@ -239,7 +183,7 @@ class Client:
         )
         self.tables = tables_of(cfg.variant)  # the model's tables, or the run's variant's
         self.deviations = deviations.of(faults, "client")
-        self.choices = choices_of(self.tables)
+        self.follows = follows_withdrawals(self.tables)
         self.next_id = 0
         self.prompts_sent = 0
         self.unanswered: list[int] = []  # prompt request ids without a response yet
@@ -306,10 +250,8 @@ class Client:
             ev.append(("client", "prompt", None))
             if "rich_prompt" in cfg.features:  # content other than text, of the baseline set
                 ev.append(("client", "prompt", "link"))
-        early, late = self.choices.session[state]  # the session table's client rows from its state
-        for trigger, events in early:
-            if self._within(trigger):
-                ev.extend(events)
+        rows = [t for t, _ in self.tables["session"].moves(state, "client") if self._within(t)]
+        ev.extend(e for t in rows if t in EARLY for e in SESSION_EVENTS.get(t, ()))  # the table's client rows
         if state in CANCEL_FROM and "cancel" in cfg.features:  # a close does not stop cancels
             if self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
@@ -317,27 +259,24 @@ class Client:
                 # any prompt it has no answer for yet (the answer may be in flight)
                 for prompt_rid in self.unanswered:
                     ev.append(("client", "cancel_request", prompt_rid))
-        permission = self.choices.permission
         for rid in self.perms:
-            ev.extend(
-                ("client", name, rid)
-                for name in permission[self._perm_state(rid)]
-                if PERMISSION_FEATURE.get(name, "") in cfg.features or name not in PERMISSION_FEATURE
-            )
+            for trigger, _ in self.tables["permission"].moves(self._perm_state(rid), "client"):
+                ev.extend(
+                    ("client", name, rid)
+                    for name in PERMISSION_EVENTS.get(trigger, ())
+                    if PERMISSION_FEATURE.get(name, "") in cfg.features or name not in PERMISSION_FEATURE
+                )
         for rid, mode, status in self.elicits:
-            if status != "held":
-                state = em.WITHDRAWN if status == "withdrawn" else em.PENDING
-                for trigger, _ in self.tables["elicitation"].moves(state, "client", {"url": mode == "url"}):
+            if status != "held":  # pending or withdrawn: a state of the elicitation table
+                for trigger, _ in self.tables["elicitation"].moves(status, "client", {"url": mode == "url"}):
                     ev.append(("client", f"elicit_{trigger}", rid))
-        for trigger, events in late:
-            if self._within(trigger):
-                ev.extend(events)
+        ev.extend(e for t in rows if t not in EARLY for e in SESSION_EVENTS.get(t, ()))
         return ev
 
     def _within(self, trigger: str) -> bool:
         """The Config lets the Client fire session ``trigger`` (its feature and its bound)."""
         cfg = self.cfg
-        if SESSION_FEATURE.get(trigger) not in cfg.features:
+        if trigger not in cfg.features:
             return False
         if self.session == sm.RESUMING and "overlap" not in cfg.features:
             return False  # closing or resuming again while a resume is answered: a freedom of its own
@@ -433,18 +372,17 @@ class Client:
         """Accept, decline or cancel an elicitation: the elicitation table's client row (the
         Client knows the mode; a withdrawn one is still answered)."""
         _, mode, status = next(e for e in self.elicits if e[0] == rid)
-        state = em.WITHDRAWN if status == "withdrawn" else em.PENDING
-        self.tables["elicitation"].fire(state, action, {"url": mode == "url"})
+        self.tables["elicitation"].fire(status, action, {"url": mode == "url"})
         self.elicits = tuple(e for e in self.elicits if e[0] != rid)  # answered once
         return [wire.elicitation_answer(rid, action)]
 
     def receive(self, msg: Msg) -> None:
         method = msg.get("method")
         if method == "elicitation/create":
-            self.elicits = (*self.elicits, (msg["id"], msg["params"].get("mode"), "pending"))
+            self.elicits = (*self.elicits, (msg["id"], msg["params"].get("mode"), em.PENDING))
         elif method == "session/request_permission":
             self.perms.append(msg["id"])
-        elif method == "$/cancel_request" and self.choices.follows:  # the Agent withdrew a request
+        elif method == "$/cancel_request" and self.follows:  # the Agent withdrew a request
             params = msg.get("params")
             rid = params.get("requestId") if isinstance(params, dict) else None
             if rid in self.perms and rid not in self.withdrawn:
@@ -454,7 +392,7 @@ class Client:
             self.elicits = tuple((r, m, "held" if st == "pending" else st) for r, m, st in self.elicits)
         if method == "$/cancel_request" and self.elicits:  # an elicitation withdrawn: still answered
             rid = msg.get("params", {}).get("requestId")
-            self.elicits = tuple((r, m, "withdrawn" if r == rid else st) for r, m, st in self.elicits)
+            self.elicits = tuple((r, m, em.WITHDRAWN if r == rid else st) for r, m, st in self.elicits)
         elif method is None:
             rid = msg.get("id")
             if rid in self.unanswered:

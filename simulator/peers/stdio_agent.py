@@ -370,7 +370,7 @@ class StdioAgent:
             if rid in session.agent.perms:
                 result = msg.get("result")
                 if "result" in msg and not (type(result) is dict and type(result.get("outcome", {})) is dict):
-                    msg = {"jsonrpc": "2.0", "id": rid, "result": {"outcome": {"outcome": "cancelled"}}}
+                    msg = wire.permission_cancelled(rid)
                 self._pass(session, msg)
                 return
 
