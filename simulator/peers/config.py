@@ -87,28 +87,14 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "interim",
     "snapshot",
 )
-"""Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them on:
-``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``, ``closes``),
-so that seeded walks, the served Agent and the seeded bugs' runs make the choices they made before
-these were modelled (a walk with every feature would also spend its steps closing and resuming);
-also a hook's -32600 refusal during active work, which the default reading busy-refusal allows and
-the prompt monitor suspects (a warning), a finished tool call's outcome corrected
-(final-status-change), and work that waits on the user stopping on its own (``stop``: taken in the
-``answers`` slice, and by the conforming twins of ``simulator.analysis.decidability``), and work of
-its own starting while unknown is reported without running being reported (``unseen``: taken in the
-``own_work`` slice), and work ending unobserved while unknown is reported, a session/close then
-answered with the state still unknown (``unseen_end``: taken in the ``closes`` slice, and by the
-conforming twins), and a custom state reported although the Client advertised none, with a prompt's
-work starting while it is shown and running reported later (``unadvertised``: taken only by the
-conforming twins), and the Agent's own user message at idle before its own work (``announce``:
-taken only by the conforming twins), and an inserted user message first reported with interim text
-of the Agent's own, its full content later (``interim``, under the reading
-``user-message-content=upsert``: taken only by the conforming twins), and an idle snapshot repeated
-while idle, no stop reason, once per run (``snapshot``: "Agents MAY repeat current-state snapshots",
-State transitions; after the session/new response it is the optional initial idle, Initial state
-and synchronization: taken only by the conforming twins).
-(Refusing a prompt after a ``$/cancel_request`` for it is the reading
-``rejected-after-cancel-request``.)"""
+"""Freedoms a run takes only when its bounds name them (the exhaustive slices of
+``simulator.explore.bfs`` that switch them on, and the conforming twins of
+``simulator.analysis.decidability``, which switch on every one), so that seeded walks, the served
+Agent and the seeded bugs' runs make the choices they made before these were modelled (a walk
+with every feature would also spend its steps closing and resuming). Each one's freedom is said
+beside it in ``FEATURES``; a hook's -32600 refusal is one the default reading busy-refusal allows
+and the prompt monitor suspects (a warning). (Refusing a prompt after a ``$/cancel_request`` for
+it is the reading ``rejected-after-cancel-request``.)"""
 
 
 TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce", "interim", "snapshot")
