@@ -149,30 +149,6 @@ class BlindView:
 
 
 class Client:
-    __slots__ = (
-        "asked",
-        "cancel_requests",
-        "cancels",
-        "cfg",
-        "closes",
-        "deviations",
-        "elicits",
-        "extra_resumes",
-        "faults",
-        "follows",
-        "marks",
-        "next_id",
-        "perms",
-        "prompts_sent",
-        "reattaches",
-        "resumes",
-        "session",
-        "tables",
-        "unanswered",
-        "view",
-        "withdrawn",
-    )
-
     def __init__(
         self, cfg: Config, faults: frozenset[str] = frozenset(), view: ClientView | BlindView | None = None
     ) -> None:
@@ -212,8 +188,7 @@ class Client:
 
     def clone(self, view: ClientView | BlindView) -> Client:
         new = Client.__new__(Client)
-        for name in Client.__slots__:
-            setattr(new, name, getattr(self, name))
+        new.__dict__ = self.__dict__.copy()
         new.view = view
         new.unanswered = list(self.unanswered)
         new.perms = list(self.perms)
