@@ -131,6 +131,10 @@ def _cancelled_idle(msg: Msg) -> bool:
     return isinstance(upd, dict) and upd.get("state") == "idle" and upd.get("stopReason") == "cancelled"
 
 
+_RUN = frozenset({"cfg", "faults", "view", "tables", "deviations", "follows"})
+"""The Client's fields its run fixes: the rest is its state (``Client.snapshot``)."""
+
+
 class BlindView:
     """The view of a run where nothing reads the Client's view (no faulty view to compare
     with a reference; the Client's choices never read it): it keeps nothing."""
@@ -175,13 +179,13 @@ class Client:
         before it could be judged. Its answer after the withdrawal is still any of the
         elicitation table's client rows from withdrawn: an accept there is the late answer
         ``model.between`` LATE_ANSWERS_IGNORED says the Agent ignores (CANCEL-10)."""
-        self.withdrawn: tuple[str, ...] = ()  # of those, the ones the Agent withdrew (if followed)
         self.closes = 0
         self.resumes = 0
         self.reattaches = 0  # session/resume sent while the session was open
         self.session = self.tables["session"].initial  # a state of the session table
-        self.asked: int | None = None  # the id of its latest close or resume, until answered
         self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
+        self.withdrawn: tuple[str, ...] = ()  # permission requests the Agent withdrew (if followed)
+        self.asked: int | None = None  # the id of its latest close or resume, until answered
         self.extra_resumes: tuple[int, ...] = ()
         """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
         (a session/prompt waits for every resume of the session to be answered)."""
@@ -195,23 +199,8 @@ class Client:
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
-        return (
-            self.next_id,
-            self.prompts_sent,
-            tuple(self.unanswered),
-            self.cancels,
-            self.cancel_requests,
-            tuple(self.perms),
-            self.elicits,
-            self.closes,
-            self.resumes,
-            self.reattaches,
-            self.session,
-            self.marks,
-            self.withdrawn,
-            self.asked,
-            self.extra_resumes,
-        )
+        """Everything of the Client but what its run fixes (``_RUN``; lists as tuples)."""
+        return tuple(tuple(v) if type(v) is list else v for k, v in self.__dict__.items() if k not in _RUN)
 
     # -- choices ------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:

@@ -375,9 +375,8 @@ class StdioAgent:
     # -- moves -----------------------------------------------------------------------------------
     def _choices(self, session: Session) -> list[Event]:
         agent = session.agent
-        moves = [ev for ev in agent.enabled() if (ev[1], ev[2]) not in session.refused]
-        if self.mode.never:
-            moves = [ev for ev in moves if self.mode.allows(ev[1], ev[2])]
+        left_out = session.refused | self.mode.never  # refused by the model, or never in this mode
+        moves = [ev for ev in agent.enabled() if ev[1:] not in left_out]
         return [ev for ev in moves if allowed(agent, ev)] if self.prune else moves
 
     def _all_choices(self) -> list[tuple[Session, Event]]:
