@@ -67,6 +67,8 @@ _RESTORES = ("restore_idle", "restore_running", "restore_requires_action")
 
 
 class Agent(Freedoms, Deviating):
+    __slots__ = ()
+
     def _start_cancelling(self, trigger: str) -> None:
         """A session/cancel (``trigger`` cover) or session/close (close) reached the prompts (the
         prompt table says what it means in each state) and any active work. When it came while the

@@ -43,6 +43,8 @@ _ENDS_COMPACTION = ("complete", "fail", "cancel")
 
 
 class BackgroundWork(AgentState):
+    __slots__ = ()
+
     def _background_events(self, add: Any, active: bool) -> None:
         """Background work: start (from running foreground work), list, finalize, remove.
         While the session is closing, live items are finalized and removed (closing stops them)."""

@@ -33,6 +33,8 @@ AGENT_FAULTS = seeded.names("agent", deviations.Deviation)
 
 
 class Deviating(AgentState):
+    __slots__ = ()
+
     def omitted(self) -> tuple[str, ...]:
         """Rules broken by a move a fault leaves out and that is owed now: at quiescence, the move
         will never happen (never answering an inserted prompt, never running its work, never

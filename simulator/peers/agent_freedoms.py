@@ -36,6 +36,8 @@ reported (``_may_announce``: the states it may announce from)."""
 
 
 class Freedoms(ForegroundWork):
+    __slots__ = ()
+
     def _synthetic_events(self, add: Any) -> None:
         """A user message no prompt accounts for, once per run, as running work's first output
         (``_do_synthetic_user``): under ``unaccounted-user-message=other-sources``, or under

@@ -55,6 +55,16 @@ def _embedding(terminal: str) -> str:
     return f"tc_{terminal}"
 
 
+def _slot_copier(names: tuple[str, ...]) -> Any:
+    """A function ``copy(src, dst)`` assigning each named slot of ``src`` to ``dst``: plain
+    attribute assignments, built once, about three times faster than a getattr/setattr loop
+    (explorers clone an Agent for every move they compute)."""
+    body = "".join(f"    dst.{name} = src.{name}\n" for name in names)
+    scope: dict[str, Any] = {}
+    exec(f"def copy(src, dst):\n{body}", scope)  # names are this module's slot names only
+    return scope["copy"]
+
+
 UNSEEN = "unseen"
 """The mark of an ``end`` or ``stop`` move made unobserved: its argument is ``(reason, UNSEEN)``
 (``Agent._ends_unseen``): the updates the work owes are sent, the state reported stays as it is
@@ -74,6 +84,56 @@ def _put(table: dict[Any, tuple[Any, ...]], key: Any, i: int, value: Any) -> Non
 
 
 class AgentState:
+    __slots__ = (
+        "ahead",
+        "allowed",
+        "between",
+        "bg_reported",
+        "cancelling",
+        "cfg",
+        "child",
+        "child_msg",
+        "close_rids",
+        "compactions",
+        "contents",
+        "cur_msg",
+        "cur_thought",
+        "deviations",
+        "elicit_modes",
+        "elicits",
+        "ended_output",
+        "entities",
+        "extras",
+        "fg_ctx",
+        "followup",
+        "history",
+        "items",
+        "last_stop",
+        "limits",
+        "listed",
+        "marks",
+        "misread",
+        "next_msg",
+        "next_plan",
+        "perms",
+        "prompt_ctx",
+        "prompts",
+        "rd",
+        "real",
+        "refusing",
+        "replay",
+        "reported",
+        "requests",
+        "resume_rid",
+        "session",
+        "sid",
+        "specs",
+        "tools",
+        "turn_outputs",
+        "unapplied",
+        "used",
+    )
+
     def __init__(
         self,
         cfg: Config,
@@ -161,7 +221,7 @@ class AgentState:
 
     def clone(self) -> Self:
         new = self.__class__.__new__(self.__class__)
-        new.__dict__ = self.__dict__.copy()
+        _copy_slots(self, new)
         new.prompts = dict(self.prompts)
         new.contents = None if self.contents is None else dict(self.contents)
         new.tools = dict(self.tools)
@@ -433,3 +493,6 @@ class AgentState:
         if self.reported == fgm.UNRECOGNIZED and "unadvertised" in self.cfg.features:
             return self._report(self.real)
         return self._state(self.reported)
+
+
+_copy_slots = _slot_copier(AgentState.__slots__)

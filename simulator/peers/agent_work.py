@@ -48,6 +48,8 @@ def _unapproved(tool: tuple[Any, ...]) -> bool:
 
 
 class ForegroundWork(BackgroundWork):
+    __slots__ = ()
+
     def _work_waiting(self) -> bool:
         return self._inserted_waiting() or self._hook_possible()
 

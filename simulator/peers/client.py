@@ -214,8 +214,13 @@ class Client:
             ev.append(("client", "prompt", None))
             if "rich_prompt" in cfg.features:  # content other than text, of the baseline set
                 ev.append(("client", "prompt", "link"))
-        rows = [t for t, _ in self.tables["session"].moves(state, "client") if self._within(t)]
-        ev.extend(e for t in rows if t in EARLY for e in SESSION_EVENTS.get(t, ()))  # the table's client rows
+        late: list[Event] = []  # the session table's client rows from its state: EARLY ones here
+        for t, _ in self.tables["session"].moves(state, "client"):
+            if t in SESSION_EVENTS and self._within(t):
+                if t in EARLY:
+                    ev += SESSION_EVENTS[t]
+                else:
+                    late += SESSION_EVENTS[t]
         if state in CANCEL_FROM and "cancel" in cfg.features:  # a close does not stop cancels
             if self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
@@ -225,17 +230,14 @@ class Client:
                     ev.append(("client", "cancel_request", prompt_rid))
         for rid in self.perms:
             for trigger, _ in self.tables["permission"].moves(self._perm_state(rid), "client"):
-                ev.extend(
-                    ("client", name, rid)
-                    for name in PERMISSION_EVENTS.get(trigger, ())
-                    if PERMISSION_FEATURE.get(name, "") in cfg.features or name not in PERMISSION_FEATURE
-                )
+                for name in PERMISSION_EVENTS.get(trigger, ()):
+                    if name not in PERMISSION_FEATURE or PERMISSION_FEATURE[name] in cfg.features:
+                        ev.append(("client", name, rid))
         for rid, mode, status in self.elicits:
             if status != "held":  # pending or withdrawn: a state of the elicitation table
                 for trigger, _ in self.tables["elicitation"].moves(status, "client", {"url": mode == "url"}):
                     ev.append(("client", f"elicit_{trigger}", rid))
-        ev.extend(e for t in rows if t not in EARLY for e in SESSION_EVENTS.get(t, ()))
-        return ev
+        return ev + late
 
     def _within(self, trigger: str) -> bool:
         """The Config lets the Client fire session ``trigger`` (its feature and its bound)."""
