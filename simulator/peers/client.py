@@ -131,8 +131,24 @@ def _cancelled_idle(msg: Msg) -> bool:
     return isinstance(upd, dict) and upd.get("state") == "idle" and upd.get("stopReason") == "cancelled"
 
 
-_RUN = frozenset({"cfg", "faults", "view", "tables", "deviations", "follows"})
-"""The Client's fields its run fixes: the rest is its state (``Client.snapshot``)."""
+_STATE = (
+    "next_id",
+    "prompts_sent",
+    "unanswered",
+    "cancels",
+    "cancel_requests",
+    "perms",
+    "elicits",
+    "closes",
+    "resumes",
+    "reattaches",
+    "session",
+    "marks",
+    "withdrawn",
+    "asked",
+    "extra_resumes",
+)
+"""The Client's fields that make its state (``Client.snapshot``), besides those its run fixes."""
 
 
 class BlindView:
@@ -153,6 +169,8 @@ class BlindView:
 
 
 class Client:
+    __slots__ = ("cfg", "deviations", "faults", "follows", "tables", "view", *_STATE)
+
     def __init__(
         self, cfg: Config, faults: frozenset[str] = frozenset(), view: ClientView | BlindView | None = None
     ) -> None:
@@ -192,15 +210,16 @@ class Client:
 
     def clone(self, view: ClientView | BlindView) -> Client:
         new = Client.__new__(Client)
-        new.__dict__ = self.__dict__.copy()
+        for name in Client.__slots__:
+            setattr(new, name, getattr(self, name))
         new.view = view
         new.unanswered = list(self.unanswered)
         new.perms = list(self.perms)
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
-        """Everything of the Client but what its run fixes (``_RUN``; lists as tuples)."""
-        return tuple(tuple(v) if type(v) is list else v for k, v in self.__dict__.items() if k not in _RUN)
+        """Everything of the Client but what its run fixes (lists as tuples)."""
+        return tuple(tuple(v) if type(v) is list else v for v in map(self.__getattribute__, _STATE))
 
     # -- choices ------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:

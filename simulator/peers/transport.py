@@ -11,13 +11,14 @@ Must not know: what the messages mean.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 Msg = dict[str, Any]
 
 
 class Transport:
+    __slots__ = ("capacity", "ordered", "to_agent", "to_client")
+
     def __init__(self, capacity: int, kind: str = "fifo") -> None:
         if kind not in ("fifo", "unordered"):
             raise ValueError(f"unknown transport {kind!r} (fifo or unordered)")
@@ -27,7 +28,9 @@ class Transport:
         self.to_client: list[Msg] = []
 
     def clone(self) -> Transport:
-        new = copy.copy(self)
+        new = Transport.__new__(Transport)
+        new.capacity = self.capacity
+        new.ordered = self.ordered
         new.to_agent = list(self.to_agent)
         new.to_client = list(self.to_client)
         return new

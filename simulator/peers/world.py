@@ -81,6 +81,26 @@ ALL_FAULTS = frozenset(AGENT_FAULTS) | frozenset(CLIENT_FAULTS) | frozenset(CLIE
 
 
 class World:
+    __slots__ = (
+        "agent",
+        "broken",
+        "cfg",
+        "client",
+        "client_moves",
+        "dropped",
+        "events",
+        "hidden",
+        "monitors",
+        "moves",
+        "net",
+        "prune",
+        "record",
+        "reference",
+        "steps",
+        "transcript",
+        "view_breaches",
+    )
+
     def __init__(
         self,
         cfg: Config = DEFAULT,
