@@ -308,7 +308,7 @@ class StdioAgent:
             agent = self.agent
         else:
             sid, child = f"sess_{2 * n - 1}", f"sess_{2 * n}"
-            agent = Agent(self.cfg, self.faults, session=sid, child=child, requests=f"perm_{sid}_")
+            agent = Agent(self.cfg, self.faults, sid=sid, child=child, requests=f"perm_{sid}_")
             agent.elicit_modes = self.elicit_modes
         agent.contents = {}  # its user messages echo the prompts' content
         self.sessions[agent.sid] = Session(cwd, agent)
