@@ -54,6 +54,7 @@ Must not know: the Agent's internals or the transport's order, monitors.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import InitVar, dataclass, field, fields
 from typing import Any
 
 from model import elicitation as em
@@ -67,6 +68,7 @@ from properties.variants import tables_of
 from simulator.peers import deviations, wire
 from simulator.peers.agent import MAIN
 from simulator.peers.config import Config
+from simulator.peers.deviations import Offer
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
@@ -131,26 +133,6 @@ def _cancelled_idle(msg: Msg) -> bool:
     return isinstance(upd, dict) and upd.get("state") == "idle" and upd.get("stopReason") == "cancelled"
 
 
-_STATE = (
-    "next_id",
-    "prompts_sent",
-    "unanswered",
-    "cancels",
-    "cancel_requests",
-    "perms",
-    "elicits",
-    "closes",
-    "resumes",
-    "reattaches",
-    "session",
-    "marks",
-    "withdrawn",
-    "asked",
-    "extra_resumes",
-)
-"""The Client's fields that make its state (``Client.snapshot``), besides those its run fixes."""
-
-
 class BlindView:
     """The view of a run where nothing reads the Client's view (no faulty view to compare
     with a reference; the Client's choices never read it): it keeps nothing."""
@@ -168,45 +150,49 @@ class BlindView:
         return {}
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class Client:
-    __slots__ = ("cfg", "deviations", "faults", "follows", "tables", "view", *_STATE)
+    cfg: Config
+    faults: frozenset[str] = frozenset()
+    given: InitVar[ClientView | BlindView | None] = None  # its view (None: as its faults have it)
+    view: ClientView | BlindView = field(init=False)
+    tables: Mapping[str, MachineSpec] = field(init=False)  # the model's tables, or the run's variant's
+    deviations: tuple[Any, ...] = field(init=False)
+    follows: bool = field(init=False)
+    # its state (``snapshot``), after the fields its run fixes
+    next_id: int = field(init=False, default=0)
+    prompts_sent: int = field(init=False, default=0)
+    unanswered: list[int] = field(init=False, default_factory=list)  # prompts without a response yet
+    cancels: int = field(init=False, default=0)
+    cancel_requests: int = field(init=False, default=0)
+    perms: list[str] = field(init=False, default_factory=list)  # permission requests awaiting an answer
+    elicits: tuple[tuple[str, str, str], ...] = field(init=False, default=())
+    """Elicitations awaiting its answer: (request id, mode, pending / held / withdrawn); held:
+    of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
+    cancellation arrived), answered once the Agent withdraws it (so the user is not asked
+    for input the cancelled work no longer needs). Holding is a fairness choice, not a rule:
+    a Client that answered at once would discharge the withdrawal the Agent owes (CANCEL-19)
+    before it could be judged. Its answer after the withdrawal is still any of the
+    elicitation table's client rows from withdrawn: an accept there is the late answer
+    ``model.between`` LATE_ANSWERS_IGNORED says the Agent ignores (CANCEL-10)."""
+    closes: int = field(init=False, default=0)
+    resumes: int = field(init=False, default=0)
+    reattaches: int = field(init=False, default=0)  # session/resume sent while the session was open
+    session: str = field(init=False)  # a state of the session table
+    marks: tuple[str, ...] = field(init=False, default=())  # breach markers: rules a fault's messages broke
+    withdrawn: tuple[str, ...] = field(init=False, default=())  # permission requests the Agent withdrew
+    asked: int | None = field(init=False, default=None)  # its latest close's or resume's id, until answered
+    extra_resumes: tuple[int, ...] = field(init=False, default=())
+    """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
+    (a session/prompt waits for every resume of the session to be answered)."""
 
-    def __init__(
-        self, cfg: Config, faults: frozenset[str] = frozenset(), view: ClientView | BlindView | None = None
-    ) -> None:
-        self.cfg = cfg
-        self.faults = faults
-        self.view = (
-            view if view is not None else client_view(faults - set(CLIENT_SIDE_FAULTS), cfg.reading_map())
-        )
-        self.tables = tables_of(cfg.variant)  # the model's tables, or the run's variant's
-        self.deviations = deviations.of(faults, "client")
+    def __post_init__(self, given: ClientView | BlindView | None) -> None:
+        faults = self.faults - set(CLIENT_SIDE_FAULTS)
+        self.view = given if given is not None else client_view(faults, self.cfg.reading_map())
+        self.tables = tables_of(self.cfg.variant)
+        self.deviations = deviations.of(self.faults, "client")
         self.follows = follows_withdrawals(self.tables)
-        self.next_id = 0
-        self.prompts_sent = 0
-        self.unanswered: list[int] = []  # prompt request ids without a response yet
-        self.cancels = 0
-        self.cancel_requests = 0
-        self.perms: list[str] = []  # permission request ids awaiting an answer
-        self.elicits: tuple[tuple[str, str, str], ...] = ()
-        """Elicitations awaiting its answer: (request id, mode, pending / held / withdrawn); held:
-        of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
-        cancellation arrived), answered once the Agent withdraws it (so the user is not asked
-        for input the cancelled work no longer needs). Holding is a fairness choice, not a rule:
-        a Client that answered at once would discharge the withdrawal the Agent owes (CANCEL-19)
-        before it could be judged. Its answer after the withdrawal is still any of the
-        elicitation table's client rows from withdrawn: an accept there is the late answer
-        ``model.between`` LATE_ANSWERS_IGNORED says the Agent ignores (CANCEL-10)."""
-        self.closes = 0
-        self.resumes = 0
-        self.reattaches = 0  # session/resume sent while the session was open
-        self.session = self.tables["session"].initial  # a state of the session table
-        self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
-        self.withdrawn: tuple[str, ...] = ()  # permission requests the Agent withdrew (if followed)
-        self.asked: int | None = None  # the id of its latest close or resume, until answered
-        self.extra_resumes: tuple[int, ...] = ()
-        """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
-        (a session/prompt waits for every resume of the session to be answered)."""
+        self.session = self.tables["session"].initial
 
     def clone(self, view: ClientView | BlindView) -> Client:
         new = Client.__new__(Client)
@@ -275,7 +261,7 @@ class Client:
     def _perm_state(self, rid: Any) -> str:
         return pm.WITHDRAWN if rid in self.withdrawn else pm.PENDING
 
-    def _deviating(self, name: str) -> tuple[deviations.Offer, ...]:
+    def _deviating(self, name: str) -> tuple[Offer, ...]:
         """The deviations that offer event ``name`` from the Client's session state."""
         return deviations.offered(self.deviations, name, self.session)
 
@@ -390,3 +376,7 @@ class Client:
                 after = self.tables["session"].successor(*row) if row is not None else None
                 if after is not None:
                     self.session = after
+
+
+_STATE = tuple(f.name for f in fields(Client))[tuple(f.name for f in fields(Client)).index("next_id") :]
+"""The Client's fields that make its state (``Client.snapshot``): those after what its run fixes."""
