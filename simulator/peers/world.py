@@ -88,7 +88,6 @@ class World:
     monitors: MonitorSet | None = None
     record: bool = True
     views: InitVar[bool] = True
-    """False: nothing reads a conforming Client's view (only a faulty one is compared)."""
     agent: Agent = field(init=False)
     client: Client = field(init=False)
     net: Transport = field(init=False)
