@@ -132,19 +132,15 @@ UNACCOUNTED_USER_MESSAGE: Final = "unaccounted-user-message"
 STATE_UPDATES_BEFORE_FIRST_LIST: Final = "state-updates-before-first-list"
 PATCH_AFTER_IDLE: Final = "patch-after-idle"
 CANCEL_TAKES_EFFECT: Final = "cancel-takes-effect"
-WAITED_ON_BACKGROUND: Final = background.WAITED_ON  # answered by a guard of the table
 CANCELLED_INVALID_PROMPT: Final = "cancelled-invalid-prompt"
 TOOL_UPDATES_AFTER_IDLE: Final = "tool-updates-after-idle"
-REJECTED_AFTER_CANCEL_REQUEST: Final = prompt.OWN_REASON  # answered by a guard of the table
 PROMPT_AHEAD_OF_HELD: Final = "prompt-ahead-of-held"
 TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
-IDLE_AFTER_UNRECOGNIZED_STATE: Final = clientview.UNRECOGNIZED_IDLE  # answered by the Client's machine
 UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
 UNLISTED_TOOL_AT_FAILED_IDLE: Final = "unlisted-tool-at-failed-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
 FUTURE_STOP: Final = "future-stop-reason"
-FINAL_STATUS_CHANGE: Final = toolcall.FINAL_CHANGE  # answered by the observer of the table
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
 BUSY_REFUSAL: Final = "busy-refusal"
@@ -272,7 +268,7 @@ READINGS: Final[tuple[Reading, ...]] = (
               stop reason (end_turn, a limit, a custom one); on-receipt: only cancelled""",
     ),
     _reading(
-        WAITED_ON_BACKGROUND,
+        background.WAITED_ON,  # answered by a guard of the table
         "Must a listed background item that foreground work starts waiting on get a final status "
         "before it leaves the list?",
         ("Background work",),
@@ -313,7 +309,7 @@ READINGS: Final[tuple[Reading, ...]] = (
               Client sends one): cancelled -32800, invalid -32602, either one of both""",
     ),
     _reading(
-        REJECTED_AFTER_CANCEL_REQUEST,
+        prompt.OWN_REASON,  # answered by a guard of the table
         "May a prompt that a $/cancel_request named before its insertion be refused with an error "
         "other than -32800?",
         ("Prompts during active work", "Prompts that are never inserted"),
@@ -429,7 +425,7 @@ READINGS: Final[tuple[Reading, ...]] = (
               completion: never (it would report running first)""",
     ),
     _reading(
-        IDLE_AFTER_UNRECOGNIZED_STATE,
+        clientview.UNRECOGNIZED_IDLE,  # answered by the Client's machine
         "Is an idle after an unrecognized (future or custom) state a completion of work?",
         ("Session states", "State transitions"),
         (165, 173),
@@ -580,7 +576,7 @@ READINGS: Final[tuple[Reading, ...]] = (
               prefix); custom: never""",
     ),
     _reading(
-        FINAL_STATUS_CHANGE,
+        toolcall.FINAL_CHANGE,  # answered by the observer of the table
         "May a tool call move from one final status to another (completed to failed, say)?",
         ("Background work", "Entity IDs"),
         (33, 10),
