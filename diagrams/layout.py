@@ -500,17 +500,14 @@ def _place_labels(
         w, h = _label_size(pb, measure)
         # The label may hide its own curve but should not sit on another one.
         soft = [p for o in placed if o is not pb for p in o.points]
-        best: tuple[float, int, Box] | None = None
-        for rank, (cx, cy) in enumerate(_label_spots(pb, nodes, w, h)):
+        best = (math.inf, Box(0, 0, 0, 0))
+        for cx, cy in _label_spots(pb, nodes, w, h):  # the first of least score (none is below 0)
             box = Box.around(cx, cy, w, h)
-            score = _score(box, hard, labels, soft)
-            if best is None or (score, rank) < (best[0], best[1]):
-                best = (score, rank, box)
-            if score == 0:
+            best = min(best, (_score(box, hard, labels, soft), box), key=lambda b: b[0])
+            if best[0] == 0:
                 break
-        assert best is not None
-        pb.label = best[2]
-        labels.append(best[2])
+        pb.label = best[1]
+        labels.append(pb.label)
 
 
 def _label_spots(

@@ -137,16 +137,17 @@ def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[
     foreground: dict[str, str] = {}
     first_session: str | None = None
     notes = notes or {}
+
+    def hidden(positions: Iterable[int]) -> None:
+        out.extend(Step("hidden", lane, lane, text, run) for p in positions for lane, run, text in notes[p])
+
     n = -1
     for n, (sender, msg) in enumerate(items):
-        for lane, run, text in notes.get(n, ()):
-            out.append(Step("hidden", lane, lane, text, run))
+        hidden([n] if n in notes else [])
         src, dst = ("C", "A") if sender == "client" else ("A", "C")
         other = "agent" if sender == "client" else "client"
         note: str | None = None
-        if not isinstance(msg, Mapping):
-            out.append(Step("notification", src, dst, "malformed message"))
-            continue
+        msg = msg if isinstance(msg, Mapping) else {}  # drawn as a malformed message
         method = msg.get("method")
         has_id = "id" in msg and msg.get("id") is not None
         if isinstance(method, str):
@@ -195,9 +196,7 @@ def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[
             out.append(Step("notification", src, dst, "malformed message"))
         if note is not None:
             out.append(Step("note", "C", "A", note))
-    for position in sorted(p for p in notes if p > n):
-        for lane, run, text in notes[position]:
-            out.append(Step("hidden", lane, lane, text, run))
+    hidden(sorted(p for p in notes if p > n))
     return out
 
 

@@ -15,6 +15,7 @@ Must not know: the rules, the simulator, or files.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from matplotlib import rc_context
@@ -38,16 +39,15 @@ def sequence_png(items: Iterable[tuple[str, Any]], title: str, notes: Notes | No
     height = 1.2 + ROW * (len(drawn) + 1)
     with rc_context(RC):
         fig, ax = canvas(WIDTH, height, (0, WIDTH), (0, height))
+        text = partial(ax.text, ha="center", va="center")
         top = height - 0.55
-        ax.text(WIDTH / 2, height - 0.25, title, ha="center", va="center", fontsize=11, weight="bold")
+        text(WIDTH / 2, height - 0.25, title, fontsize=11, weight="bold")
         for lane, name in (("C", "Client"), ("A", "Agent")):
             x = LANE[lane]
-            ax.text(
+            text(
                 x,
                 top,
                 name,
-                ha="center",
-                va="center",
                 fontsize=10,
                 bbox={"boxstyle": "round,pad=0.3", "fc": NODE_FILL, "ec": NODE_EDGE},
             )
@@ -56,12 +56,10 @@ def sequence_png(items: Iterable[tuple[str, Any]], title: str, notes: Notes | No
         for i, st in enumerate(drawn):
             y = top - ROW * (i + 1)
             if st.kind == "note":
-                ax.text(
+                text(
                     (LANE["C"] + LANE["A"]) / 2,
                     y,
                     st.label,
-                    ha="center",
-                    va="center",
                     fontsize=7.5,
                     color="#444444",
                     bbox={"boxstyle": "round,pad=0.2", "fc": "#eeeeee", "ec": "none"},
@@ -69,12 +67,10 @@ def sequence_png(items: Iterable[tuple[str, Any]], title: str, notes: Notes | No
                 continue
             if st.kind == "hidden":
                 fill, edge = RUN_COLOURS.get(st.style, OTHER_RUN)
-                ax.text(
+                text(
                     HIDDEN_X[st.src],
                     y,
                     f"{st.style}: {st.label}",
-                    ha="center",
-                    va="center",
                     fontsize=7,
                     color=edge,
                     wrap=True,

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from diagrams.sequence import transcript_to_mermaid
+from diagrams.sequence import Notes, transcript_to_mermaid
 from simulator.analysis import decidability as dec
 from simulator.peers.wire import to_ndjson
-
-Notes = dict[int, list[tuple[str, str, str]]]
 
 
 def drawing(
@@ -32,7 +30,7 @@ def drawing(
     was found under; the notes, where the runs differ (position in the breaking transcript, run,
     hidden step) and, with a twin, what the conforming run may send next at the ``end``."""
     name = f"{rule} under {under}" if under else rule
-    notes: Notes = {}
+    notes: dict[int, list[tuple[str, str, str]]] = {}
     for pos, run, what in differing:
         notes.setdefault(pos, []).append(("C" if what.startswith("client") else "A", run, what))
     if not twin_found:

@@ -526,3 +526,6 @@ ClientView._HANDLERS = {
 holds no bound methods, so it is freed by reference counting alone, without waiting for a full
 collection of the cyclic collector; the exhaustive search keeps hundreds of thousands of
 views)."""
+KNOWN_UPDATES: frozenset[str] = frozenset(ClientView._HANDLERS) | _IGNORED_KNOWN
+"""Every standard ``sessionUpdate`` variant of the schema's ``SessionUpdate``: those the view
+folds and those it knows and ignores."""

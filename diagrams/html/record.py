@@ -30,11 +30,6 @@ Delta = list[tuple[str, str | None]]
 """Rows set (text) or removed (None) by one message, in key order."""
 
 
-def _merged(changes: Delta) -> Delta:
-    """The last change of each key (a row removed and set again in one step is set)."""
-    return list(dict(changes).items())
-
-
 def delta(before: Rows, after: Rows) -> Delta:
     """What turns ``before`` into ``after``, in key order."""
     changed: Delta = [(k, v) for k, v in after.items() if before.get(k) != v]
@@ -67,8 +62,7 @@ class Recording:
     def hook(self, line: int, sender: str, message: Any) -> None:
         """Called before the monitors judge ``message``: settle the previous message's machines,
         then apply this one to the client view."""
-        if len(self.machines) < len(self.messages):
-            self._settle()
+        self.finish()
         self.messages.append((line, sender, message))
         self.view.apply(sender, message)
         changed: Delta = []
@@ -90,7 +84,7 @@ class Recording:
         now = view.timeline_snapshots(sid)
         self._entity_pass(sid, self._entities.get(sid, []), now, changed)
         self._entities[sid] = now
-        return _merged(changed)
+        return list(dict(changed).items())  # the last change of each key (removed, then set: set)
 
     def _entity_pass(self, sid: str, old: list[Any], now: list[Any], changed: Delta) -> None:
         """Add to ``changed`` the rows of the entities whose snapshot is not the one ``old``
@@ -122,15 +116,13 @@ class Recording:
         return []
 
     def finish(self) -> None:
-        """Settle the last message's machines (after the check returned)."""
-        if len(self.machines) < len(self.messages):
-            self._settle()
-
-    def _settle(self) -> None:
-        """The machine rows after the message being settled: the live ones are read again and
-        compared; a prompt the message answered leaves them, its row set to how it was answered
-        (that row then stays: the live rows never hold it again, so a long transcript does not
-        compare its answered prompts at every message)."""
+        """Settle the last message's machine rows, unless settled already (called before each
+        message and after the check returned): the live ones are read again and compared; a
+        prompt the message answered leaves them, its row set to how it was answered (that row then
+        stays: the live rows never hold it again, so a long transcript does not compare its
+        answered prompts at every message)."""
+        if len(self.machines) == len(self.messages):
+            return
         live = machine_rows(self.monitors)
         message = self.messages[len(self.machines)][2]
         answered = answered_prompts(self._prompts, live, message) if isinstance(message, dict) else {}

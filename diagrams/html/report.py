@@ -56,8 +56,12 @@ def _witness(
     files: Mapping[str, bytes],
     readings: Mapping[str, str],
     variant: Variant | None,
-    under: str = "",
+    alt: Mapping[str, Any] | None,
 ) -> bytes:
+    """The page of a witness found under the report's ``readings``, or under its alternative ``alt``."""
+    under = f"{alt['reading']}={alt['alternative']}" if alt else ""
+    if alt:
+        readings = {**readings, alt["reading"]: alt["alternative"]}
     transcript = _lines(files[witness["breaking"]])
     twin = bool(witness.get("twin_found"))
     differing = [(int(h["position"]), str(h["run"]), str(h["step"])) for h in witness.get("hidden") or []]
@@ -88,16 +92,10 @@ def report_pages(report: Mapping[str, Any], index_md: str, files: Mapping[str, b
     sections = report.get("sections") or {}
     out: dict[str, bytes] = {}
     for entry in (sections.get("decidability") or {}).get("rules", []):
-        w = entry.get("witness")
-        if w and w.get("breaking") in files:
-            out[str(page_of_transcript(w["breaking"]))] = _witness(entry["rule"], w, files, readings, variant)
-        for alt in entry.get("by_reading") or []:
-            w = alt.get("witness")
+        for alt in [None, *(entry.get("by_reading") or [])]:  # as found, then under each alternative
+            w = (alt or entry).get("witness")
             if w and w.get("breaking") in files:
-                under = {**readings, alt["reading"]: alt["alternative"]}
-                page = _witness(
-                    entry["rule"], w, files, under, variant, f"{alt['reading']}={alt['alternative']}"
-                )
+                page = _witness(entry["rule"], w, files, readings, variant, alt)
                 out[str(page_of_transcript(w["breaking"]))] = page
     for c in sections.get("contradictions") or []:
         where = page_of_transcript(str(c.get("transcript")))

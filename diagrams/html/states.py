@@ -136,10 +136,8 @@ def machine_rows(monitors: MonitorSet) -> Rows:
     prompts = _find(monitors, PromptMonitor)
     if prompts is not None:
         spec = prompts.table(prm.SPEC)
-        for rid, rec in prompts.prompts.items():
-            rows[_key(rec[0], 1, f"Prompt {id_text(rid)}")] = (
-                f"{candidates_text(spec, rec[2])} (received at line {rec[1]})"
-            )
+        for key, rec in zip(prompt_sets(monitors), prompts.prompts.values(), strict=True):
+            rows[key] = f"{candidates_text(spec, rec[2])} (received at line {rec[1]})"
     for side, pending in (("client", monitors.pending_client), ("agent", monitors.pending_agent)):
         for rid, request in pending.items():
             sid = session_id(request)

@@ -18,12 +18,12 @@ from typing import Any
 from diagrams.html.markdown import anchor
 from diagrams.html.report import report_pages
 from diagrams.spec_report.parts import PARTS, Context, Options, Section
-
-__all__ = ["Options", "build", "compute", "render"]
 from diagrams.spec_report.sections import SECTIONS_BUILDERS
 from properties.outputs import dumps, write_folder
 from properties.readings import resolve
 from simulator.workers import Workers
+
+__all__ = ["Options", "build", "compute", "render"]
 
 
 def compute(opts: Options, progress: Callable[[str], None], share: float = 1.0) -> Context:
@@ -40,54 +40,50 @@ def compute(opts: Options, progress: Callable[[str], None], share: float = 1.0) 
 
 
 def build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
-    """``_build`` with the worker pool of ``opts`` (every core when it has none) started, and
-    closed at the end; a cluster that cannot be used raises ``simulator.workers.ClusterError``."""
+    """Run the parts, render the sections, write every file; the report as JSON. The worker pool
+    of ``opts`` (every core when it has none) is started, and closed at the end; a cluster that
+    cannot be used raises ``simulator.workers.ClusterError``. For a variant the parts run twice,
+    for the spec as written (half the time budget) and for the variant, and the page opens with
+    their differences (``diagrams.spec_report.diff``)."""
     import os
 
     pool = opts.pool if opts.pool is not None else Workers(os.cpu_count() or 1)
     with pool:
-        return _build(replace(opts, pool=pool), progress)
+        opts = replace(opts, pool=pool)
+        base: Context | None = None
+        if opts.variant is not None:
+            progress("the spec as written, to compare the variant with")
+            readings = opts.readings if opts.base_readings is None else opts.base_readings
+            base = compute(replace(opts, variant=None, readings=readings), progress, 0.5)
+            progress(f"the variant {opts.variant.name}")
+        ctx = compute(opts, progress, 0.5 if base is not None else 1.0)
+        sections = []
+        if base is not None:
+            from diagrams.spec_report.diff import section_differences
 
-
-def _build(opts: Options, progress: Callable[[str], None]) -> dict[str, Any]:
-    """Run the parts, render the sections, write every file; the report as JSON. For a variant
-    the parts run twice, for the spec as written (half the time budget) and for the variant, and
-    the page opens with their differences (``diagrams.spec_report.diff``)."""
-    base: Context | None = None
-    if opts.variant is not None:
-        progress("the spec as written, to compare the variant with")
-        readings = opts.readings if opts.base_readings is None else opts.base_readings
-        base = compute(replace(opts, variant=None, readings=readings), progress, 0.5)
-        progress(f"the variant {opts.variant.name}")
-    ctx = compute(opts, progress, 0.5 if base is not None else 1.0)
-    readings = ctx.readings
-    sections = []
-    if base is not None:
-        from diagrams.spec_report.diff import section_differences
-
-        sections.append(section_differences(base, ctx))
-    sections += [b(ctx) for b in SECTIONS_BUILDERS]
-    partial = sorted(k for k, v in ctx.partial.items() if v)
-    if base is not None:
-        partial += sorted(f"spec as written: {k}" for k, v in base.partial.items() if v)
-    report: dict[str, Any] = {
-        "command": "spec-report",
-        "readings": {k: v for k, v in sorted(readings.items())},
-        "non_default_readings": {k: v for k, v in sorted(opts.readings.items())},
-        "partial": partial,
-        "sections": {s.key: s.data for s in sections if s.data is not None and s.key != "differences"},
-    }
-    if opts.variant is not None:
-        report["variant"] = opts.variant.to_json()
-        report["differences"] = sections[0].data
-    page = render(sections, report)
-    progress(f"pictures: {len(ctx.drawings)} to draw")
-    ctx.draw_all()
-    ctx.files.update(report_pages(json.loads(dumps(report)), page, ctx.files))
-    folders = sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1})
-    files: dict[str, str | bytes] = {**ctx.files, "report.json": dumps(report), "index.md": page}
-    write_folder(opts.out, files, folders)  # a page regenerated in place keeps no stale file
-    return report
+            sections.append(section_differences(base, ctx))
+        sections += [b(ctx) for b in SECTIONS_BUILDERS]
+        partial = sorted(k for k, v in ctx.partial.items() if v)
+        if base is not None:
+            partial += sorted(f"spec as written: {k}" for k, v in base.partial.items() if v)
+        report: dict[str, Any] = {
+            "command": "spec-report",
+            "readings": {k: v for k, v in sorted(ctx.readings.items())},
+            "non_default_readings": {k: v for k, v in sorted(opts.readings.items())},
+            "partial": partial,
+            "sections": {s.key: s.data for s in sections if s.data is not None and s.key != "differences"},
+        }
+        if opts.variant is not None:
+            report["variant"] = opts.variant.to_json()
+            report["differences"] = sections[0].data
+        page = render(sections, report)
+        progress(f"pictures: {len(ctx.drawings)} to draw")
+        ctx.draw_all()
+        ctx.files.update(report_pages(json.loads(dumps(report)), page, ctx.files))
+        folders = sorted({Path(rel).parts[0] for rel in ctx.files if len(Path(rel).parts) > 1})
+        files: dict[str, str | bytes] = {**ctx.files, "report.json": dumps(report), "index.md": page}
+        write_folder(opts.out, files, folders)  # a page regenerated in place keeps no stale file
+        return report
 
 
 def render(sections: list[Section], report: dict[str, Any]) -> str:

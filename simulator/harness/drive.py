@@ -246,7 +246,6 @@ class _Run:
             explanation = f"the agent wrote more than {self.s.max_messages} lines in one run"
             self._end_with("drive.flood", explanation, "flood")
             return True
-        self.live.sync()
         findings, _ = self.live.snapshot()
         if any(fails(f, self.s.fail_on) for f in findings):
             self.result.stop = self.result.stop or "finding"
