@@ -299,7 +299,7 @@ READINGS: Final[tuple[Reading, ...]] = (
                 -32602).""",
             "either": """-32800 or -32602: the Agent may have rejected the content before the cancel
                 reached it.""",
-            "invalid": """-32602: the content rule decides whatever else happens (USER-04 reports -32800).""",
+            "invalid": "-32602: the content rule decides whatever else happens (USER-04 reports -32800).",
         },
         "cancelled",
         """The cancellation sentence covers every prompt received before the cancel and not
@@ -388,7 +388,7 @@ READINGS: Final[tuple[Reading, ...]] = (
         (39,),
         ("whose only live work is a listed terminal",),
         {
-            "only-live-work": """Yes: listing both is listing one work twice (BG-13).""",
+            "only-live-work": "Yes: listing both is listing one work twice (BG-13).",
             "may-have-other-work": """Not necessarily: the tool call may have live work of its own, which
                 the wire does not show; listing both is no breach.""",
         },
