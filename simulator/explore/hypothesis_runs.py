@@ -78,6 +78,7 @@ from hypothesis.stateful import (
 from simulator.explore.common import (
     Breach,
     Counterexample,
+    add_counts,
     judge_end,
     keep_shortest,
     make_counterexample,
@@ -91,22 +92,6 @@ from simulator.explore.shrink import shrink
 from simulator.peers.agent import Agent
 from simulator.peers.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
 from simulator.peers.world import Event, World
-
-CLIENT_EVENTS = (
-    "prompt",
-    "cancel",
-    "cancel_request",
-    "allow",
-    "deny",
-    "dismiss",
-    "close",
-    "resume",
-    "elicit_accept",
-    "elicit_decline",
-    "elicit_cancel",
-)
-"""The client's event names (``simulator.peers.client.Client.do``); a test checks none is missing."""
-NET_EVENTS = ("to_agent", "to_client")
 
 _NAMES = {
     ("client", "prompt"): "send_prompt",
@@ -130,6 +115,9 @@ _NAMES = {
     ("net", "to_agent"): "deliver_to_agent",
     ("net", "to_client"): "deliver_to_client",
 }
+"""Rule names of events, named like the protocol actions (others: ``ACTOR_NAME``)."""
+CLIENT_EVENTS = tuple(n for a, n in _NAMES if a == "client")
+"""The client's event names (``simulator.peers.client.Client.do``); a test checks none is missing."""
 
 
 def event_names() -> list[tuple[str, str]]:
@@ -139,7 +127,7 @@ def event_names() -> list[tuple[str, str]]:
     return (
         [("client", n) for n in CLIENT_EVENTS]
         + [("agent", n) for n in agent]
-        + [("net", n) for n in NET_EVENTS]
+        + [k for k in _NAMES if k[0] == "net"]
     )
 
 
@@ -205,21 +193,6 @@ class Stats:
     outcomes: Counter[str] = field(default_factory=Counter)
     """Examples by how they ended (``OUTCOMES``)."""
     progress: Progress = NULL
-
-    def add(self, other: Stats) -> None:
-        """Count ``other``'s examples, steps, coverage and outcomes too."""
-        self.examples += other.examples
-        self.rule_executions += other.rule_executions
-        self.settle_steps += other.settle_steps
-        self.steps += other.steps
-        self.rows.update(other.rows)
-        for mine, theirs in (
-            (self.events, other.events),
-            (self.exercised, other.exercised),
-            (self.failing_examples, other.failing_examples),
-            (self.outcomes, other.outcomes),
-        ):
-            mine.update(theirs)
 
 
 def build_machine(
@@ -371,10 +344,6 @@ class HypothesisResult:
     counterexamples: list[Counterexample]
     stop: str
 
-    @property
-    def rule_executions_per_second(self) -> float:
-        return self.stats.rule_executions / self.seconds if self.seconds > 0 else 0.0
-
     def stats_json(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
@@ -523,7 +492,7 @@ def merge(parts: list[HypothesisResult], seed: int, examples: int, seconds: floa
     best: dict[str, Counterexample] = {}
     hits: Counter[str] = Counter()
     for p in parts:
-        stats.add(p.stats)
+        add_counts(stats, p.stats)
         hits.update({c.rule: c.hits for c in p.counterexamples})
         keep_shortest(best, p.counterexamples)
     return HypothesisResult(

@@ -26,15 +26,12 @@ Must not know: how the explorers work inside, argument parsing.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from properties.outputs import write_atomic
-from properties.variants import Variant
 from simulator.explore.common import Counterexample
-from simulator.explore.coverage import machine_coverage, rule_coverage
 from simulator.peers.config import DEFAULT, Config
 from simulator.peers.steps import step_labels
 from simulator.peers.wire import to_ndjson
@@ -238,15 +235,6 @@ def findings_json(
             }
         )
     return result
-
-
-def coverage_json(
-    rows: Counter[Any], exercised: Counter[str], rules: tuple[str, ...], variant: Variant | None = None
-) -> dict[str, Any]:
-    return {
-        "machines": machine_coverage(rows, variant),
-        "rules": rule_coverage(exercised, rules),
-    }
 
 
 def strip_timing(obj: Any) -> Any:

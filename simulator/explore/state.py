@@ -264,7 +264,7 @@ class State:
             from properties.viewcheck import compare_views
 
             assert self.view_table is not None and self.reference_table is not None
-            found = compare_views(self.reference_table.to_json(r), self.view_table.to_json(v))
+            found = compare_views(self.reference_table.reps[r].to_json(), self.view_table.reps[v].to_json())
             got = self.compared[(r, v)] = tuple(
                 Breach(rule, "view", why) for rule, why in found if rule not in self.dropped
             )
@@ -312,7 +312,6 @@ class Monitors:
         self._local: dict[tuple[int, int, int], Local] = {}
         self.steps: dict[int, list[Any]] = {}
         self.ends: dict[int, tuple[Breach, ...]] = {}
-        self._ends: dict[tuple[int, int], tuple[tuple[Breach, ...], Counter[str]]] = {}
         self.ended: Counter[str] = Counter()
         """The rules judging states at quiescence exercised."""
         self.line = 1_000
@@ -357,18 +356,15 @@ class Monitors:
         got = self.ends.get(m)
         if got is None:
             got = ()
-            for i, n in enumerate(self.parts[m]):
-                end = self._ends.get((i, n))
-                if end is None:
-                    ms = self._sets[i].reps[n].clone()
-                    ms.exercised.clear()
-                    found = ms.finish(quiescent=True)
-                    end = self._ends[(i, n)] = (
-                        tuple(Breach(f.rule, "eventually", f.explanation) for f in found if f.kind == "rule"),
-                        Counter(ms.exercised),
-                    )
-                got += end[0]
-                self.ended.update(end[1])
+            for table, n in zip(self._sets, self.parts[m], strict=True):
+                ms = table.reps[n].clone()
+                ms.exercised.clear()
+                got += tuple(
+                    Breach(f.rule, "eventually", f.explanation)
+                    for f in ms.finish(quiescent=True)
+                    if f.kind == "rule"
+                )
+                self.ended.update(ms.exercised)
             self.ends[m] = got
         return got
 
@@ -390,7 +386,7 @@ class Monitors:
         return out
 
 
-class ViewTable:
+class ViewTable(Numbered):
     """Client views (faulty or reference), numbered, with memoized ``apply``, like the monitors.
 
     A view's identity is ``snapshot()`` plus the requests it still awaits a response for
@@ -398,10 +394,9 @@ class ViewTable:
     """
 
     def __init__(self, root: Any, msgs: Messages) -> None:
-        self._views = Numbered()
-        self._views.number(self._key(root), root)
+        super().__init__()
+        self.number(self._key(root), root)
         self.steps: dict[int, int] = {}
-        self.json: dict[int, Any] = {}
         self.msgs = msgs
 
     @staticmethod
@@ -413,13 +408,7 @@ class ViewTable:
         key = vid << SHIFT | x
         hit = self.steps.get(key)
         if hit is None:
-            view = copy.deepcopy(self._views.reps[vid])
+            view = copy.deepcopy(self.reps[vid])
             view.apply(self.msgs.sender(x), self.msgs.reps[x])
-            hit = self.steps[key] = self._views.number(self._key(view), view)
+            hit = self.steps[key] = self.number(self._key(view), view)
         return hit
-
-    def to_json(self, vid: int) -> Any:
-        got = self.json.get(vid)
-        if got is None:
-            got = self.json[vid] = self._views.reps[vid].to_json()
-        return got
