@@ -141,11 +141,6 @@ def breaking_note(cex: Counterexample) -> Notes:
     return {at: [(lane, f"{cex.rule} {what}", cex.explanation)]}
 
 
-def _diagram(cex: Counterexample, render: Diagram) -> str:
-    text = render(cex.transcript, f"{cex.rule} ({cex.mode}: {cex.found_by})", breaking_note(cex))
-    return text if text.endswith("\n") else text + "\n"
-
-
 def write_counterexample(
     cex: Counterexample, out: Path, diagram: Diagram | None = None, page: CounterexamplePage | None = None
 ) -> dict[str, str]:
@@ -157,7 +152,8 @@ def write_counterexample(
     write_atomic(paths["program"], program_text(cex))
     if diagram is not None:
         paths["diagram"] = str(out / f"{stem}.mmd")
-        write_atomic(paths["diagram"], _diagram(cex, diagram))
+        text = diagram(cex.transcript, f"{cex.rule} ({cex.mode}: {cex.found_by})", breaking_note(cex))
+        write_atomic(paths["diagram"], text if text.endswith("\n") else text + "\n")
     if page is not None:
         paths["page"] = str(out / f"{stem}.html")
         write_atomic(paths["page"], page(cex))
@@ -172,23 +168,18 @@ def write_error(path: str | Path, exc: OSError) -> str:
 # -- JSON -----------------------------------------------------------------------------------------
 
 
-def _level(rule: str) -> str:
-    from properties.catalogue import RULES_BY_ID
-
-    entry = RULES_BY_ID.get(rule)
-    return entry.level if entry is not None else "MUST"
-
-
 def findings_json(
     cexs: Iterable[Counterexample],
-    out: Path | None,
-    diagram: Diagram | None = None,
-    write_errors: list[str] | None = None,
-    page: CounterexamplePage | None = None,
+    out: Path,
+    diagram: Diagram | None,
+    write_errors: list[str],
+    page: CounterexamplePage | None,
 ) -> list[dict[str, Any]]:
-    """Findings grouped by rule, each counterexample's files written (when ``out`` is given).
-    With ``write_errors``, a counterexample whose files cannot be written is listed without
-    them and the failure is appended there (one line naming the file); without it, it raises."""
+    """Findings grouped by rule, each counterexample's files written under ``out``; one whose
+    files cannot be written is listed without them and the failure is appended to
+    ``write_errors`` (one line naming the file)."""
+    from properties.catalogue import RULES_BY_ID
+
     by_rule: dict[str, list[Counterexample]] = {}
     for c in cexs:
         by_rule.setdefault(c.rule, []).append(c)
@@ -198,13 +189,10 @@ def findings_json(
         entries = []
         for c in group:
             paths: dict[str, str] = {}
-            if out is not None:
-                try:
-                    paths = write_counterexample(c, out, diagram, page)
-                except OSError as exc:
-                    if write_errors is None:
-                        raise
-                    write_errors.append(write_error(out, exc))
+            try:
+                paths = write_counterexample(c, out, diagram, page)
+            except OSError as exc:
+                write_errors.append(write_error(out, exc))
             entries.append(
                 {
                     "mode": c.mode,
@@ -223,7 +211,7 @@ def findings_json(
         result.append(
             {
                 "rule": rule,
-                "level": _level(rule),
+                "level": RULES_BY_ID[rule].level if rule in RULES_BY_ID else "MUST",
                 "source": best["source"],
                 "explanation": best["explanation"],
                 "modes": sorted({c.mode for c in group}, key=lambda m: MODE_ORDER.get(m, 9)),

@@ -54,6 +54,7 @@ from properties.engine import MonitorSet
 from simulator.explore.common import Breach
 from simulator.explore.coverage import Row, recording
 from simulator.peers.agent import Agent
+from simulator.peers.client import BlindView
 from simulator.peers.config import SMALL, Config
 from simulator.peers.world import World
 
@@ -132,13 +133,6 @@ class Messages(Numbered):
     def sender(self, x: int) -> str:
         sender: str = self.keys[x][0]
         return sender
-
-
-class _NoView:
-    """The view a representative Client carries: its choices never read it."""
-
-    def apply(self, sender: str, message: Any) -> None:
-        return None
 
 
 class Peer(Numbered):
@@ -221,7 +215,8 @@ class State:
         self.agent = Peer("agent", self.msgs, history)
         self.client = Peer("client", self.msgs)
         self.root_agent = self.agent.id(world.agent)
-        self.root_client = self.client.id(world.client.clone(_NoView()))  # type: ignore[arg-type]
+        # the representative Client carries no view: its choices never read it
+        self.root_client = self.client.id(world.client.clone(BlindView()))  # type: ignore[arg-type]
         self.monitors = Monitors(cfg, faults, monitors, self.msgs)
         self.view_table: ViewTable | None = None
         self.reference_table: ViewTable | None = None
