@@ -3,17 +3,11 @@
 Theory of operation
 -------------------
 A state is the compact tuple of ``simulator.explore.state``: the numbers of the Agent's, the
-Client's and the monitors' states, the messages in flight, and (only with a faulty client view)
-the numbers of the client view and the reference view. A state's successors are the states
-each enabled event leads to, in ``World.enabled``'s order; one loop (``search_states``) numbers the
-states level by level. What the state leaves out or adds:
-
-- the client's view is left out when the client is not faulty: then nothing reads it (the
-  client's choices never depend on it and no view rule can break), so states that differ only
-  in what has been drawn are merged. With a faulty client view the view and the reference view
-  are both in the state (they decide future view breaches).
-- the agent's retained history is added when a resume with replay is possible (replay sends
-  it again, so its content, not only its length, decides future messages).
+Client's and the monitors' states, the messages in flight, and (only with a faulty client view,
+when views decide findings) the numbers of the client view and the reference view; the client's
+view is left out otherwise (nothing reads it), the agent's retained history is added where a
+resume replays it (``new_parts``). A state's successors are the states each enabled event leads
+to, in ``World.enabled``'s order; one loop (``search_states``) numbers the states level by level.
 
 Symmetry (``symmetry=True``; off by default, it rarely pays): message IDs are fresh names
 drawn from one counter (``msg_u_3``, ``msg_a_4`` ...). Two states that differ only by a
@@ -24,18 +18,14 @@ counter. Request, tool-call, terminal, permission and compaction IDs are not ren
 counters are also budgets). Event arguments never carry message IDs, so a path found under
 symmetry replays exactly. Off with seeded bugs (some write literal IDs).
 
-Partial-order reduction (``reduce="por"``; off by default): a state where the agent side and
-the client side both have events and one side's events form a persistent set
-(``simulator.explore.por``) is expanded on that side only. Cycle proviso: when one of those
-successors was already found at the state's depth or above (index below the end of the current
-level), the state is expanded on both sides after all; the state with the greatest depth on a
-cycle of the reduced graph closes the cycle that way, so every cycle has a fully expanded state
-and no enabled event is put off forever. Quiescent states, rules found and machine rows fired
-are those of the full search (see ``explore_por``); states, transitions, depths and
-counterexample lengths are smaller or longer. A bottom cycle of the reduced graph is judged
-only when every state of it was expanded on both sides (then it is a bottom cycle of the full
-graph); others are counted in ``unjudged_cycles`` and the run says liveness was not judged
-there. Not with a depth limit (a reduced run may need more steps to reach a situation).
+Partial-order reduction (``reduce="por"``; off by default; ``simulator.explore.por`` says which
+side a state is expanded on and what the reduction keeps): the cycle proviso is checked here, a
+successor already found at the state's depth or above being one whose index is below the end of
+the current level (the state of greatest depth on a cycle of the reduced graph closes it that way).
+A bottom cycle of the reduced graph is judged only when every state of it was expanded on both
+sides (then it is a bottom cycle of the full graph); others are counted in ``unjudged_cycles`` and
+the run says liveness was not judged there. Not with a depth limit (a reduced run may need more
+steps to reach a situation).
 
 Results: the first breach of each rule in BFS order has a shortest path (parent pointers give
 the events); "eventually" rules are judged at every quiescent state (no event enabled) on a

@@ -25,16 +25,10 @@ bugs it spent about 90% of the mode's time (hundreds of replayed examples) and e
 same length as delta debugging alone. Hypothesis stops at the first failure, so ``explore``
 runs again with the rules already found ignored, up to ``max_rounds`` times.
 
-Chunks: a run's example budget is cut into chunks of ``CHUNK_EXAMPLES`` (``chunks``; the cut
-depends on the budget only, never on a number of workers), chunk ``i`` a run of its own with the
-seed ``chunk_seed(seed, i)`` (the run's seed for the first, so a budget of one chunk is the
-single run it always was) and its own rounds. Every run, in this process or on a worker pool,
-is chunked the same way: ``explore`` runs the chunks here one after another, or hands them to a
-``chunk_map`` (the jobs of ``simulator.workers.Workers``: worker processes or Ray tasks,
-``run_chunk``), and ``merge`` joins them in chunk order (counts
-summed, coverage a union, per rule the shortest counterexample, the earliest chunk on ties,
-with the hits of every chunk). So the result for a seed is the same in one process and on any
-number of workers. Each chunk shrinks its own counterexamples where it runs.
+Chunks: the example budget is cut into chunks that depend on the budget alone (``chunks``), each
+a run of its own with its own seed (``chunk_seed``) and rounds, run here or as jobs of a worker pool
+and merged in chunk order (``merge``), so the result for a seed is the same on any number of
+workers. Each chunk shrinks its own counterexamples where it runs.
 
 Reproducible: the hypothesis part of a run depends only on the seed and the options, never on
 what the process did before. The seed is set on the machine (what ``@hypothesis.seed`` does);

@@ -371,12 +371,8 @@ class Monitors:
         """How often each rule's check was exercised over every step the search took."""
         out = Counter(self.base_exercised)
         out.update(self.ended)
-        uses: Counter[tuple[tuple[str, int], ...]] = Counter()
         for _, _, n, ex in self.steps.values():
-            if n and ex:
-                uses[ex] += n
-        for ex, n in uses.items():  # steps exercising the same rules summed first
-            for rule, k in ex:
+            for rule, k in ex if n else ():
                 out[rule] += k * n
         return out
 
