@@ -264,7 +264,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(
             f"exhaustive (breadth-first, {'complete' if ex['complete'] else 'INCOMPLETE'}"
             f"{', symmetry reduction on' if ex['symmetry'] else ''}"
-            f"{', partial-order reduction on' if ex.get('reduce') == 'por' else ''}"
+            f"{', partial-order reduction on' if ex['reduce'] == 'por' else ''}"
             f"): {_n(ex['states'])} states, "
             f"{_n(ex['transitions'])} transitions, max depth {ex['max_depth']}, "
             f"{ex['seconds']:.1f} s, {ex['states_per_second']:,.0f} states/s"
@@ -303,7 +303,7 @@ def render_text(report: dict[str, Any]) -> str:
             )
         else:
             lines.append("random walks: none (--walks 0)")
-        if rnd.get("examples_asked", 1) == 0:
+        if rnd["examples_asked"] == 0:
             lines.append("hypothesis: none (--examples 0)")
         else:
             lines.append(
@@ -311,7 +311,6 @@ def render_text(report: dict[str, Any]) -> str:
                 f"{rnd['rule_executions_per_second']:,.0f} rule executions/s, {hyp['rounds']} round(s), "
                 f"stop: {hyp['stop']}"
             )
-        if "examples_explained" in rnd and rnd.get("examples_asked", 1) != 0:
             lines.append(f"  examples: {rnd['examples_explained']}")
     lines.append("")
     findings = report["findings"]
