@@ -174,8 +174,9 @@ READINGS: Final[tuple[Reading, ...]] = (
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
         peers=_text("""other-sources: the Agent may report one user message of its own running work that no
               prompt accounts for; agent-initiated: the same, only in work it started itself (a
-              follow-up of finished background work) while no prompt waits for its answer;
-              prompt-only: never"""),
+              follow-up of finished background work) while no prompt waits for its answer, or just
+              before it starts such work (feature announce: from idle, or while unknown or a custom
+              state is shown, the work then reported starting); prompt-only: never"""),
     ),
     Reading(
         STATE_UPDATES_BEFORE_FIRST_LIST,
