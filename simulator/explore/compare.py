@@ -12,10 +12,10 @@ state and row reach is compared for the exhaustive mode only (the random mode sp
 between behaviour sets, so its reach differs by sampling alone); a ``behaviours`` slice (the
 dropped rules' seeded bugs on) is a search of its own, its states not merged with the spec's;
 a finding that appears names the variant's files, one that vanishes the base's (and says when
-the variant dropped its rule). Differences
-carry no timing, so the same seed and options give the same list (the timings of both runs are
-in ``base`` and ``variant``). ``unexercised`` lists the variant's changes the runs never fired,
-in the variant's order (rows fired are the runs' coverage, ``explore_coverage``).
+the variant dropped its rule). Differences carry no timing, so the same seed and options give the
+same list (the timings of both runs are in ``base`` and ``variant``). ``unexercised`` lists the
+variant's changes the runs never fired, in the variant's order (rows fired are the runs'
+coverage, ``explore_coverage``).
 
 Must not know: argument parsing, how the explorers search, how reports are printed.
 """
