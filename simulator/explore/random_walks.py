@@ -177,6 +177,7 @@ def explore(
     walks: int = EXPLORE_WALKS,
     steps: int = EXPLORE_STEPS,
     monitors: bool = True,
+    shrink_budget: int | None = None,
     progress: Progress = NULL,
     chunk_map: Callable[[Callable[[Any], ChunkResult], list[Any]], Iterable[ChunkResult]] | None = None,
 ) -> RandomResult:
@@ -200,7 +201,8 @@ def explore(
         progress.phase("random walks, shrinking counterexamples", len(total.first))
     for rule in sorted(total.first):
         hit = total.first[rule]
-        small = shrink(hit.events, cfg, faults, rule)
+        kw = {} if shrink_budget is None else {"budget": shrink_budget}
+        small = shrink(hit.events, cfg, faults, rule, **kw)
         total.counterexamples.append(
             make_counterexample(
                 rule,
