@@ -31,15 +31,10 @@ and merged in chunk order (``merge``), so the result for a seed is the same on a
 workers. Each chunk shrinks its own counterexamples where it runs.
 
 Reproducible: the hypothesis part of a run depends only on the seed and the options, never on
-what the process did before. The seed is set on the machine (what ``@hypothesis.seed`` does);
-every setting is given (none inherited from a loaded settings profile: ``derandomize`` off, the
-standard backend); the example database is off unless a directory is given; deadlines and health
-checks are off. And hypothesis's pool of "local constants" is empty while the machine runs
-(``isolated``): hypothesis (since its PR #4356, 2025) draws about one value in twenty from constants it
-collects from the source of every non-library module in ``sys.modules``, and collects again
-whenever that dict grows, so the same seed gave different examples depending on which of our
-modules happened to be imported (``--cluster`` imports Ray; a test file imports
-others; a second run in one process sees modules the first one loaded lazily).
+what the process did before: the seed is set on the machine (what ``@hypothesis.seed`` does),
+every setting is given (``_settings``: none inherited from a loaded profile, the example database
+off unless a directory is given) and hypothesis's pool of local constants is empty while the
+machine runs (``isolated``); docs/exploring.md, "Reproducible from the seed alone", tells why.
 
 Must not know: the random walker, the exhaustive search, files or printing.
 """
@@ -356,9 +351,12 @@ class HypothesisResult:
 
 @contextmanager
 def isolated() -> Iterator[None]:
-    """Hypothesis with an empty pool of local constants while the block runs (see the module
-    docstring); its cache of constants is emptied on entry and on exit, so neither this run nor
-    a later one sees the other's pool. A hypothesis without the pool runs unchanged."""
+    """Hypothesis with an empty pool of local constants while the block runs: hypothesis (since
+    its PR #4356, 2025) draws about one value in twenty from constants it collects from every
+    non-library module in ``sys.modules``, so the same seed gave different examples depending on
+    which of our modules were imported. Its cache of constants is emptied on entry and on exit,
+    so neither this run nor a later one sees the other's pool. A hypothesis without the pool runs
+    unchanged."""
     try:
         from hypothesis.internal.conjecture import providers
 
