@@ -128,7 +128,7 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     appear, vanish = split(b_find, v_find)
     out += [_finding("appears", v_find[rule], rule, "under the variant only") for rule in appear]
     out += [_finding("vanishes", b_find[rule], rule, vanished(rule, variant)) for rule in vanish]
-    for rule in (var.get("variant") or {}).get("set_aside", []):
+    for rule in var["variant"]["set_aside"]:
         if rule not in b_find:
             out.append(
                 _diff(
@@ -142,15 +142,8 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     if bx is not None and vx is not None:
         b_slices = {s["name"]: s for s in bx["slices"]}
         extra = [s for s in vx["slices"] if s["name"] not in b_slices]
-        if extra:
-            faults: list[str] = next(
-                (
-                    b["faults"]
-                    for b in (var.get("variant") or {}).get("behaviours", [])
-                    if b["label"] == "dropped"
-                ),
-                [],
-            )
+        if extra:  # the slices of the second behaviour set, the dropped rules' seeded bugs on
+            faults: list[str] = var["variant"]["behaviours"][-1]["faults"]
             out.append(
                 _diff(
                     "behaviours",
@@ -217,7 +210,7 @@ def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
             out.append(
                 {"change": kind, "rule": None, "row": change.text(), "modes": missed, "detail": detail}
             )
-    set_aside = set((var.get("variant") or {}).get("set_aside", []))
+    set_aside = set(var["variant"]["set_aside"])
     modes = sorted(var["coverage"])
     for rule in variant.drop:
         mutant = breaking(rule)
