@@ -16,7 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
-from cli.common_options import positive_int
+from cli.options import positive_int
 from model.clientview import ClientView
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere without installing
 
-from cli.common_options import positive_int
+from cli.options import positive_int
 from simulator.peers.config import DEFAULT, Config
 from simulator.peers.schedulers import random_walk
 

@@ -2,10 +2,10 @@
 the options they both take, and the exit code.
 
 Owns: ``open_inputs`` (every path is checked before anything is read: an unusable one is a
-one-line usage error naming it), ``run_files`` (one pass per input, ``properties.checking``,
-with a fresh ``MonitorSet`` from ``new_monitor_set``, which tests may replace), the schema
-option's loading, ``--html`` and ``--max-findings``, and ``exit_code`` (0: nothing at the
-failing level, 1: findings).
+one-line usage error naming it), ``judge`` (one pass per input, ``properties.checking``, with a
+fresh ``MonitorSet`` from ``new_monitor_set``, which tests may replace; the schema option's
+loading, ``--html`` and ``--max-findings``), and ``exit_code`` (0: nothing at the failing
+level, 1: findings).
 
 Must not know: what any monitor checks, how reports are rendered (``properties.check_report``).
 """
@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError, stdin_bytes
 from cli.outputs import STDOUT, check_file
-from properties.checking import DEFAULT_MAX_FINDINGS, FileReport, MessageHook, check_stream
+from properties.checking import DEFAULT_MAX_FINDINGS as DEFAULT_MAX_FINDINGS  # tests read it here
+from properties.checking import FileReport, MessageHook, check_stream
 from properties.engine import MonitorSet
 from properties.outputs import unreadable
+from properties.transcript import DEFAULT_MAX_LINE_BYTES
 from properties.variants import Variant
 
 if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when --schema is given
@@ -61,7 +62,52 @@ def open_inputs(paths: Sequence[str], stack: ExitStack) -> list[tuple[str, Binar
     return opened
 
 
-def load_schema(path: str | None) -> SchemaChecker | None:
+def judge(
+    args: argparse.Namespace,
+    *,
+    schema: str | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    on_message: Callable[[str], MessageHook] | None = None,
+    readings: Mapping[str, str] | None = None,
+    variant: Variant | None = None,
+    complete: bool = False,
+) -> list[FileReport]:
+    """Check each input (``args.files``, or ``args.file``) with its own fresh monitors (under
+    ``readings``: the ``--reading`` choices, and ``variant``: ``--variant``/``--drop``;
+    ``complete``: ``--complete``, every input holds all its peers will send; ``schema``: the
+    ``--schema`` path) and write the ``--html`` page of it; every unusable input, output or
+    schema is a UsageError, found before anything is read."""
+    paths = args.files if hasattr(args, "files") else [args.file]
+    page = _html_page(args, paths)
+    checker = _load_schema(schema)
+    check = check_stream if page is None else page.check
+    reports: list[FileReport] = []
+    with ExitStack() as stack:
+        for path, stream in open_inputs(paths, stack):
+            monitors = (
+                new_monitor_set(readings, variant) if readings or variant is not None else new_monitor_set()
+            )
+            try:
+                reports.append(
+                    check(
+                        stream,
+                        path,
+                        monitors=monitors,
+                        schema=checker,
+                        max_line_bytes=max_line_bytes,
+                        on_message=on_message(path) if on_message is not None else None,
+                        max_findings=args.max_findings,
+                        complete=complete,
+                    )
+                )
+            except OSError as exc:
+                raise UsageError(f"{path}: read error ({exc.strerror or exc})") from None
+    if page is not None:
+        page.write(args.html, reports[0])
+    return reports
+
+
+def _load_schema(path: str | None) -> SchemaChecker | None:
     if path is None:
         return None
     from properties.schema_check import SchemaChecker, SchemaError
@@ -72,59 +118,11 @@ def load_schema(path: str | None) -> SchemaChecker | None:
         raise UsageError(str(exc)) from None
 
 
-def run_files(
-    paths: Sequence[str],
-    *,
-    schema: SchemaChecker | None,
-    max_line_bytes: int,
-    on_message: Callable[[str], MessageHook] | None = None,
-    max_findings: int | None = DEFAULT_MAX_FINDINGS,
-    readings: Mapping[str, str] | None = None,
-    variant: Variant | None = None,
-    complete: bool = False,
-    check: Callable[..., FileReport] = check_stream,
-) -> list[FileReport]:
-    """Check each input with its own fresh monitors (under ``readings``: the ``--reading``
-    choices, and ``variant``: ``--variant``/``--drop``; ``complete``: ``--complete``, every
-    input holds all its peers will send); reading errors are UsageErrors. ``check``: what
-    checks one input (``check_stream``, or a recording of it for ``--html``)."""
-    reports: list[FileReport] = []
-    with ExitStack() as stack:
-        for path, stream in open_inputs(paths, stack):
-            hook = on_message(path) if on_message is not None else None
-            try:
-                reports.append(
-                    check(
-                        stream,
-                        path,
-                        monitors=(
-                            new_monitor_set(readings, variant)
-                            if readings or variant is not None
-                            else new_monitor_set()
-                        ),
-                        schema=schema,
-                        max_line_bytes=max_line_bytes,
-                        on_message=hook,
-                        max_findings=max_findings,
-                        complete=complete,
-                    )
-                )
-            except OSError as exc:
-                raise UsageError(f"{path}: read error ({exc.strerror or exc})") from None
-    return reports
-
-
-def write(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
-
-
-def html_page(args: argparse.Namespace) -> Any:
+def _html_page(args: argparse.Namespace, files: Sequence[str]) -> Any:
     """The page recorder for ``--html`` (None without it), after checking the option: one
     input, and an output that can be written (before any work)."""
-    if getattr(args, "html", None) is None:
+    if args.html is None:
         return None
-    files = args.files if hasattr(args, "files") else [args.file]
     if len(files) != 1:
         raise UsageError(f"--html: a page shows one input; {len(files)} files given")
     if args.html == STDOUT:

@@ -26,10 +26,14 @@ import argparse
 import sys
 from typing import Any
 
-from cli.common_options import add_fault_option
 from cli.main import UsageError
-from cli.readings_option import add_reading_option
-from cli.variant_option import add_variant_options, variant_and_readings
+from cli.options import (
+    add_fault_option,
+    add_reading_option,
+    add_variant_options,
+    variant_and_readings,
+    variant_lines,
+)
 from simulator.harness.serve import serve
 from simulator.peers.agent import AGENT_FAULTS
 from simulator.peers.agent_modes import COMMON_PATH, EVERY_FREEDOM
@@ -87,7 +91,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
     """The Agent the options describe, and what to say about it on standard error."""
     from simulator.analysis.mutants import BY_NAME
-    from simulator.explore.variant_runs import added_faults, notes
+    from simulator.explore.variant_runs import added_faults
 
     unknown = sorted(set(args.fault) - set(AGENT_FAULTS))
     if unknown:
@@ -104,10 +108,7 @@ def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
     # adds its behaviour
     cfg = agent_config(frozenset(args.fault)).with_(readings=readings, variant=variant)
     faults = frozenset(args.fault) | (added_faults(variant) & frozenset(AGENT_FAULTS))
-    said: list[str] = []
-    if variant is not None:
-        said += variant.describe()
-        said += [f"  note: {n}" for n in notes(variant)]
+    said = variant_lines(variant)
     for name in sorted(faults):
         mutant = BY_NAME.get(name)
         if mutant is not None and mutant.off_wire:
@@ -123,7 +124,6 @@ def run(args: argparse.Namespace) -> int:
     agent, said = build(args)
     if sys.stdin is None or sys.stdout is None:
         raise UsageError("standard input or output is closed")
-    for line in said:
-        sys.stderr.write(f"acp-model agent: {line}\n")
+    sys.stderr.write("".join(f"acp-model agent: {line}\n" for line in said))
     sys.stderr.flush()
     return serve(agent, sys.stdin.fileno(), sys.stdout.fileno())

@@ -20,18 +20,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli.check_inputs import exit_code, html_page, load_schema, run_files, write
-from cli.common_options import (
+from cli.check_inputs import exit_code, judge
+from cli.options import (
     add_fail_on_option,
     add_html_option,
     add_json_option,
     add_max_findings,
+    add_reading_option,
+    add_variant_options,
     positive_int,
+    variant_and_readings,
 )
-from cli.readings_option import add_reading_option
-from cli.variant_option import add_variant_options, variant_and_readings
+from cli.outputs import show
 from properties.check_report import check_json, check_text
-from properties.checking import check_stream
 from properties.outputs import dumps
 from properties.readings import resolve
 from properties.shared import ENV, SCHEMA, schema_from_env
@@ -81,23 +82,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     variant, readings = variant_and_readings(args)
-    page = html_page(args)
-    schema = load_schema(args.schema)
-    reports = run_files(
-        args.files,
-        schema=schema,
+    reports = judge(
+        args,
+        schema=args.schema,
         max_line_bytes=args.max_line_bytes,
-        max_findings=args.max_findings,
         readings=readings,
         variant=variant,
         complete=args.complete,
-        check=check_stream if page is None else page.check,
     )
-    if page is not None:
-        page.write(args.html, reports[0])
     code = exit_code(reports, args.fail_on)
     if args.json:
-        write(dumps(check_json(reports, args.fail_on, code, resolve(readings), variant)))
+        show(dumps(check_json(reports, args.fail_on, code, resolve(readings), variant)))
     else:
-        write(check_text(reports, args.fail_on, code, variant))
+        show(check_text(reports, args.fail_on, code, variant))
     return code

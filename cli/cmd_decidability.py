@@ -21,20 +21,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.common_options import add_json_option
-from cli.decidability_options import (
-    add_bound_options,
-    add_jobs_option,
-    bound_of,
-    pool_from,
-    reading_names,
-    time_budget,
-)
+from cli.bounds import add_decidability_options, bound_of, reading_names, time_budget
 from cli.main import EXIT_OK, UsageError
-from cli.outputs import check_folder
-from cli.readings_option import add_reading_option, chosen_readings
+from cli.options import add_json_option, add_reading_option, chosen_readings, pool_of
+from cli.outputs import check_folder, show, write
 from properties.catalogue import RULES_BY_ID
-from properties.outputs import dumps, write_atomic
+from properties.outputs import dumps
 from properties.readings import resolve
 from simulator.analysis.decidability_text import render_text
 
@@ -74,8 +66,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "alternatives (each against --reading's choices) and list, per rule, those under which it "
         "differs (default: none)",
     )
-    add_jobs_option(p)
-    add_bound_options(p.add_argument_group("bounds"))
+    add_decidability_options(p, "bounds")
     return p
 
 
@@ -97,7 +88,7 @@ def write_witness(v: dec.Verdict, out: Path, stem: str | None = None) -> dict[st
     paths = {}
     for kind, data in witness_files(v).items():
         paths[kind] = str(out / f"{stem or v.rule}{SUFFIX[kind]}")
-        write_atomic(paths[kind], data)
+        write(paths[kind], data)
     return {k: paths[k] for k in ("breaking", "diagram", "conforming") if k in paths}
 
 
@@ -108,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     bound = bound_of(args)
     budget = time_budget(args)
     readings = chosen_readings(args)
-    pool = pool_from(args)
+    pool = pool_of(args, None)
     alts = None
     if args.readings is not None:
         names = reading_names(args.readings)
@@ -132,18 +123,17 @@ def run(args: argparse.Namespace) -> int:
                 stem = f"{v.rule}@{r.reading}={r.alternative}"
                 reading_paths[(r.reading, r.alternative)] = write_witness(r.verdict, Path(args.out), stem)
         entries.append(v.to_json(paths, reading_paths))
-    counts = dec.counts(verdicts)
-    if args.json:
-        data = {
-            "bound": bound.to_json(),
-            "readings": readings,
-            "complete": complete,
-            "counts": counts,
-            "rules": entries,
-        }
-        if alts is not None:
-            data["by_reading"] = [{"reading": n, "alternative": a} for n, a in alts]
-        sys.stdout.write(dumps(data))
+    if not args.json:
+        show(render_text(verdicts, entries, bound, complete, alts))
         return EXIT_OK
-    sys.stdout.write(render_text(verdicts, entries, bound, complete, alts))
+    data = {
+        "bound": bound.to_json(),
+        "readings": readings,
+        "complete": complete,
+        "counts": dec.counts(verdicts),
+        "rules": entries,
+    }
+    if alts is not None:
+        data["by_reading"] = [{"reading": n, "alternative": a} for n, a in alts]
+    show(dumps(data))
     return EXIT_OK

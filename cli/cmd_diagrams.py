@@ -10,12 +10,13 @@ alone; files no longer generated in DIR's generated sub-folders are removed.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from cli.common_options import add_quiet_option
 from cli.main import UsageError
+from cli.options import add_quiet_option
+from cli.outputs import check_folder, show
+from cli.progress import shown
 
 PROJECT_DIAGRAMS = Path(__file__).resolve().parents[1] / "diagrams"
 """The project's gallery (committed; ``tests/test_diagrams.py`` holds it fresh)."""
@@ -41,26 +42,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cli.outputs import check_folder
-    from cli.progress import make
     from diagrams.generate import write
 
     check_folder(args.out, "--out")
     out = Path(args.out)
-    progress = make(args.quiet)
     try:
-        report = write(out, progress=progress)
+        with shown(args.quiet) as progress:
+            report = write(out, progress=progress)
     except OSError as exc:
         raise UsageError(f"{exc.filename or out}: {exc.strerror or exc}") from None
-    finally:
-        progress.done()
     total = len(report.written) + len(report.unchanged)
-    sys.stdout.write(
+    show(
         f"{out}: {total} files ({len(report.written)} written, {len(report.unchanged)} unchanged, "
         f"{len(report.removed)} stale removed)\n"
+        + "".join(f"  wrote {rel}\n" for rel in report.written)
+        + "".join(f"  removed {rel}\n" for rel in report.removed)
     )
-    for rel in report.written:
-        sys.stdout.write(f"  wrote {rel}\n")
-    for rel in report.removed:
-        sys.stdout.write(f"  removed {rel}\n")
     return 0

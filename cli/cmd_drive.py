@@ -14,13 +14,12 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from cli.cmd_record import agent_command, start_failure
 from cli.drive_options import add_parser as add_parser  # the command's parser: cli.main asks here
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
-from cli.readings_option import chosen_readings
-from cli.workers_option import pool_of
+from cli.options import chosen_readings, pool_of
+from cli.outputs import show
 from properties.outputs import dumps, unreadable
 from simulator.harness.campaign import (
     Campaign,
@@ -42,6 +41,8 @@ def _progress(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from diagrams.sequence import transcript_to_mermaid
+
     command = agent_command(args)
     settings = Settings(
         steps=args.steps,
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if args.replay is not None:
             return _replay(args, settings, command, started)
         plan = Campaign(
-            command, settings, args.seed, args.runs, out, args.shrink_budget, _diagram,
+            command, settings, args.seed, args.runs, out, args.shrink_budget, transcript_to_mermaid,
             None if args.json else _progress,
         )  # fmt: skip
         with pool_of(args) as pool:
@@ -71,14 +72,8 @@ def run(args: argparse.Namespace) -> int:
     code = EXIT_FINDINGS if rules else EXIT_OK
     seconds = time.monotonic() - started
     report = campaign_report(plan, runs, rules, seconds, code)
-    sys.stdout.write(dumps(report) if args.json else campaign_text(report, seconds))
+    show(dumps(report) if args.json else campaign_text(report, seconds))
     return code
-
-
-def _diagram(items: list[Any], title: str | None) -> str:
-    from diagrams.sequence import transcript_to_mermaid
-
-    return transcript_to_mermaid(items, title=title)
 
 
 def _replay(args: argparse.Namespace, settings: Settings, command: list[str], started: float) -> int:
@@ -96,5 +91,5 @@ def _replay(args: argparse.Namespace, settings: Settings, command: list[str], st
     result = replay(command, settings, script)
     code = EXIT_FINDINGS if result.failing else EXIT_OK
     report = replay_report(path, result, time.monotonic() - started, code)
-    sys.stdout.write(dumps(report) if args.json else replay_text(path, result))
+    show(dumps(report) if args.json else replay_text(path, result))
     return code

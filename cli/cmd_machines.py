@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from cli.common_options import add_json_option
+from cli.options import add_json_option
+from cli.outputs import show
 from properties.outputs import dumps
 
 
@@ -42,9 +42,6 @@ def _rows(rows: Any) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from model.registry import MACHINES, to_json
 
-    if args.json:
-        sys.stdout.write(dumps([to_json(m) for m in MACHINES]))
-        return 0
     out: list[str] = []
     for m in MACHINES:
         finals = ", ".join(m.final) or "(none)"
@@ -58,5 +55,5 @@ def run(args: argparse.Namespace) -> int:
             out.append(f"  must leave: {owed}")
         out.extend(_rows(m.rows))
         out.append("")
-    sys.stdout.write("\n".join(out))
+    show(dumps([to_json(m) for m in MACHINES]) if args.json else "\n".join(out))
     return 0

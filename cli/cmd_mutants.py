@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cli.common_options import add_json_option, add_quiet_option
 from cli.main import UsageError
-from cli.workers_option import add_pool_options, pool_of
-from properties.outputs import dumps, write_atomic
+from cli.options import add_json_option, add_pool_options, add_quiet_option, pool_of
+from cli.outputs import check_folder, show, write
+from cli.progress import shown
+from properties.outputs import dumps
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -62,8 +63,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cli.outputs import check_folder
-    from cli.progress import make
     from simulator.analysis.mutants import BY_NAME, MUTANTS, judge_job
     from simulator.analysis.mutants_text import list_json, list_text, verdicts_text
     from simulator.peers.wire import to_ndjson
@@ -76,41 +75,33 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"unknown mutant {name!r}; known: {', '.join(BY_NAME)}")
     chosen = [BY_NAME[n] for n in args.only] if args.only else list(MUTANTS)
     if args.list:
-        sys.stdout.write(dumps(list_json(chosen)) if args.json else list_text(chosen))
+        show(dumps(list_json(chosen)) if args.json else list_text(chosen))
         return 0
     if args.out:
         check_folder(args.out, "--out")
     pool = pool_of(args)
-    progress = make(args.quiet)
-    try:
+    verdicts = []
+    with shown(args.quiet) as progress:
         progress.phase("mutants", len(chosen) + 1)
-        verdicts = []
         with pool:
-            jobs = [(None, walks, steps)] + [(m.name, walks, steps) for m in chosen]
-            for v in pool.map(judge_job, jobs):
+            for v in pool.map(judge_job, [(None, walks, steps)] + [(m.name, walks, steps) for m in chosen]):
                 verdicts.append(v)
                 progress.advance()
-    finally:
-        progress.done()
     baseline = verdicts.pop(0)
     if args.out:
         from diagrams.html.runs import mutant_page
 
-        out = Path(args.out)
-        try:
-            for v in verdicts:
-                if v.shortest is not None and v.mutant is not None:
-                    write_atomic(out / f"{v.mutant.name}.ndjson", to_ndjson(v.shortest))
-                    write_atomic(out / f"{v.mutant.name}.html", mutant_page(v))
-        except OSError as exc:
-            raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
-    ok = baseline.findings == 0 and all(v.caught for v in verdicts)
-    if args.json:
-        sys.stdout.write(dumps([v.to_json() for v in verdicts]))
-        sys.stderr.write(
-            f"unmodified simulator: {baseline.runs} runs, {baseline.findings} findings "
-            f"({', '.join(sorted(baseline.caught_by)) or 'none'})\n"
-        )
-        return 0 if ok else 1
-    sys.stdout.write(verdicts_text(verdicts, baseline))
-    return 0 if ok else 1
+        for v in verdicts:
+            if v.shortest is not None and v.mutant is not None:
+                write(Path(args.out, f"{v.mutant.name}.ndjson"), to_ndjson(v.shortest), args.out)
+                write(Path(args.out, f"{v.mutant.name}.html"), mutant_page(v), args.out)
+    code = 0 if baseline.findings == 0 and all(v.caught for v in verdicts) else 1
+    if not args.json:
+        show(verdicts_text(verdicts, baseline))
+        return code
+    show(dumps([v.to_json() for v in verdicts]))
+    sys.stderr.write(
+        f"unmodified simulator: {baseline.runs} runs, {baseline.findings} findings "
+        f"({', '.join(sorted(baseline.caught_by)) or 'none'})\n"
+    )
+    return code

@@ -12,12 +12,12 @@ Must not know: how monitors apply a reading.
 from __future__ import annotations
 
 import argparse
-import sys
 import textwrap
 from typing import Any
 
-from cli.common_options import add_json_option
 from cli.main import EXIT_OK
+from cli.options import add_json_option
+from cli.outputs import show
 from properties.outputs import dumps
 from properties.readings import READINGS, catalogue_json
 
@@ -94,6 +94,5 @@ def render_text() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    sys.stdout.write(dumps(catalogue_json()) if args.json else render_text())
-    sys.stdout.flush()
+    show(dumps(catalogue_json()) if args.json else render_text())
     return EXIT_OK

@@ -16,7 +16,7 @@ import sys
 from typing import Any, BinaryIO
 
 from cli.main import UsageError
-from cli.readings_option import add_reading_option, chosen_readings
+from cli.options import add_reading_option, chosen_readings
 from properties.check_report import finding_text, summary_text
 from properties.engine import MonitorSet
 from properties.findings import Finding

@@ -13,14 +13,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cli import check_inputs
-from cli.common_options import add_html_option, add_json_option, add_max_findings
-from cli.readings_option import add_reading_option, chosen_readings
+from cli.check_inputs import exit_code, judge
+from cli.options import (
+    add_html_option,
+    add_json_option,
+    add_max_findings,
+    add_reading_option,
+    chosen_readings,
+)
+from cli.outputs import show
 from properties import check_report
-from properties.checking import MessageHook, check_stream
+from properties.checking import MessageHook
 from properties.outputs import clip, dumps
 from properties.readings import resolve
-from properties.transcript import DEFAULT_MAX_LINE_BYTES
 
 _UPDATE_FIELDS = ("messageId", "state", "stopReason", "toolCallId", "status", "compactionId", "terminalId")
 _PARAM_FIELDS = ("requestId",)
@@ -100,40 +105,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     readings = chosen_readings(args)
-    page = check_inputs.html_page(args)
     messages: list[dict[str, Any]] = []
 
     def hook(_path: str) -> MessageHook:
         return lambda line, sender, msg: messages.append(describe(line, sender, msg))
 
-    reports = check_inputs.run_files(
-        [args.file],
-        schema=None,
-        max_line_bytes=DEFAULT_MAX_LINE_BYTES,
-        on_message=hook,
-        max_findings=args.max_findings,
-        readings=readings,
-        check=check_stream if page is None else page.check,
-    )
-    if page is not None:
-        page.write(args.html, reports[0])
-    code = check_inputs.exit_code(reports, "must")
-    report = reports[0]
+    reports = judge(args, on_message=hook, readings=readings)
+    code = exit_code(reports, "must")
     if args.json:
-        body = check_report.report_json(report)
-        body["transcript"] = messages
-        check_inputs.write(
-            dumps(
-                {
-                    "files": [body],
-                    "summary": check_report.summary_json(reports, "must", code),
-                    "readings": resolve(readings),
-                }
-            )
-        )
+        data = check_report.check_json(reports, "must", code, resolve(readings), None)
+        data["files"][0]["transcript"] = messages
+        show(dumps(data))
         return code
-    out = [f"{report.path}: {len(messages)} messages"]
+    out = [f"{reports[0].path}: {len(messages)} messages"]
     out.extend(describe_text(entry) for entry in messages)
-    out.extend(check_report.render_text(report))
-    check_inputs.write("\n".join(out) + "\n")
+    out.extend(check_report.render_text(reports[0]))
+    show("\n".join(out) + "\n")
     return code

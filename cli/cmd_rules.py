@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError
+from cli.outputs import show
 from properties.catalogue import RULES_BY_ID, Rule, rules_for
 from properties.catalogue_text import full, rule_json, table
 from properties.outputs import dumps
@@ -101,11 +102,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"acp-model rules: {why}\n")
     lines = spec_lines(rules, spec) if spec is not None else None
     text = spec if args.ids else None
-    if args.ids and not args.json:
-        sys.stdout.write("\n\n".join("\n".join(full(r, text, args.spec)) for r in rules) + "\n")
-        return EXIT_OK
     if args.json:
-        sys.stdout.write(dumps([rule_json(rule, lines, text) for rule in rules]))
+        show(dumps([rule_json(rule, lines, text) for rule in rules]))
+    elif args.ids:
+        show("\n\n".join("\n".join(full(r, text, args.spec)) for r in rules) + "\n")
     else:
-        sys.stdout.write(table(rules, lines))
+        show(table(rules, lines))
     return EXIT_OK

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from cli.common_options import add_json_option
+from cli.options import add_json_option
+from cli.outputs import show
 from properties.outputs import dumps
 
 
@@ -25,14 +25,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from simulator.peers.scenarios import SCENARIOS
 
-    if args.json:
-        rows = [
-            {"name": s.name, "section": s.section, "description": s.description, "steps": len(s.script)}
-            for s in SCENARIOS
-        ]
-        sys.stdout.write(dumps(rows))
-        return 0
+    rows = [
+        {"name": s.name, "section": s.section, "description": s.description, "steps": len(s.script)}
+        for s in SCENARIOS
+    ]
     width = max(len(s.name) for s in SCENARIOS)
-    for s in SCENARIOS:
-        sys.stdout.write(f"{s.name:<{width}}  [{s.section}]\n{'':<{width}}  {s.description}\n")
+    text = "".join(f"{s.name:<{width}}  [{s.section}]\n{'':<{width}}  {s.description}\n" for s in SCENARIOS)
+    show(dumps(rows) if args.json else text)
     return 0

@@ -19,12 +19,18 @@ import sys
 from typing import Any
 
 from cli.bounds import add_bound_options, bounds_from, faults_from
-from cli.common_options import add_fault_option, add_quiet_option
 from cli.main import UsageError
-from cli.outputs import STDOUT, check_file
-from cli.readings_option import add_reading_option
-from cli.variant_option import add_variant_options, variant_and_readings
-from properties.outputs import write_atomic
+from cli.options import (
+    add_fault_option,
+    add_quiet_option,
+    add_reading_option,
+    add_variant_options,
+    at_least,
+    variant_and_readings,
+    variant_lines,
+)
+from cli.outputs import STDOUT, check_file, show, write
+from cli.progress import shown
 from properties.readings import describe, resolve
 
 
@@ -84,17 +90,14 @@ def _default(field: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from simulator.explore.variant_runs import added_faults, notes
+    from simulator.explore.variant_runs import added_faults
     from simulator.peers.config import DEFAULT, long_session
     from simulator.peers.scenarios import BY_NAME
     from simulator.peers.schedulers import random_walk, scripted
     from simulator.peers.wire import to_ndjson
 
     variant, readings = variant_and_readings(args)
-    if args.steps < 0:
-        raise UsageError("--steps must be >= 0")
-    if args.seed < 0:
-        raise UsageError("--seed must be >= 0")
+    at_least(("--steps", args.steps, 0), ("--seed", args.seed, 0))
     # under a variant the run takes the behaviours its dropped rules allowed (their seeded bugs)
     faults = faults_from(args.fault) | added_faults(variant)
     bounds = bounds_from(args)
@@ -111,33 +114,25 @@ def run(args: argparse.Namespace) -> int:
         cfg = scenario.cfg.with_(**bounds, readings=readings, variant=variant)
         result = scripted(scenario.script, cfg, faults)
     else:
-        from cli.progress import make
-
         cfg = long_session(args.steps, DEFAULT).with_(**bounds, readings=readings, variant=variant)
-        progress = make(args.quiet)
-        try:
+        with shown(args.quiet) as progress:
             result = random_walk(args.seed, args.steps, cfg, faults, answers_only=True, progress=progress)
-        finally:
-            progress.done()
     data = to_ndjson(result.world.transcript)
-    summary = (
-        f"wrote {len(result.world.transcript)} messages to "
-        f"{'standard output' if args.out == STDOUT else args.out} "
-        f"({result.world.steps} events, stop: {result.stop}; {describe(resolve(readings))})\n"
+    added = ", ".join(sorted(added_faults(variant))) or "none"
+    summary = "".join(
+        f"{line}\n"
+        for line in [
+            f"wrote {len(result.world.transcript)} messages to "
+            f"{'standard output' if args.out == STDOUT else args.out} "
+            f"({result.world.steps} events, stop: {result.stop}; {describe(resolve(readings))})",
+            *variant_lines(variant, f"  seeded bugs switched on for the dropped rules: {added}"),
+        ]
     )
-    if variant is not None:
-        added = ", ".join(sorted(added_faults(variant))) or "none"
-        summary += "".join(f"{line}\n" for line in variant.describe())
-        summary += f"  seeded bugs switched on for the dropped rules: {added}\n"
-        summary += "".join(f"  note: {n}\n" for n in notes(variant))
     if args.out == STDOUT:
         sys.stdout.buffer.write(data.encode("utf-8"))
         sys.stdout.flush()
         sys.stderr.write(summary)
         return 0
-    try:
-        write_atomic(args.out, data)
-    except OSError as exc:
-        raise UsageError(f"{args.out}: cannot write ({exc.strerror or exc})") from None
-    sys.stdout.write(summary)
+    write(args.out, data)
+    show(summary)
     return 0

@@ -18,18 +18,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.decidability_options import (
-    add_bound_options,
-    add_jobs_option,
-    bound_of,
-    pool_from,
-    reading_names,
-    time_budget,
-)
+from cli.bounds import add_decidability_options, bound_of, reading_names, time_budget
 from cli.main import EXIT_OK
+from cli.options import (
+    add_reading_option,
+    add_variant_options,
+    chosen_readings,
+    pool_of,
+    variant_and_readings,
+)
 from cli.outputs import check_folder
-from cli.readings_option import add_reading_option, chosen_readings
-from cli.variant_option import add_variant_options, variant_and_readings
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -68,8 +66,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "terminal, the closing line always)",
     )
     add_variant_options(p, "report")
-    add_jobs_option(p)
-    add_bound_options(p.add_argument_group("decidability bounds"))
+    add_decidability_options(p, "decidability bounds")
     return p
 
 
@@ -80,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     variant, readings = variant_and_readings(args)
     opts = Options(Path(args.out), readings, bound_of(args), time_budget(args))
     opts.matrix = reading_names(args.readings)
-    opts.pool = pool_from(args)
+    opts.pool = pool_of(args, None)
     if variant is not None:
         opts.variant = variant
         opts.base_readings = chosen_readings(args)

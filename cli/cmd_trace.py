@@ -18,6 +18,7 @@ from typing import Any
 
 from cli.main import EXIT_OK, UsageError
 from properties import trace
+from properties.outputs import write_atomic
 
 
 def seeded_bugs() -> dict[str, list[str]]:
@@ -91,9 +92,10 @@ def _page(args: argparse.Namespace) -> tuple[Callable[[], str], Callable[[str], 
         return folder_map.folder_map, folder_map.write_map, folder_map.MAP, "write"
     if args.between:
         return trace.between_table, trace.write_between, trace.SESSION_MODEL, "rewrite"
-    build, write, default = (
-        (trace.sections, trace.write_sections, trace.SECTIONS_PAGE)
-        if args.sections
-        else (trace.matrix, trace.write_matrix, trace.MATRIX)
+    build, default = (trace.sections, trace.SECTIONS_PAGE) if args.sections else (trace.matrix, trace.MATRIX)
+    return (
+        (lambda: build(seeded_bugs())),
+        (lambda path: write_atomic(path, build(seeded_bugs()))),
+        default,
+        "write",
     )
-    return (lambda: build(seeded_bugs())), (lambda path: write(path, seeded_bugs())), default, "write"

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from cli.main import EXIT_OK, UsageError, stdin_bytes
-from cli.readings_option import add_reading_option, chosen_readings
+from cli.options import add_json_option, add_reading_option, chosen_readings
 from properties.clientview import ViewedTranscript, view_transcript
 from properties.clientview_text import render_text
 from properties.findings import Finding
@@ -41,9 +41,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("file", metavar="FILE", help="transcript file (NDJSON), or - for stdin")
-    parser.add_argument(
-        "--json", action="store_true", help="print the client view format as JSON (default: text)"
-    )
+    add_json_option(parser, "the client view format as JSON")
     add_reading_option(parser)
     return parser
 

@@ -12,9 +12,13 @@ import argparse
 import sys
 from typing import Any
 
-from cli.common_options import add_fail_on_option, positive_int
-from cli.readings_option import add_reading_option
-from cli.workers_option import add_pool_options
+from cli.options import (
+    add_fail_on_option,
+    add_json_option,
+    add_pool_options,
+    add_reading_option,
+    positive_int,
+)
 
 
 def _seconds(text: str) -> float:
@@ -100,7 +104,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="advertise both elicitation modes (form, url) in initialize, so the Agent may elicit "
         "and the driver answers (default: none advertised)",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON report instead of text")
+    add_json_option(p)
     add_fail_on_option(p, "must (default): fail on errors; should: fail on warnings too")
     p.add_argument(
         "--shrink-budget",

@@ -1,9 +1,8 @@
 """The options of ``acp-model explore``, declared.
 
-Owns: ``add_parser`` (every option, its help and default). Their checks, and the run and the
-worker pool they describe, are ``cli.explore_checks``.
+Owns: ``add_parser`` (every option, its help and default).
 
-Must not know: how the run goes or how its report is printed (``cli.cmd_explore``).
+Must not know: their checks, how the run goes or how its report is printed (``cli.cmd_explore``).
 """
 
 from __future__ import annotations
@@ -12,10 +11,14 @@ import argparse
 from typing import Any
 
 from cli.bounds import add_bound_options
-from cli.common_options import add_fault_option, add_json_option
-from cli.readings_option import add_reading_option
-from cli.variant_option import add_variant_options
-from cli.workers_option import CLUSTER_HELP
+from cli.options import (
+    add_fault_option,
+    add_json_option,
+    add_pool_options,
+    add_quiet_option,
+    add_reading_option,
+    add_variant_options,
+)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -68,7 +71,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="the older name of --jobs (it once counted the random walks' processes only; default: --jobs)",
     )
-    p.add_argument("--cluster", metavar="local|ADDRESS", help=CLUSTER_HELP)
     p.add_argument(
         "--time-budget",
         type=float,
@@ -123,11 +125,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="NAME",
         help="exhaustive: explore only this default slice; repeatable (default: every slice)",
     )
-    p.add_argument(
-        "--quiet",
-        action="store_true",
-        help="no progress on standard error (default: off; progress is shown only on a terminal)",
-    )
+    add_quiet_option(p)
     bounds = p.add_argument_group(
         "bounds (exhaustive: SMALL with these changes, replacing the slices; random: DEFAULT with them)"
     )
@@ -155,12 +153,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "and seed and report the differences; files under OUT/base and OUT/variant; exit 0 when "
         "the comparison ran (default: off)",
     )
-    add_matrix_options(p)
-    return p
-
-
-def add_matrix_options(p: argparse.ArgumentParser) -> None:
-    """``--readings`` and ``--jobs``: the readings matrix (``simulator.analysis.matrix``)."""
     p.add_argument(
         "--readings",
         metavar="all|NAME,NAME",
@@ -169,16 +161,13 @@ def add_matrix_options(p: argparse.ArgumentParser) -> None:
         "of the others (all), or the product of the named readings' alternatives, and print "
         "reading x alternative -> findings, states, seconds (default: off)",
     )
-    p.add_argument(
-        "--jobs",
-        type=int,
-        default=None,
-        metavar="N",
-        help="worker processes (with --cluster: Ray workers) for the jobs of the run: the slices of "
-        "the exhaustive search, the random-walk and hypothesis chunks, the explorations of "
-        "--readings and --compare; the answers are the same for any number (default 1; with "
-        "--readings: every core)",
+    add_pool_options(
+        p,
+        "the jobs of the run: the slices of the exhaustive search, the random-walk and hypothesis "
+        "chunks, the explorations of --readings and --compare",
+        "1; with --readings: every core",
     )
+    return p
 
 
 def _default(field: str) -> str:

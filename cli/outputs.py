@@ -4,18 +4,21 @@ Owns: what ``-`` means for an output option (standard output, where the output i
 a usage error where it is a folder of files, which standard output cannot hold) and the check
 that an output path can be written, made before a long run rather than after it. The check has
 no side effects: it creates (and removes) one empty temporary file in the nearest folder that
-exists, and creates no folder.
+exists, and creates no folder. ``write``: a file written atomically (``properties.outputs.write_atomic``),
+a failure a one-line usage error naming it; ``show``: a report printed on standard output.
 
-Must not know: what is written (``properties.outputs.write_atomic`` writes it).
+Must not know: what is written.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 from cli.main import UsageError
+from properties.outputs import write_atomic
 
 STDOUT = "-"
 
@@ -55,3 +58,20 @@ def _probe(folder: Path, shown: str) -> None:
         raise UsageError(f"{shown}: cannot write ({exc.strerror or exc})") from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def write(
+    path: str | os.PathLike[str], data: str | bytes, shown: str | None = None, verb: str = "write"
+) -> None:
+    """``data`` written to ``path`` atomically; a failure is a ``UsageError`` naming ``shown``
+    (default: the path)."""
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise UsageError(f"{shown or path}: cannot {verb} ({exc.strerror or exc})") from None
+
+
+def show(text: str) -> None:
+    """A command's report on standard output, flushed."""
+    sys.stdout.write(text)
+    sys.stdout.flush()

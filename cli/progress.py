@@ -6,7 +6,8 @@ line on standard error, redrawn in place every ``INTERVAL`` seconds by a daemon 
 with the count and percentage where the phase's total is known, the count otherwise, then the
 phase's note and its elapsed seconds. A phase shorter than ``DELAY`` draws nothing; a drawn
 phase ends with its final line left on screen. Nothing is drawn when standard error is not a
-terminal (logs and pipes stay clean) or with ``--quiet`` (``make``).
+terminal (logs and pipes stay clean) or with ``--quiet`` (``make``; ``shown``: the same, the
+phase ended however the work ends).
 
 Must not know: what the phases are (``simulator.explore.progress.Progress`` is the interface the work
 calls).
@@ -17,7 +18,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 from simulator.explore.progress import NULL, Progress
@@ -37,6 +39,16 @@ def make(quiet: bool, stream: TextIO | None = None) -> Progress:
     if quiet or stream is None or not stream.isatty():
         return NULL
     return TerminalProgress(stream)
+
+
+@contextmanager
+def shown(quiet: bool) -> Iterator[Progress]:
+    """``make(quiet)`` for the block, its current phase ended (``done``) however the block ends."""
+    progress = make(quiet)
+    try:
+        yield progress
+    finally:
+        progress.done()
 
 
 class TerminalProgress(Progress):
@@ -79,11 +91,6 @@ class TerminalProgress(Progress):
         with self.lock:
             self._finish()
             self.name = None
-
-    def close(self) -> None:
-        """End the current phase and stop the thread."""
-        self.done()
-        self.stopped.set()
 
     # -- drawing ------------------------------------------------------------------------------
     def line(self) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from model.core import Context, MachineSpec, Row
+from model.core import MachineSpec, Row, flags
 
 UNANNOUNCED, ANNOUNCED, LISTED, FINALIZED, DONE = (
     "unannounced",
@@ -64,14 +64,6 @@ WAITED_ON: str = "waited-on-background"
 """The reading (``properties.readings``) the guard ``becomes_foreground`` answers for."""
 
 
-def _child(ctx: Context) -> bool:
-    return bool(ctx.get("child", False))
-
-
-def _becomes_foreground(ctx: Context) -> bool:
-    return bool(ctx.get("becomes_foreground", False))
-
-
 SPEC = MachineSpec(
     name="background_item",
     title="Background item",
@@ -81,7 +73,7 @@ SPEC = MachineSpec(
     final=(DONE,),
     rows=ROWS,
     eventually={FINALIZED: "BG-09"},
-    guards={"child": _child, "becomes_foreground": _becomes_foreground},
+    guards=flags(child=False, becomes_foreground=False),
     guard_rules={"child": "BG-17", "becomes_foreground": "BG-11"},
     forbidden={
         (LISTED, "list"): "BG-17",

@@ -187,6 +187,13 @@ APPROVED_RUNS: Final = Between(
     "cancelled without running is allowed)",
     ("permission", "tool_call"),
 )  # fmt: skip
+ADVERTISED_MODES: Final = Between(
+    "advertised_modes", "TOOL-07", "5. Tool invocation and status reporting",
+    "the Agent sends an elicitation/create",
+    "its mode is one the Client advertised in its initialize (clientCapabilities' elicitation.form "
+    "or elicitation.url)",
+    ("elicitation", "session"),
+)  # fmt: skip
 ONE_ANSWER: Final = Between(
     "one_answer", permission.SPEC.forbidden["select"], "INTRO",
     "the Client answers a request of the Agent (a session/request_permission or an "
@@ -203,13 +210,6 @@ CLOSE_STOPS_PROMPTS: Final = Between(
     "prompt not yet inserted is stopped and answered -32800, and an inserted one keeps its "
     "successful response (the prompt table's close and closed_out rows)",
     ("session", "prompt"),
-)  # fmt: skip
-ADVERTISED_MODES: Final = Between(
-    "advertised_modes", "TOOL-07", "5. Tool invocation and status reporting",
-    "the Agent sends an elicitation/create",
-    "its mode is one the Client advertised in its initialize (clientCapabilities' elicitation.form "
-    "or elicitation.url)",
-    ("elicitation", "session"),
 )  # fmt: skip
 FAILED_TOOLS_FINAL: Final = Between(
     "failed_tools_final", "FAIL-04", "Failures",
@@ -401,46 +401,10 @@ LATER_PROMPTS_UNCOVERED: Final = Between(
     ("prompt", "session"),
 )  # fmt: skip
 
-DECLARATIONS: Final[tuple[Between, ...]] = (
-    UPDATES_BEFORE_IDLE,
-    CANCEL_UPDATES_BEFORE_IDLE,
-    CANCEL_CONFIRMED,
-    CANCEL_NOT_ERROR,
-    CANCEL_COVERS,
-    CANCELLED_TOOLS_FINAL,
-    CANCELLED_PERMISSIONS,
-    CONTENT_ADVERTISED,
-    HELD_IN_ORDER,
-    STEERING,
-    USER_MESSAGE_REPORTED,
-    OWN_USER_MESSAGE,
-    LATE_ANSWERS_IGNORED,
-    BLOCKED_ON_USER,
-    APPROVED_RUNS,
-    ADVERTISED_MODES,
-    ONE_ANSWER,
-    CLOSE_STOPS_PROMPTS,
-    FAILED_TOOLS_FINAL,
-    ACTIVE_ON_START,
-    OWN_WORK_FOREGROUND,
-    RUNNING_ON_PROGRESS,
-    IDLE_ENDS_WORK,
-    CANCELLED_WORK_ENDS,
-    ACCEPTED_WORK_REPORTED,
-    CUSTOM_STOP_PREFIXED,
-    LIST_ON_EVERY_SNAPSHOT,
-    TERMINAL_LISTED_ALONE,
-    SETUP_BEFORE_PROMPTS,
-    PROMPT_HAS_CONTENT,
-    CLIENT_SENDS_ADVERTISED,
-    MESSAGE_ID_RETURNED,
-    REPORTED_AFTER_INSERTION,
-    USER_MESSAGE_CONTENT,
-    DISTINCT_MESSAGE_IDS,
-    REPLAY_KEEPS_IDS,
-    REJECTED_NOT_REPORTED,
-    LATER_PROMPTS_UNCOVERED,
+DECLARATIONS: Final[tuple[Between, ...]] = tuple(
+    d for d in tuple(globals().values()) if isinstance(d, Between)
 )
+"""Every declaration above, in the order written."""
 BY_NAME: Final[dict[str, Between]] = {d.name: d for d in DECLARATIONS}
 
 BASELINE_PROMPT_TYPES: Final = frozenset({"text", "resource_link"})
@@ -449,6 +413,17 @@ PROMPT_CAPABILITY_TYPES: Final = {"image": "image", "audio": "audio", "embeddedC
 """PromptCapabilities field -> the content block type it allows."""
 STANDARD_CONTENT_TYPES: Final = BASELINE_PROMPT_TYPES | frozenset(PROMPT_CAPABILITY_TYPES.values())
 """The content block types of the schema; any other type is custom (``client_sends_advertised``)."""
+
+
+def _reading_is(alternative: str, negate: bool = False) -> staticmethod[[str], bool]:
+    """How a declaration reads a reading the spec leaves open: true when the alternative in
+    force is ``alternative`` (with ``negate``: when it is any other)."""
+    return staticmethod(lambda chosen: (chosen == alternative) != negate)
+
+
+def _any(items: Iterable[object]) -> bool:
+    """Whether ``items`` holds anything (what a declaration owes, or is owed, is not nothing)."""
+    return any(True for _ in items)
 
 
 @dataclass(frozen=True)
@@ -502,25 +477,17 @@ class Rules:
         ``user_message_reported``; background work announced during it and not yet listed: without
         a list naming it, its later updates are the ended work's, and once idle a Client may regard
         it as abandoned)."""
-        return (
-            any(True for _ in live_tools)
-            or Rules.user_messages_owed(unreported_messages)
-            or any(True for _ in unlisted_work)
-        )
+        return _any(live_tools) or Rules.user_messages_owed(unreported_messages) or _any(unlisted_work)
 
-    @staticmethod
-    def user_messages_owed(unreported_messages: Iterable[object]) -> bool:
-        """``user_message_reported``: whether an idle ending the work, or a close response, would
-        leave the user message of an inserted prompt unreported (``unreported_messages``: those
-        prompts whose success was sent, or is owed, and whose user message was not reported)."""
-        return any(True for _ in unreported_messages)
+    user_messages_owed = staticmethod(_any)
+    """``user_message_reported``: whether an idle ending the work, or a close response, would
+    leave the user message of an inserted prompt unreported (given those prompts whose success
+    was sent, or is owed, and whose user message was not reported)."""
 
-    @staticmethod
-    def carries_on_after_idle(updates_after_idle: str) -> bool:
-        """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
-        of ended work may go on changing status after the idle as independent work (``background``,
-        the default) rather than owing that status before it (``foreground-owed``)."""
-        return updates_after_idle == "background"
+    carries_on_after_idle = _reading_is("background")
+    """``updates_before_idle`` under the reading ``tool-updates-after-idle``: whether a tool call
+    of ended work may go on changing status after the idle as independent work (``background``,
+    the default) rather than owing that status before it (``foreground-owed``)."""
 
     @classmethod
     def may_carry_on(
@@ -543,12 +510,10 @@ class Rules:
             and (reason != foreground.ERROR or past_error)
         )
 
-    @staticmethod
-    def patch_allowed(patch_after_idle: str) -> bool:
-        """``updates_before_idle`` under the reading ``patch-after-idle``: whether a chunk or content
-        patching a message of ended work, sent while the session is still idle after it, is a patch
-        in place (``patch-in-place``) rather than an update the work owed before its idle."""
-        return patch_after_idle == "patch-in-place"
+    patch_allowed = _reading_is("patch-in-place")
+    """``updates_before_idle`` under the reading ``patch-after-idle``: whether a chunk or content
+    patching a message of ended work, sent while the session is still idle after it, is a patch
+    in place (``patch-in-place``) rather than an update the work owed before its idle."""
 
     @staticmethod
     def confirming_idle(cancel_pending: bool, resume_snapshot: bool) -> bool:
@@ -568,13 +533,11 @@ class Rules:
             return None
         return CANCEL_NOT_ERROR if reason == foreground.ERROR else CANCEL_CONFIRMED
 
-    @staticmethod
-    def own_end_after_cancel(cancel_takes_effect: str) -> bool:
-        """``cancel_confirmed`` under the reading ``cancel-takes-effect``: whether work a
-        session/cancel reached may still end with its own stop reason (``when-acted``: it may have
-        ended before the Agent acted on the cancel); under ``on-receipt`` its idle confirms the
-        cancellation."""
-        return cancel_takes_effect == "when-acted"
+    own_end_after_cancel = _reading_is("when-acted")
+    """``cancel_confirmed`` under the reading ``cancel-takes-effect``: whether work a
+    session/cancel reached may still end with its own stop reason (``when-acted``: it may have
+    ended before the Agent acted on the cancel); under ``on-receipt`` its idle confirms the
+    cancellation."""
 
     def confirms_cancellation(self, reason: object, cancel_takes_effect: str) -> bool:
         """Whether an idle with stop reason ``reason`` ending work after a cancel was received
@@ -602,12 +565,10 @@ class Rules:
         unlisted work."""
         return self.covered(listed) if cancelled else not listed
 
-    @staticmethod
-    def racing_approval_used(approval_racing_cancel: str) -> bool:
-        """``cancelled_permissions`` under the reading ``approval-racing-cancel``: whether an approval
-        that arrives after the session/cancel of its work, before the idle confirming it, may be
-        used to run the tool (``may-be-used``) or is taken as not approved (``not-approved``)."""
-        return approval_racing_cancel != "not-approved"
+    racing_approval_used = _reading_is("not-approved", negate=True)
+    """``cancelled_permissions`` under the reading ``approval-racing-cancel``: whether an approval
+    that arrives after the session/cancel of its work, before the idle confirming it, may be
+    used to run the tool (``may-be-used``) or is taken as not approved (``not-approved``)."""
 
     @staticmethod
     def owes_final(status: str, final: Iterable[str], covered: bool) -> bool:
@@ -621,11 +582,9 @@ class Rules:
         run that request's tool call (``machine``: permission or elicitation)."""
         return CANCELLED_PERMISSIONS if machine == "permission" else LATE_ANSWERS_IGNORED
 
-    @staticmethod
-    def blocked_on_user(outstanding: Iterable[object]) -> bool:
-        """``blocked_on_user``: whether a requires_action stretch had something the user can act on
-        (``outstanding``: the user-action requests of the session outstanding during it)."""
-        return any(True for _ in outstanding)
+    blocked_on_user = staticmethod(_any)
+    """``blocked_on_user``: whether a requires_action stretch had something the user can act on
+    (given the user-action requests of the session outstanding during it)."""
 
     @staticmethod
     def failed_work_tool(left_out_by_a_list: bool) -> bool:
@@ -647,12 +606,10 @@ class Rules:
         own_work_foreground's for work the Agent started itself."""
         return table_rule if prompt_waits else OWN_WORK_FOREGROUND.rule
 
-    @staticmethod
-    def blocked_output_is_progress(output_while_requires_action: str) -> bool:
-        """``running_on_progress`` under the reading ``output-while-requires-action``: whether
-        message content sent while requires_action is reported is progress of the blocked work
-        (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
-        return output_while_requires_action != "pending-output"
+    blocked_output_is_progress = _reading_is("pending-output", negate=True)
+    """``running_on_progress`` under the reading ``output-while-requires-action``: whether
+    message content sent while requires_action is reported is progress of the blocked work
+    (``progress``) or may be output the work produced before it blocked (``pending-output``)."""
 
     @staticmethod
     def tool_progress(of_foreground_work: bool, listed: bool) -> bool:
@@ -705,12 +662,10 @@ class Rules:
         (it begins with ``_``)."""
         return reason in foreground.STOP_REASONS or reason.startswith("_")
 
-    @staticmethod
-    def future_reason_possible(future_stop_reason: str) -> bool:
-        """``custom_stop_prefixed`` under the reading ``future-stop-reason``: whether an unknown stop
-        reason without ``_`` may be one of a future ACP variant (``may-be-future``: a suspect)
-        rather than a breach (``custom``)."""
-        return future_stop_reason == "may-be-future"
+    future_reason_possible = _reading_is("may-be-future")
+    """``custom_stop_prefixed`` under the reading ``future-stop-reason``: whether an unknown stop
+    reason without ``_`` may be one of a future ACP variant (``may-be-future``: a suspect)
+    rather than a breach (``custom``)."""
 
     @property
     def steer(self) -> bool:
@@ -757,12 +712,10 @@ class Rules:
         receipt order."""
         return next(iter(waiting), None)
 
-    @staticmethod
-    def may_overtake_held(prompt_ahead_of_held: str) -> bool:
-        """``held_in_order`` under the reading ``prompt-ahead-of-held``: whether a newly received
-        prompt may go in at once ahead of held ones (``held-only``: the order binds held prompts
-        among themselves) or waits its turn behind them (``receipt-order``)."""
-        return prompt_ahead_of_held == "held-only"
+    may_overtake_held = _reading_is("held-only")
+    """``held_in_order`` under the reading ``prompt-ahead-of-held``: whether a newly received
+    prompt may go in at once ahead of held ones (``held-only``: the order binds held prompts
+    among themselves) or waits its turn behind them (``receipt-order``)."""
 
     @staticmethod
     def allowed_types(advertised: Iterable[str]) -> frozenset[str]:
@@ -816,20 +769,16 @@ class Rules:
         modes the Client's initialize advertised)."""
         return mode in advertised
 
-    @staticmethod
-    def lists_before_first(state_updates_before_first_list: str) -> bool:
-        """``list_on_every_snapshot`` under the reading ``state-updates-before-first-list``: whether
-        the list binds the state_updates before the session's first one too (``every``: an Agent
-        that may report background work carries one from its first state_update)."""
-        return state_updates_before_first_list == "every"
+    lists_before_first = _reading_is("every")
+    """``list_on_every_snapshot`` under the reading ``state-updates-before-first-list``: whether
+    the list binds the state_updates before the session's first one too (``every``: an Agent
+    that may report background work carries one from its first state_update)."""
 
-    @staticmethod
-    def terminal_alone_binds(tool_with_listed_terminal: str) -> bool:
-        """``terminal_listed_alone`` under the reading ``tool-with-listed-terminal``: whether a tool
-        call whose content embeds a listed terminal has no live work but that terminal
-        (``only-live-work``: the list names the terminal alone) or may have other work
-        (``may-have-other-work``: the list may name both)."""
-        return tool_with_listed_terminal == "only-live-work"
+    terminal_alone_binds = _reading_is("only-live-work")
+    """``terminal_listed_alone`` under the reading ``tool-with-listed-terminal``: whether a tool
+    call whose content embeds a listed terminal has no live work but that terminal
+    (``only-live-work``: the list names the terminal alone) or may have other work
+    (``may-have-other-work``: the list may name both)."""
 
     @staticmethod
     def list_missing(listed_before: bool, bare_before: bool, before_first_list: bool, has_list: bool) -> bool:
@@ -870,12 +819,10 @@ class Rules:
         submission refused or withdrawn before it."""
         return inserted
 
-    @staticmethod
-    def user_content_replaceable(user_message_content: str) -> bool:
-        """``user_message_content`` under the reading ``user-message-content``: whether an update
-        about a submission's user message may carry content of the Agent's own that a later update
-        replaces (``upsert``), or only content of the prompt (``prompt-content``)."""
-        return user_message_content != "prompt-content"
+    user_content_replaceable = _reading_is("prompt-content", negate=True)
+    """``user_message_content`` under the reading ``user-message-content``: whether an update
+    about a submission's user message may carry content of the Agent's own that a later update
+    replaces (``upsert``), or only content of the prompt (``prompt-content``)."""
 
     @staticmethod
     def content_outside_prompt(

@@ -123,22 +123,17 @@ UNRECOGNIZED_IDLE: Final = "idle-after-unrecognized-state"
 """The reading (``properties.readings``) whose alternative ``completion`` makes an idle after an
 unrecognized state end that work (``ClientView(readings=...)``)."""
 
-_MISSING: Any = object()
-
 # -- the view ------------------------------------------------------------------------------------
 # upsert variant -> (entity type, ID field)
 UPSERTS = {
-    **{m: (m, "messageId") for m in ("user_message", "agent_message", "agent_thought", "session_message")},
+    **{m: (m, "messageId") for m in entity.MESSAGE_TYPES},
     "tool_call_update": ("tool_call", "toolCallId"),
     "compaction_update": ("compaction", "compactionId"),
     "terminal_update": ("terminal", "terminalId"),
 }
 # chunk variant -> (entity type, ID field, field the chunk appends to)
 CHUNKS = {
-    "user_message_chunk": ("user_message", "messageId", "content"),
-    "agent_message_chunk": ("agent_message", "messageId", "content"),
-    "agent_thought_chunk": ("agent_thought", "messageId", "content"),
-    "session_message_chunk": ("session_message", "messageId", "content"),
+    **{f"{m}_chunk": (m, "messageId", "content") for m in entity.MESSAGE_TYPES},
     "tool_call_content_chunk": ("tool_call", "toolCallId", "content"),
     "compaction_summary_chunk": ("compaction", "compactionId", "summary"),
 }
@@ -403,7 +398,7 @@ class ClientView:
             else:
                 entity.patch(fields, upd, name, valid, default)
         if etype == "terminal":  # output: base64 of all bytes so far
-            output = upd.get("output", _MISSING)
+            output = upd.get("output", entity.MISSING)
             if output is None:
                 fields["output"] = None
             elif isinstance(output, dict):
@@ -457,10 +452,10 @@ class ClientView:
         if not is_uint(used) or not is_uint(size):
             return False
         sess.used, sess.size = used, size
-        cost = upd.get("cost", _MISSING)
+        cost = upd.get("cost", entity.MISSING)
         if cost is None:
             sess.cost = None
-        elif cost is not _MISSING and is_cost(cost):
+        elif cost is not entity.MISSING and is_cost(cost):
             sess.cost = cost
         return True
 

@@ -23,24 +23,21 @@ import binascii
 import copy
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from model import background, toolcall
+from model import background, foreground, toolcall
+from model.fields import KINDS
 
 Json = Any
 
-KNOWN_STATES = frozenset({"idle", "running", "requires_action", "unknown"})
-ACTIVE_STATES = frozenset({"running", "requires_action"})
+KNOWN_STATES = frozenset(foreground.KNOWN_STATES)
+ACTIVE_STATES = frozenset({foreground.RUNNING, foreground.REQUIRES_ACTION})
 FINAL_TOOL = frozenset(toolcall.FINAL)
 
 
-# -- small validators ----------------------------------------------------------------------------
-def is_str(v: Json) -> bool:
-    return isinstance(v, str)
-
-
-def is_obj(v: Json) -> bool:
-    return isinstance(v, dict)
+# -- small validators (the kinds of ``model.fields``, which a required field is judged by) -------
+is_str, is_obj, is_uint, is_cost = (KINDS[kind] for kind in ("string", "object", "count", "cost"))
 
 
 def is_any(v: Json) -> bool:
@@ -50,18 +47,6 @@ def is_any(v: Json) -> bool:
 def is_block(v: Json) -> bool:
     """A ContentBlock / ToolCallContent item: an object with a string ``type``."""
     return isinstance(v, dict) and isinstance(v.get("type"), str)
-
-
-def is_uint(v: Json) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
-def is_cost(v: Json) -> bool:
-    if not isinstance(v, dict):
-        return False
-    amount = v.get("amount")
-    numeric = isinstance(amount, int | float) and not isinstance(amount, bool)
-    return numeric and isinstance(v.get("currency"), str)
 
 
 def valid_background(items: list[Json]) -> bool:
@@ -191,49 +176,28 @@ class Entity:
 
 
 # -- sessions ------------------------------------------------------------------------------------
+@dataclass(slots=True, eq=False)
 class Session:
-    __slots__ = (
-        "background",
-        "completions",
-        "cost",
-        "elicitations",
-        "entities",
-        "last_stop_reason",
-        "malformed",
-        "notices",
-        "preserved",
-        "prompts",
-        "rejected",
-        "resuming",
-        "size",
-        "snap",
-        "state",
-        "subagents",
-        "timeline",
-        "used",
-    )
-
-    def __init__(self, state: str = "idle") -> None:
-        self.state = state
-        self.background: list[Json] | None = None
-        self.completions = 0
-        self.used: int | None = None
-        self.size: int | None = None
-        self.cost: Json = None
-        self.last_stop_reason: Json = None
-        self.entities: dict[tuple[str, str], Entity] = {}
-        self.timeline: list[tuple[str, str]] = []
-        self.prompts: dict[str, str | None] = {}
-        self.rejected: dict[str, Json] = {}
-        self.preserved: list[Json] = []
-        self.subagents: dict[str, dict[str, Json]] = {}
-        self.notices = 0
-        self.malformed = 0
-        self.resuming = 0
-        self.elicitations: dict[str, dict[str, Json]] = {}
-        """Elicitations the user still has to act on, by request ID key: pending an answer, or
-        accepted in URL mode and awaiting the external completion."""
-        self.snap: Any = None
+    state: str = "idle"
+    background: list[Json] | None = None
+    completions: int = 0
+    used: int | None = None
+    size: int | None = None
+    cost: Json = None
+    last_stop_reason: Json = None
+    entities: dict[tuple[str, str], Entity] = field(default_factory=dict)
+    timeline: list[tuple[str, str]] = field(default_factory=list)
+    prompts: dict[str, str | None] = field(default_factory=dict)
+    rejected: dict[str, Json] = field(default_factory=dict)
+    preserved: list[Json] = field(default_factory=list)
+    subagents: dict[str, dict[str, Json]] = field(default_factory=dict)
+    notices: int = 0
+    malformed: int = 0
+    resuming: int = 0
+    elicitations: dict[str, dict[str, Json]] = field(default_factory=dict)
+    """Elicitations the user still has to act on, by request ID key: pending an answer, or
+    accepted in URL mode and awaiting the external completion."""
+    snap: Any = None
 
     def pending(self) -> list[str]:
         """The keys of prompts sent and neither answered nor refused."""

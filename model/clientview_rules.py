@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from model.entity import PLACEMENT
+from model.entity import MESSAGE_TYPES, PLACEMENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +51,7 @@ ASPECTS: Final[tuple[Aspect, ...]] = (
     Aspect("session-message-extra", "SDM-03", "made up a session message the Agent never reported"),
     Aspect("order", PLACEMENT, "moved an entity: the first update or chunk fixes its position"),
     Aspect("fields:shared-id", "ENT-02", "an update touched the entity of another type with that ID"),
-    Aspect("fields:user_message", "MSGID-02", _FIELDS),
-    Aspect("fields:agent_message", "MSGID-02", _FIELDS),
-    Aspect("fields:agent_thought", "MSGID-02", _FIELDS),
-    Aspect("fields:session_message", "MSGID-02", _FIELDS),
+    *(Aspect(f"fields:{m}", "MSGID-02", _FIELDS) for m in MESSAGE_TYPES),
     Aspect("fields:tool_call", "TOOL-06", _FIELDS),
     Aspect("fields:compaction", "COMPACT-04", _FIELDS),
     Aspect("fields:terminal", PLACEMENT, "patched a terminal otherwise than in place"),

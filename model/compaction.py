@@ -56,16 +56,9 @@ SPEC = MachineSpec(
     final=TERMINAL,
     rows=ROWS,
     eventually={IN_PROGRESS: "COMPACT-05"},
-    forbidden={
-        "start": "COMPACT-03",
-        "custom_status": "COMPACT-03",
-        "progress": "COMPACT-03",
-        "complete": "COMPACT-03",
-        "fail": "COMPACT-03",
-        "cancel": "COMPACT-03",
-        "summary_patch": "COMPACT-03",
-        "summary_chunk": "COMPACT-03",
-    },
+    forbidden=dict.fromkeys(
+        ("start", "custom_status", "progress", *_END.values(), "summary_patch", "summary_chunk"), "COMPACT-03"
+    ),
     description="A compaction's status; terminal statuses are never reopened.",
 )
 

@@ -21,8 +21,9 @@ validation judges a log against a nondeterministic specification.
 
 Guards are named predicates over a context mapping the caller passes with the event (for the
 prompt machine: "is this the oldest held prompt?"). Their implementations live beside the
-table, in ``MachineSpec.guards``; the table itself stays plain data that the fast explorer,
-the diagram code and ``acp-model machines`` read without running anything.
+table, in ``MachineSpec.guards`` (each reads the caller's flag of its own name: ``flags``);
+the table itself stays plain data that the fast explorer, the diagram code and
+``acp-model machines`` read without running anything.
 
 The same table drives two executions that tests keep in agreement:
 - ``MachineSpec.fire(state, trigger, ctx)``: a pure dictionary lookup for explorers.
@@ -53,7 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, Literal
 
 import networkx as nx
@@ -170,10 +171,7 @@ class MachineSpec:
     # -- derived tables ------------------------------------------------------------------
     @cached_property
     def triggers(self) -> tuple[str, ...]:
-        seen: dict[str, None] = {}
-        for row in self.rows:
-            seen.setdefault(row.trigger, None)
-        return tuple(seen)
+        return tuple(dict.fromkeys(row.trigger for row in self.rows))
 
     @cached_property
     def actor_of(self) -> Mapping[str, Actor]:
@@ -207,10 +205,6 @@ class MachineSpec:
         for row in self.rows:
             index.setdefault((row.source, row.trigger), []).append(row)
         return {key: tuple(rows) for key, rows in index.items()}
-
-    def enabled(self, state: str) -> tuple[str, ...]:
-        """Triggers with at least one row from ``state`` (guards not evaluated)."""
-        return tuple(t for t in self.triggers if (state, t) in self.cells)
 
     def moves(self, state: str, actor: Actor = "agent", ctx: Context = _EMPTY) -> Moves:
         """What ``actor`` may do from ``state``: ``(trigger, dest)`` of each row whose guard
@@ -416,8 +410,8 @@ class MachineSpec:
         for row in self.rows:
             entry: dict[str, Any] = {"trigger": row.trigger, "source": row.source, "dest": row.dest}
             if row.guard is not None:
-                pred = _event_guard(self.guards[row.guard_name])  # type: ignore[index]
-                entry["unless" if row.negated else "conditions"] = [pred]
+                guard = self.guards[row.guard_name]  # type: ignore[index]
+                entry["unless" if row.negated else "conditions"] = [guard]
             transitions.append(entry)
         return Machine(
             model=None,
@@ -426,16 +420,9 @@ class MachineSpec:
             initial=self.initial,
             auto_transitions=False,
             ignore_invalid_triggers=False,
-            send_event=True,
+            send_event=False,  # a guard is called with the trigger's argument, the context
             name=self.name,
         )
-
-
-def _event_guard(guard: Guard) -> Callable[[Any], bool]:
-    def predicate(event: Any) -> bool:
-        return guard(event.kwargs.get("ctx", _EMPTY))
-
-    return predicate
 
 
 class Instance:
@@ -452,19 +439,25 @@ class Instance:
         if trigger not in self.spec.actor_of:
             raise SpecError(f"{self.spec.name}: unknown trigger {trigger!r}")
         try:
-            moved = self.spec.machine.events[trigger].trigger(self, ctx=ctx)
+            moved = self.spec.machine.events[trigger].trigger(self, ctx)
         except MachineError:
-            raise self.spec.violation(before, trigger) from None
-        if not moved:
-            rows = self.spec.cells[(before, trigger)]
-            failed = rows[0].guard_name or ""
-            raise self.spec.violation(
-                before, trigger, self.spec.guard_rules.get(failed), f"guard {rows[0].guard!r} refused"
-            )
+            moved = False
+        if not moved:  # a trigger whose guards all fail is a violation, never a silent False
+            raise self.spec._refused(before, trigger, ctx)
         return self.state
 
     def detach(self) -> None:
         self.spec.machine.remove_model(self)
+
+
+def flags(**defaults: bool) -> dict[str, Guard]:
+    """Guards that each read the context flag of their own name, ``defaults`` giving its value
+    when the caller passes none (``guards=flags(oldest_held=True)``)."""
+    return {name: partial(_flag, name, default) for name, default in defaults.items()}
+
+
+def _flag(name: str, default: bool, ctx: Context) -> bool:
+    return bool(ctx.get(name, default))
 
 
 # -- checks at build time ---------------------------------------------------------------------
@@ -484,7 +477,7 @@ def check_table(spec: MachineSpec) -> None:
         if state not in states:
             problems.append(f"eventually: {state!r} is not a state")
     for trigger in spec.hidden:
-        if trigger not in {r.trigger for r in (*spec.rows, *spec.removed)}:
+        if trigger not in spec.actor_of:
             problems.append(f"hidden trigger {trigger!r} is no trigger of the table")
     for row in spec.rows:
         for s in (row.source, row.dest):
@@ -494,14 +487,9 @@ def check_table(spec: MachineSpec) -> None:
             problems.append(f"row {row.trigger}: guard {row.guard!r} has no implementation")
         if not row.section:
             problems.append(f"row {row.trigger} from {row.source}: no spec section")
-    actors: dict[str, str] = {}
-    for row in spec.rows:
-        if actors.setdefault(row.trigger, row.actor) != row.actor:
+        if spec.actor_of[row.trigger] != row.actor:
             problems.append(f"trigger {row.trigger!r} is fired by both agent and client")
-    cells: dict[tuple[str, str], list[Row]] = {}
-    for row in spec.rows:
-        cells.setdefault((row.source, row.trigger), []).append(row)
-    for (source, trigger), rows in cells.items():
+    for (source, trigger), rows in spec.cells.items():
         if len(rows) == 1:
             continue
         guards = sorted(r.guard or "" for r in rows)

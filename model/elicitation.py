@@ -28,7 +28,7 @@ JSON-RPC ids, or which modes the Client advertised (a monitor judges that).
 from __future__ import annotations
 
 from model import between
-from model.core import Context, MachineSpec, Row
+from model.core import MachineSpec, Row, flags
 
 PENDING, AWAITING, ABANDONED, WITHDRAWN = "pending", "awaiting_completion", "abandoned", "withdrawn"
 ACCEPTED, COMPLETED, DECLINED, CANCELLED, LATE = "accepted", "completed", "declined", "cancelled", "late"
@@ -41,11 +41,6 @@ BLOCKING = frozenset({PENDING, AWAITING})
 EX = "Lifecycle examples"
 WAIT = "Waiting for user action"
 CANCEL = "Cancellation"
-
-
-def _url(ctx: Context) -> bool:
-    """The elicitation is in URL mode (the caller passes ``{"url": ...}``)."""
-    return bool(ctx.get("url"))
 
 
 ROWS = (
@@ -83,7 +78,7 @@ SPEC = MachineSpec(
         "withdraw": "CANCEL-19",
         "abandon": "CANCEL-19",
     },
-    guards={"url": _url},
+    guards=flags(url=False),  # the elicitation is in URL mode (the caller passes ``{"url": ...}``)
     eventually={ABANDONED: "CANCEL-19"},
     description="An elicitation (form or URL mode) until its answer, completion or withdrawal.",
 )

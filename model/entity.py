@@ -37,6 +37,9 @@ STATES = (UNSEEN, EMPTY, WITH_CONTENT)
 MSGID = "Message IDs"
 ENT = "Entity IDs"
 
+MESSAGE_TYPES: Final = ("user_message", "agent_message", "agent_thought", "session_message")
+"""The message-like entity types: keyed by ``messageId``, their content patched and chunked."""
+
 PLACEMENT: Final = "ENT-04"
 """The rule this table states for a Client: the first update or chunk of an entity fixes its place
 on the timeline, later ones patch it there (``model.clientview_rules`` names it where a Client's
@@ -66,12 +69,7 @@ SPEC = MachineSpec(
     final=(),
     rows=ROWS,
     home=EMPTY,
-    forbidden={
-        "upsert_content": PLACEMENT,
-        "upsert_keep": PLACEMENT,
-        "upsert_clear": PLACEMENT,
-        "chunk": PLACEMENT,
-    },
+    forbidden=dict.fromkeys(("upsert_content", "upsert_keep", "upsert_clear", "chunk"), PLACEMENT),
     description="Timeline placement and content of one (type, ID) entity.",
 )
 
@@ -86,17 +84,15 @@ def keyed(entity_id: Any) -> TypeGuard[str]:
     return type(entity_id) is str
 
 
-_MISSING: Any = object()
+MISSING: Any = object()
+"""What ``upd.get`` returns for a field the update leaves out."""
 
 
 def upsert_trigger(content: Any) -> str:
     """The trigger for an upsert whose ``content`` field is ``content`` (``MISSING`` if omitted)."""
-    if content is _MISSING:
+    if content is MISSING:
         return "upsert_keep"
     return "upsert_clear" if not content else "upsert_content"
-
-
-MISSING = _MISSING
 
 
 # -- the patch arithmetic (each mutates ``fields``, one entity's stored fields, in place; ``upd``
@@ -112,8 +108,8 @@ def patch(
 ) -> None:
     """One field of an upsert: omitted leaves it, null resets it to ``null_value`` (the field's
     default), a valid value replaces it, a malformed one is ignored (treated as omitted)."""
-    value = upd.get(name, _MISSING)
-    if value is _MISSING:
+    value = upd.get(name, MISSING)
+    if value is MISSING:
         return
     if value is None:
         fields[name] = null_value
@@ -126,8 +122,8 @@ def patch_list(
 ) -> None:
     """A list field (content, summary, locations): omitted leaves it, null or ``[]`` clears it, an
     array replaces everything accumulated so far, chunks included (malformed items skipped)."""
-    value = upd.get(name, _MISSING)
-    if value is _MISSING:
+    value = upd.get(name, MISSING)
+    if value is MISSING:
         return
     if value is None:
         fields[name] = []
@@ -138,8 +134,8 @@ def patch_list(
 def patch_meta(fields: dict[str, Any], upd: Mapping[str, Any]) -> None:
     """An upsert's top-level ``_meta``: omitted leaves the stored metadata, null clears it, an
     object patches it key by key (a key set to null is removed; nested objects are not merged)."""
-    value = upd.get("_meta", _MISSING)
-    if value is _MISSING:
+    value = upd.get("_meta", MISSING)
+    if value is MISSING:
         return
     if value is None:
         fields["_meta"] = {}

@@ -28,7 +28,7 @@ Must not know: prompts, JSON-RPC ids, tool calls, or why work started.
 
 from __future__ import annotations
 
-from model.core import Context, MachineSpec, Row
+from model.core import MachineSpec, Row, flags
 
 IDLE, RUNNING, REQUIRES_ACTION, UNKNOWN, UNRECOGNIZED = (
     "idle",
@@ -58,6 +58,8 @@ WAIT = "Waiting for user action"
 DONE = "4. Report completion"
 OUTPUT = "3. Agent reports output"
 
+_RESTORE = {IDLE: "restore_idle", RUNNING: "restore_running", REQUIRES_ACTION: "restore_requires_action"}
+
 ROWS = (
     Row("start", IDLE, RUNNING, FG, note="foreground work starts"),
     Row("start_blocked", IDLE, REQUIRES_ACTION, TRANS, note="work starts blocked on user action"),
@@ -65,20 +67,13 @@ ROWS = (
     Row("resume", REQUIRES_ACTION, RUNNING, WAIT, note="progress resumes"),
     Row("end", RUNNING, IDLE, DONE, note="work ends; stop reason as data"),
     Row("end", REQUIRES_ACTION, IDLE, WAIT, note="work ends without resuming"),
-    Row("lose", IDLE, UNKNOWN, STATES_SEC),
-    Row("lose", RUNNING, UNKNOWN, STATES_SEC),
-    Row("lose", REQUIRES_ACTION, UNKNOWN, STATES_SEC),
-    Row("lose", UNRECOGNIZED, UNKNOWN, STATES_SEC),
+    *(Row("lose", s, UNKNOWN, STATES_SEC) for s in (IDLE, RUNNING, REQUIRES_ACTION, UNRECOGNIZED)),
     Row("restore_idle", UNKNOWN, IDLE, TRANS, note="snapshot, not a completion"),
     Row("restore_running", UNKNOWN, RUNNING, TRANS, note="snapshot, not a start"),
     Row("restore_requires_action", UNKNOWN, REQUIRES_ACTION, TRANS),
     Row("future_state", IDLE, UNRECOGNIZED, STATES_SEC, note="a state the observer does not know"),
-    Row("future_state", RUNNING, UNRECOGNIZED, STATES_SEC),
-    Row("future_state", REQUIRES_ACTION, UNRECOGNIZED, STATES_SEC),
-    Row("future_state", UNKNOWN, UNRECOGNIZED, STATES_SEC),
-    Row("restore_idle", UNRECOGNIZED, IDLE, STATES_SEC),
-    Row("restore_running", UNRECOGNIZED, RUNNING, STATES_SEC),
-    Row("restore_requires_action", UNRECOGNIZED, REQUIRES_ACTION, STATES_SEC),
+    *(Row("future_state", s, UNRECOGNIZED, STATES_SEC) for s in (RUNNING, REQUIRES_ACTION, UNKNOWN)),
+    *(Row(_RESTORE[s], UNRECOGNIZED, s, STATES_SEC) for s in (IDLE, RUNNING, REQUIRES_ACTION)),
     Row("output", RUNNING, RUNNING, OUTPUT, note="model output of the running work"),
     Row("output", UNKNOWN, UNKNOWN, STATES_SEC, note="nothing is known of the state"),
     Row(
@@ -90,10 +85,6 @@ ROWS = (
         note="a custom state the Client advertised support for",
     ),
 )
-
-
-def _custom_states(ctx: Context) -> bool:
-    return bool(ctx.get("custom_states", True))
 
 
 SPEC = MachineSpec(
@@ -111,15 +102,12 @@ SPEC = MachineSpec(
         "block": "TRANS-05",
         "resume": "FG-04",
         "end": "FG-05",
-        "lose": "STATE-07",
-        "restore_idle": "STATE-07",
-        "restore_running": "STATE-07",
-        "restore_requires_action": "STATE-07",
+        **dict.fromkeys(("lose", "restore_idle", "restore_running", "restore_requires_action"), "STATE-07"),
         "future_state": "STATE-04",
         "output": "FG-02",
         (REQUIRES_ACTION, "output"): "FG-04",
     },
-    guards={"custom_states": _custom_states},
+    guards=flags(custom_states=True),
     guard_rules={"custom_states": "STATE-04"},
     eventually={RUNNING: "FG-05", REQUIRES_ACTION: "FG-05"},
     description="Aggregate foreground activity of a session as the Agent reports it.",
@@ -147,9 +135,6 @@ def idle_reports_completion(
     if type(reason) is not str:
         return False
     return not completed_before or (new_reason_completes and reason != last_reason)
-
-
-_RESTORE = {IDLE: "restore_idle", RUNNING: "restore_running", REQUIRES_ACTION: "restore_requires_action"}
 
 
 def trigger_for(current: str, reported: str) -> str | None:

@@ -30,7 +30,7 @@ Must not know: foreground state, message content, or the transport.
 from __future__ import annotations
 
 from model import between
-from model.core import Context, MachineSpec, Row
+from model.core import MachineSpec, Row, flags
 
 RECEIVED, HELD, CANCEL_REQUESTED, COVERED, CLOSED_OUT, INSERTED, ANSWERED, REJECTED, WITHDRAWN = (
     "received",
@@ -46,8 +46,8 @@ RECEIVED, HELD, CANCEL_REQUESTED, COVERED, CLOSED_OUT, INSERTED, ANSWERED, REJEC
 STATES = (RECEIVED, HELD, CANCEL_REQUESTED, COVERED, CLOSED_OUT, INSERTED, ANSWERED, REJECTED, WITHDRAWN)
 PENDING = (RECEIVED, HELD, CANCEL_REQUESTED, COVERED, CLOSED_OUT)
 """Not yet inserted."""
-STOPPED = (COVERED, CLOSED_OUT)
-"""Stopped by the Client before insertion: -32800 is the only answer."""
+SETTLED = (ANSWERED, REJECTED, WITHDRAWN)
+"""Given its one answer: a cancel or close changes nothing."""
 
 ACC = "2. Prompt accepted"
 ACTIVE = "Prompts during active work"
@@ -75,44 +75,24 @@ ROWS = (
     Row("cancel_request", CANCEL_REQUESTED, CANCEL_REQUESTED, ACTIVE, actor="client"),
     Row("cancel_request", COVERED, COVERED, ACTIVE, actor="client"),
     Row("cancel_request", INSERTED, INSERTED, ACC, actor="client", note="too late: still succeeds"),
-    Row("cancel_request", ANSWERED, ANSWERED, ACC, actor="client", note="ignored"),
-    Row("cancel_request", REJECTED, REJECTED, ACC, actor="client", note="ignored"),
-    Row("cancel_request", WITHDRAWN, WITHDRAWN, ACC, actor="client", note="ignored"),
+    *(Row("cancel_request", s, s, ACC, actor="client", note="ignored") for s in SETTLED),
     Row("cover", RECEIVED, COVERED, CANCEL, actor="client", note="session/cancel"),
     Row("cover", HELD, COVERED, CANCEL, actor="client"),
     Row("cover", CANCEL_REQUESTED, COVERED, CANCEL, actor="client"),
     Row("cover", COVERED, COVERED, CANCEL, actor="client"),
     Row("cover", INSERTED, INSERTED, CANCEL, actor="client", note="insertion is not undone"),
-    Row("cover", ANSWERED, ANSWERED, CANCEL, actor="client"),
-    Row("cover", REJECTED, REJECTED, CANCEL, actor="client"),
-    Row("cover", WITHDRAWN, WITHDRAWN, CANCEL, actor="client"),
-    Row("cover", CLOSED_OUT, CLOSED_OUT, CANCEL, actor="client"),
+    *(Row("cover", s, s, CANCEL, actor="client") for s in (*SETTLED, CLOSED_OUT)),
     Row("close", RECEIVED, CLOSED_OUT, ACC, actor="client", note="session/close"),
     Row("close", HELD, CLOSED_OUT, ACC, actor="client"),
     Row("close", CANCEL_REQUESTED, CLOSED_OUT, ACC, actor="client"),
     Row("close", COVERED, COVERED, ACC, actor="client", note="a cancel stopped it first"),
     Row("close", INSERTED, INSERTED, ACC, actor="client", note="insertion is not undone"),
-    Row("close", ANSWERED, ANSWERED, ACC, actor="client"),
-    Row("close", REJECTED, REJECTED, ACC, actor="client"),
-    Row("close", WITHDRAWN, WITHDRAWN, ACC, actor="client"),
-    Row("close", CLOSED_OUT, CLOSED_OUT, ACC, actor="client"),
+    *(Row("close", s, s, ACC, actor="client") for s in (*SETTLED, CLOSED_OUT)),
     Row("cancel_request", CLOSED_OUT, CLOSED_OUT, ACC, actor="client"),
     Row("withdraw", CANCEL_REQUESTED, WITHDRAWN, ACTIVE, note="-32800"),
     Row("withdraw", COVERED, WITHDRAWN, CANCEL, note="-32800"),
     Row("withdraw", CLOSED_OUT, WITHDRAWN, ACC, note="-32800"),
 )
-
-
-def _oldest_held(ctx: Context) -> bool:
-    return bool(ctx.get("oldest_held", True))
-
-
-def _busy_only(ctx: Context) -> bool:
-    return bool(ctx.get("busy_only", False))
-
-
-def _own_reason(ctx: Context) -> bool:
-    return bool(ctx.get("own_reason", False))
 
 
 OWN_REASON: str = "rejected-after-cancel-request"
@@ -129,7 +109,7 @@ SPEC = MachineSpec(
     initial=RECEIVED,
     final=(ANSWERED, REJECTED, WITHDRAWN),
     rows=ROWS,
-    guards={"oldest_held": _oldest_held, "busy_only": _busy_only, "own_reason": _own_reason},
+    guards=flags(oldest_held=True, busy_only=False, own_reason=False),
     guard_rules={"oldest_held": between.HELD_IN_ORDER.rule, "busy_only": "ACTIVE-03", "own_reason": "REJ-03"},
     forbidden={
         "hold": between.HELD_IN_ORDER.rule,

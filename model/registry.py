@@ -37,10 +37,8 @@ MACHINES: tuple[MachineSpec, ...] = (
     session.SPEC,
 )
 BY_NAME: dict[str, MachineSpec] = {m.name: m for m in MACHINES}
-
-
-def rule_of(spec: MachineSpec, state: str, trigger: str) -> str:
-    return spec.violation(state, trigger).rule
+_ROW_KEYS = ("trigger", "source", "dest", "guard", "section", "actor", "note")
+"""The fields of a row in ``to_json``, in the contract's order."""
 
 
 def to_json(spec: MachineSpec) -> dict[str, Any]:
@@ -52,18 +50,7 @@ def to_json(spec: MachineSpec) -> dict[str, Any]:
         "states": list(spec.states),
         "initial": spec.initial,
         "final": list(spec.final),
-        "transitions": [
-            {
-                "trigger": r.trigger,
-                "source": r.source,
-                "dest": r.dest,
-                "guard": r.guard,
-                "section": r.section,
-                "actor": r.actor,
-                "note": r.note,
-            }
-            for r in spec.rows
-        ],
+        "transitions": [{key: getattr(r, key) for key in _ROW_KEYS} for r in spec.rows],
         "forbidden": {(k if isinstance(k, str) else f"{k[0]}:{k[1]}"): v for k, v in spec.forbidden.items()},
         "hidden": list(spec.hidden),
         "eventually": dict(spec.eventually),

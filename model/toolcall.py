@@ -69,17 +69,9 @@ SPEC = MachineSpec(
     initial=PENDING,
     final=FINAL,
     rows=ROWS,
-    forbidden={
-        "set_pending": "BG-05",
-        "run": "BG-05",
-        "pause": "BG-05",
-        "complete": "BG-05",
-        "fail": "BG-05",
-        "cancel": "BG-05",
-        "custom_status": "BG-05",
-        "replace_content": "BG-05",
-        "append_content": "BG-05",
-    },
+    forbidden=dict.fromkeys(
+        (*_SET.values(), *_END.values(), "custom_status", "replace_content", "append_content"), "BG-05"
+    ),
     description="Status of one tool call; final statuses are final.",
 )
 

@@ -3,20 +3,39 @@ with its markers explained, one rule in full (every field, its decidability, the
 verdict depends on, where it is implemented, and its spec sentences quoted with their line
 numbers), and a rule's JSON entry.
 
-Must not know: how rules are checked, files, the command line.
+Owns too: reading the committed wire-decidability figures of every rule that has a check,
+``decidability.json`` beside this module (``DATA``, written by ``acp-model decidability --json >
+properties/decidability.json`` at the default bound; a test keeps it current): rule ID ->
+(decidable, bound). A missing or unreadable file gives no figures (the rules listing then has
+none), never an error. How the figures are computed: ``simulator.analysis.decidability``.
+
+Must not know: how rules are checked, the command line.
 """
 
 from __future__ import annotations
 
+import json
 import textwrap
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from properties.catalogue import Rule
-from properties.decidability_data import decidability_of
+from properties.readings import READINGS
 from properties.speclines import rule_sentences
 from properties.trace import implemented_by
 
 _PARAPHRASE_WIDTH = 72
+DATA = Path(__file__).with_name("decidability.json")
+
+
+@cache
+def decidability_of() -> dict[str, tuple[str, str]]:
+    try:
+        data = json.loads(DATA.read_text(encoding="utf-8"))
+        return {e["rule"]: (e["decidable"], e["bound"]) for e in data["rules"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _where(lines: tuple[int, ...]) -> str:
@@ -57,12 +76,6 @@ def table(rules: tuple[Rule, ...], where: dict[str, tuple[int, ...]] | None) -> 
     return "\n".join(lines) + "\n"
 
 
-def _readings_of(rule: Rule) -> list[str]:
-    from properties.readings import READINGS
-
-    return [r.name for r in READINGS if rule.id in r.rules]
-
-
 def _field(text: str, label: str = "") -> list[str]:
     """A field of a rule in full, wrapped under its label."""
     return textwrap.wrap(text, 100, initial_indent=f"  {label}", subsequent_indent="    ")
@@ -84,7 +97,7 @@ def full(rule: Rule, spec_text: str | None, spec: str) -> list[str]:
     decided = decidability_of().get(rule.id)
     if decided is not None:
         out += _field(f"decidable from the wire: {decided[0]} (sample: {decided[1]})")
-    readings = _readings_of(rule)
+    readings = [r.name for r in READINGS if rule.id in r.rules]
     if readings:
         out.append(f"  its verdict depends on the reading(s): {', '.join(readings)} (acp-model readings)")
     where = implemented_by(rule.id)

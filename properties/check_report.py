@@ -132,25 +132,17 @@ def render_text(report: FileReport) -> Iterator[str]:
     if report.complete:
         yield "  judged complete (--complete): obligations open at the end are breaches at the last line"
     yield f"  {describe(report.readings or resolve({}))}"
-    if report.variant is not None:
-        yield f"  {set_aside_line(report)}"
+    if report.variant is not None:  # what the variant in force set aside
+        n = sum(report.set_aside.values())
+        which = f" ({_counts(report.set_aside)})" if n else ""
+        yield (
+            f"  variant {report.variant.name}: {plural(n, 'finding')} of dropped rules set aside{which}; "
+            f"rules dropped: {', '.join(report.variant.drop) or 'none'}"
+        )
     if report.exercised:
         yield "  exercised: " + ", ".join(f"{r}×{report.exercised[r]}" for r in sorted(report.exercised))
     if report.stats.preserved:
         yield "  preserved: " + _counts(report.stats.preserved)
-
-
-def set_aside_line(report: FileReport) -> str:
-    """What the variant in force set aside in one report (one line)."""
-    v = report.variant
-    assert v is not None
-    n = sum(report.set_aside.values())
-    which = f" ({_counts(report.set_aside)})" if n else ""
-    dropped = ", ".join(v.drop) or "none"
-    return (
-        f"variant {v.name}: {plural(n, 'finding')} of dropped rules set aside{which}; "
-        f"rules dropped: {dropped}"
-    )
 
 
 def report_json(report: FileReport) -> dict[str, Any]:
@@ -205,11 +197,6 @@ def summary_json(reports: Sequence[FileReport], fail_on: str, exit_code: int) ->
 # -- live sessions (record --check, drive) --------------------------------------------------------
 
 
-def file_report(path: str, live: LiveCheck) -> FileReport:
-    findings, opened = live.snapshot()
-    return FileReport(path, live.stats, findings, opened, live.exercised)
-
-
 UNPARSED_NOTE = " (a line that is not JSON, recorded as unparsed)"
 
 
@@ -223,9 +210,8 @@ def finding_text(path: str, f: Finding, unparsed: Sequence[int] = ()) -> str:
 
 def summary_text(path: str, live: LiveCheck) -> str:
     """A live session's findings and summary line, as ``check`` prints a file's."""
-    report = file_report(path, live)
-    lines = [f"{path}:", *render_findings(report), f"  summary: {summary_line(report)}"]
-    return "\n".join(lines)
+    report = FileReport(path, live.stats, *live.snapshot(), Counter(live.monitors.exercised))
+    return "\n".join([f"{path}:", *render_findings(report), f"  summary: {summary_line(report)}"])
 
 
 # -- a run over several files -------------------------------------------------------------------

@@ -32,9 +32,7 @@ request None and the session None.
 
 So ``feed`` does one dictionary lookup per message and calls only the handlers registered for
 it, in monitor order. The tables are built once per list of monitor classes as (function,
-monitor index) pairs, so every set of those classes, clones included, shares them. A monitor
-that overrides ``on_message`` instead still sees every message (the old, simple interface,
-kept for small test monitors).
+monitor index) pairs, so every set of those classes, clones included, shares them.
 
 Feeding a transcript: ``feed`` returns the findings a message made certain; ``push`` is
 ``feed`` without handing them back (they wait for the next ``feed`` or ``take_new``).
@@ -44,8 +42,8 @@ of per-session facts that several monitors read). The set creates each required 
 before the monitors that need it, and dispatches to it *after* them, so a monitor always reads
 the context as it stood before the current message.
 
-Exercise counts: ``exercise(rule)`` counts one rule; ``exercise_all(group)`` counts a group of
-restated rules with one update (hot paths increment a ``rule_group`` key directly). Both go to
+Exercise counts: ``exercise(rule)`` counts one rule; a ``rule_group`` key counts a group of
+restated rules with one increment (hot paths increment both directly). Both go to
 plain ``defaultdict(int)`` tables (an increment there costs less than half of one on a
 ``Counter``), merged into the ``exercised`` Counter whenever it is read, so clearing that
 Counter resets the counts.
@@ -85,13 +83,13 @@ from typing import Any, TypeVar
 
 from model.between import Rules
 from properties.findings import Finding
-from properties.monitor import _GROUPS, Handler, Message, Monitor, freeze, rule_group
+from properties.monitor import _GROUPS, Handler, Message, Monitor, rule_group
 from properties.readings import resolve
 from properties.variants import Variant, rules_of
 
 M = TypeVar("M", bound=Monitor)
 
-__all__ = ["Completeness", "Handler", "Message", "Monitor", "MonitorSet", "freeze", "rule_group"]
+__all__ = ["Completeness", "Handler", "Message", "Monitor", "MonitorSet", "rule_group"]
 
 TABLES = (
     "update",
@@ -119,25 +117,8 @@ Completeness = bool | Callable[[str | None], bool]
 for none (False), or for the sessions a predicate accepts."""
 
 
-def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monitor]], list[type[Monitor]]]:
-    """(the given classes minus required ones, the required ones) in a stable order."""
-    given = list(dict.fromkeys(monitors))
-    required: list[type[Monitor]] = []
-    pending = list(given)
-    while pending:
-        cls = pending.pop(0)
-        for dep in cls.REQUIRES:
-            if dep not in required:
-                required.append(dep)
-                pending.append(dep)
-    return [c for c in given if c not in required], required
-
-
 class MonitorSet:
     """Runs a set of monitors over one stream of messages."""
-
-    FREEZES_TO_NONE = True
-    """``freeze`` gives None for a set (a monitor's reference to its owner is not its state)."""
 
     def __init__(
         self,
@@ -167,7 +148,7 @@ class MonitorSet:
         a transcript shows it per session with a ``session/new`` response)."""
         self._exercised: Counter[str] = Counter()
         self._counts: defaultdict[str, int] = defaultdict(int)
-        self._groups: defaultdict[tuple[str, ...] | str, int] = defaultdict(int)
+        self._groups: defaultdict[str, int] = defaultdict(int)
         self.findings: list[Finding] = []
         self._new: list[Finding] = []
         self._levels: dict[str, str] = {}
@@ -177,18 +158,28 @@ class MonitorSet:
         # requests awaiting a response, by the side that sent them: id -> request message
         self.pending_client: dict[Any, Message] = {}
         self.pending_agent: dict[Any, Message] = {}
-        given, required = _ordered_classes(monitors)
+        given = list(dict.fromkeys(monitors))
+        required = list(dict.fromkeys(dep for cls in given for dep in cls.REQUIRES))  # (they require none)
+        given = [cls for cls in given if cls not in required]
         order = (*given, *required)
         self._index: dict[type[Monitor], int] = {cls: i for i, cls in enumerate(order)}
         self.monitors: list[Monitor] = [None] * len(order)  # type: ignore[list-item]
-        for cls in (*required, *given):  # required first: the others look them up in __init__
-            self.monitors[self._index[cls]] = cls(self)
+        self._made = [self._index[cls] for cls in (*required, *given)]
+        """Monitor indices in the order they are made (and cloned): required ones first, the
+        others look them up."""
+        for i in self._made:
+            self.monitors[i] = order[i](self)
         tables = _TABLES.get(order)
         if tables is None:
             tables = _TABLES[order] = _Tables(self.monitors)
-        self._tables = tables
-        self._raw = tables.raw
-        self._use(tables.full, tables.any)
+        full, every = tables.full, tables.any  # shared with other sets: never changed in place
+        self._upd, self._upd_any = full["update"], every["update"]
+        self._creq, self._creq_any = full["client-request"], every["client-request"]
+        self._areq, self._areq_any = full["agent-request"], every["agent-request"]
+        self._cnote, self._cnote_any = full["client-notification"], every["client-notification"]
+        self._anote, self._anote_any = full["agent-notification"], every["agent-notification"]
+        self._aresp, self._aresp_any = full["agent-response"], every["agent-response"]
+        self._cresp, self._cresp_any = full["client-response"], every["client-response"]
 
     # -- set-up --------------------------------------------------------------------------
     def get(self, cls: type[M]) -> M:
@@ -196,17 +187,6 @@ class MonitorSet:
         found = self.monitors[self._index[cls]]
         assert isinstance(found, cls)
         return found
-
-    def _use(self, tables: dict[str, Table], every: dict[str, Handlers | None]) -> None:
-        """Dispatch with these tables and ``*`` handlers (shared with other sets: never changed
-        in place)."""
-        self._upd, self._upd_any = tables["update"], every["update"]
-        self._creq, self._creq_any = tables["client-request"], every["client-request"]
-        self._areq, self._areq_any = tables["agent-request"], every["agent-request"]
-        self._cnote, self._cnote_any = tables["client-notification"], every["client-notification"]
-        self._anote, self._anote_any = tables["agent-notification"], every["agent-notification"]
-        self._aresp, self._aresp_any = tables["agent-response"], every["agent-response"]
-        self._cresp, self._cresp_any = tables["client-response"], every["client-response"]
 
     @property
     def exercised(self) -> Counter[str]:
@@ -217,7 +197,7 @@ class MonitorSet:
             self._counts.clear()
         if self._groups:
             for key, n in self._groups.items():
-                for rule in _GROUPS[key] if type(key) is str else key:
+                for rule in _GROUPS[key]:
                     ex[rule] += n
             self._groups.clear()
         return ex
@@ -252,10 +232,6 @@ class MonitorSet:
     def push(self, sender: str, msg: Message, line: int) -> None:
         """``feed`` without returning the findings: the next ``feed`` (or ``take_new``) returns
         them, in order."""
-        if self._raw:
-            mons = self.monitors
-            for index in self._raw:
-                mons[index].on_message(sender, msg, line)
         method = msg.get("method")
         if method == "session/update":
             if sender == "agent":
@@ -375,7 +351,7 @@ class MonitorSet:
         new.set_aside = Counter(self.set_aside)
         new._new = list(self._new)
         new.monitors = list(self.monitors)
-        for i in self._tables.clone_order:  # required ones first: the others look them up
+        for i in self._made:  # required ones first: the others look them up
             new.monitors[i] = new.monitors[i].clone(new)
         return new
 
@@ -403,10 +379,7 @@ class _Tables:
 
     def __init__(self, monitors: list[Monitor]) -> None:
         full: dict[str, dict[str, list[tuple[Callable[..., None], int]]]] = {name: {} for name in TABLES}
-        raw: list[int] = []
         for index, monitor in enumerate(monitors):
-            if type(monitor).on_message is not Monitor.on_message:
-                raw.append(index)
             for table, key, handler in monitor.handlers():
                 func = getattr(handler, "__func__", None)
                 if func is None or getattr(handler, "__self__", None) is not monitor:
@@ -419,14 +392,6 @@ class _Tables:
         }
         self.any: dict[str, Handlers | None] = {name: _in_order(h) or None for name, h in every.items()}
         """Per table, the ``*`` handlers (None: there are none): what a key no one named gets."""
-        classes = [type(m) for m in monitors]
-        needed = {dep for cls in classes for dep in cls.REQUIRES}
-        self.required = tuple(i for i, cls in enumerate(classes) if cls in needed)
-        """Indices of the monitors others require (shared context)."""
-        self.clone_order = (*self.required, *(i for i in range(len(classes)) if i not in self.required))
-        """The order ``clone`` copies monitors in: required ones first."""
-        self.raw = tuple(raw)
-        """Indices of the monitors that override ``on_message``."""
 
 
 def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
@@ -434,13 +399,11 @@ def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
     return tuple(sorted(entries, key=lambda entry: entry[1]))
 
 
-def pending_tag(rid: Any, request: Message) -> tuple[Any, Any, Any]:
-    """What a set's key keeps of a request awaiting its response: (id, method, sessionId)."""
-    params = request.get("params")
-    sid = params.get("sessionId") if type(params) is dict else None
-    return (rid, request.get("method"), sid if type(sid) is str else None)
-
-
 def pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
-    """What a set's key keeps of its requests awaiting a response (``pending_tag`` of each)."""
-    return frozenset([pending_tag(rid, request) for rid, request in pending.items()])
+    """What a set's key keeps of its requests awaiting a response: (id, method, sessionId)."""
+    out = []
+    for rid, request in pending.items():
+        params = request.get("params")
+        sid = params.get("sessionId") if type(params) is dict else None
+        out.append((rid, request.get("method"), sid if type(sid) is str else None))
+    return frozenset(out)

@@ -4,21 +4,21 @@ Theory of operation
 -------------------
 A proxy (``acp-model record``) or a driver (``acp-model drive``) writes transcript lines one at
 a time. ``LiveCheck`` judges them as they come with the very pieces ``check`` runs: the
-transcript reader (``properties.transcript.read_transcript``, which splits lines, decodes them,
+transcript reader (``properties.transcript.read_items``, which splits lines, decodes them,
 pairs responses with requests and reports unusable lines as input findings) and a
-``MonitorSet``. The reader pulls bytes from a stream, so it runs in a thread of its own, over a
-stream (``_Feed``) that hands it the lines pushed so far and blocks while there are none. Each
-message goes to the set's ``feed``, as in ``check``; every finding (input or rule) goes to the
-``on_finding`` callback the moment it is made, from the reader's thread.
+``MonitorSet``. The reader pulls bytes; here it reads the lines pushed so far, and where there
+are none it stops, to go on from there at the next ``push``. So every complete line is judged
+by the time ``push`` returns, in the pushing thread. Each message goes to the set's ``feed``,
+as in ``check``; every finding (input or rule) goes to the ``on_finding`` callback the moment
+it is made.
 
-``sync()`` waits until every line pushed so far is judged (the reader asked for more bytes with
-none left, so it has used every complete line); ``open_now()`` then lists the obligations open
-at this point, judged on a copy of the set (``MonitorSet.clone``), so the live set goes on
-untouched. ``close(quiescent, complete)`` ends the input and judges the "eventually" rules once:
-as open obligations (information, as ``check`` does at the end of a file), or as breaches when
-the caller knows nothing more can happen (a driver whose agent stayed silent past its timeout),
-or as breaches at the last line for the sessions the caller declares complete (the Agent exited
-while its Client was still connected; a session that was closed: ``closed_sessions``).
+``open_now()`` lists the obligations open after the lines pushed so far, judged on a copy of
+the set (``MonitorSet.clone``), so the live set goes on untouched. ``close(quiescent,
+complete)`` ends the input and judges the "eventually" rules once: as open obligations
+(information, as ``check`` does at the end of a file), or as breaches when the caller knows
+nothing more can happen (a driver whose agent stayed silent past its timeout), or as breaches
+at the last line for the sessions the caller declares complete (the Agent exited while its
+Client was still connected; a session that was closed: ``closed_sessions``).
 
 Must not know: where the lines come from, files, processes, how findings are shown.
 """
@@ -26,62 +26,15 @@ Must not know: where the lines come from, files, processes, how findings are sho
 from __future__ import annotations
 
 import threading
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
-from typing import BinaryIO, cast
 
 from properties.engine import Completeness, MonitorSet
 from properties.findings import Finding
 from properties.monitors.facts import Facts
-from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, read_transcript
+from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, read_items
 
 FindingHook = Callable[[Finding], None]
-
-
-class _Feed:
-    """A byte stream fed by ``push`` from one thread and read by the transcript reader in another.
-
-    ``read1`` returns whatever was pushed (at most ``n`` bytes), blocks while nothing is, and
-    returns ``b""`` once ``close`` was called and everything was read."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._chunks: deque[bytes] = deque()
-        self._closed = False
-        self._waiting = False  # the reader is blocked in read1 with nothing left to read
-
-    def push(self, data: bytes) -> None:
-        with self._cond:
-            self._chunks.append(data)
-            self._waiting = False
-            self._cond.notify_all()
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-
-    def read1(self, n: int = -1) -> bytes:
-        with self._cond:
-            while not self._chunks and not self._closed:
-                self._waiting = True
-                self._cond.notify_all()
-                self._cond.wait()
-            if not self._chunks:
-                return b""
-            data = self._chunks.popleft()
-            if 0 < n < len(data):
-                self._chunks.appendleft(data[n:])
-                data = data[:n]
-            return data
-
-    read = read1
-
-    def wait_used(self, alive: Callable[[], bool]) -> None:
-        """Block until the reader waits for bytes with none left (or its thread has ended)."""
-        with self._cond:
-            while not (self._waiting and not self._chunks) and alive():
-                self._cond.wait(0.05)
 
 
 class LiveCheck:
@@ -102,67 +55,71 @@ class LiveCheck:
         """Obligations open at the end (``close(quiescent=False)``)."""
         self.on_finding = on_finding
         self.error: BaseException | None = None
-        """What stopped the reader's thread, if anything did (a bug: reported by the caller)."""
-        self._feed = _Feed()
-        self._lock = threading.Lock()
+        """What stopped the judging, if anything did (a bug: reported by the caller)."""
+        self._chunks: deque[bytes] = deque()
+        self._lock = threading.Lock()  # one thread at a time judges, copies or snapshots
         self._closed = False
-        self._thread = threading.Thread(
-            target=self._read, args=(max_line_bytes,), name="acp-model live check", daemon=True
-        )
-        self._thread.start()
+        self._items = read_items(self._read1, max_line_bytes, self.stats)
 
-    # -- the reader's thread ---------------------------------------------------------------------
+    def _read1(self, n: int) -> bytes | None:
+        """At most ``n`` bytes of those pushed; None while there are none, b"" once closed."""
+        if not self._chunks:
+            return b"" if self._closed else None
+        data = self._chunks.popleft()
+        if 0 < n < len(data):
+            self._chunks.appendleft(data[n:])
+            data = data[:n]
+        return data
+
     def _emit(self, found: list[Finding]) -> None:
         for finding in found:
-            with self._lock:
-                (self.open if finding.kind == "open" else self.findings).append(finding)
+            (self.open if finding.kind == "open" else self.findings).append(finding)
             if self.on_finding is not None:
                 self.on_finding(finding)
 
-    def _read(self, max_line_bytes: int) -> None:
-        ms = self.monitors
+    def _judge(self) -> None:
+        """Judge every complete line pushed so far (and, once closed, the rest)."""
         try:
-            stream = cast(BinaryIO, self._feed)
-            for item in read_transcript(stream, max_line_bytes, stats=self.stats):
+            for item in self._items:
+                if item is None:  # every line pushed so far is judged
+                    return
                 if isinstance(item, Finding):
                     self._emit([item])  # an input finding
                 else:
                     line, sender, msg = item
-                    self._emit(ms.feed(sender, msg, line))
-            self._emit(ms.take_new())
+                    self._emit(self.monitors.feed(sender, msg, line))
+            self._emit(self.monitors.take_new())
         except BaseException as exc:  # pragma: no cover - a bug in a monitor; the caller reports it
             self.error = exc
 
-    # -- the writer's side -----------------------------------------------------------------------
     def push(self, line: bytes) -> None:
-        """One or more whole transcript lines (each ending with a line feed)."""
-        if not self._closed:
-            self._feed.push(line)
+        """One or more whole transcript lines (each ending with a line feed), judged at once."""
+        with self._lock:
+            if not self._closed and self.error is None:
+                self._chunks.append(line)
+                self._judge()
 
     def sync(self) -> None:
-        """Wait until every line pushed so far is judged."""
-        self._feed.wait_used(self._thread.is_alive)
+        """Wait until every line pushed so far is judged: ``push`` returns once it is."""
 
     def open_now(self) -> list[Finding]:
         """The obligations open after the lines pushed so far (judged on a copy of the set)."""
-        self.sync()
-        return [f for f in self.monitors.clone().finish(quiescent=False) if f.kind == "open"]
+        with self._lock:
+            copy = self.monitors.clone()
+        return [f for f in copy.finish(quiescent=False) if f.kind == "open"]
 
     def close(self, quiescent: bool = False, complete: Completeness = False) -> None:
         """End the input; judge the "eventually" rules (breaches when ``quiescent``, or at the
         last line for the sessions ``complete`` accepts: ``MonitorSet.finish``)."""
-        if self._closed:
-            return
-        self._closed = True
-        self._feed.close()
-        self._thread.join()
-        if self.error is None:
-            last = self.stats.lines or None
-            self._emit(self.monitors.finish(quiescent=quiescent, complete=complete, last_line=last))
-
-    @property
-    def exercised(self) -> Counter[str]:
-        return Counter(self.monitors.exercised)
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self.error is None:
+                self._judge()
+            if self.error is None:
+                last = self.stats.lines or None
+                self._emit(self.monitors.finish(quiescent=quiescent, complete=complete, last_line=last))
 
     def snapshot(self) -> tuple[list[Finding], list[Finding]]:
         """Copies of (findings, open) as they stand."""

@@ -1,6 +1,6 @@
 """What a monitor is: the ``Monitor`` base class every monitor of ``properties.monitors``
 derives from, and the small types and helpers monitors use (``Message``, ``Handler``,
-``rule_group``, ``freeze``, ``Record``, ``on``).
+``rule_group``, ``Record``, ``on``).
 
 Owns: how a monitor reports (``breach``, ``suspect``, ``eventually``), counts a rule as
 exercised, reads the readings, tables and rules between machines in force (through the
@@ -13,6 +13,7 @@ Must not know: how messages are dispatched to monitors (``properties.engine``), 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partialmethod
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from model.core import MachineSpec
@@ -39,21 +40,6 @@ def rule_group(*rules: str) -> str:
     key = "+".join(rules)
     _GROUPS[key] = rules
     return key
-
-
-def freeze(value: Any) -> Any:
-    """A hashable form of plain data (dicts, lists, sets, tuples, scalars)."""
-    if isinstance(value, dict):
-        return ("{", tuple(sorted(((repr(k), freeze(v)) for k, v in value.items()), key=repr)))
-    if isinstance(value, list | tuple):
-        return ("[", tuple(freeze(v) for v in value))
-    if isinstance(value, set | frozenset):
-        return ("<", tuple(sorted((freeze(v) for v in value), key=repr)))
-    if isinstance(value, Monitor) or getattr(type(value), "FREEZES_TO_NONE", False):
-        return None
-    if hasattr(value, "__slots__"):
-        return (type(value).__name__, tuple(freeze(getattr(value, s, None)) for s in value.__slots__))
-    return value
 
 
 def on(table: str, *keys: str) -> Callable[[F], F]:
@@ -103,10 +89,9 @@ class Monitor:
     """Base class of every monitor.
 
     Subclasses list the rule IDs they implement in ``RULES`` (and the MAY permissions they must
-    tolerate in ``TOLERATES``), mark their handlers with ``@on(table, key, ...)`` (or
-    override ``on_message``), and judge "eventually" rules in ``at_end``. They report through
-    ``self.breach`` / ``self.eventually`` and count a rule as exercised with ``self.exercise``
-    whenever its trigger condition is met.
+    tolerate in ``TOLERATES``), mark their handlers with ``@on(table, key, ...)``, and judge
+    "eventually" rules in ``at_end``. They report through ``self.breach`` / ``self.eventually``
+    and count a rule as exercised with ``self.exercise`` whenever its trigger condition is met.
     """
 
     RULES: ClassVar[tuple[str, ...]] = ()
@@ -129,7 +114,7 @@ class Monitor:
         """The owner's pending exercise counts (hot paths increment it directly: a plain
         ``defaultdict(int)`` is about twice as fast to increment as a ``Counter``)."""
         self._gx = owner._groups
-        """Counts of rule groups exercised together (``exercise_all``), merged on reading."""
+        """Counts of rule groups exercised together (``rule_group`` keys), merged on reading."""
         self.between: Rules = owner.rules
         """The rules between machines in force (``model.between``: the variant's, else the spec's)."""
 
@@ -142,9 +127,6 @@ class Monitor:
         for name in dir(cls):
             for table, key in getattr(getattr(cls, name), "_on", ()):
                 yield table, key, getattr(self, name)
-
-    def on_message(self, sender: str, msg: Message, line: int) -> None:
-        """Called for every decoded JSON-RPC message when a subclass overrides it."""
 
     def at_end(self, quiescent: bool) -> None:
         """Judge "eventually" rules. ``quiescent``: the simulator proved nothing more can happen
@@ -169,8 +151,9 @@ class Monitor:
         return new
 
     def state_key(self) -> Any:
-        """A hashable summary of the state that matters for future findings."""
-        return freeze({k: v for k, v in vars(self).items() if k not in _PLUMBING})
+        """A hashable summary of the state that matters for future findings (each monitor states
+        its own: which counters and lines matter only relatively is the monitor's to say)."""
+        raise NotImplementedError(type(self).__name__)
 
     # -- reporting -----------------------------------------------------------------------
     def exercise(self, rule: str) -> None:
@@ -185,10 +168,6 @@ class Monitor:
         """The alternative in force for the reading ``name`` (``properties.readings``)."""
         return self._owner.readings[name]
 
-    def exercise_all(self, rules: tuple[str, ...]) -> None:
-        """Count every rule of a group (one dictionary update; merged when ``exercised`` is read)."""
-        self._gx[rules] += 1
-
     def breach(
         self,
         rule: str,
@@ -197,29 +176,16 @@ class Monitor:
         explanation: str,
         message: Any = None,
         readings: tuple[str, ...] = (),
+        kind: Kind = "rule",
     ) -> None:
-        """Report a breach; ``readings``: the readings its verdict depends on."""
-        self._add("rule", rule, line, session, explanation, message, readings)
+        """Report a breach; ``readings``: the readings its verdict depends on (``kind``: the
+        finding's kind, see ``suspect`` and ``eventually``)."""
+        owner = self._owner
+        owner.add(Finding(rule, owner.level_of(rule), line, session, explanation, kind, message, readings))
 
-    def _add(
-        self, kind: Kind, rule: str, line: int | None, session: str | None, explanation: str,
-        message: Any, readings: tuple[str, ...],
-    ) -> None:  # fmt: skip
-        level = self._owner.level_of(rule)
-        self._owner.add(Finding(rule, level, line, session, explanation, kind, message, readings))
-
-    def suspect(
-        self,
-        rule: str,
-        line: int | None,
-        session: str | None,
-        explanation: str,
-        message: Any = None,
-        readings: tuple[str, ...] = (),
-    ) -> None:
-        """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
-        ``readings``: the readings that make it a suspect rather than a breach."""
-        self._add("suspect", rule, line, session, explanation, message, readings)
+    suspect = partialmethod(breach, kind="suspect")
+    """Report a likely breach the wire cannot prove (kind ``suspect``, a warning); ``readings``:
+    the readings that make it a suspect rather than a breach."""
 
     def eventually(
         self,
@@ -248,7 +214,9 @@ class Monitor:
                 readings,
             )
         else:
-            self._add("open", rule, line, session, explanation + " (open at end of input)", message, readings)
+            self.breach(
+                rule, line, session, explanation + " (open at end of input)", message, readings, "open"
+            )
 
 
 _PLUMBING = ("_owner", "_ex", "_gx", "between")

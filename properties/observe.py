@@ -383,30 +383,23 @@ def _compaction_chunk(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
 
 
 # -- entities ----------------------------------------------------------------------------------
-_ENTITY_CHUNKS: Final = {
-    "user_message_chunk": ("user_message", "messageId"),
-    "agent_message_chunk": ("agent_message", "messageId"),
-    "agent_thought_chunk": ("agent_thought", "messageId"),
-    "session_message_chunk": ("session_message", "messageId"),
-    "tool_call_content_chunk": ("tool_call", "toolCallId"),
-    "terminal_output_chunk": ("terminal", "terminalId"),
-    "compaction_summary_chunk": ("compaction", "compactionId"),
-}
-"""Chunk variant -> (entity type, ID field)."""
-_ENTITY_UPSERTS: Final = {
-    "user_message": ("user_message", "messageId", "content"),
-    "agent_message": ("agent_message", "messageId", "content"),
-    "agent_thought": ("agent_thought", "messageId", "content"),
-    "session_message": ("session_message", "messageId", "content"),
+_MESSAGES: Final = ("user_message", "agent_message", "agent_thought", "session_message")
+_ENTITIES: Final = {
+    **{f"{kind}_chunk": (kind, "messageId", None) for kind in _MESSAGES},
+    "tool_call_content_chunk": ("tool_call", "toolCallId", None),
+    "terminal_output_chunk": ("terminal", "terminalId", None),
+    "compaction_summary_chunk": ("compaction", "compactionId", None),
+    **{kind: (kind, "messageId", "content") for kind in _MESSAGES},
     TOOL_CALL_UPDATE: ("tool_call", "toolCallId", "content"),
     "terminal_update": ("terminal", "terminalId", "output"),
     "compaction_update": ("compaction", "compactionId", "summary"),
     "plan_update": ("plan", "", "plan"),
 }
-"""Upsert variant -> (entity type, ID field, content field); a plan's ID is inside its content."""
+"""Variant -> (entity type, ID field, content field: None for a chunk); a plan's ID is inside its
+content."""
 
 
-VARIANTS: Final = frozenset(UPDATES) | frozenset(_ENTITY_CHUNKS) | frozenset(_ENTITY_UPSERTS)
+VARIANTS: Final = frozenset(UPDATES) | frozenset(_ENTITIES)
 """Every ``sessionUpdate`` variant this layer makes observations of."""
 
 
@@ -414,25 +407,19 @@ def entity_step(upd: Mapping[str, Any]) -> tuple[str, str] | None:
     """``(entity key, trigger)`` of the entity table an update fires (``"agent_message msg_1"``,
     ``"chunk"``), or None when the update is no entity's (or names no ID)."""
     variant = upd.get("sessionUpdate")
-    return _entity_step(variant, upd) if type(variant) is str else None
-
-
-def _entity_step(variant: str, upd: Mapping[str, Any]) -> tuple[str, str] | None:
-    chunk = _ENTITY_CHUNKS.get(variant)
-    if chunk is not None:
-        ident = upd.get(chunk[1])
-        return (f"{chunk[0]} {ident}", "chunk") if type(ident) is str else None
-    upsert = _ENTITY_UPSERTS.get(variant)
-    if upsert is None:
+    found = _ENTITIES.get(variant) if type(variant) is str else None
+    if found is None:
         return None
-    kind, field, content = upsert
+    kind, field, content = found
     if field:
         ident = upd.get(field)
     else:
-        body = upd.get(content)
+        body = upd.get("plan")
         ident = body.get("planId") if type(body) is dict else None
     if type(ident) is not str:
         return None
+    if content is None:
+        return f"{kind} {ident}", "chunk"
     if content not in upd:
         return f"{kind} {ident}", "upsert_keep"
     return f"{kind} {ident}", entity.upsert_trigger(upd[content])
@@ -446,7 +433,7 @@ def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> lis
         return []
     found = UPDATES.get(variant)
     out = [] if found is None else list(found(upd, seen, readings))
-    step = _entity_step(variant, upd)
+    step = entity_step(upd)
     if step is not None:
         if seen.handshake is not None and _output_after_idle_snapshot(step[0], seen):
             out.append((session.SPEC, SESSION_KEY, "replay", _NO_CTX))

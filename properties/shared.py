@@ -17,8 +17,7 @@ import os
 from pathlib import Path
 
 ENV = "ACP_MODEL_SHARED"
-SPEC_NAME = "acp-v2-prompt-lifecycle.txt"
-SPEC = ("spec", SPEC_NAME)
+SPEC = ("spec", "acp-v2-prompt-lifecycle.txt")
 SCHEMA = ("acp-schema", "v2", "schema.unstable.json")
 
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 
 from properties.catalogue import INFORMAL_WORDING, INTRO, Rule, headings, keyword_occurrences
-from properties.shared import SPEC_NAME, default_spec
+from properties.shared import default_spec
 
-__all__ = ["SPEC_NAME", "default_spec", "rule_sentences", "spec_lines", "spec_sentences"]
+__all__ = ["default_spec", "rule_sentences", "spec_lines", "spec_sentences"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+")
 

@@ -9,8 +9,8 @@ executor, not a second implementation: ``executes_model``, and so is the view co
 ``tolerated_by`` (monitors that must not report a MAY permission), ``exercised_by`` (tests whose
 source holds the rule ID as a string literal, and seeded bugs meant to
 break it, as the caller supplies them), the generated matrix ``docs/traceability.md``
-(``write_matrix``; regenerate with ``acp-model trace``) and the generated page of the spec by
-section ``docs/spec-sections.md`` (``write_sections``: per section heading, its rules, the
+(``matrix``; regenerate with ``acp-model trace``) and the generated page of the spec by
+section ``docs/spec-sections.md`` (``sections``: per section heading, its rules, the
 readings that cite it and the seeded bugs meant to break its rules; ``acp-model trace
 --sections``), and the table of the rules between machines in ``docs/session-model.md``
 (``write_between``; ``acp-model trace --between``). Everything is sorted, so all are
@@ -44,10 +44,6 @@ BETWEEN_END = "<!-- end of the generated declarations -->"
 TESTS = REPO / "tests"
 
 
-def _dotted(obj: type[Any]) -> str:
-    return f"{obj.__module__}.{obj.__qualname__}"
-
-
 def _sorted(found: Mapping[str, set[str]]) -> dict[str, tuple[str, ...]]:
     """rule ID -> its names, sorted (so that the pages are byte-identical for the same sources)."""
     return {k: tuple(sorted(v)) for k, v in found.items()}
@@ -60,9 +56,8 @@ def _head(rule: Rule) -> str:
 
 
 @cache
-def _literals(module: str) -> frozenset[str]:
-    """The string literals of a module's source (docstrings and comments hold no rule's logic)."""
-    path = REPO / (module.replace(".", "/") + ".py")
+def _literals(path: Path) -> frozenset[str]:
+    """The string literals of a Python source file (docstrings and comments hold no rule's logic)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return frozenset(
         n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
@@ -77,7 +72,7 @@ def executes_model(cls: type[Any], rule: str) -> bool:
     from properties.monitors.tables import rules_of
 
     stated = rule in rules_of(getattr(cls, "TABLES", ())) or rule in rules_stated() or rule in fields_stated()
-    return stated and rule not in _literals(cls.__module__)
+    return stated and rule not in _literals(REPO / (cls.__module__.replace(".", "/") + ".py"))
 
 
 @cache
@@ -87,11 +82,12 @@ def _monitor_tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, 
     impl: dict[str, set[str]] = {}
     tol: dict[str, set[str]] = {}
     for cls in ALL_MONITORS:
+        name = f"{cls.__module__}.{cls.__qualname__}"
         for rule in cls.RULES:
             if not executes_model(cls, rule):
-                impl.setdefault(rule, set()).add(_dotted(cls))
+                impl.setdefault(rule, set()).add(name)
         for rule in cls.TOLERATES:
-            tol.setdefault(rule, set()).add(_dotted(cls))
+            tol.setdefault(rule, set()).add(name)
     return _sorted(impl), _sorted(tol)
 
 
@@ -113,13 +109,8 @@ def _machine_table() -> dict[str, tuple[str, ...]]:
 def implemented_by(rule_id: str) -> list[str]:
     """Dotted names of what checks the rule: monitors, model machines, the model's declarations,
     required fields and aspects of the Client's view."""
-    impl, _ = _monitor_tables()
-    found = list(impl.get(rule_id, ()))
-    found += _machine_table().get(rule_id, ())
-    found += rules_stated().get(rule_id, ())
-    found += fields_stated().get(rule_id, ())
-    found += view_stated().get(rule_id, ())
-    return found
+    tables = (_monitor_tables()[0], _machine_table(), rules_stated(), fields_stated(), view_stated())
+    return [name for table in tables for name in table.get(rule_id, ())]
 
 
 def tolerated_by(rule_id: str) -> list[str]:
@@ -132,13 +123,11 @@ def _test_table(tests_dir: Path = TESTS) -> dict[str, tuple[str, ...]]:
     out: dict[str, set[str]] = {}
     for path in sorted(tests_dir.glob("test_*.py")):
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            named = _literals(path) & RULES_BY_ID.keys()
         except (OSError, SyntaxError, UnicodeDecodeError):
             continue
-        name = path.relative_to(tests_dir.parent).as_posix()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RULES_BY_ID:
-                out.setdefault(node.value, set()).add(name)
+        for rule in named:
+            out.setdefault(rule, set()).add(path.relative_to(tests_dir.parent).as_posix())
     return _sorted(out)
 
 
@@ -179,11 +168,6 @@ def matrix(seeded: Seeded | None = None) -> str:
         lines.append(f"{_head(rule)} {_cell(impl)} | {_cell(_code(exercised_by(rule.id, seeded)))} |")
     lines.append("")
     return "\n".join(lines)
-
-
-def write_matrix(path: str | Path = MATRIX, seeded: Seeded | None = None) -> None:
-    """Write the matrix to ``path`` atomically."""
-    write_atomic(path, matrix(seeded))
 
 
 def _escape(text: str) -> str:
@@ -235,11 +219,6 @@ def sections(seeded: Seeded | None = None) -> str:
             lines.append("")
     assert set(CODE_SECTIONS.values()) == set(SECTION_CODES)
     return "\n".join(lines)
-
-
-def write_sections(path: str | Path = SECTIONS_PAGE, seeded: Seeded | None = None) -> None:
-    """Write the spec-by-section page to ``path`` atomically."""
-    write_atomic(path, sections(seeded))
 
 
 def between_table() -> str:

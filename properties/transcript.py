@@ -40,13 +40,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import orjson
 
+from model.clientview import _IGNORED_KNOWN, ClientView
 from properties.findings import Finding
 from properties.outputs import clip
 
@@ -57,8 +58,6 @@ Item = MessageItem | Finding
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 """Largest accepted line, in bytes, not counting its line end."""
-
-SENDERS = ("client", "agent")
 
 KNOWN_METHODS: frozenset[str] = frozenset(
     {
@@ -97,34 +96,9 @@ KNOWN_METHODS: frozenset[str] = frozenset(
 )
 """Every method the ACP v2 schema defines (its ``x-method`` annotations)."""
 
-KNOWN_UPDATES: frozenset[str] = frozenset(
-    {
-        "user_message_chunk",
-        "user_message",
-        "agent_message_chunk",
-        "agent_message",
-        "agent_thought_chunk",
-        "agent_thought",
-        "state_update",
-        "tool_call_content_chunk",
-        "tool_call_update",
-        "terminal_update",
-        "terminal_output_chunk",
-        "plan_update",
-        "plan_removed",
-        "available_commands_update",
-        "config_option_update",
-        "session_info_update",
-        "usage_update",
-        "notice",
-        "compaction_update",
-        "compaction_summary_chunk",
-        "subagent_update",
-        "session_message",
-        "session_message_chunk",
-    }
-)
-"""Every standard ``sessionUpdate`` variant of the schema's ``SessionUpdate``."""
+KNOWN_UPDATES: frozenset[str] = frozenset(ClientView._HANDLERS) | _IGNORED_KNOWN
+"""Every standard ``sessionUpdate`` variant of the schema's ``SessionUpdate``: those the Client's
+view folds (``model.clientview``) and those it knows and ignores."""
 
 MAX_DEPTH = 256
 """Deepest accepted nesting of arrays and objects in one line. Real ACP messages are a few
@@ -139,9 +113,10 @@ _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 17
 """Bytes read at a time (at most; a line may span chunks)."""
-_TOO_DEEP = f"arrays/objects nested deeper than {MAX_DEPTH} levels (skipped)"
 _EXCERPT = 60
 _OTHER = {"client": "agent", "agent": "client"}
+_PARAMS = (dict, list, type(None))
+"""The types ``params`` may have."""
 
 
 @dataclass(slots=True)
@@ -150,18 +125,13 @@ class TranscriptStats:
 
     lines: int = 0
     messages: int = 0
-    requests: int = 0
-    notifications: int = 0
-    responses: int = 0
-    input_findings: int = 0
-    """Input findings yielded (information included)."""
     sessions: set[str] = field(default_factory=set)
     preserved: Counter[str] = field(default_factory=Counter)
     """Unknown or custom methods (``method <name>``) and update variants (``update <name>``)."""
 
 
-def _input(rule: str, line: int, explanation: str, level: str = "input") -> Finding:
-    return Finding("input." + rule, level, line, None, explanation, "input")
+class _Unusable(Exception):
+    """A line or message that cannot be used: ``args`` are the input finding's (rule, explanation)."""
 
 
 def _excerpt(raw: bytes) -> str:
@@ -202,87 +172,117 @@ def _exact(raw: bytes) -> Any:
     return json.loads(raw, parse_int=_big_int, parse_constant=_reject_constant)
 
 
-def _unparseable(raw: bytes, ended: bool, line: int, exc: BaseException) -> Finding:
-    """Say why a line that did not parse is unusable."""
+def _unparseable(raw: bytes, ended: bool, exc: BaseException) -> _Unusable:
+    """Why a line that did not parse is unusable."""
     if not ended:
-        return _input(
-            "truncated", line, f"last line has no line end and is not complete JSON: {_excerpt(raw)}"
-        )
+        return _Unusable("truncated", f"last line has no line end and is not complete JSON: {_excerpt(raw)}")
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        return _input("invalid-utf8", line, f"not valid UTF-8 (byte {err.start}): {_excerpt(raw)}")
+        return _Unusable("invalid-utf8", f"not valid UTF-8 (byte {err.start}): {_excerpt(raw)}")
     reason = str(exc).split("\n", 1)[0] or type(exc).__name__
-    return _input("invalid-json", line, f"not valid JSON ({reason}): {_excerpt(raw)}")
+    return _Unusable("invalid-json", f"not valid JSON ({reason}): {_excerpt(raw)}")
 
 
-def _id_problem(rid: Any, what: str, null_ok: bool = False) -> tuple[str, str] | None:
-    """(finding rule, explanation) when ``rid`` is not a usable request id."""
+def _parse(raw: bytes, ended: bool) -> tuple[str, Sequence[Any]]:
+    """The sender of a line and the messages it holds (a batch's elements, in order), or
+    ``_Unusable`` for a line that holds none."""
+    if _too_deep(raw):
+        raise _Unusable("too-deep", f"arrays/objects nested deeper than {MAX_DEPTH} levels (skipped)")
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as first:
+        try:  # valid JSON orjson refuses (an integer past what a double holds) is not invalid
+            obj = _exact(raw)
+        except (ValueError, RecursionError):
+            raise _unparseable(raw, ended, first) from None
+    if type(obj) is not dict:
+        raise _Unusable("not-object", f"line is a JSON {type(obj).__name__}, not an object")
+    sender = obj.get("from")
+    if sender != "client" and sender != "agent":
+        if "from" not in obj:
+            raise _Unusable("bad-from", 'missing "from" (must be "client" or "agent")')
+        raise _Unusable("bad-from", f'"from" is {sender!r}, not "client" or "agent"')
+    msg = obj.get("message")
+    if type(msg) is list:  # a JSON-RPC batch: each element is a message of its own
+        if not msg:
+            raise _Unusable("not-jsonrpc", '"message" is an empty batch (an invalid request)')
+        if any(type(m) is dict and type(m.get("id")) is float for m in msg):
+            msg = _exact(raw)["message"]  # orjson reads integers past 64 bits as floats
+        return sender, msg
+    if type(msg) is not dict:
+        what = 'missing "message"' if "message" not in obj else '"message" is not an object or array'
+        raise _Unusable("not-jsonrpc", what)
+    if type(msg.get("id")) is float:  # orjson reads integers past 64 bits as floats
+        msg = _exact(raw)["message"]
+    return sender, (msg,)
+
+
+def _check_id(rid: Any, what: str, null_ok: bool = False) -> None:
+    """``_Unusable`` when ``rid`` is not a usable request id."""
     if type(rid) is str or (null_ok and rid is None):
-        return None
+        return
     if type(rid) is int or isinstance(rid, Decimal):
         if type(rid) is int and ID_RANGE[0] <= rid <= ID_RANGE[1]:
-            return None
+            return
         digits = len(str(rid).lstrip("-"))
-        return (
+        raise _Unusable(
             "id-out-of-range",
             f"{what} id is an integer of {digits} digits, outside the signed 64-bit range "
             "the reader supports (skipped)",
         )
     expected = "a string, integer or null" if null_ok else "a string or integer"
-    return "not-jsonrpc", f"{what} id is not {expected}"
+    raise _Unusable("not-jsonrpc", f"{what} id is not {expected}")
 
 
-def _bad(text: str) -> tuple[str, str]:
-    return "not-jsonrpc", text
-
-
-_PARAMS = (dict, list, type(None))
-"""The types ``params`` may have."""
-
-
-def _shape_problem(msg: Message) -> tuple[tuple[str, str] | None, int]:
-    """Classify a JSON-RPC 2.0 message: (problem, kind) with kind 0 request, 1 notification,
-    2 response; problem is None when the message has exactly one valid shape, else the
-    finding's (rule, explanation)."""
+def _shape(msg: Any) -> int:
+    """Classify a JSON-RPC 2.0 message: 0 request, 1 notification, 2 response; ``_Unusable``
+    unless it has exactly one valid shape."""
+    if type(msg) is not dict:
+        raise _Unusable("not-jsonrpc", f"batch element is a JSON {type(msg).__name__}, not an object")
     if msg.get("jsonrpc") != "2.0":
-        return _bad('message.jsonrpc is not "2.0"'), 0
+        raise _Unusable("not-jsonrpc", 'message.jsonrpc is not "2.0"')
     has_id = "id" in msg
     if "method" in msg:
         if type(msg["method"]) is not str:
-            return _bad("message.method is not a string"), 0
+            raise _Unusable("not-jsonrpc", "message.method is not a string")
         if "result" in msg or "error" in msg:
-            return _bad("message has both method and result/error"), 0
+            raise _Unusable("not-jsonrpc", "message has both method and result/error")
         if type(msg.get("params")) not in _PARAMS:
-            return _bad("message.params is not an object or array"), 0
-        if has_id:
-            return _id_problem(msg["id"], "request"), 0
-        return None, 1
+            raise _Unusable("not-jsonrpc", "message.params is not an object or array")
+        if not has_id:
+            return 1
+        _check_id(msg["id"], "request")
+        return 0
     if not has_id:
-        return _bad(
-            "message is none of request (id+method), notification (method), response (id+result/error)"
-        ), 0
+        raise _Unusable(
+            "not-jsonrpc",
+            "message is none of request (id+method), notification (method), response (id+result/error)",
+        )
     has_result = "result" in msg
     if has_result == ("error" in msg):
         if has_result:
-            return _bad("response has both result and error"), 2
-        return _bad("message has an id but no method, result or error"), 2
-    if has_result:
-        return _id_problem(msg["id"], "response"), 2
-    problem = _id_problem(msg["id"], "response", null_ok=True)
-    if problem is not None:
-        return problem, 2
-    err = msg["error"]
-    if type(err) is not dict or type(err.get("code")) is not int or type(err.get("message")) is not str:
-        return _bad("response error is not an object with an integer code and a string message"), 2
-    return None, 2
+            raise _Unusable("not-jsonrpc", "response has both result and error")
+        raise _Unusable("not-jsonrpc", "message has an id but no method, result or error")
+    _check_id(msg["id"], "response", null_ok=not has_result)
+    if not has_result:
+        err = msg["error"]
+        if type(err) is not dict or type(err.get("code")) is not int or type(err.get("message")) is not str:
+            raise _Unusable(
+                "not-jsonrpc", "response error is not an object with an integer code and a string message"
+            )
+    return 2
 
 
-def _lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[bytes | None, bool]]:
-    """The stream's lines without their line end, as ``(raw, ended)``: ``raw`` is None for a
-    line over ``max_line_bytes`` (whose bytes are dropped as they come) and ``ended`` says
-    whether the line had a line end (only the last one may lack it)."""
-    read: Callable[[int], bytes] = getattr(stream, "read1", None) or stream.read
+Read = Callable[[int], bytes | None]
+"""Up to n bytes of a transcript (``read1``); b"" at its end, None for none yet (a live feed)."""
+
+
+def _lines(read: Read, max_line_bytes: int) -> Iterator[tuple[bytes | None, bool]]:
+    """The lines ``read`` gives without their line end, as ``(raw, ended)``: ``raw`` is None for
+    a line over ``max_line_bytes`` (whose bytes are dropped as they come) and ``ended`` says
+    whether the line had a line end (only the last one may lack it); ``(None, False)`` when
+    ``read`` has no bytes yet (the reader goes on when resumed)."""
     # A line within one chunk is at most chunk_size - 1 bytes long: only a line carried over
     # from one chunk to the next can be over the limit.
     chunk_size = min(_CHUNK, max_line_bytes + 1)
@@ -291,6 +291,9 @@ def _lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[bytes | None
     skipping = False  # dropping the rest of a line over the limit
     while True:
         chunk = read(chunk_size)
+        if chunk is None:
+            yield None, False
+            continue
         if not chunk:
             if carry:
                 yield b"".join(carry), False
@@ -327,6 +330,13 @@ def read_transcript(
 
     Pass ``stats`` to have it filled in as reading goes. Memory use does not grow with the
     number of lines, only with the number of requests and of distinct session ids."""
+    read = getattr(stream, "read1", None) or stream.read
+    return cast(Iterator[Item], read_items(read, max_line_bytes, stats))
+
+
+def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -> Iterator[Item | None]:
+    """``read_transcript`` over ``read``, yielding None where ``read`` has no bytes yet: resumed
+    when it has, the reader goes on where it stopped (``properties.live``)."""
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be positive")
     st = stats if stats is not None else TranscriptStats()
@@ -334,133 +344,81 @@ def read_transcript(
     answered: dict[str, set[Any]] = {"client": set(), "agent": set()}  # by the side that asked
     crlf_reported = False
     line = 0
-    loads = orjson.loads
 
-    def note(finding: Finding) -> Finding:
-        st.input_findings += 1
-        return finding
+    def info(rule: str, explanation: str) -> Finding:
+        return Finding("input." + rule, "info", line, None, explanation, "input")
 
-    for raw, ended in _lines(stream, max_line_bytes):
+    for raw, ended in _lines(read, max_line_bytes):
+        if raw is None and not ended:  # nothing to read yet
+            yield None
+            continue
         line += 1
         st.lines = line
-        if raw is None:
-            yield note(_input("too-long", line, f"line longer than {max_line_bytes} bytes (skipped)"))
-            continue
-        if raw[:1] != b"{" or raw[-1:] != b"}":  # (what a line of one object never has)
-            if raw.startswith(_BOM):
-                yield note(_input("bom", line, "line starts with a UTF-8 byte-order mark (ignored)", "info"))
-                raw = raw[3:]
-            if not raw.strip():
-                yield note(_input("blank-line", line, "blank line (skipped)", "info"))
-                continue
-            if raw.endswith(b"\r"):
-                if not crlf_reported:
-                    crlf_reported = True
-                    crlf = "CRLF line ends (first seen here; accepted, reported once)"
-                    yield note(_input("crlf", line, crlf, "info"))
-                raw = raw[:-1]
-        if _too_deep(raw):
-            yield note(_input("too-deep", line, _TOO_DEEP))
-            continue
         try:
-            obj = loads(raw)
-        except orjson.JSONDecodeError as first:
-            try:  # valid JSON orjson refuses (an integer past what a double holds) is not invalid
-                obj = _exact(raw)
-            except (ValueError, RecursionError):
-                yield note(_unparseable(raw, ended, line, first))
-                continue
-        if type(obj) is not dict:
-            yield note(_input("not-object", line, f"line is a JSON {type(obj).__name__}, not an object"))
+            if raw is None:
+                raise _Unusable("too-long", f"line longer than {max_line_bytes} bytes (skipped)")
+            if raw[:1] != b"{" or raw[-1:] != b"}":  # (what a line of one object never has)
+                if raw.startswith(_BOM):
+                    yield info("bom", "line starts with a UTF-8 byte-order mark (ignored)")
+                    raw = raw[3:]
+                if not raw.strip():
+                    yield info("blank-line", "blank line (skipped)")
+                    continue
+                if raw.endswith(b"\r"):
+                    if not crlf_reported:
+                        crlf_reported = True
+                        yield info("crlf", "CRLF line ends (first seen here; accepted, reported once)")
+                    raw = raw[:-1]
+            sender, batch = _parse(raw, ended)
+        except _Unusable as exc:
+            yield Finding("input." + exc.args[0], "input", line, None, exc.args[1], "input")
             continue
-        sender = obj.get("from")
-        if sender != "client" and sender != "agent":
-            if "from" not in obj:
-                what = 'missing "from" (must be "client" or "agent")'
-            else:
-                what = f'"from" is {sender!r}, not "client" or "agent"'
-            yield note(_input("bad-from", line, what))
-            continue
-        msg = obj.get("message")
-        if type(msg) is list:  # a JSON-RPC batch: each element is a message of its own
-            if not msg:
-                yield note(_input("not-jsonrpc", line, '"message" is an empty batch (an invalid request)'))
-                continue
-            if any(type(m) is dict and type(m.get("id")) is float for m in msg):
-                msg = _exact(raw)["message"]  # orjson reads integers past 64 bits as floats
-            batch: list[Any] | tuple[Any] = msg
-        elif type(msg) is not dict:
-            what = 'missing "message"' if "message" not in obj else '"message" is not an object or array'
-            yield note(_input("not-jsonrpc", line, what))
-            continue
-        else:
-            if type(msg.get("id")) is float:  # orjson reads integers past 64 bits as floats
-                msg = _exact(raw)["message"]
-            batch = (msg,)
         for msg in batch:
-            if type(msg) is not dict:
-                yield note(
-                    _input(
-                        "not-jsonrpc", line, f"batch element is a JSON {type(msg).__name__}, not an object"
-                    )
-                )
-                continue
-            problem, shape = _shape_problem(msg)
-            if problem is not None:
-                yield note(_input(problem[0], line, problem[1]))
-                continue
-            if shape == 2:  # a response answers a request from the other side
-                rid = msg["id"]
-                if rid is not None:
-                    asker = _OTHER[sender]
-                    request = pending[asker].pop(rid, None)
-                    if request is None and rid not in answered[asker]:
-                        yield note(
-                            _input(
+            try:
+                shape = _shape(msg)
+                if shape == 2:  # a response answers a request from the other side
+                    rid = msg["id"]
+                    if rid is not None:
+                        asker = _OTHER[sender]
+                        request = pending[asker].pop(rid, None)
+                        if request is None and rid not in answered[asker]:
+                            raise _Unusable(
                                 "unknown-response-id",
-                                line,
                                 f"{sender} responds to id {rid!r}, which the {asker} has not "
                                 "requested (skipped)",
                             )
-                        )
-                        continue
-                    answered[asker].add(rid)  # a second response is passed on: a breach
-                    if request is not None and request["method"] in _SESSION_CREATING:
-                        result = msg.get("result")
-                        sid = result.get("sessionId") if type(result) is dict else None
-                        if type(sid) is str:
-                            st.sessions.add(sid)
-                st.responses += 1
-            else:
-                method = msg["method"]
-                if shape == 0:
-                    mine = pending[sender]
-                    rid = msg["id"]
-                    if rid in mine:
-                        yield note(
-                            _input(
+                        answered[asker].add(rid)  # a second response is passed on: a breach
+                        if request is not None and request["method"] in _SESSION_CREATING:
+                            result = msg.get("result")
+                            sid = result.get("sessionId") if type(result) is dict else None
+                            if type(sid) is str:
+                                st.sessions.add(sid)
+                else:
+                    method = msg["method"]
+                    if shape == 0:
+                        mine = pending[sender]
+                        rid = msg["id"]
+                        if rid in mine:
+                            raise _Unusable(
                                 "duplicate-request-id",
-                                line,
                                 f"{sender} reuses request id {rid!r} while its {mine[rid]['method']} "
                                 "request with that id is still unanswered (skipped)",
                             )
-                        )
-                        continue
-                    mine[rid] = msg
-                    st.requests += 1
-                else:
-                    st.notifications += 1
-                if method not in KNOWN_METHODS:
-                    st.preserved["method " + method] += 1
-                params = msg.get("params")
-                if type(params) is dict:
-                    sid = params.get("sessionId")
-                    if type(sid) is str:
-                        st.sessions.add(sid)
-                    update = params.get("update") if method == "session/update" else None
-                    if type(update) is dict:
-                        variant = update.get("sessionUpdate")
-                        if type(variant) is str and variant not in KNOWN_UPDATES:
-                            st.preserved["update " + variant] += 1
+                        mine[rid] = msg
+                    if method not in KNOWN_METHODS:
+                        st.preserved["method " + method] += 1
+                    params = msg.get("params")
+                    if type(params) is dict:
+                        sid = params.get("sessionId")
+                        if type(sid) is str:
+                            st.sessions.add(sid)
+                        update = params.get("update") if method == "session/update" else None
+                        if type(update) is dict:
+                            variant = update.get("sessionUpdate")
+                            if type(variant) is str and variant not in KNOWN_UPDATES:
+                                st.preserved["update " + variant] += 1
+            except _Unusable as exc:
+                yield Finding("input." + exc.args[0], "input", line, None, exc.args[1], "input")
+                continue
             st.messages += 1
             yield line, sender, msg

@@ -3,9 +3,7 @@ which client-view rule each difference breaks.
 
 Owns: ``compare_views(reference, actual)`` over two ``ClientView.to_json()`` values (one object
 per session: ``entities``, ``timeline``, ``session``, ``preserved``; see
-``model/clientview.py``), ``VIEW_RULES`` (every rule it can name) and ``CLIENT_FAULT_RULES``,
-the rule each named client fault of ``properties.clientview.CLIENT_FAULTS`` is meant to break
-(read from ``properties.seeded``).
+``model/clientview.py``).
 
 It is the executor of the model's table ``model.clientview_rules.ASPECTS``: it finds the aspects
 of the view that differ and reads the rule each breaks there; it names no rule itself. How a
@@ -40,14 +38,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from model.clientview_parts import ACTIVE_STATES
-from model.clientview_rules import ASPECTS, RULE_OF
-from properties import seeded
-
-CLIENT_FAULT_RULES: Final[dict[str, str]] = {name: seeded.BY_NAME[name].rule for name in seeded.VIEW_FAULTS}
-"""Client fault name (``properties.clientview.CLIENT_FAULTS``) -> the rule it is meant to break."""
-
-VIEW_RULES: Final = frozenset(a.rule for a in ASPECTS)
-"""Every rule ``compare_views`` can name."""
+from model.clientview_rules import RULE_OF
 
 _LINKS: Final = frozenset({"senderMessageId", "recipientMessageId"})
 _CONCLUSIONS: Final = (
@@ -85,19 +76,18 @@ def compare_views(reference: dict[str, Any], actual: dict[str, Any]) -> Found:
     return found
 
 
-def _keys(view: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(str(t), str(i)) for t, i in view.get("timeline", [])]
+def _keys(view: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[str, set[str]]]:
+    """The view's timeline as (type, ID) keys, and the types each ID is held under."""
+    order = [(str(t), str(i)) for t, i in view.get("timeline", [])]
+    types: dict[str, set[str]] = {}
+    for t, i in order:
+        types.setdefault(i, set()).add(t)
+    return order, types
 
 
 def _entities(sid: str, ref: dict[str, Any], act: dict[str, Any], found: Found) -> None:
-    ref_order, act_order = _keys(ref), _keys(act)
+    (ref_order, ref_types), (act_order, act_types) = _keys(ref), _keys(act)
     ref_keys, act_keys = set(ref_order), set(act_order)
-    ref_types: dict[str, set[str]] = {}
-    act_types: dict[str, set[str]] = {}
-    for t, i in ref_order:
-        ref_types.setdefault(i, set()).add(t)
-    for t, i in act_order:
-        act_types.setdefault(i, set()).add(t)
     for t, i in [k for k in ref_order if k not in act_keys]:
         if act_types.get(i, set()) - {t}:
             kept = ", ".join(sorted(act_types[i]))

@@ -26,7 +26,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from functools import partial
 from typing import Any, TypeVar
 
 J = TypeVar("J")
@@ -53,10 +54,10 @@ class Workers:
             raise ValueError("a pool needs at least one worker")
         self.size = size
         self.cluster = cluster
-        self._executor: Executor | None = None
+        self._executor: ProcessPoolExecutor | None = None
         self._ray: Any = None
-        self._owned = False
         self._starting: threading.Thread | None = None
+        """The thread that starts Ray, holds it while the pool lives, and ends it."""
         self._ready = threading.Event()
         self._stop = threading.Event()
         self._failure: ClusterError | None = None
@@ -66,14 +67,9 @@ class Workers:
         """Whether jobs leave this process (then progress callbacks do not reach it)."""
         return self.cluster is not None or self.size > 1
 
-    def describe(self) -> str:
-        if self.cluster is not None:
-            return f"Ray {self.cluster}, {self.size} worker(s)"
-        return f"{self.size} process(es)"
-
     def __enter__(self) -> Workers:
         if self.cluster is not None:
-            self._start_ray()
+            self._start_ray(self.cluster)
         return self
 
     def __exit__(self, kind: object, *exc: object) -> None:
@@ -85,15 +81,61 @@ class Workers:
         """``fn`` over ``jobs``, results in job order (each yielded as soon as it and every job
         before it are done). ``fn`` must be a module-level function and the jobs picklable
         whenever the pool is parallel."""
+        if self.cluster is None and (self.size == 1 or len(jobs) <= 1):
+            yield from map(fn, jobs)
+            return
+        first = 0
         if self.cluster is not None:
-            yield from self._ray_map(fn, jobs)
-        elif self.size == 1 or len(jobs) <= 1:
-            for job in jobs:
-                yield fn(job)
-        else:
+            if self._ray is None and self._starting is None:
+                raise ClusterError("the Ray pool was used before it started (use it as a context manager)")
+            # while Ray starts (``_run_ray``), the first jobs run here, in job order
+            while self._starting is not None and not self._ready.is_set() and first < len(jobs):
+                yield fn(jobs[first])
+                first += 1
+            if first == len(jobs):
+                return
+            self._started()
+        # ``size`` jobs at a time (on a cluster, one with more CPUs than asked for then runs
+        # ``size`` at once, as the local pool does); on this machine (``size`` CPUs) ``size`` more
+        # wait behind them, so no worker waits for this process to send its next one; a new one
+        # is sent whenever any ends (not only the next in order: a long job must not leave the
+        # other workers idle), and the results are handed back in job order
+        submit, wait_one, get = self._backend(fn)
+        name = f"{getattr(fn, '__module__', '').rsplit('.', 1)[-1]}.{getattr(fn, '__name__', 'task')}"
+        pending = iter(enumerate(jobs[first:], first))
+        running: dict[Any, int] = {}  # task -> job index
+        results: dict[int, Any] = {}
+
+        def send() -> None:
+            nxt = next(pending, None)
+            if nxt is not None:
+                running[submit(nxt[1])] = nxt[0]
+
+        for _ in range(self.size * (1 if self.cluster not in (None, "local") else 2)):
+            send()
+        for want in range(first, len(jobs)):
+            while want not in results:
+                ref = wait_one(list(running))
+                index = running.pop(ref)
+                results[index] = get(ref, f"task {index} ({name})")
+                send()
+            yield results.pop(want)
+
+    def _backend(self, fn: Callable[[J], R]) -> tuple[Callable[[J], Any], Callable[[list[Any]], Any], Any]:
+        """How to send a job of ``fn``, wait for any sent one to end, and get its result: local
+        processes (``concurrent.futures``) or Ray tasks."""
+        if self.cluster is None:
             if self._executor is None:
                 self._executor = ProcessPoolExecutor(max_workers=self.size)
-            yield from self._executor.map(fn, jobs)
+            executor = self._executor
+
+            def wait_future(futures: list[Future[R]]) -> Future[R]:
+                return next(iter(wait(futures, return_when=FIRST_COMPLETED).done))
+
+            return lambda job: executor.submit(fn, job), wait_future, lambda future, _what: future.result()
+        ray = self._ray
+        task = ray.remote(num_cpus=1, max_retries=0)(fn)
+        return task.remote, lambda refs: ray.wait(refs, num_returns=1)[0][0], partial(_get, ray)
 
     def close(self) -> None:
         if self._executor is not None:
@@ -103,60 +145,45 @@ class Workers:
             self._stop.set()
             self._starting.join()
             self._starting = None
-        elif self._ray is not None and self._owned:
-            self._ray.shutdown()
         self._ray = None
 
     # -- Ray ----------------------------------------------------------------------------------
 
-    def _start_ray(self) -> None:
-        cluster = self.cluster
-        assert cluster is not None
-        if not cluster.strip():
-            raise ClusterError("--cluster: expected local or HOST:PORT")
+    def _start_ray(self, cluster: str) -> None:
+        """Start (``local``) or join Ray in a thread (``_run_ray``); a private instance takes
+        seconds to start (importing Ray, its processes, then this driver's connection), and
+        ``map`` runs the first jobs here meanwhile; joining takes about a second: it is waited
+        for, so that its failure comes at once."""
         if cluster != "local":
-            _reachable(cluster)
+            _probe(cluster)
         loaded: Any = sys.modules.get("ray", False)  # None: an import of Ray is refused (a test)
         if loaded is None or (loaded is False and importlib.util.find_spec("ray") is None):
             raise ClusterError(f"--cluster needs Ray, which is not installed: {INSTALL_HINT}")
-        if loaded is not False and loaded.is_initialized():  # a process that runs Ray (a test)
-            self._ray = loaded  # keeps it
-            return
-        self._owned = True
-        if cluster != "local":  # joining takes about a second: here, its failure at once
-            import ray
-
-            self._ray = ray
-            _probe(cluster)
-            self._init(cluster)
-            self._started()
-            return
-        # a private instance takes seconds to start (importing Ray, its processes, then this
-        # driver's connection): a thread starts it while ``map`` runs the first jobs here, and
-        # lives until ``close`` (Ray's processes are bound to the thread that started them: they
-        # end with it)
-        self._starting = threading.Thread(target=self._own_instance, daemon=True)
+        self._starting = threading.Thread(target=self._run_ray, args=(cluster,), daemon=True)
         self._starting.start()
+        if cluster != "local":
+            self._started()
 
-    def _own_instance(self) -> None:
+    def _run_ray(self, cluster: str) -> None:
+        """Start or join Ray, then hold it until ``close`` (Ray's processes are bound to the
+        thread that started them: they end with it)."""
         try:
-            import ray
-
-            self._ray = ray
-            self._init("local")
-        except Exception as exc:  # an installation of Ray that cannot be imported
-            self._failure = ClusterError(f"--cluster local: cannot import Ray ({type(exc).__name__}: {exc})")
+            self._failure = self._init(cluster)
         finally:
             self._ready.set()
-        self._stop.wait()
         if self._failure is None:
+            self._stop.wait()
             self._ray.shutdown()
 
-    def _init(self, cluster: str) -> None:
-        """``ray.init``; a failure is kept for ``_started`` to raise."""
+    def _init(self, cluster: str) -> ClusterError | None:
+        """Import Ray and ``ray.init``; a failure is returned, for ``_started`` to raise."""
         import logging
 
-        ray = self._ray
+        try:
+            import ray
+        except Exception as exc:  # an installation of Ray that cannot be imported
+            return ClusterError(f"--cluster {cluster}: cannot import Ray ({type(exc).__name__}: {exc})")
+        self._ray = ray
         logging.getLogger("ray").setLevel(logging.ERROR)  # its note on SIGTERM outside the main thread
         quiet: dict[str, Any] = {
             "include_dashboard": False,
@@ -174,55 +201,16 @@ class Workers:
                 ray.init(address=cluster, **quiet)
         except Exception as exc:  # Ray's own start-up and connection errors
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            self._failure = ClusterError(f"--cluster {cluster}: {first}")
-            return
+            return ClusterError(f"--cluster {cluster}: {first}")
         _errors_to_stderr()
+        return None
 
     def _started(self) -> None:
-        """Wait for the start of a private instance; raise a failure to start."""
+        """Wait for Ray to start; raise a failure to start."""
         if self._starting is not None:
             self._ready.wait()
         if self._failure is not None:
             raise self._failure
-
-    def _ray_map(self, fn: Callable[[J], R], jobs: Sequence[J]) -> Iterator[R]:
-        if self._ray is None and self._starting is None:
-            raise ClusterError("the Ray pool was used before it started (use it as a context manager)")
-        # while Ray starts (``_init``), the first jobs run here, in job order
-        first = 0
-        while self._starting is not None and not self._ready.is_set() and first < len(jobs):
-            yield fn(jobs[first])
-            first += 1
-        if first == len(jobs):
-            return
-        self._started()
-        ray = self._ray
-        task = ray.remote(num_cpus=1, max_retries=0)(fn)
-        # on a cluster, ``size`` tasks at a time, so one with more CPUs than asked for runs
-        # ``size`` at once, as the local pool does; on the private instance (``size`` CPUs, so
-        # ``size`` at once) ``size`` more wait behind them, so no worker waits for this process
-        # to send its next one; a new one is sent whenever any ends (not only the next in order:
-        # a long job must not leave the other workers idle), and the results are handed back
-        # in job order
-        name = f"{getattr(fn, '__module__', '').rsplit('.', 1)[-1]}.{getattr(fn, '__name__', 'task')}"
-        pending = iter(enumerate(jobs[first:], first))
-        running: dict[Any, int] = {}  # task -> job index
-        results: dict[int, Any] = {}
-
-        def send() -> None:
-            nxt = next(pending, None)
-            if nxt is not None:
-                running[task.remote(nxt[1])] = nxt[0]
-
-        for _ in range(self.size * (2 if self.cluster == "local" else 1)):
-            send()
-        for want in range(first, len(jobs)):
-            while want not in results:
-                (ref,), _ = ray.wait(list(running), num_returns=1)
-                index = running.pop(ref)
-                results[index] = _get(ray, ref, f"task {index} ({name})")
-                send()
-            yield results.pop(want)
 
 
 def _errors_to_stderr() -> None:
@@ -245,54 +233,40 @@ def _errors_to_stderr() -> None:
     worker.print_to_stdstream = to_stderr
 
 
+_PROBE = """import socket, sys
+try: socket.create_connection((sys.argv[2], int(sys.argv[3])), timeout=float(sys.argv[4])).close()
+except OSError as exc: sys.exit("unreachable: " + str(exc.strerror or exc))
+try: import logging, ray
+except ImportError: sys.exit(0)  # the caller says Ray is not installed
+ray.init(address=sys.argv[1], log_to_driver=False, logging_level=logging.ERROR); ray.shutdown()
+"""
+
+
 def _probe(cluster: str) -> None:
-    """Fail fast when ``cluster`` (reachable) is no Ray cluster: a trial join in a child process
-    within ``PROBE_TIMEOUT`` (Ray's own join retries for about 20 s when something else answers)."""
+    """Fail fast when ``cluster`` is not HOST:PORT, takes no TCP connection within
+    ``CONNECT_TIMEOUT``, or is no Ray cluster: a trial join within ``PROBE_TIMEOUT`` (Ray's own
+    join retries for about 20 s when something else answers). Both in a child process: this
+    package opens no socket of its own."""
     import subprocess
 
-    code = (
-        "import logging, sys, ray; "
-        "ray.init(address=sys.argv[1], log_to_driver=False, logging_level=logging.ERROR); ray.shutdown()"
-    )
+    host, _, port = cluster.split("://", 1)[-1].rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(f"--cluster {cluster}: expected local or HOST:PORT (or ray://HOST:PORT)")
+    argv = [sys.executable, "-c", _PROBE, cluster, host, port, str(CONNECT_TIMEOUT)]
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", code, cluster], capture_output=True, text=True, timeout=PROBE_TIMEOUT
-        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise ClusterError(
             f"--cluster {cluster}: no Ray cluster answered there within {PROBE_TIMEOUT:.0f} s"
         ) from None
+    said = done.stderr.strip().splitlines()
+    if said and said[-1].startswith("unreachable: "):
+        why = said[-1].removeprefix("unreachable: ")
+        raise ClusterError(f"--cluster {cluster}: cannot reach a Ray cluster there ({why})")
     if done.returncode != 0:
-        errors = [ln for ln in done.stderr.splitlines() if "Error" in ln and "gcs_client" not in ln]
+        errors = [ln for ln in said if "Error" in ln and "gcs_client" not in ln]
         why = errors[-1].strip() if errors else f"the trial join exited with {done.returncode}"
         raise ClusterError(f"--cluster {cluster}: cannot join the Ray cluster there ({why})")
-
-
-def _reachable(cluster: str) -> None:
-    """``cluster`` is HOST:PORT and takes a TCP connection within ``CONNECT_TIMEOUT`` (tried in a
-    child process: this package opens no socket of its own)."""
-    import subprocess
-
-    host, port = _address(cluster)
-    code = (
-        "import socket, sys\n"
-        "try: socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=float(sys.argv[3])).close()\n"
-        "except OSError as exc: sys.exit(str(exc.strerror or exc))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, host, str(port), str(CONNECT_TIMEOUT)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
-        raise ClusterError(f"--cluster {cluster}: cannot reach a Ray cluster there ({why})")
-
-
-def _address(cluster: str) -> tuple[str, int]:
-    rest = cluster.split("://", 1)[-1]
-    host, _, port = rest.rpartition(":")
-    if not host or not port.isdigit():
-        raise ClusterError(f"--cluster {cluster}: expected local or HOST:PORT (or ray://HOST:PORT)")
-    return host, int(port)
 
 
 def _get(ray: Any, ref: Any, what: str) -> Any:

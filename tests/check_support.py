@@ -21,7 +21,8 @@ import pytest
 from cli import check_inputs
 from cli.main import main
 from properties.checking import FileReport, check_stream
-from properties.engine import Monitor, MonitorSet
+from properties.engine import TABLES, Handler, Monitor, MonitorSet
+from properties.monitor import on
 from properties.shared import ENV, default_schema, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -95,11 +96,14 @@ def basic_turn(session: str = "sess_basic", rid: Any = 1, n: int = 1) -> list[by
 
 
 class CountingMonitor(Monitor):
-    """Exercises TEST-COUNT on every message; never breaches."""
+    """Exercises TEST-COUNT on every message (every table's ``*`` handler); never breaches."""
 
     RULES = ("TEST-COUNT",)
 
-    def on_message(self, sender: str, msg: dict[str, Any], line: int) -> None:
+    def handlers(self) -> Iterator[tuple[str, str, Handler]]:
+        return ((table, "*", self._count) for table in TABLES)
+
+    def _count(self, sid: Any, payload: Any, line: int, msg: dict[str, Any]) -> None:
         self.exercise("TEST-COUNT")
 
 
@@ -114,13 +118,11 @@ class SecondPromptMonitor(Monitor):
         self.prompts = 0
         self.last_session: str | None = None
 
-    def on_message(self, sender: str, msg: dict[str, Any], line: int) -> None:
-        if msg.get("method") != "session/prompt":
-            return
+    @on("client-request", "session/prompt")
+    def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: dict[str, Any]) -> None:
         self.exercise("TEST-ONE-PROMPT")
         self.prompts += 1
-        params = msg.get("params")
-        self.last_session = params.get("sessionId") if isinstance(params, dict) else None
+        self.last_session = sid
         if self.prompts == 2:
             self.breach("TEST-ONE-PROMPT", line, self.last_session, "a second prompt", msg)
 
@@ -141,7 +143,9 @@ class WarningMonitor(Monitor):
 
     RULES = ()
 
-    def on_message(self, sender: str, msg: dict[str, Any], line: int) -> None:
+    @on("agent-response", "*")
+    @on("client-response", "*")
+    def _answer(self, sid: Any, request: Any, line: int, msg: dict[str, Any]) -> None:
         if "result" in msg:
             self.breach(should_rule(), line, None, "a response was seen", msg)
 

@@ -90,6 +90,5 @@ def as_tuple(f: Finding) -> tuple[Any, ...]:
 
 def stats_tuple(st_: TranscriptStats) -> tuple[Any, ...]:
     return (
-        st_.lines, st_.messages, st_.requests, st_.notifications, st_.responses,
-        st_.input_findings, sorted(st_.sessions), sorted(st_.preserved.items()),
+        st_.lines, st_.messages, sorted(st_.sessions), sorted(st_.preserved.items()),
     )  # fmt: skip

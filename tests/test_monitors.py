@@ -21,7 +21,7 @@ import pytest
 from properties.catalogue import RESTATED, RULES_BY_ID
 from properties.engine import Monitor, MonitorSet
 from properties.findings import Finding
-from properties.monitor import Record
+from properties.monitor import Record, on
 from properties.monitors import ALL_MONITORS
 from simulator.peers import wire
 from tests.wire_dsl import (
@@ -1331,7 +1331,7 @@ def test_clone_shares_no_container_or_record() -> None:
     assert copied > 30  # (the run made records in several monitors)
 
 
-def test_clone_of_a_legacy_monitor_copies_its_containers() -> None:
+def test_clone_of_a_plain_monitor_copies_its_containers() -> None:
     class Counting(Monitor):
         RULES = ("ACC-01",)
 
@@ -1339,8 +1339,12 @@ def test_clone_of_a_legacy_monitor_copies_its_containers() -> None:
             super().__init__(owner)
             self.seen: list[int] = []
 
-        def on_message(self, sender: str, msg: dict[str, Any], line: int) -> None:
+        @on("client-request", "*")
+        def _asked(self, sid: Any, params: Any, line: int, msg: dict[str, Any]) -> None:
             self.seen.append(line)
+
+        def state_key(self) -> Any:
+            return tuple(self.seen)
 
     ms = MonitorSet([Counting])
     ms.feed(*prompt(1), 1)

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_committed_matrix_is_up_to_date(tmp_path: Path) -> None:
     fresh = tmp_path / "traceability.md"
-    trace.write_matrix(fresh, seeded_bugs())
+    fresh.write_text(trace.matrix(seeded_bugs()), encoding="utf-8")
     committed = REPO / "docs" / "traceability.md"
     assert committed.is_file(), "docs/traceability.md is missing: run acp-model trace"
     assert fresh.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), (
@@ -27,7 +27,7 @@ def test_committed_matrix_is_up_to_date(tmp_path: Path) -> None:
 
 def test_committed_sections_page_is_up_to_date(tmp_path: Path) -> None:
     fresh = tmp_path / "spec-sections.md"
-    trace.write_sections(fresh, seeded_bugs())
+    fresh.write_text(trace.sections(seeded_bugs()), encoding="utf-8")
     committed = REPO / "docs" / "spec-sections.md"
     assert committed.is_file(), "docs/spec-sections.md is missing: run acp-model trace --sections"
     assert fresh.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), (

@@ -14,9 +14,10 @@ import pytest
 
 from model.clientview import ClientView
 from model.clientview_rules import ASPECTS, RULE_OF
+from properties import seeded
 from properties.catalogue import RULES_BY_ID
 from properties.clientview import CLIENT_FAULTS, FaultyView
-from properties.viewcheck import CLIENT_FAULT_RULES, VIEW_RULES, compare_views
+from properties.viewcheck import compare_views
 from tests.wire_dsl import (
     Line,
     answer,
@@ -33,6 +34,11 @@ from tests.wire_dsl import (
     update,
     user,
 )
+
+CLIENT_FAULT_RULES = {name: seeded.BY_NAME[name].rule for name in CLIENT_FAULTS}
+"""Each client fault -> the rule it is meant to break."""
+VIEW_RULES = frozenset(a.rule for a in ASPECTS)
+"""Every rule ``compare_views`` can name."""
 
 OUT = update(
     "session_message", "s2", messageId="m", content=[{"type": "text", "text": "go"}], recipientSessionId="s1"

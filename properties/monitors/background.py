@@ -56,7 +56,6 @@ class BackgroundMonitor(FactsMonitor):
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.reported: set[str] = set()  # sessions that reported a concrete background list
         self.parents: dict[str, str] = {}  # exposed child -> parent
         self.mirrored: dict[str, Any] = {}  # child -> state the parent last showed
         self.own: dict[str, Any] = {}  # child -> state it last reported itself
@@ -83,13 +82,13 @@ class BackgroundMonitor(FactsMonitor):
 
     def _listed(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The snapshot's background list."""
-        reported = sid in self.reported
+        fs = self.facts.sessions.get(sid)
+        reported = fs is not None and fs.listed is not None  # a concrete list was reported before
         if not reported and "background" not in upd:
             return  # nothing reported yet, nothing reported now
         raw = upd.get("background")
         keys = self.facts.background(upd)
         rule = bw.LIST_ON_EVERY_SNAPSHOT.rule
-        fs = self.facts.sessions.get(sid)
         bare = fs is not None and bool(fs.bare_line)
         every = self.between.lists_before_first(self.reading(STATE_UPDATES_BEFORE_FIRST_LIST))
         if reported or (keys is not None and bare):
@@ -107,7 +106,6 @@ class BackgroundMonitor(FactsMonitor):
                 self.breach(rule, line, sid, why, msg, (STATE_UPDATES_BEFORE_FIRST_LIST,))
         if keys is None:
             return
-        self.reported.add(sid)
         terms = fs.terms if fs is not None else None
         if terms and self.between.terminal_alone_binds(self.reading(TOOL_WITH_LISTED_TERMINAL)):
             alone = bw.TERMINAL_LISTED_ALONE.rule
@@ -139,7 +137,6 @@ class BackgroundMonitor(FactsMonitor):
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
         return (
-            frozenset(self.reported),
             frozenset(self.parents.items()),
             frozenset((k, repr(v)) for k, v in self.mirrored.items()),
             frozenset((k, repr(v)) for k, v in self.own.items()),

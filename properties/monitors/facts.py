@@ -23,17 +23,14 @@ Per session (``SessionFacts``):
   it is in view (``MonitorSet.from_start`` says so for all sessions).
 - ``closed``: ``session/close`` succeeded (until a ``session/resume`` reopens it).
 - ``terms``: tool call -> the terminals its latest content embeds (``{"type": "terminal", ...}``
-  items), from its ``tool_call_update`` and a permission request's subject (the Client applies
-  the subject's tool call like a ``tool_call_update``: ToolCallPermissionSubject in the schema);
+  items), from its ``tool_call_update`` and a permission request's subject (``subject_call``);
   a call whose content embeds none has no entry.
 
 Connection-wide: the user-action requests outstanding (``asking``): each ``session/request_permission``
 and ``elicitation/create`` of a session the Agent sent, until the Client answers it or the Agent
 withdraws it with ``$/cancel_request``; a URL elicitation the Client accepted stays outstanding
-until the Agent's ``elicitation/complete`` (the user finishes outside the Client).
-
-Connection-wide: the Client's ``initialize`` request and the Agent's answer (prompt content the
-Agent accepts, whether the Client's capabilities could advertise custom extensions).
+until the Agent's ``elicitation/complete`` (the user finishes outside the Client). And what the
+``initialize`` handshake said (see the attributes of ``Facts``).
 
 Must not know: any rule, finding or explanation.
 """
@@ -62,6 +59,15 @@ def terminal_refs(content: Any) -> frozenset[str]:
         for item in content
         if type(item) is dict and item.get("type") == "terminal" and type(item.get("terminalId")) is str
     )
+
+
+def subject_call(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool call a permission request's ``subject`` carries (with a string ``toolCallId``),
+    else None: the Client applies it like a ``tool_call_update`` (ToolCallPermissionSubject in
+    the schema: a first-seen ID creates it)."""
+    subject = params.get("subject")
+    call = subject.get("toolCall") if type(subject) is dict else None
+    return call if type(call) is dict and type(call.get("toolCallId")) is str else None
 
 
 class SessionFacts(Record):
@@ -116,7 +122,6 @@ class Facts(Monitor):
         super().__init__(owner)
         self.sessions: dict[str, SessionFacts] = {}
         self.init_pending = False
-        self.initialized = False
         self.client_may_extend: bool | None = None
         """None: the Client's initialize was not seen; else whether its capabilities carry
         ``_meta`` (the only place a custom extension such as custom states could be
@@ -218,9 +223,8 @@ class Facts(Monitor):
         if sid is not None:
             eid = params.get("elicitationId") if params.get("mode") == "url" else None
             self.asking[msg["id"]] = (sid, eid, False)
-            subject = params.get("subject")
-            call = subject.get("toolCall") if type(subject) is dict else None
-            if type(call) is dict and type(call.get("toolCallId")) is str and "content" in call:
+            call = subject_call(params)
+            if call is not None and "content" in call:
                 self._embeds(sid, call["toolCallId"], call["content"])
 
     @on("client-response", "session/request_permission", "elicitation/create")
@@ -286,7 +290,6 @@ class Facts(Monitor):
         result = msg.get("result")
         if type(result) is not dict:
             return
-        self.initialized = True
         caps = result.get("capabilities")
         session = caps.get("session") if type(caps) is dict else None
         prompt = session.get("prompt") if type(session) is dict else None
@@ -310,7 +313,6 @@ class Facts(Monitor):
         return (
             tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
             self.init_pending,
-            self.initialized,
             self.client_may_extend,
             self.prompt_types,
             self.custom_prompt_ok,

@@ -117,7 +117,7 @@ from model import entity
 from model import foreground as fgm
 from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from model.clientview_parts import KNOWN_STATES as STANDARD_STATES
-from model.core import ProtocolViolation
+from model.core import MachineSpec, ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.monitor import Message, Record, on, rule_group
 from properties.monitors.facts import SessionFacts, SessionMonitor
@@ -141,7 +141,6 @@ _STOP_RULE = _STOP_GROUP[0]
 no choice of the Client explains is suspected."""
 _START_GROUP = bw.ACTIVE_ON_START.statements
 OWN_WORK = bw.OWN_WORK_FOREGROUND.rule
-"""Work the Agent starts itself is foreground work (``model.between`` own_work_foreground)."""
 _CANCEL_ENDS = bw.CANCELLED_WORK_ENDS.rule
 _ACCEPTED = bw.ACCEPTED_WORK_REPORTED.rule
 _NAMED_STOP = bw.CUSTOM_STOP_PREFIXED.rule
@@ -330,9 +329,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if state == "idle" and seen is not None:
             if seen > 0:  # an update of ended work after its idle: is it one the work owed?
                 cancelled = seen == st.last_end and st.last_end_cancel
-                rule = self.between.late_update(cancelled).rule
+                late = self.between.late_update(cancelled).rule
                 what = "the cancellation" if cancelled else "that work"
-                self._ex[rule] += 1
+                self._ex[late] += 1
             if (
                 seen > 0
                 and (variant[-1] == "k" or "content" in upd)
@@ -341,7 +340,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             ):
                 st.done_period = fs.period
                 self.breach(
-                    rule,
+                    late,
                     line,
                     sid,
                     f"{variant} {mid!r} of foreground work that already ended is sent after "
@@ -359,20 +358,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 return  # may be output of the work from before it blocked
         elif custom:  # the cell's guard: did the Client advertise custom states?
             self._ex[_CUSTOM_STATES] += 1
-        try:
-            spec.fire(where, "output", {"custom_states": self.facts.client_may_extend is not False})
+        rule = self._refused_output(spec, where)
+        if rule is None:
             return
-        except ProtocolViolation as broke:
-            rule = broke.rule
         what = f"{variant} {mid!r}"
         if state == "idle" or (custom and seen is None and st.last_std == "idle"):
             after = f" after the custom state {state!r} replaced running" if custom else " sent while idle"
             waits = state != "idle" or self._prompt_waits(sid, st)
-            rule = self.between.start_rule(rule, waits)
-            if not waits:  # the Agent's own work
-                self._ex[rule] += 1
-                after += " with no prompt waiting (work the Agent started itself)"
-            self._started(st, fs.period, rule, sid, line, what + after, msg)
+            self._started(st, fs.period, rule, sid, line, what + after, msg, waits=waits)
             return
         if where != fgm.REQUIRES_ACTION:
             self._ex[rule] += 1
@@ -397,6 +390,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 (OUTPUT_WHILE_REQUIRES_ACTION,) if where == fgm.REQUIRES_ACTION else (),
             )
 
+    def _refused_output(self, spec: MachineSpec, where: str) -> str | None:
+        """The rule the foreground table's output from ``where`` breaks (None: it allows it)."""
+        try:
+            spec.fire(where, "output", {"custom_states": self.facts.client_may_extend is not False})
+        except ProtocolViolation as broke:
+            return broke.rule
+        return None
+
     def _started(
         self,
         st: _Session,
@@ -407,7 +408,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         what: str,
         msg: Message,
         readings: tuple[str, ...] = (),
+        waits: bool = True,
     ) -> None:
+        """Foreground work under way with no active state reported (``waits``: a prompt waited
+        for it, else it is work the Agent started itself: ``Rules.start_rule``)."""
+        if not waits:
+            rule = self.between.start_rule(rule, False)
+            self._ex[rule] += 1
+            what += " with no prompt waiting (work the Agent started itself)"
         self._gx[_START_GROUP_KEY] += 1
         if rule not in _START_GROUP:
             self._ex[rule] += 1
@@ -504,31 +512,26 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if type(reason) is str and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
-        if type(reason) is str:
-            if not self.between.stop_reason_named(reason):
-                why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
-                if not self.between.future_reason_possible(self.reading(FUTURE_STOP)):
-                    self.breach(_NAMED_STOP, line, sid, why, msg, (FUTURE_STOP,))
-                else:  # it may be a future ACP variant
-                    self.suspect(
-                        _NAMED_STOP, line, sid, why + " (it may be a future ACP stop reason)", msg,
-                        (FUTURE_STOP,),
-                    )  # fmt: skip
-            if prev in ACTIVE:
-                self._gx[_END_STOP_KEY] += 1
-                self._ends(fs, prev, reason, st, sid, upd, line, msg)
-            else:  # no work reported active ends here: does the idle still report a completion?
-                self._ex[_NAMED_STOP] += 1
-                if prev == "idle":
-                    self._ex["TRANS-01"] += 1
-                self._unreported_end(fs, st, prev, reason, completed, sid, line, msg)
-                if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
-                    st.last_reason = reason
-        elif prev in ACTIVE:
-            self._gx[_END_GROUPS_KEY] += 1
+        named = type(reason) is str
+        if type(reason) is str and not self.between.stop_reason_named(reason):
+            why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
+            if not self.between.future_reason_possible(self.reading(FUTURE_STOP)):
+                self.breach(_NAMED_STOP, line, sid, why, msg, (FUTURE_STOP,))
+            else:  # it may be a future ACP variant
+                self.suspect(
+                    _NAMED_STOP, line, sid, why + " (it may be a future ACP stop reason)", msg, (FUTURE_STOP,)
+                )
+        if prev in ACTIVE:
+            self._gx[_END_STOP_KEY if named else _END_GROUPS_KEY] += 1
             self._ends(fs, prev, reason, st, sid, upd, line, msg)
-        elif prev == "idle":
+            return
+        if prev == "idle":
             self._ex["TRANS-01"] += 1
+        if named:  # no work reported active ends here: does the idle still report a completion?
+            self._ex[_NAMED_STOP] += 1
+            self._unreported_end(fs, st, prev, reason, completed, sid, line, msg)
+            if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+                st.last_reason = reason
 
     def _unreported_end(
         self,
@@ -558,13 +561,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         where = fgm.UNRECOGNIZED if custom else fgm.IDLE
         if custom:
             self._ex[_CUSTOM_STATES] += 1
-        try:
-            self.table(fgm.SPEC).fire(
-                where, "output", {"custom_states": self.facts.client_may_extend is not False}
-            )
+        rule = self._refused_output(self.table(fgm.SPEC), where)
+        if rule is None:
             return
-        except ProtocolViolation as broke:
-            rule = broke.rule
         if completed:
             what = f"repeated idle with the new stop reason {reason!r} (was {st.last_reason!r})"
         else:
@@ -572,23 +571,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         what += " completes work"
         if custom:
             what += f" that ran under the custom state {prev!r}, which replaced running"
-        elif not self._prompt_waits(sid, st):  # the Agent's own work
-            rule = self.between.start_rule(rule, False)
-            self._ex[rule] += 1
-            what += " with no prompt waiting (work the Agent started itself)"
         readings = (REPEATED_IDLE_NEW_REASON,) if completed else ()
-        self._started(st, fs.period, rule, sid, line, what, msg, readings)
-
-    def _no_stop_reason(self, prev: str, sid: str, line: int, msg: Message) -> None:
-        """An ending idle without a stop reason: a breach of FG-06 only when the Agent could tell
-        why the work stopped, which the wire does not show (a suspicion, a warning)."""
-        self.suspect(
-            "FG-06",
-            line,
-            sid,
-            f"the idle that ends {prev} work has no stop reason: the Agent should name one unless "
-            "it cannot tell why the work stopped (which the wire does not show)",
-            msg,
+        self._started(
+            st, fs.period, rule, sid, line, what, msg, readings, custom or self._prompt_waits(sid, st)
         )
 
     def _ends(
@@ -609,17 +594,21 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.last_end = fs.interval
         if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
             st.last_reason = reason if type(reason) is str else None
-        cancel_line = fs.cancel_line
-        if cancel_line and self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
-            st.last_end_cancel = self.between.confirmation_breach(reason) is None
-            if type(reason) is not str:
-                self._no_stop_reason(prev, sid, line, msg)
-        elif cancel_line:  # its stop reason is judged by ``_confirmation`` (cancel_confirmed)
-            st.last_end_cancel = True
-        else:
-            st.last_end_cancel = False
-            if type(reason) is not str:
-                self._no_stop_reason(prev, sid, line, msg)
+        # after a cancel, its stop reason is judged by ``_confirmation`` (cancel_confirmed) unless
+        # the work may have ended on its own first
+        judged = not fs.cancel_line or self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT))
+        st.last_end_cancel = bool(fs.cancel_line) and (
+            not judged or self.between.confirmation_breach(reason) is None
+        )
+        if judged and type(reason) is not str:  # FG-06 breached only if the Agent could tell why the
+            self.suspect(  # work stopped, which the wire does not show: a suspicion, a warning
+                "FG-06",
+                line,
+                sid,
+                f"the idle that ends {prev} work has no stop reason: the Agent should name one unless "
+                "it cannot tell why the work stopped (which the wire does not show)",
+                msg,
+            )
         if reason == fgm.ERROR:
             self._ex["FAIL-03"] += 1
             err = upd.get("error")
@@ -769,10 +758,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         if type(mid) is str:
             seen = steered.get(("u", mid))
+            fs = self.facts.sessions.get(sid)
             if seen == received:
                 self._steered(sid, rid, mid, line, msg)
-            elif seen is None and self._still(sid, received):
-                steered[("m", mid)] = received  # judged when the message is reported
+            elif seen is None and fs is not None and fs.state in ACTIVE and fs.interval == received:
+                steered[("m", mid)] = received  # that work goes on: judged when the message is reported
         if not any(k[0] == "p" and v == received for k, v in steered.items()):
             for key in [k for k, v in steered.items() if k[0] == "u" and v == received]:
                 del steered[key]  # no prompt of that work is left to claim them
@@ -793,11 +783,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             self._steered(sid, None, mid, line, msg)
         elif any(k[0] == "p" and v == fs.interval for k, v in st.steered.items()):
             st.steered[("u", mid)] = fs.interval  # a prompt received in this work may claim it
-
-    def _still(self, sid: str, interval: int) -> bool:
-        """The active work of ``interval`` is still going on."""
-        fs = self.facts.sessions.get(sid)
-        return fs is not None and fs.state in ACTIVE and fs.interval == interval
 
     def _steered(self, sid: str, rid: Any, mid: str, line: int, msg: Message) -> None:
         rule = bw.STEERING.rule

@@ -182,28 +182,17 @@ _SENT_KEY = rule_group(_SETUP, _NOT_EMPTY)
 _UNACCOUNTED = (UNACCOUNTED_USER_MESSAGE,)
 _DEADLINE = (USER_MESSAGE_DEADLINE,)
 _CONTENT_READING = (USER_MESSAGE_CONTENT,)
+# the rules of the ``model.between`` declarations judged here (the model states each)
 REPORTED = bw.USER_MESSAGE_REPORTED.rule
-"""The rule of an inserted user message never reported (``model.between``)."""
 SAME_ID = bw.OWN_USER_MESSAGE.rule
-"""The rule of a user message reported under an ID no prompt response returned
-(``model.between``)."""
 CONTENT = bw.CONTENT_ADVERTISED.rule
-"""The rule of prompt content the Agent did not advertise (``model.between``)."""
 GIVEN = bw.MESSAGE_ID_RETURNED.rule
-"""The rule of a success response without a string messageId (``model.between``)."""
 AHEAD = bw.REPORTED_AFTER_INSERTION.rule
-"""The rule of a user message reported before its prompt was inserted (``model.between``)."""
 FOREIGN = bw.USER_MESSAGE_CONTENT.rule
-"""The rule of a user_message carrying content its prompt lacks, under the reading
-user-message-content=prompt-content (``model.between``)."""
 DISTINCT = bw.DISTINCT_MESSAGE_IDS.rule
-"""The rule of one messageId returned for two submissions (``model.between``)."""
 KEEPS = bw.REPLAY_KEEPS_IDS.rule
-"""The rule of a replayed user message under a new ID (``model.between``)."""
 REFUSED = bw.REJECTED_NOT_REPORTED.rule
-"""The rule of a user message reported for a refused submission (``model.between``)."""
 LATER = bw.LATER_PROMPTS_UNCOVERED.rule
-"""The rule of a prompt withdrawn by a cancel received before it (``model.between``)."""
 _BUSY = (BUSY_REFUSAL,)
 BUSY_ONLY = prm.SPEC.guard_rules["busy_only"]
 """The rule the prompt table's guard ``busy_only`` states (refused only because work is
@@ -498,16 +487,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
             prompts[rid] = (rec[0], rec[1], after, rec[3], rec[4])
 
     @on("client-notification", "session/cancel")
+    @on("client-request", "session/close")
     def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             ps = self._session(sid)
-            ps.cancel_seen = True
-            self._client(ps.pending, "cover", line, msg)
-
-    @on("client-request", "session/close")
-    def _close(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        if sid is not None:
-            self._client(self._session(sid).pending, "close", line, msg)
+            cancel = msg["method"] == "session/cancel"
+            ps.cancel_seen = ps.cancel_seen or cancel
+            self._client(ps.pending, "cover" if cancel else "close", line, msg)
 
     @on("client-notification", "$/cancel_request")
     def _cancel_request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -713,11 +699,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.owner_mid = None  # reported
         if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self._content_free():
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
-        if mid in ps.unclaimed:  # (then not in claimed: see _answer)
-            self._ex[entity.KEYED_BY_ID] += 1
-            self._known_replayed(sid)
-            return
-        elif mid in ps.claimed:
+        if mid in ps.unclaimed or mid in ps.claimed:  # (never both, and only claimed ones are unreported)
             self._ex[entity.KEYED_BY_ID] += 1
             if not self._known_replayed(sid) and ps.unreported:
                 ps.unreported.pop(mid, None)  # (a replayed copy is not the live report)
@@ -740,8 +722,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
             known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
             state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
-            # (a session whose state the wire never showed: any work may be going on)
-            own = self.between.own_user_message(state, self._own_work(ps) or not known)
+            # (a session whose state the wire never showed: any work may be going on; the work
+            # reported active may be the Agent's own if no prompt waiting at its start was then
+            # refused, so it waited uninserted, and none received while idle was inserted just
+            # before it: model.between OWN_USER_MESSAGE)
+            started = ps.started
+            own_work = started is not None and self.between.own_work(started[2], started[1])
+            own = self.between.own_user_message(state, own_work or not known)
             if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
                 self._ex[entity.KEYED_BY_ID] += 1
                 ps.claimed[mid] = None
@@ -816,13 +803,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 "the prompt's",
                 msg, _CONTENT_READING,
             )  # fmt: skip
-
-    def _own_work(self, ps: _Session) -> bool:
-        """Whether the work reported active may be the Agent's own (``model.between``
-        OWN_USER_MESSAGE): no prompt waiting at its start was then refused (so it waited
-        uninserted), and none received while idle was inserted just before it."""
-        started = ps.started
-        return started is not None and self.between.own_work(started[2], started[1])
 
     @on("agent-response", "session/close")
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:

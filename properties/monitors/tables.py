@@ -45,7 +45,7 @@ from typing import Any
 from model import fields
 from model.core import MachineSpec, ProtocolViolation
 from properties.monitor import Message, on
-from properties.monitors.facts import SessionMonitor
+from properties.monitors.facts import SessionMonitor, subject_call
 from properties.observe import (
     OBSERVED,
     REPLAYED,
@@ -171,11 +171,9 @@ class TableMonitor(SessionMonitor[Seen]):
 
     @on("agent-request", "session/request_permission")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        """A permission request's subject tool call is applied like a ``tool_call_update``
-        (the schema's ToolCallPermissionSubject: a first-seen ID creates the tool call)."""
-        subject = params.get("subject")
-        call = subject.get("toolCall") if type(subject) is dict else None
-        if sid is not None and type(call) is dict and type(call.get("toolCallId")) is str:
+        """A permission request's subject tool call is applied like a ``tool_call_update``."""
+        call = subject_call(params)
+        if sid is not None and call is not None:
             self._update(sid, {**call, "sessionUpdate": TOOL_CALL_UPDATE}, line, msg)
 
     @on("client-request", "session/resume")

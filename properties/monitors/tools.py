@@ -127,7 +127,7 @@ from properties.monitor import Message, Record, on, rule_group
 if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
-from properties.monitors.facts import SessionFacts, SessionMonitor, terminal_refs
+from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call, terminal_refs
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
@@ -144,7 +144,6 @@ from properties.readings import (
 _LATE_GRANT = 3
 _RACED_GRANT = 4
 APPROVED = bw.APPROVED_RUNS.rule
-"""A granted tool call runs before it completes (``model.between``)."""
 _FAILED = bw.FAILED_TOOLS_FINAL.rule
 ABANDONED = bw.CANCELLED_PERMISSIONS.rule
 """A request of cancelled work is not approved (``model.between`` cancelled_permissions, whose rule
@@ -157,7 +156,6 @@ _ANSWERS = frozenset({"accept", "decline", "cancel"})
 _JUDGED = "complete"
 """The one trigger of the elicitation table whose refusal is reported from the wire."""
 ADVERTISED = bw.ADVERTISED_MODES.rule
-"""Elicitations only in the modes the Client advertised (``model.between`` ADVERTISED_MODES)."""
 _Elicit = tuple[str, str, str, Any, Any, int]
 """An elicitation: (session, mode, state, tool call or None, elicitationId or None, line)."""
 
@@ -255,14 +253,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if type(status) is not str:
             status = None
         rec = ts.tools.get(tid)
+        fs = self.facts.of(sid)
         if rec is None:
-            fs = self.facts.of(sid)
             ts.tools[tid] = (status or "pending", fs.interval if fs.state in ACTIVE else 0, 0)
             ts.fresh = ts.fresh | {tid}
             if fs.resuming:
                 ts.window = ts.window | {tid}
             return
-        fs = self.facts.of(sid)
         if fs.resuming and tid not in ts.window:  # replayed history re-sends old updates
             return
         old, created, grant = rec
@@ -409,8 +406,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
             owed = _FAILED if error else bw.CANCELLED_TOOLS_FINAL.rule
             self._ex[owed] += 1
             cancelled = not error
-            alt = self.reading(UNLISTED_TOOL_AT_CANCELLED_IDLE if cancelled else UNLISTED_TOOL_AT_FAILED_IDLE)
-            at_idle = alt != "may-be-background" and (error or self._confirms(upd))
+            unlisted = UNLISTED_TOOL_AT_CANCELLED_IDLE if cancelled else UNLISTED_TOOL_AT_FAILED_IDLE
+            alt = self.reading(unlisted)
+            at_idle = alt != "may-be-background" and (
+                error
+                or self.between.confirms_cancellation(
+                    upd.get("stopReason"), self.reading(CANCEL_TAKES_EFFECT)
+                )
+            )
             for tid, (status, created, _) in ts.tools.items():
                 exempt = _exempt(tid, terms, listed)  # listed work: covered only as cancel_covers says
                 covered = self.between.ends_with_work(exempt, cancelled)
@@ -419,24 +422,32 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     # a list reported since its first report (the idle's own included) says it
                     # is not background work; before any, it may be background not listed yet
                     ruled = keys is not None or tid not in ts.fresh
-                    if error and at_idle and self.between.failed_work_tool(ruled):
-                        self._failed_tool(sid, tid, status, line, msg)
-                    elif not error and at_idle and (ruled or alt == "every-unlisted"):
-                        why = (
-                            "the cancel covers the listed background work too"
-                            if exempt
-                            else "it is not in the latest background list, and it embeds no listed terminal"
-                            if ruled
-                            else "no background list has named it since its first report, and it embeds "
-                            "no listed terminal"
-                        )
-                        self.breach(
-                            owed, line, sid,
-                            f"idle confirming the cancellation received at line {fs.cancel_line} while "
-                            f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
-                            f"it a final status before this idle ({why})",
-                            msg, (UNLISTED_TOOL_AT_CANCELLED_IDLE,),
-                        )  # fmt: skip
+                    if at_idle and (
+                        self.between.failed_work_tool(ruled) if error else ruled or alt == "every-unlisted"
+                    ):
+                        if error:  # model.between FAILED_TOOLS_FINAL
+                            text = (
+                                f"idle with stop reason 'error' while tool call {tid!r} of the failed work "
+                                f"is still {status}: the Agent should give it a terminal status (failed when "
+                                "it did not complete) before reporting the failure (it is not in the latest "
+                                "background list, and it embeds no listed terminal)"
+                            )
+                        else:
+                            why = (
+                                "the cancel covers the listed background work too"
+                                if exempt
+                                else "it is not in the latest background list, and it embeds no listed "
+                                "terminal"
+                                if ruled
+                                else "no background list has named it since its first report, and it embeds "
+                                "no listed terminal"
+                            )
+                            text = (
+                                f"idle confirming the cancellation received at line {fs.cancel_line} while "
+                                f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
+                                f"it a final status before this idle ({why})"
+                            )
+                        self.breach(owed, line, sid, text, msg, (unlisted,))
                     else:  # a CANCEL-17 suspect's verdict depends on the reading (where it is judged)
                         # a later status change shows it carried on past the idle only where
                         # it may (an error idle: model.between may_carry_on; a cancelled one:
@@ -460,25 +471,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         if owes not in spec.relaxed:
                             self.owed[rid] = (sid, line, owes)
 
-    def _failed_tool(self, sid: str, tid: str, status: str, line: int, msg: Message) -> None:
-        """``model.between`` FAILED_TOOLS_FINAL: a tool call of the failed work still unfinished at
-        the idle with stop reason error, left out of a background list reported since its first
-        report."""
-        self.breach(
-            _FAILED, line, sid,
-            f"idle with stop reason 'error' while tool call {tid!r} of the failed work is still "
-            f"{status}: the Agent should give it a terminal status (failed when it did not "
-            "complete) before reporting the failure (it is not in the latest background list, and "
-            "it embeds no listed terminal)",
-            msg, (UNLISTED_TOOL_AT_FAILED_IDLE,),
-        )  # fmt: skip
-
-    def _confirms(self, upd: dict[str, Any]) -> bool:
-        """Whether an idle ending work after a cancel was received confirms the cancellation:
-        always under ``cancel-takes-effect=on-receipt``; under ``when-acted`` only when it says
-        cancelled (the work may have ended on its own first)."""
-        return self.between.confirms_cancellation(upd.get("stopReason"), self.reading(CANCEL_TAKES_EFFECT))
-
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
         ts = self.sessions.get(sid)
@@ -498,14 +490,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
     def _ask(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
             return
-        subject = params.get("subject")
-        call = subject.get("toolCall") if type(subject) is dict else None
-        tid = call.get("toolCallId") if type(call) is dict else None
-        if type(call) is dict and type(tid) is str:
-            # the Client applies the subject's tool call like a tool_call_update (a first-seen
-            # ID creates it): so does the monitor (ToolCallPermissionSubject in the schema)
+        call = subject_call(params)  # applied like a tool_call_update, as the Client does
+        if call is not None:
             self._tool(sid, call, line, msg)
-        self.perms[msg["id"]] = (sid, tid if type(tid) is str else None, line)
+        self.perms[msg["id"]] = (sid, None if call is None else call["toolCallId"], line)
 
     @on("client-response", "session/request_permission")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:

@@ -31,23 +31,16 @@ messages for a gap.
 For ``partly`` and ``no`` a witness is searched: the shortest accepted breaking transcript (of
 those ``check --complete`` does not flag either, where there are any), and a run of the conforming
 peers (faults off, the same ``Config``) whose transcript is the same messages, up to the values
-the spec leaves to the Agent (a custom state's name, the ID and text of a user message no response
-returns), renamed one to one throughout the run (``simulator.analysis.decidability_renaming``),
-and up to the Client's messages in flight (a recorded transcript may show a Client message before
-Agent messages sent while the Agent had not yet read it; a world records it when the Agent does).
-``twin`` finds it by a bounded best-first search over the world's enabled moves: a move must
-record the next lines of the target transcript; moves that record nothing (the hidden steps) are
-free when the breaking run made the same one at that point and cost one otherwise, so the twin
-differs from the breaking run in as few hidden steps as it can; states already tried at the same
-position (and renaming) are skipped, and the search gives up after ``Bound.twin_nodes`` states.
-When none is found under the run's own ``Config``, the search is made once more with every feature
-on but those that shape the handshake both runs share (``twin_config``): the seeded bug's bounds
-sample its breaches, while a conforming peer may take any freedom of the model (a failure without
-an error field, a hook) to send the same messages. The witness keeps both runs' hidden steps: the
-breaking run's breach markers, and the steps (moves that put nothing on the wire) in which the two
-runs differ, with what the conforming run may still do at the end. No twin within the bound means
-the checker accepted a breach that no conforming run produces at that bound: a gap in the checker
-rather than in the spec, reported as such (``twin_found`` false).
+the spec leaves to the Agent (``simulator.analysis.decidability_renaming``) and up to the Client's
+messages in flight: ``twin``, a bounded best-first search (``Bound.twin_nodes`` states) that
+keeps the twin's hidden steps as close to the breaking run's as it can. When none is found under
+the run's own ``Config``, the search is made once more under ``twin_config``: the seeded bug's
+bounds sample its breaches, while a conforming peer may take any freedom of the model (a failure
+without an error field, a hook) to send the same messages. The witness keeps both runs' hidden
+steps: the breaking run's breach markers, and the steps (moves that put nothing on the wire) in
+which the two runs differ, with what the conforming run may still do at the end. No twin within
+the bound means the checker accepted a breach that no conforming run produces at that bound: a
+gap in the checker rather than in the spec, reported as such (``twin_found`` false).
 
 Readings and variants: ``decide`` judges under the readings it is given (the peers take their
 freedoms, the checker judges by them) and under the variant in force (a dropped rule is
@@ -64,9 +57,10 @@ from __future__ import annotations
 
 import heapq
 import io
+import itertools
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,11 +168,21 @@ class Witness:
     the breach markers and the moves without wire messages one run makes and the other does not."""
     conforming_next: list[str] = field(default_factory=list)
     """What the conforming run may still do after its last message (agent moves first)."""
-    twin_nodes: int = 0
 
     @property
     def twin_found(self) -> bool:
         return self.conforming_events is not None
+
+    def to_json(self, paths: dict[str, str]) -> dict[str, Any]:
+        """The JSON entry; ``paths``: the witness files by kind."""
+        return {
+            **{kind: paths.get(kind) for kind in ("breaking", "conforming", "diagram")},
+            "twin_found": self.twin_found,
+            "messages": len(self.breaking.transcript),
+            "source": self.breaking.source,
+            "hidden": [{"position": pos, "run": run, "step": what} for pos, run, what in self.differing],
+            "conforming_next": self.conforming_next,
+        }
 
 
 @dataclass
@@ -225,7 +229,6 @@ class Verdict:
     ) -> dict[str, Any]:
         """The JSON entry; ``paths``: the witness files by kind; ``reading_paths``: those of the
         witnesses under reading alternatives, by (reading, alternative)."""
-        w = self.witness
         out: dict[str, Any] = {
             "rule": self.rule,
             "decidable": self.decidable,
@@ -239,19 +242,8 @@ class Verdict:
             "accepted": self.accepted,
             "refused": self.refused,
             "note": self.note,
-            "witness": None,
+            "witness": None if self.witness is None else self.witness.to_json(paths or {}),
         }
-        if w is not None:
-            out["witness"] = {
-                "breaking": (paths or {}).get("breaking"),
-                "conforming": (paths or {}).get("conforming"),
-                "diagram": (paths or {}).get("diagram"),
-                "twin_found": w.twin_found,
-                "messages": len(w.breaking.transcript),
-                "source": w.breaking.source,
-                "hidden": [{"position": pos, "run": run, "step": what} for pos, run, what in w.differing],
-                "conforming_next": w.conforming_next,
-            }
         if self.by_reading is not None:
             out["by_reading"] = [
                 {
@@ -305,46 +297,42 @@ def breaking_runs(
     and whether the sample was completed before ``deadline``. ``enough`` sees each run as it is
     kept; when it answers True the sample ends there (and counts as completed)."""
     _, same = standing_for(rule)
+    extra: dict[str, Any] = {k: v for k, v in (("readings", readings), ("variant", variant)) if v}
+
+    def sampled() -> Iterator[tuple[str, Config, list[Event], World, bool]]:
+        """(source, bounds, events, world, ended: its input ran to its end with nothing in
+        flight) of each run of the sample, then of each breaking behaviour of the exhaustive part."""
+        for source, cfg, make in sample(
+            SCENARIOS, mutant.switched_on, mutant.cfg, bound.walks, bound.steps, bound.seed, **extra
+        ):
+            run = make()
+            world = run.world
+            if world.quiescent() and not any(h.rule in same for h in world.hidden):
+                world.finish()  # scripted runs end without judging quiescence: omitted moves
+            ended = run.stop == "end of script" and not world.net.to_agent and not world.net.to_client
+            yield source, cfg, list(run.events), world, ended
+        found = decidability_exhaustive.runs(
+            same, mutant.switched_on, bound.exhaustive_states, readings, variant
+        )
+        yield from ((source, cfg, events, world, False) for source, cfg, events, world in found)
+
     seen: set[str] = set()
     out: list[Run] = []
-
-    def keep(source: str, cfg: Config, events: list[Event], world: World, ended: bool = False) -> bool:
-        """Keep a new transcript's run (``ended``: its input ran to its end with nothing in
-        flight); whether the sample is enough."""
-        key = to_ndjson(world.transcript)
-        if key in seen:
-            return False
+    runs = sampled()
+    while deadline is None or time.time() <= deadline:
+        item = next(runs, None)
+        if item is None:
+            return out, True
+        source, cfg, events, world, ended = item
+        if not any(h.rule in same for h in world.hidden) or (key := to_ndjson(world.transcript)) in seen:
+            continue
         seen.add(key)
-        hidden = list(world.hidden)
         broken = world.broken is not None
         quiet = not broken and (ended or world.quiescent())
-        out.append(Run(source, cfg, events, list(world.transcript), hidden, broken, quiet))
-        return enough is not None and enough(out[-1])
-
-    extra: dict[str, Any] = {"readings": readings} if readings else {}
-    if variant is not None:
-        extra["variant"] = variant
-    for source, cfg, make in sample(
-        SCENARIOS, mutant.switched_on, mutant.cfg, bound.walks, bound.steps, bound.seed, **extra
-    ):
-        if deadline is not None and time.time() > deadline:
-            return out, False
-        run = make()
-        world = run.world
-        if world.quiescent() and not any(h.rule in same for h in world.hidden):
-            world.finish()  # scripted runs end without judging quiescence: omitted moves
-        ended = run.stop == "end of script" and not world.net.to_agent and not world.net.to_client
-        if any(h.rule in same for h in world.hidden) and keep(source, cfg, list(run.events), world, ended):
+        out.append(Run(source, cfg, events, list(world.transcript), list(world.hidden), broken, quiet))
+        if enough is not None and enough(out[-1]):
             return out, True
-    if deadline is not None and time.time() > deadline:
-        return out, False
-    found = decidability_exhaustive.runs(same, mutant.switched_on, bound.exhaustive_states, readings, variant)
-    for source, cfg, events, world in found:
-        if keep(source, cfg, events, world):
-            return out, True
-        if deadline is not None and time.time() > deadline:
-            return out, False
-    return out, True
+    return out, False
 
 
 def decide(
@@ -363,12 +351,10 @@ def decide(
     known, its counts those of the sample so far, ``Verdict.stopped``)."""
     t0 = time.perf_counter()
     mutant, same = standing_for(rule)
-    if variant is not None and rule in variant.drop:
-        return Verdict(rule, "unknown", None, "none", note="the variant drops this rule")
-    if mutant is None:
-        return Verdict(
-            rule, "unknown", None, "none", note="no behaviour of the simulated peers breaks it", seconds=0.0
-        )
+    dropped = variant is not None and rule in variant.drop
+    if dropped or mutant is None:
+        why = "the variant drops this rule" if dropped else "no behaviour of the simulated peers breaks it"
+        return Verdict(rule, "unknown", None, "none", note=why)
     if deadline is not None and time.time() > deadline:
         return Verdict(
             rule, "unknown", None, bound.text(), note="skipped: the time budget ended", complete=False
@@ -385,42 +371,34 @@ def decide(
     verdict = Verdict(rule, "unknown", None, bound.text(), mutant=mutant.name, breaking=len(runs))
     verdict.complete = complete
     verdict.stopped = same_as == "partly" and all(seen)
-    if not complete:
-        verdict.note = "partial: the time budget ended the sample"
+    verdict.note = "" if complete else "partial: the time budget ended the sample"
     verdict.refused = sum(1 for r in runs if r.broken)
     accepted: list[Run] = []
-    proven: list[Run] = []  # accepted breaches a complete transcript proves
+    unproven: list[Run] = []  # accepted breaches even a complete transcript leaves unproven
     for r, found in zip(runs, judged, strict=True):
         if same & found:
             verdict.flagged += 1
-        else:
-            if found:
-                verdict.other.update(found)
-            else:
-                accepted.append(r)
-            if r.quiescent and same & checker_rules(r.transcript, readings, variant, complete=True):
-                if not found:
-                    proven.append(r)
-                verdict.flagged_complete += 1
+            continue
+        verdict.other.update(found)
+        proves = r.quiescent and bool(same & checker_rules(r.transcript, readings, variant, complete=True))
+        verdict.flagged_complete += proves
+        accepted += [] if found else [r]
+        unproven += [] if found or proves else [r]
     verdict.flagged_complete += verdict.flagged
     verdict.accepted = len(accepted)
     if not runs:
         verdict.note = verdict.note or f"the seeded bug {mutant.name} did not break it at this bound"
-        verdict.seconds = time.perf_counter() - t0
-        return verdict
-    verdict.fraction = verdict.flagged / len(runs)
-    verdict.decidable = (
-        "yes" if verdict.flagged == len(runs) else ("no" if verdict.flagged == 0 else "partly")
-    )
-    if verdict.decidable != "yes" and not accepted:
+    else:
+        verdict.fraction = verdict.flagged / len(runs)
+        verdict.decidable = "yes" if verdict.flagged == len(runs) else "partly" if verdict.flagged else "no"
+    if verdict.decidable not in ("yes", "unknown") and not accepted:
         verdict.note = (
             "every breach is seen, but some only as a breach of another rule ("
             + ", ".join(sorted(verdict.other))
             + "): the messages cannot say which rule was broken"
         )
-    if accepted and (same_as is None or same_as != verdict.decidable):
+    if accepted and same_as != verdict.decidable:
         # the witness: the shortest breach even a complete transcript leaves unproven, if any
-        unproven = [r for r in accepted if not any(r is p for p in proven)]
         best = min(unproven or accepted, key=lambda r: (len(r.transcript), len(r.events)))
         verdict.witness = witness(rule, best, bound)
         if verdict.refused and all(r.broken for r in accepted):
@@ -462,31 +440,30 @@ def twin(
 
     Best first: a move that records the next target lines costs nothing, a move that records
     nothing costs one unless ``prefer`` holds it at that position (the breaking run's own hidden
-    moves), so the twin found differs from the breaking run in as few hidden steps as possible."""
-    root = World(cfg, frozenset(), None, record=True)
+    moves), so the twin found differs from the breaking run in as few hidden steps as possible.
+    A state already tried at the same position (renaming, owed lines) is skipped; the search
+    gives up after ``budget`` states."""
+    root = World(cfg, frozenset(), None, record=True, views=False)  # the conforming client never reads it
     same = Comparison(target)
     start = same.match(root.transcript, 0, ())
     if start is None:
         return None, 0
-    root.client.view = _Blind()  # type: ignore[assignment]  # the conforming client never reads it
     seen: set[Any] = set()
-    tie = 0
+    tie = itertools.count(1)
     # (cost, -position, tie, world, events, renaming, target position, owed Client lines)
     Node = tuple[int, int, int, World, list[Event], Renaming, int, tuple[int, ...]]
     first = len(root.transcript)
-    heap: list[Node] = [(0, -first, tie, root, [], start, first, ())]
-    nodes = 0
+    heap: list[Node] = [(0, -first, 0, root, [], start, first, ())]
     while heap:
         cost, _, _, world, events, names, pos, owed = heapq.heappop(heap)
         if pos == len(target) and not owed:
-            return events, nodes
+            return events, len(seen)
         key = (world.snapshot(), pos, names, owed)
         if key in seen:
             continue
         seen.add(key)
-        nodes += 1
-        if nodes > budget:
-            return None, nodes
+        if len(seen) > budget:
+            return None, len(seen)
         flying = world.net.to_agent
         if (
             pos < len(target)
@@ -494,8 +471,7 @@ def twin(
             and len(flying) > len(owed)
             and flying[len(owed)] == target[pos][1]
         ):  # the Client's message in flight, shown before the Agent receives it
-            tie += 1
-            heapq.heappush(heap, (cost, -(pos + 1), tie, world, events, names, pos + 1, (*owed, pos)))
+            heapq.heappush(heap, (cost, -(pos + 1), next(tie), world, events, names, pos + 1, (*owed, pos)))
         done = len(world.transcript)
         for ev in world.enabled():
             child = world.clone()
@@ -514,9 +490,8 @@ def twin(
                 at, renamed = at + 1, got
             else:
                 step = 0 if new or ev[:2] == ("net", "to_client") or (pos, describe(ev)) in prefer else 1
-                tie += 1
-                heapq.heappush(heap, (cost + step, -at, tie, child, [*events, ev], renamed, at, still))
-    return None, nodes
+                heapq.heappush(heap, (cost + step, -at, next(tie), child, [*events, ev], renamed, at, still))
+    return None, len(seen)
 
 
 HANDSHAKE_FEATURES = frozenset({"early_state", "elicitation", "future"})
@@ -539,27 +514,16 @@ def twin_config(cfg: Config) -> Config:
     return cfg.with_(features=(frozenset(FEATURES) - HANDSHAKE_FEATURES) | shaped, **uses)
 
 
-class _Blind:
-    """The client view of a twin search: the Client's choices never read it, so it keeps nothing."""
-
-    def apply(self, sender: str, message: Any) -> None:
-        return None
-
-    def snapshot(self) -> tuple[()]:
-        return ()
-
-
 def witness(rule: str, run: Run, bound: Bound) -> Witness:
     mutant, same = standing_for(rule)
     faults = mutant.switched_on if mutant else frozenset()
     _, b_silent = decidability_exhaustive.replay(run.events, run.cfg, faults)
-    events, nodes = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
+    events, _ = twin(run.transcript, run.cfg, bound.twin_nodes, frozenset(b_silent))
     cfg = run.cfg
     if events is None and twin_config(run.cfg) != run.cfg:
         cfg = twin_config(run.cfg)
-        events, more = twin(run.transcript, cfg, bound.twin_nodes, frozenset(b_silent))
-        nodes += more
-    w = Witness(rule, run, events, None if cfg == run.cfg else cfg, twin_nodes=nodes)
+        events, _ = twin(run.transcript, cfg, bound.twin_nodes, frozenset(b_silent))
+    w = Witness(rule, run, events, None if cfg == run.cfg else cfg)
     differing: list[tuple[int, str, str]] = [
         (h.position, "breaking", f"{h.actor} breaks {h.rule}") for h in run.hidden if h.rule in same
     ]
@@ -620,8 +584,7 @@ Job = tuple[str, Bound, dict[str, str] | None, float | None, str | None, Variant
 
 
 def _decide_job(job: Job) -> Verdict:
-    rule, bound, readings, deadline, same_as, variant = job
-    return decide(rule, bound, readings, deadline, same_as, variant)
+    return decide(*job)
 
 
 def decide_all(
@@ -648,14 +611,14 @@ def decide_all(
     ``pool``: the ``decide`` calls run as its jobs (None: in this process); each is independent
     of the others, so the verdicts are the same for any pool."""
     pool = pool if pool is not None else Workers(1)
+    progress = progress or (lambda _: None)
     deadline = None if time_budget is None else time.time() + time_budget
     work: list[Job] = [(rule, bound, readings, deadline, None, variant) for rule in rules]
     out: list[Verdict] = []
     for i, v in enumerate(pool.map(_decide_job, work), 1):
         out.append(v)
-        if progress is not None:
-            extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
-            progress(f"decidability {i}/{len(work)}: {v.rule} {v.decidable}{extra}, {v.seconds:.1f} s")
+        extra = f" ({v.flagged}/{v.breaking} flagged)" if v.breaking else ""
+        progress(f"decidability {i}/{len(work)}: {v.rule} {v.decidable}{extra}, {v.seconds:.1f} s")
     complete = all(v.complete for v in out)
     if by_reading is None:
         return out, complete
@@ -677,7 +640,7 @@ def decide_all(
         if w.complete and w.decidable != v.decidable:
             assert v.by_reading is not None
             v.by_reading.append(ReadingVerdict(name, alt, w))
-        if progress is not None and (i % 50 == 0 or i == len(work)):
+        if i % 50 == 0 or i == len(work):
             progress(f"decidability by reading: {i}/{len(work)} rule-alternative pairs")
     return out, complete
 

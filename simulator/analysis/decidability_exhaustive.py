@@ -33,27 +33,6 @@ from simulator.peers.schedulers import describe
 from simulator.peers.world import Event, World
 
 
-def marked_paths(
-    cfg: Config, faults: frozenset[str], same: frozenset[str], max_states: int
-) -> list[list[Event]]:
-    """Paths to the breaking behaviours of the rule whose IDs are ``same`` in ``cfg`` with
-    ``faults`` on (see the module docstring)."""
-    parts, s = explore_bfs.search_states(cfg, faults, max_states)
-    out: list[list[Event]] = []
-    for q in s.quiet:
-        a, c, _, _, _, v, r = s.states[q]
-        agent = parts.agent.reps[a]
-        names = set(agent.marks) | set(agent.omitted()) | set(parts.client.reps[c].marks)
-        if parts.view_table is not None:
-            names |= {b.rule for b in parts.compare(r, v)}
-        if same & names:
-            out.append(s.path(q))
-    for found in s.found.values():
-        if found.breach.source == "model" and found.event is not None:
-            out.append([*s.path(found.state), found.event])
-    return out
-
-
 def replay(events: list[Event], cfg: Config, faults: frozenset[str]) -> tuple[World, list[tuple[int, str]]]:
     """The recording world after ``events`` (stopped at a move the model refuses; judged for
     omissions when it ends quiescent), and the (position, description) of the events that
@@ -79,13 +58,27 @@ def runs(
     readings: dict[str, str] | None = None,
     variant: Variant | None = None,
 ) -> Iterator[tuple[str, Config, list[Event], World]]:
-    """(source, configuration, events, world) of every breaking behaviour found, slice by slice."""
+    """(source, configuration, events, world) of every breaking behaviour found (see the module
+    docstring), slice by slice."""
     if max_states <= 0:
         return
     same = frozenset({rule}) if isinstance(rule, str) else rule  # the IDs that count as the rule
     for sl in explore_bfs.SLICES:
         cfg = sl.cfg.under(readings, variant)
-        for events in marked_paths(cfg, faults, same, max_states):
+        parts, s = explore_bfs.search_states(cfg, faults, max_states)
+        paths: list[list[Event]] = []
+        for q in s.quiet:
+            a, c, _, _, _, v, r = s.states[q]
+            agent = parts.agent.reps[a]
+            names = set(agent.marks) | set(agent.omitted()) | set(parts.client.reps[c].marks)
+            if parts.view_table is not None:
+                names |= {b.rule for b in parts.compare(r, v)}
+            if same & names:
+                paths.append(s.path(q))
+        for found in s.found.values():
+            if found.breach.source == "model" and found.event is not None:
+                paths.append([*s.path(found.state), found.event])
+        for events in paths:
             world, _ = replay(events, cfg, faults)
             if any(h.rule in same for h in world.hidden):
                 yield f"exhaustive {sl.name}, {len(events)} steps", cfg, events, world

@@ -59,29 +59,21 @@ def _candidates(line: Line) -> Iterator[tuple[Path, str]]:
     if kind in _USER and isinstance(update.get("messageId"), str):
         yield (*base, "messageId"), "id"
         content = update.get("content")
-        blocks = content if isinstance(content, list) else [content]
-        for i, block in enumerate(blocks):
+        many = isinstance(content, list)
+        for i, block in enumerate(content if isinstance(content, list) else [content]):
             if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                yield (
-                    (
-                        (*base, "content", i, "text")
-                        if isinstance(content, list)
-                        else (*base, "content", "text")
-                    ),
-                    "text",
-                )
+                yield (*base, "content", *((i,) if many else ()), "text"), "text"
 
 
 def _get(msg: Any, path: Path) -> Any:
     for key in path:
-        if isinstance(key, int):
-            if not isinstance(msg, list) or key >= len(msg):
-                return None
-            msg = msg[key]
-        else:
-            if not isinstance(msg, dict) or key not in msg:
-                return None
-            msg = msg[key]
+        if not (
+            key in msg
+            if isinstance(msg, dict)
+            else isinstance(msg, list) and isinstance(key, int) and key < len(msg)
+        ):
+            return None
+        msg = msg[key]
     return msg
 
 
@@ -129,16 +121,14 @@ def free_paths(line: Line, fixed: frozenset[str]) -> list[Path]:
 
 def _blank(msg: Any, paths: list[Path]) -> Any:
     """``msg`` with the values at ``paths`` replaced by None (a copy where it changes)."""
-    if not paths:
+    if not paths or not isinstance(msg, (dict, list)):
         return msg
     heads: dict[str | int, list[Path]] = {}
     for p in paths:
         heads.setdefault(p[0], []).append(p[1:])
-    if isinstance(msg, dict):
-        return {k: (None if () in heads.get(k, []) else _blank(v, heads.get(k, []))) for k, v in msg.items()}
-    if isinstance(msg, list):
-        return [(None if () in heads.get(i, []) else _blank(v, heads.get(i, []))) for i, v in enumerate(msg)]
-    return msg
+    items = msg.items() if isinstance(msg, dict) else enumerate(msg)
+    out = {k: None if () in heads.get(k, []) else _blank(v, heads.get(k, [])) for k, v in items}
+    return out if isinstance(msg, dict) else list(out.values())
 
 
 class Comparison:

@@ -23,30 +23,23 @@ def render_text(
     """``entries``: each verdict's JSON (``Verdict.to_json``), in the same order."""
     out: list[str] = []
     for v, e in zip(verdicts, entries, strict=True):
-        frac = (
-            "" if e["fraction"] is None else f" ({round(100 * e['fraction'])} % flagged of {e['breaking']})"
-        )
-        line = f"{e['rule']:<11} {e['decidable']}{frac}"
+        line = f"{e['rule']:<11} {e['decidable']}"
+        if e["fraction"] is not None:
+            line += f" ({round(100 * e['fraction'])} % flagged of {e['breaking']})"
         if v.flagged_complete > v.flagged and v.breaking:
             line += f" ({round(100 * v.flagged_complete / v.breaking)} % with check --complete)"
-        if e["note"]:
-            line += f": {e['note']}"
-        out.append(line + "\n")
+        out.append(line + (f": {e['note']}" if e["note"] else "") + "\n")
         for r in e.get("by_reading", []):
             frac = "" if r["fraction"] is None else f" ({round(100 * r['fraction'])} % flagged)"
             out.append(f"{'':12}under {r['reading']}={r['alternative']}: {r['decidable']}{frac}\n")
         w = e["witness"]
         if w is not None and w.get("breaking"):
-            out.append(
-                f"{'':12}witness: {w['breaking']}"
-                + (f", {w['conforming']}" if w.get("conforming") else "")
-                + "\n"
-            )
-    counts = dec.counts(list(verdicts))
+            out.append(f"{'':12}witness: {', '.join(filter(None, (w['breaking'], w.get('conforming'))))}\n")
+    counts = ", ".join(f"{k} {n}" for k, n in dec.counts(verdicts).items())
     out.append(
-        f"\n{len(entries)} rules: "
-        + ", ".join(f"{k} {n}" for k, n in counts.items())
-        + f". Bound: {bound.text()}.{'' if complete else ' Incomplete: the time budget ended it.'}\n"
+        f"\n{len(entries)} rules: {counts}. Bound: {bound.text()}."
+        + ("" if complete else " Incomplete: the time budget ended it.")
+        + "\n"
     )
     if alts is not None:
         differ = sum(1 for e in entries if e.get("by_reading"))

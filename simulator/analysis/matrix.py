@@ -144,39 +144,32 @@ class Matrix:
     def to_text(self) -> str:
         """A readable table: one line per row, then one line per finding with its file. The
         exhaustive mode has no steps and the random modes no states: their column is left out."""
-        full_head = ("reading", "alternative", "findings", "states", "steps", "seconds")
+        head = ("reading", "alternative", "findings", "states", "steps", "seconds")
         left_out = {"exhaustive": "steps", "random": "states"}.get(self.mode)
-        keep = [i for i, name in enumerate(full_head) if name != left_out]
-        head = tuple(full_head[i] for i in keep)
-        table: list[tuple[str, ...]] = []
+        keep = [i for i, name in enumerate(head) if name != left_out]
+        table = [head]
         for r in self.rows:
             o = r.outcome
             rules = ", ".join(f.rule for f in o.findings) or "none"
             alt = r.alternative + (" (default)" if r.default else "")
             states = f"{o.states:,}" + ("" if o.complete or not o.states else " (incomplete)")
-            cells = (r.reading, alt, rules, states, f"{o.steps:,}", f"{o.seconds:.1f}")
-            table.append(tuple(cells[i] for i in keep))
-        widths = [max(len(row[i]) for row in [head, *table]) for i in range(len(head))]
-        right = {j for j, i in enumerate(keep) if i >= 3}
-
-        def line(cells: tuple[str, ...]) -> str:
-            parts = [
-                c.rjust(w) if i in right else c.ljust(w)
-                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-            ]
-            return "  ".join(parts).rstrip()
-
+            table.append((r.reading, alt, rules, states, f"{o.steps:,}", f"{o.seconds:.1f}"))
+        widths = {i: max(len(row[i]) for row in table) for i in keep}  # the numbers right-aligned
+        v = self.variant
         out = [
             f"readings matrix: {', '.join(self.names)}; mode {self.mode}, seed {self.seed}"
             + (f", faults {', '.join(self.faults)}" if self.faults else "")
-            + (_variant_text(self.variant) if self.variant is not None else "")
+            + ("" if v is None else f", variant {v.name}: {v.title}")
+            + (f" (dropped: {', '.join(v.drop)})" if v is not None and v.drop else "")
             + "; "
             f"{len(self.rows)} rows, {self.explorations} explorations, {self.jobs} job(s), "
             f"{self.seconds:.1f} s",
             "",
-            line(head),
+            *(
+                "  ".join(row[i].rjust(w) if i >= 3 else row[i].ljust(w) for i, w in widths.items()).rstrip()
+                for row in table
+            ),
         ]
-        out.extend(line(row) for row in table)
         found = [(r, f) for r in self.rows for f in r.outcome.findings]
         out.append("")
         if not found:
@@ -192,11 +185,6 @@ class Matrix:
                 where = ", ".join(f"{k}={v}" for k, v in r.choice) or "every reading at its default"
                 out.append(f"  {where}: {f.rule} in {f.events} events: {f.counterexample or '(not written)'}")
         return "\n".join(out) + "\n"
-
-
-def _variant_text(variant: Variant) -> str:
-    dropped = f" (dropped: {', '.join(variant.drop)})" if variant.drop else ""
-    return f", variant {variant.name}: {variant.title}{dropped}"
 
 
 def cells(names: tuple[str, ...]) -> list[tuple[str, str, Choice]]:
@@ -223,24 +211,17 @@ def cells(names: tuple[str, ...]) -> list[tuple[str, str, Choice]]:
     return rows
 
 
-def cell_folder(choice: Choice) -> str:
-    """The folder (under the matrix's ``out``) of a cell's counterexamples."""
-    return "_".join(f"{k}={v}" for k, v in choice) or "defaults"
-
-
-def _outcome(report: dict[str, Any], seconds: float) -> Outcome:
-    findings = []
-    for f in report["findings"]:
-        best = f["counterexamples"][0]
-        findings.append(Finding(f["rule"], f.get("transcript"), int(best["events"]), f["explanation"]))
+def _outcome(report: dict[str, Any]) -> Outcome:
     ex = report.get("exhaustive", {})
-    rnd = report.get("random", {})
     return Outcome(
-        tuple(findings),
+        tuple(
+            Finding(f["rule"], f.get("transcript"), int(f["counterexamples"][0]["events"]), f["explanation"])
+            for f in report["findings"]
+        ),
         int(ex.get("states", 0)),
-        int(rnd.get("steps", 0)),
+        int(report.get("random", {}).get("steps", 0)),
         bool(ex.get("complete", True)),
-        seconds,
+        report["timing"]["total_seconds"],
         tuple(report["write_errors"]),
     )
 
@@ -259,18 +240,19 @@ def readings_matrix(
     pool = pool if pool is not None else Workers(1)
     rows = cells(names)
     distinct: list[Choice] = list(dict.fromkeys(choice for _, _, choice in rows))
-    runs = [
-        replace(opts, readings=dict(choice), out=str(Path(opts.out) / cell_folder(choice)), graph=None)
+    runs = [  # each choice's counterexamples in a folder of its own under ``out``
+        replace(
+            opts,
+            readings=dict(choice),
+            out=str(Path(opts.out) / ("_".join(f"{k}={v}" for k, v in choice) or "defaults")),
+            graph=None,
+        )
         for choice in distinct
     ]
-    outcomes = [
-        _outcome(report, report["timing"]["total_seconds"])
-        for report in explore_run.run_each(runs, pool, progress, "readings matrix")
-    ]
-    jobs = pool.size
-    by_choice = dict(zip(distinct, outcomes, strict=True))
+    reports = explore_run.run_each(runs, pool, progress, "readings matrix")
+    by_choice = dict(zip(distinct, map(_outcome, reports), strict=True))
     matrix = Matrix(
-        names, opts.mode, opts.seed, jobs, tuple(sorted(opts.faults)), explorations=len(distinct),
+        names, opts.mode, opts.seed, pool.size, tuple(sorted(opts.faults)), explorations=len(distinct),
         variant=opts.variant,
     )  # fmt: skip
     matrix.rows = [Row(reading, alt, choice, by_choice[choice]) for reading, alt, choice in rows]

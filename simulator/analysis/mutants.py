@@ -26,7 +26,7 @@ from typing import Any
 
 from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
-from properties.seeded import SEEDED, Seeded, Walks
+from properties.seeded import SEEDED, Seeded
 from simulator.peers.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
 from simulator.peers.scenarios import SCENARIOS, Scenario
 from simulator.peers.schedulers import Run, random_walk, scripted
@@ -56,15 +56,13 @@ class Mutant:
         return frozenset(self.faults or (self.name,))
 
 
-def config(w: Walks) -> Config:
-    """The bounds ``w`` states, as a ``Config``: the focused default with its changes."""
-    features = w.features if w.features is not None else (FOCUSED.features - w.without) | w.plus
-    return FOCUSED.with_(features=features, **dict(w.bounds))
-
-
 def of(s: Seeded) -> Mutant:
-    """The mutant that runs seeded bug ``s``."""
-    return Mutant(s.name, s.side, s.rule, s.does, config(s.walks), s.faults, s.off_wire)
+    """The mutant that runs seeded bug ``s``, under the bounds its ``walks`` state: the focused
+    default with their changes."""
+    w = s.walks
+    features = w.features if w.features is not None else (FOCUSED.features - w.without) | w.plus
+    cfg = FOCUSED.with_(features=features, **dict(w.bounds))
+    return Mutant(s.name, s.side, s.rule, s.does, cfg, s.faults, s.off_wire)
 
 
 MUTANTS: tuple[Mutant, ...] = tuple(map(of, SEEDED))
@@ -72,13 +70,10 @@ MUTANTS: tuple[Mutant, ...] = tuple(map(of, SEEDED))
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
 BY_RULE: dict[str, Mutant] = {m.intended_rule: m for m in MUTANTS}
 """The seeded bug written to break each rule that has one (one mutant per rule)."""
-
-
-def breaking(rule: str) -> Mutant | None:
-    """The seeded bug whose faulty peer breaks ``rule``, or None when no mutant breaks it: the
-    behaviours a variant that drops ``rule`` adds to the simulated peers (``--drop``) and the
-    breaking behaviours the decidability search explores."""
-    return BY_RULE.get(rule)
+breaking = BY_RULE.get
+"""The seeded bug whose faulty peer breaks a rule, or None when no mutant breaks it: the
+behaviours a variant that drops the rule adds to the simulated peers (``--drop``) and the
+breaking behaviours the decidability search explores."""
 
 
 def standing_for(rule: str) -> tuple[Mutant | None, frozenset[str]]:

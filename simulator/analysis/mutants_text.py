@@ -68,23 +68,20 @@ def verdicts_text(verdicts: Sequence[Any], baseline: Any) -> str:
     """Each seeded bug's verdict (caught by its intended rule, by others too, the shortest
     breaking run) and the closing count with the unmodified simulator's runs."""
     rows: list[tuple[str, str, str, str, str]] = []
+    off_wire: list[str] = [""]
     for v in verdicts:
-        assert v.mutant is not None
-        verdict = "caught" if v.caught else "MISSED"
-        also = sorted(set(v.caught_by) - {v.mutant.intended_rule})
-        if also:
-            verdict += f" (also {', '.join(also)})"
+        m = v.mutant
+        also = sorted(set(v.caught_by) - {m.intended_rule})
+        verdict = ("caught" if v.caught else "MISSED") + (f" (also {', '.join(also)})" if also else "")
         if v.shortest:
             verdict += f", shortest {len(v.shortest)} lines ({v.shortest_source})"
-        rows.append((v.mutant.name, v.mutant.side, v.mutant.intended_rule, verdict, v.mutant.description))
-    lines = _rows(rows)
-    caught = sum(v.caught for v in verdicts)
-    lines.append("")
-    for v in verdicts:
-        if v.mutant is not None and v.mutant.off_wire:
-            lines += _wrap(f"{v.mutant.name}: not detectable by `acp-model drive`: {v.mutant.off_wire}", "")
+        rows.append((m.name, m.side, m.intended_rule, verdict, m.description))
+        off_wire += (
+            _wrap(f"{m.name}: not detectable by `acp-model drive`: {m.off_wire}", "") if m.off_wire else []
+        )
+    lines = _rows(rows) + off_wire
     lines += _wrap(
-        f"{caught}/{len(verdicts)} mutants caught by their intended rule; "
+        f"{sum(v.caught for v in verdicts)}/{len(verdicts)} mutants caught by their intended rule; "
         f"unmodified simulator: {baseline.runs} runs, {baseline.findings} findings"
         + (f" ({', '.join(sorted(baseline.caught_by))})" if baseline.findings else ""),
         "",

@@ -4,8 +4,8 @@ it ended.
 Owns: ``start`` (the command with piped standard input and output, unbuffered, in a process
 group of its own; ``StartError`` when it cannot be started), ``Sink`` (every byte written to a
 descriptor; after the first failure, a reader that left, the rest dropped), ``read`` and
-``chunks`` (what a descriptor gives, until its end), ``stop`` (its input closed, a grace to
-exit, then its process group ended), ``exit_code`` and ``status_text`` (how it ended, as a
+``chunks`` and ``drain`` (what a descriptor gives, until its end or without waiting),
+``exit_code`` and ``status_text`` (how it ended, as a
 shell and as a report say it), and ``ProcessPeer``: the Agent of one ``drive`` run, NDJSON lines
 sent and read with time-outs, its standard error passed on with its last lines kept, and the
 lockstep pipes offered to it (an Agent that takes them, ``acp-model agent``, moves in the
@@ -115,20 +115,17 @@ def chunks(fd: int) -> Iterator[bytes]:
         yield data
 
 
-def stop(proc: subprocess.Popen[bytes], grace: float) -> tuple[int, bool]:
-    """Close ``proc``'s input and wait ``grace`` seconds for it to exit, then end its process
-    group: its ``returncode``, and whether it had to be ended."""
-    if proc.stdin is not None:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-    try:
-        return proc.wait(grace), False
-    except subprocess.TimeoutExpired:
+def drain(fd: int) -> tuple[bytes, bool]:
+    """What the non-blocking ``fd`` gives without waiting, and whether it ended."""
+    got = b""
+    while True:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
-        return proc.wait(), True
+            data = read(fd)
+        except BlockingIOError:
+            return got, False
+        if not data:
+            return got, True
+        got += data
 
 
 def exit_code(code: int) -> int:
@@ -182,7 +179,8 @@ class ProcessPeer:
         os.close(done_w)
         assert self.proc.stdout is not None and self.proc.stdin is not None
         self._out = self.proc.stdout.fileno()
-        self._in = Sink(self.proc.stdin.fileno())
+        self._stdin = self.proc.stdin
+        self._in = Sink(self._stdin.fileno())
         os.set_blocking(self._out, False)
         self._turn_w, self._done = turn_w, done_r
         self._turns = Sink(turn_w)
@@ -230,30 +228,11 @@ class ProcessPeer:
     def send(self, data: bytes) -> None:
         self._in(data)
 
-    def _read_now(self) -> bool:
-        """Read what is there without waiting; False at end of output."""
-        while True:
-            try:
-                data = read(self._out)
-            except BlockingIOError:
-                return True
-            if not data:
-                return False
-            self._pending += data
-            if len(data) < READ:
-                return True
-
-    def _signals(self) -> bytes:
-        """What the Agent wrote on DONE, without waiting (``_done_eof`` at its end)."""
-        got = b""
-        while not self._done_eof:
-            try:
-                data = read(self._done)
-            except BlockingIOError:
-                break
-            self._done_eof = not data
-            got += data
-        return got
+    def _read(self) -> None:
+        """Take what the Agent wrote, without waiting (``_eof`` at the end of its output)."""
+        data, ended = drain(self._out)
+        self._pending += data
+        self._eof = self._eof or ended
 
     def _heard(self, signals: bytes) -> None:
         """Take the Agent's signals: whether it moves in turns, how many lines a turn wrote. An
@@ -307,25 +286,30 @@ class ProcessPeer:
                     return []
             left = deadline - time.monotonic()
             if left <= 0:
-                *lines, self._pending = self._pending.split(b"\n")
-                self._given += len(lines)
-                return lines
+                return self._so_far()
             watched = [self._out] + (
                 [self._done] if self.lockstep is not False and not self._done_eof else []
             )
             ready, _, _ = select.select(watched, [], [], left)
-            if self._out in ready and not self._read_now():
-                self._eof = True
+            if self._out in ready:
+                self._read()
             if ready and self.lockstep is not False:
-                self._heard(self._signals())
+                signals, ended = drain(self._done)
+                self._done_eof = self._done_eof or ended
+                self._heard(signals)
 
     def written(self) -> list[bytes]:
         """The complete lines the Agent has already written and ``receive`` has not returned,
         without waiting (the end of its output is left for ``receive`` to report)."""
-        if not self._eof and not self._read_now():
-            self._eof = True
+        if not self._eof:
+            self._read()
+        return self._so_far()
+
+    def _so_far(self) -> list[bytes]:
+        """The complete lines read and not yet returned, counted as handed out of the open turn,
+        if one is (its timeout ran out)."""
         *lines, self._pending = self._pending.split(b"\n")
-        self._given += len(lines)  # of the open turn, if one is (its timeout ran out)
+        self._given += len(lines)
         return lines
 
     def stop(self, grace: float = 2.0) -> str:
@@ -333,7 +317,16 @@ class ProcessPeer:
         with contextlib.suppress(OSError):
             os.close(self._turn_w)
         try:
-            self.returncode, self.killed = stop(self.proc, grace)
+            with contextlib.suppress(OSError):
+                self._stdin.close()
+            try:
+                self.returncode = self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except OSError:
+                    self.proc.kill()
+                self.returncode, self.killed = self.proc.wait(), True
         finally:
             if self.proc.stdout is not None:
                 self.proc.stdout.close()

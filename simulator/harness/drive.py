@@ -149,10 +149,6 @@ CRASHED = "drive.agent-crashed"
 """The finding of an Agent that exited with an error while the driver was connected."""
 
 
-def _driver_finding(rule: str, line: int | None, explanation: str) -> Finding:
-    return Finding(rule, "MUST", line, None, explanation, "input")
-
-
 def fails(finding: Finding, fail_on: str) -> bool:
     """Whether a finding ends a drive run: breaches at the failing level, not open obligations
     and not suspicions (a conforming Agent may make one: the wire cannot prove it)."""
@@ -257,9 +253,10 @@ class _Run:
             return True
         return False
 
-    def _end_with(self, rule: str, explanation: str, stop: str) -> None:
-        """End the run with a finding of the driver's own, at the last line."""
-        self.result.findings.append(_driver_finding(rule, self.writer.lines or None, explanation))
+    def _end_with(self, rule: str, explanation: str, stop: str, line: int | None = None) -> None:
+        """End the run with a finding of the driver's own (at ``line``, by default the last)."""
+        at = line or self.writer.lines or None
+        self.result.findings.append(Finding(rule, "MUST", at, None, explanation, "input"))
         self.result.stop = stop
 
     def request(self, msg: dict[str, Any], what: str, wait: float | None = None) -> dict[str, Any] | None:
@@ -332,13 +329,8 @@ class _Run:
             if left <= 0 or self.idle:
                 self.result.stop = "timeout"
                 for rid, method, line in self.unanswered():
-                    self.result.findings.append(
-                        _driver_finding(
-                            "drive.no-answer",
-                            line,
-                            f"no answer to {method} (id {rid!r}) while {self.silent()}",
-                        )
-                    )
+                    why = f"no answer to {method} (id {rid!r}) while {self.silent()}"
+                    self._end_with("drive.no-answer", why, "timeout", line)
                 self.live.close(quiescent=True)
                 return
             before = self.result.messages
@@ -368,10 +360,9 @@ class _Run:
 
     def finish(self) -> RunResult:
         r = self.result
-        self.result.ended = self.peer.stop()
+        r.ended = self.peer.stop()
         self.crash()
-        quiescent = r.stop in ("agent exited",)
-        self.live.close(quiescent=quiescent, complete=closed_sessions(self.live.monitors))
+        self.live.close(quiescent=r.stop == "agent exited", complete=closed_sessions(self.live.monitors))
         findings, opened = self.live.snapshot()
         why = (
             f"(still open: {self.silent()})"

@@ -97,73 +97,63 @@ def shrink_run(
     ``progress`` is told, in a short line each, what shrinking does: the replays of the
     original, each shorter list found, a count every ``HEARTBEAT`` seconds, the confirmation."""
     out = Shrunk(rule, list(choices), list(choices), None)
-    started = time.monotonic()
+    started = shown = time.monotonic()
     say = progress if progress is not None else (lambda text: None)
 
-    def attempt(candidate: list[Choice]) -> RunResult | None:
-        out.runs += 1
-        result = run_once(make_peer(), settings, script=candidate)
-        return result if rule in result.rules else None
+    def replays(script: list[Choice], times: int) -> list[RunResult]:
+        """The runs of ``script``, played ``times`` times, that showed the rule."""
+        out.runs += times
+        runs = (run_once(make_peer(), settings, script=script) for _ in range(times))
+        return [got for got in runs if rule in got.rules]
 
-    first = None
+    def tell(text: str) -> None:
+        nonlocal shown
+        shown = time.monotonic()
+        say(f"{text} ({shown - started:.0f} s)")
+
     say(f"replaying the {len(choices)} choices {tries} times")
-    for _ in range(tries):  # every try, so that a failure that comes and goes is seen to
-        out.checks += 1
-        got = attempt(choices)
-        if got is not None:
-            out.checked += 1
-            first = first or got
-    if first is None:
+    # every try, so that a failure that comes and goes is seen to
+    came = replays(choices, tries)
+    out.checks, out.checked = tries, len(came)
+    if not came:
         say(f"{rule} did not come back in {tries} replays: not shrunk")
         return out
     # a failure that came back every time is taken as deterministic: one run per candidate
-    out.per_candidate = 1 if out.checked == out.checks else tries
-    per_candidate = out.per_candidate
-    out.result = first
-    spent = [0]
+    out.per_candidate = per_candidate = 1 if out.checked == out.checks else tries
+    out.result = first = came[0]
+    spent, shown = 0, time.monotonic()
     failed: dict[str, RunResult] = {_script_key(first.choices): first}  # a failing run of each list
-    best = [len(first.choices)]
-    shown = [time.monotonic()]
+    best = len(first.choices)
     say(
         f"{rule} came back {out.checked}/{out.checks}: {per_candidate} run(s) per candidate, "
         f"at most {budget} candidates"
     )
 
     def test(candidate: list[Choice]) -> list[Choice] | None:
-        spent[0] += 1
+        nonlocal spent, best
+        spent += 1
         for _ in range(per_candidate):
-            got = attempt(candidate)
-            if got is not None:
-                failed.setdefault(_script_key(got.choices), got)
-                if len(got.choices) < best[0]:
-                    best[0] = len(got.choices)
-                    _tell(f"candidate {spent[0]}/{budget}: {len(choices)} -> {best[0]} choices")
-                return got.choices
-        if time.monotonic() - shown[0] >= HEARTBEAT:
-            _tell(f"candidate {spent[0]}/{budget}: still {best[0]} choices")
+            got = replays(candidate, 1)
+            if got:
+                failed.setdefault(_script_key(got[0].choices), got[0])
+                if len(got[0].choices) < best:
+                    best = len(got[0].choices)
+                    tell(f"candidate {spent}/{budget}: {len(choices)} -> {best} choices")
+                return got[0].choices
+        if time.monotonic() - shown >= HEARTBEAT:
+            tell(f"candidate {spent}/{budget}: still {best} choices")
         return None
 
-    def _tell(text: str) -> None:
-        shown[0] = time.monotonic()
-        say(f"{text} ({shown[0] - started:.0f} s)")
-
-    out.choices = minimise(first.choices, test, lambda: spent[0] >= budget, key=_script_key)
+    out.choices = minimise(first.choices, test, lambda: spent >= budget, key=_script_key)
     # a reduction may have been kept on a failure that came by chance: confirm the final list
     # by replays, and if none shows the rule, step back through the lists kept before it
     kept = sorted(failed, key=lambda k: len(failed[k].choices))
-    kept = kept[kept.index(_script_key(out.choices)) :]
-    for k in kept[: 1 + UNDO]:
-        out.replays = out.reproduced = 0
+    for k in kept[kept.index(_script_key(out.choices)) :][: 1 + UNDO]:
         out.choices = failed[k].choices
-        out.result = failed[k]
-        _tell(f"confirming {len(out.choices)} choices with {confirm} replays")
-        for _ in range(confirm):
-            out.replays += 1
-            got = attempt(out.choices)
-            if got is not None:
-                out.reproduced += 1
-                out.result = got
-        if out.reproduced:
+        tell(f"confirming {len(out.choices)} choices with {confirm} replays")
+        came = replays(out.choices, confirm)
+        out.replays, out.reproduced, out.result = confirm, len(came), came[-1] if came else failed[k]
+        if came:
             break
         out.undone += 1
     return out

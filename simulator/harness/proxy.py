@@ -72,9 +72,7 @@ class TranscriptWriter:
         """Record one transcript line; its 1-based line number."""
         with self._lock:
             self.lines += 1
-            if line.startswith(b'{"from":"agent","unparsed"') or line.startswith(
-                b'{"from":"client","unparsed"'
-            ):
+            if line.startswith((b'{"from":"agent","unparsed"', b'{"from":"client","unparsed"')):
                 self.unparsed.append(self.lines)
             if self.out is not None:
                 self.out.write(line)

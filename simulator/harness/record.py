@@ -19,7 +19,6 @@ import contextlib
 import signal
 import subprocess
 import threading
-from collections.abc import Callable
 from typing import IO, Any
 
 from properties.live import closed_sessions
@@ -27,14 +26,6 @@ from simulator.harness.child import Sink, chunks, exit_code, start
 from simulator.harness.proxy import LinePump, TranscriptWriter
 
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
-
-
-def _pump(fd_from: int, pump: LinePump, at_end: Callable[[], None] | None = None) -> None:
-    for data in chunks(fd_from):
-        pump.feed(data)
-    pump.end()
-    if at_end is not None:
-        at_end()
 
 
 def _forward_signals(proc: subprocess.Popen[bytes]) -> None:
@@ -48,38 +39,33 @@ def _forward_signals(proc: subprocess.Popen[bytes]) -> None:
             signal.signal(sig, forward)
 
 
-def proxy(
-    proc: subprocess.Popen[bytes], writer: TranscriptWriter, client_in: int, client_out: int
-) -> tuple[int, bool]:
-    """Run the Agent ``proc`` (``child.start``) between the Client's file descriptors, recording
-    every line with ``writer``; its exit code (128 + N for signal N) and whether the Client's
-    input was still open when the Agent's output ended (the Agent exited on its own)."""
-    _forward_signals(proc)
-    assert proc.stdin is not None and proc.stdout is not None
-    to_agent = proc.stdin.fileno()
-    client_pump = LinePump(lambda line, cut: writer.record("client", line, cut), Sink(to_agent))
-    agent_pump = LinePump(lambda line, cut: writer.record("agent", line, cut), Sink(client_out))
-    client_left = threading.Event()
-
-    def close_agent_input() -> None:
-        client_left.set()  # before the Agent can see its input end
-        assert proc.stdin is not None
-        proc.stdin.close()
-
-    feeder = threading.Thread(target=_pump, args=(client_in, client_pump, close_agent_input), daemon=True)
-    feeder.start()
-    _pump(proc.stdout.fileno(), agent_pump)
-    client_still_connected = not client_left.is_set()
-    return exit_code(proc.wait()), client_still_connected
-
-
 def record(command: list[str], writer: TranscriptWriter, client_in: IO[Any], client_out: IO[Any]) -> int:
     """Start the Agent ``command`` (``StartError`` when it cannot be) and proxy it between the
-    Client's streams; its exit code. The live check of ``writer``, if any, is then closed: the
-    recording is complete when the Agent's output ended while the Client's input was still open
-    (the Agent exited on its own: nothing more can come), else for the sessions that were closed."""
+    Client's streams, recording every line with ``writer``; its exit code (128 + N for signal N).
+    The live check of ``writer``, if any, is then closed: the recording is complete when the
+    Agent's output ended while the Client's input was still open (the Agent exited on its own:
+    nothing more can come), else for the sessions that were closed."""
     proc = start(command)
-    code, client_still_connected = proxy(proc, writer, client_in.fileno(), client_out.fileno())
+    _forward_signals(proc)
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None
+    client_left = threading.Event()
+
+    def pump(sender: str, fd_from: int, fd_to: int) -> None:
+        lines = LinePump(lambda line, cut: writer.record(sender, line, cut), Sink(fd_to))
+        for data in chunks(fd_from):
+            lines.feed(data)
+        lines.end()
+
+    def client_to_agent() -> None:
+        pump("client", client_in.fileno(), stdin.fileno())
+        client_left.set()  # before the Agent can see its input end
+        stdin.close()
+
+    threading.Thread(target=client_to_agent, daemon=True).start()
+    pump("agent", stdout.fileno(), client_out.fileno())
+    client_still_connected = not client_left.is_set()
+    code = exit_code(proc.wait())
     live = writer.live
     if live is not None:
         live.close(complete=True if client_still_connected else closed_sessions(live.monitors))

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import select
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from simulator.harness.child import HELLO, LOCKSTEP, Sink, read
@@ -83,27 +83,20 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
     if fds is not None:
         return serve_lockstep(agent, fd_in, fd_out, *fds)
     out = Sink(fd_out)
-
-    def write(msgs: Sequence[Any]) -> bool:
-        return out(_lines(msgs))
-
     pending = b""
     while True:
         timeout = agent.pause() if agent.moves() else None
-        ready, _, _ = select.select([fd_in], [], [], timeout)
-        if ready:
+        answers: Iterable[Sequence[Any] | None]
+        if select.select([fd_in], [], [], timeout)[0]:  # each complete line answered as it comes
             data = read(fd_in)
             if not data:
                 return 0
             pending += data
             *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line.strip() and not write(agent.receive(line)):
-                    return 0
-            _notes(agent)
-            continue
-        msgs = agent.move()
-        if msgs and not write(msgs):
+            answers = (agent.receive(line) for line in lines if line.strip())
+        else:
+            answers = [agent.move()]
+        if not all(out(_lines(msgs)) for msgs in answers if msgs):
             return 0
         _notes(agent)
 
