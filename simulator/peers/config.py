@@ -16,6 +16,7 @@ from typing import Any
 
 from model.elicitation import MODES as ELICITATION_MODES
 from properties.readings import DEFAULTS, non_default, resolve
+from properties.seeded import Seeded
 from properties.variants import Variant
 
 OFF_BY_DEFAULT: tuple[str, ...] = (
@@ -258,6 +259,21 @@ infinite (a variant that drops CANCEL-02 lets a covered prompt be inserted again
 the frontier of worlds costs memory."""
 MUTANT_WALKS = 200
 """Seeded random walks per mutant (``acp-model mutants``)."""
+MUTANT_FREEDOMS = frozenset({"pause", "future", "bg_permission", "multi_request", "custom_stop", "extras"})
+"""Features whose seeded bugs are their own mutants; the other seeded bugs run without them, so
+that a fixed budget of walks still reaches the branch each was written for."""
+FOCUSED = DEFAULT.with_(features=DEFAULT.features - MUTANT_FREEDOMS)
+"""The bounds a seeded bug runs under unless its ``walks`` change them."""
+
+
+def seeded_config(s: Seeded) -> Config:
+    """The bounds seeded bug ``s`` runs under (``acp-model mutants``, and the served Agent's
+    ``--fault``): the focused default with the changes its ``walks`` state."""
+    w = s.walks
+    features = w.features if w.features is not None else (FOCUSED.features - w.without) | w.plus
+    return FOCUSED.with_(features=features, **dict(w.bounds))
+
+
 MUTANT_STEPS = 60
 """Steps per mutant walk."""
 DECIDABILITY_WALKS = 200

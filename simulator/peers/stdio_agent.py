@@ -63,10 +63,11 @@ from typing import Any
 from model import prompt as prm
 from model.core import ProtocolViolation
 from model.elicitation import MODES as ELICITATION_MODES
+from properties.seeded import BY_NAME
 from simulator.peers import wire
 from simulator.peers.agent import AGENT_FAULTS, Agent
 from simulator.peers.agent_modes import EVERY_FREEDOM, Mode
-from simulator.peers.config import DEFAULT, Config
+from simulator.peers.config import DEFAULT, Config, seeded_config
 from simulator.peers.world import allowed
 
 Msg = dict[str, Any]
@@ -150,12 +151,10 @@ def _start(cursor: Any) -> bool:
 
 def agent_config(faults: frozenset[str]) -> Config:
     """The bounds of the simulated Agent: the default, or the one a seeded bug's mutant needs."""
-    from simulator.analysis.mutants import BY_NAME
-
     for name in sorted(faults):
-        mutant = BY_NAME.get(name)
-        if mutant is not None and mutant.cfg != DEFAULT:
-            return mutant.cfg
+        seeded = BY_NAME.get(name)
+        if seeded is not None and seeded_config(seeded) != DEFAULT:
+            return seeded_config(seeded)
     return DEFAULT
 
 
