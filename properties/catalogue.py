@@ -1348,21 +1348,13 @@ _HEADING_MAX = 80
 def headings(spec_text: str) -> list[tuple[int, str]]:
     """Headings of the spec as (0-based line index, text): a short line between blank lines (or the
     file's edges) that does not end like a sentence."""
-    lines = spec_text.splitlines()
-    found: list[tuple[int, str]] = []
-    for i, line in enumerate(lines):
-        text = line.strip()
-        before = lines[i - 1].strip() if i > 0 else ""
-        after = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if (
-            text
-            and not before
-            and not after
-            and len(text) <= _HEADING_MAX
-            and not text.endswith((".", ":", "!", "?"))
-        ):
-            found.append((i, text))
-    return found
+    padded = ["", *(line.strip() for line in spec_text.splitlines()), ""]
+    return [
+        (i - 1, text)
+        for i, text in enumerate(padded)
+        if text and not padded[i - 1] and not padded[i + 1] and len(text) <= _HEADING_MAX
+        if not text.endswith((".", ":", "!", "?"))
+    ]
 
 
 def keyword_occurrences(spec_text: str) -> list[tuple[int, str, str]]:

@@ -10,7 +10,9 @@ pairs responses with requests and reports unusable lines as input findings) and 
 are none it stops, to go on from there at the next ``push``. So every complete line is judged
 by the time ``push`` returns, in the pushing thread. Each message goes to the set's ``feed``,
 as in ``check``; every finding (input or rule) goes to the ``on_finding`` callback the moment
-it is made.
+it is made, also in the pushing thread. So a proxy relays a line once it is judged (the monitors
+take microseconds per message), and a callback that blocks (a report written to a stderr pipe
+nobody drains) holds the relay up, as it would hold up the real Agent writing to that pipe.
 
 ``open_now()`` lists the obligations open after the lines pushed so far, judged on a copy of
 the set (``MonitorSet.clone``), so the live set goes on untouched. ``close(quiescent,

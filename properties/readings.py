@@ -94,31 +94,53 @@ class Reading:
         }
 
 
-def _alt(name: str, meaning: str) -> Alternative:
-    return Alternative(name, " ".join(meaning.split()))
+def _reading(
+    name: str,
+    question: str,
+    sections: tuple[str, ...],
+    spec_lines: tuple[int, ...],
+    spec_words: tuple[str, ...],
+    alternatives: Mapping[str, str],
+    default: str,
+    why_default: str,
+    rules: tuple[str, ...],
+    peers: str = "",
+    peers_same: str = "",
+) -> Reading:
+    """An entry of ``READINGS``: the alternatives as name -> meaning, every long text wrapped
+    freely (runs of whitespace become one space)."""
 
+    def text(words: str) -> str:
+        return " ".join(words.split())
 
-def _text(text: str) -> str:
-    return " ".join(text.split())
+    return Reading(
+        name,
+        question,
+        sections,
+        spec_lines,
+        spec_words,
+        tuple(Alternative(alt, text(meaning)) for alt, meaning in alternatives.items()),
+        default,
+        text(why_default),
+        rules,
+        text(peers),
+        text(peers_same),
+    )
 
 
 UNACCOUNTED_USER_MESSAGE: Final = "unaccounted-user-message"
 STATE_UPDATES_BEFORE_FIRST_LIST: Final = "state-updates-before-first-list"
 PATCH_AFTER_IDLE: Final = "patch-after-idle"
 CANCEL_TAKES_EFFECT: Final = "cancel-takes-effect"
-WAITED_ON_BACKGROUND: Final = background.WAITED_ON  # answered by a guard of the table
 CANCELLED_INVALID_PROMPT: Final = "cancelled-invalid-prompt"
 TOOL_UPDATES_AFTER_IDLE: Final = "tool-updates-after-idle"
-REJECTED_AFTER_CANCEL_REQUEST: Final = prompt.OWN_REASON  # answered by a guard of the table
 PROMPT_AHEAD_OF_HELD: Final = "prompt-ahead-of-held"
 TOOL_WITH_LISTED_TERMINAL: Final = "tool-with-listed-terminal"
 REPEATED_IDLE_NEW_REASON: Final = "repeated-idle-new-stop-reason"
-IDLE_AFTER_UNRECOGNIZED_STATE: Final = clientview.UNRECOGNIZED_IDLE  # answered by the Client's machine
 UNLISTED_TOOL_AT_CANCELLED_IDLE: Final = "unlisted-tool-at-cancelled-idle"
 UNLISTED_TOOL_AT_FAILED_IDLE: Final = "unlisted-tool-at-failed-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
 FUTURE_STOP: Final = "future-stop-reason"
-FINAL_STATUS_CHANGE: Final = toolcall.FINAL_CHANGE  # answered by the observer of the table
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
 BUSY_REFUSAL: Final = "busy-refusal"
@@ -127,7 +149,7 @@ USER_MESSAGE_CONTENT: Final = "user-message-content"
 
 
 READINGS: Final[tuple[Reading, ...]] = (
-    Reading(
+    _reading(
         UNACCOUNTED_USER_MESSAGE,
         "May a live user message appear that no session/prompt accounts for?",
         ("2. Prompt accepted", "Foreground and background work", "Session-directed messages"),
@@ -138,31 +160,20 @@ READINGS: Final[tuple[Reading, ...]] = (
             "SHOULD NOT report it as a user_message",
             "session/prompt lasts until the Agent inserts the user message",
         ),
-        (
-            _alt(
-                "prompt-only",
-                """Every live user message reports the insertion of a session/prompt
-                 of its session: one no prompt can claim is a breach (ACC-06, REJ-02 after a
-                 rejection, ACC-03 when an error answer strands it, SDM-05 in a session without
-                 prompts).""",
-            ),
-            _alt(
-                "agent-initiated",
-                """A user message reported while no session/prompt of its session
-                 waits for its answer may be the Agent's own insertion for work it started itself
-                 (or a live-only message of a local command): no breach. One reported while a
-                 prompt waits is counted against the waiting prompts as under prompt-only
-                 (ACC-06, ACC-03).""",
-            ),
-            _alt(
-                "other-sources",
-                """A user message may have another source (an Agent-side
-                 insertion, a delegated task): an unclaimed user message is no breach, and the
-                 counting of messages against prompts proves nothing.""",
-            ),
-        ),
+        {
+            "prompt-only": """Every live user message reports the insertion of a session/prompt of its
+                session: one no prompt can claim is a breach (ACC-06, REJ-02 after a rejection, ACC-03
+                when an error answer strands it, SDM-05 in a session without prompts).""",
+            "agent-initiated": """A user message reported while no session/prompt of its session waits for
+                its answer may be the Agent's own insertion for work it started itself (or a live-only
+                message of a local command): no breach. One reported while a prompt waits is counted
+                against the waiting prompts as under prompt-only (ACC-06, ACC-03).""",
+            "other-sources": """A user message may have another source (an Agent-side insertion, a
+                delegated task): an unclaimed user message is no breach, and the counting of messages
+                against prompts proves nothing.""",
+        },
         "agent-initiated",
-        _text("""Changed from prompt-only, by the text: "Agent-initiated work does not require a
+        """Changed from prompt-only, by the text: "Agent-initiated work does not require a
               session/prompt request or a synthetic user message" (Foreground and background work)
               presupposes that an Agent may insert one for work it starts itself, and an adapter
               "can instead insert a live-only ACP user message" for a local command (2. Prompt
@@ -170,44 +181,38 @@ READINGS: Final[tuple[Reading, ...]] = (
               user message", so a user message then is counted against the waiting prompts; with
               none waiting it may be the Agent's own. other-sources goes further than the text,
               which discourages reporting a delegated task as a user message (Session-directed
-              messages)."""),
+              messages).""",
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
-        peers=_text("""other-sources: the Agent may report one user message of its own running work that no
+        peers="""other-sources: the Agent may report one user message of its own running work that no
               prompt accounts for; agent-initiated: the same, only in work it started itself (a
               follow-up of finished background work) while no prompt waits for its answer, or just
               before it starts such work (feature announce: from idle, or while unknown or a custom
-              state is shown, the work then reported starting); prompt-only: never"""),
+              state is shown, the work then reported starting); prompt-only: never""",
     ),
-    Reading(
+    _reading(
         STATE_UPDATES_BEFORE_FIRST_LIST,
         "Does 'background on every state_update' include the state_updates before the first list?",
         ("Background work",),
         (35,),
         ("MUST include background on every state_update",),
-        (
-            _alt(
-                "after-first-list",
-                """Only state_updates after the session's first concrete
-                 background list must carry one; earlier ones may omit it.""",
-            ),
-            _alt(
-                "every",
-                """An Agent that reports background work at all must include it on every
-                 state_update of the session: a state_update without a list, followed later by a
-                 first list, is a breach (reported at that first list).""",
-            ),
-        ),
+        {
+            "after-first-list": """Only state_updates after the session's first concrete background list
+                must carry one; earlier ones may omit it.""",
+            "every": """An Agent that reports background work at all must include it on every state_update
+                of the session: a state_update without a list, followed later by a first list, is a breach
+                (reported at that first list).""",
+        },
         "after-first-list",
-        _text("""The MUST binds "An Agent that reports background work": an Agent is one from its
+        """The MUST binds "An Agent that reports background work": an Agent is one from its
               first report, and may learn of background work only later; "Omitted or null means
               not reported, not that nothing is running" (Background work), which misleads no
-              Client before any list."""),
+              Client before any list.""",
         ("BG-07", "FAIL-04", "CANCEL-17"),
-        peers=_text("""every: an Agent that may report background work carries a list (maybe empty) on
+        peers="""every: an Agent that may report background work carries a list (maybe empty) on
               every state_update; after-first-list: it omits the list until its first background
-              work"""),
+              work""",
     ),
-    Reading(
+    _reading(
         PATCH_AFTER_IDLE,
         "May content of a message of ended foreground work be patched after that work's idle?",
         ("Entity IDs", "4. Report completion", "Cancellation"),
@@ -217,124 +222,94 @@ READINGS: Final[tuple[Reading, ...]] = (
             "MUST send any pending updates",
             "before sending the idle state_update",
         ),
-        (
-            _alt(
-                "ended-work",
-                """Content for an agent message or thought first seen during an
-                 ended interval, sent while the session is still idle after it, is a pending
-                 update of the ended work sent after its idle (DONE-03; CANCEL-14 when that idle
-                 confirmed a cancellation).""",
-            ),
-            _alt(
-                "patch-in-place",
-                """Later updates and chunks patch an entity in place, including
-                 after idle: such content is no breach.""",
-            ),
-        ),
+        {
+            "ended-work": """Content for an agent message or thought first seen during an ended interval,
+                sent while the session is still idle after it, is a pending update of the ended work sent
+                after its idle (DONE-03; CANCEL-14 when that idle confirmed a cancellation).""",
+            "patch-in-place": """Later updates and chunks patch an entity in place, including after idle:
+                such content is no breach.""",
+        },
         "ended-work",
-        _text("""Kept, by the text: "The Agent MUST send any pending updates for the foreground
+        """Kept, by the text: "The Agent MUST send any pending updates for the foreground
               work that ended before sending its idle update. Background activity may continue to
               emit updates afterward" (4. Report completion): after the idle, only background
               activity is said to emit updates, and message content is the ended work's output.
               "Later updates and chunks patch the entity in place without moving it, including
               after the session reports idle" (Entity IDs) says where a Client places such an
               update, and leaves room for what ended-work allows after idle: a message update
-              without content (metadata)."""),
+              without content (metadata).""",
         ("DONE-03", "CANCEL-14"),
-        peers=_text("""patch-in-place: while idle, the Agent may append a chunk to the ended work's agent
-              message; ended-work: never"""),
+        peers="""patch-in-place: while idle, the Agent may append a chunk to the ended work's agent
+              message; ended-work: never""",
     ),
-    Reading(
+    _reading(
         CANCEL_TAKES_EFFECT,
         "When does a cancellation take effect: when the Agent receives it, or when it acts on it?",
         ("Cancellation", "State transitions"),
         (190, 173),
         ("when cancellation took effect", "MUST use cancelled when confirming"),
-        (
-            _alt(
-                "on-receipt",
-                """A session/cancel (or session/close) received while work was
-                 active makes the first idle after it confirm the cancellation: it must say
-                 cancelled (TRANS-04; CANCEL-12 when it says error).""",
-            ),
-            _alt(
-                "when-acted",
-                """The Agent may have finished the work before acting on the
-                 cancel: an idle right after the cancel's arrival may carry the stop reason of
-                 the work's own end.""",
-            ),
-        ),
+        {
+            "on-receipt": """A session/cancel (or session/close) received while work was active makes the
+                first idle after it confirm the cancellation: it must say cancelled (TRANS-04; CANCEL-12
+                when it says error).""",
+            "when-acted": """The Agent may have finished the work before acting on the cancel: an idle
+                right after the cancel's arrival may carry the stop reason of the work's own end.""",
+        },
         "on-receipt",
-        _text("""Kept, by the text: "session/cancel covers foreground work and prompts received
+        """Kept, by the text: "session/cancel covers foreground work and prompts received
               before it that the Agent has not yet inserted" and "A session/prompt received after
               session/cancel is not cancelled by it" (Cancellation) draw the line of what a cancel
               covers at its receipt, so the work active at receipt is covered and the idle ending
               it "MUST use cancelled when confirming foreground cancellation" (State transitions).
               "when cancellation took effect" names no other moment the text defines. (CANCEL-11,
-              work never ended with idle, holds under both: the idle is owed either way.)"""),
+              work never ended with idle, holds under both: the idle is owed either way.)""",
         ("TRANS-04", "CANCEL-12"),
-        peers=_text("""when-acted: after a cancel arrives, the Agent may still end the work with its own
-              stop reason (end_turn, a limit, a custom one); on-receipt: only cancelled"""),
+        peers="""when-acted: after a cancel arrives, the Agent may still end the work with its own
+              stop reason (end_turn, a limit, a custom one); on-receipt: only cancelled""",
     ),
-    Reading(
-        WAITED_ON_BACKGROUND,
+    _reading(
+        background.WAITED_ON,  # answered by a guard of the table
         "Must a listed background item that foreground work starts waiting on get a final status "
         "before it leaves the list?",
         ("Background work",),
         (37, 39),
         ("finalized before they are removed", "A terminal or tool call that foreground work is waiting on"),
-        (
-            _alt(
-                "final-status",
-                """An item leaves the list only with its exitStatus or final
-                 status sent before: dropping an unfinished one is a breach (BG-11).""",
-            ),
-            _alt(
-                "becomes-foreground",
-                """Work that foreground work waits on is foreground work and
-                 is not listed: an unfinished terminal or tool call dropped by a snapshot whose
-                 state is running or requires_action may have become foreground (no breach).""",
-            ),
-        ),
+        {
+            "final-status": """An item leaves the list only with its exitStatus or final status sent
+                before: dropping an unfinished one is a breach (BG-11).""",
+            "becomes-foreground": """Work that foreground work waits on is foreground work and is not
+                listed: an unfinished terminal or tool call dropped by a snapshot whose state is running
+                or requires_action may have become foreground (no breach).""",
+        },
         "final-status",
-        _text("""The MUST names no exception, and the wire does not show what foreground work waits
-              on."""),
+        """The MUST names no exception, and the wire does not show what foreground work waits
+              on.""",
         ("BG-11",),
-        peers=_text("""becomes-foreground: while running, the Agent may take a listed background tool call
-              into its foreground work, dropping it unfinished from the list; final-status: never"""),
+        peers="""becomes-foreground: while running, the Agent may take a listed background tool call
+              into its foreground work, dropping it unfinished from the list; final-status: never""",
     ),
-    Reading(
+    _reading(
         CANCELLED_INVALID_PROMPT,
         "Which error answers a prompt with unadvertised content that a session/cancel then covers?",
         ("1. User message", "Cancellation"),
         (59, 190),
         ("MUST reject a prompt containing a content type", "MUST answer the covered prompts with -32800"),
-        (
-            _alt(
-                "cancelled",
-                """-32800: the cancel covers every prompt not yet inserted
-                 (CANCEL-02 reports -32602).""",
-            ),
-            _alt(
-                "either",
-                """-32800 or -32602: the Agent may have rejected the content before the
-                 cancel reached it.""",
-            ),
-            _alt(
-                "invalid",
-                """-32602: the content rule decides whatever else happens (USER-04
-                 reports -32800).""",
-            ),
-        ),
+        {
+            "cancelled": """-32800: the cancel covers every prompt not yet inserted (CANCEL-02 reports
+                -32602).""",
+            "either": """-32800 or -32602: the Agent may have rejected the content before the cancel
+                reached it.""",
+            "invalid": "-32602: the content rule decides whatever else happens (USER-04 reports -32800).",
+        },
         "cancelled",
-        _text("""The cancellation sentence covers every prompt received before the cancel and not
-              yet inserted, without exception."""),
+        """The cancellation sentence covers every prompt received before the cancel and not
+              yet inserted, without exception.""",
         ("CANCEL-02", "USER-04"),
-        peers=_text("""the answer the Agent gives a covered prompt with unadvertised content (only a faulty
-              Client sends one): cancelled -32800, invalid -32602, either one of both"""),
+        peers="""the answer the Agent gives a covered prompt with unadvertised content (only a faulty
+              Client sends one): cancelled -32800, invalid -32602, either one of both""",
     ),
-    Reading(
-        REJECTED_AFTER_CANCEL_REQUEST,
+    _reading(
+        prompt.OWN_REASON,  # answered by a guard of the table
         "May a prompt that a $/cancel_request named before its insertion be refused with an error "
         "other than -32800?",
         ("Prompts during active work", "Prompts that are never inserted"),
@@ -343,29 +318,23 @@ READINGS: Final[tuple[Reading, ...]] = (
             "The Client can withdraw it with $/cancel_request",
             "Request cancellation before insertion uses -32800",
         ),
-        (
-            _alt(
-                "cancelled-only",
-                """Once the $/cancel_request reached the Agent, a prompt not yet
-                 inserted is answered -32800 (or with success if it is inserted instead): any other
-                 error breaks REJ-03.""",
-            ),
-            _alt(
-                "own-reason",
-                """The Agent may still refuse it for a reason of its own (invalid
-                 params, a hook): only a refusal because of the cancellation must use -32800, and
-                 the wire does not show which, so another error code is no breach.""",
-            ),
-        ),
+        {
+            "cancelled-only": """Once the $/cancel_request reached the Agent, a prompt not yet inserted is
+                answered -32800 (or with success if it is inserted instead): any other error breaks
+                REJ-03.""",
+            "own-reason": """The Agent may still refuse it for a reason of its own (invalid params, a
+                hook): only a refusal because of the cancellation must use -32800, and the wire does not
+                show which, so another error code is no breach.""",
+        },
         "cancelled-only",
-        _text("""-32800 is what request cancellation before insertion uses, and the prompt table lets
+        """-32800 is what request cancellation before insertion uses, and the prompt table lets
               the Agent refuse a prompt for its own reasons; which wins once a $/cancel_request
-              arrived is not said."""),
+              arrived is not said.""",
         ("REJ-03",),
-        peers=_text("""own-reason: the Agent may refuse (-32602) a prompt after a $/cancel_request for it
-              arrived; cancelled-only: never"""),
+        peers="""own-reason: the Agent may refuse (-32602) a prompt after a $/cancel_request for it
+              arrived; cancelled-only: never""",
     ),
-    Reading(
+    _reading(
         TOOL_UPDATES_AFTER_IDLE,
         "Is a status change of an unlisted foreground tool call after its work's idle a "
         "still-owed foreground update, or background work?",
@@ -376,78 +345,61 @@ READINGS: Final[tuple[Reading, ...]] = (
             "keep that tool call pending, in_progress, or paused",
             "SHOULD still accept tool call updates",
         ),
-        (
-            _alt(
-                "background",
-                """Work that carries on after the idle is independent of the ended
-                 work: no breach, and it clears a FAIL-04 suspicion.""",
-            ),
-            _alt(
-                "foreground-owed",
-                """A tool call first reported during ended foreground work,
-                 not listed (nor embedding a listed terminal), whose status changes while the
-                 session is still idle after that work, is an update of the ended work after its
-                 idle (DONE-03; CANCEL-14 after a cancellation) and stays a FAIL-04 suspect.""",
-            ),
-        ),
+        {
+            "background": """Work that carries on after the idle is independent of the ended work: no
+                breach, and it clears a FAIL-04 suspicion.""",
+            "foreground-owed": """A tool call first reported during ended foreground work, not listed (nor
+                embedding a listed terminal), whose status changes while the session is still idle after
+                that work, is an update of the ended work after its idle (DONE-03; CANCEL-14 after a
+                cancellation) and stays a FAIL-04 suspect.""",
+        },
         "background",
-        _text("""A background tool call may be announced before it is first listed, and the
-              Client is told to accept tool call updates after a cancel."""),
+        """A background tool call may be announced before it is first listed, and the
+              Client is told to accept tool call updates after a cancel.""",
         ("DONE-03", "CANCEL-14", "FAIL-04"),
-        peers=_text("""background: an in_progress foreground tool call may carry on after an idle that
+        peers="""background: an in_progress foreground tool call may carry on after an idle that
               confirms no cancellation (end_turn, error, ...) and complete later; foreground-owed:
-              every tool call ends before the idle"""),
+              every tool call ends before the idle""",
     ),
-    Reading(
+    _reading(
         PROMPT_AHEAD_OF_HELD,
         "May a newly received prompt be inserted at once, ahead of a prompt the Agent holds?",
         ("Prompts during active work",),
         (77,),
         ("Held prompts are inserted in the order they were received",),
-        (
-            _alt(
-                "held-only",
-                """The order binds held prompts among themselves: a prompt
-                 inserted at once may overtake a held one (as the model's prompt machine
-                 allows).""",
-            ),
-            _alt(
-                "receipt-order",
-                """Every prompt is inserted after the prompts received before
-                 it: a prompt answered with success while an earlier one was still waiting, when
-                 that earlier one is later answered -32800 (it was never inserted), is a breach
-                 (ACTIVE-02).""",
-            ),
-        ),
+        {
+            "held-only": """The order binds held prompts among themselves: a prompt inserted at once may
+                overtake a held one (as the model's prompt machine allows).""",
+            "receipt-order": """Every prompt is inserted after the prompts received before it: a prompt
+                answered with success while an earlier one was still waiting, when that earlier one is
+                later answered -32800 (it was never inserted), is a breach (ACTIVE-02).""",
+        },
         "held-only",
-        _text("""The sentence speaks of held prompts only, and the Agent decides what inserting
-              during active work means. The model's guard (oldest_held) reads it so."""),
+        """The sentence speaks of held prompts only, and the Agent decides what inserting
+              during active work means. The model's guard (oldest_held) reads it so.""",
         ("ACTIVE-02",),
-        peers=_text("""held-only: a newly received prompt may be inserted at once while older prompts are
-              held; receipt-order: prompts are inserted in the order received"""),
+        peers="""held-only: a newly received prompt may be inserted at once while older prompts are
+              held; receipt-order: prompts are inserted in the order received""",
     ),
-    Reading(
+    _reading(
         TOOL_WITH_LISTED_TERMINAL,
         "Is a listed tool call that embeds a listed terminal one whose only live work is that terminal?",
         ("Background work",),
         (39,),
         ("whose only live work is a listed terminal",),
-        (
-            _alt("only-live-work", """Yes: listing both is listing one work twice (BG-13)."""),
-            _alt(
-                "may-have-other-work",
-                """Not necessarily: the tool call may have live work of
-                 its own, which the wire does not show; listing both is no breach.""",
-            ),
-        ),
+        {
+            "only-live-work": "Yes: listing both is listing one work twice (BG-13).",
+            "may-have-other-work": """Not necessarily: the tool call may have live work of its own, which
+                the wire does not show; listing both is no breach.""",
+        },
         "only-live-work",
-        _text("""Process-backed work is listed as its terminal; other live work of the tool call
-              is invisible, so the checkable reading is the strict one."""),
+        """Process-backed work is listed as its terminal; other live work of the tool call
+              is invisible, so the checkable reading is the strict one.""",
         ("BG-13",),
-        peers=_text("""may-have-other-work: the Agent may start a terminal with a tool call embedding it
-              and list both; only-live-work: it lists the terminal alone"""),
+        peers="""may-have-other-work: the Agent may start a terminal with a tool call embedding it
+              and list both; only-live-work: it lists the terminal alone""",
     ),
-    Reading(
+    _reading(
         REPEATED_IDLE_NEW_REASON,
         "Is a repeated idle that brings a new stop reason the completion of unreported work?",
         ("Background work", "State transitions"),
@@ -456,57 +408,43 @@ READINGS: Final[tuple[Reading, ...]] = (
             "a repeated idle without a new stop reason is not a new completion",
             "A repeated state may carry updated information",
         ),
-        (
-            _alt(
-                "snapshot",
-                """Never, once some work of the session has ended: a repeated state
-                 may carry updated information without being a transition. (Before any work of
-                 a session seen from its creation ended there is no last stop reason to carry:
-                 a stop reason then reports a completion under either alternative,
-                 model.foreground idle_reports_completion.)""",
-            ),
-            _alt(
-                "completion",
-                """Yes: it completes foreground work that was never reported
-                 active (FG-02: work started without running; FG-01 when no prompt waits, work
-                 the Agent started itself).""",
-            ),
-        ),
+        {
+            "snapshot": """Never, once some work of the session has ended: a repeated state may carry
+                updated information without being a transition. (Before any work of a session seen from
+                its creation ended there is no last stop reason to carry: a stop reason then reports a
+                completion under either alternative, model.foreground idle_reports_completion.)""",
+            "completion": """Yes: it completes foreground work that was never reported active (FG-02: work
+                started without running; FG-01 when no prompt waits, work the Agent started itself).""",
+        },
         "snapshot",
-        _text("""The State transitions section says applying updated information is no
+        """The State transitions section says applying updated information is no
               transition; the Background work sentence only says when a repeat is certainly
-              not a completion."""),
+              not a completion.""",
         ("FG-02", "FG-01"),
-        peers=_text("""snapshot: while idle, the Agent may repeat idle once with a new stop reason;
-              completion: never (it would report running first)"""),
+        peers="""snapshot: while idle, the Agent may repeat idle once with a new stop reason;
+              completion: never (it would report running first)""",
     ),
-    Reading(
-        IDLE_AFTER_UNRECOGNIZED_STATE,
+    _reading(
+        clientview.UNRECOGNIZED_IDLE,  # answered by the Client's machine
         "Is an idle after an unrecognized (future or custom) state a completion of work?",
         ("Session states", "State transitions"),
         (165, 173),
         ("MUST NOT treat it as idle", "without implying that work started or ended"),
-        (
-            _alt(
-                "no-completion",
-                """No: as after unknown, a known snapshot after an unrecognized
-                 state implies no start or end of work (the client view counts no completion
-                 and keeps the last stop reason as context).""",
-            ),
-            _alt(
-                "completion",
-                """Yes: a Client that showed a generic busy state takes the idle as
-                 the end of that work (the client view counts a completion).""",
-            ),
-        ),
+        {
+            "no-completion": """No: as after unknown, a known snapshot after an unrecognized state implies
+                no start or end of work (the client view counts no completion and keeps the last stop
+                reason as context).""",
+            "completion": """Yes: a Client that showed a generic busy state takes the idle as the end of
+                that work (the client view counts a completion).""",
+        },
         "no-completion",
-        _text("""The spec says so for unknown and asks Clients to treat an unrecognized state like
+        """The spec says so for unknown and asks Clients to treat an unrecognized state like
               a generic busy state without presenting the previous state as confirmed. No
               monitor rule depends on it: it decides the client view's completions and
-              last_stop_reason (acp-model view, and the explorers' view agreement)."""),
+              last_stop_reason (acp-model view, and the explorers' view agreement).""",
         (),
     ),
-    Reading(
+    _reading(
         UNLISTED_TOOL_AT_CANCELLED_IDLE,
         "Is an unfinished tool call of the cancelled work that no background list names owed its "
         "final status before the idle confirming the cancellation?",
@@ -517,34 +455,24 @@ READINGS: Final[tuple[Reading, ...]] = (
             "SHOULD keep that tool call pending, in_progress, or paused and list it",
             "MUST send any pending updates for the foreground work that ended",
         ),
-        (
-            _alt(
-                "owed-before-idle",
-                """A tool call first reported during the cancelled work,
-                 still unfinished at the idle that confirms the cancellation, and left out of a
-                 concrete background list reported since its first report (the idle's own
-                 included; nor embedding a listed terminal), belongs to the cancelled work: its
-                 final status was owed before that idle (CANCEL-17, a finding at the idle). One
-                 no list has ruled on yet is a suspect, as under may-be-background.""",
-            ),
-            _alt(
-                "every-unlisted",
-                """Every such tool call not in the latest background list
-                 (nor embedding a listed terminal) belongs to the cancelled work, whether or not a
-                 list was reported since its first report: a finding at the idle. A background
-                 tool call announced during the work must then be listed by the idle.""",
-            ),
-            _alt(
-                "may-be-background",
-                """Such a tool call may be background activity the Agent
-                 did not list (it may stop unlisted background activity, so some may go on): a
-                 suspect, cleared when a later list names it or its status changes later, and a
-                 breach only when nothing cleared it by the end (at quiescence, or at the last
-                 line of a complete transcript).""",
-            ),
-        ),
+        {
+            "owed-before-idle": """A tool call first reported during the cancelled work, still unfinished
+                at the idle that confirms the cancellation, and left out of a concrete background list
+                reported since its first report (the idle's own included; nor embedding a listed
+                terminal), belongs to the cancelled work: its final status was owed before that idle
+                (CANCEL-17, a finding at the idle). One no list has ruled on yet is a suspect, as under
+                may-be-background.""",
+            "every-unlisted": """Every such tool call not in the latest background list (nor embedding a
+                listed terminal) belongs to the cancelled work, whether or not a list was reported since
+                its first report: a finding at the idle. A background tool call announced during the work
+                must then be listed by the idle.""",
+            "may-be-background": """Such a tool call may be background activity the Agent did not list (it
+                may stop unlisted background activity, so some may go on): a suspect, cleared when a later
+                list names it or its status changes later, and a breach only when nothing cleared it by
+                the end (at quiescence, or at the last line of a complete transcript).""",
+        },
         "owed-before-idle",
-        _text("""The Cancellation section exempts only the latest background list and tool calls
+        """The Cancellation section exempts only the latest background list and tool calls
               referencing a listed terminal from the tool calls of the cancelled work, has the
               Agent give those their final status, and sends its idle "After all ongoing
               operations have been successfully aborted and pending updates have been sent": a
@@ -556,10 +484,10 @@ READINGS: Final[tuple[Reading, ...]] = (
               it, even while the session is idle": one announced during the work that no list has
               ruled on yet may be such work (an Agent that starts a background watcher, is
               cancelled and sends its idle before its first list conforms). Until a list rules on
-              it, only the end of a complete transcript shows it was never background work."""),
+              it, only the end of a complete transcript shows it was never background work.""",
         ("CANCEL-17",),
     ),
-    Reading(
+    _reading(
         UNLISTED_TOOL_AT_FAILED_IDLE,
         "Is an unfinished tool call of the failed work that no background list names owed its "
         "terminal status before the idle with stop reason error?",
@@ -569,38 +497,30 @@ READINGS: Final[tuple[Reading, ...]] = (
             "are not part of the failed work and keep running",
             "before the first list that names it",
         ),
-        (
-            _alt(
-                "owed-before-idle",
-                """A tool call first reported during the failed work, still
-                 unfinished at its error idle, neither in the latest background list nor embedding
-                 a listed terminal, and left out of a concrete background list reported since its
-                 first report (the idle's own included), was owed a terminal status before that
-                 idle (FAIL-04, a finding at the idle). One no list has ruled on yet may be
-                 background work announced before its first list: a suspect, as under
-                 may-be-background.""",
-            ),
-            _alt(
-                "may-be-background",
-                """Any such tool call may be background work announced before
-                 its first list: a suspect at the idle, cleared when a later list names it or its
-                 status changes later (tool-updates-after-idle=background), and a breach only when
-                 nothing cleared it by the end (at quiescence, or at the last line of a complete
-                 transcript).""",
-            ),
-        ),
+        {
+            "owed-before-idle": """A tool call first reported during the failed work, still unfinished at
+                its error idle, neither in the latest background list nor embedding a listed terminal, and
+                left out of a concrete background list reported since its first report (the idle's own
+                included), was owed a terminal status before that idle (FAIL-04, a finding at the idle).
+                One no list has ruled on yet may be background work announced before its first list: a
+                suspect, as under may-be-background.""",
+            "may-be-background": """Any such tool call may be background work announced before its first
+                list: a suspect at the idle, cleared when a later list names it or its status changes
+                later (tool-updates-after-idle=background), and a breach only when nothing cleared it by
+                the end (at quiescence, or at the last line of a complete transcript).""",
+        },
         "owed-before-idle",
-        _text("""The Failures section has the Agent give each tool call the failed work left
+        """The Failures section has the Agent give each tool call the failed work left
               unfinished a terminal status before reporting the failure, and exempts only listed
               background work and tool calls that reference a listed terminal: a concrete list
               that leaves a tool call out says it is not background work. A background tool call
               is announced before the first list that names it (Background work), so one no list
-              has ruled on yet may still be listed later."""),
+              has ruled on yet may still be listed later.""",
         ("FAIL-04",),
-        peers_same=_text("""the simulated Agent gives every tool call of failed work a terminal status
-              and never ends work while announced background work is unlisted"""),
+        peers_same="""the simulated Agent gives every tool call of failed work a terminal status
+              and never ends work while announced background work is unlisted""",
     ),
-    Reading(
+    _reading(
         APPROVAL_RACING_CANCEL,
         "May an approval that reaches the Agent after a session/cancel, before the cancellation "
         "completes, be used to run the tool?",
@@ -610,67 +530,53 @@ READINGS: Final[tuple[Reading, ...]] = (
             "MUST stop waiting for that work’s pending session/request_permission requests",
             "A response can race with session/cancel before cancellation completes",
         ),
-        (
-            _alt(
-                "may-be-used",
-                """An answer that arrives after the cancel but before the idle
-                 that confirms the cancellation raced the cancel: the Agent may not have stopped
-                 the work yet, and may use it (the tool call runs, then gets its final status
-                 before the idle). Only an approval of a request still open at that idle is a late
-                 answer whose use breaks CANCEL-06.""",
-            ),
-            _alt(
-                "not-approved",
-                """Once the session/cancel reached the Agent while the work was
-                 active, every permission request of that work is treated as not approved: an
-                 allow answer arriving after the cancel, followed by its tool call going
-                 in_progress, breaks CANCEL-06 even before the idle.""",
-            ),
-        ),
+        {
+            "may-be-used": """An answer that arrives after the cancel but before the idle that confirms
+                the cancellation raced the cancel: the Agent may not have stopped the work yet, and may
+                use it (the tool call runs, then gets its final status before the idle). Only an approval
+                of a request still open at that idle is a late answer whose use breaks CANCEL-06.""",
+            "not-approved": """Once the session/cancel reached the Agent while the work was active, every
+                permission request of that work is treated as not approved: an allow answer arriving after
+                the cancel, followed by its tool call going in_progress, breaks CANCEL-06 even before the
+                idle.""",
+        },
         "may-be-used",
-        _text("""The MUST applies "When the Agent stops the cancelled foreground work", a moment the
+        """The MUST applies "When the Agent stops the cancelled foreground work", a moment the
               wire does not show, and to requests still "pending" then; the same paragraph says "A
               response can race with session/cancel before cancellation completes" and asks the
               Agent to ignore late responses only "After cancellation completes" (Cancellation).
               An answer that arrived before the confirming idle may have arrived before the Agent
-              stopped the work, when it was no longer pending."""),
+              stopped the work, when it was no longer pending.""",
         ("CANCEL-06",),
-        peers=_text("""may-be-used: an allow answer that reaches the Agent after the cancel, while it
+        peers="""may-be-used: an allow answer that reaches the Agent after the cancel, while it
               still carries the cancellation out, runs the tool; not-approved: it is taken as a
-              refusal"""),
+              refusal""",
     ),
-    Reading(
+    _reading(
         FUTURE_STOP,
         "Is an unknown stop reason without the _ prefix a custom one that breaks the prefix rule, "
         "or possibly a future ACP variant?",
         ("Stop reasons",),
         (144, 144),
         ("Custom stop reasons MUST begin with _", "reserved for future ACP variants"),
-        (
-            _alt(
-                "custom",
-                """A stop reason that is neither one of this version's standard
-                 reasons nor _-prefixed was chosen by the Agent: a breach of STOP-03.""",
-            ),
-            _alt(
-                "may-be-future",
-                """It may be a future ACP variant, which "can be used when Clients
-                 can display a generic stopped state": only a suspect of STOP-03 (a warning), never
-                 a breach.""",
-            ),
-        ),
+        {
+            "custom": """A stop reason that is neither one of this version's standard reasons nor
+                _-prefixed was chosen by the Agent: a breach of STOP-03.""",
+            "may-be-future": """It may be a future ACP variant, which "can be used when Clients can
+                display a generic stopped state": only a suspect of STOP-03 (a warning), never a breach.""",
+        },
         "custom",
-        _text("""The text reserves the space: "Unknown non-underscore stop reasons are reserved for
+        """The text reserves the space: "Unknown non-underscore stop reasons are reserved for
               future ACP variants" (Stop reasons), so an Agent of this version cannot use one as a
               value of its own, and whatever it adds is custom: "Custom stop reasons MUST begin
               with _". A future variant is defined by a later version, against which a transcript
-              using it must be checked."""),
+              using it must be checked.""",
         ("STOP-03",),
-        peers=_text("""may-be-future: the Agent may end work with a stop reason of a future version (no _
-              prefix); custom: never"""),
+        peers="""may-be-future: the Agent may end work with a stop reason of a future version (no _
+              prefix); custom: never""",
     ),
-    Reading(
-        FINAL_STATUS_CHANGE,
+    _reading(
+        toolcall.FINAL_CHANGE,  # answered by the observer of the table
         "May a tool call move from one final status to another (completed to failed, say)?",
         ("Background work", "Entity IDs"),
         (33, 10),
@@ -678,33 +584,27 @@ READINGS: Final[tuple[Reading, ...]] = (
             "The Agent does not reopen a tool call that has a final status",
             "Later updates and chunks patch the entity in place",
         ),
-        (
-            _alt(
-                "reopen-only",
-                """Only a return to a live status (pending, in_progress, paused)
-                 reopens a tool call (BG-05); a change between final statuses corrects its outcome
-                 and starts no work: no breach.""",
-            ),
-            _alt(
-                "final-is-final",
-                """A final status is the last status: any status change after it breaks
-                 BG-05.""",
-            ),
-        ),
+        {
+            "reopen-only": """Only a return to a live status (pending, in_progress, paused) reopens a tool
+                call (BG-05); a change between final statuses corrects its outcome and starts no work: no
+                breach.""",
+            "final-is-final": """A final status is the last status: any status change after it breaks
+                BG-05.""",
+        },
         "reopen-only",
-        _text("""Changed from final-is-final, by the text: "The Agent does not reopen a tool call
+        """Changed from final-is-final, by the text: "The Agent does not reopen a tool call
               that has a final status. It starts a new one instead" (Background work) is about
               reopening, new work that needs a new tool call; a move from one final status to
               another starts no work, and "Later updates and chunks patch the entity in place ...
               including after the session reports idle" (Entity IDs) lets an update change a
-              finished entity."""),
+              finished entity.""",
         ("BG-05",),
-        peers=_text("""reopen-only: the Agent may correct a finished tool call's outcome once (completed to
+        peers="""reopen-only: the Agent may correct a finished tool call's outcome once (completed to
               failed, failed or cancelled to completed; feature correct, off by default and in the
               explorer's tools slice);
-              final-is-final: never"""),
+              final-is-final: never""",
     ),
-    Reading(
+    _reading(
         RESUME_REPLAY_WINDOW,
         "Between a session/resume and its response, is every user message replayed history, or only "
         "one under an ID the session already showed?",
@@ -715,42 +615,34 @@ READINGS: Final[tuple[Reading, ...]] = (
             "If the message is retained and replayed, the Agent MUST use the same ID",
             "Background activity MAY continue",
         ),
-        (
-            _alt(
-                "whole-window",
-                """What comes between the resume request and its response is the
-                 requested replay, the snapshot, and live updates of entities first seen there
-                 (work that goes on); a user message there is replayed history, not an insertion:
-                 in a session seen from its creation, one under an ID never used live breaks
-                 ACC-11 (a replayed message keeps its ID; a prompt whose returned ID only such a
-                 message reported then breaks ACC-05), and one re-sent after the snapshot breaks
-                 SYNC-02.""",
-            ),
-            _alt(
-                "known-ids",
-                """Replayed updates are told apart only by their IDs: a user message
-                 under an ID the session never showed is a live insertion even inside the window
-                 (judged like any live user message: ACC-06 when no prompt accounts for it), never
-                 an ACC-11 breach.""",
-            ),
-        ),
+        {
+            "whole-window": """What comes between the resume request and its response is the requested
+                replay, the snapshot, and live updates of entities first seen there (work that goes on); a
+                user message there is replayed history, not an insertion: in a session seen from its
+                creation, one under an ID never used live breaks ACC-11 (a replayed message keeps its ID;
+                a prompt whose returned ID only such a message reported then breaks ACC-05), and one
+                re-sent after the snapshot breaks SYNC-02.""",
+            "known-ids": """Replayed updates are told apart only by their IDs: a user message under an ID
+                the session never showed is a live insertion even inside the window (judged like any live
+                user message: ACC-06 when no prompt accounts for it), never an ACC-11 breach.""",
+        },
         "whole-window",
-        _text("""The text puts the replay inside the window ("following any requested history replay
+        """The text puts the replay inside the window ("following any requested history replay
               and before the successful resume response", Initial state and synchronization) and
               gives replayed updates no marker but their IDs ("the Agent MUST use the same ID",
               2. Prompt accepted). No new prompt can be inserted there: "Before sending prompts,
               Clients MUST first complete the initialization phase and session setup", which the
               resume response completes. Live updates of ongoing work may still come ("Background
               activity MAY continue and emit other session/update notifications", Session
-              states)."""),
+              states).""",
         ("ACC-11", "ACC-05", "ACC-06"),
-        peers_same=_text("""under known-ids an Agent could insert, inside the window, a prompt it held from
+        peers_same="""under known-ids an Agent could insert, inside the window, a prompt it held from
               before the resume and report its user message there; the simulated Agent cannot: the
               session table's resuming state lets it only replay history and send the snapshot (its
               prompts wait for the resume response, as under whole-window), and no prompt can arrive
-              in the window (INTRO-01), so no alternative gives it a move there"""),
+              in the window (INTRO-01), so no alternative gives it a move there""",
     ),
-    Reading(
+    _reading(
         OUTPUT_WHILE_REQUIRES_ACTION,
         "Does agent message or thought content sent while requires_action is reported show that "
         "foreground progress resumed?",
@@ -760,31 +652,24 @@ READINGS: Final[tuple[Reading, ...]] = (
             "requires_action means the foreground workflow as a whole is blocked on user action",
             "MUST report running when foreground progress resumes",
         ),
-        (
-            _alt(
-                "progress",
-                """Yes: a blocked workflow produces no model output, so new content
-                 shows progress without running reported (FG-04).""",
-            ),
-            _alt(
-                "pending-output",
-                """Not necessarily: it may be output the work produced before it
-                 blocked, sent late (no rule orders pending output before requires_action): no
-                 breach.""",
-            ),
-        ),
+        {
+            "progress": """Yes: a blocked workflow produces no model output, so new content shows progress
+                without running reported (FG-04).""",
+            "pending-output": """Not necessarily: it may be output the work produced before it blocked,
+                sent late (no rule orders pending output before requires_action): no breach.""",
+        },
         "progress",
-        _text("""The text defines the state by the whole workflow: "requires_action means the
+        """The text defines the state by the whole workflow: "requires_action means the
               foreground workflow as a whole is blocked on user action. The session remains running
               if other foreground work can still progress" (Waiting for user action). Agent
               messages and thoughts are model processing, which is foreground work (Foreground and
               background work); while all of it is blocked none is produced, so content then shows
-              progress, and "it MUST report running when foreground progress resumes"."""),
+              progress, and "it MUST report running when foreground progress resumes".""",
         ("FG-04",),
-        peers=_text("""pending-output: while requires_action is reported, the Agent may send once a chunk of
-              the message its work produced before it blocked; progress: never"""),
+        peers="""pending-output: while requires_action is reported, the Agent may send once a chunk of
+              the message its work produced before it blocked; progress: never""",
     ),
-    Reading(
+    _reading(
         BUSY_REFUSAL,
         "Is a well-formed prompt refused with -32600 while work is active refused only because "
         "work is active?",
@@ -794,33 +679,25 @@ READINGS: Final[tuple[Reading, ...]] = (
             "Agents MUST NOT reject a prompt only because foreground work is active",
             "including by a hook or early failure",
         ),
-        (
-            _alt(
-                "may-have-other-reason",
-                """Not provably: the Agent may refuse a prompt during active
-                 work for a reason of its own (a hook, an early failure); a suspect of ACTIVE-03
-                 (a warning).""",
-            ),
-            _alt(
-                "invalid-request-is-busy",
-                """Yes: -32600 (not a valid request) says nothing is wrong with
-                 the prompt but its timing, so the refusal is a busy refusal: a breach of
-                 ACTIVE-03 (an error).""",
-            ),
-        ),
+        {
+            "may-have-other-reason": """Not provably: the Agent may refuse a prompt during active work for
+                a reason of its own (a hook, an early failure); a suspect of ACTIVE-03 (a warning).""",
+            "invalid-request-is-busy": """Yes: -32600 (not a valid request) says nothing is wrong with the
+                prompt but its timing, so the refusal is a busy refusal: a breach of ACTIVE-03 (an error).""",
+        },
         "may-have-other-reason",
-        _text("""The MUST forbids a refusal "only because foreground work is active" (Prompts during
+        """The MUST forbids a refusal "only because foreground work is active" (Prompts during
               active work): a reason, which the wire does not carry; and a request may be
               "rejected before insertion, including by a hook or early failure" (Prompts that are
               never inserted), with no error code reserved for either. The spec settles that a
-              busy refusal is a breach; not which refusals are busy ones."""),
+              busy refusal is a breach; not which refusals are busy ones.""",
         ("ACTIVE-03",),
-        peers=_text("""may-have-other-reason: while work is active, a hook of the Agent may refuse a
+        peers="""may-have-other-reason: while work is active, a hook of the Agent may refuse a
               well-formed prompt with -32600 once (feature hook_refusal, off by default and in the
               explorer's hook slice; a suspect of ACTIVE-03, a warning); invalid-request-is-busy:
-              never (its refusals say -32602)"""),
+              never (its refusals say -32602)""",
     ),
-    Reading(
+    _reading(
         USER_MESSAGE_DEADLINE,
         "Is the report of an inserted user message a pending update of the work its insertion "
         "started, owed before that work's idle?",
@@ -831,36 +708,29 @@ READINGS: Final[tuple[Reading, ...]] = (
             "the idle state_update that ends the resulting work",
             "MUST send any pending updates for the foreground work that ended",
         ),
-        (
-            _alt(
-                "resulting-work",
-                """Yes: the user_message acknowledgment belongs to the prompt's
-                 resulting work, so when the success response came before the idle ending that work
-                 (the first foreground work reported after the prompt was received while the
-                 session reported idle), the report comes before that idle: an idle sent first
-                 breaks ACC-05 at that line.""",
-            ),
-            _alt(
-                "eventually",
-                """No deadline but the end: the report is owed eventually, judged
-                 only at the end of a complete transcript.""",
-            ),
-        ),
+        {
+            "resulting-work": """Yes: the user_message acknowledgment belongs to the prompt's resulting
+                work, so when the success response came before the idle ending that work (the first
+                foreground work reported after the prompt was received while the session reported idle),
+                the report comes before that idle: an idle sent first breaks ACC-05 at that line.""",
+            "eventually": """No deadline but the end: the report is owed eventually, judged only at the
+                end of a complete transcript.""",
+        },
         "resulting-work",
-        _text("""The spec names the acknowledgment among the messages of the prompt's resulting work:
+        """The spec names the acknowledgment among the messages of the prompt's resulting work:
               "the user_message acknowledgment, Agent output, and even the idle state_update that
               ends the resulting work may arrive before or after it" (2. Prompt accepted), and "The
               Agent MUST send any pending updates for the foreground work that ended before sending
               its idle update" (4. Report completion). Only the work that started after the prompt
               was received while nothing ran is judged: a prompt inserted during active work may
               start the next turn instead ("What inserting during active work means ... is up to
-              the Agent"), whose idle is later."""),
+              the Agent"), whose idle is later.""",
         ("ACC-05",),
-        peers_same=_text("""the simulated Agent reports every inserted user message before the idle
+        peers_same="""the simulated Agent reports every inserted user message before the idle
               ending any work and before the close response (model.between
-              USER_MESSAGE_REPORTED), which conforms under both"""),
+              USER_MESSAGE_REPORTED), which conforms under both""",
     ),
-    Reading(
+    _reading(
         USER_MESSAGE_CONTENT,
         "May an update about a submission's user message carry content the prompt does not, which a "
         "later update replaces?",
@@ -872,25 +742,18 @@ READINGS: Final[tuple[Reading, ...]] = (
             "upserts keyed by messageId",
             "replaces all content currently stored",
         ),
-        (
-            _alt(
-                "upsert",
-                """Yes: a user_message is an upsert like the Agent's own messages, and
-                 its content may be replaced; an interim content of the Agent's own (a placeholder
-                 while the runtime echoes the message, say) is no breach as long as the message is
-                 reported under the returned ID, after insertion (ACC-05, ACC-06, ACC-07).""",
-            ),
-            _alt(
-                "prompt-content",
-                """No: the user message's content is the prompt's, so every block a
-                 user_message update about it carries is a block of the prompt's content array;
-                 another block breaks ACC-05, at the update once a success response has returned
-                 its ID, else at that response. Chunks are not compared (a streamed text block may
-                 be split anywhere).""",
-            ),
-        ),
+        {
+            "upsert": """Yes: a user_message is an upsert like the Agent's own messages, and its content
+                may be replaced; an interim content of the Agent's own (a placeholder while the runtime
+                echoes the message, say) is no breach as long as the message is reported under the
+                returned ID, after insertion (ACC-05, ACC-06, ACC-07).""",
+            "prompt-content": """No: the user message's content is the prompt's, so every block a
+                user_message update about it carries is a block of the prompt's content array; another
+                block breaks ACC-05, at the update once a success response has returned its ID, else at
+                that response. Chunks are not compared (a streamed text block may be split anywhere).""",
+        },
         "upsert",
-        _text("""The sentence that binds every update about the message lists what binds it: "All
+        """The sentence that binds every update about the message lists what binds it: "All
               updates for that message MUST use the returned messageId and MUST NOT precede
               insertion" (2. Prompt accepted), its ID and its timing, not its content; and
               user_message updates "are upserts keyed by messageId" whose "concrete content arrays
@@ -898,11 +761,11 @@ READINGS: Final[tuple[Reading, ...]] = (
               "Report the inserted user message through a user_message update with the full
               content array" (2. Prompt accepted) says how the report is made, and the prompt
               array holds "the contents of the user message" (1. User message); neither forbids an
-              earlier update that a later one replaces."""),
+              earlier update that a later one replaces.""",
         ("ACC-05",),
-        peers=_text("""upsert: the Agent may report an inserted user message first with interim text of
+        peers="""upsert: the Agent may report an inserted user message first with interim text of
               its own, then with its content (feature interim, off by default: taken only by the
-              conforming twins of the decidability report); prompt-content: never"""),
+              conforming twins of the decidability report); prompt-content: never""",
     ),
 )
 

@@ -84,10 +84,7 @@ class SchemaError(Exception):
 
 
 def _path(prefix: str, parts: Iterable[Any]) -> str:
-    out = prefix
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
+    return prefix + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts)
 
 
 def _absolute(schema: Any) -> Any:
@@ -124,10 +121,6 @@ def _discriminated(branch: Any, instance: Any) -> bool | None:
     )
 
 
-def _off_target(errors: list[ValidationError]) -> bool:
-    return any(err.validator in ("const", "not", "enum") for err in errors)
-
-
 def most_useful_error(error: ValidationError) -> ValidationError:
     """Descend through ``anyOf``/``oneOf`` failures into the branch that was meant.
 
@@ -148,7 +141,8 @@ def most_useful_error(error: ValidationError) -> ValidationError:
             if 0 <= i < len(options) and _discriminated(options[i], error.instance) is True
         ]
         if not meant:
-            meant = [i for i in sorted(branches) if not _off_target(branches[i])]
+            off_target = ("const", "not", "enum")
+            meant = [i for i in sorted(branches) if all(e.validator not in off_target for e in branches[i])]
         if not meant:
             return error
         chosen = max(meant, key=lambda i: (min(len(e.path) for e in branches[i]), -i))

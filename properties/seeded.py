@@ -52,7 +52,7 @@ from properties.bugs import (
 class Walks:
     """The bounds of a seeded bug's runs, as fields of ``simulator.peers.config.Config``: the features
     walked (``features``; None: the default features less the freedoms that are bugs of their own,
-    ``simulator.analysis.mutants.FOCUSED``), those left out of or added to that default (``without``,
+    ``simulator.peers.config.FOCUSED``), those left out of or added to that default (``without``,
     ``plus``) and other bounds (``bounds``: (field, value) pairs)."""
 
     features: frozenset[str] | None = None

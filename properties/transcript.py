@@ -43,7 +43,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -327,7 +327,13 @@ def read_transcript(
     Pass ``stats`` to have it filled in as reading goes. Memory use does not grow with the
     number of lines, only with the number of requests and of distinct session ids."""
     read = getattr(stream, "read1", None) or stream.read
-    return cast(Iterator[Item], read_items(read, max_line_bytes, stats))
+
+    def read_or_end(n: int) -> bytes:
+        """A non-blocking stream with nothing to read yet is taken as ended (a file ends)."""
+        chunk = read(n)
+        return b"" if chunk is None else chunk
+
+    return (item for item in read_items(read_or_end, max_line_bytes, stats) if item is not None)
 
 
 def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -> Iterator[Item | None]:

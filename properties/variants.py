@@ -267,18 +267,12 @@ def _rows(value: Any, path: str, key: str) -> tuple[RowChange, ...]:
         spec = BY_NAME.get(change.machine)
         if spec is None:
             raise VariantError(f"{where}: unknown machine {change.machine!r} (known: {', '.join(BY_NAME)})")
-        for k in ("source", "dest"):
-            state = getattr(change, k)
-            if state not in spec.states:
+        for k in ("source", "dest", "trigger"):
+            what, known = ("trigger", spec.triggers) if k == "trigger" else ("state", spec.states)
+            if entry[k] not in known:
                 raise VariantError(
-                    f"{where}: {k}: {change.machine} has no state {state!r} "
-                    f"(states: {', '.join(spec.states)})"
+                    f"{where}: {k}: {change.machine} has no {what} {entry[k]!r} ({what}s: {', '.join(known)})"
                 )
-        if change.trigger not in spec.triggers:
-            raise VariantError(
-                f"{where}: trigger: {change.machine} has no trigger {change.trigger!r} "
-                f"(triggers: {', '.join(spec.triggers)})"
-            )
         exists = _matching(spec, change)
         if key == "remove_row" and not exists:
             raise VariantError(

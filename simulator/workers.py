@@ -95,11 +95,12 @@ class Workers:
             if first == len(jobs):
                 return
             self._started()
-        # ``size`` jobs at a time (on a cluster, one with more CPUs than asked for then runs
-        # ``size`` at once, as the local pool does); on this machine (``size`` CPUs) ``size`` more
-        # wait behind them, so no worker waits for this process to send its next one; a new one
-        # is sent whenever any ends (not only the next in order: a long job must not leave the
-        # other workers idle), and the results are handed back in job order
+        # local processes: every job is sent at once (the executor queues them), so no worker
+        # waits for the caller to take a result; on a cluster ``size`` jobs at a time (one with
+        # more CPUs than asked for then runs ``size`` at once, as the local pool does), on a
+        # private instance (``size`` CPUs) ``size`` more wait behind them; a new one is sent
+        # whenever any ends (not only the next in order: a long job must not leave the other
+        # workers idle), and the results are handed back in job order
         submit, wait_one, get = self._backend(fn)
         name = f"{getattr(fn, '__module__', '').rsplit('.', 1)[-1]}.{getattr(fn, '__name__', 'task')}"
         pending = iter(enumerate(jobs[first:], first))
@@ -111,7 +112,8 @@ class Workers:
             if nxt is not None:
                 running[submit(nxt[1])] = nxt[0]
 
-        for _ in range(self.size * (1 if self.cluster not in (None, "local") else 2)):
+        window = {None: len(jobs), "local": 2 * self.size}.get(self.cluster, self.size)
+        for _ in range(window):
             send()
         for want in range(first, len(jobs)):
             while want not in results:
@@ -139,7 +141,7 @@ class Workers:
 
     def close(self) -> None:
         if self._executor is not None:
-            self._executor.shutdown()
+            self._executor.shutdown(cancel_futures=True)  # the caller stopped early: not run
             self._executor = None
         if self._starting is not None:  # the thread that started Ray ends it
             self._stop.set()

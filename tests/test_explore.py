@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 
 from cli.main import main
 from diagrams.sequence import transcript_to_mermaid
-from simulator.analysis import mutants
 from simulator.analysis.mutants import MUTANTS
 from simulator.explore import bfs as explore_bfs
 from simulator.explore import hypothesis_runs as explore_hypothesis
@@ -32,13 +31,10 @@ from simulator.explore.run import Options, exhaustive_slices
 from simulator.explore.run import run as run_explore
 from simulator.explore.shrink import shrink
 from simulator.peers.client import Client
-from simulator.peers.config import DEFAULT, FEATURES, SMALL, TWIN_ONLY, Config
+from simulator.peers.config import DEFAULT, FEATURES, FOCUSED, SMALL, TWIN_ONLY, Config
 from simulator.peers.schedulers import random_walk, replay_events
 from simulator.peers.world import Event, World
 
-FOCUSED = mutants.FOCUSED
-"""The default bounds without the freedoms that have seeded bugs of their own: short runs reach
-the older branches often enough."""
 FAULT = "cancel-as-end-turn"
 RULE = "TRANS-04"
 TINY = SMALL.with_(

@@ -420,3 +420,21 @@ def test_stats_count_lines_and_messages() -> None:
     found = list(read_transcript(io.BytesIO(data), stats=stats))
     assert (stats.lines, stats.messages, sum(isinstance(f, Finding) for f in found)) == (4, 2, 3)
     assert stats.sessions == {"s1"}
+
+
+class _NonBlocking:
+    """A non-blocking stream: ``read1`` gives one piece, then None (nothing to read yet)."""
+
+    def __init__(self, *pieces: bytes | None) -> None:
+        self.pieces = list(pieces)
+
+    def read1(self, size: int = -1) -> bytes | None:
+        return self.pieces.pop(0) if self.pieces else b""
+
+
+def test_a_non_blocking_stream_with_nothing_to_read_yet_ends_the_transcript() -> None:
+    # "no bytes yet" is the live feed's pause (properties.live); read_transcript has no later
+    # push to wait for, so it ends there, judging what it read, rather than yielding None
+    items = list(read_transcript(_NonBlocking(GOOD, None, GOOD)))  # type: ignore[arg-type]
+    assert [i[0] for i in items if isinstance(i, tuple)] == [1]
+    assert all(i is not None for i in items)

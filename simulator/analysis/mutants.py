@@ -27,15 +27,10 @@ from typing import Any
 from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
 from properties.seeded import SEEDED, Seeded
-from simulator.peers.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config
+from simulator.peers.config import DEFAULT, FOCUSED, MUTANT_STEPS, MUTANT_WALKS, Config, seeded_config
 from simulator.peers.scenarios import SCENARIOS, Scenario
 from simulator.peers.schedulers import Run, random_walk, scripted
 from simulator.peers.world import Line
-
-FREEDOMS = frozenset({"pause", "future", "bg_permission", "multi_request", "custom_stop", "extras"})
-"""Features whose seeded bugs are their own mutants (below); the other mutants walk without them,
-so that a fixed budget of walks still reaches the branch each was written for."""
-FOCUSED = DEFAULT.with_(features=DEFAULT.features - FREEDOMS)
 
 
 @dataclass(frozen=True)
@@ -59,10 +54,7 @@ class Mutant:
 def of(s: Seeded) -> Mutant:
     """The mutant that runs seeded bug ``s``, under the bounds its ``walks`` state: the focused
     default with their changes."""
-    w = s.walks
-    features = w.features if w.features is not None else (FOCUSED.features - w.without) | w.plus
-    cfg = FOCUSED.with_(features=features, **dict(w.bounds))
-    return Mutant(s.name, s.side, s.rule, s.does, cfg, s.faults, s.off_wire)
+    return Mutant(s.name, s.side, s.rule, s.does, seeded_config(s), s.faults, s.off_wire)
 
 
 MUTANTS: tuple[Mutant, ...] = tuple(map(of, SEEDED))

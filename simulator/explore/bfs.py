@@ -3,17 +3,11 @@
 Theory of operation
 -------------------
 A state is the compact tuple of ``simulator.explore.state``: the numbers of the Agent's, the
-Client's and the monitors' states, the messages in flight, and (only with a faulty client view)
-the numbers of the client view and the reference view. A state's successors are the states
-each enabled event leads to, in ``World.enabled``'s order; one loop (``_search``) numbers the
-states level by level. What the state leaves out or adds:
-
-- the client's view is left out when the client is not faulty: then nothing reads it (the
-  client's choices never depend on it and no view rule can break), so states that differ only
-  in what has been drawn are merged. With a faulty client view the view and the reference view
-  are both in the state (they decide future view breaches).
-- the agent's retained history is added when a resume with replay is possible (replay sends
-  it again, so its content, not only its length, decides future messages).
+Client's and the monitors' states, the messages in flight, and (only with a faulty client view,
+when views decide findings) the numbers of the client view and the reference view; the client's
+view is left out otherwise (nothing reads it), the agent's retained history is added where a
+resume replays it (``new_parts``). A state's successors are the states each enabled event leads
+to, in ``World.enabled``'s order; one loop (``search_states``) numbers the states level by level.
 
 Symmetry (``symmetry=True``; off by default, it rarely pays): message IDs are fresh names
 drawn from one counter (``msg_u_3``, ``msg_a_4`` ...). Two states that differ only by a
@@ -24,18 +18,14 @@ counter. Request, tool-call, terminal, permission and compaction IDs are not ren
 counters are also budgets). Event arguments never carry message IDs, so a path found under
 symmetry replays exactly. Off with seeded bugs (some write literal IDs).
 
-Partial-order reduction (``reduce="por"``; off by default): a state where the agent side and
-the client side both have events and one side's events form a persistent set
-(``simulator.explore.por``) is expanded on that side only. Cycle proviso: when one of those
-successors was already found at the state's depth or above (index below the end of the current
-level), the state is expanded on both sides after all; the state with the greatest depth on a
-cycle of the reduced graph closes the cycle that way, so every cycle has a fully expanded state
-and no enabled event is put off forever. Quiescent states, rules found and machine rows fired
-are those of the full search (see ``explore_por``); states, transitions, depths and
-counterexample lengths are smaller or longer. A bottom cycle of the reduced graph is judged
-only when every state of it was expanded on both sides (then it is a bottom cycle of the full
-graph); others are counted in ``unjudged_cycles`` and the run says liveness was not judged
-there. Not with a depth limit (a reduced run may need more steps to reach a situation).
+Partial-order reduction (``reduce="por"``; off by default; ``simulator.explore.por`` says which
+side a state is expanded on and what the reduction keeps): the cycle proviso is checked here, a
+successor already found at the state's depth or above being one whose index is below the end of
+the current level (the state of greatest depth on a cycle of the reduced graph closes it that way).
+A bottom cycle of the reduced graph is judged only when every state of it was expanded on both
+sides (then it is a bottom cycle of the full graph); others are counted in ``unjudged_cycles`` and
+the run says liveness was not judged there. Not with a depth limit (a reduced run may need more
+steps to reach a situation).
 
 Results: the first breach of each rule in BFS order has a shortest path (parent pointers give
 the events); "eventually" rules are judged at every quiescent state (no event enabled) on a
@@ -61,8 +51,8 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -297,43 +287,41 @@ bounded by ``Config.hooks`` (intervals of hook work per run): without that bound
 could restart hook work forever while a prompt waits, and the state space would be infinite."""
 SLICE_BY_NAME = {s.name: s for s in SLICES}
 
-# -- keys ---------------------------------------------------------------------------------------
-
-
 # -- the search ---------------------------------------------------------------------------------
 
 
 @dataclass
 class BfsResult:
     cfg: Config
-    symmetry: bool
-    states: int
-    transitions: int
-    max_depth: int
+    name: str
     seconds: float
-    complete: bool
-    stop: str
-    depth_limit: int | None
-    quiescent_states: int
-    sccs: int
-    nontrivial_sccs: int
-    bottom_cycles: int
     counterexamples: list[Counterexample]
     exercised: Counter[str]
     foreground: Counter[str]
     """Distinct states per foreground state the agent last reported."""
-    graph: Any = None
-    name: str = ""
-    rows: Counter[Row] = field(default_factory=Counter)
-    reduce: str = "none"
+    rows: Counter[Row]
+    # the fields from here to ``bottom_cycles`` are ``stats_json``'s, in its order
+    symmetry: bool
+    reduce: str
     """The reduction the search ran with (``simulator.explore.por.REDUCTIONS``)."""
-    one_side_states: int = 0
+    one_side_states: int
     """States the partial-order reduction expanded on one side only."""
-    unjudged_cycles: int = 0
+    unjudged_cycles: int
     """Bottom cycles of the reduced graph not judged (a state of them was expanded on one side)."""
+    states: int
+    transitions: int
+    max_depth: int
+    depth_limit: int | None
+    complete: bool
+    stop: str
+    quiescent_states: int
+    sccs: int
+    nontrivial_sccs: int
+    bottom_cycles: int
     stored_bytes: int | None = None
     """Traced memory right after the search, frontier emptied (only when tracemalloc runs):
     the state index, parent pointers, depths and edges."""
+    graph: Any = None
     _search: Any = None
 
     @property
@@ -341,31 +329,14 @@ class BfsResult:
         return self.states / self.seconds if self.seconds > 0 else 0.0
 
     def stats_json(self) -> dict[str, Any]:
+        names = [f.name for f in fields(self)]
+        stats = names[names.index("symmetry") : names.index("bottom_cycles") + 1]
         return {
             "name": self.name,
             "bounds": self.cfg.to_json(),
-            **{key: getattr(self, key) for key in _STATS},
+            **{key: getattr(self, key) for key in stats},
             "foreground": dict(sorted(self.foreground.items())),
         }
-
-
-_STATS = (
-    "symmetry",
-    "reduce",
-    "one_side_states",
-    "unjudged_cycles",
-    "states",
-    "transitions",
-    "max_depth",
-    "depth_limit",
-    "complete",
-    "stop",
-    "quiescent_states",
-    "sccs",
-    "nontrivial_sccs",
-    "bottom_cycles",
-)
-"""The fields of ``BfsResult.stats_json`` between its bounds and its foreground counts, in order."""
 
 
 @dataclass
@@ -439,74 +410,56 @@ def explore(
         progress=progress, name=name, keep_edges=graph, por=reduce == "por",
     )  # fmt: skip
     complete = s.stop == "complete"
-    states = len(s.parent)
     stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
-    sccs = nontrivial = bottom = unjudged = 0
-    if complete:
-        sccs, nontrivial, cycles = _bottom_cycles(states, s.src, s.dst)
-        bottom = len(cycles)
-        for members in cycles:  # under por, only a cycle of states expanded on both sides
-            if s.one_side is not None and any(s.one_side[m] for m in members):
-                unjudged += 1
-            else:
-                _judge_cycle(members, s, cfg, faults, monitors)
-    found_list = counterexamples(s, cfg, faults, name)
+    sccs, nontrivial, cycles = _bottom_cycles(len(s.states), s.src, s.dst) if complete else (0, 0, [])
+    unjudged = 0
+    for members in cycles:  # under por, only a cycle of states expanded on both sides
+        if s.one_side is not None and any(s.one_side[m] for m in members):
+            unjudged += 1
+        else:
+            _judge_cycle(members, s, cfg, faults, monitors)
+    found_list = [
+        make_counterexample(
+            rule,
+            path,
+            cfg,
+            faults,
+            mode="exhaustive",
+            found_by=f"{name + ', ' if name else ''}depth {len(path)} (shortest)",
+            original_length=len(path),
+            hits=f.hits,
+            fallback=f.breach,
+        )
+        for rule, f in sorted(s.found.items())
+        for path in [s.path(f.state) + ([f.event] if f.event is not None else [])]
+    ]
     s.fg = [parts.agent.fg[st[0]] for st in s.states]
-    result = BfsResult(
+    return BfsResult(
         cfg=cfg,
-        symmetry=s.symmetry,
-        states=states,
-        transitions=s.transitions,
-        max_depth=s.depth[-1],
+        name=name,
         seconds=time.perf_counter() - t0,
-        complete=complete,
-        stop=s.stop,
-        depth_limit=depth,
-        quiescent_states=len(s.quiet),
-        sccs=sccs,
-        nontrivial_sccs=nontrivial,
-        bottom_cycles=bottom,
         counterexamples=found_list,
         exercised=parts.monitors.tally() if monitors else Counter(),
         foreground=Counter(s.fg),
-        name=name,
         rows=parts.tally(),
+        symmetry=s.symmetry,
         reduce=reduce,
         one_side_states=sum(s.one_side) if s.one_side is not None else 0,
         unjudged_cycles=unjudged,
+        states=len(s.states),
+        transitions=s.transitions,
+        max_depth=s.depth[-1],
+        depth_limit=depth,
+        complete=complete,
+        stop=s.stop,
+        quiescent_states=len(s.quiet),
+        sccs=sccs,
+        nontrivial_sccs=nontrivial,
+        bottom_cycles=len(cycles),
         stored_bytes=stored,
+        graph=_graph(s, name) if graph else None,
         _search=s if keep_search else None,
     )
-    if graph:
-        result.graph = _graph(s, name)
-    return result
-
-
-def search_states(
-    cfg: Config,
-    faults: frozenset[str],
-    max_states: int | None,
-    monitors: bool = False,
-    *,
-    depth: int | None = None,
-    time_budget: float | None = None,
-    symmetry: bool = False,
-    progress: Callable[[str], None] | None = None,
-    name: str = "",
-    keep_edges: bool = False,
-    por: bool = False,
-) -> tuple[State, _Search]:
-    """The breadth-first search itself, without judging cycles or assembling coverage and
-    counterexamples (``explore`` does): the numbered parts and the search (states, parent
-    pointers, quiescent states, first breach of each rule, why it stopped). For callers that
-    look at the states themselves too (``simulator.analysis.decidability_exhaustive``).
-    Symmetry applies only where it can (see above); ``_Search.symmetry`` says whether it did."""
-    parts = new_parts(cfg, faults, monitors)
-    s = _Search(one_side=bytearray() if por else None)
-    s.symmetry = symmetry and COUNTER_AT >= 0 and not faults
-    with parts.stepping(), collector_paused():
-        _search(parts, s, cfg, depth, time_budget, progress, name, max_states, keep_edges)
-    return parts, s
 
 
 def new_parts(cfg: Config, faults: frozenset[str], monitors: bool) -> State:
@@ -515,28 +468,6 @@ def new_parts(cfg: Config, faults: frozenset[str], monitors: bool) -> State:
     views = bool(faults & frozenset(CLIENT_FAULTS))
     history = "resume" in cfg.features and cfg.resumes > 0
     return State(cfg, faults, new_monitors(monitors, cfg), views, history)
-
-
-def counterexamples(s: _Search, cfg: Config, faults: frozenset[str], name: str) -> list[Counterexample]:
-    """One counterexample per rule in ``s.found``: the path to its first breach in BFS order."""
-    found_list = []
-    for rule in sorted(s.found):
-        f = s.found[rule]
-        path = s.path(f.state) + ([f.event] if f.event is not None else [])
-        found_list.append(
-            make_counterexample(
-                rule,
-                path,
-                cfg,
-                faults,
-                mode="exhaustive",
-                found_by=f"{name + ', ' if name else ''}depth {len(path)} (shortest)",
-                original_length=len(path),
-                hits=f.hits,
-                fallback=f.breach,
-            )
-        )
-    return found_list
 
 
 @contextmanager
@@ -566,11 +497,7 @@ model refuses the move, the breaches the move makes, view breaches that count on
 rule has not been found yet: the faulty view already differed there before the move)."""
 
 
-class Expand(Protocol):
-    def __call__(self, st: Any, children: list[Child], sides: int = BOTH) -> None: ...
-
-
-def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
+def expander(parts: State, cfg: Config) -> tuple[Callable[..., None], Callable[[Any], bool]]:
     """``(expand, can_move)`` over integer states of ``parts`` (``simulator.explore.state``).
 
     ``expand(state, children)`` appends one ``Child`` per enabled event, in ``World.enabled``'s
@@ -655,116 +582,113 @@ def expander(parts: State, cfg: Config) -> tuple[Expand, Callable[[Any], bool]]:
     return expand, can_move
 
 
-def _search(
-    parts: State,
-    s: _Search,
+def search_states(
     cfg: Config,
-    depth: int | None,
-    time_budget: float | None,
-    progress: Callable[[str], None] | None,
-    name: str,
+    faults: frozenset[str],
     max_states: int | None,
-    keep_edges: bool,
-) -> None:
-    """The breadth-first loop over integer states (see ``simulator.explore.state``); fills
-    ``s`` (its states, edges, depths, transitions and why it stopped)."""
-    t0 = time.perf_counter()
-    mon = parts.monitors
-    expand, can_move = expander(parts, cfg)
-    canon = parts.canonical if s.symmetry else None
-    one_side = s.one_side
-    side = ample(parts, cfg) if one_side is not None else None
-
-    root = parts.root()
-    states = s.states
-    states.append(root)
-    index: dict[Any, int] = {canon(root) if canon else root: 0}
-    parent = s.parent
-    via = s.via
-    src = s.src
-    dst = s.dst
-    edge_event = s.edge_event
-    depths = s.depth
-    parent.append(-1)
-    via.append(None)
-    depths.append(0)
-    note = s.note
-    found_rules = s.found
-    transitions = 0
-    d = 0
-    level_end = 1  # states are numbered level by level: where the current depth's end
-    cut = False
-    stop = "complete"
-    next_report = t0 + PROGRESS_EVERY
-    i = 0
-    limit = max_states if max_states is not None else 1 << 62
-    deepest = depth if depth is not None else 1 << 62
-    children: list[Child] = []
-    while i < len(states):
-        if i == level_end:
-            d += 1
-            level_end = len(states)
-        if i & 63 == 0:
-            now = time.perf_counter()
-            if time_budget is not None and now - t0 > time_budget:
-                stop = "time budget"
+    monitors: bool = False,
+    *,
+    depth: int | None = None,
+    time_budget: float | None = None,
+    symmetry: bool = False,
+    progress: Callable[[str], None] | None = None,
+    name: str = "",
+    keep_edges: bool = False,
+    por: bool = False,
+) -> tuple[State, _Search]:
+    """The breadth-first search itself, without judging cycles or assembling coverage and
+    counterexamples (``explore`` does): the numbered parts and the search (states, parent
+    pointers, quiescent states, first breach of each rule, why it stopped). For callers that
+    look at the states themselves too (``simulator.analysis.decidability_exhaustive``).
+    Symmetry applies only where it can (see above); ``_Search.symmetry`` says whether it did."""
+    parts = new_parts(cfg, faults, monitors)
+    s = _Search(one_side=bytearray() if por else None)
+    s.symmetry = symmetry and COUNTER_AT >= 0 and not faults
+    with parts.stepping(), collector_paused():
+        t0 = time.perf_counter()
+        expand, can_move = expander(parts, cfg)
+        canon = parts.canonical if s.symmetry else None
+        side = ample(parts, cfg) if por else None
+        states, parent, via, depths = s.states, s.parent, s.via, s.depth
+        root = parts.root()
+        index: dict[Any, int] = {canon(root) if canon else root: 0}
+        states.append(root)
+        parent.append(-1)
+        via.append(None)
+        depths.append(0)
+        i = d = transitions = 0
+        level_end = 1  # states are numbered level by level: where the current depth's end
+        cut = False
+        stop = "complete"
+        next_report = t0 + PROGRESS_EVERY
+        limit = max_states if max_states is not None else 1 << 62
+        deepest = depth if depth is not None else 1 << 62
+        children: list[Child] = []
+        while i < len(states):
+            if i == level_end:
+                d += 1
+                level_end = len(states)
+            if i & 63 == 0:
+                now = time.perf_counter()
+                if time_budget is not None and now - t0 > time_budget:
+                    stop = "time budget"
+                    break
+                if progress is not None and now >= next_report:
+                    next_report = now + PROGRESS_EVERY
+                    progress(
+                        f"bfs{' ' + name if name else ''}: {len(states):,} states, "
+                        f"{transitions:,} transitions, depth {d}, queue {len(states) - i:,}, "
+                        f"{len(states) / (now - t0):,.0f} states/s"
+                    )
+            if len(states) >= limit:
+                stop = "state limit"
                 break
-            if progress is not None and now >= next_report:
-                next_report = now + PROGRESS_EVERY
-                progress(
-                    f"bfs{' ' + name if name else ''}: {len(states):,} states, "
-                    f"{transitions:,} transitions, depth {d}, queue {len(states) - i:,}, "
-                    f"{len(states) / (now - t0):,.0f} states/s"
-                )
-        if len(states) >= limit:
-            stop = "state limit"
-            break
-        if d >= deepest:
-            if not cut and can_move(states[i]):
-                cut = True
-            i += 1
-            continue
-        children.clear()
-        if side is None:
-            expand(states[i], children)
-        else:
-            st = states[i]
-            sd = side(st)
-            expand(st, children, sd)
-            if sd != BOTH and _seen_above(children, index, canon, level_end):
-                expand(st, children, BOTH ^ sd)  # the cycle proviso (see the module header)
-                sd = BOTH
-            one_side.append(sd != BOTH)  # type: ignore[union-attr]
-        if not children:
-            s.quiet.append(i)
-            for b in mon.finish(states[i][4]):
-                note(b, i, None)
-            i += 1
-            continue
-        transitions += len(children)
-        for ev, child, found, maybe in children:
-            if maybe:  # evaluated before this move's own breaches are noted
-                found += tuple(b for b in maybe if b.rule not in found_rules)
-            if found:
-                for b in found:
-                    note(b, i, ev)
-            if child is None:
+            if d >= deepest:
+                if not cut and can_move(states[i]):
+                    cut = True
+                i += 1
                 continue
-            n = len(states)
-            j = index.setdefault(canon(child) if canon else child, n)
-            if j == n:
-                states.append(child)
-                parent.append(i)
-                via.append(ev)
-                depths.append(d + 1)
-            src.append(i)
-            dst.append(j)
-            if keep_edges:
-                edge_event.append(ev)
-        i += 1
-    else:
-        stop = "depth limit" if cut else "complete"
-    s.stop, s.transitions = stop, transitions
+            children.clear()
+            if side is None:
+                expand(states[i], children)
+            else:
+                st = states[i]
+                sd = side(st)
+                expand(st, children, sd)
+                if sd != BOTH and _seen_above(children, index, canon, level_end):
+                    expand(st, children, BOTH ^ sd)  # the cycle proviso (see the module header)
+                    sd = BOTH
+                s.one_side.append(sd != BOTH)  # type: ignore[union-attr]
+            if not children:
+                s.quiet.append(i)
+                for b in parts.monitors.finish(states[i][4]):
+                    s.note(b, i, None)
+                i += 1
+                continue
+            transitions += len(children)
+            for ev, child, found, maybe in children:
+                if maybe:  # evaluated before this move's own breaches are noted
+                    found += tuple(b for b in maybe if b.rule not in s.found)
+                for b in found:
+                    s.note(b, i, ev)
+                if child is None:
+                    continue
+                n = len(states)
+                j = index.setdefault(canon(child) if canon else child, n)
+                if j == n:
+                    states.append(child)
+                    parent.append(i)
+                    via.append(ev)
+                    depths.append(d + 1)
+                s.src.append(i)
+                s.dst.append(j)
+                if keep_edges:
+                    s.edge_event.append(ev)
+            i += 1
+        else:
+            stop = "depth limit" if cut else "complete"
+        s.stop, s.transitions = stop, transitions
+    return parts, s
 
 
 def _seen_above(children: list[Child], index: dict[Any, int], canon: Any, level_end: int) -> bool:

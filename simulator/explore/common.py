@@ -25,8 +25,10 @@ Must not know: which explorer is running, files, or how a counterexample is prin
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from properties.engine import MonitorSet
 from simulator.peers.config import Config
@@ -170,6 +172,17 @@ class Counterexample:
     """Lines of ``transcript`` sent when the breach became certain: the breaking message is line
     ``breaks_at`` (1-based); the whole transcript for an "eventually" rule or a refused move
     (never sent); None when unknown."""
+
+
+def add_counts(into: Any, other: Any) -> None:
+    """Add the counts of ``other``, a dataclass (its ``int`` and ``Counter`` fields), to those of
+    ``into``: how the explorers merge the results of their chunks."""
+    for f in fields(other):
+        mine, theirs = getattr(into, f.name), getattr(other, f.name)
+        if isinstance(theirs, Counter):
+            mine.update(theirs)
+        elif type(theirs) is int:
+            setattr(into, f.name, mine + theirs)
 
 
 def keep_shortest(

@@ -5,36 +5,17 @@ Theory of operation
 ``compare`` runs ``explore_run.run`` twice with the same options (bounds, seed, modes): once
 for the spec as written (the ``--reading`` choices alone; files under ``OUT/base``) and once
 under the variant (its readings under the ``--reading`` choices; files under ``OUT/variant``).
-Each run writes its counterexamples (transcript, Mermaid sequence diagram, program) as a
-plain exploration does. The differences are read off the two reports:
-
-- ``state`` / ``row``: a machine state or table row (``machine: source --trigger--> dest``)
-  reached in one run only by the exhaustive mode (the random mode's reach differs by sampling
-  alone, since its walks are split between behaviour sets, so it is not compared); under the
-  variant the forbidden cells of dropped rules that were fired count as rows (the state stayed);
-- ``finding`` / ``liveness`` / ``client-view``: a rule broken in one run only (by its source:
-  a monitor breach or model refusal, an "eventually" obligation at quiescence or in a cycle,
-  the client view against the reference view); a finding that appears names the variant's
-  counterexample files, one that vanishes the base's, and says when the variant dropped it;
-- ``set-aside``: a dropped rule that the variant's behaviours broke (its findings were set
-  aside) and the spec's never did;
-- ``behaviours``: an exhaustive slice explored with the dropped rules' seeded bugs on (states,
-  quiescent states and bottom cycles it has; such a search is separate from the spec's, so its
-  states are not merged with them);
-- ``cycles`` / ``state``: per slice explored in both, the number of states, quiescent states
-  or bottom cycles (where liveness is judged) changed.
-
-Differences are sorted (kind order above, then rule and detail) and carry no timing, so the
-same seed and options give the same list; the timings of both runs are in ``base`` and
-``variant``.
-
-No difference is evidence only about what the runs exercised, so ``unexercised`` lists the
-variant's changes the runs never fired (``compare.unexercised``, in the variant's order): an
-added row no mode of the variant's run fired (the simulated agent takes an added row only where
-its own choices lead to it, e.g. never output while idle); a removed row no mode of the spec's
-run fired (removing it cannot change these runs); a dropped rule no seeded bug breaks (the peers
-gain nothing: only the checker changes), or whose bug's breaches the checker never saw under the
-variant (none set aside). Rows fired are the runs' coverage (``explore_coverage``).
+Each run writes its counterexamples as a plain exploration does. The differences are read off
+the two reports; their kinds (``KINDS``, the order they are sorted in, then by rule and detail)
+are described in docs/variants.md, "Comparing". Where the code decides more than that says:
+state and row reach is compared for the exhaustive mode only (the random mode splits its walks
+between behaviour sets, so its reach differs by sampling alone); a ``behaviours`` slice (the
+dropped rules' seeded bugs on) is a search of its own, its states not merged with the spec's;
+a finding that appears names the variant's files, one that vanishes the base's (and says when
+the variant dropped its rule). Differences carry no timing, so the same seed and options give the
+same list (the timings of both runs are in ``base`` and ``variant``). ``unexercised`` lists the
+variant's changes the runs never fired, in the variant's order (rows fired are the runs'
+coverage, ``explore_coverage``).
 
 Must not know: argument parsing, how the explorers search, how reports are printed.
 """
@@ -147,7 +128,7 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     appear, vanish = split(b_find, v_find)
     out += [_finding("appears", v_find[rule], rule, "under the variant only") for rule in appear]
     out += [_finding("vanishes", b_find[rule], rule, vanished(rule, variant)) for rule in vanish]
-    for rule in (var.get("variant") or {}).get("set_aside", []):
+    for rule in var["variant"]["set_aside"]:
         if rule not in b_find:
             out.append(
                 _diff(
@@ -161,15 +142,8 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     if bx is not None and vx is not None:
         b_slices = {s["name"]: s for s in bx["slices"]}
         extra = [s for s in vx["slices"] if s["name"] not in b_slices]
-        if extra:
-            faults: list[str] = next(
-                (
-                    b["faults"]
-                    for b in (var.get("variant") or {}).get("behaviours", [])
-                    if b["label"] == "dropped"
-                ),
-                [],
-            )
+        if extra:  # the slices of the second behaviour set, the dropped rules' seeded bugs on
+            faults: list[str] = var["variant"]["behaviours"][-1]["faults"]
             out.append(
                 _diff(
                     "behaviours",
@@ -236,7 +210,7 @@ def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
             out.append(
                 {"change": kind, "rule": None, "row": change.text(), "modes": missed, "detail": detail}
             )
-    set_aside = set((var.get("variant") or {}).get("set_aside", []))
+    set_aside = set(var["variant"]["set_aside"])
     modes = sorted(var["coverage"])
     for rule in variant.drop:
         mutant = breaking(rule)

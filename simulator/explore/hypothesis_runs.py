@@ -25,27 +25,16 @@ bugs it spent about 90% of the mode's time (hundreds of replayed examples) and e
 same length as delta debugging alone. Hypothesis stops at the first failure, so ``explore``
 runs again with the rules already found ignored, up to ``max_rounds`` times.
 
-Chunks: a run's example budget is cut into chunks of ``CHUNK_EXAMPLES`` (``chunks``; the cut
-depends on the budget only, never on a number of workers), chunk ``i`` a run of its own with the
-seed ``chunk_seed(seed, i)`` (the run's seed for the first, so a budget of one chunk is the
-single run it always was) and its own rounds. Every run, in this process or on a worker pool,
-is chunked the same way: ``explore`` runs the chunks here one after another, or hands them to a
-``chunk_map`` (the jobs of ``simulator.workers.Workers``: worker processes or Ray tasks,
-``run_chunk``), and ``merge`` joins them in chunk order (counts
-summed, coverage a union, per rule the shortest counterexample, the earliest chunk on ties,
-with the hits of every chunk). So the result for a seed is the same in one process and on any
-number of workers. Each chunk shrinks its own counterexamples where it runs.
+Chunks: the example budget is cut into chunks that depend on the budget alone (``chunks``), each
+a run of its own with its own seed (``chunk_seed``) and rounds, run here or as jobs of a worker pool
+and merged in chunk order (``merge``), so the result for a seed is the same on any number of
+workers. Each chunk shrinks its own counterexamples where it runs.
 
 Reproducible: the hypothesis part of a run depends only on the seed and the options, never on
-what the process did before. The seed is set on the machine (what ``@hypothesis.seed`` does);
-every setting is given (none inherited from a loaded settings profile: ``derandomize`` off, the
-standard backend); the example database is off unless a directory is given; deadlines and health
-checks are off. And hypothesis's pool of "local constants" is empty while the machine runs
-(``isolated``): hypothesis (since its PR #4356, 2025) draws about one value in twenty from constants it
-collects from the source of every non-library module in ``sys.modules``, and collects again
-whenever that dict grows, so the same seed gave different examples depending on which of our
-modules happened to be imported (``--cluster`` imports Ray; a test file imports
-others; a second run in one process sees modules the first one loaded lazily).
+what the process did before: the seed is set on the machine (what ``@hypothesis.seed`` does),
+every setting is given (``_settings``: none inherited from a loaded profile, the example database
+off unless a directory is given) and hypothesis's pool of local constants is empty while the
+machine runs (``isolated``); docs/exploring.md, "Reproducible from the seed alone", tells why.
 
 Must not know: the random walker, the exhaustive search, files or printing.
 """
@@ -78,6 +67,7 @@ from hypothesis.stateful import (
 from simulator.explore.common import (
     Breach,
     Counterexample,
+    add_counts,
     judge_end,
     keep_shortest,
     make_counterexample,
@@ -91,22 +81,6 @@ from simulator.explore.shrink import shrink
 from simulator.peers.agent import Agent
 from simulator.peers.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
 from simulator.peers.world import Event, World
-
-CLIENT_EVENTS = (
-    "prompt",
-    "cancel",
-    "cancel_request",
-    "allow",
-    "deny",
-    "dismiss",
-    "close",
-    "resume",
-    "elicit_accept",
-    "elicit_decline",
-    "elicit_cancel",
-)
-"""The client's event names (``simulator.peers.client.Client.do``); a test checks none is missing."""
-NET_EVENTS = ("to_agent", "to_client")
 
 _NAMES = {
     ("client", "prompt"): "send_prompt",
@@ -130,6 +104,9 @@ _NAMES = {
     ("net", "to_agent"): "deliver_to_agent",
     ("net", "to_client"): "deliver_to_client",
 }
+"""Rule names of events, named like the protocol actions (others: ``ACTOR_NAME``)."""
+CLIENT_EVENTS = tuple(n for a, n in _NAMES if a == "client")
+"""The client's event names (``simulator.peers.client.Client.do``); a test checks none is missing."""
 
 
 def event_names() -> list[tuple[str, str]]:
@@ -139,7 +116,7 @@ def event_names() -> list[tuple[str, str]]:
     return (
         [("client", n) for n in CLIENT_EVENTS]
         + [("agent", n) for n in agent]
-        + [("net", n) for n in NET_EVENTS]
+        + [k for k in _NAMES if k[0] == "net"]
     )
 
 
@@ -205,21 +182,6 @@ class Stats:
     outcomes: Counter[str] = field(default_factory=Counter)
     """Examples by how they ended (``OUTCOMES``)."""
     progress: Progress = NULL
-
-    def add(self, other: Stats) -> None:
-        """Count ``other``'s examples, steps, coverage and outcomes too."""
-        self.examples += other.examples
-        self.rule_executions += other.rule_executions
-        self.settle_steps += other.settle_steps
-        self.steps += other.steps
-        self.rows.update(other.rows)
-        for mine, theirs in (
-            (self.events, other.events),
-            (self.exercised, other.exercised),
-            (self.failing_examples, other.failing_examples),
-            (self.outcomes, other.outcomes),
-        ):
-            mine.update(theirs)
 
 
 def build_machine(
@@ -371,10 +333,6 @@ class HypothesisResult:
     counterexamples: list[Counterexample]
     stop: str
 
-    @property
-    def rule_executions_per_second(self) -> float:
-        return self.stats.rule_executions / self.seconds if self.seconds > 0 else 0.0
-
     def stats_json(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
@@ -393,9 +351,12 @@ class HypothesisResult:
 
 @contextmanager
 def isolated() -> Iterator[None]:
-    """Hypothesis with an empty pool of local constants while the block runs (see the module
-    docstring); its cache of constants is emptied on entry and on exit, so neither this run nor
-    a later one sees the other's pool. A hypothesis without the pool runs unchanged."""
+    """Hypothesis with an empty pool of local constants while the block runs: hypothesis (since
+    its PR #4356, 2025) draws about one value in twenty from constants it collects from every
+    non-library module in ``sys.modules``, so the same seed gave different examples depending on
+    which of our modules were imported. Its cache of constants is emptied on entry and on exit,
+    so neither this run nor a later one sees the other's pool. A hypothesis without the pool runs
+    unchanged."""
     try:
         from hypothesis.internal.conjecture import providers
 
@@ -523,7 +484,7 @@ def merge(parts: list[HypothesisResult], seed: int, examples: int, seconds: floa
     best: dict[str, Counterexample] = {}
     hits: Counter[str] = Counter()
     for p in parts:
-        stats.add(p.stats)
+        add_counts(stats, p.stats)
         hits.update({c.rule: c.hits for c in p.counterexamples})
         keep_shortest(best, p.counterexamples)
     return HypothesisResult(

@@ -9,9 +9,6 @@ loop of its own so that a breach never loses the events that led to it: every st
 (``explore_common.step_checked``: monitor findings, client-view divergence, model violations)
 and the "eventually" rules are judged at the end. A test keeps the two schedulers in step.
 
-Every walk of a chunk begins in a copy of one start world (``start_world``: the peers after the
-handshake, the monitors that saw it), built once per chunk since it is the same for all.
-
 Walks are cut into chunks of consecutive indices; the chunks run as jobs of the caller's
 worker pool (``simulator.workers``: processes or a Ray cluster), or here. Chunk results are
 merged in index order, so the statistics, the chosen failing walk per rule (shortest, then
@@ -25,7 +22,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +30,7 @@ from typing import Any
 from simulator.explore.common import (
     Breach,
     Counterexample,
+    add_counts,
     judge_end,
     make_counterexample,
     new_monitors,
@@ -60,24 +58,16 @@ class Walk:
     world: World
 
 
-def start_world(cfg: Config, faults: frozenset[str] = frozenset(), monitors: bool = True) -> World:
-    """The world every walk of a run begins in (after the handshake), recording no transcript."""
-    return World(cfg, faults, new_monitors(monitors, cfg), record=False, views=False)
-
-
 def walk(
     seed: int,
     steps: int,
     cfg: Config,
     faults: frozenset[str] = frozenset(),
     monitors: bool = True,
-    start: World | None = None,
 ) -> Walk:
-    """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``.
-    ``start``: the ``start_world`` of these options, built once for many walks (each walks a
-    copy); None: built here."""
+    """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``."""
     rng = random.Random(seed)
-    world = start.clone() if start is not None else start_world(cfg, faults, monitors)
+    world = World(cfg, faults, new_monitors(monitors, cfg), record=False, views=False)
     events = world.events  # the world lists each event it performs
     breaches: list[Breach] = []
     n = 0
@@ -117,13 +107,7 @@ class ChunkResult:
     """rule -> the shortest failing walk in the chunk (lowest index on ties)."""
 
     def merge(self, other: ChunkResult) -> None:
-        self.walks += other.walks
-        self.steps += other.steps
-        self.events.update(other.events)
-        self.stops.update(other.stops)
-        self.exercised.update(other.exercised)
-        self.hits.update(other.hits)
-        self.rows.update(other.rows)
+        add_counts(self, other)
         for rule, hit in other.first.items():
             mine = self.first.get(rule)
             if mine is None or (len(hit.events), hit.index) < (len(mine.events), mine.index):
@@ -134,19 +118,15 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
     """Walks ``start .. start+count-1`` (module-level so a process pool can pickle it)."""
     base, start, count, steps, cfg, faults, monitors = args
     res = ChunkResult()
-    taken: list[Event] = []  # every walk's events, counted once at the end
-    exercised: defaultdict[str, int] = defaultdict(int)  # (a Counter is slower to add to)
     with recording() as rows:
-        world = start_world(cfg, faults, monitors)
         for index in range(start, start + count):
-            w = walk(walk_seed(base, index), steps, cfg, faults, monitors, start=world)
+            w = walk(walk_seed(base, index), steps, cfg, faults, monitors)
             res.walks += 1
             res.steps += len(w.events)
-            taken.extend(w.events)
+            res.events.update(event_counts(w.events))
             res.stops[w.stop] += 1
             if w.world.monitors is not None:
-                for rule, n in w.world.monitors.exercised.items():
-                    exercised[rule] += n
+                res.exercised.update(w.world.monitors.exercised)
             seen: set[str] = set()
             for b in w.breaches:
                 if b.rule in seen:
@@ -156,8 +136,6 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
                 mine = res.first.get(b.rule)
                 if mine is None or len(w.events) < len(mine.events):
                     res.first[b.rule] = _Hit(index, w.seed, b.source, b.explanation, w.events)
-    res.events.update(event_counts(taken))
-    res.exercised.update(exercised)
     res.rows.update(rows)
     return res
 

@@ -26,15 +26,12 @@ Must not know: how the explorers work inside, argument parsing.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from properties.outputs import write_atomic
-from properties.variants import Variant
 from simulator.explore.common import Counterexample
-from simulator.explore.coverage import machine_coverage, rule_coverage
 from simulator.peers.config import DEFAULT, Config
 from simulator.peers.steps import step_labels
 from simulator.peers.wire import to_ndjson
@@ -144,11 +141,6 @@ def breaking_note(cex: Counterexample) -> Notes:
     return {at: [(lane, f"{cex.rule} {what}", cex.explanation)]}
 
 
-def _diagram(cex: Counterexample, render: Diagram) -> str:
-    text = render(cex.transcript, f"{cex.rule} ({cex.mode}: {cex.found_by})", breaking_note(cex))
-    return text if text.endswith("\n") else text + "\n"
-
-
 def write_counterexample(
     cex: Counterexample, out: Path, diagram: Diagram | None = None, page: CounterexamplePage | None = None
 ) -> dict[str, str]:
@@ -160,7 +152,8 @@ def write_counterexample(
     write_atomic(paths["program"], program_text(cex))
     if diagram is not None:
         paths["diagram"] = str(out / f"{stem}.mmd")
-        write_atomic(paths["diagram"], _diagram(cex, diagram))
+        text = diagram(cex.transcript, f"{cex.rule} ({cex.mode}: {cex.found_by})", breaking_note(cex))
+        write_atomic(paths["diagram"], text if text.endswith("\n") else text + "\n")
     if page is not None:
         paths["page"] = str(out / f"{stem}.html")
         write_atomic(paths["page"], page(cex))
@@ -175,23 +168,18 @@ def write_error(path: str | Path, exc: OSError) -> str:
 # -- JSON -----------------------------------------------------------------------------------------
 
 
-def _level(rule: str) -> str:
-    from properties.catalogue import RULES_BY_ID
-
-    entry = RULES_BY_ID.get(rule)
-    return entry.level if entry is not None else "MUST"
-
-
 def findings_json(
     cexs: Iterable[Counterexample],
-    out: Path | None,
-    diagram: Diagram | None = None,
-    write_errors: list[str] | None = None,
-    page: CounterexamplePage | None = None,
+    out: Path,
+    diagram: Diagram | None,
+    write_errors: list[str],
+    page: CounterexamplePage | None,
 ) -> list[dict[str, Any]]:
-    """Findings grouped by rule, each counterexample's files written (when ``out`` is given).
-    With ``write_errors``, a counterexample whose files cannot be written is listed without
-    them and the failure is appended there (one line naming the file); without it, it raises."""
+    """Findings grouped by rule, each counterexample's files written under ``out``; one whose
+    files cannot be written is listed without them and the failure is appended to
+    ``write_errors`` (one line naming the file)."""
+    from properties.catalogue import RULES_BY_ID
+
     by_rule: dict[str, list[Counterexample]] = {}
     for c in cexs:
         by_rule.setdefault(c.rule, []).append(c)
@@ -201,13 +189,10 @@ def findings_json(
         entries = []
         for c in group:
             paths: dict[str, str] = {}
-            if out is not None:
-                try:
-                    paths = write_counterexample(c, out, diagram, page)
-                except OSError as exc:
-                    if write_errors is None:
-                        raise
-                    write_errors.append(write_error(out, exc))
+            try:
+                paths = write_counterexample(c, out, diagram, page)
+            except OSError as exc:
+                write_errors.append(write_error(out, exc))
             entries.append(
                 {
                     "mode": c.mode,
@@ -226,7 +211,7 @@ def findings_json(
         result.append(
             {
                 "rule": rule,
-                "level": _level(rule),
+                "level": RULES_BY_ID[rule].level if rule in RULES_BY_ID else "MUST",
                 "source": best["source"],
                 "explanation": best["explanation"],
                 "modes": sorted({c.mode for c in group}, key=lambda m: MODE_ORDER.get(m, 9)),
@@ -238,15 +223,6 @@ def findings_json(
             }
         )
     return result
-
-
-def coverage_json(
-    rows: Counter[Any], exercised: Counter[str], rules: tuple[str, ...], variant: Variant | None = None
-) -> dict[str, Any]:
-    return {
-        "machines": machine_coverage(rows, variant),
-        "rules": rule_coverage(exercised, rules),
-    }
 
 
 def strip_timing(obj: Any) -> Any:
@@ -288,7 +264,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append(
             f"exhaustive (breadth-first, {'complete' if ex['complete'] else 'INCOMPLETE'}"
             f"{', symmetry reduction on' if ex['symmetry'] else ''}"
-            f"{', partial-order reduction on' if ex.get('reduce') == 'por' else ''}"
+            f"{', partial-order reduction on' if ex['reduce'] == 'por' else ''}"
             f"): {_n(ex['states'])} states, "
             f"{_n(ex['transitions'])} transitions, max depth {ex['max_depth']}, "
             f"{ex['seconds']:.1f} s, {ex['states_per_second']:,.0f} states/s"
@@ -327,7 +303,7 @@ def render_text(report: dict[str, Any]) -> str:
             )
         else:
             lines.append("random walks: none (--walks 0)")
-        if rnd.get("examples_asked", 1) == 0:
+        if rnd["examples_asked"] == 0:
             lines.append("hypothesis: none (--examples 0)")
         else:
             lines.append(
@@ -335,7 +311,6 @@ def render_text(report: dict[str, Any]) -> str:
                 f"{rnd['rule_executions_per_second']:,.0f} rule executions/s, {hyp['rounds']} round(s), "
                 f"stop: {hyp['stop']}"
             )
-        if "examples_explained" in rnd and rnd.get("examples_asked", 1) != 0:
             lines.append(f"  examples: {rnd['examples_explained']}")
     lines.append("")
     findings = report["findings"]

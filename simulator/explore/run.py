@@ -47,13 +47,13 @@ from simulator.explore import bfs as explore_bfs
 from simulator.explore import hypothesis_runs as explore_hypothesis
 from simulator.explore import random_walks as explore_random
 from simulator.explore.common import Counterexample, keep_shortest, monitor_rules
+from simulator.explore.coverage import machine_coverage, rule_coverage
 from simulator.explore.progress import NULL, Progress
 from simulator.explore.report import (
     FAIRNESS,
     LIVENESS,
     CounterexamplePage,
     Diagram,
-    coverage_json,
     findings_json,
     strip_timing,
     write_error,
@@ -114,22 +114,18 @@ class Options:
 
 
 def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
-    """The slices the exhaustive mode explores for these options."""
+    """The slices the exhaustive mode explores for these options (under the run's readings and
+    variant)."""
     shape = {k: v for k, v in opts.bounds.items() if k != "transport"}
-    transport = opts.bounds.get("transport")
     if shape:
         chosen = [explore_bfs.Slice("custom", SMALL.with_(**shape), "SMALL with the given bounds")]
-    elif opts.slices:
-        chosen = [explore_bfs.SLICE_BY_NAME[n] for n in opts.slices]
     else:
-        chosen = list(explore_bfs.SLICES)
-    if transport is not None:
-        chosen = [explore_bfs.Slice(s.name, s.cfg.with_(transport=transport), s.purpose) for s in chosen]
-    if opts.readings or opts.variant is not None:
-        chosen = [
-            explore_bfs.Slice(s.name, s.cfg.under(opts.readings, opts.variant), s.purpose) for s in chosen
-        ]
-    return chosen
+        chosen = [explore_bfs.SLICE_BY_NAME[n] for n in opts.slices] or list(explore_bfs.SLICES)
+    transport = {k: v for k, v in opts.bounds.items() if k == "transport"}
+    return [
+        explore_bfs.Slice(s.name, s.cfg.with_(**transport).under(opts.readings, opts.variant), s.purpose)
+        for s in chosen
+    ]
 
 
 def random_config(opts: Options) -> Config:
@@ -176,11 +172,8 @@ class Computed:
 
 def compute(opts: Options, progress: Progress = NULL) -> Computed:
     """The chosen modes run; nothing written but the state graph (``--graph``)."""
-    return _compute(opts, progress, resolve(opts.readings), opts.pool or Workers(1))
-
-
-def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: Workers) -> Computed:
     t0 = time.perf_counter()
+    pool = opts.pool or Workers(1)
     rules = monitor_rules()
     cexs: list[Counterexample] = []
     report: dict[str, Any] = {
@@ -189,7 +182,7 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: 
         "seed": opts.seed,
         "faults": sorted(opts.faults),
         "monitors": len(rules),
-        "readings": readings,
+        "readings": resolve(opts.readings),
     }
     if opts.variant is not None:
         report["variant"] = {
@@ -205,38 +198,37 @@ def _compute(opts: Options, progress: Progress, readings: dict[str, str], pool: 
     warnings: list[str] = []
     info: list[str] = []
     write_errors: list[str] = []
-    if opts.mode in ("exhaustive", "both"):
-        ex, ex_cexs, ex_cov = _exhaustive(opts, progress, write_errors, pool)
-        report["exhaustive"] = ex
-        covered["exhaustive"] = ex_cov
-        coverage["exhaustive"] = coverage_json(*ex_cov, rules, opts.variant)
-        cexs += ex_cexs
-        if not ex["complete"]:
-            warnings.append(
-                "the exhaustive search is incomplete ("
-                + ", ".join(f"{s['name']}: {s['stop']}" for s in ex["slices"] if not s["complete"])
-                + "): liveness in cycles was not judged there"
-            )
-        if any(s["stop"] == "state limit" for s in ex["slices"]):
-            info.append(further(opts))
-        unjudged = [s for s in ex["slices"] if s["unjudged_cycles"]]
-        if unjudged:
-            warnings.append(
-                "liveness was not judged in "
-                + ", ".join(f"{s['unjudged_cycles']} bottom cycle(s) of {s['name']}" for s in unjudged)
-                + " (a state of them was expanded on one side only by --reduce por; "
-                "--reduce none judges them)"
-            )
-    if opts.mode in ("random", "both"):
-        if opts.mode == "both":
+    for mode, explore in (("exhaustive", _exhaustive), ("random", _random)):
+        if opts.mode not in (mode, "both"):
+            continue
+        if mode == "random" and opts.mode == "both":
             # the exhaustive search left its monitor sets (reference cycles) to the collector's
             # next full run; have it now rather than in the middle of the random walks
             gc.collect()
-        rnd, rnd_cexs, rnd_cov = _random(opts, progress, pool)
-        report["random"] = rnd
-        covered["random"] = rnd_cov
-        coverage["random"] = coverage_json(*rnd_cov, rules, opts.variant)
-        cexs += rnd_cexs
+        report[mode], found, covered[mode] = explore(opts, progress, pool, write_errors)
+        rows, exercised = covered[mode]
+        coverage[mode] = {
+            "machines": machine_coverage(rows, opts.variant),
+            "rules": rule_coverage(exercised, rules),
+        }
+        cexs += found
+    slices = report["exhaustive"]["slices"] if "exhaustive" in report else []
+    if not all(s["complete"] for s in slices):
+        warnings.append(
+            "the exhaustive search is incomplete ("
+            + ", ".join(f"{s['name']}: {s['stop']}" for s in slices if not s["complete"])
+            + "): liveness in cycles was not judged there"
+        )
+    if any(s["stop"] == "state limit" for s in slices):
+        info.append(further(opts))
+    unjudged = [s for s in slices if s["unjudged_cycles"]]
+    if unjudged:
+        warnings.append(
+            "liveness was not judged in "
+            + ", ".join(f"{s['unjudged_cycles']} bottom cycle(s) of {s['name']}" for s in unjudged)
+            + " (a state of them was expanded on one side only by --reduce por; "
+            "--reduce none judges them)"
+        )
     if opts.variant is not None:
         # which dropped rules the explored behaviours broke (their findings were set aside);
         # counted in this process only: with --workers the walks in other processes are not
@@ -349,17 +341,16 @@ def search_slice(job: SliceJob, note: Any = None) -> tuple[explore_bfs.BfsResult
 
 
 def _exhaustive(
-    opts: Options, progress: Progress, write_errors: list[str], pool: Workers
+    opts: Options, progress: Progress, pool: Workers, write_errors: list[str]
 ) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     t0 = time.perf_counter()
     deadline = None if opts.time_budget is None else time.time() + opts.time_budget
     bare = replace(opts, pool=None, diagram=None, page=None)  # what a job needs, picklable
-    work: list[SliceJob] = []
-    ran: list[explore_bfs.Slice] = []
-    for sl in exhaustive_slices(opts):
-        for label, faults in behaviours(opts.variant, opts.faults):
-            ran.append(sl)
-            work.append((sl, faults, sl.name if label == "spec" else f"{sl.name}+{label}", bare, deadline))
+    work: list[SliceJob] = [
+        (sl, faults, sl.name if label == "spec" else f"{sl.name}+{label}", bare, deadline)
+        for sl in exhaustive_slices(opts)
+        for label, faults in behaviours(opts.variant, opts.faults)
+    ]
     results: list[explore_bfs.BfsResult] = []
     if pool.parallel and len(work) > 1:
         tasks = TaskProgress(progress, "exhaustive slices", len(work))
@@ -407,7 +398,7 @@ def _exhaustive(
                 "seconds": r.seconds,
                 "states_per_second": r.states_per_second,
             }
-            for sl, r in zip(ran, results, strict=True)
+            for (sl, *_), r in zip(work, results, strict=True)
         ],
     }
     if opts.graph is not None:
@@ -450,7 +441,7 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> int:
 
 
 def _random(
-    opts: Options, progress: Progress, pool: Workers
+    opts: Options, progress: Progress, pool: Workers, write_errors: list[str]
 ) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
     cfg = random_config(opts)
     sets = behaviours(opts.variant, opts.faults)

@@ -54,6 +54,7 @@ from properties.engine import MonitorSet
 from simulator.explore.common import Breach
 from simulator.explore.coverage import Row, recording
 from simulator.peers.agent import Agent
+from simulator.peers.client import BlindView
 from simulator.peers.config import SMALL, Config
 from simulator.peers.world import World
 
@@ -132,13 +133,6 @@ class Messages(Numbered):
     def sender(self, x: int) -> str:
         sender: str = self.keys[x][0]
         return sender
-
-
-class _NoView:
-    """The view a representative Client carries: its choices never read it."""
-
-    def apply(self, sender: str, message: Any) -> None:
-        return None
 
 
 class Peer(Numbered):
@@ -221,7 +215,8 @@ class State:
         self.agent = Peer("agent", self.msgs, history)
         self.client = Peer("client", self.msgs)
         self.root_agent = self.agent.id(world.agent)
-        self.root_client = self.client.id(world.client.clone(_NoView()))  # type: ignore[arg-type]
+        # the representative Client carries no view: its choices never read it
+        self.root_client = self.client.id(world.client.clone(BlindView()))  # type: ignore[arg-type]
         self.monitors = Monitors(cfg, faults, monitors, self.msgs)
         self.view_table: ViewTable | None = None
         self.reference_table: ViewTable | None = None
@@ -264,7 +259,7 @@ class State:
             from properties.viewcheck import compare_views
 
             assert self.view_table is not None and self.reference_table is not None
-            found = compare_views(self.reference_table.to_json(r), self.view_table.to_json(v))
+            found = compare_views(self.reference_table.reps[r].to_json(), self.view_table.reps[v].to_json())
             got = self.compared[(r, v)] = tuple(
                 Breach(rule, "view", why) for rule, why in found if rule not in self.dropped
             )
@@ -312,7 +307,6 @@ class Monitors:
         self._local: dict[tuple[int, int, int], Local] = {}
         self.steps: dict[int, list[Any]] = {}
         self.ends: dict[int, tuple[Breach, ...]] = {}
-        self._ends: dict[tuple[int, int], tuple[tuple[Breach, ...], Counter[str]]] = {}
         self.ended: Counter[str] = Counter()
         """The rules judging states at quiescence exercised."""
         self.line = 1_000
@@ -357,18 +351,15 @@ class Monitors:
         got = self.ends.get(m)
         if got is None:
             got = ()
-            for i, n in enumerate(self.parts[m]):
-                end = self._ends.get((i, n))
-                if end is None:
-                    ms = self._sets[i].reps[n].clone()
-                    ms.exercised.clear()
-                    found = ms.finish(quiescent=True)
-                    end = self._ends[(i, n)] = (
-                        tuple(Breach(f.rule, "eventually", f.explanation) for f in found if f.kind == "rule"),
-                        Counter(ms.exercised),
-                    )
-                got += end[0]
-                self.ended.update(end[1])
+            for table, n in zip(self._sets, self.parts[m], strict=True):
+                ms = table.reps[n].clone()
+                ms.exercised.clear()
+                got += tuple(
+                    Breach(f.rule, "eventually", f.explanation)
+                    for f in ms.finish(quiescent=True)
+                    if f.kind == "rule"
+                )
+                self.ended.update(ms.exercised)
             self.ends[m] = got
         return got
 
@@ -380,17 +371,13 @@ class Monitors:
         """How often each rule's check was exercised over every step the search took."""
         out = Counter(self.base_exercised)
         out.update(self.ended)
-        uses: Counter[tuple[tuple[str, int], ...]] = Counter()
         for _, _, n, ex in self.steps.values():
-            if n and ex:
-                uses[ex] += n
-        for ex, n in uses.items():  # steps exercising the same rules summed first
-            for rule, k in ex:
+            for rule, k in ex if n else ():
                 out[rule] += k * n
         return out
 
 
-class ViewTable:
+class ViewTable(Numbered):
     """Client views (faulty or reference), numbered, with memoized ``apply``, like the monitors.
 
     A view's identity is ``snapshot()`` plus the requests it still awaits a response for
@@ -398,10 +385,9 @@ class ViewTable:
     """
 
     def __init__(self, root: Any, msgs: Messages) -> None:
-        self._views = Numbered()
-        self._views.number(self._key(root), root)
+        super().__init__()
+        self.number(self._key(root), root)
         self.steps: dict[int, int] = {}
-        self.json: dict[int, Any] = {}
         self.msgs = msgs
 
     @staticmethod
@@ -413,13 +399,7 @@ class ViewTable:
         key = vid << SHIFT | x
         hit = self.steps.get(key)
         if hit is None:
-            view = copy.deepcopy(self._views.reps[vid])
+            view = copy.deepcopy(self.reps[vid])
             view.apply(self.msgs.sender(x), self.msgs.reps[x])
-            hit = self.steps[key] = self._views.number(self._key(view), view)
+            hit = self.steps[key] = self.number(self._key(view), view)
         return hit
-
-    def to_json(self, vid: int) -> Any:
-        got = self.json.get(vid)
-        if got is None:
-            got = self.json[vid] = self._views.reps[vid].to_json()
-        return got

@@ -116,16 +116,20 @@ def chunks(fd: int) -> Iterator[bytes]:
 
 
 def drain(fd: int) -> tuple[bytes, bool]:
-    """What the non-blocking ``fd`` gives without waiting, and whether it ended."""
-    got = b""
+    """What the non-blocking ``fd`` gives without waiting, and whether it ended; it returns after
+    a short read or 16 full ones (1 MiB), so a peer that writes without pause cannot keep the
+    caller here (its deadlines and flood checks run between calls)."""
+    pieces: list[bytes] = []
     while True:
         try:
             data = read(fd)
         except BlockingIOError:
-            return got, False
+            return b"".join(pieces), False
         if not data:
-            return got, True
-        got += data
+            return b"".join(pieces), True
+        pieces.append(data)
+        if len(data) < READ or len(pieces) == 16:
+            return b"".join(pieces), False
 
 
 def exit_code(code: int) -> int:

@@ -43,6 +43,7 @@ Must not know: channels, the client, monitors, or files.
 from __future__ import annotations
 
 import copy
+from functools import partialmethod
 from typing import Any
 
 from model import background as bgm
@@ -485,9 +486,10 @@ class Agent(Freedoms, Deviating):
             return copy.deepcopy(self.history)
         return list(self.history)
 
-    def _finish_resume(self, out: list[Msg], again: bool = False) -> list[Msg]:
-        """The history replay, then the snapshot (``again``: sent twice, a repeated snapshot is
-        no transition), then the response: one step."""
+    def _do_resync(self, again: str | None, replay: bool = False) -> list[Msg]:
+        """The history replay (``_do_replay``), then the snapshot (``again``: sent twice, a
+        repeated snapshot is no transition), then the response: one step."""
+        out = self._replayed() if replay else []
         rid = self.resume_rid
         assert rid is not None
         self.resume_rid = None
@@ -497,11 +499,11 @@ class Agent(Freedoms, Deviating):
         synced = session.fire(self.session, "snapshot")
         # with a repeated snapshot, both carry the last stop reason (a resume or repeated idle
         # may carry it for context, creating no completion)
-        stop = self.last_stop if again and self.real == fgm.IDLE else None
+        stop = self.last_stop if again is not None and self.real == fgm.IDLE else None
         out.append(self._state(self.real, stop))
         if stop is None and self.real == fgm.IDLE and self.last_stop is not None:
             self.extras = self.extras | {"unstated"}  # the snapshot left the last stop reason out
-        if again:
+        if again is not None:
             synced = session.fire(synced, "snapshot")
             out.append(self._state(self.real, stop))
         self.session = session.fire(synced, "resumed")
@@ -511,11 +513,7 @@ class Agent(Freedoms, Deviating):
         out.append(wire.result(rid, {}))
         return out
 
-    def _do_replay(self, again: str | None) -> list[Msg]:
-        return self._finish_resume(self._replayed(), again is not None)
-
-    def _do_resync(self, again: str | None) -> list[Msg]:
-        return self._finish_resume([], again is not None)
+    _do_replay = partialmethod(_do_resync, replay=True)
 
     def _do_resume_early(self, _: Any) -> list[Msg]:
         """The response before the snapshot, then the state (a variant's row, or the seeded bug

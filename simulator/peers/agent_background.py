@@ -39,14 +39,6 @@ _COMPACTION_ACTIONS = {
 """The Agent's move making each compaction trigger (in the order it offers them; ``_compact``);
 which ones it may take is the compaction table's (``_can``)."""
 _COMPACTION_MOVE = {trigger: move for move, trigger in _COMPACTION_ACTIONS.items()}
-_COMPACTION_STATUS = {
-    "complete": cm.COMPLETED,
-    "fail": cm.FAILED,
-    "cancel": cm.CANCELLED,
-    "custom_status": CUSTOM_COMPACTION,
-    "progress": cm.IN_PROGRESS,
-}
-"""The status each compaction trigger reports."""
 _ENDS_COMPACTION = ("complete", "fail", "cancel")
 
 
@@ -340,17 +332,18 @@ class BackgroundWork(AgentState):
 
     def _compact(self, cid: str, trigger: str) -> list[Msg]:
         """A compaction move (``_COMPACTION_ACTIONS``): a summary chunk, a summary patch
-        (``summary: []`` clears what was streamed, also after the end), or a status (the
-        ended ones are retained history)."""
+        (``summary: []`` clears what was streamed, also after the end), or a status: the state
+        the table moves it to, a custom status its own (the ended ones are retained history)."""
         if trigger in BOUNDED_COMPACTION:
             self._use(trigger)
         st = self.compactions[cid] = self._fire("compaction", self.compactions[cid], trigger)
         if trigger == "summary_chunk":
             return [wire.compaction_chunk(self.sid, cid, "Kept: the plan. ")]
-        if trigger == "summary_patch":
-            return [wire.compaction(self.sid, cid, CUSTOM_COMPACTION if st == cm.CUSTOM else st, [])]
+        status = CUSTOM_COMPACTION if st == cm.CUSTOM or trigger == "custom_status" else st
         summary = [wire.text("Summary of earlier turns")] if trigger == "complete" else None
-        msg = wire.compaction(self.sid, cid, _COMPACTION_STATUS[trigger], summary)
+        if trigger == "summary_patch":
+            summary = []
+        msg = wire.compaction(self.sid, cid, status, summary)
         if trigger in _ENDS_COMPACTION:
             self.history.append(msg)
         return [msg]

@@ -1,18 +1,14 @@
 """The simulated Agent's seeded bugs: where a faulty Agent's moves deviate from the tables.
 
 Faults (``faults=``) turn the Agent into one of the named seeded-bug agents used to prove that each
-monitor can fail. Each is a deviation from the tables (``simulator.peers.deviations``: a move withheld,
-a forbidden cell fired, a message field rewritten, messages silenced, repeated or added, an ID
-given again, a cancel stretched, a cross-machine rule left unchecked, a reading misread, a move
-offered), applied by ``_can``, ``_deviation_events``, ``_fire``, ``_settle_end`` (a final status
-withheld), ``_new_id``, ``receive``, ``_applies``, ``misread`` and ``do``; no code here tests a
-fault's name. Where a fault actually makes a
-move differ from what the conforming Agent would do, ``_breach(RULE)``
-leaves a breach marker, not a wire message, naming the rule the move breaks (``marks``, first
-breach of each rule, in order; part of the snapshot, so the exhaustive search keeps breaching
-paths apart). The World turns new marks into hidden steps beside the transcript. Faults that
-only leave a move out are marked when the world is quiescent (``omitted``): only then is the
-move never going to happen.
+monitor can fail, each a deviation of ``simulator.peers.deviations`` applied by ``_can``,
+``_deviation_events``, ``_fire``, ``_settle_end`` (a final status withheld), ``_new_id``,
+``receive``, ``_applies``, ``misread`` and ``do``; no code here tests a fault's name. Where a fault
+actually makes a move differ from what the conforming Agent would do, ``_breach(RULE)`` leaves a
+breach marker naming the rule the move breaks (``marks``, first breach of each rule, in order;
+part of the snapshot, so the exhaustive search keeps breaching paths apart), which the World
+turns into a hidden step. Faults that only leave a move out are marked when the world is
+quiescent (``omitted``): only then is the move never going to happen.
 
 Owns: ``Deviating`` (the forbidden cells offered, what a move sends changed, the moves left out)
 and ``AGENT_FAULTS``.

@@ -45,9 +45,6 @@ class Mode:
         features = cfg.features if self.features is None else cfg.features & self.features
         return cfg.with_(features=features, readings={**dict(cfg.readings), **self.readings})
 
-    def allows(self, name: str, arg: Any) -> bool:
-        return (name, arg) not in self.never
-
     def conflicts(self, readings: Mapping[str, str]) -> list[str]:
         """The chosen readings this mode overrides with another alternative ("NAME=ALT")."""
         return [f"{n}={a}" for n, a in sorted(readings.items()) if self.readings.get(n, a) != a]

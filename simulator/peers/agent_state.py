@@ -12,6 +12,8 @@ Must not know: which moves there are, channels, the client, monitors, or files.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Self
 
 from model import background as bgm
@@ -21,10 +23,13 @@ from model import permission as pm
 from model import prompt as prm
 from model import session as sm
 from model import toolcall as tcm
+from model.between import Rules
+from model.core import MachineSpec
 from properties.observe import entity_step
 from properties.variants import rules_of, tables_of
 from simulator.peers import deviations, wire
 from simulator.peers.config import AGENT_BUDGETS, Config, elicitation_modes
+from simulator.peers.deviations import Forbidden
 
 MAIN = "sess_1"
 _MSG_PREFIX = {"user_message": "msg_u", "agent_message": "msg_a", "agent_thought": "msg_t"}
@@ -83,141 +88,103 @@ def _put(table: dict[Any, tuple[Any, ...]], key: Any, i: int, value: Any) -> Non
     table[key] = (*rec[:i], value, *rec[i + 1 :])
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class AgentState:
-    __slots__ = (
-        "ahead",
-        "allowed",
-        "between",
-        "bg_reported",
-        "cancelling",
-        "cfg",
-        "child",
-        "child_msg",
-        "close_rids",
-        "compactions",
-        "contents",
-        "cur_msg",
-        "cur_thought",
-        "deviations",
-        "elicit_modes",
-        "elicits",
-        "ended_output",
-        "entities",
-        "extras",
-        "fg_ctx",
-        "followup",
-        "history",
-        "items",
-        "last_stop",
-        "limits",
-        "listed",
-        "marks",
-        "misread",
-        "next_msg",
-        "next_plan",
-        "perms",
-        "prompt_ctx",
-        "prompts",
-        "rd",
-        "real",
-        "refusing",
-        "replay",
-        "reported",
-        "requests",
-        "resume_rid",
-        "session",
-        "sid",
-        "specs",
-        "tools",
-        "turn_outputs",
-        "unapplied",
-        "used",
-    )
+    cfg: Config
+    faults: InitVar[frozenset[str]] = frozenset()
+    sid: str = field(default=MAIN, kw_only=True)
+    """The ID of its session on the wire (``MAIN`` unless several share a connection)."""
+    child: str = field(default=CHILD, kw_only=True)
+    """The ID of its child session on the wire (``CHILD`` unless several share a connection)."""
+    requests: str = field(default="perm_", kw_only=True)
+    """The prefix of the IDs of its permission requests (JSON-RPC IDs: unique per connection)."""
+    deviations: tuple[Any, ...] = field(init=False)  # seeded bugs stated as table deviations
+    specs: Mapping[str, MachineSpec] = field(init=False)  # the model's tables, or the run's variant's
+    between: Rules = field(init=False)  # the rules between machines (``model.between``)
+    allowed: frozenset[str] = field(init=False)  # it advertises no prompt capability
+    misread: dict[str, Any] = field(init=False)
+    unapplied: frozenset[str] = field(init=False)
+    rd: dict[str, str] = field(init=False)
+    """Every reading's alternative the Agent acts on (``_reading``): the run's, but where a
+    seeded bug misreads it (``misread``)."""
+    fg_ctx: dict[str, bool] = field(init=False)
+    """The foreground table's context: custom states count as advertised when the Client may
+    extend them (feature ``future``)."""
+    prompt_ctx: tuple[dict[str, bool], ...] = field(init=False)
+    """The prompt table's context, for a prompt that is not / is the oldest still waiting."""
+    # the stop reason of the last idle that ended work
+    last_stop: str | None = field(init=False, default=None)
+    real: str = field(init=False, default=fgm.IDLE)  # the foreground state the agent is really in
+    reported: str = field(init=False, default=fgm.IDLE)  # the foreground state it last reported
+    # rid, in receive order -> (prompt state, messageId, user message reported, handled by
+    #         foreground work, "" or why its content is invalid: "empty" (may be rejected) or
+    #         "unadvertised", received during foreground work that has not ended since)
+    prompts: dict[int, tuple[Any, ...]] = field(init=False, default_factory=dict)
+    contents: dict[Any, list[Any]] | None = field(init=False, default=None)
+    """The content of each prompt received, by request id, where the Agent echoes it in the
+    prompt's user message (set by ``simulator.peers.stdio_agent``); None: it writes a
+    stand-in (``prompt N``, streamed as two chunks), as the simulated runs have it."""
+    next_msg: int = field(init=False, default=0)
+    turn_outputs: int = field(init=False, default=0)
+    cur_msg: str | None = field(init=False, default=None)  # agent_message being streamed in this interval
+    cur_thought: str | None = field(init=False, default=None)
+    # id -> (status, background?, permission rid)
+    tools: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
+    # rid -> (permission state, tool call id)
+    perms: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
+    # rid -> (elicitation state, mode, elicitationId, accepted in URL mode, completion sent)
+    elicits: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
+    elicit_modes: tuple[str, ...] = field(init=False)
+    """The elicitation modes the Client advertised (feature ``elicitation``: both; the served
+    agent reads them from the Client's initialize)."""
+    # (kind, id) -> background machine state
+    items: dict[tuple[str, str], str] = field(init=False, default_factory=dict)
+    listed: tuple[tuple[str, str], ...] = field(init=False, default=())  # last background list sent
+    bg_reported: bool = field(init=False, default=False)
+    compactions: dict[str, str] = field(init=False, default_factory=dict)
+    # one-off updates sent (feature ``extras``)
+    extras: frozenset[str] = field(init=False, default=frozenset())
+    child_msg: str | None = field(init=False, default=None)  # the child's incoming session_message ID
+    cancelling: bool = field(init=False, default=False)
+    followup: bool = field(init=False, default=False)
+    session: str = field(init=False, default=sm.OPEN)
+    # session/close requests to answer once closed
+    close_rids: tuple[Any, ...] = field(init=False, default=())
+    resume_rid: int | None = field(init=False, default=None)
+    refusing: tuple[Any, ...] = field(init=False, default=())
+    """session/resume requests to refuse: a second one while one is answered, or the one a
+    session/close interrupted (``_do_refuse_resume``)."""
+    replay: bool = field(init=False, default=False)
+    history: list[Msg] = field(init=False, default_factory=list)  # replayable updates (retained history)
+    ended_output: str | None = field(init=False, default=None)
+    next_plan: int = field(init=False, default=0)
+    # (type, ID) given by an update sent ahead (Also.reserve)
+    ahead: tuple[str, str] | None = field(init=False, default=None)
+    marks: tuple[str, ...] = field(init=False, default=())  # breach markers: rules a fault made a move break
+    used: dict[str, int] = field(init=False)
+    """How many of each thing the Agent started or did, by its bound (``Config``: the per-run
+    budgets, ``reruns``; a compaction's summary chunks, patches and custom statuses, each
+    at most one per compaction started): ``_room``, ``_use``."""
+    limits: dict[str, int] = field(init=False)
+    entities: dict[tuple[str, str], str] = field(init=False, default_factory=dict)
+    """(session, entity key) -> entity table state of every entity the Agent sent an update
+    or chunk of (``_entity_steps``; not in the snapshot: no choice reads it)."""
 
-    def __init__(
-        self,
-        cfg: Config,
-        faults: frozenset[str] = frozenset(),
-        *,
-        session: str = MAIN,
-        child: str = CHILD,
-        requests: str = "perm_",
-    ) -> None:
-        self.cfg = cfg
-        self.sid = session
-        """The ID of its session on the wire (``MAIN`` unless several share a connection)."""
-        self.child = child
-        """The ID of its child session on the wire (``CHILD`` unless several share a connection)."""
-        self.requests = requests
-        """The prefix of the IDs of its permission requests (JSON-RPC IDs: unique per connection)."""
-        self.deviations = deviations.of(faults)  # seeded bugs stated as table deviations
-        self.specs = tables_of(cfg.variant)  # the model's tables, or the run's variant's
-        self.between = rules_of(cfg.variant)  # the rules between machines (``model.between``)
-        self.allowed = self.between.allowed_types(())  # it advertises no prompt capability
+    def __post_init__(self, faults: frozenset[str]) -> None:
+        cfg = self.cfg
+        self.deviations = deviations.of(faults)
+        self.specs = tables_of(cfg.variant)
+        self.between = rules_of(cfg.variant)
+        self.allowed = self.between.allowed_types(())
         self.misread = {d.reading: d for d in deviations.matching(self.deviations, deviations.Misread)}
         self.unapplied = frozenset(d.rule for d in deviations.matching(self.deviations, deviations.Unchecked))
-        self.rd: dict[str, str] = {
-            **cfg.reading_map(),
-            **{name: d.alternative for name, d in self.misread.items()},
-        }
-        """Every reading's alternative the Agent acts on (``_reading``): the run's, but where a
-        seeded bug misreads it (``misread``)."""
+        self.rd = {**cfg.reading_map(), **{name: d.alternative for name, d in self.misread.items()}}
         self.fg_ctx = {"custom_states": "future" in cfg.features}
-        """The foreground table's context: custom states count as advertised when the Client may
-        extend them (feature ``future``)."""
         own = self.rd[prm.OWN_REASON] == "own-reason"
         self.prompt_ctx = tuple({"oldest_held": oldest, "own_reason": own} for oldest in (False, True))
-        """The prompt table's context, for a prompt that is not / is the oldest still waiting."""
-        self.last_stop: str | None = None  # the stop reason of the last idle that ended work
-        self.real = fgm.IDLE  # the foreground state the agent is really in
-        self.reported = fgm.IDLE  # the foreground state it last reported
-        # rid, in receive order -> (prompt state, messageId, user message reported, handled by
-        #         foreground work, "" or why its content is invalid: "empty" (may be rejected) or
-        #         "unadvertised", received during foreground work that has not ended since)
-        self.prompts: dict[int, tuple[Any, ...]] = {}
-        self.contents: dict[Any, list[Any]] | None = None
-        """The content of each prompt received, by request id, where the Agent echoes it in the
-        prompt's user message (set by ``simulator.peers.stdio_agent``); None: it writes a
-        stand-in (``prompt N``, streamed as two chunks), as the simulated runs have it."""
-        self.next_msg = 0
-        self.turn_outputs = 0
-        self.cur_msg: str | None = None  # agent_message being streamed in this interval
-        self.cur_thought: str | None = None
-        self.tools: dict[str, tuple[Any, ...]] = {}  # id -> (status, background?, permission rid)
-        self.perms: dict[str, tuple[Any, ...]] = {}  # rid -> (permission state, tool call id)
-        # rid -> (elicitation state, mode, elicitationId, accepted in URL mode, completion sent)
-        self.elicits: dict[str, tuple[Any, ...]] = {}
-        self.elicit_modes: tuple[str, ...] = elicitation_modes(cfg)
-        """The elicitation modes the Client advertised (feature ``elicitation``: both; the served
-        agent reads them from the Client's initialize)."""
-        self.items: dict[tuple[str, str], str] = {}  # (kind, id) -> background machine state
-        self.listed: tuple[tuple[str, str], ...] = ()  # last background list sent
-        self.bg_reported = False
-        self.compactions: dict[str, str] = {}
-        self.extras: frozenset[str] = frozenset()  # one-off updates sent (feature ``extras``)
-        self.child_msg: str | None = None  # the child's incoming session_message ID
-        self.cancelling = False
-        self.followup = False
-        self.session = sm.OPEN
-        self.close_rids: tuple[Any, ...] = ()  # session/close requests to answer once closed
-        self.resume_rid: int | None = None
-        self.refusing: tuple[Any, ...] = ()
-        """session/resume requests to refuse: a second one while one is answered, or the one a
-        session/close interrupted (``_do_refuse_resume``)."""
-        self.replay = False
-        self.history: list[Msg] = []  # replayable updates (retained history)
-        self.ended_output: str | None = None
-        self.next_plan = 0
-        self.ahead: tuple[str, str] | None = None  # (type, ID) given by an update sent ahead (Also.reserve)
-        self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a move break
+        self.elicit_modes = elicitation_modes(cfg)
         self.used = dict.fromkeys((*AGENT_BUDGETS, "reruns", *BOUNDED_COMPACTION), 0)
-        """How many of each thing the Agent started or did, by its bound (``Config``: the per-run
-        budgets, ``reruns``; a compaction's summary chunks, patches and custom statuses, each
-        at most one per compaction started): ``_room``, ``_use``."""
-        self.limits: dict[str, int] = {bound: getattr(cfg, bound) for bound in (*AGENT_BUDGETS, "reruns")}
-        self.entities: dict[tuple[str, str], str] = {}
-        """(session, entity key) -> entity table state of every entity the Agent sent an update
-        or chunk of (``_entity_steps``; not in the snapshot: no choice reads it)."""
+        self.limits = {bound: getattr(cfg, bound) for bound in (*AGENT_BUDGETS, "reruns")}
 
     def clone(self) -> Self:
         new = self.__class__.__new__(self.__class__)
@@ -361,7 +328,7 @@ class AgentState:
             found = found - deviations.withheld(self.deviations, machine)
         return found
 
-    def _forced(self, machine: str, state: str) -> tuple[deviations.Forbidden, ...]:
+    def _forced(self, machine: str, state: str) -> tuple[Forbidden, ...]:
         """The forbidden cells of ``machine`` in ``state`` a seeded bug fires."""
         return deviations.matching(self.deviations, deviations.Forbidden, machine=machine, source=state)
 

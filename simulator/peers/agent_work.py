@@ -10,6 +10,7 @@ Must not know: prompts beyond which wait for work, channels, monitors, or files.
 
 from __future__ import annotations
 
+from functools import partialmethod
 from typing import Any
 
 from model import background as bgm
@@ -401,26 +402,22 @@ class ForegroundWork(BackgroundWork):
             self.extras = self.extras | {"plan"}  # a plan exists that can be removed
         return [wire.plan(self.sid, "plan_1", self.next_plan)]
 
-    def _new_tool(self, ask: bool) -> list[Msg]:
+    def _do_tool(self, _: Any = None, ask: bool = False) -> list[Msg]:
         tid = f"tc_{self._use('tool_calls')}"
         out = [wire.tool_call(self.sid, tid, "pending", title="Edit file", kind="edit")]
         self.tools[tid] = (tcm.PENDING, False, None)
         self.history.append(out[0])
         return [*out, *self._do_bg_ask(tid)] if ask else out
 
-    def _do_tool(self, _: Any) -> list[Msg]:
-        return self._new_tool(ask=False)
+    _do_tool_ask_running = partialmethod(_do_tool, ask=True)
+    """Ask permission and keep running: other foreground work still progresses (Waiting for
+    user action), so several requests can be outstanding."""
 
     def _do_tool_ask(self, _: Any) -> list[Msg]:
-        out = self._new_tool(ask=True)
+        out = self._do_tool(ask=True)
         self.real = fgm.REQUIRES_ACTION
         out.append(self._report(fgm.REQUIRES_ACTION))
         return out
-
-    def _do_tool_ask_running(self, _: Any) -> list[Msg]:
-        """Ask permission and keep running: other foreground work still progresses (Waiting for
-        user action), so several requests can be outstanding."""
-        return self._new_tool(ask=True)
 
     def _do_block(self, _: Any) -> list[Msg]:
         if not self.between.blocked_on_user(self._asking()):
@@ -483,7 +480,7 @@ class ForegroundWork(BackgroundWork):
         out: list[Msg] = []
         tid = None
         if tied or not self._applies(bw.LATE_ANSWERS_IGNORED.rule):  # (a seeded bug: always, run late)
-            out = self._new_tool(ask=False)
+            out = self._do_tool()
             tid = f"tc_{self.used['tool_calls']}"
         self.elicits[rid] = (em.PENDING, mode, eid, False, False, tid)
         return [*out, wire.elicitation_create(rid, self.sid, mode, eid, tid)]

@@ -13,10 +13,10 @@ replay) and ``PERMISSION_EVENTS`` (``select``: allow or deny; ``answer_cancelled
 cancelled outcome; ``error``: a JSON-RPC error instead of a result, behind the feature
 ``perm_error``). The tables are the Client's ``Config``'s (``Config.variant``), so a row a
 variant adds for the Client is a move it offers, and a row a variant removes is one it no longer
-offers. Config features and bounds still limit the session moves (``SESSION_FEATURE``;
+offers. Config features and bounds still limit the session moves (a feature named like the trigger;
 ``Config.closes``, ``resumes``, ``reattaches``). A trigger with no event here (none today) is
-a row the Client cannot send, and is not offered. The moves of every state are read once per
-set of tables (``choices_of``: no Client row has a guard, so they need no context).
+a row the Client cannot send, and is not offered (no Client row has a guard: they need no
+context).
 
 Where the Client's state comes from:
 - its session moves fire the session table; the Agent's steps of the handshake that follows
@@ -53,8 +53,8 @@ Must not know: the Agent's internals or the transport's order, monitors.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import InitVar, dataclass, field, fields
 from typing import Any
 
 from model import elicitation as em
@@ -68,18 +68,17 @@ from properties.variants import tables_of
 from simulator.peers import deviations, wire
 from simulator.peers.agent import MAIN
 from simulator.peers.config import Config
+from simulator.peers.deviations import Offer
 
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 
-SESSION_EVENTS: Mapping[str, tuple[tuple[str, Any], ...]] = {
-    "close": (("close", None),),
-    "resume": (("resume", True), ("resume", False)),
+SESSION_EVENTS: Mapping[str, tuple[Event, ...]] = {
+    "close": (("client", "close", None),),
+    "resume": (("client", "resume", True), ("client", "resume", False)),
 }
-"""Session trigger -> the Client's events (name, arg) that fire it."""
-
-SESSION_FEATURE: Mapping[str, str] = {"close": "close", "resume": "resume"}
-"""Session trigger -> the Config feature that lets the Client fire it."""
+"""Session trigger -> the Client's events that fire it (the Config feature that lets the Client
+fire it is named like it)."""
 
 EARLY: frozenset[str] = frozenset({"close"})
 """Session triggers whose events come before the cancels in ``Client.enabled`` (the others come
@@ -96,7 +95,7 @@ PERMISSION_FEATURE: Mapping[str, str] = {"fail_answer": "perm_error"}
 """Permission event -> the Config feature without which the Client does not offer it."""
 
 TRIGGER_OF: Mapping[str, str] = {
-    **{name: trigger for trigger, events in SESSION_EVENTS.items() for name, _ in events},
+    **{name: trigger for trigger, events in SESSION_EVENTS.items() for _, name, _ in events},
     **{name: trigger for trigger, names in PERMISSION_EVENTS.items() for name in names},
 }
 """Client event name -> the table trigger it fires."""
@@ -121,59 +120,6 @@ def follows_withdrawals(tables: Mapping[str, MachineSpec]) -> bool:
     """Whether the Client must tell a withdrawn request from a pending one (see the header)."""
     spec = tables["permission"]
     return spec.moves(pm.WITHDRAWN, "client") != spec.moves(pm.PENDING, "client")
-
-
-Moves = tuple[tuple[str, tuple[Event, ...]], ...]
-"""(session trigger, the Client events that fire it) per client row."""
-
-
-@dataclass(frozen=True)
-class Choices:
-    """The Client's table moves per state, read once from one set of tables (the Client passes
-    no context: no Client row has a guard)."""
-
-    session: Mapping[str, tuple[Moves, Moves]]
-    """Session state -> the client rows from it, in table order: those whose events come
-    before the cancels (``EARLY``), then the others."""
-    permission: Mapping[str, tuple[str, ...]]
-    """Permission state -> the event names of its client rows, in table order."""
-    follows: bool
-    """``follows_withdrawals`` of these tables."""
-
-
-def split(triggers: Iterable[str]) -> tuple[Moves, Moves]:
-    """(early, late): each session trigger with the Client events that fire it."""
-    moves = [(t, tuple(("client", name, arg) for name, arg in SESSION_EVENTS.get(t, ()))) for t in triggers]
-    return tuple(m for m in moves if m[0] in EARLY), tuple(m for m in moves if m[0] not in EARLY)
-
-
-def _read(tables: Mapping[str, MachineSpec]) -> Choices:
-    session, permission = tables["session"], tables["permission"]
-    return Choices(
-        {state: split(t for t, _ in session.moves(state, "client")) for state in session.states},
-        {
-            state: tuple(
-                n
-                for trigger, _ in permission.moves(state, "client")
-                for n in PERMISSION_EVENTS.get(trigger, ())
-            )
-            for state in permission.states
-        },
-        follows_withdrawals(tables),
-    )
-
-
-_READ: dict[tuple[int, int], tuple[MachineSpec, MachineSpec, Choices]] = {}
-
-
-def choices_of(tables: Mapping[str, MachineSpec]) -> Choices:
-    """The Client's ``Choices`` under ``tables`` (read once per session and permission table)."""
-    session, permission = tables["session"], tables["permission"]
-    key = (id(session), id(permission))
-    got = _READ.get(key)
-    if got is None or got[0] is not session or got[1] is not permission:
-        got = _READ[key] = (session, permission, _read(tables))
-    return got[2]
 
 
 CLIENT_SIDE_FAULTS = seeded.names("client", deviations.Deviation)
@@ -204,67 +150,49 @@ class BlindView:
         return {}
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class Client:
-    __slots__ = (
-        "asked",
-        "cancel_requests",
-        "cancels",
-        "cfg",
-        "choices",
-        "closes",
-        "deviations",
-        "elicits",
-        "extra_resumes",
-        "faults",
-        "marks",
-        "next_id",
-        "perms",
-        "prompts_sent",
-        "reattaches",
-        "resumes",
-        "session",
-        "tables",
-        "unanswered",
-        "view",
-        "withdrawn",
-    )
+    cfg: Config
+    faults: frozenset[str] = frozenset()
+    given: InitVar[ClientView | BlindView | None] = None  # its view (None: as its faults have it)
+    view: ClientView | BlindView = field(init=False)
+    tables: Mapping[str, MachineSpec] = field(init=False)  # the model's tables, or the run's variant's
+    deviations: tuple[Any, ...] = field(init=False)
+    follows: bool = field(init=False)
+    # its state (``snapshot``), after the fields its run fixes
+    next_id: int = field(init=False, default=0)
+    prompts_sent: int = field(init=False, default=0)
+    unanswered: list[int] = field(init=False, default_factory=list)  # prompts without a response yet
+    cancels: int = field(init=False, default=0)
+    cancel_requests: int = field(init=False, default=0)
+    perms: list[str] = field(init=False, default_factory=list)  # permission requests awaiting an answer
+    elicits: tuple[tuple[str, str, str], ...] = field(init=False, default=())
+    """Elicitations awaiting its answer: (request id, mode, pending / held / withdrawn); held:
+    of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
+    cancellation arrived), answered once the Agent withdraws it (so the user is not asked
+    for input the cancelled work no longer needs). Holding is a fairness choice, not a rule:
+    a Client that answered at once would discharge the withdrawal the Agent owes (CANCEL-19)
+    before it could be judged. Its answer after the withdrawal is still any of the
+    elicitation table's client rows from withdrawn: an accept there is the late answer
+    ``model.between`` LATE_ANSWERS_IGNORED says the Agent ignores (CANCEL-10)."""
+    closes: int = field(init=False, default=0)
+    resumes: int = field(init=False, default=0)
+    reattaches: int = field(init=False, default=0)  # session/resume sent while the session was open
+    session: str = field(init=False)  # a state of the session table
+    marks: tuple[str, ...] = field(init=False, default=())  # breach markers: rules a fault's messages broke
+    withdrawn: tuple[str, ...] = field(init=False, default=())  # permission requests the Agent withdrew
+    asked: int | None = field(init=False, default=None)  # its latest close's or resume's id, until answered
+    extra_resumes: tuple[int, ...] = field(init=False, default=())
+    """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
+    (a session/prompt waits for every resume of the session to be answered)."""
 
-    def __init__(
-        self, cfg: Config, faults: frozenset[str] = frozenset(), view: ClientView | BlindView | None = None
-    ) -> None:
-        self.cfg = cfg
-        self.faults = faults
-        self.view = (
-            view if view is not None else client_view(faults - set(CLIENT_SIDE_FAULTS), cfg.reading_map())
-        )
-        self.tables = tables_of(cfg.variant)  # the model's tables, or the run's variant's
-        self.deviations = deviations.of(faults, "client")
-        self.choices = choices_of(self.tables)
-        self.next_id = 0
-        self.prompts_sent = 0
-        self.unanswered: list[int] = []  # prompt request ids without a response yet
-        self.cancels = 0
-        self.cancel_requests = 0
-        self.perms: list[str] = []  # permission request ids awaiting an answer
-        self.elicits: tuple[tuple[str, str, str], ...] = ()
-        """Elicitations awaiting its answer: (request id, mode, pending / held / withdrawn); held:
-        of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
-        cancellation arrived), answered once the Agent withdraws it (so the user is not asked
-        for input the cancelled work no longer needs). Holding is a fairness choice, not a rule:
-        a Client that answered at once would discharge the withdrawal the Agent owes (CANCEL-19)
-        before it could be judged. Its answer after the withdrawal is still any of the
-        elicitation table's client rows from withdrawn: an accept there is the late answer
-        ``model.between`` LATE_ANSWERS_IGNORED says the Agent ignores (CANCEL-10)."""
-        self.withdrawn: tuple[str, ...] = ()  # of those, the ones the Agent withdrew (if followed)
-        self.closes = 0
-        self.resumes = 0
-        self.reattaches = 0  # session/resume sent while the session was open
-        self.session = self.tables["session"].initial  # a state of the session table
-        self.asked: int | None = None  # the id of its latest close or resume, until answered
-        self.marks: tuple[str, ...] = ()  # breach markers: rules a fault made a message break
-        self.extra_resumes: tuple[int, ...] = ()
-        """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
-        (a session/prompt waits for every resume of the session to be answered)."""
+    def __post_init__(self, given: ClientView | BlindView | None) -> None:
+        faults = self.faults - set(CLIENT_SIDE_FAULTS)
+        self.view = given if given is not None else client_view(faults, self.cfg.reading_map())
+        self.tables = tables_of(self.cfg.variant)
+        self.deviations = deviations.of(self.faults, "client")
+        self.follows = follows_withdrawals(self.tables)
+        self.session = self.tables["session"].initial
 
     def clone(self, view: ClientView | BlindView) -> Client:
         new = Client.__new__(Client)
@@ -276,23 +204,8 @@ class Client:
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
-        return (
-            self.next_id,
-            self.prompts_sent,
-            tuple(self.unanswered),
-            self.cancels,
-            self.cancel_requests,
-            tuple(self.perms),
-            self.elicits,
-            self.closes,
-            self.resumes,
-            self.reattaches,
-            self.session,
-            self.marks,
-            self.withdrawn,
-            self.asked,
-            self.extra_resumes,
-        )
+        """Everything of the Client but what its run fixes (lists as tuples)."""
+        return tuple(tuple(v) if type(v) is list else v for v in map(self.__getattribute__, _STATE))
 
     # -- choices ------------------------------------------------------------------------------
     def enabled(self) -> list[Event]:
@@ -306,10 +219,13 @@ class Client:
             ev.append(("client", "prompt", None))
             if "rich_prompt" in cfg.features:  # content other than text, of the baseline set
                 ev.append(("client", "prompt", "link"))
-        early, late = self.choices.session[state]  # the session table's client rows from its state
-        for trigger, events in early:
-            if self._within(trigger):
-                ev.extend(events)
+        late: list[Event] = []  # the session table's client rows from its state: EARLY ones here
+        for t, _ in self.tables["session"].moves(state, "client"):
+            if t in SESSION_EVENTS and self._within(t):
+                if t in EARLY:
+                    ev += SESSION_EVENTS[t]
+                else:
+                    late += SESSION_EVENTS[t]
         if state in CANCEL_FROM and "cancel" in cfg.features:  # a close does not stop cancels
             if self.cancels < cfg.cancels:
                 ev.append(("client", "cancel", None))
@@ -317,27 +233,21 @@ class Client:
                 # any prompt it has no answer for yet (the answer may be in flight)
                 for prompt_rid in self.unanswered:
                     ev.append(("client", "cancel_request", prompt_rid))
-        permission = self.choices.permission
         for rid in self.perms:
-            ev.extend(
-                ("client", name, rid)
-                for name in permission[self._perm_state(rid)]
-                if PERMISSION_FEATURE.get(name, "") in cfg.features or name not in PERMISSION_FEATURE
-            )
+            for trigger, _ in self.tables["permission"].moves(self._perm_state(rid), "client"):
+                for name in PERMISSION_EVENTS.get(trigger, ()):
+                    if name not in PERMISSION_FEATURE or PERMISSION_FEATURE[name] in cfg.features:
+                        ev.append(("client", name, rid))
         for rid, mode, status in self.elicits:
-            if status != "held":
-                state = em.WITHDRAWN if status == "withdrawn" else em.PENDING
-                for trigger, _ in self.tables["elicitation"].moves(state, "client", {"url": mode == "url"}):
+            if status != "held":  # pending or withdrawn: a state of the elicitation table
+                for trigger, _ in self.tables["elicitation"].moves(status, "client", {"url": mode == "url"}):
                     ev.append(("client", f"elicit_{trigger}", rid))
-        for trigger, events in late:
-            if self._within(trigger):
-                ev.extend(events)
-        return ev
+        return ev + late
 
     def _within(self, trigger: str) -> bool:
         """The Config lets the Client fire session ``trigger`` (its feature and its bound)."""
         cfg = self.cfg
-        if SESSION_FEATURE.get(trigger) not in cfg.features:
+        if trigger not in cfg.features:
             return False
         if self.session == sm.RESUMING and "overlap" not in cfg.features:
             return False  # closing or resuming again while a resume is answered: a freedom of its own
@@ -351,7 +261,7 @@ class Client:
     def _perm_state(self, rid: Any) -> str:
         return pm.WITHDRAWN if rid in self.withdrawn else pm.PENDING
 
-    def _deviating(self, name: str) -> tuple[deviations.Offer, ...]:
+    def _deviating(self, name: str) -> tuple[Offer, ...]:
         """The deviations that offer event ``name`` from the Client's session state."""
         return deviations.offered(self.deviations, name, self.session)
 
@@ -433,18 +343,17 @@ class Client:
         """Accept, decline or cancel an elicitation: the elicitation table's client row (the
         Client knows the mode; a withdrawn one is still answered)."""
         _, mode, status = next(e for e in self.elicits if e[0] == rid)
-        state = em.WITHDRAWN if status == "withdrawn" else em.PENDING
-        self.tables["elicitation"].fire(state, action, {"url": mode == "url"})
+        self.tables["elicitation"].fire(status, action, {"url": mode == "url"})
         self.elicits = tuple(e for e in self.elicits if e[0] != rid)  # answered once
         return [wire.elicitation_answer(rid, action)]
 
     def receive(self, msg: Msg) -> None:
         method = msg.get("method")
         if method == "elicitation/create":
-            self.elicits = (*self.elicits, (msg["id"], msg["params"].get("mode"), "pending"))
+            self.elicits = (*self.elicits, (msg["id"], msg["params"].get("mode"), em.PENDING))
         elif method == "session/request_permission":
             self.perms.append(msg["id"])
-        elif method == "$/cancel_request" and self.choices.follows:  # the Agent withdrew a request
+        elif method == "$/cancel_request" and self.follows:  # the Agent withdrew a request
             params = msg.get("params")
             rid = params.get("requestId") if isinstance(params, dict) else None
             if rid in self.perms and rid not in self.withdrawn:
@@ -454,7 +363,7 @@ class Client:
             self.elicits = tuple((r, m, "held" if st == "pending" else st) for r, m, st in self.elicits)
         if method == "$/cancel_request" and self.elicits:  # an elicitation withdrawn: still answered
             rid = msg.get("params", {}).get("requestId")
-            self.elicits = tuple((r, m, "withdrawn" if r == rid else st) for r, m, st in self.elicits)
+            self.elicits = tuple((r, m, em.WITHDRAWN if r == rid else st) for r, m, st in self.elicits)
         elif method is None:
             rid = msg.get("id")
             if rid in self.unanswered:
@@ -467,3 +376,7 @@ class Client:
                 after = self.tables["session"].successor(*row) if row is not None else None
                 if after is not None:
                     self.session = after
+
+
+_STATE = tuple(f.name for f in fields(Client))[tuple(f.name for f in fields(Client)).index("next_id") :]
+"""The Client's fields that make its state (``Client.snapshot``): those after what its run fixes."""

@@ -16,7 +16,38 @@ from typing import Any
 
 from model.elicitation import MODES as ELICITATION_MODES
 from properties.readings import DEFAULTS, non_default, resolve
+from properties.seeded import Seeded
 from properties.variants import Variant
+
+OFF_BY_DEFAULT: tuple[str, ...] = (
+    "early_state",  # the initial idle reported before the session/new response
+    "goal",  # foreground work the Agent starts itself while idle (pursuing a goal)
+    "commands",  # an available_commands_update
+    "bare_error",  # the error stop reason without an error field
+    "rich_prompt",  # the Client's prompt may carry a resource_link beside its text
+    "embed",  # a tool call running a background terminal, listed as the terminal only
+    "stop_unlisted",  # a cancel stops a terminal the Agent does not list
+    "meta",  # a metadata-only patch of the ended work's message after its idle
+    "perm_error",  # the Client answers a permission request with a JSON-RPC error
+    "overlap",  # the Client closes or resumes again while a session/resume is being answered
+    "hook_refusal",  # a hook refuses a well-formed prompt with -32600 during active work (busy-refusal)
+    "correct",  # a finished tool call's outcome corrected to another final status (final-status-change)
+    "stop",  # work waiting on the user (or refused) stops on its own, its unapproved tool calls cancelled
+    "unseen",  # own work starts unreported while the state reported is unknown or unrecognized
+    "unseen_end",  # work ends unreported while unknown is reported; a session/close answered then
+    "unadvertised",  # a custom state the Client did not advertise; a prompt's work starts under it
+    "announce",  # the Agent's own user message at idle, its own work (goal) reported starting next
+    "interim",  # an inserted user message first reported with text of the Agent's own (user-message-content)
+    "snapshot",  # the current idle reported again while idle (the initial idle after session/new's response)
+)
+"""Freedoms a run takes only when its bounds name them (the exhaustive slices of
+``simulator.explore.bfs`` that switch them on, and the conforming twins of
+``simulator.analysis.decidability``, which switch on every one), so that seeded walks, the served
+Agent and the seeded bugs' runs make the choices they made before these were modelled (a walk
+with every feature would also spend its steps closing and resuming). Each one's freedom is said
+beside it; a hook's -32600 refusal is one the default reading busy-refusal allows and the prompt
+monitor suspects (a warning). (Refusing a prompt after a ``$/cancel_request`` for it is the
+reading ``rejected-after-cancel-request``.)"""
 
 FEATURES = (
     "hold",  # agent may hold prompts and insert them later
@@ -46,69 +77,8 @@ FEATURES = (
     "extras",  # terminal_output_chunk, plan_removed, session_message_chunk
     "omit_stop",  # an idle that omits the stop reason (FG-06 is then only suspected)
     "elicitation",  # the Client advertises and answers elicitations (form, URL); the agent elicits
-    "early_state",  # the initial idle reported before the session/new response
-    "goal",  # foreground work the Agent starts itself while idle (pursuing a goal)
-    "commands",  # an available_commands_update
-    "bare_error",  # the error stop reason without an error field
-    "rich_prompt",  # the Client's prompt may carry a resource_link beside its text
-    "embed",  # a tool call running a background terminal, listed as the terminal only
-    "stop_unlisted",  # a cancel stops a terminal the Agent does not list
-    "meta",  # a metadata-only patch of the ended work's message after its idle
-    "perm_error",  # the Client answers a permission request with a JSON-RPC error
-    "overlap",  # the Client closes or resumes again while a session/resume is being answered
-    "hook_refusal",  # a hook refuses a well-formed prompt with -32600 during active work (busy-refusal)
-    "correct",  # a finished tool call's outcome corrected to another final status (final-status-change)
-    "stop",  # work waiting on the user (or refused) stops on its own, its unapproved tool calls cancelled
-    "unseen",  # own work starts unreported while the state reported is unknown or unrecognized
-    "unseen_end",  # work ends unreported while unknown is reported; a session/close answered then
-    "unadvertised",  # a custom state the Client did not advertise; a prompt's work starts under it
-    "announce",  # the Agent's own user message at idle, its own work (goal) reported starting next
-    "interim",  # an inserted user message first reported with text of the Agent's own (user-message-content)
-    "snapshot",  # the current idle reported again while idle (the initial idle after session/new's response)
+    *OFF_BY_DEFAULT,
 )
-OFF_BY_DEFAULT: tuple[str, ...] = (
-    "perm_error",
-    "overlap",
-    "early_state",
-    "goal",
-    "commands",
-    "bare_error",
-    "rich_prompt",
-    "embed",
-    "meta",
-    "stop_unlisted",
-    "hook_refusal",
-    "correct",
-    "stop",
-    "unseen",
-    "unseen_end",
-    "unadvertised",
-    "announce",
-    "interim",
-    "snapshot",
-)
-"""Freedoms a run takes only when its bounds name them (the exhaustive slices that switch them on:
-``answers``, ``overlap``, ``own_work``, ``output``, ``embedded``, ``hook``, ``core``, ``closes``),
-so that seeded walks, the served Agent and the seeded bugs' runs make the choices they made before
-these were modelled (a walk with every feature would also spend its steps closing and resuming);
-also a hook's -32600 refusal during active work, which the default reading busy-refusal allows and
-the prompt monitor suspects (a warning), a finished tool call's outcome corrected
-(final-status-change), and work that waits on the user stopping on its own (``stop``: taken in the
-``answers`` slice, and by the conforming twins of ``simulator.analysis.decidability``), and work of
-its own starting while unknown is reported without running being reported (``unseen``: taken in the
-``own_work`` slice), and work ending unobserved while unknown is reported, a session/close then
-answered with the state still unknown (``unseen_end``: taken in the ``closes`` slice, and by the
-conforming twins), and a custom state reported although the Client advertised none, with a prompt's
-work starting while it is shown and running reported later (``unadvertised``: taken only by the
-conforming twins), and the Agent's own user message at idle before its own work (``announce``:
-taken only by the conforming twins), and an inserted user message first reported with interim text
-of the Agent's own, its full content later (``interim``, under the reading
-``user-message-content=upsert``: taken only by the conforming twins), and an idle snapshot repeated
-while idle, no stop reason, once per run (``snapshot``: "Agents MAY repeat current-state snapshots",
-State transitions; after the session/new response it is the optional initial idle, Initial state
-and synchronization: taken only by the conforming twins).
-(Refusing a prompt after a ``$/cancel_request`` for it is the reading
-``rejected-after-cancel-request``.)"""
 
 
 TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce", "interim", "snapshot")
@@ -289,6 +259,21 @@ infinite (a variant that drops CANCEL-02 lets a covered prompt be inserted again
 the frontier of worlds costs memory."""
 MUTANT_WALKS = 200
 """Seeded random walks per mutant (``acp-model mutants``)."""
+MUTANT_FREEDOMS = frozenset({"pause", "future", "bg_permission", "multi_request", "custom_stop", "extras"})
+"""Features whose seeded bugs are their own mutants; the other seeded bugs run without them, so
+that a fixed budget of walks still reaches the branch each was written for."""
+FOCUSED = DEFAULT.with_(features=DEFAULT.features - MUTANT_FREEDOMS)
+"""The bounds a seeded bug runs under unless its ``walks`` change them."""
+
+
+def seeded_config(s: Seeded) -> Config:
+    """The bounds seeded bug ``s`` runs under (``acp-model mutants``, and the served Agent's
+    ``--fault``): the focused default with the changes its ``walks`` state."""
+    w = s.walks
+    features = w.features if w.features is not None else (FOCUSED.features - w.without) | w.plus
+    return FOCUSED.with_(features=features, **dict(w.bounds))
+
+
 MUTANT_STEPS = 60
 """Steps per mutant walk."""
 DECIDABILITY_WALKS = 200

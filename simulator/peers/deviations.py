@@ -21,41 +21,21 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from model.core import Actor
-from properties.bugs import (
-    DROP,
-    Again,
-    Also,
-    Copies,
-    Deviation,
-    Forbidden,
-    Misread,
-    Misview,
-    Offer,
-    Reuse,
-    Rewrite,
-    Stretch,
-    Unchecked,
-    Withhold,
-)
-from properties.bugs import rule_of as rule
+from properties.bugs import DROP, Again, Copies, Misview, rule_of
+from properties.bugs import Also as Also
+from properties.bugs import Deviation as Deviation
+from properties.bugs import Forbidden as Forbidden
+from properties.bugs import Misread as Misread
+from properties.bugs import Offer as Offer
+from properties.bugs import Reuse as Reuse
+from properties.bugs import Rewrite as Rewrite
+from properties.bugs import Stretch as Stretch
+from properties.bugs import Unchecked as Unchecked
+from properties.bugs import Withhold as Withhold
 from properties.seeded import SEEDED
 
-__all__ = [
-    "DEVIATIONS",
-    "DROP",
-    "Also",
-    "Copies",
-    "Deviation",
-    "Forbidden",
-    "Misread",
-    "Offer",
-    "Reuse",
-    "Rewrite",
-    "Stretch",
-    "Unchecked",
-    "Withhold",
-    "rule",
-]
+rule = rule_of
+"""The rule a deviation breaks (``properties.bugs.rule_of``)."""
 
 DEVIATIONS: tuple[Deviation, ...] = tuple(s.bug for s in SEEDED if not isinstance(s.bug, Misview | Again))
 """The seeded bugs that deviate a peer's moves or messages, in the registry's order (not the

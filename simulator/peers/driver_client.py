@@ -110,24 +110,21 @@ class DriverClient:
         if name == "notify":
             self.notified += 1
             return [wire.notification(EXTENSION_METHOD, {"sessionId": self.sid, "n": self.notified})]
-        if name in ANSWERS:
+        if name in ANSWERS:  # the option of the right kind among those the Agent offered
             rid = self.client.perms[choice[1]]
-            self.client.perms.remove(rid)
             options = self.options.pop(rid, [])
-            if name == "dismiss":
-                return [wire.permission_cancelled(rid)]
-            return [wire.permission_selected(rid, _option(options, name))]
-        if name.startswith("elicit_"):
+            msgs = self.client.do(name, rid)
+            if name != "dismiss":
+                msgs[0]["result"]["outcome"]["optionId"] = _option(options, name)
+        elif name.startswith("elicit_"):
             msgs = self.client.do(name, self.client.elicits[choice[1]][0])
         elif name == "prompt_image":
             msgs = self.client.do("prompt", None)
             msgs[0]["params"]["prompt"] = [wire.image()]
         elif name == "cancel_request":
             msgs = self.client.do("cancel_request", self.client.unanswered[-1])
-        elif name == "resume":
-            msgs = self.client.do("resume", choice[1])
         else:
-            msgs = self.client.do(name, None)
+            msgs = self.client.do(name, choice[1] if name == "resume" else None)
         for msg in msgs:
             params = msg.get("params")
             if isinstance(params, dict) and params.get("sessionId") == MAIN:

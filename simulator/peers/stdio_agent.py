@@ -9,14 +9,10 @@ that the first session is the one this agent has always served (``sess_1``, ``se
 ``perm_1``...). ``receive(line)`` takes one line the Client wrote and returns what to write at
 once; ``move()`` makes one of the Agents' own choices (``Agent.enabled()`` of every session,
 in the order the sessions were created), picked with a ``random.Random(seed)``, and returns
-what it sends; ``pause()`` is the seeded time to listen for input before the next move, drawn
-from a random stream of its own (``pace_rng``), so that how often a loop asks for a pause never
-changes which moves the Agent chooses. The loop that reads standard input and writes standard
-output is ``simulator/harness/serve.py``; tests and ``acp-model drive`` may run this class in process.
-
-The mode (``simulator.peers.agent_modes``) filters the Agents' choices: every freedom (the default),
-or the common path (moves it never makes are left out of ``moves()``; moves it makes at once,
-inserting a prompt, are made as soon as a message makes them possible).
+what it sends; ``pause()`` is the seeded time to listen for input before the next move
+(``pace_rng``). The loop that reads standard input and writes standard output is
+``simulator/harness/serve.py``; tests and ``acp-model drive`` may run this class in process. The
+mode (``simulator.peers.agent_modes``) filters the Agents' choices.
 
 What the model does not cover, this layer answers (and nothing else):
 
@@ -26,9 +22,9 @@ What the model does not cover, this layer answers (and nothing else):
   modes its capabilities ``elicitation`` advertise), ``session/new`` and
   ``session/list`` (every session of the connection, ``LIST_PAGE`` at a time: ``nextCursor``
   names the next page; ``cwd`` filters);
-- the fields the schema requires of what it answers (``REQUIRED``): a request without one, or
-  with one of the wrong type, is answered -32602 naming the field and not passed on (a
-  notification is ignored); ``replayFrom`` other than ``{"type": "start"}`` or null is -32602;
+- the fields the schema requires (``REQUIRED``): a request without one, or with one of the wrong
+  type, is answered -32602 naming the field and not passed on (a notification is ignored);
+  ``replayFrom`` other than ``{"type": "start"}`` or null is -32602;
 - requests the model would never receive from its own Client, refused and not passed on: a
   session that does not exist (-32002 with the ``sessionId`` in ``data``; a ``session/close``
   of one succeeds: closing a session that does not exist or is not active SHOULD succeed), a
@@ -44,14 +40,10 @@ What the model does not cover, this layer answers (and nothing else):
 
 Everything else goes to the session's ``Agent.receive``; a ``session/close`` of a closed or
 closing session too (the model answers it). Each session's Agent echoes the prompts' content
-(``Agent.contents``): the user message of an inserted prompt carries it as received, a full
-``user_message`` its content array, streamed ``user_message_chunk`` one chunk per content
-block (an empty prompt: a full message with no content), and the retained history replayed on
-resume the same. The Agents' moves begin once their session exists. A move the model's tables
-refuse (only a seeded bug tries one, e.g. ``held-not-withdrawn``) is not sent: it is noted
-(``notes``, for standard error) and that move is not tried again. Under a variant
-(``Config.variant``) that removed rows, a move that needs one is not a move, as in the simulator
-(``simulator.peers.world.allowed``). Output is compact JSON, one message (or batch answer) per line.
+(``Agent.contents``). The Agents' moves begin once their session exists. A move the model's
+tables refuse (only a seeded bug tries one) is noted (``notes``, for standard error) and not
+tried again; under a variant that removed rows, a move that needs one is not a move
+(``prune``). Output is compact JSON, one message (or batch answer) per line.
 
 Determinism: the same seed, options and input lines received at the same points of the run
 give the same output lines.
@@ -71,10 +63,11 @@ from typing import Any
 from model import prompt as prm
 from model.core import ProtocolViolation
 from model.elicitation import MODES as ELICITATION_MODES
+from properties.seeded import BY_NAME
 from simulator.peers import wire
 from simulator.peers.agent import AGENT_FAULTS, Agent
 from simulator.peers.agent_modes import EVERY_FREEDOM, Mode
-from simulator.peers.config import DEFAULT, Config
+from simulator.peers.config import DEFAULT, Config, seeded_config
 from simulator.peers.world import allowed
 
 Msg = dict[str, Any]
@@ -158,12 +151,10 @@ def _start(cursor: Any) -> bool:
 
 def agent_config(faults: frozenset[str]) -> Config:
     """The bounds of the simulated Agent: the default, or the one a seeded bug's mutant needs."""
-    from simulator.analysis.mutants import BY_NAME
-
     for name in sorted(faults):
-        mutant = BY_NAME.get(name)
-        if mutant is not None and mutant.cfg != DEFAULT:
-            return mutant.cfg
+        seeded = BY_NAME.get(name)
+        if seeded is not None and seeded_config(seeded) != DEFAULT:
+            return seeded_config(seeded)
     return DEFAULT
 
 
@@ -171,7 +162,6 @@ def agent_config(faults: frozenset[str]) -> Config:
 class Session:
     """One session of the connection and its model."""
 
-    sid: str
     cwd: str
     agent: Agent
     refused: set[tuple[str, Any]] = field(default_factory=set)
@@ -193,7 +183,8 @@ class StdioAgent:
         self.rng = random.Random(seed)
         """Chooses the moves (``move``)."""
         self.pace_rng = random.Random(f"pace {seed}")
-        """Draws the pauses (``pause``): a stream apart from the moves'."""
+        """Draws the pauses (``pause``): a stream apart from the moves', so that how often a loop
+        asks for a pause never changes which moves the Agent chooses."""
         self.mode = mode
         self.faults = faults
         self.cfg = mode.config(cfg if cfg is not None else agent_config(faults))
@@ -316,10 +307,10 @@ class StdioAgent:
             agent = self.agent
         else:
             sid, child = f"sess_{2 * n - 1}", f"sess_{2 * n}"
-            agent = Agent(self.cfg, self.faults, session=sid, child=child, requests=f"perm_{sid}_")
+            agent = Agent(self.cfg, self.faults, sid=sid, child=child, requests=f"perm_{sid}_")
             agent.elicit_modes = self.elicit_modes
         agent.contents = {}  # its user messages echo the prompts' content
-        self.sessions[agent.sid] = Session(agent.sid, cwd, agent)
+        self.sessions[agent.sid] = Session(cwd, agent)
         return agent.sid
 
     def _list(self, rid: Any, params: dict[str, Any]) -> Msg:
@@ -333,14 +324,14 @@ class StdioAgent:
                 )
             start = int(cursor)
         page = found[start : start + LIST_PAGE]
-        res: dict[str, Any] = {"sessions": [{"sessionId": s.sid, "cwd": s.cwd} for s in page]}
+        res: dict[str, Any] = {"sessions": [{"sessionId": s.agent.sid, "cwd": s.cwd} for s in page]}
         if start + LIST_PAGE < len(found):
             res["nextCursor"] = str(start + LIST_PAGE)
         return wire.result(rid, res)
 
     def _refusal(self, session: Session, method: str, params: dict[str, Any], rid: Any) -> Msg | None:
         """The answer refusing a message the model would never get (None: it is passed on)."""
-        state, sid = session.agent.session, session.sid
+        state, sid = session.agent.session, session.agent.sid
         if method == "session/prompt" and state == "closed":
             text = f"Resource not found: session {sid} is closed"
             return wire.error(rid, RESOURCE_NOT_FOUND, text, {"sessionId": sid})
@@ -370,7 +361,7 @@ class StdioAgent:
             if rid in session.agent.perms:
                 result = msg.get("result")
                 if "result" in msg and not (type(result) is dict and type(result.get("outcome", {})) is dict):
-                    msg = {"jsonrpc": "2.0", "id": rid, "result": {"outcome": {"outcome": "cancelled"}}}
+                    msg = wire.permission_cancelled(rid)
                 self._pass(session, msg)
                 return
 
@@ -383,9 +374,8 @@ class StdioAgent:
     # -- moves -----------------------------------------------------------------------------------
     def _choices(self, session: Session) -> list[Event]:
         agent = session.agent
-        moves = [ev for ev in agent.enabled() if (ev[1], ev[2]) not in session.refused]
-        if self.mode.never:
-            moves = [ev for ev in moves if self.mode.allows(ev[1], ev[2])]
+        left_out = session.refused | self.mode.never  # refused by the model, or never in this mode
+        moves = [ev for ev in agent.enabled() if ev[1:] not in left_out]
         return [ev for ev in moves if allowed(agent, ev)] if self.prune else moves
 
     def _all_choices(self) -> list[tuple[Session, Event]]:

@@ -68,14 +68,10 @@ def _meant(world: World, event: Event) -> list[dict[str, Any]] | None:
     """The messages ``event``'s peer would send without its seeded bugs (None: unknown)."""
     actor, name, arg = event
     try:
-        if actor == "agent" and world.agent.deviations:
-            agent = world.agent.clone()
-            agent.deviations = ()
-            return agent.do(name, arg)
-        if actor == "client" and world.client.deviations:
-            client = world.client.clone(world.client.view)
-            client.deviations = ()
-            return client.do(name, arg)
+        peer = world.agent.clone() if actor == "agent" else world.client.clone(world.client.view)
+        if actor != "net" and peer.deviations:
+            peer.deviations = ()
+            return peer.do(name, arg)
     except Exception:  # the conforming peer may refuse the faulty one's move: no label
         return None
     return None

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import InitVar, dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -80,35 +81,37 @@ class Hidden(NamedTuple):
 ALL_FAULTS = frozenset(AGENT_FAULTS) | frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS)
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class World:
-    __slots__ = (
-        "agent",
-        "broken",
-        "cfg",
-        "client",
-        "client_moves",
-        "dropped",
-        "events",
-        "hidden",
-        "monitors",
-        "moves",
-        "net",
-        "prune",
-        "record",
-        "reference",
-        "steps",
-        "transcript",
-        "view_breaches",
-    )
+    cfg: Config = DEFAULT
+    faults: InitVar[frozenset[str]] = frozenset()
+    monitors: MonitorSet | None = None
+    record: bool = True
+    views: InitVar[bool] = True
+    agent: Agent = field(init=False)
+    client: Client = field(init=False)
+    net: Transport = field(init=False)
+    transcript: list[Line] = field(init=False, default_factory=list)
+    broken: ProtocolViolation | None = field(init=False, default=None)
+    reference: ClientView | None = field(init=False)
+    view_breaches: dict[str, str] = field(init=False, default_factory=dict)
+    """Client-view rules the faulty client broke so far (rule -> first explanation)."""
+    events: list[Event] = field(init=False, default_factory=list)
+    """The events performed, in order (``counts`` tallies them)."""
+    hidden: list[Hidden] = field(init=False, default_factory=list)
+    """Breach markers beside the transcript (see the module docstring)."""
+    steps: int = field(init=False, default=0)
+    dropped: frozenset[str] = field(init=False)
+    """Rules of the run's variant that no longer bind (their view breaches are set aside)."""
+    prune: bool = field(init=False)
+    """The variant in force removed rows: agent moves that need one are not enabled."""
+    moves: list[Event] | None = field(init=False, default=None)
+    """The Agent's enabled moves while its state is unchanged (None: to be listed again)."""
+    client_moves: list[Event] | None = field(init=False, default=None)
+    """The Client's, likewise."""
 
-    def __init__(
-        self,
-        cfg: Config = DEFAULT,
-        faults: frozenset[str] = frozenset(),
-        monitors: MonitorSet | None = None,
-        record: bool = True,
-        views: bool = True,
-    ) -> None:
+    def __post_init__(self, faults: frozenset[str], views: bool) -> None:
+        cfg, monitors = self.cfg, self.monitors
         unknown = faults - ALL_FAULTS
         if unknown:
             raise ValueError(f"unknown faults: {', '.join(sorted(unknown))}")
@@ -116,34 +119,15 @@ class World:
             raise ValueError("the monitors judge under other readings than the run's (Config.readings)")
         if monitors is not None and monitors.monitors and monitors.variant != cfg.variant:
             raise ValueError("the monitors judge under another variant than the run's (Config.variant)")
-        self.cfg = cfg
         self.agent = Agent(cfg, faults & frozenset(AGENT_FAULTS))
         client_faults = faults & (frozenset(CLIENT_FAULTS) | frozenset(CLIENT_SIDE_FAULTS))
         view_faults = client_faults & frozenset(CLIENT_FAULTS)
-        # views=False: nothing reads a conforming Client's view (only a faulty one is compared)
         self.client = Client(cfg, client_faults, None if views or view_faults else BlindView())
         self.net = Transport(cfg.capacity, cfg.transport)
-        self.transcript: list[Line] = []
-        self.broken: ProtocolViolation | None = None
-        self.monitors = monitors
-        self.reference: ClientView | None = ClientView(readings=cfg.reading_map()) if view_faults else None
-        self.view_breaches: dict[str, str] = {}
-        """Client-view rules the faulty client broke so far (rule -> first explanation)."""
-        self.events: list[Event] = []
-        """The events performed, in order (``counts`` tallies them)."""
-        self.hidden: list[Hidden] = []
-        """Breach markers beside the transcript (see the module docstring)."""
-        self.steps = 0
-        self.record = record
+        self.reference = ClientView(readings=cfg.reading_map()) if view_faults else None
         variant = cfg.variant
         self.dropped = frozenset(variant.drop) if variant is not None else frozenset()
-        """Rules of the run's variant that no longer bind (their view breaches are set aside)."""
         self.prune = any(spec.removed for spec in self.agent.specs.values())
-        """The variant in force removed rows: agent moves that need one are not enabled."""
-        self.moves: list[Event] | None = None
-        """The Agent's enabled moves while its state is unchanged (None: to be listed again)."""
-        self.client_moves: list[Event] | None = None
-        """The Client's, likewise."""
         if cfg.handshake:
             self._handshake()
 
