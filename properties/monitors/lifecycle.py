@@ -616,8 +616,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if reason == fgm.ERROR:
             self._ex["FAIL-03"] += 1
             err = upd.get("error")
-            if err is None:  # "omission and null both mean the Agent supplied no failure details":
-                self.suspect(  # whether it had any to give is not on the wire
+            if err is None:
+                # omission and null both say the Agent supplied no failure details; whether it
+                # had any to give is not on the wire, so this is a suspicion
+                self.suspect(
                     "FAIL-03",
                     line,
                     sid,
