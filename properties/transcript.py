@@ -43,7 +43,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import orjson
 
@@ -333,7 +333,8 @@ def read_transcript(
         chunk = read(n)
         return b"" if chunk is None else chunk
 
-    return (item for item in read_items(read_or_end, max_line_bytes, stats) if item is not None)
+    # read_or_end never answers None, so read_items never yields its "no bytes yet" None
+    return cast(Iterator[Item], read_items(read_or_end, max_line_bytes, stats))
 
 
 def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -> Iterator[Item | None]:
