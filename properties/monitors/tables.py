@@ -142,22 +142,6 @@ class TableMonitor(SessionMonitor[Seen]):
     TOLERATES = ("NOTICE-01", "USAGE-01", "COMPACT-01")
     SESSION = Seen
 
-    @on("update", *fields.BY_VARIANT)
-    def _fields(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        """The fields the update must carry (``model.fields``); before ``_update`` fires the
-        tables for the same update (handlers of one monitor run in name order)."""
-        for rule in _FIELD_RULES[upd["sessionUpdate"]]:
-            self._ex[rule] += 1
-        for req in fields.missing(upd):
-            found = repr(upd[req.field]) if req.field in upd else "missing"
-            self.breach(
-                req.rule,
-                line,
-                sid,
-                f"{req.variant} needs {req.field} to be {_KIND_TEXT[req.kind]} (found {found})",
-                msg,
-            )
-
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
@@ -190,12 +174,29 @@ class TableMonitor(SessionMonitor[Seen]):
         if sid is not None and seen is not None:
             self._fire(sid, seen, resume_answered(msg["id"], "result" in msg, seen), line, msg)
 
-    @on("update", *sorted(VARIANTS))
+    @on("update", *sorted(VARIANTS | set(fields.BY_VARIANT)))
     def _update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The fields the update must carry (``model.fields``), then the tables it fires (one
+        handler: most updates need both)."""
+        variant = upd["sessionUpdate"]
+        if variant in _FIELD_RULES:
+            for rule in _FIELD_RULES[variant]:
+                self._ex[rule] += 1
+            for req in fields.missing(upd):
+                shown = repr(upd[req.field]) if req.field in upd else "missing"
+                self.breach(
+                    req.rule,
+                    line,
+                    sid,
+                    f"{req.variant} needs {req.field} to be {_KIND_TEXT[req.kind]} (found {shown})",
+                    msg,
+                )
+        if variant not in VARIANTS:
+            return
         seen = self._session(sid)
         found = observe(upd, seen, self._owner.readings)
         if found:
-            replaying = upd.get("sessionUpdate") not in SNAPSHOTS and self.facts.replaying(sid)
+            replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
             self._fire(sid, seen, found, line, msg, replaying)
 
     def _fire(
