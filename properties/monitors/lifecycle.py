@@ -450,13 +450,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- state ---------------------------------------------------------------------------
     @on("update", "state_update")
-    def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._reported(sid, upd, line, msg)
-        if upd.get("state") == "idle":
-            self._stop_reason(sid, upd, line, msg)
-
     def _reported(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        """The reported state: work starting, blocking, resuming and ending."""
+        """The reported state: work starting, blocking, resuming and ending (before
+        ``_stop_reason`` judges an idle: handlers of one monitor run in name order)."""
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         st = self.sessions.get(sid) or self._session(sid)
         prev = fs.state
@@ -650,9 +646,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if sid is not None and fs is not None and fs.state in ACTIVE:
             self.answered[sid] = fs.interval
 
+    @on("update", "state_update")
     def _stop_reason(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """An idle: the confirmation of a cancellation, and a ``cancelled`` no choice of the
         Client explains (see "What else of corresponding the wire shows")."""
+        if upd.get("state") != "idle":
+            return
         stopped = sid in self.stopped
         self.stopped.discard(sid)
         fs = self.facts.sessions.get(sid)
