@@ -193,7 +193,7 @@ class TableMonitor(SessionMonitor[Seen]):
                 )
         if variant not in VARIANTS:
             return
-        seen = self._session(sid)
+        seen = self.sessions.get(sid) or self._session(sid)
         found = observe(upd, seen, self._owner.readings)
         if found:
             replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
