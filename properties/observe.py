@@ -433,6 +433,8 @@ def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> lis
         return []
     found = UPDATES.get(variant)
     out = [] if found is None else list(found(upd, seen, readings))
+    if variant not in _ENTITIES:  # (a snapshot, a tool call: no entity's update)
+        return out
     step = entity_step(upd)
     if step is not None:
         if seen.handshake is not None and _output_after_idle_snapshot(step[0], seen):
