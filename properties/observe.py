@@ -383,13 +383,12 @@ def _compaction_chunk(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
 
 
 # -- entities ----------------------------------------------------------------------------------
-_MESSAGES: Final = ("user_message", "agent_message", "agent_thought", "session_message")
 _ENTITIES: Final = {
-    **{f"{kind}_chunk": (kind, "messageId", None) for kind in _MESSAGES},
+    **{f"{kind}_chunk": (kind, "messageId", None) for kind in entity.MESSAGE_TYPES},
     "tool_call_content_chunk": ("tool_call", "toolCallId", None),
     "terminal_output_chunk": ("terminal", "terminalId", None),
     "compaction_summary_chunk": ("compaction", "compactionId", None),
-    **{kind: (kind, "messageId", "content") for kind in _MESSAGES},
+    **{kind: (kind, "messageId", "content") for kind in entity.MESSAGE_TYPES},
     TOOL_CALL_UPDATE: ("tool_call", "toolCallId", "content"),
     "terminal_update": ("terminal", "terminalId", "output"),
     "compaction_update": ("compaction", "compactionId", "summary"),
