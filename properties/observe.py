@@ -407,8 +407,11 @@ def entity_step(upd: Mapping[str, Any]) -> tuple[str, str] | None:
     ``"chunk"``), or None when the update is no entity's (or names no ID)."""
     variant = upd.get("sessionUpdate")
     found = _ENTITIES.get(variant) if type(variant) is str else None
-    if found is None:
-        return None
+    return None if found is None else _entity_step(found, upd)
+
+
+def _entity_step(found: tuple[str, str, str | None], upd: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``entity_step`` for the variant ``found`` describes (its ``_ENTITIES`` entry)."""
     kind, field, content = found
     if field:
         ident = upd.get(field)
@@ -432,9 +435,10 @@ def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> lis
         return []
     found = UPDATES.get(variant)
     out = [] if found is None else list(found(upd, seen, readings))
-    if variant not in _ENTITIES:  # (a snapshot, a tool call: no entity's update)
+    found_entity = _ENTITIES.get(variant)
+    if found_entity is None:  # (a snapshot, a tool call: no entity's update)
         return out
-    step = entity_step(upd)
+    step = _entity_step(found_entity, upd)
     if step is not None:
         if seen.handshake is not None and _output_after_idle_snapshot(step[0], seen):
             out.append((session.SPEC, SESSION_KEY, "replay", _NO_CTX))
