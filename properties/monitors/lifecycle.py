@@ -205,7 +205,7 @@ class _Session(Record):
         # reported since the last idle (work may end at the next one), 2 an idle followed another
         # state (work may have ended: a stop reason may be carried for context)
         self.work = 0
-        self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
+        self.await_active: set[Any] = set()  # prompts received while idle (request ids)
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
         # during active work, ("m", messageId) its success returned, ("u", messageId) a user
@@ -273,24 +273,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.asked = True
         st.ra_line = 0
 
-    def _blocked_on_nothing(
-        self, st: _Session, sid: str, prev: str, new: str, line: int, msg: Message
-    ) -> None:
-        """The requires_action stretch ends (``new``): judged when it ends with running or idle
-        (cut by unknown, a custom state or a resume, it is not)."""
-        since, st.ra_line = st.ra_line, 0
-        if prev == "requires_action" and new in ("running", "idle"):
-            rule = bw.BLOCKED_ON_USER.rule
-            self.breach(
-                rule,
-                line,
-                sid,
-                f"requires_action reported at line {since} until this {new}, while no permission "
-                "request or elicitation of the session was outstanding: the work was blocked on "
-                f"nothing the user could act on (model.between blocked_on_user, {rule})",
-                msg,
-            )
-
     # -- output --------------------------------------------------------------------------
     @on("update", "agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -343,7 +325,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         what = f"{variant} {mid!r}"
         if state == "idle" or (custom and seen is None and st.last_std == "idle"):
             after = f" after the custom state {state!r} replaced running" if custom else " sent while idle"
-            self._started(sid, rule, line, what + after, msg, custom=custom)
+            self._started(sid, rule, line, what + after, msg)
             return
         where = fgm.UNRECOGNIZED if custom else state
         if where != fgm.REQUIRES_ACTION:
@@ -384,29 +366,23 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         return None
 
     def _started(
-        self,
-        sid: str,
-        rule: str,
-        line: int,
-        what: str,
-        msg: Message,
-        readings: tuple[str, ...] = (),
-        custom: bool = False,
+        self, sid: str, rule: str, line: int, what: str, msg: Message, readings: tuple[str, ...] = ()
     ) -> None:
-        """Foreground work under way with no active state reported: a prompt's, else (no prompt
-        waits, ``_prompt_waits``, and not under a custom state) work the Agent started itself
+        """Foreground work under way with no active state reported (``rule``: the one the
+        foreground table's output under the reported state breaks): a prompt's, else (no prompt
+        waits, ``_prompt_waits``, and the state is no custom one) work the Agent started itself
         (``Rules.start_rule``)."""
         st = self.sessions[sid]
-        if not (custom or self._prompt_waits(sid, st)):
+        fs = self.facts.sessions[sid]
+        if fs.state in STANDARD_STATES and not self._prompt_waits(sid, st):
             rule = self.between.start_rule(rule, False)
             self._ex[rule] += 1
             what += " with no prompt waiting (work the Agent started itself)"
         self._gx[_START_GROUP_KEY] += 1
         if rule not in _START_GROUP:
             self._ex[rule] += 1
-        period = self.facts.sessions[sid].period
-        if st.flag_period != period:
-            st.flag_period = period
+        if st.flag_period != fs.period:
+            st.flag_period = fs.period
             why = f"{what}: foreground work started without running being reported"
             self.breach(rule, line, sid, why, msg, readings)
 
@@ -440,8 +416,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if type(new) is not str:
             new = "?"
         if new != prev:
-            if st.ra_line:
-                self._blocked_on_nothing(st, sid, prev, new, line, msg)
+            since, st.ra_line = st.ra_line, 0
+            if since and prev == "requires_action" and new in ("running", "idle"):
+                # the requires_action stretch with no user-action request ends: judged when it
+                # ends with running or idle (cut by unknown, a custom state or a resume, it is not)
+                rule = bw.BLOCKED_ON_USER.rule
+                self.breach(
+                    rule,
+                    line,
+                    sid,
+                    f"requires_action reported at line {since} until this {new}, while no permission "
+                    "request or elicitation of the session was outstanding: the work was blocked on "
+                    f"nothing the user could act on (model.between blocked_on_user, {rule})",
+                    msg,
+                )
             if new == "requires_action" and prev in ("running", "idle") and not fs.resuming:
                 self._ex[bw.BLOCKED_ON_USER.rule] += 1
                 if not st.asked and not self.facts.user_action_pending(sid):
@@ -495,13 +483,13 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 )
         if prev in ACTIVE:
             self._gx[_END_STOP_KEY if named else _END_GROUPS_KEY] += 1
-            self._ends(fs, st, prev, sid, upd, line, msg)
+            self._ends(sid, upd, line, msg)
         else:
             if prev == "idle":
                 self._ex["TRANS-01"] += 1
             if named:  # no work reported active ends here: does the idle still report a completion?
                 self._ex[_NAMED_STOP] += 1
-                self._unreported_end(st, prev, reason, completed, sid, line, msg)
+                self._unreported_end(sid, reason, completed, line, msg)
                 if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                     st.last_reason = reason
         if self.between.confirming_idle(bool(fs.cancel_line), False):
@@ -520,9 +508,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     msg,
                 )
 
-    def _unreported_end(
-        self, st: _Session, prev: str, reason: Any, completed: bool, sid: str, line: int, msg: Message
-    ) -> None:
+    def _unreported_end(self, sid: str, reason: Any, completed: bool, line: int, msg: Message) -> None:
         """An idle that ends no work reported active (a repeated idle, or one after a custom state
         that followed idle) but reports a completion all the same (``model.foreground``
         idle_reports_completion: a stop reason with no earlier completion in the session to
@@ -530,6 +516,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         ended was under way in the state reported before it, judged as the foreground table
         judges output there (FG-02, FG-01 with no prompt waiting; STATE-04 under a custom state
         the Client did not advertise)."""
+        st = self.sessions[sid]
+        prev = self.facts.sessions[sid].state  # (the facts are updated after this message)
         custom = prev not in STANDARD_STATES
         if prev != "idle" and not (custom and st.last_std == "idle"):
             return
@@ -548,19 +536,13 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if custom:
             what += f" that ran under the custom state {prev!r}, which replaced running"
         readings = (REPEATED_IDLE_NEW_REASON,) if completed else ()
-        self._started(sid, rule, line, what, msg, readings, custom)
+        self._started(sid, rule, line, what, msg, readings)
 
-    def _ends(
-        self,
-        fs: SessionFacts,
-        st: _Session,
-        prev: str,
-        sid: str,
-        upd: dict[str, Any],
-        line: int,
-        msg: Message,
-    ) -> None:
+    def _ends(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The idle ending active work (the caller counted ``_END_GROUPS_KEY``)."""
+        st = self.sessions[sid]
+        fs = self.facts.sessions[sid]
+        prev = fs.state  # (the facts are updated after this message)
         reason = upd.get("stopReason")
         st.prompted = False
         if prev == "requires_action":
@@ -668,7 +650,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st = self._session(sid)
         st.prompted = True
         if fs.state == "idle" and not fs.resuming:
-            st.await_active[msg["id"]] = line
+            st.await_active.add(msg["id"])
         elif not self.between.steer and fs.state in ACTIVE and not fs.resuming:
             st.steered[("p", msg["id"])] = fs.interval
 
@@ -680,7 +662,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         rid = msg["id"]
         if "result" in msg and not self.facts.active(sid):
             st.prompted = True  # its work may start now, even one held through the last idle
-        received_while_idle = st.await_active.pop(rid, None) is not None
+        received_while_idle = rid in st.await_active
+        st.await_active.discard(rid)
         if self.between.owes_lifecycle(received_while_idle, "result" in msg):
             self._ex[_ACCEPTED] += 1
             st.accepted[rid] = line
@@ -699,10 +682,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         if type(mid) is str:
             seen = steered.get(("u", mid))
-            fs = self.facts.sessions.get(sid)
             if seen == received:
                 self._steered(sid, rid, mid, line, msg)
-            elif seen is None and fs is not None and fs.state in ACTIVE and fs.interval == received:
+            elif seen is None and self.facts.active(sid) and self.facts.sessions[sid].interval == received:
                 steered[("m", mid)] = received  # that work goes on: judged when the message is reported
         if not any(k[0] == "p" and v == received for k, v in steered.items()):
             for key in [k for k, v in steered.items() if k[0] == "u" and v == received]:
