@@ -73,13 +73,10 @@ class BackgroundMonitor(FactsMonitor):
     # -- snapshots -----------------------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._listed(sid, upd, line, msg)
-        if sid in self.parents:  # an exposed child's own state
+        """An exposed child's own state, and the snapshot's background list."""
+        if sid in self.parents:
             self._ex["STATE-01"] += 1
             self.own[sid] = (upd.get("state"), line)
-
-    def _listed(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        """The snapshot's background list."""
         fs = self.facts.of(sid)  # (the facts record a state_update's session anyway)
         reported = fs.listed is not None  # a concrete list was reported before
         if not reported and "background" not in upd:

@@ -128,6 +128,7 @@ from properties.readings import (
     PATCH_AFTER_IDLE,
     REPEATED_IDLE_NEW_REASON,
 )
+from properties.transcript import is_error_object
 
 _IDLE_GROUP = bw.IDLE_ENDS_WORK.statements
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
@@ -157,11 +158,6 @@ _CANCEL_GROUP_KEY = rule_group(*RESTATED["cancelled-stop-reason"])
 _IDLE_GROUP_KEY = rule_group(*_IDLE_GROUP)
 
 
-def _is_error_object(value: Any) -> bool:
-    """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
-    return type(value) is dict and type(value.get("code")) is int and type(value.get("message")) is str
-
-
 class _Session(Record):
     """One session's foreground record."""
 
@@ -176,19 +172,17 @@ class _Session(Record):
         "last_end_cancel",
         "last_reason",
         "last_std",
-        "msgs",
+        "outputs",
         "prompted",
         "ra_line",
         "steered",
-        "thoughts",
         "work",
     )
 
     def __init__(self) -> None:
-        # every agent message / thought ID of the session -> interval first seen in (-1: not
-        # active); kept while the session lives (DONE-03 may name any of them)
-        self.msgs: dict[str, int] = {}
-        self.thoughts: dict[str, int] = {}
+        # every agent message ("m", ID) and thought ("t", ID) of the session -> interval first
+        # seen in (-1: not active); kept while the session lives (DONE-03 may name any of them)
+        self.outputs: dict[tuple[str, str], int] = {}
         self.last_end = 0  # interval ended by the last ending idle
         self.last_end_cancel = False
         self.last_reason: str | None = None  # last string stop reason (kept under one reading)
@@ -219,8 +213,7 @@ class _Session(Record):
             return (v > 0, v == self.last_end, v == interval)
 
         return (
-            frozenset((k, rel(v)) for k, v in self.msgs.items()),
-            frozenset((k, rel(v)) for k, v in self.thoughts.items()),
+            frozenset((k, rel(v)) for k, v in self.outputs.items()),
             self.last_end == interval,
             self.last_end_cancel,
             self.last_reason,
@@ -281,12 +274,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if not entity.keyed(mid):  # it keys no message (the table monitor judges model.fields)
             return
         st = self.sessions.get(sid) or self._session(sid)
-        table = st.thoughts if variant[6] == "t" else st.msgs
+        key = (variant[6], mid)
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         state = fs.state
-        seen = table.get(mid)
+        seen = st.outputs.get(key)
         if seen is None:
-            table[mid] = fs.interval if state in ACTIVE else -1
+            st.outputs[key] = fs.interval if state in ACTIVE else -1
         if state in _QUIET and self.table(fgm.SPEC) is fgm.SPEC:  # the common case: running work
             return
         if fs.resuming or fs.closed:
@@ -392,17 +385,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         it included), or one received earlier is still unanswered (held through that idle);
         otherwise the Agent started the work itself (FG-01). (``await_active`` and ``accepted``
         hold only prompts that also set ``prompted``.)"""
-        if st.prompted:
-            return True
-        for req in self._owner.pending_client.values():
-            params = req.get("params")
-            if (
-                req.get("method") == "session/prompt"
-                and isinstance(params, dict)
-                and params.get("sessionId") == sid
-            ):
-                return True
-        return False
+        return st.prompted or any(
+            req.get("method") == "session/prompt"
+            and isinstance(params := req.get("params"), dict)
+            and params.get("sessionId") == sid
+            for req in self._owner.pending_client.values()
+        )
 
     # -- state ---------------------------------------------------------------------------
     @on("update", "state_update")
@@ -580,7 +568,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "the Agent should include them when it has them",
                     msg,
                 )
-            elif not _is_error_object(err):
+            elif not is_error_object(err):
                 self.breach(
                     "FAIL-03",
                     line,
@@ -626,21 +614,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         fs = self.facts.of(sid)
         owed = self.table(fgm.SPEC).eventually.get(fs.state)
-        rule = (
-            None
-            if fs.resuming or owed is None
-            else self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line), owed)
+        if fs.resuming or owed is None:
+            return
+        rule = self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line), owed)
+        if rule is None:
+            return
+        self._gx[_CANCEL_GROUP_KEY if rule == _CANCEL_ENDS else _IDLE_GROUP_KEY] += 1
+        cancelled = f" it cancelled (line {fs.cancel_line})" if fs.cancel_line else ""
+        self.breach(
+            rule,
+            line,
+            sid,
+            f"session/close succeeded while the {fs.state} work{cancelled} was never ended with idle",
+            msg,
         )
-        if rule is not None:
-            self._gx[_CANCEL_GROUP_KEY if rule == _CANCEL_ENDS else _IDLE_GROUP_KEY] += 1
-            cancelled = f" it cancelled (line {fs.cancel_line})" if fs.cancel_line else ""
-            self.breach(
-                rule,
-                line,
-                sid,
-                f"session/close succeeded while the {fs.state} work{cancelled} was never ended with idle",
-                msg,
-            )
 
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
