@@ -529,17 +529,16 @@ def run_chunk(job: ChunkJob, progress: Progress = NULL) -> HypothesisResult:
                 raise
             breach, events = stats.last_failure
             progress.phase(f"hypothesis, shrinking the {breach.rule} counterexample")
-            small = shrink(events, cfg, faults, breach.rule)
             found[breach.rule] = make_counterexample(
                 breach.rule,
-                small,
+                shrink(events, cfg, faults, breach.rule),
                 cfg,
                 faults,
+                fallback=breach,
                 mode="hypothesis",
                 found_by=f"{label}round {rounds}" + (", shrunk by hypothesis" if hypothesis_shrink else ""),
                 original_length=len(events),
                 hits=stats.failing_examples[breach.rule],
-                fallback=breach,
             )
             if rounds == max_rounds:
                 stop = "round limit"
