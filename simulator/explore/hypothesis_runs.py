@@ -420,10 +420,12 @@ def chunks(examples: int) -> list[tuple[int, int]]:
     ]
 
 
-ChunkJob = tuple[int, int, int, int, Config, frozenset[str], str | None, int, bool, str]
-"""(index, base seed, examples, steps, cfg, faults, database, max_rounds, hypothesis_shrink,
-label): one chunk, as a worker receives it; ``label`` ("chunk I, " when the run has more than
-one) starts the counterexamples' ``found_by``."""
+Run = tuple[int, int, Config, frozenset[str], str | None, int, bool]
+"""(base seed, steps, cfg, faults, database, max_rounds, hypothesis_shrink): what every chunk
+of a run shares."""
+ChunkJob = tuple[int, int, str, Run]
+"""(index, examples, label, the run): one chunk, as a worker receives it; ``label`` ("chunk I, "
+when the run has more than one) starts the counterexamples' ``found_by``."""
 
 
 def explore(
@@ -449,21 +451,8 @@ def explore(
     t0 = time.perf_counter()
     parts = chunks(examples)
     many = len(parts) > 1
-    jobs: list[ChunkJob] = [
-        (
-            i,
-            seed,
-            n,
-            steps,
-            cfg,
-            faults,
-            database,
-            max_rounds,
-            hypothesis_shrink,
-            f"chunk {i}, " if many else "",
-        )
-        for i, n in parts
-    ]
+    run: Run = (seed, steps, cfg, faults, database, max_rounds, hypothesis_shrink)
+    jobs: list[ChunkJob] = [(i, n, f"chunk {i}, " if many else "", run) for i, n in parts]
     if chunk_map is None:
         results = [run_chunk(job, progress) for job in jobs]
     else:
@@ -471,7 +460,7 @@ def explore(
         results = []
         for job, res in zip(jobs, chunk_map(run_chunk, jobs), strict=True):
             results.append(res)
-            progress.advance(job[2])
+            progress.advance(job[1])
         progress.done()
     return merge(results, seed, examples, time.perf_counter() - t0)
 
@@ -503,7 +492,7 @@ def run_chunk(job: ChunkJob, progress: Progress = NULL) -> HypothesisResult:
     """One run of the machine (one chunk, module-level so a worker can run it), ``isolated`` as
     every run of the machine is: each round stops at its first (shrunk) failure, later rounds
     ignore the rules already found. The result carries no progress object, so it pickles."""
-    index, base, examples, steps, cfg, faults, database, max_rounds, hypothesis_shrink, label = job
+    index, examples, label, (base, steps, cfg, faults, database, max_rounds, hypothesis_shrink) = job
     seed = chunk_seed(base, index)
     t0 = time.perf_counter()
     stats = Stats(progress=progress)
