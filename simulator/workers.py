@@ -258,8 +258,8 @@ def _probe(cluster: str) -> None:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
-        said = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
-        if "InvalidAuthToken" in said:  # Ray retries a refused token until our time is up
+        printed = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        if "InvalidAuthToken" in printed:  # Ray retries a refused token until our time is up
             raise ClusterError(
                 f"--cluster {cluster}: the Ray cluster there wants an authentication token "
                 "(set RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN or ~/.ray/auth_token)"
