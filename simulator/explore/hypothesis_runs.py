@@ -79,6 +79,7 @@ from simulator.explore.coverage import Row, recording
 from simulator.explore.progress import NULL, Progress
 from simulator.explore.shrink import shrink
 from simulator.peers.agent import Agent
+from simulator.peers.client import PERMISSION_FEATURE
 from simulator.peers.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
 from simulator.peers.world import Event, World
 
@@ -89,6 +90,7 @@ _NAMES = {
     ("client", "allow"): "allow_permission",
     ("client", "deny"): "deny_permission",
     ("client", "dismiss"): "dismiss_permission",
+    ("client", "fail_answer"): "fail_permission_answer",
     ("client", "elicit_accept"): "accept_elicitation",
     ("client", "elicit_decline"): "decline_elicitation",
     ("client", "elicit_cancel"): "cancel_elicitation",
@@ -292,8 +294,11 @@ def build_machine(
         setattr(WorldMachine, body.__name__, fn)
 
     for actor, name in event_names():
-        if cfg.elicitations or not name.startswith("elicit"):  # a zero budget: no such rules
-            make_rule(actor, name)
+        if not cfg.elicitations and name.startswith("elicit"):  # a zero budget: no such rules
+            continue
+        if PERMISSION_FEATURE.get(name, "") not in cfg.features | {""}:  # the Client never offers it
+            continue
+        make_rule(actor, name)
 
     def make_invariant(inv_name: str, wanted: Any) -> None:
         def body(self: WorldMachine) -> None:
