@@ -24,6 +24,7 @@ from properties.findings import Finding
 from properties.live import LiveCheck
 from properties.outputs import clip
 from properties.readings import describe, resolve
+from properties.transcript import TOLERATED
 from properties.variants import Variant
 
 MESSAGE_WIDTH = 120
@@ -34,10 +35,6 @@ def _compact(value: Any) -> str:
         return orjson.dumps(value).decode("utf-8")
     except (TypeError, ValueError, RecursionError):
         return "(message not printable)"
-
-
-TOLERATED = frozenset({"input.blank-line", "input.bom", "input.crlf"})
-"""Input the reader accepts as it is (information, never a failure)."""
 
 
 def paraphrase(rule: str) -> str:

@@ -104,6 +104,9 @@ levels deep; the limit keeps pathological lines away from recursive code (JSON d
 ID_RANGE = (-(2**63), 2**63 - 1)
 """Integer request ids the reader accepts: the signed 64-bit range."""
 
+TOLERATED: frozenset[str] = frozenset({"input.blank-line", "input.bom", "input.crlf"})
+"""The input findings of lines the reader accepts as they are (information, never a failure)."""
+
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
