@@ -66,44 +66,34 @@ def _background(update: Mapping[str, Any]) -> str:
     return " bg=[" + ", ".join(parts) + "]"
 
 
+_FIELDS = {
+    "state_update": ("state", "stopReason="),
+    **dict.fromkeys(("tool_call_update", "tool_call_content_chunk"), ("toolCallId", "status")),
+    **dict.fromkeys(("compaction_update", "compaction_summary_chunk"), ("compactionId", "status")),
+    **dict.fromkeys(("terminal_update", "terminal_output_chunk"), ("terminalId",)),
+    "subagent_update": ("sessionId", "state"),
+    "notice": ("severity",),
+}
+"""The fields a variant's label shows (``name=``: with its name); any other variant: messageId."""
+
+
 def update_label(update: Mapping[str, Any]) -> str:
     """Short description of one ``params.update`` of a ``session/update``."""
     kind = update.get("sessionUpdate")
     if not isinstance(kind, str):
         return "session/update (no variant)"
     words = [kind]
-
-    def add(key: str, fmt: str = "{}") -> None:
-        value = update.get(key)
+    for key in _FIELDS.get(kind, ("messageId",)):
+        value = update.get(key.rstrip("="))
         if value is not None and not isinstance(value, (dict, list)):
-            words.append(fmt.format(_short(value)))
-
-    if kind == "state_update":
-        add("state")
-        add("stopReason", "stopReason={}")
-        label = " ".join(words) + _background(update)
-        err = update.get("error")
-        if isinstance(err, Mapping) and "code" in err:
-            label += f" error={_short(err['code'])}"
-        return label
-    if kind in ("tool_call_update", "tool_call_content_chunk"):
-        add("toolCallId")
-        add("status")
-    elif kind in ("compaction_update", "compaction_summary_chunk"):
-        add("compactionId")
-        add("status")
-    elif kind in ("terminal_update", "terminal_output_chunk"):
-        add("terminalId")
-        if isinstance(update.get("exitStatus"), Mapping):
-            words.append("exited")
-    elif kind == "subagent_update":
-        add("sessionId")
-        add("state")
-    elif kind == "notice":
-        add("severity")
-    else:
-        add("messageId")
-    return " ".join(words)
+            words.append((key if key.endswith("=") else "") + _short(value))
+    if _FIELDS.get(kind) == ("terminalId",) and isinstance(update.get("exitStatus"), Mapping):
+        words.append("exited")
+    if kind != "state_update":
+        return " ".join(words)
+    err = update.get("error")
+    code = f" error={_short(err['code'])}" if isinstance(err, Mapping) and "code" in err else ""
+    return " ".join(words) + _background(update) + code
 
 
 def _foreground(update: Mapping[str, Any]) -> str | None:
@@ -128,6 +118,15 @@ class Step(NamedTuple):
 Notes = Mapping[int, Sequence[tuple[str, str, str]]]
 """Hidden steps by position (before transcript line ``position``, 0-based; ``len(items)``: at
 the end): (lane C or A, run name, text)."""
+
+
+def notes_of(hidden: Iterable[tuple[int, str, str]]) -> dict[int, list[tuple[str, str, str]]]:
+    """``Notes`` of hidden steps given as (position, run name, step): a step the client took
+    (its text starts with ``client``) beside the Client's lane, any other beside the Agent's."""
+    notes: dict[int, list[tuple[str, str, str]]] = {}
+    for pos, run, what in hidden:
+        notes.setdefault(pos, []).append(("C" if what.startswith("client") else "A", run, what))
+    return notes
 
 
 def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[Step]:
