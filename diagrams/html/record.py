@@ -90,17 +90,12 @@ class Recording:
         """Add to ``changed`` the rows of the entities whose snapshot is not the one ``old``
         has at their place; when an entity moved (a faulty view) or went, every row again."""
         rows = self._entity_rows
-        if len(now) < len(old):
-            self._entity_pass(sid, self._forget(sid, old, changed), now, changed)
-            return
+        moved = (o[0] != n[0] or o[1] != n[1] for o, n in zip(old, now, strict=False) if o is not n)
+        if len(now) < len(old) or any(moved):
+            old = self._forget(sid, old, changed)
         for n, snap in enumerate(now, 1):
-            if n <= len(old):
-                was = old[n - 1]
-                if was is snap:
-                    continue
-                if was[0] != snap[0] or was[1] != snap[1]:  # moved: every row again
-                    self._entity_pass(sid, self._forget(sid, old, changed), now, changed)
-                    return
+            if n <= len(old) and old[n - 1] is snap:
+                continue
             etype, eid = snap[0], snap[1]
             key, text = entity_row(sid, n, etype, eid, self.view.entity_json(sid, etype, eid))
             if rows.get(key) != text:

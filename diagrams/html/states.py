@@ -28,9 +28,11 @@ Must not know: files, HTML, how findings are made.
 from __future__ import annotations
 
 import json
-from collections import deque
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
+
+import networkx as nx
 
 from model import prompt as prm
 from model.core import MachineSpec
@@ -73,25 +75,18 @@ def session_id(message: Any) -> str | None:
 def hidden_paths(spec: MachineSpec, states: frozenset[str]) -> dict[str, tuple[str, ...]]:
     """For each state of ``states`` (closed under the hidden triggers): the shortest run of
     hidden triggers that reaches it from a state of the set no hidden step leads to."""
-    edges: dict[str, list[tuple[str, str]]] = {s: [] for s in states}
-    targets: set[str] = set()
     ordered = sorted(states, key=spec.states.index)
+    g = nx.DiGraph()
+    g.add_nodes_from(ordered)
     for state in ordered:
         for trigger in spec.hidden:
             after = spec.successor(state, trigger)
-            if after is not None and after in states and after != state:
-                edges[state].append((trigger, after))
-                targets.add(after)
-    roots = [s for s in ordered if s not in targets] or ordered[:1]
-    paths: dict[str, tuple[str, ...]] = {root: () for root in roots}
-    todo = deque(roots)
-    while todo:
-        state = todo.popleft()
-        for trigger, after in edges[state]:
-            if after not in paths:
-                paths[after] = (*paths[state], trigger)
-                todo.append(after)
-    return paths
+            if after in states and after != state and not g.has_edge(state, after):
+                g.add_edge(state, after, trigger=trigger)
+    roots = [s for s in ordered if not g.in_degree(s)] or ordered[:1]
+    # unit weights: breadth-first from the roots in order, a state's first path kept
+    paths = nx.multi_source_dijkstra_path(g, roots)
+    return {s: tuple(g.edges[e]["trigger"] for e in pairwise(path)) for s, path in paths.items()}
 
 
 def candidates_text(spec: MachineSpec, states: frozenset[str]) -> str:
