@@ -16,10 +16,10 @@ All geometry is in inches, so text measured once at the output dpi can be placed
    A machine listed in ``LAYOUT_HINTS`` (foreground, prompt, tool_call, entity, session,
    elicitation: the dense ones, whose automatic layers read badly) gets its rows of states from
    the hint instead; a hint is used only while it names exactly the machine's states.
-3. **Order in a layer**: spec order, then a few barycenter sweeps (down and up) to cut crossings;
-   ties keep spec order. Each layer is centred with a fixed column width (the widest state
-   plus room for a label), the same multipartite arrangement ``nx.multipartite_layout`` gives,
-   computed directly so spacing is in inches and exactly reproducible.
+3. **Order in a layer**: spec order (the dense machines, where crossings would matter, have
+   hints). Each layer is centred with a fixed column width (the widest state plus room for a
+   label), the same multipartite arrangement ``nx.multipartite_layout`` gives, computed directly
+   so spacing is in inches and exactly reproducible.
 4. **Curves.** Bundles between the same two states get distinct ``arc3`` bends (a reverse pair
    bends to opposite sides). If a curve would pass through another state, its whole pair of
    bundles bends further (smallest extra bend that clears every other state).
@@ -190,33 +190,6 @@ def layers_of(d: Diagram) -> list[list[str]]:
     return [lay for lay in layers if lay]
 
 
-def order_layers(layers: list[list[str]], d: Diagram) -> list[list[str]]:
-    spec_order = {n.id: i for i, n in enumerate(d.nodes)}
-    nbrs: dict[str, set[str]] = {s: set() for s in spec_order}
-    for e in d.edges:
-        if e.source != e.dest:
-            nbrs[e.source].add(e.dest)
-            nbrs[e.dest].add(e.source)
-    result = [list(lay) for lay in layers]
-
-    def sweep(i: int, ref: list[str]) -> None:
-        pos = {s: k for k, s in enumerate(ref)}
-
-        def key(s: str) -> tuple[float, int]:
-            near = [pos[t] for t in nbrs[s] if t in pos]
-            here = result[i].index(s)
-            return (sum(near) / len(near) if near else float(here), spec_order[s])
-
-        result[i] = sorted(result[i], key=key)
-
-    for _ in range(3):
-        for i in range(1, len(result)):
-            sweep(i, result[i - 1])
-        for i in range(len(result) - 2, -1, -1):
-            sweep(i, result[i + 1])
-    return result
-
-
 # -- geometry helpers ---------------------------------------------------------------------------
 
 
@@ -335,8 +308,7 @@ def plan(d: Diagram, measure: Measure) -> Plan:
             {s: (k - (len(row) - 1) / 2) / 2 for k, s in enumerate(row) if s is not None} for row in hint
         ]
     else:
-        layers = order_layers(layers_of(d), d)
-        slots = [{s: k - (len(lay) - 1) / 2 for k, s in enumerate(lay)} for lay in layers]
+        slots = [{s: k - (len(lay) - 1) / 2 for k, s in enumerate(lay)} for lay in layers_of(d)]
     nodes: dict[str, PlacedNode] = {}
     for i, row in enumerate(slots):
         for s, x in row.items():
