@@ -61,6 +61,22 @@ def asset(name: str) -> str:
 CSS, SCRIPT = asset("page.css"), asset("page.js")
 
 
+_CSP = (
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
+)
+"""The page loads nothing: inline style and script only."""
+
+
+def head(title: str, style: str, meta: str = "") -> str:
+    """A page's start up to its ``<body>``: its ``title``, ``meta`` tags and inline ``style``."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">{meta}'
+        f"<title>{_e(title)}</title><style>{style}</style></head><body>"
+    )
+
+
 @dataclass
 class Page:
     """What one page shows (see the module docstring)."""
@@ -242,11 +258,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
     ordered = [f for *_, found in rows for f in found] + end
     levels = sorted({f.level for f in page.findings}, key=lambda lv: (lv in ("input", "info"), lv))
     w.w(
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">",
-        f"<title>{_e(page.title)}</title><style>{CSS}</style></head><body>",
+        head(page.title, CSS, _CSP),
         f'<header><h1>{_e(page.title)}</h1><p class="summary">{_e(page.summary)}</p>',
     )
     if page.readings:
