@@ -129,20 +129,31 @@ def notes_of(hidden: Iterable[tuple[int, str, str]]) -> dict[int, list[tuple[str
     return notes
 
 
+Group = tuple[list[Step], Step, list[Step]]
+"""What one message shows: the hidden steps before it, its arrow, the notes after it."""
+
+
 def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[Step]:
     """What a sequence diagram of ``items`` shows, in order (see ``transcript_to_mermaid``)."""
-    out: list[Step] = []
+    groups, trailing = message_steps(items, notes)
+    return [st for before, arrow, after in groups for st in (*before, arrow, *after)] + trailing
+
+
+def message_steps(
+    items: Iterable[tuple[str, Any]], notes: Notes | None = None
+) -> tuple[list[Group], list[Step]]:
+    """``steps`` message by message, and the hidden steps after the last message."""
+    out: list[Group] = []
     pending: dict[tuple[str, str], str] = {}
     foreground: dict[str, str] = {}
     first_session: str | None = None
     notes = notes or {}
 
-    def hidden(positions: Iterable[int]) -> None:
-        out.extend(Step("hidden", lane, lane, text, run) for p in positions for lane, run, text in notes[p])
+    def hidden(positions: Iterable[int]) -> list[Step]:
+        return [Step("hidden", lane, lane, text, run) for p in positions for lane, run, text in notes[p]]
 
     n = -1
     for n, (sender, msg) in enumerate(items):
-        hidden([n] if n in notes else [])
         src, dst = ("C", "A") if sender == "client" else ("A", "C")
         other = "agent" if sender == "client" else "client"
         note: str | None = None
@@ -171,9 +182,9 @@ def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[
                 label = f"[{_short(sid)}] {label}"
             if has_id:
                 pending[(sender, repr(msg["id"]))] = method
-                out.append(Step("request", src, dst, f"{label} id={_id_text(msg['id'])}"))
+                arrow = Step("request", src, dst, f"{label} id={_id_text(msg['id'])}")
             else:
-                out.append(Step("notification", src, dst, label))
+                arrow = Step("notification", src, dst, label)
         elif "id" in msg and ("result" in msg or "error" in msg):
             asked = pending.pop((other, repr(msg["id"])), "unknown request")
             if "error" in msg:
@@ -190,13 +201,13 @@ def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[
                             value = value.get("outcome")
                         if value is not None and not isinstance(value, (dict, list)):
                             label += f" {key}={_short(value)}"
-            out.append(Step("response", src, dst, label))
+            arrow = Step("response", src, dst, label)
         else:
-            out.append(Step("notification", src, dst, "malformed message"))
-        if note is not None:
-            out.append(Step("note", "C", "A", note))
-    hidden(sorted(p for p in notes if p > n))
-    return out
+            arrow = Step("notification", src, dst, "malformed message")
+        out.append(
+            (hidden([n] if n in notes else []), arrow, [] if note is None else [Step("note", "C", "A", note)])
+        )
+    return out, hidden(sorted(p for p in notes if p > n))
 
 
 _ARROW = {"request": "->>", "notification": "-)", "response": "-->>"}

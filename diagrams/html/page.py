@@ -41,7 +41,7 @@ from typing import Any
 
 from diagrams.html.record import Delta, Recording
 from diagrams.html.states import session_id
-from diagrams.sequence import Notes, Step, steps
+from diagrams.sequence import Notes, Step, message_steps
 from properties import check_report
 from properties.catalogue import RULES, RULES_BY_ID
 from properties.findings import Finding
@@ -135,26 +135,6 @@ def _data(recording: Recording) -> str:
     }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _arrows(
-    recording: Recording, notes: Notes | None
-) -> tuple[list[tuple[list[Step], Step, list[Step]]], list[Step]]:
-    """Per message: (hidden steps before it, its arrow, notes after it); and the hidden steps
-    after the last message."""
-    drawn = steps([(sender, msg) for _, sender, msg in recording.messages], notes)
-    out: list[tuple[list[Step], Step, list[Step]]] = []
-    before: list[Step] = []
-    for st in drawn:
-        if st.kind == "hidden":
-            before.append(st)
-        elif st.kind == "note":
-            if out:
-                out[-1][2].append(st)
-        else:
-            out.append((before, st, []))
-            before = []
-    return out, before
 
 
 def _hidden(st: Step) -> str:
@@ -280,7 +260,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
     w.w("</header><main>", '<section id="sequence">')
     w.w('<div class="lanes-head"><span></span><div class="who"><span class="c">Client</span>'
         '<span class="a">Agent</span></div></div>')  # fmt: skip
-    arrows, trailing = _arrows(rec, page.notes)
+    arrows, trailing = message_steps([(sender, msg) for _, sender, msg in rec.messages], page.notes)
     last_message = -1
     for line, i, ident, found in rows:
         if i is None:
