@@ -85,23 +85,6 @@ def _path(prefix: str, parts: Iterable[Any]) -> str:
     return prefix + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts)
 
 
-def _absolute(schema: Any) -> Any:
-    """Copy a fragment of the schema with its local ``$ref``s made absolute, so it can be
-    compiled on its own and still resolve against the whole schema."""
-    if isinstance(schema, dict):
-        return {
-            key: (
-                _ROOT_URI + value
-                if key == "$ref" and isinstance(value, str) and value.startswith("#")
-                else _absolute(value)
-            )
-            for key, value in schema.items()
-        }
-    if isinstance(schema, list):
-        return [_absolute(item) for item in schema]
-    return schema
-
-
 def _discriminated(branch: Any, instance: Any) -> bool | None:
     """Whether a union branch's discriminator (``properties.<key>.const``) matches the
     instance: True/False, or None when the branch has no discriminator."""
@@ -212,6 +195,11 @@ class SchemaChecker:
     def _compile(self, schema: dict[str, Any]) -> Draft202012Validator:
         return Draft202012Validator(schema, registry=self._registry)
 
+    def _whole(self, fragment: dict[str, Any]) -> dict[str, Any]:
+        """A fragment of the schema with every definition beside it, so that its local ``$ref``s
+        resolve as they do in the whole schema when it is compiled on its own."""
+        return {**fragment, "$defs": self._defs}
+
     def _validator(self, name: str) -> Draft202012Validator:
         validator = self._validators.get(name)
         if validator is None:
@@ -241,10 +229,10 @@ class SchemaChecker:
             value = branch["properties"].get("sessionUpdate", {}).get("const")
             if not isinstance(value, str) or set(branch["properties"]) != {"sessionUpdate"}:
                 return
-            variants[value] = self._compile(_absolute(branch))
+            variants[value] = self._compile(self._whole(branch))
         shell = dict(note)
         shell["properties"] = {**props, "update": {"type": "object"}}
-        self._update_shell = self._compile(_absolute(shell))
+        self._update_shell = self._compile(self._whole(shell))
         self._update_variants = variants
 
     def reset(self) -> None:
