@@ -471,6 +471,28 @@ VIOLATIONS: list[Case] = [
         ],
         [("TRANS-05", 6)],
     ),
+    Case(  # URL mode is an elicitation's: a permission request is resolved by its answer
+        "TRANS-05 requires_action after an answered permission request that names a URL mode",
+        [
+            *turn()[:5],
+            (
+                "agent",
+                {
+                    "jsonrpc": "2.0",
+                    "id": "p1",
+                    "method": "session/request_permission",
+                    "params": {"sessionId": "s1", "mode": "url", "elicitationId": "e1", "options": []},
+                },
+            ),
+            ("client", {"jsonrpc": "2.0", "id": "p1", "result": {"action": "accept"}}),
+            state("idle", stop="end_turn"),
+            state("running"),
+            state("requires_action"),
+            state("running"),
+            state("idle", stop="end_turn"),
+        ],
+        [("TRANS-05", 11)],
+    ),
     Case("FG-05 never idle", [prompt(1), state("running"), user("u1"), answer(1, "u1")], [("FG-05", 2)]),
     Case(
         "CANCEL-11 never idle after cancel",

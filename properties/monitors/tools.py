@@ -210,7 +210,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.perms: dict[Any, tuple[str, str | None, int]] = {}  # open: rid -> (sid, tool, line)
         self.owed: dict[Any, tuple[str, int, str]] = {}
         """Requests the permission table moved (``abandon``) into a state it must leave: rid ->
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
@@ -374,7 +373,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
     # -- the idle that ends work ---------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        if self.sessions or self.perms:  # (else no tool call or permission request to judge)
+        if self.sessions or any(a.permission for a in self.facts.asking.values()):
+            # (else no tool call or permission request to judge)
             self._judge(sid, upd, line, msg)
             if "background" in upd and self.facts.background(upd) is not None:
                 ts = self.sessions.get(sid)
@@ -456,9 +456,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         self.suspects[(sid, tid)] = (line, owed, cancelled, carries)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
-            for rid, (psid, about, _) in self.perms.items():
+            for rid, about in self._permissions(sid):
                 listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
-                if psid == sid and self.between.covered(listed_work):
+                if self.between.covered(listed_work):
                     # the cancelled work's request: the Agent stops waiting (the table's abandon)
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
                     if owes is not None:
@@ -492,11 +492,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
         for key in [k for k in self.suspects if k[0] == sid and _exempt(k[1], terms, listed)]:
             del self.suspects[key]
         for rid, (psid, _, _) in list(self.owed.items()):
-            about = self.perms[rid][1]  # owed requests are still open
+            about = self.facts.asking[rid].tool  # owed requests are still open
             if psid == sid and about is not None and _exempt(about, terms, listed):
                 del self.owed[rid]
 
     # -- permission requests -------------------------------------------------------------
+    def _permissions(self, sid: str) -> list[tuple[Any, str | None]]:
+        """The permission requests of session ``sid`` still open (``Facts.asking``): (request
+        id, the tool call it is about or None)."""
+        return [(rid, a.tool) for rid, a in self.facts.asking.items() if a.permission and a.session == sid]
+
     @on("agent-request", "session/request_permission")
     def _ask(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
@@ -504,14 +509,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
         call = subject_call(params)  # applied like a tool_call_update, as the Client does
         if call is not None:
             self._tool(sid, call, line, msg)
-        self.perms[msg["id"]] = (sid, None if call is None else call["toolCallId"], line)
 
     @on("client-response", "session/request_permission")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
-        perm = self.perms.pop(rid, None)
+        perm = self.facts.asking.get(rid)  # (the facts drop it after this message)
         abandoned = self.owed.pop(rid, None) is not None
-        if perm is None or perm[1] is None:
+        if perm is None or perm.tool is None:
             return
         result = msg.get("result")
         outcome = result.get("outcome") if type(result) is dict else None
@@ -529,30 +533,30 @@ class ToolMonitor(SessionMonitor["_Session"]):
         self._ex[APPROVED] += 1
         if abandoned:  # an approval of cancelled work's request: the Agent treats it as none
             self._ex[ABANDONED] += 1
-        ts = self.sessions.get(perm[0])
-        rec = ts.tools.get(perm[1]) if ts is not None else None
+        psid, about = perm.session, perm.tool
+        ts = self.sessions.get(psid)
+        rec = ts.tools.get(about) if ts is not None else None
         if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
             grant = _LATE_GRANT if abandoned else 2 if rec[0] == "in_progress" else 1
             if grant == 1 and not self.between.racing_approval_used(self.reading(APPROVAL_RACING_CANCEL)):
-                fs = self.facts.sessions.get(perm[0])
+                fs = self.facts.sessions.get(psid)
                 if (
                     fs is not None
                     and fs.cancel_line
                     and fs.state in ACTIVE
                     and rec[1] == fs.interval
-                    and not _exempt(perm[1], fs.terms, fs.listed or frozenset())
+                    and not _exempt(about, fs.terms, fs.listed or frozenset())
                 ):
                     grant = _RACED_GRANT  # the cancelled work's request: not approved
             if grant == _RACED_GRANT:
                 self._ex[ABANDONED] += 1  # an approval the Agent must treat as none: judged here
-            ts.tools[perm[1]] = (rec[0], rec[1], grant)
+            ts.tools[about] = (rec[0], rec[1], grant)
 
     @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is not int and type(rid) is not str:
             return
-        self.perms.pop(rid, None)
         self.owed.pop(rid, None)
         rec = self.elicits.get(rid)
         if rec is not None:
@@ -722,7 +726,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
     def state_key(self) -> Any:
         return (
             self._keys_in_interval(),
-            frozenset((rid, p[0], p[1]) for rid, p in self.perms.items()),
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
             frozenset((key, *rest) for key, (_, *rest) in self.suspects.items()),
             (
