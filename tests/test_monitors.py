@@ -493,6 +493,20 @@ VIOLATIONS: list[Case] = [
         ],
         [("TRANS-05", 11)],
     ),
+    Case(  # first seen in the resume window: its later updates there are live
+        "TOOL-04 by a tool call first seen in a resume window",
+        [
+            *turn(),
+            resume(7),
+            tool("t1", "pending"),
+            ask("p1", "t1"),
+            permission_answer("p1", "allow"),
+            tool("t1", "completed"),
+            state("idle"),
+            ok(7),
+        ],
+        [("TOOL-04", 11)],
+    ),
     Case("FG-05 never idle", [prompt(1), state("running"), user("u1"), answer(1, "u1")], [("FG-05", 2)]),
     Case(
         "CANCEL-11 never idle after cancel",
@@ -990,6 +1004,22 @@ CONFORMING: list[Case] = [
             tool("t1", "completed"),
             state("idle"),
             ok(7),
+        ],
+    ),
+    Case(  # t1 was first seen in the first window: the second one replays it
+        "a later resume replays a tool call an earlier resume window showed first",
+        [
+            *turn(),
+            resume(7),
+            tool("t1", "pending"),
+            state("idle"),
+            ok(7),
+            resume(8),
+            ask("p1", "t1"),
+            permission_answer("p1", "allow"),
+            tool("t1", "completed"),
+            state("idle"),
+            ok(8),
         ],
     ),
     Case(
