@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
 from model.clientview_parts import ACTIVE_STATES as ACTIVE
+from model.elicitation import MODES
 from properties.monitor import Message, Monitor, Record, on
 
 if TYPE_CHECKING:
@@ -146,6 +147,8 @@ class Facts(Monitor):
         """Content types the Agent accepts in prompts (None: its initialize answer not seen)."""
         self.custom_prompt_ok = True
         """Whether custom content types may have been advertised (prompt capability ``_meta``)."""
+        self.elicitation_modes: frozenset[str] | None = None
+        """The elicitation modes the Client's initialize advertised (None: its initialize not seen)."""
         self.asking: dict[Any, Asked] = {}
         """Outstanding user-action requests by request id (see the module docstring). Kept from
         the request itself: an explorer's key keeps only a pending request's id, method and session."""
@@ -302,6 +305,10 @@ class Facts(Monitor):
         self.init_pending = True
         caps = params.get("capabilities")
         self.client_may_extend = type(caps) is dict and bool(caps.get("_meta"))
+        found = caps.get("elicitation") if type(caps) is dict else None
+        self.elicitation_modes = frozenset(
+            m for m in MODES if type(found) is dict and type(found.get(m)) is dict
+        )
 
     @on("agent-response", "initialize")
     def _initialized(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
@@ -335,6 +342,7 @@ class Facts(Monitor):
             self.client_may_extend,
             self.prompt_types,
             self.custom_prompt_ok,
+            self.elicitation_modes,
             frozenset(self.asking.items()),
         )
 

@@ -161,8 +161,8 @@ _ANSWERS = frozenset({"accept", "decline", "cancel"})
 _JUDGED = "complete"
 """The one trigger of the elicitation table whose refusal is reported from the wire."""
 ADVERTISED = bw.ADVERTISED_MODES.rule
-_Elicit = tuple[str, str, str, Any, Any, int]
-"""An elicitation: (session, mode, state, tool call or None, elicitationId or None, line)."""
+_Elicit = tuple[str, str, str, Any, Any]
+"""An elicitation: (session, mode, state, tool call or None, elicitationId or None)."""
 
 
 class _Session(Record):
@@ -216,15 +216,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         self.owed: dict[Any, tuple[str, int, str]] = {}
         """Requests the permission table moved (``abandon``) into a state it must leave: rid ->
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
-        # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
-        self.suspects: dict[tuple[str, str], tuple[int, str, bool, bool]] = {}
-        """(session, tool call) -> (line of the idle, rule it owes: that of ``model.between``
-        FAILED_TOOLS_FINAL or CANCELLED_TOOLS_FINAL, whether that idle confirmed a cancellation,
-        whether a later status change clears it: the call may have carried on past that idle,
-        ``Rules.may_carry_on``)."""
+        self.suspects: dict[tuple[str, str], tuple[int, str, bool]] = {}
+        """Tool calls unfinished at the idle that ended their failed or cancelled work and not (yet)
+        known to be background: (session, tool call) -> (line of the idle, rule it owes: that of
+        ``model.between`` FAILED_TOOLS_FINAL or CANCELLED_TOOLS_FINAL, whether a later status
+        change clears it: the call may have carried on past that idle, ``Rules.may_carry_on``)."""
         self.elicits: dict[Any, _Elicit] = {}
-        self.modes: frozenset[str] | None = None
-        """The elicitation modes the Client's initialize advertised (None: its initialize not seen)."""
         self.elicit_owed: dict[Any, int] = {}
         """Abandoned elicitations owed a withdrawal: request id -> line of the idle."""
         self.ended: frozenset[Any] = frozenset()
@@ -266,7 +263,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             self._late(ts, sid, tid, created, upd, line, msg)
         elif self.suspects:
             suspect = self.suspects.get((sid, tid))
-            if suspect is not None and suspect[3]:  # it carried on: independent of the ended work
+            if suspect is not None and suspect[2]:  # it carried on: independent of the ended work
                 del self.suspects[(sid, tid)]
         if status == "in_progress":
             if grant == 1:
@@ -287,7 +284,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     f"tool call {tid!r} went in_progress after its permission was granted{why}",
                     msg, readings,
                 )  # fmt: skip
-            self._progress(ts, fs, tid, created, "went in_progress", line, sid, msg)
+            ran = "went in_progress"
         elif self.between.completes_unrun(grant == 1, status):
             self.breach(
                 APPROVED,
@@ -297,32 +294,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 "marked in_progress",
                 msg,
             )
-            # the tool ran after the grant: progress of the work the permission blocked
-            self._progress(ts, fs, tid, created, "completed after its permission was granted", line, sid, msg)
+            ran = "completed after its permission was granted"  # progress of the work it blocked
+        else:
+            ran = ""
         ts.tools[tid] = (status, created, grant)
-
-    def _shown_in_window(self, sid: str, tid: str) -> bool:
-        """Tool call ``tid`` was first reported in the current resume window (its later updates
-        there are live, not replayed history): the table monitor's ``Seen.fresh``."""
-        seen = self.entities.sessions.get(sid)
-        return seen is not None and (_ITEM, item_key("tool_call", tid)) in seen.fresh
-
-    def _progress(
-        self,
-        ts: _Session,
-        fs: SessionFacts,
-        tid: str,
-        created: int,
-        what: str,
-        line: int,
-        sid: str,
-        msg: Message,
-    ) -> None:
-        """A foreground tool call ran (went in_progress, or completed after its permission was
-        granted): progress of the foreground work, which needs running reported after
-        requires_action (the foreground table's output from requires_action)."""
-        if fs.state != foreground.REQUIRES_ACTION or fs.resuming:
+        if not ran or fs.state != foreground.REQUIRES_ACTION or fs.resuming:
             return
+        # a foreground tool call ran: progress of the foreground work, which needs running
+        # reported after requires_action (the foreground table's output from requires_action)
         listed = fs.listed
         if not self.between.tool_progress(created > 0, listed is not None and ("tool_call", tid) in listed):
             return  # background work: not progress of the blocked foreground work
@@ -337,10 +316,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 broke.rule,
                 line,
                 sid,
-                f"tool call {tid!r} of the blocked foreground work {what}, but running was not "
+                f"tool call {tid!r} of the blocked foreground work {ran}, but running was not "
                 "reported after requires_action",
                 msg,
             )
+
+    def _shown_in_window(self, sid: str, tid: str) -> bool:
+        """Tool call ``tid`` was first reported in the current resume window (its later updates
+        there are live, not replayed history): the table monitor's ``Seen.fresh``."""
+        seen = self.entities.sessions.get(sid)
+        return seen is not None and (_ITEM, item_key("tool_call", tid)) in seen.fresh
 
     def _late(
         self, ts: _Session, sid: str, tid: str, created: int, upd: dict[str, Any], line: int, msg: Message
@@ -374,33 +359,35 @@ class ToolMonitor(SessionMonitor["_Session"]):
     # -- the idle that ends work ---------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        if self.sessions or any(a.permission for a in self.facts.asking.values()):
-            # (else no tool call or permission request to judge)
-            self._judge(sid, upd, line, msg)
-            if "background" in upd and self.facts.background(upd) is not None:
-                ts = self.sessions.get(sid)
-                if ts is not None and ts.fresh:
-                    ts.fresh = frozenset()
-        if self.elicits and upd.get("state") == "idle":
-            self._abandon_elicitations(sid, upd, line)
+        """A concrete background list rules on the work it names; an idle ends active work."""
+        judged = bool(self.sessions) or any(a.permission for a in self.facts.asking.values())
+        keys = self.facts.background(upd)  # (judged: a tool call or permission request is known)
+        if judged and keys and (self.suspects or self.owed):
+            self._listed(sid, keys)
+        if upd.get("state") == "idle" and (judged or self.elicits):
+            fs = self.facts.sessions.get(sid)  # (a session without facts is idle)
+            if fs is not None and fs.state in ACTIVE and not fs.resuming:
+                listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
+                if judged:
+                    self._ended(sid, fs, upd, keys, listed, line, msg)
+                if self.elicits and fs.cancel_line:
+                    self._abandon_elicitations(sid, listed, line)
+        if judged and keys is not None:
+            ts = self.sessions.get(sid)
+            if ts is not None and ts.fresh:
+                ts.fresh = frozenset()
 
-    def _judge(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        if self.suspects or self.owed:
-            keys = self.facts.background(upd)
-            if keys:
-                self._listed(sid, keys)
-        if upd.get("state") != "idle":
-            return
-        fs = self.facts.sessions.get(sid)
-        if fs is None or fs.state not in ACTIVE or fs.resuming:
-            return  # (a session without facts is idle)
+    def _ended(
+        self, sid: str, fs: SessionFacts, upd: dict[str, Any], keys: list[Any] | None, listed: frozenset[Any],
+        line: int, msg: Message,
+    ) -> None:  # fmt: skip
+        """The idle that ends active work (``listed``: the latest background list, the idle's own
+        when it carries one): what a failure or a cancellation leaves owed."""
         error = upd.get("stopReason") == foreground.ERROR
         if fs.cancel_line and not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE)):
             self._session(sid).cancel_end = fs.interval
         if not error and not fs.cancel_line:
             return  # the usual end of work: nothing owed
-        keys = self.facts.background(upd)
-        listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
         terms = fs.terms
         if ts is not None:
@@ -423,24 +410,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     # a list reported since its first report (the idle's own included) says it
                     # is not background work; before any, it may be background not listed yet
                     ruled = keys is not None or tid not in ts.fresh
-                    if at_idle and error and self.between.failed_work_tool(ruled):
-                        self._failed_tool(sid, tid, status, line, msg)
-                    elif at_idle and not error and (ruled or alt == "every-unlisted"):
-                        why = (
-                            "the cancel covers the listed background work too"
-                            if exempt
-                            else "it is not in the latest background list, and it embeds no listed terminal"
-                            if ruled
-                            else "no background list has named it since its first report, and it embeds "
-                            "no listed terminal"
-                        )
+                    if at_idle and (
+                        self.between.failed_work_tool(ruled) if error else ruled or alt == "every-unlisted"
+                    ):
                         self.breach(
                             owed,
                             line,
                             sid,
-                            f"idle confirming the cancellation received at line {fs.cancel_line} while "
-                            f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
-                            f"it a final status before this idle ({why})",
+                            _unfinished(fs, tid, status, exempt, ruled, error),
                             msg,
                             (unlisted,),
                         )
@@ -454,34 +431,19 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         carries = cancelled or self.between.may_carry_on(
                             state, foreground.ERROR, False, self.reading(TOOL_UPDATES_AFTER_IDLE), True
                         )
-                        self.suspects[(sid, tid)] = (line, owed, cancelled, carries)
+                        self.suspects[(sid, tid)] = (line, owed, carries)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
-            for rid, about in self._permissions(sid):
+            for rid, asked in self.facts.asking.items():
+                about = asked.tool
                 listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
-                if self.between.covered(listed_work):
+                if asked.permission and asked.session == sid and self.between.covered(listed_work):
                     # the cancelled work's request: the Agent stops waiting (the table's abandon)
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
                     if owes is not None:
                         self._ex[owes] += 1
                         if owes not in spec.relaxed:
                             self.owed[rid] = (sid, line, owes)
-
-    def _failed_tool(self, sid: str, tid: str, status: str, line: int, msg: Message) -> None:
-        """``model.between`` FAILED_TOOLS_FINAL: a tool call of the failed work still unfinished at
-        the idle with stop reason error, left out of a background list reported since its first
-        report."""
-        self.breach(
-            _FAILED,
-            line,
-            sid,
-            f"idle with stop reason 'error' while tool call {tid!r} of the failed work is still "
-            f"{status}: the Agent should give it a terminal status (failed when it did not "
-            "complete) before reporting the failure (it is not in the latest background list, and "
-            "it embeds no listed terminal)",
-            msg,
-            (UNLISTED_TOOL_AT_FAILED_IDLE,),
-        )
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
@@ -498,11 +460,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 del self.owed[rid]
 
     # -- permission requests -------------------------------------------------------------
-    def _permissions(self, sid: str) -> list[tuple[Any, str | None]]:
-        """The permission requests of session ``sid`` still open (``Facts.asking``): (request
-        id, the tool call it is about or None)."""
-        return [(rid, a.tool) for rid, a in self.facts.asking.items() if a.permission and a.session == sid]
-
     @on("agent-request", "session/request_permission")
     def _ask(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is None:
@@ -524,11 +481,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         chosen = outcome.get("optionId")
         options = request.get("params", {}).get("options")
-        kind = None
-        if type(options) is list:
-            for option in options:
-                if type(option) is dict and option.get("optionId") == chosen:
-                    kind = option.get("kind")
+        kinds = (
+            [o.get("kind") for o in options if type(o) is dict and o.get("optionId") == chosen]
+            if type(options) is list
+            else []
+        )
+        kind = kinds[-1] if kinds else None  # (the last option of that ID)
         if type(kind) is not str or not kind.startswith("allow"):
             return
         self._ex[APPROVED] += 1
@@ -565,23 +523,15 @@ class ToolMonitor(SessionMonitor["_Session"]):
             self._fire_elicitation(rid, rec, "withdraw", line, msg)
 
     # -- elicitations --------------------------------------------------------------------
-    @on("client-request", "initialize")
-    def _initialize(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        caps = params.get("capabilities")
-        found = caps.get("elicitation") if type(caps) is dict else None
-        if type(found) is not dict:
-            self.modes = frozenset()
-            return
-        self.modes = frozenset(m for m in em.MODES if type(found.get(m)) is dict)
-
     @on("agent-request", "elicitation/create")
     def _elicit(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         mode = params.get("mode")
         if sid is None or type(mode) is not str:
             return  # a request-scoped elicitation (outside a session) or no mode: not judged here
         self._ex[ADVERTISED] += 1
-        if self.modes is not None and not self.between.mode_advertised(mode, self.modes):
-            shown = ", ".join(sorted(self.modes)) or "none"
+        modes = self.facts.elicitation_modes
+        if modes is not None and not self.between.mode_advertised(mode, modes):
+            shown = ", ".join(sorted(modes)) or "none"
             self.breach(
                 ADVERTISED, line, sid,
                 f"elicitation {msg['id']!r} in {mode} mode, which the Client's initialize did not "
@@ -594,7 +544,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
             em.SPEC.initial,
             params.get("toolCallId"),
             params.get("elicitationId"),
-            line,
         )
 
     @on("client-response", "elicitation/create")
@@ -623,13 +572,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     self._freed(rec, line)
                 return
 
-    def _abandon_elicitations(self, sid: str, upd: dict[str, Any], line: int) -> None:
+    def _abandon_elicitations(self, sid: str, listed: frozenset[Any], line: int) -> None:
         """The idle confirming a cancellation: the cancelled work's elicitations are abandoned."""
-        fs = self.facts.sessions.get(sid)
-        if fs is None or fs.state not in ACTIVE or fs.resuming or not fs.cancel_line:
-            return
-        keys = self.facts.background(upd)
-        listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         spec = self.table(em.SPEC)
         for rid, rec in list(self.elicits.items()):
             if rec[0] != sid or rec[2] not in em.BLOCKING or ("tool_call", rec[3]) in listed:
@@ -688,7 +632,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
-        for (sid, tid), (line, owed, ruled, _) in self.suspects.items():
+        for (sid, tid), (line, owed, _) in self.suspects.items():
             what = "with stop reason 'error'" if owed == _FAILED else "confirming the cancellation"
             work = "failed" if owed == _FAILED else "cancelled"
             self.eventually(
@@ -700,27 +644,21 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 "it was never listed as background work)",
                 readings=(
                     TOOL_UPDATES_AFTER_IDLE,
-                    UNLISTED_TOOL_AT_CANCELLED_IDLE if ruled else UNLISTED_TOOL_AT_FAILED_IDLE,
+                    UNLISTED_TOOL_AT_FAILED_IDLE if owed == _FAILED else UNLISTED_TOOL_AT_CANCELLED_IDLE,
                 ),
             )
-        for rid, (sid, line, rule) in self.owed.items():
-            self.eventually(
-                rule,
-                quiescent,
-                line,
-                sid,
-                f"permission request {rid!r} of the cancelled work was neither withdrawn with "
-                "$/cancel_request nor answered",
-            )
-        spec = self.table(em.SPEC)
-        for rid, line in self.elicit_owed.items():
-            rec = self.elicits[rid]
-            owes = spec.eventually.get(rec[2])
-            if owes is not None:
+        owes = self.table(em.SPEC).eventually
+        requests: list[tuple[str, str, int, str | None]]
+        requests = [(f"permission request {rid!r}", *owed) for rid, owed in self.owed.items()]
+        requests += [
+            (f"elicitation {rid!r}", self.elicits[rid][0], line, owes.get(self.elicits[rid][2]))
+            for rid, line in self.elicit_owed.items()
+        ]
+        for what, sid, line, rule in requests:
+            if rule is not None:
                 self.eventually(
-                    owes, quiescent, line, rec[0],
-                    f"elicitation {rid!r} of the cancelled work was neither withdrawn with "
-                    "$/cancel_request nor answered",
+                    rule, quiescent, line, sid,
+                    f"{what} of the cancelled work was neither withdrawn with $/cancel_request nor answered",
                 )  # fmt: skip
 
     # -- explorers -----------------------------------------------------------------------
@@ -730,13 +668,35 @@ class ToolMonitor(SessionMonitor["_Session"]):
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
             frozenset((key, *rest) for key, (_, *rest) in self.suspects.items()),
             (
-                frozenset((rid, rec[:5]) for rid, rec in self.elicits.items()),
-                self.modes,
+                frozenset(self.elicits.items()),
                 frozenset(self.elicit_owed),
                 self.ended,
                 frozenset(self.freed),
             ),
         )
+
+
+def _unfinished(fs: SessionFacts, tid: str, status: str, exempt: bool, ruled: bool, error: bool) -> str:
+    """The finding of a tool call of the failed (``model.between`` FAILED_TOOLS_FINAL) or cancelled
+    (CANCELLED_TOOLS_FINAL) work still unfinished at the idle that ends it."""
+    if error:
+        return (
+            f"idle with stop reason 'error' while tool call {tid!r} of the failed work is still "
+            f"{status}: the Agent should give it a terminal status (failed when it did not "
+            "complete) before reporting the failure (it is not in the latest background list, and "
+            "it embeds no listed terminal)"
+        )
+    why = (
+        "the cancel covers the listed background work too"
+        if exempt
+        else "it is not in the latest background list, and it embeds no listed terminal"
+        if ruled
+        else "no background list has named it since its first report, and it embeds no listed terminal"
+    )
+    return (
+        f"idle confirming the cancellation received at line {fs.cancel_line} while tool call {tid!r} "
+        f"of the cancelled work is still {status}: the Agent owed it a final status before this idle ({why})"
+    )
 
 
 def _exempt(tid: str, terms: Mapping[str, frozenset[str]], listed: frozenset[Any]) -> bool:
