@@ -481,12 +481,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         chosen = outcome.get("optionId")
         options = request.get("params", {}).get("options")
-        kinds = (
-            [o.get("kind") for o in options if type(o) is dict and o.get("optionId") == chosen]
-            if type(options) is list
-            else []
-        )
-        kind = kinds[-1] if kinds else None  # (the last option of that ID)
+        kind = None
+        if type(options) is list:
+            for option in options:
+                if type(option) is dict and option.get("optionId") == chosen:
+                    kind = option.get("kind")
         if type(kind) is not str or not kind.startswith("allow"):
             return
         self._ex[APPROVED] += 1
@@ -519,7 +518,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
         self.owed.pop(rid, None)
         rec = self.elicits.get(rid)
         if rec is not None:
-            self.elicit_owed.pop(rid, None)
             self._fire_elicitation(rid, rec, "withdraw", line, msg)
 
     # -- elicitations --------------------------------------------------------------------
@@ -552,15 +550,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         rec = self.elicits.get(rid)
         if rec is None:
             return
-        self.elicit_owed.pop(rid, None)
         result = msg.get("result")
         action = result.get("action") if type(result) is dict else None
         if "error" in msg:
             action = "cancel"  # an error answer ends the request like a cancel
         trigger = action if action in _ANSWERS else "cancel"  # the schema: handle as cancel
         self._fire_elicitation(rid, rec, trigger, line, msg)
-        if trigger == "accept" and rid in self.ended:
-            self._freed(rec, line)
 
     @on("agent-notification", "elicitation/complete")
     def _complete(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -568,8 +563,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
         for rid, rec in self.elicits.items():
             if rec[4] == eid and rec[1] == "url":
                 self._fire_elicitation(rid, rec, "complete", line, msg)
-                if rid in self.ended:
-                    self._freed(rec, line)
                 return
 
     def _abandon_elicitations(self, sid: str, listed: frozenset[Any], line: int) -> None:
@@ -590,11 +583,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 if owes not in spec.relaxed:
                     self.elicit_owed[rid] = line
 
-    def _freed(self, rec: _Elicit, line: int) -> None:
-        """A late answer or completion came for an elicitation of cancelled work about a tool call."""
-        self._ex[bw.LATE_ANSWERS_IGNORED.rule] += 1
-        self.freed[(rec[0], rec[3])] = line
-
     def _late_answer_used(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The tool call a late answer came for goes in_progress: the answer was used."""
         key = (sid, upd.get("toolCallId"))
@@ -611,24 +599,30 @@ class ToolMonitor(SessionMonitor["_Session"]):
         )  # fmt: skip
 
     def _fire_elicitation(self, rid: Any, rec: _Elicit, trigger: str, line: int, msg: Message) -> None:
+        """An answer or withdrawal (which ends what the elicitation owes) or a completion. A late
+        answer or completion of one about a tool call, abandoned with cancelled work, is kept to
+        judge that tool call's later run (``_late_answer_used``)."""
         spec = self.table(em.SPEC)
-        state = rec[2]
+        state = after = rec[2]
         ctx = {"url": rec[1] == "url"}
         if trigger != _JUDGED:  # not reported from the wire (see the module docstring)
-            self.elicits[rid] = (*rec[:2], spec.successor(state, trigger, ctx) or state, *rec[3:])
-            return
-        self._ex[spec.rule_of(state, trigger)] += 1
-        try:
-            after = spec.fire(state, trigger, ctx)
-        except ProtocolViolation as broke:
-            self.breach(
-                broke.rule, line, rec[0],
-                f"elicitation {rid!r} ({rec[1]} mode) is {state}: the model has no {trigger!r} there "
-                f"({broke.actor} broke {broke.rule})",
-                msg,
-            )  # fmt: skip
-            return
+            self.elicit_owed.pop(rid, None)
+            after = spec.successor(state, trigger, ctx) or state
+        else:
+            self._ex[spec.rule_of(state, trigger)] += 1
+            try:
+                after = spec.fire(state, trigger, ctx)
+            except ProtocolViolation as broke:
+                self.breach(
+                    broke.rule, line, rec[0],
+                    f"elicitation {rid!r} ({rec[1]} mode) is {state}: the model has no {trigger!r} there "
+                    f"({broke.actor} broke {broke.rule})",
+                    msg,
+                )  # fmt: skip
         self.elicits[rid] = (*rec[:2], after, *rec[3:])
+        if trigger in (_JUDGED, "accept") and rid in self.ended:
+            self._ex[bw.LATE_ANSWERS_IGNORED.rule] += 1
+            self.freed[(rec[0], rec[3])] = line
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
