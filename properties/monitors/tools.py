@@ -361,10 +361,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A concrete background list rules on the work it names; an idle ends active work."""
         judged = bool(self.sessions) or any(a.permission for a in self.facts.asking.values())
-        keys = self.facts.background(upd)  # (judged: a tool call or permission request is known)
+        if not judged and not self.elicits:
+            return  # (no tool call, permission request or elicitation to judge)
+        keys = self.facts.background(upd)
         if judged and keys and (self.suspects or self.owed):
             self._listed(sid, keys)
-        if upd.get("state") == "idle" and (judged or self.elicits):
+        if upd.get("state") == "idle":
             fs = self.facts.sessions.get(sid)  # (a session without facts is idle)
             if fs is not None and fs.state in ACTIVE and not fs.resuming:
                 listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
