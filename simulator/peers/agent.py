@@ -402,8 +402,15 @@ class Agent(Freedoms, Deviating):
         )
         return [wire.error(rid, code, text)]
 
-    def _do_reject(self, rid: int) -> list[Msg]:
-        return self._refuse(rid, "reject", wire.INVALID_PARAMS, "prompt rejected")
+    _do_reject = partialmethod(_refuse, trigger="reject", code=wire.INVALID_PARAMS, text="prompt rejected")
+    _do_withdraw = partialmethod(
+        _refuse, trigger="withdraw", code=wire.REQUEST_CANCELLED, text="request cancelled"
+    )
+    _do_withdraw_invalid = partialmethod(
+        _refuse, trigger="withdraw", code=wire.INVALID_PARAMS, text="unsupported prompt content"
+    )
+    """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the answer of a
+    covered prompt with unadvertised content (-32602)."""
 
     def _do_reject_hook(self, rid: int) -> list[Msg]:
         """``busy-refusal=may-have-other-reason``: while work is active, a hook of the Agent refuses
@@ -411,14 +418,6 @@ class Agent(Freedoms, Deviating):
         the active work (the prompt table's guard busy_only is false)."""
         self.extras = self.extras | {"hook_refused"}
         return self._refuse(rid, "reject", wire.INVALID_REQUEST, "refused by a hook")
-
-    def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
-        """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the
-        answer of a covered prompt with unadvertised content (-32602)."""
-        return self._refuse(rid, "withdraw", wire.INVALID_PARAMS, "unsupported prompt content")
-
-    def _do_withdraw(self, rid: int) -> list[Msg]:
-        return self._refuse(rid, "withdraw", wire.REQUEST_CANCELLED, "request cancelled")
 
     def _do_user_message(self, arg: int | tuple[int, str]) -> list[Msg]:
         """The inserted user message of prompt ``arg``; ``(rid, "interim")`` (feature ``interim``,

@@ -122,8 +122,7 @@ class BackgroundWork(AgentState):
     def _awaits_permission(self, key: tuple[str, str]) -> bool:
         if key[0] != "tool_call" or key[1] not in self.tools:
             return False
-        rid = self.tools[key[1]][2]
-        return rid is not None and self.perms[rid][0] == pm.PENDING
+        return self.perms.get(self.tools[key[1]][2]) == pm.PENDING
 
     def _live_item_events(self, add: Any, key: tuple[str, str]) -> None:
         """What a live background item may do besides finishing: ask permission (a background

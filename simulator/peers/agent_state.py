@@ -130,9 +130,10 @@ class AgentState:
     cur_thought: str | None = field(init=False, default=None)
     # id -> (status, background?, permission rid)
     tools: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
-    # rid -> (permission state, tool call id)
-    perms: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
-    # rid -> (elicitation state, mode, elicitationId, accepted in URL mode, completion sent)
+    # rid -> permission state (its tool call names it: ``tools``, ``_tool_of``)
+    perms: dict[str, str] = field(init=False, default_factory=dict)
+    # rid -> (elicitation state, mode, accepted in URL mode, completion sent, tool call id or
+    #         None); its elicitationId is ``f"{rid}_url"``
     elicits: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
     elicit_modes: tuple[str, ...] = field(init=False)
     """The elicitation modes the Client advertised (feature ``elicitation``: both; the served
@@ -370,9 +371,13 @@ class AgentState:
         This Agent's own state, not a rule: it blocks (reports requires_action) only then, which
         ``model.between`` BLOCKED_ON_USER allows (each such request is outstanding: ``_asking``),
         and resumes only once nothing is waited on."""
-        return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values()) or any(
+        return any(not t[1] and self.perms.get(t[2]) == pm.PENDING for t in self.tools.values()) or any(
             e[0] in em.BLOCKING for e in self.elicits.values()
         )
+
+    def _tool_of(self, rid: str) -> str:
+        """The tool call permission request ``rid`` is about."""
+        return next(tid for tid, t in self.tools.items() if t[2] == rid)
 
     def _asking(self) -> list[str]:
         """The user-action requests that may justify requires_action (``model.between``
@@ -381,11 +386,11 @@ class AgentState:
         wire: permission requests neither answered nor withdrawn, elicitations neither answered
         nor withdrawn, and URL elicitations accepted and not yet completed."""
         found = ["asked"] if "asked" in self.extras else []
-        found += [rid for rid, v in self.perms.items() if v[0] in (pm.PENDING, pm.NOT_APPROVED)]
+        found += [rid for rid, st in self.perms.items() if st in (pm.PENDING, pm.NOT_APPROVED)]
         found += [
             rid
             for rid, e in self.elicits.items()
-            if e[0] in (em.PENDING, em.AWAITING, em.ABANDONED) or (e[3] and not e[4])
+            if e[0] in (em.PENDING, em.AWAITING, em.ABANDONED) or (e[2] and not e[3])
         ]
         return found
 

@@ -161,12 +161,7 @@ class ForegroundWork(BackgroundWork):
         (``tool_status``, ``_offers_status``)."""
         waiting = self._elicited_tools() if self.elicits else frozenset()
         for tid, t in self.tools.items():
-            if (
-                t[1]
-                or (t[2] is not None and self.perms[t[2]][0] == pm.PENDING)
-                or tid in waiting
-                or t[-1] in ("ended-e", "late-e")
-            ):
+            if t[1] or self.perms.get(t[2]) == pm.PENDING or tid in waiting or t[-1] in ("ended-e", "late-e"):
                 continue
             allowed = self._can("tool_call", t[0])
             if t[0] == tcm.PENDING and "run" in allowed:
@@ -287,13 +282,13 @@ class ForegroundWork(BackgroundWork):
                     add(("agent", "late_run", tid))
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
-            if "complete" in allowed and e[3] and not e[4]:
+            if "complete" in allowed and e[2] and not e[3]:
                 add(("agent", "elicit_complete", rid))
             if "withdraw" in allowed:
                 add(("agent", "elicit_withdraw", rid))
-        for rid, perm in self.perms.items():
-            background = perm[0] != pm.PENDING or self.tools[perm[1]][1]
-            if background and "withdraw" in self._can("permission", perm[0]):
+        for rid, st in self.perms.items():
+            background = st != pm.PENDING or self.tools[self._tool_of(rid)][1]
+            if background and "withdraw" in self._can("permission", st):
                 add(("agent", "perm_withdraw", rid))
 
     def _declined_events(self, add: Any) -> None:
@@ -456,12 +451,12 @@ class ForegroundWork(BackgroundWork):
         foreground state does not change)."""
         self.extras = self.extras | {"asked"}
         rid = f"{self.requests}{self._use('permissions')}"
-        self.perms[rid] = (pm.PENDING, tid)
+        self.perms[rid] = pm.PENDING
         _put(self.tools, tid, 2, rid)
         return [wire.request_permission(rid, self.sid, tid)]
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
-        _put(self.perms, rid, 0, self._fire("permission", self.perms[rid][0], "withdraw"))
+        self.perms[rid] = self._fire("permission", self.perms[rid], "withdraw")
         return [wire.cancel_request(rid)]
 
     def _do_elicit(self, arg: str | tuple[str, str]) -> list[Msg]:
@@ -476,14 +471,13 @@ class ForegroundWork(BackgroundWork):
             self._breach(bw.ADVERTISED_MODES.rule)
         self.extras = self.extras | {"asked"}
         rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self._use('elicitations')}"
-        eid = f"{rid}_url"
         out: list[Msg] = []
         tid = None
         if tied or not self._applies(bw.LATE_ANSWERS_IGNORED.rule):  # (a seeded bug: always, run late)
             out = self._do_tool()
             tid = f"tc_{self.used['tool_calls']}"
-        self.elicits[rid] = (em.PENDING, mode, eid, False, False, tid)
-        return [*out, wire.elicitation_create(rid, self.sid, mode, eid, tid)]
+        self.elicits[rid] = (em.PENDING, mode, False, False, tid)
+        return [*out, wire.elicitation_create(rid, self.sid, mode, f"{rid}_url", tid)]
 
     def _answered(self, msg: Msg) -> None:
         """The Client's answer to a request of the Agent's: an elicitation's (``_elicit_answered``)
@@ -495,17 +489,16 @@ class ForegroundWork(BackgroundWork):
         if rid in self.elicits:
             self._elicit_answered(rid, msg)
             return
-        perm = self.perms.get(rid)
-        if perm is None:
+        was = self.perms.get(rid)
+        if was is None:
             return
         outcome = msg.get("result", {}).get("outcome", {})
         trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
         if "error" in msg:  # no outcome at all: nothing approved
             trig = "error"
-        was = perm[0]
-        _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
+        self.perms[rid] = self.specs["permission"].fire(was, trig)
+        tid = self._tool_of(rid)
         if was == pm.PENDING:
-            tid = perm[1]
             raced = (  # an approval after the cancel of its work (``model.between``)
                 self.cancelling
                 and not self.tools[tid][1]
@@ -518,9 +511,9 @@ class ForegroundWork(BackgroundWork):
             was == pm.NOT_APPROVED
             and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             and outcome.get("optionId") == "allow"
-            and self.tools[perm[1]][0] == tcm.PENDING
+            and self.tools[tid][0] == tcm.PENDING
         ):
-            self.tools[perm[1]] = (*self.tools[perm[1]], "late")  # not treated as refused: used
+            self.tools[tid] = (*self.tools[tid], "late")  # not treated as refused: used
 
     def _elicit_answered(self, rid: str, msg: Msg) -> None:
         """The Client's answer: the elicitation table's row for it (an action the schema does not
@@ -535,7 +528,7 @@ class ForegroundWork(BackgroundWork):
             return  # only after a seeded bug's move (a completion before the accept): done with it
         after = spec.fire(e[0], trigger, {"url": url})
         outside = url and trigger == "accept"  # the user goes on to the URL
-        self.elicits[rid] = (after, e[1], e[2], outside, e[4], *e[5:])
+        self.elicits[rid] = (after, e[1], outside, *e[3:])
         if trigger == "accept" and after == em.LATE:
             self._late_elicitation(e)
 
@@ -544,21 +537,21 @@ class ForegroundWork(BackgroundWork):
         the work is not resumed)."""
         e = self.elicits[rid]
         after = self._fire("elicitation", e[0], "complete", {"url": e[1] == "url"})
-        self.elicits[rid] = (after, e[1], e[2], e[3], True, *e[5:])
+        self.elicits[rid] = (after, e[1], e[2], True, e[4])
         if after == em.LATE:
             self._late_elicitation(e)
-        return [wire.elicitation_complete(e[2])]
+        return [wire.elicitation_complete(f"{rid}_url")]
 
     def _late_elicitation(self, e: tuple[Any, ...]) -> None:
         """A late accept or external completion of an elicitation of cancelled work: ignored,
         unless a seeded bug left its tool call pending to run it now (``late_run``)."""
-        tid = e[5] if len(e) > 5 else None
+        tid = e[4]
         if tid is not None and self.tools[tid][0] == tcm.PENDING and self.tools[tid][-1] == "ended-e":
             self.tools[tid] = (*self.tools[tid][:-1], "late-e")
 
     def _elicited_tools(self) -> frozenset[str]:
         """Tool calls an elicitation about them still blocks (the tool waits for the answer)."""
-        return frozenset(e[5] for e in self.elicits.values() if len(e) > 5 and e[5] and e[0] in em.BLOCKING)
+        return frozenset(e[4] for e in self.elicits.values() if e[4] and e[0] in em.BLOCKING)
 
     def _do_elicit_withdraw(self, rid: str) -> list[Msg]:
         e = self.elicits[rid]
@@ -625,8 +618,7 @@ class ForegroundWork(BackgroundWork):
             t = self.tools[tid]
             if (
                 confirms
-                and t[2] is not None
-                and self.perms[t[2]][0] == pm.PENDING
+                and self.perms.get(t[2]) == pm.PENDING
                 and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             ):
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its permission request: left pending
@@ -639,11 +631,13 @@ class ForegroundWork(BackgroundWork):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
             out.append(self._tool_update(tid, trigger))
-        for rid, perm in self.perms.items():
-            if perm[0] == pm.PENDING and self.between.ends_with_work(bool(self.tools[perm[1]][1]), confirms):
+        for rid, st in self.perms.items():
+            if st == pm.PENDING and self.between.ends_with_work(
+                bool(self.tools[self._tool_of(rid)][1]), confirms
+            ):
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
-                _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
+                self.perms[rid] = self.specs["permission"].fire(st, "abandon")
         if self.between.ends_with_work(listed=True, cancelled=confirms):  # a cancel covering listed work
             for key in [k for k in self.listed if self.items.get(k) == bgm.LISTED]:
                 if self.items.get(key) == bgm.LISTED:  # (an embedding tool call ends with its terminal)
