@@ -141,7 +141,9 @@ class Agent(Freedoms, Deviating):
         if self.session == "closed":
             if self.close_rids:  # a session/close that reached the closed session
                 add(("agent", "close_response", None))
-            self._closed_out_events(add)
+            for rid in self.prompts:  # those a close stopped: -32800 after the close response
+                if self.prompts[rid][0] == prm.CLOSED_OUT:  # (no order binds the two responses)
+                    self._prompt_events(add, rid, None, False)
             return ev
         if "announced" in self.extras:  # its own user message sent: its own work starts next
             if not self._may_start_goal():
@@ -207,10 +209,9 @@ class Agent(Freedoms, Deviating):
                 self._compaction_events(add)
         if open_:
             self._synthetic_events(add)
-        if "notice" in features and self._room("notices") and open_:
-            add(("agent", "notice", None))
-        if "usage" in features and self._room("usages") and open_:
-            add(("agent", "usage", None))
+        for feature, bound in (("notice", "notices"), ("usage", "usages")):
+            if feature in features and self._room(bound) and open_:
+                add(("agent", feature, None))
         # what the state reported may become (what the real one may, when they are the same)
         shown = doing if self.reported == self.real else self._can("foreground", self.reported, self.fg_ctx)
         if open_ and "unknown" in features and self._room("losses") and "lose" in shown:
@@ -359,13 +360,6 @@ class Agent(Freedoms, Deviating):
             ev.append(("agent", "resume_early", None))
         return ev
 
-    def _closed_out_events(self, add: Any) -> None:
-        """Prompts a session/close stopped may be answered -32800 after the close response (no
-        order binds the two responses)."""
-        for rid in self.prompts:
-            if self.prompts[rid][0] == prm.CLOSED_OUT and "withdraw" in self._can("prompt", prm.CLOSED_OUT):
-                add(("agent", "withdraw", rid))
-
     def _do_refuse_resume(self, _: Any) -> list[Msg]:
         """Answering a session/resume that cannot succeed (``refusing``): a second one received
         while one is answered, or one a session/close interrupted; an error response, in the
@@ -453,10 +447,6 @@ class Agent(Freedoms, Deviating):
             wire.chunk("user_message_chunk", self.sid, mid, copy.deepcopy(b)) for b in self.contents[rid]
         ] or full
 
-    def _do_future_state(self, _: Any) -> list[Msg]:
-        self._use("futures")
-        return [self._report(FUTURE_STATE)]
-
     def _do_notice(self, _: Any) -> list[Msg]:
         self._use("notices")
         return [wire.notice(self.sid, "warning", "Model request retried")]
@@ -465,9 +455,12 @@ class Agent(Freedoms, Deviating):
         self._use("usages")
         return [wire.usage(self.sid, 1200, 200000, 0.01)]
 
-    def _do_lose(self, _: Any) -> list[Msg]:
-        self._use("losses")
-        return [self._report(fgm.UNKNOWN)]
+    def _do_lose(self, _: Any, bound: str = "losses", state: str = fgm.UNKNOWN) -> list[Msg]:
+        """Unknown reported (or, ``future_state``, the custom state), within its bound."""
+        self._use(bound)
+        return [self._report(state)]
+
+    _do_future_state = partialmethod(_do_lose, bound="futures", state=FUTURE_STATE)
 
     def _do_restore(self, _: Any) -> list[Msg]:
         return [self._report(self.real)]
@@ -489,9 +482,7 @@ class Agent(Freedoms, Deviating):
         """The history replay (``_do_replay``), then the snapshot (``again``: sent twice, a
         repeated snapshot is no transition), then the response: one step."""
         out = self._replayed() if replay else []
-        rid = self.resume_rid
-        assert rid is not None
-        self.resume_rid = None
+        rid = self._take_resume()
         session = self.specs["session"]
         for _ in out:  # each replayed update: the first starts the replay, the others go on
             self.session = session.fire(self.session, "replay")
@@ -514,11 +505,15 @@ class Agent(Freedoms, Deviating):
 
     _do_replay = partialmethod(_do_resync, replay=True)
 
+    def _take_resume(self) -> int:
+        """The session/resume request being answered (answered now: no longer ``resume_rid``)."""
+        rid, self.resume_rid = self.resume_rid, None
+        assert rid is not None
+        return rid
+
     def _do_resume_early(self, _: Any) -> list[Msg]:
         """The response before the snapshot, then the state (a variant's row, or the seeded bug
         response-before-snapshot firing the forbidden cell)."""
-        rid = self.resume_rid
-        assert rid is not None
-        self.resume_rid = None
+        rid = self._take_resume()
         self.session = self._fire("session", self.session, "resumed")
         return [wire.result(rid, {}), self._state(self.real)]

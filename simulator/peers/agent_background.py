@@ -51,7 +51,6 @@ class BackgroundWork(AgentState):
         features = self.cfg.features
         if (
             self.session == "open"
-            and active
             and self.real == fgm.RUNNING
             and not self.cancelling
             and self._room("background")
@@ -186,19 +185,15 @@ class BackgroundWork(AgentState):
         return [self._snapshot_now()]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
+        """A live item's output (once per item): a terminal's, or (``_do_child_chunk``) a child's."""
         self.extras = self.extras | {"out:" + ident}
-        return [
-            wire.update(
-                self.sid, {"sessionUpdate": "terminal_output_chunk", "terminalId": ident, "data": "b2sK"}
-            )
-        ]
+        if ident == self.child:
+            assert self.child_msg is not None
+            return [wire.chunk("session_message_chunk", ident, self.child_msg, wire.text(" and report back"))]
+        update = {"sessionUpdate": "terminal_output_chunk", "terminalId": ident, "data": "b2sK"}
+        return [wire.update(self.sid, update)]
 
-    def _do_child_chunk(self, ident: str) -> list[Msg]:
-        self.extras = self.extras | {"out:" + ident}
-        assert self.child_msg is not None
-        return [
-            wire.chunk("session_message_chunk", self.child, self.child_msg, wire.text(" and report back"))
-        ]
+    _do_child_chunk = _do_terminal_output
 
     def _do_bg_start(self, kind: str) -> list[Msg]:
         n = self._use("background")

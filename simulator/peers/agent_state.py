@@ -13,7 +13,7 @@ Must not know: which moves there are, channels, the client, monitors, or files.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import InitVar, dataclass, field
+from dataclasses import InitVar, dataclass, field, fields
 from typing import Any, Self
 
 from model import background as bgm
@@ -60,11 +60,13 @@ def _embedding(terminal: str) -> str:
     return f"tc_{terminal}"
 
 
-def _slot_copier(names: tuple[str, ...]) -> Any:
-    """A function ``copy(src, dst)`` assigning each named slot of ``src`` to ``dst``: plain
-    attribute assignments, built once, about three times faster than a getattr/setattr loop
-    (explorers clone an Agent for every move they compute)."""
-    body = "".join(f"    dst.{name} = src.{name}\n" for name in names)
+def _slot_copier(cls: type) -> Any:
+    """A function ``copy(src, dst)`` assigning each slot of ``src`` to ``dst``, a copy of each
+    record a move changes in place (the fields made by ``dict`` or ``list``): plain attribute
+    assignments, built once, about three times faster than a getattr/setattr loop (explorers
+    clone an Agent for every move they compute)."""
+    made = ((f.name, getattr(f.default_factory, "__name__", "")) for f in fields(cls))
+    body = "".join(f"    dst.{name} = {factory}(src.{name})\n" for name, factory in made)
     scope: dict[str, Any] = {}
     exec(f"def copy(src, dst):\n{body}", scope)  # names are this module's slot names only
     return scope["copy"]
@@ -162,7 +164,7 @@ class AgentState:
     # (type, ID) given by an update sent ahead (Also.reserve)
     ahead: tuple[str, str] | None = field(init=False, default=None)
     marks: tuple[str, ...] = field(init=False, default=())  # breach markers: rules a fault made a move break
-    used: dict[str, int] = field(init=False)
+    used: dict[str, int] = field(init=False, default_factory=dict)
     """How many of each thing the Agent started or did, by its bound (``Config``: the per-run
     budgets, ``reruns``; a compaction's summary chunks, patches and custom statuses, each
     at most one per compaction started): ``_room``, ``_use``."""
@@ -190,16 +192,7 @@ class AgentState:
     def clone(self) -> Self:
         new = self.__class__.__new__(self.__class__)
         _copy_slots(self, new)
-        new.prompts = dict(self.prompts)
         new.contents = None if self.contents is None else dict(self.contents)
-        new.tools = dict(self.tools)
-        new.perms = dict(self.perms)
-        new.elicits = dict(self.elicits)
-        new.items = dict(self.items)
-        new.compactions = dict(self.compactions)
-        new.history = list(self.history)
-        new.entities = dict(self.entities)
-        new.used = dict(self.used)
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -451,11 +444,12 @@ class AgentState:
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
 
-    def _tool_update(self, tid: str, trigger: str, **fields: Any) -> Msg:
-        """Tool call ``tid`` moved by ``trigger``: the update reporting its new status."""
+    def _tool_update(self, tid: str, trigger: str, shown: str | None = None, **fields: Any) -> Msg:
+        """Tool call ``tid`` moved by ``trigger``: the update reporting its new status (or
+        ``shown``: a custom one, or the status a seeded bug's forbidden cell names)."""
         status = self._fire("tool_call", self.tools[tid][0], trigger)
         _put(self.tools, tid, 0, status)
-        return wire.tool_call(self.sid, tid, status, **fields)
+        return wire.tool_call(self.sid, tid, shown or status, **fields)
 
     def _snapshot_now(self) -> Msg:
         """A snapshot of the state reported, with the background list. Under a custom state where
@@ -467,4 +461,4 @@ class AgentState:
         return self._state(self.reported)
 
 
-_copy_slots = _slot_copier(AgentState.__slots__)
+_copy_slots = _slot_copier(AgentState)

@@ -141,10 +141,10 @@ class ForegroundWork(BackgroundWork):
         self._stop_events(add)
         if self._can_end():
             add(("agent", "end", fgm.END_TURN))
-            if "limits" in features:
-                add(("agent", "end", fgm.MAX_TOKENS))
-                add(("agent", "end", fgm.MAX_TURN_REQUESTS))
-                add(("agent", "end", fgm.REFUSAL))
+            for reason in (
+                (fgm.MAX_TOKENS, fgm.MAX_TURN_REQUESTS, fgm.REFUSAL) if "limits" in features else ()
+            ):
+                add(("agent", "end", reason))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
                 if self.between.future_reason_possible(self.rd["future-stop-reason"]):
@@ -424,22 +424,18 @@ class ForegroundWork(BackgroundWork):
         """A tool call pauses, goes back to pending, resumes, or ends (5. Tool invocation and
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
-        _put(
-            self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], tcm.status_trigger(status) or "")
-        )
-        return [wire.tool_call(self.sid, tid, status)]
+        return [self._tool_update(tid, tcm.status_trigger(status) or "", status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
         """Content of a tool call, live or final: replaced by an update, appended by a chunk."""
         tid, replace = arg
         self._use("tool_updates")
-        status = self.tools[tid][0]
+        trigger = "replace_content" if replace else "append_content"
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], trigger))
         if replace:
-            _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "replace_content"))
             return [
                 wire.tool_call(self.sid, tid, content=[{"type": "content", "content": wire.text("diff")}])
             ]
-        _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "append_content"))
         return [wire.tool_content_chunk(self.sid, tid, "more")]
 
     def _do_plan_removed(self, _: Any) -> list[Msg]:
