@@ -331,9 +331,8 @@ class Agent(Freedoms, Deviating):
         if "unseen_end" not in self.cfg.features:
             return False
         owed = self.specs["foreground"].eventually.get(self.reported)
-        pending = self.cancelling and "unobserved" not in self.extras
         active = self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION)
-        return owed is None or self.between.close_leaves_work(active, pending, owed) is None
+        return owed is None or self.between.close_leaves_work(active, self._cancel_seen(), owed) is None
 
     def _resume_events(self) -> list[Event]:
         """The resume handshake, one step along the session table's rows: the history replay

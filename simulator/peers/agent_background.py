@@ -96,7 +96,7 @@ class BackgroundWork(AgentState):
             if trigger not in allowed:
                 continue
             if trigger == "list":
-                if st != bgm.DONE and key not in self.listed:
+                if st != bgm.DONE:
                     add(("agent", "bg_list", key))
                 elif st == bgm.DONE and self._open() and self._room("reruns"):
                     add(("agent", "bg_rerun", key))  # a detached child gets work again
@@ -166,7 +166,7 @@ class BackgroundWork(AgentState):
         carries out a cancel, a terminal it announced and never listed may be stopped (killed:
         it exits with a signal)."""
         for key, st in self.items.items():
-            if key[0] == "terminal" and st == bgm.ANNOUNCED and key not in self.listed:
+            if key[0] == "terminal" and st == bgm.ANNOUNCED:  # (announced: not listed)
                 add(("agent", "bg_stop", key))
 
     def _do_bg_stop(self, key: tuple[str, str]) -> list[Msg]:
@@ -212,7 +212,7 @@ class BackgroundWork(AgentState):
         elif kind == "tool_call":
             self._use("tool_calls")
             ident = f"tc_bg_{n}"
-            self.tools[ident] = (tcm.IN_PROGRESS, True, None)
+            self.tools[ident] = (tcm.IN_PROGRESS, True, None, None)
             msgs = [wire.tool_call(self.sid, ident, "in_progress", title="Watch files", kind="execute")]
         else:
             ident = self.child
@@ -222,7 +222,7 @@ class BackgroundWork(AgentState):
         if with_tool and kind == "terminal":
             self._use("tool_calls")
             tid = _embedding(ident)
-            self.tools[tid] = (tcm.IN_PROGRESS, True, None)
+            self.tools[tid] = (tcm.IN_PROGRESS, True, None, None)
             msgs.insert(
                 0,
                 wire.tool_call(

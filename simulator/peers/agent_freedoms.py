@@ -29,10 +29,10 @@ _RESTATED = (fgm.END_TURN, fgm.MAX_TOKENS)
 """Stop reasons the Agent may repeat on an idle of its own (the ones it restates as new)."""
 
 SNAPSHOT = "snapshot"
+"""``restate_idle``'s argument for the bare repeat (feature ``snapshot``: ``_own_events``)."""
 _PLACED = {fgm.IDLE: "idle", fgm.UNKNOWN: "other", fgm.UNRECOGNIZED: "other"}
 """Where ``model.between`` own_user_message places the Agent's own user message, by the state
 reported (``_may_announce``: the states it may announce from)."""
-"""``restate_idle``'s argument for the bare repeat (feature ``snapshot``: ``_own_events``)."""
 
 
 class Freedoms(ForegroundWork):

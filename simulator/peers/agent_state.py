@@ -130,7 +130,10 @@ class AgentState:
     turn_outputs: int = field(init=False, default=0)
     cur_msg: str | None = field(init=False, default=None)  # agent_message being streamed in this interval
     cur_thought: str | None = field(init=False, default=None)
-    # id -> (status, background?, permission rid)
+    # id -> (status, background? ("carried": on past its work's idle), permission rid or None,
+    #        mark or None: how its request was answered, "allowed", "denied", "raced" (an
+    #        approval taken as a refusal: ``_answered``), or a seeded bug's late answer to run it
+    #        with, "late" (an approval) or "ended-e" then "late-e" (an elicitation's accept))
     tools: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
     # rid -> permission state (its tool call names it: ``tools``, ``_tool_of``)
     perms: dict[str, str] = field(init=False, default_factory=dict)
@@ -390,6 +393,11 @@ class AgentState:
     def _open(self) -> bool:
         return self.session == "open"
 
+    def _cancel_seen(self) -> bool:
+        """A session/cancel or session/close reached work the Agent was reporting active
+        (``Agent._start_cancelling``): only a confirming idle may end it."""
+        return self.cancelling and "unobserved" not in self.extras
+
     def _inserted_waiting(self) -> bool:
         return any(
             self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED) and not self.prompts[r][3]
@@ -397,9 +405,9 @@ class AgentState:
         )
 
     def _unlisted_work(self) -> list[tuple[str, str]]:
-        """Announced background work not yet in the list (``model.between`` owed_before_idle: it
+        """Announced background work, not yet in the list (``model.between`` owed_before_idle: it
         would pass for foreground work)."""
-        return [key for key, st in self.items.items() if st == bgm.ANNOUNCED and key not in self.listed]
+        return [key for key, st in self.items.items() if st == bgm.ANNOUNCED]
 
     def _uninserted(self) -> bool:
         """A prompt waits unanswered and uninserted (``own_user_message``: work started then is

@@ -43,7 +43,7 @@ def _unapproved(tool: tuple[Any, ...]) -> bool:
         not tool[1]
         and tool[2] is not None
         and tool[0] == tcm.PENDING
-        and (len(tool) == 3 or tool[3] in ("denied", "raced"))
+        and tool[3] in (None, "denied", "raced")
     )
 
 
@@ -131,10 +131,7 @@ class ForegroundWork(BackgroundWork):
         if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
-            if (
-                not self.between.own_end_after_cancel(self.rd["cancel-takes-effect"])
-                and "unobserved" not in self.extras
-            ):
+            if not self.between.own_end_after_cancel(self.rd["cancel-takes-effect"]) and self._cancel_seen():
                 return
             # own_end_after_cancel (when-acted): the work may have ended before the Agent acted on
             # the cancel; unobserved: before the cancel came (``_start_cancelling``)
@@ -161,7 +158,7 @@ class ForegroundWork(BackgroundWork):
         (``tool_status``, ``_offers_status``)."""
         waiting = self._elicited_tools() if self.elicits else frozenset()
         for tid, t in self.tools.items():
-            if t[1] or self.perms.get(t[2]) == pm.PENDING or tid in waiting or t[-1] in ("ended-e", "late-e"):
+            if t[1] or self.perms.get(t[2]) == pm.PENDING or tid in waiting or t[3] in ("ended-e", "late-e"):
                 continue
             allowed = self._can("tool_call", t[0])
             if t[0] == tcm.PENDING and "run" in allowed:
@@ -181,7 +178,7 @@ class ForegroundWork(BackgroundWork):
         ran), and, a bound of this Agent rather than a rule, on a call with a permission request
         only failed or cancelled: such a call runs and completes by ``tool_run`` and
         ``tool_done`` (which also fail a refused call), so bare moves would only repeat them."""
-        granted = len(tool) > 3 and tool[3] == "allowed" and tool[0] == tcm.PENDING
+        granted = tool[3] == "allowed" and tool[0] == tcm.PENDING
         if self.between.completes_unrun(granted, status):
             return False
         return tool[2] is None or status in (tcm.FAILED, tcm.CANCELLED)
@@ -252,8 +249,7 @@ class ForegroundWork(BackgroundWork):
             return False
         if self.specs["foreground"].eventually.get(self.reported) is not None:
             return False
-        pending = self.cancelling and "unobserved" not in self.extras
-        return not self.between.snapshot_leaves_cancel(pending, resume_snapshot=True)
+        return not self.between.snapshot_leaves_cancel(self._cancel_seen(), resume_snapshot=True)
 
     def _request_events(self, add: Any) -> None:
         """The Agent's moves on its requests of the user, while the session is open or closing.
@@ -278,7 +274,7 @@ class ForegroundWork(BackgroundWork):
             bw.LATE_ANSWERS_IGNORED.rule
         ):
             for tid, t in self.tools.items():
-                if t[-1] in ("late", "late-e") and t[0] == tcm.PENDING:
+                if t[3] in ("late", "late-e") and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
@@ -299,13 +295,7 @@ class ForegroundWork(BackgroundWork):
         if self.real != fgm.REQUIRES_ACTION or self._blocked():
             return
         for tid, t in self.tools.items():
-            if (
-                not t[1]
-                and len(t) > 3
-                and t[3] == "denied"
-                and t[0] in tcm.LIVE
-                and "fail" in self._can("tool_call", t[0])
-            ):
+            if not t[1] and t[3] == "denied" and "fail" in self._can("tool_call", t[0]):
                 add(("agent", "tool_status", (tid, tcm.FAILED)))
 
     def _unseen(self) -> bool:
@@ -349,14 +339,15 @@ class ForegroundWork(BackgroundWork):
         return self._do_tool_ask(None)
 
     def _output(self) -> None:
-        """Model output: the foreground table's ``output`` from the reported state (custom states
-        count as advertised when the Client may extend them, feature ``future``). A seeded bug
+        """Model output, counted in the interval's (``turn_outputs``): the foreground table's
+        ``output`` from the reported state (custom states count as advertised when the Client may
+        extend them, feature ``future``). A seeded bug
         that left running unreported sends its output anyway: its breach is already marked."""
         self.specs["foreground"].fire(self.reported, "output", self.fg_ctx)
+        self.turn_outputs += 1
 
     def _do_say(self, _: Any) -> list[Msg]:
         self._output()
-        self.turn_outputs += 1
         if self.cur_msg is None and self.cur_thought is not None and self._has("chunks"):
             # the message derived from the same model output as the thought streams under its
             # messageId: one ID, thought chunks and message chunks (Entity IDs: two entities)
@@ -382,7 +373,6 @@ class ForegroundWork(BackgroundWork):
 
     def _do_think(self, _: Any) -> list[Msg]:
         self._output()
-        self.turn_outputs += 1
         if self.cur_thought is None:
             # A thought derived from the same model output as the current message may share
             # its messageId: it is still a separate entity (Entity IDs).
@@ -400,7 +390,7 @@ class ForegroundWork(BackgroundWork):
     def _do_tool(self, _: Any = None, ask: bool = False) -> list[Msg]:
         tid = f"tc_{self._use('tool_calls')}"
         out = [wire.tool_call(self.sid, tid, "pending", title="Edit file", kind="edit")]
-        self.tools[tid] = (tcm.PENDING, False, None)
+        self.tools[tid] = (tcm.PENDING, False, None, None)
         self.history.append(out[0])
         return [*out, *self._do_bg_ask(tid)] if ask else out
 
@@ -502,14 +492,14 @@ class ForegroundWork(BackgroundWork):
             )
             allow = outcome.get("optionId") == "allow"
             mark = "raced" if allow and raced else "allowed" if allow else "denied"
-            self.tools[tid] = (*self.tools[tid], mark)
+            _put(self.tools, tid, 3, mark)
         elif (
             was == pm.NOT_APPROVED
             and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             and outcome.get("optionId") == "allow"
             and self.tools[tid][0] == tcm.PENDING
         ):
-            self.tools[tid] = (*self.tools[tid], "late")  # not treated as refused: used
+            _put(self.tools, tid, 3, "late")  # not treated as refused: used
 
     def _elicit_answered(self, rid: str, msg: Msg) -> None:
         """The Client's answer: the elicitation table's row for it (an action the schema does not
@@ -542,8 +532,8 @@ class ForegroundWork(BackgroundWork):
         """A late accept or external completion of an elicitation of cancelled work: ignored,
         unless a seeded bug left its tool call pending to run it now (``late_run``)."""
         tid = e[4]
-        if tid is not None and self.tools[tid][0] == tcm.PENDING and self.tools[tid][-1] == "ended-e":
-            self.tools[tid] = (*self.tools[tid][:-1], "late-e")
+        if tid is not None and self.tools[tid][0] == tcm.PENDING and self.tools[tid][3] == "ended-e":
+            _put(self.tools, tid, 3, "late-e")
 
     def _elicited_tools(self) -> frozenset[str]:
         """Tool calls an elicitation about them still blocks (the tool waits for the answer)."""
@@ -565,7 +555,7 @@ class ForegroundWork(BackgroundWork):
         """Run the tool; a refused call (or one whose approval raced the cancel, taken as not
         approved: ``receive``) fails instead, this Agent's fallback."""
         t = self.tools[tid]
-        if len(t) > 3 and t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
+        if t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
             return [self._tool_update(tid, "fail")]
         return [self._tool_update(tid, "run"), wire.tool_content_chunk(self.sid, tid, "working")]
 
@@ -573,9 +563,9 @@ class ForegroundWork(BackgroundWork):
         """A late approval of a request of cancelled work runs its tool call (offered only where
         the Agent does not apply ``cancelled_permissions``)."""
         self._breach(
-            self.between.late_answer("elicitation" if self.tools[tid][-1] == "late-e" else "permission").rule
+            self.between.late_answer("elicitation" if self.tools[tid][3] == "late-e" else "permission").rule
         )
-        self.tools[tid] = self.tools[tid][:-1]
+        _put(self.tools, tid, 3, None)
         return [self._tool_update(tid, "run")]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
@@ -621,7 +611,7 @@ class ForegroundWork(BackgroundWork):
                 continue
             if confirms and tid in elicited and not self._applies(bw.LATE_ANSWERS_IGNORED.rule):
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its elicitation: left pending
-                self.tools[tid] = (*t, "ended-e")
+                _put(self.tools, tid, 3, "ended-e")
                 continue
             if self.between.may_carry_on(t[0], reason, confirms, carry, carry_past_error):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
