@@ -146,10 +146,8 @@ class Agent(Freedoms, Deviating):
                     self._prompt_events(add, rid, None, False)
             return ev
         if "announced" in self.extras:  # its own user message sent: its own work starts next
-            if not self._may_start_goal():
-                return []
-            unseen = [("agent", "start_goal", "unseen")] if self._unseen() else []
-            return [("agent", "start_goal", None), *unseen]
+            self._goal_events(add)
+            return ev
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
         features = self.cfg.features
@@ -162,8 +160,11 @@ class Agent(Freedoms, Deviating):
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
-                if "interim" in features and "interim" not in self.extras and self._interim_allowed():
-                    add(("agent", "user_message", (rid, "interim")))  # (user-message-content)
+                # ``user-message-content=upsert``: an update about an inserted user message may
+                # carry content a later one replaces (``model.between``)
+                interim = self.between.user_content_replaceable(self.rd["user-message-content"])
+                if "interim" in features and "interim" not in self.extras and interim:
+                    add(("agent", "user_message", (rid, "interim")))
         # the close response, once the session table allows it; that everything else is settled
         # first (work ended and reported idle, prompts answered or stopped, compactions ended,
         # background work finished and unlisted) is this Agent's own behaviour (closing stops
@@ -243,7 +244,8 @@ class Agent(Freedoms, Deviating):
         within the Agent's own choices:
 
         - it holds a prompt only when every prompt received before it and still waiting is held
-          (feature ``hold``);
+          (feature ``hold``): it decides on its prompts in the order they came (the order of
+          insertion is ``model.between`` HELD_IN_ORDER's, which the guard ``oldest_held`` states);
         - it refuses a prompt not yet asked to stop (received or held) only with feature
           ``fail`` (the oldest held one) or when the prompt's content is invalid;
         - it inserts a received prompt only when it is the oldest waiting, or under
@@ -265,7 +267,7 @@ class Agent(Freedoms, Deviating):
             if trigger not in allowed:
                 continue
             if trigger == "hold":
-                if "hold" in self.cfg.features and self._holds_in_order(rid):
+                if "hold" in self.cfg.features and all(st == prm.HELD for st in self._waiting_before(rid)):
                     add(("agent", "hold", rid))
             elif trigger == "reject":
                 if (
@@ -298,13 +300,6 @@ class Agent(Freedoms, Deviating):
                     add(("agent", "withdraw", rid))
             else:
                 add(("agent", trigger, rid))
-
-    def _holds_in_order(self, rid: int) -> bool:
-        """Every prompt received before ``rid`` and still waiting is held: the Agent may hold it
-        too. This Agent's own behaviour (it decides on its prompts in the order they came), not a
-        rule: the order of insertion is ``model.between`` HELD_IN_ORDER's, which the prompt table's
-        guard ``oldest_held`` states."""
-        return all(st == prm.HELD for st in self._waiting_before(rid))
 
     def _may_overtake(self, rid: int) -> bool:
         """A newly received prompt may be inserted at once ahead of held ones where
@@ -427,11 +422,6 @@ class Agent(Freedoms, Deviating):
         msg = wire.message("user_message", self.sid, self.prompts[rid][1], content)
         self.history.append(msg)
         return [msg]
-
-    def _interim_allowed(self) -> bool:
-        """``user-message-content=upsert``: an update about an inserted user message may carry
-        content a later one replaces (``model.between`` ``user_content_replaceable``)."""
-        return self.between.user_content_replaceable(self.rd["user-message-content"])
 
     def _do_user_chunks(self, rid: int) -> list[Msg]:
         """The user message streamed, one chunk per block of the prompt's content where the Agent

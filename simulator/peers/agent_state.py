@@ -367,9 +367,10 @@ class AgentState:
         This Agent's own state, not a rule: it blocks (reports requires_action) only then, which
         ``model.between`` BLOCKED_ON_USER allows (each such request is outstanding: ``_asking``),
         and resumes only once nothing is waited on."""
-        return any(not t[1] and self.perms.get(t[2]) == pm.PENDING for t in self.tools.values()) or any(
-            e[0] in em.BLOCKING for e in self.elicits.values()
-        )
+        perms = self.perms
+        return (
+            bool(perms) and any(not t[1] and perms.get(t[2]) == pm.PENDING for t in self.tools.values())
+        ) or any(e[0] in em.BLOCKING for e in self.elicits.values())
 
     def _tool_of(self, rid: str) -> str:
         """The tool call permission request ``rid`` is about."""
