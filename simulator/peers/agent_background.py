@@ -39,7 +39,10 @@ _COMPACTION_ACTIONS = {
 """The Agent's move making each compaction trigger (in the order it offers them; ``_compact``);
 which ones it may take is the compaction table's (``_can``)."""
 _COMPACTION_MOVE = {trigger: move for move, trigger in _COMPACTION_ACTIONS.items()}
-_ENDS_COMPACTION = ("complete", "fail", "cancel")
+_ENDS_COMPACTION = frozenset(
+    r.trigger for r in cm.ROWS if r.dest in cm.TERMINAL and r.source not in cm.TERMINAL
+)
+"""The compaction triggers that end it (the table's rows into a terminal status)."""
 
 
 class BackgroundWork(AgentState):
@@ -165,8 +168,8 @@ class BackgroundWork(AgentState):
         """Cancellation: "The Agent MAY stop background activity it does not list". While it
         carries out a cancel, a terminal it announced and never listed may be stopped (killed:
         it exits with a signal)."""
-        for key, st in self.items.items():
-            if key[0] == "terminal" and st == bgm.ANNOUNCED:  # (announced: not listed)
+        for key in self._unlisted_work():
+            if key[0] == "terminal":
                 add(("agent", "bg_stop", key))
 
     def _do_bg_stop(self, key: tuple[str, str]) -> list[Msg]:

@@ -52,6 +52,8 @@ or although it advertised none (``unadvertised``)."""
 _NO_CONTEXT: dict[str, Any] = {}
 _INSERTABLE = frozenset(row.source for row in prm.ROWS if row.trigger == "insert")
 """Prompt states that may still be inserted: those the prompt table has an ``insert`` row from."""
+INSERTED = (prm.INSERTED, prm.ANSWERED)
+"""Prompt states of an inserted prompt (its user message is the Agent's to report)."""
 
 
 def _embedding(terminal: str) -> str:
@@ -400,10 +402,7 @@ class AgentState:
         return self.cancelling and "unobserved" not in self.extras
 
     def _inserted_waiting(self) -> bool:
-        return any(
-            self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED) and not self.prompts[r][3]
-            for r in self.prompts
-        )
+        return any(self.prompts[r][0] in INSERTED and not self.prompts[r][3] for r in self.prompts)
 
     def _unlisted_work(self) -> list[tuple[str, str]]:
         """Announced background work, not yet in the list (``model.between`` owed_before_idle: it
@@ -419,7 +418,7 @@ class AgentState:
         """Inserted prompts whose user message is not reported yet (``model.between``
         USER_MESSAGE_REPORTED: owed before the idle ending the work and before the close
         response)."""
-        return [r for r, p in self.prompts.items() if p[0] in (prm.INSERTED, prm.ANSWERED) and not p[2]]
+        return [r for r, p in self.prompts.items() if p[0] in INSERTED and not p[2]]
 
     def initial_idle(self) -> Msg:
         """The new session's initial idle (optional; no completion), as this Agent reports it."""
@@ -442,7 +441,7 @@ class AgentState:
 
     def _mark_handled(self) -> None:
         for rid in self.prompts:
-            if self.prompts[rid][0] in (prm.INSERTED, prm.ANSWERED):
+            if self.prompts[rid][0] in INSERTED:
                 _put(self.prompts, rid, 3, True)
 
     def _begin(self, state: str, initiated: bool) -> None:
