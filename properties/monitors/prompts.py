@@ -147,7 +147,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from model import between as bw
 from model import entity
@@ -205,9 +205,15 @@ OLDEST_HELD = prm.SPEC.guard_rules["oldest_held"]
 """The rule the prompt table's guard ``oldest_held`` states (held prompts go in order): shown by
 the wire only under the reading ``prompt-ahead-of-held=receipt-order`` (see the docstring)."""
 
-# prompt record: (session, receipt line, the states it may be in, received after a cancel,
-#                 content types the Agent did not advertise)
-_Prompt = tuple[str, int, frozenset[str], bool, tuple[str, ...]]
+
+class _Prompt(NamedTuple):
+    """A session/prompt waiting for its answer (its session record's ``pending``)."""
+
+    line: int  # receipt line
+    states: frozenset[str]  # the prompt table's states it may be in (hidden steps included)
+    after_cancel: bool  # received after a session/cancel of its session
+    bad: tuple[str, ...]  # content types the Agent did not advertise
+    blocks: frozenset[str] | None  # its content's blocks (user-message-content=prompt-content)
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -235,6 +241,7 @@ class _Session(Record):
         "cancel_seen",
         "claimed",
         "first_error",
+        "first_prompt",
         "inserted_idle",
         "own_wait",
         "owned",
@@ -243,7 +250,6 @@ class _Session(Record):
         "owner_mid",
         "owner_working",
         "pending",
-        "prompted",
         "replay_unknown",
         "reported_d",
         "shown",
@@ -254,7 +260,7 @@ class _Session(Record):
     )
 
     def __init__(self) -> None:
-        self.pending: dict[Any, int] = {}  # request id -> receipt line (receipt order)
+        self.pending: dict[Any, _Prompt] = {}  # request id -> its prompt (receipt order)
         self.unclaimed: dict[str, int] = {}  # user message ID -> first live line (in order)
         # every messageId a success returned in the session -> the request id it answered;
         # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
@@ -265,7 +271,7 @@ class _Session(Record):
         self.shown: dict[str, tuple[int, frozenset[str]]] = {}
         self.owned: dict[str, frozenset[str]] = {}
         self.reported_d = 0
-        self.prompted = False
+        self.first_prompt: int | None = None  # line of its first session/prompt
         self.cancel_seen = False
         self.first_error = 0  # receipt line of the earliest prompt answered with an error
         self.replay_unknown: set[str] = set()
@@ -297,17 +303,18 @@ class _Session(Record):
         (then whether a state was seen changes nothing, nor does an owner's freshness once its
         work runs)."""
         merged = sorted(
-            [(line, 0, repr(rid)) for rid, line in self.pending.items()]
+            [(p.line, 0, repr(rid)) for rid, p in self.pending.items()]
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
         )
         return (
             tuple((kind, name) for _, kind, name in merged),
+            frozenset((rid, p[1:]) for rid, p in self.pending.items()),
             frozenset(self.claimed),
             frozenset(self.unreported),
             frozenset((mid, blocks) for mid, (_, blocks) in self.shown.items()),
             frozenset(self.owned.items()),
             self.reported_d,
-            self.prompted,
+            self.first_prompt is not None,
             self.cancel_seen,
             bool(self.first_error),
             frozenset(self.replay_unknown),
@@ -340,7 +347,7 @@ class _Session(Record):
         unclaimed = self.unclaimed
         if not unclaimed:
             return 0
-        receipts = list(self.pending.values())
+        receipts = [p.line for p in self.pending.values()]
         n = len(receipts)
         j = worst = 0
         for k, first_seen in enumerate(self.unclaimed.values(), 1):
@@ -377,33 +384,26 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.prompts: dict[Any, _Prompt] = {}
         self.overtaken: dict[Any, tuple[Any, int]] = {}
         """Under ``prompt-ahead-of-held=receipt-order``: waiting prompt -> (the later prompt
         answered with success while it waited, that response's line)."""
-        self.blocks: dict[Any, frozenset[str]] = {}
-        """Under ``user-message-content=prompt-content``: waiting prompt -> its content's blocks."""
-        self.first_prompt: dict[str, int] = {}
-        """Session -> the line of its first session/prompt (a later session/new creating it)."""
 
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         facts = self.facts
-        bad = facts.disallowed_types(params.get("prompt"))  # () before the Agent's initialize answer
-        self._sent(sid, params, bad, line, msg)
+        content = params.get("prompt")
+        bad = facts.disallowed_types(content)  # () before the Agent's initialize answer
+        ps = None if sid is None else self.sessions.get(sid) or self._session(sid)
+        self._sent(sid, ps, content, bad, line, msg)
         rid = msg["id"]
-        if sid is None or (type(rid) is not int and type(rid) is not str):
+        if ps is None or sid is None or (type(rid) is not int and type(rid) is not str):
             return
-        ps = self.sessions.get(sid) or self._session(sid)
-        ps.prompted = True
-        if not bad and _beyond_text(params.get("prompt")):
+        if not bad and _beyond_text(content):
             self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
         spec = self.table(prm.SPEC)
-        self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
-        ps.pending[rid] = line
-        if not self._content_free():
-            self.blocks[rid] = _blocks(params.get("prompt"))
+        blocks = None if self._content_free() else _blocks(content)
+        ps.pending[rid] = _Prompt(line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad, blocks)
         if ps.owner is None:
             fs = facts.sessions.get(sid)
             seen = ps.state_seen or facts.from_start(sid)
@@ -411,19 +411,24 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
 
     def _sent(
-        self, sid: str | None, params: dict[str, Any], bad: tuple[str, ...], line: int, msg: Message
+        self,
+        sid: str | None,
+        ps: _Session | None,
+        content: Any,
+        bad: tuple[str, ...],
+        line: int,
+        msg: Message,
     ) -> None:
         """What the Client may send, and when (see the module docstring); ``bad``: the prompt's
         content types the Agent's initialize answer does not allow."""
         facts = self.facts
         self._gx[_SENT_KEY] += 1
-        fs = facts.sessions.get(sid) if sid is not None else None
-        missing = self.between.setup_missing(facts.init_pending, fs is not None and bool(fs.resuming))
+        missing = self.between.setup_missing(facts.init_pending, sid is not None and facts.replaying(sid))
         if missing is not None:
             self.breach(_SETUP, line, sid, f"session/prompt sent before {missing}", msg)
-        if sid is not None and sid not in self.first_prompt:
-            self.first_prompt[sid] = line
-        if self.between.empty_prompt(params.get("prompt")):
+        if ps is not None and ps.first_prompt is None:
+            ps.first_prompt = line
+        if self.between.empty_prompt(content):
             self.breach(_NOT_EMPTY, line, sid, "session/prompt with an empty prompt array", msg)
         if facts.prompt_types is not None:
             self._ex[_ADVERTISED] += 1
@@ -441,18 +446,20 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         result = msg.get("result")
         new_sid = result.get("sessionId") if type(result) is dict else None
-        if type(new_sid) is str and new_sid in self.first_prompt:
+        ps = self.sessions.get(new_sid) if type(new_sid) is str else None
+        if ps is not None and ps.first_prompt is not None:
             self.breach(
                 _SETUP,
                 line,
                 new_sid,
-                f"session/prompt for this session was received at line {self.first_prompt[new_sid]}, "
+                f"session/prompt for this session was received at line {ps.first_prompt}, "
                 "before session/new created it",
                 msg,
             )
 
     def _fire(
         self,
+        sid: str,
         rid: Any,
         rec: _Prompt,
         trigger: str | Callable[[str], str],
@@ -467,29 +474,30 @@ class PromptMonitor(SessionMonitor["_Session"]):
         of the state reached with the fewest hidden steps. Returns the states left."""
         spec = self.table(prm.SPEC)
         ex = self._ex
-        for state in rec[2]:
+        for state in rec.states:
             rule = spec.rule_of(state, trigger if isinstance(trigger, str) else trigger(state))
             if rule in _REPORTED:  # (the wire never shows some cells: _UNSEEN_EARLY)
                 ex[rule] += 1
-        after, refused = spec.fire_unseen(rec[2], trigger, ctx)
+        after, refused = spec.fire_unseen(rec.states, trigger, ctx)
         if not after and refused:
             first = refused[0]
             stopped = _STOPPED_BY.get(first.state, "")
             others = "".join(f"; had it been {v.state}, {v.rule}" for v in refused[1:])
             self.breach(
-                first.rule, line, rec[0],
-                f"prompt {rid!r} (received at line {rec[1]}) is {first.state}{stopped}{why}: the "
+                first.rule, line, sid,
+                f"prompt {rid!r} (received at line {rec.line}) is {first.state}{stopped}{why}: the "
                 f"prompt table has no {first.event!r} there ({first.actor} broke {first.rule}{others})",
                 msg, readings,
             )  # fmt: skip
         return after
 
-    def _client(self, rids: Iterable[Any], trigger: str, line: int, msg: Message) -> None:
-        prompts = self.prompts
+    def _client(
+        self, sid: str, ps: _Session, rids: Iterable[Any], trigger: str, line: int, msg: Message
+    ) -> None:
+        pending = ps.pending
         for rid in rids:
-            rec = prompts[rid]
-            after = self._fire(rid, rec, trigger, line, msg) or rec[2]
-            prompts[rid] = (rec[0], rec[1], after, rec[3], rec[4])
+            rec = pending[rid]
+            pending[rid] = rec._replace(states=self._fire(sid, rid, rec, trigger, line, msg) or rec.states)
 
     @on("client-notification", "session/cancel")
     @on("client-request", "session/close")
@@ -498,27 +506,28 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps = self._session(sid)
             cancel = msg["method"] == "session/cancel"
             ps.cancel_seen = ps.cancel_seen or cancel
-            self._client(ps.pending, "cover" if cancel else "close", line, msg)
+            self._client(sid, ps, ps.pending, "cover" if cancel else "close", line, msg)
 
     @on("client-notification", "$/cancel_request")
     def _cancel_request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is not int and type(rid) is not str:
             return
-        if rid in self.prompts:
-            self._client((rid,), "cancel_request", line, msg)
+        for prompted, ps in self.sessions.items():
+            if rid in ps.pending:
+                self._client(prompted, ps, (rid,), "cancel_request", line, msg)
+                return
 
     # -- answers -------------------------------------------------------------------------
     @on("agent-response", "session/prompt")
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
-        rec = self.prompts.pop(rid, None)
-        if rec is None:
+        if (
+            sid is None
+            or (ps := self.sessions.get(sid)) is None
+            or (rec := ps.pending.pop(rid, None)) is None
+        ):
             return
-        sid = rec[0]
-        ps = self.sessions[sid]
-        del ps.pending[rid]
-        blocks = self.blocks.pop(rid, None)
         error = "error" in msg
         if ps.started is not None and rid in ps.started[0]:  # (an error: it waited uninserted then)
             ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error)
@@ -532,10 +541,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         self._success(ps, sid, rid, rec, line, msg)
         mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
-        if blocks is not None and type(mid) is str and ps.claimed.get(mid) == rid:
-            ps.owned[mid] = blocks
+        if rec.blocks is not None and type(mid) is str and ps.claimed.get(mid) == rid:
+            ps.owned[mid] = rec.blocks
             first, shown = ps.shown.pop(mid, (0, frozenset()))
-            self._foreign(sid, mid, rid, shown, blocks, line, msg, first)
+            self._foreign(sid, mid, rid, shown, rec.blocks, line, msg, first)
         if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
             left = ps.own_wait[5] - {rid}
             # every prompt waiting at the start inserted: the work may have been its own
@@ -548,8 +557,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         err = msg.get("error")
         code = err.get("code") if type(err) is dict else None
-        waiting = _waiting(rec[2])
-        invalid = bool(rec[4]) and waiting == prm.COVERED
+        waiting = _waiting(rec.states)
+        invalid = bool(rec.bad) and waiting == prm.COVERED
         alt = self.reading(CANCELLED_INVALID_PROMPT) if invalid else "cancelled"
         if self.overtaken:
             ahead = self.overtaken.pop(rid, None)
@@ -564,7 +573,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     msg,
                     (PROMPT_AHEAD_OF_HELD,),
                 )
-        if rec[3]:  # received after a session/cancel of its session
+        if rec.after_cancel:  # received after a session/cancel of its session
             still = waiting in _UNSTOPPED  # nothing received since stopped it
             if still:
                 self._ex[LATER] += 1
@@ -577,7 +586,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     "cancelled it, yet it was answered -32800",
                     msg,
                 )
-        if rec[4]:
+        if rec.bad:
             self._ex[CONTENT] += 1
             if code != INVALID_PARAMS and (
                 code != REQUEST_CANCELLED or "cancelled" not in self.between.covered_invalid_answers(alt)
@@ -587,11 +596,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     line,
                     sid,
                     f"prompt {rid!r} carries content the Agent did not advertise "
-                    f"({', '.join(rec[4])}) and was refused with {code}, not -32602",
+                    f"({', '.join(rec.bad)}) and was refused with {code}, not -32602",
                     msg,
                     (CANCELLED_INVALID_PROMPT,) if invalid else (),
                 )
-        busy = self.facts.active(sid) and not rec[4]
+        busy = self.facts.active(sid) and not rec.bad
         if busy:
             self._ex[BUSY_ONLY] += 1  # a refusal while work is active: the suspicion's case
         if busy and code == INVALID_REQUEST:
@@ -608,8 +617,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     "cannot prove (the Agent's reason is not on it)",
                     msg, _BUSY,
                 )  # fmt: skip
-        if not ps.first_error or rec[1] < ps.first_error:
-            ps.first_error = rec[1]
+        if not ps.first_error or rec.line < ps.first_error:
+            ps.first_error = rec.line
         # The answer that withdraws a prompt the Client stopped: -32800, or -32602 for content
         # the Agent did not advertise where the reading cancelled-invalid-prompt allows it.
         withdraws = code == REQUEST_CANCELLED or (alt != "cancelled" and code == INVALID_PARAMS)
@@ -620,7 +629,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
         requested = waiting == prm.CANCEL_REQUESTED
         readings = (CANCELLED_INVALID_PROMPT,) if invalid else (OWN_REASON,) if requested else ()
-        cands = rec[2]
+        cands = rec.states
         why = f" and was answered with error {code}"
         if self._settle(ps) and self._counting() and prm.INSERTED in cands:
             # every way to account for the session's user messages needs this prompt inserted
@@ -631,26 +640,26 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
         own = self.reading(OWN_REASON) == "own-reason"
         ctx = {"own_reason": own, OWN_REASON: own} if requested else _NO_CTX
-        self._fire(rid, (rec[0], rec[1], cands, rec[3], rec[4]), trigger, line, msg, ctx, why, readings)
+        self._fire(sid, rid, rec._replace(states=cands), trigger, line, msg, ctx, why, readings)
 
     def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         if self.overtaken:
             self.overtaken.pop(rid, None)  # it was inserted after all
         if ps.pending and not self.between.may_overtake_held(self.reading(PROMPT_AHEAD_OF_HELD)):
-            for earlier, received in ps.pending.items():
-                if received < rec[1] and _waiting(self.prompts[earlier][2]) in _UNSTOPPED:
+            for earlier, held in ps.pending.items():
+                if held.line < rec.line and _waiting(held.states) in _UNSTOPPED:
                     self._ex[OLDEST_HELD] += 1  # judged when the earlier one is answered
                     self.overtaken.setdefault(earlier, (rid, line))
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
-        self._fire(rid, rec, "answer", line, msg, why=" and was answered with success")
-        if rec[4]:
+        self._fire(sid, rid, rec, "answer", line, msg, why=" and was answered with success")
+        if rec.bad:
             self._ex[CONTENT] += 1
             self.breach(
                 CONTENT,
                 line,
                 sid,
-                f"prompt {rid!r} carries content the Agent did not advertise ({', '.join(rec[4])}) "
+                f"prompt {rid!r} carries content the Agent did not advertise ({', '.join(rec.bad)}) "
                 "but was accepted",
                 msg,
             )
@@ -671,9 +680,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if first or own:
                 self._ex[AHEAD] += 1
             # (insertion follows receipt: a hidden one may have come before a later report)
-            found = self.between.returned_id_breach(mid, ps.claimed, first, rec[1])
+            found = self.between.returned_id_breach(mid, ps.claimed, first, rec.line)
             if found is not None:
-                self.breach(found.rule, line, sid, _returned_text(mid, rid, rec[1], other, own, first), msg)
+                self.breach(found.rule, line, sid, _returned_text(mid, rid, rec.line, other, own, first), msg)
             if other is None:
                 ps.claimed[mid] = rid
                 if own and ps.own_wait is not None and ps.own_wait[0] == mid:
@@ -719,7 +728,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._ex[entity.KEYED_BY_ID] += 1
             self._replayed(ps, sid, mid, line, msg)
             return
-        if not ps.prompted:
+        if ps.first_prompt is None:
             rule, why = "SDM-05", "in a session that never received a session/prompt (a delegated task?)"
         else:  # (refused before it: a prompt received before it was answered with an error)
             rule = self.between.unaccounted_user_message(0 < ps.first_error < line).rule
@@ -918,7 +927,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         delegated task reported as the spec asks, not as a user_message (SDM-05 judged, and
         held)."""
         ps = self.sessions.get(sid)
-        if ps is None or not ps.prompted:
+        if ps is None or ps.first_prompt is None:
             self._ex["SDM-05"] += 1
 
     def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
@@ -958,10 +967,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if ps.own_wait is not None and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, None, True, quiescent)
         spec = self.table(prm.SPEC)
-        for rid, rec in self.prompts.items():
-            sid, received = rec[0], rec[1]
-            ps = self.sessions[sid]
-            owed = [state for state in spec.states if state in rec[2] and state in spec.eventually]
+        waiting = [
+            (sid, ps, rid, rec) for sid, ps in self.sessions.items() for rid, rec in ps.pending.items()
+        ]
+        for sid, ps, rid, rec in sorted(waiting, key=lambda found: found[3].line):  # (in receipt order)
+            received = rec.line
+            owed = [state for state in spec.states if state in rec.states and state in spec.eventually]
             if not owed or spec.eventually[owed[0]] in spec.relaxed:
                 continue
             # a user message reported after its receipt, that no response claimed: probably its own
@@ -987,11 +998,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
         return (
-            frozenset((rid, (r[0], r[2], r[3], r[4])) for rid, r in self.prompts.items()),
             tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items())),
             frozenset((rid, o[0]) for rid, o in self.overtaken.items()),
-            frozenset(self.blocks.items()),
-            frozenset(self.first_prompt),
         )
 
 
