@@ -147,6 +147,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from model import between as bw
@@ -214,6 +215,9 @@ class _Prompt(NamedTuple):
     after_cancel: bool  # received after a session/cancel of its session
     bad: tuple[str, ...]  # content types the Agent did not advertise
     blocks: frozenset[str] | None  # its content's blocks (user-message-content=prompt-content)
+    # under prompt-ahead-of-held=receipt-order: the later prompt answered with success while this
+    # one waited, and that response's line
+    overtaken: tuple[Any, int] | None = None
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -234,65 +238,44 @@ def _beyond_text(content: Any) -> bool:
     return type(content) is list and any(type(b) is dict and b.get("type") != "text" for b in content)
 
 
+@dataclass(slots=True, eq=False)
 class _Session(Record):
     """One session's prompt record."""
 
-    __slots__ = (
-        "cancel_seen",
-        "claimed",
-        "first_error",
-        "first_prompt",
-        "inserted_idle",
-        "own_wait",
-        "owned",
-        "owner",
-        "owner_fresh",
-        "owner_mid",
-        "owner_working",
-        "pending",
-        "replay_unknown",
-        "reported_d",
-        "shown",
-        "started",
-        "state_seen",
-        "unclaimed",
-        "unreported",
-    )
-
-    def __init__(self) -> None:
-        self.pending: dict[Any, _Prompt] = {}  # request id -> its prompt (receipt order)
-        self.unclaimed: dict[str, int] = {}  # user message ID -> first live line (in order)
-        # every messageId a success returned in the session -> the request id it answered;
-        # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
-        self.claimed: dict[str, Any] = {}
-        self.unreported: dict[str, int] = {}  # claimed messageId -> response line, no report yet
-        # under user-message-content=prompt-content only: unclaimed messageId -> (first line, the
-        # blocks its user_message updates carried), and claimed messageId -> its prompt's blocks
-        self.shown: dict[str, tuple[int, frozenset[str]]] = {}
-        self.owned: dict[str, frozenset[str]] = {}
-        self.reported_d = 0
-        self.first_prompt: int | None = None  # line of its first session/prompt
-        self.cancel_seen = False
-        self.first_error = 0  # receipt line of the earliest prompt answered with an error
-        self.replay_unknown: set[str] = set()
-        # the first prompt received while the session reported idle (since the last idle ending
-        # work), whether its resulting work is reported active, and its returned messageId while
-        # not reported (see "Reported before the idle")
-        self.owner: Any = None
-        self.owner_working = False
-        self.owner_fresh = False  # received while idle, no work reported since
-        self.owner_mid: str | None = None
-        self.state_seen = False
-        # the work reported active since the last idle: (prompts waiting at its start and not
-        # answered since, whether a prompt received while idle was answered with success just
-        # before it, whether one waiting at its start was then answered with an error, so it
-        # waited uninserted); a user message reported outside work that may be the Agent's own
-        # for work starting next: (messageId, line, rule, why, message)
-        self.started: tuple[frozenset[Any], bool, bool] | None = None
-        self.inserted_idle = False  # a prompt answered with success since the last start
-        self.own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None] | None = None
-        """(..., None until work starts; then the prompts waiting at that start, not yet
-        answered: the message is judged when they are)"""
+    pending: dict[Any, _Prompt] = field(default_factory=dict)  # request id -> its prompt (receipt order)
+    unclaimed: dict[str, int] = field(default_factory=dict)  # user message ID -> first live line (in order)
+    # every messageId a success returned in the session -> the request id it answered;
+    # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
+    claimed: dict[str, Any] = field(default_factory=dict)
+    # claimed messageId -> response line, while no update reported it
+    unreported: dict[str, int] = field(default_factory=dict)
+    # under user-message-content=prompt-content only: unclaimed messageId -> (first line, the
+    # blocks its user_message updates carried), and claimed messageId -> its prompt's blocks
+    shown: dict[str, tuple[int, frozenset[str]]] = field(default_factory=dict)
+    owned: dict[str, frozenset[str]] = field(default_factory=dict)
+    reported_d: int = 0
+    first_prompt: int | None = None  # line of its first session/prompt
+    cancel_seen: bool = False
+    first_error: int = 0  # receipt line of the earliest prompt answered with an error
+    replay_unknown: set[str] = field(default_factory=set)
+    # the first prompt received while the session reported idle (since the last idle ending
+    # work), whether its resulting work is reported active, and its returned messageId while
+    # not reported (see "Reported before the idle")
+    owner: Any = None
+    owner_working: bool = False
+    owner_fresh: bool = False  # received while idle, no work reported since
+    owner_mid: str | None = None
+    state_seen: bool = False
+    # the work reported active since the last idle: (prompts waiting at its start and not
+    # answered since, whether a prompt received while idle was answered with success just
+    # before it, whether one waiting at its start was then answered with an error, so it
+    # waited uninserted); a user message reported outside work that may be the Agent's own
+    # for work starting next: (messageId, line, rule, why, message)
+    started: tuple[frozenset[Any], bool, bool] | None = None
+    inserted_idle: bool = False  # a prompt answered with success since the last start
+    own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None] | None = None
+    """(..., None until work starts; then the prompts waiting at that start, not yet
+    answered: the message is judged when they are)"""
 
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
@@ -308,7 +291,10 @@ class _Session(Record):
         )
         return (
             tuple((kind, name) for _, kind, name in merged),
-            frozenset((rid, p[1:]) for rid, p in self.pending.items()),
+            frozenset(
+                (rid, (p.states, p.after_cancel, p.bad, p.blocks, p.overtaken and p.overtaken[0]))
+                for rid, p in self.pending.items()
+            ),
             frozenset(self.claimed),
             frozenset(self.unreported),
             frozenset((mid, blocks) for mid, (_, blocks) in self.shown.items()),
@@ -384,9 +370,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.overtaken: dict[Any, tuple[Any, int]] = {}
-        """Under ``prompt-ahead-of-held=receipt-order``: waiting prompt -> (the later prompt
-        answered with success while it waited, that response's line)."""
 
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
@@ -560,19 +543,18 @@ class PromptMonitor(SessionMonitor["_Session"]):
         waiting = _waiting(rec.states)
         invalid = bool(rec.bad) and waiting == prm.COVERED
         alt = self.reading(CANCELLED_INVALID_PROMPT) if invalid else "cancelled"
-        if self.overtaken:
-            ahead = self.overtaken.pop(rid, None)
-            if ahead is not None and code == REQUEST_CANCELLED:
-                self._ex[OLDEST_HELD] += 1
-                self.breach(
-                    OLDEST_HELD,
-                    line,
-                    sid,
-                    f"prompt {rid!r} was never inserted (answered -32800), yet prompt {ahead[0]!r} "
-                    f"received after it was inserted while it waited (success at line {ahead[1]})",
-                    msg,
-                    (PROMPT_AHEAD_OF_HELD,),
-                )
+        ahead = rec.overtaken
+        if ahead is not None and code == REQUEST_CANCELLED:
+            self._ex[OLDEST_HELD] += 1
+            self.breach(
+                OLDEST_HELD,
+                line,
+                sid,
+                f"prompt {rid!r} was never inserted (answered -32800), yet prompt {ahead[0]!r} "
+                f"received after it was inserted while it waited (success at line {ahead[1]})",
+                msg,
+                (PROMPT_AHEAD_OF_HELD,),
+            )
         if rec.after_cancel:  # received after a session/cancel of its session
             still = waiting in _UNSTOPPED  # nothing received since stopped it
             if still:
@@ -643,13 +625,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._fire(sid, rid, rec._replace(states=cands), trigger, line, msg, ctx, why, readings)
 
     def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
-        if self.overtaken:
-            self.overtaken.pop(rid, None)  # it was inserted after all
         if ps.pending and not self.between.may_overtake_held(self.reading(PROMPT_AHEAD_OF_HELD)):
             for earlier, held in ps.pending.items():
                 if held.line < rec.line and _waiting(held.states) in _UNSTOPPED:
                     self._ex[OLDEST_HELD] += 1  # judged when the earlier one is answered
-                    self.overtaken.setdefault(earlier, (rid, line))
+                    if held.overtaken is None:
+                        ps.pending[earlier] = held._replace(overtaken=(rid, line))
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
         self._fire(sid, rid, rec, "answer", line, msg, why=" and was answered with success")
@@ -713,20 +694,18 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.owner_mid = None  # reported
         if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self._content_free():
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
-        if mid in ps.unclaimed or mid in ps.claimed:  # (never both, and only claimed ones are unreported)
-            self._ex[entity.KEYED_BY_ID] += 1
-            if not self._known_replayed(sid) and ps.unreported:
-                ps.unreported.pop(mid, None)  # (a replayed copy is not the live report)
-            return
-        unclaimed = ps.unclaimed
+        known = mid in ps.unclaimed or mid in ps.claimed  # (never both; only claimed ones are unreported)
         fs = self.facts.sessions.get(sid)
-        if (
-            fs is not None
-            and fs.resuming
+        replaying = fs is not None and fs.resuming > 0
+        if known or (
+            replaying
             and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
         ):
             self._ex[entity.KEYED_BY_ID] += 1
-            self._replayed(ps, sid, mid, line, msg)
+            if replaying:
+                self._replayed(ps, sid, mid, known, line, msg)
+            elif ps.unreported:
+                ps.unreported.pop(mid, None)
             return
         if ps.first_prompt is None:
             rule, why = "SDM-05", "in a session that never received a session/prompt (a delegated task?)"
@@ -751,22 +730,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     ps.own_wait = (mid, line, rule, why, msg, None)
                 return
             why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
-        unclaimed[mid] = line
-        if rule == SAME_ID:
-            self._gx[_NEW_USER_KEY] += 1
-            if self._settle(ps) and self._counting():
-                self.breach(
-                    SAME_ID,
-                    line,
-                    sid,
-                    f"user message {mid!r} reported under an ID that no prompt response returned "
-                    "or can still return",
-                    msg,
-                    _UNACCOUNTED,
-                )
-            return
+        ps.unclaimed[mid] = line
         self._ex[entity.KEYED_BY_ID] += 1
         self._ex[rule] += 1
+        if rule == SAME_ID:
+            why = _UNACCOUNTED_WHY[SAME_ID]  # (its finding leaves out the note on the work)
         if self._settle(ps) and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
 
@@ -782,8 +750,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """A live user_message carrying content (``blocks``), outside resume windows (replayed
         history is not the report): judged against its prompt's content when a success response
         returned its ID, else kept until one does (the Agent's own insertion has no prompt)."""
-        fs = self.facts.sessions.get(sid)
-        if fs is not None and fs.resuming:
+        if self.facts.replaying(sid):
             return
         owned = ps.owned.get(mid)
         if owned is not None:
@@ -910,17 +877,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if new == "idle" and ps.owner is None and ps.pending:
             ps.owner = next(iter(ps.pending))  # the oldest waiting: the next work is its
 
-    def _known_replayed(self, sid: str) -> bool:
-        """A user message re-sent under an ID the session already used, inside a resume window:
-        a replayed message that kept its ID (ACC-11 judged, and held). Whether it is inside a
-        resume window."""
-        fs = self.facts.sessions.get(sid)
-        if fs is not None and fs.resuming:
-            if self.facts.from_start(sid):
-                self._ex[KEEPS] += 1
-            return True
-        return False
-
     @on("update", "session_message")
     def _delegated(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A session-directed message in a session that never received a session/prompt: a
@@ -930,10 +886,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if ps is None or ps.first_prompt is None:
             self._ex["SDM-05"] += 1
 
-    def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
+    def _replayed(self, ps: _Session, sid: str, mid: str, known: bool, line: int, msg: Message) -> None:
+        """A user message inside a resume window: replayed history, not the live report. One
+        under an ID the session already used (``known``) kept its ID (ACC-11 judged, and held);
+        judged only when the session is seen from its creation."""
         if not self.facts.from_start(sid):
             return
         self._ex[KEEPS] += 1
+        if known:
+            return
         live = ps.claimed.keys() | ps.unclaimed.keys()
         if mid not in ps.replay_unknown and self.between.replay_renamed(mid, live):
             ps.replay_unknown.add(mid)
@@ -997,10 +958,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
-        return (
-            tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items())),
-            frozenset((rid, o[0]) for rid, o in self.overtaken.items()),
-        )
+        return tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items()))
 
 
 _ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
@@ -1015,12 +973,9 @@ _UNACCOUNTED_WHY = {
 }
 """How a live user message no success response can account for was reported, by the rule it
 breaks (``model.between`` unaccounted_user_message)."""
-_NEW_USER = (entity.KEYED_BY_ID, SAME_ID)
-"""Exercised by a live user message under a new ID in a session with prompts and no error."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)
 _SUCCESS_KEY = rule_group(*_SUCCESS)
 _RETURNED_KEY = rule_group(*_RETURNED)
-_NEW_USER_KEY = rule_group(*_NEW_USER)
 _STOPPED_BY = {
     prm.COVERED: " (a session/cancel reached the Agent before it was inserted)",
     prm.CLOSED_OUT: " (a session/close reached the Agent before it was inserted)",
@@ -1034,10 +989,7 @@ _INSERTED = frozenset((prm.INSERTED,))
 
 def _waiting(states: frozenset[str]) -> str | None:
     """The state of a prompt that was not inserted, among the states it may be in."""
-    for state in prm.PENDING:
-        if state in states:
-            return state
-    return None
+    return next((state for state in prm.PENDING if state in states), None)
 
 
 _REPORTED = frozenset(PromptMonitor.RULES)
