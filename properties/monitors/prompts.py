@@ -148,7 +148,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from model import between as bw
 from model import entity
@@ -157,10 +157,6 @@ from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from model.core import Context
 from model.prompt import OWN_REASON
 from properties.monitor import Message, Record, on, rule_group
-
-if TYPE_CHECKING:
-    from properties.engine import MonitorSet
-
 from properties.monitors.facts import SessionMonitor
 from properties.monitors.tables import rules_of
 from properties.readings import (
@@ -367,9 +363,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
     TABLES = (prm.SPEC,)
     TOLERATES = ("USER-02", "ACTIVE-01", "CANCEL-01", "CANCEL-08")
     SESSION = _Session
-
-    def __init__(self, owner: MonitorSet) -> None:
-        super().__init__(owner)
 
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
@@ -928,11 +921,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if ps.own_wait is not None and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, None, True, quiescent)
         spec = self.table(prm.SPEC)
-        waiting = [
-            (sid, ps, rid, rec) for sid, ps in self.sessions.items() for rid, rec in ps.pending.items()
-        ]
-        for sid, ps, rid, rec in sorted(waiting, key=lambda found: found[3].line):  # (in receipt order)
-            received = rec.line
+        for sid, rid, rec in self.waiting():
+            ps, received = self.sessions[sid], rec.line
             owed = [state for state in spec.states if state in rec.states and state in spec.eventually]
             if not owed or spec.eventually[owed[0]] in spec.relaxed:
                 continue
@@ -955,6 +945,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     sid,
                     f"messageId {mid!r} was returned, but no user_message or user_message_chunk reported it",
                 )
+
+    def waiting(self) -> list[tuple[str, Any, _Prompt]]:
+        """Every prompt waiting for its answer: (session, request id, record), in receipt order."""
+        found = [(sid, rid, rec) for sid, ps in self.sessions.items() for rid, rec in ps.pending.items()]
+        return sorted(found, key=lambda one: one[2].line)
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
