@@ -56,8 +56,8 @@ What is certain in proxy order, and why
 a messageId to a request is that request's success response. So this monitor never guesses which
 request a user message belongs to; it counts. Whether a live user message (outside a
 ``session/resume`` replay window) always reports the insertion of a session/prompt of the same
-session is the reading ``unaccounted-user-message`` (``properties.readings``). Under its default,
-``prompt-only``, it does; the only other source the spec discusses is a delegated task in a child
+session is the reading ``unaccounted-user-message`` (``properties.readings``). Under
+``prompt-only`` it does; the only other source the spec discusses is a delegated task in a child
 session, which it discourages (SDM-05): a session that never had a prompt gets SDM-05 for a user
 message, never anything stronger. Under ``other-sources`` the counting below proves nothing and
 reports nothing (the findings it leads to name the reading).
@@ -367,43 +367,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        # what the Client may send, and when (see the module docstring)
         facts = self.facts
         content = params.get("prompt")
         bad = facts.disallowed_types(content)  # () before the Agent's initialize answer
-        ps = None if sid is None else self.sessions.get(sid) or self._session(sid)
-        self._sent(sid, ps, content, bad, line, msg)
-        rid = msg["id"]
-        if ps is None or sid is None or (type(rid) is not int and type(rid) is not str):
-            return
-        if not bad and _beyond_text(content):
-            self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
-        spec = self.table(prm.SPEC)
-        blocks = None if self._content_free() else _blocks(content)
-        ps.pending[rid] = _Prompt(line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad, blocks)
-        if ps.owner is None:
-            fs = facts.sessions.get(sid)
-            seen = ps.state_seen or facts.from_start(sid)
-            if seen and (fs is None or (fs.state == "idle" and not fs.resuming)):
-                ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
-
-    def _sent(
-        self,
-        sid: str | None,
-        ps: _Session | None,
-        content: Any,
-        bad: tuple[str, ...],
-        line: int,
-        msg: Message,
-    ) -> None:
-        """What the Client may send, and when (see the module docstring); ``bad``: the prompt's
-        content types the Agent's initialize answer does not allow."""
-        facts = self.facts
         self._gx[_SENT_KEY] += 1
         missing = self.between.setup_missing(facts.init_pending, sid is not None and facts.replaying(sid))
         if missing is not None:
             self.breach(_SETUP, line, sid, f"session/prompt sent before {missing}", msg)
-        if ps is not None and ps.first_prompt is None:
-            ps.first_prompt = line
         if self.between.empty_prompt(content):
             self.breach(_NOT_EMPTY, line, sid, "session/prompt with an empty prompt array", msg)
         if facts.prompt_types is not None:
@@ -417,6 +388,24 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     "Agent's prompt capabilities",
                     msg,
                 )
+        if sid is None:
+            return
+        ps = self.sessions.get(sid) or self._session(sid)
+        if ps.first_prompt is None:
+            ps.first_prompt = line
+        rid = msg["id"]
+        if type(rid) is not int and type(rid) is not str:
+            return
+        if not bad and _beyond_text(content):
+            self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
+        spec = self.table(prm.SPEC)
+        blocks = None if self._content_free() else _blocks(content)
+        ps.pending[rid] = _Prompt(line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad, blocks)
+        if ps.owner is None:
+            fs = facts.sessions.get(sid)
+            seen = ps.state_seen or facts.from_start(sid)
+            if seen and (fs is None or (fs.state == "idle" and not fs.resuming)):
+                ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
 
     @on("agent-response", "session/new")
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
@@ -498,11 +487,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
     @on("agent-response", "session/prompt")
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
-        if (
-            sid is None
-            or (ps := self.sessions.get(sid)) is None
-            or (rec := ps.pending.pop(rid, None)) is None
-        ):
+        ps = self.sessions.get(sid) if sid is not None else None
+        rec = ps.pending.pop(rid, None) if ps is not None else None
+        if sid is None or ps is None or rec is None:
             return
         error = "error" in msg
         if ps.started is not None and rid in ps.started[0]:  # (an error: it waited uninserted then)
@@ -579,19 +566,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if busy:
             self._ex[BUSY_ONLY] += 1  # a refusal while work is active: the suspicion's case
         if busy and code == INVALID_REQUEST:
-            why = (
+            certain = self.reading(BUSY_REFUSAL) == "invalid-request-is-busy"
+            (self.breach if certain else self.suspect)(
+                BUSY_ONLY, line, sid,
                 f"prompt {rid!r} is a well-formed request, yet it was refused with -32600 (not a "
-                "valid request) while the session reported active work"
-            )
-            if self.reading(BUSY_REFUSAL) == "invalid-request-is-busy":
-                self.breach(BUSY_ONLY, line, sid, why + ": a refusal only because work is active", msg, _BUSY)
-            else:
-                self.suspect(
-                    BUSY_ONLY, line, sid,
-                    why + ": this looks like a refusal only because work is active, which the wire "
-                    "cannot prove (the Agent's reason is not on it)",
-                    msg, _BUSY,
-                )  # fmt: skip
+                "valid request) while the session reported active work: "
+                + ("a refusal only because work is active" if certain else "this looks like a refusal "
+                   "only because work is active, which the wire cannot prove (the Agent's reason is "
+                   "not on it)"),
+                msg, _BUSY,
+            )  # fmt: skip
         if not ps.first_error or rec.line < ps.first_error:
             ps.first_error = rec.line
         # The answer that withdraws a prompt the Client stopped: -32800, or -32602 for content
@@ -782,9 +766,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         """The session closed while a user message taken as the Agent's own waited for its work
         to start: it never started."""
-        ps = None if sid is None else self.sessions.get(sid)
-        waits = ps is not None and ps.own_wait is not None and ps.own_wait[5] is None
-        if ps is not None and waits and sid is not None and "result" in msg:
+        ps = self.sessions.get(sid) if sid is not None and "result" in msg else None
+        if ps is not None and sid is not None and ps.own_wait is not None and ps.own_wait[5] is None:
             self._own_breach(ps, sid, line, False, False)
 
     def _own_breach(
