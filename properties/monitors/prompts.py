@@ -324,12 +324,10 @@ class _Session(Record):
             ),
         )
 
-    def deficiency(self) -> int:
-        """How many unclaimed user messages no waiting prompt can ever claim (see docstring)."""
-        unclaimed = self.unclaimed
-        if not unclaimed:
-            return 0
-        receipts = [p.line for p in self.pending.values()]
+    def settle(self) -> bool:
+        """Update the deficiency: how many unclaimed user messages no waiting prompt can ever
+        claim (see the module docstring); whether it grew (a breach of the caller's rule)."""
+        receipts = [p.line for p in self.pending.values()] if self.unclaimed else []
         n = len(receipts)
         j = worst = 0
         for k, first_seen in enumerate(self.unclaimed.values(), 1):
@@ -337,7 +335,9 @@ class _Session(Record):
                 j += 1
             if k - j > worst:
                 worst = k - j
-        return worst
+        grew = worst > self.reported_d
+        self.reported_d = worst
+        return grew
 
 
 class PromptMonitor(SessionMonitor["_Session"]):
@@ -502,8 +502,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
             return
-        self._success(ps, sid, rid, rec, line, msg)
-        mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
+        mid = self._success(ps, sid, rid, rec, line, msg)
         if rec.blocks is not None and type(mid) is str and ps.claimed.get(mid) == rid:
             ps.owned[mid] = rec.blocks
             first, shown = ps.shown.pop(mid, (0, frozenset()))
@@ -590,7 +589,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         readings = (CANCELLED_INVALID_PROMPT,) if invalid else (OWN_REASON,) if requested else ()
         cands = rec.states
         why = f" and was answered with error {code}"
-        if self._settle(ps) and self._counting() and prm.INSERTED in cands:
+        if ps.settle() and self._counting() and prm.INSERTED in cands:
             # every way to account for the session's user messages needs this prompt inserted
             cands, readings = _INSERTED, _UNACCOUNTED
             why = (
@@ -601,7 +600,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ctx = {"own_reason": own, OWN_REASON: own} if requested else _NO_CTX
         self._fire(sid, rid, rec._replace(states=cands), trigger, line, msg, ctx, why, readings)
 
-    def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
+    def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> Any:
+        """A success response; returns the messageId it carries (None without one)."""
         if ps.pending and not self.between.may_overtake_held(self.reading(PROMPT_AHEAD_OF_HELD)):
             for earlier, held in ps.pending.items():
                 if held.line < rec.line and _waiting(held.states) in _UNSTOPPED:
@@ -647,9 +647,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     ps.own_wait = None  # the prompt's message after all, not the Agent's own
                 if not first and not own:
                     ps.unreported[mid] = line
-        if not ps.unclaimed:
-            ps.reported_d = 0
-        elif self._settle(ps) and self._counting():
+        if ps.settle() and self._counting():
             self.breach(
                 SAME_ID,
                 line,
@@ -659,6 +657,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 msg,
                 _UNACCOUNTED,
             )
+        return mid
 
     # -- user messages -------------------------------------------------------------------
     @on("update", "user_message", "user_message_chunk")
@@ -666,6 +665,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         mid = upd.get("messageId")
         if not entity.keyed(mid):  # it keys no message (the table monitor judges model.fields)
             return
+        self._ex[entity.KEYED_BY_ID] += 1
         ps = self.sessions.get(sid) or self._session(sid)
         if mid == ps.owner_mid:
             ps.owner_mid = None  # reported
@@ -678,7 +678,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             replaying
             and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
         ):
-            self._ex[entity.KEYED_BY_ID] += 1
             if replaying:
                 self._replayed(ps, sid, mid, known, line, msg)
             elif ps.unreported:
@@ -690,17 +689,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
             rule = self.between.unaccounted_user_message(0 < ps.first_error < line).rule
             why = _UNACCOUNTED_WHY[rule]
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
-            known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
-            state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
+            shown = fs is not None and (ps.state_seen or self.facts.from_start(sid))
+            state = _PLACED.get(fs.state, "other") if shown and fs is not None else "other"
             # (a session whose state the wire never showed: any work may be going on; the work
             # reported active may be the Agent's own if no prompt waiting at its start was then
             # refused, so it waited uninserted, and none received while idle was inserted just
             # before it: model.between OWN_USER_MESSAGE)
             started = ps.started
             own_work = started is not None and self.between.own_work(started[2], started[1])
-            own = self.between.own_user_message(state, own_work or not known)
+            own = self.between.own_user_message(state, own_work or not shown)
             if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
-                self._ex[entity.KEYED_BY_ID] += 1
                 ps.claimed[mid] = None
                 if own is None and ps.own_wait is None:
                     self._ex[rule] += 1
@@ -708,11 +706,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 return
             why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
         ps.unclaimed[mid] = line
-        self._ex[entity.KEYED_BY_ID] += 1
         self._ex[rule] += 1
         if rule == SAME_ID:
             why = _UNACCOUNTED_WHY[SAME_ID]  # (its finding leaves out the note on the work)
-        if self._settle(ps) and self._counting():
+        if ps.settle() and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
 
     def _content_free(self) -> bool:
@@ -890,14 +887,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
         unclaimed)."""
         return self.reading(UNACCOUNTED_USER_MESSAGE) != "other-sources"
 
-    @staticmethod
-    def _settle(ps: _Session) -> bool:
-        """Update the session's deficiency; whether it grew (a breach of the caller's rule)."""
-        d = ps.deficiency()
-        grew = d > ps.reported_d
-        ps.reported_d = d
-        return grew
-
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
         for sid, ps in self.sessions.items():
@@ -941,9 +930,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
 _ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
 """Exercised by every answer: the prompt table's obligations to answer."""
-_SUCCESS = (*_ANSWERED, GIVEN, SAME_ID)
+_SUCCESS_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
-_RETURNED = (*_SUCCESS, DISTINCT, REPORTED)
+_RETURNED_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED)
 """Exercised by a success response that returns a string messageId."""
 _UNACCOUNTED_WHY = {
     REFUSED: "and a prompt received before it was answered with an error",
@@ -952,8 +941,6 @@ _UNACCOUNTED_WHY = {
 """How a live user message no success response can account for was reported, by the rule it
 breaks (``model.between`` unaccounted_user_message)."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)
-_SUCCESS_KEY = rule_group(*_SUCCESS)
-_RETURNED_KEY = rule_group(*_RETURNED)
 _STOPPED_BY = {
     prm.COVERED: " (a session/cancel reached the Agent before it was inserted)",
     prm.CLOSED_OUT: " (a session/close reached the Agent before it was inserted)",
