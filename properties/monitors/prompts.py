@@ -148,7 +148,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from model import between as bw
 from model import entity
@@ -157,6 +157,10 @@ from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from model.core import Context
 from model.prompt import OWN_REASON
 from properties.monitor import Message, Record, on, rule_group
+
+if TYPE_CHECKING:
+    from properties.engine import MonitorSet
+
 from properties.monitors.facts import SessionMonitor
 from properties.monitors.tables import rules_of
 from properties.readings import (
@@ -364,6 +368,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("USER-02", "ACTIVE-01", "CANCEL-01", "CANCEL-08")
     SESSION = _Session
 
+    def __init__(self, owner: MonitorSet) -> None:
+        super().__init__(owner)
+        self.fired: frozenset[str] = frozenset()
+        """The states the last trigger fired left its prompt in (an answered prompt's final
+        states, which ``diagrams.html`` shows)."""
+
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -444,6 +454,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if rule in _REPORTED:  # (the wire never shows some cells: _UNSEEN_EARLY)
                 ex[rule] += 1
         after, refused = spec.fire_unseen(rec.states, trigger, ctx)
+        self.fired = after
         if not after and refused:
             first = refused[0]
             stopped = _STOPPED_BY.get(first.state, "")
