@@ -1380,7 +1380,7 @@ def test_clone_shares_no_container_or_record() -> None:
                         if isinstance(mine, dict | set | list):
                             assert getattr(theirs[key], slot) is not mine, (type(mon).__name__, slot)
                             copied += 1
-    assert copied > 30  # (the run made records in several monitors)
+    assert copied > 25  # (the run made records in several monitors)
 
 
 def test_clone_of_a_plain_monitor_copies_its_containers() -> None:
