@@ -110,6 +110,7 @@ from model.clientview_parts import (
     decode_b64,
     is_block,
     is_cost_or_null,
+    is_request_id,
     is_uint,
     json_key,
     valid_background,
@@ -246,7 +247,7 @@ class ClientView:
         return Session(state)
 
     def _on_client_request(self, rid: Json, method: str, params: dict[str, Json]) -> None:
-        if isinstance(rid, bool) or not isinstance(rid, int | str):
+        if not is_request_id(rid):
             return
         sid = params.get("sessionId")
         sid = sid if isinstance(sid, str) else None
@@ -263,32 +264,37 @@ class ClientView:
 
     def _on_response(self, message: Message) -> None:
         rid = message.get("id")
-        if isinstance(rid, bool) or not isinstance(rid, int | str):
-            return
-        pending = self._pending.pop(rid, None)
+        pending = self._pending.pop(rid, None) if is_request_id(rid) else None
         if pending is None:
             return
         method, sid = pending
         result = message.get("result")
-        ok = "error" not in message and isinstance(result, dict)
+        if "error" in message or not isinstance(result, dict):
+            result = None  # no success result
         if method in ("session/new", "session/fork"):
-            new_sid = result.get("sessionId") if ok and isinstance(result, dict) else None
+            new_sid = result.get("sessionId") if result is not None else None
             if isinstance(new_sid, str):
-                self._session(new_sid)  # never overwrites a state already reported
+                self._session_answered(self._session(new_sid), True)
         elif sid is None:
             return
         elif method == "session/prompt":
-            sess = self._session(sid)
-            key = json_key(rid)
-            mid = result.get("messageId") if ok and isinstance(result, dict) else None
-            if isinstance(mid, str):
-                sess.prompts[key] = mid
-            else:
-                error = message.get("error")
-                sess.rejected[key] = error.get("code") if isinstance(error, dict) else None
+            self._prompt_answered(self._session(sid), json_key(rid), result, message.get("error"))
         elif method == "session/resume":
             sess = self._session(sid)
             sess.resuming = max(0, sess.resuming - 1)
+            self._session_answered(sess, result is not None)
+
+    def _prompt_answered(self, sess: Session, key: str, result: Json, error: Json) -> None:
+        """The response to prompt ``key``: its messageId, or it is refused (``error``'s code)."""
+        mid = result.get("messageId") if result is not None else None
+        if isinstance(mid, str):
+            sess.prompts[key] = mid
+        else:
+            sess.rejected[key] = error.get("code") if isinstance(error, dict) else None
+
+    def _session_answered(self, sess: Session, ok: bool) -> None:
+        """A session/new, fork (``ok``) or resume answered (``ok``: with a result): the state
+        stays as reported (a response never overwrites it)."""
 
     # -- elicitations ----------------------------------------------------------------------------
     # The user's side of an elicitation (model.elicitation): shown from the request until the
@@ -296,7 +302,7 @@ class ClientView:
     # the Agent withdraws it with $/cancel_request; the completion ends an accepted URL one.
     def _on_elicitation(self, rid: Json, params: dict[str, Json]) -> None:
         sid = params.get("sessionId")
-        if isinstance(rid, bool) or not isinstance(rid, int | str) or not isinstance(sid, str):
+        if not is_request_id(rid) or not isinstance(sid, str):
             return
         mode = params.get("mode")
         entry: dict[str, Json] = {"mode": mode, "status": "pending", "message": params.get("message")}
@@ -308,7 +314,7 @@ class ClientView:
 
     def _elicitation_answered(self, message: Message) -> None:
         rid = message.get("id")
-        if isinstance(rid, bool) or not isinstance(rid, int | str) or rid not in self._asked:
+        if not is_request_id(rid) or rid not in self._asked:
             return
         sess = self._session(self._asked.pop(rid))
         key = json_key(rid)
@@ -413,17 +419,26 @@ class ClientView:
         block = upd.get("content")
         if not isinstance(eid, str) or not is_block(block):
             return False
-        ent = self._upsert(sess, etype, eid)  # a chunk for an unseen ID creates the entity first
-        entity.append_chunk(ent.fields, target, block)
+        ent = self._chunked(sess, etype, eid)
+        if ent is not None:
+            self._append(ent, target, block)
         return True
+
+    def _chunked(self, sess: Session, etype: str, eid: str) -> Entity | None:
+        """The entity a chunk adds to: a chunk for an unseen ID creates the entity first."""
+        return self._upsert(sess, etype, eid)
+
+    def _append(self, ent: Entity, target: str, block: Json) -> None:
+        entity.append_chunk(ent.fields, target, block)
 
     def _on_terminal_output(self, sess: Session, upd: dict[str, Json]) -> bool:
         tid = upd.get("terminalId")
         data = decode_b64(upd.get("data"))
         if not isinstance(tid, str) or data is None:
             return False
-        ent = self._upsert(sess, "terminal", tid)
-        ent.fields["output"] = (ent.fields["output"] or b"") + data
+        ent = self._chunked(sess, "terminal", tid)
+        if ent is not None:
+            ent.fields["output"] = (ent.fields["output"] or b"") + data
         return True
 
     def _on_plan(self, sess: Session, upd: dict[str, Json]) -> bool:
