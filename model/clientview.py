@@ -99,6 +99,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
+from model import elicitation as em
 from model import entity
 from model.clientview_parts import (
     ACTIVE_STATES,
@@ -154,8 +155,6 @@ class ClientView:
         self._sessions: dict[str, Session] = {}
         # client -> agent requests still awaiting a response: id -> (method, sessionId or None)
         self._pending: dict[Json, tuple[str, str | None]] = {}
-        self._asked: dict[Json, str] = {}
-        """Elicitations the Client has not answered and the Agent has not withdrawn: id -> session."""
         self._snap: Any = None
 
     # -- public API ------------------------------------------------------------------------------
@@ -305,40 +304,44 @@ class ClientView:
         if not is_request_id(rid) or not isinstance(sid, str):
             return
         mode = params.get("mode")
-        entry: dict[str, Json] = {"mode": mode, "status": "pending", "message": params.get("message")}
+        entry: dict[str, Json] = {"mode": mode, "status": em.PENDING, "message": params.get("message")}
         if mode == "url":
             entry["url"] = params.get("url")
             entry["elicitationId"] = params.get("elicitationId")
         self._session(sid).elicitations[json_key(rid)] = entry
-        self._asked[rid] = sid
 
     def _elicitation_answered(self, message: Message) -> None:
         rid = message.get("id")
-        if not is_request_id(rid) or rid not in self._asked:
+        found = self._elicitation(em.PENDING, json_key(rid)) if is_request_id(rid) else None
+        if found is None:
             return
-        sess = self._session(self._asked.pop(rid))
-        key = json_key(rid)
-        entry = sess.elicitations.get(key)
+        sess, key = found
         result = message.get("result")
         action = result.get("action") if isinstance(result, dict) else None
-        if entry is not None and entry["mode"] == "url" and action == "accept":
-            sess.elicitations[key] = {**entry, "status": "awaiting_completion"}
+        entry = sess.elicitations[key]
+        if entry["mode"] == "url" and action == "accept":
+            sess.elicitations[key] = {**entry, "status": em.AWAITING}
         else:
-            sess.elicitations.pop(key, None)
+            del sess.elicitations[key]
 
     def _elicitation_ended(self, method: str, params: dict[str, Json]) -> None:
         if method == "$/cancel_request":
             rid = params.get("requestId")
-            sid = self._asked.pop(rid, None) if isinstance(rid, int | str) else None
-            if sid is not None:
-                self._session(sid).elicitations.pop(json_key(rid), None)
-            return
-        eid = params.get("elicitationId")
+            found = self._elicitation(em.PENDING, json_key(rid)) if is_request_id(rid) else None
+        else:
+            found = self._elicitation(em.AWAITING, None, params.get("elicitationId"))
+        if found is not None:
+            del found[0].elicitations[found[1]]
+
+    def _elicitation(self, status: str, key: str | None, eid: Json = None) -> tuple[Session, str] | None:
+        """The session (to change) and key of the first elicitation shown in ``status`` whose
+        request key is ``key`` (None: whose elicitationId is ``eid``)."""
         for sid, sess in self._sessions.items():
-            for key, entry in sess.elicitations.items():
-                if entry.get("elicitationId") == eid and entry["status"] == "awaiting_completion":
-                    del self._session(sid).elicitations[key]
-                    return
+            for k, entry in sess.elicitations.items():
+                named = k == key if key is not None else entry.get("elicitationId") == eid
+                if named and entry["status"] == status:
+                    return self._session(sid), k
+        return None
 
     # -- session/update dispatch -----------------------------------------------------------------
     def _on_update(self, params: dict[str, Json]) -> None:

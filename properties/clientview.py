@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from model import foreground
-from model.clientview import CONTENT, ClientView, reported_state
+from model.clientview import CONTENT, ClientView
 from model.clientview_parts import (
     ACTIVE_STATES,
     Entity,
@@ -167,11 +167,7 @@ class FaultyView(ClientView):
             sess.state = "running"  # activity inferred from replayed content
         if not super()._fold(sid, sess, variant, upd):
             return False
-        self._misview(sid, sess, variant, upd)
-        return True
-
-    def _misview(self, sid: str, sess: Session, variant: str, upd: dict[str, Json]) -> None:
-        """What a faulty view does after applying an update as the spec says."""
+        # what a faulty view does after applying an update as the spec says
         if variant.startswith("session_message") and self._has(seeded.SYNTHESIZE_INCOMING):
             self._synthesize(sid, sess, upd)
         if variant.startswith("session_message") and self._has(seeded.LINK_BY_EQUAL_ID):
@@ -182,6 +178,7 @@ class FaultyView(ClientView):
             key = next(iter(sess.pending()), None)  # the oldest prompt without a message takes it
             if key is not None:
                 sess.prompts[key] = mid
+        return True
 
     def _synthesize(self, sid: str, sess: Session, upd: dict[str, Json]) -> None:
         """An incoming entry made in the recipient's session from an outgoing message."""
@@ -228,18 +225,17 @@ class FaultyView(ClientView):
         else:
             super()._append(ent, target, block)
 
-    def _on_state(self, sess: Session, upd: dict[str, Json]) -> bool:
+    def _take_state(self, sess: Session, upd: dict[str, Json], state: str) -> None:
         assert isinstance(sess, _FaultySession)
-        state = reported_state(upd)
         if state == "idle":
             if self._has(seeded.IDLE_WAITS_FOR_ANSWER) and sess.pending():
                 sess.deferred.append(upd)  # taken as coming after the prompt's answer
-                return True
+                return
             if (
                 self._has(seeded.IDLE_NEEDS_KNOWN_REASON)
                 and upd.get("stopReason") not in foreground.STOP_REASONS
             ):
-                return True  # not taken as the end of the work
+                return  # not taken as the end of the work
             if self._has(seeded.SILENT_TERMINAL_EXITED):
                 sess.taken_exited |= {
                     e.eid
@@ -253,15 +249,11 @@ class FaultyView(ClientView):
         if state != "idle" and state not in ACTIVE_STATES and self._has(seeded.UNKNOWN_STATE_IS_IDLE):
             state = "idle"
         counted = sess.completions
-        self._take_state(sess, upd, state)
+        super()._take_state(sess, upd, state)
         if state == "idle" and sess.completions == counted and self._has(seeded.REPEAT_IDLE_COUNTS):
             sess.completions += 1
         if upd.get("background") is None and self._has(seeded.OMITTED_BACKGROUND_IS_EMPTY):
             sess.background = []
-        return True
-
-
-FaultyView._HANDLERS = {**ClientView._HANDLERS, "state_update": FaultyView._on_state}
 
 
 @dataclass
