@@ -141,6 +141,8 @@ CHUNKS = {
 }
 CONTENT = frozenset({*UPSERTS, *CHUNKS, "plan_update"}) - {"compaction_update", "terminal_update"}
 """Updates of content (replayed during a resume, they say nothing of the current activity)."""
+_ANSWERS = tuple(dict.fromkeys(r.trigger for r in em.ROWS if r.actor == "client"))
+"""How the Client answers an elicitation (accept, decline, cancel)."""
 _IGNORED_KNOWN = frozenset({"available_commands_update", "config_option_update", "session_info_update"})
 
 
@@ -175,8 +177,12 @@ class ClientView:
                     self._on_elicitation(message["id"], params)
             elif sender == "agent" and method == "session/update":
                 self._on_update(params)
-            elif sender == "agent" and method in ("elicitation/complete", "$/cancel_request"):
-                self._elicitation_ended(method, params)
+            elif sender == "agent" and method == "$/cancel_request":  # a request withdrawn
+                rid = params.get("requestId")
+                if is_request_id(rid):
+                    self._elicitation_step("withdraw", json_key(rid))
+            elif sender == "agent" and method == "elicitation/complete":
+                self._elicitation_step("complete", None, params.get("elicitationId"))
         elif sender == "agent" and ("result" in message or "error" in message):
             self._on_response(message)
         elif sender == "client" and ("result" in message or "error" in message):
@@ -296,9 +302,10 @@ class ClientView:
         stays as reported (a response never overwrites it)."""
 
     # -- elicitations ----------------------------------------------------------------------------
-    # The user's side of an elicitation (model.elicitation): shown from the request until the
-    # Client answers it (an accept in URL mode leaves it awaiting its external completion) or
-    # the Agent withdraws it with $/cancel_request; the completion ends an accepted URL one.
+    # The user's side of an elicitation: shown while the elicitation table (model.elicitation)
+    # has it pending or awaiting its external completion: from the request until the Client
+    # answers it (any other response ends it as a cancel does), the Agent withdraws it with
+    # $/cancel_request, or, once accepted in URL mode, the Agent reports it complete.
     def _on_elicitation(self, rid: Json, params: dict[str, Json]) -> None:
         sid = params.get("sessionId")
         if not is_request_id(rid) or not isinstance(sid, str):
@@ -312,36 +319,26 @@ class ClientView:
 
     def _elicitation_answered(self, message: Message) -> None:
         rid = message.get("id")
-        found = self._elicitation(em.PENDING, json_key(rid)) if is_request_id(rid) else None
-        if found is None:
-            return
-        sess, key = found
         result = message.get("result")
         action = result.get("action") if isinstance(result, dict) else None
-        entry = sess.elicitations[key]
-        if entry["mode"] == "url" and action == "accept":
-            sess.elicitations[key] = {**entry, "status": em.AWAITING}
-        else:
-            del sess.elicitations[key]
+        if is_request_id(rid):
+            self._elicitation_step(action if action in _ANSWERS else "cancel", json_key(rid))
 
-    def _elicitation_ended(self, method: str, params: dict[str, Json]) -> None:
-        if method == "$/cancel_request":
-            rid = params.get("requestId")
-            found = self._elicitation(em.PENDING, json_key(rid)) if is_request_id(rid) else None
-        else:
-            found = self._elicitation(em.AWAITING, None, params.get("elicitationId"))
-        if found is not None:
-            del found[0].elicitations[found[1]]
-
-    def _elicitation(self, status: str, key: str | None, eid: Json = None) -> tuple[Session, str] | None:
-        """The session (to change) and key of the first elicitation shown in ``status`` whose
-        request key is ``key`` (None: whose elicitationId is ``eid``)."""
+    def _elicitation_step(self, trigger: str, key: str | None, eid: Json = None) -> None:
+        """Fire ``trigger`` on the first elicitation shown whose request key is ``key`` (None:
+        whose elicitationId is ``eid``) and whose state has a row for it; no longer shown once
+        the table leaves it neither pending nor awaiting."""
         for sid, sess in self._sessions.items():
             for k, entry in sess.elicitations.items():
-                named = k == key if key is not None else entry.get("elicitationId") == eid
-                if named and entry["status"] == status:
-                    return self._session(sid), k
-        return None
+                if (k != key) if key is not None else (entry.get("elicitationId") != eid):
+                    continue
+                after = em.SPEC.successor(entry["status"], trigger, {"url": entry["mode"] == "url"})
+                if after is not None:
+                    if after in em.BLOCKING:
+                        self._session(sid).elicitations[k] = {**entry, "status": after}
+                    else:
+                        del self._session(sid).elicitations[k]
+                    return
 
     # -- session/update dispatch -----------------------------------------------------------------
     def _on_update(self, params: dict[str, Json]) -> None:
