@@ -468,9 +468,7 @@ class ClientView:
             return False
         sess.used, sess.size = used, size
         cost = upd.get("cost", entity.MISSING)
-        if cost is None:
-            sess.cost = None
-        elif cost is not entity.MISSING and is_cost_or_null(cost):
+        if cost is not entity.MISSING and is_cost_or_null(cost):  # null clears it
             sess.cost = cost
         return True
 

@@ -303,8 +303,12 @@ class Client:
             self.cancels += 1
             self._hold()
             return [wire.cancel(MAIN)]
-        if name.startswith("elicit_"):
-            return self._answer_elicitation(name.removeprefix("elicit_"), arg)
+        if name.startswith("elicit_"):  # accept, decline or cancel: the elicitation table's row
+            action = name.removeprefix("elicit_")
+            _, mode, status = next(e for e in self.elicits if e[0] == arg)  # withdrawn: still answered
+            self.tables["elicitation"].fire(status, action, {"url": mode == "url"})
+            self.elicits = tuple(e for e in self.elicits if e[0] != arg)  # answered once
+            return [wire.elicitation_answer(arg, action)]
         if name == "cancel_request":
             self.cancel_requests += 1
             return [wire.cancel_request(arg)]
@@ -334,14 +338,6 @@ class Client:
             self.extra_resumes = (*self.extra_resumes, rid)
             return [wire.resume(rid, MAIN, bool(arg))]
         return [wire.resume(self._asked(), MAIN, bool(arg))]
-
-    def _answer_elicitation(self, action: str, rid: str) -> list[Msg]:
-        """Accept, decline or cancel an elicitation: the elicitation table's client row (the
-        Client knows the mode; a withdrawn one is still answered)."""
-        _, mode, status = next(e for e in self.elicits if e[0] == rid)
-        self.tables["elicitation"].fire(status, action, {"url": mode == "url"})
-        self.elicits = tuple(e for e in self.elicits if e[0] != rid)  # answered once
-        return [wire.elicitation_answer(rid, action)]
 
     def _hold(self) -> None:
         """Hold the pending elicitations: the work they belong to is cancelled."""
