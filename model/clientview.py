@@ -298,8 +298,8 @@ class ClientView:
             sess.rejected[key] = error.get("code") if isinstance(error, dict) else None
 
     def _session_answered(self, sess: Session, ok: bool) -> None:
-        """A session/new, fork (``ok``) or resume answered (``ok``: with a result): the state
-        stays as reported (a response never overwrites it)."""
+        """The answer to a session/new or session/fork (``ok``), or to a session/resume (``ok``:
+        a success): the state stays as reported (a response never overwrites it)."""
 
     # -- elicitations ----------------------------------------------------------------------------
     # The user's side of an elicitation: shown while the elicitation table (model.elicitation)
