@@ -27,6 +27,7 @@ from typing import Any
 from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
 from properties.seeded import SEEDED, Seeded
+from simulator.peers import config
 from simulator.peers.config import DEFAULT, FOCUSED, MUTANT_STEPS, MUTANT_WALKS, Config, seeded_config
 from simulator.peers.scenarios import SCENARIOS, Scenario
 from simulator.peers.schedulers import Run, random_walk, scripted
@@ -60,15 +61,13 @@ def of(s: Seeded) -> Mutant:
 MUTANTS: tuple[Mutant, ...] = tuple(map(of, SEEDED))
 """Every seeded bug of the registry (``properties.seeded``), in its order."""
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
-BY_RULE: dict[str, Mutant] = {m.intended_rule: m for m in MUTANTS}
-"""The seeded bug written to break each rule that has one (one mutant per rule)."""
 
 
 def breaking(rule: str) -> Mutant | None:
-    """The seeded bug whose faulty peer breaks ``rule``, or None when no mutant breaks it: the
-    behaviours a variant that drops the rule adds to the simulated peers (``--drop``) and the
-    breaking behaviours the decidability search explores."""
-    return BY_RULE.get(rule)
+    """The mutant of the seeded bug whose faulty peer breaks ``rule``
+    (``simulator.peers.config.breaking``), or None when no seeded bug breaks it."""
+    s = config.breaking(rule)
+    return None if s is None else BY_NAME[s.name]
 
 
 def standing_for(rule: str) -> tuple[Mutant | None, frozenset[str]]:
