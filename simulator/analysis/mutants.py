@@ -85,11 +85,6 @@ def standing_for(rule: str) -> tuple[Mutant | None, frozenset[str]]:
     return None, frozenset({rule})
 
 
-WALKS = MUTANT_WALKS
-"""Seeded random walks per mutant (seeds 0..WALKS-1), on top of every scenario."""
-STEPS = MUTANT_STEPS
-
-
 @dataclass
 class Verdict:
     mutant: Mutant | None
@@ -151,8 +146,9 @@ def sample(
         yield f"seed {n}", wcfg, partial(random_walk, n, steps, wcfg, faults, monitors())
 
 
-def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verdict:
-    """Run a mutant (or, with None, the unmodified simulator) through scenarios and walks."""
+def judge(mutant: Mutant | None, walks: int = MUTANT_WALKS, steps: int = MUTANT_STEPS) -> Verdict:
+    """Run a mutant (or, with None, the unmodified simulator) through every scenario and the seeded
+    random walks 0..walks-1."""
     fault = mutant.switched_on if mutant else frozenset()
     cfg = mutant.cfg if mutant else DEFAULT
     verdict = Verdict(mutant)
