@@ -181,7 +181,7 @@ def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     """The variant's changes these runs never exercised (see the module docstring): each with
     ``change`` (add_row, remove_row, drop), ``rule`` (a dropped rule, else None), ``row`` (the
     row changed, else None), ``modes`` (the runs' modes that did not exercise it) and ``detail``."""
-    from simulator.analysis.mutants import breaking
+    from simulator.peers.config import breaking
 
     out: list[dict[str, Any]] = []
     for kind, report, changes, who, tables in (

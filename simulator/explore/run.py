@@ -60,13 +60,13 @@ from simulator.explore.report import (
 )
 from simulator.explore.variant_runs import behaviours, notes
 from simulator.peers.config import (
-    DEFAULT,
     EXPLORE_EXAMPLES,
     EXPLORE_STEPS,
     EXPLORE_WALKS,
     FEATURES,
     SMALL,
     Config,
+    faults_config,
 )
 from simulator.workers import TaskProgress, Workers, peak_rss
 
@@ -129,15 +129,9 @@ def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
 
 
 def random_config(opts: Options) -> Config:
-    """``DEFAULT`` with the bound changes; a seeded bug registered in ``simulator.analysis.mutants`` with
-    bounds of its own (e.g. two terminals) brings those instead of ``DEFAULT``."""
-    base = DEFAULT
-    if opts.faults:
-        from simulator.analysis.mutants import BY_NAME
-
-        own = {m.cfg for m in BY_NAME.values() if m.switched_on <= opts.faults} - {DEFAULT}
-        if len(own) == 1:
-            base = own.pop()
+    """``DEFAULT`` with the bound changes; a seeded bug with bounds of its own (e.g. two terminals)
+    brings those instead of ``DEFAULT`` (``simulator.peers.config.faults_config``)."""
+    base = faults_config(opts.faults)
     cfg = base.with_(**opts.bounds) if opts.bounds else base
     if opts.readings or opts.variant is not None:
         cfg = cfg.with_(readings=opts.readings, variant=opts.variant)
