@@ -31,7 +31,7 @@ from model.core import MachineSpec
 from model.registry import BY_NAME
 from properties.variants import Variant
 from simulator.explore import run as explore_run
-from simulator.explore.progress import NULL, Progress
+from simulator.progress import NULL, Progress
 from simulator.workers import Workers
 
 KINDS = ("finding", "liveness", "client-view", "set-aside", "behaviours", "cycles", "state", "row")

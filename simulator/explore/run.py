@@ -17,7 +17,7 @@ Counterexamples of every mode are written by ``simulator.explore.report`` to the
 (the caller checked the paths before the run, but a disk can fill up) does not lose the run:
 the report says which file could not be written (``write_errors``) and is still returned.
 
-Long phases report to a ``simulator.explore.progress.Progress`` (the exhaustive slices, hypothesis
+Long phases report to a ``simulator.progress.Progress`` (the exhaustive slices, hypothesis
 rounds, random walks, shrinking, writing the graph).
 
 Under a variant (``Options.variant``, ``properties.variants``) every run has it in its ``Config``,
@@ -48,7 +48,6 @@ from simulator.explore import hypothesis_runs as explore_hypothesis
 from simulator.explore import random_walks as explore_random
 from simulator.explore.common import Counterexample, keep_shortest, monitor_rules
 from simulator.explore.coverage import machine_coverage, rule_coverage
-from simulator.explore.progress import NULL, Progress
 from simulator.explore.report import (
     FAIRNESS,
     LIVENESS,
@@ -68,6 +67,7 @@ from simulator.peers.config import (
     Config,
     faults_config,
 )
+from simulator.progress import NULL, Progress
 from simulator.workers import TaskProgress, Workers, peak_rss
 
 Coverage = tuple[Counter[Any], Counter[str]]
