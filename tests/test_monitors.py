@@ -507,6 +507,11 @@ VIOLATIONS: list[Case] = [
         ],
         [("TOOL-04", 11)],
     ),
+    Case(  # a content chunk named it before the window, but no status did: first reported in it
+        "TOOL-04 by a tool call a chunk named before the resume window",
+        read("mon_resume_window_chunk.ndjson"),
+        [("FG-05", 5), ("TOOL-04", 9)],
+    ),
     Case("FG-05 never idle", [prompt(1), state("running"), user("u1"), answer(1, "u1")], [("FG-05", 2)]),
     Case(
         "CANCEL-11 never idle after cancel",
