@@ -1547,3 +1547,16 @@ def test_an_error_idle_without_failure_details_is_a_suspicion() -> None:
         found(run([*turn()[:-1], state("idle", stop="error", error={"code": 1, "message": "x"})]), "suspect")
         == []
     )
+
+
+def test_prompts_left_unanswered_are_reported_in_receipt_order() -> None:
+    """Two prompts of one JSON-RPC batch share a line: the one received first is reported first,
+    whichever session was seen first (session b here)."""
+    ms = MonitorSet()
+    ms.feed(*prompt(1, sid="b"), 1)
+    ms.feed(*fail(1, -32602), 2)
+    ms.feed(*prompt(10, sid="a"), 3)  # the batch [prompt 10 of a, prompt 11 of b]
+    ms.feed(*prompt(11, sid="b"), 3)
+    ms.finish(True)
+    unanswered = [f for f in ms.findings if f.rule == "REJ-01"]
+    assert [(f.line, f.session) for f in unanswered] == [(3, "a"), (3, "b")]
