@@ -1560,3 +1560,12 @@ def test_prompts_left_unanswered_are_reported_in_receipt_order() -> None:
     ms.finish(True)
     unanswered = [f for f in ms.findings if f.rule == "REJ-01"]
     assert [(f.line, f.session) for f in unanswered] == [(3, "a"), (3, "b")]
+
+
+@pytest.mark.parametrize("action", [["accept"], {"a": 1}, 1, None])
+def test_an_elicitation_answer_with_a_malformed_action_is_taken_as_cancel(action: Any) -> None:
+    """The schema's rule for an unknown answer: handle it as cancel (a list raised TypeError)."""
+    base = [*turn(), elicit("e1", "form")]
+    ms = run([*base, ("client", {"jsonrpc": "2.0", "id": "e1", "result": {"action": action}})])
+    as_cancel = run([*base, elicit_answer("e1", "cancel")])
+    assert found(ms) == found(as_cancel)

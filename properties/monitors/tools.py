@@ -555,7 +555,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         action = result.get("action") if type(result) is dict else None
         if "error" in msg:
             action = "cancel"  # an error answer ends the request like a cancel
-        trigger = action if action in _ANSWERS else "cancel"  # the schema: handle as cancel
+        trigger = action if type(action) is str and action in _ANSWERS else "cancel"  # the schema: as cancel
         self._fire_elicitation(rid, rec, trigger, line, msg)
 
     @on("agent-notification", "elicitation/complete")
