@@ -211,7 +211,7 @@ def make_counterexample(
     mode: str,
     found_by: str,
     original_length: int,
-    hits: int,
+    hits: int = 1,
     fallback: Breach | None = None,
 ) -> Counterexample:
     """Replay ``events`` exactly (recording the transcript) and describe the breach of ``rule``
