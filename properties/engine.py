@@ -170,9 +170,10 @@ class MonitorSet:
         self._complete: Completeness = False
         self.last_line: int | None = None
         """The last line of the input, once ``finish`` was told it."""
-        # requests awaiting a response, by the side that sent them: id -> request message
-        self.pending_client: dict[Any, Message] = {}
-        self.pending_agent: dict[Any, Message] = {}
+        # requests awaiting a response, by the side that sent them: id -> (request message, its
+        # params.sessionId or None): the one pairing of responses with requests every monitor reads
+        self.pending_client: dict[Any, Pending] = {}
+        self.pending_agent: dict[Any, Pending] = {}
         given, required = _ordered_classes(monitors)
         order = (*given, *required)
         self._index: dict[type[Monitor], int] = {cls: i for i, cls in enumerate(order)}
@@ -184,15 +185,11 @@ class MonitorSet:
             self.monitors[i] = order[i](self)
         tables = _TABLES.get(order)
         if tables is None:
-            tables = _TABLES[order] = _Tables(self.monitors)
-        full, every = tables.full, tables.any  # shared with other sets: never changed in place
-        self._upd, self._upd_any = full["update"], every["update"]
-        self._creq, self._creq_any = full["client-request"], every["client-request"]
-        self._areq, self._areq_any = full["agent-request"], every["agent-request"]
-        self._cnote, self._cnote_any = full["client-notification"], every["client-notification"]
-        self._anote, self._anote_any = full["agent-notification"], every["agent-notification"]
-        self._aresp, self._aresp_any = full["agent-response"], every["agent-response"]
-        self._cresp, self._cresp_any = full["client-response"], every["client-response"]
+            tables = _TABLES[order] = _tables(self.monitors)
+        # per table of TABLES, in its order (shared with other sets: never changed in place)
+        self._upd, self._creq, self._areq, self._cnote, self._anote, self._aresp, self._cresp = tables[0]
+        (self._upd_any, self._creq_any, self._areq_any, self._cnote_any, self._anote_any, self._aresp_any,
+         self._cresp_any) = tables[1]  # fmt: skip
 
     # -- set-up --------------------------------------------------------------------------
     def get(self, cls: type[M]) -> M:
@@ -237,10 +234,7 @@ class MonitorSet:
     def feed(self, sender: str, msg: Message, line: int) -> list[Finding]:
         """Feed one message; returns the findings it made certain (possibly none)."""
         self.push(sender, msg, line)
-        if not self._new:
-            return []
-        new, self._new = self._new, []
-        return new
+        return self.take_new()
 
     def push(self, sender: str, msg: Message, line: int) -> None:
         """``feed`` without returning the findings: the next ``feed`` (or ``take_new``) returns
@@ -267,18 +261,16 @@ class MonitorSet:
             if type(rid) is not int and type(rid) is not str:
                 return
             if sender == "agent":
-                request = self.pending_client.pop(rid, None)
+                pending = self.pending_client.pop(rid, None)
                 table, handlers = self._aresp, self._aresp_any
             else:
-                request = self.pending_agent.pop(rid, None)
+                pending = self.pending_agent.pop(rid, None)
                 table, handlers = self._cresp, self._cresp_any
-            sid = None
-            if request is not None:
+            if pending is None:
+                request = sid = None
+            else:
+                request, sid = pending
                 handlers = table.get(request["method"], handlers)
-                params = request.get("params")
-                sid = params.get("sessionId") if type(params) is dict else None
-                if type(sid) is not str:
-                    sid = None
             if handlers is None:
                 return
             mons = self.monitors
@@ -297,14 +289,14 @@ class MonitorSet:
             if "id" in msg:
                 rid = msg["id"]
                 if type(rid) is int or type(rid) is str:
-                    self.pending_client[rid] = msg
+                    self.pending_client[rid] = (msg, sid)
                 handlers = self._creq.get(method, self._creq_any)
             else:
                 handlers = self._cnote.get(method, self._cnote_any)
         elif "id" in msg:
             rid = msg["id"]
             if type(rid) is int or type(rid) is str:
-                self.pending_agent[rid] = msg
+                self.pending_agent[rid] = (msg, sid)
             handlers = self._areq.get(method, self._areq_any)
         else:
             handlers = self._anote.get(method, self._anote_any)
@@ -312,6 +304,12 @@ class MonitorSet:
             mons = self.monitors
             for func, index in handlers:
                 func(mons[index], sid, params, line, msg)
+
+    def client_awaits(self, method: str, session: str) -> bool:
+        """Whether a client request of ``method`` for ``session`` awaits its response."""
+        return any(
+            request["method"] == method and sid == session for request, sid in self.pending_client.values()
+        )
 
     def take_new(self) -> list[Finding]:
         """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""
@@ -330,16 +328,14 @@ class MonitorSet:
         connection). An obligation open in a complete session is a breach reported at
         ``last_line`` (the last line of the input), the line after which no continuation
         can discharge it. Otherwise open obligations are information (kind ``open``)."""
-        mons = self.monitors
         self._complete = complete
         self.last_line = last_line
         try:
-            for monitor in mons:
+            for monitor in self.monitors:
                 monitor.at_end(quiescent)
         finally:
             self._complete = False
-        new, self._new = self._new, []
-        return new
+        return self.take_new()
 
     def complete_for(self, session: str | None) -> bool:
         """Whether the input being finished was declared complete for ``session``."""
@@ -382,29 +378,30 @@ Handlers = tuple[tuple[Callable[..., None], int], ...]
 """((handler function, monitor index), ...), in monitor order."""
 Table = dict[str, Handlers]
 """key -> its handlers: one dispatch table (the ``*`` handlers included under every key)."""
+Pending = tuple[Message, str | None]
+"""A request awaiting its response, and its ``params.sessionId`` (None: none, or not a string)."""
+_Tables = tuple[tuple[Table, ...], tuple[Handlers | None, ...]]
 
 
-class _Tables:
-    """The dispatch tables of a list of monitor classes: for each message kind, key ->
-    ((handler function, monitor index), ...). They hold plain functions and indices, so every
-    set of the same classes (clones included) shares them; a set passes the monitor to the
-    function."""
-
-    def __init__(self, monitors: list[Monitor]) -> None:
-        full: dict[str, dict[str, list[tuple[Callable[..., None], int]]]] = {name: {} for name in TABLES}
-        for index, monitor in enumerate(monitors):
-            for table, key, handler in monitor.handlers():
-                func = getattr(handler, "__func__", None)
-                if func is None or getattr(handler, "__self__", None) is not monitor:
-                    raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
-                full[table].setdefault(key, []).append((func, index))
-        every = {name: table.pop("*", []) for name, table in full.items()}
-        self.full: dict[str, Table] = {
-            name: {key: _in_order(entries + every[name]) for key, entries in table.items()}
-            for name, table in full.items()
-        }
-        self.any: dict[str, Handlers | None] = {name: _in_order(h) or None for name, h in every.items()}
-        """Per table, the ``*`` handlers (None: there are none): what a key no one named gets."""
+def _tables(monitors: list[Monitor]) -> _Tables:
+    """The dispatch tables of a list of monitor classes, one per message kind in ``TABLES`` order
+    (key -> ((handler function, monitor index), ...)), and per kind its ``*`` handlers (None: there
+    are none): what a key no one named gets. They hold plain functions and indices, so every set
+    of the same classes (clones included) shares them; a set passes the monitor to the function."""
+    full: dict[str, dict[str, list[tuple[Callable[..., None], int]]]] = {name: {} for name in TABLES}
+    for index, monitor in enumerate(monitors):
+        for table, key, handler in monitor.handlers():
+            func = getattr(handler, "__func__", None)
+            if func is None or getattr(handler, "__self__", None) is not monitor:
+                raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
+            full[table].setdefault(key, []).append((func, index))
+    every = {name: table.pop("*", []) for name, table in full.items()}
+    return (
+        tuple(
+            {key: _in_order(entries + every[name]) for key, entries in full[name].items()} for name in TABLES
+        ),
+        tuple(_in_order(every[name]) or None for name in TABLES),
+    )
 
 
 def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
@@ -412,11 +409,6 @@ def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
     return tuple(sorted(entries, key=lambda entry: entry[1]))
 
 
-def pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
+def pending_key(pending: dict[Any, Pending]) -> frozenset[tuple[Any, Any, Any]]:
     """What a set's key keeps of its requests awaiting a response: (id, method, sessionId)."""
-    out = []
-    for rid, request in pending.items():
-        params = request.get("params")
-        sid = params.get("sessionId") if type(params) is dict else None
-        out.append((rid, request.get("method"), sid if type(sid) is str else None))
-    return frozenset(out)
+    return frozenset([(rid, request["method"], sid) for rid, (request, sid) in pending.items()])

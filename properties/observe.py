@@ -118,7 +118,7 @@ class Seen(Record):
     """What the wire has shown of one session's observed entities."""
 
     __slots__ = (
-        "entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "refused", "states"
+        "entered", "fresh", "handshake", "idle_snapshot", "listed", "refused", "states"
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -137,8 +137,6 @@ class Seen(Record):
         self.handshake: tuple[Any, str, bool] | None = None
         """(request ID, session state before it, whether it asked for a history replay) of the
         session/resume being answered."""
-        self.prompts = 0
-        """session/prompt requests of the session still unanswered (one may be inserted now)."""
         self.fresh: frozenset[tuple[str, str]] = frozenset()
         """(machine name, entity key) of the entities first seen in the current resume window:
         their later updates there are live transitions, not replayed history."""
@@ -160,7 +158,6 @@ class Seen(Record):
             self.listed,
             self.handshake,
             self.fresh,
-            self.prompts,
             self.idle_snapshot,
             self.refused,
         )
@@ -271,41 +268,6 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
     seen.listed = cur
 
 
-def _user_message(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
-    """A user message under an ID the session already reported (by a ``user_message`` or a
-    ``user_message_chunk``: the entity table placed it) is replayed history inside a resume
-    handshake. A chunk is no such evidence (the live stream of a message may go on across a
-    re-attachment), so only this variant is observed here."""
-    mid = upd.get("messageId")
-    if type(mid) is not str:
-        return
-    if seen.reported(f"user_message {mid}"):
-        if seen.handshake is not None:
-            yield session.SPEC, SESSION_KEY, "replay", _NO_CTX
-        return
-    hs = seen.handshake
-    if (
-        hs is not None
-        and hs[2]
-        and not seen.prompts
-        and seen.state_of(session.SPEC, SESSION_KEY) == session.SYNCED
-        and readings.get(UNACCOUNTED_USER_MESSAGE, "") != "other-sources"
-        and readings.get(RESUME_REPLAY_WINDOW) == "whole-window"
-    ):
-        # a new ID after the snapshot of a resume that asked for a replay, with no prompt left
-        # to insert: a user message inside the window is history, and no prompt is left whose
-        # insertion it could report
-        yield (
-            session.SPEC,
-            SESSION_KEY,
-            "replay",
-            {
-                UNACCOUNTED_USER_MESSAGE: readings[UNACCOUNTED_USER_MESSAGE],
-                RESUME_REPLAY_WINDOW: "whole-window",
-            },
-        )
-
-
 def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observation]:
     """A ``session/resume`` request of the session (``replay``: it carries a ``replayFrom``
     cursor): the handshake starts (one at a time: a request made while another is unanswered
@@ -335,7 +297,6 @@ TOOL_CALL_UPDATE: Final = "tool_call_update"
 """The update variant a permission request's subject tool call is applied as."""
 
 UPDATES: dict[str, Observer] = {
-    "user_message": _user_message,
     TOOL_CALL_UPDATE: _tool_call,
     "tool_call_content_chunk": _tool_call_chunk,
     "terminal_update": _terminal,
@@ -427,9 +388,12 @@ def _entity_step(found: tuple[str, str, str | None], upd: Mapping[str, Any]) -> 
     return f"{kind} {ident}", entity.upsert_trigger(upd[content])
 
 
-def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> list[Observation]:
+def observe(
+    upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], waiting: bool = False
+) -> list[Observation]:
     """The observations an Agent update makes, given what the session has shown so far (read
-    before any of them is fired). A snapshot also records its list in ``seen``."""
+    before any of them is fired) and, inside a resume handshake, whether a prompt of the session
+    awaits its answer (``waiting``). A snapshot also records its list in ``seen``."""
     variant = upd.get("sessionUpdate")
     if type(variant) is not str:
         return []
@@ -440,8 +404,10 @@ def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> lis
         return out
     step = _entity_step(found_entity, upd)
     if step is not None:
-        if seen.handshake is not None and _output_after_idle_snapshot(step[0], seen):
-            out.append((session.SPEC, SESSION_KEY, "replay", _NO_CTX))
+        if seen.handshake is not None:
+            replayed = _replayed(*step, seen, readings, waiting)
+            if replayed is not None:
+                out.append((session.SPEC, SESSION_KEY, "replay", replayed))
         out.append((entity.SPEC, step[0], step[1], _NO_CTX))
     return out
 
@@ -449,18 +415,41 @@ def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> lis
 _MODEL_OUTPUT: Final = ("agent_message ", "agent_thought ")
 
 
-def _output_after_idle_snapshot(key: str, seen: Seen) -> bool:
-    """An Agent message or thought under an ID the session never showed, after the snapshot of a
-    resume that asked for a replay reported idle, with no prompt waiting: no work is running to
-    produce it live, so it is replayed history sent after the snapshot (Initial state and
-    synchronization: the snapshot comes after any requested replay)."""
-    hs = seen.handshake
-    return (
-        hs is not None
-        and hs[2]
-        and seen.idle_snapshot
-        and not seen.prompts
-        and key.startswith(_MODEL_OUTPUT)
-        and (_ENTITY, key) not in seen.states
-        and seen.state_of(session.SPEC, SESSION_KEY) == session.SYNCED
-    )
+def _replayed(
+    key: str, trigger: str, seen: Seen, readings: Mapping[str, str], waiting: bool
+) -> Context | None:
+    """The context of the ``replay`` an update of the entity ``key`` inside a resume handshake
+    shows, or None: it is replayed history when
+
+    - it is a user message (not a chunk: the live stream of a message may go on across a
+      re-attachment) under an ID the session already reported (by a ``user_message`` or a
+      ``user_message_chunk``: the entity table placed it): a user message is inserted once;
+    - after the snapshot of a resume that asked for a replay, with no prompt waiting (none is
+      left whose insertion it could report): a user message under a new ID (under the reading
+      ``resume-replay-window=whole-window``: a user message inside the window is history; not
+      under ``unaccounted-user-message=other-sources``, where it may come from elsewhere), or an
+      Agent message or thought under an ID the session never showed once that snapshot reported
+      idle (no work is running to produce it live: the snapshot comes after any requested
+      replay, "Initial state and synchronization")."""
+    user = trigger != "chunk" and key.startswith("user_message ")
+    if user and seen.reported(key):
+        return _NO_CTX
+    if (
+        not seen.handshake[2]  # type: ignore[index]
+        or waiting
+        or seen.state_of(session.SPEC, SESSION_KEY) != session.SYNCED
+    ):
+        return None
+    if user:
+        if (
+            readings.get(UNACCOUNTED_USER_MESSAGE, "") != "other-sources"
+            and readings.get(RESUME_REPLAY_WINDOW) == "whole-window"
+        ):
+            return {
+                UNACCOUNTED_USER_MESSAGE: readings[UNACCOUNTED_USER_MESSAGE],
+                RESUME_REPLAY_WINDOW: "whole-window",
+            }
+        return None
+    if seen.idle_snapshot and key.startswith(_MODEL_OUTPUT) and (_ENTITY, key) not in seen.states:
+        return _NO_CTX
+    return None

@@ -139,8 +139,7 @@ def machine_rows(monitors: MonitorSet) -> Rows:
         for rid, rec in prompts.prompts.items():
             rows[_prompt_key(rec[0], rid)] = f"{candidates_text(spec, rec[2])} (received at line {rec[1]})"
     for side, pending in (("client", monitors.pending_client), ("agent", monitors.pending_agent)):
-        for rid, request in pending.items():
-            sid = session_id(request)
+        for rid, (request, sid) in pending.items():
             where = CONNECTION if sid is None else sid
             rows[_key(where, 9, f"awaiting answer: {request.get('method')} id={id_text(rid)}")] = (
                 f"sent by the {side}"

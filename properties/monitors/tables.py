@@ -142,17 +142,6 @@ class TableMonitor(SessionMonitor[Seen]):
     TOLERATES = ("NOTICE-01", "USAGE-01", "COMPACT-01")
     SESSION = Seen
 
-    @on("client-request", "session/prompt")
-    def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        if sid is not None:
-            self._session(sid).prompts += 1
-
-    @on("agent-response", "session/prompt")
-    def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
-        seen = self.sessions.get(sid) if sid is not None else None
-        if seen is not None and seen.prompts:
-            seen.prompts -= 1
-
     @on("agent-request", "session/request_permission")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         """A permission request's subject tool call is applied like a ``tool_call_update``."""
@@ -194,7 +183,8 @@ class TableMonitor(SessionMonitor[Seen]):
         if variant not in VARIANTS:
             return
         seen = self.sessions.get(sid) or self._session(sid)
-        found = observe(upd, seen, self._owner.readings)
+        waiting = seen.handshake is not None and self._owner.client_awaits("session/prompt", sid)
+        found = observe(upd, seen, self._owner.readings, waiting)
         if found:
             replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
             self._fire(sid, seen, found, line, msg, replaying)
