@@ -177,9 +177,12 @@ class Monitor:
         explanation: str,
         message: Any = None,
         readings: tuple[str, ...] = (),
+        kind: Kind = "rule",
     ) -> None:
-        """Report a breach; ``readings``: the readings its verdict depends on."""
-        self._add_finding("rule", rule, line, session, explanation, message, readings)
+        """Report a breach; ``readings``: the readings its verdict depends on. (``kind``: ``rule``,
+        or ``suspect`` and ``open`` for ``suspect`` and ``eventually``.)"""
+        owner = self._owner
+        owner.add(Finding(rule, owner.level_of(rule), line, session, explanation, kind, message, readings))
 
     def suspect(
         self,
@@ -192,21 +195,7 @@ class Monitor:
     ) -> None:
         """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
         ``readings``: the readings that make it a suspect rather than a breach."""
-        self._add_finding("suspect", rule, line, session, explanation, message, readings)
-
-    def _add_finding(
-        self,
-        kind: Kind,
-        rule: str,
-        line: int | None,
-        session: str | None,
-        explanation: str,
-        message: Any,
-        readings: tuple[str, ...],
-    ) -> None:
-        """Add a finding of ``kind`` (``rule``, ``suspect`` or ``open``) for ``rule``."""
-        owner = self._owner
-        owner.add(Finding(rule, owner.level_of(rule), line, session, explanation, kind, message, readings))
+        self.breach(rule, line, session, explanation, message, readings, "suspect")
 
     def eventually(
         self,
@@ -235,8 +224,8 @@ class Monitor:
                 readings,
             )
         else:
-            self._add_finding(
-                "open", rule, line, session, explanation + " (open at end of input)", message, readings
+            self.breach(
+                rule, line, session, explanation + " (open at end of input)", message, readings, "open"
             )
 
 

@@ -53,6 +53,7 @@ from properties.observe import (
     TOOL_CALL_UPDATE,
     UNOBSERVED,
     VARIANTS,
+    Key,
     Observation,
     Seen,
     observe,
@@ -62,6 +63,7 @@ from properties.observe import (
 from properties.readings import BY_NAME
 
 _NONE: Mapping[str, frozenset[str]] = {}
+_UNLISTED: frozenset[Key] = frozenset()
 _STRICT: dict[int, tuple[MachineSpec, MachineSpec, frozenset[tuple[str, str]]]] = {}
 """id of a variant's table -> (that table, the same rows with no rule relaxed, the cells whose
 verdict the relaxed rules change)."""
@@ -183,8 +185,10 @@ class TableMonitor(SessionMonitor[Seen]):
         if variant not in VARIANTS:
             return
         seen = self.sessions.get(sid) or self._session(sid)
+        fs = self.facts.sessions.get(sid)
+        listed = fs.listed if fs is not None and fs.listed is not None else _UNLISTED
         waiting = seen.handshake is not None and self._owner.client_awaits("session/prompt", sid)
-        found = observe(upd, seen, self._owner.readings, waiting)
+        found = observe(upd, seen, self._owner.readings, listed, waiting)
         if found:
             replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
             self._fire(sid, seen, found, line, msg, replaying)
