@@ -10,9 +10,7 @@ line, schema findings); ``should`` fails on warnings too. Obligations still open
 the input, and input the reader tolerated, are information and never fail a check, unless the
 input is declared complete (``complete``): then an open obligation is a breach at the last line.
 
-While a transcript is judged, CPython's full collections wait (``full_collections_paused``):
-what the rules remember grows with the input and lives until the end, and every full
-collection would scan all of it to free nothing. The young generations are collected as usual.
+While a transcript is judged, CPython's full collections wait (``full_collections_paused``).
 
 Must not know: how lines are split and decoded, what any monitor checks, how reports are
 rendered, or the command line. Under a variant the monitor set has already set aside the

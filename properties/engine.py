@@ -1,13 +1,10 @@
 """The monitor engine: one online pass over a stream of wire messages.
 
-Owns: the ``Monitor`` base class, the ``MonitorSet`` that feeds every monitor one message at a
-time, the count of how often each rule's check was exercised, and the split between
-"certain now" breaches (reported by ``feed``) and "eventually" obligations (reported by
-``finish``). The same code serves recorded transcripts (``acp-model check``) and simulated runs.
-An obligation still open when ``finish`` runs is a breach at the line that opened it when the
-simulator proved quiescence, a breach at the input's last line when the input was declared
-complete for its session (``check --complete``; ``record`` and ``drive`` when the Agent exited
-or the session was closed), and information (kind ``open``) otherwise.
+Owns: the ``MonitorSet`` that feeds every monitor (``properties.monitor``) one message at a time,
+the one pairing of responses with the requests they answer, the count of how often each rule's
+check was exercised, and the split between "certain now" breaches (reported by ``feed``) and
+"eventually" obligations (reported by ``finish``, which says how an obligation still open is
+judged). The same code serves recorded transcripts (``acp-model check``) and simulated runs.
 
 Proxy-view semantics: lines arrive in the order a proxy between the peers saw them (agent lines
 in the agent's send order, client lines in the agent's receive order). A monitor flags only what
@@ -15,7 +12,7 @@ is certain from that order.
 
 Dispatch (the hot path): a monitor does not look at every message. It marks the methods that
 handle the message kinds it wants with ``@on(table, key, ...)`` (``Monitor.handlers()`` lists
-them), and one table per kind is built once per list of monitor classes:
+them), and one table per kind is built once per list of monitor classes (``_tables``):
 
 - ``update``: ``session/update`` notifications from the Agent, keyed by ``sessionUpdate``; the
   handler gets ``(sessionId, update, line, message)``;
@@ -28,49 +25,33 @@ them), and one table per kind is built once per list of monitor classes:
 A handler registered under the key ``*`` gets every message of its table, whatever the key
 (in monitor order with the others); in a response table it also gets each response that
 answers no request awaiting one (a second response, which the reader passes on), with the
-request None and the session None.
-
-So ``feed`` does one dictionary lookup per message and calls only the handlers registered for
-it, in monitor order. The tables are built once per list of monitor classes as (function,
-monitor index) pairs, so every set of those classes, clones included, shares them.
-
-Feeding a transcript: ``feed`` returns the findings a message made certain; ``push`` is
-``feed`` without handing them back (they wait for the next ``feed`` or ``take_new``).
+request None and the session None. So ``feed`` does one dictionary lookup per message and calls
+only the handlers registered for it, in monitor order.
 
 Shared context: a monitor may name other monitor classes in ``REQUIRES`` (for instance a tracker
 of per-session facts that several monitors read). The set creates each required class once,
 before the monitors that need it, and dispatches to it *after* them, so a monitor always reads
 the context as it stood before the current message.
 
-Exercise counts: ``exercise(rule)`` counts one rule; a ``rule_group`` key counts a group of
-restated rules with one increment (hot paths increment both directly). Both go to
-plain ``defaultdict(int)`` tables (an increment there costs less than half of one on a
-``Counter``), merged into the ``exercised`` Counter whenever it is read, so clearing that
-Counter resets the counts.
+Exercise counts go to plain ``defaultdict(int)`` tables (``Monitor._ex``; ``rule_group`` keys
+count a group of restated rules with one increment), merged into the ``exercised`` Counter
+whenever it is read, so clearing that Counter resets the counts.
 
-Cloning for explorers: ``MonitorSet.clone()`` is an independent copy (``Monitor.clone`` copies
-each monitor's containers and per-session records by one rule, ``properties.monitor.copied``),
-and ``state_key()`` a hashable summary of everything that can change future findings (counters
-and line numbers only in the relative form the checks use).
-Monitors interact only through the monitors they require, so a set of one monitor class (and
-the classes it requires) steps that monitor exactly as the whole set does: the exhaustive
-search keeps one such set per class (``simulator.explore.state``).
+Explorers: ``clone()`` is an independent copy and ``state_key()`` a hashable summary of everything
+that can change future findings. Monitors interact only through the monitors they require, so a
+set of one monitor class (and the classes it requires) steps that monitor exactly as the whole
+set does: the exhaustive search keeps one such set per class (``simulator.explore.state``).
 
-Construction options: ``MonitorSet(monitors, from_start=True)`` says every session in the stream
-is seen from its creation (a simulated run); otherwise a ``session/new`` response shows it per
-session. It lets the prompt monitor judge replayed IDs (ACC-11). ``readings={NAME: ALTERNATIVE}``
-chooses among the readings of ambiguous spec text (``properties.readings``; every reading not
-given takes its default, an unknown one raises ``ReadingError``). The set keeps the full mapping
-(``readings``); a monitor asks ``self.reading(NAME)`` and names the reading on every finding
-whose verdict depends on it (``breach(..., readings=(NAME,))``). Clones share
-the readings: they are configuration, not state, so no state key includes them.
-
-Variants: ``MonitorSet(variant=...)`` (default None: the spec as written; ``properties.variants``)
-sets aside every finding of a rule the variant dropped (``set_aside`` counts them by rule, and
-the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and
-hands the table monitor the variant's machine tables (``tables``; empty: the model's own) and
-every monitor the rules between machines in force (``Monitor.between``, ``model.between``).
-Like readings, the variant is configuration: clones share it.
+Configuration (shared by clones, in no state key): ``from_start`` (every session in the stream
+is seen from its creation, a simulated run: it lets the prompt monitor judge replayed IDs,
+ACC-11); ``readings={NAME: ALTERNATIVE}`` among the readings of ambiguous spec text
+(``properties.readings``: every reading not given takes its default, an unknown one raises
+``ReadingError``; a monitor asks ``self.reading(NAME)`` and names the reading on every finding
+whose verdict depends on it); ``variant`` (default None: the spec as written;
+``properties.variants``), which sets aside every finding of a rule the variant dropped
+(``set_aside`` counts them by rule, and the process-wide ``SET_ASIDE`` too; they are neither
+returned nor kept in ``findings``), and hands the table monitor the variant's machine tables
+(``tables``) and every monitor the rules between machines in force (``Monitor.between``).
 
 Must not know: files, JSON decoding, or how the messages were produced.
 """

@@ -14,13 +14,9 @@ it is made, also in the pushing thread. So a proxy relays a line once it is judg
 take microseconds per message), and a callback that blocks (a report written to a stderr pipe
 nobody drains) holds the relay up, as it would hold up the real Agent writing to that pipe.
 
-``open_now()`` lists the obligations open after the lines pushed so far, judged on a copy of
-the set (``MonitorSet.clone``), so the live set goes on untouched. ``close(quiescent,
-complete)`` ends the input and judges the "eventually" rules once: as open obligations
-(information, as ``check`` does at the end of a file), or as breaches when the caller knows
-nothing more can happen (a driver whose agent stayed silent past its timeout), or as breaches
-at the last line for the sessions the caller declares complete (the Agent exited while its
-Client was still connected; a session that was closed: ``closed_sessions``).
+``open_now()`` lists the obligations open so far, judged on a copy of the set, and ``close``
+ends the input and judges the "eventually" rules once (``MonitorSet.finish``); a recording is
+complete for the sessions it saw closed (``closed_sessions``).
 
 Must not know: where the lines come from, files, processes, how findings are shown.
 """

@@ -210,23 +210,18 @@ class Monitor:
         """Report an obligation still open: a breach at quiescence; a breach at the last line
         when the input was declared complete for ``session`` (``MonitorSet.finish(complete=...)``);
         information at the end of any other input."""
+        owner = self._owner
+        kind: Kind = "rule"
         if quiescent:
-            self.breach(rule, line, session, explanation + " (still open at quiescence)", message, readings)
-        elif self._owner.complete_for(session):
-            owner = self._owner
+            explanation += " (still open at quiescence)"
+        elif owner.complete_for(session):
             since = "" if line is None or line == owner.last_line else f"; owed since line {line}"
-            self.breach(
-                rule,
-                owner.last_line if owner.last_line is not None else line,
-                session,
-                explanation + f" (still open at the end of a complete transcript{since})",
-                message,
-                readings,
-            )
+            explanation += f" (still open at the end of a complete transcript{since})"
+            line = owner.last_line if owner.last_line is not None else line
         else:
-            self.breach(
-                rule, line, session, explanation + " (open at end of input)", message, readings, "open"
-            )
+            explanation += " (open at end of input)"
+            kind = "open"
+        self.breach(rule, line, session, explanation, message, readings, kind)
 
 
 _PLUMBING = ("_owner", "_ex", "_gx", "between")

@@ -2,8 +2,8 @@
 
 Owns: the mapping from an Agent's ``session/update`` to ``(machine, entity key, trigger,
 context)`` for the per-entity machines whose steps show on the wire (tool calls, compactions,
-terminals, background items), and ``Seen``, what the wire has shown of one session's observed entities
-(each entity's state, the last concrete ``background`` list). Each trigger is chosen by the
+terminals, background items), and ``Seen``, what the wire has shown of one session's observed
+entities (each entity's state, the resume handshake under way). Each trigger is chosen by the
 machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``, ``model.compaction.trigger_for``,
 ``model.terminal.triggers_for``, ``model.background``), so what a status means is stated once,
 in ``model/``; the table monitor (``properties.monitors.tables``) fires the tables with these
@@ -22,19 +22,14 @@ removed while the state is running or requires_action is observed as ``adopt`` (
 may be waiting on it; the guard ``becomes_foreground`` is true when the reading
 ``waited-on-background`` says so, and the context names that reading). A child's own idle is
 reported in its own session: a child leaving the list is observed as finalized there and then
-removed. An item listed before it was announced (a
-breach of its own) counts as listed from its announcement on.
+removed. An item listed before it was announced (a breach of its own) counts as listed from its
+announcement on.
 
 The session: the ``session/resume`` handshake of the session table (``model.session``) is
-observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), a
-user message under a messageId the session already reported (``replay``: a user message is
-inserted once, so one reported again is replayed history), a user message under a new ID after
-the snapshot of a resume that asked for a replay while no prompt of the session awaits its
-answer (``replay`` too, under the reading ``resume-replay-window=whole-window``, the default: a
-user message inside the window is history, and none is left to insert; not under
-``unaccounted-user-message=other-sources``, where it may come from elsewhere) and the success response
-(``resumed``). Opening and closing the session are not observed here (the prompt rules judge
-what a close stops), so the session is ``open`` outside a handshake.
+observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), an
+entity update the wire shows to be replayed history (``replay``, ``_replayed``) and the success
+response (``resumed``). Opening and closing the session are not observed here (the prompt rules
+judge what a close stops), so the session is ``open`` outside a handshake.
 
 Entities: every update or chunk of an ID-addressed entity (messages, thoughts, session-directed
 messages, tool calls, terminals, plans, compactions) fires the entity table (``model.entity``)
