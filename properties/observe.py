@@ -57,8 +57,6 @@ from model.core import Context, MachineSpec
 from properties.monitor import Record
 from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
 
-BACKGROUND_ID_FIELD: Final = background.ID_FIELD
-
 Key = tuple[str, str]
 """A background item or entity: (type, ID)."""
 
@@ -74,7 +72,7 @@ def background_keys(value: Any) -> list[Key] | None:
         if type(item) is dict:
             kind = item.get("type")
             if type(kind) is str:
-                field = BACKGROUND_ID_FIELD.get(kind)
+                field = background.ID_FIELD.get(kind)
                 if field is not None:
                     ident = item.get(field)
                     if type(ident) is str:
@@ -112,9 +110,7 @@ SESSION_KEY = ""
 class Seen(Record):
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = (
-        "entered", "fresh", "handshake", "idle_snapshot", "refused", "states"
-    )  # fmt: skip
+    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "refused", "states")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
@@ -159,6 +155,7 @@ Shown = tuple[Mapping[str, str], frozenset[Key]]
 """What an observer reads beside the session's ``Seen``: the readings in force, and the items of
 the session's latest concrete background list before the update (``properties.monitors.facts``)."""
 Observer = Callable[[dict[str, Any], Seen, Shown], Iterator[Observation]]
+Waiting = Callable[[], bool] | None
 
 
 def item_key(kind: str, ident: str) -> str:
@@ -382,29 +379,22 @@ def _entity_step(found: tuple[str, str, str | None], upd: Mapping[str, Any]) -> 
     return f"{kind} {ident}", entity.upsert_trigger(upd[content])
 
 
-def observe(
-    upd: dict[str, Any],
-    seen: Seen,
-    readings: Mapping[str, str],
-    listed: frozenset[Key],
-    waiting: bool = False,
-) -> list[Observation]:
+def observe(upd: dict[str, Any], seen: Seen, shown: Shown, waiting: Waiting = None) -> list[Observation]:
     """The observations an Agent update makes, given what the session has shown so far (read
-    before any of them is fired), its latest concrete background list before the update
-    (``listed``) and, inside a resume handshake, whether a prompt of the session awaits its
-    answer (``waiting``)."""
+    before any of them is fired) and, inside a resume handshake, ``waiting``: whether a prompt
+    of the session awaits its answer (asked only when it matters)."""
     variant = upd.get("sessionUpdate")
     if type(variant) is not str:
         return []
     found = UPDATES.get(variant)
-    out = [] if found is None else list(found(upd, seen, (readings, listed)))
+    out = [] if found is None else list(found(upd, seen, shown))
     found_entity = _ENTITIES.get(variant)
     if found_entity is None:  # (a snapshot, a tool call: no entity's update)
         return out
     step = _entity_step(found_entity, upd)
     if step is not None:
         if seen.handshake is not None:
-            replayed = _replayed(*step, seen, readings, waiting)
+            replayed = _replayed(*step, seen, shown[0], waiting)
             if replayed is not None:
                 out.append((session.SPEC, SESSION_KEY, "replay", replayed))
         out.append((entity.SPEC, step[0], step[1], _NO_CTX))
@@ -415,7 +405,7 @@ _MODEL_OUTPUT: Final = ("agent_message ", "agent_thought ")
 
 
 def _replayed(
-    key: str, trigger: str, seen: Seen, readings: Mapping[str, str], waiting: bool
+    key: str, trigger: str, seen: Seen, readings: Mapping[str, str], waiting: Waiting
 ) -> Context | None:
     """The context of the ``replay`` an update of the entity ``key`` inside a resume handshake
     shows, or None: it is replayed history when
@@ -430,25 +420,27 @@ def _replayed(
       Agent message or thought under an ID the session never showed once that snapshot reported
       idle (no work is running to produce it live: the snapshot comes after any requested
       replay, "Initial state and synchronization")."""
-    user = trigger != "chunk" and key.startswith("user_message ")
-    if user and seen.reported(key):
-        return _NO_CTX
+    replayed: Context
+    if trigger != "chunk" and key.startswith("user_message "):
+        if seen.reported(key):
+            return _NO_CTX
+        if (
+            readings.get(UNACCOUNTED_USER_MESSAGE, "") == "other-sources"
+            or readings.get(RESUME_REPLAY_WINDOW) != "whole-window"
+        ):
+            return None
+        replayed = {
+            UNACCOUNTED_USER_MESSAGE: readings[UNACCOUNTED_USER_MESSAGE],
+            RESUME_REPLAY_WINDOW: "whole-window",
+        }
+    elif seen.idle_snapshot and key.startswith(_MODEL_OUTPUT) and (_ENTITY, key) not in seen.states:
+        replayed = _NO_CTX
+    else:
+        return None
     if (
         not seen.handshake[2]  # type: ignore[index]
-        or waiting
         or seen.state_of(session.SPEC, SESSION_KEY) != session.SYNCED
+        or (waiting is not None and waiting())
     ):
         return None
-    if user:
-        if (
-            readings.get(UNACCOUNTED_USER_MESSAGE, "") != "other-sources"
-            and readings.get(RESUME_REPLAY_WINDOW) == "whole-window"
-        ):
-            return {
-                UNACCOUNTED_USER_MESSAGE: readings[UNACCOUNTED_USER_MESSAGE],
-                RESUME_REPLAY_WINDOW: "whole-window",
-            }
-        return None
-    if seen.idle_snapshot and key.startswith(_MODEL_OUTPUT) and (_ENTITY, key) not in seen.states:
-        return _NO_CTX
-    return None
+    return replayed

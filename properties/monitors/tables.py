@@ -207,8 +207,8 @@ class TableMonitor(SessionMonitor[Seen]):
         seen = self.sessions.get(sid) or self._session(sid)
         fs = self.facts.sessions.get(sid)
         listed = fs.listed if fs is not None and fs.listed is not None else _UNLISTED
-        waiting = seen.handshake is not None and self._owner.client_awaits("session/prompt", sid)
-        found = observe(upd, seen, self._owner.readings, listed, waiting)
+        waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
+        found = observe(upd, seen, (self._owner.readings, listed), waiting)
         if found:
             replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
             self._fire(sid, seen, found, line, msg, replaying)
