@@ -24,19 +24,26 @@ Must not know: where the lines come from, files, processes, how findings are sho
 from __future__ import annotations
 
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from properties.engine import Completeness, MonitorSet
 from properties.findings import Finding
 from properties.monitors.facts import Facts
-from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, read_items
+from properties.transcript import DEFAULT_MAX_LINE_BYTES, Read, TranscriptStats, read_items
+
+if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when a schema is given
+    from properties.schema_check import SchemaChecker
 
 FindingHook = Callable[[Finding], None]
+MessageHook = Callable[[int, str, dict[str, Any]], None]
+"""``hook(line, sender, message)``: sees every message that was used, before it is judged."""
 
 
 class LiveCheck:
-    """Judge transcript lines as they are pushed (see the module docstring)."""
+    """Judge transcript lines as they are pushed (see the module docstring), or as ``read`` gives
+    them (``check_stream``)."""
 
     def __init__(
         self,
@@ -44,20 +51,30 @@ class LiveCheck:
         *,
         monitors: MonitorSet | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        read: Read | None = None,
+        schema: SchemaChecker | None = None,
+        on_message: MessageHook | None = None,
+        max_findings: int | None = None,
     ) -> None:
         self.monitors = monitors if monitors is not None else MonitorSet()
         self.stats = TranscriptStats()
         self.findings: list[Finding] = []
-        """Rule and input findings, in the order they were made."""
+        """Rule, schema and input findings, in the order they were made (at most
+        ``max_findings``: None, all)."""
         self.open: list[Finding] = []
         """Obligations open at the end (``close(quiescent=False)``)."""
+        self.cut: Counter[str] = Counter()
+        """Findings not kept because ``max_findings`` was reached, by severity."""
         self.on_finding = on_finding
         self.error: BaseException | None = None
         """What stopped the judging, if anything did (a bug: reported by the caller)."""
+        self._schema = schema
+        self._on_message = on_message
+        self._max = max_findings
         self._chunks: deque[bytes] = deque()
         self._lock = threading.Lock()  # one thread at a time judges, copies or snapshots
         self._closed = False
-        self._items = read_items(self._read1, max_line_bytes, self.stats)
+        self._items = read_items(read or self._read1, max_line_bytes, self.stats)
 
     def _read1(self, n: int) -> bytes | None:
         """At most ``n`` bytes of those pushed; None while there are none, b"" once closed."""
@@ -70,23 +87,37 @@ class LiveCheck:
         return data
 
     def _emit(self, found: list[Finding]) -> None:
-        for finding in found:
-            (self.open if finding.kind == "open" else self.findings).append(finding)
+        """Keep ``found`` after the findings the monitors made before it (the set's ``push``
+        leaves them waiting, so the findings are kept in the order they were made)."""
+        for finding in (*self.monitors.take_new(), *found):
+            if finding.kind == "open":
+                self.open.append(finding)
+            elif self._max is None or len(self.findings) < self._max:
+                self.findings.append(finding)
+            else:
+                self.cut[finding.severity] += 1
             if self.on_finding is not None:
                 self.on_finding(finding)
 
     def _judge(self) -> None:
-        """Judge every complete line pushed so far (and, once closed, the rest)."""
+        """Judge every complete line pushed (or read) so far (and, once closed, the rest)."""
+        push, schema, on_message = self.monitors.push, self._schema, self._on_message
         try:
             for item in self._items:
                 if item is None:  # every line pushed so far is judged
-                    return
+                    break
                 if isinstance(item, Finding):
                     self._emit([item])  # an input finding
-                else:
-                    line, sender, msg = item
-                    self._emit(self.monitors.feed(sender, msg, line))
-            self._emit(self.monitors.take_new())
+                    continue
+                line, sender, msg = item
+                if on_message is not None:
+                    on_message(line, sender, msg)
+                if schema is not None:
+                    problem = schema.check(sender, msg, line)
+                    if problem is not None:
+                        self._emit([problem])
+                push(sender, msg, line)
+            self._emit([])
         except BaseException as exc:  # pragma: no cover - a bug in a monitor; the caller reports it
             self.error = exc
 
