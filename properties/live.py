@@ -1,18 +1,19 @@
-"""Live checking: the engine of ``acp-model check``, fed transcript lines while they are made.
+"""Live checking: the engine of ``acp-model check``, fed transcript lines while they are made
+(or reading a recorded transcript to its end: ``properties.checking.check_stream``).
 
 Theory of operation
 -------------------
 A proxy (``acp-model record``) or a driver (``acp-model drive``) writes transcript lines one at
-a time. ``LiveCheck`` judges them as they come with the very pieces ``check`` runs: the
-transcript reader (``properties.transcript.read_items``, which splits lines, decodes them,
-pairs responses with requests and reports unusable lines as input findings) and a
-``MonitorSet``. The reader pulls bytes; here it reads the lines pushed so far, and where there
-are none it stops, to go on from there at the next ``push``. So every complete line is judged
-by the time ``push`` returns, in the pushing thread. Each message goes to the set's ``feed``,
-as in ``check``; every finding (input or rule) goes to the ``on_finding`` callback the moment
-it is made, also in the pushing thread. So a proxy relays a line once it is judged (the monitors
-take microseconds per message), and a callback that blocks (a report written to a stderr pipe
-nobody drains) holds the relay up, as it would hold up the real Agent writing to that pipe.
+a time. ``LiveCheck`` judges them as they come with the transcript reader
+(``properties.transcript.read_items``, which splits lines, decodes them, pairs responses with
+requests and reports unusable lines as input findings) and a ``MonitorSet``. The reader pulls
+bytes; here it reads the lines pushed so far, and where there are none it stops, to go on from
+there at the next ``push``. So every complete line is judged by the time ``push`` returns, in
+the pushing thread, and every finding (input, schema or rule) has gone to the ``on_finding``
+callback, in the order the findings were made. So a proxy relays a line once it is judged (the
+monitors take microseconds per message), and a callback that blocks (a report written to a
+stderr pipe nobody drains) holds the relay up, as it would hold up the real Agent writing to
+that pipe.
 
 ``open_now()`` lists the obligations open so far, judged on a copy of the set, and ``close``
 ends the input and judges the "eventually" rules once (``MonitorSet.finish``); a recording is

@@ -211,7 +211,7 @@ class TableMonitor(SessionMonitor[Seen]):
         waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
         found = observe(upd, seen, (self._owner.readings, fs.listed or _UNLISTED, fs.state), waiting)
         if found:
-            replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
+            replaying = variant not in SNAPSHOTS and fs.resuming > 0  # (Facts.replaying)
             self._fire(sid, seen, found, line, msg, replaying)
 
     def _fire(
