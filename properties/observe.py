@@ -110,7 +110,7 @@ SESSION_KEY = ""
 class Seen(Record):
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("entered", "fresh", "handshake", "refused", "states")
+    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "refused", "states")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
@@ -129,6 +129,8 @@ class Seen(Record):
         self.fresh: frozenset[tuple[str, str]] = frozenset()
         """(machine name, entity key) of the entities first seen in the current resume window:
         their later updates there are live transitions, not replayed history."""
+        self.idle_snapshot = False
+        """The latest snapshot of the resume being answered reported idle."""
 
     def state_of(self, spec: MachineSpec, key: str) -> str:
         return self.states.get((spec.name, key), spec.initial)
@@ -144,15 +146,14 @@ class Seen(Record):
             frozenset(self.states.items()),
             self.handshake,
             self.fresh,
+            self.idle_snapshot,
             self.refused,
         )
 
 
-Shown = tuple[Mapping[str, str], frozenset[Key], str]
-"""What an observer reads beside the session's ``Seen``: the readings in force, and what the
-shared facts (``properties.monitors.facts``) say of the session before the update: the items of
-its latest concrete background list, and its latest reported state (during a resume handshake,
-the state its latest snapshot reported, else ``unknown``)."""
+Shown = tuple[Mapping[str, str], frozenset[Key]]
+"""What an observer reads beside the session's ``Seen``: the readings in force, and the items of
+the session's latest concrete background list before the update (``properties.monitors.facts``)."""
 Observer = Callable[[dict[str, Any], Seen, Shown], Iterator[Observation]]
 Waiting = Callable[[], bool] | None
 
@@ -225,11 +226,12 @@ def _subagent(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observa
 
 def _snapshot(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observation]:
     if seen.handshake is not None:
+        seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
         yield session.SPEC, SESSION_KEY, "snapshot", _NO_CTX
     keys = background_keys(upd.get("background"))
     if keys is None:
         return
-    readings, prev, _ = shown
+    readings, prev = shown
     cur = frozenset(keys)
     if cur == prev and len(keys) == len(cur):
         return
@@ -264,6 +266,7 @@ def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observa
     if seen.handshake is not None:
         return []
     seen.handshake = (rid, seen.state_of(session.SPEC, SESSION_KEY), replay)
+    seen.idle_snapshot = False
     return [(session.SPEC, SESSION_KEY, "resume", _NO_CTX)]
 
 
@@ -391,7 +394,7 @@ def observe(upd: dict[str, Any], seen: Seen, shown: Shown, waiting: Waiting = No
     step = _entity_step(found_entity, upd)
     if step is not None:
         if seen.handshake is not None:
-            replayed = _replayed(*step, seen, shown, waiting)
+            replayed = _replayed(*step, seen, shown[0], waiting)
             if replayed is not None:
                 out.append((session.SPEC, SESSION_KEY, "replay", replayed))
         out.append((entity.SPEC, step[0], step[1], _NO_CTX))
@@ -401,7 +404,9 @@ def observe(upd: dict[str, Any], seen: Seen, shown: Shown, waiting: Waiting = No
 _MODEL_OUTPUT: Final = ("agent_message ", "agent_thought ")
 
 
-def _replayed(key: str, trigger: str, seen: Seen, shown: Shown, waiting: Waiting) -> Context | None:
+def _replayed(
+    key: str, trigger: str, seen: Seen, readings: Mapping[str, str], waiting: Waiting
+) -> Context | None:
     """The context of the ``replay`` an update of the entity ``key`` inside a resume handshake
     shows, or None: it is replayed history when
 
@@ -415,7 +420,6 @@ def _replayed(key: str, trigger: str, seen: Seen, shown: Shown, waiting: Waiting
       Agent message or thought under an ID the session never showed once that snapshot reported
       idle (no work is running to produce it live: the snapshot comes after any requested
       replay, "Initial state and synchronization")."""
-    readings, _, state = shown
     replayed: Context
     if trigger != "chunk" and key.startswith("user_message "):
         if seen.reported(key):
@@ -429,7 +433,7 @@ def _replayed(key: str, trigger: str, seen: Seen, shown: Shown, waiting: Waiting
             UNACCOUNTED_USER_MESSAGE: readings[UNACCOUNTED_USER_MESSAGE],
             RESUME_REPLAY_WINDOW: "whole-window",
         }
-    elif state == foreground.IDLE and key.startswith(_MODEL_OUTPUT) and (_ENTITY, key) not in seen.states:
+    elif seen.idle_snapshot and key.startswith(_MODEL_OUTPUT) and (_ENTITY, key) not in seen.states:
         replayed = _NO_CTX
     else:
         return None
