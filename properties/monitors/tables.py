@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 from model import fields
 from model.core import MachineSpec, ProtocolViolation
 from properties.monitor import Message, on
-from properties.monitors.facts import SessionMonitor, subject_call
+from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call
 from properties.observe import (
     OBSERVED,
     REPLAYED,
@@ -64,6 +64,8 @@ from properties.readings import BY_NAME
 
 _NONE: Mapping[str, frozenset[str]] = {}
 _UNLISTED: frozenset[Key] = frozenset()
+_UNREPORTED = SessionFacts()
+"""The facts of a session no update or request showed yet (never changed)."""
 T = TypeVar("T")
 
 
@@ -205,10 +207,9 @@ class TableMonitor(SessionMonitor[Seen]):
         if variant not in VARIANTS:
             return
         seen = self.sessions.get(sid) or self._session(sid)
-        fs = self.facts.sessions.get(sid)
-        listed = fs.listed if fs is not None and fs.listed is not None else _UNLISTED
+        fs = self.facts.sessions.get(sid) or _UNREPORTED
         waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
-        found = observe(upd, seen, (self._owner.readings, listed), waiting)
+        found = observe(upd, seen, (self._owner.readings, fs.listed or _UNLISTED), waiting)
         if found:
             replaying = variant not in SNAPSHOTS and fs.resuming > 0  # (Facts.replaying)
             self._fire(sid, seen, found, line, msg, replaying)
