@@ -103,13 +103,11 @@ def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monit
     included) in a stable order."""
     given = list(dict.fromkeys(monitors))
     required: list[type[Monitor]] = []
-    pending = list(given)
-    while pending:
-        cls = pending.pop(0)
-        for dep in cls.REQUIRES:
-            if dep not in required:
-                required.append(dep)
-                pending.append(dep)
+    walk = list(given)  # breadth first: it grows as it is walked
+    for cls in walk:
+        new = [dep for dep in dict.fromkeys(cls.REQUIRES) if dep not in required]
+        required += new
+        walk += new
     return [c for c in given if c not in required], required
 
 
