@@ -264,21 +264,15 @@ class MonitorSet:
         sid = params.get("sessionId")
         if type(sid) is not str:
             sid = None
-        if sender == "client":
-            if "id" in msg:
-                rid = msg["id"]
-                if type(rid) is int or type(rid) is str:
-                    self.pending_client[rid] = (msg, sid)
-                handlers = self._creq.get(method, self._creq_any)
-            else:
-                handlers = self._cnote.get(method, self._cnote_any)
-        elif "id" in msg:
+        client = sender == "client"
+        if "id" in msg:
             rid = msg["id"]
             if type(rid) is int or type(rid) is str:
-                self.pending_agent[rid] = (msg, sid)
-            handlers = self._areq.get(method, self._areq_any)
+                (self.pending_client if client else self.pending_agent)[rid] = (msg, sid)
+            table, every = (self._creq, self._creq_any) if client else (self._areq, self._areq_any)
         else:
-            handlers = self._anote.get(method, self._anote_any)
+            table, every = (self._cnote, self._cnote_any) if client else (self._anote, self._anote_any)
+        handlers = table.get(method, every)
         if handlers is not None:
             mons = self.monitors
             for func, index in handlers:
