@@ -239,44 +239,36 @@ class MonitorSet:
             rid = msg.get("id")
             if type(rid) is not int and type(rid) is not str:
                 return
-            if sender == "agent":
-                pending = self.pending_client.pop(rid, None)
-                table, handlers = self._aresp, self._aresp_any
-            else:
-                pending = self.pending_agent.pop(rid, None)
-                table, handlers = self._cresp, self._cresp_any
+            agent = sender == "agent"  # (answering the client's request)
+            pending = (self.pending_client if agent else self.pending_agent).pop(rid, None)
+            table, handlers = (self._aresp, self._aresp_any) if agent else (self._cresp, self._cresp_any)
             if pending is None:
-                request = sid = None
+                payload = sid = None
             else:
-                request, sid = pending
-                handlers = table.get(request["method"], handlers)
-            if handlers is None:
+                payload, sid = pending
+                handlers = table.get(payload["method"], handlers)
+        else:  # a request or notification: its handlers get its params
+            if type(method) is not str:
                 return
-            mons = self.monitors
-            for func, index in handlers:
-                func(mons[index], sid, request, line, msg)
-            return
-        if type(method) is not str:
-            return
-        params = msg.get("params")
-        if type(params) is not dict:
-            params = _EMPTY
-        sid = params.get("sessionId")
-        if type(sid) is not str:
-            sid = None
-        client = sender == "client"
-        if "id" in msg:
-            rid = msg["id"]
-            if type(rid) is int or type(rid) is str:
-                (self.pending_client if client else self.pending_agent)[rid] = (msg, sid)
-            table, every = (self._creq, self._creq_any) if client else (self._areq, self._areq_any)
-        else:
-            table, every = (self._cnote, self._cnote_any) if client else (self._anote, self._anote_any)
-        handlers = table.get(method, every)
+            payload = msg.get("params")
+            if type(payload) is not dict:
+                payload = _EMPTY
+            sid = payload.get("sessionId")
+            if type(sid) is not str:
+                sid = None
+            client = sender == "client"
+            if "id" in msg:
+                rid = msg["id"]
+                if type(rid) is int or type(rid) is str:
+                    (self.pending_client if client else self.pending_agent)[rid] = (msg, sid)
+                table, every = (self._creq, self._creq_any) if client else (self._areq, self._areq_any)
+            else:
+                table, every = (self._cnote, self._cnote_any) if client else (self._anote, self._anote_any)
+            handlers = table.get(method, every)
         if handlers is not None:
             mons = self.monitors
             for func, index in handlers:
-                func(mons[index], sid, params, line, msg)
+                func(mons[index], sid, payload, line, msg)
 
     def client_awaits(self, method: str, session: str) -> bool:
         """Whether a client request of ``method`` for ``session`` awaits its response."""
