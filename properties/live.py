@@ -1,8 +1,8 @@
-"""Live checking: the engine of ``acp-model check``, fed transcript lines while they are made
-(or reading a recorded transcript to its end: ``properties.checking.check_stream``).
+"""Live checking: the engine of ``acp-model check``, fed transcript lines while they are made.
 
 Theory of operation
 -------------------
+``check`` runs it too, reading a recorded transcript to its end (``properties.checking.check_stream``).
 A proxy (``acp-model record``) or a driver (``acp-model drive``) writes transcript lines one at
 a time. ``LiveCheck`` judges them as they come with the transcript reader
 (``properties.transcript.read_items``, which splits lines, decodes them, pairs responses with
