@@ -42,6 +42,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Final
 
+from model import between as bw
+
 LEVELS: Final[tuple[str, ...]] = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
 SIDES: Final[tuple[str, ...]] = ("agent", "client", "both")
 CHECKS: Final[tuple[str, ...]] = ("monitor", "client-view", "model", "not-checkable", "unchecked")
@@ -1329,9 +1331,10 @@ if len(RULES_BY_ID) != len(RULES):  # pragma: no cover - guarded by tests
     raise ValueError("duplicate rule IDs in the catalogue")
 
 RESTATED: Final[dict[str, tuple[str, ...]]] = {
-    "active-state-on-start": ("FG-02", "OUT-01"),
-    "running-after-requires-action": ("FG-04", "OUT-02", "TOOL-03", "WAIT-01"),
-    "idle-when-work-ends": ("FG-05", "DONE-01", "FAIL-01", "BOUND-01"),
+    # the three obligations a declaration between machines judges: its rule and the IDs it restates
+    "active-state-on-start": bw.ACTIVE_ON_START.statements,
+    "running-after-requires-action": bw.RUNNING_ON_PROGRESS.statements,
+    "idle-when-work-ends": bw.IDLE_ENDS_WORK.statements,
     "stop-reason-on-ending-idle": ("FG-06", "DONE-02", "DONE-05", "STOP-01", "TRANS-03"),
     "requires-action-when-blocked": ("FG-03", "FG-07", "TOOL-02"),
     "cancelled-stop-reason": ("TRANS-04", "CANCEL-11", "CANCEL-12"),

@@ -261,13 +261,16 @@ def _shape(msg: Any) -> int:
             raise _Unusable("not-jsonrpc", "response has both result and error")
         raise _Unusable("not-jsonrpc", "message has an id but no method, result or error")
     _check_id(msg["id"], "response", null_ok=not has_result)
-    if not has_result:
-        err = msg["error"]
-        if type(err) is not dict or type(err.get("code")) is not int or type(err.get("message")) is not str:
-            raise _Unusable(
-                "not-jsonrpc", "response error is not an object with an integer code and a string message"
-            )
+    if not has_result and not is_error_object(msg["error"]):
+        raise _Unusable(
+            "not-jsonrpc", "response error is not an object with an integer code and a string message"
+        )
     return 2
+
+
+def is_error_object(value: Any) -> bool:
+    """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
+    return type(value) is dict and type(value.get("code")) is int and type(value.get("message")) is str
 
 
 Read = Callable[[int], bytes | None]

@@ -257,7 +257,13 @@ def _probe(cluster: str) -> None:
     argv = [sys.executable, "-c", _PROBE, cluster, host, port, str(CONNECT_TIMEOUT)]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
+        printed = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        if "InvalidAuthToken" in printed:  # Ray retries a refused token until our time is up
+            raise ClusterError(
+                f"--cluster {cluster}: the Ray cluster there wants an authentication token "
+                "(set RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN or ~/.ray/auth_token)"
+            ) from None
         raise ClusterError(
             f"--cluster {cluster}: no Ray cluster answered there within {PROBE_TIMEOUT:.0f} s"
         ) from None

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from cli.main import main
 from diagrams.sequence import transcript_to_mermaid
+from model import elicitation as em
 from simulator.analysis.mutants import MUTANTS
 from simulator.explore import bfs as explore_bfs
 from simulator.explore import hypothesis_runs as explore_hypothesis
@@ -30,7 +31,7 @@ from simulator.explore.report import program_text, strip_timing
 from simulator.explore.run import Options, exhaustive_slices
 from simulator.explore.run import run as run_explore
 from simulator.explore.shrink import shrink
-from simulator.peers.client import Client
+from simulator.peers.client import PERMISSION_EVENTS, SESSION_EVENTS, Client
 from simulator.peers.config import DEFAULT, FEATURES, FOCUSED, SMALL, TWIN_ONLY, Config
 from simulator.peers.schedulers import random_walk, replay_events
 from simulator.peers.world import Event, World
@@ -115,8 +116,12 @@ def test_shrinking_gives_a_one_minimal_exact_run() -> None:
 def test_every_event_name_has_a_rule() -> None:
     names = set(explore_hypothesis.event_names())
     client = Client(DEFAULT)
-    for _, name in [n for n in names if n[0] == "client"]:
-        assert name in explore_hypothesis.CLIENT_EVENTS
+    # every move the Client's tables give it (a missing one is a freedom hypothesis never takes)
+    offered = {"prompt", "cancel", "cancel_request"}
+    offered |= {n for events in PERMISSION_EVENTS.values() for n in events}
+    offered |= {n for events in SESSION_EVENTS.values() for _, n, _ in events}
+    offered |= {f"elicit_{r.trigger}" for r in em.SPEC.rows if r.actor == "client"}
+    assert set(explore_hypothesis.CLIENT_EVENTS) == offered
     with pytest.raises(ValueError):
         client.do("no-such-event", None)
     seen: set[tuple[str, str]] = set()

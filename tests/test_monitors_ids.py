@@ -206,7 +206,7 @@ def test_a_clone_with_many_ids_evolves_independently() -> None:
     fed(turn(100), twin, first=601)  # the twin learns u100 and a100
     assert ms.state_key() == key  # the original did not
     fg, pr = records(ms)
-    assert "a100" not in fg.msgs and "u100" not in pr.claimed
+    assert ("m", "a100") not in fg.outputs and "u100" not in pr.claimed
     # the original takes the same turn later: no ACC-09 for u100, no DONE-03 for a100
     fed(turn(100), ms, first=601)
     assert ms.state_key() == twin.state_key()
@@ -248,6 +248,6 @@ def test_state_keys_ignore_the_order_of_sessions_turns() -> None:
 def test_what_a_session_remembers_is_its_ids_and_nothing_per_turn_besides() -> None:
     ms = fed(turns(250))
     fg, pr = records(ms)
-    assert len(fg.msgs) == len(pr.claimed) == 250 and fg.thoughts == {}
+    assert len(fg.outputs) == len(pr.claimed) == 250 and all(kind == "m" for kind, _ in fg.outputs)
     assert not (fg.await_active or fg.accepted or pr.pending or pr.unclaimed or pr.unreported)
     assert ms.get(PromptMonitor).prompts == {}

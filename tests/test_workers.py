@@ -195,6 +195,28 @@ def test_pool_errors_are_one_line(tmp_path: Path, argv: list[str], message: str)
     assert out == ""
 
 
+def test_a_cluster_that_wants_a_token_is_named(monkeypatch: Any) -> None:
+    """A Ray head started with token authentication refuses a join without the token, and Ray
+    retries until the probe's time is up: the error says what the cluster wants, not only that
+    it did not answer (what the probe printed so far comes back as bytes)."""
+    said = b"gcs_client.cc:210: Failed to get cluster ID from GCS server: Unauthenticated: "
+    said += b"RPC error: InvalidAuthToken"
+
+    def timed_out(argv: list[str], **_: object) -> None:
+        raise subprocess.TimeoutExpired(argv, 10.0, stderr=said)
+
+    monkeypatch.setattr(subprocess, "run", timed_out)
+    with pytest.raises(ClusterError) as err:
+        Workers(2, "127.0.0.1:6390").__enter__()
+    assert str(err.value).startswith(
+        "--cluster 127.0.0.1:6390: the Ray cluster there wants an authentication token"
+    )
+    said = b""
+    with pytest.raises(ClusterError) as err:
+        Workers(2, "127.0.0.1:6390").__enter__()
+    assert str(err.value) == "--cluster 127.0.0.1:6390: no Ray cluster answered there within 10 s"
+
+
 def test_a_run_without_cluster_never_imports_ray(tmp_path: Path) -> None:
     code = (
         "import sys; from cli.main import main; "
@@ -365,3 +387,39 @@ def test_drive_on_two_workers_finds_what_one_finds(tmp_path: Path) -> None:
         return
     assert _cli_json([*argv, "--cluster", "local", "--jobs", "2"], tmp_path / "r", agent) == one
     assert _files(tmp_path / "1") == _files(tmp_path / "r")
+
+
+@pytest.mark.deep
+def test_a_running_cluster_joined_by_address_gives_the_plain_answer(tmp_path: Path) -> None:
+    """``--cluster HOST:PORT``: a cluster that ``ray start --head`` runs (no token) is joined, its
+    tasks give the answer of one process, and the cluster keeps running after the command. The
+    head runs in the foreground (``--block``) of a child ended by the test, so no other Ray
+    instance of the machine is touched."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]')")
+    import os
+    import socket
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    ray = str(Path(sys.executable).with_name("ray"))
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    start = [ray, "start", "--head", "--block", f"--port={port}", "--num-cpus=2", "--include-dashboard=false"]
+    head = subprocess.Popen(start, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def up() -> bool:
+        status = [ray, "status", "--address", f"127.0.0.1:{port}"]
+        return subprocess.run(status, env=env, capture_output=True, timeout=60).returncode == 0
+
+    try:
+        deadline = time.monotonic() + 120
+        while not up():
+            assert head.poll() is None and time.monotonic() < deadline, "the Ray head did not start"
+            time.sleep(1)
+        mut = ["mutants", "--walks", "2", "--only", "cancel-as-end-turn"]
+        assert _cli_json([*mut, "--cluster", f"127.0.0.1:{port}", "--jobs", "2"]) == _cli_json(mut)
+        assert up()
+    finally:
+        head.terminate()
+        head.wait(timeout=120)

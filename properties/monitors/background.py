@@ -58,8 +58,7 @@ class BackgroundMonitor(FactsMonitor):
         super().__init__(owner)
         self.parents: dict[str, str] = {}  # exposed child -> parent
         self.mirrored: dict[str, Any] = {}  # child -> state the parent last showed
-        self.own: dict[str, Any] = {}  # child -> state it last reported itself
-        self.lines: dict[str, int] = {}  # child -> line of its last own report
+        self.own: dict[str, tuple[Any, int]] = {}  # child -> (state it last reported itself, line)
 
     @on("update", "subagent_update")
     def _subagent(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -74,22 +73,18 @@ class BackgroundMonitor(FactsMonitor):
     # -- snapshots -----------------------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        self._listed(sid, upd, line, msg)
-        if sid in self.parents:  # an exposed child's own state
+        """An exposed child's own state, and the snapshot's background list."""
+        if sid in self.parents:
             self._ex["STATE-01"] += 1
-            self.own[sid] = upd.get("state")
-            self.lines[sid] = line
-
-    def _listed(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        """The snapshot's background list."""
-        fs = self.facts.sessions.get(sid)
-        reported = fs is not None and fs.listed is not None  # a concrete list was reported before
+            self.own[sid] = (upd.get("state"), line)
+        fs = self.facts.of(sid)  # (the facts record a state_update's session anyway)
+        reported = fs.listed is not None  # a concrete list was reported before
         if not reported and "background" not in upd:
             return  # nothing reported yet, nothing reported now
         raw = upd.get("background")
         keys = self.facts.background(upd)
         rule = bw.LIST_ON_EVERY_SNAPSHOT.rule
-        bare = fs is not None and bool(fs.bare_line)
+        bare = bool(fs.bare_line)
         every = self.between.lists_before_first(self.reading(STATE_UPDATES_BEFORE_FIRST_LIST))
         if reported or (keys is not None and bare):
             self._ex[rule] += 1
@@ -101,12 +96,12 @@ class BackgroundMonitor(FactsMonitor):
             else:
                 why = (
                     "the session's first background list comes after a state_update without one "
-                    f"(line {fs.bare_line if fs is not None else '?'})"
+                    f"(line {fs.bare_line})"
                 )
                 self.breach(rule, line, sid, why, msg, (STATE_UPDATES_BEFORE_FIRST_LIST,))
         if keys is None:
             return
-        terms = fs.terms if fs is not None else None
+        terms = fs.terms
         if terms and self.between.terminal_alone_binds(self.reading(TOOL_WITH_LISTED_TERMINAL)):
             alone = bw.TERMINAL_LISTED_ALONE.rule
             for ident, both, breaks in self.between.listed_with_terminal(frozenset(keys), terms):
@@ -123,13 +118,13 @@ class BackgroundMonitor(FactsMonitor):
                     )
 
     def at_end(self, quiescent: bool) -> None:
-        for child, state in self.own.items():
+        for child, (state, line) in self.own.items():
             shown = self.mirrored.get(child, _UNSET)
             if shown != state:
                 self.eventually(
                     "STATE-01",
                     quiescent,
-                    self.lines.get(child),
+                    line,
                     self.parents[child],
                     f"child {child!r} last reported {state!r}, its parent's subagent_update shows {shown!r}",
                 )
@@ -139,5 +134,5 @@ class BackgroundMonitor(FactsMonitor):
         return (
             frozenset(self.parents.items()),
             frozenset((k, repr(v)) for k, v in self.mirrored.items()),
-            frozenset((k, repr(v)) for k, v in self.own.items()),
+            frozenset((k, repr(v[0])) for k, v in self.own.items()),
         )

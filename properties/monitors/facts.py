@@ -12,9 +12,12 @@ Per session (``SessionFacts``):
 - ``interval``: counts foreground intervals: it grows whenever an active state follows a
   non-active one, so entities first seen in different intervals can be told apart.
 - ``period``: grows on every change of ``state``, so a monitor can report a breach once per
-  stretch of one state.
+  stretch of one state; ``state_line``: the line of the latest change.
 - ``cancel_line``: line of a ``session/cancel`` (or ``session/close``) received while the
   reported state was active, until the next idle: cancellation of active work to confirm.
+- ``stopping``: a ``session/cancel`` or ``session/close`` was received while the reported state
+  was not idle (active, or unknown or custom: that state may have replaced running), until the
+  next idle.
 - ``listed``: the items of the latest concrete background list (None before any).
 - ``bare_line``: line of the first state_update without a concrete background list sent before
   the session's first list; kept only under the reading ``state-updates-before-first-list=every``
@@ -81,6 +84,8 @@ class SessionFacts(Record):
         "period",
         "resuming",
         "state",
+        "state_line",
+        "stopping",
         "terms",
     )
 
@@ -89,7 +94,9 @@ class SessionFacts(Record):
         self.resuming = 0
         self.interval = 0
         self.period = 0
+        self.state_line = 0
         self.cancel_line = 0
+        self.stopping = False
         self.listed: frozenset[Key] | None = None
         self.created = False
         self.closed = False
@@ -105,6 +112,7 @@ class SessionFacts(Record):
             self.state,
             self.resuming,
             bool(self.cancel_line),
+            self.stopping,
             self.listed,
             self.created,
             self.closed,
@@ -188,8 +196,10 @@ class Facts(Monitor):
             fs.interval += 1
         if state == "idle":
             fs.cancel_line = 0
+            fs.stopping = False
         if state != fs.state:
             fs.period += 1
+            fs.state_line = line
         fs.state = state
         if (
             fs.listed is None
@@ -257,6 +267,7 @@ class Facts(Monitor):
             fs.closed = False
             if fs.state != "unknown":
                 fs.period += 1
+                fs.state_line = line
             fs.state = "unknown"
 
     @on("agent-response", "session/resume")
@@ -272,6 +283,8 @@ class Facts(Monitor):
             fs = self.of(sid)
             if fs.state in ACTIVE and not fs.cancel_line:
                 fs.cancel_line = line
+            if fs.state != "idle":
+                fs.stopping = True
 
     @on("agent-response", "session/close")
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:

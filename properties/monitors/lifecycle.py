@@ -66,9 +66,9 @@ permission option that tells it to stop), not that the Agent hit a limit or fail
 ends active work with ``cancelled`` when, during that work, the Client neither cancelled nor
 closed the session nor answered a permission request of the Agent is a suspect of FG-06 (a
 warning: an interaction the Agent offers need not be a request on the wire). A cancel or close
-received while a custom or unknown state was reported counts too (that state may have replaced
-running: the work it cancelled may be the one that ends). The other stop reasons name the
-Agent's own reasons, which the wire does not show.
+received while a custom or unknown state was reported counts too (``Facts.stopping``: that
+state may have replaced running, so the work it cancelled may be the one that ends). The other
+stop reasons name the Agent's own reasons, which the wire does not show.
 Any idle's string stop reason must be standard or start with ``_`` (``model.between``
 custom_stop_prefixed, STOP-03; an unknown one
 without ``_`` is a breach under the reading ``future-stop-reason=custom``, the default, and a
@@ -110,20 +110,17 @@ Must not know: request IDs of prompts beyond BOUND-02, tool calls, background li
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from model import between as bw
 from model import entity
 from model import foreground as fgm
 from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from model.clientview_parts import KNOWN_STATES as STANDARD_STATES
-from model.core import MachineSpec, ProtocolViolation
+from model.core import ProtocolViolation
 from properties.catalogue import RESTATED
 from properties.monitor import Message, Record, on, rule_group
 from properties.monitors.facts import SessionFacts, SessionMonitor
-
-if TYPE_CHECKING:
-    from properties.engine import MonitorSet
 from properties.readings import (
     CANCEL_TAKES_EFFECT,
     FUTURE_STOP,
@@ -131,11 +128,11 @@ from properties.readings import (
     PATCH_AFTER_IDLE,
     REPEATED_IDLE_NEW_REASON,
 )
+from properties.transcript import is_error_object
 
 _IDLE_GROUP = bw.IDLE_ENDS_WORK.statements
 _STOP_GROUP = RESTATED["stop-reason-on-ending-idle"]
 _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
-_CANCEL_GROUP = RESTATED["cancelled-stop-reason"]
 _STOP_RULE = _STOP_GROUP[0]
 """The first ID of the group ``stop-reason-on-ending-idle`` (FG-06), under which a ``cancelled``
 no choice of the Client explains is suspected."""
@@ -150,22 +147,15 @@ _QUIET = frozenset(
 )  # fmt: skip
 """Reported states in which the model's foreground table allows output whatever the context (the
 usual case: nothing to judge; a variant's table is fired every time)."""
-_END_GROUPS = _IDLE_GROUP + _STOP_GROUP
-_END_STOP = (*_END_GROUPS, _NAMED_STOP)
-"""Exercised by an idle with a string stop reason that ends active work."""
-_RA_GROUP_KEY = rule_group(*_RA_GROUP)
-_START_GROUP_KEY = rule_group(*_START_GROUP)
 _CUSTOM_STATES = fgm.SPEC.guard_rules["custom_states"]
 """The rule of the foreground table's guard on output under a custom state (advertised?)."""
-_END_STOP_KEY = rule_group(*_END_STOP)
-_END_GROUPS_KEY = rule_group(*_END_GROUPS)
-_CANCEL_GROUP_KEY = rule_group(*_CANCEL_GROUP)
+_END_GROUPS_KEY = rule_group(*_IDLE_GROUP, *_STOP_GROUP)
+"""Exercised by an idle that ends active work (with a string stop reason: ``_END_STOP_KEY``)."""
+_END_STOP_KEY = rule_group(*_IDLE_GROUP, *_STOP_GROUP, _NAMED_STOP)
+_RA_GROUP_KEY = rule_group(*_RA_GROUP)
+_START_GROUP_KEY = rule_group(*_START_GROUP)
+_CANCEL_GROUP_KEY = rule_group(*RESTATED["cancelled-stop-reason"])
 _IDLE_GROUP_KEY = rule_group(*_IDLE_GROUP)
-
-
-def _is_error_object(value: Any) -> bool:
-    """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
-    return type(value) is dict and type(value.get("code")) is int and type(value.get("message")) is str
 
 
 class _Session(Record):
@@ -173,6 +163,7 @@ class _Session(Record):
 
     __slots__ = (
         "accepted",
+        "answered",
         "asked",
         "await_active",
         "done_period",
@@ -181,35 +172,34 @@ class _Session(Record):
         "last_end_cancel",
         "last_reason",
         "last_std",
-        "msgs",
+        "outputs",
         "prompted",
         "ra_line",
-        "since",
         "steered",
-        "thoughts",
         "work",
     )
 
     def __init__(self) -> None:
-        # every agent message / thought ID of the session -> interval first seen in (-1: not
-        # active); kept while the session lives (DONE-03 may name any of them)
-        self.msgs: dict[str, int] = {}
-        self.thoughts: dict[str, int] = {}
+        # every agent message ("m", ID) and thought ("t", ID) of the session -> interval first
+        # seen in (-1: not active); kept while the session lives (DONE-03 may name any of them)
+        self.outputs: dict[tuple[str, str], int] = {}
         self.last_end = 0  # interval ended by the last ending idle
         self.last_end_cancel = False
         self.last_reason: str | None = None  # last string stop reason (kept under one reading)
         self.last_std = "idle"  # last of idle / running / requires_action reported
         self.flag_period = -1  # period in which a start / resume breach was reported
         self.done_period = -1  # period in which DONE-03 / CANCEL-14 was reported
-        self.since = 0  # line of the last state change
         self.ra_line = 0  # line of a requires_action report with no user-action request yet
         self.asked = False  # a user-action request was asked since the last idle
+        # interval of active work in which the Client last answered a permission request (a
+        # choice that may explain a ``cancelled`` stop reason)
+        self.answered = 0
         self.prompted = False  # a prompt was received or accepted since the last ending idle
         # what work the session's reports allow: 0 none (only idle reported), 1 some other state
         # reported since the last idle (work may end at the next one), 2 an idle followed another
         # state (work may have ended: a stop reason may be carried for context)
         self.work = 0
-        self.await_active: dict[Any, int] = {}  # prompts received while idle -> receipt line
+        self.await_active: set[Any] = set()  # prompts received while idle (request ids)
         self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
         # only where ``model.between`` STEERING forbids steering: ("p", request id) received
         # during active work, ("m", messageId) its success returned, ("u", messageId) a user
@@ -223,8 +213,7 @@ class _Session(Record):
             return (v > 0, v == self.last_end, v == interval)
 
         return (
-            frozenset((k, rel(v)) for k, v in self.msgs.items()),
-            frozenset((k, rel(v)) for k, v in self.thoughts.items()),
+            frozenset((k, rel(v)) for k, v in self.outputs.items()),
             self.last_end == interval,
             self.last_end_cancel,
             self.last_reason,
@@ -238,16 +227,13 @@ class _Session(Record):
             self.asked,
             self.prompted,
             self.work,
+            self.answered > 0,
+            self.answered == interval,
         )
 
 
 class ForegroundMonitor(SessionMonitor["_Session"]):
     """Foreground state reporting (see module docstring)."""
-
-    @property
-    def no_steering(self) -> bool:
-        """``model.between`` STEERING with steer false: prompts and user messages are tracked."""
-        return not self.between.steer
 
     RULES = (
         OWN_WORK,
@@ -271,15 +257,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("DONE-04", "TRANS-01", "STATE-03", "CANCEL-13", "OUT-03")
     SESSION = _Session
 
-    def __init__(self, owner: MonitorSet) -> None:
-        super().__init__(owner)
-        self.answered: dict[str, int] = {}
-        """Session -> the interval of active work in which the Client last answered a permission
-        request (a choice that may explain a ``cancelled`` stop reason)."""
-        self.stopped: set[str] = set()
-        """Sessions where the Client sent session/cancel or session/close since the last idle
-        (while the reported state was not idle)."""
-
     @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         """A user-action request of the session: it justifies the requires_action stretch."""
@@ -289,24 +266,6 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.asked = True
         st.ra_line = 0
 
-    def _blocked_on_nothing(
-        self, st: _Session, sid: str, prev: str, new: str, line: int, msg: Message
-    ) -> None:
-        """The requires_action stretch ends (``new``): judged when it ends with running or idle
-        (cut by unknown, a custom state or a resume, it is not)."""
-        since, st.ra_line = st.ra_line, 0
-        if prev == "requires_action" and new in ("running", "idle"):
-            rule = bw.BLOCKED_ON_USER.rule
-            self.breach(
-                rule,
-                line,
-                sid,
-                f"requires_action reported at line {since} until this {new}, while no permission "
-                "request or elicitation of the session was outstanding: the work was blocked on "
-                f"nothing the user could act on (model.between blocked_on_user, {rule})",
-                msg,
-            )
-
     # -- output --------------------------------------------------------------------------
     @on("update", "agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
     def _output(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -315,14 +274,13 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if not entity.keyed(mid):  # it keys no message (the table monitor judges model.fields)
             return
         st = self.sessions.get(sid) or self._session(sid)
-        table = st.thoughts if variant[6] == "t" else st.msgs
+        key = (variant[6], mid)
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         state = fs.state
-        seen = table.get(mid)
+        seen = st.outputs.get(key)
         if seen is None:
-            table[mid] = fs.interval if state in ACTIVE else -1
-        spec = self.table(fgm.SPEC)
-        if state in _QUIET and spec is fgm.SPEC:  # the common case: output of running work
+            st.outputs[key] = fs.interval if state in ACTIVE else -1
+        if state in _QUIET and self.table(fgm.SPEC) is fgm.SPEC:  # the common case: running work
             return
         if fs.resuming or fs.closed:
             return
@@ -330,43 +288,39 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             if seen > 0:  # an update of ended work after its idle: is it one the work owed?
                 cancelled = seen == st.last_end and st.last_end_cancel
                 late = self.between.late_update(cancelled).rule
-                what = "the cancellation" if cancelled else "that work"
                 self._ex[late] += 1
-            if (
-                seen > 0
-                and (variant[-1] == "k" or "content" in upd)
-                and not self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE))
-                and st.done_period != fs.period
-            ):
-                st.done_period = fs.period
-                self.breach(
-                    late,
-                    line,
-                    sid,
-                    f"{variant} {mid!r} of foreground work that already ended is sent after "
-                    f"the idle that reported {what}",
-                    msg,
-                    (PATCH_AFTER_IDLE,),
-                )
+                if (
+                    (variant[-1] == "k" or "content" in upd)
+                    and not self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE))
+                    and st.done_period != fs.period
+                ):
+                    st.done_period = fs.period
+                    what = "the cancellation" if cancelled else "that work"
+                    self.breach(
+                        late,
+                        line,
+                        sid,
+                        f"{variant} {mid!r} of foreground work that already ended is sent after "
+                        f"the idle that reported {what}",
+                        msg,
+                        (PATCH_AFTER_IDLE,),
+                    )
             return
         # progress of foreground work: the foreground table's output from the reported state
         custom = state not in STANDARD_STATES
-        where = fgm.UNRECOGNIZED if custom else state
-        if where == fgm.REQUIRES_ACTION:
+        if state == fgm.REQUIRES_ACTION:
             self._gx[_RA_GROUP_KEY] += 1
             if not self.between.blocked_output_is_progress(self.reading(OUTPUT_WHILE_REQUIRES_ACTION)):
                 return  # may be output of the work from before it blocked
-        elif custom:  # the cell's guard: did the Client advertise custom states?
-            self._ex[_CUSTOM_STATES] += 1
-        rule = self._refused_output(spec, where)
+        rule = self._refused_output(state)
         if rule is None:
             return
         what = f"{variant} {mid!r}"
         if state == "idle" or (custom and seen is None and st.last_std == "idle"):
             after = f" after the custom state {state!r} replaced running" if custom else " sent while idle"
-            waits = state != "idle" or self._prompt_waits(sid, st)
-            self._started(st, fs.period, rule, sid, line, what + after, msg, waits=waits)
+            self._started(sid, rule, line, what + after, msg)
             return
+        where = fgm.UNRECOGNIZED if custom else state
         if where != fgm.REQUIRES_ACTION:
             self._ex[rule] += 1
         if st.flag_period != fs.period:
@@ -390,45 +344,40 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 (OUTPUT_WHILE_REQUIRES_ACTION,) if where == fgm.REQUIRES_ACTION else (),
             )
 
-    def _refused_output(self, spec: MachineSpec, where: str) -> str | None:
-        """The rule the foreground table's output from ``where`` breaks (None: it allows it)."""
+    def _refused_output(self, state: str) -> str | None:
+        """The rule the foreground table's output while ``state`` is reported breaks (None: it
+        allows it). A custom state is the table's unrecognized one, whose guard asks whether the
+        Client could have advertised custom states."""
+        where = fgm.UNRECOGNIZED if state not in STANDARD_STATES else state
+        if where == fgm.UNRECOGNIZED:  # the cell's guard is judged
+            self._ex[_CUSTOM_STATES] += 1
         try:
-            spec.fire(where, "output", {"custom_states": self.facts.client_may_extend is not False})
+            custom_states = self.facts.client_may_extend is not False
+            self.table(fgm.SPEC).fire(where, "output", {"custom_states": custom_states})
         except ProtocolViolation as broke:
             return broke.rule
         return None
 
     def _started(
-        self,
-        st: _Session,
-        period: int,
-        rule: str,
-        sid: str,
-        line: int,
-        what: str,
-        msg: Message,
-        readings: tuple[str, ...] = (),
-        waits: bool = True,
+        self, sid: str, rule: str, line: int, what: str, msg: Message, readings: tuple[str, ...] = ()
     ) -> None:
-        """Foreground work under way with no active state reported (``waits``: a prompt waited
-        for it, else it is work the Agent started itself: ``Rules.start_rule``)."""
-        if not waits:
+        """Foreground work under way with no active state reported (``rule``: the one the
+        foreground table's output under the reported state breaks): a prompt's, else (no prompt
+        waits, ``_prompt_waits``, and the state is no custom one) work the Agent started itself
+        (``Rules.start_rule``)."""
+        st = self.sessions[sid]
+        fs = self.facts.sessions[sid]
+        if fs.state in STANDARD_STATES and not self._prompt_waits(sid, st):
             rule = self.between.start_rule(rule, False)
             self._ex[rule] += 1
             what += " with no prompt waiting (work the Agent started itself)"
         self._gx[_START_GROUP_KEY] += 1
         if rule not in _START_GROUP:
             self._ex[rule] += 1
-        if st.flag_period != period:
-            st.flag_period = period
-            self.breach(
-                rule,
-                line,
-                sid,
-                f"{what}: foreground work started without running being reported",
-                msg,
-                readings,
-            )
+        if st.flag_period != fs.period:
+            st.flag_period = fs.period
+            why = f"{what}: foreground work started without running being reported"
+            self.breach(rule, line, sid, why, msg, readings)
 
     def _prompt_waits(self, sid: str, st: _Session) -> bool:
         """A prompt of ``sid`` came or was accepted since the last ending idle (answered or not:
@@ -441,8 +390,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     # -- state ---------------------------------------------------------------------------
     @on("update", "state_update")
     def _reported(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        """The reported state: work starting, blocking, resuming and ending (before
-        ``_stop_reason`` judges an idle: handlers of one monitor run in name order)."""
+        """The reported state: work starting, blocking, resuming and ending; an idle's stop
+        reason."""
         fs = self.facts.sessions.get(sid) or self.facts.of(sid)
         st = self.sessions.get(sid) or self._session(sid)
         prev = fs.state
@@ -450,9 +399,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if type(new) is not str:
             new = "?"
         if new != prev:
-            st.since = line
-            if st.ra_line:
-                self._blocked_on_nothing(st, sid, prev, new, line, msg)
+            since, st.ra_line = st.ra_line, 0
+            if since and prev == "requires_action" and new in ("running", "idle"):
+                # the requires_action stretch with no user-action request ends: judged when it
+                # ends with running or idle (cut by unknown, a custom state or a resume, it is not)
+                rule = bw.BLOCKED_ON_USER.rule
+                self.breach(
+                    rule,
+                    line,
+                    sid,
+                    f"requires_action reported at line {since} until this {new}, while no permission "
+                    "request or elicitation of the session was outstanding: the work was blocked on "
+                    f"nothing the user could act on (model.between blocked_on_user, {rule})",
+                    msg,
+                )
             if new == "requires_action" and prev in ("running", "idle") and not fs.resuming:
                 self._ex[bw.BLOCKED_ON_USER.rule] += 1
                 if not st.asked and not self.facts.user_action_pending(sid):
@@ -460,17 +420,14 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if new != "idle":
             if not st.work:
                 st.work = 1
-            own = prev == "idle" and new in ACTIVE and not fs.resuming and not self._prompt_waits(sid, st)
-            if st.await_active:
-                st.await_active.clear()
-            if st.accepted:
-                st.accepted.clear()
+            st.await_active.clear()
+            st.accepted.clear()
             if new in ACTIVE:
                 st.last_std = new
                 if fs.resuming:  # a resume snapshot reports the state, it is no transition
                     return
-                if own:  # work the Agent started itself, reported as foreground work
-                    self._ex[OWN_WORK] += 1
+                if prev == "idle" and not self._prompt_waits(sid, st):
+                    self._ex[OWN_WORK] += 1  # work the Agent started itself, reported as foreground work
                 if prev not in ACTIVE:
                     self._gx[_START_GROUP_KEY] += 1
                 elif prev == "requires_action" and new == "running":
@@ -479,8 +436,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st.last_std = "idle"
         st.asked = False
         reason = upd.get("stopReason")
+        named = type(reason) is str
         completed = st.work == 2
-        if st.work == 1 or (fs.resuming and type(reason) is str):
+        if st.work == 1 or (fs.resuming and named):
             st.work = 2  # (a resume snapshot's stop reason may be of work that ended out of view)
         if fs.resuming:  # a resume snapshot reports the state, it is no transition
             if self.between.snapshot_leaves_cancel(bool(fs.cancel_line), True):
@@ -495,10 +453,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "carries, and no later idle can",
                     msg,
                 )
-            if type(reason) is str and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+            if named and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
-        named = type(reason) is str
         if type(reason) is str and not self.between.stop_reason_named(reason):
             why = f"stop reason {reason!r} is not a standard one and does not start with '_'"
             if not self.between.future_reason_possible(self.reading(FUTURE_STOP)):
@@ -509,27 +466,32 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                 )
         if prev in ACTIVE:
             self._gx[_END_STOP_KEY if named else _END_GROUPS_KEY] += 1
-            self._ends(fs, prev, reason, st, sid, upd, line, msg)
-            return
-        if prev == "idle":
-            self._ex["TRANS-01"] += 1
-        if named:  # no work reported active ends here: does the idle still report a completion?
-            self._ex[_NAMED_STOP] += 1
-            self._unreported_end(fs, st, prev, reason, completed, sid, line, msg)
-            if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
-                st.last_reason = reason
+            self._ends(sid, upd, line, msg)
+        else:
+            if prev == "idle":
+                self._ex["TRANS-01"] += 1
+            if named:  # no work reported active ends here: does the idle still report a completion?
+                self._ex[_NAMED_STOP] += 1
+                self._unreported_end(sid, reason, completed, line, msg)
+                if prev == "idle" and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
+                    st.last_reason = reason
+        if self.between.confirming_idle(bool(fs.cancel_line), False):
+            self._confirmation(fs, reason, sid, line, msg)
+        if prev in ACTIVE and reason == fgm.CANCELLED:  # (see "What else of corresponding ...")
+            self._ex[_STOP_RULE] += 1
+            if not fs.stopping and st.answered != fs.interval:  # (a cancel_line is stopping)
+                self.suspect(
+                    _STOP_RULE,
+                    line,
+                    sid,
+                    "the idle ends the work with stop reason 'cancelled', but during that work the "
+                    "Client neither sent session/cancel nor closed the session nor answered a "
+                    "permission request: cancelled means the user or Client chose to stop the work "
+                    "(the Agent's own reasons are a limit, refusal or error)",
+                    msg,
+                )
 
-    def _unreported_end(
-        self,
-        fs: SessionFacts,
-        st: _Session,
-        prev: str,
-        reason: Any,
-        completed: bool,
-        sid: str,
-        line: int,
-        msg: Message,
-    ) -> None:
+    def _unreported_end(self, sid: str, reason: Any, completed: bool, line: int, msg: Message) -> None:
         """An idle that ends no work reported active (a repeated idle, or one after a custom state
         that followed idle) but reports a completion all the same (``model.foreground``
         idle_reports_completion: a stop reason with no earlier completion in the session to
@@ -537,6 +499,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         ended was under way in the state reported before it, judged as the foreground table
         judges output there (FG-02, FG-01 with no prompt waiting; STATE-04 under a custom state
         the Client did not advertise)."""
+        st = self.sessions[sid]
+        prev = self.facts.sessions[sid].state  # (the facts are updated after this message)
         custom = prev not in STANDARD_STATES
         if prev != "idle" and not (custom and st.last_std == "idle"):
             return
@@ -544,10 +508,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         completed = completed or not self.facts.from_start(sid)
         if not fgm.idle_reports_completion(reason, st.last_reason, completed, new_reason_completes):
             return
-        where = fgm.UNRECOGNIZED if custom else fgm.IDLE
-        if custom:
-            self._ex[_CUSTOM_STATES] += 1
-        rule = self._refused_output(self.table(fgm.SPEC), where)
+        rule = self._refused_output(prev)
         if rule is None:
             return
         if completed:
@@ -558,36 +519,25 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if custom:
             what += f" that ran under the custom state {prev!r}, which replaced running"
         readings = (REPEATED_IDLE_NEW_REASON,) if completed else ()
-        self._started(
-            st, fs.period, rule, sid, line, what, msg, readings, custom or self._prompt_waits(sid, st)
-        )
+        self._started(sid, rule, line, what, msg, readings)
 
-    def _ends(
-        self,
-        fs: SessionFacts,
-        prev: str,
-        reason: Any,
-        st: _Session,
-        sid: str,
-        upd: dict[str, Any],
-        line: int,
-        msg: Message,
-    ) -> None:
-        """The idle ending active work (the caller counted ``_END_GROUPS``)."""
+    def _ends(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """The idle ending active work (the caller counted ``_END_GROUPS_KEY``)."""
+        st = self.sessions[sid]
+        fs = self.facts.sessions[sid]
+        prev = fs.state  # (the facts are updated after this message)
+        reason = upd.get("stopReason")
         st.prompted = False
         if prev == "requires_action":
             self._gx[_RA_GROUP_KEY] += 1
         st.last_end = fs.interval
         if self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
             st.last_reason = reason if type(reason) is str else None
+        takes_effect = self.reading(CANCEL_TAKES_EFFECT)
+        st.last_end_cancel = bool(fs.cancel_line) and self.between.confirms_cancellation(reason, takes_effect)
         # The stop reason is judged here (FG-06) unless a cancel reached the work and the work
         # cannot have ended on its own first: then ``_confirmation`` judges it (cancel_confirmed).
-        judged_here = not fs.cancel_line or self.between.own_end_after_cancel(
-            self.reading(CANCEL_TAKES_EFFECT)
-        )
-        st.last_end_cancel = bool(fs.cancel_line) and (
-            not judged_here or self.between.confirmation_breach(reason) is None
-        )
+        judged_here = not fs.cancel_line or self.between.own_end_after_cancel(takes_effect)
         if judged_here and type(reason) is not str:
             # FG-06 is breached only if the Agent could tell why the work stopped, which the wire
             # does not show: a suspicion (a warning)
@@ -613,7 +563,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "the Agent should include them when it has them",
                     msg,
                 )
-            elif not _is_error_object(err):
+            elif not is_error_object(err):
                 self.breach(
                     "FAIL-03",
                     line,
@@ -622,56 +572,17 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     msg,
                 )
 
-    # -- the stop reason of an idle --------------------------------------------------------
-    @on("client-notification", "session/cancel")
-    @on("client-request", "session/close")
-    def _stopping(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        fs = self.facts.sessions.get(sid) if sid is not None else None
-        if sid is not None and fs is not None and fs.state != "idle":
-            self.stopped.add(sid)
-
     @on("client-response", "session/request_permission")
     def _permission_answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
-        fs = self.facts.sessions.get(sid) if sid is not None else None
-        if sid is not None and fs is not None and fs.state in ACTIVE:
-            self.answered[sid] = fs.interval
+        if sid is not None and self.facts.active(sid):
+            self._session(sid).answered = self.facts.sessions[sid].interval
 
-    @on("update", "state_update")
-    def _stop_reason(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        """An idle: the confirmation of a cancellation, and a ``cancelled`` no choice of the
-        Client explains (see "What else of corresponding the wire shows")."""
-        if upd.get("state") != "idle":
-            return
-        stopped = sid in self.stopped
-        self.stopped.discard(sid)
-        fs = self.facts.sessions.get(sid)
-        if fs is not None and self.between.confirming_idle(bool(fs.cancel_line), fs.resuming > 0):
-            self._confirmation(fs, upd, sid, line, msg)
-        if upd.get("stopReason") != fgm.CANCELLED:
-            return
-        if fs is None or fs.state not in ACTIVE or fs.resuming:
-            return  # no work ends here
-        self._ex[_STOP_RULE] += 1
-        if fs.cancel_line or stopped or self.answered.get(sid) == fs.interval:
-            return
-        self.suspect(
-            _STOP_RULE,
-            line,
-            sid,
-            "the idle ends the work with stop reason 'cancelled', but during that work the Client "
-            "neither sent session/cancel nor closed the session nor answered a permission request: "
-            "cancelled means the user or Client chose to stop the work (the Agent's own reasons "
-            "are a limit, refusal or error)",
-            msg,
-        )
-
-    def _confirmation(self, fs: SessionFacts, upd: dict[str, Any], sid: str, line: int, msg: Message) -> None:
+    def _confirmation(self, fs: SessionFacts, reason: Any, sid: str, line: int, msg: Message) -> None:
         """The idle that ends the work a cancel covered (``model.between`` ``confirming_idle``):
         its stop reason confirms the cancellation (``confirmation_breach``)."""
         self._gx[_CANCEL_GROUP_KEY] += 1
         if self.between.own_end_after_cancel(self.reading(CANCEL_TAKES_EFFECT)):
             return  # the work may have ended on its own before the Agent acted on the cancel
-        reason = upd.get("stopReason")
         broken = self.between.confirmation_breach(reason)
         if broken is None:
             return
@@ -698,21 +609,20 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         fs = self.facts.of(sid)
         owed = self.table(fgm.SPEC).eventually.get(fs.state)
-        rule = (
-            None
-            if fs.resuming or owed is None
-            else self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line), owed)
+        if fs.resuming or owed is None:
+            return
+        rule = self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line), owed)
+        if rule is None:
+            return
+        self._gx[_CANCEL_GROUP_KEY if rule == _CANCEL_ENDS else _IDLE_GROUP_KEY] += 1
+        cancelled = f" it cancelled (line {fs.cancel_line})" if fs.cancel_line else ""
+        self.breach(
+            rule,
+            line,
+            sid,
+            f"session/close succeeded while the {fs.state} work{cancelled} was never ended with idle",
+            msg,
         )
-        if rule is not None:
-            self._gx[_CANCEL_GROUP_KEY if rule == _CANCEL_ENDS else _IDLE_GROUP_KEY] += 1
-            cancelled = f" it cancelled (line {fs.cancel_line})" if fs.cancel_line else ""
-            self.breach(
-                rule,
-                line,
-                sid,
-                f"session/close succeeded while the {fs.state} work{cancelled} was never ended with idle",
-                msg,
-            )
 
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -722,8 +632,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         st = self._session(sid)
         st.prompted = True
         if fs.state == "idle" and not fs.resuming:
-            st.await_active[msg["id"]] = line
-        elif self.no_steering and fs.state in ACTIVE and not fs.resuming:
+            st.await_active.add(msg["id"])
+        elif not self.between.steer and fs.state in ACTIVE and not fs.resuming:
             st.steered[("p", msg["id"])] = fs.interval
 
     @on("agent-response", "session/prompt")
@@ -734,7 +644,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         rid = msg["id"]
         if "result" in msg and not self.facts.active(sid):
             st.prompted = True  # its work may start now, even one held through the last idle
-        received_while_idle = st.await_active.pop(rid, None) is not None
+        received_while_idle = rid in st.await_active
+        st.await_active.discard(rid)
         if self.between.owes_lifecycle(received_while_idle, "result" in msg):
             self._ex[_ACCEPTED] += 1
             st.accepted[rid] = line
@@ -753,10 +664,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             return
         if type(mid) is str:
             seen = steered.get(("u", mid))
-            fs = self.facts.sessions.get(sid)
             if seen == received:
                 self._steered(sid, rid, mid, line, msg)
-            elif seen is None and fs is not None and fs.state in ACTIVE and fs.interval == received:
+            elif seen is None and self.facts.active(sid) and self.facts.sessions[sid].interval == received:
                 steered[("m", mid)] = received  # that work goes on: judged when the message is reported
         if not any(k[0] == "p" and v == received for k, v in steered.items()):
             for key in [k for k, v in steered.items() if k[0] == "u" and v == received]:
@@ -764,8 +674,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     @on("update", "user_message", "user_message_chunk")
     def _user(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        """A user message first reported during active work, where steering is not allowed."""
-        if not self.no_steering:
+        """A user message first reported during active work, where steering is not allowed
+        (``model.between`` STEERING with steer false)."""
+        if self.between.steer:
             return
         mid = upd.get("messageId")
         fs = self.facts.sessions.get(sid)
@@ -798,20 +709,21 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         for sid, fs in self.facts.sessions.items():
             if fs.closed:
                 continue
-            st = self.sessions.get(sid)
             owed = self.table(fgm.SPEC).eventually.get(fs.state)
             if owed is not None and not fs.resuming:
                 rule = self.between.never_idled(owed, bool(fs.cancel_line))
-                since = st.since if st is not None else None
                 self.eventually(
                     rule,
                     quiescent,
-                    since,
+                    fs.state_line,
                     sid,
                     f"foreground work reported {fs.state} was never ended with idle"
                     + (f" after the cancellation at line {fs.cancel_line}" if fs.cancel_line else ""),
                 )
-            if st is not None and st.ra_line and fs.state == "requires_action":
+            st = self.sessions.get(sid)
+            if st is None:
+                continue
+            if st.ra_line and fs.state == "requires_action":
                 self.eventually(
                     bw.BLOCKED_ON_USER.rule,
                     quiescent,
@@ -820,20 +732,15 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "requires_action was reported while no permission request or elicitation of the "
                     "session was outstanding, and none was asked since",
                 )
-            if st is not None:
-                for rid, line in st.accepted.items():
-                    self.eventually(
-                        _ACCEPTED,
-                        quiescent,
-                        line,
-                        sid,
-                        f"prompt {rid!r} was accepted while idle, but no active state followed",
-                    )
+            for rid, line in st.accepted.items():
+                self.eventually(
+                    _ACCEPTED,
+                    quiescent,
+                    line,
+                    sid,
+                    f"prompt {rid!r} was accepted while idle, but no active state followed",
+                )
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
-        answered = []
-        for sid, interval in self.answered.items():
-            fs = self.facts.sessions.get(sid)
-            answered.append((sid, fs is not None and interval == fs.interval))
-        return self._keys_in_interval(), (frozenset(answered), frozenset(self.stopped))
+        return self._keys_in_interval()

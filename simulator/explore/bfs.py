@@ -352,7 +352,6 @@ class _Search:
     parent: array[int] = field(default_factory=lambda: array("l"))
     via: list[Event | None] = field(default_factory=list)
     depth: array[int] = field(default_factory=lambda: array("l"))
-    fg: list[str] = field(default_factory=list)
     src: array[int] = field(default_factory=lambda: array("l"))
     dst: array[int] = field(default_factory=lambda: array("l"))
     edge_event: list[Event] = field(default_factory=list)
@@ -433,14 +432,15 @@ def explore(
         for rule, f in sorted(s.found.items())
         for path in [s.path(f.state) + ([f.event] if f.event is not None else [])]
     ]
-    s.fg = [parts.agent.fg[st[0]] for st in s.states]
+    agents = parts.agent.reps
+    fg = [agents[st[0]].reported for st in s.states]  # the foreground state each agent last reported
     return BfsResult(
         cfg=cfg,
         name=name,
         seconds=time.perf_counter() - t0,
         counterexamples=found_list,
         exercised=parts.monitors.tally() if monitors else Counter(),
-        foreground=Counter(s.fg),
+        foreground=Counter(fg),
         rows=parts.tally(),
         symmetry=s.symmetry,
         reduce=reduce,
@@ -457,7 +457,7 @@ def explore(
         nontrivial_sccs=nontrivial,
         bottom_cycles=len(cycles),
         stored_bytes=stored,
-        graph=_graph(s, name) if graph else None,
+        graph=_graph(s, name, fg) if graph else None,
         _search=s if keep_search else None,
     )
 
@@ -775,7 +775,7 @@ def _judge_cycle(members: list[int], s: _Search, cfg: Config, faults: frozenset[
             )
 
 
-def _graph(s: _Search, name: str) -> Any:
+def _graph(s: _Search, name: str, fg: list[str]) -> Any:
     """The search's state graph, its states named ``NAME:INDEX`` (``run`` joins the slices')."""
     import networkx as nx
 
@@ -784,7 +784,7 @@ def _graph(s: _Search, name: str) -> Any:
     g = nx.MultiDiGraph()
     quiet = set(s.quiet)
     for v in range(len(s.states)):
-        g.add_node(f"{name}:{v}", depth=int(s.depth[v]), quiescent=v in quiet, foreground=s.fg[v], slice=name)
+        g.add_node(f"{name}:{v}", depth=int(s.depth[v]), quiescent=v in quiet, foreground=fg[v], slice=name)
     for a, b, ev in zip(s.src, s.dst, s.edge_event, strict=True):
         g.add_edge(f"{name}:{a}", f"{name}:{b}", event=describe(ev))
     return g

@@ -97,6 +97,8 @@ def settling(world: World) -> Iterator[Event]:
 
 @dataclass
 class Replay:
+    """A checked run: a replay (``replay``) or a random walk."""
+
     world: World
     events: list[Event] = field(default_factory=list)
     """The events actually performed (disabled ones dropped, settling moves appended)."""
@@ -105,6 +107,8 @@ class Replay:
     at: dict[str, int] = field(default_factory=dict)
     """Per rule broken: the transcript lines recorded when its first breach became certain (the
     breaking message is the last of them; for an "eventually" rule, the whole transcript)."""
+    stop: str = ""
+    """Why a random walk stopped (``simulator.explore.random_walks.walk``)."""
 
 
 def replay(
@@ -204,28 +208,22 @@ def make_counterexample(
     cfg: Config,
     faults: frozenset[str],
     *,
-    mode: str,
-    found_by: str,
-    original_length: int,
-    hits: int = 1,
     fallback: Breach | None = None,
+    **fields: Any,
 ) -> Counterexample:
     """Replay ``events`` exactly (recording the transcript) and describe the breach of ``rule``
     as that replay shows it (``fallback`` when the replay does not break it, which a test
-    forbids)."""
+    forbids); ``fields``: the rest of the ``Counterexample`` (``mode``, ``found_by`` ...)."""
     run = replay(events, cfg, faults, skip_disabled=False, settle=False)
     breach = next((b for b in run.breaches if b.rule == rule), fallback)
     return Counterexample(
         rule=rule,
         source=breach.source if breach else "unknown",
         explanation=breach.explanation if breach else "did not reproduce",
-        mode=mode,
-        found_by=found_by,
         events=list(events),
         cfg=cfg,
         faults=faults,
-        original_length=original_length,
-        hits=hits,
         transcript=list(run.world.transcript),
         breaks_at=run.at.get(rule),
+        **fields,
     )

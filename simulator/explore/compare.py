@@ -177,17 +177,6 @@ def differences(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     return out
 
 
-def _missed_by(report: dict[str, Any], machine: str, row: str) -> tuple[list[str], list[str]]:
-    """(modes of ``report`` that never fired ``machine``'s ``row``, modes that fired it)."""
-    missed: list[str] = []
-    fired: list[str] = []
-    for mode in sorted(report["coverage"]):
-        for m in report["coverage"][mode].get("machines", []):
-            if m["name"] == machine:
-                (missed if row in m["transitions_missed"] else fired).append(mode)
-    return missed, fired
-
-
 def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> list[dict[str, Any]]:
     """The variant's changes these runs never exercised (see the module docstring): each with
     ``change`` (add_row, remove_row, drop), ``rule`` (a dropped rule, else None), ``row`` (the
@@ -195,14 +184,15 @@ def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     from simulator.analysis.mutants import breaking
 
     out: list[dict[str, Any]] = []
-    for kind, report, changes, who in (
-        ("add_row", var, variant.add_rows, "the variant's run"),
-        ("remove_row", base, variant.remove_rows, "the spec's run"),
+    for kind, report, changes, who, tables in (
+        ("add_row", var, variant.add_rows, "the variant's run", variant.tables()),
+        ("remove_row", base, variant.remove_rows, "the spec's run", BY_NAME),
     ):
+        rows = {mode: _reached(report, mode, tables)[1] for mode in sorted(report["coverage"])}
         for change in changes:
-            row = f"{change.source} --{change.trigger}--> {change.dest}"
-            missed, fired = _missed_by(report, change.machine, row)
-            if fired:
+            row = f"{change.machine}: {change.source} --{change.trigger}--> {change.dest}"
+            missed = [mode for mode in rows if row not in rows[mode]]
+            if len(missed) < len(rows):  # fired by a mode
                 continue
             detail = f"never fired by {who} ({', '.join(missed)})"
             if kind == "remove_row":

@@ -79,6 +79,7 @@ from simulator.explore.coverage import Row, recording
 from simulator.explore.progress import NULL, Progress
 from simulator.explore.shrink import shrink
 from simulator.peers.agent import Agent
+from simulator.peers.client import PERMISSION_FEATURE
 from simulator.peers.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
 from simulator.peers.world import Event, World
 
@@ -89,6 +90,7 @@ _NAMES = {
     ("client", "allow"): "allow_permission",
     ("client", "deny"): "deny_permission",
     ("client", "dismiss"): "dismiss_permission",
+    ("client", "fail_answer"): "fail_permission_answer",
     ("client", "elicit_accept"): "accept_elicitation",
     ("client", "elicit_decline"): "decline_elicitation",
     ("client", "elicit_cancel"): "cancel_elicitation",
@@ -292,8 +294,11 @@ def build_machine(
         setattr(WorldMachine, body.__name__, fn)
 
     for actor, name in event_names():
-        if cfg.elicitations or not name.startswith("elicit"):  # a zero budget: no such rules
-            make_rule(actor, name)
+        if not cfg.elicitations and name.startswith("elicit"):  # a zero budget: no such rules
+            continue
+        if PERMISSION_FEATURE.get(name, "") not in cfg.features | {""}:  # the Client never offers it
+            continue
+        make_rule(actor, name)
 
     def make_invariant(inv_name: str, wanted: Any) -> None:
         def body(self: WorldMachine) -> None:
@@ -420,10 +425,12 @@ def chunks(examples: int) -> list[tuple[int, int]]:
     ]
 
 
-ChunkJob = tuple[int, int, int, int, Config, frozenset[str], str | None, int, bool, str]
-"""(index, base seed, examples, steps, cfg, faults, database, max_rounds, hypothesis_shrink,
-label): one chunk, as a worker receives it; ``label`` ("chunk I, " when the run has more than
-one) starts the counterexamples' ``found_by``."""
+Run = tuple[int, int, Config, frozenset[str], str | None, int, bool]
+"""(base seed, steps, cfg, faults, database, max_rounds, hypothesis_shrink): what every chunk
+of a run shares."""
+ChunkJob = tuple[int, int, str, Run]
+"""(index, examples, label, the run): one chunk, as a worker receives it; ``label`` ("chunk I, "
+when the run has more than one) starts the counterexamples' ``found_by``."""
 
 
 def explore(
@@ -449,21 +456,8 @@ def explore(
     t0 = time.perf_counter()
     parts = chunks(examples)
     many = len(parts) > 1
-    jobs: list[ChunkJob] = [
-        (
-            i,
-            seed,
-            n,
-            steps,
-            cfg,
-            faults,
-            database,
-            max_rounds,
-            hypothesis_shrink,
-            f"chunk {i}, " if many else "",
-        )
-        for i, n in parts
-    ]
+    run: Run = (seed, steps, cfg, faults, database, max_rounds, hypothesis_shrink)
+    jobs: list[ChunkJob] = [(i, n, f"chunk {i}, " if many else "", run) for i, n in parts]
     if chunk_map is None:
         results = [run_chunk(job, progress) for job in jobs]
     else:
@@ -471,7 +465,7 @@ def explore(
         results = []
         for job, res in zip(jobs, chunk_map(run_chunk, jobs), strict=True):
             results.append(res)
-            progress.advance(job[2])
+            progress.advance(job[1])
         progress.done()
     return merge(results, seed, examples, time.perf_counter() - t0)
 
@@ -503,7 +497,7 @@ def run_chunk(job: ChunkJob, progress: Progress = NULL) -> HypothesisResult:
     """One run of the machine (one chunk, module-level so a worker can run it), ``isolated`` as
     every run of the machine is: each round stops at its first (shrunk) failure, later rounds
     ignore the rules already found. The result carries no progress object, so it pickles."""
-    index, base, examples, steps, cfg, faults, database, max_rounds, hypothesis_shrink, label = job
+    index, examples, label, (base, steps, cfg, faults, database, max_rounds, hypothesis_shrink) = job
     seed = chunk_seed(base, index)
     t0 = time.perf_counter()
     stats = Stats(progress=progress)
@@ -529,17 +523,16 @@ def run_chunk(job: ChunkJob, progress: Progress = NULL) -> HypothesisResult:
                 raise
             breach, events = stats.last_failure
             progress.phase(f"hypothesis, shrinking the {breach.rule} counterexample")
-            small = shrink(events, cfg, faults, breach.rule)
             found[breach.rule] = make_counterexample(
                 breach.rule,
-                small,
+                shrink(events, cfg, faults, breach.rule),
                 cfg,
                 faults,
+                fallback=breach,
                 mode="hypothesis",
                 found_by=f"{label}round {rounds}" + (", shrunk by hypothesis" if hypothesis_shrink else ""),
                 original_length=len(events),
                 hits=stats.failing_examples[breach.rule],
-                fallback=breach,
             )
             if rounds == max_rounds:
                 stop = "round limit"

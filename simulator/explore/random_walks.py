@@ -30,6 +30,7 @@ from typing import Any
 from simulator.explore.common import (
     Breach,
     Counterexample,
+    Replay,
     add_counts,
     judge_end,
     make_counterexample,
@@ -49,27 +50,20 @@ def walk_seed(base: int, index: int) -> int:
     return base * 2**32 + index
 
 
-@dataclass
-class Walk:
-    seed: int
-    events: list[Event]
-    breaches: list[Breach]
-    stop: str
-    world: World
-
-
 def walk(
     seed: int,
     steps: int,
     cfg: Config,
     faults: frozenset[str] = frozenset(),
     monitors: bool = True,
-) -> Walk:
-    """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``."""
+) -> Replay:
+    """One checked random walk; same choices as ``schedulers.random_walk(seed, steps, ...)``
+    (``stop``: why it stopped, as that scheduler says)."""
     rng = random.Random(seed)
     world = World(cfg, faults, new_monitors(monitors, cfg), record=False, views=False)
-    events = world.events  # the world lists each event it performs
-    breaches: list[Breach] = []
+    # the world lists each event it performs
+    out = Replay(world, world.events)
+    breaches = out.breaches
     n = 0
     while True:
         ev = next_event(rng, world.enabled(), n, steps)
@@ -80,18 +74,24 @@ def walk(
         if found:
             breaches.extend(found)
             if any(b.source == "model" for b in found):
-                return Walk(seed, events, breaches, "model violation", world)
+                out.stop = "model violation"
+                return out
     breaches.extend(judge_end(world))
-    return Walk(seed, events, breaches, ev, world)
+    out.stop = ev
+    return out
 
 
 @dataclass
 class _Hit:
     index: int
-    seed: int
-    source: str
-    explanation: str
+    breach: Breach
     events: list[Event]
+
+    def keep(self, first: dict[str, _Hit]) -> None:
+        """Put this walk in ``first`` for its rule if it is shorter (lower index on ties)."""
+        mine = first.get(self.breach.rule)
+        if mine is None or (len(self.events), self.index) < (len(mine.events), mine.index):
+            first[self.breach.rule] = self
 
 
 @dataclass
@@ -108,10 +108,8 @@ class ChunkResult:
 
     def merge(self, other: ChunkResult) -> None:
         add_counts(self, other)
-        for rule, hit in other.first.items():
-            mine = self.first.get(rule)
-            if mine is None or (len(hit.events), hit.index) < (len(mine.events), mine.index):
-                self.first[rule] = hit
+        for hit in other.first.values():
+            hit.keep(self.first)
 
 
 def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> ChunkResult:
@@ -133,9 +131,7 @@ def run_chunk(args: tuple[int, int, int, int, Config, frozenset[str], bool]) -> 
                     continue
                 seen.add(b.rule)
                 res.hits[b.rule] += 1
-                mine = res.first.get(b.rule)
-                if mine is None or len(w.events) < len(mine.events):
-                    res.first[b.rule] = _Hit(index, w.seed, b.source, b.explanation, w.events)
+                _Hit(index, b, w.events).keep(res.first)
     res.rows.update(rows)
     return res
 
@@ -201,19 +197,18 @@ def explore(
         progress.phase("random walks, shrinking counterexamples", len(total.first))
     for rule in sorted(total.first):
         hit = total.first[rule]
-        kw = {} if shrink_budget is None else {"budget": shrink_budget}
-        small = shrink(hit.events, cfg, faults, rule, **kw)
+        small = shrink(hit.events, cfg, faults, rule, shrink_budget)
         total.counterexamples.append(
             make_counterexample(
                 rule,
                 small,
                 cfg,
                 faults,
+                fallback=hit.breach,
                 mode="random",
-                found_by=f"walk {hit.index} (seed {hit.seed})",
+                found_by=f"walk {hit.index} (seed {walk_seed(seed, hit.index)})",
                 original_length=len(hit.events),
                 hits=total.hits[rule],
-                fallback=Breach(rule, hit.source, hit.explanation),
             )
         )
         progress.advance()

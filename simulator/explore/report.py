@@ -45,6 +45,8 @@ CounterexamplePage = Callable[[Counterexample], bytes]
 """A counterexample -> its HTML page."""
 
 MODE_ORDER = {"exhaustive": 0, "random": 1, "hypothesis": 2}
+FILES = ("transcript", "diagram", "program", "page")
+"""The kinds of a counterexample's files (``write_counterexample``), in the report's order."""
 
 FAIRNESS = (
     "strong fairness: an event enabled infinitely often is eventually taken, so every run "
@@ -215,10 +217,7 @@ def findings_json(
                 "source": best["source"],
                 "explanation": best["explanation"],
                 "modes": sorted({c.mode for c in group}, key=lambda m: MODE_ORDER.get(m, 9)),
-                "transcript": best.get("transcript"),
-                "diagram": best.get("diagram"),
-                "program": best.get("program"),
-                "page": best.get("page"),
+                **{kind: best.get(kind) for kind in FILES},
                 "counterexamples": entries,
             }
         )

@@ -159,15 +159,14 @@ class Computed:
     can compute it and the command's process write it (``write``)."""
 
     report: dict[str, Any]
+    """The report without what ``write`` adds: its ``findings`` (the files of ``counterexamples``)
+    and what comes after them are set there."""
     counterexamples: list[Counterexample]
-    coverage: dict[str, Any]
-    warnings: list[str]
     write_errors: list[str]
     seconds: float
-    info: list[str] = field(default_factory=list)
-    """Facts worth saying that are no problem of the run (``info`` in the report)."""
     covered: dict[str, Coverage] = field(default_factory=dict)
-    """Per mode, the counts ``coverage`` is made of (the spec report draws the rows fired)."""
+    """Per mode, the counts the report's ``coverage`` is made of (the spec report draws the rows
+    fired)."""
 
 
 def compute(opts: Options, progress: Progress = NULL) -> Computed:
@@ -243,7 +242,8 @@ def compute(opts: Options, progress: Progress = NULL) -> Computed:
             info.append(f"rules not exercised by the default bounds of the {mode} mode: {', '.join(never)}")
         else:
             warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
-    return Computed(report, cexs, coverage, warnings, write_errors, time.perf_counter() - t0, info, covered)
+    report.update(findings=None, coverage=coverage, warnings=warnings, info=info)  # findings: ``write``
+    return Computed(report, cexs, write_errors, time.perf_counter() - t0, covered)
 
 
 BYTES_PER_STATE = 600
@@ -276,9 +276,6 @@ def write(opts: Options, done: Computed) -> dict[str, Any]:
     report = done.report
     write_errors = done.write_errors
     report["findings"] = findings_json(done.counterexamples, out, opts.diagram, write_errors, opts.page)
-    report["coverage"] = done.coverage
-    report["warnings"] = done.warnings
-    report["info"] = done.info
     report["output"] = str(out)
     report["report_file"] = str(out / "report.json")
     report["write_errors"] = write_errors

@@ -44,10 +44,12 @@ def shrink(
     cfg: Config,
     faults: frozenset[str],
     rule: str,
-    budget: int = MAX_REPLAYS,
+    budget: int | None = None,
 ) -> list[Event]:
-    """A short exact run breaking ``rule``; ``events`` itself must break it (else returned as is)."""
+    """A short exact run breaking ``rule`` within ``budget`` replays (None: ``MAX_REPLAYS``);
+    ``events`` itself must break it (else returned as is)."""
     replays = 0
+    limit = MAX_REPLAYS if budget is None else budget
 
     def test(candidate: list[Event]) -> list[Event] | None:
         """The performed events if ``candidate`` still breaks the rule, else None."""
@@ -56,7 +58,7 @@ def shrink(
         run = replay(candidate, cfg, faults, stop_rule=rule, record=False)
         return run.events if any(b.rule == rule for b in run.breaches) else None
 
-    return ddmin(list(events), test, lambda: replays >= budget)
+    return ddmin(list(events), test, lambda: replays >= limit)
 
 
 def ddmin(items: list[T], test: Callable[[list[T]], list[T] | None], spent: Callable[[], bool]) -> list[T]:

@@ -147,22 +147,14 @@ class Peer(Numbered):
         self.rows: list[Row] = []
         """The rows fired (``State.stepping``: while the search runs), one move at a time."""
         self.history = history
-        self.moves: list[list[Move] | None] = []
+        self.moves: dict[int, list[Move]] = {}
         self.recv: dict[int, Move] = {}
-        self.fg: list[str] = []
-        """The foreground state each Agent state last reported."""
 
     def id(self, peer: Any) -> int:
         key: Any = peer.snapshot()
         if self.history:
             key = (key, tuple([self.msgs.of("agent", m) for m in peer.history]))
-        n = len(self.reps)
-        got = self.number(key, peer)
-        if got == n:
-            self.moves.append(None)
-            if self.side == "agent":
-                self.fg.append(peer.reported)
-        return got
+        return self.number(key, peer)
 
     def _copy(self, n: int) -> Any:
         rep = self.reps[n]
@@ -171,7 +163,7 @@ class Peer(Numbered):
     def choices(self, n: int) -> list[Move]:
         """The peer's enabled events in state ``n`` and where each leads (memoized). A move that
         needs a row the variant in force removed is not a move (``World.enabled``)."""
-        moves = self.moves[n]
+        moves = self.moves.get(n)
         if moves is None:
             moves = [self._move(self._copy(n), ev) for ev in self.reps[n].enabled()]
             if self.side == "agent":
@@ -269,8 +261,8 @@ class State:
         """The machine rows fired over every move the search took."""
         rows: Counter[Row] = Counter()
         for peer in (self.client, self.agent):
-            for moves in (*peer.moves, peer.recv.values()):
-                for move in moves or ():
+            for moves in (*peer.moves.values(), peer.recv.values()):
+                for move in moves:
                     for row in move[5] if move[4] else ():
                         rows[row] += move[4]
         return rows
