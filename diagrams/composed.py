@@ -174,9 +174,7 @@ def summarize(cfg: Config, g: nx.MultiDiGraph) -> dict[str, object]:
     sccs = sorted((sorted(c) for c in nx.strongly_connected_components(g)), key=lambda c: (-len(c), c))
     quiet = sorted(n for n, q in g.nodes(data="quiescent") if q)
     dead = sorted(n for n in g.nodes if g.out_degree(n) == 0)
-    reach_quiet = set(quiet)
-    for q in quiet:
-        reach_quiet |= nx.ancestors(g, q)
+    reach_quiet = set(quiet).union(*(nx.ancestors(g, q) for q in quiet))
     stuck = sorted(set(g.nodes) - reach_quiet)
     return {
         "config": cfg.name,

@@ -16,10 +16,10 @@ All geometry is in inches, so text measured once at the output dpi can be placed
    A machine listed in ``LAYOUT_HINTS`` (foreground, prompt, tool_call, entity, session,
    elicitation: the dense ones, whose automatic layers read badly) gets its rows of states from
    the hint instead; a hint is used only while it names exactly the machine's states.
-3. **Order in a layer**: spec order, then a few barycenter sweeps (down and up) to cut crossings;
-   ties keep spec order. Each layer is centred with a fixed column width (the widest state
-   plus room for a label), the same multipartite arrangement ``nx.multipartite_layout`` gives,
-   computed directly so spacing is in inches and exactly reproducible.
+3. **Order in a layer**: spec order (the dense machines, where crossings would matter, have
+   hints). Each layer is centred with a fixed column width (the widest state plus room for a
+   label), the same multipartite arrangement ``nx.multipartite_layout`` gives, computed directly
+   so spacing is in inches and exactly reproducible.
 4. **Curves.** Bundles between the same two states get distinct ``arc3`` bends (a reverse pair
    bends to opposite sides). If a curve would pass through another state, its whole pair of
    bundles bends further (smallest extra bend that clears every other state).
@@ -38,8 +38,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations, pairwise
 
 import networkx as nx
+import numpy as np
+from matplotlib.bezier import BezierSegment
+from numpy.typing import ArrayLike
 
 from diagrams.ir import Diagram, Edge
 from model.core import Actor
@@ -154,12 +158,7 @@ class Plan:
         named += [
             (f"label {b.bundle.source}->{b.bundle.dest} ({b.bundle.actor})", b.label) for b in self.bundles
         ]
-        found = []
-        for i, (na, a) in enumerate(named):
-            for nb, b in named[i + 1 :]:
-                if a.overlap(b) > 1e-9:
-                    found.append(f"{na} overlaps {nb}")
-        return found
+        return [f"{na} overlaps {nb}" for (na, a), (nb, b) in combinations(named, 2) if a.overlap(b) > 1e-9]
 
 
 # -- bundles and layers -------------------------------------------------------------------------
@@ -174,80 +173,36 @@ def bundles_of(d: Diagram) -> list[Bundle]:
 
 def layers_of(d: Diagram) -> list[list[str]]:
     order = [n.id for n in d.nodes]
-    succ: dict[str, list[str]] = {s: [] for s in order}
-    for e in d.edges:
-        if e.source != e.dest and e.dest not in succ[e.source]:
-            succ[e.source].append(e.dest)
-    back: set[tuple[str, str]] = set()
-    seen: set[str] = set()
-    on_stack: set[str] = set()
-
-    def visit(s: str) -> None:  # recursion depth is bounded by the number of states
-        seen.add(s)
-        on_stack.add(s)
-        for t in succ[s]:
-            if t in on_stack:
-                back.add((s, t))
-            elif t not in seen:
-                visit(t)
-        on_stack.discard(s)
-
-    for s in [d.initial, *order]:
-        if s not in seen:
-            visit(s)
-    dag = nx.DiGraph()
-    dag.add_nodes_from(order)
-    dag.add_edges_from((s, t) for s in order for t in succ[s] if (s, t) not in back)
-    layer: dict[str, int] = {}
-    for s in nx.lexicographical_topological_sort(dag, key=order.index):
-        layer[s] = max((layer[p] + 1 for p in dag.predecessors(s)), default=0)
+    g = nx.DiGraph()
+    g.add_nodes_from([d.initial, *order])  # the walk starts at the initial state, then spec order
+    g.add_edges_from((e.source, e.dest) for e in d.edges if e.source != e.dest)
+    sinks = [n.id for n in d.nodes if n.final and not g.out_degree(n.id)]
+    pre = {s: i for i, s in enumerate(nx.dfs_preorder_nodes(g))}
+    post = {s: i for i, s in enumerate(nx.dfs_postorder_nodes(g))}
+    # a back edge leads to a state the walk is still inside (earlier in, later out)
+    g.remove_edges_from([(s, t) for s, t in g.edges if pre[t] <= pre[s] and post[t] >= post[s]])
+    # Kahn's generations: one below the deepest predecessor (longest-path layering)
+    layer = {s: i for i, gen in enumerate(nx.topological_generations(g)) for s in gen}
     bottom = max(layer.values())
-    for n in d.nodes:
-        if n.final and not succ[n.id]:
-            layer[n.id] = bottom
-    if d.initial in layer and layer[d.initial] != 0:
-        layer[d.initial] = 0
-    count = max(layer.values()) + 1
-    layers = [[s for s in order if layer[s] == i] for i in range(count)]
+    layer.update({s: bottom for s in sinks})
+    layer[d.initial] = 0
+    layers = [[s for s in order if layer[s] == i] for i in range(max(layer.values()) + 1)]
     return [lay for lay in layers if lay]
-
-
-def order_layers(layers: list[list[str]], d: Diagram) -> list[list[str]]:
-    spec_order = {n.id: i for i, n in enumerate(d.nodes)}
-    nbrs: dict[str, set[str]] = {s: set() for s in spec_order}
-    for e in d.edges:
-        if e.source != e.dest:
-            nbrs[e.source].add(e.dest)
-            nbrs[e.dest].add(e.source)
-    result = [list(lay) for lay in layers]
-
-    def sweep(i: int, ref: list[str]) -> None:
-        pos = {s: k for k, s in enumerate(ref)}
-
-        def key(s: str) -> tuple[float, int]:
-            near = [pos[t] for t in nbrs[s] if t in pos]
-            here = result[i].index(s)
-            return (sum(near) / len(near) if near else float(here), spec_order[s])
-
-        result[i] = sorted(result[i], key=key)
-
-    for _ in range(3):
-        for i in range(1, len(result)):
-            sweep(i, result[i - 1])
-        for i in range(len(result) - 2, -1, -1):
-            sweep(i, result[i + 1])
-    return result
 
 
 # -- geometry helpers ---------------------------------------------------------------------------
 
 
-def arc_point(a: tuple[float, float], b: tuple[float, float], rad: float, t: float) -> tuple[float, float]:
-    """Point ``t`` of matplotlib's ``arc3`` quadratic curve from ``a`` to ``b``."""
+def arc_points(
+    a: tuple[float, float], b: tuple[float, float], rad: float, ts: ArrayLike
+) -> list[tuple[float, float]]:
+    """Points ``ts`` (0 to 1) of matplotlib's ``arc3`` quadratic curve from ``a`` to ``b``."""
     dx, dy = b[0] - a[0], b[1] - a[1]
-    cx, cy = (a[0] + b[0]) / 2 + rad * dy, (a[1] + b[1]) / 2 - rad * dx
-    u = 1 - t
-    return (u * u * a[0] + 2 * u * t * cx + t * t * b[0], u * u * a[1] + 2 * u * t * cy + t * t * b[1])
+    return bezier_points([a, ((a[0] + b[0]) / 2 + rad * dy, (a[1] + b[1]) / 2 - rad * dx), b], ts)
+
+
+def bezier_points(ctrl: ArrayLike, ts: ArrayLike) -> list[tuple[float, float]]:
+    return [(float(x), float(y)) for x, y in BezierSegment(np.array(ctrl))(np.array(ts))]
 
 
 def loop_geometry(n: PlacedNode, side: str) -> tuple[list[tuple[float, float]], tuple[float, float]]:
@@ -268,23 +223,12 @@ def loop_geometry(n: PlacedNode, side: str) -> tuple[list[tuple[float, float]], 
     return [p0, c1, c2, p3], tip
 
 
-def cubic_points(ctrl: Sequence[tuple[float, float]], k: int = 16) -> list[tuple[float, float]]:
-    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = ctrl
-    pts = []
-    for i in range(k + 1):
-        t = i / k
-        u = 1 - t
-        pts.append(
-            (
-                u**3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t**3 * x3,
-                u**3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t**3 * y3,
-            )
-        )
-    return pts
+def _curve(a: PlacedNode, b: PlacedNode, rad: float) -> list[tuple[float, float]]:
+    return arc_points((a.x, a.y), (b.x, b.y), rad, np.linspace(0, 1, 25))
 
 
-def _curve(a: PlacedNode, b: PlacedNode, rad: float, k: int = 24) -> list[tuple[float, float]]:
-    return [arc_point((a.x, a.y), (b.x, b.y), rad, i / k) for i in range(k + 1)]
+def _loop(n: PlacedNode, side: str) -> list[tuple[float, float]]:
+    return bezier_points(loop_geometry(n, side)[0], np.linspace(0, 1, 17))
 
 
 def _clears(points: Sequence[tuple[float, float]], others: Sequence[Box]) -> bool:
@@ -364,8 +308,7 @@ def plan(d: Diagram, measure: Measure) -> Plan:
             {s: (k - (len(row) - 1) / 2) / 2 for k, s in enumerate(row) if s is not None} for row in hint
         ]
     else:
-        layers = order_layers(layers_of(d), d)
-        slots = [{s: k - (len(lay) - 1) / 2 for k, s in enumerate(lay)} for lay in layers]
+        slots = [{s: k - (len(lay) - 1) / 2 for k, s in enumerate(lay)} for lay in layers_of(d)]
     nodes: dict[str, PlacedNode] = {}
     for i, row in enumerate(slots):
         for s, x in row.items():
@@ -378,9 +321,7 @@ def plan(d: Diagram, measure: Measure) -> Plan:
     markers = [Box(init.x - 0.12, init.y + init.h / 2, init.x + 0.12, init.y + init.h / 2 + MARKER_LEN + 0.1)]
     placed = [PlacedBundle(b) for b in bundles_of(d)]
     _route_pairs(placed, nodes, markers)
-    labels: list[Box] = []
-    _route_loops(placed, nodes, markers, labels, measure)
-    _place_labels(placed, nodes, markers, labels, measure)
+    _place_labels(placed, nodes, markers, measure)
     return Plan(d, nodes, placed, markers)
 
 
@@ -439,22 +380,17 @@ def _score(
     return cost * 1000 + sum(box.contains(p) for p in soft)
 
 
-def _route_loops(
-    placed: list[PlacedBundle],
-    nodes: dict[str, PlacedNode],
-    markers: list[Box],
-    labels: list[Box],
-    measure: Measure,
+def _place_labels(
+    placed: list[PlacedBundle], nodes: dict[str, PlacedNode], markers: list[Box], measure: Measure
 ) -> None:
-    """Pick each self-loop's side and label spot together (loops have few good spots)."""
+    """Self-loops first, each with its side and label spot picked together (loops have few good
+    spots); then the other labels, short curves first."""
+    hard = [n.box.grow(0.04) for n in nodes.values()] + markers
+    labels: list[Box] = []
     taken: dict[str, list[str]] = {}
     curves = [p for pb in placed if not pb.bundle.self_loop for p in pb.points]
-    hard = [n.box.grow(0.04) for n in nodes.values()] + markers
-    for pb in placed:
-        b = pb.bundle
-        if not b.self_loop:
-            continue
-        n = nodes[b.source]
+    for pb in (pb for pb in placed if pb.bundle.self_loop):
+        n = nodes[pb.bundle.source]
         others = [m.box.grow(CLEAR) for s, m in nodes.items() if s != n.id] + markers
         w, h = _label_size(pb, measure)
         candidates: list[tuple[float, str, Box]] = []
@@ -462,7 +398,7 @@ def _route_loops(
             if side in taken.get(n.id, []):
                 continue
             pb.side = side
-            pts = cubic_points(loop_geometry(n, side)[0])
+            pts = _loop(n, side)
             loop_cost = 1000.0 * sum(not _clears(pts, [o]) for o in others)
             loop_cost += 3 * sum(Box(*_extent(pts)).grow(0.05).contains(p) for p in curves)
             for cx, cy in _label_spots(pb, nodes, w, h):
@@ -470,27 +406,12 @@ def _route_loops(
                 candidates.append((loop_cost + _score(box, hard, labels, curves), side, box))
         _, pb.side, pb.label = min(candidates, key=lambda c: c[0])  # the first of least score
         taken.setdefault(n.id, []).append(pb.side)
-        pb.points = cubic_points(loop_geometry(n, pb.side)[0])
+        pb.points = _loop(n, pb.side)
         labels.append(pb.label)
         curves.extend(pb.points)
 
-
-def _extent(pts: Sequence[tuple[float, float]]) -> tuple[float, float, float, float]:
-    return (min(p[0] for p in pts), min(p[1] for p in pts), max(p[0] for p in pts), max(p[1] for p in pts))
-
-
-def _place_labels(
-    placed: list[PlacedBundle],
-    nodes: dict[str, PlacedNode],
-    markers: list[Box],
-    labels: list[Box],
-    measure: Measure,
-) -> None:
-    hard = [n.box.grow(0.04) for n in nodes.values()] + markers
-
     def length(pb: PlacedBundle) -> float:
-        p = pb.points
-        return sum(math.dist(p[i], p[i + 1]) for i in range(len(p) - 1))
+        return sum(math.dist(p, q) for p, q in pairwise(pb.points))
 
     pairs = sorted(
         (pb for pb in placed if not pb.bundle.self_loop),
@@ -508,6 +429,10 @@ def _place_labels(
                 break
         pb.label = best[1]
         labels.append(pb.label)
+
+
+def _extent(pts: Sequence[tuple[float, float]]) -> tuple[float, float, float, float]:
+    return (min(p[0] for p in pts), min(p[1] for p in pts), max(p[0] for p in pts), max(p[1] for p in pts))
 
 
 def _label_spots(
@@ -532,11 +457,7 @@ def _label_spots(
         y = ty + s * (h / 2 + gap)
         return [(tx, y), (tx + w / 2 + 0.3, ty), (tx - w / 2 - 0.3, ty), (tx + w / 3, y), (tx - w / 3, y)]
     a, c = nodes[b.source], nodes[b.dest]
-    spots = []
-    for t in (0.5, 0.42, 0.58, 0.34, 0.66, 0.27, 0.73, 0.21, 0.79):
-        spots.append(arc_point((a.x, a.y), (c.x, c.y), pb.rad, t))
-    for t in (0.5, 0.4, 0.6, 0.3, 0.7, 0.24, 0.76):
-        px, py = arc_point((a.x, a.y), (c.x, c.y), pb.rad, t)
-        for dx, dy in ((w / 2 + 0.06, 0), (-w / 2 - 0.06, 0), (0, h / 2 + 0.06), (0, -h / 2 - 0.06)):
-            spots.append((px + dx, py + dy))
-    return spots
+    on = arc_points((a.x, a.y), (c.x, c.y), pb.rad, (0.5, 0.42, 0.58, 0.34, 0.66, 0.27, 0.73, 0.21, 0.79))
+    near = arc_points((a.x, a.y), (c.x, c.y), pb.rad, (0.5, 0.4, 0.6, 0.3, 0.7, 0.24, 0.76))
+    beside = ((w / 2 + 0.06, 0), (-w / 2 - 0.06, 0), (0, h / 2 + 0.06), (0, -h / 2 - 0.06))
+    return on + [(px + dx, py + dy) for px, py in near for dx, dy in beside]

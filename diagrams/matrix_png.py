@@ -112,16 +112,12 @@ def effects_png(grid: Effects) -> bytes:
         else:
             for y, rule in enumerate(rules):
                 for x, col in enumerate(cols):
-                    cell = grid.cells.get((rule, col))
-                    if cell is None:
-                        ax.add_patch(Rectangle((x, y), 1, 1, facecolor="#f5f5f5", edgecolor="white"))
-                        continue
-                    kind, text = cell
-                    ax.add_patch(
-                        Rectangle((x, y), 1, 1, facecolor=COLOURS.get(kind, "#9e9e9e"), edgecolor="white")
-                    )
-                    ax.text(x + 0.5, y + 0.5, text.replace("; ", "\n"), ha="center", va="center", fontsize=7,
-                            color="white")  # fmt: skip
+                    kind, text = grid.cells.get((rule, col), ("", ""))
+                    colour = COLOURS.get(kind, "#9e9e9e") if kind else "#f5f5f5"  # light grey: no cell
+                    ax.add_patch(Rectangle((x, y), 1, 1, facecolor=colour, edgecolor="white"))
+                    if kind:
+                        ax.text(x + 0.5, y + 0.5, text.replace("; ", "\n"), ha="center", va="center",
+                                fontsize=7, color="white")  # fmt: skip
             ax.set_xlim(0, len(cols))
             ax.set_ylim(len(rules), 0)
             ax.set_yticks([y + 0.5 for y in range(len(rules))], rules, fontsize=8)

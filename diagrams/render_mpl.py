@@ -91,31 +91,20 @@ def figure_of(
     patches: dict[str, FancyBboxPatch] = {}
     for n in p.nodes.values():
         fill, edge = (FINAL_FILL, FINAL_EDGE) if n.final else (NODE_FILL, NODE_EDGE)
-        patch = FancyBboxPatch(
-            (n.x - n.w / 2, n.y - n.h / 2),
-            n.w,
-            n.h,
-            boxstyle="round,pad=0,rounding_size=0.1",
-            fc=fill,
-            ec=edge,
-            lw=2.6 if n.initial else 1.3,
-            zorder=3,
-        )
-        ax.add_patch(patch)
-        patches[n.id] = patch
-        if n.final:
-            ax.add_patch(
-                FancyBboxPatch(
-                    (n.x - n.w / 2 + 0.045, n.y - n.h / 2 + 0.045),
-                    n.w - 0.09,
-                    n.h - 0.09,
-                    boxstyle="round,pad=0,rounding_size=0.07",
-                    fc="none",
-                    ec=edge,
-                    lw=1.0,
-                    zorder=4,
-                )
+        borders = [(0.0, 0.1, fill, 2.6 if n.initial else 1.3)] + [(0.045, 0.07, "none", 1.0)] * n.final
+        for zorder, (inset, rounding, fc, lw) in enumerate(borders, 3):  # a final state's: double
+            patch = FancyBboxPatch(
+                (n.x - n.w / 2 + inset, n.y - n.h / 2 + inset),
+                n.w - 2 * inset,
+                n.h - 2 * inset,
+                boxstyle=f"round,pad=0,rounding_size={rounding}",
+                fc=fc,
+                ec=edge,
+                lw=lw,
+                zorder=zorder,
             )
+            ax.add_patch(patch)
+            patches.setdefault(n.id, patch)
         ax.text(n.x, n.y, n.id, ha="center", va="center", fontsize=NODE_FONT, zorder=5, color="#111111")
         if n.initial:
             top = n.y + n.h / 2

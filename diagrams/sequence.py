@@ -66,44 +66,34 @@ def _background(update: Mapping[str, Any]) -> str:
     return " bg=[" + ", ".join(parts) + "]"
 
 
+_FIELDS = {
+    "state_update": ("state", "stopReason="),
+    **dict.fromkeys(("tool_call_update", "tool_call_content_chunk"), ("toolCallId", "status")),
+    **dict.fromkeys(("compaction_update", "compaction_summary_chunk"), ("compactionId", "status")),
+    **dict.fromkeys(("terminal_update", "terminal_output_chunk"), ("terminalId",)),
+    "subagent_update": ("sessionId", "state"),
+    "notice": ("severity",),
+}
+"""The fields a variant's label shows (``name=``: with its name); any other variant: messageId."""
+
+
 def update_label(update: Mapping[str, Any]) -> str:
     """Short description of one ``params.update`` of a ``session/update``."""
     kind = update.get("sessionUpdate")
     if not isinstance(kind, str):
         return "session/update (no variant)"
     words = [kind]
-
-    def add(key: str, fmt: str = "{}") -> None:
-        value = update.get(key)
+    for key in _FIELDS.get(kind, ("messageId",)):
+        value = update.get(key.rstrip("="))
         if value is not None and not isinstance(value, (dict, list)):
-            words.append(fmt.format(_short(value)))
-
-    if kind == "state_update":
-        add("state")
-        add("stopReason", "stopReason={}")
-        label = " ".join(words) + _background(update)
-        err = update.get("error")
-        if isinstance(err, Mapping) and "code" in err:
-            label += f" error={_short(err['code'])}"
-        return label
-    if kind in ("tool_call_update", "tool_call_content_chunk"):
-        add("toolCallId")
-        add("status")
-    elif kind in ("compaction_update", "compaction_summary_chunk"):
-        add("compactionId")
-        add("status")
-    elif kind in ("terminal_update", "terminal_output_chunk"):
-        add("terminalId")
-        if isinstance(update.get("exitStatus"), Mapping):
-            words.append("exited")
-    elif kind == "subagent_update":
-        add("sessionId")
-        add("state")
-    elif kind == "notice":
-        add("severity")
-    else:
-        add("messageId")
-    return " ".join(words)
+            words.append((key if key.endswith("=") else "") + _short(value))
+    if _FIELDS.get(kind) == ("terminalId",) and isinstance(update.get("exitStatus"), Mapping):
+        words.append("exited")
+    if kind != "state_update":
+        return " ".join(words)
+    err = update.get("error")
+    code = f" error={_short(err['code'])}" if isinstance(err, Mapping) and "code" in err else ""
+    return " ".join(words) + _background(update) + code
 
 
 def _foreground(update: Mapping[str, Any]) -> str | None:
@@ -130,20 +120,40 @@ Notes = Mapping[int, Sequence[tuple[str, str, str]]]
 the end): (lane C or A, run name, text)."""
 
 
+def notes_of(hidden: Iterable[tuple[int, str, str]]) -> dict[int, list[tuple[str, str, str]]]:
+    """``Notes`` of hidden steps given as (position, run name, step): a step the client took
+    (its text starts with ``client``) beside the Client's lane, any other beside the Agent's."""
+    notes: dict[int, list[tuple[str, str, str]]] = {}
+    for pos, run, what in hidden:
+        notes.setdefault(pos, []).append(("C" if what.startswith("client") else "A", run, what))
+    return notes
+
+
+Group = tuple[list[Step], Step, list[Step]]
+"""What one message shows: the hidden steps before it, its arrow, the notes after it."""
+
+
 def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[Step]:
     """What a sequence diagram of ``items`` shows, in order (see ``transcript_to_mermaid``)."""
-    out: list[Step] = []
+    groups, trailing = message_steps(items, notes)
+    return [st for before, arrow, after in groups for st in (*before, arrow, *after)] + trailing
+
+
+def message_steps(
+    items: Iterable[tuple[str, Any]], notes: Notes | None = None
+) -> tuple[list[Group], list[Step]]:
+    """``steps`` message by message, and the hidden steps after the last message."""
+    out: list[Group] = []
     pending: dict[tuple[str, str], str] = {}
     foreground: dict[str, str] = {}
     first_session: str | None = None
     notes = notes or {}
 
-    def hidden(positions: Iterable[int]) -> None:
-        out.extend(Step("hidden", lane, lane, text, run) for p in positions for lane, run, text in notes[p])
+    def hidden(positions: Iterable[int]) -> list[Step]:
+        return [Step("hidden", lane, lane, text, run) for p in positions for lane, run, text in notes[p]]
 
     n = -1
     for n, (sender, msg) in enumerate(items):
-        hidden([n] if n in notes else [])
         src, dst = ("C", "A") if sender == "client" else ("A", "C")
         other = "agent" if sender == "client" else "client"
         note: str | None = None
@@ -172,9 +182,9 @@ def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[
                 label = f"[{_short(sid)}] {label}"
             if has_id:
                 pending[(sender, repr(msg["id"]))] = method
-                out.append(Step("request", src, dst, f"{label} id={_id_text(msg['id'])}"))
+                arrow = Step("request", src, dst, f"{label} id={_id_text(msg['id'])}")
             else:
-                out.append(Step("notification", src, dst, label))
+                arrow = Step("notification", src, dst, label)
         elif "id" in msg and ("result" in msg or "error" in msg):
             asked = pending.pop((other, repr(msg["id"])), "unknown request")
             if "error" in msg:
@@ -191,13 +201,13 @@ def steps(items: Iterable[tuple[str, Any]], notes: Notes | None = None) -> list[
                             value = value.get("outcome")
                         if value is not None and not isinstance(value, (dict, list)):
                             label += f" {key}={_short(value)}"
-            out.append(Step("response", src, dst, label))
+            arrow = Step("response", src, dst, label)
         else:
-            out.append(Step("notification", src, dst, "malformed message"))
-        if note is not None:
-            out.append(Step("note", "C", "A", note))
-    hidden(sorted(p for p in notes if p > n))
-    return out
+            arrow = Step("notification", src, dst, "malformed message")
+        out.append(
+            (hidden([n] if n in notes else []), arrow, [] if note is None else [Step("note", "C", "A", note)])
+        )
+    return out, hidden(sorted(p for p in notes if p > n))
 
 
 _ARROW = {"request": "->>", "notification": "-)", "response": "-->>"}

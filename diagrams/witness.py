@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from diagrams.sequence import Notes, transcript_to_mermaid
+from diagrams.sequence import Notes, notes_of, transcript_to_mermaid
 from simulator.analysis import decidability as dec
 from simulator.peers.wire import to_ndjson
 
@@ -30,9 +30,7 @@ def drawing(
     was found under; the notes, where the runs differ (position in the breaking transcript, run,
     hidden step) and, with a twin, what the conforming run may send next at the ``end``."""
     name = f"{rule} under {under}" if under else rule
-    notes: dict[int, list[tuple[str, str, str]]] = {}
-    for pos, run, what in differing:
-        notes.setdefault(pos, []).append(("C" if what.startswith("client") else "A", run, what))
+    notes = notes_of(differing)
     if not twin_found:
         return f"{name}: an accepted breaking run (no conforming run found that sends these messages)", notes
     notes.setdefault(end, []).append(("A", "conforming", "may next: " + "; ".join(conforming_next[:2])))

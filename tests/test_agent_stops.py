@@ -50,7 +50,7 @@ def test_work_waiting_on_a_permission_request_may_stop_on_its_own() -> None:
         "state": "idle",
         "stopReason": "end_turn",
     }
-    assert run.world.agent.perms["perm_1"][0] == "selected"  # answered late, after the work ended
+    assert run.world.agent.perms["perm_1"] == "selected"  # answered late, after the work ended
     assert run.world.agent.tools["tc_1"][0] == "cancelled"  # and not run
     assert not [f for f in run.findings if f.kind == "rule"]
 

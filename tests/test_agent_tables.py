@@ -44,7 +44,7 @@ def test_a_row_added_to_the_tool_call_table_is_a_move_the_agent_takes() -> None:
     for variant, expected in ((None, False), (added("tool_call", "pause", "completed", "paused"), True)):
         agent = agent_with(variant)
         agent.real = agent.reported = "running"
-        agent.tools["tc_1"] = ("completed", False, None)
+        agent.tools["tc_1"] = ("completed", False, None, None)
         assert (move in agent.enabled()) is expected
 
 

@@ -110,11 +110,11 @@ def test_a_dropped_rules_forbidden_cell_is_fired_and_marked_with_the_rule_as_wri
 
     variant = from_drops(["BG-05"])
     agent = Agent(SMALL.with_(variant=variant), added_faults(variant))
-    agent.tools["tc_1"] = ("completed", False, None)
+    agent.tools["tc_1"] = ("completed", False, None, None)
     assert ("agent", "tool_status", ("tc_1", "in_progress")) in agent.enabled()
     agent.do("tool_status", ("tc_1", "in_progress"))
     assert agent.marks == ("BG-05",) and agent.tools["tc_1"][0] == "in_progress"
-    agent.tools["tc_1"] = ("completed", False, None)
+    agent.tools["tc_1"] = ("completed", False, None, None)
     assert ("agent", "tool_status", ("tc_1", "in_progress")) not in agent.enabled()  # once is enough
 
 

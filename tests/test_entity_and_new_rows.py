@@ -94,7 +94,7 @@ def test_a_permission_answered_with_an_error_is_declined() -> None:
     sent = agent.do("start_blocked", None)
     rid = next(m["id"] for m in sent if m.get("method") == "session/request_permission")
     agent.receive(wire.error(rid, wire.INTERNAL_ERROR, "prompt failed"))
-    assert agent.perms[rid][0] == pm.ERRORED and agent.tools["tc_1"][3] == "denied"
+    assert agent.perms[rid] == pm.ERRORED and agent.tools["tc_1"][3] == "denied"
 
 
 def test_a_client_answers_a_permission_with_an_error_only_with_the_feature() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
+from itertools import groupby
 
 _CODE = re.compile(r"`([^`]+)`")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
@@ -72,34 +73,35 @@ def _table(rows: list[str], link_extra: Callable[[str], str] | None) -> list[str
     return out
 
 
+def _kind(line: str) -> str:
+    if not line.strip():
+        return ""
+    return (
+        "h"
+        if _HEADING.match(line)
+        else "table"
+        if line.startswith("|")
+        else "list"
+        if line.startswith("- ")
+        else "p"
+    )
+
+
 def to_html(markdown: str, link_extra: Callable[[str], str] | None = None) -> str:
-    """A Markdown document (the subset of the module docstring) as HTML body text."""
+    """A Markdown document (the subset of the module docstring) as HTML body text: blocks are
+    runs of lines of one kind (a heading is a block of its own, blank lines end a block)."""
     out: list[str] = []
-    lines = markdown.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            i += 1
-            continue
-        heading = _HEADING.match(line)
-        if heading:
-            level, title = len(heading.group(1)), heading.group(2).strip()
-            out.append(f'<h{level} id="{anchor(title)}">{inline(title, link_extra)}</h{level}>')
-            i += 1
-            continue
-        block: list[str] = []
-        kind = "table" if line.startswith("|") else "list" if line.startswith("- ") else "p"
-        while i < len(lines) and lines[i].strip() and not _HEADING.match(lines[i]):
-            now = "table" if lines[i].startswith("|") else "list" if lines[i].startswith("- ") else "p"
-            if now != kind:
-                break
-            block.append(lines[i])
-            i += 1
-        if kind == "table":
+    for kind, lines in groupby(markdown.splitlines(), _kind):
+        block = list(lines)
+        if kind == "h":
+            for line in block:
+                hashes, title = line.split(" ", 1)
+                level, title = len(hashes), title.strip()
+                out.append(f'<h{level} id="{anchor(title)}">{inline(title, link_extra)}</h{level}>')
+        elif kind == "table":
             out += _table(block, link_extra)
         elif kind == "list":
             out += ["<ul>", *(f"<li>{inline(b[2:], link_extra)}</li>" for b in block), "</ul>"]
-        else:
+        elif kind == "p":
             out.append(f"<p>{inline(' '.join(b.strip() for b in block), link_extra)}</p>")
     return "\n".join(out) + "\n"

@@ -41,7 +41,7 @@ from typing import Any
 
 from diagrams.html.record import Delta, Recording
 from diagrams.html.states import session_id
-from diagrams.sequence import Notes, Step, steps
+from diagrams.sequence import Notes, Step, message_steps
 from properties import check_report
 from properties.catalogue import RULES, RULES_BY_ID
 from properties.findings import Finding
@@ -59,6 +59,22 @@ def asset(name: str) -> str:
 
 
 CSS, SCRIPT = asset("page.css"), asset("page.js")
+
+
+_CSP = (
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
+)
+"""The page loads nothing: inline style and script only."""
+
+
+def head(title: str, style: str, meta: str = "") -> str:
+    """A page's start up to its ``<body>``: its ``title``, ``meta`` tags and inline ``style``."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">{meta}'
+        f"<title>{_e(title)}</title><style>{style}</style></head><body>"
+    )
 
 
 @dataclass
@@ -119,26 +135,6 @@ def _data(recording: Recording) -> str:
     }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _arrows(
-    recording: Recording, notes: Notes | None
-) -> tuple[list[tuple[list[Step], Step, list[Step]]], list[Step]]:
-    """Per message: (hidden steps before it, its arrow, notes after it); and the hidden steps
-    after the last message."""
-    drawn = steps([(sender, msg) for _, sender, msg in recording.messages], notes)
-    out: list[tuple[list[Step], Step, list[Step]]] = []
-    before: list[Step] = []
-    for st in drawn:
-        if st.kind == "hidden":
-            before.append(st)
-        elif st.kind == "note":
-            if out:
-                out[-1][2].append(st)
-        else:
-            out.append((before, st, []))
-            before = []
-    return out, before
 
 
 def _hidden(st: Step) -> str:
@@ -242,11 +238,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
     ordered = [f for *_, found in rows for f in found] + end
     levels = sorted({f.level for f in page.findings}, key=lambda lv: (lv in ("input", "info"), lv))
     w.w(
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">",
-        f"<title>{_e(page.title)}</title><style>{CSS}</style></head><body>",
+        head(page.title, CSS, _CSP),
         f'<header><h1>{_e(page.title)}</h1><p class="summary">{_e(page.summary)}</p>',
     )
     if page.readings:
@@ -268,7 +260,7 @@ def render(page: Page, spec_text: str | None) -> bytes:
     w.w("</header><main>", '<section id="sequence">')
     w.w('<div class="lanes-head"><span></span><div class="who"><span class="c">Client</span>'
         '<span class="a">Agent</span></div></div>')  # fmt: skip
-    arrows, trailing = _arrows(rec, page.notes)
+    arrows, trailing = message_steps([(sender, msg) for _, sender, msg in rec.messages], page.notes)
     last_message = -1
     for line, i, ident, found in rows:
         if i is None:

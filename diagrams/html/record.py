@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from diagrams.html.states import Rows, answered_prompts, entity_row, header_rows, machine_rows, prompt_sets
+from diagrams.html.states import Rows, answered_prompt, entity_row, header_rows, machine_rows
 from model.clientview import ClientView
 from properties.checking import FileReport, MessageHook, check_stream
 from properties.engine import MonitorSet
@@ -53,7 +53,6 @@ class Recording:
         self.view = ClientView(readings=self.monitors.readings)
         self._machine_rows: Rows = {}
         """The live machine rows after the last message settled."""
-        self._prompts: dict[str, frozenset[str]] = {}
         self._snaps: dict[str, Any] = {}
         self._headers: dict[str, tuple[Any, Rows]] = {}
         self._entities: dict[str, list[tuple[str, str, Any]]] = {}
@@ -90,17 +89,12 @@ class Recording:
         """Add to ``changed`` the rows of the entities whose snapshot is not the one ``old``
         has at their place; when an entity moved (a faulty view) or went, every row again."""
         rows = self._entity_rows
-        if len(now) < len(old):
-            self._entity_pass(sid, self._forget(sid, old, changed), now, changed)
-            return
+        moved = (o[0] != n[0] or o[1] != n[1] for o, n in zip(old, now, strict=False) if o is not n)
+        if len(now) < len(old) or any(moved):
+            old = self._forget(sid, old, changed)
         for n, snap in enumerate(now, 1):
-            if n <= len(old):
-                was = old[n - 1]
-                if was is snap:
-                    continue
-                if was[0] != snap[0] or was[1] != snap[1]:  # moved: every row again
-                    self._entity_pass(sid, self._forget(sid, old, changed), now, changed)
-                    return
+            if n <= len(old) and old[n - 1] is snap:
+                continue
             etype, eid = snap[0], snap[1]
             key, text = entity_row(sid, n, etype, eid, self.view.entity_json(sid, etype, eid))
             if rows.get(key) != text:
@@ -125,10 +119,11 @@ class Recording:
             return
         live = machine_rows(self.monitors)
         message = self.messages[len(self.machines)][2]
-        answered = answered_prompts(self._prompts, live, message) if isinstance(message, dict) else {}
-        self._prompts = prompt_sets(self.monitors)
+        answered = answered_prompt(self.monitors, message) if isinstance(message, dict) else None
         changes = delta(self._machine_rows, live)
-        self.machines.append([(k, answered.get(k) if v is None else v) for k, v in changes])
+        if answered is not None:  # the prompt it answered leaves the live rows: how it ended
+            changes = [(k, answered[1] if v is None and k.endswith(answered[0]) else v) for k, v in changes]
+        self.machines.append(changes)
         self._machine_rows = live
 
 

@@ -16,14 +16,13 @@ Must not know: how the report is computed, the command line.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
 from diagrams.html.markdown import to_html
-from diagrams.html.page import asset
+from diagrams.html.page import asset, head
 from diagrams.html.runs import transcript_page
 from diagrams.witness import drawing
 from properties.variants import Variant, from_json
@@ -115,9 +114,5 @@ def report_pages(report: Mapping[str, Any], index_md: str, files: Mapping[str, b
 
     title = index_md.splitlines()[0].lstrip("# ").strip() if index_md else "Spec report"
     body = to_html(index_md, beside)
-    out["index.html"] = (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>\n{body}</body></html>\n"
-    ).encode()
+    out["index.html"] = f"{head(title, _STYLE)}\n{body}</body></html>\n".encode()
     return out

@@ -23,15 +23,16 @@ from typing import Any
 from diagrams.html import page_of, spec_text
 from diagrams.html.page import Page, render
 from diagrams.html.record import recorded_check
-from diagrams.sequence import Notes
+from diagrams.sequence import Notes, notes_of
 from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.variants import Variant
+from simulator.analysis.decidability_exhaustive import replay
 from simulator.analysis.mutants import Verdict
 from simulator.explore.common import Counterexample
 from simulator.peers.config import Config
 from simulator.peers.wire import to_ndjson
-from simulator.peers.world import Event, World
+from simulator.peers.world import Event
 
 
 def transcript_page(
@@ -58,20 +59,10 @@ def transcript_page(
 
 
 def hidden_notes(events: Sequence[Event], cfg: Config, faults: frozenset[str]) -> Notes:
-    """The events of a run that sent nothing over the wire, by the position of the message that
-    followed them (``diagrams.sequence.Notes``: lane C or A, no run name, the event)."""
-    world = World(cfg, faults, None, record=True)
-    notes: dict[int, list[tuple[str, str, str]]] = {}
-    for actor, name, arg in events:
-        before = len(world.transcript)
-        world.step((actor, name, arg))
-        if len(world.transcript) == before:
-            lane = "C" if actor == "client" else "A"
-            what = f"{actor}.{name}" + ("" if arg is None else f"({arg!r})")
-            notes.setdefault(before, []).append((lane, "", what))
-        if world.broken is not None:
-            break
-    return notes
+    """The events of a run that sent nothing over the wire (``decidability_exhaustive.replay``'s
+    hidden steps), by the position of the message that followed them (``diagrams.sequence.Notes``:
+    lane C or A, no run name, the event)."""
+    return notes_of((position, "", what) for position, what in replay(list(events), cfg, faults)[1])
 
 
 def counterexample_page(cex: Counterexample) -> bytes:

@@ -28,9 +28,11 @@ Must not know: files, HTML, how findings are made.
 from __future__ import annotations
 
 import json
-from collections import deque
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
+
+import networkx as nx
 
 from model import prompt as prm
 from model.core import MachineSpec
@@ -73,25 +75,18 @@ def session_id(message: Any) -> str | None:
 def hidden_paths(spec: MachineSpec, states: frozenset[str]) -> dict[str, tuple[str, ...]]:
     """For each state of ``states`` (closed under the hidden triggers): the shortest run of
     hidden triggers that reaches it from a state of the set no hidden step leads to."""
-    edges: dict[str, list[tuple[str, str]]] = {s: [] for s in states}
-    targets: set[str] = set()
     ordered = sorted(states, key=spec.states.index)
+    g = nx.DiGraph()
+    g.add_nodes_from(ordered)
     for state in ordered:
         for trigger in spec.hidden:
             after = spec.successor(state, trigger)
-            if after is not None and after in states and after != state:
-                edges[state].append((trigger, after))
-                targets.add(after)
-    roots = [s for s in ordered if s not in targets] or ordered[:1]
-    paths: dict[str, tuple[str, ...]] = {root: () for root in roots}
-    todo = deque(roots)
-    while todo:
-        state = todo.popleft()
-        for trigger, after in edges[state]:
-            if after not in paths:
-                paths[after] = (*paths[state], trigger)
-                todo.append(after)
-    return paths
+            if after in states and after != state and not g.has_edge(state, after):
+                g.add_edge(state, after, trigger=trigger)
+    roots = [s for s in ordered if not g.in_degree(s)] or ordered[:1]
+    # unit weights: breadth-first from the roots in order, a state's first path kept
+    paths = nx.multi_source_dijkstra_path(g, roots)
+    return {s: tuple(g.edges[e]["trigger"] for e in pairwise(path)) for s, path in paths.items()}
 
 
 def candidates_text(spec: MachineSpec, states: frozenset[str]) -> str:
@@ -147,52 +142,32 @@ def machine_rows(monitors: MonitorSet) -> Rows:
     return rows
 
 
-def prompt_sets(monitors: MonitorSet) -> dict[str, frozenset[str]]:
-    """Row key -> the states each waiting prompt may be in (the prompt monitor's candidates)."""
-    prompts = _find(monitors, PromptMonitor)
-    if prompts is None:
-        return {}
-    return {_prompt_key(rec[0], rid): rec[2] for rid, rec in prompts.prompts.items()}
-
-
 def _prompt_key(sid: str, rid: Any) -> str:
     """The row key of the waiting prompt ``rid`` of session ``sid``."""
     return _key(sid, 1, f"Prompt {id_text(rid)}")
 
 
-def answered_prompts(before: Mapping[str, frozenset[str]], after: Rows, message: Mapping[str, Any]) -> Rows:
-    """Rows for the prompts a response took off the waiting ones (``before``: their candidate
-    states, ``prompt_sets``): the final state the prompt table reaches from them, and the answer."""
-    out: Rows = {}
-    if "method" in message or "id" not in message:
-        return out
-    name = f"{SEP}1Prompt {id_text(message['id'])}"
-    spec = prm.SPEC
-    for key, states in before.items():
-        if key in after or not key.endswith(name):
-            continue
-        if "error" in message:
-            err = message.get("error")
-            code = err.get("code") if isinstance(err, dict) else None
-            answer = f"error {id_text(code)}"
-            tries: tuple[str, ...] = ("withdraw", "reject") if code == -32800 else ("reject", "withdraw")
-        else:
-            result = message.get("result")
-            mid = result.get("messageId") if isinstance(result, dict) else None
-            answer = "success" + (f", messageId {id_text(mid)}" if mid is not None else "")
-            tries = ("answer",)
-        reached = ""
-        for trigger in tries:
-            found, _ = spec.fire_unseen(states, trigger)
-            if found:
-                reached = "/".join(sorted(found, key=spec.states.index))
-                break
-        out[key] = (
-            f"{reached} ({answer})"
-            if reached
-            else f"answered ({answer}) where no state allows it: see the finding"
-        )
-    return out
+def answered_prompt(monitors: MonitorSet, message: Mapping[str, Any]) -> tuple[str, str] | None:
+    """For a response: how the end of the row key of the prompt it answered reads, and that
+    row's text: the states the prompt monitor's answer left the prompt in
+    (``PromptMonitor.fired``), and the answer. None for any other message."""
+    prompts = _find(monitors, PromptMonitor)
+    if prompts is None or "method" in message or "id" not in message:
+        return None
+    if "error" in message:
+        err = message.get("error")
+        answer = f"error {id_text(err.get('code') if isinstance(err, dict) else None)}"
+    else:
+        result = message.get("result")
+        mid = result.get("messageId") if isinstance(result, dict) else None
+        answer = "success" + (f", messageId {id_text(mid)}" if mid is not None else "")
+    reached = "/".join(sorted(prompts.fired, key=prompts.table(prm.SPEC).states.index))
+    text = (
+        f"{reached} ({answer})"
+        if reached
+        else f"answered ({answer}) where no state allows it: see the finding"
+    )
+    return f"{SEP}1Prompt {id_text(message['id'])}", text
 
 
 # -- the client view -------------------------------------------------------------------------------

@@ -385,6 +385,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """Under ``user-message-content=prompt-content``: waiting prompt -> its content's blocks."""
         self.first_prompt: dict[str, int] = {}
         """Session -> the line of its first session/prompt (a later session/new creating it)."""
+        self.fired: frozenset[str] = frozenset()
+        """The states the last trigger fired left its prompt in (an answered prompt's final
+        states, which ``diagrams.html`` shows)."""
 
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
@@ -472,6 +475,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if rule in _REPORTED:  # (the wire never shows some cells: _UNSEEN_EARLY)
                 ex[rule] += 1
         after, refused = spec.fire_unseen(rec[2], trigger, ctx)
+        self.fired = after
         if not after and refused:
             first = refused[0]
             stopped = _STOPPED_BY.get(first.state, "")

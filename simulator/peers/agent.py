@@ -141,13 +141,13 @@ class Agent(Freedoms, Deviating):
         if self.session == "closed":
             if self.close_rids:  # a session/close that reached the closed session
                 add(("agent", "close_response", None))
-            self._closed_out_events(add)
+            for rid in self.prompts:  # those a close stopped: -32800 after the close response
+                if self.prompts[rid][0] == prm.CLOSED_OUT:  # (no order binds the two responses)
+                    self._prompt_events(add, rid, None, False)
             return ev
         if "announced" in self.extras:  # its own user message sent: its own work starts next
-            if not self._may_start_goal():
-                return []
-            unseen = [("agent", "start_goal", "unseen")] if self._unseen() else []
-            return [("agent", "start_goal", None), *unseen]
+            self._goal_events(add)
+            return ev
         waiting = self._oldest_waiting()
         active = self.real != fgm.IDLE
         features = self.cfg.features
@@ -160,8 +160,11 @@ class Agent(Freedoms, Deviating):
                 add(("agent", "user_message", rid))
                 if "chunks" in features:
                     add(("agent", "user_chunks", rid))
-                if "interim" in features and "interim" not in self.extras and self._interim_allowed():
-                    add(("agent", "user_message", (rid, "interim")))  # (user-message-content)
+                # ``user-message-content=upsert``: an update about an inserted user message may
+                # carry content a later one replaces (``model.between``)
+                interim = self.between.user_content_replaceable(self.rd["user-message-content"])
+                if "interim" in features and "interim" not in self.extras and interim:
+                    add(("agent", "user_message", (rid, "interim")))
         # the close response, once the session table allows it; that everything else is settled
         # first (work ended and reported idle, prompts answered or stopped, compactions ended,
         # background work finished and unlisted) is this Agent's own behaviour (closing stops
@@ -207,10 +210,9 @@ class Agent(Freedoms, Deviating):
                 self._compaction_events(add)
         if open_:
             self._synthetic_events(add)
-        if "notice" in features and self._room("notices") and open_:
-            add(("agent", "notice", None))
-        if "usage" in features and self._room("usages") and open_:
-            add(("agent", "usage", None))
+        for feature, bound in (("notice", "notices"), ("usage", "usages")):
+            if feature in features and self._room(bound) and open_:
+                add(("agent", feature, None))
         # what the state reported may become (what the real one may, when they are the same)
         shown = doing if self.reported == self.real else self._can("foreground", self.reported, self.fg_ctx)
         if open_ and "unknown" in features and self._room("losses") and "lose" in shown:
@@ -242,7 +244,8 @@ class Agent(Freedoms, Deviating):
         within the Agent's own choices:
 
         - it holds a prompt only when every prompt received before it and still waiting is held
-          (feature ``hold``);
+          (feature ``hold``): it decides on its prompts in the order they came (the order of
+          insertion is ``model.between`` HELD_IN_ORDER's, which the guard ``oldest_held`` states);
         - it refuses a prompt not yet asked to stop (received or held) only with feature
           ``fail`` (the oldest held one) or when the prompt's content is invalid;
         - it inserts a received prompt only when it is the oldest waiting, or under
@@ -264,7 +267,7 @@ class Agent(Freedoms, Deviating):
             if trigger not in allowed:
                 continue
             if trigger == "hold":
-                if "hold" in self.cfg.features and self._holds_in_order(rid):
+                if "hold" in self.cfg.features and all(st == prm.HELD for st in self._waiting_before(rid)):
                     add(("agent", "hold", rid))
             elif trigger == "reject":
                 if (
@@ -298,13 +301,6 @@ class Agent(Freedoms, Deviating):
             else:
                 add(("agent", trigger, rid))
 
-    def _holds_in_order(self, rid: int) -> bool:
-        """Every prompt received before ``rid`` and still waiting is held: the Agent may hold it
-        too. This Agent's own behaviour (it decides on its prompts in the order they came), not a
-        rule: the order of insertion is ``model.between`` HELD_IN_ORDER's, which the prompt table's
-        guard ``oldest_held`` states."""
-        return all(st == prm.HELD for st in self._waiting_before(rid))
-
     def _may_overtake(self, rid: int) -> bool:
         """A newly received prompt may be inserted at once ahead of held ones where
         ``model.between`` says so (``may_overtake_held``: the reading ``prompt-ahead-of-held``);
@@ -330,9 +326,8 @@ class Agent(Freedoms, Deviating):
         if "unseen_end" not in self.cfg.features:
             return False
         owed = self.specs["foreground"].eventually.get(self.reported)
-        pending = self.cancelling and "unobserved" not in self.extras
         active = self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION)
-        return owed is None or self.between.close_leaves_work(active, pending, owed) is None
+        return owed is None or self.between.close_leaves_work(active, self._cancel_seen(), owed) is None
 
     def _resume_events(self) -> list[Event]:
         """The resume handshake, one step along the session table's rows: the history replay
@@ -358,13 +353,6 @@ class Agent(Freedoms, Deviating):
         if self._forced("session", sm.RESUMING) or "resumed" in can("session", sm.RESUMING):
             ev.append(("agent", "resume_early", None))
         return ev
-
-    def _closed_out_events(self, add: Any) -> None:
-        """Prompts a session/close stopped may be answered -32800 after the close response (no
-        order binds the two responses)."""
-        for rid in self.prompts:
-            if self.prompts[rid][0] == prm.CLOSED_OUT and "withdraw" in self._can("prompt", prm.CLOSED_OUT):
-                add(("agent", "withdraw", rid))
 
     def _do_refuse_resume(self, _: Any) -> list[Msg]:
         """Answering a session/resume that cannot succeed (``refusing``): a second one received
@@ -402,8 +390,15 @@ class Agent(Freedoms, Deviating):
         )
         return [wire.error(rid, code, text)]
 
-    def _do_reject(self, rid: int) -> list[Msg]:
-        return self._refuse(rid, "reject", wire.INVALID_PARAMS, "prompt rejected")
+    _do_reject = partialmethod(_refuse, trigger="reject", code=wire.INVALID_PARAMS, text="prompt rejected")
+    _do_withdraw = partialmethod(
+        _refuse, trigger="withdraw", code=wire.REQUEST_CANCELLED, text="request cancelled"
+    )
+    _do_withdraw_invalid = partialmethod(
+        _refuse, trigger="withdraw", code=wire.INVALID_PARAMS, text="unsupported prompt content"
+    )
+    """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the answer of a
+    covered prompt with unadvertised content (-32602)."""
 
     def _do_reject_hook(self, rid: int) -> list[Msg]:
         """``busy-refusal=may-have-other-reason``: while work is active, a hook of the Agent refuses
@@ -411,14 +406,6 @@ class Agent(Freedoms, Deviating):
         the active work (the prompt table's guard busy_only is false)."""
         self.extras = self.extras | {"hook_refused"}
         return self._refuse(rid, "reject", wire.INVALID_REQUEST, "refused by a hook")
-
-    def _do_withdraw_invalid(self, rid: int) -> list[Msg]:
-        """``cancelled-invalid-prompt=invalid`` or ``either``: the content rule decides the
-        answer of a covered prompt with unadvertised content (-32602)."""
-        return self._refuse(rid, "withdraw", wire.INVALID_PARAMS, "unsupported prompt content")
-
-    def _do_withdraw(self, rid: int) -> list[Msg]:
-        return self._refuse(rid, "withdraw", wire.REQUEST_CANCELLED, "request cancelled")
 
     def _do_user_message(self, arg: int | tuple[int, str]) -> list[Msg]:
         """The inserted user message of prompt ``arg``; ``(rid, "interim")`` (feature ``interim``,
@@ -436,11 +423,6 @@ class Agent(Freedoms, Deviating):
         self.history.append(msg)
         return [msg]
 
-    def _interim_allowed(self) -> bool:
-        """``user-message-content=upsert``: an update about an inserted user message may carry
-        content a later one replaces (``model.between`` ``user_content_replaceable``)."""
-        return self.between.user_content_replaceable(self.rd["user-message-content"])
-
     def _do_user_chunks(self, rid: int) -> list[Msg]:
         """The user message streamed, one chunk per block of the prompt's content where the Agent
         echoes it (an empty prompt: a full message with no content), else two chunks."""
@@ -454,10 +436,6 @@ class Agent(Freedoms, Deviating):
             wire.chunk("user_message_chunk", self.sid, mid, copy.deepcopy(b)) for b in self.contents[rid]
         ] or full
 
-    def _do_future_state(self, _: Any) -> list[Msg]:
-        self._use("futures")
-        return [self._report(FUTURE_STATE)]
-
     def _do_notice(self, _: Any) -> list[Msg]:
         self._use("notices")
         return [wire.notice(self.sid, "warning", "Model request retried")]
@@ -466,9 +444,12 @@ class Agent(Freedoms, Deviating):
         self._use("usages")
         return [wire.usage(self.sid, 1200, 200000, 0.01)]
 
-    def _do_lose(self, _: Any) -> list[Msg]:
-        self._use("losses")
-        return [self._report(fgm.UNKNOWN)]
+    def _do_lose(self, _: Any, bound: str = "losses", state: str = fgm.UNKNOWN) -> list[Msg]:
+        """Unknown reported (or, ``future_state``, the custom state), within its bound."""
+        self._use(bound)
+        return [self._report(state)]
+
+    _do_future_state = partialmethod(_do_lose, bound="futures", state=FUTURE_STATE)
 
     def _do_restore(self, _: Any) -> list[Msg]:
         return [self._report(self.real)]
@@ -490,9 +471,7 @@ class Agent(Freedoms, Deviating):
         """The history replay (``_do_replay``), then the snapshot (``again``: sent twice, a
         repeated snapshot is no transition), then the response: one step."""
         out = self._replayed() if replay else []
-        rid = self.resume_rid
-        assert rid is not None
-        self.resume_rid = None
+        rid = self._take_resume()
         session = self.specs["session"]
         for _ in out:  # each replayed update: the first starts the replay, the others go on
             self.session = session.fire(self.session, "replay")
@@ -515,11 +494,15 @@ class Agent(Freedoms, Deviating):
 
     _do_replay = partialmethod(_do_resync, replay=True)
 
+    def _take_resume(self) -> int:
+        """The session/resume request being answered (answered now: no longer ``resume_rid``)."""
+        rid, self.resume_rid = self.resume_rid, None
+        assert rid is not None
+        return rid
+
     def _do_resume_early(self, _: Any) -> list[Msg]:
         """The response before the snapshot, then the state (a variant's row, or the seeded bug
         response-before-snapshot firing the forbidden cell)."""
-        rid = self.resume_rid
-        assert rid is not None
-        self.resume_rid = None
+        rid = self._take_resume()
         self.session = self._fire("session", self.session, "resumed")
         return [wire.result(rid, {}), self._state(self.real)]

@@ -39,7 +39,10 @@ _COMPACTION_ACTIONS = {
 """The Agent's move making each compaction trigger (in the order it offers them; ``_compact``);
 which ones it may take is the compaction table's (``_can``)."""
 _COMPACTION_MOVE = {trigger: move for move, trigger in _COMPACTION_ACTIONS.items()}
-_ENDS_COMPACTION = ("complete", "fail", "cancel")
+_ENDS_COMPACTION = frozenset(
+    r.trigger for r in cm.ROWS if r.dest in cm.TERMINAL and r.source not in cm.TERMINAL
+)
+"""The compaction triggers that end it (the table's rows into a terminal status)."""
 
 
 class BackgroundWork(AgentState):
@@ -51,7 +54,6 @@ class BackgroundWork(AgentState):
         features = self.cfg.features
         if (
             self.session == "open"
-            and active
             and self.real == fgm.RUNNING
             and not self.cancelling
             and self._room("background")
@@ -97,7 +99,7 @@ class BackgroundWork(AgentState):
             if trigger not in allowed:
                 continue
             if trigger == "list":
-                if st != bgm.DONE and key not in self.listed:
+                if st != bgm.DONE:
                     add(("agent", "bg_list", key))
                 elif st == bgm.DONE and self._open() and self._room("reruns"):
                     add(("agent", "bg_rerun", key))  # a detached child gets work again
@@ -122,8 +124,7 @@ class BackgroundWork(AgentState):
     def _awaits_permission(self, key: tuple[str, str]) -> bool:
         if key[0] != "tool_call" or key[1] not in self.tools:
             return False
-        rid = self.tools[key[1]][2]
-        return rid is not None and self.perms[rid][0] == pm.PENDING
+        return self.perms.get(self.tools[key[1]][2]) == pm.PENDING
 
     def _live_item_events(self, add: Any, key: tuple[str, str]) -> None:
         """What a live background item may do besides finishing: ask permission (a background
@@ -167,8 +168,8 @@ class BackgroundWork(AgentState):
         """Cancellation: "The Agent MAY stop background activity it does not list". While it
         carries out a cancel, a terminal it announced and never listed may be stopped (killed:
         it exits with a signal)."""
-        for key, st in self.items.items():
-            if key[0] == "terminal" and st == bgm.ANNOUNCED and key not in self.listed:
+        for key in self._unlisted_work():
+            if key[0] == "terminal":
                 add(("agent", "bg_stop", key))
 
     def _do_bg_stop(self, key: tuple[str, str]) -> list[Msg]:
@@ -187,19 +188,15 @@ class BackgroundWork(AgentState):
         return [self._snapshot_now()]
 
     def _do_terminal_output(self, ident: str) -> list[Msg]:
+        """A live item's output (once per item): a terminal's, or (``_do_child_chunk``) a child's."""
         self.extras = self.extras | {"out:" + ident}
-        return [
-            wire.update(
-                self.sid, {"sessionUpdate": "terminal_output_chunk", "terminalId": ident, "data": "b2sK"}
-            )
-        ]
+        if ident == self.child:
+            assert self.child_msg is not None
+            return [wire.chunk("session_message_chunk", ident, self.child_msg, wire.text(" and report back"))]
+        update = {"sessionUpdate": "terminal_output_chunk", "terminalId": ident, "data": "b2sK"}
+        return [wire.update(self.sid, update)]
 
-    def _do_child_chunk(self, ident: str) -> list[Msg]:
-        self.extras = self.extras | {"out:" + ident}
-        assert self.child_msg is not None
-        return [
-            wire.chunk("session_message_chunk", self.child, self.child_msg, wire.text(" and report back"))
-        ]
+    _do_child_chunk = _do_terminal_output
 
     def _do_bg_start(self, kind: str) -> list[Msg]:
         n = self._use("background")
@@ -218,7 +215,7 @@ class BackgroundWork(AgentState):
         elif kind == "tool_call":
             self._use("tool_calls")
             ident = f"tc_bg_{n}"
-            self.tools[ident] = (tcm.IN_PROGRESS, True, None)
+            self.tools[ident] = (tcm.IN_PROGRESS, True, None, None)
             msgs = [wire.tool_call(self.sid, ident, "in_progress", title="Watch files", kind="execute")]
         else:
             ident = self.child
@@ -228,7 +225,7 @@ class BackgroundWork(AgentState):
         if with_tool and kind == "terminal":
             self._use("tool_calls")
             tid = _embedding(ident)
-            self.tools[tid] = (tcm.IN_PROGRESS, True, None)
+            self.tools[tid] = (tcm.IN_PROGRESS, True, None, None)
             msgs.insert(
                 0,
                 wire.tool_call(

@@ -29,10 +29,10 @@ _RESTATED = (fgm.END_TURN, fgm.MAX_TOKENS)
 """Stop reasons the Agent may repeat on an idle of its own (the ones it restates as new)."""
 
 SNAPSHOT = "snapshot"
+"""``restate_idle``'s argument for the bare repeat (feature ``snapshot``: ``_own_events``)."""
 _PLACED = {fgm.IDLE: "idle", fgm.UNKNOWN: "other", fgm.UNRECOGNIZED: "other"}
 """Where ``model.between`` own_user_message places the Agent's own user message, by the state
 reported (``_may_announce``: the states it may announce from)."""
-"""``restate_idle``'s argument for the bare repeat (feature ``snapshot``: ``_own_events``)."""
 
 
 class Freedoms(ForegroundWork):
@@ -136,12 +136,8 @@ class Freedoms(ForegroundWork):
                 add(("agent", "end_bare_error", "stop"))
         if not self._open():
             return
-        if not active and "goal" in features and self._may_start_goal():
-            add(("agent", "start_goal", None))
-            if self._unseen():
-                add(("agent", "start_goal", "unseen"))
-            if self._may_announce():
-                add(("agent", "synthetic_user", "announce"))
+        if not active and "goal" in features and self._goal_events(add) and self._may_announce():
+            add(("agent", "synthetic_user", "announce"))
         if "commands" in features and "commands" not in self.extras:
             add(("agent", "commands", None))
         repeat = "snapshot" in features and "snapshot" not in self.extras
@@ -150,13 +146,20 @@ class Freedoms(ForegroundWork):
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
             add(("agent", "end_error_carrying", None))
 
-    def _may_start_goal(self) -> bool:
-        return (
-            "goal" not in self.extras
-            and "start" in self._can("foreground", self.real, self.fg_ctx)
-            and self._oldest_waiting() is None
-            and not self._inserted_waiting()
-        )
+    def _goal_events(self, add: Any) -> bool:
+        """Whether work of its own may start now, offered (``start_goal``; also unseen,
+        ``_unseen``): none started yet, the foreground table lets work start, no prompt waits."""
+        if (
+            "goal" in self.extras
+            or "start" not in self._can("foreground", self.real, self.fg_ctx)
+            or self._oldest_waiting() is not None
+            or self._inserted_waiting()
+        ):
+            return False
+        add(("agent", "start_goal", None))
+        if self._unseen():
+            add(("agent", "start_goal", "unseen"))
+        return True
 
     def _may_announce(self) -> bool:
         """Feature ``announce``: before starting work of its own (``start_goal``) from idle, the

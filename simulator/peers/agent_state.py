@@ -13,7 +13,7 @@ Must not know: which moves there are, channels, the client, monitors, or files.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import InitVar, dataclass, field
+from dataclasses import InitVar, dataclass, field, fields
 from typing import Any, Self
 
 from model import background as bgm
@@ -52,6 +52,8 @@ or although it advertised none (``unadvertised``)."""
 _NO_CONTEXT: dict[str, Any] = {}
 _INSERTABLE = frozenset(row.source for row in prm.ROWS if row.trigger == "insert")
 """Prompt states that may still be inserted: those the prompt table has an ``insert`` row from."""
+INSERTED = (prm.INSERTED, prm.ANSWERED)
+"""Prompt states of an inserted prompt (its user message is the Agent's to report)."""
 
 
 def _embedding(terminal: str) -> str:
@@ -60,11 +62,13 @@ def _embedding(terminal: str) -> str:
     return f"tc_{terminal}"
 
 
-def _slot_copier(names: tuple[str, ...]) -> Any:
-    """A function ``copy(src, dst)`` assigning each named slot of ``src`` to ``dst``: plain
-    attribute assignments, built once, about three times faster than a getattr/setattr loop
-    (explorers clone an Agent for every move they compute)."""
-    body = "".join(f"    dst.{name} = src.{name}\n" for name in names)
+def _slot_copier(cls: type) -> Any:
+    """A function ``copy(src, dst)`` assigning each slot of ``src`` to ``dst``, a copy of each
+    record a move changes in place (the fields made by ``dict`` or ``list``): plain attribute
+    assignments, built once, about three times faster than a getattr/setattr loop (explorers
+    clone an Agent for every move they compute)."""
+    made = ((f.name, getattr(f.default_factory, "__name__", "")) for f in fields(cls))
+    body = "".join(f"    dst.{name} = {factory}(src.{name})\n" for name, factory in made)
     scope: dict[str, Any] = {}
     exec(f"def copy(src, dst):\n{body}", scope)  # names are this module's slot names only
     return scope["copy"]
@@ -128,11 +132,15 @@ class AgentState:
     turn_outputs: int = field(init=False, default=0)
     cur_msg: str | None = field(init=False, default=None)  # agent_message being streamed in this interval
     cur_thought: str | None = field(init=False, default=None)
-    # id -> (status, background?, permission rid)
+    # id -> (status, background? ("carried": on past its work's idle), permission rid or None,
+    #        mark or None: how its request was answered, "allowed", "denied", "raced" (an
+    #        approval taken as a refusal: ``_answered``), or a seeded bug's late answer to run it
+    #        with, "late" (an approval) or "ended-e" then "late-e" (an elicitation's accept))
     tools: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
-    # rid -> (permission state, tool call id)
-    perms: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
-    # rid -> (elicitation state, mode, elicitationId, accepted in URL mode, completion sent)
+    # rid -> permission state (its tool call names it: ``tools``, ``_tool_of``)
+    perms: dict[str, str] = field(init=False, default_factory=dict)
+    # rid -> (elicitation state, mode, accepted in URL mode, completion sent, tool call id or
+    #         None); its elicitationId is ``f"{rid}_url"``
     elicits: dict[str, tuple[Any, ...]] = field(init=False, default_factory=dict)
     elicit_modes: tuple[str, ...] = field(init=False)
     """The elicitation modes the Client advertised (feature ``elicitation``: both; the served
@@ -161,7 +169,7 @@ class AgentState:
     # (type, ID) given by an update sent ahead (Also.reserve)
     ahead: tuple[str, str] | None = field(init=False, default=None)
     marks: tuple[str, ...] = field(init=False, default=())  # breach markers: rules a fault made a move break
-    used: dict[str, int] = field(init=False)
+    used: dict[str, int] = field(init=False, default_factory=dict)
     """How many of each thing the Agent started or did, by its bound (``Config``: the per-run
     budgets, ``reruns``; a compaction's summary chunks, patches and custom statuses, each
     at most one per compaction started): ``_room``, ``_use``."""
@@ -189,16 +197,7 @@ class AgentState:
     def clone(self) -> Self:
         new = self.__class__.__new__(self.__class__)
         _copy_slots(self, new)
-        new.prompts = dict(self.prompts)
         new.contents = None if self.contents is None else dict(self.contents)
-        new.tools = dict(self.tools)
-        new.perms = dict(self.perms)
-        new.elicits = dict(self.elicits)
-        new.items = dict(self.items)
-        new.compactions = dict(self.compactions)
-        new.history = list(self.history)
-        new.entities = dict(self.entities)
-        new.used = dict(self.used)
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -370,9 +369,14 @@ class AgentState:
         This Agent's own state, not a rule: it blocks (reports requires_action) only then, which
         ``model.between`` BLOCKED_ON_USER allows (each such request is outstanding: ``_asking``),
         and resumes only once nothing is waited on."""
-        return any(v[0] == pm.PENDING and not self.tools[v[1]][1] for v in self.perms.values()) or any(
-            e[0] in em.BLOCKING for e in self.elicits.values()
-        )
+        perms = self.perms
+        return (
+            bool(perms) and any(not t[1] and perms.get(t[2]) == pm.PENDING for t in self.tools.values())
+        ) or any(e[0] in em.BLOCKING for e in self.elicits.values())
+
+    def _tool_of(self, rid: str) -> str:
+        """The tool call permission request ``rid`` is about."""
+        return next(tid for tid, t in self.tools.items() if t[2] == rid)
 
     def _asking(self) -> list[str]:
         """The user-action requests that may justify requires_action (``model.between``
@@ -381,27 +385,29 @@ class AgentState:
         wire: permission requests neither answered nor withdrawn, elicitations neither answered
         nor withdrawn, and URL elicitations accepted and not yet completed."""
         found = ["asked"] if "asked" in self.extras else []
-        found += [rid for rid, v in self.perms.items() if v[0] in (pm.PENDING, pm.NOT_APPROVED)]
+        found += [rid for rid, st in self.perms.items() if st in (pm.PENDING, pm.NOT_APPROVED)]
         found += [
             rid
             for rid, e in self.elicits.items()
-            if e[0] in (em.PENDING, em.AWAITING, em.ABANDONED) or (e[3] and not e[4])
+            if e[0] in (em.PENDING, em.AWAITING, em.ABANDONED) or (e[2] and not e[3])
         ]
         return found
 
     def _open(self) -> bool:
         return self.session == "open"
 
+    def _cancel_seen(self) -> bool:
+        """A session/cancel or session/close reached work the Agent was reporting active
+        (``Agent._start_cancelling``): only a confirming idle may end it."""
+        return self.cancelling and "unobserved" not in self.extras
+
     def _inserted_waiting(self) -> bool:
-        return any(
-            self.prompts[r][0] in (prm.INSERTED, prm.ANSWERED) and not self.prompts[r][3]
-            for r in self.prompts
-        )
+        return any(self.prompts[r][0] in INSERTED and not self.prompts[r][3] for r in self.prompts)
 
     def _unlisted_work(self) -> list[tuple[str, str]]:
-        """Announced background work not yet in the list (``model.between`` owed_before_idle: it
+        """Announced background work, not yet in the list (``model.between`` owed_before_idle: it
         would pass for foreground work)."""
-        return [key for key, st in self.items.items() if st == bgm.ANNOUNCED and key not in self.listed]
+        return [key for key, st in self.items.items() if st == bgm.ANNOUNCED]
 
     def _uninserted(self) -> bool:
         """A prompt waits unanswered and uninserted (``own_user_message``: work started then is
@@ -412,7 +418,7 @@ class AgentState:
         """Inserted prompts whose user message is not reported yet (``model.between``
         USER_MESSAGE_REPORTED: owed before the idle ending the work and before the close
         response)."""
-        return [r for r, p in self.prompts.items() if p[0] in (prm.INSERTED, prm.ANSWERED) and not p[2]]
+        return [r for r, p in self.prompts.items() if p[0] in INSERTED and not p[2]]
 
     def initial_idle(self) -> Msg:
         """The new session's initial idle (optional; no completion), as this Agent reports it."""
@@ -435,7 +441,7 @@ class AgentState:
 
     def _mark_handled(self) -> None:
         for rid in self.prompts:
-            if self.prompts[rid][0] in (prm.INSERTED, prm.ANSWERED):
+            if self.prompts[rid][0] in INSERTED:
                 _put(self.prompts, rid, 3, True)
 
     def _begin(self, state: str, initiated: bool) -> None:
@@ -446,11 +452,12 @@ class AgentState:
         self.turn_outputs = 0
         self.cur_msg = self.cur_thought = None
 
-    def _tool_update(self, tid: str, trigger: str, **fields: Any) -> Msg:
-        """Tool call ``tid`` moved by ``trigger``: the update reporting its new status."""
+    def _tool_update(self, tid: str, trigger: str, shown: str | None = None, **fields: Any) -> Msg:
+        """Tool call ``tid`` moved by ``trigger``: the update reporting its new status (or
+        ``shown``: a custom one, or the status a seeded bug's forbidden cell names)."""
         status = self._fire("tool_call", self.tools[tid][0], trigger)
         _put(self.tools, tid, 0, status)
-        return wire.tool_call(self.sid, tid, status, **fields)
+        return wire.tool_call(self.sid, tid, shown or status, **fields)
 
     def _snapshot_now(self) -> Msg:
         """A snapshot of the state reported, with the background list. Under a custom state where
@@ -462,4 +469,4 @@ class AgentState:
         return self._state(self.reported)
 
 
-_copy_slots = _slot_copier(AgentState.__slots__)
+_copy_slots = _slot_copier(AgentState)

@@ -43,7 +43,7 @@ def _unapproved(tool: tuple[Any, ...]) -> bool:
         not tool[1]
         and tool[2] is not None
         and tool[0] == tcm.PENDING
-        and (len(tool) == 3 or tool[3] in ("denied", "raced"))
+        and tool[3] in (None, "denied", "raced")
     )
 
 
@@ -131,20 +131,17 @@ class ForegroundWork(BackgroundWork):
         if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
-            if (
-                not self.between.own_end_after_cancel(self.rd["cancel-takes-effect"])
-                and "unobserved" not in self.extras
-            ):
+            if not self.between.own_end_after_cancel(self.rd["cancel-takes-effect"]) and self._cancel_seen():
                 return
             # own_end_after_cancel (when-acted): the work may have ended before the Agent acted on
             # the cancel; unobserved: before the cancel came (``_start_cancelling``)
         self._stop_events(add)
         if self._can_end():
             add(("agent", "end", fgm.END_TURN))
-            if "limits" in features:
-                add(("agent", "end", fgm.MAX_TOKENS))
-                add(("agent", "end", fgm.MAX_TURN_REQUESTS))
-                add(("agent", "end", fgm.REFUSAL))
+            for reason in (
+                (fgm.MAX_TOKENS, fgm.MAX_TURN_REQUESTS, fgm.REFUSAL) if "limits" in features else ()
+            ):
+                add(("agent", "end", reason))
             if "custom_stop" in features:
                 add(("agent", "end", CUSTOM_STOP))
                 if self.between.future_reason_possible(self.rd["future-stop-reason"]):
@@ -161,12 +158,7 @@ class ForegroundWork(BackgroundWork):
         (``tool_status``, ``_offers_status``)."""
         waiting = self._elicited_tools() if self.elicits else frozenset()
         for tid, t in self.tools.items():
-            if (
-                t[1]
-                or (t[2] is not None and self.perms[t[2]][0] == pm.PENDING)
-                or tid in waiting
-                or t[-1] in ("ended-e", "late-e")
-            ):
+            if t[1] or self.perms.get(t[2]) == pm.PENDING or tid in waiting or t[3] in ("ended-e", "late-e"):
                 continue
             allowed = self._can("tool_call", t[0])
             if t[0] == tcm.PENDING and "run" in allowed:
@@ -186,7 +178,7 @@ class ForegroundWork(BackgroundWork):
         ran), and, a bound of this Agent rather than a rule, on a call with a permission request
         only failed or cancelled: such a call runs and completes by ``tool_run`` and
         ``tool_done`` (which also fail a refused call), so bare moves would only repeat them."""
-        granted = len(tool) > 3 and tool[3] == "allowed" and tool[0] == tcm.PENDING
+        granted = tool[3] == "allowed" and tool[0] == tcm.PENDING
         if self.between.completes_unrun(granted, status):
             return False
         return tool[2] is None or status in (tcm.FAILED, tcm.CANCELLED)
@@ -257,8 +249,7 @@ class ForegroundWork(BackgroundWork):
             return False
         if self.specs["foreground"].eventually.get(self.reported) is not None:
             return False
-        pending = self.cancelling and "unobserved" not in self.extras
-        return not self.between.snapshot_leaves_cancel(pending, resume_snapshot=True)
+        return not self.between.snapshot_leaves_cancel(self._cancel_seen(), resume_snapshot=True)
 
     def _request_events(self, add: Any) -> None:
         """The Agent's moves on its requests of the user, while the session is open or closing.
@@ -283,17 +274,17 @@ class ForegroundWork(BackgroundWork):
             bw.LATE_ANSWERS_IGNORED.rule
         ):
             for tid, t in self.tools.items():
-                if t[-1] in ("late", "late-e") and t[0] == tcm.PENDING:
+                if t[3] in ("late", "late-e") and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
-            if "complete" in allowed and e[3] and not e[4]:
+            if "complete" in allowed and e[2] and not e[3]:
                 add(("agent", "elicit_complete", rid))
             if "withdraw" in allowed:
                 add(("agent", "elicit_withdraw", rid))
-        for rid, perm in self.perms.items():
-            background = perm[0] != pm.PENDING or self.tools[perm[1]][1]
-            if background and "withdraw" in self._can("permission", perm[0]):
+        for rid, st in self.perms.items():
+            background = st != pm.PENDING or self.tools[self._tool_of(rid)][1]
+            if background and "withdraw" in self._can("permission", st):
                 add(("agent", "perm_withdraw", rid))
 
     def _declined_events(self, add: Any) -> None:
@@ -304,13 +295,7 @@ class ForegroundWork(BackgroundWork):
         if self.real != fgm.REQUIRES_ACTION or self._blocked():
             return
         for tid, t in self.tools.items():
-            if (
-                not t[1]
-                and len(t) > 3
-                and t[3] == "denied"
-                and t[0] in tcm.LIVE
-                and "fail" in self._can("tool_call", t[0])
-            ):
+            if not t[1] and t[3] == "denied" and "fail" in self._can("tool_call", t[0]):
                 add(("agent", "tool_status", (tid, tcm.FAILED)))
 
     def _unseen(self) -> bool:
@@ -354,14 +339,15 @@ class ForegroundWork(BackgroundWork):
         return self._do_tool_ask(None)
 
     def _output(self) -> None:
-        """Model output: the foreground table's ``output`` from the reported state (custom states
-        count as advertised when the Client may extend them, feature ``future``). A seeded bug
+        """Model output, counted in the interval's (``turn_outputs``): the foreground table's
+        ``output`` from the reported state (custom states count as advertised when the Client may
+        extend them, feature ``future``). A seeded bug
         that left running unreported sends its output anyway: its breach is already marked."""
         self.specs["foreground"].fire(self.reported, "output", self.fg_ctx)
+        self.turn_outputs += 1
 
     def _do_say(self, _: Any) -> list[Msg]:
         self._output()
-        self.turn_outputs += 1
         if self.cur_msg is None and self.cur_thought is not None and self._has("chunks"):
             # the message derived from the same model output as the thought streams under its
             # messageId: one ID, thought chunks and message chunks (Entity IDs: two entities)
@@ -387,7 +373,6 @@ class ForegroundWork(BackgroundWork):
 
     def _do_think(self, _: Any) -> list[Msg]:
         self._output()
-        self.turn_outputs += 1
         if self.cur_thought is None:
             # A thought derived from the same model output as the current message may share
             # its messageId: it is still a separate entity (Entity IDs).
@@ -405,7 +390,7 @@ class ForegroundWork(BackgroundWork):
     def _do_tool(self, _: Any = None, ask: bool = False) -> list[Msg]:
         tid = f"tc_{self._use('tool_calls')}"
         out = [wire.tool_call(self.sid, tid, "pending", title="Edit file", kind="edit")]
-        self.tools[tid] = (tcm.PENDING, False, None)
+        self.tools[tid] = (tcm.PENDING, False, None, None)
         self.history.append(out[0])
         return [*out, *self._do_bg_ask(tid)] if ask else out
 
@@ -429,22 +414,18 @@ class ForegroundWork(BackgroundWork):
         """A tool call pauses, goes back to pending, resumes, or ends (5. Tool invocation and
         status reporting; Background work: pending and paused calls are live)."""
         tid, status = arg
-        _put(
-            self.tools, tid, 0, self._fire("tool_call", self.tools[tid][0], tcm.status_trigger(status) or "")
-        )
-        return [wire.tool_call(self.sid, tid, status)]
+        return [self._tool_update(tid, tcm.status_trigger(status) or "", status)]
 
     def _do_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
         """Content of a tool call, live or final: replaced by an update, appended by a chunk."""
         tid, replace = arg
         self._use("tool_updates")
-        status = self.tools[tid][0]
+        trigger = "replace_content" if replace else "append_content"
+        _put(self.tools, tid, 0, self.specs["tool_call"].fire(self.tools[tid][0], trigger))
         if replace:
-            _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "replace_content"))
             return [
                 wire.tool_call(self.sid, tid, content=[{"type": "content", "content": wire.text("diff")}])
             ]
-        _put(self.tools, tid, 0, self.specs["tool_call"].fire(status, "append_content"))
         return [wire.tool_content_chunk(self.sid, tid, "more")]
 
     def _do_plan_removed(self, _: Any) -> list[Msg]:
@@ -456,12 +437,12 @@ class ForegroundWork(BackgroundWork):
         foreground state does not change)."""
         self.extras = self.extras | {"asked"}
         rid = f"{self.requests}{self._use('permissions')}"
-        self.perms[rid] = (pm.PENDING, tid)
+        self.perms[rid] = pm.PENDING
         _put(self.tools, tid, 2, rid)
         return [wire.request_permission(rid, self.sid, tid)]
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
-        _put(self.perms, rid, 0, self._fire("permission", self.perms[rid][0], "withdraw"))
+        self.perms[rid] = self._fire("permission", self.perms[rid], "withdraw")
         return [wire.cancel_request(rid)]
 
     def _do_elicit(self, arg: str | tuple[str, str]) -> list[Msg]:
@@ -476,14 +457,13 @@ class ForegroundWork(BackgroundWork):
             self._breach(bw.ADVERTISED_MODES.rule)
         self.extras = self.extras | {"asked"}
         rid = f"{self.requests.replace('perm_', 'elicit_', 1)}{self._use('elicitations')}"
-        eid = f"{rid}_url"
         out: list[Msg] = []
         tid = None
         if tied or not self._applies(bw.LATE_ANSWERS_IGNORED.rule):  # (a seeded bug: always, run late)
             out = self._do_tool()
             tid = f"tc_{self.used['tool_calls']}"
-        self.elicits[rid] = (em.PENDING, mode, eid, False, False, tid)
-        return [*out, wire.elicitation_create(rid, self.sid, mode, eid, tid)]
+        self.elicits[rid] = (em.PENDING, mode, False, False, tid)
+        return [*out, wire.elicitation_create(rid, self.sid, mode, f"{rid}_url", tid)]
 
     def _answered(self, msg: Msg) -> None:
         """The Client's answer to a request of the Agent's: an elicitation's (``_elicit_answered``)
@@ -495,17 +475,16 @@ class ForegroundWork(BackgroundWork):
         if rid in self.elicits:
             self._elicit_answered(rid, msg)
             return
-        perm = self.perms.get(rid)
-        if perm is None:
+        was = self.perms.get(rid)
+        if was is None:
             return
         outcome = msg.get("result", {}).get("outcome", {})
         trig = "select" if outcome.get("outcome") == "selected" else "answer_cancelled"
         if "error" in msg:  # no outcome at all: nothing approved
             trig = "error"
-        was = perm[0]
-        _put(self.perms, rid, 0, self.specs["permission"].fire(was, trig))
+        self.perms[rid] = self.specs["permission"].fire(was, trig)
+        tid = self._tool_of(rid)
         if was == pm.PENDING:
-            tid = perm[1]
             raced = (  # an approval after the cancel of its work (``model.between``)
                 self.cancelling
                 and not self.tools[tid][1]
@@ -513,14 +492,14 @@ class ForegroundWork(BackgroundWork):
             )
             allow = outcome.get("optionId") == "allow"
             mark = "raced" if allow and raced else "allowed" if allow else "denied"
-            self.tools[tid] = (*self.tools[tid], mark)
+            _put(self.tools, tid, 3, mark)
         elif (
             was == pm.NOT_APPROVED
             and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             and outcome.get("optionId") == "allow"
-            and self.tools[perm[1]][0] == tcm.PENDING
+            and self.tools[tid][0] == tcm.PENDING
         ):
-            self.tools[perm[1]] = (*self.tools[perm[1]], "late")  # not treated as refused: used
+            _put(self.tools, tid, 3, "late")  # not treated as refused: used
 
     def _elicit_answered(self, rid: str, msg: Msg) -> None:
         """The Client's answer: the elicitation table's row for it (an action the schema does not
@@ -535,7 +514,7 @@ class ForegroundWork(BackgroundWork):
             return  # only after a seeded bug's move (a completion before the accept): done with it
         after = spec.fire(e[0], trigger, {"url": url})
         outside = url and trigger == "accept"  # the user goes on to the URL
-        self.elicits[rid] = (after, e[1], e[2], outside, e[4], *e[5:])
+        self.elicits[rid] = (after, e[1], outside, *e[3:])
         if trigger == "accept" and after == em.LATE:
             self._late_elicitation(e)
 
@@ -544,21 +523,21 @@ class ForegroundWork(BackgroundWork):
         the work is not resumed)."""
         e = self.elicits[rid]
         after = self._fire("elicitation", e[0], "complete", {"url": e[1] == "url"})
-        self.elicits[rid] = (after, e[1], e[2], e[3], True, *e[5:])
+        self.elicits[rid] = (after, e[1], e[2], True, e[4])
         if after == em.LATE:
             self._late_elicitation(e)
-        return [wire.elicitation_complete(e[2])]
+        return [wire.elicitation_complete(f"{rid}_url")]
 
     def _late_elicitation(self, e: tuple[Any, ...]) -> None:
         """A late accept or external completion of an elicitation of cancelled work: ignored,
         unless a seeded bug left its tool call pending to run it now (``late_run``)."""
-        tid = e[5] if len(e) > 5 else None
-        if tid is not None and self.tools[tid][0] == tcm.PENDING and self.tools[tid][-1] == "ended-e":
-            self.tools[tid] = (*self.tools[tid][:-1], "late-e")
+        tid = e[4]
+        if tid is not None and self.tools[tid][0] == tcm.PENDING and self.tools[tid][3] == "ended-e":
+            _put(self.tools, tid, 3, "late-e")
 
     def _elicited_tools(self) -> frozenset[str]:
         """Tool calls an elicitation about them still blocks (the tool waits for the answer)."""
-        return frozenset(e[5] for e in self.elicits.values() if len(e) > 5 and e[5] and e[0] in em.BLOCKING)
+        return frozenset(e[4] for e in self.elicits.values() if e[4] and e[0] in em.BLOCKING)
 
     def _do_elicit_withdraw(self, rid: str) -> list[Msg]:
         e = self.elicits[rid]
@@ -576,7 +555,7 @@ class ForegroundWork(BackgroundWork):
         """Run the tool; a refused call (or one whose approval raced the cancel, taken as not
         approved: ``receive``) fails instead, this Agent's fallback."""
         t = self.tools[tid]
-        if len(t) > 3 and t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
+        if t[3] in ("denied", "raced"):  # raced: an approval taken as a refusal
             return [self._tool_update(tid, "fail")]
         return [self._tool_update(tid, "run"), wire.tool_content_chunk(self.sid, tid, "working")]
 
@@ -584,9 +563,9 @@ class ForegroundWork(BackgroundWork):
         """A late approval of a request of cancelled work runs its tool call (offered only where
         the Agent does not apply ``cancelled_permissions``)."""
         self._breach(
-            self.between.late_answer("elicitation" if self.tools[tid][-1] == "late-e" else "permission").rule
+            self.between.late_answer("elicitation" if self.tools[tid][3] == "late-e" else "permission").rule
         )
-        self.tools[tid] = self.tools[tid][:-1]
+        _put(self.tools, tid, 3, None)
         return [self._tool_update(tid, "run")]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
@@ -625,25 +604,26 @@ class ForegroundWork(BackgroundWork):
             t = self.tools[tid]
             if (
                 confirms
-                and t[2] is not None
-                and self.perms[t[2]][0] == pm.PENDING
+                and self.perms.get(t[2]) == pm.PENDING
                 and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
             ):
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its permission request: left pending
                 continue
             if confirms and tid in elicited and not self._applies(bw.LATE_ANSWERS_IGNORED.rule):
                 self._breach(bw.CANCELLED_TOOLS_FINAL.rule)  # waiting on its elicitation: left pending
-                self.tools[tid] = (*t, "ended-e")
+                _put(self.tools, tid, 3, "ended-e")
                 continue
             if self.between.may_carry_on(t[0], reason, confirms, carry, carry_past_error):
                 _put(self.tools, tid, 1, "carried")  # it carries on after the idle as independent work
                 continue
             out.append(self._tool_update(tid, trigger))
-        for rid, perm in self.perms.items():
-            if perm[0] == pm.PENDING and self.between.ends_with_work(bool(self.tools[perm[1]][1]), confirms):
+        for rid, st in self.perms.items():
+            if st == pm.PENDING and self.between.ends_with_work(
+                bool(self.tools[self._tool_of(rid)][1]), confirms
+            ):
                 # not approved now; the $/cancel_request that lets the Client dismiss it is a
                 # later choice (``perm_withdraw``), and the Client may answer first
-                _put(self.perms, rid, 0, self.specs["permission"].fire(perm[0], "abandon"))
+                self.perms[rid] = self.specs["permission"].fire(st, "abandon")
         if self.between.ends_with_work(listed=True, cancelled=confirms):  # a cancel covering listed work
             for key in [k for k in self.listed if self.items.get(k) == bgm.LISTED]:
                 if self.items.get(key) == bgm.LISTED:  # (an embedding tool call ends with its terminal)

@@ -145,9 +145,7 @@ class World:
             (wire.new_session("new"), [*early, wire.session_created("new", MAIN)]),
         ):
             for sender, msg in (("client", request), *(("agent", answer) for answer in answers)):
-                self.client.view.apply(sender, msg)
-                if self.reference is not None:
-                    self.reference.apply(sender, msg)
+                self._show(sender, msg)
                 self._record(sender, msg)
         if self.monitors is not None:
             self.monitors.take_new()  # judged, not reported: the handshake is not a step
@@ -225,9 +223,7 @@ class World:
                 self.client_moves = None
                 for msg in self.client.do(name, arg):
                     self.net.to_agent.append(msg)
-                    self.client.view.apply("client", msg)
-                    if self.reference is not None:
-                        self.reference.apply("client", msg)
+                    self._show("client", msg)
             elif name == "to_agent":
                 self.moves = None
                 msg = self.net.to_agent.pop(0)
@@ -236,9 +232,8 @@ class World:
             else:
                 self.client_moves = None
                 msg = self.net.to_client.pop(arg)
-                self.client.view.apply("agent", msg)
+                self._show("agent", msg)
                 if self.reference is not None:
-                    self.reference.apply("agent", msg)
                     for rule, why in self.view_findings():
                         if rule not in self.dropped:
                             self.view_breaches.setdefault(rule, why)
@@ -273,6 +268,13 @@ class World:
             end = len(self.transcript) if self.record else self.steps
             for rule in list(self.view_breaches)[view:]:
                 self.hidden.append(Hidden(end, "client", rule))
+
+    def _show(self, sender: str, msg: Msg) -> None:
+        """The Client's view, and the reference view if any, take a message the Client sent or
+        received."""
+        self.client.view.apply(sender, msg)
+        if self.reference is not None:
+            self.reference.apply(sender, msg)
 
     def _record(self, sender: str, msg: Msg) -> None:
         """Add a line to the transcript and feed it to the monitors (``step`` takes their new
