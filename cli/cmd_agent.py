@@ -15,7 +15,7 @@ takes the freedoms of the alternatives in force, fires the variant's tables (a m
 removed row is not made) and, for each dropped rule with a seeded bug that breaks it, behaves
 like that bug too (``simulator.explore.variant_runs.added_faults``). What the variant gives the Agent is
 said on standard error at the start, as is why a seeded bug that never shows on the wire does
-not (``Mutant.off_wire``).
+not (``Seeded.off_wire``).
 
 Must not know: what the Agent may do (the model decides), monitors.
 """
@@ -90,7 +90,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def build(args: argparse.Namespace) -> tuple[StdioAgent, list[str]]:
     """The Agent the options describe, and what to say about it on standard error."""
-    from simulator.analysis.mutants import BY_NAME
+    from properties.seeded import BY_NAME
     from simulator.explore.variant_runs import added_faults
 
     unknown = sorted(set(args.fault) - set(AGENT_FAULTS))

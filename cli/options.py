@@ -158,7 +158,7 @@ def variant_and_readings(args: argparse.Namespace) -> tuple[Variant | None, dict
     except VariantError as exc:
         raise UsageError(str(exc)) from None
     if variant is not None:
-        readings = {**variant.reading_choices(), **readings}
+        readings = {**dict(variant.readings), **readings}
     return variant, readings
 
 

@@ -9,7 +9,7 @@ phase ends with its final line left on screen. Nothing is drawn when standard er
 terminal (logs and pipes stay clean) or with ``--quiet`` (``make``; ``shown``: the same, the
 phase ended however the work ends).
 
-Must not know: what the phases are (``simulator.explore.progress.Progress`` is the interface the work
+Must not know: what the phases are (``simulator.progress.Progress`` is the interface the work
 calls).
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from simulator.explore.progress import NULL, Progress
+from simulator.progress import NULL, Progress
 
 DELAY = 1.0
 """Seconds a phase runs before its line appears."""

@@ -31,7 +31,7 @@ from diagrams.render_mermaid import to_mermaid
 from diagrams.render_mpl import render
 from diagrams.sequence import transcript_to_mermaid
 from properties.outputs import FolderWrite, write_folder
-from simulator.explore.progress import NULL, Progress
+from simulator.progress import NULL, Progress
 
 GENERATED_DIRS = ("machines", "scenarios", "composed")
 IMAGES = (".png", ".svg")

@@ -99,6 +99,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
+from model import elicitation as em
 from model import entity
 from model.clientview_parts import (
     ACTIVE_STATES,
@@ -110,6 +111,7 @@ from model.clientview_parts import (
     decode_b64,
     is_block,
     is_cost_or_null,
+    is_request_id,
     is_uint,
     json_key,
     valid_background,
@@ -139,6 +141,8 @@ CHUNKS = {
 }
 CONTENT = frozenset({*UPSERTS, *CHUNKS, "plan_update"}) - {"compaction_update", "terminal_update"}
 """Updates of content (replayed during a resume, they say nothing of the current activity)."""
+_ANSWERS = tuple(dict.fromkeys(r.trigger for r in em.ROWS if r.actor == "client"))
+"""How the Client answers an elicitation (accept, decline, cancel)."""
 _IGNORED_KNOWN = frozenset({"available_commands_update", "config_option_update", "session_info_update"})
 
 
@@ -153,8 +157,6 @@ class ClientView:
         self._sessions: dict[str, Session] = {}
         # client -> agent requests still awaiting a response: id -> (method, sessionId or None)
         self._pending: dict[Json, tuple[str, str | None]] = {}
-        self._asked: dict[Json, str] = {}
-        """Elicitations the Client has not answered and the Agent has not withdrawn: id -> session."""
         self._snap: Any = None
 
     # -- public API ------------------------------------------------------------------------------
@@ -175,8 +177,12 @@ class ClientView:
                     self._on_elicitation(message["id"], params)
             elif sender == "agent" and method == "session/update":
                 self._on_update(params)
-            elif sender == "agent" and method in ("elicitation/complete", "$/cancel_request"):
-                self._elicitation_ended(method, params)
+            elif sender == "agent" and method == "$/cancel_request":  # a request withdrawn
+                rid = params.get("requestId")
+                if is_request_id(rid):
+                    self._elicitation_step("withdraw", json_key(rid))
+            elif sender == "agent" and method == "elicitation/complete":
+                self._elicitation_step("complete", None, params.get("elicitationId"))
         elif sender == "agent" and ("result" in message or "error" in message):
             self._on_response(message)
         elif sender == "client" and ("result" in message or "error" in message):
@@ -246,7 +252,7 @@ class ClientView:
         return Session(state)
 
     def _on_client_request(self, rid: Json, method: str, params: dict[str, Json]) -> None:
-        if isinstance(rid, bool) or not isinstance(rid, int | str):
+        if not is_request_id(rid):
             return
         sid = params.get("sessionId")
         sid = sid if isinstance(sid, str) else None
@@ -263,75 +269,75 @@ class ClientView:
 
     def _on_response(self, message: Message) -> None:
         rid = message.get("id")
-        if isinstance(rid, bool) or not isinstance(rid, int | str):
-            return
-        pending = self._pending.pop(rid, None)
+        pending = self._pending.pop(rid, None) if is_request_id(rid) else None
         if pending is None:
             return
         method, sid = pending
         result = message.get("result")
-        ok = "error" not in message and isinstance(result, dict)
+        if "error" in message or not isinstance(result, dict):
+            result = None  # no success result
         if method in ("session/new", "session/fork"):
-            new_sid = result.get("sessionId") if ok and isinstance(result, dict) else None
+            new_sid = result.get("sessionId") if result is not None else None
             if isinstance(new_sid, str):
-                self._session(new_sid)  # never overwrites a state already reported
+                self._session_answered(self._session(new_sid), True)
         elif sid is None:
             return
         elif method == "session/prompt":
-            sess = self._session(sid)
-            key = json_key(rid)
-            mid = result.get("messageId") if ok and isinstance(result, dict) else None
-            if isinstance(mid, str):
-                sess.prompts[key] = mid
-            else:
-                error = message.get("error")
-                sess.rejected[key] = error.get("code") if isinstance(error, dict) else None
+            self._prompt_answered(self._session(sid), json_key(rid), result, message.get("error"))
         elif method == "session/resume":
             sess = self._session(sid)
             sess.resuming = max(0, sess.resuming - 1)
+            self._session_answered(sess, result is not None)
+
+    def _prompt_answered(self, sess: Session, key: str, result: Json, error: Json) -> None:
+        """The response to prompt ``key``: its messageId, or it is refused (``error``'s code)."""
+        mid = result.get("messageId") if result is not None else None
+        if isinstance(mid, str):
+            sess.prompts[key] = mid
+        else:
+            sess.rejected[key] = error.get("code") if isinstance(error, dict) else None
+
+    def _session_answered(self, sess: Session, ok: bool) -> None:
+        """The answer to a session/new or session/fork (``ok``), or to a session/resume (``ok``:
+        a success): the state stays as reported (a response never overwrites it)."""
 
     # -- elicitations ----------------------------------------------------------------------------
-    # The user's side of an elicitation (model.elicitation): shown from the request until the
-    # Client answers it (an accept in URL mode leaves it awaiting its external completion) or
-    # the Agent withdraws it with $/cancel_request; the completion ends an accepted URL one.
+    # The user's side of an elicitation: shown while the elicitation table (model.elicitation)
+    # has it pending or awaiting its external completion: from the request until the Client
+    # answers it (any other response ends it as a cancel does), the Agent withdraws it with
+    # $/cancel_request, or, once accepted in URL mode, the Agent reports it complete.
     def _on_elicitation(self, rid: Json, params: dict[str, Json]) -> None:
         sid = params.get("sessionId")
-        if isinstance(rid, bool) or not isinstance(rid, int | str) or not isinstance(sid, str):
+        if not is_request_id(rid) or not isinstance(sid, str):
             return
         mode = params.get("mode")
-        entry: dict[str, Json] = {"mode": mode, "status": "pending", "message": params.get("message")}
+        entry: dict[str, Json] = {"mode": mode, "status": em.PENDING, "message": params.get("message")}
         if mode == "url":
             entry["url"] = params.get("url")
             entry["elicitationId"] = params.get("elicitationId")
         self._session(sid).elicitations[json_key(rid)] = entry
-        self._asked[rid] = sid
 
     def _elicitation_answered(self, message: Message) -> None:
         rid = message.get("id")
-        if isinstance(rid, bool) or not isinstance(rid, int | str) or rid not in self._asked:
-            return
-        sess = self._session(self._asked.pop(rid))
-        key = json_key(rid)
-        entry = sess.elicitations.get(key)
         result = message.get("result")
         action = result.get("action") if isinstance(result, dict) else None
-        if entry is not None and entry["mode"] == "url" and action == "accept":
-            sess.elicitations[key] = {**entry, "status": "awaiting_completion"}
-        else:
-            sess.elicitations.pop(key, None)
+        if is_request_id(rid):
+            self._elicitation_step(action if action in _ANSWERS else "cancel", json_key(rid))
 
-    def _elicitation_ended(self, method: str, params: dict[str, Json]) -> None:
-        if method == "$/cancel_request":
-            rid = params.get("requestId")
-            sid = self._asked.pop(rid, None) if isinstance(rid, int | str) else None
-            if sid is not None:
-                self._session(sid).elicitations.pop(json_key(rid), None)
-            return
-        eid = params.get("elicitationId")
+    def _elicitation_step(self, trigger: str, key: str | None, eid: Json = None) -> None:
+        """Fire ``trigger`` on the first elicitation shown whose request key is ``key`` (None:
+        whose elicitationId is ``eid``) and whose state has a row for it; no longer shown once
+        the table leaves it neither pending nor awaiting."""
         for sid, sess in self._sessions.items():
-            for key, entry in sess.elicitations.items():
-                if entry.get("elicitationId") == eid and entry["status"] == "awaiting_completion":
-                    del self._session(sid).elicitations[key]
+            for k, entry in sess.elicitations.items():
+                if (k != key) if key is not None else (entry.get("elicitationId") != eid):
+                    continue
+                after = em.SPEC.successor(entry["status"], trigger, {"url": entry["mode"] == "url"})
+                if after is not None:
+                    if after in em.BLOCKING:
+                        self._session(sid).elicitations[k] = {**entry, "status": after}
+                    else:
+                        del self._session(sid).elicitations[k]
                     return
 
     # -- session/update dispatch -----------------------------------------------------------------
@@ -413,17 +419,26 @@ class ClientView:
         block = upd.get("content")
         if not isinstance(eid, str) or not is_block(block):
             return False
-        ent = self._upsert(sess, etype, eid)  # a chunk for an unseen ID creates the entity first
-        entity.append_chunk(ent.fields, target, block)
+        ent = self._chunked(sess, etype, eid)
+        if ent is not None:
+            self._append(ent, target, block)
         return True
+
+    def _chunked(self, sess: Session, etype: str, eid: str) -> Entity | None:
+        """The entity a chunk adds to: a chunk for an unseen ID creates the entity first."""
+        return self._upsert(sess, etype, eid)
+
+    def _append(self, ent: Entity, target: str, block: Json) -> None:
+        entity.append_chunk(ent.fields, target, block)
 
     def _on_terminal_output(self, sess: Session, upd: dict[str, Json]) -> bool:
         tid = upd.get("terminalId")
         data = decode_b64(upd.get("data"))
         if not isinstance(tid, str) or data is None:
             return False
-        ent = self._upsert(sess, "terminal", tid)
-        ent.fields["output"] = (ent.fields["output"] or b"") + data
+        ent = self._chunked(sess, "terminal", tid)
+        if ent is not None:
+            ent.fields["output"] = (ent.fields["output"] or b"") + data
         return True
 
     def _on_plan(self, sess: Session, upd: dict[str, Json]) -> bool:
@@ -453,9 +468,7 @@ class ClientView:
             return False
         sess.used, sess.size = used, size
         cost = upd.get("cost", entity.MISSING)
-        if cost is None:
-            sess.cost = None
-        elif cost is not entity.MISSING and is_cost_or_null(cost):
+        if cost is not entity.MISSING and is_cost_or_null(cost):  # null clears it
             sess.cost = cost
         return True
 

@@ -49,6 +49,11 @@ def is_any(v: Json) -> bool:
     return True
 
 
+def is_request_id(v: Json) -> bool:
+    """A JSON-RPC request id the view tracks: an integer (not a boolean) or a string."""
+    return not isinstance(v, bool) and isinstance(v, int | str)
+
+
 def is_block(v: Json) -> bool:
     """A ContentBlock / ToolCallContent item: an object with a string ``type``."""
     return isinstance(v, dict) and isinstance(v.get("type"), str)
@@ -290,10 +295,12 @@ class Session:
         return self.snap
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
+        """A copy of every slot, a subclass's too, but the cached snapshot (shared)."""
         new = type(self).__new__(type(self))
-        for name in Session.__slots__:
-            value = getattr(self, name)
-            setattr(new, name, value if name == "snap" else copy.deepcopy(value, memo))
+        for cls in type(self).__mro__[:-1]:
+            for name in cls.__dict__["__slots__"]:
+                value = getattr(self, name)
+                setattr(new, name, value if name == "snap" else copy.deepcopy(value, memo))
         return new
 
     def _freeze(self) -> Any:

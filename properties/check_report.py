@@ -24,6 +24,7 @@ from properties.findings import Finding
 from properties.live import LiveCheck
 from properties.outputs import clip
 from properties.readings import describe, resolve
+from properties.transcript import TOLERATED
 from properties.variants import Variant
 
 MESSAGE_WIDTH = 120
@@ -34,10 +35,6 @@ def _compact(value: Any) -> str:
         return orjson.dumps(value).decode("utf-8")
     except (TypeError, ValueError, RecursionError):
         return "(message not printable)"
-
-
-TOLERATED = frozenset({"input.blank-line", "input.bom", "input.crlf"})
-"""Input the reader accepts as it is (information, never a failure)."""
 
 
 def paraphrase(rule: str) -> str:
@@ -74,8 +71,13 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+def _sorted(counter: Counter[str]) -> dict[str, int]:
+    """``counter`` as a dict in key order (how every count is shown)."""
+    return {key: counter[key] for key in sorted(counter)}
+
+
 def _counts(counter: Counter[str]) -> str:
-    return ", ".join(f"{key} {counter[key]}" for key in sorted(counter)) or "none"
+    return ", ".join(f"{key} {n}" for key, n in _sorted(counter).items()) or "none"
 
 
 def _readings(report: FileReport, finding: Finding) -> str:
@@ -140,7 +142,7 @@ def render_text(report: FileReport) -> Iterator[str]:
             f"rules dropped: {', '.join(report.variant.drop) or 'none'}"
         )
     if report.exercised:
-        yield "  exercised: " + ", ".join(f"{r}×{report.exercised[r]}" for r in sorted(report.exercised))
+        yield "  exercised: " + ", ".join(f"{r}×{n}" for r, n in _sorted(report.exercised).items())
     if report.stats.preserved:
         yield "  preserved: " + _counts(report.stats.preserved)
 
@@ -149,7 +151,7 @@ def report_json(report: FileReport) -> dict[str, Any]:
     st, sev = report.stats, report.severities()
     extra: dict[str, Any] = {}
     if report.variant is not None:
-        extra["set_aside"] = {r: report.set_aside[r] for r in sorted(report.set_aside)}
+        extra["set_aside"] = _sorted(report.set_aside)
     if report.complete:
         extra["complete"] = True
     return {
@@ -160,10 +162,10 @@ def report_json(report: FileReport) -> dict[str, Any]:
         "sessions": len(st.sessions),
         "findings": [f.to_json() for f in (*report.findings, *report.open)],
         "counts": {s: sev[s] for s in SEVERITIES},
-        "by_level": {k: v for k, v in sorted(report.levels().items())},
+        "by_level": _sorted(report.levels()),
         "open": len(report.open),
-        "exercised": {r: report.exercised[r] for r in sorted(report.exercised)},
-        "preserved": {k: st.preserved[k] for k in sorted(st.preserved)},
+        "exercised": _sorted(report.exercised),
+        "preserved": _sorted(st.preserved),
         "schema": "validated" if report.schema else "skipped",
         "judged": report.judged,
         "cut": {s: report.cut[s] for s in SEVERITIES if report.cut[s]},
@@ -171,23 +173,15 @@ def report_json(report: FileReport) -> dict[str, Any]:
 
 
 def summary_json(reports: Sequence[FileReport], fail_on: str, exit_code: int) -> dict[str, Any]:
-    sev: Counter[str] = Counter()
-    levels: Counter[str] = Counter()
-    exercised: Counter[str] = Counter()
-    preserved = 0
-    for r in reports:
-        sev.update(r.severities())
-        levels.update(r.levels())
-        exercised.update(r.exercised)
-        preserved += sum(r.stats.preserved.values())
+    sev: Counter[str] = sum((r.severities() for r in reports), Counter())
     return {
         "files": len(reports),
         "messages": sum(r.stats.messages for r in reports),
         "sessions": sum(len(r.stats.sessions) for r in reports),
         "findings": {s: sev[s] for s in SEVERITIES},
-        "by_level": {k: v for k, v in sorted(levels.items())},
-        "rules_exercised": len(exercised),
-        "preserved": preserved,
+        "by_level": _sorted(sum((r.levels() for r in reports), Counter())),
+        "rules_exercised": len(set().union(*(r.exercised for r in reports))),
+        "preserved": sum(r.stats.preserved.total() for r in reports),
         "schema": "validated" if reports and reports[0].schema else "skipped",
         "fail_on": fail_on,
         "exit_code": exit_code,
@@ -232,10 +226,8 @@ def check_json(
         "readings": readings,
     }
     if variant is not None:
-        aside: Counter[str] = Counter()
-        for r in reports:
-            aside.update(r.set_aside)
-        body["variant"] = {**variant.to_json(), "set_aside": {k: aside[k] for k in sorted(aside)}}
+        aside = _sorted(sum((r.set_aside for r in reports), Counter()))
+        body["variant"] = {**variant.to_json(), "set_aside": aside}
     return body
 
 

@@ -18,22 +18,21 @@ Must not know: transports, the agent's internals, or which rules a monitor check
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from model import foreground
-from model.clientview import CHUNKS, CONTENT, ClientView, Message, reported_state
+from model.clientview import CONTENT, ClientView
 from model.clientview_parts import (
     ACTIVE_STATES,
     Entity,
     Json,
     Session,
-    decode_b64,
     defaults,
     freeze,
     is_block,
+    is_request_id,
     json_key,
 )
 from properties import seeded
@@ -98,13 +97,6 @@ class _FaultySession(Session):
             self.abandon_unreported,
         )
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> _FaultySession:
-        new = super().__deepcopy__(memo)
-        assert isinstance(new, _FaultySession)
-        for name in _FaultySession.__slots__:
-            setattr(new, name, copy.deepcopy(getattr(self, name), memo))
-        return new
-
 
 class FaultyView(ClientView):
     """The normative view with the named faults of ``CLIENT_FAULTS`` switched on."""
@@ -150,44 +142,24 @@ class FaultyView(ClientView):
         sid, content = params.get("sessionId"), params.get("prompt")
         if not self._has(seeded.LOCAL_ECHO) or method != "session/prompt" or not isinstance(content, list):
             return
-        if isinstance(sid, str) and not isinstance(rid, bool) and isinstance(rid, int | str):
+        if isinstance(sid, str) and is_request_id(rid):
             # its own entry, never merged
             fields = self._create(self._session(sid), "user_message", f"local-{json_key(rid)}").fields
             fields["content"] = [b for b in content if is_block(b)]
 
-    def _on_response(self, message: Message) -> None:
-        rid = message.get("id")
-        awaited = not isinstance(rid, bool) and isinstance(rid, int | str)
-        pending = self._pending.get(rid) if awaited else None
-        if pending is None:
-            super()._on_response(message)
-            return
-        method, sid = pending
-        key = json_key(rid)
-        before = self._sessions.get(sid) if sid is not None else None
-        kept = (
-            before.prompts.get(key) if before is not None and self._has(seeded.ASSOCIATE_BY_ORDER) else None
-        )
-        super()._on_response(message)
-        result = message.get("result")
-        ok = "error" not in message and isinstance(result, dict)
-        overwrites = self._has(seeded.RESPONSE_OVERWRITES_STATE)
-        if method in ("session/new", "session/fork"):
-            new_sid = result.get("sessionId") if ok and isinstance(result, dict) else None
-            if overwrites and isinstance(new_sid, str):
-                self._session(new_sid).state = "idle"
-        elif sid is None:
-            return
-        elif method == "session/prompt":
-            sess = self._session(sid)
-            if kept is not None:  # associated by order already: the response's messageId is ignored
-                sess.prompts[key] = kept
-            if isinstance(sess, _FaultySession) and sess.deferred and not sess.pending():
-                held, sess.deferred = sess.deferred, []  # the idles held back for this answer
-                for upd in held:
-                    self._on_state(sess, upd)
-        elif method == "session/resume" and overwrites and ok:
-            self._session(sid).state = "idle"
+    def _prompt_answered(self, sess: Session, key: str, result: Json, error: Json) -> None:
+        kept = sess.prompts.get(key) if self._has(seeded.ASSOCIATE_BY_ORDER) else None
+        super()._prompt_answered(sess, key, result, error)
+        if kept is not None:  # associated by order already: the response's messageId is ignored
+            sess.prompts[key] = kept
+        if isinstance(sess, _FaultySession) and sess.deferred and not sess.pending():
+            held, sess.deferred = sess.deferred, []  # the idles held back for this answer
+            for upd in held:
+                self._on_state(sess, upd)
+
+    def _session_answered(self, sess: Session, ok: bool) -> None:
+        if ok and self._has(seeded.RESPONSE_OVERWRITES_STATE):
+            sess.state = "idle"
 
     # -- updates ---------------------------------------------------------------------------------
     def _fold(self, sid: str, sess: Session, variant: str, upd: dict[str, Json]) -> bool:
@@ -195,11 +167,7 @@ class FaultyView(ClientView):
             sess.state = "running"  # activity inferred from replayed content
         if not super()._fold(sid, sess, variant, upd):
             return False
-        self._misview(sid, sess, variant, upd)
-        return True
-
-    def _misview(self, sid: str, sess: Session, variant: str, upd: dict[str, Json]) -> None:
-        """What a faulty view does after applying an update as the spec says."""
+        # what a faulty view does after applying an update as the spec says
         if variant.startswith("session_message") and self._has(seeded.SYNTHESIZE_INCOMING):
             self._synthesize(sid, sess, upd)
         if variant.startswith("session_message") and self._has(seeded.LINK_BY_EQUAL_ID):
@@ -210,6 +178,7 @@ class FaultyView(ClientView):
             key = next(iter(sess.pending()), None)  # the oldest prompt without a message takes it
             if key is not None:
                 sess.prompts[key] = mid
+        return True
 
     def _synthesize(self, sid: str, sess: Session, upd: dict[str, Json]) -> None:
         """An incoming entry made in the recipient's session from an outgoing message."""
@@ -245,37 +214,28 @@ class FaultyView(ClientView):
                         ent.frozen = None
                         sess.snap = None
 
-    def _on_chunk(self, sess: Session, upd: dict[str, Json]) -> bool:
-        etype, id_field, target = CHUNKS[upd["sessionUpdate"]]
-        eid, block = upd.get(id_field), upd.get("content")
-        if not isinstance(eid, str) or not is_block(block):
-            return False
+    def _chunked(self, sess: Session, etype: str, eid: str) -> Entity | None:
         if self._has(seeded.DROP_UNSEEN_CHUNK) and self._key(etype, eid) not in sess.entities:
-            return True
-        super()._on_chunk(sess, upd)
-        if _CHUNK_REPLACES.get(etype, "") in self.faults:
-            sess.entities[self._key(etype, eid)].fields[target] = [block]
-        return True
+            return None
+        return super()._chunked(sess, etype, eid)
 
-    def _on_terminal_output(self, sess: Session, upd: dict[str, Json]) -> bool:
-        tid = upd.get("terminalId")
-        unseen = isinstance(tid, str) and self._key("terminal", tid) not in sess.entities
-        if unseen and self._has(seeded.DROP_UNSEEN_CHUNK) and decode_b64(upd.get("data")) is not None:
-            return True
-        return super()._on_terminal_output(sess, upd)
+    def _append(self, ent: Entity, target: str, block: Json) -> None:
+        if _CHUNK_REPLACES.get(ent.etype, "") in self.faults:
+            ent.fields[target] = [block]
+        else:
+            super()._append(ent, target, block)
 
-    def _on_state(self, sess: Session, upd: dict[str, Json]) -> bool:
+    def _take_state(self, sess: Session, upd: dict[str, Json], state: str) -> None:
         assert isinstance(sess, _FaultySession)
-        state = reported_state(upd)
         if state == "idle":
             if self._has(seeded.IDLE_WAITS_FOR_ANSWER) and sess.pending():
                 sess.deferred.append(upd)  # taken as coming after the prompt's answer
-                return True
+                return
             if (
                 self._has(seeded.IDLE_NEEDS_KNOWN_REASON)
                 and upd.get("stopReason") not in foreground.STOP_REASONS
             ):
-                return True  # not taken as the end of the work
+                return  # not taken as the end of the work
             if self._has(seeded.SILENT_TERMINAL_EXITED):
                 sess.taken_exited |= {
                     e.eid
@@ -289,20 +249,11 @@ class FaultyView(ClientView):
         if state != "idle" and state not in ACTIVE_STATES and self._has(seeded.UNKNOWN_STATE_IS_IDLE):
             state = "idle"
         counted = sess.completions
-        self._take_state(sess, upd, state)
+        super()._take_state(sess, upd, state)
         if state == "idle" and sess.completions == counted and self._has(seeded.REPEAT_IDLE_COUNTS):
             sess.completions += 1
         if upd.get("background") is None and self._has(seeded.OMITTED_BACKGROUND_IS_EMPTY):
             sess.background = []
-        return True
-
-
-FaultyView._HANDLERS = {
-    **ClientView._HANDLERS,
-    "state_update": FaultyView._on_state,
-    "terminal_output_chunk": FaultyView._on_terminal_output,
-    **dict.fromkeys(CHUNKS, FaultyView._on_chunk),
-}
 
 
 @dataclass

@@ -102,15 +102,13 @@ def render_text(view_json: dict[str, Any]) -> str:
         if s["elicitations"]:
             waiting = ", ".join(f"{k} ({e['mode']}, {e['status']})" for k, e in s["elicitations"].items())
             out.append(f"  elicitations: {waiting}")
-        extras = []
-        if s["rejected_prompts"]:
-            extras.append(f"rejected prompts: {len(s['rejected_prompts'])}")
-        if data["preserved"]:
-            extras.append(f"preserved unknown updates: {len(data['preserved'])}")
-        if s["notices"]:
-            extras.append(f"notices: {s['notices']}")
-        if s["malformed_updates"]:
-            extras.append(f"malformed updates: {s['malformed_updates']}")
+        counts = (
+            ("rejected prompts", len(s["rejected_prompts"])),
+            ("preserved unknown updates", len(data["preserved"])),
+            ("notices", s["notices"]),
+            ("malformed updates", s["malformed_updates"]),
+        )
+        extras = [f"{what}: {n}" for what, n in counts if n]
         if extras:
             out.append("  " + "   ".join(extras))
         timeline = data["timeline"]

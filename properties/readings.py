@@ -31,7 +31,7 @@ Must not know: monitors, findings, files, the CLI.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from model import background, clientview, prompt, toolcall
@@ -79,19 +79,12 @@ class Reading:
         return tuple(a.name for a in self.alternatives)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "question": self.question,
-            "sections": list(self.sections),
-            "spec_lines": list(self.spec_lines),
-            "alternatives": [{"name": a.name, "meaning": a.meaning} for a in self.alternatives],
-            "default": self.default,
-            "why_default": self.why_default,
-            "rules": list(self.rules),
-            "affects": self.affects,
-            "peers": self.peers,
-            "peers_same": self.peers_same,
+        """Every field but ``spec_words`` (tuples as lists), and ``affects`` before ``peers``."""
+        data = {
+            k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if k != "spec_words"
         }
+        peers = {k: data.pop(k) for k in ("peers", "peers_same")}
+        return {**data, "affects": self.affects, **peers}
 
 
 def _reading(

@@ -34,12 +34,10 @@ from referencing.jsonschema import DRAFT202012
 
 from properties.findings import Finding
 from properties.outputs import clip
-
-Message = dict[str, Any]
+from properties.transcript import OTHER, Message
 
 _ROOT_URI = "urn:acp-schema"
 _KINDS = ("Request", "Response", "Notification")
-_OTHER = {"client": "agent", "agent": "client"}
 _SIDES = ("agent", "client", "protocol", "proxy")
 """The values of ``x-side``: the side handling the method (protocol and proxy methods: either)."""
 _ENVELOPES = {(sender, kind): sender.capitalize() + kind for sender in ("client", "agent") for kind in _KINDS}
@@ -85,23 +83,6 @@ class SchemaError(Exception):
 
 def _path(prefix: str, parts: Iterable[Any]) -> str:
     return prefix + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts)
-
-
-def _absolute(schema: Any) -> Any:
-    """Copy a fragment of the schema with its local ``$ref``s made absolute, so it can be
-    compiled on its own and still resolve against the whole schema."""
-    if isinstance(schema, dict):
-        return {
-            key: (
-                _ROOT_URI + value
-                if key == "$ref" and isinstance(value, str) and value.startswith("#")
-                else _absolute(value)
-            )
-            for key, value in schema.items()
-        }
-    if isinstance(schema, list):
-        return [_absolute(item) for item in schema]
-    return schema
 
 
 def _discriminated(branch: Any, instance: Any) -> bool | None:
@@ -185,7 +166,6 @@ class SchemaChecker:
         self._validators: dict[str, Draft202012Validator] = {}
         self.definitions: dict[tuple[str, str, str], str] = {}
         """(sender, kind, method) -> name of the ``$defs`` entry for its params or result."""
-        self._defined_for: dict[tuple[str, str], set[str]] = {}
         for name, definition in sorted(self._defs.items()):
             if not isinstance(definition, dict):
                 continue
@@ -195,10 +175,9 @@ class SchemaChecker:
                 continue
             # x-side names the side handling the method: it receives requests and
             # notifications and sends the responses.
-            senders = [s for s in _OTHER if side not in _OTHER or (s == side) == (kind == "Response")]
+            senders = [s for s in OTHER if side not in OTHER or (s == side) == (kind == "Response")]
             for sender in senders:
                 self.definitions[(sender, kind, method)] = name
-                self._defined_for.setdefault((kind, method), set()).add(sender)
         if not self.definitions:
             raise SchemaError(f"{path}: no definition carries x-method/x-side annotations")
         name = ""
@@ -215,6 +194,11 @@ class SchemaChecker:
     # -- compiled validators ---------------------------------------------------------------
     def _compile(self, schema: dict[str, Any]) -> Draft202012Validator:
         return Draft202012Validator(schema, registry=self._registry)
+
+    def _whole(self, fragment: dict[str, Any]) -> dict[str, Any]:
+        """A fragment of the schema with every definition beside it, so that its local ``$ref``s
+        resolve as they do in the whole schema when it is compiled on its own."""
+        return {**fragment, "$defs": self._defs}
 
     def _validator(self, name: str) -> Draft202012Validator:
         validator = self._validators.get(name)
@@ -245,10 +229,10 @@ class SchemaChecker:
             value = branch["properties"].get("sessionUpdate", {}).get("const")
             if not isinstance(value, str) or set(branch["properties"]) != {"sessionUpdate"}:
                 return
-            variants[value] = self._compile(_absolute(branch))
+            variants[value] = self._compile(self._whole(branch))
         shell = dict(note)
         shell["properties"] = {**props, "update": {"type": "object"}}
-        self._update_shell = self._compile(_absolute(shell))
+        self._update_shell = self._compile(self._whole(shell))
         self._update_variants = variants
 
     def reset(self) -> None:
@@ -266,7 +250,7 @@ class SchemaChecker:
     def _judge(self, sender: str, msg: Message) -> tuple[str, str | None, str | None]:
         """The message's method and session, and what is wrong with it (None: nothing)."""
         if "method" not in msg:  # a response: it answers a request the other side sent
-            answered = self._pending[_OTHER[sender]].pop(msg.get("id"), None)
+            answered = self._pending[OTHER[sender]].pop(msg.get("id"), None)
             method, session = answered if answered is not None else ("response", None)
             name = (
                 None
@@ -285,9 +269,9 @@ class SchemaChecker:
             self._pending[sender][msg["id"]] = (method, session)
         name = self.definitions.get((sender, kind, method))
         if name is None:
-            senders = self._defined_for.get((kind, method))
+            senders = [s for s in sorted(OTHER) if (s, kind, method) in self.definitions]
             if senders:
-                by = " or ".join(sorted(senders))
+                by = " or ".join(senders)
                 return method, session, f"{method} is a {kind.lower()} the {by} sends, not the {sender}"
             return method, session, self._errors(_ENVELOPES[(sender, kind)], msg, "$")
         if "params" not in msg:

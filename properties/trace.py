@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import importlib
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -44,8 +44,12 @@ BETWEEN_END = "<!-- end of the generated declarations -->"
 TESTS = REPO / "tests"
 
 
-def _sorted(found: Mapping[str, set[str]]) -> dict[str, tuple[str, ...]]:
-    """rule ID -> its names, sorted (so that the pages are byte-identical for the same sources)."""
+def _by_rule(pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """(rule ID, name) pairs as rule ID -> its names, sorted without repeats (so that the pages
+    are byte-identical for the same sources)."""
+    found: dict[str, set[str]] = {}
+    for rule, name in pairs:
+        found.setdefault(rule, set()).add(name)
     return {k: tuple(sorted(v)) for k, v in found.items()}
 
 
@@ -79,16 +83,11 @@ def executes_model(cls: type[Any], rule: str) -> bool:
 def _monitor_tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
     from properties.monitors import ALL_MONITORS
 
-    impl: dict[str, set[str]] = {}
-    tol: dict[str, set[str]] = {}
-    for cls in ALL_MONITORS:
-        name = f"{cls.__module__}.{cls.__qualname__}"
-        for rule in cls.RULES:
-            if not executes_model(cls, rule):
-                impl.setdefault(rule, set()).add(name)
-        for rule in cls.TOLERATES:
-            tol.setdefault(rule, set()).add(name)
-    return _sorted(impl), _sorted(tol)
+    named = [(cls, f"{cls.__module__}.{cls.__qualname__}") for cls in ALL_MONITORS]
+    return (
+        _by_rule((rule, name) for cls, name in named for rule in cls.RULES if not executes_model(cls, rule)),
+        _by_rule((rule, name) for cls, name in named for rule in cls.TOLERATES),
+    )
 
 
 @cache
@@ -98,12 +97,11 @@ def _machine_table() -> dict[str, tuple[str, ...]]:
     for value in vars(registry).values():
         if isinstance(value, types.ModuleType) and hasattr(value, "SPEC"):
             names[id(value.SPEC)] = f"{value.__name__}.SPEC"
-    out: dict[str, set[str]] = {}
-    for spec in registry.MACHINES:
-        name = names.get(id(spec), f"model.{spec.name}")
-        for rule in (*spec.forbidden.values(), *spec.guard_rules.values(), *spec.eventually.values()):
-            out.setdefault(rule, set()).add(name)
-    return _sorted(out)
+    return _by_rule(
+        (rule, names.get(id(spec), f"model.{spec.name}"))
+        for spec in registry.MACHINES
+        for rule in (*spec.forbidden.values(), *spec.guard_rules.values(), *spec.eventually.values())
+    )
 
 
 def implemented_by(rule_id: str) -> list[str]:
@@ -120,15 +118,14 @@ def tolerated_by(rule_id: str) -> list[str]:
 
 @cache
 def _test_table(tests_dir: Path = TESTS) -> dict[str, tuple[str, ...]]:
-    out: dict[str, set[str]] = {}
+    pairs: list[tuple[str, str]] = []
     for path in sorted(tests_dir.glob("test_*.py")):
         try:
             named = _literals(path) & RULES_BY_ID.keys()
         except (OSError, SyntaxError, UnicodeDecodeError):
             continue
-        for rule in named:
-            out.setdefault(rule, set()).add(path.relative_to(tests_dir.parent).as_posix())
-    return _sorted(out)
+        pairs += [(rule, path.relative_to(tests_dir.parent).as_posix()) for rule in named]
+    return _by_rule(pairs)
 
 
 Seeded = Mapping[str, Sequence[str]]

@@ -104,13 +104,17 @@ levels deep; the limit keeps pathological lines away from recursive code (JSON d
 ID_RANGE = (-(2**63), 2**63 - 1)
 """Integer request ids the reader accepts: the signed 64-bit range."""
 
+TOLERATED: frozenset[str] = frozenset({"input.blank-line", "input.bom", "input.crlf"})
+"""The input findings of lines the reader accepts as they are (information, never a failure)."""
+
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 17
 """Bytes read at a time (at most; a line may span chunks)."""
 _EXCERPT = 60
-_OTHER = {"client": "agent", "agent": "client"}
+OTHER: dict[str, str] = {"client": "agent", "agent": "client"}
+"""The peer on the other side of a sender."""
 _PARAMS = (dict, list, type(None))
 """The types ``params`` may have."""
 
@@ -385,7 +389,7 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                 if shape == 2:  # a response answers a request from the other side
                     rid = msg["id"]
                     if rid is not None:
-                        asker = _OTHER[sender]
+                        asker = OTHER[sender]
                         request = pending[asker].pop(rid, None)
                         if request is None and rid not in answered[asker]:
                             raise _Unusable(

@@ -109,9 +109,6 @@ class Variant:
         """The rules between machines as this variant has them (``model.between``)."""
         return bw.SPEC.switched({name: dict(params) for name, params in self.between})
 
-    def reading_choices(self) -> dict[str, str]:
-        return dict(self.readings)
-
     def with_drops(self, rules: Iterable[str]) -> Variant:
         """This variant with more rules dropped (``--drop`` beside ``--variant``)."""
         out = replace(self, drop=tuple(sorted(set(self.drop) | set(rules))), _tables={})
@@ -324,16 +321,7 @@ def _build(variant: Variant, where: str) -> dict[str, MachineSpec]:
 
 def from_json(data: Mapping[str, Any]) -> Variant:
     """A variant from its JSON form (``to_json``), without reading its file."""
-    return Variant(
-        data["name"],
-        data["path"],
-        data["title"],
-        tuple(data["drop"]),
-        _readings(data["readings"], data["path"]),
-        tuple(RowChange(**r) for r in data["add_row"]),
-        tuple(RowChange(**r) for r in data["remove_row"]),
-        _between(data.get("between", {}), data["path"]),
-    )
+    return from_data({key: data[key] for key in KEYS if key in data}, data["path"], data["name"])
 
 
 def rules_of(variant: Variant | None) -> bw.Rules:

@@ -234,6 +234,26 @@ def test_the_client_view_shows_pending_elicitations() -> None:
     assert view.session_json(S)["session"]["elicitations"] == {}
 
 
+def test_the_client_view_moves_an_elicitation_by_the_table_only() -> None:
+    """The view fires the elicitation table's rows: a message with no row from the state shown
+    changes nothing, and any other response to a pending one ends it as a cancel does."""
+    view = ClientView()
+
+    def shown() -> dict[str, Any]:
+        return {k: e["status"] for k, e in view.session_json(S)["session"]["elicitations"].items()}
+
+    for rid, mode in (("u", "url"), ("f", "form"), ("x", "form"), ("y", "url")):
+        view.apply("agent", wire.elicitation_create(rid, S, mode, f"el_{rid}"))
+    view.apply("agent", wire.elicitation_complete("el_y"))  # complete: no row from pending
+    view.apply("client", wire.elicitation_answer("u", "accept"))
+    view.apply("client", wire.elicitation_answer("u", "decline"))  # answered once: no row
+    view.apply("agent", wire.cancel_request("u"))  # withdraw: no row from awaiting_completion
+    view.apply("client", wire.error("f", -32603, "the Client failed"))  # ends it as a cancel would
+    view.apply("client", {"jsonrpc": "2.0", "id": "x", "result": {"action": {"not": "an action"}}})
+    assert shown() == {'"u"': em.AWAITING, '"y"': em.PENDING}
+    assert set(shown().values()) <= em.BLOCKING
+
+
 def test_the_slice_explores_every_row_with_no_finding() -> None:
     report = explore(SLICE_BY_NAME["elicitation"].cfg, name="elicitation")
     assert report.complete and report.counterexamples == []

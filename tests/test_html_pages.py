@@ -7,6 +7,7 @@ The same pages driven in a real browser: ``tests/test_html_browser.py``.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,48 @@ def test_the_state_after_each_line_names_the_machines_and_the_client_view() -> N
     assert view[f"s2{SEP}0state"] == "idle (completions 1)"
     assert view[f"s2{SEP}0last stop reason"] == '"end_turn"'
     assert machines[f"s1{SEP}2Background item terminal T"] == "listed"
+
+
+@pytest.mark.parametrize(
+    ("code", "row"),
+    [
+        (-32800, "withdrawn (error -32800)"),  # what a withdrawn prompt is answered
+        (-32603, "answered (error -32603) where no state allows it: see the finding"),  # REJ-03
+    ],
+)
+def test_an_answered_prompt_row_shows_the_states_its_answer_reached(
+    tmp_path: Path, code: int, row: str
+) -> None:
+    """The row of a prompt whose request the Client withdrew: the state the answer reached, or,
+    for an answer no state allows, a pointer to the finding (never an earlier prompt's states)."""
+
+    def prompt(rid: int, text: str) -> dict[str, Any]:
+        params = {"sessionId": "s", "prompt": [{"type": "text", "text": text}]}
+        return {
+            "from": "client",
+            "message": {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": params},
+        }
+
+    def error(rid: int, code: int) -> dict[str, Any]:
+        return {
+            "from": "agent",
+            "message": {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": "m"}},
+        }
+
+    withdraw = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 2}}
+    lines = [
+        prompt(1, "a"),
+        error(1, -32602),
+        prompt(2, "b"),
+        {"from": "client", "message": withdraw},
+        error(2, code),
+    ]
+    path = tmp_path / "t.ndjson"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with open(path, "rb") as fh:
+        _, rec = recorded_check(fh, str(path))
+    machines, _ = state_after(rec, 4)
+    assert machines[f"s{SEP}1Prompt 2"] == row
 
 
 def test_hidden_steps_of_candidate_states() -> None:

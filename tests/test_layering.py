@@ -34,3 +34,32 @@ def test_a_package_never_imports_the_layers_above_it(name: str) -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]", f"{name} imports {done.stdout.strip()}"
+
+
+INNER = {
+    "simulator/peers": ("simulator.explore", "simulator.analysis", "simulator.harness"),
+    "simulator/explore": ("simulator.analysis", "simulator.harness"),
+    "simulator/analysis": ("simulator.harness",),
+}
+"""Inside simulator/: the peers, then the explorers, then the analyses built on explorations,
+with the harness for real agents on top. Every import statement counts, also one inside a
+function (which the probe above does not run)."""
+
+
+@pytest.mark.parametrize("folder", sorted(INNER))
+def test_a_simulator_part_never_imports_the_parts_above_it(folder: str) -> None:
+    import ast
+
+    above = INNER[folder]
+    found = []
+    for path in sorted((REPO / folder).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            found += [f"{path.name}:{node.lineno} {n}" for n in names if n.startswith(above)]
+    assert found == []

@@ -471,6 +471,42 @@ VIOLATIONS: list[Case] = [
         ],
         [("TRANS-05", 6)],
     ),
+    Case(  # URL mode is an elicitation's: a permission request is resolved by its answer
+        "TRANS-05 requires_action after an answered permission request that names a URL mode",
+        [
+            *turn()[:5],
+            (
+                "agent",
+                {
+                    "jsonrpc": "2.0",
+                    "id": "p1",
+                    "method": "session/request_permission",
+                    "params": {"sessionId": "s1", "mode": "url", "elicitationId": "e1", "options": []},
+                },
+            ),
+            ("client", {"jsonrpc": "2.0", "id": "p1", "result": {"action": "accept"}}),
+            state("idle", stop="end_turn"),
+            state("running"),
+            state("requires_action"),
+            state("running"),
+            state("idle", stop="end_turn"),
+        ],
+        [("TRANS-05", 11)],
+    ),
+    Case(  # first seen in the resume window: its later updates there are live
+        "TOOL-04 by a tool call first seen in a resume window",
+        [
+            *turn(),
+            resume(7),
+            tool("t1", "pending"),
+            ask("p1", "t1"),
+            permission_answer("p1", "allow"),
+            tool("t1", "completed"),
+            state("idle"),
+            ok(7),
+        ],
+        [("TOOL-04", 11)],
+    ),
     Case("FG-05 never idle", [prompt(1), state("running"), user("u1"), answer(1, "u1")], [("FG-05", 2)]),
     Case(
         "CANCEL-11 never idle after cancel",
@@ -970,6 +1006,22 @@ CONFORMING: list[Case] = [
             ok(7),
         ],
     ),
+    Case(  # t1 was first seen in the first window: the second one replays it
+        "a later resume replays a tool call an earlier resume window showed first",
+        [
+            *turn(),
+            resume(7),
+            tool("t1", "pending"),
+            state("idle"),
+            ok(7),
+            resume(8),
+            ask("p1", "t1"),
+            permission_answer("p1", "allow"),
+            tool("t1", "completed"),
+            state("idle"),
+            ok(8),
+        ],
+    ),
     Case(
         "notice, usage and session messages",
         [
@@ -1328,7 +1380,7 @@ def test_clone_shares_no_container_or_record() -> None:
                         if isinstance(mine, dict | set | list):
                             assert getattr(theirs[key], slot) is not mine, (type(mon).__name__, slot)
                             copied += 1
-    assert copied > 30  # (the run made records in several monitors)
+    assert copied > 25  # (the run made records in several monitors)
 
 
 def test_clone_of_a_plain_monitor_copies_its_containers() -> None:

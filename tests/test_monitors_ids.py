@@ -250,4 +250,3 @@ def test_what_a_session_remembers_is_its_ids_and_nothing_per_turn_besides() -> N
     fg, pr = records(ms)
     assert len(fg.outputs) == len(pr.claimed) == 250 and all(kind == "m" for kind, _ in fg.outputs)
     assert not (fg.await_active or fg.accepted or pr.pending or pr.unclaimed or pr.unreported)
-    assert ms.get(PromptMonitor).prompts == {}

@@ -26,7 +26,7 @@ NOT_A_MUTANT: dict[str, str] = {}
 
 FAST_WALKS = 25
 """Walks per mutant in the default suite: enough to catch every mutant (the scenarios catch 33 of
-49 alone); the command's default (``simulator.analysis.mutants.WALKS``, 200) runs in the deep test."""
+49 alone); the command's default (``simulator.peers.config.MUTANT_WALKS``, 200) runs in the deep test."""
 
 
 def _mutants(out: Path, *extra: str) -> tuple[list[dict[str, object]], Path, int]:

@@ -15,7 +15,7 @@ import pytest
 from cli import progress as cli_progress
 from cli.main import main
 from cli.progress import TerminalProgress, make
-from simulator.explore.progress import NULL, Progress
+from simulator.progress import NULL, Progress
 
 
 class Clock:

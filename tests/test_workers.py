@@ -27,7 +27,7 @@ from properties.variants import from_drops
 from simulator.analysis.matrix import readings_matrix
 from simulator.explore import run as explore_run
 from simulator.explore.compare import compare
-from simulator.explore.progress import Progress
+from simulator.progress import Progress
 from simulator.workers import ClusterError, Workers
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -131,8 +131,8 @@ def machine_rows(monitors: MonitorSet) -> Rows:
     prompts = _find(monitors, PromptMonitor)
     if prompts is not None:
         spec = prompts.table(prm.SPEC)
-        for rid, rec in prompts.prompts.items():
-            rows[_prompt_key(rec[0], rid)] = f"{candidates_text(spec, rec[2])} (received at line {rec[1]})"
+        for sid, rid, rec in prompts.waiting():
+            rows[_prompt_key(sid, rid)] = f"{candidates_text(spec, rec.states)} (received at line {rec.line})"
     for side, pending in (("client", monitors.pending_client), ("agent", monitors.pending_agent)):
         for rid, (request, sid) in pending.items():
             where = CONNECTION if sid is None else sid

@@ -29,21 +29,24 @@ Per session (``SessionFacts``):
   items), from its ``tool_call_update`` and a permission request's subject (``subject_call``);
   a call whose content embeds none has no entry.
 
-Connection-wide: the user-action requests outstanding (``asking``): each ``session/request_permission``
-and ``elicitation/create`` of a session the Agent sent, until the Client answers it or the Agent
+Connection-wide: the user-action requests outstanding (``asking``, the one record of them: the
+tool monitor reads its permission requests there): each ``session/request_permission`` and
+``elicitation/create`` of a session the Agent sent, until the Client answers it or the Agent
 withdraws it with ``$/cancel_request``; a URL elicitation the Client accepted stays outstanding
-until the Agent's ``elicitation/complete`` (the user finishes outside the Client). And what the
-``initialize`` handshake said (see the attributes of ``Facts``).
+until the Agent's ``elicitation/complete`` (the user finishes outside the Client; URL mode is an
+elicitation's: a permission request has none, "Lifecycle examples"). And what the ``initialize``
+handshake said (see the attributes of ``Facts``).
 
 Must not know: any rule, finding or explanation.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
 from model.clientview_parts import ACTIVE_STATES as ACTIVE
+from model.elicitation import MODES
 from properties.monitor import Message, Monitor, Record, on
 
 if TYPE_CHECKING:
@@ -71,6 +74,20 @@ def subject_call(params: dict[str, Any]) -> dict[str, Any] | None:
     subject = params.get("subject")
     call = subject.get("toolCall") if type(subject) is dict else None
     return call if type(call) is dict and type(call.get("toolCallId")) is str else None
+
+
+class Asked(NamedTuple):
+    """An outstanding user-action request (``Facts.asking``)."""
+
+    session: str
+    permission: bool
+    """A ``session/request_permission`` (else an ``elicitation/create``)."""
+    tool: str | None
+    """A permission request's subject tool call (``subject_call``), else None."""
+    url: Any
+    """The elicitationId of a URL elicitation, else None."""
+    accepted: bool
+    """A URL elicitation accepted and awaiting its completion."""
 
 
 class SessionFacts(Record):
@@ -138,10 +155,11 @@ class Facts(Monitor):
         """Content types the Agent accepts in prompts (None: its initialize answer not seen)."""
         self.custom_prompt_ok = True
         """Whether custom content types may have been advertised (prompt capability ``_meta``)."""
-        self.asking: dict[Any, tuple[str, Any, bool]] = {}
-        """Outstanding user-action requests: request id -> (session, the elicitationId of a URL
-        elicitation (else None), accepted and awaiting its completion). Kept from the request
-        itself: an explorer's key keeps only a pending request's id, method and session."""
+        self.elicitation_modes: frozenset[str] | None = None
+        """The elicitation modes the Client's initialize advertised (None: its initialize not seen)."""
+        self.asking: dict[Any, Asked] = {}
+        """Outstanding user-action requests by request id (see the module docstring). Kept from
+        the request itself: an explorer's key keeps only a pending request's id, method and session."""
         self._bg_upd: Any = None  # the update whose background list was parsed last (SHARED)
         self._bg_keys: list[Key] | None = None
 
@@ -173,7 +191,7 @@ class Facts(Monitor):
 
     def user_action_pending(self, sid: str) -> bool:
         """A user-action request of session ``sid`` is outstanding (see the module docstring)."""
-        return any(asked[0] == sid for asked in self.asking.values())
+        return any(asked.session == sid for asked in self.asking.values())
 
     def disallowed_types(self, prompt: Any) -> tuple[str, ...]:
         """Content types in a prompt array that the Agent's initialize answer does not allow
@@ -230,12 +248,16 @@ class Facts(Monitor):
 
     @on("agent-request", "session/request_permission", "elicitation/create")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        if sid is not None:
-            eid = params.get("elicitationId") if params.get("mode") == "url" else None
-            self.asking[msg["id"]] = (sid, eid, False)
-            call = subject_call(params)
-            if call is not None and "content" in call:
-                self._embeds(sid, call["toolCallId"], call["content"])
+        if sid is None:
+            return
+        if msg["method"] == "elicitation/create":
+            url = params.get("elicitationId") if params.get("mode") == "url" else None
+            self.asking[msg["id"]] = Asked(sid, False, None, url, False)
+            return
+        call = subject_call(params)
+        self.asking[msg["id"]] = Asked(sid, True, None if call is None else call["toolCallId"], None, False)
+        if call is not None and "content" in call:
+            self._embeds(sid, call["toolCallId"], call["content"])
 
     @on("client-response", "session/request_permission", "elicitation/create")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
@@ -243,20 +265,20 @@ class Facts(Monitor):
         if asked is None:
             return
         result = msg.get("result")
-        if asked[1] is not None and type(result) is dict and result.get("action") == "accept":
-            self.asking[msg["id"]] = (asked[0], asked[1], True)  # the user goes on outside
+        if asked.url is not None and type(result) is dict and result.get("action") == "accept":
+            self.asking[msg["id"]] = asked._replace(accepted=True)  # the user goes on outside
 
     @on("agent-notification", "elicitation/complete")
     def _completed(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         eid = params.get("elicitationId")
         for rid, asked in list(self.asking.items()):
-            if asked[2] and asked[1] == eid:
+            if asked.accepted and asked.url == eid:
                 del self.asking[rid]
 
     @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
-        if (type(rid) is int or type(rid) is str) and rid in self.asking and not self.asking[rid][2]:
+        if (type(rid) is int or type(rid) is str) and rid in self.asking and not self.asking[rid].accepted:
             del self.asking[rid]
 
     @on("client-request", "session/resume")
@@ -296,6 +318,10 @@ class Facts(Monitor):
         self.init_pending = True
         caps = params.get("capabilities")
         self.client_may_extend = type(caps) is dict and bool(caps.get("_meta"))
+        found = caps.get("elicitation") if type(caps) is dict else None
+        self.elicitation_modes = frozenset(
+            m for m in MODES if type(found) is dict and type(found.get(m)) is dict
+        )
 
     @on("agent-response", "initialize")
     def _initialized(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
@@ -329,6 +355,7 @@ class Facts(Monitor):
             self.client_may_extend,
             self.prompt_types,
             self.custom_prompt_ok,
+            self.elicitation_modes,
             frozenset(self.asking.items()),
         )
 

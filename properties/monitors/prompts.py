@@ -56,8 +56,8 @@ What is certain in proxy order, and why
 a messageId to a request is that request's success response. So this monitor never guesses which
 request a user message belongs to; it counts. Whether a live user message (outside a
 ``session/resume`` replay window) always reports the insertion of a session/prompt of the same
-session is the reading ``unaccounted-user-message`` (``properties.readings``). Under its default,
-``prompt-only``, it does; the only other source the spec discusses is a delegated task in a child
+session is the reading ``unaccounted-user-message`` (``properties.readings``). Under
+``prompt-only`` it does; the only other source the spec discusses is a delegated task in a child
 session, which it discourages (SDM-05): a session that never had a prompt gets SDM-05 for a user
 message, never anything stronger. Under ``other-sources`` the counting below proves nothing and
 reports nothing (the findings it leads to name the reading).
@@ -147,7 +147,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from model import between as bw
 from model import entity
@@ -205,9 +206,18 @@ OLDEST_HELD = prm.SPEC.guard_rules["oldest_held"]
 """The rule the prompt table's guard ``oldest_held`` states (held prompts go in order): shown by
 the wire only under the reading ``prompt-ahead-of-held=receipt-order`` (see the docstring)."""
 
-# prompt record: (session, receipt line, the states it may be in, received after a cancel,
-#                 content types the Agent did not advertise)
-_Prompt = tuple[str, int, frozenset[str], bool, tuple[str, ...]]
+
+class _Prompt(NamedTuple):
+    """A session/prompt waiting for its answer (its session record's ``pending``)."""
+
+    line: int  # receipt line
+    states: frozenset[str]  # the prompt table's states it may be in (hidden steps included)
+    after_cancel: bool  # received after a session/cancel of its session
+    bad: tuple[str, ...]  # content types the Agent did not advertise
+    blocks: frozenset[str] | None  # its content's blocks (user-message-content=prompt-content)
+    # under prompt-ahead-of-held=receipt-order: the later prompt answered with success while this
+    # one waited, and that response's line
+    overtaken: tuple[Any, int] | None = None
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -228,65 +238,44 @@ def _beyond_text(content: Any) -> bool:
     return type(content) is list and any(type(b) is dict and b.get("type") != "text" for b in content)
 
 
+@dataclass(slots=True, eq=False)
 class _Session(Record):
     """One session's prompt record."""
 
-    __slots__ = (
-        "cancel_seen",
-        "claimed",
-        "first_error",
-        "inserted_idle",
-        "own_wait",
-        "owned",
-        "owner",
-        "owner_fresh",
-        "owner_mid",
-        "owner_working",
-        "pending",
-        "prompted",
-        "replay_unknown",
-        "reported_d",
-        "shown",
-        "started",
-        "state_seen",
-        "unclaimed",
-        "unreported",
-    )
-
-    def __init__(self) -> None:
-        self.pending: dict[Any, int] = {}  # request id -> receipt line (receipt order)
-        self.unclaimed: dict[str, int] = {}  # user message ID -> first live line (in order)
-        # every messageId a success returned in the session -> the request id it answered;
-        # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
-        self.claimed: dict[str, Any] = {}
-        self.unreported: dict[str, int] = {}  # claimed messageId -> response line, no report yet
-        # under user-message-content=prompt-content only: unclaimed messageId -> (first line, the
-        # blocks its user_message updates carried), and claimed messageId -> its prompt's blocks
-        self.shown: dict[str, tuple[int, frozenset[str]]] = {}
-        self.owned: dict[str, frozenset[str]] = {}
-        self.reported_d = 0
-        self.prompted = False
-        self.cancel_seen = False
-        self.first_error = 0  # receipt line of the earliest prompt answered with an error
-        self.replay_unknown: set[str] = set()
-        # the first prompt received while the session reported idle (since the last idle ending
-        # work), whether its resulting work is reported active, and its returned messageId while
-        # not reported (see "Reported before the idle")
-        self.owner: Any = None
-        self.owner_working = False
-        self.owner_fresh = False  # received while idle, no work reported since
-        self.owner_mid: str | None = None
-        self.state_seen = False
-        # the work reported active since the last idle: (prompts waiting at its start and not
-        # answered since, whether a prompt received while idle was answered with success just
-        # before it, whether one waiting at its start was then answered with an error, so it
-        # waited uninserted); a user message reported outside work that may be the Agent's own
-        # for work starting next: (messageId, line, rule, why, message)
-        self.started: tuple[frozenset[Any], bool, bool] | None = None
-        self.inserted_idle = False  # a prompt answered with success since the last start
-        self.own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None] | None = None
-        """(..., None until work starts; then the prompts waiting at that start, not yet
-        answered: the message is judged when they are)"""
+    pending: dict[Any, _Prompt] = field(default_factory=dict)  # request id -> its prompt (receipt order)
+    unclaimed: dict[str, int] = field(default_factory=dict)  # user message ID -> first live line (in order)
+    # every messageId a success returned in the session -> the request id it answered;
+    # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
+    claimed: dict[str, Any] = field(default_factory=dict)
+    # claimed messageId -> response line, while no update reported it
+    unreported: dict[str, int] = field(default_factory=dict)
+    # under user-message-content=prompt-content only: unclaimed messageId -> (first line, the
+    # blocks its user_message updates carried), and claimed messageId -> its prompt's blocks
+    shown: dict[str, tuple[int, frozenset[str]]] = field(default_factory=dict)
+    owned: dict[str, frozenset[str]] = field(default_factory=dict)
+    reported_d: int = 0
+    first_prompt: int | None = None  # line of its first session/prompt
+    cancel_seen: bool = False
+    first_error: int = 0  # receipt line of the earliest prompt answered with an error
+    replay_unknown: set[str] = field(default_factory=set)
+    # the first prompt received while the session reported idle (since the last idle ending
+    # work), whether its resulting work is reported active, and its returned messageId while
+    # not reported (see "Reported before the idle")
+    owner: Any = None
+    owner_working: bool = False
+    owner_fresh: bool = False  # received while idle, no work reported since
+    owner_mid: str | None = None
+    state_seen: bool = False
+    # the work reported active since the last idle: (prompts waiting at its start and not
+    # answered since, whether a prompt received while idle was answered with success just
+    # before it, whether one waiting at its start was then answered with an error, so it
+    # waited uninserted); a user message reported outside work that may be the Agent's own
+    # for work starting next: (messageId, line, rule, why, message)
+    started: tuple[frozenset[Any], bool, bool] | None = None
+    inserted_idle: bool = False  # a prompt answered with success since the last start
+    own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None] | None = None
+    """(..., None until work starts; then the prompts waiting at that start, not yet
+    answered: the message is judged when they are)"""
 
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
@@ -297,17 +286,21 @@ class _Session(Record):
         (then whether a state was seen changes nothing, nor does an owner's freshness once its
         work runs)."""
         merged = sorted(
-            [(line, 0, repr(rid)) for rid, line in self.pending.items()]
+            [(p.line, 0, repr(rid)) for rid, p in self.pending.items()]
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
         )
         return (
             tuple((kind, name) for _, kind, name in merged),
+            frozenset(
+                (rid, (p.states, p.after_cancel, p.bad, p.blocks, p.overtaken and p.overtaken[0]))
+                for rid, p in self.pending.items()
+            ),
             frozenset(self.claimed),
             frozenset(self.unreported),
             frozenset((mid, blocks) for mid, (_, blocks) in self.shown.items()),
             frozenset(self.owned.items()),
             self.reported_d,
-            self.prompted,
+            self.first_prompt is not None,
             self.cancel_seen,
             bool(self.first_error),
             frozenset(self.replay_unknown),
@@ -335,12 +328,10 @@ class _Session(Record):
             ),
         )
 
-    def deficiency(self) -> int:
-        """How many unclaimed user messages no waiting prompt can ever claim (see docstring)."""
-        unclaimed = self.unclaimed
-        if not unclaimed:
-            return 0
-        receipts = list(self.pending.values())
+    def settle(self) -> bool:
+        """Update the deficiency: how many unclaimed user messages no waiting prompt can ever
+        claim (see the module docstring); whether it grew (a breach of the caller's rule)."""
+        receipts = [p.line for p in self.pending.values()] if self.unclaimed else []
         n = len(receipts)
         j = worst = 0
         for k, first_seen in enumerate(self.unclaimed.values(), 1):
@@ -348,7 +339,9 @@ class _Session(Record):
                 j += 1
             if k - j > worst:
                 worst = k - j
-        return worst
+        grew = worst > self.reported_d
+        self.reported_d = worst
+        return grew
 
 
 class PromptMonitor(SessionMonitor["_Session"]):
@@ -377,14 +370,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.prompts: dict[Any, _Prompt] = {}
-        self.overtaken: dict[Any, tuple[Any, int]] = {}
-        """Under ``prompt-ahead-of-held=receipt-order``: waiting prompt -> (the later prompt
-        answered with success while it waited, that response's line)."""
-        self.blocks: dict[Any, frozenset[str]] = {}
-        """Under ``user-message-content=prompt-content``: waiting prompt -> its content's blocks."""
-        self.first_prompt: dict[str, int] = {}
-        """Session -> the line of its first session/prompt (a later session/new creating it)."""
         self.fired: frozenset[str] = frozenset()
         """The states the last trigger fired left its prompt in (an answered prompt's final
         states, which ``diagrams.html`` shows)."""
@@ -392,41 +377,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
     def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        # what the Client may send, and when (see the module docstring)
         facts = self.facts
-        bad = facts.disallowed_types(params.get("prompt"))  # () before the Agent's initialize answer
-        self._sent(sid, params, bad, line, msg)
-        rid = msg["id"]
-        if sid is None or (type(rid) is not int and type(rid) is not str):
-            return
-        ps = self.sessions.get(sid) or self._session(sid)
-        ps.prompted = True
-        if not bad and _beyond_text(params.get("prompt")):
-            self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
-        spec = self.table(prm.SPEC)
-        self.prompts[rid] = (sid, line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad)
-        ps.pending[rid] = line
-        if not self._content_free():
-            self.blocks[rid] = _blocks(params.get("prompt"))
-        if ps.owner is None:
-            fs = facts.sessions.get(sid)
-            seen = ps.state_seen or facts.from_start(sid)
-            if seen and (fs is None or (fs.state == "idle" and not fs.resuming)):
-                ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
-
-    def _sent(
-        self, sid: str | None, params: dict[str, Any], bad: tuple[str, ...], line: int, msg: Message
-    ) -> None:
-        """What the Client may send, and when (see the module docstring); ``bad``: the prompt's
-        content types the Agent's initialize answer does not allow."""
-        facts = self.facts
+        content = params.get("prompt")
+        bad = facts.disallowed_types(content)  # () before the Agent's initialize answer
         self._gx[_SENT_KEY] += 1
-        fs = facts.sessions.get(sid) if sid is not None else None
-        missing = self.between.setup_missing(facts.init_pending, fs is not None and bool(fs.resuming))
+        missing = self.between.setup_missing(facts.init_pending, sid is not None and facts.replaying(sid))
         if missing is not None:
             self.breach(_SETUP, line, sid, f"session/prompt sent before {missing}", msg)
-        if sid is not None and sid not in self.first_prompt:
-            self.first_prompt[sid] = line
-        if self.between.empty_prompt(params.get("prompt")):
+        if self.between.empty_prompt(content):
             self.breach(_NOT_EMPTY, line, sid, "session/prompt with an empty prompt array", msg)
         if facts.prompt_types is not None:
             self._ex[_ADVERTISED] += 1
@@ -439,23 +398,43 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     "Agent's prompt capabilities",
                     msg,
                 )
+        if sid is None:
+            return
+        ps = self.sessions.get(sid) or self._session(sid)
+        if ps.first_prompt is None:
+            ps.first_prompt = line
+        rid = msg["id"]
+        if type(rid) is not int and type(rid) is not str:
+            return
+        if not bad and _beyond_text(content):
+            self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
+        spec = self.table(prm.SPEC)
+        blocks = None if self._content_free() else _blocks(content)
+        ps.pending[rid] = _Prompt(line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad, blocks)
+        if ps.owner is None:
+            fs = facts.sessions.get(sid)
+            seen = ps.state_seen or facts.from_start(sid)
+            if seen and (fs is None or (fs.state == "idle" and not fs.resuming)):
+                ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
 
     @on("agent-response", "session/new")
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         result = msg.get("result")
         new_sid = result.get("sessionId") if type(result) is dict else None
-        if type(new_sid) is str and new_sid in self.first_prompt:
+        ps = self.sessions.get(new_sid) if type(new_sid) is str else None
+        if ps is not None and ps.first_prompt is not None:
             self.breach(
                 _SETUP,
                 line,
                 new_sid,
-                f"session/prompt for this session was received at line {self.first_prompt[new_sid]}, "
+                f"session/prompt for this session was received at line {ps.first_prompt}, "
                 "before session/new created it",
                 msg,
             )
 
     def _fire(
         self,
+        sid: str,
         rid: Any,
         rec: _Prompt,
         trigger: str | Callable[[str], str],
@@ -470,30 +449,31 @@ class PromptMonitor(SessionMonitor["_Session"]):
         of the state reached with the fewest hidden steps. Returns the states left."""
         spec = self.table(prm.SPEC)
         ex = self._ex
-        for state in rec[2]:
+        for state in rec.states:
             rule = spec.rule_of(state, trigger if isinstance(trigger, str) else trigger(state))
             if rule in _REPORTED:  # (the wire never shows some cells: _UNSEEN_EARLY)
                 ex[rule] += 1
-        after, refused = spec.fire_unseen(rec[2], trigger, ctx)
+        after, refused = spec.fire_unseen(rec.states, trigger, ctx)
         self.fired = after
         if not after and refused:
             first = refused[0]
             stopped = _STOPPED_BY.get(first.state, "")
             others = "".join(f"; had it been {v.state}, {v.rule}" for v in refused[1:])
             self.breach(
-                first.rule, line, rec[0],
-                f"prompt {rid!r} (received at line {rec[1]}) is {first.state}{stopped}{why}: the "
+                first.rule, line, sid,
+                f"prompt {rid!r} (received at line {rec.line}) is {first.state}{stopped}{why}: the "
                 f"prompt table has no {first.event!r} there ({first.actor} broke {first.rule}{others})",
                 msg, readings,
             )  # fmt: skip
         return after
 
-    def _client(self, rids: Iterable[Any], trigger: str, line: int, msg: Message) -> None:
-        prompts = self.prompts
+    def _client(
+        self, sid: str, ps: _Session, rids: Iterable[Any], trigger: str, line: int, msg: Message
+    ) -> None:
+        pending = ps.pending
         for rid in rids:
-            rec = prompts[rid]
-            after = self._fire(rid, rec, trigger, line, msg) or rec[2]
-            prompts[rid] = (rec[0], rec[1], after, rec[3], rec[4])
+            rec = pending[rid]
+            pending[rid] = rec._replace(states=self._fire(sid, rid, rec, trigger, line, msg) or rec.states)
 
     @on("client-notification", "session/cancel")
     @on("client-request", "session/close")
@@ -502,27 +482,26 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps = self._session(sid)
             cancel = msg["method"] == "session/cancel"
             ps.cancel_seen = ps.cancel_seen or cancel
-            self._client(ps.pending, "cover" if cancel else "close", line, msg)
+            self._client(sid, ps, ps.pending, "cover" if cancel else "close", line, msg)
 
     @on("client-notification", "$/cancel_request")
     def _cancel_request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is not int and type(rid) is not str:
             return
-        if rid in self.prompts:
-            self._client((rid,), "cancel_request", line, msg)
+        for prompted, ps in self.sessions.items():
+            if rid in ps.pending:
+                self._client(prompted, ps, (rid,), "cancel_request", line, msg)
+                return
 
     # -- answers -------------------------------------------------------------------------
     @on("agent-response", "session/prompt")
     def _answer(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
-        rec = self.prompts.pop(rid, None)
-        if rec is None:
+        ps = self.sessions.get(sid) if sid is not None else None
+        rec = ps.pending.pop(rid, None) if ps is not None else None
+        if sid is None or ps is None or rec is None:
             return
-        sid = rec[0]
-        ps = self.sessions[sid]
-        del ps.pending[rid]
-        blocks = self.blocks.pop(rid, None)
         error = "error" in msg
         if ps.started is not None and rid in ps.started[0]:  # (an error: it waited uninserted then)
             ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error)
@@ -534,12 +513,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
             return
-        self._success(ps, sid, rid, rec, line, msg)
-        mid = msg["result"].get("messageId") if type(msg.get("result")) is dict else None
-        if blocks is not None and type(mid) is str and ps.claimed.get(mid) == rid:
-            ps.owned[mid] = blocks
+        mid = self._success(ps, sid, rid, rec, line, msg)
+        if rec.blocks is not None and type(mid) is str and ps.claimed.get(mid) == rid:
+            ps.owned[mid] = rec.blocks
             first, shown = ps.shown.pop(mid, (0, frozenset()))
-            self._foreign(sid, mid, rid, shown, blocks, line, msg, first)
+            self._foreign(sid, mid, rid, shown, rec.blocks, line, msg, first)
         if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
             left = ps.own_wait[5] - {rid}
             # every prompt waiting at the start inserted: the work may have been its own
@@ -552,23 +530,22 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         err = msg.get("error")
         code = err.get("code") if type(err) is dict else None
-        waiting = _waiting(rec[2])
-        invalid = bool(rec[4]) and waiting == prm.COVERED
+        waiting = _waiting(rec.states)
+        invalid = bool(rec.bad) and waiting == prm.COVERED
         alt = self.reading(CANCELLED_INVALID_PROMPT) if invalid else "cancelled"
-        if self.overtaken:
-            ahead = self.overtaken.pop(rid, None)
-            if ahead is not None and code == REQUEST_CANCELLED:
-                self._ex[OLDEST_HELD] += 1
-                self.breach(
-                    OLDEST_HELD,
-                    line,
-                    sid,
-                    f"prompt {rid!r} was never inserted (answered -32800), yet prompt {ahead[0]!r} "
-                    f"received after it was inserted while it waited (success at line {ahead[1]})",
-                    msg,
-                    (PROMPT_AHEAD_OF_HELD,),
-                )
-        if rec[3]:  # received after a session/cancel of its session
+        ahead = rec.overtaken
+        if ahead is not None and code == REQUEST_CANCELLED:
+            self._ex[OLDEST_HELD] += 1
+            self.breach(
+                OLDEST_HELD,
+                line,
+                sid,
+                f"prompt {rid!r} was never inserted (answered -32800), yet prompt {ahead[0]!r} "
+                f"received after it was inserted while it waited (success at line {ahead[1]})",
+                msg,
+                (PROMPT_AHEAD_OF_HELD,),
+            )
+        if rec.after_cancel:  # received after a session/cancel of its session
             still = waiting in _UNSTOPPED  # nothing received since stopped it
             if still:
                 self._ex[LATER] += 1
@@ -581,7 +558,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     "cancelled it, yet it was answered -32800",
                     msg,
                 )
-        if rec[4]:
+        if rec.bad:
             self._ex[CONTENT] += 1
             if code != INVALID_PARAMS and (
                 code != REQUEST_CANCELLED or "cancelled" not in self.between.covered_invalid_answers(alt)
@@ -591,29 +568,26 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     line,
                     sid,
                     f"prompt {rid!r} carries content the Agent did not advertise "
-                    f"({', '.join(rec[4])}) and was refused with {code}, not -32602",
+                    f"({', '.join(rec.bad)}) and was refused with {code}, not -32602",
                     msg,
                     (CANCELLED_INVALID_PROMPT,) if invalid else (),
                 )
-        busy = self.facts.active(sid) and not rec[4]
+        busy = self.facts.active(sid) and not rec.bad
         if busy:
             self._ex[BUSY_ONLY] += 1  # a refusal while work is active: the suspicion's case
         if busy and code == INVALID_REQUEST:
-            why = (
+            certain = self.reading(BUSY_REFUSAL) == "invalid-request-is-busy"
+            (self.breach if certain else self.suspect)(
+                BUSY_ONLY, line, sid,
                 f"prompt {rid!r} is a well-formed request, yet it was refused with -32600 (not a "
-                "valid request) while the session reported active work"
-            )
-            if self.reading(BUSY_REFUSAL) == "invalid-request-is-busy":
-                self.breach(BUSY_ONLY, line, sid, why + ": a refusal only because work is active", msg, _BUSY)
-            else:
-                self.suspect(
-                    BUSY_ONLY, line, sid,
-                    why + ": this looks like a refusal only because work is active, which the wire "
-                    "cannot prove (the Agent's reason is not on it)",
-                    msg, _BUSY,
-                )  # fmt: skip
-        if not ps.first_error or rec[1] < ps.first_error:
-            ps.first_error = rec[1]
+                "valid request) while the session reported active work: "
+                + ("a refusal only because work is active" if certain else "this looks like a refusal "
+                   "only because work is active, which the wire cannot prove (the Agent's reason is "
+                   "not on it)"),
+                msg, _BUSY,
+            )  # fmt: skip
+        if not ps.first_error or rec.line < ps.first_error:
+            ps.first_error = rec.line
         # The answer that withdraws a prompt the Client stopped: -32800, or -32602 for content
         # the Agent did not advertise where the reading cancelled-invalid-prompt allows it.
         withdraws = code == REQUEST_CANCELLED or (alt != "cancelled" and code == INVALID_PARAMS)
@@ -624,9 +598,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
         requested = waiting == prm.CANCEL_REQUESTED
         readings = (CANCELLED_INVALID_PROMPT,) if invalid else (OWN_REASON,) if requested else ()
-        cands = rec[2]
+        cands = rec.states
         why = f" and was answered with error {code}"
-        if self._settle(ps) and self._counting() and prm.INSERTED in cands:
+        if ps.settle() and self._counting() and prm.INSERTED in cands:
             # every way to account for the session's user messages needs this prompt inserted
             cands, readings = _INSERTED, _UNACCOUNTED
             why = (
@@ -635,26 +609,26 @@ class PromptMonitor(SessionMonitor["_Session"]):
             )
         own = self.reading(OWN_REASON) == "own-reason"
         ctx = {"own_reason": own, OWN_REASON: own} if requested else _NO_CTX
-        self._fire(rid, (rec[0], rec[1], cands, rec[3], rec[4]), trigger, line, msg, ctx, why, readings)
+        self._fire(sid, rid, rec._replace(states=cands), trigger, line, msg, ctx, why, readings)
 
-    def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
-        if self.overtaken:
-            self.overtaken.pop(rid, None)  # it was inserted after all
+    def _success(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> Any:
+        """A success response; returns the messageId it carries (None without one)."""
         if ps.pending and not self.between.may_overtake_held(self.reading(PROMPT_AHEAD_OF_HELD)):
-            for earlier, received in ps.pending.items():
-                if received < rec[1] and _waiting(self.prompts[earlier][2]) in _UNSTOPPED:
+            for earlier, held in ps.pending.items():
+                if held.line < rec.line and _waiting(held.states) in _UNSTOPPED:
                     self._ex[OLDEST_HELD] += 1  # judged when the earlier one is answered
-                    self.overtaken.setdefault(earlier, (rid, line))
+                    if held.overtaken is None:
+                        ps.pending[earlier] = held._replace(overtaken=(rid, line))
         result = msg.get("result")
         mid = result.get("messageId") if type(result) is dict else None
-        self._fire(rid, rec, "answer", line, msg, why=" and was answered with success")
-        if rec[4]:
+        self._fire(sid, rid, rec, "answer", line, msg, why=" and was answered with success")
+        if rec.bad:
             self._ex[CONTENT] += 1
             self.breach(
                 CONTENT,
                 line,
                 sid,
-                f"prompt {rid!r} carries content the Agent did not advertise ({', '.join(rec[4])}) "
+                f"prompt {rid!r} carries content the Agent did not advertise ({', '.join(rec.bad)}) "
                 "but was accepted",
                 msg,
             )
@@ -675,18 +649,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if first or own:
                 self._ex[AHEAD] += 1
             # (insertion follows receipt: a hidden one may have come before a later report)
-            found = self.between.returned_id_breach(mid, ps.claimed, first, rec[1])
+            found = self.between.returned_id_breach(mid, ps.claimed, first, rec.line)
             if found is not None:
-                self.breach(found.rule, line, sid, _returned_text(mid, rid, rec[1], other, own, first), msg)
+                self.breach(found.rule, line, sid, _returned_text(mid, rid, rec.line, other, own, first), msg)
             if other is None:
                 ps.claimed[mid] = rid
                 if own and ps.own_wait is not None and ps.own_wait[0] == mid:
                     ps.own_wait = None  # the prompt's message after all, not the Agent's own
                 if not first and not own:
                     ps.unreported[mid] = line
-        if not ps.unclaimed:
-            ps.reported_d = 0
-        elif self._settle(ps) and self._counting():
+        if ps.settle() and self._counting():
             self.breach(
                 SAME_ID,
                 line,
@@ -696,6 +668,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 msg,
                 _UNACCOUNTED,
             )
+        return mid
 
     # -- user messages -------------------------------------------------------------------
     @on("update", "user_message", "user_message_chunk")
@@ -703,66 +676,51 @@ class PromptMonitor(SessionMonitor["_Session"]):
         mid = upd.get("messageId")
         if not entity.keyed(mid):  # it keys no message (the table monitor judges model.fields)
             return
+        self._ex[entity.KEYED_BY_ID] += 1
         ps = self.sessions.get(sid) or self._session(sid)
         if mid == ps.owner_mid:
             ps.owner_mid = None  # reported
         if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self._content_free():
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
-        if mid in ps.unclaimed or mid in ps.claimed:  # (never both, and only claimed ones are unreported)
-            self._ex[entity.KEYED_BY_ID] += 1
-            if not self._known_replayed(sid) and ps.unreported:
-                ps.unreported.pop(mid, None)  # (a replayed copy is not the live report)
-            return
-        unclaimed = ps.unclaimed
+        known = mid in ps.unclaimed or mid in ps.claimed  # (never both; only claimed ones are unreported)
         fs = self.facts.sessions.get(sid)
-        if (
-            fs is not None
-            and fs.resuming
+        replaying = fs is not None and fs.resuming > 0
+        if known or (
+            replaying
             and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
         ):
-            self._ex[entity.KEYED_BY_ID] += 1
-            self._replayed(ps, sid, mid, line, msg)
+            if replaying:
+                self._replayed(ps, sid, mid, known, line, msg)
+            elif ps.unreported:
+                ps.unreported.pop(mid, None)
             return
-        if not ps.prompted:
+        if ps.first_prompt is None:
             rule, why = "SDM-05", "in a session that never received a session/prompt (a delegated task?)"
         else:  # (refused before it: a prompt received before it was answered with an error)
             rule = self.between.unaccounted_user_message(0 < ps.first_error < line).rule
             why = _UNACCOUNTED_WHY[rule]
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
-            known = fs is not None and (ps.state_seen or self.facts.from_start(sid))
-            state = _PLACED.get(fs.state, "other") if known and fs is not None else "other"
+            shown = fs is not None and (ps.state_seen or self.facts.from_start(sid))
+            state = _PLACED.get(fs.state, "other") if shown and fs is not None else "other"
             # (a session whose state the wire never showed: any work may be going on; the work
             # reported active may be the Agent's own if no prompt waiting at its start was then
             # refused, so it waited uninserted, and none received while idle was inserted just
             # before it: model.between OWN_USER_MESSAGE)
             started = ps.started
             own_work = started is not None and self.between.own_work(started[2], started[1])
-            own = self.between.own_user_message(state, own_work or not known)
+            own = self.between.own_user_message(state, own_work or not shown)
             if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
-                self._ex[entity.KEYED_BY_ID] += 1
                 ps.claimed[mid] = None
                 if own is None and ps.own_wait is None:
                     self._ex[rule] += 1
                     ps.own_wait = (mid, line, rule, why, msg, None)
                 return
             why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
-        unclaimed[mid] = line
-        if rule == SAME_ID:
-            self._gx[_NEW_USER_KEY] += 1
-            if self._settle(ps) and self._counting():
-                self.breach(
-                    SAME_ID,
-                    line,
-                    sid,
-                    f"user message {mid!r} reported under an ID that no prompt response returned "
-                    "or can still return",
-                    msg,
-                    _UNACCOUNTED,
-                )
-            return
-        self._ex[entity.KEYED_BY_ID] += 1
+        ps.unclaimed[mid] = line
         self._ex[rule] += 1
-        if self._settle(ps) and self._counting():
+        if rule == SAME_ID:
+            why = _UNACCOUNTED_WHY[SAME_ID]  # (its finding leaves out the note on the work)
+        if ps.settle() and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
 
     def _content_free(self) -> bool:
@@ -777,8 +735,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """A live user_message carrying content (``blocks``), outside resume windows (replayed
         history is not the report): judged against its prompt's content when a success response
         returned its ID, else kept until one does (the Agent's own insertion has no prompt)."""
-        fs = self.facts.sessions.get(sid)
-        if fs is not None and fs.resuming:
+        if self.facts.replaying(sid):
             return
         owned = ps.owned.get(mid)
         if owned is not None:
@@ -817,9 +774,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _closed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         """The session closed while a user message taken as the Agent's own waited for its work
         to start: it never started."""
-        ps = None if sid is None else self.sessions.get(sid)
-        waits = ps is not None and ps.own_wait is not None and ps.own_wait[5] is None
-        if ps is not None and waits and sid is not None and "result" in msg:
+        ps = self.sessions.get(sid) if sid is not None and "result" in msg else None
+        if ps is not None and sid is not None and ps.own_wait is not None and ps.own_wait[5] is None:
             self._own_breach(ps, sid, line, False, False)
 
     def _own_breach(
@@ -905,30 +861,24 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if new == "idle" and ps.owner is None and ps.pending:
             ps.owner = next(iter(ps.pending))  # the oldest waiting: the next work is its
 
-    def _known_replayed(self, sid: str) -> bool:
-        """A user message re-sent under an ID the session already used, inside a resume window:
-        a replayed message that kept its ID (ACC-11 judged, and held). Whether it is inside a
-        resume window."""
-        fs = self.facts.sessions.get(sid)
-        if fs is not None and fs.resuming:
-            if self.facts.from_start(sid):
-                self._ex[KEEPS] += 1
-            return True
-        return False
-
     @on("update", "session_message")
     def _delegated(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """A session-directed message in a session that never received a session/prompt: a
         delegated task reported as the spec asks, not as a user_message (SDM-05 judged, and
         held)."""
         ps = self.sessions.get(sid)
-        if ps is None or not ps.prompted:
+        if ps is None or ps.first_prompt is None:
             self._ex["SDM-05"] += 1
 
-    def _replayed(self, ps: _Session, sid: str, mid: str, line: int, msg: Message) -> None:
+    def _replayed(self, ps: _Session, sid: str, mid: str, known: bool, line: int, msg: Message) -> None:
+        """A user message inside a resume window: replayed history, not the live report. One
+        under an ID the session already used (``known``) kept its ID (ACC-11 judged, and held);
+        judged only when the session is seen from its creation."""
         if not self.facts.from_start(sid):
             return
         self._ex[KEEPS] += 1
+        if known:
+            return
         live = ps.claimed.keys() | ps.unclaimed.keys()
         if mid not in ps.replay_unknown and self.between.replay_renamed(mid, live):
             ps.replay_unknown.add(mid)
@@ -948,24 +898,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
         unclaimed)."""
         return self.reading(UNACCOUNTED_USER_MESSAGE) != "other-sources"
 
-    @staticmethod
-    def _settle(ps: _Session) -> bool:
-        """Update the session's deficiency; whether it grew (a breach of the caller's rule)."""
-        d = ps.deficiency()
-        grew = d > ps.reported_d
-        ps.reported_d = d
-        return grew
-
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
         for sid, ps in self.sessions.items():
             if ps.own_wait is not None and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, None, True, quiescent)
         spec = self.table(prm.SPEC)
-        for rid, rec in self.prompts.items():
-            sid, received = rec[0], rec[1]
-            ps = self.sessions[sid]
-            owed = [state for state in spec.states if state in rec[2] and state in spec.eventually]
+        for sid, rid, rec in self.waiting():
+            ps, received = self.sessions[sid], rec.line
+            owed = [state for state in spec.states if state in rec.states and state in spec.eventually]
             if not owed or spec.eventually[owed[0]] in spec.relaxed:
                 continue
             # a user message reported after its receipt, that no response claimed: probably its own
@@ -988,22 +929,21 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     f"messageId {mid!r} was returned, but no user_message or user_message_chunk reported it",
                 )
 
+    def waiting(self) -> list[tuple[str, Any, _Prompt]]:
+        """Every prompt waiting for its answer: (session, request id, record), in receipt order."""
+        found = [(sid, rid, rec) for sid, ps in self.sessions.items() for rid, rec in ps.pending.items()]
+        return sorted(found, key=lambda one: one[2].line)
+
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
-        return (
-            frozenset((rid, (r[0], r[2], r[3], r[4])) for rid, r in self.prompts.items()),
-            tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items())),
-            frozenset((rid, o[0]) for rid, o in self.overtaken.items()),
-            frozenset(self.blocks.items()),
-            frozenset(self.first_prompt),
-        )
+        return tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items()))
 
 
 _ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
 """Exercised by every answer: the prompt table's obligations to answer."""
-_SUCCESS = (*_ANSWERED, GIVEN, SAME_ID)
+_SUCCESS_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
-_RETURNED = (*_SUCCESS, DISTINCT, REPORTED)
+_RETURNED_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED)
 """Exercised by a success response that returns a string messageId."""
 _UNACCOUNTED_WHY = {
     REFUSED: "and a prompt received before it was answered with an error",
@@ -1011,12 +951,7 @@ _UNACCOUNTED_WHY = {
 }
 """How a live user message no success response can account for was reported, by the rule it
 breaks (``model.between`` unaccounted_user_message)."""
-_NEW_USER = (entity.KEYED_BY_ID, SAME_ID)
-"""Exercised by a live user message under a new ID in a session with prompts and no error."""
 _ANSWERED_KEY = rule_group(*_ANSWERED)
-_SUCCESS_KEY = rule_group(*_SUCCESS)
-_RETURNED_KEY = rule_group(*_RETURNED)
-_NEW_USER_KEY = rule_group(*_NEW_USER)
 _STOPPED_BY = {
     prm.COVERED: " (a session/cancel reached the Agent before it was inserted)",
     prm.CLOSED_OUT: " (a session/close reached the Agent before it was inserted)",
@@ -1030,10 +965,7 @@ _INSERTED = frozenset((prm.INSERTED,))
 
 def _waiting(states: frozenset[str]) -> str | None:
     """The state of a prompt that was not inserted, among the states it may be in."""
-    for state in prm.PENDING:
-        if state in states:
-            return state
-    return None
+    return next((state for state in prm.PENDING if state in states), None)
 
 
 _REPORTED = frozenset(PromptMonitor.RULES)

@@ -67,7 +67,9 @@ runs (TOOL-05).
 
 Resume windows: a status update of a tool call known before a ``session/resume`` is replayed
 history until the resume is answered (not judged); a tool call first seen in the window is
-live there, its later updates are transitions.
+live there, its later updates are transitions. Which tool calls the window showed first is the
+table monitor's record (``Seen.fresh``: the tool call's background item, announced by its first
+report), read here.
 
 A ``state_update`` is judged only once this monitor knows a tool call or an open permission
 request. Before that an idle has nothing to judge here: no tool call can be a suspect and no
@@ -116,9 +118,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from model import background, foreground, permission, toolcall
 from model import between as bw
 from model import elicitation as em
-from model import foreground, permission, toolcall
 from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from model.clientview_parts import FINAL_TOOL as TOOL_FINAL
 from model.core import ProtocolViolation
@@ -128,6 +130,8 @@ if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call, terminal_refs
+from properties.monitors.tables import TableMonitor
+from properties.observe import item_key
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
@@ -150,18 +154,19 @@ ABANDONED = bw.CANCELLED_PERMISSIONS.rule
 is the one the permission table's ``abandon`` cell names)."""
 _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
+_ITEM = background.SPEC.name
 _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 _ANSWERS = frozenset({"accept", "decline", "cancel"})
 _JUDGED = "complete"
 """The one trigger of the elicitation table whose refusal is reported from the wire."""
 ADVERTISED = bw.ADVERTISED_MODES.rule
-_Elicit = tuple[str, str, str, Any, Any, int]
-"""An elicitation: (session, mode, state, tool call or None, elicitationId or None, line)."""
+_Elicit = tuple[str, str, str, Any, Any]
+"""An elicitation: (session, mode, state, tool call or None, elicitationId or None)."""
 
 
 class _Session(Record):
-    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "tools", "window")
+    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "tools")
 
     def __init__(self) -> None:
         self.tools: dict[str, _Tool] = {}
@@ -169,9 +174,6 @@ class _Session(Record):
         self.fresh: frozenset[str] = frozenset()
         """Tool calls first reported since the session's last concrete background list: no list
         has said yet whether they run as background work."""
-        self.window: frozenset[str] = frozenset()
-        """Tool calls first reported in the current resume window: their later updates there are
-        live, not replayed history."""
         # kept only under tool-updates-after-idle=foreground-owed:
         self.cancel_end = 0  # interval last ended by an idle that confirmed a cancellation
         self.late: frozenset[str] = frozenset()  # tool calls already reported late
@@ -183,7 +185,6 @@ class _Session(Record):
             self.cancel_end == interval,
             self.late,
             self.fresh,
-            self.window,
         )
 
 
@@ -207,34 +208,26 @@ class ToolMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("TOOL-01", "TOOL-05", "EX-02", "CANCEL-20")
     TABLES = (permission.SPEC, foreground.SPEC, em.SPEC)
     SESSION = _Session
+    REQUIRES = (*SessionMonitor.REQUIRES, TableMonitor)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.perms: dict[Any, tuple[str, str | None, int]] = {}  # open: rid -> (sid, tool, line)
+        self.entities = owner.get(TableMonitor)
         self.owed: dict[Any, tuple[str, int, str]] = {}
         """Requests the permission table moved (``abandon``) into a state it must leave: rid ->
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
-        # unfinished at an error idle and not (yet) known to be background: (sid, tool) -> line
-        self.suspects: dict[tuple[str, str], tuple[int, str, bool, bool]] = {}
-        """(session, tool call) -> (line of the idle, rule it owes: that of ``model.between``
-        FAILED_TOOLS_FINAL or CANCELLED_TOOLS_FINAL, whether that idle confirmed a cancellation,
-        whether a later status change clears it: the call may have carried on past that idle,
-        ``Rules.may_carry_on``)."""
+        self.suspects: dict[tuple[str, str], tuple[int, str, bool]] = {}
+        """Tool calls unfinished at the idle that ended their failed or cancelled work and not (yet)
+        known to be background: (session, tool call) -> (line of the idle, rule it owes: that of
+        ``model.between`` FAILED_TOOLS_FINAL or CANCELLED_TOOLS_FINAL, whether a later status
+        change clears it: the call may have carried on past that idle, ``Rules.may_carry_on``)."""
         self.elicits: dict[Any, _Elicit] = {}
-        self.modes: frozenset[str] | None = None
-        """The elicitation modes the Client's initialize advertised (None: its initialize not seen)."""
         self.elicit_owed: dict[Any, int] = {}
         """Abandoned elicitations owed a withdrawal: request id -> line of the idle."""
         self.ended: frozenset[Any] = frozenset()
         """Elicitations about a tool call abandoned with cancelled work (request ids)."""
         self.freed: dict[tuple[str, Any], int] = {}
         """(session, tool call) -> line of the late answer or completion that came for it."""
-
-    @on("client-request", "session/resume")
-    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        ts = self.sessions.get(sid) if sid is not None else None
-        if ts is not None and ts.window:
-            ts.window = frozenset()  # a new window: what the last one showed is history now
 
     # -- tool calls ----------------------------------------------------------------------
     @on("update", "tool_call_update")
@@ -257,10 +250,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if rec is None:
             ts.tools[tid] = (status or "pending", fs.interval if fs.state in ACTIVE else 0, 0)
             ts.fresh = ts.fresh | {tid}
-            if fs.resuming:
-                ts.window = ts.window | {tid}
             return
-        if fs.resuming and tid not in ts.window:  # replayed history re-sends old updates
+        if fs.resuming and not self._shown_in_window(sid, tid):  # replayed history re-sends old updates
             return
         old, created, grant = rec
         if old in TOOL_FINAL:  # reopening it is the table's (model.toolcall, BG-05)
@@ -272,7 +263,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
             self._late(ts, sid, tid, created, upd, line, msg)
         elif self.suspects:
             suspect = self.suspects.get((sid, tid))
-            if suspect is not None and suspect[3]:  # it carried on: independent of the ended work
+            if suspect is not None and suspect[2]:  # it carried on: independent of the ended work
                 del self.suspects[(sid, tid)]
         if status == "in_progress":
             if grant == 1:
@@ -293,7 +284,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     f"tool call {tid!r} went in_progress after its permission was granted{why}",
                     msg, readings,
                 )  # fmt: skip
-            self._progress(ts, fs, tid, created, "went in_progress", line, sid, msg)
+            ran = "went in_progress"
         elif self.between.completes_unrun(grant == 1, status):
             self.breach(
                 APPROVED,
@@ -303,26 +294,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 "marked in_progress",
                 msg,
             )
-            # the tool ran after the grant: progress of the work the permission blocked
-            self._progress(ts, fs, tid, created, "completed after its permission was granted", line, sid, msg)
+            ran = "completed after its permission was granted"  # progress of the work it blocked
+        else:
+            ran = ""
         ts.tools[tid] = (status, created, grant)
-
-    def _progress(
-        self,
-        ts: _Session,
-        fs: SessionFacts,
-        tid: str,
-        created: int,
-        what: str,
-        line: int,
-        sid: str,
-        msg: Message,
-    ) -> None:
-        """A foreground tool call ran (went in_progress, or completed after its permission was
-        granted): progress of the foreground work, which needs running reported after
-        requires_action (the foreground table's output from requires_action)."""
-        if fs.state != foreground.REQUIRES_ACTION or fs.resuming:
+        if not ran or fs.state != foreground.REQUIRES_ACTION or fs.resuming:
             return
+        # a foreground tool call ran: progress of the foreground work, which needs running
+        # reported after requires_action (the foreground table's output from requires_action)
         listed = fs.listed
         if not self.between.tool_progress(created > 0, listed is not None and ("tool_call", tid) in listed):
             return  # background work: not progress of the blocked foreground work
@@ -337,10 +316,16 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 broke.rule,
                 line,
                 sid,
-                f"tool call {tid!r} of the blocked foreground work {what}, but running was not "
+                f"tool call {tid!r} of the blocked foreground work {ran}, but running was not "
                 "reported after requires_action",
                 msg,
             )
+
+    def _shown_in_window(self, sid: str, tid: str) -> bool:
+        """Tool call ``tid`` was first reported in the current resume window (its later updates
+        there are live, not replayed history): the table monitor's ``Seen.fresh``."""
+        seen = self.entities.sessions.get(sid)
+        return seen is not None and (_ITEM, item_key("tool_call", tid)) in seen.fresh
 
     def _late(
         self, ts: _Session, sid: str, tid: str, created: int, upd: dict[str, Any], line: int, msg: Message
@@ -374,32 +359,37 @@ class ToolMonitor(SessionMonitor["_Session"]):
     # -- the idle that ends work ---------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        if self.sessions or self.perms:  # (else no tool call or permission request to judge)
-            self._judge(sid, upd, line, msg)
-            if "background" in upd and self.facts.background(upd) is not None:
-                ts = self.sessions.get(sid)
-                if ts is not None and ts.fresh:
-                    ts.fresh = frozenset()
-        if self.elicits and upd.get("state") == "idle":
-            self._abandon_elicitations(sid, upd, line)
+        """A concrete background list rules on the work it names; an idle ends active work."""
+        judged = bool(self.sessions) or any(a.permission for a in self.facts.asking.values())
+        if not judged and not self.elicits:
+            return  # (no tool call, permission request or elicitation to judge)
+        keys = self.facts.background(upd)
+        if judged and keys and (self.suspects or self.owed):
+            self._listed(sid, keys)
+        if upd.get("state") == "idle":
+            fs = self.facts.sessions.get(sid)  # (a session without facts is idle)
+            if fs is not None and fs.state in ACTIVE and not fs.resuming:
+                listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
+                if judged:
+                    self._ended(sid, fs, upd, keys, listed, line, msg)
+                if self.elicits and fs.cancel_line:
+                    self._abandon_elicitations(sid, listed, line)
+        if judged and keys is not None:
+            ts = self.sessions.get(sid)
+            if ts is not None and ts.fresh:
+                ts.fresh = frozenset()
 
-    def _judge(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
-        if self.suspects or self.owed:
-            keys = self.facts.background(upd)
-            if keys:
-                self._listed(sid, keys)
-        if upd.get("state") != "idle":
-            return
-        fs = self.facts.sessions.get(sid)
-        if fs is None or fs.state not in ACTIVE or fs.resuming:
-            return  # (a session without facts is idle)
+    def _ended(
+        self, sid: str, fs: SessionFacts, upd: dict[str, Any], keys: list[Any] | None, listed: frozenset[Any],
+        line: int, msg: Message,
+    ) -> None:  # fmt: skip
+        """The idle that ends active work (``listed``: the latest background list, the idle's own
+        when it carries one): what a failure or a cancellation leaves owed."""
         error = upd.get("stopReason") == foreground.ERROR
         if fs.cancel_line and not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE)):
             self._session(sid).cancel_end = fs.interval
         if not error and not fs.cancel_line:
             return  # the usual end of work: nothing owed
-        keys = self.facts.background(upd)
-        listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         ts = self.sessions.get(sid)
         terms = fs.terms
         if ts is not None:
@@ -422,24 +412,14 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     # a list reported since its first report (the idle's own included) says it
                     # is not background work; before any, it may be background not listed yet
                     ruled = keys is not None or tid not in ts.fresh
-                    if at_idle and error and self.between.failed_work_tool(ruled):
-                        self._failed_tool(sid, tid, status, line, msg)
-                    elif at_idle and not error and (ruled or alt == "every-unlisted"):
-                        why = (
-                            "the cancel covers the listed background work too"
-                            if exempt
-                            else "it is not in the latest background list, and it embeds no listed terminal"
-                            if ruled
-                            else "no background list has named it since its first report, and it embeds "
-                            "no listed terminal"
-                        )
+                    if at_idle and (
+                        self.between.failed_work_tool(ruled) if error else ruled or alt == "every-unlisted"
+                    ):
                         self.breach(
                             owed,
                             line,
                             sid,
-                            f"idle confirming the cancellation received at line {fs.cancel_line} while "
-                            f"tool call {tid!r} of the cancelled work is still {status}: the Agent owed "
-                            f"it a final status before this idle ({why})",
+                            _unfinished(fs, tid, status, exempt, ruled, error),
                             msg,
                             (unlisted,),
                         )
@@ -453,34 +433,19 @@ class ToolMonitor(SessionMonitor["_Session"]):
                         carries = cancelled or self.between.may_carry_on(
                             state, foreground.ERROR, False, self.reading(TOOL_UPDATES_AFTER_IDLE), True
                         )
-                        self.suspects[(sid, tid)] = (line, owed, cancelled, carries)
+                        self.suspects[(sid, tid)] = (line, owed, carries)
         if fs.cancel_line:
             spec = self.table(permission.SPEC)
-            for rid, (psid, about, _) in self.perms.items():
+            for rid, asked in self.facts.asking.items():
+                about = asked.tool
                 listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
-                if psid == sid and self.between.covered(listed_work):
+                if asked.permission and asked.session == sid and self.between.covered(listed_work):
                     # the cancelled work's request: the Agent stops waiting (the table's abandon)
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
                     if owes is not None:
                         self._ex[owes] += 1
                         if owes not in spec.relaxed:
                             self.owed[rid] = (sid, line, owes)
-
-    def _failed_tool(self, sid: str, tid: str, status: str, line: int, msg: Message) -> None:
-        """``model.between`` FAILED_TOOLS_FINAL: a tool call of the failed work still unfinished at
-        the idle with stop reason error, left out of a background list reported since its first
-        report."""
-        self.breach(
-            _FAILED,
-            line,
-            sid,
-            f"idle with stop reason 'error' while tool call {tid!r} of the failed work is still "
-            f"{status}: the Agent should give it a terminal status (failed when it did not "
-            "complete) before reporting the failure (it is not in the latest background list, and "
-            "it embeds no listed terminal)",
-            msg,
-            (UNLISTED_TOOL_AT_FAILED_IDLE,),
-        )
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
@@ -492,7 +457,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         for key in [k for k in self.suspects if k[0] == sid and _exempt(k[1], terms, listed)]:
             del self.suspects[key]
         for rid, (psid, _, _) in list(self.owed.items()):
-            about = self.perms[rid][1]  # owed requests are still open
+            about = self.facts.asking[rid].tool  # owed requests are still open
             if psid == sid and about is not None and _exempt(about, terms, listed):
                 del self.owed[rid]
 
@@ -504,14 +469,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
         call = subject_call(params)  # applied like a tool_call_update, as the Client does
         if call is not None:
             self._tool(sid, call, line, msg)
-        self.perms[msg["id"]] = (sid, None if call is None else call["toolCallId"], line)
 
     @on("client-response", "session/request_permission")
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
-        perm = self.perms.pop(rid, None)
+        perm = self.facts.asking.get(rid)  # (the facts drop it after this message)
         abandoned = self.owed.pop(rid, None) is not None
-        if perm is None or perm[1] is None:
+        if perm is None or perm.tool is None:
             return
         result = msg.get("result")
         outcome = result.get("outcome") if type(result) is dict else None
@@ -529,54 +493,45 @@ class ToolMonitor(SessionMonitor["_Session"]):
         self._ex[APPROVED] += 1
         if abandoned:  # an approval of cancelled work's request: the Agent treats it as none
             self._ex[ABANDONED] += 1
-        ts = self.sessions.get(perm[0])
-        rec = ts.tools.get(perm[1]) if ts is not None else None
+        psid, about = perm.session, perm.tool
+        ts = self.sessions.get(psid)
+        rec = ts.tools.get(about) if ts is not None else None
         if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
             grant = _LATE_GRANT if abandoned else 2 if rec[0] == "in_progress" else 1
             if grant == 1 and not self.between.racing_approval_used(self.reading(APPROVAL_RACING_CANCEL)):
-                fs = self.facts.sessions.get(perm[0])
+                fs = self.facts.sessions.get(psid)
                 if (
                     fs is not None
                     and fs.cancel_line
                     and fs.state in ACTIVE
                     and rec[1] == fs.interval
-                    and not _exempt(perm[1], fs.terms, fs.listed or frozenset())
+                    and not _exempt(about, fs.terms, fs.listed or frozenset())
                 ):
                     grant = _RACED_GRANT  # the cancelled work's request: not approved
             if grant == _RACED_GRANT:
                 self._ex[ABANDONED] += 1  # an approval the Agent must treat as none: judged here
-            ts.tools[perm[1]] = (rec[0], rec[1], grant)
+            ts.tools[about] = (rec[0], rec[1], grant)
 
     @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is not int and type(rid) is not str:
             return
-        self.perms.pop(rid, None)
         self.owed.pop(rid, None)
         rec = self.elicits.get(rid)
         if rec is not None:
-            self.elicit_owed.pop(rid, None)
             self._fire_elicitation(rid, rec, "withdraw", line, msg)
 
     # -- elicitations --------------------------------------------------------------------
-    @on("client-request", "initialize")
-    def _initialize(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        caps = params.get("capabilities")
-        found = caps.get("elicitation") if type(caps) is dict else None
-        if type(found) is not dict:
-            self.modes = frozenset()
-            return
-        self.modes = frozenset(m for m in em.MODES if type(found.get(m)) is dict)
-
     @on("agent-request", "elicitation/create")
     def _elicit(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         mode = params.get("mode")
         if sid is None or type(mode) is not str:
             return  # a request-scoped elicitation (outside a session) or no mode: not judged here
         self._ex[ADVERTISED] += 1
-        if self.modes is not None and not self.between.mode_advertised(mode, self.modes):
-            shown = ", ".join(sorted(self.modes)) or "none"
+        modes = self.facts.elicitation_modes
+        if modes is not None and not self.between.mode_advertised(mode, modes):
+            shown = ", ".join(sorted(modes)) or "none"
             self.breach(
                 ADVERTISED, line, sid,
                 f"elicitation {msg['id']!r} in {mode} mode, which the Client's initialize did not "
@@ -589,7 +544,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
             em.SPEC.initial,
             params.get("toolCallId"),
             params.get("elicitationId"),
-            line,
         )
 
     @on("client-response", "elicitation/create")
@@ -598,15 +552,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         rec = self.elicits.get(rid)
         if rec is None:
             return
-        self.elicit_owed.pop(rid, None)
         result = msg.get("result")
         action = result.get("action") if type(result) is dict else None
         if "error" in msg:
             action = "cancel"  # an error answer ends the request like a cancel
         trigger = action if action in _ANSWERS else "cancel"  # the schema: handle as cancel
         self._fire_elicitation(rid, rec, trigger, line, msg)
-        if trigger == "accept" and rid in self.ended:
-            self._freed(rec, line)
 
     @on("agent-notification", "elicitation/complete")
     def _complete(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -614,17 +565,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
         for rid, rec in self.elicits.items():
             if rec[4] == eid and rec[1] == "url":
                 self._fire_elicitation(rid, rec, "complete", line, msg)
-                if rid in self.ended:
-                    self._freed(rec, line)
                 return
 
-    def _abandon_elicitations(self, sid: str, upd: dict[str, Any], line: int) -> None:
+    def _abandon_elicitations(self, sid: str, listed: frozenset[Any], line: int) -> None:
         """The idle confirming a cancellation: the cancelled work's elicitations are abandoned."""
-        fs = self.facts.sessions.get(sid)
-        if fs is None or fs.state not in ACTIVE or fs.resuming or not fs.cancel_line:
-            return
-        keys = self.facts.background(upd)
-        listed = frozenset(keys) if keys is not None else (fs.listed or frozenset())
         spec = self.table(em.SPEC)
         for rid, rec in list(self.elicits.items()):
             if rec[0] != sid or rec[2] not in em.BLOCKING or ("tool_call", rec[3]) in listed:
@@ -640,11 +584,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 self._ex[owes] += 1
                 if owes not in spec.relaxed:
                     self.elicit_owed[rid] = line
-
-    def _freed(self, rec: _Elicit, line: int) -> None:
-        """A late answer or completion came for an elicitation of cancelled work about a tool call."""
-        self._ex[bw.LATE_ANSWERS_IGNORED.rule] += 1
-        self.freed[(rec[0], rec[3])] = line
 
     def _late_answer_used(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """The tool call a late answer came for goes in_progress: the answer was used."""
@@ -662,28 +601,34 @@ class ToolMonitor(SessionMonitor["_Session"]):
         )  # fmt: skip
 
     def _fire_elicitation(self, rid: Any, rec: _Elicit, trigger: str, line: int, msg: Message) -> None:
+        """An answer or withdrawal (which ends what the elicitation owes) or a completion. A late
+        answer or completion of one about a tool call, abandoned with cancelled work, is kept to
+        judge that tool call's later run (``_late_answer_used``)."""
         spec = self.table(em.SPEC)
-        state = rec[2]
+        state = after = rec[2]
         ctx = {"url": rec[1] == "url"}
         if trigger != _JUDGED:  # not reported from the wire (see the module docstring)
-            self.elicits[rid] = (*rec[:2], spec.successor(state, trigger, ctx) or state, *rec[3:])
-            return
-        self._ex[spec.rule_of(state, trigger)] += 1
-        try:
-            after = spec.fire(state, trigger, ctx)
-        except ProtocolViolation as broke:
-            self.breach(
-                broke.rule, line, rec[0],
-                f"elicitation {rid!r} ({rec[1]} mode) is {state}: the model has no {trigger!r} there "
-                f"({broke.actor} broke {broke.rule})",
-                msg,
-            )  # fmt: skip
-            return
+            self.elicit_owed.pop(rid, None)
+            after = spec.successor(state, trigger, ctx) or state
+        else:
+            self._ex[spec.rule_of(state, trigger)] += 1
+            try:
+                after = spec.fire(state, trigger, ctx)
+            except ProtocolViolation as broke:
+                self.breach(
+                    broke.rule, line, rec[0],
+                    f"elicitation {rid!r} ({rec[1]} mode) is {state}: the model has no {trigger!r} there "
+                    f"({broke.actor} broke {broke.rule})",
+                    msg,
+                )  # fmt: skip
         self.elicits[rid] = (*rec[:2], after, *rec[3:])
+        if trigger in (_JUDGED, "accept") and rid in self.ended:
+            self._ex[bw.LATE_ANSWERS_IGNORED.rule] += 1
+            self.freed[(rec[0], rec[3])] = line
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
-        for (sid, tid), (line, owed, ruled, _) in self.suspects.items():
+        for (sid, tid), (line, owed, _) in self.suspects.items():
             what = "with stop reason 'error'" if owed == _FAILED else "confirming the cancellation"
             work = "failed" if owed == _FAILED else "cancelled"
             self.eventually(
@@ -695,44 +640,59 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 "it was never listed as background work)",
                 readings=(
                     TOOL_UPDATES_AFTER_IDLE,
-                    UNLISTED_TOOL_AT_CANCELLED_IDLE if ruled else UNLISTED_TOOL_AT_FAILED_IDLE,
+                    UNLISTED_TOOL_AT_FAILED_IDLE if owed == _FAILED else UNLISTED_TOOL_AT_CANCELLED_IDLE,
                 ),
             )
-        for rid, (sid, line, rule) in self.owed.items():
-            self.eventually(
-                rule,
-                quiescent,
-                line,
-                sid,
-                f"permission request {rid!r} of the cancelled work was neither withdrawn with "
-                "$/cancel_request nor answered",
-            )
-        spec = self.table(em.SPEC)
-        for rid, line in self.elicit_owed.items():
-            rec = self.elicits[rid]
-            owes = spec.eventually.get(rec[2])
-            if owes is not None:
+        owes = self.table(em.SPEC).eventually
+        requests: list[tuple[str, str, int, str | None]]
+        requests = [(f"permission request {rid!r}", *owed) for rid, owed in self.owed.items()]
+        requests += [
+            (f"elicitation {rid!r}", self.elicits[rid][0], line, owes.get(self.elicits[rid][2]))
+            for rid, line in self.elicit_owed.items()
+        ]
+        for what, sid, line, rule in requests:
+            if rule is not None:
                 self.eventually(
-                    owes, quiescent, line, rec[0],
-                    f"elicitation {rid!r} of the cancelled work was neither withdrawn with "
-                    "$/cancel_request nor answered",
+                    rule, quiescent, line, sid,
+                    f"{what} of the cancelled work was neither withdrawn with $/cancel_request nor answered",
                 )  # fmt: skip
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
         return (
             self._keys_in_interval(),
-            frozenset((rid, p[0], p[1]) for rid, p in self.perms.items()),
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
             frozenset((key, *rest) for key, (_, *rest) in self.suspects.items()),
             (
-                frozenset((rid, rec[:5]) for rid, rec in self.elicits.items()),
-                self.modes,
+                frozenset(self.elicits.items()),
                 frozenset(self.elicit_owed),
                 self.ended,
                 frozenset(self.freed),
             ),
         )
+
+
+def _unfinished(fs: SessionFacts, tid: str, status: str, exempt: bool, ruled: bool, error: bool) -> str:
+    """The finding of a tool call of the failed (``model.between`` FAILED_TOOLS_FINAL) or cancelled
+    (CANCELLED_TOOLS_FINAL) work still unfinished at the idle that ends it."""
+    if error:
+        return (
+            f"idle with stop reason 'error' while tool call {tid!r} of the failed work is still "
+            f"{status}: the Agent should give it a terminal status (failed when it did not "
+            "complete) before reporting the failure (it is not in the latest background list, and "
+            "it embeds no listed terminal)"
+        )
+    why = (
+        "the cancel covers the listed background work too"
+        if exempt
+        else "it is not in the latest background list, and it embeds no listed terminal"
+        if ruled
+        else "no background list has named it since its first report, and it embeds no listed terminal"
+    )
+    return (
+        f"idle confirming the cancellation received at line {fs.cancel_line} while tool call {tid!r} "
+        f"of the cancelled work is still {status}: the Agent owed it a final status before this idle ({why})"
+    )
 
 
 def _exempt(tid: str, terms: Mapping[str, frozenset[str]], listed: frozenset[Any]) -> bool:

@@ -39,7 +39,7 @@ from typing import Any
 from properties.readings import BY_NAME, READINGS, ReadingError, non_default
 from properties.variants import Variant
 from simulator.explore import run as explore_run
-from simulator.explore.progress import NULL, Progress
+from simulator.progress import NULL, Progress
 from simulator.workers import Workers
 
 Choice = tuple[tuple[str, str], ...]

@@ -27,6 +27,7 @@ from typing import Any
 from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
 from properties.seeded import SEEDED, Seeded
+from simulator.peers import config
 from simulator.peers.config import DEFAULT, FOCUSED, MUTANT_STEPS, MUTANT_WALKS, Config, seeded_config
 from simulator.peers.scenarios import SCENARIOS, Scenario
 from simulator.peers.schedulers import Run, random_walk, scripted
@@ -60,15 +61,13 @@ def of(s: Seeded) -> Mutant:
 MUTANTS: tuple[Mutant, ...] = tuple(map(of, SEEDED))
 """Every seeded bug of the registry (``properties.seeded``), in its order."""
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
-BY_RULE: dict[str, Mutant] = {m.intended_rule: m for m in MUTANTS}
-"""The seeded bug written to break each rule that has one (one mutant per rule)."""
 
 
 def breaking(rule: str) -> Mutant | None:
-    """The seeded bug whose faulty peer breaks ``rule``, or None when no mutant breaks it: the
-    behaviours a variant that drops the rule adds to the simulated peers (``--drop``) and the
-    breaking behaviours the decidability search explores."""
-    return BY_RULE.get(rule)
+    """The mutant of the seeded bug whose faulty peer breaks ``rule``
+    (``simulator.peers.config.breaking``), or None when no seeded bug breaks it."""
+    s = config.breaking(rule)
+    return None if s is None else BY_NAME[s.name]
 
 
 def standing_for(rule: str) -> tuple[Mutant | None, frozenset[str]]:
@@ -84,11 +83,6 @@ def standing_for(rule: str) -> tuple[Mutant | None, frozenset[str]]:
             mate = next((m for r in group if (m := breaking(r)) is not None), None)
             return mate, frozenset(group)
     return None, frozenset({rule})
-
-
-WALKS = MUTANT_WALKS
-"""Seeded random walks per mutant (seeds 0..WALKS-1), on top of every scenario."""
-STEPS = MUTANT_STEPS
 
 
 @dataclass
@@ -152,8 +146,9 @@ def sample(
         yield f"seed {n}", wcfg, partial(random_walk, n, steps, wcfg, faults, monitors())
 
 
-def judge(mutant: Mutant | None, walks: int = WALKS, steps: int = STEPS) -> Verdict:
-    """Run a mutant (or, with None, the unmodified simulator) through scenarios and walks."""
+def judge(mutant: Mutant | None, walks: int = MUTANT_WALKS, steps: int = MUTANT_STEPS) -> Verdict:
+    """Run a mutant (or, with None, the unmodified simulator) through every scenario and the seeded
+    random walks 0..walks-1."""
     fault = mutant.switched_on if mutant else frozenset()
     cfg = mutant.cfg if mutant else DEFAULT
     verdict = Verdict(mutant)

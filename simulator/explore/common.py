@@ -208,12 +208,15 @@ def make_counterexample(
     cfg: Config,
     faults: frozenset[str],
     *,
+    mode: str,
+    found_by: str,
+    original_length: int,
+    hits: int,
     fallback: Breach | None = None,
-    **fields: Any,
 ) -> Counterexample:
     """Replay ``events`` exactly (recording the transcript) and describe the breach of ``rule``
     as that replay shows it (``fallback`` when the replay does not break it, which a test
-    forbids); ``fields``: the rest of the ``Counterexample`` (``mode``, ``found_by`` ...)."""
+    forbids); the other fields are the ``Counterexample``'s."""
     run = replay(events, cfg, faults, skip_disabled=False, settle=False)
     breach = next((b for b in run.breaches if b.rule == rule), fallback)
     return Counterexample(
@@ -225,5 +228,8 @@ def make_counterexample(
         faults=faults,
         transcript=list(run.world.transcript),
         breaks_at=run.at.get(rule),
-        **fields,
+        mode=mode,
+        found_by=found_by,
+        original_length=original_length,
+        hits=hits,
     )

@@ -31,7 +31,7 @@ from model.core import MachineSpec
 from model.registry import BY_NAME
 from properties.variants import Variant
 from simulator.explore import run as explore_run
-from simulator.explore.progress import NULL, Progress
+from simulator.progress import NULL, Progress
 from simulator.workers import Workers
 
 KINDS = ("finding", "liveness", "client-view", "set-aside", "behaviours", "cycles", "state", "row")
@@ -181,7 +181,7 @@ def unexercised(base: dict[str, Any], var: dict[str, Any], variant: Variant) -> 
     """The variant's changes these runs never exercised (see the module docstring): each with
     ``change`` (add_row, remove_row, drop), ``rule`` (a dropped rule, else None), ``row`` (the
     row changed, else None), ``modes`` (the runs' modes that did not exercise it) and ``detail``."""
-    from simulator.analysis.mutants import breaking
+    from simulator.peers.config import breaking
 
     out: list[dict[str, Any]] = []
     for kind, report, changes, who, tables in (

@@ -76,12 +76,12 @@ from simulator.explore.common import (
     step_checked,
 )
 from simulator.explore.coverage import Row, recording
-from simulator.explore.progress import NULL, Progress
 from simulator.explore.shrink import shrink
 from simulator.peers.agent import Agent
 from simulator.peers.client import PERMISSION_FEATURE
 from simulator.peers.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
 from simulator.peers.world import Event, World
+from simulator.progress import NULL, Progress
 
 _NAMES = {
     ("client", "prompt"): "send_prompt",

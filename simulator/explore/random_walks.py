@@ -38,11 +38,11 @@ from simulator.explore.common import (
     step_checked,
 )
 from simulator.explore.coverage import Row, recording
-from simulator.explore.progress import NULL, Progress
 from simulator.explore.shrink import shrink
 from simulator.peers.config import EXPLORE_STEPS, EXPLORE_WALKS, Config
 from simulator.peers.schedulers import next_event
 from simulator.peers.world import Event, World, event_counts
+from simulator.progress import NULL, Progress
 
 
 def walk_seed(base: int, index: int) -> int:

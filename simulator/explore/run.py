@@ -17,7 +17,7 @@ Counterexamples of every mode are written by ``simulator.explore.report`` to the
 (the caller checked the paths before the run, but a disk can fill up) does not lose the run:
 the report says which file could not be written (``write_errors``) and is still returned.
 
-Long phases report to a ``simulator.explore.progress.Progress`` (the exhaustive slices, hypothesis
+Long phases report to a ``simulator.progress.Progress`` (the exhaustive slices, hypothesis
 rounds, random walks, shrinking, writing the graph).
 
 Under a variant (``Options.variant``, ``properties.variants``) every run has it in its ``Config``,
@@ -48,7 +48,6 @@ from simulator.explore import hypothesis_runs as explore_hypothesis
 from simulator.explore import random_walks as explore_random
 from simulator.explore.common import Counterexample, keep_shortest, monitor_rules
 from simulator.explore.coverage import machine_coverage, rule_coverage
-from simulator.explore.progress import NULL, Progress
 from simulator.explore.report import (
     FAIRNESS,
     LIVENESS,
@@ -60,14 +59,15 @@ from simulator.explore.report import (
 )
 from simulator.explore.variant_runs import behaviours, notes
 from simulator.peers.config import (
-    DEFAULT,
     EXPLORE_EXAMPLES,
     EXPLORE_STEPS,
     EXPLORE_WALKS,
     FEATURES,
     SMALL,
     Config,
+    faults_config,
 )
+from simulator.progress import NULL, Progress
 from simulator.workers import TaskProgress, Workers, peak_rss
 
 Coverage = tuple[Counter[Any], Counter[str]]
@@ -129,15 +129,9 @@ def exhaustive_slices(opts: Options) -> list[explore_bfs.Slice]:
 
 
 def random_config(opts: Options) -> Config:
-    """``DEFAULT`` with the bound changes; a seeded bug registered in ``simulator.analysis.mutants`` with
-    bounds of its own (e.g. two terminals) brings those instead of ``DEFAULT``."""
-    base = DEFAULT
-    if opts.faults:
-        from simulator.analysis.mutants import BY_NAME
-
-        own = {m.cfg for m in BY_NAME.values() if m.switched_on <= opts.faults} - {DEFAULT}
-        if len(own) == 1:
-            base = own.pop()
+    """``DEFAULT`` with the bound changes; a seeded bug with bounds of its own (e.g. two terminals)
+    brings those instead of ``DEFAULT`` (``simulator.peers.config.faults_config``)."""
+    base = faults_config(opts.faults)
     cfg = base.with_(**opts.bounds) if opts.bounds else base
     if opts.readings or opts.variant is not None:
         cfg = cfg.with_(readings=opts.readings, variant=opts.variant)

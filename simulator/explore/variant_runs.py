@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 A variant (``properties.variants``) drops rules and changes table rows. For the simulated peers:
 
-- a dropped rule with a seeded bug that breaks it (``simulator.analysis.mutants.breaking``): the variant's
+- a dropped rule with a seeded bug that breaks it (``simulator.peers.config.breaking``): the variant's
   peers may also behave like that bug. An exploration under the variant is the union of the
   spec's behaviours and the behaviours with the faults of every dropped rule's bug switched on
   together (``behaviours``): the exhaustive search explores each slice once per behaviour set;
@@ -35,7 +35,7 @@ from model.between import DECLARATIONS, rules_stated
 from model.registry import BY_NAME
 from properties.engine import MonitorSet
 from properties.variants import Variant
-from simulator.analysis.mutants import breaking
+from simulator.peers.config import breaking
 
 AGENT_MACHINES = (
     "foreground",
@@ -58,7 +58,7 @@ def added_faults(variant: Variant | None) -> frozenset[str]:
     """The faults of the seeded bugs that break the variant's dropped rules (switched on
     together for the variant's extra behaviours)."""
     bugs = [breaking(rule) for rule in variant.drop] if variant is not None else []
-    return frozenset[str]().union(*(bug.switched_on for bug in bugs if bug is not None))
+    return frozenset[str]().union(*(bug.faults for bug in bugs if bug is not None))
 
 
 def behaviours(variant: Variant | None, faults: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
@@ -85,10 +85,10 @@ def notes(variant: Variant | None) -> list[str]:
                 "(no seeded bug breaks it): the peers gain nothing; the checker sets its findings aside"
             )
         else:
-            faults = ", ".join(sorted(mutant.switched_on))
+            faults = ", ".join(sorted(mutant.faults))
             out.append(
                 f"{rule}: the simulated {mutant.side} may also behave like seeded bug {mutant.name}, "
-                f"which {mutant.description} (faults: {faults}); the checker sets its findings aside"
+                f"which {mutant.does} (faults: {faults}); the checker sets its findings aside"
             )
     cells: dict[str, list[str]] = {}
     for rule, machine, state, trigger, effect in variant.relaxed_cells():

@@ -165,7 +165,8 @@ class Client:
     unanswered: list[int] = field(init=False, default_factory=list)  # prompts without a response yet
     cancels: int = field(init=False, default=0)
     cancel_requests: int = field(init=False, default=0)
-    perms: list[str] = field(init=False, default_factory=list)  # permission requests awaiting an answer
+    perms: tuple[tuple[str, str], ...] = field(init=False, default=())
+    """Permission requests awaiting its answer: (request id, pending or withdrawn by the Agent)."""
     elicits: tuple[tuple[str, str, str], ...] = field(init=False, default=())
     """Elicitations awaiting its answer: (request id, mode, pending / held / withdrawn); held:
     of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
@@ -180,7 +181,6 @@ class Client:
     reattaches: int = field(init=False, default=0)  # session/resume sent while the session was open
     session: str = field(init=False)  # a state of the session table
     marks: tuple[str, ...] = field(init=False, default=())  # breach markers: rules a fault's messages broke
-    withdrawn: tuple[str, ...] = field(init=False, default=())  # permission requests the Agent withdrew
     asked: int | None = field(init=False, default=None)  # its latest close's or resume's id, until answered
     extra_resumes: tuple[int, ...] = field(init=False, default=())
     """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
@@ -200,7 +200,6 @@ class Client:
             setattr(new, name, getattr(self, name))
         new.view = view
         new.unanswered = list(self.unanswered)
-        new.perms = list(self.perms)
         return new
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -233,8 +232,8 @@ class Client:
                 # any prompt it has no answer for yet (the answer may be in flight)
                 for prompt_rid in self.unanswered:
                     ev.append(("client", "cancel_request", prompt_rid))
-        for rid in self.perms:
-            for trigger, _ in self.tables["permission"].moves(self._perm_state(rid), "client"):
+        for rid, status in self.perms:
+            for trigger, _ in self.tables["permission"].moves(status, "client"):
                 for name in PERMISSION_EVENTS.get(trigger, ()):
                     if name not in PERMISSION_FEATURE or PERMISSION_FEATURE[name] in cfg.features:
                         ev.append(("client", name, rid))
@@ -257,9 +256,6 @@ class Client:
         if self.session == sm.OPEN:  # a resume of a session still open: attaching again
             return self.reattaches < cfg.reattaches
         return self.resumes < cfg.resumes
-
-    def _perm_state(self, rid: Any) -> str:
-        return pm.WITHDRAWN if rid in self.withdrawn else pm.PENDING
 
     def _deviating(self, name: str) -> tuple[Offer, ...]:
         """The deviations that offer event ``name`` from the Client's session state."""
@@ -305,20 +301,24 @@ class Client:
             return [wire.prompt(rid, MAIN, content)]
         if name == "cancel":
             self.cancels += 1
-            self.elicits = tuple((r, m, "held" if st == "pending" else st) for r, m, st in self.elicits)
+            self._hold()
             return [wire.cancel(MAIN)]
-        if name.startswith("elicit_"):
-            return self._answer_elicitation(name.removeprefix("elicit_"), arg)
+        if name.startswith("elicit_"):  # accept, decline or cancel: the elicitation table's row
+            action = name.removeprefix("elicit_")
+            _, mode, status = next(e for e in self.elicits if e[0] == arg)  # withdrawn: still answered
+            self.tables["elicitation"].fire(status, action, {"url": mode == "url"})
+            self.elicits = tuple(e for e in self.elicits if e[0] != arg)  # answered once
+            return [wire.elicitation_answer(arg, action)]
         if name == "cancel_request":
             self.cancel_requests += 1
             return [wire.cancel_request(arg)]
         trigger = TRIGGER_OF.get(name)
         if trigger is None:
             raise ValueError(f"unknown client event {name!r}")
-        if name in ("allow", "deny", "dismiss", "fail_answer"):
-            self.tables["permission"].fire(self._perm_state(arg), trigger)
-            self.perms.remove(arg)  # answered once: no longer the Client's to answer
-            self.withdrawn = tuple(r for r in self.withdrawn if r != arg)
+        if trigger in PERMISSION_EVENTS:
+            at = next(i for i, (rid, _) in enumerate(self.perms) if rid == arg)
+            self.tables["permission"].fire(self.perms[at][1], trigger)
+            self.perms = self.perms[:at] + self.perms[at + 1 :]  # answered once: no longer its to answer
             if name == "dismiss":
                 return [wire.permission_cancelled(arg)]
             if name == "fail_answer":
@@ -339,31 +339,25 @@ class Client:
             return [wire.resume(rid, MAIN, bool(arg))]
         return [wire.resume(self._asked(), MAIN, bool(arg))]
 
-    def _answer_elicitation(self, action: str, rid: str) -> list[Msg]:
-        """Accept, decline or cancel an elicitation: the elicitation table's client row (the
-        Client knows the mode; a withdrawn one is still answered)."""
-        _, mode, status = next(e for e in self.elicits if e[0] == rid)
-        self.tables["elicitation"].fire(status, action, {"url": mode == "url"})
-        self.elicits = tuple(e for e in self.elicits if e[0] != rid)  # answered once
-        return [wire.elicitation_answer(rid, action)]
+    def _hold(self) -> None:
+        """Hold the pending elicitations: the work they belong to is cancelled."""
+        self.elicits = tuple((r, m, "held" if st == em.PENDING else st) for r, m, st in self.elicits)
 
     def receive(self, msg: Msg) -> None:
         method = msg.get("method")
         if method == "elicitation/create":
             self.elicits = (*self.elicits, (msg["id"], msg["params"].get("mode"), em.PENDING))
         elif method == "session/request_permission":
-            self.perms.append(msg["id"])
-        elif method == "$/cancel_request" and self.follows:  # the Agent withdrew a request
+            self.perms = (*self.perms, (msg["id"], pm.PENDING))
+        elif method == "$/cancel_request":  # the Agent withdrew a request
             params = msg.get("params")
             rid = params.get("requestId") if isinstance(params, dict) else None
-            if rid in self.perms and rid not in self.withdrawn:
-                self.withdrawn = (*self.withdrawn, rid)
-        if self.elicits and method == "session/update" and _cancelled_idle(msg):
-            # the work the pending elicitations belong to ended cancelled: hold them too
-            self.elicits = tuple((r, m, "held" if st == "pending" else st) for r, m, st in self.elicits)
-        if method == "$/cancel_request" and self.elicits:  # an elicitation withdrawn: still answered
-            rid = msg.get("params", {}).get("requestId")
-            self.elicits = tuple((r, m, em.WITHDRAWN if r == rid else st) for r, m, st in self.elicits)
+            if self.follows:
+                self.perms = tuple((r, pm.WITHDRAWN if r == rid else st) for r, st in self.perms)
+            if self.elicits:  # an elicitation withdrawn: still answered
+                self.elicits = tuple((r, m, em.WITHDRAWN if r == rid else st) for r, m, st in self.elicits)
+        elif self.elicits and method == "session/update" and _cancelled_idle(msg):
+            self._hold()  # the work the pending elicitations belong to ended cancelled
         elif method is None:
             rid = msg.get("id")
             if rid in self.unanswered:

@@ -16,7 +16,7 @@ from typing import Any
 
 from model.elicitation import MODES as ELICITATION_MODES
 from properties.readings import DEFAULTS, non_default, resolve
-from properties.seeded import Seeded
+from properties.seeded import SEEDED, Seeded
 from properties.variants import Variant
 
 OFF_BY_DEFAULT: tuple[str, ...] = (
@@ -272,6 +272,20 @@ def seeded_config(s: Seeded) -> Config:
     w = s.walks
     features = w.features if w.features is not None else (FOCUSED.features - w.without) | w.plus
     return FOCUSED.with_(features=features, **dict(w.bounds))
+
+
+def breaking(rule: str) -> Seeded | None:
+    """The seeded bug whose faulty peer breaks ``rule`` (one per rule), or None when none does:
+    the behaviours a variant that drops the rule adds to the simulated peers (``--drop``) and the
+    breaking behaviours the decidability search explores."""
+    return next((s for s in SEEDED if s.rule == rule), None)
+
+
+def faults_config(faults: frozenset[str]) -> Config:
+    """``DEFAULT``, or the bounds of their own (e.g. two terminals) of the seeded bugs whose faults
+    are all in ``faults``, when those bugs have one such bound between them."""
+    own = {seeded_config(s) for s in SEEDED if frozenset(s.faults) <= faults} - {DEFAULT}
+    return own.pop() if len(own) == 1 else DEFAULT
 
 
 MUTANT_STEPS = 60

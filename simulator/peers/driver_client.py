@@ -84,7 +84,7 @@ class DriverClient:
         out: list[Choice] = [["wait"]]
         if self.sid is None:
             return out
-        perms = self.client.perms
+        perms = [rid for rid, _ in self.client.perms]
         for _, name, arg in self.client.enabled():
             if name in ANSWERS:
                 out.append([name, perms.index(arg)])
@@ -111,7 +111,7 @@ class DriverClient:
             self.notified += 1
             return [wire.notification(EXTENSION_METHOD, {"sessionId": self.sid, "n": self.notified})]
         if name in ANSWERS:  # the option of the right kind among those the Agent offered
-            rid = self.client.perms[choice[1]]
+            rid = self.client.perms[choice[1]][0]
             options = self.options.pop(rid, [])
             msgs = self.client.do(name, rid)
             if name != "dismiss":
@@ -149,7 +149,7 @@ class DriverClient:
             params = msg.get("params")
             options = params.get("options") if isinstance(params, dict) else None
             self.options[msg["id"]] = options if isinstance(options, list) else []
-            if msg["id"] in self.client.perms:  # a reused id: answer it once
+            if msg["id"] in [rid for rid, _ in self.client.perms]:  # a reused id: answer it once
                 return
         with contextlib.suppress(KeyError, TypeError, ValueError):
             self.client.receive(msg)
@@ -178,7 +178,7 @@ class Chooser:
 
     def choose(self, client: DriverClient, enabled: list[Choice]) -> Choice:
         rng = self.rng
-        perms = client.client.perms
+        perms = [rid for rid, _ in client.client.perms]
         for rid in perms:
             if self.holds and rid not in self.seen:
                 self.held.add(rid)

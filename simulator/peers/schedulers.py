@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from simulator.explore.progress import NULL, Progress
 from simulator.peers.config import DEFAULT, Config
 from simulator.peers.world import Event, World
+from simulator.progress import NULL, Progress
 
 RARE = frozenset(
     {

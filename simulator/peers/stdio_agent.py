@@ -187,13 +187,10 @@ class StdioAgent:
         asks for a pause never changes which moves the Agent chooses."""
         self.mode = mode
         self.faults = faults
-        self.cfg = mode.config(cfg if cfg is not None else agent_config(faults))
-        self.agent = Agent(self.cfg, faults)
-        """The model of the first session (made at once; later sessions get their own)."""
-        self.elicit_modes: tuple[str, ...] = ()
-        """The elicitation modes the Client's initialize advertised (none before it), where the
-        feature ``elicitation`` lets the Agents elicit at all."""
-        self.agent.elicit_modes = self.elicit_modes
+        self.agent = Agent(mode.config(cfg if cfg is not None else agent_config(faults)), faults)
+        """The model of the first session (made at once; later sessions get their own, with its
+        bounds and the elicitation modes the Client's initialize advertised: none before it)."""
+        self.agent.elicit_modes = ()
         self.prune = any(spec.removed for spec in self.agent.specs.values())
         """The variant removed rows: moves that need one are not made (``world.allowed``)."""
         self.pace = pace
@@ -289,16 +286,16 @@ class StdioAgent:
         caps = params.get("capabilities")
         meta = caps.get("_meta") if type(caps) is dict else None
         custom = type(meta) is dict and meta.get("customStates")
-        if not custom:  # custom states not advertised
-            self.cfg = self.cfg.with_(features=self.cfg.features - {"future"})
         found = caps.get("elicitation") if type(caps) is dict else None
         advertised = tuple(m for m in ELICITATION_MODES if type(found) is dict and type(found.get(m)) is dict)
-        self.elicit_modes = advertised if "elicitation" in self.cfg.features else ()
+        modes = advertised if "elicitation" in self.agent.cfg.features else ()
         for agent in [self.agent, *(s.agent for s in self.sessions.values())]:
-            if not custom:  # the config and the foreground table's context agree
+            if (
+                not custom
+            ):  # custom states not advertised: the config and the foreground table's context agree
                 agent.cfg = agent.cfg.with_(features=agent.cfg.features - {"future"})
                 agent.fg_ctx = {"custom_states": False}
-            agent.elicit_modes = self.elicit_modes
+            agent.elicit_modes = modes
 
     def _new(self, cwd: str) -> str:
         """Create the next session; its ID."""
@@ -307,8 +304,8 @@ class StdioAgent:
             agent = self.agent
         else:
             sid, child = f"sess_{2 * n - 1}", f"sess_{2 * n}"
-            agent = Agent(self.cfg, self.faults, sid=sid, child=child, requests=f"perm_{sid}_")
-            agent.elicit_modes = self.elicit_modes
+            agent = Agent(self.agent.cfg, self.faults, sid=sid, child=child, requests=f"perm_{sid}_")
+            agent.elicit_modes = self.agent.elicit_modes
         agent.contents = {}  # its user messages echo the prompts' content
         self.sessions[agent.sid] = Session(cwd, agent)
         return agent.sid
