@@ -3,7 +3,7 @@
 Owns: the mapping from an Agent's ``session/update`` to ``(machine, entity key, trigger,
 context)`` for the per-entity machines whose steps show on the wire (tool calls, compactions,
 terminals, background items), and ``Seen``, what the wire has shown of one session's observed
-entities (each entity's state, the resume handshake under way). Each trigger is chosen by the
+entities (each entity's state, the last concrete ``background`` list, the resume handshake under way). Each trigger is chosen by the
 machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``, ``model.compaction.trigger_for``,
 ``model.terminal.triggers_for``, ``model.background``), so what a status means is stated once,
 in ``model/``; the table monitor (``properties.monitors.tables``) fires the tables with these
@@ -110,7 +110,7 @@ SESSION_KEY = ""
 class Seen(Record):
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "refused", "states")
+    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "listed", "refused", "states")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
@@ -123,6 +123,9 @@ class Seen(Record):
         """(machine name, entity key) of the entities a move of which the table refused: their
         state is no longer what the wire shows, so what they would still owe is not judged (it
         would be a consequence of the breach already reported)."""
+        self.listed: frozenset[tuple[str, str]] = frozenset()
+        """The items of the last concrete background list, as (type, ID). (The shared facts keep
+        it too, but the table monitor is dispatched after them: there it is already the new list.)"""
         self.handshake: tuple[Any, str, bool] | None = None
         """(request ID, session state before it, whether it asked for a history replay) of the
         session/resume being answered."""
@@ -144,6 +147,7 @@ class Seen(Record):
     def key(self) -> Any:
         return (
             frozenset(self.states.items()),
+            self.listed,
             self.handshake,
             self.fresh,
             self.idle_snapshot,
@@ -151,10 +155,7 @@ class Seen(Record):
         )
 
 
-Shown = tuple[Mapping[str, str], frozenset[Key]]
-"""What an observer reads beside the session's ``Seen``: the readings in force, and the items of
-the session's latest concrete background list before the update (``properties.monitors.facts``)."""
-Observer = Callable[[dict[str, Any], Seen, Shown], Iterator[Observation]]
+Observer = Callable[[dict[str, Any], Seen, Mapping[str, str]], Iterator[Observation]]
 Waiting = Callable[[], bool] | None
 
 
@@ -163,20 +164,20 @@ def item_key(kind: str, ident: str) -> str:
     return f"{kind} {ident}"
 
 
-def _item(kind: str, ident: str, seen: Seen, listed: frozenset[Key], finished: bool) -> Iterator[Observation]:
+def _item(kind: str, ident: str, seen: Seen, finished: bool) -> Iterator[Observation]:
     key = item_key(kind, ident)
     state = seen.state_of(background.SPEC, key)
     if state == background.UNANNOUNCED:
         yield background.SPEC, key, "announce", _NO_CTX
         state = background.ANNOUNCED
-        if (kind, ident) in listed:  # listed too early (BG-10 there): listed from now on
+        if (kind, ident) in seen.listed:  # listed too early (BG-10 there): listed from now on
             yield background.SPEC, key, "list", {"child": kind == "subagent"}
             state = background.LISTED
     if finished and state in (background.ANNOUNCED, background.LISTED):
         yield background.SPEC, key, "finalize", _NO_CTX
 
 
-def _tool_call(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observation]:
+def _tool_call(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     tid = upd.get("toolCallId")
     if type(tid) is not str:
         return
@@ -186,21 +187,21 @@ def _tool_call(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observ
     if trigger is not None and (status != current or trigger == "custom_status"):
         if current not in toolcall.FINAL or status not in toolcall.FINAL:
             yield toolcall.SPEC, tid, trigger, _NO_CTX
-        elif shown[0].get(toolcall.FINAL_CHANGE) == "final-is-final":
+        elif readings.get(toolcall.FINAL_CHANGE) == "final-is-final":
             yield toolcall.SPEC, tid, trigger, {toolcall.FINAL_CHANGE: "final-is-final"}
         # else (reopen-only): a corrected outcome, no move (the call stays final)
     if "content" in upd:
         yield toolcall.SPEC, tid, "replace_content", _NO_CTX
-    yield from _item("tool_call", tid, seen, shown[1], trigger is not None and status in toolcall.FINAL)
+    yield from _item("tool_call", tid, seen, trigger is not None and status in toolcall.FINAL)
 
 
-def _tool_call_chunk(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observation]:
+def _tool_call_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     tid = upd.get("toolCallId")
     if type(tid) is str:
         yield toolcall.SPEC, tid, "append_content", _NO_CTX
 
 
-def _terminal(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observation]:
+def _terminal(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     ident = upd.get("terminalId")
     if type(ident) is str:
         exited = upd.get("exitStatus") is not None
@@ -208,30 +209,30 @@ def _terminal(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observa
         state = seen.state_of(terminal.SPEC, ident)
         for trigger in terminal.triggers_for(known, state, "exitStatus" in upd, exited):
             yield terminal.SPEC, ident, trigger, _NO_CTX
-        yield from _item("terminal", ident, seen, shown[1], exited)
+        yield from _item("terminal", ident, seen, exited)
 
 
-def _terminal_chunk(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observation]:
+def _terminal_chunk(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     """Output of a terminal not seen yet creates it live."""
     ident = upd.get("terminalId")
     if type(ident) is str and (terminal.SPEC.name, ident) not in seen.states:
         yield terminal.SPEC, ident, "start", _NO_CTX
 
 
-def _subagent(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observation]:
+def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     child = upd.get("sessionId")
     if type(child) is str:
-        yield from _item("subagent", child, seen, shown[1], False)
+        yield from _item("subagent", child, seen, False)
 
 
-def _snapshot(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observation]:
+def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     if seen.handshake is not None:
         seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
         yield session.SPEC, SESSION_KEY, "snapshot", _NO_CTX
     keys = background_keys(upd.get("background"))
     if keys is None:
         return
-    readings, prev = shown
+    prev = seen.listed
     cur = frozenset(keys)
     if cur == prev and len(keys) == len(cur):
         return
@@ -257,6 +258,7 @@ def _snapshot(upd: dict[str, Any], seen: Seen, shown: Shown) -> Iterator[Observa
             yield spec, key, "adopt", {"becomes_foreground": may, background.WAITED_ON: reading}
         else:
             yield spec, key, "unlist", _NO_CTX
+    seen.listed = cur
 
 
 def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observation]:
@@ -294,8 +296,8 @@ UPDATES: dict[str, Observer] = {
     "terminal_output_chunk": _terminal_chunk,
     "subagent_update": _subagent,
     "state_update": _snapshot,
-    "compaction_update": lambda upd, seen, shown: _compaction(upd, seen),
-    "compaction_summary_chunk": lambda upd, seen, shown: _compaction_chunk(upd, seen),
+    "compaction_update": lambda upd, seen, readings: _compaction(upd, seen),
+    "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd, seen),
 }
 """``sessionUpdate`` variant -> its observations, in the order they apply."""
 
@@ -379,7 +381,9 @@ def _entity_step(found: tuple[str, str, str | None], upd: Mapping[str, Any]) -> 
     return f"{kind} {ident}", entity.upsert_trigger(upd[content])
 
 
-def observe(upd: dict[str, Any], seen: Seen, shown: Shown, waiting: Waiting = None) -> list[Observation]:
+def observe(
+    upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], waiting: Waiting = None
+) -> list[Observation]:
     """The observations an Agent update makes, given what the session has shown so far (read
     before any of them is fired) and, inside a resume handshake, ``waiting``: whether a prompt
     of the session awaits its answer (asked only when it matters)."""
@@ -387,14 +391,14 @@ def observe(upd: dict[str, Any], seen: Seen, shown: Shown, waiting: Waiting = No
     if type(variant) is not str:
         return []
     found = UPDATES.get(variant)
-    out = [] if found is None else list(found(upd, seen, shown))
+    out = [] if found is None else list(found(upd, seen, readings))
     found_entity = _ENTITIES.get(variant)
     if found_entity is None:  # (a snapshot, a tool call: no entity's update)
         return out
     step = _entity_step(found_entity, upd)
     if step is not None:
         if seen.handshake is not None:
-            replayed = _replayed(*step, seen, shown[0], waiting)
+            replayed = _replayed(*step, seen, readings, waiting)
             if replayed is not None:
                 out.append((session.SPEC, SESSION_KEY, "replay", replayed))
         out.append((entity.SPEC, step[0], step[1], _NO_CTX))

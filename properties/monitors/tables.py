@@ -53,7 +53,6 @@ from properties.observe import (
     TOOL_CALL_UPDATE,
     UNOBSERVED,
     VARIANTS,
-    Key,
     Observation,
     Seen,
     observe,
@@ -63,7 +62,6 @@ from properties.observe import (
 from properties.readings import BY_NAME
 
 _NONE: Mapping[str, frozenset[str]] = {}
-_UNLISTED: frozenset[Key] = frozenset()
 _UNREPORTED = SessionFacts()
 """The facts of a session no update or request showed yet (never changed)."""
 T = TypeVar("T")
@@ -209,7 +207,7 @@ class TableMonitor(SessionMonitor[Seen]):
         seen = self.sessions.get(sid) or self._session(sid)
         fs = self.facts.sessions.get(sid) or _UNREPORTED
         waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
-        found = observe(upd, seen, (self._owner.readings, fs.listed or _UNLISTED), waiting)
+        found = observe(upd, seen, self._owner.readings, waiting)
         if found:
             replaying = variant not in SNAPSHOTS and fs.resuming > 0  # (Facts.replaying)
             self._fire(sid, seen, found, line, msg, replaying)
