@@ -4,9 +4,9 @@ Owns: the mapping from an Agent's ``session/update`` to ``(machine, entity key, 
 context)`` for the per-entity machines whose steps show on the wire (tool calls, compactions,
 terminals, background items), and ``Seen``, what the wire has shown of one session's observed
 entities (each entity's state, the last concrete ``background`` list, the resume handshake under
-way). Each trigger is chosen by the machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``, ``model.compaction.trigger_for``,
-``model.terminal.triggers_for``, ``model.background``), so what a status means is stated once,
-in ``model/``; the table monitor (``properties.monitors.tables``) fires the tables with these
+way). Each trigger is chosen by the machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``,
+``model.compaction.trigger_for``, ``model.terminal.triggers_for``, ``model.background``), so what
+a status means is stated once, in ``model/``; the table monitor (``properties.monitors.tables``) fires the tables with these
 observations, and a forbidden cell is the finding.
 
 Tool calls: a reported status fires its trigger (``model.toolcall.STATUS_TRIGGER``); a move
