@@ -6,8 +6,8 @@ terminals, background items), and ``Seen``, what the wire has shown of one sessi
 entities (each entity's state, the last concrete ``background`` list, the resume handshake under
 way). Each trigger is chosen by the machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``,
 ``model.compaction.trigger_for``, ``model.terminal.triggers_for``, ``model.background``), so what
-a status means is stated once, in ``model/``; the table monitor (``properties.monitors.tables``) fires the tables with these
-observations, and a forbidden cell is the finding.
+a status means is stated once, in ``model/``; the table monitor (``properties.monitors.tables``)
+fires the tables with these observations, and a forbidden cell is the finding.
 
 Tool calls: a reported status fires its trigger (``model.toolcall.STATUS_TRIGGER``); a move
 from one final status to another is fired only under the reading
