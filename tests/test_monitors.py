@@ -507,6 +507,11 @@ VIOLATIONS: list[Case] = [
         ],
         [("TOOL-04", 11)],
     ),
+    Case(  # a content chunk named it before the window, but no status did: first reported in it
+        "TOOL-04 by a tool call a chunk named before the resume window",
+        read("mon_resume_window_chunk.ndjson"),
+        [("FG-05", 5), ("TOOL-04", 9)],
+    ),
     Case("FG-05 never idle", [prompt(1), state("running"), user("u1"), answer(1, "u1")], [("FG-05", 2)]),
     Case(
         "CANCEL-11 never idle after cancel",
@@ -1542,3 +1547,25 @@ def test_an_error_idle_without_failure_details_is_a_suspicion() -> None:
         found(run([*turn()[:-1], state("idle", stop="error", error={"code": 1, "message": "x"})]), "suspect")
         == []
     )
+
+
+def test_prompts_left_unanswered_are_reported_in_receipt_order() -> None:
+    """Two prompts of one JSON-RPC batch share a line: the one received first is reported first,
+    whichever session was seen first (session b here)."""
+    ms = MonitorSet()
+    ms.feed(*prompt(1, sid="b"), 1)
+    ms.feed(*fail(1, -32602), 2)
+    ms.feed(*prompt(10, sid="a"), 3)  # the batch [prompt 10 of a, prompt 11 of b]
+    ms.feed(*prompt(11, sid="b"), 3)
+    ms.finish(True)
+    unanswered = [f for f in ms.findings if f.rule == "REJ-01"]
+    assert [(f.line, f.session) for f in unanswered] == [(3, "a"), (3, "b")]
+
+
+@pytest.mark.parametrize("action", [["accept"], {"a": 1}, 1, None])
+def test_an_elicitation_answer_with_a_malformed_action_is_taken_as_cancel(action: Any) -> None:
+    """The schema's rule for an unknown answer: handle it as cancel (a list raised TypeError)."""
+    base = [*turn(), elicit("e1", "form")]
+    ms = run([*base, ("client", {"jsonrpc": "2.0", "id": "e1", "result": {"action": action}})])
+    as_cancel = run([*base, elicit_answer("e1", "cancel")])
+    assert found(ms) == found(as_cancel)

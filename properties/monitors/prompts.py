@@ -218,6 +218,7 @@ class _Prompt(NamedTuple):
     # under prompt-ahead-of-held=receipt-order: the later prompt answered with success while this
     # one waited, and that response's line
     overtaken: tuple[Any, int] | None = None
+    seq: int = 0  # receipt order across sessions (prompts of one batch share a line); not in keys
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -371,6 +372,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.fired: frozenset[str] = frozenset()
+        self.received = 0
+        """Prompts received so far (their ``seq``: the order ``waiting`` reports them in)."""
         """The states the last trigger fired left its prompt in (an answered prompt's final
         states, which ``diagrams.html`` shows)."""
 
@@ -410,7 +413,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
         spec = self.table(prm.SPEC)
         blocks = None if self._content_free() else _blocks(content)
-        ps.pending[rid] = _Prompt(line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad, blocks)
+        self.received += 1
+        ps.pending[rid] = _Prompt(
+            line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad, blocks, seq=self.received
+        )
         if ps.owner is None:
             fs = facts.sessions.get(sid)
             seen = ps.state_seen or facts.from_start(sid)
@@ -932,7 +938,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def waiting(self) -> list[tuple[str, Any, _Prompt]]:
         """Every prompt waiting for its answer: (session, request id, record), in receipt order."""
         found = [(sid, rid, rec) for sid, ps in self.sessions.items() for rid, rec in ps.pending.items()]
-        return sorted(found, key=lambda one: one[2].line)
+        return sorted(found, key=lambda one: (one[2].line, one[2].seq))
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:

@@ -67,9 +67,7 @@ runs (TOOL-05).
 
 Resume windows: a status update of a tool call known before a ``session/resume`` is replayed
 history until the resume is answered (not judged); a tool call first seen in the window is
-live there, its later updates are transitions. Which tool calls the window showed first is the
-table monitor's record (``Seen.fresh``: the tool call's background item, announced by its first
-report), read here.
+live there, its later updates are transitions.
 
 A ``state_update`` is judged only once this monitor knows a tool call or an open permission
 request. Before that an idle has nothing to judge here: no tool call can be a suspect and no
@@ -118,9 +116,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from model import background, foreground, permission, toolcall
 from model import between as bw
 from model import elicitation as em
+from model import foreground, permission, toolcall
 from model.clientview_parts import ACTIVE_STATES as ACTIVE
 from model.clientview_parts import FINAL_TOOL as TOOL_FINAL
 from model.core import ProtocolViolation
@@ -130,8 +128,6 @@ if TYPE_CHECKING:
     from properties.engine import MonitorSet
 
 from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call, terminal_refs
-from properties.monitors.tables import TableMonitor
-from properties.observe import item_key
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
@@ -154,7 +150,6 @@ ABANDONED = bw.CANCELLED_PERMISSIONS.rule
 is the one the permission table's ``abandon`` cell names)."""
 _ASKED = permission.SPEC.initial
 _Tool = tuple[str, int, int]
-_ITEM = background.SPEC.name
 _RA_GROUP = bw.RUNNING_ON_PROGRESS.statements
 _RA_GROUP_KEY = rule_group(*_RA_GROUP)
 _ANSWERS = frozenset({"accept", "decline", "cancel"})
@@ -166,7 +161,7 @@ _Elicit = tuple[str, str, str, Any, Any]
 
 
 class _Session(Record):
-    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "tools")
+    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "tools", "window")
 
     def __init__(self) -> None:
         self.tools: dict[str, _Tool] = {}
@@ -174,6 +169,9 @@ class _Session(Record):
         self.fresh: frozenset[str] = frozenset()
         """Tool calls first reported since the session's last concrete background list: no list
         has said yet whether they run as background work."""
+        self.window: frozenset[str] = frozenset()
+        """Tool calls first reported in the current resume window: their later updates there are
+        live, not replayed history."""
         # kept only under tool-updates-after-idle=foreground-owed:
         self.cancel_end = 0  # interval last ended by an idle that confirmed a cancellation
         self.late: frozenset[str] = frozenset()  # tool calls already reported late
@@ -185,6 +183,7 @@ class _Session(Record):
             self.cancel_end == interval,
             self.late,
             self.fresh,
+            self.window,
         )
 
 
@@ -208,11 +207,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
     TOLERATES = ("TOOL-01", "TOOL-05", "EX-02", "CANCEL-20")
     TABLES = (permission.SPEC, foreground.SPEC, em.SPEC)
     SESSION = _Session
-    REQUIRES = (*SessionMonitor.REQUIRES, TableMonitor)
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        self.entities = owner.get(TableMonitor)
         self.owed: dict[Any, tuple[str, int, str]] = {}
         """Requests the permission table moved (``abandon``) into a state it must leave: rid ->
         (sid, line of the idle confirming the cancellation, the obligation's rule)."""
@@ -228,6 +225,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         """Elicitations about a tool call abandoned with cancelled work (request ids)."""
         self.freed: dict[tuple[str, Any], int] = {}
         """(session, tool call) -> line of the late answer or completion that came for it."""
+
+    @on("client-request", "session/resume")
+    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        ts = self.sessions.get(sid) if sid is not None else None
+        if ts is not None and ts.window:
+            ts.window = frozenset()  # a new window: what the last one showed is history now
 
     # -- tool calls ----------------------------------------------------------------------
     @on("update", "tool_call_update")
@@ -250,8 +253,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if rec is None:
             ts.tools[tid] = (status or "pending", fs.interval if fs.state in ACTIVE else 0, 0)
             ts.fresh = ts.fresh | {tid}
+            if fs.resuming:
+                ts.window = ts.window | {tid}
             return
-        if fs.resuming and not self._shown_in_window(sid, tid):  # replayed history re-sends old updates
+        if fs.resuming and tid not in ts.window:  # replayed history re-sends old updates
             return
         old, created, grant = rec
         if old in TOOL_FINAL:  # reopening it is the table's (model.toolcall, BG-05)
@@ -320,12 +325,6 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 "reported after requires_action",
                 msg,
             )
-
-    def _shown_in_window(self, sid: str, tid: str) -> bool:
-        """Tool call ``tid`` was first reported in the current resume window (its later updates
-        there are live, not replayed history): the table monitor's ``Seen.fresh``."""
-        seen = self.entities.sessions.get(sid)
-        return seen is not None and (_ITEM, item_key("tool_call", tid)) in seen.fresh
 
     def _late(
         self, ts: _Session, sid: str, tid: str, created: int, upd: dict[str, Any], line: int, msg: Message
@@ -556,7 +555,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         action = result.get("action") if type(result) is dict else None
         if "error" in msg:
             action = "cancel"  # an error answer ends the request like a cancel
-        trigger = action if action in _ANSWERS else "cancel"  # the schema: handle as cancel
+        trigger = action if type(action) is str and action in _ANSWERS else "cancel"  # the schema: as cancel
         self._fire_elicitation(rid, rec, trigger, line, msg)
 
     @on("agent-notification", "elicitation/complete")
