@@ -10,9 +10,7 @@ line, schema findings); ``should`` fails on warnings too. Obligations still open
 the input, and input the reader tolerated, are information and never fail a check, unless the
 input is declared complete (``complete``): then an open obligation is a breach at the last line.
 
-While a transcript is judged, CPython's full collections wait (``full_collections_paused``):
-what the rules remember grows with the input and lives until the end, and every full
-collection would scan all of it to free nothing. The young generations are collected as usual.
+While a transcript is judged, CPython's full collections wait (``full_collections_paused``).
 
 Must not know: how lines are split and decoded, what any monitor checks, how reports are
 rendered, or the command line. Under a variant the monitor set has already set aside the
@@ -23,14 +21,16 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from properties.engine import MonitorSet
 from properties.findings import Finding
-from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, read_transcript
+from properties.live import LiveCheck
+from properties.live import MessageHook as MessageHook  # (the hook check_stream takes)
+from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats
 from properties.variants import Variant
 
 if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when a schema is given
@@ -40,8 +40,6 @@ FAIL_SEVERITIES = {"must": frozenset({"error"}), "should": frozenset({"error", "
 SEVERITIES = ("error", "warning", "info")
 DEFAULT_MAX_FINDINGS = 1000
 """Findings kept per input by default; the rest are counted (``FileReport.cut``)."""
-
-MessageHook = Callable[[int, str, dict[str, Any]], None]
 
 _NEVER = 10**9
 """A full-collection threshold no check reaches (young collections between full ones)."""
@@ -115,7 +113,8 @@ def check_stream(
     max_findings: int | None = None,
     complete: bool = False,
 ) -> FileReport:
-    """Read one transcript and judge it; ``on_message`` sees every message that was used.
+    """Read one transcript and judge it (``properties.live.LiveCheck``, reading ``stream`` to its
+    end); ``on_message`` sees every message that was used.
 
     Findings are kept in the order they were made, up to ``max_findings`` (None: all).
     ``complete``: the user declares that the transcript holds everything the peers will ever
@@ -124,45 +123,30 @@ def check_stream(
     monitor_set = monitors if monitors is not None else MonitorSet()
     if schema is not None:
         schema.reset()
-    report = FileReport(
-        path,
-        TranscriptStats(),
-        schema=schema is not None,
+    read = getattr(stream, "read1", None) or stream.read
+    live = LiveCheck(
+        monitors=monitor_set,
+        max_line_bytes=max_line_bytes,
+        read=lambda n: read(n) or b"",  # (a non-blocking stream with nothing to read has ended)
+        schema=schema,
+        on_message=on_message,
         max_findings=max_findings,
-        complete=complete,
-        readings=dict(getattr(monitor_set, "readings", {})),
     )
-
-    def keep(new: list[Finding]) -> None:
-        """Keep ``new`` after the findings the monitors made before it (``push`` leaves them
-        waiting, so the report is in the order findings were made)."""
-        for finding in (*monitor_set.take_new(), *new):
-            if finding.kind == "open":
-                report.open.append(finding)
-            elif max_findings is None or len(report.findings) < max_findings:
-                report.findings.append(finding)
-            else:
-                report.cut[finding.severity] += 1
-
-    last: int | None = None
-    push = monitor_set.push
     with full_collections_paused():
-        for item in read_transcript(stream, max_line_bytes, stats=report.stats):
-            if not isinstance(item, tuple):  # an input finding
-                keep([item])
-                last = item.line if item.line is not None else last
-                continue
-            line, sender, msg = item
-            last = line
-            if on_message is not None:
-                on_message(line, sender, msg)
-            if schema is not None:
-                problem = schema.check(sender, msg, line)
-                if problem is not None:
-                    keep([problem])
-            push(sender, msg, line)
-        keep(monitor_set.finish(quiescent=False, complete=complete, last_line=last))
-    report.exercised = Counter(monitor_set.exercised)
-    report.variant = getattr(monitor_set, "variant", None)
-    report.set_aside = Counter(getattr(monitor_set, "set_aside", ()))
-    return report
+        live.close(complete=complete)
+    if live.error is not None:
+        raise live.error
+    return FileReport(
+        path,
+        live.stats,
+        findings=live.findings,
+        open=live.open,
+        exercised=Counter(monitor_set.exercised),
+        schema=schema is not None,
+        cut=live.cut,
+        max_findings=max_findings,
+        readings=dict(monitor_set.readings),
+        variant=monitor_set.variant,
+        set_aside=Counter(monitor_set.set_aside),
+        complete=complete,
+    )

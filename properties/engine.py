@@ -1,13 +1,10 @@
 """The monitor engine: one online pass over a stream of wire messages.
 
-Owns: the ``Monitor`` base class, the ``MonitorSet`` that feeds every monitor one message at a
-time, the count of how often each rule's check was exercised, and the split between
-"certain now" breaches (reported by ``feed``) and "eventually" obligations (reported by
-``finish``). The same code serves recorded transcripts (``acp-model check``) and simulated runs.
-An obligation still open when ``finish`` runs is a breach at the line that opened it when the
-simulator proved quiescence, a breach at the input's last line when the input was declared
-complete for its session (``check --complete``; ``record`` and ``drive`` when the Agent exited
-or the session was closed), and information (kind ``open``) otherwise.
+Owns: the ``MonitorSet`` that feeds every monitor (``properties.monitor``) one message at a time,
+the one pairing of responses with the requests they answer, the count of how often each rule's
+check was exercised, and the split between "certain now" breaches (reported by ``feed``) and
+"eventually" obligations (reported by ``finish``, which says how an obligation still open is
+judged). The same code serves recorded transcripts (``acp-model check``) and simulated runs.
 
 Proxy-view semantics: lines arrive in the order a proxy between the peers saw them (agent lines
 in the agent's send order, client lines in the agent's receive order). A monitor flags only what
@@ -15,7 +12,7 @@ is certain from that order.
 
 Dispatch (the hot path): a monitor does not look at every message. It marks the methods that
 handle the message kinds it wants with ``@on(table, key, ...)`` (``Monitor.handlers()`` lists
-them), and one table per kind is built once per list of monitor classes:
+them), and one table per kind is built once per list of monitor classes (``_tables``):
 
 - ``update``: ``session/update`` notifications from the Agent, keyed by ``sessionUpdate``; the
   handler gets ``(sessionId, update, line, message)``;
@@ -28,49 +25,33 @@ them), and one table per kind is built once per list of monitor classes:
 A handler registered under the key ``*`` gets every message of its table, whatever the key
 (in monitor order with the others); in a response table it also gets each response that
 answers no request awaiting one (a second response, which the reader passes on), with the
-request None and the session None.
-
-So ``feed`` does one dictionary lookup per message and calls only the handlers registered for
-it, in monitor order. The tables are built once per list of monitor classes as (function,
-monitor index) pairs, so every set of those classes, clones included, shares them.
-
-Feeding a transcript: ``feed`` returns the findings a message made certain; ``push`` is
-``feed`` without handing them back (they wait for the next ``feed`` or ``take_new``).
+request None and the session None. So ``feed`` does one dictionary lookup per message and calls
+only the handlers registered for it, in monitor order.
 
 Shared context: a monitor may name other monitor classes in ``REQUIRES`` (for instance a tracker
 of per-session facts that several monitors read). The set creates each required class once,
 before the monitors that need it, and dispatches to it *after* them, so a monitor always reads
 the context as it stood before the current message.
 
-Exercise counts: ``exercise(rule)`` counts one rule; a ``rule_group`` key counts a group of
-restated rules with one increment (hot paths increment both directly). Both go to
-plain ``defaultdict(int)`` tables (an increment there costs less than half of one on a
-``Counter``), merged into the ``exercised`` Counter whenever it is read, so clearing that
-Counter resets the counts.
+Exercise counts go to plain ``defaultdict(int)`` tables (``Monitor._ex``; ``rule_group`` keys
+count a group of restated rules with one increment), merged into the ``exercised`` Counter
+whenever it is read, so clearing that Counter resets the counts.
 
-Cloning for explorers: ``MonitorSet.clone()`` is an independent copy (``Monitor.clone`` copies
-each monitor's containers and per-session records by one rule, ``properties.monitor.copied``),
-and ``state_key()`` a hashable summary of everything that can change future findings (counters
-and line numbers only in the relative form the checks use).
-Monitors interact only through the monitors they require, so a set of one monitor class (and
-the classes it requires) steps that monitor exactly as the whole set does: the exhaustive
-search keeps one such set per class (``simulator.explore.state``).
+Explorers: ``clone()`` is an independent copy and ``state_key()`` a hashable summary of everything
+that can change future findings. Monitors interact only through the monitors they require, so a
+set of one monitor class (and the classes it requires) steps that monitor exactly as the whole
+set does: the exhaustive search keeps one such set per class (``simulator.explore.state``).
 
-Construction options: ``MonitorSet(monitors, from_start=True)`` says every session in the stream
-is seen from its creation (a simulated run); otherwise a ``session/new`` response shows it per
-session. It lets the prompt monitor judge replayed IDs (ACC-11). ``readings={NAME: ALTERNATIVE}``
-chooses among the readings of ambiguous spec text (``properties.readings``; every reading not
-given takes its default, an unknown one raises ``ReadingError``). The set keeps the full mapping
-(``readings``); a monitor asks ``self.reading(NAME)`` and names the reading on every finding
-whose verdict depends on it (``breach(..., readings=(NAME,))``). Clones share
-the readings: they are configuration, not state, so no state key includes them.
-
-Variants: ``MonitorSet(variant=...)`` (default None: the spec as written; ``properties.variants``)
-sets aside every finding of a rule the variant dropped (``set_aside`` counts them by rule, and
-the process-wide ``SET_ASIDE`` too; they are neither returned nor kept in ``findings``), and
-hands the table monitor the variant's machine tables (``tables``; empty: the model's own) and
-every monitor the rules between machines in force (``Monitor.between``, ``model.between``).
-Like readings, the variant is configuration: clones share it.
+Configuration (shared by clones, in no state key): ``from_start`` (every session in the stream
+is seen from its creation, a simulated run: it lets the prompt monitor judge replayed IDs,
+ACC-11); ``readings={NAME: ALTERNATIVE}`` among the readings of ambiguous spec text
+(``properties.readings``: every reading not given takes its default, an unknown one raises
+``ReadingError``; a monitor asks ``self.reading(NAME)`` and names the reading on every finding
+whose verdict depends on it); ``variant`` (default None: the spec as written;
+``properties.variants``), which sets aside every finding of a rule the variant dropped
+(``set_aside`` counts them by rule, and the process-wide ``SET_ASIDE`` too; they are neither
+returned nor kept in ``findings``), and hands the table monitor the variant's machine tables
+(``tables``) and every monitor the rules between machines in force (``Monitor.between``).
 
 Must not know: files, JSON decoding, or how the messages were produced.
 """
@@ -122,13 +103,11 @@ def _ordered_classes(monitors: Iterable[type[Monitor]]) -> tuple[list[type[Monit
     included) in a stable order."""
     given = list(dict.fromkeys(monitors))
     required: list[type[Monitor]] = []
-    pending = list(given)
-    while pending:
-        cls = pending.pop(0)
-        for dep in cls.REQUIRES:
-            if dep not in required:
-                required.append(dep)
-                pending.append(dep)
+    walk = list(given)  # breadth first: it grows as it is walked
+    for cls in walk:
+        new = [dep for dep in dict.fromkeys(cls.REQUIRES) if dep not in required]
+        required += new
+        walk += new
     return [c for c in given if c not in required], required
 
 
@@ -170,9 +149,10 @@ class MonitorSet:
         self._complete: Completeness = False
         self.last_line: int | None = None
         """The last line of the input, once ``finish`` was told it."""
-        # requests awaiting a response, by the side that sent them: id -> request message
-        self.pending_client: dict[Any, Message] = {}
-        self.pending_agent: dict[Any, Message] = {}
+        # requests awaiting a response, by the side that sent them: id -> (request message, its
+        # params.sessionId or None): the one pairing of responses with requests every monitor reads
+        self.pending_client: dict[Any, Pending] = {}
+        self.pending_agent: dict[Any, Pending] = {}
         given, required = _ordered_classes(monitors)
         order = (*given, *required)
         self._index: dict[type[Monitor], int] = {cls: i for i, cls in enumerate(order)}
@@ -184,15 +164,11 @@ class MonitorSet:
             self.monitors[i] = order[i](self)
         tables = _TABLES.get(order)
         if tables is None:
-            tables = _TABLES[order] = _Tables(self.monitors)
-        full, every = tables.full, tables.any  # shared with other sets: never changed in place
-        self._upd, self._upd_any = full["update"], every["update"]
-        self._creq, self._creq_any = full["client-request"], every["client-request"]
-        self._areq, self._areq_any = full["agent-request"], every["agent-request"]
-        self._cnote, self._cnote_any = full["client-notification"], every["client-notification"]
-        self._anote, self._anote_any = full["agent-notification"], every["agent-notification"]
-        self._aresp, self._aresp_any = full["agent-response"], every["agent-response"]
-        self._cresp, self._cresp_any = full["client-response"], every["client-response"]
+            tables = _TABLES[order] = _tables(self.monitors)
+        # per table of TABLES, in its order (shared with other sets: never changed in place)
+        self._upd, self._creq, self._areq, self._cnote, self._anote, self._aresp, self._cresp = tables[0]
+        (self._upd_any, self._creq_any, self._areq_any, self._cnote_any, self._anote_any, self._aresp_any,
+         self._cresp_any) = tables[1]  # fmt: skip
 
     # -- set-up --------------------------------------------------------------------------
     def get(self, cls: type[M]) -> M:
@@ -237,10 +213,7 @@ class MonitorSet:
     def feed(self, sender: str, msg: Message, line: int) -> list[Finding]:
         """Feed one message; returns the findings it made certain (possibly none)."""
         self.push(sender, msg, line)
-        if not self._new:
-            return []
-        new, self._new = self._new, []
-        return new
+        return self.take_new()
 
     def push(self, sender: str, msg: Message, line: int) -> None:
         """``feed`` without returning the findings: the next ``feed`` (or ``take_new``) returns
@@ -266,52 +239,42 @@ class MonitorSet:
             rid = msg.get("id")
             if type(rid) is not int and type(rid) is not str:
                 return
-            if sender == "agent":
-                request = self.pending_client.pop(rid, None)
-                table, handlers = self._aresp, self._aresp_any
+            agent = sender == "agent"  # (answering the client's request)
+            pending = (self.pending_client if agent else self.pending_agent).pop(rid, None)
+            table, handlers = (self._aresp, self._aresp_any) if agent else (self._cresp, self._cresp_any)
+            if pending is None:
+                payload = sid = None
             else:
-                request = self.pending_agent.pop(rid, None)
-                table, handlers = self._cresp, self._cresp_any
-            sid = None
-            if request is not None:
-                handlers = table.get(request["method"], handlers)
-                params = request.get("params")
-                sid = params.get("sessionId") if type(params) is dict else None
-                if type(sid) is not str:
-                    sid = None
-            if handlers is None:
+                payload, sid = pending
+                handlers = table.get(payload["method"], handlers)
+        else:  # a request or notification: its handlers get its params
+            if type(method) is not str:
                 return
-            mons = self.monitors
-            for func, index in handlers:
-                func(mons[index], sid, request, line, msg)
-            return
-        if type(method) is not str:
-            return
-        params = msg.get("params")
-        if type(params) is not dict:
-            params = _EMPTY
-        sid = params.get("sessionId")
-        if type(sid) is not str:
-            sid = None
-        if sender == "client":
+            payload = msg.get("params")
+            if type(payload) is not dict:
+                payload = _EMPTY
+            sid = payload.get("sessionId")
+            if type(sid) is not str:
+                sid = None
+            client = sender == "client"
             if "id" in msg:
                 rid = msg["id"]
                 if type(rid) is int or type(rid) is str:
-                    self.pending_client[rid] = msg
-                handlers = self._creq.get(method, self._creq_any)
+                    (self.pending_client if client else self.pending_agent)[rid] = (msg, sid)
+                table, every = (self._creq, self._creq_any) if client else (self._areq, self._areq_any)
             else:
-                handlers = self._cnote.get(method, self._cnote_any)
-        elif "id" in msg:
-            rid = msg["id"]
-            if type(rid) is int or type(rid) is str:
-                self.pending_agent[rid] = msg
-            handlers = self._areq.get(method, self._areq_any)
-        else:
-            handlers = self._anote.get(method, self._anote_any)
+                table, every = (self._cnote, self._cnote_any) if client else (self._anote, self._anote_any)
+            handlers = table.get(method, every)
         if handlers is not None:
             mons = self.monitors
             for func, index in handlers:
-                func(mons[index], sid, params, line, msg)
+                func(mons[index], sid, payload, line, msg)
+
+    def client_awaits(self, method: str, session: str) -> bool:
+        """Whether a client request of ``method`` for ``session`` awaits its response."""
+        return any(
+            request["method"] == method and sid == session for request, sid in self.pending_client.values()
+        )
 
     def take_new(self) -> list[Finding]:
         """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""
@@ -330,16 +293,14 @@ class MonitorSet:
         connection). An obligation open in a complete session is a breach reported at
         ``last_line`` (the last line of the input), the line after which no continuation
         can discharge it. Otherwise open obligations are information (kind ``open``)."""
-        mons = self.monitors
         self._complete = complete
         self.last_line = last_line
         try:
-            for monitor in mons:
+            for monitor in self.monitors:
                 monitor.at_end(quiescent)
         finally:
             self._complete = False
-        new, self._new = self._new, []
-        return new
+        return self.take_new()
 
     def complete_for(self, session: str | None) -> bool:
         """Whether the input being finished was declared complete for ``session``."""
@@ -382,29 +343,30 @@ Handlers = tuple[tuple[Callable[..., None], int], ...]
 """((handler function, monitor index), ...), in monitor order."""
 Table = dict[str, Handlers]
 """key -> its handlers: one dispatch table (the ``*`` handlers included under every key)."""
+Pending = tuple[Message, str | None]
+"""A request awaiting its response, and its ``params.sessionId`` (None: none, or not a string)."""
+_Tables = tuple[tuple[Table, ...], tuple[Handlers | None, ...]]
 
 
-class _Tables:
-    """The dispatch tables of a list of monitor classes: for each message kind, key ->
-    ((handler function, monitor index), ...). They hold plain functions and indices, so every
-    set of the same classes (clones included) shares them; a set passes the monitor to the
-    function."""
-
-    def __init__(self, monitors: list[Monitor]) -> None:
-        full: dict[str, dict[str, list[tuple[Callable[..., None], int]]]] = {name: {} for name in TABLES}
-        for index, monitor in enumerate(monitors):
-            for table, key, handler in monitor.handlers():
-                func = getattr(handler, "__func__", None)
-                if func is None or getattr(handler, "__self__", None) is not monitor:
-                    raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
-                full[table].setdefault(key, []).append((func, index))
-        every = {name: table.pop("*", []) for name, table in full.items()}
-        self.full: dict[str, Table] = {
-            name: {key: _in_order(entries + every[name]) for key, entries in table.items()}
-            for name, table in full.items()
-        }
-        self.any: dict[str, Handlers | None] = {name: _in_order(h) or None for name, h in every.items()}
-        """Per table, the ``*`` handlers (None: there are none): what a key no one named gets."""
+def _tables(monitors: list[Monitor]) -> _Tables:
+    """The dispatch tables of a list of monitor classes, one per message kind in ``TABLES`` order
+    (key -> ((handler function, monitor index), ...)), and per kind its ``*`` handlers (None: there
+    are none): what a key no one named gets. They hold plain functions and indices, so every set
+    of the same classes (clones included) shares them; a set passes the monitor to the function."""
+    full: dict[str, dict[str, list[tuple[Callable[..., None], int]]]] = {name: {} for name in TABLES}
+    for index, monitor in enumerate(monitors):
+        for table, key, handler in monitor.handlers():
+            func = getattr(handler, "__func__", None)
+            if func is None or getattr(handler, "__self__", None) is not monitor:
+                raise TypeError(f"{type(monitor).__name__}: handlers must be its own bound methods")
+            full[table].setdefault(key, []).append((func, index))
+    every = {name: table.pop("*", []) for name, table in full.items()}
+    return (
+        tuple(
+            {key: _in_order(entries + every[name]) for key, entries in full[name].items()} for name in TABLES
+        ),
+        tuple(_in_order(every[name]) or None for name in TABLES),
+    )
 
 
 def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
@@ -412,11 +374,6 @@ def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
     return tuple(sorted(entries, key=lambda entry: entry[1]))
 
 
-def pending_key(pending: dict[Any, Message]) -> frozenset[tuple[Any, Any, Any]]:
+def pending_key(pending: dict[Any, Pending]) -> frozenset[tuple[Any, Any, Any]]:
     """What a set's key keeps of its requests awaiting a response: (id, method, sessionId)."""
-    out = []
-    for rid, request in pending.items():
-        params = request.get("params")
-        sid = params.get("sessionId") if type(params) is dict else None
-        out.append((rid, request.get("method"), sid if type(sid) is str else None))
-    return frozenset(out)
+    return frozenset([(rid, request["method"], sid) for rid, (request, sid) in pending.items()])

@@ -177,9 +177,12 @@ class Monitor:
         explanation: str,
         message: Any = None,
         readings: tuple[str, ...] = (),
+        kind: Kind = "rule",
     ) -> None:
-        """Report a breach; ``readings``: the readings its verdict depends on."""
-        self._add_finding("rule", rule, line, session, explanation, message, readings)
+        """Report a breach; ``readings``: the readings its verdict depends on. (``kind``: ``rule``,
+        or ``suspect`` and ``open`` for ``suspect`` and ``eventually``.)"""
+        owner = self._owner
+        owner.add(Finding(rule, owner.level_of(rule), line, session, explanation, kind, message, readings))
 
     def suspect(
         self,
@@ -192,21 +195,7 @@ class Monitor:
     ) -> None:
         """Report a likely breach the wire cannot prove (kind ``suspect``, a warning);
         ``readings``: the readings that make it a suspect rather than a breach."""
-        self._add_finding("suspect", rule, line, session, explanation, message, readings)
-
-    def _add_finding(
-        self,
-        kind: Kind,
-        rule: str,
-        line: int | None,
-        session: str | None,
-        explanation: str,
-        message: Any,
-        readings: tuple[str, ...],
-    ) -> None:
-        """Add a finding of ``kind`` (``rule``, ``suspect`` or ``open``) for ``rule``."""
-        owner = self._owner
-        owner.add(Finding(rule, owner.level_of(rule), line, session, explanation, kind, message, readings))
+        self.breach(rule, line, session, explanation, message, readings, "suspect")
 
     def eventually(
         self,
@@ -221,23 +210,18 @@ class Monitor:
         """Report an obligation still open: a breach at quiescence; a breach at the last line
         when the input was declared complete for ``session`` (``MonitorSet.finish(complete=...)``);
         information at the end of any other input."""
+        owner = self._owner
+        kind: Kind = "rule"
         if quiescent:
-            self.breach(rule, line, session, explanation + " (still open at quiescence)", message, readings)
-        elif self._owner.complete_for(session):
-            owner = self._owner
+            explanation += " (still open at quiescence)"
+        elif owner.complete_for(session):
             since = "" if line is None or line == owner.last_line else f"; owed since line {line}"
-            self.breach(
-                rule,
-                owner.last_line if owner.last_line is not None else line,
-                session,
-                explanation + f" (still open at the end of a complete transcript{since})",
-                message,
-                readings,
-            )
+            explanation += f" (still open at the end of a complete transcript{since})"
+            line = owner.last_line if owner.last_line is not None else line
         else:
-            self._add_finding(
-                "open", rule, line, session, explanation + " (open at end of input)", message, readings
-            )
+            explanation += " (open at end of input)"
+            kind = "open"
+        self.breach(rule, line, session, explanation, message, readings, kind)
 
 
 _PLUMBING = ("_owner", "_ex", "_gx", "between")

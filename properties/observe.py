@@ -2,12 +2,12 @@
 
 Owns: the mapping from an Agent's ``session/update`` to ``(machine, entity key, trigger,
 context)`` for the per-entity machines whose steps show on the wire (tool calls, compactions,
-terminals, background items), and ``Seen``, what the wire has shown of one session's observed entities
-(each entity's state, the last concrete ``background`` list). Each trigger is chosen by the
-machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``, ``model.compaction.trigger_for``,
-``model.terminal.triggers_for``, ``model.background``), so what a status means is stated once,
-in ``model/``; the table monitor (``properties.monitors.tables``) fires the tables with these
-observations, and a forbidden cell is the finding.
+terminals, background items), and ``Seen``, what the wire has shown of one session's observed
+entities (each entity's state, the last concrete ``background`` list, the resume handshake under
+way). Each trigger is chosen by the machine's own vocabulary (``model.toolcall.STATUS_TRIGGER``,
+``model.compaction.trigger_for``, ``model.terminal.triggers_for``, ``model.background``), so what
+a status means is stated once, in ``model/``; the table monitor (``properties.monitors.tables``)
+fires the tables with these observations, and a forbidden cell is the finding.
 
 Tool calls: a reported status fires its trigger (``model.toolcall.STATUS_TRIGGER``); a move
 from one final status to another is fired only under the reading
@@ -22,19 +22,14 @@ removed while the state is running or requires_action is observed as ``adopt`` (
 may be waiting on it; the guard ``becomes_foreground`` is true when the reading
 ``waited-on-background`` says so, and the context names that reading). A child's own idle is
 reported in its own session: a child leaving the list is observed as finalized there and then
-removed. An item listed before it was announced (a
-breach of its own) counts as listed from its announcement on.
+removed. An item listed before it was announced (a breach of its own) counts as listed from its
+announcement on.
 
 The session: the ``session/resume`` handshake of the session table (``model.session``) is
-observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), a
-user message under a messageId the session already reported (``replay``: a user message is
-inserted once, so one reported again is replayed history), a user message under a new ID after
-the snapshot of a resume that asked for a replay while no prompt of the session awaits its
-answer (``replay`` too, under the reading ``resume-replay-window=whole-window``, the default: a
-user message inside the window is history, and none is left to insert; not under
-``unaccounted-user-message=other-sources``, where it may come from elsewhere) and the success response
-(``resumed``). Opening and closing the session are not observed here (the prompt rules judge
-what a close stops), so the session is ``open`` outside a handshake.
+observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), an
+entity update the wire shows to be replayed history (``replay``, ``_replayed``) and the success
+response (``resumed``). Opening and closing the session are not observed here (the prompt rules
+judge what a close stops), so the session is ``open`` outside a handshake.
 
 Entities: every update or chunk of an ID-addressed entity (messages, thoughts, session-directed
 messages, tool calls, terminals, plans, compactions) fires the entity table (``model.entity``)
@@ -62,8 +57,6 @@ from model.core import Context, MachineSpec
 from properties.monitor import Record
 from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
 
-BACKGROUND_ID_FIELD: Final = background.ID_FIELD
-
 Key = tuple[str, str]
 """A background item or entity: (type, ID)."""
 
@@ -79,7 +72,7 @@ def background_keys(value: Any) -> list[Key] | None:
         if type(item) is dict:
             kind = item.get("type")
             if type(kind) is str:
-                field = BACKGROUND_ID_FIELD.get(kind)
+                field = background.ID_FIELD.get(kind)
                 if field is not None:
                     ident = item.get(field)
                     if type(ident) is str:
@@ -117,9 +110,7 @@ SESSION_KEY = ""
 class Seen(Record):
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = (
-        "entered", "fresh", "handshake", "idle_snapshot", "listed", "prompts", "refused", "states"
-    )  # fmt: skip
+    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "listed", "refused", "states")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
@@ -133,12 +124,11 @@ class Seen(Record):
         state is no longer what the wire shows, so what they would still owe is not judged (it
         would be a consequence of the breach already reported)."""
         self.listed: frozenset[tuple[str, str]] = frozenset()
-        """The items of the last concrete background list, as (type, ID)."""
+        """The items of the last concrete background list, as (type, ID). (The shared facts keep
+        it too, but the table monitor is dispatched after them: there it is already the new list.)"""
         self.handshake: tuple[Any, str, bool] | None = None
         """(request ID, session state before it, whether it asked for a history replay) of the
         session/resume being answered."""
-        self.prompts = 0
-        """session/prompt requests of the session still unanswered (one may be inserted now)."""
         self.fresh: frozenset[tuple[str, str]] = frozenset()
         """(machine name, entity key) of the entities first seen in the current resume window:
         their later updates there are live transitions, not replayed history."""
@@ -160,13 +150,13 @@ class Seen(Record):
             self.listed,
             self.handshake,
             self.fresh,
-            self.prompts,
             self.idle_snapshot,
             self.refused,
         )
 
 
 Observer = Callable[[dict[str, Any], Seen, Mapping[str, str]], Iterator[Observation]]
+Waiting = Callable[[], bool] | None
 
 
 def item_key(kind: str, ident: str) -> str:
@@ -271,41 +261,6 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
     seen.listed = cur
 
 
-def _user_message(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
-    """A user message under an ID the session already reported (by a ``user_message`` or a
-    ``user_message_chunk``: the entity table placed it) is replayed history inside a resume
-    handshake. A chunk is no such evidence (the live stream of a message may go on across a
-    re-attachment), so only this variant is observed here."""
-    mid = upd.get("messageId")
-    if type(mid) is not str:
-        return
-    if seen.reported(f"user_message {mid}"):
-        if seen.handshake is not None:
-            yield session.SPEC, SESSION_KEY, "replay", _NO_CTX
-        return
-    hs = seen.handshake
-    if (
-        hs is not None
-        and hs[2]
-        and not seen.prompts
-        and seen.state_of(session.SPEC, SESSION_KEY) == session.SYNCED
-        and readings.get(UNACCOUNTED_USER_MESSAGE, "") != "other-sources"
-        and readings.get(RESUME_REPLAY_WINDOW) == "whole-window"
-    ):
-        # a new ID after the snapshot of a resume that asked for a replay, with no prompt left
-        # to insert: a user message inside the window is history, and no prompt is left whose
-        # insertion it could report
-        yield (
-            session.SPEC,
-            SESSION_KEY,
-            "replay",
-            {
-                UNACCOUNTED_USER_MESSAGE: readings[UNACCOUNTED_USER_MESSAGE],
-                RESUME_REPLAY_WINDOW: "whole-window",
-            },
-        )
-
-
 def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observation]:
     """A ``session/resume`` request of the session (``replay``: it carries a ``replayFrom``
     cursor): the handshake starts (one at a time: a request made while another is unanswered
@@ -335,7 +290,6 @@ TOOL_CALL_UPDATE: Final = "tool_call_update"
 """The update variant a permission request's subject tool call is applied as."""
 
 UPDATES: dict[str, Observer] = {
-    "user_message": _user_message,
     TOOL_CALL_UPDATE: _tool_call,
     "tool_call_content_chunk": _tool_call_chunk,
     "terminal_update": _terminal,
@@ -427,9 +381,12 @@ def _entity_step(found: tuple[str, str, str | None], upd: Mapping[str, Any]) -> 
     return f"{kind} {ident}", entity.upsert_trigger(upd[content])
 
 
-def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> list[Observation]:
+def observe(
+    upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], waiting: Waiting = None
+) -> list[Observation]:
     """The observations an Agent update makes, given what the session has shown so far (read
-    before any of them is fired). A snapshot also records its list in ``seen``."""
+    before any of them is fired) and, inside a resume handshake, ``waiting``: whether a prompt
+    of the session awaits its answer (asked only when it matters)."""
     variant = upd.get("sessionUpdate")
     if type(variant) is not str:
         return []
@@ -440,8 +397,10 @@ def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> lis
         return out
     step = _entity_step(found_entity, upd)
     if step is not None:
-        if seen.handshake is not None and _output_after_idle_snapshot(step[0], seen):
-            out.append((session.SPEC, SESSION_KEY, "replay", _NO_CTX))
+        if seen.handshake is not None:
+            replayed = _replayed(*step, seen, readings, waiting)
+            if replayed is not None:
+                out.append((session.SPEC, SESSION_KEY, "replay", replayed))
         out.append((entity.SPEC, step[0], step[1], _NO_CTX))
     return out
 
@@ -449,18 +408,43 @@ def observe(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> lis
 _MODEL_OUTPUT: Final = ("agent_message ", "agent_thought ")
 
 
-def _output_after_idle_snapshot(key: str, seen: Seen) -> bool:
-    """An Agent message or thought under an ID the session never showed, after the snapshot of a
-    resume that asked for a replay reported idle, with no prompt waiting: no work is running to
-    produce it live, so it is replayed history sent after the snapshot (Initial state and
-    synchronization: the snapshot comes after any requested replay)."""
-    hs = seen.handshake
-    return (
-        hs is not None
-        and hs[2]
-        and seen.idle_snapshot
-        and not seen.prompts
-        and key.startswith(_MODEL_OUTPUT)
-        and (_ENTITY, key) not in seen.states
-        and seen.state_of(session.SPEC, SESSION_KEY) == session.SYNCED
-    )
+def _replayed(
+    key: str, trigger: str, seen: Seen, readings: Mapping[str, str], waiting: Waiting
+) -> Context | None:
+    """The context of the ``replay`` an update of the entity ``key`` inside a resume handshake
+    shows, or None: it is replayed history when
+
+    - it is a user message (not a chunk: the live stream of a message may go on across a
+      re-attachment) under an ID the session already reported (by a ``user_message`` or a
+      ``user_message_chunk``: the entity table placed it): a user message is inserted once;
+    - after the snapshot of a resume that asked for a replay, with no prompt waiting (none is
+      left whose insertion it could report): a user message under a new ID (under the reading
+      ``resume-replay-window=whole-window``: a user message inside the window is history; not
+      under ``unaccounted-user-message=other-sources``, where it may come from elsewhere), or an
+      Agent message or thought under an ID the session never showed once that snapshot reported
+      idle (no work is running to produce it live: the snapshot comes after any requested
+      replay, "Initial state and synchronization")."""
+    replayed: Context
+    if trigger != "chunk" and key.startswith("user_message "):
+        if seen.reported(key):
+            return _NO_CTX
+        if (
+            readings.get(UNACCOUNTED_USER_MESSAGE, "") == "other-sources"
+            or readings.get(RESUME_REPLAY_WINDOW) != "whole-window"
+        ):
+            return None
+        replayed = {
+            UNACCOUNTED_USER_MESSAGE: readings[UNACCOUNTED_USER_MESSAGE],
+            RESUME_REPLAY_WINDOW: "whole-window",
+        }
+    elif seen.idle_snapshot and key.startswith(_MODEL_OUTPUT) and (_ENTITY, key) not in seen.states:
+        replayed = _NO_CTX
+    else:
+        return None
+    if (
+        not seen.handshake[2]  # type: ignore[index]
+        or seen.state_of(session.SPEC, SESSION_KEY) != session.SYNCED
+        or (waiting is not None and waiting())
+    ):
+        return None
+    return replayed

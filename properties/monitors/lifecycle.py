@@ -385,12 +385,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         it included), or one received earlier is still unanswered (held through that idle);
         otherwise the Agent started the work itself (FG-01). (``await_active`` and ``accepted``
         hold only prompts that also set ``prompted``.)"""
-        return st.prompted or any(
-            req.get("method") == "session/prompt"
-            and isinstance(params := req.get("params"), dict)
-            and params.get("sessionId") == sid
-            for req in self._owner.pending_client.values()
-        )
+        return st.prompted or self._owner.client_awaits("session/prompt", sid)
 
     # -- state ---------------------------------------------------------------------------
     @on("update", "state_update")

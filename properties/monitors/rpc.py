@@ -13,9 +13,9 @@ an id already answered is a plain fact, and a breach of its sender:
 
 The reader passes second responses on (a response to an id never requested is unusable input).
 The other monitors see only the first response of a request. Which request a response answers
-is the monitor set's pairing (``properties.engine``): this monitor takes every request and every
-response (the ``*`` handlers) and keeps, per side, how each answered request was answered, until
-its id is used again.
+is the monitor set's pairing (``properties.engine``): this monitor takes every response (the
+``*`` handlers) and keeps, per side and id, how the latest request with that id was answered (a
+response to an id used again pairs with the new request: the set's pairing, not this record).
 
 Must not know: what any request is about beyond its method (and, for a prompt, the prompt
 table's cell for an error after a success).
@@ -47,19 +47,12 @@ class ResponseMonitor(Monitor):
 
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
-        # (the side that sent the request, its id) -> (method, success) of its first answer
+        # (the side that sent the request, its id) -> (method, success) of its first answer (an
+        # id used again once answered: of the latest request's first answer)
         self.answered: dict[tuple[str, Any], tuple[str, bool]] = {}
         self._kinds: dict[tuple[str, bool], tuple[str, bool]] = {}
         """One shared (method, success) pair per kind of answer: a long transcript keeps one
         entry per answered request, and this spares each its own pair and method text."""
-
-    @on("client-request", "*")
-    def _client_asks(self, sid: str | None, params: Any, line: int, msg: Message) -> None:
-        self._asks("client", msg)
-
-    @on("agent-request", "*")
-    def _agent_asks(self, sid: str | None, params: Any, line: int, msg: Message) -> None:
-        self._asks("agent", msg)
 
     @on("agent-response", "*")
     def _agent_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
@@ -68,11 +61,6 @@ class ResponseMonitor(Monitor):
     @on("client-response", "*")
     def _client_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
         self._answers("client", "agent", request, line, msg)
-
-    def _asks(self, asker: str, msg: Message) -> None:
-        rid = msg["id"]
-        if type(rid) is str or type(rid) is int:
-            self.answered.pop((asker, rid), None)  # an id may be reused once its request is answered
 
     def _answers(self, sender: str, asker: str, request: Message | None, line: int, msg: Message) -> None:
         rid = msg["id"]

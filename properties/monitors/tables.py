@@ -38,14 +38,14 @@ Must not know: any rule ID, status or state name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from model import fields
 from model.core import MachineSpec, ProtocolViolation
 from properties.monitor import Message, on
-from properties.monitors.facts import SessionMonitor, subject_call
+from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call
 from properties.observe import (
     OBSERVED,
     REPLAYED,
@@ -62,26 +62,38 @@ from properties.observe import (
 from properties.readings import BY_NAME
 
 _NONE: Mapping[str, frozenset[str]] = {}
-_STRICT: dict[int, tuple[MachineSpec, MachineSpec, frozenset[tuple[str, str]]]] = {}
-"""id of a variant's table -> (that table, the same rows with no rule relaxed, the cells whose
-verdict the relaxed rules change)."""
+_UNREPORTED = SessionFacts()
+"""The facts of a session no update or request showed yet (never changed)."""
+T = TypeVar("T")
 
 
+def _per_table(make: Callable[[MachineSpec], T]) -> Callable[[MachineSpec], T]:
+    """``make(spec)``, made once per table (tables are not hashable: each is kept by its id, with
+    itself, so that a table made later under a freed id is not mistaken for it)."""
+    kept: dict[int, tuple[MachineSpec, T]] = {}
+
+    def get(spec: MachineSpec) -> T:
+        found = kept.get(id(spec))
+        if found is None or found[0] is not spec:
+            found = kept[id(spec)] = (spec, make(spec))
+        return found[1]
+
+    return get
+
+
+@_per_table
 def _strict(spec: MachineSpec) -> tuple[MachineSpec, frozenset[tuple[str, str]]]:
     """``spec`` with no rule relaxed (what it refuses is what a dropped rule forbade), and the
     (state, trigger) cells where that can differ: forbidden cells of a relaxed rule, and cells
     whose guard a relaxed rule states."""
-    kept = _STRICT.get(id(spec))
-    if kept is None or kept[0] is not spec:
-        strict = replace(spec, relaxed=frozenset())
-        cells = {cell for rule in spec.relaxed for cell in strict.relaxed_cells(rule)}
-        cells |= {
-            cell
-            for cell, rows in strict.cells.items()
-            if strict.guard_rules.get(rows[0].guard_name or "") in spec.relaxed
-        }
-        kept = _STRICT[id(spec)] = (spec, strict, frozenset(cells))
-    return kept[1], kept[2]
+    strict = replace(spec, relaxed=frozenset())
+    cells = {cell for rule in spec.relaxed for cell in strict.relaxed_cells(rule)}
+    cells |= {
+        cell
+        for cell, rows in strict.cells.items()
+        if strict.guard_rules.get(rows[0].guard_name or "") in spec.relaxed
+    }
+    return strict, frozenset(cells)
 
 
 def rules_of(
@@ -112,15 +124,25 @@ def _refusable(spec: MachineSpec, key: str | tuple[str, str]) -> bool:
     return any((state, key) not in spec.cells for state in spec.states)
 
 
+@_per_table
 def _reports(spec: MachineSpec) -> frozenset[str]:
     """The rules ``spec``'s cells can refuse (the ones an exercise count means something for)."""
-    found = _REPORTS.get(id(spec))
-    if found is None or found[0] is not spec:
-        found = _REPORTS[id(spec)] = (spec, frozenset(rules_of((spec,))) | spec.relaxed)
-    return found[1]
+    return frozenset(rules_of((spec,))) | spec.relaxed
 
 
-_REPORTS: dict[int, tuple[MachineSpec, frozenset[str]]] = {}
+def _dropped(spec: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any]) -> ProtocolViolation | None:
+    """What ``spec`` refuses of a move its variant allows only because a rule was dropped (the
+    same table without the drops refuses it for that rule), else None."""
+    strict, cells = _strict(spec)
+    if (state, trigger) in cells:
+        try:
+            strict.fire(state, trigger, ctx)
+        except ProtocolViolation as broke:
+            if broke.rule in spec.relaxed:
+                return broke
+    return None
+
+
 _KIND_TEXT = {
     "string": "a string",
     "text": "a non-empty string",
@@ -141,17 +163,6 @@ class TableMonitor(SessionMonitor[Seen]):
     TABLES = OBSERVED
     TOLERATES = ("NOTICE-01", "USAGE-01", "COMPACT-01")
     SESSION = Seen
-
-    @on("client-request", "session/prompt")
-    def _prompt(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        if sid is not None:
-            self._session(sid).prompts += 1
-
-    @on("agent-response", "session/prompt")
-    def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
-        seen = self.sessions.get(sid) if sid is not None else None
-        if seen is not None and seen.prompts:
-            seen.prompts -= 1
 
     @on("agent-request", "session/request_permission")
     def _asked(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -194,9 +205,11 @@ class TableMonitor(SessionMonitor[Seen]):
         if variant not in VARIANTS:
             return
         seen = self.sessions.get(sid) or self._session(sid)
-        found = observe(upd, seen, self._owner.readings)
+        fs = self.facts.sessions.get(sid) or _UNREPORTED
+        waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
+        found = observe(upd, seen, self._owner.readings, waiting)
         if found:
-            replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
+            replaying = variant not in SNAPSHOTS and fs.resuming > 0  # (Facts.replaying)
             self._fire(sid, seen, found, line, msg, replaying)
 
     def _fire(
@@ -218,6 +231,7 @@ class TableMonitor(SessionMonitor[Seen]):
             rows = spec.cells.get((state, trigger))
             if rows is not None and rows[0].guard is not None:  # the guard's rule is judged too
                 self._ex[spec.guard_rules.get(rows[0].guard_name or "", rule)] += 1
+            broke: ProtocolViolation | None = None
             try:
                 new = where not in states
                 states[where] = after = spec.fire(state, trigger, ctx)
@@ -225,37 +239,19 @@ class TableMonitor(SessionMonitor[Seen]):
                     self._ex[spec.eventually[after]] += 1
                     seen.entered[where] = line
                 if spec.relaxed:  # allowed only because the variant dropped the rule?
-                    self._dropped(spec, key, state, trigger, ctx, line, sid, msg)
-            except ProtocolViolation as broke:
+                    broke = _dropped(spec, state, trigger, ctx)
+            except ProtocolViolation as refused:
                 seen.refused = seen.refused | {where}
-                self._report(broke, spec, key, state, trigger, ctx, line, sid, msg)
-
-    def _dropped(
-        self, spec: MachineSpec, key: Any, state: str, trigger: str, ctx: Mapping[str, Any],
-        line: int, sid: str, msg: Message,
-    ) -> None:  # fmt: skip
-        strict, cells = _strict(spec)
-        if (state, trigger) not in cells:
-            return
-        try:
-            strict.fire(state, trigger, ctx)
-        except ProtocolViolation as broke:
-            if broke.rule in spec.relaxed:
-                self._report(broke, spec, key, state, trigger, ctx, line, sid, msg)
-
-    def _report(
-        self, broke: ProtocolViolation, spec: MachineSpec, key: Any, state: str, trigger: str,
-        ctx: Mapping[str, Any], line: int, sid: str, msg: Message,
-    ) -> None:  # fmt: skip
-        """The finding of a refused cell (set aside by the monitor set when its rule is dropped)."""
-        why = f" ({broke.detail})" if broke.detail else ""
-        what = f"{spec.title.lower()} {key!r}" if key else spec.title.lower()
-        self.breach(
-            broke.rule, line, sid,
-            f"{what} is {state}: the model has no {trigger!r} there{why} "
-            f"({broke.actor} broke {broke.rule})",
-            msg, tuple(name for name in ctx if name in BY_NAME),
-        )  # fmt: skip
+                broke = refused
+            if broke is not None:  # (set aside by the monitor set when its rule is dropped)
+                why = f" ({broke.detail})" if broke.detail else ""
+                what = f"{spec.title.lower()} {key!r}" if key else spec.title.lower()
+                self.breach(
+                    broke.rule, line, sid,
+                    f"{what} is {state}: the model has no {trigger!r} there{why} "
+                    f"({broke.actor} broke {broke.rule})",
+                    msg, tuple(name for name in ctx if name in BY_NAME),
+                )  # fmt: skip
 
     def at_end(self, quiescent: bool) -> None:
         specs = {spec.name: self.table(spec) for spec in OBSERVED}
