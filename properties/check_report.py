@@ -204,7 +204,13 @@ def finding_text(path: str, f: Finding, unparsed: Sequence[int] = ()) -> str:
 
 def summary_text(path: str, live: LiveCheck) -> str:
     """A live session's findings and summary line, as ``check`` prints a file's."""
-    report = FileReport(path, live.stats, *live.snapshot(), Counter(live.monitors.exercised))
+    report = FileReport(
+        path,
+        live.stats,
+        *live.snapshot(),
+        Counter(live.monitors.exercised),
+        readings=dict(live.monitors.readings),  # named beside a finding that depends on one
+    )
     return "\n".join([f"{path}:", *render_findings(report), f"  summary: {summary_line(report)}"])
 
 

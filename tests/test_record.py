@@ -247,3 +247,20 @@ def test_a_recording_the_agent_ended_is_judged_complete(tmp_path: Path, exits_fi
         proc.stdout.close()
     assert ("FG-05" in err and "complete transcript" in err) is exits_first, err
     assert "Traceback" not in err
+
+
+def test_the_live_summary_names_the_readings_in_force() -> None:
+    """``record`` prints ``summary_text`` of its live check: a finding whose verdict depends on a
+    reading names the alternative in force, as ``check`` does (it named the default)."""
+    from properties.check_report import summary_text
+    from properties.engine import MonitorSet
+    from properties.live import LiveCheck
+    from tests.wire_dsl import answer, prompt, say, state, user
+
+    lines = [prompt(1), state("running"), user("u1"), say("a1"), answer(1, "u1"), state("idle", stop="weird")]
+    live = LiveCheck(monitors=MonitorSet(readings={"future-stop-reason": "may-be-future"}))
+    for sender, msg in lines:
+        live.push(json.dumps({"from": sender, "message": msg}).encode() + b"\n")
+    live.close()
+    text = summary_text("rec.ndjson", live)
+    assert "(reading future-stop-reason=may-be-future)" in text
