@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from model import background, compaction, entity, foreground, session, terminal, toolcall
-from model.clientview_parts import ACTIVE_STATES
+from model.clientview_parts import ACTIVE_STATES, valid_background
 from model.core import Context, MachineSpec
 from properties.monitor import Record
 from properties.readings import RESUME_REPLAY_WINDOW, UNACCOUNTED_USER_MESSAGE
@@ -62,22 +62,19 @@ Key = tuple[str, str]
 
 
 def background_keys(value: Any) -> list[Key] | None:
-    """The known items of a ``background`` value, in list order (duplicates kept), or None when
-    the value is not a list (omitted, null or malformed: background not reported). Items of an
-    unknown type or without their ID are skipped: they do not invalidate the list."""
-    if type(value) is not list:
+    """The items of a ``background`` value as (type, ID) keys, in list order (duplicates kept), or
+    None when background is not reported: omitted, null, or malformed ("Background work": a
+    malformed list leaves background unknown until a list is reported again). Malformed is what
+    the client view refuses (``model.clientview_parts.valid_background``: not a list, an item
+    that is no object with a string type, or an item of a known type without its string ID).
+    Items of an unknown type are skipped: they do not invalidate the list."""
+    if type(value) is not list or not valid_background(value):
         return None
-    out: list[Key] = []
-    for item in value:
-        if type(item) is dict:
-            kind = item.get("type")
-            if type(kind) is str:
-                field = background.ID_FIELD.get(kind)
-                if field is not None:
-                    ident = item.get(field)
-                    if type(ident) is str:
-                        out.append((kind, ident))
-    return out
+    return [
+        (item["type"], item[background.ID_FIELD[item["type"]]])
+        for item in value
+        if item["type"] in background.ID_FIELD
+    ]
 
 
 Observation = tuple[MachineSpec, str, str, Context]

@@ -1569,3 +1569,23 @@ def test_an_elicitation_answer_with_a_malformed_action_is_taken_as_cancel(action
     ms = run([*base, ("client", {"jsonrpc": "2.0", "id": "e1", "result": {"action": action}})])
     as_cancel = run([*base, elicit_answer("e1", "cancel")])
     assert found(ms) == found(as_cancel)
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ({"type": "terminal"}, [("BG-07", 6)]),  # a known type without its ID: malformed
+        ({"type": "terminal", "terminalId": 7}, [("BG-07", 6)]),
+        ("t1", [("BG-07", 6)]),  # not an object
+        ({"type": "_future_kind", "id": "x"}, []),  # an unknown type does not invalidate the list
+    ],
+)
+def test_a_malformed_background_list_is_no_list_for_the_checker_as_for_the_client(
+    item: Any, expected: list[tuple[str, int]]
+) -> None:
+    """Background work: a malformed list leaves background unknown (the client view's
+    ``valid_background``), so after a first list it breaks BG-07 like an omitted one; the items
+    of a list with an unknown type still count."""
+    lines = [*turn()[:-1], state("idle", stop="end_turn", bg=[item])]
+    lines[1] = state("running", bg=[])
+    assert found(run(lines)) == expected
