@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from properties.checking import SEVERITIES, FileReport
+from properties.checking import SEVERITIES, FileReport, live_report
 from properties.findings import Finding
 from properties.live import LiveCheck
 from properties.outputs import clip
@@ -204,13 +204,7 @@ def finding_text(path: str, f: Finding, unparsed: Sequence[int] = ()) -> str:
 
 def summary_text(path: str, live: LiveCheck) -> str:
     """A live session's findings and summary line, as ``check`` prints a file's."""
-    report = FileReport(
-        path,
-        live.stats,
-        *live.snapshot(),
-        Counter(live.monitors.exercised),
-        readings=dict(live.monitors.readings),  # named beside a finding that depends on one
-    )
+    report = live_report(path, live)
     return "\n".join([f"{path}:", *render_findings(report), f"  summary: {summary_line(report)}"])
 
 

@@ -136,17 +136,32 @@ def check_stream(
         live.close(complete=complete)
     if live.error is not None:
         raise live.error
+    return live_report(path, live, schema=schema is not None, max_findings=max_findings, complete=complete)
+
+
+def live_report(
+    path: str,
+    live: LiveCheck,
+    *,
+    schema: bool = False,
+    max_findings: int | None = None,
+    complete: bool = False,
+) -> FileReport:
+    """What ``live`` has judged of the input ``path`` so far, with the configuration of its
+    monitor set (readings, variant): ``check_stream``'s report, and ``record``'s summary."""
+    findings, still_open = live.snapshot()
+    monitors = live.monitors
     return FileReport(
         path,
         live.stats,
-        findings=live.findings,
-        open=live.open,
-        exercised=Counter(monitor_set.exercised),
-        schema=schema is not None,
+        findings=findings,
+        open=still_open,
+        exercised=Counter(monitors.exercised),
+        schema=schema,
         cut=live.cut,
         max_findings=max_findings,
-        readings=dict(monitor_set.readings),
-        variant=monitor_set.variant,
-        set_aside=Counter(monitor_set.set_aside),
+        readings=dict(monitors.readings),
+        variant=monitors.variant,
+        set_aside=Counter(monitors.set_aside),
         complete=complete,
     )
