@@ -296,7 +296,8 @@ def build_machine(
     for actor, name in event_names():
         if not cfg.elicitations and name.startswith("elicit"):  # a zero budget: no such rules
             continue
-        if PERMISSION_FEATURE.get(name, "") not in cfg.features | {""}:  # the Client never offers it
+        feature = PERMISSION_FEATURE.get(name)
+        if feature is not None and feature not in cfg.features:  # the Client never offers it
             continue
         make_rule(actor, name)
 
