@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Final, TypeGuard
 
 from model import foreground, permission, toolcall
+from model.core import MachineSpec
 
 Param = bool | str
 
@@ -721,6 +722,12 @@ class Rules:
         implying that work started or ended while it was unobservable": State transitions), so
         that idle may end it: work reported starting after it need not be that prompt's."""
         return awaited and not after_unobserved
+
+    @staticmethod
+    def waiting_states(prompt_table: MachineSpec) -> frozenset[str]:
+        """``held_in_order``: the states in which a prompt waits for insertion (those the prompt
+        table, ``prompt_table``, has an ``insert`` row from), whether held or not yet."""
+        return frozenset(row.source for row in prompt_table.rows if row.trigger == "insert")
 
     @staticmethod
     def oldest_waiting(waiting: Iterable[object]) -> object | None:
