@@ -320,8 +320,10 @@ SETUP_BEFORE_PROMPTS: Final = Between(
     "setup_before_prompts", "INTRO-01", "INTRO",
     "the Client sends a session/prompt",
     "its setup is complete: the initialize handshake was answered, the session exists for it (a "
-    "session/new response that creates it does not come later) and no session/resume of it is "
-    "still being answered",
+    "session/new response that creates it does not come later; where the stream shows the "
+    "connection from its start, its first Client request being initialize, a session/new or "
+    "session/fork response named it, a session/resume of it succeeded, or a subagent_update "
+    "announced it as a child) and no session/resume of it is still being answered",
     ("session", "prompt"),
 )  # fmt: skip
 PROMPT_HAS_CONTENT: Final = Between(
@@ -760,11 +762,16 @@ class Rules:
         )  # fmt: skip
 
     @staticmethod
-    def setup_missing(init_pending: bool, resuming: bool) -> str | None:
-        """``setup_before_prompts``: what a session/prompt sent now comes before (None: nothing)."""
+    def setup_missing(init_pending: bool, resuming: bool, unset: bool = False) -> str | None:
+        """``setup_before_prompts``: what a session/prompt sent now comes before (None: nothing);
+        ``unset``: the stream shows the connection from its start and nothing set the session up."""
         if init_pending:
             return "initialize was answered"
-        return "session/resume was answered" if resuming else None
+        if resuming:
+            return "session/resume was answered"
+        if unset:
+            return "a session/new, session/fork or successful session/resume set its session up"
+        return None
 
     @staticmethod
     def empty_prompt(prompt: object) -> bool:

@@ -160,13 +160,15 @@ VIOLATIONS: list[Case] = [
         [
             ("client", wire.initialize("i", elicitation=("form",))),
             ("agent", wire.initialized("i")),
+            new_session("n"),
+            created("n"),
             prompt(1),
             state("running"),
             user("u1"),
             answer(1, "u1"),
             elicit("e1", "url"),
         ],
-        [("TOOL-07", 7)],
+        [("TOOL-07", 9)],
         quiescent=False,
     ),
     Case(
@@ -302,13 +304,15 @@ VIOLATIONS: list[Case] = [
         [
             initialize(0),
             initialized(0),
+            new_session("n"),
+            created("n"),
             prompt(1, content=[{"type": "image", "mimeType": "image/png", "data": "AA=="}]),
             state("running"),
             user("u1"),
             answer(1, "u1"),
             state("idle", stop="end_turn"),
         ],
-        [("USER-03", 3), ("USER-04", 6)],
+        [("USER-03", 5), ("USER-04", 8)],
     ),
     Case(
         "SDM-05 user message in a session without prompts",
@@ -354,10 +358,12 @@ VIOLATIONS: list[Case] = [
         [
             initialize(0),
             initialized(0, {"image": {}}),
+            new_session("n"),
+            created("n"),
             prompt(1, content=[{"type": "audio", "mimeType": "audio/wav", "data": "AA=="}]),
             fail(1, -32602),
         ],
-        [("USER-03", 3)],
+        [("USER-03", 5)],
     ),
     # foreground
     Case(
@@ -389,6 +395,8 @@ VIOLATIONS: list[Case] = [
         [
             initialize(0, None),
             initialized(0),
+            new_session("n"),
+            created("n"),
             prompt(1),
             state("_working"),
             user("u1"),
@@ -396,7 +404,7 @@ VIOLATIONS: list[Case] = [
             answer(1, "u1"),
             state("idle", stop="end_turn"),
         ],
-        [("STATE-04", 6)],
+        [("STATE-04", 8)],
     ),
     Case(
         "INTRO-02 a second response",
@@ -408,6 +416,8 @@ VIOLATIONS: list[Case] = [
         [
             initialize(0, None),
             initialized(0),
+            new_session("n"),
+            created("n"),
             prompt(1),
             state("running"),
             user("u1"),
@@ -417,7 +427,7 @@ VIOLATIONS: list[Case] = [
             say("a1"),
             state("idle", stop="end_turn"),
         ],
-        [("STATE-04", 9)],
+        [("STATE-04", 11)],
     ),
     Case(
         "FG-04 output while requires_action",
@@ -872,6 +882,8 @@ CONFORMING: list[Case] = [
         [
             initialize(0),
             initialized(0, {"image": {}}),
+            new_session("n"),
+            created("n"),
             prompt(1, content=[{"type": "image", "mimeType": "image/png", "data": "AA=="}]),
             state("running"),
             user("u1"),

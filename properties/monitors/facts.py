@@ -35,7 +35,11 @@ tool monitor reads its permission requests there): each ``session/request_permis
 withdraws it with ``$/cancel_request``; a URL elicitation the Client accepted stays outstanding
 until the Agent's ``elicitation/complete`` (the user finishes outside the Client; URL mode is an
 elicitation's: a permission request has none, "Lifecycle examples"). And what the ``initialize``
-handshake said (see the attributes of ``Facts``).
+handshake said (see the attributes of ``Facts``), and whether the stream shows the connection
+from its start (``opening``: the Client's first request is ``initialize``, sent before anything
+named a session), and then which sessions were set up in view (``set_up``: named by a
+``session/new`` or ``session/fork`` response, resumed by a successful ``session/resume``, or
+announced as a child by a ``subagent_update``, which needs no setup of its own).
 
 Must not know: any rule, finding or explanation.
 """
@@ -157,6 +161,11 @@ class Facts(Monitor):
         """Whether custom content types may have been advertised (prompt capability ``_meta``)."""
         self.elicitation_modes: frozenset[str] | None = None
         """The elicitation modes the Client's initialize advertised (None: its initialize not seen)."""
+        self.opening: bool | None = None
+        """None before the Client's first request; then whether it was ``initialize``, sent before
+        anything named a session: the stream shows the connection from its start."""
+        self.set_up: set[str] = set()
+        """Under ``opening``: the sessions set up in view (see the module docstring)."""
         self.asking: dict[Any, Asked] = {}
         """Outstanding user-action requests by request id (see the module docstring). Kept from
         the request itself: an explorer's key keeps only a pending request's id, method and session."""
@@ -184,6 +193,10 @@ class Facts(Monitor):
             return True
         found = self.sessions.get(sid)
         return found is not None and found.created
+
+    def unset(self, sid: str) -> bool:
+        """The stream shows the connection from its start and nothing in it set ``sid`` up."""
+        return self.opening is True and sid not in self.set_up
 
     def active(self, sid: str) -> bool:
         found = self.sessions.get(sid)
@@ -297,6 +310,8 @@ class Facts(Monitor):
         if sid is not None:
             fs = self.of(sid)
             fs.resuming = max(0, fs.resuming - 1)
+            if self.opening and "result" in msg:
+                self.set_up.add(sid)
 
     @on("client-notification", "session/cancel")
     @on("client-request", "session/close")
@@ -346,6 +361,28 @@ class Facts(Monitor):
         new_sid = result.get("sessionId") if type(result) is dict else None
         if type(new_sid) is str:
             self.of(new_sid).created = True
+            if self.opening:
+                self.set_up.add(new_sid)
+
+    @on("agent-response", "session/fork")
+    def _forked(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        """A fork's new session is set up, not seen from its creation: it starts from another
+        session's history, which a resume may replay."""
+        result = msg.get("result")
+        new_sid = result.get("sessionId") if type(result) is dict else None
+        if self.opening and type(new_sid) is str:
+            self.set_up.add(new_sid)
+
+    @on("update", "subagent_update")
+    def _child(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        child = upd.get("sessionId")
+        if self.opening and type(child) is str:
+            self.set_up.add(child)  # a child needs no setup of its own (SubagentUpdate)
+
+    @on("client-request", "*")
+    def _request(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        if self.opening is None:
+            self.opening = msg["method"] == "initialize" and not self.sessions
 
     # -- explorers -----------------------------------------------------------------------
     def state_key(self) -> Any:
@@ -357,6 +394,8 @@ class Facts(Monitor):
             self.custom_prompt_ok,
             self.elicitation_modes,
             frozenset(self.asking.items()),
+            self.opening,
+            frozenset(self.set_up),
         )
 
 

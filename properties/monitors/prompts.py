@@ -21,7 +21,11 @@ the Client could have seen that answer. Each rule is a declaration of ``model.be
 - setup_before_prompts (INTRO-01): a ``session/prompt`` received while the Client's
   ``initialize`` is still unanswered, or while a ``session/resume`` of that session is
   unanswered (setup not finished), or for a session that a later ``session/new`` response
-  creates, was sent before setup completed;
+  creates, was sent before setup completed; so was one, in a stream that shows the connection
+  from its start (its first Client request is ``initialize``: ``Facts.opening``), for a session
+  that nothing in it set up (``Facts.unset``: no ``session/new`` or ``session/fork`` response
+  named it, no ``session/resume`` of it succeeded, no ``subagent_update`` announced it). A stream
+  that starts later in the connection is unchanged: its sessions are assumed set up;
 - prompt_has_content (USER-01): a ``session/prompt`` whose ``prompt`` is an empty array;
 - client_sends_advertised (USER-03): a prompt block whose type the Agent's ``initialize``
   answer does not allow (judged only when that answer is in the stream; custom types only when
@@ -385,7 +389,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         content = params.get("prompt")
         bad = facts.disallowed_types(content)  # () before the Agent's initialize answer
         self._gx[_SENT_KEY] += 1
-        missing = self.between.setup_missing(facts.init_pending, sid is not None and facts.replaying(sid))
+        missing = self.between.setup_missing(
+            facts.init_pending, sid is not None and facts.replaying(sid), sid is not None and facts.unset(sid)
+        )
         if missing is not None:
             self.breach(_SETUP, line, sid, f"session/prompt sent before {missing}", msg)
         if self.between.empty_prompt(content):
@@ -428,7 +434,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         result = msg.get("result")
         new_sid = result.get("sessionId") if type(result) is dict else None
         ps = self.sessions.get(new_sid) if type(new_sid) is str else None
-        if ps is not None and ps.first_prompt is not None:
+        # (a stream that shows the connection from its start judged that prompt at its line)
+        if ps is not None and ps.first_prompt is not None and not self.facts.opening:
             self.breach(
                 _SETUP,
                 line,

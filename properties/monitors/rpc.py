@@ -9,13 +9,22 @@ an id already answered is a plain fact, and a breach of its sender:
   answer to ``session/request_permission``; every other request is held to the same rule);
 - when the request is a ``session/prompt`` that was answered successfully and the second response
   is an error, the prompt table's rule for an error after a success instead (the cell of the
-  table's answered state, ``model.prompt``).
+  table's answered state, ``model.prompt``);
+- eventually, INTRO-02 again: a request of either side never answered (``session/resume``,
+  ``session/close``, ``initialize``, ``session/new``, a custom method, ...), open at the end of
+  the input, a breach at the last line of one declared complete for the request's session (the
+  connection, for a request that names none). Not the requests whose answer a machine table
+  owes at the end and judges there (``OWED_ELSEWHERE``): a prompt (the prompt table's
+  REJ-01/ACC-01/ACC-13), a permission request or an elicitation (the permission and
+  elicitation tables: an answer or a withdrawal once their work was stopped, CANCEL-07 and
+  CANCEL-19; one the user has not answered yet owes nothing there).
 
 The reader passes second responses on (a response to an id never requested is unusable input).
 The other monitors see only the first response of a request. Which request a response answers
 is the monitor set's pairing (``properties.engine``): this monitor takes every response (the
 ``*`` handlers) and keeps, per side and id, how the latest request with that id was answered (a
-response to an id used again pairs with the new request: the set's pairing, not this record).
+response to an id used again pairs with the new request: the set's pairing, not this record),
+and every request (``*`` too) that no table owes an answer, until its first response.
 
 Must not know: what any request is about beyond its method (and, for a prompt, the prompt
 table's cell for an error after a success).
@@ -36,6 +45,8 @@ if TYPE_CHECKING:
 
 _ONCE = pm.SPEC.rule_of(pm.SELECTED, "select")
 """One response per request, as the permission table states it (a request answered once)."""
+OWED_ELSEWHERE = frozenset({"session/prompt", "session/request_permission", "elicitation/create"})
+"""Requests whose answer their own machine table owes at the end (see the module docstring)."""
 
 
 class ResponseMonitor(Monitor):
@@ -53,6 +64,24 @@ class ResponseMonitor(Monitor):
         self._kinds: dict[tuple[str, bool], tuple[str, bool]] = {}
         """One shared (method, success) pair per kind of answer: a long transcript keeps one
         entry per answered request, and this spares each its own pair and method text."""
+        self.awaiting: dict[tuple[str, Any], tuple[int, str | None, str]] = {}
+        """(the side that sent it, its id) -> (line, session, method) of each request not in
+        ``OWED_ELSEWHERE`` still without a response (no key: the set's pending requests are in
+        its own)."""
+
+    @on("client-request", "*")
+    def _client_asks(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        self._asks("client", sid, line, msg)
+
+    @on("agent-request", "*")
+    def _agent_asks(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
+        self._asks("agent", sid, line, msg)
+
+    def _asks(self, asker: str, sid: str | None, line: int, msg: Message) -> None:
+        method = msg["method"]
+        rid = msg["id"]
+        if method not in OWED_ELSEWHERE and (type(rid) is int or type(rid) is str):
+            self.awaiting[(asker, rid)] = (line, sid, method)
 
     @on("agent-response", "*")
     def _agent_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
@@ -66,6 +95,8 @@ class ResponseMonitor(Monitor):
         rid = msg["id"]
         success = "result" in msg
         if request is not None:  # the first response
+            if self.awaiting:
+                self.awaiting.pop((asker, rid), None)
             if success or "error" in msg:
                 kind = (request["method"], success)
                 self.answered[(asker, rid)] = self._kinds.setdefault(kind, kind)
@@ -103,6 +134,17 @@ class ResponseMonitor(Monitor):
             rule, line, None,
             f"{sender} sends a second response to the {asked} request {rid!r} of the {asker}", msg,
         )  # fmt: skip
+
+    def at_end(self, quiescent: bool) -> None:
+        for (asker, rid), (line, sid, method) in self.awaiting.items():
+            answerer = "agent" if asker == "client" else "client"
+            self.eventually(
+                _ONCE,
+                quiescent,
+                line,
+                sid,
+                f"{answerer} never answered the {method} request {rid!r} of the {asker}",
+            )
 
     def state_key(self) -> Any:
         return frozenset(self.answered.items())
