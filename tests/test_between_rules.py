@@ -27,10 +27,12 @@ from tests.wire_dsl import (
     answer,
     ask,
     cancel,
+    created,
     fail,
     initialize,
     initialized,
     item,
+    new_session,
     permission_answer,
     prompt,
     say,
@@ -203,6 +205,8 @@ def test_cancel_stops_background_changes_what_the_simulated_agent_reaches() -> N
 _STEERED: list[Line] = [
     initialize("init"),
     initialized("init"),
+    new_session("new"),
+    created("new"),
     prompt(1),
     state("running"),
     user("u1"),
@@ -217,11 +221,11 @@ _STEERED: list[Line] = [
 
 def test_no_steering_forbids_inserting_a_prompt_into_the_work_it_was_received_in() -> None:
     assert _rules(_STEERED) == []
-    assert _rules(_STEERED, variant=NO_STEERING) == [(bw.STEERING.rule, 10)]  # the response ties them
+    assert _rules(_STEERED, variant=NO_STEERING) == [(bw.STEERING.rule, 12)]  # the response ties them
     # the response first, the user message later: judged when the message is reported
-    swapped = [*_STEERED[:8], answer(2, "u2"), user("u2"), _STEERED[-1]]
-    assert _rules(swapped, variant=NO_STEERING) == [(bw.STEERING.rule, 10)]
-    waited = [*_STEERED[:8], state("idle", stop="end_turn"), state("running"), user("u2"), answer(2, "u2")]
+    swapped = [*_STEERED[:10], answer(2, "u2"), user("u2"), _STEERED[-1]]
+    assert _rules(swapped, variant=NO_STEERING) == [(bw.STEERING.rule, 12)]
+    waited = [*_STEERED[:10], state("idle", stop="end_turn"), state("running"), user("u2"), answer(2, "u2")]
     assert _rules(waited, variant=NO_STEERING) == []
 
 
