@@ -204,6 +204,16 @@ ONE_ANSWER: Final = Between(
     "table's answer cells name: stated there once)",
     ("permission", "elicitation"),
 )  # fmt: skip
+REQUESTS_ANSWERED: Final = Between(
+    "requests_answered", ONE_ANSWER.rule, "INTRO",
+    "a request of either side is still unanswered where nothing more will come (the end of a "
+    "complete transcript, or quiescence)",
+    "the side asked broke the rule: each request gets exactly one response. Not where the "
+    "request's own machine table follows it to its answer and states what it owes at the end "
+    "(a session/prompt: the prompt table; a session/request_permission or an elicitation/create: "
+    "the permission and elicitation tables, where one the user has not answered yet owes nothing)",
+    ("session", "prompt", "permission", "elicitation"),
+)  # fmt: skip
 CLOSE_STOPS_PROMPTS: Final = Between(
     "close_stops_prompts", "ACC-13", "2. Prompt accepted",
     "a session/close is received",
@@ -772,6 +782,12 @@ class Rules:
         if unset:
             return "a session/new, session/fork or successful session/resume set its session up"
         return None
+
+    @staticmethod
+    def answer_owed_at_end(tabled: bool) -> bool:
+        """``requests_answered``: whether a request still unanswered at the end breaks it
+        (``tabled``: its own machine table follows it to its answer and judges that instead)."""
+        return not tabled
 
     @staticmethod
     def empty_prompt(prompt: object) -> bool:

@@ -10,14 +10,14 @@ an id already answered is a plain fact, and a breach of its sender:
 - when the request is a ``session/prompt`` that was answered successfully and the second response
   is an error, the prompt table's rule for an error after a success instead (the cell of the
   table's answered state, ``model.prompt``);
-- eventually, INTRO-02 again: a request of either side never answered (``session/resume``,
-  ``session/close``, ``initialize``, ``session/new``, a custom method, ...), open at the end of
-  the input, a breach at the last line of one declared complete for the request's session (the
-  connection, for a request that names none). Not the requests whose answer a machine table
-  owes at the end and judges there (``OWED_ELSEWHERE``): a prompt (the prompt table's
-  REJ-01/ACC-01/ACC-13), a permission request or an elicitation (the permission and
-  elicitation tables: an answer or a withdrawal once their work was stopped, CANCEL-07 and
-  CANCEL-19; one the user has not answered yet owes nothing there).
+- eventually, ``model.between`` REQUESTS_ANSWERED: a request of either side never answered
+  (``session/resume``, ``session/close``, ``initialize``, ``session/new``, a custom method, ...),
+  open at the end of the input, a breach at the last line of one declared complete for the
+  request's session (the connection, for a request that names none). Not the requests whose own
+  table follows them to their answer (``TABLED``: a prompt, the prompt table's REJ-01, ACC-01 or
+  ACC-13; a permission request or an elicitation, whose tables owe an answer or a withdrawal
+  once their work was stopped, CANCEL-07 and CANCEL-19, and nothing while the user has not
+  answered yet).
 
 The reader passes second responses on (a response to an id never requested is unusable input).
 The other monitors see only the first response of a request. Which request a response answers
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from model import between as bw
 from model import permission as pm
 from model import prompt as prm
 from model.core import ProtocolViolation
@@ -45,14 +46,16 @@ if TYPE_CHECKING:
 
 _ONCE = pm.SPEC.rule_of(pm.SELECTED, "select")
 """One response per request, as the permission table states it (a request answered once)."""
-OWED_ELSEWHERE = frozenset({"session/prompt", "session/request_permission", "elicitation/create"})
-"""Requests whose answer their own machine table owes at the end (see the module docstring)."""
+TABLED = frozenset({"session/prompt", "session/request_permission", "elicitation/create"})
+"""Requests a machine table follows to their answer (``model.prompt``, ``model.permission``,
+``model.elicitation``): what they owe at the end is the table's."""
+_ANSWERED = bw.REQUESTS_ANSWERED.rule
 
 
 class ResponseMonitor(Monitor):
     """One response per request (see module docstring)."""
 
-    RULES = (_ONCE, prm.SPEC.rule_of(prm.ANSWERED, "reject"))
+    RULES = (_ONCE, prm.SPEC.rule_of(prm.ANSWERED, "reject"))  # (_ANSWERED is _ONCE's rule)
     TABLES = (prm.SPEC, pm.SPEC)
     SHARED = ("_kinds",)
 
@@ -65,9 +68,9 @@ class ResponseMonitor(Monitor):
         """One shared (method, success) pair per kind of answer: a long transcript keeps one
         entry per answered request, and this spares each its own pair and method text."""
         self.awaiting: dict[tuple[str, Any], tuple[int, str | None, str]] = {}
-        """(the side that sent it, its id) -> (line, session, method) of each request not in
-        ``OWED_ELSEWHERE`` still without a response (no key: the set's pending requests are in
-        its own)."""
+        """(the side that sent it, its id) -> (line, session, method) of each request that
+        ``Rules.answer_owed_at_end`` holds to its answer, still without a response (no key: the
+        set's pending requests are in its own)."""
 
     @on("client-request", "*")
     def _client_asks(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -80,7 +83,7 @@ class ResponseMonitor(Monitor):
     def _asks(self, asker: str, sid: str | None, line: int, msg: Message) -> None:
         method = msg["method"]
         rid = msg["id"]
-        if method not in OWED_ELSEWHERE and (type(rid) is int or type(rid) is str):
+        if (type(rid) is int or type(rid) is str) and self.between.answer_owed_at_end(method in TABLED):
             self.awaiting[(asker, rid)] = (line, sid, method)
 
     @on("agent-response", "*")
@@ -139,7 +142,7 @@ class ResponseMonitor(Monitor):
         for (asker, rid), (line, sid, method) in self.awaiting.items():
             answerer = "agent" if asker == "client" else "client"
             self.eventually(
-                _ONCE,
+                _ANSWERED,
                 quiescent,
                 line,
                 sid,
