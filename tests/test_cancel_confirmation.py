@@ -16,9 +16,11 @@ from tests.wire_dsl import (
     answer,
     cancel,
     close,
+    created,
     initialize,
     initialized,
     item,
+    new_session,
     ok,
     prompt,
     resume,
@@ -55,7 +57,8 @@ def test_an_idle_after_unknown_still_confirms_the_cancellation(
 
 
 def test_an_idle_after_an_unrecognized_state_confirms_it_too() -> None:
-    custom = [initialize(0, meta={"customStates": True}), initialized(0), *TURN]
+    setup = [new_session("n"), created("n")]
+    custom = [initialize(0, meta={"customStates": True}), initialized(0), *setup, *TURN]
     lines = [*custom, cancel(), state("_reviewing"), state("idle", stop="end_turn")]
     assert _rules(lines) == [(bw.CANCEL_CONFIRMED.rule, len(lines))]
 

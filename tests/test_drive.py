@@ -263,13 +263,17 @@ def test_misbehaving_agents_end_the_run_cleanly(
 
 @posix
 def test_a_request_left_unanswered_is_a_finding_that_states_the_timeout(tmp_path: Path) -> None:
-    """An agent that answers only initialize and session/new: a session/close (whose answer no
-    rule's monitor waits for) still unanswered when the agent has been silent for the timeout."""
+    """An agent that answers only initialize and session/new: a session/close still unanswered
+    when the agent has been silent for the timeout (the response monitor's INTRO-02, judged at
+    quiescence)."""
     settings = Settings(steps=2, timeout=0.3, silence=0.02)
     result = run_once(ProcessPeer(_fake(tmp_path, "pass")), settings, script=[["close"], ["wait"]])
-    assert result.stop == "timeout" and result.rules == ["drive.no-answer"]
+    assert result.stop == "timeout" and result.rules == ["INTRO-02"]
     (finding,) = result.failing
-    assert finding.explanation == "no answer to session/close (id 1) while the agent sent nothing for 0.3 s"
+    assert finding.explanation == (
+        "agent never answered the session/close request 1 of the client "
+        "(still open: the agent sent nothing for 0.3 s)"
+    )
     assert finding.line == 5  # the close in the transcript
 
 

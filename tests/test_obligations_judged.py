@@ -34,10 +34,12 @@ from tests.wire_dsl import (
     cancel,
     close,
     compaction,
+    created,
     fail,
     initialize,
     initialized,
     item,
+    new_session,
     ok,
     prompt,
     say,
@@ -246,7 +248,8 @@ def test_a_cancel_under_a_custom_state_explains_the_cancelled_idle() -> None:
     while a custom state replaced running (seed 25 of the conforming walks) is that choice; the
     work's idle saying cancelled is no suspect. Without the cancel, or with one received while
     idle before the work began, it stays a suspect of FG-06 (a warning)."""
-    custom = [initialize(0, meta={"customStates": True}), initialized(0), *TURN, state("_reviewing")]
+    setup = [new_session("n"), created("n")]
+    custom = [initialize(0, meta={"customStates": True}), initialized(0), *setup, *TURN, state("_reviewing")]
     end = [state("running"), state("idle", stop="cancelled")]
     assert check([*custom, cancel(), *end], complete=True).findings == []
     for lines in ([*custom, *end], [cancel(), *custom, *end]):

@@ -253,15 +253,17 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         [
             initialize(0),
             initialized(0),
+            new_session("n"),
+            created("n"),
             state("running"),
             prompt(1, content=[text(), IMAGE]),
             cancel(),
             fail(1, -32602),
             state("idle", stop="cancelled"),
         ],
-        [("CANCEL-02", 6), ("USER-03", 4)],
+        [("CANCEL-02", 8), ("USER-03", 6)],
         "either",
-        [("USER-03", 4)],
+        [("USER-03", 6)],
     ),
     "tool-updates-after-idle": (
         [

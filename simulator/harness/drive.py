@@ -34,8 +34,8 @@ reader and monitors as ``acp-model check`` (``properties.live.LiveCheck``). The 
 3. settling: permission requests still unanswered are allowed; then the driver waits until no
    obligation is open and each of its requests is answered. An Agent that sends nothing for
    ``timeout`` seconds meanwhile is judged quiescent: the monitors' "eventually" rules become
-   breaches, whose explanation states the timeout, and a request other than a prompt still
-   unanswered is a ``drive.no-answer`` finding (a prompt's answer is owed under its own rules).
+   breaches, whose explanation states the timeout (a request of the driver still unanswered
+   among them: INTRO-02, or a prompt's own rules).
    A lockstep Agent is judged quiescent as soon as a turn says it has no move left, and a
    lockstep turn may take up to ``timeout`` (``silence`` does not cut it short).
 
@@ -173,7 +173,6 @@ class _Run:
         self.writer = TranscriptWriter(None, self.live)
         self.client = DriverClient()
         self.answers: dict[Any, Any] = {}  # our request id -> the Agent's response
-        self.asked: dict[Any, tuple[str, int]] = {}  # our request id -> (method, transcript line)
         self.awaiting: str | None = None
         """The request whose answer the driver is waiting for (None: it is not waiting)."""
         self.quiet = False
@@ -191,8 +190,6 @@ class _Run:
         for msg in msgs:
             line = wire.json_line(msg).encode()
             self._keep(entry("client", line[:-1]))
-            if "method" in msg and "id" in msg:
-                self.asked.setdefault(msg["id"], (msg["method"], self.writer.lines))
             self.peer.send(line)
 
     def take(self, lines: list[bytes]) -> None:
@@ -305,15 +302,6 @@ class _Run:
             self.send(self.client.do(choice))
         return True
 
-    def unanswered(self) -> list[tuple[Any, str, int]]:
-        """Requests of the driver still without an answer that no rule's monitor waits for
-        (a prompt's answer is owed under the prompt rules, which say so at quiescence)."""
-        return [
-            (rid, method, line)
-            for rid, (method, line) in self.asked.items()
-            if rid not in self.answers and method != "session/prompt"
-        ]
-
     def settle(self) -> None:
         deadline = time.monotonic() + self.s.timeout
         while True:
@@ -321,15 +309,12 @@ class _Run:
                 self.send(self.client.do(["allow", 0]))
             if self.failing():
                 return
-            if not self.live.open_now() and not self.unanswered():
+            if not self.live.open_now():  # (a request of the driver unanswered is open too: INTRO-02)
                 self.result.stop = "settled"
                 return
             left = deadline - time.monotonic()
             if left <= 0 or self.idle:
                 self.result.stop = "timeout"
-                for rid, method, line in self.unanswered():
-                    why = f"no answer to {method} (id {rid!r}) while {self.silent()}"
-                    self._end_with("drive.no-answer", why, "timeout", line)
                 self.live.close(quiescent=True)
                 return
             before = self.result.messages
