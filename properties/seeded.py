@@ -178,11 +178,6 @@ _AGENT: tuple[Seeded, ...] = (
         Forbidden("close-withdraw-wrong-code", "prompt", "closed_out", "reject", "rejected"),
         "answers a prompt stopped by session/close with an error other than -32800",
     ),
-    Seeded(  # (a move withheld, kept after close-withdraw-wrong-code: the first bug of a rule stands for it)
-        Withhold("never-answer-closed-out", "prompt", frozenset({"withdraw"}), "ACC-13"),
-        "never answers a prompt that a session/close stopped before insertion",
-        walks("close"),
-    ),
     Seeded(
         Forbidden("list-before-announce", "background_item", "unannounced", "list", "listed"),
         "lists a terminal it has not announced",

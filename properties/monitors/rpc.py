@@ -14,8 +14,8 @@ an id already answered is a plain fact, and a breach of its sender:
   (``session/resume``, ``session/close``, ``initialize``, ``session/new``, a custom method, ...),
   open at the end of the input, a breach at the last line of one declared complete for the
   request's session (the connection, for a request that names none). Not the requests whose own
-  table follows them to their answer (``TABLED``: a prompt, the prompt table's REJ-01, ACC-01 or
-  ACC-13; a permission request or an elicitation, whose tables owe an answer or a withdrawal
+  table follows them to their answer (``TABLED``: a prompt, the prompt table's REJ-01 or ACC-01;
+  a permission request or an elicitation, whose tables owe an answer or a withdrawal
   once their work was stopped, CANCEL-07 and CANCEL-19, and nothing while the user has not
   answered yet).
 
