@@ -93,22 +93,24 @@ def _slice(name: str, features: str, purpose: str, **bounds: Any) -> Slice:
 SLICES: tuple[Slice, ...] = (
     Slice(
         "core",
-        SMALL.with_(capacity=1, features=(SMALL.features - {"fail"}) | {"stop_unlisted"}),
+        SMALL.with_(capacity=1, features=(SMALL.features - {"fail"}) | {"stop_unlisted", "cancel_output"}),
         "a prompt held or inserted, session/cancel, a tool call with permission, a terminal (an "
-        "unlisted one stopped by the cancel)",
+        "unlisted one stopped by the cancel), output flushed while the cancel is carried out",
     ),
     _slice(
         "prompts",
-        "hold cancel",
-        "two prompts: held and inserted in order, $/cancel_request, session/cancel",
+        "hold cancel cancel_output",
+        "two prompts: held and inserted in order, $/cancel_request, session/cancel (output "
+        "flushed while it is carried out)",
         prompts=2,
         cancel_requests=1,
         outputs=1,
     ),
     _slice(
         "cancels",
-        "cancel fail",
-        "session/cancel and $/cancel_request (each twice) reaching a prompt in every state",
+        "cancel fail cancel_output",
+        "session/cancel and $/cancel_request (each twice) reaching a prompt in every state; "
+        "content sent after the cancel was received, before its idle",
         cancels=2,
         cancel_requests=2,
     ),
