@@ -1,6 +1,7 @@
 """Freedoms the spec gives the Agent that the simulated Agent takes (the review of stop 46:
 each an enabled move of the Agent in the state the spec allows it, and fired by an exhaustive
-slice of ``acp-model explore``): content after receiving session/cancel."""
+slice of ``acp-model explore``): content after receiving session/cancel; repeated
+current-state snapshots."""
 
 from __future__ import annotations
 
@@ -71,3 +72,36 @@ def test_content_may_follow_the_cancel_before_its_idle() -> None:
 def test_the_cancels_slice_sends_content_while_a_cancel_is_carried_out() -> None:
     fired = _fired("cancels")
     assert fired[("say", True, "running")] > 0
+
+
+def test_the_state_reported_may_be_repeated_once_per_stretch() -> None:
+    """State transitions: an Agent may repeat a current-state snapshot (feature ``snapshot``):
+    the initial idle after the session/new response, idle after a prompt was sent (no completion
+    of it), running while a cancel is carried out (no new work), requires_action (no new block);
+    once per stretch of the state reported, again after a transition; the checker accepts each."""
+    cfg = _with("snapshot")
+    repeat = ("agent", "repeat", None)
+    assert repeat not in scripted([], DEFAULT, settle=False).world.enabled()
+    assert repeat in scripted([], cfg, settle=False).world.enabled()  # the optional initial idle
+    sent = [("client", "prompt", None), D]
+    asked = [*START, ("agent", "tool_ask", None), D]
+    for script in (sent, CANCELLED, asked):
+        before = scripted(script, cfg)
+        assert repeat in before.world.enabled()
+        shown = before.world.agent.reported
+        run = scripted([*script, repeat, D], cfg, frozenset(), MonitorSet())
+        last = [m for _, m in run.world.transcript if m.get("method") == "session/update"][-1]
+        assert last["params"]["update"] == {"sessionUpdate": "state_update", "state": shown}
+        assert repeat not in run.world.enabled()  # once per stretch
+        assert not [f for f in run.findings if f.kind == "rule"]
+    ended = scripted(
+        [*CANCELLED, repeat, D, ("agent", "end", "cancelled"), D], cfg, frozenset(), MonitorSet()
+    )
+    assert repeat in ended.world.enabled()  # a new stretch: idle
+    assert not [f for f in ended.findings if f.kind == "rule"]
+
+
+def test_slices_repeat_running_during_a_cancel_and_requires_action() -> None:
+    assert _fired("cancels")[("repeat", True, "running")] > 0
+    assert _fired("cancels")[("repeat", False, "idle")] > 0
+    assert _fired("answers")[("repeat", False, "requires_action")] > 0

@@ -108,9 +108,11 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "cancels",
-        "cancel fail cancel_output",
+        "cancel fail cancel_output snapshot",
         "session/cancel and $/cancel_request (each twice) reaching a prompt in every state; "
-        "content sent after the cancel was received, before its idle",
+        "content sent after the cancel was received, before its idle; the state reported "
+        "repeated (the initial idle, running while the cancel is carried out, idle after a prompt "
+        "was sent)",
         cancels=2,
         cancel_requests=2,
     ),
@@ -171,9 +173,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "answers",
-        "permission cancel perm_error stop",
+        "permission cancel perm_error stop snapshot",
         "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
-        "work was cancelled), or left unanswered by work that stops on its own",
+        "work was cancelled), or left unanswered by work that stops on its own; the state "
+        "reported repeated (requires_action: no new block)",
         tool_calls=1,
         permissions=1,
     ),
