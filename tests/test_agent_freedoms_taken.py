@@ -1,7 +1,7 @@
 """Freedoms the spec gives the Agent that the simulated Agent takes (the review of stop 46:
 each an enabled move of the Agent in the state the spec allows it, and fired by an exhaustive
 slice of ``acp-model explore``): content after receiving session/cancel; repeated
-current-state snapshots."""
+current-state snapshots; background work started while idle."""
 
 from __future__ import annotations
 
@@ -105,3 +105,26 @@ def test_slices_repeat_running_during_a_cancel_and_requires_action() -> None:
     assert _fired("cancels")[("repeat", True, "running")] > 0
     assert _fired("cancels")[("repeat", False, "idle")] > 0
     assert _fired("answers")[("repeat", False, "requires_action")] > 0
+
+
+def test_a_background_tool_call_of_its_own_may_start_while_idle() -> None:
+    """Background work: the Agent may start a tool call of its own for background work and list
+    it, even while the session is idle (feature ``bg_idle``; also while requires_action); a
+    prompt then arrives into a session with live background work, and the checker accepts it."""
+    start = ("agent", "bg_start", "tool_call")
+    assert start not in scripted([], DEFAULT.with_(features=DEFAULT.features | {"bg_tool"})).world.enabled()
+    cfg = _with("bg_idle")
+    assert start in scripted([], cfg).world.enabled()
+    asked = [*START, ("agent", "tool_ask", None), D]
+    assert scripted(asked, cfg).world.agent.real == "requires_action"
+    assert start in scripted(asked, cfg).world.enabled()
+    bg = ("tool_call", "tc_bg_1")
+    script = [start, ("agent", "bg_list", bg), D, *START, ("agent", "end", "end_turn"), D]
+    script += [("agent", "bg_finish", bg), ("agent", "bg_unlist", bg), D]
+    run = scripted(script, cfg, frozenset(), MonitorSet())
+    assert _updates(run)[:2] == ["tool_call_update", "state_update"]  # announced, then listed, idle
+    assert not [f for f in run.findings if f.kind == "rule"]
+
+
+def test_the_bg_requests_slice_starts_background_work_while_idle() -> None:
+    assert _fired("bg_requests")[("bg_start", False, "idle")] > 0

@@ -182,8 +182,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "bg_requests",
-        "bg_tool bg_permission",
-        "a permission request for a background tool call, also while idle, answered or withdrawn",
+        "bg_tool bg_permission bg_idle",
+        "a permission request for a background tool call, also while idle, answered or withdrawn; "
+        "a background tool call of the Agent's own started while idle (before a prompt, or after "
+        "its work ended) or while requires_action",
         permissions=1,
         background=1,
         cancels=0,

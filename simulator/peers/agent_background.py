@@ -49,30 +49,40 @@ class BackgroundWork(AgentState):
     __slots__ = ()
 
     def _background_events(self, add: Any, active: bool) -> None:
-        """Background work: start (from running foreground work), list, finalize, remove.
-        While the session is closing, live items are finalized and removed (closing stops them)."""
-        features = self.cfg.features
-        if (
-            self.session == "open"
-            and self.real == fgm.RUNNING
-            and not self.cancelling
-            and self._room("background")
-        ):
-            if "terminal" in features:
-                add(("agent", "bg_start", "terminal"))
-                if (
-                    not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL])
-                    or "embed" in features
-                ):
-                    add(("agent", "bg_start", "terminal+tool"))
-            if "bg_tool" in features:
-                add(("agent", "bg_start", "tool_call"))
-            if "subagent" in features and ("subagent", self.child) not in self.items:
-                add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
+        """Background work: start (``_start_events``), list, finalize, remove. While the session
+        is closing, live items are finalized and removed (closing stops them)."""
+        if self.session == "open" and not self.cancelling and self._room("background"):
+            self._start_events(add)
         for key, st in self.items.items():
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
                 continue  # a tool call embedding a terminal lives and is listed with it
             self._item_events(add, key, st, active)
+
+    def _start_events(self, add: Any) -> None:
+        """Background work starting while the session is open and no cancel is carried out:
+        from running foreground work, a terminal (also with the tool call that runs it), a
+        background tool call, the subagent child. With feature ``bg_idle``, from idle or
+        requires_action too, a tool call of its own for work no tool call started (one a hook
+        started): Background work, the Agent may start a tool call of its own for such work and
+        list it, sending it like any other before the first list that names it, "even while the
+        session is idle"; background work runs independently of the foreground state (Foreground
+        and background work), so requires_action does not stop it either."""
+        features = self.cfg.features
+        if self.real != fgm.RUNNING:
+            if "bg_idle" in features:
+                add(("agent", "bg_start", "tool_call"))
+            return
+        if "terminal" in features:
+            add(("agent", "bg_start", "terminal"))
+            if (
+                not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL])
+                or "embed" in features
+            ):
+                add(("agent", "bg_start", "terminal+tool"))
+        if "bg_tool" in features:
+            add(("agent", "bg_start", "tool_call"))
+        if "subagent" in features and ("subagent", self.child) not in self.items:
+            add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
 
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
         """The Agent's moves on one background item: the background table's rows from its state
