@@ -1,7 +1,7 @@
 """Freedoms the spec gives the Agent that the simulated Agent takes (the review of stop 46:
 each an enabled move of the Agent in the state the spec allows it, and fired by an exhaustive
 slice of ``acp-model explore``): content after receiving session/cancel; repeated
-current-state snapshots; background work started while idle."""
+current-state snapshots; background work started while idle; background work failing."""
 
 from __future__ import annotations
 
@@ -128,3 +128,41 @@ def test_a_background_tool_call_of_its_own_may_start_while_idle() -> None:
 
 def test_the_bg_requests_slice_starts_background_work_while_idle() -> None:
     assert _fired("bg_requests")[("bg_start", False, "idle")] > 0
+
+
+def test_background_work_may_fail_while_the_agent_is_idle() -> None:
+    """Failures: a background failure while the Agent is idle is no stop reason (feature
+    ``bg_fail``): a terminal exits with code 1, a tool call fails, the child's work ends with
+    the error stop reason; the session stays idle, and the checker accepts each."""
+    features = ("terminal", "bg_tool", "subagent")
+    for kind, ident in (("terminal", "term_1"), ("tool_call", "tc_bg_1"), ("subagent", "sess_2")):
+        key = (kind, ident)
+        cfg = _with(*features, "bg_fail")
+        listed = [*START, ("agent", "bg_start", kind), D, ("agent", "bg_list", key), D]
+        script = [*listed, ("agent", "end", "end_turn"), D]
+        assert ("agent", "bg_fail", key) not in scripted(script, _with(*features)).world.enabled()
+        assert ("agent", "bg_fail", key) in scripted(script, cfg).world.enabled()
+        run = scripted(
+            [*script, ("agent", "bg_fail", key), ("agent", "bg_unlist", key), D],
+            cfg,
+            frozenset(),
+            MonitorSet(),
+        )
+        assert not [f for f in run.findings if f.kind == "rule"], kind
+        sent = [m["params"] for _, m in run.world.transcript if m.get("method") == "session/update"]
+        failed = sent[-2 if kind != "subagent" else -3]["update"]
+        outcome = {"terminal": ("exitStatus", {"exitCode": 1}), "tool_call": ("status", "failed")}
+        if kind == "subagent":
+            assert failed["stopReason"] == "error" and sent[-3]["sessionId"] == "sess_2"
+        else:
+            assert failed[outcome[kind][0]] == outcome[kind][1]
+        main = [
+            p["update"]
+            for p in sent
+            if p["sessionId"] == "sess_1" and p["update"]["sessionUpdate"] == "state_update"
+        ]
+        assert main[-1] == {"sessionUpdate": "state_update", "state": "idle", "background": []}
+
+
+def test_the_background_slice_fails_background_work_while_idle() -> None:
+    assert _fired("background")[("bg_fail", False, "idle")] > 0

@@ -129,9 +129,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "background",
-        "terminal bg_tool subagent followup extras",
+        "terminal bg_tool subagent followup extras bg_fail",
         "two background items (terminals and their output, background tool calls, subagents and "
-        "their session-directed message chunks), follow-up work",
+        "their session-directed message chunks), follow-up work; an item failing (while idle: "
+        "no stop reason)",
         background=2,
         cancels=0,
     ),

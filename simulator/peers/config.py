@@ -41,6 +41,7 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "snapshot",  # the state reported repeated, nothing new, once a stretch (after session/new: initial idle)
     "cancel_output",  # one output (message, thought, plan) more while a session/cancel is carried out
     "bg_idle",  # a background tool call of the Agent's own started while idle or requires_action
+    "bg_fail",  # a background item fails (terminal exit code 1, tool call failed, the child's error idle)
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices of
 ``simulator.explore.bfs`` that switch them on, and the conforming twins of
