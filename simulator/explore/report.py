@@ -253,6 +253,21 @@ def _size(n: int) -> str:
     return f"{n / 1_000_000:.1f} MB"
 
 
+def freedoms_text(mode: str, fr: dict[str, Any] | None) -> str:
+    """One line: how many freedoms (MAY rules) the mode took of those it counts, which it never
+    took though it could, which its bounds rule out, how many it does not count."""
+    if fr is None:  # a report made before freedoms were counted
+        return f"freedoms taken ({mode}): not counted"
+    counted = [rule for rule, n in fr["taken"].items() if n is not None]
+    text = f"freedoms taken ({mode}): {sum(1 for r in counted if fr['taken'][r])}/{len(counted)}"
+    for label, rules in (("never taken", fr["never_taken"]), ("beyond the bounds", fr["beyond_bounds"])):
+        if rules:
+            text += f", {label}: {', '.join(rules)}"
+    if fr["not_counted"]:
+        text += f", not counted: {', '.join(fr['not_counted'])}"
+    return text
+
+
 def render_text(report: dict[str, Any]) -> str:
     lines: list[str] = []
     faults = ", ".join(report["faults"]) or "none"
@@ -347,6 +362,8 @@ def render_text(report: dict[str, Any]) -> str:
         rc = report["coverage"][m]["rules"]
         total = len(rc["exercised"])
         lines.append(f"  rules exercised ({m}): {total - len(rc['never_exercised'])}/{total}")
+    for m in modes:
+        lines.append(f"  {freedoms_text(m, report['coverage'][m].get('freedoms'))}")
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
     for i in report.get("info", []):
