@@ -1448,7 +1448,7 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     "STATE-03": Freedom(
         _moves(
             "agent",
-            "bg_finish bg_list bg_unlist bg_rerun bg_ask terminal_output child_chunk carried_done",
+            "bg_start bg_finish bg_list bg_unlist bg_rerun bg_ask terminal_output child_chunk carried_done",
             "idle",
         ),
         needs=("background", "terminal|bg_tool|subagent"),
@@ -1464,7 +1464,7 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     "CANCEL-08": Freedom(_moves("client", "dismiss"), needs=("permission", "cancel", "cancels")),
     "CANCEL-13": Freedom(
         _moves("agent", "say think plan tool_run tool_done tool_status tool_content", "cancelling"),
-        needs=("cancel", "cancels"),
+        needs=("cancel", "cancels", "outputs|tool_calls"),
     ),
     "CANCEL-20": Freedom(_moves("agent", "end", "unanswered"), needs=("cancel", "permission|elicitation")),
 }

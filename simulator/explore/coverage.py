@@ -131,7 +131,10 @@ CONTEXTS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
     "idle": ("while the Agent reports idle", lambda peer, ev: peer.reported == fgm.IDLE),
     "again": ("the snapshot sent a second time", lambda peer, ev: ev[2] == "again"),
     "tool_call": ("a tool call of its own for the work", lambda peer, ev: ev[2] == "tool_call"),
-    "empty": ("a prompt whose content is empty", lambda peer, ev: peer.prompts[ev[2]][4] == "empty"),
+    "empty": (
+        "a prompt whose content is empty",
+        lambda peer, ev: ev[2] in peer.prompts and peer.prompts[ev[2]][4] == "empty",
+    ),
     "unanswered": (
         "a cancelled idle while a request of the work awaits its answer",
         lambda peer, ev: _reason(ev) == fgm.CANCELLED and _pending(peer),
