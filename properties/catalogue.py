@@ -1419,8 +1419,9 @@ class Freedom:
     ``simulator.explore.coverage.CONTEXTS``). The freedom's count is the sum of its takers'."""
     needs: tuple[str, ...] = ()
     """What a run needs to be able to take it: each entry a ``Config`` feature, a ``Config``
-    budget (met when above 0) or a seeded bug, or several joined by ``|`` (any of them). A run
-    none of whose configurations meets them all is not warned about the freedom."""
+    budget (met when above 0) or a rule ID (met when a seeded bug meant to break it is on: the
+    other peer's deviation that opens the freedom), or several joined by ``|`` (any of them). A
+    run none of whose configurations meets them all is not warned about the freedom."""
     why: str = ""
     """With no takers: in one line, why no peer move takes it."""
 
@@ -1433,7 +1434,7 @@ def _moves(actor: str, names: str, context: str = "") -> tuple[str, ...]:
 FREEDOMS: Final[dict[str, Freedom]] = {
     "BG-04": Freedom(_moves("agent", "bg_start", "tool_call"), needs=("bg_tool", "background")),
     "BG-15": Freedom(why="a Client's view of unlisted work once idle, no message: the ClientView takes it"),
-    "USER-02": Freedom(_moves("agent", "reject", "empty"), needs=("empty-prompt",)),
+    "USER-02": Freedom(_moves("agent", "reject", "empty"), needs=("USER-01",)),
     "ACTIVE-01": Freedom(_moves("client", "prompt"), needs=("prompts",)),
     "OUT-03": Freedom(_moves("agent", "say think tool"), needs=("outputs|tool_calls",)),
     "NOTICE-01": Freedom(_moves("agent", "notice"), needs=("notice", "notices")),

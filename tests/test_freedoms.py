@@ -36,7 +36,7 @@ def problems(freedoms: dict[str, Freedom]) -> list[str]:
     or a need nothing defines, an entry with both or neither of takers and a reason."""
     events = {f"{actor}.{name}" for actor, name in event_names()}
     budgets = {f.name for f in dataclasses.fields(Config) if f.type in ("int", int)}
-    known = set(FEATURES) | budgets | {bug.name for bug in SEEDED}
+    known = set(FEATURES) | budgets | {bug.rule for bug in SEEDED}
     out = []
     for rule, freedom in freedoms.items():
         if bool(freedom.takers) == bool(freedom.why) or "\n" in freedom.why:
@@ -48,7 +48,7 @@ def problems(freedoms: dict[str, Freedom]) -> list[str]:
             if context and context not in CONTEXTS:
                 out.append(f"{rule}: no context {context}")
         out += [
-            f"{rule}: no feature, budget or seeded bug {alt}"
+            f"{rule}: no feature, budget or rule a seeded bug breaks {alt}"
             for n in freedom.needs
             for alt in n.split("|")
             if alt not in known
@@ -72,7 +72,7 @@ def test_a_renamed_move_context_or_need_fails_the_map() -> None:
     assert problems(renamed) == [
         "NOTICE-01: no peer move agent.notify",
         "CANCEL-13: no context cancel",
-        "CANCEL-13: no feature, budget or seeded bug cancel_feature",
+        "CANCEL-13: no feature, budget or rule a seeded bug breaks cancel_feature",
         "BG-15: moves or one line why none, not both",
     ]
 
@@ -148,3 +148,16 @@ def test_the_counts_are_the_same_for_any_number_of_workers() -> None:
     assert (
         alone["exhaustive"]["events"]["client.cancel"] and alone["exhaustive"]["freedoms"]["taken"]["TOOL-01"]
     )
+
+
+def test_a_freedom_a_seeded_bug_of_the_other_peer_opens_needs_it() -> None:
+    """USER-02 (an empty prompt rejected) is open only where the Client sends an empty prompt: a
+    seeded bug meant to break USER-01 (``Freedom.needs`` names that rule)."""
+    from properties.seeded import SEEDED
+
+    empty = next(bug.name for bug in SEEDED if bug.rule == "USER-01")
+    cfg = bfs.QUIET.with_(outputs=1, features=frozenset({"fail", "cancel"}))
+    res = bfs.explore(cfg, frozenset({empty}), monitors=False)
+    assert freedom_coverage(res.events, [(cfg, frozenset({empty}))])["taken"]["USER-02"] > 0
+    assert "USER-02" in freedom_coverage(Counter(), [(cfg, frozenset())])["beyond_bounds"]
+    assert "USER-02" in freedom_coverage(Counter(), [(cfg, frozenset({empty}))])["never_taken"]

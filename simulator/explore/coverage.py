@@ -46,6 +46,7 @@ from model import foreground as fgm
 from model.core import MachineSpec
 from model.registry import MACHINES
 from properties.catalogue import FREEDOMS, Freedom
+from properties.seeded import BY_NAME as SEEDED_BY_NAME
 from properties.variants import Variant, tables_of
 from simulator.peers.config import Config
 
@@ -155,11 +156,13 @@ def context_takers() -> dict[str, list[tuple[str, Callable[[Any, Any], bool]]]]:
 
 def meets(cfg: Config, faults: frozenset[str], needs: tuple[str, ...]) -> bool:
     """Whether a run of ``cfg`` with ``faults`` can take a freedom that ``needs`` these
-    (``Freedom.needs``: features, budgets above 0, seeded bugs; ``a|b``: either)."""
+    (``Freedom.needs``: features, budgets above 0, rules a seeded bug on is meant to break;
+    ``a|b``: either)."""
     budgets = {f.name for f in fields(cfg) if f.type in ("int", int)}
+    broken = {SEEDED_BY_NAME[f].rule for f in faults if f in SEEDED_BY_NAME}
 
     def met(name: str) -> bool:
-        return name in cfg.features or name in faults or (name in budgets and getattr(cfg, name) > 0)
+        return name in cfg.features or name in broken or (name in budgets and getattr(cfg, name) > 0)
 
     return all(any(met(alt) for alt in need.split("|")) for need in needs)
 
