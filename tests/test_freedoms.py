@@ -161,3 +161,14 @@ def test_a_freedom_a_seeded_bug_of_the_other_peer_opens_needs_it() -> None:
     assert freedom_coverage(res.events, [(cfg, frozenset({empty}))])["taken"]["USER-02"] > 0
     assert "USER-02" in freedom_coverage(Counter(), [(cfg, frozenset())])["beyond_bounds"]
     assert "USER-02" in freedom_coverage(Counter(), [(cfg, frozenset({empty}))])["never_taken"]
+
+
+def test_the_text_report_has_one_freedoms_line_per_mode() -> None:
+    from simulator.explore.report import freedoms_text
+
+    runs = [(SMALL.with_(notices=1, features=SMALL.features | {"notice"}), frozenset[str]())]
+    fr = freedom_coverage(Counter({"client.cancel": 3, "agent.end": 2}), runs, contexts=False)
+    assert freedoms_text("random", fr) == (
+        "freedoms taken (random): 2/13, never taken: ACTIVE-01, OUT-03, NOTICE-01, TOOL-01, TOOL-05, "
+        "EX-02, CANCEL-08, beyond the bounds: 4, not counted: 8"
+    )

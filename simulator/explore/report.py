@@ -255,16 +255,19 @@ def _size(n: int) -> str:
 
 def freedoms_text(mode: str, fr: dict[str, Any] | None) -> str:
     """One line: how many freedoms (MAY rules) the mode took of those it counts, which it never
-    took though it could, which its bounds rule out, how many it does not count."""
+    took though it could, and those its bounds rule out and it does not count (named when few)."""
     if fr is None:  # a report made before freedoms were counted
         return f"freedoms taken ({mode}): not counted"
     counted = [rule for rule, n in fr["taken"].items() if n is not None]
     text = f"freedoms taken ({mode}): {sum(1 for r in counted if fr['taken'][r])}/{len(counted)}"
-    for label, rules in (("never taken", fr["never_taken"]), ("beyond the bounds", fr["beyond_bounds"])):
+    if fr["never_taken"]:
+        text += f", never taken: {', '.join(fr['never_taken'])}"
+    for label, rules in (
+        ("beyond the bounds", fr["beyond_bounds"]),
+        ("not counted", list(fr["not_counted"])),
+    ):
         if rules:
-            text += f", {label}: {', '.join(rules)}"
-    if fr["not_counted"]:
-        text += f", not counted: {', '.join(fr['not_counted'])}"
+            text += f", {label}: {', '.join(rules) if len(rules) <= 3 else len(rules)}"
     return text
 
 
