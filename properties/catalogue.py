@@ -1464,7 +1464,10 @@ FREEDOMS: Final[dict[str, Freedom]] = {
         needs=("background", "terminal|bg_tool|subagent"),
     ),
     "STATE-07": Freedom(_moves("agent", "lose restore"), needs=("unknown", "losses")),
-    "TRANS-01": Freedom(_moves("agent", "restate_idle") + _moves("agent", "resync replay", "again")),
+    # a snapshot repeated bare or with news (the list of background work, the last stop reason)
+    "TRANS-01": Freedom(
+        _moves("agent", "restate_idle bg_list bg_unlist") + _moves("agent", "resync replay", "again")
+    ),
     "EX-02": Freedom(
         _moves("client", "allow deny dismiss fail_answer elicit_accept elicit_decline elicit_cancel"),
         needs=("permission|elicitation",),
