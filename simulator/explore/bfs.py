@@ -108,9 +108,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "cancels",
-        "cancel fail cancel_output snapshot",
+        "cancel fail cancel_output thought plan snapshot",
         "session/cancel and $/cancel_request (each twice) reaching a prompt in every state; "
-        "content sent after the cancel was received, before its idle; the state reported "
+        "content (a message, thought or plan) sent after the cancel was received, before its "
+        "idle; the state reported "
         "repeated (the initial idle, running while the cancel is carried out, idle after a prompt "
         "was sent)",
         cancels=2,
