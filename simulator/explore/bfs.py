@@ -58,7 +58,7 @@ import numpy as np
 
 from properties.clientview import CLIENT_FAULTS
 from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors
-from simulator.explore.coverage import Row
+from simulator.explore.coverage import Row, context_takers
 from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
 from simulator.explore.state import COUNTER_AT, State
 from simulator.peers.config import MAX_STATES as MAX_STATES
@@ -93,22 +93,27 @@ def _slice(name: str, features: str, purpose: str, **bounds: Any) -> Slice:
 SLICES: tuple[Slice, ...] = (
     Slice(
         "core",
-        SMALL.with_(capacity=1, features=(SMALL.features - {"fail"}) | {"stop_unlisted"}),
+        SMALL.with_(capacity=1, features=(SMALL.features - {"fail"}) | {"stop_unlisted", "cancel_output"}),
         "a prompt held or inserted, session/cancel, a tool call with permission, a terminal (an "
-        "unlisted one stopped by the cancel)",
+        "unlisted one stopped by the cancel), output flushed while the cancel is carried out",
     ),
     _slice(
         "prompts",
-        "hold cancel",
-        "two prompts: held and inserted in order, $/cancel_request, session/cancel",
+        "hold cancel cancel_output",
+        "two prompts: held and inserted in order, $/cancel_request, session/cancel (output "
+        "flushed while it is carried out)",
         prompts=2,
         cancel_requests=1,
         outputs=1,
     ),
     _slice(
         "cancels",
-        "cancel fail",
-        "session/cancel and $/cancel_request (each twice) reaching a prompt in every state",
+        "cancel fail cancel_output thought plan snapshot",
+        "session/cancel and $/cancel_request (each twice) reaching a prompt in every state; "
+        "content (a message, thought or plan) sent after the cancel was received, before its "
+        "idle; the state reported "
+        "repeated (the initial idle, running while the cancel is carried out, idle after a prompt "
+        "was sent)",
         cancels=2,
         cancel_requests=2,
     ),
@@ -125,9 +130,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "background",
-        "terminal bg_tool subagent followup extras",
+        "terminal bg_tool subagent followup extras bg_fail",
         "two background items (terminals and their output, background tool calls, subagents and "
-        "their session-directed message chunks), follow-up work",
+        "their session-directed message chunks), follow-up work; an item failing (while idle: "
+        "no stop reason)",
         background=2,
         cancels=0,
     ),
@@ -169,16 +175,19 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "answers",
-        "permission cancel perm_error stop",
+        "permission cancel perm_error stop snapshot",
         "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
-        "work was cancelled), or left unanswered by work that stops on its own",
+        "work was cancelled), or left unanswered by work that stops on its own; the state "
+        "reported repeated (requires_action: no new block)",
         tool_calls=1,
         permissions=1,
     ),
     _slice(
         "bg_requests",
-        "bg_tool bg_permission",
-        "a permission request for a background tool call, also while idle, answered or withdrawn",
+        "bg_tool bg_permission bg_idle",
+        "a permission request for a background tool call, also while idle, answered or withdrawn; "
+        "a background tool call of the Agent's own started while idle (before a prompt, or after "
+        "its work ended) or while requires_action",
         permissions=1,
         background=1,
         cancels=0,
@@ -300,6 +309,9 @@ class BfsResult:
     foreground: Counter[str]
     """Distinct states per foreground state the agent last reported."""
     rows: Counter[Row]
+    events: Counter[str]
+    """How often the search took each event (``State.events``: by ``actor.name``, and by
+    ``actor.name[context]`` for the contexts the freedoms name)."""
     # the fields from here to ``bottom_cycles`` are ``stats_json``'s, in its order
     symmetry: bool
     reduce: str
@@ -442,6 +454,7 @@ def explore(
         exercised=parts.monitors.tally() if monitors else Counter(),
         foreground=Counter(fg),
         rows=parts.tally(),
+        events=parts.events(context_takers()),
         symmetry=s.symmetry,
         reduce=reduce,
         one_side_states=sum(s.one_side) if s.one_side is not None else 0,

@@ -315,6 +315,7 @@ class AgentState:
         trig = fgm.trigger_for(self.reported, state)
         if trig is not None:
             self.reported = self.specs["foreground"].fire(self.reported, trig)
+            self.extras = self.extras - {"repeated"}  # a new stretch (``Freedoms._repeatable``)
         return self._state(state, stop, err)
 
     def _can(self, machine: str, state: str, ctx: Any = None) -> frozenset[str]:
