@@ -390,7 +390,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         bad = facts.disallowed_types(content)  # () before the Agent's initialize answer
         self._gx[_SENT_KEY] += 1
         missing = self.between.setup_missing(
-            facts.init_pending, sid is not None and facts.replaying(sid), sid is not None and facts.unset(sid)
+            facts.init_pending,
+            sid is not None and facts.replaying(sid),
+            facts.opening is True and sid is not None and facts.unset(sid),
         )
         if missing is not None:
             self.breach(_SETUP, line, sid, f"session/prompt sent before {missing}", msg)

@@ -71,20 +71,24 @@ class ResponseMonitor(Monitor):
         """(the side that sent it, its id) -> (line, session, method) of each request that
         ``Rules.answer_owed_at_end`` holds to its answer, still without a response (no key: the
         set's pending requests are in its own)."""
+        self._owed = (self.between.answer_owed_at_end(False), self.between.answer_owed_at_end(True))
+        """``Rules.answer_owed_at_end`` of a request no table follows, and of one a table follows
+        (asked once: every request passes here)."""
 
     @on("client-request", "*")
     def _client_asks(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        self._asks("client", sid, line, msg)
+        if self._owed[msg["method"] in TABLED]:
+            self._asks("client", sid, line, msg)
 
     @on("agent-request", "*")
     def _agent_asks(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        self._asks("agent", sid, line, msg)
+        if self._owed[msg["method"] in TABLED]:
+            self._asks("agent", sid, line, msg)
 
     def _asks(self, asker: str, sid: str | None, line: int, msg: Message) -> None:
-        method = msg["method"]
         rid = msg["id"]
-        if (type(rid) is int or type(rid) is str) and self.between.answer_owed_at_end(method in TABLED):
-            self.awaiting[(asker, rid)] = (line, sid, method)
+        if type(rid) is int or type(rid) is str:
+            self.awaiting[(asker, rid)] = (line, sid, msg["method"])
 
     @on("agent-response", "*")
     def _agent_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
