@@ -125,6 +125,7 @@ UNACCOUNTED_USER_MESSAGE: Final = "unaccounted-user-message"
 STATE_UPDATES_BEFORE_FIRST_LIST: Final = "state-updates-before-first-list"
 PATCH_AFTER_IDLE: Final = "patch-after-idle"
 CANCEL_TAKES_EFFECT: Final = "cancel-takes-effect"
+CLOSE_RESPONSE_ENDS_SESSION: Final = "close-response-ends-session"
 CANCELLED_INVALID_PROMPT: Final = "cancelled-invalid-prompt"
 TOOL_UPDATES_AFTER_IDLE: Final = "tool-updates-after-idle"
 PROMPT_AHEAD_OF_HELD: Final = "prompt-ahead-of-held"
@@ -259,6 +260,42 @@ READINGS: Final[tuple[Reading, ...]] = (
         ("TRANS-04", "CANCEL-12"),
         peers="""when-acted: after a cancel arrives, the Agent may still end the work with its own
               stop reason (end_turn, a limit, a custom one); on-receipt: only cancelled""",
+    ),
+    _reading(
+        CLOSE_RESPONSE_ENDS_SESSION,
+        "Must the work a session/close cancels be ended with its idle before the close response, "
+        "or may the idle follow it?",
+        ("2. Prompt accepted", "Stop reasons", "Cancellation"),
+        (69, 142, 190),
+        (
+            "Prompt responses need not precede the close response",
+            "by closing the session",
+            "if foreground work was active when cancellation took effect",
+        ),
+        {
+            "last-message": """The successful close response is the last message of its session but for
+                prompt responses: foreground work still reported active when it is sent never gets its
+                idle, a breach at the response (CANCEL-11 for work the close or a cancel reached while it
+                was reported active, FG-05 for work reported active again after an unknown).""",
+            "work-may-follow": """The close response sets no deadline: the cancelled work's final updates
+                and its idle may follow it. The idle is still owed: judged at the end (CANCEL-11, or
+                FG-05: a breach at the end of a complete transcript, an open obligation otherwise).""",
+        },
+        "last-message",
+        """Kept, by the schema, where the text leaves the deadline open: the text makes closing a
+              cancellation ("by closing the session", Stop reasons) that owes the idle "if
+              foreground work was active when cancellation took effect" (Cancellation), and its only
+              sentence on order, "Prompt responses need not precede the close response" (2. Prompt
+              accepted), exempts prompt responses alone, which presupposes that the rest precedes
+              it. The schema's CloseSessionRequest states it: "When closing cancels active
+              foreground work, the Agent MUST send the final updates for that work and the idle
+              state_update with stopReason: "cancelled" before responding successfully to
+              session/close", and "After the close response, the Agent sends no other messages for
+              the session on that connection". work-may-follow reads the text alone.""",
+        ("CANCEL-11", "FG-05"),
+        peers_same="""the simulated Agent ends the work a close cancels with its idle before the close
+              response (model.between close_leaves_work), which conforms under both; under
+              work-may-follow an Agent could answer first, a freedom it does not take""",
     ),
     _reading(
         background.WAITED_ON,  # answered by a guard of the table
