@@ -606,20 +606,23 @@ READINGS: Final[tuple[Reading, ...]] = (
               prefix); custom: never""",
     ),
     _reading(
-        toolcall.FINAL_CHANGE,  # answered by the observer of the table
-        "May a tool call move from one final status to another (completed to failed, say)?",
-        ("Background work", "Entity IDs"),
-        (33, 10),
+        toolcall.FINAL_CHANGE,  # answered by the observer of the table and by model.compaction
+        "May a tool call or a compaction move from one final status to another (completed to failed, say)?",
+        ("Background work", "Entity IDs", "Session compaction"),
+        (33, 10, 110),
         (
             "The Agent does not reopen a tool call that has a final status",
             "Later updates and chunks patch the entity in place",
+            "MUST NOT be reused for another compaction",
         ),
         {
             "reopen-only": """Only a return to a live status (pending, in_progress, paused) reopens a tool
-                call (BG-05); a change between final statuses corrects its outcome and starts no work: no
-                breach.""",
-            "final-is-final": """A final status is the last status: any status change after it breaks
-                BG-05.""",
+                call (BG-05), and only a return to in_progress reuses a compaction's ID for another
+                compaction (COMPACT-03); a change between final statuses corrects the outcome and starts
+                no work: no breach.""",
+            "final-is-final": """A final status is the last status: a change to another final status
+                after it breaks BG-05 (a tool call) or COMPACT-03 (a compaction), as a return to a live
+                one does.""",
         },
         "reopen-only",
         """Changed from final-is-final, by the text: "The Agent does not reopen a tool call
@@ -627,11 +630,15 @@ READINGS: Final[tuple[Reading, ...]] = (
               reopening, new work that needs a new tool call; a move from one final status to
               another starts no work, and "Later updates and chunks patch the entity in place ...
               including after the session reports idle" (Entity IDs) lets an update change a
-              finished entity.""",
-        ("BG-05",),
+              finished entity. The same holds for compactions: the ID "MUST NOT be reused for
+              another compaction" (Session compaction), and another compaction starts as a new one
+              does ("Clients initialize a first-seen compaction ID with status in_progress"), while
+              a terminal status after another reports the same compaction's outcome, an update that
+              patches it in place.""",
+        ("BG-05", "COMPACT-03"),
         peers="""reopen-only: the Agent may correct a finished tool call's outcome once (completed to
               failed, failed or cancelled to completed; feature correct, off by default and in the
-              explorer's tools slice);
+              explorer's tools slice; a compaction's outcome it never corrects);
               final-is-final: never""",
     ),
     _reading(

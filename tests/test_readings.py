@@ -122,6 +122,16 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "final-is-final",
         [("BG-05", 7)],
     ),
+    "final-status-change/compaction": (
+        [
+            update("compaction_update", compactionId="c1", status="in_progress"),
+            update("compaction_update", compactionId="c1", status="failed"),
+            update("compaction_update", compactionId="c1", status="completed"),
+        ],
+        [],
+        "final-is-final",
+        [("COMPACT-03", 3)],
+    ),
     "resume-replay-window": (
         [
             new_session(0),
