@@ -273,10 +273,12 @@ READINGS: Final[tuple[Reading, ...]] = (
             "if foreground work was active when cancellation took effect",
         ),
         {
-            "last-message": """The successful close response is the last message of its session but for
-                prompt responses: foreground work still reported active when it is sent never gets its
-                idle, a breach at the response (CANCEL-11 for work the close or a cancel reached while it
-                was reported active, FG-05 for work reported active again after an unknown).""",
+            "last-message": """The successful close response is the deadline of the closed work's idle
+                (in the schema, no message of the session but a prompt response follows it): foreground
+                work still reported active when it is sent never gets its idle, a breach at the response
+                (CANCEL-11 for work the close or a cancel reached while it was reported active, FG-05 for
+                work reported active again after an unknown). Other messages after it are not judged
+                here.""",
             "work-may-follow": """The close response sets no deadline: the cancelled work's final updates
                 and its idle may follow it. The idle is still owed: judged at the end (CANCEL-11, or
                 FG-05: a breach at the end of a complete transcript, an open obligation otherwise).""",
