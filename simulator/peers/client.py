@@ -111,9 +111,12 @@ and snapshot came before it, unfollowed)."""
 PROMPT_FROM: tuple[str, ...] = (sm.OPEN,)
 """Session states from which the conforming Client sends session/prompt (no table row)."""
 
-CANCEL_FROM: tuple[str, ...] = (sm.OPEN, sm.CLOSING)
-"""Session states from which the Client sends session/cancel and $/cancel_request (a close
-does not stop it cancelling; no table row: the prompt table allows both in every state)."""
+CANCEL_FROM: tuple[str, ...] = (sm.OPEN, sm.CLOSING, sm.RESUMING)
+"""Session states from which the Client sends session/cancel and $/cancel_request (no table
+row: the prompt table allows both in every state). Neither a close nor a resume being answered
+stops it cancelling: Cancellation says the Client may cancel the session's foreground work at
+any time, so a cancel may race a resume's snapshot and response (a resume of an open session
+may find work running)."""
 
 
 def follows_withdrawals(tables: Mapping[str, MachineSpec]) -> bool:

@@ -1,0 +1,89 @@
+"""Freedoms of the spec the simulated Client (and the Agent's compaction) take, each proven by a
+run of its explore slice that takes it and passes the checker (simulator/peers/client.py,
+simulator/peers/agent_background.py).
+
+What is checked, and where the expectation comes from (the rule "every freedom is a choice":
+what the spec lets a peer do, the simulated peer may do):
+
+* Cancellation: the Client may cancel the session's foreground work at any time, so also while
+  its session/resume of an open session is being answered; the run passes the checker.
+
+Must not know: the monitors' internals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model import session as sm
+from simulator.explore.bfs import SLICE_BY_NAME
+from simulator.explore.common import new_monitors
+from simulator.peers.client import Client
+from simulator.peers.world import World
+
+Event = tuple[str, str, Any]
+
+
+def _run(slice_name: str, *moves: Event) -> World:
+    """A run of a default explore slice: each move taken (it must be enabled), every message
+    delivered between moves, then the Agent's first enabled move until it has none; no finding
+    on the way or at the end."""
+    cfg = SLICE_BY_NAME[slice_name].cfg
+    world = World(cfg, monitors=new_monitors(cfg=cfg))
+
+    def deliver() -> None:
+        while nets := [e for e in world.enabled() if e[0] == "net"]:
+            assert world.step(nets[0]) == []
+
+    for move in moves:
+        assert move in world.enabled(), (move, world.enabled())
+        assert world.step(move) == []
+        deliver()
+    while agent := [e for e in world.enabled() if e[0] == "agent"]:
+        assert world.step(agent[0]) == []
+        deliver()
+    assert world.finish() == []
+    return world
+
+
+def _methods(world: World, sender: str) -> list[str]:
+    return [m.get("method", "response") for s, m in world.transcript if s == sender]
+
+
+def _updates(world: World) -> list[dict[str, Any]]:
+    """The Agent's session updates, in transcript order."""
+    return [
+        m["params"]["update"]
+        for s, m in world.transcript
+        if s == "agent" and m.get("method") == "session/update"
+    ]
+
+
+def _idles(world: World) -> list[Any]:
+    """The stop reason of each idle the Agent reported (None: omitted)."""
+    return [u.get("stopReason") for u in _updates(world) if u.get("state") == "idle"]
+
+
+WORKING: tuple[Event, ...] = (
+    ("client", "prompt", None),
+    ("agent", "insert", 1),
+    ("agent", "answer", 1),
+    ("agent", "user_message", 1),
+    ("agent", "start", None),
+)
+"""A prompt inserted and answered, its work running."""
+
+
+def test_the_client_cancels_while_its_resume_is_answered() -> None:
+    """Cancellation: the Client may cancel at any time; a resume being answered does not stop it
+    (nor a $/cancel_request of a prompt it has no answer for)."""
+    client = Client(SLICE_BY_NAME["session"].cfg)
+    client.do("prompt", None)
+    client.do("resume", False)  # of the open session: attaching again
+    assert client.session == sm.RESUMING
+    assert {("client", "cancel", None), ("client", "cancel_request", 1)} <= set(client.enabled())
+
+    world = _run("session", *WORKING, ("client", "resume", False), ("client", "cancel", None))
+    client_sent = _methods(world, "client")
+    assert client_sent[-2:] == ["session/resume", "session/cancel"]  # the cancel races the resume
+    assert _idles(world)[0] == "cancelled"
