@@ -7,6 +7,10 @@ what the spec lets a peer do, the simulated peer may do):
 
 * Cancellation: the Client may cancel the session's foreground work at any time, so also while
   its session/resume of an open session is being answered; the run passes the checker.
+* Cancellation: a response can race with session/cancel, and (Lifecycle examples) elicitations
+  follow the rules of permissions: under ``answer_held`` (the elicitation slice) the Client may
+  answer an elicitation of the work it cancelled at once, before the Agent withdraws it; without
+  the feature it holds it until then.
 
 Must not know: the monitors' internals.
 """
@@ -18,6 +22,8 @@ from typing import Any
 from model import session as sm
 from simulator.explore.bfs import SLICE_BY_NAME
 from simulator.explore.common import new_monitors
+from simulator.peers import wire
+from simulator.peers.agent import MAIN
 from simulator.peers.client import Client
 from simulator.peers.world import World
 
@@ -87,3 +93,25 @@ def test_the_client_cancels_while_its_resume_is_answered() -> None:
     client_sent = _methods(world, "client")
     assert client_sent[-2:] == ["session/resume", "session/cancel"]  # the cancel races the resume
     assert _idles(world)[0] == "cancelled"
+
+
+def test_the_client_answers_an_elicitation_racing_its_own_cancel() -> None:
+    """A held elicitation (of work the Client cancelled) is answered at once under ``answer_held``
+    as a pending one would be; without it, only once the Agent withdraws it."""
+    cfg = SLICE_BY_NAME["elicitation"].cfg
+    assert "answer_held" in cfg.features
+    for features, offered in ((cfg.features, True), (cfg.features - {"answer_held"}, False)):
+        client = Client(cfg.with_(features=features))
+        client.receive(wire.elicitation_create("elicit_1", MAIN, "form", "el_1"))
+        client.do("cancel", None)
+        assert client.elicits == (("elicit_1", "form", "held"),)
+        assert (("client", "elicit_accept", "elicit_1") in client.enabled()) is offered
+
+    working = (*WORKING, ("agent", "elicit", "form"), ("client", "cancel", None))
+    world = _run("elicitation", *working, ("client", "elicit_accept", "elicit_1"))
+    order = [m.get("method") or ("answer" if s == "client" else "response") for s, m in world.transcript]
+    cancel = order.index("session/cancel")
+    assert order[cancel + 1] == "answer"  # the accept reached the Agent after the cancel
+    assert _idles(world)[0] == "cancelled"
+    updates = [m for s, m in world.transcript if s == "agent" and m.get("method") == "$/cancel_request"]
+    assert updates == []  # answered: nothing left to withdraw

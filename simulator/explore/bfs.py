@@ -185,11 +185,12 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "elicitation",
-        "elicitation cancel fail",
+        "elicitation cancel fail answer_held",
         "an elicitation in form or URL mode blocking foreground work, also about a tool call it "
         "starts: accepted (in URL mode, then completed outside), declined, cancelled or withdrawn; "
         "abandoned by cancelled or failed work and withdrawn; late answers and a late completion "
-        "after the work ended, ignored (the tool call of the cancelled work does not run)",
+        "after the work ended, ignored (the tool call of the cancelled work does not run); an answer "
+        "racing the Client's own session/cancel",
         tool_calls=1,
         elicitations=1,
     ),

@@ -175,8 +175,9 @@ class Client:
     of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
     cancellation arrived), answered once the Agent withdraws it (so the user is not asked
     for input the cancelled work no longer needs). Holding is a fairness choice, not a rule:
-    a Client that answered at once would discharge the withdrawal the Agent owes (CANCEL-19)
-    before it could be judged. Its answer after the withdrawal is still any of the
+    a Client that always answered at once would discharge the withdrawal the Agent owes
+    (CANCEL-19) before it could be judged; under the feature ``answer_held`` it may also answer
+    a held one at once, as if pending (``_hold``). Its answer after the withdrawal is still any of the
     elicitation table's client rows from withdrawn: an accept there is the late answer
     ``model.between`` LATE_ANSWERS_IGNORED says the Agent ignores (CANCEL-10)."""
     closes: int = field(init=False, default=0)
@@ -241,9 +242,12 @@ class Client:
                     if name not in PERMISSION_FEATURE or PERMISSION_FEATURE[name] in cfg.features:
                         ev.append(("client", name, rid))
         for rid, mode, status in self.elicits:
-            if status != "held":  # pending or withdrawn: a state of the elicitation table
-                for trigger, _ in self.tables["elicitation"].moves(status, "client", {"url": mode == "url"}):
-                    ev.append(("client", f"elicit_{trigger}", rid))
+            if status == "held":  # of cancelled work: answered once withdrawn, or at once
+                if "answer_held" not in cfg.features:  # (``_answer_held``)
+                    continue
+                status = em.PENDING
+            for trigger, _ in self.tables["elicitation"].moves(status, "client", {"url": mode == "url"}):
+                ev.append(("client", f"elicit_{trigger}", rid))
         return ev + late
 
     def _within(self, trigger: str) -> bool:
@@ -309,6 +313,7 @@ class Client:
         if name.startswith("elicit_"):  # accept, decline or cancel: the elicitation table's row
             action = name.removeprefix("elicit_")
             _, mode, status = next(e for e in self.elicits if e[0] == arg)  # withdrawn: still answered
+            status = em.PENDING if status == "held" else status  # held: pending for the Agent
             self.tables["elicitation"].fire(status, action, {"url": mode == "url"})
             self.elicits = tuple(e for e in self.elicits if e[0] != arg)  # answered once
             return [wire.elicitation_answer(arg, action)]
@@ -343,7 +348,13 @@ class Client:
         return [wire.resume(self._asked(), MAIN, bool(arg))]
 
     def _hold(self) -> None:
-        """Hold the pending elicitations: the work they belong to is cancelled."""
+        """Hold the pending elicitations: the work they belong to is cancelled.
+
+        Answering a held elicitation at once (feature ``answer_held``) is a freedom of its own:
+        Cancellation says a response can race with session/cancel before the cancellation
+        completes, and Lifecycle examples that permissions and both elicitation modes follow the
+        same rules. Holding stays a branch beside it, so the withdrawal the Agent owes
+        (CANCEL-19) is still judged where the Client waits for it."""
         self.elicits = tuple((r, m, "held" if st == em.PENDING else st) for r, m, st in self.elicits)
 
     def receive(self, msg: Msg) -> None:

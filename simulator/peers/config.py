@@ -39,6 +39,7 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "announce",  # the Agent's own user message at idle, its own work (goal) reported starting next
     "interim",  # an inserted user message first reported with text of the Agent's own (user-message-content)
     "snapshot",  # the current idle reported again while idle (the initial idle after session/new's response)
+    "answer_held",  # the Client answers an elicitation of work it cancelled at once (racing the cancel)
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices of
 ``simulator.explore.bfs`` that switch them on, and the conforming twins of
