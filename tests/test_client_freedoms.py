@@ -11,6 +11,10 @@ what the spec lets a peer do, the simulated peer may do):
   follow the rules of permissions: under ``answer_held`` (the elicitation slice) the Client may
   answer an elicitation of the work it cancelled at once, before the Agent withdraws it; without
   the feature it holds it until then.
+* 2. Prompt accepted: distinct submissions get distinct message IDs even if their content is
+  identical, and a retry can create another submission: under ``retry`` (the receipt_order
+  slice) the Client's second prompt may repeat its first one's content; the Agent echoes both,
+  two user messages with the same content and distinct IDs, and the run passes the checker.
 
 Must not know: the monitors' internals.
 """
@@ -115,3 +119,28 @@ def test_the_client_answers_an_elicitation_racing_its_own_cancel() -> None:
     assert _idles(world)[0] == "cancelled"
     updates = [m for s, m in world.transcript if s == "agent" and m.get("method") == "$/cancel_request"]
     assert updates == []  # answered: nothing left to withdraw
+
+
+def test_a_retry_repeats_the_first_prompts_content() -> None:
+    cfg = SLICE_BY_NAME["receipt_order"].cfg
+    assert "retry" in cfg.features
+    client = Client(cfg)
+    client.do("prompt", None)
+    assert ("client", "prompt", "same") in client.enabled()
+    assert client.do("prompt", "same")[0]["params"]["prompt"] == [wire.text("prompt 1")]
+    assert ("client", "prompt", "same") not in client.enabled()  # once per run
+    plain = Client(cfg.with_(features=cfg.features - {"retry"}))
+    plain.do("prompt", None)
+    assert ("client", "prompt", "same") not in plain.enabled()
+
+    world = _run("receipt_order", ("client", "prompt", None), ("client", "prompt", "same"))
+    sent = [m["params"]["prompt"] for s, m in world.transcript if m.get("method") == "session/prompt"]
+    assert sent == [[wire.text("prompt 1")]] * 2
+    users = [u for u in _updates(world) if u.get("sessionUpdate") == "user_message"]
+    assert [u["content"] for u in users] == sent  # echoed: identical content
+    ids = [
+        m["result"]["messageId"]
+        for s, m in world.transcript
+        if s == "agent" and "messageId" in m.get("result", {})
+    ]
+    assert len(set(ids)) == 2 and {u["messageId"] for u in users} == set(ids)

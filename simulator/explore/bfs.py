@@ -272,10 +272,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "receipt_order",
-        "hold",
+        "hold retry",
         "two prompts held and inserted in the order received, judged under the reading that lets "
         "the wire show that order (prompt-ahead-of-held=receipt-order: a later prompt answered while "
-        "an earlier one still waits)",
+        "an earlier one still waits); the second may be a retry with the first one's content",
         prompts=2,
         cancels=0,
         capacity=2,

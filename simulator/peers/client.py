@@ -186,6 +186,15 @@ class Client:
     session: str = field(init=False)  # a state of the session table
     marks: tuple[str, ...] = field(init=False, default=())  # breach markers: rules a fault's messages broke
     asked: int | None = field(init=False, default=None)  # its latest close's or resume's id, until answered
+    first_prompt: int | None = field(init=False, default=None)
+    """The id of its first session/prompt, whose content it may send again (feature ``retry``:
+    None without it)."""
+    retried: int | None = field(init=False, default=None)
+    """The id of its session/prompt that repeated the first one's content (a retry), once per run.
+    2. Prompt accepted: the Agent must give distinct submissions distinct message IDs even if
+    their content is identical, the Client must not associate by content, and a retry can create
+    another submission; so a later prompt may carry an earlier one's content. The Agent then
+    echoes what it received (``AgentState.contents``), so its user messages are identical too."""
     extra_resumes: tuple[int, ...] = field(init=False, default=())
     """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
     (a session/prompt waits for every resume of the session to be answered)."""
@@ -222,6 +231,8 @@ class Client:
             ev.append(("client", "prompt", None))
             if "rich_prompt" in cfg.features:  # content other than text, of the baseline set
                 ev.append(("client", "prompt", "link"))
+            if self.first_prompt is not None and self.retried is None:  # feature retry, once
+                ev.append(("client", "prompt", "same"))
         late: list[Event] = []  # the session table's client rows from its state: EARLY ones here
         for t, _ in self.tables["session"].moves(state, "client"):
             if t in SESSION_EVENTS and self._within(t):
@@ -303,6 +314,11 @@ class Client:
             rid = self._rid()
             self.unanswered.append(rid)
             content = [wire.text(f"prompt {rid}")]
+            if arg == "same":  # a retry: its first prompt's content again (``retried``)
+                self.retried = rid
+                content = [wire.text(f"prompt {self.first_prompt}")]
+            elif self.first_prompt is None and "retry" in self.cfg.features:
+                self.first_prompt = rid
             if arg == "link":
                 content.append(wire.resource_link("file:///work/README.md", "README.md"))
             return [wire.prompt(rid, MAIN, content)]
