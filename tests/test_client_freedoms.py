@@ -15,6 +15,10 @@ what the spec lets a peer do, the simulated peer may do):
   identical, and a retry can create another submission: under ``retry`` (the receipt_order
   slice) the Client's second prompt may repeat its first one's content; the Agent echoes both,
   two user messages with the same content and distinct IDs, and the run passes the checker.
+* Session compaction: one compaction_update with status completed is enough (progress and the
+  summary are optional): under ``compact_once`` (the compaction slice) the Agent may report a
+  compaction by that one update, with its summary or without; the compaction table fires start
+  then complete, as the checker reads it.
 
 Must not know: the monitors' internals.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from model import compaction as cm
 from model import session as sm
 from simulator.explore.bfs import SLICE_BY_NAME
 from simulator.explore.common import new_monitors
@@ -144,3 +149,19 @@ def test_a_retry_repeats_the_first_prompts_content() -> None:
         if s == "agent" and "messageId" in m.get("result", {})
     ]
     assert len(set(ids)) == 2 and {u["messageId"] for u in users} == set(ids)
+
+
+def test_a_compaction_reported_by_one_completed_update() -> None:
+    cfg = SLICE_BY_NAME["compaction"].cfg
+    assert "compact_once" in cfg.features
+    for once, summary in (("summary", True), ("bare", False)):
+        world = _run("compaction", ("agent", "compact_start", once))
+        first = next(u for u in _updates(world) if u["sessionUpdate"].startswith("compaction"))
+        assert (first["sessionUpdate"], first["status"], "summary" in first) == (
+            "compaction_update",
+            "completed",
+            summary,
+        )  # no in_progress report before it: the one update is the whole report
+        assert world.agent.compactions == {"cmp_1": cm.COMPLETED}
+    world = World(cfg.with_(features=cfg.features - {"compact_once"}), record=False)
+    assert [e for e in world.enabled() if e[1] == "compact_start"] == [("agent", "compact_start", None)]

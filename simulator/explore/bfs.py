@@ -133,9 +133,9 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "compaction",
-        "compaction cancel",
+        "compaction cancel compact_once",
         "compaction, also while idle: ended completed, failed, cancelled; custom statuses; summary "
-        "patches and chunks in every status",
+        "patches and chunks in every status; one completed update the whole report (summary or none)",
         compactions=1,
     ),
     _slice(

@@ -41,6 +41,7 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "snapshot",  # the current idle reported again while idle (the initial idle after session/new's response)
     "answer_held",  # the Client answers an elicitation of work it cancelled at once (racing the cancel)
     "retry",  # a later prompt repeats the first one's content (identical submissions), once per run
+    "compact_once",  # a compaction reported by one completed update (with or without its summary)
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices of
 ``simulator.explore.bfs`` that switch them on, and the conforming twins of
