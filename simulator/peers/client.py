@@ -193,8 +193,11 @@ class Client:
     """The id of its session/prompt that repeated the first one's content (a retry), once per run.
     2. Prompt accepted: the Agent must give distinct submissions distinct message IDs even if
     their content is identical, the Client must not associate by content, and a retry can create
-    another submission; so a later prompt may carry an earlier one's content. The Agent then
-    echoes what it received (``AgentState.contents``), so its user messages are identical too."""
+    another submission; so a later prompt may carry an earlier one's content (its text). The
+    Agent then echoes what it received (``AgentState.contents``), so its user messages are
+    identical too. These two ids make every prompt's text part of the Client's state; which
+    prompt also carried a link (``rich_prompt``) is not, so with both features on (only the
+    conforming-twin search has that) states differing only in an echoed link are merged."""
     extra_resumes: tuple[int, ...] = field(init=False, default=())
     """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
     (a session/prompt waits for every resume of the session to be answered)."""
