@@ -93,7 +93,6 @@ class Rule:
     """One catalogued requirement of the spec."""
 
     id: str
-    section: str
     level: str
     side: str
     paraphrase: str
@@ -101,18 +100,15 @@ class Rule:
     reason: str = ""
     occurrences: tuple[int, ...] = ()
     eventually: bool = False
-    informal: bool = False
 
     def __post_init__(self) -> None:
         code, _, number = self.id.rpartition("-")
-        if CODE_SECTIONS.get(code) != self.section or not re.fullmatch(r"\d\d", number):
-            raise ValueError(f"{self.id}: malformed ID for section {self.section!r}")
+        if code not in CODE_SECTIONS or not re.fullmatch(r"\d\d", number):
+            raise ValueError(f"{self.id}: malformed ID (CODE-NN, CODE of a section)")
         if self.level not in LEVELS or self.side not in SIDES or self.check not in CHECKS:
             raise ValueError(f"{self.id}: bad level, side or check")
         if (self.check in ("not-checkable", "unchecked")) != bool(self.reason):
             raise ValueError(f"{self.id}: a reason is required exactly when not checkable or unchecked")
-        if self.informal == bool(self.occurrences):
-            raise ValueError(f"{self.id}: informal entries have no occurrences, others need some")
         if self.level == "MAY" and self.check not in ("monitor", "model"):
             raise ValueError(f"{self.id}: a MAY is a permission, judged by monitor or model")
 
@@ -120,8 +116,24 @@ class Rule:
     def code(self) -> str:
         return self.id.rpartition("-")[0]
 
+    @property
+    def section(self) -> str:
+        """The heading of its section, the one its ID's code names."""
+        return CODE_SECTIONS[self.code]
+
+    @property
+    def informal(self) -> bool:
+        """Stated without an uppercase keyword: it accounts for no keyword occurrence."""
+        return not self.occurrences
+
     def to_json(self) -> dict[str, object]:
-        return {**asdict(self), "occurrences": list(self.occurrences)}
+        return {
+            "id": self.id,
+            "section": self.section,
+            **asdict(self),
+            "occurrences": list(self.occurrences),
+            "informal": self.informal,
+        }
 
 
 _KEYWORDS_SEEN = itertools.count(1)
@@ -140,19 +152,15 @@ def _r(
     rule) that the model states, informal if ``INFORMAL_WORDING`` names it. Entries are written in
     spec order, so an entry that is not informal accounts for the next keyword occurrence (a test
     holds each to the keyword and section of its occurrence)."""
-    code = rule_id.rpartition("-")[0]
-    informal = rule_id in INFORMAL_WORDING
     return Rule(
         rule_id,
-        CODE_SECTIONS[code],
         level,
         side or ("client" if check == "client-view" else "agent"),
         " ".join(paraphrase.split()),
         check,
         reason,
-        () if informal else (next(_KEYWORDS_SEEN),),
+        () if rule_id in INFORMAL_WORDING else (next(_KEYWORDS_SEEN),),
         eventually,
-        informal,
     )
 
 
@@ -169,6 +177,7 @@ _LOCAL_MARK_UNAPPLIED = (
 )
 
 _LOWERCASE_REQUIRED = "'required' in lowercase: a message shape, a MUST."
+# Not derivable from the spec text: it marks uppercase keywords only; which plain sentence binds is ours.
 INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
     "INTRO-02": (
         "session/prompt lasts until the Agent inserts the user message",
