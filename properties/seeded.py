@@ -436,7 +436,8 @@ _AGENT: tuple[Seeded, ...] = (
     ),
     Seeded(
         Unchecked("late-approval-runs", "CANCEL-06"),
-        "leaves a cancelled tool call pending and runs it when its permission is approved late",
+        "leaves a cancelled tool call pending and runs it when its permission is approved late "
+        "(withdrawn or not)",
         _RACE,
     ),
     Seeded(
@@ -480,6 +481,23 @@ _AGENT: tuple[Seeded, ...] = (
         Again("update-after-cancelled-idle", "CANCEL-14", "update-after-idle"),
         "sends output after the idle that confirms a cancel",
         walks("cancel", "thought", "chunks", "plan"),
+    ),
+    Seeded(
+        Offer("late-approval-reruns", "CANCEL-06", "late_rerun", ("open", "closing"), side="agent"),
+        "gives a tool call waiting on its permission its cancelled status before the cancelled idle, "
+        "then reopens and runs it when that permission is approved late (withdrawn or not)",
+        _RACE,
+    ),
+    Seeded(
+        Offer("tool-content-after-idle", "DONE-03", "late_tool_content", ("open", "closing"), side="agent"),
+        "sends content of a tool call the ended work had finished, after that work's idle",
+        walks("permission", "thought"),
+    ),
+    Seeded(
+        Again("tool-content-after-cancelled-idle", "CANCEL-14", "tool-content-after-idle"),
+        "sends content of a tool call the cancelled work had finished, after the idle that confirms "
+        "the cancel",
+        walks("permission", "cancel", prompts=1),
     ),
 )
 

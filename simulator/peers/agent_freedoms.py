@@ -67,6 +67,16 @@ class Freedoms(ForegroundWork):
             and deviations.offered(self.deviations, "late_output", self.session)
         ):
             add(("agent", "late_output", None))
+        if (
+            self.deviations
+            and self.reported == fgm.IDLE
+            and "late_tool" not in self.extras
+            and deviations.offered(self.deviations, "late_tool_content", self.session)
+        ):  # a seeded bug: content of a tool call the ended work finished before its idle
+            for tid, t in self.tools.items():
+                if not t[1] and t[0] in tcm.FINAL:
+                    add(("agent", "late_tool_content", (tid, True)))
+                    add(("agent", "late_tool_content", (tid, False)))
 
     def _idle_reading_events(self, add: Any) -> None:
         """A repeated idle, once per run, where the reading lets a repeat bring a stop reason
@@ -269,6 +279,17 @@ class Freedoms(ForegroundWork):
             and self.real == self.reported == fgm.IDLE
             and self._open()
         )
+
+    def _do_late_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
+        """A seeded bug's ``Offer``: content (an update replacing it, or a chunk) of a foreground
+        tool call that had its final status before the idle, sent after that idle (once per run):
+        the breach ``model.between`` names (``Rules.late_update``)."""
+        tid, replace = arg
+        self.extras = self.extras | {"late_tool"}
+        self._breach(self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule)
+        if replace:
+            return [wire.tool_call(self.sid, tid, content=[{"type": "content", "content": wire.text("late")}])]
+        return [wire.tool_content_chunk(self.sid, tid, "late")]
 
     def _do_late_output(self, _: Any) -> list[Msg]:
         """Output of the ended work after its idle: a patch the reading allows, else (a seeded

@@ -276,6 +276,10 @@ class ForegroundWork(BackgroundWork):
             for tid, t in self.tools.items():
                 if t[3] in ("late", "late-e") and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
+        if self.deviations and deviations.offered(self.deviations, "late_rerun", self.session):
+            for tid, t in self.tools.items():  # a seeded bug: the call it cancelled, reopened
+                if t[3] == "late" and t[0] == tcm.CANCELLED:
+                    add(("agent", "late_rerun", tid))
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[2] and not e[3]:
@@ -494,12 +498,18 @@ class ForegroundWork(BackgroundWork):
             mark = "raced" if allow and raced else "allowed" if allow else "denied"
             _put(self.tools, tid, 3, mark)
         elif (
-            was == pm.NOT_APPROVED
-            and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
+            was in (pm.NOT_APPROVED, pm.WITHDRAWN)
             and outcome.get("optionId") == "allow"
-            and self.tools[tid][0] == tcm.PENDING
+            and not self.tools[tid][1]
+            and (
+                (self.tools[tid][0] == tcm.PENDING and not self._applies(bw.CANCELLED_PERMISSIONS.rule))
+                or (
+                    self.tools[tid][0] == tcm.CANCELLED
+                    and bool(deviations.offered(self.deviations, "late_rerun", self.session))
+                )
+            )
         ):
-            _put(self.tools, tid, 3, "late")  # not treated as refused: used
+            _put(self.tools, tid, 3, "late")  # not treated as refused (withdrawn or not): used
 
     def _elicit_answered(self, rid: str, msg: Msg) -> None:
         """The Client's answer: the elicitation table's row for it (an action the schema does not
@@ -567,6 +577,17 @@ class ForegroundWork(BackgroundWork):
         )
         _put(self.tools, tid, 3, None)
         return [self._tool_update(tid, "run")]
+
+    def _do_late_rerun(self, tid: str) -> list[Msg]:
+        """A seeded bug's ``Offer``: a late approval of a request of cancelled work reopens the tool
+        call it gave its cancelled status and runs it (``cancelled_permissions``; the reopen is
+        the tool call table's refusal too)."""
+        self._breach(self.between.late_answer("permission").rule)
+        reopen = self.specs["tool_call"].written_refusal(tcm.CANCELLED, "run")
+        if reopen is not None:
+            self._breach(reopen)
+        self.tools[tid] = (tcm.IN_PROGRESS, *self.tools[tid][1:3], None)
+        return [wire.tool_call(self.sid, tid, tcm.IN_PROGRESS)]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
         return [
