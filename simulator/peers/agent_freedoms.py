@@ -61,22 +61,18 @@ class Freedoms(ForegroundWork):
         reading allows it (``_may_patch_ended``), or where a seeded bug sends it although
         updates_before_idle forbids it (``deviations.Offer``): after the idle, while the session
         is still reported idle (not once unknown or new work is shown)."""
-        if self._may_patch_ended() or (
+        if self._may_patch_ended():
+            add(("agent", "late_output", None))
+        elif (
             self.deviations
             and self.reported == fgm.IDLE
             and deviations.offered(self.deviations, "late_output", self.session)
         ):
             add(("agent", "late_output", None))
-        if (
-            self.deviations
-            and self.reported == fgm.IDLE
-            and "late_tool" not in self.extras
-            and deviations.offered(self.deviations, "late_tool_content", self.session)
-        ):  # a seeded bug: content of a tool call the ended work finished before its idle
-            for tid, t in self.tools.items():
+            for tid, t in self.tools.items():  # content of a tool call the ended work finished
                 if not t[1] and t[0] in tcm.FINAL:
-                    add(("agent", "late_tool_content", (tid, True)))
-                    add(("agent", "late_tool_content", (tid, False)))
+                    add(("agent", "late_output", (tid, True)))
+                    add(("agent", "late_output", (tid, False)))
 
     def _idle_reading_events(self, add: Any) -> None:
         """A repeated idle, once per run, where the reading lets a repeat bring a stop reason
@@ -280,23 +276,23 @@ class Freedoms(ForegroundWork):
             and self._open()
         )
 
-    def _do_late_tool_content(self, arg: tuple[str, bool]) -> list[Msg]:
-        """A seeded bug's ``Offer``: content (an update replacing it, or a chunk) of a foreground
-        tool call that had its final status before the idle, sent after that idle (once per run):
-        the breach ``model.between`` names (``Rules.late_update``)."""
-        tid, replace = arg
-        self.extras = self.extras | {"late_tool"}
-        self._breach(self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule)
-        if replace:
-            return [wire.tool_call(self.sid, tid, content=[{"type": "content", "content": wire.text("late")}])]
-        return [wire.tool_content_chunk(self.sid, tid, "late")]
-
-    def _do_late_output(self, _: Any) -> list[Msg]:
+    def _do_late_output(self, tool: tuple[str, bool] | None) -> list[Msg]:
         """Output of the ended work after its idle: a patch the reading allows, else (a seeded
-        bug's ``Offer``: any output of the ended work, a message it had not begun included) the
-        breach ``model.between`` names (``Rules.late_update``)."""
+        bug's ``Offer``: any output of the ended work, a message it had not begun included, or
+        content of a tool call it had finished, ``tool``: (its id, replaced rather than appended))
+        the breach ``model.between`` names (``Rules.late_update``)."""
+        late = self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule
+        if tool is not None:
+            if not self.between.patch_allowed(self.rd["patch-after-idle"]):
+                self._breach(late)
+            self.ended_output = None
+            tid, replace = tool
+            if replace:
+                content = [{"type": "content", "content": wire.text("late")}]
+                return [wire.tool_call(self.sid, tid, content=content)]
+            return [wire.tool_content_chunk(self.sid, tid, "late")]
         mid = self.ended_output or "msg_a_late"
         if not self._may_patch_ended():
-            self._breach(self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule)
+            self._breach(late)
         self.ended_output = None
         return [wire.chunk("agent_message_chunk", self.sid, mid, wire.text(" (late)"))]

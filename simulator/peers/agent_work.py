@@ -276,10 +276,16 @@ class ForegroundWork(BackgroundWork):
             for tid, t in self.tools.items():
                 if t[3] in ("late", "late-e") and t[0] == tcm.PENDING:
                     add(("agent", "late_run", tid))
-        if self.deviations and deviations.offered(self.deviations, "late_rerun", self.session):
-            for tid, t in self.tools.items():  # a seeded bug: the call it cancelled, reopened
-                if t[3] == "late" and t[0] == tcm.CANCELLED:
+                elif t[3] == "late" and t[0] == tcm.CANCELLED:  # reopened to run
                     add(("agent", "late_rerun", tid))
+                elif (
+                    self.cancelling
+                    and not t[1]
+                    and t[0] == tcm.PENDING
+                    and self.perms.get(t[2]) == pm.PENDING
+                    and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
+                ):  # or its call gets its final status first, the request still pending
+                    add(("agent", "cancel_waiting", tid))
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[2] and not e[3]:
@@ -501,13 +507,8 @@ class ForegroundWork(BackgroundWork):
             was in (pm.NOT_APPROVED, pm.WITHDRAWN)
             and outcome.get("optionId") == "allow"
             and not self.tools[tid][1]
-            and (
-                (self.tools[tid][0] == tcm.PENDING and not self._applies(bw.CANCELLED_PERMISSIONS.rule))
-                or (
-                    self.tools[tid][0] == tcm.CANCELLED
-                    and bool(deviations.offered(self.deviations, "late_rerun", self.session))
-                )
-            )
+            and self.tools[tid][0] in (tcm.PENDING, tcm.CANCELLED)
+            and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
         ):
             _put(self.tools, tid, 3, "late")  # not treated as refused (withdrawn or not): used
 
@@ -578,10 +579,16 @@ class ForegroundWork(BackgroundWork):
         _put(self.tools, tid, 3, None)
         return [self._tool_update(tid, "run")]
 
+    def _do_cancel_waiting(self, tid: str) -> list[Msg]:
+        """While it carries out a cancel, the Agent gives a tool call its cancelled status while
+        the call's permission request is still open (offered only where it does not apply
+        ``cancelled_permissions``: that request is then used if approved late, ``late_rerun``)."""
+        return [self._tool_update(tid, "cancel")]
+
     def _do_late_rerun(self, tid: str) -> list[Msg]:
-        """A seeded bug's ``Offer``: a late approval of a request of cancelled work reopens the tool
-        call it gave its cancelled status and runs it (``cancelled_permissions``; the reopen is
-        the tool call table's refusal too)."""
+        """A late approval of a request of cancelled work reopens the tool call given its cancelled
+        status and runs it (offered only where the Agent does not apply ``cancelled_permissions``;
+        the reopen is the tool call table's refusal too)."""
         self._breach(self.between.late_answer("permission").rule)
         reopen = self.specs["tool_call"].written_refusal(tcm.CANCELLED, "run")
         if reopen is not None:
