@@ -211,3 +211,44 @@ def test_late_tool_content_is_reported_once_per_tool_call() -> None:
     assert _found([*done, tool_chunk("tc1"), tool_chunk("tc1")]) == [("DONE-03", 8)]
     # a status-only update (no content) after the idle is the tool call table's (none here)
     assert _found([*done, tool("tc1", "completed", title="t")]) == []
+
+
+# -- the seeded bugs that prove them make these shapes ------------------------------------------
+
+
+def _mutant_runs(name: str, walks: int) -> list[tuple[list[Line], set[tuple[str, int]]]]:
+    from properties.seeded import BY_NAME
+    from simulator.analysis.mutants import Mutant, sample
+
+    mutant = Mutant(BY_NAME[name])
+    out = []
+    for _, _, make in sample((), mutant.switched_on, mutant.cfg, walks, 60, monitors=MonitorSet):
+        run = make()
+        found = {(f.rule, f.line) for f in run.findings if f.kind == "rule" and f.line is not None}
+        out.append((list(run.world.transcript), found))
+    return out
+
+
+def test_late_approval_runs_also_reopens_a_call_it_cancelled_before_the_idle() -> None:
+    """The seeded bug of CANCEL-06: besides a call left pending (CANCEL-17 too), one given its
+    cancelled status before the idle, reopened on the late allow (BG-05 beside it)."""
+    shapes = set()
+    for _, found in _mutant_runs("late-approval-runs", 25):
+        for rule, line in found:
+            if rule == "CANCEL-06":
+                shapes.add("reopened" if ("BG-05", line) in found else "left pending")
+    assert shapes == {"reopened", "left pending"}
+
+
+def test_update_after_idle_also_sends_content_of_a_finished_tool_call() -> None:
+    """The seeded bug of DONE-03 (and of CANCEL-14, its ``Again`` under cancelling walks): content
+    of a tool call after the idle, besides message content; each rule sees both."""
+    kinds: dict[str, set[str]] = {"DONE-03": set(), "CANCEL-14": set()}
+    for name in ("update-after-idle", "update-after-cancelled-idle"):
+        for transcript, found in _mutant_runs(name, 25):
+            for rule, line in found:
+                if rule in kinds:
+                    kinds[rule].add(transcript[line - 1][1]["params"]["update"]["sessionUpdate"])
+    for rule, seen in kinds.items():
+        assert "agent_message_chunk" in seen, rule
+        assert seen & {"tool_call_content_chunk", "tool_call_update"}, rule

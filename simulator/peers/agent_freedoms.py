@@ -70,7 +70,7 @@ class Freedoms(ForegroundWork):
         ):
             add(("agent", "late_output", None))
             for tid, t in self.tools.items():  # content of a tool call the ended work finished
-                if not t[1] and t[0] in tcm.FINAL:
+                if not t[1] and t[2] is None and t[0] in tcm.FINAL:  # (begun running, asking nothing)
                     add(("agent", "late_output", (tid, True)))
                     add(("agent", "late_output", (tid, False)))
 
