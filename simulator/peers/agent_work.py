@@ -256,7 +256,10 @@ class ForegroundWork(BackgroundWork):
 
         A tool call of cancelled work whose late approval, accept or completion a seeded bug
         uses runs (``late_run``: offered only where the Agent does not apply
-        ``cancelled_permissions`` or ``late_answers_ignored``).
+        ``cancelled_permissions`` or ``late_answers_ignored``); where it does not apply
+        ``cancelled_permissions``, it may also give a call waiting on its open request its
+        cancelled status while it carries out the cancel (``cancel_waiting``), and reopens it to
+        run it on a late approval (``late_rerun``).
 
         On its elicitations, the elicitation table's agent rows from each
         one's state (``_can``), within its own choices: the external completion of an accepted
