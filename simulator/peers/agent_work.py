@@ -259,7 +259,7 @@ class ForegroundWork(BackgroundWork):
         ``cancelled_permissions`` or ``late_answers_ignored``); where it does not apply
         ``cancelled_permissions``, it may also give a call waiting on its open request its
         cancelled status while it carries out the cancel (``cancel_waiting``), and reopens it to
-        run it on a late approval (``late_rerun``).
+        run it on a late approval (``late_run``).
 
         On its elicitations, the elicitation table's agent rows from each
         one's state (``_can``), within its own choices: the external completion of an accepted
@@ -277,10 +277,10 @@ class ForegroundWork(BackgroundWork):
             bw.LATE_ANSWERS_IGNORED.rule
         ):
             for tid, t in self.tools.items():
-                if t[3] in ("late", "late-e") and t[0] == tcm.PENDING:
-                    add(("agent", "late_run", tid))
-                elif t[3] == "late" and t[0] == tcm.CANCELLED:  # reopened to run
-                    add(("agent", "late_rerun", tid))
+                if (t[3] in ("late", "late-e") and t[0] == tcm.PENDING) or (
+                    t[3] == "late" and t[0] == tcm.CANCELLED
+                ):
+                    add(("agent", "late_run", tid))  # (a cancelled one reopened)
                 elif (
                     self.cancelling
                     and not t[1]
@@ -575,29 +575,25 @@ class ForegroundWork(BackgroundWork):
 
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
-        the Agent does not apply ``cancelled_permissions``)."""
+        the Agent does not apply ``cancelled_permissions``): a call left pending, or one given its
+        cancelled status (``cancel_waiting``), reopened (the tool call table's refusal too)."""
         self._breach(
             self.between.late_answer("elicitation" if self.tools[tid][3] == "late-e" else "permission").rule
         )
+        if self.tools[tid][0] == tcm.CANCELLED:
+            reopen = self.specs["tool_call"].written_refusal(tcm.CANCELLED, "run")
+            if reopen is not None:
+                self._breach(reopen)
+            self.tools[tid] = (tcm.IN_PROGRESS, *self.tools[tid][1:3], None)
+            return [wire.tool_call(self.sid, tid, tcm.IN_PROGRESS)]
         _put(self.tools, tid, 3, None)
         return [self._tool_update(tid, "run")]
 
     def _do_cancel_waiting(self, tid: str) -> list[Msg]:
         """While it carries out a cancel, the Agent gives a tool call its cancelled status while
         the call's permission request is still open (offered only where it does not apply
-        ``cancelled_permissions``: that request is then used if approved late, ``late_rerun``)."""
+        ``cancelled_permissions``: that request is then used if approved late, ``late_run``)."""
         return [self._tool_update(tid, "cancel")]
-
-    def _do_late_rerun(self, tid: str) -> list[Msg]:
-        """A late approval of a request of cancelled work reopens the tool call given its cancelled
-        status and runs it (offered only where the Agent does not apply ``cancelled_permissions``;
-        the reopen is the tool call table's refusal too)."""
-        self._breach(self.between.late_answer("permission").rule)
-        reopen = self.specs["tool_call"].written_refusal(tcm.CANCELLED, "run")
-        if reopen is not None:
-            self._breach(reopen)
-        self.tools[tid] = (tcm.IN_PROGRESS, *self.tools[tid][1:3], None)
-        return [wire.tool_call(self.sid, tid, tcm.IN_PROGRESS)]
 
     def _do_tool_done(self, tid: str) -> list[Msg]:
         return [
