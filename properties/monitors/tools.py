@@ -44,8 +44,9 @@ What is certain in proxy order, and why
   answer breaks the rule too.
 - ``model.between`` UPDATES_BEFORE_IDLE / CANCEL_UPDATES_BEFORE_IDLE for tool call content, under
   the reading ``patch-after-idle`` (its default ``ended-work``): a tool call first reported during
-  active work that got its final status while that work was active (neither listed nor
-  embedding a listed terminal then: ``done``) has nothing left to send after the work's idle;
+  active work that got its final status before the work's idle (while the session was not
+  reported idle; neither listed nor embedding a listed terminal then: ``done``) has nothing
+  left to send after that idle;
   its content (a ``tool_call_content_chunk``, or a ``tool_call_update`` carrying ``content``)
   sent while the session is still idle after it, the call not listed now, is an update of the
   ended work after its idle: DONE-03, or CANCEL-14 when that idle came after a cancel (once per
@@ -190,9 +191,9 @@ class _Session(Record):
         """Tool calls first reported in the current resume window: their later updates there are
         live, not replayed history."""
         self.done: frozenset[str] = frozenset()
-        """Tool calls first reported during active work that reached a final status while it was
-        active (not listed, nor embedding a listed terminal, then): nothing of theirs is owed after
-        that work's idle (``_late_content``)."""
+        """Tool calls first reported during active work that reached a final status before its
+        idle (while the session was not reported idle; not listed, nor embedding a listed terminal,
+        then): nothing of theirs is owed after that work's idle (``_late_content``)."""
         self.cancel_end = 0  # interval last ended by an idle after a cancel of active work
         self.late: frozenset[str] = frozenset()  # tool calls already reported late
 
@@ -352,9 +353,10 @@ class ToolMonitor(SessionMonitor["_Session"]):
             )
 
     def _finished(self, ts: _Session, fs: SessionFacts, tid: str, upd: dict[str, Any]) -> None:
-        """Tool call ``tid`` reaches a final status: while foreground work is active and it is not
-        listed work, that work is done with it (``done``)."""
-        if fs.state not in ACTIVE or fs.resuming:
+        """Tool call ``tid`` reaches a final status: while the session is not reported idle (the
+        work may be unobservable: unknown, or a custom state) and it is not listed work, the work
+        it was first reported in is done with it (``done``)."""
+        if fs.state == "idle" or fs.resuming:
             return
         terms = {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
         if not _exempt(tid, terms, fs.listed or frozenset()):
