@@ -1410,3 +1410,78 @@ def rules_for(level: str | None = None, section: str | None = None) -> tuple[Rul
         if (want_level is None or rule.level == want_level)
         and (want_section is None or rule.section == want_section)
     )
+
+
+# -- freedoms: the peer moves that take each permission ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Freedom:
+    """How the simulated peers take a MAY rule (a permission): the moves that take it, or why
+    none does. ``acp-model explore`` counts those moves (``coverage.<mode>.freedoms``) and warns
+    when a run that could take a freedom never did."""
+
+    takers: tuple[str, ...] = ()
+    """Peer moves, named as explore counts them (``actor.name``: ``agent.say``, ``client.cancel``,
+    ``net.to_client``), each optionally narrowed to a context of the acting peer's state or the
+    move's argument (``agent.say[cancelling]``; the names are
+    ``simulator.explore.coverage.CONTEXTS``). The freedom's count is the sum of its takers'."""
+    needs: tuple[str, ...] = ()
+    """What a run needs to be able to take it: each entry a ``Config`` feature, a ``Config``
+    budget (met when above 0) or a rule ID (met when a seeded bug meant to break it is on: the
+    other peer's deviation that opens the freedom), or several joined by ``|`` (any of them). A
+    run none of whose configurations meets them all is not warned about the freedom."""
+    why: str = ""
+    """With no takers: in one line, why no peer move takes it."""
+
+
+def _moves(actor: str, names: str, context: str = "") -> tuple[str, ...]:
+    """``Freedom.takers``: the moves ``names`` (space-separated) of ``actor``, in ``context``."""
+    return tuple(f"{actor}.{name}" + (f"[{context}]" if context else "") for name in names.split())
+
+
+FREEDOMS: Final[dict[str, Freedom]] = {
+    "BG-04": Freedom(_moves("agent", "bg_start", "tool_call"), needs=("bg_tool", "background")),
+    "BG-15": Freedom(why="a Client's view of unlisted work once idle, no message: the ClientView takes it"),
+    "USER-02": Freedom(_moves("agent", "reject", "empty"), needs=("USER-01",)),
+    "ACTIVE-01": Freedom(_moves("client", "prompt"), needs=("prompts",)),
+    "OUT-03": Freedom(_moves("agent", "say think tool"), needs=("outputs|tool_calls",)),
+    "NOTICE-01": Freedom(_moves("agent", "notice"), needs=("notice", "notices")),
+    "NOTICE-03": Freedom(why="a Client ignoring notices shows nothing on the wire: a choice of its view"),
+    "COMPACT-01": Freedom(_moves("agent", "compact_start"), needs=("compaction", "compactions")),
+    "USAGE-01": Freedom(_moves("agent", "usage"), needs=("usage", "usages")),
+    "DONE-04": Freedom(_moves("agent", "end stop end_bare_error end_error_carrying")),
+    "TOOL-01": Freedom(
+        _moves("agent", "tool_ask tool_ask_running bg_ask"), needs=("permission", "permissions")
+    ),
+    "TOOL-05": Freedom(_moves("agent", "tool_run tool_content tool_status"), needs=("tool_calls",)),
+    "STATE-03": Freedom(
+        _moves(
+            "agent",
+            "bg_start bg_finish bg_list bg_unlist bg_rerun bg_ask terminal_output child_chunk carried_done",
+            "idle",
+        ),
+        needs=("background", "terminal|bg_tool|subagent"),
+    ),
+    "STATE-07": Freedom(_moves("agent", "lose restore"), needs=("unknown", "losses")),
+    # a snapshot repeated bare or with news (the list of background work, the last stop reason)
+    "TRANS-01": Freedom(
+        _moves("agent", "restate_idle bg_list bg_unlist") + _moves("agent", "resync replay", "again")
+    ),
+    "EX-02": Freedom(
+        _moves("client", "allow deny dismiss fail_answer elicit_accept elicit_decline elicit_cancel"),
+        needs=("permission|elicitation",),
+    ),
+    "CANCEL-01": Freedom(_moves("client", "cancel"), needs=("cancel", "cancels")),
+    "CANCEL-03": Freedom(_moves("agent", "bg_stop"), needs=("stop_unlisted", "cancel", "cancels")),
+    "CANCEL-08": Freedom(_moves("client", "dismiss"), needs=("permission", "cancel", "cancels")),
+    "CANCEL-13": Freedom(
+        _moves("agent", "say think plan tool_run tool_done tool_status tool_content", "cancelling"),
+        needs=("cancel", "cancels", "outputs|tool_calls"),
+    ),
+    "CANCEL-20": Freedom(_moves("agent", "end", "unanswered"), needs=("cancel", "permission|elicitation")),
+}
+"""Per MAY rule of the catalogue (every one: a test holds it total), the peer moves that take
+it. A new peer move that takes a freedom is added to its entry's ``takers``. A Client's takers
+are all its moves of the kind: the Client does not follow the foreground state, so it sends a
+prompt, a cancel or an answer whatever the state (running, after the work ended)."""
