@@ -32,6 +32,10 @@ from simulator.peers.agent_state import (
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 TIED = "tool_call"
+WAITING = "waiting"
+"""The second part of an ``end`` move's argument ``(reason, WAITING)``: a seeded bug (one that
+does not apply ``cancelled_permissions``) first gives the calls pending on their open permission
+requests their cancelled status, and keeps those requests to use a late approval."""
 """The second part of an ``elicit`` move's argument ``(mode, TIED)``: about a tool call."""
 
 
@@ -129,8 +133,11 @@ class ForegroundWork(BackgroundWork):
         if "end" not in doing or self.between.user_messages_owed(self._unreported()):
             return  # (every end: the user messages of inserted prompts go before its idle)
         if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
+            waiting = self._waiting_calls() if not self._applies(bw.CANCELLED_PERMISSIONS.rule) else ()
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
+                if waiting:  # a seeded bug: or those calls get their final status first
+                    add(("agent", "end", (reason, WAITING)))
             if not self.between.own_end_after_cancel(self.rd["cancel-takes-effect"]) and self._cancel_seen():
                 return
             # own_end_after_cancel (when-acted): the work may have ended before the Agent acted on
@@ -258,8 +265,8 @@ class ForegroundWork(BackgroundWork):
         uses runs (``late_run``: offered only where the Agent does not apply
         ``cancelled_permissions`` or ``late_answers_ignored``); where it does not apply
         ``cancelled_permissions``, it may also give a call waiting on its open request its
-        cancelled status while it carries out the cancel (``cancel_waiting``), and reopens it to
-        run it on a late approval (``late_run``).
+        cancelled status as it ends the cancelled work (``end`` with ``WAITING``), and reopens it
+        to run it on a late approval (``late_run``).
 
         On its elicitations, the elicitation table's agent rows from each
         one's state (``_can``), within its own choices: the external completion of an accepted
@@ -281,14 +288,6 @@ class ForegroundWork(BackgroundWork):
                     t[3] == "late" and t[0] == tcm.CANCELLED
                 ):
                     add(("agent", "late_run", tid))  # (a cancelled one reopened)
-                elif (
-                    self.cancelling
-                    and not t[1]
-                    and t[0] == tcm.PENDING
-                    and self.perms.get(t[2]) == pm.PENDING
-                    and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
-                ):  # or its call gets its final status first, the request still pending
-                    add(("agent", "cancel_waiting", tid))
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[2] and not e[3]:
@@ -576,7 +575,7 @@ class ForegroundWork(BackgroundWork):
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
         the Agent does not apply ``cancelled_permissions``): a call left pending, or one given its
-        cancelled status (``cancel_waiting``), reopened (the tool call table's refusal too)."""
+        cancelled status (``end`` with ``WAITING``), reopened (the tool call table's refusal too)."""
         self._breach(
             self.between.late_answer("elicitation" if self.tools[tid][3] == "late-e" else "permission").rule
         )
@@ -589,20 +588,26 @@ class ForegroundWork(BackgroundWork):
         _put(self.tools, tid, 3, None)
         return [self._tool_update(tid, "run")]
 
-    def _do_cancel_waiting(self, tid: str) -> list[Msg]:
-        """While it carries out a cancel, the Agent gives a tool call its cancelled status while
-        the call's permission request is still open (offered only where it does not apply
-        ``cancelled_permissions``: that request is then used if approved late, ``late_run``)."""
-        return [self._tool_update(tid, "cancel")]
-
     def _do_tool_done(self, tid: str) -> list[Msg]:
         return [
             self._tool_update(tid, "complete", content=[{"type": "content", "content": wire.text("done")}])
         ]
 
     def _do_end(self, reason: Any) -> list[Msg]:
+        first: list[Msg] = []
+        if isinstance(reason, tuple) and reason[1:] == (WAITING,):  # a seeded bug (``_active_events``)
+            reason = reason[0]
+            first = [self._tool_update(tid, "cancel") for tid in self._waiting_calls()]
         reason, seen = _seen(reason)
-        return self._settle_end(reason, seen=seen)
+        return [*first, *self._settle_end(reason, seen=seen)]
+
+    def _waiting_calls(self) -> tuple[str, ...]:
+        """Foreground tool calls still pending on their open permission request."""
+        return tuple(
+            tid
+            for tid, t in self.tools.items()
+            if not t[1] and t[0] == tcm.PENDING and self.perms.get(t[2]) == pm.PENDING
+        )
 
     def _settle_end(self, reason: str, carry_past_error: bool = False, seen: bool = True) -> list[Msg]:
         """End foreground work as ``model.between`` says what it owes and takes with it: its live
