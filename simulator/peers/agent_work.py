@@ -77,8 +77,8 @@ class ForegroundWork(BackgroundWork):
         and the rules between machines it asks ``model.between`` (the stop reasons of work a
         cancel reached; ``_can_end``: what is owed before the idle). Its own behaviour, not rules:
         it blocks only while the work waits on the user and resumes only once nothing is waited
-        on (``_blocked``), and work it is cancelling starts no new output, tool call, background
-        work or elicitation (a freedom CANCEL-13 gives that it does not take).
+        on (``_blocked``), and work it is cancelling starts no new tool call, background work or
+        elicitation; its output then is the bounded flush of ``_output_room``.
         ``doing``: the foreground table's agent triggers from the state the work is in."""
         features = self.cfg.features
         blocked = self._blocked()
@@ -91,13 +91,13 @@ class ForegroundWork(BackgroundWork):
             and not self.between.blocked_output_is_progress(self.rd["output-while-requires-action"])
         ):
             add(("agent", "pending_say", None))  # once per run
+        if producing and self._output_room():
+            add(("agent", "say", None))
+            if "thought" in features:
+                add(("agent", "think", None))
+            if "plan" in features:
+                add(("agent", "plan", None))
         if producing and not self.cancelling:
-            if self.turn_outputs < self.cfg.outputs:
-                add(("agent", "say", None))
-                if "thought" in features:
-                    add(("agent", "think", None))
-                if "plan" in features:
-                    add(("agent", "plan", None))
             if self._room("tool_calls"):
                 add(("agent", "tool", None))
                 if "permission" in features and self._room("permissions"):
@@ -157,6 +157,20 @@ class ForegroundWork(BackgroundWork):
                 add(("agent", "end", None))
         if "fail" in features and not self.between.owed_before_idle((), (), self._unlisted_work()):
             add(("agent", "end", fgm.ERROR))  # failing work owes no tool result (``_settle_end``)
+
+    def _output_room(self) -> bool:
+        """Whether the work may send model output now (``say``, ``think``, ``plan``; the
+        foreground table's ``output`` is already in ``doing``): within the interval's bound
+        (``Config.outputs``), or, while it carries out a cancel (``cancelling``), with feature
+        ``cancel_output``, one output more per cancellation, the flush of what the model had
+        produced (``flushed``, marked by ``_count_output``). Cancellation: the Agent may still
+        send content (and tool-call updates) after receiving session/cancel, provided they come
+        before the idle that reports the cancellation ("The Agent MAY send session/update
+        notifications with content or tool call updates after receiving the session/cancel
+        notification"); that idle waits for nothing the flush sends (``_settle_end``)."""
+        if self.cancelling:
+            return "cancel_output" in self.cfg.features and "flushed" not in self.extras
+        return self.turn_outputs < self.cfg.outputs
 
     def _tool_events(self, add: Any, pause: bool) -> None:
         """Status moves of foreground tool calls: the tool-call table's rows from each call's
@@ -356,7 +370,14 @@ class ForegroundWork(BackgroundWork):
         extend them, feature ``future``). A seeded bug
         that left running unreported sends its output anyway: its breach is already marked."""
         self.specs["foreground"].fire(self.reported, "output", self.fg_ctx)
+        self._count_output()
+
+    def _count_output(self) -> None:
+        """One output of the interval (``turn_outputs``); while a cancel is carried out, the one
+        flush it may send (``_output_room``)."""
         self.turn_outputs += 1
+        if self.cancelling:
+            self.extras = self.extras | {"flushed"}
 
     def _do_say(self, _: Any) -> list[Msg]:
         self._output()
@@ -393,7 +414,7 @@ class ForegroundWork(BackgroundWork):
         return [wire.message("agent_thought", self.sid, self.cur_thought, [wire.text("hmm, yes")])]
 
     def _do_plan(self, _: Any) -> list[Msg]:
-        self.turn_outputs += 1
+        self._count_output()
         self.next_plan += 1
         if self._has("extras"):
             self.extras = self.extras | {"plan"}  # a plan exists that can be removed
@@ -674,7 +695,7 @@ class ForegroundWork(BackgroundWork):
         self.real = fgm.IDLE
         self.cancelling = False
         # (BLOCKED_ON_USER: a new stretch of asking)
-        self.extras = self.extras - {"asked", "unobserved", "unseen"}
+        self.extras = self.extras - {"asked", "unobserved", "unseen", "flushed"}
         self.last_stop = reason
         if seen:
             out.append(self._report(fgm.IDLE, reason, err))
