@@ -208,7 +208,8 @@ READINGS: Final[tuple[Reading, ...]] = (
     ),
     _reading(
         PATCH_AFTER_IDLE,
-        "May content of a message of ended foreground work be patched after that work's idle?",
+        "May content of a message, or of a finished tool call, of ended foreground work be patched "
+        "after that work's idle?",
         ("Entity IDs", "4. Report completion", "Cancellation"),
         (10, 122, 192),
         (
@@ -218,8 +219,11 @@ READINGS: Final[tuple[Reading, ...]] = (
         ),
         {
             "ended-work": """Content for an agent message or thought first seen during an ended interval,
-                sent while the session is still idle after it, is a pending update of the ended work sent
-                after its idle (DONE-03; CANCEL-14 when that idle confirmed a cancellation).""",
+                or for a tool call first reported during it that had its final status before its idle
+                (neither listed nor embedding a listed terminal then or now: a tool_call_content_chunk, or
+                a tool_call_update carrying content), sent while the session is still idle after it, is a
+                pending update of the ended work sent after its idle (DONE-03; CANCEL-14 when that idle
+                came after a cancel).""",
             "patch-in-place": """Later updates and chunks patch an entity in place, including after idle:
                 such content is no breach.""",
         },
@@ -227,7 +231,11 @@ READINGS: Final[tuple[Reading, ...]] = (
         """Kept, by the text: "The Agent MUST send any pending updates for the foreground
               work that ended before sending its idle update. Background activity may continue to
               emit updates afterward" (4. Report completion): after the idle, only background
-              activity is said to emit updates, and message content is the ended work's output.
+              activity is said to emit updates, and message content is the ended work's output; a
+              tool call that had its final status before the idle has no work left that could carry
+              on, and "The Agent MAY send session/update notifications with content or tool call
+              updates after receiving the session/cancel notification, but it MUST ensure that it
+              does so before sending the idle" (Cancellation) names tool call updates too.
               "Later updates and chunks patch the entity in place without moving it, including
               after the session reports idle" (Entity IDs) says where a Client places such an
               update, and leaves room for what ended-work allows after idle: a message update

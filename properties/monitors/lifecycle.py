@@ -42,6 +42,7 @@ background work"). So:
   is still idle after it, is an update of the ended work after its idle: DONE-03, or CANCEL-14
   when that idle confirmed a cancellation. That is the default of the reading
   ``patch-after-idle``; under ``patch-in-place`` such content is a patch in place (no finding).
+  (Content of a tool call the ended work finished before its idle: the tool monitor's.)
 
 *The idle that ends work* (active -> idle, outside resume windows) should carry a stop reason
 (FG-06, SHOULD: the group ``stop-reason-on-ending-idle``). The Agent may omit it when it cannot
