@@ -453,13 +453,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """Fire an observed trigger of the prompt table on every state the prompt may be in
         (hidden holds and insertions included); a breach when none allows it, naming the rule
         of the state reached with the fewest hidden steps. Returns the states left."""
-        spec = self.table(prm.SPEC)
-        ex = self._ex
-        for state in rec.states:
-            rule = spec.rule_of(state, trigger if isinstance(trigger, str) else trigger(state))
+        after, refused, rules = self.table(prm.SPEC).fire_unseen(rec.states, trigger, ctx)
+        for rule in rules:
             if rule in _REPORTED:  # (the wire never shows some cells: _UNSEEN_EARLY)
-                ex[rule] += 1
-        after, refused = spec.fire_unseen(rec.states, trigger, ctx)
+                self._ex[rule] += 1
         self.fired = after
         if not after and refused:
             first = refused[0]

@@ -99,35 +99,13 @@ def _strict(spec: MachineSpec) -> tuple[MachineSpec, frozenset[tuple[str, str]]]
 def rules_of(
     specs: Iterable[MachineSpec], unobserved: Mapping[str, frozenset[str]] = _NONE
 ) -> tuple[str, ...]:
-    """Every rule the tables state: their forbidden cells, guards and obligations, less those of
-    the triggers ``unobserved`` names per machine (never fired from the wire, so never reported)."""
-    found: dict[str, None] = {}
-    for spec in specs:
-        skip = unobserved.get(spec.name, frozenset())
-        for key, rule in spec.forbidden.items():
-            if (key if isinstance(key, str) else key[1]) not in skip and _refusable(spec, key):
-                found.setdefault(rule, None)
-        guarded = {row.guard_name for row in spec.rows if row.guard is not None and row.trigger not in skip}
-        for guard, rule in spec.guard_rules.items():
-            if guard in guarded:
-                found.setdefault(rule, None)
-        for rule in spec.eventually.values():
-            found.setdefault(rule, None)
-    return tuple(found)
-
-
-def _refusable(spec: MachineSpec, key: str | tuple[str, str]) -> bool:
-    """Whether a forbidden entry of ``spec`` names a cell without a row (a table whose every
-    cell has a row, like the entity table, states no rule the wire can break)."""
-    if isinstance(key, tuple):
-        return key not in spec.cells
-    return any((state, key) not in spec.cells for state in spec.states)
-
-
-@_per_table
-def _reports(spec: MachineSpec) -> frozenset[str]:
-    """The rules ``spec``'s cells can refuse (the ones an exercise count means something for)."""
-    return frozenset(rules_of((spec,))) | spec.relaxed
+    """Every rule the tables state (``MachineSpec.rules_stated``), less those of the triggers
+    ``unobserved`` names per machine (never fired from the wire, so never reported)."""
+    return tuple(
+        dict.fromkeys(
+            rule for spec in specs for rule in spec.rules_stated(unobserved.get(spec.name, frozenset()))
+        )
+    )
 
 
 def _dropped(spec: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any]) -> ProtocolViolation | None:
@@ -225,12 +203,8 @@ class TableMonitor(SessionMonitor[Seen]):
                     return
             state = states.get(where, spec.initial)
             spec = self.table(spec)
-            rule = spec.rule_of(state, trigger)
-            if rule in _reports(spec):
+            for rule in spec.consulted.get((state, trigger), ()):  # (an unknown trigger: fire raises)
                 self._ex[rule] += 1
-            rows = spec.cells.get((state, trigger))
-            if rows is not None and rows[0].guard is not None:  # the guard's rule is judged too
-                self._ex[spec.guard_rules.get(rows[0].guard_name or "", rule)] += 1
             broke: ProtocolViolation | None = None
             try:
                 new = where not in states
