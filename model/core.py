@@ -402,6 +402,12 @@ class MachineSpec:
                     todo.append(after)
         return frozenset(found)
 
+    @cached_property
+    def start(self) -> frozenset[str]:
+        """The states an entity may be in before its first observed trigger: the initial state
+        and every state the hidden triggers reach from it (``unseen``)."""
+        return self.unseen(frozenset((self.initial,)))
+
     def fire_unseen(
         self, states: frozenset[str], trigger: str | Callable[[str], str], ctx: Context = _EMPTY
     ) -> Unseen:

@@ -372,10 +372,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.fired: frozenset[str] = frozenset()
-        self.received = 0
-        """Prompts received so far (their ``seq``: the order ``waiting`` reports them in)."""
         """The states the last trigger fired left its prompt in (an answered prompt's final
         states, which ``diagrams.html`` shows)."""
+        self.received = 0
+        """Prompts received so far (their ``seq``: the order ``waiting`` reports them in)."""
+        self.content_free = self.between.user_content_replaceable(self.reading(USER_MESSAGE_CONTENT))
+        """Whether the reading user-message-content lets an update about a submission's user
+        message carry content its prompt lacks (``model.between`` USER_MESSAGE_CONTENT): then
+        nothing is recorded for it."""
 
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
@@ -411,12 +415,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         if not bad and _beyond_text(content):
             self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
-        spec = self.table(prm.SPEC)
-        blocks = None if self._content_free() else _blocks(content)
+        blocks = None if self.content_free else _blocks(content)
         self.received += 1
-        ps.pending[rid] = _Prompt(
-            line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad, blocks, seq=self.received
-        )
+        start = self.table(prm.SPEC).start
+        ps.pending[rid] = _Prompt(line, start, ps.cancel_seen, bad, blocks, seq=self.received)
         if ps.owner is None:
             fs = facts.sessions.get(sid)
             seen = ps.state_seen or facts.from_start(sid)
@@ -683,7 +685,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid) or self._session(sid)
         if mid == ps.owner_mid:
             ps.owner_mid = None  # reported
-        if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self._content_free():
+        if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self.content_free:
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
         known = mid in ps.unclaimed or mid in ps.claimed  # (never both; only claimed ones are unreported)
         fs = self.facts.sessions.get(sid)
@@ -725,12 +727,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             why = _UNACCOUNTED_WHY[SAME_ID]  # (its finding leaves out the note on the work)
         if ps.settle() and self._counting():
             self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
-
-    def _content_free(self) -> bool:
-        """Whether the reading user-message-content lets an update about a submission's user
-        message carry content its prompt lacks (``model.between`` USER_MESSAGE_CONTENT): then
-        nothing is recorded for it."""
-        return self.between.user_content_replaceable(self.reading(USER_MESSAGE_CONTENT))
 
     def _content(
         self, ps: _Session, sid: str, mid: str, blocks: frozenset[str], line: int, msg: Message

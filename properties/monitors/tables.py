@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 from model import fields
 from model.core import MachineSpec, ProtocolViolation
 from properties.monitor import Message, on
-from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call
+from properties.monitors.facts import SessionMonitor, subject_call
 from properties.observe import (
     OBSERVED,
     REPLAYED,
@@ -62,8 +62,6 @@ from properties.observe import (
 from properties.readings import BY_NAME
 
 _NONE: Mapping[str, frozenset[str]] = {}
-_UNREPORTED = SessionFacts()
-"""The facts of a session no update or request showed yet (never changed)."""
 T = TypeVar("T")
 
 
@@ -168,8 +166,9 @@ class TableMonitor(SessionMonitor[Seen]):
         """The fields the update must carry (``model.fields``), then the tables it fires (one
         handler: most updates need both)."""
         variant = upd["sessionUpdate"]
-        if variant in _FIELD_RULES:
-            for rule in _FIELD_RULES[variant]:
+        stated = _FIELD_RULES.get(variant)
+        if stated is not None:
+            for rule in stated:
                 self._ex[rule] += 1
             for req in fields.missing(upd):
                 shown = repr(upd[req.field]) if req.field in upd else "missing"
@@ -183,11 +182,10 @@ class TableMonitor(SessionMonitor[Seen]):
         if variant not in VARIANTS:
             return
         seen = self.sessions.get(sid) or self._session(sid)
-        fs = self.facts.sessions.get(sid) or _UNREPORTED
         waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
         found = observe(upd, seen, self._owner.readings, waiting)
         if found:
-            replaying = variant not in SNAPSHOTS and fs.resuming > 0  # (Facts.replaying)
+            replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
             self._fire(sid, seen, found, line, msg, replaying)
 
     def _fire(
