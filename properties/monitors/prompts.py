@@ -376,6 +376,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         states, which ``diagrams.html`` shows)."""
         self.received = 0
         """Prompts received so far (their ``seq``: the order ``waiting`` reports them in)."""
+        self.spec = self.table(prm.SPEC)
+        """The prompt table in force (the variant's, else the model's)."""
         self.content_free = self.between.user_content_replaceable(self.reading(USER_MESSAGE_CONTENT))
         """Whether the reading user-message-content lets an update about a submission's user
         message carry content its prompt lacks (``model.between`` USER_MESSAGE_CONTENT): then
@@ -417,7 +419,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
         blocks = None if self.content_free else _blocks(content)
         self.received += 1
-        start = self.table(prm.SPEC).start
+        start = self.spec.start
         ps.pending[rid] = _Prompt(line, start, ps.cancel_seen, bad, blocks, seq=self.received)
         if ps.owner is None:
             fs = facts.sessions.get(sid)
@@ -455,7 +457,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """Fire an observed trigger of the prompt table on every state the prompt may be in
         (hidden holds and insertions included); a breach when none allows it, naming the rule
         of the state reached with the fewest hidden steps. Returns the states left."""
-        after, refused, rules = self.table(prm.SPEC).fire_unseen(rec.states, trigger, ctx)
+        after, refused, rules = self.spec.fire_unseen(rec.states, trigger, ctx)
         for rule in rules:
             if rule in _REPORTED:  # (the wire never shows some cells: _UNSEEN_EARLY)
                 self._ex[rule] += 1
@@ -596,7 +598,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # The answer that withdraws a prompt the Client stopped: -32800, or -32602 for content
         # the Agent did not advertise where the reading cancelled-invalid-prompt allows it.
         withdraws = code == REQUEST_CANCELLED or (alt != "cancelled" and code == INVALID_PARAMS)
-        cells = self.table(prm.SPEC).cells
+        cells = self.spec.cells
 
         def trigger(state: str) -> str:
             return "withdraw" if withdraws and (state, "withdraw") in cells else "reject"
@@ -902,7 +904,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         for sid, ps in self.sessions.items():
             if ps.own_wait is not None and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, None, True, quiescent)
-        spec = self.table(prm.SPEC)
+        spec = self.spec
         for sid, rid, rec in self.waiting():
             ps, received = self.sessions[sid], rec.line
             owed = [state for state in spec.states if state in rec.states and state in spec.eventually]
