@@ -236,7 +236,11 @@ def _blocks(content: Any) -> frozenset[str]:
 
 def _beyond_text(content: Any) -> bool:
     """Whether a prompt's content holds a block of a type other than text."""
-    return type(content) is list and any(type(b) is dict and b.get("type") != "text" for b in content)
+    if type(content) is list:
+        for block in content:
+            if type(block) is dict and block.get("type") != "text":
+                return True
+    return False
 
 
 @dataclass(slots=True, eq=False)
