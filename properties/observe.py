@@ -357,6 +357,11 @@ VARIANTS: Final = frozenset(UPDATES) | frozenset(_ENTITIES)
 """Every ``sessionUpdate`` variant this layer makes observations of."""
 
 
+_OBSERVERS: Final = {variant: (UPDATES.get(variant), _ENTITIES.get(variant)) for variant in VARIANTS}
+"""Variant -> (its observer in ``UPDATES``, its ``_ENTITIES`` entry), None where it has none."""
+_NONE: Final = (None, None)
+
+
 def entity_step(upd: Mapping[str, Any]) -> tuple[str, str] | None:
     """``(entity key, trigger)`` of the entity table an update fires (``"agent_message msg_1"``,
     ``"chunk"``), or None when the update is no entity's (or names no ID)."""
@@ -389,11 +394,8 @@ def observe(
     before any of them is fired) and, inside a resume handshake, ``waiting``: whether a prompt
     of the session awaits its answer (asked only when it matters)."""
     variant = upd.get("sessionUpdate")
-    if type(variant) is not str:
-        return []
-    found = UPDATES.get(variant)
+    found, found_entity = _OBSERVERS.get(variant, _NONE) if type(variant) is str else _NONE
     out = [] if found is None else list(found(upd, seen, readings))
-    found_entity = _ENTITIES.get(variant)
     if found_entity is None:  # (a snapshot, a tool call: no entity's update)
         return out
     step = _entity_step(found_entity, upd)
