@@ -139,9 +139,9 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "compaction",
-        "compaction cancel",
+        "compaction cancel compact_once",
         "compaction, also while idle: ended completed, failed, cancelled; custom statuses; summary "
-        "patches and chunks in every status",
+        "patches and chunks in every status; one completed update the whole report (summary or none)",
         compactions=1,
     ),
     _slice(
@@ -194,11 +194,12 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "elicitation",
-        "elicitation cancel fail",
+        "elicitation cancel fail answer_held",
         "an elicitation in form or URL mode blocking foreground work, also about a tool call it "
         "starts: accepted (in URL mode, then completed outside), declined, cancelled or withdrawn; "
         "abandoned by cancelled or failed work and withdrawn; late answers and a late completion "
-        "after the work ended, ignored (the tool call of the cancelled work does not run)",
+        "after the work ended, ignored (the tool call of the cancelled work does not run); an answer "
+        "racing the Client's own session/cancel",
         tool_calls=1,
         elicitations=1,
     ),
@@ -280,10 +281,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "receipt_order",
-        "hold",
+        "hold retry",
         "two prompts held and inserted in the order received, judged under the reading that lets "
         "the wire show that order (prompt-ahead-of-held=receipt-order: a later prompt answered while "
-        "an earlier one still waits)",
+        "an earlier one still waits); the second may be a retry with the first one's content",
         prompts=2,
         cancels=0,
         capacity=2,

@@ -43,6 +43,8 @@ _ENDS_COMPACTION = frozenset(
     r.trigger for r in cm.ROWS if r.dest in cm.TERMINAL and r.source not in cm.TERMINAL
 )
 """The compaction triggers that end it (the table's rows into a terminal status)."""
+_ENDS_ONCE = frozenset({"start", "complete"})
+"""The compaction triggers one completed update fires (``_do_compact_start``)."""
 
 
 class BackgroundWork(AgentState):
@@ -166,6 +168,9 @@ class BackgroundWork(AgentState):
         streamed in any status (Session compaction)."""
         if self._room("compactions") and self._open():
             add(("agent", "compact_start", None))
+            if "compact_once" in self.cfg.features and self._can("compaction", cm.IN_PROGRESS) >= _ENDS_ONCE:
+                add(("agent", "compact_start", "summary"))  # one completed update, with its summary
+                add(("agent", "compact_start", "bare"))  # without one
         if not self.compactions:
             return
         started = self.used["compactions"]
@@ -349,10 +354,22 @@ class BackgroundWork(AgentState):
         self._begin(fgm.RUNNING, self.between.own_work(self._uninserted(), self._inserted_waiting()))
         return [self._report(fgm.RUNNING)]
 
-    def _do_compact_start(self, _: Any) -> list[Msg]:
+    def _do_compact_start(self, once: str | None) -> list[Msg]:
+        """A compaction reported in progress (``once`` None: no summary yet), or by one update,
+        already completed (feature ``compact_once``; ``once``: ``summary``, with its summary, or
+        ``bare``, without): Session compaction says one compaction_update with status completed
+        is enough, progress is optional and so is the summary. Its first report starts it in
+        progress and its status completes it (the table's ``start``, then ``complete``), as the
+        checker reads such an update."""
         cid = f"cmp_{self._use('compactions')}"
-        self.compactions[cid] = self._fire("compaction", cm.IN_PROGRESS, "start")
-        return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
+        st = self.compactions[cid] = self._fire("compaction", cm.IN_PROGRESS, "start")
+        if once is None:
+            return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
+        self.compactions[cid] = self._fire("compaction", st, "complete")
+        summary = [wire.text("Summary of earlier turns")] if once == "summary" else None
+        msg = wire.compaction(self.sid, cid, cm.COMPLETED, summary)
+        self.history.append(msg)
+        return [msg]
 
     def _compact(self, cid: str, trigger: str) -> list[Msg]:
         """A compaction move (``_COMPACTION_ACTIONS``): a summary chunk, a summary patch

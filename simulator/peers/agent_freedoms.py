@@ -59,12 +59,18 @@ class Freedoms(ForegroundWork):
         reading allows it (``_may_patch_ended``), or where a seeded bug sends it although
         updates_before_idle forbids it (``deviations.Offer``): after the idle, while the session
         is still reported idle (not once unknown or new work is shown)."""
-        if self._may_patch_ended() or (
+        if self._may_patch_ended():
+            add(("agent", "late_output", None))
+        elif (
             self.deviations
             and self.reported == fgm.IDLE
             and deviations.offered(self.deviations, "late_output", self.session)
         ):
             add(("agent", "late_output", None))
+            for tid, t in self.tools.items():  # content of a tool call the ended work finished
+                if not t[1] and t[2] is None and t[0] in tcm.FINAL:  # (begun running, asking nothing)
+                    add(("agent", "late_output", (tid, True)))
+                    add(("agent", "late_output", (tid, False)))
 
     def _idle_reading_events(self, add: Any) -> None:
         """A repeated idle, once per run, where the reading lets a repeat bring a stop reason
@@ -281,12 +287,23 @@ class Freedoms(ForegroundWork):
             and self._open()
         )
 
-    def _do_late_output(self, _: Any) -> list[Msg]:
+    def _do_late_output(self, tool: tuple[str, bool] | None) -> list[Msg]:
         """Output of the ended work after its idle: a patch the reading allows, else (a seeded
-        bug's ``Offer``: any output of the ended work, a message it had not begun included) the
-        breach ``model.between`` names (``Rules.late_update``)."""
+        bug's ``Offer``: any output of the ended work, a message it had not begun included, or
+        content of a tool call it had finished, ``tool``: (its id, replaced rather than appended))
+        the breach ``model.between`` names (``Rules.late_update``)."""
+        late = self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule
+        if tool is not None:
+            if not self.between.patch_allowed(self.rd["patch-after-idle"]):
+                self._breach(late)
+            self.ended_output = None
+            tid, replace = tool
+            if replace:
+                content = [{"type": "content", "content": wire.text("late")}]
+                return [wire.tool_call(self.sid, tid, content=content)]
+            return [wire.tool_content_chunk(self.sid, tid, "late")]
         mid = self.ended_output or "msg_a_late"
         if not self._may_patch_ended():
-            self._breach(self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule)
+            self._breach(late)
         self.ended_output = None
         return [wire.chunk("agent_message_chunk", self.sid, mid, wire.text(" (late)"))]

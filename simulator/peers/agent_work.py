@@ -32,6 +32,10 @@ from simulator.peers.agent_state import (
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 TIED = "tool_call"
+WAITING = "waiting"
+"""The second part of an ``end`` move's argument ``(reason, WAITING)``: a seeded bug (one that
+does not apply ``cancelled_permissions``) first gives the calls pending on their open permission
+requests their cancelled status, and keeps those requests to use a late approval."""
 """The second part of an ``elicit`` move's argument ``(mode, TIED)``: about a tool call."""
 
 
@@ -129,8 +133,11 @@ class ForegroundWork(BackgroundWork):
         if "end" not in doing or self.between.user_messages_owed(self._unreported()):
             return  # (every end: the user messages of inserted prompts go before its idle)
         if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
+            waiting = self._waiting_calls() if not self._applies(bw.CANCELLED_PERMISSIONS.rule) else ()
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
+                if waiting:  # a seeded bug: or those calls get their final status first
+                    add(("agent", "end", (reason, WAITING)))
             if not self.between.own_end_after_cancel(self.rd["cancel-takes-effect"]) and self._cancel_seen():
                 return
             # own_end_after_cancel (when-acted): the work may have ended before the Agent acted on
@@ -270,7 +277,10 @@ class ForegroundWork(BackgroundWork):
 
         A tool call of cancelled work whose late approval, accept or completion a seeded bug
         uses runs (``late_run``: offered only where the Agent does not apply
-        ``cancelled_permissions`` or ``late_answers_ignored``).
+        ``cancelled_permissions`` or ``late_answers_ignored``); where it does not apply
+        ``cancelled_permissions``, it may also give a call waiting on its open request its
+        cancelled status as it ends the cancelled work (``end`` with ``WAITING``), and reopens it
+        to run it on a late approval (``late_run``).
 
         On its elicitations, the elicitation table's agent rows from each
         one's state (``_can``), within its own choices: the external completion of an accepted
@@ -288,8 +298,10 @@ class ForegroundWork(BackgroundWork):
             bw.LATE_ANSWERS_IGNORED.rule
         ):
             for tid, t in self.tools.items():
-                if t[3] in ("late", "late-e") and t[0] == tcm.PENDING:
-                    add(("agent", "late_run", tid))
+                if (t[3] in ("late", "late-e") and t[0] == tcm.PENDING) or (
+                    t[3] == "late" and t[0] == tcm.CANCELLED
+                ):
+                    add(("agent", "late_run", tid))  # (a cancelled one reopened)
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[2] and not e[3]:
@@ -515,12 +527,13 @@ class ForegroundWork(BackgroundWork):
             mark = "raced" if allow and raced else "allowed" if allow else "denied"
             _put(self.tools, tid, 3, mark)
         elif (
-            was == pm.NOT_APPROVED
-            and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
+            was in (pm.NOT_APPROVED, pm.WITHDRAWN)
             and outcome.get("optionId") == "allow"
-            and self.tools[tid][0] == tcm.PENDING
+            and not self.tools[tid][1]
+            and self.tools[tid][0] in (tcm.PENDING, tcm.CANCELLED)
+            and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
         ):
-            _put(self.tools, tid, 3, "late")  # not treated as refused: used
+            _put(self.tools, tid, 3, "late")  # not treated as refused (withdrawn or not): used
 
     def _elicit_answered(self, rid: str, msg: Msg) -> None:
         """The Client's answer: the elicitation table's row for it (an action the schema does not
@@ -582,10 +595,17 @@ class ForegroundWork(BackgroundWork):
 
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
-        the Agent does not apply ``cancelled_permissions``)."""
+        the Agent does not apply ``cancelled_permissions``): a call left pending, or one given its
+        cancelled status (``end`` with ``WAITING``), reopened (the tool call table's refusal too)."""
         self._breach(
             self.between.late_answer("elicitation" if self.tools[tid][3] == "late-e" else "permission").rule
         )
+        if self.tools[tid][0] == tcm.CANCELLED:
+            reopen = self.specs["tool_call"].written_refusal(tcm.CANCELLED, "run")
+            if reopen is not None:
+                self._breach(reopen)
+            self.tools[tid] = (tcm.IN_PROGRESS, *self.tools[tid][1:3], None)
+            return [wire.tool_call(self.sid, tid, tcm.IN_PROGRESS)]
         _put(self.tools, tid, 3, None)
         return [self._tool_update(tid, "run")]
 
@@ -595,8 +615,20 @@ class ForegroundWork(BackgroundWork):
         ]
 
     def _do_end(self, reason: Any) -> list[Msg]:
+        first: list[Msg] = []
+        if isinstance(reason, tuple) and reason[1:] == (WAITING,):  # a seeded bug (``_active_events``)
+            reason = reason[0]
+            first = [self._tool_update(tid, "cancel") for tid in self._waiting_calls()]
         reason, seen = _seen(reason)
-        return self._settle_end(reason, seen=seen)
+        return [*first, *self._settle_end(reason, seen=seen)]
+
+    def _waiting_calls(self) -> tuple[str, ...]:
+        """Foreground tool calls still pending on their open permission request."""
+        return tuple(
+            tid
+            for tid, t in self.tools.items()
+            if not t[1] and t[0] == tcm.PENDING and self.perms.get(t[2]) == pm.PENDING
+        )
 
     def _settle_end(self, reason: str, carry_past_error: bool = False, seen: bool = True) -> list[Msg]:
         """End foreground work as ``model.between`` says what it owes and takes with it: its live

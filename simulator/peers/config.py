@@ -42,6 +42,9 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "cancel_output",  # one output (message, thought, plan) more while a session/cancel is carried out
     "bg_idle",  # a background tool call of the Agent's own started while idle or requires_action
     "bg_fail",  # a background item fails (terminal exit code 1, tool call failed, the child's error idle)
+    "answer_held",  # the Client answers an elicitation of work it cancelled at once (racing the cancel)
+    "retry",  # a later prompt repeats the first one's content (identical submissions), once per run
+    "compact_once",  # a compaction reported by one completed update (with or without its summary)
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices of
 ``simulator.explore.bfs`` that switch them on, and the conforming twins of
