@@ -396,10 +396,6 @@ _AGENT: tuple[Seeded, ...] = (
         "answers a prompt but never reports the user message",
     ),
     Seeded(Copies("answer-twice", "INTRO-02", "answer", 2), "sends two success responses to one prompt"),
-    Seeded(  # (a move withheld, kept after answer-twice: the first bug of a rule stands for it)
-        Withhold("never-answer-close", "session", frozenset({"closed"}), "INTRO-02"),
-        "never answers a session/close",
-    ),
     # an update added
     Seeded(
         Also(
@@ -513,17 +509,6 @@ _CLIENT_SENDS: tuple[Seeded, ...] = (
     Seeded(
         Offer("prompt-during-resume", "INTRO-01", "prompt", ("resuming",)),
         "sends a prompt before session/resume was answered",
-    ),
-    Seeded(
-        Rewrite(
-            "prompt-unset-session",
-            "INTRO-01",
-            "prompt",
-            ("params", "sessionId"),
-            value="sess_never_set_up",
-            side="client",
-        ),
-        "sends a prompt for a session that no session/new, session/fork or session/resume set up",
     ),
 )
 

@@ -129,15 +129,12 @@ def test_corpus_gives_exactly_the_expected_rules(
     assert checked == len(wire_caught) > 40
 
 
-def test_the_first_mutant_of_a_rule_stands_for_it_and_breaking_finds_it() -> None:
-    """A rule checked in several shapes may have a seeded bug per shape; the first in the
-    registry's order is the one ``--drop`` and the decidability search run."""
-    from simulator.analysis.mutants import MUTANTS, Mutant, breaking
+def test_every_rule_has_at_most_one_breaking_mutant_and_breaking_finds_it() -> None:
+    from simulator.analysis.mutants import MUTANTS, breaking
 
-    first: dict[str, Mutant] = {}
+    assert len({m.intended_rule for m in MUTANTS}) == len(MUTANTS)
     for m in MUTANTS:
-        assert breaking(m.intended_rule) is first.setdefault(m.intended_rule, m)
-    assert len(first) < len(MUTANTS)  # (INTRO-01 and INTRO-02 have a bug per shape)
+        assert breaking(m.intended_rule) is m
     assert breaking("NO-SUCH-RULE") is None
 
 

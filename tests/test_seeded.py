@@ -25,7 +25,7 @@ def test_one_entry_per_bug_each_with_a_catalogued_rule_and_a_side() -> None:
         assert s.side in ("agent", "client"), s.name
         assert s.does and s.does[0].islower(), s.name
         assert set(s.faults) <= set(seeded.BY_NAME), s.name
-    # (a rule may have a bug per shape it is checked in: the first stands for it, test_mutants)
+    assert len({s.rule for s in seeded.SEEDED}) == len(seeded.SEEDED)  # one seeded bug per rule
 
 
 def test_every_user_reads_the_registry() -> None:

@@ -281,8 +281,7 @@ def seeded_config(s: Seeded) -> Config:
 
 
 def breaking(rule: str) -> Seeded | None:
-    """The seeded bug whose faulty peer breaks ``rule`` (the registry's first for it: a rule may
-    have one per shape it is checked in), or None when none does:
+    """The seeded bug whose faulty peer breaks ``rule`` (one per rule), or None when none does:
     the behaviours a variant that drops the rule adds to the simulated peers (``--drop``) and the
     breaking behaviours the decidability search explores."""
     return next((s for s in SEEDED if s.rule == rule), None)
