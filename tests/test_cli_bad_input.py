@@ -4,6 +4,8 @@ error naming it, exit 2 (the fuzz of every subcommand that found these is
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cli.main import main
@@ -28,3 +30,11 @@ def test_agent_pace_must_be_finite(pace: str, capsys: pytest.CaptureFixture[str]
     # a pace of inf waits forever before each move; nan compares false with everything
     assert "--pace" in _usage_error(["agent", "--pace", pace], capsys)
 
+
+def test_a_deeply_nested_variant_file_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    variant = tmp_path / "nested.toml"
+    variant.write_text('title = "t"\nx = ' + "[" * 5000 + "]" * 5000 + "\n")
+    line = _usage_error(["check", "--variant", str(variant), str(variant)], capsys)
+    assert line == f"acp-model check: {variant}: arrays or tables nested too deeply"
