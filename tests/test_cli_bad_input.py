@@ -38,3 +38,23 @@ def test_a_deeply_nested_variant_file_is_a_usage_error(
     variant.write_text('title = "t"\nx = ' + "[" * 5000 + "]" * 5000 + "\n")
     line = _usage_error(["check", "--variant", str(variant), str(variant)], capsys)
     assert line == f"acp-model check: {variant}: arrays or tables nested too deeply"
+
+
+def test_trace_out_empty_is_a_usage_error_not_the_default_page(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli import cmd_trace
+
+    written: list[str] = []
+    monkeypatch.setattr(cmd_trace, "write_atomic", lambda path, data: written.append(str(path)))
+    assert "--out" in _usage_error(["trace", "--out", ""], capsys)
+    assert written == []  # an empty --out once rewrote the project's docs/traceability.md
+
+
+def test_trace_between_on_a_page_that_is_not_text_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "page.md"
+    page.write_bytes(bytes(range(256)))
+    line = _usage_error(["trace", "--between", "--out", str(page)], capsys)
+    assert line == f"acp-model trace: {page}: cannot rewrite (not UTF-8 text)"
