@@ -58,3 +58,18 @@ def test_trace_between_on_a_page_that_is_not_text_names_it(
     page.write_bytes(bytes(range(256)))
     line = _usage_error(["trace", "--between", "--out", str(page)], capsys)
     assert line == f"acp-model trace: {page}: cannot rewrite (not UTF-8 text)"
+
+
+@pytest.mark.parametrize("where", ["file", "under-a-file", "stdout"])
+def test_drive_out_is_checked_before_any_run(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a failing run is written into --out at the end: an unusable folder was a traceback then
+    from cli import cmd_drive
+
+    monkeypatch.setattr(cmd_drive, "campaign", lambda *a: pytest.fail("a run started"))
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    out = {"file": str(a_file), "under-a-file": str(a_file / "sub"), "stdout": "-"}[where]
+    line = _usage_error(["drive", "--out", out, "--", "true"], capsys)
+    assert out in line
