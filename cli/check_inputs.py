@@ -126,7 +126,7 @@ def _html_page(args: argparse.Namespace, files: Sequence[str]) -> Any:
         raise UsageError(f"--html: a page shows one input; {len(files)} files given")
     if args.html == STDOUT:
         raise UsageError("--html -: standard output carries the report; give a file name")
-    check_file(args.html)
+    check_file(args.html, "--html")
     from diagrams.html import CheckPage
 
     return CheckPage(args.command if isinstance(getattr(args, "command", None), str) else "check")

@@ -110,7 +110,7 @@ def options(args: argparse.Namespace) -> Any:
             raise UsageError("--graph needs the exhaustive mode (--mode exhaustive or both)")
         if args.graph == STDOUT and args.json:
             raise UsageError("--graph - and --json both want standard output; give --graph a file")
-        check_file(args.graph)
+        check_file(args.graph, "--graph")
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")

@@ -73,3 +73,27 @@ def test_drive_out_is_checked_before_any_run(
     out = {"file": str(a_file), "under-a-file": str(a_file / "sub"), "stdout": "-"}[where]
     line = _usage_error(["drive", "--out", out, "--", "true"], capsys)
     assert out in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["diagrams", "--out", ""], "--out"),  # it drew the gallery into the current folder
+        (["mutants", "--walks", "0", "--out", ""], "--out"),  # it was taken for no --out
+        (["decidability", "--rule", "FG-05", "--out", ""], "--out"),
+        (["spec-report", "--out", ""], "--out"),
+        (["explore", "--out", ""], "--out"),
+        (["explore", "--mode", "exhaustive", "--graph", ""], "--graph"),
+        (["simulate", "--out", ""], "--out"),
+        (["check", "--html", "", "x.ndjson"], "--html"),
+    ],
+)
+def test_an_empty_output_path_names_its_option(
+    argv: list[str], option: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli import outputs
+
+    # nothing may be written: the probe of a writable folder is the first step of a write
+    monkeypatch.setattr(outputs.tempfile, "mkstemp", lambda **kw: pytest.fail("probed a folder"))
+    assert _usage_error(argv, capsys).startswith(f"acp-model {argv[0]}: {option}: an empty path")
+
