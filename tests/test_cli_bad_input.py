@@ -97,3 +97,19 @@ def test_an_empty_output_path_names_its_option(
     monkeypatch.setattr(outputs.tempfile, "mkstemp", lambda **kw: pytest.fail("probed a folder"))
     assert _usage_error(argv, capsys).startswith(f"acp-model {argv[0]}: {option}: an empty path")
 
+
+HUGE = "99999999999999999999"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mutants", "--walks", "0", "--jobs", HUGE],
+        ["explore", "--workers", HUGE],
+        ["decidability", "--rule", "FG-05", "--jobs", HUGE],
+        ["drive", "--jobs", HUGE, "--", "true"],
+    ],
+)
+def test_a_huge_jobs_count_is_a_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # past a C int, the local pool's queue raised OverflowError
+    assert f"--jobs {HUGE}: must be <= 1024" in _usage_error(argv, capsys)
