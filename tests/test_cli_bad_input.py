@@ -113,3 +113,18 @@ HUGE = "99999999999999999999"
 def test_a_huge_jobs_count_is_a_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     # past a C int, the local pool's queue raised OverflowError
     assert f"--jobs {HUGE}: must be <= 1024" in _usage_error(argv, capsys)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explore", "--mode", "exhaustive"],
+        ["decidability", "--rule", "FG-05"],
+        ["spec-report", "--out", "OUT"],  # it ran the whole report (no budget: nan > 0 is false)
+    ],
+)
+def test_time_budget_nan_is_a_usage_error(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert "--time-budget nan: must be > 0 seconds" in _usage_error([*argv, "--time-budget", "nan"], capsys)
