@@ -150,3 +150,10 @@ def test_a_schema_that_cannot_be_compiled_is_a_usage_error(
     transcript.write_text("")
     line = _usage_error(["check", "--schema", str(path), str(transcript)], capsys)
     assert line.startswith(f"acp-model check: {path}: schema cannot be used (definition ")
+
+
+@pytest.mark.parametrize("option", ["--timeout", "--startup", "--silence"])
+@pytest.mark.parametrize("value", ["inf", "1e308", "86401"])
+def test_drive_waits_are_at_most_a_day(option: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # inf and 1e308 reached the clock: OverflowError (timestamp out of range for platform time_t)
+    assert option in _usage_error(["drive", option, value, "--", "true"], capsys)
