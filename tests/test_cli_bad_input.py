@@ -80,7 +80,7 @@ def test_drive_out_is_checked_before_any_run(
     [
         (["diagrams", "--out", ""], "--out"),  # it drew the gallery into the current folder
         (["mutants", "--walks", "0", "--out", ""], "--out"),  # it was taken for no --out
-        (["decidability", "--rule", "FG-05", "--out", ""], "--out"),
+        (["decidability", "--out", ""], "--out"),
         (["spec-report", "--out", ""], "--out"),
         (["explore", "--out", ""], "--out"),
         (["explore", "--mode", "exhaustive", "--graph", ""], "--graph"),
@@ -106,7 +106,7 @@ HUGE = "99999999999999999999"
     [
         ["mutants", "--walks", "0", "--jobs", HUGE],
         ["explore", "--workers", HUGE],
-        ["decidability", "--rule", "FG-05", "--jobs", HUGE],
+        ["decidability", "--jobs", HUGE],
         ["drive", "--jobs", HUGE, "--", "true"],
     ],
 )
@@ -119,7 +119,7 @@ def test_a_huge_jobs_count_is_a_usage_error(argv: list[str], capsys: pytest.Capt
     "argv",
     [
         ["explore", "--mode", "exhaustive"],
-        ["decidability", "--rule", "FG-05"],
+        ["decidability"],
         ["spec-report", "--out", "OUT"],  # it ran the whole report (no budget: nan > 0 is false)
     ],
 )
