@@ -60,8 +60,10 @@ def _probe(folder: Path, shown: str) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".acp-model-probe.", dir=existing)
     except OSError as exc:
         raise UsageError(f"{shown}: cannot write ({exc.strerror or exc})") from None
-    os.close(fd)
-    os.unlink(tmp)
+    try:
+        os.close(fd)
+    finally:  # (an interrupt here must not leave the probe behind)
+        os.unlink(tmp)
 
 
 def write(

@@ -157,3 +157,41 @@ def test_a_schema_that_cannot_be_compiled_is_a_usage_error(
 def test_drive_waits_are_at_most_a_day(option: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
     # inf and 1e308 reached the clock: OverflowError (timestamp out of range for platform time_t)
     assert option in _usage_error(["drive", option, value, "--", "true"], capsys)
+
+
+# -- nothing is lost: an interrupted write leaves no file behind ----------------------------------
+def test_an_interrupt_during_the_writable_check_leaves_no_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from cli import outputs
+
+    real_close = os.close
+
+    def interrupted(fd: int) -> None:
+        real_close(fd)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs.os, "close", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        outputs.check_folder(str(tmp_path / "out"), "--out")
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []  # the probe file was left when Ctrl-C came here
+
+
+def test_an_interrupt_before_the_bytes_are_written_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from properties import outputs
+
+    def interrupted(path: str, mode: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs.os, "chmod", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        outputs.write_atomic(tmp_path / "report.json", "{}")
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == []  # the temporary file was left (not the destination)
