@@ -2,10 +2,10 @@
 the options they both take, and the exit code.
 
 Owns: ``open_inputs`` (every path is checked before anything is read: an unusable one is a
-one-line usage error naming it), ``judge`` (one pass per input, ``properties.checking``, with a
-fresh ``MonitorSet`` from ``new_monitor_set``, which tests may replace; the schema option's
-loading, ``--html`` and ``--max-findings``), and ``exit_code`` (0: nothing at the failing
-level, 1: findings).
+one-line usage error naming it; each is named as ``printable`` shows it), ``judge`` (one pass
+per input, ``properties.checking``, with a fresh ``MonitorSet`` from ``new_monitor_set``, which
+tests may replace; the schema option's loading, ``--html`` and ``--max-findings``), and
+``exit_code`` (0: nothing at the failing level, 1: findings).
 
 Must not know: what any monitor checks, how reports are rendered (``properties.check_report``).
 """
@@ -57,8 +57,14 @@ def open_inputs(paths: Sequence[str], stack: ExitStack) -> list[tuple[str, Binar
             stream = stack.enter_context(open(path, "rb"))  # noqa: SIM115 - closed by the stack
         except OSError as exc:
             raise UsageError(unreadable(path, exc, verb="open")) from None
-        opened.append((path, stream))
+        opened.append((printable(path), stream))
     return opened
+
+
+def printable(path: str) -> str:
+    """``path`` as reports name it: a file name's bytes that are not UTF-8 (which Python keeps
+    as lone surrogates, and no UTF-8 output can hold) shown as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def judge(

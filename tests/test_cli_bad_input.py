@@ -195,3 +195,23 @@ def test_an_interrupt_before_the_bytes_are_written_leaves_no_temporary_file(
         outputs.write_atomic(tmp_path / "report.json", "{}")
     monkeypatch.undo()
     assert os.listdir(tmp_path) == []  # the temporary file was left (not the destination)
+
+
+@pytest.mark.parametrize("argv", [["check", "--json"], ["replay"], ["check", "--html", "PAGE"]])
+def test_a_file_name_that_is_not_utf8_is_shown_escaped(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from tests.check_support import BASIC_TURN
+
+    name = os.fsdecode(b"bad\xffname.ndjson")  # as Python has it in sys.argv: a lone surrogate
+    (tmp_path / name).write_bytes(BASIC_TURN.read_bytes())
+    page = tmp_path / "page.html"
+    argv = [str(page) if a == "PAGE" else a for a in argv]
+    # the report (and the page) could not be encoded: UnicodeEncodeError on a strict stdout
+    assert main([*argv, str(tmp_path / name)]) == 0
+    out = capsys.readouterr().out
+    out.encode("utf-8")
+    shown = page.read_text(encoding="utf-8") if page.exists() else out.replace("\\\\", "\\")
+    assert "bad\\xffname.ndjson" in shown  # (JSON doubles the backslash)
