@@ -215,3 +215,12 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped(
     out.encode("utf-8")
     shown = page.read_text(encoding="utf-8") if page.exists() else out.replace("\\\\", "\\")
     assert "bad\\xffname.ndjson" in shown  # (JSON doubles the backslash)
+
+
+def test_a_replay_script_nested_too_deeply_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "deep.json"
+    script.write_text("[" * 100_000 + "]" * 100_000)
+    line = _usage_error(["drive", "--replay", str(script), "--", "true"], capsys)
+    assert line.startswith(f"acp-model drive: {script}: not JSON (maximum recursion depth exceeded")
