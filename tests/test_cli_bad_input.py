@@ -224,3 +224,31 @@ def test_a_replay_script_nested_too_deeply_is_a_usage_error(
     script.write_text("[" * 100_000 + "]" * 100_000)
     line = _usage_error(["drive", "--replay", str(script), "--", "true"], capsys)
     assert line.startswith(f"acp-model drive: {script}: not JSON (maximum recursion depth exceeded")
+
+
+def test_the_agent_reads_a_huge_line_in_time_linear_in_its_length(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `acp-model agent` copied and split its whole pending input at every 64 KiB read: a 50 MB
+    # line took 108 s (quadratic), one pass now. CPU seconds, not wall (a loaded machine is slow
+    # for both): the old loop took about 5 s of CPU for this line, the new one 0.1 s
+    import os
+    import time
+
+    from simulator.harness import serve
+    from simulator.peers.stdio_agent import StdioAgent
+
+    monkeypatch.delenv(serve.LOCKSTEP, raising=False)
+    line = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":2,"x":"'
+    source = tmp_path / "in.ndjson"
+    source.write_bytes(line + b"a" * 30_000_000 + b'"}}\n')
+    sink = tmp_path / "out.ndjson"
+    fd_in, fd_out = os.open(source, os.O_RDONLY), os.open(sink, os.O_WRONLY | os.O_CREAT)
+    started = time.process_time()
+    try:
+        assert serve.serve(StdioAgent(0, pace=(0.0, 0.0)), fd_in, fd_out) == 0
+    finally:
+        os.close(fd_in)
+        os.close(fd_out)
+    assert time.process_time() - started < 1.5, time.process_time() - started
+    assert b'"id":1,"result"' in sink.read_bytes()
