@@ -3,27 +3,52 @@
 Theory of operation
 -------------------
 The product of the model's own machine tables (``model.foreground``, ``model.prompt``,
-``model.toolcall``, ``model.background``) alone, explored breadth-first from the start state
-(``simulator.explore.bfs`` searches the whole World: peers, transport, monitors), with these
-simplifications and cross-machine constraints (ours where ``model`` states none; spec section):
+``model.toolcall``, ``model.background``), explored breadth-first from the start state
+(``simulator.explore.bfs`` searches the whole World: peers, transport, monitors). The rules
+between the machines are ``model.between``'s declarations, run by their ``Rules`` functions, so a
+variant (``Model.of_variant``: its tables, its switched parameters, its dropped rules) or an edit
+of a declaration changes this graph too:
+
+* ``updates_before_idle`` (``owed_before_idle``): foreground work ends (``end``) only when it owes
+  nothing: the tool call, unless it may carry on past the idle (``may_carry_on``), has a final
+  status, and the background item is not announced and still unlisted.
+* ``running_on_progress``: a status move of the tool call that is the call running (``tool_runs``)
+  is progress of the foreground work (``tool_progress``: the call is the foreground work's and
+  never listed), so it needs the foreground table's ``output`` in the foreground state (running:
+  not while requires_action, FG-04); its other moves (paused, failed, cancelled, ...) may come
+  while the work is blocked too (Waiting for user action: "or idle if the work ends without
+  resuming").
+* ``cancel_covers`` and ``later_prompts_uncovered`` (``covers_prompt``): ``session/cancel`` is one
+  client event that fires the prompt table's ``cover`` row of every prompt already sent, at once.
+* ``held_in_order`` (``oldest_waiting``): the prompt table's guard ``oldest_held`` over the prompts
+  that wait for insertion (``waiting_states``: received, held or cancel-requested).
+* ``steering`` (``may_insert_now``): where the rules in force forbid inserting a prompt into the
+  work it was received in, the prompt waits for that work's idle (recorded in the state, and shown
+  as ``(waits)`` in its label, only then: under the spec's rules every prompt may go in).
+
+A rule a variant dropped no longer binds (``Model.binds``; a table's cells and guards relax with
+``MachineSpec.changed``). The simplifications are ours, not the spec's:
 
 * Foreground is kept to idle / running / requires_action: the observability states (unknown,
   unrecognized) are reachable from everywhere and would only multiply the graph (Session states).
+  requires_action stands for work blocked on a user-action request the graph does not draw
+  (``blocked_on_user``); stop reasons, message content and user-message reports are not drawn.
 * Self-loop rows (content updates, repeated cancels) are left out: they do not change the
   composed state.
 * Each prompt and the tool call start in an extra "not yet" state (``unsent``, ``unstarted``);
   ``send`` (client) and ``start`` (agent) create them. Prompt k+1 is sent after prompt k.
-* ``session/cancel`` is one client event that fires the ``cover`` row of every prompt already
-  sent, at once; prompts sent later are not covered (Cancellation).
-* Guards: the table's own (``MachineSpec.moves``); ``oldest_held``: ``model.between``'s
-  ``held_in_order`` over the prompts held or cancel-requested (Prompts during active work); the
-  others keep their defaults (a rejection is never only because work is active; the default
-  reading of ``rejected-after-cancel-request``: a withdrawn prompt is answered -32800).
-* The tool call is foreground work: it starts and changes status only while the foreground is
-  running (Foreground and background work), and foreground work reports idle only once the
-  tool call it started has a final status (Failures: the agent gives unfinished calls a terminal
-  status before it reports the end). Nothing ties the background item to the rest: it runs
-  independently of foreground work (Background work), so it only interleaves.
+* The tool call is the foreground work's: it starts only while foreground work is active (a call
+  first reported while idle would not be), and never carries on past the idle as independent
+  work: the graph is drawn under the reading ``tool-updates-after-idle=foreground-owed``, where
+  the default ``background`` lets an in_progress call go on after the idle (a second, background
+  kind of tool call this graph does not draw).
+* What a cancel covers besides prompts (the foreground work, its tool call, the background item
+  under ``covers_background``) is owed at the idle that confirms it, and that idle's stop reason
+  is not drawn: a cancel changes the prompts only.
+* Prompt guards other than ``oldest_held`` keep their defaults (a rejection is never only because
+  work is active; the default reading of ``rejected-after-cancel-request``: a withdrawn prompt is
+  answered -32800). The background item's guards all pass (``BG_GUARDS``); it is tied to the rest
+  only by the idle above.
 
 Reported per configuration: states, edges, strongly connected components, quiescent states
 (foreground idle, no prompt or tool call in flight, no background item live: the spec's "quiet"
@@ -40,24 +65,56 @@ from __future__ import annotations
 import io
 import json
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import networkx as nx
 
-from model import background, between, foreground, prompt, toolcall
+from model import background, between, foreground, prompt, registry, toolcall
+from model.clientview_parts import ACTIVE_STATES
 from model.core import Context, MachineSpec
 
+if TYPE_CHECKING:
+    from properties.variants import Variant
+
 FG_STATES = ("idle", "running", "requires_action")
-PENDING_PROMPT = ("held", "cancel_requested")
 UNSENT, UNSTARTED = "unsent", "unstarted"
 BG_GUARDS = {"child": True, "becomes_foreground": True}
 """The background item's guards all pass: it stands for any item (a subagent's too, and one
 foreground work may start waiting on, as an alternative reading allows)."""
+TOOL_UPDATES_AFTER_IDLE = "foreground-owed"
+"""The alternative of the reading ``tool-updates-after-idle`` the graph is drawn under (ours, see
+the module docstring): the tool call never carries on past its work's idle."""
+_STATUS = {**{t: s for s, t in toolcall.STATUS_TRIGGER.items()}, "custom_status": toolcall.CUSTOM_STATUS}
+"""A tool-call trigger -> the status its update reports."""
 
-State = tuple[str, tuple[str, ...], str, str]
-"""(foreground, prompt states, tool call, background item)."""
+State = tuple[str, tuple[str, ...], str, str, frozenset[int]]
+"""(foreground, prompt states, tool call, background item, the prompts that wait for the idle
+of the work they were received in: ``steering``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """What a graph is drawn under: the machine tables and the rules between machines, the
+    spec's or a variant's, and the rules the variant dropped."""
+
+    tables: Mapping[str, MachineSpec] = field(default_factory=lambda: registry.BY_NAME)
+    rules: between.Rules = between.SPEC
+    dropped: frozenset[str] = frozenset()
+
+    @classmethod
+    def of_variant(cls, variant: Variant) -> Model:
+        return cls(variant.tables(), variant.rules(), frozenset(variant.drop))
+
+    def binds(self, d: between.Between) -> bool:
+        """Whether the declaration ``d`` binds (its rule was not dropped)."""
+        return d.rule not in self.dropped
+
+
+SPEC = Model()
+"""The model as the spec writes it (the committed graphs)."""
 
 
 @dataclass(frozen=True)
@@ -100,35 +157,75 @@ def initial(cfg: Config) -> State:
         (UNSENT,) * cfg.prompts,
         UNSTARTED,
         background.SPEC.initial if cfg.background else "none",
+        frozenset(),
     )
 
 
-def moves(state: State) -> Iterator[tuple[str, str, State]]:
-    """(event, actor, next state) for every move from ``state``."""
-    fg, prompts, tool, bg = state
-    for trigger, actor, dest in _moves(foreground.SPEC, fg):
-        if dest in FG_STATES and not (trigger == "end" and tool in toolcall.LIVE):
-            yield f"fg.{trigger}", actor, (dest, prompts, tool, bg)
+def moves(state: State, model: Model = SPEC) -> Iterator[tuple[str, str, State]]:
+    """(event, actor, next state) for every move from ``state`` under ``model``."""
+    fg, prompts, tool, bg, waits = state
+    rules, tables = model.rules, model.tables
+    active = fg in ACTIVE_STATES
+    waiting_states = rules.waiting_states(tables["prompt"])
+    for trigger, actor, dest in _moves(tables["foreground"], fg):
+        if dest in FG_STATES and not (trigger == "end" and _owes_before_idle(model, tool, bg)):
+            # the work the waiting prompts were received in ends at the idle
+            yield f"fg.{trigger}", actor, (dest, prompts, tool, bg, frozenset() if dest == "idle" else waits)
     for i, p in enumerate(prompts):
         if p == UNSENT:
             if i == 0 or prompts[i - 1] != UNSENT:
-                yield f"p{i + 1}.send", "client", (fg, _set(prompts, i, "received"), tool, bg)
+                after = waits | {i} if active and not _may_insert(model, True) else waits
+                sent = _set(prompts, i, tables["prompt"].initial)
+                yield f"p{i + 1}.send", "client", (fg, sent, tool, bg, after)
             continue
-        waiting = (j for j, q in enumerate(prompts) if q in PENDING_PROMPT)
-        ctx = {"oldest_held": between.SPEC.oldest_waiting(waiting) == i}
-        for trigger, actor, dest in _moves(prompt.SPEC, p, ctx):
-            if trigger != "cover":
-                yield f"p{i + 1}.{trigger}", actor, (fg, _set(prompts, i, dest), tool, bg)
-    covered = tuple(p if p == UNSENT else prompt.SPEC.fire(p, "cover") for p in prompts)
+        waiting = (j for j, q in enumerate(prompts) if q in waiting_states)
+        ctx = {"oldest_held": rules.oldest_waiting(waiting) == i}
+        for trigger, actor, dest in _moves(tables["prompt"], p, ctx):
+            if trigger != "cover" and (trigger != "insert" or _may_insert(model, i in waits)):
+                yield f"p{i + 1}.{trigger}", actor, (fg, _set(prompts, i, dest), tool, bg, waits)
+    cover = tables["prompt"].successor
+    covered = tuple((cover(p, "cover") or p) if rules.covers_prompt(p != UNSENT) else p for p in prompts)
     if covered != prompts:
-        yield "session/cancel", "client", (fg, covered, tool, bg)
-    if fg == "running":
-        if tool == UNSTARTED:
-            yield "tool.start", "agent", (fg, prompts, toolcall.SPEC.initial, bg)
-        for trigger, actor, dest in _moves(toolcall.SPEC, tool):
-            yield f"tool.{trigger}", actor, (fg, prompts, dest, bg)
-    for trigger, actor, dest in _moves(background.SPEC, bg, BG_GUARDS):
-        yield f"bg.{trigger}", actor, (fg, prompts, tool, dest)
+        yield "session/cancel", "client", (fg, covered, tool, bg, waits)
+    if tool == UNSTARTED:
+        if active:
+            yield "tool.start", "agent", (fg, prompts, tables["tool_call"].initial, bg, waits)
+    else:
+        for trigger, actor, dest in _moves(tables["tool_call"], tool):
+            if not _progress_refused(model, fg, trigger):
+                yield f"tool.{trigger}", actor, (fg, prompts, dest, bg, waits)
+    for trigger, actor, dest in _moves(tables["background_item"], bg, BG_GUARDS):
+        yield f"bg.{trigger}", actor, (fg, prompts, tool, dest, waits)
+
+
+def _owes_before_idle(model: Model, tool: str, bg: str) -> bool:
+    """``updates_before_idle``: whether the foreground work owes an update before its idle: the
+    tool call while live, unless it may carry on past the idle (``may_carry_on``, under the
+    reading the graph is drawn under), and the background item while announced and unlisted."""
+    if not model.binds(between.UPDATES_BEFORE_IDLE):
+        return False
+    rules = model.rules
+    live = tool in toolcall.LIVE
+    carries_on = rules.may_carry_on(tool, foreground.END_TURN, False, TOOL_UPDATES_AFTER_IDLE)
+    tools = [tool] if live and not carries_on else []
+    return rules.owed_before_idle(tools, (), [bg] if bg == background.ANNOUNCED else [])
+
+
+def _may_insert(model: Model, received_in_work: bool) -> bool:
+    """``steering``: whether a prompt may be inserted now (``received_in_work``: it was received
+    during the active work that is still under way: it waits only where the rules forbid
+    inserting into that work)."""
+    return not model.binds(between.STEERING) or model.rules.may_insert_now(received_in_work, True)
+
+
+def _progress_refused(model: Model, fg: str, trigger: str) -> bool:
+    """``running_on_progress``: whether the tool call's move ``trigger`` is refused in the
+    foreground state ``fg``: it is the call running (``tool_runs``), which is progress of the
+    foreground work (``tool_progress``: the call is that work's, never listed), and the foreground
+    table has no ``output`` from ``fg`` (a dropped rule's cell lets it)."""
+    if not (model.rules.tool_runs(_STATUS[trigger]) and model.rules.tool_progress(True, False)):
+        return False
+    return model.tables["foreground"].successor(fg, "output") is None
 
 
 def _set(t: tuple[str, ...], i: int, v: str) -> tuple[str, ...]:
@@ -136,7 +233,7 @@ def _set(t: tuple[str, ...], i: int, v: str) -> tuple[str, ...]:
 
 
 def quiescent(state: State) -> bool:
-    fg, prompts, tool, bg = state
+    fg, prompts, tool, bg, _ = state
     return (
         fg == "idle"
         and all(p == UNSENT or p in prompt.SPEC.final for p in prompts)
@@ -146,14 +243,14 @@ def quiescent(state: State) -> bool:
 
 
 def label(state: State) -> str:
-    fg, prompts, tool, bg = state
-    parts = [fg, *prompts, tool]
+    fg, prompts, tool, bg, waits = state
+    parts = [fg, *(f"{p}(waits)" if i in waits else p for i, p in enumerate(prompts)), tool]
     if bg != "none":
         parts.append(bg)
     return ",".join(parts)
 
 
-def explore(cfg: Config) -> nx.MultiDiGraph:
+def explore(cfg: Config, model: Model = SPEC) -> nx.MultiDiGraph:
     start = initial(cfg)
     g = nx.MultiDiGraph(name=cfg.name)
     seen = {start: 0}
@@ -161,7 +258,7 @@ def explore(cfg: Config) -> nx.MultiDiGraph:
     g.add_node(label(start), depth=0, foreground=start[0], quiescent=quiescent(start), initial=True)
     while queue:
         s = queue.popleft()
-        for event, actor, t in moves(s):
+        for event, actor, t in moves(s, model):
             if t not in seen:
                 seen[t] = seen[s] + 1
                 queue.append(t)
@@ -198,7 +295,8 @@ def summarize(cfg: Config, g: nx.MultiDiGraph) -> dict[str, object]:
 def _state_format(cfg: Config) -> str:
     """A state's ``label`` with each part's name."""
     bg = "background_item" if cfg.background else "none"
-    return label(("foreground", tuple(f"prompt{i + 1}" for i in range(cfg.prompts)), "tool_call", bg))
+    prompts = tuple(f"prompt{i + 1}" for i in range(cfg.prompts))
+    return label(("foreground", prompts, "tool_call", bg, frozenset()))
 
 
 def graphml(g: nx.MultiDiGraph) -> bytes:
@@ -219,18 +317,19 @@ def picture(cfg: Config, g: nx.MultiDiGraph) -> bytes:
 
 
 @lru_cache(maxsize=1)
-def _explored() -> tuple[tuple[Config, nx.MultiDiGraph, dict[str, object]], ...]:
+def _explored(model: Model = SPEC) -> tuple[tuple[Config, nx.MultiDiGraph, dict[str, object]], ...]:
     out = []
     for cfg in CONFIGS:
-        g = explore(cfg)
+        g = explore(cfg, model)
         out.append((cfg, g, summarize(cfg, g)))
     return tuple(out)
 
 
-def files() -> dict[str, bytes]:
+def files(model: Model = SPEC) -> dict[str, bytes]:
+    """The files of ``composed/`` (drawn under ``model``: the committed ones under the spec's)."""
     out: dict[str, bytes] = {}
     summaries = []
-    for cfg, g, summary in _explored():
+    for cfg, g, summary in _explored(model):
         summaries.append(summary)
         if cfg.name in WITH_GRAPHML:
             out[f"{cfg.name}.graphml"] = graphml(g)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Final, TypeGuard
 
 from model import foreground, permission, toolcall
+from model.core import MachineSpec
 
 Param = bool | str
 
@@ -557,6 +558,14 @@ class Rules:
         """Whether a session/cancel covers work (``listed``: in the latest background list)."""
         return not listed or self.covers_background
 
+    @staticmethod
+    def covers_prompt(received_before: bool) -> bool:
+        """``cancel_covers`` and ``later_prompts_uncovered``: whether a session/cancel fires the
+        prompt table's ``cover`` row of a prompt of its session: of each one received before it
+        (the row says what covering does: nothing once the prompt is inserted or answered), never
+        of one received after it."""
+        return received_before
+
     def ends_with_work(self, listed: bool, cancelled: bool) -> bool:
         """Whether foreground work ending at an idle takes work with it (its tool calls then owe
         their final status before the idle, the Agent stops waiting on its permission requests):
@@ -618,6 +627,14 @@ class Rules:
         (``of_foreground_work``: first reported during active work) and not background work
         (``listed``: in the latest background list)."""
         return of_foreground_work and not listed
+
+    @staticmethod
+    def tool_runs(status: str, granted_not_run: bool = False) -> bool:
+        """``running_on_progress``: whether reporting ``status`` for a tool call is the call
+        running (progress of its work when ``tool_progress`` says so): going in_progress, or
+        completing while its permission was granted and it has not gone in_progress since
+        (``granted_not_run``, which ``approved_runs`` forbids as well)."""
+        return status == toolcall.IN_PROGRESS or Rules.completes_unrun(granted_not_run, status)
 
     @staticmethod
     def never_idled(owed: str, cancel_pending: bool) -> str:
@@ -705,6 +722,12 @@ class Rules:
         implying that work started or ended while it was unobservable": State transitions), so
         that idle may end it: work reported starting after it need not be that prompt's."""
         return awaited and not after_unobserved
+
+    @staticmethod
+    def waiting_states(prompt_table: MachineSpec) -> frozenset[str]:
+        """``held_in_order``: the states in which a prompt waits for insertion (those the prompt
+        table, ``prompt_table``, has an ``insert`` row from), whether held or not yet."""
+        return frozenset(row.source for row in prompt_table.rows if row.trigger == "insert")
 
     @staticmethod
     def oldest_waiting(waiting: Iterable[object]) -> object | None:

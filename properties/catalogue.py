@@ -93,7 +93,6 @@ class Rule:
     """One catalogued requirement of the spec."""
 
     id: str
-    section: str
     level: str
     side: str
     paraphrase: str
@@ -101,18 +100,15 @@ class Rule:
     reason: str = ""
     occurrences: tuple[int, ...] = ()
     eventually: bool = False
-    informal: bool = False
 
     def __post_init__(self) -> None:
         code, _, number = self.id.rpartition("-")
-        if CODE_SECTIONS.get(code) != self.section or not re.fullmatch(r"\d\d", number):
-            raise ValueError(f"{self.id}: malformed ID for section {self.section!r}")
+        if code not in CODE_SECTIONS or not re.fullmatch(r"\d\d", number):
+            raise ValueError(f"{self.id}: malformed ID (CODE-NN, CODE of a section)")
         if self.level not in LEVELS or self.side not in SIDES or self.check not in CHECKS:
             raise ValueError(f"{self.id}: bad level, side or check")
         if (self.check in ("not-checkable", "unchecked")) != bool(self.reason):
             raise ValueError(f"{self.id}: a reason is required exactly when not checkable or unchecked")
-        if self.informal == bool(self.occurrences):
-            raise ValueError(f"{self.id}: informal entries have no occurrences, others need some")
         if self.level == "MAY" and self.check not in ("monitor", "model"):
             raise ValueError(f"{self.id}: a MAY is a permission, judged by monitor or model")
 
@@ -120,8 +116,24 @@ class Rule:
     def code(self) -> str:
         return self.id.rpartition("-")[0]
 
+    @property
+    def section(self) -> str:
+        """The heading of its section, the one its ID's code names."""
+        return CODE_SECTIONS[self.code]
+
+    @property
+    def informal(self) -> bool:
+        """Stated without an uppercase keyword: it accounts for no keyword occurrence."""
+        return not self.occurrences
+
     def to_json(self) -> dict[str, object]:
-        return {**asdict(self), "occurrences": list(self.occurrences)}
+        return {
+            "id": self.id,
+            "section": self.section,
+            **asdict(self),
+            "occurrences": list(self.occurrences),
+            "informal": self.informal,
+        }
 
 
 _KEYWORDS_SEEN = itertools.count(1)
@@ -140,19 +152,15 @@ def _r(
     rule) that the model states, informal if ``INFORMAL_WORDING`` names it. Entries are written in
     spec order, so an entry that is not informal accounts for the next keyword occurrence (a test
     holds each to the keyword and section of its occurrence)."""
-    code = rule_id.rpartition("-")[0]
-    informal = rule_id in INFORMAL_WORDING
     return Rule(
         rule_id,
-        CODE_SECTIONS[code],
         level,
         side or ("client" if check == "client-view" else "agent"),
         " ".join(paraphrase.split()),
         check,
         reason,
-        () if informal else (next(_KEYWORDS_SEEN),),
+        () if rule_id in INFORMAL_WORDING else (next(_KEYWORDS_SEEN),),
         eventually,
-        informal,
     )
 
 
@@ -169,6 +177,7 @@ _LOCAL_MARK_UNAPPLIED = (
 )
 
 _LOWERCASE_REQUIRED = "'required' in lowercase: a message shape, a MUST."
+# Not derivable from the spec text: it marks uppercase keywords only; which plain sentence binds is ours.
 INFORMAL_WORDING: Final[dict[str, tuple[str, str]]] = {
     "INTRO-02": (
         "session/prompt lasts until the Agent inserts the user message",
@@ -1401,3 +1410,78 @@ def rules_for(level: str | None = None, section: str | None = None) -> tuple[Rul
         if (want_level is None or rule.level == want_level)
         and (want_section is None or rule.section == want_section)
     )
+
+
+# -- freedoms: the peer moves that take each permission ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Freedom:
+    """How the simulated peers take a MAY rule (a permission): the moves that take it, or why
+    none does. ``acp-model explore`` counts those moves (``coverage.<mode>.freedoms``) and warns
+    when a run that could take a freedom never did."""
+
+    takers: tuple[str, ...] = ()
+    """Peer moves, named as explore counts them (``actor.name``: ``agent.say``, ``client.cancel``,
+    ``net.to_client``), each optionally narrowed to a context of the acting peer's state or the
+    move's argument (``agent.say[cancelling]``; the names are
+    ``simulator.explore.coverage.CONTEXTS``). The freedom's count is the sum of its takers'."""
+    needs: tuple[str, ...] = ()
+    """What a run needs to be able to take it: each entry a ``Config`` feature, a ``Config``
+    budget (met when above 0) or a rule ID (met when a seeded bug meant to break it is on: the
+    other peer's deviation that opens the freedom), or several joined by ``|`` (any of them). A
+    run none of whose configurations meets them all is not warned about the freedom."""
+    why: str = ""
+    """With no takers: in one line, why no peer move takes it."""
+
+
+def _moves(actor: str, names: str, context: str = "") -> tuple[str, ...]:
+    """``Freedom.takers``: the moves ``names`` (space-separated) of ``actor``, in ``context``."""
+    return tuple(f"{actor}.{name}" + (f"[{context}]" if context else "") for name in names.split())
+
+
+FREEDOMS: Final[dict[str, Freedom]] = {
+    "BG-04": Freedom(_moves("agent", "bg_start", "tool_call"), needs=("bg_tool", "background")),
+    "BG-15": Freedom(why="a Client's view of unlisted work once idle, no message: the ClientView takes it"),
+    "USER-02": Freedom(_moves("agent", "reject", "empty"), needs=("USER-01",)),
+    "ACTIVE-01": Freedom(_moves("client", "prompt"), needs=("prompts",)),
+    "OUT-03": Freedom(_moves("agent", "say think tool"), needs=("outputs|tool_calls",)),
+    "NOTICE-01": Freedom(_moves("agent", "notice"), needs=("notice", "notices")),
+    "NOTICE-03": Freedom(why="a Client ignoring notices shows nothing on the wire: a choice of its view"),
+    "COMPACT-01": Freedom(_moves("agent", "compact_start"), needs=("compaction", "compactions")),
+    "USAGE-01": Freedom(_moves("agent", "usage"), needs=("usage", "usages")),
+    "DONE-04": Freedom(_moves("agent", "end stop end_bare_error end_error_carrying")),
+    "TOOL-01": Freedom(
+        _moves("agent", "tool_ask tool_ask_running bg_ask"), needs=("permission", "permissions")
+    ),
+    "TOOL-05": Freedom(_moves("agent", "tool_run tool_content tool_status"), needs=("tool_calls",)),
+    "STATE-03": Freedom(
+        _moves(
+            "agent",
+            "bg_start bg_finish bg_list bg_unlist bg_rerun bg_ask terminal_output child_chunk carried_done",
+            "idle",
+        ),
+        needs=("background", "terminal|bg_tool|subagent"),
+    ),
+    "STATE-07": Freedom(_moves("agent", "lose restore"), needs=("unknown", "losses")),
+    # a snapshot repeated bare or with news (the list of background work, the last stop reason)
+    "TRANS-01": Freedom(
+        _moves("agent", "restate_idle bg_list bg_unlist") + _moves("agent", "resync replay", "again")
+    ),
+    "EX-02": Freedom(
+        _moves("client", "allow deny dismiss fail_answer elicit_accept elicit_decline elicit_cancel"),
+        needs=("permission|elicitation",),
+    ),
+    "CANCEL-01": Freedom(_moves("client", "cancel"), needs=("cancel", "cancels")),
+    "CANCEL-03": Freedom(_moves("agent", "bg_stop"), needs=("stop_unlisted", "cancel", "cancels")),
+    "CANCEL-08": Freedom(_moves("client", "dismiss"), needs=("permission", "cancel", "cancels")),
+    "CANCEL-13": Freedom(
+        _moves("agent", "say think plan tool_run tool_done tool_status tool_content", "cancelling"),
+        needs=("cancel", "cancels", "outputs|tool_calls"),
+    ),
+    "CANCEL-20": Freedom(_moves("agent", "end", "unanswered"), needs=("cancel", "permission|elicitation")),
+}
+"""Per MAY rule of the catalogue (every one: a test holds it total), the peer moves that take
+it. A new peer move that takes a freedom is added to its entry's ``takers``. A Client's takers
+are all its moves of the kind: the Client does not follow the foreground state, so it sends a
+prompt, a cancel or an answer whatever the state (running, after the work ended)."""

@@ -85,3 +85,17 @@ def test_approved_runs_and_advertised_modes() -> None:
     assert not bw.SPEC.completes_unrun(False, tcm.COMPLETED)
     assert bw.SPEC.mode_advertised("form", ("form",))
     assert not bw.SPEC.mode_advertised("url", ("form",))
+
+
+def test_what_a_running_tool_call_and_a_cancel_reach() -> None:
+    """``running_on_progress``: a tool call runs when it goes in_progress, or completes while
+    granted and not yet run; ``cancel_covers``: a cancel reaches the prompts received before it;
+    ``held_in_order``: a prompt waits for insertion in every state with an insert row."""
+    from model import prompt as prm
+
+    assert bw.SPEC.tool_runs(tcm.IN_PROGRESS)
+    assert bw.SPEC.tool_runs(tcm.COMPLETED, granted_not_run=True)
+    assert not bw.SPEC.tool_runs(tcm.COMPLETED)
+    assert not any(bw.SPEC.tool_runs(s, True) for s in (tcm.PENDING, tcm.PAUSED, tcm.FAILED, tcm.CANCELLED))
+    assert bw.SPEC.covers_prompt(True) and not bw.SPEC.covers_prompt(False)
+    assert bw.SPEC.waiting_states(prm.SPEC) == {prm.RECEIVED, prm.HELD, prm.CANCEL_REQUESTED}

@@ -123,11 +123,13 @@ def test_the_rules_in_force_switch_and_refuse_unknown_parameters() -> None:
 
 
 def test_the_rule_ids_of_the_declarations_are_not_written_in_monitors_or_the_agent() -> None:
-    """The checker and the simulated Agent name these rules only through ``model.between``."""
+    """The checker, the simulated Agent and the composed graph name these rules only through
+    ``model.between``."""
     ids = {d.rule for d in bw.DECLARATIONS}
     paths = [
         *(REPO / "properties" / "monitors").glob("*.py"),
         *(REPO / "simulator" / "peers").glob("agent*.py"),
+        REPO / "diagrams" / "composed.py",
     ]
     found = []
     for path in paths:

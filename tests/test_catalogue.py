@@ -210,13 +210,15 @@ def test_every_entry_is_on_a_sentence_with_its_keyword(spec_text: str) -> None:
 
 def test_rule_rejects_inconsistent_entries() -> None:
     with pytest.raises(ValueError, match="reason"):
-        Rule("ACC-99", "2. Prompt accepted", "MUST", "agent", "x", "not-checkable", "", (1,))
+        Rule("ACC-99", "MUST", "agent", "x", "not-checkable", "", (1,))
     with pytest.raises(ValueError, match="malformed"):
-        Rule("ACC-99", "Failures", "MUST", "agent", "x", "monitor", "", (1,))
+        Rule("NOPE-99", "MUST", "agent", "x", "monitor", "", (1,))
+    with pytest.raises(ValueError, match="malformed"):
+        Rule("ACC-9", "MUST", "agent", "x", "monitor", "", (1,))
     with pytest.raises(ValueError, match="permission"):
-        Rule("ACC-99", "2. Prompt accepted", "MAY", "agent", "x", "client-view", "", (1,))
-    with pytest.raises(ValueError, match="occurrences"):
-        Rule("ACC-99", "2. Prompt accepted", "MUST", "agent", "x", "monitor", "", ())
+        Rule("ACC-99", "MAY", "agent", "x", "client-view", "", (1,))
+    informal = Rule("ACC-99", "MUST", "agent", "x", "monitor")
+    assert (informal.section, informal.informal) == ("2. Prompt accepted", True)
 
 
 def test_rules_for_filters() -> None:

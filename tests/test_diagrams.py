@@ -16,6 +16,7 @@ import shutil
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -421,22 +422,76 @@ def test_composed_graph_respects_its_constraints_and_summary() -> None:
     cfg = composed.CONFIGS[1]
     g = composed.explore(cfg)
     for u, v, data in g.edges(data=True):
-        fg_u, *_, tool_u, _ = u.split(",")
-        if data["event"].startswith("tool."):
+        fg_u, *_, tool_u, bg_u = u.split(",")
+        if data["event"].startswith("tool."):  # the foreground work's tool call
+            assert fg_u != "idle", (u, v, data)
+        if data["event"] == "tool.run":  # running is progress: not while requires_action (FG-04)
             assert fg_u == "running", (u, v, data)
-        if data["event"] == "fg.end":
+        if data["event"] == "fg.end":  # nothing owed before the idle (DONE-03)
             assert tool_u in ("unstarted", "completed", "failed", "cancelled"), (u, v)
+            assert bg_u != "announced", (u, v)
         assert u != v
+    # blocked work may give its tool call a final status and end without resuming (Waiting for
+    # user action), and work that starts blocked may start one
+    events = {(u.split(",")[0], data["event"]) for u, _, data in g.edges(data=True)}
+    assert {("requires_action", "tool.fail"), ("requires_action", "tool.start")} <= events
     summary = composed.summarize(cfg, g)
     assert summary["states"] == g.number_of_nodes() and summary["edges"] == g.number_of_edges()
     assert summary["cannot_reach_quiescent"] == 0 and summary["dead_ends"] == []
     assert summary["strongly_connected_components"] == nx.number_strongly_connected_components(g)
     two = composed.explore(composed.CONFIGS[2])
-    # prompt 2 is never inserted from held while prompt 1 is still held (held prompts go in order)
+    # prompt 2 is never inserted from held while prompt 1 still waits (held prompts go in order)
     for u, _, data in two.edges(data=True):
         if data["event"] == "p2.insert":
             p1, p2 = u.split(",")[1:3]
-            assert not (p2 in ("held", "cancel_requested") and p1 in ("held", "cancel_requested")), u
+            waits = ("received", "held", "cancel_requested")
+            assert not (p2 in waits[1:] and p1 in waits), u
+
+
+def _composed_moves(model: composed.Model = composed.SPEC) -> set[tuple[str, str]]:
+    """(state, event) of every edge of the smallest composed graph under ``model``."""
+    g = composed.explore(composed.CONFIGS[0], model)
+    return {(u, data["event"]) for u, _, data in g.edges(data=True)}
+
+
+LIVE_TOOL = re.compile(r",(pending|in_progress|paused)$")
+
+
+def test_composed_graph_follows_the_declarations_of_model_between(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 31: the graph runs ``model.between``'s declarations, so a variant that switches or
+    drops one, or an edit of its function, changes the graph."""
+    from model import between
+    from properties.variants import from_drops, load
+
+    spec = _composed_moves()
+    assert not any("(waits)" in u for u, _ in spec)
+    # steering switched off (variants/no-steering.toml): a prompt sent during active work waits
+    # for its idle, and is inserted only after it
+    no_steering = _composed_moves(composed.Model.of_variant(load(str(REPO / "variants/no-steering.toml"))))
+    assert ("running,received,unstarted", "p1.insert") in spec
+    assert ("running,received(waits),unstarted", "p1.hold") in no_steering
+    assert not any(e == "p1.insert" and "(waits)" in u for u, e in no_steering)
+    # updates_before_idle dropped: work may end with its tool call live
+    assert not any(e == "fg.end" and LIVE_TOOL.search(u) for u, e in spec)
+    done03 = _composed_moves(composed.Model(dropped=frozenset({between.UPDATES_BEFORE_IDLE.rule})))
+    assert any(e == "fg.end" and LIVE_TOOL.search(u) for u, e in done03)
+    # running_on_progress's rule dropped (the foreground table's cell relaxed): blocked work's
+    # tool call may run
+    assert not any(u.startswith("requires_action,") and e == "tool.run" for u, e in spec)
+    fg04 = _composed_moves(composed.Model.of_variant(from_drops(["FG-04"])))
+    assert any(u.startswith("requires_action,") and e == "tool.run" for u, e in fg04)
+
+    # each function the graph calls decides: replaced, the graph changes
+    def negated(f: Callable[..., object]) -> Callable[..., bool]:
+        return lambda *args: not f(*args)
+
+    for name in ("owed_before_idle", "tool_runs", "tool_progress", "covers_prompt", "oldest_waiting"):
+        with monkeypatch.context() as m:
+            m.setattr(between.Rules, name, staticmethod(negated(getattr(between.SPEC, name))))
+            assert _composed_moves() != spec, name
+    with monkeypatch.context() as m:
+        m.setattr(between.Rules, "may_insert_now", lambda self, *args: False)
+        assert _composed_moves() != spec
 
 
 def test_composed_graphml_round_trips(generated: dict[str, bytes], tmp_path: Path) -> None:

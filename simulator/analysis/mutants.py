@@ -28,7 +28,7 @@ from properties.catalogue import RESTATED
 from properties.engine import MonitorSet
 from properties.seeded import SEEDED, Seeded
 from simulator.peers import config
-from simulator.peers.config import DEFAULT, FOCUSED, MUTANT_STEPS, MUTANT_WALKS, Config, seeded_config
+from simulator.peers.config import DEFAULT, MUTANT_STEPS, MUTANT_WALKS, Config, seeded_config
 from simulator.peers.scenarios import SCENARIOS, Scenario
 from simulator.peers.schedulers import Run, random_walk, scripted
 from simulator.peers.world import Line
@@ -36,29 +36,43 @@ from simulator.peers.world import Line
 
 @dataclass(frozen=True)
 class Mutant:
-    name: str
-    side: str  # "agent" or "client"
-    intended_rule: str
-    description: str
-    cfg: Config = field(default=FOCUSED)
-    faults: tuple[str, ...] = ()
-    """The faults switched on (default: the one named like the mutant)."""
-    off_wire: str = ""
-    """Why this bug never shows on the wire, so that ``acp-model drive`` cannot find it in
-    ``acp-model agent --fault NAME`` (empty: it shows; the monitors see every other one)."""
+    """A seeded bug of the registry as ``acp-model mutants`` runs it: its entry's facts under the
+    names the runner and its JSON use (``intended_rule``: ``Seeded.rule``, ``description``:
+    ``does``, ``switched_on``: ``faults``), and the bounds its ``walks`` state
+    (``config.seeded_config``: the focused default with their changes)."""
+
+    seeded: Seeded
+
+    @property
+    def name(self) -> str:
+        return self.seeded.name
+
+    @property
+    def side(self) -> str:
+        return self.seeded.side
+
+    @property
+    def intended_rule(self) -> str:
+        return self.seeded.rule
+
+    @property
+    def description(self) -> str:
+        return self.seeded.does
+
+    @property
+    def off_wire(self) -> str:
+        return self.seeded.off_wire
+
+    @property
+    def cfg(self) -> Config:
+        return seeded_config(self.seeded)
 
     @property
     def switched_on(self) -> frozenset[str]:
-        return frozenset(self.faults or (self.name,))
+        return frozenset(self.seeded.faults)
 
 
-def of(s: Seeded) -> Mutant:
-    """The mutant that runs seeded bug ``s``, under the bounds its ``walks`` state: the focused
-    default with their changes."""
-    return Mutant(s.name, s.side, s.rule, s.does, seeded_config(s), s.faults, s.off_wire)
-
-
-MUTANTS: tuple[Mutant, ...] = tuple(map(of, SEEDED))
+MUTANTS: tuple[Mutant, ...] = tuple(map(Mutant, SEEDED))
 """Every seeded bug of the registry (``properties.seeded``), in its order."""
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
 

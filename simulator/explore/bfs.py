@@ -58,7 +58,7 @@ import numpy as np
 
 from properties.clientview import CLIENT_FAULTS
 from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors
-from simulator.explore.coverage import Row
+from simulator.explore.coverage import Row, context_takers
 from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
 from simulator.explore.state import COUNTER_AT, State
 from simulator.peers.config import MAX_STATES as MAX_STATES
@@ -300,6 +300,9 @@ class BfsResult:
     foreground: Counter[str]
     """Distinct states per foreground state the agent last reported."""
     rows: Counter[Row]
+    events: Counter[str]
+    """How often the search took each event (``State.events``: by ``actor.name``, and by
+    ``actor.name[context]`` for the contexts the freedoms name)."""
     # the fields from here to ``bottom_cycles`` are ``stats_json``'s, in its order
     symmetry: bool
     reduce: str
@@ -442,6 +445,7 @@ def explore(
         exercised=parts.monitors.tally() if monitors else Counter(),
         foreground=Counter(fg),
         rows=parts.tally(),
+        events=parts.events(context_takers()),
         symmetry=s.symmetry,
         reduce=reduce,
         one_side_states=sum(s.one_side) if s.one_side is not None else 0,

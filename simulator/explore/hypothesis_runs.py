@@ -64,6 +64,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from model import elicitation as em
 from simulator.explore.common import (
     Breach,
     Counterexample,
@@ -78,7 +79,7 @@ from simulator.explore.common import (
 from simulator.explore.coverage import Row, recording
 from simulator.explore.shrink import shrink
 from simulator.peers.agent import Agent
-from simulator.peers.client import PERMISSION_FEATURE
+from simulator.peers.client import PERMISSION_FEATURE, TRIGGER_OF
 from simulator.peers.config import EXPLORE_EXAMPLES, HYPOTHESIS_STEPS, Config
 from simulator.peers.world import Event, World
 from simulator.progress import NULL, Progress
@@ -107,8 +108,13 @@ _NAMES = {
     ("net", "to_client"): "deliver_to_client",
 }
 """Rule names of events, named like the protocol actions (others: ``ACTOR_NAME``)."""
-CLIENT_EVENTS = tuple(n for a, n in _NAMES if a == "client")
-"""The client's event names (``simulator.peers.client.Client.do``); a test checks none is missing."""
+CLIENT_EVENTS = (
+    *("prompt", "cancel", "cancel_request"),  # they fire no row of a table the Client follows
+    *TRIGGER_OF,
+    *dict.fromkeys(f"elicit_{row.trigger}" for row in em.SPEC.rows if row.actor == "client"),
+)
+"""The client's event names (``simulator.peers.client.Client.do``): the three no table row gives,
+then those of its session, permission and elicitation rows."""
 
 
 def event_names() -> list[tuple[str, str]]:

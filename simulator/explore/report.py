@@ -253,6 +253,24 @@ def _size(n: int) -> str:
     return f"{n / 1_000_000:.1f} MB"
 
 
+def freedoms_text(mode: str, fr: dict[str, Any] | None) -> str:
+    """One line: how many freedoms (MAY rules) the mode took of those it counts, which it never
+    took though it could, and those its bounds rule out and it does not count (named when few)."""
+    if fr is None:  # a report made before freedoms were counted
+        return f"freedoms taken ({mode}): not counted"
+    counted = [rule for rule, n in fr["taken"].items() if n is not None]
+    text = f"freedoms taken ({mode}): {sum(1 for r in counted if fr['taken'][r])}/{len(counted)}"
+    if fr["never_taken"]:
+        text += f", never taken: {', '.join(fr['never_taken'])}"
+    for label, rules in (
+        ("beyond the bounds", fr["beyond_bounds"]),
+        ("not counted", list(fr["not_counted"])),
+    ):
+        if rules:
+            text += f", {label}: {', '.join(rules) if len(rules) <= 3 else len(rules)}"
+    return text
+
+
 def render_text(report: dict[str, Any]) -> str:
     lines: list[str] = []
     faults = ", ".join(report["faults"]) or "none"
@@ -347,6 +365,8 @@ def render_text(report: dict[str, Any]) -> str:
         rc = report["coverage"][m]["rules"]
         total = len(rc["exercised"])
         lines.append(f"  rules exercised ({m}): {total - len(rc['never_exercised'])}/{total}")
+    for m in modes:
+        lines.append(f"  {freedoms_text(m, report['coverage'][m].get('freedoms'))}")
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
     for i in report.get("info", []):

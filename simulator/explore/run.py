@@ -47,7 +47,7 @@ from simulator.explore import bfs as explore_bfs
 from simulator.explore import hypothesis_runs as explore_hypothesis
 from simulator.explore import random_walks as explore_random
 from simulator.explore.common import Counterexample, keep_shortest, monitor_rules
-from simulator.explore.coverage import machine_coverage, rule_coverage
+from simulator.explore.coverage import freedom_coverage, machine_coverage, rule_coverage
 from simulator.explore.report import (
     FAIRNESS,
     LIVENESS,
@@ -72,6 +72,9 @@ from simulator.workers import TaskProgress, Workers, peak_rss
 
 Coverage = tuple[Counter[Any], Counter[str]]
 """Machine rows fired, rules exercised."""
+Taken = tuple[Counter[str], list[tuple[Config, frozenset[str]]]]
+"""Events taken (``coverage.freedom_coverage``'s counts), and the configurations and seeded bugs
+they were taken under."""
 
 
 @dataclass
@@ -198,12 +201,15 @@ def compute(opts: Options, progress: Progress = NULL) -> Computed:
             # the exhaustive search left its monitor sets (reference cycles) to the collector's
             # next full run; have it now rather than in the middle of the random walks
             gc.collect()
-        report[mode], found, covered[mode] = explore(opts, progress, pool, write_errors)
+        report[mode], found, covered[mode], (events, runs) = explore(opts, progress, pool, write_errors)
         rows, exercised = covered[mode]
         coverage[mode] = {
             "machines": machine_coverage(rows, opts.variant),
             "rules": rule_coverage(exercised, rules),
         }
+        if mode == "exhaustive":  # the random modes' are ``random.walk`` and ``random.hypothesis`` events
+            coverage[mode]["events"] = {k: n for k, n in sorted(events.items()) if "[" not in k}
+        coverage[mode]["freedoms"] = freedom_coverage(events, runs, opts.variant, mode == "exhaustive")
         cexs += found
     slices = report["exhaustive"]["slices"] if "exhaustive" in report else []
     if not all(s["complete"] for s in slices):
@@ -236,6 +242,9 @@ def compute(opts: Options, progress: Progress = NULL) -> Computed:
             info.append(f"rules not exercised by the default bounds of the {mode} mode: {', '.join(never)}")
         else:
             warnings.append(f"rules never exercised by the {mode} mode: {', '.join(never)}")
+    never_taken = coverage.get("exhaustive", {}).get("freedoms", {}).get("never_taken")
+    if never_taken:  # a complete search takes every move its bounds allow; the random modes sample
+        warnings.append(f"freedoms never taken by the exhaustive mode: {', '.join(never_taken)}")
     report.update(findings=None, coverage=coverage, warnings=warnings, info=info)  # findings: ``write``
     return Computed(report, cexs, write_errors, time.perf_counter() - t0, covered)
 
@@ -333,7 +342,7 @@ def search_slice(job: SliceJob, note: Any = None) -> tuple[explore_bfs.BfsResult
 
 def _exhaustive(
     opts: Options, progress: Progress, pool: Workers, write_errors: list[str]
-) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
+) -> tuple[dict[str, Any], list[Counterexample], Coverage, Taken]:
     t0 = time.perf_counter()
     deadline = None if opts.time_budget is None else time.time() + opts.time_budget
     bare = replace(opts, pool=None, diagram=None, page=None)  # what a job needs, picklable
@@ -395,7 +404,12 @@ def _exhaustive(
     if opts.graph is not None:
         ex["graph"] = opts.graph
         ex["graph_bytes"] = graph_bytes  # None: it could not be written (``write_errors``)
-    return ex, [best[r] for r in sorted(best)], covered
+    events: Counter[str] = Counter()
+    for r in results:
+        events.update(r.events)
+    # the configurations that could have taken a freedom: those searched completely
+    runs = [(r.cfg, job[1]) for job, r in zip(work, results, strict=True) if r.complete]
+    return ex, [best[r] for r in sorted(best)], covered, (events, runs)
 
 
 def union(parts: Iterable[Coverage]) -> Coverage:
@@ -433,7 +447,7 @@ def _write_graph(path: str, results: list[explore_bfs.BfsResult]) -> int:
 
 def _random(
     opts: Options, progress: Progress, pool: Workers, write_errors: list[str]
-) -> tuple[dict[str, Any], list[Counterexample], Coverage]:
+) -> tuple[dict[str, Any], list[Counterexample], Coverage, Taken]:
     cfg = random_config(opts)
     sets = behaviours(opts.variant, opts.faults)
     hyps: list[explore_hypothesis.HypothesisResult] = []
@@ -502,7 +516,11 @@ def _random(
     best: dict[str, Counterexample] = {}
     cexs = [c for h in hyps for c in h.counterexamples] + [c for w in walks_ for c in w.counterexamples]
     keep_shortest(best, cexs, key=lambda c: f"{c.rule} {c.mode}")
-    return rnd, [best[k] for k in sorted(best)], covered
+    events: Counter[str] = Counter()
+    for h, w in zip(hyps, walks_, strict=True):
+        events.update(h.stats.events)
+        events.update(w.events)
+    return rnd, [best[k] for k in sorted(best)], covered, (events, [(cfg, f) for _, f in sets])
 
 
 def _rate(count: int, seconds: float) -> float:

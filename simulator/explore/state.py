@@ -32,8 +32,8 @@ Identity of a part state:
   order, so equal messages have equal text).
 
 Counting: every memoized move is a small list whose last slots count how often the search took
-it; coverage (machine rows, rules exercised) is the per-move figures
-multiplied by those counts (``tally``), which equals counting at every step.
+it; coverage (machine rows, rules exercised, events taken) is the per-move figures
+multiplied by those counts (``tally``, ``events``), which equals counting at every step.
 
 Must not know: the search order, files or printing.
 """
@@ -43,7 +43,7 @@ from __future__ import annotations
 import copy
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -66,6 +66,8 @@ BROKEN = -1
 # A memoized move: [event, next part state (or BROKEN), messages sent, breaches, count, rows fired]
 # (a list so the search counts in place: ``move[4] += 1``).
 Move = list[Any]
+# A context of an event (``simulator.explore.coverage.CONTEXTS``): (peer, event) -> whether it holds
+Context = Callable[[Any, Any], bool]
 # A step of one class's set: (its next number, breaches, exercised rule counts)
 Local = tuple[int, tuple[Breach, ...], tuple[tuple[str, int], ...]]
 
@@ -256,6 +258,36 @@ class State:
                 Breach(rule, "view", why) for rule, why in found if rule not in self.dropped
             )
         return got
+
+    def events(self, contexts: Mapping[str, Sequence[tuple[str, Context]]]) -> Counter[str]:
+        """How often the search took each event, by ``actor.name`` (a message received:
+        ``net.to_agent`` or ``net.to_client``), from the per-move counts as ``tally``; and, for
+        each event name of ``contexts``, by ``actor.name[context]`` where the context holds of
+        the acting peer's state (its representative) and the event."""
+        out: Counter[str] = Counter()
+        for peer, received in ((self.client, "net.to_client"), (self.agent, "net.to_agent")):
+            for n, moves in peer.moves.items():
+                for ev, _, _, _, k, _ in moves:
+                    if k:
+                        self._count(out, f"{ev[0]}.{ev[1]}", k, contexts, peer.reps[n], ev)
+            for key, move in peer.recv.items():
+                if move[4]:
+                    self._count(out, received, move[4], contexts, peer.reps[key >> SHIFT], None)
+        return out
+
+    @staticmethod
+    def _count(
+        out: Counter[str],
+        name: str,
+        k: int,
+        contexts: Mapping[str, Sequence[tuple[str, Context]]],
+        rep: Any,
+        ev: Any,
+    ) -> None:
+        out[name] += k
+        for context, holds in contexts.get(name, ()):
+            if holds(rep, ev):
+                out[f"{name}[{context}]"] += k
 
     def tally(self) -> Counter[Row]:
         """The machine rows fired over every move the search took."""

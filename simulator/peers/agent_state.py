@@ -50,8 +50,8 @@ FUTURE_STATE = "_reviewing"
 """The custom state the Agent may report when the Client advertised custom states (``future``),
 or although it advertised none (``unadvertised``)."""
 _NO_CONTEXT: dict[str, Any] = {}
-_INSERTABLE = frozenset(row.source for row in prm.ROWS if row.trigger == "insert")
-"""Prompt states that may still be inserted: those the prompt table has an ``insert`` row from."""
+_INSERTABLE = Rules.waiting_states(prm.SPEC)
+"""Prompt states that may still be inserted (``model.between`` held_in_order's waiting states)."""
 INSERTED = (prm.INSERTED, prm.ANSWERED)
 """Prompt states of an inserted prompt (its user message is the Agent's to report)."""
 

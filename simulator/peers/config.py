@@ -281,6 +281,7 @@ def breaking(rule: str) -> Seeded | None:
     return next((s for s in SEEDED if s.rule == rule), None)
 
 
+# Not stdio_agent.agent_config (by bug name): a fault two bugs share, or a pair half alone, is DEFAULT.
 def faults_config(faults: frozenset[str]) -> Config:
     """``DEFAULT``, or the bounds of their own (e.g. two terminals) of the seeded bugs whose faults
     are all in ``faults``, when those bugs have one such bound between them."""

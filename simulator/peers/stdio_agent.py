@@ -149,6 +149,7 @@ def _start(cursor: Any) -> bool:
     return type(cursor) is dict and cursor.get("type") == "start"
 
 
+# Not config.faults_config: that reads expanded faults (explore); a bug name keeps its bounds here.
 def agent_config(faults: frozenset[str]) -> Config:
     """The bounds of the simulated Agent: the default, or the one a seeded bug's mutant needs."""
     for name in sorted(faults):
