@@ -85,6 +85,11 @@ def judge(
     paths = args.files if hasattr(args, "files") else [args.file]
     page = _html_page(args, paths)
     checker = _load_schema(schema)
+    unusable: tuple[type[Exception], ...] = ()
+    if checker is not None:
+        from properties.schema_check import SchemaError
+
+        unusable = (SchemaError,)  # a part of the schema that fails only on a message
     check = check_stream if page is None else page.check
     reports: list[FileReport] = []
     with ExitStack() as stack:
@@ -107,6 +112,8 @@ def judge(
                 )
             except OSError as exc:
                 raise UsageError(f"{path}: read error ({exc.strerror or exc})") from None
+            except unusable as exc:
+                raise UsageError(str(exc)) from None
     if page is not None:
         page.write(args.html, reports[0])
     return reports

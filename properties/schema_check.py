@@ -298,5 +298,7 @@ class SchemaChecker:
             error = most_useful_error(max([first, *errors], key=relevance))
         except RecursionError:
             return f"{prefix}: too deeply nested to validate ({name})"
+        except UnknownType as exc:  # a part of the schema the load-time probe did not reach
+            raise SchemaError(f"{self.path}: schema cannot be used ({_unusable(name, exc)})") from None
         where = _path(prefix, error.absolute_path)
         return f"{where}: {clip(error.message, _MAX_MESSAGE, one_line=True)} ({name})"

@@ -130,24 +130,30 @@ def test_time_budget_nan_is_a_usage_error(
     assert "--time-budget nan: must be > 0 seconds" in _usage_error([*argv, "--time-budget", "nan"], capsys)
 
 
-@pytest.mark.parametrize("broken", ["unknown-type", "reference-loop"])
+@pytest.mark.parametrize("broken", ["unknown-type", "reference-loop", "unknown-type-inside"])
 def test_a_schema_that_cannot_be_compiled_is_a_usage_error(
     broken: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import json
 
-    from tests.check_support import schema_path
+    from tests.check_support import BASIC_TURN, schema_path
 
     schema = json.loads(schema_path().read_text(encoding="utf-8"))
     defs = schema["$defs"]
     name = next(k for k, v in sorted(defs.items()) if isinstance(v, dict) and "x-method" in v)
     marks = {k: v for k, v in defs[name].items() if k.startswith("x-")}
-    defs[name] = {**marks, "type": "nonsense"} if broken == "unknown-type" else {**marks, "$ref": "#/$defs/L"}
-    defs["L"] = {"$ref": "#/$defs/L"}
-    path = tmp_path / "schema.json"
-    path.write_text(json.dumps(schema))
     transcript = tmp_path / "t.ndjson"
     transcript.write_text("")
+    if broken == "unknown-type":
+        defs[name] = {**marks, "type": "nonsense"}
+    elif broken == "reference-loop":
+        defs[name], defs["L"] = {**marks, "$ref": "#/$defs/L"}, {"$ref": "#/$defs/L"}
+    else:  # past what the load-time probe reaches: found when a prompt is validated
+        name = "PromptRequest"
+        defs[name] = {**defs[name], "properties": {**defs[name]["properties"], "sessionId": {"type": "x"}}}
+        transcript.write_bytes(BASIC_TURN.read_bytes())
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
     line = _usage_error(["check", "--schema", str(path), str(transcript)], capsys)
     assert line.startswith(f"acp-model check: {path}: schema cannot be used (definition ")
 
