@@ -186,23 +186,6 @@ def test_an_interrupt_during_the_writable_check_leaves_no_probe(
     assert list(tmp_path.iterdir()) == []  # the probe file was left when Ctrl-C came here
 
 
-def test_an_interrupt_before_the_bytes_are_written_leaves_no_temporary_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import os
-
-    from properties import outputs
-
-    def interrupted(path: str, mode: int) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(outputs.os, "chmod", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        outputs.write_atomic(tmp_path / "report.json", "{}")
-    monkeypatch.undo()
-    assert os.listdir(tmp_path) == []  # the temporary file was left (not the destination)
-
-
 @pytest.mark.parametrize("argv", [["check", "--json"], ["replay"], ["check", "--html", "PAGE"]])
 def test_a_file_name_that_is_not_utf8_is_shown_escaped(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -258,3 +241,25 @@ def test_the_agent_reads_a_huge_line_in_time_linear_in_its_length(
         os.close(fd_out)
     assert time.process_time() - started < 1.5, time.process_time() - started
     assert b'"id":1,"result"' in sink.read_bytes()
+
+
+def test_an_interrupt_at_any_step_of_an_atomic_write_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a Ctrl-C between mkstemp making the file and write_atomic's try (mkstemp returning, the
+    # umask and chmod) left the temporary file behind: here it comes as the file is made
+    import os
+
+    from properties import outputs
+
+    real = os.open
+
+    def made_then_interrupted(*args: object) -> int:
+        real(*args)  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs.os, "open", made_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        outputs.write_atomic(tmp_path / "report.json", "{}")
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == []
