@@ -245,6 +245,15 @@ class _Session(Record):
 
     pending: dict[Any, _Prompt] = field(default_factory=dict)  # request id -> its prompt (receipt order)
     unclaimed: dict[str, int] = field(default_factory=dict)  # user message ID -> first live line (in order)
+    # under unaccounted-user-message=agent-initiated: a user message reported while a prompt
+    # waited, during foreground work the Agent started itself -> its first line: a waiting
+    # prompt may claim it, and none has to (see "Agent-initiated user messages")
+    optional: dict[str, int] = field(default_factory=dict)
+    # growths of the deficiency at a user message that a waiting prompt could still claim:
+    # (line, message) each; one unclaimed message is named per entry once it is certain which
+    # (see "Naming the unclaimed message"); ``named``: the messages already named
+    deferred: list[tuple[int, Any]] = field(default_factory=list)
+    named: set[str] = field(default_factory=set)
     # every messageId a success returned in the session -> the request id it answered;
     # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
     claimed: dict[str, Any] = field(default_factory=dict)
@@ -289,6 +298,7 @@ class _Session(Record):
         merged = sorted(
             [(p.line, 0, repr(rid)) for rid, p in self.pending.items()]
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
+            + [(line, 2, mid) for mid, line in self.optional.items()]
         )
         return (
             tuple((kind, name) for _, kind, name in merged),
@@ -320,6 +330,8 @@ class _Session(Record):
             if any(self.started[1:])
             else frozenset(map(repr, self.started[0])),
             self.inserted_idle,
+            len(self.deferred),
+            frozenset(self.named),
             None
             if self.own_wait is None
             else (
@@ -518,8 +530,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if ps.owner == rid:
                 ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
+            self._settled(ps, sid, line, msg)
             return
         mid = self._success(ps, sid, rid, rec, line, msg)
+        self._settled(ps, sid, line, msg)
         if rec.blocks is not None and type(mid) is str and ps.claimed.get(mid) == rid:
             ps.owned[mid] = rec.blocks
             first, shown = ps.shown.pop(mid, (0, frozenset()))
@@ -532,6 +546,32 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.inserted_idle = True  # received and inserted while idle: the next work is its
         if ps.owner == rid and type(mid) is str and mid in ps.unreported:
             ps.owner_mid = mid
+
+    def _settled(self, ps: _Session, sid: str, line: int, msg: Message) -> None:
+        """After an answer: name the unclaimed messages now certain, one per deferred growth of
+        the deficiency (see "Naming the unclaimed message"); forget the optional messages no
+        waiting prompt can claim any more."""
+        first_wait = min((p.line for p in ps.pending.values()), default=None)
+        if ps.optional:
+            ps.optional = {m: f for m, f in ps.optional.items() if first_wait is not None and f > first_wait}
+        if not ps.deferred:
+            return
+        for mid, first in ps.unclaimed.items():
+            if first_wait is not None and first > first_wait:
+                break  # (in line order) a waiting prompt may still claim this one and the later ones
+            if mid in ps.named:
+                continue
+            ps.named.add(mid)
+            ps.deferred.pop(0)
+            rule = self.between.unaccounted_user_message(0 < ps.first_error < first).rule
+            self.breach(
+                rule, line, sid,
+                f"user message {mid!r} (line {first}) was reported {_UNACCOUNTED_WHY[rule]}: no "
+                "prompt that was waiting when it was reported can claim it any more",
+                msg, _UNACCOUNTED,
+            )  # fmt: skip
+            if not ps.deferred:
+                return
 
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         err = msg.get("error")
@@ -651,7 +691,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._gx[_RETURNED_KEY] += 1
             other = self.between.earlier_submission(mid, ps.claimed)
             own = other is None and mid in ps.claimed  # taken as the Agent's own insertion
-            first = 0 if other is not None else ps.unclaimed.pop(mid, 0)
+            first = 0 if other is not None else ps.unclaimed.pop(mid, 0) or ps.optional.pop(mid, 0)
             if first or own:
                 self._ex[AHEAD] += 1
             # (insertion follows receipt: a hidden one may have come before a later report)
@@ -688,7 +728,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.owner_mid = None  # reported
         if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self._content_free():
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
-        known = mid in ps.unclaimed or mid in ps.claimed  # (never both; only claimed ones are unreported)
+        # (never two of them; only claimed ones are unreported)
+        known = mid in ps.unclaimed or mid in ps.claimed or mid in ps.optional
         fs = self.facts.sessions.get(sid)
         replaying = fs is not None and fs.resuming > 0
         if known or (
@@ -705,29 +746,44 @@ class PromptMonitor(SessionMonitor["_Session"]):
         else:  # (refused before it: a prompt received before it was answered with an error)
             rule = self.between.unaccounted_user_message(0 < ps.first_error < line).rule
             why = _UNACCOUNTED_WHY[rule]
-        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
+        started = ps.started  # (with a prompt waiting, only work under way may be the Agent's own)
+        if (started is not None or not ps.pending) and self.reading(
+            UNACCOUNTED_USER_MESSAGE
+        ) == "agent-initiated":
             shown = fs is not None and (ps.state_seen or self.facts.from_start(sid))
             state = _PLACED.get(fs.state, "other") if shown and fs is not None else "other"
-            # (a session whose state the wire never showed: any work may be going on; the work
-            # reported active may be the Agent's own if no prompt waiting at its start was then
-            # refused, so it waited uninserted, and none received while idle was inserted just
-            # before it: model.between OWN_USER_MESSAGE)
-            started = ps.started
-            own_work = started is not None and self.between.own_work(started[2], started[1])
-            own = self.between.own_user_message(state, own_work or not shown)
-            if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
+            # (a session whose state the wire never showed: any work may be going on, while no
+            # prompt waits; the work reported active may be the Agent's own if no prompt waiting
+            # at its start still waits or was then refused, so it waited uninserted, and none
+            # received while idle was inserted just before it: model.between OWN_USER_MESSAGE)
+            own_work = (
+                started is not None and not started[0] and self.between.own_work(started[2], started[1])
+            )
+            waits = bool(ps.pending)
+            own = self.between.own_user_message(state, own_work or not (shown or waits), waits)
+            if own and waits:  # the Agent's own, or a waiting prompt's: none need claim it
+                ps.optional[mid] = line
+                self._ex[rule] += 1
+                return
+            if own is not False and not waits:  # the Agent's own insertion (or, while idle,
+                # maybe: see _state)
                 ps.claimed[mid] = None
                 if own is None and ps.own_wait is None:
                     self._ex[rule] += 1
                     ps.own_wait = (mid, line, rule, why, msg, None)
                 return
+        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
             why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
         ps.unclaimed[mid] = line
         self._ex[rule] += 1
         if rule == SAME_ID:
             why = _UNACCOUNTED_WHY[SAME_ID]  # (its finding leaves out the note on the work)
         if ps.settle() and self._counting():
-            self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
+            if any(p.line < line for p in ps.pending.values()):  # a waiting prompt may claim it
+                ps.deferred.append((line, msg))
+            else:
+                ps.named.add(mid)
+                self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
 
     def _content_free(self) -> bool:
         """Whether the reading user-message-content lets an update about a submission's user
@@ -907,6 +963,17 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
         for sid, ps in self.sessions.items():
+            for grew, msg in ps.deferred:  # prompts still waiting: which message is not certain
+                later = [m for m, f in ps.unclaimed.items() if f <= grew and m not in ps.named]
+                self.breach(
+                    self.between.unaccounted_user_message(0 < ps.first_error < grew).rule,
+                    grew, sid,
+                    f"user messages {', '.join(map(repr, later))}, reported by line {grew}, outnumber "
+                    "the prompts waiting then that may still claim them: one of them is under an ID "
+                    "that no prompt response returned or can still return",
+                    msg, _UNACCOUNTED,
+                )  # fmt: skip
+            ps.deferred.clear()
             if ps.own_wait is not None and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, None, True, quiescent)
         spec = self.table(prm.SPEC)
@@ -916,7 +983,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if not owed or spec.eventually[owed[0]] in spec.relaxed:
                 continue
             # a user message reported after its receipt, that no response claimed: probably its own
-            inserted = prm.INSERTED in owed and any(first > received for first in ps.unclaimed.values())
+            # (also one that may be the Agent's own)
+            inserted = prm.INSERTED in owed and any(
+                first > received for first in (*ps.unclaimed.values(), *ps.optional.values())
+            )
             state = prm.INSERTED if inserted else owed[0]
             self.eventually(
                 spec.eventually[state], quiescent, received, sid,
