@@ -73,7 +73,8 @@ only grow through one of three events, and each increase is a certain breach:
 
 - an error response removes a prompt that every complete matching needed: that prompt was
   inserted and then answered with an error (evidence for the prompt table, above);
-- a new user message nobody can claim: its submission was answered with an error (REJ-02) when a
+- a new user message nobody can claim (which one is named once certain: "Naming the unclaimed
+  message"): its submission was answered with an error (REJ-02) when a
   prompt of the session received before it got an error, else it is an update about a user
   message under an ID no response returned (ACC-06): ``unaccounted_user_message`` picks the
   declaration; SDM-05 in a session without prompts;
@@ -116,8 +117,20 @@ below).
 
 *Agent-initiated user messages.* Under the reading ``unaccounted-user-message=agent-initiated``
 (the default) a live user message first reported while no prompt of the session waits for its
-answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted;
-under ``prompt-only`` it is counted as every other; under ``other-sources`` nothing is.
+answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted.
+One reported while a prompt waits, during foreground work the Agent started itself (reported
+starting while no prompt waited, and no prompt waiting then still waits), may be the Agent's own
+or a waiting prompt's: kept apart (``optional``), never counted, and a success response may
+still return it (ACC-07 if it came before that prompt's receipt); forgotten once no waiting
+prompt received before it remains. Under ``prompt-only`` every live one is counted; under
+``other-sources`` nothing is.
+
+*Naming the unclaimed message.* A growth of ``d`` at a new user message is a certain breach, but
+when a waiting prompt received before it could still claim it, which message stays unclaimed
+is not yet known: the growth is deferred (``deferred``), and after each answer the oldest
+unclaimed message that no waiting prompt can claim any more (none received before it waits) is
+named for it, at that answer's line. A growth still deferred at the end (its prompts never
+answered) is reported at the line where it happened, naming the messages it is among.
 
 *Reported before the idle* (``model.between`` USER_MESSAGE_REPORTED, the reading
 ``user-message-deadline``, default ``resulting-work``). The first prompt received while the
