@@ -292,10 +292,12 @@ class _Session(Record):
     # the work reported active since the last idle: (prompts waiting at its start and not
     # answered since, whether a prompt received while idle was answered with success just
     # before it, whether one waiting at its start was then answered with an error, so it
-    # waited uninserted); a user message reported outside work that may be the Agent's own
-    # for work starting next: (messageId, line, rule, why, message)
-    started: tuple[frozenset[Any], bool, bool] | None = None
-    inserted_idle: bool = False  # a prompt answered with success since the last start
+    # waited uninserted, whether any prompt waited at its start: then, while a prompt waits,
+    # the work is no work the Agent started itself); a user message reported outside work that
+    # may be the Agent's own for work starting next: (messageId, line, rule, why, message)
+    started: tuple[frozenset[Any], bool, bool, bool] | None = None
+    # a prompt answered with success since the last start, while idle was reported
+    inserted_idle: bool = False
     own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None] | None = None
     """(..., None until work starts; then the prompts waiting at that start, not yet
     answered: the message is judged when they are)"""
@@ -339,9 +341,9 @@ class _Session(Record):
             self.state_seen or from_start,
             None
             if self.started is None
-            else self.started[1:]
-            if any(self.started[1:])
-            else frozenset(map(repr, self.started[0])),
+            else self.started[1:3]
+            if any(self.started[1:3])
+            else (self.started[3], frozenset(map(repr, self.started[0]))),
             self.inserted_idle,
             len(self.deferred),
             frozenset(self.named),
@@ -535,7 +537,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         error = "error" in msg
         if ps.started is not None and rid in ps.started[0]:  # (an error: it waited uninserted then)
-            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error)
+            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error, ps.started[3])
         if error:
             self._gx[_ANSWERED_KEY] += 1
             if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
@@ -555,8 +557,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
             left = ps.own_wait[5] - {rid}
             # every prompt waiting at the start inserted: the work may have been its own
             ps.own_wait = (*ps.own_wait[:5], left) if left else None
-        if ps.owner == rid and ps.owner_fresh and not ps.owner_working:
-            ps.inserted_idle = True  # received and inserted while idle: the next work is its
+        fs = self.facts.sessions.get(sid)
+        if (ps.owner == rid and ps.owner_fresh and not ps.owner_working) or (
+            fs is not None and fs.state == "idle" and not fs.resuming and ps.state_seen
+        ):
+            # received and inserted while idle, or inserted while idle is reported (a resume
+            # window may have dropped its ownership): the next work is its
+            ps.inserted_idle = True
         if ps.owner == rid and type(mid) is str and mid in ps.unreported:
             ps.owner_mid = mid
 
@@ -767,12 +774,15 @@ class PromptMonitor(SessionMonitor["_Session"]):
             state = _PLACED.get(fs.state, "other") if shown and fs is not None else "other"
             # (a session whose state the wire never showed: any work may be going on, while no
             # prompt waits; the work reported active may be the Agent's own if no prompt waiting
-            # at its start still waits or was then refused, so it waited uninserted, and none
-            # received while idle was inserted just before it: model.between OWN_USER_MESSAGE)
-            own_work = (
-                started is not None and not started[0] and self.between.own_work(started[2], started[1])
-            )
+            # at its start was then refused, so it waited uninserted, and none was inserted while
+            # idle was reported just before it: model.between OWN_USER_MESSAGE; while a prompt
+            # waits, only if no prompt waited at its start at all)
             waits = bool(ps.pending)
+            own_work = (
+                started is not None
+                and not (waits and started[3])
+                and self.between.own_work(started[2], started[1])
+            )
             own = self.between.own_user_message(state, own_work or not (shown or waits), waits)
             if own and waits:  # the Agent's own, or a waiting prompt's: none need claim it
                 ps.optional[mid] = line
@@ -890,7 +900,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             new = "?"  # (a malformed state places no work)
         resuming = fs is not None and fs.resuming
         if new in ACTIVE and before not in ACTIVE and ps.started is None:
-            ps.started = (frozenset(ps.pending), ps.inserted_idle, False)  # a start
+            ps.started = (frozenset(ps.pending), ps.inserted_idle, False, bool(ps.pending))  # a start
             if ps.own_wait is not None and not resuming:
                 if not self.between.own_work(False, ps.inserted_idle):  # a prompt's work
                     self._own_breach(ps, sid, line, False, False)
