@@ -23,7 +23,7 @@ import pytest
 
 from model import between as bw
 from tests.check_support import check_lines as check
-from tests.wire_dsl import answer, fail, prompt, say, state, user
+from tests.wire_dsl import answer, fail, ok, prompt, resume, say, state, user
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -116,3 +116,29 @@ def _case_lines(
     """(rule, line, explanation) of the error findings of ``lines``."""
     report = check(lines, complete=complete, unaccounted_user_message=reading)
     return [(f.rule, f.line, f.explanation) for f in report.findings if f.severity == "error"]
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        [state("idle"), prompt(1), state("running"), user("u1"), answer(1, "u1")],
+        [
+            state("idle"),
+            prompt(1),
+            resume(9),
+            state("idle"),
+            ok(9),
+            answer(1, "u1"),
+            state("running"),
+            user("u1"),
+        ],
+    ],
+    ids=["prompt waited at the start", "inserted after a resume window, before the start"],
+)
+def test_work_a_prompt_started_keeps_counting_after_its_answer(before: list[Any]) -> None:
+    """Work that started while prompt 1 waited, or right after prompt 1 was inserted while idle
+    was reported (a resume window in between), is prompt 1's, also once it is answered: a user
+    message there while prompt 2 waits is counted (ACC-06 at the answer that takes the other)."""
+    lines = [*before, prompt(2), user("x"), user("u2"), answer(2, "u2"), state("idle", stop="end_turn")]
+    [(rule, line, why)] = _case_lines(lines, True)
+    assert (rule, line) == (bw.OWN_USER_MESSAGE.rule, len(before) + 4) and "'x'" in why
