@@ -232,6 +232,7 @@ class _Prompt(NamedTuple):
     # one waited, and that response's line
     overtaken: tuple[Any, int] | None = None
     seq: int = 0  # receipt order across sessions (prompts of one batch share a line); not in keys
+    worked: bool = False  # a state other than idle was reported since its receipt
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -318,7 +319,7 @@ class _Session(Record):
         return (
             tuple((kind, name) for _, kind, name in merged),
             frozenset(
-                (rid, (p.states, p.after_cancel, p.bad, p.blocks, p.overtaken and p.overtaken[0]))
+                (rid, (p.states, p.after_cancel, p.bad, p.blocks, p.overtaken and p.overtaken[0], p.worked))
                 for rid, p in self.pending.items()
             ),
             frozenset(self.claimed),
@@ -559,10 +560,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.own_wait = (*ps.own_wait[:5], left) if left else None
         fs = self.facts.sessions.get(sid)
         if (ps.owner == rid and ps.owner_fresh and not ps.owner_working) or (
-            fs is not None and fs.state == "idle" and not fs.resuming and ps.state_seen
+            fs is not None and fs.state == "idle" and not fs.resuming and ps.state_seen and not rec.worked
         ):
-            # received and inserted while idle, or inserted while idle is reported (a resume
-            # window may have dropped its ownership): the next work is its
+            # received and inserted while idle, or inserted while idle is reported with no other
+            # state reported since its receipt (a resume window may have dropped its ownership):
+            # the next work is its
             ps.inserted_idle = True
         if ps.owner == rid and type(mid) is str and mid in ps.unreported:
             ps.owner_mid = mid
@@ -916,6 +918,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.inserted_idle = self.between.awaits_work_after_idle(True, before not in _PLACED)
         if new in ACTIVE:
             ps.inserted_idle = False
+        if new != "idle" and ps.pending:
+            for rid, rec in ps.pending.items():
+                if not rec.worked:
+                    ps.pending[rid] = rec._replace(worked=True)
         if resuming:
             ps.drop_owner()
             return
