@@ -119,7 +119,8 @@ below).
 (the default) a live user message first reported while no prompt of the session waits for its
 answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted.
 One reported while a prompt waits, during foreground work the Agent started itself (reported
-starting while no prompt waited, and no prompt waiting then still waits), may be the Agent's own
+starting while no prompt waited, and no prompt inserted while idle was reported, with no other
+state reported since its receipt, awaited it: ``_Prompt.worked``), may be the Agent's own
 or a waiting prompt's: kept apart (``optional``), never counted, and a success response may
 still return it (ACC-07 if it came before that prompt's receipt); forgotten once no waiting
 prompt received before it remains. Under ``prompt-only`` every live one is counted; under
