@@ -142,3 +142,14 @@ def test_work_a_prompt_started_keeps_counting_after_its_answer(before: list[Any]
     lines = [*before, prompt(2), user("x"), user("u2"), answer(2, "u2"), state("idle", stop="end_turn")]
     [(rule, line, why)] = _case_lines(lines, True)
     assert (rule, line) == (bw.OWN_USER_MESSAGE.rule, len(before) + 4) and "'x'" in why
+
+
+def test_an_answer_after_its_work_ended_leaves_the_next_work_the_agents_own() -> None:
+    """Prompt 1 inserted and its work run and ended before its answer (sent while idle is
+    reported): the work started next is the Agent's own, and so is its user message x (an
+    exhaustive explore counterexample of a too broad 'inserted while idle awaits its work')."""
+    lines = [
+        state("idle"), prompt(1), user("u1"), state("running"), state("idle", stop="end_turn"),
+        answer(1, "u1"), state("running"), user("x"), state("idle", stop="end_turn"),
+    ]  # fmt: skip
+    assert _case_lines(lines, True) == []
