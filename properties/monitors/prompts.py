@@ -574,6 +574,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """After an answer: name the unclaimed messages now certain, one per deferred growth of
         the deficiency (see "Naming the unclaimed message"); forget the optional messages no
         waiting prompt can claim any more."""
+        if not ps.optional and not ps.deferred:
+            return
         first_wait = min((p.line for p in ps.pending.values()), default=None)
         if ps.optional:
             ps.optional = {m: f for m, f in ps.optional.items() if first_wait is not None and f > first_wait}
@@ -770,7 +772,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             rule = self.between.unaccounted_user_message(0 < ps.first_error < line).rule
             why = _UNACCOUNTED_WHY[rule]
         started = ps.started  # (with a prompt waiting, only work under way may be the Agent's own)
-        if (started is not None or not ps.pending) and self.reading(
+        if (not ps.pending or (started is not None and not started[3])) and self.reading(
             UNACCOUNTED_USER_MESSAGE
         ) == "agent-initiated":
             shown = fs is not None and (ps.state_seen or self.facts.from_start(sid))
