@@ -278,9 +278,11 @@ CANCELLED_WORK_ENDS: Final = Between(
     "a session/cancel or session/close is received while foreground work is reported active",
     "the Agent aborts that work, sends the updates it owes, and then ends it with the idle that "
     "confirms the cancellation (cancel_confirmed): a successful session/close response while the "
-    "work is still reported active, an idle resume snapshot before that idle (it shows the work "
-    "over, yet creates no completion or cancellation, and no repeated idle after it can: State "
-    "transitions), or a complete transcript that ends with it active, breaks it",
+    "work is still reported active (under the reading close-response-ends-session=last-message, the "
+    "default; under work-may-follow the idle may follow the response), an idle resume snapshot "
+    "before that idle (it shows the work over, yet creates no completion or cancellation, and no "
+    "repeated idle after it can: State transitions), or a complete transcript that ends with it "
+    "active, breaks it",
     ("foreground", "session"),
 )  # fmt: skip
 ACCEPTED_WORK_REPORTED: Final = Between(
@@ -647,14 +649,24 @@ class Rules:
 
     @staticmethod
     def close_leaves_work(reported_active: bool, cancel_pending: bool, owed: str) -> str | None:
-        """``idle_ends_work`` and ``cancelled_work_ends``: the rule a successful session/close
-        response breaks, or None: foreground work still reported active then is never ended with
-        idle (the closed session sends nothing more, and a later resume's snapshot is no
-        completion): ``never_idled``'s rule, cancelled_work_ends' when a session/cancel or the
-        close reached the work while it was reported active (``cancel_pending``), else ``owed``
-        (the foreground table's obligation: work reported active again after an unknown the close
-        came in, which restores a known state without implying the work started anew)."""
+        """``idle_ends_work`` and ``cancelled_work_ends`` under the reading
+        ``close-response-ends-session=last-message`` (``close_ends_session``): the rule a
+        successful session/close response breaks, or None: foreground work still reported active
+        then is never ended with idle (the schema's CloseSessionRequest: the idle comes "before
+        responding successfully to session/close", and "After the close response, the Agent sends
+        no other messages for the session"; a later resume's snapshot is no completion):
+        ``never_idled``'s rule, cancelled_work_ends' when a session/cancel or the close reached
+        the work while it was reported active (``cancel_pending``), else ``owed`` (the foreground
+        table's obligation: work reported active again after an unknown the close came in, which
+        restores a known state without implying the work started anew)."""
         return Rules.never_idled(owed, cancel_pending) if reported_active else None
+
+    close_ends_session = _reading_is("last-message")
+    """``idle_ends_work`` and ``cancelled_work_ends`` under the reading
+    ``close-response-ends-session``: whether a successful session/close response is the deadline
+    of the closed work's idle (``last-message``: ``close_leaves_work`` judges it there) or that
+    idle may follow it (``work-may-follow``: still owed, judged at the end as ``never_idled``
+    says, closed session or not)."""
 
     @staticmethod
     def snapshot_leaves_cancel(cancel_pending: bool, resume_snapshot: bool) -> bool:

@@ -124,6 +124,8 @@ class Row:
         return self.guard is not None and self.guard.startswith("!")
 
 
+Unseen = tuple[frozenset[str], tuple[ProtocolViolation, ...], tuple[str, ...]]
+"""What ``MachineSpec.fire_unseen`` judged: (states after, violations, rules consulted)."""
 Judged = tuple[tuple[str, Guard | None, bool], ...]
 """(dest, guard function or None, negated) of each row of a cell, in table order."""
 Cells = tuple[tuple[str, Judged], ...]
@@ -198,6 +200,44 @@ class MachineSpec:
             for trigger in self.triggers
             if (state, trigger) not in self.cells and self.violation(state, trigger).rule == rule
         )
+
+    def rules_stated(self, unobserved: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        """Every rule the table states, in order: the forbidden entries that name a cell without
+        a row (a table whose every cell has a row, like the entity table, states no rule a move
+        can break), the guards of its guarded rows, its obligations; less those of the triggers
+        ``unobserved`` names (never fired, so never broken)."""
+        found: dict[str, None] = {}
+        for key, rule in self.forbidden.items():
+            trigger = key if isinstance(key, str) else key[1]
+            cells = ((state, key) for state in self.states) if isinstance(key, str) else (key,)
+            if trigger not in unobserved and any(cell not in self.cells for cell in cells):
+                found.setdefault(rule, None)
+        guarded = {
+            row.guard_name for row in self.rows if row.guard is not None and row.trigger not in unobserved
+        }
+        for guard, rule in self.guard_rules.items():
+            if guard in guarded:
+                found.setdefault(rule, None)
+        for rule in self.eventually.values():
+            found.setdefault(rule, None)
+        return tuple(found)
+
+    @cached_property
+    def consulted(self) -> Mapping[tuple[str, str], tuple[str, ...]]:
+        """Per (state, trigger) cell, the rules that consulting it exercises: the cell's rule
+        (``rule_of``) where the table states it or a variant relaxed it, and where its rows are
+        guarded, the guard's rule (the cell's where the guard names none)."""
+        stated = {*self.rules_stated(), *self.relaxed}
+        found: dict[tuple[str, str], tuple[str, ...]] = {}
+        for state in self.states:
+            for trigger in self.actor_of:
+                rule = self.rule_of(state, trigger)
+                rules: tuple[str, ...] = (rule,) if rule in stated else ()
+                rows = self.cells.get((state, trigger))
+                if rows is not None and rows[0].guard is not None:
+                    rules += (self.guard_rules.get(rows[0].guard_name or "", rule),)
+                found[(state, trigger)] = rules
+        return found
 
     @cached_property
     def cells(self) -> Mapping[tuple[str, str], tuple[Row, ...]]:
@@ -333,18 +373,20 @@ class MachineSpec:
         return self._mark(refused, state, trigger, ctx)
 
     @cached_property
-    def _closures(self) -> dict[frozenset[str], frozenset[str]]:
-        """``unseen`` of each set of states asked about with an empty context (guards are pure
-        functions of the context, so the answer never changes)."""
+    def _pure(self) -> dict[Any, Any]:
+        """``unseen`` (keyed by the states) and ``fire_unseen`` (by the states and the trigger's
+        name) of what was asked with an empty context: guards are pure functions of the
+        context, so the answer never changes (the checker asks the same few, message after
+        message)."""
         return {}
 
     def unseen(self, states: frozenset[str], ctx: Context = _EMPTY) -> frozenset[str]:
         """``states`` and every state the hidden triggers reach from them (their guards read
         ``ctx``; a refused hidden step is simply not taken)."""
         if not ctx:
-            closed = self._closures.get(states)
+            closed = self._pure.get(states)
             if closed is None:
-                closed = self._closures[states] = self._closure(states, ctx)
+                closed = self._pure[states] = self._closure(states, ctx)
             return closed
         return self._closure(states, ctx)
 
@@ -360,30 +402,49 @@ class MachineSpec:
                     todo.append(after)
         return frozenset(found)
 
+    @cached_property
+    def start(self) -> frozenset[str]:
+        """The states an entity may be in before its first observed trigger: the initial state
+        and every state the hidden triggers reach from it (``unseen``)."""
+        return self.unseen(frozenset((self.initial,)))
+
     def fire_unseen(
         self, states: frozenset[str], trigger: str | Callable[[str], str], ctx: Context = _EMPTY
-    ) -> tuple[frozenset[str], tuple[ProtocolViolation, ...]]:
+    ) -> Unseen:
         """Judge an observed trigger when hidden steps may have happened before it.
 
         ``states`` are the states the entity may be in (closed under ``unseen``); ``trigger``
         names the trigger, or chooses it per state (one wire message may mean a different
-        trigger in different states). Returns the states it may be in afterwards (closed again)
-        and, when none is left (the message is a breach), the violations of the states it ruled
-        out in the order of ``self.states``: the first is the one reached with the fewest hidden
-        steps when the states are listed in lifecycle order."""
+        trigger in different states). Returns the states it may be in afterwards (closed again);
+        when none is left (the message is a breach), the violations of the states it ruled out
+        in the order of ``self.states``: the first is the one reached with the fewest hidden
+        steps when the states are listed in lifecycle order; and the rule of each cell consulted
+        (``rule_of``, one per state: consulting a cell exercises its rule)."""
+        if ctx or not isinstance(trigger, str):
+            return self._fire_unseen(states, trigger, ctx)
+        found = self._pure.get((states, trigger))
+        if found is None:
+            found = self._pure[(states, trigger)] = self._fire_unseen(states, trigger, ctx)
+        return found
+
+    def _fire_unseen(
+        self, states: frozenset[str], trigger: str | Callable[[str], str], ctx: Context
+    ) -> Unseen:
         after: set[str] = set()
         ruled_out: list[tuple[str, str]] = []
+        rules: list[str] = []
         for state in states:
             name = trigger if isinstance(trigger, str) else trigger(state)
+            rules.append(self.rule_of(state, name))
             found = self.successor(state, name, ctx)
             if found is None:
                 ruled_out.append((state, name))
             else:
                 after.add(found)
         if after:
-            return self.unseen(frozenset(after), ctx), ()
+            return self.unseen(frozenset(after), ctx), (), tuple(rules)
         ruled_out.sort(key=lambda cell: self.states.index(cell[0]))
-        return frozenset(), tuple(self._refused(state, name, ctx) for state, name in ruled_out)
+        return frozenset(), tuple(self._refused(state, name, ctx) for state, name in ruled_out), tuple(rules)
 
     def _mark(self, refused: ProtocolViolation, state: str, trigger: str, ctx: Context) -> ProtocolViolation:
         """Flag a refusal that a removed row would have allowed (``ProtocolViolation.removed``)."""

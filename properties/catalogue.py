@@ -1441,7 +1441,7 @@ def _moves(actor: str, names: str, context: str = "") -> tuple[str, ...]:
 
 
 FREEDOMS: Final[dict[str, Freedom]] = {
-    "BG-04": Freedom(_moves("agent", "bg_start", "tool_call"), needs=("bg_tool", "background")),
+    "BG-04": Freedom(_moves("agent", "bg_start", "tool_call"), needs=("bg_tool|bg_idle", "background")),
     "BG-15": Freedom(why="a Client's view of unlisted work once idle, no message: the ClientView takes it"),
     "USER-02": Freedom(_moves("agent", "reject", "empty"), needs=("USER-01",)),
     "ACTIVE-01": Freedom(_moves("client", "prompt"), needs=("prompts",)),
@@ -1458,15 +1458,16 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     "STATE-03": Freedom(
         _moves(
             "agent",
-            "bg_start bg_finish bg_list bg_unlist bg_rerun bg_ask terminal_output child_chunk carried_done",
+            "bg_start bg_finish bg_fail bg_list bg_unlist bg_rerun bg_ask terminal_output child_chunk "
+            "carried_done",
             "idle",
         ),
-        needs=("background", "terminal|bg_tool|subagent"),
+        needs=("background", "terminal|bg_tool|subagent|bg_idle"),
     ),
     "STATE-07": Freedom(_moves("agent", "lose restore"), needs=("unknown", "losses")),
     # a snapshot repeated bare or with news (the list of background work, the last stop reason)
     "TRANS-01": Freedom(
-        _moves("agent", "restate_idle bg_list bg_unlist") + _moves("agent", "resync replay", "again")
+        _moves("agent", "repeat restate_idle bg_list bg_unlist") + _moves("agent", "resync replay", "again")
     ),
     "EX-02": Freedom(
         _moves("client", "allow deny dismiss fail_answer elicit_accept elicit_decline elicit_cancel"),
@@ -1477,7 +1478,7 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     "CANCEL-08": Freedom(_moves("client", "dismiss"), needs=("permission", "cancel", "cancels")),
     "CANCEL-13": Freedom(
         _moves("agent", "say think plan tool_run tool_done tool_status tool_content", "cancelling"),
-        needs=("cancel", "cancels", "outputs|tool_calls"),
+        needs=("cancel", "cancels", "outputs|tool_calls|cancel_output"),
     ),
     "CANCEL-20": Freedom(_moves("agent", "end", "unanswered"), needs=("cancel", "permission|elicitation")),
 }

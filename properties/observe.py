@@ -12,7 +12,8 @@ fires the tables with these observations, and a forbidden cell is the finding.
 Tool calls: a reported status fires its trigger (``model.toolcall.STATUS_TRIGGER``); a move
 from one final status to another is fired only under the reading
 ``final-status-change=final-is-final`` (the context names the reading), and under
-``reopen-only`` the call stays final.
+``reopen-only`` the call stays final. Compactions answer the same reading in
+``model.compaction.trigger_for``.
 
 Background items: an item's own update (``terminal_update``, ``tool_call_update``,
 ``subagent_update``) announces it, and an exitStatus or a final status finalizes it; a
@@ -293,7 +294,7 @@ UPDATES: dict[str, Observer] = {
     "terminal_output_chunk": _terminal_chunk,
     "subagent_update": _subagent,
     "state_update": _snapshot,
-    "compaction_update": lambda upd, seen, readings: _compaction(upd, seen),
+    "compaction_update": lambda upd, seen, readings: _compaction(upd, seen, readings),
     "compaction_summary_chunk": lambda upd, seen, readings: _compaction_chunk(upd, seen),
 }
 """``sessionUpdate`` variant -> its observations, in the order they apply."""
@@ -312,16 +313,19 @@ def _compaction_started(cid: str, seen: Seen) -> Iterator[Observation]:
         yield compaction.SPEC, cid, "start", _NO_CTX
 
 
-def _compaction(upd: dict[str, Any], seen: Seen) -> Iterator[Observation]:
+def _compaction(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     cid = upd.get("compactionId")
     if type(cid) is not str:
         return
     yield from _compaction_started(cid, seen)
     status = upd.get("status")
     if type(status) is str:
-        trigger = compaction.trigger_for(seen.state_of(compaction.SPEC, cid), status)
+        current = seen.state_of(compaction.SPEC, cid)
+        final_change = readings.get(toolcall.FINAL_CHANGE, "reopen-only")
+        trigger = compaction.trigger_for(current, status, final_change)
         if trigger is not None:
-            yield compaction.SPEC, cid, trigger, _NO_CTX
+            ctx = compaction.final_change_context(current, trigger, final_change)
+            yield compaction.SPEC, cid, trigger, _NO_CTX if ctx is None else ctx
     if "summary" in upd:
         yield compaction.SPEC, cid, "summary_patch", _NO_CTX
 
@@ -351,6 +355,11 @@ content."""
 
 VARIANTS: Final = frozenset(UPDATES) | frozenset(_ENTITIES)
 """Every ``sessionUpdate`` variant this layer makes observations of."""
+
+
+_OBSERVERS: Final = {variant: (UPDATES.get(variant), _ENTITIES.get(variant)) for variant in VARIANTS}
+"""Variant -> (its observer in ``UPDATES``, its ``_ENTITIES`` entry), None where it has none."""
+_NONE: Final = (None, None)
 
 
 def entity_step(upd: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -385,11 +394,8 @@ def observe(
     before any of them is fired) and, inside a resume handshake, ``waiting``: whether a prompt
     of the session awaits its answer (asked only when it matters)."""
     variant = upd.get("sessionUpdate")
-    if type(variant) is not str:
-        return []
-    found = UPDATES.get(variant)
+    found, found_entity = _OBSERVERS.get(variant, _NONE) if type(variant) is str else _NONE
     out = [] if found is None else list(found(upd, seen, readings))
-    found_entity = _ENTITIES.get(variant)
     if found_entity is None:  # (a snapshot, a tool call: no entity's update)
         return out
     step = _entity_step(found_entity, upd)

@@ -125,6 +125,7 @@ UNACCOUNTED_USER_MESSAGE: Final = "unaccounted-user-message"
 STATE_UPDATES_BEFORE_FIRST_LIST: Final = "state-updates-before-first-list"
 PATCH_AFTER_IDLE: Final = "patch-after-idle"
 CANCEL_TAKES_EFFECT: Final = "cancel-takes-effect"
+CLOSE_RESPONSE_ENDS_SESSION: Final = "close-response-ends-session"
 CANCELLED_INVALID_PROMPT: Final = "cancelled-invalid-prompt"
 TOOL_UPDATES_AFTER_IDLE: Final = "tool-updates-after-idle"
 PROMPT_AHEAD_OF_HELD: Final = "prompt-ahead-of-held"
@@ -218,7 +219,8 @@ READINGS: Final[tuple[Reading, ...]] = (
     ),
     _reading(
         PATCH_AFTER_IDLE,
-        "May content of a message of ended foreground work be patched after that work's idle?",
+        "May content of a message, or of a finished tool call, of ended foreground work be patched "
+        "after that work's idle?",
         ("Entity IDs", "4. Report completion", "Cancellation"),
         (10, 122, 192),
         (
@@ -228,8 +230,11 @@ READINGS: Final[tuple[Reading, ...]] = (
         ),
         {
             "ended-work": """Content for an agent message or thought first seen during an ended interval,
-                sent while the session is still idle after it, is a pending update of the ended work sent
-                after its idle (DONE-03; CANCEL-14 when that idle confirmed a cancellation).""",
+                or for a tool call first reported during it that had its final status before its idle
+                (neither listed nor embedding a listed terminal then or now: a tool_call_content_chunk, or
+                a tool_call_update carrying content), sent while the session is still idle after it, is a
+                pending update of the ended work sent after its idle (DONE-03; CANCEL-14 when that idle
+                came after a cancel).""",
             "patch-in-place": """Later updates and chunks patch an entity in place, including after idle:
                 such content is no breach.""",
         },
@@ -237,7 +242,11 @@ READINGS: Final[tuple[Reading, ...]] = (
         """Kept, by the text: "The Agent MUST send any pending updates for the foreground
               work that ended before sending its idle update. Background activity may continue to
               emit updates afterward" (4. Report completion): after the idle, only background
-              activity is said to emit updates, and message content is the ended work's output.
+              activity is said to emit updates, and message content is the ended work's output; a
+              tool call that had its final status before the idle has no work left that could carry
+              on, and "The Agent MAY send session/update notifications with content or tool call
+              updates after receiving the session/cancel notification, but it MUST ensure that it
+              does so before sending the idle" (Cancellation) names tool call updates too.
               "Later updates and chunks patch the entity in place without moving it, including
               after the session reports idle" (Entity IDs) says where a Client places such an
               update, and leaves room for what ended-work allows after idle: a message update
@@ -270,6 +279,44 @@ READINGS: Final[tuple[Reading, ...]] = (
         ("TRANS-04", "CANCEL-12"),
         peers="""when-acted: after a cancel arrives, the Agent may still end the work with its own
               stop reason (end_turn, a limit, a custom one); on-receipt: only cancelled""",
+    ),
+    _reading(
+        CLOSE_RESPONSE_ENDS_SESSION,
+        "Must the work a session/close cancels be ended with its idle before the close response, "
+        "or may the idle follow it?",
+        ("2. Prompt accepted", "Stop reasons", "Cancellation"),
+        (69, 142, 190),
+        (
+            "Prompt responses need not precede the close response",
+            "by closing the session",
+            "if foreground work was active when cancellation took effect",
+        ),
+        {
+            "last-message": """The successful close response is the deadline of the closed work's idle
+                (in the schema, no message of the session but a prompt response follows it): foreground
+                work still reported active when it is sent never gets its idle, a breach at the response
+                (CANCEL-11 for work the close or a cancel reached while it was reported active, FG-05 for
+                work reported active again after an unknown). Other messages after it are not judged
+                here.""",
+            "work-may-follow": """The close response sets no deadline: the cancelled work's final updates
+                and its idle may follow it. The idle is still owed: judged at the end (CANCEL-11, or
+                FG-05: a breach at the end of a complete transcript, an open obligation otherwise).""",
+        },
+        "last-message",
+        """Kept, by the schema, where the text leaves the deadline open: the text makes closing a
+              cancellation ("by closing the session", Stop reasons) that owes the idle "if
+              foreground work was active when cancellation took effect" (Cancellation), and its only
+              sentence on order, "Prompt responses need not precede the close response" (2. Prompt
+              accepted), exempts prompt responses alone, which presupposes that the rest precedes
+              it. The schema's CloseSessionRequest states it: "When closing cancels active
+              foreground work, the Agent MUST send the final updates for that work and the idle
+              state_update with stopReason: "cancelled" before responding successfully to
+              session/close", and "After the close response, the Agent sends no other messages for
+              the session on that connection". work-may-follow reads the text alone.""",
+        ("CANCEL-11", "FG-05"),
+        peers_same="""the simulated Agent ends the work a close cancels with its idle before the close
+              response (model.between close_leaves_work), which conforms under both; under
+              work-may-follow an Agent could answer first, a freedom it does not take""",
     ),
     _reading(
         background.WAITED_ON,  # answered by a guard of the table
@@ -580,20 +627,23 @@ READINGS: Final[tuple[Reading, ...]] = (
               prefix); custom: never""",
     ),
     _reading(
-        toolcall.FINAL_CHANGE,  # answered by the observer of the table
-        "May a tool call move from one final status to another (completed to failed, say)?",
-        ("Background work", "Entity IDs"),
-        (33, 10),
+        toolcall.FINAL_CHANGE,  # answered by the observer of the table and by model.compaction
+        "May a tool call or a compaction move from one final status to another (completed to failed, say)?",
+        ("Background work", "Entity IDs", "Session compaction"),
+        (33, 10, 110),
         (
             "The Agent does not reopen a tool call that has a final status",
             "Later updates and chunks patch the entity in place",
+            "MUST NOT be reused for another compaction",
         ),
         {
             "reopen-only": """Only a return to a live status (pending, in_progress, paused) reopens a tool
-                call (BG-05); a change between final statuses corrects its outcome and starts no work: no
-                breach.""",
-            "final-is-final": """A final status is the last status: any status change after it breaks
-                BG-05.""",
+                call (BG-05), and only a return to in_progress reuses a compaction's ID for another
+                compaction (COMPACT-03); a change between final statuses corrects the outcome and starts
+                no work: no breach.""",
+            "final-is-final": """A final status is the last status: a change to another final status
+                after it breaks BG-05 (a tool call) or COMPACT-03 (a compaction), as a return to a live
+                one does.""",
         },
         "reopen-only",
         """Changed from final-is-final, by the text: "The Agent does not reopen a tool call
@@ -601,11 +651,15 @@ READINGS: Final[tuple[Reading, ...]] = (
               reopening, new work that needs a new tool call; a move from one final status to
               another starts no work, and "Later updates and chunks patch the entity in place ...
               including after the session reports idle" (Entity IDs) lets an update change a
-              finished entity.""",
-        ("BG-05",),
+              finished entity. The same holds for compactions: the ID "MUST NOT be reused for
+              another compaction" (Session compaction), and another compaction starts as a new one
+              does ("Clients initialize a first-seen compaction ID with status in_progress"), while
+              a terminal status after another reports the same compaction's outcome, an update that
+              patches it in place.""",
+        ("BG-05", "COMPACT-03"),
         peers="""reopen-only: the Agent may correct a finished tool call's outcome once (completed to
               failed, failed or cancelled to completed; feature correct, off by default and in the
-              explorer's tools slice);
+              explorer's tools slice; a compaction's outcome it never corrects);
               final-is-final: never""",
     ),
     _reading(

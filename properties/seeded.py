@@ -117,6 +117,8 @@ _RACE = walks(
     "permission",
     "cancel",
     prompts=1,
+    tool_calls=2,
+    permissions=2,
     outputs=0,
     cancel_requests=0,
     closes=0,
@@ -131,7 +133,8 @@ _RACE = walks(
     compactions=0,
     background=0,
 )
-"""A race (the approval must reach the Agent after its cancelled idle): few other moves."""
+"""A race (the approval must reach the Agent after its cancelled idle): few other moves, two tool
+calls that ask (a second chance at the race)."""
 _ELICIT_THEN_CANCEL = walks("elicitation", "cancel", cancels=2, outputs=0)
 """A second cancel (the first is often spent before any elicitation is pending), and no output to
 choose instead of eliciting."""
@@ -436,7 +439,9 @@ _AGENT: tuple[Seeded, ...] = (
     ),
     Seeded(
         Unchecked("late-approval-runs", "CANCEL-06"),
-        "leaves a cancelled tool call pending and runs it when its permission is approved late",
+        "leaves a tool call waiting on its permission pending when its work is cancelled, or gives it "
+        "its cancelled status while the request is still open, and runs it (reopened) when that "
+        "permission is approved late, withdrawn or not",
         _RACE,
     ),
     Seeded(
@@ -474,7 +479,8 @@ _AGENT: tuple[Seeded, ...] = (
     # moves offered where the conforming Agent makes none
     Seeded(
         Offer("update-after-idle", "DONE-03", "late_output", ("open", "closing"), side="agent"),
-        "sends output of the ended work after its idle",
+        "sends output of the ended work after its idle (message content, or content of a tool call "
+        "the work had finished)",
     ),
     Seeded(
         Again("update-after-cancelled-idle", "CANCEL-14", "update-after-idle"),

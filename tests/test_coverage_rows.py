@@ -25,10 +25,6 @@ from simulator.explore.run import run as run_explore
 KNOWN_UNFIRED: dict[str, dict[str, str]] = {}
 KNOWN_UNTAKEN: dict[str, str] = {
     "agent.reject[empty]": "USER-02: only a seeded Client bug (empty-prompt) sends an empty prompt",
-    "agent.bg_start[idle]": "STATE-03: the Agent starts background work only from running work",
-    "agent.say[cancelling]": "CANCEL-13: no content after session/cancel, only tool-call updates",
-    "agent.think[cancelling]": "CANCEL-13: as agent.say",
-    "agent.plan[cancelling]": "CANCEL-13: as agent.say",
 }
 """The moves ``properties.catalogue.FREEDOMS`` names that the exhaustive slices never take, and
 why (as ``KNOWN_UNFIRED``: a new one fails the test, and so does one that is now taken)."""

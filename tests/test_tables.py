@@ -40,8 +40,8 @@ from tests.wire_dsl import (
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run(lines: list[Line]) -> list[Finding]:
-    ms = MonitorSet([TableMonitor])
+def run(lines: list[Line], readings: dict[str, str] | None = None) -> list[Finding]:
+    ms = MonitorSet([TableMonitor], readings=readings)
     for n, (sender, msg) in enumerate(lines, 1):
         ms.feed(sender, msg, n)
     return [f for f in ms.findings if f.kind == "rule"]
@@ -69,7 +69,17 @@ def test_the_same_final_status_again_and_content_patches_are_no_reopening() -> N
 
 def test_compaction_statuses_follow_the_compaction_table() -> None:
     assert run([compaction("c1", "completed"), compaction("c1", "in_progress")])[0].rule == "COMPACT-03"
-    assert run([compaction("c1", "completed"), compaction("c1", "failed")])[0].rule == "COMPACT-03"
+    # another terminal status corrects the outcome (final-status-change=reopen-only, the default);
+    # under final-is-final it is the table's forbidden cell, and the finding names the reading
+    corrected = [compaction("c1", "in_progress"), compaction("c1", "failed"), compaction("c1", "completed")]
+    assert run(corrected) == []
+    found = run(corrected, {"final-status-change": "final-is-final"})
+    assert [(f.rule, f.line, f.readings) for f in found] == [("COMPACT-03", 3, ("final-status-change",))]
+    reopened = [compaction("c1", "failed"), compaction("c1", "in_progress")]
+    for alt in ("reopen-only", "final-is-final"):  # a return to in_progress is another compaction
+        assert [(f.rule, f.readings) for f in run(reopened, {"final-status-change": alt})] == [
+            ("COMPACT-03", ())
+        ]
     # custom and future statuses imply no lifecycle, before or after a terminal status
     assert run([compaction("c1", "_x"), compaction("c1", "in_progress"), compaction("c1", "completed")]) == []
     after = [compaction("c1", "completed"), compaction("c1", "_archived"), compaction("c1", "later")]
@@ -270,10 +280,11 @@ def test_editing_a_row_changes_the_checkers_verdict(monkeypatch: pytest.MonkeyPa
     from model.core import Row
 
     lines = [compaction("c1", "completed"), compaction("c1", "failed")]
-    assert [f.rule for f in run(lines)] == ["COMPACT-03"]
+    strict = {"final-status-change": "final-is-final"}  # (under reopen-only no move is fired)
+    assert [f.rule for f in run(lines, strict)] == ["COMPACT-03"]
     edited = replace(cm.SPEC, rows=(*cm.SPEC.rows, Row("fail", cm.COMPLETED, cm.FAILED, cm.SEC)))
     monkeypatch.setattr(cm, "SPEC", edited)
-    assert run(lines) == []
+    assert run(lines, strict) == []
 
 
 def test_a_variant_without_the_running_output_row_is_fired_for_running_output() -> None:

@@ -42,6 +42,7 @@ background work"). So:
   is still idle after it, is an update of the ended work after its idle: DONE-03, or CANCEL-14
   when that idle confirmed a cancellation. That is the default of the reading
   ``patch-after-idle``; under ``patch-in-place`` such content is a patch in place (no finding).
+  (Content of a tool call the ended work finished before its idle: the tool monitor's.)
 
 *The idle that ends work* (active -> idle, outside resume windows) should carry a stop reason
 (FG-06, SHOULD: the group ``stop-reason-on-ending-idle``). The Agent may omit it when it cannot
@@ -87,10 +88,13 @@ or idle without any is a breach, judged at that state; one still open at the end
 obligation (a breach at quiescence). A stretch cut by unknown or a custom state is not judged.
 
 Closing a session cancels its foreground work: a successful ``session/close`` response sent while
-work is still reported active breaks the rule ``Rules.close_leaves_work`` names (nothing can
-follow for a closed session): ``model.between`` cancelled_work_ends (CANCEL-11) for work the
-close or an earlier cancel reached while it was reported active, else idle_ends_work (work
-reported active again after an unknown the close came in). An idle resume snapshot sent before
+work is still reported active breaks the rule ``Rules.close_leaves_work`` names (the schema puts
+the closed work's idle before the close response): ``model.between`` cancelled_work_ends
+(CANCEL-11) for work the close or an earlier cancel reached while it was reported active, else
+idle_ends_work (work reported active again after an unknown the close came in). That is the
+default of the reading ``close-response-ends-session`` (``last-message``); under
+``work-may-follow`` the idle may follow the close response and is owed at the end like any
+(``Rules.close_ends_session``). An idle resume snapshot sent before
 the idle confirming a cancellation breaks cancelled_work_ends too (``Rules.snapshot_leaves_cancel``:
 the snapshot shows the work over without being its completion, and no later idle can be).
 
@@ -98,7 +102,7 @@ the snapshot shows the work over without being its completion, and no later idle
 ``model.between`` idle_ends_work: FG-05 and its restatements; cancelled_work_ends when a
 cancellation is pending, ``Rules.never_idled``); a prompt accepted while the session was idle with
 no active state reported after its receipt (accepted_work_reported, BOUND-02). Closed sessions
-owe neither.
+owe neither (but the idle of their work under ``close-response-ends-session=work-may-follow``).
 
 Restated obligations (a declaration's ``restated``, ``catalogue.RESTATED`` for the SHOULD groups):
 every ID of a group is exercised together; a finding names the group's first ID (where the spec
@@ -123,6 +127,7 @@ from properties.monitor import Message, Record, on, rule_group
 from properties.monitors.facts import SessionFacts, SessionMonitor
 from properties.readings import (
     CANCEL_TAKES_EFFECT,
+    CLOSE_RESPONSE_ENDS_SESSION,
     FUTURE_STOP,
     OUTPUT_WHILE_REQUIRES_ACTION,
     PATCH_AFTER_IDLE,
@@ -611,6 +616,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         owed = self.table(fgm.SPEC).eventually.get(fs.state)
         if fs.resuming or owed is None:
             return
+        if not self.between.close_ends_session(self.reading(CLOSE_RESPONSE_ENDS_SESSION)):
+            return  # its idle may still follow: owed at the end (at_end)
         rule = self.between.close_leaves_work(fs.state in ACTIVE, bool(fs.cancel_line), owed)
         if rule is None:
             return
@@ -622,6 +629,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             sid,
             f"session/close succeeded while the {fs.state} work{cancelled} was never ended with idle",
             msg,
+            (CLOSE_RESPONSE_ENDS_SESSION,),
         )
 
     @on("client-request", "session/prompt")
@@ -706,9 +714,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
 
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
+        idle_may_follow = not self.between.close_ends_session(self.reading(CLOSE_RESPONSE_ENDS_SESSION))
         for sid, fs in self.facts.sessions.items():
-            if fs.closed:
-                continue
+            if fs.closed and not idle_may_follow:
+                continue  # judged at the close response
             owed = self.table(fgm.SPEC).eventually.get(fs.state)
             if owed is not None and not fs.resuming:
                 rule = self.between.never_idled(owed, bool(fs.cancel_line))
@@ -718,11 +727,13 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     fs.state_line,
                     sid,
                     f"foreground work reported {fs.state} was never ended with idle"
-                    + (f" after the cancellation at line {fs.cancel_line}" if fs.cancel_line else ""),
+                    + (f" after the cancellation at line {fs.cancel_line}" if fs.cancel_line else "")
+                    + (" (the session was closed before it)" if fs.closed else ""),
+                    readings=(CLOSE_RESPONSE_ENDS_SESSION,) if fs.closed else (),
                 )
             st = self.sessions.get(sid)
-            if st is None:
-                continue
+            if st is None or fs.closed:
+                continue  # a closed session owes nothing else
             if st.ra_line and fs.state == "requires_action":
                 self.eventually(
                     bw.BLOCKED_ON_USER.rule,

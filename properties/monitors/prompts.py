@@ -251,7 +251,11 @@ def _blocks(content: Any) -> frozenset[str]:
 
 def _beyond_text(content: Any) -> bool:
     """Whether a prompt's content holds a block of a type other than text."""
-    return type(content) is list and any(type(b) is dict and b.get("type") != "text" for b in content)
+    if type(content) is list:
+        for block in content:
+            if type(block) is dict and block.get("type") != "text":
+                return True
+    return False
 
 
 @dataclass(slots=True, eq=False)
@@ -401,10 +405,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def __init__(self, owner: MonitorSet) -> None:
         super().__init__(owner)
         self.fired: frozenset[str] = frozenset()
-        self.received = 0
-        """Prompts received so far (their ``seq``: the order ``waiting`` reports them in)."""
         """The states the last trigger fired left its prompt in (an answered prompt's final
         states, which ``diagrams.html`` shows)."""
+        self.received = 0
+        """Prompts received so far (their ``seq``: the order ``waiting`` reports them in)."""
+        self.spec = self.table(prm.SPEC)
+        """The prompt table in force (the variant's, else the model's)."""
+        self.content_free = self.between.user_content_replaceable(self.reading(USER_MESSAGE_CONTENT))
+        """Whether the reading user-message-content lets an update about a submission's user
+        message carry content its prompt lacks (``model.between`` USER_MESSAGE_CONTENT): then
+        nothing is recorded for it."""
 
     # -- requests ------------------------------------------------------------------------
     @on("client-request", "session/prompt")
@@ -440,12 +450,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         if not bad and _beyond_text(content):
             self._ex[CONTENT] += 1  # content other than text, of a type the Agent accepts
-        spec = self.table(prm.SPEC)
-        blocks = None if self._content_free() else _blocks(content)
+        blocks = None if self.content_free else _blocks(content)
         self.received += 1
-        ps.pending[rid] = _Prompt(
-            line, spec.unseen(frozenset((spec.initial,))), ps.cancel_seen, bad, blocks, seq=self.received
-        )
+        start = self.spec.start
+        ps.pending[rid] = _Prompt(line, start, ps.cancel_seen, bad, blocks, seq=self.received)
         if ps.owner is None:
             fs = facts.sessions.get(sid)
             seen = ps.state_seen or facts.from_start(sid)
@@ -482,13 +490,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """Fire an observed trigger of the prompt table on every state the prompt may be in
         (hidden holds and insertions included); a breach when none allows it, naming the rule
         of the state reached with the fewest hidden steps. Returns the states left."""
-        spec = self.table(prm.SPEC)
-        ex = self._ex
-        for state in rec.states:
-            rule = spec.rule_of(state, trigger if isinstance(trigger, str) else trigger(state))
+        after, refused, rules = self.spec.fire_unseen(rec.states, trigger, ctx)
+        for rule in rules:
             if rule in _REPORTED:  # (the wire never shows some cells: _UNSEEN_EARLY)
-                ex[rule] += 1
-        after, refused = spec.fire_unseen(rec.states, trigger, ctx)
+                self._ex[rule] += 1
         self.fired = after
         if not after and refused:
             first = refused[0]
@@ -662,7 +667,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # The answer that withdraws a prompt the Client stopped: -32800, or -32602 for content
         # the Agent did not advertise where the reading cancelled-invalid-prompt allows it.
         withdraws = code == REQUEST_CANCELLED or (alt != "cancelled" and code == INVALID_PARAMS)
-        cells = self.table(prm.SPEC).cells
+        cells = self.spec.cells
 
         def trigger(state: str) -> str:
             return "withdraw" if withdraws and (state, "withdraw") in cells else "reject"
@@ -751,7 +756,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid) or self._session(sid)
         if mid == ps.owner_mid:
             ps.owner_mid = None  # reported
-        if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self._content_free():
+        if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self.content_free:
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
         # (never two of them; only claimed ones are unreported)
         known = mid in ps.unclaimed or mid in ps.claimed or mid in ps.optional
@@ -812,12 +817,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             else:
                 ps.named.add(mid)
                 self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
-
-    def _content_free(self) -> bool:
-        """Whether the reading user-message-content lets an update about a submission's user
-        message carry content its prompt lacks (``model.between`` USER_MESSAGE_CONTENT): then
-        nothing is recorded for it."""
-        return self.between.user_content_replaceable(self.reading(USER_MESSAGE_CONTENT))
 
     def _content(
         self, ps: _Session, sid: str, mid: str, blocks: frozenset[str], line: int, msg: Message
@@ -1008,7 +1007,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.deferred.clear()
             if ps.own_wait is not None and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, None, True, quiescent)
-        spec = self.table(prm.SPEC)
+        spec = self.spec
         for sid, rid, rec in self.waiting():
             ps, received = self.sessions[sid], rec.line
             owed = [state for state in spec.states if state in rec.states and state in spec.eventually]

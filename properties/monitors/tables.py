@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 from model import fields
 from model.core import MachineSpec, ProtocolViolation
 from properties.monitor import Message, on
-from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call
+from properties.monitors.facts import SessionMonitor, subject_call
 from properties.observe import (
     OBSERVED,
     REPLAYED,
@@ -62,8 +62,6 @@ from properties.observe import (
 from properties.readings import BY_NAME
 
 _NONE: Mapping[str, frozenset[str]] = {}
-_UNREPORTED = SessionFacts()
-"""The facts of a session no update or request showed yet (never changed)."""
 T = TypeVar("T")
 
 
@@ -99,35 +97,13 @@ def _strict(spec: MachineSpec) -> tuple[MachineSpec, frozenset[tuple[str, str]]]
 def rules_of(
     specs: Iterable[MachineSpec], unobserved: Mapping[str, frozenset[str]] = _NONE
 ) -> tuple[str, ...]:
-    """Every rule the tables state: their forbidden cells, guards and obligations, less those of
-    the triggers ``unobserved`` names per machine (never fired from the wire, so never reported)."""
-    found: dict[str, None] = {}
-    for spec in specs:
-        skip = unobserved.get(spec.name, frozenset())
-        for key, rule in spec.forbidden.items():
-            if (key if isinstance(key, str) else key[1]) not in skip and _refusable(spec, key):
-                found.setdefault(rule, None)
-        guarded = {row.guard_name for row in spec.rows if row.guard is not None and row.trigger not in skip}
-        for guard, rule in spec.guard_rules.items():
-            if guard in guarded:
-                found.setdefault(rule, None)
-        for rule in spec.eventually.values():
-            found.setdefault(rule, None)
-    return tuple(found)
-
-
-def _refusable(spec: MachineSpec, key: str | tuple[str, str]) -> bool:
-    """Whether a forbidden entry of ``spec`` names a cell without a row (a table whose every
-    cell has a row, like the entity table, states no rule the wire can break)."""
-    if isinstance(key, tuple):
-        return key not in spec.cells
-    return any((state, key) not in spec.cells for state in spec.states)
-
-
-@_per_table
-def _reports(spec: MachineSpec) -> frozenset[str]:
-    """The rules ``spec``'s cells can refuse (the ones an exercise count means something for)."""
-    return frozenset(rules_of((spec,))) | spec.relaxed
+    """Every rule the tables state (``MachineSpec.rules_stated``), less those of the triggers
+    ``unobserved`` names per machine (never fired from the wire, so never reported)."""
+    return tuple(
+        dict.fromkeys(
+            rule for spec in specs for rule in spec.rules_stated(unobserved.get(spec.name, frozenset()))
+        )
+    )
 
 
 def _dropped(spec: MachineSpec, state: str, trigger: str, ctx: Mapping[str, Any]) -> ProtocolViolation | None:
@@ -190,8 +166,9 @@ class TableMonitor(SessionMonitor[Seen]):
         """The fields the update must carry (``model.fields``), then the tables it fires (one
         handler: most updates need both)."""
         variant = upd["sessionUpdate"]
-        if variant in _FIELD_RULES:
-            for rule in _FIELD_RULES[variant]:
+        stated = _FIELD_RULES.get(variant)
+        if stated is not None:
+            for rule in stated:
                 self._ex[rule] += 1
             for req in fields.missing(upd):
                 shown = repr(upd[req.field]) if req.field in upd else "missing"
@@ -205,11 +182,10 @@ class TableMonitor(SessionMonitor[Seen]):
         if variant not in VARIANTS:
             return
         seen = self.sessions.get(sid) or self._session(sid)
-        fs = self.facts.sessions.get(sid) or _UNREPORTED
         waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
         found = observe(upd, seen, self._owner.readings, waiting)
         if found:
-            replaying = variant not in SNAPSHOTS and fs.resuming > 0  # (Facts.replaying)
+            replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
             self._fire(sid, seen, found, line, msg, replaying)
 
     def _fire(
@@ -225,12 +201,8 @@ class TableMonitor(SessionMonitor[Seen]):
                     return
             state = states.get(where, spec.initial)
             spec = self.table(spec)
-            rule = spec.rule_of(state, trigger)
-            if rule in _reports(spec):
+            for rule in spec.consulted.get((state, trigger), ()):  # (an unknown trigger: fire raises)
                 self._ex[rule] += 1
-            rows = spec.cells.get((state, trigger))
-            if rows is not None and rows[0].guard is not None:  # the guard's rule is judged too
-                self._ex[spec.guard_rules.get(rows[0].guard_name or "", rule)] += 1
             broke: ProtocolViolation | None = None
             try:
                 new = where not in states

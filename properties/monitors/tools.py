@@ -32,13 +32,26 @@ What is certain in proxy order, and why
   that idle confirmed a cancellation (once per tool call). The rule is exercised by such an idle
   in a session that reported tool calls (in one that reported none, there is nothing it could require).
 - The permission table's ``abandon`` rule (CANCEL-06, a request of cancelled work is treated as
-  not approved): a permission request still open at the idle confirming a cancellation (one
-  owed a withdrawal, below) that the Client then answers with an ``allow_*`` option, and
-  whose tool call afterwards goes ``in_progress``: the late answer was used as an approval.
+  not approved): a permission request of cancelled work (still open at the idle confirming a
+  cancellation, or withdrawn with ``$/cancel_request`` while that cancel was pending: the Agent
+  stopped waiting on it; a withdrawal after the idle changes nothing either) that the Client
+  then answers with an ``allow_*`` option, and whose tool call afterwards goes ``in_progress``:
+  the late answer was used as an approval, whatever final status the call had meanwhile (a
+  reopen is also the tool call table's BG-05).
   An allow answer that arrives after the cancel but before that idle raced the cancel and may
   be used: the default of the reading ``approval-racing-cancel`` (``may-be-used``); under
   ``not-approved`` a tool call of the cancelled work that goes ``in_progress`` after such an
   answer breaks the rule too.
+- ``model.between`` UPDATES_BEFORE_IDLE / CANCEL_UPDATES_BEFORE_IDLE for tool call content, under
+  the reading ``patch-after-idle`` (its default ``ended-work``): a tool call first reported during
+  active work that got its final status before the work's idle (while the session was not
+  reported idle; neither listed nor embedding a listed terminal then: ``done``) has nothing
+  left to send after that idle;
+  its content (a ``tool_call_content_chunk``, or a ``tool_call_update`` carrying ``content``)
+  sent while the session is still idle after it, the call not listed now, is an update of the
+  ended work after its idle: DONE-03, or CANCEL-14 when that idle came after a cancel (once per
+  tool call), as the foreground monitor judges message content. Under ``patch-in-place`` it is a
+  patch in place. A call that carries on past the idle, or is first seen after it, is not done.
 - CANCEL-17 (a MUST, judged at the idle): when the idle confirming a cancellation ends active
   work, every tool call first reported during that work and still unfinished, neither in the
   latest background list (the idle's own when it carries one) nor embedding a listed terminal,
@@ -131,6 +144,7 @@ from properties.monitors.facts import SessionFacts, SessionMonitor, subject_call
 from properties.readings import (
     APPROVAL_RACING_CANCEL,
     CANCEL_TAKES_EFFECT,
+    PATCH_AFTER_IDLE,
     TOOL_UPDATES_AFTER_IDLE,
     UNLISTED_TOOL_AT_CANCELLED_IDLE,
     UNLISTED_TOOL_AT_FAILED_IDLE,
@@ -141,8 +155,12 @@ from properties.readings import (
 # 3 (_LATE_GRANT) granted by a late answer to a request of cancelled work (not an approval)
 # 4 (_RACED_GRANT) granted by an answer that arrived after a session/cancel of the active work,
 #   before the idle confirming it (an approval only under approval-racing-cancel=may-be-used)
+# 5 (_WITHDRAWN_GRANT) granted by an answer to a request of cancelled work the Agent withdrew with
+#   $/cancel_request before the idle confirming the cancellation (not an approval)
 _LATE_GRANT = 3
 _RACED_GRANT = 4
+_WITHDRAWN_GRANT = 5
+_VOID_GRANTS = (_LATE_GRANT, _RACED_GRANT, _WITHDRAWN_GRANT)
 APPROVED = bw.APPROVED_RUNS.rule
 _FAILED = bw.FAILED_TOOLS_FINAL.rule
 ABANDONED = bw.CANCELLED_PERMISSIONS.rule
@@ -161,7 +179,7 @@ _Elicit = tuple[str, str, str, Any, Any]
 
 
 class _Session(Record):
-    __slots__ = ("cancel_end", "fresh", "late", "ra_period", "tools", "window")
+    __slots__ = ("cancel_end", "done", "fresh", "late", "ra_period", "tools", "window")
 
     def __init__(self) -> None:
         self.tools: dict[str, _Tool] = {}
@@ -172,8 +190,11 @@ class _Session(Record):
         self.window: frozenset[str] = frozenset()
         """Tool calls first reported in the current resume window: their later updates there are
         live, not replayed history."""
-        # kept only under tool-updates-after-idle=foreground-owed:
-        self.cancel_end = 0  # interval last ended by an idle that confirmed a cancellation
+        self.done: frozenset[str] = frozenset()
+        """Tool calls first reported during active work that reached a final status before its
+        idle (while the session was not reported idle; not listed, nor embedding a listed terminal,
+        then): nothing of theirs is owed after that work's idle (``_late_content``)."""
+        self.cancel_end = 0  # interval last ended by an idle after a cancel of active work
         self.late: frozenset[str] = frozenset()  # tool calls already reported late
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
@@ -182,6 +203,7 @@ class _Session(Record):
             self.ra_period == period,
             self.cancel_end == interval,
             self.late,
+            self.done,
             self.fresh,
             self.window,
         )
@@ -225,6 +247,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         """Elicitations about a tool call abandoned with cancelled work (request ids)."""
         self.freed: dict[tuple[str, Any], int] = {}
         """(session, tool call) -> line of the late answer or completion that came for it."""
+        self.void: dict[Any, tuple[str, str, int]] = {}
+        """Permission requests of cancelled work not yet answered: request id -> (session, its tool
+        call, the grant an allow gives it: ``_LATE_GRANT`` for one abandoned at the idle confirming
+        the cancellation, ``_WITHDRAWN_GRANT`` for one withdrawn with ``$/cancel_request`` while
+        that cancel was pending, 0 until that idle comes). A withdrawal does not make a later allow
+        an approval."""
 
     @on("client-request", "session/resume")
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
@@ -235,6 +263,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
     # -- tool calls ----------------------------------------------------------------------
     @on("update", "tool_call_update")
     def _tool_update(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        if "content" in upd and self.sessions:
+            self._late_content(sid, upd, line, msg)
         self._tool(sid, upd, line, msg)
         if self.freed:
             self._late_answer_used(sid, upd, line, msg)
@@ -252,6 +282,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         fs = self.facts.of(sid)
         if rec is None:
             ts.tools[tid] = (status or "pending", fs.interval if fs.state in ACTIVE else 0, 0)
+            if status in TOOL_FINAL:
+                self._finished(ts, fs, tid, upd)
             ts.fresh = ts.fresh | {tid}
             if fs.resuming:
                 ts.window = ts.window | {tid}
@@ -259,7 +291,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if fs.resuming and tid not in ts.window:  # replayed history re-sends old updates
             return
         old, created, grant = rec
-        if old in TOOL_FINAL:  # reopening it is the table's (model.toolcall, BG-05)
+        if old in TOOL_FINAL:  # reopening it is the table's (model.toolcall, BG-05) ...
+            if status == "in_progress" and grant in _VOID_GRANTS:
+                self._unapproved_run(sid, tid, grant, line, msg)  # ... running it on that answer, CANCEL-06's
+                ts.tools[tid] = (old, created, 0)
+            if status is not None and status not in TOOL_FINAL and tid in ts.done:
+                ts.done = ts.done - {tid}  # reopened: work on it again
             return
         if status is None or status == old:
             return
@@ -273,22 +310,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if status == "in_progress":
             if grant == 1:
                 grant = 2
-            elif grant in (_LATE_GRANT, _RACED_GRANT):
-                why = (
-                    ", but that request belonged to cancelled work and was open at the idle confirming "
-                    "the cancellation: the Agent treats it as not approved and ignores the late answer"
-                    if grant == _LATE_GRANT
-                    else " by an answer that arrived after the session/cancel of its work: the Agent "
-                    "treats the cancelled work's requests as not approved"
-                )
-                readings = () if grant == _LATE_GRANT else (APPROVAL_RACING_CANCEL,)
+            elif grant in _VOID_GRANTS:
+                self._unapproved_run(sid, tid, grant, line, msg)
                 grant = 0
-                self._ex[ABANDONED] += 1
-                self.breach(
-                    ABANDONED, line, sid,
-                    f"tool call {tid!r} went in_progress after its permission was granted{why}",
-                    msg, readings,
-                )  # fmt: skip
             ran = "went in_progress"
         elif self.between.completes_unrun(grant == 1, status):
             self.breach(
@@ -303,6 +327,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
         else:
             ran = ""
         ts.tools[tid] = (status, created, grant)
+        if status in TOOL_FINAL and created:
+            self._finished(ts, fs, tid, upd)
         if not ran or fs.state != foreground.REQUIRES_ACTION or fs.resuming:
             return
         # a foreground tool call ran: progress of the foreground work, which needs running
@@ -325,6 +351,67 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 "reported after requires_action",
                 msg,
             )
+
+    def _finished(self, ts: _Session, fs: SessionFacts, tid: str, upd: dict[str, Any]) -> None:
+        """Tool call ``tid`` reaches a final status: while the session is not reported idle (the
+        work may be unobservable: unknown, or a custom state) and it is not listed work, the work
+        it was first reported in is done with it (``done``)."""
+        if fs.state == "idle" or fs.resuming:
+            return
+        terms = {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
+        if not _exempt(tid, terms, fs.listed or frozenset()):
+            ts.done = ts.done | {tid}
+
+    @on("update", "tool_call_content_chunk")
+    def _content_chunk(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        if self.sessions:
+            self._late_content(sid, upd, line, msg)
+
+    def _late_content(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
+        """Content (a chunk, or an update carrying ``content``) for a tool call the ended work was
+        done with before its idle (``done``), sent while the session is still idle after it, not
+        listed now: an update of the ended work after its idle (DONE-03, CANCEL-14 when that idle
+        came after a cancel), unless the reading ``patch-after-idle`` takes it as a patch in place."""
+        ts = self.sessions.get(sid)
+        tid = upd.get("toolCallId")
+        if ts is None or tid not in ts.done:
+            return
+        fs = self.facts.of(sid)
+        if fs.state != "idle" or fs.resuming or fs.closed or _exempt(tid, fs.terms, fs.listed or frozenset()):
+            return
+        cancelled = ts.tools[tid][1] == ts.cancel_end
+        rule = self.between.late_update(cancelled).rule
+        self._ex[rule] += 1
+        if tid in ts.late or self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE)):
+            return
+        ts.late = ts.late | {tid}
+        what = "the cancellation" if cancelled else "that work"
+        self.breach(
+            rule, line, sid,
+            f"{upd['sessionUpdate']} for tool call {tid!r}, which had its final status before the idle "
+            f"that reported {what}, is content of foreground work that already ended sent after that idle",
+            msg, (PATCH_AFTER_IDLE,),
+        )  # fmt: skip
+
+    def _unapproved_run(self, sid: str, tid: str, grant: int, line: int, msg: Message) -> None:
+        """Tool call ``tid`` goes in_progress on an allow the Agent must treat as none (``grant``:
+        a late answer to a request of cancelled work, or one that raced the cancel): CANCEL-06,
+        whatever final status the call had meanwhile or the request's withdrawal."""
+        why = (
+            " by an answer that arrived after the session/cancel of its work: the Agent treats the "
+            "cancelled work's requests as not approved"
+            if grant == _RACED_GRANT
+            else ", but that request belonged to cancelled work and was "
+            + ("open at" if grant == _LATE_GRANT else "withdrawn with $/cancel_request before")
+            + " the idle confirming the cancellation: the Agent treats it as not approved and "
+            "ignores the late answer"
+        )
+        self._ex[ABANDONED] += 1
+        self.breach(
+            ABANDONED, line, sid,
+            f"tool call {tid!r} went in_progress after its permission was granted{why}",
+            msg, (APPROVAL_RACING_CANCEL,) if grant == _RACED_GRANT else (),
+        )  # fmt: skip
 
     def _late(
         self, ts: _Session, sid: str, tid: str, created: int, upd: dict[str, Any], line: int, msg: Message
@@ -363,7 +450,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if not judged and not self.elicits:
             return  # (no tool call, permission request or elicitation to judge)
         keys = self.facts.background(upd)
-        if judged and keys and (self.suspects or self.owed):
+        if judged and keys and (self.suspects or self.owed or self.void):
             self._listed(sid, keys)
         if upd.get("state") == "idle":
             fs = self.facts.sessions.get(sid)  # (a session without facts is idle)
@@ -385,7 +472,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         """The idle that ends active work (``listed``: the latest background list, the idle's own
         when it carries one): what a failure or a cancellation leaves owed."""
         error = upd.get("stopReason") == foreground.ERROR
-        if fs.cancel_line and not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE)):
+        if fs.cancel_line:
             self._session(sid).cancel_end = fs.interval
         if not error and not fs.cancel_line:
             return  # the usual end of work: nothing owed
@@ -440,11 +527,19 @@ class ToolMonitor(SessionMonitor["_Session"]):
                 listed_work = about is not None and ts is not None and _exempt(about, terms, listed)
                 if asked.permission and asked.session == sid and self.between.covered(listed_work):
                     # the cancelled work's request: the Agent stops waiting (the table's abandon)
+                    if about is not None:
+                        self.void[rid] = (sid, about, _LATE_GRANT)
                     owes = spec.eventually.get(spec.fire(_ASKED, "abandon"))
                     if owes is not None:
                         self._ex[owes] += 1
                         if owes not in spec.relaxed:
                             self.owed[rid] = (sid, line, owes)
+            for rid, (psid, about, grant) in list(self.void.items()):
+                if psid == sid and not grant:  # withdrawn while the cancel was pending
+                    if self.between.covered(_exempt(about, terms, listed)):
+                        self.void[rid] = (sid, about, _WITHDRAWN_GRANT)
+                    else:
+                        del self.void[rid]
 
     def _listed(self, sid: str, keys: list[Any]) -> None:
         """Work listed as background was never part of the foreground work that ended."""
@@ -459,6 +554,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
             about = self.facts.asking[rid].tool  # owed requests are still open
             if psid == sid and about is not None and _exempt(about, terms, listed):
                 del self.owed[rid]
+        for rid, (psid, about, _) in list(self.void.items()):
+            if psid == sid and _exempt(about, terms, listed):
+                del self.void[rid]
 
     # -- permission requests -------------------------------------------------------------
     @on("agent-request", "session/request_permission")
@@ -473,8 +571,13 @@ class ToolMonitor(SessionMonitor["_Session"]):
     def _answered(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         rid = msg["id"]
         perm = self.facts.asking.get(rid)  # (the facts drop it after this message)
-        abandoned = self.owed.pop(rid, None) is not None
-        if perm is None or perm.tool is None:
+        self.owed.pop(rid, None)
+        void = self.void.pop(rid, None)
+        if void is not None:  # cancelled work's (withdrawn, maybe: the facts forgot it then)
+            psid, about, late = void
+        elif perm is not None and perm.tool is not None:
+            psid, about, late = perm.session, perm.tool, 0
+        else:
             return
         result = msg.get("result")
         outcome = result.get("outcome") if type(result) is dict else None
@@ -490,13 +593,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if type(kind) is not str or not kind.startswith("allow"):
             return
         self._ex[APPROVED] += 1
-        if abandoned:  # an approval of cancelled work's request: the Agent treats it as none
+        if late:  # an approval of cancelled work's request: the Agent treats it as none
             self._ex[ABANDONED] += 1
-        psid, about = perm.session, perm.tool
         ts = self.sessions.get(psid)
         rec = ts.tools.get(about) if ts is not None else None
-        if ts is not None and rec is not None and rec[0] not in TOOL_FINAL:
-            grant = _LATE_GRANT if abandoned else 2 if rec[0] == "in_progress" else 1
+        if ts is not None and rec is not None:
+            grant = late or (2 if rec[0] == "in_progress" else 1)
             if grant == 1 and not self.between.racing_approval_used(self.reading(APPROVAL_RACING_CANCEL)):
                 fs = self.facts.sessions.get(psid)
                 if (
@@ -509,14 +611,27 @@ class ToolMonitor(SessionMonitor["_Session"]):
                     grant = _RACED_GRANT  # the cancelled work's request: not approved
             if grant == _RACED_GRANT:
                 self._ex[ABANDONED] += 1  # an approval the Agent must treat as none: judged here
-            ts.tools[about] = (rec[0], rec[1], grant)
+            if rec[0] not in TOOL_FINAL or grant in _VOID_GRANTS:
+                # (a final call keeps only an allow it may not run on: reopened, CANCEL-06 too)
+                ts.tools[about] = (rec[0], rec[1], grant)
 
     @on("agent-notification", "$/cancel_request")
     def _withdrawn(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         rid = params.get("requestId")
         if type(rid) is not int and type(rid) is not str:
             return
-        self.owed.pop(rid, None)
+        self.owed.pop(rid, None)  # (still void: a later allow is no approval)
+        perm = self.facts.asking.get(rid)  # (the facts drop it after this message)
+        if perm is not None and perm.permission and perm.tool is not None and rid not in self.void:
+            fs = self.facts.sessions.get(perm.session)
+            if (
+                fs is not None
+                and fs.cancel_line
+                and fs.state in ACTIVE
+                and not fs.resuming
+                and self.between.covered(_exempt(perm.tool, fs.terms, fs.listed or frozenset()))
+            ):
+                self.void[rid] = (perm.session, perm.tool, 0)  # the Agent stops waiting on it
         rec = self.elicits.get(rid)
         if rec is not None:
             self._fire_elicitation(rid, rec, "withdraw", line, msg)
@@ -661,6 +776,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         return (
             self._keys_in_interval(),
             frozenset((rid, o[0]) for rid, o in self.owed.items()),
+            frozenset(self.void.items()),
             frozenset((key, *rest) for key, (_, *rest) in self.suspects.items()),
             (
                 frozenset(self.elicits.items()),

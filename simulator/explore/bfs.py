@@ -93,22 +93,27 @@ def _slice(name: str, features: str, purpose: str, **bounds: Any) -> Slice:
 SLICES: tuple[Slice, ...] = (
     Slice(
         "core",
-        SMALL.with_(capacity=1, features=(SMALL.features - {"fail"}) | {"stop_unlisted"}),
+        SMALL.with_(capacity=1, features=(SMALL.features - {"fail"}) | {"stop_unlisted", "cancel_output"}),
         "a prompt held or inserted, session/cancel, a tool call with permission, a terminal (an "
-        "unlisted one stopped by the cancel)",
+        "unlisted one stopped by the cancel), output flushed while the cancel is carried out",
     ),
     _slice(
         "prompts",
-        "hold cancel",
-        "two prompts: held and inserted in order, $/cancel_request, session/cancel",
+        "hold cancel cancel_output",
+        "two prompts: held and inserted in order, $/cancel_request, session/cancel (output "
+        "flushed while it is carried out)",
         prompts=2,
         cancel_requests=1,
         outputs=1,
     ),
     _slice(
         "cancels",
-        "cancel fail",
-        "session/cancel and $/cancel_request (each twice) reaching a prompt in every state",
+        "cancel fail cancel_output thought plan snapshot",
+        "session/cancel and $/cancel_request (each twice) reaching a prompt in every state; "
+        "content (a message, thought or plan) sent after the cancel was received, before its "
+        "idle; the state reported "
+        "repeated (the initial idle, running while the cancel is carried out, idle after a prompt "
+        "was sent)",
         cancels=2,
         cancel_requests=2,
     ),
@@ -125,17 +130,18 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "background",
-        "terminal bg_tool subagent followup extras",
+        "terminal bg_tool subagent followup extras bg_fail",
         "two background items (terminals and their output, background tool calls, subagents and "
-        "their session-directed message chunks), follow-up work",
+        "their session-directed message chunks), follow-up work; an item failing (while idle: "
+        "no stop reason)",
         background=2,
         cancels=0,
     ),
     _slice(
         "compaction",
-        "compaction cancel",
+        "compaction cancel compact_once",
         "compaction, also while idle: ended completed, failed, cancelled; custom statuses; summary "
-        "patches and chunks in every status",
+        "patches and chunks in every status; one completed update the whole report (summary or none)",
         compactions=1,
     ),
     _slice(
@@ -169,27 +175,31 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "answers",
-        "permission cancel perm_error stop",
+        "permission cancel perm_error stop snapshot",
         "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
-        "work was cancelled), or left unanswered by work that stops on its own",
+        "work was cancelled), or left unanswered by work that stops on its own; the state "
+        "reported repeated (requires_action: no new block)",
         tool_calls=1,
         permissions=1,
     ),
     _slice(
         "bg_requests",
-        "bg_tool bg_permission",
-        "a permission request for a background tool call, also while idle, answered or withdrawn",
+        "bg_tool bg_permission bg_idle",
+        "a permission request for a background tool call, also while idle, answered or withdrawn; "
+        "a background tool call of the Agent's own started while idle (before a prompt, or after "
+        "its work ended) or while requires_action",
         permissions=1,
         background=1,
         cancels=0,
     ),
     _slice(
         "elicitation",
-        "elicitation cancel fail",
+        "elicitation cancel fail answer_held",
         "an elicitation in form or URL mode blocking foreground work, also about a tool call it "
         "starts: accepted (in URL mode, then completed outside), declined, cancelled or withdrawn; "
         "abandoned by cancelled or failed work and withdrawn; late answers and a late completion "
-        "after the work ended, ignored (the tool call of the cancelled work does not run)",
+        "after the work ended, ignored (the tool call of the cancelled work does not run); an answer "
+        "racing the Client's own session/cancel",
         tool_calls=1,
         elicitations=1,
     ),
@@ -271,10 +281,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "receipt_order",
-        "hold",
+        "hold retry",
         "two prompts held and inserted in the order received, judged under the reading that lets "
         "the wire show that order (prompt-ahead-of-held=receipt-order: a later prompt answered while "
-        "an earlier one still waits)",
+        "an earlier one still waits); the second may be a retry with the first one's content",
         prompts=2,
         cancels=0,
         capacity=2,

@@ -43,36 +43,48 @@ _ENDS_COMPACTION = frozenset(
     r.trigger for r in cm.ROWS if r.dest in cm.TERMINAL and r.source not in cm.TERMINAL
 )
 """The compaction triggers that end it (the table's rows into a terminal status)."""
+_ENDS_ONCE = frozenset({"start", "complete"})
+"""The compaction triggers one completed update fires (``_do_compact_start``)."""
 
 
 class BackgroundWork(AgentState):
     __slots__ = ()
 
     def _background_events(self, add: Any, active: bool) -> None:
-        """Background work: start (from running foreground work), list, finalize, remove.
-        While the session is closing, live items are finalized and removed (closing stops them)."""
-        features = self.cfg.features
-        if (
-            self.session == "open"
-            and self.real == fgm.RUNNING
-            and not self.cancelling
-            and self._room("background")
-        ):
-            if "terminal" in features:
-                add(("agent", "bg_start", "terminal"))
-                if (
-                    not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL])
-                    or "embed" in features
-                ):
-                    add(("agent", "bg_start", "terminal+tool"))
-            if "bg_tool" in features:
-                add(("agent", "bg_start", "tool_call"))
-            if "subagent" in features and ("subagent", self.child) not in self.items:
-                add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
+        """Background work: start (``_start_events``), list, finalize, remove. While the session
+        is closing, live items are finalized and removed (closing stops them)."""
+        if self.session == "open" and not self.cancelling and self._room("background"):
+            self._start_events(add)
         for key, st in self.items.items():
             if key[0] == "tool_call" and key[1].startswith("tc_term"):
                 continue  # a tool call embedding a terminal lives and is listed with it
             self._item_events(add, key, st, active)
+
+    def _start_events(self, add: Any) -> None:
+        """Background work starting while the session is open and no cancel is carried out:
+        from running foreground work, a terminal (also with the tool call that runs it), a
+        background tool call, the subagent child. With feature ``bg_idle``, from idle or
+        requires_action too, a tool call of its own for work no tool call started (one a hook
+        started): Background work, the Agent may start a tool call of its own for such work and
+        list it, sending it like any other before the first list that names it, "even while the
+        session is idle"; background work runs independently of the foreground state (Foreground
+        and background work), so requires_action does not stop it either."""
+        features = self.cfg.features
+        if self.real != fgm.RUNNING:
+            if "bg_idle" in features:
+                add(("agent", "bg_start", "tool_call"))
+            return
+        if "terminal" in features:
+            add(("agent", "bg_start", "terminal"))
+            if (
+                not self.between.terminal_alone_binds(self.rd[TOOL_WITH_LISTED_TERMINAL])
+                or "embed" in features
+            ):
+                add(("agent", "bg_start", "terminal+tool"))
+        if "bg_tool" in features:
+            add(("agent", "bg_start", "tool_call"))
+        if "subagent" in features and ("subagent", self.child) not in self.items:
+            add(("agent", "bg_start", "subagent"))  # one child; a finished one runs again
 
     def _item_events(self, add: Any, key: tuple[str, str], st: str, active: bool) -> None:
         """The Agent's moves on one background item: the background table's rows from its state
@@ -83,8 +95,9 @@ class BackgroundWork(AgentState):
         - ``list``: a snapshot naming an announced item (``bg_list``), or a finished child
           given new work, at most ``Config.reruns`` times while the session is open
           (``bg_rerun``);
-        - ``finalize``: the item finishes (``bg_finish``), unless it waits on a permission
-          request; besides finishing, a live item may ask and stream (``_live_item_events``);
+        - ``finalize``: the item finishes (``bg_finish``), or, with feature ``bg_fail``, fails
+          (``bg_fail``), unless it waits on a permission request; besides finishing, a live
+          item may ask and stream (``_live_item_events``);
         - ``adopt``: foreground work that really runs, reported so, not being cancelled, starts
           waiting on a listed background tool call (``bg_adopt``);
         - ``unlist``: a snapshot removing a finished item (``bg_unlist``), with known follow-up
@@ -106,6 +119,8 @@ class BackgroundWork(AgentState):
             elif trigger == "finalize":
                 if not self._awaits_permission(key):
                     add(("agent", "bg_finish", key))
+                    if "bg_fail" in self.cfg.features:
+                        add(("agent", "bg_fail", key))
                 self._live_item_events(add, key)
             elif trigger == "adopt":
                 if (
@@ -153,6 +168,9 @@ class BackgroundWork(AgentState):
         streamed in any status (Session compaction)."""
         if self._room("compactions") and self._open():
             add(("agent", "compact_start", None))
+            if "compact_once" in self.cfg.features and self._can("compaction", cm.IN_PROGRESS) >= _ENDS_ONCE:
+                add(("agent", "compact_start", "summary"))  # one completed update, with its summary
+                add(("agent", "compact_start", "bare"))  # without one
         if not self.compactions:
             return
         started = self.used["compactions"]
@@ -278,30 +296,44 @@ class BackgroundWork(AgentState):
             wire.link(self.child, mid, "senderMessageId", mid),
         ]
 
-    def _do_bg_finish(self, key: tuple[str, str]) -> list[Msg]:
+    def _do_bg_finish(self, key: tuple[str, str], failed: bool = False) -> list[Msg]:
+        """A background item finishes: a terminal exits (code 0), a tool call completes, the
+        child's work ends (end_turn); ``failed`` (``_do_bg_fail``): the terminal exits with code
+        1, the tool call fails, the child's work ends with the error stop reason."""
         kind, ident = key
         self.items[key] = self._fire("background_item", self.items[key], "finalize")
+        ending = "fail" if failed else "complete"
         if kind == "terminal":
             self._fire("terminal", tm.LIVE, "exit")
-            out = [wire.terminal(self.sid, ident, exit_code=0)]
+            out = [wire.terminal(self.sid, ident, exit_code=int(failed))]
         elif kind == "tool_call":
-            out = [self._tool_update(ident, "complete")]
+            out = [self._tool_update(ident, ending)]
         else:
-            idle = {"state": "idle", "stopReason": "end_turn", "background": []}
-            out = [
-                wire.state_update(self.child, "idle", [], "end_turn"),
-                wire.subagent(self.sid, self.child, idle),
-            ]
+            reason = fgm.ERROR if failed else fgm.END_TURN
+            err = {"code": wire.INTERNAL_ERROR, "message": "subagent failed"} if failed else None
+            child_idle = wire.state_update(self.child, "idle", [], reason, err)
+            idle = {k: v for k, v in child_idle["params"]["update"].items() if k != "sessionUpdate"}
+            out = [child_idle, wire.subagent(self.sid, self.child, idle)]
         tc = ("tool_call", _embedding(ident))
         embedding = self.tools.get(tc[1]) if kind == "terminal" else None
         if embedding is not None and embedding[0] in tcm.LIVE:
             # the tool call that embeds the terminal ends with it
-            out.append(self._tool_update(tc[1], "complete"))
+            out.append(self._tool_update(tc[1], ending))
             if tc in self.items:  # listed with its terminal (may-have-other-work)
                 self.items[tc] = bgm.FINALIZED if tc in self.listed else bgm.DONE
         if self.items[key] == bgm.DONE:
             self.followup = self._has("followup") and self.real == fgm.IDLE
         return out
+
+    def _do_bg_fail(self, key: tuple[str, str]) -> list[Msg]:
+        """A background item fails (feature ``bg_fail``), whatever the foreground state. Failures:
+        a failure of background activity while the Agent is idle is no stop reason, since no
+        foreground work ended, so the session's state does not change ("A failure in background
+        activity while the Agent is idle is not a stop reason"); nor is it part of failing
+        foreground work while work runs ("Listed background work ... not part of the failed
+        work"). The item is finalized with its failed outcome (``_do_bg_finish``) and removed by
+        a later snapshot as any finished item (Background work)."""
+        return self._do_bg_finish(key, failed=True)
 
     def _unlist(self, key: tuple[str, str]) -> None:
         self.items[key] = self._fire("background_item", self.items[key], "unlist")
@@ -322,10 +354,22 @@ class BackgroundWork(AgentState):
         self._begin(fgm.RUNNING, self.between.own_work(self._uninserted(), self._inserted_waiting()))
         return [self._report(fgm.RUNNING)]
 
-    def _do_compact_start(self, _: Any) -> list[Msg]:
+    def _do_compact_start(self, once: str | None) -> list[Msg]:
+        """A compaction reported in progress (``once`` None: no summary yet), or by one update,
+        already completed (feature ``compact_once``; ``once``: ``summary``, with its summary, or
+        ``bare``, without): Session compaction says one compaction_update with status completed
+        is enough, progress is optional and so is the summary. Its first report starts it in
+        progress and its status completes it (the table's ``start``, then ``complete``), as the
+        checker reads such an update."""
         cid = f"cmp_{self._use('compactions')}"
-        self.compactions[cid] = self._fire("compaction", cm.IN_PROGRESS, "start")
-        return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
+        st = self.compactions[cid] = self._fire("compaction", cm.IN_PROGRESS, "start")
+        if once is None:
+            return [wire.compaction(self.sid, cid, "in_progress", summary=[])]  # no summary yet
+        self.compactions[cid] = self._fire("compaction", st, "complete")
+        summary = [wire.text("Summary of earlier turns")] if once == "summary" else None
+        msg = wire.compaction(self.sid, cid, cm.COMPLETED, summary)
+        self.history.append(msg)
+        return [msg]
 
     def _compact(self, cid: str, trigger: str) -> list[Msg]:
         """A compaction move (``_COMPACTION_ACTIONS``): a summary chunk, a summary patch

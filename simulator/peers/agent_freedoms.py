@@ -28,8 +28,6 @@ from simulator.peers.agent_work import ForegroundWork
 _RESTATED = (fgm.END_TURN, fgm.MAX_TOKENS)
 """Stop reasons the Agent may repeat on an idle of its own (the ones it restates as new)."""
 
-SNAPSHOT = "snapshot"
-"""``restate_idle``'s argument for the bare repeat (feature ``snapshot``: ``_own_events``)."""
 _PLACED = {fgm.IDLE: "idle", fgm.UNKNOWN: "other", fgm.UNRECOGNIZED: "other"}
 """Where ``model.between`` own_user_message places the Agent's own user message, by the state
 reported (``_may_announce``: the states it may announce from)."""
@@ -61,12 +59,18 @@ class Freedoms(ForegroundWork):
         reading allows it (``_may_patch_ended``), or where a seeded bug sends it although
         updates_before_idle forbids it (``deviations.Offer``): after the idle, while the session
         is still reported idle (not once unknown or new work is shown)."""
-        if self._may_patch_ended() or (
+        if self._may_patch_ended():
+            add(("agent", "late_output", None))
+        elif (
             self.deviations
             and self.reported == fgm.IDLE
             and deviations.offered(self.deviations, "late_output", self.session)
         ):
             add(("agent", "late_output", None))
+            for tid, t in self.tools.items():  # content of a tool call the ended work finished
+                if not t[1] and t[2] is None and t[0] in tcm.FINAL:  # (begun running, asking nothing)
+                    add(("agent", "late_output", (tid, True)))
+                    add(("agent", "late_output", (tid, False)))
 
     def _idle_reading_events(self, add: Any) -> None:
         """A repeated idle, once per run, where the reading lets a repeat bring a stop reason
@@ -117,10 +121,8 @@ class Freedoms(ForegroundWork):
         - ``goal``: foreground work it starts itself while idle, no prompt waiting (pursuing a
           goal: StateUpdate, "foreground work ... can start with a prompt or be agent-initiated");
         - ``commands``: an ``available_commands_update``;
-        - ``snapshot``: the current idle reported again while idle, no stop reason
-          (``restate_idle`` with ``SNAPSHOT``: "Agents MAY repeat current-state snapshots",
-          State transitions; right after the session/new response it is the optional initial
-          idle, Initial state and synchronization);
+        - ``snapshot``: the state reported repeated, once per stretch of it (``repeat``,
+          ``_repeatable``);
         - ``bare_error``: ending (or stopping) work with the error stop reason and no ``error``
           field;
         - (any run with ``fail``) ending work with the error stop reason while an in_progress tool
@@ -140,11 +142,30 @@ class Freedoms(ForegroundWork):
             add(("agent", "synthetic_user", "announce"))
         if "commands" in features and "commands" not in self.extras:
             add(("agent", "commands", None))
-        repeat = "snapshot" in features and "snapshot" not in self.extras
-        if repeat and not active and self.reported == fgm.IDLE:
-            add(("agent", "restate_idle", SNAPSHOT))
+        if "snapshot" in features and self._repeatable():
+            add(("agent", "repeat", None))
         if active and ("agent", "end", "error") in ev and self._may_carry_past_error():
             add(("agent", "end_error_carrying", None))
+
+    def _repeatable(self) -> bool:
+        """Feature ``snapshot``: the state reported may be reported again with nothing new (the
+        same state, the current background list, no stop reason), once per stretch of that
+        state (``repeated``, cleared by the next transition reported: ``_report``). State
+        transitions: an Agent may repeat a current-state snapshot, which the Client applies
+        idempotently, starting or ending no work ("Agents MAY repeat current-state snapshots");
+        so running repeated while a cancel is carried out is no new work, requires_action
+        repeated no new block, idle repeated after a prompt was sent no completion of it, and
+        right after the session/new response it is the optional initial idle (Initial state and
+        synchronization: "A separate initial idle notification is optional"). Not a custom state
+        the Client did not advertise (feature ``unadvertised``): a snapshot there restores the
+        known state (``_snapshot_now``)."""
+        if "repeated" in self.extras:
+            return False
+        return self.reported != fgm.UNRECOGNIZED or "unadvertised" not in self.cfg.features
+
+    def _do_repeat(self, _: Any) -> list[Msg]:
+        self.extras = self.extras | {"repeated"}
+        return [self._state(self.reported)]
 
     def _goal_events(self, add: Any) -> bool:
         """Whether work of its own may start now, offered (``start_goal``; also unseen,
@@ -231,11 +252,7 @@ class Freedoms(ForegroundWork):
 
     def _do_restate_idle(self, same: str | None) -> list[Msg]:
         """A repeated idle: the last stop reason again (``same``), or
-        (``repeated-idle-new-stop-reason=snapshot``) with updated information, a new one; or
-        (``same`` is ``SNAPSHOT``, feature ``snapshot``) with no stop reason."""
-        if same == SNAPSHOT:
-            self.extras = self.extras | {"snapshot"}
-            return [self._state(fgm.IDLE)]
+        (``repeated-idle-new-stop-reason=snapshot``) with updated information, a new one."""
         self.extras = (self.extras - {"unstated"}) | {"restated"}
         reason = same or self._restated_reason()
         self.last_stop = reason
@@ -270,12 +287,23 @@ class Freedoms(ForegroundWork):
             and self._open()
         )
 
-    def _do_late_output(self, _: Any) -> list[Msg]:
+    def _do_late_output(self, tool: tuple[str, bool] | None) -> list[Msg]:
         """Output of the ended work after its idle: a patch the reading allows, else (a seeded
-        bug's ``Offer``: any output of the ended work, a message it had not begun included) the
-        breach ``model.between`` names (``Rules.late_update``)."""
+        bug's ``Offer``: any output of the ended work, a message it had not begun included, or
+        content of a tool call it had finished, ``tool``: (its id, replaced rather than appended))
+        the breach ``model.between`` names (``Rules.late_update``)."""
+        late = self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule
+        if tool is not None:
+            if not self.between.patch_allowed(self.rd["patch-after-idle"]):
+                self._breach(late)
+            self.ended_output = None
+            tid, replace = tool
+            if replace:
+                content = [{"type": "content", "content": wire.text("late")}]
+                return [wire.tool_call(self.sid, tid, content=content)]
+            return [wire.tool_content_chunk(self.sid, tid, "late")]
         mid = self.ended_output or "msg_a_late"
         if not self._may_patch_ended():
-            self._breach(self.between.late_update(self.last_stop in self.between.confirming_reasons()).rule)
+            self._breach(late)
         self.ended_output = None
         return [wire.chunk("agent_message_chunk", self.sid, mid, wire.text(" (late)"))]

@@ -126,8 +126,9 @@ class AgentState:
     prompts: dict[int, tuple[Any, ...]] = field(init=False, default_factory=dict)
     contents: dict[Any, list[Any]] | None = field(init=False, default=None)
     """The content of each prompt received, by request id, where the Agent echoes it in the
-    prompt's user message (set by ``simulator.peers.stdio_agent``); None: it writes a
-    stand-in (``prompt N``, streamed as two chunks), as the simulated runs have it."""
+    prompt's user message (set by ``simulator.peers.stdio_agent``, and under the feature
+    ``retry``); None: it writes a stand-in (``prompt N``, streamed as two chunks), as the
+    simulated runs have it."""
     next_msg: int = field(init=False, default=0)
     turn_outputs: int = field(init=False, default=0)
     cur_msg: str | None = field(init=False, default=None)  # agent_message being streamed in this interval
@@ -193,6 +194,8 @@ class AgentState:
         self.elicit_modes = elicitation_modes(cfg)
         self.used = dict.fromkeys((*AGENT_BUDGETS, "reruns", *BOUNDED_COMPACTION), 0)
         self.limits = {bound: getattr(cfg, bound) for bound in (*AGENT_BUDGETS, "reruns")}
+        if "retry" in cfg.features:  # a prompt may repeat another's content: it echoes what it got
+            self.contents = {}
 
     def clone(self) -> Self:
         new = self.__class__.__new__(self.__class__)
@@ -315,6 +318,7 @@ class AgentState:
         trig = fgm.trigger_for(self.reported, state)
         if trig is not None:
             self.reported = self.specs["foreground"].fire(self.reported, trig)
+            self.extras = self.extras - {"repeated"}  # a new stretch (``Freedoms._repeatable``)
         return self._state(state, stop, err)
 
     def _can(self, machine: str, state: str, ctx: Any = None) -> frozenset[str]:

@@ -32,6 +32,10 @@ from simulator.peers.agent_state import (
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 TIED = "tool_call"
+WAITING = "waiting"
+"""The second part of an ``end`` move's argument ``(reason, WAITING)``: a seeded bug (one that
+does not apply ``cancelled_permissions``) first gives the calls pending on their open permission
+requests their cancelled status, and keeps those requests to use a late approval."""
 """The second part of an ``elicit`` move's argument ``(mode, TIED)``: about a tool call."""
 
 
@@ -73,8 +77,8 @@ class ForegroundWork(BackgroundWork):
         and the rules between machines it asks ``model.between`` (the stop reasons of work a
         cancel reached; ``_can_end``: what is owed before the idle). Its own behaviour, not rules:
         it blocks only while the work waits on the user and resumes only once nothing is waited
-        on (``_blocked``), and work it is cancelling starts no new output, tool call, background
-        work or elicitation (a freedom CANCEL-13 gives that it does not take).
+        on (``_blocked``), and work it is cancelling starts no new tool call, background work or
+        elicitation; its output then is the bounded flush of ``_output_room``.
         ``doing``: the foreground table's agent triggers from the state the work is in."""
         features = self.cfg.features
         blocked = self._blocked()
@@ -87,13 +91,13 @@ class ForegroundWork(BackgroundWork):
             and not self.between.blocked_output_is_progress(self.rd["output-while-requires-action"])
         ):
             add(("agent", "pending_say", None))  # once per run
+        if producing and self._output_room():
+            add(("agent", "say", None))
+            if "thought" in features:
+                add(("agent", "think", None))
+            if "plan" in features:
+                add(("agent", "plan", None))
         if producing and not self.cancelling:
-            if self.turn_outputs < self.cfg.outputs:
-                add(("agent", "say", None))
-                if "thought" in features:
-                    add(("agent", "think", None))
-                if "plan" in features:
-                    add(("agent", "plan", None))
             if self._room("tool_calls"):
                 add(("agent", "tool", None))
                 if "permission" in features and self._room("permissions"):
@@ -129,8 +133,11 @@ class ForegroundWork(BackgroundWork):
         if "end" not in doing or self.between.user_messages_owed(self._unreported()):
             return  # (every end: the user messages of inserted prompts go before its idle)
         if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
+            waiting = self._waiting_calls() if not self._applies(bw.CANCELLED_PERMISSIONS.rule) else ()
             for reason in self.between.confirming_reasons():
                 add(("agent", "end", reason))
+                if waiting:  # a seeded bug: or those calls get their final status first
+                    add(("agent", "end", (reason, WAITING)))
             if not self.between.own_end_after_cancel(self.rd["cancel-takes-effect"]) and self._cancel_seen():
                 return
             # own_end_after_cancel (when-acted): the work may have ended before the Agent acted on
@@ -150,6 +157,20 @@ class ForegroundWork(BackgroundWork):
                 add(("agent", "end", None))
         if "fail" in features and not self.between.owed_before_idle((), (), self._unlisted_work()):
             add(("agent", "end", fgm.ERROR))  # failing work owes no tool result (``_settle_end``)
+
+    def _output_room(self) -> bool:
+        """Whether the work may send model output now (``say``, ``think``, ``plan``; the
+        foreground table's ``output`` is already in ``doing``): within the interval's bound
+        (``Config.outputs``), or, while it carries out a cancel (``cancelling``), with feature
+        ``cancel_output``, one output more per cancellation, the flush of what the model had
+        produced (``flushed``, marked by ``_count_output``). Cancellation: the Agent may still
+        send content (and tool-call updates) after receiving session/cancel, provided they come
+        before the idle that reports the cancellation ("The Agent MAY send session/update
+        notifications with content or tool call updates after receiving the session/cancel
+        notification"); that idle waits for nothing the flush sends (``_settle_end``)."""
+        if self.cancelling:
+            return "cancel_output" in self.cfg.features and "flushed" not in self.extras
+        return self.turn_outputs < self.cfg.outputs
 
     def _tool_events(self, add: Any, pause: bool) -> None:
         """Status moves of foreground tool calls: the tool-call table's rows from each call's
@@ -256,7 +277,10 @@ class ForegroundWork(BackgroundWork):
 
         A tool call of cancelled work whose late approval, accept or completion a seeded bug
         uses runs (``late_run``: offered only where the Agent does not apply
-        ``cancelled_permissions`` or ``late_answers_ignored``).
+        ``cancelled_permissions`` or ``late_answers_ignored``); where it does not apply
+        ``cancelled_permissions``, it may also give a call waiting on its open request its
+        cancelled status as it ends the cancelled work (``end`` with ``WAITING``), and reopens it
+        to run it on a late approval (``late_run``).
 
         On its elicitations, the elicitation table's agent rows from each
         one's state (``_can``), within its own choices: the external completion of an accepted
@@ -274,8 +298,10 @@ class ForegroundWork(BackgroundWork):
             bw.LATE_ANSWERS_IGNORED.rule
         ):
             for tid, t in self.tools.items():
-                if t[3] in ("late", "late-e") and t[0] == tcm.PENDING:
-                    add(("agent", "late_run", tid))
+                if (t[3] in ("late", "late-e") and t[0] == tcm.PENDING) or (
+                    t[3] == "late" and t[0] == tcm.CANCELLED
+                ):
+                    add(("agent", "late_run", tid))  # (a cancelled one reopened)
         for rid, e in self.elicits.items():
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[2] and not e[3]:
@@ -344,7 +370,14 @@ class ForegroundWork(BackgroundWork):
         extend them, feature ``future``). A seeded bug
         that left running unreported sends its output anyway: its breach is already marked."""
         self.specs["foreground"].fire(self.reported, "output", self.fg_ctx)
+        self._count_output()
+
+    def _count_output(self) -> None:
+        """One output of the interval (``turn_outputs``); while a cancel is carried out, the one
+        flush it may send (``_output_room``)."""
         self.turn_outputs += 1
+        if self.cancelling:
+            self.extras = self.extras | {"flushed"}
 
     def _do_say(self, _: Any) -> list[Msg]:
         self._output()
@@ -381,7 +414,7 @@ class ForegroundWork(BackgroundWork):
         return [wire.message("agent_thought", self.sid, self.cur_thought, [wire.text("hmm, yes")])]
 
     def _do_plan(self, _: Any) -> list[Msg]:
-        self.turn_outputs += 1
+        self._count_output()
         self.next_plan += 1
         if self._has("extras"):
             self.extras = self.extras | {"plan"}  # a plan exists that can be removed
@@ -494,12 +527,13 @@ class ForegroundWork(BackgroundWork):
             mark = "raced" if allow and raced else "allowed" if allow else "denied"
             _put(self.tools, tid, 3, mark)
         elif (
-            was == pm.NOT_APPROVED
-            and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
+            was in (pm.NOT_APPROVED, pm.WITHDRAWN)
             and outcome.get("optionId") == "allow"
-            and self.tools[tid][0] == tcm.PENDING
+            and not self.tools[tid][1]
+            and self.tools[tid][0] in (tcm.PENDING, tcm.CANCELLED)
+            and not self._applies(bw.CANCELLED_PERMISSIONS.rule)
         ):
-            _put(self.tools, tid, 3, "late")  # not treated as refused: used
+            _put(self.tools, tid, 3, "late")  # not treated as refused (withdrawn or not): used
 
     def _elicit_answered(self, rid: str, msg: Msg) -> None:
         """The Client's answer: the elicitation table's row for it (an action the schema does not
@@ -561,10 +595,17 @@ class ForegroundWork(BackgroundWork):
 
     def _do_late_run(self, tid: str) -> list[Msg]:
         """A late approval of a request of cancelled work runs its tool call (offered only where
-        the Agent does not apply ``cancelled_permissions``)."""
+        the Agent does not apply ``cancelled_permissions``): a call left pending, or one given its
+        cancelled status (``end`` with ``WAITING``), reopened (the tool call table's refusal too)."""
         self._breach(
             self.between.late_answer("elicitation" if self.tools[tid][3] == "late-e" else "permission").rule
         )
+        if self.tools[tid][0] == tcm.CANCELLED:
+            reopen = self.specs["tool_call"].written_refusal(tcm.CANCELLED, "run")
+            if reopen is not None:
+                self._breach(reopen)
+            self.tools[tid] = (tcm.IN_PROGRESS, *self.tools[tid][1:3], None)
+            return [wire.tool_call(self.sid, tid, tcm.IN_PROGRESS)]
         _put(self.tools, tid, 3, None)
         return [self._tool_update(tid, "run")]
 
@@ -574,8 +615,20 @@ class ForegroundWork(BackgroundWork):
         ]
 
     def _do_end(self, reason: Any) -> list[Msg]:
+        first: list[Msg] = []
+        if isinstance(reason, tuple) and reason[1:] == (WAITING,):  # a seeded bug (``_active_events``)
+            reason = reason[0]
+            first = [self._tool_update(tid, "cancel") for tid in self._waiting_calls()]
         reason, seen = _seen(reason)
-        return self._settle_end(reason, seen=seen)
+        return [*first, *self._settle_end(reason, seen=seen)]
+
+    def _waiting_calls(self) -> tuple[str, ...]:
+        """Foreground tool calls still pending on their open permission request."""
+        return tuple(
+            tid
+            for tid, t in self.tools.items()
+            if not t[1] and t[0] == tcm.PENDING and self.perms.get(t[2]) == pm.PENDING
+        )
 
     def _settle_end(self, reason: str, carry_past_error: bool = False, seen: bool = True) -> list[Msg]:
         """End foreground work as ``model.between`` says what it owes and takes with it: its live
@@ -642,7 +695,7 @@ class ForegroundWork(BackgroundWork):
         self.real = fgm.IDLE
         self.cancelling = False
         # (BLOCKED_ON_USER: a new stretch of asking)
-        self.extras = self.extras - {"asked", "unobserved", "unseen"}
+        self.extras = self.extras - {"asked", "unobserved", "unseen", "flushed"}
         self.last_stop = reason
         if seen:
             out.append(self._report(fgm.IDLE, reason, err))

@@ -111,9 +111,12 @@ and snapshot came before it, unfollowed)."""
 PROMPT_FROM: tuple[str, ...] = (sm.OPEN,)
 """Session states from which the conforming Client sends session/prompt (no table row)."""
 
-CANCEL_FROM: tuple[str, ...] = (sm.OPEN, sm.CLOSING)
-"""Session states from which the Client sends session/cancel and $/cancel_request (a close
-does not stop it cancelling; no table row: the prompt table allows both in every state)."""
+CANCEL_FROM: tuple[str, ...] = (sm.OPEN, sm.CLOSING, sm.RESUMING)
+"""Session states from which the Client sends session/cancel and $/cancel_request (no table
+row: the prompt table allows both in every state). Neither a close nor a resume being answered
+stops it cancelling: Cancellation says the Client may cancel the session's foreground work at
+any time, so a cancel may race a resume's snapshot and response (a resume of an open session
+may find work running)."""
 
 
 def follows_withdrawals(tables: Mapping[str, MachineSpec]) -> bool:
@@ -172,8 +175,9 @@ class Client:
     of work it cancelled (pending when it sent session/cancel, or when the idle confirming a
     cancellation arrived), answered once the Agent withdraws it (so the user is not asked
     for input the cancelled work no longer needs). Holding is a fairness choice, not a rule:
-    a Client that answered at once would discharge the withdrawal the Agent owes (CANCEL-19)
-    before it could be judged. Its answer after the withdrawal is still any of the
+    a Client that always answered at once would discharge the withdrawal the Agent owes
+    (CANCEL-19) before it could be judged; under the feature ``answer_held`` it may also answer
+    a held one at once, as if pending (``_hold``). Its answer after the withdrawal is still any of the
     elicitation table's client rows from withdrawn: an accept there is the late answer
     ``model.between`` LATE_ANSWERS_IGNORED says the Agent ignores (CANCEL-10)."""
     closes: int = field(init=False, default=0)
@@ -182,6 +186,18 @@ class Client:
     session: str = field(init=False)  # a state of the session table
     marks: tuple[str, ...] = field(init=False, default=())  # breach markers: rules a fault's messages broke
     asked: int | None = field(init=False, default=None)  # its latest close's or resume's id, until answered
+    first_prompt: int | None = field(init=False, default=None)
+    """The id of its first session/prompt, whose content it may send again (feature ``retry``:
+    None without it)."""
+    retried: int | None = field(init=False, default=None)
+    """The id of its session/prompt that repeated the first one's content (a retry), once per run.
+    2. Prompt accepted: the Agent must give distinct submissions distinct message IDs even if
+    their content is identical, the Client must not associate by content, and a retry can create
+    another submission; so a later prompt may carry an earlier one's content (its text). The
+    Agent then echoes what it received (``AgentState.contents``), so its user messages are
+    identical too. These two ids make every prompt's text part of the Client's state; which
+    prompt also carried a link (``rich_prompt``) is not, so with both features on (only the
+    conforming-twin search has that) states differing only in an echoed link are merged."""
     extra_resumes: tuple[int, ...] = field(init=False, default=())
     """Ids of resumes sent while another was answered, until answered: no prompt meanwhile
     (a session/prompt waits for every resume of the session to be answered)."""
@@ -218,6 +234,8 @@ class Client:
             ev.append(("client", "prompt", None))
             if "rich_prompt" in cfg.features:  # content other than text, of the baseline set
                 ev.append(("client", "prompt", "link"))
+            if self.first_prompt is not None and self.retried is None:  # feature retry, once
+                ev.append(("client", "prompt", "same"))
         late: list[Event] = []  # the session table's client rows from its state: EARLY ones here
         for t, _ in self.tables["session"].moves(state, "client"):
             if t in SESSION_EVENTS and self._within(t):
@@ -238,9 +256,12 @@ class Client:
                     if name not in PERMISSION_FEATURE or PERMISSION_FEATURE[name] in cfg.features:
                         ev.append(("client", name, rid))
         for rid, mode, status in self.elicits:
-            if status != "held":  # pending or withdrawn: a state of the elicitation table
-                for trigger, _ in self.tables["elicitation"].moves(status, "client", {"url": mode == "url"}):
-                    ev.append(("client", f"elicit_{trigger}", rid))
+            if status == "held":  # of cancelled work: answered once withdrawn, or at once
+                if "answer_held" not in cfg.features:  # (``_answer_held``)
+                    continue
+                status = em.PENDING
+            for trigger, _ in self.tables["elicitation"].moves(status, "client", {"url": mode == "url"}):
+                ev.append(("client", f"elicit_{trigger}", rid))
         return ev + late
 
     def _within(self, trigger: str) -> bool:
@@ -296,6 +317,11 @@ class Client:
             rid = self._rid()
             self.unanswered.append(rid)
             content = [wire.text(f"prompt {rid}")]
+            if arg == "same":  # a retry: its first prompt's content again (``retried``)
+                self.retried = rid
+                content = [wire.text(f"prompt {self.first_prompt}")]
+            elif self.first_prompt is None and "retry" in self.cfg.features:
+                self.first_prompt = rid
             if arg == "link":
                 content.append(wire.resource_link("file:///work/README.md", "README.md"))
             return [wire.prompt(rid, MAIN, content)]
@@ -306,6 +332,7 @@ class Client:
         if name.startswith("elicit_"):  # accept, decline or cancel: the elicitation table's row
             action = name.removeprefix("elicit_")
             _, mode, status = next(e for e in self.elicits if e[0] == arg)  # withdrawn: still answered
+            status = em.PENDING if status == "held" else status  # held: pending for the Agent
             self.tables["elicitation"].fire(status, action, {"url": mode == "url"})
             self.elicits = tuple(e for e in self.elicits if e[0] != arg)  # answered once
             return [wire.elicitation_answer(arg, action)]
@@ -340,7 +367,13 @@ class Client:
         return [wire.resume(self._asked(), MAIN, bool(arg))]
 
     def _hold(self) -> None:
-        """Hold the pending elicitations: the work they belong to is cancelled."""
+        """Hold the pending elicitations: the work they belong to is cancelled.
+
+        Answering a held elicitation at once (feature ``answer_held``) is a freedom of its own:
+        Cancellation says a response can race with session/cancel before the cancellation
+        completes, and Lifecycle examples that permissions and both elicitation modes follow the
+        same rules. Holding stays a branch beside it, so the withdrawal the Agent owes
+        (CANCEL-19) is still judged where the Client waits for it."""
         self.elicits = tuple((r, m, "held" if st == em.PENDING else st) for r, m, st in self.elicits)
 
     def receive(self, msg: Msg) -> None:

@@ -38,7 +38,13 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "unadvertised",  # a custom state the Client did not advertise; a prompt's work starts under it
     "announce",  # the Agent's own user message at idle, its own work (goal) reported starting next
     "interim",  # an inserted user message first reported with text of the Agent's own (user-message-content)
-    "snapshot",  # the current idle reported again while idle (the initial idle after session/new's response)
+    "snapshot",  # the state reported repeated, nothing new, once a stretch (after session/new: initial idle)
+    "cancel_output",  # one output (message, thought, plan) more while a session/cancel is carried out
+    "bg_idle",  # a background tool call of the Agent's own started while idle or requires_action
+    "bg_fail",  # a background item fails (terminal exit code 1, tool call failed, the child's error idle)
+    "answer_held",  # the Client answers an elicitation of work it cancelled at once (racing the cancel)
+    "retry",  # a later prompt repeats the first one's content (identical submissions), once per run
+    "compact_once",  # a compaction reported by one completed update (with or without its summary)
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices of
 ``simulator.explore.bfs`` that switch them on, and the conforming twins of
@@ -81,7 +87,7 @@ FEATURES = (
 )
 
 
-TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce", "interim", "snapshot")
+TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce", "interim")
 """Freedoms of ``OFF_BY_DEFAULT`` that no explore slice takes: only the second search for a
 conforming twin (``simulator.analysis.decidability.twin_config``, every feature on) does, so
 that explore's figures stay those of the freedoms it has always explored."""
