@@ -163,7 +163,7 @@ def bound_of(args: argparse.Namespace) -> Bound:
 
 def time_budget(args: argparse.Namespace) -> float | None:
     value: float | None = args.time_budget
-    if value is not None and value <= 0:
+    if value is not None and not value > 0:  # (nan too)
         raise UsageError(f"--time-budget {value}: must be > 0 seconds")
     return value
 

@@ -2,10 +2,10 @@
 the options they both take, and the exit code.
 
 Owns: ``open_inputs`` (every path is checked before anything is read: an unusable one is a
-one-line usage error naming it), ``judge`` (one pass per input, ``properties.checking``, with a
-fresh ``MonitorSet`` from ``new_monitor_set``, which tests may replace; the schema option's
-loading, ``--html`` and ``--max-findings``), and ``exit_code`` (0: nothing at the failing
-level, 1: findings).
+one-line usage error naming it; each is named as ``printable`` shows it), ``judge`` (one pass
+per input, ``properties.checking``, with a fresh ``MonitorSet`` from ``new_monitor_set``, which
+tests may replace; the schema option's loading, ``--html`` and ``--max-findings``), and
+``exit_code`` (0: nothing at the failing level, 1: findings).
 
 Must not know: what any monitor checks, how reports are rendered (``properties.check_report``).
 """
@@ -57,8 +57,14 @@ def open_inputs(paths: Sequence[str], stack: ExitStack) -> list[tuple[str, Binar
             stream = stack.enter_context(open(path, "rb"))  # noqa: SIM115 - closed by the stack
         except OSError as exc:
             raise UsageError(unreadable(path, exc, verb="open")) from None
-        opened.append((path, stream))
+        opened.append((printable(path), stream))
     return opened
+
+
+def printable(path: str) -> str:
+    """``path`` as reports name it: a file name's bytes that are not UTF-8 (which Python keeps
+    as lone surrogates, and no UTF-8 output can hold) shown as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def judge(
@@ -79,6 +85,11 @@ def judge(
     paths = args.files if hasattr(args, "files") else [args.file]
     page = _html_page(args, paths)
     checker = _load_schema(schema)
+    unusable: tuple[type[Exception], ...] = ()
+    if checker is not None:
+        from properties.schema_check import SchemaError
+
+        unusable = (SchemaError,)  # a part of the schema that fails only on a message
     check = check_stream if page is None else page.check
     reports: list[FileReport] = []
     with ExitStack() as stack:
@@ -101,6 +112,8 @@ def judge(
                 )
             except OSError as exc:
                 raise UsageError(f"{path}: read error ({exc.strerror or exc})") from None
+            except unusable as exc:
+                raise UsageError(str(exc)) from None
     if page is not None:
         page.write(args.html, reports[0])
     return reports
@@ -126,7 +139,7 @@ def _html_page(args: argparse.Namespace, files: Sequence[str]) -> Any:
         raise UsageError(f"--html: a page shows one input; {len(files)} files given")
     if args.html == STDOUT:
         raise UsageError("--html -: standard output carries the report; give a file name")
-    check_file(args.html)
+    check_file(args.html, "--html")
     from diagrams.html import CheckPage
 
     return CheckPage(args.command if isinstance(getattr(args, "command", None), str) else "check")

@@ -23,6 +23,7 @@ Must not know: what the Agent may do (the model decides), monitors.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -47,7 +48,7 @@ def _pace(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(f"not milliseconds MIN,MAX: {text!r}") from None
     if len(parts) == 1:
         parts *= 2
-    if len(parts) != 2 or parts[0] < 0 or parts[1] < parts[0]:
+    if len(parts) != 2 or not all(map(math.isfinite, parts)) or parts[0] < 0 or parts[1] < parts[0]:
         raise argparse.ArgumentTypeError(f"not milliseconds MIN,MAX with 0 <= MIN <= MAX: {text!r}")
     return parts[0], parts[1]
 

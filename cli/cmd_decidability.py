@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if args.readings is not None:
         names = reading_names(args.readings)
         alts = dec.alternatives(names, readings) if names else None
-    if args.out:
+    if args.out is not None:
         check_folder(args.out, "--out")
 
     def progress(text: str) -> None:

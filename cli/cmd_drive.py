@@ -19,7 +19,7 @@ from cli.cmd_record import agent_command, start_failure
 from cli.drive_options import add_parser as add_parser  # the command's parser: cli.main asks here
 from cli.main import EXIT_FINDINGS, EXIT_OK, UsageError
 from cli.options import chosen_readings, pool_of
-from cli.outputs import show
+from cli.outputs import check_folder, show
 from properties.outputs import dumps, unreadable
 from simulator.harness.campaign import (
     Campaign,
@@ -54,9 +54,8 @@ def run(args: argparse.Namespace) -> int:
         readings=chosen_readings(args),
         elicitation=args.elicitation,
     )
+    check_folder(args.out, "--out")  # before any run: a failing run is written there
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out}: is not a directory")
     started = time.monotonic()
     try:
         if args.replay is not None:

@@ -15,7 +15,7 @@ import argparse
 import sys
 from typing import Any
 
-from cli.bounds import bounds_from, faults_from
+from cli.bounds import bounds_from, faults_from, time_budget
 from cli.explore_options import add_parser as add_parser  # the command's parser: cli.main asks here
 from cli.main import EXIT_USAGE, UsageError
 from cli.options import at_least, chosen_readings, pool_of, variant_and_readings, variant_lines
@@ -96,8 +96,7 @@ def options(args: argparse.Namespace) -> Any:
             "--walks 0 and --examples 0 leave the random mode nothing to run (for the exhaustive "
             "search alone: --mode exhaustive)"
         )
-    if args.time_budget is not None and args.time_budget <= 0:
-        raise UsageError("--time-budget must be > 0")
+    time_budget(args)
     if args.reduce != "none" and args.depth is not None:
         raise UsageError(
             "--reduce por does not combine with --depth (a reduced search may need more steps to reach "
@@ -110,7 +109,7 @@ def options(args: argparse.Namespace) -> Any:
             raise UsageError("--graph needs the exhaustive mode (--mode exhaustive or both)")
         if args.graph == STDOUT and args.json:
             raise UsageError("--graph - and --json both want standard output; give --graph a file")
-        check_file(args.graph)
+        check_file(args.graph, "--graph")
     check_folder(args.out, "--out")
     if args.database is not None:
         check_folder(args.database, "--database")

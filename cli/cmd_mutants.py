@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         show(dumps(list_json(chosen)) if args.json else list_text(chosen))
         return 0
-    if args.out:
+    if args.out is not None:
         check_folder(args.out, "--out")
     pool = pool_of(args)
     verdicts = []

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     # under a variant the run takes the behaviours its dropped rules allowed (their seeded bugs)
     faults = faults_from(args.fault) | added_faults(variant)
     bounds = bounds_from(args)
-    check_file(args.out)
+    check_file(args.out, "--out")
     if args.scenario is not None:
         scenario = BY_NAME.get(args.scenario)
         if scenario is None:

@@ -72,11 +72,15 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "-":
         sys.stdout.write(text())
         return EXIT_OK
+    if args.out == "":
+        raise UsageError("--out: an empty path (give a file, or - for standard output)")
     path = args.out or str(default)
     try:
         write(path)
     except OSError as exc:
         raise UsageError(f"{path}: cannot {verb} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:  # --between: the page to rewrite is not text
+        raise UsageError(f"{path}: cannot {verb} (not UTF-8 text)") from None
     except ValueError as exc:  # --between: the page lacks the markers of the table
         raise UsageError(str(exc)) from None
     sys.stderr.write(f"acp-model trace: wrote {path}\n")

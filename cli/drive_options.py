@@ -20,6 +20,9 @@ from cli.options import (
     positive_int,
 )
 
+MAX_SECONDS = 86400
+"""The longest wait a seconds option takes (past what a clock holds, waits raised OverflowError)."""
+
 
 def _seconds(text: str) -> float:
     try:
@@ -28,6 +31,8 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    if not value <= MAX_SECONDS:  # (inf too: no clock waits that long)
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SECONDS} (a day): {text!r}")
     return value
 
 

@@ -173,6 +173,11 @@ def variant_lines(variant: Variant | None, *more: str) -> list[str]:
 
 
 # -- worker pools --------------------------------------------------------------------------------
+MAX_JOBS = 1024
+"""The most ``--jobs`` (a local pool starts every process at once; past a C int its queue cannot
+even be made)."""
+
+
 def add_pool_options(p: Any, what: str, default: str = "1") -> None:
     """``--jobs`` (``what``: the jobs, for its help; ``default``: said in the help) and
     ``--cluster``."""
@@ -197,6 +202,8 @@ def pool_of(args: argparse.Namespace, default: int | None = 1) -> Workers:
     value: int | None = args.jobs
     if value is not None and value < 1:
         raise UsageError(f"--jobs {value}: must be >= 1")
+    if value is not None and value > MAX_JOBS:
+        raise UsageError(f"--jobs {value}: must be <= {MAX_JOBS}")
     cluster: str | None = args.cluster
     if cluster is not None and not cluster.strip():
         raise UsageError("--cluster: expected local or HOST:PORT")

@@ -23,11 +23,13 @@ from properties.outputs import write_atomic
 STDOUT = "-"
 
 
-def check_file(path: str) -> None:
-    """A ``UsageError`` (one line naming ``path``) unless a file can be written at ``path``;
-    ``-`` (standard output) always can."""
+def check_file(path: str, option: str) -> None:
+    """A ``UsageError`` (one line naming ``path``, or the option ``option`` for an empty path)
+    unless a file can be written at ``path``; ``-`` (standard output) always can."""
     if path == STDOUT:
         return
+    if not path:
+        raise UsageError(f"{option}: an empty path (give a file name)")
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"{path}: is a folder, not a file")
@@ -38,6 +40,8 @@ def check_folder(path: str, option: str) -> None:
     """A ``UsageError`` unless files can be written into the folder ``path`` (made if missing)."""
     if path == STDOUT:
         raise UsageError(f"{option} -: {option} is a folder of files; standard output cannot hold them")
+    if not path:  # Path("") is the current folder
+        raise UsageError(f"{option}: an empty path (give a folder)")
     target = Path(path)
     if target.exists() and not target.is_dir():
         raise UsageError(f"{path}: is a file, not a folder")
@@ -56,8 +60,10 @@ def _probe(folder: Path, shown: str) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".acp-model-probe.", dir=existing)
     except OSError as exc:
         raise UsageError(f"{shown}: cannot write ({exc.strerror or exc})") from None
-    os.close(fd)
-    os.unlink(tmp)
+    try:
+        os.close(fd)
+    finally:  # (an interrupt here must not leave the probe behind)
+        os.unlink(tmp)
 
 
 def write(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,19 +22,25 @@ from typing import Any
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write ``data`` to ``path`` atomically (same-folder temporary file, then ``os.replace``)."""
+    """Write ``data`` to ``path`` atomically (same-folder temporary file, then ``os.replace``).
+    The temporary file's name is chosen before the file is made, so an interrupt at any moment
+    (Ctrl-C) removes it; its mode is an ordinary file's (0666 less the umask)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs are ordinary files
+    tmp = ""
     try:
+        while True:
+            tmp = str(target.parent / f".{target.name}.{secrets.token_hex(6)}")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                break
+            except FileExistsError:
+                tmp = ""  # (another's: never removed here)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
+        if tmp and os.path.exists(tmp):
             os.unlink(tmp)
         raise
 

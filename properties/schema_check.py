@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, relevance
+from jsonschema.exceptions import UnknownType, ValidationError, relevance
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
@@ -184,7 +184,7 @@ class SchemaChecker:
         try:  # compile everything now, so a broken reference is reported before any input
             for name in sorted({*self.definitions.values(), *_ENVELOPES.values(), "Error"}):
                 self._validator(name).is_valid({})
-        except (Unresolvable, LookupError, TypeError, ValueError) as exc:
+        except (Unresolvable, LookupError, TypeError, ValueError, UnknownType, RecursionError) as exc:
             raise SchemaError(f"{path}: schema cannot be used ({_unusable(name, exc)})") from None
         self._update_shell: Draft202012Validator | None = None
         self._update_variants: dict[str, Draft202012Validator] = {}
@@ -298,5 +298,7 @@ class SchemaChecker:
             error = most_useful_error(max([first, *errors], key=relevance))
         except RecursionError:
             return f"{prefix}: too deeply nested to validate ({name})"
+        except UnknownType as exc:  # a part of the schema the load-time probe did not reach
+            raise SchemaError(f"{self.path}: schema cannot be used ({_unusable(name, exc)})") from None
         where = _path(prefix, error.absolute_path)
         return f"{where}: {clip(error.message, _MAX_MESSAGE, one_line=True)} ({name})"

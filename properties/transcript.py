@@ -108,6 +108,8 @@ TOLERATED: frozenset[str] = frozenset({"input.blank-line", "input.bom", "input.c
 """The input findings of lines the reader accepts as they are (information, never a failure)."""
 
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate left in a decoded string: an escape (``\\ud800``) without its pair."""
 _SESSION_CREATING = frozenset({"session/new", "session/fork"})
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 17
@@ -172,6 +174,23 @@ def _exact(raw: bytes) -> Any:
     return json.loads(raw, parse_int=_big_int, parse_constant=_reject_constant)
 
 
+def _lone_surrogate(obj: Any) -> bool:
+    """Whether a string (or key) of ``obj`` holds a lone surrogate, which no UTF-8 text can:
+    ``orjson`` refuses such a line, the standard library decodes it."""
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            if _SURROGATE.search(item):
+                return True
+        elif type(item) is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return False
+
+
 def _unparseable(raw: bytes, ended: bool, exc: BaseException) -> _Unusable:
     """Why a line that did not parse is unusable."""
     if not ended:
@@ -195,6 +214,8 @@ def _parse(raw: bytes, ended: bool) -> tuple[str, Sequence[Any]]:
         try:  # valid JSON orjson refuses (an integer past what a double holds) is not invalid
             obj = _exact(raw)
         except (ValueError, RecursionError):
+            raise _unparseable(raw, ended, first) from None
+        if _lone_surrogate(obj):  # (orjson's reason stands)
             raise _unparseable(raw, ended, first) from None
     if type(obj) is not dict:
         raise _Unusable("not-object", f"line is a JSON {type(obj).__name__}, not an object")

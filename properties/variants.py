@@ -181,6 +181,8 @@ def load(path: str) -> Variant:
         raise VariantError(f"{path}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise VariantError(f"{path}: not valid TOML ({' '.join(str(exc).split())})") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise VariantError(f"{path}: arrays or tables nested too deeply") from None
     stem = os.path.splitext(os.path.basename(path))[0]
     return from_data(data, path, stem)
 

@@ -296,6 +296,27 @@ def test_pathological_nesting_is_rejected_before_decoding() -> None:
     assert [n for n, _, _ in messages] == [1, 3]
 
 
+@pytest.mark.parametrize("escape", [b"\\ud800x", b"\\udfff", b"\\ude00\\ud83d"])
+def test_a_lone_surrogate_escape_is_invalid_json(escape: bytes) -> None:
+    # orjson refuses it; the standard library (the fallback for huge integers) decoded it into
+    # a string no UTF-8 output can hold, and `check --json` ended in a UnicodeEncodeError
+    lone = b'{"from": "client", "message": {"jsonrpc": "2.0", "method": "' + escape + b'"}}\n'
+    messages, findings = read(GOOD + lone + GOOD)
+    assert [(f.rule, f.line) for f in findings] == [("input.invalid-json", 2)]
+    assert "surrogate" in findings[0].explanation
+    assert [n for n, _, _ in messages] == [1, 3]
+
+
+def test_a_surrogate_pair_and_a_huge_integer_together_are_fine() -> None:
+    pair = (
+        b'{"from": "client", "message": {"jsonrpc": "2.0", "method": "\\ud83d\\ude00", "params": {"n": 1'
+        + b"0" * 30
+        + b"}}}\n"
+    )
+    messages, findings = read(GOOD + pair)
+    assert findings == [] and messages[1][2]["method"] == "\U0001f600"
+
+
 def test_nesting_up_to_the_limit_and_brackets_in_strings_are_fine() -> None:
     nested: object = "leaf"
     for _ in range(MAX_DEPTH - 4):  # the envelope adds message, params and _meta levels

@@ -76,6 +76,18 @@ def lockstep_fds() -> tuple[int, int] | None:
     return fds
 
 
+def complete_lines(pending: bytearray) -> list[bytes]:
+    """The complete lines at the start of ``pending``, taken out of it (the start of a line yet
+    to end stays). Input is kept in one growing buffer and split only where a chunk brought a
+    line end: a line of many chunks costs its length once, not once per chunk."""
+    end = pending.rfind(b"\n")
+    if end < 0:
+        return []
+    lines = bytes(pending[:end]).split(b"\n")
+    del pending[: end + 1]
+    return lines
+
+
 def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
     """Run until end of input (or until the Client stops reading); in lockstep when the
     environment says so (``LOCKSTEP``)."""
@@ -83,7 +95,7 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
     if fds is not None:
         return serve_lockstep(agent, fd_in, fd_out, *fds)
     out = Sink(fd_out)
-    pending = b""
+    pending = bytearray()
     while True:
         timeout = agent.pause() if agent.moves() else None
         if select.select([fd_in], [], [], timeout)[0]:
@@ -91,7 +103,7 @@ def serve(agent: StdioAgent, fd_in: int, fd_out: int) -> int:
             if not data:
                 return 0
             pending += data
-            *lines, pending = pending.split(b"\n")
+            lines = complete_lines(pending) if b"\n" in data else []
             for line in lines:  # each complete line answered as it comes
                 if line.strip():
                     answer = agent.receive(line)
@@ -109,7 +121,7 @@ def serve_lockstep(agent: StdioAgent, fd_in: int, fd_out: int, fd_turn: int, fd_
     out, done = Sink(fd_out), Sink(fd_done)
     if not done(HELLO):
         return 0
-    pending = b""
+    pending = bytearray()
     ended = False
     while True:
         ready, _, _ = select.select([fd_in, fd_turn], [], [])
@@ -128,8 +140,7 @@ def serve_lockstep(agent: StdioAgent, fd_in: int, fd_out: int, fd_turn: int, fd_
                 data = read(fd_in)
                 ended = not data
                 pending += data
-            *lines, pending = pending.split(b"\n")
-            msgs = turn(agent, lines)
+            msgs = turn(agent, complete_lines(pending))
             if msgs and not out(_lines(msgs)):
                 return 0
             _notes(agent)

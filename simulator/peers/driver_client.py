@@ -216,7 +216,7 @@ class ScriptError(ValueError):
 def load_script(text: str) -> list[Choice]:
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # (nesting too deep for the decoder)
         raise ScriptError(f"not JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != SCRIPT_FORMAT:
         raise ScriptError(f'not a drive script (no "format": "{SCRIPT_FORMAT}")')
