@@ -148,15 +148,16 @@ USER_MESSAGE_REPORTED: Final = Between(
 
 OWN_USER_MESSAGE: Final = Between(
     "own_user_message", "ACC-06", "Foreground and background work",
-    "a live user message is reported while no session/prompt of its session waits for its answer "
-    "(under the reading unaccounted-user-message=agent-initiated)",
+    "a live user message is reported that no success response returned (under the reading "
+    "unaccounted-user-message=agent-initiated)",
     "it may be the Agent's own insertion only for foreground work the Agent started itself while "
     "no prompt waited for insertion and no inserted prompt awaited its work (an idle after unknown "
     "or an unrecognized state may end work that started unseen, so no inserted prompt awaits its "
-    "work after it): reported during that work, or outside work when that work is reported "
-    "starting next; "
-    "anywhere else it is a report no submission accounts for (REJ-02 after a rejection, else "
-    "ACC-06; SDM-05 in a session without prompts)",
+    "work after it): reported during that work (whether a prompt received since waits or not: a "
+    "waiting prompt may then claim it, and none has to), or, while no prompt waits, outside work "
+    "when that work is reported starting next; "
+    "anywhere else it is a report no submission accounts for, counted against the waiting prompts "
+    "(REJ-02 after a rejection, else ACC-06; SDM-05 in a session without prompts)",
     ("prompt", "foreground", "entity"),
 )  # fmt: skip
 
@@ -718,13 +719,17 @@ class Rules:
         return self.steer or not (received_in_active_work and work_still_active)
 
     @staticmethod
-    def own_user_message(state: str, own_work: bool) -> bool | None:
+    def own_user_message(state: str, own_work: bool, prompt_waits: bool = False) -> bool | None:
         """``own_user_message``: whether a user message no waiting prompt accounts for may be the
         Agent's own insertion, reported with the foreground state ``state`` (``active``, ``idle``
         or ``other``: unknown or custom, which place no work), ``own_work``: the latest work
         started was the Agent's own, started while no prompt waited, and has not ended. None: not
         yet known (the work it is for must be reported starting next: an Agent that starts work
-        itself knows it and reports it)."""
+        itself knows it and reports it). While a prompt of the session waits (``prompt_waits``)
+        only a message reported during that own work may be the Agent's own (then a waiting prompt
+        may still claim it, and none has to); any other is counted against the waiting prompts."""
+        if prompt_waits:
+            return state == "active" and own_work
         if state == "active" or own_work:
             return own_work
         return None

@@ -158,10 +158,13 @@ READINGS: Final[tuple[Reading, ...]] = (
             "prompt-only": """Every live user message reports the insertion of a session/prompt of its
                 session: one no prompt can claim is a breach (ACC-06, REJ-02 after a rejection, ACC-03
                 when an error answer strands it, SDM-05 in a session without prompts).""",
-            "agent-initiated": """A user message reported while no session/prompt of its session waits for
-                its answer may be the Agent's own insertion for work it started itself (or a live-only
-                message of a local command): no breach. One reported while a prompt waits is counted
-                against the waiting prompts as under prompt-only (ACC-06, ACC-03).""",
+            "agent-initiated": """A user message reported during foreground work the Agent started
+                itself (reported starting while no session/prompt of its session waited), or while no
+                prompt waits just before such work starts, may be the Agent's own insertion (or a
+                live-only message of a local command): no breach, also when a prompt received since
+                waits (that prompt may still return its ID, and need not). Any other is counted
+                against the waiting prompts as under prompt-only (ACC-06, ACC-03), among them one
+                reported while work a prompt started is under way.""",
             "other-sources": """A user message may have another source (an Agent-side insertion, a
                 delegated task): an unclaimed user message is no breach, and the counting of messages
                 against prompts proves nothing.""",
@@ -171,15 +174,23 @@ READINGS: Final[tuple[Reading, ...]] = (
               session/prompt request or a synthetic user message" (Foreground and background work)
               presupposes that an Agent may insert one for work it starts itself, and an adapter
               "can instead insert a live-only ACP user message" for a local command (2. Prompt
-              accepted). While a prompt waits, "session/prompt lasts until the Agent inserts the
-              user message", so a user message then is counted against the waiting prompts; with
-              none waiting it may be the Agent's own. other-sources goes further than the text,
+              accepted). That sentence sets no condition on other prompts: a prompt that arrives
+              while such work runs changes nothing about the work's own message ("Foreground work
+              can also start without a prompt, such as when the Agent follows up on a background
+              task that finished. It reports the same states either way", the introduction), so
+              one reported during it is counted against no prompt, though the waiting one may still
+              return its ID. Work a prompt started is another matter: "session/prompt lasts until
+              the Agent inserts the user message", and the text gives such work no message of the
+              Agent's own, so a user message reported during it, or outside work while a prompt
+              waits, is counted against the waiting prompts. other-sources goes further than the text,
               which discourages reporting a delegated task as a user message (Session-directed
               messages).""",
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
         peers="""other-sources: the Agent may report one user message of its own running work that no
               prompt accounts for; agent-initiated: the same, only in work it started itself (a
-              follow-up of finished background work) while no prompt waits for its answer, or just
+              follow-up of finished background work) while no prompt waits for its answer (it
+              does not yet take the checker's leave to do so while a prompt received during that
+              work waits), or just
               before it starts such work (feature announce: from idle, or while unknown or a custom
               state is shown, the work then reported starting); prompt-only: never""",
     ),

@@ -250,7 +250,7 @@ VIOLATIONS: list[Case] = [
             answer(2, "u2"),
             state("idle", stop="end_turn"),
         ],
-        [("ACC-06", 10)],
+        [("ACC-06", 11)],  # (u9, named at the answer that returns u2: till then it may be prompt 2's)
     ),
     Case(
         "ACC-07 user message before its prompt",

@@ -72,11 +72,11 @@ def test_a_user_message_for_a_refused_prompt_breaks_rejected_not_reported() -> N
     assert bw.SPEC.unaccounted_user_message(True) is bw.REJECTED_NOT_REPORTED
     assert bw.SPEC.unaccounted_user_message(False) is bw.OWN_USER_MESSAGE
     refused = [prompt(1), fail(1, -32602), prompt(2), state("running")]
-    assert _rules([*refused, user("u1"), user("u2"), answer(2, "u2")]) == [(bw.REJECTED_NOT_REPORTED.rule, 6)]
+    assert _rules([*refused, user("u1"), user("u2"), answer(2, "u2")]) == [(bw.REJECTED_NOT_REPORTED.rule, 7)]
     assert _rules([*refused, user("u2"), answer(2, "u2")]) == []
     # with no refusal before it, the same unaccounted report is own_user_message's
     assert _rules([prompt(2), state("running"), user("u1"), user("u2"), answer(2, "u2")]) == [
-        (bw.OWN_USER_MESSAGE.rule, 4)
+        (bw.OWN_USER_MESSAGE.rule, 5)  # (u1, named at the answer that returns u2)
     ]
 
 

@@ -62,7 +62,7 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
             answer(1, "u1"),
             state("idle", stop="end_turn"),
         ],
-        [("ACC-06", 4)],
+        [("ACC-06", 5)],  # (named at the answer that strands u2: till then prompt 1 may claim it)
         "other-sources",
         [],
     ),

@@ -77,7 +77,8 @@ only grow through one of three events, and each increase is a certain breach:
 
 - an error response removes a prompt that every complete matching needed: that prompt was
   inserted and then answered with an error (evidence for the prompt table, above);
-- a new user message nobody can claim: its submission was answered with an error (REJ-02) when a
+- a new user message nobody can claim (which one is named once certain: "Naming the unclaimed
+  message"): its submission was answered with an error (REJ-02) when a
   prompt of the session received before it got an error, else it is an update about a user
   message under an ID no response returned (ACC-06): ``unaccounted_user_message`` picks the
   declaration; SDM-05 in a session without prompts;
@@ -120,8 +121,21 @@ below).
 
 *Agent-initiated user messages.* Under the reading ``unaccounted-user-message=agent-initiated``
 (the default) a live user message first reported while no prompt of the session waits for its
-answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted;
-under ``prompt-only`` it is counted as every other; under ``other-sources`` nothing is.
+answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted.
+One reported while a prompt waits, during foreground work the Agent started itself (reported
+starting while no prompt waited, and no prompt inserted while idle was reported, with no other
+state reported since its receipt, awaited it: ``_Prompt.worked``), may be the Agent's own
+or a waiting prompt's: kept apart (``optional``), never counted, and a success response may
+still return it (ACC-07 if it came before that prompt's receipt); forgotten once no waiting
+prompt received before it remains. Under ``prompt-only`` every live one is counted; under
+``other-sources`` nothing is.
+
+*Naming the unclaimed message.* A growth of ``d`` at a new user message is a certain breach, but
+when a waiting prompt received before it could still claim it, which message stays unclaimed
+is not yet known: the growth is deferred (``deferred``), and after each answer the oldest
+unclaimed message that no waiting prompt can claim any more (none received before it waits) is
+named for it, at that answer's line. A growth still deferred at the end (its prompts never
+answered) is reported at the line where it happened, naming the messages it is among.
 
 *Reported before the idle* (``model.between`` USER_MESSAGE_REPORTED, the reading
 ``user-message-deadline``, default ``resulting-work``). The first prompt received while the
@@ -223,6 +237,7 @@ class _Prompt(NamedTuple):
     # one waited, and that response's line
     overtaken: tuple[Any, int] | None = None
     seq: int = 0  # receipt order across sessions (prompts of one batch share a line); not in keys
+    worked: bool = False  # a state other than idle was reported since its receipt
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -253,6 +268,15 @@ class _Session(Record):
 
     pending: dict[Any, _Prompt] = field(default_factory=dict)  # request id -> its prompt (receipt order)
     unclaimed: dict[str, int] = field(default_factory=dict)  # user message ID -> first live line (in order)
+    # under unaccounted-user-message=agent-initiated: a user message reported while a prompt
+    # waited, during foreground work the Agent started itself -> its first line: a waiting
+    # prompt may claim it, and none has to (see "Agent-initiated user messages")
+    optional: dict[str, int] = field(default_factory=dict)
+    # growths of the deficiency at a user message that a waiting prompt could still claim:
+    # (line, message) each; one unclaimed message is named per entry once it is certain which
+    # (see "Naming the unclaimed message"); ``named``: the messages already named
+    deferred: list[tuple[int, Any]] = field(default_factory=list)
+    named: set[str] = field(default_factory=set)
     # every messageId a success returned in the session -> the request id it answered;
     # kept while the session lives (ACC-09 and MSGID-01 may name any of them)
     claimed: dict[str, Any] = field(default_factory=dict)
@@ -278,10 +302,12 @@ class _Session(Record):
     # the work reported active since the last idle: (prompts waiting at its start and not
     # answered since, whether a prompt received while idle was answered with success just
     # before it, whether one waiting at its start was then answered with an error, so it
-    # waited uninserted); a user message reported outside work that may be the Agent's own
-    # for work starting next: (messageId, line, rule, why, message)
-    started: tuple[frozenset[Any], bool, bool] | None = None
-    inserted_idle: bool = False  # a prompt answered with success since the last start
+    # waited uninserted, whether any prompt waited at its start: then, while a prompt waits,
+    # the work is no work the Agent started itself); a user message reported outside work that
+    # may be the Agent's own for work starting next: (messageId, line, rule, why, message)
+    started: tuple[frozenset[Any], bool, bool, bool] | None = None
+    # a prompt answered with success since the last start, while idle was reported
+    inserted_idle: bool = False
     own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None] | None = None
     """(..., None until work starts; then the prompts waiting at that start, not yet
     answered: the message is judged when they are)"""
@@ -297,11 +323,12 @@ class _Session(Record):
         merged = sorted(
             [(p.line, 0, repr(rid)) for rid, p in self.pending.items()]
             + [(line, 1, mid) for mid, line in self.unclaimed.items()]
+            + [(line, 2, mid) for mid, line in self.optional.items()]
         )
         return (
             tuple((kind, name) for _, kind, name in merged),
             frozenset(
-                (rid, (p.states, p.after_cancel, p.bad, p.blocks, p.overtaken and p.overtaken[0]))
+                (rid, (p.states, p.after_cancel, p.bad, p.blocks, p.overtaken and p.overtaken[0], p.worked))
                 for rid, p in self.pending.items()
             ),
             frozenset(self.claimed),
@@ -324,10 +351,12 @@ class _Session(Record):
             self.state_seen or from_start,
             None
             if self.started is None
-            else self.started[1:]
-            if any(self.started[1:])
-            else frozenset(map(repr, self.started[0])),
+            else self.started[1:3]
+            if any(self.started[1:3])
+            else (self.started[3], frozenset(map(repr, self.started[0]))),
             self.inserted_idle,
+            len(self.deferred),
+            frozenset(self.named),
             None
             if self.own_wait is None
             else (
@@ -524,7 +553,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             return
         error = "error" in msg
         if ps.started is not None and rid in ps.started[0]:  # (an error: it waited uninserted then)
-            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error)
+            ps.started = (ps.started[0] - {rid}, ps.started[1], ps.started[2] or error, ps.started[3])
         if error:
             self._gx[_ANSWERED_KEY] += 1
             if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
@@ -532,8 +561,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if ps.owner == rid:
                 ps.drop_owner()
             self._error(ps, sid, rid, rec, line, msg)
+            self._settled(ps, sid, line, msg)
             return
         mid = self._success(ps, sid, rid, rec, line, msg)
+        self._settled(ps, sid, line, msg)
         if rec.blocks is not None and type(mid) is str and ps.claimed.get(mid) == rid:
             ps.owned[mid] = rec.blocks
             first, shown = ps.shown.pop(mid, (0, frozenset()))
@@ -542,10 +573,44 @@ class PromptMonitor(SessionMonitor["_Session"]):
             left = ps.own_wait[5] - {rid}
             # every prompt waiting at the start inserted: the work may have been its own
             ps.own_wait = (*ps.own_wait[:5], left) if left else None
-        if ps.owner == rid and ps.owner_fresh and not ps.owner_working:
-            ps.inserted_idle = True  # received and inserted while idle: the next work is its
+        fs = self.facts.sessions.get(sid)
+        if (ps.owner == rid and ps.owner_fresh and not ps.owner_working) or (
+            fs is not None and fs.state == "idle" and not fs.resuming and ps.state_seen and not rec.worked
+        ):
+            # received and inserted while idle, or inserted while idle is reported with no other
+            # state reported since its receipt (a resume window may have dropped its ownership):
+            # the next work is its
+            ps.inserted_idle = True
         if ps.owner == rid and type(mid) is str and mid in ps.unreported:
             ps.owner_mid = mid
+
+    def _settled(self, ps: _Session, sid: str, line: int, msg: Message) -> None:
+        """After an answer: name the unclaimed messages now certain, one per deferred growth of
+        the deficiency (see "Naming the unclaimed message"); forget the optional messages no
+        waiting prompt can claim any more."""
+        if not ps.optional and not ps.deferred:
+            return
+        first_wait = min((p.line for p in ps.pending.values()), default=None)
+        if ps.optional:
+            ps.optional = {m: f for m, f in ps.optional.items() if first_wait is not None and f > first_wait}
+        if not ps.deferred:
+            return
+        for mid, first in ps.unclaimed.items():
+            if first_wait is not None and first > first_wait:
+                break  # (in line order) a waiting prompt may still claim this one and the later ones
+            if mid in ps.named:
+                continue
+            ps.named.add(mid)
+            ps.deferred.pop(0)
+            rule = self.between.unaccounted_user_message(0 < ps.first_error < first).rule
+            self.breach(
+                rule, line, sid,
+                f"user message {mid!r} (line {first}) was reported {_UNACCOUNTED_WHY[rule]}: no "
+                "prompt that was waiting when it was reported can claim it any more",
+                msg, _UNACCOUNTED,
+            )  # fmt: skip
+            if not ps.deferred:
+                return
 
     def _error(self, ps: _Session, sid: str, rid: Any, rec: _Prompt, line: int, msg: Message) -> None:
         err = msg.get("error")
@@ -665,7 +730,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._gx[_RETURNED_KEY] += 1
             other = self.between.earlier_submission(mid, ps.claimed)
             own = other is None and mid in ps.claimed  # taken as the Agent's own insertion
-            first = 0 if other is not None else ps.unclaimed.pop(mid, 0)
+            first = 0 if other is not None else ps.unclaimed.pop(mid, 0) or ps.optional.pop(mid, 0)
             if first or own:
                 self._ex[AHEAD] += 1
             # (insertion follows receipt: a hidden one may have come before a later report)
@@ -702,7 +767,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
             ps.owner_mid = None  # reported
         if "content" in upd and upd.get("sessionUpdate") == "user_message" and not self.content_free:
             self._content(ps, sid, mid, _blocks(upd["content"]), line, msg)
-        known = mid in ps.unclaimed or mid in ps.claimed  # (never both; only claimed ones are unreported)
+        # (never two of them; only claimed ones are unreported)
+        known = mid in ps.unclaimed or mid in ps.claimed or mid in ps.optional
         fs = self.facts.sessions.get(sid)
         replaying = fs is not None and fs.resuming > 0
         if known or (
@@ -719,29 +785,47 @@ class PromptMonitor(SessionMonitor["_Session"]):
         else:  # (refused before it: a prompt received before it was answered with an error)
             rule = self.between.unaccounted_user_message(0 < ps.first_error < line).rule
             why = _UNACCOUNTED_WHY[rule]
-        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
+        started = ps.started  # (with a prompt waiting, only work under way may be the Agent's own)
+        if (not ps.pending or (started is not None and not started[3])) and self.reading(
+            UNACCOUNTED_USER_MESSAGE
+        ) == "agent-initiated":
             shown = fs is not None and (ps.state_seen or self.facts.from_start(sid))
             state = _PLACED.get(fs.state, "other") if shown and fs is not None else "other"
-            # (a session whose state the wire never showed: any work may be going on; the work
-            # reported active may be the Agent's own if no prompt waiting at its start was then
-            # refused, so it waited uninserted, and none received while idle was inserted just
-            # before it: model.between OWN_USER_MESSAGE)
-            started = ps.started
-            own_work = started is not None and self.between.own_work(started[2], started[1])
-            own = self.between.own_user_message(state, own_work or not shown)
-            if own is not False:  # the Agent's own insertion (or, while idle, maybe: see _state)
+            # (a session whose state the wire never showed: any work may be going on, while no
+            # prompt waits; the work reported active may be the Agent's own if no prompt waiting
+            # at its start was then refused, so it waited uninserted, and none was inserted while
+            # idle was reported just before it: model.between OWN_USER_MESSAGE; while a prompt
+            # waits, only if no prompt waited at its start at all)
+            waits = bool(ps.pending)
+            own_work = (
+                started is not None
+                and not (waits and started[3])
+                and self.between.own_work(started[2], started[1])
+            )
+            own = self.between.own_user_message(state, own_work or not (shown or waits), waits)
+            if own and waits:  # the Agent's own, or a waiting prompt's: none need claim it
+                ps.optional[mid] = line
+                self._ex[rule] += 1
+                return
+            if own is not False and not waits:  # the Agent's own insertion (or, while idle,
+                # maybe: see _state)
                 ps.claimed[mid] = None
                 if own is None and ps.own_wait is None:
                     self._ex[rule] += 1
                     ps.own_wait = (mid, line, rule, why, msg, None)
                 return
+        if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
             why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
         ps.unclaimed[mid] = line
         self._ex[rule] += 1
         if rule == SAME_ID:
             why = _UNACCOUNTED_WHY[SAME_ID]  # (its finding leaves out the note on the work)
         if ps.settle() and self._counting():
-            self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
+            if any(p.line < line for p in ps.pending.values()):  # a waiting prompt may claim it
+                ps.deferred.append((line, msg))
+            else:
+                ps.named.add(mid)
+                self.breach(rule, line, sid, f"user message {mid!r} reported {why}", msg, _UNACCOUNTED)
 
     def _content(
         self, ps: _Session, sid: str, mid: str, blocks: frozenset[str], line: int, msg: Message
@@ -829,7 +913,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             new = "?"  # (a malformed state places no work)
         resuming = fs is not None and fs.resuming
         if new in ACTIVE and before not in ACTIVE and ps.started is None:
-            ps.started = (frozenset(ps.pending), ps.inserted_idle, False)  # a start
+            ps.started = (frozenset(ps.pending), ps.inserted_idle, False, bool(ps.pending))  # a start
             if ps.own_wait is not None and not resuming:
                 if not self.between.own_work(False, ps.inserted_idle):  # a prompt's work
                     self._own_breach(ps, sid, line, False, False)
@@ -845,6 +929,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.inserted_idle = self.between.awaits_work_after_idle(True, before not in _PLACED)
         if new in ACTIVE:
             ps.inserted_idle = False
+        if new != "idle" and ps.pending:
+            for rid, rec in ps.pending.items():
+                if not rec.worked:
+                    ps.pending[rid] = rec._replace(worked=True)
         if resuming:
             ps.drop_owner()
             return
@@ -915,6 +1003,17 @@ class PromptMonitor(SessionMonitor["_Session"]):
     # -- end -----------------------------------------------------------------------------
     def at_end(self, quiescent: bool) -> None:
         for sid, ps in self.sessions.items():
+            for grew, msg in ps.deferred:  # prompts still waiting: which message is not certain
+                later = [m for m, f in ps.unclaimed.items() if f <= grew and m not in ps.named]
+                self.breach(
+                    self.between.unaccounted_user_message(0 < ps.first_error < grew).rule,
+                    grew, sid,
+                    f"user messages {', '.join(map(repr, later))}, reported by line {grew}, outnumber "
+                    "the prompts waiting then that may still claim them: one of them is under an ID "
+                    "that no prompt response returned or can still return",
+                    msg, _UNACCOUNTED,
+                )  # fmt: skip
+            ps.deferred.clear()
             if ps.own_wait is not None and ps.own_wait[5] is None:
                 self._own_breach(ps, sid, None, True, quiescent)
         spec = self.spec
@@ -924,7 +1023,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             if not owed or spec.eventually[owed[0]] in spec.relaxed:
                 continue
             # a user message reported after its receipt, that no response claimed: probably its own
-            inserted = prm.INSERTED in owed and any(first > received for first in ps.unclaimed.values())
+            # (also one that may be the Agent's own)
+            inserted = prm.INSERTED in owed and any(
+                first > received for first in (*ps.unclaimed.values(), *ps.optional.values())
+            )
             state = prm.INSERTED if inserted else owed[0]
             self.eventually(
                 spec.eventually[state], quiescent, received, sid,
