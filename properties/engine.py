@@ -150,7 +150,7 @@ class MonitorSet:
         self.last_line: int | None = None
         """The last line of the input, once ``finish`` was told it."""
         # requests awaiting a response, by the side that sent them: id -> (request message, its
-        # params.sessionId or None): the one pairing of responses with requests every monitor reads
+        # params.sessionId or None, its line): the one pairing of responses with requests every monitor reads
         self.pending_client: dict[Any, Pending] = {}
         self.pending_agent: dict[Any, Pending] = {}
         given, required = _ordered_classes(monitors)
@@ -245,7 +245,7 @@ class MonitorSet:
             if pending is None:
                 payload = sid = None
             else:
-                payload, sid = pending
+                payload, sid, _ = pending
                 handlers = table.get(payload["method"], handlers)
         else:  # a request or notification: its handlers get its params
             if type(method) is not str:
@@ -260,7 +260,7 @@ class MonitorSet:
             if "id" in msg:
                 rid = msg["id"]
                 if type(rid) is int or type(rid) is str:
-                    (self.pending_client if client else self.pending_agent)[rid] = (msg, sid)
+                    (self.pending_client if client else self.pending_agent)[rid] = (msg, sid, line)
                 table, every = (self._creq, self._creq_any) if client else (self._areq, self._areq_any)
             else:
                 table, every = (self._cnote, self._cnote_any) if client else (self._anote, self._anote_any)
@@ -273,7 +273,7 @@ class MonitorSet:
     def client_awaits(self, method: str, session: str) -> bool:
         """Whether a client request of ``method`` for ``session`` awaits its response."""
         return any(
-            request["method"] == method and sid == session for request, sid in self.pending_client.values()
+            request["method"] == method and sid == session for request, sid, _ in self.pending_client.values()
         )
 
     def take_new(self) -> list[Finding]:
@@ -343,8 +343,9 @@ Handlers = tuple[tuple[Callable[..., None], int], ...]
 """((handler function, monitor index), ...), in monitor order."""
 Table = dict[str, Handlers]
 """key -> its handlers: one dispatch table (the ``*`` handlers included under every key)."""
-Pending = tuple[Message, str | None]
-"""A request awaiting its response, and its ``params.sessionId`` (None: none, or not a string)."""
+Pending = tuple[Message, str | None, int]
+"""A request awaiting its response, its ``params.sessionId`` (None: none, or not a string) and its
+line."""
 _Tables = tuple[tuple[Table, ...], tuple[Handlers | None, ...]]
 
 
@@ -376,4 +377,4 @@ def _in_order(entries: list[tuple[Callable[..., None], int]]) -> Handlers:
 
 def pending_key(pending: dict[Any, Pending]) -> frozenset[tuple[Any, Any, Any]]:
     """What a set's key keeps of its requests awaiting a response: (id, method, sessionId)."""
-    return frozenset([(rid, request["method"], sid) for rid, (request, sid) in pending.items()])
+    return frozenset([(rid, request["method"], sid) for rid, (request, sid, _) in pending.items()])

@@ -134,7 +134,7 @@ def machine_rows(monitors: MonitorSet) -> Rows:
         for sid, rid, rec in prompts.waiting():
             rows[_prompt_key(sid, rid)] = f"{candidates_text(spec, rec.states)} (received at line {rec.line})"
     for side, pending in (("client", monitors.pending_client), ("agent", monitors.pending_agent)):
-        for rid, (request, sid) in pending.items():
+        for rid, (request, sid, _) in pending.items():
             where = CONNECTION if sid is None else sid
             rows[_key(where, 9, f"awaiting answer: {request.get('method')} id={id_text(rid)}")] = (
                 f"sent by the {side}"

@@ -23,8 +23,9 @@ The reader passes second responses on (a response to an id never requested is un
 The other monitors see only the first response of a request. Which request a response answers
 is the monitor set's pairing (``properties.engine``): this monitor takes every response (the
 ``*`` handlers) and keeps, per side and id, how the latest request with that id was answered (a
-response to an id used again pairs with the new request: the set's pairing, not this record),
-and every request (``*`` too) that no table owes an answer, until its first response.
+response to an id used again pairs with the new request: the set's pairing, not this record).
+The requests still unanswered at the end are the set's own record of requests awaiting a
+response (``MonitorSet.pending_client`` / ``pending_agent``), read there, not kept again here.
 
 Must not know: what any request is about beyond its method (and, for a prompt, the prompt
 table's cell for an error after a success).
@@ -67,28 +68,6 @@ class ResponseMonitor(Monitor):
         self._kinds: dict[tuple[str, bool], tuple[str, bool]] = {}
         """One shared (method, success) pair per kind of answer: a long transcript keeps one
         entry per answered request, and this spares each its own pair and method text."""
-        self.awaiting: dict[tuple[str, Any], tuple[int, str | None, str]] = {}
-        """(the side that sent it, its id) -> (line, session, method) of each request that
-        ``Rules.answer_owed_at_end`` holds to its answer, still without a response (no key: the
-        set's pending requests are in its own)."""
-        self._owed = (self.between.answer_owed_at_end(False), self.between.answer_owed_at_end(True))
-        """``Rules.answer_owed_at_end`` of a request no table follows, and of one a table follows
-        (asked once: every request passes here)."""
-
-    @on("client-request", "*")
-    def _client_asks(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        if self._owed[msg["method"] in TABLED]:
-            self._asks("client", sid, line, msg)
-
-    @on("agent-request", "*")
-    def _agent_asks(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        if self._owed[msg["method"] in TABLED]:
-            self._asks("agent", sid, line, msg)
-
-    def _asks(self, asker: str, sid: str | None, line: int, msg: Message) -> None:
-        rid = msg["id"]
-        if type(rid) is int or type(rid) is str:
-            self.awaiting[(asker, rid)] = (line, sid, msg["method"])
 
     @on("agent-response", "*")
     def _agent_answers(self, sid: str | None, request: Message | None, line: int, msg: Message) -> None:
@@ -102,8 +81,6 @@ class ResponseMonitor(Monitor):
         rid = msg["id"]
         success = "result" in msg
         if request is not None:  # the first response
-            if self.awaiting:
-                self.awaiting.pop((asker, rid), None)
             if success or "error" in msg:
                 kind = (request["method"], success)
                 self.answered[(asker, rid)] = self._kinds.setdefault(kind, kind)
@@ -143,7 +120,17 @@ class ResponseMonitor(Monitor):
         )  # fmt: skip
 
     def at_end(self, quiescent: bool) -> None:
-        for (asker, rid), (line, sid, method) in self.awaiting.items():
+        """Every request still awaiting its response that ``Rules.answer_owed_at_end`` holds to it
+        (its own table's obligation for a request in ``TABLED``), in the order of their lines."""
+        owner = self._owner
+        owed = (self.between.answer_owed_at_end(False), self.between.answer_owed_at_end(True))
+        waiting = [
+            (line, asker, rid, request["method"], sid)
+            for asker, pending in (("client", owner.pending_client), ("agent", owner.pending_agent))
+            for rid, (request, sid, line) in pending.items()
+            if owed[request["method"] in TABLED]
+        ]
+        for line, asker, rid, method, sid in sorted(waiting, key=lambda w: w[0]):
             answerer = "agent" if asker == "client" else "client"
             self.eventually(
                 _ANSWERED,
