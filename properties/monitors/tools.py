@@ -374,7 +374,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         came after a cancel), unless the reading ``patch-after-idle`` takes it as a patch in place."""
         ts = self.sessions.get(sid)
         tid = upd.get("toolCallId")
-        if ts is None or tid not in ts.done:
+        if ts is None or type(tid) is not str or tid not in ts.done:  # (a malformed ID: model.fields)
             return
         fs = self.facts.of(sid)
         if fs.state != "idle" or fs.resuming or fs.closed or _exempt(tid, fs.terms, fs.listed or frozenset()):
