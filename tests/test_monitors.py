@@ -290,6 +290,12 @@ VIOLATIONS: list[Case] = [
         [("ACC-13", 3)],
     ),
     Case(
+        "ACC-13 prompt pending at close never answered (if closing prevents insertion, the request "
+        "receives -32800: the close rule, not REJ-01's rejection)",
+        [prompt(1), close(9), ok(9)],
+        [("ACC-13", 1)],
+    ),
+    Case(
         "REJ-03 withdrawn prompt answered with another error",
         [prompt(1), cancel_request(1), fail(1, -32602)],
         [("REJ-03", 3)],

@@ -1055,8 +1055,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         return tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items()))
 
 
-_ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
-"""Exercised by every answer: the prompt table's obligations to answer."""
+_ANSWERED = (prm.SPEC.eventually[prm.RECEIVED], prm.SPEC.eventually[prm.INSERTED])
+"""Exercised by every answer: the prompt table's obligations to answer, of a prompt nothing
+stopped (a close's, ACC-13, is exercised by the close)."""
 _SUCCESS_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
 _RETURNED_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED)
