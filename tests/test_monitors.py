@@ -320,6 +320,25 @@ VIOLATIONS: list[Case] = [
         ],
         [("USER-03", 5), ("USER-04", 8)],
     ),
+    *(
+        Case(
+            f"USER-04 image content accepted where the capability is {value!r}, not an object (the "
+            "schema's x-deserialize-default-on-error: the default, null, does not advertise)",
+            [
+                initialize(0),
+                initialized(0, {"image": value, "audio": {}}),
+                new_session("n"),
+                created("n"),
+                prompt(1, content=[{"type": "image", "mimeType": "image/png", "data": "AA=="}]),
+                state("running"),
+                user("u1"),
+                answer(1, "u1"),
+                state("idle", stop="end_turn"),
+            ],
+            [("USER-03", 5), ("USER-04", 8)],
+        )
+        for value in (False, True, "yes", [])
+    ),
     Case(
         "SDM-05 user message in a session without prompts",
         [user("task", sid="child")],
