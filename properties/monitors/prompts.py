@@ -1057,7 +1057,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
 
 _ANSWERED = (prm.SPEC.eventually[prm.RECEIVED], prm.SPEC.eventually[prm.INSERTED])
 """Exercised by every answer: the prompt table's obligations to answer, of a prompt nothing
-stopped (a close's, ACC-13, is exercised by the close)."""
+stopped (the obligation a close leaves is exercised by the close)."""
 _SUCCESS_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
 _RETURNED_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED)
