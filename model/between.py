@@ -79,7 +79,9 @@ CANCEL_CONFIRMED: Final = Between(
     "foreground work that was active when a session/cancel took effect ends: the first idle after "
     "a cancel received while work was reported active, unless it is a resume snapshot (an unknown "
     "or unrecognized state reported in between is no outcome and no cancellation: the idle after "
-    "it is still the one that shows the covered work over, and a repeated idle is no completion)",
+    "it is still the one that shows the covered work over, and a repeated idle is no completion); "
+    "a session/resume does not imply idle, so the work last reported active before it is still "
+    "reported active inside its window until a state is reported there (cancel_reaches)",
     "its idle carries the stop reason named by the parameter (the spec's: cancelled)",
     ("foreground", "session"),
     (("stop_reason", foreground.CANCELLED),),
@@ -292,7 +294,10 @@ CANCELLED_WORK_ENDS: Final = Between(
     "default; under work-may-follow the idle may follow the response), an idle resume snapshot "
     "before that idle (it shows the work over, yet creates no completion or cancellation, and no "
     "repeated idle after it can: State transitions), or a complete transcript that ends with it "
-    "active, breaks it",
+    "active, breaks it; an idle inside a resume window that the work could end with is that "
+    "work's live idle, not the snapshot, when another state reported in the same window can be "
+    "the snapshot (the reading resume-window-idle=may-be-live, the default; under snapshot every "
+    "idle there is the snapshot)",
     ("foreground", "session"),
 )  # fmt: skip
 ACCEPTED_WORK_REPORTED: Final = Between(
@@ -679,6 +684,44 @@ class Rules:
     of the closed work's idle (``last-message``: ``close_leaves_work`` judges it there) or that
     idle may follow it (``work-may-follow``: still owed, judged at the end as ``never_idled``
     says, closed session or not)."""
+
+    @staticmethod
+    def cancel_reaches(reported_active: bool, held_in_window: bool) -> bool:
+        """``cancel_confirmed`` and ``cancelled_work_ends``: whether a session/cancel or
+        session/close reaches work reported active: the reported state is active
+        (``reported_active``), or the cancel comes inside a resume window in which no state was
+        reported yet, after an active state reported before it (``held_in_window``). "session/resume
+        does not imply idle" (Initial state and synchronization), and "When no foreground activity
+        remains, the Agent MUST report idle" (Work boundaries): the work last reported active, with
+        no idle since, is still under way when the cancel comes."""
+        return reported_active or held_in_window
+
+    live_in_window = _reading_is("may-be-live")
+    """``cancelled_work_ends`` under the reading ``resume-window-idle``: whether an idle sent
+    between a session/resume and its response may be the live idle that ends foreground work
+    (``may-be-live``) rather than only the resume snapshot or a repeat of it (``snapshot``)."""
+
+    def ends_in_window(self, reason: object, cancel_takes_effect: str, window_idle: str) -> bool:
+        """``cancelled_work_ends``: whether an idle with stop reason ``reason`` sent inside a resume
+        window while a cancellation is pending may be the live idle that ends the covered work
+        rather than the snapshot: where live idles may come there (``live_in_window``), one the
+        work may end with (the confirming stop reason; any where it may end on its own,
+        ``own_end_after_cancel``). It is that idle only while another state reported in the same
+        window can be the snapshot, which reports the state "without implying a transition" (State
+        transitions): one before it, or one after it before the successful resume response
+        (``window_leaves_cancel``); otherwise it is the snapshot (``snapshot_leaves_cancel``)."""
+        return self.live_in_window(window_idle) and (
+            self.own_end_after_cancel(cancel_takes_effect) or self.confirmation_breach(reason) is None
+        )
+
+    @staticmethod
+    def window_leaves_cancel(undecided_idle: bool, succeeded: bool) -> bool:
+        """``cancelled_work_ends``: whether a resume response breaks it: a successful one
+        (``succeeded``: the snapshot was owed in its window) while the one idle of the window that
+        may have been the live idle ending the covered work (``ends_in_window``) had no other state
+        reported in that window beside it (``undecided_idle``): that idle was the snapshot, sent
+        before the idle confirming the cancellation (``snapshot_leaves_cancel``)."""
+        return undecided_idle and succeeded
 
     @staticmethod
     def snapshot_leaves_cancel(cancel_pending: bool, resume_snapshot: bool) -> bool:
