@@ -294,10 +294,10 @@ CANCELLED_WORK_ENDS: Final = Between(
     "default; under work-may-follow the idle may follow the response), an idle resume snapshot "
     "before that idle (it shows the work over, yet creates no completion or cancellation, and no "
     "repeated idle after it can: State transitions), or a complete transcript that ends with it "
-    "active, breaks it; an idle inside a resume window that the work could end with is that "
-    "work's live idle, not the snapshot, when another state reported in the same window can be "
-    "the snapshot (the reading resume-window-idle=may-be-live, the default; under snapshot every "
-    "idle there is the snapshot)",
+    "active, breaks it (an idle inside a resume window is its snapshot unless it replaces an "
+    "active state reported in that window; under the reading resume-window-idle=may-be-live one "
+    "the work could end with is its live idle when another state of the window can be the "
+    "snapshot)",
     ("foreground", "session"),
 )  # fmt: skip
 ACCEPTED_WORK_REPORTED: Final = Between(
@@ -696,20 +696,33 @@ class Rules:
         no idle since, is still under way when the cancel comes."""
         return reported_active or held_in_window
 
+    @staticmethod
+    def resume_snapshot(in_window: bool, replaces_window_active: bool) -> bool:
+        """``cancel_confirmed`` and ``cancelled_work_ends``: whether a state_update is a resume
+        snapshot, which reports the state "without implying a transition" (State transitions): one
+        sent between a session/resume and its response (``in_window``), unless it replaces an
+        active state reported in that same window (``replaces_window_active``): the snapshot, or a
+        repeat of it, reports one state, so a change after an active one is a transition (a
+        state_update is a snapshot of the aggregate state, not a session entity that a history
+        replay re-sends). "Clients MUST use that snapshot rather than infer activity from the
+        response or replayed content" (Initial state and synchronization)."""
+        return in_window and not replaces_window_active
+
     live_in_window = _reading_is("may-be-live")
-    """``cancelled_work_ends`` under the reading ``resume-window-idle``: whether an idle sent
-    between a session/resume and its response may be the live idle that ends foreground work
-    (``may-be-live``) rather than only the resume snapshot or a repeat of it (``snapshot``)."""
+    """``cancelled_work_ends`` under the reading ``resume-window-idle``: whether an idle resume
+    snapshot (``resume_snapshot``) may also be the live idle that ends foreground work, sent
+    before the snapshot (``may-be-live``), rather than only the snapshot or a repeat of it
+    (``snapshot``)."""
 
     def ends_in_window(self, reason: object, cancel_takes_effect: str, window_idle: str) -> bool:
-        """``cancelled_work_ends``: whether an idle with stop reason ``reason`` sent inside a resume
-        window while a cancellation is pending may be the live idle that ends the covered work
-        rather than the snapshot: where live idles may come there (``live_in_window``), one the
-        work may end with (the confirming stop reason; any where it may end on its own,
-        ``own_end_after_cancel``). It is that idle only while another state reported in the same
-        window can be the snapshot, which reports the state "without implying a transition" (State
-        transitions): one before it, or one after it before the successful resume response
-        (``window_leaves_cancel``); otherwise it is the snapshot (``snapshot_leaves_cancel``)."""
+        """``cancelled_work_ends``: whether an idle resume snapshot (``resume_snapshot``) with stop
+        reason ``reason``, sent while a cancellation is pending, may be the live idle that ends
+        the covered work instead: where live idles may come before the snapshot
+        (``live_in_window``), one the work may end with (the confirming stop reason; any where it
+        may end on its own, ``own_end_after_cancel``). It is that idle only while another state
+        reported in the same window can be the snapshot: one before it, or one after it before the
+        successful resume response (``window_leaves_cancel``); otherwise it is the snapshot
+        (``snapshot_leaves_cancel``)."""
         return self.live_in_window(window_idle) and (
             self.own_end_after_cancel(cancel_takes_effect) or self.confirmation_breach(reason) is None
         )

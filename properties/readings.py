@@ -703,54 +703,52 @@ READINGS: Final[tuple[Reading, ...]] = (
     ),
     _reading(
         RESUME_WINDOW_IDLE,
-        "Between a session/resume and its response, may an idle be the live idle that ends the "
-        "foreground work (confirming a cancellation), or is every idle there the resume snapshot?",
+        "Between a session/resume and its response, may an idle that follows no active state "
+        "reported in that window be the live idle that ends the work, or is it the resume snapshot?",
         (
             "Initial state and synchronization",
             "State transitions",
             "Work boundaries and local commands",
             "Cancellation",
         ),
-        (169, 173, 181, 190),
+        (169, 173, 181, 191),
         (
-            "following any requested history replay and before the successful resume response",
+            "Clients MUST use that snapshot rather than infer activity",
             "without creating a new completion or cancellation",
             "When no foreground activity remains, the Agent MUST report idle",
-            "After all ongoing operations have been successfully aborted",
+            "so that Clients can reliably confirm the cancellation",
         ),
         {
-            "may-be-live": """The work goes on during the window and may end there: while a cancellation
-                is pending, an idle in the window that the covered work may end with (stop reason
-                cancelled; any under cancel-takes-effect=when-acted) is that work's live idle when another
-                state reported in the same window can be the snapshot (one before it, or one after it
-                before the successful resume response); the one idle of a window with no other state is
-                the snapshot, which shows the work over without confirming it: CANCEL-11, judged at the
-                successful resume response. An idle the work could not end with breaks CANCEL-11 at
-                once (a snapshot, or a live idle with the wrong stop reason).""",
-            "snapshot": """Every idle in the window is the resume snapshot or a repeat of it, which
-                creates no completion or cancellation: while a cancellation is pending, any idle there
-                breaks CANCEL-11 at once, whatever its stop reason; the confirming idle comes before the
-                resume or after its response.""",
+            "snapshot": """It is the resume snapshot (or a repeat of it), which creates no completion or
+                cancellation: while a cancellation is pending it breaks CANCEL-11 at once, whatever its
+                stop reason. The confirming idle comes before the resume, after its response, or inside
+                the window as a transition from an active state reported there (the snapshot).""",
+            "may-be-live": """It may also be the live idle that ends the work, sent before the snapshot:
+                while a cancellation is pending, one the covered work may end with (stop reason
+                cancelled; any under cancel-takes-effect=when-acted) is taken as that idle when another
+                state reported in the window can be the snapshot (one before it, or one after it before
+                the successful resume response); the one idle of a window is the snapshot: CANCEL-11,
+                judged at that response.""",
         },
-        "may-be-live",
-        """The text gives the window no pause of the work: "session/resume does not imply idle"
-              and the snapshot comes "following any requested history replay and before the
-              successful resume response" (Initial state and synchronization), while the work's own
-              idle falls due when the work ends, "When no foreground activity remains, the Agent MUST
-              report idle" (Work boundaries) and "After all ongoing operations have been
-              successfully aborted and pending updates have been sent, the Agent MUST send an idle
-              state_update" with cancelled (Cancellation): neither waits for a resume response. The
-              snapshot is still owed in the window and reports the state "without implying a
-              transition", so a resume idle snapshot carries a stop reason "without creating a new
-              completion or cancellation" (State transitions): the one idle of a window is that
-              snapshot, not the confirmation. snapshot reads the window as holding the
-              snapshot alone.""",
+        "snapshot",
+        """The text tells the Client to read the window's state as the snapshot: "Clients MUST use
+              that snapshot rather than infer activity from the response or replayed content"
+              (Initial state and synchronization), and "Repeated or resume idle snapshots may carry
+              the last stop reason for context, without creating a new completion or
+              cancellation" (State transitions). An idle that no active state of the window
+              precedes is one the Client applies as that snapshot, so it cannot be the idle sent
+              "so that Clients can reliably confirm the cancellation" (Cancellation); an idle after an
+              active state of the window is a change of the reported state, a transition the Client
+              sees. may-be-live reads "When no foreground activity remains, the Agent MUST report
+              idle" (Work boundaries) as allowing that idle before the snapshot, which the text does
+              not exclude but gives the Client no way to tell apart.""",
         ("CANCEL-11",),
         peers_same="""the simulated Agent reports no live state inside a resume window (the session
               table's resuming state lets it only replay history and send the snapshot, and it
               answers the resume in the same step), so it sends the confirming idle before the
               resume or after its response, which conforms under both; under may-be-live an Agent
-              could end the cancelled work inside the window, a freedom it does not take""",
+              could end the cancelled work inside the window before the snapshot, a freedom it does
+              not take""",
     ),
     _reading(
         OUTPUT_WHILE_REQUIRES_ACTION,

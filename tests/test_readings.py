@@ -158,9 +158,9 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
             state("idle", stop="cancelled"),
             ok(7),
         ],
-        [],
-        "snapshot",
         [("CANCEL-11", 7)],
+        "may-be-live",
+        [],
     ),
     "output-while-requires-action": (
         [

@@ -6,7 +6,9 @@ no-idle-after-cancel).
   synchronization), so work reported active before a resume, with no state reported in the
   window yet, is still reported active when a session/cancel comes there: the first idle after
   it confirms the cancellation (TRANS-04), and work never ended owes it (CANCEL-11).
-- ``Rules.ends_in_window`` (reading ``resume-window-idle``): inside the window an idle with the
+- ``Rules.resume_snapshot``: inside the window an idle is the snapshot unless it replaces an active
+  state reported there (a transition: the work ended); ``Rules.ends_in_window`` (reading
+  ``resume-window-idle=may-be-live``, not the default): an idle with the
   confirming stop reason may be the live idle ending the cancelled work, when another state of
   the window can be the snapshot; the one idle of a window is the snapshot, which confirms
   nothing (``Rules.window_leaves_cancel``, judged at the successful resume response).
@@ -81,28 +83,38 @@ def test_a_cancel_after_an_idle_of_the_window_reaches_no_work_it_knows_of() -> N
 
 
 def test_a_live_cancelled_idle_inside_the_window_is_accepted() -> None:
-    """The work ends inside the window: its idle, then (or after) the snapshot."""
-    live_then_snapshot = [*_BLOCKED, cancel(), state("idle", stop="cancelled"), state("idle"), ok(2)]
-    assert _found(live_then_snapshot, quiescent=True) == []
+    """The work ends inside the window after the snapshot reported it active: that idle replaces
+    an active state of the window, a transition (``Rules.resume_snapshot``), so it is the
+    confirming idle (a naive reading of every idle of the window as the snapshot flags it)."""
+    assert not bw.SPEC.resume_snapshot(in_window=True, replaces_window_active=True)
+    assert bw.SPEC.resume_snapshot(in_window=True, replaces_window_active=False)
     blocked = state("requires_action")
     snapshot_then_live = [*_BLOCKED, cancel(), blocked, state("idle", stop="cancelled"), ok(2)]
     assert _found(snapshot_then_live, quiescent=True) == []
-    # a cancel received before the resume, its idle inside the window
-    before = [*_BLOCKED[:-1], cancel(), resume(2), state("idle", stop="cancelled"), state("idle"), ok(2)]
+    # a cancel received before the resume, its idle inside the window after a running snapshot
+    before = [*_BLOCKED[:-1], cancel(), resume(2), state("running"), state("idle", stop="cancelled"), ok(2)]
     assert _found(before, quiescent=True) == []
+    # as a transition it is judged as any idle confirming a cancellation
+    wrong = [*_BLOCKED, cancel(), blocked, state("idle", stop="end_turn"), ok(2)]
+    assert _found(wrong, quiescent=True) == [(bw.CANCEL_CONFIRMED.rule, 11)]
 
 
-def test_the_one_idle_of_a_window_is_the_snapshot_that_confirms_nothing() -> None:
-    lone = [*_BLOCKED, cancel(), state("idle", stop="cancelled"), ok(2)]
-    assert _found(lone) == [(bw.CANCELLED_WORK_ENDS.rule, 11)]  # at the resume response
-    # under resume-window-idle=snapshot every idle of the window is the snapshot: at once
-    strict = {"resume-window-idle": "snapshot"}
-    assert _found(lone, readings=strict) == [(bw.CANCELLED_WORK_ENDS.rule, 10)]
+_LIVE = {"resume-window-idle": "may-be-live"}
+
+
+def test_an_idle_no_active_state_of_the_window_precedes_is_the_snapshot() -> None:
+    """The default, resume-window-idle=snapshot: the Client applies it as the snapshot, which
+    creates no cancellation; under may-be-live it may be the live idle when another state of the
+    window can be the snapshot, and the one idle of a window is the snapshot all the same."""
     two = [*_BLOCKED, cancel(), state("idle", stop="cancelled"), state("idle"), ok(2)]
-    assert _found(two, readings=strict) == [(bw.CANCELLED_WORK_ENDS.rule, 10)]
-    # an idle the cancelled work could not end with is a breach either way, at once
+    assert _found(two) == [(bw.CANCELLED_WORK_ENDS.rule, 10)]
+    assert _found(two, readings=_LIVE) == []
+    lone = [*_BLOCKED, cancel(), state("idle", stop="cancelled"), ok(2)]
+    assert _found(lone) == [(bw.CANCELLED_WORK_ENDS.rule, 10)]
+    assert _found(lone, readings=_LIVE) == [(bw.CANCELLED_WORK_ENDS.rule, 11)]  # at the response
+    # an idle the cancelled work could not end with is a breach under both, at once
     wrong = [*_BLOCKED, cancel(), state("idle", stop="end_turn"), state("idle"), ok(2)]
-    assert _found(wrong) == [(bw.CANCELLED_WORK_ENDS.rule, 10)]
+    assert _found(wrong, readings=_LIVE) == [(bw.CANCELLED_WORK_ENDS.rule, 10)]
     # a resume that fails (a close came) owed no snapshot: the idle may be the live one
     closed = [*_BLOCKED, cancel(), close(3), state("idle", stop="cancelled"), ok(3), fail(2, -32600)]
-    assert _found(closed, quiescent=True) == []
+    assert _found(closed, quiescent=True, readings=_LIVE) == []

@@ -97,10 +97,12 @@ default of the reading ``close-response-ends-session`` (``last-message``); under
 (``Rules.close_ends_session``). An idle resume snapshot sent before
 the idle confirming a cancellation breaks cancelled_work_ends too (``Rules.snapshot_leaves_cancel``:
 the snapshot shows the work over without being its completion, and no later idle can be).
-Inside a resume window an idle may also be the live idle ending the cancelled work (the reading
-``resume-window-idle``, default ``may-be-live``: ``Rules.ends_in_window``): it is taken so when
-another state reported in that window can be the snapshot; the one idle of a window with no
-other state was the snapshot, judged at the successful resume response
+Inside a resume window an idle is the snapshot unless it replaces an active state reported in
+that window: then it is a transition, the work's own idle, judged as any (``Rules.resume_snapshot``;
+a state_update is no replayed session entity). Under the reading ``resume-window-idle=may-be-live``
+(not the default) an idle snapshot may also be the live idle ending the cancelled work
+(``Rules.ends_in_window``) when another state reported in that window can be the snapshot; the one
+idle of a window with no other state was the snapshot, judged at the successful resume response
 (``Rules.window_leaves_cancel``). A cancel received inside a resume window before any state is
 reported there reaches the work reported active before the resume (``Facts.held``,
 ``Rules.cancel_reaches``: resume does not imply idle).
@@ -460,7 +462,9 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         completed = st.work == 2
         if st.work == 1 or (fs.resuming and named):
             st.work = 2  # (a resume snapshot's stop reason may be of work that ended out of view)
-        if fs.resuming:  # a resume snapshot reports the state, it is no transition
+        # a resume snapshot reports the state, it is no transition (an idle that replaces an
+        # active state reported in the same window is one: the work ended there)
+        if self.between.resume_snapshot(fs.resuming > 0, fs.shown and prev in ACTIVE):
             self._window_idle(fs, st, reason, sid, line, msg)
             if named and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                 st.last_reason = reason  # it may carry the last stop reason for context
@@ -503,11 +507,12 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
     def _window_idle(
         self, fs: SessionFacts, st: _Session, reason: Any, sid: str, line: int, msg: Message
     ) -> None:
-        """An idle inside a resume window while a cancellation may be pending (``fs.cancel_line``):
-        the live idle ending the covered work where ``Rules.ends_in_window`` allows it and another
-        state of the window can be the snapshot (one before it, ``fs.shown``; one after it clears
-        ``st.lone``, else ``_resumed`` judges it), otherwise the resume snapshot sent before the
-        idle confirming the cancellation (``Rules.snapshot_leaves_cancel``)."""
+        """An idle resume snapshot (``Rules.resume_snapshot``) while a cancellation may be pending
+        (``fs.cancel_line``): sent before the idle confirming the cancellation
+        (``Rules.snapshot_leaves_cancel``), unless under ``resume-window-idle=may-be-live`` it may
+        be that live idle (``Rules.ends_in_window``) and another state of the window can be the
+        snapshot (one before it, ``fs.shown``; one after it clears ``st.lone``, else ``_resumed``
+        judges it)."""
         pending = bool(fs.cancel_line)
         window = self.reading(RESUME_WINDOW_IDLE)
         if pending and self.between.ends_in_window(reason, self.reading(CANCEL_TAKES_EFFECT), window):
