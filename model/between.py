@@ -77,7 +77,8 @@ CANCEL_UPDATES_BEFORE_IDLE: Final = Between(
 CANCEL_CONFIRMED: Final = Between(
     "cancel_confirmed", "TRANS-04", "State transitions",
     "foreground work that was active when a session/cancel took effect ends: the first idle after "
-    "a cancel received while work was reported active, unless it is a resume snapshot (an unknown "
+    "a cancel received while work was reported active, unless it is a resume snapshot (inside a "
+    "resume window, one that does not replace an active state reported there: resume_snapshot; an unknown "
     "or unrecognized state reported in between is no outcome and no cancellation: the idle after "
     "it is still the one that shows the covered work over, and a repeated idle is no completion); "
     "a session/resume does not imply idle, so the work last reported active before it is still "
