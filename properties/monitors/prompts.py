@@ -947,10 +947,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
             # a prompt waiting since it was received while idle was reported: inserted while
             # idle (awaiting this work) or still uninserted, the work is not the Agent's own
             bound = any(p.idle_receipt and not p.worked for p in ps.pending.values())
-            # (under user-message-deadline=resulting-work, the work of the prompt that owns the
-            # next work, see "Reported before the idle", is that prompt's too)
-            owned = ps.owner is not None and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work"
-            bound = bound or owned
             awaited = ps.inserted_idle or bound
             ps.started = (frozenset(ps.pending), awaited, False, bool(ps.pending))  # a start
             if ps.own_wait is not None and not resuming:
