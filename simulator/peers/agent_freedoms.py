@@ -42,9 +42,9 @@ class Freedoms(ForegroundWork):
         ``agent-initiated`` in work the Agent started itself (``model.between``
         OWN_USER_MESSAGE) as the wire shows it (the start of work begun unseen, ``_unseen``,
         was never reported) while no prompt waits for its answer. Feature ``own_text``: also
-        later in that work, after its other output, carrying the text of a prompt the Agent
-        received (``rid``: an insertion of its own whose content is its choice; "Clients must not
-        infer the association from content", 2. Prompt accepted)."""
+        later in that work, after its other output, with its own text or the text of a prompt
+        it received (``rid``: an insertion of its own whose content is its choice; "Clients must
+        not infer the association from content", 2. Prompt accepted)."""
         if self.real != fgm.RUNNING or "synthetic" in self.extras:
             return
         if self._reading("unaccounted-user-message", "other-sources") or (
@@ -55,11 +55,11 @@ class Freedoms(ForegroundWork):
             )
             and all(p[0] in prm.SPEC.final for p in self.prompts.values())
         ):
-            if self.turn_outputs == 0:
+            later = "own_text" in self.cfg.features
+            if self.turn_outputs == 0 or later:
                 add(("agent", "synthetic_user", None))
-            if "own_text" in self.cfg.features:
-                for rid in self.prompts:
-                    add(("agent", "synthetic_user", rid))
+            for rid in self.prompts if later else ():
+                add(("agent", "synthetic_user", rid))
 
     def _late_output_events(self, add: Any) -> None:
         """A patch of the ended work's message after its idle (``_do_late_output``): where the
