@@ -127,8 +127,15 @@ starting while no prompt waited, and no prompt inserted while idle was reported,
 state reported since its receipt, awaited it: ``_Prompt.worked``), may be the Agent's own
 or a waiting prompt's: kept apart (``optional``), never counted, and a success response may
 still return it (ACC-07 if it came before that prompt's receipt); forgotten once no waiting
-prompt received before it remains. Under ``prompt-only`` every live one is counted; under
-``other-sources`` nothing is.
+prompt received before it remains. One reported outside work (idle, unknown or a custom state)
+while no prompt waits is the Agent's own only for work of its own reported starting next
+(``own_wait``): it is a breach when the next work is a prompt's: one answered with success while
+idle was reported awaited it, or one received while idle was reported still waits at its start
+with no other state reported since (``_Prompt.idle_receipt``: inserted while idle, or not yet
+inserted, the work is that prompt's either way, ``model.between`` own_work). The breach is
+reported at the start, or, while such a prompt waits, at the answer that leaves none to return
+the message's ID (one that returns it breaks ACC-07 instead). Under ``prompt-only`` every live
+one is counted; under ``other-sources`` nothing is.
 
 *Naming the unclaimed message.* A growth of ``d`` at a new user message is a certain breach, but
 when a waiting prompt received before it could still claim it, which message stays unclaimed
@@ -144,7 +151,9 @@ state seen on the wire), has, as its resulting work, the next foreground work re
 (work starts and ends only with a report, so an unknown stretch changes nothing): when its
 success response came before that work's idle and its messageId was not reported by then, the
 idle breaks ACC-05. A prompt received during active work is not judged at that work's idle (its
-insertion may start the next turn); an error answer or a resume window ends the judgement.
+insertion may start the next turn); an error answer ends the judgement, and so does a resume
+window before that work was reported (the work may start and end unseen in it), not one after:
+the work reported after the window is that work or one started in it, and ends by the next idle.
 
 *Content* (``model.between`` USER_MESSAGE_CONTENT, the reading ``user-message-content``). Under
 its default, ``upsert``, nothing is recorded: a user_message may carry content a later one
