@@ -327,7 +327,7 @@ class _Session(Record):
     """(..., None until work starts; then the prompts waiting at that start, not yet
     answered: the message is judged when they are; whether one of them awaited that work, so
     it was no work of the Agent's own: then the message is a breach unless one of them returns
-    its ID, an ACC-07 breach of its own)"""
+    its ID, a breach of its own: reported before insertion)"""
 
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
