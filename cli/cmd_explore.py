@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         workers, names = matrix_plan(args)
         args.mode = args.mode or "exhaustive"  # the matrix's states column; --mode both adds the random modes
     else:
-        workers, names = pool(args, 1), ()
+        workers, names = pool_of(args), ()
         args.mode = args.mode or "both"
     opts = options(args)
     if args.compare and not names and args.graph is not None:
@@ -69,8 +69,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def options(args: argparse.Namespace) -> Any:
-    """The run the options describe (after ``pool``: ``--workers`` is checked there), drawing its
-    counterexamples as diagrams and pages."""
+    """The run the options describe (after ``pool_of``: ``--workers`` is checked there), drawing
+    its counterexamples as diagrams and pages."""
     from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
     from simulator.explore.bfs import SLICE_BY_NAME
@@ -127,17 +127,6 @@ def options(args: argparse.Namespace) -> Any:
     )
 
 
-def pool(args: argparse.Namespace, default: int | None) -> Workers:
-    """The pool of ``--jobs`` (or its older name ``--workers``) and ``--cluster``."""
-    if args.workers is not None:
-        if args.jobs is not None and args.jobs != args.workers:
-            raise UsageError("--workers is the older name of --jobs: give one of them")
-        if args.workers < 1:
-            raise UsageError(f"--workers {args.workers}: must be >= 1")
-        args.jobs = args.workers
-    return pool_of(args, default)
-
-
 def matrix_plan(args: argparse.Namespace) -> tuple[Workers, tuple[str, ...]]:
     """``explore --readings``: its pool and the readings it names (``all``: every reading)."""
     from properties.readings import ReadingError
@@ -147,7 +136,7 @@ def matrix_plan(args: argparse.Namespace) -> tuple[Workers, tuple[str, ...]]:
         raise UsageError("--reading and --readings do not combine: the matrix chooses every row's readings")
     if args.graph is not None:
         raise UsageError("--graph does not apply to --readings (each row is its own exploration)")
-    workers = pool(args, None)
+    workers = pool_of(args, None)
     names = tuple(n.strip() for n in args.readings.split(",") if n.strip())
     if not names or ("all" in names and len(names) > 1):
         raise UsageError("--readings: expected all or NAME,NAME (acp-model readings lists them)")
