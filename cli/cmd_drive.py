@@ -31,7 +31,7 @@ from simulator.harness.campaign import (
     replay_text,
 )
 from simulator.harness.child import StartError
-from simulator.harness.drive import MAX_MESSAGES, Settings
+from simulator.harness.drive import Settings
 from simulator.peers.driver_client import ScriptError, load_script
 
 
@@ -44,15 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from diagrams.sequence import transcript_to_mermaid
 
     command = agent_command(args)
+    same = "steps timeout startup silence fail_on elicitation"  # options named as the fields
     settings = Settings(
-        steps=args.steps,
-        timeout=args.timeout,
-        startup=args.startup,
-        silence=args.silence,
-        fail_on=args.fail_on,
-        max_messages=MAX_MESSAGES,
-        readings=chosen_readings(args),
-        elicitation=args.elicitation,
+        **{name: getattr(args, name) for name in same.split()}, readings=chosen_readings(args)
     )
     check_folder(args.out, "--out")  # before any run: a failing run is written there
     out = Path(args.out)
