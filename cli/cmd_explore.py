@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from cli.bounds import bounds_from, faults_from, time_budget
+from cli.explore_options import COUNTS
 from cli.explore_options import add_parser as add_parser  # the command's parser: cli.main asks here
 from cli.main import EXIT_USAGE, UsageError
 from cli.options import at_least, chosen_readings, pool_of, variant_and_readings, variant_lines
@@ -83,14 +84,8 @@ def options(args: argparse.Namespace) -> Any:
     for name in args.slice:
         if name not in SLICE_BY_NAME:
             raise UsageError(f"unknown slice {name!r}; known: {', '.join(SLICE_BY_NAME)}")
-    at_least(
-        ("--seed", args.seed, 0),
-        ("--examples", args.examples, 0),
-        ("--walks", args.walks, 0),
-        ("--steps", args.steps, 1),
-        ("--depth", args.depth, 0),
-        ("--max-states", args.max_states, 1),
-    )
+    counts = [(f"--{name}", getattr(args, name), low) for name, _, low, _ in COUNTS]
+    at_least(*counts, ("--depth", args.depth, 0), ("--max-states", args.max_states, 1))
     if args.mode in ("random", "both") and args.walks == 0 and args.examples == 0:
         raise UsageError(
             "--walks 0 and --examples 0 leave the random mode nothing to run (for the exhaustive "
