@@ -34,13 +34,23 @@ from simulator.peers.schedulers import Run, random_walk, scripted
 from simulator.peers.world import Line
 
 
-@dataclass(frozen=True, slots=True)
 class Mutant(Seeded):
     """A seeded bug of the registry as ``acp-model mutants`` runs it: its entry (name, side,
     off_wire as ``Seeded`` has them) with the names the runner and its JSON use for the others
     (``intended_rule``: ``Seeded.rule``, ``description``: ``does``, ``switched_on``: ``faults``),
     and the bounds its ``walks`` state (``config.seeded_config``: the focused default with their
     changes)."""
+
+    __slots__ = ()
+
+    def __init__(self, seeded: Seeded) -> None:
+        for f in fields(Seeded):
+            object.__setattr__(self, f.name, getattr(seeded, f.name))
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Pickled by name (a worker's verdict names its bug: some entries hold functions that
+        cannot be pickled)."""
+        return by_name, (self.name,)
 
     @property
     def intended_rule(self) -> str:
@@ -59,9 +69,13 @@ class Mutant(Seeded):
         return frozenset(self.faults)
 
 
-MUTANTS: tuple[Mutant, ...] = tuple(Mutant(**{f.name: getattr(s, f.name) for f in fields(s)}) for s in SEEDED)
+MUTANTS: tuple[Mutant, ...] = tuple(map(Mutant, SEEDED))
 """Every seeded bug of the registry (``properties.seeded``), in its order."""
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
+
+
+def by_name(name: str) -> Mutant:
+    return BY_NAME[name]
 
 
 def breaking(rule: str) -> Mutant | None:
