@@ -26,7 +26,7 @@ from simulator.harness.campaign import (
     campaign,
     campaign_report,
     campaign_text,
-    replay,
+    play,
     replay_report,
     replay_text,
 )
@@ -81,7 +81,7 @@ def _replay(args: argparse.Namespace, settings: Settings, command: list[str], st
         script = load_script(text)
     except ScriptError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    result = replay(command, settings, script)
+    result = play((command, settings, None, script))
     code = EXIT_FINDINGS if result.failing else EXIT_OK
     report = replay_report(path, result, time.monotonic() - started, code)
     show(dumps(report) if args.json else replay_text(path, result))
