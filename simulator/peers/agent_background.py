@@ -43,6 +43,8 @@ _ENDS_COMPACTION = frozenset(
     r.trigger for r in cm.ROWS if r.dest in cm.TERMINAL and r.source not in cm.TERMINAL
 )
 """The compaction triggers that end it (the table's rows into a terminal status)."""
+_BACKGROUND_STATUSES = (tcm.PAUSED, tcm.PENDING, tcm.IN_PROGRESS)
+"""The live statuses a background tool call may move between (feature ``bg_pause``)."""
 _ENDS_ONCE = frozenset({"start", "complete"})
 """The compaction triggers one completed update fires (``_do_compact_start``)."""
 
@@ -118,7 +120,8 @@ class BackgroundWork(AgentState):
                     add(("agent", "bg_rerun", key))  # a detached child gets work again
             elif trigger == "finalize":
                 if not self._awaits_permission(key):
-                    add(("agent", "bg_finish", key))
+                    if not self._granted_unrun(key):
+                        add(("agent", "bg_finish", key))
                     if "bg_fail" in self.cfg.features:
                         add(("agent", "bg_fail", key))
                 self._live_item_events(add, key)
@@ -141,10 +144,24 @@ class BackgroundWork(AgentState):
             return False
         return self.perms.get(self.tools[key[1]][2]) == pm.PENDING
 
+    def _granted_unrun(self, key: tuple[str, str]) -> bool:
+        """``model.between`` APPROVED_RUNS for a background tool call the Agent would complete:
+        its permission was granted and it is not in_progress (gone pending or paused, feature
+        ``bg_pause``); this Agent reports it in_progress again before completing it (it does not
+        tell whether it ran since the grant, so it takes every such call as unrun)."""
+        t = self.tools.get(key[1]) if key[0] == "tool_call" else None
+        return t is not None and self.between.completes_unrun(
+            t[3] == "allowed" and t[0] != tcm.IN_PROGRESS, tcm.COMPLETED
+        )
+
     def _live_item_events(self, add: Any, key: tuple[str, str]) -> None:
         """What a live background item may do besides finishing: ask permission (a background
         tool call, even while idle: Foreground and background work), stream output (a
-        terminal's ``terminal_output_chunk``, a child's ``session_message_chunk``)."""
+        terminal's ``terminal_output_chunk``, a child's ``session_message_chunk``); with feature
+        ``bg_pause``, a background tool call goes pending (scheduled) or paused (suspended) and
+        back to in_progress, as the tool-call table allows (``tool_status``): Background work,
+        "pending and paused tool calls are still live", and a list of only such calls means work
+        is scheduled or suspended but nothing runs now."""
         kind, ident = key
         features = self.cfg.features
         if (
@@ -156,6 +173,12 @@ class BackgroundWork(AgentState):
             and self.session == "open"
         ):
             add(("agent", "bg_ask", ident))
+        if kind == "tool_call" and "bg_pause" in features and ident in self.tools and self.session == "open":
+            status = self.tools[ident][0]
+            allowed = self._can("tool_call", status)
+            for to in _BACKGROUND_STATUSES:
+                if to != status and tcm.STATUS_TRIGGER[to] in allowed:
+                    add(("agent", "tool_status", (ident, to)))
         if "extras" in features and "out:" + ident not in self.extras and self.session == "open":
             if kind == "terminal":
                 add(("agent", "terminal_output", ident))
