@@ -138,7 +138,7 @@ class ForegroundWork(BackgroundWork):
             add(("agent", "resume", None))
         if "end" not in doing or self.between.user_messages_owed(self._unreported()):
             return  # (every end: the user messages of inserted prompts go before its idle)
-        if not self.cancelling and self._stopped_by_user():
+        if "user_stop" in features and not self.cancelling and self._stopped_by_user():
             add(("agent", "user_stop", None))
         if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
             waiting = self._waiting_calls() if not self._applies(bw.CANCELLED_PERMISSIONS.rule) else ()
