@@ -1486,6 +1486,10 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     "BG-03": Freedom(
         _moves("agent", "tool_status", "background"), needs=("bg_pause", "bg_tool", "background")
     ),
+    "COMPACT-07": Freedom(
+        _moves("agent", "compact_start compact_end", "bare"),
+        needs=("compact_once", "compaction", "compactions"),
+    ),
     "MSGID-02": Freedom(_moves("agent", "clear"), needs=("clear", "outputs")),
     "NOTICE-02": Freedom(_moves("agent", "notice", "detailed"), needs=("notice_detail", "notice", "notices")),
 }
@@ -1493,7 +1497,8 @@ FREEDOMS: Final[dict[str, Freedom]] = {
 it; and per rule of another level whose spec sentence also grants a freedom, the moves that
 take that freedom: ACC-13 (an inserted prompt's success response after the close response:
 "Prompt responses need not precede the close response"), BG-03 (a background tool call kept
-pending or paused, not only in_progress), MSGID-02 (a message's content cleared with [] or
+pending or paused, not only in_progress), COMPACT-07 (a compaction completed with no summary:
+"Summary content is also optional"), MSGID-02 (a message's content cleared with [] or
 null), NOTICE-02 (a notice of any severity of the open enum, its description given or null).
 A new peer move that takes a freedom is added to its entry's ``takers``. A Client's takers
 are all its moves of the kind: the Client does not follow the foreground state, so it sends a

@@ -201,3 +201,19 @@ def test_the_output_slice_clears_messages_and_sends_detailed_notices() -> None:
     parts, _ = bfs.search_states(without, frozenset(), None)
     events = parts.events(contexts)
     assert events["agent.clear"] == events["agent.notice[detailed]"] == 0
+
+
+def test_a_compaction_may_complete_without_its_summary() -> None:
+    """Session compaction: "Summary content is also optional", and an update may omit summary to
+    retain what was streamed (feature ``compact_once``): a streamed compaction completes with no
+    summary field, as a compaction reported by one update may."""
+    streamed = [*START, ("agent", "compact_start", None), ("agent", "compact_chunk", "cmp_1")]
+    bare = ("agent", "compact_end", ("cmp_1", "bare"))
+    assert bare not in scripted(streamed, DEFAULT).world.enabled()
+    cfg = _with("compact_once")
+    assert bare in scripted(streamed, cfg).world.enabled()
+    run = _accepted([*streamed, bare, ("agent", "end", "end_turn"), D], cfg)
+    done = [u for u in _updates(run) if u["sessionUpdate"] == "compaction_update"][-1]
+    assert done["status"] == "completed" and "summary" not in done
+    events, without = _taken("compaction", "compact_once")
+    assert events["agent.compact_end"] > without["agent.compact_end"] > 0

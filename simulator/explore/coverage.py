@@ -144,6 +144,10 @@ CONTEXTS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
         "a status of a background tool call",
         lambda peer, ev: isinstance(ev[2], tuple) and ev[2][0] in peer.tools and peer.tools[ev[2][0]][1],
     ),
+    "bare": (
+        "a compaction completed with its summary omitted",
+        lambda peer, ev: ev[2] == "bare" or (type(ev[2]) is tuple and ev[2][1:] == ("bare",)),
+    ),
     "detailed": (
         "a notice of another severity, with its optional fields",
         lambda peer, ev: ev[2] is not None,

@@ -204,6 +204,8 @@ class BackgroundWork(AgentState):
                     trigger in BOUNDED_COMPACTION and self.used[trigger] >= started
                 ):
                     add(("agent", move, cid))
+                    if trigger == "complete" and "compact_once" in self.cfg.features:
+                        add(("agent", move, (cid, "bare")))  # completed, its summary omitted
 
     def _stop_unlisted_events(self, add: Any) -> None:
         """Cancellation: "The Agent MAY stop background activity it does not list". While it
@@ -394,17 +396,21 @@ class BackgroundWork(AgentState):
         self.history.append(msg)
         return [msg]
 
-    def _compact(self, cid: str, trigger: str) -> list[Msg]:
-        """A compaction move (``_COMPACTION_ACTIONS``): a summary chunk, a summary patch
-        (``summary: []`` clears what was streamed, also after the end), or a status: the state
-        the table moves it to, a custom status its own (the ended ones are retained history)."""
+    def _compact(self, arg: str | tuple[str, str], trigger: str) -> list[Msg]:
+        """A compaction move (``_COMPACTION_ACTIONS``) on compaction ``arg``: a summary chunk, a
+        summary patch (``summary: []`` clears what was streamed, also after the end), or a
+        status: the state the table moves it to, a custom status its own (the ended ones are
+        retained history). Completed, it carries its summary; ``(cid, "bare")`` (feature
+        ``compact_once``) omits it: Session compaction, summary content is optional, and an update
+        may omit ``summary`` to retain what was streamed."""
+        cid, bare = arg if isinstance(arg, tuple) else (arg, None)
         if trigger in BOUNDED_COMPACTION:
             self._use(trigger)
         st = self.compactions[cid] = self._fire("compaction", self.compactions[cid], trigger)
         if trigger == "summary_chunk":
             return [wire.compaction_chunk(self.sid, cid, "Kept: the plan. ")]
         status = CUSTOM_COMPACTION if st == cm.CUSTOM or trigger == "custom_status" else st
-        summary = [wire.text("Summary of earlier turns")] if trigger == "complete" else None
+        summary = [wire.text("Summary of earlier turns")] if trigger == "complete" and not bare else None
         if trigger == "summary_patch":
             summary = []
         msg = wire.compaction(self.sid, cid, status, summary)
