@@ -158,10 +158,15 @@ class BackgroundWork(AgentState):
         """What a live background item may do besides finishing: ask permission (a background
         tool call, even while idle: Foreground and background work), stream output (a
         terminal's ``terminal_output_chunk``, a child's ``session_message_chunk``); with feature
-        ``bg_pause``, a background tool call goes pending (scheduled) or paused (suspended) and
-        back to in_progress, as the tool-call table allows (``tool_status``): Background work,
+        ``bg_pause``, a listed background tool call goes pending (scheduled) or paused (suspended)
+        and back to in_progress, as the tool-call table allows (``tool_status``): Background work,
         "pending and paused tool calls are still live", and a list of only such calls means work
-        is scheduled or suspended but nothing runs now."""
+        is scheduled or suspended but nothing runs now. Only once listed, this Agent's own
+        choice: before its first list, a tool call announced during active work reads on the
+        wire as the work's own (only background work is listed), so its going in_progress
+        while the work is blocked would show as the work's progress; and while the session is
+        closing, only back to in_progress (a call whose permission was granted is completed
+        from there: ``_granted_unrun``)."""
         kind, ident = key
         features = self.cfg.features
         if (
@@ -173,11 +178,15 @@ class BackgroundWork(AgentState):
             and self.session == "open"
         ):
             add(("agent", "bg_ask", ident))
-        if kind == "tool_call" and "bg_pause" in features and ident in self.tools and self.session == "open":
+        if kind == "tool_call" and "bg_pause" in features and key in self.listed and ident in self.tools:
             status = self.tools[ident][0]
             allowed = self._can("tool_call", status)
-            for to in _BACKGROUND_STATUSES:
-                if to != status and tcm.STATUS_TRIGGER[to] in allowed:
+            for to in _BACKGROUND_STATUSES:  # while closing, only back to in_progress (to end it)
+                if (
+                    to != status
+                    and tcm.STATUS_TRIGGER[to] in allowed
+                    and (self._open() or to == tcm.IN_PROGRESS)
+                ):
                     add(("agent", "tool_status", (ident, to)))
         if "extras" in features and "out:" + ident not in self.extras and self.session == "open":
             if kind == "terminal":
