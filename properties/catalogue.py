@@ -970,8 +970,9 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-07",
         _M,
         """Elicitation, like other Client interactions, stays within its own
-       negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
-       advertised in its initialize capabilities.""",
+       negotiated capabilities: the Agent elicits only in a mode the Client advertised in
+       its latest successful initialize (form or URL, or a custom mode where its elicitation
+       capabilities carry a custom capability in _meta).""",
     ),
     # -- Stop reasons --------------------------------------------------------------------------
     _r(
