@@ -191,11 +191,6 @@ _AGENT: tuple[Seeded, ...] = (
         walks("terminal", "bg_tool", "thought"),
     ),
     Seeded(
-        Forbidden("keep-finished", "background_item", "finalized", "keep", "finalized"),
-        "still names a finished item in a later background list",
-        walks("terminal", "bg_tool", "thought"),
-    ),
-    Seeded(
         Forbidden("remove-before-exit", "background_item", "listed", "unlist", "done"),
         "removes an item from the background list before it finished",
         walks("terminal", "bg_tool", "cancel", "thought"),

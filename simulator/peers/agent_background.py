@@ -347,23 +347,16 @@ class BackgroundWork(AgentState):
     def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
         """Every snapshot names again each item still listed: the background table's ``keep``,
         allowed while it runs. A finished item may not be kept (a list is of the work currently
-        running, Background work), so the snapshot removes it (``unlist``), unless a seeded bug
-        keeps it (the forbidden cell, ``_do_bg_keep``)."""
+        running, Background work), so the snapshot removes it (``unlist``)."""
         for key in tuple(self.listed):
             if key not in self.listed:
                 continue  # an embedding tool call, removed with its terminal
             st = self.items[key]
-            if "keep" in self._can("background_item", st) or any(
-                d.trigger == "keep" for d in self._forced("background_item", st)
-            ):
+            if "keep" in self._can("background_item", st):
                 self.items[key] = self._fire("background_item", st, "keep")
             else:
                 self._unlist(key)
         return super()._state(state, stop, err)
-
-    def _do_bg_keep(self, key: tuple[str, str]) -> list[Msg]:
-        """A seeded bug's snapshot that still names a finished item (``_state``)."""
-        return [self._snapshot_now()]
 
     def _do_bg_unlist(self, key: tuple[str, str]) -> list[Msg]:
         self._unlist(key)
