@@ -20,6 +20,8 @@ from tests.wire_dsl import (
     answer,
     ask,
     compaction,
+    created,
+    new_session,
     ok,
     permission_answer,
     prompt,
@@ -55,6 +57,24 @@ def test_replayed_agent_message_with_an_unseen_id_after_the_snapshot() -> None:
     # without a requested replay there is no replay to be late
     no_replay = [resume(7, replay=False), state("idle"), say("a9", chunk=False), ok(7)]
     assert "SYNC-02" not in [r for r, _ in errors(check(no_replay))]
+
+
+# -- a prompt held from before a resume, inserted inside its window ------------------------------
+def test_a_held_prompt_inserted_inside_a_resume_window_is_live() -> None:
+    """Prompts during active work: "The Agent either inserts the prompt right away or holds it
+    and inserts it later". A prompt received before a session/resume may be inserted inside the
+    window: its user message there is its live report, not replayed history, when the resume
+    asked for no replay ("following any requested history replay", Initial state and
+    synchronization) or while that prompt still waits (review47 cases 226, 231)."""
+    opened = [new_session(0), created(0), prompt(1), state("running")]
+    for replay in (False, True):
+        held = [*opened, resume(7, replay=replay), user("u1"), state("running"), ok(7), answer(1, "u1")]
+        assert check([*held, state("idle", stop="end_turn")], complete=True).findings == []
+        early = [*opened, resume(7, replay=replay), user("u1"), answer(1, "u1"), state("running"), ok(7)]
+        assert check([*early, state("idle", stop="end_turn")], complete=True).findings == []
+    # asked for a replay, with no prompt left waiting: a new ID there is a renamed replay
+    renamed = [new_session(0), created(0), *TURN, state("idle", stop="end_turn"), resume(7), user("u9")]
+    assert errors(check([*renamed, state("idle"), ok(7)], complete=True)) == [("ACC-11", 10)]
 
 
 # -- an entity first seen inside a resume window ---------------------------------------------------
