@@ -676,9 +676,9 @@ READINGS: Final[tuple[Reading, ...]] = (
         {
             "whole-window": """What comes between the resume request and its response is the requested
                 replay, the snapshot, and live updates of entities first seen there (work that goes on); a
-                user message there is replayed history, not an insertion, when a replay was requested and
-                no prompt received before the resume still waits (its held insertion may come there): in a
-                session seen from its creation, one under an ID never used live breaks ACC-11 (a replayed
+                user message there is replayed history, not an insertion, when a replay was requested (a
+                window that asked for none holds no replay: there it is live): in a session seen from its
+                creation, one under an ID never used live breaks ACC-11 (a replayed
                 message keeps its ID; a prompt whose returned ID only such a message reported then breaks
                 ACC-05), and one re-sent after the last snapshot with no snapshot after it breaks
                 SYNC-02.""",
@@ -694,15 +694,17 @@ READINGS: Final[tuple[Reading, ...]] = (
               sending prompts, Clients MUST first complete the initialization phase and session
               setup", which the resume response completes. A prompt received before the resume may
               be ("The Agent either inserts the prompt right away or holds it and inserts it later",
-              Prompts during active work), so while one waits, and in a window that asked for no
-              replay, a user message under a new ID is live under either alternative. Live updates
+              Prompts during active work): in a window that asked for no replay, a user message
+              under a new ID is live under either alternative; in one that asked for a replay, the
+              Agent that holds a prompt chooses when to insert it and can do so after the response,
+              so the requested replay is what the window shows. Live updates
               of ongoing work may still come ("Background activity MAY continue and emit other
               session/update notifications", Session states).""",
         ("ACC-11", "ACC-05", "ACC-06"),
-        peers_same="""the alternatives differ only on a user message under a new ID in a window that
-              asked for a replay while no prompt waits (history, or the Agent's own live insertion; a
-              prompt held from before the resume and inserted in the window is live under both);
-              the simulated Agent sends none: the session table's resuming state lets it only
+        peers_same="""under known-ids an Agent could insert, inside a window that asked for a replay,
+              a prompt it held from before the resume and report its user message there (in a
+              window that asked for none it is live under both alternatives); the simulated Agent
+              cannot: the session table's resuming state lets it only
               replay history and send the snapshot (its prompts wait for the resume response, as
               under whole-window), and no prompt can arrive in the window (INTRO-01), so no
               alternative gives it a move there""",

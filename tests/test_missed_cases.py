@@ -62,16 +62,21 @@ def test_replayed_agent_message_with_an_unseen_id_after_the_snapshot() -> None:
 # -- a prompt held from before a resume, inserted inside its window ------------------------------
 def test_a_held_prompt_inserted_inside_a_resume_window_is_live() -> None:
     """Prompts during active work: "The Agent either inserts the prompt right away or holds it
-    and inserts it later". A prompt received before a session/resume may be inserted inside the
-    window: its user message there is its live report, not replayed history, when the resume
-    asked for no replay ("following any requested history replay", Initial state and
-    synchronization) or while that prompt still waits (review47 cases 226, 231)."""
+    and inserts it later". A prompt received before a session/resume that asked for no replay may
+    be inserted inside its window: its user message there is its live report, since the window
+    holds no replay ("following any requested history replay", Initial state and
+    synchronization; review47 cases 226, 231). In a window that asked for a replay it is the
+    reading resume-replay-window's case."""
     opened = [new_session(0), created(0), prompt(1), state("running")]
     for replay in (False, True):
         held = [*opened, resume(7, replay=replay), user("u1"), state("running"), ok(7), answer(1, "u1")]
-        assert check([*held, state("idle", stop="end_turn")], complete=True).findings == []
         early = [*opened, resume(7, replay=replay), user("u1"), answer(1, "u1"), state("running"), ok(7)]
-        assert check([*early, state("idle", stop="end_turn")], complete=True).findings == []
+        for lines in (held, early):
+            lines = [*lines, state("idle", stop="end_turn")]
+            assert check(lines, complete=True, resume_replay_window="known-ids").findings == []
+            assert [r for r, _ in errors(check(lines, complete=True))] == (
+                [] if not replay else ["ACC-11", "ACC-05"]
+            )
     # asked for a replay, with no prompt left waiting: a new ID there is a renamed replay
     renamed = [new_session(0), created(0), *TURN, state("idle", stop="end_turn"), resume(7), user("u9")]
     assert errors(check([*renamed, state("idle"), ok(7)], complete=True)) == [("ACC-11", 10)]

@@ -111,13 +111,12 @@ request") while the session reports running or requires_action is reported as a 
 ``suspect``, a warning) of that rule: the default of the reading ``busy-refusal``
 (``may-have-other-reason``); under ``busy-refusal=invalid-request-is-busy`` it is a breach.
 
-*Replay.* User messages inside a resume window are replayed history, not insertions: one under
-an ID the session already showed always, one under a new ID only when the resume asked for a
-replay (``replayFrom``) and no prompt of the session waits. A window that asked for none holds no
-replay ("following any requested history replay", Initial state and synchronization), and a
-prompt received before the resume may be held and inserted inside it ("holds it and inserts it
-later", Prompts during active work): a user message under a new ID there is live (counted as
-below). When the session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
+*Replay.* User messages inside a resume window that asked for a replay (``replayFrom``) are
+replayed history, not insertions. A window that asked for none holds no replay ("following any
+requested history replay", Initial state and synchronization), while a prompt received before the
+resume may be held and inserted inside it ("holds it and inserts it later", Prompts during active
+work): a user message under an ID the session never showed is live there (counted as below).
+When the session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
 the stream), a replayed user message under an ID never seen in the session breaks ACC-11
 (``replay_renamed``). That
 is the default of the reading ``resume-replay-window`` (``whole-window``); under ``known-ids`` a
@@ -296,7 +295,6 @@ class _Session(Record):
     cancel_seen: bool = False
     first_error: int = 0  # receipt line of the earliest prompt answered with an error
     replay_unknown: set[str] = field(default_factory=set)
-    no_replay: bool = False  # the resume being answered asked for no history replay (no replayFrom)
     # the first prompt received while the session reported idle (since the last idle ending
     # work), whether its resulting work is reported active, and its returned messageId while
     # not reported (see "Reported before the idle")
@@ -346,7 +344,6 @@ class _Session(Record):
             self.cancel_seen,
             bool(self.first_error),
             frozenset(self.replay_unknown),
-            self.no_replay,
             None
             if self.owner is None
             else (
@@ -777,7 +774,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # (never two of them; only claimed ones are unreported)
         known = mid in ps.unclaimed or mid in ps.claimed or mid in ps.optional
         fs = self.facts.sessions.get(sid)
-        replaying = fs is not None and fs.resuming > 0 and (known or self._history(ps))
+        replaying = fs is not None and fs.resuming > 0 and (known or self._history(sid))
         if known or (
             replaying
             and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
@@ -840,7 +837,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """A live user_message carrying content (``blocks``), outside resume windows (replayed
         history is not the report): judged against its prompt's content when a success response
         returned its ID, else kept until one does (the Agent's own insertion has no prompt)."""
-        if self.facts.replaying(sid) and (mid in ps.claimed or mid in ps.unclaimed or self._history(ps)):
+        if self.facts.replaying(sid) and (mid in ps.claimed or mid in ps.unclaimed or self._history(sid)):
             return
         owned = ps.owned.get(mid)
         if owned is not None:
@@ -979,30 +976,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
         if ps is None or ps.first_prompt is None:
             self._ex["SDM-05"] += 1
 
-    @on("client-request", "session/resume")
-    def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
-        """Whether the window this request opens holds a requested history replay (a second
-        resume while one is answered changes nothing: the first one's handshake goes on)."""
-        fs = self.facts.sessions.get(sid) if sid is not None else None
-        if sid is not None and fs is not None and fs.resuming == 1:
-            no_replay = params.get("replayFrom") is None
-            if no_replay or sid in self.sessions:
-                self._session(sid).no_replay = no_replay
-
-    @on("agent-response", "session/resume")
-    def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
-        fs = self.facts.sessions.get(sid) if sid is not None else None
-        ps = self.sessions.get(sid) if sid is not None else None
-        if ps is not None and (fs is None or not fs.resuming):
-            ps.no_replay = False  # the window is over
-
-    @staticmethod
-    def _history(ps: _Session) -> bool:
+    def _history(self, sid: str) -> bool:
         """Whether a user message under an ID the session never showed, inside a resume window,
-        is replayed history (see "Replay"): only when the resume asked for a replay and no prompt
-        waits whose held insertion it may report ("The Agent either inserts the prompt right away
-        or holds it and inserts it later", Prompts during active work)."""
-        return not ps.no_replay and not ps.pending
+        is replayed history (see "Replay"): only when the resume being answered (the earliest of
+        the session's awaiting their response: a later one is refused) asked for a replay."""
+        first: tuple[int, Message] | None = None
+        for request, rsid, line in self._owner.pending_client.values():
+            if rsid == sid and request["method"] == "session/resume" and (first is None or line < first[0]):
+                first = (line, request)
+        params = {} if first is None else first[1].get("params")
+        return first is None or (type(params) is dict and params.get("replayFrom") is not None)
 
     def _replayed(self, ps: _Session, sid: str, mid: str, known: bool, line: int, msg: Message) -> None:
         """A user message inside a resume window: replayed history, not the live report. One
