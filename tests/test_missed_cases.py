@@ -41,15 +41,21 @@ TURN = [prompt(1), state("running"), user("u1"), answer(1, "u1"), say("a1")]
 def test_replayed_user_message_with_an_unseen_id_after_the_snapshot() -> None:
     """Initial state and synchronization: the snapshot follows any requested replay and precedes
     the resume response. A user message under a new ID after an idle snapshot, no prompt left to
-    insert, is history sent after the snapshot."""
-    assert errors(check([resume(7), state("idle"), user("u9"), ok(7)])) == [("SYNC-02", 3)]
+    insert, is history sent after the snapshot: the response, with no snapshot after it, breaks
+    SYNC-02. A snapshot sent before the replay as well breaks nothing ("Agents MAY repeat
+    current-state snapshots", State transitions) when another follows the replay (review47 cases
+    60, 161)."""
+    assert errors(check([resume(7), state("idle"), user("u9"), ok(7)])) == [("SYNC-02", 4)]
+    for first in ("idle", "running"):
+        again = [resume(7), state(first), user("u9"), say("a9"), state("idle"), ok(7)]
+        assert check(again, complete=True).findings == []
 
 
 def test_replayed_agent_message_with_an_unseen_id_after_the_snapshot() -> None:
     """The same with the Agent's own message: after an idle snapshot no work runs to produce it
     live, so a message or thought under an ID the session never showed is replayed history."""
     for line in (say("a9", chunk=False), say("t9", thought=True)):
-        assert errors(check([resume(7), state("idle"), line, ok(7)])) == [("SYNC-02", 3)]
+        assert errors(check([resume(7), state("idle"), line, ok(7)])) == [("SYNC-02", 4)]
     # in the right order, or while the snapshot reports work running, nothing is wrong
     assert errors(check([resume(7), say("a9", chunk=False), state("idle"), ok(7)], complete=True)) == []
     running = [prompt(1), resume(7), state("running"), user("u1"), answer(1, "u1"), say("a9"), ok(7)]
