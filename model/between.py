@@ -77,9 +77,12 @@ CANCEL_UPDATES_BEFORE_IDLE: Final = Between(
 CANCEL_CONFIRMED: Final = Between(
     "cancel_confirmed", "TRANS-04", "State transitions",
     "foreground work that was active when a session/cancel took effect ends: the first idle after "
-    "a cancel received while work was reported active, unless it is a resume snapshot (an unknown "
+    "a cancel received while work was reported active, unless it is a resume snapshot (inside a "
+    "resume window, one that does not replace an active state reported there: resume_snapshot; an unknown "
     "or unrecognized state reported in between is no outcome and no cancellation: the idle after "
-    "it is still the one that shows the covered work over, and a repeated idle is no completion)",
+    "it is still the one that shows the covered work over, and a repeated idle is no completion); "
+    "a session/resume does not imply idle, so the work last reported active before it is still "
+    "reported active inside its window until a state is reported there (cancel_reaches)",
     "its idle carries the stop reason named by the parameter (the spec's: cancelled)",
     ("foreground", "session"),
     (("stop_reason", foreground.CANCELLED),),
@@ -292,7 +295,10 @@ CANCELLED_WORK_ENDS: Final = Between(
     "default; under work-may-follow the idle may follow the response), an idle resume snapshot "
     "before that idle (it shows the work over, yet creates no completion or cancellation, and no "
     "repeated idle after it can: State transitions), or a complete transcript that ends with it "
-    "active, breaks it",
+    "active, breaks it (an idle inside a resume window is its snapshot unless it replaces an "
+    "active state reported in that window; under the reading resume-window-idle=may-be-live one "
+    "the work could end with is its live idle when another state of the window can be the "
+    "snapshot)",
     ("foreground", "session"),
 )  # fmt: skip
 ACCEPTED_WORK_REPORTED: Final = Between(
@@ -679,6 +685,57 @@ class Rules:
     of the closed work's idle (``last-message``: ``close_leaves_work`` judges it there) or that
     idle may follow it (``work-may-follow``: still owed, judged at the end as ``never_idled``
     says, closed session or not)."""
+
+    @staticmethod
+    def cancel_reaches(reported_active: bool, held_in_window: bool) -> bool:
+        """``cancel_confirmed`` and ``cancelled_work_ends``: whether a session/cancel or
+        session/close reaches work reported active: the reported state is active
+        (``reported_active``), or the cancel comes inside a resume window in which no state was
+        reported yet, after an active state reported before it (``held_in_window``). "session/resume
+        does not imply idle" (Initial state and synchronization), and "When no foreground activity
+        remains, the Agent MUST report idle" (Work boundaries): the work last reported active, with
+        no idle since, is still under way when the cancel comes."""
+        return reported_active or held_in_window
+
+    @staticmethod
+    def resume_snapshot(in_window: bool, replaces_window_active: bool) -> bool:
+        """``cancel_confirmed`` and ``cancelled_work_ends``: whether a state_update is a resume
+        snapshot, which reports the state "without implying a transition" (State transitions): one
+        sent between a session/resume and its response (``in_window``), unless it replaces an
+        active state reported in that same window (``replaces_window_active``): the snapshot, or a
+        repeat of it, reports one state, so a change after an active one is a transition (a
+        state_update is a snapshot of the aggregate state, not a session entity that a history
+        replay re-sends). "Clients MUST use that snapshot rather than infer activity from the
+        response or replayed content" (Initial state and synchronization)."""
+        return in_window and not replaces_window_active
+
+    live_in_window = _reading_is("may-be-live")
+    """``cancelled_work_ends`` under the reading ``resume-window-idle``: whether an idle resume
+    snapshot (``resume_snapshot``) may also be the live idle that ends foreground work, sent
+    before the snapshot (``may-be-live``), rather than only the snapshot or a repeat of it
+    (``snapshot``)."""
+
+    def ends_in_window(self, reason: object, cancel_takes_effect: str, window_idle: str) -> bool:
+        """``cancelled_work_ends``: whether an idle resume snapshot (``resume_snapshot``) with stop
+        reason ``reason``, sent while a cancellation is pending, may be the live idle that ends
+        the covered work instead: where live idles may come before the snapshot
+        (``live_in_window``), one the work may end with (the confirming stop reason; any where it
+        may end on its own, ``own_end_after_cancel``). It is that idle only while another state
+        reported in the same window can be the snapshot: one before it, or one after it before the
+        successful resume response (``window_leaves_cancel``); otherwise it is the snapshot
+        (``snapshot_leaves_cancel``)."""
+        return self.live_in_window(window_idle) and (
+            self.own_end_after_cancel(cancel_takes_effect) or self.confirmation_breach(reason) is None
+        )
+
+    @staticmethod
+    def window_leaves_cancel(undecided_idle: bool, succeeded: bool) -> bool:
+        """``cancelled_work_ends``: whether a resume response breaks it: a successful one
+        (``succeeded``: the snapshot was owed in its window) while the one idle of the window that
+        may have been the live idle ending the covered work (``ends_in_window``) had no other state
+        reported in that window beside it (``undecided_idle``): that idle was the snapshot, sent
+        before the idle confirming the cancellation (``snapshot_leaves_cancel``)."""
+        return undecided_idle and succeeded
 
     @staticmethod
     def snapshot_leaves_cancel(cancel_pending: bool, resume_snapshot: bool) -> bool:

@@ -136,6 +136,7 @@ UNLISTED_TOOL_AT_FAILED_IDLE: Final = "unlisted-tool-at-failed-idle"
 APPROVAL_RACING_CANCEL: Final = "approval-racing-cancel"
 FUTURE_STOP: Final = "future-stop-reason"
 RESUME_REPLAY_WINDOW: Final = "resume-replay-window"
+RESUME_WINDOW_IDLE: Final = "resume-window-idle"
 OUTPUT_WHILE_REQUIRES_ACTION: Final = "output-while-requires-action"
 BUSY_REFUSAL: Final = "busy-refusal"
 USER_MESSAGE_DEADLINE: Final = "user-message-deadline"
@@ -708,6 +709,55 @@ READINGS: Final[tuple[Reading, ...]] = (
               replay history and send the snapshot (its prompts wait for the resume response, as
               under whole-window), and no prompt can arrive in the window (INTRO-01), so no
               alternative gives it a move there""",
+    ),
+    _reading(
+        RESUME_WINDOW_IDLE,
+        "Between a session/resume and its response, may an idle that follows no active state "
+        "reported in that window be the live idle that ends the work, or is it the resume snapshot?",
+        (
+            "Initial state and synchronization",
+            "State transitions",
+            "Work boundaries and local commands",
+            "Cancellation",
+        ),
+        (169, 173, 181, 191),
+        (
+            "Clients MUST use that snapshot rather than infer activity",
+            "without creating a new completion or cancellation",
+            "When no foreground activity remains, the Agent MUST report idle",
+            "so that Clients can reliably confirm the cancellation",
+        ),
+        {
+            "snapshot": """It is the resume snapshot (or a repeat of it), which creates no completion or
+                cancellation: while a cancellation is pending it breaks CANCEL-11 at once, whatever its
+                stop reason. The confirming idle comes before the resume, after its response, or inside
+                the window as a transition from an active state reported there (the snapshot).""",
+            "may-be-live": """It may also be the live idle that ends the work, sent before the snapshot:
+                while a cancellation is pending, one the covered work may end with (stop reason
+                cancelled; any under cancel-takes-effect=when-acted) is taken as that idle when another
+                state reported in the window can be the snapshot (one before it, or one after it before
+                the successful resume response); the one idle of a window is the snapshot: CANCEL-11,
+                judged at that response.""",
+        },
+        "snapshot",
+        """The text tells the Client to read the window's state as the snapshot: "Clients MUST use
+              that snapshot rather than infer activity from the response or replayed content"
+              (Initial state and synchronization), and "Repeated or resume idle snapshots may carry
+              the last stop reason for context, without creating a new completion or
+              cancellation" (State transitions). An idle that no active state of the window
+              precedes is one the Client applies as that snapshot, so it cannot be the idle sent
+              "so that Clients can reliably confirm the cancellation" (Cancellation); an idle after an
+              active state of the window is a change of the reported state, a transition the Client
+              sees. may-be-live reads "When no foreground activity remains, the Agent MUST report
+              idle" (Work boundaries) as allowing that idle before the snapshot, which the text does
+              not exclude but gives the Client no way to tell apart.""",
+        ("CANCEL-11",),
+        peers_same="""the simulated Agent reports no live state inside a resume window (the session
+              table's resuming state lets it only replay history and send the snapshot, and it
+              answers the resume in the same step), so it sends the confirming idle before the
+              resume or after its response, which conforms under both; under may-be-live an Agent
+              could end the cancelled work inside the window before the snapshot, a freedom it does
+              not take""",
     ),
     _reading(
         OUTPUT_WHILE_REQUIRES_ACTION,

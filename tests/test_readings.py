@@ -146,6 +146,22 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "known-ids",
         [],
     ),
+    "resume-window-idle": (
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            cancel(),
+            resume(7, replay=False),
+            state("idle", stop="cancelled"),
+            state("idle", stop="cancelled"),
+            ok(7),
+        ],
+        [("CANCEL-11", 7)],
+        "may-be-live",
+        [],
+    ),
     "output-while-requires-action": (
         [
             prompt(1),

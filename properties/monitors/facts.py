@@ -9,12 +9,16 @@ Per session (``SessionFacts``):
   synchronization"; a non-string state is kept as ``"?"``). During a ``session/resume`` the
   state is ``unknown`` until the snapshot comes (resume does not imply idle).
 - ``resuming``: ``session/resume`` requests received and not yet answered (the replay window).
+- ``held``: inside a resume window, no state reported there yet and the state reported before
+  it was active: that work is still reported active (``model.between`` ``Rules.cancel_reaches``).
+- ``shown``: inside a resume window, a state was reported there (one of them is the snapshot).
 - ``interval``: counts foreground intervals: it grows whenever an active state follows a
   non-active one, so entities first seen in different intervals can be told apart.
 - ``period``: grows on every change of ``state``, so a monitor can report a breach once per
   stretch of one state; ``state_line``: the line of the latest change.
 - ``cancel_line``: line of a ``session/cancel`` (or ``session/close``) received while the
-  reported state was active, until the next idle: cancellation of active work to confirm.
+  reported state was active (or ``held``: ``Rules.cancel_reaches``), until the next idle:
+  cancellation of active work to confirm.
 - ``stopping``: a ``session/cancel`` or ``session/close`` was received while the reported state
   was not idle (active, or unknown or custom: that state may have replaced running), until the
   next idle.
@@ -100,10 +104,12 @@ class SessionFacts(Record):
         "cancel_line",
         "closed",
         "created",
+        "held",
         "interval",
         "listed",
         "period",
         "resuming",
+        "shown",
         "state",
         "state_line",
         "stopping",
@@ -113,6 +119,8 @@ class SessionFacts(Record):
     def __init__(self) -> None:
         self.state = "idle"
         self.resuming = 0
+        self.held = False
+        self.shown = False
         self.interval = 0
         self.period = 0
         self.state_line = 0
@@ -132,6 +140,8 @@ class SessionFacts(Record):
             self.interval > 0,
             self.state,
             self.resuming,
+            self.held,
+            self.shown,
             bool(self.cancel_line),
             self.stopping,
             self.listed,
@@ -232,6 +242,9 @@ class Facts(Monitor):
             fs.period += 1
             fs.state_line = line
         fs.state = state
+        if fs.resuming:
+            fs.held = False
+            fs.shown = True
         if (
             fs.listed is None
             and not fs.bare_line
@@ -298,6 +311,9 @@ class Facts(Monitor):
     def _resume(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             fs = self.of(sid)
+            if not fs.resuming:  # the window opens
+                fs.held = fs.state in ACTIVE
+                fs.shown = False
             fs.resuming += 1
             fs.closed = False
             if fs.state != "unknown":
@@ -310,6 +326,8 @@ class Facts(Monitor):
         if sid is not None:
             fs = self.of(sid)
             fs.resuming = max(0, fs.resuming - 1)
+            if not fs.resuming:  # the window closes
+                fs.held = fs.shown = False
             if self.opening and "result" in msg:
                 self.set_up.add(sid)
 
@@ -318,7 +336,7 @@ class Facts(Monitor):
     def _cancel(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         if sid is not None:
             fs = self.of(sid)
-            if fs.state in ACTIVE and not fs.cancel_line:
+            if not fs.cancel_line and self.between.cancel_reaches(fs.state in ACTIVE, fs.held):
                 fs.cancel_line = line
             if fs.state != "idle":
                 fs.stopping = True

@@ -97,6 +97,15 @@ default of the reading ``close-response-ends-session`` (``last-message``); under
 (``Rules.close_ends_session``). An idle resume snapshot sent before
 the idle confirming a cancellation breaks cancelled_work_ends too (``Rules.snapshot_leaves_cancel``:
 the snapshot shows the work over without being its completion, and no later idle can be).
+Inside a resume window an idle is the snapshot unless it replaces an active state reported in
+that window: then it is a transition, the work's own idle, judged as any (``Rules.resume_snapshot``;
+a state_update is no replayed session entity). Under the reading ``resume-window-idle=may-be-live``
+(not the default) an idle snapshot may also be the live idle ending the cancelled work
+(``Rules.ends_in_window``) when another state reported in that window can be the snapshot; the one
+idle of a window with no other state was the snapshot, judged at the successful resume response
+(``Rules.window_leaves_cancel``). A cancel received inside a resume window before any state is
+reported there reaches the work reported active before the resume (``Facts.held``,
+``Rules.cancel_reaches``: resume does not imply idle).
 
 *Eventually*: a session left running or requires_action (the foreground table's obligation,
 ``model.between`` idle_ends_work: FG-05 and its restatements; cancelled_work_ends when a
@@ -132,6 +141,7 @@ from properties.readings import (
     OUTPUT_WHILE_REQUIRES_ACTION,
     PATCH_AFTER_IDLE,
     REPEATED_IDLE_NEW_REASON,
+    RESUME_WINDOW_IDLE,
 )
 from properties.transcript import is_error_object
 
@@ -177,6 +187,7 @@ class _Session(Record):
         "last_end_cancel",
         "last_reason",
         "last_std",
+        "lone",
         "outputs",
         "prompted",
         "ra_line",
@@ -193,6 +204,9 @@ class _Session(Record):
         self.last_reason: str | None = None  # last string stop reason (kept under one reading)
         self.last_std = "idle"  # last of idle / running / requires_action reported
         self.flag_period = -1  # period in which a start / resume breach was reported
+        # (idle line, cancel line): inside a resume window, an idle that may have been the live
+        # idle ending cancelled work, with no other state reported in that window yet
+        self.lone: tuple[int, int] | None = None
         self.done_period = -1  # period in which DONE-03 / CANCEL-14 was reported
         self.ra_line = 0  # line of a requires_action report with no user-action request yet
         self.asked = False  # a user-action request was asked since the last idle
@@ -229,6 +243,7 @@ class _Session(Record):
             frozenset(self.accepted),
             frozenset((k, interval - v) for k, v in self.steered.items()),
             self.ra_line > 0,
+            self.lone is not None,
             self.asked,
             self.prompted,
             self.work,
@@ -403,6 +418,8 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         new = upd.get("state")
         if type(new) is not str:
             new = "?"
+        if st.lone is not None and fs.resuming:
+            st.lone = None  # another state of the window: it can be the snapshot
         if new != prev:
             since, st.ra_line = st.ra_line, 0
             if since and prev == "requires_action" and new in ("running", "idle"):
@@ -445,19 +462,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         completed = st.work == 2
         if st.work == 1 or (fs.resuming and named):
             st.work = 2  # (a resume snapshot's stop reason may be of work that ended out of view)
-        if fs.resuming:  # a resume snapshot reports the state, it is no transition
-            if self.between.snapshot_leaves_cancel(bool(fs.cancel_line), True):
-                self._ex[_CANCEL_ENDS] += 1
-                self.breach(
-                    _CANCEL_ENDS,
-                    line,
-                    sid,
-                    "this resume snapshot reports idle while the work cancelled at line "
-                    f"{fs.cancel_line} was never ended with the idle confirming it: the "
-                    "snapshot creates no completion or cancellation, whatever stop reason it "
-                    "carries, and no later idle can",
-                    msg,
-                )
+        # a resume snapshot reports the state, it is no transition (an idle that replaces an
+        # active state reported in the same window is one: the work ended there)
+        if self.between.resume_snapshot(fs.resuming > 0, fs.shown and prev in ACTIVE):
+            self._window_idle(fs, st, reason, sid, line, msg)
             if named and self.reading(REPEATED_IDLE_NEW_REASON) == "completion":
                 st.last_reason = reason  # it may carry the last stop reason for context
             return
@@ -495,6 +503,64 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
                     "(the Agent's own reasons are a limit, refusal or error)",
                     msg,
                 )
+
+    def _window_idle(
+        self, fs: SessionFacts, st: _Session, reason: Any, sid: str, line: int, msg: Message
+    ) -> None:
+        """An idle resume snapshot (``Rules.resume_snapshot``) while a cancellation may be pending
+        (``fs.cancel_line``): sent before the idle confirming the cancellation
+        (``Rules.snapshot_leaves_cancel``), unless under ``resume-window-idle=may-be-live`` it may
+        be that live idle (``Rules.ends_in_window``) and another state of the window can be the
+        snapshot (one before it, ``fs.shown``; one after it clears ``st.lone``, else ``_resumed``
+        judges it)."""
+        pending = bool(fs.cancel_line)
+        window = self.reading(RESUME_WINDOW_IDLE)
+        if pending and self.between.ends_in_window(reason, self.reading(CANCEL_TAKES_EFFECT), window):
+            self._ex[_CANCEL_ENDS] += 1
+            if not fs.shown:
+                st.lone = (line, fs.cancel_line)
+            return
+        if self.between.snapshot_leaves_cancel(pending, True):
+            self._ex[_CANCEL_ENDS] += 1
+            self.breach(
+                _CANCEL_ENDS,
+                line,
+                sid,
+                "this resume snapshot reports idle while the work cancelled at line "
+                f"{fs.cancel_line} was never ended with the idle confirming it: the "
+                "snapshot creates no completion or cancellation, whatever stop reason it "
+                "carries, and no later idle can",
+                msg,
+                (RESUME_WINDOW_IDLE,),
+            )
+
+    @on("agent-response", "session/resume")
+    def _resumed(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        """The end of a resume handshake: an idle that may have been the live idle ending the
+        cancelled work, alone in its window (``st.lone``), was the snapshot the successful
+        response needed (``Rules.window_leaves_cancel``)."""
+        if sid is None:
+            return
+        st = self.sessions.get(sid)
+        if st is None or st.lone is None:
+            return
+        idle, cancel = st.lone
+        fs = self.facts.sessions[sid]
+        if "result" not in msg and fs.resuming > 1:
+            return  # the other handshake under way still owes its snapshot
+        st.lone = None
+        if self.between.window_leaves_cancel(True, "result" in msg):
+            self.breach(
+                _CANCEL_ENDS,
+                line,
+                sid,
+                f"the idle at line {idle} was the only state reported in this resume window, so it "
+                f"was the resume snapshot: the work cancelled at line {cancel} was never ended with "
+                "the idle confirming it (the snapshot creates no completion or cancellation, "
+                "whatever stop reason it carries, and no later idle can)",
+                msg,
+                (RESUME_WINDOW_IDLE,),
+            )
 
     def _unreported_end(self, sid: str, reason: Any, completed: bool, line: int, msg: Message) -> None:
         """An idle that ends no work reported active (a repeated idle, or one after a custom state
