@@ -30,7 +30,10 @@ Lines reported as ``input.unknown-response-id`` or ``input.duplicate-request-id`
 formed but are not passed on: nothing downstream could associate them with a request.
 
 Unknown methods and unknown or custom (``_``-prefixed) ``session/update`` variants are not
-errors: they are passed on unchanged and counted in ``TranscriptStats.preserved``.
+errors: they are passed on unchanged and counted in ``TranscriptStats.preserved``. A recording of
+a link to a proxy may hold ``proxy/successor`` envelopes (``PROXY_ENVELOPE``): passed on as they
+are, with one information finding at the end saying how many there were and that what they wrap
+is not judged (it belongs to another hop).
 
 Must not know: the JSON Schema, the rule catalogue, the monitors, or how results are shown.
 """
@@ -95,6 +98,13 @@ KNOWN_METHODS: frozenset[str] = frozenset(
     }
 )
 """Every method the ACP v2 schema defines (its ``x-method`` annotations)."""
+PROXY_ENVELOPE = "proxy/successor"
+"""The envelope of a proxy chain (the schema's ProxySuccessorRequest and ProxySuccessorNotification,
+UNSTABLE): it wraps one message of the hop between the proxy and its successor, a connection of its
+own whose Client is the proxy. Its wrapped messages are not judged; how many there were is an input
+finding (``input.proxy-envelope``, information) at the first envelope's line, once per file."""
+_PLAIN_KNOWN = KNOWN_METHODS - {PROXY_ENVELOPE}
+"""The known methods but the envelope (one set lookup per message tells both apart)."""
 
 MAX_DEPTH = 256
 """Deepest accepted nesting of arrays and objects in one line. Real ACP messages are a few
@@ -104,7 +114,7 @@ levels deep; the limit keeps pathological lines away from recursive code (JSON d
 ID_RANGE = (-(2**63), 2**63 - 1)
 """Integer request ids the reader accepts: the signed 64-bit range."""
 
-TOLERATED: frozenset[str] = frozenset({"input.blank-line", "input.bom", "input.crlf"})
+TOLERATED: frozenset[str] = frozenset({"input.blank-line", "input.bom", "input.crlf", "input.proxy-envelope"})
 """The input findings of lines the reader accepts as they are (information, never a failure)."""
 
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
@@ -375,6 +385,7 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
     answered: dict[str, set[Any]] = {"client": set(), "agent": set()}  # by the side that asked
     crlf_reported = False
     line = 0
+    envelopes: list[int] = []  # the line of every proxy/successor request or notification
 
     def info(rule: str, explanation: str) -> Finding:
         return Finding("input." + rule, "info", line, None, explanation, "input")
@@ -436,8 +447,11 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                                 "request with that id is still unanswered (skipped)",
                             )
                         mine[rid] = msg
-                    if method not in KNOWN_METHODS:
-                        st.preserved["method " + method] += 1
+                    if method not in _PLAIN_KNOWN:
+                        if method == PROXY_ENVELOPE:
+                            envelopes.append(line)
+                        else:
+                            st.preserved["method " + method] += 1
                     params = msg.get("params")
                     if type(params) is dict:
                         sid = params.get("sessionId")
@@ -453,3 +467,11 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                 continue
             st.messages += 1
             yield line, sender, msg
+    if envelopes:
+        yield Finding(
+            "input.proxy-envelope", "info", envelopes[0], None,
+            f"{len(envelopes)} proxy/successor envelope(s) from this line on (the last at line "
+            f"{envelopes[-1]}): the messages they wrap, and the responses to them, belong to the hop "
+            "between the proxy and its successor and are not judged",
+            "input",
+        )  # fmt: skip
