@@ -297,8 +297,11 @@ READINGS: Final[tuple[Reading, ...]] = (
                 (in the schema, no message of the session but a prompt response follows it): foreground
                 work still reported active when it is sent never gets its idle, a breach at the response
                 (CANCEL-11 for work the close or a cancel reached while it was reported active, FG-05 for
-                work reported active again after an unknown). Other messages after it are not judged
-                here.""",
+                work reported active again after an unknown). Other messages of the session after it
+                (new work reported there, a prompt sent to it before any resume) are not judged: the
+                schema's "the Agent sends no other messages for the session on that connection" is read
+                here for the deadline it sets, and no sentence of the text states what a closed session
+                may still carry.""",
             "work-may-follow": """The close response sets no deadline: the cancelled work's final updates
                 and its idle may follow it. The idle is still owed: judged at the end (CANCEL-11, or
                 FG-05: a breach at the end of a complete transcript, an open obligation otherwise).""",
