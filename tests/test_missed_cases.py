@@ -80,9 +80,14 @@ def test_a_held_prompt_inserted_inside_a_resume_window_is_live() -> None:
         for lines in (held, early):
             lines = [*lines, state("idle", stop="end_turn")]
             assert check(lines, complete=True, resume_replay_window="known-ids").findings == []
-            assert [r for r, _ in errors(check(lines, complete=True))] == (
-                [] if not replay else ["ACC-11", "ACC-05"]
-            )
+            # (under the default, both findings name the reading, and ACC-05 says where the
+            # message came: only inside the window)
+            found = [
+                (f.rule, f.readings, "inside a resume window" in f.explanation)
+                for f in check(lines, complete=True).findings
+            ]
+            window = ("resume-replay-window",)
+            assert found == ([] if not replay else [("ACC-11", window, False), ("ACC-05", window, True)])
     # asked for a replay, with no prompt left waiting: a new ID there is a renamed replay
     renamed = [new_session(0), created(0), *TURN, state("idle", stop="end_turn"), resume(7), user("u9")]
     assert errors(check([*renamed, state("idle"), ok(7)], complete=True)) == [("ACC-11", 10)]

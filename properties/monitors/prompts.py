@@ -1052,12 +1052,20 @@ class PromptMonitor(SessionMonitor["_Session"]):
             # closed sessions too: closing does not discharge the report (model.between
             # USER_MESSAGE_REPORTED)
             for mid, line in ps.unreported.items():
+                # (one under that ID inside a resume window was taken as replayed history)
+                replayed = mid in ps.replay_unknown
                 self.eventually(
                     REPORTED,
                     quiescent,
                     line,
                     sid,
-                    f"messageId {mid!r} was returned, but no user_message or user_message_chunk reported it",
+                    f"messageId {mid!r} was returned, but no user_message or user_message_chunk reported it"
+                    + (
+                        " live (one under that ID came only inside a resume window: replayed history)"
+                        * replayed
+                    ),
+                    None,
+                    (RESUME_REPLAY_WINDOW,) if replayed else (),
                 )
 
     def waiting(self) -> list[tuple[str, Any, _Prompt]]:
