@@ -403,9 +403,9 @@ def test_the_report_is_the_same_for_any_number_of_workers(tmp_path: Path) -> Non
 
 
 def test_counterexample_files_follow_the_transcript_contract(tmp_path: Path) -> None:
-    # seed 0: a seed whose 20 hypothesis examples meet the bug too (which seeds do moves with the
-    # peers' event names: seed 1's stopped meeting it when new moves came in)
-    report = run_explore(_small_options(tmp_path, seed=0))
+    # seed 2: a seed whose 20 hypothesis examples meet the bug too (which seeds do moves with the
+    # peers' event names: seeds 1 and then 0 stopped meeting it when new moves came in)
+    report = run_explore(_small_options(tmp_path, seed=2))
     finding = next(f for f in report["findings"] if f["rule"] == RULE)
     assert set(finding["modes"]) == {"exhaustive", "random", "hypothesis"}
     lines = Path(finding["transcript"]).read_text(encoding="utf-8").splitlines()
