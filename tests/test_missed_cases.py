@@ -87,7 +87,8 @@ def test_a_held_prompt_inserted_inside_a_resume_window_is_live() -> None:
                 for f in check(lines, complete=True).findings
             ]
             window = ("resume-replay-window",)
-            assert found == ([] if not replay else [("ACC-11", window, False), ("ACC-05", window, True)])
+            deadline = ("user-message-deadline", *window)  # (ACC-05 at the idle ending its work)
+            assert found == ([] if not replay else [("ACC-11", window, False), ("ACC-05", deadline, True)])
     # asked for a replay, with no prompt left waiting: a new ID there is a renamed replay
     renamed = [new_session(0), created(0), *TURN, state("idle", stop="end_turn"), resume(7), user("u9")]
     assert errors(check([*renamed, state("idle"), ok(7)], complete=True)) == [("ACC-11", 10)]

@@ -415,6 +415,17 @@ class _Session(Record):
         return grew
 
 
+def _replay_note(ps: _Session, mid: str) -> tuple[str, tuple[str, ...]]:
+    """What an ACC-05 finding about the returned messageId ``mid`` adds when a user message under
+    it came only inside a resume window, taken as replayed history there (ACC-11 judged it), and
+    the reading that made it history."""
+    if mid in ps.replay_unknown:
+        return " live (one under that ID came only inside a resume window: replayed history)", (
+            RESUME_REPLAY_WINDOW,
+        )
+    return "", ()
+
+
 class PromptMonitor(SessionMonitor["_Session"]):
     """Answers to session/prompt and the accounting of user messages (see module docstring)."""
 
@@ -1000,13 +1011,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work"
             ):
                 ps.unreported.pop(mid, None)  # judged here, not again at the end
+                note, window = _replay_note(ps, mid)
                 self.breach(
                     REPORTED, line, sid,
                     f"prompt {ps.owner!r}, waiting while the session was idle, was answered "
                     f"with messageId {mid!r} and its resulting work now ends, but no "
-                    "user_message or user_message_chunk reported that message before this "
+                    f"user_message or user_message_chunk reported that message{note} before this "
                     "idle (a pending update of the work: 4. Report completion)",
-                    msg, _DEADLINE,
+                    msg, _DEADLINE + window,
                 )  # fmt: skip
             ps.drop_owner()
         # (other states: the same stretch; work starts and ends only with a report)
@@ -1098,20 +1110,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
             # closed sessions too: closing does not discharge the report (model.between
             # USER_MESSAGE_REPORTED)
             for mid, line in ps.unreported.items():
-                # (one under that ID inside a resume window was taken as replayed history)
-                replayed = mid in ps.replay_unknown
+                note, window = _replay_note(ps, mid)
                 self.eventually(
                     REPORTED,
                     quiescent,
                     line,
                     sid,
-                    f"messageId {mid!r} was returned, but no user_message or user_message_chunk reported it"
-                    + (
-                        " live (one under that ID came only inside a resume window: replayed history)"
-                        * replayed
-                    ),
+                    f"messageId {mid!r} was returned, but no user_message or user_message_chunk "
+                    f"reported it{note}",
                     None,
-                    (RESUME_REPLAY_WINDOW,) if replayed else (),
+                    window,
                 )
 
     def waiting(self) -> list[tuple[str, Any, _Prompt]]:
