@@ -26,12 +26,12 @@ from simulator.harness.campaign import (
     campaign,
     campaign_report,
     campaign_text,
-    replay,
+    play,
     replay_report,
     replay_text,
 )
 from simulator.harness.child import StartError
-from simulator.harness.drive import MAX_MESSAGES, Settings
+from simulator.harness.drive import Settings
 from simulator.peers.driver_client import ScriptError, load_script
 
 
@@ -44,15 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from diagrams.sequence import transcript_to_mermaid
 
     command = agent_command(args)
+    same = "steps timeout startup silence fail_on elicitation"  # options named as the fields
     settings = Settings(
-        steps=args.steps,
-        timeout=args.timeout,
-        startup=args.startup,
-        silence=args.silence,
-        fail_on=args.fail_on,
-        max_messages=MAX_MESSAGES,
-        readings=chosen_readings(args),
-        elicitation=args.elicitation,
+        **{name: getattr(args, name) for name in same.split()}, readings=chosen_readings(args)
     )
     check_folder(args.out, "--out")  # before any run: a failing run is written there
     out = Path(args.out)
@@ -87,7 +81,7 @@ def _replay(args: argparse.Namespace, settings: Settings, command: list[str], st
         script = load_script(text)
     except ScriptError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    result = replay(command, settings, script)
+    result = play((command, settings, None, script))
     code = EXIT_FINDINGS if result.failing else EXIT_OK
     report = replay_report(path, result, time.monotonic() - started, code)
     show(dumps(report) if args.json else replay_text(path, result))

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from cli.bounds import bounds_from, faults_from, time_budget
+from cli.explore_options import COUNTS
 from cli.explore_options import add_parser as add_parser  # the command's parser: cli.main asks here
 from cli.main import EXIT_USAGE, UsageError
 from cli.options import at_least, chosen_readings, pool_of, variant_and_readings, variant_lines
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         workers, names = matrix_plan(args)
         args.mode = args.mode or "exhaustive"  # the matrix's states column; --mode both adds the random modes
     else:
-        workers, names = pool(args, 1), ()
+        workers, names = pool_of(args), ()
         args.mode = args.mode or "both"
     opts = options(args)
     if args.compare and not names and args.graph is not None:
@@ -69,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def options(args: argparse.Namespace) -> Any:
-    """The run the options describe (after ``pool``: ``--workers`` is checked there), drawing its
-    counterexamples as diagrams and pages."""
+    """The run the options describe (after ``pool_of``: ``--workers`` is checked there), drawing
+    its counterexamples as diagrams and pages."""
     from diagrams.html.runs import counterexample_page
     from diagrams.sequence import transcript_to_mermaid
     from simulator.explore.bfs import SLICE_BY_NAME
@@ -83,14 +84,8 @@ def options(args: argparse.Namespace) -> Any:
     for name in args.slice:
         if name not in SLICE_BY_NAME:
             raise UsageError(f"unknown slice {name!r}; known: {', '.join(SLICE_BY_NAME)}")
-    at_least(
-        ("--seed", args.seed, 0),
-        ("--examples", args.examples, 0),
-        ("--walks", args.walks, 0),
-        ("--steps", args.steps, 1),
-        ("--depth", args.depth, 0),
-        ("--max-states", args.max_states, 1),
-    )
+    counts = [(f"--{name}", getattr(args, name), low) for name, _, low, _ in COUNTS]
+    at_least(*counts, ("--depth", args.depth, 0), ("--max-states", args.max_states, 1))
     if args.mode in ("random", "both") and args.walks == 0 and args.examples == 0:
         raise UsageError(
             "--walks 0 and --examples 0 leave the random mode nothing to run (for the exhaustive "
@@ -127,17 +122,6 @@ def options(args: argparse.Namespace) -> Any:
     )
 
 
-def pool(args: argparse.Namespace, default: int | None) -> Workers:
-    """The pool of ``--jobs`` (or its older name ``--workers``) and ``--cluster``."""
-    if args.workers is not None:
-        if args.jobs is not None and args.jobs != args.workers:
-            raise UsageError("--workers is the older name of --jobs: give one of them")
-        if args.workers < 1:
-            raise UsageError(f"--workers {args.workers}: must be >= 1")
-        args.jobs = args.workers
-    return pool_of(args, default)
-
-
 def matrix_plan(args: argparse.Namespace) -> tuple[Workers, tuple[str, ...]]:
     """``explore --readings``: its pool and the readings it names (``all``: every reading)."""
     from properties.readings import ReadingError
@@ -147,7 +131,7 @@ def matrix_plan(args: argparse.Namespace) -> tuple[Workers, tuple[str, ...]]:
         raise UsageError("--reading and --readings do not combine: the matrix chooses every row's readings")
     if args.graph is not None:
         raise UsageError("--graph does not apply to --readings (each row is its own exploration)")
-    workers = pool(args, None)
+    workers = pool_of(args, None)
     names = tuple(n.strip() for n in args.readings.split(",") if n.strip())
     if not names or ("all" in names and len(names) > 1):
         raise UsageError("--readings: expected all or NAME,NAME (acp-model readings lists them)")

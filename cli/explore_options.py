@@ -1,6 +1,7 @@
 """The options of ``acp-model explore``, declared.
 
-Owns: ``add_parser`` (every option, its help and default).
+Owns: ``add_parser`` (every option, its help and default) and ``COUNTS``, the counts of a run
+with the lowest value each takes.
 
 Must not know: their checks, how the run goes or how its report is printed (``cli.cmd_explore``).
 """
@@ -19,6 +20,22 @@ from cli.options import (
     add_reading_option,
     add_variant_options,
 )
+from simulator.peers import config
+
+COUNTS = (
+    ("seed", 0, 0, "seed of hypothesis and the random walks, >= 0 (default %(default)s)"),
+    (
+        "examples",
+        config.EXPLORE_EXAMPLES,
+        0,
+        "hypothesis examples per round, run in chunks of 100 seeded from --seed; the report says how "
+        "many ran and why; 0: no hypothesis, the random walks only (default %(default)s)",
+    ),
+    ("walks", config.EXPLORE_WALKS, 0, "random walks; 0: none, hypothesis only (default %(default)s)"),
+    ("steps", config.EXPLORE_STEPS, 1, "steps per walk and per hypothesis example (default %(default)s)"),
+)
+"""``--<name>`` options of a run: (name, default, lowest value, help); ``cli.cmd_explore`` checks
+the lowest."""
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -29,8 +46,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "within small bounds, hypothesis stateful testing and many random walks. Every "
         "counterexample is shrunk and written as a transcript, a Mermaid diagram and a program.",
     )
-    from simulator.peers import config
-
     p.add_argument(
         "--mode",
         choices=("random", "exhaustive", "both"),
@@ -39,31 +54,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "walks (default both; with --readings: exhaustive)",
     )
     add_json_option(p, "one JSON object")
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of hypothesis and the random walks, >= 0 (default %(default)s)",
-    )
-    p.add_argument(
-        "--examples",
-        type=int,
-        default=config.EXPLORE_EXAMPLES,
-        help="hypothesis examples per round, run in chunks of 100 seeded from --seed; the report "
-        "says how many ran and why; 0: no hypothesis, the random walks only (default %(default)s)",
-    )
-    p.add_argument(
-        "--walks",
-        type=int,
-        default=config.EXPLORE_WALKS,
-        help="random walks; 0: none, hypothesis only (default %(default)s)",
-    )
-    p.add_argument(
-        "--steps",
-        type=int,
-        default=config.EXPLORE_STEPS,
-        help="steps per walk and per hypothesis example (default %(default)s)",
-    )
+    for name, default, _, what in COUNTS:
+        p.add_argument(f"--{name}", type=int, default=default, help=what)
     p.add_argument(
         "--workers",
         type=int,

@@ -198,7 +198,15 @@ def add_pool_options(p: Any, what: str, default: str = "1") -> None:
 
 
 def pool_of(args: argparse.Namespace, default: int | None = 1) -> Workers:
-    """The pool ``--jobs`` and ``--cluster`` ask for (``default`` None: every core)."""
+    """The pool ``--jobs`` (or explore's older name for it, ``--workers``) and ``--cluster`` ask
+    for (``default`` None: every core)."""
+    workers: int | None = getattr(args, "workers", None)
+    if workers is not None:
+        if args.jobs is not None and args.jobs != workers:
+            raise UsageError("--workers is the older name of --jobs: give one of them")
+        if workers < 1:
+            raise UsageError(f"--workers {workers}: must be >= 1")
+        args.jobs = workers
     value: int | None = args.jobs
     if value is not None and value < 1:
         raise UsageError(f"--jobs {value}: must be >= 1")

@@ -43,10 +43,6 @@ class Edge:
     note: str
 
     @property
-    def self_loop(self) -> bool:
-        return self.source == self.dest
-
-    @property
     def label(self) -> str:
         """Trigger with its guard, e.g. ``insert [oldest_held]``."""
         return self.trigger if self.guard is None else f"{self.trigger} {guard_label(self.guard)}"

@@ -154,3 +154,24 @@ def test_work_started_after_an_unseen_end_reads_as_restored_and_sends_no_own_use
     assert not [e for e in run.world.enabled() if e[1] == "synthetic_user"]
     shown = scripted([*START, ("agent", "end", "end_turn"), D, ("agent", "start_goal", None), D], cfg)
     assert ("agent", "synthetic_user", None) in shown.world.enabled()  # its start was seen
+
+
+OWN_TEXT = DEFAULT.with_(features=DEFAULT.features | {"goal", "own_text"}, readings={})
+
+
+def test_its_own_user_message_may_come_later_in_its_own_work_with_any_text() -> None:
+    """Feature own_text: the Agent's own user message (no prompt waiting) also after its work's
+    other output, with its own text or a received prompt's (content is the Agent's choice:
+    "Clients must not infer the association from content"); the checker accepts it. Without the
+    feature only as the work's first output (decidability's REJ-02 witness, seed 108, needs it)."""
+    script = [*START, ("agent", "end", "end_turn"), D, ("agent", "start_goal", None), D]
+    script += [("agent", "say", None), D]
+    later = [e for e in scripted(script, OWN_TEXT).world.enabled() if e[1] == "synthetic_user"]
+    assert later == [("agent", "synthetic_user", None), ("agent", "synthetic_user", 1)]
+    narrow = OWN_TEXT.with_(features=OWN_TEXT.features - {"own_text"})
+    assert not [e for e in scripted(script, narrow).world.enabled() if e[1] == "synthetic_user"]
+    for how in (None, 1):
+        run = scripted([*script, ("agent", "synthetic_user", how), D], OWN_TEXT, frozenset(), MonitorSet())
+        [own] = [u for u in updates(run, "user_message") if u["messageId"].startswith("msg_x")]
+        assert own["content"][0]["text"] == ("continue" if how is None else "prompt 1")
+        assert not [f for f in run.findings if f.kind == "rule"]

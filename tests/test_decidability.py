@@ -309,3 +309,29 @@ def test_a_twin_is_searched_again_under_every_feature() -> None:
     w = dec.witness("FAIL-03", run, dec.Bound(twin_nodes=5000))
     assert w.twin_found and w.conforming_cfg is not None
     assert dec.conforming_transcript(w) == list(target)
+
+
+def test_the_twin_keeps_the_runs_choice_of_retry() -> None:
+    """``retry`` changes how the Agent echoes every prompt (its own content, one chunk per block,
+    instead of two chunks): the second search keeps the run's choice, or no twin of a run without
+    it could send the same chunks (decidability's ACC-07 witness, seed 184)."""
+    assert "retry" not in DEFAULT.features and "retry" not in dec.twin_config(DEFAULT).features
+    wide = DEFAULT.with_(features=DEFAULT.features | {"retry"})
+    assert "retry" in dec.twin_config(wide).features
+    turn = [
+        ("client", "prompt", None),
+        "deliver",
+        ("agent", "insert", 1),
+        ("agent", "user_chunks", 1),
+        "deliver",
+    ]
+    chunks = {
+        cfg: [
+            m["params"]["update"]["content"]["text"]
+            for _, m in scripted(turn, cfg).world.transcript
+            if m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] == "user_message_chunk"
+        ]
+        for cfg in (DEFAULT, wide)
+    }
+    assert chunks[DEFAULT] == ["prompt ", "1"] and chunks[wide] != chunks[DEFAULT]

@@ -154,3 +154,12 @@ def test_mutants_says_which_agent_bug_driving_cannot_find(capsys: pytest.Capture
     said = f"held-not-withdrawn: not detectable by `acp-model drive`: {held['off_wire']}"
     assert " ".join(said.split()) in " ".join(text.split())  # wrapped within 100 columns
     assert text.count("not detectable by") == 1
+
+
+def test_every_mutant_crosses_to_a_worker_process_and_back() -> None:
+    """A verdict computed on a worker (``mutants --jobs 2``) carries its mutant back: each one
+    pickles (by name: some seeded bugs hold functions, which pickle cannot carry) to itself."""
+    import pickle
+
+    for m in MUTANTS:
+        assert pickle.loads(pickle.dumps(m)) is m, m.name

@@ -153,3 +153,48 @@ def test_an_answer_after_its_work_ended_leaves_the_next_work_the_agents_own() ->
         answer(1, "u1"), state("running"), user("x"), state("idle", stop="end_turn"),
     ]  # fmt: skip
     assert _case_lines(lines, True) == []
+
+
+_REFUSED_THEN_OWN = [state("idle"), prompt(1), fail(1, -32602), user("x")]
+"""Prompt 1 refused, then a user message x while idle is reported and no prompt waits: taken as
+the Agent's own insertion for work of its own that must be reported starting next."""
+
+
+def test_work_started_while_a_prompt_received_while_idle_waits_is_that_prompts() -> None:
+    """Decidability's REJ-02 witness (seed 154): prompt 2 received while idle is reported and
+    still waiting when work is reported starting: inserted while idle (its work awaited) or not
+    yet (its hook work), the work is prompt 2's (model.between own_work), so x is no insertion
+    of the Agent's own: REJ-02 (prompt 1 was refused before x), at the answer that returns
+    another ID; main accepted it."""
+    lines = [*_REFUSED_THEN_OWN, prompt(2), state("running"), user("u2"), answer(2, "u2")]
+    lines += [state("idle", stop="end_turn")]
+    for complete in (False, True):
+        [(rule, line, why)] = _case_lines(lines, complete)
+        assert (rule, line) == (bw.REJECTED_NOT_REPORTED.rule, 8) and "received while idle" in why
+
+
+def test_a_prompt_received_while_idle_returning_the_earlier_message_is_acc07_only() -> None:
+    """Prompt 2 returns x, reported before its receipt: ACC-07 alone (no second finding for x)."""
+    lines = [*_REFUSED_THEN_OWN, prompt(2), state("running"), answer(2, "x"), state("idle", stop="end_turn")]
+    assert [(r, n) for r, n, _ in _case_lines(lines, True)] == [(bw.REPORTED_AFTER_INSERTION.rule, 7)]
+
+
+def test_a_prompt_received_while_unknown_is_reported_leaves_the_work_the_agents_own() -> None:
+    """Received while unknown is reported, prompt 2 may have reached the Agent's own work
+    started unseen (or a later one): x stays the Agent's own, as before."""
+    lines = [*_REFUSED_THEN_OWN, state("unknown"), prompt(2), state("running"), user("u2")]
+    lines += [answer(2, "u2"), state("idle", stop="end_turn")]
+    assert _case_lines(lines, True) == []
+
+
+def test_a_resume_window_keeps_the_deadline_of_work_already_reported() -> None:
+    """Decidability's ACC-06 witness (seed 108): prompt 1's work was reported running and the
+    prompt answered before a session/resume; the work reported after the window is that work or
+    one started in it, and ends by the next idle, so u1 is owed before that idle (ACC-05 there,
+    reading user-message-deadline=resulting-work); main dropped the judgement at the window. A
+    window before the work was reported still ends it (the work may start and end unseen in it)."""
+    lines = [state("idle"), prompt(1), state("running"), answer(1, "u1"), resume(9), state("running")]
+    lines += [ok(9), say("a1"), state("idle", stop="end_turn")]
+    assert [(r, n) for r, n, _ in _case_lines(lines)] == [(bw.USER_MESSAGE_REPORTED.rule, 9)]
+    early = [*lines[:2], resume(9), state("idle"), ok(9), *lines[2:4], *lines[7:]]
+    assert _case_lines(early) == []

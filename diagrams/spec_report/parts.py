@@ -218,11 +218,8 @@ def view_against_truth(
     chunks of ``VIEW_CHUNK`` seeds as jobs of ``pool`` (None: here): the same answer for any pool."""
     pool = pool if pool is not None else Workers(1)
     jobs = [(range(s, min(s + VIEW_CHUNK, walks)), cfg) for s in range(0, walks, VIEW_CHUNK)]
-    best: Counterexample | None = None
-    for found in pool.map(_view_chunk, jobs):
-        if found is not None and (best is None or len(found.events) < len(best.events)):
-            best = found
-    return [best] if best is not None else []
+    found = [c for c in pool.map(_view_chunk, jobs) if c is not None]
+    return [min(found, key=lambda c: len(c.events))] if found else []  # min: the first shortest
 
 
 def _view_chunk(job: tuple[range, Config]) -> Counterexample | None:

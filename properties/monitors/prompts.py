@@ -127,8 +127,15 @@ starting while no prompt waited, and no prompt inserted while idle was reported,
 state reported since its receipt, awaited it: ``_Prompt.worked``), may be the Agent's own
 or a waiting prompt's: kept apart (``optional``), never counted, and a success response may
 still return it (ACC-07 if it came before that prompt's receipt); forgotten once no waiting
-prompt received before it remains. Under ``prompt-only`` every live one is counted; under
-``other-sources`` nothing is.
+prompt received before it remains. One reported outside work (idle, unknown or a custom state)
+while no prompt waits is the Agent's own only for work of its own reported starting next
+(``own_wait``): it is a breach when the next work is a prompt's: one answered with success while
+idle was reported awaited it, or one received while idle was reported still waits at its start
+with no other state reported since (``_Prompt.idle_receipt``: inserted while idle, or not yet
+inserted, the work is that prompt's either way, ``model.between`` own_work). The breach is
+reported at the start, or, while such a prompt waits, at the answer that leaves none to return
+the message's ID (one that returns it breaks ACC-07 instead). Under ``prompt-only`` every live
+one is counted; under ``other-sources`` nothing is.
 
 *Naming the unclaimed message.* A growth of ``d`` at a new user message is a certain breach, but
 when a waiting prompt received before it could still claim it, which message stays unclaimed
@@ -144,7 +151,9 @@ state seen on the wire), has, as its resulting work, the next foreground work re
 (work starts and ends only with a report, so an unknown stretch changes nothing): when its
 success response came before that work's idle and its messageId was not reported by then, the
 idle breaks ACC-05. A prompt received during active work is not judged at that work's idle (its
-insertion may start the next turn); an error answer or a resume window ends the judgement.
+insertion may start the next turn); an error answer ends the judgement, and so does a resume
+window before that work was reported (the work may start and end unseen in it), not one after:
+the work reported after the window is that work or one started in it, and ends by the next idle.
 
 *Content* (``model.between`` USER_MESSAGE_CONTENT, the reading ``user-message-content``). Under
 its default, ``upsert``, nothing is recorded: a user_message may carry content a later one
@@ -238,6 +247,10 @@ class _Prompt(NamedTuple):
     overtaken: tuple[Any, int] | None = None
     seq: int = 0  # receipt order across sessions (prompts of one batch share a line); not in keys
     worked: bool = False  # a state other than idle was reported since its receipt
+    # received while the session was reported idle (outside resume windows): while no other
+    # state is reported since (``worked``), no work may have taken it in, so the next work
+    # reported starting is its, inserted or not (``model.between`` own_work)
+    idle_receipt: bool = False
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -300,17 +313,21 @@ class _Session(Record):
     owner_mid: str | None = None
     state_seen: bool = False
     # the work reported active since the last idle: (prompts waiting at its start and not
-    # answered since, whether a prompt received while idle was answered with success just
-    # before it, whether one waiting at its start was then answered with an error, so it
-    # waited uninserted, whether any prompt waited at its start: then, while a prompt waits,
-    # the work is no work the Agent started itself); a user message reported outside work that
-    # may be the Agent's own for work starting next: (messageId, line, rule, why, message)
+    # answered since, whether a prompt awaited it: one received while idle was answered with
+    # success just before it, or one received while idle was reported waited at its start with
+    # no other state reported since (``_Prompt.idle_receipt``), whether one waiting at its
+    # start was then answered with an error, so it waited uninserted, whether any prompt
+    # waited at its start: then, while a prompt waits, the work is no work the Agent started
+    # itself); a user message reported outside work that may be the Agent's own for work
+    # starting next: (messageId, line, rule, why, message)
     started: tuple[frozenset[Any], bool, bool, bool] | None = None
     # a prompt answered with success since the last start, while idle was reported
     inserted_idle: bool = False
-    own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None] | None = None
+    own_wait: tuple[str, int, str, str, Any, frozenset[Any] | None, bool] | None = None
     """(..., None until work starts; then the prompts waiting at that start, not yet
-    answered: the message is judged when they are)"""
+    answered: the message is judged when they are; whether one of them awaited that work, so
+    it was no work of the Agent's own: then the message is a breach unless one of them returns
+    its ID, a breach of its own: reported before insertion)"""
 
     def drop_owner(self) -> None:
         self.owner, self.owner_working, self.owner_mid, self.owner_fresh = None, False, None, False
@@ -328,7 +345,18 @@ class _Session(Record):
         return (
             tuple((kind, name) for _, kind, name in merged),
             frozenset(
-                (rid, (p.states, p.after_cancel, p.bad, p.blocks, p.overtaken and p.overtaken[0], p.worked))
+                (
+                    rid,
+                    (
+                        p.states,
+                        p.after_cancel,
+                        p.bad,
+                        p.blocks,
+                        p.overtaken and p.overtaken[0],
+                        p.worked,
+                        p.idle_receipt and not p.worked,
+                    ),
+                )
                 for rid, p in self.pending.items()
             ),
             frozenset(self.claimed),
@@ -363,6 +391,7 @@ class _Session(Record):
                 self.own_wait[0],
                 self.own_wait[2],
                 None if self.own_wait[5] is None else frozenset(map(repr, self.own_wait[5])),
+                self.own_wait[6],
             ),
         )
 
@@ -461,12 +490,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
         blocks = None if self.content_free else _blocks(content)
         self.received += 1
         start = self.spec.start
-        ps.pending[rid] = _Prompt(line, start, ps.cancel_seen, bad, blocks, seq=self.received)
-        if ps.owner is None:
-            fs = facts.sessions.get(sid)
-            seen = ps.state_seen or facts.from_start(sid)
-            if seen and (fs is None or (fs.state == "idle" and not fs.resuming)):
-                ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
+        fs = facts.sessions.get(sid)
+        # received while idle is reported (the state seen, outside resume windows)
+        idle = (ps.state_seen or facts.from_start(sid)) and (
+            fs is None or (fs.state == "idle" and not fs.resuming)
+        )
+        ps.pending[rid] = _Prompt(
+            line, start, ps.cancel_seen, bad, blocks, seq=self.received, idle_receipt=idle
+        )
+        if ps.owner is None and idle:
+            ps.owner, ps.owner_fresh = rid, True  # its resulting work is the next one reported
 
     @on("agent-response", "session/new")
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
@@ -571,8 +604,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self._foreign(sid, mid, rid, shown, rec.blocks, line, msg, first)
         if ps.own_wait is not None and ps.own_wait[5] and rid in ps.own_wait[5]:
             left = ps.own_wait[5] - {rid}
-            # every prompt waiting at the start inserted: the work may have been its own
-            ps.own_wait = (*ps.own_wait[:5], left) if left else None
+            if left:
+                ps.own_wait = (*ps.own_wait[:5], left, ps.own_wait[6])
+            elif ps.own_wait[6]:  # none returned the message's ID, and the work was a prompt's
+                self._own_breach(ps, sid, line, False, False)
+            else:  # every prompt waiting at the start inserted: the work may have been its own
+                ps.own_wait = None
         fs = self.facts.sessions.get(sid)
         if (ps.owner == rid and ps.owner_fresh and not ps.owner_working) or (
             fs is not None and fs.state == "idle" and not fs.resuming and ps.state_seen and not rec.worked
@@ -812,7 +849,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 ps.claimed[mid] = None
                 if own is None and ps.own_wait is None:
                     self._ex[rule] += 1
-                    ps.own_wait = (mid, line, rule, why, msg, None)
+                    ps.own_wait = (mid, line, rule, why, msg, None, False)
                 return
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
             why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
@@ -882,11 +919,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """A user message reported while idle, taken as the Agent's own, whose work never started
         (``model.between`` OWN_USER_MESSAGE)."""
         assert ps.own_wait is not None
-        mid, first, rule, why, msg, waiting = ps.own_wait
+        mid, first, rule, why, msg, waiting, awaited = ps.own_wait
         ps.own_wait = None
         if self._counting():
             how = (
-                "the work that started next began while a prompt waited that was never inserted "
+                "the work that started next began while a prompt received while idle was reported "
+                "waited, inserted or not, so it was that prompt's work"
+                if awaited
+                else "the work that started next began while a prompt waited that was never inserted "
                 "(it was answered with an error), so it was that prompt's work"
                 if waiting
                 else "no foreground work of the Agent's own started next"
@@ -913,12 +953,17 @@ class PromptMonitor(SessionMonitor["_Session"]):
             new = "?"  # (a malformed state places no work)
         resuming = fs is not None and fs.resuming
         if new in ACTIVE and before not in ACTIVE and ps.started is None:
-            ps.started = (frozenset(ps.pending), ps.inserted_idle, False, bool(ps.pending))  # a start
+            # a prompt waiting since it was received while idle was reported: inserted while
+            # idle (awaiting this work) or still uninserted, the work is not the Agent's own
+            bound = any(p.idle_receipt and not p.worked for p in ps.pending.values())
+            awaited = ps.inserted_idle or bound
+            ps.started = (frozenset(ps.pending), awaited, False, bool(ps.pending))  # a start
             if ps.own_wait is not None and not resuming:
                 if not self.between.own_work(False, ps.inserted_idle):  # a prompt's work
                     self._own_breach(ps, sid, line, False, False)
-                elif ps.pending:  # its own unless a prompt waiting now was never inserted
-                    ps.own_wait = (*ps.own_wait[:5], frozenset(ps.pending))
+                elif ps.pending:  # its own unless a prompt waiting now was never inserted, or
+                    # awaited this work (then a breach unless that prompt returns its ID: ACC-07)
+                    ps.own_wait = (*ps.own_wait[:5], frozenset(ps.pending), bound)
                 else:
                     ps.own_wait = None  # the Agent's own work starts: the message was its insertion
         elif new == "idle":
@@ -934,7 +979,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 if not rec.worked:
                     ps.pending[rid] = rec._replace(worked=True)
         if resuming:
-            ps.drop_owner()
+            if not ps.owner_working:
+                ps.drop_owner()
             return
         if ps.owner is None:
             pass

@@ -497,9 +497,11 @@ def twin(
     return None
 
 
-HANDSHAKE_FEATURES = frozenset({"early_state", "elicitation", "future"})
+HANDSHAKE_FEATURES = frozenset({"early_state", "elicitation", "future", "retry"})
 """Features that change the handshake (the Client's advertised capabilities, the initial idle's
-place): a twin keeps the breaking run's choice of them, or its first messages would differ."""
+place), or how every prompt is echoed (``retry``: the Agent reports each user message with its
+prompt's own content, one chunk per block, rather than in two chunks): a twin keeps the breaking
+run's choice of them, or its first messages, or its user messages, would differ."""
 
 
 TWIN_USES = ("futures", "losses", "notices", "usages")

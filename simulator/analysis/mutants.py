@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Any
 
@@ -34,47 +34,48 @@ from simulator.peers.schedulers import Run, random_walk, scripted
 from simulator.peers.world import Line
 
 
-@dataclass(frozen=True)
-class Mutant:
-    """A seeded bug of the registry as ``acp-model mutants`` runs it: its entry's facts under the
-    names the runner and its JSON use (``intended_rule``: ``Seeded.rule``, ``description``:
-    ``does``, ``switched_on``: ``faults``), and the bounds its ``walks`` state
-    (``config.seeded_config``: the focused default with their changes)."""
+class Mutant(Seeded):
+    """A seeded bug of the registry as ``acp-model mutants`` runs it: its entry (name, side,
+    off_wire as ``Seeded`` has them) with the names the runner and its JSON use for the others
+    (``intended_rule``: ``Seeded.rule``, ``description``: ``does``, ``switched_on``: ``faults``),
+    and the bounds its ``walks`` state (``config.seeded_config``: the focused default with their
+    changes)."""
 
-    seeded: Seeded
+    __slots__ = ()
 
-    @property
-    def name(self) -> str:
-        return self.seeded.name
+    def __init__(self, seeded: Seeded) -> None:
+        for f in fields(Seeded):
+            object.__setattr__(self, f.name, getattr(seeded, f.name))
 
-    @property
-    def side(self) -> str:
-        return self.seeded.side
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Pickled by name (a worker's verdict names its bug: some entries hold functions that
+        cannot be pickled)."""
+        return by_name, (self.name,)
 
     @property
     def intended_rule(self) -> str:
-        return self.seeded.rule
+        return self.rule
 
     @property
     def description(self) -> str:
-        return self.seeded.does
-
-    @property
-    def off_wire(self) -> str:
-        return self.seeded.off_wire
+        return self.does
 
     @property
     def cfg(self) -> Config:
-        return seeded_config(self.seeded)
+        return seeded_config(self)
 
     @property
     def switched_on(self) -> frozenset[str]:
-        return frozenset(self.seeded.faults)
+        return frozenset(self.faults)
 
 
 MUTANTS: tuple[Mutant, ...] = tuple(map(Mutant, SEEDED))
 """Every seeded bug of the registry (``properties.seeded``), in its order."""
 BY_NAME: dict[str, Mutant] = {m.name: m for m in MUTANTS}
+
+
+def by_name(name: str) -> Mutant:
+    return BY_NAME[name]
 
 
 def breaking(rule: str) -> Mutant | None:

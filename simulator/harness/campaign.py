@@ -5,9 +5,10 @@ Owns: ``Campaign`` (what to run: the Agent's command, the run settings, the seed
 files go, the shrinking budget), ``campaign`` (the runs as jobs of a worker pool, in seed order,
 then per rule the first run that broke it shrunk in this process and its files written: the
 transcript ``.ndjson``, a sequence diagram ``.mmd`` and the replayable client script
-``.script.json``, atomically), ``replay`` (one client script played once) and the JSON and text
-reports of both. Run i draws its choices with seed ``seed + i``, each with a fresh Agent process; a run
-the Agent crashed in, or one that failed before any choice, is not shrunk (``not_shrunk``).
+``.script.json``, atomically), ``play`` (one run: a seed's, or a client script played once:
+``drive --replay``) and the JSON and text reports of both. Run i draws its choices with seed
+``seed + i``, each with a fresh Agent process; a run the Agent crashed in, or one that failed
+before any choice, is not shrunk (``not_shrunk``).
 Everything but the ``seconds`` is the same for the same options, whatever the pool, when the
 Agent moves in the driver's turns (``lockstep``, as ``acp-model agent`` does); an Agent that
 does not may make the same seeds run differently (the text report says so).
@@ -50,24 +51,20 @@ class Campaign:
     """Progress lines (None: silent, as with ``--json``)."""
 
 
-def drive_seed(job: tuple[list[str], Settings, int]) -> RunResult:
-    """One run of the Agent ``command`` with the choices of ``seed``, in a fresh Agent process
-    (a job of the worker pool: ``simulator.workers``)."""
-    command, settings, seed = job
-    return run_once(ProcessPeer(command), settings, seed=seed)
-
-
-def replay(command: list[str], settings: Settings, script: list[Choice]) -> RunResult:
-    """One client script played once against a fresh Agent process (``drive --replay``)."""
-    return run_once(ProcessPeer(command), settings, script=script)
+def play(job: tuple[list[str], Settings, int | None, list[Choice] | None]) -> RunResult:
+    """One run of the Agent ``command`` in a fresh Agent process: the choices of ``seed`` (a job of
+    the worker pool: ``simulator.workers``), or the client ``script`` played once (``drive
+    --replay``)."""
+    command, settings, seed, script = job
+    return run_once(ProcessPeer(command), settings, seed=seed, script=script)
 
 
 def campaign(c: Campaign, pool: Workers) -> tuple[list[RunResult], dict[str, dict[str, Any]]]:
     """Every run, and per failing rule its report (sorted by rule when shown)."""
     runs: list[RunResult] = []
     rules: dict[str, dict[str, Any]] = {}
-    jobs = [(c.command, c.settings, c.seed + i) for i in range(c.runs)]
-    for i, result in enumerate(pool.map(drive_seed, jobs)):
+    jobs = [(c.command, c.settings, c.seed + i, None) for i in range(c.runs)]
+    for i, result in enumerate(pool.map(play, jobs)):
         runs.append(result)
         _take_run(c, i, result, rules)
     return runs, rules

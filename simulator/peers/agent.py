@@ -418,8 +418,7 @@ class Agent(Freedoms, Deviating):
             ]
         rid = arg
         _put(self.prompts, rid, 2, True)
-        content = [wire.text(f"prompt {rid}")] if self.contents is None else copy.deepcopy(self.contents[rid])
-        msg = wire.message("user_message", self.sid, self.prompts[rid][1], content)
+        msg = wire.message("user_message", self.sid, self.prompts[rid][1], self._echo(rid))
         self.history.append(msg)
         return [msg]
 

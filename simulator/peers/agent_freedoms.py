@@ -41,8 +41,11 @@ class Freedoms(ForegroundWork):
         (``_do_synthetic_user``): under ``unaccounted-user-message=other-sources``, or under
         ``agent-initiated`` in work the Agent started itself (``model.between``
         OWN_USER_MESSAGE) as the wire shows it (the start of work begun unseen, ``_unseen``,
-        was never reported) while no prompt waits for its answer."""
-        if self.real != fgm.RUNNING or self.turn_outputs != 0 or "synthetic" in self.extras:
+        was never reported) while no prompt waits for its answer. Feature ``own_text``: also
+        later in that work, after its other output, with its own text or the text of a prompt
+        it received (``rid``: an insertion of its own whose content is its choice; "Clients must
+        not infer the association from content", 2. Prompt accepted)."""
+        if self.real != fgm.RUNNING or "synthetic" in self.extras:
             return
         if self._reading("unaccounted-user-message", "other-sources") or (
             self._reading("unaccounted-user-message", "agent-initiated")
@@ -52,7 +55,11 @@ class Freedoms(ForegroundWork):
             )
             and all(p[0] in prm.SPEC.final for p in self.prompts.values())
         ):
-            add(("agent", "synthetic_user", None))
+            later = "own_text" in self.cfg.features
+            if self.turn_outputs == 0 or later:
+                add(("agent", "synthetic_user", None))
+            for rid in self.prompts if later else ():
+                add(("agent", "synthetic_user", rid))
 
     def _late_output_events(self, add: Any) -> None:
         """A patch of the ended work's message after its idle (``_do_late_output``): where the
@@ -237,16 +244,20 @@ class Freedoms(ForegroundWork):
         upd = {"sessionUpdate": "agent_message", "messageId": mid, "_meta": {"acp-model/rated": "helpful"}}
         return [wire.update(self.sid, upd)]
 
-    def _do_synthetic_user(self, announce: str | None) -> list[Msg]:
+    def _do_synthetic_user(self, how: str | int | None) -> list[Msg]:
         """``unaccounted-user-message=other-sources`` (or ``agent-initiated``, in a follow-up the
         Agent started itself while no prompt waits for its answer): a user message of the Agent's
         own running work (an Agent-side insertion), which no session/prompt accounts for; once per
-        run, before the work's other output. ``announce`` (``_may_announce``): sent from idle (or
-        while unknown or a custom state is shown), its own work to start next, under an ID of
-        its own that takes no number from the message IDs of prompts (it mints IDs as it likes)."""
+        run, before the work's other output, or (``how`` a prompt's request ID, feature
+        ``own_text``) at any point of that work with that prompt's text. ``announce``
+        (``_may_announce``): sent from idle (or while unknown or a custom state is shown), its
+        own work to start next, under an ID of its own that takes no number from the message
+        IDs of prompts (it mints IDs as it likes)."""
+        announce = how == "announce"
         self.extras = self.extras | ({"synthetic", "announced"} if announce else {"synthetic"})
         mid = "msg_x_own" if announce else self._msg_id("msg_x")
-        msg = wire.message("user_message", self.sid, mid, [wire.text("continue")])
+        content = self._echo(how) if isinstance(how, int) else [wire.text("continue")]
+        msg = wire.message("user_message", self.sid, mid, content)
         self.history.append(msg)
         return [msg]
 

@@ -12,6 +12,7 @@ Must not know: which moves there are, channels, the client, monitors, or files.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field, fields
 from typing import Any, Self
@@ -265,6 +266,13 @@ class AgentState:
     def _msg_id(self, prefix: str) -> str:
         self.next_msg += 1
         return f"{prefix}_{self.next_msg}"
+
+    def _echo(self, rid: int) -> list[dict[str, Any]]:
+        """Prompt ``rid``'s content as the Agent reports it in a user message: the content it
+        received where it keeps it (feature ``retry``), else its usual text."""
+        if self.contents is None:
+            return [wire.text(f"prompt {rid}")]
+        return copy.deepcopy(self.contents[rid])
 
     def _new_id(self, kind: str, fresh: str) -> str:
         """The ID the Agent gives a new entity of type ``kind``: ``fresh``, unless a seeded bug

@@ -38,6 +38,7 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "unadvertised",  # a custom state the Client did not advertise; a prompt's work starts under it
     "announce",  # the Agent's own user message at idle, its own work (goal) reported starting next
     "interim",  # an inserted user message first reported with text of the Agent's own (user-message-content)
+    "own_text",  # the Agent's own user message at any point of its own work, with a received prompt's text
     "snapshot",  # the state reported repeated, nothing new, once a stretch (after session/new: initial idle)
     "cancel_output",  # one output (message, thought, plan) more while a session/cancel is carried out
     "bg_idle",  # a background tool call of the Agent's own started while idle or requires_action
@@ -87,7 +88,7 @@ FEATURES = (
 )
 
 
-TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce", "interim")
+TWIN_ONLY: tuple[str, ...] = ("unadvertised", "announce", "interim", "own_text")
 """Freedoms of ``OFF_BY_DEFAULT`` that no explore slice takes: only the second search for a
 conforming twin (``simulator.analysis.decidability.twin_config``, every feature on) does, so
 that explore's figures stay those of the freedoms it has always explored."""
