@@ -600,8 +600,9 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-17",
         _MN,
         """A background list names only work running apart from the
-       foreground, each item once: no item twice in one snapshot, and no newly listed item that has
-       already finished (an exited terminal, a tool call with a final status).""",
+       foreground, each item once: no item twice in one snapshot, and no item that has already
+       finished (an exited terminal, a tool call with a final status), whether newly listed or
+       named again by a later snapshot.""",
     ),
     # -- 1. User message -----------------------------------------------------------------------
     _r(
@@ -970,8 +971,9 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-07",
         _M,
         """Elicitation, like other Client interactions, stays within its own
-       negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
-       advertised in its initialize capabilities.""",
+       negotiated capabilities: the Agent elicits only in a mode the Client advertised in
+       its latest successful initialize (form or URL, or a custom mode where its elicitation
+       capabilities carry a custom capability in _meta).""",
     ),
     # -- Stop reasons --------------------------------------------------------------------------
     _r(

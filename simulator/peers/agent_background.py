@@ -378,6 +378,20 @@ class BackgroundWork(AgentState):
             self.items[tc] = bgm.DONE
         self.listed = tuple(k for k in self.listed if k not in drop)
 
+    def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
+        """Every snapshot names again each item still listed: the background table's ``keep``,
+        allowed while it runs. A finished item may not be kept (a list is of the work currently
+        running, Background work), so the snapshot removes it (``unlist``)."""
+        for key in tuple(self.listed):
+            if key not in self.listed:
+                continue  # an embedding tool call, removed with its terminal
+            st = self.items[key]
+            if "keep" in self._can("background_item", st):
+                self.items[key] = self._fire("background_item", st, "keep")
+            else:
+                self._unlist(key)
+        return super()._state(state, stop, err)
+
     def _do_bg_unlist(self, key: tuple[str, str]) -> list[Msg]:
         self._unlist(key)
         return [self._snapshot_now()]
