@@ -399,13 +399,13 @@ def _entity_step(found: tuple[str, str, str | None], upd: Mapping[str, Any]) -> 
 
 
 def observe(
-    upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], waiting: Waiting = None
+    variant: str, upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], waiting: Waiting = None
 ) -> list[Observation]:
-    """The observations an Agent update makes, given what the session has shown so far (read
-    before any of them is fired) and, inside a resume handshake, ``waiting``: whether a prompt
-    of the session awaits its answer (asked only when it matters)."""
-    variant = upd.get("sessionUpdate")
-    found, found_entity = _OBSERVERS.get(variant, _NONE) if type(variant) is str else _NONE
+    """The observations an Agent update of ``variant`` (its ``sessionUpdate``) makes, given what
+    the session has shown so far (read before any of them is fired) and, inside a resume
+    handshake, ``waiting``: whether a prompt of the session awaits its answer (asked only when it
+    matters)."""
+    found, found_entity = _OBSERVERS.get(variant, _NONE)
     out = [] if found is None else list(found(upd, seen, readings))
     if found_entity is None:  # (a snapshot, a tool call: no entity's update)
         return out
