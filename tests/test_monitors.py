@@ -819,7 +819,7 @@ VIOLATIONS: list[Case] = [
             user("u1"),
             ok(7),
         ],
-        [("SYNC-02", 8)],
+        [("SYNC-02", 9)],
     ),
     Case(
         "STATE-01 parent never mirrors its child",
