@@ -292,11 +292,12 @@ def test_the_answer_of_a_covered_prompt_is_owed_by_the_end_not_before_the_idle()
     """Cancellation: the Agent MUST answer the prompts a cancel covers with -32800; 2. Prompt
     accepted: a prompt's response has no fixed order relative to the session updates, the idle
     included. So an idle confirming the cancellation before that answer breaks nothing; a
-    complete transcript without the answer does (at its last line)."""
+    complete transcript without the answer does (at its last line), and the debt is the
+    cancellation's (CANCEL-02), not a rejection's (REJ-01): no rejection is on the wire."""
     lines = [*TURN[:4], prompt(2), cancel(), state("idle", stop="cancelled", bg=[])]
     assert errors(check(lines)) == []
-    assert opened(check(lines)) == ["REJ-01"]
-    assert errors(check(lines, complete=True)) == [("REJ-01", 7)]
+    assert opened(check(lines)) == ["CANCEL-02"]
+    assert errors(check(lines, complete=True)) == [("CANCEL-02", 7)]
     answered = [*lines, fail(2, -32800)]
     assert errors(check(answered, complete=True)) == []
 
