@@ -188,7 +188,8 @@ READINGS: Final[tuple[Reading, ...]] = (
               the Agent inserts the user message", and the text gives such work no message of the
               Agent's own while that prompt waits, so a user message reported then, or outside work
               while a prompt waits, is counted against the waiting prompts; once no prompt waits,
-              no prompt can account for it, and the Agent-initiated sentence leaves it to the Agent. other-sources goes further than the text,
+              no prompt can account for it, and the Agent-initiated sentence leaves it to the Agent.
+              other-sources goes further than the text,
               which discourages reporting a delegated task as a user message (Session-directed
               messages).""",
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
