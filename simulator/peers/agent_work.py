@@ -29,6 +29,8 @@ from simulator.peers.agent_state import (
     _seen,
 )
 
+_URL = {"url": True}
+"""The guard context of a URL elicitation (its completion may come before the accept)."""
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 TIED = "tool_call"
@@ -306,6 +308,8 @@ class ForegroundWork(BackgroundWork):
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[2] and not e[3]:
                 add(("agent", "elicit_complete", rid))
+            elif e[1] == "url" and not e[3] and "complete" in self._can("elicitation", e[0], _URL):
+                add(("agent", "elicit_complete", rid))  # the user finished before the accept came
             if "withdraw" in allowed:
                 add(("agent", "elicit_withdraw", rid))
         for rid, st in self.perms.items():
