@@ -763,6 +763,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 f"success response to prompt {rid!r} has no string messageId ({mid!r})",
                 msg,
             )
+            # one fault, one finding: the success says the prompt was inserted, so the first user
+            # message reported since its receipt may be the one it failed to name; kept apart
+            # (``optional``) rather than counted (ACC-06), a later success may still return it
+            after = next((m for m, first in ps.unclaimed.items() if first > rec.line), None)
+            if after is not None:
+                ps.optional[after] = ps.unclaimed.pop(after)
         else:
             self._gx[_RETURNED_KEY] += 1
             other = self.between.earlier_submission(mid, ps.claimed)
