@@ -7,9 +7,11 @@ announced (``terminal_update``, ``tool_call_update`` or ``subagent_update``) bef
 snapshot that lists it, and finalized (a terminal's exitStatus, a tool call's final status,
 a child that is idle with an empty background list of its own) before the snapshot that removes
 it. Work that finishes before it was ever listed is simply done. A listed item that finished
-should be removed by a later snapshot (the eventual obligation of ``finalized``). A listed item
-stays listed in repeated snapshots (not transitions), and only once: an item already listed is
-not listed again in the same snapshot. A finished terminal or tool call is never listed again;
+should be removed by a later snapshot (the eventual obligation of ``finalized``), and no later
+snapshot names it still: a list is a snapshot of the work currently running, and only
+background work is listed (``keep``: a snapshot naming an item the previous list named too, no
+transition; allowed while the item runs). A listed item is listed only once: an item already
+listed is not listed again in the same snapshot. A finished terminal or tool call is never listed again;
 a detached subagent child is listed whenever it is not idle, so a child that runs again after
 it was removed is listed again (guard ``child``: the caller says whether the item is a child).
 
@@ -46,6 +48,7 @@ SEC = "Background work"
 ROWS = (
     Row("announce", UNANNOUNCED, ANNOUNCED, SEC, note="terminal/tool_call/subagent update"),
     Row("list", ANNOUNCED, LISTED, SEC, note="first snapshot naming it"),
+    Row("keep", LISTED, LISTED, SEC, note="a later snapshot naming it still"),
     Row("finalize", LISTED, FINALIZED, SEC, note="exitStatus / final status / child idle+[]"),
     Row("unlist", FINALIZED, DONE, SEC, note="snapshot that removes it"),
     Row("finalize", ANNOUNCED, DONE, SEC, note="finished before it was listed"),
@@ -78,6 +81,7 @@ SPEC = MachineSpec(
     forbidden={
         (LISTED, "list"): "BG-17",
         (FINALIZED, "list"): "BG-17",
+        "keep": "BG-17",
         "announce": "BG-10",
         "list": "BG-10",
         "finalize": "BG-11",

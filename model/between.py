@@ -195,8 +195,9 @@ APPROVED_RUNS: Final = Between(
 ADVERTISED_MODES: Final = Between(
     "advertised_modes", "TOOL-07", "5. Tool invocation and status reporting",
     "the Agent sends an elicitation/create",
-    "its mode is one the Client advertised in its initialize (clientCapabilities' elicitation.form "
-    "or elicitation.url)",
+    "its mode is one the Client advertised in its latest successful initialize (clientCapabilities' "
+    "elicitation.form or elicitation.url; a custom mode, one beginning with _, where its elicitation "
+    "capabilities carry a custom capability in _meta, as custom prompt content types do)",
     ("elicitation", "session"),
 )  # fmt: skip
 ONE_ANSWER: Final = Between(
@@ -338,7 +339,7 @@ TERMINAL_LISTED_ALONE: Final = Between(
 SETUP_BEFORE_PROMPTS: Final = Between(
     "setup_before_prompts", "INTRO-01", "INTRO",
     "the Client sends a session/prompt",
-    "its setup is complete: the initialize handshake was answered, the session exists for it (a "
+    "its setup is complete: the initialize handshake was answered successfully, the session exists for it (a "
     "session/new response that creates it does not come later; where the stream shows the "
     "connection from its start, its first Client request being initialize, a session/new or "
     "session/fork response named it, a session/resume of it succeeded, or a subagent_update "
@@ -850,7 +851,7 @@ class Rules:
         """``setup_before_prompts``: what a session/prompt sent now comes before (None: nothing);
         ``unset``: the stream shows the connection from its start and nothing set the session up."""
         if init_pending:
-            return "initialize was answered"
+            return "initialize was answered successfully"
         if resuming:
             return "session/resume was answered"
         if unset:
@@ -884,10 +885,11 @@ class Rules:
         return granted_not_run and status == toolcall.COMPLETED
 
     @staticmethod
-    def mode_advertised(mode: str, advertised: Iterable[str]) -> bool:
+    def mode_advertised(mode: str, advertised: Iterable[str], custom_ok: bool = False) -> bool:
         """``advertised_modes``: whether an elicitation in ``mode`` may be sent (``advertised``: the
-        modes the Client's initialize advertised)."""
-        return mode in advertised
+        modes the Client's initialize advertised; ``custom_ok``: its elicitation capabilities carry
+        ``_meta``, which allows custom modes)."""
+        return mode in advertised or (custom_ok and mode.startswith("_"))
 
     lists_before_first = _reading_is("every")
     """``list_on_every_snapshot`` under the reading ``state-updates-before-first-list``: whether

@@ -600,8 +600,9 @@ RULES: Final[tuple[Rule, ...]] = (
         "BG-17",
         _MN,
         """A background list names only work running apart from the
-       foreground, each item once: no item twice in one snapshot, and no newly listed item that has
-       already finished (an exited terminal, a tool call with a final status).""",
+       foreground, each item once: no item twice in one snapshot, and no item that has already
+       finished (an exited terminal, a tool call with a final status), whether newly listed or
+       named again by a later snapshot.""",
     ),
     # -- 1. User message -----------------------------------------------------------------------
     _r(
@@ -970,8 +971,9 @@ RULES: Final[tuple[Rule, ...]] = (
         "TOOL-07",
         _M,
         """Elicitation, like other Client interactions, stays within its own
-       negotiated capabilities: the Agent elicits only in a mode (form or URL) the Client
-       advertised in its initialize capabilities.""",
+       negotiated capabilities: the Agent elicits only in a mode the Client advertised in
+       its latest successful initialize (form or URL, or a custom mode where its elicitation
+       capabilities carry a custom capability in _meta).""",
     ),
     # -- Stop reasons --------------------------------------------------------------------------
     _r(
@@ -1452,7 +1454,7 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     "NOTICE-03": Freedom(why="a Client ignoring notices shows nothing on the wire: a choice of its view"),
     "COMPACT-01": Freedom(_moves("agent", "compact_start"), needs=("compaction", "compactions")),
     "USAGE-01": Freedom(_moves("agent", "usage"), needs=("usage", "usages")),
-    "DONE-04": Freedom(_moves("agent", "end stop end_bare_error end_error_carrying")),
+    "DONE-04": Freedom(_moves("agent", "end stop end_bare_error end_error_carrying user_stop")),
     "TOOL-01": Freedom(
         _moves("agent", "tool_ask tool_ask_running bg_ask"), needs=("permission", "permissions")
     ),
@@ -1472,7 +1474,7 @@ FREEDOMS: Final[dict[str, Freedom]] = {
         _moves("agent", "repeat restate_idle bg_list bg_unlist") + _moves("agent", "resync replay", "again")
     ),
     "EX-02": Freedom(
-        _moves("client", "allow deny dismiss fail_answer elicit_accept elicit_decline elicit_cancel"),
+        _moves("client", "allow deny stop dismiss fail_answer elicit_accept elicit_decline elicit_cancel"),
         needs=("permission|elicitation",),
     ),
     "CANCEL-01": Freedom(_moves("client", "cancel"), needs=("cancel", "cancels")),
@@ -1483,8 +1485,25 @@ FREEDOMS: Final[dict[str, Freedom]] = {
         needs=("cancel", "cancels", "outputs|tool_calls|cancel_output"),
     ),
     "CANCEL-20": Freedom(_moves("agent", "end", "unanswered"), needs=("cancel", "permission|elicitation")),
+    # rules of other levels whose sentence grants a freedom beside what it binds
+    "ACC-13": Freedom(_moves("agent", "answer", "closed"), needs=("answer_after_close", "close", "closes")),
+    "BG-03": Freedom(
+        _moves("agent", "tool_status", "background"), needs=("bg_pause", "bg_tool", "background")
+    ),
+    "COMPACT-07": Freedom(
+        _moves("agent", "compact_start compact_end", "bare"),
+        needs=("compact_once", "compaction", "compactions"),
+    ),
+    "MSGID-02": Freedom(_moves("agent", "clear"), needs=("clear", "outputs")),
+    "NOTICE-02": Freedom(_moves("agent", "notice", "detailed"), needs=("notice_detail", "notice", "notices")),
 }
 """Per MAY rule of the catalogue (every one: a test holds it total), the peer moves that take
-it. A new peer move that takes a freedom is added to its entry's ``takers``. A Client's takers
+it; and per rule of another level whose spec sentence also grants a freedom, the moves that
+take that freedom: ACC-13 (an inserted prompt's success response after the close response:
+"Prompt responses need not precede the close response"), BG-03 (a background tool call kept
+pending or paused, not only in_progress), COMPACT-07 (a compaction completed with no summary:
+"Summary content is also optional"), MSGID-02 (a message's content cleared with [] or
+null), NOTICE-02 (a notice of any severity of the open enum, its description given or null).
+A new peer move that takes a freedom is added to its entry's ``takers``. A Client's takers
 are all its moves of the kind: the Client does not follow the foreground state, so it sends a
 prompt, a cancel or an answer whatever the state (running, after the work ended)."""

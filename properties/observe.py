@@ -232,9 +232,14 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
         return
     prev = seen.listed
     cur = frozenset(keys)
+    spec = background.SPEC
+    refused = seen.refused
+    for kind, ident in sorted(cur & prev):  # named again: the table says whether it still runs
+        key = item_key(kind, ident)
+        if (spec.name, key) not in refused:  # (a refused one's state no longer follows the wire)
+            yield spec, key, "keep", _NO_CTX
     if cur == prev and len(keys) == len(cur):
         return
-    spec = background.SPEC
     repeats = (Counter(keys) - Counter(cur)).elements()  # named again inside the same list
     for kind, ident in [*sorted(cur - prev), *sorted(repeats)]:
         yield spec, item_key(kind, ident), "list", {"child": kind == "subagent"}

@@ -461,11 +461,12 @@ READINGS: Final[tuple[Reading, ...]] = (
     _reading(
         REPEATED_IDLE_NEW_REASON,
         "Is a repeated idle that brings a new stop reason the completion of unreported work?",
-        ("Background work", "State transitions"),
-        (36, 173),
+        ("Background work", "State transitions", "Failures"),
+        (36, 173, 155),
         (
             "a repeated idle without a new stop reason is not a new completion",
             "A repeated state may carry updated information",
+            "A failure in background activity while the Agent is idle is not a stop reason",
         ),
         {
             "snapshot": """Never, once some work of the session has ended: a repeated state may carry
@@ -473,12 +474,19 @@ READINGS: Final[tuple[Reading, ...]] = (
                 its creation ended there is no last stop reason to carry: a stop reason then reports a
                 completion under either alternative, model.foreground idle_reports_completion.)""",
             "completion": """Yes: it completes foreground work that was never reported active (FG-02: work
-                started without running; FG-01 when no prompt waits, work the Agent started itself).""",
+                started without running; FG-01 when no prompt waits, work the Agent started itself).
+                Among them a background failure while idle reported as a new error stop reason, the
+                shape Failures says is no stop reason.""",
         },
         "snapshot",
         """The State transitions section says applying updated information is no
               transition; the Background work sentence only says when a repeat is certainly
-              not a completion.""",
+              not a completion. Failures names one new stop reason that is wrong on a repeated
+              idle, error for a background failure while idle ("not a stop reason, since no
+              foreground work ended"), without a keyword: under this default such an idle is a
+              snapshot whose stop reason is context, and it is not judged (telling a new error
+              from the last one carried needs each session's last stop reason, kept only under
+              completion).""",
         ("FG-02", "FG-01"),
         peers="""snapshot: while idle, the Agent may repeat idle once with a new stop reason;
               completion: never (it would report running first)""",

@@ -196,7 +196,11 @@ def test_cancel_stops_background_changes_what_the_simulated_agent_reaches() -> N
     cfg = SLICES[0].cfg  # core: a terminal, a prompt, session/cancel
     base = explore(cfg)
     under = explore(cfg.under(cfg.reading_map(), CANCEL_STOPS_BACKGROUND))
-    assert base.states != under.states
+    # the moves differ (under it, a listed terminal exits before the idle confirming the
+    # cancel); the number of states reached no longer does, since every snapshot of the Agent
+    # removes a finished item (the background table's keep), as that idle does under it
+    exits = ("terminal", "live", "exit", "exited")
+    assert under.rows[exits] > base.rows[exits]
     assert base.counterexamples == under.counterexamples == []
 
 

@@ -403,9 +403,9 @@ def test_the_report_is_the_same_for_any_number_of_workers(tmp_path: Path) -> Non
 
 
 def test_counterexample_files_follow_the_transcript_contract(tmp_path: Path) -> None:
-    # seed 0: a seed whose 20 hypothesis examples meet the bug too (which seeds do moves with the
-    # peers' event names: seed 1's stopped meeting it when new moves came in)
-    report = run_explore(_small_options(tmp_path, seed=0))
+    # seed 2: a seed whose 20 hypothesis examples meet the bug too (which seeds do moves with the
+    # peers' event names: seed 1's stopped meeting it when new moves came in, seed 0's at stop 47)
+    report = run_explore(_small_options(tmp_path, seed=2))
     finding = next(f for f in report["findings"] if f["rule"] == RULE)
     assert set(finding["modes"]) == {"exhaustive", "random", "hypothesis"}
     lines = Path(finding["transcript"]).read_text(encoding="utf-8").splitlines()
@@ -528,8 +528,10 @@ def test_every_mutant_is_found_by_both_modes(name: str, tmp_path: Path) -> None:
 
 def test_hypothesis_own_shrinker_can_be_switched_on() -> None:
     cfg = FOCUSED.with_(features=frozenset({"cancel"}), prompts=1, elicitations=0)  # few rules: found at once
+    # seed 1: one whose 60 examples meet the bug (the rules are every event name of the peers, so
+    # which seeds do moves as moves are added: seed 0's stopped at stop 47)
     res = explore_hypothesis.explore(
-        cfg, frozenset({FAULT}), examples=60, steps=15, max_rounds=1, hypothesis_shrink=True
+        cfg, frozenset({FAULT}), seed=1, examples=60, steps=15, max_rounds=1, hypothesis_shrink=True
     )
     assert [c.rule for c in res.counterexamples] == [RULE]
     assert "shrunk by hypothesis" in res.counterexamples[0].found_by

@@ -59,7 +59,16 @@ def problems(freedoms: dict[str, Freedom]) -> list[str]:
 def test_every_permission_maps_to_peer_moves_or_says_why_none() -> None:
     may = {r.id for r in RULES if r.level == "MAY"}
     tolerated = {rule for cls in ALL_MONITORS for rule in cls.TOLERATES}
-    assert set(FREEDOMS) == may and tolerated <= may
+    levels = {r.id: r.level for r in RULES}
+    assert may <= set(FREEDOMS) and tolerated <= may
+    # beyond the MAY rules: rules of another level whose sentence grants a freedom too
+    assert {rule for rule in FREEDOMS if levels[rule] != "MAY"} == {
+        "ACC-13",
+        "BG-03",
+        "COMPACT-07",
+        "MSGID-02",
+        "NOTICE-02",
+    }
     assert problems(FREEDOMS) == []
 
 
@@ -169,6 +178,6 @@ def test_the_text_report_has_one_freedoms_line_per_mode() -> None:
     runs = [(SMALL.with_(notices=1, features=SMALL.features | {"notice"}), frozenset[str]())]
     fr = freedom_coverage(Counter({"client.cancel": 3, "agent.end": 2}), runs, contexts=False)
     assert freedoms_text("random", fr) == (
-        "freedoms taken (random): 2/13, never taken: ACTIVE-01, OUT-03, NOTICE-01, TOOL-01, TOOL-05, "
-        "EX-02, CANCEL-08, beyond the bounds: 4, not counted: 8"
+        "freedoms taken (random): 2/14, never taken: ACTIVE-01, OUT-03, NOTICE-01, TOOL-01, TOOL-05, "
+        "EX-02, CANCEL-08, beyond the bounds: 5, not counted: 12"
     )

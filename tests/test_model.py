@@ -301,6 +301,15 @@ def test_a_finished_child_may_be_listed_again_but_not_a_finished_terminal() -> N
     assert caught.value.rule == "BG-17"
 
 
+def test_a_later_snapshot_may_keep_running_work_listed_but_not_finished_work() -> None:
+    from model import background as bg
+
+    assert bg.SPEC.fire(bg.LISTED, "keep") == bg.LISTED
+    with pytest.raises(ProtocolViolation) as caught:
+        bg.SPEC.fire(bg.FINALIZED, "keep")
+    assert caught.value.rule == "BG-17"
+
+
 def test_session_resume_is_allowed_from_open_and_closed_only() -> None:
     from model import session
 

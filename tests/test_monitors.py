@@ -699,6 +699,20 @@ VIOLATIONS: list[Case] = [
         [("BG-17", 3)],
     ),
     Case(
+        "BG-17 finished work still listed by a later snapshot (review47 cases 11, 12, 164)",
+        [
+            terminal("T"),
+            tool("t1", "in_progress"),
+            state("idle", bg=[item("terminal", "T"), item("tool_call", "t1")]),
+            terminal("T", 0),
+            tool("t1", "completed"),
+            state("running", bg=[item("terminal", "T"), item("tool_call", "t1")]),
+            state("running", bg=[item("terminal", "T"), item("tool_call", "t1")]),
+            state("idle", bg=[]),
+        ],
+        [("BG-17", 6), ("BG-17", 6)],  # once per item: its state no longer follows the wire
+    ),
+    Case(
         "BG-09 finished item never dropped",
         [terminal("T"), state("idle", bg=[item("terminal", "T")]), terminal("T", 0)],
         [("BG-09", 3)],
@@ -1079,6 +1093,16 @@ CONFORMING: list[Case] = [
         ],
     ),
     Case("custom stop reason with underscore", [*turn()[:-1], state("idle", stop="_paused")]),
+    Case(
+        "running background work kept listed by later snapshots",
+        [
+            terminal("T"),
+            state("idle", bg=[item("terminal", "T")]),
+            state("idle", bg=[item("terminal", "T")]),
+            terminal("T", 0),
+            state("idle", bg=[]),
+        ],
+    ),
     Case(
         "a repeated idle with another stop reason is a snapshot, not a completion",
         [*turn(), state("idle", stop="max_tokens"), state("idle", stop="_later")],

@@ -39,6 +39,7 @@ import pytest
 from cli.main import main
 from model.clientview_parts import json_key
 from properties.schema_check import SchemaChecker
+from simulator.explore.bfs import SLICES
 from simulator.peers import wire
 from simulator.peers.agent import MAIN, Agent
 from simulator.peers.config import DEFAULT, FEATURES, long_session
@@ -177,7 +178,9 @@ def test_every_agent_choice_occurs(
     for key in wanted:
         print(f"{key:<{width}}  {events[key]:>7}  {seeds[key]:>5}")
     missing = [k for k in wanted if events[k] == 0]
-    for cfg in (EVERY, FOCUSED):  # a rare choice may need more seeds: every feature, then focused
+    # a rare choice may need more seeds: every feature, then focused, then the exhaustive slices
+    # (each switches its freedoms on with few other moves: the user's stop option of ``answers``)
+    for cfg in (EVERY, FOCUSED, *(s.cfg for s in SLICES)):
         if missing:  # (a background permission request while idle; an error idle a call outlives)
             walked = [(seed, random_walk(seed, STEPS, cfg.with_(transport=transport))) for seed in MORE_SEEDS]
             more = _coverage(walked)[0]

@@ -75,6 +75,25 @@ def terminal_refs(content: Any) -> frozenset[str]:
     )
 
 
+class ClientCaps(NamedTuple):
+    """What a Client's initialize advertises that the checks read (``Facts`` attributes)."""
+
+    may_extend: bool
+    modes: frozenset[str]
+    custom_modes_ok: bool
+
+
+def client_capabilities(caps: Any) -> ClientCaps:
+    """The ``ClientCaps`` of an initialize's ``capabilities``: a non-empty ``_meta`` at its top
+    (custom states), the standard elicitation modes whose field is an object, and a non-empty
+    ``_meta`` in its elicitation capabilities (custom modes)."""
+    found = caps.get("elicitation") if type(caps) is dict else None
+    if type(found) is not dict:
+        return ClientCaps(type(caps) is dict and bool(caps.get("_meta")), frozenset(), False)
+    modes = frozenset(m for m in MODES if type(found.get(m)) is dict)
+    return ClientCaps(bool(caps.get("_meta")), modes, bool(found.get("_meta")))
+
+
 def subject_call(params: dict[str, Any]) -> dict[str, Any] | None:
     """The tool call a permission request's ``subject`` carries (with a string ``toolCallId``),
     else None: the Client applies it like a ``tool_call_update`` (ToolCallPermissionSubject in
@@ -162,15 +181,23 @@ class Facts(Monitor):
         self.sessions: dict[str, SessionFacts] = {}
         self.init_pending = False
         self.client_may_extend: bool | None = None
-        """None: the Client's initialize was not seen; else whether its capabilities carry
-        ``_meta`` (the only place a custom extension such as custom states could be
-        advertised)."""
+        """None: no successful answer to a Client's initialize was seen; else whether the
+        capabilities of the latest initialize answered with a result carry ``_meta`` (the only
+        place a custom extension such as custom states could be advertised). The schema
+        (InitializeRequest): "The latest successful ``initialize`` is authoritative": a failed
+        or withdrawn one negotiates nothing."""
         self.prompt_types: frozenset[str] | None = None
         """Content types the Agent accepts in prompts (None: its initialize answer not seen)."""
         self.custom_prompt_ok = True
         """Whether custom content types may have been advertised (prompt capability ``_meta``)."""
         self.elicitation_modes: frozenset[str] | None = None
-        """The elicitation modes the Client's initialize advertised (None: its initialize not seen)."""
+        """The elicitation modes that initialize advertised (None: as for ``client_may_extend``)."""
+        self.custom_modes_ok = False
+        """Whether its elicitation capabilities carry ``_meta``, where custom (``_``) modes may
+        have been advertised (as custom prompt content types in the prompt capabilities')."""
+        self.offered: dict[Any, ClientCaps] = {}
+        """The capabilities of each Client initialize awaiting its answer, by request id: taken
+        as negotiated only when that answer is a result."""
         self.opening: bool | None = None
         """None before the Client's first request; then whether it was ``initialize``, sent before
         anything named a session: the stream shows the connection from its start."""
@@ -349,16 +376,19 @@ class Facts(Monitor):
     @on("client-request", "initialize")
     def _initialize(self, sid: str | None, params: dict[str, Any], line: int, msg: Message) -> None:
         self.init_pending = True
-        caps = params.get("capabilities")
-        self.client_may_extend = type(caps) is dict and bool(caps.get("_meta"))
-        found = caps.get("elicitation") if type(caps) is dict else None
-        self.elicitation_modes = frozenset(
-            m for m in MODES if type(found) is dict and type(found.get(m)) is dict
-        )
+        rid = msg["id"]
+        if type(rid) is int or type(rid) is str:  # (only these are paired with a response)
+            self.offered[rid] = client_capabilities(params.get("capabilities"))
 
     @on("agent-response", "initialize")
     def _initialized(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        offered = self.offered.pop(msg["id"], None)
+        if "result" not in msg:  # an error (a withdrawn one too: -32800) negotiates nothing
+            self.init_pending = self.client_may_extend is None  # unless an earlier one succeeded
+            return
         self.init_pending = False
+        if offered is not None:
+            self.client_may_extend, self.elicitation_modes, self.custom_modes_ok = offered
         result = msg.get("result")
         if type(result) is not dict:
             return
@@ -411,6 +441,8 @@ class Facts(Monitor):
             self.prompt_types,
             self.custom_prompt_ok,
             self.elicitation_modes,
+            self.custom_modes_ok,
+            frozenset(self.offered.items()),
             frozenset(self.asking.items()),
             self.opening,
             frozenset(self.set_up),

@@ -19,7 +19,8 @@ Client request that appears *before* the Agent's answer to an earlier request wa
 the Client could have seen that answer. Each rule is a declaration of ``model.between``:
 
 - setup_before_prompts (INTRO-01): a ``session/prompt`` received while the Client's
-  ``initialize`` is still unanswered, or while a ``session/resume`` of that session is
+  ``initialize`` is still unanswered or was answered with an error (none succeeded), or while
+  a ``session/resume`` of that session is
   unanswered (setup not finished), or for a session that a later ``session/new`` response
   creates, was sent before setup completed; so was one, in a stream that shows the connection
   from its start (its first Client request is ``initialize``: ``Facts.opening``), for a session

@@ -110,10 +110,11 @@ Elicitations
   the late answer or completion was used to run the cancelled work. An elicitation tied to no
   tool call has nothing on the wire its use would move (new work after it may be the Agent's
   own, "Foreground and background work").
-- TOOL-07 (``model.between`` ADVERTISED_MODES): an elicitation in a mode the Client's
-  ``initialize`` did not advertise (``clientCapabilities``' ``elicitation.form`` /
-  ``elicitation.url``). Judged only when that ``initialize`` is in the transcript; without it,
-  the capabilities are unknown.
+- TOOL-07 (``model.between`` ADVERTISED_MODES): an elicitation in a mode the Client's latest
+  successful ``initialize`` did not advertise (``clientCapabilities``' ``elicitation.form`` /
+  ``elicitation.url``; a custom ``_`` mode where its ``elicitation._meta`` is empty). Judged only
+  when such an ``initialize`` and its answer are in the transcript; without them, the
+  capabilities are unknown.
 
 The composition with foreground state (an elicitation that blocks foreground work:
 requires_action, then running when progress resumes) is the foreground monitor's, as for
@@ -644,8 +645,9 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return  # a request-scoped elicitation (outside a session) or no mode: not judged here
         self._ex[ADVERTISED] += 1
         modes = self.facts.elicitation_modes
-        if modes is not None and not self.between.mode_advertised(mode, modes):
-            shown = ", ".join(sorted(modes)) or "none"
+        custom = self.facts.custom_modes_ok
+        if modes is not None and not self.between.mode_advertised(mode, modes, custom):
+            shown = ", ".join([*sorted(modes), *(["custom (_meta)"] if custom else [])]) or "none"
             self.breach(
                 ADVERTISED, line, sid,
                 f"elicitation {msg['id']!r} in {mode} mode, which the Client's initialize did not "

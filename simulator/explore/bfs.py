@@ -119,9 +119,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "output",
-        "chunks thought plan limits notice usage fail custom_stop extras rich_prompt",
+        "chunks thought plan limits notice usage fail custom_stop extras rich_prompt clear notice_detail",
         "messages, chunks, thoughts, plans (and their removal), stop reasons (also custom), errors "
-        "and rejection, notices, usage",
+        "and rejection, notices (also of other severities, with a description or null), usage; a "
+        "message's content cleared ([] or null)",
         tool_calls=1,
         cancels=0,
         notices=1,
@@ -141,7 +142,8 @@ SLICES: tuple[Slice, ...] = (
         "compaction",
         "compaction cancel compact_once",
         "compaction, also while idle: ended completed, failed, cancelled; custom statuses; summary "
-        "patches and chunks in every status; one completed update the whole report (summary or none)",
+        "patches and chunks in every status; one completed update the whole report (summary or none); "
+        "a streamed compaction completed without its summary",
         compactions=1,
     ),
     _slice(
@@ -175,19 +177,21 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "answers",
-        "permission cancel perm_error stop snapshot",
+        "permission cancel perm_error stop snapshot user_stop",
         "a permission request answered with a JSON-RPC error (pending, withdrawn, or after its "
         "work was cancelled), or left unanswered by work that stops on its own; the state "
-        "reported repeated (requires_action: no new block)",
+        "reported repeated (requires_action: no new block); the user choosing the request's "
+        "option that stops the work, which ends cancelled with no session/cancel",
         tool_calls=1,
         permissions=1,
     ),
     _slice(
         "bg_requests",
-        "bg_tool bg_permission bg_idle",
+        "bg_tool bg_permission bg_idle bg_pause",
         "a permission request for a background tool call, also while idle, answered or withdrawn; "
         "a background tool call of the Agent's own started while idle (before a prompt, or after "
-        "its work ended) or while requires_action",
+        "its work ended) or while requires_action; a listed one going pending or paused and "
+        "running again",
         permissions=1,
         background=1,
         cancels=0,
@@ -205,9 +209,10 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "session",
-        "close resume hold cancel fail",
+        "close resume hold cancel fail answer_after_close",
         "session/close (stopping a prompt received, held, cancelled or not yet answered; then "
-        "cancels), session/resume with and without replay",
+        "cancels; an inserted prompt answered after the close response), session/resume with and "
+        "without replay",
         cancel_requests=1,
         closes=1,
         resumes=1,

@@ -136,6 +136,22 @@ CONTEXTS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
         "a prompt whose content is empty",
         lambda peer, ev: ev[2] in peer.prompts and peer.prompts[ev[2]][4] == "empty",
     ),
+    "closed": (
+        "after the session/close response (the session is closed)",
+        lambda peer, ev: peer.session == "closed",
+    ),
+    "background": (
+        "a status of a background tool call",
+        lambda peer, ev: isinstance(ev[2], tuple) and ev[2][0] in peer.tools and peer.tools[ev[2][0]][1],
+    ),
+    "bare": (
+        "a compaction completed with its summary omitted",
+        lambda peer, ev: ev[2] == "bare" or (type(ev[2]) is tuple and ev[2][1:] == ("bare",)),
+    ),
+    "detailed": (
+        "a notice of another severity, with its optional fields",
+        lambda peer, ev: ev[2] is not None,
+    ),
     "unanswered": (
         "a cancelled idle while a request of the work awaits its answer",
         lambda peer, ev: _reason(ev) == fgm.CANCELLED and _pending(peer),

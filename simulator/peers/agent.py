@@ -142,7 +142,7 @@ class Agent(Freedoms, Deviating):
             if self.close_rids:  # a session/close that reached the closed session
                 add(("agent", "close_response", None))
             for rid in self.prompts:  # those a close stopped: -32800 after the close response
-                if self.prompts[rid][0] == prm.CLOSED_OUT:  # (no order binds the two responses)
+                if self.prompts[rid][0] in self._answered_after_close():  # (no order binds them)
                     self._prompt_events(add, rid, None, False)
             return ev
         if "announced" in self.extras:  # its own user message sent: its own work starts next
@@ -173,7 +173,9 @@ class Agent(Freedoms, Deviating):
             not active
             and self._closes_as_reported()
             and "closed" in self._can("session", self.session)
-            and all(self.prompts[r][0] in (*prm.SPEC.final, prm.CLOSED_OUT) for r in self.prompts)
+            and all(
+                self.prompts[r][0] in (*prm.SPEC.final, *self._answered_after_close()) for r in self.prompts
+            )
             and (
                 all(st in cm.TERMINAL for st in self.compactions.values())
                 or "complete" in deviations.withheld(self.deviations, "compaction")
@@ -213,6 +215,9 @@ class Agent(Freedoms, Deviating):
         for feature, bound in (("notice", "notices"), ("usage", "usages")):
             if feature in features and self._room(bound) and open_:
                 add(("agent", feature, None))
+                if feature == "notice" and "notice_detail" in features:
+                    add(("agent", "notice", "info"))  # (``_do_notice``)
+                    add(("agent", "notice", "custom"))
         # what the state reported may become (what the real one may, when they are the same)
         shown = doing if self.reported == self.real else self._can("foreground", self.reported, self.fg_ctx)
         if open_ and "unknown" in features and self._room("losses") and "lose" in shown:
@@ -300,6 +305,16 @@ class Agent(Freedoms, Deviating):
                     add(("agent", "withdraw", rid))
             else:
                 add(("agent", trigger, rid))
+
+    def _answered_after_close(self) -> tuple[str, ...]:
+        """The states of prompts the Agent may answer after the session/close response: those the
+        close stopped (-32800), and, with feature ``answer_after_close``, inserted ones (their
+        success response): 2. Prompt accepted, "If the message has already been inserted, it
+        receives a successful messageId response. Prompt responses need not precede the close
+        response." """
+        if self._has("answer_after_close"):
+            return (prm.CLOSED_OUT, prm.INSERTED)
+        return (prm.CLOSED_OUT,)
 
     def _may_overtake(self, rid: int) -> bool:
         """A newly received prompt may be inserted at once ahead of held ones where
@@ -435,8 +450,20 @@ class Agent(Freedoms, Deviating):
             wire.chunk("user_message_chunk", self.sid, mid, copy.deepcopy(b)) for b in self.contents[rid]
         ] or full
 
-    def _do_notice(self, _: Any) -> list[Msg]:
+    def _do_notice(self, kind: str | None) -> list[Msg]:
+        """A notice: a warning (``kind`` None); with feature ``notice_detail``, one of the other
+        severities with the optional fields: ``info`` with a description and ``_meta``, or a
+        custom ``_`` severity with a null description (Session notices: severity is an open
+        enum, ``_`` values the implementation's own; description optional and nullable)."""
         self._use("notices")
+        if kind == "info":
+            return [
+                wire.notice(
+                    self.sid, "info", "Context compacted", description="Older turns summarized", _meta={}
+                )
+            ]
+        if kind == "custom":
+            return [wire.notice(self.sid, "_quota", "Quota at 80%", description=None)]
         return [wire.notice(self.sid, "warning", "Model request retried")]
 
     def _do_usage(self, _: Any) -> list[Msg]:

@@ -43,6 +43,8 @@ _ENDS_COMPACTION = frozenset(
     r.trigger for r in cm.ROWS if r.dest in cm.TERMINAL and r.source not in cm.TERMINAL
 )
 """The compaction triggers that end it (the table's rows into a terminal status)."""
+_BACKGROUND_STATUSES = (tcm.PAUSED, tcm.PENDING, tcm.IN_PROGRESS)
+"""The live statuses a background tool call may move between (feature ``bg_pause``)."""
 _ENDS_ONCE = frozenset({"start", "complete"})
 """The compaction triggers one completed update fires (``_do_compact_start``)."""
 
@@ -118,7 +120,8 @@ class BackgroundWork(AgentState):
                     add(("agent", "bg_rerun", key))  # a detached child gets work again
             elif trigger == "finalize":
                 if not self._awaits_permission(key):
-                    add(("agent", "bg_finish", key))
+                    if not self._granted_unrun(key):
+                        add(("agent", "bg_finish", key))
                     if "bg_fail" in self.cfg.features:
                         add(("agent", "bg_fail", key))
                 self._live_item_events(add, key)
@@ -141,10 +144,29 @@ class BackgroundWork(AgentState):
             return False
         return self.perms.get(self.tools[key[1]][2]) == pm.PENDING
 
+    def _granted_unrun(self, key: tuple[str, str]) -> bool:
+        """``model.between`` APPROVED_RUNS for a background tool call the Agent would complete:
+        its permission was granted and it is not in_progress (gone pending or paused, feature
+        ``bg_pause``); this Agent reports it in_progress again before completing it (it does not
+        tell whether it ran since the grant, so it takes every such call as unrun)."""
+        t = self.tools.get(key[1]) if key[0] == "tool_call" else None
+        return t is not None and self.between.completes_unrun(
+            t[3] == "allowed" and t[0] != tcm.IN_PROGRESS, tcm.COMPLETED
+        )
+
     def _live_item_events(self, add: Any, key: tuple[str, str]) -> None:
         """What a live background item may do besides finishing: ask permission (a background
         tool call, even while idle: Foreground and background work), stream output (a
-        terminal's ``terminal_output_chunk``, a child's ``session_message_chunk``)."""
+        terminal's ``terminal_output_chunk``, a child's ``session_message_chunk``); with feature
+        ``bg_pause``, a listed background tool call goes pending (scheduled) or paused (suspended)
+        and back to in_progress, as the tool-call table allows (``tool_status``): Background work,
+        "pending and paused tool calls are still live", and a list of only such calls means work
+        is scheduled or suspended but nothing runs now. Only once listed, this Agent's own
+        choice: before its first list, a tool call announced during active work reads on the
+        wire as the work's own (only background work is listed), so its going in_progress
+        while the work is blocked would show as the work's progress; and while the session is
+        closing, only back to in_progress (a call whose permission was granted is completed
+        from there: ``_granted_unrun``)."""
         kind, ident = key
         features = self.cfg.features
         if (
@@ -156,6 +178,16 @@ class BackgroundWork(AgentState):
             and self.session == "open"
         ):
             add(("agent", "bg_ask", ident))
+        if kind == "tool_call" and "bg_pause" in features and key in self.listed and ident in self.tools:
+            status = self.tools[ident][0]
+            allowed = self._can("tool_call", status)
+            for to in _BACKGROUND_STATUSES:  # while closing, only back to in_progress (to end it)
+                if (
+                    to != status
+                    and tcm.STATUS_TRIGGER[to] in allowed
+                    and (self._open() or to == tcm.IN_PROGRESS)
+                ):
+                    add(("agent", "tool_status", (ident, to)))
         if "extras" in features and "out:" + ident not in self.extras and self.session == "open":
             if kind == "terminal":
                 add(("agent", "terminal_output", ident))
@@ -181,6 +213,8 @@ class BackgroundWork(AgentState):
                     trigger in BOUNDED_COMPACTION and self.used[trigger] >= started
                 ):
                     add(("agent", move, cid))
+                    if trigger == "complete" and "compact_once" in self.cfg.features:
+                        add(("agent", move, (cid, "bare")))  # completed, its summary omitted
 
     def _stop_unlisted_events(self, add: Any) -> None:
         """Cancellation: "The Agent MAY stop background activity it does not list". While it
@@ -344,6 +378,20 @@ class BackgroundWork(AgentState):
             self.items[tc] = bgm.DONE
         self.listed = tuple(k for k in self.listed if k not in drop)
 
+    def _state(self, state: str, stop: str | None = None, err: dict[str, Any] | None = None) -> Msg:
+        """Every snapshot names again each item still listed: the background table's ``keep``,
+        allowed while it runs. A finished item may not be kept (a list is of the work currently
+        running, Background work), so the snapshot removes it (``unlist``)."""
+        for key in tuple(self.listed):
+            if key not in self.listed:
+                continue  # an embedding tool call, removed with its terminal
+            st = self.items[key]
+            if "keep" in self._can("background_item", st):
+                self.items[key] = self._fire("background_item", st, "keep")
+            else:
+                self._unlist(key)
+        return super()._state(state, stop, err)
+
     def _do_bg_unlist(self, key: tuple[str, str]) -> list[Msg]:
         self._unlist(key)
         return [self._snapshot_now()]
@@ -371,17 +419,21 @@ class BackgroundWork(AgentState):
         self.history.append(msg)
         return [msg]
 
-    def _compact(self, cid: str, trigger: str) -> list[Msg]:
-        """A compaction move (``_COMPACTION_ACTIONS``): a summary chunk, a summary patch
-        (``summary: []`` clears what was streamed, also after the end), or a status: the state
-        the table moves it to, a custom status its own (the ended ones are retained history)."""
+    def _compact(self, arg: str | tuple[str, str], trigger: str) -> list[Msg]:
+        """A compaction move (``_COMPACTION_ACTIONS``) on compaction ``arg``: a summary chunk, a
+        summary patch (``summary: []`` clears what was streamed, also after the end), or a
+        status: the state the table moves it to, a custom status its own (the ended ones are
+        retained history). Completed, it carries its summary; ``(cid, "bare")`` (feature
+        ``compact_once``) omits it: Session compaction, summary content is optional, and an update
+        may omit ``summary`` to retain what was streamed."""
+        cid, bare = arg if isinstance(arg, tuple) else (arg, None)
         if trigger in BOUNDED_COMPACTION:
             self._use(trigger)
         st = self.compactions[cid] = self._fire("compaction", self.compactions[cid], trigger)
         if trigger == "summary_chunk":
             return [wire.compaction_chunk(self.sid, cid, "Kept: the plan. ")]
         status = CUSTOM_COMPACTION if st == cm.CUSTOM or trigger == "custom_status" else st
-        summary = [wire.text("Summary of earlier turns")] if trigger == "complete" else None
+        summary = [wire.text("Summary of earlier turns")] if trigger == "complete" and not bare else None
         if trigger == "summary_patch":
             summary = []
         msg = wire.compaction(self.sid, cid, status, summary)

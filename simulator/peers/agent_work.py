@@ -33,6 +33,9 @@ _URL = {"url": True}
 """The guard context of a URL elicitation (its completion may come before the accept)."""
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
+_NOT_RUN = ("ended-e", "late-e", "stopped")
+"""Marks of a foreground tool call whose status this Agent does not move on its own: waiting on a
+seeded bug's late answer, or one the user chose to stop (it is cancelled with its work)."""
 TIED = "tool_call"
 WAITING = "waiting"
 """The second part of an ``end`` move's argument ``(reason, WAITING)``: a seeded bug (one that
@@ -49,7 +52,7 @@ def _unapproved(tool: tuple[Any, ...]) -> bool:
         not tool[1]
         and tool[2] is not None
         and tool[0] == tcm.PENDING
-        and tool[3] in (None, "denied", "raced")
+        and tool[3] in (None, "denied", "raced", "stopped")
     )
 
 
@@ -99,6 +102,9 @@ class ForegroundWork(BackgroundWork):
                 add(("agent", "think", None))
             if "plan" in features:
                 add(("agent", "plan", None))
+            if "clear" in features and self.cur_msg is not None:
+                add(("agent", "clear", "empty"))  # (``_do_clear``)
+                add(("agent", "clear", "null"))
         if producing and not self.cancelling:
             if self._room("tool_calls"):
                 add(("agent", "tool", None))
@@ -134,6 +140,8 @@ class ForegroundWork(BackgroundWork):
             add(("agent", "resume", None))
         if "end" not in doing or self.between.user_messages_owed(self._unreported()):
             return  # (every end: the user messages of inserted prompts go before its idle)
+        if "user_stop" in features and not self.cancelling and self._stopped_by_user():
+            add(("agent", "user_stop", None))
         if self.cancelling:  # ``model.between`` CANCEL_CONFIRMED: the confirming stop reasons
             waiting = self._waiting_calls() if not self._applies(bw.CANCELLED_PERMISSIONS.rule) else ()
             for reason in self.between.confirming_reasons():
@@ -160,6 +168,24 @@ class ForegroundWork(BackgroundWork):
         if "fail" in features and not self.between.owed_before_idle((), (), self._unlisted_work()):
             add(("agent", "end", fgm.ERROR))  # failing work owes no tool result (``_settle_end``)
 
+    def _stopped_by_user(self) -> bool:
+        """The user chose the option of a permission request that tells the Agent to stop the
+        work (feature ``user_stop``, ``wire.STOP_OPTION``), and the call it asked about is still
+        pending: the work may stop now, ending ``cancelled`` (``_do_user_stop``). Nothing else
+        may be owed before that idle (``model.between`` owed_before_idle: unlisted background
+        work; the live tool calls get their cancelled status)."""
+        return any(not t[1] and t[3] == "stopped" and t[0] == tcm.PENDING for t in self.tools.values()) and (
+            not self.between.owed_before_idle((), (), self._unlisted_work())
+        )
+
+    def _do_user_stop(self, _: Any) -> list[Msg]:
+        """Stop reasons: cancelled when "the user or Client chose to stop the work: ... through an
+        interaction the Agent offers, such as a permission option that tells the Agent to stop".
+        No session/cancel was sent: the Agent ends the work as a cancellation does (its live tool
+        calls cancelled, its other requests no longer waited on: ``_settle_end``) and reports
+        the cancelled idle."""
+        return self._settle_end(fgm.CANCELLED)
+
     def _output_room(self) -> bool:
         """Whether the work may send model output now (``say``, ``think``, ``plan``; the
         foreground table's ``output`` is already in ``doing``): within the interval's bound
@@ -181,7 +207,7 @@ class ForegroundWork(BackgroundWork):
         (``tool_status``, ``_offers_status``)."""
         waiting = self._elicited_tools() if self.elicits else frozenset()
         for tid, t in self.tools.items():
-            if t[1] or self.perms.get(t[2]) == pm.PENDING or tid in waiting or t[3] in ("ended-e", "late-e"):
+            if t[1] or self.perms.get(t[2]) == pm.PENDING or tid in waiting or t[3] in _NOT_RUN:
                 continue
             allowed = self._can("tool_call", t[0])
             if t[0] == tcm.PENDING and "run" in allowed:
@@ -398,6 +424,18 @@ class ForegroundWork(BackgroundWork):
         self.history.append(msg)
         return [msg]
 
+    def _do_clear(self, how: str) -> list[Msg]:
+        """The current agent message's content cleared (feature ``clear``): Message
+        IDs, "content: [] or content: null clears" it, and a concrete array replaces the previous
+        content; so an Agent may take back what it streamed (the model's output withdrawn). An
+        update of the work's output (``_output``: progress, counted in the interval's bound);
+        retained, so a replay shows the message cleared too."""
+        self._output()
+        assert self.cur_msg is not None
+        msg = wire.message("agent_message", self.sid, self.cur_msg, [] if how == "empty" else None)
+        self.history.append(msg)
+        return [msg]
+
     def _do_pending_say(self, _: Any) -> list[Msg]:
         """``output-while-requires-action=pending-output``: a chunk of the current message that
         the work produced before it blocked, sent while requires_action is reported (no progress:
@@ -476,7 +514,8 @@ class ForegroundWork(BackgroundWork):
         rid = f"{self.requests}{self._use('permissions')}"
         self.perms[rid] = pm.PENDING
         _put(self.tools, tid, 2, rid)
-        return [wire.request_permission(rid, self.sid, tid)]
+        stop = self._has("user_stop") and not self.tools[tid][1]  # of foreground work: it may stop
+        return [wire.request_permission(rid, self.sid, tid, stop)]
 
     def _do_perm_withdraw(self, rid: str) -> list[Msg]:
         self.perms[rid] = self._fire("permission", self.perms[rid], "withdraw")
@@ -528,7 +567,8 @@ class ForegroundWork(BackgroundWork):
                 and not self.between.racing_approval_used(self.rd["approval-racing-cancel"])
             )
             allow = outcome.get("optionId") == "allow"
-            mark = "raced" if allow and raced else "allowed" if allow else "denied"
+            stop = outcome.get("optionId") == wire.STOP_OPTION["optionId"]  # (``_stopped_by_user``)
+            mark = "raced" if allow and raced else "allowed" if allow else "stopped" if stop else "denied"
             _put(self.tools, tid, 3, mark)
         elif (
             was in (pm.NOT_APPROVED, pm.WITHDRAWN)

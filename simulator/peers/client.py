@@ -9,12 +9,13 @@ of ``Config``, in a fixed order. It follows two machines on the wire: its sessio
 ``model.permission``). Its choices for them are the tables' client rows from those states whose
 guards pass (``MachineSpec.moves(state, "client")``), turned into its wire events by two small maps:
 ``SESSION_EVENTS`` (``close``: session/close; ``resume``: session/resume with and without
-replay) and ``PERMISSION_EVENTS`` (``select``: allow or deny; ``answer_cancelled``: the
-cancelled outcome; ``error``: a JSON-RPC error instead of a result, behind the feature
-``perm_error``). The tables are the Client's ``Config``'s (``Config.variant``), so a row a
-variant adds for the Client is a move it offers, and a row a variant removes is one it no longer
-offers. Config features and bounds still limit the session moves (a feature named like the trigger;
-``Config.closes``, ``resumes``, ``reattaches``). A trigger with no event here (none today) is
+replay) and ``PERMISSION_EVENTS`` (``select``: allow, deny, or stop where the request offers
+it; ``answer_cancelled``: the cancelled outcome; ``error``: a JSON-RPC error instead of a
+result, behind the feature ``perm_error``). The tables are the Client's ``Config``'s
+(``Config.variant``), so a row a variant adds for the Client is a move it offers, and a row a
+variant removes is one it no longer offers. Config features and bounds still limit the
+session moves (a feature named like the trigger; ``Config.closes``, ``resumes``,
+``reattaches``). A trigger with no event here (none today) is
 a row the Client cannot send, and is not offered (no Client row has a guard: they need no
 context).
 
@@ -85,7 +86,7 @@ EARLY: frozenset[str] = frozenset({"close"})
 last). The order of the enabled events is what seeded walks pick from: keep it."""
 
 PERMISSION_EVENTS: Mapping[str, tuple[str, ...]] = {
-    "select": ("allow", "deny"),
+    "select": ("allow", "deny", "stop"),
     "answer_cancelled": ("dismiss",),
     "error": ("fail_answer",),
 }
@@ -180,6 +181,9 @@ class Client:
     a held one at once, as if pending (``_hold``). Its answer after the withdrawal is still any of the
     elicitation table's client rows from withdrawn: an accept there is the late answer
     ``model.between`` LATE_ANSWERS_IGNORED says the Agent ignores (CANCEL-10)."""
+    stoppable: tuple[str, ...] = field(init=False, default=())
+    """Permission requests awaiting its answer that offer the option stopping the work
+    (``wire.STOP_OPTION``): the user may choose it (``stop``), ending the work cancelled."""
     closes: int = field(init=False, default=0)
     resumes: int = field(init=False, default=0)
     reattaches: int = field(init=False, default=0)  # session/resume sent while the session was open
@@ -253,6 +257,8 @@ class Client:
         for rid, status in self.perms:
             for trigger, _ in self.tables["permission"].moves(status, "client"):
                 for name in PERMISSION_EVENTS.get(trigger, ()):
+                    if name == "stop" and rid not in self.stoppable:
+                        continue  # an option the request did not offer
                     if name not in PERMISSION_FEATURE or PERMISSION_FEATURE[name] in cfg.features:
                         ev.append(("client", name, rid))
         for rid, mode, status in self.elicits:
@@ -346,6 +352,8 @@ class Client:
             at = next(i for i, (rid, _) in enumerate(self.perms) if rid == arg)
             self.tables["permission"].fire(self.perms[at][1], trigger)
             self.perms = self.perms[:at] + self.perms[at + 1 :]  # answered once: no longer its to answer
+            if arg in self.stoppable:
+                self.stoppable = tuple(r for r in self.stoppable if r != arg)
             if name == "dismiss":
                 return [wire.permission_cancelled(arg)]
             if name == "fail_answer":
@@ -382,6 +390,11 @@ class Client:
             self.elicits = (*self.elicits, (msg["id"], msg["params"].get("mode"), em.PENDING))
         elif method == "session/request_permission":
             self.perms = (*self.perms, (msg["id"], pm.PENDING))
+            options = msg["params"].get("options") or ()
+            if any(
+                isinstance(o, dict) and o.get("optionId") == wire.STOP_OPTION["optionId"] for o in options
+            ):
+                self.stoppable = (*self.stoppable, msg["id"])
         elif method == "$/cancel_request":  # the Agent withdrew a request
             params = msg.get("params")
             rid = params.get("requestId") if isinstance(params, dict) else None

@@ -46,6 +46,11 @@ OFF_BY_DEFAULT: tuple[str, ...] = (
     "answer_held",  # the Client answers an elicitation of work it cancelled at once (racing the cancel)
     "retry",  # a later prompt repeats the first one's content (identical submissions), once per run
     "compact_once",  # a compaction reported by one completed update (with or without its summary)
+    "answer_after_close",  # an inserted prompt's success response after the session/close response
+    "bg_pause",  # a live background tool call goes pending or paused (and back to in_progress)
+    "clear",  # the current agent message's content cleared (content [] or null), as one of its outputs
+    "notice_detail",  # notices of other severities (info, a custom `_` one) with a description (or null)
+    "user_stop",  # a permission option stopping the work; chosen, it ends cancelled (no session/cancel)
 )
 """Freedoms a run takes only when its bounds name them (the exhaustive slices of
 ``simulator.explore.bfs`` that switch them on, and the conforming twins of

@@ -129,7 +129,15 @@ PERMISSION_OPTIONS = [
 ]
 
 
-def request_permission(rid: str, session: str, tool_call_id: str) -> Msg:
+STOP_OPTION = {"optionId": "stop", "name": "Stop the work", "kind": "reject_once"}
+"""A permission option that tells the Agent to stop the work (Stop reasons: the user may stop the
+work "through an interaction the Agent offers, such as a permission option that tells the
+Agent to stop"); offered only with feature ``user_stop``."""
+
+
+def request_permission(rid: str, session: str, tool_call_id: str, stop: bool = False) -> Msg:
+    """A permission request about a tool call: allow or deny, and with ``stop`` the option that
+    stops the work (``STOP_OPTION``)."""
     return request(
         rid,
         "session/request_permission",
@@ -137,7 +145,7 @@ def request_permission(rid: str, session: str, tool_call_id: str) -> Msg:
             "sessionId": session,
             "title": f"Run {tool_call_id}?",
             "subject": {"type": "tool_call", "toolCall": {"toolCallId": tool_call_id}},
-            "options": PERMISSION_OPTIONS,
+            "options": [*PERMISSION_OPTIONS, STOP_OPTION] if stop else PERMISSION_OPTIONS,
         },
     )
 
@@ -260,8 +268,9 @@ def compaction_chunk(session: str, compaction_id: str, t: str) -> Msg:
     )
 
 
-def notice(session: str, severity: str, title: str) -> Msg:
-    return update(session, {"sessionUpdate": "notice", "severity": severity, "title": title})
+def notice(session: str, severity: str, title: str, **optional: Any) -> Msg:
+    """A notice; ``optional``: its optional fields (``description``, ``_meta``), null allowed."""
+    return update(session, {"sessionUpdate": "notice", "severity": severity, "title": title, **optional})
 
 
 def usage(session: str, used: int, size: int, cost: float | None = None) -> Msg:

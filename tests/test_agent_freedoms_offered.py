@@ -1,0 +1,219 @@
+"""Freedoms the spec gives the peers that the simulated peers take since stop 47 (each a move of
+a feature in ``simulator.peers.config.OFF_BY_DEFAULT``, fired by an exhaustive slice of
+``acp-model explore``): the user stopping the work through a permission option the Agent offers
+(the work ends ``cancelled`` with no session/cancel); an inserted prompt's success response after
+the session/close response; background tool calls pending or paused; a message's content cleared;
+notices of other severities with their optional fields. Each test shows the move is not offered
+without its feature, is offered with it, and that the checker (monitors and, where ../shared is
+present, the schema) accepts the run that takes it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from properties.engine import MonitorSet
+from properties.schema_check import SchemaChecker
+from simulator.explore import bfs
+from simulator.peers.config import DEFAULT
+from simulator.peers.schedulers import scripted
+from tests.check_support import SCHEMA
+
+D = "deliver"
+INSERTED: list[Any] = [
+    ("client", "prompt", None),
+    D,
+    ("agent", "insert", 1),
+    ("agent", "start", None),
+    ("agent", "user_message", 1),
+]
+START: list[Any] = [*INSERTED, ("agent", "answer", 1), D]
+ASKED = [*START, ("agent", "tool_ask", None), D]
+
+
+def _with(*features: str) -> Any:
+    return DEFAULT.with_(features=DEFAULT.features | set(features))
+
+
+def _accepted(script: list[Any], cfg: Any) -> Any:
+    """The run of ``script``: no rule finding, and every message schema-valid (when the schema
+    is present)."""
+    run = scripted(script, cfg, frozenset(), MonitorSet())
+    assert not [f for f in run.findings if f.kind == "rule"], run.findings
+    if SCHEMA.is_file():
+        checker = SchemaChecker(SCHEMA)
+        for n, (sender, msg) in enumerate(run.world.transcript, 1):
+            assert checker.check(sender, msg, n) is None, msg
+    return run
+
+
+def _sent(run: Any, sender: str = "agent") -> list[dict[str, Any]]:
+    return [m for s, m in run.world.transcript if s == sender]
+
+
+def _updates(run: Any) -> list[dict[str, Any]]:
+    return [m["params"]["update"] for m in _sent(run) if m.get("method") == "session/update"]
+
+
+def _taken(slice_name: str, feature: str) -> tuple[Counter[str], Counter[str]]:
+    """The slice's exhaustive event counts (monitors off), with and without ``feature``."""
+    sl = bfs.SLICE_BY_NAME[slice_name]
+    assert feature in sl.cfg.features
+    without = sl.cfg.with_(features=sl.cfg.features - {feature})
+    return (
+        bfs.explore(sl.cfg, monitors=False, name=sl.name).events,
+        bfs.explore(without, monitors=False, name=sl.name).events,
+    )
+
+
+def test_the_user_may_stop_the_work_through_a_permission_option() -> None:
+    """Stop reasons: cancelled when the user chose to stop the work "through an interaction the
+    Agent offers, such as a permission option that tells the Agent to stop": the request offers
+    a stop option (feature ``user_stop``), the Client may choose it, and the work then ends
+    cancelled with no session/cancel: its tool call cancelled before the idle."""
+    stop = ("client", "stop", "perm_1")
+    plain = scripted(ASKED, DEFAULT)
+    assert stop not in plain.world.enabled()
+    assert [o["optionId"] for o in _sent(plain)[-2]["params"]["options"]] == ["allow", "deny"]
+    cfg = _with("user_stop")
+    asked = scripted(ASKED, cfg)
+    assert stop in asked.world.enabled()
+    assert _sent(asked)[-2]["params"]["options"][-1] == {
+        "optionId": "stop",
+        "name": "Stop the work",
+        "kind": "reject_once",
+    }
+    assert ("agent", "user_stop", None) not in asked.world.enabled()  # not before the choice
+    chosen = [*ASKED, stop, D]
+    assert ("agent", "user_stop", None) in scripted(chosen, cfg).world.enabled()
+    assert ("agent", "tool_run", "tc_1") not in scripted(chosen, cfg).world.enabled()  # stopped
+    run = _accepted([*chosen, ("agent", "user_stop", None), D], cfg)
+    assert [u.get("status") or u.get("stopReason") for u in _updates(run)[-2:]] == ["cancelled", "cancelled"]
+    assert not [m for m in _sent(run, "client") if m.get("method") == "session/cancel"]
+    # the Client's own session/cancel then arrives while idle: no second idle is owed
+    late = _accepted([*chosen, ("agent", "user_stop", None), D, ("client", "cancel", None), D], cfg)
+    assert not [e for e in late.world.enabled() if e[1] in ("end", "user_stop")]
+    assert _updates(late)[-1]["stopReason"] == "cancelled"
+
+
+def test_the_answers_slice_stops_work_through_the_option() -> None:
+    events, without = _taken("answers", "user_stop")
+    assert events["agent.user_stop"] > 0 and events["client.stop"] > 0
+    assert without["agent.user_stop"] == without["client.stop"] == 0
+
+
+def test_an_inserted_prompt_may_be_answered_after_the_close_response() -> None:
+    """2. Prompt accepted: an inserted message "receives a successful messageId response.
+    Prompt responses need not precede the close response" (feature ``answer_after_close``)."""
+    script = [*INSERTED, ("agent", "end", "end_turn"), D, ("client", "close", None), D]
+    close = ("agent", "close_response", None)
+    assert close not in scripted(script, DEFAULT).world.enabled()  # the prompt's answer first
+    cfg = _with("answer_after_close")
+    assert close in scripted(script, cfg).world.enabled()
+    run = _accepted([*script, close, ("agent", "answer", 1), D], cfg)
+    responses = [m for m in _sent(run) if "result" in m]
+    assert responses[-2]["result"] == {} and responses[-1]["id"] == 1
+    assert responses[-1]["result"]["messageId"] == run.world.agent.prompts[1][1]
+
+
+def test_the_session_slice_answers_a_prompt_after_the_close_response() -> None:
+    sl = bfs.SLICE_BY_NAME["session"]
+    contexts = {"agent.answer": [("closed", lambda peer, ev: peer.session == "closed")]}
+    parts, _ = bfs.search_states(sl.cfg, frozenset(), None)
+    assert parts.events(contexts)["agent.answer[closed]"] > 0
+    without = sl.cfg.with_(features=sl.cfg.features - {"answer_after_close"})
+    parts, _ = bfs.search_states(without, frozenset(), None)
+    assert parts.events(contexts)["agent.answer[closed]"] == 0
+
+
+def test_a_background_tool_call_may_be_pending_or_paused() -> None:
+    """Background work: "pending and paused tool calls are still live" (feature ``bg_pause``):
+    a listed background tool call pauses, goes back to pending, runs again, and completes while
+    the session is idle; one whose permission was granted while it was paused goes in_progress
+    before it completes (TOOL-04)."""
+    key = ("tool_call", "tc_bg_1")
+    listed = [*START, ("agent", "bg_start", "tool_call"), ("agent", "bg_list", key), D]
+    pause = ("agent", "tool_status", ("tc_bg_1", "paused"))
+    assert pause not in scripted(listed, _with("bg_tool")).world.enabled()
+    cfg = _with("bg_tool", "bg_pause")
+    assert pause in scripted(listed, cfg).world.enabled()
+    moves = [pause, ("agent", "end", "end_turn"), D, ("agent", "tool_status", ("tc_bg_1", "pending"))]
+    moves += [("agent", "tool_status", ("tc_bg_1", "in_progress")), ("agent", "bg_finish", key)]
+    run = _accepted([*listed, *moves, ("agent", "bg_unlist", key), D], cfg)
+    assert [u.get("status") for u in _updates(run) if u.get("toolCallId") == "tc_bg_1"] == [
+        "in_progress",
+        "paused",
+        "pending",
+        "in_progress",
+        "completed",
+    ]
+    granted = [*listed, ("agent", "bg_ask", "tc_bg_1"), D, pause, ("client", "allow", "perm_1"), D]
+    paused = scripted(granted, _with("bg_tool", "bg_pause", "bg_permission"))
+    assert ("agent", "bg_finish", key) not in paused.world.enabled()
+    assert ("agent", "tool_status", ("tc_bg_1", "in_progress")) in paused.world.enabled()
+
+
+def test_the_bg_requests_slice_pauses_background_tool_calls() -> None:
+    events, without = _taken("bg_requests", "bg_pause")
+    assert events["agent.tool_status"] > 0 and without["agent.tool_status"] == 0
+
+
+@pytest.mark.parametrize(("how", "content"), [("empty", []), ("null", None)])
+def test_a_message_content_may_be_cleared(how: str, content: Any) -> None:
+    """Message IDs: "content: [] or content: null clears" a message (feature ``clear``)."""
+    said = [*START, ("agent", "say", None)]
+    clear = ("agent", "clear", how)
+    assert clear not in scripted(said, DEFAULT).world.enabled()
+    cfg = _with("clear")
+    assert clear not in scripted(START, cfg).world.enabled()  # no message yet
+    assert clear in scripted(said, cfg).world.enabled()
+    run = _accepted([*said, clear, ("agent", "end", "end_turn"), D], cfg)
+    cleared = _updates(run)[-2]
+    assert cleared["sessionUpdate"] == "agent_message" and cleared["content"] == content
+
+
+def test_notices_may_have_other_severities_and_optional_fields() -> None:
+    """Session notices: severity is an open enum (``_`` values the implementation's), the
+    description optional and nullable (feature ``notice_detail``)."""
+    kinds = {("agent", "notice", k) for k in ("info", "custom")}
+    assert not kinds & set(scripted(START, DEFAULT).world.enabled())
+    cfg = _with("notice_detail")
+    assert kinds <= set(scripted(START, cfg).world.enabled())
+    shown = []
+    for kind in ("info", "custom"):
+        run = _accepted([*START, ("agent", "notice", kind), ("agent", "end", "end_turn"), D], cfg)
+        shown.append(next(u for u in _updates(run) if u["sessionUpdate"] == "notice"))
+    assert [(n["severity"], n.get("description", "-")) for n in shown] == [
+        ("info", "Older turns summarized"),
+        ("_quota", None),
+    ]
+
+
+def test_the_output_slice_clears_messages_and_sends_detailed_notices() -> None:
+    sl = bfs.SLICE_BY_NAME["output"]
+    contexts = {"agent.notice": [("detailed", lambda peer, ev: ev[2] is not None)]}
+    parts, _ = bfs.search_states(sl.cfg, frozenset(), None)
+    events = parts.events(contexts)
+    assert events["agent.clear"] > 0 and events["agent.notice[detailed]"] > 0
+    without = sl.cfg.with_(features=sl.cfg.features - {"clear", "notice_detail"})
+    parts, _ = bfs.search_states(without, frozenset(), None)
+    events = parts.events(contexts)
+    assert events["agent.clear"] == events["agent.notice[detailed]"] == 0
+
+
+def test_a_compaction_may_complete_without_its_summary() -> None:
+    """Session compaction: "Summary content is also optional", and an update may omit summary to
+    retain what was streamed (feature ``compact_once``): a streamed compaction completes with no
+    summary field, as a compaction reported by one update may."""
+    streamed = [*START, ("agent", "compact_start", None), ("agent", "compact_chunk", "cmp_1")]
+    bare = ("agent", "compact_end", ("cmp_1", "bare"))
+    assert bare not in scripted(streamed, DEFAULT).world.enabled()
+    cfg = _with("compact_once")
+    assert bare in scripted(streamed, cfg).world.enabled()
+    run = _accepted([*streamed, bare, ("agent", "end", "end_turn"), D], cfg)
+    done = [u for u in _updates(run) if u["sessionUpdate"] == "compaction_update"][-1]
+    assert done["status"] == "completed" and "summary" not in done
+    events, without = _taken("compaction", "compact_once")
+    assert events["agent.compact_end"] > without["agent.compact_end"] > 0
