@@ -52,6 +52,8 @@ def test_a_success_without_a_message_id_is_one_finding_unless_a_second_message_i
     assert _rules([*_TURN, ok(1), end]) == [(bw.MESSAGE_ID_RETURNED.rule, 4)]
     two = _rules([*_TURN, user("u2"), ok(1), end])
     assert (bw.MESSAGE_ID_RETURNED.rule, 5) in two and ("ACC-06", 5) in two
+    replayed = [*_TURN, ok(1), end, resume("r1", replay=True), user("u1")]
+    assert ("ACC-11", 6) not in _rules(replayed)  # the message it failed to name was live
 
 
 def test_a_user_message_reported_before_its_prompt_was_received_breaks_reported_after_insertion() -> None:

@@ -765,11 +765,12 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 msg,
             )
             # one fault, one finding: the success says the prompt was inserted, so the first user
-            # message reported since its receipt may be the one it failed to name; kept apart
-            # (``optional``) rather than counted (ACC-06), a later success may still return it
+            # message reported since its receipt is taken as the one it failed to name (claimed
+            # by it, a live ID a replay may repeat), not counted against the others (ACC-06)
             after = next((m for m, first in ps.unclaimed.items() if first > rec.line), None)
             if after is not None:
-                ps.optional[after] = ps.unclaimed.pop(after)
+                del ps.unclaimed[after]
+                ps.claimed[after] = rid
         else:
             self._gx[_RETURNED_KEY] += 1
             other = self.between.earlier_submission(mid, ps.claimed)
