@@ -589,7 +589,7 @@ class ForegroundWork(BackgroundWork):
         url = e[1] == "url"
         spec = self.specs["elicitation"]
         if spec.successor(e[0], trigger, {"url": url}) is None:
-            return  # only after a seeded bug's move (a completion before the accept): done with it
+            return  # only after a seeded bug's move (a second completion): done with it
         after = spec.fire(e[0], trigger, {"url": url})
         outside = url and trigger == "accept"  # the user goes on to the URL
         self.elicits[rid] = (after, e[1], outside, *e[3:])
