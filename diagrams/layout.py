@@ -270,8 +270,8 @@ LAYOUT_HINTS: dict[str, tuple[tuple[str | None, ...], ...]] = {
         ("empty", None, "with_content"),
     ),
     # elicitation: the answers of a pending one beside it; the URL accept (or a completion
-    # ahead of it) and the cancelled
-    # work's abandonment below, then where they end; late answers at the bottom.
+    # ahead of it) and the cancelled work's abandonment below, then where they end; late
+    # answers at the bottom.
     "elicitation": (
         ("declined", None, "pending", None, "accepted"),
         ("awaiting_completion", None, "completed_unanswered", None, "abandoned"),
