@@ -4,7 +4,8 @@ Owns: reading a transcript into ``model.clientview.ClientView`` and presenting t
 either as the client view format (``--json``: sorted keys, deterministic) or as a short
 human-readable summary per session (state, background, completions, usage, then the timeline
 with each entity's type, ID and a content summary). Unusable lines are skipped and listed on
-stderr with their numbers; they do not change the exit code (this command shows, it does not
+stderr with their numbers (the first ``SKIPPED_SHOWN``; the rest are counted, not kept, so
+memory does not grow with them); they do not change the exit code (this command shows, it does not
 judge), but an input with no usable message at all is unusable (exit 2).
 
 The view is built by ``properties.clientview.view_transcript`` (the shared reader and the
@@ -25,7 +26,6 @@ from cli.main import EXIT_OK, UsageError, stdin_bytes
 from cli.options import add_json_option, add_reading_option, chosen_readings
 from properties.clientview import ViewedTranscript, view_transcript
 from properties.clientview_text import render_text
-from properties.findings import Finding
 from properties.outputs import unreadable
 from properties.readings import describe, non_default, resolve
 
@@ -52,32 +52,34 @@ SKIPPED_SHOWN = 20
 
 
 def _read(path: str, readings: dict[str, str] | None = None) -> ViewedTranscript:
+    """The transcript at ``path`` viewed, keeping only the skipped lines listed (memory does not
+    grow with the number of unusable lines, as ``check``'s does not with its findings)."""
     if path == "-":
-        return view_transcript(stdin_bytes(), readings=readings)
+        return view_transcript(stdin_bytes(), readings=readings, keep=SKIPPED_SHOWN)
     try:
         with open(path, "rb") as fh:
-            return view_transcript(fh, readings=readings)
+            return view_transcript(fh, readings=readings, keep=SKIPPED_SHOWN)
     except OSError as exc:
         raise UsageError(unreadable(path, exc, "is a directory, not a transcript file")) from None
 
 
-def _skipped_lines(name: str, skipped: list[Finding]) -> Iterator[str]:
-    for finding in skipped[:SKIPPED_SHOWN]:
+def _skipped_lines(name: str, read: ViewedTranscript) -> Iterator[str]:
+    for finding in read.skipped[:SKIPPED_SHOWN]:
         yield f"acp-model view: {name}:{finding.line}: skipped ({finding.rule}: {finding.explanation})\n"
-    if len(skipped) > SKIPPED_SHOWN:
-        yield f"acp-model view: {name}: ... and {len(skipped) - SKIPPED_SHOWN} more skipped line(s)\n"
+    if read.unusable > SKIPPED_SHOWN:
+        yield f"acp-model view: {name}: ... and {read.unusable - SKIPPED_SHOWN} more skipped line(s)\n"
 
 
 def run(args: argparse.Namespace) -> int:
     chosen = chosen_readings(args)
     read = _read(args.file, chosen)
     name = "<stdin>" if args.file == "-" else args.file
-    for text in _skipped_lines(name, read.skipped):
+    for text in _skipped_lines(name, read):
         sys.stderr.write(text)
     if not read.messages:
         raise UsageError(
             f"{name}: nothing to view: no line holds a usable JSON-RPC message "
-            f"({len(read.skipped)} line(s) skipped)"
+            f"({read.unusable} line(s) skipped)"
         )
     data = read.view.to_json()
     if args.json:
@@ -88,6 +90,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(data))
         sys.stdout.write(describe(resolve(chosen)) + "\n")
-    if read.skipped:
-        sys.stderr.write(f"acp-model view: {name}: skipped {len(read.skipped)} unusable line(s)\n")
+    if read.unusable:
+        sys.stderr.write(f"acp-model view: {name}: skipped {read.unusable} unusable line(s)\n")
     return EXIT_OK

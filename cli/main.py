@@ -1,7 +1,10 @@
 """Entry point of the ``acp-model`` command.
 
 Owns: argument parsing, subcommand discovery and the exit-code contract shared by every
-subcommand (0 ok, 1 findings, 2 unusable input or usage). Each subcommand lives in its own
+subcommand (0 ok, 1 findings, 2 unusable input or usage; 130 after Ctrl-C and 143 after SIGTERM,
+as a shell reports a process those signals end, once every cleanup has run: a SIGTERM is raised
+in the main thread as ``Terminated``, so an atomic write in progress removes its temporary file
+as it does on Ctrl-C). Each subcommand lives in its own
 module ``cli/cmd_<name>.py`` that defines ``add_parser(subparsers)`` and ``run(args) -> int``;
 modules are found by name, so adding a command never edits this file.
 
@@ -12,10 +15,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
+import signal
 import sys
-from collections.abc import Sequence
-from types import ModuleType
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType, ModuleType
 from typing import BinaryIO
 
 import cli
@@ -24,6 +30,8 @@ from simulator.workers import ClusterError
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 class UsageError(Exception):
@@ -37,6 +45,38 @@ def stdin_bytes() -> BinaryIO:
     if sys.stdin is None:
         raise UsageError("-: standard input is closed")
     return sys.stdin.buffer
+
+
+class Terminated(BaseException):
+    """A SIGTERM, raised where the main thread is (as Ctrl-C raises ``KeyboardInterrupt``), so
+    that every ``finally`` runs before the process ends."""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While the body runs, a SIGTERM to this process raises ``Terminated``; a process forked
+    from it (a worker of ``simulator.workers``) still ends at once, as SIGTERM's default has it.
+    Nothing changes where SIGTERM is ignored or handled already, or off the main thread."""
+    owner = os.getpid()
+
+    def raise_terminated(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != owner:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise Terminated
+
+    try:
+        mine = signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        if mine:
+            signal.signal(signal.SIGTERM, raise_terminated)
+    except ValueError:  # not the main thread
+        mine = False
+    try:
+        yield
+    finally:
+        if mine:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args._run(args)
+        with _sigterm_raises():
+            code: int = args._run(args)
     except (UsageError, ClusterError) as exc:
         sys.stderr.write(f"acp-model {args.command}: {exc}\n")
         return EXIT_USAGE
@@ -77,7 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         sys.stderr.write(f"acp-model {args.command}: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
+    except Terminated:
+        sys.stderr.write(f"acp-model {args.command}: terminated\n")
+        return EXIT_TERMINATED
     return code
 
 

@@ -19,7 +19,8 @@ prompt is inserted or answered, and an error after a success breaks the prompt r
 Holding and inserting are hidden (``MachineSpec.hidden``): the wire shows the request, the
 Client's cancels and closes, the answer and, separately, a user message that no field ties to
 the request. A prompt not yet answered must be answered in the end: with success once inserted
-(ACC-01), else with an error (REJ-01).
+(ACC-01), with -32800 once a ``session/close`` stopped it (ACC-13: "if closing prevents
+insertion, the request receives -32800"), else with an error (REJ-01).
 
 Rows come from: 1. User message; 2. Prompt accepted; Prompts during active work; Prompts that are
 never inserted; Cancellation.
@@ -137,6 +138,7 @@ SPEC = MachineSpec(
     hidden=("hold", "insert"),
     eventually={
         **{state: "REJ-01" for state in PENDING},
+        CLOSED_OUT: between.CLOSE_STOPS_PROMPTS.rule,
         INSERTED: "ACC-01",
     },
     description="A session/prompt request from receipt to its one answer.",

@@ -7,7 +7,11 @@ it shows the setup). ``session/close`` ends it once the Agent answers. ``session
 (of a closed session, or of one still open: the spec does not restrict it to closed sessions)
 starts a resume: the Agent optionally replays history, then MUST send a snapshot of the
 foreground state, and only then answers the resume successfully; the snapshot after replay and
-before the response is what the Client uses (it must not infer activity from replay). No rule
+before the response is what the Client uses (it must not infer activity from replay). The text
+asks for a snapshot "following any requested history replay and before the successful resume
+response", and "Agents MAY repeat current-state snapshots": a snapshot sent before (or inside)
+the replay breaks nothing, but replayed history after it sends the handshake back to replaying,
+so that the response again needs a snapshot after the last replayed update. No rule
 forbids another ``session/close`` while the session is closing or once it is closed: it changes
 nothing, and the Agent answers it. Nor does one forbid a ``session/close`` while a resume is
 being answered (the session closes: the resume can no longer succeed and is answered with an
@@ -49,6 +53,7 @@ ROWS = (
     Row("snapshot", RESUMING, SYNCED, SYNC, note="state after resuming"),
     Row("snapshot", REPLAYING, SYNCED, SYNC, note="state after the replay"),
     Row("snapshot", SYNCED, SYNCED, SYNC, note="repeated snapshot"),
+    Row("replay", SYNCED, REPLAYING, SYNC, note="history replayed after a snapshot: another must follow"),
     Row("resumed", SYNCED, OPEN, SYNC, note="successful resume response"),
     Row("close", RESUMING, CLOSING, ACC, actor="client", note="session/close during a resume"),
     Row(

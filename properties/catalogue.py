@@ -1471,7 +1471,9 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     "STATE-07": Freedom(_moves("agent", "lose restore"), needs=("unknown", "losses")),
     # a snapshot repeated bare or with news (the list of background work, the last stop reason)
     "TRANS-01": Freedom(
-        _moves("agent", "repeat restate_idle bg_list bg_unlist") + _moves("agent", "resync replay", "again")
+        _moves("agent", "repeat restate_idle bg_list bg_unlist")
+        + _moves("agent", "resync replay", "again")
+        + _moves("agent", "replay", "early")
     ),
     "EX-02": Freedom(
         _moves("client", "allow deny stop dismiss fail_answer elicit_accept elicit_decline elicit_cancel"),

@@ -264,21 +264,28 @@ class ViewedTranscript:
     messages: int
     """Messages applied."""
     skipped: list[Finding]
-    """The reader's findings for lines it could not use, in line order."""
+    """The reader's findings for the first lines it could not use (``keep``), in line order."""
+    unusable: int = 0
+    """Lines it could not use, all of them."""
 
 
 def view_transcript(
     stream: BinaryIO,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     readings: Mapping[str, str] | None = None,
+    keep: int | None = None,
 ) -> ViewedTranscript:
     """Apply every usable message of a transcript to a fresh reference view, and keep the
-    reader's findings for the lines that could not be used (tolerated input is not skipped)."""
+    reader's findings for the lines that could not be used (tolerated input is not skipped):
+    the first ``keep`` of them (None: all), the rest counted, so that memory does not grow with
+    the number of unusable lines."""
     result = ViewedTranscript(client_view(readings=readings), 0, [])
     for item in read_transcript(stream, max_line_bytes):
         if isinstance(item, Finding):
             if item.severity != "info":
-                result.skipped.append(item)
+                result.unusable += 1
+                if keep is None or len(result.skipped) < keep:
+                    result.skipped.append(item)
             continue
         _line, sender, message = item
         result.view.apply(sender, message)

@@ -226,9 +226,9 @@ class MonitorSet:
                     upd = params["update"]
                     handlers = self._upd.get(upd["sessionUpdate"], self._upd_any)
                     sid = params["sessionId"]
-                except (KeyError, TypeError, IndexError):
+                except (KeyError, TypeError, IndexError):  # (so params and update are objects)
                     handlers = None  # malformed: the schema checker reports it
-                if handlers is not None and type(sid) is str and type(upd) is dict:
+                if handlers is not None and type(sid) is str:
                     mons = self.monitors
                     for func, index in handlers:
                         func(mons[index], sid, upd, line, msg)

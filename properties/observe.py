@@ -108,7 +108,7 @@ SESSION_KEY = ""
 class Seen(Record):
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "listed", "refused", "states")
+    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "late", "listed", "refused", "states")
 
     def __init__(self) -> None:
         self.states: dict[tuple[str, str], str] = {}
@@ -132,6 +132,10 @@ class Seen(Record):
         their later updates there are live transitions, not replayed history."""
         self.idle_snapshot = False
         """The latest snapshot of the resume being answered reported idle."""
+        self.late: tuple[tuple[str, str], ...] | None = None
+        """The context (readings) of the first replay the wire showed after the latest snapshot
+        of the resume being answered, while no snapshot has followed it: the response's refusal
+        rests on them."""
 
     def state_of(self, spec: MachineSpec, key: str) -> str:
         return self.states.get((spec.name, key), spec.initial)
@@ -149,6 +153,7 @@ class Seen(Record):
             self.handshake,
             self.fresh,
             self.idle_snapshot,
+            self.late,
             self.refused,
         )
 
@@ -226,6 +231,7 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
 def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
     if seen.handshake is not None:
         seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
+        seen.late = None
         yield session.SPEC, SESSION_KEY, "snapshot", _NO_CTX
     keys = background_keys(upd.get("background"))
     if keys is None:
@@ -271,7 +277,7 @@ def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observa
     if seen.handshake is not None:
         return []
     seen.handshake = (rid, seen.state_of(session.SPEC, SESSION_KEY), replay)
-    seen.idle_snapshot = False
+    seen.idle_snapshot, seen.late = False, None
     return [(session.SPEC, SESSION_KEY, "resume", _NO_CTX)]
 
 
@@ -281,10 +287,10 @@ def resume_answered(rid: Any, success: bool, seen: Seen) -> list[Observation]:
     nothing happened to the session)."""
     if seen.handshake is None or seen.handshake[0] != rid:
         return []
-    before = seen.handshake[1]
-    seen.handshake = None
+    before, late = seen.handshake[1], seen.late
+    seen.handshake = seen.late = None
     if success:
-        return [(session.SPEC, SESSION_KEY, "resumed", _NO_CTX)]
+        return [(session.SPEC, SESSION_KEY, "resumed", _NO_CTX if not late else dict(late))]
     seen.states[(session.SPEC.name, SESSION_KEY)] = before
     return []
 
@@ -393,13 +399,13 @@ def _entity_step(found: tuple[str, str, str | None], upd: Mapping[str, Any]) -> 
 
 
 def observe(
-    upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], waiting: Waiting = None
+    variant: str, upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], waiting: Waiting = None
 ) -> list[Observation]:
-    """The observations an Agent update makes, given what the session has shown so far (read
-    before any of them is fired) and, inside a resume handshake, ``waiting``: whether a prompt
-    of the session awaits its answer (asked only when it matters)."""
-    variant = upd.get("sessionUpdate")
-    found, found_entity = _OBSERVERS.get(variant, _NONE) if type(variant) is str else _NONE
+    """The observations an Agent update of ``variant`` (its ``sessionUpdate``) makes, given what
+    the session has shown so far (read before any of them is fired) and, inside a resume
+    handshake, ``waiting``: whether a prompt of the session awaits its answer (asked only when it
+    matters)."""
+    found, found_entity = _OBSERVERS.get(variant, _NONE)
     out = [] if found is None else list(found(upd, seen, readings))
     if found_entity is None:  # (a snapshot, a tool call: no entity's update)
         return out
@@ -409,6 +415,7 @@ def observe(
             replayed = _replayed(*step, seen, readings, waiting)
             if replayed is not None:
                 out.append((session.SPEC, SESSION_KEY, "replay", replayed))
+                seen.late = tuple(replayed.items())
         out.append((entity.SPEC, step[0], step[1], _NO_CTX))
     return out
 
@@ -420,18 +427,20 @@ def _replayed(
     key: str, trigger: str, seen: Seen, readings: Mapping[str, str], waiting: Waiting
 ) -> Context | None:
     """The context of the ``replay`` an update of the entity ``key`` inside a resume handshake
-    shows, or None: it is replayed history when
+    shows, or None. Only replay shown after a snapshot of a resume that asked for a replay, with
+    no prompt waiting (none is left whose insertion it could report), is observed: it sends the
+    session table back to replaying, so that the response needs another snapshot after it (the
+    snapshot comes "following any requested history replay", "Initial state and
+    synchronization"); before the first snapshot replay changes nothing. There it is
 
-    - it is a user message (not a chunk: the live stream of a message may go on across a
+    - a user message (not a chunk: the live stream of a message may go on across a
       re-attachment) under an ID the session already reported (by a ``user_message`` or a
       ``user_message_chunk``: the entity table placed it): a user message is inserted once;
-    - after the snapshot of a resume that asked for a replay, with no prompt waiting (none is
-      left whose insertion it could report): a user message under a new ID (under the reading
-      ``resume-replay-window=whole-window``: a user message inside the window is history; not
-      under ``unaccounted-user-message=other-sources``, where it may come from elsewhere), or an
-      Agent message or thought under an ID the session never showed once that snapshot reported
-      idle (no work is running to produce it live: the snapshot comes after any requested
-      replay, "Initial state and synchronization")."""
+    - a user message under a new ID (under the reading ``resume-replay-window=whole-window``: a
+      user message inside the window is history; not under
+      ``unaccounted-user-message=other-sources``, where it may come from elsewhere);
+    - an Agent message or thought under an ID the session never showed, once that snapshot
+      reported idle (no work is running to produce it live)."""
     replayed: Context
     if trigger != "chunk" and key.startswith("user_message "):
         if seen.reported(key):

@@ -304,8 +304,11 @@ READINGS: Final[tuple[Reading, ...]] = (
                 (in the schema, no message of the session but a prompt response follows it): foreground
                 work still reported active when it is sent never gets its idle, a breach at the response
                 (CANCEL-11 for work the close or a cancel reached while it was reported active, FG-05 for
-                work reported active again after an unknown). Other messages after it are not judged
-                here.""",
+                work reported active again after an unknown). Other messages of the session after it
+                (new work reported there, a prompt sent to it before any resume) are not judged: the
+                schema's "the Agent sends no other messages for the session on that connection" is read
+                here for the deadline it sets, and no sentence of the text states what a closed session
+                may still carry.""",
             "work-may-follow": """The close response sets no deadline: the cancelled work's final updates
                 and its idle may follow it. The idle is still owed: judged at the end (CANCEL-11, or
                 FG-05: a breach at the end of a complete transcript, an open obligation otherwise).""",
@@ -692,10 +695,12 @@ READINGS: Final[tuple[Reading, ...]] = (
         {
             "whole-window": """What comes between the resume request and its response is the requested
                 replay, the snapshot, and live updates of entities first seen there (work that goes on); a
-                user message there is replayed history, not an insertion: in a session seen from its
-                creation, one under an ID never used live breaks ACC-11 (a replayed message keeps its ID;
-                a prompt whose returned ID only such a message reported then breaks ACC-05), and one
-                re-sent after the snapshot breaks SYNC-02.""",
+                user message there is replayed history, not an insertion, when a replay was requested (a
+                window that asked for none holds no replay: there it is live): in a session seen from its
+                creation, one under an ID never used live breaks ACC-11 (a replayed
+                message keeps its ID; a prompt whose returned ID only such a message reported then breaks
+                ACC-05), and one re-sent after the last snapshot with no snapshot after it breaks
+                SYNC-02.""",
             "known-ids": """Replayed updates are told apart only by their IDs: a user message under an ID
                 the session never showed is a live insertion even inside the window (judged like any live
                 user message: ACC-06 when no prompt accounts for it), never an ACC-11 breach.""",
@@ -704,17 +709,24 @@ READINGS: Final[tuple[Reading, ...]] = (
         """The text puts the replay inside the window ("following any requested history replay
               and before the successful resume response", Initial state and synchronization) and
               gives replayed updates no marker but their IDs ("the Agent MUST use the same ID",
-              2. Prompt accepted). No new prompt can be inserted there: "Before sending prompts,
-              Clients MUST first complete the initialization phase and session setup", which the
-              resume response completes. Live updates of ongoing work may still come ("Background
-              activity MAY continue and emit other session/update notifications", Session
-              states).""",
+              2. Prompt accepted). No prompt sent inside the window can be inserted there: "Before
+              sending prompts, Clients MUST first complete the initialization phase and session
+              setup", which the resume response completes. A prompt received before the resume may
+              be ("The Agent either inserts the prompt right away or holds it and inserts it later",
+              Prompts during active work): in a window that asked for no replay, a user message
+              under a new ID is live under either alternative; in one that asked for a replay, the
+              Agent that holds a prompt chooses when to insert it and can do so after the response,
+              so the requested replay is what the window shows. Live updates
+              of ongoing work may still come ("Background activity MAY continue and emit other
+              session/update notifications", Session states).""",
         ("ACC-11", "ACC-05", "ACC-06"),
-        peers_same="""under known-ids an Agent could insert, inside the window, a prompt it held from
-              before the resume and report its user message there; the simulated Agent cannot: the
-              session table's resuming state lets it only replay history and send the snapshot (its
-              prompts wait for the resume response, as under whole-window), and no prompt can arrive
-              in the window (INTRO-01), so no alternative gives it a move there""",
+        peers_same="""under known-ids an Agent could insert, inside a window that asked for a replay,
+              a prompt it held from before the resume and report its user message there (in a
+              window that asked for none it is live under both alternatives); the simulated Agent
+              cannot: the session table's resuming state lets it only
+              replay history and send the snapshot (its prompts wait for the resume response, as
+              under whole-window), and no prompt can arrive in the window (INTRO-01), so no
+              alternative gives it a move there""",
     ),
     _reading(
         RESUME_WINDOW_IDLE,

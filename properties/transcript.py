@@ -30,7 +30,10 @@ Lines reported as ``input.unknown-response-id`` or ``input.duplicate-request-id`
 formed but are not passed on: nothing downstream could associate them with a request.
 
 Unknown methods and unknown or custom (``_``-prefixed) ``session/update`` variants are not
-errors: they are passed on unchanged and counted in ``TranscriptStats.preserved``.
+errors: they are passed on unchanged and counted in ``TranscriptStats.preserved``. A recording of
+a link to a proxy may hold ``proxy/successor`` envelopes (``PROXY_ENVELOPE``): passed on as they
+are, with one information finding at the end saying how many there were and that what they wrap
+is not judged (it belongs to another hop).
 
 Must not know: the JSON Schema, the rule catalogue, the monitors, or how results are shown.
 """
@@ -95,6 +98,13 @@ KNOWN_METHODS: frozenset[str] = frozenset(
     }
 )
 """Every method the ACP v2 schema defines (its ``x-method`` annotations)."""
+PROXY_ENVELOPE = "proxy/successor"
+"""The envelope of a proxy chain (the schema's ProxySuccessorRequest and ProxySuccessorNotification,
+UNSTABLE): it wraps one message of the hop between the proxy and its successor, a connection of its
+own whose Client is the proxy. Its wrapped messages are not judged; how many there were is an input
+finding (``input.proxy-envelope``, information) at the first envelope's line, once per file."""
+_PLAIN_KNOWN = KNOWN_METHODS - {PROXY_ENVELOPE}
+"""The known methods but the envelope (one set lookup per message tells both apart)."""
 
 MAX_DEPTH = 256
 """Deepest accepted nesting of arrays and objects in one line. Real ACP messages are a few
@@ -104,7 +114,7 @@ levels deep; the limit keeps pathological lines away from recursive code (JSON d
 ID_RANGE = (-(2**63), 2**63 - 1)
 """Integer request ids the reader accepts: the signed 64-bit range."""
 
-TOLERATED: frozenset[str] = frozenset({"input.blank-line", "input.bom", "input.crlf"})
+TOLERATED: frozenset[str] = frozenset({"input.blank-line", "input.bom", "input.crlf", "input.proxy-envelope"})
 """The input findings of lines the reader accepts as they are (information, never a failure)."""
 
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
@@ -241,41 +251,41 @@ def _parse(raw: bytes, ended: bool) -> tuple[str, Sequence[Any]]:
 
 def _check_id(rid: Any, what: str, null_ok: bool = False) -> None:
     """``_Unusable`` when ``rid`` is not a usable request id."""
-    if type(rid) is str or (null_ok and rid is None):
-        return
-    if type(rid) is int or isinstance(rid, Decimal):
-        if type(rid) is int and ID_RANGE[0] <= rid <= ID_RANGE[1]:
+    if type(rid) is int:
+        if ID_RANGE[0] <= rid <= ID_RANGE[1]:
             return
-        digits = len(str(rid).lstrip("-"))
-        raise _Unusable(
-            "id-out-of-range",
-            f"{what} id is an integer of {digits} digits, outside the signed 64-bit range "
-            "the reader supports (skipped)",
-        )
-    expected = "a string, integer or null" if null_ok else "a string or integer"
-    raise _Unusable("not-jsonrpc", f"{what} id is not {expected}")
+    elif type(rid) is str or (null_ok and rid is None):
+        return
+    elif not isinstance(rid, Decimal):
+        expected = "a string, integer or null" if null_ok else "a string or integer"
+        raise _Unusable("not-jsonrpc", f"{what} id is not {expected}")
+    digits = len(str(rid).lstrip("-"))
+    raise _Unusable(
+        "id-out-of-range",
+        f"{what} id is an integer of {digits} digits, outside the signed 64-bit range "
+        "the reader supports (skipped)",
+    )
 
 
-def _shape(msg: Any) -> int:
-    """Classify a JSON-RPC 2.0 message: 0 request, 1 notification, 2 response; ``_Unusable``
-    unless it has exactly one valid shape."""
+def _method(msg: Any) -> str | None:
+    """The method of a JSON-RPC 2.0 request or notification, None for a response; ``_Unusable``
+    unless the message has exactly one valid shape."""
     if type(msg) is not dict:
         raise _Unusable("not-jsonrpc", f"batch element is a JSON {type(msg).__name__}, not an object")
     if msg.get("jsonrpc") != "2.0":
         raise _Unusable("not-jsonrpc", 'message.jsonrpc is not "2.0"')
-    has_id = "id" in msg
-    if "method" in msg:
-        if type(msg["method"]) is not str:
+    method = msg.get("method")
+    if method is not None or "method" in msg:
+        if type(method) is not str:
             raise _Unusable("not-jsonrpc", "message.method is not a string")
         if "result" in msg or "error" in msg:
             raise _Unusable("not-jsonrpc", "message has both method and result/error")
         if type(msg.get("params")) not in _PARAMS:
             raise _Unusable("not-jsonrpc", "message.params is not an object or array")
-        if not has_id:
-            return 1
-        _check_id(msg["id"], "request")
-        return 0
-    if not has_id:
+        if "id" in msg:
+            _check_id(msg["id"], "request")
+        return method
+    if "id" not in msg:
         raise _Unusable(
             "not-jsonrpc",
             "message is none of request (id+method), notification (method), response (id+result/error)",
@@ -290,7 +300,7 @@ def _shape(msg: Any) -> int:
         raise _Unusable(
             "not-jsonrpc", "response error is not an object with an integer code and a string message"
         )
-    return 2
+    return None
 
 
 def is_error_object(value: Any) -> bool:
@@ -371,10 +381,11 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
     if max_line_bytes < 1:
         raise ValueError("max_line_bytes must be positive")
     st = stats if stats is not None else TranscriptStats()
-    pending: dict[str, dict[Any, Message]] = {"client": {}, "agent": {}}
+    pending: dict[str, dict[Any, str]] = {"client": {}, "agent": {}}  # id -> method, by the side that asked
     answered: dict[str, set[Any]] = {"client": set(), "agent": set()}  # by the side that asked
     crlf_reported = False
     line = 0
+    envelopes: list[int] = []  # the line of every proxy/successor request or notification
 
     def info(rule: str, explanation: str) -> Finding:
         return Finding("input." + rule, "info", line, None, explanation, "input")
@@ -406,8 +417,8 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
             continue
         for msg in batch:
             try:
-                shape = _shape(msg)
-                if shape == 2:  # a response answers a request from the other side
+                method = _method(msg)
+                if method is None:  # a response answers a request from the other side
                     rid = msg["id"]
                     if rid is not None:
                         asker = OTHER[sender]
@@ -419,25 +430,27 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                                 "requested (skipped)",
                             )
                         answered[asker].add(rid)  # a second response is passed on: a breach
-                        if request is not None and request["method"] in _SESSION_CREATING:
+                        if request in _SESSION_CREATING:
                             result = msg.get("result")
                             sid = result.get("sessionId") if type(result) is dict else None
                             if type(sid) is str:
                                 st.sessions.add(sid)
                 else:
-                    method = msg["method"]
-                    if shape == 0:
+                    if "id" in msg:  # a request
                         mine = pending[sender]
                         rid = msg["id"]
                         if rid in mine:
                             raise _Unusable(
                                 "duplicate-request-id",
-                                f"{sender} reuses request id {rid!r} while its {mine[rid]['method']} "
+                                f"{sender} reuses request id {rid!r} while its {mine[rid]} "
                                 "request with that id is still unanswered (skipped)",
                             )
-                        mine[rid] = msg
-                    if method not in KNOWN_METHODS:
-                        st.preserved["method " + method] += 1
+                        mine[rid] = method
+                    if method not in _PLAIN_KNOWN:
+                        if method == PROXY_ENVELOPE:
+                            envelopes.append(line)
+                        else:
+                            st.preserved["method " + method] += 1
                     params = msg.get("params")
                     if type(params) is dict:
                         sid = params.get("sessionId")
@@ -453,3 +466,11 @@ def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -
                 continue
             st.messages += 1
             yield line, sender, msg
+    if envelopes:
+        yield Finding(
+            "input.proxy-envelope", "info", envelopes[0], None,
+            f"{len(envelopes)} proxy/successor envelope(s) from this line on (the last at line "
+            f"{envelopes[-1]}): the messages they wrap, and the responses to them, belong to the hop "
+            "between the proxy and its successor and are not judged",
+            "input",
+        )  # fmt: skip

@@ -263,3 +263,53 @@ def test_an_interrupt_at_any_step_of_an_atomic_write_leaves_no_file(
         outputs.write_atomic(tmp_path / "report.json", "{}")
     monkeypatch.undo()
     assert os.listdir(tmp_path) == []
+
+
+_BLOCKED_WRITE = """
+import os, sys, time
+from cli.main import main
+def replace(src, dst):  # the temporary file is written: block before it is renamed
+    print(src, flush=True)
+    time.sleep(60)
+os.replace = replace
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("argv", [["check", "--html", "PAGE"], ["replay", "--html", "PAGE"]])
+def test_a_sigterm_during_an_atomic_write_removes_its_temporary_file(argv: list[str], tmp_path: Path) -> None:
+    # a SIGTERM ended the process at once (its default), leaving the hidden .NAME.XXXX file of
+    # the write in progress: it is raised as Ctrl-C is, the file removed, exit 143 (128 + 15)
+    import signal
+    import subprocess
+    import sys
+
+    from tests.check_support import BASIC_TURN, REPO
+
+    out = tmp_path / "out"
+    out.mkdir()
+    args = [str(out / "page.html") if a == "PAGE" else a for a in argv]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _BLOCKED_WRITE, *args, str(BASIC_TURN)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    temporary = Path(proc.stdout.readline().strip())
+    assert temporary.parent == out and temporary.name.startswith(".page.html.") and temporary.exists()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err == f"acp-model {argv[0]}: terminated\n"
+    assert list(out.iterdir()) == []
+
+
+def test_main_gives_sigterm_back_its_default_when_it_returns() -> None:
+    import signal
+
+    from tests.check_support import BASIC_TURN
+
+    assert main(["check", "--json", str(BASIC_TURN)]) == 0
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

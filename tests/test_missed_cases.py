@@ -20,6 +20,8 @@ from tests.wire_dsl import (
     answer,
     ask,
     compaction,
+    created,
+    new_session,
     ok,
     permission_answer,
     prompt,
@@ -39,15 +41,21 @@ TURN = [prompt(1), state("running"), user("u1"), answer(1, "u1"), say("a1")]
 def test_replayed_user_message_with_an_unseen_id_after_the_snapshot() -> None:
     """Initial state and synchronization: the snapshot follows any requested replay and precedes
     the resume response. A user message under a new ID after an idle snapshot, no prompt left to
-    insert, is history sent after the snapshot."""
-    assert errors(check([resume(7), state("idle"), user("u9"), ok(7)])) == [("SYNC-02", 3)]
+    insert, is history sent after the snapshot: the response, with no snapshot after it, breaks
+    SYNC-02. A snapshot sent before the replay as well breaks nothing ("Agents MAY repeat
+    current-state snapshots", State transitions) when another follows the replay (review47 cases
+    60, 161)."""
+    assert errors(check([resume(7), state("idle"), user("u9"), ok(7)])) == [("SYNC-02", 4)]
+    for first in ("idle", "running"):
+        again = [resume(7), state(first), user("u9"), say("a9"), state("idle", stop="end_turn"), ok(7)]
+        assert check(again, complete=True).findings == []
 
 
 def test_replayed_agent_message_with_an_unseen_id_after_the_snapshot() -> None:
     """The same with the Agent's own message: after an idle snapshot no work runs to produce it
     live, so a message or thought under an ID the session never showed is replayed history."""
     for line in (say("a9", chunk=False), say("t9", thought=True)):
-        assert errors(check([resume(7), state("idle"), line, ok(7)])) == [("SYNC-02", 3)]
+        assert errors(check([resume(7), state("idle"), line, ok(7)])) == [("SYNC-02", 4)]
     # in the right order, or while the snapshot reports work running, nothing is wrong
     assert errors(check([resume(7), say("a9", chunk=False), state("idle"), ok(7)], complete=True)) == []
     running = [prompt(1), resume(7), state("running"), user("u1"), answer(1, "u1"), say("a9"), ok(7)]
@@ -55,6 +63,35 @@ def test_replayed_agent_message_with_an_unseen_id_after_the_snapshot() -> None:
     # without a requested replay there is no replay to be late
     no_replay = [resume(7, replay=False), state("idle"), say("a9", chunk=False), ok(7)]
     assert "SYNC-02" not in [r for r, _ in errors(check(no_replay))]
+
+
+# -- a prompt held from before a resume, inserted inside its window ------------------------------
+def test_a_held_prompt_inserted_inside_a_resume_window_is_live() -> None:
+    """Prompts during active work: "The Agent either inserts the prompt right away or holds it
+    and inserts it later". A prompt received before a session/resume that asked for no replay may
+    be inserted inside its window: its user message there is its live report, since the window
+    holds no replay ("following any requested history replay", Initial state and
+    synchronization; review47 cases 226, 231). In a window that asked for a replay it is the
+    reading resume-replay-window's case."""
+    opened = [new_session(0), created(0), prompt(1), state("running")]
+    for replay in (False, True):
+        held = [*opened, resume(7, replay=replay), user("u1"), state("running"), ok(7), answer(1, "u1")]
+        early = [*opened, resume(7, replay=replay), user("u1"), answer(1, "u1"), state("running"), ok(7)]
+        for lines in (held, early):
+            lines = [*lines, state("idle", stop="end_turn")]
+            assert check(lines, complete=True, resume_replay_window="known-ids").findings == []
+            # (under the default, both findings name the reading, and ACC-05 says where the
+            # message came: only inside the window)
+            found = [
+                (f.rule, f.readings, "inside a resume window" in f.explanation)
+                for f in check(lines, complete=True).findings
+            ]
+            window = ("resume-replay-window",)
+            deadline = ("user-message-deadline", *window)  # (ACC-05 at the idle ending its work)
+            assert found == ([] if not replay else [("ACC-11", window, False), ("ACC-05", deadline, True)])
+    # asked for a replay, with no prompt left waiting: a new ID there is a renamed replay
+    renamed = [new_session(0), created(0), *TURN, state("idle", stop="end_turn"), resume(7), user("u9")]
+    assert errors(check([*renamed, state("idle"), ok(7)], complete=True)) == [("ACC-11", 10)]
 
 
 # -- an entity first seen inside a resume window ---------------------------------------------------

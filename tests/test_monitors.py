@@ -292,6 +292,12 @@ VIOLATIONS: list[Case] = [
         [("ACC-13", 3)],
     ),
     Case(
+        "ACC-13 prompt pending at close never answered (if closing prevents insertion, the request "
+        "receives -32800: the close rule, not REJ-01's rejection)",
+        [prompt(1), close(9), ok(9)],
+        [("ACC-13", 1)],
+    ),
+    Case(
         "REJ-03 withdrawn prompt answered with another error",
         [prompt(1), cancel_request(1), fail(1, -32602)],
         [("REJ-03", 3)],
@@ -315,6 +321,25 @@ VIOLATIONS: list[Case] = [
             state("idle", stop="end_turn"),
         ],
         [("USER-03", 5), ("USER-04", 8)],
+    ),
+    *(
+        Case(
+            f"USER-04 image content accepted where the capability is {value!r}, not an object (the "
+            "schema's x-deserialize-default-on-error: the default, null, does not advertise)",
+            [
+                initialize(0),
+                initialized(0, {"image": value, "audio": {}}),
+                new_session("n"),
+                created("n"),
+                prompt(1, content=[{"type": "image", "mimeType": "image/png", "data": "AA=="}]),
+                state("running"),
+                user("u1"),
+                answer(1, "u1"),
+                state("idle", stop="end_turn"),
+            ],
+            [("USER-03", 5), ("USER-04", 8)],
+        )
+        for value in (False, True, "yes", [])
     ),
     Case(
         "SDM-05 user message in a session without prompts",
@@ -796,7 +821,7 @@ VIOLATIONS: list[Case] = [
             user("u1"),
             ok(7),
         ],
-        [("SYNC-02", 8)],
+        [("SYNC-02", 9)],
     ),
     Case(
         "STATE-01 parent never mirrors its child",

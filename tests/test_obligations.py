@@ -323,10 +323,11 @@ def test_a_snapshot_before_the_requested_replay_of_unseen_messages() -> None:
     """Initial state and synchronization: the Agent sends the foreground snapshot after any
     requested history replay and before the resume response. A user message under an ID the
     checker never saw, after the snapshot, with no prompt left to insert, can only be replayed
-    history (a live user message reports a prompt's insertion): SYNC-02 there."""
+    history (a live user message reports a prompt's insertion): SYNC-02 at the response, which
+    no snapshot after it preceded."""
     lines = [resume(7), state("idle"), user("u9"), ok(7)]
     report = check(lines)
-    assert errors(report) == [("SYNC-02", 3)]
+    assert errors(report) == [("SYNC-02", 4)]
     assert report.findings[0].readings == ("unaccounted-user-message", "resume-replay-window")
     assert errors(check(lines, resume_replay_window="known-ids")) == []
     assert errors(check(lines, unaccounted_user_message="other-sources")) == []

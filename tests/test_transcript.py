@@ -459,3 +459,29 @@ def test_a_non_blocking_stream_with_nothing_to_read_yet_ends_the_transcript() ->
     items = list(read_transcript(_NonBlocking(GOOD, None, GOOD)))  # type: ignore[arg-type]
     assert [i[0] for i in items if isinstance(i, tuple)] == [1]
     assert all(i is not None for i in items)
+
+
+def test_proxy_envelopes_are_counted_in_one_information_finding() -> None:
+    """A recording of a link to a proxy holds proxy/successor envelopes (the schema's
+    ProxySuccessorRequest: "The envelope wraps one request"): what they wrap belongs to another
+    hop and is not judged, which one information finding says, with their number (review47 case
+    113: a clear breach inside envelopes gave "no findings")."""
+    wrapped = {"method": "session/prompt", "params": {"sessionId": "s1", "prompt": []}}
+    note = {"method": "session/update", "params": {"sessionId": "s1", "update": {}}}
+    data = (
+        GOOD
+        + line("client", request(1, "proxy/successor", wrapped))
+        + line("agent", notification("proxy/successor", note))
+        + line("agent", result(1, {"messageId": "u1"}))
+        + GOOD
+    )
+    stats = TranscriptStats()
+    items = list(read_transcript(io.BytesIO(data), stats=stats))
+    findings = [item for item in items if isinstance(item, Finding)]
+    assert [(f.rule, f.line, f.severity, f.kind) for f in findings] == [
+        ("input.proxy-envelope", 2, "info", "input")
+    ]
+    assert "2 proxy/successor envelope(s)" in findings[0].explanation
+    assert stats.messages == 5 and not stats.preserved
+    _, none = read(GOOD + GOOD)
+    assert none == []

@@ -398,7 +398,9 @@ class Facts(Monitor):
         advertised: tuple[str, ...] = ()
         custom = False
         if type(prompt) is dict:
-            advertised = tuple(f for f in PROMPT_CAPABILITY_TYPES if prompt.get(f) is not None)
+            # only an object advertises: omitted and null do not, and the schema deserializes any
+            # other value (false, true, ...) to that default (x-deserialize-default-on-error)
+            advertised = tuple(f for f in PROMPT_CAPABILITY_TYPES if type(prompt.get(f)) is dict)
             custom = bool(prompt.get("_meta"))
         self.prompt_types = self.between.allowed_types(advertised)
         self.custom_prompt_ok = custom

@@ -112,8 +112,12 @@ request") while the session reports running or requires_action is reported as a 
 ``suspect``, a warning) of that rule: the default of the reading ``busy-refusal``
 (``may-have-other-reason``); under ``busy-refusal=invalid-request-is-busy`` it is a breach.
 
-*Replay.* User messages inside a resume window are replayed history, not insertions. When the
-session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
+*Replay.* User messages inside a resume window that asked for a replay (``replayFrom``) are
+replayed history, not insertions. A window that asked for none holds no replay ("following any
+requested history replay", Initial state and synchronization), while a prompt received before the
+resume may be held and inserted inside it ("holds it and inserts it later", Prompts during active
+work): a user message under an ID the session never showed is live there (counted as below).
+When the session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
 the stream), a replayed user message under an ID never seen in the session breaks ACC-11
 (``replay_renamed``). That
 is the default of the reading ``resume-replay-window`` (``whole-window``); under ``known-ids`` a
@@ -410,6 +414,17 @@ class _Session(Record):
         grew = worst > self.reported_d
         self.reported_d = worst
         return grew
+
+
+def _replay_note(ps: _Session, mid: str) -> tuple[str, tuple[str, ...]]:
+    """What an ACC-05 finding about the returned messageId ``mid`` adds when a user message under
+    it came only inside a resume window, taken as replayed history there (ACC-11 judged it), and
+    the reading that made it history."""
+    if mid in ps.replay_unknown:
+        return " live (one under that ID came only inside a resume window: replayed history)", (
+            RESUME_REPLAY_WINDOW,
+        )
+    return "", ()
 
 
 class PromptMonitor(SessionMonitor["_Session"]):
@@ -815,7 +830,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # (never two of them; only claimed ones are unreported)
         known = mid in ps.unclaimed or mid in ps.claimed or mid in ps.optional
         fs = self.facts.sessions.get(sid)
-        replaying = fs is not None and fs.resuming > 0
+        replaying = fs is not None and fs.resuming > 0 and (known or self._history(sid))
         if known or (
             replaying
             and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
@@ -878,7 +893,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """A live user_message carrying content (``blocks``), outside resume windows (replayed
         history is not the report): judged against its prompt's content when a success response
         returned its ID, else kept until one does (the Agent's own insertion has no prompt)."""
-        if self.facts.replaying(sid):
+        if self.facts.replaying(sid) and (mid in ps.claimed or mid in ps.unclaimed or self._history(sid)):
             return
         owned = ps.owned.get(mid)
         if owned is not None:
@@ -1004,13 +1019,14 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 and self.reading(USER_MESSAGE_DEADLINE) == "resulting-work"
             ):
                 ps.unreported.pop(mid, None)  # judged here, not again at the end
+                note, window = _replay_note(ps, mid)
                 self.breach(
                     REPORTED, line, sid,
                     f"prompt {ps.owner!r}, waiting while the session was idle, was answered "
                     f"with messageId {mid!r} and its resulting work now ends, but no "
-                    "user_message or user_message_chunk reported that message before this "
+                    f"user_message or user_message_chunk reported that message{note} before this "
                     "idle (a pending update of the work: 4. Report completion)",
-                    msg, _DEADLINE,
+                    msg, _DEADLINE + window,
                 )  # fmt: skip
             ps.drop_owner()
         # (other states: the same stretch; work starts and ends only with a report)
@@ -1025,6 +1041,17 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid)
         if ps is None or ps.first_prompt is None:
             self._ex["SDM-05"] += 1
+
+    def _history(self, sid: str) -> bool:
+        """Whether a user message under an ID the session never showed, inside a resume window,
+        is replayed history (see "Replay"): only when the resume being answered (the earliest of
+        the session's awaiting their response: a later one is refused) asked for a replay."""
+        first: tuple[int, Message] | None = None
+        for request, rsid, line in self._owner.pending_client.values():
+            if rsid == sid and request["method"] == "session/resume" and (first is None or line < first[0]):
+                first = (line, request)
+        params = {} if first is None else first[1].get("params")
+        return first is None or (type(params) is dict and params.get("replayFrom") is not None)
 
     def _replayed(self, ps: _Session, sid: str, mid: str, known: bool, line: int, msg: Message) -> None:
         """A user message inside a resume window: replayed history, not the live report. One
@@ -1091,12 +1118,16 @@ class PromptMonitor(SessionMonitor["_Session"]):
             # closed sessions too: closing does not discharge the report (model.between
             # USER_MESSAGE_REPORTED)
             for mid, line in ps.unreported.items():
+                note, window = _replay_note(ps, mid)
                 self.eventually(
                     REPORTED,
                     quiescent,
                     line,
                     sid,
-                    f"messageId {mid!r} was returned, but no user_message or user_message_chunk reported it",
+                    f"messageId {mid!r} was returned, but no user_message or user_message_chunk "
+                    f"reported it{note}",
+                    None,
+                    window,
                 )
 
     def waiting(self) -> list[tuple[str, Any, _Prompt]]:
@@ -1109,8 +1140,9 @@ class PromptMonitor(SessionMonitor["_Session"]):
         return tuple(sorted((k, v.key(self.facts.from_start(k))) for k, v in self.sessions.items()))
 
 
-_ANSWERED = tuple(dict.fromkeys(prm.SPEC.eventually.values()))
-"""Exercised by every answer: the prompt table's obligations to answer."""
+_ANSWERED = (prm.SPEC.eventually[prm.RECEIVED], prm.SPEC.eventually[prm.INSERTED])
+"""Exercised by every answer: the prompt table's obligations to answer, of a prompt nothing
+stopped (the obligation a close leaves is exercised by the close)."""
 _SUCCESS_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID)
 """Exercised by every success response (with those of every answer)."""
 _RETURNED_KEY = rule_group(*_ANSWERED, GIVEN, SAME_ID, DISTINCT, REPORTED)

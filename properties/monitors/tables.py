@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 
 from model import fields
 from model.core import MachineSpec, ProtocolViolation
-from properties.monitor import Message, on
+from properties.monitor import Message, on, rule_group
 from properties.monitors.facts import SessionMonitor, subject_call
 from properties.observe import (
     OBSERVED,
@@ -126,10 +126,12 @@ _KIND_TEXT = {
     "object": "an object",
     "cost": "an object with a numeric amount and a string currency",
 }
-_FIELD_RULES: dict[str, tuple[str, ...]] = {
-    variant: tuple(dict.fromkeys(req.rule for req in reqs)) for variant, reqs in fields.BY_VARIANT.items()
+_FIELD_RULES: dict[str, str] = {
+    variant: rule_group(*dict.fromkeys(req.rule for req in reqs))
+    for variant, reqs in fields.BY_VARIANT.items()
 }
-"""Per update variant, the rules its required fields state (each exercised by every such update)."""
+"""Per update variant, the rules its required fields state (a ``rule_group``: each exercised by
+every such update)."""
 
 
 class TableMonitor(SessionMonitor[Seen]):
@@ -168,8 +170,7 @@ class TableMonitor(SessionMonitor[Seen]):
         variant = upd["sessionUpdate"]
         stated = _FIELD_RULES.get(variant)
         if stated is not None:
-            for rule in stated:
-                self._ex[rule] += 1
+            self._gx[stated] += 1
             for req in fields.missing(upd):
                 shown = repr(upd[req.field]) if req.field in upd else "missing"
                 self.breach(
@@ -183,7 +184,7 @@ class TableMonitor(SessionMonitor[Seen]):
             return
         seen = self.sessions.get(sid) or self._session(sid)
         waiting = None if seen.handshake is None else lambda: self._owner.client_awaits("session/prompt", sid)
-        found = observe(upd, seen, self._owner.readings, waiting)
+        found = observe(variant, upd, seen, self._owner.readings, waiting)
         if found:
             replaying = variant not in SNAPSHOTS and self.facts.replaying(sid)
             self._fire(sid, seen, found, line, msg, replaying)
@@ -194,20 +195,20 @@ class TableMonitor(SessionMonitor[Seen]):
         states = seen.states
         for spec, key, trigger, ctx in found:
             where = (spec.name, key)
+            known = states.get(where)  # (None: first seen now)
             if replaying and spec.name in REPLAYED:
-                if where not in states:
+                if known is None:
                     seen.fresh = seen.fresh | {where}
                 elif where not in seen.fresh:
                     return
-            state = states.get(where, spec.initial)
+            state = spec.initial if known is None else known
             spec = self.table(spec)
             for rule in spec.consulted.get((state, trigger), ()):  # (an unknown trigger: fire raises)
                 self._ex[rule] += 1
             broke: ProtocolViolation | None = None
             try:
-                new = where not in states
                 states[where] = after = spec.fire(state, trigger, ctx)
-                if (after != state or new) and after in spec.eventually:
+                if (after != state or known is None) and after in spec.eventually:
                     self._ex[spec.eventually[after]] += 1
                     seen.entered[where] = line
                 if spec.relaxed:  # allowed only because the variant dropped the rule?

@@ -131,6 +131,7 @@ CONTEXTS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
     ),
     "idle": ("while the Agent reports idle", lambda peer, ev: peer.reported == fgm.IDLE),
     "again": ("the snapshot sent a second time", lambda peer, ev: ev[2] == "again"),
+    "early": ("a snapshot sent before the requested replay as well", lambda peer, ev: ev[2] == "early"),
     "tool_call": ("a tool call of its own for the work", lambda peer, ev: ev[2] == "tool_call"),
     "empty": (
         "a prompt whose content is empty",

@@ -348,7 +348,9 @@ class Agent(Freedoms, Deviating):
         """The resume handshake, one step along the session table's rows: the history replay
         when the Client asked for it and there is history (``replay``: resuming, then replaying
         for every further update), the snapshot (``resync`` without a replay), the snapshot
-        repeated where the table lets a synced session take another (``again``), the response;
+        repeated where the table lets a synced session take another (``again``), or sent before
+        the replay as well where the table lets replay follow a snapshot (``early``: the replay
+        then needs the snapshot after it again), the response;
         or the response before any snapshot where the table has that row (a variant's; the
         seeded bug response-before-snapshot fires that forbidden cell: ``_fire``)."""
         ev: list[Event] = []
@@ -365,6 +367,8 @@ class Agent(Freedoms, Deviating):
             ev.append(("agent", move, None))
             if "snapshot" in synced:
                 ev.append(("agent", move, "again"))  # the snapshot repeated before the response
+            if move == "replay" and "replay" in synced and "snapshot" in can("session", sm.RESUMING):
+                ev.append(("agent", move, "early"))  # a snapshot before the replay as well
         if self._forced("session", sm.RESUMING) or "resumed" in can("session", sm.RESUMING):
             ev.append(("agent", "resume_early", None))
         return ev
@@ -495,10 +499,15 @@ class Agent(Freedoms, Deviating):
 
     def _do_resync(self, again: str | None, replay: bool = False) -> list[Msg]:
         """The history replay (``_do_replay``), then the snapshot (``again``: sent twice, a
-        repeated snapshot is no transition), then the response: one step."""
+        repeated snapshot is no transition; ``early``: sent before the replay too), then the
+        response: one step."""
         out = self._replayed() if replay else []
         rid = self._take_resume()
         session = self.specs["session"]
+        first: list[Msg] = []
+        if again == "early":  # a snapshot before the replay too: the replay needs one after it again
+            self.session = session.fire(self.session, "snapshot")
+            first, again = [self._state(self.real)], None
         for _ in out:  # each replayed update: the first starts the replay, the others go on
             self.session = session.fire(self.session, "replay")
         synced = session.fire(self.session, "snapshot")
@@ -516,7 +525,7 @@ class Agent(Freedoms, Deviating):
         if self.real == fgm.IDLE:  # the snapshot shows the end of work that ended unseen
             self.extras = self.extras - {"ended_unseen"}
         out.append(wire.result(rid, {}))
-        return out
+        return [*first, *out]
 
     _do_replay = partialmethod(_do_resync, replay=True)
 

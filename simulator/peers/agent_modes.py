@@ -81,6 +81,7 @@ COMMON_PATH = Mode(
         {
             ("resync", "again"),
             ("replay", "again"),
+            ("replay", "early"),
             ("restate_idle", "end_turn"),
             ("restate_idle", "max_tokens"),
         }
