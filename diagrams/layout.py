@@ -269,11 +269,12 @@ LAYOUT_HINTS: dict[str, tuple[tuple[str | None, ...], ...]] = {
         (None, "unseen", None),
         ("empty", None, "with_content"),
     ),
-    # elicitation: the answers of a pending one beside it; the URL accept and the cancelled
-    # work's abandonment below, then where they end; late answers at the bottom.
+    # elicitation: the answers of a pending one beside it; the URL accept (or a completion
+    # ahead of it) and the cancelled work's abandonment below, then where they end; late
+    # answers at the bottom.
     "elicitation": (
         ("declined", None, "pending", None, "accepted"),
-        ("awaiting_completion", None, None, None, "abandoned"),
+        ("awaiting_completion", None, "completed_unanswered", None, "abandoned"),
         ("completed", None, "withdrawn", None, "cancelled"),
         (None, None, "late", None, None),
     ),

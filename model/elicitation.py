@@ -8,7 +8,13 @@ answers with accept, decline or cancel. In form mode an accept ends it. In URL m
 only says the user agreed to go: the user still has to finish outside, so the request waits
 (``awaiting_completion``) until the Agent reports the external completion with
 ``elicitation/complete`` (Lifecycle examples: an accept in URL mode leaves requires_action as it
-is). A completion is only ever of an accepted URL elicitation.
+is). A completion is only ever of a URL elicitation the Client has not declined or cancelled. It may
+come before the Client's accept (``completed_unanswered``): the text orders the two nowhere, and
+an Agent whose server sees the user finish can report it while the accept is still on its way
+(both directions race on the wire, and a proxy records either order); the accept then ends it.
+For the same reason a completion recorded after a decline or cancel of a URL elicitation may
+have crossed that answer, and changes nothing. A completion of a form, of one completed already,
+or of one the Agent withdrew is a breach (EX-01).
 
 Like a permission request, an elicitation that blocks foreground work keeps that work blocked
 (requires_action) while it is pending or awaiting its completion; the blocking itself is the
@@ -31,8 +37,9 @@ from model import between
 from model.core import MachineSpec, Row, flags
 
 PENDING, AWAITING, ABANDONED, WITHDRAWN = "pending", "awaiting_completion", "abandoned", "withdrawn"
+EARLY = "completed_unanswered"
 ACCEPTED, COMPLETED, DECLINED, CANCELLED, LATE = "accepted", "completed", "declined", "cancelled", "late"
-STATES = (PENDING, AWAITING, ABANDONED, WITHDRAWN, ACCEPTED, COMPLETED, DECLINED, CANCELLED, LATE)
+STATES = (PENDING, AWAITING, EARLY, ABANDONED, WITHDRAWN, ACCEPTED, COMPLETED, DECLINED, CANCELLED, LATE)
 MODES = ("form", "url")
 """The elicitation modes, as the schema names them (``mode`` of ``elicitation/create``)."""
 BLOCKING = frozenset({PENDING, AWAITING})
@@ -49,6 +56,12 @@ ROWS = (
     Row("decline", PENDING, DECLINED, EX, actor="client"),
     Row("cancel", PENDING, CANCELLED, EX, actor="client"),
     Row("complete", AWAITING, COMPLETED, EX, note="elicitation/complete"),
+    Row("complete", PENDING, EARLY, EX, guard="url", note="completion ahead of the accept"),
+    Row("accept", EARLY, COMPLETED, EX, actor="client", note="the accept it crossed"),
+    Row("decline", EARLY, DECLINED, EX, actor="client", note="the answer it crossed"),
+    Row("cancel", EARLY, CANCELLED, EX, actor="client", note="the answer it crossed"),
+    Row("complete", DECLINED, DECLINED, EX, guard="url", note="it crossed the decline on the wire"),
+    Row("complete", CANCELLED, CANCELLED, EX, guard="url", note="it crossed the cancel on the wire"),
     Row("withdraw", PENDING, WITHDRAWN, CANCEL, note="$/cancel_request: no longer needed"),
     Row("abandon", PENDING, ABANDONED, CANCEL, note="its work was cancelled"),
     Row("abandon", AWAITING, LATE, CANCEL, note="its work was cancelled: a completion is ignored"),

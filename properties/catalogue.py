@@ -1172,9 +1172,11 @@ RULES: Final[tuple[Rule, ...]] = (
         "EX-01",
         _M,
         """The examples' required updates hold alike for permissions and for
-       elicitations in either mode; in URL mode, accepting keeps the work blocked (the
-       requires_action stays) until the user has finished the interaction outside the Client, so
-       the Agent reports that completion (elicitation/complete) only after an accept.""",
+       elicitations in either mode; in URL mode, accepting leaves the requires_action as it is
+       while the user finishes the interaction outside the Client, and the Agent reports that
+       completion (elicitation/complete) once, for a URL elicitation it has not withdrawn, never
+       for a form. The text does not order the completion and the Client's answer: either may
+       cross the other on the wire.""",
     ),
     _r(
         "EX-02",

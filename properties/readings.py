@@ -163,9 +163,13 @@ READINGS: Final[tuple[Reading, ...]] = (
                 itself (reported starting while no session/prompt of its session waited), or while no
                 prompt waits just before such work starts, may be the Agent's own insertion (or a
                 live-only message of a local command): no breach, also when a prompt received since
-                waits (that prompt may still return its ID, and need not). Any other is counted
-                against the waiting prompts as under prompt-only (ACC-06, ACC-03), among them one
-                reported while work a prompt started is under way.""",
+                waits (that prompt may still return its ID, and need not). One reported while no
+                prompt of its session waits for its answer is the Agent's own as well, in any work,
+                also in work a prompt started once that prompt is answered; outside work it is the
+                Agent's own only if the work reported starting next is its own, not a prompt's
+                (else ACC-06). Any other, reported while a prompt waits during work a prompt started
+                or outside work, is counted against the waiting prompts as under prompt-only
+                (ACC-06, ACC-03).""",
             "other-sources": """A user message may have another source (an Agent-side insertion, a
                 delegated task): an unclaimed user message is no breach, and the counting of messages
                 against prompts proves nothing.""",
@@ -182,8 +186,10 @@ READINGS: Final[tuple[Reading, ...]] = (
               one reported during it is counted against no prompt, though the waiting one may still
               return its ID. Work a prompt started is another matter: "session/prompt lasts until
               the Agent inserts the user message", and the text gives such work no message of the
-              Agent's own, so a user message reported during it, or outside work while a prompt
-              waits, is counted against the waiting prompts. other-sources goes further than the text,
+              Agent's own while that prompt waits, so a user message reported then, or outside work
+              while a prompt waits, is counted against the waiting prompts; once no prompt waits,
+              no prompt can account for it, and the Agent-initiated sentence leaves it to the Agent.
+              other-sources goes further than the text,
               which discourages reporting a delegated task as a user message (Session-directed
               messages).""",
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
@@ -191,9 +197,10 @@ READINGS: Final[tuple[Reading, ...]] = (
               prompt accounts for; agent-initiated: the same, only in work it started itself (a
               follow-up of finished background work) while no prompt waits for its answer (it
               does not yet take the checker's leave to do so while a prompt received during that
-              work waits), or just
-              before it starts such work (feature announce: from idle, or while unknown or a custom
-              state is shown, the work then reported starting); prompt-only: never""",
+              work waits), as that work's first output, or (feature own_text) at any point of that
+              work, with its own text or the text of a prompt it received; or just before it starts
+              such work (feature announce: from idle, or while unknown or a custom state is shown,
+              the work then reported starting); prompt-only: never""",
     ),
     _reading(
         STATE_UPDATES_BEFORE_FIRST_LIST,

@@ -456,8 +456,8 @@ _AGENT: tuple[Seeded, ...] = (
     ),
     # elicitations
     Seeded(
-        Forbidden("complete-before-accept", "elicitation", "pending", "complete", "completed"),
-        "reports a URL elicitation completed before the Client accepted it",
+        Forbidden("complete-twice", "elicitation", "completed", "complete", "completed"),
+        "reports a URL elicitation completed a second time",
         walks("elicitation", "thought"),
     ),
     Seeded(

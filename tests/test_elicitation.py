@@ -37,9 +37,9 @@ FORM, URL = {"url": False}, {"url": True}
 # -- the machine ------------------------------------------------------------------------------
 
 
-def test_the_machine_is_registered_with_nine_states_and_sixteen_rows() -> None:
+def test_the_machine_is_registered_with_ten_states_and_twenty_two_rows() -> None:
     assert MACHINES["elicitation"] is em.SPEC
-    assert len(em.SPEC.states) == 9 and len(em.SPEC.rows) == 16
+    assert len(em.SPEC.states) == 10 and len(em.SPEC.rows) == 22
     assert em.SPEC.initial == em.PENDING
     assert em.SPEC.eventually == {em.ABANDONED: "CANCEL-19"}
 
@@ -59,10 +59,16 @@ def test_decline_and_cancel_end_it_in_either_mode(answer: str) -> None:
         assert em.SPEC.fire(em.PENDING, answer, ctx) in (em.DECLINED, em.CANCELLED)
 
 
-def test_a_completion_before_the_accept_breaks_ex_01_by_the_agent() -> None:
+def test_a_completion_may_cross_the_answer_but_a_second_one_breaks_ex_01_by_the_agent() -> None:
+    """review47 case 194: the text orders the completion and the Client's answer nowhere."""
+    assert em.SPEC.fire(em.PENDING, "complete", URL) == em.EARLY
+    assert em.SPEC.fire(em.EARLY, "accept", URL) == em.COMPLETED
+    assert em.SPEC.fire(em.DECLINED, "complete", URL) == em.DECLINED
     with pytest.raises(ProtocolViolation) as err:
-        em.SPEC.fire(em.PENDING, "complete", URL)
+        em.SPEC.fire(em.COMPLETED, "complete", URL)
     assert (err.value.rule, err.value.actor) == ("EX-01", "agent")
+    with pytest.raises(ProtocolViolation):  # a form has no completion, also before its answer
+        em.SPEC.fire(em.PENDING, "complete", FORM)
     with pytest.raises(ProtocolViolation):  # a form is never completed outside
         em.SPEC.fire(em.ACCEPTED, "complete", FORM)
 
@@ -136,13 +142,15 @@ def test_a_url_elicitation_accepted_then_completed_is_clean() -> None:
     assert _findings(lines) == []
 
 
-def test_a_completion_before_the_accept_is_found() -> None:
+def test_a_completion_before_the_accept_is_no_breach_and_a_second_one_is_found() -> None:
     lines = [
         *_turn(),
         ("agent", wire.elicitation_create("e1", S, "url", "el_1")),
         ("agent", wire.elicitation_complete("el_1")),
+        ("client", wire.elicitation_answer("e1", "accept")),
     ]
-    assert ("EX-01", "rule") in _findings(lines)
+    assert ("EX-01", "rule") not in _findings(lines)
+    assert ("EX-01", "rule") in _findings([*lines, ("agent", wire.elicitation_complete("el_1"))])
 
 
 def test_an_unadvertised_mode_is_found_and_unknown_capabilities_are_not_judged() -> None:
@@ -242,9 +250,9 @@ def test_the_client_view_moves_an_elicitation_by_the_table_only() -> None:
     def shown() -> dict[str, Any]:
         return {k: e["status"] for k, e in view.session_json(S)["session"]["elicitations"].items()}
 
-    for rid, mode in (("u", "url"), ("f", "form"), ("x", "form"), ("y", "url")):
+    for rid, mode in (("u", "url"), ("f", "form"), ("x", "form"), ("y", "form")):
         view.apply("agent", wire.elicitation_create(rid, S, mode, f"el_{rid}"))
-    view.apply("agent", wire.elicitation_complete("el_y"))  # complete: no row from pending
+    view.apply("agent", wire.elicitation_complete("el_y"))  # complete: no row for a form
     view.apply("client", wire.elicitation_answer("u", "accept"))
     view.apply("client", wire.elicitation_answer("u", "decline"))  # answered once: no row
     view.apply("agent", wire.cancel_request("u"))  # withdraw: no row from awaiting_completion
@@ -319,7 +327,7 @@ def test_a_late_answer_about_a_cancelled_tool_call_is_ignored(mode: str) -> None
 @pytest.mark.parametrize(
     ("name", "rule"),
     [
-        ("complete-before-accept", "EX-01"),
+        ("complete-twice", "EX-01"),
         ("elicitation-not-withdrawn", "CANCEL-19"),
         ("elicit-unadvertised", "TOOL-07"),
     ],

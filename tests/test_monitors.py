@@ -138,16 +138,18 @@ def cancelled_elicitation() -> list[Line]:
 VIOLATIONS: list[Case] = [
     # elicitation (model.elicitation, properties.monitors.tools)
     Case(
-        "EX-01 a URL elicitation completed before the Client accepted it",
+        "EX-01 a URL elicitation completed a second time",
         [
             prompt(1),
             state("running"),
             user("u1"),
             answer(1, "u1"),
             elicit("e1", "url"),
+            elicit_complete("e1"),  # (before the accept: the two may cross on the wire)
+            elicit_answer("e1", "accept"),
             elicit_complete("e1"),
         ],
-        [("EX-01", 6)],
+        [("EX-01", 8)],
         quiescent=False,
     ),
     Case(

@@ -45,6 +45,17 @@ def test_a_success_without_a_string_message_id_breaks_message_id_returned() -> N
         assert (bw.MESSAGE_ID_RETURNED.rule, 4) in _rules([*_TURN, ok(1, **result)]), result
 
 
+def test_a_success_without_a_message_id_is_one_finding_unless_a_second_message_is_unclaimed() -> None:
+    """review47 case 192: the success's missing messageId is ACC-04 alone, not ACC-06 on top for the
+    message it failed to name; a second user message no prompt can claim is still ACC-06."""
+    end = state("idle", stop="end_turn")
+    assert _rules([*_TURN, ok(1), end]) == [(bw.MESSAGE_ID_RETURNED.rule, 4)]
+    two = _rules([*_TURN, user("u2"), ok(1), end])
+    assert (bw.MESSAGE_ID_RETURNED.rule, 5) in two and ("ACC-06", 5) in two
+    replayed = [*_TURN, ok(1), end, resume("r1", replay=True), user("u1")]
+    assert ("ACC-11", 6) not in _rules(replayed)  # the message it failed to name was live
+
+
 def test_a_user_message_reported_before_its_prompt_was_received_breaks_reported_after_insertion() -> None:
     assert bw.SPEC.user_message_reportable(True) and not bw.SPEC.user_message_reportable(False)
     ahead = [prompt(1), state("running"), user("u2"), prompt(2), user("u1"), answer(1, "u1"), answer(2, "u2")]

@@ -81,6 +81,21 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "prompt-only",
         [("ACC-06", 7)],
     ),
+    # review47 case 153: prompt-started work, its prompt answered, then a user message while no
+    # prompt waits: the Agent's own under the default (its description says so), ACC-06 under prompt-only
+    "unaccounted-user-message/after-answer": (
+        [
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            user("x9"),
+            state("idle", stop="end_turn"),
+        ],
+        [],
+        "prompt-only",
+        [("ACC-06", 5)],
+    ),
     "approval-racing-cancel": (
         [
             prompt(1),
@@ -712,3 +727,14 @@ def test_the_environment_changes_no_verdict(
     for (code, out), (code2, out2) in zip(plain, varied, strict=True):
         assert code == code2
         assert _without_seconds(json.loads(out)) == _without_seconds(json.loads(out2))
+
+
+def test_the_default_of_unaccounted_user_message_says_what_it_does() -> None:
+    """review47 problem 10: a user message while no prompt waits, also in work a prompt started
+    (the case above), is described as the Agent's own, not as counted against waiting prompts."""
+    alts = {a.name: a.meaning for a in BY_NAME["unaccounted-user-message"].alternatives}
+    text = " ".join(alts["agent-initiated"].split())
+    assert "while no prompt of its session waits for its answer is the Agent's own" in text
+    assert "among them one reported while work a prompt started is under way" not in text
+    peers = " ".join(BY_NAME["unaccounted-user-message"].peers.split())
+    assert "own_text" in peers

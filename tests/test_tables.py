@@ -57,7 +57,7 @@ def compaction(cid: str, status: str, **fields: object) -> Line:
 def test_a_status_after_a_final_one_is_the_tool_call_tables_forbidden_cell() -> None:
     found = run([*TURN, tool("t1", "in_progress"), tool("t1", "completed"), tool("t1", "in_progress")])
     assert [(f.rule, f.line) for f in found] == [("BG-05", 7)]
-    assert "tool call 't1' is completed: the model has no 'run' there" in found[0].explanation
+    assert "tool call 't1' is completed, and the spec allows no 'run' from that state" in found[0].explanation
 
 
 def test_the_same_final_status_again_and_content_patches_are_no_reopening() -> None:

@@ -779,6 +779,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 f"success response to prompt {rid!r} has no string messageId ({mid!r})",
                 msg,
             )
+            # one fault, one finding: the success says the prompt was inserted, so the first user
+            # message reported since its receipt is taken as the one it failed to name (claimed
+            # by it, a live ID a replay may repeat), not counted against the others (ACC-06)
+            after = next((m for m, first in ps.unclaimed.items() if first > rec.line), None)
+            if after is not None:
+                del ps.unclaimed[after]
+                ps.claimed[after] = rid
         else:
             self._gx[_RETURNED_KEY] += 1
             other = self.between.earlier_submission(mid, ps.claimed)

@@ -221,7 +221,7 @@ class TableMonitor(SessionMonitor[Seen]):
                 what = f"{spec.title.lower()} {key!r}" if key else spec.title.lower()
                 self.breach(
                     broke.rule, line, sid,
-                    f"{what} is {state}: the model has no {trigger!r} there{why} "
+                    f"{what} is {state}, and the spec allows no {trigger!r} from that state{why} "
                     f"({broke.actor} broke {broke.rule})",
                     msg, tuple(name for name in ctx if name in BY_NAME),
                 )  # fmt: skip
@@ -241,7 +241,7 @@ class TableMonitor(SessionMonitor[Seen]):
                 rule = spec.eventually[state]  # a dropped rule's finding is set aside by the set
                 self.eventually(
                     rule, quiescent, seen.entered.get((machine, key)), sid,
-                    f"{spec.title.lower()} {key!r} is still {state} at the end: the model "
+                    f"{spec.title.lower()} {key!r} is still {state} at the end, and the spec "
                     f"requires it to leave that state ({rule})",
                 )  # fmt: skip
 

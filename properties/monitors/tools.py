@@ -733,8 +733,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
             except ProtocolViolation as broke:
                 self.breach(
                     broke.rule, line, rec[0],
-                    f"elicitation {rid!r} ({rec[1]} mode) is {state}: the model has no {trigger!r} there "
-                    f"({broke.actor} broke {broke.rule})",
+                    f"elicitation {rid!r} ({rec[1]} mode) is {state}, and the spec allows no "
+                    f"{trigger!r} from that state ({broke.actor} broke {broke.rule})",
                     msg,
                 )  # fmt: skip
         self.elicits[rid] = (*rec[:2], after, *rec[3:])

@@ -29,6 +29,8 @@ from simulator.peers.agent_state import (
     _seen,
 )
 
+_URL = {"url": True}
+"""The guard context of a URL elicitation (its completion may come before the accept)."""
 _PLAIN_MOVES = {(tcm.PENDING, tcm.IN_PROGRESS), (tcm.IN_PROGRESS, tcm.COMPLETED)}
 """Tool-call moves the plain events ``tool_run`` and ``tool_done`` already make."""
 _NOT_RUN = ("ended-e", "late-e", "stopped")
@@ -332,6 +334,8 @@ class ForegroundWork(BackgroundWork):
             allowed = self._can("elicitation", e[0])
             if "complete" in allowed and e[2] and not e[3]:
                 add(("agent", "elicit_complete", rid))
+            elif e[1] == "url" and not e[3] and "complete" in self._can("elicitation", e[0], _URL):
+                add(("agent", "elicit_complete", rid))  # the user finished before the accept came
             if "withdraw" in allowed:
                 add(("agent", "elicit_withdraw", rid))
         for rid, st in self.perms.items():
@@ -585,7 +589,7 @@ class ForegroundWork(BackgroundWork):
         url = e[1] == "url"
         spec = self.specs["elicitation"]
         if spec.successor(e[0], trigger, {"url": url}) is None:
-            return  # only after a seeded bug's move (a completion before the accept): done with it
+            return  # only after a seeded bug's move (a second completion): done with it
         after = spec.fire(e[0], trigger, {"url": url})
         outside = url and trigger == "accept"  # the user goes on to the URL
         self.elicits[rid] = (after, e[1], outside, *e[3:])
