@@ -38,9 +38,9 @@ def _with(*features: str) -> Any:
 
 
 def _accepted(script: list[Any], cfg: Any) -> Any:
-    """The run of ``script``: no rule finding, and every message schema-valid (when the schema
-    is present)."""
-    run = scripted(script, cfg, frozenset(), MonitorSet())
+    """The run of ``script``: no rule finding (judged under the run's readings), and every
+    message schema-valid (when the schema is present)."""
+    run = scripted(script, cfg, frozenset(), MonitorSet(readings=dict(cfg.readings)))
     assert not [f for f in run.findings if f.kind == "rule"], run.findings
     if SCHEMA.is_file():
         checker = SchemaChecker(SCHEMA)
@@ -153,6 +153,22 @@ def test_a_background_tool_call_may_be_pending_or_paused() -> None:
     paused = scripted(granted, _with("bg_tool", "bg_pause", "bg_permission"))
     assert ("agent", "bg_finish", key) not in paused.world.enabled()
     assert ("agent", "tool_status", ("tc_bg_1", "in_progress")) in paused.world.enabled()
+
+
+def test_a_paused_background_tool_call_foreground_work_adopts_runs_again() -> None:
+    """Under waited-on-background=becomes-foreground a listed background tool call foreground
+    work starts waiting on becomes foreground work; adopted while paused (feature ``bg_pause``),
+    it must be able to run again, or the work could never end (the readings matrix found FG-05
+    open at quiescence: the Agent had no move for a paused foreground call)."""
+    key = ("tool_call", "tc_bg_1")
+    listed = [*START, ("agent", "bg_start", "tool_call"), ("agent", "bg_list", key), D]
+    features = (DEFAULT.features - {"pause"}) | {"bg_tool", "bg_pause"}  # no bare status moves
+    cfg = DEFAULT.with_(features=features, readings={"waited-on-background": "becomes-foreground"})
+    adopted = [*listed, ("agent", "tool_status", ("tc_bg_1", "paused")), D, ("agent", "bg_adopt", key), D]
+    run = ("agent", "tool_run", "tc_bg_1")
+    assert run in scripted(adopted, cfg).world.enabled()
+    done = [*adopted, run, D, ("agent", "tool_done", "tc_bg_1"), D, ("agent", "end", "end_turn"), D]
+    _accepted(done, cfg)
 
 
 def test_the_bg_requests_slice_pauses_background_tool_calls() -> None:

@@ -170,11 +170,12 @@ def test_the_32800_of_a_covered_prompt_may_follow_the_idle() -> None:
     """Cancellation: the covered prompts are answered with -32800; 2. Prompt accepted: a prompt
     response has no fixed order relative to the session updates, even the idle that ends the
     work. So the answer is owed eventually, not before the idle: an answer after the idle
-    conforms; none at all breaks REJ-01 at the last line of a complete transcript."""
+    conforms; none at all breaks CANCEL-02 (the cancellation's debt, not a rejection's) at the
+    last line of a complete transcript."""
     covered = [*TURN, prompt(2), cancel(), state("idle", stop="cancelled", bg=[])]
     assert musts(check([*covered, fail(2, -32800)], complete=True)) == []
-    assert infos(check(covered)) == ["REJ-01"]
-    assert musts(check(covered, complete=True)) == [("REJ-01", 8)]
+    assert infos(check(covered)) == ["CANCEL-02"]
+    assert musts(check(covered, complete=True)) == [("CANCEL-02", 8)]
 
 
 # -- what is owed eventually: --complete ---------------------------------------------------------

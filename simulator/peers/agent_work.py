@@ -203,15 +203,16 @@ class ForegroundWork(BackgroundWork):
     def _tool_events(self, add: Any, pause: bool) -> None:
         """Status moves of foreground tool calls: the tool-call table's rows from each call's
         status (``_can``), made as ``tool_run`` / ``tool_done`` (pending -> in_progress ->
-        completed, with content) or, with feature ``pause``, as a bare status update
-        (``tool_status``, ``_offers_status``)."""
+        completed, with content; a paused call, which only a background call foreground work
+        adopted can be without feature ``pause``, runs again by ``tool_run``) or, with feature
+        ``pause``, as a bare status update (``tool_status``, ``_offers_status``)."""
         waiting = self._elicited_tools() if self.elicits else frozenset()
         for tid, t in self.tools.items():
             if t[1] or self.perms.get(t[2]) == pm.PENDING or tid in waiting or t[3] in _NOT_RUN:
                 continue
             allowed = self._can("tool_call", t[0])
-            if t[0] == tcm.PENDING and "run" in allowed:
-                add(("agent", "tool_run", tid))
+            if "run" in allowed and (t[0] == tcm.PENDING or (t[0] == tcm.PAUSED and not pause)):
+                add(("agent", "tool_run", tid))  # paused: a background call adopted (bg_adopt)
             elif t[0] == tcm.IN_PROGRESS and "complete" in allowed:
                 add(("agent", "tool_done", tid))
             if not pause:
