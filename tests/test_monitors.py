@@ -135,6 +135,17 @@ def cancelled_elicitation() -> list[Line]:
 
 
 # -- violating transcripts (each flags exactly the expected findings) ----------------------------
+_IMAGE_TURN = [
+    new_session("n"),
+    created("n"),
+    prompt(1, content=[{"type": "image", "mimeType": "image/png", "data": "AA=="}]),
+    state("running"),
+    user("u1"),
+    answer(1, "u1"),
+    state("idle", stop="end_turn"),
+]
+"""A turn whose prompt carries image content, after the initialize lines a case chooses."""
+
 VIOLATIONS: list[Case] = [
     # elicitation (model.elicitation, properties.monitors.tools)
     Case(
@@ -312,13 +323,7 @@ VIOLATIONS: list[Case] = [
         [
             initialize(0),
             initialized(0),
-            new_session("n"),
-            created("n"),
-            prompt(1, content=[{"type": "image", "mimeType": "image/png", "data": "AA=="}]),
-            state("running"),
-            user("u1"),
-            answer(1, "u1"),
-            state("idle", stop="end_turn"),
+            *_IMAGE_TURN,
         ],
         [("USER-03", 5), ("USER-04", 8)],
     ),
@@ -329,13 +334,7 @@ VIOLATIONS: list[Case] = [
             [
                 initialize(0),
                 initialized(0, {"image": value, "audio": {}}),
-                new_session("n"),
-                created("n"),
-                prompt(1, content=[{"type": "image", "mimeType": "image/png", "data": "AA=="}]),
-                state("running"),
-                user("u1"),
-                answer(1, "u1"),
-                state("idle", stop="end_turn"),
+                *_IMAGE_TURN,
             ],
             [("USER-03", 5), ("USER-04", 8)],
         )
