@@ -272,9 +272,15 @@ class MonitorSet:
 
     def client_awaits(self, method: str, session: str) -> bool:
         """Whether a client request of ``method`` for ``session`` awaits its response."""
-        return any(
-            request["method"] == method and sid == session for request, sid, _ in self.pending_client.values()
-        )
+        return self.earliest_awaiting(method, session) is not None
+
+    def earliest_awaiting(self, method: str, session: str) -> Message | None:
+        """The earliest client request of ``method`` for ``session`` still awaiting its response
+        (``pending_client`` keeps receipt order), or None."""
+        for request, sid, _ in self.pending_client.values():
+            if request["method"] == method and sid == session:
+                return request
+        return None
 
     def take_new(self) -> list[Finding]:
         """The findings made since the last ``feed`` or ``take_new`` (and forget them)."""

@@ -1046,11 +1046,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """Whether a user message under an ID the session never showed, inside a resume window,
         is replayed history (see "Replay"): only when the resume being answered (the earliest of
         the session's awaiting their response: a later one is refused) asked for a replay."""
-        first: tuple[int, Message] | None = None
-        for request, rsid, line in self._owner.pending_client.values():
-            if rsid == sid and request["method"] == "session/resume" and (first is None or line < first[0]):
-                first = (line, request)
-        params = {} if first is None else first[1].get("params")
+        first = self._owner.earliest_awaiting("session/resume", sid)
+        params = None if first is None else first.get("params")
         return first is None or (type(params) is dict and params.get("replayFrom") is not None)
 
     def _replayed(self, ps: _Session, sid: str, mid: str, known: bool, line: int, msg: Message) -> None:
