@@ -405,23 +405,17 @@ class Facts(Monitor):
         self.prompt_types = self.between.allowed_types(advertised)
         self.custom_prompt_ok = custom
 
-    @on("agent-response", "session/new")
+    @on("agent-response", "session/new", "session/fork")
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        """The new session is set up; a fork's is not seen from its creation: it starts from
+        another session's history, which a resume may replay."""
         result = msg.get("result")
         new_sid = result.get("sessionId") if type(result) is dict else None
         if type(new_sid) is str:
-            self.of(new_sid).created = True
+            if request["method"] == "session/new":
+                self.of(new_sid).created = True
             if self.opening:
                 self.set_up.add(new_sid)
-
-    @on("agent-response", "session/fork")
-    def _forked(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
-        """A fork's new session is set up, not seen from its creation: it starts from another
-        session's history, which a resume may replay."""
-        result = msg.get("result")
-        new_sid = result.get("sessionId") if type(result) is dict else None
-        if self.opening and type(new_sid) is str:
-            self.set_up.add(new_sid)
 
     @on("update", "subagent_update")
     def _child(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

@@ -303,7 +303,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         owed = not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE))
         if owed:
-            self._late(ts, sid, tid, created, upd, line, msg)
+            if created > 0:
+                self._late(ts, sid, tid, created, _embeds(fs, tid, upd), upd, line, msg, True)
         elif self.suspects:
             suspect = self.suspects.get((sid, tid))
             if suspect is not None and suspect[2]:  # it carried on: independent of the ended work
@@ -359,8 +360,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         it was first reported in is done with it (``done``)."""
         if fs.state == "idle" or fs.resuming:
             return
-        terms = {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
-        if not _exempt(tid, terms, fs.listed or frozenset()):
+        if not _exempt(tid, _embeds(fs, tid, upd), fs.listed or frozenset()):
             ts.done = ts.done | {tid}
 
     @on("update", "tool_call_content_chunk")
@@ -370,29 +370,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     def _late_content(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """Content (a chunk, or an update carrying ``content``) for a tool call the ended work was
-        done with before its idle (``done``), sent while the session is still idle after it, not
-        listed now: an update of the ended work after its idle (DONE-03, CANCEL-14 when that idle
-        came after a cancel), unless the reading ``patch-after-idle`` takes it as a patch in place."""
+        done with before its idle (``done``): ``_late`` judges it."""
         ts = self.sessions.get(sid)
         tid = upd.get("toolCallId")
-        if ts is None or type(tid) is not str or tid not in ts.done:  # (a malformed ID: model.fields)
-            return
-        fs = self.facts.of(sid)
-        if fs.state != "idle" or fs.resuming or fs.closed or _exempt(tid, fs.terms, fs.listed or frozenset()):
-            return
-        cancelled = ts.tools[tid][1] == ts.cancel_end
-        rule = self.between.late_update(cancelled).rule
-        self._ex[rule] += 1
-        if tid in ts.late or self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE)):
-            return
-        ts.late = ts.late | {tid}
-        what = "the cancellation" if cancelled else "that work"
-        self.breach(
-            rule, line, sid,
-            f"{upd['sessionUpdate']} for tool call {tid!r}, which had its final status before the idle "
-            f"that reported {what}, is content of foreground work that already ended sent after that idle",
-            msg, (PATCH_AFTER_IDLE,),
-        )  # fmt: skip
+        if ts is not None and type(tid) is str and tid in ts.done:  # (a malformed ID: model.fields)
+            self._late(ts, sid, tid, ts.tools[tid][1], self.facts.of(sid).terms, upd, line, msg)
 
     def _unapproved_run(self, sid: str, tid: str, grant: int, line: int, msg: Message) -> None:
         """Tool call ``tid`` goes in_progress on an allow the Agent must treat as none (``grant``:
@@ -415,33 +397,42 @@ class ToolMonitor(SessionMonitor["_Session"]):
         )  # fmt: skip
 
     def _late(
-        self, ts: _Session, sid: str, tid: str, created: int, upd: dict[str, Any], line: int, msg: Message
+        self,
+        ts: _Session,
+        sid: str,
+        tid: str,
+        created: int,
+        terms: Mapping[str, frozenset[str]],
+        upd: dict[str, Any],
+        line: int,
+        msg: Message,
+        changed: bool = False,
     ) -> None:
-        """Under ``tool-updates-after-idle=foreground-owed``: a status change of a tool call of
-        ended foreground work, while the session is still idle after it."""
+        """Tool call ``tid`` of ended foreground work (first reported in interval ``created``)
+        updated while the session is still idle after that work, neither listed nor embedding a
+        listed terminal (``terms``: what tool calls embed once ``upd`` applies): an update of the
+        ended work after its idle (DONE-03, CANCEL-14 when that idle came after a cancel), once
+        per tool call. ``changed``: a status change (under ``tool-updates-after-idle=foreground-owed``);
+        else content, unless the reading ``patch-after-idle`` takes it as a patch in place."""
         fs = self.facts.of(sid)
-        if created <= 0 or fs.state != "idle" or fs.resuming or fs.closed:
-            return
-        # (the terminals its content embeds once this update applies: the facts follow it)
-        terms = {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
-        if _exempt(tid, terms, fs.listed or frozenset()):
+        if fs.state != "idle" or fs.resuming or fs.closed or _exempt(tid, terms, fs.listed or frozenset()):
             return
         cancelled = created == ts.cancel_end
         rule = self.between.late_update(cancelled).rule
-        what = "the cancellation" if cancelled else "that work"
         self._ex[rule] += 1
-        if tid in ts.late:
+        if tid in ts.late or (not changed and self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE))):
             return
         ts.late = ts.late | {tid}
-        self.breach(
-            rule,
-            line,
-            sid,
-            f"tool call {tid!r} of foreground work that already ended changes status after the "
-            f"idle that reported {what}",
-            msg,
-            (TOOL_UPDATES_AFTER_IDLE,),
+        what = "the cancellation" if cancelled else "that work"
+        text = (
+            f"tool call {tid!r} of foreground work that already ended changes status after the idle "
+            f"that reported {what}"
+            if changed
+            else f"{upd['sessionUpdate']} for tool call {tid!r}, which had its final status before the "
+            f"idle that reported {what}, is content of foreground work that already ended sent after "
+            "that idle"
         )
+        self.breach(rule, line, sid, text, msg, (TOOL_UPDATES_AFTER_IDLE if changed else PATCH_AFTER_IDLE,))
 
     # -- the idle that ends work ---------------------------------------------------------
     @on("update", "state_update")
@@ -810,6 +801,12 @@ def _unfinished(fs: SessionFacts, tid: str, status: str, exempt: bool, ruled: bo
         f"idle confirming the cancellation received at line {fs.cancel_line} while tool call {tid!r} "
         f"of the cancelled work is still {status}: the Agent owed it a final status before this idle ({why})"
     )
+
+
+def _embeds(fs: SessionFacts, tid: str, upd: dict[str, Any]) -> Mapping[str, frozenset[str]]:
+    """Tool call -> the terminals its content embeds once ``upd`` of ``tid`` applies (the facts
+    follow it after this message)."""
+    return {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
 
 
 def _exempt(tid: str, terms: Mapping[str, frozenset[str]], listed: frozenset[Any]) -> bool:
