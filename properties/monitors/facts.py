@@ -50,6 +50,7 @@ Must not know: any rule, finding or explanation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
@@ -117,39 +118,24 @@ class Asked(NamedTuple):
     """A URL elicitation accepted and awaiting its completion."""
 
 
+@dataclass(slots=True, eq=False)
 class SessionFacts(Record):
-    __slots__ = (
-        "bare_line",
-        "cancel_line",
-        "closed",
-        "created",
-        "held",
-        "interval",
-        "listed",
-        "period",
-        "resuming",
-        "shown",
-        "state",
-        "state_line",
-        "stopping",
-        "terms",
-    )
+    """One session's facts (see the module docstring)."""
 
-    def __init__(self) -> None:
-        self.state = "idle"
-        self.resuming = 0
-        self.held = False
-        self.shown = False
-        self.interval = 0
-        self.period = 0
-        self.state_line = 0
-        self.cancel_line = 0
-        self.stopping = False
-        self.listed: frozenset[Key] | None = None
-        self.created = False
-        self.closed = False
-        self.bare_line = 0
-        self.terms: dict[str, frozenset[str]] = {}
+    state: str = "idle"
+    resuming: int = 0
+    held: bool = False
+    shown: bool = False
+    interval: int = 0
+    period: int = 0
+    state_line: int = 0
+    cancel_line: int = 0
+    stopping: bool = False
+    listed: frozenset[Key] | None = None
+    created: bool = False
+    closed: bool = False
+    bare_line: int = 0
+    terms: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def key(self) -> tuple[Any, ...]:
         """Without the counters and line numbers (monitors keep them only to compare), except

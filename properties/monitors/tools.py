@@ -128,6 +128,7 @@ Must not know: prompts, messages.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
@@ -179,24 +180,22 @@ _Elicit = tuple[str, str, str, Any, Any]
 """An elicitation: (session, mode, state, tool call or None, elicitationId or None)."""
 
 
+@dataclass(slots=True, eq=False)
 class _Session(Record):
-    __slots__ = ("cancel_end", "done", "fresh", "late", "ra_period", "tools", "window")
-
-    def __init__(self) -> None:
-        self.tools: dict[str, _Tool] = {}
-        self.ra_period = -1
-        self.fresh: frozenset[str] = frozenset()
-        """Tool calls first reported since the session's last concrete background list: no list
-        has said yet whether they run as background work."""
-        self.window: frozenset[str] = frozenset()
-        """Tool calls first reported in the current resume window: their later updates there are
-        live, not replayed history."""
-        self.done: frozenset[str] = frozenset()
-        """Tool calls first reported during active work that reached a final status before its
-        idle (while the session was not reported idle; not listed, nor embedding a listed terminal,
-        then): nothing of theirs is owed after that work's idle (``_late_content``)."""
-        self.cancel_end = 0  # interval last ended by an idle after a cancel of active work
-        self.late: frozenset[str] = frozenset()  # tool calls already reported late
+    tools: dict[str, _Tool] = field(default_factory=dict)
+    ra_period: int = -1
+    fresh: frozenset[str] = frozenset()
+    """Tool calls first reported since the session's last concrete background list: no list
+    has said yet whether they run as background work."""
+    window: frozenset[str] = frozenset()
+    """Tool calls first reported in the current resume window: their later updates there are
+    live, not replayed history."""
+    done: frozenset[str] = frozenset()
+    """Tool calls first reported during active work that reached a final status before its
+    idle (while the session was not reported idle; not listed, nor embedding a listed terminal,
+    then): nothing of theirs is owed after that work's idle (``_late_content``)."""
+    cancel_end: int = 0  # interval last ended by an idle after a cancel of active work
+    late: frozenset[str] = frozenset()  # tool calls already reported late
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         return (
