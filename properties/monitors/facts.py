@@ -77,11 +77,16 @@ def terminal_refs(content: Any) -> frozenset[str]:
 
 
 class ClientCaps(NamedTuple):
-    """What a Client's initialize advertises that the checks read (``Facts`` attributes)."""
+    """What a Client's initialize advertises that the checks read (``Facts.client``)."""
 
     may_extend: bool
+    """Its capabilities carry ``_meta`` (the only place a custom extension such as custom states
+    could be advertised)."""
     modes: frozenset[str]
+    """The elicitation modes it advertised."""
     custom_modes_ok: bool
+    """Its elicitation capabilities carry ``_meta``, where custom (``_``) modes may have been
+    advertised (as custom prompt content types in the prompt capabilities')."""
 
 
 def client_capabilities(caps: Any) -> ClientCaps:
@@ -166,21 +171,14 @@ class Facts(Monitor):
         super().__init__(owner)
         self.sessions: dict[str, SessionFacts] = {}
         self.init_pending = False
-        self.client_may_extend: bool | None = None
-        """None: no successful answer to a Client's initialize was seen; else whether the
-        capabilities of the latest initialize answered with a result carry ``_meta`` (the only
-        place a custom extension such as custom states could be advertised). The schema
-        (InitializeRequest): "The latest successful ``initialize`` is authoritative": a failed
-        or withdrawn one negotiates nothing."""
+        self.client: ClientCaps | None = None
+        """None: no successful answer to a Client's initialize was seen; else what the latest
+        initialize answered with a result advertised. The schema (InitializeRequest): "The latest
+        successful ``initialize`` is authoritative": a failed or withdrawn one negotiates nothing."""
         self.prompt_types: frozenset[str] | None = None
         """Content types the Agent accepts in prompts (None: its initialize answer not seen)."""
         self.custom_prompt_ok = True
         """Whether custom content types may have been advertised (prompt capability ``_meta``)."""
-        self.elicitation_modes: frozenset[str] | None = None
-        """The elicitation modes that initialize advertised (None: as for ``client_may_extend``)."""
-        self.custom_modes_ok = False
-        """Whether its elicitation capabilities carry ``_meta``, where custom (``_``) modes may
-        have been advertised (as custom prompt content types in the prompt capabilities')."""
         self.offered: dict[Any, ClientCaps] = {}
         """The capabilities of each Client initialize awaiting its answer, by request id: taken
         as negotiated only when that answer is a result."""
@@ -370,11 +368,11 @@ class Facts(Monitor):
     def _initialized(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         offered = self.offered.pop(msg["id"], None)
         if "result" not in msg:  # an error (a withdrawn one too: -32800) negotiates nothing
-            self.init_pending = self.client_may_extend is None  # unless an earlier one succeeded
+            self.init_pending = self.client is None  # unless an earlier one succeeded
             return
         self.init_pending = False
         if offered is not None:
-            self.client_may_extend, self.elicitation_modes, self.custom_modes_ok = offered
+            self.client = offered
         result = msg.get("result")
         if type(result) is not dict:
             return
@@ -419,11 +417,9 @@ class Facts(Monitor):
         return (
             tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
             self.init_pending,
-            self.client_may_extend,
+            self.client,
             self.prompt_types,
             self.custom_prompt_ok,
-            self.elicitation_modes,
-            self.custom_modes_ok,
             frozenset(self.offered.items()),
             frozenset(self.asking.items()),
             self.opening,

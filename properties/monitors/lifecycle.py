@@ -354,7 +354,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if where == fgm.UNRECOGNIZED:  # the cell's guard is judged
             self._ex[_CUSTOM_STATES] += 1
         try:
-            custom_states = self.facts.client_may_extend is not False
+            custom_states = self.facts.client is None or self.facts.client.may_extend
             self.table(fgm.SPEC).fire(where, "output", {"custom_states": custom_states})
         except ProtocolViolation as broke:
             return broke.rule

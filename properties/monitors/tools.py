@@ -634,10 +634,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if sid is None or type(mode) is not str:
             return  # a request-scoped elicitation (outside a session) or no mode: not judged here
         self._ex[ADVERTISED] += 1
-        modes = self.facts.elicitation_modes
-        custom = self.facts.custom_modes_ok
-        if modes is not None and not self.between.mode_advertised(mode, modes, custom):
-            shown = ", ".join([*sorted(modes), *(["custom (_meta)"] if custom else [])]) or "none"
+        caps = self.facts.client
+        if caps is not None and not self.between.mode_advertised(mode, caps.modes, caps.custom_modes_ok):
+            shown = (
+                ", ".join([*sorted(caps.modes), *(["custom (_meta)"] if caps.custom_modes_ok else [])])
+                or "none"
+            )
             self.breach(
                 ADVERTISED, line, sid,
                 f"elicitation {msg['id']!r} in {mode} mode, which the Client's initialize did not "
