@@ -9,8 +9,9 @@ Per session (``SessionFacts``):
   synchronization"; a non-string state is kept as ``"?"``). During a ``session/resume`` the
   state is ``unknown`` until the snapshot comes (resume does not imply idle).
 - ``resuming``: ``session/resume`` requests received and not yet answered (the replay window).
-- ``held``: inside a resume window, no state reported there yet and the state reported before
-  it was active: that work is still reported active (``model.between`` ``Rules.cancel_reaches``).
+- ``before``: inside a resume window with no state reported there yet, the state reported before
+  it ("" otherwise): that state is still the one reported (``held``: it was active, that work is
+  still reported active, ``model.between`` ``Rules.cancel_reaches``; ``still_idle``).
 - ``shown``: inside a resume window, a state was reported there (one of them is the snapshot).
 - ``interval``: counts foreground intervals: it grows whenever an active state follows a
   non-active one, so entities first seen in different intervals can be told apart.
@@ -129,7 +130,7 @@ class SessionFacts(Record):
 
     state: str = "idle"
     resuming: int = 0
-    held: bool = False
+    before: str = ""
     shown: bool = False
     interval: int = 0
     period: int = 0
@@ -142,6 +143,18 @@ class SessionFacts(Record):
     bare_line: int = 0
     terms: dict[str, frozenset[str]] = field(default_factory=dict)
 
+    @property
+    def held(self) -> bool:
+        """Inside a resume window, no state reported there yet, and the state reported before it
+        was active: that work is still reported active."""
+        return self.before in ACTIVE
+
+    @property
+    def still_idle(self) -> bool:
+        """Idle is the state last reported: reported idle, or inside a resume window with no state
+        reported there yet after idle was reported before it (as ``held`` keeps active work)."""
+        return self.state == "idle" or self.before == "idle"
+
     def key(self) -> tuple[Any, ...]:
         """Without the counters and line numbers (monitors keep them only to compare), except
         whether any active interval began: a monitor's "not during active work" mark (0) equals
@@ -150,7 +163,7 @@ class SessionFacts(Record):
             self.interval > 0,
             self.state,
             self.resuming,
-            self.held,
+            self.before,
             self.shown,
             bool(self.cancel_line),
             self.stopping,
@@ -204,10 +217,24 @@ class Facts(Monitor):
     def of(self, sid: str) -> SessionFacts:
         return self.sessions.get(sid) or self.sessions.setdefault(sid, SessionFacts())
 
-    def replaying(self, sid: str) -> bool:
-        """A session/resume of this session is received and not yet answered (history replay)."""
+    def in_window(self, sid: str) -> bool:
+        """A session/resume of this session is received and not yet answered (its window)."""
         fs = self.sessions.get(sid)
         return fs is not None and fs.resuming > 0
+
+    def replaying(self, sid: str) -> bool:
+        """Inside a resume window of this session that asked for a history replay: the resume
+        being answered (the earliest of the session's awaiting their response: a later one is
+        refused) carries a ``replayFrom``. A window that asked for none holds no replay, only the
+        snapshot and live updates ("following any requested history replay", Initial state and
+        synchronization); one whose request has no usable id (none awaits) may have asked. The one
+        statement of it: monitors ask here, never test ``resuming`` for replay themselves."""
+        fs = self.sessions.get(sid)
+        if fs is None or not fs.resuming:
+            return False
+        first = self._owner.earliest_awaiting("session/resume", sid)
+        params = None if first is None else first.get("params")
+        return first is None or (type(params) is dict and params.get("replayFrom") is not None)
 
     def from_start(self, sid: str) -> bool:
         if self._owner.from_start:
@@ -254,7 +281,7 @@ class Facts(Monitor):
             fs.state_line = line
         fs.state = state
         if fs.resuming:
-            fs.held = False
+            fs.before = ""
             fs.shown = True
         if (
             fs.listed is None
@@ -323,7 +350,7 @@ class Facts(Monitor):
         if sid is not None:
             fs = self.of(sid)
             if not fs.resuming:  # the window opens
-                fs.held = fs.state in ACTIVE
+                fs.before = fs.state
                 fs.shown = False
             fs.resuming += 1
             fs.closed = False
@@ -338,7 +365,8 @@ class Facts(Monitor):
             fs = self.of(sid)
             fs.resuming = max(0, fs.resuming - 1)
             if not fs.resuming:  # the window closes
-                fs.held = fs.shown = False
+                fs.before = ""
+                fs.shown = False
             if self.opening and "result" in msg:
                 self.set_up.add(sid)
 

@@ -39,7 +39,8 @@ background work"). So:
   ``output-while-requires-action`` (``progress``); under ``pending-output`` such content may be
   output the work produced before it blocked (no finding: ``Rules.blocked_output_is_progress``);
 - content for a message first seen during an ended foreground interval, sent while the session
-  is still idle after it, is an update of the ended work after its idle: DONE-03, or CANCEL-14
+  is still idle after it (``SessionFacts.still_idle``: also in a resume window that asked for no
+  replay, before its snapshot; a window that asked for one re-sends history), is an update of the ended work after its idle: DONE-03, or CANCEL-14
   when that idle confirmed a cancellation. That is the default of the reading
   ``patch-after-idle``; under ``patch-in-place`` such content is a patch in place (no finding).
   (Content of a tool call the ended work finished before its idle: the tool monitor's.)
@@ -282,11 +283,11 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         seen = st.outputs.get(key)
         if seen is None:
             st.outputs[key] = fs.interval if state in ACTIVE else -1
-        if state in _QUIET and self.table(fgm.SPEC) is fgm.SPEC:  # the common case: running work
-            return
-        if fs.resuming or fs.closed:
-            return
-        if state == "idle" and seen is not None:
+        if state in _QUIET and self.table(fgm.SPEC) is fgm.SPEC and not fs.before:  # the common case:
+            return  # running work
+        if fs.closed or (fs.resuming and (not fs.still_idle or self.facts.replaying(sid))):
+            return  # (in a window that asked for no replay, idle still reported is live)
+        if fs.still_idle and seen is not None:
             if seen > 0:  # an update of ended work after its idle: is it one the work owed?
                 cancelled = seen == st.last_end and st.last_end_cancel
                 late = self.between.late_update(cancelled).rule

@@ -159,6 +159,8 @@ idle breaks ACC-05. A prompt received during active work is not judged at that w
 insertion may start the next turn); an error answer ends the judgement, and so does a resume
 window before that work was reported (the work may start and end unseen in it), not one after:
 the work reported after the window is that work or one started in it, and ends by the next idle.
+Inside a window, a state replacing an active one reported in that same window is live, not the
+snapshot (``model.between`` resume_snapshot): an idle there ends the work as outside a window.
 
 *Content* (``model.between`` USER_MESSAGE_CONTENT, the reading ``user-message-content``). Under
 its default, ``upsert``, nothing is recorded: a user_message may carry content a later one
@@ -475,7 +477,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         self._gx[_SENT_KEY] += 1
         missing = self.between.setup_missing(
             facts.init_pending,
-            sid is not None and facts.replaying(sid),
+            sid is not None and facts.in_window(sid),
             facts.opening is True and sid is not None and facts.unset(sid),
         )
         if missing is not None:
@@ -830,7 +832,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # (never two of them; only claimed ones are unreported)
         known = mid in ps.unclaimed or mid in ps.claimed or mid in ps.optional
         fs = self.facts.sessions.get(sid)
-        replaying = fs is not None and fs.resuming > 0 and (known or self._history(sid))
+        replaying = self.facts.replaying(sid)
         if known or (
             replaying
             and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
@@ -890,10 +892,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
     def _content(
         self, ps: _Session, sid: str, mid: str, blocks: frozenset[str], line: int, msg: Message
     ) -> None:
-        """A live user_message carrying content (``blocks``), outside resume windows (replayed
+        """A live user_message carrying content (``blocks``), outside replay windows (replayed
         history is not the report): judged against its prompt's content when a success response
         returned its ID, else kept until one does (the Agent's own insertion has no prompt)."""
-        if self.facts.replaying(sid) and (mid in ps.claimed or mid in ps.unclaimed or self._history(sid)):
+        if self.facts.replaying(sid):
             return
         owned = ps.owned.get(mid)
         if owned is not None:
@@ -1001,10 +1003,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
             for rid, rec in ps.pending.items():
                 if not rec.worked:
                     ps.pending[rid] = rec._replace(worked=True)
-        if resuming:
+        if resuming and self.between.resume_snapshot(True, fs is not None and fs.shown and before in ACTIVE):
             if not ps.owner_working:
                 ps.drop_owner()
-            return
+            return  # (a state replacing an active one reported in the same window is live)
         if ps.owner is None:
             pass
         elif new in ACTIVE:
@@ -1041,14 +1043,6 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid)
         if ps is None or ps.first_prompt is None:
             self._ex["SDM-05"] += 1
-
-    def _history(self, sid: str) -> bool:
-        """Whether a user message under an ID the session never showed, inside a resume window,
-        is replayed history (see "Replay"): only when the resume being answered (the earliest of
-        the session's awaiting their response: a later one is refused) asked for a replay."""
-        first = self._owner.earliest_awaiting("session/resume", sid)
-        params = None if first is None else first.get("params")
-        return first is None or (type(params) is dict and params.get("replayFrom") is not None)
 
     def _replayed(self, ps: _Session, sid: str, mid: str, known: bool, line: int, msg: Message) -> None:
         """A user message inside a resume window: replayed history, not the live report. One

@@ -288,8 +288,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
             if fs.resuming:
                 ts.window = ts.window | {tid}
             return
-        if fs.resuming and tid not in ts.window:  # replayed history re-sends old updates
-            return
+        if fs.resuming and tid not in ts.window and self.facts.replaying(sid):
+            return  # replayed history re-sends old updates
         old, created, grant = rec
         if old in TOOL_FINAL:  # reopening it is the table's (model.toolcall, BG-05) ...
             if status == "in_progress" and grant in _VOID_GRANTS:
@@ -408,13 +408,19 @@ class ToolMonitor(SessionMonitor["_Session"]):
         changed: bool = False,
     ) -> None:
         """Tool call ``tid`` of ended foreground work (first reported in interval ``created``)
-        updated while the session is still idle after that work, neither listed nor embedding a
+        updated while the session is still idle after that work (``SessionFacts.still_idle``:
+        also in a resume window that asked for no replay, before its snapshot), neither listed nor embedding a
         listed terminal (``terms``: what tool calls embed once ``upd`` applies): an update of the
         ended work after its idle (DONE-03, CANCEL-14 when that idle came after a cancel), once
         per tool call. ``changed``: a status change (under ``tool-updates-after-idle=foreground-owed``);
         else content, unless the reading ``patch-after-idle`` takes it as a patch in place."""
         fs = self.facts.of(sid)
-        if fs.state != "idle" or fs.resuming or fs.closed or _exempt(tid, terms, fs.listed or frozenset()):
+        if (
+            not fs.still_idle
+            or fs.closed
+            or (fs.resuming and self.facts.replaying(sid))
+            or _exempt(tid, terms, fs.listed or frozenset())
+        ):
             return
         cancelled = created == ts.cancel_end
         rule = self.between.late_update(cancelled).rule
