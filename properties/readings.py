@@ -702,8 +702,10 @@ READINGS: Final[tuple[Reading, ...]] = (
                 ACC-05), and one re-sent after the last snapshot with no snapshot after it breaks
                 SYNC-02.""",
             "known-ids": """Replayed updates are told apart only by their IDs: a user message under an ID
-                the session never showed is a live insertion even inside the window (judged like any live
-                user message: ACC-06 when no prompt accounts for it), never an ACC-11 breach.""",
+                no user message of the session showed is live even inside the window: a new ID is an
+                insertion (judged like any live user message: ACC-06 when no prompt accounts for it),
+                never an ACC-11 breach, and one a success response returned is that message's report
+                (its ACC-05 is met).""",
         },
         "whole-window",
         """The text puts the replay inside the window ("following any requested history replay
@@ -718,15 +720,22 @@ READINGS: Final[tuple[Reading, ...]] = (
               Agent that holds a prompt chooses when to insert it and can do so after the response,
               so the requested replay is what the window shows. Live updates
               of ongoing work may still come ("Background activity MAY continue and emit other
-              session/update notifications", Session states).""",
+              session/update notifications", Session states). A message inserted before the resume
+              that a replay from before it re-sends is history there too: "Every inserted input
+              ... is reported live, but Agents are not required to persist it or retain it ... If
+              the message is retained and replayed, the Agent MUST use the same ID" (2. Prompt
+              accepted) keeps the live report apart from the replayed copy, so the report is still
+              owed; known-ids takes the text's "the user_message acknowledgment ... may arrive
+              before or after" the response instead, and lets the first update under the ID be
+              it.""",
         ("ACC-11", "ACC-05", "ACC-06"),
         peers_same="""under known-ids an Agent could insert, inside a window that asked for a replay,
               a prompt it held from before the resume and report its user message there (in a
-              window that asked for none it is live under both alternatives); the simulated Agent
-              cannot: the session table's resuming state lets it only
-              replay history and send the snapshot (its prompts wait for the resume response, as
-              under whole-window), and no prompt can arrive in the window (INTRO-01), so no
-              alternative gives it a move there""",
+              window that asked for none it is live under both alternatives), or send there the
+              first report of a message it inserted before the resume; the simulated Agent cannot:
+              the session table's resuming state lets it only replay history and send the snapshot
+              (its prompts wait for the resume response, as under whole-window), and no prompt can
+              arrive in the window (INTRO-01), so no alternative gives it a move there""",
     ),
     _reading(
         RESUME_WINDOW_IDLE,

@@ -7,6 +7,8 @@
   tool call is a pending update sent after its idle (DONE-03, ``SessionFacts.still_idle`` before
   the window's snapshot), a completed compaction going in_progress is a reuse (COMPACT-03), and a
   completed tool call going in_progress a reopen (BG-05).
+- Under ``resume-replay-window=known-ids``, a window that asked for a replay tells history apart
+  by IDs: the first update under an ID a success response returned is that message's report.
 - An idle replacing an active state reported in the same window is live (``Rules.resume_snapshot``):
   it ends the resulting work of the prompt received while idle, whose user message was owed
   before it (ACC-05, reading ``user-message-deadline=resulting-work``).
@@ -40,11 +42,11 @@ from tests.wire_dsl import (
 _OPEN: list[Line] = [initialize("init"), initialized("init"), new_session("new"), created("new")]
 
 
-def _found(lines: Sequence[Line], complete: bool = True) -> list[tuple[str, int | None]]:
-    ms = MonitorSet()
+def _found(lines: Sequence[Line], **readings: str) -> list[tuple[str, int | None]]:
+    ms = MonitorSet(readings={k.replace("_", "-"): v for k, v in readings.items()})
     for n, (sender, msg) in enumerate([*_OPEN, *lines], 1):
         ms.feed(sender, msg, n)
-    ms.finish(complete=complete, last_line=len(_OPEN) + len(lines))
+    ms.finish(complete=True, last_line=len(_OPEN) + len(lines))
     return sorted((f.rule, f.line) for f in ms.findings if f.kind in ("rule", "open"))
 
 
@@ -70,6 +72,9 @@ def test_live_user_message_in_a_window_that_asked_no_replay_is_the_report(chunk:
     # (reading resume-replay-window=whole-window: ACC-05 at the end)
     lines[3] = resume(5)
     assert _found(lines) == [("ACC-05", 12)]
+    # under known-ids, the first update under a returned ID is that message's report even there
+    # (review48 case 25)
+    assert _found(lines, resume_replay_window="known-ids") == []
 
 
 def test_ended_work_patched_in_a_window_that_asked_no_replay() -> None:

@@ -40,9 +40,10 @@ background work"). So:
   output the work produced before it blocked (no finding: ``Rules.blocked_output_is_progress``);
 - content for a message first seen during an ended foreground interval, sent while the session
   is still idle after it (``SessionFacts.still_idle``: also in a resume window that asked for no
-  replay, before its snapshot; a window that asked for one re-sends history), is an update of the ended work after its idle: DONE-03, or CANCEL-14
-  when that idle confirmed a cancellation. That is the default of the reading
-  ``patch-after-idle``; under ``patch-in-place`` such content is a patch in place (no finding).
+  replay, before its snapshot; a window that asked for one re-sends history), is an update of
+  the ended work after its idle: DONE-03, or CANCEL-14 when that idle confirmed a cancellation.
+  That is the default of the reading ``patch-after-idle``; under ``patch-in-place`` such
+  content is a patch in place (no finding).
   (Content of a tool call the ended work finished before its idle: the tool monitor's.)
 
 *The idle that ends work* (active -> idle, outside resume windows) should carry a stop reason

@@ -120,9 +120,10 @@ work): a user message under an ID the session never showed is live there (counte
 When the session is seen from its creation (``MonitorSet.from_start`` or a ``session/new`` response in
 the stream), a replayed user message under an ID never seen in the session breaks ACC-11
 (``replay_renamed``). That
-is the default of the reading ``resume-replay-window`` (``whole-window``); under ``known-ids`` a
-user message under an ID the session never showed is live even inside the window (judged as
-below).
+is the default of the reading ``resume-replay-window`` (``whole-window``: there the first report
+of a message a success response returned is history too, and its live report is still owed,
+ACC-05); under ``known-ids`` a user message under an ID no user message of the session showed is
+live even inside the window (judged as below; under a returned ID, it is that message's report).
 
 *Agent-initiated user messages.* Under the reading ``unaccounted-user-message=agent-initiated``
 (the default) a live user message first reported while no prompt of the session waits for its
@@ -837,7 +838,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             replaying
             and (not self.facts.from_start(sid) or self.reading(RESUME_REPLAY_WINDOW) == "whole-window")
         ):
-            if replaying:
+            if replaying and self._history(ps, mid):
                 self._replayed(ps, sid, mid, known, line, msg)
             elif ps.unreported:
                 ps.unreported.pop(mid, None)
@@ -895,7 +896,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
         """A live user_message carrying content (``blocks``), outside replay windows (replayed
         history is not the report): judged against its prompt's content when a success response
         returned its ID, else kept until one does (the Agent's own insertion has no prompt)."""
-        if self.facts.replaying(sid):
+        if self.facts.replaying(sid) and self._history(ps, mid):
             return
         owned = ps.owned.get(mid)
         if owned is not None:
@@ -1043,6 +1044,13 @@ class PromptMonitor(SessionMonitor["_Session"]):
         ps = self.sessions.get(sid)
         if ps is None or ps.first_prompt is None:
             self._ex["SDM-05"] += 1
+
+    def _history(self, ps: _Session, mid: str) -> bool:
+        """Whether a user message under ``mid`` inside a window that asked for a replay is
+        replayed history (see "Replay"): under ``resume-replay-window=known-ids`` not one under an
+        ID a success response returned that no user message has reported yet: that is its live
+        report (replayed updates are told apart by their IDs, and the report has no fixed order)."""
+        return mid not in ps.unreported or self.reading(RESUME_REPLAY_WINDOW) == "whole-window"
 
     def _replayed(self, ps: _Session, sid: str, mid: str, known: bool, line: int, msg: Message) -> None:
         """A user message inside a resume window: replayed history, not the live report. One
