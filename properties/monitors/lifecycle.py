@@ -286,8 +286,10 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
             st.outputs[key] = fs.interval if state in ACTIVE else -1
         if state in _QUIET and self.table(fgm.SPEC) is fgm.SPEC and not fs.before:  # the common case:
             return  # running work
-        if fs.closed or (fs.resuming and (not fs.still_idle or self.facts.replaying(sid))):
-            return  # (in a window that asked for no replay, idle still reported is live)
+        if fs.closed or (
+            fs.resuming and (seen is None or not fs.still_idle or self.facts.replaying(sid))
+        ):  # (in a window only this: an update of ended work, idle still reported, no replay)
+            return
         if fs.still_idle and seen is not None:
             if seen > 0:  # an update of ended work after its idle: is it one the work owed?
                 cancelled = seen == st.last_end and st.last_end_cancel
