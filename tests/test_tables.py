@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,10 +88,13 @@ def test_compaction_statuses_follow_the_compaction_table() -> None:
 
 
 def test_replayed_history_is_not_judged_again() -> None:
-    params = {"sessionId": "s1"}
+    params: dict[str, Any] = {"sessionId": "s1", "replayFrom": {"type": "start"}}
     resume = ("client", {"jsonrpc": "2.0", "id": 9, "method": "session/resume", "params": params})
     lines = [*TURN, tool("t1", "completed"), resume, tool("t1", "in_progress")]
     assert run(lines) == []
+    # a window that asked for no replay re-sends no history: the reopen is live (review48 case 168)
+    del params["replayFrom"]
+    assert [f.rule for f in run(lines)] == ["BG-05"]
 
 
 def test_exercise_counts_name_the_rule_of_each_consulted_cell() -> None:
