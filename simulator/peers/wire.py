@@ -174,10 +174,8 @@ def state_update(
 
 
 def message(kind: str, session: str, message_id: str, content: Any) -> Msg:
-    """A full message upsert (kind user_message, agent_message or agent_thought: ``content`` a
-    list of blocks, or None), or a chunk (kind user_message_chunk, agent_message_chunk,
-    agent_thought_chunk, session_message_chunk: ``content`` one block); ``chunk`` is its name
-    there."""
+    """A full message upsert (kind user_message, agent_message, agent_thought: ``content`` a list
+    of blocks, or None), or as ``chunk`` a chunk (kind ``*_chunk``: ``content`` one block)."""
     return update(session, {"sessionUpdate": kind, "messageId": message_id, "content": content})
 
 
