@@ -30,7 +30,7 @@ violation.
 
 The tables it fires are its ``Config``'s (``Config.variant``, ``properties.variants.tables_of``):
 the model's, or a variant's, where a removed row makes the move that needs it raise a violation flagged
-``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
+``removed`` (``choices`` leaves such moves out) and a dropped rule's forbidden cell leaves the state.
 
 The Agent is written in layers, a module each: its state and plumbing (``agent_state``), its
 background work and compactions (``agent_background``), its foreground work and requests of the

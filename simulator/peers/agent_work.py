@@ -131,7 +131,7 @@ class ForegroundWork(BackgroundWork):
                 add(("agent", "block", None))
         if producing:
             self._tool_events(add, "pause" in features)
-        if self.real != fgm.IDLE and "pause" in features and self._room("tool_updates"):
+        if "pause" in features and self._room("tool_updates"):
             for tid, t in self.tools.items():
                 if not t[1]:
                     add(("agent", "tool_content", (tid, True)))

@@ -44,6 +44,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from model.clientview import ClientView
+from model.clientview_parts import freeze
 from model.core import ProtocolViolation
 from properties.clientview import CLIENT_FAULTS
 from properties.engine import MonitorSet
@@ -158,8 +159,8 @@ class World:
         return (
             self.agent.snapshot(),
             self.client.snapshot(),
-            tuple(_freeze(m) for m in self.net.to_agent),
-            tuple(_freeze(m) for m in self.net.to_client),
+            tuple(freeze(m) for m in self.net.to_agent),
+            tuple(freeze(m) for m in self.net.to_client),
             self.client.view.snapshot(),
         )
 
@@ -299,11 +300,3 @@ def event_counts(events: Iterable[Event]) -> Counter[str]:
     """How often each event of ``events`` was performed, by ``actor.name``."""
     pairs = Counter(map(itemgetter(0, 1), events))
     return Counter({f"{actor}.{name}": n for (actor, name), n in pairs.items()})
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    return value
