@@ -46,16 +46,22 @@ def run(
             lines.append(line)
             print(line, file=sys.stderr, flush=True)
 
-    res = explore_bfs.explore(
-        cfg,
-        time_budget=budget,
-        progress=progress,
-        name="core",
-        max_states=max_states,
-        reduce=reduce,
-        keep_search=True,
-    )
-    levels = np.bincount(np.frombuffer(res._search.depth, dtype=f"i{res._search.depth.itemsize}"))
+    search = explore_bfs.search_states
+    searched: list[Any] = []  # (parts, search) as ``search_states`` returns them: the depths
+
+    def keeping(*args: Any, **kw: Any) -> Any:
+        searched.append(search(*args, **kw))
+        return searched[-1]
+
+    explore_bfs.search_states = keeping
+    try:
+        res = explore_bfs.explore(
+            cfg, time_budget=budget, progress=progress, name="core", max_states=max_states, reduce=reduce
+        )
+    finally:
+        explore_bfs.search_states = search
+    depth = searched[0][1].depth
+    levels = np.bincount(np.frombuffer(depth, dtype=f"i{depth.itemsize}"))
     return {
         "bounds": bounds,
         "reduce": reduce,

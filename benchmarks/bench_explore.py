@@ -165,15 +165,25 @@ def traced_peak(fn: Callable[[], Any]) -> int:
 
 
 def traced_bfs(cfg: Any) -> tuple[int, int, int]:
-    """(states, peak bytes, bytes still held right after the search) for one exhaustive search."""
+    """(states, peak bytes, bytes still held right after the search) for one exhaustive search
+    (read as ``search_states`` returns: the state index, parent pointers, depths and edges)."""
+    search = explore_bfs.search_states
+    held: list[int] = []
+
+    def measured(*args: Any, **kw: Any) -> Any:
+        got = search(*args, **kw)
+        held.append(tracemalloc.get_traced_memory()[0])
+        return got
+
     tracemalloc.start()
+    explore_bfs.search_states = measured
     try:
         base = tracemalloc.get_traced_memory()[0]
         res = explore_bfs.explore(cfg)
         peak = tracemalloc.get_traced_memory()[1] - base
-        stored = (res.stored_bytes or base) - base
-        return res.states, peak, stored
+        return res.states, peak, held[0] - base
     finally:
+        explore_bfs.search_states = search
         tracemalloc.stop()
 
 

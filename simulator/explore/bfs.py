@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import gc
 import time
-import tracemalloc
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -336,11 +335,7 @@ class BfsResult:
     sccs: int
     nontrivial_sccs: int
     bottom_cycles: int
-    stored_bytes: int | None = None
-    """Traced memory right after the search, frontier emptied (only when tracemalloc runs):
-    the state index, parent pointers, depths and edges."""
     graph: Any = None
-    _search: Any = None
 
     @property
     def states_per_second(self) -> float:
@@ -413,10 +408,8 @@ def explore(
     name: str = "",
     max_states: int | None = MAX_STATES,
     reduce: str = "none",
-    keep_search: bool = False,
 ) -> BfsResult:
-    """Breadth-first search of every state reachable within ``cfg`` (and ``depth``);
-    ``keep_search``: the result keeps the search itself (``_search``: states, parents, depths)."""
+    """Breadth-first search of every state reachable within ``cfg`` (and ``depth``)."""
     if reduce not in REDUCTIONS:
         raise ValueError(f"unknown reduction {reduce!r} ({', '.join(REDUCTIONS)})")
     if reduce != "none" and depth is not None:
@@ -427,7 +420,6 @@ def explore(
         progress=progress, name=name, keep_edges=graph, por=reduce == "por",
     )  # fmt: skip
     complete = s.stop == "complete"
-    stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
     sccs, nontrivial, cycles = _bottom_cycles(len(s.states), s.src, s.dst) if complete else (0, 0, [])
     unjudged = 0
     for members in cycles:  # under por, only a cycle of states expanded on both sides
@@ -475,9 +467,7 @@ def explore(
         sccs=sccs,
         nontrivial_sccs=nontrivial,
         bottom_cycles=len(cycles),
-        stored_bytes=stored,
         graph=_graph(s, name, fg) if graph else None,
-        _search=s if keep_search else None,
     )
 
 
