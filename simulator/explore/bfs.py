@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from properties.clientview import CLIENT_FAULTS
-from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors
+from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors, replay
 from simulator.explore.coverage import Row, context_takers
 from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
 from simulator.explore.state import COUNTER_AT, State
@@ -756,8 +756,6 @@ def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, 
 
 def _judge_cycle(members: list[int], s: _Search, cfg: Config, faults: frozenset[str], monitors: bool) -> None:
     """Rules open in every judged state of a bottom cycle are breaches (see the docstring)."""
-    from simulator.explore.common import replay
-
     common: dict[str, str] | None = None
     for state in members[:MAX_CYCLE_STATES]:
         run = replay(
