@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from simulator.explore import bfs as explore_bfs
+from simulator.explore.common import rate
 from simulator.workers import peak_rss
 
 
@@ -69,7 +70,7 @@ def run(
         "transitions": res.transitions,
         "max_depth": res.max_depth,
         "seconds": round(res.seconds, 1),
-        "states_per_second": round(res.states_per_second),
+        "states_per_second": round(rate(res.states, res.seconds)),
         "complete": res.complete,
         "stop": res.stop,
         "one_side_states": res.one_side_states,

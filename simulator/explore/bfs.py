@@ -337,10 +337,6 @@ class BfsResult:
     bottom_cycles: int
     graph: Any = None
 
-    @property
-    def states_per_second(self) -> float:
-        return self.states / self.seconds if self.seconds > 0 else 0.0
-
     def stats_json(self) -> dict[str, Any]:
         names = [f.name for f in fields(self)]
         stats = names[names.index("symmetry") : names.index("bottom_cycles") + 1]
