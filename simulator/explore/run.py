@@ -62,7 +62,6 @@ from simulator.peers.config import (
     EXPLORE_EXAMPLES,
     EXPLORE_STEPS,
     EXPLORE_WALKS,
-    FEATURES,
     SMALL,
     Config,
     faults_config,
@@ -546,12 +545,3 @@ def explain_examples(hyp: dict[str, Any], asked: int) -> str:
     if ran != asked and why:
         text += ": " + "; ".join(why)
     return text
-
-
-def parse_features(text: str) -> frozenset[str]:
-    """``a,b,c`` -> the feature set; unknown names raise ValueError naming them."""
-    names = frozenset(n.strip() for n in text.split(",") if n.strip())
-    unknown = sorted(names - frozenset(FEATURES))
-    if unknown:
-        raise ValueError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(FEATURES)}")
-    return names
