@@ -82,7 +82,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from model.core import Actor
+from model.core import Actor, MachineSpec
 from model.registry import BY_NAME
 
 DROP: Final = object()
@@ -218,21 +218,21 @@ Bug = Deviation | Misview | Again
 """What a seeded bug deviates (``properties.seeded.Seeded.bug``)."""
 
 
-def rule_of(d: Bug) -> str:
+def rule_of(d: Bug, specs: Mapping[str, MachineSpec] = BY_NAME) -> str:
     """The rule ``d`` breaks: the forbidden cell's rule in its table, the obligation of the states
     a withheld move is owed in (unless named), or the rule named in ``d``. A property of the
-    deviation, so judged by the spec as written (``model.registry``'s tables): under a variant that drops
+    deviation, so judged by the spec as written (``specs``' default): under a variant that drops
     the rule the deviation still breaks it (the checker sets the finding aside), and a variant
     that adds the cell as a row makes the bug's move an ordinary one, not a rule it breaks."""
     if isinstance(d, Forbidden):
-        found = BY_NAME[d.machine].written_refusal(d.source, d.trigger, {**d.when, **d.ctx})
+        found = specs[d.machine].written_refusal(d.source, d.trigger, {**d.when, **d.ctx})
         if found is None:
             raise ValueError(f"{d.name}: the {d.machine} table allows {d.trigger} in {d.source}")
         return found
     if isinstance(d, Withhold):
         if d.rule is not None:
             return d.rule
-        spec = BY_NAME[d.machine]
+        spec = specs[d.machine]
         owed = {spec.eventually[s] for s in spec.states if any(m[0] in d.triggers for m in spec.moves(s))}
         if len(owed) != 1:
             raise ValueError(f"{d.name}: the moves withheld are owed under {sorted(owed)}: name the rule")
