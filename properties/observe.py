@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from model import background, compaction, entity, foreground, session, terminal, toolcall
@@ -105,37 +106,35 @@ SESSION_KEY = ""
 """The entity key of the session machine (one instance per session record)."""
 
 
+@dataclass(slots=True, eq=False)
 class Seen(Record):
     """What the wire has shown of one session's observed entities."""
 
-    __slots__ = ("entered", "fresh", "handshake", "idle_snapshot", "late", "listed", "refused", "states")
-
-    def __init__(self) -> None:
-        self.states: dict[tuple[str, str], str] = {}
-        """(machine name, entity key) -> state (the machine's initial state when absent)."""
-        self.entered: dict[tuple[str, str], int] = {}
-        """(machine name, entity key) -> the line on which the entity entered its current state,
-        kept for the states that owe something (``MachineSpec.eventually``): an obligation left
-        open is reported at the line that opened it. Not part of ``key``: lines never are."""
-        self.refused: frozenset[tuple[str, str]] = frozenset()
-        """(machine name, entity key) of the entities a move of which the table refused: their
-        state is no longer what the wire shows, so what they would still owe is not judged (it
-        would be a consequence of the breach already reported)."""
-        self.listed: frozenset[tuple[str, str]] = frozenset()
-        """The items of the last concrete background list, as (type, ID). (The shared facts keep
-        it too, but the table monitor is dispatched after them: there it is already the new list.)"""
-        self.handshake: tuple[Any, str, bool] | None = None
-        """(request ID, session state before it, whether it asked for a history replay) of the
-        session/resume being answered."""
-        self.fresh: frozenset[tuple[str, str]] = frozenset()
-        """(machine name, entity key) of the entities first seen in the current resume window:
-        their later updates there are live transitions, not replayed history."""
-        self.idle_snapshot = False
-        """The latest snapshot of the resume being answered reported idle."""
-        self.late: tuple[tuple[str, str], ...] | None = None
-        """The context (readings) of the first replay the wire showed after the latest snapshot
-        of the resume being answered, while no snapshot has followed it: the response's refusal
-        rests on them."""
+    states: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(machine name, entity key) -> state (the machine's initial state when absent)."""
+    entered: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(machine name, entity key) -> the line on which the entity entered its current state,
+    kept for the states that owe something (``MachineSpec.eventually``): an obligation left
+    open is reported at the line that opened it. Not part of ``key``: lines never are."""
+    refused: frozenset[tuple[str, str]] = frozenset()
+    """(machine name, entity key) of the entities a move of which the table refused: their
+    state is no longer what the wire shows, so what they would still owe is not judged (it
+    would be a consequence of the breach already reported)."""
+    listed: frozenset[tuple[str, str]] = frozenset()
+    """The items of the last concrete background list, as (type, ID). (The shared facts keep
+    it too, but the table monitor is dispatched after them: there it is already the new list.)"""
+    handshake: tuple[Any, str, bool] | None = None
+    """(request ID, session state before it, whether it asked for a history replay) of the
+    session/resume being answered."""
+    fresh: frozenset[tuple[str, str]] = frozenset()
+    """(machine name, entity key) of the entities first seen in the current resume window:
+    their later updates there are live transitions, not replayed history."""
+    idle_snapshot: bool = False
+    """The latest snapshot of the resume being answered reported idle."""
+    late: tuple[tuple[str, str], ...] | None = None
+    """The context (readings) of the first replay the wire showed after the latest snapshot
+    of the resume being answered, while no snapshot has followed it: the response's refusal
+    rests on them."""
 
     def state_of(self, spec: MachineSpec, key: str) -> str:
         return self.states.get((spec.name, key), spec.initial)

@@ -50,6 +50,7 @@ Must not know: any rule, finding or explanation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from model.between import PROMPT_CAPABILITY_TYPES
@@ -76,11 +77,16 @@ def terminal_refs(content: Any) -> frozenset[str]:
 
 
 class ClientCaps(NamedTuple):
-    """What a Client's initialize advertises that the checks read (``Facts`` attributes)."""
+    """What a Client's initialize advertises that the checks read (``Facts.client``)."""
 
     may_extend: bool
+    """Its capabilities carry ``_meta`` (the only place a custom extension such as custom states
+    could be advertised)."""
     modes: frozenset[str]
+    """The elicitation modes it advertised."""
     custom_modes_ok: bool
+    """Its elicitation capabilities carry ``_meta``, where custom (``_``) modes may have been
+    advertised (as custom prompt content types in the prompt capabilities')."""
 
 
 def client_capabilities(caps: Any) -> ClientCaps:
@@ -117,39 +123,24 @@ class Asked(NamedTuple):
     """A URL elicitation accepted and awaiting its completion."""
 
 
+@dataclass(slots=True, eq=False)
 class SessionFacts(Record):
-    __slots__ = (
-        "bare_line",
-        "cancel_line",
-        "closed",
-        "created",
-        "held",
-        "interval",
-        "listed",
-        "period",
-        "resuming",
-        "shown",
-        "state",
-        "state_line",
-        "stopping",
-        "terms",
-    )
+    """One session's facts (see the module docstring)."""
 
-    def __init__(self) -> None:
-        self.state = "idle"
-        self.resuming = 0
-        self.held = False
-        self.shown = False
-        self.interval = 0
-        self.period = 0
-        self.state_line = 0
-        self.cancel_line = 0
-        self.stopping = False
-        self.listed: frozenset[Key] | None = None
-        self.created = False
-        self.closed = False
-        self.bare_line = 0
-        self.terms: dict[str, frozenset[str]] = {}
+    state: str = "idle"
+    resuming: int = 0
+    held: bool = False
+    shown: bool = False
+    interval: int = 0
+    period: int = 0
+    state_line: int = 0
+    cancel_line: int = 0
+    stopping: bool = False
+    listed: frozenset[Key] | None = None
+    created: bool = False
+    closed: bool = False
+    bare_line: int = 0
+    terms: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def key(self) -> tuple[Any, ...]:
         """Without the counters and line numbers (monitors keep them only to compare), except
@@ -180,21 +171,14 @@ class Facts(Monitor):
         super().__init__(owner)
         self.sessions: dict[str, SessionFacts] = {}
         self.init_pending = False
-        self.client_may_extend: bool | None = None
-        """None: no successful answer to a Client's initialize was seen; else whether the
-        capabilities of the latest initialize answered with a result carry ``_meta`` (the only
-        place a custom extension such as custom states could be advertised). The schema
-        (InitializeRequest): "The latest successful ``initialize`` is authoritative": a failed
-        or withdrawn one negotiates nothing."""
+        self.client: ClientCaps | None = None
+        """None: no successful answer to a Client's initialize was seen; else what the latest
+        initialize answered with a result advertised. The schema (InitializeRequest): "The latest
+        successful ``initialize`` is authoritative": a failed or withdrawn one negotiates nothing."""
         self.prompt_types: frozenset[str] | None = None
         """Content types the Agent accepts in prompts (None: its initialize answer not seen)."""
         self.custom_prompt_ok = True
         """Whether custom content types may have been advertised (prompt capability ``_meta``)."""
-        self.elicitation_modes: frozenset[str] | None = None
-        """The elicitation modes that initialize advertised (None: as for ``client_may_extend``)."""
-        self.custom_modes_ok = False
-        """Whether its elicitation capabilities carry ``_meta``, where custom (``_``) modes may
-        have been advertised (as custom prompt content types in the prompt capabilities')."""
         self.offered: dict[Any, ClientCaps] = {}
         """The capabilities of each Client initialize awaiting its answer, by request id: taken
         as negotiated only when that answer is a result."""
@@ -384,11 +368,11 @@ class Facts(Monitor):
     def _initialized(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
         offered = self.offered.pop(msg["id"], None)
         if "result" not in msg:  # an error (a withdrawn one too: -32800) negotiates nothing
-            self.init_pending = self.client_may_extend is None  # unless an earlier one succeeded
+            self.init_pending = self.client is None  # unless an earlier one succeeded
             return
         self.init_pending = False
         if offered is not None:
-            self.client_may_extend, self.elicitation_modes, self.custom_modes_ok = offered
+            self.client = offered
         result = msg.get("result")
         if type(result) is not dict:
             return
@@ -405,23 +389,17 @@ class Facts(Monitor):
         self.prompt_types = self.between.allowed_types(advertised)
         self.custom_prompt_ok = custom
 
-    @on("agent-response", "session/new")
+    @on("agent-response", "session/new", "session/fork")
     def _created(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
+        """The new session is set up; a fork's is not seen from its creation: it starts from
+        another session's history, which a resume may replay."""
         result = msg.get("result")
         new_sid = result.get("sessionId") if type(result) is dict else None
         if type(new_sid) is str:
-            self.of(new_sid).created = True
+            if request["method"] == "session/new":
+                self.of(new_sid).created = True
             if self.opening:
                 self.set_up.add(new_sid)
-
-    @on("agent-response", "session/fork")
-    def _forked(self, sid: str | None, request: Message, line: int, msg: Message) -> None:
-        """A fork's new session is set up, not seen from its creation: it starts from another
-        session's history, which a resume may replay."""
-        result = msg.get("result")
-        new_sid = result.get("sessionId") if type(result) is dict else None
-        if self.opening and type(new_sid) is str:
-            self.set_up.add(new_sid)
 
     @on("update", "subagent_update")
     def _child(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
@@ -439,11 +417,9 @@ class Facts(Monitor):
         return (
             tuple(sorted((k, v.key()) for k, v in self.sessions.items())),
             self.init_pending,
-            self.client_may_extend,
+            self.client,
             self.prompt_types,
             self.custom_prompt_ok,
-            self.elicitation_modes,
-            self.custom_modes_ok,
             frozenset(self.offered.items()),
             frozenset(self.asking.items()),
             self.opening,

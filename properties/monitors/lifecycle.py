@@ -123,6 +123,7 @@ Must not know: request IDs of prompts beyond BOUND-02, tool calls, background li
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from model import between as bw
@@ -173,57 +174,38 @@ _CANCEL_GROUP_KEY = rule_group(*RESTATED["cancelled-stop-reason"])
 _IDLE_GROUP_KEY = rule_group(*_IDLE_GROUP)
 
 
+@dataclass(slots=True, eq=False)
 class _Session(Record):
     """One session's foreground record."""
 
-    __slots__ = (
-        "accepted",
-        "answered",
-        "asked",
-        "await_active",
-        "done_period",
-        "flag_period",
-        "last_end",
-        "last_end_cancel",
-        "last_reason",
-        "last_std",
-        "lone",
-        "outputs",
-        "prompted",
-        "ra_line",
-        "steered",
-        "work",
-    )
-
-    def __init__(self) -> None:
-        # every agent message ("m", ID) and thought ("t", ID) of the session -> interval first
-        # seen in (-1: not active); kept while the session lives (DONE-03 may name any of them)
-        self.outputs: dict[tuple[str, str], int] = {}
-        self.last_end = 0  # interval ended by the last ending idle
-        self.last_end_cancel = False
-        self.last_reason: str | None = None  # last string stop reason (kept under one reading)
-        self.last_std = "idle"  # last of idle / running / requires_action reported
-        self.flag_period = -1  # period in which a start / resume breach was reported
-        # (idle line, cancel line): inside a resume window, an idle that may have been the live
-        # idle ending cancelled work, with no other state reported in that window yet
-        self.lone: tuple[int, int] | None = None
-        self.done_period = -1  # period in which DONE-03 / CANCEL-14 was reported
-        self.ra_line = 0  # line of a requires_action report with no user-action request yet
-        self.asked = False  # a user-action request was asked since the last idle
-        # interval of active work in which the Client last answered a permission request (a
-        # choice that may explain a ``cancelled`` stop reason)
-        self.answered = 0
-        self.prompted = False  # a prompt was received or accepted since the last ending idle
-        # what work the session's reports allow: 0 none (only idle reported), 1 some other state
-        # reported since the last idle (work may end at the next one), 2 an idle followed another
-        # state (work may have ended: a stop reason may be carried for context)
-        self.work = 0
-        self.await_active: set[Any] = set()  # prompts received while idle (request ids)
-        self.accepted: dict[Any, int] = {}  # of those, accepted -> response line
-        # only where ``model.between`` STEERING forbids steering: ("p", request id) received
-        # during active work, ("m", messageId) its success returned, ("u", messageId) a user
-        # message first reported during active work -> that work's interval
-        self.steered: dict[tuple[str, Any], int] = {}
+    # every agent message ("m", ID) and thought ("t", ID) of the session -> interval first
+    # seen in (-1: not active); kept while the session lives (DONE-03 may name any of them)
+    outputs: dict[tuple[str, str], int] = field(default_factory=dict)
+    last_end: int = 0  # interval ended by the last ending idle
+    last_end_cancel: bool = False
+    last_reason: str | None = None  # last string stop reason (kept under one reading)
+    last_std: str = "idle"  # last of idle / running / requires_action reported
+    flag_period: int = -1  # period in which a start / resume breach was reported
+    # (idle line, cancel line): inside a resume window, an idle that may have been the live
+    # idle ending cancelled work, with no other state reported in that window yet
+    lone: tuple[int, int] | None = None
+    done_period: int = -1  # period in which DONE-03 / CANCEL-14 was reported
+    ra_line: int = 0  # line of a requires_action report with no user-action request yet
+    asked: bool = False  # a user-action request was asked since the last idle
+    # interval of active work in which the Client last answered a permission request (a
+    # choice that may explain a ``cancelled`` stop reason)
+    answered: int = 0
+    prompted: bool = False  # a prompt was received or accepted since the last ending idle
+    # what work the session's reports allow: 0 none (only idle reported), 1 some other state
+    # reported since the last idle (work may end at the next one), 2 an idle followed another
+    # state (work may have ended: a stop reason may be carried for context)
+    work: int = 0
+    await_active: set[Any] = field(default_factory=set)  # prompts received while idle (request ids)
+    accepted: dict[Any, int] = field(default_factory=dict)  # of those, accepted -> response line
+    # only where ``model.between`` STEERING forbids steering: ("p", request id) received
+    # during active work, ("m", messageId) its success returned, ("u", messageId) a user
+    # message first reported during active work -> that work's interval
+    steered: dict[tuple[str, Any], int] = field(default_factory=dict)
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         """Relative form: counters and line numbers only as the comparisons the checks make."""
@@ -372,7 +354,7 @@ class ForegroundMonitor(SessionMonitor["_Session"]):
         if where == fgm.UNRECOGNIZED:  # the cell's guard is judged
             self._ex[_CUSTOM_STATES] += 1
         try:
-            custom_states = self.facts.client_may_extend is not False
+            custom_states = self.facts.client is None or self.facts.client.may_extend
             self.table(fgm.SPEC).fire(where, "output", {"custom_states": custom_states})
         except ProtocolViolation as broke:
             return broke.rule

@@ -38,9 +38,9 @@ Must not know: any rule ID, status or state name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 from model import fields
 from model.core import MachineSpec, ProtocolViolation
@@ -62,36 +62,26 @@ from properties.observe import (
 from properties.readings import BY_NAME
 
 _NONE: Mapping[str, frozenset[str]] = {}
-T = TypeVar("T")
+_STRICT: dict[int, tuple[MachineSpec, MachineSpec, frozenset[tuple[str, str]]]] = {}
+"""``_strict``'s answers, made once per table (tables are not hashable: each is kept by its id,
+with itself, so that a table made later under a freed id is not mistaken for it)."""
 
 
-def _per_table(make: Callable[[MachineSpec], T]) -> Callable[[MachineSpec], T]:
-    """``make(spec)``, made once per table (tables are not hashable: each is kept by its id, with
-    itself, so that a table made later under a freed id is not mistaken for it)."""
-    kept: dict[int, tuple[MachineSpec, T]] = {}
-
-    def get(spec: MachineSpec) -> T:
-        found = kept.get(id(spec))
-        if found is None or found[0] is not spec:
-            found = kept[id(spec)] = (spec, make(spec))
-        return found[1]
-
-    return get
-
-
-@_per_table
 def _strict(spec: MachineSpec) -> tuple[MachineSpec, frozenset[tuple[str, str]]]:
     """``spec`` with no rule relaxed (what it refuses is what a dropped rule forbade), and the
     (state, trigger) cells where that can differ: forbidden cells of a relaxed rule, and cells
     whose guard a relaxed rule states."""
-    strict = replace(spec, relaxed=frozenset())
-    cells = {cell for rule in spec.relaxed for cell in strict.relaxed_cells(rule)}
-    cells |= {
-        cell
-        for cell, rows in strict.cells.items()
-        if strict.guard_rules.get(rows[0].guard_name or "") in spec.relaxed
-    }
-    return strict, frozenset(cells)
+    found = _STRICT.get(id(spec))
+    if found is None or found[0] is not spec:
+        strict = replace(spec, relaxed=frozenset())
+        cells = {cell for rule in spec.relaxed for cell in strict.relaxed_cells(rule)}
+        cells |= {
+            cell
+            for cell, rows in strict.cells.items()
+            if strict.guard_rules.get(rows[0].guard_name or "") in spec.relaxed
+        }
+        found = _STRICT[id(spec)] = (spec, strict, frozenset(cells))
+    return found[1], found[2]
 
 
 def rules_of(

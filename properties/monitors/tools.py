@@ -128,6 +128,7 @@ Must not know: prompts, messages.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from model import between as bw
@@ -179,24 +180,22 @@ _Elicit = tuple[str, str, str, Any, Any]
 """An elicitation: (session, mode, state, tool call or None, elicitationId or None)."""
 
 
+@dataclass(slots=True, eq=False)
 class _Session(Record):
-    __slots__ = ("cancel_end", "done", "fresh", "late", "ra_period", "tools", "window")
-
-    def __init__(self) -> None:
-        self.tools: dict[str, _Tool] = {}
-        self.ra_period = -1
-        self.fresh: frozenset[str] = frozenset()
-        """Tool calls first reported since the session's last concrete background list: no list
-        has said yet whether they run as background work."""
-        self.window: frozenset[str] = frozenset()
-        """Tool calls first reported in the current resume window: their later updates there are
-        live, not replayed history."""
-        self.done: frozenset[str] = frozenset()
-        """Tool calls first reported during active work that reached a final status before its
-        idle (while the session was not reported idle; not listed, nor embedding a listed terminal,
-        then): nothing of theirs is owed after that work's idle (``_late_content``)."""
-        self.cancel_end = 0  # interval last ended by an idle after a cancel of active work
-        self.late: frozenset[str] = frozenset()  # tool calls already reported late
+    tools: dict[str, _Tool] = field(default_factory=dict)
+    ra_period: int = -1
+    fresh: frozenset[str] = frozenset()
+    """Tool calls first reported since the session's last concrete background list: no list
+    has said yet whether they run as background work."""
+    window: frozenset[str] = frozenset()
+    """Tool calls first reported in the current resume window: their later updates there are
+    live, not replayed history."""
+    done: frozenset[str] = frozenset()
+    """Tool calls first reported during active work that reached a final status before its
+    idle (while the session was not reported idle; not listed, nor embedding a listed terminal,
+    then): nothing of theirs is owed after that work's idle (``_late_content``)."""
+    cancel_end: int = 0  # interval last ended by an idle after a cancel of active work
+    late: frozenset[str] = frozenset()  # tool calls already reported late
 
     def key(self, interval: int, period: int) -> tuple[Any, ...]:
         return (
@@ -303,7 +302,8 @@ class ToolMonitor(SessionMonitor["_Session"]):
             return
         owed = not self.between.carries_on_after_idle(self.reading(TOOL_UPDATES_AFTER_IDLE))
         if owed:
-            self._late(ts, sid, tid, created, upd, line, msg)
+            if created > 0:
+                self._late(ts, sid, tid, created, _embeds(fs, tid, upd), upd, line, msg, True)
         elif self.suspects:
             suspect = self.suspects.get((sid, tid))
             if suspect is not None and suspect[2]:  # it carried on: independent of the ended work
@@ -359,8 +359,7 @@ class ToolMonitor(SessionMonitor["_Session"]):
         it was first reported in is done with it (``done``)."""
         if fs.state == "idle" or fs.resuming:
             return
-        terms = {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
-        if not _exempt(tid, terms, fs.listed or frozenset()):
+        if not _exempt(tid, _embeds(fs, tid, upd), fs.listed or frozenset()):
             ts.done = ts.done | {tid}
 
     @on("update", "tool_call_content_chunk")
@@ -370,29 +369,11 @@ class ToolMonitor(SessionMonitor["_Session"]):
 
     def _late_content(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:
         """Content (a chunk, or an update carrying ``content``) for a tool call the ended work was
-        done with before its idle (``done``), sent while the session is still idle after it, not
-        listed now: an update of the ended work after its idle (DONE-03, CANCEL-14 when that idle
-        came after a cancel), unless the reading ``patch-after-idle`` takes it as a patch in place."""
+        done with before its idle (``done``): ``_late`` judges it."""
         ts = self.sessions.get(sid)
         tid = upd.get("toolCallId")
-        if ts is None or type(tid) is not str or tid not in ts.done:  # (a malformed ID: model.fields)
-            return
-        fs = self.facts.of(sid)
-        if fs.state != "idle" or fs.resuming or fs.closed or _exempt(tid, fs.terms, fs.listed or frozenset()):
-            return
-        cancelled = ts.tools[tid][1] == ts.cancel_end
-        rule = self.between.late_update(cancelled).rule
-        self._ex[rule] += 1
-        if tid in ts.late or self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE)):
-            return
-        ts.late = ts.late | {tid}
-        what = "the cancellation" if cancelled else "that work"
-        self.breach(
-            rule, line, sid,
-            f"{upd['sessionUpdate']} for tool call {tid!r}, which had its final status before the idle "
-            f"that reported {what}, is content of foreground work that already ended sent after that idle",
-            msg, (PATCH_AFTER_IDLE,),
-        )  # fmt: skip
+        if ts is not None and type(tid) is str and tid in ts.done:  # (a malformed ID: model.fields)
+            self._late(ts, sid, tid, ts.tools[tid][1], self.facts.of(sid).terms, upd, line, msg)
 
     def _unapproved_run(self, sid: str, tid: str, grant: int, line: int, msg: Message) -> None:
         """Tool call ``tid`` goes in_progress on an allow the Agent must treat as none (``grant``:
@@ -415,33 +396,42 @@ class ToolMonitor(SessionMonitor["_Session"]):
         )  # fmt: skip
 
     def _late(
-        self, ts: _Session, sid: str, tid: str, created: int, upd: dict[str, Any], line: int, msg: Message
+        self,
+        ts: _Session,
+        sid: str,
+        tid: str,
+        created: int,
+        terms: Mapping[str, frozenset[str]],
+        upd: dict[str, Any],
+        line: int,
+        msg: Message,
+        changed: bool = False,
     ) -> None:
-        """Under ``tool-updates-after-idle=foreground-owed``: a status change of a tool call of
-        ended foreground work, while the session is still idle after it."""
+        """Tool call ``tid`` of ended foreground work (first reported in interval ``created``)
+        updated while the session is still idle after that work, neither listed nor embedding a
+        listed terminal (``terms``: what tool calls embed once ``upd`` applies): an update of the
+        ended work after its idle (DONE-03, CANCEL-14 when that idle came after a cancel), once
+        per tool call. ``changed``: a status change (under ``tool-updates-after-idle=foreground-owed``);
+        else content, unless the reading ``patch-after-idle`` takes it as a patch in place."""
         fs = self.facts.of(sid)
-        if created <= 0 or fs.state != "idle" or fs.resuming or fs.closed:
-            return
-        # (the terminals its content embeds once this update applies: the facts follow it)
-        terms = {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
-        if _exempt(tid, terms, fs.listed or frozenset()):
+        if fs.state != "idle" or fs.resuming or fs.closed or _exempt(tid, terms, fs.listed or frozenset()):
             return
         cancelled = created == ts.cancel_end
         rule = self.between.late_update(cancelled).rule
-        what = "the cancellation" if cancelled else "that work"
         self._ex[rule] += 1
-        if tid in ts.late:
+        if tid in ts.late or (not changed and self.between.patch_allowed(self.reading(PATCH_AFTER_IDLE))):
             return
         ts.late = ts.late | {tid}
-        self.breach(
-            rule,
-            line,
-            sid,
-            f"tool call {tid!r} of foreground work that already ended changes status after the "
-            f"idle that reported {what}",
-            msg,
-            (TOOL_UPDATES_AFTER_IDLE,),
+        what = "the cancellation" if cancelled else "that work"
+        text = (
+            f"tool call {tid!r} of foreground work that already ended changes status after the idle "
+            f"that reported {what}"
+            if changed
+            else f"{upd['sessionUpdate']} for tool call {tid!r}, which had its final status before the "
+            f"idle that reported {what}, is content of foreground work that already ended sent after "
+            "that idle"
         )
+        self.breach(rule, line, sid, text, msg, (TOOL_UPDATES_AFTER_IDLE if changed else PATCH_AFTER_IDLE,))
 
     # -- the idle that ends work ---------------------------------------------------------
     @on("update", "state_update")
@@ -644,10 +634,12 @@ class ToolMonitor(SessionMonitor["_Session"]):
         if sid is None or type(mode) is not str:
             return  # a request-scoped elicitation (outside a session) or no mode: not judged here
         self._ex[ADVERTISED] += 1
-        modes = self.facts.elicitation_modes
-        custom = self.facts.custom_modes_ok
-        if modes is not None and not self.between.mode_advertised(mode, modes, custom):
-            shown = ", ".join([*sorted(modes), *(["custom (_meta)"] if custom else [])]) or "none"
+        caps = self.facts.client
+        if caps is not None and not self.between.mode_advertised(mode, caps.modes, caps.custom_modes_ok):
+            shown = (
+                ", ".join([*sorted(caps.modes), *(["custom (_meta)"] if caps.custom_modes_ok else [])])
+                or "none"
+            )
             self.breach(
                 ADVERTISED, line, sid,
                 f"elicitation {msg['id']!r} in {mode} mode, which the Client's initialize did not "
@@ -810,6 +802,12 @@ def _unfinished(fs: SessionFacts, tid: str, status: str, exempt: bool, ruled: bo
         f"idle confirming the cancellation received at line {fs.cancel_line} while tool call {tid!r} "
         f"of the cancelled work is still {status}: the Agent owed it a final status before this idle ({why})"
     )
+
+
+def _embeds(fs: SessionFacts, tid: str, upd: dict[str, Any]) -> Mapping[str, frozenset[str]]:
+    """Tool call -> the terminals its content embeds once ``upd`` of ``tid`` applies (the facts
+    follow it after this message)."""
+    return {tid: terminal_refs(upd["content"])} if "content" in upd else fs.terms
 
 
 def _exempt(tid: str, terms: Mapping[str, frozenset[str]], listed: frozenset[Any]) -> bool:
