@@ -117,9 +117,10 @@ class Seen(Record):
     kept for the states that owe something (``MachineSpec.eventually``): an obligation left
     open is reported at the line that opened it. Not part of ``key``: lines never are."""
     refused: frozenset[tuple[str, str]] = frozenset()
-    """(machine name, entity key) of the entities a move of which the table refused: their
-    state is no longer what the wire shows, so what they would still owe is not judged (it
-    would be a consequence of the breach already reported)."""
+    """(machine name, entity key) of the entities a move of which the table refused, and of those
+    such a refusal leaves behind the wire (``left_behind``): their state is no longer what the
+    wire shows, so what they would still owe is not judged (it would be a consequence of the
+    breach already reported), nor is their listing."""
     listed: frozenset[tuple[str, str]] = frozenset()
     """The items of the last concrete background list, as (type, ID). (The shared facts keep
     it too, but the table monitor is dispatched after them: there it is already the new list.)"""
@@ -247,7 +248,9 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
         return
     repeats = (Counter(keys) - Counter(cur)).elements()  # named again inside the same list
     for kind, ident in [*sorted(cur - prev), *sorted(repeats)]:
-        yield spec, item_key(kind, ident), "list", {"child": kind == "subagent"}
+        key = item_key(kind, ident)
+        if (spec.name, key) not in refused:
+            yield spec, key, "list", {"child": kind == "subagent"}
     state_now = upd.get("state")
     active = type(state_now) is str and state_now in ACTIVE_STATES
     for kind, ident in sorted(prev - cur):
@@ -267,6 +270,20 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
         else:
             yield spec, key, "unlist", _NO_CTX
     seen.listed = cur
+
+
+_REOPENING: Final = frozenset({toolcall.STATUS_TRIGGER[status] for status in toolcall.LIVE} | {"custom_status"})
+"""The tool call table's triggers to a live status: refused from a final one (a reopen)."""
+
+
+def left_behind(machine: str, key: str, trigger: str) -> tuple[tuple[str, str], ...]:
+    """The entities, besides ``(machine, key)`` itself, whose state a refused move of it by
+    ``trigger`` leaves behind the wire: a tool call reopened after its final status (the tool
+    call table's refusal) is live again on the wire, so its background item's finished state
+    no longer follows the wire either (listing it again is a consequence of that one breach)."""
+    if machine == toolcall.SPEC.name and trigger in _REOPENING:
+        return ((background.SPEC.name, item_key("tool_call", key)),)
+    return ()
 
 
 def resume_requested(rid: Any, seen: Seen, replay: bool = False) -> list[Observation]:
