@@ -23,8 +23,9 @@ removed while the state is running or requires_action is observed as ``adopt`` (
 may be waiting on it; the guard ``becomes_foreground`` is true when the reading
 ``waited-on-background`` says so, and the context names that reading). A child's own idle is
 reported in its own session: a child leaving the list is observed as finalized there and then
-removed. An item listed before it was announced (a breach of its own) counts as listed from its
-announcement on.
+removed, and a child the list still names while its own latest state is idle with an empty list
+of its own (nothing of it runs) is observed as finalized before the list names it. An item
+listed before it was announced (a breach of its own) counts as listed from its announcement on.
 
 The session: the ``session/resume`` handshake of the session table (``model.session``) is
 observed: the request (``resume``), every ``state_update`` until the response (``snapshot``), an
@@ -100,6 +101,7 @@ rules judge what a close stops; see the module docstring)."""
 _NO_CTX: Context = {}
 _ENTITY: Final = entity.SPEC.name
 _LISTED = frozenset({background.LISTED, background.FINALIZED})
+_UNFINISHED = frozenset({background.ANNOUNCED, background.LISTED})
 
 
 SESSION_KEY = ""
@@ -160,6 +162,13 @@ class Seen(Record):
 
 Observer = Callable[[dict[str, Any], Seen, Mapping[str, str]], Iterator[Observation]]
 Waiting = Callable[[], bool] | None
+Quiet = Callable[[str], bool]
+"""Whether nothing of a session runs: its latest state is idle and its latest background list
+is empty (``Facts.quiet``)."""
+
+
+def _nothing_quiet(sid: str) -> bool:
+    return False
 
 
 def item_key(kind: str, ident: str) -> str:
@@ -228,7 +237,14 @@ def _subagent(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
         yield from _item("subagent", child, seen, False)
 
 
-def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> Iterator[Observation]:
+def _snapshot(
+    upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], quiet: Quiet = _nothing_quiet
+) -> Iterator[Observation]:
+    """A state_update: the resume handshake's snapshot, and what its concrete background list
+    lists, keeps and removes. A child the list names while nothing of it runs (``quiet``: its
+    own latest state is idle with an empty list of its own) is finished first: a detached child
+    is listed only while something of it runs ("Background work"), so naming it is the table's
+    ``keep`` of a finalized item, or a ``list`` of a done one that is not a child running again."""
     if seen.handshake is not None:
         seen.idle_snapshot = seen.handshake[2] and upd.get("state") == foreground.IDLE  # replay asked
         seen.late = None
@@ -240,6 +256,11 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
     cur = frozenset(keys)
     spec = background.SPEC
     refused = seen.refused
+    idle = frozenset(ident for kind, ident in cur if kind == "subagent" and quiet(ident))
+    for ident in sorted(idle):  # (a child whose own idle the parent's list did not follow)
+        key = item_key("subagent", ident)
+        if seen.state_of(spec, key) in _UNFINISHED and (spec.name, key) not in refused:
+            yield spec, key, "finalize", _NO_CTX
     for kind, ident in sorted(cur & prev):  # named again: the table says whether it still runs
         key = item_key(kind, ident)
         if (spec.name, key) not in refused:  # (a refused one's state no longer follows the wire)
@@ -250,7 +271,7 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
     for kind, ident in [*sorted(cur - prev), *sorted(repeats)]:
         key = item_key(kind, ident)
         if (spec.name, key) not in refused:
-            yield spec, key, "list", {"child": kind == "subagent"}
+            yield spec, key, "list", {"child": kind == "subagent" and ident not in idle}
     state_now = upd.get("state")
     active = type(state_now) is str and state_now in ACTIVE_STATES
     for kind, ident in sorted(prev - cur):
@@ -272,7 +293,9 @@ def _snapshot(upd: dict[str, Any], seen: Seen, readings: Mapping[str, str]) -> I
     seen.listed = cur
 
 
-_REOPENING: Final = frozenset({toolcall.STATUS_TRIGGER[status] for status in toolcall.LIVE} | {"custom_status"})
+_REOPENING: Final = frozenset(
+    {toolcall.STATUS_TRIGGER[status] for status in toolcall.LIVE} | {"custom_status"}
+)
 """The tool call table's triggers to a live status: refused from a final one (a reopen)."""
 
 
@@ -415,14 +438,22 @@ def _entity_step(found: tuple[str, str, str | None], upd: Mapping[str, Any]) -> 
 
 
 def observe(
-    variant: str, upd: dict[str, Any], seen: Seen, readings: Mapping[str, str], waiting: Waiting = None
+    variant: str,
+    upd: dict[str, Any],
+    seen: Seen,
+    readings: Mapping[str, str],
+    waiting: Waiting = None,
+    quiet: Quiet | None = None,
 ) -> list[Observation]:
     """The observations an Agent update of ``variant`` (its ``sessionUpdate``) makes, given what
     the session has shown so far (read before any of them is fired) and, inside a resume
     handshake, ``waiting``: whether a prompt of the session awaits its answer (asked only when it
-    matters)."""
+    matters); for a snapshot, ``quiet``: whether nothing of a session (a child it lists) runs."""
     found, found_entity = _OBSERVERS.get(variant, _NONE)
-    out = [] if found is None else list(found(upd, seen, readings))
+    if quiet is not None and variant in SNAPSHOTS:
+        out = list(_snapshot(upd, seen, readings, quiet))
+    else:
+        out = [] if found is None else list(found(upd, seen, readings))
     if found_entity is None:  # (a snapshot, a tool call: no entity's update)
         return out
     step = _entity_step(found_entity, upd)

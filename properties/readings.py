@@ -777,9 +777,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               an idle transition ends work, ... MUST use cancelled when confirming foreground
               cancellation", same section); the resume snapshot is owed before every successful
               resume response, so the only state of such a window is that snapshot, which by those
-              words is no transition and creates no cancellation. The text leaves no third way open: an Agent sends the
-              confirming idle before the resume, after its response, or in the window after an
-              active state reported there.""",
+              words is no transition and creates no cancellation. The text leaves no third way
+              open: an Agent sends the confirming idle before the resume, after its response, or in
+              the window after an active state reported there.""",
         ("CANCEL-11",),
         peers_same="""the simulated Agent reports no live state inside a resume window (the session
               table's resuming state lets it only replay history and send the snapshot, and it
