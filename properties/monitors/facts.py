@@ -227,16 +227,6 @@ class Facts(Monitor):
         """A user-action request of session ``sid`` is outstanding (see the module docstring)."""
         return any(asked.session == sid for asked in self.asking.values())
 
-    def disallowed_types(self, prompt: Any) -> tuple[str, ...]:
-        """Content types in a prompt array that the Agent's initialize answer does not allow
-        (``model.between`` ``Rules.unadvertised``; empty when that answer was not seen, or when
-        the prompt is not a list)."""
-        allowed = self.prompt_types
-        if allowed is None or type(prompt) is not list:
-            return ()
-        types = (block.get("type") if type(block) is dict else None for block in prompt)
-        return self.between.unadvertised(types, allowed, self.custom_prompt_ok)
-
     # -- handlers ------------------------------------------------------------------------
     @on("update", "state_update")
     def _state(self, sid: str, upd: dict[str, Any], line: int, msg: Message) -> None:

@@ -471,7 +471,11 @@ class PromptMonitor(SessionMonitor["_Session"]):
         # what the Client may send, and when (see the module docstring)
         facts = self.facts
         content = params.get("prompt")
-        bad = facts.disallowed_types(content)  # () before the Agent's initialize answer
+        allowed = facts.prompt_types  # None before the Agent's initialize answer
+        bad: tuple[str, ...] = ()
+        if allowed is not None and type(content) is list:  # the types it does not allow
+            types = (block.get("type") if type(block) is dict else None for block in content)
+            bad = self.between.unadvertised(types, allowed, facts.custom_prompt_ok)
         self._gx[_SENT_KEY] += 1
         missing = self.between.setup_missing(
             facts.init_pending,
@@ -482,7 +486,7 @@ class PromptMonitor(SessionMonitor["_Session"]):
             self.breach(_SETUP, line, sid, f"session/prompt sent before {missing}", msg)
         if self.between.empty_prompt(content):
             self.breach(_NOT_EMPTY, line, sid, "session/prompt with an empty prompt array", msg)
-        if facts.prompt_types is not None:
+        if allowed is not None:
             self._ex[_ADVERTISED] += 1
             if bad:
                 self.breach(
