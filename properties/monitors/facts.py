@@ -215,17 +215,9 @@ class Facts(Monitor):
         found = self.sessions.get(sid)
         return found is not None and found.created
 
-    def unset(self, sid: str) -> bool:
-        """The stream shows the connection from its start and nothing in it set ``sid`` up."""
-        return self.opening is True and sid not in self.set_up
-
     def active(self, sid: str) -> bool:
         found = self.sessions.get(sid)
         return found is not None and found.state in ACTIVE
-
-    def user_action_pending(self, sid: str) -> bool:
-        """A user-action request of session ``sid`` is outstanding (see the module docstring)."""
-        return any(asked.session == sid for asked in self.asking.values())
 
     # -- handlers ------------------------------------------------------------------------
     @on("update", "state_update")
