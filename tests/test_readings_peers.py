@@ -258,7 +258,7 @@ def test_config_keeps_only_the_readings_that_differ_from_the_defaults() -> None:
     assert a.readings == (("cancel-takes-effect", "when-acted"),)
     assert a.to_json()["readings"] == {"cancel-takes-effect": "when-acted"}
     assert "readings" not in SMALL.to_json()
-    assert a.reading("patch-after-idle") == "ended-work"
+    assert a.reading_map()["patch-after-idle"] == "ended-work"
 
 
 def test_simulate_hands_the_reading_to_its_agent(tmp_path: Path) -> None:

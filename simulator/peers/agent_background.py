@@ -116,7 +116,7 @@ class BackgroundWork(AgentState):
             if trigger == "list":
                 if st != bgm.DONE:
                     add(("agent", "bg_list", key))
-                elif st == bgm.DONE and self._open() and self._room("reruns"):
+                elif self._open() and self._room("reruns"):
                     add(("agent", "bg_rerun", key))  # a detached child gets work again
             elif trigger == "finalize":
                 if not self._awaits_permission(key):
@@ -274,7 +274,7 @@ class BackgroundWork(AgentState):
             msgs = [wire.subagent(self.sid, self.child), *self._task("Summarize the logs")]
         key = (kind, ident)
         self.items[key] = self.specs["background_item"].fire(bgm.UNANNOUNCED, "announce")
-        if with_tool and kind == "terminal":
+        if with_tool:
             self._use("tool_calls")
             tid = _embedding(ident)
             self.tools[tid] = (tcm.IN_PROGRESS, True, None, None)
@@ -359,15 +359,14 @@ class BackgroundWork(AgentState):
             self.followup = self._has("followup") and self.real == fgm.IDLE
         return out
 
-    def _do_bg_fail(self, key: tuple[str, str]) -> list[Msg]:
-        """A background item fails (feature ``bg_fail``), whatever the foreground state. Failures:
-        a failure of background activity while the Agent is idle is no stop reason, since no
-        foreground work ended, so the session's state does not change ("A failure in background
-        activity while the Agent is idle is not a stop reason"); nor is it part of failing
-        foreground work while work runs ("Listed background work ... not part of the failed
-        work"). The item is finalized with its failed outcome (``_do_bg_finish``) and removed by
-        a later snapshot as any finished item (Background work)."""
-        return self._do_bg_finish(key, failed=True)
+    _do_bg_fail = partialmethod(_do_bg_finish, failed=True)
+    """A background item fails (feature ``bg_fail``), whatever the foreground state. Failures:
+    a failure of background activity while the Agent is idle is no stop reason, since no
+    foreground work ended, so the session's state does not change ("A failure in background
+    activity while the Agent is idle is not a stop reason"); nor is it part of failing
+    foreground work while work runs ("Listed background work ... not part of the failed
+    work"). The item is finalized with its failed outcome (``_do_bg_finish``) and removed by
+    a later snapshot as any finished item (Background work)."""
 
     def _unlist(self, key: tuple[str, str]) -> None:
         self.items[key] = self._fire("background_item", self.items[key], "unlist")
