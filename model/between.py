@@ -153,12 +153,14 @@ OWN_USER_MESSAGE: Final = Between(
     "own_user_message", "ACC-06", "Foreground and background work",
     "a live user message is reported that no success response returned (under the reading "
     "unaccounted-user-message=agent-initiated)",
-    "it may be the Agent's own insertion only for foreground work the Agent started itself while "
-    "no prompt waited for insertion and no inserted prompt awaited its work (an idle after unknown "
+    "it may be the Agent's own insertion: while no prompt of its session waits, reported during "
+    "any foreground work but a refused prompt's (work reported starting while a prompt waited "
+    "that was then answered with an error: its hook work), also work a prompt started once that "
+    "prompt is answered; while one waits, only during work the Agent started itself while no "
+    "prompt waited for insertion and no inserted prompt awaited its work (an idle after unknown "
     "or an unrecognized state may end work that started unseen, so no inserted prompt awaits its "
-    "work after it): reported during that work (whether a prompt received since waits or not: a "
-    "waiting prompt may then claim it, and none has to), or, while no prompt waits, outside work "
-    "when that work is reported starting next; "
+    "work after it: a waiting prompt may then claim it, and none has to); outside work, while no "
+    "prompt waits, when such work of its own is reported starting next; "
     "anywhere else it is a report no submission accounts for, counted against the waiting prompts "
     "(REJ-02 after a rejection, else ACC-06; SDM-05 in a session without prompts)",
     ("prompt", "foreground", "entity"),
@@ -777,7 +779,9 @@ class Rules:
         return self.steer or not (received_in_active_work and work_still_active)
 
     @staticmethod
-    def own_user_message(state: str, own_work: bool, prompt_waits: bool = False) -> bool | None:
+    def own_user_message(
+        state: str, own_work: bool, prompt_waits: bool = False, refused_work: bool = False
+    ) -> bool | None:
         """``own_user_message``: whether a user message no waiting prompt accounts for may be the
         Agent's own insertion, reported with the foreground state ``state`` (``active``, ``idle``
         or ``other``: unknown or custom, which place no work), ``own_work``: the latest work
@@ -785,12 +789,17 @@ class Rules:
         yet known (the work it is for must be reported starting next: an Agent that starts work
         itself knows it and reports it). While a prompt of the session waits (``prompt_waits``)
         only a message reported during that own work may be the Agent's own (then a waiting prompt
-        may still claim it, and none has to); any other is counted against the waiting prompts."""
+        may still claim it, and none has to); any other is counted against the waiting prompts.
+        While none waits, one reported during work is the Agent's own in any work, also in work a
+        prompt started once that prompt is answered (its message is the one its response named),
+        but not in a refused prompt's work (``refused_work``: reported starting while a prompt
+        waited that was then answered with an error, so it waited uninserted: its hook work,
+        whose user message is "for that submission", Prompts that are never inserted)."""
         if prompt_waits:
             return state == "active" and own_work
-        if state == "active" or own_work:
-            return own_work
-        return None
+        if state == "active":
+            return not refused_work
+        return True if own_work else None
 
     @staticmethod
     def own_work(waited_uninserted: bool, inserted_awaiting_work: bool) -> bool:

@@ -165,11 +165,12 @@ READINGS: Final[tuple[Reading, ...]] = (
                 live-only message of a local command): no breach, also when a prompt received since
                 waits (that prompt may still return its ID, and need not). One reported while no
                 prompt of its session waits for its answer is the Agent's own as well, in any work,
-                also in work a prompt started once that prompt is answered; outside work it is the
-                Agent's own only if the work reported starting next is its own, not a prompt's
-                (else ACC-06). Any other, reported while a prompt waits during work a prompt started
-                or outside work, is counted against the waiting prompts as under prompt-only
-                (ACC-06, ACC-03).""",
+                also in work a prompt started once that prompt is answered, but not in the work of a
+                refused prompt (reported starting while a prompt waited that was then answered with
+                an error: its hook work, REJ-02); outside work it is the Agent's own only if the work
+                reported starting next is its own, not a prompt's (else ACC-06). Any other, reported
+                while a prompt waits during work a prompt started or outside work, is counted against
+                the waiting prompts as under prompt-only (ACC-06, ACC-03).""",
             "other-sources": """A user message may have another source (an Agent-side insertion, a
                 delegated task): an unclaimed user message is no breach, and the counting of messages
                 against prompts proves nothing.""",
@@ -188,8 +189,17 @@ READINGS: Final[tuple[Reading, ...]] = (
               the Agent inserts the user message", and the text gives such work no message of the
               Agent's own while that prompt waits, so a user message reported then, or outside work
               while a prompt waits, is counted against the waiting prompts; once no prompt waits,
-              no prompt can account for it, and the Agent-initiated sentence leaves it to the Agent.
-              other-sources goes further than the text,
+              no prompt can account for it, and the Agent-initiated sentence leaves it to the Agent:
+              the answered prompt's message is the one its response named ("All updates for that
+              message MUST use the returned messageId", 2. Prompt accepted), and work may go on
+              after its turn ("Completing an individual prompt ... while other foreground activity
+              continues does not require an idle boundary", Work boundaries and local commands).
+              A refused prompt never had a message, and a rejection "MUST NOT emit user-message
+              updates for that submission" (Prompts that are never inserted): the work that started
+              while it waited is its hook work ("A failed foreground hook can therefore require both
+              a prompt error response and an idle update"), so a user message there is for that
+              submission (REJ-02); one in other work, after a refusal, has nothing tying it to the
+              refused submission. other-sources goes further than the text,
               which discourages reporting a delegated task as a user message (Session-directed
               messages).""",
         ("ACC-03", "ACC-06", "REJ-02", "SDM-05"),
@@ -197,7 +207,8 @@ READINGS: Final[tuple[Reading, ...]] = (
               prompt accounts for; agent-initiated: the same, only in work it started itself (a
               follow-up of finished background work) while no prompt waits for its answer (it
               does not yet take the checker's leave to do so while a prompt received during that
-              work waits), as that work's first output, or (feature own_text) at any point of that
+              work waits, nor in work a prompt started once that prompt is answered), as that
+              work's first output, or (feature own_text) at any point of that
               work, with its own text or the text of a prompt it received; or just before it starts
               such work (feature announce: from idle, or while unknown or a custom state is shown,
               the work then reported starting); prompt-only: never""",

@@ -81,10 +81,16 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         "prompt-only",
         [("ACC-06", 7)],
     ),
-    # review47 case 153: prompt-started work, its prompt answered, then a user message while no
-    # prompt waits: the Agent's own under the default (its description says so), ACC-06 under prompt-only
+    # review47 case 153, review48 case 49: prompt-started work, its prompt answered, then a user
+    # message while no prompt waits: the Agent's own under the default (its description says so),
+    # ACC-06 under prompt-only; with the session's setup on the wire, as every recording has it
+    # (review48 case 165, the same without it, was accepted while 49 was not)
     "unaccounted-user-message/after-answer": (
         [
+            initialize(0),
+            initialized(0),
+            new_session("n"),
+            created("n"),
             prompt(1),
             state("running"),
             user("u1"),
@@ -94,7 +100,47 @@ CASES: dict[str, tuple[list[Line], list[tuple[str, int]], str, list[tuple[str, i
         ],
         [],
         "prompt-only",
-        [("ACC-06", 5)],
+        [("ACC-06", 9)],
+    ),
+    # review48 case 17: the same after a prompt received during that work was refused: nothing
+    # ties x9 to the refused submission (REJ-02: "for that submission"), and no prompt waits
+    "unaccounted-user-message/after-refusal": (
+        [
+            initialize(0),
+            initialized(0),
+            new_session("n"),
+            created("n"),
+            prompt(1),
+            state("running"),
+            user("u1"),
+            answer(1, "u1"),
+            prompt(2),
+            fail(2, -32602),
+            user("x9"),
+            state("idle", stop="end_turn"),
+        ],
+        [],
+        "prompt-only",
+        [("REJ-02", 11)],
+    ),
+    # the work was answered into while idle was reported (prompt 1 inserted before its work
+    # started): its message returned, a second one in that work, no prompt waiting, is the Agent's own
+    "unaccounted-user-message/inserted-while-idle": (
+        [
+            initialize(0),
+            initialized(0),
+            new_session("n"),
+            created("n"),
+            prompt(1),
+            answer(1, "u1"),
+            state("running"),
+            user("u1"),
+            user("x9"),
+            state("idle", stop="end_turn"),
+        ],
+        [],
+        "prompt-only",
+        [("ACC-06", 9)],
     ),
     "approval-racing-cancel": (
         [

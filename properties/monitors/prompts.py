@@ -862,7 +862,8 @@ class PromptMonitor(SessionMonitor["_Session"]):
                 and not (waits and started[3])
                 and self.between.own_work(started[2], started[1])
             )
-            own = self.between.own_user_message(state, own_work or not (shown or waits), waits)
+            refused = started is not None and started[2]  # (a refused prompt's hook work)
+            own = self.between.own_user_message(state, own_work or not (shown or waits), waits, refused)
             if own and waits:  # the Agent's own, or a waiting prompt's: none need claim it
                 ps.optional[mid] = line
                 self._ex[rule] += 1
@@ -875,7 +876,10 @@ class PromptMonitor(SessionMonitor["_Session"]):
                     ps.own_wait = (mid, line, rule, why, msg, None, False)
                 return
         if not ps.pending and self.reading(UNACCOUNTED_USER_MESSAGE) == "agent-initiated":
-            why += " (no prompt waited, and the work it came in was not started by the Agent itself)"
+            why += (
+                " (no prompt waited, but the work it came in started while a prompt waited that was "
+                "then refused: that prompt's hook work)"
+            )
         ps.unclaimed[mid] = line
         self._ex[rule] += 1
         if rule == SAME_ID:

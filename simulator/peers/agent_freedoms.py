@@ -47,11 +47,12 @@ class Freedoms(ForegroundWork):
         not infer the association from content", 2. Prompt accepted)."""
         if self.real != fgm.RUNNING or "synthetic" in self.extras:
             return
+        own = "initiated" in self.extras and "unseen" not in self.extras
         if self._reading("unaccounted-user-message", "other-sources") or (
             self._reading("unaccounted-user-message", "agent-initiated")
+            and own  # (not in work a prompt started, though the checker allows it once answered)
             and self.between.own_user_message(
-                "active" if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION) else "other",
-                "initiated" in self.extras and "unseen" not in self.extras,
+                "active" if self.reported in (fgm.RUNNING, fgm.REQUIRES_ACTION) else "other", own
             )
             and all(p[0] in prm.SPEC.final for p in self.prompts.values())
         ):
