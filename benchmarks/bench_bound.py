@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from simulator.explore import bfs as explore_bfs
+from simulator.explore.common import rate
 from simulator.workers import peak_rss
 
 
@@ -46,16 +47,22 @@ def run(
             lines.append(line)
             print(line, file=sys.stderr, flush=True)
 
-    res = explore_bfs.explore(
-        cfg,
-        time_budget=budget,
-        progress=progress,
-        name="core",
-        max_states=max_states,
-        reduce=reduce,
-        keep_search=True,
-    )
-    levels = np.bincount(np.frombuffer(res._search.depth, dtype=f"i{res._search.depth.itemsize}"))
+    search = explore_bfs.search_states
+    searched: list[Any] = []  # (parts, search) as ``search_states`` returns them: the depths
+
+    def keeping(*args: Any, **kw: Any) -> Any:
+        searched.append(search(*args, **kw))
+        return searched[-1]
+
+    explore_bfs.search_states = keeping
+    try:
+        res = explore_bfs.explore(
+            cfg, time_budget=budget, progress=progress, name="core", max_states=max_states, reduce=reduce
+        )
+    finally:
+        explore_bfs.search_states = search
+    depth = searched[0][1].depth
+    levels = np.bincount(np.frombuffer(depth, dtype=f"i{depth.itemsize}"))
     return {
         "bounds": bounds,
         "reduce": reduce,
@@ -63,7 +70,7 @@ def run(
         "transitions": res.transitions,
         "max_depth": res.max_depth,
         "seconds": round(res.seconds, 1),
-        "states_per_second": round(res.states_per_second),
+        "states_per_second": round(rate(res.states, res.seconds)),
         "complete": res.complete,
         "stop": res.stop,
         "one_side_states": res.one_side_states,

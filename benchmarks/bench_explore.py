@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from simulator.explore import bfs as explore_bfs
 from simulator.explore import hypothesis_runs as explore_hypothesis
 from simulator.explore import random_walks as explore_random
+from simulator.explore.common import rate
 from simulator.peers.config import DEFAULT
 
 # -- the hand-written baseline -------------------------------------------------------------------
@@ -165,15 +166,25 @@ def traced_peak(fn: Callable[[], Any]) -> int:
 
 
 def traced_bfs(cfg: Any) -> tuple[int, int, int]:
-    """(states, peak bytes, bytes still held right after the search) for one exhaustive search."""
+    """(states, peak bytes, bytes still held right after the search) for one exhaustive search
+    (read as ``search_states`` returns: the state index, parent pointers, depths and edges)."""
+    search = explore_bfs.search_states
+    held: list[int] = []
+
+    def measured(*args: Any, **kw: Any) -> Any:
+        got = search(*args, **kw)
+        held.append(tracemalloc.get_traced_memory()[0])
+        return got
+
     tracemalloc.start()
+    explore_bfs.search_states = measured
     try:
         base = tracemalloc.get_traced_memory()[0]
         res = explore_bfs.explore(cfg)
         peak = tracemalloc.get_traced_memory()[1] - base
-        stored = (res.stored_bytes or base) - base
-        return res.states, peak, stored
+        return res.states, peak, held[0] - base
     finally:
+        explore_bfs.search_states = search
         tracemalloc.stop()
 
 
@@ -279,8 +290,8 @@ def main() -> int:
                 "states": res.states,
                 "transitions": res.transitions,
                 "seconds": res.seconds,
-                "states_per_second": res.states_per_second,
-                "ratio_to_tuple_bfs": res.states_per_second / out["tuple_bfs"]["states_per_second"],
+                "states_per_second": rate(res.states, res.seconds),
+                "ratio_to_tuple_bfs": rate(res.states, res.seconds) / out["tuple_bfs"]["states_per_second"],
                 "peak_bytes_per_state": traced[1] / traced[0] if traced else None,
                 "stored_bytes_per_state": traced[2] / traced[0] if traced else None,
             }
@@ -295,9 +306,9 @@ def main() -> int:
     out["random"] = {
         "walks": walks,
         "steps": with_m.steps,
-        "steps_per_second_monitors": with_m.walk_steps_per_second,
-        "steps_per_second_no_monitors": without.walk_steps_per_second,
-        "monitor_cost_ratio": without.walk_steps_per_second / with_m.walk_steps_per_second,
+        "steps_per_second_monitors": rate(with_m.steps, with_m.seconds),
+        "steps_per_second_no_monitors": rate(without.steps, without.seconds),
+        "monitor_cost_ratio": rate(without.steps, without.seconds) / rate(with_m.steps, with_m.seconds),
     }
 
     # 3. hypothesis

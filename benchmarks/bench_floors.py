@@ -38,6 +38,7 @@ from bench_explore import tuple_bfs
 
 from simulator.explore import bfs as explore_bfs
 from simulator.explore import random_walks as explore_random
+from simulator.explore.common import rate
 from simulator.peers.config import DEFAULT
 
 WALKS = 1500
@@ -52,7 +53,7 @@ def _tuple_rate() -> float:
 
 def _search_rate(name: str) -> float:
     res = explore_bfs.explore(explore_bfs.SLICE_BY_NAME[name].cfg, name=name)
-    return res.states_per_second
+    return rate(res.states, res.seconds)
 
 
 def _walk_rates(monitors: bool) -> tuple[float, float]:
@@ -61,7 +62,7 @@ def _walk_rates(monitors: bool) -> tuple[float, float]:
     c0 = time.process_time()
     res = explore_random.explore(DEFAULT, walks=WALKS, steps=STEPS, monitors=monitors)
     cpu = time.process_time() - c0
-    return res.walk_steps_per_second, res.steps / cpu
+    return rate(res.steps, res.seconds), res.steps / cpu
 
 
 def one_round() -> dict[str, float]:

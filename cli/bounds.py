@@ -25,6 +25,7 @@ from simulator.peers.config import (
     DECIDABILITY_STEPS,
     DECIDABILITY_TWIN_NODES,
     DECIDABILITY_WALKS,
+    FEATURES,
 )
 
 if TYPE_CHECKING:
@@ -53,8 +54,6 @@ def _lowest(name: str) -> int:
 def add_bound_options(group: Any, default: Callable[[str], str]) -> None:
     """Add the bound options to ``group``; ``default(field)`` says what a ``Config`` field is
     when its option is left out."""
-    from simulator.peers.config import FEATURES
-
     for name, what in BOUNDS:
         group.add_argument(
             f"--{name}",
@@ -80,9 +79,8 @@ def add_bound_options(group: Any, default: Callable[[str], str]) -> None:
 
 
 def bounds_from(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``Config`` changes the bound options ask for; ``UsageError`` for a bad value."""
-    from simulator.explore.run import parse_features
-
+    """The ``Config`` changes the bound options ask for; ``UsageError`` for a bad value (an
+    unknown feature of ``--features a,b,c`` is named)."""
     bounds: dict[str, Any] = {}
     for name, _ in BOUNDS:
         field = name.replace("-", "_")
@@ -91,10 +89,12 @@ def bounds_from(args: argparse.Namespace) -> dict[str, Any]:
         if value is not None:
             bounds[field] = value
     if args.features is not None:
-        try:
-            bounds["features"] = parse_features(args.features)
-        except ValueError as exc:
-            raise UsageError(f"--features: {exc}") from None
+        names = frozenset(n.strip() for n in args.features.split(",") if n.strip())
+        unknown = sorted(names - frozenset(FEATURES))
+        if unknown:
+            known = ", ".join(FEATURES)
+            raise UsageError(f"--features: unknown feature(s) {', '.join(unknown)}; known: {known}")
+        bounds["features"] = names
     if args.transport is not None:
         bounds["transport"] = args.transport
     return bounds

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import gc
 import time
-import tracemalloc
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -57,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from properties.clientview import CLIENT_FAULTS
-from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors
+from simulator.explore.common import Breach, Counterexample, make_counterexample, new_monitors, replay
 from simulator.explore.coverage import Row, context_takers
 from simulator.explore.por import AGENT_SIDE, BOTH, CLIENT_SIDE, REDUCTIONS, ample
 from simulator.explore.state import COUNTER_AT, State
@@ -336,15 +335,7 @@ class BfsResult:
     sccs: int
     nontrivial_sccs: int
     bottom_cycles: int
-    stored_bytes: int | None = None
-    """Traced memory right after the search, frontier emptied (only when tracemalloc runs):
-    the state index, parent pointers, depths and edges."""
     graph: Any = None
-    _search: Any = None
-
-    @property
-    def states_per_second(self) -> float:
-        return self.states / self.seconds if self.seconds > 0 else 0.0
 
     def stats_json(self) -> dict[str, Any]:
         names = [f.name for f in fields(self)]
@@ -413,10 +404,8 @@ def explore(
     name: str = "",
     max_states: int | None = MAX_STATES,
     reduce: str = "none",
-    keep_search: bool = False,
 ) -> BfsResult:
-    """Breadth-first search of every state reachable within ``cfg`` (and ``depth``);
-    ``keep_search``: the result keeps the search itself (``_search``: states, parents, depths)."""
+    """Breadth-first search of every state reachable within ``cfg`` (and ``depth``)."""
     if reduce not in REDUCTIONS:
         raise ValueError(f"unknown reduction {reduce!r} ({', '.join(REDUCTIONS)})")
     if reduce != "none" and depth is not None:
@@ -427,7 +416,6 @@ def explore(
         progress=progress, name=name, keep_edges=graph, por=reduce == "por",
     )  # fmt: skip
     complete = s.stop == "complete"
-    stored = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else None
     sccs, nontrivial, cycles = _bottom_cycles(len(s.states), s.src, s.dst) if complete else (0, 0, [])
     unjudged = 0
     for members in cycles:  # under por, only a cycle of states expanded on both sides
@@ -475,9 +463,7 @@ def explore(
         sccs=sccs,
         nontrivial_sccs=nontrivial,
         bottom_cycles=len(cycles),
-        stored_bytes=stored,
         graph=_graph(s, name, fg) if graph else None,
-        _search=s if keep_search else None,
     )
 
 
@@ -766,8 +752,6 @@ def _bottom_cycles(n: int, src: array[int], dst: array[int]) -> tuple[int, int, 
 
 def _judge_cycle(members: list[int], s: _Search, cfg: Config, faults: frozenset[str], monitors: bool) -> None:
     """Rules open in every judged state of a bottom cycle are breaches (see the docstring)."""
-    from simulator.explore.common import replay
-
     common: dict[str, str] | None = None
     for state in members[:MAX_CYCLE_STATES]:
         run = replay(

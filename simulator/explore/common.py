@@ -189,6 +189,11 @@ def add_counts(into: Any, other: Any) -> None:
             setattr(into, f.name, mine + theirs)
 
 
+def rate(count: int, seconds: float) -> float:
+    """``count`` per second of ``seconds`` (0 when no time passed): the reports' rates."""
+    return count / seconds if seconds > 0 else 0.0
+
+
 def keep_shortest(
     best: dict[str, Counterexample],
     found: Iterable[Counterexample],

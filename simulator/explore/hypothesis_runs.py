@@ -312,10 +312,7 @@ def build_machine(
             self.check(wanted)
 
         body.__name__ = inv_name
-        # Checked only after a step that broke something: most steps break nothing, and an
-        # invariant whose precondition fails costs hypothesis one call instead of its full
-        # per-invariant bookkeeping.
-        setattr(WorldMachine, inv_name, precondition(_has_new)(invariant()(body)))
+        setattr(WorldMachine, inv_name, invariant()(body))
 
     for inv_name, rules in groups:
         make_invariant(
@@ -328,10 +325,6 @@ def build_machine(
         lambda b: b.source in ("monitor", "eventually") and b.rule not in grouped,
     )
     return WorldMachine
-
-
-def _has_new(machine: Any) -> bool:
-    return bool(machine.new)
 
 
 @dataclass

@@ -146,10 +146,6 @@ class RandomResult(ChunkResult):
     shrink_seconds: float = 0.0
     counterexamples: list[Counterexample] = field(default_factory=list)
 
-    @property
-    def walk_steps_per_second(self) -> float:
-        return self.steps / self.seconds if self.seconds > 0 else 0.0
-
     def stats_json(self) -> dict[str, Any]:
         return {
             "seed": self.seed,

@@ -253,11 +253,9 @@ def _size(n: int) -> str:
     return f"{n / 1_000_000:.1f} MB"
 
 
-def freedoms_text(mode: str, fr: dict[str, Any] | None) -> str:
+def freedoms_text(mode: str, fr: dict[str, Any]) -> str:
     """One line: how many freedoms (MAY rules) the mode took of those it counts, which it never
     took though it could, and those its bounds rule out and it does not count (named when few)."""
-    if fr is None:  # a report made before freedoms were counted
-        return f"freedoms taken ({mode}): not counted"
     counted = [rule for rule, n in fr["taken"].items() if n is not None]
     text = f"freedoms taken ({mode}): {sum(1 for r in counted if fr['taken'][r])}/{len(counted)}"
     if fr["never_taken"]:
@@ -366,7 +364,7 @@ def render_text(report: dict[str, Any]) -> str:
         total = len(rc["exercised"])
         lines.append(f"  rules exercised ({m}): {total - len(rc['never_exercised'])}/{total}")
     for m in modes:
-        lines.append(f"  {freedoms_text(m, report['coverage'][m].get('freedoms'))}")
+        lines.append(f"  {freedoms_text(m, report['coverage'][m]['freedoms'])}")
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
     for i in report.get("info", []):

@@ -46,7 +46,7 @@ from properties.variants import Variant
 from simulator.explore import bfs as explore_bfs
 from simulator.explore import hypothesis_runs as explore_hypothesis
 from simulator.explore import random_walks as explore_random
-from simulator.explore.common import Counterexample, keep_shortest, monitor_rules
+from simulator.explore.common import Counterexample, keep_shortest, monitor_rules, rate
 from simulator.explore.coverage import freedom_coverage, machine_coverage, rule_coverage
 from simulator.explore.report import (
     FAIRNESS,
@@ -62,7 +62,6 @@ from simulator.peers.config import (
     EXPLORE_EXAMPLES,
     EXPLORE_STEPS,
     EXPLORE_WALKS,
-    FEATURES,
     SMALL,
     Config,
     faults_config,
@@ -380,7 +379,7 @@ def _exhaustive(
         "transitions": sum(r.transitions for r in results),
         "max_depth": max((r.max_depth for r in results), default=0),
         "seconds": seconds,
-        "states_per_second": _rate(states, seconds),
+        "states_per_second": rate(states, seconds),
         "bounds": [r.cfg.to_json() for r in results],
         "depth_limit": opts.depth,
         "max_states": opts.max_states,
@@ -396,7 +395,7 @@ def _exhaustive(
                 **r.stats_json(),
                 "purpose": sl.purpose,
                 "seconds": r.seconds,
-                "states_per_second": r.states_per_second,
+                "states_per_second": rate(r.states, r.seconds),
             }
             for (sl, *_), r in zip(work, results, strict=True)
         ],
@@ -489,10 +488,10 @@ def _random(
         "examples_asked": opts.examples,
         "examples_explained": explain_examples(hyp.stats_json(), hyp.max_examples),
         "rule_executions": rule_executions,
-        "rule_executions_per_second": _rate(rule_executions, hyp_seconds),
+        "rule_executions_per_second": rate(rule_executions, hyp_seconds),
         "walks": sum(w.walks for w in walks_),
         "walk_steps": walk_steps,
-        "walk_steps_per_second": _rate(walk_steps, walk_seconds),
+        "walk_steps_per_second": rate(walk_steps, walk_seconds),
         "steps": walk_steps + sum(h.stats.steps for h in hyps),
         "seconds": hyp_seconds + walk_seconds + sum(w.shrink_seconds for w in walks_),
         "hypothesis": {**hyp.stats_json(), "seconds": hyp.seconds},
@@ -523,10 +522,6 @@ def _random(
     return rnd, [best[k] for k in sorted(best)], covered, (events, [(cfg, f) for _, f in sets])
 
 
-def _rate(count: int, seconds: float) -> float:
-    return count / seconds if seconds > 0 else 0.0
-
-
 def _share(total: int, i: int, parts: int, low: int) -> int:
     """Part ``i`` of ``total`` split in ``parts`` (the first parts take the remainder), at least ``low``."""
     return max(low, total // parts + (1 if i < total % parts else 0))
@@ -550,12 +545,3 @@ def explain_examples(hyp: dict[str, Any], asked: int) -> str:
     if ran != asked and why:
         text += ": " + "; ".join(why)
     return text
-
-
-def parse_features(text: str) -> frozenset[str]:
-    """``a,b,c`` -> the feature set; unknown names raise ValueError naming them."""
-    names = frozenset(n.strip() for n in text.split(",") if n.strip())
-    unknown = sorted(names - frozenset(FEATURES))
-    if unknown:
-        raise ValueError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(FEATURES)}")
-    return names
