@@ -126,21 +126,23 @@ below).
 
 *Agent-initiated user messages.* Under the reading ``unaccounted-user-message=agent-initiated``
 (the default) a live user message first reported while no prompt of the session waits for its
-answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted.
-One reported while a prompt waits, during foreground work the Agent started itself (reported
-starting while no prompt waited, and no prompt inserted while idle was reported, with no other
-state reported since its receipt, awaited it: ``_Prompt.worked``), may be the Agent's own
-or a waiting prompt's: kept apart (``optional``), never counted, and a success response may
-still return it (ACC-07 if it came before that prompt's receipt); forgotten once no waiting
-prompt received before it remains. One reported outside work (idle, unknown or a custom state)
-while no prompt waits is the Agent's own only for work of its own reported starting next
-(``own_wait``): it is a breach when the next work is a prompt's: one answered with success while
-idle was reported awaited it, or one received while idle was reported still waits at its start
-with no other state reported since (``_Prompt.idle_receipt``: inserted while idle, or not yet
-inserted, the work is that prompt's either way, ``model.between`` own_work). The breach is
-reported at the start, or, while such a prompt waits, at the answer that leaves none to return
-the message's ID (one that returns it breaks ACC-07 instead). Under ``prompt-only`` every live
-one is counted; under ``other-sources`` nothing is.
+answer is the Agent's own insertion: recorded (its ID is claimed by no prompt), never counted;
+in work, also in work a prompt started once that prompt is answered, but not in a refused
+prompt's hook work (reported starting while a prompt waited that was then answered with an
+error: ``started``, REJ-02). One reported while a prompt waits, during foreground work the Agent
+started itself (reported starting while no prompt waited, and no prompt inserted while idle was
+reported, with no other state reported since its receipt, awaited it: ``_Prompt.worked``), may
+be the Agent's own or a waiting prompt's: kept apart (``optional``), never counted, and a
+success response may still return it (ACC-07 if it came before that prompt's receipt); forgotten
+once no waiting prompt received before it remains. One reported outside work (idle, unknown or a
+custom state) while no prompt waits is the Agent's own only for work of its own reported
+starting next (``own_wait``): it is a breach when the next work is a prompt's: one answered with
+success while idle was reported awaited it, or one received while idle was reported still waits
+at its start with no other state reported since (``_Prompt.idle_receipt``: inserted while idle,
+or not yet inserted, the work is that prompt's either way, ``model.between`` own_work). The
+breach is reported at the start, or, while such a prompt waits, at the answer that leaves none
+to return the message's ID (one that returns it breaks ACC-07 instead). Under ``prompt-only``
+every live one is counted; under ``other-sources`` nothing is.
 
 *Naming the unclaimed message.* A growth of ``d`` at a new user message is a certain breach, but
 when a waiting prompt received before it could still claim it, which message stays unclaimed
