@@ -858,7 +858,11 @@ class Rules:
     @staticmethod
     def setup_missing(init_pending: bool, resuming: bool, unset: bool = False) -> str | None:
         """``setup_before_prompts``: what a session/prompt sent now comes before (None: nothing);
-        ``unset``: the stream shows the connection from its start and nothing set the session up."""
+        ``unset``: the stream shows the connection from its start and nothing set the session up.
+        A setup step the Client repeats is incomplete until answered, whatever came before: a
+        repeated initialize (the latest successful one is authoritative), a session/resume of a
+        session already set up (``resuming``: until its response the Client knows neither whether
+        it succeeded nor the snapshot it must use, Initial state and synchronization)."""
         if init_pending:
             return "initialize was answered successfully"
         if resuming:
