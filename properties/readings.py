@@ -207,9 +207,9 @@ READINGS: Final[tuple[Reading, ...]] = (
               prompt accounts for; agent-initiated: the same, only in work it started itself (a
               follow-up of finished background work) while no prompt waits for its answer (it
               does not yet take the checker's leave to do so while a prompt received during that
-              work waits, nor in work a prompt started once that prompt is answered), as that
-              work's first output, or (feature own_text) at any point of that
-              work, with its own text or the text of a prompt it received; or just before it starts
+              work waits), as that work's first output, or (feature own_text) at any point of that
+              work, with its own text or the text of a prompt it received, and then also in work a
+              prompt started once no prompt waits, but a refused prompt's; or just before it starts
               such work (feature announce: from idle, or while unknown or a custom state is shown,
               the work then reported starting); prompt-only: never""",
     ),
