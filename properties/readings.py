@@ -739,12 +739,13 @@ READINGS: Final[tuple[Reading, ...]] = (
             "Work boundaries and local commands",
             "Cancellation",
         ),
-        (169, 173, 181, 191),
+        (169, 173, 181, 191, 173),
         (
             "Clients MUST use that snapshot rather than infer activity",
             "without creating a new completion or cancellation",
             "When no foreground activity remains, the Agent MUST report idle",
             "so that Clients can reliably confirm the cancellation",
+            "Initial or resume snapshots report the current state without implying a transition",
         ),
         {
             "snapshot": """It is the resume snapshot (or a repeat of it), which creates no completion or
@@ -769,7 +770,17 @@ READINGS: Final[tuple[Reading, ...]] = (
               active state of the window is a change of the reported state, a transition the Client
               sees. may-be-live reads "When no foreground activity remains, the Agent MUST report
               idle" (Work boundaries) as allowing that idle before the snapshot, which the text does
-              not exclude but gives the Client no way to tell apart.""",
+              not exclude but gives the Client no way to tell apart. Neither alternative lets one
+              idle be both the snapshot and the confirming idle (the only state of a window, sent
+              while a cancellation is pending, stop reason cancelled or not): "Initial or resume
+              snapshots report the current state without implying a transition" (State
+              transitions), while confirming the cancellation is what an idle transition does ("When
+              an idle transition ends work, ... MUST use cancelled when confirming foreground
+              cancellation", same section); the resume snapshot is owed before every successful
+              resume response, so the only state of such a window is that snapshot, which by those
+              words is no transition and creates no cancellation. The text leaves no third way
+              open: an Agent sends the confirming idle before the resume, after its response, or in
+              the window after an active state reported there.""",
         ("CANCEL-11",),
         peers_same="""the simulated Agent reports no live state inside a resume window (the session
               table's resuming state lets it only replay history and send the snapshot, and it

@@ -23,6 +23,8 @@ Per session (``SessionFacts``):
   was not idle (active, or unknown or custom: that state may have replaced running), until the
   next idle.
 - ``listed``: the items of the latest concrete background list (None before any).
+- ``quiet``: the latest state_update reported idle with an empty background list: nothing of the
+  session runs (an idle child with no background work of its own, "Background work").
 - ``bare_line``: line of the first state_update without a concrete background list sent before
   the session's first list; kept only under the reading ``state-updates-before-first-list=every``
   (0 otherwise).
@@ -137,6 +139,7 @@ class SessionFacts(Record):
     cancel_line: int = 0
     stopping: bool = False
     listed: frozenset[Key] | None = None
+    quiet: bool = False
     created: bool = False
     closed: bool = False
     bare_line: int = 0
@@ -155,6 +158,7 @@ class SessionFacts(Record):
             bool(self.cancel_line),
             self.stopping,
             self.listed,
+            self.quiet,
             self.created,
             self.closed,
             self.bare_line > 0,
@@ -203,6 +207,11 @@ class Facts(Monitor):
 
     def of(self, sid: str) -> SessionFacts:
         return self.sessions.get(sid) or self.sessions.setdefault(sid, SessionFacts())
+
+    def quiet(self, sid: str) -> bool:
+        """Nothing of the session runs (``SessionFacts.quiet``)."""
+        fs = self.sessions.get(sid)
+        return fs is not None and fs.quiet
 
     def replaying(self, sid: str) -> bool:
         """A session/resume of this session is received and not yet answered (history replay)."""
@@ -253,6 +262,7 @@ class Facts(Monitor):
             fs.period += 1
             fs.state_line = line
         fs.state = state
+        fs.quiet = state == "idle" and upd.get("background") == []
         if fs.resuming:
             fs.held = False
             fs.shown = True
