@@ -224,27 +224,9 @@ class Facts(Monitor):
         found = self.sessions.get(sid)
         return found is not None and found.created
 
-    def unset(self, sid: str) -> bool:
-        """The stream shows the connection from its start and nothing in it set ``sid`` up."""
-        return self.opening is True and sid not in self.set_up
-
     def active(self, sid: str) -> bool:
         found = self.sessions.get(sid)
         return found is not None and found.state in ACTIVE
-
-    def user_action_pending(self, sid: str) -> bool:
-        """A user-action request of session ``sid`` is outstanding (see the module docstring)."""
-        return any(asked.session == sid for asked in self.asking.values())
-
-    def disallowed_types(self, prompt: Any) -> tuple[str, ...]:
-        """Content types in a prompt array that the Agent's initialize answer does not allow
-        (``model.between`` ``Rules.unadvertised``; empty when that answer was not seen, or when
-        the prompt is not a list)."""
-        allowed = self.prompt_types
-        if allowed is None or type(prompt) is not list:
-            return ()
-        types = (block.get("type") if type(block) is dict else None for block in prompt)
-        return self.between.unadvertised(types, allowed, self.custom_prompt_ok)
 
     # -- handlers ------------------------------------------------------------------------
     @on("update", "state_update")
