@@ -90,8 +90,3 @@ RULE_OF: Final[dict[str, str]] = {a.name: a.rule for a in ASPECTS}
 """Aspect name -> the rule a difference there breaks."""
 
 assert len(RULE_OF) == len(ASPECTS), "an aspect is stated twice"
-
-
-def rules_stated() -> dict[str, tuple[str, ...]]:
-    """Rule ID -> ``model.clientview_rules.ASPECTS`` for each rule stated here, for traceability."""
-    return {rule: ("model.clientview_rules.ASPECTS",) for rule in dict.fromkeys(a.rule for a in ASPECTS)}

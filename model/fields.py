@@ -97,8 +97,3 @@ def missing(upd: dict[str, Any]) -> list[Required]:
     """The requirements of ``upd``'s variant that it does not meet, in table order."""
     required = BY_VARIANT.get(upd.get("sessionUpdate", ""), ())
     return [r for r in required if not KINDS[r.kind](upd.get(r.field))]
-
-
-def rules_stated() -> dict[str, tuple[str, ...]]:
-    """Rule ID -> ``model.fields.REQUIRED`` for each rule stated here, for traceability."""
-    return {rule: ("model.fields.REQUIRED",) for rule in dict.fromkeys(r.rule for r in REQUIRED)}

@@ -30,7 +30,7 @@ from properties.engine import MonitorSet
 from properties.findings import Finding
 from properties.live import LiveCheck
 from properties.live import MessageHook as MessageHook  # (the hook check_stream takes)
-from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats
+from properties.transcript import DEFAULT_MAX_LINE_BYTES, TranscriptStats, stream_read
 from properties.variants import Variant
 
 if TYPE_CHECKING:  # the schema checker (and jsonschema) is imported only when a schema is given
@@ -123,11 +123,10 @@ def check_stream(
     monitor_set = monitors if monitors is not None else MonitorSet()
     if schema is not None:
         schema.reset()
-    read = getattr(stream, "read1", None) or stream.read
     live = LiveCheck(
         monitors=monitor_set,
         max_line_bytes=max_line_bytes,
-        read=lambda n: read(n) or b"",  # (a non-blocking stream with nothing to read has ended)
+        read=stream_read(stream),
         schema=schema,
         on_message=on_message,
         max_findings=max_findings,

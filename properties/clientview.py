@@ -36,6 +36,7 @@ from model.clientview_parts import (
     json_key,
 )
 from properties import seeded
+from properties.bugs import Misview
 from properties.findings import Finding
 from properties.readings import resolve
 from properties.transcript import DEFAULT_MAX_LINE_BYTES, read_transcript
@@ -47,7 +48,7 @@ _CHUNK_REPLACES = {
 }
 """By entity type: the faulty view whose chunks of that type replace the content."""
 
-CLIENT_FAULTS: tuple[str, ...] = seeded.VIEW_FAULTS
+CLIENT_FAULTS: tuple[str, ...] = seeded.names("client", Misview)
 """The faulty views (``properties.seeded``: each a branch below testing its name)."""
 
 

@@ -24,7 +24,6 @@ Severity = Literal["error", "warning", "info"]
 LEVEL_SEVERITY: dict[str, Severity] = {
     "MUST": "error",
     "MUST NOT": "error",
-    "REQUIRED": "error",
     "SHOULD": "warning",
     "SHOULD NOT": "warning",
     "MAY": "info",

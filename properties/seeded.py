@@ -29,7 +29,6 @@ from typing import Final
 
 from model.core import Actor
 from model.foreground import CANCELLED, STOP_REASONS
-from model.registry import BY_NAME as TABLES
 from properties.bugs import (
     Again,
     Also,
@@ -96,7 +95,7 @@ class Seeded:
     @property
     def rule(self) -> str:
         """The rule it is meant to break, judged by the spec as written (``bugs.rule_of``)."""
-        return rule_of(self.bug, TABLES)
+        return rule_of(self.bug)
 
     @property
     def faults(self) -> tuple[str, ...]:
@@ -630,7 +629,3 @@ def names(side: Actor | None = None, kind: type | UnionType | None = None) -> tu
         for s in SEEDED
         if (side is None or s.side == side) and (kind is None or isinstance(s.bug, kind))
     )
-
-
-VIEW_FAULTS: Final[tuple[str, ...]] = names("client", Misview)
-"""The faulty client views (``properties.clientview.FaultyView(faults)``)."""

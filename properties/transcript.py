@@ -364,15 +364,15 @@ def read_transcript(
 
     Pass ``stats`` to have it filled in as reading goes. Memory use does not grow with the
     number of lines, only with the number of requests and of distinct session ids."""
+    # stream_read never answers None, so read_items never yields its "no bytes yet" None
+    return cast(Iterator[Item], read_items(stream_read(stream), max_line_bytes, stats))
+
+
+def stream_read(stream: BinaryIO) -> Callable[[int], bytes]:
+    """``stream``'s ``read1`` where it has one (a pipe is read as it fills), else its ``read``; a
+    non-blocking stream with nothing to read yet is taken as ended (as a file ends)."""
     read = getattr(stream, "read1", None) or stream.read
-
-    def read_or_end(n: int) -> bytes:
-        """A non-blocking stream with nothing to read yet is taken as ended (a file ends)."""
-        chunk = read(n)
-        return b"" if chunk is None else chunk
-
-    # read_or_end never answers None, so read_items never yields its "no bytes yet" None
-    return cast(Iterator[Item], read_items(read_or_end, max_line_bytes, stats))
+    return lambda n: read(n) or b""
 
 
 def read_items(read: Read, max_line_bytes: int, stats: TranscriptStats | None) -> Iterator[Item | None]:

@@ -78,9 +78,6 @@ class RowChange:
     def text(self) -> str:
         return f"{self.machine}: {self.source} --{self.trigger}--> {self.dest}"
 
-    def to_json(self) -> dict[str, str]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class Variant:
@@ -159,8 +156,8 @@ class Variant:
             "title": self.title,
             "drop": list(self.drop),
             "readings": dict(self.readings),
-            "add_row": [r.to_json() for r in self.add_rows],
-            "remove_row": [r.to_json() for r in self.remove_rows],
+            "add_row": [asdict(r) for r in self.add_rows],
+            "remove_row": [asdict(r) for r in self.remove_rows],
             "between": {name: dict(params) for name, params in self.between},
         }
 

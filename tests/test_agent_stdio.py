@@ -245,7 +245,7 @@ def test_a_removed_row_is_no_move_of_the_agent() -> None:
     moves are the variant's table rows, so that move is never offered (nothing to prune and
     nothing refused: no note); without the variant some seed offers it."""
     variant = str(ROOT / "variants" / "tool-runs-before-completing.toml")
-    assert _agent(["--variant", variant]).prune and not _agent([]).prune
+    assert _agent(["--variant", variant]).agent.prune and not _agent([]).agent.prune
     move = ("agent", "tool_status", ("tc_1", "completed"))
 
     def offered(args: list[str]) -> bool:

@@ -101,9 +101,9 @@ def test_the_reading_rows_slice_keeps_its_readings_under_other_readings() -> Non
     given = {"cancel-takes-effect": "when-acted", "waited-on-background": "final-status"}
     chosen = exhaustive_slices(replace(Options(), slices=("reading_rows",), readings=given))
     cfg = chosen[0].cfg
-    assert cfg.reading("cancel-takes-effect") == "when-acted"
-    assert cfg.reading("rejected-after-cancel-request") == "own-reason"  # the slice's own
+    assert cfg.reading_map()["cancel-takes-effect"] == "when-acted"
+    assert cfg.reading_map()["rejected-after-cancel-request"] == "own-reason"  # the slice's own
     # a default given (as a complete readings map does for every reading) does not override it
-    assert cfg.reading("waited-on-background") == "becomes-foreground"
+    assert cfg.reading_map()["waited-on-background"] == "becomes-foreground"
     other = explore_bfs.SLICE_BY_NAME["prompts"].cfg.under({"cancel-takes-effect": "when-acted"})
     assert other.reading_map()["cancel-takes-effect"] == "when-acted"

@@ -228,8 +228,8 @@ def test_removed_row_is_flagged_and_pruned_from_the_agents_moves() -> None:
     finally:
         live.detach()
     world = World(SMALL.with_(features=frozenset({"pause"}), tool_updates=1, variant=v))
-    assert world.prune and world.agent.specs["tool_call"] is not BY_NAME["tool_call"]
-    assert not World(SMALL).prune
+    assert world.agent.prune and world.agent.specs["tool_call"] is not BY_NAME["tool_call"]
+    assert not World(SMALL).agent.prune
     with pytest.raises(ValueError, match="another variant"):
         World(SMALL, monitors=MonitorSet(variant=v))  # monitors judge under the run's variant only
     with pytest.raises(ValueError, match="another variant"):

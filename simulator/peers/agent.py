@@ -30,7 +30,7 @@ violation.
 
 The tables it fires are its ``Config``'s (``Config.variant``, ``properties.variants.tables_of``):
 the model's, or a variant's, where a removed row makes the move that needs it raise a violation flagged
-``removed`` (the world prunes such moves) and a dropped rule's forbidden cell leaves the state.
+``removed`` (``choices`` leaves such moves out) and a dropped rule's forbidden cell leaves the state.
 
 The Agent is written in layers, a module each: its state and plumbing (``agent_state``), its
 background work and compactions (``agent_background``), its foreground work and requests of the
@@ -52,6 +52,7 @@ from model import compaction as cm
 from model import foreground as fgm
 from model import prompt as prm
 from model import session as sm
+from model.core import ProtocolViolation
 from properties.readings import BUSY_REFUSAL
 from simulator.peers import deviations, wire
 from simulator.peers.agent_faults import AGENT_FAULTS, Deviating
@@ -241,6 +242,21 @@ class Agent(Freedoms, Deviating):
         if self.deviations:
             self._deviation_events(add)
         return ev
+
+    def choices(self) -> list[Event]:
+        """``enabled()``, less the moves that need a row the run's variant removed (``prune``):
+        each tried on a copy, whose tables refuse it with a violation flagged ``removed``."""
+        if not self.prune:
+            return self.enabled()
+        found = []
+        for event in self.enabled():
+            try:
+                self.clone().do(event[1], event[2])
+            except ProtocolViolation as v:
+                if v.removed:
+                    continue
+            found.append(event)
+        return found
 
     def _prompt_events(self, add: Any, rid: int, waiting: int | None, open_: bool) -> None:
         """The Agent's answers to one prompt: the prompt table's rows from its state

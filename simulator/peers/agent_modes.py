@@ -88,5 +88,3 @@ COMMON_PATH = Mode(
     ),
     eager=frozenset({"insert"}),
 )
-
-MODES = {m.name: m for m in (EVERY_FREEDOM, COMMON_PATH)}

@@ -106,6 +106,8 @@ class AgentState:
     deviations: tuple[Any, ...] = field(init=False)  # seeded bugs stated as table deviations
     specs: Mapping[str, MachineSpec] = field(init=False)  # the model's tables, or the run's variant's
     between: Rules = field(init=False)  # the rules between machines (``model.between``)
+    prune: bool = field(init=False)
+    """The run's variant removed rows: ``Agent.choices`` leaves out the moves that need one."""
     allowed: frozenset[str] = field(init=False)  # it advertises no prompt capability
     misread: dict[str, Any] = field(init=False)
     unapplied: frozenset[str] = field(init=False)
@@ -185,6 +187,7 @@ class AgentState:
         self.deviations = deviations.of(faults)
         self.specs = tables_of(cfg.variant)
         self.between = rules_of(cfg.variant)
+        self.prune = any(spec.removed for spec in self.specs.values())
         self.allowed = self.between.allowed_types(())
         self.misread = {d.reading: d for d in deviations.matching(self.deviations, deviations.Misread)}
         self.unapplied = frozenset(d.rule for d in deviations.matching(self.deviations, deviations.Unchecked))

@@ -37,11 +37,11 @@ _NOT_RUN = ("ended-e", "late-e", "stopped")
 """Marks of a foreground tool call whose status this Agent does not move on its own: waiting on a
 seeded bug's late answer, or one the user chose to stop (it is cancelled with its work)."""
 TIED = "tool_call"
+"""The second part of an ``elicit`` move's argument ``(mode, TIED)``: about a tool call."""
 WAITING = "waiting"
 """The second part of an ``end`` move's argument ``(reason, WAITING)``: a seeded bug (one that
 does not apply ``cancelled_permissions``) first gives the calls pending on their open permission
 requests their cancelled status, and keeps those requests to use a late approval."""
-"""The second part of an ``elicit`` move's argument ``(mode, TIED)``: about a tool call."""
 
 
 def _unapproved(tool: tuple[Any, ...]) -> bool:
@@ -131,7 +131,7 @@ class ForegroundWork(BackgroundWork):
                 add(("agent", "block", None))
         if producing:
             self._tool_events(add, "pause" in features)
-        if self.real != fgm.IDLE and "pause" in features and self._room("tool_updates"):
+        if "pause" in features and self._room("tool_updates"):
             for tid, t in self.tools.items():
                 if not t[1]:
                     add(("agent", "tool_content", (tid, True)))

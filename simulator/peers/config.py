@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from model.elicitation import MODES as ELICITATION_MODES
-from properties.readings import DEFAULTS, non_default, resolve
+from properties.readings import non_default, resolve
 from properties.seeded import SEEDED, Seeded
 from properties.variants import Variant
 
@@ -175,10 +175,6 @@ class Config:
     def reading_map(self) -> dict[str, str]:
         """Every reading's alternative in force for this run (defaults included)."""
         return resolve(dict(self.readings))
-
-    def reading(self, name: str) -> str:
-        """The alternative in force for the reading ``name``."""
-        return dict(self.readings).get(name) or DEFAULTS[name]
 
     def to_json(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}

@@ -5,7 +5,7 @@ Owns: each scenario's script, its configuration, the spec section it illustrates
 description. A script is written as the steps of a counterexample are printed
 (``simulator.peers.schedulers.describe``: ``agent.insert(1)``, ``client.allow('perm_1')``),
 separated by spaces, with ``deliver`` flushing every message in flight, FIFO, and ``TURN`` for
-the common start of a turn (``_TURN_START``); ``script`` reads it, ``describe`` is its inverse.
+the common start of a turn (``_TURN_TEXT``); ``script`` reads it, ``describe`` is its inverse.
 Scripts are checked when run: every event must be enabled at its turn (``ScriptError``
 otherwise).
 
@@ -29,7 +29,7 @@ _STEP = re.compile(r"deliver|(client|agent|net)\.(\w+)(\((?:[^()]|\([^()]*\))*\)
 
 def script(text: str) -> tuple[Step, ...]:
     """The steps of ``text``: ``deliver``, or events as ``describe`` prints them (an argument
-    is a Python literal); ``TURN`` stands for ``_TURN_START``. Anything else is refused."""
+    is a Python literal); ``TURN`` stands for ``_TURN_TEXT``. Anything else is refused."""
     text = text.replace("TURN", _TURN_TEXT)
     if _STEP.sub("", text).strip():
         raise ValueError(f"not a script: {_STEP.sub('', text).strip()!r} in {text!r}")
@@ -43,7 +43,6 @@ def script(text: str) -> tuple[Step, ...]:
 
 
 _TURN_TEXT = "client.prompt deliver agent.insert(1) agent.start agent.user_message(1) agent.answer(1)"
-_TURN_START = script(_TURN_TEXT)
 
 ROOMY = DEFAULT.with_(capacity=32, outputs=3)
 """Scenarios deliver in batches: give the channels room for a whole batch."""

@@ -43,7 +43,7 @@ closing session too (the model answers it). Each session's Agent echoes the prom
 (``Agent.contents``). The Agents' moves begin once their session exists. A move the model's
 tables refuse (only a seeded bug tries one) is noted (``notes``, for standard error) and not
 tried again; under a variant that removed rows, a move that needs one is not a move
-(``prune``). Output is compact JSON, one message (or batch answer) per line.
+(``Agent.choices``). Output is compact JSON, one message (or batch answer) per line.
 
 Determinism: the same seed, options and input lines received at the same points of the run
 give the same output lines.
@@ -68,7 +68,6 @@ from simulator.peers import wire
 from simulator.peers.agent import AGENT_FAULTS, Agent
 from simulator.peers.agent_modes import EVERY_FREEDOM, Mode
 from simulator.peers.config import DEFAULT, Config, seeded_config
-from simulator.peers.world import allowed
 
 Msg = dict[str, Any]
 Out = Msg | list[Msg]
@@ -192,8 +191,6 @@ class StdioAgent:
         """The model of the first session (made at once; later sessions get their own, with its
         bounds and the elicitation modes the Client's initialize advertised: none before it)."""
         self.agent.elicit_modes = ()
-        self.prune = any(spec.removed for spec in self.agent.specs.values())
-        """The variant removed rows: moves that need one are not made (``world.allowed``)."""
         self.pace = pace
         self.sessions: dict[str, Session] = {}
         """Every session of the connection, by ID, in the order they were created."""
@@ -371,10 +368,8 @@ class StdioAgent:
 
     # -- moves -----------------------------------------------------------------------------------
     def _choices(self, session: Session) -> list[Event]:
-        agent = session.agent
         left_out = session.refused | self.mode.never  # refused by the model, or never in this mode
-        moves = [ev for ev in agent.enabled() if ev[1:] not in left_out]
-        return [ev for ev in moves if allowed(agent, ev)] if self.prune else moves
+        return [ev for ev in session.agent.choices() if ev[1:] not in left_out]
 
     def _all_choices(self) -> list[tuple[Session, Event]]:
         return [(s, ev) for s in self.sessions.values() for ev in self._choices(s)]

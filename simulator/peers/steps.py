@@ -90,7 +90,6 @@ def step_labels(events: list[Event], cfg: Config, faults: frozenset[str]) -> lis
         queue = world.net.to_client if ev[0] == "agent" else world.net.to_agent
         before = len(queue)
         world.step(ev)
-        queue = world.net.to_client if ev[0] == "agent" else world.net.to_agent
         if meant is not None:
             said = difference(meant, queue[before:])
             if said:

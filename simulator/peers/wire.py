@@ -13,6 +13,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from model.background import ID_FIELD
+
 Msg = dict[str, Any]
 
 REQUEST_CANCELLED = -32800
@@ -171,14 +173,13 @@ def state_update(
     return update(session, upd)
 
 
-def message(kind: str, session: str, message_id: str, content: list[Any] | None) -> Msg:
-    """A full message upsert: kind is user_message, agent_message or agent_thought."""
+def message(kind: str, session: str, message_id: str, content: Any) -> Msg:
+    """A full message upsert (kind user_message, agent_message, agent_thought: ``content`` a list
+    of blocks, or None), or as ``chunk`` a chunk (kind ``*_chunk``: ``content`` one block)."""
     return update(session, {"sessionUpdate": kind, "messageId": message_id, "content": content})
 
 
-def chunk(kind: str, session: str, message_id: str, block: Any) -> Msg:
-    """A message chunk: kind is user_message_chunk, agent_message_chunk, agent_thought_chunk."""
-    return update(session, {"sessionUpdate": kind, "messageId": message_id, "content": block})
+chunk = message
 
 
 def tool_call(session: str, tool_call_id: str, status: str | None = None, **fields: Any) -> Msg:
@@ -281,8 +282,7 @@ def usage(session: str, used: int, size: int, cost: float | None = None) -> Msg:
 
 
 def background_item(kind: str, ident: str) -> dict[str, str]:
-    key = {"terminal": "terminalId", "tool_call": "toolCallId", "subagent": "sessionId"}[kind]
-    return {"type": kind, key: ident}
+    return {"type": kind, ID_FIELD[kind]: ident}
 
 
 def json_line(obj: Any) -> str:

@@ -28,7 +28,7 @@ enabled event is eventually taken or disabled; deliveries are always enabled whi
 are in flight.
 
 Under a variant (``Config.variant``, ``properties.variants``): an agent move that needs a row
-the variant removed is not enabled (``allowed`` tries it on a copy); a reaction to a delivered
+the variant removed is not enabled (``Agent.choices`` tries it on a copy); a reaction to a delivered
 message cannot be pruned, so one that needs a removed row stops the world with a model finding
 that says so; the client-view breaches of dropped rules are set aside.
 
@@ -44,6 +44,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from model.clientview import ClientView
+from model.clientview_parts import freeze
 from model.core import ProtocolViolation
 from properties.clientview import CLIENT_FAULTS
 from properties.engine import MonitorSet
@@ -57,16 +58,6 @@ from simulator.peers.transport import Transport
 Event = tuple[str, str, Any]
 Msg = dict[str, Any]
 Line = tuple[str, Msg]
-
-
-def allowed(agent: Agent, event: Event) -> bool:
-    """False for an agent move that needs a row the run's variant removed (tried on a copy of
-    the agent; worth asking only under such a variant)."""
-    try:
-        agent.clone().do(event[1], event[2])
-    except ProtocolViolation as v:
-        return not v.removed
-    return True
 
 
 class Hidden(NamedTuple):
@@ -103,8 +94,6 @@ class World:
     steps: int = field(init=False, default=0)
     dropped: frozenset[str] = field(init=False)
     """Rules of the run's variant that no longer bind (their view breaches are set aside)."""
-    prune: bool = field(init=False)
-    """The variant in force removed rows: agent moves that need one are not enabled."""
     moves: list[Event] | None = field(init=False, default=None)
     """The Agent's enabled moves while its state is unchanged (None: to be listed again)."""
     client_moves: list[Event] | None = field(init=False, default=None)
@@ -127,7 +116,6 @@ class World:
         self.reference = ClientView(readings=cfg.reading_map()) if view_faults else None
         variant = cfg.variant
         self.dropped = frozenset(variant.drop) if variant is not None else frozenset()
-        self.prune = any(spec.removed for spec in self.agent.specs.values())
         if cfg.handshake:
             self._handshake()
 
@@ -171,8 +159,8 @@ class World:
         return (
             self.agent.snapshot(),
             self.client.snapshot(),
-            tuple(_freeze(m) for m in self.net.to_agent),
-            tuple(_freeze(m) for m in self.net.to_client),
+            tuple(freeze(m) for m in self.net.to_agent),
+            tuple(freeze(m) for m in self.net.to_client),
             self.client.view.snapshot(),
         )
 
@@ -189,10 +177,7 @@ class World:
         if net.room_to_client() > 0:
             moves = self.moves
             if moves is None:  # only the Agent's own steps change what it may do
-                moves = self.agent.enabled()
-                if self.prune:
-                    moves = [e for e in moves if allowed(self.agent, e)]
-                self.moves = moves
+                moves = self.moves = self.agent.choices()
             ev.extend(moves)
         if net.to_agent:
             ev.append(("net", "to_agent", 0))
@@ -315,11 +300,3 @@ def event_counts(events: Iterable[Event]) -> Counter[str]:
     """How often each event of ``events`` was performed, by ``actor.name``."""
     pairs = Counter(map(itemgetter(0, 1), events))
     return Counter({f"{actor}.{name}": n for (actor, name), n in pairs.items()})
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    return value
