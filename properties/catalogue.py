@@ -1488,6 +1488,7 @@ FREEDOMS: Final[dict[str, Freedom]] = {
     ),
     "CANCEL-20": Freedom(_moves("agent", "end", "unanswered"), needs=("cancel", "permission|elicitation")),
     # rules of other levels whose sentence grants a freedom beside what it binds
+    "ACC-11": Freedom(_moves("agent", "user_message", "live_only"), needs=("live_only",)),
     "ACC-13": Freedom(_moves("agent", "answer", "closed"), needs=("answer_after_close", "close", "closes")),
     "BG-03": Freedom(
         _moves("agent", "tool_status", "background"), needs=("bg_pause", "bg_tool", "background")
@@ -1501,7 +1502,9 @@ FREEDOMS: Final[dict[str, Freedom]] = {
 }
 """Per MAY rule of the catalogue (every one: a test holds it total), the peer moves that take
 it; and per rule of another level whose spec sentence also grants a freedom, the moves that
-take that freedom: ACC-13 (an inserted prompt's success response after the close response:
+take that freedom: ACC-11 (an inserted user message not retained, so a replay omits it: "If
+the message is retained and replayed", "replay may omit live-only or discarded messages"),
+ACC-13 (an inserted prompt's success response after the close response:
 "Prompt responses need not precede the close response"), BG-03 (a background tool call kept
 pending or paused, not only in_progress), COMPACT-07 (a compaction completed with no summary:
 "Summary content is also optional"), MSGID-02 (a message's content cleared with [] or

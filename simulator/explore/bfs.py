@@ -230,10 +230,11 @@ SLICES: tuple[Slice, ...] = (
     ),
     _slice(
         "closes",
-        "close hold resume unknown unseen_end",
+        "close hold resume unknown unseen_end live_only",
         "session/close sent again while the session is closing, or once it is closed; a resume "
-        "replaying more than one update; work ending unseen while unknown is reported, and the "
-        "close then answered with the state still unknown",
+        "replaying more than one update, or leaving out a user message reported live only; work "
+        "ending unseen while unknown is reported, and the close then answered with the state "
+        "still unknown",
         cancels=0,
         closes=2,
         outputs=1,
