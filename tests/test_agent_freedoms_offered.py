@@ -4,7 +4,8 @@ a feature in ``simulator.peers.config.OFF_BY_DEFAULT``, fired by an exhaustive s
 (the work ends ``cancelled`` with no session/cancel); an inserted prompt's success response after
 the session/close response; background tool calls pending or paused; a message's content cleared;
 notices of other severities with their optional fields; (since stop 48) an inserted user message
-reported live only, left out of a later replay. Each test shows the move is not offered
+reported live only, left out of a later replay; a tool call under the current agent message's ID.
+Each test shows the move is not offered
 without its feature, is offered with it, and that the checker (monitors and, where ../shared is
 present, the schema) accepts the run that takes it."""
 
@@ -287,3 +288,33 @@ def test_the_closes_slice_reports_a_user_message_live_only() -> None:
     parts, _ = bfs.search_states(bfs.SLICE_BY_NAME["closes"].cfg, frozenset(), None)
     assert parts.events(contexts)["agent.user_message[live]"] > 0
     assert events["agent.replay"] > without["agent.replay"] > 0
+
+
+def test_a_tool_call_may_take_the_id_of_the_current_message() -> None:
+    """Entity IDs: "An ID is unique among entities of the same type within a session, not across
+    all entity types, so the same string can identify one entity of each type" (feature
+    ``shared_ids``): the tool call is created under the agent message's ID, runs and completes,
+    and each entity keeps its own updates; the checker accepts it."""
+    said = [*START, ("agent", "say", None), D]
+    shared = ("agent", "tool", "shared")
+    assert shared not in scripted(said, DEFAULT).world.enabled()
+    cfg = _with("shared_ids")
+    assert shared not in scripted(START, cfg).world.enabled()  # no message yet
+    mid = scripted(said, cfg).world.agent.cur_msg
+    assert mid is not None and shared in scripted(said, cfg).world.enabled()
+    steps = [shared, ("agent", "tool_run", mid), ("agent", "tool_done", mid), D]
+    run = _accepted([*said, *steps, ("agent", "say", None), ("agent", "end", "end_turn"), D], cfg)
+    kinds = [(u["sessionUpdate"], u.get("messageId") or u.get("toolCallId")) for u in _updates(run)]
+    assert ("agent_message", mid) in kinds and ("tool_call_update", mid) in kinds
+    two = scripted([*said, shared], cfg.with_(tool_calls=2)).world.enabled()
+    assert ("agent", "tool", None) in two and shared not in two  # one tool call under that ID
+
+
+def test_the_output_slice_shares_an_id_between_a_message_and_a_tool_call() -> None:
+    sl = bfs.SLICE_BY_NAME["output"]
+    contexts = {"agent.tool": [("shared", lambda peer, ev: ev[2] == "shared")]}
+    parts, _ = bfs.search_states(sl.cfg, frozenset(), None)
+    assert parts.events(contexts)["agent.tool[shared]"] > 0
+    without = sl.cfg.with_(features=sl.cfg.features - {"shared_ids"})
+    parts, _ = bfs.search_states(without, frozenset(), None)
+    assert parts.events(contexts)["agent.tool[shared]"] == 0

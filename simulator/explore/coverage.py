@@ -153,6 +153,10 @@ CONTEXTS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
         "an inserted user message reported live only (not retained for a replay)",
         lambda peer, ev: type(ev[2]) is tuple and ev[2][1:] == ("live",),
     ),
+    "shared_id": (
+        "an entity under an ID an entity of another type has (a tool call under a message's)",
+        lambda peer, ev: ev[2] == "shared",
+    ),
     "detailed": (
         "a notice of another severity, with its optional fields",
         lambda peer, ev: ev[2] is not None,
